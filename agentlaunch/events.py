@@ -1,0 +1,187 @@
+"""Normalized events: the one vocabulary every provider parser speaks.
+
+Parsers turn provider output lines into these; the meter, the view, the
+JSON-lines sink and the usage store consume them. All are plain frozen data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token usage of one model call, in one vocabulary for every provider.
+
+    ``input`` is the *uncached* input only; Anthropic reports it that way,
+    Codex and Gemini include cached reads in their input figure and the
+    provider adapters subtract them.
+    """
+
+    input: int = 0
+    cache_write: int = 0
+    cache_read: int = 0
+    output: int = 0
+    reasoning: int = 0
+
+    @property
+    def context(self) -> int:
+        """Tokens in the context window after this call's input was read."""
+        return self.input + self.cache_write + self.cache_read
+
+    @property
+    def total_input(self) -> int:
+        return self.input + self.cache_write + self.cache_read
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input + other.input,
+            self.cache_write + other.cache_write,
+            self.cache_read + other.cache_read,
+            self.output + other.output,
+            self.reasoning + other.reasoning,
+        )
+
+    def __sub__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input - other.input,
+            self.cache_write - other.cache_write,
+            self.cache_read - other.cache_read,
+            self.output - other.output,
+            self.reasoning - other.reasoning,
+        )
+
+    def as_dict(self) -> dict[str, int]:
+        return dataclasses.asdict(self)
+
+
+class Event:
+    """Base of all normalized events; ``kind`` names the event in JSON output."""
+
+    kind: ClassVar[str] = "event"
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"event": self.kind}
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            data[f.name] = value.as_dict() if isinstance(value, Usage) else value
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class SessionStarted(Event):
+    kind: ClassVar[str] = "session"
+    session_id: str
+    model: str | None = None
+    cwd: str | None = None
+    cli_version: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta(Event):
+    """A piece of assistant text as it streams."""
+
+    kind: ClassVar[str] = "text_delta"
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Text(Event):
+    """A whole block of assistant text (after its deltas, or instead of them)."""
+
+    kind: ClassVar[str] = "text"
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUse(Event):
+    kind: ClassVar[str] = "tool_use"
+    tool_id: str
+    name: str
+    summary: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult(Event):
+    kind: ClassVar[str] = "tool_result"
+    tool_id: str
+    is_error: bool = False
+    summary: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CallUsage(Event):
+    """Usage of exactly one model call (never a turn sum, never a running total)."""
+
+    kind: ClassVar[str] = "usage"
+    usage: Usage
+    model: str | None = None
+    call_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OutputFinal(Event):
+    """The final output token count of the call ``call_id`` (streamed late by Claude)."""
+
+    kind: ClassVar[str] = "output_final"
+    output: int
+    call_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ContextWindow(Event):
+    """The provider told us the model's context window."""
+
+    kind: ClassVar[str] = "context_window"
+    tokens: int
+    model: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnd(Event):
+    kind: ClassVar[str] = "turn_end"
+    is_error: bool = False
+    result: str = ""
+    error: str | None = None
+    provider_cost_usd: float | None = None
+    """Cost as the provider CLI itself reports it (Claude: cumulative per session)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction(Event):
+    kind: ClassVar[str] = "compaction"
+    trigger: str | None = None
+    pre_tokens: int | None = None
+    post_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionRequest(Event):
+    kind: ClassVar[str] = "permission_request"
+    request_id: str
+    tool_name: str
+    tool_input: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Warning(Event):
+    kind: ClassVar[str] = "warning"
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic(Event):
+    """A line the provider printed that is not one of its JSON events."""
+
+    kind: ClassVar[str] = "diagnostic"
+    line: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unknown(Event):
+    """A JSON event of a type this version of agentlaunch does not know."""
+
+    kind: ClassVar[str] = "unknown"
+    type: str

@@ -1,0 +1,111 @@
+"""A threaded HTTP server on loopback that records requests and streams replies."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Recorded:
+    """One request as the provider API would have received it."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    raw: bytes
+
+    @property
+    def body(self) -> Any:
+        """The JSON body, or None when it is not JSON."""
+        try:
+            return json.loads(self.raw)
+        except ValueError:
+            return None
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=lambda: {"content-type": "text/event-stream"})
+    chunks: Iterable[bytes] = ()
+
+
+Responder = Callable[[Recorded], Reply]
+
+
+class FakeServer:
+    """Serve ``responder`` on 127.0.0.1 (a free port unless one is given).
+
+    Use as a context manager; ``requests`` lists every request received, in
+    order. Only loopback is ever bound.
+    """
+
+    def __init__(self, responder: Responder, port: int = 0) -> None:
+        self.responder = responder
+        self.requests: list[Recorded] = []
+        self._lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _handle(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                rec = Recorded(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, raw)
+                with outer._lock:
+                    outer.requests.append(rec)
+                reply = outer.responder(rec)
+                self.send_response(reply.status)
+                for key, value in reply.headers.items():
+                    self.send_header(key, value)
+                self.send_header("connection", "close")
+                self.end_headers()
+                for chunk in reply.chunks:
+                    self.wfile.write(chunk)
+                    self.wfile.flush()
+                self.close_connection = True
+
+            do_POST = _handle
+            do_GET = _handle
+
+            def log_message(self, format: str, *args: Any) -> None:  # quiet
+                return
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> FakeServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def sse(event: str | None, data: Any) -> bytes:
+    """One server-sent event; ``data`` is serialized as JSON."""
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {json.dumps(data)}\n\n".encode()
