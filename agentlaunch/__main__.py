@@ -1,0 +1,3 @@
+from agentlaunch.cli import main
+
+main()

@@ -1,0 +1,68 @@
+"""One exception root; every user-facing failure is an AgentlaunchError.
+
+The CLI catches it in one place, prints ``message`` (already phrased for a
+person: file, field, what is wrong, what to do) and exits with ``exit_code``.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """The documented exit codes (README, "Exit codes")."""
+
+    OK = 0
+    TURN_FAILED = 1
+    USAGE = 2  # bad command line (click's own code)
+    DEFINITION = 3  # agent definition, template or configuration problem
+    REFUSED_OVERWRITE = 4  # a file that is the user's own would have been replaced
+    STATE = 5  # state directory or usage store unusable
+    TIMEOUT = 124
+    PROVIDER_MISSING = 127
+    INTERRUPTED = 130
+
+
+class AgentlaunchError(Exception):
+    """Root of every error agentlaunch reports to a person."""
+
+    exit_code: ExitCode = ExitCode.DEFINITION
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class DefinitionError(AgentlaunchError):
+    """The agent definition cannot be used; ``problems`` are ``FILE: FIELD: message`` lines."""
+
+    exit_code = ExitCode.DEFINITION
+
+    def __init__(self, problems: list[str] | str, *, hint: str | None = None) -> None:
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__("\n".join(self.problems), hint=hint)
+
+
+class RefusedOverwrite(AgentlaunchError):
+    exit_code = ExitCode.REFUSED_OVERWRITE
+
+
+class StateError(AgentlaunchError):
+    exit_code = ExitCode.STATE
+
+
+class ProviderMissing(AgentlaunchError):
+    exit_code = ExitCode.PROVIDER_MISSING
+
+
+class TurnFailed(AgentlaunchError):
+    exit_code = ExitCode.TURN_FAILED
+
+
+class TurnTimeout(AgentlaunchError):
+    exit_code = ExitCode.TIMEOUT
+
+
+class Interrupted(AgentlaunchError):
+    exit_code = ExitCode.INTERRUPTED

@@ -1,0 +1,61 @@
+"""Where agentlaunch finds definitions and keeps its state.
+
+Every location can be overridden by an environment variable, which is how
+the tests keep away from a real home directory.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+APP = "agentlaunch"
+
+
+def _env_path(name: str) -> Path | None:
+    value = os.environ.get(name)
+    return Path(value).expanduser() if value else None
+
+
+def config_dir() -> Path:
+    """``$AGENTLAUNCH_CONFIG_DIR``, else the XDG config dir (``~/.config/agentlaunch``)."""
+    return _env_path("AGENTLAUNCH_CONFIG_DIR") or Path(platformdirs.user_config_dir(APP))
+
+
+def state_dir() -> Path:
+    """``$AGENTLAUNCH_STATE_DIR``, else the XDG state dir (``~/.local/state/agentlaunch``)."""
+    return _env_path("AGENTLAUNCH_STATE_DIR") or Path(platformdirs.user_state_dir(APP))
+
+
+def agents_dir(explicit: Path | None = None) -> Path:
+    """The agents directory: ``--agents-dir``, ``$AGENTLAUNCH_AGENTS_DIR``,
+    ``./agents`` when it exists, else ``<config dir>/agents``."""
+    if explicit is not None:
+        return explicit.expanduser()
+    from_env = _env_path("AGENTLAUNCH_AGENTS_DIR")
+    if from_env is not None:
+        return from_env
+    local = Path.cwd() / "agents"
+    if local.is_dir():
+        return local
+    return config_dir() / "agents"
+
+
+def store_path() -> Path:
+    """The SQLite usage store."""
+    return state_dir() / "usage.sqlite3"
+
+
+def package_data(name: str) -> Path:
+    """A data folder shipped with the package (``templates``, ``agents``).
+
+    In a wheel the folders live inside the package (``agentlaunch/_data``);
+    in a source checkout they sit at the repository's top level.
+    """
+    here = Path(__file__).resolve().parent
+    installed = here / "_data" / name
+    if installed.is_dir():
+        return installed
+    return here.parent / name

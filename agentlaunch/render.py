@@ -1,0 +1,210 @@
+"""Rendering: the one sandboxed Jinja environment, the instructions text and the startup message.
+
+Everything here is pure: the same definition and variables give the same
+bytes, whatever the process, locale or machine.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import jinja2.meta
+from jinja2.sandbox import SandboxedEnvironment, SecurityError
+
+from agentlaunch import __version__
+from agentlaunch.errors import DefinitionError
+from agentlaunch.paths import package_data
+from agentlaunch.spec import AgentSpec, Part
+
+INSTRUCTIONS_TEMPLATE = "instructions.md.j2"
+STARTUP_TEMPLATE = "startup.md.j2"
+# Variables whose value changes per day or per directory: they move the cache boundary.
+VOLATILE = ("DATE", "WORKING_DIR")
+INSTRUCTIONS_FILE = {"claude": "CLAUDE.md", "fake": "CLAUDE.md", "codex": "AGENTS.md", "gemini": "GEMINI.md"}
+
+
+def make_env(templates_dir: Path | None = None) -> SandboxedEnvironment:
+    """The Jinja environment: sandboxed, StrictUndefined, user templates before the defaults."""
+    search = [str(templates_dir)] if templates_dir is not None else []
+    search.append(str(package_data("templates")))
+    return SandboxedEnvironment(
+        loader=jinja2.FileSystemLoader(search),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+
+
+def template_variables(spec: AgentSpec, working_dir: Path, today: date) -> dict[str, str]:
+    """The variables every part of the instructions may use."""
+    return {
+        "AGENT": spec.name,
+        "AGENT_DISPLAY": spec.display,
+        "AGENT_ID": spec.id,
+        "DATE": today.isoformat(),
+        "WORKING_DIR": str(working_dir),
+    }
+
+
+def estimate_tokens(n_bytes: int) -> int:
+    """A rough token estimate (about four bytes a token for English and code)."""
+    return math.ceil(n_bytes / 4)
+
+
+def _template_error(source: Path | str, exc: Exception) -> DefinitionError:
+    if isinstance(exc, SecurityError):
+        return DefinitionError(f"{source}: template: refused by the sandbox: {exc}")
+    if isinstance(exc, jinja2.UndefinedError):
+        return DefinitionError(f"{source}: template: {exc} (known variables: {', '.join(sorted(_KNOWN))})")
+    if isinstance(exc, jinja2.TemplateSyntaxError):
+        return DefinitionError(f"{source}: template: line {exc.lineno}: {exc.message}")
+    return DefinitionError(f"{source}: template: {exc}")
+
+
+_KNOWN = ("AGENT", "AGENT_DISPLAY", "AGENT_ID", "DATE", "WORKING_DIR")
+
+
+def render_string(env: SandboxedEnvironment, text: str, variables: Mapping[str, Any], source: Path | str) -> str:
+    """Render one user-written text as a template; errors name ``source``."""
+    try:
+        return env.from_string(text).render(**variables)
+    except (jinja2.TemplateError, SecurityError) as exc:
+        raise _template_error(source, exc) from None
+
+
+def render_file(env: SandboxedEnvironment, name: str, variables: Mapping[str, Any]) -> str:
+    try:
+        template = env.get_template(name)
+        return template.render(**variables)
+    except jinja2.TemplateNotFound:
+        raise DefinitionError(f"{name}: template not found in {env.loader.searchpath}") from None  # type: ignore[union-attr]
+    except (jinja2.TemplateError, SecurityError) as exc:
+        raise _template_error(getattr(exc, "filename", None) or name, exc) from None
+
+
+def referenced_variables(env: SandboxedEnvironment, text: str, source: Path | str) -> set[str]:
+    try:
+        return set(jinja2.meta.find_undeclared_variables(env.parse(text)))
+    except jinja2.TemplateSyntaxError as exc:
+        raise _template_error(source, exc) from None
+
+
+@dataclass(frozen=True)
+class VolatileUse:
+    variable: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """The instructions text for one provider, and what in it changes per launch."""
+
+    text: str
+    filename: str
+    volatile: tuple[VolatileUse, ...]
+    first_volatile_offset: int | None
+
+    @property
+    def data(self) -> bytes:
+        return self.text.encode("utf-8")
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+    @property
+    def tokens(self) -> int:
+        return estimate_tokens(self.size)
+
+
+def sections(spec: AgentSpec) -> list[Part]:
+    """The parts of the instructions, in prefix order: soul, agent instructions, bundles."""
+    parts: list[Part] = []
+    if spec.soul is not None:
+        parts.append(spec.soul)
+    if spec.instructions is not None:
+        parts.append(spec.instructions)
+    parts.extend(spec.bundles)
+    return parts
+
+
+def _render_text(env: SandboxedEnvironment, spec: AgentSpec, variables: Mapping[str, str]) -> str:
+    rendered = [
+        {"kind": part.name if part.name in ("soul", "instructions") else "bundle", "name": part.name,
+         "text": render_string(env, part.text, variables, part.path)}
+        for part in sections(spec)
+    ]
+    skills = [{"name": s.name, "description": s.description} for s in spec.skills]
+    text = render_file(env, INSTRUCTIONS_TEMPLATE, {**variables, "sections": rendered, "skills": skills})
+    # One stable trailing newline, whatever the template or the files end with.
+    return text.rstrip() + "\n"
+
+
+def render_instructions(
+    spec: AgentSpec,
+    working_dir: Path,
+    today: date,
+    provider: str | None = None,
+    templates_dir: Path | None = None,
+) -> Rendered:
+    """Render the instructions file text for ``provider`` (default: the agent's)."""
+    env = make_env(templates_dir)
+    variables = template_variables(spec, working_dir, today)
+    text = _render_text(env, spec, variables)
+
+    volatile: list[VolatileUse] = []
+    for part in sections(spec):
+        for var in sorted(referenced_variables(env, part.text, part.path) & set(VOLATILE)):
+            volatile.append(VolatileUse(var, str(part.path)))
+    offset = None
+    if volatile:
+        # Render again with other values for the volatile variables: the first
+        # differing byte is where the cacheable prefix ends.
+        shifted = {**variables, "DATE": "1970-01-01", "WORKING_DIR": "/nonexistent/" + "x" * 8}
+        other = _render_text(env, spec, shifted).encode()
+        mine = text.encode()
+        offset = next((i for i, (a, b) in enumerate(zip(mine, other, strict=False)) if a != b), min(len(mine), len(other)))
+    name = INSTRUCTIONS_FILE[provider or spec.provider]
+    return Rendered(text=text, filename=name, volatile=tuple(volatile), first_volatile_offset=offset)
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What is true of one launch only: these go in the startup message, never the prefix."""
+
+    provider: str
+    model: str | None
+    session_id: str
+    working_dir: Path
+    now: datetime
+
+
+def quantize_time(now: datetime) -> datetime:
+    """Round down to ten minutes, so nearby launches say the same time."""
+    return now.replace(minute=now.minute - now.minute % 10, second=0, microsecond=0)
+
+
+def render_startup(spec: AgentSpec, facts: RunFacts, templates_dir: Path | None = None) -> str:
+    """The one-time startup message for a new session."""
+    env = make_env(templates_dir)
+    when = quantize_time(facts.now.astimezone())
+    variables = {
+        **template_variables(spec, facts.working_dir, when.date()),
+        "agent": spec,
+        "provider": facts.provider,
+        "model": facts.model,
+        "version": __version__,
+        "session_id": facts.session_id,
+        "working_dir": str(facts.working_dir),
+        "now": when.strftime("%A %Y-%m-%d %H:%M %Z").strip(),
+        "accounts": list(spec.accounts),
+        "peers": list(spec.peers),
+        "startup": render_string(env, spec.startup, template_variables(spec, facts.working_dir, when.date()), "startup") if spec.startup else "",
+    }
+    return render_file(env, STARTUP_TEMPLATE, variables).rstrip() + "\n"

@@ -1,0 +1,330 @@
+"""Agent definitions: find, load and validate them into frozen AgentSpecs.
+
+An agents directory holds one folder per agent (``agent.yaml`` plus the files
+it names) and two shared folders, ``bundles/`` and ``skills/``. Every file read
+is checked to lie inside the agents directory, and every problem is reported
+as a ``FILE: FIELD: message`` line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agentlaunch.errors import DefinitionError
+
+SHARED_FOLDERS = ("bundles", "skills")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+Provider = Literal["claude", "codex", "gemini", "fake"]
+PROVIDERS: tuple[str, ...] = ("claude", "codex", "gemini", "fake")
+SCRATCH = "@scratch"
+
+
+class AgentYaml(BaseModel):
+    """The keys of ``agent.yaml``; anything else is an error."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    provider: Provider
+    display: str | None = None
+    id: str | None = None
+    model: str | None = None
+    soul: str | None = None
+    instructions: str | None = None
+    bundles: list[str] = Field(default_factory=list)
+    skills: list[str] | Literal["all"] = Field(default_factory=list)
+    working_dir: str | None = None
+    accounts: list[str] = Field(default_factory=list)
+    peers: list[str] | None = None
+    startup: str | None = None
+    provider_flags: list[str] = Field(default_factory=list)
+    command: str | None = None
+    context_window: int | None = Field(default=None, gt=0)
+    compaction_buffer: int = Field(default=33000, ge=0)
+    env: dict[str, str] = Field(default_factory=dict)
+    permission_mode: str | None = None
+    allowed_tools: list[str] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Part:
+    """One text that goes into the instructions: a soul, agent file or bundle."""
+
+    name: str
+    path: Path
+    text: str
+
+
+@dataclass(frozen=True)
+class Skill:
+    name: str
+    description: str
+    path: Path
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """A validated agent definition with every file it names already read."""
+
+    name: str
+    display: str
+    id: str
+    provider: str
+    model: str | None
+    agents_dir: Path
+    soul: Part | None
+    instructions: Part | None
+    bundles: tuple[Part, ...]
+    skills: tuple[Skill, ...]
+    working_dir: str | None
+    accounts: tuple[str, ...]
+    peers: tuple[str, ...]
+    startup: str | None
+    provider_flags: tuple[str, ...]
+    command: str | None
+    context_window: int | None
+    compaction_buffer: int
+    env: Mapping[str, str]
+    permission_mode: str | None
+    allowed_tools: tuple[str, ...]
+
+    @property
+    def agent_dir(self) -> Path:
+        return self.agents_dir / self.name
+
+
+def check_name(name: str, what: str) -> str | None:
+    """Return a problem message when ``name`` is not a plain, safe name."""
+    if not NAME_RE.match(name) or ".." in name:
+        return f"{what} name {name!r} is not allowed: use letters, digits, '.', '_' and '-' only (no path separators, no '..')"
+    return None
+
+
+def require_agents_dir(agents_dir: Path) -> Path:
+    if not agents_dir.is_dir():
+        raise DefinitionError(
+            f"{agents_dir}: agents directory does not exist",
+            hint="create one with `agentlaunch init DIR`, or pass --agents-dir / set AGENTLAUNCH_AGENTS_DIR",
+        )
+    return agents_dir.resolve()
+
+
+def agent_names(agents_dir: Path) -> list[str]:
+    """Names of the agent folders (those holding an agent.yaml), sorted."""
+    root = require_agents_dir(agents_dir)
+    return sorted(
+        p.name for p in root.iterdir() if p.is_dir() and p.name not in SHARED_FOLDERS and (p / "agent.yaml").is_file()
+    )
+
+
+def read_text(path: Path, root: Path, label: str) -> str:
+    """Read a UTF-8 file that must lie inside ``root``; problems become DefinitionErrors."""
+    resolved = path.resolve()
+    if not resolved.is_relative_to(root):
+        raise DefinitionError(f"{path}: {label}: refers outside the agents directory {root}")
+    try:
+        data = resolved.read_bytes()
+    except FileNotFoundError:
+        raise DefinitionError(f"{path}: {label}: file not found") from None
+    except OSError as exc:
+        raise DefinitionError(f"{path}: {label}: cannot read ({exc.strerror})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DefinitionError(
+            f"{path}: {label}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+        ) from None
+
+
+def _load_yaml(path: Path, root: Path) -> dict[str, Any]:
+    text = read_text(path, root, "agent.yaml")
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise DefinitionError(f"{path}: yaml: {where}{problem}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise DefinitionError(f"{path}: yaml: expected a mapping of keys, got {type(data).__name__}")
+    return data
+
+
+def _validation_problems(path: Path, exc: ValidationError) -> list[str]:
+    problems = []
+    for err in exc.errors():
+        field = ".".join(str(p) for p in err["loc"]) or "(top)"
+        if err["type"] == "extra_forbidden":
+            message = "unknown key (allowed: " + ", ".join(sorted(AgentYaml.model_fields)) + ")"
+        else:
+            message = err["msg"]
+            if err["type"] != "missing" and "input" in err:
+                message += f" (got {err['input']!r})"
+        problems.append(f"{path}: {field}: {message}")
+    return problems
+
+
+def _parse_front_matter(text: str, path: Path) -> dict[str, Any]:
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        raise DefinitionError(f"{path}: front matter: missing (the file must start with '---', name and description, '---')")
+    try:
+        end = next(i for i, line in enumerate(lines[1:], 1) if line.strip() == "---")
+    except StopIteration:
+        raise DefinitionError(f"{path}: front matter: not closed by a '---' line") from None
+    try:
+        meta = yaml.safe_load("\n".join(lines[1:end]))
+    except yaml.YAMLError as exc:
+        raise DefinitionError(f"{path}: front matter: invalid YAML ({exc})") from None
+    if not isinstance(meta, dict):
+        raise DefinitionError(f"{path}: front matter: expected name and description keys")
+    return meta
+
+
+def load_skill(root: Path, name: str) -> Skill:
+    path = root / "skills" / name / "SKILL.md"
+    meta = _parse_front_matter(read_text(path, root, "skill"), path)
+    description = meta.get("description")
+    if not isinstance(description, str) or not description.strip():
+        raise DefinitionError(f"{path}: description: missing or empty in the front matter")
+    skill_name = meta.get("name", name)
+    if not isinstance(skill_name, str):
+        raise DefinitionError(f"{path}: name: must be a string")
+    return Skill(name=skill_name, description=" ".join(description.split()), path=path)
+
+
+def skill_names(root: Path) -> list[str]:
+    folder = root / "skills"
+    if not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.iterdir() if (p / "SKILL.md").is_file())
+
+
+def load_agent(agents_dir: Path, name: str) -> AgentSpec:
+    """Load and validate one agent; raise DefinitionError listing every problem found."""
+    if problem := check_name(name, "agent"):
+        raise DefinitionError(f"{agents_dir}: agent: {problem}")
+    root = require_agents_dir(agents_dir)
+    agent_dir = root / name
+    yaml_path = agent_dir / "agent.yaml"
+    if not yaml_path.is_file():
+        known = ", ".join(agent_names(root)) or "none"
+        raise DefinitionError(f"{yaml_path}: agent {name!r} not found (agents here: {known})")
+    raw = _load_yaml(yaml_path, root)
+    try:
+        conf = AgentYaml.model_validate(raw)
+    except ValidationError as exc:
+        raise DefinitionError(_validation_problems(yaml_path, exc)) from None
+
+    problems: list[str] = []
+
+    def optional_part(field: str, explicit: str | None, default: str) -> Part | None:
+        rel = explicit if explicit is not None else default
+        path = agent_dir / rel
+        if Path(rel).is_absolute() or ".." in Path(rel).parts:
+            problems.append(f"{yaml_path}: {field}: {rel!r} must be a file inside the agent folder")
+            return None
+        if explicit is None and not path.exists():
+            return None
+        try:
+            return Part(field, path, read_text(path, root, field))
+        except DefinitionError as exc:
+            problems.extend(exc.problems)
+            return None
+
+    soul = optional_part("soul", conf.soul, "soul.md")
+    instructions = optional_part("instructions", conf.instructions, "agent.md")
+
+    bundles: list[Part] = []
+    for i, bundle in enumerate(conf.bundles):
+        if problem := check_name(bundle, "bundle"):
+            problems.append(f"{yaml_path}: bundles.{i}: {problem}")
+            continue
+        path = root / "bundles" / f"{bundle}.md"
+        if not path.is_file():
+            problems.append(f"{yaml_path}: bundles.{i}: unknown bundle {bundle!r} (no file {path})")
+            continue
+        try:
+            bundles.append(Part(bundle, path, read_text(path, root, "bundle")))
+        except DefinitionError as exc:
+            problems.extend(exc.problems)
+
+    wanted = skill_names(root) if conf.skills == "all" else conf.skills
+    skills: list[Skill] = []
+    for i, skill in enumerate(wanted):
+        if problem := check_name(skill, "skill"):
+            problems.append(f"{yaml_path}: skills.{i}: {problem}")
+            continue
+        if not (root / "skills" / skill / "SKILL.md").is_file():
+            problems.append(f"{yaml_path}: skills.{i}: unknown skill {skill!r} (no file skills/{skill}/SKILL.md)")
+            continue
+        try:
+            skills.append(load_skill(root, skill))
+        except DefinitionError as exc:
+            problems.extend(exc.problems)
+
+    others = [n for n in agent_names(root) if n != name]
+    if conf.peers is None:
+        peers = others
+    else:
+        peers = list(conf.peers)
+        for i, peer in enumerate(peers):
+            if problem := check_name(peer, "peer"):
+                problems.append(f"{yaml_path}: peers.{i}: {problem}")
+    if problems:
+        raise DefinitionError(problems)
+    return AgentSpec(
+        name=name,
+        display=conf.display or name,
+        id=conf.id or name,
+        provider=conf.provider,
+        model=conf.model,
+        agents_dir=root,
+        soul=soul,
+        instructions=instructions,
+        bundles=tuple(bundles),
+        skills=tuple(skills),
+        working_dir=conf.working_dir,
+        accounts=tuple(conf.accounts),
+        peers=tuple(peers),
+        startup=conf.startup,
+        provider_flags=tuple(conf.provider_flags),
+        command=conf.command,
+        context_window=conf.context_window,
+        compaction_buffer=conf.compaction_buffer,
+        env=dict(conf.env),
+        permission_mode=conf.permission_mode,
+        allowed_tools=tuple(conf.allowed_tools),
+    )
+
+
+def resolve_working_dir(spec: AgentSpec, override: Path | None, state_dir: Path) -> Path:
+    """The absolute working directory for a launch of ``spec``.
+
+    ``override`` (``--working-dir``) wins, then ``working_dir`` from agent.yaml
+    (``~`` expanded, relative paths taken from the current directory; the
+    value ``@scratch`` means a folder of the agent's own in the state
+    directory, created on demand), else the current directory.
+    """
+    if override is not None:
+        path = override.expanduser()
+    elif spec.working_dir == SCRATCH:
+        path = state_dir / "scratch" / spec.name
+        path.mkdir(parents=True, exist_ok=True)
+    elif spec.working_dir:
+        path = Path(spec.working_dir).expanduser()
+    else:
+        path = Path.cwd()
+    path = path.resolve()
+    if not path.is_dir():
+        source = "--working-dir" if override is not None else f"{spec.agent_dir / 'agent.yaml'}: working_dir"
+        raise DefinitionError(f"{source}: working directory {path} does not exist")
+    return path
