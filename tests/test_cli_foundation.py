@@ -1,0 +1,132 @@
+"""The foundation commands as a person or a script uses them: list, validate, render, init, --help."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agentlaunch import __version__
+from agentlaunch.cli import app
+from tests.helpers import run_cli, write_agent
+
+runner = CliRunner()
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_version_and_help_on_every_command() -> None:
+    code, out, _ = invoke("--version")
+    assert code == 0 and out.strip() == f"agentlaunch {__version__}"
+    for command in ("list", "validate", "render", "init"):
+        code, out, _ = invoke(command, "--help")
+        assert code == 0 and "Example: agentlaunch" in out, command
+
+
+def test_list_json(agents_dir: Path) -> None:
+    code, out, _ = invoke("list", "--json", "--agents-dir", str(agents_dir))
+    assert code == 0
+    data = json.loads(out)
+    by_name = {a["name"]: a for a in data["agents"]}
+    assert by_name["reviewer"]["provider"] == "claude"
+    assert by_name["reviewer"]["bundles"] == ["house-style", "security-basics"]
+    assert by_name["planner"]["skills"] == ["git-hygiene"]
+
+
+def test_list_reads_agents_dir_from_environment(agents_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENTLAUNCH_AGENTS_DIR", str(agents_dir))
+    code, out, _ = invoke("list", "--json")
+    assert code == 0 and json.loads(out)["agents_dir"] == str(agents_dir)
+
+
+def test_list_marks_broken_agents(agents_dir: Path) -> None:
+    write_agent(agents_dir, "broken", {"provider": "nope"})
+    data = json.loads(invoke("list", "--json", "--agents-dir", str(agents_dir))[1])
+    broken = next(a for a in data["agents"] if a["name"] == "broken")
+    assert broken["problems"] and "provider" in broken["problems"][0]
+
+
+def test_validate_ok_and_problems(agents_dir: Path) -> None:
+    assert invoke("validate", "--agents-dir", str(agents_dir))[0] == 0
+    write_agent(agents_dir, "bad", {"provider": "claude", "bundles": ["missing"], "colour": "red"})
+    code, out, _ = invoke("validate", "bad", "--agents-dir", str(agents_dir))
+    assert code == 3
+    lines = out.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(str(agents_dir / "bad" / "agent.yaml") + ": colour: unknown key")
+
+
+def test_validate_reports_undefined_template_variable(agents_dir: Path) -> None:
+    write_agent(agents_dir, "undef", {"provider": "claude"}, {"soul.md": "{{ NOPE }}"})
+    code, out, _ = invoke("validate", "undef", "--agents-dir", str(agents_dir))
+    assert code == 3 and "undef/soul.md: template: 'NOPE' is undefined" in out
+
+
+def test_validate_warns_about_volatile_variables(agents_dir: Path) -> None:
+    write_agent(agents_dir, "vol", {"provider": "claude"}, {"soul.md": "Date {{DATE}}"})
+    code, _, err = invoke("validate", "vol", "--agents-dir", str(agents_dir))
+    assert code == 0 and "uses {{DATE}}, which changes per day" in err and "byte 5" in err
+
+
+def test_render_writes_file_reports_size_and_keeps_user_file(agents_dir: Path, workdir: Path) -> None:
+    code, _, err = invoke("render", "planner", "--working-dir", str(workdir), "--agents-dir", str(agents_dir))
+    assert code == 0, err
+    written = (workdir / "AGENTS.md").read_bytes()
+    assert f"AGENTS.md: {len(written):,} bytes, ~" in err
+    assert "wrote" in err
+    code, _, err = invoke("render", "planner", "--working-dir", str(workdir), "--agents-dir", str(agents_dir))
+    assert code == 0 and "unchanged" in err
+
+    (workdir / "CLAUDE.md").write_text("the user's own CLAUDE.md\n")
+    code, out, err = invoke("render", "reviewer", "--working-dir", str(workdir), "--agents-dir", str(agents_dir))
+    assert code == 4 and "was not written by agentlaunch" in err and "--force" in err
+    assert (workdir / "CLAUDE.md").read_text() == "the user's own CLAUDE.md\n"
+    code, _, err = invoke("render", "reviewer", "--working-dir", str(workdir), "--agents-dir", str(agents_dir), "--force")
+    assert code == 0 and "moved your CLAUDE.md aside" in err
+    backups = list(workdir.glob("CLAUDE.md.*.bak"))
+    assert len(backups) == 1 and backups[0].read_text() == "the user's own CLAUDE.md\n"
+
+
+def test_render_stdout_and_provider_override(agents_dir: Path, workdir: Path) -> None:
+    code, out, err = invoke("render", "reviewer", "--provider", "gemini", "--stdout", "--working-dir", str(workdir),
+                            "--agents-dir", str(agents_dir))
+    assert code == 0 and out.startswith("You are Reviewer") and "GEMINI.md:" in err
+    assert list(workdir.iterdir()) == []
+    code, _, err = invoke("render", "reviewer", "--provider", "openai", "--agents-dir", str(agents_dir))
+    assert code == 3 and "unknown provider 'openai'" in err
+
+
+def test_render_bad_inputs_write_nothing(agents_dir: Path, workdir: Path, tmp_path: Path) -> None:
+    code, _, err = invoke("render", "nobody", "--agents-dir", str(agents_dir))
+    assert code == 3 and "agent 'nobody' not found" in err
+    code, _, err = invoke("render", "reviewer", "--agents-dir", str(tmp_path / "none"))
+    assert code == 3 and "agents directory does not exist" in err and "agentlaunch init" in err
+    code, _, err = invoke("render", "reviewer", "--working-dir", str(tmp_path / "missing"), "--agents-dir", str(agents_dir))
+    assert code == 3 and "does not exist" in err
+    code, _, err = invoke("render", "reviewer", "--working-dir", "/proc/self", "--agents-dir", str(agents_dir))
+    assert code == 3 and "cannot write CLAUDE.md there" in err
+    write_agent(agents_dir, "evil", {"provider": "claude"}, {"soul.md": "{{ ''.__class__.__mro__ }}"})
+    code, _, err = invoke("render", "evil", "--working-dir", str(workdir), "--agents-dir", str(agents_dir))
+    assert code == 3 and "evil/soul.md: template:" in err and "unsafe" in err
+    assert list(workdir.iterdir()) == []
+
+
+def test_init_creates_examples_and_never_overwrites(tmp_path: Path) -> None:
+    target = tmp_path / "mine"
+    (target / "demo").mkdir(parents=True)
+    (target / "demo" / "soul.md").write_text("my soul\n")
+    code, _, err = invoke("init", str(target))
+    assert code == 0 and "kept 1 existing file(s) untouched" in err
+    assert (target / "demo" / "soul.md").read_text() == "my soul\n"
+    assert (target / "reviewer" / "agent.yaml").is_file() and (target / "skills" / "git-hygiene" / "SKILL.md").is_file()
+    code, out, _ = invoke("list", "--json", "--agents-dir", str(target))
+    assert {a["name"] for a in json.loads(out)["agents"]} == {"demo", "planner", "reviewer"}
+
+
+def test_python_dash_m_entry_point(agents_dir: Path) -> None:
+    result = run_cli("list", "--json", "--agents-dir", str(agents_dir))
+    assert result.returncode == 0 and json.loads(result.stdout)["agents"]

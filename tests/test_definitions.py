@@ -1,0 +1,163 @@
+"""Agent definitions: loading, defaults, and every bad input named in the foundation issue."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentlaunch.errors import DefinitionError
+from agentlaunch.spec import agent_names, load_agent, resolve_working_dir
+from tests.helpers import write_agent
+
+
+def problems_of(agents_dir: Path, name: str) -> list[str]:
+    with pytest.raises(DefinitionError) as info:
+        load_agent(agents_dir, name)
+    return info.value.problems
+
+
+def test_example_agents_load_with_defaults(agents_dir: Path) -> None:
+    assert agent_names(agents_dir) == ["demo", "planner", "reviewer"]
+    spec = load_agent(agents_dir, "reviewer")
+    assert spec.display == "Reviewer" and spec.id == "reviewer" and spec.provider == "claude"
+    assert [b.name for b in spec.bundles] == ["house-style", "security-basics"]
+    assert [s.name for s in spec.skills] == ["git-hygiene", "code-review"]
+    assert spec.peers == ("demo", "planner")  # default: every other agent
+    assert spec.compaction_buffer == 33000
+    assert load_agent(agents_dir, "planner").peers == ("reviewer",)
+
+
+def test_skills_all_lists_every_skill_sorted(agents_dir: Path) -> None:
+    assert [s.name for s in load_agent(agents_dir, "demo").skills] == ["code-review", "git-hygiene"]
+
+
+def test_soul_and_instructions_are_optional_by_default(agents_dir: Path) -> None:
+    write_agent(agents_dir, "bare", {"provider": "claude"})
+    spec = load_agent(agents_dir, "bare")
+    assert spec.soul is None and spec.instructions is None and spec.display == "bare"
+
+
+def test_yaml_syntax_error_names_the_line(agents_dir: Path) -> None:
+    write_agent(agents_dir, "broken", "provider: claude\nbundles: [a, b\nmodel: x\n")
+    (problem,) = problems_of(agents_dir, "broken")
+    assert "broken/agent.yaml: yaml: line " in problem
+
+
+def test_missing_agent_yaml(agents_dir: Path) -> None:
+    (agents_dir / "ghost").mkdir()
+    (problem,) = problems_of(agents_dir, "ghost")
+    assert "ghost/agent.yaml: agent 'ghost' not found" in problem
+
+
+def test_agent_yaml_that_is_not_a_mapping(agents_dir: Path) -> None:
+    write_agent(agents_dir, "listy", "- provider\n- claude\n")
+    assert "expected a mapping" in problems_of(agents_dir, "listy")[0]
+
+
+def test_unknown_key_is_an_error(agents_dir: Path) -> None:
+    write_agent(agents_dir, "typo", {"provider": "claude", "modle": "x"})
+    (problem,) = problems_of(agents_dir, "typo")
+    assert problem.endswith("typo/agent.yaml: modle: unknown key (allowed: " + problem.split("(allowed: ")[1])
+    assert "modle: unknown key" in problem
+
+
+def test_wrong_types_are_reported_per_field(agents_dir: Path) -> None:
+    write_agent(agents_dir, "types", {"provider": "openai", "bundles": "house-style", "context_window": "big"})
+    problems = problems_of(agents_dir, "types")
+    fields = sorted(p.split(": ")[1] for p in problems)
+    assert fields == ["bundles", "context_window", "provider"]
+    assert all("types/agent.yaml: " in p for p in problems)
+
+
+def test_provider_is_required(agents_dir: Path) -> None:
+    write_agent(agents_dir, "noprov", {"model": "x"})
+    (problem,) = problems_of(agents_dir, "noprov")
+    assert "provider: Field required" in problem
+
+
+def test_explicit_soul_file_missing(agents_dir: Path) -> None:
+    write_agent(agents_dir, "nosoul", {"provider": "claude", "soul": "identity.md", "instructions": "todo.md"})
+    problems = problems_of(agents_dir, "nosoul")
+    assert any("nosoul/identity.md: soul: file not found" in p for p in problems)
+    assert any("nosoul/todo.md: instructions: file not found" in p for p in problems)
+
+
+def test_unknown_bundle_and_skill(agents_dir: Path) -> None:
+    write_agent(agents_dir, "refs", {"provider": "claude", "bundles": ["nope"], "skills": ["ghost"]})
+    problems = problems_of(agents_dir, "refs")
+    assert any("bundles.0: unknown bundle 'nope'" in p for p in problems)
+    assert any("skills.0: unknown skill 'ghost'" in p for p in problems)
+
+
+def test_skill_without_front_matter(agents_dir: Path) -> None:
+    (agents_dir / "skills" / "plain").mkdir()
+    (agents_dir / "skills" / "plain" / "SKILL.md").write_text("# Just text\n")
+    write_agent(agents_dir, "s", {"provider": "claude", "skills": ["plain"]})
+    (problem,) = problems_of(agents_dir, "s")
+    assert "skills/plain/SKILL.md: front matter: missing" in problem
+
+
+def test_skill_without_description(agents_dir: Path) -> None:
+    (agents_dir / "skills" / "nodesc").mkdir()
+    (agents_dir / "skills" / "nodesc" / "SKILL.md").write_text("---\nname: nodesc\n---\nbody\n")
+    write_agent(agents_dir, "s", {"provider": "claude", "skills": ["nodesc"]})
+    assert "description: missing" in problems_of(agents_dir, "s")[0]
+
+
+@pytest.mark.parametrize("bad", ["../outside", "a/b", "..", "x/../../etc"])
+def test_path_like_bundle_names_are_rejected(agents_dir: Path, bad: str) -> None:
+    secret = agents_dir.parent / "outside.md"
+    secret.write_text("secret")
+    write_agent(agents_dir, "sneaky", {"provider": "claude", "bundles": [bad], "skills": [bad]})
+    problems = problems_of(agents_dir, "sneaky")
+    assert any("bundles.0: bundle name" in p and "not allowed" in p for p in problems)
+    assert any("skills.0: skill name" in p for p in problems)
+
+
+@pytest.mark.parametrize("bad", ["../reviewer", "a/b", ".."])
+def test_path_like_agent_names_are_rejected(agents_dir: Path, bad: str) -> None:
+    (problem,) = problems_of(agents_dir, bad)
+    assert "agent name" in problem and "not allowed" in problem
+
+
+def test_soul_path_outside_the_agent_folder_is_rejected(agents_dir: Path) -> None:
+    (agents_dir.parent / "stolen.md").write_text("not yours")
+    write_agent(agents_dir, "esc", {"provider": "claude", "soul": "../../stolen.md"})
+    (problem,) = problems_of(agents_dir, "esc")
+    assert "soul: '../../stolen.md' must be a file inside the agent folder" in problem
+
+
+def test_symlink_out_of_the_agents_directory_is_not_read(agents_dir: Path) -> None:
+    outside = agents_dir.parent / "outside.md"
+    outside.write_text("secret")
+    (agents_dir / "bundles" / "linked.md").symlink_to(outside)
+    write_agent(agents_dir, "link", {"provider": "claude", "bundles": ["linked"]})
+    (problem,) = problems_of(agents_dir, "link")
+    assert "refers outside the agents directory" in problem
+
+
+def test_non_utf8_file(agents_dir: Path) -> None:
+    write_agent(agents_dir, "latin", {"provider": "claude"}, {"soul.md": "caf\xe9".encode("latin-1")})
+    (problem,) = problems_of(agents_dir, "latin")
+    assert "latin/soul.md: soul: not valid UTF-8 (byte 0xe9 at offset 3)" in problem
+
+
+def test_agents_directory_that_does_not_exist(tmp_path: Path) -> None:
+    with pytest.raises(DefinitionError, match="agents directory does not exist"):
+        load_agent(tmp_path / "nowhere", "x")
+
+
+def test_working_dir_that_does_not_exist(agents_dir: Path, tmp_path: Path) -> None:
+    write_agent(agents_dir, "wd", {"provider": "claude", "working_dir": str(tmp_path / "missing")})
+    spec = load_agent(agents_dir, "wd")
+    with pytest.raises(DefinitionError, match="working_dir: working directory .*missing does not exist"):
+        resolve_working_dir(spec, None, tmp_path / "state")
+
+
+def test_working_dir_expands_home_and_scratch(agents_dir: Path, tmp_path: Path, isolated_home: Path) -> None:
+    (isolated_home / "proj").mkdir()
+    write_agent(agents_dir, "wd", {"provider": "claude", "working_dir": "~/proj"})
+    assert resolve_working_dir(load_agent(agents_dir, "wd"), None, tmp_path) == (isolated_home / "proj").resolve()
+    scratch = resolve_working_dir(load_agent(agents_dir, "demo"), None, tmp_path / "state")
+    assert scratch == (tmp_path / "state" / "scratch" / "demo").resolve() and scratch.is_dir()
