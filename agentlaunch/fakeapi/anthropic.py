@@ -1,0 +1,333 @@
+"""A scripted fake of the Anthropic Messages API, for running the real ``claude``.
+
+A :class:`FakeAnthropic` holds a queue of planned replies. Each streamed
+``POST /v1/messages`` takes the next one (a text reply, a tool call or an HTTP
+error); when the queue is empty it answers :data:`DEFAULT_TEXT`. Every request
+is recorded by the underlying :class:`FakeServer`, so tests can read the exact
+body the provider would have received::
+
+    api = FakeAnthropic([text_reply("hello", usage=ApiUsage(12, 5000, 9000, 7))])
+    with api.serve() as server:
+        env = claude_env(server.url, home=tmp_path)
+        ...
+    body = api.message_requests()[0].body
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentlaunch.fakeapi.server import FakeServer, Recorded, Reply, sse
+
+DEFAULT_TEXT = "ok"
+DEFAULT_MODEL = "claude-sonnet-4-5"
+
+
+@dataclass(frozen=True)
+class ApiUsage:
+    """Usage figures of one API call, as Anthropic reports them.
+
+    ``input_tokens`` excludes cache reads and writes. ``output_tokens`` is the
+    final count sent in ``message_delta``; ``message_start`` carries
+    ``start_output_tokens`` (Anthropic sends 1 there).
+    """
+
+    input_tokens: int = 10
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    output_tokens: int = 5
+    start_output_tokens: int = 1
+
+
+@dataclass(frozen=True)
+class TextReply:
+    """The model answers with one text block."""
+
+    text: str
+    usage: ApiUsage = ApiUsage()
+    delay: float = 0.0
+    """Seconds to wait before the first chunk and between chunks."""
+
+
+@dataclass(frozen=True)
+class ToolUseReply:
+    """The model calls one tool (``stop_reason`` ``tool_use``), optionally after some text."""
+
+    name: str
+    input: Mapping[str, Any]
+    usage: ApiUsage = ApiUsage()
+    text: str = ""
+    tool_id: str | None = None
+    delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class ErrorReply:
+    """An HTTP error with an Anthropic JSON error body."""
+
+    status: int = 500
+    error_type: str = "api_error"
+    message: str = "scripted failure"
+    delay: float = 0.0
+
+
+Planned = TextReply | ToolUseReply | ErrorReply
+
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+
+def text_reply(text: str, usage: ApiUsage | None = None, delay: float = 0.0) -> TextReply:
+    return TextReply(text, usage or ApiUsage(), delay)
+
+
+def tool_reply(
+    name: str, input: Mapping[str, Any], usage: ApiUsage | None = None, text: str = "", delay: float = 0.0
+) -> ToolUseReply:
+    return ToolUseReply(name, dict(input), usage or ApiUsage(), text, None, delay)
+
+
+def error_reply(status: int, message: str = "scripted failure", delay: float = 0.0) -> ErrorReply:
+    return ErrorReply(status, _ERROR_TYPES.get(status, "api_error"), message, delay)
+
+
+def error_body(error_type: str, message: str) -> dict[str, Any]:
+    """The JSON body Anthropic sends with an HTTP error."""
+    return {"type": "error", "error": {"type": error_type, "message": message}}
+
+
+@dataclass
+class FakeAnthropic:
+    """Scripted Anthropic Messages API. Thread-safe; pops one plan per streamed call."""
+
+    script: Iterable[Planned] = ()
+    default: Planned = field(default_factory=lambda: TextReply(DEFAULT_TEXT))
+    model: str | None = None
+    """Model id to report; None echoes the request's ``model``."""
+
+    def __post_init__(self) -> None:
+        self._queue: deque[Planned] = deque(self.script)
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self.server: FakeServer | None = None
+
+    # -- scripting -----------------------------------------------------------
+
+    def push(self, *plans: Planned) -> None:
+        """Append planned replies to the queue."""
+        with self._lock:
+            self._queue.extend(plans)
+
+    @property
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._queue)
+
+    def _next(self) -> tuple[Planned, int]:
+        with self._lock:
+            plan = self._queue.popleft() if self._queue else self.default
+            return plan, next(self._ids)
+
+    # -- serving ---------------------------------------------------------------
+
+    def serve(self, port: int = 0) -> FakeServer:
+        """A (not yet started) loopback server answering with this script."""
+        self.server = FakeServer(self.respond, port)
+        return self.server
+
+    @property
+    def requests(self) -> list[Recorded]:
+        return list(self.server.requests) if self.server else []
+
+    def message_requests(self) -> list[Recorded]:
+        """Recorded streamed model calls (``POST /v1/messages``), in order."""
+        return [r for r in self.requests if _is_messages(r) and isinstance(r.body, dict)]
+
+    def respond(self, req: Recorded) -> Reply:
+        """The :data:`Responder` for :class:`FakeServer`."""
+        if req.method == "POST" and _is_messages(req):
+            body = req.body if isinstance(req.body, dict) else {}
+            plan, n = self._next()
+            model = self.model or str(body.get("model") or DEFAULT_MODEL)
+            if isinstance(plan, ErrorReply):
+                payload = json.dumps(error_body(plan.error_type, plan.message)).encode()
+                return Reply(plan.status, {"content-type": "application/json"}, _delayed([payload], plan.delay))
+            chunks = _message_events(plan, f"msg_fake_{n:04d}", model, n)
+            if not body.get("stream"):
+                return Reply(200, {"content-type": "application/json"}, [_collapse(plan, f"msg_fake_{n:04d}", model, n)])
+            return Reply(200, {"content-type": "text/event-stream"}, _delayed(chunks, plan.delay))
+        if req.path.split("?")[0].endswith("/count_tokens"):
+            return _json({"input_tokens": len(req.raw) // 4})
+        if req.method == "GET" and "/v1/models" in req.path:
+            return _json({"data": [], "has_more": False, "first_id": None, "last_id": None})
+        return _json({})
+
+
+def _is_messages(req: Recorded) -> bool:
+    return req.path.split("?")[0].rstrip("/") == "/v1/messages"
+
+
+def _json(data: Any, status: int = 200) -> Reply:
+    return Reply(status, {"content-type": "application/json"}, [json.dumps(data).encode()])
+
+
+def _delayed(chunks: Iterable[bytes], delay: float) -> Iterator[bytes]:
+    for chunk in chunks:
+        if delay:
+            time.sleep(delay)
+        yield chunk
+
+
+def _usage_dict(u: ApiUsage, output: int) -> dict[str, int]:
+    return {
+        "input_tokens": u.input_tokens,
+        "cache_creation_input_tokens": u.cache_creation_input_tokens,
+        "cache_read_input_tokens": u.cache_read_input_tokens,
+        "output_tokens": output,
+    }
+
+
+def _blocks(plan: TextReply | ToolUseReply, n: int) -> list[dict[str, Any]]:
+    if isinstance(plan, TextReply):
+        return [{"type": "text", "text": plan.text}]
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": plan.text}] if plan.text else []
+    tool_id = plan.tool_id or f"toolu_fake_{n:04d}"
+    blocks.append({"type": "tool_use", "id": tool_id, "name": plan.name, "input": dict(plan.input)})
+    return blocks
+
+
+def _stop_reason(plan: TextReply | ToolUseReply) -> str:
+    return "tool_use" if isinstance(plan, ToolUseReply) else "end_turn"
+
+
+def _message_events(plan: TextReply | ToolUseReply, msg_id: str, model: str, n: int) -> list[bytes]:
+    """The SSE event sequence of one streamed message."""
+    u = plan.usage
+    out = [
+        sse(
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": msg_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": _usage_dict(u, u.start_output_tokens),
+                },
+            },
+        )
+    ]
+    for index, block in enumerate(_blocks(plan, n)):
+        if block["type"] == "text":
+            start: dict[str, Any] = {"type": "text", "text": ""}
+            deltas = [{"type": "text_delta", "text": part} for part in _split(block["text"])]
+        else:
+            start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            deltas = [{"type": "input_json_delta", "partial_json": json.dumps(block["input"])}]
+        out.append(sse("content_block_start", {"type": "content_block_start", "index": index, "content_block": start}))
+        for delta in deltas:
+            out.append(sse("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}))
+        out.append(sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+    out.append(
+        sse(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": _stop_reason(plan), "stop_sequence": None},
+                "usage": {"output_tokens": u.output_tokens},
+            },
+        )
+    )
+    out.append(sse("message_stop", {"type": "message_stop"}))
+    return out
+
+
+def _collapse(plan: TextReply | ToolUseReply, msg_id: str, model: str, n: int) -> bytes:
+    """A non-streamed message (some helper calls do not stream)."""
+    message = {
+        "id": msg_id,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": _blocks(plan, n),
+        "stop_reason": _stop_reason(plan),
+        "stop_sequence": None,
+        "usage": _usage_dict(plan.usage, plan.usage.output_tokens),
+    }
+    return json.dumps(message).encode()
+
+
+def _split(text: str) -> list[str]:
+    """Two deltas when possible, so streaming is visible; one for short text."""
+    if len(text) < 2:
+        return [text]
+    mid = len(text) // 2
+    return [text[:mid], text[mid:]]
+
+
+# -- helpers for tests -----------------------------------------------------------
+
+
+def claude_env(base_url: str, home: Path | str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Environment variables that point ``claude`` at a fake API with a throwaway HOME.
+
+    Merge into a copy of ``os.environ`` (for PATH); never into the real one.
+    """
+    env = {
+        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_API_KEY": "dummy",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "HOME": str(home),
+    }
+    env.update(extra or {})
+    return env
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return ""
+
+
+def first_user_text(body: Mapping[str, Any]) -> str:
+    """All text blocks of the first user message in a Messages request body, joined by newlines."""
+    for message in body.get("messages") or []:
+        if isinstance(message, dict) and message.get("role") == "user":
+            return _text_of(message.get("content"))
+    return ""
+
+
+def system_text(body: Mapping[str, Any], include_messages: bool = False) -> str:
+    """The system prompt of a Messages request body (string or text blocks), joined by newlines.
+
+    Claude Code 2.1.328 also puts ``{"role": "system"}`` entries inside ``messages``
+    for some models (its environment block); ``include_messages`` appends those.
+    """
+    parts = [_text_of(body.get("system"))]
+    if include_messages:
+        parts += [
+            _text_of(m.get("content")) for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "system"
+        ]
+    return "\n".join(p for p in parts if p)
