@@ -18,7 +18,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +103,7 @@ class Ledger:
 
 
 def _backup_name(path: Path) -> Path:
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     candidate = path.with_name(f"{path.name}.{stamp}.bak")
     n = 1
     while candidate.exists():
@@ -164,7 +164,7 @@ def deliver(path: Path, text: str, agent: str, state_dir: Path, *, force: bool =
                 "agent": agent,
                 "sha256": sha256(data),
                 "pid": os.getpid() if hold else None,
-                "written": entry.get("written") if entry and not changed else datetime.now(timezone.utc).isoformat(),
+                "written": entry.get("written") if entry and not changed else datetime.now(UTC).isoformat(),
             }
     return Delivery(path=path, changed=changed, backup=backup, previous_agent=previous_agent)
 

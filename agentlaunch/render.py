@@ -136,8 +136,11 @@ def sections(spec: AgentSpec) -> list[Part]:
 
 def _render_text(env: SandboxedEnvironment, spec: AgentSpec, variables: Mapping[str, str]) -> str:
     rendered = [
-        {"kind": part.name if part.name in ("soul", "instructions") else "bundle", "name": part.name,
-         "text": render_string(env, part.text, variables, part.path)}
+        {
+            "kind": part.name if part.name in ("soul", "instructions") else "bundle",
+            "name": part.name,
+            "text": render_string(env, part.text, variables, part.path),
+        }
         for part in sections(spec)
     ]
     skills = [{"name": s.name, "description": s.description} for s in spec.skills]
@@ -205,6 +208,8 @@ def render_startup(spec: AgentSpec, facts: RunFacts, templates_dir: Path | None 
         "now": when.strftime("%A %Y-%m-%d %H:%M %Z").strip(),
         "accounts": list(spec.accounts),
         "peers": list(spec.peers),
-        "startup": render_string(env, spec.startup, template_variables(spec, facts.working_dir, when.date()), "startup") if spec.startup else "",
+        "startup": render_string(env, spec.startup, template_variables(spec, facts.working_dir, when.date()), "startup")
+        if spec.startup
+        else "",
     }
     return render_file(env, STARTUP_TEMPLATE, variables).rstrip() + "\n"

@@ -118,9 +118,7 @@ def require_agents_dir(agents_dir: Path) -> Path:
 def agent_names(agents_dir: Path) -> list[str]:
     """Names of the agent folders (those holding an agent.yaml), sorted."""
     root = require_agents_dir(agents_dir)
-    return sorted(
-        p.name for p in root.iterdir() if p.is_dir() and p.name not in SHARED_FOLDERS and (p / "agent.yaml").is_file()
-    )
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and p.name not in SHARED_FOLDERS and (p / "agent.yaml").is_file())
 
 
 def read_text(path: Path, root: Path, label: str) -> str:
@@ -137,9 +135,7 @@ def read_text(path: Path, root: Path, label: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise DefinitionError(
-            f"{path}: {label}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
-        ) from None
+        raise DefinitionError(f"{path}: {label}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
 
 
 def _load_yaml(path: Path, root: Path) -> dict[str, Any]:

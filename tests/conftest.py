@@ -20,11 +20,22 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
         monkeypatch.setenv(var, str(home / var.lower()))
     monkeypatch.setenv("AGENTLAUNCH_STATE_DIR", str(home / "state"))
     monkeypatch.setenv("AGENTLAUNCH_CONFIG_DIR", str(home / "config"))
-    for var in ("AGENTLAUNCH_AGENTS_DIR", "AGENTLAUNCH_TEMPLATES_DIR", "NO_COLOR", "ANTHROPIC_API_KEY",
-                "OPENAI_API_KEY", "GEMINI_API_KEY", "ANTHROPIC_BASE_URL"):
+    for var in (
+        "AGENTLAUNCH_AGENTS_DIR",
+        "AGENTLAUNCH_TEMPLATES_DIR",
+        "NO_COLOR",
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "GEMINI_API_KEY",
+        "ANTHROPIC_BASE_URL",
+    ):
         monkeypatch.delenv(var, raising=False)
-    for var in ("AGENTLAUNCH_PRICE_INPUT", "AGENTLAUNCH_PRICE_OUTPUT", "AGENTLAUNCH_PRICE_CACHE_READ",
-                "AGENTLAUNCH_PRICE_CACHE_WRITE"):
+    for var in (
+        "AGENTLAUNCH_PRICE_INPUT",
+        "AGENTLAUNCH_PRICE_OUTPUT",
+        "AGENTLAUNCH_PRICE_CACHE_READ",
+        "AGENTLAUNCH_PRICE_CACHE_WRITE",
+    ):
         monkeypatch.delenv(var, raising=False)
     return home
 

@@ -10,7 +10,9 @@ from pathlib import Path
 import yaml
 
 
-def write_agent(agents_dir: Path, name: str, config: dict[str, object] | str, files: dict[str, str | bytes] | None = None) -> Path:
+def write_agent(
+    agents_dir: Path, name: str, config: dict[str, object] | str, files: dict[str, str | bytes] | None = None
+) -> Path:
     """Create (or replace) an agent folder with agent.yaml and extra files."""
     folder = agents_dir / name
     folder.mkdir(parents=True, exist_ok=True)
@@ -26,10 +28,12 @@ def write_agent(agents_dir: Path, name: str, config: dict[str, object] | str, fi
     return folder
 
 
-def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None, input: bytes | None = None,
-            timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
+def run_cli(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, input: bytes | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[bytes]:
     """Run `python -m agentlaunch` in a subprocess with the test's environment."""
     full_env = dict(os.environ)
     full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "agentlaunch", *args], cwd=cwd, env=full_env, input=input,
-                          capture_output=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "agentlaunch", *args], cwd=cwd, env=full_env, input=input, capture_output=True, timeout=timeout
+    )

@@ -92,8 +92,9 @@ def test_render_writes_file_reports_size_and_keeps_user_file(agents_dir: Path, w
 
 
 def test_render_stdout_and_provider_override(agents_dir: Path, workdir: Path) -> None:
-    code, out, err = invoke("render", "reviewer", "--provider", "gemini", "--stdout", "--working-dir", str(workdir),
-                            "--agents-dir", str(agents_dir))
+    code, out, err = invoke(
+        "render", "reviewer", "--provider", "gemini", "--stdout", "--working-dir", str(workdir), "--agents-dir", str(agents_dir)
+    )
     assert code == 0 and out.startswith("You are Reviewer") and "GEMINI.md:" in err
     assert list(workdir.iterdir()) == []
     code, _, err = invoke("render", "reviewer", "--provider", "openai", "--agents-dir", str(agents_dir))

@@ -72,6 +72,7 @@ def test_running_agent_holds_its_file_against_another_agent(workdir: Path, state
         deliver(target, "from a\n", "a", state, hold=True)
         # Pretend the holding launch is another live process.
         import json
+
         ledger = state / "delivered.json"
         entries = json.loads(ledger.read_text())
         entries[str(target)]["pid"] = holder.pid

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
@@ -23,7 +23,9 @@ DAY = date(2026, 11, 30)
 def test_example_agents_match_golden_files(agent: str, provider: str) -> None:
     spec = load_agent(EXAMPLE_AGENTS, agent)
     rendered = render_instructions(spec, Path("/work/example"), DAY, provider=provider)
-    assert rendered.filename == {"claude": "CLAUDE.md", "fake": "CLAUDE.md", "codex": "AGENTS.md", "gemini": "GEMINI.md"}[provider]
+    assert (
+        rendered.filename == {"claude": "CLAUDE.md", "fake": "CLAUDE.md", "codex": "AGENTS.md", "gemini": "GEMINI.md"}[provider]
+    )
     golden = GOLDEN / f"{agent}.{rendered.filename}"
     if os.environ.get("UPDATE_GOLDEN"):
         golden.write_bytes(rendered.data)
@@ -42,8 +44,12 @@ def test_order_is_soul_instructions_bundles_then_skills(agents_dir: Path) -> Non
 def test_every_template_variable_is_substituted_in_every_part(agents_dir: Path, tmp_path: Path) -> None:
     line = "{{AGENT}}|{{AGENT_DISPLAY}}|{{AGENT_ID}}|{{DATE}}|{{WORKING_DIR}}"
     (agents_dir / "bundles" / "vars.md").write_text(f"bundle {line}\n")
-    write_agent(agents_dir, "vars", {"provider": "claude", "display": "Var Agent", "id": "v-1", "bundles": ["vars"]},
-                {"soul.md": f"soul {line}\n", "agent.md": f"agent {line}\n"})
+    write_agent(
+        agents_dir,
+        "vars",
+        {"provider": "claude", "display": "Var Agent", "id": "v-1", "bundles": ["vars"]},
+        {"soul.md": f"soul {line}\n", "agent.md": f"agent {line}\n"},
+    )
     text = render_instructions(load_agent(agents_dir, "vars"), tmp_path, DAY).text
     expected = f"vars|Var Agent|v-1|2026-11-30|{tmp_path}"
     for part in ("soul", "agent", "bundle"):
@@ -67,8 +73,9 @@ def test_undefined_variable_names_variable_and_file(agents_dir: Path) -> None:
     assert "undef/agent.md: template: 'USER_NAME' is undefined" in info.value.message
 
 
-@pytest.mark.parametrize("attack", ["{{ ''.__class__.__mro__ }}", "{{ AGENT.__class__.__init__.__globals__ }}",
-                                    "{{ cycler.__init__.__globals__.os }}"])
+@pytest.mark.parametrize(
+    "attack", ["{{ ''.__class__.__mro__ }}", "{{ AGENT.__class__.__init__.__globals__ }}", "{{ cycler.__init__.__globals__.os }}"]
+)
 def test_templates_cannot_reach_python_internals(agents_dir: Path, attack: str) -> None:
     write_agent(agents_dir, "evil", {"provider": "claude"}, {"soul.md": attack + "\n"})
     with pytest.raises(DefinitionError) as info:
@@ -94,10 +101,12 @@ def test_user_templates_dir_overrides_the_joining(agents_dir: Path, tmp_path: Pa
 def test_byte_identical_across_processes_and_environments(agents_dir: Path, tmp_path: Path) -> None:
     """Two processes with different locales, hash seeds and time zones write the same bytes."""
     outputs = []
-    for i, extra in enumerate([
-        {"LC_ALL": "C", "LANG": "C", "PYTHONHASHSEED": "1", "TZ": "UTC"},
-        {"LC_ALL": "C.UTF-8", "LANG": "de_DE.UTF-8", "PYTHONHASHSEED": "4242", "TZ": "Asia/Tokyo"},
-    ]):
+    for i, extra in enumerate(
+        [
+            {"LC_ALL": "C", "LANG": "C", "PYTHONHASHSEED": "1", "TZ": "UTC"},
+            {"LC_ALL": "C.UTF-8", "LANG": "de_DE.UTF-8", "PYTHONHASHSEED": "4242", "TZ": "Asia/Tokyo"},
+        ]
+    ):
         result = run_cli("render", "reviewer", "--stdout", "--agents-dir", str(agents_dir), env=extra, cwd=tmp_path)
         assert result.returncode == 0, result.stderr
         outputs.append(result.stdout)
@@ -107,7 +116,7 @@ def test_byte_identical_across_processes_and_environments(agents_dir: Path, tmp_
 
 def test_startup_message_carries_the_session_facts(agents_dir: Path) -> None:
     spec = load_agent(agents_dir, "reviewer")
-    now = datetime(2026, 11, 30, 13, 27, 45, tzinfo=timezone.utc)
+    now = datetime(2026, 11, 30, 13, 27, 45, tzinfo=UTC)
     text = render_startup(spec, RunFacts("claude", "claude-sonnet-4-5", "sid-123", Path("/w"), now))
     assert 'You are Reviewer (agent "reviewer", id "reviewer"), running on claude with model claude-sonnet-4-5' in text
     assert "Session: sid-123" in text and "Working directory: /w" in text

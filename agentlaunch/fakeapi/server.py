@@ -61,15 +61,18 @@ class FakeServer:
                 with outer._lock:
                     outer.requests.append(rec)
                 reply = outer.responder(rec)
-                self.send_response(reply.status)
-                for key, value in reply.headers.items():
-                    self.send_header(key, value)
-                self.send_header("connection", "close")
-                self.end_headers()
-                for chunk in reply.chunks:
-                    self.wfile.write(chunk)
-                    self.wfile.flush()
                 self.close_connection = True
+                try:
+                    self.send_response(reply.status)
+                    for key, value in reply.headers.items():
+                        self.send_header(key, value)
+                    self.send_header("connection", "close")
+                    self.end_headers()
+                    for chunk in reply.chunks:
+                        self.wfile.write(chunk)
+                        self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    return  # the client hung up mid-stream (an interrupted turn): nothing to answer
 
             do_POST = _handle
             do_GET = _handle

@@ -1,0 +1,155 @@
+"""Live counters: tokens by kind, context in use, distance to compaction.
+
+The meter keeps totals and the latest call only; it never holds the
+transcript, so memory stays flat however long a session runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agentlaunch.events import CallUsage, Compaction, ContextWindow, Event, OutputFinal, Usage
+
+# Context windows by model-id prefix, used when neither agent.yaml nor the CLI says.
+KNOWN_WINDOWS: tuple[tuple[str, int], ...] = (
+    ("claude-sonnet-4-5", 200_000),
+    ("claude-opus-4", 200_000),
+    ("claude-haiku", 200_000),
+    ("claude-opus-5", 1_000_000),
+    ("claude", 200_000),
+    ("gpt-5", 272_000),
+    ("gpt-4.1", 1_047_576),
+    ("o3", 200_000),
+    ("o4", 200_000),
+    ("gemini", 1_048_576),
+    ("fake", 200_000),
+)
+DEFAULT_BUFFER = 33_000
+
+
+def table_window(model: str | None) -> int | None:
+    if not model:
+        return None
+    for prefix, window in KNOWN_WINDOWS:
+        if model.startswith(prefix):
+            return window
+    return None
+
+
+@dataclass(frozen=True)
+class CompactionWarning:
+    """Context crossed the compaction threshold (shown once per crossing)."""
+
+    context: int
+    threshold: int
+    window: int
+
+    @property
+    def left(self) -> int:
+        return max(self.window - self.context, 0)
+
+
+class Meter:
+    """Counts one session's usage from normalized events."""
+
+    def __init__(self, *, configured_window: int | None = None, buffer: int = DEFAULT_BUFFER, model: str | None = None) -> None:
+        self.configured_window = configured_window
+        self.reported_window: int | None = None
+        self.model = model
+        self.buffer = buffer
+        self.total = Usage()
+        self.last: Usage | None = None
+        self.calls = 0
+        self.largest_context = 0
+        self.warned = False
+        self._last_call_id: str | None = None
+        self.cost_usd = 0.0
+        self.priced_calls = 0
+        self.unpriced_calls = 0
+
+    def add_cost(self, cost: float | None) -> None:
+        """Account for the price of one call (None: it could not be priced)."""
+        if cost is None:
+            self.unpriced_calls += 1
+        else:
+            self.cost_usd += cost
+            self.priced_calls += 1
+
+    @property
+    def window(self) -> int | None:
+        """agent.yaml's context_window, the CLI's report, the table by model, else the largest context seen."""
+        return self._window()[0]
+
+    @property
+    def window_source(self) -> str | None:
+        """Where :attr:`window` comes from: agent.yaml, provider, table, observed (a lower bound), or None."""
+        return self._window()[1]
+
+    def _window(self) -> tuple[int | None, str | None]:
+        if self.configured_window:
+            return self.configured_window, "agent.yaml"
+        if self.reported_window:
+            return self.reported_window, "provider"
+        if window := table_window(self.model):
+            return window, "table"
+        if self.largest_context:
+            return self.largest_context, "observed"
+        return None, None
+
+    @property
+    def context(self) -> int:
+        return self.last.context if self.last else 0
+
+    @property
+    def threshold(self) -> int | None:
+        window = self.window
+        return None if window is None else max(window - self.buffer, 0)
+
+    @property
+    def to_compaction(self) -> int | None:
+        threshold = self.threshold
+        return None if threshold is None else threshold - self.context
+
+    @property
+    def percent(self) -> float | None:
+        window = self.window
+        return None if not window else 100.0 * self.context / window
+
+    def add(self, event: Event) -> CompactionWarning | None:
+        """Account for ``event``; return a warning when this call crossed the threshold."""
+        if isinstance(event, CallUsage):
+            self.calls += 1
+            self.total = self.total + event.usage
+            self.last = event.usage
+            self._last_call_id = event.call_id
+            if event.model:
+                self.model = self.model or event.model
+            self.largest_context = max(self.largest_context, event.usage.context)
+            return self._check()
+        if isinstance(event, OutputFinal):
+            if self.last is not None and event.call_id == self._last_call_id:
+                extra = event.output - self.last.output
+                if extra > 0:
+                    self.total = self.total + Usage(output=extra)
+                    self.last = Usage(
+                        self.last.input, self.last.cache_write, self.last.cache_read, event.output, self.last.reasoning
+                    )
+        elif isinstance(event, ContextWindow):
+            self.reported_window = event.tokens
+            return self._check()
+        elif isinstance(event, Compaction):
+            self.warned = False
+        return None
+
+    def _check(self) -> CompactionWarning | None:
+        threshold, window = self.threshold, self.window
+        # A window only learned from what was observed is a lower bound: no warning from it.
+        if threshold is None or window is None or self.last is None or self.window_source == "observed":
+            return None
+        if self.context >= threshold:
+            if not self.warned:
+                self.warned = True
+                return CompactionWarning(self.context, threshold, window)
+        else:
+            self.warned = False
+        return None

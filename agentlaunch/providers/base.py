@@ -1,0 +1,51 @@
+"""What every provider adapter provides: argv, environment, instructions file name, a parser."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from agentlaunch.events import Diagnostic, Event
+
+
+@dataclass(frozen=True)
+class TurnPlan:
+    """How to start the CLI for a session (persistent) or for one turn (per-turn providers)."""
+
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)
+
+
+class Parser(Protocol):
+    """Turns one output line into normalized events. Stateful per session, but pure of I/O."""
+
+    def feed(self, line: str) -> list[Event]: ...
+
+    def finish(self) -> list[Event]:
+        """Events still pending when the output ends (e.g. a call whose final usage never came)."""
+        ...
+
+
+def parse_json_line(line: str) -> dict[str, Any] | Diagnostic | None:
+    """A JSON object from ``line``, a Diagnostic for anything else, None for a blank line."""
+    stripped = line.strip()
+    if not stripped:
+        return None
+    if stripped[0] == "{":
+        try:
+            obj = json.loads(stripped)
+        except ValueError:
+            return Diagnostic(stripped[:2000])
+        if isinstance(obj, dict):
+            return obj
+    return Diagnostic(stripped[:2000])
+
+
+def child_env(base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
+    """The child's environment: the user's plus the agent's ``env``."""
+    env = dict(base)
+    env.update(extra)
+    return env

@@ -1,0 +1,30 @@
+"""The offline ``fake`` provider: Claude Code's protocol, served by agentlaunch itself."""
+
+from __future__ import annotations
+
+import sys
+
+from agentlaunch.providers.base import TurnPlan
+from agentlaunch.providers.claude import ClaudeAdapter, base_argv
+from agentlaunch.spec import AgentSpec
+
+FAKE_MODULE = "agentlaunch.providers.fake_cli"
+
+
+class FakeAdapter(ClaudeAdapter):
+    name = "fake"
+    default_command = sys.executable
+    install_hint = "the fake provider ships with agentlaunch; reinstall agentlaunch"
+
+    def plan(self, spec: AgentSpec, command: str, session_id: str, resume: bool, interactive: bool) -> TurnPlan:
+        head = [command] if spec.command else [command, "-m", FAKE_MODULE]
+        argv = head + base_argv("", session_id, resume)[1:]
+        if spec.model:
+            argv += ["--model", spec.model]
+        if spec.permission_mode:
+            argv += ["--permission-mode", spec.permission_mode]
+        if interactive:
+            argv += ["--permission-prompt-tool", "stdio"]
+        argv += list(spec.provider_flags)
+        env = {"AGENTLAUNCH_FAKE_CONTEXT_WINDOW": str(spec.context_window)} if spec.context_window else {}
+        return TurnPlan(argv=argv, env=env)

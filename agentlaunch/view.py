@@ -1,0 +1,168 @@
+"""What a person sees: streamed text, one line per tool call, counters, warnings, the footer.
+
+Views are sinks of normalized events. Headless: stdout carries the answer
+only (or JSON lines with --json) and everything else goes to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TextIO
+
+from rich.console import Console
+
+from agentlaunch.events import (
+    Compaction,
+    Diagnostic,
+    Event,
+    Text,
+    TextDelta,
+    ToolResult,
+    ToolUse,
+    TurnEnd,
+    Unknown,
+    Warning,
+)
+from agentlaunch.meter import CompactionWarning, Meter
+
+
+def n(value: int) -> str:
+    return f"{value:,}"
+
+
+def format_cost(meter: Meter) -> str | None:
+    """The session's cost so far, or None when nothing could be priced (never a guessed $0)."""
+    if meter.priced_calls == 0:
+        return "unpriced" if meter.calls else None
+    text = f"${meter.cost_usd:.4f}"
+    if meter.unpriced_calls:
+        text += f" + {meter.unpriced_calls} unpriced call(s)"
+    return text
+
+
+def footer(meter: Meter) -> str:
+    """The one-line summary: ``tokens in 2,295 · out 287 · cache r 18,074/w 0 · $0.0166``."""
+    t = meter.total
+    parts = [f"tokens in {n(t.input)}", f"out {n(t.output)}", f"cache r {n(t.cache_read)}/w {n(t.cache_write)}"]
+    cost = format_cost(meter)
+    if cost and cost != "unpriced":
+        parts.append(cost)
+    return " · ".join(parts)
+
+
+def counters(meter: Meter) -> str:
+    """The live counters line of the interactive view."""
+    t = meter.total
+    window = meter.window
+    if window:
+        ctx = f"context {n(meter.context)}/{n(window)} ({meter.percent or 0:.1f}%)"
+        if meter.window_source == "observed":
+            ctx = f"context {n(meter.context)} (window unknown)"
+    else:
+        ctx = f"context {n(meter.context)}"
+    parts = [ctx]
+    left = meter.to_compaction
+    if left is not None and meter.window_source != "observed":
+        parts.append(f"{n(max(left, 0))} to compaction" if left > 0 else "past the compaction threshold")
+    parts += [f"in {n(t.input)}", f"cache w {n(t.cache_write)}", f"cache r {n(t.cache_read)}", f"out {n(t.output)}"]
+    cost = format_cost(meter)
+    if cost:
+        parts.append(cost)
+    return " · ".join(parts)
+
+
+def compaction_warning(w: CompactionWarning) -> str:
+    return (
+        f"context {n(w.context)} of {n(w.window)} passed the compaction threshold {n(w.threshold)}: "
+        f"{n(w.left)} tokens left before the CLI compacts the conversation"
+    )
+
+
+class HeadlessView:
+    """One-turn output for scripts: the answer on stdout, a footer on stderr."""
+
+    def __init__(
+        self,
+        meter: Meter,
+        *,
+        json_lines: bool = False,
+        quiet: bool = False,
+        stdout: TextIO | None = None,
+        stderr: TextIO | None = None,
+    ) -> None:
+        self.meter = meter
+        self.json_lines = json_lines
+        self.quiet = quiet
+        self.out = stdout or sys.stdout
+        self.err = Console(file=stderr or sys.stderr, highlight=False, soft_wrap=True)
+        self._ends_with_newline = True
+        self._streamed = False
+        self.diagnostics: list[str] = []
+
+    def event(self, event: Event) -> None:
+        if self.json_lines:
+            self.out.write(json.dumps(event.as_dict(), ensure_ascii=False) + "\n")
+            self.out.flush()
+            return
+        if isinstance(event, TextDelta):
+            self._write(event.text)
+            self._streamed = True
+        elif isinstance(event, Text):
+            if not self._streamed:
+                self._write(event.text)
+        elif isinstance(event, ToolUse):
+            self._newline()
+            self.err.print(f"[dim]⚙ {event.name} {event.summary}[/]", markup=True, highlight=False)
+        elif isinstance(event, ToolResult) and event.is_error:
+            self.err.print(f"[dim]  ✗ {event.summary}[/]", markup=True, highlight=False)
+        elif isinstance(event, Warning):
+            self.err.print(f"[yellow]warning:[/] {event.message}", markup=True, highlight=False)
+        elif isinstance(event, Compaction):
+            self.err.print(f"[yellow]compacted:[/] {self._compaction(event)}", markup=True, highlight=False)
+        elif isinstance(event, Diagnostic):
+            self.diagnostics.append(event.line)
+        elif isinstance(event, TurnEnd):
+            self._streamed = False
+
+    def notice(self, message: str) -> None:
+        self.err.print(f"[dim]{message}[/]", markup=True, highlight=False)
+
+    def warn_compaction(self, warning: CompactionWarning) -> None:
+        self.err.print(f"[bold yellow]⚠ {compaction_warning(warning)}[/]", markup=True, highlight=False)
+
+    def unknown_once(self, event: Unknown) -> None:
+        self.err.print(f"[dim]note: ignoring provider event type {event.type!r} (shown once)[/]", markup=True, highlight=False)
+
+    def turn_done(self) -> None:
+        if self.json_lines:
+            return
+        self._newline()
+        if not self.quiet:
+            self.err.print(footer(self.meter), highlight=False)
+
+    def _compaction(self, event: Compaction) -> str:
+        pre = n(event.pre_tokens) if event.pre_tokens is not None else "?"
+        post = n(event.post_tokens) if event.post_tokens is not None else "?"
+        return f"the CLI compacted the context ({event.trigger or 'auto'}): {pre} → {post} tokens"
+
+    def _write(self, text: str) -> None:
+        self.out.write(text)
+        self.out.flush()
+        self._ends_with_newline = text.endswith("\n")
+
+    def _newline(self) -> None:
+        if not self._ends_with_newline:
+            self._write("\n")
+
+
+class InteractiveView(HeadlessView):
+    """The chat view: like the headless one, plus the counters line after every model call."""
+
+    def show_counters(self) -> None:
+        self._newline()
+        self.err.print(f"[dim]{counters(self.meter)}[/]", markup=True, highlight=False)
+
+    def turn_done(self) -> None:
+        self._newline()
+        self.show_counters()
