@@ -1,0 +1,217 @@
+"""`agentlaunch run` end to end: the real Claude Code against a fake Anthropic API on 127.0.0.1."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from agentlaunch.fakeapi.anthropic import (
+    ApiUsage,
+    FakeAnthropic,
+    claude_env,
+    error_reply,
+    first_user_text,
+    text_reply,
+    tool_reply,
+)
+from agentlaunch.store import Store
+from tests.conftest import REPO
+from tests.e2e.conftest import RunCli
+from tests.helpers import write_agent
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
+STARTUP = "<agentlaunch-startup>"
+
+
+def last_user_text(body: dict) -> str:  # type: ignore[type-arg]
+    """The newest user message's own text: its last text block (Claude Code puts reminders before it)."""
+    users = [m for m in body["messages"] if m.get("role") == "user"]
+    content = users[-1]["content"]
+    if isinstance(content, str):
+        return content
+    texts = [b.get("text", "") for b in content if b.get("type") == "text"]
+    return texts[-1] if texts else ""  # a tool result carries no text of the user's
+
+
+def events_of(stdout: bytes) -> list[dict]:  # type: ignore[type-arg]
+    return [json.loads(line) for line in stdout.decode().splitlines()]
+
+
+def test_headless_turn_delivers_instructions_and_startup_and_prints_only_the_answer(
+    anthropic: FakeAnthropic, run_claude: RunCli, claude_agent: str, workdir: Path
+) -> None:
+    anthropic.push(text_reply("Hello from the fake API", ApiUsage(12, 5000, 9000, 7)))
+    result = run_claude("run", claude_agent, "review please")
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stdout == b"Hello from the fake API\n"
+    err = result.stderr.decode()
+    assert "tokens in 12 · out 7 · cache r 9,000/w 5,000 · $" in err
+
+    (request,) = anthropic.message_requests()
+    text = first_user_text(request.body)
+    instructions = (REPO / "tests" / "golden" / "reviewer.CLAUDE.md").read_text()
+    assert (workdir / "CLAUDE.md").read_text() == instructions
+    assert instructions.strip() in text, "the rendered CLAUDE.md must reach the request"
+    assert f"Contents of {workdir}/CLAUDE.md" in text
+    user_turn = last_user_text(request.body)
+    assert user_turn.startswith(STARTUP) and user_turn.rstrip().endswith("review please")
+    assert "Review the most recent commit first." in user_turn and "Accounts assigned to you: github:review-bot" in user_turn
+
+
+def test_startup_message_is_absent_after_continue_and_resume(
+    anthropic: FakeAnthropic, run_claude: RunCli, claude_agent: str
+) -> None:
+    anthropic.push(text_reply("one"), text_reply("two"), text_reply("three"))
+    assert run_claude("run", claude_agent, "first").returncode == 0
+    second = run_claude("run", claude_agent, "-c", "second")
+    assert second.returncode == 0, second.stderr.decode()
+    sessions = json.loads(run_claude("sessions", "--json").stdout)
+    assert len(sessions) == 1 and sessions[0]["turns"] == 2
+    third = run_claude("run", claude_agent, "-r", sessions[0]["session_id"], "third")
+    assert third.returncode == 0, third.stderr.decode()
+    assert third.stdout == b"three\n"
+
+    first_req, second_req, third_req = anthropic.message_requests()
+    assert STARTUP in last_user_text(first_req.body)
+    for req, prompt in ((second_req, "second"), (third_req, "third")):
+        assert STARTUP not in last_user_text(req.body) and last_user_text(req.body).strip() == prompt
+        # The CLI's history holds the first message once; agentlaunch never sends the startup again.
+        assert req.raw.decode().count(STARTUP) == 1
+    session_ids = {r.headers.get("x-claude-code-session-id") for r in anthropic.message_requests()}
+    assert session_ids == {sessions[0]["session_id"]}
+
+
+def test_usage_counted_per_call_on_a_tool_turn_and_cost_matches_claude(
+    anthropic: FakeAnthropic, run_claude: RunCli, claude_agent: str, isolated_home: Path
+) -> None:
+    anthropic.push(
+        tool_reply("Bash", {"command": "echo hi", "description": "Print hi"}, ApiUsage(20, 3000, 10000, 30), text="Running it."),
+        text_reply("It printed hi.", ApiUsage(8, 150, 13000, 9)),
+    )
+    result = run_claude("run", claude_agent, "run echo hi", "--json")
+    assert result.returncode == 0, result.stderr.decode()
+    events = events_of(result.stdout)
+    usages = [e["usage"] for e in events if e["event"] == "usage"]
+    assert usages == [
+        {"input": 20, "cache_write": 3000, "cache_read": 10000, "output": 30, "reasoning": 0},
+        {"input": 8, "cache_write": 150, "cache_read": 13000, "output": 9, "reasoning": 0},
+    ]
+    assert [e["name"] for e in events if e["event"] == "tool_use"] == ["Bash"]
+    (end,) = [e for e in events if e["event"] == "turn_end"]
+    session_id = next(e["session_id"] for e in events if e["event"] == "session")
+
+    with Store.open(isolated_home / "state" / "usage.sqlite3") as store:
+        calls = store.calls_for_session(session_id)
+    assert [(c.usage.input, c.usage.cache_write, c.usage.cache_read, c.usage.output) for c in calls] == [
+        (20, 3000, 10000, 30),
+        (8, 150, 13000, 9),
+    ]
+    assert all(c.cost_usd is not None for c in calls)
+    ours = sum(c.cost_usd or 0 for c in calls)
+    assert end["provider_cost_usd"] == pytest.approx(ours, abs=1e-9), "our price must equal Claude Code's total_cost_usd"
+
+
+def test_compaction_warning_when_the_api_reports_a_context_past_the_threshold(
+    anthropic: FakeAnthropic, run_claude: RunCli, claude_agent: str
+) -> None:
+    # claude-sonnet-4-5: window 200,000 (reported by the CLI), threshold 167,000.
+    anthropic.push(text_reply("big context", ApiUsage(100, 0, 180_000, 5)))
+    result = run_claude("run", claude_agent, "hi")
+    assert result.returncode == 0, result.stderr.decode()
+    err = result.stderr.decode()
+    assert err.count("passed the compaction threshold 167,000") == 1
+    assert "context 180,100 of 200,000" in err
+
+
+def test_api_error_gives_exit_1_and_the_providers_message(
+    anthropic: FakeAnthropic, run_claude: RunCli, claude_agent: str
+) -> None:
+    anthropic.push(error_reply(500, "scripted outage"))
+    result = run_claude("run", claude_agent, "hi")
+    assert result.returncode == 1
+    assert result.stdout == b""
+    assert "the turn failed: API Error: 500 scripted outage" in result.stderr.decode()
+
+
+def test_missing_binary_gives_127_with_an_install_hint(run_claude: RunCli, agents_dir: Path, workdir: Path) -> None:
+    write_agent(
+        agents_dir, "ghost", {"provider": "claude", "command": str(workdir / "no-such-claude"), "working_dir": str(workdir)}
+    )
+    result = run_claude("run", "ghost", "hi")
+    assert result.returncode == 127
+    err = result.stderr.decode()
+    assert "no-such-claude: provider CLI not found" in err and "npm install -g @anthropic-ai/claude-code" in err
+
+
+def test_unknown_resume_id_fails_clearly_without_starting_a_session(
+    run_claude: RunCli, claude_agent: str, anthropic: FakeAnthropic
+) -> None:
+    result = run_claude("run", claude_agent, "-r", "00000000-0000-4000-8000-000000000000", "hi")
+    assert result.returncode == 1
+    assert "No conversation found with session ID: 00000000-0000-4000-8000-000000000000" in result.stderr.decode()
+    assert anthropic.message_requests() == []
+    assert json.loads(run_claude("sessions", "--json").stdout) == []
+
+
+def test_chat_two_turns_in_one_process_permission_prompt_interrupt_and_exit(
+    anthropic: FakeAnthropic, claude_agent: str, agents_dir: Path, workdir: Path, isolated_home: Path
+) -> None:
+    """A person's session on the real Claude Code, through a real terminal."""
+    assert anthropic.server is not None
+    anthropic.push(
+        text_reply("First answer", ApiUsage(12, 5000, 9000, 7)),
+        tool_reply("Write", {"file_path": "out.txt", "content": "hello\n"}, ApiUsage(15, 2000, 11000, 40)),
+        text_reply("Done writing.", ApiUsage(6, 120, 13000, 4)),
+        text_reply("This is a slow answer that will be interrupted", ApiUsage(11, 0, 14000, 50), delay=1.0),
+        text_reply("After the interrupt", ApiUsage(9, 0, 14100, 6)),
+    )
+    env = dict(os.environ)
+    env.update(claude_env(anthropic.server.url, isolated_home, {"CLAUDE_CODE_MAX_RETRIES": "0"}))
+    env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
+    log = io.StringIO()
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "agentlaunch", "run", claude_agent],
+        cwd=str(workdir),
+        env=env,
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(40, 160),
+    )
+    child.logfile_read = log
+    try:
+        child.expect("› ")
+        child.sendline("first question")
+        child.expect("First answer")
+        child.expect(r"context 14,012/200,000 \(7\.0%\)")
+        child.expect("› ")
+        child.sendline("please write out.txt")
+        child.expect("Allow Write")
+        child.sendline("y")
+        child.expect("Done writing.")
+        child.expect("› ")
+        assert (workdir / "out.txt").read_text() == "hello\n"
+        child.sendline("tell me slowly")
+        child.expect("This is")
+        child.sendintr()
+        child.expect("turn interrupted; the session goes on")
+        child.expect("› ")
+        child.sendline("still there?")
+        child.expect("After the interrupt")
+        child.expect("› ")
+        child.sendeof()
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0, log.getvalue()
+    requests = anthropic.message_requests()
+    assert len({r.headers.get("x-claude-code-session-id") for r in requests}) == 1
+    assert STARTUP in last_user_text(requests[0].body)
+    assert all(STARTUP not in last_user_text(r.body) for r in requests[1:])
+    assert "[Request interrupted by user]" in requests[-1].raw.decode()
