@@ -215,3 +215,18 @@ def test_chat_two_turns_in_one_process_permission_prompt_interrupt_and_exit(
     assert STARTUP in last_user_text(requests[0].body)
     assert all(STARTUP not in last_user_text(r.body) for r in requests[1:])
     assert "[Request interrupted by user]" in requests[-1].raw.decode()
+
+
+def test_failed_first_turn_keeps_the_startup_message_in_history_and_never_resends_it(
+    anthropic: FakeAnthropic, run_claude: RunCli, claude_agent: str
+) -> None:
+    """Decision: the startup message counts as sent once written to the CLI. A failed
+    first turn stays in Claude Code's transcript, so the retry (-c) carries it once."""
+    anthropic.push(error_reply(500, "first call fails"), text_reply("recovered"))
+    assert run_claude("run", claude_agent, "first try").returncode == 1
+    retry = run_claude("run", claude_agent, "-c", "try again")
+    assert retry.returncode == 0, retry.stderr.decode()
+    failed, recovered = anthropic.message_requests()
+    assert failed.raw.decode().count(STARTUP) == 1
+    assert recovered.raw.decode().count(STARTUP) == 1
+    assert STARTUP not in last_user_text(recovered.body)
