@@ -34,6 +34,12 @@ class AgentlaunchError(Exception):
         self.hint = hint
 
 
+class UsageError(AgentlaunchError):
+    """A bad command line that click itself cannot see (an empty prompt, say)."""
+
+    exit_code = ExitCode.USAGE
+
+
 class DefinitionError(AgentlaunchError):
     """The agent definition cannot be used; ``problems`` are ``FILE: FIELD: message`` lines."""
 

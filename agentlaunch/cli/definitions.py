@@ -1,0 +1,190 @@
+"""Commands about agent definitions: list, validate, render, init."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from datetime import date
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from agentlaunch import paths
+from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, complete_agent, err, fail, out
+from agentlaunch.deliver import deliver
+from agentlaunch.errors import AgentlaunchError, DefinitionError, ExitCode
+from agentlaunch.render import Rendered, render_instructions
+from agentlaunch.spec import PROVIDERS, agent_names, load_agent, resolve_working_dir
+
+
+def report_volatile(rendered: Rendered) -> None:
+    for use in rendered.volatile:
+        err.print(
+            f"[yellow]warning:[/] {use.source}: uses {{{{{use.variable}}}}}, which changes per "
+            f"{'day' if use.variable == 'DATE' else 'directory'}: the cacheable prefix ends at byte "
+            f"{rendered.first_volatile_offset:,} of {rendered.size:,}; every change costs a new cache write",
+            markup=True,
+            soft_wrap=True,
+        )
+
+
+@app.command("list")
+def list_agents(agents_dir: AgentsDirOpt = None, as_json: JsonOpt = False) -> None:
+    """List the agents found, with provider, model, bundles and skills.
+
+    Example: agentlaunch list --json
+    """
+    try:
+        root_dir = paths.agents_dir(agents_dir)
+        rows: list[dict[str, Any]] = []
+        for name in agent_names(root_dir):
+            try:
+                spec = load_agent(root_dir, name)
+                rows.append(
+                    {
+                        "name": name,
+                        "display": spec.display,
+                        "provider": spec.provider,
+                        "model": spec.model,
+                        "bundles": [b.name for b in spec.bundles],
+                        "skills": [s.name for s in spec.skills],
+                        "problems": [],
+                    }
+                )
+            except DefinitionError as exc:
+                rows.append(
+                    {
+                        "name": name,
+                        "display": None,
+                        "provider": None,
+                        "model": None,
+                        "bundles": [],
+                        "skills": [],
+                        "problems": exc.problems,
+                    }
+                )
+    except AgentlaunchError as exc:
+        fail(exc)
+    if as_json:
+        print(json.dumps({"agents_dir": str(root_dir), "agents": rows}, indent=2))
+        return
+    if not rows:
+        err.print(f"no agents in {root_dir} (create the examples with `agentlaunch init`)")
+        return
+    table = Table("agent", "provider", "model", "bundles", "skills", title=str(root_dir), title_justify="left")
+    for row in rows:
+        if row["problems"]:
+            table.add_row(row["name"], "[red]invalid[/]", "", "", f"run `agentlaunch validate {row['name']}`")
+        else:
+            table.add_row(
+                row["name"], row["provider"], row["model"] or "(default)", ", ".join(row["bundles"]), ", ".join(row["skills"])
+            )
+    out.print(table)
+
+
+@app.command()
+def validate(
+    agents: Annotated[
+        list[str] | None, typer.Argument(help="Agents to check (default: all).", autocompletion=complete_agent)
+    ] = None,
+    agents_dir: AgentsDirOpt = None,
+    templates_dir: TemplatesOpt = None,
+) -> None:
+    """Check agent definitions; print one `FILE: FIELD: message` line per problem.
+
+    Exit 0 when every definition is valid, 3 otherwise.
+
+    Example: agentlaunch validate reviewer planner
+    """
+    try:
+        root_dir = paths.agents_dir(agents_dir)
+        names = agents or agent_names(root_dir)
+    except AgentlaunchError as exc:
+        fail(exc)
+    problems: list[str] = []
+    for name in names:
+        try:
+            spec = load_agent(root_dir, name)
+            rendered = render_instructions(spec, Path.cwd(), date.today(), templates_dir=templates_dir)
+            report_volatile(rendered)
+        except DefinitionError as exc:
+            problems.extend(exc.problems)
+    for line in problems:
+        print(line)
+    if problems:
+        raise typer.Exit(int(ExitCode.DEFINITION))
+    err.print(f"{len(names)} agent(s) valid in {root_dir}")
+
+
+@app.command()
+def render(
+    agent: AgentArg,
+    provider: Annotated[
+        str | None,
+        typer.Option("--provider", help="Render for this provider instead of the agent's (claude, codex, gemini, fake)."),
+    ] = None,
+    working_dir: Annotated[
+        Path | None, typer.Option("--working-dir", help="Where to write the file (default: the agent's working_dir, else here).")
+    ] = None,
+    stdout: Annotated[bool, typer.Option("--stdout", help="Print the instructions instead of writing the file.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Back up a file that is not agentlaunch's, then write.")] = False,
+    agents_dir: AgentsDirOpt = None,
+    templates_dir: TemplatesOpt = None,
+) -> None:
+    """Render the agent's instructions file (CLAUDE.md, AGENTS.md or GEMINI.md) into its working directory.
+
+    Reports the size in bytes and estimated tokens, and any variable that
+    changes per launch (it moves the prompt-cache boundary).
+
+    Example: agentlaunch render reviewer --provider codex --stdout
+    """
+    try:
+        if provider is not None and provider not in PROVIDERS:
+            raise DefinitionError(f"--provider: unknown provider {provider!r} (choose from {', '.join(PROVIDERS)})")
+        spec = load_agent(paths.agents_dir(agents_dir), agent)
+        wd = resolve_working_dir(spec, working_dir, paths.state_dir())
+        rendered = render_instructions(spec, wd, date.today(), provider=provider, templates_dir=templates_dir)
+        if stdout:
+            sys.stdout.write(rendered.text)
+        else:
+            delivery = deliver(wd / rendered.filename, rendered.text, spec.name, paths.state_dir(), force=force)
+            if delivery.backup:
+                err.print(f"moved your {rendered.filename} aside to {delivery.backup}")
+            if delivery.previous_agent:
+                err.print(f"{delivery.path} held agent {delivery.previous_agent!r}'s instructions; now {spec.name!r}'s")
+            state = "wrote" if delivery.changed else "unchanged"
+            err.print(f"{state} {delivery.path}")
+        err.print(f"{rendered.filename}: {rendered.size:,} bytes, ~{rendered.tokens:,} tokens")
+        report_volatile(rendered)
+    except AgentlaunchError as exc:
+        fail(exc)
+
+
+@app.command()
+def init(
+    directory: Annotated[Path, typer.Argument(help="Where to create the agents directory.")] = Path("agents"),
+) -> None:
+    """Create an agents directory with the example agents; never overwrites a file.
+
+    Example: agentlaunch init ~/.config/agentlaunch/agents
+    """
+    source = paths.package_data("agents")
+    created = kept = 0
+    try:
+        for src in sorted(source.rglob("*")):
+            if src.is_dir() or "__pycache__" in src.parts:
+                continue
+            dest = directory / src.relative_to(source)
+            if dest.exists():
+                kept += 1
+                continue
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dest)
+            created += 1
+    except OSError as exc:
+        fail(AgentlaunchError(f"{directory}: cannot create the agents directory ({exc.strerror})"))
+    err.print(f"{directory}: created {created} file(s), kept {kept} existing file(s) untouched")
+    err.print(f"next: agentlaunch list --agents-dir {directory}")

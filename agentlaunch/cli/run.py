@@ -1,0 +1,244 @@
+"""Running agents: run (chat or one headless turn) and sessions."""
+
+from __future__ import annotations
+
+import json
+import sys
+import termios
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from agentlaunch import paths
+from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, complete_agent, err, fail, out
+from agentlaunch.errors import AgentlaunchError, ExitCode, Interrupted, UsageError
+from agentlaunch.events import PermissionRequest
+from agentlaunch.meter import Meter
+from agentlaunch.providers.claude import summarize
+from agentlaunch.session import Launch, LaunchOptions, Terminated, signals_handled, turn_failed
+from agentlaunch.store import Store
+from agentlaunch.transport import window_size
+from agentlaunch.view import HeadlessView, InteractiveView
+
+
+def read_prompt(prompt: str | None, prompt_opt: str | None) -> str | None:
+    """The headless prompt from the argument, -p, or stdin (``-``); None means interactive."""
+    if prompt is not None and prompt_opt is not None:
+        raise UsageError("give the prompt either as an argument or with -p, not both")
+    value = prompt if prompt is not None else prompt_opt
+    if value is None:
+        return None
+    if value == "-":
+        data = sys.stdin.buffer.read()
+        try:
+            value = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UsageError(
+                f"the prompt on stdin is not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+            ) from None
+    else:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise UsageError(f"the prompt is not valid UTF-8 (at character {exc.start})") from None
+    if not value.strip():
+        raise UsageError("the prompt is empty")
+    return value
+
+
+def ask_permission(request: PermissionRequest) -> str:
+    """Ask the person whether Claude Code may use a tool: once, always (this session) or deny."""
+    summary = summarize(request.tool_input)
+    while True:
+        try:
+            answer = input(f"\nAllow {request.tool_name} {summary}? [y] once · [a] always this session · [n] deny: ")
+        except (EOFError, KeyboardInterrupt):
+            print()
+            return "deny"
+        choice = answer.strip().lower()[:1]
+        if choice in ("y", "a", "n"):
+            return {"y": "once", "a": "always", "n": "deny"}[choice]
+
+
+def interactive_loop(launch: Launch, view: InteractiveView, timeout: float | None) -> int:
+    state = "resumed" if launch.resumed else "new"
+    err.print(
+        f"[bold]{launch.spec.display}[/] · {launch.spec.provider}{' · ' + launch.spec.model if launch.spec.model else ''}"
+        f" · {state} session {launch.session_id}",
+        markup=True,
+        highlight=False,
+    )
+    err.print("[dim]Enter sends · Ctrl-C interrupts a turn · Ctrl-C at the prompt or Ctrl-D ends the session[/]", markup=True)
+    while True:
+        try:
+            line = input("› ")
+        except (EOFError, KeyboardInterrupt):
+            print()
+            return 0
+        except UnicodeDecodeError:
+            err.print("[yellow]that line was not valid UTF-8; not sent[/]", markup=True)
+            continue
+        if not line.strip():
+            continue
+        outcome = launch.run_turn(line, timeout=timeout, ask_permission=ask_permission)
+        if outcome.end is None and not outcome.interrupted:
+            err.print(
+                f"[bold red]error:[/] the provider CLI exited (code {outcome.exit_code}); the session ended. "
+                f"Resume it with: agentlaunch run {launch.spec.name} -r {launch.session_id}",
+                markup=True,
+            )
+            return int(ExitCode.TURN_FAILED)
+        if outcome.end is None:
+            return int(ExitCode.INTERRUPTED)
+        if outcome.interrupted:
+            err.print("[dim](turn interrupted; the session goes on)[/]", markup=True)
+        elif outcome.end.is_error:
+            err.print(f"[bold red]turn failed:[/] {outcome.end.error}", markup=True, highlight=False)
+
+
+@app.command()
+def run(
+    agent: AgentArg,
+    prompt: Annotated[
+        str | None, typer.Argument(help="Run one turn headless with this prompt ('-' reads it from stdin).", show_default=False)
+    ] = None,
+    prompt_opt: Annotated[
+        str | None, typer.Option("-p", "--prompt", help="The prompt, as an option.", show_default=False)
+    ] = None,
+    continue_last: Annotated[
+        bool, typer.Option("-c", "--continue", help="Resume this agent's most recent session in this working directory.")
+    ] = False,
+    resume: Annotated[
+        str | None, typer.Option("-r", "--resume", help="Resume the session with this id.", show_default=False)
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print normalized events as JSON lines on stdout (headless).")] = False,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No footer on stderr.")] = False,
+    timeout: Annotated[
+        float | None,
+        typer.Option("--timeout", help="End a turn that takes longer than this many seconds (exit 124).", show_default=False),
+    ] = None,
+    working_dir: Annotated[
+        Path | None, typer.Option("--working-dir", help="Run there instead of the agent's working_dir.", show_default=False)
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Back up an instructions file that is not agentlaunch's, then write ours.")
+    ] = False,
+    agents_dir: AgentsDirOpt = None,
+    templates_dir: TemplatesOpt = None,
+) -> None:
+    """Start the agent on its provider CLI: a chat in the terminal, or one headless turn with a PROMPT.
+
+    Headless, stdout carries only the answer (or JSON lines with --json) and a
+    one-line footer of tokens and cost goes to stderr. Exit codes: 0 done,
+    1 turn failed, 2 bad command line, 3 definition error, 4 refused overwrite,
+    124 timeout, 127 provider CLI missing, 130 interrupted.
+
+    Example: agentlaunch run demo "hello"   ·   echo "hi" | agentlaunch run demo - --json
+    """
+    if continue_last and resume:
+        fail(UsageError("use --continue or --resume ID, not both"))
+    try:
+        text = read_prompt(prompt, prompt_opt)
+        if text is None and as_json:
+            raise UsageError("--json needs a prompt (headless mode)")
+        if text is None and not sys.stdin.isatty():
+            raise UsageError("no prompt: pass PROMPT, -p PROMPT, or - to read it from stdin (the chat needs a terminal)")
+        options = LaunchOptions(
+            agent=agent,
+            agents_dir=paths.agents_dir(agents_dir),
+            templates_dir=templates_dir,
+            working_dir=working_dir,
+            resume=resume,
+            continue_last=continue_last,
+            force=force,
+            interactive=text is None,
+        )
+        placeholder = Meter()
+        view: HeadlessView = (
+            InteractiveView(placeholder) if text is None else HeadlessView(placeholder, json_lines=as_json, quiet=quiet)
+        )
+        launch = Launch(options, view)
+        view.meter = launch.meter
+    except AgentlaunchError as exc:
+        fail(exc)
+    saved = termios.tcgetattr(0) if sys.stdin.isatty() else None
+    code = 0
+    error: AgentlaunchError | None = None
+    try:
+        with signals_handled(lambda: launch.child.resize(*window_size()) if launch.child else None):
+            launch.start()
+            if text is None:
+                code = interactive_loop(launch, view, timeout)  # type: ignore[arg-type]
+            else:
+                outcome = launch.run_turn(text, timeout=timeout)
+                error = turn_failed(outcome)
+    except AgentlaunchError as exc:
+        error = exc
+    except KeyboardInterrupt:
+        error = Interrupted("interrupted")
+    except Terminated as exc:
+        code = 128 + exc.signum
+    finally:
+        status = int(error.exit_code) if error else code
+        launch.close(status)
+        if saved is not None:
+            termios.tcsetattr(0, termios.TCSADRAIN, saved)
+    if error is not None:
+        fail(error)
+    raise typer.Exit(code)
+
+
+@app.command()
+def sessions(
+    agent: Annotated[str | None, typer.Argument(help="Only this agent's sessions.", autocompletion=complete_agent)] = None,
+    as_json: JsonOpt = False,
+    limit: Annotated[int, typer.Option("--limit", help="At most this many, newest first.")] = 50,
+) -> None:
+    """List known sessions: agent, provider, id, working dir, started, last used, turns.
+
+    Example: agentlaunch sessions reviewer --json
+    """
+    try:
+        with Store.open(paths.store_path()) as store:
+            rows = store.list_sessions(agent, limit=limit)
+    except AgentlaunchError as exc:
+        fail(exc)
+    if as_json:
+        print(
+            json.dumps(
+                [
+                    {
+                        "agent": r.agent,
+                        "provider": r.provider,
+                        "session_id": r.session_id,
+                        "working_dir": r.working_dir,
+                        "model": r.model,
+                        "started": r.started.isoformat(),
+                        "last_used": r.last_used.isoformat(),
+                        "ended": r.ended.isoformat() if r.ended else None,
+                        "exit_status": r.exit_status,
+                        "turns": r.turns,
+                    }
+                    for r in rows
+                ],
+                indent=2,
+            )
+        )
+        return
+    if not rows:
+        err.print("no sessions yet: start one with `agentlaunch run AGENT`")
+        return
+    table = Table("agent", "provider", "session", "working dir", "started", "last used", "turns")
+    for r in rows:
+        table.add_row(
+            r.agent,
+            r.provider,
+            r.session_id,
+            r.working_dir,
+            f"{r.started.astimezone():%Y-%m-%d %H:%M}",
+            f"{r.last_used.astimezone():%Y-%m-%d %H:%M}",
+            str(r.turns),
+        )
+    out.print(table)
