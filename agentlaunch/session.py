@@ -23,13 +23,24 @@ from typing import Any, Protocol
 from agentlaunch import paths
 from agentlaunch.deliver import deliver, release
 from agentlaunch.errors import AgentlaunchError, DefinitionError, Interrupted, ProviderMissing, TurnFailed, TurnTimeout
-from agentlaunch.events import CallUsage, Event, PermissionRequest, SessionStarted, TurnEnd, Unknown
+from agentlaunch.events import (
+    CallUsage,
+    Event,
+    PermissionRequest,
+    SessionStarted,
+    Text,
+    TextDelta,
+    ToolResult,
+    ToolUse,
+    TurnEnd,
+    Unknown,
+)
 from agentlaunch.meter import CompactionWarning, Meter
 from agentlaunch.pricing import Pricer
 from agentlaunch.providers import get_adapter
 from agentlaunch.providers.base import child_env
 from agentlaunch.render import RunFacts, render_instructions, render_startup
-from agentlaunch.spec import AgentSpec, load_agent, resolve_working_dir
+from agentlaunch.spec import load_agent, resolve_working_dir
 from agentlaunch.store import CallRecord, Store
 from agentlaunch.transport import EOF, Child, LongLineDropped, resolve_command, window_size
 
@@ -74,9 +85,12 @@ class Terminated(BaseException):
 class Launch:
     """A session of one agent on its provider CLI."""
 
-    def __init__(self, options: LaunchOptions, sink: Sink, meter_factory: Callable[[AgentSpec], Meter] | None = None) -> None:
+    def __init__(self, options: LaunchOptions, sink: Sink) -> None:
         self.options = options
         self.sink = sink
+        self.state = "starting"
+        # Called with the launch after every state change and every event (the live status file).
+        self.observers: list[Callable[[Launch], None]] = []
         self.spec = load_agent(options.agents_dir, options.agent)
         self.adapter = get_adapter(self.spec.provider)
         self.state_dir = paths.state_dir()
@@ -115,6 +129,15 @@ class Launch:
             return row.session_id, True, row.turns
         return str(uuid.uuid4()), False, 0
 
+    def set_state(self, state: str) -> None:
+        """starting, waiting (for input), thinking, tool (running one), exited."""
+        self.state = state
+        self._notify()
+
+    def _notify(self) -> None:
+        for observer in self.observers:
+            observer(self)
+
     # -- start and stop ---------------------------------------------------
     def start(self) -> None:
         rendered = render_instructions(self.spec, self.working_dir, date.today(), templates_dir=self.options.templates_dir)
@@ -141,6 +164,7 @@ class Launch:
             self.child = Child(plan.argv, env, self.working_dir, size=window_size())
         except ProviderMissing as exc:
             raise ProviderMissing(exc.message, hint=self.adapter.install_hint) from None
+        self.set_state("waiting")
 
     def close(self, exit_status: int) -> int | None:
         """End the CLI, free the instructions file, record how the session ended."""
@@ -156,6 +180,7 @@ class Launch:
             with contextlib.suppress(AgentlaunchError):
                 self.store.end_session(self.session_id, exit_status)
         self.store.close()
+        self.set_state("exited")
         return code
 
     # -- one turn ---------------------------------------------------------
@@ -176,6 +201,7 @@ class Launch:
         assert self.child is not None
         text = self.first_message(prompt)
         self.turns += 1
+        self.set_state("thinking")
         try:
             self.child.send_json(self.adapter.user_message(text))
         except (BrokenPipeError, OSError):
@@ -211,6 +237,7 @@ class Launch:
             for event in self.parser.feed(item):
                 self.handle(event, ask_permission)
                 if isinstance(event, TurnEnd):
+                    self.set_state("waiting")
                     if self._registered:
                         self.store.touch_session(self.session_id)
                     self.sink.turn_done()
@@ -241,6 +268,7 @@ class Launch:
         for event in self.parser.finish():
             self.handle(event, None)
         code = self.child.wait()
+        self.set_state("exited")
         self.sink.turn_done()
         return TurnOutcome(end, interrupted=interrupted, exit_code=code)
 
@@ -280,6 +308,11 @@ class Launch:
                 self.sink.unknown_once(event)
             return
         self.sink.event(event)
+        if isinstance(event, ToolUse):
+            self.state = "tool"
+        elif isinstance(event, ToolResult | TextDelta | Text):
+            self.state = "thinking"
+        self._notify()
         if warning is not None:
             self.sink.warn_compaction(warning)
         if isinstance(event, PermissionRequest):
