@@ -1,0 +1,509 @@
+"""The SQLite usage store: schema, refusals that leave files alone, sessions, calls, reports, concurrency."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentlaunch import store as store_module
+from agentlaunch.errors import ExitCode, StateError
+from agentlaunch.events import Usage
+from agentlaunch.store import SCHEMA_VERSION, CallRecord, Store
+
+T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+
+
+def call(agent: str = "reviewer", at: datetime = T0, cost: float | None = 0.01, **kw: Any) -> CallRecord:
+    fields: dict[str, Any] = {
+        "provider": "claude",
+        "session_id": "s1",
+        "turn": 1,
+        "model_requested": "claude-opus-5-5",
+        "model_reported": "claude-opus-5-5",
+        "usage": Usage(input=10, cache_write=20, cache_read=70, output=5, reasoning=1),
+        "price_key": None if cost is None else "test",
+    }
+    fields.update(kw)
+    return CallRecord(agent=agent, at=at, cost_usd=cost, **fields)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "state" / "usage.sqlite3"
+
+
+@pytest.fixture
+def store(db: Path) -> Iterator[Store]:
+    with Store.open(db) as s:
+        yield s
+
+
+# --------------------------------------------------------------------------- opening
+
+
+def test_open_creates_parent_dirs_wal_and_current_schema(tmp_path: Path) -> None:
+    path = tmp_path / "a" / "b" / "usage.sqlite3"
+    with Store.open(path) as s:
+        assert s.schema_version == SCHEMA_VERSION
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"sessions", "calls"} <= tables
+
+
+def test_reopening_keeps_rows_and_runs_no_migration_twice(db: Path) -> None:
+    with Store.open(db) as s:
+        s.record_call(call())
+    with Store.open(db) as s:
+        assert len(s.calls_for_session("s1")) == 1
+        assert s.schema_version == SCHEMA_VERSION
+
+
+def test_busy_timeout_is_set(db: Path) -> None:
+    with Store.open(db, timeout=7.5) as s:
+        assert s._conn.execute("PRAGMA busy_timeout").fetchone()[0] == 7500
+
+
+def test_pending_migrations_run_in_order_and_record_the_version(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with Store.open(db) as s:
+        s.record_call(call())
+    ran: list[int] = []
+
+    def add_note(conn: sqlite3.Connection) -> None:
+        ran.append(2)
+        conn.execute("ALTER TABLE calls ADD COLUMN note TEXT")
+
+    def add_index(conn: sqlite3.Connection) -> None:
+        ran.append(3)
+        conn.execute("CREATE INDEX calls_note ON calls (note)")
+
+    monkeypatch.setattr(store_module, "MIGRATIONS", [*store_module.MIGRATIONS, add_note, add_index])
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 3)
+    with Store.open(db) as s:
+        assert s.schema_version == 3
+        assert len(s.calls_for_session("s1")) == 1
+    assert ran == [2, 3]
+    with Store.open(db):
+        pass
+    assert ran == [2, 3]
+
+
+def test_a_failing_migration_leaves_the_old_version(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with Store.open(db):
+        pass
+
+    def broken(conn: sqlite3.Connection) -> None:
+        conn.execute("ALTER TABLE calls ADD COLUMN half TEXT")
+        conn.execute("THIS IS NOT SQL")
+
+    monkeypatch.setattr(store_module, "MIGRATIONS", [*store_module.MIGRATIONS, broken])
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 2)
+    with pytest.raises(StateError):
+        Store.open(db)
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert "half" not in {r[1] for r in conn.execute("PRAGMA table_info(calls)")}
+
+
+def test_newer_schema_is_refused_and_file_untouched(db: Path) -> None:
+    with Store.open(db) as s:
+        s.record_call(call())
+    conn = sqlite3.connect(db)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 5}")
+    conn.close()
+    before = db.read_bytes()
+    with pytest.raises(StateError) as info:
+        Store.open(db)
+    assert str(db) in info.value.message
+    assert "newer" in info.value.message
+    assert info.value.exit_code == ExitCode.STATE
+    assert db.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        pytest.param(b"this is my shopping list, not a database\n" * 50, id="text"),
+        pytest.param(os.urandom(8192), id="random"),
+        pytest.param(b"SQLite format 3\x00" + b"\xff" * 4080, id="sqlite-header-then-garbage"),
+        pytest.param(b"SQLite", id="truncated-header"),
+    ],
+)
+def test_corrupted_or_foreign_file_is_refused_and_left_byte_for_byte(db: Path, content: bytes) -> None:
+    db.parent.mkdir(parents=True)
+    db.write_bytes(content)
+    with pytest.raises(StateError) as info:
+        Store.open(db)
+    assert str(db) in info.value.message
+    assert db.read_bytes() == content
+
+
+def test_a_healthy_store_with_a_damaged_page_is_refused_untouched(db: Path) -> None:
+    with Store.open(db) as s:
+        s.record_call(call())
+    data = bytearray(db.read_bytes())
+    # Page 1 holds the schema after the 100-byte header: wreck it.
+    data[100:4096] = b"\xa5" * (4096 - 100)
+    db.write_bytes(bytes(data))
+    with pytest.raises(StateError) as info:
+        Store.open(db)
+    assert str(db) in info.value.message
+    assert db.read_bytes() == bytes(data)
+
+
+def test_another_applications_database_is_refused_untouched(db: Path) -> None:
+    db.parent.mkdir(parents=True)
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE recipes (name TEXT)")
+    conn.commit()
+    conn.close()
+    before = db.read_bytes()
+    with pytest.raises(StateError, match="not an agentlaunch usage store"):
+        Store.open(db)
+    assert db.read_bytes() == before
+
+
+def test_an_empty_file_becomes_a_new_store(db: Path) -> None:
+    db.parent.mkdir(parents=True)
+    db.touch()
+    with Store.open(db) as s:
+        assert s.schema_version == SCHEMA_VERSION
+
+
+@contextmanager
+def read_only_dir(path: Path) -> Iterator[None]:
+    """Make ``path`` truly unwritable: mode 0555, or for root (who ignores modes) the immutable flag."""
+    if os.geteuid() != 0:
+        path.chmod(0o555)
+        undo = ["chmod", "755", str(path)]
+    else:
+        made = subprocess.run(["chattr", "+i", str(path)], capture_output=True)
+        if made.returncode != 0:
+            pytest.skip(f"root cannot make {path} read-only here (chattr +i: {made.stderr.decode().strip()})")
+        undo = ["chattr", "-i", str(path)]
+    try:
+        try:
+            (path / "probe").touch()
+        except OSError:
+            pass
+        else:
+            (path / "probe").unlink()
+            pytest.skip(f"{path} stayed writable")
+        yield
+    finally:
+        subprocess.run(undo, check=True)
+
+
+def test_read_only_state_directory_for_a_new_store(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    with read_only_dir(state), pytest.raises(StateError) as info:
+        Store.open(state / "usage.sqlite3")
+    assert "not writable" in info.value.message
+    assert str(state) in info.value.message
+    assert not (state / "usage.sqlite3").exists()
+
+
+def test_read_only_state_directory_with_an_existing_store(db: Path) -> None:
+    with Store.open(db) as s:
+        s.record_call(call())
+    before = db.read_bytes()
+    with read_only_dir(db.parent), pytest.raises(StateError, match="not writable"):
+        Store.open(db)
+    assert db.read_bytes() == before
+
+
+def test_state_dir_that_cannot_be_created(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(StateError, match="cannot create the state directory"):
+        Store.open(blocker / "state" / "usage.sqlite3")
+
+
+def test_store_path_that_is_a_directory(tmp_path: Path) -> None:
+    (tmp_path / "usage.sqlite3").mkdir()
+    with pytest.raises(StateError, match="is a directory"):
+        Store.open(tmp_path / "usage.sqlite3")
+
+
+# --------------------------------------------------------------------------- sessions
+
+
+def test_session_lifecycle(store: Store) -> None:
+    row = store.start_session("s1", agent="reviewer", provider="claude", working_dir="/w", model="m", at=T0)
+    assert (row.turns, row.ended, row.exit_status, row.provider_state) == (0, None, None, None)
+    assert row.started == row.last_used == T0
+    assert store.touch_session("s1", at=T0 + timedelta(minutes=1))
+    assert store.touch_session("s1", turns_delta=2, at=T0 + timedelta(minutes=2))
+    assert store.set_provider_state("s1", {"last_total": {"input": 18000, "cached": 16000}})
+    assert store.end_session("s1", 0, at=T0 + timedelta(minutes=3))
+    got = store.get_session("s1")
+    assert got is not None
+    assert got.turns == 3
+    assert got.last_used == T0 + timedelta(minutes=3)
+    assert got.ended == T0 + timedelta(minutes=3)
+    assert got.exit_status == 0
+    assert got.provider_state == {"last_total": {"input": 18000, "cached": 16000}}
+    # Resuming clears the end but keeps the history.
+    again = store.start_session("s1", agent="reviewer", provider="claude", working_dir="/w", at=T0 + timedelta(hours=1))
+    assert (again.ended, again.exit_status, again.turns, again.model, again.started) == (None, None, 3, "m", T0)
+
+
+def test_updates_to_unknown_sessions_say_so(store: Store) -> None:
+    assert store.get_session("nope") is None
+    assert not store.touch_session("nope")
+    assert not store.end_session("nope", 1)
+    assert not store.set_provider_state("nope", {})
+
+
+def test_latest_session_by_agent_directory_and_provider(store: Store) -> None:
+    store.start_session("old", agent="rev", provider="claude", working_dir="/w", at=T0)
+    store.start_session("new", agent="rev", provider="codex", working_dir="/w", at=T0 + timedelta(hours=1))
+    store.start_session("elsewhere", agent="rev", provider="claude", working_dir="/x", at=T0 + timedelta(hours=2))
+    store.start_session("other", agent="coder", provider="claude", working_dir="/w", at=T0 + timedelta(hours=3))
+    assert store.latest_session("rev", "/w").session_id == "new"  # type: ignore[union-attr]
+    assert store.latest_session("rev", Path("/w"), provider="claude").session_id == "old"  # type: ignore[union-attr]
+    assert store.latest_session("rev", "/nowhere") is None
+    store.touch_session("old", at=T0 + timedelta(hours=5))
+    assert store.latest_session("rev", "/w").session_id == "old"  # type: ignore[union-attr]
+
+
+def test_list_sessions_most_recent_first(store: Store) -> None:
+    for i, agent in enumerate(["a", "b", "a"]):
+        store.start_session(f"s{i}", agent=agent, provider="fake", working_dir="/w", at=T0 + timedelta(hours=i))
+    assert [s.session_id for s in store.list_sessions()] == ["s2", "s1", "s0"]
+    assert [s.session_id for s in store.list_sessions("a")] == ["s2", "s0"]
+    assert [s.session_id for s in store.list_sessions(limit=1)] == ["s2"]
+
+
+# --------------------------------------------------------------------------- calls
+
+
+def test_record_call_round_trips_and_keeps_unpriced_as_none(store: Store) -> None:
+    first = store.record_call(call(at=T0, cost=0.0123, turn=1))
+    second = store.record_call(call(at=T0 + timedelta(seconds=1), cost=None, turn=2, model_reported=None))
+    assert second > first
+    calls = store.calls_for_session("s1")
+    assert [c.id for c in calls] == [first, second]
+    assert calls[0].usage == Usage(10, 20, 70, 5, 1)
+    assert (calls[0].cost_usd, calls[0].price_key, calls[0].at) == (0.0123, "test", T0)
+    assert (calls[1].cost_usd, calls[1].price_key) == (None, None)
+    assert calls[1].model == "claude-opus-5-5"  # falls back to the requested model
+
+
+def test_record_call_is_committed_at_once(db: Path, store: Store) -> None:
+    store.record_call(call())
+    other = sqlite3.connect(db)
+    assert other.execute("SELECT COUNT(*) FROM calls").fetchone()[0] == 1
+
+
+def test_naive_datetimes_are_refused(store: Store) -> None:
+    with pytest.raises(ValueError, match="naive"):
+        store.record_call(call(at=datetime(2026, 1, 1)))
+
+
+# --------------------------------------------------------------------------- reports
+
+
+def _fill(store: Store) -> None:
+    store.record_call(call("rev", T0, 0.10, session_id="a", model_reported="claude-opus-5-5"))
+    store.record_call(call("rev", T0 + timedelta(hours=1), None, session_id="a", model_reported="claude-opus-5-5"))
+    store.record_call(call("coder", T0 + timedelta(days=1), None, session_id="b", model_reported=None,
+                           model_requested="mystery", usage=Usage(input=0, output=3)))  # fmt: skip
+    store.record_call(call("coder", T0 + timedelta(days=2), 0.30, session_id="c", model_reported="gpt-5.5",
+                           usage=Usage(input=100, cache_read=300, output=10)))  # fmt: skip
+
+
+def test_report_by_agent_sums_and_counts_unpriced(store: Store) -> None:
+    _fill(store)
+    rows = {r.key: r for r in store.usage_report("agent")}
+    rev, coder = rows["rev"], rows["coder"]
+    assert (rev.calls, rev.input, rev.cache_write, rev.cache_read, rev.output, rev.reasoning) == (2, 20, 40, 140, 10, 2)
+    assert rev.cost_usd == pytest.approx(0.10)
+    assert rev.unpriced_calls == 1
+    assert rev.cache_hit_ratio == pytest.approx(140 / 200)
+    assert rev.full_price_share == pytest.approx(20 / 200)
+    assert (rev.first_at, rev.last_at) == (T0, T0 + timedelta(hours=1))
+    assert coder.cost_usd == pytest.approx(0.30)
+    assert coder.unpriced_calls == 1
+    # Most expensive first.
+    assert [r.key for r in store.usage_report("agent")] == ["coder", "rev"]
+
+
+def test_a_group_with_no_priced_call_has_no_cost_not_zero(store: Store) -> None:
+    _fill(store)
+    rows = {r.key: r for r in store.usage_report("model")}
+    assert rows["mystery"].cost_usd is None
+    assert rows["mystery"].unpriced_calls == 1
+    assert rows["mystery"].cache_hit_ratio is None  # no input at all
+    assert rows["mystery"].full_price_share is None
+    assert rows["gpt-5.5"].cost_usd == pytest.approx(0.30)
+
+
+def test_report_by_session_and_filters(store: Store) -> None:
+    _fill(store)
+    assert {r.key for r in store.usage_report("session")} == {"a", "b", "c"}
+    assert [r.key for r in store.usage_report("session", agent="coder")] == ["c", "b"]
+    only = store.usage_report("model", session="a")
+    assert [(r.key, r.calls) for r in only] == [("claude-opus-5-5", 2)]
+    recent = store.usage_report("agent", since=T0 + timedelta(days=1))
+    assert [(r.key, r.calls) for r in recent] == [("coder", 2)]
+
+
+def test_report_by_day_uses_local_days_oldest_first(store: Store) -> None:
+    _fill(store)
+    rows = store.usage_report("day")
+    local = [(T0 + timedelta(days=i)).astimezone().date().isoformat() for i in range(3)]
+    assert [r.key for r in rows] == local
+    assert [r.calls for r in rows] == [2, 1, 1]
+    assert [r.key for r in store.usage_report("day", since=T0 + timedelta(hours=12))] == local[1:]
+    assert [r.calls for r in store.usage_report("day", agent="coder", since=T0)] == [1, 1]
+    assert store.usage_report("day", since=T0 + timedelta(days=30)) == []
+
+
+@pytest.fixture
+def zone(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """Switch the process's local time zone for one test."""
+
+    def use(name: str) -> None:
+        monkeypatch.setenv("TZ", name)
+        time.tzset()
+
+    yield use
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_report_by_day_follows_the_readers_time_zone(store: Store, zone: Any) -> None:
+    # 2026-11-20 03:30 UTC is still the 19th in New York.
+    store.record_call(call(at=datetime(2026, 11, 20, 3, 30, tzinfo=UTC)))
+    store.record_call(call(at=datetime(2026, 11, 20, 12, 0, tzinfo=UTC)))
+    zone("America/New_York")
+    assert [(r.key, r.calls) for r in store.usage_report("day")] == [("2026-11-19", 1), ("2026-11-20", 1)]
+    zone("UTC")
+    assert [(r.key, r.calls) for r in store.usage_report("day")] == [("2026-11-20", 2)]
+
+
+def test_report_by_day_across_a_dst_change(store: Store, zone: Any) -> None:
+    zone("Europe/Berlin")
+    # Clocks went back on 2026-10-25 (a 25-hour day): 23:30 local on the 25th is 22:30 UTC.
+    store.record_call(call(at=datetime(2026, 10, 24, 22, 30, tzinfo=UTC)))  # 00:30 on the 25th
+    store.record_call(call(at=datetime(2026, 10, 25, 22, 30, tzinfo=UTC)))  # 23:30 on the 25th
+    store.record_call(call(at=datetime(2026, 10, 25, 23, 30, tzinfo=UTC)))  # 00:30 on the 26th
+    assert [(r.key, r.calls) for r in store.usage_report("day")] == [("2026-10-25", 2), ("2026-10-26", 1)]
+
+
+def test_unknown_grouping_is_refused(store: Store) -> None:
+    with pytest.raises(ValueError, match="by must be one of"):
+        store.usage_report("week")  # type: ignore[arg-type]
+
+
+def test_report_queries_use_indexes(store: Store) -> None:
+    plan = " ".join(
+        str(r)
+        for r in store._conn.execute(
+            f"EXPLAIN QUERY PLAN SELECT {store_module._SUMS} FROM calls WHERE at >= ? AND at < ?", (0, 1)
+        )
+    )
+    assert "COVERING INDEX calls_at" in plan
+    plan = " ".join(
+        str(r)
+        for r in store._conn.execute(
+            f"EXPLAIN QUERY PLAN SELECT {store_module._SUMS} FROM calls WHERE agent = ? AND at >= ? AND at < ?",
+            ("a", 0, 1),
+        )
+    )
+    assert "calls_agent_at" in plan
+
+
+# --------------------------------------------------------------------------- concurrency and crashes
+
+WRITERS = 20
+
+
+def _context() -> Any:
+    """fork where it exists (fast, no re-import); the workers are module-level, so spawn works too."""
+    return multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+
+
+CALLS_PER_WRITER = 150
+
+
+def _writer(path: str, number: int, barrier: Any, errors: Any) -> None:
+    try:
+        barrier.wait()
+        # Every writer opens the fresh file itself: WAL switch and migration race too.
+        with Store.open(Path(path)) as s:
+            sid = f"w{number}"
+            s.start_session(sid, agent=f"agent{number % 4}", provider="fake", working_dir="/w")
+            for i in range(CALLS_PER_WRITER):
+                s.record_call(call(f"agent{number % 4}", datetime.now(UTC), session_id=sid, turn=i))
+                if i % 10 == 0:
+                    s.touch_session(sid)
+            s.end_session(sid, 0)
+    except BaseException as exc:  # report everything, including "database is locked"
+        errors.put(f"writer {number}: {type(exc).__name__}: {exc}")
+        raise
+
+
+def test_twenty_concurrent_writers_lose_no_row(tmp_path: Path) -> None:
+    path = tmp_path / "state" / "usage.sqlite3"
+    ctx = _context()
+    barrier = ctx.Barrier(WRITERS)
+    errors = ctx.Queue()
+    procs = [ctx.Process(target=_writer, args=(str(path), n, barrier, errors)) for n in range(WRITERS)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=120)
+    problems = []
+    while not errors.empty():
+        problems.append(errors.get())
+    assert problems == []
+    assert [p.exitcode for p in procs] == [0] * WRITERS
+    with Store.open(path) as s:
+        assert sum(r.calls for r in s.usage_report("session")) == WRITERS * CALLS_PER_WRITER
+        sessions = s.list_sessions()
+        assert len(sessions) == WRITERS
+        assert all(x.turns == CALLS_PER_WRITER // 10 and x.exit_status == 0 for x in sessions)
+        per_session = {r.key: r.calls for r in s.usage_report("session")}
+        assert per_session == {f"w{n}": CALLS_PER_WRITER for n in range(WRITERS)}
+
+
+def _recorder(path: str, conn: Any) -> None:
+    with Store.open(Path(path)) as s:
+        for i in range(100_000):
+            s.record_call(call(at=datetime.now(UTC), turn=i))
+            conn.send(i + 1)
+
+
+def test_sigkill_loses_at_most_the_call_in_flight(tmp_path: Path) -> None:
+    path = tmp_path / "usage.sqlite3"
+    ctx = _context()
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_recorder, args=(str(path), child))
+    proc.start()
+    acknowledged = 0
+    while acknowledged < 200:
+        acknowledged = parent.recv()
+    assert proc.pid is not None
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.join()
+    while parent.poll():
+        acknowledged = parent.recv()
+    with Store.open(path) as s:
+        stored = sum(r.calls for r in s.usage_report("agent"))
+        assert s._conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert acknowledged <= stored <= acknowledged + 1
