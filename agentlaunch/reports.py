@@ -21,7 +21,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from agentlaunch.errors import AgentlaunchError, ExitCode
+from agentlaunch.errors import UsageError
 from agentlaunch.pricing import format_cost
 from agentlaunch.store import REPORT_BY, ReportBy, ReportRow
 
@@ -51,10 +51,8 @@ _TOKEN_SEGMENTS = (
 )
 
 
-class ReportOptionError(AgentlaunchError):
+class ReportOptionError(UsageError):
     """A report option (``--by``, ``--since``) that cannot be understood; exits like a usage error."""
-
-    exit_code = ExitCode.USAGE
 
 
 # --------------------------------------------------------------------------- options

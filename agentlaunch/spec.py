@@ -17,7 +17,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agentlaunch.errors import DefinitionError
+from agentlaunch.errors import DefinitionError, StateError
 
 SHARED_FOLDERS = ("bundles", "skills")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -314,7 +314,10 @@ def resolve_working_dir(spec: AgentSpec, override: Path | None, state_dir: Path)
         path = override.expanduser()
     elif spec.working_dir == SCRATCH:
         path = state_dir / "scratch" / spec.name
-        path.mkdir(parents=True, exist_ok=True)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StateError(f"{state_dir}: cannot create the agent's scratch folder {path} ({exc.strerror})") from None
     elif spec.working_dir:
         path = Path(spec.working_dir).expanduser()
     else:

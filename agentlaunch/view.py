@@ -12,6 +12,7 @@ from typing import TextIO
 
 from rich.console import Console
 
+from agentlaunch import pricing
 from agentlaunch.events import (
     Compaction,
     Diagnostic,
@@ -35,7 +36,7 @@ def format_cost(meter: Meter) -> str | None:
     """The session's cost so far, or None when nothing could be priced (never a guessed $0)."""
     if meter.priced_calls == 0:
         return "unpriced" if meter.calls else None
-    text = f"${meter.cost_usd:.4f}"
+    text = pricing.format_cost(meter.cost_usd)
     if meter.unpriced_calls:
         text += f" + {meter.unpriced_calls} unpriced call(s)"
     return text

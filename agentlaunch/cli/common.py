@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -13,7 +14,8 @@ from agentlaunch.errors import AgentlaunchError
 from agentlaunch.spec import agent_names
 
 err = Console(stderr=True, highlight=False)
-out = Console(highlight=False)
+# Piped output is read by scripts and people alike: do not squeeze tables into 80 columns.
+out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 
 app = typer.Typer(
     name="agentlaunch",

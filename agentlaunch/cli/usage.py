@@ -1,0 +1,129 @@
+"""The usage history: `agentlaunch usage` reports over the SQLite store."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from agentlaunch import paths
+from agentlaunch.cli.common import JsonOpt, app, complete_agent, fail, out
+from agentlaunch.errors import AgentlaunchError, UsageError
+from agentlaunch.pricing import format_cost
+from agentlaunch.reports import daily_chart, parse_by, parse_since, report_csv, report_records, report_table
+from agentlaunch.store import CallRecord, Store
+
+
+def _call_dict(call: CallRecord) -> dict[str, object]:
+    u = call.usage
+    total = u.input + u.cache_write + u.cache_read
+    return {
+        "at": call.at.isoformat(),
+        "turn": call.turn,
+        "model": call.model,
+        "input": u.input,
+        "cache_write": u.cache_write,
+        "cache_read": u.cache_read,
+        "output": u.output,
+        "reasoning": u.reasoning,
+        "cache_hit_ratio": round(u.cache_read / total, 6) if total else None,
+        "cost_usd": call.cost_usd,
+        "price_key": call.price_key,
+    }
+
+
+def _calls_table(session: str, calls: list[CallRecord]) -> Table:
+    table = Table(
+        title=f"calls of session {session}", caption="a call with a low cache hit after the first one is where caching missed"
+    )
+    for header in ("#", "time", "turn", "model", "input", "cache write", "cache read", "output", "cache hit", "cost"):
+        table.add_column(header, justify="right" if header not in ("time", "model") else "left", no_wrap=True)
+    for i, call in enumerate(calls, 1):
+        d = _call_dict(call)
+        hit = d["cache_hit_ratio"]
+        table.add_row(
+            str(i), f"{call.at.astimezone():%Y-%m-%d %H:%M:%S}", str(call.turn or ""), call.model or "?",
+            f"{call.usage.input:,}", f"{call.usage.cache_write:,}", f"{call.usage.cache_read:,}", f"{call.usage.output:,}",
+            "-" if hit is None else f"{hit:.0%}", format_cost(call.cost_usd),
+        )  # fmt: skip
+    return table
+
+
+@app.command()
+def usage(
+    by: Annotated[str, typer.Option("--by", help="Group by session, agent, model or day.")] = "day",
+    agent: Annotated[str | None, typer.Option("--agent", help="Only this agent.", autocompletion=complete_agent)] = None,
+    session: Annotated[str | None, typer.Option("--session", help="Only this session.")] = None,
+    since: Annotated[
+        str | None, typer.Option("--since", help="Only calls since: 7d, 12h, 2w, today, or a date (2026-11-01).")
+    ] = None,
+    calls: Annotated[bool, typer.Option("--calls", help="List every call of --session with its cache figures.")] = False,
+    chart: Annotated[
+        str | None, typer.Option("--chart", help="Daily chart of 'tokens' or 'cost' (default with --by day: tokens).")
+    ] = None,
+    as_json: JsonOpt = False,
+    as_csv: Annotated[bool, typer.Option("--csv", help="CSV on stdout.")] = False,
+) -> None:
+    """What past sessions cost, and whether prompt caching landed.
+
+    Columns: calls, uncached input, cache write, cache read, output, cost,
+    cache hit (cache read / all input) and full price (uncached / all input).
+    Calls that could not be priced are counted, never shown as $0.
+
+    Example: agentlaunch usage --by agent --since 7d   ·   agentlaunch usage --session ID --calls
+    """
+    try:
+        if as_json and as_csv:
+            raise UsageError("use --json or --csv, not both")
+        grouping = parse_by(by)
+        start = parse_since(since) if since else None
+        if calls and not session:
+            raise UsageError("--calls needs --session ID (list sessions with `agentlaunch sessions`)")
+        with Store.open(paths.store_path()) as store:
+            if calls:
+                assert session is not None
+                records = store.calls_for_session(session)
+                if not records and store.get_session(session) is None:
+                    raise UsageError(f"--session: no session {session!r} in {paths.store_path()}")
+            else:
+                rows = store.usage_report(grouping, agent=agent, session=session, since=start)
+    except AgentlaunchError as exc:
+        fail(exc)
+    if calls:
+        if as_json:
+            print(json.dumps([_call_dict(c) for c in records], indent=2))
+        elif as_csv:
+            import csv
+
+            writer = csv.writer(sys.stdout, lineterminator="\n")
+            dicts = [_call_dict(c) for c in records]
+            writer.writerow(list(dicts[0]) if dicts else list(_call_dict.__annotations__))
+            for d in dicts:
+                writer.writerow(["" if v is None else v for v in d.values()])
+        else:
+            out.print(_calls_table(session or "", records))
+        return
+    if as_json:
+        print(json.dumps(report_records(rows, grouping), indent=2))
+        return
+    if as_csv:
+        sys.stdout.write(report_csv(rows, grouping))
+        return
+    if not rows:
+        out.print("no recorded calls" + (" in that period" if start else "") + ": run an agent first (`agentlaunch run demo hi`)")
+        return
+    out.print(report_table(rows, grouping))
+    metric = chart or ("tokens" if grouping == "day" else None)
+    if metric:
+        try:
+            day_rows = (
+                rows
+                if grouping == "day"
+                else Store.open(paths.store_path()).usage_report("day", agent=agent, session=session, since=start)
+            )
+            out.print(daily_chart(day_rows, metric=metric, since=start))  # type: ignore[arg-type]
+        except AgentlaunchError as exc:
+            fail(exc)

@@ -1,0 +1,105 @@
+"""`agentlaunch usage` over a store filled by real runs of the fake provider, and its bad inputs."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import run_cli
+
+
+@pytest.fixture
+def two_sessions(agents_dir: Path) -> list[str]:
+    ids = []
+    for prompt in ("first", "second /tool"):
+        result = run_cli("run", "demo", prompt, "--json", "--agents-dir", str(agents_dir))
+        assert result.returncode == 0, result.stderr
+        ids.append(next(json.loads(line)["session_id"] for line in result.stdout.splitlines() if b'"session"' in line))
+    return ids
+
+
+def test_usage_by_session_json_counts_every_call(two_sessions: list[str], agents_dir: Path) -> None:
+    result = run_cli("usage", "--by", "session", "--json")
+    assert result.returncode == 0, result.stderr
+    rows = {r["session"]: r for r in json.loads(result.stdout)}
+    assert rows[two_sessions[0]]["calls"] == 1 and rows[two_sessions[1]]["calls"] == 2
+    assert all(r["cost_usd"] is None and r["unpriced_calls"] == r["calls"] for r in rows.values())  # fake: never $0
+    first = rows[two_sessions[0]]
+    assert first["cache_write"] > 0 and first["cache_read"] == 0
+
+
+def test_usage_calls_of_a_session_shows_where_caching_missed(two_sessions: list[str]) -> None:
+    result = run_cli("usage", "--session", two_sessions[1], "--calls", "--json")
+    assert result.returncode == 0, result.stderr
+    calls = json.loads(result.stdout)
+    assert len(calls) == 2 and calls[0]["cache_write"] > 0 and calls[1]["cache_read"] > 0
+    assert calls[1]["cache_hit_ratio"] > 0.9
+    table = run_cli("usage", "--session", two_sessions[1], "--calls")
+    assert b"calls of session" in table.stdout and b"unpriced" in table.stdout
+
+
+def test_usage_table_chart_and_csv(two_sessions: list[str]) -> None:
+    table = run_cli("usage")
+    assert table.returncode == 0 and b"cache hit" in table.stdout and b"\xe2\x96\x91" in table.stdout  # the chart's cache-read bar
+    csv_out = run_cli("usage", "--by", "agent", "--csv").stdout.decode().splitlines()
+    assert csv_out[0].startswith("agent,calls,input,cache_write,cache_read,output") and csv_out[1].startswith("demo,3,")
+
+
+def test_env_rates_price_the_fake_provider(agents_dir: Path) -> None:
+    env = {"AGENTLAUNCH_PRICE_INPUT": "3", "AGENTLAUNCH_PRICE_OUTPUT": "15"}
+    result = run_cli("run", "demo", "hi", "--agents-dir", str(agents_dir), env=env)
+    assert result.returncode == 0
+    assert b"$0." in result.stderr.splitlines()[-1]
+    rows = json.loads(run_cli("usage", "--json").stdout)
+    assert rows[0]["cost_usd"] > 0 and rows[0]["unpriced_calls"] == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--by", "week"], b"--by: unknown grouping 'week'"),
+        (["--since", "yesterdayish"], b"--since: cannot read 'yesterdayish'"),
+        (["--calls"], b"--calls needs --session"),
+        (["--session", "nope", "--calls"], b"no session 'nope'"),
+    ],
+)
+def test_bad_report_options_exit_2(args: list[str], message: bytes) -> None:
+    result = run_cli("usage", *args)
+    assert result.returncode == 2 and message in result.stderr
+
+
+def test_corrupted_store_is_named_and_left_alone(isolated_home: Path) -> None:
+    store = isolated_home / "state" / "usage.sqlite3"
+    store.parent.mkdir(parents=True)
+    store.write_bytes(b"this is not a database" * 100)
+    before = store.read_bytes()
+    result = run_cli("usage")
+    assert result.returncode == 5 and str(store).encode() in result.stderr
+    assert store.read_bytes() == before
+
+
+def test_store_from_a_newer_agentlaunch_is_refused(isolated_home: Path) -> None:
+    store = isolated_home / "state" / "usage.sqlite3"
+    store.parent.mkdir(parents=True)
+    with sqlite3.connect(store) as conn:
+        conn.execute("PRAGMA user_version = 999")
+    result = run_cli("usage")
+    assert result.returncode == 5 and b"newer" in result.stderr
+
+
+def test_malformed_pricing_yaml_stops_a_run_with_file_and_line(agents_dir: Path) -> None:
+    (agents_dir / "pricing.yaml").write_text("fake-1:\n  input: -3\n  output: lots\n")
+    result = run_cli("run", "demo", "hi", "--agents-dir", str(agents_dir))
+    assert result.returncode == 3
+    err = result.stderr.decode()
+    assert "pricing.yaml:2" in err and "input" in err and "output" in err
+
+
+def test_state_dir_that_is_a_file_is_a_clear_error(isolated_home: Path, agents_dir: Path) -> None:
+    blocker = isolated_home / "not-a-dir"
+    blocker.write_text("x")
+    result = run_cli("run", "demo", "hi", "--agents-dir", str(agents_dir), env={"AGENTLAUNCH_STATE_DIR": str(blocker)})
+    assert result.returncode in (3, 5) and b"Traceback" not in result.stderr and str(blocker).encode() in result.stderr
