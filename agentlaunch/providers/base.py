@@ -17,6 +17,8 @@ class TurnPlan:
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
     notices: list[str] = field(default_factory=list)
+    stdin: bytes | None = None
+    """Per-turn CLIs: what to write to stdin before closing it (b"" = at EOF at once)."""
 
 
 class Parser(Protocol):

@@ -1,0 +1,193 @@
+"""Codex CLI: a fresh ``codex exec`` process per turn, the thread continued by ``resume``.
+
+Its ``turn.completed.usage`` is the thread's running total (also across
+processes, after ``resume``): the parser subtracts the previous total, which
+the session registry keeps between agentlaunch processes. ``input_tokens``
+includes the cached tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+from agentlaunch.events import (
+    CallUsage,
+    ContextWindow,
+    Diagnostic,
+    Event,
+    SessionStarted,
+    Text,
+    ToolResult,
+    ToolUse,
+    TurnEnd,
+    Unknown,
+    Usage,
+    Warning,
+)
+from agentlaunch.providers.base import TurnPlan, parse_json_line
+from agentlaunch.providers.claude import summarize
+from agentlaunch.spec import AgentSpec
+
+ARGV_PROMPT_LIMIT = 100_000  # longer prompts go through stdin (one argv string is capped at 128 KiB)
+QUIET = ["-c", "check_for_update_on_startup=false", "-c", "analytics.enabled=false"]
+TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search", "todo_list", "plan"}
+
+
+def codex_usage(raw: dict[str, Any]) -> Usage:
+    """Codex's figures in agentlaunch's vocabulary: uncached input = input - cached."""
+    total_input = int(raw.get("input_tokens") or 0)
+    cached = int(raw.get("cached_input_tokens") or 0)
+    return Usage(
+        input=total_input - cached,
+        cache_write=int(raw.get("cache_write_input_tokens") or 0),
+        cache_read=cached,
+        output=int(raw.get("output_tokens") or 0),
+        reasoning=int(raw.get("reasoning_output_tokens") or 0),
+    )
+
+
+def _item_summary(item: dict[str, Any]) -> tuple[str, str]:
+    kind = str(item.get("type"))
+    if kind == "command_execution":
+        return "shell", summarize(item.get("command", ""))
+    if kind == "file_change":
+        changes = item.get("changes") or []
+        return "edit", summarize(" ".join(str(c.get("path", "")) for c in changes if isinstance(c, dict)) or item)
+    if kind == "mcp_tool_call":
+        return f"{item.get('server', 'mcp')}.{item.get('tool', '?')}", summarize(item.get("arguments") or "")
+    if kind == "web_search":
+        return "web_search", summarize(item.get("query", ""))
+    return kind, summarize({k: v for k, v in item.items() if k not in ("id", "type")})
+
+
+class CodexParser:
+    """``codex exec --json`` lines to normalized events; usage as differences of running totals."""
+
+    def __init__(self, prior_total: Usage | None = None) -> None:
+        self.total = prior_total or Usage()
+        self.thread_id: str | None = None
+
+    def feed(self, line: str) -> list[Event]:
+        obj = parse_json_line(line)
+        if obj is None:
+            return []
+        if isinstance(obj, Diagnostic):
+            return [obj]
+        kind = obj.get("type")
+        if kind == "thread.started":
+            self.thread_id = str(obj.get("thread_id"))
+            return [SessionStarted(self.thread_id)]
+        if kind == "turn.started":
+            return []
+        if kind in ("item.started", "item.updated", "item.completed"):
+            return self._item(kind, obj.get("item") or {})
+        if kind == "turn.completed":
+            running = codex_usage(obj.get("usage") or {})
+            turn = running - self.total
+            self.total = running
+            return [CallUsage(turn), TurnEnd(result="")]
+        if kind == "turn.failed":
+            message = str((obj.get("error") or {}).get("message") or "turn failed")
+            return [TurnEnd(is_error=True, error=message)]
+        if kind == "error":
+            return [Warning(str(obj.get("message") or "error"))]
+        return [Unknown(str(kind))]
+
+    def _item(self, kind: str, item: dict[str, Any]) -> list[Event]:
+        itype = item.get("type")
+        item_id = str(item.get("id", ""))
+        if itype == "agent_message":
+            return [Text(str(item.get("text") or ""))] if kind == "item.completed" else []
+        if itype == "reasoning":
+            return []
+        if itype == "error":
+            return [Warning(str(item.get("message") or "error"))] if kind == "item.completed" else []
+        if itype in TOOL_ITEMS:
+            name, summary = _item_summary(item)
+            if kind == "item.started":
+                return [ToolUse(item_id, name, summary)]
+            if kind == "item.completed":
+                failed = item.get("status") == "failed" or (item.get("exit_code") not in (None, 0))
+                output = item.get("aggregated_output")
+                events: list[Event] = []
+                if itype != "command_execution":  # commands were announced by item.started
+                    events.append(ToolUse(item_id, name, summary))
+                events.append(ToolResult(item_id, failed, summarize(output) if output else ""))
+                return events
+            return []
+        return [Unknown(f"item/{itype}")] if kind == "item.completed" else []
+
+    def finish(self) -> list[Event]:
+        return []
+
+
+def codex_home(env: dict[str, str]) -> Path:
+    return Path(env.get("CODEX_HOME") or Path(env.get("HOME", "~")).expanduser() / ".codex")
+
+
+def rollout_context_window(thread_id: str, env: dict[str, str]) -> int | None:
+    """``model_context_window`` from the thread's rollout file, when it can be found."""
+    sessions = codex_home(env) / "sessions"
+    if not thread_id or not sessions.is_dir():
+        return None
+    window = None
+    for path in sessions.rglob(f"rollout-*-{thread_id}.jsonl"):
+        try:
+            with path.open(encoding="utf-8", errors="replace") as fh:
+                for line in fh:
+                    if "model_context_window" not in line:
+                        continue
+                    try:
+                        payload = json.loads(line).get("payload") or {}
+                    except ValueError:
+                        continue
+                    value = payload.get("model_context_window") or (payload.get("info") or {}).get("model_context_window")
+                    if isinstance(value, int) and value > 0:
+                        window = value
+        except OSError:
+            continue
+    return window
+
+
+class CodexAdapter:
+    """Codex CLI 0.169."""
+
+    name = "codex"
+    default_command = "codex"
+    persistent = False
+    install_hint = "install Codex CLI: npm install -g @openai/codex"
+
+    def plan_turn(self, spec: AgentSpec, command: str, state: dict[str, Any], prompt: str) -> TurnPlan:
+        argv = [command, *QUIET, "exec", "--json", "--skip-git-repo-check"]
+        if spec.model:
+            argv += ["-m", spec.model]  # the thread does not remember its model
+        argv += list(spec.provider_flags)
+        if state.get("thread_id"):
+            argv += ["resume", str(state["thread_id"])]
+        if len(prompt.encode("utf-8")) > ARGV_PROMPT_LIMIT:
+            return TurnPlan(argv=[*argv, "-"], stdin=prompt.encode("utf-8"))
+        return TurnPlan(argv=[*argv, prompt], stdin=b"")
+
+    def parser(self, state: dict[str, Any]) -> CodexParser:
+        prior = state.get("total")
+        parser = CodexParser(Usage(**prior) if isinstance(prior, dict) else None)
+        parser.thread_id = state.get("thread_id")
+        return parser
+
+    def state_after_turn(self, parser: CodexParser, env: dict[str, str]) -> tuple[dict[str, Any], list[Event]]:
+        """What to keep for the next turn (thread id, running total), and a learned context window."""
+        state: dict[str, Any] = {"thread_id": parser.thread_id, "total": parser.total.as_dict()}
+        window = rollout_context_window(parser.thread_id or "", env)
+        return state, [ContextWindow(window)] if window else []
+
+
+def looks_like_thread_id(value: str) -> bool:
+    """Codex takes a non-UUID as a thread *name* and silently starts a new thread: refuse those."""
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
