@@ -18,6 +18,7 @@ from agentlaunch.events import PermissionRequest
 from agentlaunch.meter import Meter
 from agentlaunch.providers.claude import summarize
 from agentlaunch.session import Launch, LaunchOptions, Terminated, signals_handled, turn_failed
+from agentlaunch.status import StatusWriter
 from agentlaunch.store import Store
 from agentlaunch.transport import window_size
 from agentlaunch.view import HeadlessView, InteractiveView
@@ -160,6 +161,7 @@ def run(
             InteractiveView(placeholder) if text is None else HeadlessView(placeholder, json_lines=as_json, quiet=quiet)
         )
         launch = Launch(options, view)
+        status_writer = StatusWriter.attach(launch)  # the live status record (agentlaunch status, tmux)
         view.meter = launch.meter
     except AgentlaunchError as exc:
         fail(exc)
@@ -183,6 +185,7 @@ def run(
     finally:
         status = int(error.exit_code) if error else code
         launch.close(status)
+        status_writer.close()
         if saved is not None:
             termios.tcsetattr(0, termios.TCSADRAIN, saved)
     if error is not None:

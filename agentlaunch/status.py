@@ -1,0 +1,313 @@
+"""Live status of every running session: one small JSON record each, in ``<state dir>/status/``.
+
+A :class:`StatusWriter` observes a :class:`~agentlaunch.session.Launch` and
+replaces its record atomically, at most twice a second; a change to or from
+``exited`` is written at once, and a trailing timer makes sure the last
+update of a burst is never lost. Readers (``agentlaunch status``, tmux) list
+the records, flag those whose agentlaunch process is gone as stale, and
+remove them.
+
+Inside a pane started by ``agentlaunch tmux up`` (``AGENTLAUNCH_PANE_TITLE=1``
+and ``$TMUX_PANE`` set) the writer also sets the pane's title to the
+one-line form, which the pane border shows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentlaunch import paths
+from agentlaunch.deliver import pid_alive, write_atomic
+
+if TYPE_CHECKING:
+    from agentlaunch.session import Launch
+
+STATUS_DIR = "status"
+MIN_INTERVAL = 0.5  # seconds between two writes of one record
+PANE_TITLE_ENV = "AGENTLAUNCH_PANE_TITLE"
+RECORD_VERSION = 1
+
+
+def status_dir(state_dir: Path | None = None) -> Path:
+    return (state_dir or paths.state_dir()) / STATUS_DIR
+
+
+def process_start(pid: int) -> str | None:
+    """The kernel's start time of ``pid`` (Linux ``/proc``), to tell a reused pid from ours; None elsewhere."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: split after its closing one.
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return fields[19] if len(fields) > 19 else None
+
+
+def process_running(pid: int | None) -> bool:
+    """``pid`` exists and is not a zombie (an exited child its parent has not reaped yet)."""
+    if not pid_alive(pid):
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc (macOS): trust kill(pid, 0)
+    return stat[stat.rfind(")") + 2 : stat.rfind(")") + 3] != "Z"
+
+
+def _n(value: int) -> str:
+    return f"{value:,}"
+
+
+def snapshot(launch: Launch, *, pid: int, pid_start: str | None, started: str) -> dict[str, Any]:
+    """The status record of ``launch`` as plain JSON data."""
+    meter = launch.meter
+    total = meter.total
+    from agentlaunch.view import format_cost  # view imports rich; only the writer needs it
+
+    return {
+        "version": RECORD_VERSION,
+        "agent": launch.spec.name,
+        "display": launch.spec.display,
+        "provider": launch.spec.provider,
+        "model": meter.model or launch.spec.model,
+        "session_id": launch.session_id,
+        "resumed": launch.resumed,
+        "working_dir": str(launch.working_dir),
+        "pid": pid,
+        "pid_start": pid_start,
+        "cli_pid": launch.child.pid if launch.child is not None else None,
+        "state": launch.state,
+        "turns": launch.turns,
+        "calls": meter.calls,
+        "usage": {
+            "input": total.input,
+            "cache_write": total.cache_write,
+            "cache_read": total.cache_read,
+            "output": total.output,
+            "reasoning": total.reasoning,
+        },
+        "context": meter.context,
+        "window": meter.window,
+        "window_source": meter.window_source,
+        "percent": None if meter.percent is None else round(meter.percent, 1),
+        "to_compaction": None if meter.window_source == "observed" else meter.to_compaction,
+        # Never a guessed $0: null until at least one call could be priced.
+        "cost_usd": round(meter.cost_usd, 6) if meter.priced_calls else None,
+        "cost": format_cost(meter),
+        "priced_calls": meter.priced_calls,
+        "unpriced_calls": meter.unpriced_calls,
+        "started": started,
+        "updated": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+
+
+def one_line(record: dict[str, Any]) -> str:
+    """``demo · waiting · ctx 12.3% · 40,211 to compaction · $0.0123``: for tmux and prompts."""
+    parts = [str(record.get("agent", "?")), str(record.get("state", "?"))]
+    if record.get("stale"):
+        parts[1] = "stale"
+    percent = record.get("percent")
+    if isinstance(percent, int | float) and record.get("window_source") != "observed":
+        parts.append(f"ctx {percent:.1f}%")
+    elif isinstance(record.get("context"), int) and record["context"]:
+        parts.append(f"ctx {_n(record['context'])}")
+    left = record.get("to_compaction")
+    if isinstance(left, int):
+        parts.append(f"{_n(left)} to compaction" if left > 0 else "past compaction threshold")
+    cost = record.get("cost")
+    if isinstance(cost, str) and cost:
+        parts.append(cost)
+    return " · ".join(parts)
+
+
+class StatusWriter:
+    """A Launch observer that keeps the session's status record (and pane title) current."""
+
+    def __init__(
+        self,
+        directory: Path | None = None,
+        *,
+        pid: int | None = None,
+        interval: float = MIN_INTERVAL,
+        clock: Callable[[], float] = time.monotonic,
+        pane_title: bool | None = None,
+    ) -> None:
+        self.directory = directory or status_dir()
+        self.pid = pid or os.getpid()
+        self.pid_start = process_start(self.pid)
+        self.path = self.directory / f"{self.pid}.json"
+        self.interval = interval
+        self.clock = clock
+        self.started = datetime.now(UTC).isoformat(timespec="seconds")
+        self.pane = os.environ.get("TMUX_PANE") if pane_title is not False else None
+        if pane_title is None and os.environ.get(PANE_TITLE_ENV) != "1":
+            self.pane = None
+        self._tmux = shutil.which("tmux") if self.pane else None
+        self._lock = threading.Lock()
+        self._pending: dict[str, Any] | None = None
+        self._last_write: float | None = None
+        self._last_state: str | None = None
+        self._timer: threading.Timer | None = None
+        self._closed = False
+        self.writes = 0
+
+    @classmethod
+    def attach(cls, launch: Launch, **kwargs: Any) -> StatusWriter:
+        """Observe ``launch`` and write its first record (state ``starting``) now."""
+        writer = cls(**kwargs)
+        launch.observers.append(writer)
+        writer(launch)
+        return writer
+
+    def __call__(self, launch: Launch) -> None:
+        self.update(snapshot(launch, pid=self.pid, pid_start=self.pid_start, started=self.started))
+
+    def update(self, record: dict[str, Any]) -> None:
+        """Write ``record`` now if due (or if it enters or leaves ``exited``), else within the interval."""
+        with self._lock:
+            if self._closed:
+                return
+            state = record.get("state")
+            prompt = state != self._last_state and "exited" in (state, self._last_state)
+            self._pending = record
+            now = self.clock()
+            if prompt or self._last_write is None or now - self._last_write >= self.interval:
+                self._flush_locked()
+            elif self._timer is None:
+                delay = max(self.interval - (now - self._last_write), 0.0)
+                self._timer = threading.Timer(delay, self._flush_from_timer)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def _flush_from_timer(self) -> None:
+        with self._lock:
+            self._timer = None
+            if not self._closed:
+                self._flush_locked()
+
+    def _flush_locked(self) -> None:
+        record, self._pending = self._pending, None
+        if record is None:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._last_write = self.clock()
+        self._last_state = record.get("state")
+        # The status file is a convenience: a full disk must never end the session.
+        with contextlib.suppress(OSError):
+            self.directory.mkdir(parents=True, exist_ok=True)
+            write_atomic(self.path, (json.dumps(record, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
+            self.writes += 1
+        self._set_pane_title(one_line(record))
+
+    def _set_pane_title(self, title: str) -> None:
+        if not (self.pane and self._tmux):
+            return
+        # The tmux client inside a pane finds its server through $TMUX; an argument list, never a shell.
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            subprocess.run(
+                [self._tmux, "select-pane", "-t", self.pane, "-T", title.replace("#", "##")],  # -T expands formats
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=2,
+                check=False,
+            )
+
+    def flush(self) -> None:
+        """Write a pending update now."""
+        with self._lock:
+            self._flush_locked()
+
+    def close(self, *, remove: bool = True) -> None:
+        """Write what is pending, then (the session is over) remove the record."""
+        with self._lock:
+            self._flush_locked()
+            self._closed = True
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            if remove:
+                with contextlib.suppress(FileNotFoundError, OSError):
+                    self.path.unlink()
+
+
+@dataclass
+class StatusRecord:
+    """One record as read back, with whether its agentlaunch process is gone."""
+
+    path: Path
+    data: dict[str, Any]
+    stale: bool
+
+    @property
+    def agent(self) -> str:
+        return str(self.data.get("agent", "?"))
+
+    @property
+    def state(self) -> str:
+        return "stale" if self.stale else str(self.data.get("state", "?"))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**self.data, "stale": self.stale}
+
+    def line(self) -> str:
+        return one_line(self.as_dict())
+
+
+def is_stale(data: dict[str, Any]) -> bool:
+    """The record's agentlaunch process no longer exists (or its pid now belongs to another process)."""
+    pid = data.get("pid")
+    if not isinstance(pid, int) or not process_running(pid):
+        return True
+    recorded = data.get("pid_start")
+    current = process_start(pid)
+    return bool(recorded and current and recorded != current)
+
+
+def read_records(directory: Path | None = None, *, clean: bool = True) -> list[StatusRecord]:
+    """Every record, sorted by agent then start; stale ones are flagged and (``clean``) removed."""
+    folder = directory or status_dir()
+    records: list[StatusRecord] = []
+    try:
+        files = sorted(p for p in folder.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    for path in files:
+        try:
+            data = json.loads(path.read_text("utf-8"))
+        except FileNotFoundError:
+            continue  # its session just ended
+        except (OSError, ValueError):
+            continue
+        if not isinstance(data, dict):
+            continue
+        stale = is_stale(data)
+        if stale and clean:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        records.append(StatusRecord(path, data, stale))
+    records.sort(key=lambda r: (r.agent, str(r.data.get("started", "")), r.path.name))
+    return records
+
+
+def line_for(agent: str, directory: Path | None = None) -> str:
+    """The one-line status of ``agent``'s running session (the latest updated), or "" when none runs."""
+    live = [r for r in read_records(directory, clean=False) if r.agent == agent and not r.stale]
+    if not live:
+        return ""
+    latest = max(live, key=lambda r: str(r.data.get("updated", "")))
+    line = latest.line()
+    return line + (f" (+{len(live) - 1} more)" if len(live) > 1 else "")

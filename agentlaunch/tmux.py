@@ -1,0 +1,328 @@
+"""Agents in tmux: one window (or one tiled pane) per agent, found again by a pane option, ended cleanly.
+
+Every tmux call is an argument list. Two tmux habits matter for safety:
+
+- a command given as *several* arguments is executed directly (execvp), not
+  through ``sh -c``; the agent command always has several, so no shell ever
+  parses a name;
+- tmux splits its own command line on any argument that *ends* in ``;``
+  (``\\;`` escapes it), and expands formats (``#(cmd)`` runs a shell command)
+  in window and session names. Session names are therefore limited to
+  letters, digits, ``_`` and ``-``, agent names are checked by the definition
+  loader (letters, digits, ``.``, ``_``, ``-``), :func:`literal` doubles ``#``
+  where tmux expands formats (``-c`` directory, names, titles; not ``-e`` nor
+  the command's arguments), and :func:`tmux_arg` escapes a trailing ``;`` in
+  every argument.
+
+Each agent's pane carries the pane option ``@agentlaunch_agent``: that, not
+the window name (which a person may change), is how ``up`` knows what runs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentlaunch.errors import AgentlaunchError, ExitCode, UsageError
+from agentlaunch.providers import get_adapter
+from agentlaunch.spec import load_agent
+from agentlaunch.status import PANE_TITLE_ENV, process_running
+
+SOCKET_ENV = "AGENTLAUNCH_TMUX_SOCKET"
+DEFAULT_SESSION = "agentlaunch"
+TILED_WINDOW = "agents"
+AGENT_OPTION = "@agentlaunch_agent"
+TILED_OPTION = "@agentlaunch_tiled"
+SAFE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+LAYOUTS = ("windows", "tiled")
+# What the pane border shows: the title the agent's status writer keeps current.
+BORDER_FORMAT = " #{pane_title} "
+# Variables a pane needs from the caller's environment (a running server has its own).
+PASSED_ENV_PREFIXES = ("AGENTLAUNCH_",)
+PASSED_ENV = ("PATH", "NO_COLOR")
+
+
+class TmuxError(AgentlaunchError):
+    """A tmux command failed, or the session asked for does not exist."""
+
+    exit_code = ExitCode.TURN_FAILED
+
+
+class TmuxMissing(AgentlaunchError):
+    """tmux is not installed: the same code as a missing provider CLI (a missing program)."""
+
+    exit_code = ExitCode.PROVIDER_MISSING
+
+
+def check_name(value: str, what: str) -> str:
+    """Refuse a session or socket name tmux would change or misread (``:``, ``.``, ``#``, ``;``, spaces, quotes)."""
+    if not SAFE_NAME.match(value):
+        raise UsageError(
+            f"{what} name {value!r} is not allowed: use 1 to 64 letters, digits, '_' and '-' "
+            "(tmux changes ':' and '.', expands '#', and splits commands on ';')"
+        )
+    return value
+
+
+def literal(value: str) -> str:
+    """A value for an argument tmux expands as a format (``-c``, ``-n``, ``-T``): ``#`` doubled, so ``#(cmd)`` never runs."""
+    return value.replace("#", "##")
+
+
+def tmux_arg(value: str) -> str:
+    """Escape a trailing ``;``, which tmux would otherwise take as a command separator."""
+    return value[:-1] + "\\;" if value.endswith(";") else value
+
+
+@dataclass(frozen=True)
+class Pane:
+    pane_id: str
+    window_id: str
+    window_name: str
+    pid: int
+    agent: str
+    dead: bool
+    title: str
+    tiled: bool
+
+
+@dataclass
+class UpResult:
+    session: str
+    created_session: bool = False
+    started: list[str] = field(default_factory=list)
+    restarted: list[str] = field(default_factory=list)
+    running: list[str] = field(default_factory=list)
+
+
+@dataclass
+class DownResult:
+    ended: list[str] = field(default_factory=list)
+    still_running: list[str] = field(default_factory=list)
+
+
+class Tmux:
+    """One tmux server (the default one, or ``tmux -L SOCKET``), driven with argument lists."""
+
+    def __init__(self, socket: str | None = None, binary: str | None = None) -> None:
+        if socket is not None:
+            check_name(socket, "tmux socket")
+        found = binary or shutil.which("tmux")
+        if not found:
+            raise TmuxMissing(
+                "tmux is not installed (or not on PATH)",
+                hint="install it with your system's package manager, e.g. `apt-get install tmux` or `brew install tmux`",
+            )
+        self.socket = socket
+        self.argv = [found] + (["-L", socket] if socket else [])
+
+    def command(self, *args: str) -> list[str]:
+        return self.argv + [tmux_arg(a) for a in args]
+
+    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(self.command(*args), capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
+        if check and proc.returncode != 0:
+            raise TmuxError(f"tmux {args[0]} failed: {proc.stderr.strip() or f'exit {proc.returncode}'}")
+        return proc
+
+    def sequence(self, commands: Sequence[Sequence[str]]) -> None:
+        """Several tmux commands in one call (one round trip), separated by tmux's own ``;``."""
+        argv: list[str] = []
+        for i, cmd in enumerate(commands):
+            if i:
+                argv.append(";")
+            argv += [tmux_arg(a) for a in cmd]
+        proc = subprocess.run(self.argv + argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
+        if proc.returncode != 0:
+            raise TmuxError(f"tmux failed: {proc.stderr.strip() or f'exit {proc.returncode}'}")
+
+    def has_session(self, name: str) -> bool:
+        return self.run("has-session", "-t", f"={name}", check=False).returncode == 0
+
+    def panes(self, session: str) -> list[Pane]:
+        fmt = "\t".join(
+            (
+                "#{pane_id}",
+                "#{window_id}",
+                "#{window_name}",
+                "#{pane_pid}",
+                "#{" + AGENT_OPTION + "}",
+                "#{pane_dead}",
+                "#{pane_title}",
+                "#{" + TILED_OPTION + "}",
+            )
+        )
+        proc = self.run("list-panes", "-s", "-t", f"={session}", "-F", fmt)
+        panes = []
+        for row in proc.stdout.splitlines():
+            cells = row.split("\t")
+            if len(cells) != 8:
+                continue
+            pane_id, window_id, window_name, pid, agent, dead, title, tiled = cells
+            panes.append(Pane(pane_id, window_id, window_name, int(pid or 0), agent, dead == "1", title, tiled == "1"))
+        return panes
+
+    def socket_path(self, session: str) -> str:
+        return self.run("display-message", "-p", "-t", f"={session}", "#{socket_path}").stdout.strip()
+
+
+def agent_command(agent: str, agents_dir: Path, templates_dir: Path | None = None) -> list[str]:
+    """The argv a pane runs: this Python's agentlaunch, so a virtualenv or a test's checkout is the one used."""
+    argv = [sys.executable, "-m", "agentlaunch", "run", agent, "--agents-dir", str(agents_dir)]
+    if templates_dir is not None:
+        argv += ["--templates-dir", str(templates_dir.expanduser().resolve())]
+    return argv
+
+
+def pane_env(environ: Mapping[str, str]) -> list[str]:
+    """``-e NAME=VALUE`` arguments: what a pane needs from the caller (an already running server has its own)."""
+    args: list[str] = []
+    for name in sorted(environ):
+        if name in PASSED_ENV or name.startswith(PASSED_ENV_PREFIXES):
+            args += ["-e", f"{name}={environ[name]}"]
+    args += ["-e", f"{PANE_TITLE_ENV}=1"]
+    return args
+
+
+def validate_agents(agents: Sequence[str], agents_dir: Path) -> list[str]:
+    """Load every agent's definition (nothing is created when one fails); the names, deduplicated in order."""
+    if not agents:
+        raise UsageError("name at least one agent")
+    unique = list(dict.fromkeys(agents))
+    for name in unique:
+        get_adapter(load_agent(agents_dir, name).provider)  # an agent its pane could not run is refused here
+    return unique
+
+
+def _decorate(tmux: Tmux, pane_id: str, window_id: str, agent: str, *, tiled: bool) -> None:
+    """Tag the pane with its agent and show its title (the live status line) in the pane border."""
+    commands = [
+        ["set-option", "-p", "-t", pane_id, AGENT_OPTION, agent],
+        ["select-pane", "-t", pane_id, "-T", literal(agent)],
+        ["set-option", "-w", "-t", window_id, "pane-border-status", "top"],
+        ["set-option", "-w", "-t", window_id, "pane-border-format", BORDER_FORMAT],
+        # A pane whose agentlaunch fails stays, so its error can be read; a clean exit closes it.
+        ["set-option", "-w", "-t", window_id, "remain-on-exit", "failed"],
+    ]
+    if tiled:
+        commands.append(["set-option", "-w", "-t", window_id, TILED_OPTION, "1"])
+    tmux.sequence(commands)
+
+
+def up(
+    tmux: Tmux,
+    agents: Sequence[str],
+    *,
+    session: str,
+    layout: str,
+    agents_dir: Path,
+    templates_dir: Path | None = None,
+    cwd: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> UpResult:
+    """Start every named agent that is not already running in ``session`` (created when missing)."""
+    check_name(session, "tmux session")
+    if layout not in LAYOUTS:
+        raise UsageError(f"--layout must be one of {', '.join(LAYOUTS)}, not {layout!r}")
+    agents_dir = agents_dir.expanduser().resolve()
+    names = validate_agents(agents, agents_dir)
+    env_args = pane_env(os.environ if environ is None else environ)
+    directory = literal(str((cwd or Path.cwd()).resolve()))
+    result = UpResult(session)
+
+    exists = tmux.has_session(session)
+    panes = tmux.panes(session) if exists else []
+    by_agent = {p.agent: p for p in panes if p.agent}
+    for name in names:
+        pane = by_agent.get(name)
+        if pane is None:
+            continue
+        if pane.dead:  # its agentlaunch failed and the pane was kept: start it again in place
+            argv = agent_command(name, agents_dir, templates_dir)
+            tmux.run("respawn-pane", "-k", "-t", pane.pane_id, "-c", directory, *env_args, "--", *argv)
+            result.restarted.append(name)
+        else:
+            result.running.append(name)
+
+    tiled_window = next((p.window_id for p in panes if p.tiled), None)
+    fmt = "#{pane_id}\t#{window_id}"
+    for name in (n for n in names if n not in by_agent):
+        argv = agent_command(name, agents_dir, templates_dir)
+        window_name = literal(TILED_WINDOW if layout == "tiled" else name)
+        if not exists:
+            created = tmux.run(
+                "new-session", "-d", "-s", session, "-n", window_name, "-x", "220", "-y", "60", "-c", directory,
+                *env_args, "-P", "-F", fmt, "--", *argv,
+            )  # fmt: skip
+            exists = result.created_session = True
+        elif layout == "tiled" and tiled_window is not None:
+            created = tmux.run("split-window", "-d", "-t", tiled_window, "-c", directory, *env_args, "-P", "-F", fmt, "--", *argv)
+        else:
+            target = f"={session}:"
+            created = tmux.run(
+                "new-window", "-d", "-t", target, "-n", window_name, "-c", directory, *env_args, "-P", "-F", fmt, "--", *argv
+            )
+        pane_id, window_id = created.stdout.strip().split("\t")
+        _decorate(tmux, pane_id, window_id, name, tiled=layout == "tiled")
+        if layout == "tiled":
+            tiled_window = window_id
+            tmux.run("select-layout", "-t", window_id, "tiled")
+        result.started.append(name)
+    return result
+
+
+def attach(tmux: Tmux, session: str, environ: Mapping[str, str] | None = None) -> int | None:
+    """Attach to ``session`` (switch to it from inside the same tmux); None when that would nest tmux."""
+    environ = os.environ if environ is None else environ
+    inside = environ.get("TMUX", "")
+    if inside:
+        if inside.split(",")[0] != tmux.socket_path(session):
+            return None  # another tmux server: attaching would nest one tmux in another
+        return subprocess.call(tmux.command("switch-client", "-t", f"={session}"))
+    return subprocess.call(tmux.command("attach-session", "-t", f"={session}"))
+
+
+def down(
+    tmux: Tmux,
+    session: str,
+    *,
+    timeout: float = 20.0,
+    clock: Callable[[], float] = time.monotonic,
+    on_wait: Callable[[list[str]], None] | None = None,
+) -> DownResult:
+    """End every agent in ``session`` with SIGTERM (their sessions stay resumable), wait, then kill the session."""
+    check_name(session, "tmux session")
+    if not tmux.has_session(session):
+        raise TmuxError(f"no tmux session {session!r}" + (f" on socket {tmux.socket!r}" if tmux.socket else ""))
+    result = DownResult()
+    live = [p for p in tmux.panes(session) if p.agent and not p.dead and p.pid > 0]
+    for pane in live:
+        # SIGTERM is agentlaunch's clean stop (exit 143): it ends the CLI, frees the
+        # instructions file and records the session, which stays resumable with -c/-r.
+        try:
+            os.kill(pane.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            continue
+        except PermissionError as exc:
+            raise TmuxError(f"cannot signal agent {pane.agent!r} (pid {pane.pid}): {exc.strerror}") from None
+    deadline = clock() + timeout
+    # A zombie counts as ended: its parent, the tmux server, may reap it late.
+    waiting = [p for p in live if process_running(p.pid)]
+    while waiting and clock() < deadline:
+        if on_wait is not None:
+            on_wait([p.agent for p in waiting])
+        time.sleep(0.05)  # poll interval of a wait bounded by the deadline
+        waiting = [p for p in waiting if process_running(p.pid)]
+    result.still_running = [p.agent for p in waiting]
+    result.ended = [p.agent for p in live if p not in waiting]
+    if tmux.has_session(session):
+        tmux.run("kill-session", "-t", f"={session}")
+    return result
