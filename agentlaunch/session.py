@@ -13,6 +13,7 @@ import queue
 import signal
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -25,6 +26,7 @@ from agentlaunch.deliver import deliver, release
 from agentlaunch.errors import AgentlaunchError, DefinitionError, Interrupted, ProviderMissing, TurnFailed, TurnTimeout
 from agentlaunch.events import (
     CallUsage,
+    Diagnostic,
     Event,
     PermissionRequest,
     SessionStarted,
@@ -72,6 +74,7 @@ class TurnOutcome:
     end: TurnEnd | None  # None: the CLI ended without finishing the turn
     interrupted: bool = False
     exit_code: int | None = None
+    last_output: tuple[str, ...] = ()  # the CLI's last non-JSON lines (why it exited)
 
 
 class Terminated(BaseException):
@@ -104,6 +107,7 @@ class Launch:
         self.parser = self.adapter.parser()
         self.instructions_path: Path | None = None
         self._unknown_seen: set[str] = set()
+        self._last_output: deque[str] = deque(maxlen=3)
         self.always_allowed: set[str] = set()
         self._registered = False
 
@@ -270,11 +274,13 @@ class Launch:
         code = self.child.wait()
         self.set_state("exited")
         self.sink.turn_done()
-        return TurnOutcome(end, interrupted=interrupted, exit_code=code)
+        return TurnOutcome(end, interrupted=interrupted, exit_code=code, last_output=tuple(self._last_output))
 
     def handle(self, event: Event, ask_permission: Callable[[PermissionRequest], str] | None) -> None:
         """Meter, price, store and show one event."""
         warning = self.meter.add(event)
+        if isinstance(event, Diagnostic):
+            self._last_output.append(event.line)
         if isinstance(event, SessionStarted) and not self._registered:
             # Registered once the CLI confirms the session: an unknown --resume id never becomes one.
             self.store.start_session(
@@ -365,7 +371,8 @@ def turn_failed(outcome: TurnOutcome) -> AgentlaunchError | None:
     if outcome.end is None:
         if outcome.interrupted:
             return Interrupted("interrupted; the session stays resumable")
-        return TurnFailed(f"the provider CLI exited (code {outcome.exit_code}) before finishing the turn")
+        said = "; it said: " + " / ".join(outcome.last_output) if outcome.last_output else ""
+        return TurnFailed(f"the provider CLI exited (code {outcome.exit_code}) before finishing the turn{said}")
     if outcome.interrupted:
         return Interrupted("interrupted; the session stays resumable")
     if outcome.end.is_error:

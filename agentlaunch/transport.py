@@ -107,6 +107,7 @@ class Child:
         os.close(slave)
         self.master = master
         self.queue: queue.Queue[str | LongLineDropped | None] = queue.Queue()
+        self._ended = False
         self._reader = threading.Thread(target=self._read_loop, name="child-reader", daemon=True)
         self._reader.start()
         self._stdin_lock = threading.Lock()
@@ -203,8 +204,14 @@ class Child:
             os.close(self.master)
 
     def next_line(self, timeout: float | None = None) -> str | LongLineDropped | None:
-        """The next output line; None at the end of output. Raises queue.Empty on timeout."""
-        return self.queue.get(timeout=timeout)
+        """The next output line; None at the end of output (and on every call after). Raises queue.Empty on timeout."""
+        # The reader puts EOF once; a caller that drains again after seeing it must not block forever.
+        if self._ended:
+            return EOF
+        item = self.queue.get(timeout=timeout)
+        if item is EOF:
+            self._ended = True
+        return item
 
 
 def on_child_exit(child: Child, callback: Callable[[int], None]) -> threading.Thread:

@@ -204,6 +204,8 @@ class ClaudeParser:
             )
         )
         self._streamed_text.clear()
+        # A call's lines never outlive its turn's result: forgetting its ids keeps a long session's memory flat.
+        self._counted.clear()
         self._current = None
         return events
 
