@@ -30,7 +30,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import genai_prices
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -179,6 +178,8 @@ def genai_price(usage: Usage, provider: str, model: str, *, at: datetime | None 
     if provider_id is None:
         return None
     try:
+        import genai_prices  # imported on the first call priced: it weighs ~130 ms at start-up
+
         gp_usage = genai_prices.Usage(
             input_tokens=usage.total_input,
             cache_write_tokens=usage.cache_write,
