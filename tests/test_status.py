@@ -260,3 +260,24 @@ def test_a_headless_turn_ends_with_no_record_left(agents_dir: Path, workdir: Pat
 @pytest.mark.parametrize("state", ["starting", "waiting", "thinking", "tool", "exited"])
 def test_every_state_shows_in_the_line(state: str) -> None:
     assert one_line(record(state=state)).split(" · ")[1] == state
+
+
+def test_status_watch_refreshes_until_ctrl_c(agents_dir: Path, workdir: Path) -> None:
+    import pexpect
+
+    argv = ["-m", "agentlaunch", "status", "--watch", "--interval", "0.2"]
+    watch = pexpect.spawn(sys.executable, argv, env=dict(os.environ), timeout=30, dimensions=(40, 250))
+    try:
+        watch.expect("no agent is running")
+        proc = start_slow_run(agents_dir, workdir)
+        try:
+            wait_for(lambda: live_record(proc.pid, "thinking"), what="a thinking record")
+            watch.expect("thinking")  # the table picked up the new session without a restart
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=30)
+        watch.sendintr()
+        watch.expect(pexpect.EOF)
+    finally:
+        watch.close(force=True)
+    assert watch.exitstatus == 0

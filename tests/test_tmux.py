@@ -21,7 +21,7 @@ from agentlaunch import paths
 from agentlaunch.status import process_running
 from agentlaunch.store import Store
 from agentlaunch.tmux import BORDER_FORMAT, Tmux, TmuxMissing, literal, tmux_arg
-from tests.helpers import run_cli
+from tests.helpers import run_cli, write_agent
 from tests.test_status import wait_for
 
 HAVE_TMUX = shutil.which("tmux") is not None
@@ -34,6 +34,8 @@ def socket() -> Iterator[str]:
     name = f"al-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     yield name
     subprocess.run(["tmux", "-L", name, "kill-server"], capture_output=True)
+    # tmux leaves its socket file behind; it is ours, remove it.
+    (Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}" / name).unlink(missing_ok=True)
 
 
 def tmux(socket: str, *args: str, check: bool = True) -> str:
@@ -243,9 +245,12 @@ def test_unknown_agent_is_refused_before_anything_starts(socket: str, agents_dir
     assert not server_running(socket)
 
 
-def test_an_agent_whose_provider_cannot_run_is_refused(socket: str, agents_dir: Path, workdir: Path) -> None:
-    result = up(socket, agents_dir, workdir, "demo", "planner")  # codex: defined, not yet runnable
-    assert result.returncode == 3 and b"not supported" in result.stderr
+def test_an_agent_with_a_definition_error_is_refused_before_anything_starts(
+    socket: str, agents_dir: Path, workdir: Path
+) -> None:
+    write_agent(agents_dir, "broken", {"provider": "fake", "no_such_key": 1})
+    result = up(socket, agents_dir, workdir, "demo", "broken")
+    assert result.returncode == 3 and b"no_such_key" in result.stderr
     assert not server_running(socket)
 
 
