@@ -124,27 +124,31 @@ class Rendered:
 
 
 def sections(spec: AgentSpec) -> list[Part]:
-    """The parts of the instructions, in prefix order: soul, agent instructions, bundles."""
-    parts: list[Part] = []
-    if spec.soul is not None:
-        parts.append(spec.soul)
-    if spec.instructions is not None:
-        parts.append(spec.instructions)
-    parts.extend(spec.bundles)
-    return parts
+    """The parts of the instructions, in prefix order.
+
+    ``own-first`` (the default): soul, agent instructions, bundles.
+    ``shared-first``: bundles, then soul and agent instructions, so agents that
+    share bundles share the head of their prefix (the template puts the skills
+    index between the two groups).
+    """
+    own = [part for part in (spec.soul, spec.instructions) if part is not None]
+    if spec.prefix_order == "shared-first":
+        return [*spec.bundles, *own]
+    return [*own, *spec.bundles]
 
 
 def _render_text(env: SandboxedEnvironment, spec: AgentSpec, variables: Mapping[str, str]) -> str:
     rendered = [
         {
-            "kind": part.name if part.name in ("soul", "instructions") else "bundle",
+            "kind": "soul" if part is spec.soul else "instructions" if part is spec.instructions else "bundle",
             "name": part.name,
             "text": render_string(env, part.text, variables, part.path),
         }
         for part in sections(spec)
     ]
     skills = [{"name": s.name, "description": s.description} for s in spec.skills]
-    text = render_file(env, INSTRUCTIONS_TEMPLATE, {**variables, "sections": rendered, "skills": skills})
+    context = {**variables, "sections": rendered, "skills": skills, "order": spec.prefix_order}
+    text = render_file(env, INSTRUCTIONS_TEMPLATE, context)
     # One stable trailing newline, whatever the template or the files end with.
     return text.rstrip() + "\n"
 

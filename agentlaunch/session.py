@@ -22,7 +22,7 @@ from types import FrameType
 from typing import Any, Protocol
 
 from agentlaunch import paths
-from agentlaunch.deliver import deliver, release
+from agentlaunch.deliver import release
 from agentlaunch.errors import AgentlaunchError, DefinitionError, Interrupted, ProviderMissing, TurnFailed, TurnTimeout
 from agentlaunch.events import (
     CallUsage,
@@ -38,10 +38,12 @@ from agentlaunch.events import (
     Unknown,
 )
 from agentlaunch.meter import CompactionWarning, Meter
+from agentlaunch.placement import place_instructions
+from agentlaunch.prefix import check_prefix
 from agentlaunch.pricing import Pricer
 from agentlaunch.providers import get_adapter
 from agentlaunch.providers.base import child_env
-from agentlaunch.render import RunFacts, render_instructions, render_startup
+from agentlaunch.render import RunFacts, render_startup
 from agentlaunch.spec import load_agent, resolve_working_dir
 from agentlaunch.store import CallRecord, Store
 from agentlaunch.transport import EOF, Child, LongLineDropped, resolve_command, window_size
@@ -144,28 +146,30 @@ class Launch:
 
     # -- start and stop ---------------------------------------------------
     def start(self) -> None:
-        rendered = render_instructions(self.spec, self.working_dir, date.today(), templates_dir=self.options.templates_dir)
-        self.instructions_path = self.working_dir / rendered.filename
-        delivery = deliver(
-            self.instructions_path, rendered.text, self.spec.name, self.state_dir, force=self.options.force, hold=True
+        today = date.today()
+        placement = place_instructions(
+            self.spec, self.working_dir, self.state_dir, today, self.options.templates_dir, force=self.options.force
         )
-        if delivery.backup:
-            self.sink.notice(f"moved your {rendered.filename} aside to {delivery.backup}")
-        if delivery.previous_agent:
-            self.sink.notice(
-                f"{rendered.filename} held agent {delivery.previous_agent!r}'s instructions; now {self.spec.name!r}'s"
-            )
+        self.instructions_path = placement.path
+        for notice in placement.notices:
+            self.sink.notice(notice)
         command = self.spec.command or self.adapter.default_command
         try:
             resolved = resolve_command(command)
         except ProviderMissing as exc:
             raise ProviderMissing(exc.message, hint=self.adapter.install_hint) from None
         plan = self.adapter.plan(self.spec, resolved, self.session_id, self.resumed, self.options.interactive)
+        argv = [*plan.argv, *placement.argv]
         for notice in plan.notices:
             self.sink.notice(notice)
+        changed = check_prefix(
+            self.spec, self.working_dir, today, self.options.templates_dir, resolved, argv, self.session_id, self.state_dir
+        )
+        if changed:
+            self.sink.notice(changed)
         env = child_env(os.environ, {**plan.env, **self.spec.env})
         try:
-            self.child = Child(plan.argv, env, self.working_dir, size=window_size())
+            self.child = Child(argv, env, self.working_dir, size=window_size())
         except ProviderMissing as exc:
             raise ProviderMissing(exc.message, hint=self.adapter.install_hint) from None
         self.set_state("waiting")

@@ -24,6 +24,11 @@ NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 Provider = Literal["claude", "codex", "gemini", "fake"]
 PROVIDERS: tuple[str, ...] = ("claude", "codex", "gemini", "fake")
 SCRATCH = "@scratch"
+Delivery = Literal["file", "system-prompt"]
+PrefixOrder = Literal["own-first", "shared-first"]
+# Where the instructions go when agent.yaml does not say: chosen by measurement
+# with `agentlaunch doctor --live --variants` (figures in the README).
+DEFAULT_DELIVERY: dict[str, str] = {"claude": "system-prompt"}
 
 
 class AgentYaml(BaseModel):
@@ -50,6 +55,8 @@ class AgentYaml(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
     permission_mode: str | None = None
     allowed_tools: list[str] = Field(default_factory=list)
+    delivery: Delivery | None = None
+    prefix_order: PrefixOrder = "own-first"
 
 
 @dataclass(frozen=True)
@@ -93,6 +100,10 @@ class AgentSpec:
     env: Mapping[str, str]
     permission_mode: str | None
     allowed_tools: tuple[str, ...]
+    delivery: str = "file"
+    """``file`` (CLAUDE.md/AGENTS.md/GEMINI.md in the working dir) or ``system-prompt`` (claude only)."""
+    prefix_order: str = "own-first"
+    """``own-first`` (soul, instructions, bundles, skills) or ``shared-first`` (bundles, skills, soul, instructions)."""
 
     @property
     def agent_dir(self) -> Path:
@@ -267,6 +278,9 @@ def load_agent(agents_dir: Path, name: str) -> AgentSpec:
         except DefinitionError as exc:
             problems.extend(exc.problems)
 
+    if conf.delivery == "system-prompt" and conf.provider != "claude":
+        problems.append(f"{yaml_path}: delivery: 'system-prompt' is supported for provider claude only (got {conf.provider})")
+
     others = [n for n in agent_names(root) if n != name]
     if conf.peers is None:
         peers = others
@@ -299,6 +313,8 @@ def load_agent(agents_dir: Path, name: str) -> AgentSpec:
         env=dict(conf.env),
         permission_mode=conf.permission_mode,
         allowed_tools=tuple(conf.allowed_tools),
+        delivery=conf.delivery or DEFAULT_DELIVERY.get(conf.provider, "file"),
+        prefix_order=conf.prefix_order,
     )
 
 

@@ -5,7 +5,7 @@ Each module registers its commands on the one Typer app in ``common``.
 
 from __future__ import annotations
 
-from agentlaunch.cli import definitions, run, status, tmux, usage  # noqa: F401  (registers the commands)
+from agentlaunch.cli import definitions, doctor, run, status, tmux, usage  # noqa: F401  (registers the commands)
 from agentlaunch.cli.common import app
 
 

@@ -77,12 +77,33 @@ class FakeServer:
             do_POST = _handle
             do_GET = _handle
 
+            def do_CONNECT(self) -> None:
+                # A client that tries to reach anywhere else through us as its proxy:
+                # recorded (the prefix doctor reports it) and refused, never tunnelled.
+                rec = Recorded("CONNECT", self.path, {k.lower(): v for k, v in self.headers.items()}, b"")
+                with outer._lock:
+                    outer.requests.append(rec)
+                self.close_connection = True
+                try:
+                    self.send_response(403, "refused by the agentlaunch capture endpoint")
+                    self.send_header("content-length", "0")
+                    self.send_header("connection", "close")
+                    self.end_headers()
+                except (BrokenPipeError, ConnectionResetError):
+                    return
+
             def log_message(self, format: str, *args: Any) -> None:  # quiet
                 return
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def proxy_attempts(self) -> list[Recorded]:
+        """Requests that used this server as a proxy: CONNECT tunnels and absolute-URI requests."""
+        with self._lock:
+            return [r for r in self.requests if r.method == "CONNECT" or r.path.startswith(("http://", "https://"))]
 
     @property
     def port(self) -> int:

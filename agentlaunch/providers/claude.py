@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from agentlaunch.events import (
@@ -29,6 +30,8 @@ from agentlaunch.spec import AgentSpec
 # Event types Claude Code prints that carry nothing agentlaunch shows or counts.
 IGNORED = {"rate_limit_event", "control_response", "control_cancel_request"}
 SYSTEM_PROMPT_FLAGS = ("--system-prompt", "--system-prompt-file")
+APPEND_SYSTEM_PROMPT_FLAG = "--append-system-prompt-file"
+EXCLUDE_DYNAMIC_FLAG = "--exclude-dynamic-system-prompt-sections"
 
 
 def anthropic_usage(raw: dict[str, Any]) -> Usage:
@@ -250,7 +253,7 @@ class ClaudeAdapter:
                 "would do nothing: not passing it"
             )
         else:
-            argv.append("--exclude-dynamic-system-prompt-sections")
+            argv.append(EXCLUDE_DYNAMIC_FLAG)
         if spec.permission_mode:
             argv += ["--permission-mode", spec.permission_mode]
         if spec.allowed_tools:
@@ -259,6 +262,11 @@ class ClaudeAdapter:
             argv += ["--permission-prompt-tool", "stdio"]
         argv += list(spec.provider_flags)
         return TurnPlan(argv=argv, notices=notices)
+
+    @staticmethod
+    def delivery_argv(path: Path) -> list[str]:
+        """Arguments for ``delivery: system-prompt``: the instructions appended to Claude Code's system prompt."""
+        return [APPEND_SYSTEM_PROMPT_FLAG, str(path)]
 
     def parser(self) -> ClaudeParser:
         return ClaudeParser()

@@ -43,6 +43,7 @@ def claude_agent(agents_dir: Path, workdir: Path, claude_bin: Path) -> str:
             "startup": "Review the most recent commit first.",
             "command": str(claude_bin),
             "working_dir": str(workdir),
+            "delivery": "file",  # these tests pin the CLAUDE.md path; test_doctor_live covers the default
         },
     )
     return "reviewer"

@@ -1,0 +1,468 @@
+"""The prefix doctor, live part: run the real provider CLI against a capture endpoint and compare what it sent.
+
+Each run is a new session in a fresh temporary working directory and HOME,
+started exactly as ``agentlaunch run`` starts it (the adapter's argv and
+flags, the instructions delivered the same way, the startup message at the
+head of the first user message). The CLI is pointed at a fake provider API on
+127.0.0.1 with a dummy key; HTTP(S)_PROXY points at the same endpoint (with
+NO_PROXY for loopback), so any attempt to reach another host shows up as a
+refused CONNECT. Nothing reaches a real provider.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import errno
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from agentlaunch.doctor import Difference, InstructionsPlace, Serialized, compare, place_instructions_in, serialize
+from agentlaunch.errors import AgentlaunchError, DefinitionError, ProviderMissing, TurnFailed, TurnTimeout
+from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env
+from agentlaunch.fakeapi.gemini import GeminiFake, prepare_gemini_home
+from agentlaunch.fakeapi.responses import DEFAULT_MODEL as CODEX_DEFAULT_MODEL
+from agentlaunch.fakeapi.responses import ResponsesFake, prepare_codex_home
+from agentlaunch.fakeapi.server import FakeServer, Recorded
+from agentlaunch.placement import place_instructions
+from agentlaunch.prefix import cli_version
+from agentlaunch.providers.claude import EXCLUDE_DYNAMIC_FLAG, ClaudeAdapter
+from agentlaunch.providers.codex import CodexAdapter
+from agentlaunch.providers.gemini import GeminiAdapter
+from agentlaunch.render import RunFacts, render_startup
+from agentlaunch.spec import AgentSpec, load_agent
+from agentlaunch.transport import resolve_command
+
+PROMPT = "Reply with the single word: ok."
+RUN_TIMEOUT = 60.0
+EXIT_GRACE = 10.0  # seconds a CLI gets to finish after its request was captured
+API = {"claude": "anthropic", "codex": "responses", "gemini": "gemini"}
+HINTS = {
+    "claude": ClaudeAdapter.install_hint,
+    "codex": CodexAdapter.install_hint,
+    "gemini": GeminiAdapter.install_hint,
+}
+DEFAULT_COMMAND = {"claude": "claude", "codex": "codex", "gemini": "gemini"}
+# Codex's plugin subsystem syncs a curated plugin list from github.com and chatgpt.com at
+# startup (seen as CONNECTs by this endpoint); the quiet flags do not stop it, this does.
+CODEX_QUIET_CONFIG = "[features]\nplugins = false"
+# Provider settings of the user's own that must not leak into a capture run.
+SCRUBBED = ("ANTHROPIC_", "CLAUDE_", "OPENAI_", "CODEX_", "GEMINI_", "GOOGLE_", "VERTEX", "HTTP_PROXY", "HTTPS_PROXY")
+
+
+@dataclass
+class Capture:
+    """A running capture endpoint and what every request to it was."""
+
+    server: FakeServer
+    is_model_call: Callable[[Recorded], bool]
+    base_url: str
+    port_note: str | None = None
+
+    def model_calls(self) -> list[Recorded]:
+        return [r for r in self.server.requests if self.is_model_call(r) and isinstance(r.body, dict)]
+
+    def other_calls(self) -> list[str]:
+        proxied = {id(r) for r in self.server.proxy_attempts}
+        return [f"{r.method} {r.path}" for r in self.server.requests if not self.is_model_call(r) and id(r) not in proxied]
+
+
+def _bind(make: Callable[[int], Capture], port: int) -> Capture:
+    """The capture endpoint on ``port``; when that port is busy, on another one (and say so)."""
+    if port:
+        try:
+            return make(port)
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise
+            capture = make(0)
+            capture.port_note = f"port {port} is busy; the capture endpoint took port {capture.server.port}"
+            return capture
+    return make(0)
+
+
+def _make_capture(provider: str, port: int) -> Capture:
+    if provider == "claude":
+        api = FakeAnthropic()
+        server = api.serve(port)
+        return Capture(server, lambda r: r.method == "POST" and r.path.split("?")[0].rstrip("/") == "/v1/messages", server.url)
+    if provider == "codex":
+        fake = ResponsesFake(port=port)
+        from agentlaunch.fakeapi.responses import is_responses_call
+
+        return Capture(fake.server, is_responses_call, fake.base_url)
+    gem = GeminiFake(port=port)
+    from agentlaunch.fakeapi.gemini import is_stream_call
+
+    return Capture(gem.server, is_stream_call, gem.base_url)
+
+
+@contextlib.contextmanager
+def capture_endpoint(provider: str, port: int = 0) -> Iterator[Capture]:
+    capture = _bind(lambda p: _make_capture(provider, p), port)
+    capture.server.start()
+    try:
+        yield capture
+    finally:
+        capture.server.stop()
+
+
+@dataclass
+class RunResult:
+    label: str
+    working_dir: str
+    exit_code: int | None
+    seconds: float
+    body: dict[str, Any]
+    serialized: Serialized
+    instructions: str
+
+
+def _base_env(spec: AgentSpec) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith(SCRUBBED)}
+    env.update(spec.env)
+    return env
+
+
+def _proxy_env(url: str) -> dict[str, str]:
+    loopback = "127.0.0.1,localhost,::1"
+    return {
+        "HTTP_PROXY": url,
+        "HTTPS_PROXY": url,
+        "http_proxy": url,
+        "https_proxy": url,
+        "NO_PROXY": loopback,
+        "no_proxy": loopback,
+    }
+
+
+def _launch_plan(
+    spec: AgentSpec, command: str, capture: Capture, home: Path, message: str, extra_argv: list[str], session_id: str
+) -> tuple[list[str], dict[str, str], bytes]:
+    """argv, environment and stdin of one capture run: the adapter's own plan, pointed at the endpoint."""
+    base = _base_env(spec)
+    proxy = _proxy_env(capture.server.url)
+    if spec.provider == "claude":
+        adapter = ClaudeAdapter()
+        plan = adapter.plan(spec, command, session_id, False, False)
+        env = {**base, **claude_env(capture.base_url, home, {"CLAUDE_CODE_MAX_RETRIES": "0"}), **proxy}
+        stdin = (json.dumps(adapter.user_message(message)) + "\n").encode("utf-8")
+        return [*plan.argv, *extra_argv], env, stdin
+    if spec.provider == "codex":
+        env = prepare_codex_home(
+            home,
+            capture.base_url,
+            model=spec.model or CODEX_DEFAULT_MODEL,
+            request_max_retries=0,
+            stream_max_retries=0,
+            extra_config=CODEX_QUIET_CONFIG,
+            base_env=base,
+        )
+        turn = CodexAdapter().plan_turn(spec, command, {}, message)
+        return turn.argv, {**env, **proxy}, turn.stdin or b""
+    env = prepare_gemini_home(home, capture.base_url, base_env=base, max_attempts=1)
+    turn = GeminiAdapter().plan_turn(spec, command, {"session_id": session_id}, message)
+    return turn.argv, {**env, **proxy}, turn.stdin or b""
+
+
+def _tail(path: Path, lines: int = 3) -> str:
+    try:
+        text = path.read_text("utf-8", errors="replace")
+    except OSError:
+        return ""
+    kept = [line.strip() for line in text.splitlines() if line.strip()]
+    return " / ".join(kept[-lines:])[:600]
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """End the process group this module started (and only it)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if proc.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=3)
+
+
+def run_once(
+    spec: AgentSpec,
+    command: str,
+    capture: Capture,
+    root: Path,
+    label: str,
+    *,
+    templates_dir: Path | None = None,
+    timeout: float = RUN_TIMEOUT,
+    strip_flags: tuple[str, ...] = (),
+) -> RunResult:
+    """One new session of the real CLI in ``root/label``; the first model request it sent."""
+    run_dir = root / label
+    # One HOME path for every run, emptied each time: a user's HOME is the same from session to
+    # session, so paths under it (memory files, CODEX_HOME) are no per-session difference.
+    home = root / "home"
+    for folder in (run_dir, home):
+        shutil.rmtree(folder, ignore_errors=True)
+    workdir, state = run_dir / "work", run_dir / "state"
+    for folder in (workdir, home, state):
+        folder.mkdir(parents=True)
+    placement = place_instructions(spec, workdir, state, date.today(), templates_dir, hold=False)
+    session_id = str(uuid.uuid4())
+    facts = RunFacts(spec.provider, spec.model, session_id, workdir, datetime.now().astimezone())
+    message = render_startup(spec, facts, templates_dir) + "\n" + PROMPT
+    argv, env, stdin = _launch_plan(spec, command, capture, home, message, placement.argv, session_id)
+    argv = [a for a in argv if a not in strip_flags]
+    seen = len(capture.model_calls())
+    started = time.monotonic()
+    out_path, err_path = run_dir / "stdout.txt", run_dir / "stderr.txt"
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        try:
+            proc = subprocess.Popen(
+                argv, cwd=workdir, env=env, stdin=subprocess.PIPE, stdout=out, stderr=err, start_new_session=True
+            )
+        except FileNotFoundError:
+            raise ProviderMissing(f"{argv[0]}: provider CLI not found", hint=HINTS.get(spec.provider)) from None
+        except PermissionError:
+            raise ProviderMissing(f"{argv[0]}: provider CLI is not executable", hint=HINTS.get(spec.provider)) from None
+        try:
+            assert proc.stdin is not None
+            with contextlib.suppress(BrokenPipeError, OSError):
+                proc.stdin.write(stdin)
+                proc.stdin.close()
+            captured_at: float | None = None
+            while True:
+                now = time.monotonic()
+                if captured_at is None and len(capture.model_calls()) > seen:
+                    captured_at = now
+                if proc.poll() is not None:
+                    break
+                if captured_at is not None and now - captured_at > EXIT_GRACE:
+                    break  # the request is what we came for; do not wait on the CLI any longer
+                if captured_at is None and now - started > timeout:
+                    raise TurnTimeout(
+                        f"{spec.provider}: the CLI did not call the capture endpoint within {timeout:g}s "
+                        f"(run {label}); its last output: {_tail(err_path) or _tail(out_path) or 'nothing'}",
+                        hint="a CLI that needs a login or network first never reaches the endpoint; check `command` and `env`",
+                    )
+                time.sleep(0.05)
+        finally:
+            _stop(proc)
+    calls = capture.model_calls()[seen:]
+    if not calls:
+        said = _tail(err_path) or _tail(out_path) or "nothing"
+        raise TurnFailed(
+            f"{spec.provider}: the CLI exited with code {proc.returncode} before calling the capture endpoint "
+            f"(run {label}); it said: {said}"
+        )
+    body = calls[0].body
+    assert isinstance(body, dict)
+    return RunResult(
+        label=label,
+        working_dir=str(workdir),
+        exit_code=proc.returncode,
+        seconds=round(time.monotonic() - started, 2),
+        body=body,
+        serialized=serialize(API[spec.provider], body),
+        instructions=placement.rendered.text,
+    )
+
+
+@dataclass
+class PairReport:
+    """Two new sessions in two working directories, and where their requests part."""
+
+    difference: Difference
+    instructions: InstructionsPlace
+    working_dirs: tuple[str, str]
+    seconds: tuple[float, float]
+
+
+def _pair(a: RunResult, b: RunResult) -> PairReport:
+    diff = compare(a.serialized, b.serialized)
+    place = place_instructions_in(a.serialized, a.instructions, diff.shared_bytes)
+    return PairReport(diff, place, (a.working_dir, b.working_dir), (a.seconds, b.seconds))
+
+
+@dataclass
+class ControlReport:
+    """The negative control: a unique marker at the head of the soul must shrink the shared prefix."""
+
+    marker: str
+    marker_offset: int | None
+    same_dir_bytes: int
+    """Shared prefix of two plain sessions in the same directory."""
+    marked_bytes: int
+    """Shared prefix of a plain session and a marked one, same directory."""
+    passed: bool
+    message: str
+
+
+@dataclass
+class Variant:
+    delivery: str
+    exclude_dynamic: bool
+    shared_bytes: int
+    shared_tokens: int
+    section: str
+    instructions_inside: int
+    instructions_size: int
+
+
+@dataclass
+class LiveReport:
+    provider: str
+    cli: str
+    cli_version: str
+    argv: list[str]
+    delivery: str
+    pair: PairReport
+    control: ControlReport
+    proxy_attempts: list[str]
+    other_calls: list[str]
+    port_note: str | None = None
+    variants: list[Variant] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.control.passed
+
+
+def marked_copy(spec: AgentSpec, root: Path, marker: str) -> Path:
+    """A temporary copy of the agents directory whose agent has ``marker`` at the head of its soul."""
+    dest = root / "agents-control"
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(spec.agents_dir, dest, symlinks=False)
+    soul = dest / (spec.soul.path.relative_to(spec.agents_dir) if spec.soul else Path(spec.name) / "soul.md")
+    old = soul.read_text("utf-8") if soul.exists() else ""
+    soul.write_text(f"{marker}\n\n{old}", "utf-8")
+    return dest
+
+
+def _control(
+    spec: AgentSpec, command: str, capture: Capture, root: Path, b: RunResult, templates_dir: Path | None, timeout: float
+) -> ControlReport:
+    marker = f"agentlaunch-doctor-control-{uuid.uuid4().hex}"
+    replica = run_once(spec, command, capture, root, "b", templates_dir=templates_dir, timeout=timeout)
+    marked_spec = load_agent(marked_copy(spec, root, marker), spec.name)
+    marked = run_once(marked_spec, command, capture, root, "b", templates_dir=templates_dir, timeout=timeout)
+    same_dir = compare(b.serialized, replica.serialized).shared_bytes
+    with_marker = compare(b.serialized, marked.serialized).shared_bytes
+    at = marked.serialized.data.find(marker.encode())
+    offset = at if at >= 0 else None
+    if offset is None:
+        return ControlReport(
+            marker, None, same_dir, with_marker, False, "the marker never reached the request: the measurement is broken"
+        )
+    if with_marker < same_dir:
+        return ControlReport(
+            marker,
+            offset,
+            same_dir,
+            with_marker,
+            True,
+            f"passed: a marker in the soul cut the same-directory shared prefix from {same_dir:,} to {with_marker:,} bytes",
+        )
+    return ControlReport(
+        marker,
+        offset,
+        same_dir,
+        with_marker,
+        False,
+        f"the shared prefix did not shrink with a marker in the soul ({same_dir:,} -> {with_marker:,} bytes): "
+        "the measurement is broken",
+    )
+
+
+def live_check(
+    agents_dir: Path,
+    name: str,
+    *,
+    templates_dir: Path | None = None,
+    port: int = 0,
+    timeout: float = RUN_TIMEOUT,
+    variants: bool = False,
+    workspace: Path | None = None,
+) -> LiveReport:
+    """Capture two new sessions of the real CLI, compare them, run the negative control (and the claude variants)."""
+    spec = load_agent(agents_dir, name)
+    if spec.provider not in API:
+        raise DefinitionError(
+            f"{spec.agent_dir / 'agent.yaml'}: provider: the live check needs a real provider CLI (claude, codex, gemini), "
+            f"not {spec.provider!r}"
+        )
+    try:
+        command = resolve_command(spec.command or DEFAULT_COMMAND[spec.provider])
+    except ProviderMissing as exc:
+        raise ProviderMissing(exc.message, hint=HINTS[spec.provider]) from None
+    with contextlib.ExitStack() as stack:
+        root = workspace or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="agentlaunch-doctor-")))
+        capture = stack.enter_context(capture_endpoint(spec.provider, port))
+        a = run_once(spec, command, capture, root, "a", templates_dir=templates_dir, timeout=timeout)
+        b = run_once(spec, command, capture, root, "b", templates_dir=templates_dir, timeout=timeout)
+        pair = _pair(a, b)
+        control = _control(spec, command, capture, root, b, templates_dir, timeout)
+        found: list[Variant] = []
+        if variants and spec.provider == "claude":
+            for delivery in ("file", "system-prompt"):
+                for exclude in (True, False):
+                    vspec = dataclasses.replace(spec, delivery=delivery)
+                    strip = () if exclude else (EXCLUDE_DYNAMIC_FLAG,)
+                    va = run_once(
+                        vspec, command, capture, root, "va", templates_dir=templates_dir, timeout=timeout, strip_flags=strip
+                    )
+                    vb = run_once(
+                        vspec, command, capture, root, "vb", templates_dir=templates_dir, timeout=timeout, strip_flags=strip
+                    )
+                    vp = _pair(va, vb)
+                    found.append(
+                        Variant(
+                            delivery,
+                            exclude,
+                            vp.difference.shared_bytes,
+                            vp.difference.shared_tokens,
+                            vp.difference.section_a,
+                            vp.instructions.inside_bytes,
+                            vp.instructions.size,
+                        )
+                    )
+        argv, _, _ = _launch_plan(spec, command, capture, root / "home", "PROMPT", [], "SESSION")
+        report = LiveReport(
+            provider=spec.provider,
+            cli=command,
+            cli_version=cli_version(command, root),
+            argv=[*argv[1:]],
+            delivery=spec.delivery,
+            pair=pair,
+            control=control,
+            proxy_attempts=[f"{r.method} {r.path}" for r in capture.server.proxy_attempts],
+            other_calls=capture.other_calls(),
+            port_note=capture.port_note,
+            variants=found,
+        )
+    return report
+
+
+def report_dict(report: Any) -> Any:
+    """A JSON-ready dict of a report (dataclasses all the way down)."""
+    if dataclasses.is_dataclass(report) and not isinstance(report, type):
+        data = {f.name: report_dict(getattr(report, f.name)) for f in dataclasses.fields(report) if f.name != "serialized"}
+        if hasattr(report, "ok"):
+            data["ok"] = report.ok
+        return data
+    if isinstance(report, list | tuple):
+        return [report_dict(v) for v in report]
+    return report
+
+
+__all__ = ["AgentlaunchError", "LiveReport", "live_check", "report_dict", "run_once"]

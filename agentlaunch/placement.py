@@ -1,0 +1,69 @@
+"""Where an agent's instructions go: a file in the working directory, or a system-prompt file.
+
+``delivery: file`` writes CLAUDE.md / AGENTS.md / GEMINI.md into the working
+directory (the CLI reads it from there). ``delivery: system-prompt`` (Claude
+Code only) writes the same text into the state directory, one file per agent,
+and passes it with ``--append-system-prompt-file``: the text then sits in the
+system prompt, ahead of anything that names the working directory. Both go
+through the same safe :func:`agentlaunch.deliver.deliver`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+from agentlaunch.deliver import deliver
+from agentlaunch.errors import StateError
+from agentlaunch.providers.claude import ClaudeAdapter
+from agentlaunch.render import Rendered, render_instructions
+from agentlaunch.spec import AgentSpec
+
+SYSTEM_PROMPT_DIR = "system-prompts"
+
+
+@dataclass(frozen=True)
+class Placement:
+    """The rendered instructions, where they were written, and the CLI arguments that point at them."""
+
+    rendered: Rendered
+    path: Path
+    argv: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+
+def system_prompt_path(state_dir: Path, agent: str, filename: str) -> Path:
+    """The per-agent system-prompt file in the state directory (a stable path, launch after launch)."""
+    return state_dir / SYSTEM_PROMPT_DIR / agent / filename
+
+
+def place_instructions(
+    spec: AgentSpec,
+    working_dir: Path,
+    state_dir: Path,
+    today: date,
+    templates_dir: Path | None = None,
+    *,
+    force: bool = False,
+    hold: bool = True,
+) -> Placement:
+    """Render ``spec``'s instructions and deliver them as its ``delivery`` says."""
+    rendered = render_instructions(spec, working_dir, today, templates_dir=templates_dir)
+    argv: list[str] = []
+    if spec.delivery == "system-prompt":
+        path = system_prompt_path(state_dir, spec.name, rendered.filename)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StateError(f"{path.parent}: cannot create the system-prompt folder ({exc.strerror})") from None
+        argv = ClaudeAdapter.delivery_argv(path)
+    else:
+        path = working_dir / rendered.filename
+    delivery = deliver(path, rendered.text, spec.name, state_dir, force=force, hold=hold)
+    notices: list[str] = []
+    if delivery.backup:
+        notices.append(f"moved your {rendered.filename} aside to {delivery.backup}")
+    if delivery.previous_agent:
+        notices.append(f"{rendered.filename} held agent {delivery.previous_agent!r}'s instructions; now {spec.name!r}'s")
+    return Placement(rendered=rendered, path=path, argv=argv, notices=notices)

@@ -1,0 +1,75 @@
+"""The live prefix doctor against the real Claude Code, Codex CLI and Gemini CLI (capture endpoint on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentlaunch.doctor_live import live_check
+from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, system_text
+from tests.conftest import REPO
+from tests.helpers import run_cli, write_agent
+from tests.support.clis import ensure_cli
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+
+AGENTS = {
+    "claude": {
+        "model": "claude-sonnet-4-5",
+        "bundles": ["house-style", "security-basics"],
+        "skills": ["git-hygiene", "code-review"],
+    },
+    "codex": {"model": "gpt-5.5", "bundles": ["house-style"], "skills": ["git-hygiene"]},
+    "gemini": {"model": "gemini-2.5-pro", "bundles": ["house-style"], "skills": ["git-hygiene"]},
+}
+
+
+@pytest.mark.parametrize("provider", ["claude", "codex", "gemini"])
+def test_live_doctor_measures_a_shared_prefix_and_its_negative_control_passes(agents_dir: Path, provider: str) -> None:
+    binary = ensure_cli(provider)  # type: ignore[arg-type]
+    write_agent(
+        agents_dir, "probe", {"provider": provider, "command": str(binary), **AGENTS[provider]}, {"soul.md": "You are Probe.\n"}
+    )
+    report = live_check(agents_dir, "probe", timeout=60)
+    diff = report.pair.difference
+    assert 0 < diff.shared_bytes < diff.size_a, "two working directories must part somewhere, after a shared head"
+    assert report.pair.instructions.found, "the rendered instructions must reach the request"
+    assert report.control.passed, report.control.message
+    assert report.control.marked_bytes < report.control.same_dir_bytes
+    assert report.proxy_attempts == [], "no connection other than to the capture endpoint"
+    if provider == "claude":  # the default delivery keeps the whole instructions text in the shared prefix
+        assert report.delivery == "system-prompt"
+        assert report.pair.instructions.inside_bytes == report.pair.instructions.size
+
+
+def test_the_doctor_command_prints_json_for_the_real_claude(agents_dir: Path) -> None:
+    binary = ensure_cli("claude")
+    write_agent(agents_dir, "probe", {"provider": "claude", "command": str(binary), **AGENTS["claude"]})
+    done = run_cli("doctor", "probe", "--live", "--json", "--agents-dir", str(agents_dir), timeout=240)
+    assert done.returncode == 0, done.stderr.decode()
+    data = json.loads(done.stdout)
+    assert data["live"]["control"]["passed"] and data["live"]["proxy_attempts"] == []
+    assert data["live"]["cli_version"].startswith("2.1.328")
+
+
+def test_run_with_the_default_delivery_puts_the_instructions_in_the_system_prompt(
+    agents_dir: Path, workdir: Path, isolated_home: Path
+) -> None:
+    binary = ensure_cli("claude")
+    write_agent(
+        agents_dir,
+        "reviewer",
+        {"display": "Reviewer", "provider": "claude", "command": str(binary), "working_dir": str(workdir), **AGENTS["claude"]},
+    )
+    api = FakeAnthropic()
+    with api.serve() as server:
+        env = claude_env(server.url, isolated_home, {"CLAUDE_CODE_MAX_RETRIES": "0"})
+        env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
+        done = run_cli("run", "reviewer", "hello", env=env, cwd=workdir)
+    assert done.returncode == 0, done.stderr.decode()
+    instructions = (REPO / "tests" / "golden" / "reviewer.CLAUDE.md").read_text()
+    body = api.message_requests()[0].body
+    assert instructions.strip() in system_text(body)
+    assert not (workdir / "CLAUDE.md").exists()
