@@ -11,6 +11,8 @@ import contextlib
 import os
 import queue
 import signal
+import subprocess
+import threading
 import time
 import uuid
 from collections import deque
@@ -103,18 +105,23 @@ class Launch:
         self.meter = Meter(configured_window=self.spec.context_window, buffer=self.spec.compaction_buffer, model=self.spec.model)
         self.pricer = Pricer(agents_dir=self.spec.agents_dir)
         self.store = Store.open(paths.store_path())
-        self.session_id, self.resumed, self.turns = self._choose_session()
+        self.session_id, self.resumed, self.turns, self.provider_state = self._choose_session()
         self.startup_pending = not self.resumed
         self.child: Child | None = None
-        self.parser = self.adapter.parser()
+        self.parser = self.adapter.parser(self.provider_state)
+        self._command: str | None = None
+        self._env: dict[str, str] = {}
         self.instructions_path: Path | None = None
         self._unknown_seen: set[str] = set()
         self._last_output: deque[str] = deque(maxlen=3)
+        self._error_output: deque[str] = deque(maxlen=2)  # lines that say "error": the likeliest reason it exited
         self.always_allowed: set[str] = set()
         self._registered = False
+        self._ctrl_c = 0
 
     # -- session identity -------------------------------------------------
-    def _choose_session(self) -> tuple[str, bool, int]:
+    def _choose_session(self) -> tuple[str, bool, int, dict[str, Any]]:
+        """(session id, resumed?, turns so far, provider state) for this launch."""
         opts = self.options
         if opts.resume:
             row = self.store.get_session(opts.resume)
@@ -124,7 +131,8 @@ class Launch:
                 raise DefinitionError(
                     f"--resume: session {opts.resume} ran on {row.provider}, but {self.spec.name!r} now uses {self.spec.provider}"
                 )
-            return opts.resume, True, row.turns if row else 0
+            state = self.adapter.resume_state(opts.resume, row.provider_state if row else None)
+            return opts.resume, True, row.turns if row else 0, state
         if opts.continue_last:
             row = self.store.latest_session(self.spec.name, str(self.working_dir), self.spec.provider)
             if row is None:
@@ -132,8 +140,14 @@ class Launch:
                     f"--continue: no earlier session of agent {self.spec.name!r} in {self.working_dir}",
                     hint="start one without --continue, or list them with `agentlaunch sessions`",
                 )
-            return row.session_id, True, row.turns
-        return str(uuid.uuid4()), False, 0
+            return row.session_id, True, row.turns, self.adapter.resume_state(row.session_id, row.provider_state)
+        session_id = str(uuid.uuid4())
+        return session_id, False, 0, self.adapter.new_state(session_id)
+
+    @property
+    def persistent(self) -> bool:
+        """One CLI process for the whole session (Claude Code), or one per turn (Codex, Gemini)."""
+        return bool(self.adapter.persistent)
 
     def set_state(self, state: str) -> None:
         """starting, waiting (for input), thinking, tool (running one), exited."""
@@ -158,8 +172,13 @@ class Launch:
             resolved = resolve_command(command)
         except ProviderMissing as exc:
             raise ProviderMissing(exc.message, hint=self.adapter.install_hint) from None
-        plan = self.adapter.plan(self.spec, resolved, self.session_id, self.resumed, self.options.interactive)
-        argv = [*plan.argv, *placement.argv]
+        if self.persistent:
+            plan = self.adapter.plan(self.spec, resolved, self.session_id, self.resumed, self.options.interactive)
+            argv = [*plan.argv, *placement.argv]
+        else:
+            # The flags as a new session's first turn would have them (no thread id, no prompt).
+            plan = self.adapter.plan_turn(self.spec, resolved, self.adapter.new_state(self.session_id), "")
+            argv = plan.argv[:-1]
         for notice in plan.notices:
             self.sink.notice(notice)
         changed = check_prefix(
@@ -167,12 +186,24 @@ class Launch:
         )
         if changed:
             self.sink.notice(changed)
-        env = child_env(os.environ, {**plan.env, **self.spec.env})
+        self._env = child_env(os.environ, {**plan.env, **self.spec.env})
+        self._command = resolved
+        if self.persistent:
+            self._spawn(argv)
+        self.set_state("waiting")
+
+    def _spawn(self, argv: list[str], stdin: bytes | None = None) -> Child:
         try:
-            self.child = Child(argv, env, self.working_dir, size=window_size())
+            self.child = Child(argv, self._env, self.working_dir, size=window_size())
         except ProviderMissing as exc:
             raise ProviderMissing(exc.message, hint=self.adapter.install_hint) from None
-        self.set_state("waiting")
+        if stdin is not None:
+            # Per-turn CLIs read the prompt (if any) from stdin and must then see EOF.
+            with contextlib.suppress(OSError):
+                if stdin:
+                    self.child.send_bytes(stdin)
+                self.child.close_stdin()
+        return self.child
 
     def close(self, exit_status: int) -> int | None:
         """End the CLI, free the instructions file, record how the session ended."""
@@ -206,22 +237,61 @@ class Launch:
         self, prompt: str, *, timeout: float | None = None, ask_permission: Callable[[PermissionRequest], str] | None = None
     ) -> TurnOutcome:
         """Send one user turn and handle events until its end; Ctrl-C interrupts it."""
-        assert self.child is not None
         text = self.first_message(prompt)
         self.turns += 1
         self.set_state("thinking")
+        if self.persistent:
+            assert self.child is not None
+            try:
+                self.child.send_json(self.adapter.user_message(text))
+            except (BrokenPipeError, OSError):
+                return self._drain_after_exit()
+        else:
+            assert self._command is not None
+            plan = self.adapter.plan_turn(self.spec, self._command, self.provider_state, text)
+            self._spawn(plan.argv, plan.stdin if plan.stdin is not None else b"")
+        assert self.child is not None
+        with self._ctrl_c_counted():
+            return self._await_turn_end(timeout, ask_permission)
+
+    @contextlib.contextmanager
+    def _ctrl_c_counted(self) -> Iterator[None]:
+        """While a turn runs, Ctrl-C (SIGINT) is counted, never raised mid-handling of an event."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def count(signum: int, frame: FrameType | None) -> None:
+            self._ctrl_c += 1
+
+        previous = signal.signal(signal.SIGINT, count)
         try:
-            self.child.send_json(self.adapter.user_message(text))
-        except (BrokenPipeError, OSError):
-            return self._drain_after_exit()
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    def _await_turn_end(self, timeout: float | None, ask_permission: Callable[[PermissionRequest], str] | None) -> TurnOutcome:
+        assert self.child is not None
         deadline = None if timeout is None else time.monotonic() + timeout
         interrupted_at: float | None = None
         timed_out = False
+        seen_ctrl_c = self._ctrl_c
         while True:
             try:
-                item = self.child.next_line(timeout=0.1)
+                item: str | LongLineDropped | None = self.child.next_line(timeout=0.1)
+                waited = False
             except queue.Empty:
-                now = time.monotonic()
+                item, waited = None, True
+            now = time.monotonic()
+            if self._ctrl_c != seen_ctrl_c:
+                seen_ctrl_c = self._ctrl_c
+                if interrupted_at is not None:  # a second Ctrl-C: stop waiting for the CLI
+                    self.child.signal_group(signal.SIGKILL)
+                else:
+                    interrupted_at = now
+                    self.sink.notice("interrupting the turn…")
+                    self._interrupt()
+            if waited:
                 if deadline is not None and now > deadline and interrupted_at is None:
                     timed_out = True
                     interrupted_at = now
@@ -229,22 +299,19 @@ class Launch:
                 if interrupted_at is not None and now - interrupted_at > INTERRUPT_GRACE:
                     self.child.signal_group(signal.SIGKILL)
                 continue
-            except KeyboardInterrupt:
-                if interrupted_at is not None:  # a second Ctrl-C: stop waiting
-                    self.child.signal_group(signal.SIGKILL)
-                    continue
-                interrupted_at = time.monotonic()
-                self.sink.notice("interrupting the turn…")
-                self._interrupt()
-                continue
             if item is EOF:
-                return self._drain_after_exit(interrupted=interrupted_at is not None)
+                outcome = self._drain_after_exit(interrupted=interrupted_at is not None)
+                if timed_out and outcome.end is None:
+                    raise TurnTimeout(f"the turn took longer than {timeout:g}s and was interrupted; the session stays resumable")
+                return outcome
             if isinstance(item, LongLineDropped):
                 self.sink.notice(f"dropped a provider output line of {item.size:,} bytes (too long to parse)")
                 continue
             for event in self.parser.feed(item):
                 self.handle(event, ask_permission)
                 if isinstance(event, TurnEnd):
+                    if not self.persistent:
+                        self._end_turn_process()
                     self.set_state("waiting")
                     if self._registered:
                         self.store.touch_session(self.session_id)
@@ -255,6 +322,10 @@ class Launch:
 
     def _interrupt(self) -> None:
         assert self.child is not None
+        if not self.persistent:
+            # A per-turn CLI ends its turn on SIGINT; Gemini's launcher only passes it on to its group.
+            self.child.signal_group(signal.SIGINT)
+            return
         with contextlib.suppress(OSError):
             self.child.send_json(
                 {
@@ -275,16 +346,43 @@ class Launch:
                     end = event if isinstance(event, TurnEnd) else end
         for event in self.parser.finish():
             self.handle(event, None)
-        code = self.child.wait()
-        self.set_state("exited")
+        if self._registered:
+            self.store.touch_session(self.session_id)  # the turn happened, even unfinished
+        code: int | None
+        if self.persistent:
+            code = self.child.wait()
+            self.set_state("exited")
+        else:
+            code = self._end_turn_process()
+            self.set_state("waiting")
         self.sink.turn_done()
-        return TurnOutcome(end, interrupted=interrupted, exit_code=code, last_output=tuple(self._last_output))
+        return TurnOutcome(
+            end, interrupted=interrupted, exit_code=code, last_output=tuple(self._error_output or self._last_output)
+        )
+
+    def _end_turn_process(self) -> int | None:
+        """A per-turn CLI finished its turn: reap it, keep what the next turn needs."""
+        assert self.child is not None
+        try:
+            code = self.child.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            code = self.child.stop()
+        self.child.close()
+        self.child = None
+        self.provider_state, learned = self.adapter.state_after_turn(self.parser, self._env)
+        if self._registered:
+            self.store.set_provider_state(self.session_id, self.provider_state)
+        for event in learned:
+            self.handle(event, None)
+        return code
 
     def handle(self, event: Event, ask_permission: Callable[[PermissionRequest], str] | None) -> None:
         """Meter, price, store and show one event."""
         warning = self.meter.add(event)
         if isinstance(event, Diagnostic):
             self._last_output.append(event.line)
+            if "error" in event.line.lower():
+                self._error_output.append(event.line)
         if isinstance(event, SessionStarted) and not self._registered:
             # Registered once the CLI confirms the session: an unknown --resume id never becomes one.
             self.store.start_session(
@@ -295,6 +393,8 @@ class Launch:
                 model=self.spec.model,
             )
             self._registered = True
+            if not self.persistent:
+                self.store.set_provider_state(self.session_id, self.adapter.state_after_turn(self.parser, self._env)[0])
         if isinstance(event, CallUsage):
             price = self.pricer.price(event.usage, self.spec.provider, event.model, self.spec.model)
             cost = price.cost_usd if price else None
@@ -333,7 +433,8 @@ class Launch:
         if request.tool_name in self.always_allowed:
             decision = "always"
         else:
-            decision = ask(request) if ask is not None else "deny"
+            with _default_sigint():  # Ctrl-C at the question denies (a KeyboardInterrupt in input())
+                decision = ask(request) if ask is not None else "deny"
         if decision == "always":
             self.always_allowed.add(request.tool_name)
         if decision in ("once", "always"):
@@ -347,6 +448,18 @@ class Launch:
                     "response": {"subtype": "success", "request_id": request.request_id, "response": response},
                 }
             )
+
+
+@contextlib.contextmanager
+def _default_sigint() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @contextlib.contextmanager

@@ -43,7 +43,9 @@ def test_usage_calls_of_a_session_shows_where_caching_missed(two_sessions: list[
 
 def test_usage_table_chart_and_csv(two_sessions: list[str]) -> None:
     table = run_cli("usage")
-    assert table.returncode == 0 and b"cache hit" in table.stdout and b"\xe2\x96\x91" in table.stdout  # the chart's cache-read bar
+    assert (
+        table.returncode == 0 and b"cache hit" in table.stdout and b"\xe2\x96\x91" in table.stdout
+    )  # the chart's cache-read bar
     csv_out = run_cli("usage", "--by", "agent", "--csv").stdout.decode().splitlines()
     assert csv_out[0].startswith("agent,calls,input,cache_write,cache_read,output") and csv_out[1].startswith("demo,3,")
 

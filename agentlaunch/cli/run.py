@@ -84,6 +84,14 @@ def interactive_loop(launch: Launch, view: InteractiveView, timeout: float | Non
         if not line.strip():
             continue
         outcome = launch.run_turn(line, timeout=timeout, ask_permission=ask_permission)
+        if outcome.end is None and not launch.persistent:
+            # One process per turn: its end is the turn's, not the session's.
+            if outcome.interrupted:
+                err.print("[dim](turn interrupted; the session goes on)[/]", markup=True)
+            else:
+                failure = turn_failed(outcome)
+                err.print(f"[bold red]turn failed:[/] {failure.message if failure else ''}", markup=True, highlight=False)
+            continue
         if outcome.end is None and not outcome.interrupted:
             err.print(
                 f"[bold red]error:[/] the provider CLI exited (code {outcome.exit_code}); the session ended. "

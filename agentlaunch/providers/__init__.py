@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from agentlaunch.providers.claude import ClaudeAdapter
+from agentlaunch.providers.codex import CodexAdapter
 from agentlaunch.providers.fake import FakeAdapter
+from agentlaunch.providers.gemini import GeminiAdapter
 
-ADAPTERS = {"claude": ClaudeAdapter, "fake": FakeAdapter}
+ADAPTERS: dict[str, type[Any]] = {"claude": ClaudeAdapter, "fake": FakeAdapter, "codex": CodexAdapter, "gemini": GeminiAdapter}
 
 
-def get_adapter(name: str) -> ClaudeAdapter:
+def get_adapter(name: str) -> Any:
     """The adapter for ``name``."""
     from agentlaunch.errors import DefinitionError
 

@@ -268,8 +268,15 @@ class ClaudeAdapter:
         """Arguments for ``delivery: system-prompt``: the instructions appended to Claude Code's system prompt."""
         return [APPEND_SYSTEM_PROMPT_FLAG, str(path)]
 
-    def parser(self) -> ClaudeParser:
+    def parser(self, state: dict[str, Any] | None = None) -> ClaudeParser:
         return ClaudeParser()
+
+    def new_state(self, session_id: str) -> dict[str, Any]:
+        """Claude Code keeps the whole session itself; nothing to remember between launches."""
+        return {}
+
+    def resume_state(self, session_id: str, stored: dict[str, Any] | None) -> dict[str, Any]:
+        return dict(stored or {})
 
     @staticmethod
     def user_message(text: str) -> dict[str, Any]:

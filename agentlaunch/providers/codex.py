@@ -13,6 +13,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from agentlaunch.errors import DefinitionError
 from agentlaunch.events import (
     CallUsage,
     ContextWindow,
@@ -170,6 +171,23 @@ class CodexAdapter:
         if len(prompt.encode("utf-8")) > ARGV_PROMPT_LIMIT:
             return TurnPlan(argv=[*argv, "-"], stdin=prompt.encode("utf-8"))
         return TurnPlan(argv=[*argv, prompt], stdin=b"")
+
+    def new_state(self, session_id: str) -> dict[str, Any]:
+        return {}
+
+    def resume_state(self, session_id: str, stored: dict[str, Any] | None) -> dict[str, Any]:
+        """The thread to resume: the one recorded for the session, else the id itself when it is a thread id."""
+        if stored and stored.get("thread_id"):
+            return dict(stored)
+        if stored is None and looks_like_thread_id(session_id):
+            return {"thread_id": session_id}
+        if stored is None:
+            raise DefinitionError(
+                f"--resume: {session_id!r} is neither a session agentlaunch knows nor a Codex thread id "
+                "(Codex would silently start a new thread)",
+                hint="list sessions with `agentlaunch sessions`",
+            )
+        raise DefinitionError(f"--resume: session {session_id} never got a Codex thread (its first turn did not start)")
 
     def parser(self, state: dict[str, Any]) -> CodexParser:
         prior = state.get("total")

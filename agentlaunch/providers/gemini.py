@@ -48,7 +48,9 @@ def gemini_usage(stats: dict[str, Any]) -> Usage:
 class GeminiParser:
     """``gemini --output-format stream-json`` lines to normalized events."""
 
-    def __init__(self) -> None:
+    def __init__(self, asked: str | None = None, resumed: bool = False) -> None:
+        self.asked = asked
+        self.resumed = resumed
         self.session_id: str | None = None
 
     def feed(self, line: str) -> list[Event]:
@@ -117,8 +119,16 @@ class GeminiAdapter:
             return TurnPlan(argv=[*argv, "-p", " "], stdin=prompt.encode("utf-8"))
         return TurnPlan(argv=[*argv, "-p", prompt], stdin=b"")
 
+    def new_state(self, session_id: str) -> dict[str, Any]:
+        return {"session_id": session_id, "started": False}
+
+    def resume_state(self, session_id: str, stored: dict[str, Any] | None) -> dict[str, Any]:
+        return dict(stored) if stored and stored.get("session_id") else {"session_id": session_id, "started": True}
+
     def parser(self, state: dict[str, Any]) -> GeminiParser:
-        return GeminiParser()
+        return GeminiParser(state.get("session_id"), bool(state.get("started")))
 
     def state_after_turn(self, parser: GeminiParser, env: dict[str, str]) -> tuple[dict[str, Any], list[Event]]:
-        return {"session_id": parser.session_id, "started": parser.session_id is not None}, []
+        if parser.session_id is None:  # the CLI never said it started the session
+            return {"session_id": parser.asked, "started": parser.resumed}, []
+        return {"session_id": parser.session_id, "started": True}, []
