@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.text import Text
@@ -12,8 +12,12 @@ from rich.text import Text
 from agentlaunch import paths
 from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, fail, out
 from agentlaunch.doctor import StaticReport, static_check
-from agentlaunch.doctor_live import RUN_TIMEOUT, LiveReport, live_check, report_dict
 from agentlaunch.errors import AgentlaunchError, ExitCode
+
+if TYPE_CHECKING:  # the live check (fake APIs, http.server) is imported only when --live runs
+    from agentlaunch.doctor_live import LiveReport
+
+RUN_TIMEOUT = 60.0  # seconds each CLI run gets (doctor_live.RUN_TIMEOUT)
 
 
 def _kb(n: int) -> str:
@@ -107,6 +111,8 @@ def doctor(
     try:
         root: Path = paths.agents_dir(agents_dir)
         static = static_check(root, agent, templates_dir)
+        from agentlaunch.doctor_live import live_check, report_dict
+
         result["static"] = report_dict(static)
         live_report = None
         if live:
