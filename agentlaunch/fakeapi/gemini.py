@@ -19,14 +19,12 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.fakeapi.server import FakeServer, Recorded, Reply, sse
+from agentlaunch.fakeapi.server import Recorded, Reply, ReplyScript, ScriptedFake, sse
 
 DEFAULT_MODEL = "gemini-2.5-pro"
 
@@ -106,48 +104,19 @@ class ErrorReply:
 Planned = TextReply | FunctionCallReply | ErrorReply
 
 
-class GeminiScript:
+class GeminiScript(ReplyScript[Planned]):
     """A thread-safe queue of planned replies to ``:streamGenerateContent``."""
 
-    def __init__(self, replies: Iterable[Planned] = (), default: Planned | None = None) -> None:
-        self._queue: deque[Planned] = deque(replies)
-        self.default: Planned = default if default is not None else TextReply()
-        self._lock = threading.Lock()
-
-    def push(self, *replies: Planned) -> None:
-        with self._lock:
-            self._queue.extend(replies)
-
-    def next(self) -> Planned:
-        with self._lock:
-            return self._queue.popleft() if self._queue else self.default
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._queue)
+    def fallback(self) -> Planned:
+        return TextReply()
 
 
-class GeminiFake:
+class GeminiFake(ScriptedFake):
     """A :class:`FakeServer` answering like the Gemini API from a script."""
 
     def __init__(self, script: GeminiScript | None = None, port: int = 0) -> None:
         self.script = script if script is not None else GeminiScript()
-        self._stopping = threading.Event()
-        self.server = FakeServer(self._respond, port=port)
-
-    def start(self) -> GeminiFake:
-        self.server.start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()
-        self.server.stop()
-
-    def __enter__(self) -> GeminiFake:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        super().__init__(self._respond, port)
 
     @property
     def base_url(self) -> str:
@@ -155,17 +124,9 @@ class GeminiFake:
         return self.server.url
 
     @property
-    def requests(self) -> list[Recorded]:
-        return self.server.requests
-
-    @property
     def model_requests(self) -> list[Recorded]:
         """The recorded ``:streamGenerateContent`` calls, in order."""
         return [r for r in self.server.requests if is_stream_call(r)]
-
-    def _wait(self, seconds: float) -> None:
-        if seconds > 0:
-            self._stopping.wait(seconds)
 
     def _respond(self, rec: Recorded) -> Reply:
         if not is_stream_call(rec):

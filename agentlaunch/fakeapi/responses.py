@@ -18,15 +18,13 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import threading
 import time
-from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.fakeapi.server import FakeServer, Recorded, Reply, sse
+from agentlaunch.fakeapi.server import Recorded, Reply, ReplyScript, ScriptedFake, sse
 
 FAKE_ENV_KEY = "AGENTLAUNCH_FAKE_OPENAI_KEY"
 """The environment variable the ``fake`` model provider reads its API key from."""
@@ -93,50 +91,20 @@ class ErrorReply:
 Planned = TextReply | ShellCallReply | ErrorReply
 
 
-class ResponsesScript:
+class ResponsesScript(ReplyScript[Planned]):
     """A thread-safe queue of planned replies to ``POST /v1/responses``."""
 
-    def __init__(self, replies: Iterable[Planned] = (), default: Planned | None = None) -> None:
-        self._queue: deque[Planned] = deque(replies)
-        self.default: Planned = default if default is not None else TextReply()
-        self._lock = threading.Lock()
-
-    def push(self, *replies: Planned) -> None:
-        with self._lock:
-            self._queue.extend(replies)
-
-    def next(self) -> Planned:
-        with self._lock:
-            return self._queue.popleft() if self._queue else self.default
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._queue)
+    def fallback(self) -> Planned:
+        return TextReply()
 
 
-class ResponsesFake:
+class ResponsesFake(ScriptedFake):
     """A :class:`FakeServer` answering like the Responses API from a script."""
 
     def __init__(self, script: ResponsesScript | None = None, port: int = 0) -> None:
         self.script = script if script is not None else ResponsesScript()
-        self._stopping = threading.Event()
         self._ids = itertools.count(1)
-        self.server = FakeServer(self._respond, port=port)
-
-    # -- lifecycle -------------------------------------------------------
-    def start(self) -> ResponsesFake:
-        self.server.start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()
-        self.server.stop()
-
-    def __enter__(self) -> ResponsesFake:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        super().__init__(self._respond, port)
 
     @property
     def base_url(self) -> str:
@@ -144,19 +112,11 @@ class ResponsesFake:
         return f"{self.server.url}/v1"
 
     @property
-    def requests(self) -> list[Recorded]:
-        return self.server.requests
-
-    @property
     def model_requests(self) -> list[Recorded]:
         """The recorded ``POST .../responses`` calls, in order."""
         return [r for r in self.server.requests if is_responses_call(r)]
 
     # -- answering -------------------------------------------------------
-    def _wait(self, seconds: float) -> None:
-        if seconds > 0:
-            self._stopping.wait(seconds)
-
     def _respond(self, rec: Recorded) -> Reply:
         if not is_responses_call(rec):
             return _harmless(rec)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Generic, Self, TypeVar
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -133,3 +136,58 @@ def sse(event: str | None, data: Any) -> bytes:
     """One server-sent event; ``data`` is serialized as JSON."""
     head = f"event: {event}\n" if event else ""
     return f"{head}data: {json.dumps(data)}\n\n".encode()
+
+
+class ReplyScript(Generic[T]):
+    """A thread-safe queue of planned replies; ``default`` answers once it is empty."""
+
+    def __init__(self, replies: Iterable[T] = (), default: T | None = None) -> None:
+        self._queue: deque[T] = deque(replies)
+        self.default: T = default if default is not None else self.fallback()
+        self._lock = threading.Lock()
+
+    def fallback(self) -> T:
+        """The default reply when none is given (subclasses name one)."""
+        raise TypeError("ReplyScript needs a default reply")
+
+    def push(self, *replies: T) -> None:
+        with self._lock:
+            self._queue.extend(replies)
+
+    def next(self) -> T:
+        with self._lock:
+            return self._queue.popleft() if self._queue else self.default
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._queue)
+
+
+class ScriptedFake:
+    """Lifecycle shared by the scripted fakes: a FakeServer, and waits that end when it stops."""
+
+    def __init__(self, responder: Responder, port: int = 0) -> None:
+        self._stopping = threading.Event()
+        self.server = FakeServer(responder, port=port)
+
+    def start(self) -> Self:
+        self.server.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self.server.stop()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def requests(self) -> list[Recorded]:
+        return self.server.requests
+
+    def _wait(self, seconds: float) -> None:
+        if seconds > 0:
+            self._stopping.wait(seconds)
