@@ -17,7 +17,10 @@ SECRET = "sk-this-is-a-secret-value-0123456789"
 
 def test_secrets_in_the_environment_are_never_printed_or_stored(agents_dir: Path, isolated_home: Path) -> None:
     write_agent(
-        agents_dir, "secretive", {"provider": "fake", "working_dir": "@scratch", "env": {"MY_TOKEN": SECRET}}, {"soul.md": "Hi.\n"}
+        agents_dir,
+        "secretive",
+        {"provider": "fake", "working_dir": "@scratch", "env": {"MY_TOKEN": SECRET}},
+        {"soul.md": "Hi.\n"},
     )
     env = {"ANTHROPIC_API_KEY": SECRET, "OPENAI_API_KEY": SECRET}
     outputs = [
