@@ -1,3 +1,3 @@
-from agentlaunch.cli import main
+from agentlaunch.entry import main
 
 main()

@@ -8,6 +8,7 @@ the others.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import queue
 import signal
@@ -23,7 +24,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, Protocol
 
-from agentlaunch import paths
+from agentlaunch import paths, prespawn
 from agentlaunch.deliver import release
 from agentlaunch.errors import AgentlaunchError, DefinitionError, Interrupted, ProviderMissing, TurnFailed, TurnTimeout
 from agentlaunch.events import (
@@ -71,6 +72,7 @@ class LaunchOptions:
     continue_last: bool = False
     force: bool = False
     interactive: bool = False
+    plan_key: str | None = None  # names this launch's plan for the next launch's early start (prespawn)
 
 
 @dataclass
@@ -105,6 +107,8 @@ class Launch:
         self.meter = Meter(configured_window=self.spec.context_window, buffer=self.spec.compaction_buffer, model=self.spec.model)
         self.pricer = Pricer(agents_dir=self.spec.agents_dir)
         self.store = Store.open(paths.store_path())
+        fresh = not (options.resume or options.continue_last or options.interactive)
+        self.prespawned = prespawn.take() if fresh and self.adapter.persistent else None
         self.session_id, self.resumed, self.turns, self.provider_state = self._choose_session()
         self.startup_pending = not self.resumed
         self.child: Child | None = None
@@ -141,7 +145,7 @@ class Launch:
                     hint="start one without --continue, or list them with `agentlaunch sessions`",
                 )
             return row.session_id, True, row.turns, self.adapter.resume_state(row.session_id, row.provider_state)
-        session_id = str(uuid.uuid4())
+        session_id = self.prespawned.session_id if self.prespawned else str(uuid.uuid4())
         return session_id, False, 0, self.adapter.new_state(session_id)
 
     @property
@@ -186,11 +190,23 @@ class Launch:
         )
         if changed:
             self.sink.notice(changed)
-        self._env = child_env(os.environ, {**plan.env, **self.spec.env})
+        extra = {**plan.env, **self.spec.env}
+        self._env = child_env(os.environ, extra)
         self._command = resolved
         if self.persistent:
-            self._spawn(argv)
+            self._adopt_or_spawn(argv, extra, placement.rendered.data, plan.env)
         self.set_state("waiting")
+
+    def _adopt_or_spawn(self, argv: list[str], extra: dict[str, str], instructions: bytes, plan_env: dict[str, str]) -> None:
+        """Use the CLI the entry point started early when it was started exactly so; else start it now."""
+        digest = hashlib.sha256(instructions).hexdigest()
+        pending, self.prespawned = self.prespawned, None
+        self.child = prespawn.adopt(pending, argv, extra, digest)
+        if self.child is None:
+            self._spawn(argv)
+        if self.options.plan_key and not self.resumed and not self.options.interactive and self.instructions_path:
+            prespawn.remember(self.options.plan_key, argv, self.session_id, plan_env, self.instructions_path, digest,
+                              self.spec.agent_dir / "agent.yaml", self.working_dir, self.state_dir)  # fmt: skip
 
     def _spawn(self, argv: list[str], stdin: bytes | None = None) -> Child:
         try:
@@ -207,6 +223,8 @@ class Launch:
 
     def close(self, exit_status: int) -> int | None:
         """End the CLI, free the instructions file, record how the session ended."""
+        prespawn.discard(self.prespawned)  # a launch that failed before adopting it
+        self.prespawned = None
         code = None
         if self.child is not None:
             code = self.child.stop()

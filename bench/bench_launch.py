@@ -55,6 +55,7 @@ def make_agent(agents_dir: Path, claude: Path, workdir: Path) -> None:
         "model": MODEL,
         "working_dir": str(workdir),
         "startup": "Say hi.",
+        "delivery": "file",  # the bare side reads the same CLAUDE.md
     }
     (folder / "agent.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     (folder / "soul.md").write_text("You are a terse benchmark agent.\n")

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from agentlaunch import paths
+from agentlaunch import paths, prespawn
 from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, complete_agent, err, fail, out
 from agentlaunch.errors import AgentlaunchError, ExitCode, Interrupted, UsageError
 from agentlaunch.events import PermissionRequest
@@ -163,6 +163,7 @@ def run(
             continue_last=continue_last,
             force=force,
             interactive=text is None,
+            plan_key=prespawn.plan_key(agent, str(agents_dir) if agents_dir else None, str(working_dir) if working_dir else None),
         )
         placeholder = Meter()
         view: HeadlessView = (

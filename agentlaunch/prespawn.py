@@ -1,0 +1,196 @@
+"""Start the provider CLI while agentlaunch itself is still starting.
+
+A headless `agentlaunch run AGENT PROMPT` on a new session spends a few
+hundred milliseconds importing and validating before it can spawn the CLI,
+which then spends about a second starting. When the previous launch of the
+same agent from the same place left a plan (argv, environment additions,
+instructions file digest), the entry point spawns the CLI from that plan
+at once, with stdlib imports only. The full launch then computes the real
+plan: when it is identical (same argv, same environment, same instructions
+bytes) it adopts the running child; otherwise it kills the child unused and
+spawns as usual. A child that is never adopted is killed at exit.
+
+``AGENTLAUNCH_NO_PRESPAWN=1`` turns this off.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import hashlib
+import json
+import os
+import signal
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentlaunch.transport import Child, window_size
+
+CACHE_DIR = "launch-plans"
+SESSION = "{session}"
+NO_VALUE = ("-c", "--continue", "-q", "--quiet", "--json", "--force")
+WITH_VALUE = ("-p", "--prompt", "--timeout", "--working-dir", "--agents-dir", "--templates-dir")
+
+
+@dataclass
+class Prespawned:
+    child: Child
+    session_id: str
+    argv: list[str]
+    env: dict[str, str]
+    digest: str
+    adopted: bool = False
+
+
+_pending: Prespawned | None = None
+
+
+def _state_dir() -> Path:
+    # The same rule as paths.state_dir(), without importing platformdirs at this point.
+    value = os.environ.get("AGENTLAUNCH_STATE_DIR")
+    if value:
+        return Path(value).expanduser()
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "agentlaunch"
+
+
+def plan_key(agent: str, agents_dir: str | None, working_dir: str | None) -> str:
+    """Which earlier plan a launch may reuse: same agent, same place, same options that shape the plan."""
+    where = agents_dir or os.environ.get("AGENTLAUNCH_AGENTS_DIR") or ""
+    identity = [
+        agent,
+        os.path.normpath(where) if where else "",
+        os.path.normpath(working_dir) if working_dir else "",
+        os.getcwd(),
+    ]
+    return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:24]
+
+
+def headless_new_session(args: Sequence[str]) -> tuple[str, str | None, str | None] | None:
+    """(agent, --agents-dir, --working-dir) when ``args`` are a headless `run` of a new session, else None."""
+    if not args or args[0] != "run":
+        return None
+    positional: list[str] = []
+    options: dict[str, str] = {}
+    i = 1
+    while i < len(args):
+        arg = args[i]
+        name, _, inline = arg.partition("=")
+        if arg in ("-r", "--resume", "-c", "--continue", "-h", "--help") or name == "--resume":
+            return None
+        if name in WITH_VALUE:
+            if inline:
+                options[name] = inline
+            elif i + 1 < len(args):
+                options[name] = args[i + 1]
+                i += 1
+        elif arg in NO_VALUE:
+            pass
+        elif arg.startswith("-") and arg != "-":
+            return None  # an option this shortcut does not know: let the full launch decide
+        else:
+            positional.append(arg)
+        i += 1
+    has_prompt = len(positional) >= 2 or "-p" in options or "--prompt" in options
+    if not positional or not has_prompt:
+        return None
+    return positional[0], options.get("--agents-dir"), options.get("--working-dir")
+
+
+def _env_of(agent_yaml: Path) -> dict[str, str] | None:
+    """The agent's ``env`` (re-read each launch, never cached: it may hold secrets); None when unreadable."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(agent_yaml.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    env = data.get("env") if isinstance(data, dict) else None
+    return {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
+
+
+def start(args: Sequence[str]) -> None:
+    """At the entry point: spawn the CLI from the last plan, when there is one and it still holds."""
+    global _pending
+    if os.environ.get("AGENTLAUNCH_NO_PRESPAWN"):
+        return
+    shape = headless_new_session(args)
+    if shape is None:
+        return
+    try:
+        plan = json.loads((_state_dir() / CACHE_DIR / f"{plan_key(*shape)}.json").read_text("utf-8"))
+        instructions = Path(plan["instructions"])
+        digest = hashlib.sha256(instructions.read_bytes()).hexdigest()
+        if digest != plan["digest"]:
+            return
+        agent_env = _env_of(Path(plan["agent_yaml"]))
+        if agent_env is None:
+            return
+        session_id = str(uuid.uuid4())
+        argv = [a.replace(SESSION, session_id) for a in plan["argv"]]
+        extra = {**plan["plan_env"], **agent_env}
+        env = {**os.environ, **extra}
+        child = Child(argv, env, Path(plan["cwd"]), size=window_size())
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return
+    except Exception:  # noqa: BLE001 - never let the shortcut break a launch
+        return
+    _pending = Prespawned(child, session_id, argv, extra, digest)
+    started = _pending
+    atexit.register(lambda: None if started.adopted else discard(started))
+
+
+def take() -> Prespawned | None:
+    """The pre-started child, for the launch to adopt or refuse (once)."""
+    global _pending
+    pending, _pending = _pending, None
+    return pending
+
+
+def discard(pending: Prespawned | None = None) -> None:
+    """Kill a pre-started child that will not be used."""
+    target = pending or take()
+    if target is None or target.adopted:
+        return
+    target.child.signal_group(signal.SIGKILL)
+    with contextlib.suppress(Exception):
+        target.child.wait(timeout=5)
+    target.child.close()
+
+
+def adopt(pending: Prespawned | None, argv: Sequence[str], env_extra: Mapping[str, str], digest: str) -> Child | None:
+    """The pre-started child when it was started exactly as the launch would start it (else it is killed)."""
+    if pending is None:
+        return None
+    if pending.argv == list(argv) and pending.env == dict(env_extra) and pending.digest == digest:
+        pending.adopted = True
+        return pending.child
+    discard(pending)
+    return None
+
+
+def remember(
+    key: str, argv: Sequence[str], session_id: str, plan_env: Mapping[str, str], instructions: Path, digest: str,
+    agent_yaml: Path, cwd: Path, state_dir: Path,
+) -> None:  # fmt: skip
+    """Keep this launch's plan for the next one (only what is not secret: the agent's env is re-read from agent.yaml)."""
+    from agentlaunch.deliver import write_atomic
+
+    record: dict[str, Any] = {
+        "argv": [a.replace(session_id, SESSION) for a in argv],
+        "plan_env": dict(plan_env),
+        "instructions": str(instructions),
+        "digest": digest,
+        "agent_yaml": str(agent_yaml),
+        "cwd": str(cwd),
+    }
+    path = state_dir / CACHE_DIR / f"{key}.json"
+    data = json.dumps(record, sort_keys=True).encode()
+    with contextlib.suppress(OSError):
+        if path.exists() and path.read_bytes() == data:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, data)

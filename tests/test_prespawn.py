@@ -1,0 +1,85 @@
+"""Starting the provider CLI early from the previous launch's plan, and refusing a plan that no longer holds."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from agentlaunch import prespawn
+from agentlaunch.transport import Child
+from tests.helpers import run_cli
+
+
+@pytest.mark.parametrize(
+    ("args", "shape"),
+    [
+        (["run", "demo", "hi"], ("demo", None, None)),
+        (["run", "demo", "-p", "hi", "--agents-dir", "/a", "--json"], ("demo", "/a", None)),
+        (["run", "--working-dir=/w", "demo", "-"], ("demo", None, "/w")),
+        (["run", "demo"], None),  # the chat: not a headless turn
+        (["run", "demo", "-c", "hi"], None),  # resumes: the session id is not new
+        (["run", "demo", "-r", "x", "hi"], None),
+        (["run", "demo", "--resume=x", "hi"], None),
+        (["run", "demo", "--something-new", "hi"], None),  # unknown option: leave it to the full launch
+        (["list"], None),
+        ([], None),
+    ],
+)
+def test_only_headless_new_sessions_are_started_early(args: list[str], shape: tuple[str, str | None, str | None] | None) -> None:
+    assert prespawn.headless_new_session(args) == shape
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/stat").read_text().split()[2] if Path(f"/proc/{pid}/stat").exists() else "X"
+    return status != "Z"
+
+
+def test_adopt_takes_an_exact_match_and_kills_anything_else(tmp_path: Path) -> None:
+    def started() -> prespawn.Prespawned:
+        child = Child(["sleep", "60"], dict(os.environ), tmp_path)
+        return prespawn.Prespawned(child, "sid", ["sleep", "60"], {"A": "1"}, "d1")
+
+    exact = started()
+    assert prespawn.adopt(exact, ["sleep", "60"], {"A": "1"}, "d1") is exact.child and exact.adopted
+    prespawn.discard(exact)  # adopted: discard leaves it alone
+    assert _alive(exact.child.pid)
+    exact.child.stop(grace=0.1)
+
+    for argv, env, digest in (
+        (["sleep", "61"], {"A": "1"}, "d1"),
+        (["sleep", "60"], {"A": "2"}, "d1"),
+        (["sleep", "60"], {"A": "1"}, "d2"),
+    ):
+        other = started()
+        assert prespawn.adopt(other, argv, env, digest) is None
+        deadline = time.monotonic() + 10
+        while _alive(other.child.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(other.child.pid), "a plan that does not match must be killed"
+
+
+def test_second_launch_reuses_the_plan_and_a_stale_plan_is_harmless(agents_dir: Path, isolated_home: Path) -> None:
+    first = run_cli("run", "demo", "one", "--agents-dir", str(agents_dir))
+    assert first.returncode == 0, first.stderr
+    (plan_file,) = (isolated_home / "state" / prespawn.CACHE_DIR).glob("*.json")
+    plan = json.loads(plan_file.read_text())
+    assert prespawn.SESSION in plan["argv"] and plan["plan_env"] == {"AGENTLAUNCH_FAKE_CONTEXT_WINDOW": "60000"}
+
+    second = run_cli("run", "demo", "two", "--agents-dir", str(agents_dir))
+    assert second.returncode == 0 and b'You said: "two"' in second.stdout and b"Startup message received" in second.stdout
+
+    plan["argv"].append("--model-of-another-day")  # the plan no longer matches what the launch computes
+    plan_file.write_text(json.dumps(plan))
+    third = run_cli("run", "demo", "three", "--agents-dir", str(agents_dir))
+    assert third.returncode == 0 and b'You said: "three"' in third.stdout
+    assert "--model-of-another-day" not in plan_file.read_text(), "the launch writes its own plan back"
+    sessions = json.loads(run_cli("sessions", "--json").stdout)
+    assert len({s["session_id"] for s in sessions}) == 3 and all(s["turns"] == 1 for s in sessions)
