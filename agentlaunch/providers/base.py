@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import abc
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from agentlaunch.events import Diagnostic, Event
 
@@ -21,16 +22,6 @@ class TurnPlan:
     """Per-turn CLIs: what to write to stdin before closing it (b"" = at EOF at once)."""
 
 
-class Parser(Protocol):
-    """Turns one output line into normalized events. Stateful per session, but pure of I/O."""
-
-    def feed(self, line: str) -> list[Event]: ...
-
-    def finish(self) -> list[Event]:
-        """Events still pending when the output ends (e.g. a call whose final usage never came)."""
-        ...
-
-
 def parse_json_line(line: str) -> dict[str, Any] | Diagnostic | None:
     """A JSON object from ``line``, a Diagnostic for anything else, None for a blank line."""
     stripped = line.strip()
@@ -44,6 +35,27 @@ def parse_json_line(line: str) -> dict[str, Any] | Diagnostic | None:
         if isinstance(obj, dict):
             return obj
     return Diagnostic(stripped[:2000])
+
+
+class JsonLineParser(abc.ABC):
+    """The shared front of the provider parsers: blank lines are skipped, lines that are not
+    JSON objects become Diagnostics, and each JSON object goes to :meth:`event`."""
+
+    def feed(self, line: str) -> list[Event]:
+        obj = parse_json_line(line)
+        if obj is None:
+            return []
+        if isinstance(obj, Diagnostic):
+            return [obj]
+        return self.event(obj)
+
+    @abc.abstractmethod
+    def event(self, obj: dict[str, Any]) -> list[Event]:
+        """Normalized events for one of the CLI's JSON events."""
+
+    def finish(self) -> list[Event]:
+        """Events still pending when the output ends (e.g. a call whose final usage never came)."""
+        return []
 
 
 def child_env(base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:

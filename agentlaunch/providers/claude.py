@@ -10,7 +10,6 @@ from agentlaunch.events import (
     CallUsage,
     Compaction,
     ContextWindow,
-    Diagnostic,
     Event,
     OutputFinal,
     PermissionRequest,
@@ -24,7 +23,7 @@ from agentlaunch.events import (
     Usage,
     Warning,
 )
-from agentlaunch.providers.base import TurnPlan, parse_json_line
+from agentlaunch.providers.base import JsonLineParser, TurnPlan
 from agentlaunch.spec import AgentSpec
 
 # Event types Claude Code prints that carry nothing agentlaunch shows or counts.
@@ -60,7 +59,7 @@ def summarize(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-class ClaudeParser:
+class ClaudeParser(JsonLineParser):
     """Claude Code's stream-json output to normalized events.
 
     Usage is counted once per model call: the call's ``message_start`` usage
@@ -77,12 +76,7 @@ class ClaudeParser:
         self._counted: set[str] = set()
         self._streamed_text: set[str] = set()
 
-    def feed(self, line: str) -> list[Event]:
-        obj = parse_json_line(line)
-        if obj is None:
-            return []
-        if isinstance(obj, Diagnostic):
-            return [obj]
+    def event(self, obj: dict[str, Any]) -> list[Event]:
         kind = obj.get("type")
         handler = getattr(self, f"_on_{kind}", None) if isinstance(kind, str) else None
         if handler is not None:

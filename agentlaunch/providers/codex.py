@@ -17,7 +17,6 @@ from agentlaunch.errors import DefinitionError
 from agentlaunch.events import (
     CallUsage,
     ContextWindow,
-    Diagnostic,
     Event,
     SessionStarted,
     Text,
@@ -28,7 +27,7 @@ from agentlaunch.events import (
     Usage,
     Warning,
 )
-from agentlaunch.providers.base import TurnPlan, parse_json_line
+from agentlaunch.providers.base import JsonLineParser, TurnPlan
 from agentlaunch.providers.claude import summarize
 from agentlaunch.spec import AgentSpec
 
@@ -64,19 +63,14 @@ def _item_summary(item: dict[str, Any]) -> tuple[str, str]:
     return kind, summarize({k: v for k, v in item.items() if k not in ("id", "type")})
 
 
-class CodexParser:
+class CodexParser(JsonLineParser):
     """``codex exec --json`` lines to normalized events; usage as differences of running totals."""
 
     def __init__(self, prior_total: Usage | None = None) -> None:
         self.total = prior_total or Usage()
         self.thread_id: str | None = None
 
-    def feed(self, line: str) -> list[Event]:
-        obj = parse_json_line(line)
-        if obj is None:
-            return []
-        if isinstance(obj, Diagnostic):
-            return [obj]
+    def event(self, obj: dict[str, Any]) -> list[Event]:
         kind = obj.get("type")
         if kind == "thread.started":
             self.thread_id = str(obj.get("thread_id"))
@@ -120,9 +114,6 @@ class CodexParser:
                 return events
             return []
         return [Unknown(f"item/{itype}")] if kind == "item.completed" else []
-
-    def finish(self) -> list[Event]:
-        return []
 
 
 def codex_home(env: dict[str, str]) -> Path:

@@ -13,7 +13,6 @@ from typing import Any
 
 from agentlaunch.events import (
     CallUsage,
-    Diagnostic,
     Event,
     SessionStarted,
     TextDelta,
@@ -24,7 +23,7 @@ from agentlaunch.events import (
     Usage,
     Warning,
 )
-from agentlaunch.providers.base import TurnPlan, parse_json_line
+from agentlaunch.providers.base import JsonLineParser, TurnPlan
 from agentlaunch.providers.claude import summarize
 from agentlaunch.providers.codex import ARGV_PROMPT_LIMIT
 from agentlaunch.spec import AgentSpec
@@ -45,7 +44,7 @@ def gemini_usage(stats: dict[str, Any]) -> Usage:
     )
 
 
-class GeminiParser:
+class GeminiParser(JsonLineParser):
     """``gemini --output-format stream-json`` lines to normalized events."""
 
     def __init__(self, asked: str | None = None, resumed: bool = False) -> None:
@@ -53,12 +52,7 @@ class GeminiParser:
         self.resumed = resumed
         self.session_id: str | None = None
 
-    def feed(self, line: str) -> list[Event]:
-        obj = parse_json_line(line)
-        if obj is None:
-            return []
-        if isinstance(obj, Diagnostic):
-            return [obj]
+    def event(self, obj: dict[str, Any]) -> list[Event]:
         kind = obj.get("type")
         if kind == "init":
             self.session_id = str(obj.get("session_id"))
@@ -95,9 +89,6 @@ class GeminiParser:
             error = obj.get("error") or {}
             events.append(TurnEnd(is_error=True, error=str(error.get("message") or obj.get("status") or "error")))
         return events
-
-    def finish(self) -> list[Event]:
-        return []
 
 
 class GeminiAdapter:
