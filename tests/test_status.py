@@ -191,12 +191,18 @@ def test_status_shows_a_stale_record_once_and_cleans_it() -> None:
 
 
 def start_slow_run(agents_dir: Path, workdir: Path) -> subprocess.Popen[bytes]:
+    # stderr goes to a file, so that an unexpected exit code can be explained (see stderr_of).
     return subprocess.Popen(
         [sys.executable, "-m", "agentlaunch", "run", "demo", "/slow hello", "--agents-dir", str(agents_dir)],
         cwd=workdir,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=(workdir / "agentlaunch.stderr").open("wb"),
     )
+
+
+def stderr_of(workdir: Path) -> str:
+    path = workdir / "agentlaunch.stderr"
+    return path.read_text(errors="replace") if path.exists() else ""
 
 
 def live_record(pid: int, state: str | None = None) -> dict[str, Any] | None:
@@ -221,7 +227,7 @@ def test_a_running_session_keeps_a_record_that_goes_away_when_it_ends(agents_dir
         assert "demo" in table and "thinking" in table and str(proc.pid) in table
         # SIGTERM is a clean end: the record is removed, not left stale.
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 143
+        assert proc.wait(timeout=30) == 143, stderr_of(workdir)
         assert list(status_dir().glob("*.json")) == []
     finally:
         if proc.poll() is None:
