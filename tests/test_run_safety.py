@@ -59,3 +59,13 @@ def test_agentlaunch_killed_with_sigkill_keeps_the_calls_already_reported(agents
     with Store.open(isolated_home / "state" / "usage.sqlite3") as store:
         calls = store.calls_for_session(session_id)
     assert len(calls) == 1 and calls[0].usage.cache_write > 0
+
+
+def test_a_provider_binary_that_is_not_executable_gives_127(agents_dir: Path, tmp_path: Path) -> None:
+    binary = tmp_path / "claude"
+    binary.write_text("#!/bin/sh\necho never\n")
+    binary.chmod(0o644)
+    write_agent(agents_dir, "noexec", {"provider": "claude", "command": str(binary), "working_dir": str(tmp_path)})
+    result = run_cli("run", "noexec", "hi", "--agents-dir", str(agents_dir))
+    assert result.returncode == 127
+    assert b"provider CLI is not executable" in result.stderr and b"npm install -g @anthropic-ai/claude-code" in result.stderr
