@@ -126,3 +126,21 @@ def test_meter_context_is_the_latest_call_and_totals_are_sums() -> None:
     assert meter.context == 8 + 150 + 13000
     assert meter.window == 200000 and meter.window_source == "provider"
     assert meter.to_compaction == 200000 - 33000 - meter.context
+
+
+def test_compact_boundary_is_reported_and_rearms_the_warning() -> None:
+    """The CLI's own compaction ends the crossing: the next crossing warns again."""
+    from agentlaunch.events import Compaction
+
+    meter = Meter(configured_window=100_000, buffer=33_000)
+    big = CallUsage(Usage(input=10, cache_read=70_000), "m", "c1")
+    assert meter.add(big) is not None, "crossing 67,000 warns"
+    assert meter.add(CallUsage(Usage(input=10, cache_read=71_000), "m", "c2")) is None, "once per crossing"
+    (event,) = ClaudeParser().feed(
+        '{"type":"system","subtype":"compact_boundary","compact_metadata":{"trigger":"auto","pre_tokens":71010,"post_tokens":9000}}'
+    )
+    assert event == Compaction("auto", 71010, 9000)
+    meter.add(event)
+    assert meter.add(CallUsage(Usage(input=10, cache_read=9_000), "m", "c3")) is None
+    warning = meter.add(CallUsage(Usage(input=10, cache_read=80_000), "m", "c4"))
+    assert warning is not None and warning.threshold == 67_000 and warning.left == 100_000 - 80_010
