@@ -14,9 +14,11 @@ from rich.console import Console
 
 from agentlaunch import pricing
 from agentlaunch.events import (
+    CallUsage,
     Compaction,
     Diagnostic,
     Event,
+    PermissionRequest,
     Text,
     TextDelta,
     ToolResult,
@@ -158,9 +160,24 @@ class HeadlessView:
 
 
 class InteractiveView(HeadlessView):
-    """The chat view: like the headless one, plus the counters line after every model call."""
+    """The chat view: like the headless one, plus the counters line after every model call.
+
+    A call's line is shown when the turn goes on after it (a tool result, a
+    permission question, more text), and at the turn's end, when the CLI's
+    final report (the context window, say) is in.
+    """
+
+    _call_since_counters = False
+
+    def event(self, event: Event) -> None:
+        if self._call_since_counters and isinstance(event, ToolResult | PermissionRequest | TextDelta | Text):
+            self.show_counters()
+        super().event(event)
+        if isinstance(event, CallUsage):
+            self._call_since_counters = True
 
     def show_counters(self) -> None:
+        self._call_since_counters = False
         self._newline()
         self.err.print(f"[dim]{counters(self.meter)}[/]", markup=True, highlight=False)
 
