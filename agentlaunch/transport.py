@@ -22,7 +22,7 @@ import subprocess
 import termios
 import threading
 import tty
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -212,10 +212,3 @@ class Child:
         if item is EOF:
             self._ended = True
         return item
-
-
-def on_child_exit(child: Child, callback: Callable[[int], None]) -> threading.Thread:
-    """Call ``callback(returncode)`` from a thread once ``child`` exits."""
-    thread = threading.Thread(target=lambda: callback(child.wait()), daemon=True)
-    thread.start()
-    return thread
