@@ -185,9 +185,12 @@ def test_codex_thread_name_is_refused_before_codex_could_start_a_new_thread(prov
 def test_interrupted_turn_ends_the_process_and_keeps_the_session_resumable(provider: Provider, workdir: Path) -> None:
     provider.push_text("first")
     assert provider.run("run", "planner", "first", cwd=workdir).returncode == 0
-    provider.push_text("never finished", stall=30.0)
-    slow = provider.run("run", "planner", "-c", "--timeout", "4", "slow one", cwd=workdir)
+    provider.push_text("never finished", stall=120.0)
+    # Long enough for the CLI to start and reach the API even on a loaded machine (Gemini's node
+    # start alone takes ~3 s); the stalled answer then keeps the turn open until the timeout.
+    slow = provider.run("run", "planner", "-c", "--timeout", "15", "slow one", cwd=workdir)
     assert slow.returncode == 124, slow.stderr.decode()
+    assert len(provider.calls()) == 2, "the interrupted turn must have reached the API"
     provider.push_text("after")
     after = provider.run("run", "planner", "-c", "after the interrupt", cwd=workdir)
     assert after.returncode == 0, after.stderr.decode()
