@@ -16,12 +16,11 @@ import json
 import os
 import subprocess
 from collections.abc import Sequence
-from datetime import date
 from pathlib import Path
 from typing import Any
 
 from agentlaunch.deliver import write_atomic
-from agentlaunch.render import INSTRUCTIONS_TEMPLATE, make_env, render_string, sections, template_variables
+from agentlaunch.render import INSTRUCTIONS_TEMPLATE, Rendered, make_env
 from agentlaunch.spec import AgentSpec
 
 PREFIX_DIR = "prefix"
@@ -38,19 +37,17 @@ def _digest(text: str) -> str:
 
 def fingerprint(
     spec: AgentSpec,
-    working_dir: Path,
-    today: date,
+    rendered: Rendered,
     templates_dir: Path | None,
     cli_version: str,
     flags: Sequence[str],
 ) -> dict[str, str]:
-    """Hashes of everything that shapes the prefix, by the name a person knows it by (in prefix order)."""
+    """Hashes of everything that shapes the prefix, by the name a person knows it by (in prefix order).
+
+    The sections come from the launch's own rendering (``rendered.parts``), not rendered again.
+    """
     env = make_env(templates_dir)
-    variables = template_variables(spec, working_dir, today)
-    parts: dict[str, str] = {}
-    for part in sections(spec):
-        label = "soul" if part is spec.soul else "agent instructions" if part is spec.instructions else f"bundle {part.name}"
-        parts[label] = _digest(render_string(env, part.text, variables, part.path))
+    parts: dict[str, str] = {label: _digest(text) for label, text in rendered.parts}
     parts["skills index"] = _digest(json.dumps([[s.name, s.description] for s in spec.skills]))
     loader = env.loader
     assert loader is not None
@@ -149,8 +146,7 @@ def cli_version(command: str, state_dir: Path) -> str:
 
 def check_prefix(
     spec: AgentSpec,
-    working_dir: Path,
-    today: date,
+    rendered: Rendered,
     templates_dir: Path | None,
     command: str,
     argv: Sequence[str],
@@ -159,7 +155,7 @@ def check_prefix(
 ) -> str | None:
     """Record this launch's prefix; one line naming what changed since the agent's previous launch, else None."""
     version = cli_version(command, state_dir)
-    current = fingerprint(spec, working_dir, today, templates_dir, version, launch_flags(argv, session_id))
+    current = fingerprint(spec, rendered, templates_dir, version, launch_flags(argv, session_id))
     path = state_dir / PREFIX_DIR / f"{spec.name}.json"
     previous = _read_json(path).get("parts")
     _write_json(path, {"parts": current})

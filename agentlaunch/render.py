@@ -109,6 +109,8 @@ class Rendered:
     filename: str
     volatile: tuple[VolatileUse, ...]
     first_volatile_offset: int | None
+    parts: tuple[tuple[str, str], ...] = ()
+    """Each section's rendered text by the name a person knows it by (``soul``, ``bundle NAME``), in prefix order."""
 
     @property
     def data(self) -> bytes:
@@ -137,11 +139,20 @@ def sections(spec: AgentSpec) -> list[Part]:
     return [*own, *spec.bundles]
 
 
-def _render_text(env: SandboxedEnvironment, spec: AgentSpec, variables: Mapping[str, str]) -> str:
+def part_label(spec: AgentSpec, part: Part) -> str:
+    """How a person names a section: soul, agent instructions, or bundle NAME."""
+    return "soul" if part is spec.soul else "agent instructions" if part is spec.instructions else f"bundle {part.name}"
+
+
+def _render_text(
+    env: SandboxedEnvironment, spec: AgentSpec, variables: Mapping[str, str]
+) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """The instructions text, and each section's rendered text by its label."""
     rendered = [
         {
             "kind": "soul" if part is spec.soul else "instructions" if part is spec.instructions else "bundle",
             "name": part.name,
+            "label": part_label(spec, part),
             "text": render_string(env, part.text, variables, part.path),
         }
         for part in sections(spec)
@@ -150,7 +161,7 @@ def _render_text(env: SandboxedEnvironment, spec: AgentSpec, variables: Mapping[
     context = {**variables, "sections": rendered, "skills": skills, "order": spec.prefix_order}
     text = render_file(env, INSTRUCTIONS_TEMPLATE, context)
     # One stable trailing newline, whatever the template or the files end with.
-    return text.rstrip() + "\n"
+    return text.rstrip() + "\n", tuple((r["label"], r["text"]) for r in rendered)
 
 
 def render_instructions(
@@ -163,7 +174,7 @@ def render_instructions(
     """Render the instructions file text for ``provider`` (default: the agent's)."""
     env = make_env(templates_dir)
     variables = template_variables(spec, working_dir, today)
-    text = _render_text(env, spec, variables)
+    text, parts = _render_text(env, spec, variables)
 
     volatile: list[VolatileUse] = []
     for part in sections(spec):
@@ -174,11 +185,11 @@ def render_instructions(
         # Render again with other values for the volatile variables: the first
         # differing byte is where the cacheable prefix ends.
         shifted = {**variables, "DATE": "1970-01-01", "WORKING_DIR": "/nonexistent/" + "x" * 8}
-        other = _render_text(env, spec, shifted).encode()
+        other = _render_text(env, spec, shifted)[0].encode()
         mine = text.encode()
         offset = next((i for i, (a, b) in enumerate(zip(mine, other, strict=False)) if a != b), min(len(mine), len(other)))
     name = INSTRUCTIONS_FILE[provider or spec.provider]
-    return Rendered(text=text, filename=name, volatile=tuple(volatile), first_volatile_offset=offset)
+    return Rendered(text=text, filename=name, volatile=tuple(volatile), first_volatile_offset=offset, parts=parts)
 
 
 @dataclass(frozen=True)

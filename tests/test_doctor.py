@@ -288,7 +288,8 @@ def test_prefix_changes_are_named_once_and_silence_when_unchanged(agents_dir: Pa
 
     def check() -> str | None:
         spec = load_agent(agents_dir, "reviewer")
-        return check_prefix(spec, tmp_path, TODAY, None, str(FAKE_CLAUDE), argv, "S1", state)
+        rendered = render_instructions(spec, tmp_path, TODAY)
+        return check_prefix(spec, rendered, None, str(FAKE_CLAUDE), argv, "S1", state)
 
     assert check() is None  # the first launch has nothing to compare with
     assert check() is None
