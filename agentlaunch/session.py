@@ -186,7 +186,7 @@ class Launch:
         for notice in plan.notices:
             self.sink.notice(notice)
         changed = check_prefix(
-            self.spec, self.working_dir, today, self.options.templates_dir, resolved, argv, self.session_id, self.state_dir
+            self.spec, placement.rendered, self.options.templates_dir, resolved, argv, self.session_id, self.state_dir
         )
         if changed:
             self.sink.notice(changed)
@@ -328,15 +328,10 @@ class Launch:
             for event in self.parser.feed(item):
                 self.handle(event, ask_permission)
                 if isinstance(event, TurnEnd):
-                    if not self.persistent:
-                        self._end_turn_process()
-                    self.set_state("waiting")
-                    if self._registered:
-                        self.store.touch_session(self.session_id)
-                    self.sink.turn_done()
+                    outcome = self._close_turn(event, interrupted_at is not None, cli_gone=False)
                     if timed_out:
                         raise TurnTimeout(f"the turn took longer than {timeout:g}s and was interrupted")
-                    return TurnOutcome(event, interrupted=interrupted_at is not None)
+                    return outcome
 
     def _interrupt(self) -> None:
         assert self.child is not None
@@ -364,14 +359,21 @@ class Launch:
                     end = event if isinstance(event, TurnEnd) else end
         for event in self.parser.finish():
             self.handle(event, None)
+        return self._close_turn(end, interrupted, cli_gone=True)
+
+    def _close_turn(self, end: TurnEnd | None, interrupted: bool, *, cli_gone: bool) -> TurnOutcome:
+        """What every turn's end does, finished or not: count it, reap a per-turn CLI, show the turn's footer."""
+        assert self.child is not None
         if self._registered:
             self.store.touch_session(self.session_id)  # the turn happened, even unfinished
-        code: int | None
-        if self.persistent:
+        code: int | None = None
+        if not self.persistent:
+            code = self._end_turn_process()
+            self.set_state("waiting")
+        elif cli_gone:
             code = self.child.wait()
             self.set_state("exited")
         else:
-            code = self._end_turn_process()
             self.set_state("waiting")
         self.sink.turn_done()
         return TurnOutcome(
