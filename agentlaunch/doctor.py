@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlaunch.errors import DefinitionError
-from agentlaunch.render import Rendered, estimate_tokens, render_instructions, sections
+from agentlaunch.render import Rendered, estimate_tokens, render_instructions
 from agentlaunch.spec import AgentSpec, agent_names, load_agent
 
 CONTEXT = 80  # bytes of context shown on each side of the first difference
@@ -84,21 +84,13 @@ def differing_offsets(a: str, b: str) -> list[int]:
     return [_byte_offset(a, i1) for tag, i1, _, _, _ in matcher.get_opcodes() if tag != "equal"]
 
 
-def section_spans(spec: AgentSpec, rendered: Rendered, working_dir: Path, today: date) -> list[tuple[int, int, str]]:
+def section_spans(rendered: Rendered) -> list[tuple[int, int, str]]:
     """Byte ranges of each section in the rendered text, found in order; the rest is template and skills index."""
-    from agentlaunch.render import make_env, render_string, template_variables
-
-    env = make_env()
-    variables = template_variables(spec, working_dir, today)
     data = rendered.data
     spans: list[tuple[int, int, str]] = []
     cursor = 0
-    for part in sections(spec):
-        label = "soul" if part is spec.soul else "agent instructions" if part is spec.instructions else f"bundle {part.name}"
-        try:
-            needle = render_string(env, part.text, variables, part.path).strip().encode("utf-8")
-        except DefinitionError:
-            continue
+    for label, text in rendered.parts:
+        needle = text.strip().encode("utf-8")
         at = data.find(needle, cursor) if needle else -1
         if at >= 0:
             spans.append((at, at + len(needle), label))
@@ -118,7 +110,7 @@ def static_check(agents_dir: Path, name: str, templates_dir: Path | None = None,
     spec = load_agent(agents_dir, name)
     day = today or date.today()
     base = render_instructions(spec, WORKDIR_A, day, templates_dir=templates_dir)
-    spans = section_spans(spec, base, WORKDIR_A, day)
+    spans = section_spans(base)
     pinned_dir = spec.working_dir is not None
     hits: list[VolatileHit] = []
     variants = {
