@@ -9,7 +9,10 @@ from __future__ import annotations
 import io
 import json
 import os
+import signal
+import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -186,11 +189,27 @@ def test_interrupted_turn_ends_the_process_and_keeps_the_session_resumable(provi
     provider.push_text("first")
     assert provider.run("run", "planner", "first", cwd=workdir).returncode == 0
     provider.push_text("never finished", stall=120.0)
-    # Long enough for the CLI to start and reach the API even on a loaded machine (Gemini's node
-    # start alone takes ~3 s); the stalled answer then keeps the turn open until the timeout.
-    slow = provider.run("run", "planner", "-c", "--timeout", "15", "slow one", cwd=workdir)
-    assert slow.returncode == 124, slow.stderr.decode()
-    assert len(provider.calls()) == 2, "the interrupted turn must have reached the API"
+    slow = subprocess.Popen(
+        [sys.executable, "-m", "agentlaunch", "run", "planner", "-c", "slow one"],
+        cwd=workdir,
+        env={**os.environ, **provider.env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        # Ctrl-C only once the stalled request is in: how long the CLI takes to start varies with load.
+        deadline = time.monotonic() + 120
+        while len(provider.calls()) < 2 and slow.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(provider.calls()) == 2, "the turn never reached the API"
+        slow.send_signal(signal.SIGINT)
+        _, err = slow.communicate(timeout=60)
+    finally:
+        if slow.poll() is None:
+            slow.kill()
+            slow.wait()
+    assert slow.returncode == 130, err.decode()
+    assert "interrupted" in err.decode()
     provider.push_text("after")
     after = provider.run("run", "planner", "-c", "after the interrupt", cwd=workdir)
     assert after.returncode == 0, after.stderr.decode()
