@@ -136,7 +136,9 @@ def test_up_runs_each_agent_in_its_own_window_shows_status_and_down_ends_them(
     assert more.returncode == 0 and b"started third" in more.stderr and b"already running helper" in more.stderr
     assert sorted(panes(socket)) == ["demo", "helper", "third"]
     assert len(tmux(socket, "list-windows", "-t", "=agentlaunch", "-F", "#{window_id}").split()) == 3
-    wait_for(lambda: len(status_records()) == 3, what="three status records")
+    wait_for(
+        lambda: len(rs := status_records()) == 3 and all(r["cli_pid"] for r in rs), what="three status records with CLIs"
+    )
 
     session_id = str(records["demo"]["session_id"])
     pids = [int(p["pid"]) for p in panes(socket).values()] + [int(str(r["cli_pid"])) for r in status_records()]
