@@ -1,7 +1,9 @@
-"""The `agentlaunch` entry point: start the provider CLI early when a known plan allows, then run the CLI."""
+"""The `agentlaunch` entry point: start the provider CLI early when a known plan allows, run the CLI, exit at once."""
 
 from __future__ import annotations
 
+import atexit
+import os
 import sys
 
 
@@ -11,4 +13,37 @@ def main() -> None:
     prespawn.start(sys.argv[1:])  # stdlib and PTY only: before the heavier imports below
     from agentlaunch.cli import main as cli_main
 
-    cli_main()
+    try:
+        cli_main()
+        code = 0
+    except SystemExit as exc:
+        code = exit_code(exc)
+    exit_now(code)
+
+
+def exit_code(exc: SystemExit) -> int:
+    """The status ``sys.exit`` would give: None is 0, a message is printed and gives 1."""
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code
+    print(exc.code, file=sys.stderr)
+    return 1
+
+
+def exit_now(code: int) -> None:
+    """End the process without tearing the interpreter down.
+
+    Every command has closed what it opened (store, child, files) by now. The
+    teardown of a process that loaded pydantic and genai-prices takes a tenth
+    of a second or more, which a launch would add to every headless turn. The
+    exit functions (atexit, weakref finalizers) still run, and the standard
+    streams are flushed.
+    """
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`agentlaunch ... | head`) or a closed stream
+            code = code or 1
+    os._exit(code)

@@ -22,8 +22,10 @@ an adapter whose provider reports thinking separately adds it to ``output``.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -31,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentlaunch import paths
 from agentlaunch.errors import DefinitionError
@@ -77,25 +78,6 @@ class Price:
     """``env``, ``pricing.yaml:<key>`` or ``genai-prices:<provider>/<model>``."""
 
 
-class _RateEntry(BaseModel):
-    """One pricing.yaml entry, as written by a person."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    input: float = Field(ge=0, allow_inf_nan=False)
-    output: float = Field(ge=0, allow_inf_nan=False)
-    cache_read: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    cache_write: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-
-    def rates(self) -> Rates:
-        return Rates(
-            input=self.input,
-            output=self.output,
-            cache_read=self.input if self.cache_read is None else self.cache_read,
-            cache_write=self.input if self.cache_write is None else self.cache_write,
-        )
-
-
 class Pricer:
     """Prices calls. Overrides are read and checked once, when the Pricer is made."""
 
@@ -116,6 +98,19 @@ class Pricer:
         self.pricing_file = find_pricing_file(agents_dir, config_dir)
         self.overrides = load_pricing_file(self.pricing_file) if self.pricing_file else {}
         self.use_genai_prices = use_genai_prices
+
+    def warm_up(self, provider: str, model: str | None) -> threading.Thread | None:
+        """Load genai-prices on a background thread while the CLI works, so pricing the first call does not wait for it.
+
+        Importing it and pricing once takes about a quarter of a second; done in
+        the first call's handling, that delay would sit between the answer and
+        the end of the turn. Returns the thread, or None when nothing needs it.
+        """
+        if not self.use_genai_prices or self.env_rates is not None or provider not in GENAI_PROVIDERS:
+            return None
+        thread = threading.Thread(target=_price_once, args=(provider, model), name="genai-prices-warm-up", daemon=True)
+        thread.start()
+        return thread
 
     def price(
         self,
@@ -192,6 +187,12 @@ def genai_price(usage: Usage, provider: str, model: str, *, at: datetime | None 
     except ValueError:  # usage it refuses to price, e.g. a negative count
         return None
     return Price(float(calc.total_price), f"genai-prices:{calc.provider.id}/{calc.model.id}")
+
+
+def _price_once(provider: str, model: str | None) -> None:
+    """Import genai-prices and price one empty call (its first lookup builds its tables); never raises."""
+    with contextlib.suppress(Exception):
+        genai_price(Usage(), provider, model or "unknown")
 
 
 def format_cost(cost: float | None) -> str:
@@ -274,6 +275,10 @@ def load_pricing_file(path: Path) -> dict[str, Rates]:
 
 def _read_rates(loader: yaml.SafeLoader, path: Path) -> dict[str, Rates]:
     """Walk the node tree (for line numbers), constructing only the scalar values."""
+    from pydantic import ValidationError  # only when a pricing.yaml exists: pydantic is slow to import
+
+    from agentlaunch.schemas import RateEntry
+
     root = loader.get_single_node()
     if root is None:
         return {}
@@ -306,13 +311,20 @@ def _read_rates(loader: yaml.SafeLoader, path: Path) -> dict[str, Rates]:
             # Nested values are constructed too, so pydantic names them as "not a number".
             data[name] = loader.construct_object(v, deep=True)
         try:
-            rates[model] = _RateEntry.model_validate(data).rates()
+            entry = RateEntry.model_validate(data)
         except ValidationError as exc:
             for err in exc.errors():
                 field = str(err["loc"][0]) if err["loc"] else ""
                 problems.append(
                     f"{path}:{field_lines.get(field, line)}: {model}.{field or '?'}: {_describe(err, data.get(field))}"
                 )
+            continue
+        rates[model] = Rates(
+            input=entry.input,
+            output=entry.output,
+            cache_read=entry.input if entry.cache_read is None else entry.cache_read,
+            cache_write=entry.input if entry.cache_write is None else entry.cache_write,
+        )
     if problems:
         raise DefinitionError(problems)
     return rates

@@ -100,9 +100,9 @@ class Launch:
         self.state = "starting"
         # Called with the launch after every state change and every event (the live status file).
         self.observers: list[Callable[[Launch], None]] = []
-        self.spec = load_agent(options.agents_dir, options.agent)
-        self.adapter = get_adapter(self.spec.provider)
         self.state_dir = paths.state_dir()
+        self.spec = load_agent(options.agents_dir, options.agent, self.state_dir)
+        self.adapter = get_adapter(self.spec.provider)
         self.working_dir = resolve_working_dir(self.spec, options.working_dir, self.state_dir)
         self.meter = Meter(configured_window=self.spec.context_window, buffer=self.spec.compaction_buffer, model=self.spec.model)
         self.pricer = Pricer(agents_dir=self.spec.agents_dir)
@@ -195,6 +195,7 @@ class Launch:
         self._command = resolved
         if self.persistent:
             self._adopt_or_spawn(argv, extra, placement.rendered.data, plan.env)
+        self.pricer.warm_up(self.spec.provider, self.spec.model)
         self.set_state("waiting")
 
     def _adopt_or_spawn(self, argv: list[str], extra: dict[str, str], instructions: bytes, plan_env: dict[str, str]) -> None:

@@ -8,55 +8,31 @@ as a ``FILE: FIELD: message`` line.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agentlaunch import __version__
 from agentlaunch.errors import DefinitionError, StateError
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 SHARED_FOLDERS = ("bundles", "skills")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-Provider = Literal["claude", "codex", "gemini", "fake"]
-PROVIDERS: tuple[str, ...] = ("claude", "codex", "gemini", "fake")
+PROVIDERS: tuple[str, ...] = ("claude", "codex", "gemini", "fake")  # as schemas.Provider
 SCRATCH = "@scratch"
-Delivery = Literal["file", "system-prompt"]
-PrefixOrder = Literal["own-first", "shared-first"]
+VALIDATED_DIR = "validated"  # in the state dir: what the schema accepted, by content
 # Where the instructions go when agent.yaml does not say: chosen by measurement
 # with `agentlaunch doctor --live --variants` (figures in the README).
 DEFAULT_DELIVERY: dict[str, str] = {"claude": "system-prompt"}
-
-
-class AgentYaml(BaseModel):
-    """The keys of ``agent.yaml``; anything else is an error."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-    provider: Provider
-    display: str | None = None
-    id: str | None = None
-    model: str | None = None
-    soul: str | None = None
-    instructions: str | None = None
-    bundles: list[str] = Field(default_factory=list)
-    skills: list[str] | Literal["all"] = Field(default_factory=list)
-    working_dir: str | None = None
-    accounts: list[str] = Field(default_factory=list)
-    peers: list[str] | None = None
-    startup: str | None = None
-    provider_flags: list[str] = Field(default_factory=list)
-    command: str | None = None
-    context_window: int | None = Field(default=None, gt=0)
-    compaction_buffer: int = Field(default=33000, ge=0)
-    env: dict[str, str] = Field(default_factory=dict)
-    permission_mode: str | None = None
-    allowed_tools: list[str] = Field(default_factory=list)
-    delivery: Delivery | None = None
-    prefix_order: PrefixOrder = "own-first"
 
 
 @dataclass(frozen=True)
@@ -165,12 +141,52 @@ def _load_yaml(path: Path, root: Path) -> dict[str, Any]:
     return data
 
 
-def _validation_problems(path: Path, exc: ValidationError) -> list[str]:
+def validated_config(raw: dict[str, Any], yaml_path: Path, state_dir: Path | None) -> dict[str, Any]:
+    """agent.yaml's keys as the schema (:class:`agentlaunch.schemas.AgentYaml`) accepts them, defaults filled in.
+
+    A content that passed once is remembered in ``state_dir``, keyed by the
+    content, the schema's source and agentlaunch's version, so a launch of an
+    unchanged agent does not import pydantic. Only what passed is remembered,
+    and never ``env`` (it may hold secrets): it is left out of the key and the
+    record, and taken from the file each time when it is a plain mapping of
+    strings. A bad file is checked, and reported, every time.
+    """
+    env = raw.get("env", {})
+    plain_env = isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
+    memo: Path | None = None
+    if state_dir is not None and plain_env:
+        with contextlib.suppress(OSError, TypeError, ValueError):
+            # TypeError: YAML can hold what JSON cannot (dates); such a file is checked every time.
+            content = json.dumps({k: v for k, v in raw.items() if k != "env"}, sort_keys=True)
+            schema = Path(__file__).with_name("schemas.py").read_bytes()
+            digest = hashlib.sha256(f"{__version__}\0{content}\0".encode() + schema).hexdigest()
+            memo = state_dir / VALIDATED_DIR / f"{digest[:32]}.json"
+            remembered = json.loads(memo.read_text("utf-8"))
+            if isinstance(remembered, dict):
+                return {**remembered, "env": dict(env)}
+    from pydantic import ValidationError
+
+    from agentlaunch.schemas import AgentYaml
+
+    try:
+        conf = AgentYaml.model_validate(raw).model_dump(mode="json")
+    except ValidationError as exc:
+        raise DefinitionError(_validation_problems(yaml_path, exc, sorted(AgentYaml.model_fields))) from None
+    if memo is not None:
+        from agentlaunch.deliver import write_atomic
+
+        with contextlib.suppress(OSError):
+            memo.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(memo, json.dumps({k: v for k, v in conf.items() if k != "env"}, sort_keys=True).encode())
+    return conf
+
+
+def _validation_problems(path: Path, exc: ValidationError, allowed: list[str]) -> list[str]:
     problems = []
     for err in exc.errors():
         field = ".".join(str(p) for p in err["loc"]) or "(top)"
         if err["type"] == "extra_forbidden":
-            message = "unknown key (allowed: " + ", ".join(sorted(AgentYaml.model_fields)) + ")"
+            message = "unknown key (allowed: " + ", ".join(allowed) + ")"
         else:
             message = err["msg"]
             if err["type"] != "missing" and "input" in err:
@@ -215,8 +231,11 @@ def skill_names(root: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if (p / "SKILL.md").is_file())
 
 
-def load_agent(agents_dir: Path, name: str) -> AgentSpec:
-    """Load and validate one agent; raise DefinitionError listing every problem found."""
+def load_agent(agents_dir: Path, name: str, state_dir: Path | None = None) -> AgentSpec:
+    """Load and validate one agent; raise DefinitionError listing every problem found.
+
+    ``state_dir`` lets a launch reuse an earlier check of the same agent.yaml (see :func:`validated_config`).
+    """
     if problem := check_name(name, "agent"):
         raise DefinitionError(f"{agents_dir}: agent: {problem}")
     root = require_agents_dir(agents_dir)
@@ -225,11 +244,7 @@ def load_agent(agents_dir: Path, name: str) -> AgentSpec:
     if not yaml_path.is_file():
         known = ", ".join(agent_names(root)) or "none"
         raise DefinitionError(f"{yaml_path}: agent {name!r} not found (agents here: {known})")
-    raw = _load_yaml(yaml_path, root)
-    try:
-        conf = AgentYaml.model_validate(raw)
-    except ValidationError as exc:
-        raise DefinitionError(_validation_problems(yaml_path, exc)) from None
+    conf = validated_config(_load_yaml(yaml_path, root), yaml_path, state_dir)
 
     problems: list[str] = []
 
@@ -247,11 +262,11 @@ def load_agent(agents_dir: Path, name: str) -> AgentSpec:
             problems.extend(exc.problems)
             return None
 
-    soul = optional_part("soul", conf.soul, "soul.md")
-    instructions = optional_part("instructions", conf.instructions, "agent.md")
+    soul = optional_part("soul", conf["soul"], "soul.md")
+    instructions = optional_part("instructions", conf["instructions"], "agent.md")
 
     bundles: list[Part] = []
-    for i, bundle in enumerate(conf.bundles):
+    for i, bundle in enumerate(conf["bundles"]):
         if problem := check_name(bundle, "bundle"):
             problems.append(f"{yaml_path}: bundles.{i}: {problem}")
             continue
@@ -264,7 +279,7 @@ def load_agent(agents_dir: Path, name: str) -> AgentSpec:
         except DefinitionError as exc:
             problems.extend(exc.problems)
 
-    wanted = skill_names(root) if conf.skills == "all" else conf.skills
+    wanted = skill_names(root) if conf["skills"] == "all" else conf["skills"]
     skills: list[Skill] = []
     for i, skill in enumerate(wanted):
         if problem := check_name(skill, "skill"):
@@ -278,14 +293,14 @@ def load_agent(agents_dir: Path, name: str) -> AgentSpec:
         except DefinitionError as exc:
             problems.extend(exc.problems)
 
-    if conf.delivery == "system-prompt" and conf.provider != "claude":
-        problems.append(f"{yaml_path}: delivery: 'system-prompt' is supported for provider claude only (got {conf.provider})")
+    if conf["delivery"] == "system-prompt" and conf["provider"] != "claude":
+        problems.append(f"{yaml_path}: delivery: 'system-prompt' is supported for provider claude only (got {conf['provider']})")
 
     others = [n for n in agent_names(root) if n != name]
-    if conf.peers is None:
+    if conf["peers"] is None:
         peers = others
     else:
-        peers = list(conf.peers)
+        peers = list(conf["peers"])
         for i, peer in enumerate(peers):
             if problem := check_name(peer, "peer"):
                 problems.append(f"{yaml_path}: peers.{i}: {problem}")
@@ -293,28 +308,28 @@ def load_agent(agents_dir: Path, name: str) -> AgentSpec:
         raise DefinitionError(problems)
     return AgentSpec(
         name=name,
-        display=conf.display or name,
-        id=conf.id or name,
-        provider=conf.provider,
-        model=conf.model,
+        display=conf["display"] or name,
+        id=conf["id"] or name,
+        provider=conf["provider"],
+        model=conf["model"],
         agents_dir=root,
         soul=soul,
         instructions=instructions,
         bundles=tuple(bundles),
         skills=tuple(skills),
-        working_dir=conf.working_dir,
-        accounts=tuple(conf.accounts),
+        working_dir=conf["working_dir"],
+        accounts=tuple(conf["accounts"]),
         peers=tuple(peers),
-        startup=conf.startup,
-        provider_flags=tuple(conf.provider_flags),
-        command=conf.command,
-        context_window=conf.context_window,
-        compaction_buffer=conf.compaction_buffer,
-        env=dict(conf.env),
-        permission_mode=conf.permission_mode,
-        allowed_tools=tuple(conf.allowed_tools),
-        delivery=conf.delivery or DEFAULT_DELIVERY.get(conf.provider, "file"),
-        prefix_order=conf.prefix_order,
+        startup=conf["startup"],
+        provider_flags=tuple(conf["provider_flags"]),
+        command=conf["command"],
+        context_window=conf["context_window"],
+        compaction_buffer=conf["compaction_buffer"],
+        env=dict(conf["env"]),
+        permission_mode=conf["permission_mode"],
+        allowed_tools=tuple(conf["allowed_tools"]),
+        delivery=conf["delivery"] or DEFAULT_DELIVERY.get(conf["provider"], "file"),
+        prefix_order=conf["prefix_order"],
     )
 
 

@@ -113,13 +113,13 @@ def main() -> int:
     ratio = al_med / bare_med
     # Where the overhead goes: the interpreter's own start, then importing the CLI.
     python_start = statistics.median(timed([sys.executable, "-c", "pass"], env, REPO) for _ in range(5))
-    imports = statistics.median(timed([sys.executable, "-c", "import agentlaunch.cli"], env, REPO) for _ in range(5))
+    imports = statistics.median(timed([sys.executable, "-c", "import agentlaunch.cli.run"], env, REPO) for _ in range(5))
     print(f"claude {claude} · {args.runs} runs each · {calls} model calls served")
     print(f"median agentlaunch run : {al_med:.3f}s  (min {min(al_times):.3f}s)")
     print(f"median bare claude -p  : {bare_med:.3f}s  (min {min(bare_times):.3f}s)")
     print(f"overhead               : {al_med - bare_med:+.3f}s")
     print(f"  python -c pass       : {python_start:.3f}s")
-    print(f"  import agentlaunch.cli: {imports - python_start:.3f}s more")
+    print(f"  import agentlaunch.cli.run: {imports - python_start:.3f}s more")
     print(f"ratio                  : {ratio:.3f}  (target <= {TARGET}) {'ok' if ratio <= TARGET else 'MISSED'}")
     return 0
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from agentlaunch import __version__
-from agentlaunch.cli import app
+from agentlaunch.cli import COMMAND_MODULES, app
 from tests.helpers import run_cli, write_agent
 
 runner = CliRunner()
@@ -131,3 +134,50 @@ def test_init_creates_examples_and_never_overwrites(tmp_path: Path) -> None:
 def test_python_dash_m_entry_point(agents_dir: Path) -> None:
     result = run_cli("list", "--json", "--agents-dir", str(agents_dir))
     assert result.returncode == 0 and json.loads(result.stdout)["agents"]
+
+
+def _cli_modules_loaded_for(args: list[str]) -> list[str]:
+    probe = (
+        "import sys; from agentlaunch.cli import load_commands; "
+        f"load_commands({args!r}); print(' '.join(sorted(m for m in sys.modules if m.startswith('agentlaunch.cli.'))))"
+    )
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+
+
+def test_a_command_loads_only_the_module_that_defines_it() -> None:
+    assert _cli_modules_loaded_for(["run", "demo", "hi"]) == ["agentlaunch.cli.common", "agentlaunch.cli.run"]
+    assert _cli_modules_loaded_for(["tmux", "up"]) == ["agentlaunch.cli.common", "agentlaunch.cli.tmux"]
+    every = [f"agentlaunch.cli.{m}" for m in sorted({"common", *COMMAND_MODULES.values()})]
+    assert _cli_modules_loaded_for(["--help"]) == every
+    assert _cli_modules_loaded_for(["no-such-command"]) == every  # so click can list the real ones
+
+
+def test_top_level_help_lists_every_command_and_a_typo_gets_the_usage_error() -> None:
+    shown = run_cli("--help")
+    assert shown.returncode == 0
+    for command in COMMAND_MODULES:
+        assert f" {command} " in shown.stdout.decode(), command
+    typo = run_cli("rnu", "demo")
+    assert typo.returncode == 2 and b"No such command" in typo.stderr
+
+
+def test_exit_codes_and_output_survive_the_fast_exit(agents_dir: Path) -> None:
+    """The entry point ends with os._exit after flushing: codes, stdout and stderr must all come out whole."""
+    listed = run_cli("list", "--json", "--agents-dir", str(agents_dir))
+    assert listed.returncode == 0 and json.loads(listed.stdout)["agents"]
+    missing = run_cli("validate", "ghost", "--agents-dir", str(agents_dir))
+    assert missing.returncode == 3 and b"not found" in missing.stdout + missing.stderr
+    version = run_cli("--version")
+    assert version.returncode == 0 and version.stdout.decode().strip() == f"agentlaunch {__version__}"
+
+
+def test_a_closed_stdout_is_not_a_traceback(agents_dir: Path) -> None:
+    reader, writer = os.pipe()
+    os.close(reader)  # nobody reads: writing to stdout fails with EPIPE
+    done = subprocess.run(
+        [sys.executable, "-m", "agentlaunch", "list", "--json", "--agents-dir", str(agents_dir)],
+        stdout=writer, stderr=subprocess.PIPE, timeout=60,
+    )  # fmt: skip
+    os.close(writer)
+    assert done.returncode != 0
+    assert b"Traceback" not in done.stderr

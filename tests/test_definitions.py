@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -161,3 +163,71 @@ def test_working_dir_expands_home_and_scratch(agents_dir: Path, tmp_path: Path, 
     assert resolve_working_dir(load_agent(agents_dir, "wd"), None, tmp_path) == (isolated_home / "proj").resolve()
     scratch = resolve_working_dir(load_agent(agents_dir, "demo"), None, tmp_path / "state")
     assert scratch == (tmp_path / "state" / "scratch" / "demo").resolve() and scratch.is_dir()
+
+
+# -- the memo of what the schema accepted (a launch of an unchanged agent skips pydantic) --------
+
+
+def test_a_launch_remembers_a_valid_agent_yaml_by_content_without_its_env(agents_dir: Path, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    write_agent(agents_dir, "memo", {"provider": "claude", "model": "m1", "env": {"API_TOKEN": "s3cret-value"}})
+    first = load_agent(agents_dir, "memo", state)
+    memos = list((state / "validated").iterdir())
+    assert len(memos) == 1
+    assert b"s3cret-value" not in memos[0].read_bytes() and b"API_TOKEN" not in memos[0].read_bytes()
+    again = load_agent(agents_dir, "memo", state)
+    assert again == first and again.env == {"API_TOKEN": "s3cret-value"}
+    # A new env value is the file's, not the memo's; it needs no new memo.
+    write_agent(agents_dir, "memo", {"provider": "claude", "model": "m1", "env": {"API_TOKEN": "rotated"}})
+    assert load_agent(agents_dir, "memo", state).env == {"API_TOKEN": "rotated"}
+    # Any other change is a new content: checked again, remembered apart.
+    write_agent(agents_dir, "memo", {"provider": "claude", "model": "m2"})
+    assert load_agent(agents_dir, "memo", state).model == "m2"
+    assert len(list((state / "validated").iterdir())) == 2
+
+
+def test_a_bad_agent_yaml_is_reported_every_time_and_never_remembered(agents_dir: Path, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    write_agent(agents_dir, "memo", {"provider": "claude", "context_window": 0, "env": {"K": 5}})
+    for _ in range(2):
+        with pytest.raises(DefinitionError) as info:
+            load_agent(agents_dir, "memo", state)
+        assert any("context_window" in p for p in info.value.problems)
+        assert any("env.K" in p for p in info.value.problems)
+    assert not (state / "validated").exists()
+    # A valid file remembered, then its env made invalid: the env is still checked.
+    write_agent(agents_dir, "memo", {"provider": "claude", "env": {"K": "v"}})
+    load_agent(agents_dir, "memo", state)
+    write_agent(agents_dir, "memo", {"provider": "claude", "env": {"K": ["not", "a", "string"]}})
+    with pytest.raises(DefinitionError) as info:
+        load_agent(agents_dir, "memo", state)
+    assert any("env.K" in p for p in info.value.problems)
+
+
+def test_a_remembered_agent_loads_without_importing_pydantic(agents_dir: Path, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    load_agent(agents_dir, "reviewer", state)
+    probe = (
+        "import sys; from pathlib import Path; from agentlaunch.spec import load_agent; "
+        f"spec = load_agent(Path({str(agents_dir)!r}), 'reviewer', Path({str(state)!r})); "
+        "print(spec.display, 'pydantic' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["Reviewer", "False"]
+
+
+def test_an_unreadable_memo_folder_only_costs_the_check(agents_dir: Path, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "validated").write_text("a file where the folder should be")
+    assert load_agent(agents_dir, "reviewer", state).display == "Reviewer"
+    assert load_agent(agents_dir, "reviewer", state).display == "Reviewer"
+
+
+def test_the_provider_names_without_pydantic_match_the_schema() -> None:
+    from typing import get_args
+
+    from agentlaunch import schemas
+    from agentlaunch.spec import PROVIDERS
+
+    assert PROVIDERS == get_args(schemas.Provider)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -293,3 +295,29 @@ def test_bad_environment_rates(tmp_path: Path, env: dict[str, str], message: str
 )  # fmt: skip
 def test_format_cost(cost: float | None, text: str) -> None:
     assert format_cost(cost) == text
+
+
+def test_warm_up_loads_genai_prices_in_the_background_only_when_it_will_be_asked(tmp_path: Path) -> None:
+    probe = """
+import sys
+from pathlib import Path
+from agentlaunch.pricing import Pricer
+from agentlaunch.events import Usage
+root = Path(sys.argv[1])
+print(Pricer(root, config_dir=root, env={}).warm_up("fake", "fake-model"), "genai_prices" in sys.modules)
+env_priced = Pricer(root, config_dir=root, env={"AGENTLAUNCH_PRICE_INPUT": "1", "AGENTLAUNCH_PRICE_OUTPUT": "2"})
+print(env_priced.warm_up("claude", "claude-sonnet-4-5"), "genai_prices" in sys.modules)
+pricer = Pricer(root, config_dir=root, env={})
+thread = pricer.warm_up("claude", "no-such-model-at-all")
+thread.join(60)
+print(thread.name, "genai_prices" in sys.modules)
+print(pricer.price(Usage(input=1000, output=100), "claude", None, "claude-sonnet-4-5").key)
+"""
+    done = subprocess.run([sys.executable, "-c", probe, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert done.stderr == ""  # an unknown model in the warm-up is not an error, nor a traceback
+    assert done.stdout.splitlines() == [
+        "None False",
+        "None False",
+        "genai-prices-warm-up True",
+        "genai-prices:anthropic/claude-sonnet-4-5",
+    ]

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from agentlaunch import paths, prespawn
 from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, complete_agent, err, fail, out
@@ -242,6 +241,8 @@ def sessions(
     if not rows:
         err.print("no sessions yet: start one with `agentlaunch run AGENT`")
         return
+    from rich.table import Table  # only here: `run` starts faster without it
+
     table = Table("agent", "provider", "session", "working dir", "started", "last used", "turns")
     for r in rows:
         table.add_row(

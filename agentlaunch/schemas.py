@@ -1,0 +1,56 @@
+"""The pydantic schemas of the files people write: ``agent.yaml`` and ``pricing.yaml`` entries.
+
+Kept apart so that only a launch that must validate pays for importing
+pydantic (about a tenth of a second): :mod:`agentlaunch.spec` remembers what
+this schema accepted (see ``spec.validated_config``), and a pricing.yaml is
+rare.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Provider = Literal["claude", "codex", "gemini", "fake"]
+Delivery = Literal["file", "system-prompt"]
+PrefixOrder = Literal["own-first", "shared-first"]
+
+
+class AgentYaml(BaseModel):
+    """The keys of ``agent.yaml``; anything else is an error."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    provider: Provider
+    display: str | None = None
+    id: str | None = None
+    model: str | None = None
+    soul: str | None = None
+    instructions: str | None = None
+    bundles: list[str] = Field(default_factory=list)
+    skills: list[str] | Literal["all"] = Field(default_factory=list)
+    working_dir: str | None = None
+    accounts: list[str] = Field(default_factory=list)
+    peers: list[str] | None = None
+    startup: str | None = None
+    provider_flags: list[str] = Field(default_factory=list)
+    command: str | None = None
+    context_window: int | None = Field(default=None, gt=0)
+    compaction_buffer: int = Field(default=33000, ge=0)
+    env: dict[str, str] = Field(default_factory=dict)
+    permission_mode: str | None = None
+    allowed_tools: list[str] = Field(default_factory=list)
+    delivery: Delivery | None = None
+    prefix_order: PrefixOrder = "own-first"
+
+
+class RateEntry(BaseModel):
+    """One pricing.yaml entry, as written by a person: USD per million tokens."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    input: float = Field(ge=0, allow_inf_nan=False)
+    output: float = Field(ge=0, allow_inf_nan=False)
+    cache_read: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    cache_write: float | None = Field(default=None, ge=0, allow_inf_nan=False)
