@@ -207,7 +207,8 @@ class Launch:
             self._spawn(argv)
         if self.options.plan_key and not self.resumed and not self.options.interactive and self.instructions_path:
             prespawn.remember(self.options.plan_key, argv, self.session_id, plan_env, self.instructions_path, digest,
-                              self.spec.agent_dir / "agent.yaml", self.working_dir, self.state_dir)  # fmt: skip
+                              self.spec.agent_dir / "agent.yaml", bool(self.spec.env), self.working_dir,
+                              self.state_dir)  # fmt: skip
 
     def _spawn(self, argv: list[str], stdin: bytes | None = None) -> Child:
         try:

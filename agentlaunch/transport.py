@@ -15,6 +15,7 @@ import fcntl
 import json
 import os
 import queue
+import select
 import shutil
 import signal
 import struct
@@ -23,9 +24,8 @@ import termios
 import threading
 import tty
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from agentlaunch.errors import ProviderMissing
 
@@ -34,8 +34,7 @@ READ_SIZE = 65536
 EOF = None  # marks the end of the child's output in the line queue
 
 
-@dataclass(frozen=True)
-class LongLineDropped:
+class LongLineDropped(NamedTuple):  # not a dataclass: this module loads before the CLI is prespawned
     size: int
 
 
@@ -184,18 +183,35 @@ class Child:
         """End the child: close stdin, then SIGTERM, then SIGKILL; return its exit code."""
         self.close_stdin()
         try:
-            return self.proc.wait(timeout=grace)
+            return self.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             pass
         self.signal_group(signal.SIGTERM)
         try:
-            return self.proc.wait(timeout=grace)
+            return self.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             self.signal_group(signal.SIGKILL)
             return self.proc.wait()
 
     def wait(self, timeout: float | None = None) -> int:
-        return self.proc.wait(timeout=timeout)
+        """The child's exit code once it has exited; raises subprocess.TimeoutExpired after ``timeout`` seconds.
+
+        With a timeout, ``Popen.wait`` polls with sleeps of up to 50 ms; a pidfd
+        (Linux) wakes the moment the child exits, which every headless turn
+        would otherwise pay at its end.
+        """
+        if timeout is None or self.proc.returncode is not None:
+            return self.proc.wait(timeout=timeout)
+        try:
+            pidfd = os.pidfd_open(self.proc.pid)
+        except (AttributeError, OSError):  # not Linux, or already reaped
+            return self.proc.wait(timeout=timeout)
+        try:
+            if not select.select([pidfd], [], [], timeout)[0]:
+                raise subprocess.TimeoutExpired(self.proc.args, timeout)
+        finally:
+            os.close(pidfd)
+        return self.proc.wait()
 
     def close(self) -> None:
         """Release the PTY once the reader has seen the end of the output."""

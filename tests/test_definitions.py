@@ -230,4 +230,4 @@ def test_the_provider_names_without_pydantic_match_the_schema() -> None:
     from agentlaunch import schemas
     from agentlaunch.spec import PROVIDERS
 
-    assert PROVIDERS == get_args(schemas.Provider)
+    assert get_args(schemas.Provider) == PROVIDERS

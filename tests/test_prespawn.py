@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -11,7 +12,7 @@ import pytest
 
 from agentlaunch import prespawn
 from agentlaunch.transport import Child
-from tests.helpers import run_cli
+from tests.helpers import run_cli, write_agent
 
 
 @pytest.mark.parametrize(
@@ -83,3 +84,30 @@ def test_second_launch_reuses_the_plan_and_a_stale_plan_is_harmless(agents_dir: 
     assert "--model-of-another-day" not in plan_file.read_text(), "the launch writes its own plan back"
     sessions = json.loads(run_cli("sessions", "--json").stdout)
     assert len({s["session_id"] for s in sessions}) == 3 and all(s["turns"] == 1 for s in sessions)
+
+
+def test_the_agents_env_is_read_again_unless_agent_yaml_is_unchanged_and_had_none(tmp_path: Path) -> None:
+    agent_yaml = tmp_path / "agent.yaml"
+    agent_yaml.write_text("provider: claude\n")
+    plan = {"agent_yaml_digest": hashlib.sha256(agent_yaml.read_bytes()).hexdigest(), "agent_env": False}
+    assert prespawn._env_of(agent_yaml, plan) == {}
+    # A secret added since the plan: the file is parsed, the child gets it.
+    agent_yaml.write_text("provider: claude\nenv:\n  API_KEY: fresh\n")
+    assert prespawn._env_of(agent_yaml, plan) == {"API_KEY": "fresh"}
+    # Unchanged, but it had an env: parsed every time (never kept in the plan).
+    plan = {"agent_yaml_digest": hashlib.sha256(agent_yaml.read_bytes()).hexdigest(), "agent_env": True}
+    assert prespawn._env_of(agent_yaml, plan) == {"API_KEY": "fresh"}
+    # An older plan without these keys: parsed too. Unreadable or broken: no early start.
+    assert prespawn._env_of(agent_yaml, {}) == {"API_KEY": "fresh"}
+    agent_yaml.write_bytes(b"env: [\n")
+    assert prespawn._env_of(agent_yaml, {}) is None
+    assert prespawn._env_of(tmp_path / "missing.yaml", {}) is None
+
+
+def test_the_plan_records_no_secret(agents_dir: Path, isolated_home: Path) -> None:
+    write_agent(agents_dir, "secretive", {"provider": "fake", "env": {"API_KEY": "sk-do-not-store"}, "working_dir": "@scratch"})
+    assert run_cli("run", "secretive", "one", "--agents-dir", str(agents_dir)).returncode == 0
+    (plan_file,) = (isolated_home / "state" / prespawn.CACHE_DIR).glob("*.json")
+    plan = json.loads(plan_file.read_text())
+    assert "sk-do-not-store" not in plan_file.read_text() and plan["agent_env"] is True
+    assert run_cli("run", "secretive", "two", "--agents-dir", str(agents_dir)).returncode == 0

@@ -136,9 +136,7 @@ def test_up_runs_each_agent_in_its_own_window_shows_status_and_down_ends_them(
     assert more.returncode == 0 and b"started third" in more.stderr and b"already running helper" in more.stderr
     assert sorted(panes(socket)) == ["demo", "helper", "third"]
     assert len(tmux(socket, "list-windows", "-t", "=agentlaunch", "-F", "#{window_id}").split()) == 3
-    wait_for(
-        lambda: len(rs := status_records()) == 3 and all(r["cli_pid"] for r in rs), what="three status records with CLIs"
-    )
+    wait_for(lambda: len(rs := status_records()) == 3 and all(r["cli_pid"] for r in rs), what="three status records with CLIs")
 
     session_id = str(records["demo"]["session_id"])
     pids = [int(p["pid"]) for p in panes(socket).values()] + [int(str(r["cli_pid"])) for r in status_records()]
@@ -247,9 +245,7 @@ def test_unknown_agent_is_refused_before_anything_starts(socket: str, agents_dir
     assert not server_running(socket)
 
 
-def test_an_agent_with_a_definition_error_is_refused_before_anything_starts(
-    socket: str, agents_dir: Path, workdir: Path
-) -> None:
+def test_an_agent_with_a_definition_error_is_refused_before_anything_starts(socket: str, agents_dir: Path, workdir: Path) -> None:
     write_agent(agents_dir, "broken", {"provider": "fake", "no_such_key": 1})
     result = up(socket, agents_dir, workdir, "demo", "broken")
     assert result.returncode == 3 and b"no_such_key" in result.stderr

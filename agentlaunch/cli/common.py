@@ -43,8 +43,8 @@ def fail(exc: AgentlaunchError) -> NoReturn:
 def complete_agent(ctx: typer.Context, incomplete: str) -> list[str]:
     """Shell completion of agent names."""
     try:
-        explicit = ctx.params.get("agents_dir")
-        return [n for n in agent_names(paths.agents_dir(explicit)) if n.startswith(incomplete)]
+        explicit = ctx.params.get("agents_dir")  # while completing, typer may give the raw string
+        return [n for n in agent_names(paths.agents_dir(Path(explicit) if explicit else None)) if n.startswith(incomplete)]
     except AgentlaunchError:
         return []
 
