@@ -16,8 +16,7 @@ import pytest
 from agentlaunch.errors import ExitCode
 from agentlaunch.spec import agent_names
 from tests.conftest import REPO
-from tests.helpers import run_cli
-from tests.test_status import wait_for
+from tests.helpers import run_cli, wait_for
 
 ANSI = re.compile(rb"\x1b[\[\]()]")
 # SGR parameters that set a colour: 30-37, 38, 39, 40-47, 48, 49, 90-97, 100-107.

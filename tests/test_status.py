@@ -7,8 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,18 +14,7 @@ import pytest
 
 from agentlaunch import paths
 from agentlaunch.status import StatusWriter, line_for, one_line, process_running, read_records, status_dir
-from tests.helpers import run_cli
-
-
-def wait_for(condition: Callable[[], Any], timeout: float = 30.0, what: str = "condition") -> Any:
-    """Poll ``condition`` until it returns something truthy, or fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+from tests.helpers import run_cli, wait_for
 
 
 def record(**overrides: Any) -> dict[str, Any]:

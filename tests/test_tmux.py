@@ -21,8 +21,7 @@ from agentlaunch import paths
 from agentlaunch.status import process_running
 from agentlaunch.store import Store
 from agentlaunch.tmux import BORDER_FORMAT, Tmux, TmuxMissing, literal, tmux_arg
-from tests.helpers import run_cli, write_agent
-from tests.test_status import wait_for
+from tests.helpers import run_cli, wait_for, write_agent
 
 HAVE_TMUX = shutil.which("tmux") is not None
 if not HAVE_TMUX and not os.environ.get("CI"):

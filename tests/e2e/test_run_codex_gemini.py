@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +24,7 @@ from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.fakeapi.server import Recorded
 from agentlaunch.store import Store
-from tests.helpers import run_cli, write_agent
+from tests.helpers import run_cli, wait_for, write_agent
 from tests.support.clis import ensure_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
@@ -198,9 +197,7 @@ def test_interrupted_turn_ends_the_process_and_keeps_the_session_resumable(provi
     )
     try:
         # Ctrl-C only once the stalled request is in: how long the CLI takes to start varies with load.
-        deadline = time.monotonic() + 120
-        while len(provider.calls()) < 2 and slow.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
+        wait_for(lambda: len(provider.calls()) == 2 or slow.poll() is not None, timeout=120, what="the request")
         assert len(provider.calls()) == 2, "the turn never reached the API"
         slow.send_signal(signal.SIGINT)
         _, err = slow.communicate(timeout=60)
