@@ -8,7 +8,11 @@ same CLAUDE.md in their working directory. Runs alternate (agentlaunch, bare,
 agentlaunch, ...) so drifts in machine load hit both alike; one warm-up run of
 each is not counted. Prints the medians and their ratio (target <= 1.15), and
 the middle half of the per-pair ratios: on a shared machine one median moves
-by several hundredths from run to run.
+by several hundredths from run to run. A third side, ``launch_floor.py``,
+starts Python and the CLI from the same plan and sends one message, nothing
+else: the part of the overhead no launch written in Python avoids (on this
+machine the interpreter alone starts in ~0.06 s, and Claude Code reading its
+turn from stream-json stdin is a little slower to answer than with ``-p hi``).
 
 The real claude comes from ``tests.support.clis.ensure_cli("claude")`` when
 ``AGENTLAUNCH_TEST_CLI_CACHE`` is set, else from
@@ -97,6 +101,7 @@ def main() -> int:
             (tmp / "home").mkdir()
             al_argv = [sys.executable, "-m", "agentlaunch", "run", "bench", "--agents-dir", str(agents), "--quiet", "hi"]
             bare_argv = [str(claude), "-p", "hi", "--output-format", "stream-json", "--verbose", "--model", MODEL]
+            floor_argv = [sys.executable, str(REPO / "bench" / "launch_floor.py"), *al_argv[3:]]
 
             # Warm-up (not counted): first-run files in HOME, page cache, .pyc files.
             timed(al_argv, env, REPO)
@@ -105,13 +110,19 @@ def main() -> int:
 
             al_times: list[float] = []
             bare_times: list[float] = []
+            floor_times: list[float] = []
             for i in range(args.runs):
                 al_times.append(timed(al_argv, env, REPO))
                 bare_times.append(timed(bare_argv, env, bare_work))
-                print(f"run {i + 1:2d}: agentlaunch {al_times[-1]:.3f}s · claude {bare_times[-1]:.3f}s", flush=True)
+                floor_times.append(timed(floor_argv, env, REPO))
+                print(
+                    f"run {i + 1:2d}: agentlaunch {al_times[-1]:.3f}s · claude {bare_times[-1]:.3f}s"
+                    f" · floor {floor_times[-1]:.3f}s",
+                    flush=True,
+                )
             calls = len(api.message_requests())
 
-    al_med, bare_med = statistics.median(al_times), statistics.median(bare_times)
+    al_med, bare_med, floor_med = (statistics.median(t) for t in (al_times, bare_times, floor_times))
     ratio = al_med / bare_med
     # The machine is shared: the spread of the per-pair ratios shows how far one median can be trusted.
     pair_q1, _, pair_q3 = statistics.quantiles([a / b for a, b in zip(al_times, bare_times, strict=True)], n=4)
@@ -126,6 +137,9 @@ def main() -> int:
     print(f"  import agentlaunch.cli.run: {imports - python_start:.3f}s more")
     print(f"ratio                  : {ratio:.3f}  (target <= {TARGET}) {'ok' if ratio <= TARGET else 'MISSED'}")
     print(f"  per-pair ratios      : middle half {pair_q1:.3f} .. {pair_q3:.3f}")
+    print(f"floor (launch_floor.py): {floor_med:.3f}s, ratio {floor_med / bare_med:.3f}")
+    print("  (Python, the CLI started from the plan, one message: no launch in Python does less)")
+    print(f"agentlaunch over floor : {al_med - floor_med:+.3f}s")
     return 0
 
 
