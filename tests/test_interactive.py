@@ -10,7 +10,6 @@ import os
 import shlex
 import signal
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pytest
 import yaml
 
 from agentlaunch.transport import Child
+from tests.helpers import wait_for
 
 TIMEOUT = 30
 PROMPT = "› "
@@ -61,13 +61,8 @@ def children(pid: int) -> list[int]:
 
 def only_child(pid: int) -> int:
     """The single child process of ``pid``, waiting (briefly) for it to appear."""
-    deadline = time.monotonic() + TIMEOUT
-    while time.monotonic() < deadline:
-        kids = children(pid)
-        if len(kids) == 1:
-            return kids[0]
-        time.sleep(0.05)
-    raise AssertionError(f"pid {pid} has children {children(pid)}, expected one")
+    kids: list[int] = wait_for(lambda: len(k := children(pid)) == 1 and k, timeout=TIMEOUT, what=f"one child of pid {pid}")
+    return kids[0]
 
 
 def gone(pid: int) -> bool:
@@ -80,12 +75,7 @@ def gone(pid: int) -> bool:
 
 
 def wait_gone(pid: int, within: float = TIMEOUT) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if gone(pid):
-            return True
-        time.sleep(0.05)
-    return False
+    return bool(wait_for(lambda: gone(pid), timeout=within, what=f"pid {pid} to end"))
 
 
 def finish(child: pexpect.spawn) -> int | None:

@@ -5,14 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
 
 from agentlaunch import prespawn
 from agentlaunch.transport import Child
-from tests.helpers import run_cli, write_agent
+from tests.helpers import run_cli, wait_for, write_agent
 
 
 @pytest.mark.parametrize(
@@ -61,10 +60,7 @@ def test_adopt_takes_an_exact_match_and_kills_anything_else(tmp_path: Path) -> N
     ):
         other = started()
         assert prespawn.adopt(other, argv, env, digest) is None
-        deadline = time.monotonic() + 10
-        while _alive(other.child.pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not _alive(other.child.pid), "a plan that does not match must be killed"
+        wait_for(lambda pid=other.child.pid: not _alive(pid), timeout=10, what="a plan that does not match to be killed")
 
 
 def test_second_launch_reuses_the_plan_and_a_stale_plan_is_harmless(agents_dir: Path, isolated_home: Path) -> None:

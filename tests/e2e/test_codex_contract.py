@@ -35,6 +35,7 @@ from agentlaunch.fakeapi.responses import (
     rollout_files,
     user_texts,
 )
+from tests.helpers import wait_for
 from tests.support.clis import ensure_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
@@ -288,9 +289,7 @@ def test_sigint_mid_turn_exits_1_and_the_thread_stays_resumable(
         text=True,
     )
     try:
-        deadline = time.monotonic() + 30
-        while len(fake.model_requests) < 2 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_for(lambda: len(fake.model_requests) >= 2, timeout=30, what="the stalled request")
         time.sleep(1.0)  # mid-stream: the first delta has been sent
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=20)

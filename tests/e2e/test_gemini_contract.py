@@ -34,6 +34,7 @@ from agentlaunch.fakeapi.gemini import (
     prepare_gemini_home,
     user_texts,
 )
+from tests.helpers import wait_for
 from tests.support.clis import ensure_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
@@ -269,9 +270,7 @@ def test_sigint_must_reach_the_process_group(
         start_new_session=True,
     )
     try:
-        deadline = time.monotonic() + 30
-        while len(fake.model_requests) < 2 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_for(lambda: len(fake.model_requests) >= 2, timeout=30, what="the stalled request")
         time.sleep(1.0)  # mid-stream: the first chunk has been sent
         proc.send_signal(signal.SIGINT)  # to the launcher alone: ignored
         with pytest.raises(subprocess.TimeoutExpired):
