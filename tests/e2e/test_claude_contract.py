@@ -127,6 +127,13 @@ class Claude:
             if pred(event):
                 return event
 
+    def rest(self, timeout: float = 60) -> list[Event]:
+        """Every event still to come, until the end of output."""
+        events = []
+        while (event := self._queue.get(timeout=timeout)) is not None:
+            events.append(event)
+        return events
+
     def result(self, timeout: float = 60) -> Event:
         return self.next(lambda e: e["type"] == "result", timeout)
 
@@ -407,14 +414,22 @@ def test_interrupt_ends_the_turn_and_keeps_the_process(h: Harness) -> None:
 
 
 def test_sigint_ends_the_turn_and_the_process(h: Harness) -> None:
+    """SIGINT mid-turn: exit 0, the turn never reported as done.
+
+    Usually an aborted result comes first, but not always: in 1 of 40 runs
+    claude ended its output after ``message_stop`` with no result at all and
+    still exited 0. Whatever it prints must say the turn was aborted.
+    """
     h.script(TextReply("This is a slow answer", ApiUsage(11, 4000, 9000, 50), delay=1.0))
     c = h.claude()
     c.user("tell me slowly")
     c.next(lambda e: e["type"] == "stream_event")
     c.proc.send_signal(2)
-    result = c.result()
-    assert result["terminal_reason"] == "aborted_streaming" and result["is_error"] is True
+    results = [e for e in c.rest() if e["type"] == "result"]
     assert c.proc.wait(30) == 0
+    assert len(results) <= 1, results
+    for result in results:
+        assert result["terminal_reason"] == "aborted_streaming" and result["is_error"] is True
 
 
 # -- resume --------------------------------------------------------------------------------
