@@ -6,7 +6,8 @@ Both sides talk to the same scripted fake Anthropic API on 127.0.0.1 with
 the same environment (throwaway HOME, state and config directories) and the
 same CLAUDE.md in their working directory. Runs alternate (agentlaunch, bare,
 agentlaunch, ...) so drifts in machine load hit both alike; one warm-up run of
-each is not counted. Prints the medians and their ratio (target <= 1.15), and
+each is not counted (it also fills the Python sides' bytecode cache, as an
+install would). Prints the medians and their ratio (target <= 1.15), and
 the middle half of the per-pair ratios: on a shared machine one median moves
 by several hundredths from run to run. A third side, ``launch_floor.py``,
 starts Python and the CLI from the same plan and sends one message, nothing
@@ -98,6 +99,11 @@ def main() -> int:
             env["XDG_CONFIG_HOME"] = str(tmp / "xdg-config")
             env["XDG_STATE_HOME"] = str(tmp / "xdg-state")
             env["XDG_CACHE_HOME"] = str(tmp / "xdg-cache")
+            # An installed agentlaunch has its bytecode compiled (pip does it at install time). Run from a
+            # source tree with PYTHONDONTWRITEBYTECODE=1 (set on some machines), every launch would compile
+            # every module again: give both Python sides a bytecode cache of their own, filled by the warm-up.
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
             (tmp / "home").mkdir()
             al_argv = [sys.executable, "-m", "agentlaunch", "run", "bench", "--agents-dir", str(agents), "--quiet", "hi"]
             bare_argv = [str(claude), "-p", "hi", "--output-format", "stream-json", "--verbose", "--model", MODEL]
