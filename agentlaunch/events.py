@@ -113,7 +113,12 @@ class ToolResult(Event):
 
 @dataclass(frozen=True, slots=True)
 class CallUsage(Event):
-    """Usage of exactly one model call (never a turn sum, never a running total)."""
+    """Usage of one model call, never a running total.
+
+    Codex and Gemini print only turn sums; their adapters split them into
+    calls from the CLI's own files, and a turn whose calls cannot be read
+    that way stays one CallUsage carrying its sum.
+    """
 
     kind: ClassVar[str] = "usage"
     usage: Usage

@@ -327,13 +327,23 @@ class Launch:
             if isinstance(item, LongLineDropped):
                 self.sink.notice(f"dropped a provider output line of {item.size:,} bytes (too long to parse)")
                 continue
-            for event in self.parser.feed(item):
+            for event in self._parse(item):
                 self.handle(event, ask_permission)
                 if isinstance(event, TurnEnd):
                     outcome = self._close_turn(event, interrupted_at is not None, cli_gone=False)
                     if timed_out:
                         raise TurnTimeout(f"the turn took longer than {timeout:g}s and was interrupted")
                     return outcome
+
+    def _parse(self, line: str) -> list[Event]:
+        """The parser's events for one output line; a per-turn CLI's turn sum is split into its calls."""
+        events = self.parser.feed(line)
+        if self.persistent or not any(isinstance(e, CallUsage) for e in events):
+            return events
+        split: list[Event] = []
+        for event in events:
+            split.extend(self.adapter.calls_in_turn(event, self.parser, self._env) if isinstance(event, CallUsage) else [event])
+        return split
 
     def _interrupt(self) -> None:
         assert self.child is not None
@@ -356,7 +366,7 @@ class Launch:
         end: TurnEnd | None = None
         while (item := self.child.next_line()) is not EOF:
             if isinstance(item, str):
-                for event in self.parser.feed(item):
+                for event in self._parse(item):
                     self.handle(event, None)
                     end = event if isinstance(event, TurnEnd) else end
         for event in self.parser.finish():

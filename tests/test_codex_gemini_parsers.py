@@ -17,8 +17,9 @@ from agentlaunch.events import (
     Usage,
     Warning,
 )
-from agentlaunch.providers.codex import CodexParser, looks_like_thread_id, rollout_context_window
-from agentlaunch.providers.gemini import GeminiParser
+from agentlaunch.providers.base import split_turn
+from agentlaunch.providers.codex import CodexAdapter, CodexParser, looks_like_thread_id, rollout_context_window
+from agentlaunch.providers.gemini import GeminiAdapter, GeminiParser, session_file
 
 DATA = Path(__file__).parent / "data"
 
@@ -108,3 +109,99 @@ def test_gemini_tool_turn_and_error_turn() -> None:
 def test_gemini_interrupted_turn_has_no_result() -> None:
     events = feed(GeminiParser(), "gemini/interrupt_turn.jsonl")
     assert not any(isinstance(e, TurnEnd) for e in events) and usages(events) == []
+
+
+# -- a turn's sum split into its calls, from the files the CLIs keep ------------------------------
+
+
+def call(input: int = 0, cache_read: int = 0, output: int = 0, reasoning: int = 0, model: str | None = None) -> CallUsage:
+    return CallUsage(Usage(input=input, cache_read=cache_read, output=output, reasoning=reasoning), model)
+
+
+def test_split_turn_takes_the_fewest_last_calls_that_add_up_exactly() -> None:
+    a, b, c = call(10, 0, 1), call(5, 20, 2), call(1, 30, 3)
+    turn = CallUsage(Usage(input=6, cache_read=50, output=5), "m")
+    assert [x.usage for x in split_turn(turn, [a, b, c])] == [b.usage, c.usage]
+    assert {x.model for x in split_turn(turn, [a, b, c])} == {"m"}  # a call without a model takes the turn's
+    assert split_turn(turn, [a, b]) == [turn]  # the last call is missing (not written yet): the sum, as printed
+    assert split_turn(turn, []) == [turn]
+    small = CallUsage(Usage(input=5))
+    assert split_turn(small, [call(1), call(10)]) == [small]  # the last call alone is more than the turn
+
+
+def place_rollout(home: Path, lines: list[str]) -> None:
+    day = home / ".codex" / "sessions" / "2026" / "11" / "30"
+    day.mkdir(parents=True, exist_ok=True)
+    (day / f"rollout-2026-11-30T17-47-18-{CODEX_THREAD}.jsonl").write_text("".join(lines))
+
+
+CODEX_THREAD = "01a22d91-7b46-7d30-b516-4ce85caa4227"
+
+
+def test_codex_tool_turn_is_recorded_as_its_three_calls_from_the_rollout(tmp_path: Path) -> None:
+    rollout = (DATA / "codex/tool_turn_then_resume.rollout.jsonl").read_text().splitlines(keepends=True)
+    second_turn_starts = [i for i, line in enumerate(rollout) if '"task_started"' in line][1]
+    env = {"HOME": str(tmp_path)}
+    adapter, parser = CodexAdapter(), CodexParser()
+    # Turn 1, as the rollout stood when its turn.completed was printed.
+    place_rollout(tmp_path, rollout[:second_turn_starts])
+    (turn,) = [e for e in feed(parser, "codex/tool_turn_then_resume.turn1.jsonl") if isinstance(e, CallUsage)]
+    assert turn.usage == Usage(input=1400, cache_read=1900, output=34, reasoning=7)
+    calls = adapter.calls_in_turn(turn, parser, env)
+    assert [c.usage for c in calls] == [
+        Usage(input=1000, output=20, reasoning=5),
+        Usage(input=200, cache_read=900, output=10, reasoning=2),
+        Usage(input=200, cache_read=1000, output=4),
+    ]
+    assert [c.call_id for c in calls] == ["resp_fake_1", "resp_fake_2", "resp_fake_3"]
+    # Turn 2, a new process resuming the thread: one call, though the rollout holds all four.
+    place_rollout(tmp_path, rollout)
+    resumed = CodexParser(parser.total)
+    (turn2,) = [e for e in feed(resumed, "codex/tool_turn_then_resume.turn2.jsonl") if isinstance(e, CallUsage)]
+    assert [c.usage for c in adapter.calls_in_turn(turn2, resumed, env)] == [
+        Usage(input=100, cache_read=1200, output=6, reasoning=1)
+    ]
+    # Turn 1 read against the later file no longer adds up: kept as the printed sum, never half split.
+    assert adapter.calls_in_turn(turn, parser, env) == [turn]
+    assert adapter.calls_in_turn(turn, parser, {"HOME": str(tmp_path / "elsewhere")}) == [turn]
+
+
+GEMINI_SESSION = "1a36ad99-1e9c-4e2c-8c79-4fda5d0186a5"
+
+
+def place_session_file(home: Path, lines: list[str]) -> Path:
+    chats = home / ".gemini" / "tmp" / "work" / "chats"
+    chats.mkdir(parents=True, exist_ok=True)
+    path = chats / f"session-2026-11-30T17-47-{GEMINI_SESSION[:8]}.jsonl"
+    path.write_text("".join(lines))
+    return path
+
+
+def test_gemini_tool_turn_is_recorded_as_its_two_calls_from_the_session_file(tmp_path: Path) -> None:
+    log = (DATA / "gemini/tool_turn_then_resume.session.jsonl").read_text().splitlines(keepends=True)
+    second_prompt = next(i for i, line in enumerate(log) if "and again" in line)
+    env = {"HOME": str(tmp_path)}
+    adapter, parser = GeminiAdapter(), GeminiParser()
+    place_session_file(tmp_path, log[:second_prompt])
+    (turn,) = [e for e in feed(parser, "gemini/tool_turn_then_resume.turn1.jsonl") if isinstance(e, CallUsage)]
+    assert turn.usage == Usage(input=1200, cache_read=1000, output=29, reasoning=5)
+    calls = adapter.calls_in_turn(turn, parser, env)
+    # The first call's record was written twice (its tool result added): counted once.
+    assert [c.usage for c in calls] == [Usage(input=1000, output=25, reasoning=5), Usage(input=200, cache_read=1000, output=4)]
+    assert [c.model for c in calls] == ["gemini-2.5-pro"] * 2
+    place_session_file(tmp_path, log)
+    resumed = GeminiParser(GEMINI_SESSION, resumed=True)
+    (turn2,) = [e for e in feed(resumed, "gemini/tool_turn_then_resume.turn2.jsonl") if isinstance(e, CallUsage)]
+    assert [c.usage for c in adapter.calls_in_turn(turn2, resumed, env)] == [
+        Usage(input=100, cache_read=1200, output=7, reasoning=1)
+    ]
+    assert adapter.calls_in_turn(turn, parser, env) == [turn]  # the later file does not add up to turn 1
+
+
+def test_gemini_session_file_must_name_the_session(tmp_path: Path) -> None:
+    log = (DATA / "gemini/tool_turn_then_resume.session.jsonl").read_text().splitlines(keepends=True)
+    path = place_session_file(tmp_path, log)
+    assert session_file(GEMINI_SESSION, {"HOME": str(tmp_path)}) == path
+    path.write_text("".join([log[0].replace(GEMINI_SESSION, GEMINI_SESSION[:8] + "-0000-4000-8000-000000000000"), *log[1:]]))
+    assert session_file(GEMINI_SESSION, {"HOME": str(tmp_path)}) is None  # same first 8 characters, another session
+    assert session_file("", {"HOME": str(tmp_path)}) is None

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import abc
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentlaunch.events import Diagnostic, Event
+from agentlaunch.events import CallUsage, Diagnostic, Event, Usage
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,27 @@ class JsonLineParser(abc.ABC):
     def finish(self) -> list[Event]:
         """Events still pending when the output ends (e.g. a call whose final usage never came)."""
         return []
+
+
+def split_turn(turn: CallUsage, recorded: Sequence[CallUsage]) -> list[CallUsage]:
+    """A turn's usage as its calls: the fewest of the last ``recorded`` calls that add up to it exactly.
+
+    Codex and Gemini print one sum per turn; the figures of each call are only
+    in the files they keep (Codex's rollout, Gemini's session file). Those are
+    taken when the last of them add up to the printed sum, field by field, so a
+    file that is missing, late or shaped otherwise never changes what is
+    counted: the turn is then recorded as one call, as printed.
+    """
+    target = turn.usage.as_dict()
+    total = Usage()
+    for k in range(1, len(recorded) + 1):
+        total = total + recorded[-k].usage
+        summed = total.as_dict()
+        if summed == target:
+            return [CallUsage(c.usage, c.model or turn.model, c.call_id) for c in recorded[-k:]]
+        if any(summed[f] > target[f] for f in target):
+            break
+    return [turn]
 
 
 def child_env(base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:

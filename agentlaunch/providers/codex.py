@@ -3,13 +3,15 @@
 Its ``turn.completed.usage`` is the thread's running total (also across
 processes, after ``resume``): the parser subtracts the previous total, which
 the session registry keeps between agentlaunch processes. ``input_tokens``
-includes the cached tokens.
+includes the cached tokens. Each call's own figures are in the thread's
+rollout file; the session splits the turn into them (:meth:`CodexAdapter.calls_in_turn`).
 """
 
 from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +29,7 @@ from agentlaunch.events import (
     Usage,
     Warning,
 )
-from agentlaunch.providers.base import JsonLineParser, TurnPlan
+from agentlaunch.providers.base import JsonLineParser, TurnPlan, split_turn
 from agentlaunch.providers.claude import summarize
 from agentlaunch.spec import AgentSpec
 
@@ -120,28 +122,48 @@ def codex_home(env: dict[str, str]) -> Path:
     return Path(env.get("CODEX_HOME") or Path(env.get("HOME", "~")).expanduser() / ".codex")
 
 
-def rollout_context_window(thread_id: str, env: dict[str, str]) -> int | None:
-    """``model_context_window`` from the thread's rollout file, when it can be found."""
+def rollout_payloads(thread_id: str, env: dict[str, str], marker: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(line type, payload) of the thread's rollout lines that contain ``marker``, in file order.
+
+    The rollout is ``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-…-THREAD_ID.jsonl``,
+    one file per thread; a resumed thread appends to it.
+    """
     sessions = codex_home(env) / "sessions"
     if not thread_id or not sessions.is_dir():
-        return None
-    window = None
-    for path in sessions.rglob(f"rollout-*-{thread_id}.jsonl"):
+        return
+    for path in sorted(sessions.rglob(f"rollout-*-{thread_id}.jsonl")):
         try:
             with path.open(encoding="utf-8", errors="replace") as fh:
-                for line in fh:
-                    if "model_context_window" not in line:
-                        continue
-                    try:
-                        payload = json.loads(line).get("payload") or {}
-                    except ValueError:
-                        continue
-                    value = payload.get("model_context_window") or (payload.get("info") or {}).get("model_context_window")
-                    if isinstance(value, int) and value > 0:
-                        window = value
+                lines = [line for line in fh if marker in line]
         except OSError:
             continue
+        for line in lines:
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue
+            payload = obj.get("payload") if isinstance(obj, dict) else None
+            if isinstance(payload, dict):
+                yield str(obj.get("type")), payload
+
+
+def rollout_context_window(thread_id: str, env: dict[str, str]) -> int | None:
+    """``model_context_window`` from the thread's rollout file, when it can be found."""
+    window = None
+    for _, payload in rollout_payloads(thread_id, env, "model_context_window"):
+        value = payload.get("model_context_window") or (payload.get("info") or {}).get("model_context_window")
+        if isinstance(value, int) and value > 0:
+            window = value
     return window
+
+
+def rollout_calls(thread_id: str, env: dict[str, str]) -> list[CallUsage]:
+    """Every model call of the thread, from the rollout's ``token_usage_record`` lines (exact per-call usage)."""
+    return [
+        CallUsage(codex_usage(payload["usage"]), call_id=str(payload.get("response_id") or "") or None)
+        for kind, payload in rollout_payloads(thread_id, env, '"token_usage_record"')
+        if kind == "token_usage_record" and isinstance(payload.get("usage"), dict)
+    ]
 
 
 class CodexAdapter:
@@ -185,6 +207,10 @@ class CodexAdapter:
         parser = CodexParser(Usage(**prior) if isinstance(prior, dict) else None)
         parser.thread_id = state.get("thread_id")
         return parser
+
+    def calls_in_turn(self, turn: CallUsage, parser: CodexParser, env: dict[str, str]) -> list[CallUsage]:
+        """The turn's sum split into its calls, from the rollout (see :func:`~agentlaunch.providers.base.split_turn`)."""
+        return split_turn(turn, rollout_calls(parser.thread_id or "", env))
 
     def state_after_turn(self, parser: CodexParser, env: dict[str, str]) -> tuple[dict[str, Any], list[Event]]:
         """What to keep for the next turn (thread id, running total), and a learned context window."""

@@ -4,11 +4,15 @@ Usage arrives only in ``result.stats``, per turn (not cumulative after
 ``--resume``): ``input_tokens`` includes ``cached`` and ``input`` is the
 uncached part; ``output_tokens`` leaves out thinking tokens, which
 ``total_tokens`` includes, so reasoning = total - input_tokens - output_tokens
-and is counted into output (it is billed as output).
+and is counted into output (it is billed as output). Each call's own figures
+are in the session file; the session splits the turn into them
+(:meth:`GeminiAdapter.calls_in_turn`).
 """
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from agentlaunch.events import (
@@ -23,7 +27,7 @@ from agentlaunch.events import (
     Usage,
     Warning,
 )
-from agentlaunch.providers.base import JsonLineParser, TurnPlan
+from agentlaunch.providers.base import JsonLineParser, TurnPlan, split_turn
 from agentlaunch.providers.claude import summarize
 from agentlaunch.providers.codex import ARGV_PROMPT_LIMIT
 from agentlaunch.spec import AgentSpec
@@ -42,6 +46,59 @@ def gemini_usage(stats: dict[str, Any]) -> Usage:
         output=output + reasoning,
         reasoning=reasoning,
     )
+
+
+def call_usage(tokens: dict[str, Any]) -> Usage:
+    """One call's ``tokens`` from the session file, in the vocabulary of :func:`gemini_usage`."""
+    total_input = int(tokens.get("input") or 0)
+    cached = int(tokens.get("cached") or 0)
+    thoughts = int(tokens.get("thoughts") or 0)
+    return Usage(
+        input=total_input - cached, cache_read=cached, output=int(tokens.get("output") or 0) + thoughts, reasoning=thoughts
+    )
+
+
+def session_file(session_id: str, env: dict[str, str]) -> Path | None:
+    """``~/.gemini/tmp/<project>/chats/session-<time>-<first 8 of the id>.jsonl`` whose first line names the session."""
+    if not session_id:
+        return None
+    root = Path(env.get("HOME", "~")).expanduser() / ".gemini" / "tmp"
+    for path in sorted(root.glob(f"*/chats/session-*-{session_id[:8]}.jsonl")):
+        try:
+            with path.open(encoding="utf-8", errors="replace") as fh:
+                head = json.loads(fh.readline())
+        except (OSError, ValueError):
+            continue
+        if isinstance(head, dict) and head.get("sessionId") == session_id:
+            return path
+    return None
+
+
+def session_calls(session_id: str, env: dict[str, str]) -> list[CallUsage]:
+    """Every model call of the session, from its session file (per-call ``tokens``), in order.
+
+    The file is a log of changes: a message is written again when it changes
+    (a tool call's result added, say), so the last version of each id counts.
+    """
+    path = session_file(session_id, env)
+    if path is None:
+        return []
+    calls: dict[str, CallUsage] = {}
+    try:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            lines = [line for line in fh if '"tokens"' in line]
+    except OSError:
+        return []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get("type") == "gemini" and isinstance(record.get("tokens"), dict):
+            call_id = str(record.get("id"))
+            model = record.get("model")
+            calls[call_id] = CallUsage(call_usage(record["tokens"]), model if isinstance(model, str) else None, call_id)
+    return list(calls.values())
 
 
 class GeminiParser(JsonLineParser):
@@ -118,6 +175,10 @@ class GeminiAdapter:
 
     def parser(self, state: dict[str, Any]) -> GeminiParser:
         return GeminiParser(state.get("session_id"), bool(state.get("started")))
+
+    def calls_in_turn(self, turn: CallUsage, parser: GeminiParser, env: dict[str, str]) -> list[CallUsage]:
+        """The turn's sum split into its calls, from the session file (see :func:`~agentlaunch.providers.base.split_turn`)."""
+        return split_turn(turn, session_calls(parser.session_id or "", env))
 
     def state_after_turn(self, parser: GeminiParser, env: dict[str, str]) -> tuple[dict[str, Any], list[Event]]:
         if parser.session_id is None:  # the CLI never said it started the session

@@ -43,6 +43,8 @@ class Provider:
     push_text: Callable[..., None]
     push_error: Callable[[int, str], None]
     per_call: dict[str, int]  # what agentlaunch must record for one scripted call
+    push_tool_turn: Callable[[], None]  # a turn of two calls: a tool call, then the answer "done"
+    tool_turn_calls: list[dict[str, int]]  # what agentlaunch must record for those two calls
 
     def run(self, *args: str, cwd: Path) -> Any:
         return run_cli(*args, cwd=cwd, env=self.env, timeout=240)
@@ -79,6 +81,14 @@ def provider(request: pytest.FixtureRequest, agents_dir: Path, workdir: Path, is
                 lambda text="ok", stall=0.0: api.script.push(cfake.TextReply(text, usage, stall=stall)),
                 lambda status, message: api.script.push(cfake.ErrorReply(status, message)),
                 {"input": 1000, "cache_write": 0, "cache_read": 8000, "output": 7, "reasoning": 3},
+                lambda: api.script.push(
+                    cfake.ShellCallReply("cat hello.txt", cfake.ResponsesUsage(1000, 0, 20, 5)),
+                    cfake.TextReply("done", cfake.ResponsesUsage(1200, 1000, 4, 0)),
+                ),
+                [
+                    {"input": 1000, "cache_write": 0, "cache_read": 0, "output": 20, "reasoning": 5},
+                    {"input": 200, "cache_write": 0, "cache_read": 1000, "output": 4, "reasoning": 0},
+                ],
             )
     else:
         with gfake.GeminiFake() as gapi:
@@ -93,6 +103,14 @@ def provider(request: pytest.FixtureRequest, agents_dir: Path, workdir: Path, is
                 lambda text="ok", stall=0.0: gapi.script.push(gfake.TextReply(text, gusage, stall=stall)),
                 lambda status, message: gapi.script.push(gfake.ErrorReply(status, message)),
                 {"input": 3000, "cache_write": 0, "cache_read": 6000, "output": 9, "reasoning": 2},
+                lambda: gapi.script.push(
+                    gfake.FunctionCallReply("read_file", {"file_path": "hello.txt"}, gfake.GeminiUsage(1000, 20, 0, 5)),
+                    gfake.TextReply("done", gfake.GeminiUsage(1200, 4, 1000, 0)),
+                ),
+                [  # thinking tokens are billed as output
+                    {"input": 1000, "cache_write": 0, "cache_read": 0, "output": 25, "reasoning": 5},
+                    {"input": 200, "cache_write": 0, "cache_read": 1000, "output": 4, "reasoning": 0},
+                ],
             )
 
 
@@ -157,6 +175,25 @@ def test_three_turns_over_two_processes_record_exact_per_call_usage(
         calls = store.calls_for_session(session["session_id"])
     assert [c.usage.as_dict() for c in calls] == [p.per_call] * 3, "per-call usage, never running totals"
     assert [c.turn for c in calls] == [1, 2, 3]
+
+
+def test_a_tool_turn_is_recorded_call_by_call_not_as_the_turn_sum_the_cli_prints(
+    provider: Provider, workdir: Path, isolated_home: Path
+) -> None:
+    """stdout carries one sum per turn; agentlaunch takes each call from the CLI's own file (rollout, session file)."""
+    (workdir / "hello.txt").write_text("hi there\n")
+    provider.push_tool_turn()
+    result = provider.run("run", "planner", "--json", "read hello.txt", cwd=workdir)
+    assert result.returncode == 0, result.stderr.decode()
+    events = [json.loads(line) for line in result.stdout.decode().splitlines()]
+    assert [e["usage"] for e in events if e["event"] == "usage"] == provider.tool_turn_calls
+    assert [e["event"] for e in events].count("tool_use") == 1
+    assert len(provider.calls()) == 2
+    session = session_of(provider, workdir)
+    with Store.open(isolated_home / "state" / "usage.sqlite3") as store:
+        calls = store.calls_for_session(session["session_id"])
+    assert [c.usage.as_dict() for c in calls] == provider.tool_turn_calls
+    assert [c.turn for c in calls] == [1, 1]
 
 
 def test_failed_turn_exits_1_with_the_providers_message(provider: Provider, workdir: Path) -> None:
