@@ -6,6 +6,7 @@ import abc
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from agentlaunch.events import CallUsage, Diagnostic, Event, Usage
@@ -56,6 +57,26 @@ class JsonLineParser(abc.ABC):
     def finish(self) -> list[Event]:
         """Events still pending when the output ends (e.g. a call whose final usage never came)."""
         return []
+
+
+def json_lines(path: Path, marker: str) -> list[Any]:
+    """What the lines of ``path`` that contain ``marker`` parse to, in order (lines that are not JSON are skipped).
+
+    For the logs the per-turn CLIs keep (Codex's rollout, Gemini's session
+    file): ``marker`` is a cheap filter before parsing. [] when unreadable.
+    """
+    try:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            lines = [line for line in fh if marker in line]
+    except OSError:
+        return []
+    parsed = []
+    for line in lines:
+        try:
+            parsed.append(json.loads(line))
+        except ValueError:
+            continue
+    return parsed
 
 
 def split_turn(turn: CallUsage, recorded: Sequence[CallUsage]) -> list[CallUsage]:

@@ -9,7 +9,6 @@ rollout file; the session splits the turn into them (:meth:`CodexAdapter.calls_i
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,7 +28,7 @@ from agentlaunch.events import (
     Usage,
     Warning,
 )
-from agentlaunch.providers.base import JsonLineParser, TurnPlan, split_turn
+from agentlaunch.providers.base import JsonLineParser, TurnPlan, json_lines, split_turn
 from agentlaunch.providers.claude import summarize
 from agentlaunch.spec import AgentSpec
 
@@ -132,16 +131,7 @@ def rollout_payloads(thread_id: str, env: dict[str, str], marker: str) -> Iterat
     if not thread_id or not sessions.is_dir():
         return
     for path in sorted(sessions.rglob(f"rollout-*-{thread_id}.jsonl")):
-        try:
-            with path.open(encoding="utf-8", errors="replace") as fh:
-                lines = [line for line in fh if marker in line]
-        except OSError:
-            continue
-        for line in lines:
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                continue
+        for obj in json_lines(path, marker):
             payload = obj.get("payload") if isinstance(obj, dict) else None
             if isinstance(payload, dict):
                 yield str(obj.get("type")), payload

@@ -27,7 +27,7 @@ from agentlaunch.events import (
     Usage,
     Warning,
 )
-from agentlaunch.providers.base import JsonLineParser, TurnPlan, split_turn
+from agentlaunch.providers.base import JsonLineParser, TurnPlan, json_lines, split_turn
 from agentlaunch.providers.claude import summarize
 from agentlaunch.providers.codex import ARGV_PROMPT_LIMIT
 from agentlaunch.spec import AgentSpec
@@ -84,16 +84,7 @@ def session_calls(session_id: str, env: dict[str, str]) -> list[CallUsage]:
     if path is None:
         return []
     calls: dict[str, CallUsage] = {}
-    try:
-        with path.open(encoding="utf-8", errors="replace") as fh:
-            lines = [line for line in fh if '"tokens"' in line]
-    except OSError:
-        return []
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
+    for record in json_lines(path, '"tokens"'):
         if isinstance(record, dict) and record.get("type") == "gemini" and isinstance(record.get("tokens"), dict):
             call_id = str(record.get("id"))
             model = record.get("model")
