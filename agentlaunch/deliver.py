@@ -54,6 +54,25 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
+def keep_newest(folder: Path, keep: int, pattern: str = "*.json") -> None:
+    """Delete all but the ``keep`` most recently written files matching ``pattern`` in ``folder``.
+
+    For the caches that gain a file per new key (what the schema accepted, the
+    launch plans): they stay small without an expiry to configure. A file lost
+    here only costs the next launch that would have used it its shortcut.
+    """
+    try:
+        files = [(entry.stat().st_mtime_ns, entry) for entry in folder.glob(pattern)]
+    except OSError:
+        return
+    if len(files) <= keep:
+        return
+    files.sort(key=lambda pair: pair[0], reverse=True)
+    for _, old in files[keep:]:
+        with contextlib.suppress(OSError):
+            old.unlink()
+
+
 def pid_alive(pid: int | None) -> bool:
     if not pid:
         return False

@@ -29,6 +29,7 @@ from typing import Any
 from agentlaunch.transport import Child, window_size
 
 CACHE_DIR = "launch-plans"
+PLANS_KEEP = 64  # plans kept (the newest): one per agent, agents dir, working dir and current directory
 SESSION = "{session}"
 NO_VALUE = ("-c", "--continue", "-q", "--quiet", "--json", "--force")
 WITH_VALUE = ("-p", "--prompt", "--timeout", "--working-dir", "--agents-dir", "--templates-dir")
@@ -186,7 +187,7 @@ def remember(
     agent_yaml: Path, agent_env: bool, cwd: Path, state_dir: Path,
 ) -> None:  # fmt: skip
     """Keep this launch's plan for the next one (only what is not secret: the agent's env is re-read from agent.yaml)."""
-    from agentlaunch.deliver import write_atomic
+    from agentlaunch.deliver import keep_newest, write_atomic
 
     try:
         yaml_digest: str | None = hashlib.sha256(agent_yaml.read_bytes()).hexdigest()
@@ -209,3 +210,4 @@ def remember(
             return
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, data)
+        keep_newest(path.parent, PLANS_KEEP)

@@ -30,6 +30,7 @@ NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 PROVIDERS: tuple[str, ...] = ("claude", "codex", "gemini", "fake")  # as schemas.Provider
 SCRATCH = "@scratch"
 VALIDATED_DIR = "validated"  # in the state dir: what the schema accepted, by content
+MEMO_KEEP = 64  # memos kept (the newest): one is written per new agent.yaml content
 # Where the instructions go when agent.yaml does not say: chosen by measurement
 # with `agentlaunch doctor --live --variants` (figures in the README).
 DEFAULT_DELIVERY: dict[str, str] = {"claude": "system-prompt"}
@@ -173,11 +174,12 @@ def validated_config(raw: dict[str, Any], yaml_path: Path, state_dir: Path | Non
     except ValidationError as exc:
         raise DefinitionError(_validation_problems(yaml_path, exc, sorted(AgentYaml.model_fields))) from None
     if memo is not None:
-        from agentlaunch.deliver import write_atomic
+        from agentlaunch.deliver import keep_newest, write_atomic
 
         with contextlib.suppress(OSError):
             memo.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(memo, json.dumps({k: v for k, v in conf.items() if k != "env"}, sort_keys=True).encode())
+            keep_newest(memo.parent, MEMO_KEEP)
     return conf
 
 

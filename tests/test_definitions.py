@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from agentlaunch import spec
 from agentlaunch.errors import DefinitionError
 from agentlaunch.spec import agent_names, load_agent, resolve_working_dir
 from tests.helpers import write_agent
@@ -231,3 +232,12 @@ def test_the_provider_names_without_pydantic_match_the_schema() -> None:
     from agentlaunch.spec import PROVIDERS
 
     assert get_args(schemas.Provider) == PROVIDERS
+
+
+def test_the_memo_folder_keeps_only_the_newest_memos(agents_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(spec, "MEMO_KEEP", 2)
+    state = tmp_path / "state"
+    for model in ("m1", "m2", "m3"):
+        write_agent(agents_dir, "memo", {"provider": "claude", "model": model})
+        assert load_agent(agents_dir, "memo", state).model == model
+    assert len(list((state / "validated").glob("*.json"))) == 2

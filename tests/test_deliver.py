@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlaunch.deliver import deliver, release
+from agentlaunch.deliver import deliver, keep_newest, release
 from agentlaunch.errors import AgentlaunchError, RefusedOverwrite
 
 
@@ -101,3 +101,16 @@ def test_read_only_working_directory(tmp_path: Path, state: Path) -> None:
     with pytest.raises(AgentlaunchError, match=r"cannot write CLAUDE.md there"):
         deliver(ro / "CLAUDE.md", "x\n", "a", state)
     assert not (state / "delivered.json").exists() or "CLAUDE.md" not in (state / "delivered.json").read_text()
+
+
+def test_keep_newest_trims_a_cache_folder_to_its_newest_files(tmp_path: Path) -> None:
+    for i in range(5):
+        path = tmp_path / f"memo-{i}.json"
+        path.write_text("{}")
+        os.utime(path, ns=(i * 10**9, i * 10**9))  # memo-4 is the newest
+    (tmp_path / "notes.txt").write_text("not a memo")
+    keep_newest(tmp_path, 3)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["memo-2.json", "memo-3.json", "memo-4.json", "notes.txt"]
+    keep_newest(tmp_path, 3)  # already small enough: nothing more goes
+    assert len(list(tmp_path.glob("*.json"))) == 3
+    keep_newest(tmp_path / "missing", 3)  # no folder: nothing to do, no error
