@@ -46,9 +46,10 @@ from agentlaunch.prefix import check_prefix
 from agentlaunch.pricing import Pricer
 from agentlaunch.providers import get_adapter
 from agentlaunch.providers.base import child_env
+from agentlaunch.records import CallRecord
 from agentlaunch.render import RunFacts, render_startup
 from agentlaunch.spec import load_agent, resolve_working_dir
-from agentlaunch.store import CallRecord, Store
+from agentlaunch.store import Store
 from agentlaunch.transport import EOF, Child, LongLineDropped, resolve_command, window_size
 
 INTERRUPT_GRACE = 10.0  # seconds a CLI gets to end a turn after an interrupt

@@ -5,12 +5,8 @@ once, so the store keeps every write short: one statement in autocommit mode,
 or a ``BEGIN IMMEDIATE`` transaction that takes the write lock up front (a
 deferred transaction that later upgrades to a write can fail with "database is
 locked" at once, without waiting for ``busy_timeout``). WAL mode lets reports
-read while agents write.
-
-Schema changes are an ordered list of migration functions; ``PRAGMA
-user_version`` records how many have run. Nothing is written to a file until it
-has been read and recognized: a file that is not SQLite, not ours, corrupted, or
-from a newer agentlaunch is refused with a :class:`StateError` and left as is.
+read while agents write. Opening the file (recognizing it, WAL, migrations) is
+:mod:`agentlaunch.store_file`; the rows as values are :mod:`agentlaunch.records`.
 
 Times are stored as UTC unix seconds (REAL): compact, indexable, and converted
 to local days only for the by-day report.
@@ -19,182 +15,22 @@ to local days only for the by-day report.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import tempfile
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, get_args
 
-from agentlaunch.errors import StateError
 from agentlaunch.events import Usage
+from agentlaunch.records import CallRecord, ReportRow, SessionRow, from_ts, now, to_ts
+from agentlaunch.store_file import BUSY_TIMEOUT_S, connect, state_error
 
 ReportBy = Literal["session", "agent", "model", "day"]
 REPORT_BY: tuple[str, ...] = get_args(ReportBy)
 
-_SQLITE_MAGIC = b"SQLite format 3\x00"
-_BUSY_TIMEOUT_S = 10.0
-
-
-# --------------------------------------------------------------------------- records
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
-def _ts(value: datetime) -> float:
-    """Unix seconds of an aware datetime; naive ones are refused (their zone is a guess)."""
-    if value.tzinfo is None:
-        raise ValueError(f"naive datetime {value!r}: give a timezone (UTC)")
-    return value.timestamp()
-
-
-def _dt(value: float | None) -> datetime | None:
-    return None if value is None else datetime.fromtimestamp(value, UTC)
-
-
-@dataclass(frozen=True, slots=True)
-class CallRecord:
-    """One model call as stored: who made it, its usage, and its price if known.
-
-    ``cost_usd`` None means unpriced (never $0); ``price_key`` says which price
-    source priced it (see :class:`agentlaunch.pricing.Price`).
-    """
-
-    agent: str
-    provider: str
-    usage: Usage
-    session_id: str | None = None
-    turn: int | None = None
-    model_requested: str | None = None
-    model_reported: str | None = None
-    cost_usd: float | None = None
-    price_key: str | None = None
-    at: datetime = field(default_factory=_now)
-    id: int | None = None
-
-    @property
-    def model(self) -> str | None:
-        """The model the provider reported, else the one requested."""
-        return self.model_reported or self.model_requested
-
-
-@dataclass(frozen=True, slots=True)
-class SessionRow:
-    """A provider session as agentlaunch knows it (for resume and reports)."""
-
-    session_id: str
-    agent: str
-    provider: str
-    model: str | None
-    working_dir: str
-    started: datetime
-    last_used: datetime
-    ended: datetime | None
-    exit_status: int | None
-    turns: int
-    provider_state: dict[str, Any] | None
-
-
-@dataclass(frozen=True, slots=True)
-class ReportRow:
-    """Usage summed over one group (a session, agent, model or local day).
-
-    ``cost_usd`` is the sum over the group's *priced* calls, None when none was
-    priced; ``unpriced_calls`` says how many calls that sum leaves out.
-    """
-
-    key: str
-    calls: int
-    input: int
-    cache_write: int
-    cache_read: int
-    output: int
-    reasoning: int
-    cost_usd: float | None
-    unpriced_calls: int
-    first_at: datetime
-    last_at: datetime
-
-    @property
-    def total_input(self) -> int:
-        """All input tokens: uncached, cache writes and cache reads."""
-        return self.input + self.cache_write + self.cache_read
-
-    @property
-    def cache_hit_ratio(self) -> float | None:
-        """cache_read / total input; None when there was no input."""
-        total = self.total_input
-        return self.cache_read / total if total else None
-
-    @property
-    def full_price_share(self) -> float | None:
-        """Uncached input / total input; None when there was no input."""
-        total = self.total_input
-        return self.input / total if total else None
-
-
-# --------------------------------------------------------------------------- schema
-
-
-def _migration_1(conn: sqlite3.Connection) -> None:
-    """Sessions and calls, with the indexes the reports and resume need."""
-    conn.execute(
-        """CREATE TABLE sessions (
-            session_id     TEXT PRIMARY KEY,
-            agent          TEXT NOT NULL,
-            provider       TEXT NOT NULL,
-            model          TEXT,
-            working_dir    TEXT NOT NULL,
-            started        REAL NOT NULL,
-            last_used      REAL NOT NULL,
-            ended          REAL,
-            exit_status    INTEGER,
-            turns          INTEGER NOT NULL DEFAULT 0,
-            provider_state TEXT
-        )"""
-    )
-    conn.execute("CREATE INDEX sessions_latest ON sessions (agent, working_dir, last_used)")
-    conn.execute("CREATE INDEX sessions_last_used ON sessions (last_used)")
-    conn.execute(
-        """CREATE TABLE calls (
-            id              INTEGER PRIMARY KEY,
-            at              REAL NOT NULL,
-            agent           TEXT NOT NULL,
-            provider        TEXT NOT NULL,
-            session_id      TEXT,
-            turn            INTEGER,
-            model_requested TEXT,
-            model_reported  TEXT,
-            input           INTEGER NOT NULL DEFAULT 0,
-            cache_write     INTEGER NOT NULL DEFAULT 0,
-            cache_read      INTEGER NOT NULL DEFAULT 0,
-            output          INTEGER NOT NULL DEFAULT 0,
-            reasoning       INTEGER NOT NULL DEFAULT 0,
-            cost_usd        REAL,
-            price_key       TEXT
-        )"""
-    )
-    # Covers the by-day report: its per-day range aggregates never touch the table.
-    conn.execute("CREATE INDEX calls_at ON calls (at, input, cache_write, cache_read, output, reasoning, cost_usd)")
-    conn.execute("CREATE INDEX calls_session_at ON calls (session_id, at)")
-    conn.execute("CREATE INDEX calls_agent_at ON calls (agent, at)")
-
-
-# Append only: a function's position (1-based) is the schema version it produces.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migration_1]
-SCHEMA_VERSION = len(MIGRATIONS)
-_OUR_TABLES = {"sessions", "calls"}
-
-
-# --------------------------------------------------------------------------- store
 
 _CALL_COLUMNS = (
     "id, at, agent, provider, session_id, turn, model_requested, model_reported, "
@@ -222,7 +58,7 @@ class Store:
     # ------------------------------------------------------------------ opening
 
     @classmethod
-    def open(cls, path: Path, *, timeout: float = _BUSY_TIMEOUT_S) -> Store:
+    def open(cls, path: Path, *, timeout: float = BUSY_TIMEOUT_S) -> Store:
         """Open (creating if needed) the store at ``path`` and bring its schema up to date.
 
         Raises StateError, without changing the file, when the file is not an
@@ -230,29 +66,7 @@ class Store:
         schema newer than this code; and when the directory is not writable.
         """
         path = Path(path)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StateError(
-                f"{path.parent}: cannot create the state directory: {exc.strerror or exc}",
-                hint="set AGENTLAUNCH_STATE_DIR to a writable directory",
-            ) from None
-        _check_header(path)
-        _check_writable(path)
-        try:
-            conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
-        except sqlite3.Error as exc:
-            raise _state_error(path, exc) from None
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-            _prepare(conn, path, timeout)
-        except sqlite3.Error as exc:
-            conn.close()
-            raise _state_error(path, exc) from None
-        except BaseException:
-            conn.close()
-            raise
-        return cls(conn, path)
+        return cls(connect(path, timeout), path)
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
@@ -284,7 +98,7 @@ class Store:
         at: datetime | None = None,
     ) -> SessionRow:
         """Record a new session, or mark a resumed one as in use again (ended cleared)."""
-        when = _ts(at or _now())
+        when = to_ts(at or now())
         with self._guard():
             self._conn.execute(
                 """INSERT INTO sessions (session_id, agent, provider, model, working_dir, started, last_used, turns)
@@ -304,13 +118,13 @@ class Store:
         with self._guard():
             cur = self._conn.execute(
                 "UPDATE sessions SET last_used = ?, turns = turns + ? WHERE session_id = ?",
-                (_ts(at or _now()), turns_delta, session_id),
+                (to_ts(at or now()), turns_delta, session_id),
             )
             return cur.rowcount > 0
 
     def end_session(self, session_id: str, exit_status: int | None, *, at: datetime | None = None) -> bool:
         """Mark the session ended with the child's exit status; False if there is no such session."""
-        when = _ts(at or _now())
+        when = to_ts(at or now())
         with self._guard():
             cur = self._conn.execute(
                 "UPDATE sessions SET ended = ?, last_used = MAX(last_used, ?), exit_status = ? WHERE session_id = ?",
@@ -372,7 +186,7 @@ class Store:
                                       input, cache_write, cache_read, output, reasoning, cost_usd, price_key)
                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 (
-                    _ts(call.at), call.agent, call.provider, call.session_id, call.turn,
+                    to_ts(call.at), call.agent, call.provider, call.session_id, call.turn,
                     call.model_requested, call.model_reported,
                     u.input, u.cache_write, u.cache_read, u.output, u.reasoning,
                     call.cost_usd, call.price_key,
@@ -415,7 +229,7 @@ class Store:
         if session is not None:
             where.append("session_id = ?")
             params.append(session)
-        since_ts = None if since is None else _ts(since)
+        since_ts = None if since is None else to_ts(since)
         if since_ts is not None and by != "day":
             where.append("at >= ?")
             params.append(since_ts)
@@ -473,7 +287,7 @@ class Store:
             try:
                 yield
             except sqlite3.Error as exc:
-                raise _state_error(self.path, exc) from None
+                raise state_error(self.path, exc) from None
 
     def _bulk_insert_calls(self, calls: list[CallRecord]) -> None:
         """Insert many calls in one transaction (benchmarks and imports, not live recording)."""
@@ -486,7 +300,7 @@ class Store:
                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                     (
                         (
-                            _ts(c.at), c.agent, c.provider, c.session_id, c.turn, c.model_requested,
+                            to_ts(c.at), c.agent, c.provider, c.session_id, c.turn, c.model_requested,
                             c.model_reported, c.usage.input, c.usage.cache_write, c.usage.cache_read,
                             c.usage.output, c.usage.reasoning, c.cost_usd, c.price_key,
                         )
@@ -501,125 +315,6 @@ class Store:
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _check_header(path: Path) -> None:
-    """Refuse a file that is not SQLite before SQLite gets a chance to touch it."""
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(len(_SQLITE_MAGIC))
-    except FileNotFoundError:
-        return
-    except IsADirectoryError:
-        raise StateError(f"{path}: is a directory, not a usage store") from None
-    except OSError as exc:
-        raise StateError(f"{path}: cannot read the usage store: {exc.strerror or exc}") from None
-    # SQLite treats an empty file as a new database.
-    if head and head != _SQLITE_MAGIC:
-        raise StateError(
-            f"{path}: not an SQLite database (corrupted or some other file); it was left unchanged",
-            hint="move it aside to start a new usage store",
-        )
-
-
-def _check_writable(path: Path) -> None:
-    """Refuse a store we could read but never write (WAL needs side files in the directory, too).
-
-    Probes by really creating a file, since permission bits say nothing to root
-    and nothing about read-only mounts or immutable directories.
-    """
-    try:
-        with tempfile.TemporaryFile(dir=path.parent, prefix=".agentlaunch-probe-"):
-            pass
-    except OSError as exc:
-        raise StateError(
-            f"{path.parent}: the state directory is not writable ({exc.strerror or exc})",
-            hint="set AGENTLAUNCH_STATE_DIR to a writable directory",
-        ) from None
-    if path.exists():
-        try:
-            # Opening for writing changes neither the bytes nor the mtime.
-            os.close(os.open(path, os.O_RDWR))
-        except OSError as exc:
-            raise StateError(
-                f"{path}: the usage store is not writable ({exc.strerror or exc})",
-                hint="set AGENTLAUNCH_STATE_DIR to a writable directory",
-            ) from None
-
-
-def _prepare(conn: sqlite3.Connection, path: Path, timeout: float) -> None:
-    """Recognize the file (reads only), then switch to WAL and migrate (writes)."""
-    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-    _refuse_newer(version, path)
-    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    foreign = {t for t in tables if not t.startswith("sqlite_")} - _OUR_TABLES
-    if version == 0 and foreign:
-        raise StateError(
-            f"{path}: an SQLite database that is not an agentlaunch usage store "
-            f"(tables: {', '.join(sorted(foreign))}); it was left unchanged"
-        )
-    if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-        mode = _switch_to_wal(conn, timeout)
-        if mode.lower() != "wal":
-            raise StateError(f"{path}: cannot switch the usage store to WAL mode (got {mode})")
-    # NORMAL is durable across process crashes in WAL mode; only power loss can drop the last commits.
-    conn.execute("PRAGMA synchronous = NORMAL")
-    if version == SCHEMA_VERSION:
-        return
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        # Re-read under the write lock: another process may have migrated meanwhile.
-        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        _refuse_newer(version, path)
-        for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
-            migration(conn)
-            conn.execute(f"PRAGMA user_version = {number}")
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-
-
-def _switch_to_wal(conn: sqlite3.Connection, timeout: float) -> str:
-    """``PRAGMA journal_mode = WAL``, retried: when several processes create the store at
-    once it can fail with "database is locked" at once, without waiting for busy_timeout."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc).lower() or time.monotonic() > deadline:
-                raise
-            time.sleep(0.01)
-
-
-def _refuse_newer(version: int, path: Path) -> None:
-    if version > SCHEMA_VERSION:
-        raise StateError(
-            f"{path}: usage store schema version {version} is newer than this agentlaunch "
-            f"understands ({SCHEMA_VERSION}); it was left unchanged",
-            hint="upgrade agentlaunch, or set AGENTLAUNCH_STATE_DIR to use another store",
-        )
-
-
-def _state_error(path: Path, exc: sqlite3.Error) -> StateError:
-    text = str(exc)
-    lowered = text.lower()
-    if "readonly" in lowered or "read-only" in lowered:
-        return StateError(
-            f"{path}: the usage store is read-only ({text})", hint="set AGENTLAUNCH_STATE_DIR to a writable directory"
-        )
-    if "not a database" in lowered or "malformed" in lowered:
-        return StateError(
-            f"{path}: the usage store is corrupted ({text}); it was left unchanged",
-            hint="move it aside to start a new usage store",
-        )
-    if "unable to open" in lowered:
-        return StateError(f"{path}: cannot open the usage store ({text})", hint="check that the state directory is writable")
-    if "locked" in lowered or "busy" in lowered:
-        return StateError(f"{path}: the usage store stayed locked by another process ({text})")
-    return StateError(f"{path}: usage store error: {text}")
 
 
 def _local_days(first: float, last: float) -> Iterator[tuple[str, float, float]]:
@@ -639,7 +334,7 @@ def _local_days(first: float, last: float) -> Iterator[tuple[str, float, float]]
 
 
 def _session_row(row: tuple[Any, ...]) -> SessionRow:
-    started, last_used, ended = _dt(row[5]), _dt(row[6]), _dt(row[7])
+    started, last_used, ended = from_ts(row[5]), from_ts(row[6]), from_ts(row[7])
     assert started is not None and last_used is not None
     return SessionRow(
         session_id=row[0],
@@ -657,7 +352,7 @@ def _session_row(row: tuple[Any, ...]) -> SessionRow:
 
 
 def _call_record(row: tuple[Any, ...]) -> CallRecord:
-    at = _dt(row[1])
+    at = from_ts(row[1])
     assert at is not None
     return CallRecord(
         id=row[0],
@@ -675,7 +370,7 @@ def _call_record(row: tuple[Any, ...]) -> CallRecord:
 
 
 def _report_row(row: tuple[Any, ...]) -> ReportRow:
-    first_at, last_at = _dt(row[9]), _dt(row[10])
+    first_at, last_at = from_ts(row[9]), from_ts(row[10])
     assert first_at is not None and last_at is not None
     return ReportRow(
         key=row[0],

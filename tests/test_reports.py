@@ -11,6 +11,7 @@ import pytest
 from rich.console import Console, RenderableType
 
 from agentlaunch.errors import ExitCode
+from agentlaunch.records import ReportRow
 from agentlaunch.reports import (
     FIELDS,
     ReportOptionError,
@@ -22,7 +23,6 @@ from agentlaunch.reports import (
     report_table,
     total_row,
 )
-from agentlaunch.store import ReportRow
 
 NOW = datetime(2026, 11, 20, 15, 30, tzinfo=UTC)
 T = datetime(2026, 11, 18, 10, 0, tzinfo=UTC)

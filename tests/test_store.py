@@ -17,9 +17,12 @@ from typing import Any
 import pytest
 
 from agentlaunch import store as store_module
+from agentlaunch import store_file
 from agentlaunch.errors import ExitCode, StateError
 from agentlaunch.events import Usage
-from agentlaunch.store import SCHEMA_VERSION, CallRecord, Store
+from agentlaunch.records import CallRecord
+from agentlaunch.store import Store
+from agentlaunch.store_file import SCHEMA_VERSION
 
 T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
@@ -89,8 +92,8 @@ def test_pending_migrations_run_in_order_and_record_the_version(db: Path, monkey
         ran.append(3)
         conn.execute("CREATE INDEX calls_note ON calls (note)")
 
-    monkeypatch.setattr(store_module, "MIGRATIONS", [*store_module.MIGRATIONS, add_note, add_index])
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 3)
+    monkeypatch.setattr(store_file, "MIGRATIONS", [*store_file.MIGRATIONS, add_note, add_index])
+    monkeypatch.setattr(store_file, "SCHEMA_VERSION", 3)
     with Store.open(db) as s:
         assert s.schema_version == 3
         assert len(s.calls_for_session("s1")) == 1
@@ -108,8 +111,8 @@ def test_a_failing_migration_leaves_the_old_version(db: Path, monkeypatch: pytes
         conn.execute("ALTER TABLE calls ADD COLUMN half TEXT")
         conn.execute("THIS IS NOT SQL")
 
-    monkeypatch.setattr(store_module, "MIGRATIONS", [*store_module.MIGRATIONS, broken])
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(store_file, "MIGRATIONS", [*store_file.MIGRATIONS, broken])
+    monkeypatch.setattr(store_file, "SCHEMA_VERSION", 2)
     with pytest.raises(StateError):
         Store.open(db)
     conn = sqlite3.connect(db)

@@ -13,8 +13,9 @@ from agentlaunch import paths
 from agentlaunch.cli.common import JsonOpt, app, complete_agent, fail, out
 from agentlaunch.errors import AgentlaunchError, UsageError
 from agentlaunch.pricing import format_cost
+from agentlaunch.records import CallRecord
 from agentlaunch.reports import daily_chart, parse_by, parse_since, report_csv, report_records, report_table
-from agentlaunch.store import CallRecord, Store
+from agentlaunch.store import Store
 
 
 def _call_dict(call: CallRecord) -> dict[str, object]:

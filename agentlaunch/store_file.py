@@ -1,0 +1,228 @@
+"""Opening the usage store's SQLite file: recognized before anything is written, WAL, migrations.
+
+Nothing is written to a file until it has been read and recognized: a file
+that is not SQLite, not ours, corrupted, or from a newer agentlaunch is refused
+with a :class:`StateError` and left as is. Schema changes are an ordered list
+of migration functions; ``PRAGMA user_version`` records how many have run.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from agentlaunch.errors import StateError
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+BUSY_TIMEOUT_S = 10.0
+
+
+def connect(path: Path, timeout: float = BUSY_TIMEOUT_S) -> sqlite3.Connection:
+    """An autocommit connection to the store at ``path`` (created if needed), its schema up to date.
+
+    Raises StateError, without changing the file, when the file is not an
+    SQLite database, is corrupted, belongs to something else, or has a
+    schema newer than this code; and when the directory is not writable.
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StateError(
+            f"{path.parent}: cannot create the state directory: {exc.strerror or exc}",
+            hint="set AGENTLAUNCH_STATE_DIR to a writable directory",
+        ) from None
+    _check_header(path)
+    _check_writable(path)
+    try:
+        conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise state_error(path, exc) from None
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+        _prepare(conn, path, timeout)
+    except sqlite3.Error as exc:
+        conn.close()
+        raise state_error(path, exc) from None
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+# --------------------------------------------------------------------------- schema
+
+
+def _migration_1(conn: sqlite3.Connection) -> None:
+    """Sessions and calls, with the indexes the reports and resume need."""
+    conn.execute(
+        """CREATE TABLE sessions (
+            session_id     TEXT PRIMARY KEY,
+            agent          TEXT NOT NULL,
+            provider       TEXT NOT NULL,
+            model          TEXT,
+            working_dir    TEXT NOT NULL,
+            started        REAL NOT NULL,
+            last_used      REAL NOT NULL,
+            ended          REAL,
+            exit_status    INTEGER,
+            turns          INTEGER NOT NULL DEFAULT 0,
+            provider_state TEXT
+        )"""
+    )
+    conn.execute("CREATE INDEX sessions_latest ON sessions (agent, working_dir, last_used)")
+    conn.execute("CREATE INDEX sessions_last_used ON sessions (last_used)")
+    conn.execute(
+        """CREATE TABLE calls (
+            id              INTEGER PRIMARY KEY,
+            at              REAL NOT NULL,
+            agent           TEXT NOT NULL,
+            provider        TEXT NOT NULL,
+            session_id      TEXT,
+            turn            INTEGER,
+            model_requested TEXT,
+            model_reported  TEXT,
+            input           INTEGER NOT NULL DEFAULT 0,
+            cache_write     INTEGER NOT NULL DEFAULT 0,
+            cache_read      INTEGER NOT NULL DEFAULT 0,
+            output          INTEGER NOT NULL DEFAULT 0,
+            reasoning       INTEGER NOT NULL DEFAULT 0,
+            cost_usd        REAL,
+            price_key       TEXT
+        )"""
+    )
+    # Covers the by-day report: its per-day range aggregates never touch the table.
+    conn.execute("CREATE INDEX calls_at ON calls (at, input, cache_write, cache_read, output, reasoning, cost_usd)")
+    conn.execute("CREATE INDEX calls_session_at ON calls (session_id, at)")
+    conn.execute("CREATE INDEX calls_agent_at ON calls (agent, at)")
+
+
+# Append only: a function's position (1-based) is the schema version it produces.
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migration_1]
+SCHEMA_VERSION = len(MIGRATIONS)
+_OUR_TABLES = {"sessions", "calls"}
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _check_header(path: Path) -> None:
+    """Refuse a file that is not SQLite before SQLite gets a chance to touch it."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(len(SQLITE_MAGIC))
+    except FileNotFoundError:
+        return
+    except IsADirectoryError:
+        raise StateError(f"{path}: is a directory, not a usage store") from None
+    except OSError as exc:
+        raise StateError(f"{path}: cannot read the usage store: {exc.strerror or exc}") from None
+    # SQLite treats an empty file as a new database.
+    if head and head != SQLITE_MAGIC:
+        raise StateError(
+            f"{path}: not an SQLite database (corrupted or some other file); it was left unchanged",
+            hint="move it aside to start a new usage store",
+        )
+
+
+def _check_writable(path: Path) -> None:
+    """Refuse a store we could read but never write (WAL needs side files in the directory, too).
+
+    Probes by really creating a file, since permission bits say nothing to root
+    and nothing about read-only mounts or immutable directories.
+    """
+    try:
+        with tempfile.TemporaryFile(dir=path.parent, prefix=".agentlaunch-probe-"):
+            pass
+    except OSError as exc:
+        raise StateError(
+            f"{path.parent}: the state directory is not writable ({exc.strerror or exc})",
+            hint="set AGENTLAUNCH_STATE_DIR to a writable directory",
+        ) from None
+    if path.exists():
+        try:
+            # Opening for writing changes neither the bytes nor the mtime.
+            os.close(os.open(path, os.O_RDWR))
+        except OSError as exc:
+            raise StateError(
+                f"{path}: the usage store is not writable ({exc.strerror or exc})",
+                hint="set AGENTLAUNCH_STATE_DIR to a writable directory",
+            ) from None
+
+
+def _prepare(conn: sqlite3.Connection, path: Path, timeout: float) -> None:
+    """Recognize the file (reads only), then switch to WAL and migrate (writes)."""
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    _refuse_newer(version, path)
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    foreign = {t for t in tables if not t.startswith("sqlite_")} - _OUR_TABLES
+    if version == 0 and foreign:
+        raise StateError(
+            f"{path}: an SQLite database that is not an agentlaunch usage store "
+            f"(tables: {', '.join(sorted(foreign))}); it was left unchanged"
+        )
+    if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+        mode = _switch_to_wal(conn, timeout)
+        if mode.lower() != "wal":
+            raise StateError(f"{path}: cannot switch the usage store to WAL mode (got {mode})")
+    # NORMAL is durable across process crashes in WAL mode; only power loss can drop the last commits.
+    conn.execute("PRAGMA synchronous = NORMAL")
+    if version == SCHEMA_VERSION:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        # Re-read under the write lock: another process may have migrated meanwhile.
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        _refuse_newer(version, path)
+        for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
+            migration(conn)
+            conn.execute(f"PRAGMA user_version = {number}")
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _switch_to_wal(conn: sqlite3.Connection, timeout: float) -> str:
+    """``PRAGMA journal_mode = WAL``, retried: when several processes create the store at
+    once it can fail with "database is locked" at once, without waiting for busy_timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc).lower() or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
+def _refuse_newer(version: int, path: Path) -> None:
+    if version > SCHEMA_VERSION:
+        raise StateError(
+            f"{path}: usage store schema version {version} is newer than this agentlaunch "
+            f"understands ({SCHEMA_VERSION}); it was left unchanged",
+            hint="upgrade agentlaunch, or set AGENTLAUNCH_STATE_DIR to use another store",
+        )
+
+
+def state_error(path: Path, exc: sqlite3.Error) -> StateError:
+    text = str(exc)
+    lowered = text.lower()
+    if "readonly" in lowered or "read-only" in lowered:
+        return StateError(
+            f"{path}: the usage store is read-only ({text})", hint="set AGENTLAUNCH_STATE_DIR to a writable directory"
+        )
+    if "not a database" in lowered or "malformed" in lowered:
+        return StateError(
+            f"{path}: the usage store is corrupted ({text}); it was left unchanged",
+            hint="move it aside to start a new usage store",
+        )
+    if "unable to open" in lowered:
+        return StateError(f"{path}: cannot open the usage store ({text})", hint="check that the state directory is writable")
+    if "locked" in lowered or "busy" in lowered:
+        return StateError(f"{path}: the usage store stayed locked by another process ({text})")
+    return StateError(f"{path}: usage store error: {text}")
