@@ -15,9 +15,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -36,24 +34,15 @@ from agentlaunch.fakeapi.responses import (
     user_texts,
 )
 from tests.helpers import wait_for
+from tests.support.cli_turn import Turn, parse_events, run_turn
 from tests.support.clis import ensure_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
-Event = dict[str, Any]
 PER_CALL = ResponsesUsage(input_tokens=9000, cached_tokens=8000, output_tokens=7, reasoning_tokens=3)
 
 
-@dataclass
-class Turn:
-    returncode: int
-    events: list[Event]
-    stdout: str
-    stderr: str
-
-    def of_type(self, kind: str) -> list[Event]:
-        return [e for e in self.events if e.get("type") == kind]
-
+class CodexTurn(Turn):
     @property
     def thread_id(self) -> str:
         return str(self.of_type("thread.started")[0]["thread_id"])
@@ -64,21 +53,9 @@ class Turn:
         return {k: int(v) for k, v in done["usage"].items()}
 
 
-def _parse(stdout: str) -> list[Event]:
-    # Every stdout line is JSON (the noise goes to stderr): pin that too.
-    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
-
-
 @pytest.fixture(scope="session")
 def codex_bin() -> Path:
     return ensure_cli("codex")
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
 
 
 @pytest.fixture
@@ -96,24 +73,21 @@ def _argv(codex_bin: Path, *args: str) -> list[str]:
     return [str(codex_bin), *codex_quiet_args(), "exec", "--json", "--skip-git-repo-check", *args]
 
 
-def _run(codex_bin: Path, env: dict[str, str], cwd: Path, *args: str) -> Turn:
-    done = subprocess.run(
-        _argv(codex_bin, *args), env=env, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=100
-    )
-    return Turn(done.returncode, _parse(done.stdout), done.stdout, done.stderr)
+def _run(codex_bin: Path, env: dict[str, str], cwd: Path, *args: str) -> CodexTurn:
+    return run_turn(CodexTurn, _argv(codex_bin, *args), env, cwd)
 
 
 def test_usage_is_cumulative_over_the_thread_after_resume(
-    codex_bin: Path, fake: ResponsesFake, tmp_path: Path, work: Path
+    codex_bin: Path, fake: ResponsesFake, tmp_path: Path, workdir: Path
 ) -> None:
     env = prepare_codex_home(tmp_path / "home", fake.base_url)
-    first = _run(codex_bin, env, work, "turn one")
+    first = _run(codex_bin, env, workdir, "turn one")
     assert first.returncode == 0, first.stderr
     assert [e["type"] for e in first.events] == ["thread.started", "turn.started", "item.completed", "turn.completed"]
     assert first.events[2]["item"] == {"id": "item_0", "type": "agent_message", "text": "hello from fake"}
     tid = first.thread_id
-    second = _run(codex_bin, env, work, "resume", tid, "turn two")
-    third = _run(codex_bin, env, work, "resume", tid, "turn three")
+    second = _run(codex_bin, env, workdir, "resume", tid, "turn two")
+    third = _run(codex_bin, env, workdir, "resume", tid, "turn three")
     assert second.returncode == third.returncode == 0
     assert second.thread_id == third.thread_id == tid
 
@@ -144,16 +118,16 @@ def test_usage_is_cumulative_over_the_thread_after_resume(
 
 
 def test_agents_md_is_a_user_message_reread_each_process(
-    codex_bin: Path, fake: ResponsesFake, tmp_path: Path, work: Path
+    codex_bin: Path, fake: ResponsesFake, tmp_path: Path, workdir: Path
 ) -> None:
     env = prepare_codex_home(tmp_path / "home", fake.base_url)
-    (work / "AGENTS.md").write_text("AGENTS-V1 answer briefly\n")
-    tid = _run(codex_bin, env, work, "turn one").thread_id
-    (work / "AGENTS.md").write_text("AGENTS-V2 changed\n")
-    assert _run(codex_bin, env, work, "resume", tid, "turn two").returncode == 0
-    assert _run(codex_bin, env, work, "resume", tid, "turn three").returncode == 0
+    (workdir / "AGENTS.md").write_text("AGENTS-V1 answer briefly\n")
+    tid = _run(codex_bin, env, workdir, "turn one").thread_id
+    (workdir / "AGENTS.md").write_text("AGENTS-V2 changed\n")
+    assert _run(codex_bin, env, workdir, "resume", tid, "turn two").returncode == 0
+    assert _run(codex_bin, env, workdir, "resume", tid, "turn three").returncode == 0
     first, second, third = (c.body for c in fake.model_requests)
-    header = f"# AGENTS.md instructions for {work}\n\n<INSTRUCTIONS>\n"
+    header = f"# AGENTS.md instructions for {workdir}\n\n<INSTRUCTIONS>\n"
     assert agents_md_texts(first) == [header + "AGENTS-V1 answer briefly\n\n</INSTRUCTIONS>"]
     assert "instructions" not in first  # no top-level instructions: all are input messages
     assert user_texts(first)[-1] == "turn one"
@@ -173,23 +147,23 @@ def test_agents_md_is_a_user_message_reread_each_process(
 
 
 def test_unknown_resume_id_fails_without_calling_the_api(
-    codex_bin: Path, fake: ResponsesFake, tmp_path: Path, work: Path
+    codex_bin: Path, fake: ResponsesFake, tmp_path: Path, workdir: Path
 ) -> None:
     env = prepare_codex_home(tmp_path / "home", fake.base_url)
-    assert _run(codex_bin, env, work, "hello").returncode == 0
+    assert _run(codex_bin, env, workdir, "hello").returncode == 0
     unknown = "00000000-0000-4000-8000-000000000000"
-    turn = _run(codex_bin, env, work, "resume", unknown, "hello again")
+    turn = _run(codex_bin, env, workdir, "resume", unknown, "hello again")
     assert turn.returncode == 1
     assert turn.stdout == ""
     assert f"no rollout found for thread id {unknown}" in turn.stderr
     assert len(fake.model_requests) == 1
 
 
-def test_resume_with_a_non_uuid_starts_a_new_thread(codex_bin: Path, fake: ResponsesFake, tmp_path: Path, work: Path) -> None:
+def test_resume_with_a_non_uuid_starts_a_new_thread(codex_bin: Path, fake: ResponsesFake, tmp_path: Path, workdir: Path) -> None:
     """A SESSION_ID that is not a UUID is looked up as a thread *name*; none found: a silent new thread."""
     env = prepare_codex_home(tmp_path / "home", fake.base_url)
-    first = _run(codex_bin, env, work, "hello")
-    turn = _run(codex_bin, env, work, "resume", "no-such-thread-name", "hello again")
+    first = _run(codex_bin, env, workdir, "hello")
+    turn = _run(codex_bin, env, workdir, "resume", "no-such-thread-name", "hello again")
     assert turn.returncode == 0
     assert turn.thread_id != first.thread_id
     assert turn.usage["input_tokens"] == 9000  # a fresh total, not 18000
@@ -198,12 +172,12 @@ def test_resume_with_a_non_uuid_starts_a_new_thread(codex_bin: Path, fake: Respo
 
 
 def test_api_error_fails_the_turn_with_exit_1(
-    codex_bin: Path, script: ResponsesScript, fake: ResponsesFake, tmp_path: Path, work: Path
+    codex_bin: Path, script: ResponsesScript, fake: ResponsesFake, tmp_path: Path, workdir: Path
 ) -> None:
     script.default = ErrorReply(400, "bad request", "invalid_request_error")
     env = prepare_codex_home(tmp_path / "home", fake.base_url, request_max_retries=0, stream_max_retries=0)
     started = time.monotonic()
-    turn = _run(codex_bin, env, work, "hi")
+    turn = _run(codex_bin, env, workdir, "hi")
     assert time.monotonic() - started < 30
     assert turn.returncode == 1
     body = '{"error": {"message": "bad request", "type": "invalid_request_error", "code": null, "param": null}}'
@@ -214,12 +188,12 @@ def test_api_error_fails_the_turn_with_exit_1(
 
 
 def test_retries_multiply_and_can_be_turned_down(
-    codex_bin: Path, script: ResponsesScript, fake: ResponsesFake, tmp_path: Path, work: Path
+    codex_bin: Path, script: ResponsesScript, fake: ResponsesFake, tmp_path: Path, workdir: Path
 ) -> None:
     """A 500: (1 + request_max_retries) x (1 + stream_max_retries) requests; defaults 4 and 5 give 30 (about 25 s)."""
     script.default = ErrorReply(500)
     env = prepare_codex_home(tmp_path / "home", fake.base_url, request_max_retries=1, stream_max_retries=1)
-    turn = _run(codex_bin, env, work, "hi")
+    turn = _run(codex_bin, env, workdir, "hi")
     assert turn.returncode == 1
     assert len(fake.model_requests) == 4
     messages = [e["message"] for e in turn.of_type("error")]
@@ -229,14 +203,14 @@ def test_retries_multiply_and_can_be_turned_down(
 
 
 def test_tool_call_items_and_turn_usage_sums_the_calls(
-    codex_bin: Path, script: ResponsesScript, fake: ResponsesFake, tmp_path: Path, work: Path
+    codex_bin: Path, script: ResponsesScript, fake: ResponsesFake, tmp_path: Path, workdir: Path
 ) -> None:
     script.push(
         ShellCallReply("echo hello-from-tool", ResponsesUsage(1000, 0, 20, 5)),
         TextReply("done", ResponsesUsage(1200, 1000, 4, 0)),
     )
     env = prepare_codex_home(tmp_path / "home", fake.base_url)
-    turn = _run(codex_bin, env, work, "run it")
+    turn = _run(codex_bin, env, workdir, "run it")
     assert turn.returncode == 0, turn.stderr
     started, completed = turn.of_type("item.started"), turn.of_type("item.completed")
     command = "/bin/bash -lc 'echo hello-from-tool'"
@@ -270,7 +244,7 @@ def test_tool_call_items_and_turn_usage_sums_the_calls(
 
 
 def test_sigint_mid_turn_exits_1_and_the_thread_stays_resumable(
-    codex_bin: Path, script: ResponsesScript, fake: ResponsesFake, tmp_path: Path, work: Path
+    codex_bin: Path, script: ResponsesScript, fake: ResponsesFake, tmp_path: Path, workdir: Path
 ) -> None:
     script.push(
         TextReply("first", ResponsesUsage(1000, 0, 10, 0)),
@@ -278,11 +252,11 @@ def test_sigint_mid_turn_exits_1_and_the_thread_stays_resumable(
     )
     script.default = TextReply("after", ResponsesUsage(3000, 1000, 3, 0))
     env = prepare_codex_home(tmp_path / "home", fake.base_url)
-    tid = _run(codex_bin, env, work, "first").thread_id
+    tid = _run(codex_bin, env, workdir, "first").thread_id
     proc = subprocess.Popen(
         _argv(codex_bin, "resume", tid, "second"),
         env=env,
-        cwd=work,
+        cwd=workdir,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -298,8 +272,8 @@ def test_sigint_mid_turn_exits_1_and_the_thread_stays_resumable(
             proc.kill()
             proc.communicate()
     assert proc.returncode == 1
-    assert [e["type"] for e in _parse(out)] == ["thread.started", "turn.started"]  # no turn.failed
-    after = _run(codex_bin, env, work, "resume", tid, "third")
+    assert [e["type"] for e in parse_events(out)] == ["thread.started", "turn.started"]  # no turn.failed
+    after = _run(codex_bin, env, workdir, "resume", tid, "third")
     assert after.returncode == 0
     # The interrupted call never completed, so it adds nothing to the running total.
     assert after.usage["input_tokens"] == 4000

@@ -17,7 +17,6 @@ import subprocess
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,46 +34,25 @@ from agentlaunch.fakeapi.gemini import (
     user_texts,
 )
 from tests.helpers import wait_for
+from tests.support.cli_turn import Event, Turn, parse_events, run_turn
 from tests.support.clis import ensure_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
 MODEL = "gemini-2.5-pro"
-Event = dict[str, Any]
 PER_CALL = GeminiUsage(prompt=9000, output=7, cached=6000, thoughts=2)
 
 
-@dataclass
-class Turn:
-    returncode: int
-    events: list[Event]
-    stdout: str
-    stderr: str
-
-    def of_type(self, kind: str) -> list[Event]:
-        return [e for e in self.events if e.get("type") == kind]
-
+class GeminiTurn(Turn):
     @property
     def result(self) -> Event:
         (result,) = self.of_type("result")
         return result
 
 
-def _parse(stdout: str) -> list[Event]:
-    # Every stdout line is JSON (the noise goes to stderr): pin that too.
-    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
-
-
 @pytest.fixture(scope="session")
 def gemini_bin() -> Path:
     return ensure_cli("gemini")
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
 
 
 @pytest.fixture
@@ -92,11 +70,8 @@ def _argv(gemini_bin: Path, *args: str) -> list[str]:
     return [str(gemini_bin), "--output-format", "stream-json", "-m", MODEL, *args]
 
 
-def _run(gemini_bin: Path, env: dict[str, str], cwd: Path, *args: str) -> Turn:
-    done = subprocess.run(
-        _argv(gemini_bin, *args), env=env, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=100
-    )
-    return Turn(done.returncode, _parse(done.stdout), done.stdout, done.stderr)
+def _run(gemini_bin: Path, env: dict[str, str], cwd: Path, *args: str) -> GeminiTurn:
+    return run_turn(GeminiTurn, _argv(gemini_bin, *args), env, cwd)
 
 
 def _stats(total: int, input_tokens: int, output: int, cached: int, duration_ms: int, tool_calls: int) -> dict[str, Any]:
@@ -114,13 +89,13 @@ def _without_duration(stats: dict[str, Any]) -> dict[str, Any]:
     return {**stats, "duration_ms": 0}
 
 
-def test_session_id_and_per_turn_usage_after_resume(gemini_bin: Path, fake: GeminiFake, tmp_path: Path, work: Path) -> None:
+def test_session_id_and_per_turn_usage_after_resume(gemini_bin: Path, fake: GeminiFake, tmp_path: Path, workdir: Path) -> None:
     env = prepare_gemini_home(tmp_path / "home", fake.base_url)
     sid = str(uuid.uuid4())
     turns = [
-        _run(gemini_bin, env, work, "-p", "turn one", "--session-id", sid),
-        _run(gemini_bin, env, work, "-p", "turn two", "--resume", sid),
-        _run(gemini_bin, env, work, "-p", "turn three", "--resume", sid),
+        _run(gemini_bin, env, workdir, "-p", "turn one", "--session-id", sid),
+        _run(gemini_bin, env, workdir, "-p", "turn two", "--resume", sid),
+        _run(gemini_bin, env, workdir, "-p", "turn three", "--resume", sid),
     ]
     for n, turn in enumerate(turns):
         assert turn.returncode == 0, turn.stderr
@@ -140,16 +115,16 @@ def test_session_id_and_per_turn_usage_after_resume(gemini_bin: Path, fake: Gemi
 
 
 def test_gemini_md_is_in_the_first_user_message_and_reread(
-    gemini_bin: Path, fake: GeminiFake, tmp_path: Path, work: Path
+    gemini_bin: Path, fake: GeminiFake, tmp_path: Path, workdir: Path
 ) -> None:
     env = prepare_gemini_home(tmp_path / "home", fake.base_url)
     sid = str(uuid.uuid4())
-    (work / "GEMINI.md").write_text("GEMINI-V1 answer briefly\n")
-    assert _run(gemini_bin, env, work, "-p", "turn one", "--session-id", sid).returncode == 0
-    (work / "GEMINI.md").write_text("GEMINI-V2 changed\n")
-    assert _run(gemini_bin, env, work, "-p", "turn two", "--resume", sid).returncode == 0
+    (workdir / "GEMINI.md").write_text("GEMINI-V1 answer briefly\n")
+    assert _run(gemini_bin, env, workdir, "-p", "turn one", "--session-id", sid).returncode == 0
+    (workdir / "GEMINI.md").write_text("GEMINI-V2 changed\n")
+    assert _run(gemini_bin, env, workdir, "-p", "turn two", "--resume", sid).returncode == 0
     first, second = (r.body for r in fake.model_requests)
-    path = work / "GEMINI.md"
+    path = workdir / "GEMINI.md"
     block = "--- Context from: {p} ---\n{text}--- End of Context from: {p} ---"
     context = user_texts(first)[0]
     assert context.startswith("<session_context>\n")
@@ -163,26 +138,26 @@ def test_gemini_md_is_in_the_first_user_message_and_reread(
     assert [c["role"] for c in second["contents"]] == ["user", "model", "user"]
 
 
-def test_unknown_resume_id_exits_42(gemini_bin: Path, fake: GeminiFake, tmp_path: Path, work: Path) -> None:
+def test_unknown_resume_id_exits_42(gemini_bin: Path, fake: GeminiFake, tmp_path: Path, workdir: Path) -> None:
     env = prepare_gemini_home(tmp_path / "home", fake.base_url)
     unknown = str(uuid.uuid4())
-    none_yet = _run(gemini_bin, env, work, "-p", "hi", "--resume", unknown)
+    none_yet = _run(gemini_bin, env, workdir, "-p", "hi", "--resume", unknown)
     assert none_yet.returncode == 42
     assert none_yet.stdout == ""
     assert "Error resuming session: No previous sessions found for this project." in none_yet.stderr
-    assert _run(gemini_bin, env, work, "-p", "hi", "--session-id", str(uuid.uuid4())).returncode == 0
-    turn = _run(gemini_bin, env, work, "-p", "hi", "--resume", unknown)
+    assert _run(gemini_bin, env, workdir, "-p", "hi", "--session-id", str(uuid.uuid4())).returncode == 0
+    turn = _run(gemini_bin, env, workdir, "-p", "hi", "--resume", unknown)
     assert turn.returncode == 42
     assert turn.stdout == ""
     assert f'Error resuming session: Invalid session identifier "{unknown}".' in turn.stderr
     assert len(fake.model_requests) == 1
 
 
-def test_reused_session_id_exits_42(gemini_bin: Path, fake: GeminiFake, tmp_path: Path, work: Path) -> None:
+def test_reused_session_id_exits_42(gemini_bin: Path, fake: GeminiFake, tmp_path: Path, workdir: Path) -> None:
     env = prepare_gemini_home(tmp_path / "home", fake.base_url)
     sid = str(uuid.uuid4())
-    assert _run(gemini_bin, env, work, "-p", "hi", "--session-id", sid).returncode == 0
-    again = _run(gemini_bin, env, work, "-p", "hi", "--session-id", sid)
+    assert _run(gemini_bin, env, workdir, "-p", "hi", "--session-id", sid).returncode == 0
+    again = _run(gemini_bin, env, workdir, "-p", "hi", "--session-id", sid)
     assert again.returncode == 42
     assert again.stdout == ""
     assert f'Session ID "{sid}" already exists' in again.stderr
@@ -190,11 +165,11 @@ def test_reused_session_id_exits_42(gemini_bin: Path, fake: GeminiFake, tmp_path
 
 @pytest.mark.parametrize(("status", "exit_code"), [(500, 244), (400, 144), (401, 145)])
 def test_api_error_exit_code_is_the_http_status_mod_256(
-    gemini_bin: Path, script: GeminiScript, fake: GeminiFake, tmp_path: Path, work: Path, status: int, exit_code: int
+    gemini_bin: Path, script: GeminiScript, fake: GeminiFake, tmp_path: Path, workdir: Path, status: int, exit_code: int
 ) -> None:
     script.default = ErrorReply(status, "fake failure")
     env = prepare_gemini_home(tmp_path / "home", fake.base_url, max_attempts=1)
-    turn = _run(gemini_bin, env, work, "-p", "hi")
+    turn = _run(gemini_bin, env, workdir, "-p", "hi")
     assert turn.returncode == exit_code == status % 256
     assert [e["type"] for e in turn.events] == ["init", "message", "result"]
     result = turn.result
@@ -206,20 +181,20 @@ def test_api_error_exit_code_is_the_http_status_mod_256(
 
 
 def test_retries_are_capped_by_general_max_attempts(
-    gemini_bin: Path, script: GeminiScript, fake: GeminiFake, tmp_path: Path, work: Path
+    gemini_bin: Path, script: GeminiScript, fake: GeminiFake, tmp_path: Path, workdir: Path
 ) -> None:
     script.default = ErrorReply(500, "fake failure")
     env = prepare_gemini_home(tmp_path / "home", fake.base_url, max_attempts=2)
-    turn = _run(gemini_bin, env, work, "-p", "hi")
+    turn = _run(gemini_bin, env, workdir, "-p", "hi")
     assert turn.returncode == 244
     assert len(fake.model_requests) == 2
     assert "Attempt 1 failed with status 500. Retrying with backoff..." in turn.stderr
     assert "Attempt 2 failed" in turn.stderr and "Max attempts reached" in turn.stderr
 
 
-def test_missing_api_key_exits_41(gemini_bin: Path, fake: GeminiFake, tmp_path: Path, work: Path) -> None:
+def test_missing_api_key_exits_41(gemini_bin: Path, fake: GeminiFake, tmp_path: Path, workdir: Path) -> None:
     env = prepare_gemini_home(tmp_path / "home", fake.base_url, api_key=None)
-    turn = _run(gemini_bin, env, work, "-p", "hi")
+    turn = _run(gemini_bin, env, workdir, "-p", "hi")
     assert turn.returncode == 41
     assert turn.stdout == ""
     assert "you must specify the GEMINI_API_KEY environment variable" in turn.stderr
@@ -227,15 +202,15 @@ def test_missing_api_key_exits_41(gemini_bin: Path, fake: GeminiFake, tmp_path: 
 
 
 def test_tool_events_and_turn_usage_sums_the_calls(
-    gemini_bin: Path, script: GeminiScript, fake: GeminiFake, tmp_path: Path, work: Path
+    gemini_bin: Path, script: GeminiScript, fake: GeminiFake, tmp_path: Path, workdir: Path
 ) -> None:
-    (work / "hello.txt").write_text("hi there\n")
+    (workdir / "hello.txt").write_text("hi there\n")
     script.push(
         FunctionCallReply("read_file", {"file_path": "hello.txt"}, GeminiUsage(1000, 20, 0, 5)),
         TextReply("done", GeminiUsage(1200, 4, 1000, 0)),
     )
     env = prepare_gemini_home(tmp_path / "home", fake.base_url)
-    turn = _run(gemini_bin, env, work, "-p", "run it")
+    turn = _run(gemini_bin, env, workdir, "-p", "run it")
     assert turn.returncode == 0, turn.stderr
     (use,), (res,) = turn.of_type("tool_use"), turn.of_type("tool_result")
     assert (use["tool_name"], use["parameters"]) == ("read_file", {"file_path": "hello.txt"})
@@ -248,7 +223,7 @@ def test_tool_events_and_turn_usage_sums_the_calls(
 
 
 def test_sigint_must_reach_the_process_group(
-    gemini_bin: Path, script: GeminiScript, fake: GeminiFake, tmp_path: Path, work: Path
+    gemini_bin: Path, script: GeminiScript, fake: GeminiFake, tmp_path: Path, workdir: Path
 ) -> None:
     """The launcher process ignores SIGINT; signalled as a group the turn stops, exit 0, no result."""
     script.push(
@@ -258,11 +233,11 @@ def test_sigint_must_reach_the_process_group(
     script.default = TextReply("after", GeminiUsage(3000, 3, 1000))
     env = prepare_gemini_home(tmp_path / "home", fake.base_url)
     sid = str(uuid.uuid4())
-    assert _run(gemini_bin, env, work, "-p", "first", "--session-id", sid).returncode == 0
+    assert _run(gemini_bin, env, workdir, "-p", "first", "--session-id", sid).returncode == 0
     proc = subprocess.Popen(
         _argv(gemini_bin, "-p", "second", "--resume", sid),
         env=env,
-        cwd=work,
+        cwd=workdir,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -282,10 +257,10 @@ def test_sigint_must_reach_the_process_group(
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
     assert proc.returncode == 0
-    events = _parse(out)
+    events = parse_events(out)
     assert [e["type"] for e in events] == ["init", "message", "message"]
     assert events[2]["content"] == "slow a"
-    after = _run(gemini_bin, env, work, "-p", "third", "--resume", sid)
+    after = _run(gemini_bin, env, workdir, "-p", "third", "--resume", sid)
     assert after.returncode == 0
     assert _without_duration(after.result["stats"]) == _stats(3003, 3000, 3, 1000, 0, 0)
     # The partial answer is dropped; the interrupted prompt joins the next one.
