@@ -205,3 +205,7 @@ def test_gemini_session_file_must_name_the_session(tmp_path: Path) -> None:
     path.write_text("".join([log[0].replace(GEMINI_SESSION, GEMINI_SESSION[:8] + "-0000-4000-8000-000000000000"), *log[1:]]))
     assert session_file(GEMINI_SESSION, {"HOME": str(tmp_path)}) is None  # same first 8 characters, another session
     assert session_file("", {"HOME": str(tmp_path)}) is None
+    # GEMINI_CLI_HOME moves Gemini's home (seen on the real CLI: sessions under $GEMINI_CLI_HOME/.gemini/tmp).
+    moved = place_session_file(tmp_path / "gemini-home", log)
+    moved_env = {"HOME": str(tmp_path / "nowhere"), "GEMINI_CLI_HOME": str(tmp_path / "gemini-home")}
+    assert session_file(GEMINI_SESSION, moved_env) == moved

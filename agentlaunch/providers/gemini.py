@@ -59,10 +59,13 @@ def call_usage(tokens: dict[str, Any]) -> Usage:
 
 
 def session_file(session_id: str, env: dict[str, str]) -> Path | None:
-    """``~/.gemini/tmp/<project>/chats/session-<time>-<first 8 of the id>.jsonl`` whose first line names the session."""
+    """``~/.gemini/tmp/<project>/chats/session-<time>-<first 8 of the id>.jsonl`` whose first line names the session.
+
+    ``~`` is ``$GEMINI_CLI_HOME`` when set (Gemini CLI's own rule), else ``$HOME``.
+    """
     if not session_id:
         return None
-    root = Path(env.get("HOME", "~")).expanduser() / ".gemini" / "tmp"
+    root = Path(env.get("GEMINI_CLI_HOME") or env.get("HOME", "~")).expanduser() / ".gemini" / "tmp"
     for path in sorted(root.glob(f"*/chats/session-*-{session_id[:8]}.jsonl")):
         try:
             with path.open(encoding="utf-8", errors="replace") as fh:
