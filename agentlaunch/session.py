@@ -402,6 +402,9 @@ class Launch:
             code = self.child.stop()
         self.child.close()
         self.child = None
+        # What the CLI's own file holds beyond what was counted: the finished calls of an interrupted or failed turn.
+        for call in self.adapter.calls_not_counted(self.parser, self._env):
+            self.handle(call, None)
         self.provider_state, learned = self.adapter.state_after_turn(self.parser, self._env)
         if self._registered:
             self.store.set_provider_state(self.session_id, self.provider_state)

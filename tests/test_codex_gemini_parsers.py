@@ -19,7 +19,7 @@ from agentlaunch.events import (
 )
 from agentlaunch.providers.base import split_turn
 from agentlaunch.providers.codex import CodexAdapter, CodexParser, looks_like_thread_id, rollout_context_window
-from agentlaunch.providers.gemini import GeminiAdapter, GeminiParser, session_file
+from agentlaunch.providers.gemini import GeminiAdapter, GeminiParser, session_files
 
 DATA = Path(__file__).parent / "data"
 
@@ -198,14 +198,75 @@ def test_gemini_tool_turn_is_recorded_as_its_two_calls_from_the_session_file(tmp
     assert adapter.calls_in_turn(turn, parser, env) == [turn]  # the later file does not add up to turn 1
 
 
-def test_gemini_session_file_must_name_the_session(tmp_path: Path) -> None:
+def test_gemini_session_files_must_name_the_session(tmp_path: Path) -> None:
     log = (DATA / "gemini/tool_turn_then_resume.session.jsonl").read_text().splitlines(keepends=True)
     path = place_session_file(tmp_path, log)
-    assert session_file(GEMINI_SESSION, {"HOME": str(tmp_path)}) == path
+    assert session_files(GEMINI_SESSION, {"HOME": str(tmp_path)}) == [path]
     path.write_text("".join([log[0].replace(GEMINI_SESSION, GEMINI_SESSION[:8] + "-0000-4000-8000-000000000000"), *log[1:]]))
-    assert session_file(GEMINI_SESSION, {"HOME": str(tmp_path)}) is None  # same first 8 characters, another session
-    assert session_file("", {"HOME": str(tmp_path)}) is None
+    assert session_files(GEMINI_SESSION, {"HOME": str(tmp_path)}) == []  # same first 8 characters, another session
+    assert session_files("", {"HOME": str(tmp_path)}) == []
     # GEMINI_CLI_HOME moves Gemini's home (seen on the real CLI: sessions under $GEMINI_CLI_HOME/.gemini/tmp).
     moved = place_session_file(tmp_path / "gemini-home", log)
     moved_env = {"HOME": str(tmp_path / "nowhere"), "GEMINI_CLI_HOME": str(tmp_path / "gemini-home")}
-    assert session_file(GEMINI_SESSION, moved_env) == moved
+    assert session_files(GEMINI_SESSION, moved_env) == [moved]
+
+
+# -- the finished calls of a turn that ended without its sum (interrupted) -------------------------
+
+
+def test_codex_interrupted_turn_gives_its_finished_calls_and_the_next_turn_leaves_them_out(tmp_path: Path) -> None:
+    """Turn 2 ran a tool call (2000 in, 1000 cached) and was interrupted in its second call (SIGINT)."""
+    env = {"HOME": str(tmp_path)}
+    thread = "01a22db2-37d5-7bb3-b6ad-5c5db1baaf51"
+    day = tmp_path / ".codex" / "sessions" / "2026" / "11" / "30"
+    day.mkdir(parents=True)
+    rollout = (DATA / "codex/interrupted_tool_turn.rollout.jsonl").read_text().splitlines(keepends=True)
+    second_turn_starts = [i for i, line in enumerate(rollout) if '"task_started"' in line][1]
+    path = day / f"rollout-2026-11-30T18-23-00-{thread}.jsonl"
+    path.write_text("".join(rollout[:second_turn_starts]))  # as it stood when turn 1 ended
+    adapter, parser = CodexAdapter(), CodexParser()
+    assert usages(feed(parser, "codex/interrupted_tool_turn.turn1.jsonl")) == [Usage(input=1000, output=10)]
+    assert adapter.calls_not_counted(parser, env) == []  # a finished turn leaves nothing behind
+    path.write_text("".join(rollout))  # as it stood when the interrupted turn 2 ended
+    assert not any(isinstance(e, TurnEnd) for e in feed(parser, "codex/interrupted_tool_turn.turn2.jsonl"))
+    (call,) = adapter.calls_not_counted(parser, env)
+    assert call.usage == Usage(input=1000, cache_read=1000, output=20, reasoning=5)
+    assert parser.total == Usage(input=2000, cache_read=1000, output=30, reasoning=5)  # the thread's total after it
+    assert adapter.calls_not_counted(parser, env) == []  # counted once
+    # A total the rollout never reached: nowhere to start from, nothing is taken.
+    assert adapter.calls_not_counted(CodexParser(Usage(input=5)), env) == []
+
+
+def test_gemini_interrupted_turn_gives_its_finished_calls_from_the_session_file(tmp_path: Path) -> None:
+    """Turn 2 (--resume) ran a read_file call (2000 in, 1000 cached, 5 thoughts), then was interrupted mid-answer.
+
+    The interrupted resume left a second file for the session (a header, no calls)."""
+    sid = "30b34a34-a914-44b1-89b1-bbc97007717e"
+    chats = tmp_path / ".gemini" / "tmp" / "work" / "chats"
+    chats.mkdir(parents=True)
+    log = (DATA / "gemini/interrupted_tool_turn.session.jsonl").read_text().splitlines(keepends=True)
+    turn2_prompt = next(i for i, line in enumerate(log) if '"text":"second"' in line)
+    path = chats / f"session-2026-11-30T18-23-{sid[:8]}.jsonl"
+    path.write_text("".join(log[:turn2_prompt]))  # as it stood when turn 1 ended
+    env = {"HOME": str(tmp_path)}
+    adapter = GeminiAdapter()
+    parser = adapter.parser(adapter.new_state(sid))
+    (turn1,) = [e for e in feed(parser, "gemini/interrupted_tool_turn.turn1.jsonl") if isinstance(e, CallUsage)]
+    assert [c.usage for c in adapter.calls_in_turn(turn1, parser, env)] == [Usage(input=1000, output=10)]
+    assert adapter.calls_not_counted(parser, env) == []  # a finished turn leaves nothing behind
+    state, _ = adapter.state_after_turn(parser, env)
+    path.write_text("".join(log))  # as they stood when the interrupted turn 2 ended
+    second = (DATA / "gemini/interrupted_tool_turn.session-second-file.jsonl").read_text()
+    (chats / f"session-2026-11-30T18-24-{sid[:8]}.jsonl").write_text(second)
+    resumed = adapter.parser(state)  # the next agentlaunch process
+    assert not any(isinstance(e, CallUsage) for e in feed(resumed, "gemini/interrupted_tool_turn.turn2.jsonl"))
+    assert [c.usage for c in adapter.calls_not_counted(resumed, env)] == [
+        Usage(input=1000, cache_read=1000, output=25, reasoning=5)
+    ]
+    assert adapter.calls_not_counted(resumed, env) == []  # counted once
+    # Where the count stands is unknown (a session resumed by id, or a turn kept as its sum): nothing is taken.
+    unknown = adapter.parser(adapter.resume_state(sid, None))
+    assert unknown.counted_through is None and adapter.calls_not_counted(unknown, env) == []
+    # A new session's first turn interrupted: every call in the file is its own.
+    first = adapter.parser(adapter.new_state(sid))
+    assert len(adapter.calls_not_counted(first, env)) == 2

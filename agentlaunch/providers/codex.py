@@ -147,13 +147,16 @@ def rollout_context_window(thread_id: str, env: dict[str, str]) -> int | None:
     return window
 
 
-def rollout_calls(thread_id: str, env: dict[str, str]) -> list[CallUsage]:
-    """Every model call of the thread, from the rollout's ``token_usage_record`` lines (exact per-call usage)."""
-    return [
-        CallUsage(codex_usage(payload["usage"]), call_id=str(payload.get("response_id") or "") or None)
-        for kind, payload in rollout_payloads(thread_id, env, '"token_usage_record"')
-        if kind == "token_usage_record" and isinstance(payload.get("usage"), dict)
-    ]
+def rollout_calls(thread_id: str, env: dict[str, str]) -> list[tuple[CallUsage, Usage | None]]:
+    """Every model call of the thread, from the rollout's ``token_usage_record`` lines: (the call's exact usage,
+    the thread's running total after it, when recorded)."""
+    calls = []
+    for kind, payload in rollout_payloads(thread_id, env, '"token_usage_record"'):
+        if kind == "token_usage_record" and isinstance(payload.get("usage"), dict):
+            running = payload.get("thread_token_usage")
+            call = CallUsage(codex_usage(payload["usage"]), call_id=str(payload.get("response_id") or "") or None)
+            calls.append((call, codex_usage(running) if isinstance(running, dict) else None))
+    return calls
 
 
 class CodexAdapter:
@@ -200,7 +203,27 @@ class CodexAdapter:
 
     def calls_in_turn(self, turn: CallUsage, parser: CodexParser, env: dict[str, str]) -> list[CallUsage]:
         """The turn's sum split into its calls, from the rollout (see :func:`~agentlaunch.providers.base.split_turn`)."""
-        return split_turn(turn, rollout_calls(parser.thread_id or "", env))
+        return split_turn(turn, [call for call, _ in rollout_calls(parser.thread_id or "", env)])
+
+    def calls_not_counted(self, parser: CodexParser, env: dict[str, str]) -> list[CallUsage]:
+        """Finished calls of a turn that ended without ``turn.completed`` (interrupted, failed), from the rollout.
+
+        They are the calls after the one whose running total is the total counted
+        so far; the counted total moves past them, so the next turn's difference
+        leaves them out. None when that point cannot be found in the rollout.
+        """
+        calls = rollout_calls(parser.thread_id or "", env)
+        start = 0
+        if parser.total != Usage():
+            counted = [i for i, (_, running) in enumerate(calls) if running == parser.total]
+            if not counted:
+                return []
+            start = counted[-1] + 1
+        new = calls[start:]
+        if not new or any(running is None for _, running in new):
+            return []
+        parser.total = new[-1][1] or parser.total
+        return [call for call, _ in new]
 
     def state_after_turn(self, parser: CodexParser, env: dict[str, str]) -> tuple[dict[str, Any], list[Event]]:
         """What to keep for the next turn (thread id, running total), and a learned context window."""

@@ -58,50 +58,53 @@ def call_usage(tokens: dict[str, Any]) -> Usage:
     )
 
 
-def session_file(session_id: str, env: dict[str, str]) -> Path | None:
+def session_files(session_id: str, env: dict[str, str]) -> list[Path]:
     """``~/.gemini/tmp/<project>/chats/session-<time>-<first 8 of the id>.jsonl`` whose first line names the session.
 
     ``~`` is ``$GEMINI_CLI_HOME`` when set (Gemini CLI's own rule), else ``$HOME``.
+    A resumed session may leave a second file (seen after an interrupted
+    resume: a header and no calls); they come oldest first.
     """
     if not session_id:
-        return None
+        return []
     root = Path(env.get("GEMINI_CLI_HOME") or env.get("HOME", "~")).expanduser() / ".gemini" / "tmp"
-    for path in sorted(root.glob(f"*/chats/session-*-{session_id[:8]}.jsonl")):
+    found = []
+    for path in sorted(root.glob(f"*/chats/session-*-{session_id[:8]}.jsonl"), key=lambda p: p.name):
         try:
             with path.open(encoding="utf-8", errors="replace") as fh:
                 head = json.loads(fh.readline())
         except (OSError, ValueError):
             continue
         if isinstance(head, dict) and head.get("sessionId") == session_id:
-            return path
-    return None
+            found.append(path)
+    return found
 
 
 def session_calls(session_id: str, env: dict[str, str]) -> list[CallUsage]:
-    """Every model call of the session, from its session file (per-call ``tokens``), in order.
+    """Every model call of the session, from its session files (per-call ``tokens``), in order.
 
-    The file is a log of changes: a message is written again when it changes
+    A file is a log of changes: a message is written again when it changes
     (a tool call's result added, say), so the last version of each id counts.
     """
-    path = session_file(session_id, env)
-    if path is None:
-        return []
     calls: dict[str, CallUsage] = {}
-    for record in json_lines(path, '"tokens"'):
-        if isinstance(record, dict) and record.get("type") == "gemini" and isinstance(record.get("tokens"), dict):
-            call_id = str(record.get("id"))
-            model = record.get("model")
-            calls[call_id] = CallUsage(call_usage(record["tokens"]), model if isinstance(model, str) else None, call_id)
+    for path in session_files(session_id, env):
+        for record in json_lines(path, '"tokens"'):
+            if isinstance(record, dict) and record.get("type") == "gemini" and isinstance(record.get("tokens"), dict):
+                call_id = str(record.get("id"))
+                model = record.get("model")
+                calls[call_id] = CallUsage(call_usage(record["tokens"]), model if isinstance(model, str) else None, call_id)
     return list(calls.values())
 
 
 class GeminiParser(JsonLineParser):
     """``gemini --output-format stream-json`` lines to normalized events."""
 
-    def __init__(self, asked: str | None = None, resumed: bool = False) -> None:
+    def __init__(self, asked: str | None = None, resumed: bool = False, counted_through: str | None = None) -> None:
         self.asked = asked
         self.resumed = resumed
         self.session_id: str | None = None
+        # The id of the last call counted from the session file; "" none yet; None unknown.
+        self.counted_through = counted_through
 
     def event(self, obj: dict[str, Any]) -> list[Event]:
         kind = obj.get("type")
@@ -168,13 +171,34 @@ class GeminiAdapter:
         return dict(stored) if stored and stored.get("session_id") else {"session_id": session_id, "started": True}
 
     def parser(self, state: dict[str, Any]) -> GeminiParser:
-        return GeminiParser(state.get("session_id"), bool(state.get("started")))
+        started = bool(state.get("started"))
+        counted = state.get("counted_through")
+        return GeminiParser(state.get("session_id"), started, counted if isinstance(counted, str) else None if started else "")
 
     def calls_in_turn(self, turn: CallUsage, parser: GeminiParser, env: dict[str, str]) -> list[CallUsage]:
         """The turn's sum split into its calls, from the session file (see :func:`~agentlaunch.providers.base.split_turn`)."""
-        return split_turn(turn, session_calls(parser.session_id or "", env))
+        calls = split_turn(turn, session_calls(parser.session_id or "", env))
+        # Split: counted up to its last call. Kept as the sum: where the count stands in the file is unknown.
+        parser.counted_through = calls[-1].call_id
+        return calls
+
+    def calls_not_counted(self, parser: GeminiParser, env: dict[str, str]) -> list[CallUsage]:
+        """Finished calls of a turn that ended without a result (interrupted, failed), from the session file.
+
+        They are the calls after the last one counted; none when that point is unknown.
+        """
+        if parser.counted_through is None:
+            return []
+        calls = session_calls(parser.session_id or parser.asked or "", env)
+        ids = [call.call_id for call in calls]
+        if parser.counted_through and parser.counted_through not in ids:
+            return []
+        new = calls[ids.index(parser.counted_through) + 1 :] if parser.counted_through else calls
+        if new:
+            parser.counted_through = new[-1].call_id
+        return new
 
     def state_after_turn(self, parser: GeminiParser, env: dict[str, str]) -> tuple[dict[str, Any], list[Event]]:
         if parser.session_id is None:  # the CLI never said it started the session
-            return {"session_id": parser.asked, "started": parser.resumed}, []
-        return {"session_id": parser.session_id, "started": True}, []
+            return {"session_id": parser.asked, "started": parser.resumed, "counted_through": parser.counted_through}, []
+        return {"session_id": parser.session_id, "started": True, "counted_through": parser.counted_through}, []

@@ -43,7 +43,7 @@ class Provider:
     push_text: Callable[..., None]
     push_error: Callable[[int, str], None]
     per_call: dict[str, int]  # what agentlaunch must record for one scripted call
-    push_tool_turn: Callable[[], None]  # a turn of two calls: a tool call, then the answer "done"
+    push_tool_turn: Callable[..., None]  # a turn of two calls: a tool call, then the answer "done" (stall=S: held back)
     tool_turn_calls: list[dict[str, int]]  # what agentlaunch must record for those two calls
 
     def run(self, *args: str, cwd: Path) -> Any:
@@ -81,9 +81,9 @@ def provider(request: pytest.FixtureRequest, agents_dir: Path, workdir: Path, is
                 lambda text="ok", stall=0.0: api.script.push(cfake.TextReply(text, usage, stall=stall)),
                 lambda status, message: api.script.push(cfake.ErrorReply(status, message)),
                 {"input": 1000, "cache_write": 0, "cache_read": 8000, "output": 7, "reasoning": 3},
-                lambda: api.script.push(
+                lambda stall=0.0: api.script.push(
                     cfake.ShellCallReply("cat hello.txt", cfake.ResponsesUsage(1000, 0, 20, 5)),
-                    cfake.TextReply("done", cfake.ResponsesUsage(1200, 1000, 4, 0)),
+                    cfake.TextReply("done", cfake.ResponsesUsage(1200, 1000, 4, 0), stall=stall),
                 ),
                 [
                     {"input": 1000, "cache_write": 0, "cache_read": 0, "output": 20, "reasoning": 5},
@@ -103,9 +103,9 @@ def provider(request: pytest.FixtureRequest, agents_dir: Path, workdir: Path, is
                 lambda text="ok", stall=0.0: gapi.script.push(gfake.TextReply(text, gusage, stall=stall)),
                 lambda status, message: gapi.script.push(gfake.ErrorReply(status, message)),
                 {"input": 3000, "cache_write": 0, "cache_read": 6000, "output": 9, "reasoning": 2},
-                lambda: gapi.script.push(
+                lambda stall=0.0: gapi.script.push(
                     gfake.FunctionCallReply("read_file", {"file_path": "hello.txt"}, gfake.GeminiUsage(1000, 20, 0, 5)),
-                    gfake.TextReply("done", gfake.GeminiUsage(1200, 4, 1000, 0)),
+                    gfake.TextReply("done", gfake.GeminiUsage(1200, 4, 1000, 0), stall=stall),
                 ),
                 [  # thinking tokens are billed as output
                     {"input": 1000, "cache_write": 0, "cache_read": 0, "output": 25, "reasoning": 5},
@@ -221,10 +221,13 @@ def test_codex_thread_name_is_refused_before_codex_could_start_a_new_thread(prov
     assert provider.calls() == []
 
 
-def test_interrupted_turn_ends_the_process_and_keeps_the_session_resumable(provider: Provider, workdir: Path) -> None:
+def test_interrupted_turn_ends_the_process_and_keeps_the_session_resumable(
+    provider: Provider, workdir: Path, isolated_home: Path
+) -> None:
     provider.push_text("first")
     assert provider.run("run", "planner", "first", cwd=workdir).returncode == 0
-    provider.push_text("never finished", stall=120.0)
+    (workdir / "hello.txt").write_text("hi there\n")
+    provider.push_tool_turn(stall=120.0)  # its tool call finishes; the answer after it never comes
     slow = subprocess.Popen(
         [sys.executable, "-m", "agentlaunch", "run", "planner", "-c", "slow one"],
         cwd=workdir,
@@ -234,8 +237,8 @@ def test_interrupted_turn_ends_the_process_and_keeps_the_session_resumable(provi
     )
     try:
         # Ctrl-C only once the stalled request is in: how long the CLI takes to start varies with load.
-        wait_for(lambda: len(provider.calls()) == 2 or slow.poll() is not None, timeout=120, what="the request")
-        assert len(provider.calls()) == 2, "the turn never reached the API"
+        wait_for(lambda: len(provider.calls()) == 3 or slow.poll() is not None, timeout=120, what="the request")
+        assert len(provider.calls()) == 3, "the turn never reached its second call"
         slow.send_signal(signal.SIGINT)
         _, err = slow.communicate(timeout=60)
     finally:
@@ -252,6 +255,15 @@ def test_interrupted_turn_ends_the_process_and_keeps_the_session_resumable(provi
     assert session["turns"] == 3
     last = provider.calls()[-1]
     assert "after the interrupt" in newest_user_text(provider, last)
+    # The interrupted turn's finished tool call is recorded (from the CLI's own file), once, and the next turn
+    # records only its own call.
+    with Store.open(isolated_home / "state" / "usage.sqlite3") as store:
+        calls = store.calls_for_session(session["session_id"])
+    assert [(c.turn, c.usage.as_dict()) for c in calls] == [
+        (1, provider.per_call),
+        (2, provider.tool_turn_calls[0]),
+        (3, provider.per_call),
+    ]
 
 
 def test_missing_binary_gives_127(provider: Provider, agents_dir: Path, workdir: Path) -> None:
