@@ -210,7 +210,7 @@ class CodexAdapter:
 
         They are the calls after the one whose running total is the total counted
         so far; the counted total moves past them, so the next turn's difference
-        leaves them out. None when that point cannot be found in the rollout.
+        leaves them out. Nothing when that point cannot be found in the rollout.
         """
         calls = rollout_calls(parser.thread_id or "", env)
         start = 0

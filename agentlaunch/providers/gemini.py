@@ -185,7 +185,7 @@ class GeminiAdapter:
     def calls_not_counted(self, parser: GeminiParser, env: dict[str, str]) -> list[CallUsage]:
         """Finished calls of a turn that ended without a result (interrupted, failed), from the session file.
 
-        They are the calls after the last one counted; none when that point is unknown.
+        They are the calls after the last one counted; nothing when that point is unknown.
         """
         if parser.counted_through is None:
             return []
