@@ -129,10 +129,11 @@ def test_split_turn_takes_the_fewest_last_calls_that_add_up_exactly() -> None:
     assert split_turn(small, [call(1), call(10)]) == [small]  # the last call alone is more than the turn
 
 
-def place_rollout(home: Path, lines: list[str]) -> None:
+def place_rollout(home: Path, lines: list[str], thread: str | None = None) -> None:
+    """Write ``lines`` as the thread's rollout file under ``home``'s Codex home (default: the tool-turn thread)."""
     day = home / ".codex" / "sessions" / "2026" / "11" / "30"
     day.mkdir(parents=True, exist_ok=True)
-    (day / f"rollout-2026-11-30T17-47-18-{CODEX_THREAD}.jsonl").write_text("".join(lines))
+    (day / f"rollout-2026-11-30T17-47-18-{thread or CODEX_THREAD}.jsonl").write_text("".join(lines))
 
 
 CODEX_THREAD = "01a22d91-7b46-7d30-b516-4ce85caa4227"
@@ -169,10 +170,11 @@ def test_codex_tool_turn_is_recorded_as_its_three_calls_from_the_rollout(tmp_pat
 GEMINI_SESSION = "1a36ad99-1e9c-4e2c-8c79-4fda5d0186a5"
 
 
-def place_session_file(home: Path, lines: list[str]) -> Path:
+def place_session_file(home: Path, lines: list[str], session: str | None = None, minute: str = "17-47") -> Path:
+    """Write ``lines`` as a Gemini session file under ``home`` (default: the tool-turn session), named for ``minute``."""
     chats = home / ".gemini" / "tmp" / "work" / "chats"
     chats.mkdir(parents=True, exist_ok=True)
-    path = chats / f"session-2026-11-30T17-47-{GEMINI_SESSION[:8]}.jsonl"
+    path = chats / f"session-2026-11-30T{minute}-{(session or GEMINI_SESSION)[:8]}.jsonl"
     path.write_text("".join(lines))
     return path
 
@@ -218,16 +220,13 @@ def test_codex_interrupted_turn_gives_its_finished_calls_and_the_next_turn_leave
     """Turn 2 ran a tool call (2000 in, 1000 cached) and was interrupted in its second call (SIGINT)."""
     env = {"HOME": str(tmp_path)}
     thread = "01a22db2-37d5-7bb3-b6ad-5c5db1baaf51"
-    day = tmp_path / ".codex" / "sessions" / "2026" / "11" / "30"
-    day.mkdir(parents=True)
     rollout = (DATA / "codex/interrupted_tool_turn.rollout.jsonl").read_text().splitlines(keepends=True)
     second_turn_starts = [i for i, line in enumerate(rollout) if '"task_started"' in line][1]
-    path = day / f"rollout-2026-11-30T18-23-00-{thread}.jsonl"
-    path.write_text("".join(rollout[:second_turn_starts]))  # as it stood when turn 1 ended
+    place_rollout(tmp_path, rollout[:second_turn_starts], thread)  # as it stood when turn 1 ended
     adapter, parser = CodexAdapter(), CodexParser()
     assert usages(feed(parser, "codex/interrupted_tool_turn.turn1.jsonl")) == [Usage(input=1000, output=10)]
     assert adapter.calls_not_counted(parser, env) == []  # a finished turn leaves nothing behind
-    path.write_text("".join(rollout))  # as it stood when the interrupted turn 2 ended
+    place_rollout(tmp_path, rollout, thread)  # as it stood when the interrupted turn 2 ended
     assert not any(isinstance(e, TurnEnd) for e in feed(parser, "codex/interrupted_tool_turn.turn2.jsonl"))
     (call,) = adapter.calls_not_counted(parser, env)
     assert call.usage == Usage(input=1000, cache_read=1000, output=20, reasoning=5)
@@ -242,12 +241,9 @@ def test_gemini_interrupted_turn_gives_its_finished_calls_from_the_session_file(
 
     The interrupted resume left a second file for the session (a header, no calls)."""
     sid = "30b34a34-a914-44b1-89b1-bbc97007717e"
-    chats = tmp_path / ".gemini" / "tmp" / "work" / "chats"
-    chats.mkdir(parents=True)
     log = (DATA / "gemini/interrupted_tool_turn.session.jsonl").read_text().splitlines(keepends=True)
     turn2_prompt = next(i for i, line in enumerate(log) if '"text":"second"' in line)
-    path = chats / f"session-2026-11-30T18-23-{sid[:8]}.jsonl"
-    path.write_text("".join(log[:turn2_prompt]))  # as it stood when turn 1 ended
+    place_session_file(tmp_path, log[:turn2_prompt], sid, "18-23")  # as it stood when turn 1 ended
     env = {"HOME": str(tmp_path)}
     adapter = GeminiAdapter()
     parser = adapter.parser(adapter.new_state(sid))
@@ -255,9 +251,9 @@ def test_gemini_interrupted_turn_gives_its_finished_calls_from_the_session_file(
     assert [c.usage for c in adapter.calls_in_turn(turn1, parser, env)] == [Usage(input=1000, output=10)]
     assert adapter.calls_not_counted(parser, env) == []  # a finished turn leaves nothing behind
     state, _ = adapter.state_after_turn(parser, env)
-    path.write_text("".join(log))  # as they stood when the interrupted turn 2 ended
-    second = (DATA / "gemini/interrupted_tool_turn.session-second-file.jsonl").read_text()
-    (chats / f"session-2026-11-30T18-24-{sid[:8]}.jsonl").write_text(second)
+    place_session_file(tmp_path, log, sid, "18-23")  # as they stood when the interrupted turn 2 ended
+    second = (DATA / "gemini/interrupted_tool_turn.session-second-file.jsonl").read_text().splitlines(keepends=True)
+    place_session_file(tmp_path, second, sid, "18-24")
     resumed = adapter.parser(state)  # the next agentlaunch process
     assert not any(isinstance(e, CallUsage) for e in feed(resumed, "gemini/interrupted_tool_turn.turn2.jsonl"))
     assert [c.usage for c in adapter.calls_not_counted(resumed, env)] == [

@@ -173,7 +173,9 @@ class GeminiAdapter:
     def parser(self, state: dict[str, Any]) -> GeminiParser:
         started = bool(state.get("started"))
         counted = state.get("counted_through")
-        return GeminiParser(state.get("session_id"), started, counted if isinstance(counted, str) else None if started else "")
+        if not isinstance(counted, str):
+            counted = None if started else ""  # a started session with no record of it: unknown; a new one: none yet
+        return GeminiParser(state.get("session_id"), started, counted)
 
     def calls_in_turn(self, turn: CallUsage, parser: GeminiParser, env: dict[str, str]) -> list[CallUsage]:
         """The turn's sum split into its calls, from the session file (see :func:`~agentlaunch.providers.base.split_turn`)."""
