@@ -1,0 +1,1 @@
+"""Agent definitions: the YAML edge, the frozen spec, rendering the instructions, delivering them."""

@@ -1,0 +1,1 @@
+"""The cacheable prefix: the launch-to-launch fingerprint and the doctor (static and live)."""

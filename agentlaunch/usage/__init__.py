@@ -1,0 +1,1 @@
+"""Usage: the meter, pricing, the SQLite store and the reports read from it."""
