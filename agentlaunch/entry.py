@@ -8,7 +8,7 @@ import sys
 
 
 def main() -> None:
-    from agentlaunch import prespawn
+    from agentlaunch.launch import prespawn
 
     prespawn.start(sys.argv[1:])  # stdlib and PTY only: before the heavier imports below
     from agentlaunch.cli import main as cli_main

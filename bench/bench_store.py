@@ -21,8 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agentlaunch.events import Usage  # noqa: E402
-from agentlaunch.records import CallRecord  # noqa: E402
-from agentlaunch.store import Store  # noqa: E402
+from agentlaunch.usage.records import CallRecord  # noqa: E402
+from agentlaunch.usage.store import Store  # noqa: E402
 
 AGENTS = ["reviewer", "coder", "planner", "tester", "writer"]
 MODELS = [("claude", "claude-opus-5-5"), ("codex", "gpt-5.5"), ("gemini", "gemini-2.5-pro")]

@@ -70,8 +70,8 @@ def main() -> int:
         os.environ.clear()
         os.environ.update(env)
 
-        from agentlaunch.session import Launch, LaunchOptions
-        from agentlaunch.view import HeadlessView
+        from agentlaunch.launch.session import Launch, LaunchOptions
+        from agentlaunch.live.view import HeadlessView
 
         view = HeadlessView(None, stdout=io.StringIO(), stderr=io.StringIO(), quiet=True)  # type: ignore[arg-type]
         launch = Launch(LaunchOptions(agent="bench", agents_dir=agents), view)

@@ -22,8 +22,8 @@ from agentlaunch.events import (
     Unknown,
     Usage,
 )
-from agentlaunch.meter import Meter
 from agentlaunch.providers.claude import ClaudeParser
+from agentlaunch.usage.meter import Meter
 
 DATA = Path(__file__).parent / "data" / "claude"
 

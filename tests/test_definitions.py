@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agentlaunch import spec
+from agentlaunch.definitions import spec
+from agentlaunch.definitions.spec import agent_names, load_agent, resolve_working_dir
 from agentlaunch.errors import DefinitionError
-from agentlaunch.spec import agent_names, load_agent, resolve_working_dir
 from tests.helpers import write_agent
 
 
@@ -209,7 +209,7 @@ def test_a_remembered_agent_loads_without_importing_pydantic(agents_dir: Path, t
     state = tmp_path / "state"
     load_agent(agents_dir, "reviewer", state)
     probe = (
-        "import sys; from pathlib import Path; from agentlaunch.spec import load_agent; "
+        "import sys; from pathlib import Path; from agentlaunch.definitions.spec import load_agent; "
         f"spec = load_agent(Path({str(agents_dir)!r}), 'reviewer', Path({str(state)!r})); "
         "print(spec.display, 'pydantic' in sys.modules)"
     )
@@ -228,8 +228,8 @@ def test_an_unreadable_memo_folder_only_costs_the_check(agents_dir: Path, tmp_pa
 def test_the_provider_names_without_pydantic_match_the_schema() -> None:
     from typing import get_args
 
-    from agentlaunch import schemas
-    from agentlaunch.spec import PROVIDERS
+    from agentlaunch.definitions import schemas
+    from agentlaunch.definitions.spec import PROVIDERS
 
     assert get_args(schemas.Provider) == PROVIDERS
 

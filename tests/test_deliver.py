@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlaunch.deliver import deliver, keep_newest, release
+from agentlaunch.definitions.deliver import deliver, keep_newest, release
 from agentlaunch.errors import AgentlaunchError, RefusedOverwrite
 
 

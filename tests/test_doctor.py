@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from agentlaunch import doctor_live
-from agentlaunch.doctor import common_prefix, compare, place_instructions_in, serialize, static_check
-from agentlaunch.doctor_live import live_check
+from agentlaunch.definitions.render import render_instructions
+from agentlaunch.definitions.spec import load_agent
 from agentlaunch.errors import DefinitionError, ProviderMissing, TurnFailed, TurnTimeout
-from agentlaunch.placement import place_instructions
-from agentlaunch.prefix import check_prefix, cli_version, launch_flags
-from agentlaunch.render import render_instructions
-from agentlaunch.spec import load_agent
+from agentlaunch.launch.placement import place_instructions
+from agentlaunch.prefix import live as doctor_live
+from agentlaunch.prefix.fingerprint import check_prefix, cli_version, launch_flags
+from agentlaunch.prefix.live import live_check
+from agentlaunch.prefix.static import common_prefix, compare, place_instructions_in, serialize, static_check
 from tests.helpers import run_cli, write_agent
 
 FAKE_CLAUDE = Path(__file__).parent / "support" / "doctor" / "fake_claude.py"

@@ -17,7 +17,7 @@ import pexpect
 import pytest
 import yaml
 
-from agentlaunch.transport import Child
+from agentlaunch.launch.transport import Child
 from tests.helpers import wait_for
 
 TIMEOUT = 30

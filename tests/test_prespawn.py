@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agentlaunch import prespawn
-from agentlaunch.transport import Child
+from agentlaunch.launch import prespawn
+from agentlaunch.launch.transport import Child
 from tests.helpers import run_cli, wait_for, write_agent
 
 

@@ -14,7 +14,7 @@ from genai_prices import data_snapshot
 
 from agentlaunch.errors import DefinitionError, ExitCode
 from agentlaunch.events import Usage
-from agentlaunch.pricing import Price, Pricer, Rates, format_cost, genai_price, load_pricing_file, match_override
+from agentlaunch.usage.pricing import Price, Pricer, Rates, format_cost, genai_price, load_pricing_file, match_override
 
 # What Claude Code 2.1.328 reported for one turn against the fake API (reference/provider-clis.md):
 # input 12, cache write 5000, cache read 9000, output 7 on claude-opus-5-5 -> total_cost_usd 0.026988.
@@ -301,7 +301,7 @@ def test_warm_up_loads_genai_prices_in_the_background_only_when_it_will_be_asked
     probe = """
 import sys
 from pathlib import Path
-from agentlaunch.pricing import Pricer
+from agentlaunch.usage.pricing import Pricer
 from agentlaunch.events import Usage
 root = Path(sys.argv[1])
 print(Pricer(root, config_dir=root, env={}).warm_up("fake", "fake-model"), "genai_prices" in sys.modules)

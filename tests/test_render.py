@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from agentlaunch.definitions.render import RunFacts, quantize_time, render_instructions, render_startup
+from agentlaunch.definitions.spec import load_agent
 from agentlaunch.errors import DefinitionError
-from agentlaunch.render import RunFacts, quantize_time, render_instructions, render_startup
-from agentlaunch.spec import load_agent
 from tests.conftest import EXAMPLE_AGENTS
 from tests.helpers import run_cli, write_agent
 

@@ -11,8 +11,8 @@ import pytest
 from rich.console import Console, RenderableType
 
 from agentlaunch.errors import ExitCode
-from agentlaunch.records import ReportRow
-from agentlaunch.reports import (
+from agentlaunch.usage.records import ReportRow
+from agentlaunch.usage.reports import (
     FIELDS,
     ReportOptionError,
     daily_chart,

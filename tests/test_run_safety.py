@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agentlaunch.store import Store
+from agentlaunch.usage.store import Store
 from tests.helpers import run_cli, write_agent
 
 SECRET = "sk-this-is-a-secret-value-0123456789"

@@ -13,8 +13,8 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from agentlaunch.definitions.spec import agent_names
 from agentlaunch.errors import ExitCode
-from agentlaunch.spec import agent_names
 from tests.conftest import REPO
 from tests.helpers import run_cli, wait_for
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from agentlaunch import paths
-from agentlaunch.status import StatusWriter, line_for, one_line, process_running, read_records, status_dir
+from agentlaunch.live.status import StatusWriter, line_for, one_line, process_running, read_records, status_dir
 from tests.helpers import run_cli, wait_for
 
 

@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from agentlaunch import store as store_module
-from agentlaunch import store_file
 from agentlaunch.errors import ExitCode, StateError
 from agentlaunch.events import Usage
-from agentlaunch.records import CallRecord
-from agentlaunch.store import Store
-from agentlaunch.store_file import SCHEMA_VERSION
+from agentlaunch.usage import store as store_module
+from agentlaunch.usage import store_file
+from agentlaunch.usage.records import CallRecord
+from agentlaunch.usage.store import Store
+from agentlaunch.usage.store_file import SCHEMA_VERSION
 
 T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 

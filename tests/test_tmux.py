@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from agentlaunch import paths
-from agentlaunch.status import process_running
-from agentlaunch.store import Store
-from agentlaunch.tmux import BORDER_FORMAT, Tmux, TmuxMissing, literal, tmux_arg
+from agentlaunch.live.status import process_running
+from agentlaunch.live.tmux import BORDER_FORMAT, Tmux, TmuxMissing, literal, tmux_arg
+from agentlaunch.usage.store import Store
 from tests.helpers import run_cli, wait_for, write_agent
 
 HAVE_TMUX = shutil.which("tmux") is not None

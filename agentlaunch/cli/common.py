@@ -10,8 +10,8 @@ import typer
 from rich.console import Console
 
 from agentlaunch import __version__, paths
+from agentlaunch.definitions.spec import agent_names
 from agentlaunch.errors import AgentlaunchError
-from agentlaunch.spec import agent_names
 
 err = Console(stderr=True, highlight=False)
 # Piped output is read by scripts and people alike: do not squeeze tables into 80 columns.

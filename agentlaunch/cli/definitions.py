@@ -14,10 +14,10 @@ from rich.table import Table
 
 from agentlaunch import paths
 from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, complete_agent, err, fail, out
-from agentlaunch.deliver import deliver
+from agentlaunch.definitions.deliver import deliver
+from agentlaunch.definitions.render import Rendered, render_instructions
+from agentlaunch.definitions.spec import PROVIDERS, agent_names, load_agent, resolve_working_dir
 from agentlaunch.errors import AgentlaunchError, DefinitionError, ExitCode
-from agentlaunch.render import Rendered, render_instructions
-from agentlaunch.spec import PROVIDERS, agent_names, load_agent, resolve_working_dir
 
 
 def report_volatile(rendered: Rendered) -> None:

@@ -11,11 +11,11 @@ from rich.text import Text
 
 from agentlaunch import paths
 from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, fail, out
-from agentlaunch.doctor import StaticReport, static_check
 from agentlaunch.errors import AgentlaunchError, ExitCode
+from agentlaunch.prefix.static import StaticReport, static_check
 
 if TYPE_CHECKING:  # the live check (fake APIs, http.server) is imported only when --live runs
-    from agentlaunch.doctor_live import LiveReport
+    from agentlaunch.prefix.live import LiveReport
 
 RUN_TIMEOUT = 60.0  # seconds each CLI run gets (doctor_live.RUN_TIMEOUT)
 
@@ -111,7 +111,7 @@ def doctor(
     try:
         root: Path = paths.agents_dir(agents_dir)
         static = static_check(root, agent, templates_dir)
-        from agentlaunch.doctor_live import live_check, report_dict
+        from agentlaunch.prefix.live import live_check, report_dict
 
         result["static"] = report_dict(static)
         live_report = None

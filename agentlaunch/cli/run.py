@@ -10,17 +10,18 @@ from typing import Annotated
 
 import typer
 
-from agentlaunch import paths, prespawn
+from agentlaunch import paths
 from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, complete_agent, err, fail, out
 from agentlaunch.errors import AgentlaunchError, ExitCode, Interrupted, UsageError
 from agentlaunch.events import PermissionRequest
-from agentlaunch.meter import Meter
+from agentlaunch.launch import prespawn
+from agentlaunch.launch.session import Launch, LaunchOptions, Terminated, signals_handled, turn_failed
+from agentlaunch.launch.transport import window_size
+from agentlaunch.live.status import StatusWriter
+from agentlaunch.live.view import HeadlessView, InteractiveView
 from agentlaunch.providers.claude import summarize
-from agentlaunch.session import Launch, LaunchOptions, Terminated, signals_handled, turn_failed
-from agentlaunch.status import StatusWriter
-from agentlaunch.store import Store
-from agentlaunch.transport import window_size
-from agentlaunch.view import HeadlessView, InteractiveView
+from agentlaunch.usage.meter import Meter
+from agentlaunch.usage.store import Store
 
 
 def read_prompt(prompt: str | None, prompt_opt: str | None) -> str | None:

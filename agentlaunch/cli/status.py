@@ -12,7 +12,7 @@ from rich.table import Table
 
 from agentlaunch.cli.common import JsonOpt, app, complete_agent, err, fail, out
 from agentlaunch.errors import UsageError
-from agentlaunch.status import StatusRecord, line_for, read_records
+from agentlaunch.live.status import StatusRecord, line_for, read_records
 
 
 def _n(value: object) -> str:

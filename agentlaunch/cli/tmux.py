@@ -10,7 +10,7 @@ import typer
 from agentlaunch import paths
 from agentlaunch.cli.common import AgentsDirOpt, TemplatesOpt, app, complete_agent, err, fail
 from agentlaunch.errors import AgentlaunchError
-from agentlaunch.tmux import DEFAULT_SESSION, SOCKET_ENV, Tmux, attach, down, up
+from agentlaunch.live.tmux import DEFAULT_SESSION, SOCKET_ENV, Tmux, attach, down, up
 
 tmux_app = typer.Typer(
     help="Run agents in tmux: one window (or tiled pane) per agent, each pane's border showing its live status.",

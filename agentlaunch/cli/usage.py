@@ -12,10 +12,10 @@ from rich.table import Table
 from agentlaunch import paths
 from agentlaunch.cli.common import JsonOpt, app, complete_agent, fail, out
 from agentlaunch.errors import AgentlaunchError, UsageError
-from agentlaunch.pricing import format_cost
-from agentlaunch.records import CallRecord
-from agentlaunch.reports import daily_chart, parse_by, parse_since, report_csv, report_records, report_table
-from agentlaunch.store import Store
+from agentlaunch.usage.pricing import format_cost
+from agentlaunch.usage.records import CallRecord
+from agentlaunch.usage.reports import daily_chart, parse_by, parse_since, report_csv, report_records, report_table
+from agentlaunch.usage.store import Store
 
 
 def _call_dict(call: CallRecord) -> dict[str, object]:

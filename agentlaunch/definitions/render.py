@@ -18,9 +18,9 @@ import jinja2.meta
 from jinja2.sandbox import SandboxedEnvironment, SecurityError
 
 from agentlaunch import __version__
+from agentlaunch.definitions.spec import AgentSpec, Part
 from agentlaunch.errors import DefinitionError
 from agentlaunch.paths import package_data
-from agentlaunch.spec import AgentSpec, Part
 
 INSTRUCTIONS_TEMPLATE = "instructions.md.j2"
 STARTUP_TEMPLATE = "startup.md.j2"

@@ -1,7 +1,7 @@
 """The pydantic schemas of the files people write: ``agent.yaml`` and ``pricing.yaml`` entries.
 
 Kept apart so that only a launch that must validate pays for importing
-pydantic (about a tenth of a second): :mod:`agentlaunch.spec` remembers what
+pydantic (about a tenth of a second): :mod:`agentlaunch.definitions.spec` remembers what
 this schema accepted (see ``spec.validated_config``), and a pricing.yaml is
 rare.
 """

@@ -143,7 +143,7 @@ def _load_yaml(path: Path, root: Path) -> dict[str, Any]:
 
 
 def validated_config(raw: dict[str, Any], yaml_path: Path, state_dir: Path | None) -> dict[str, Any]:
-    """agent.yaml's keys as the schema (:class:`agentlaunch.schemas.AgentYaml`) accepts them, defaults filled in.
+    """agent.yaml's keys as the schema (:class:`agentlaunch.definitions.schemas.AgentYaml`) accepts them, defaults filled in.
 
     A content that passed once is remembered in ``state_dir``, keyed by the
     content, the schema's source and agentlaunch's version, so a launch of an
@@ -167,14 +167,14 @@ def validated_config(raw: dict[str, Any], yaml_path: Path, state_dir: Path | Non
                 return {**remembered, "env": dict(env)}
     from pydantic import ValidationError
 
-    from agentlaunch.schemas import AgentYaml
+    from agentlaunch.definitions.schemas import AgentYaml
 
     try:
         conf = AgentYaml.model_validate(raw).model_dump(mode="json")
     except ValidationError as exc:
         raise DefinitionError(_validation_problems(yaml_path, exc, sorted(AgentYaml.model_fields))) from None
     if memo is not None:
-        from agentlaunch.deliver import keep_newest, write_atomic
+        from agentlaunch.definitions.deliver import keep_newest, write_atomic
 
         with contextlib.suppress(OSError):
             memo.parent.mkdir(parents=True, exist_ok=True)

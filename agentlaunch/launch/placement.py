@@ -5,7 +5,7 @@ directory (the CLI reads it from there). ``delivery: system-prompt`` (Claude
 Code only) writes the same text into the state directory, one file per agent,
 and passes it with ``--append-system-prompt-file``: the text then sits in the
 system prompt, ahead of anything that names the working directory. Both go
-through the same safe :func:`agentlaunch.deliver.deliver`.
+through the same safe :func:`agentlaunch.definitions.deliver.deliver`.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from agentlaunch.deliver import deliver
+from agentlaunch.definitions.deliver import deliver
+from agentlaunch.definitions.render import Rendered, render_instructions
+from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.errors import StateError
 from agentlaunch.providers.claude import ClaudeAdapter
-from agentlaunch.render import Rendered, render_instructions
-from agentlaunch.spec import AgentSpec
 
 SYSTEM_PROMPT_DIR = "system-prompts"
 

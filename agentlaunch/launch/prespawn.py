@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.transport import Child, window_size
+from agentlaunch.launch.transport import Child, window_size
 
 CACHE_DIR = "launch-plans"
 PLANS_KEEP = 64  # plans kept (the newest): one per agent, agents dir, working dir and current directory
@@ -187,7 +187,7 @@ def remember(
     agent_yaml: Path, agent_env: bool, cwd: Path, state_dir: Path,
 ) -> None:  # fmt: skip
     """Keep this launch's plan for the next one (only what is not secret: the agent's env is re-read from agent.yaml)."""
-    from agentlaunch.deliver import keep_newest, write_atomic
+    from agentlaunch.definitions.deliver import keep_newest, write_atomic
 
     try:
         yaml_digest: str | None = hashlib.sha256(agent_yaml.read_bytes()).hexdigest()

@@ -24,8 +24,10 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, Protocol
 
-from agentlaunch import paths, prespawn
-from agentlaunch.deliver import release
+from agentlaunch import paths
+from agentlaunch.definitions.deliver import release
+from agentlaunch.definitions.render import RunFacts, render_startup
+from agentlaunch.definitions.spec import load_agent, resolve_working_dir
 from agentlaunch.errors import AgentlaunchError, DefinitionError, Interrupted, ProviderMissing, TurnFailed, TurnTimeout
 from agentlaunch.events import (
     CallUsage,
@@ -40,17 +42,16 @@ from agentlaunch.events import (
     TurnEnd,
     Unknown,
 )
-from agentlaunch.meter import CompactionWarning, Meter
-from agentlaunch.placement import place_instructions
-from agentlaunch.prefix import check_prefix
-from agentlaunch.pricing import Pricer
+from agentlaunch.launch import prespawn
+from agentlaunch.launch.placement import place_instructions
+from agentlaunch.launch.transport import EOF, Child, LongLineDropped, resolve_command, window_size
+from agentlaunch.prefix.fingerprint import check_prefix
 from agentlaunch.providers import get_adapter
 from agentlaunch.providers.base import child_env
-from agentlaunch.records import CallRecord
-from agentlaunch.render import RunFacts, render_startup
-from agentlaunch.spec import load_agent, resolve_working_dir
-from agentlaunch.store import Store
-from agentlaunch.transport import EOF, Child, LongLineDropped, resolve_command, window_size
+from agentlaunch.usage.meter import CompactionWarning, Meter
+from agentlaunch.usage.pricing import Pricer
+from agentlaunch.usage.records import CallRecord
+from agentlaunch.usage.store import Store
 
 INTERRUPT_GRACE = 10.0  # seconds a CLI gets to end a turn after an interrupt
 

@@ -1,6 +1,6 @@
 """Live status of every running session: one small JSON record each, in ``<state dir>/status/``.
 
-A :class:`StatusWriter` observes a :class:`~agentlaunch.session.Launch` and
+A :class:`StatusWriter` observes a :class:`~agentlaunch.launch.session.Launch` and
 replaces its record atomically, at most twice a second; a change to or from
 ``exited`` is written at once, and a trailing timer makes sure the last
 update of a burst is never lost. Readers (``agentlaunch status``, tmux) list
@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentlaunch import paths
-from agentlaunch.deliver import pid_alive, write_atomic
+from agentlaunch.definitions.deliver import pid_alive, write_atomic
 
 if TYPE_CHECKING:
-    from agentlaunch.session import Launch
+    from agentlaunch.launch.session import Launch
 
 STATUS_DIR = "status"
 MIN_INTERVAL = 0.5  # seconds between two writes of one record
@@ -73,7 +73,7 @@ def snapshot(launch: Launch, *, pid: int, pid_start: str | None, started: str) -
     """The status record of ``launch`` as plain JSON data."""
     meter = launch.meter
     total = meter.total
-    from agentlaunch.view import format_cost  # view imports rich; only the writer needs it
+    from agentlaunch.live.view import format_cost  # view imports rich; only the writer needs it
 
     return {
         "version": RECORD_VERSION,

@@ -31,10 +31,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentlaunch.definitions.spec import load_agent
 from agentlaunch.errors import AgentlaunchError, ExitCode, UsageError
+from agentlaunch.live.status import PANE_TITLE_ENV, process_running
 from agentlaunch.providers import get_adapter
-from agentlaunch.spec import load_agent
-from agentlaunch.status import PANE_TITLE_ENV, process_running
 
 SOCKET_ENV = "AGENTLAUNCH_TMUX_SOCKET"
 DEFAULT_SESSION = "agentlaunch"

@@ -12,7 +12,6 @@ from typing import TextIO
 
 from rich.console import Console
 
-from agentlaunch import pricing
 from agentlaunch.events import (
     CallUsage,
     Compaction,
@@ -27,7 +26,8 @@ from agentlaunch.events import (
     Unknown,
     Warning,
 )
-from agentlaunch.meter import CompactionWarning, Meter
+from agentlaunch.usage import pricing
+from agentlaunch.usage.meter import CompactionWarning, Meter
 
 
 def n(value: int) -> str:

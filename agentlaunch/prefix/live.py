@@ -28,21 +28,21 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.doctor import Difference, InstructionsPlace, Serialized, compare, place_instructions_in, serialize
+from agentlaunch.definitions.render import RunFacts, render_startup
+from agentlaunch.definitions.spec import AgentSpec, load_agent
 from agentlaunch.errors import AgentlaunchError, DefinitionError, ProviderMissing, TurnFailed, TurnTimeout
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env
 from agentlaunch.fakeapi.gemini import GeminiFake, prepare_gemini_home
 from agentlaunch.fakeapi.responses import DEFAULT_MODEL as CODEX_DEFAULT_MODEL
 from agentlaunch.fakeapi.responses import ResponsesFake, prepare_codex_home
 from agentlaunch.fakeapi.server import FakeServer, Recorded
-from agentlaunch.placement import place_instructions
-from agentlaunch.prefix import cli_version
+from agentlaunch.launch.placement import place_instructions
+from agentlaunch.launch.transport import resolve_command
+from agentlaunch.prefix.fingerprint import cli_version
+from agentlaunch.prefix.static import Difference, InstructionsPlace, Serialized, compare, place_instructions_in, serialize
 from agentlaunch.providers.claude import EXCLUDE_DYNAMIC_FLAG, ClaudeAdapter
 from agentlaunch.providers.codex import CodexAdapter
 from agentlaunch.providers.gemini import GeminiAdapter
-from agentlaunch.render import RunFacts, render_startup
-from agentlaunch.spec import AgentSpec, load_agent
-from agentlaunch.transport import resolve_command
 
 PROMPT = "Reply with the single word: ok."
 RUN_TIMEOUT = 60.0

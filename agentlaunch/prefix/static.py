@@ -17,9 +17,9 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+from agentlaunch.definitions.render import Rendered, estimate_tokens, render_instructions
+from agentlaunch.definitions.spec import AgentSpec, agent_names, load_agent
 from agentlaunch.errors import DefinitionError
-from agentlaunch.render import Rendered, estimate_tokens, render_instructions
-from agentlaunch.spec import AgentSpec, agent_names, load_agent
 
 CONTEXT = 80  # bytes of context shown on each side of the first difference
 # Two working directories that no definition can name on purpose.

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.events import (
     CallUsage,
     Compaction,
@@ -24,7 +25,6 @@ from agentlaunch.events import (
     Warning,
 )
 from agentlaunch.providers.base import JsonLineParser, TurnPlan
-from agentlaunch.spec import AgentSpec
 
 # Event types Claude Code prints that carry nothing agentlaunch shows or counts.
 IGNORED = {"rate_limit_event", "control_response", "control_cancel_request"}

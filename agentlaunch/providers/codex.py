@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.errors import DefinitionError
 from agentlaunch.events import (
     CallUsage,
@@ -30,7 +31,6 @@ from agentlaunch.events import (
 )
 from agentlaunch.providers.base import JsonLineParser, TurnPlan, json_lines, split_turn
 from agentlaunch.providers.claude import summarize
-from agentlaunch.spec import AgentSpec
 
 ARGV_PROMPT_LIMIT = 100_000  # longer prompts go through stdin (one argv string is capped at 128 KiB)
 QUIET = ["-c", "check_for_update_on_startup=false", "-c", "analytics.enabled=false"]

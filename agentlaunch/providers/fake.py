@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 
+from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.providers.base import TurnPlan
 from agentlaunch.providers.claude import ClaudeAdapter, base_argv
-from agentlaunch.spec import AgentSpec
 
 FAKE_MODULE = "agentlaunch.providers.fake_cli"
 

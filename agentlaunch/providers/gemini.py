@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.events import (
     CallUsage,
     Event,
@@ -30,7 +31,6 @@ from agentlaunch.events import (
 from agentlaunch.providers.base import JsonLineParser, TurnPlan, json_lines, split_turn
 from agentlaunch.providers.claude import summarize
 from agentlaunch.providers.codex import ARGV_PROMPT_LIMIT
-from agentlaunch.spec import AgentSpec
 
 
 def gemini_usage(stats: dict[str, Any]) -> Usage:

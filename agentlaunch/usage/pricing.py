@@ -277,7 +277,7 @@ def _read_rates(loader: yaml.SafeLoader, path: Path) -> dict[str, Rates]:
     """Walk the node tree (for line numbers), constructing only the scalar values."""
     from pydantic import ValidationError  # only when a pricing.yaml exists: pydantic is slow to import
 
-    from agentlaunch.schemas import RateEntry
+    from agentlaunch.definitions.schemas import RateEntry
 
     root = loader.get_single_node()
     if root is None:

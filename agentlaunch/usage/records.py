@@ -32,7 +32,7 @@ class CallRecord:
     """One model call as stored: who made it, its usage, and its price if known.
 
     ``cost_usd`` None means unpriced (never $0); ``price_key`` says which price
-    source priced it (see :class:`agentlaunch.pricing.Price`).
+    source priced it (see :class:`agentlaunch.usage.pricing.Price`).
     """
 
     agent: str

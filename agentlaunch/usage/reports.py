@@ -1,6 +1,6 @@
 """Usage reports as a person or a script wants them: table, JSON, CSV, daily chart.
 
-Pure functions over :class:`agentlaunch.records.ReportRow` lists, plus the parsers
+Pure functions over :class:`agentlaunch.usage.records.ReportRow` lists, plus the parsers
 for ``--by`` and ``--since``. The ``usage`` command only wires options to
 ``Store.usage_report`` and one of these.
 
@@ -22,9 +22,9 @@ from rich.table import Table
 from rich.text import Text
 
 from agentlaunch.errors import UsageError
-from agentlaunch.pricing import format_cost
-from agentlaunch.records import ReportRow
-from agentlaunch.store import REPORT_BY, ReportBy
+from agentlaunch.usage.pricing import format_cost
+from agentlaunch.usage.records import ReportRow
+from agentlaunch.usage.store import REPORT_BY, ReportBy
 
 ChartMetric = Literal["cost", "tokens"]
 

@@ -6,7 +6,7 @@ or a ``BEGIN IMMEDIATE`` transaction that takes the write lock up front (a
 deferred transaction that later upgrades to a write can fail with "database is
 locked" at once, without waiting for ``busy_timeout``). WAL mode lets reports
 read while agents write. Opening the file (recognizing it, WAL, migrations) is
-:mod:`agentlaunch.store_file`; the rows as values are :mod:`agentlaunch.records`.
+:mod:`agentlaunch.usage.store_file`; the rows as values are :mod:`agentlaunch.usage.records`.
 
 Times are stored as UTC unix seconds (REAL): compact, indexable, and converted
 to local days only for the by-day report.
@@ -25,8 +25,8 @@ from types import TracebackType
 from typing import Any, Literal, get_args
 
 from agentlaunch.events import Usage
-from agentlaunch.records import CallRecord, ReportRow, SessionRow, from_ts, now, to_ts
-from agentlaunch.store_file import BUSY_TIMEOUT_S, connect, state_error
+from agentlaunch.usage.records import CallRecord, ReportRow, SessionRow, from_ts, now, to_ts
+from agentlaunch.usage.store_file import BUSY_TIMEOUT_S, connect, state_error
 
 ReportBy = Literal["session", "agent", "model", "day"]
 REPORT_BY: tuple[str, ...] = get_args(ReportBy)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agentlaunch.doctor_live import live_check
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, system_text
+from agentlaunch.prefix.live import live_check
 from tests.conftest import REPO
 from tests.helpers import run_cli, write_agent
 from tests.support.clis import ensure_cli

@@ -20,7 +20,7 @@ from agentlaunch.fakeapi.anthropic import (
     text_reply,
     tool_reply,
 )
-from agentlaunch.store import Store
+from agentlaunch.usage.store import Store
 from tests.conftest import REPO
 from tests.e2e.conftest import RunCli
 from tests.helpers import write_agent

@@ -23,7 +23,7 @@ import pytest
 from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.fakeapi.server import Recorded
-from agentlaunch.store import Store
+from agentlaunch.usage.store import Store
 from tests.helpers import run_cli, wait_for, write_agent
 from tests.support.clis import ensure_cli
 
