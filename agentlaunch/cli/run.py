@@ -15,9 +15,11 @@ from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt
 from agentlaunch.errors import AgentlaunchError, ExitCode, Interrupted, UsageError
 from agentlaunch.events import PermissionRequest
 from agentlaunch.launch import prespawn
-from agentlaunch.launch.session import Launch, LaunchOptions, Terminated, signals_handled, turn_failed
-from agentlaunch.launch.transport import window_size
-from agentlaunch.live.status import StatusWriter
+from agentlaunch.launch.build import build_launch
+from agentlaunch.launch.session import Launch, LaunchOptions, turn_failed
+from agentlaunch.launch.signals import Terminated
+from agentlaunch.launch.sink import Sink
+from agentlaunch.live.jsonlines import JsonLines
 from agentlaunch.live.view import HeadlessView, InteractiveView
 from agentlaunch.providers.claude import summarize
 from agentlaunch.usage.meter import Meter
@@ -63,7 +65,7 @@ def ask_permission(request: PermissionRequest) -> str:
             return {"y": "once", "a": "always", "n": "deny"}[choice]
 
 
-def interactive_loop(launch: Launch, view: InteractiveView, timeout: float | None) -> int:
+def interactive_loop(launch: Launch, timeout: float | None) -> int:
     state = "resumed" if launch.resumed else "new"
     err.print(
         f"[bold]{launch.spec.display}[/] · {launch.spec.provider}{' · ' + launch.spec.model if launch.spec.model else ''}"
@@ -74,7 +76,8 @@ def interactive_loop(launch: Launch, view: InteractiveView, timeout: float | Non
     err.print("[dim]Enter sends · Ctrl-C interrupts a turn · Ctrl-C at the prompt or Ctrl-D ends the session[/]", markup=True)
     while True:
         try:
-            line = input("› ")
+            with launch.person_waiting():  # SIGTERM/SIGHUP here raise Terminated; Ctrl-C ends the chat
+                line = input("› ")
         except (EOFError, KeyboardInterrupt):
             print()
             return 0
@@ -84,6 +87,8 @@ def interactive_loop(launch: Launch, view: InteractiveView, timeout: float | Non
         if not line.strip():
             continue
         outcome = launch.run_turn(line, timeout=timeout, ask_permission=ask_permission)
+        if outcome.terminated is not None:
+            return 128 + outcome.terminated
         if outcome.end is None and not launch.persistent:
             # One process per turn: its end is the turn's, not the session's.
             if outcome.interrupted:
@@ -165,25 +170,29 @@ def run(
             interactive=text is None,
             plan_key=prespawn.plan_key(agent, str(agents_dir) if agents_dir else None, str(working_dir) if working_dir else None),
         )
-        placeholder = Meter()
-        view: HeadlessView = (
-            InteractiveView(placeholder) if text is None else HeadlessView(placeholder, json_lines=as_json, quiet=quiet)
-        )
-        launch = Launch(options, view)
-        status_writer = StatusWriter.attach(launch)  # the live status record (agentlaunch status, tmux)
-        view.meter = launch.meter
+
+        def views(meter: Meter) -> list[Sink]:
+            if text is None:
+                return [InteractiveView(meter)]
+            if as_json:
+                return [JsonLines(), HeadlessView(meter, json_lines=True)]  # the view keeps only the notices
+            return [HeadlessView(meter, quiet=quiet)]
+
+        launch = build_launch(options, views)
     except AgentlaunchError as exc:
         fail(exc)
     saved = termios.tcgetattr(0) if sys.stdin.isatty() else None
     code = 0
     error: AgentlaunchError | None = None
     try:
-        with signals_handled(lambda: launch.child.resize(*window_size()) if launch.child else None):
-            launch.start()
-            if text is None:
-                code = interactive_loop(launch, view, timeout)  # type: ignore[arg-type]
+        launch.start()
+        if text is None:
+            code = interactive_loop(launch, timeout)
+        else:
+            outcome = launch.run_turn(text, timeout=timeout)
+            if outcome.terminated is not None:
+                code = 128 + outcome.terminated
             else:
-                outcome = launch.run_turn(text, timeout=timeout)
                 error = turn_failed(outcome)
     except AgentlaunchError as exc:
         error = exc
@@ -192,9 +201,10 @@ def run(
     except Terminated as exc:
         code = 128 + exc.signum
     finally:
+        if launch.signals.termination is not None and error is None:
+            code = 128 + launch.signals.termination  # SIGTERM/SIGHUP while starting: recorded, ended here
         status = int(error.exit_code) if error else code
         launch.close(status)
-        status_writer.close()
         if saved is not None:
             termios.tcsetattr(0, termios.TCSADRAIN, saved)
     if error is not None:

@@ -1,7 +1,7 @@
 """Live status of every running session: one small JSON record each, in ``<state dir>/status/``.
 
-A :class:`StatusWriter` observes a :class:`~agentlaunch.launch.session.Launch` and
-replaces its record atomically, at most twice a second; a change to or from
+A :class:`StatusWriter` is one of a launch's sinks (:mod:`agentlaunch.launch.sink`):
+on every event it replaces the record atomically, at most twice a second; a change to or from
 ``exited`` is written at once, and a trailing timer makes sure the last
 update of a burst is never lost. Readers (``agentlaunch status``, tmux) list
 the records, flag those whose agentlaunch process is gone as stale, and
@@ -29,9 +29,11 @@ from typing import TYPE_CHECKING, Any
 
 from agentlaunch import paths
 from agentlaunch.definitions.deliver import pid_alive, write_atomic
+from agentlaunch.launch.sink import SessionClosed
 
 if TYPE_CHECKING:
-    from agentlaunch.launch.session import Launch
+    from agentlaunch.events import Event
+    from agentlaunch.launch.sink import LaunchView
 
 STATUS_DIR = "status"
 MIN_INTERVAL = 0.5  # seconds between two writes of one record
@@ -69,7 +71,7 @@ def _n(value: int) -> str:
     return f"{value:,}"
 
 
-def snapshot(launch: Launch, *, pid: int, pid_start: str | None, started: str) -> dict[str, Any]:
+def snapshot(launch: LaunchView, *, pid: int, pid_start: str | None, started: str) -> dict[str, Any]:
     """The status record of ``launch`` as plain JSON data."""
     meter = launch.meter
     total = meter.total
@@ -86,7 +88,7 @@ def snapshot(launch: Launch, *, pid: int, pid_start: str | None, started: str) -
         "working_dir": str(launch.working_dir),
         "pid": pid,
         "pid_start": pid_start,
-        "cli_pid": launch.child.pid if launch.child is not None else None,
+        "cli_pid": launch.cli_pid,
         "state": launch.state,
         "turns": launch.turns,
         "calls": meter.calls,
@@ -132,7 +134,7 @@ def one_line(record: dict[str, Any]) -> str:
 
 
 class StatusWriter:
-    """A Launch observer that keeps the session's status record (and pane title) current."""
+    """A launch's sink that keeps the session's status record (and pane title) current, and removes it at the end."""
 
     def __init__(
         self,
@@ -162,16 +164,11 @@ class StatusWriter:
         self._closed = False
         self.writes = 0
 
-    @classmethod
-    def attach(cls, launch: Launch, **kwargs: Any) -> StatusWriter:
-        """Observe ``launch`` and write its first record (state ``starting``) now."""
-        writer = cls(**kwargs)
-        launch.observers.append(writer)
-        writer(launch)
-        return writer
-
-    def __call__(self, launch: Launch) -> None:
+    def event(self, event: Event, launch: LaunchView) -> None:
+        """The record as ``launch`` stands after ``event``; the session's end removes it."""
         self.update(snapshot(launch, pid=self.pid, pid_start=self.pid_start, started=self.started))
+        if isinstance(event, SessionClosed):
+            self.close()
 
     def update(self, record: dict[str, Any]) -> None:
         """Write ``record`` now if due (or if it enters or leaves ``exited``), else within the interval."""

@@ -1,12 +1,14 @@
 """What a person sees: streamed text, one line per tool call, counters, warnings, the footer.
 
-Views are sinks of normalized events. Headless: stdout carries the answer
-only (or JSON lines with --json) and everything else goes to stderr.
+Views are sinks (:class:`agentlaunch.launch.sink.Sink`) of a launch's events.
+Headless: stdout carries the answer only and everything else goes to stderr;
+with ``--json`` a :class:`~agentlaunch.live.jsonlines.JsonLines` sink has
+stdout, and the view (``json_lines=True``) keeps only its notices on stderr.
+A view keeps nothing of what it has shown: a session may print for days.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TextIO
 
@@ -15,7 +17,6 @@ from rich.console import Console
 from agentlaunch.events import (
     CallUsage,
     Compaction,
-    Diagnostic,
     Event,
     PermissionRequest,
     Text,
@@ -26,6 +27,7 @@ from agentlaunch.events import (
     Unknown,
     Warning,
 )
+from agentlaunch.launch.sink import CompactionWarned, LaunchEvent, LaunchView, Notice, TurnDone
 from agentlaunch.usage import pricing
 from agentlaunch.usage.meter import CompactionWarning, Meter
 
@@ -101,13 +103,24 @@ class HeadlessView:
         self.err = Console(file=stderr or sys.stderr, highlight=False, soft_wrap=True)
         self._ends_with_newline = True
         self._streamed = False
-        self.diagnostics: list[str] = []
 
-    def event(self, event: Event) -> None:
-        if self.json_lines:
-            self.out.write(json.dumps(event.as_dict(), ensure_ascii=False) + "\n")
-            self.out.flush()
-            return
+    def event(self, event: Event, launch: LaunchView | None = None) -> None:
+        if isinstance(event, LaunchEvent):
+            self._launch_event(event)
+        elif isinstance(event, Unknown):
+            self.unknown_once(event)  # the launch passes on the first of each type only
+        elif not self.json_lines:
+            self._show(event)
+
+    def _launch_event(self, event: LaunchEvent) -> None:
+        if isinstance(event, Notice):
+            self.notice(event.message)
+        elif isinstance(event, CompactionWarned):
+            self.warn_compaction(event.warning)
+        elif isinstance(event, TurnDone):
+            self.turn_done()
+
+    def _show(self, event: Event) -> None:
         if isinstance(event, TextDelta):
             self._write(event.text)
             self._streamed = True
@@ -123,8 +136,6 @@ class HeadlessView:
             self.err.print(f"[yellow]warning:[/] {event.message}", markup=True, highlight=False)
         elif isinstance(event, Compaction):
             self.err.print(f"[yellow]compacted:[/] {self._compaction(event)}", markup=True, highlight=False)
-        elif isinstance(event, Diagnostic):
-            self.diagnostics.append(event.line)
         elif isinstance(event, TurnEnd):
             self._streamed = False
 
@@ -169,10 +180,10 @@ class InteractiveView(HeadlessView):
 
     _call_since_counters = False
 
-    def event(self, event: Event) -> None:
+    def event(self, event: Event, launch: LaunchView | None = None) -> None:
         if self._call_since_counters and isinstance(event, ToolResult | PermissionRequest | TextDelta | Text):
             self.show_counters()
-        super().event(event)
+        super().event(event, launch)
         if isinstance(event, CallUsage):
             self._call_since_counters = True
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -275,3 +276,20 @@ class ClaudeAdapter:
     @staticmethod
     def user_message(text: str) -> dict[str, Any]:
         return {"type": "user", "message": {"role": "user", "content": text}}
+
+    @staticmethod
+    def interrupt_message() -> dict[str, Any]:
+        """The stdin message that asks Claude Code to end the running turn (its control protocol)."""
+        return {"type": "control_request", "request_id": f"interrupt-{uuid.uuid4().hex[:8]}", "request": {"subtype": "interrupt"}}
+
+    @staticmethod
+    def permission_answer(request: PermissionRequest, decision: str) -> dict[str, Any]:
+        """The stdin answer to a ``can_use_tool`` request: ``decision`` is once, always or deny."""
+        if decision in ("once", "always"):
+            response: dict[str, Any] = {"behavior": "allow", "updatedInput": request.tool_input}
+        else:
+            response = {"behavior": "deny", "message": "The user denied this tool use."}
+        return {
+            "type": "control_response",
+            "response": {"subtype": "success", "request_id": request.request_id, "response": response},
+        }
