@@ -1,4 +1,4 @@
-"""A CLI that dies mid-turn, or hangs, while a detached helper it started holds the PTY: the launch ends, and so does the helper."""
+"""A CLI that dies mid-turn, or hangs, while a detached helper it started holds the PTY: the launch ends, and the helper too."""
 
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ def detached_agent(agents_dir: Path, tmp_path: Path, **env: str) -> Path:
     wrapper.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(SCRIPT))} \"$@\"\n")
     wrapper.chmod(0o755)
     pid_file = tmp_path / "helper.pid"
-    config = {"provider": "fake", "working_dir": "@scratch", "command": str(wrapper), "env": {"DETACHED_PID_FILE": str(pid_file), **env}}
+    env = {"DETACHED_PID_FILE": str(pid_file), **env}
+    config = {"provider": "fake", "working_dir": "@scratch", "command": str(wrapper), "env": env}
     write_agent(agents_dir, "detached", config, {"soul.md": "Hi.\n"})
     return pid_file
 
