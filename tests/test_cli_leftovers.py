@@ -29,7 +29,7 @@ def gone(pid: int) -> bool:
 def detached_agent(agents_dir: Path, tmp_path: Path, **env: str) -> Path:
     """An agent whose CLI is the detached test CLI; the helper's pid lands in the returned file."""
     wrapper = tmp_path / "detached-cli"
-    wrapper.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(SCRIPT))} \"$@\"\n")
+    wrapper.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(SCRIPT))} "$@"\n')
     wrapper.chmod(0o755)
     pid_file = tmp_path / "helper.pid"
     env = {"DETACHED_PID_FILE": str(pid_file), **env}

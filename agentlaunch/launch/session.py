@@ -282,15 +282,15 @@ class Launch:
         self.turns += 1
         self._ask = ask_permission
         self.set_state("thinking")
-        if self.persistent:
+        with self.signals.turn():  # from here a Ctrl-C interrupts the turn instead of raising
+            if self.persistent:
+                assert self.child is not None
+                self.child.send_json(self._persistent.user_message(text))
+            else:
+                assert self._command is not None
+                plan = self._per_turn.plan_turn(self.spec, self._command, self.provider_state, text)
+                self._spawn(plan.argv, plan.stdin if plan.stdin is not None else b"")
             assert self.child is not None
-            self.child.send_json(self._persistent.user_message(text))
-        else:
-            assert self._command is not None
-            plan = self._per_turn.plan_turn(self.spec, self._command, self.provider_state, text)
-            self._spawn(plan.argv, plan.stdin if plan.stdin is not None else b"")
-        assert self.child is not None
-        with self.signals.turn():
             self._turn = Turn(self.loop, self.signals, self.child, self, persistent=self.persistent, timeout=timeout)
             try:
                 result = self._turn.run()
@@ -393,7 +393,7 @@ class Launch:
             self.emit(PricedCall(CallRecord(
                 agent=self.spec.name, provider=self.spec.provider, usage=event.usage, session_id=self.session_id,
                 turn=self.turns, model_requested=self.spec.model, model_reported=event.model, cost_usd=cost,
-                price_key=price.key if price else None,
+                price_key=price.key if price else None, at=self.clock.now(),
             )))  # fmt: skip
         if isinstance(event, ToolUse):
             self.set_state("tool")
