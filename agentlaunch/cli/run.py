@@ -16,9 +16,10 @@ from agentlaunch.errors import AgentlaunchError, ExitCode, Interrupted, UsageErr
 from agentlaunch.events import PermissionRequest
 from agentlaunch.launch import prespawn
 from agentlaunch.launch.build import build_launch
-from agentlaunch.launch.session import Launch, LaunchOptions, turn_failed
+from agentlaunch.launch.session import Launch, LaunchOptions
 from agentlaunch.launch.signals import Terminated
 from agentlaunch.launch.sink import Sink
+from agentlaunch.launch.turn import turn_failed
 from agentlaunch.live.jsonlines import JsonLines
 from agentlaunch.live.view import HeadlessView, InteractiveView
 from agentlaunch.providers.claude import summarize
@@ -76,7 +77,7 @@ def interactive_loop(launch: Launch, timeout: float | None) -> int:
     err.print("[dim]Enter sends · Ctrl-C interrupts a turn · Ctrl-C at the prompt or Ctrl-D ends the session[/]", markup=True)
     while True:
         try:
-            with launch.person_waiting():  # SIGTERM/SIGHUP here raise Terminated; Ctrl-C ends the chat
+            with launch.signals.person_waiting():  # SIGTERM/SIGHUP here raise Terminated; Ctrl-C ends the chat
                 line = input("› ")
         except (EOFError, KeyboardInterrupt):
             print()

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from agentlaunch.errors import DefinitionError
 
@@ -15,8 +14,7 @@ if TYPE_CHECKING:
     from agentlaunch.usage.store import Store
 
 
-@dataclass(frozen=True)
-class SessionChoice:
+class SessionChoice(NamedTuple):
     session_id: str
     resumed: bool
     turns: int  # turns so far

@@ -17,7 +17,7 @@ import hashlib
 import os
 import signal
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
@@ -25,7 +25,7 @@ from typing import cast
 from agentlaunch.definitions.deliver import release
 from agentlaunch.definitions.render import RunFacts, render_startup
 from agentlaunch.definitions.spec import AgentSpec
-from agentlaunch.errors import AgentlaunchError, Interrupted, ProviderMissing, TurnFailed, TurnTimeout
+from agentlaunch.errors import AgentlaunchError, ProviderMissing, TurnTimeout
 from agentlaunch.events import (
     CallUsage,
     Diagnostic,
@@ -42,10 +42,11 @@ from agentlaunch.events import (
 from agentlaunch.launch import prespawn
 from agentlaunch.launch.identity import choose_session
 from agentlaunch.launch.loop import Clock, Loop
+from agentlaunch.launch.permissions import AskPermission, Permissions
 from agentlaunch.launch.placement import place_instructions
 from agentlaunch.launch.reaper import Reaper
 from agentlaunch.launch.shapes import Adapter, Parser, PersistentAdapter, PerTurnAdapter
-from agentlaunch.launch.signals import Signals, Terminated
+from agentlaunch.launch.signals import Signals
 from agentlaunch.launch.sink import (
     CompactionWarned,
     Notice,
@@ -58,7 +59,7 @@ from agentlaunch.launch.sink import (
     fan_out,
 )
 from agentlaunch.launch.transport import Child, resolve_command, window_size
-from agentlaunch.launch.turn import ChildLike, Turn
+from agentlaunch.launch.turn import ChildLike, Turn, TurnOutcome
 from agentlaunch.prefix.fingerprint import check_prefix
 from agentlaunch.providers.base import child_env
 from agentlaunch.usage.meter import Meter
@@ -67,7 +68,6 @@ from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
 
 ChildFactory = Callable[[Sequence[str], Mapping[str, str], Path, tuple[int, int]], ChildLike]
-AskPermission = Callable[[PermissionRequest], str]
 
 
 def spawn_child(argv: Sequence[str], env: Mapping[str, str], cwd: Path, size: tuple[int, int]) -> ChildLike:
@@ -88,15 +88,6 @@ class LaunchOptions:
     plan_key: str | None = None  # names this launch's plan for the next launch's early start (prespawn)
 
 
-@dataclass
-class TurnOutcome:
-    end: TurnEnd | None  # None: the CLI ended without finishing the turn
-    interrupted: bool = False
-    exit_code: int | None = None
-    last_output: tuple[str, ...] = ()  # the CLI's last non-JSON lines (why it exited)
-    terminated: int | None = None  # SIGTERM or SIGHUP ended it: agentlaunch exits with 128 + this
-
-
 class Launch:
     """A session of one agent on its provider CLI."""
 
@@ -113,12 +104,9 @@ class Launch:
         self.loop = Loop(clock)
         self.persistent = bool(getattr(adapter, "persistent", False))
         self.state = "starting"
-        choice = choose_session(
+        self.session_id, self.resumed, self.turns, self.provider_state = choose_session(
             spec, adapter, store, working_dir, resume=options.resume, continue_last=options.continue_last,
             new_id=prespawned.session_id if prespawned else None,
-        )  # fmt: skip
-        self.session_id, self.resumed, self.turns, self.provider_state = (
-            choice.session_id, choice.resumed, choice.turns, choice.provider_state,
         )  # fmt: skip
         self.startup_pending = not self.resumed
         self.child: ChildLike | None = None
@@ -129,7 +117,7 @@ class Launch:
         self._unknown_seen: set[str] = set()
         self._last_output: deque[str] = deque(maxlen=3)
         self._error_output: deque[str] = deque(maxlen=2)  # lines that say "error": the likeliest reason it exited
-        self.always_allowed: set[str] = set()
+        self.permissions = Permissions(self.signals)
         self._session_seen = False
         self._turn: Turn | None = None
         self._ask: AskPermission | None = None
@@ -164,12 +152,6 @@ class Launch:
         """Interrupt the running turn as Ctrl-C does (for a sink: a budget guard, say)."""
         if self._turn is not None:
             self._turn.interrupt(reason)
-
-    @contextlib.contextmanager
-    def person_waiting(self) -> Iterator[None]:
-        """Around ``input()``: Ctrl-C raises KeyboardInterrupt, SIGTERM/SIGHUP raise Terminated."""
-        with self.signals.person_waiting():
-            yield
 
     # -- start and stop -------------------------------------------------------------------
     def start(self) -> None:
@@ -408,37 +390,6 @@ class Launch:
         if warning is not None:
             self.emit(CompactionWarned(warning))
         if isinstance(event, PermissionRequest):
-            self._answer_permission(event)
-
-    def _answer_permission(self, request: PermissionRequest) -> None:
-        assert self.child is not None
-        if request.tool_name in self.always_allowed:
-            decision = "always"
-        else:
-            decision = self._ask_person(request)
-        if decision == "always":
-            self.always_allowed.add(request.tool_name)
-        self.child.send_json(self._persistent.permission_answer(request, decision))
-
-    def _ask_person(self, request: PermissionRequest) -> str:
-        if self._ask is None:
-            return "deny"
-        try:
-            with self.signals.person_waiting():  # Ctrl-C at the question denies (a KeyboardInterrupt in input())
-                return self._ask(request)
-        except Terminated:
-            return "deny"  # recorded: the turn's loop ends the launch right after
-
-
-def turn_failed(outcome: TurnOutcome) -> AgentlaunchError | None:
-    """The error a headless run exits with, or None when the turn succeeded."""
-    if outcome.end is None:
-        if outcome.interrupted:
-            return Interrupted("interrupted; the session stays resumable")
-        said = "; it said: " + " / ".join(outcome.last_output) if outcome.last_output else ""
-        return TurnFailed(f"the provider CLI exited (code {outcome.exit_code}) before finishing the turn{said}")
-    if outcome.interrupted:
-        return Interrupted("interrupted; the session stays resumable")
-    if outcome.end.is_error:
-        return TurnFailed(f"the turn failed: {outcome.end.error or 'the provider reported an error'}")
-    return None
+            assert self.child is not None
+            decision = self.permissions.decide(event, self._ask)
+            self.child.send_json(self._persistent.permission_answer(event, decision))

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from agentlaunch.errors import AgentlaunchError, Interrupted, TurnFailed
 from agentlaunch.events import TurnEnd
 from agentlaunch.launch.loop import Loop, Timer
 from agentlaunch.launch.signals import ENDING, Signals
@@ -259,3 +260,26 @@ class Turn:
         self.result.timed_out = True
         if self._interrupted_at is None:
             self.interrupt(None)
+
+
+@dataclass
+class TurnOutcome:
+    end: TurnEnd | None  # None: the CLI ended without finishing the turn
+    interrupted: bool = False
+    exit_code: int | None = None
+    last_output: tuple[str, ...] = ()  # the CLI's last non-JSON lines (why it exited)
+    terminated: int | None = None  # SIGTERM or SIGHUP ended it: agentlaunch exits with 128 + this
+
+
+def turn_failed(outcome: TurnOutcome) -> AgentlaunchError | None:
+    """The error a headless run exits with, or None when the turn succeeded."""
+    if outcome.end is None:
+        if outcome.interrupted:
+            return Interrupted("interrupted; the session stays resumable")
+        said = "; it said: " + " / ".join(outcome.last_output) if outcome.last_output else ""
+        return TurnFailed(f"the provider CLI exited (code {outcome.exit_code}) before finishing the turn{said}")
+    if outcome.interrupted:
+        return Interrupted("interrupted; the session stays resumable")
+    if outcome.end.is_error:
+        return TurnFailed(f"the turn failed: {outcome.end.error or 'the provider reported an error'}")
+    return None
