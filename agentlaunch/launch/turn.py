@@ -112,6 +112,7 @@ class Turn:
         self._timers: list[Timer] = []
         self._kill_timer: Timer | None = None
         self._drain_timer: Timer | None = None
+        self._writer_fd: int | None = None  # stdin, while the loop waits to write more of it
 
     # -- running ---------------------------------------------------------------------------
     def run(self) -> TurnResult:
@@ -132,10 +133,11 @@ class Turn:
             if not self._done:
                 loop.run()
         finally:
-            for fd in (child.master, child.pidfd, self.signals.fd, child.stdin_fd):
+            for fd in (child.master, child.pidfd, self.signals.fd):
                 if fd is not None:
                     loop.remove_reader(fd)
-                    loop.remove_writer(fd)
+            if self._writer_fd is not None:
+                loop.remove_writer(self._writer_fd)
             for timer in self._timers:
                 timer.cancel()
         return self.result
@@ -214,15 +216,19 @@ class Turn:
         self._kill_timer = self._after(KILL_WAIT, lambda: self.child.signal_group(signal.SIGKILL))
 
     def _want_write(self) -> None:
-        fd = self.child.stdin_fd
-        if fd is not None and self.child.wants_write:
+        """Listen for stdin's writability exactly while bytes wait for it (the fd may have been closed meanwhile)."""
+        fd = self.child.stdin_fd if self.child.wants_write else None
+        if fd == self._writer_fd:
+            return
+        if self._writer_fd is not None:
+            self.loop.remove_writer(self._writer_fd)
+        if fd is not None:
             self.loop.add_writer(fd, self._on_writable)
+        self._writer_fd = fd
 
     def _on_writable(self) -> None:
-        fd = self.child.stdin_fd
         self.child.flush_stdin()
-        if fd is not None and (self.child.stdin_fd is None or not self.child.wants_write):
-            self.loop.remove_writer(fd)
+        self._want_write()
 
     # -- signals and deadlines ------------------------------------------------------------
     def _on_signals(self) -> None:
