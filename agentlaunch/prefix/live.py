@@ -2,8 +2,9 @@
 
 Each run is a new session in a fresh temporary working directory and HOME,
 started exactly as ``agentlaunch run`` starts it (the adapter's argv and
-flags, the instructions delivered the same way, the startup message at the
-head of the first user message). The CLI is pointed at a fake provider API on
+flags, the environment shaped by the same ``child_env``, the CLI on a PTY
+with stdin a pipe through the launch's transport, the instructions delivered
+the same way, the startup message at the head of the first user message). The CLI is pointed at a fake provider API on
 127.0.0.1 with a dummy key; HTTP(S)_PROXY points at the same endpoint (with
 NO_PROXY for loopback), so any attempt to reach another host shows up as a
 refused CONNECT. Nothing reaches a real provider.
@@ -17,8 +18,6 @@ import errno
 import json
 import os
 import shutil
-import signal
-import subprocess
 import tempfile
 import time
 import uuid
@@ -37,9 +36,11 @@ from agentlaunch.fakeapi.responses import DEFAULT_MODEL as CODEX_DEFAULT_MODEL
 from agentlaunch.fakeapi.responses import ResponsesFake, prepare_codex_home
 from agentlaunch.fakeapi.server import FakeServer, Recorded
 from agentlaunch.launch.placement import place_instructions
+from agentlaunch.launch.probe import probe
 from agentlaunch.launch.transport import resolve_command
 from agentlaunch.prefix.fingerprint import cli_version
 from agentlaunch.prefix.static import Difference, InstructionsPlace, Serialized, compare, place_instructions_in, serialize
+from agentlaunch.providers.base import child_env
 from agentlaunch.providers.claude import EXCLUDE_DYNAMIC_FLAG, ClaudeAdapter
 from agentlaunch.providers.codex import CodexAdapter
 from agentlaunch.providers.gemini import GeminiAdapter
@@ -129,10 +130,11 @@ class RunResult:
     instructions: str
 
 
-def _base_env(spec: AgentSpec) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.upper().startswith(SCRUBBED)}
-    env.update(spec.env)
-    return env
+def _base_env(spec: AgentSpec, plan_env: dict[str, str]) -> dict[str, str]:
+    """The environment `run` gives the CLI (child_env: the plan's additions, then the agent's ``env``), without
+    the user's own provider settings; the capture endpoint's settings go on top."""
+    scrubbed = {k: v for k, v in os.environ.items() if not k.upper().startswith(SCRUBBED)}
+    return child_env(scrubbed, {**plan_env, **spec.env})
 
 
 def _proxy_env(url: str) -> dict[str, str]:
@@ -151,15 +153,16 @@ def _launch_plan(
     spec: AgentSpec, command: str, capture: Capture, home: Path, message: str, extra_argv: list[str], session_id: str
 ) -> tuple[list[str], dict[str, str], bytes]:
     """argv, environment and stdin of one capture run: the adapter's own plan, pointed at the endpoint."""
-    base = _base_env(spec)
     proxy = _proxy_env(capture.server.url)
     if spec.provider == "claude":
         adapter = ClaudeAdapter()
         plan = adapter.plan(spec, command, session_id, False, False)
+        base = _base_env(spec, plan.env)
         env = {**base, **claude_env(capture.base_url, home, {"CLAUDE_CODE_MAX_RETRIES": "0"}), **proxy}
         stdin = (json.dumps(adapter.user_message(message)) + "\n").encode("utf-8")
         return [*plan.argv, *extra_argv], env, stdin
     if spec.provider == "codex":
+        turn = CodexAdapter().plan_turn(spec, command, {}, message)
         env = prepare_codex_home(
             home,
             capture.base_url,
@@ -167,33 +170,12 @@ def _launch_plan(
             request_max_retries=0,
             stream_max_retries=0,
             extra_config=CODEX_QUIET_CONFIG,
-            base_env=base,
+            base_env=_base_env(spec, turn.env),
         )
-        turn = CodexAdapter().plan_turn(spec, command, {}, message)
         return turn.argv, {**env, **proxy}, turn.stdin or b""
-    env = prepare_gemini_home(home, capture.base_url, base_env=base, max_attempts=1)
     turn = GeminiAdapter().plan_turn(spec, command, {"session_id": session_id}, message)
+    env = prepare_gemini_home(home, capture.base_url, base_env=_base_env(spec, turn.env), max_attempts=1)
     return turn.argv, {**env, **proxy}, turn.stdin or b""
-
-
-def _tail(path: Path, lines: int = 3) -> str:
-    try:
-        text = path.read_text("utf-8", errors="replace")
-    except OSError:
-        return ""
-    kept = [line.strip() for line in text.splitlines() if line.strip()]
-    return " / ".join(kept[-lines:])[:600]
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """End the process group this module started (and only it)."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        if proc.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, sig)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=3)
 
 
 def run_once(
@@ -225,44 +207,37 @@ def run_once(
     argv = [a for a in argv if a not in strip_flags]
     seen = len(capture.model_calls())
     started = time.monotonic()
-    out_path, err_path = run_dir / "stdout.txt", run_dir / "stderr.txt"
-    with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        try:
-            proc = subprocess.Popen(
-                argv, cwd=workdir, env=env, stdin=subprocess.PIPE, stdout=out, stderr=err, start_new_session=True
-            )
-        except FileNotFoundError:
-            raise ProviderMissing(f"{argv[0]}: provider CLI not found", hint=HINTS.get(spec.provider)) from None
-        except PermissionError:
-            raise ProviderMissing(f"{argv[0]}: provider CLI is not executable", hint=HINTS.get(spec.provider)) from None
-        try:
-            assert proc.stdin is not None
-            with contextlib.suppress(BrokenPipeError, OSError):
-                proc.stdin.write(stdin)
-                proc.stdin.close()
-            captured_at: float | None = None
-            while True:
-                now = time.monotonic()
-                if captured_at is None and len(capture.model_calls()) > seen:
-                    captured_at = now
-                if proc.poll() is not None:
-                    break
-                if captured_at is not None and now - captured_at > EXIT_GRACE:
-                    break  # the request is what we came for; do not wait on the CLI any longer
-                if captured_at is None and now - started > timeout:
-                    raise TurnTimeout(
-                        f"{spec.provider}: the CLI did not call the capture endpoint within {timeout:g}s "
-                        f"(run {label}); its last output: {_tail(err_path) or _tail(out_path) or 'nothing'}",
-                        hint="a CLI that needs a login or network first never reaches the endpoint; check `command` and `env`",
-                    )
-                time.sleep(0.05)
-        finally:
-            _stop(proc)
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_read, False)
+
+    def wake(_: Recorded) -> None:
+        with contextlib.suppress(OSError):
+            os.write(wake_write, b"!")
+
+    capture.server.on_request.append(wake)
+    try:
+        # Started as `run` starts it: the PTY transport, stdin a pipe (see agentlaunch.launch.probe).
+        ran = probe(
+            argv, env, workdir, stdin, seen=lambda: len(capture.model_calls()) > seen, wake_fd=wake_read,
+            timeout=timeout, grace=EXIT_GRACE, transcript=run_dir / "output.txt",
+        )  # fmt: skip
+    except ProviderMissing as exc:
+        raise ProviderMissing(exc.message, hint=HINTS.get(spec.provider)) from None
+    finally:
+        capture.server.on_request.remove(wake)
+        os.close(wake_read)
+        os.close(wake_write)
+    said = " / ".join(ran.last_output)[:600] or "nothing"
+    if ran.timed_out:
+        raise TurnTimeout(
+            f"{spec.provider}: the CLI did not call the capture endpoint within {timeout:g}s "
+            f"(run {label}); its last output: {said}",
+            hint="a CLI that needs a login or network first never reaches the endpoint; check `command` and `env`",
+        )
     calls = capture.model_calls()[seen:]
     if not calls:
-        said = _tail(err_path) or _tail(out_path) or "nothing"
         raise TurnFailed(
-            f"{spec.provider}: the CLI exited with code {proc.returncode} before calling the capture endpoint "
+            f"{spec.provider}: the CLI exited with code {ran.exit_code} before calling the capture endpoint "
             f"(run {label}); it said: {said}"
         )
     body = calls[0].body
@@ -270,7 +245,7 @@ def run_once(
     return RunResult(
         label=label,
         working_dir=str(workdir),
-        exit_code=proc.returncode,
+        exit_code=ran.exit_code,
         seconds=round(time.monotonic() - started, 2),
         body=body,
         serialized=serialize(API[spec.provider], body),
