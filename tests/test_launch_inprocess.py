@@ -315,3 +315,29 @@ def test_a_launch_keeps_only_the_last_lines_of_a_chatty_cli(agents_dir: Path, tm
     (outcome,) = outcomes
     assert outcome.end is None and outcome.exit_code == 5
     assert outcome.last_output == tuple(f"{i} {LINE}" for i in range(LINES - 3, LINES))
+
+
+def test_without_a_pidfd_the_clis_exit_comes_through_sigchld(agents_dir: Path, tmp_path: Path) -> None:
+    # The detached test CLI exits mid-turn while its setsid helper holds the PTY: no end of file comes,
+    # and with its pidfd taken away (as on a system without pidfds) only SIGCHLD can tell.
+    pid_file = tmp_path / "helper.pid"
+    script = Path(__file__).resolve().parent / "support" / "detached_cli.py"
+
+    def factory(argv: Sequence[str], env: Mapping[str, str], cwd: Path, size: tuple[int, int]) -> ChildLike:
+        env = {**env, "DETACHED_MODE": "die", "DETACHED_PID_FILE": str(pid_file)}
+        child = spawn_child([sys.executable, str(script), *argv[1:]], env, cwd, size)
+        assert child.pidfd is not None
+        os.close(child.pidfd)
+        child.pidfd = None
+        return child
+
+    launch, _, _ = build(agents_dir, tmp_path, factory)
+    try:
+        launch.start()
+        outcome = launch.run_turn("hello")
+        assert outcome.end is None and outcome.exit_code == 3
+    finally:
+        launch.close(1)
+        if pid_file.exists():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)  # in-process there is no subreaper to bring it back
