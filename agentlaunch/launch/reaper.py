@@ -83,6 +83,19 @@ def processes() -> dict[int, Proc]:
     return table
 
 
+def own_children() -> set[int]:
+    """This process's children, from each of its threads' ``children`` file (far cheaper than a /proc walk)."""
+    found: set[int] = set()
+    try:
+        tasks = os.listdir(PROC / "self" / "task")
+    except OSError:
+        return found
+    for tid in tasks:
+        with contextlib.suppress(OSError, ValueError):
+            found |= {int(pid) for pid in (PROC / "self" / "task" / tid / "children").read_text().split()}
+    return found
+
+
 class Reaper:
     """Which processes are this launch's, and ending them."""
 
@@ -92,7 +105,7 @@ class Reaper:
         self.subreaper = become_subreaper() if subreaper else False
         self.roots: set[int] = set()  # the CLIs this launch started (session leaders: start_new_session)
         # Children agentlaunch had before this launch began are not the launch's (a test runner's, say).
-        self.before = {p.pid for p in processes().values() if p.ppid == self.me}
+        self.before = own_children()
 
     def watch(self, pid: int) -> None:
         """``pid`` is a CLI this launch started: its session, group and descendants are the launch's."""
@@ -136,6 +149,8 @@ class Reaper:
             table = processes()
             targets = self.leftovers(table, keep=keep) | {pid for pid in extra if pid in table}
             targets -= set(keep) | {self.me}
+            if not targets:
+                break
             live = {pid for pid in targets if not table[pid].zombie}
             for pid in live:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -143,8 +158,6 @@ class Reaper:
             ended |= targets
             self._wait_gone(live, grace if sig == signal.SIGTERM else GRACE)
             self._reap(targets)
-            if not self.leftovers(keep=keep):
-                break
         return ended
 
     def _wait_gone(self, pids: set[int], grace: float) -> None:
