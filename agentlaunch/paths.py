@@ -31,16 +31,43 @@ def state_dir() -> Path:
 
 def agents_dir(explicit: Path | None = None) -> Path:
     """The agents directory: ``--agents-dir``, ``$AGENTLAUNCH_AGENTS_DIR``,
-    ``./agents`` when it exists, else ``<config dir>/agents``."""
+    ``./agents`` when it exists, else ``<config dir>/agents`` when it exists,
+    else the example agents shipped with the package (:func:`bundled_agents_dir`).
+
+    A directory named explicitly (option or variable) is returned as given, even
+    when it does not exist, so that a typo is reported instead of replaced.
+    """
+    return find_agents_dir(explicit)[0]
+
+
+def find_agents_dir(explicit: Path | None = None) -> tuple[Path, bool]:
+    """:func:`agents_dir` and whether it is the bundled fallback (nothing else was found)."""
     if explicit is not None:
-        return explicit.expanduser()
+        return explicit.expanduser(), False
     from_env = _env_path("AGENTLAUNCH_AGENTS_DIR")
     if from_env is not None:
-        return from_env
+        return from_env, False
     local = Path.cwd() / "agents"
     if local.is_dir():
-        return local
+        return local, False
+    configured = user_agents_dir()
+    if configured.is_dir():
+        return configured, False
+    bundled = bundled_agents_dir()
+    if bundled.is_dir():
+        return bundled, True
+    # No examples either (a broken install): the config dir is the one to name in the error.
+    return configured, False
+
+
+def user_agents_dir() -> Path:
+    """``<config dir>/agents``: the agents directory found from any working directory."""
     return config_dir() / "agents"
+
+
+def bundled_agents_dir() -> Path:
+    """The example agents shipped with the package (read only: nothing is ever written there)."""
+    return package_data("agents")
 
 
 def store_path() -> Path:

@@ -49,13 +49,33 @@ def complete_agent(ctx: typer.Context, incomplete: str) -> list[str]:
         return []
 
 
+def note_bundled_agents(ctx: typer.Context, value: Path | None) -> Path | None:
+    """Say on stderr, in one line, when no agents directory exists and the bundled examples stand in.
+
+    The value is passed on unchanged: each command still resolves it with ``paths.agents_dir``.
+    """
+    if value is None and not ctx.resilient_parsing:  # resilient parsing: shell completion, which must print nothing
+        found, bundled = paths.find_agents_dir()
+        if bundled:
+            mine = paths.user_agents_dir()
+            if mine.is_relative_to(Path.home()):
+                mine = "~" / mine.relative_to(Path.home())
+            err.print(
+                f"note: no agents directory (./agents or {mine}): using the bundled examples in {found}; "
+                "create your own with `agentlaunch init`",
+                soft_wrap=True,
+            )
+    return value
+
+
 AgentsDirOpt = Annotated[
     Path | None,
     typer.Option(
         "--agents-dir",
         envvar="AGENTLAUNCH_AGENTS_DIR",
-        help="The agents directory (default: ./agents, else the XDG config dir).",
+        help="The agents directory (default: ./agents, else the XDG config dir, else the bundled examples).",
         show_default=False,
+        callback=note_bundled_agents,
     ),
 ]
 AgentArg = Annotated[str, typer.Argument(help="The agent's folder name.", autocompletion=complete_agent)]
