@@ -63,6 +63,7 @@ def note_bundled_agents(ctx: typer.Context, value: Path | None) -> Path | None:
             err.print(
                 f"note: no agents directory (./agents or {mine}): using the bundled examples in {found}; "
                 "create your own with `agentlaunch init`",
+                markup=False,  # a path may hold [brackets]
                 soft_wrap=True,
             )
     return value
