@@ -16,8 +16,9 @@ from agentlaunch import paths
 from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, complete_agent, err, out
 from agentlaunch.definitions.deliver import deliver
 from agentlaunch.definitions.render import Rendered, render_instructions
-from agentlaunch.definitions.spec import PROVIDERS, agent_names, load_agent, resolve_working_dir
+from agentlaunch.definitions.spec import agent_names, load_agent, resolve_working_dir
 from agentlaunch.errors import AgentlaunchError, DefinitionError, ExitCode
+from agentlaunch.providers.descriptors import PROVIDERS
 
 
 def report_volatile(rendered: Rendered) -> None:
@@ -118,7 +119,7 @@ def render(
     agent: AgentArg,
     provider: Annotated[
         str | None,
-        typer.Option("--provider", help="Render for this provider instead of the agent's (claude, codex, gemini, fake)."),
+        typer.Option("--provider", help=f"Render for this provider instead of the agent's ({', '.join(PROVIDERS)})."),
     ] = None,
     working_dir: Annotated[
         Path | None, typer.Option("--working-dir", help="Where to write the file (default: the agent's working_dir, else here).")
