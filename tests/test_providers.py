@@ -29,7 +29,7 @@ def test_the_schema_literals_agree_with_the_descriptors() -> None:
 @pytest.mark.parametrize("name", PROVIDERS)
 def test_every_descriptor_has_an_adapter_of_its_shape(name: str) -> None:
     adapter = get_adapter(name)
-    assert adapter.descriptor is describe(name)
+    assert adapter.descriptor is describe(name) and adapter.name == name
     assert adapter.persistent is describe(name).persistent
     assert adapter.default_command == describe(name).default_command
     assert adapter.install_hint == describe(name).install_hint

@@ -132,6 +132,24 @@ Adapter = PersistentAdapter | PerTurnAdapter
 """Either shape; ``adapter.persistent`` tells them apart (and narrows the type)."""
 
 
+class Described:
+    """An adapter's facts read from its ``descriptor`` (set by each adapter class)."""
+
+    descriptor: ProviderDescriptor
+
+    @property
+    def name(self) -> str:
+        return self.descriptor.name
+
+    @property
+    def default_command(self) -> str:
+        return self.descriptor.default_command
+
+    @property
+    def install_hint(self) -> str:
+        return self.descriptor.install_hint
+
+
 def parse_json_line(line: str) -> dict[str, Any] | Diagnostic | None:
     """A JSON object from ``line``, a Diagnostic for anything else, None for a blank line."""
     stripped = line.strip()

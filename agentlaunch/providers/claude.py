@@ -23,7 +23,7 @@ from agentlaunch.events import (
     Usage,
     Warning,
 )
-from agentlaunch.providers.base import JsonLineParser, ProviderState, TurnPlan
+from agentlaunch.providers.base import Described, JsonLineParser, ProviderState, TurnPlan
 from agentlaunch.providers.descriptors import CLAUDE, CLAUDE_EXCLUDE_DYNAMIC_FLAG, ProviderDescriptor
 
 if TYPE_CHECKING:
@@ -230,19 +230,11 @@ def base_argv(command: str, session_id: str, resume: bool) -> list[str]:
     ]
 
 
-class ClaudeAdapter:
+class ClaudeAdapter(Described):
     """Claude Code 2.1.x."""
 
     descriptor: ProviderDescriptor = CLAUDE
     persistent: Literal[True] = True
-
-    @property
-    def default_command(self) -> str:
-        return self.descriptor.default_command
-
-    @property
-    def install_hint(self) -> str:
-        return self.descriptor.install_hint
 
     def plan(self, spec: AgentSpec, command: str, session_id: str, resume: bool, interactive: bool) -> TurnPlan:
         argv = base_argv(command, session_id, resume)

@@ -9,6 +9,7 @@ rollout file; the session splits the turn into them (:meth:`CodexAdapter.calls_i
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -27,7 +28,7 @@ from agentlaunch.events import (
     Usage,
     Warning,
 )
-from agentlaunch.providers.base import JsonLineParser, Parser, ProviderState, TurnPlan, json_lines, split_turn
+from agentlaunch.providers.base import Described, JsonLineParser, Parser, ProviderState, TurnPlan, json_lines, split_turn
 from agentlaunch.providers.claude import summarize
 from agentlaunch.providers.descriptors import CODEX, ProviderDescriptor
 
@@ -168,19 +169,11 @@ def own_parser(parser: Parser) -> CodexParser:
     return parser
 
 
-class CodexAdapter:
+class CodexAdapter(Described):
     """Codex CLI 0.169."""
 
     descriptor: ProviderDescriptor = CODEX
     persistent: Literal[False] = False
-
-    @property
-    def default_command(self) -> str:
-        return self.descriptor.default_command
-
-    @property
-    def install_hint(self) -> str:
-        return self.descriptor.install_hint
 
     def plan_turn(self, spec: AgentSpec, command: str, state: Mapping[str, object], prompt: str) -> TurnPlan:
         argv = [command, *QUIET, "exec", "--json", "--skip-git-repo-check"]
@@ -252,8 +245,6 @@ class CodexAdapter:
 
 def looks_like_thread_id(value: str) -> bool:
     """Codex takes a non-UUID as a thread *name* and silently starts a new thread: refuse those."""
-    import uuid  # only on --resume: it pulls in `platform`, and the descriptors are read on every launch
-
     try:
         uuid.UUID(value)
     except ValueError:

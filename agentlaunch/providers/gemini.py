@@ -28,7 +28,7 @@ from agentlaunch.events import (
     Usage,
     Warning,
 )
-from agentlaunch.providers.base import JsonLineParser, Parser, ProviderState, TurnPlan, json_lines, split_turn
+from agentlaunch.providers.base import Described, JsonLineParser, Parser, ProviderState, TurnPlan, json_lines, split_turn
 from agentlaunch.providers.claude import summarize
 from agentlaunch.providers.codex import ARGV_PROMPT_LIMIT
 from agentlaunch.providers.descriptors import GEMINI, ProviderDescriptor
@@ -156,19 +156,11 @@ def own_parser(parser: Parser) -> GeminiParser:
     return parser
 
 
-class GeminiAdapter:
+class GeminiAdapter(Described):
     """Gemini CLI 0.61."""
 
     descriptor: ProviderDescriptor = GEMINI
     persistent: Literal[False] = False
-
-    @property
-    def default_command(self) -> str:
-        return self.descriptor.default_command
-
-    @property
-    def install_hint(self) -> str:
-        return self.descriptor.install_hint
 
     def plan_turn(self, spec: AgentSpec, command: str, state: Mapping[str, object], prompt: str) -> TurnPlan:
         session_flag = "--resume" if state.get("started") else "--session-id"
