@@ -49,6 +49,7 @@ def test_the_facts_once_kept_in_tables_come_from_the_descriptors() -> None:
     assert [genai_provider_id(p) for p in PROVIDERS] == ["anthropic", "openai", "google", None]
     assert genai_provider_id("nobody") is None
     assert [describe(p).api for p in PROVIDERS] == ["anthropic", "responses", "gemini", None]
+    assert all((d.api is None) == (d.capture_env is None) for d in DESCRIPTORS.values())  # the doctor needs both
     assert describe("claude").system_prompt_argv(Path("/s/CLAUDE.md")) == ["--append-system-prompt-file", "/s/CLAUDE.md"]
     with pytest.raises(ValueError, match="not supported"):
         describe("codex").system_prompt_argv(Path("/s/AGENTS.md"))
