@@ -1,15 +1,17 @@
 """Where agentlaunch finds definitions and keeps its state.
 
 Every location can be overridden by an environment variable, which is how
-the tests keep away from a real home directory.
+the tests keep away from a real home directory. The platform's own rule
+(XDG on Linux, ``~/Library/Application Support`` on macOS) comes from
+platformdirs, imported only when no variable says: the early start of a
+launch (:mod:`agentlaunch.launch.prespawn`) asks for the state directory
+before anything heavier is loaded.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-
-import platformdirs
 
 APP = "agentlaunch"
 
@@ -21,12 +23,20 @@ def _env_path(name: str) -> Path | None:
 
 def config_dir() -> Path:
     """``$AGENTLAUNCH_CONFIG_DIR``, else the XDG config dir (``~/.config/agentlaunch``)."""
-    return _env_path("AGENTLAUNCH_CONFIG_DIR") or Path(platformdirs.user_config_dir(APP))
+    if (path := _env_path("AGENTLAUNCH_CONFIG_DIR")) is not None:
+        return path
+    import platformdirs  # about 2 ms: only when no variable names the folder
+
+    return Path(platformdirs.user_config_dir(APP))
 
 
 def state_dir() -> Path:
-    """``$AGENTLAUNCH_STATE_DIR``, else the XDG state dir (``~/.local/state/agentlaunch``)."""
-    return _env_path("AGENTLAUNCH_STATE_DIR") or Path(platformdirs.user_state_dir(APP))
+    """``$AGENTLAUNCH_STATE_DIR``, else the platform's state dir (``~/.local/state/agentlaunch`` on Linux)."""
+    if (path := _env_path("AGENTLAUNCH_STATE_DIR")) is not None:
+        return path
+    import platformdirs  # about 2 ms: only when no variable names the folder
+
+    return Path(platformdirs.user_state_dir(APP))
 
 
 def agents_dir(explicit: Path | None = None) -> Path:
