@@ -10,8 +10,8 @@ import typer
 from rich.table import Table
 
 from agentlaunch import paths
-from agentlaunch.cli.common import JsonOpt, app, complete_agent, fail, out
-from agentlaunch.errors import AgentlaunchError, UsageError
+from agentlaunch.cli.common import JsonOpt, app, complete_agent, out
+from agentlaunch.errors import UsageError
 from agentlaunch.usage.pricing import format_cost
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.reports import daily_chart, parse_by, parse_since, report_csv, report_records, report_table
@@ -76,23 +76,20 @@ def usage(
 
     Example: agentlaunch usage --by agent --since 7d   ·   agentlaunch usage --session ID --calls
     """
-    try:
-        if as_json and as_csv:
-            raise UsageError("use --json or --csv, not both")
-        grouping = parse_by(by)
-        start = parse_since(since) if since else None
-        if calls and not session:
-            raise UsageError("--calls needs --session ID (list sessions with `agentlaunch sessions`)")
-        with Store.open(paths.store_path()) as store:
-            if calls:
-                assert session is not None
-                records = store.calls_for_session(session)
-                if not records and store.get_session(session) is None:
-                    raise UsageError(f"--session: no session {session!r} in {paths.store_path()}")
-            else:
-                rows = store.usage_report(grouping, agent=agent, session=session, since=start)
-    except AgentlaunchError as exc:
-        fail(exc)
+    if as_json and as_csv:
+        raise UsageError("use --json or --csv, not both")
+    grouping = parse_by(by)
+    start = parse_since(since) if since else None
+    if calls and not session:
+        raise UsageError("--calls needs --session ID (list sessions with `agentlaunch sessions`)")
+    with Store.open(paths.store_path()) as store:
+        if calls:
+            assert session is not None
+            records = store.calls_for_session(session)
+            if not records and store.get_session(session) is None:
+                raise UsageError(f"--session: no session {session!r} in {paths.store_path()}")
+        else:
+            rows = store.usage_report(grouping, agent=agent, session=session, since=start)
     if calls:
         if as_json:
             print(json.dumps([_call_dict(c) for c in records], indent=2))
@@ -119,12 +116,9 @@ def usage(
     out.print(report_table(rows, grouping))
     metric = chart or ("tokens" if grouping == "day" else None)
     if metric:
-        try:
-            day_rows = (
-                rows
-                if grouping == "day"
-                else Store.open(paths.store_path()).usage_report("day", agent=agent, session=session, since=start)
-            )
-            out.print(daily_chart(day_rows, metric=metric, since=start))  # type: ignore[arg-type]
-        except AgentlaunchError as exc:
-            fail(exc)
+        day_rows = (
+            rows
+            if grouping == "day"
+            else Store.open(paths.store_path()).usage_report("day", agent=agent, session=session, since=start)
+        )
+        out.print(daily_chart(day_rows, metric=metric, since=start))  # type: ignore[arg-type]

@@ -5,7 +5,9 @@ every file it wrote: path, sha256, agent, and the pid of the launch holding
 it. A file at the target that the ledger does not know, or whose bytes no
 longer match, is the user's and is never replaced (``force`` moves it aside
 to a timestamped backup first). A file held by another agent's running
-launch is a conflict.
+launch is a conflict. A file that cannot be read, moved aside or written, and
+a ledger that cannot be kept, are state errors (exit 5), naming the path and
+the system's reason.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.errors import AgentlaunchError, RefusedOverwrite, StateError
+from agentlaunch.errors import RefusedOverwrite, StateError
 
 LEDGER = "delivered.json"
 
@@ -101,7 +103,10 @@ class Ledger:
         except OSError as exc:
             raise StateError(f"{self.state_dir}: state directory is not usable ({exc.strerror})") from None
         with lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+            except OSError as exc:
+                raise StateError(f"{lock.name}: cannot lock the delivery ledger ({exc.strerror})") from None
             entries = self._read()
             before = json.dumps(entries, sort_keys=True)
             yield entries
@@ -148,7 +153,7 @@ def deliver(path: Path, text: str, agent: str, state_dir: Path, *, force: bool =
         except FileNotFoundError:
             current = None
         except OSError as exc:
-            raise AgentlaunchError(f"{path}: cannot read the existing file ({exc.strerror})") from None
+            raise StateError(f"{path}: cannot read the existing file ({exc.strerror})") from None
         if current is not None:
             ours = entry is not None and entry.get("sha256") == sha256(current)
             if not ours and current != data:
@@ -159,7 +164,12 @@ def deliver(path: Path, text: str, agent: str, state_dir: Path, *, force: bool =
                         hint="move it away, or pass --force to back it up beside itself and write the agent's instructions",
                     )
                 backup = _backup_name(path)
-                os.replace(path, backup)
+                try:
+                    os.replace(path, backup)
+                except OSError as exc:
+                    raise StateError(
+                        f"{path}: cannot move it aside to {backup.name} ({exc.strerror}); nothing was written"
+                    ) from None
                 current = None
             elif ours and entry is not None and entry.get("agent") != agent:
                 holder = entry.get("pid")
@@ -175,9 +185,7 @@ def deliver(path: Path, text: str, agent: str, state_dir: Path, *, force: bool =
             try:
                 write_atomic(path, data)
             except OSError as exc:
-                raise AgentlaunchError(
-                    f"{path.parent}: cannot write {path.name} there ({exc.strerror}); nothing was written"
-                ) from None
+                raise StateError(f"{path.parent}: cannot write {path.name} there ({exc.strerror}); nothing was written") from None
         if changed or entry is not None or current is None:
             entries[key] = {
                 "agent": agent,

@@ -21,19 +21,17 @@ import yaml
 
 from agentlaunch import __version__
 from agentlaunch.errors import DefinitionError, StateError
+from agentlaunch.providers.descriptors import DESCRIPTORS, describe
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
 SHARED_FOLDERS = ("bundles", "skills")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-PROVIDERS: tuple[str, ...] = ("claude", "codex", "gemini", "fake")  # as schemas.Provider
+PROVIDERS: tuple[str, ...] = tuple(DESCRIPTORS)  # one per provider descriptor; schemas.Provider must agree (a test checks)
 SCRATCH = "@scratch"
 VALIDATED_DIR = "validated"  # in the state dir: what the schema accepted, by content
 MEMO_KEEP = 64  # memos kept (the newest): one is written per new agent.yaml content
-# Where the instructions go when agent.yaml does not say: chosen by measurement
-# with `agentlaunch doctor --live --variants` (figures in the README).
-DEFAULT_DELIVERY: dict[str, str] = {"claude": "system-prompt"}
 
 
 @dataclass(frozen=True)
@@ -78,7 +76,8 @@ class AgentSpec:
     permission_mode: str | None
     allowed_tools: tuple[str, ...]
     delivery: str = "file"
-    """``file`` (CLAUDE.md/AGENTS.md/GEMINI.md in the working dir) or ``system-prompt`` (claude only)."""
+    """``file`` (the provider's instructions file in the working dir) or ``system-prompt`` (where the provider has one);
+    the provider's default when agent.yaml does not say (see :class:`~agentlaunch.providers.descriptors.ProviderDescriptor`)."""
     prefix_order: str = "own-first"
     """``own-first`` (soul, instructions, bundles, skills) or ``shared-first`` (bundles, skills, soul, instructions)."""
 
@@ -295,8 +294,11 @@ def load_agent(agents_dir: Path, name: str, state_dir: Path | None = None) -> Ag
         except DefinitionError as exc:
             problems.extend(exc.problems)
 
-    if conf["delivery"] == "system-prompt" and conf["provider"] != "claude":
-        problems.append(f"{yaml_path}: delivery: 'system-prompt' is supported for provider claude only (got {conf['provider']})")
+    provider = describe(conf["provider"])
+    delivery = conf["delivery"]
+    if delivery and delivery not in provider.deliveries:
+        able = " and ".join(d.name for d in DESCRIPTORS.values() if delivery in d.deliveries)
+        problems.append(f"{yaml_path}: delivery: {delivery!r} is supported for provider {able} only (got {provider.name})")
 
     others = [n for n in agent_names(root) if n != name]
     if conf["peers"] is None:
@@ -330,7 +332,7 @@ def load_agent(agents_dir: Path, name: str, state_dir: Path | None = None) -> Ag
         env=dict(conf["env"]),
         permission_mode=conf["permission_mode"],
         allowed_tools=tuple(conf["allowed_tools"]),
-        delivery=conf["delivery"] or DEFAULT_DELIVERY.get(conf["provider"], "file"),
+        delivery=conf["delivery"] or provider.default_delivery,
         prefix_order=conf["prefix_order"],
     )
 

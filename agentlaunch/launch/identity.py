@@ -10,7 +10,7 @@ from agentlaunch.errors import DefinitionError
 
 if TYPE_CHECKING:
     from agentlaunch.definitions.spec import AgentSpec
-    from agentlaunch.launch.shapes import Adapter, State
+    from agentlaunch.providers.base import Adapter, ProviderState
     from agentlaunch.usage.store import Store
 
 
@@ -18,7 +18,7 @@ class SessionChoice(NamedTuple):
     session_id: str
     resumed: bool
     turns: int  # turns so far
-    provider_state: State
+    provider_state: ProviderState
 
 
 def choose_session(

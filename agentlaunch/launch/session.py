@@ -45,7 +45,6 @@ from agentlaunch.launch.loop import Clock, Loop
 from agentlaunch.launch.permissions import AskPermission, Permissions
 from agentlaunch.launch.placement import place_instructions
 from agentlaunch.launch.reaper import Reaper
-from agentlaunch.launch.shapes import Adapter, Parser, PersistentAdapter, PerTurnAdapter
 from agentlaunch.launch.signals import Signals
 from agentlaunch.launch.sink import (
     CompactionWarned,
@@ -61,7 +60,7 @@ from agentlaunch.launch.sink import (
 from agentlaunch.launch.transport import Child, resolve_command, window_size
 from agentlaunch.launch.turn import ChildLike, Turn, TurnOutcome
 from agentlaunch.prefix.fingerprint import check_prefix
-from agentlaunch.providers.base import child_env
+from agentlaunch.providers.base import Adapter, Parser, PersistentAdapter, PerTurnAdapter, child_env
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.pricing import Pricer
 from agentlaunch.usage.records import CallRecord
@@ -156,6 +155,7 @@ class Launch:
     # -- start and stop -------------------------------------------------------------------
     def start(self) -> None:
         self.signals.install()
+        self.signals.on_resize = lambda: self.child.resize(*window_size()) if self.child is not None else None
         self.set_state("starting", always=True)
         placement = place_instructions(
             self.spec, self.working_dir, self.state_dir, self.clock.now().date(), self.options.templates_dir,

@@ -14,6 +14,9 @@ Two moments are not loop moments, and keep their familiar behaviour:
   in ``input()`` and SIGTERM/SIGHUP raise :class:`Terminated` (recorded too);
 - outside a turn (starting, between turns) Ctrl-C raises KeyboardInterrupt,
   while SIGTERM/SIGHUP are recorded and end the launch at its next turn or prompt.
+
+A resize (SIGWINCH) outside a turn is passed on at once (``on_resize``): no
+loop runs then, and the CLI should not wait for the next turn to learn it.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import contextlib
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
@@ -49,6 +52,7 @@ class Signals:
         self._previous: dict[int, Any] = {}
         self._previous_wakeup = -1
         self._mode = "idle"  # idle · turn · person
+        self.on_resize: Callable[[], None] | None = None  # SIGWINCH outside a turn
 
     # -- installing ----------------------------------------------------------------
     def install(self) -> None:
@@ -82,6 +86,9 @@ class Signals:
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         if signum == signal.SIGINT and self._mode != "turn":
             raise KeyboardInterrupt
+        if signum == signal.SIGWINCH and self._mode != "turn" and self.on_resize is not None:
+            self.on_resize()  # no event is being handled: nothing to wait for
+            return
         self.received.append(signum)
         if signum in ENDING:
             if self.termination is None:

@@ -37,6 +37,7 @@ import yaml
 from agentlaunch import paths
 from agentlaunch.errors import DefinitionError
 from agentlaunch.events import Usage
+from agentlaunch.providers.descriptors import DESCRIPTORS
 
 PRICING_FILE = "pricing.yaml"
 DEFAULT_KEY = "default"
@@ -46,8 +47,6 @@ ENV_RATES = {
     "cache_read": "AGENTLAUNCH_PRICE_CACHE_READ",
     "cache_write": "AGENTLAUNCH_PRICE_CACHE_WRITE",
 }
-# agentlaunch provider name -> genai-prices provider id. "fake" is absent on purpose.
-GENAI_PROVIDERS = {"claude": "anthropic", "codex": "openai", "gemini": "google"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +105,7 @@ class Pricer:
         the first call's handling, that delay would sit between the answer and
         the end of the turn. Returns the thread, or None when nothing needs it.
         """
-        if not self.use_genai_prices or self.env_rates is not None or provider not in GENAI_PROVIDERS:
+        if not self.use_genai_prices or self.env_rates is not None or genai_provider_id(provider) is None:
             return None
         thread = threading.Thread(target=_price_once, args=(provider, model), name="genai-prices-warm-up", daemon=True)
         thread.start()
@@ -162,6 +161,12 @@ def match_override(model: str, overrides: Mapping[str, Rates]) -> str | None:
     return keys[min(inside, key=lambda k: (-len(k), k))]
 
 
+def genai_provider_id(provider: str) -> str | None:
+    """genai-prices' id for ``provider`` (its descriptor's ``pricing_id``); None: not priced there (``fake``, unknown)."""
+    descriptor = DESCRIPTORS.get(provider)
+    return descriptor.pricing_id if descriptor else None
+
+
 def genai_price(usage: Usage, provider: str, model: str, *, at: datetime | None = None) -> Price | None:
     """Price from genai-prices' bundled data, or None when it does not know provider or model.
 
@@ -169,7 +174,7 @@ def genai_price(usage: Usage, provider: str, model: str, *, at: datetime | None 
     the cached parts given again separately; agentlaunch's ``input`` is the
     uncached part only.
     """
-    provider_id = GENAI_PROVIDERS.get(provider)
+    provider_id = genai_provider_id(provider)
     if provider_id is None:
         return None
     try:
