@@ -7,7 +7,9 @@ Order of sources, first match wins:
 2. ``pricing.yaml`` (the agents directory's, else the config directory's):
    the exact model id, else the longest key contained in the id; the id the
    provider reported is tried before the id that was requested.
-3. genai-prices' bundled snapshot for the provider (never its network updater).
+3. genai-prices' bundled snapshot for the provider (never its network updater),
+   through the rates kept in the state directory once a model was priced
+   (:mod:`agentlaunch.usage.price_cache`: the same figure, without importing genai-prices).
 4. The ``default`` entry of ``pricing.yaml``.
 
 ``default`` comes after genai-prices on purpose: it is the rate for models
@@ -37,6 +39,7 @@ import yaml
 from agentlaunch import paths
 from agentlaunch.errors import DefinitionError
 from agentlaunch.events import Usage
+from agentlaunch.usage.price_cache import CACHE_DIR, PriceCache, genai_prices_version
 
 PRICING_FILE = "pricing.yaml"
 DEFAULT_KEY = "default"
@@ -88,27 +91,42 @@ class Pricer:
         config_dir: Path | None = None,
         env: Mapping[str, str] | None = None,
         use_genai_prices: bool = True,
+        price_cache: PriceCache | None = None,
     ) -> None:
         """Load overrides from ``agents_dir``/pricing.yaml, else ``config_dir`` (default
         :func:`paths.config_dir`)/pricing.yaml, and from ``env`` (default ``os.environ``).
 
+        ``price_cache`` keeps genai-prices' rates between launches; by default the
+        one in :func:`paths.state_dir`, made when first needed.
         Raises DefinitionError for a malformed file or variable.
         """
         self.env_rates = load_env_rates(os.environ if env is None else env)
         self.pricing_file = find_pricing_file(agents_dir, config_dir)
         self.overrides = load_pricing_file(self.pricing_file) if self.pricing_file else {}
         self.use_genai_prices = use_genai_prices
+        self._price_cache = price_cache
+
+    @property
+    def price_cache(self) -> PriceCache:
+        """The cache of genai-prices' rates this Pricer reads and fills."""
+        if self._price_cache is None:
+            self._price_cache = PriceCache(paths.state_dir() / CACHE_DIR, genai_prices_version())
+        return self._price_cache
 
     def warm_up(self, provider: str, model: str | None) -> threading.Thread | None:
-        """Load genai-prices on a background thread while the CLI works, so pricing the first call does not wait for it.
+        """Resolve ``model``'s genai-prices rates on a background thread while the CLI works, unless they are kept already.
 
-        Importing it and pricing once takes about a quarter of a second; done in
-        the first call's handling, that delay would sit between the answer and
-        the end of the turn. Returns the thread, or None when nothing needs it.
+        Importing genai-prices and pricing once takes about a quarter of a second;
+        done in the first call's handling, that delay would sit between the answer
+        and the end of the turn. The rates it finds are kept, so the next launch of
+        the same model does not start the thread at all. Returns the thread, or None
+        when nothing needs it.
         """
         if not self.use_genai_prices or self.env_rates is not None or provider not in GENAI_PROVIDERS:
             return None
-        thread = threading.Thread(target=_price_once, args=(provider, model), name="genai-prices-warm-up", daemon=True)
+        if model is not None and self.price_cache.kept(GENAI_PROVIDERS[provider], model) is not None:
+            return None
+        thread = threading.Thread(target=self._resolve_quietly, args=(provider, model), name="genai-prices-warm-up", daemon=True)
         thread.start()
         return thread
 
@@ -138,12 +156,41 @@ class Pricer:
                 return Price(self.overrides[key].cost(usage), f"{PRICING_FILE}:{key}")
         if self.use_genai_prices:
             for model in models:
-                found = genai_price(usage, provider, model, at=at)
+                found = self.genai_price(usage, provider, model, at=at)
                 if found is not None:
                     return found
         if DEFAULT_KEY in self.overrides:
             return Price(self.overrides[DEFAULT_KEY].cost(usage), f"{PRICING_FILE}:{DEFAULT_KEY}")
         return None
+
+    def genai_price(self, usage: Usage, provider: str, model: str, *, at: datetime | None = None) -> Price | None:
+        """:func:`genai_price`'s answer, from the kept rates when the model's are kept (else they are kept now)."""
+        provider_id = GENAI_PROVIDERS.get(provider)
+        if provider_id is None:
+            return None
+        found = self.price_cache.resolution(provider_id, model)
+        if found is None:  # prices that cannot be kept exactly: ask genai-prices each time
+            return genai_price(usage, provider, model, at=at)
+        if isinstance(found, str):  # UNKNOWN: genai-prices does not know the model
+            return None
+        counts = {
+            "input_tokens": usage.total_input,
+            "cache_write_tokens": usage.cache_write,
+            "cache_read_tokens": usage.cache_read,
+            "output_tokens": usage.output,
+        }
+        if min(counts.values()) < 0:
+            return None  # genai-prices refuses negative counts
+        cost = found.cost(counts, at)
+        return None if cost is None else Price(cost, f"genai-prices:{found.provider_id}/{found.model_id}")
+
+    def _resolve_quietly(self, provider: str, model: str | None) -> None:
+        """The warm-up's work: resolve and keep ``model``'s rates (or only import genai-prices); never raises."""
+        with contextlib.suppress(Exception):
+            if model is None:
+                genai_price(Usage(), provider, "unknown")
+            else:
+                self.price_cache.resolution(GENAI_PROVIDERS[provider], model)
 
 
 def match_override(model: str, overrides: Mapping[str, Rates]) -> str | None:
@@ -187,12 +234,6 @@ def genai_price(usage: Usage, provider: str, model: str, *, at: datetime | None 
     except ValueError:  # usage it refuses to price, e.g. a negative count
         return None
     return Price(float(calc.total_price), f"genai-prices:{calc.provider.id}/{calc.model.id}")
-
-
-def _price_once(provider: str, model: str | None) -> None:
-    """Import genai-prices and price one empty call (its first lookup builds its tables); never raises."""
-    with contextlib.suppress(Exception):
-        genai_price(Usage(), provider, model or "unknown")
 
 
 def format_cost(cost: float | None) -> str:
