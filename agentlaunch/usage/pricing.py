@@ -32,14 +32,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from agentlaunch import paths
 from agentlaunch.errors import DefinitionError
 from agentlaunch.events import Usage
 from agentlaunch.usage.price_cache import CACHE_DIR, PriceCache, genai_prices_version
+
+if TYPE_CHECKING:
+    import yaml
 
 PRICING_FILE = "pricing.yaml"
 DEFAULT_KEY = "default"
@@ -302,6 +303,8 @@ def load_pricing_file(path: Path) -> dict[str, Rates]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise DefinitionError(f"{path}: cannot read: {exc}") from None
+    import yaml  # only when a pricing.yaml exists
+
     loader = yaml.SafeLoader(text)
     try:
         return _read_rates(loader, path)
@@ -316,6 +319,7 @@ def load_pricing_file(path: Path) -> dict[str, Rates]:
 
 def _read_rates(loader: yaml.SafeLoader, path: Path) -> dict[str, Rates]:
     """Walk the node tree (for line numbers), constructing only the scalar values."""
+    import yaml
     from pydantic import ValidationError  # only when a pricing.yaml exists: pydantic is slow to import
 
     from agentlaunch.definitions.schemas import RateEntry
