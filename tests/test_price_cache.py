@@ -15,6 +15,7 @@ from genai_prices import data_snapshot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agentlaunch.errors import DefinitionError
 from agentlaunch.events import Usage
 from agentlaunch.usage import price_cache
 from agentlaunch.usage.price_cache import UNKNOWN, PriceCache, Resolved, genai_prices_version, resolve
@@ -100,6 +101,7 @@ def test_every_bundled_model_of_the_three_providers_prices_exactly(tmp_path: Pat
 def test_a_second_process_prices_a_priced_model_without_importing_genai_prices(tmp_path: Path) -> None:
     probe = """
 import json, sys
+from agentlaunch.errors import DefinitionError
 from agentlaunch.events import Usage
 from agentlaunch.usage.pricing import Pricer
 pricer = Pricer(None, env={})
@@ -239,3 +241,42 @@ def test_resolved_round_trips_through_json() -> None:
     direct = genai_prices.calc_price(genai_prices.Usage(**counts), "gemini-2.5-pro", provider_id="google")
     assert again.cost(counts) == float(direct.total_price)
     assert Price(float(direct.total_price), "x").cost_usd == again.cost(counts)
+
+
+# --------------------------------------------------------------------------- pricing.yaml, remembered by its bytes
+
+PRICING_YAML = "claude-opus-4-5: {input: 5, output: 25, cache_read: 0.5, cache_write: 6.25}\ndefault: {input: 1.5, output: 2}\n"
+
+
+def test_an_unchanged_pricing_yaml_is_not_parsed_or_checked_again(tmp_path: Path) -> None:
+    agents, state = tmp_path / "agents", tmp_path / "state"
+    agents.mkdir()
+    (agents / "pricing.yaml").write_text(PRICING_YAML)
+    first = Pricer(agents, env={}, state_dir=state).overrides
+    probe = (
+        "import sys, json; from pathlib import Path; from agentlaunch.usage.pricing import Pricer; "
+        f"p = Pricer(Path({str(agents)!r}), env={{}}, state_dir=Path({str(state)!r})); "
+        "print(json.dumps({k: [r.input, r.output, r.cache_read, r.cache_write] for k, r in p.overrides.items()}),"
+        " 'yaml' in sys.modules, 'pydantic' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split(" ")
+    assert out[-2:] == ["False", "False\n"]
+    remembered = json.loads(" ".join(out[:-2]))
+    assert remembered == {k: [r.input, r.output, r.cache_read, r.cache_write] for k, r in first.items()}
+    # A changed file is read again (and a bad one reported, every time, never remembered).
+    (agents / "pricing.yaml").write_text("claude-opus-4-5: {input: -1, output: 25}\n")
+    for _ in range(2):
+        with pytest.raises(DefinitionError, match="must be >= 0"):
+            Pricer(agents, env={}, state_dir=state)
+    assert len(list((state / "validated-pricing").iterdir())) == 1
+
+
+@pytest.mark.parametrize("content", [b"", b"[]", b'{"m": [1, 2]}', b'{"m": [1, 2, 3, -4]}', b'{"m": [1, 2, 3, "x"]}'])
+def test_a_broken_pricing_memo_is_ignored(tmp_path: Path, content: bytes) -> None:
+    agents, state = tmp_path / "agents", tmp_path / "state"
+    agents.mkdir()
+    (agents / "pricing.yaml").write_text(PRICING_YAML)
+    expected = Pricer(agents, env={}, state_dir=state).overrides
+    (memo,) = (state / "validated-pricing").iterdir()
+    memo.write_bytes(content)
+    assert Pricer(agents, env={}, state_dir=state).overrides == expected
