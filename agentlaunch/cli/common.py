@@ -7,16 +7,17 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
 from typer.core import TyperGroup
 
 from agentlaunch import __version__, paths
 from agentlaunch.definitions.spec import agent_names
 from agentlaunch.errors import AgentlaunchError
+from agentlaunch.live.lazy_console import LazyConsole
 
-err = Console(stderr=True, highlight=False)
+# Made on first use: a quiet headless run never imports rich (LazyConsole).
+err = LazyConsole(stderr=True, highlight=False)
 # Piped output is read by scripts and people alike: do not squeeze tables into 80 columns.
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+out = LazyConsole(highlight=False, width=None if sys.stdout.isatty() else 160)
 
 
 def report(exc: AgentlaunchError) -> None:

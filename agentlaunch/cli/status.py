@@ -88,7 +88,7 @@ def status(
         out.print(status_table(records))
         return
     try:
-        with Live(status_table(read_records()), console=out, auto_refresh=False, transient=False) as live:
+        with Live(status_table(read_records()), console=out.console, auto_refresh=False, transient=False) as live:
             while True:
                 time.sleep(interval)  # a refresh period, not a wait for a condition
                 live.update(status_table(read_records()), refresh=True)
