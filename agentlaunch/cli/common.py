@@ -12,6 +12,7 @@ from rich.console import Console
 from agentlaunch import __version__, paths
 from agentlaunch.definitions.spec import agent_names
 from agentlaunch.errors import AgentlaunchError
+from agentlaunch.visible import for_markup
 
 err = Console(stderr=True, highlight=False)
 # Piped output is read by scripts and people alike: do not squeeze tables into 80 columns.
@@ -33,10 +34,11 @@ app = typer.Typer(
 
 def fail(exc: AgentlaunchError) -> NoReturn:
     """Print a user-facing error and exit with its code."""
+    # A message may quote what a provider said: never markup, never an escape sequence.
     for line in exc.message.splitlines():
-        err.print(f"[bold red]error:[/] {line}", markup=True, soft_wrap=True)
+        err.print(f"[bold red]error:[/] {for_markup(line)}", markup=True, soft_wrap=True)
     if exc.hint:
-        err.print(f"[dim]hint:[/] {exc.hint}", markup=True, soft_wrap=True)
+        err.print(f"[dim]hint:[/] {for_markup(exc.hint)}", markup=True, soft_wrap=True)
     raise typer.Exit(int(exc.exit_code))
 
 

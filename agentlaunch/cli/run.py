@@ -22,6 +22,7 @@ from agentlaunch.live.view import HeadlessView, InteractiveView
 from agentlaunch.providers.claude import summarize
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.store import Store
+from agentlaunch.visible import for_markup, visible
 
 
 def read_prompt(prompt: str | None, prompt_opt: str | None) -> str | None:
@@ -51,10 +52,10 @@ def read_prompt(prompt: str | None, prompt_opt: str | None) -> str | None:
 
 def ask_permission(request: PermissionRequest) -> str:
     """Ask the person whether Claude Code may use a tool: once, always (this session) or deny."""
-    summary = summarize(request.tool_input)
+    summary = visible(summarize(request.tool_input))
     while True:
         try:
-            answer = input(f"\nAllow {request.tool_name} {summary}? [y] once · [a] always this session · [n] deny: ")
+            answer = input(f"\nAllow {visible(request.tool_name)} {summary}? [y] once · [a] always this session · [n] deny: ")
         except (EOFError, KeyboardInterrupt):
             print()
             return "deny"
@@ -247,10 +248,7 @@ def sessions(
     table = Table("agent", "provider", "session", "working dir", "started", "last used", "turns")
     for r in rows:
         table.add_row(
-            r.agent,
-            r.provider,
-            r.session_id,
-            r.working_dir,
+            *(for_markup(cell) for cell in (r.agent, r.provider, r.session_id, r.working_dir)),  # the store is input too
             f"{r.started.astimezone():%Y-%m-%d %H:%M}",
             f"{r.last_used.astimezone():%Y-%m-%d %H:%M}",
             str(r.turns),

@@ -16,6 +16,7 @@ from agentlaunch.usage.pricing import format_cost
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.reports import daily_chart, parse_by, parse_since, report_csv, report_records, report_table
 from agentlaunch.usage.store import Store
+from agentlaunch.visible import for_markup, visible
 
 
 def _call_dict(call: CallRecord) -> dict[str, object]:
@@ -38,7 +39,8 @@ def _call_dict(call: CallRecord) -> dict[str, object]:
 
 def _calls_table(session: str, calls: list[CallRecord]) -> Table:
     table = Table(
-        title=f"calls of session {session}", caption="a call with a low cache hit after the first one is where caching missed"
+        title=f"calls of session {for_markup(session)}",
+        caption="a call with a low cache hit after the first one is where caching missed",
     )
     for header in ("#", "time", "turn", "model", "input", "cache write", "cache read", "output", "cache hit", "cost"):
         table.add_column(header, justify="right" if header not in ("time", "model") else "left", no_wrap=True)
@@ -46,7 +48,7 @@ def _calls_table(session: str, calls: list[CallRecord]) -> Table:
         d = _call_dict(call)
         hit = d["cache_hit_ratio"]
         table.add_row(
-            str(i), f"{call.at.astimezone():%Y-%m-%d %H:%M:%S}", str(call.turn or ""), call.model or "?",
+            str(i), f"{call.at.astimezone():%Y-%m-%d %H:%M:%S}", str(call.turn or ""), for_markup(call.model or "?"),
             f"{call.usage.input:,}", f"{call.usage.cache_write:,}", f"{call.usage.cache_read:,}", f"{call.usage.output:,}",
             "-" if hit is None else f"{hit:.0%}", format_cost(call.cost_usd),
         )  # fmt: skip
@@ -103,7 +105,7 @@ def usage(
             dicts = [_call_dict(c) for c in records]
             writer.writerow(list(dicts[0]) if dicts else list(_call_dict.__annotations__))
             for d in dicts:
-                writer.writerow(["" if v is None else v for v in d.values()])
+                writer.writerow(["" if v is None else visible(v) if isinstance(v, str) else v for v in d.values()])
         else:
             out.print(_calls_table(session or "", records))
         return
