@@ -220,8 +220,8 @@ class ClaudeParser(JsonLineParser):
         return events
 
     def _on_result(self, obj: dict[str, Any]) -> list[Event]:
-        self._complete_from_result(obj.get("usage"))
-        events: list[Event] = self.finish()
+        events: list[Event] = self._complete_from_result(obj.get("usage"))
+        events += self.finish()
         for model, info in values.obj(obj.get("modelUsage")).items():
             window = count(values.obj(info).get("contextWindow"))
             if window:
@@ -253,21 +253,33 @@ class ClaudeParser(JsonLineParser):
         self._turn_output = 0
         return events
 
-    def _complete_from_result(self, turn_usage: Any) -> None:
+    def _complete_from_result(self, turn_usage: Any) -> list[Event]:
         """The one call still open (no message_delta came) gets the turn's output less the counted calls'.
 
         ``result.usage`` sums the turn's calls; an interrupted call is left out of
         it (zeros), so a remainder below the call's start count is not its output.
+        With several calls open their split is unknown: they keep their start
+        counts, and a warning says how much output that leaves uncounted.
         """
-        if len(self._pending) != 1:
-            return
         out = count(values.obj(turn_usage).get("output_tokens"))
-        if out is None:
-            return
-        call_id, (usage, model) = next(iter(self._pending.items()))
+        if not self._pending or out is None:
+            return []
         remainder = out - self._turn_output
+        if len(self._pending) > 1:
+            started = sum(usage.output for usage, _ in self._pending.values())
+            if remainder <= started:
+                return []
+            return [
+                Warning(
+                    f"the turn's result reports {remainder - started:,} more output tokens than its "
+                    f"{len(self._pending)} calls without a final count were started with; "
+                    "how they split is unknown, so they are not counted"
+                )
+            ]
+        call_id, (usage, model) = next(iter(self._pending.items()))
         if remainder >= usage.output:
             self._pending[call_id] = (Usage(usage.input, usage.cache_write, usage.cache_read, remainder, usage.reasoning), model)
+        return []
 
     def _on_control_request(self, obj: dict[str, Any]) -> list[Event]:
         req = values.obj(obj.get("request"))

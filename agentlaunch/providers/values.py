@@ -167,7 +167,8 @@ def _too_deep(value: Any) -> bool:
 
 def _without_surrogates(value: Any) -> Any:
     if isinstance(value, str):
-        return value.encode("utf-8", "replace").decode("utf-8") if _has_surrogate(value) else value
+        # Through UTF-16, a pair stays one character and a lone half becomes U+FFFD.
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace") if _has_surrogate(value) else value
     if isinstance(value, list):
         return [_without_surrogates(v) for v in value]
     if isinstance(value, dict):
