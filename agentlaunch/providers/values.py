@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -22,6 +23,7 @@ from agentlaunch.events import MAX_TOKENS, Usage, usage_problem
 
 MAX_DEPTH = 100  # deeper JSON is not an event any CLI prints; past ~1,000 the json module itself fails
 MAX_LABEL = 256  # ids, names and types kept from a line; longer ones are cut (they are shown, never parsed)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # a UTF-16 half, \ud800 to \udfff, written as JSON
 SUMMARY_SCAN = 4096  # characters of a tool's input or result looked at for its one-line summary
 
 
@@ -149,7 +151,7 @@ def loads(text: str) -> Any:
     # A cheap bound first: nesting is never deeper than the number of brackets.
     if isinstance(value, dict | list) and text.count("{") + text.count("[") > MAX_DEPTH and _too_deep(value):
         raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
-    if "\\u" in text and ("\\ud" in text.lower()):
+    if _SURROGATE_ESCAPE.search(text):
         value = _without_surrogates(value)
     return value
 
