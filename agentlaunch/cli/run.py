@@ -91,7 +91,8 @@ def interactive_loop(launch: Launch, view: InteractiveView, timeout: float | Non
                 err.print("[dim](turn interrupted; the session goes on)[/]", markup=True)
             else:
                 failure = turn_failed(outcome)
-                err.print(f"[bold red]turn failed:[/] {failure.message if failure else ''}", markup=True, highlight=False)
+                said = for_markup(failure.message) if failure else ""
+                err.print(f"[bold red]turn failed:[/] {said}", markup=True, highlight=False)
             continue
         if outcome.end is None and not outcome.interrupted:
             err.print(
@@ -105,7 +106,7 @@ def interactive_loop(launch: Launch, view: InteractiveView, timeout: float | Non
         if outcome.interrupted:
             err.print("[dim](turn interrupted; the session goes on)[/]", markup=True)
         elif outcome.end.is_error:
-            err.print(f"[bold red]turn failed:[/] {outcome.end.error}", markup=True, highlight=False)
+            err.print(f"[bold red]turn failed:[/] {for_markup(outcome.end.error or '')}", markup=True, highlight=False)
 
 
 @app.command()
