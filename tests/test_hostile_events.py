@@ -394,3 +394,17 @@ def test_a_fifty_megabyte_tool_result_is_summarized_from_its_head() -> None:
 
 def test_bad_usage_is_a_value_error() -> None:
     assert issubclass(BadUsage, ValueError)
+
+
+def test_an_exception_no_handler_foresaw_is_a_warning_and_the_stream_goes_on() -> None:
+    class Broken(JsonLineParser):
+        def event(self, obj: dict[str, Any]) -> list[Event]:
+            raise KeyError("surprise")
+
+    (event,) = Broken().feed('{"type": "x"}')
+    assert isinstance(event, Warning) and "KeyError" in event.message and "skipped" in event.message
+
+
+def test_an_event_type_is_kept_to_a_bounded_label() -> None:
+    (event,) = strict(ClaudeParser(), '{"type": "' + "t" * 10_000 + '"}')
+    assert isinstance(event, Unknown) and len(event.type) == 256
