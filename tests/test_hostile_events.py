@@ -408,3 +408,13 @@ def test_an_exception_no_handler_foresaw_is_a_warning_and_the_stream_goes_on() -
 def test_an_event_type_is_kept_to_a_bounded_label() -> None:
     (event,) = strict(ClaudeParser(), '{"type": "' + "t" * 10_000 + '"}')
     assert isinstance(event, Unknown) and len(event.type) == 256
+
+
+def test_calls_opened_and_never_closed_stay_bounded_and_are_counted_as_started() -> None:
+    parser = ClaudeParser()
+    events: list[Event] = []
+    for i in range(1500):
+        message = {"id": f"m{i}", "usage": {"input_tokens": 1, "output_tokens": 1}}
+        events += strict(parser, json.dumps({"type": "stream_event", "event": {"type": "message_start", "message": message}}))
+    assert len(calls(events)) == 500 and [e.call_id for e in events if isinstance(e, CallUsage)][0] == "m0"
+    assert len(calls(events + parser.finish())) == 1500  # every call once, none lost

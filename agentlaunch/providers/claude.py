@@ -46,6 +46,7 @@ IGNORED = {"rate_limit_event", "control_response", "control_cancel_request"}
 SYSTEM_PROMPT_FLAGS = ("--system-prompt", "--system-prompt-file")
 APPEND_SYSTEM_PROMPT_FLAG = "--append-system-prompt-file"
 EXCLUDE_DYNAMIC_FLAG = "--exclude-dynamic-system-prompt-sections"
+MAX_OPEN_CALLS = 1000  # calls awaiting their final output; a real turn has a handful
 
 
 ANTHROPIC_FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
@@ -119,6 +120,11 @@ class ClaudeParser(JsonLineParser):
             self._refused.add(call_id)
             return [Warning(refused("claude", call_id, why))]
         self._pending[call_id] = (usage, opt_label(msg.get("model")))
+        if len(self._pending) > MAX_OPEN_CALLS:
+            # A stream that opens calls and never closes them: the oldest is counted as it started,
+            # as at the end of the output, so memory stays bounded.
+            oldest = next(iter(self._pending))
+            return [self._count(oldest, *self._pending.pop(oldest))]
         return []
 
     def _known(self, call_id: str) -> bool:
