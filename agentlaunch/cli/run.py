@@ -19,9 +19,10 @@ from agentlaunch.launch.session import Launch, LaunchOptions, Terminated, signal
 from agentlaunch.launch.transport import window_size
 from agentlaunch.live.status import StatusWriter
 from agentlaunch.live.view import HeadlessView, InteractiveView
-from agentlaunch.providers.claude import summarize
+from agentlaunch.providers.values import summarize
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.store import Store
+from agentlaunch.visible import for_markup, visible
 
 
 def read_prompt(prompt: str | None, prompt_opt: str | None) -> str | None:
@@ -51,10 +52,10 @@ def read_prompt(prompt: str | None, prompt_opt: str | None) -> str | None:
 
 def ask_permission(request: PermissionRequest) -> str:
     """Ask the person whether Claude Code may use a tool: once, always (this session) or deny."""
-    summary = summarize(request.tool_input)
+    summary = visible(summarize(request.tool_input))
     while True:
         try:
-            answer = input(f"\nAllow {request.tool_name} {summary}? [y] once · [a] always this session · [n] deny: ")
+            answer = input(f"\nAllow {visible(request.tool_name)} {summary}? [y] once · [a] always this session · [n] deny: ")
         except (EOFError, KeyboardInterrupt):
             print()
             return "deny"
@@ -90,7 +91,8 @@ def interactive_loop(launch: Launch, view: InteractiveView, timeout: float | Non
                 err.print("[dim](turn interrupted; the session goes on)[/]", markup=True)
             else:
                 failure = turn_failed(outcome)
-                err.print(f"[bold red]turn failed:[/] {failure.message if failure else ''}", markup=True, highlight=False)
+                said = for_markup(failure.message) if failure else ""
+                err.print(f"[bold red]turn failed:[/] {said}", markup=True, highlight=False)
             continue
         if outcome.end is None and not outcome.interrupted:
             err.print(
@@ -104,7 +106,7 @@ def interactive_loop(launch: Launch, view: InteractiveView, timeout: float | Non
         if outcome.interrupted:
             err.print("[dim](turn interrupted; the session goes on)[/]", markup=True)
         elif outcome.end.is_error:
-            err.print(f"[bold red]turn failed:[/] {outcome.end.error}", markup=True, highlight=False)
+            err.print(f"[bold red]turn failed:[/] {for_markup(outcome.end.error or '')}", markup=True, highlight=False)
 
 
 @app.command()
@@ -244,10 +246,7 @@ def sessions(
     table = Table("agent", "provider", "session", "working dir", "started", "last used", "turns")
     for r in rows:
         table.add_row(
-            r.agent,
-            r.provider,
-            r.session_id,
-            r.working_dir,
+            *(for_markup(cell) for cell in (r.agent, r.provider, r.session_id, r.working_dir)),  # the store is input too
             f"{r.started.astimezone():%Y-%m-%d %H:%M}",
             f"{r.last_used.astimezone():%Y-%m-%d %H:%M}",
             str(r.turns),

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentlaunch import paths
 from agentlaunch.definitions.deliver import pid_alive, write_atomic
+from agentlaunch.visible import visible
 
 if TYPE_CHECKING:
     from agentlaunch.launch.session import Launch
@@ -128,7 +129,7 @@ def one_line(record: dict[str, Any]) -> str:
     cost = record.get("cost")
     if isinstance(cost, str) and cost:
         parts.append(cost)
-    return " · ".join(parts)
+    return visible(" · ".join(parts))  # a status bar is a terminal: no escape from a record reaches it
 
 
 class StatusWriter:

@@ -27,6 +27,7 @@ from agentlaunch.events import (
 from agentlaunch.live.lazy_console import LazyConsole
 from agentlaunch.usage import pricing
 from agentlaunch.usage.meter import CompactionWarning, Meter
+from agentlaunch.visible import for_markup, visible
 
 
 def n(value: int) -> str:
@@ -107,19 +108,20 @@ class HeadlessView:
             self.out.write(json.dumps(event.as_dict(), ensure_ascii=False) + "\n")
             self.out.flush()
             return
+        # What the provider sent is shown, never obeyed: escapes written out, no rich markup taken from it.
         if isinstance(event, TextDelta):
-            self._write(event.text)
+            self._write(visible(event.text, keep_newlines=True))
             self._streamed = True
         elif isinstance(event, Text):
             if not self._streamed:
-                self._write(event.text)
+                self._write(visible(event.text, keep_newlines=True))
         elif isinstance(event, ToolUse):
             self._newline()
-            self.err.print(f"[dim]⚙ {event.name} {event.summary}[/]", markup=True, highlight=False)
+            self.err.print(f"[dim]⚙ {for_markup(event.name)} {for_markup(event.summary)}[/]", markup=True, highlight=False)
         elif isinstance(event, ToolResult) and event.is_error:
-            self.err.print(f"[dim]  ✗ {event.summary}[/]", markup=True, highlight=False)
+            self.err.print(f"[dim]  ✗ {for_markup(event.summary)}[/]", markup=True, highlight=False)
         elif isinstance(event, Warning):
-            self.err.print(f"[yellow]warning:[/] {event.message}", markup=True, highlight=False)
+            self.err.print(f"[yellow]warning:[/] {for_markup(event.message)}", markup=True, highlight=False)
         elif isinstance(event, Compaction):
             self.err.print(f"[yellow]compacted:[/] {self._compaction(event)}", markup=True, highlight=False)
         elif isinstance(event, Diagnostic):
@@ -128,13 +130,14 @@ class HeadlessView:
             self._streamed = False
 
     def notice(self, message: str) -> None:
-        self.err.print(f"[dim]{message}[/]", markup=True, highlight=False)
+        self.err.print(f"[dim]{for_markup(message)}[/]", markup=True, highlight=False)
 
     def warn_compaction(self, warning: CompactionWarning) -> None:
         self.err.print(f"[bold yellow]⚠ {compaction_warning(warning)}[/]", markup=True, highlight=False)
 
     def unknown_once(self, event: Unknown) -> None:
-        self.err.print(f"[dim]note: ignoring provider event type {event.type!r} (shown once)[/]", markup=True, highlight=False)
+        shown = for_markup(repr(event.type))
+        self.err.print(f"[dim]note: ignoring provider event type {shown} (shown once)[/]", markup=True, highlight=False)
 
     def turn_done(self) -> None:
         if self.json_lines:
@@ -146,7 +149,7 @@ class HeadlessView:
     def _compaction(self, event: Compaction) -> str:
         pre = n(event.pre_tokens) if event.pre_tokens is not None else "?"
         post = n(event.post_tokens) if event.post_tokens is not None else "?"
-        return f"the CLI compacted the context ({event.trigger or 'auto'}): {pre} → {post} tokens"
+        return f"the CLI compacted the context ({for_markup(event.trigger or 'auto')}): {pre} → {post} tokens"
 
     def _write(self, text: str) -> None:
         self.out.write(text)
