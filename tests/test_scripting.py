@@ -13,7 +13,6 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from agentlaunch import events
 from agentlaunch.definitions.spec import agent_names
 from agentlaunch.errors import ExitCode
 from tests.conftest import REPO
@@ -63,17 +62,6 @@ def test_json_prints_only_json_lines(agents_dir: Path, workdir: Path) -> None:
     kinds = [e["event"] for e in events]
     assert kinds[0] == "session" and kinds[-1] == "turn_end" and "usage" in kinds
     assert events[-1]["is_error"] is False
-
-
-def documented_json_events() -> set[str]:
-    section = SCRIPTING_DOC.read_text().split("## `--json` events", 1)[1].split("\n## ", 1)[0]
-    return set(re.findall(r'^\{"event": "([a-z_]+)"', section, re.M))
-
-
-def test_the_documented_json_events_are_the_ones_emitted() -> None:
-    # Every normalized event is printed with --json, except Unknown (noted once on stderr instead).
-    emitted = {cls.kind for cls in vars(events).values() if isinstance(cls, type) and issubclass(cls, events.Event)}
-    assert documented_json_events() == emitted - {events.Event.kind, events.Unknown.kind}
 
 
 def test_errors_go_to_stderr_only(agents_dir: Path, workdir: Path) -> None:

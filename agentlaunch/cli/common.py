@@ -7,24 +7,27 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
 from typer.core import TyperGroup
 
 from agentlaunch import __version__, paths
 from agentlaunch.definitions.spec import agent_names
 from agentlaunch.errors import AgentlaunchError
+from agentlaunch.live.lazy_console import LazyConsole
+from agentlaunch.visible import for_markup
 
-err = Console(stderr=True, highlight=False)
+# Made on first use: a quiet headless run never imports rich (LazyConsole).
+err = LazyConsole(stderr=True, highlight=False)
 # Piped output is read by scripts and people alike: do not squeeze tables into 80 columns.
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+out = LazyConsole(highlight=False, width=None if sys.stdout.isatty() else 160)
 
 
 def report(exc: AgentlaunchError) -> None:
     """Print a user-facing error on stderr: each line of its message, then its hint."""
     for line in exc.message.splitlines():
-        err.print(f"[bold red]error:[/] {line}", markup=True, soft_wrap=True)
+        # A message may quote what a provider said: never markup, never an escape sequence.
+        err.print(f"[bold red]error:[/] {for_markup(line)}", markup=True, soft_wrap=True)
     if exc.hint:
-        err.print(f"[dim]hint:[/] {exc.hint}", markup=True, soft_wrap=True)
+        err.print(f"[dim]hint:[/] {for_markup(exc.hint)}", markup=True, soft_wrap=True)
 
 
 class ErrorBoundary(TyperGroup):

@@ -20,11 +20,11 @@ from agentlaunch.launch.session import Launch, LaunchOptions
 from agentlaunch.launch.signals import Terminated
 from agentlaunch.launch.sink import Sink
 from agentlaunch.launch.turn import turn_failed
-from agentlaunch.live.jsonlines import JsonLines
 from agentlaunch.live.view import HeadlessView, InteractiveView
-from agentlaunch.providers.claude import summarize
+from agentlaunch.providers.values import summarize
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.store import Store
+from agentlaunch.visible import for_markup, visible
 
 
 def read_prompt(prompt: str | None, prompt_opt: str | None) -> str | None:
@@ -54,10 +54,10 @@ def read_prompt(prompt: str | None, prompt_opt: str | None) -> str | None:
 
 def ask_permission(request: PermissionRequest) -> str:
     """Ask the person whether Claude Code may use a tool: once, always (this session) or deny."""
-    summary = summarize(request.tool_input)
+    summary = visible(summarize(request.tool_input))
     while True:
         try:
-            answer = input(f"\nAllow {request.tool_name} {summary}? [y] once · [a] always this session · [n] deny: ")
+            answer = input(f"\nAllow {visible(request.tool_name)} {summary}? [y] once · [a] always this session · [n] deny: ")
         except (EOFError, KeyboardInterrupt):
             print()
             return "deny"
@@ -96,7 +96,8 @@ def interactive_loop(launch: Launch, timeout: float | None) -> int:
                 err.print("[dim](turn interrupted; the session goes on)[/]", markup=True)
             else:
                 failure = turn_failed(outcome)
-                err.print(f"[bold red]turn failed:[/] {failure.message if failure else ''}", markup=True, highlight=False)
+                said = for_markup(failure.message) if failure else ""
+                err.print(f"[bold red]turn failed:[/] {said}", markup=True, highlight=False)
             continue
         if outcome.end is None and not outcome.interrupted:
             err.print(
@@ -110,7 +111,7 @@ def interactive_loop(launch: Launch, timeout: float | None) -> int:
         if outcome.interrupted:
             err.print("[dim](turn interrupted; the session goes on)[/]", markup=True)
         elif outcome.end.is_error:
-            err.print(f"[bold red]turn failed:[/] {outcome.end.error}", markup=True, highlight=False)
+            err.print(f"[bold red]turn failed:[/] {for_markup(outcome.end.error or '')}", markup=True, highlight=False)
 
 
 @app.command()
@@ -175,9 +176,7 @@ def run(
         def views(meter: Meter) -> list[Sink]:
             if text is None:
                 return [InteractiveView(meter)]
-            if as_json:
-                return [JsonLines(), HeadlessView(meter, json_lines=True)]  # the view keeps only the notices
-            return [HeadlessView(meter, quiet=quiet)]
+            return [HeadlessView(meter, json_lines=as_json, quiet=quiet)]
 
         launch = build_launch(options, views)
     except AgentlaunchError as exc:
@@ -255,10 +254,7 @@ def sessions(
     table = Table("agent", "provider", "session", "working dir", "started", "last used", "turns")
     for r in rows:
         table.add_row(
-            r.agent,
-            r.provider,
-            r.session_id,
-            r.working_dir,
+            *(for_markup(cell) for cell in (r.agent, r.provider, r.session_id, r.working_dir)),  # the store is input too
             f"{r.started.astimezone():%Y-%m-%d %H:%M}",
             f"{r.last_used.astimezone():%Y-%m-%d %H:%M}",
             str(r.turns),

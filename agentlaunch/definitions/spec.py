@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from agentlaunch import __version__
 from agentlaunch.errors import DefinitionError, StateError
 from agentlaunch.providers.descriptors import DESCRIPTORS, describe
@@ -31,6 +29,7 @@ NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 PROVIDERS: tuple[str, ...] = tuple(DESCRIPTORS)  # one per provider descriptor; schemas.Provider must agree (a test checks)
 SCRATCH = "@scratch"
 VALIDATED_DIR = "validated"  # in the state dir: what the schema accepted, by content
+BYTES_DIR = "validated-bytes"  # in the state dir: agent.yaml files without env that passed, by their exact text
 MEMO_KEEP = 64  # memos kept (the newest): one is written per new agent.yaml content
 
 
@@ -125,8 +124,10 @@ def read_text(path: Path, root: Path, label: str) -> str:
         raise DefinitionError(f"{path}: {label}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
 
 
-def _load_yaml(path: Path, root: Path) -> dict[str, Any]:
-    text = read_text(path, root, "agent.yaml")
+def _load_yaml(path: Path, root: Path, text: str | None = None) -> dict[str, Any]:
+    import yaml  # here, not at the top: a launch of an unchanged agent without env does not parse YAML (~7 ms)
+
+    text = read_text(path, root, "agent.yaml") if text is None else text
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -196,7 +197,38 @@ def _validation_problems(path: Path, exc: ValidationError, allowed: list[str]) -
     return problems
 
 
+def agent_config(yaml_path: Path, root: Path, state_dir: Path | None) -> dict[str, Any]:
+    """agent.yaml read and checked (:func:`validated_config`), without parsing YAML when nothing changed.
+
+    An agent.yaml without ``env`` whose exact bytes passed before is taken from
+    the memo of those bytes in ``state_dir``. One with ``env`` is parsed every
+    time: its values (maybe secrets) are never written down.
+    """
+    text = read_text(yaml_path, root, "agent.yaml")
+    memo: Path | None = None
+    if state_dir is not None:
+        with contextlib.suppress(OSError, ValueError):
+            schema = Path(__file__).with_name("schemas.py").read_bytes()
+            digest = hashlib.sha256(f"raw\0{__version__}\0{text}\0".encode() + schema).hexdigest()
+            memo = state_dir / BYTES_DIR / f"{digest[:32]}.json"
+            remembered = json.loads(memo.read_text("utf-8"))
+            if isinstance(remembered, dict) and "env" not in remembered:
+                return {**remembered, "env": {}}
+    raw = _load_yaml(yaml_path, root, text)
+    conf = validated_config(raw, yaml_path, state_dir)
+    if memo is not None and "env" not in raw:
+        from agentlaunch.definitions.deliver import keep_newest, write_atomic
+
+        with contextlib.suppress(OSError, TypeError, ValueError):
+            memo.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(memo, json.dumps({k: v for k, v in conf.items() if k != "env"}, sort_keys=True).encode())
+            keep_newest(memo.parent, MEMO_KEEP)
+    return conf
+
+
 def _parse_front_matter(text: str, path: Path) -> dict[str, Any]:
+    import yaml
+
     lines = text.splitlines()
     if not lines or lines[0].strip() != "---":
         raise DefinitionError(f"{path}: front matter: missing (the file must start with '---', name and description, '---')")
@@ -245,7 +277,7 @@ def load_agent(agents_dir: Path, name: str, state_dir: Path | None = None) -> Ag
     if not yaml_path.is_file():
         known = ", ".join(agent_names(root)) or "none"
         raise DefinitionError(f"{yaml_path}: agent {name!r} not found (agents here: {known})")
-    conf = validated_config(_load_yaml(yaml_path, root), yaml_path, state_dir)
+    conf = agent_config(yaml_path, root, state_dir)
 
     problems: list[str] = []
 

@@ -53,6 +53,7 @@ from agentlaunch.launch.sink import (
     ProviderStateKept,
     SessionClosed,
     Sink,
+    SinkEvent,
     StateChanged,
     TurnDone,
     fan_out,
@@ -134,7 +135,7 @@ class Launch:
     def cli_pid(self) -> int | None:
         return self.child.pid if self.child is not None else None
 
-    def emit(self, event: Event) -> None:
+    def emit(self, event: SinkEvent) -> None:
         """``event`` to every sink."""
         fan_out(self.sinks, event, self)
 

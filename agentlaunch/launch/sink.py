@@ -49,15 +49,20 @@ class LaunchView(Protocol):
 class Sink(Protocol):
     """Takes each event of a launch."""
 
-    def event(self, event: Event, launch: LaunchView) -> None:
+    def event(self, event: SinkEvent, launch: LaunchView) -> None:
         """Handle ``event``; ``launch`` is the launch as it stands once the event is counted."""
         ...
 
 
-class LaunchEvent(Event):
-    """A fact of the launch itself, not of the provider (never part of the ``--json`` output)."""
+class LaunchEvent:
+    """A fact of the launch itself, not of the provider: not an :class:`~agentlaunch.events.Event`, so it is
+    never part of the ``--json`` vocabulary or output."""
 
     kind: ClassVar[str] = "launch"
+
+
+SinkEvent = Event | LaunchEvent
+"""What a sink takes: the provider's normalized events and the launch's own."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +110,7 @@ class SessionClosed(LaunchEvent):
     exit_status: int
 
 
-def fan_out(sinks: Sequence[Sink], event: Event, launch: LaunchView) -> None:
+def fan_out(sinks: Sequence[Sink], event: SinkEvent, launch: LaunchView) -> None:
     """``event`` to every sink, in order."""
     for sink in sinks:
         sink.event(event, launch)

@@ -7,7 +7,7 @@ import sys
 from typing import TextIO
 
 from agentlaunch.events import Event, Unknown
-from agentlaunch.launch.sink import LaunchEvent, LaunchView
+from agentlaunch.launch.sink import LaunchView, SinkEvent
 
 
 class JsonLines:
@@ -16,8 +16,8 @@ class JsonLines:
     def __init__(self, stdout: TextIO | None = None) -> None:
         self.out = stdout or sys.stdout
 
-    def event(self, event: Event, launch: LaunchView | None = None) -> None:
-        if isinstance(event, LaunchEvent | Unknown):
+    def event(self, event: SinkEvent, launch: LaunchView | None = None) -> None:
+        if not isinstance(event, Event) or isinstance(event, Unknown):
             return
         self.out.write(json.dumps(event.as_dict(), ensure_ascii=False) + "\n")
         self.out.flush()

@@ -30,10 +30,10 @@ from typing import TYPE_CHECKING, Any
 from agentlaunch import paths
 from agentlaunch.definitions.deliver import pid_alive, write_atomic
 from agentlaunch.launch.sink import SessionClosed
+from agentlaunch.visible import visible
 
 if TYPE_CHECKING:
-    from agentlaunch.events import Event
-    from agentlaunch.launch.sink import LaunchView
+    from agentlaunch.launch.sink import LaunchView, SinkEvent
 
 STATUS_DIR = "status"
 MIN_INTERVAL = 0.5  # seconds between two writes of one record
@@ -130,7 +130,7 @@ def one_line(record: dict[str, Any]) -> str:
     cost = record.get("cost")
     if isinstance(cost, str) and cost:
         parts.append(cost)
-    return " · ".join(parts)
+    return visible(" · ".join(parts))  # a status bar is a terminal: no escape from a record reaches it
 
 
 class StatusWriter:
@@ -164,7 +164,7 @@ class StatusWriter:
         self._closed = False
         self.writes = 0
 
-    def event(self, event: Event, launch: LaunchView) -> None:
+    def event(self, event: SinkEvent, launch: LaunchView) -> None:
         """The record as ``launch`` stands after ``event``; the session's end removes it."""
         self.update(snapshot(launch, pid=self.pid, pid_start=self.pid_start, started=self.started))
         if isinstance(event, SessionClosed):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import contextlib
 
 from agentlaunch.errors import AgentlaunchError
-from agentlaunch.events import Event, SessionStarted
-from agentlaunch.launch.sink import LaunchView, PricedCall, ProviderStateKept, SessionClosed, TurnDone
+from agentlaunch.events import SessionStarted
+from agentlaunch.launch.sink import LaunchView, PricedCall, ProviderStateKept, SessionClosed, SinkEvent, TurnDone
 from agentlaunch.usage.store import Store
 
 
@@ -17,7 +17,7 @@ class UsageRecorder:
         self.store = store
         self.registered = False
 
-    def event(self, event: Event, launch: LaunchView) -> None:
+    def event(self, event: SinkEvent, launch: LaunchView) -> None:
         if isinstance(event, SessionStarted) and not self.registered:
             # Registered once the CLI confirms the session: an unknown --resume id never becomes one.
             spec = launch.spec
