@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -61,11 +61,6 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-
-def fail(exc: AgentlaunchError) -> NoReturn:
-    """Raise ``exc`` for :class:`ErrorBoundary` to report (kept for callers written before it; raise instead)."""
-    raise exc
 
 
 def complete_agent(ctx: typer.Context, incomplete: str) -> list[str]:

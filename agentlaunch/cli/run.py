@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from agentlaunch import paths
-from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, complete_agent, err, fail, out
+from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, complete_agent, err, out
 from agentlaunch.errors import AgentlaunchError, ExitCode, Interrupted, UsageError
 from agentlaunch.events import PermissionRequest
 from agentlaunch.launch import prespawn
@@ -149,38 +149,36 @@ def run(
     Headless, stdout carries only the answer (or JSON lines with --json) and a
     one-line footer of tokens and cost goes to stderr. Exit codes: 0 done,
     1 turn failed, 2 bad command line, 3 definition error, 4 refused overwrite,
-    124 timeout, 127 provider CLI missing, 130 interrupted.
+    5 state unusable, 124 timeout, 127 provider CLI missing, 130 interrupted,
+    129 / 143 SIGHUP / SIGTERM.
 
     Example: agentlaunch run demo "hello"   ·   echo "hi" | agentlaunch run demo - --json
     """
     if continue_last and resume:
-        fail(UsageError("use --continue or --resume ID, not both"))
-    try:
-        text = read_prompt(prompt, prompt_opt)
-        if text is None and as_json:
-            raise UsageError("--json needs a prompt (headless mode)")
-        if text is None and not sys.stdin.isatty():
-            raise UsageError("no prompt: pass PROMPT, -p PROMPT, or - to read it from stdin (the chat needs a terminal)")
-        options = LaunchOptions(
-            agent=agent,
-            agents_dir=paths.agents_dir(agents_dir),
-            templates_dir=templates_dir,
-            working_dir=working_dir,
-            resume=resume,
-            continue_last=continue_last,
-            force=force,
-            interactive=text is None,
-            plan_key=prespawn.plan_key(agent, str(agents_dir) if agents_dir else None, str(working_dir) if working_dir else None),
-        )
+        raise UsageError("use --continue or --resume ID, not both")
+    text = read_prompt(prompt, prompt_opt)
+    if text is None and as_json:
+        raise UsageError("--json needs a prompt (headless mode)")
+    if text is None and not sys.stdin.isatty():
+        raise UsageError("no prompt: pass PROMPT, -p PROMPT, or - to read it from stdin (the chat needs a terminal)")
+    options = LaunchOptions(
+        agent=agent,
+        agents_dir=paths.agents_dir(agents_dir),
+        templates_dir=templates_dir,
+        working_dir=working_dir,
+        resume=resume,
+        continue_last=continue_last,
+        force=force,
+        interactive=text is None,
+        plan_key=prespawn.plan_key(agent, str(agents_dir) if agents_dir else None, str(working_dir) if working_dir else None),
+    )
 
-        def views(meter: Meter) -> list[Sink]:
-            if text is None:
-                return [InteractiveView(meter)]
-            return [HeadlessView(meter, json_lines=as_json, quiet=quiet)]
+    def views(meter: Meter) -> list[Sink]:
+        if text is None:
+            return [InteractiveView(meter)]
+        return [HeadlessView(meter, json_lines=as_json, quiet=quiet)]
 
-        launch = build_launch(options, views)
-    except AgentlaunchError as exc:
-        fail(exc)
+    launch = build_launch(options, views)
     saved = termios.tcgetattr(0) if sys.stdin.isatty() else None
     code = 0
     error: AgentlaunchError | None = None
@@ -208,7 +206,7 @@ def run(
         if saved is not None:
             termios.tcsetattr(0, termios.TCSADRAIN, saved)
     if error is not None:
-        fail(error)
+        raise error
     raise typer.Exit(code)
 
 

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import errno
 import json
 import os
 import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -30,13 +29,11 @@ from typing import Any
 from agentlaunch.definitions.render import RunFacts, render_startup
 from agentlaunch.definitions.spec import AgentSpec, load_agent
 from agentlaunch.errors import AgentlaunchError, DefinitionError, ProviderMissing, TurnFailed, TurnTimeout
-from agentlaunch.fakeapi.anthropic import FakeAnthropic
-from agentlaunch.fakeapi.gemini import GeminiFake
-from agentlaunch.fakeapi.responses import ResponsesFake
-from agentlaunch.fakeapi.server import FakeServer, Recorded
+from agentlaunch.fakeapi.server import Recorded
 from agentlaunch.launch.placement import place_instructions
 from agentlaunch.launch.probe import probe
 from agentlaunch.launch.transport import resolve_command
+from agentlaunch.prefix.capture import Capture, bind, make_capture
 from agentlaunch.prefix.fingerprint import cli_version
 from agentlaunch.prefix.static import Difference, InstructionsPlace, Serialized, compare, place_instructions_in, serialize
 from agentlaunch.providers import DESCRIPTORS, describe, get_adapter
@@ -50,61 +47,11 @@ EXIT_GRACE = 10.0  # seconds a CLI gets to finish after its request was captured
 SCRUBBED = (*(prefix for d in DESCRIPTORS.values() for prefix in d.settings_env), "HTTP_PROXY", "HTTPS_PROXY")
 
 
-@dataclass
-class Capture:
-    """A running capture endpoint and what every request to it was."""
-
-    server: FakeServer
-    is_model_call: Callable[[Recorded], bool]
-    base_url: str
-    port_note: str | None = None
-
-    def model_calls(self) -> list[Recorded]:
-        return [r for r in self.server.requests if self.is_model_call(r) and isinstance(r.body, dict)]
-
-    def other_calls(self) -> list[str]:
-        proxied = {id(r) for r in self.server.proxy_attempts}
-        return [f"{r.method} {r.path}" for r in self.server.requests if not self.is_model_call(r) and id(r) not in proxied]
-
-
-def _bind(make: Callable[[int], Capture], port: int) -> Capture:
-    """The capture endpoint on ``port``; when that port is busy, on another one (and say so)."""
-    if port:
-        try:
-            return make(port)
-        except OSError as exc:
-            if exc.errno != errno.EADDRINUSE:
-                raise
-            capture = make(0)
-            capture.port_note = f"port {port} is busy; the capture endpoint took port {capture.server.port}"
-            return capture
-    return make(0)
-
-
-def _make_capture(api: str, port: int) -> Capture:
-    """A fake server speaking the API family ``api`` (a provider descriptor's ``api``)."""
-    if api == "anthropic":
-        fake = FakeAnthropic()
-        server = fake.serve(port)
-        return Capture(server, lambda r: r.method == "POST" and r.path.split("?")[0].rstrip("/") == "/v1/messages", server.url)
-    if api == "responses":
-        responses = ResponsesFake(port=port)
-        from agentlaunch.fakeapi.responses import is_responses_call
-
-        return Capture(responses.server, is_responses_call, responses.base_url)
-    if api == "gemini":
-        gem = GeminiFake(port=port)
-        from agentlaunch.fakeapi.gemini import is_stream_call
-
-        return Capture(gem.server, is_stream_call, gem.base_url)
-    raise ValueError(f"no capture endpoint speaks the {api!r} API")
-
-
 @contextlib.contextmanager
 def capture_endpoint(provider: str, port: int = 0) -> Iterator[Capture]:
     """A started capture endpoint for ``provider``'s API family (on ``port``, or another when it is busy)."""
     api, _ = _live_api(describe(provider))
-    capture = _bind(lambda p: _make_capture(api, p), port)
+    capture = bind(lambda p: make_capture(api, p), port)
     capture.server.start()
     try:
         yield capture
