@@ -12,7 +12,7 @@ import abc
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from agentlaunch.events import CallUsage, Diagnostic, Event, PermissionRequest, Usage, Warning
 from agentlaunch.providers.values import loads
@@ -243,3 +243,13 @@ def child_env(base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, st
     env = dict(base)
     env.update(extra)
     return env
+
+
+OwnParser = TypeVar("OwnParser")
+
+
+def own_parser(parser: Parser, kind: type[OwnParser]) -> OwnParser:
+    """``parser`` as the ``kind`` its adapter made (the session hands back what the adapter's ``parser()`` gave)."""
+    if not isinstance(parser, kind):
+        raise TypeError(f"{kind.__name__}'s adapter was handed a {type(parser).__name__}, not the parser it made")
+    return parser

@@ -29,7 +29,16 @@ from agentlaunch.events import (
     Warning,
 )
 from agentlaunch.providers import values
-from agentlaunch.providers.base import Described, JsonLineParser, Parser, ProviderState, TurnPlan, json_lines, split_turn
+from agentlaunch.providers.base import (
+    Described,
+    JsonLineParser,
+    Parser,
+    ProviderState,
+    TurnPlan,
+    json_lines,
+    own_parser,
+    split_turn,
+)
 from agentlaunch.providers.descriptors import CODEX, ProviderDescriptor
 from agentlaunch.providers.values import (
     BadUsage,
@@ -209,13 +218,6 @@ def rollout_calls(thread_id: str, env: Mapping[str, str]) -> list[tuple[CallUsag
     return calls
 
 
-def own_parser(parser: Parser) -> CodexParser:
-    """``parser`` as the CodexParser this adapter made (the session hands back what :meth:`CodexAdapter.parser` gave)."""
-    if not isinstance(parser, CodexParser):
-        raise TypeError(f"the Codex adapter was handed a {type(parser).__name__}, not the CodexParser it made")
-    return parser
-
-
 class CodexAdapter(Described):
     """Codex CLI 0.169."""
 
@@ -257,7 +259,7 @@ class CodexAdapter(Described):
 
     def calls_in_turn(self, turn: CallUsage, parser: Parser, env: Mapping[str, str]) -> list[CallUsage]:
         """The turn's sum split into its calls, from the rollout (see :func:`~agentlaunch.providers.base.split_turn`)."""
-        return split_turn(turn, [call for call, _ in rollout_calls(own_parser(parser).thread_id or "", env)])
+        return split_turn(turn, [call for call, _ in rollout_calls(own_parser(parser, CodexParser).thread_id or "", env)])
 
     def calls_not_counted(self, parser: Parser, env: Mapping[str, str]) -> list[CallUsage]:
         """Finished calls of a turn that ended without ``turn.completed`` (interrupted, failed), from the rollout.
@@ -266,7 +268,7 @@ class CodexAdapter(Described):
         so far; the counted total moves past them, so the next turn's difference
         leaves them out. Nothing when that point cannot be found in the rollout.
         """
-        parser = own_parser(parser)
+        parser = own_parser(parser, CodexParser)
         calls = rollout_calls(parser.thread_id or "", env)
         start = 0
         if parser.total != Usage():
@@ -282,7 +284,7 @@ class CodexAdapter(Described):
 
     def state_after_turn(self, parser: Parser, env: Mapping[str, str]) -> tuple[ProviderState, list[Event]]:
         """What to keep for the next turn (thread id, running total), and a learned context window."""
-        parser = own_parser(parser)
+        parser = own_parser(parser, CodexParser)
         state: ProviderState = {"thread_id": parser.thread_id, "total": parser.total.as_dict()}
         window = rollout_context_window(parser.thread_id or "", env)
         return state, [ContextWindow(window)] if window else []

@@ -28,7 +28,16 @@ from agentlaunch.events import (
     Warning,
 )
 from agentlaunch.providers import values
-from agentlaunch.providers.base import Described, JsonLineParser, Parser, ProviderState, TurnPlan, json_lines, split_turn
+from agentlaunch.providers.base import (
+    Described,
+    JsonLineParser,
+    Parser,
+    ProviderState,
+    TurnPlan,
+    json_lines,
+    own_parser,
+    split_turn,
+)
 from agentlaunch.providers.codex import ARGV_PROMPT_LIMIT
 from agentlaunch.providers.descriptors import GEMINI, ProviderDescriptor
 from agentlaunch.providers.values import (
@@ -178,13 +187,6 @@ class GeminiParser(JsonLineParser):
         return events
 
 
-def own_parser(parser: Parser) -> GeminiParser:
-    """``parser`` as the GeminiParser this adapter made (the session hands back what :meth:`GeminiAdapter.parser` gave)."""
-    if not isinstance(parser, GeminiParser):
-        raise TypeError(f"the Gemini adapter was handed a {type(parser).__name__}, not the GeminiParser it made")
-    return parser
-
-
 class GeminiAdapter(Described):
     """Gemini CLI 0.61."""
 
@@ -217,7 +219,7 @@ class GeminiAdapter(Described):
 
     def calls_in_turn(self, turn: CallUsage, parser: Parser, env: Mapping[str, str]) -> list[CallUsage]:
         """The turn's sum split into its calls, from the session file (see :func:`~agentlaunch.providers.base.split_turn`)."""
-        parser = own_parser(parser)
+        parser = own_parser(parser, GeminiParser)
         calls = split_turn(turn, session_calls(parser.session_id or "", env))
         # Split: counted up to its last call. Kept as the sum: where the count stands in the file is unknown.
         parser.counted_through = calls[-1].call_id
@@ -228,7 +230,7 @@ class GeminiAdapter(Described):
 
         They are the calls after the last one counted; nothing when that point is unknown.
         """
-        parser = own_parser(parser)
+        parser = own_parser(parser, GeminiParser)
         if parser.counted_through is None:
             return []
         calls = session_calls(parser.session_id or parser.asked or "", env)
@@ -241,7 +243,7 @@ class GeminiAdapter(Described):
         return new
 
     def state_after_turn(self, parser: Parser, env: Mapping[str, str]) -> tuple[ProviderState, list[Event]]:
-        parser = own_parser(parser)
+        parser = own_parser(parser, GeminiParser)
         if parser.session_id is None:  # the CLI never said it started the session
             return {"session_id": parser.asked, "started": parser.resumed, "counted_through": parser.counted_through}, []
         return {"session_id": parser.session_id, "started": True, "counted_through": parser.counted_through}, []
