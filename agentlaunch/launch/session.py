@@ -264,7 +264,6 @@ class Launch:
         text = self.first_message(prompt)
         self.turns += 1
         self._ask = ask_permission
-        self.set_state("thinking")
         with self.signals.turn():  # from here a Ctrl-C interrupts the turn instead of raising
             if self.persistent:
                 assert self.child is not None
@@ -273,6 +272,8 @@ class Launch:
                 assert self._command is not None
                 plan = self._per_turn.plan_turn(self.spec, self._command, self.provider_state, text)
                 self._spawn(plan.argv, plan.stdin if plan.stdin is not None else b"")
+            # After the prompt is on its way: the sinks (the status file's write) do not delay the CLI.
+            self.set_state("thinking")
             assert self.child is not None
             self._turn = Turn(self.loop, self.signals, self.child, self, persistent=self.persistent, timeout=timeout)
             try:
