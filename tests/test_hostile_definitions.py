@@ -199,3 +199,23 @@ def test_agent_names_are_matched_whole(name: str) -> None:
 def test_an_agent_name_with_a_trailing_newline_is_not_found_as_another(agents_dir: Path) -> None:
     with pytest.raises(DefinitionError, match="agent name 'demo\\\\n' is not allowed"):
         load_agent(agents_dir, "demo\n")
+
+
+@pytest.mark.parametrize("name", ["s3\n", "s3\r\n", "\ns3", "s3 ", "", "x" * 65, "s3\x00", "ş3"])
+def test_tmux_session_and_socket_names_are_matched_whole(name: str) -> None:
+    from agentlaunch.errors import UsageError
+    from agentlaunch.live.tmux import check_name as check_tmux_name
+
+    with pytest.raises(UsageError, match="is not allowed"):
+        check_tmux_name(name, "tmux session")
+    assert check_tmux_name("s3", "tmux session") == "s3" and check_tmux_name("x" * 64, "tmux socket") == "x" * 64
+
+
+@pytest.mark.parametrize("option", ["--session", "--socket"])
+def test_tmux_commands_refuse_a_name_with_a_trailing_newline(agents_dir: Path, tmp_path: Path, option: str) -> None:
+    private = ["--socket", f"h5-{os.getpid()}"] if option == "--session" else []
+    down = ["tmux", "down", "s3\n"] if option == "--session" else ["tmux", "down", option, "s3\n"]
+    for args in (["tmux", "up", "demo", "--agents-dir", str(agents_dir), option, "s3\n", *private], [*down, *private]):
+        result = run_cli(*args, cwd=tmp_path)
+        assert result.returncode == 2, result.stderr
+        assert b"name 's3\\n' is not allowed" in result.stderr
