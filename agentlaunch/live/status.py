@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from agentlaunch import paths
 from agentlaunch.definitions.deliver import write_atomic
@@ -102,12 +102,12 @@ def one_line(record: dict[str, Any]) -> str:
     if record.get("stale"):
         parts[1] = "stale"
     percent = record.get("percent")
-    if isinstance(percent, int | float) and record.get("window_source") != "observed":
+    if _number(percent) and record.get("window_source") != "observed":
         parts.append(f"ctx {percent:.1f}%")
-    elif isinstance(record.get("context"), int) and record["context"]:
+    elif _count(record.get("context")) and record["context"]:
         parts.append(f"ctx {_n(record['context'])}")
     left = record.get("to_compaction")
-    if isinstance(left, int):
+    if _count(left):
         parts.append(f"{_n(left)} to compaction" if left > 0 else "past compaction threshold")
     cost = record.get("cost")
     if isinstance(cost, str) and cost:
@@ -266,11 +266,11 @@ _COUNT_FIELDS = ("pid", "cli_pid", "version", "turns", "calls", "context", "wind
                  "unpriced_calls")  # fmt: skip
 
 
-def _count(value: object) -> bool:
+def _count(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and -MAX_COUNT < value < MAX_COUNT
 
 
-def _number(value: object) -> bool:
+def _number(value: object) -> TypeGuard[int | float]:
     return _count(value) or (isinstance(value, float) and math.isfinite(value) and abs(value) < MAX_COUNT)
 
 
