@@ -17,7 +17,7 @@ class ExitCode(IntEnum):
     USAGE = 2  # bad command line (click's own code)
     DEFINITION = 3  # agent definition, template or configuration problem
     REFUSED_OVERWRITE = 4  # a file that is the user's own would have been replaced
-    STATE = 5  # state directory or usage store unusable
+    STATE = 5  # a file agentlaunch keeps or delivers cannot be used: state directory, usage store, instructions file
     TIMEOUT = 124
     PROVIDER_MISSING = 127
     INTERRUPTED = 130

@@ -190,3 +190,23 @@ class Unknown(Event):
 
     kind: ClassVar[str] = "unknown"
     type: str
+
+
+# What `agentlaunch run --json` prints, one JSON object a line, by its "event" name, with what it means.
+# Every event class but Unknown reaches the JSON lines (Unknown becomes a one-time note on stderr).
+# The docs' "--json events" section lists exactly these (tests/test_json_events.py checks both ways).
+JSON_EVENTS: dict[str, str] = {
+    "session": "the CLI confirmed the session: its id, model, working directory and CLI version",
+    "text_delta": "a piece of the answer as it streams (Claude Code, Gemini CLI)",
+    "text": "a whole block of the answer that did not stream: Codex CLI always, Claude Code for a call without deltas",
+    "tool_use": "the model called a tool: its id, name and a one-line summary of the input",
+    "tool_result": "what the tool returned, summarized, and whether it failed",
+    "usage": "exactly one model call's tokens (input is the uncached part), its model and call id",
+    "output_final": "a call's final output token count, arriving after its usage event: replaces that call's output",
+    "context_window": "the model's context window, as the provider reported it",
+    "compaction": "the CLI compacted the conversation: trigger and tokens before and after",
+    "permission_request": "Claude Code asks whether a tool may run (answered by the person, or denied headless)",
+    "warning": "the provider reported a problem it recovers from (a retried API call, say)",
+    "diagnostic": "a line the CLI printed that is not one of its JSON events",
+    "turn_end": "the turn is over: whether it failed, the result text or error, the CLI's own cost figure",
+}

@@ -112,7 +112,7 @@ def test_render_bad_inputs_write_nothing(agents_dir: Path, workdir: Path, tmp_pa
     code, _, err = invoke("render", "reviewer", "--working-dir", str(tmp_path / "missing"), "--agents-dir", str(agents_dir))
     assert code == 3 and "does not exist" in err
     code, _, err = invoke("render", "reviewer", "--working-dir", "/proc/self", "--agents-dir", str(agents_dir))
-    assert code == 3 and "cannot write CLAUDE.md there" in err
+    assert code == 5 and "cannot write CLAUDE.md there" in err  # an I/O failure while delivering: a state error
     write_agent(agents_dir, "evil", {"provider": "claude"}, {"soul.md": "{{ ''.__class__.__mro__ }}"})
     code, _, err = invoke("render", "evil", "--working-dir", str(workdir), "--agents-dir", str(agents_dir))
     assert code == 3 and "evil/soul.md: template:" in err and "unsafe" in err

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import sqlite3
 from pathlib import Path
@@ -105,3 +107,49 @@ def test_state_dir_that_is_a_file_is_a_clear_error(isolated_home: Path, agents_d
     blocker.write_text("x")
     result = run_cli("run", "demo", "hi", "--agents-dir", str(agents_dir), env={"AGENTLAUNCH_STATE_DIR": str(blocker)})
     assert result.returncode in (3, 5) and b"Traceback" not in result.stderr and str(blocker).encode() in result.stderr
+
+
+def _store_with(session_id: str, costs: list[float]) -> None:
+    from agentlaunch import paths
+    from agentlaunch.events import Usage
+    from agentlaunch.usage.records import CallRecord
+    from agentlaunch.usage.store import Store
+
+    with Store.open(paths.store_path()) as store:
+        store.start_session(session_id, agent="demo", provider="claude", working_dir="/w", model="claude-opus-4-5")
+        for i, cost in enumerate(costs, 1):
+            store.record_call(
+                CallRecord(agent="demo", provider="claude", usage=Usage(input=10, cache_read=90, output=5),
+                           session_id=session_id, turn=i, model_requested="claude-opus-4-5", cost_usd=cost,
+                           price_key="genai-prices:anthropic/claude-opus-4-5")
+            )  # fmt: skip
+
+
+def test_calls_csv_of_a_session_without_calls_prints_the_calls_header() -> None:
+    from agentlaunch.usage.reports import CALL_FIELDS
+
+    _store_with("empty-session", [])
+    result = run_cli("usage", "--session", "empty-session", "--calls", "--csv")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.decode().splitlines() == [",".join(CALL_FIELDS)]
+    # The same header as a session with calls, so a script reads both alike.
+    _store_with("busy-session", [0.001])
+    busy = run_cli("usage", "--session", "busy-session", "--calls", "--csv").stdout.decode().splitlines()
+    assert busy[0] == ",".join(CALL_FIELDS) and len(busy) == 2
+    assert json.loads(run_cli("usage", "--session", "empty-session", "--calls", "--json").stdout) == []
+
+
+def test_json_and_csv_carry_costs_at_full_precision() -> None:
+    # Costs whose sum is not a short decimal: rounding to 6 places would change it.
+    costs = [0.0012345678912345, 0.0261234567891234]
+    _store_with("precise", costs)
+    calls = json.loads(run_cli("usage", "--session", "precise", "--calls", "--json").stdout)
+    assert [c["cost_usd"] for c in calls] == costs
+    calls_csv = run_cli("usage", "--session", "precise", "--calls", "--csv").stdout.decode()
+    assert [float(r["cost_usd"]) for r in csv.DictReader(io.StringIO(calls_csv))] == costs
+    (row,) = json.loads(run_cli("usage", "--by", "session", "--json").stdout)
+    assert row["cost_usd"] == sum(costs) and round(row["cost_usd"], 6) != row["cost_usd"]
+    (csv_row,) = csv.DictReader(io.StringIO(run_cli("usage", "--by", "session", "--csv").stdout.decode()))
+    assert float(csv_row["cost_usd"]) == sum(costs)
+    table = run_cli("usage", "--by", "session").stdout.decode()
+    assert f"${sum(costs):.4f}" in table  # people get the rounded figure

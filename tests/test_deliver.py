@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentlaunch.definitions.deliver import deliver, keep_newest, release
-from agentlaunch.errors import AgentlaunchError, RefusedOverwrite
+from agentlaunch.errors import RefusedOverwrite, StateError
 
 
 @pytest.fixture
@@ -98,7 +98,7 @@ def test_release_frees_the_file(workdir: Path, state: Path) -> None:
 def test_read_only_working_directory(tmp_path: Path, state: Path) -> None:
     """A read-only mount refuses writes even to root: a clear error, nothing written."""
     ro = Path("/proc/self")  # never writable, for root too
-    with pytest.raises(AgentlaunchError, match=r"cannot write CLAUDE.md there"):
+    with pytest.raises(StateError, match=r"cannot write CLAUDE.md there"):
         deliver(ro / "CLAUDE.md", "x\n", "a", state)
     assert not (state / "delivered.json").exists() or "CLAUDE.md" not in (state / "delivered.json").read_text()
 
@@ -114,3 +114,25 @@ def test_keep_newest_trims_a_cache_folder_to_its_newest_files(tmp_path: Path) ->
     keep_newest(tmp_path, 3)  # already small enough: nothing more goes
     assert len(list(tmp_path.glob("*.json"))) == 3
     keep_newest(tmp_path / "missing", 3)  # no folder: nothing to do, no error
+
+
+def test_an_existing_file_that_cannot_be_read_is_a_state_error(workdir: Path, state: Path) -> None:
+    (workdir / "CLAUDE.md").mkdir()  # a directory where the file would go
+    with pytest.raises(StateError, match=r"CLAUDE.md: cannot read the existing file \(Is a directory\)") as info:
+        deliver(workdir / "CLAUDE.md", "x\n", "a", state)
+    assert info.value.exit_code == 5
+
+
+def test_a_file_that_cannot_be_moved_aside_is_a_state_error_and_stays(
+    workdir: Path, state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = workdir / "CLAUDE.md"
+    target.write_text("mine\n")
+
+    def refuse(src: object, dst: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(StateError, match=r"CLAUDE.md: cannot move it aside to CLAUDE.md\..*\.bak \(Permission denied\)"):
+        deliver(target, "x\n", "a", state, force=True)
+    assert target.read_text() == "mine\n"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -172,26 +173,35 @@ def test_force_in_a_read_only_directory_via_the_cli(tmp_path: Path, monkeypatch:
     assert (ro / "CLAUDE.md").read_text() == "mine\n"
 
 
-@pytest.mark.parametrize("kind", ["dangling", "to a file", "fifo", "directory"])
-def test_whatever_is_in_the_files_place_is_the_users(workdir: Path, state: Path, kind: str) -> None:
+@pytest.mark.parametrize("kind", ["dangling", "to a file", "to a directory"])
+def test_a_symlink_in_the_files_place_is_the_users(workdir: Path, state: Path, kind: str) -> None:
     target = workdir / "CLAUDE.md"
     if kind == "dangling":
         target.symlink_to(workdir / "nowhere.md")
     elif kind == "to a file":
         (workdir / "notes.md").write_text("agent\n")  # even with the very bytes agentlaunch would write
         target.symlink_to(workdir / "notes.md")
-    elif kind == "fifo":
-        os.mkfifo(target)
     else:
-        target.mkdir()
-    with pytest.raises(RefusedOverwrite, match="not a file agentlaunch wrote; it is yours and was left untouched"):
-        deliver(target, "agent\n", "a", state)  # a FIFO would block a plain read here
-    assert os.path.lexists(target) and not (target.is_file() and not target.is_symlink())
+        target.symlink_to(workdir)
+    with pytest.raises(RefusedOverwrite, match="is a symlink, not a file agentlaunch wrote; it is yours and was left untouched"):
+        deliver(target, "agent\n", "a", state)
+    assert target.is_symlink()
     result = deliver(target, "agent\n", "a", state, force=True)
-    assert result.backup is not None and os.path.lexists(result.backup)
+    assert result.backup is not None and result.backup.is_symlink()  # the link itself moved aside, its target untouched
     assert target.is_file() and not target.is_symlink() and target.read_text() == "agent\n"
-    if kind in ("dangling", "to a file"):
-        assert result.backup.is_symlink()  # the link itself was moved aside, its target untouched
+    if kind == "to a file":
+        assert (workdir / "notes.md").read_text() == "agent\n"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory"])
+def test_a_fifo_or_directory_in_the_files_place_is_a_state_error_without_blocking(workdir: Path, state: Path, kind: str) -> None:
+    target = workdir / "CLAUDE.md"
+    os.mkfifo(target) if kind == "fifo" else target.mkdir()
+    reason = "it is a FIFO (named pipe), not a regular file" if kind == "fifo" else "Is a directory"
+    for force in (False, True):
+        with pytest.raises(StateError, match=re.escape(f"{target}: cannot read the existing file ({reason})")):
+            deliver(target, "agent\n", "a", state, force=force)  # a plain read of the FIFO would block here
+    assert sorted(p.name for p in workdir.iterdir()) == ["CLAUDE.md"]
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o002, 0o077])

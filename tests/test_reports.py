@@ -112,7 +112,7 @@ def test_records_are_json_able_with_null_for_unpriced() -> None:
     records = report_records([row("claude-opus-5-5", 0.16999999999999998), row("mystery", None, unpriced=4)], "model")
     assert list(records[0]) == ["model", *FIELDS]
     assert records[0]["model"] == "claude-opus-5-5"
-    assert records[0]["cost_usd"] == 0.17
+    assert records[0]["cost_usd"] == 0.16999999999999998  # full precision for scripts (issue 11); tables round
     assert records[0]["cache_hit_ratio"] == 0.6
     assert records[0]["full_price_share"] == 0.1
     assert records[0]["total_input"] == 1000
@@ -203,3 +203,15 @@ def test_cost_chart_marks_unpriced_days() -> None:
 def test_chart_rejects_unknown_metric() -> None:
     with pytest.raises(ReportOptionError, match="unknown metric 'money'"):
         daily_chart([], metric="money")  # type: ignore[arg-type]
+
+
+def test_calls_csv_has_the_calls_header_with_or_without_calls() -> None:
+    from agentlaunch.events import Usage
+    from agentlaunch.usage.records import CallRecord
+    from agentlaunch.usage.reports import CALL_FIELDS, call_record, calls_csv
+
+    assert calls_csv([]) == ",".join(CALL_FIELDS) + "\n"
+    call = CallRecord(agent="a", provider="claude", usage=Usage(input=1, output=2), cost_usd=1 / 3, at=T)
+    assert list(call_record(call)) == list(CALL_FIELDS)
+    (parsed,) = csv.DictReader(io.StringIO(calls_csv([call])))
+    assert float(parsed["cost_usd"]) == 1 / 3 and parsed["turn"] == ""

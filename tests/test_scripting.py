@@ -1,4 +1,4 @@
-"""The scripting contract of the README, one point at a time, on the offline fake provider."""
+"""The scripting contract of docs/scripting.md, one point at a time, on the offline fake provider."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from agentlaunch.errors import ExitCode
 from tests.conftest import REPO
 from tests.helpers import run_cli, wait_for
 
+SCRIPTING_DOC = REPO / "docs" / "scripting.md"
 ANSI = re.compile(rb"\x1b[\[\]()]")
 # SGR parameters that set a colour: 30-37, 38, 39, 40-47, 48, 49, 90-97, 100-107.
 COLOUR_SGR = re.compile(rb"\x1b\[([0-9;]*)m")
@@ -100,12 +101,12 @@ def test_timeout_ends_the_turn_with_124(agents_dir: Path, workdir: Path) -> None
     assert b"longer than 0.5s" in result.stderr
 
 
-# -- exit codes: the README table is the code's ---------------------------------------------------
+# -- exit codes: the documented table is the code's -----------------------------------------------
 
 
-def readme_exit_codes() -> dict[int, str]:
-    text = (REPO / "README.md").read_text()
-    section = text.split("### Exit codes", 1)[1].split("\n#", 1)[0]
+def documented_exit_codes() -> dict[int, str]:
+    text = SCRIPTING_DOC.read_text()
+    section = text.split("## Exit codes", 1)[1].split("\n#", 1)[0]
     codes: dict[int, str] = {}
     for cells in re.findall(r"^\| ([0-9 /]+) \| (.+) \|$", section, re.M):
         for code in cells[0].split("/"):
@@ -113,8 +114,8 @@ def readme_exit_codes() -> dict[int, str]:
     return codes
 
 
-def test_the_readme_exit_code_table_matches_the_code() -> None:
-    documented = readme_exit_codes()
+def test_the_documented_exit_code_table_matches_the_code() -> None:
+    documented = documented_exit_codes()
     signals = {128 + signal.SIGHUP, 128 + signal.SIGTERM}
     assert set(documented) == {int(code) for code in ExitCode} | signals
 

@@ -1,23 +1,53 @@
-"""What every command shares: the Typer app, consoles, option types, error printing."""
+"""What every command shares: the Typer app and its one error boundary, consoles, option types."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
+from typer.core import TyperGroup
 
 from agentlaunch import __version__, paths
 from agentlaunch.definitions.spec import agent_names
 from agentlaunch.errors import AgentlaunchError
+from agentlaunch.live.lazy_console import LazyConsole
 
-err = Console(stderr=True, highlight=False)
+# Made on first use: a quiet headless run never imports rich (LazyConsole).
+err = LazyConsole(stderr=True, highlight=False)
 # Piped output is read by scripts and people alike: do not squeeze tables into 80 columns.
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+out = LazyConsole(highlight=False, width=None if sys.stdout.isatty() else 160)
+
+
+def report(exc: AgentlaunchError) -> None:
+    """Print a user-facing error on stderr: each line of its message, then its hint."""
+    for line in exc.message.splitlines():
+        err.print(f"[bold red]error:[/] {line}", markup=True, soft_wrap=True)
+    if exc.hint:
+        err.print(f"[dim]hint:[/] {exc.hint}", markup=True, soft_wrap=True)
+
+
+class ErrorBoundary(TyperGroup):
+    """The one place an AgentlaunchError becomes its message and its exit code.
+
+    It wraps the whole command (parsing its arguments and running it) at the
+    click level, so ``agentlaunch`` and a test driving ``app`` with typer's
+    CliRunner get the same codes and messages; commands just raise. Anything
+    else (a bug) still reaches typer's traceback.
+    """
+
+    # ctx is click's Context: typer 0.28 vendors click, older versions use it as is; either way only passed on.
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except AgentlaunchError as exc:
+            report(exc)
+            raise typer.Exit(int(exc.exit_code)) from None
+
 
 app = typer.Typer(
+    cls=ErrorBoundary,
     name="agentlaunch",
     help=(
         "Launch AI coding agents (Claude Code, Codex CLI, Gemini CLI) from one agent definition, "
@@ -32,12 +62,8 @@ app = typer.Typer(
 
 
 def fail(exc: AgentlaunchError) -> NoReturn:
-    """Print a user-facing error and exit with its code."""
-    for line in exc.message.splitlines():
-        err.print(f"[bold red]error:[/] {line}", markup=True, soft_wrap=True)
-    if exc.hint:
-        err.print(f"[dim]hint:[/] {exc.hint}", markup=True, soft_wrap=True)
-    raise typer.Exit(int(exc.exit_code))
+    """Raise ``exc`` for :class:`ErrorBoundary` to report (kept for callers written before it; raise instead)."""
+    raise exc
 
 
 def complete_agent(ctx: typer.Context, incomplete: str) -> list[str]:
@@ -49,13 +75,34 @@ def complete_agent(ctx: typer.Context, incomplete: str) -> list[str]:
         return []
 
 
+def note_bundled_agents(ctx: typer.Context, value: Path | None) -> Path | None:
+    """Say on stderr, in one line, when no agents directory exists and the bundled examples stand in.
+
+    The value is passed on unchanged: each command still resolves it with ``paths.agents_dir``.
+    """
+    if value is None and not ctx.resilient_parsing:  # resilient parsing: shell completion, which must print nothing
+        found, bundled = paths.find_agents_dir()
+        if bundled:
+            mine = paths.user_agents_dir()
+            if mine.is_relative_to(Path.home()):
+                mine = "~" / mine.relative_to(Path.home())
+            err.print(
+                f"note: no agents directory (./agents or {mine}): using the bundled examples in {found}; "
+                "create your own with `agentlaunch init`",
+                markup=False,  # a path may hold [brackets]
+                soft_wrap=True,
+            )
+    return value
+
+
 AgentsDirOpt = Annotated[
     Path | None,
     typer.Option(
         "--agents-dir",
         envvar="AGENTLAUNCH_AGENTS_DIR",
-        help="The agents directory (default: ./agents, else the XDG config dir).",
+        help="The agents directory (default: ./agents, else the XDG config dir, else the bundled examples).",
         show_default=False,
+        callback=note_bundled_agents,
     ),
 ]
 AgentArg = Annotated[str, typer.Argument(help="The agent's folder name.", autocompletion=complete_agent)]
@@ -79,8 +126,16 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def root(
+    ctx: typer.Context,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
     ] = False,
 ) -> None:
     """Launch AI coding agents from one definition."""
+    if ctx.invoked_subcommand == "run":
+        # The early start of the next launch reads `run`'s options from its definition, never from a copy.
+        from agentlaunch.launch import prespawn
+
+        command = ctx.command.get_command(ctx, "run") if isinstance(ctx.command, TyperGroup) else None
+        if command is not None:
+            prespawn.note_run_options(prespawn.option_table(command.params, ctx.help_option_names))

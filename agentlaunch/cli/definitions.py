@@ -13,11 +13,12 @@ import typer
 from rich.table import Table
 
 from agentlaunch import paths
-from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, complete_agent, err, fail, out
+from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, complete_agent, err, out
 from agentlaunch.definitions.deliver import deliver
 from agentlaunch.definitions.render import Rendered, render_instructions
-from agentlaunch.definitions.spec import PROVIDERS, agent_names, load_agent, resolve_working_dir
+from agentlaunch.definitions.spec import agent_names, load_agent, resolve_working_dir
 from agentlaunch.errors import AgentlaunchError, DefinitionError, ExitCode
+from agentlaunch.providers.descriptors import PROVIDERS
 
 
 def report_volatile(rendered: Rendered) -> None:
@@ -37,37 +38,34 @@ def list_agents(agents_dir: AgentsDirOpt = None, as_json: JsonOpt = False) -> No
 
     Example: agentlaunch list --json
     """
-    try:
-        root_dir = paths.agents_dir(agents_dir)
-        rows: list[dict[str, Any]] = []
-        for name in agent_names(root_dir):
-            try:
-                spec = load_agent(root_dir, name)
-                rows.append(
-                    {
-                        "name": name,
-                        "display": spec.display,
-                        "provider": spec.provider,
-                        "model": spec.model,
-                        "bundles": [b.name for b in spec.bundles],
-                        "skills": [s.name for s in spec.skills],
-                        "problems": [],
-                    }
-                )
-            except DefinitionError as exc:
-                rows.append(
-                    {
-                        "name": name,
-                        "display": None,
-                        "provider": None,
-                        "model": None,
-                        "bundles": [],
-                        "skills": [],
-                        "problems": exc.problems,
-                    }
-                )
-    except AgentlaunchError as exc:
-        fail(exc)
+    root_dir = paths.agents_dir(agents_dir)
+    rows: list[dict[str, Any]] = []
+    for name in agent_names(root_dir):
+        try:
+            spec = load_agent(root_dir, name)
+            rows.append(
+                {
+                    "name": name,
+                    "display": spec.display,
+                    "provider": spec.provider,
+                    "model": spec.model,
+                    "bundles": [b.name for b in spec.bundles],
+                    "skills": [s.name for s in spec.skills],
+                    "problems": [],
+                }
+            )
+        except DefinitionError as exc:
+            rows.append(
+                {
+                    "name": name,
+                    "display": None,
+                    "provider": None,
+                    "model": None,
+                    "bundles": [],
+                    "skills": [],
+                    "problems": exc.problems,
+                }
+            )
     if as_json:
         print(json.dumps({"agents_dir": str(root_dir), "agents": rows}, indent=2))
         return
@@ -99,11 +97,8 @@ def validate(
 
     Example: agentlaunch validate reviewer planner
     """
-    try:
-        root_dir = paths.agents_dir(agents_dir)
-        names = agents or agent_names(root_dir)
-    except AgentlaunchError as exc:
-        fail(exc)
+    root_dir = paths.agents_dir(agents_dir)
+    names = agents or agent_names(root_dir)
     problems: list[str] = []
     for name in names:
         try:
@@ -124,7 +119,7 @@ def render(
     agent: AgentArg,
     provider: Annotated[
         str | None,
-        typer.Option("--provider", help="Render for this provider instead of the agent's (claude, codex, gemini, fake)."),
+        typer.Option("--provider", help=f"Render for this provider instead of the agent's ({', '.join(PROVIDERS)})."),
     ] = None,
     working_dir: Annotated[
         Path | None, typer.Option("--working-dir", help="Where to write the file (default: the agent's working_dir, else here).")
@@ -141,26 +136,23 @@ def render(
 
     Example: agentlaunch render reviewer --provider codex --stdout
     """
-    try:
-        if provider is not None and provider not in PROVIDERS:
-            raise DefinitionError(f"--provider: unknown provider {provider!r} (choose from {', '.join(PROVIDERS)})")
-        spec = load_agent(paths.agents_dir(agents_dir), agent)
-        wd = resolve_working_dir(spec, working_dir, paths.state_dir())
-        rendered = render_instructions(spec, wd, date.today(), provider=provider, templates_dir=templates_dir)
-        if stdout:
-            sys.stdout.write(rendered.text)
-        else:
-            delivery = deliver(wd / rendered.filename, rendered.text, spec.name, paths.state_dir(), force=force)
-            if delivery.backup:
-                err.print(f"moved your {rendered.filename} aside to {delivery.backup}")
-            if delivery.previous_agent:
-                err.print(f"{delivery.path} held agent {delivery.previous_agent!r}'s instructions; now {spec.name!r}'s")
-            state = "wrote" if delivery.changed else "unchanged"
-            err.print(f"{state} {delivery.path}")
-        err.print(f"{rendered.filename}: {rendered.size:,} bytes, ~{rendered.tokens:,} tokens")
-        report_volatile(rendered)
-    except AgentlaunchError as exc:
-        fail(exc)
+    if provider is not None and provider not in PROVIDERS:
+        raise DefinitionError(f"--provider: unknown provider {provider!r} (choose from {', '.join(PROVIDERS)})")
+    spec = load_agent(paths.agents_dir(agents_dir), agent)
+    wd = resolve_working_dir(spec, working_dir, paths.state_dir())
+    rendered = render_instructions(spec, wd, date.today(), provider=provider, templates_dir=templates_dir)
+    if stdout:
+        sys.stdout.write(rendered.text)
+    else:
+        delivery = deliver(wd / rendered.filename, rendered.text, spec.name, paths.state_dir(), force=force)
+        if delivery.backup:
+            err.print(f"moved your {rendered.filename} aside to {delivery.backup}")
+        if delivery.previous_agent:
+            err.print(f"{delivery.path} held agent {delivery.previous_agent!r}'s instructions; now {spec.name!r}'s")
+        state = "wrote" if delivery.changed else "unchanged"
+        err.print(f"{state} {delivery.path}")
+    err.print(f"{rendered.filename}: {rendered.size:,} bytes, ~{rendered.tokens:,} tokens")
+    report_volatile(rendered)
 
 
 @app.command()
@@ -185,6 +177,6 @@ def init(
             shutil.copyfile(src, dest)
             created += 1
     except OSError as exc:
-        fail(AgentlaunchError(f"{directory}: cannot create the agents directory ({exc.strerror})"))
+        raise AgentlaunchError(f"{directory}: cannot create the agents directory ({exc.strerror})") from None
     err.print(f"{directory}: created {created} file(s), kept {kept} existing file(s) untouched")
     err.print(f"next: agentlaunch list --agents-dir {directory}")

@@ -10,8 +10,8 @@ import typer
 from rich.text import Text
 
 from agentlaunch import paths
-from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, fail, out
-from agentlaunch.errors import AgentlaunchError, ExitCode
+from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, out
+from agentlaunch.errors import ExitCode
 from agentlaunch.prefix.static import StaticReport, static_check
 
 if TYPE_CHECKING:  # the live check (fake APIs, http.server) is imported only when --live runs
@@ -108,18 +108,15 @@ def doctor(
     Example: agentlaunch doctor reviewer --live
     """
     result: dict[str, Any] = {}
-    try:
-        root: Path = paths.agents_dir(agents_dir)
-        static = static_check(root, agent, templates_dir)
-        from agentlaunch.prefix.live import live_check, report_dict
+    root: Path = paths.agents_dir(agents_dir)
+    static = static_check(root, agent, templates_dir)
+    from agentlaunch.prefix.live import live_check, report_dict
 
-        result["static"] = report_dict(static)
-        live_report = None
-        if live:
-            live_report = live_check(root, agent, templates_dir=templates_dir, port=port, timeout=timeout, variants=variants)
-            result["live"] = report_dict(live_report)
-    except AgentlaunchError as exc:
-        fail(exc)
+    result["static"] = report_dict(static)
+    live_report = None
+    if live:
+        live_report = live_check(root, agent, templates_dir=templates_dir, port=port, timeout=timeout, variants=variants)
+        result["live"] = report_dict(live_report)
     if as_json:
         print(json.dumps(result, indent=2))
     else:

@@ -212,11 +212,8 @@ def sessions(
 
     Example: agentlaunch sessions reviewer --json
     """
-    try:
-        with Store.open(paths.store_path()) as store:
-            rows = store.list_sessions(agent, limit=limit)
-    except AgentlaunchError as exc:
-        fail(exc)
+    with Store.open(paths.store_path()) as store:
+        rows = store.list_sessions(agent, limit=limit)
     if as_json:
         print(
             json.dumps(

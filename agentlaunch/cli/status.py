@@ -10,7 +10,7 @@ import typer
 from rich.live import Live
 from rich.table import Table
 
-from agentlaunch.cli.common import JsonOpt, app, complete_agent, err, fail, out
+from agentlaunch.cli.common import JsonOpt, app, complete_agent, err, out
 from agentlaunch.errors import UsageError
 from agentlaunch.live.status import StatusRecord, line_for, read_records
 
@@ -68,13 +68,13 @@ def status(
     """
     if line is not None:
         if as_json or watch:
-            fail(UsageError("--line prints one line; it does not combine with --json or --watch"))
+            raise UsageError("--line prints one line; it does not combine with --json or --watch")
         text = line_for(line)
         if text:
             print(text)
         return
     if watch and as_json:
-        fail(UsageError("--watch shows a live table; for scripts use --json (and poll)"))
+        raise UsageError("--watch shows a live table; for scripts use --json (and poll)")
     if as_json:
         print(json.dumps([r.as_dict() for r in read_records()], indent=2, ensure_ascii=False))
         return
@@ -88,7 +88,7 @@ def status(
         out.print(status_table(records))
         return
     try:
-        with Live(status_table(read_records()), console=out, auto_refresh=False, transient=False) as live:
+        with Live(status_table(read_records()), console=out.console, auto_refresh=False, transient=False) as live:
             while True:
                 time.sleep(interval)  # a refresh period, not a wait for a condition
                 live.update(status_table(read_records()), refresh=True)

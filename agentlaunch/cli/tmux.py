@@ -8,8 +8,7 @@ from typing import Annotated
 import typer
 
 from agentlaunch import paths
-from agentlaunch.cli.common import AgentsDirOpt, TemplatesOpt, app, complete_agent, err, fail
-from agentlaunch.errors import AgentlaunchError
+from agentlaunch.cli.common import AgentsDirOpt, TemplatesOpt, app, complete_agent, err
 from agentlaunch.live.tmux import DEFAULT_SESSION, SOCKET_ENV, Tmux, attach, down, up
 
 tmux_app = typer.Typer(
@@ -60,12 +59,9 @@ def tmux_up(
 
     Example: agentlaunch tmux up reviewer planner --layout tiled
     """
-    try:
-        tmux = Tmux(socket)
-        folder = paths.agents_dir(agents_dir)
-        result = up(tmux, agents, session=session, layout=layout, agents_dir=folder, templates_dir=templates_dir)
-    except AgentlaunchError as exc:
-        fail(exc)
+    tmux = Tmux(socket)
+    folder = paths.agents_dir(agents_dir)
+    result = up(tmux, agents, session=session, layout=layout, agents_dir=folder, templates_dir=templates_dir)
     parts = []
     if result.started:
         parts.append("started " + ", ".join(result.started))
@@ -80,10 +76,7 @@ def tmux_up(
         hint = ["tmux"] + (["-L", socket] if socket else []) + ["attach", "-t", session]
         err.print(f"[dim]attach with: {' '.join(hint)}[/]", markup=True, highlight=False)
         return
-    try:
-        code = attach(tmux, session)
-    except AgentlaunchError as exc:
-        fail(exc)
+    code = attach(tmux, session)
     if code is None:
         err.print(
             "[yellow]not attaching:[/] this terminal is inside another tmux server; "
@@ -108,10 +101,7 @@ def tmux_down(
 
     Example: agentlaunch tmux down agentlaunch
     """
-    try:
-        result = down(Tmux(socket), session, timeout=timeout)
-    except AgentlaunchError as exc:
-        fail(exc)
+    result = down(Tmux(socket), session, timeout=timeout)
     if result.ended:
         err.print(f"ended {', '.join(result.ended)} (resume with `agentlaunch run AGENT -c`)", highlight=False)
     err.print(f"killed tmux session {session}", highlight=False)

@@ -10,30 +10,21 @@ import typer
 from rich.table import Table
 
 from agentlaunch import paths
-from agentlaunch.cli.common import JsonOpt, app, complete_agent, fail, out
-from agentlaunch.errors import AgentlaunchError, UsageError
+from agentlaunch.cli.common import JsonOpt, app, complete_agent, out
+from agentlaunch.errors import UsageError
 from agentlaunch.usage.pricing import format_cost
 from agentlaunch.usage.records import CallRecord
-from agentlaunch.usage.reports import daily_chart, parse_by, parse_since, report_csv, report_records, report_table
+from agentlaunch.usage.reports import (
+    call_record,
+    calls_csv,
+    daily_chart,
+    parse_by,
+    parse_since,
+    report_csv,
+    report_records,
+    report_table,
+)
 from agentlaunch.usage.store import Store
-
-
-def _call_dict(call: CallRecord) -> dict[str, object]:
-    u = call.usage
-    total = u.input + u.cache_write + u.cache_read
-    return {
-        "at": call.at.isoformat(),
-        "turn": call.turn,
-        "model": call.model,
-        "input": u.input,
-        "cache_write": u.cache_write,
-        "cache_read": u.cache_read,
-        "output": u.output,
-        "reasoning": u.reasoning,
-        "cache_hit_ratio": round(u.cache_read / total, 6) if total else None,
-        "cost_usd": call.cost_usd,
-        "price_key": call.price_key,
-    }
 
 
 def _calls_table(session: str, calls: list[CallRecord]) -> Table:
@@ -43,8 +34,7 @@ def _calls_table(session: str, calls: list[CallRecord]) -> Table:
     for header in ("#", "time", "turn", "model", "input", "cache write", "cache read", "output", "cache hit", "cost"):
         table.add_column(header, justify="right" if header not in ("time", "model") else "left", no_wrap=True)
     for i, call in enumerate(calls, 1):
-        d = _call_dict(call)
-        hit = d["cache_hit_ratio"]
+        hit = call_record(call)["cache_hit_ratio"]
         table.add_row(
             str(i), f"{call.at.astimezone():%Y-%m-%d %H:%M:%S}", str(call.turn or ""), call.model or "?",
             f"{call.usage.input:,}", f"{call.usage.cache_write:,}", f"{call.usage.cache_read:,}", f"{call.usage.output:,}",
@@ -76,34 +66,25 @@ def usage(
 
     Example: agentlaunch usage --by agent --since 7d   ·   agentlaunch usage --session ID --calls
     """
-    try:
-        if as_json and as_csv:
-            raise UsageError("use --json or --csv, not both")
-        grouping = parse_by(by)
-        start = parse_since(since) if since else None
-        if calls and not session:
-            raise UsageError("--calls needs --session ID (list sessions with `agentlaunch sessions`)")
-        with Store.open(paths.store_path()) as store:
-            if calls:
-                assert session is not None
-                records = store.calls_for_session(session)
-                if not records and store.get_session(session) is None:
-                    raise UsageError(f"--session: no session {session!r} in {paths.store_path()}")
-            else:
-                rows = store.usage_report(grouping, agent=agent, session=session, since=start)
-    except AgentlaunchError as exc:
-        fail(exc)
+    if as_json and as_csv:
+        raise UsageError("use --json or --csv, not both")
+    grouping = parse_by(by)
+    start = parse_since(since) if since else None
+    if calls and not session:
+        raise UsageError("--calls needs --session ID (list sessions with `agentlaunch sessions`)")
+    with Store.open(paths.store_path()) as store:
+        if calls:
+            assert session is not None
+            records = store.calls_for_session(session)
+            if not records and store.get_session(session) is None:
+                raise UsageError(f"--session: no session {session!r} in {paths.store_path()}")
+        else:
+            rows = store.usage_report(grouping, agent=agent, session=session, since=start)
     if calls:
         if as_json:
-            print(json.dumps([_call_dict(c) for c in records], indent=2))
+            print(json.dumps([call_record(c) for c in records], indent=2))
         elif as_csv:
-            import csv
-
-            writer = csv.writer(sys.stdout, lineterminator="\n")
-            dicts = [_call_dict(c) for c in records]
-            writer.writerow(list(dicts[0]) if dicts else list(_call_dict.__annotations__))
-            for d in dicts:
-                writer.writerow(["" if v is None else v for v in d.values()])
+            sys.stdout.write(calls_csv(records))
         else:
             out.print(_calls_table(session or "", records))
         return
@@ -119,12 +100,9 @@ def usage(
     out.print(report_table(rows, grouping))
     metric = chart or ("tokens" if grouping == "day" else None)
     if metric:
-        try:
-            day_rows = (
-                rows
-                if grouping == "day"
-                else Store.open(paths.store_path()).usage_report("day", agent=agent, session=session, since=start)
-            )
-            out.print(daily_chart(day_rows, metric=metric, since=start))  # type: ignore[arg-type]
-        except AgentlaunchError as exc:
-            fail(exc)
+        day_rows = (
+            rows
+            if grouping == "day"
+            else Store.open(paths.store_path()).usage_report("day", agent=agent, session=session, since=start)
+        )
+        out.print(daily_chart(day_rows, metric=metric, since=start))  # type: ignore[arg-type]

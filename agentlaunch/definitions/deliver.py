@@ -8,12 +8,15 @@ and is never replaced (``force`` moves it aside to a timestamped backup first,
 and puts it back if the new file cannot be written); a symlink, dangling or
 not, counts as the user's file too. A file held by another agent's running
 launch is a conflict. Files are written with the permissions the umask
-allows, and a file that is replaced keeps its mode.
+allows, and a file that is replaced keeps its mode. A file that cannot be
+read, moved aside or written, and a ledger that cannot be kept, are state
+errors (exit 5), naming the path and the system's reason.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
@@ -129,7 +132,10 @@ class Ledger:
             lock.close()
             raise StateError(f"{lock_path}: not a regular file; move it away")
         with lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+            except OSError as exc:
+                raise StateError(f"{lock.name}: cannot lock the delivery ledger ({exc.strerror})") from None
             entries = self._read()
             before = json.dumps(entries, sort_keys=True)
             yield entries
@@ -184,7 +190,8 @@ def _backup_name(path: Path) -> Path:
 
 def _existing(path: Path) -> bytes | str | None:
     """What is at ``path`` now: its bytes, None when nothing is, or (a string saying what it is) something
-    agentlaunch cannot have written: a symlink, dangling or not, a FIFO, a directory, a file too large."""
+    agentlaunch cannot have written: a symlink, dangling or not, or a file too large. A directory, FIFO or
+    device there is a StateError, found without opening it."""
     if not os.path.lexists(path):
         return None
     if path.is_symlink():
@@ -194,7 +201,9 @@ def _existing(path: Path) -> bytes | str | None:
     except FileNotFoundError:
         return None
     except NotRegularFile as exc:
-        return f"a {exc.kind}"
+        # Never opened (a FIFO would block): a directory, FIFO or device here is a state to fix, not a file to replace.
+        reason = os.strerror(errno.EISDIR) if exc.kind == "directory" else f"it is a {exc.kind}, not a regular file"
+        raise StateError(f"{path}: cannot read the existing file ({reason})") from None
     except FileTooLarge:
         return "a file larger than any agentlaunch writes"
     except OSError as exc:

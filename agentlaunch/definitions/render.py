@@ -24,12 +24,12 @@ from agentlaunch.definitions.sandbox import BoundedEnvironment, TemplateLimit
 from agentlaunch.definitions.spec import PART_LIMIT, AgentSpec, Part
 from agentlaunch.errors import DefinitionError
 from agentlaunch.paths import package_data
+from agentlaunch.providers.descriptors import describe
 
 INSTRUCTIONS_TEMPLATE = "instructions.md.j2"
 STARTUP_TEMPLATE = "startup.md.j2"
 # Variables whose value changes per day or per directory: they move the cache boundary.
 VOLATILE = ("DATE", "WORKING_DIR")
-INSTRUCTIONS_FILE = {"claude": "CLAUDE.md", "fake": "CLAUDE.md", "codex": "AGENTS.md", "gemini": "GEMINI.md"}
 
 
 def make_env(templates_dir: Path | None = None) -> SandboxedEnvironment:
@@ -286,7 +286,7 @@ def render_instructions(
         other = _render_text(env, spec, shifted)[0].encode()
         mine = text.encode()
         offset = next((i for i, (a, b) in enumerate(zip(mine, other, strict=False)) if a != b), min(len(mine), len(other)))
-    name = INSTRUCTIONS_FILE[provider or spec.provider]
+    name = describe(provider or spec.provider).instructions_file
     return Rendered(text=text, filename=name, volatile=tuple(volatile), first_volatile_offset=offset, parts=parts)
 
 

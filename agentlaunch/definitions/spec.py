@@ -18,26 +18,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from agentlaunch import __version__
 from agentlaunch.errors import DefinitionError, StateError
+from agentlaunch.providers.descriptors import DESCRIPTORS, describe
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
 SHARED_FOLDERS = ("bundles", "skills")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")  # matched whole (fullmatch): "$" would let a trailing newline in
-PROVIDERS: tuple[str, ...] = ("claude", "codex", "gemini", "fake")  # as schemas.Provider
+PROVIDERS: tuple[str, ...] = tuple(DESCRIPTORS)  # one per provider descriptor; schemas.Provider must agree (a test checks)
 SCRATCH = "@scratch"
 VALIDATED_DIR = "validated"  # in the state dir: what the schema accepted, by content
+BYTES_DIR = "validated-bytes"  # in the state dir: agent.yaml files without env that passed, by their exact text
 # Each file read has a size limit: more is surely a mistake, and would cost every launch (a 200 MB soul: 38 s, 1 GB).
 PART_LIMIT = 4 << 20  # a soul, agent.md, bundle or SKILL.md: about a million tokens, more than any model's context
 YAML_LIMIT = 1 << 20  # agent.yaml
 MEMO_KEEP = 64  # memos kept (the newest): one is written per new agent.yaml content
-# Where the instructions go when agent.yaml does not say: chosen by measurement
-# with `agentlaunch doctor --live --variants` (figures in the README).
-DEFAULT_DELIVERY: dict[str, str] = {"claude": "system-prompt"}
 
 
 @dataclass(frozen=True)
@@ -82,7 +79,8 @@ class AgentSpec:
     permission_mode: str | None
     allowed_tools: tuple[str, ...]
     delivery: str = "file"
-    """``file`` (CLAUDE.md/AGENTS.md/GEMINI.md in the working dir) or ``system-prompt`` (claude only)."""
+    """``file`` (the provider's instructions file in the working dir) or ``system-prompt`` (where the provider has one);
+    the provider's default when agent.yaml does not say (see :class:`~agentlaunch.providers.descriptors.ProviderDescriptor`)."""
     prefix_order: str = "own-first"
     """``own-first`` (soul, instructions, bundles, skills) or ``shared-first`` (bundles, skills, soul, instructions)."""
 
@@ -140,10 +138,12 @@ def read_text(path: Path, root: Path, label: str, limit: int = PART_LIMIT) -> st
         raise DefinitionError(f"{path}: {label}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
 
 
-def _load_yaml(path: Path, root: Path) -> dict[str, Any]:
+def _load_yaml(path: Path, root: Path, text: str | None = None) -> dict[str, Any]:
+    import yaml  # here, not at the top: a launch of an unchanged agent without env does not parse YAML (~7 ms)
+
     from agentlaunch.definitions.yamlload import safe_load
 
-    text = read_text(path, root, "agent.yaml", YAML_LIMIT)
+    text = read_text(path, root, "agent.yaml", YAML_LIMIT) if text is None else text
     try:
         data = safe_load(text)
     except yaml.YAMLError as exc:
@@ -214,6 +214,35 @@ def _validation_problems(path: Path, exc: ValidationError, allowed: list[str]) -
     return problems
 
 
+def agent_config(yaml_path: Path, root: Path, state_dir: Path | None) -> dict[str, Any]:
+    """agent.yaml read and checked (:func:`validated_config`), without parsing YAML when nothing changed.
+
+    An agent.yaml without ``env`` whose exact bytes passed before is taken from
+    the memo of those bytes in ``state_dir``. One with ``env`` is parsed every
+    time: its values (maybe secrets) are never written down.
+    """
+    text = read_text(yaml_path, root, "agent.yaml", YAML_LIMIT)
+    memo: Path | None = None
+    if state_dir is not None:
+        with contextlib.suppress(OSError, ValueError):
+            schema = Path(__file__).with_name("schemas.py").read_bytes()
+            digest = hashlib.sha256(f"raw\0{__version__}\0{text}\0".encode() + schema).hexdigest()
+            memo = state_dir / BYTES_DIR / f"{digest[:32]}.json"
+            remembered = json.loads(memo.read_text("utf-8"))
+            if isinstance(remembered, dict) and "env" not in remembered:
+                return {**remembered, "env": {}}
+    raw = _load_yaml(yaml_path, root, text)
+    conf = validated_config(raw, yaml_path, state_dir)
+    if memo is not None and "env" not in raw:
+        from agentlaunch.definitions.deliver import keep_newest, write_atomic
+
+        with contextlib.suppress(OSError, TypeError, ValueError):
+            memo.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(memo, json.dumps({k: v for k, v in conf.items() if k != "env"}, sort_keys=True).encode())
+            keep_newest(memo.parent, MEMO_KEEP)
+    return conf
+
+
 def _short_repr(value: object) -> str:
     """``repr`` cut to a line: a value from a hostile file may be huge, deep or self-referencing."""
     import reprlib
@@ -225,6 +254,8 @@ def _short_repr(value: object) -> str:
 
 
 def _parse_front_matter(text: str, path: Path) -> dict[str, Any]:
+    import yaml
+
     from agentlaunch.definitions.yamlload import safe_load
 
     lines = text.splitlines()
@@ -275,7 +306,7 @@ def load_agent(agents_dir: Path, name: str, state_dir: Path | None = None) -> Ag
     if not os.path.lexists(yaml_path):  # anything else in its place (a FIFO, say) is refused by read_text
         known = ", ".join(agent_names(root)) or "none"
         raise DefinitionError(f"{yaml_path}: agent {name!r} not found (agents here: {known})")
-    conf = validated_config(_load_yaml(yaml_path, root), yaml_path, state_dir)
+    conf = agent_config(yaml_path, root, state_dir)
 
     problems: list[str] = []
 
@@ -324,8 +355,11 @@ def load_agent(agents_dir: Path, name: str, state_dir: Path | None = None) -> Ag
         except DefinitionError as exc:
             problems.extend(exc.problems)
 
-    if conf["delivery"] == "system-prompt" and conf["provider"] != "claude":
-        problems.append(f"{yaml_path}: delivery: 'system-prompt' is supported for provider claude only (got {conf['provider']})")
+    provider = describe(conf["provider"])
+    delivery = conf["delivery"]
+    if delivery and delivery not in provider.deliveries:
+        able = " and ".join(d.name for d in DESCRIPTORS.values() if delivery in d.deliveries)
+        problems.append(f"{yaml_path}: delivery: {delivery!r} is supported for provider {able} only (got {provider.name})")
 
     others = [n for n in agent_names(root) if n != name]
     if conf["peers"] is None:
@@ -359,7 +393,7 @@ def load_agent(agents_dir: Path, name: str, state_dir: Path | None = None) -> Ag
         env=dict(conf["env"]),
         permission_mode=conf["permission_mode"],
         allowed_tools=tuple(conf["allowed_tools"]),
-        delivery=conf["delivery"] or DEFAULT_DELIVERY.get(conf["provider"], "file"),
+        delivery=conf["delivery"] or provider.default_delivery,
         prefix_order=conf["prefix_order"],
     )
 

@@ -1,9 +1,10 @@
 """Where an agent's instructions go: a file in the working directory, or a system-prompt file.
 
-``delivery: file`` writes CLAUDE.md / AGENTS.md / GEMINI.md into the working
-directory (the CLI reads it from there). ``delivery: system-prompt`` (Claude
-Code only) writes the same text into the state directory, one file per agent,
-and passes it with ``--append-system-prompt-file``: the text then sits in the
+``delivery: file`` writes the provider's instructions file (CLAUDE.md / AGENTS.md /
+GEMINI.md) into the working directory (the CLI reads it from there).
+``delivery: system-prompt`` (Claude Code only) writes the same text into the
+state directory, one file per agent, and passes it with the provider's
+system-prompt flag (``--append-system-prompt-file``): the text then sits in the
 system prompt, ahead of anything that names the working directory. Both go
 through the same safe :func:`agentlaunch.definitions.deliver.deliver`.
 """
@@ -18,7 +19,7 @@ from agentlaunch.definitions.deliver import deliver
 from agentlaunch.definitions.render import Rendered, render_instructions
 from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.errors import StateError
-from agentlaunch.providers.claude import ClaudeAdapter
+from agentlaunch.providers.descriptors import describe
 
 SYSTEM_PROMPT_DIR = "system-prompts"
 
@@ -57,7 +58,7 @@ def place_instructions(
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StateError(f"{path.parent}: cannot create the system-prompt folder ({exc.strerror})") from None
-        argv = ClaudeAdapter.delivery_argv(path)
+        argv = describe(spec.provider).system_prompt_argv(path)
     else:
         path = working_dir / rendered.filename
     delivery = deliver(path, rendered.text, spec.name, state_dir, force=force, hold=hold)

@@ -10,6 +10,12 @@ plan: when it is identical (same argv, same environment, same instructions
 bytes) it adopts the running child; otherwise it kills the child unused and
 spawns as usual. A child that is never adopted is killed at exit.
 
+Which arguments make a headless new session is read from `run`'s own click
+definition: the CLI hands its option table over (:func:`note_run_options`)
+and :func:`remember` keeps it beside the plans, so this module never keeps a
+second list of options. Without a remembered table there is no plan either,
+and nothing to start early.
+
 ``AGENTLAUNCH_NO_PRESPAWN=1`` turns this off.
 """
 
@@ -22,17 +28,36 @@ import json
 import os
 import signal
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from agentlaunch import __version__, paths
 from agentlaunch.launch.transport import Child, window_size
 
 CACHE_DIR = "launch-plans"
 PLANS_KEEP = 64  # plans kept (the newest): one per agent, agents dir, working dir and current directory
 SESSION = "{session}"
-NO_VALUE = ("-c", "--continue", "-q", "--quiet", "--json", "--force")
-WITH_VALUE = ("-p", "--prompt", "--timeout", "--working-dir", "--agents-dir", "--templates-dir")
+RUN_OPTIONS = "run-options.json"  # in the state dir (not among the plans, which are trimmed to the newest)
+
+# What each parameter of `run` means to the early start, by its click name. `run`'s
+# definition says which options take a value; this says what they change. A test fails
+# when `run` has a parameter that is not in exactly one of these.
+PLAN_PLACE = ("agent", "agents_dir", "working_dir")  # which plan applies (the plan's key)
+NOT_NEW = ("continue_last", "resume", "help")  # a resumed session, or no launch: nothing to start early
+PROMPT = ("prompt", "prompt_opt")  # a headless turn has one
+INERT = ("as_json", "quiet", "timeout", "force", "templates_dir")  # no say in which plan applies
+KNOWN_PARAMS = PLAN_PLACE + NOT_NEW + PROMPT + INERT
+
+
+class ClickParam(Protocol):
+    """What :func:`option_table` reads of a click parameter (click is never imported here)."""
+
+    name: str | None
+    opts: list[str]
+    secondary_opts: list[str]
+    nargs: int
+    param_type_name: str
 
 
 class Prespawned:
@@ -46,15 +71,42 @@ class Prespawned:
 
 
 _pending: Prespawned | None = None
+_run_options: dict[str, Any] | None = None  # `run`'s option table, as the CLI handed it over
 
 
-def _state_dir() -> Path:
-    # The same rule as paths.state_dir(), without importing platformdirs at this point.
-    value = os.environ.get("AGENTLAUNCH_STATE_DIR")
-    if value:
-        return Path(value).expanduser()
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "agentlaunch"
+def option_table(params: Iterable[ClickParam], help_names: Sequence[str]) -> dict[str, Any]:
+    """`run`'s parameters as the early start reads them: each option string with its parameter's name and the
+    number of values it takes (0 for a flag), the arguments in order, and the agentlaunch version."""
+    options: dict[str, list[Any]] = {name: ["help", 0] for name in help_names}
+    arguments: list[str] = []
+    for param in params:
+        name = str(param.name)
+        if param.param_type_name == "argument":
+            arguments.append(name)
+            continue
+        takes = 0 if getattr(param, "is_flag", False) or getattr(param, "count", False) else param.nargs
+        for opt in (*param.opts, *param.secondary_opts):
+            options[opt] = [name, takes]
+    return {"version": __version__, "options": options, "arguments": arguments}
+
+
+def note_run_options(table: dict[str, Any]) -> None:
+    """The CLI's `run` command describes its parameters (see :func:`option_table`); :func:`remember` keeps them."""
+    global _run_options
+    _run_options = table
+
+
+def read_run_options(state_dir: Path) -> dict[str, Any] | None:
+    """The option table the last launch kept, when this version of agentlaunch wrote it."""
+    try:
+        table = json.loads((state_dir / RUN_OPTIONS).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(table, dict) or table.get("version") != __version__:
+        return None
+    if not isinstance(table.get("options"), dict) or not isinstance(table.get("arguments"), list):
+        return None
+    return table
 
 
 def plan_key(agent: str, agents_dir: str | None, working_dir: str | None) -> str:
@@ -69,35 +121,51 @@ def plan_key(agent: str, agents_dir: str | None, working_dir: str | None) -> str
     return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:24]
 
 
-def headless_new_session(args: Sequence[str]) -> tuple[str, str | None, str | None] | None:
-    """(agent, --agents-dir, --working-dir) when ``args`` are a headless `run` of a new session, else None."""
-    if not args or args[0] != "run":
+def headless_new_session(args: Sequence[str], table: Mapping[str, Any] | None) -> tuple[str, str | None, str | None] | None:
+    """(agent, --agents-dir, --working-dir) when ``args`` are a headless `run` of a new session, else None.
+
+    ``table`` is `run`'s option table (:func:`option_table`). Anything it does not
+    describe plainly (an unknown option, combined short flags, ``--``) leaves the
+    decision to the full launch: None.
+    """
+    if table is None or not args or args[0] != "run":
         return None
+    options: Mapping[str, Any] = table["options"]
+    arguments: Sequence[str] = table["arguments"]
+    given: dict[str, str] = {}
     positional: list[str] = []
-    options: dict[str, str] = {}
     i = 1
     while i < len(args):
         arg = args[i]
-        name, _, inline = arg.partition("=")
-        if arg in ("-r", "--resume", "-c", "--continue", "-h", "--help") or name == "--resume":
-            return None
-        if name in WITH_VALUE:
-            if inline:
-                options[name] = inline
-            elif i + 1 < len(args):
-                options[name] = args[i + 1]
-                i += 1
-        elif arg in NO_VALUE:
-            pass
-        elif arg.startswith("-") and arg != "-":
-            return None  # an option this shortcut does not know: let the full launch decide
-        else:
-            positional.append(arg)
         i += 1
-    has_prompt = len(positional) >= 2 or "-p" in options or "--prompt" in options
-    if not positional or not has_prompt:
+        if arg == "-" or not arg.startswith("-"):
+            positional.append(arg)
+            continue
+        name, eq, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        known = options.get(name)
+        if not isinstance(known, list) or len(known) != 2 or known[0] not in KNOWN_PARAMS or known[0] in NOT_NEW:
+            return None
+        param, takes = known
+        if takes == 0:
+            if eq:
+                return None  # a flag given a value: click refuses it
+            continue
+        if takes != 1:
+            return None
+        if eq:
+            given[param] = inline
+        elif i < len(args):
+            given[param] = args[i]
+            i += 1
+        else:
+            return None  # the value is missing: click refuses it
+    if len(positional) > len(arguments):
         return None
-    return positional[0], options.get("--agents-dir"), options.get("--working-dir")
+    named = dict(zip(arguments, positional, strict=False))
+    has_prompt = any(p in named or p in given for p in PROMPT)
+    if "agent" not in named or not has_prompt:
+        return None
+    return named["agent"], given.get("agents_dir"), given.get("working_dir")
 
 
 def _env_of(agent_yaml: Path, plan: Mapping[str, Any]) -> dict[str, str] | None:
@@ -127,11 +195,12 @@ def start(args: Sequence[str]) -> None:
     global _pending
     if os.environ.get("AGENTLAUNCH_NO_PRESPAWN"):
         return
-    shape = headless_new_session(args)
+    state_dir = paths.state_dir()
+    shape = headless_new_session(args, read_run_options(state_dir))
     if shape is None:
         return
     try:
-        plan = json.loads((_state_dir() / CACHE_DIR / f"{plan_key(*shape)}.json").read_text("utf-8"))
+        plan = json.loads((state_dir / CACHE_DIR / f"{plan_key(*shape)}.json").read_text("utf-8"))
         instructions = Path(plan["instructions"])
         digest = hashlib.sha256(instructions.read_bytes()).hexdigest()
         if digest != plan["digest"]:
@@ -186,8 +255,9 @@ def remember(
     key: str, argv: Sequence[str], session_id: str, plan_env: Mapping[str, str], instructions: Path, digest: str,
     agent_yaml: Path, agent_env: bool, cwd: Path, state_dir: Path,
 ) -> None:  # fmt: skip
-    """Keep this launch's plan for the next one (only what is not secret: the agent's env is re-read from agent.yaml)."""
-    from agentlaunch.definitions.deliver import keep_newest, write_atomic
+    """Keep this launch's plan for the next one (only what is not secret: the agent's env is re-read from agent.yaml),
+    and `run`'s option table the CLI handed over (:func:`note_run_options`)."""
+    from agentlaunch.definitions.deliver import keep_newest
 
     try:
         yaml_digest: str | None = hashlib.sha256(agent_yaml.read_bytes()).hexdigest()
@@ -204,10 +274,20 @@ def remember(
         "cwd": str(cwd),
     }
     path = state_dir / CACHE_DIR / f"{key}.json"
-    data = json.dumps(record, sort_keys=True).encode()
+    # A plan kept is advice for the next launch, never a reason to fail this one.
     with contextlib.suppress(OSError):
-        if path.exists() and path.read_bytes() == data:
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, data)
-        keep_newest(path.parent, PLANS_KEEP)
+        if _run_options is not None:
+            _write_if_changed(state_dir / RUN_OPTIONS, json.dumps(_run_options, sort_keys=True).encode())
+        if _write_if_changed(path, json.dumps(record, sort_keys=True).encode()):
+            keep_newest(path.parent, PLANS_KEEP)
+
+
+def _write_if_changed(path: Path, data: bytes) -> bool:
+    """Write ``data`` to ``path`` (atomically) unless it already holds exactly that; True when written."""
+    from agentlaunch.definitions.deliver import write_atomic
+
+    if path.exists() and path.read_bytes() == data:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, data)
+    return True

@@ -178,7 +178,7 @@ class Launch:
             resolved = resolve_command(command)
         except ProviderMissing as exc:
             raise ProviderMissing(exc.message, hint=self.adapter.install_hint) from None
-        if self.persistent:
+        if self.adapter.persistent:
             plan = self.adapter.plan(self.spec, resolved, self.session_id, self.resumed, self.options.interactive)
             argv = [*plan.argv, *placement.argv]
         else:
@@ -262,7 +262,7 @@ class Launch:
         text = self.first_message(prompt)
         self.turns += 1
         self.set_state("thinking")
-        if self.persistent:
+        if self.adapter.persistent:
             assert self.child is not None
             try:
                 self.child.send_json(self.adapter.user_message(text))
@@ -340,7 +340,7 @@ class Launch:
     def _parse(self, line: str) -> list[Event]:
         """The parser's events for one output line; a per-turn CLI's turn sum is split into its calls."""
         events = self.parser.feed(line)
-        if self.persistent or not any(isinstance(e, CallUsage) for e in events):
+        if self.adapter.persistent or not any(isinstance(e, CallUsage) for e in events):
             return events
         split: list[Event] = []
         for event in events:
@@ -397,6 +397,7 @@ class Launch:
     def _end_turn_process(self) -> int | None:
         """A per-turn CLI finished its turn: reap it, keep what the next turn needs."""
         assert self.child is not None
+        assert not self.adapter.persistent
         try:
             code = self.child.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -430,7 +431,7 @@ class Launch:
                 model=self.spec.model,
             )
             self._registered = True
-            if not self.persistent:
+            if not self.adapter.persistent:
                 self.store.set_provider_state(self.session_id, self.adapter.state_after_turn(self.parser, self._env)[0])
         if isinstance(event, CallUsage):
             price = self.pricer.price(event.usage, self.spec.provider, event.model, self.spec.model)

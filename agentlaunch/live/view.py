@@ -10,8 +10,6 @@ import json
 import sys
 from typing import TextIO
 
-from rich.console import Console
-
 from agentlaunch.events import (
     CallUsage,
     Compaction,
@@ -26,6 +24,7 @@ from agentlaunch.events import (
     Unknown,
     Warning,
 )
+from agentlaunch.live.lazy_console import LazyConsole
 from agentlaunch.usage import pricing
 from agentlaunch.usage.meter import CompactionWarning, Meter
 
@@ -98,7 +97,7 @@ class HeadlessView:
         self.json_lines = json_lines
         self.quiet = quiet
         self.out = stdout or sys.stdout
-        self.err = Console(file=stderr or sys.stderr, highlight=False, soft_wrap=True)
+        self.err = LazyConsole(file=stderr or sys.stderr, highlight=False, soft_wrap=True)
         self._ends_with_newline = True
         self._streamed = False
         self.diagnostics: list[str] = []

@@ -31,34 +31,22 @@ from typing import Any
 from agentlaunch.definitions.render import RunFacts, render_startup
 from agentlaunch.definitions.spec import AgentSpec, load_agent
 from agentlaunch.errors import AgentlaunchError, DefinitionError, ProviderMissing, TurnFailed, TurnTimeout
-from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env
-from agentlaunch.fakeapi.gemini import GeminiFake, prepare_gemini_home
-from agentlaunch.fakeapi.responses import DEFAULT_MODEL as CODEX_DEFAULT_MODEL
-from agentlaunch.fakeapi.responses import ResponsesFake, prepare_codex_home
+from agentlaunch.fakeapi.anthropic import FakeAnthropic
+from agentlaunch.fakeapi.gemini import GeminiFake
+from agentlaunch.fakeapi.responses import ResponsesFake
 from agentlaunch.fakeapi.server import FakeServer, Recorded
 from agentlaunch.launch.placement import place_instructions
 from agentlaunch.launch.transport import resolve_command
 from agentlaunch.prefix.fingerprint import cli_version
 from agentlaunch.prefix.static import Difference, InstructionsPlace, Serialized, compare, place_instructions_in, serialize
-from agentlaunch.providers.claude import EXCLUDE_DYNAMIC_FLAG, ClaudeAdapter
-from agentlaunch.providers.codex import CodexAdapter
-from agentlaunch.providers.gemini import GeminiAdapter
+from agentlaunch.providers import DESCRIPTORS, describe, get_adapter
+from agentlaunch.providers.descriptors import CaptureEnv, ProviderDescriptor
 
 PROMPT = "Reply with the single word: ok."
 RUN_TIMEOUT = 60.0
 EXIT_GRACE = 10.0  # seconds a CLI gets to finish after its request was captured
-API = {"claude": "anthropic", "codex": "responses", "gemini": "gemini"}
-HINTS = {
-    "claude": ClaudeAdapter.install_hint,
-    "codex": CodexAdapter.install_hint,
-    "gemini": GeminiAdapter.install_hint,
-}
-DEFAULT_COMMAND = {"claude": "claude", "codex": "codex", "gemini": "gemini"}
-# Codex's plugin subsystem syncs a curated plugin list from github.com and chatgpt.com at
-# startup (seen as CONNECTs by this endpoint); the quiet flags do not stop it, this does.
-CODEX_QUIET_CONFIG = "[features]\nplugins = false"
-# Provider settings of the user's own that must not leak into a capture run.
-SCRUBBED = ("ANTHROPIC_", "CLAUDE_", "OPENAI_", "CODEX_", "GEMINI_", "GOOGLE_", "VERTEX", "HTTP_PROXY", "HTTPS_PROXY")
+# Provider settings of the user's own (every provider's, whichever runs) that must not leak into a capture run.
+SCRUBBED = (*(prefix for d in DESCRIPTORS.values() for prefix in d.settings_env), "HTTP_PROXY", "HTTPS_PROXY")
 
 
 @dataclass
@@ -92,25 +80,30 @@ def _bind(make: Callable[[int], Capture], port: int) -> Capture:
     return make(0)
 
 
-def _make_capture(provider: str, port: int) -> Capture:
-    if provider == "claude":
-        api = FakeAnthropic()
-        server = api.serve(port)
+def _make_capture(api: str, port: int) -> Capture:
+    """A fake server speaking the API family ``api`` (a provider descriptor's ``api``)."""
+    if api == "anthropic":
+        fake = FakeAnthropic()
+        server = fake.serve(port)
         return Capture(server, lambda r: r.method == "POST" and r.path.split("?")[0].rstrip("/") == "/v1/messages", server.url)
-    if provider == "codex":
-        fake = ResponsesFake(port=port)
+    if api == "responses":
+        responses = ResponsesFake(port=port)
         from agentlaunch.fakeapi.responses import is_responses_call
 
-        return Capture(fake.server, is_responses_call, fake.base_url)
-    gem = GeminiFake(port=port)
-    from agentlaunch.fakeapi.gemini import is_stream_call
+        return Capture(responses.server, is_responses_call, responses.base_url)
+    if api == "gemini":
+        gem = GeminiFake(port=port)
+        from agentlaunch.fakeapi.gemini import is_stream_call
 
-    return Capture(gem.server, is_stream_call, gem.base_url)
+        return Capture(gem.server, is_stream_call, gem.base_url)
+    raise ValueError(f"no capture endpoint speaks the {api!r} API")
 
 
 @contextlib.contextmanager
 def capture_endpoint(provider: str, port: int = 0) -> Iterator[Capture]:
-    capture = _bind(lambda p: _make_capture(provider, p), port)
+    """A started capture endpoint for ``provider``'s API family (on ``port``, or another when it is busy)."""
+    api, _ = _live_api(describe(provider))
+    capture = _bind(lambda p: _make_capture(api, p), port)
     capture.server.start()
     try:
         yield capture
@@ -127,6 +120,15 @@ class RunResult:
     body: dict[str, Any]
     serialized: Serialized
     instructions: str
+
+
+def _live_api(descriptor: ProviderDescriptor) -> tuple[str, CaptureEnv]:
+    """The API family of a provider the live check can run, and how to point its CLI at the endpoint;
+    a DefinitionError for a provider it cannot run."""
+    if descriptor.api is None or descriptor.capture_env is None:
+        real = ", ".join(d.name for d in DESCRIPTORS.values() if d.api is not None)
+        raise DefinitionError(f"provider: the live check needs a real provider CLI ({real}), not {descriptor.name!r}")
+    return descriptor.api, descriptor.capture_env
 
 
 def _base_env(spec: AgentSpec) -> dict[str, str]:
@@ -151,29 +153,15 @@ def _launch_plan(
     spec: AgentSpec, command: str, capture: Capture, home: Path, message: str, extra_argv: list[str], session_id: str
 ) -> tuple[list[str], dict[str, str], bytes]:
     """argv, environment and stdin of one capture run: the adapter's own plan, pointed at the endpoint."""
-    base = _base_env(spec)
-    proxy = _proxy_env(capture.server.url)
-    if spec.provider == "claude":
-        adapter = ClaudeAdapter()
+    adapter = get_adapter(spec.provider)
+    _, point_at = _live_api(adapter.descriptor)
+    env = {**point_at(capture.base_url, home, _base_env(spec), spec.model), **_proxy_env(capture.server.url)}
+    if adapter.persistent:
         plan = adapter.plan(spec, command, session_id, False, False)
-        env = {**base, **claude_env(capture.base_url, home, {"CLAUDE_CODE_MAX_RETRIES": "0"}), **proxy}
         stdin = (json.dumps(adapter.user_message(message)) + "\n").encode("utf-8")
         return [*plan.argv, *extra_argv], env, stdin
-    if spec.provider == "codex":
-        env = prepare_codex_home(
-            home,
-            capture.base_url,
-            model=spec.model or CODEX_DEFAULT_MODEL,
-            request_max_retries=0,
-            stream_max_retries=0,
-            extra_config=CODEX_QUIET_CONFIG,
-            base_env=base,
-        )
-        turn = CodexAdapter().plan_turn(spec, command, {}, message)
-        return turn.argv, {**env, **proxy}, turn.stdin or b""
-    env = prepare_gemini_home(home, capture.base_url, base_env=base, max_attempts=1)
-    turn = GeminiAdapter().plan_turn(spec, command, {"session_id": session_id}, message)
-    return turn.argv, {**env, **proxy}, turn.stdin or b""
+    turn = adapter.plan_turn(spec, command, adapter.new_state(session_id), message)
+    return turn.argv, env, turn.stdin or b""
 
 
 def _tail(path: Path, lines: int = 3) -> str:
@@ -232,9 +220,11 @@ def run_once(
                 argv, cwd=workdir, env=env, stdin=subprocess.PIPE, stdout=out, stderr=err, start_new_session=True
             )
         except FileNotFoundError:
-            raise ProviderMissing(f"{argv[0]}: provider CLI not found", hint=HINTS.get(spec.provider)) from None
+            raise ProviderMissing(f"{argv[0]}: provider CLI not found", hint=describe(spec.provider).install_hint) from None
         except PermissionError:
-            raise ProviderMissing(f"{argv[0]}: provider CLI is not executable", hint=HINTS.get(spec.provider)) from None
+            raise ProviderMissing(
+                f"{argv[0]}: provider CLI is not executable", hint=describe(spec.provider).install_hint
+            ) from None
         try:
             assert proc.stdin is not None
             with contextlib.suppress(BrokenPipeError, OSError):
@@ -273,7 +263,7 @@ def run_once(
         exit_code=proc.returncode,
         seconds=round(time.monotonic() - started, 2),
         body=body,
-        serialized=serialize(API[spec.provider], body),
+        serialized=serialize(_live_api(describe(spec.provider))[0], body),
         instructions=placement.rendered.text,
     )
 
@@ -396,15 +386,15 @@ def live_check(
 ) -> LiveReport:
     """Capture two new sessions of the real CLI, compare them, run the negative control (and the claude variants)."""
     spec = load_agent(agents_dir, name)
-    if spec.provider not in API:
-        raise DefinitionError(
-            f"{spec.agent_dir / 'agent.yaml'}: provider: the live check needs a real provider CLI (claude, codex, gemini), "
-            f"not {spec.provider!r}"
-        )
+    descriptor = describe(spec.provider)
     try:
-        command = resolve_command(spec.command or DEFAULT_COMMAND[spec.provider])
+        _live_api(descriptor)
+    except DefinitionError as exc:
+        raise DefinitionError(f"{spec.agent_dir / 'agent.yaml'}: {exc.message}") from None
+    try:
+        command = resolve_command(spec.command or descriptor.default_command)
     except ProviderMissing as exc:
-        raise ProviderMissing(exc.message, hint=HINTS[spec.provider]) from None
+        raise ProviderMissing(exc.message, hint=descriptor.install_hint) from None
     with contextlib.ExitStack() as stack:
         root = workspace or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="agentlaunch-doctor-")))
         capture = stack.enter_context(capture_endpoint(spec.provider, port))
@@ -413,11 +403,11 @@ def live_check(
         pair = _pair(a, b)
         control = _control(spec, command, capture, root, b, templates_dir, timeout)
         found: list[Variant] = []
-        if variants and spec.provider == "claude":
-            for delivery in ("file", "system-prompt"):
+        if variants and descriptor.variant_flags:
+            for delivery in sorted(descriptor.deliveries):
                 for exclude in (True, False):
                     vspec = dataclasses.replace(spec, delivery=delivery)
-                    strip = () if exclude else (EXCLUDE_DYNAMIC_FLAG,)
+                    strip = () if exclude else descriptor.variant_flags
                     va = run_once(
                         vspec, command, capture, root, "va", templates_dir=templates_dir, timeout=timeout, strip_flags=strip
                     )

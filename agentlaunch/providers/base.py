@@ -1,4 +1,10 @@
-"""What every provider adapter provides: argv, environment, instructions file name, a parser."""
+"""The two shapes of provider adapter (typed Protocols), the plan of a CLI start, and the parsers' shared front.
+
+A *persistent* adapter (Claude Code, the fake provider) starts one CLI process
+per session and writes each user turn to its stdin; a *per-turn* adapter
+(Codex, Gemini) starts a fresh process for every turn and carries the thread
+from one to the next in a small JSON-ready state the session store keeps.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +13,16 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agentlaunch.events import CallUsage, Diagnostic, Event, Usage
+
+if TYPE_CHECKING:
+    from agentlaunch.definitions.spec import AgentSpec
+    from agentlaunch.providers.descriptors import ProviderDescriptor
+
+ProviderState = dict[str, object]
+"""What a session keeps between turns and launches for its provider (JSON-ready; in the session store)."""
 
 
 @dataclass(frozen=True)
@@ -21,6 +34,120 @@ class TurnPlan:
     notices: list[str] = field(default_factory=list)
     stdin: bytes | None = None
     """Per-turn CLIs: what to write to stdin before closing it (b"" = at EOF at once)."""
+
+
+class Parser(Protocol):
+    """A provider's output, line by line, as normalized events."""
+
+    def feed(self, line: str) -> list[Event]:
+        """Events for one line of the CLI's output."""
+        ...
+
+    def finish(self) -> list[Event]:
+        """Events still pending when the output ends."""
+        ...
+
+
+class PersistentAdapter(Protocol):
+    """A CLI that runs for the whole session and reads stream-json user turns on stdin (Claude Code)."""
+
+    @property
+    def descriptor(self) -> ProviderDescriptor: ...
+
+    @property
+    def persistent(self) -> Literal[True]: ...
+
+    @property
+    def default_command(self) -> str: ...
+
+    @property
+    def install_hint(self) -> str: ...
+
+    def plan(self, spec: AgentSpec, command: str, session_id: str, resume: bool, interactive: bool) -> TurnPlan:
+        """argv and environment of the session's one CLI process."""
+        ...
+
+    def parser(self, state: Mapping[str, object] | None = None) -> Parser:
+        """A parser for the session's output."""
+        ...
+
+    def new_state(self, session_id: str) -> ProviderState:
+        """The provider state of a new session."""
+        ...
+
+    def resume_state(self, session_id: str, stored: Mapping[str, object] | None) -> ProviderState:
+        """The provider state to resume ``session_id`` with (``stored``: what the store kept, if anything)."""
+        ...
+
+    def user_message(self, text: str) -> dict[str, object]:
+        """The stdin message that sends one user turn."""
+        ...
+
+
+class PerTurnAdapter(Protocol):
+    """A CLI started afresh for each turn, the thread continued from ``state`` (Codex, Gemini)."""
+
+    @property
+    def descriptor(self) -> ProviderDescriptor: ...
+
+    @property
+    def persistent(self) -> Literal[False]: ...
+
+    @property
+    def default_command(self) -> str: ...
+
+    @property
+    def install_hint(self) -> str: ...
+
+    def plan_turn(self, spec: AgentSpec, command: str, state: Mapping[str, object], prompt: str) -> TurnPlan:
+        """argv, environment and stdin of the CLI process for one turn with ``prompt``."""
+        ...
+
+    def parser(self, state: Mapping[str, object]) -> Parser:
+        """A parser for one turn's output, continuing from ``state``."""
+        ...
+
+    def new_state(self, session_id: str) -> ProviderState:
+        """The provider state of a new session."""
+        ...
+
+    def resume_state(self, session_id: str, stored: Mapping[str, object] | None) -> ProviderState:
+        """The provider state to resume ``session_id`` with (``stored``: what the store kept, if anything)."""
+        ...
+
+    def calls_in_turn(self, turn: CallUsage, parser: Parser, env: Mapping[str, str]) -> list[CallUsage]:
+        """The turn's printed sum as its model calls, where the CLI's own files allow."""
+        ...
+
+    def calls_not_counted(self, parser: Parser, env: Mapping[str, str]) -> list[CallUsage]:
+        """Finished calls of a turn that ended without its sum (interrupted, failed)."""
+        ...
+
+    def state_after_turn(self, parser: Parser, env: Mapping[str, str]) -> tuple[ProviderState, list[Event]]:
+        """What to keep for the next turn, and events learned from the CLI's files (a context window)."""
+        ...
+
+
+Adapter = PersistentAdapter | PerTurnAdapter
+"""Either shape; ``adapter.persistent`` tells them apart (and narrows the type)."""
+
+
+class Described:
+    """An adapter's facts read from its ``descriptor`` (set by each adapter class)."""
+
+    descriptor: ProviderDescriptor
+
+    @property
+    def name(self) -> str:
+        return self.descriptor.name
+
+    @property
+    def default_command(self) -> str:
+        return self.descriptor.default_command
+
+    @property
+    def install_hint(self) -> str:
+        return self.descriptor.install_hint
 
 
 def parse_json_line(line: str) -> dict[str, Any] | Diagnostic | None:

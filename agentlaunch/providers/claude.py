@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
-from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.events import (
     CallUsage,
     Compaction,
@@ -24,13 +23,16 @@ from agentlaunch.events import (
     Usage,
     Warning,
 )
-from agentlaunch.providers.base import JsonLineParser, TurnPlan
+from agentlaunch.providers.base import Described, JsonLineParser, ProviderState, TurnPlan
+from agentlaunch.providers.descriptors import CLAUDE, CLAUDE_EXCLUDE_DYNAMIC_FLAG, ProviderDescriptor
+
+if TYPE_CHECKING:
+    from agentlaunch.definitions.spec import AgentSpec
 
 # Event types Claude Code prints that carry nothing agentlaunch shows or counts.
 IGNORED = {"rate_limit_event", "control_response", "control_cancel_request"}
 SYSTEM_PROMPT_FLAGS = ("--system-prompt", "--system-prompt-file")
-APPEND_SYSTEM_PROMPT_FLAG = "--append-system-prompt-file"
-EXCLUDE_DYNAMIC_FLAG = "--exclude-dynamic-system-prompt-sections"
+EXCLUDE_DYNAMIC_FLAG = CLAUDE_EXCLUDE_DYNAMIC_FLAG
 
 
 def anthropic_usage(raw: dict[str, Any]) -> Usage:
@@ -228,13 +230,11 @@ def base_argv(command: str, session_id: str, resume: bool) -> list[str]:
     ]
 
 
-class ClaudeAdapter:
+class ClaudeAdapter(Described):
     """Claude Code 2.1.x."""
 
-    name = "claude"
-    default_command = "claude"
-    persistent = True
-    install_hint = "install Claude Code: npm install -g @anthropic-ai/claude-code"
+    descriptor: ProviderDescriptor = CLAUDE
+    persistent: Literal[True] = True
 
     def plan(self, spec: AgentSpec, command: str, session_id: str, resume: bool, interactive: bool) -> TurnPlan:
         argv = base_argv(command, session_id, resume)
@@ -257,21 +257,16 @@ class ClaudeAdapter:
         argv += list(spec.provider_flags)
         return TurnPlan(argv=argv, notices=notices)
 
-    @staticmethod
-    def delivery_argv(path: Path) -> list[str]:
-        """Arguments for ``delivery: system-prompt``: the instructions appended to Claude Code's system prompt."""
-        return [APPEND_SYSTEM_PROMPT_FLAG, str(path)]
-
-    def parser(self, state: dict[str, Any] | None = None) -> ClaudeParser:
+    def parser(self, state: Mapping[str, object] | None = None) -> ClaudeParser:
         return ClaudeParser()
 
-    def new_state(self, session_id: str) -> dict[str, Any]:
+    def new_state(self, session_id: str) -> ProviderState:
         """Claude Code keeps the whole session itself; nothing to remember between launches."""
         return {}
 
-    def resume_state(self, session_id: str, stored: dict[str, Any] | None) -> dict[str, Any]:
+    def resume_state(self, session_id: str, stored: Mapping[str, object] | None) -> ProviderState:
         return dict(stored or {})
 
     @staticmethod
-    def user_message(text: str) -> dict[str, Any]:
+    def user_message(text: str) -> dict[str, object]:
         return {"type": "user", "message": {"role": "user", "content": text}}

@@ -10,11 +10,10 @@ rollout file; the session splits the turn into them (:meth:`CodexAdapter.calls_i
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.errors import DefinitionError
 from agentlaunch.events import (
     CallUsage,
@@ -29,8 +28,12 @@ from agentlaunch.events import (
     Usage,
     Warning,
 )
-from agentlaunch.providers.base import JsonLineParser, TurnPlan, json_lines, split_turn
+from agentlaunch.providers.base import Described, JsonLineParser, Parser, ProviderState, TurnPlan, json_lines, split_turn
 from agentlaunch.providers.claude import summarize
+from agentlaunch.providers.descriptors import CODEX, ProviderDescriptor
+
+if TYPE_CHECKING:
+    from agentlaunch.definitions.spec import AgentSpec
 
 ARGV_PROMPT_LIMIT = 100_000  # longer prompts go through stdin (one argv string is capped at 128 KiB)
 QUIET = ["-c", "check_for_update_on_startup=false", "-c", "analytics.enabled=false"]
@@ -117,11 +120,11 @@ class CodexParser(JsonLineParser):
         return [Unknown(f"item/{itype}")] if kind == "item.completed" else []
 
 
-def codex_home(env: dict[str, str]) -> Path:
+def codex_home(env: Mapping[str, str]) -> Path:
     return Path(env.get("CODEX_HOME") or Path(env.get("HOME", "~")).expanduser() / ".codex")
 
 
-def rollout_payloads(thread_id: str, env: dict[str, str], marker: str) -> Iterator[tuple[str, dict[str, Any]]]:
+def rollout_payloads(thread_id: str, env: Mapping[str, str], marker: str) -> Iterator[tuple[str, dict[str, Any]]]:
     """(line type, payload) of the thread's rollout lines that contain ``marker``, in file order.
 
     The rollout is ``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-…-THREAD_ID.jsonl``,
@@ -137,7 +140,7 @@ def rollout_payloads(thread_id: str, env: dict[str, str], marker: str) -> Iterat
                 yield str(obj.get("type")), payload
 
 
-def rollout_context_window(thread_id: str, env: dict[str, str]) -> int | None:
+def rollout_context_window(thread_id: str, env: Mapping[str, str]) -> int | None:
     """``model_context_window`` from the thread's rollout file, when it can be found."""
     window = None
     for _, payload in rollout_payloads(thread_id, env, "model_context_window"):
@@ -147,7 +150,7 @@ def rollout_context_window(thread_id: str, env: dict[str, str]) -> int | None:
     return window
 
 
-def rollout_calls(thread_id: str, env: dict[str, str]) -> list[tuple[CallUsage, Usage | None]]:
+def rollout_calls(thread_id: str, env: Mapping[str, str]) -> list[tuple[CallUsage, Usage | None]]:
     """Every model call of the thread, from the rollout's ``token_usage_record`` lines: (the call's exact usage,
     the thread's running total after it, when recorded)."""
     calls = []
@@ -159,15 +162,20 @@ def rollout_calls(thread_id: str, env: dict[str, str]) -> list[tuple[CallUsage, 
     return calls
 
 
-class CodexAdapter:
+def own_parser(parser: Parser) -> CodexParser:
+    """``parser`` as the CodexParser this adapter made (the session hands back what :meth:`CodexAdapter.parser` gave)."""
+    if not isinstance(parser, CodexParser):
+        raise TypeError(f"the Codex adapter was handed a {type(parser).__name__}, not the CodexParser it made")
+    return parser
+
+
+class CodexAdapter(Described):
     """Codex CLI 0.169."""
 
-    name = "codex"
-    default_command = "codex"
-    persistent = False
-    install_hint = "install Codex CLI: npm install -g @openai/codex"
+    descriptor: ProviderDescriptor = CODEX
+    persistent: Literal[False] = False
 
-    def plan_turn(self, spec: AgentSpec, command: str, state: dict[str, Any], prompt: str) -> TurnPlan:
+    def plan_turn(self, spec: AgentSpec, command: str, state: Mapping[str, object], prompt: str) -> TurnPlan:
         argv = [command, *QUIET, "exec", "--json", "--skip-git-repo-check"]
         if spec.model:
             argv += ["-m", spec.model]  # the thread does not remember its model
@@ -178,10 +186,10 @@ class CodexAdapter:
             return TurnPlan(argv=[*argv, "-"], stdin=prompt.encode("utf-8"))
         return TurnPlan(argv=[*argv, prompt], stdin=b"")
 
-    def new_state(self, session_id: str) -> dict[str, Any]:
+    def new_state(self, session_id: str) -> ProviderState:
         return {}
 
-    def resume_state(self, session_id: str, stored: dict[str, Any] | None) -> dict[str, Any]:
+    def resume_state(self, session_id: str, stored: Mapping[str, object] | None) -> ProviderState:
         """The thread to resume: the one recorded for the session, else the id itself when it is a thread id."""
         if stored and stored.get("thread_id"):
             return dict(stored)
@@ -195,23 +203,25 @@ class CodexAdapter:
             )
         raise DefinitionError(f"--resume: session {session_id} never got a Codex thread (its first turn did not start)")
 
-    def parser(self, state: dict[str, Any]) -> CodexParser:
+    def parser(self, state: Mapping[str, object]) -> CodexParser:
         prior = state.get("total")
         parser = CodexParser(Usage(**prior) if isinstance(prior, dict) else None)
-        parser.thread_id = state.get("thread_id")
+        thread_id = state.get("thread_id")
+        parser.thread_id = thread_id if isinstance(thread_id, str) else None
         return parser
 
-    def calls_in_turn(self, turn: CallUsage, parser: CodexParser, env: dict[str, str]) -> list[CallUsage]:
+    def calls_in_turn(self, turn: CallUsage, parser: Parser, env: Mapping[str, str]) -> list[CallUsage]:
         """The turn's sum split into its calls, from the rollout (see :func:`~agentlaunch.providers.base.split_turn`)."""
-        return split_turn(turn, [call for call, _ in rollout_calls(parser.thread_id or "", env)])
+        return split_turn(turn, [call for call, _ in rollout_calls(own_parser(parser).thread_id or "", env)])
 
-    def calls_not_counted(self, parser: CodexParser, env: dict[str, str]) -> list[CallUsage]:
+    def calls_not_counted(self, parser: Parser, env: Mapping[str, str]) -> list[CallUsage]:
         """Finished calls of a turn that ended without ``turn.completed`` (interrupted, failed), from the rollout.
 
         They are the calls after the one whose running total is the total counted
         so far; the counted total moves past them, so the next turn's difference
         leaves them out. Nothing when that point cannot be found in the rollout.
         """
+        parser = own_parser(parser)
         calls = rollout_calls(parser.thread_id or "", env)
         start = 0
         if parser.total != Usage():
@@ -225,9 +235,10 @@ class CodexAdapter:
         parser.total = new[-1][1] or parser.total
         return [call for call, _ in new]
 
-    def state_after_turn(self, parser: CodexParser, env: dict[str, str]) -> tuple[dict[str, Any], list[Event]]:
+    def state_after_turn(self, parser: Parser, env: Mapping[str, str]) -> tuple[ProviderState, list[Event]]:
         """What to keep for the next turn (thread id, running total), and a learned context window."""
-        state: dict[str, Any] = {"thread_id": parser.thread_id, "total": parser.total.as_dict()}
+        parser = own_parser(parser)
+        state: ProviderState = {"thread_id": parser.thread_id, "total": parser.total.as_dict()}
         window = rollout_context_window(parser.thread_id or "", env)
         return state, [ContextWindow(window)] if window else []
 

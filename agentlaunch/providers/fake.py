@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-import sys
+from typing import TYPE_CHECKING
 
-from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.providers.base import TurnPlan
 from agentlaunch.providers.claude import ClaudeAdapter, base_argv
+from agentlaunch.providers.descriptors import FAKE
+
+if TYPE_CHECKING:
+    from agentlaunch.definitions.spec import AgentSpec
 
 FAKE_MODULE = "agentlaunch.providers.fake_cli"
 
 
 class FakeAdapter(ClaudeAdapter):
-    name = "fake"
-    default_command = sys.executable
-    install_hint = "the fake provider ships with agentlaunch; reinstall agentlaunch"
+    descriptor = FAKE
 
     def plan(self, spec: AgentSpec, command: str, session_id: str, resume: bool, interactive: bool) -> TurnPlan:
         head = [command] if spec.command else [command, "-m", FAKE_MODULE]

@@ -12,10 +12,10 @@ are in the session file; the session splits the turn into them
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.events import (
     CallUsage,
     Event,
@@ -28,9 +28,13 @@ from agentlaunch.events import (
     Usage,
     Warning,
 )
-from agentlaunch.providers.base import JsonLineParser, TurnPlan, json_lines, split_turn
+from agentlaunch.providers.base import Described, JsonLineParser, Parser, ProviderState, TurnPlan, json_lines, split_turn
 from agentlaunch.providers.claude import summarize
 from agentlaunch.providers.codex import ARGV_PROMPT_LIMIT
+from agentlaunch.providers.descriptors import GEMINI, ProviderDescriptor
+
+if TYPE_CHECKING:
+    from agentlaunch.definitions.spec import AgentSpec
 
 
 def gemini_usage(stats: dict[str, Any]) -> Usage:
@@ -58,7 +62,7 @@ def call_usage(tokens: dict[str, Any]) -> Usage:
     )
 
 
-def session_files(session_id: str, env: dict[str, str]) -> list[Path]:
+def session_files(session_id: str, env: Mapping[str, str]) -> list[Path]:
     """``~/.gemini/tmp/<project>/chats/session-<time>-<first 8 of the id>.jsonl`` whose first line names the session.
 
     ``~`` is ``$GEMINI_CLI_HOME`` when set (Gemini CLI's own rule), else ``$HOME``.
@@ -80,7 +84,7 @@ def session_files(session_id: str, env: dict[str, str]) -> list[Path]:
     return found
 
 
-def session_calls(session_id: str, env: dict[str, str]) -> list[CallUsage]:
+def session_calls(session_id: str, env: Mapping[str, str]) -> list[CallUsage]:
     """Every model call of the session, from its session files (per-call ``tokens``), in order.
 
     A file is a log of changes: a message is written again when it changes
@@ -145,15 +149,20 @@ class GeminiParser(JsonLineParser):
         return events
 
 
-class GeminiAdapter:
+def own_parser(parser: Parser) -> GeminiParser:
+    """``parser`` as the GeminiParser this adapter made (the session hands back what :meth:`GeminiAdapter.parser` gave)."""
+    if not isinstance(parser, GeminiParser):
+        raise TypeError(f"the Gemini adapter was handed a {type(parser).__name__}, not the GeminiParser it made")
+    return parser
+
+
+class GeminiAdapter(Described):
     """Gemini CLI 0.61."""
 
-    name = "gemini"
-    default_command = "gemini"
-    persistent = False
-    install_hint = "install Gemini CLI: npm install -g @google/gemini-cli"
+    descriptor: ProviderDescriptor = GEMINI
+    persistent: Literal[False] = False
 
-    def plan_turn(self, spec: AgentSpec, command: str, state: dict[str, Any], prompt: str) -> TurnPlan:
+    def plan_turn(self, spec: AgentSpec, command: str, state: Mapping[str, object], prompt: str) -> TurnPlan:
         session_flag = "--resume" if state.get("started") else "--session-id"
         argv = [command, "--output-format", "stream-json"]
         if spec.model:
@@ -164,31 +173,34 @@ class GeminiAdapter:
             return TurnPlan(argv=[*argv, "-p", " "], stdin=prompt.encode("utf-8"))
         return TurnPlan(argv=[*argv, "-p", prompt], stdin=b"")
 
-    def new_state(self, session_id: str) -> dict[str, Any]:
+    def new_state(self, session_id: str) -> ProviderState:
         return {"session_id": session_id, "started": False}
 
-    def resume_state(self, session_id: str, stored: dict[str, Any] | None) -> dict[str, Any]:
+    def resume_state(self, session_id: str, stored: Mapping[str, object] | None) -> ProviderState:
         return dict(stored) if stored and stored.get("session_id") else {"session_id": session_id, "started": True}
 
-    def parser(self, state: dict[str, Any]) -> GeminiParser:
+    def parser(self, state: Mapping[str, object]) -> GeminiParser:
         started = bool(state.get("started"))
         counted = state.get("counted_through")
         if not isinstance(counted, str):
             counted = None if started else ""  # a started session with no record of it: unknown; a new one: none yet
-        return GeminiParser(state.get("session_id"), started, counted)
+        session_id = state.get("session_id")
+        return GeminiParser(session_id if isinstance(session_id, str) else None, started, counted)
 
-    def calls_in_turn(self, turn: CallUsage, parser: GeminiParser, env: dict[str, str]) -> list[CallUsage]:
+    def calls_in_turn(self, turn: CallUsage, parser: Parser, env: Mapping[str, str]) -> list[CallUsage]:
         """The turn's sum split into its calls, from the session file (see :func:`~agentlaunch.providers.base.split_turn`)."""
+        parser = own_parser(parser)
         calls = split_turn(turn, session_calls(parser.session_id or "", env))
         # Split: counted up to its last call. Kept as the sum: where the count stands in the file is unknown.
         parser.counted_through = calls[-1].call_id
         return calls
 
-    def calls_not_counted(self, parser: GeminiParser, env: dict[str, str]) -> list[CallUsage]:
+    def calls_not_counted(self, parser: Parser, env: Mapping[str, str]) -> list[CallUsage]:
         """Finished calls of a turn that ended without a result (interrupted, failed), from the session file.
 
         They are the calls after the last one counted; nothing when that point is unknown.
         """
+        parser = own_parser(parser)
         if parser.counted_through is None:
             return []
         calls = session_calls(parser.session_id or parser.asked or "", env)
@@ -200,7 +212,8 @@ class GeminiAdapter:
             parser.counted_through = new[-1].call_id
         return new
 
-    def state_after_turn(self, parser: GeminiParser, env: dict[str, str]) -> tuple[dict[str, Any], list[Event]]:
+    def state_after_turn(self, parser: Parser, env: Mapping[str, str]) -> tuple[ProviderState, list[Event]]:
+        parser = own_parser(parser)
         if parser.session_id is None:  # the CLI never said it started the session
             return {"session_id": parser.asked, "started": parser.resumed, "counted_through": parser.counted_through}, []
         return {"session_id": parser.session_id, "started": True, "counted_through": parser.counted_through}, []

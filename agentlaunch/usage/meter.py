@@ -9,29 +9,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agentlaunch.events import CallUsage, Compaction, ContextWindow, Event, OutputFinal, Usage
+from agentlaunch.providers.descriptors import DESCRIPTORS
 
-# Context windows by model-id prefix, used when neither agent.yaml nor the CLI says.
-KNOWN_WINDOWS: tuple[tuple[str, int], ...] = (
-    ("claude-sonnet-4-5", 200_000),
-    ("claude-opus-4", 200_000),
-    ("claude-haiku", 200_000),
-    ("claude-opus-5", 1_000_000),
-    ("claude", 200_000),
-    ("gpt-5", 272_000),
-    ("gpt-4.1", 1_047_576),
-    ("o3", 200_000),
-    ("o4", 200_000),
-    ("gemini", 1_048_576),
-    ("fake", 200_000),
-)
 DEFAULT_BUFFER = 33_000
 
 
 def table_window(model: str | None) -> int | None:
-    if not model:
-        return None
-    for prefix, window in KNOWN_WINDOWS:
-        if model.startswith(prefix):
+    """The context window the provider descriptors know for ``model`` (by model-id prefix), or None.
+
+    Used when neither agent.yaml nor the CLI says. The model ids of different
+    providers do not share prefixes, so every descriptor's table is asked.
+    """
+    for descriptor in DESCRIPTORS.values():
+        if (window := descriptor.known_window(model)) is not None:
             return window
     return None
 

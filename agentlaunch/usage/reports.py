@@ -1,11 +1,14 @@
 """Usage reports as a person or a script wants them: table, JSON, CSV, daily chart.
 
-Pure functions over :class:`agentlaunch.usage.records.ReportRow` lists, plus the parsers
-for ``--by`` and ``--since``. The ``usage`` command only wires options to
-``Store.usage_report`` and one of these.
+Pure functions over :class:`agentlaunch.usage.records.ReportRow` lists (and
+:class:`~agentlaunch.usage.records.CallRecord` lists for ``--calls``), plus the
+parsers for ``--by`` and ``--since``. The ``usage`` command only wires options
+to ``Store.usage_report`` and one of these.
 
 Cost is the sum over priced calls; a group with unpriced calls says how many,
-and a group with no priced call says ``unpriced``, never ``$0``.
+and a group with no priced call says ``unpriced``, never ``$0``. JSON and CSV
+carry costs at full precision (so a session's figure can be compared with the
+provider's own total to the last digit); only the tables for people round.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from rich.text import Text
 
 from agentlaunch.errors import UsageError
 from agentlaunch.usage.pricing import format_cost
-from agentlaunch.usage.records import ReportRow
+from agentlaunch.usage.records import CallRecord, ReportRow
 from agentlaunch.usage.store import REPORT_BY, ReportBy
 
 ChartMetric = Literal["cost", "tokens"]
@@ -42,6 +45,21 @@ FIELDS = (
     "full_price_share",
     "first_at",
     "last_at",
+)
+
+# The columns of `usage --session ID --calls` in JSON and CSV, in order.
+CALL_FIELDS = (
+    "at",
+    "turn",
+    "model",
+    "input",
+    "cache_write",
+    "cache_read",
+    "output",
+    "reasoning",
+    "cache_hit_ratio",
+    "cost_usd",
+    "price_key",
 )
 
 # Segments of a token bar: (field, glyph, style). Glyphs differ so the chart reads without colour.
@@ -132,7 +150,8 @@ def total_row(rows: Sequence[ReportRow], key: str = "total") -> ReportRow | None
 def report_records(rows: Sequence[ReportRow], by: ReportBy) -> list[dict[str, Any]]:
     """JSON-able dicts, one per row: the group under the key ``by``, then :data:`FIELDS`.
 
-    Ratios are None when a group had no input; times are ISO 8601 UTC.
+    Ratios are None when a group had no input; times are ISO 8601 UTC. Costs
+    are the stored sums as they are (no rounding); ratios are rounded to 1e-6.
     """
     out = []
     for row in rows:
@@ -141,12 +160,40 @@ def report_records(rows: Sequence[ReportRow], by: ReportBy) -> list[dict[str, An
             value = getattr(row, name)
             if isinstance(value, datetime):
                 value = value.isoformat()
-            elif isinstance(value, float):
-                # Sums of floats carry noise (0.16999999999999998); micro-dollars and 1e-6 ratios suffice.
-                value = round(value, 6)
+            elif isinstance(value, float) and name != "cost_usd":
+                value = round(value, 6)  # a ratio: 1e-6 is finer than any decision it informs
             record[name] = value
         out.append(record)
     return out
+
+
+def call_record(call: CallRecord) -> dict[str, Any]:
+    """One call of ``--calls`` as a JSON-able dict with the keys :data:`CALL_FIELDS` (cost unrounded)."""
+    u = call.usage
+    total = u.input + u.cache_write + u.cache_read
+    return {
+        "at": call.at.isoformat(),
+        "turn": call.turn,
+        "model": call.model,
+        "input": u.input,
+        "cache_write": u.cache_write,
+        "cache_read": u.cache_read,
+        "output": u.output,
+        "reasoning": u.reasoning,
+        "cache_hit_ratio": round(u.cache_read / total, 6) if total else None,
+        "cost_usd": call.cost_usd,
+        "price_key": call.price_key,
+    }
+
+
+def calls_csv(calls: Sequence[CallRecord]) -> str:
+    """CSV of ``--calls``: the :data:`CALL_FIELDS` header (also when there are no calls), empty cells for None."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(CALL_FIELDS)
+    for call in calls:
+        writer.writerow(["" if v is None else v for v in call_record(call).values()])
+    return buffer.getvalue()
 
 
 def report_csv(rows: Sequence[ReportRow], by: ReportBy) -> str:

@@ -36,7 +36,7 @@ from agentlaunch.fakeapi.anthropic import (
     first_user_text,
     system_text,
 )
-from tests.support.clis import ensure_cli
+from tests.support.clis import cli_version, ensure_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
@@ -218,7 +218,7 @@ def test_text_turn_usage_matches_the_api(h: Harness) -> None:
     (init,) = c.of_type("system", "init")
     assert init["session_id"] == c.session_id
     assert init["model"] == MODEL
-    assert init["claude_code_version"] == "2.1.328"
+    assert init["claude_code_version"] == cli_version("claude")
 
     (assistant,) = c.of_type("assistant")
     assert assistant["message"]["id"] == "msg_fake_0001"

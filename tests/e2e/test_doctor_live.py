@@ -11,7 +11,7 @@ from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, system_text
 from agentlaunch.prefix.live import live_check
 from tests.conftest import REPO
 from tests.helpers import run_cli, write_agent
-from tests.support.clis import ensure_cli
+from tests.support.clis import cli_version, ensure_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -51,7 +51,7 @@ def test_the_doctor_command_prints_json_for_the_real_claude(agents_dir: Path) ->
     assert done.returncode == 0, done.stderr.decode()
     data = json.loads(done.stdout)
     assert data["live"]["control"]["passed"] and data["live"]["proxy_attempts"] == []
-    assert data["live"]["cli_version"].startswith("2.1.328")
+    assert data["live"]["cli_version"].startswith(cli_version("claude"))
 
 
 def test_run_with_the_default_delivery_puts_the_instructions_in_the_system_prompt(

@@ -1,17 +1,25 @@
-"""The real provider CLIs for end-to-end tests, installed once at pinned versions.
+"""The real provider CLIs for end-to-end tests, installed once per version.
 
-``ensure_cli("claude")`` returns the path of the binary. It installs the pinned
-npm package into ``$AGENTLAUNCH_TEST_CLI_CACHE`` (default
-``<repo>/.cache/provider-clis``) when the binary is missing or reports another
-version, under a file lock so parallel test processes install only once. When
-npm is missing or the install fails the test is skipped, or failed when
-``AGENTLAUNCH_REQUIRE_REAL_CLIS=1``.
+``ensure_cli("claude")`` returns the path of the binary. It installs the npm
+package at the pinned version (or the one ``AGENTLAUNCH_TEST_CLI_VERSIONS``
+asks for) into ``$AGENTLAUNCH_TEST_CLI_CACHE/<name>-<version>`` (default cache
+``<repo>/.cache/provider-clis``) when that binary is missing or reports another
+version, under a file lock so parallel test processes install only once. Each
+version has a folder of its own, so trying a new one never replaces the pinned
+one another checkout is using. When npm is missing or the install fails the
+test is skipped, or failed when ``AGENTLAUNCH_REQUIRE_REAL_CLIS=1``.
+
+``AGENTLAUNCH_TEST_CLI_VERSIONS`` checks an upgrade before a user meets it:
+``latest`` runs every CLI at its newest published version (asked of npm once
+per test process), ``claude=latest,codex=0.171.0`` chooses per CLI, and CLIs
+it does not name stay at their pins.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -21,16 +29,25 @@ import pytest
 
 CliName = Literal["claude", "codex", "gemini"]
 
-PINNED: dict[str, tuple[str, str]] = {
-    # name: (npm package spec, text `--version` prints)
-    "claude": ("@anthropic-ai/claude-code@2.1.328", "2.1.328"),
-    "codex": ("@openai/codex@0.169.0", "0.169.0"),
-    "gemini": ("@google/gemini-cli@0.61.0", "0.61.0"),
+PACKAGES: dict[str, str] = {
+    "claude": "@anthropic-ai/claude-code",
+    "codex": "@openai/codex",
+    "gemini": "@google/gemini-cli",
 }
+PINS: dict[str, str] = {
+    # The versions the suite passed on; the text `--version` prints contains the version.
+    "claude": "2.1.332",
+    "codex": "0.171.0",
+    "gemini": "0.61.0",
+}
+PINNED: dict[str, tuple[str, str]] = {name: (f"{PACKAGES[name]}@{v}", v) for name, v in PINS.items()}
+VERSIONS_ENV = "AGENTLAUNCH_TEST_CLI_VERSIONS"
 
 REPO = Path(__file__).resolve().parents[2]
 INSTALL_TIMEOUT = 900
-_found: dict[tuple[str, Path], Path] = {}  # checked once per test process
+_VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+-]*$")
+_found: dict[tuple[str, str, Path], Path] = {}  # checked once per test process
+_latest: dict[str, str] = {}
 
 
 def cache_dir() -> Path:
@@ -45,6 +62,48 @@ def _unavailable(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
+def requested_versions(value: str | None = None) -> dict[str, str]:
+    """The version of each CLI the tests run: the pins, overridden by ``AGENTLAUNCH_TEST_CLI_VERSIONS``.
+
+    Raises ValueError for a malformed value (a test run with a typo in it should
+    stop, not quietly test the pins).
+    """
+    raw = os.environ.get(VERSIONS_ENV, "") if value is None else value
+    versions = dict(PINS)
+    items = [item.strip() for item in raw.split(",") if item.strip()]
+    if len(items) == 1 and "=" not in items[0]:
+        items = [f"{name}={items[0]}" for name in PINS]
+    for item in items:
+        name, sep, version = (part.strip() for part in item.partition("="))
+        if not sep or name not in PINS or not _VERSION.match(version):
+            raise ValueError(
+                f"{VERSIONS_ENV}={raw!r}: expected 'latest', a version, or NAME=VERSION[,...] with NAME one of "
+                f"{', '.join(PINS)} (got {item!r})"
+            )
+        versions[name] = version
+    return versions
+
+
+def _latest_version(name: str) -> str:
+    """The newest published version of ``name``'s package (``npm view``), asked once per process."""
+    if name not in _latest:
+        npm = shutil.which("npm")
+        if npm is None:
+            _unavailable(f"npm not found; cannot learn the latest {PACKAGES[name]}")
+        try:
+            done = subprocess.run(
+                [npm, "view", PACKAGES[name], "version"],
+                check=False, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+        except (OSError, subprocess.SubprocessError) as exc:
+            _unavailable(f"npm view {PACKAGES[name]} failed: {exc}")
+        version = done.stdout.strip().splitlines()[-1].strip() if done.stdout.strip() else ""
+        if done.returncode != 0 or not _VERSION.match(version):
+            _unavailable(f"npm view {PACKAGES[name]} version failed (exit {done.returncode}): {done.stderr.strip()[-500:]}")
+        _latest[name] = version
+    return _latest[name]
+
+
 def _reports_version(binary: Path, version: str) -> bool:
     if not binary.exists():
         return False
@@ -57,18 +116,32 @@ def _reports_version(binary: Path, version: str) -> bool:
     return done.returncode == 0 and version in done.stdout
 
 
+def install_root(name: str, version: str, root: Path | None = None) -> Path:
+    """Where ``name`` at ``version`` is installed: a folder of its own in the cache."""
+    return (root or cache_dir()) / f"{name}-{version}"
+
+
+def cli_version(name: CliName) -> str:
+    """The exact version ``ensure_cli(name)`` runs (``latest`` resolved through npm)."""
+    version = requested_versions()[name]
+    return _latest_version(name) if version == "latest" else version
+
+
 def ensure_cli(name: CliName) -> Path:
-    """Path of the pinned ``name`` CLI, installing it first when needed."""
-    if name not in PINNED:
+    """Path of the ``name`` CLI at its pinned (or requested) version, installing it first when needed."""
+    if name not in PINS:
         raise ValueError(f"unknown provider CLI {name!r}")
-    spec, version = PINNED[name]
+    version = cli_version(name)
     root = cache_dir()
-    if (name, root) in _found:
-        return _found[name, root]
-    binary = root / "node_modules" / ".bin" / name
-    if not _reports_version(binary, version):
-        _install(spec, version, root, binary)
-    _found[name, root] = binary
+    if (name, version, root) in _found:
+        return _found[name, version, root]
+    binary = install_root(name, version, root) / "node_modules" / ".bin" / name
+    legacy = root / "node_modules" / ".bin" / name  # caches made before versions had folders of their own
+    if not _reports_version(binary, version) and _reports_version(legacy, version):
+        binary = legacy
+    elif not _reports_version(binary, version):
+        _install(f"{PACKAGES[name]}@{version}", version, install_root(name, version, root), binary)
+    _found[name, version, root] = binary
     return binary
 
 

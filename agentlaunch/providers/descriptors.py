@@ -1,0 +1,202 @@
+"""What agentlaunch knows about each provider, apart from how to talk to its CLI: one frozen record each.
+
+Rendering, validation, pricing, the meter and the doctor read these facts
+through :func:`describe` instead of keeping tables of their own; each adapter
+(``claude.py``, ``codex.py``, ...) carries its provider's record as
+``descriptor``. They live together here, apart from the adapters, because
+definitions, pricing and the meter ask on every command: this module imports
+the standard library only (about a millisecond), where the adapter modules
+bring the event types and the parsers (about twelve).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentlaunch.errors import DefinitionError
+
+CaptureEnv = Callable[[str, Path, Mapping[str, str], str | None], dict[str, str]]
+"""``(base_url, home, base_env, model) -> env``: the environment that points the CLI at a capture endpoint
+on ``base_url`` with a throwaway ``home`` (``base_env`` plus the provider's own settings)."""
+
+
+@dataclass(frozen=True)
+class ProviderDescriptor:
+    """Every fact about one provider that code outside its adapter needs."""
+
+    name: str
+    """The ``provider`` value in agent.yaml."""
+    persistent: bool
+    """One CLI process for the whole session (Claude Code), or a fresh one per turn (Codex, Gemini)."""
+    default_command: str
+    """The CLI started when agent.yaml names no ``command``."""
+    install_hint: str
+    """What to tell a person whose machine lacks the CLI."""
+    instructions_file: str
+    """The file the CLI reads its project instructions from (CLAUDE.md, AGENTS.md, GEMINI.md)."""
+    deliveries: tuple[str, ...] = ("file",)
+    """The ``delivery`` values this provider supports."""
+    default_delivery: str = "file"
+    """Where the instructions go when agent.yaml does not say (chosen by measurement, see the doctor)."""
+    system_prompt_flag: str | None = None
+    """For ``delivery: system-prompt``: the CLI flag that takes the instructions file."""
+    pricing_id: str | None = None
+    """The provider's id in genai-prices' bundled data; None: genai-prices is never asked."""
+    context_windows: tuple[tuple[str, int], ...] = ()
+    """Known context windows by model-id prefix, most specific first, for when neither agent.yaml nor the CLI says."""
+    api: str | None = None
+    """The API family the doctor's capture endpoint speaks (``anthropic``, ``responses``, ``gemini``);
+    None: the live check does not apply (no real CLI)."""
+    capture_env: CaptureEnv | None = None
+    """How to point the CLI at the doctor's capture endpoint (see :data:`CaptureEnv`)."""
+    settings_env: tuple[str, ...] = ()
+    """Prefixes of environment variables that configure this provider (left out of a capture run)."""
+    variant_flags: tuple[str, ...] = ()
+    """Flags `doctor --live --variants` also measures without (each delivery, with and without them)."""
+
+    def __post_init__(self) -> None:
+        if self.default_delivery not in self.deliveries:
+            raise ValueError(f"{self.name}: default delivery {self.default_delivery!r} is not one of {self.deliveries}")
+        if ("system-prompt" in self.deliveries) != (self.system_prompt_flag is not None):
+            raise ValueError(f"{self.name}: delivery 'system-prompt' and system_prompt_flag go together")
+
+    def system_prompt_argv(self, path: Path) -> list[str]:
+        """CLI arguments for ``delivery: system-prompt``: the instructions in ``path`` go into the system prompt."""
+        if self.system_prompt_flag is None:
+            raise ValueError(f"{self.name}: delivery 'system-prompt' is not supported")
+        return [self.system_prompt_flag, str(path)]
+
+    def known_window(self, model: str | None) -> int | None:
+        """The context window of ``model`` from :attr:`context_windows`, or None."""
+        if not model:
+            return None
+        for prefix, window in self.context_windows:
+            if model.startswith(prefix):
+                return window
+        return None
+
+
+# -- how each CLI is pointed at the doctor's capture endpoint (the fakeapi modules load only then)
+
+
+def _claude_capture_env(base_url: str, home: Path, base_env: Mapping[str, str], model: str | None) -> dict[str, str]:
+    """Claude Code on the capture endpoint, one attempt per call (a capture needs no retries)."""
+    from agentlaunch.fakeapi.anthropic import claude_env
+
+    return {**base_env, **claude_env(base_url, home, {"CLAUDE_CODE_MAX_RETRIES": "0"})}
+
+
+# Codex's plugin subsystem syncs a curated plugin list from github.com and chatgpt.com at
+# startup (seen as CONNECTs by the capture endpoint); the quiet flags do not stop it, this does.
+CODEX_CAPTURE_CONFIG = "[features]\nplugins = false"
+
+
+def _codex_capture_env(base_url: str, home: Path, base_env: Mapping[str, str], model: str | None) -> dict[str, str]:
+    """Codex on the capture endpoint: a CODEX_HOME of its own, no retries, no plugin sync."""
+    from agentlaunch.fakeapi.responses import DEFAULT_MODEL, prepare_codex_home
+
+    return prepare_codex_home(
+        home,
+        base_url,
+        model=model or DEFAULT_MODEL,
+        request_max_retries=0,
+        stream_max_retries=0,
+        extra_config=CODEX_CAPTURE_CONFIG,
+        base_env=base_env,
+    )
+
+
+def _gemini_capture_env(base_url: str, home: Path, base_env: Mapping[str, str], model: str | None) -> dict[str, str]:
+    """Gemini CLI on the capture endpoint, one attempt per call."""
+    from agentlaunch.fakeapi.gemini import prepare_gemini_home
+
+    return prepare_gemini_home(home, base_url, base_env=base_env, max_attempts=1)
+
+
+# -- the providers
+
+CLAUDE_EXCLUDE_DYNAMIC_FLAG = "--exclude-dynamic-system-prompt-sections"  # the claude adapter passes it, the doctor varies it
+
+CLAUDE = ProviderDescriptor(
+    name="claude",
+    persistent=True,
+    default_command="claude",
+    install_hint="install Claude Code: npm install -g @anthropic-ai/claude-code",
+    instructions_file="CLAUDE.md",
+    deliveries=("system-prompt", "file"),
+    # Chosen by measurement with `agentlaunch doctor --live --variants` (figures in the docs):
+    # in the system prompt the instructions sit ahead of everything that names the working directory.
+    default_delivery="system-prompt",
+    system_prompt_flag="--append-system-prompt-file",
+    pricing_id="anthropic",
+    context_windows=(
+        ("claude-sonnet-4-5", 200_000),
+        ("claude-opus-4", 200_000),
+        ("claude-haiku", 200_000),
+        ("claude-opus-5", 1_000_000),
+        ("claude", 200_000),
+    ),
+    api="anthropic",
+    capture_env=_claude_capture_env,
+    settings_env=("ANTHROPIC_", "CLAUDE_"),
+    variant_flags=(CLAUDE_EXCLUDE_DYNAMIC_FLAG,),
+)
+
+CODEX = ProviderDescriptor(
+    name="codex",
+    persistent=False,
+    default_command="codex",
+    install_hint="install Codex CLI: npm install -g @openai/codex",
+    instructions_file="AGENTS.md",
+    pricing_id="openai",
+    context_windows=(("gpt-5", 272_000), ("gpt-4.1", 1_047_576), ("o3", 200_000), ("o4", 200_000)),
+    api="responses",
+    capture_env=_codex_capture_env,
+    settings_env=("OPENAI_", "CODEX_"),
+)
+
+GEMINI = ProviderDescriptor(
+    name="gemini",
+    persistent=False,
+    default_command="gemini",
+    install_hint="install Gemini CLI: npm install -g @google/gemini-cli",
+    instructions_file="GEMINI.md",
+    pricing_id="google",
+    context_windows=(("gemini", 1_048_576),),
+    api="gemini",
+    capture_env=_gemini_capture_env,
+    settings_env=("GEMINI_", "GOOGLE_", "VERTEX"),
+)
+
+# Claude Code's protocol served by agentlaunch itself: no pricing id (genai-prices is never asked
+# about a fake model) and no API family (the doctor's live check is for real CLIs).
+FAKE = ProviderDescriptor(
+    name="fake",
+    persistent=True,
+    default_command=sys.executable,
+    install_hint="the fake provider ships with agentlaunch; reinstall agentlaunch",
+    instructions_file="CLAUDE.md",
+    context_windows=(("fake", 200_000),),
+)
+
+# In the order people are shown them (`render --provider` choices, error messages).
+DESCRIPTORS: dict[str, ProviderDescriptor] = {d.name: d for d in (CLAUDE, CODEX, GEMINI, FAKE)}
+PROVIDERS: tuple[str, ...] = tuple(DESCRIPTORS)
+
+
+def describe(name: str) -> ProviderDescriptor:
+    """The descriptor of provider ``name``; a DefinitionError for one this version does not know."""
+    try:
+        return DESCRIPTORS[name]
+    except KeyError:
+        raise unknown_provider(name) from None
+
+
+def unknown_provider(name: str) -> DefinitionError:
+    """The error for a provider name this version does not know."""
+    return DefinitionError(
+        f"provider {name!r} is not supported by this version of agentlaunch (supported: {', '.join(PROVIDERS)})"
+    )
