@@ -13,7 +13,14 @@ import stat
 from pathlib import Path
 
 
-class NotRegularFile(OSError):
+class _Refused(OSError):
+    """An OSError that reads as a plain sentence (no ``[Errno None]``)."""
+
+    def __str__(self) -> str:
+        return f"{self.strerror}: {self.filename}"
+
+
+class NotRegularFile(_Refused):
     """The path is a directory, FIFO, socket or device; ``kind`` says which."""
 
     def __init__(self, path: Path, kind: str) -> None:
@@ -23,7 +30,7 @@ class NotRegularFile(OSError):
         self.filename = str(path)
 
 
-class FileTooLarge(OSError):
+class FileTooLarge(_Refused):
     """The file is larger than the limit the caller gave."""
 
     def __init__(self, path: Path, size: int, limit: int) -> None:

@@ -219,3 +219,21 @@ def test_tmux_commands_refuse_a_name_with_a_trailing_newline(agents_dir: Path, t
         result = run_cli(*args, cwd=tmp_path)
         assert result.returncode == 2, result.stderr
         assert b"name 's3\\n' is not allowed" in result.stderr
+
+
+@pytest.mark.parametrize("case", ["bomb", "deep", "fifo"])
+def test_a_hostile_pricing_yaml_is_a_definition_error(tmp_path: Path, case: str) -> None:
+    from agentlaunch.usage.overrides import load_pricing_file
+
+    path = tmp_path / "pricing.yaml"
+    if case == "bomb":
+        path.write_text(alias_bomb().replace("provider: fake\n", "").replace("bundles:", "m: {input: 1, output: 1, x:") + "}")
+    elif case == "deep":
+        path.write_text("m: " + "[" * 20000 + "]" * 20000 + "\n")
+    else:
+        os.mkfifo(path)
+    with pytest.raises(DefinitionError) as info:
+        load_pricing_file(path)
+    expected = {"bomb": "alias bomb", "deep": "nested deeper than 64 levels", "fifo": "is a FIFO (named pipe)"}[case]
+    assert info.value.message.startswith(str(path)) and expected in info.value.message
+    assert "Errno" not in info.value.message

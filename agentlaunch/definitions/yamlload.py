@@ -28,8 +28,9 @@ the 1 MiB limit passes; aliases may repeat what they name up to this total.
 class BoundedLoader(yaml.SafeLoader):
     """A ``SafeLoader`` that refuses deep nesting, alias bombs and duplicate keys (all as ``ComposerError``)."""
 
-    def __init__(self, stream: str | bytes) -> None:
+    def __init__(self, stream: str | bytes, *, duplicates_ok: bool = False) -> None:
         super().__init__(stream)
+        self._duplicates_ok = duplicates_ok  # for a caller that walks the nodes and names duplicates itself
         self._depth = 0
         # Expanded weight of every node composed so far, by id: an alias adds the weight of what it names.
         self._weights: dict[int, int] = {}
@@ -57,7 +58,8 @@ class BoundedLoader(yaml.SafeLoader):
             weight = 1 + sum(self._weights.get(id(child), 1) for child in node.value)
         else:
             weight = 1 + sum(self._weights.get(id(k), 1) + self._weights.get(id(v), 1) for k, v in node.value)
-            self._refuse_duplicates(node)
+            if not self._duplicates_ok:
+                self._refuse_duplicates(node)
         if weight > MAX_WEIGHT:
             raise yaml.composer.ComposerError(
                 None,

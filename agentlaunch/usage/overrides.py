@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import yaml
 
 PRICING_FILE = "pricing.yaml"
+PRICING_LIMIT = 1 << 20  # a pricing.yaml is a few KiB
 CHECKED_DIR = "validated-pricing"  # in the state dir: pricing.yaml files that passed, by their exact bytes
 CHECKED_KEEP = 16
 DEFAULT_KEY = "default"
@@ -106,8 +107,10 @@ def load_pricing_file(path: Path, state_dir: Path | None = None) -> dict[str, Ra
     memo kept there (no YAML parse, no pydantic: ~50 ms of imports); only files
     that passed are remembered, so a bad one is reported every time.
     """
+    from agentlaunch.readlimit import read_regular
+
     try:
-        data = path.read_bytes()
+        data = read_regular(path, PRICING_LIMIT)  # a FIFO or device named pricing.yaml must not block or flood
         text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise DefinitionError(f"{path}: cannot read: {exc}") from None
@@ -121,7 +124,10 @@ def load_pricing_file(path: Path, state_dir: Path | None = None) -> dict[str, Ra
             return {str(k): Rates(*(_finite(v) for v in values)) for k, values in remembered.items()}
     import yaml  # only when a pricing.yaml must be read
 
-    loader = yaml.SafeLoader(text)
+    from agentlaunch.definitions.yamlload import BoundedLoader
+
+    # Bounded: no alias bombs or deep nesting; duplicate model ids are named by _read_rates with their line.
+    loader = BoundedLoader(text, duplicates_ok=True)
     try:
         rates = _read_rates(loader, path)
     except yaml.YAMLError as exc:
