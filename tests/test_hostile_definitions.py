@@ -237,3 +237,20 @@ def test_a_hostile_pricing_yaml_is_a_definition_error(tmp_path: Path, case: str)
     expected = {"bomb": "alias bomb", "deep": "nested deeper than 64 levels", "fifo": "is a FIFO (named pipe)"}[case]
     assert info.value.message.startswith(str(path)) and expected in info.value.message
     assert "Errno" not in info.value.message
+
+
+def test_the_early_spawn_never_blocks_or_expands_a_hostile_agent_yaml(tmp_path: Path) -> None:
+    """prespawn re-reads agent.yaml's env before the full launch: a FIFO or an alias bomb there is passed over."""
+    from agentlaunch.launch.prespawn import _env_of
+
+    path = tmp_path / "agent.yaml"
+    os.mkfifo(path)
+    assert _env_of(path, {}) is None
+    path.unlink()
+    bomb = alias_bomb(levels=6).replace("bundles:", "env: {K:") + "}"  # small enough to load, huge as str()
+    path.write_text(bomb)
+    assert _env_of(path, {}) is None  # not plain strings: left to the full launch to report
+    path.write_text(alias_bomb())
+    assert _env_of(path, {}) is None
+    path.write_text("provider: fake\nenv: {A: b}\n")
+    assert _env_of(path, {}) == {"A": "b"}

@@ -34,6 +34,7 @@ from typing import Any, Protocol
 
 from agentlaunch import __version__, paths
 from agentlaunch.launch.transport import Child, window_size
+from agentlaunch.readlimit import read_regular
 
 CACHE_DIR = "launch-plans"
 PLANS_KEEP = 64  # plans kept (the newest): one per agent, agents dir, working dir and current directory
@@ -175,19 +176,25 @@ def _env_of(agent_yaml: Path, plan: Mapping[str, Any]) -> dict[str, str] | None:
     no need to parse it (importing yaml alone takes ~20 ms before the spawn).
     """
     try:
-        data_bytes = agent_yaml.read_bytes()
+        data_bytes = read_regular(agent_yaml, 1 << 20)  # a FIFO put in its place must not block the launch here
     except OSError:
         return None
     if plan.get("agent_yaml_digest") == hashlib.sha256(data_bytes).hexdigest() and plan.get("agent_env") is False:
         return {}
     import yaml
 
+    from agentlaunch.definitions.yamlload import safe_load
+
     try:
-        data = yaml.safe_load(data_bytes.decode("utf-8"))
+        data = safe_load(data_bytes.decode("utf-8"))
     except (UnicodeDecodeError, yaml.YAMLError):
         return None
     env = data.get("env") if isinstance(data, dict) else None
-    return {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
+    if not isinstance(env, dict):
+        return {}
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+        return None  # not plain strings: the full launch checks it and says what is wrong
+    return dict(env)
 
 
 def start(args: Sequence[str]) -> None:
@@ -202,7 +209,7 @@ def start(args: Sequence[str]) -> None:
     try:
         plan = json.loads((state_dir / CACHE_DIR / f"{plan_key(*shape)}.json").read_text("utf-8"))
         instructions = Path(plan["instructions"])
-        digest = hashlib.sha256(instructions.read_bytes()).hexdigest()
+        digest = hashlib.sha256(read_regular(instructions, 64 << 20)).hexdigest()
         if digest != plan["digest"]:
             return
         agent_env = _env_of(Path(plan["agent_yaml"]), plan)
