@@ -25,7 +25,6 @@ A limit reached raises :class:`TemplateLimit` (a ``SecurityError``), which
 from __future__ import annotations
 
 import functools
-import re
 import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
@@ -33,44 +32,39 @@ from typing import Any
 from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.runtime import LoopContext, Macro
-from jinja2.sandbox import MAX_RANGE, SandboxedEnvironment, SandboxedEscapeFormatter, SandboxedFormatter, SecurityError
+from jinja2.sandbox import MAX_RANGE, SandboxedEnvironment, SandboxedEscapeFormatter, SandboxedFormatter
 from jinja2.utils import generate_lorem_ipsum
 from markupsafe import Markup
 
+from agentlaunch.definitions.template_sizes import (
+    DIGITS,
+    FILTER_CHECKS,
+    ITERATING,
+    MAX_INT_BITS,
+    MAX_ITEMS,
+    MAX_VALUE,
+    STRINGIFYING,
+    TemplateLimit,
+    check_multiply,
+    check_percent,
+    check_power,
+    no_check,
+    refuse_chars,
+    refuse_items,
+    replaced_size,
+    size_of,
+    text_weight,
+)
+
 MAX_STEPS = 1_000_000
 """Loop iterations plus calls in one render."""
-MAX_VALUE = 16 << 20
-"""Characters in any one string (the instructions of a large agent are well under 1 MiB)."""
-MAX_ITEMS = 1 << 20
-"""Items in any one list, tuple or dict."""
 MAX_OUTPUT = 16 << 20
 """Characters one render may write, macros' and blocks' output included."""
 MAX_WORK = 64 << 20
 """Characters and items of all the values one render may build (at most 256 MB, at four bytes a character)."""
 MACRO_CALL_STEPS = 10
 """What a call of a macro costs in steps: it runs about ten times longer than a loop step."""
-MAX_INT_BITS = 1 << 16
-"""Bits in an integer built by ``*`` or ``**`` (Python cannot print one above about 14,000 bits anyway)."""
 MAX_LIPSUM_WORDS = 100_000
-
-# Filters that turn their input (or an argument) into text: containers are weighed first.
-_STRINGIFYING = frozenset(
-    ("capitalize", "center", "e", "escape", "forceescape", "format", "indent", "join", "lower", "pprint", "replace",
-     "reverse", "safe", "string", "striptags", "title", "tojson", "trim", "truncate", "upper", "urlencode", "urlize",
-     "wordcount", "wordwrap", "xmlattr")
-)  # fmt: skip
-# Filters that walk every item of their input.
-_ITERATING = frozenset(
-    ("batch", "dictsort", "groupby", "join", "list", "map", "reject", "rejectattr", "select", "selectattr", "slice", "sort",
-     "sum", "unique")
-)  # fmt: skip
-_PERCENT = re.compile(r"%(?:\(([^)]*)\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[hlL]?(.)", re.DOTALL)
-_DIGITS = re.compile(r"\d+")
-
-
-class TemplateLimit(SecurityError):
-    """A template went past one of the render limits."""
-
 
 class Budget:
     """What one render may still spend."""
@@ -81,50 +75,6 @@ class Budget:
         self.steps = MAX_STEPS
         self.output = MAX_OUTPUT
         self.work = MAX_WORK
-
-
-def _size(value: Any) -> int:
-    """The direct size of a value: characters of a string, items of a container, else 1."""
-    if isinstance(value, str | bytes | bytearray | list | tuple | dict | set | frozenset | range):
-        return len(value)
-    return 1
-
-
-def text_weight(value: Any, limit: int) -> int:
-    """About how many characters ``str(value)`` has; stops counting once past ``limit``.
-
-    A list holding the same long string a million times is small in memory
-    and huge as text: every container is walked (shared items counted each
-    time, as ``str`` would print them), with the walk cut short at ``limit``.
-    """
-    total = 0
-    stack: list[Any] = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str | bytes | bytearray):
-            total += len(item) + 2
-        elif isinstance(item, dict):
-            total += 2
-            for key, val in item.items():
-                stack.append(key)
-                stack.append(val)
-                total += 2
-                if total > limit:
-                    return total
-        elif isinstance(item, list | tuple | set | frozenset):
-            total += 2
-            for element in item:
-                stack.append(element)
-                total += 2
-                if total > limit:
-                    return total
-        elif isinstance(item, int) and not isinstance(item, bool):
-            total += max(1, item.bit_length() // 3)
-        else:
-            total += 8
-        if total > limit or len(stack) > limit:
-            return total
-    return total
 
 
 def _is_counted(node: nodes.Node) -> bool:
@@ -174,7 +124,7 @@ class _BoundedFormatter(SandboxedFormatter):
 
     def format_field(self, value: Any, format_spec: str) -> Any:
         env: BoundedEnvironment = self._env  # type: ignore[assignment]
-        for digits in _DIGITS.findall(format_spec):
+        for digits in DIGITS.findall(format_spec):
             if len(digits) > 8 or int(digits) > MAX_VALUE:
                 raise TemplateLimit(f"format width or precision {digits} is above the limit of {MAX_VALUE:,}")
         env.textable(value)
@@ -231,7 +181,7 @@ class BoundedEnvironment(SandboxedEnvironment):
 
     def sized(self, value: Any) -> Any:
         """Check a value just built: its own size, and the total built so far."""
-        size = _size(value)
+        size = size_of(value)
         if isinstance(value, str | bytes | bytearray):
             if size > MAX_VALUE:
                 raise TemplateLimit(f"a string of {size:,} characters is above the limit of {MAX_VALUE:,}")
@@ -263,11 +213,11 @@ class BoundedEnvironment(SandboxedEnvironment):
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         if operator == "*":
-            _check_multiply(left, right)
+            check_multiply(left, right)
         elif operator == "**":
-            _check_power(left, right)
+            check_power(left, right)
         elif operator == "%" and isinstance(left, str):
-            _check_percent(left, right)
+            check_percent(left, right)
             self.textable(right)
         return self.sized(super().call_binop(context, operator, left, right))
 
@@ -315,14 +265,14 @@ class BoundedEnvironment(SandboxedEnvironment):
                 # A generator's items must be seen (and sized) before they are joined.
                 value = list(env.counted(value))
                 args = (*args[:skip], value, *rest)
-            if name in _ITERATING and _size(value) > MAX_ITEMS:
+            if name in ITERATING and size_of(value) > MAX_ITEMS:
                 raise TemplateLimit(f"{name}: its input has more than {MAX_ITEMS:,} items")
             for arg in (*rest, *kwargs.values()):
                 if isinstance(arg, int) and not isinstance(arg, bool) and abs(arg) > MAX_VALUE:
                     raise TemplateLimit(f"{name}: argument {arg} is above the limit of {MAX_VALUE:,}")
-            if name in _STRINGIFYING:
+            if name in STRINGIFYING:
                 env.textable(value)
-            _FILTER_CHECKS.get(name, _no_check)(value, rest, kwargs)
+            FILTER_CHECKS.get(name, no_check)(value, rest, kwargs)
             return env.sized(func(*args, **kwargs))
 
         return bounded
@@ -337,176 +287,27 @@ class BoundedEnvironment(SandboxedEnvironment):
                 raise TemplateLimit(f"{obj.__name__}(): argument {arg} is above the limit of {MAX_VALUE:,}")
         if not isinstance(target, str | bytes | bytearray):
             if isinstance(target, list | dict | set) and obj.__name__ in ("append", "extend", "insert", "update", "add"):
-                added = sum(_size(a) if obj.__name__ in ("extend", "update") else 1 for a in args)
-                _refuse_items(len(target) + added, obj.__name__)
+                added = sum(size_of(a) if obj.__name__ in ("extend", "update") else 1 for a in args)
+                refuse_items(len(target) + added, obj.__name__)
             return
         name, size = obj.__name__, len(target)
         if name in ("center", "ljust", "rjust", "zfill") and args:
-            _refuse_chars(max(size, args[0]) if isinstance(args[0], int) else size, name)
+            refuse_chars(max(size, args[0]) if isinstance(args[0], int) else size, name)
         elif name == "expandtabs":
             tab = args[0] if args else kwargs.get("tabsize", 8)
             tabs = target.count("\t") if isinstance(target, str) else target.count(b"\t")
-            _refuse_chars(size + tabs * int(tab), name)
+            refuse_chars(size + tabs * int(tab), name)
         elif name == "replace" and len(args) >= 2:
-            _refuse_chars(_replaced_size(target, args[0], args[1], args[2] if len(args) > 2 else -1), name)
+            refuse_chars(replaced_size(target, args[0], args[1], args[2] if len(args) > 2 else -1), name)
         elif name == "join" and args:
             items = list(args[0]) if not isinstance(args[0], list | tuple) else args[0]
-            _refuse_items(len(items), name)
-            _refuse_chars(sum(_size(i) for i in items) + size * len(items), name)
+            refuse_items(len(items), name)
+            refuse_chars(sum(size_of(i) for i in items) + size * len(items), name)
         elif name in ("split", "rsplit", "splitlines") and size // 2 + 1 > MAX_ITEMS:
             raise TemplateLimit(f"{name}(): a string of {size:,} characters may split into more than {MAX_ITEMS:,} items")
         elif name == "translate" and args and isinstance(args[0], dict):
-            longest = max((_size(v) for v in args[0].values()), default=1)
-            _refuse_chars(size * longest, name)
+            longest = max((size_of(v) for v in args[0].values()), default=1)
+            refuse_chars(size * longest, name)
 
-
-def _refuse_chars(size: int, what: str) -> None:
-    if size > MAX_VALUE:
-        raise TemplateLimit(f"{what}: would build a string of {size:,} characters, above the limit of {MAX_VALUE:,}")
-
-
-def _refuse_items(size: int, what: str) -> None:
-    if size > MAX_ITEMS:
-        raise TemplateLimit(f"{what}: would build {size:,} items, above the limit of {MAX_ITEMS:,}")
-
-
-def _replaced_size(text: Any, old: Any, new: Any, count: Any) -> int:
-    if not isinstance(old, str | bytes) or not isinstance(new, str | bytes):
-        return len(text)
-    hits = (len(text) + 1) if not old else text.count(old)
-    if isinstance(count, int) and count >= 0:
-        hits = min(hits, count)
-    return len(text) + hits * max(0, len(new) - len(old))
-
-
-def _check_multiply(left: Any, right: Any) -> None:
-    for seq, times in ((left, right), (right, left)):
-        if isinstance(times, int) and isinstance(seq, str | bytes | list | tuple):
-            size = len(seq) * max(times, 0)
-            if isinstance(seq, str | bytes):
-                _refuse_chars(size, "*")
-            else:
-                _refuse_items(size, "*")
-    if isinstance(left, int) and isinstance(right, int) and left.bit_length() + right.bit_length() > MAX_INT_BITS:
-        raise TemplateLimit(f"*: the product would have more than {MAX_INT_BITS:,} bits")
-
-
-def _check_power(base: Any, exponent: Any) -> None:
-    big = isinstance(exponent, int) and (exponent > MAX_INT_BITS or exponent * _bits(base) > MAX_INT_BITS)
-    if isinstance(base, int) and abs(base) > 1 and big:
-        raise TemplateLimit(f"**: the power would have more than {MAX_INT_BITS:,} bits")
-
-
-def _bits(value: Any) -> int:
-    return value.bit_length() if isinstance(value, int) else 1
-
-
-def _check_percent(template: str, args: Any) -> None:
-    """Refuse ``%``-formatting whose widths or precisions (literal or ``*``) would build a huge string."""
-    values = list(args) if isinstance(args, tuple) else [args]
-    position = 0
-    for match in _PERCENT.finditer(template):
-        named, width, precision, conversion = match.groups()
-        for part in (width, precision):
-            if part == "*":
-                amount = values[position] if position < len(values) and not named else 0
-                position += 1
-            else:
-                amount = (int(part) if len(part) <= 18 else 10**18) if part else 0
-            if isinstance(amount, int) and amount > MAX_VALUE:
-                raise TemplateLimit(f"%-format width or precision {amount} is above the limit of {MAX_VALUE:,}")
-        if conversion != "%" and not named:
-            position += 1
-
-
-def _no_check(value: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
-    return None
-
-
-def _arg(args: tuple[Any, ...], kwargs: Mapping[str, Any], index: int, name: str, default: Any) -> Any:
-    return args[index] if len(args) > index else kwargs.get(name, default)
-
-
-def _check_center(value: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
-    width = _arg(args, kwargs, 0, "width", 80)
-    if isinstance(width, int):
-        _refuse_chars(width, "center")
-
-
-def _check_indent(value: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
-    width = _arg(args, kwargs, 0, "width", 4)
-    pad = width if isinstance(width, int) else _size(width)
-    text = value if isinstance(value, str) else ""
-    _refuse_chars(len(text) + (text.count("\n") + 1) * max(pad, 0), "indent")
-
-
-def _check_format(value: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
-    if isinstance(value, str):
-        _check_percent(value, dict(kwargs) if kwargs else tuple(args))
-
-
-def _check_join(value: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
-    separator = _arg(args, kwargs, 0, "d", "")
-    if isinstance(value, list | tuple | str):
-        _refuse_chars(sum(_size(i) for i in value) + _size(separator) * len(value), "join")
-
-
-def _check_replace(value: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
-    if isinstance(value, str) and len(args) >= 2:
-        _refuse_chars(_replaced_size(value, args[0], args[1], _arg(args, kwargs, 2, "count", -1)), "replace")
-
-
-def _check_batch(value: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
-    count = _arg(args, kwargs, 0, "linecount", 1)
-    if isinstance(count, int):
-        _refuse_items(count, "batch")
-
-
-def _check_slice(value: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
-    count = _arg(args, kwargs, 0, "slices", 1)
-    if isinstance(count, int) and count > MAX_RANGE:
-        raise TemplateLimit(f"slice: {count:,} slices is above the limit of {MAX_RANGE:,}")
-
-
-def _check_sum(value: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
-    start = _arg(args, kwargs, 1, "start", 0)
-    if not isinstance(start, int | float):
-        # Adding up lists or strings one by one takes time quadratic in their length.
-        raise TemplateLimit("sum: only numbers can be added up here (use join for strings)")
-
-
-def _check_wordwrap(value: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
-    width = _arg(args, kwargs, 0, "width", 79)
-    wrap = _arg(args, kwargs, 2, "wrapstring", None)
-    text = value if isinstance(value, str) else ""
-    lines = len(text) // max(width if isinstance(width, int) else 1, 1) + text.count("\n") + 1
-    _refuse_chars(len(text) + lines * (_size(wrap) if wrap is not None else 1), "wordwrap")
-
-
-def _check_tojson(value: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
-    indent = _arg(args, kwargs, 0, "indent", None)
-    if (isinstance(indent, int) and indent > 16) or (isinstance(indent, str) and len(indent) > 16):
-        raise TemplateLimit("tojson: an indent above 16 is not allowed")
-
-
-def _check_urlize(value: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
-    for arg in (*args, *kwargs.values()):
-        if isinstance(arg, str) and len(arg) > 1000:
-            raise TemplateLimit("urlize: an argument longer than 1,000 characters is not allowed")
-
-
-_FILTER_CHECKS: dict[str, Callable[[Any, tuple[Any, ...], Mapping[str, Any]], None]] = {
-    "center": _check_center,
-    "indent": _check_indent,
-    "format": _check_format,
-    "join": _check_join,
-    "replace": _check_replace,
-    "batch": _check_batch,
-    "slice": _check_slice,
-    "sum": _check_sum,
-    "wordwrap": _check_wordwrap,
-    "tojson": _check_tojson,
-    "urlize": _check_urlize,
-}
 
 __all__ = ["BoundedEnvironment", "Budget", "TemplateLimit", "text_weight"]
