@@ -66,6 +66,7 @@ MACRO_CALL_STEPS = 10
 """What a call of a macro costs in steps: it runs about ten times longer than a loop step."""
 MAX_LIPSUM_WORDS = 100_000
 
+
 class Budget:
     """What one render may still spend."""
 
