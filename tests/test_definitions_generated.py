@@ -17,7 +17,7 @@ from agentlaunch.definitions.spec import load_agent
 from agentlaunch.definitions.yamlload import safe_load
 from agentlaunch.errors import DefinitionError
 
-SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+SETTINGS = settings(max_examples=120, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 KEYS = st.sampled_from(
     ["provider", "display", "id", "model", "soul", "instructions", "bundles", "skills", "working_dir", "accounts", "peers",
      "startup", "provider_flags", "command", "context_window", "compaction_buffer", "env", "permission_mode",

@@ -183,7 +183,7 @@ def _check_readable(records: list[StatusRecord]) -> None:
             assert value is None or (isinstance(value, int | float) and math.isfinite(value)), (key, value)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(records=st.lists(RECORDS, max_size=4))
 def test_the_status_reader_takes_any_json_records(tmp_path: Path, records: list[dict[str, Any]]) -> None:
     folder = tmp_path / "generated"
@@ -201,7 +201,7 @@ def test_the_status_reader_takes_any_json_records(tmp_path: Path, records: list[
     line_for("demo", folder)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(blobs=st.lists(st.binary(max_size=200) | JSON.map(lambda v: json.dumps(v).encode()), max_size=4))
 def test_the_status_reader_takes_any_bytes(tmp_path: Path, blobs: list[bytes]) -> None:
     folder = tmp_path / "bytes"
