@@ -10,7 +10,7 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    """The documented exit codes (README, "Exit codes")."""
+    """The documented exit codes (docs/scripting.md, "Exit codes")."""
 
     OK = 0
     TURN_FAILED = 1

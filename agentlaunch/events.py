@@ -10,6 +10,9 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+MAX_TOKENS = 2**53
+"""Every usage field is a count below this (exact in a float, far above any real call)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Usage:
@@ -55,6 +58,20 @@ class Usage:
 
     def as_dict(self) -> dict[str, int]:
         return dataclasses.asdict(self)
+
+
+def usage_problem(usage: Usage) -> str | None:
+    """Why ``usage`` is not a possible call's usage (a field that is not a count from 0 below
+    :data:`MAX_TOKENS`), or None when it is."""
+    for f in dataclasses.fields(usage):
+        value = getattr(usage, f.name)
+        if type(value) is not int:
+            return f"{f.name} is a {type(value).__name__}, not a token count"
+        if value < 0:
+            return f"{f.name} is negative"
+        if value >= MAX_TOKENS:
+            return f"{f.name} is 2**53 or more"
+    return None
 
 
 class Event:

@@ -8,6 +8,10 @@ giving every repetition fresh message ids so each call counts again, then
 times (best of R passes) a fresh :class:`ClaudeParser` over the whole stream
 and a bare ``json.loads`` of every line. Prints both rates and the ratio
 events/s ÷ lines/s (target >= 0.5), and the like-for-like ratio of lines/s.
+
+``--big-mb M`` (default 50) also times one Claude ``tool_result`` line of M MB
+(a command's long output: words and newlines): the parser's MB/s beside bare
+``json.loads`` of the same line. Summarizing must not cost more than parsing.
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=100_000, help="at least this many lines (default 100,000)")
     parser.add_argument("--repeat", type=int, default=5, help="passes per measurement; the best counts (default 5)")
+    parser.add_argument("--big-mb", type=int, default=50, help="size of the one big tool_result line, MB (0: skip)")
     args = parser.parse_args()
     lines = build_stream(args.lines)
 
@@ -90,7 +95,24 @@ def main() -> int:
     print(f"ClaudeParser         : {events_per_s:12,.0f} events/s  ({parser_lines_per_s:,.0f} lines/s)")
     print(f"ratio events/s ÷ json lines/s : {ratio:.2f}  (target >= {TARGET}) {'ok' if ratio >= TARGET else 'MISSED'}")
     print(f"ratio lines/s ÷ json lines/s  : {parser_lines_per_s / lines_per_s:.2f}  (like for like)")
+    if args.big_mb:
+        big_line(args.big_mb, min(args.repeat, 3))
     return 0
+
+
+def big_line(mb: int, repeat: int) -> None:
+    """One tool_result line of ``mb`` MB through the parser, beside bare json.loads of it."""
+    words = "output line 0123456789 of a command that prints a lot\n"
+    text = words * (mb * 1_000_000 // len(words))
+    line = json.dumps(
+        {"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t", "content": text}]}}
+    )
+    size = len(line) / 1e6
+    json_time, _ = best_of(repeat, lambda: len(json.loads(line)))
+    parse_time, _ = best_of(repeat, lambda: len(ClaudeParser().feed(line)))
+    print(f"one tool_result line of {size:.0f} MB:")
+    print(f"  bare json.loads    : {size / json_time:8,.0f} MB/s")
+    print(f"  ClaudeParser.feed  : {size / parse_time:8,.0f} MB/s  (ratio {json_time / parse_time:.2f} of json.loads)")
 
 
 if __name__ == "__main__":

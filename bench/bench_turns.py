@@ -70,12 +70,15 @@ def main() -> int:
         os.environ.clear()
         os.environ.update(env)
 
-        from agentlaunch.launch.session import Launch, LaunchOptions
+        from agentlaunch.launch.build import build_launch
+        from agentlaunch.launch.session import LaunchOptions
         from agentlaunch.live.view import HeadlessView
+        from agentlaunch.usage.meter import Meter
 
-        view = HeadlessView(None, stdout=io.StringIO(), stderr=io.StringIO(), quiet=True)  # type: ignore[arg-type]
-        launch = Launch(LaunchOptions(agent="bench", agents_dir=agents), view)
-        view.meter = launch.meter
+        def views(meter: Meter) -> list[HeadlessView]:
+            return [HeadlessView(meter, stdout=io.StringIO(), stderr=io.StringIO(), quiet=True)]
+
+        launch = build_launch(LaunchOptions(agent="bench", agents_dir=agents), views, status=False)
         launch.start()
         ours: list[float] = []
         bare: list[float] = []

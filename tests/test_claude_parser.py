@@ -114,8 +114,10 @@ def test_a_line_of_several_megabytes_parses() -> None:
             "message": {"id": "m1", "model": "m", "content": [{"type": "text", "text": big}], "usage": {"input_tokens": 1}},
         }
     )
-    events = ClaudeParser().feed(line)
-    assert [e.kind for e in events] == ["usage", "text"] and len(events[1].text) == len(big)  # type: ignore[attr-defined]
+    parser = ClaudeParser()
+    # Without partial messages the call's usage waits for its final output (here: the end of the stream).
+    events = parser.feed(line) + parser.finish()
+    assert [e.kind for e in events] == ["text", "usage"] and len(events[0].text) == len(big)  # type: ignore[attr-defined]
 
 
 def test_meter_context_is_the_latest_call_and_totals_are_sums() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -13,6 +13,7 @@ from agentlaunch import __version__, paths
 from agentlaunch.definitions.spec import agent_names
 from agentlaunch.errors import AgentlaunchError
 from agentlaunch.live.lazy_console import LazyConsole
+from agentlaunch.visible import for_markup
 
 # Made on first use: a quiet headless run never imports rich (LazyConsole).
 err = LazyConsole(stderr=True, highlight=False)
@@ -23,9 +24,10 @@ out = LazyConsole(highlight=False, width=None if sys.stdout.isatty() else 160)
 def report(exc: AgentlaunchError) -> None:
     """Print a user-facing error on stderr: each line of its message, then its hint."""
     for line in exc.message.splitlines():
-        err.print(f"[bold red]error:[/] {line}", markup=True, soft_wrap=True)
+        # A message may quote what a provider said: never markup, never an escape sequence.
+        err.print(f"[bold red]error:[/] {for_markup(line)}", markup=True, soft_wrap=True)
     if exc.hint:
-        err.print(f"[dim]hint:[/] {exc.hint}", markup=True, soft_wrap=True)
+        err.print(f"[dim]hint:[/] {for_markup(exc.hint)}", markup=True, soft_wrap=True)
 
 
 class ErrorBoundary(TyperGroup):
@@ -59,11 +61,6 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-
-def fail(exc: AgentlaunchError) -> NoReturn:
-    """Raise ``exc`` for :class:`ErrorBoundary` to report (kept for callers written before it; raise instead)."""
-    raise exc
 
 
 def complete_agent(ctx: typer.Context, incomplete: str) -> list[str]:

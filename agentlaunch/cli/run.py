@@ -11,17 +11,20 @@ from typing import Annotated
 import typer
 
 from agentlaunch import paths
-from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, complete_agent, err, fail, out
+from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, complete_agent, err, out
 from agentlaunch.errors import AgentlaunchError, ExitCode, Interrupted, UsageError
 from agentlaunch.events import PermissionRequest
 from agentlaunch.launch import prespawn
-from agentlaunch.launch.session import Launch, LaunchOptions, Terminated, signals_handled, turn_failed
-from agentlaunch.launch.transport import window_size
-from agentlaunch.live.status import StatusWriter
+from agentlaunch.launch.build import build_launch
+from agentlaunch.launch.session import Launch, LaunchOptions
+from agentlaunch.launch.signals import Terminated
+from agentlaunch.launch.sink import Sink
+from agentlaunch.launch.turn import turn_failed
 from agentlaunch.live.view import HeadlessView, InteractiveView
-from agentlaunch.providers.claude import summarize
+from agentlaunch.providers.values import summarize
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.store import Store
+from agentlaunch.visible import for_markup, visible
 
 
 def read_prompt(prompt: str | None, prompt_opt: str | None) -> str | None:
@@ -51,10 +54,10 @@ def read_prompt(prompt: str | None, prompt_opt: str | None) -> str | None:
 
 def ask_permission(request: PermissionRequest) -> str:
     """Ask the person whether Claude Code may use a tool: once, always (this session) or deny."""
-    summary = summarize(request.tool_input)
+    summary = visible(summarize(request.tool_input))
     while True:
         try:
-            answer = input(f"\nAllow {request.tool_name} {summary}? [y] once · [a] always this session · [n] deny: ")
+            answer = input(f"\nAllow {visible(request.tool_name)} {summary}? [y] once · [a] always this session · [n] deny: ")
         except (EOFError, KeyboardInterrupt):
             print()
             return "deny"
@@ -63,7 +66,7 @@ def ask_permission(request: PermissionRequest) -> str:
             return {"y": "once", "a": "always", "n": "deny"}[choice]
 
 
-def interactive_loop(launch: Launch, view: InteractiveView, timeout: float | None) -> int:
+def interactive_loop(launch: Launch, timeout: float | None) -> int:
     state = "resumed" if launch.resumed else "new"
     err.print(
         f"[bold]{launch.spec.display}[/] · {launch.spec.provider}{' · ' + launch.spec.model if launch.spec.model else ''}"
@@ -74,7 +77,8 @@ def interactive_loop(launch: Launch, view: InteractiveView, timeout: float | Non
     err.print("[dim]Enter sends · Ctrl-C interrupts a turn · Ctrl-C at the prompt or Ctrl-D ends the session[/]", markup=True)
     while True:
         try:
-            line = input("› ")
+            with launch.signals.person_waiting():  # SIGTERM/SIGHUP here raise Terminated; Ctrl-C ends the chat
+                line = input("› ")
         except (EOFError, KeyboardInterrupt):
             print()
             return 0
@@ -84,13 +88,16 @@ def interactive_loop(launch: Launch, view: InteractiveView, timeout: float | Non
         if not line.strip():
             continue
         outcome = launch.run_turn(line, timeout=timeout, ask_permission=ask_permission)
+        if outcome.terminated is not None:
+            return 128 + outcome.terminated
         if outcome.end is None and not launch.persistent:
             # One process per turn: its end is the turn's, not the session's.
             if outcome.interrupted:
                 err.print("[dim](turn interrupted; the session goes on)[/]", markup=True)
             else:
                 failure = turn_failed(outcome)
-                err.print(f"[bold red]turn failed:[/] {failure.message if failure else ''}", markup=True, highlight=False)
+                said = for_markup(failure.message) if failure else ""
+                err.print(f"[bold red]turn failed:[/] {said}", markup=True, highlight=False)
             continue
         if outcome.end is None and not outcome.interrupted:
             err.print(
@@ -104,7 +111,7 @@ def interactive_loop(launch: Launch, view: InteractiveView, timeout: float | Non
         if outcome.interrupted:
             err.print("[dim](turn interrupted; the session goes on)[/]", markup=True)
         elif outcome.end.is_error:
-            err.print(f"[bold red]turn failed:[/] {outcome.end.error}", markup=True, highlight=False)
+            err.print(f"[bold red]turn failed:[/] {for_markup(outcome.end.error or '')}", markup=True, highlight=False)
 
 
 @app.command()
@@ -142,48 +149,48 @@ def run(
     Headless, stdout carries only the answer (or JSON lines with --json) and a
     one-line footer of tokens and cost goes to stderr. Exit codes: 0 done,
     1 turn failed, 2 bad command line, 3 definition error, 4 refused overwrite,
-    124 timeout, 127 provider CLI missing, 130 interrupted.
+    5 state unusable, 124 timeout, 127 provider CLI missing, 130 interrupted,
+    129 / 143 SIGHUP / SIGTERM.
 
     Example: agentlaunch run demo "hello"   ·   echo "hi" | agentlaunch run demo - --json
     """
     if continue_last and resume:
-        fail(UsageError("use --continue or --resume ID, not both"))
-    try:
-        text = read_prompt(prompt, prompt_opt)
-        if text is None and as_json:
-            raise UsageError("--json needs a prompt (headless mode)")
-        if text is None and not sys.stdin.isatty():
-            raise UsageError("no prompt: pass PROMPT, -p PROMPT, or - to read it from stdin (the chat needs a terminal)")
-        options = LaunchOptions(
-            agent=agent,
-            agents_dir=paths.agents_dir(agents_dir),
-            templates_dir=templates_dir,
-            working_dir=working_dir,
-            resume=resume,
-            continue_last=continue_last,
-            force=force,
-            interactive=text is None,
-            plan_key=prespawn.plan_key(agent, str(agents_dir) if agents_dir else None, str(working_dir) if working_dir else None),
-        )
-        placeholder = Meter()
-        view: HeadlessView = (
-            InteractiveView(placeholder) if text is None else HeadlessView(placeholder, json_lines=as_json, quiet=quiet)
-        )
-        launch = Launch(options, view)
-        status_writer = StatusWriter.attach(launch)  # the live status record (agentlaunch status, tmux)
-        view.meter = launch.meter
-    except AgentlaunchError as exc:
-        fail(exc)
+        raise UsageError("use --continue or --resume ID, not both")
+    text = read_prompt(prompt, prompt_opt)
+    if text is None and as_json:
+        raise UsageError("--json needs a prompt (headless mode)")
+    if text is None and not sys.stdin.isatty():
+        raise UsageError("no prompt: pass PROMPT, -p PROMPT, or - to read it from stdin (the chat needs a terminal)")
+    options = LaunchOptions(
+        agent=agent,
+        agents_dir=paths.agents_dir(agents_dir),
+        templates_dir=templates_dir,
+        working_dir=working_dir,
+        resume=resume,
+        continue_last=continue_last,
+        force=force,
+        interactive=text is None,
+        plan_key=prespawn.plan_key(agent, str(agents_dir) if agents_dir else None, str(working_dir) if working_dir else None),
+    )
+
+    def views(meter: Meter) -> list[Sink]:
+        if text is None:
+            return [InteractiveView(meter)]
+        return [HeadlessView(meter, json_lines=as_json, quiet=quiet)]
+
+    launch = build_launch(options, views)
     saved = termios.tcgetattr(0) if sys.stdin.isatty() else None
     code = 0
     error: AgentlaunchError | None = None
     try:
-        with signals_handled(lambda: launch.child.resize(*window_size()) if launch.child else None):
-            launch.start()
-            if text is None:
-                code = interactive_loop(launch, view, timeout)  # type: ignore[arg-type]
+        launch.start()
+        if text is None:
+            code = interactive_loop(launch, timeout)
+        else:
+            outcome = launch.run_turn(text, timeout=timeout)
+            if outcome.terminated is not None:
+                code = 128 + outcome.terminated
             else:
-                outcome = launch.run_turn(text, timeout=timeout)
                 error = turn_failed(outcome)
     except AgentlaunchError as exc:
         error = exc
@@ -192,13 +199,14 @@ def run(
     except Terminated as exc:
         code = 128 + exc.signum
     finally:
+        if launch.signals.termination is not None and error is None:
+            code = 128 + launch.signals.termination  # SIGTERM/SIGHUP while starting: recorded, ended here
         status = int(error.exit_code) if error else code
         launch.close(status)
-        status_writer.close()
         if saved is not None:
             termios.tcsetattr(0, termios.TCSADRAIN, saved)
     if error is not None:
-        fail(error)
+        raise error
     raise typer.Exit(code)
 
 
@@ -244,10 +252,7 @@ def sessions(
     table = Table("agent", "provider", "session", "working dir", "started", "last used", "turns")
     for r in rows:
         table.add_row(
-            r.agent,
-            r.provider,
-            r.session_id,
-            r.working_dir,
+            *(for_markup(cell) for cell in (r.agent, r.provider, r.session_id, r.working_dir)),  # the store is input too
             f"{r.started.astimezone():%Y-%m-%d %H:%M}",
             f"{r.last_used.astimezone():%Y-%m-%d %H:%M}",
             str(r.turns),

@@ -13,6 +13,7 @@ from rich.table import Table
 from agentlaunch.cli.common import JsonOpt, app, complete_agent, err, out
 from agentlaunch.errors import UsageError
 from agentlaunch.live.status import StatusRecord, line_for, read_records
+from agentlaunch.visible import for_markup
 
 
 def _n(value: object) -> str:
@@ -25,7 +26,7 @@ def status_table(records: list[StatusRecord]) -> Table:
         d = r.data
         percent = d.get("percent")
         context = _n(d.get("context")) + (f" ({percent:.1f}%)" if isinstance(percent, int | float) else "")
-        table.add_row(
+        cells = (
             r.agent,
             r.state,
             str(d.get("provider") or ""),
@@ -37,6 +38,7 @@ def status_table(records: list[StatusRecord]) -> Table:
             str(d.get("pid") or ""),
             str(d.get("session_id") or ""),
         )
+        table.add_row(*(for_markup(cell) for cell in cells))  # a record is anyone's file: no markup, no escapes
     if not records:
         table.caption = "no agent is running"
     return table

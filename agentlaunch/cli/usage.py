@@ -25,18 +25,20 @@ from agentlaunch.usage.reports import (
     report_table,
 )
 from agentlaunch.usage.store import Store
+from agentlaunch.visible import for_markup
 
 
 def _calls_table(session: str, calls: list[CallRecord]) -> Table:
     table = Table(
-        title=f"calls of session {session}", caption="a call with a low cache hit after the first one is where caching missed"
+        title=f"calls of session {for_markup(session)}",
+        caption="a call with a low cache hit after the first one is where caching missed",
     )
     for header in ("#", "time", "turn", "model", "input", "cache write", "cache read", "output", "cache hit", "cost"):
         table.add_column(header, justify="right" if header not in ("time", "model") else "left", no_wrap=True)
     for i, call in enumerate(calls, 1):
         hit = call_record(call)["cache_hit_ratio"]
         table.add_row(
-            str(i), f"{call.at.astimezone():%Y-%m-%d %H:%M:%S}", str(call.turn or ""), call.model or "?",
+            str(i), f"{call.at.astimezone():%Y-%m-%d %H:%M:%S}", str(call.turn or ""), for_markup(call.model or "?"),
             f"{call.usage.input:,}", f"{call.usage.cache_write:,}", f"{call.usage.cache_read:,}", f"{call.usage.output:,}",
             "-" if hit is None else f"{hit:.0%}", format_cost(call.cost_usd),
         )  # fmt: skip

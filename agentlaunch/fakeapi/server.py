@@ -51,6 +51,8 @@ class FakeServer:
     def __init__(self, responder: Responder, port: int = 0) -> None:
         self.responder = responder
         self.requests: list[Recorded] = []
+        # Called (on the server's thread) with each request once recorded: a waiting loop's wakeup.
+        self.on_request: list[Callable[[Recorded], None]] = []
         self._lock = threading.Lock()
         outer = self
 
@@ -63,6 +65,8 @@ class FakeServer:
                 rec = Recorded(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, raw)
                 with outer._lock:
                     outer.requests.append(rec)
+                for listener in list(outer.on_request):
+                    listener(rec)
                 reply = outer.responder(rec)
                 self.close_connection = True
                 try:

@@ -3,8 +3,14 @@
 Claude Code refuses a terminal on stdin in ``-p`` mode, but its output must
 not be block-buffered, so the child gets a pipe to read user turns from and
 the slave side of a PTY (its controlling terminal, so window-size changes
-reach it as SIGWINCH) to write to. A reader thread splits the master side
-into lines; ``EIO`` on the master is end of file on Linux.
+reach it as SIGWINCH) to write to. Both ends on agentlaunch's side are
+non-blocking: the launch's one select loop (:mod:`agentlaunch.launch.loop`)
+reads the master when it is readable and writes stdin when it can take more,
+so no thread sits in a read. ``EIO`` on the master is end of file on Linux.
+The CLI's exit is a file descriptor too (a pidfd, where the kernel has them).
+
+Stdlib only and cheap to import: the entry point spawns a CLI from here
+before anything heavier is loaded (see :mod:`agentlaunch.launch.prespawn`).
 """
 
 from __future__ import annotations
@@ -14,15 +20,15 @@ import errno
 import fcntl
 import json
 import os
-import queue
 import select
 import shutil
 import signal
 import struct
 import subprocess
 import termios
-import threading
+import time
 import tty
+from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -31,11 +37,15 @@ from agentlaunch.errors import ProviderMissing
 
 MAX_LINE = 64 * 1024 * 1024  # a longer line is dropped (and reported), never held
 READ_SIZE = 65536
-EOF = None  # marks the end of the child's output in the line queue
+READS_PER_WAKE = 16  # chunks read per readable event before the loop looks at its other sources again
+EOF = None  # what next_line returns once the child's output has ended
 
 
 class LongLineDropped(NamedTuple):  # not a dataclass: this module loads before the CLI is prespawned
     size: int
+
+
+Line = str | LongLineDropped
 
 
 def window_size(fd: int = 0) -> tuple[int, int]:
@@ -65,12 +75,63 @@ def resolve_command(command: str) -> str:
     return found
 
 
-class Child:
-    """A running provider CLI process and the lines it prints.
+def _nonblocking(fd: int) -> None:
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
 
-    ``lines`` yields decoded lines (without line ends) until the child's
-    output ends; a line past ``MAX_LINE`` bytes is dropped and reported as a
-    :class:`LongLineDropped` item instead.
+
+class LineSplitter:
+    """Bytes in, decoded lines out (line ends and a trailing CR removed); a line past MAX_LINE is dropped."""
+
+    __slots__ = ("_buf", "_dropping")
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+        self._dropping = 0  # bytes of an over-long line skipped so far
+
+    def feed(self, chunk: bytes) -> list[Line]:
+        items: list[Line] = []
+        start = 0
+        while (nl := chunk.find(b"\n", start)) >= 0:
+            piece = chunk[start:nl]
+            start = nl + 1
+            if self._dropping:
+                items.append(LongLineDropped(self._dropping + len(piece)))
+                self._dropping = 0
+                continue
+            self._buf += piece
+            items.append(self._buf.decode("utf-8", "replace").rstrip("\r"))
+            self._buf = bytearray()
+        rest = chunk[start:]
+        if self._dropping:
+            self._dropping += len(rest)
+        else:
+            self._buf += rest
+            if len(self._buf) > MAX_LINE:
+                self._dropping = len(self._buf)
+                self._buf = bytearray()
+        return items
+
+    def end(self) -> list[Line]:
+        """What is left when the output ends: a last line without its newline."""
+        if self._buf:
+            line, self._buf = self._buf.decode("utf-8", "replace").rstrip("\r"), bytearray()
+            return [line]
+        if self._dropping:
+            size, self._dropping = self._dropping, 0
+            return [LongLineDropped(size)]
+        return []
+
+
+class Child:
+    """A running provider CLI process, its PTY output as lines, its stdin, and its exit.
+
+    The master side (``master``) and stdin (``stdin_fd``) are non-blocking.
+    :meth:`read_available` returns the lines that have arrived; after the
+    output has ended ``eof`` is true. :meth:`send_bytes` queues what the
+    child's stdin cannot take at once; :meth:`flush_stdin` writes more of it
+    whenever the loop finds stdin writable. ``pidfd`` becomes readable when
+    the process exits (None where the kernel has no pidfds: then SIGCHLD
+    tells, and :meth:`poll` confirms).
     """
 
     def __init__(
@@ -104,72 +165,110 @@ class Child:
             os.close(slave)
             raise ProviderMissing(f"{argv[0]}: provider CLI is not executable") from None
         os.close(slave)
+        _nonblocking(master)
         self.master = master
-        self.queue: queue.Queue[str | LongLineDropped | None] = queue.Queue()
-        self._ended = False
-        self._reader = threading.Thread(target=self._read_loop, name="child-reader", daemon=True)
-        self._reader.start()
-        self._stdin_lock = threading.Lock()
+        self.stdin_fd: int | None = self.proc.stdin.fileno() if self.proc.stdin is not None else None
+        if self.stdin_fd is not None:
+            _nonblocking(self.stdin_fd)
+        try:
+            self.pidfd: int | None = os.pidfd_open(self.proc.pid)
+        except (AttributeError, OSError):  # not Linux (or an old kernel): SIGCHLD tells instead
+            self.pidfd = None
+        self.eof = False
+        self._lines = LineSplitter()
+        self._ready: deque[Line] = deque()  # lines read but not taken yet
+        self._outbox = bytearray()
+        self._close_when_flushed = False
 
     @property
     def pid(self) -> int:
         return self.proc.pid
 
-    def _read_loop(self) -> None:
-        buf = bytearray()
-        dropping = 0
-        while True:
+    # -- output -------------------------------------------------------------
+    def read_available(self) -> list[Line]:
+        """The lines that have arrived (none when nothing has); sets ``eof`` once the output has ended."""
+        items = list(self._ready)
+        self._ready.clear()
+        for _ in range(READS_PER_WAKE):
+            if self.eof:
+                break
             try:
                 chunk = os.read(self.master, READ_SIZE)
-            except OSError as exc:
-                if exc.errno in (errno.EIO, errno.EBADF):
-                    break
-                raise
-            if not chunk:
+            except BlockingIOError:
                 break
-            start = 0
-            while True:
-                nl = chunk.find(b"\n", start)
-                if nl < 0:
-                    break
-                piece = chunk[start:nl]
-                start = nl + 1
-                if dropping:
-                    self.queue.put(LongLineDropped(dropping + len(piece)))
-                    dropping = 0
-                    continue
-                buf += piece
-                self.queue.put(buf.decode("utf-8", "replace").rstrip("\r"))
-                buf = bytearray()
-            rest = chunk[start:]
-            if dropping:
-                dropping += len(rest)
-            else:
-                buf += rest
-                if len(buf) > MAX_LINE:
-                    dropping = len(buf)
-                    buf = bytearray()
-        if buf:
-            self.queue.put(buf.decode("utf-8", "replace").rstrip("\r"))
-        elif dropping:
-            self.queue.put(LongLineDropped(dropping))
-        self.queue.put(EOF)
+            except OSError as exc:
+                if exc.errno not in (errno.EIO, errno.EBADF):
+                    raise
+                chunk = b""
+            if not chunk:
+                self.eof = True
+                items += self._lines.end()
+                break
+            items += self._lines.feed(chunk)
+        return items
 
+    def unread(self, items: Sequence[Line]) -> None:
+        """Put back lines a turn did not use (they came after its end): the next read returns them first."""
+        self._ready.extendleft(reversed(items))
+
+    def next_line(self, timeout: float | None = None) -> Line | None:
+        """The next output line, waiting for it; None (EOF) once the output has ended; TimeoutError after ``timeout``.
+
+        For callers without a loop (tests, one-shot tools); the launch itself reads through its loop.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self._ready:
+            if self.eof:
+                return EOF
+            left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+            if not select.select([self.master], [], [], left)[0]:
+                raise TimeoutError(f"no output from pid {self.pid} within {timeout}s")
+            self._ready.extend(self.read_available())
+        return self._ready.popleft()
+
+    # -- input --------------------------------------------------------------
     def send_json(self, obj: Any) -> None:
-        """Write one JSON line to the child's stdin; BrokenPipeError means it is gone."""
+        """Queue one JSON line for the child's stdin (written now as far as the pipe takes it)."""
         self.send_bytes((json.dumps(obj, ensure_ascii=False) + "\n").encode("utf-8"))
 
     def send_bytes(self, data: bytes) -> None:
-        assert self.proc.stdin is not None
-        with self._stdin_lock:
-            self.proc.stdin.write(data)
-            self.proc.stdin.flush()
+        if self.stdin_fd is None:
+            return
+        self._outbox += data
+        self.flush_stdin()
 
-    def close_stdin(self) -> None:
+    @property
+    def wants_write(self) -> bool:
+        """Stdin has queued bytes the pipe could not take yet."""
+        return self.stdin_fd is not None and bool(self._outbox)
+
+    def flush_stdin(self) -> None:
+        """Write what the pipe takes now; a child that closed its stdin (it is gone) gets nothing more."""
+        while self._outbox and self.stdin_fd is not None:
+            try:
+                written = os.write(self.stdin_fd, self._outbox)
+            except BlockingIOError:
+                return
+            except OSError:  # EPIPE: the CLI closed stdin or exited; its exit tells the loop the rest
+                self._outbox.clear()
+                self.close_stdin()
+                return
+            del self._outbox[:written]
+        if self._close_when_flushed:
+            self.close_stdin()
+
+    def close_stdin(self, *, after_flush: bool = False) -> None:
+        """Close the child's stdin (it sees EOF); with ``after_flush``, once what is queued is written."""
+        if after_flush and self._outbox:
+            self._close_when_flushed = True
+            return
+        self._outbox.clear()
+        self.stdin_fd = None
         if self.proc.stdin is not None:
             with contextlib.suppress(OSError):
                 self.proc.stdin.close()
 
+    # -- the process ----------------------------------------------------------
     def resize(self, cols: int, rows: int) -> None:
         """Tell the child's terminal its new size; the kernel sends it SIGWINCH."""
         with contextlib.suppress(OSError):
@@ -178,6 +277,10 @@ class Child:
     def signal_group(self, sig: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, sig)
+
+    def poll(self) -> int | None:
+        """The exit code once the child has exited (it is reaped then), else None."""
+        return self.proc.poll()
 
     def stop(self, grace: float = 3.0) -> int:
         """End the child: close stdin, then SIGTERM, then SIGKILL; return its exit code."""
@@ -196,35 +299,21 @@ class Child:
     def wait(self, timeout: float | None = None) -> int:
         """The child's exit code once it has exited; raises subprocess.TimeoutExpired after ``timeout`` seconds.
 
-        With a timeout, ``Popen.wait`` polls with sleeps of up to 50 ms; a pidfd
-        (Linux) wakes the moment the child exits, which every headless turn
-        would otherwise pay at its end.
+        With a timeout, ``Popen.wait`` polls with sleeps of up to 50 ms; the
+        pidfd wakes the moment the child exits.
         """
-        if timeout is None or self.proc.returncode is not None:
+        if timeout is None or self.proc.returncode is not None or self.pidfd is None:
             return self.proc.wait(timeout=timeout)
-        try:
-            pidfd = os.pidfd_open(self.proc.pid)
-        except (AttributeError, OSError):  # not Linux, or already reaped
-            return self.proc.wait(timeout=timeout)
-        try:
-            if not select.select([pidfd], [], [], timeout)[0]:
-                raise subprocess.TimeoutExpired(self.proc.args, timeout)
-        finally:
-            os.close(pidfd)
+        if not select.select([self.pidfd], [], [], timeout)[0]:
+            raise subprocess.TimeoutExpired(self.proc.args, timeout)
         return self.proc.wait()
 
     def close(self) -> None:
-        """Release the PTY once the reader has seen the end of the output."""
-        self._reader.join(timeout=2)
-        with contextlib.suppress(OSError):
-            os.close(self.master)
-
-    def next_line(self, timeout: float | None = None) -> str | LongLineDropped | None:
-        """The next output line; None at the end of output (and on every call after). Raises queue.Empty on timeout."""
-        # The reader puts EOF once; a caller that drains again after seeing it must not block forever.
-        if self._ended:
-            return EOF
-        item = self.queue.get(timeout=timeout)
-        if item is EOF:
-            self._ended = True
-        return item
+        """Release the PTY, stdin and the pidfd (the process itself is :meth:`stop`'s)."""
+        self.close_stdin()
+        for fd in (self.master, self.pidfd):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.pidfd = None
+        self.eof = True

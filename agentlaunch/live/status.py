@@ -1,7 +1,7 @@
 """Live status of every running session: one small JSON record each, in ``<state dir>/status/``.
 
-A :class:`StatusWriter` observes a :class:`~agentlaunch.launch.session.Launch` and
-replaces its record atomically, at most twice a second; a change to or from
+A :class:`StatusWriter` is one of a launch's sinks (:mod:`agentlaunch.launch.sink`):
+on every event it replaces the record atomically, at most twice a second; a change to or from
 ``exited`` is written at once, and a trailing timer makes sure the last
 update of a burst is never lost. Readers (``agentlaunch status``, tmux) list
 the records, flag those whose agentlaunch process is gone as stale, and
@@ -30,11 +30,13 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 from agentlaunch import paths
 from agentlaunch.definitions.deliver import write_atomic
+from agentlaunch.launch.sink import SessionClosed
 from agentlaunch.processes import process_running, process_start, same_process
 from agentlaunch.readlimit import read_regular
+from agentlaunch.visible import visible
 
 if TYPE_CHECKING:
-    from agentlaunch.launch.session import Launch
+    from agentlaunch.launch.sink import LaunchView, SinkEvent
 
 STATUS_DIR = "status"
 MIN_INTERVAL = 0.5  # seconds between two writes of one record
@@ -53,7 +55,7 @@ def _n(value: int) -> str:
     return f"{value:,}"
 
 
-def snapshot(launch: Launch, *, pid: int, pid_start: str | None, started: str) -> dict[str, Any]:
+def snapshot(launch: LaunchView, *, pid: int, pid_start: str | None, started: str) -> dict[str, Any]:
     """The status record of ``launch`` as plain JSON data."""
     meter = launch.meter
     total = meter.total
@@ -70,7 +72,7 @@ def snapshot(launch: Launch, *, pid: int, pid_start: str | None, started: str) -
         "working_dir": str(launch.working_dir),
         "pid": pid,
         "pid_start": pid_start,
-        "cli_pid": launch.child.pid if launch.child is not None else None,
+        "cli_pid": launch.cli_pid,
         "state": launch.state,
         "turns": launch.turns,
         "calls": meter.calls,
@@ -112,11 +114,11 @@ def one_line(record: dict[str, Any]) -> str:
     cost = record.get("cost")
     if isinstance(cost, str) and cost:
         parts.append(cost)
-    return " · ".join(parts)
+    return visible(" · ".join(parts))  # a status bar is a terminal: no escape from a record reaches it
 
 
 class StatusWriter:
-    """A Launch observer that keeps the session's status record (and pane title) current."""
+    """A launch's sink that keeps the session's status record (and pane title) current, and removes it at the end."""
 
     def __init__(
         self,
@@ -146,16 +148,11 @@ class StatusWriter:
         self._closed = False
         self.writes = 0
 
-    @classmethod
-    def attach(cls, launch: Launch, **kwargs: Any) -> StatusWriter:
-        """Observe ``launch`` and write its first record (state ``starting``) now."""
-        writer = cls(**kwargs)
-        launch.observers.append(writer)
-        writer(launch)
-        return writer
-
-    def __call__(self, launch: Launch) -> None:
+    def event(self, event: SinkEvent, launch: LaunchView) -> None:
+        """The record as ``launch`` stands after ``event``; the session's end removes it."""
         self.update(snapshot(launch, pid=self.pid, pid_start=self.pid_start, started=self.started))
+        if isinstance(event, SessionClosed):
+            self.close()
 
     def update(self, record: dict[str, Any]) -> None:
         """Write ``record`` now if due (or if it enters or leaves ``exited``), else within the interval."""

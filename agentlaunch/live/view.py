@@ -1,19 +1,20 @@
 """What a person sees: streamed text, one line per tool call, counters, warnings, the footer.
 
-Views are sinks of normalized events. Headless: stdout carries the answer
-only (or JSON lines with --json) and everything else goes to stderr.
+Views are sinks (:class:`agentlaunch.launch.sink.Sink`) of a launch's events.
+Headless: stdout carries the answer only and everything else goes to stderr;
+with ``--json`` (``json_lines=True``) stdout carries the events through a
+:class:`~agentlaunch.live.jsonlines.JsonLines` sink, and stderr the notices.
+A view keeps nothing of what it has shown: a session may print for days.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TextIO
 
 from agentlaunch.events import (
     CallUsage,
     Compaction,
-    Diagnostic,
     Event,
     PermissionRequest,
     Text,
@@ -24,9 +25,12 @@ from agentlaunch.events import (
     Unknown,
     Warning,
 )
+from agentlaunch.launch.sink import CompactionWarned, LaunchEvent, LaunchView, Notice, SinkEvent, TurnDone
+from agentlaunch.live.jsonlines import JsonLines
 from agentlaunch.live.lazy_console import LazyConsole
 from agentlaunch.usage import pricing
 from agentlaunch.usage.meter import CompactionWarning, Meter
+from agentlaunch.visible import for_markup, visible
 
 
 def n(value: int) -> str:
@@ -100,41 +104,55 @@ class HeadlessView:
         self.err = LazyConsole(file=stderr or sys.stderr, highlight=False, soft_wrap=True)
         self._ends_with_newline = True
         self._streamed = False
-        self.diagnostics: list[str] = []
+        self._json = JsonLines(self.out) if json_lines else None  # --json: stdout is the events, as JSON lines
 
-    def event(self, event: Event) -> None:
-        if self.json_lines:
-            self.out.write(json.dumps(event.as_dict(), ensure_ascii=False) + "\n")
-            self.out.flush()
-            return
+    def event(self, event: SinkEvent, launch: LaunchView | None = None) -> None:
+        if isinstance(event, LaunchEvent):
+            self._launch_event(event)
+        elif isinstance(event, Unknown):
+            self.unknown_once(event)  # the launch passes on the first of each type only
+        elif self._json is not None:
+            self._json.event(event)
+        else:
+            self._show(event)
+
+    def _launch_event(self, event: LaunchEvent) -> None:
+        if isinstance(event, Notice):
+            self.notice(event.message)
+        elif isinstance(event, CompactionWarned):
+            self.warn_compaction(event.warning)
+        elif isinstance(event, TurnDone):
+            self.turn_done()
+
+    def _show(self, event: Event) -> None:
+        # What the provider sent is shown, never obeyed: escapes written out, no rich markup taken from it.
         if isinstance(event, TextDelta):
-            self._write(event.text)
+            self._write(visible(event.text, keep_newlines=True))
             self._streamed = True
         elif isinstance(event, Text):
             if not self._streamed:
-                self._write(event.text)
+                self._write(visible(event.text, keep_newlines=True))
         elif isinstance(event, ToolUse):
             self._newline()
-            self.err.print(f"[dim]⚙ {event.name} {event.summary}[/]", markup=True, highlight=False)
+            self.err.print(f"[dim]⚙ {for_markup(event.name)} {for_markup(event.summary)}[/]", markup=True, highlight=False)
         elif isinstance(event, ToolResult) and event.is_error:
-            self.err.print(f"[dim]  ✗ {event.summary}[/]", markup=True, highlight=False)
+            self.err.print(f"[dim]  ✗ {for_markup(event.summary)}[/]", markup=True, highlight=False)
         elif isinstance(event, Warning):
-            self.err.print(f"[yellow]warning:[/] {event.message}", markup=True, highlight=False)
+            self.err.print(f"[yellow]warning:[/] {for_markup(event.message)}", markup=True, highlight=False)
         elif isinstance(event, Compaction):
             self.err.print(f"[yellow]compacted:[/] {self._compaction(event)}", markup=True, highlight=False)
-        elif isinstance(event, Diagnostic):
-            self.diagnostics.append(event.line)
         elif isinstance(event, TurnEnd):
             self._streamed = False
 
     def notice(self, message: str) -> None:
-        self.err.print(f"[dim]{message}[/]", markup=True, highlight=False)
+        self.err.print(f"[dim]{for_markup(message)}[/]", markup=True, highlight=False)
 
     def warn_compaction(self, warning: CompactionWarning) -> None:
         self.err.print(f"[bold yellow]⚠ {compaction_warning(warning)}[/]", markup=True, highlight=False)
 
     def unknown_once(self, event: Unknown) -> None:
-        self.err.print(f"[dim]note: ignoring provider event type {event.type!r} (shown once)[/]", markup=True, highlight=False)
+        shown = for_markup(repr(event.type))
+        self.err.print(f"[dim]note: ignoring provider event type {shown} (shown once)[/]", markup=True, highlight=False)
 
     def turn_done(self) -> None:
         if self.json_lines:
@@ -146,7 +164,7 @@ class HeadlessView:
     def _compaction(self, event: Compaction) -> str:
         pre = n(event.pre_tokens) if event.pre_tokens is not None else "?"
         post = n(event.post_tokens) if event.post_tokens is not None else "?"
-        return f"the CLI compacted the context ({event.trigger or 'auto'}): {pre} → {post} tokens"
+        return f"the CLI compacted the context ({for_markup(event.trigger or 'auto')}): {pre} → {post} tokens"
 
     def _write(self, text: str) -> None:
         self.out.write(text)
@@ -168,10 +186,10 @@ class InteractiveView(HeadlessView):
 
     _call_since_counters = False
 
-    def event(self, event: Event) -> None:
+    def event(self, event: SinkEvent, launch: LaunchView | None = None) -> None:
         if self._call_since_counters and isinstance(event, ToolResult | PermissionRequest | TextDelta | Text):
             self.show_counters()
-        super().event(event)
+        super().event(event, launch)
         if isinstance(event, CallUsage):
             self._call_since_counters = True
 

@@ -2,8 +2,9 @@
 
 Each run is a new session in a fresh temporary working directory and HOME,
 started exactly as ``agentlaunch run`` starts it (the adapter's argv and
-flags, the instructions delivered the same way, the startup message at the
-head of the first user message). The CLI is pointed at a fake provider API on
+flags, the environment shaped by the same ``child_env``, the CLI on a PTY
+with stdin a pipe through the launch's transport, the instructions delivered
+the same way, the startup message at the head of the first user message). The CLI is pointed at a fake provider API on
 127.0.0.1 with a dummy key; HTTP(S)_PROXY points at the same endpoint (with
 NO_PROXY for loopback), so any attempt to reach another host shows up as a
 refused CONNECT. Nothing reaches a real provider.
@@ -13,16 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import errno
 import json
 import os
 import shutil
-import signal
-import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -31,15 +29,15 @@ from typing import Any
 from agentlaunch.definitions.render import RunFacts, render_startup
 from agentlaunch.definitions.spec import AgentSpec, load_agent
 from agentlaunch.errors import AgentlaunchError, DefinitionError, ProviderMissing, TurnFailed, TurnTimeout
-from agentlaunch.fakeapi.anthropic import FakeAnthropic
-from agentlaunch.fakeapi.gemini import GeminiFake
-from agentlaunch.fakeapi.responses import ResponsesFake
-from agentlaunch.fakeapi.server import FakeServer, Recorded
+from agentlaunch.fakeapi.server import Recorded
 from agentlaunch.launch.placement import place_instructions
+from agentlaunch.launch.probe import probe
 from agentlaunch.launch.transport import resolve_command
+from agentlaunch.prefix.capture import Capture, bind, make_capture
 from agentlaunch.prefix.fingerprint import cli_version
 from agentlaunch.prefix.static import Difference, InstructionsPlace, Serialized, compare, place_instructions_in, serialize
 from agentlaunch.providers import DESCRIPTORS, describe, get_adapter
+from agentlaunch.providers.base import child_env
 from agentlaunch.providers.descriptors import CaptureEnv, ProviderDescriptor
 
 PROMPT = "Reply with the single word: ok."
@@ -49,61 +47,11 @@ EXIT_GRACE = 10.0  # seconds a CLI gets to finish after its request was captured
 SCRUBBED = (*(prefix for d in DESCRIPTORS.values() for prefix in d.settings_env), "HTTP_PROXY", "HTTPS_PROXY")
 
 
-@dataclass
-class Capture:
-    """A running capture endpoint and what every request to it was."""
-
-    server: FakeServer
-    is_model_call: Callable[[Recorded], bool]
-    base_url: str
-    port_note: str | None = None
-
-    def model_calls(self) -> list[Recorded]:
-        return [r for r in self.server.requests if self.is_model_call(r) and isinstance(r.body, dict)]
-
-    def other_calls(self) -> list[str]:
-        proxied = {id(r) for r in self.server.proxy_attempts}
-        return [f"{r.method} {r.path}" for r in self.server.requests if not self.is_model_call(r) and id(r) not in proxied]
-
-
-def _bind(make: Callable[[int], Capture], port: int) -> Capture:
-    """The capture endpoint on ``port``; when that port is busy, on another one (and say so)."""
-    if port:
-        try:
-            return make(port)
-        except OSError as exc:
-            if exc.errno != errno.EADDRINUSE:
-                raise
-            capture = make(0)
-            capture.port_note = f"port {port} is busy; the capture endpoint took port {capture.server.port}"
-            return capture
-    return make(0)
-
-
-def _make_capture(api: str, port: int) -> Capture:
-    """A fake server speaking the API family ``api`` (a provider descriptor's ``api``)."""
-    if api == "anthropic":
-        fake = FakeAnthropic()
-        server = fake.serve(port)
-        return Capture(server, lambda r: r.method == "POST" and r.path.split("?")[0].rstrip("/") == "/v1/messages", server.url)
-    if api == "responses":
-        responses = ResponsesFake(port=port)
-        from agentlaunch.fakeapi.responses import is_responses_call
-
-        return Capture(responses.server, is_responses_call, responses.base_url)
-    if api == "gemini":
-        gem = GeminiFake(port=port)
-        from agentlaunch.fakeapi.gemini import is_stream_call
-
-        return Capture(gem.server, is_stream_call, gem.base_url)
-    raise ValueError(f"no capture endpoint speaks the {api!r} API")
-
-
 @contextlib.contextmanager
 def capture_endpoint(provider: str, port: int = 0) -> Iterator[Capture]:
     """A started capture endpoint for ``provider``'s API family (on ``port``, or another when it is busy)."""
     api, _ = _live_api(describe(provider))
-    capture = _bind(lambda p: _make_capture(api, p), port)
+    capture = bind(lambda p: make_capture(api, p), port)
     capture.server.start()
     try:
         yield capture
@@ -131,10 +79,11 @@ def _live_api(descriptor: ProviderDescriptor) -> tuple[str, CaptureEnv]:
     return descriptor.api, descriptor.capture_env
 
 
-def _base_env(spec: AgentSpec) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.upper().startswith(SCRUBBED)}
-    env.update(spec.env)
-    return env
+def _base_env(spec: AgentSpec, plan_env: dict[str, str]) -> dict[str, str]:
+    """The environment `run` gives the CLI (child_env: the plan's additions, then the agent's ``env``), without
+    the user's own provider settings; the capture endpoint's settings go on top."""
+    scrubbed = {k: v for k, v in os.environ.items() if not k.upper().startswith(SCRUBBED)}
+    return child_env(scrubbed, {**plan_env, **spec.env})
 
 
 def _proxy_env(url: str) -> dict[str, str]:
@@ -155,33 +104,15 @@ def _launch_plan(
     """argv, environment and stdin of one capture run: the adapter's own plan, pointed at the endpoint."""
     adapter = get_adapter(spec.provider)
     _, point_at = _live_api(adapter.descriptor)
-    env = {**point_at(capture.base_url, home, _base_env(spec), spec.model), **_proxy_env(capture.server.url)}
+    proxy = _proxy_env(capture.server.url)
     if adapter.persistent:
         plan = adapter.plan(spec, command, session_id, False, False)
+        env = {**point_at(capture.base_url, home, _base_env(spec, plan.env), spec.model), **proxy}
         stdin = (json.dumps(adapter.user_message(message)) + "\n").encode("utf-8")
         return [*plan.argv, *extra_argv], env, stdin
     turn = adapter.plan_turn(spec, command, adapter.new_state(session_id), message)
+    env = {**point_at(capture.base_url, home, _base_env(spec, turn.env), spec.model), **proxy}
     return turn.argv, env, turn.stdin or b""
-
-
-def _tail(path: Path, lines: int = 3) -> str:
-    try:
-        text = path.read_text("utf-8", errors="replace")
-    except OSError:
-        return ""
-    kept = [line.strip() for line in text.splitlines() if line.strip()]
-    return " / ".join(kept[-lines:])[:600]
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """End the process group this module started (and only it)."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        if proc.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, sig)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=3)
 
 
 def run_once(
@@ -213,46 +144,37 @@ def run_once(
     argv = [a for a in argv if a not in strip_flags]
     seen = len(capture.model_calls())
     started = time.monotonic()
-    out_path, err_path = run_dir / "stdout.txt", run_dir / "stderr.txt"
-    with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        try:
-            proc = subprocess.Popen(
-                argv, cwd=workdir, env=env, stdin=subprocess.PIPE, stdout=out, stderr=err, start_new_session=True
-            )
-        except FileNotFoundError:
-            raise ProviderMissing(f"{argv[0]}: provider CLI not found", hint=describe(spec.provider).install_hint) from None
-        except PermissionError:
-            raise ProviderMissing(
-                f"{argv[0]}: provider CLI is not executable", hint=describe(spec.provider).install_hint
-            ) from None
-        try:
-            assert proc.stdin is not None
-            with contextlib.suppress(BrokenPipeError, OSError):
-                proc.stdin.write(stdin)
-                proc.stdin.close()
-            captured_at: float | None = None
-            while True:
-                now = time.monotonic()
-                if captured_at is None and len(capture.model_calls()) > seen:
-                    captured_at = now
-                if proc.poll() is not None:
-                    break
-                if captured_at is not None and now - captured_at > EXIT_GRACE:
-                    break  # the request is what we came for; do not wait on the CLI any longer
-                if captured_at is None and now - started > timeout:
-                    raise TurnTimeout(
-                        f"{spec.provider}: the CLI did not call the capture endpoint within {timeout:g}s "
-                        f"(run {label}); its last output: {_tail(err_path) or _tail(out_path) or 'nothing'}",
-                        hint="a CLI that needs a login or network first never reaches the endpoint; check `command` and `env`",
-                    )
-                time.sleep(0.05)
-        finally:
-            _stop(proc)
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_read, False)
+
+    def wake(_: Recorded) -> None:
+        with contextlib.suppress(OSError):
+            os.write(wake_write, b"!")
+
+    capture.server.on_request.append(wake)
+    try:
+        # Started as `run` starts it: the PTY transport, stdin a pipe (see agentlaunch.launch.probe).
+        ran = probe(
+            argv, env, workdir, stdin, seen=lambda: len(capture.model_calls()) > seen, wake_fd=wake_read,
+            timeout=timeout, grace=EXIT_GRACE, transcript=run_dir / "output.txt",
+        )  # fmt: skip
+    except ProviderMissing as exc:
+        raise ProviderMissing(exc.message, hint=describe(spec.provider).install_hint) from None
+    finally:
+        capture.server.on_request.remove(wake)
+        os.close(wake_read)
+        os.close(wake_write)
+    said = " / ".join(ran.last_output)[:600] or "nothing"
+    if ran.timed_out:
+        raise TurnTimeout(
+            f"{spec.provider}: the CLI did not call the capture endpoint within {timeout:g}s "
+            f"(run {label}); its last output: {said}",
+            hint="a CLI that needs a login or network first never reaches the endpoint; check `command` and `env`",
+        )
     calls = capture.model_calls()[seen:]
     if not calls:
-        said = _tail(err_path) or _tail(out_path) or "nothing"
         raise TurnFailed(
-            f"{spec.provider}: the CLI exited with code {proc.returncode} before calling the capture endpoint "
+            f"{spec.provider}: the CLI exited with code {ran.exit_code} before calling the capture endpoint "
             f"(run {label}); it said: {said}"
         )
     body = calls[0].body
@@ -260,7 +182,7 @@ def run_once(
     return RunResult(
         label=label,
         working_dir=str(workdir),
-        exit_code=proc.returncode,
+        exit_code=ran.exit_code,
         seconds=round(time.monotonic() - started, 2),
         body=body,
         serialized=serialize(_live_api(describe(spec.provider))[0], body),

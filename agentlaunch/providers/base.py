@@ -9,13 +9,13 @@ from one to the next in a small JSON-ready state the session store keeps.
 from __future__ import annotations
 
 import abc
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from agentlaunch.events import CallUsage, Diagnostic, Event, Usage
+from agentlaunch.events import CallUsage, Diagnostic, Event, PermissionRequest, Usage, Warning
+from agentlaunch.providers.values import loads
 
 if TYPE_CHECKING:
     from agentlaunch.definitions.spec import AgentSpec
@@ -81,6 +81,14 @@ class PersistentAdapter(Protocol):
 
     def user_message(self, text: str) -> dict[str, object]:
         """The stdin message that sends one user turn."""
+        ...
+
+    def interrupt_message(self) -> dict[str, object]:
+        """The stdin message that asks the CLI to end the running turn."""
+        ...
+
+    def permission_answer(self, request: PermissionRequest, decision: str) -> dict[str, object]:
+        """The stdin answer to a permission request; ``decision`` is once, always or deny."""
         ...
 
 
@@ -151,13 +159,13 @@ class Described:
 
 
 def parse_json_line(line: str) -> dict[str, Any] | Diagnostic | None:
-    """A JSON object from ``line``, a Diagnostic for anything else, None for a blank line."""
+    """A JSON object from ``line``, a Diagnostic for anything else (also JSON nested too deep), None for a blank line."""
     stripped = line.strip()
     if not stripped:
         return None
     if stripped[0] == "{":
         try:
-            obj = json.loads(stripped)
+            obj = loads(stripped)
         except ValueError:
             return Diagnostic(stripped[:2000])
         if isinstance(obj, dict):
@@ -175,7 +183,10 @@ class JsonLineParser(abc.ABC):
             return []
         if isinstance(obj, Diagnostic):
             return [obj]
-        return self.event(obj)
+        try:
+            return self.event(obj)
+        except Exception as exc:  # a shape no handler foresaw is reported, never the end of the session
+            return [Warning(f"agentlaunch could not read a provider event ({type(exc).__name__}); skipped it")]
 
     @abc.abstractmethod
     def event(self, obj: dict[str, Any]) -> list[Event]:
@@ -200,8 +211,8 @@ def json_lines(path: Path, marker: str) -> list[Any]:
     parsed = []
     for line in lines:
         try:
-            parsed.append(json.loads(line))
-        except ValueError:
+            parsed.append(loads(line))
+        except ValueError:  # not JSON, or nested too deep: not a record the CLI writes
             continue
     return parsed
 

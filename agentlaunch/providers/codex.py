@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from agentlaunch.errors import DefinitionError
+from agentlaunch.errors import DefinitionError, StateError
 from agentlaunch.events import (
     CallUsage,
     ContextWindow,
@@ -28,9 +28,24 @@ from agentlaunch.events import (
     Usage,
     Warning,
 )
+from agentlaunch.providers import values
 from agentlaunch.providers.base import Described, JsonLineParser, Parser, ProviderState, TurnPlan, json_lines, split_turn
-from agentlaunch.providers.claude import summarize
 from agentlaunch.providers.descriptors import CODEX, ProviderDescriptor
+from agentlaunch.providers.values import (
+    BadUsage,
+    checked,
+    count,
+    counts,
+    file_key,
+    items,
+    kind_name,
+    label,
+    opt_label,
+    part_of,
+    refused,
+    string,
+    summarize,
+)
 
 if TYPE_CHECKING:
     from agentlaunch.definitions.spec import AgentSpec
@@ -40,35 +55,56 @@ QUIET = ["-c", "check_for_update_on_startup=false", "-c", "analytics.enabled=fal
 TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search", "todo_list", "plan"}
 
 
-def codex_usage(raw: dict[str, Any]) -> Usage:
-    """Codex's figures in agentlaunch's vocabulary: uncached input = input - cached."""
-    total_input = int(raw.get("input_tokens") or 0)
-    cached = int(raw.get("cached_input_tokens") or 0)
+CODEX_FIELDS = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens", "reasoning_output_tokens")
+
+
+def codex_usage(raw: Any) -> Usage:
+    """Codex's figures in agentlaunch's vocabulary: uncached input = input - cached.
+
+    BadUsage when they are not token counts, ``input_tokens`` or
+    ``output_tokens`` is missing, or the cached tokens exceed the input that includes them.
+    """
+    found = counts(raw, CODEX_FIELDS, required=("input_tokens", "output_tokens"))
+    cached = found["cached_input_tokens"]
     return Usage(
-        input=total_input - cached,
-        cache_write=int(raw.get("cache_write_input_tokens") or 0),
+        input=part_of(cached, found["input_tokens"], "cached_input_tokens", "input_tokens"),
+        cache_write=found["cache_write_input_tokens"],
         cache_read=cached,
-        output=int(raw.get("output_tokens") or 0),
-        reasoning=int(raw.get("reasoning_output_tokens") or 0),
+        output=found["output_tokens"],
+        reasoning=found["reasoning_output_tokens"],
     )
 
 
+def since(running: Usage, before: Usage) -> Usage:
+    """The usage between two running totals; BadUsage when the total went down in any field."""
+    turn = running - before
+    for name, value in turn.as_dict().items():
+        if value < 0:
+            was, now = getattr(before, name), getattr(running, name)
+            raise BadUsage(f"the thread's running total went down ({name}: {was:,} before, {now:,} now)")
+    return turn
+
+
 def _item_summary(item: dict[str, Any]) -> tuple[str, str]:
-    kind = str(item.get("type"))
+    kind = kind_name(item.get("type"))
     if kind == "command_execution":
         return "shell", summarize(item.get("command", ""))
     if kind == "file_change":
-        changes = item.get("changes") or []
-        return "edit", summarize(" ".join(str(c.get("path", "")) for c in changes if isinstance(c, dict)) or item)
+        changes = items(item.get("changes"))
+        return "edit", summarize(" ".join(label(c.get("path")) for c in changes if isinstance(c, dict)) or item)
     if kind == "mcp_tool_call":
-        return f"{item.get('server', 'mcp')}.{item.get('tool', '?')}", summarize(item.get("arguments") or "")
+        return f"{label(item.get('server'), 'mcp')}.{label(item.get('tool'), '?')}", summarize(item.get("arguments") or "")
     if kind == "web_search":
         return "web_search", summarize(item.get("query", ""))
     return kind, summarize({k: v for k, v in item.items() if k not in ("id", "type")})
 
 
 class CodexParser(JsonLineParser):
-    """``codex exec --json`` lines to normalized events; usage as differences of running totals."""
+    """``codex exec --json`` lines to normalized events; usage as differences of running totals.
+
+    A running total that is not a set of counts, or that went down, is
+    reported and not counted; the total counted so far stays the base.
+    """
 
     def __init__(self, prior_total: Usage | None = None) -> None:
         self.total = prior_total or Usage()
@@ -77,34 +113,37 @@ class CodexParser(JsonLineParser):
     def event(self, obj: dict[str, Any]) -> list[Event]:
         kind = obj.get("type")
         if kind == "thread.started":
-            self.thread_id = str(obj.get("thread_id"))
-            return [SessionStarted(self.thread_id)]
+            self.thread_id = opt_label(obj.get("thread_id"))
+            return [SessionStarted(self.thread_id or "")]
         if kind == "turn.started":
             return []
         if kind in ("item.started", "item.updated", "item.completed"):
-            return self._item(kind, obj.get("item") or {})
+            return self._item(str(kind), values.obj(obj.get("item")))
         if kind == "turn.completed":
-            running = codex_usage(obj.get("usage") or {})
-            turn = running - self.total
+            try:
+                running = codex_usage(obj.get("usage"))
+                turn = since(running, self.total)
+            except BadUsage as why:
+                return [Warning(refused("codex", None, why)), TurnEnd(result="")]
             self.total = running
             return [CallUsage(turn), TurnEnd(result="")]
         if kind == "turn.failed":
-            message = str((obj.get("error") or {}).get("message") or "turn failed")
+            message = string(values.obj(obj.get("error")).get("message")) or "turn failed"
             return [TurnEnd(is_error=True, error=message)]
         if kind == "error":
-            return [Warning(str(obj.get("message") or "error"))]
-        return [Unknown(str(kind))]
+            return [Warning(string(obj.get("message")) or "error")]
+        return [Unknown(kind_name(kind))]
 
     def _item(self, kind: str, item: dict[str, Any]) -> list[Event]:
         itype = item.get("type")
-        item_id = str(item.get("id", ""))
+        item_id = label(item.get("id"))
         if itype == "agent_message":
-            return [Text(str(item.get("text") or ""))] if kind == "item.completed" else []
+            return [Text(string(item.get("text")))] if kind == "item.completed" else []
         if itype == "reasoning":
             return []
         if itype == "error":
-            return [Warning(str(item.get("message") or "error"))] if kind == "item.completed" else []
-        if itype in TOOL_ITEMS:
+            return [Warning(string(item.get("message")) or "error")] if kind == "item.completed" else []
+        if isinstance(itype, str) and itype in TOOL_ITEMS:
             name, summary = _item_summary(item)
             if kind == "item.started":
                 return [ToolUse(item_id, name, summary)]
@@ -117,7 +156,7 @@ class CodexParser(JsonLineParser):
                 events.append(ToolResult(item_id, failed, summarize(output) if output else ""))
                 return events
             return []
-        return [Unknown(f"item/{itype}")] if kind == "item.completed" else []
+        return [Unknown(f"item/{kind_name(itype)}")] if kind == "item.completed" else []
 
 
 def codex_home(env: Mapping[str, str]) -> Path:
@@ -131,34 +170,42 @@ def rollout_payloads(thread_id: str, env: Mapping[str, str], marker: str) -> Ite
     one file per thread; a resumed thread appends to it.
     """
     sessions = codex_home(env) / "sessions"
-    if not thread_id or not sessions.is_dir():
+    key = file_key(thread_id)
+    if key is None or not sessions.is_dir():
         return
-    for path in sorted(sessions.rglob(f"rollout-*-{thread_id}.jsonl")):
+    for path in sorted(sessions.rglob(f"rollout-*-{key}.jsonl")):
         for obj in json_lines(path, marker):
             payload = obj.get("payload") if isinstance(obj, dict) else None
             if isinstance(payload, dict):
-                yield str(obj.get("type")), payload
+                yield label(obj.get("type")), payload
 
 
 def rollout_context_window(thread_id: str, env: Mapping[str, str]) -> int | None:
     """``model_context_window`` from the thread's rollout file, when it can be found."""
     window = None
     for _, payload in rollout_payloads(thread_id, env, "model_context_window"):
-        value = payload.get("model_context_window") or (payload.get("info") or {}).get("model_context_window")
-        if isinstance(value, int) and value > 0:
+        value = count(payload.get("model_context_window")) or count(values.obj(payload.get("info")).get("model_context_window"))
+        if value:
             window = value
     return window
 
 
 def rollout_calls(thread_id: str, env: Mapping[str, str]) -> list[tuple[CallUsage, Usage | None]]:
     """Every model call of the thread, from the rollout's ``token_usage_record`` lines: (the call's exact usage,
-    the thread's running total after it, when recorded)."""
+    the thread's running total after it, when recorded). A record whose figures are not counts is left out
+    (the turn is then kept as its printed sum, see :func:`~agentlaunch.providers.base.split_turn`)."""
     calls = []
     for kind, payload in rollout_payloads(thread_id, env, '"token_usage_record"'):
         if kind == "token_usage_record" and isinstance(payload.get("usage"), dict):
-            running = payload.get("thread_token_usage")
-            call = CallUsage(codex_usage(payload["usage"]), call_id=str(payload.get("response_id") or "") or None)
-            calls.append((call, codex_usage(running) if isinstance(running, dict) else None))
+            try:
+                usage = codex_usage(payload["usage"])
+            except BadUsage:
+                continue
+            try:
+                running = codex_usage(payload["thread_token_usage"]) if "thread_token_usage" in payload else None
+            except BadUsage:
+                running = None
+            calls.append((CallUsage(usage, call_id=opt_label(payload.get("response_id"))), running))
     return calls
 
 
@@ -204,10 +251,8 @@ class CodexAdapter(Described):
         raise DefinitionError(f"--resume: session {session_id} never got a Codex thread (its first turn did not start)")
 
     def parser(self, state: Mapping[str, object]) -> CodexParser:
-        prior = state.get("total")
-        parser = CodexParser(Usage(**prior) if isinstance(prior, dict) else None)
-        thread_id = state.get("thread_id")
-        parser.thread_id = thread_id if isinstance(thread_id, str) else None
+        parser = CodexParser(stored_total(state.get("total")))
+        parser.thread_id = opt_label(state.get("thread_id"))
         return parser
 
     def calls_in_turn(self, turn: CallUsage, parser: Parser, env: Mapping[str, str]) -> list[CallUsage]:
@@ -241,6 +286,24 @@ class CodexAdapter(Described):
         state: ProviderState = {"thread_id": parser.thread_id, "total": parser.total.as_dict()}
         window = rollout_context_window(parser.thread_id or "", env)
         return state, [ContextWindow(window)] if window else []
+
+
+def stored_total(prior: Any) -> Usage | None:
+    """The running total kept in the session's state; None when there is none.
+
+    One that is not a set of counts (the store written by someone else) is a
+    StateError: counting from zero instead would count the thread's whole
+    total as the next turn.
+    """
+    if not isinstance(prior, dict):
+        return None
+    try:
+        return checked(Usage(**prior))
+    except (TypeError, BadUsage):
+        raise StateError(
+            "the stored Codex running total of this session is not a set of token counts",
+            hint="start a new session; this one's usage could not be counted correctly",
+        ) from None
 
 
 def looks_like_thread_id(value: str) -> bool:

@@ -11,7 +11,6 @@ are in the session file; the session splits the turn into them
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -28,37 +27,58 @@ from agentlaunch.events import (
     Usage,
     Warning,
 )
+from agentlaunch.providers import values
 from agentlaunch.providers.base import Described, JsonLineParser, Parser, ProviderState, TurnPlan, json_lines, split_turn
-from agentlaunch.providers.claude import summarize
 from agentlaunch.providers.codex import ARGV_PROMPT_LIMIT
 from agentlaunch.providers.descriptors import GEMINI, ProviderDescriptor
+from agentlaunch.providers.values import (
+    BadUsage,
+    counts,
+    file_key,
+    kind_name,
+    label,
+    loads,
+    opt_label,
+    part_of,
+    refused,
+    string,
+    summarize,
+)
 
 if TYPE_CHECKING:
     from agentlaunch.definitions.spec import AgentSpec
 
+HEADER_LIMIT = 1 << 20  # a session file's first line (its header) is read up to this many characters
 
-def gemini_usage(stats: dict[str, Any]) -> Usage:
-    total_input = int(stats.get("input_tokens") or 0)
-    cached = int(stats.get("cached") or 0)
-    uncached = stats.get("input")
-    output = int(stats.get("output_tokens") or 0)
-    total = int(stats.get("total_tokens") or 0)
-    reasoning = max(total - total_input - output, 0)
+
+GEMINI_FIELDS = ("input_tokens", "cached", "input", "output_tokens", "total_tokens")
+CALL_FIELDS = ("input", "cached", "thoughts", "output")
+
+
+def gemini_usage(stats: Any) -> Usage:
+    """A turn's ``result.stats`` as a Usage; BadUsage when the figures are not token counts,
+    ``input_tokens`` or ``output_tokens`` is missing, or the cached tokens exceed the input."""
+    found = counts(stats, GEMINI_FIELDS, required=("input_tokens", "output_tokens"))
+    total_input, cached, output = found["input_tokens"], found["cached"], found["output_tokens"]
+    derived = part_of(cached, total_input, "cached", "input_tokens")
+    reasoning = max(found["total_tokens"] - total_input - output, 0)
     return Usage(
-        input=int(uncached) if isinstance(uncached, int) else total_input - cached,
+        input=found["input"] if stats.get("input") is not None else derived,
         cache_read=cached,
         output=output + reasoning,
         reasoning=reasoning,
     )
 
 
-def call_usage(tokens: dict[str, Any]) -> Usage:
-    """One call's ``tokens`` from the session file, in the vocabulary of :func:`gemini_usage`."""
-    total_input = int(tokens.get("input") or 0)
-    cached = int(tokens.get("cached") or 0)
-    thoughts = int(tokens.get("thoughts") or 0)
+def call_usage(tokens: Any) -> Usage:
+    """One call's ``tokens`` from the session file, in the vocabulary of :func:`gemini_usage` (BadUsage likewise)."""
+    found = counts(tokens, CALL_FIELDS, required=("input", "output"))
+    cached, thoughts = found["cached"], found["thoughts"]
     return Usage(
-        input=total_input - cached, cache_read=cached, output=int(tokens.get("output") or 0) + thoughts, reasoning=thoughts
+        input=part_of(cached, found["input"], "cached", "input"),
+        cache_read=cached,
+        output=found["output"] + thoughts,
+        reasoning=thoughts,
     )
 
 
@@ -69,14 +89,15 @@ def session_files(session_id: str, env: Mapping[str, str]) -> list[Path]:
     A resumed session may leave a second file (seen after an interrupted
     resume: a header and no calls); they come oldest first.
     """
-    if not session_id:
+    key = file_key(session_id[:8]) if isinstance(session_id, str) else None
+    if key is None:
         return []
     root = Path(env.get("GEMINI_CLI_HOME") or env.get("HOME", "~")).expanduser() / ".gemini" / "tmp"
     found = []
-    for path in sorted(root.glob(f"*/chats/session-*-{session_id[:8]}.jsonl"), key=lambda p: p.name):
+    for path in sorted(root.glob(f"*/chats/session-*-{key}.jsonl"), key=lambda p: p.name):
         try:
             with path.open(encoding="utf-8", errors="replace") as fh:
-                head = json.loads(fh.readline())
+                head = loads(fh.readline(HEADER_LIMIT))
         except (OSError, ValueError):
             continue
         if isinstance(head, dict) and head.get("sessionId") == session_id:
@@ -94,9 +115,12 @@ def session_calls(session_id: str, env: Mapping[str, str]) -> list[CallUsage]:
     for path in session_files(session_id, env):
         for record in json_lines(path, '"tokens"'):
             if isinstance(record, dict) and record.get("type") == "gemini" and isinstance(record.get("tokens"), dict):
-                call_id = str(record.get("id"))
-                model = record.get("model")
-                calls[call_id] = CallUsage(call_usage(record["tokens"]), model if isinstance(model, str) else None, call_id)
+                try:
+                    usage = call_usage(record["tokens"])
+                except BadUsage:  # not counts: the turn is then kept as its printed sum
+                    continue
+                call_id = label(record.get("id"), "None")
+                calls[call_id] = CallUsage(usage, opt_label(record.get("model")), call_id)
     return list(calls.values())
 
 
@@ -113,39 +137,44 @@ class GeminiParser(JsonLineParser):
     def event(self, obj: dict[str, Any]) -> list[Event]:
         kind = obj.get("type")
         if kind == "init":
-            self.session_id = str(obj.get("session_id"))
-            return [SessionStarted(self.session_id, obj.get("model"))]
+            self.session_id = label(obj.get("session_id"), "None")
+            return [SessionStarted(self.session_id, opt_label(obj.get("model")))]
         if kind == "message":
-            if obj.get("role") == "assistant" and obj.get("content"):
-                return [TextDelta(str(obj["content"]))]
+            content = string(obj.get("content"))
+            if obj.get("role") == "assistant" and content:
+                return [TextDelta(content)]
             return []
         if kind == "tool_use":
-            return [ToolUse(str(obj.get("tool_id", "")), str(obj.get("tool_name", "?")), summarize(obj.get("parameters") or {}))]
+            name = label(obj.get("tool_name"), "?")
+            return [ToolUse(label(obj.get("tool_id")), name, summarize(obj.get("parameters") or {}))]
         if kind == "tool_result":
             failed = obj.get("status") != "success"
             detail = obj.get("error") or obj.get("output") or ""
-            return [ToolResult(str(obj.get("tool_id", "")), failed, summarize(detail))]
+            return [ToolResult(label(obj.get("tool_id")), failed, summarize(detail))]
         if kind == "error":
-            message = str(obj.get("message") or "error")
+            message = string(obj.get("message")) or "error"
             if obj.get("severity") == "error":
                 return [TurnEnd(is_error=True, error=message)]
             return [Warning(message)]
         if kind == "result":
             return self._result(obj)
-        return [Unknown(str(kind))]
+        return [Unknown(kind_name(kind))]
 
     def _result(self, obj: dict[str, Any]) -> list[Event]:
-        stats = obj.get("stats") or {}
+        stats = values.obj(obj.get("stats"))
         events: list[Event] = []
-        models = stats.get("models") or {}
-        model = next(iter(models), None) if isinstance(models, dict) else None
+        models = stats.get("models")
+        model = opt_label(next(iter(models), None)) if isinstance(models, dict) else None
         if obj.get("status") == "success" or any(stats.get(k) for k in ("input_tokens", "output_tokens")):
-            events.append(CallUsage(gemini_usage(stats), model))
+            try:
+                events.append(CallUsage(gemini_usage(stats), model))
+            except BadUsage as why:
+                events.append(Warning(refused("gemini", None, why)))
         if obj.get("status") == "success":
             events.append(TurnEnd(result=""))
         else:
-            error = obj.get("error") or {}
-            events.append(TurnEnd(is_error=True, error=str(error.get("message") or obj.get("status") or "error")))
+            error = values.obj(obj.get("error"))
+            events.append(TurnEnd(is_error=True, error=string(error.get("message")) or label(obj.get("status")) or "error"))
         return events
 
 
@@ -184,8 +213,7 @@ class GeminiAdapter(Described):
         counted = state.get("counted_through")
         if not isinstance(counted, str):
             counted = None if started else ""  # a started session with no record of it: unknown; a new one: none yet
-        session_id = state.get("session_id")
-        return GeminiParser(session_id if isinstance(session_id, str) else None, started, counted)
+        return GeminiParser(opt_label(state.get("session_id")), started, counted)
 
     def calls_in_turn(self, turn: CallUsage, parser: Parser, env: Mapping[str, str]) -> list[CallUsage]:
         """The turn's sum split into its calls, from the session file (see :func:`~agentlaunch.providers.base.split_turn`)."""

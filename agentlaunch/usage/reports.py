@@ -28,6 +28,7 @@ from agentlaunch.errors import UsageError
 from agentlaunch.usage.pricing import format_cost
 from agentlaunch.usage.records import CallRecord, ReportRow
 from agentlaunch.usage.store import REPORT_BY, ReportBy
+from agentlaunch.visible import for_markup, visible
 
 ChartMetric = Literal["cost", "tokens"]
 
@@ -192,7 +193,7 @@ def calls_csv(calls: Sequence[CallRecord]) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CALL_FIELDS)
     for call in calls:
-        writer.writerow(["" if v is None else v for v in call_record(call).values()])
+        writer.writerow(["" if v is None else visible(v) if isinstance(v, str) else v for v in call_record(call).values()])
     return buffer.getvalue()
 
 
@@ -202,7 +203,7 @@ def report_csv(rows: Sequence[ReportRow], by: ReportBy) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow([by, *FIELDS])
     for record in report_records(rows, by):
-        writer.writerow(["" if v is None else v for v in record.values()])
+        writer.writerow(["" if v is None else visible(v) if isinstance(v, str) else v for v in record.values()])
     return buffer.getvalue()
 
 
@@ -243,7 +244,8 @@ def report_table(rows: Sequence[ReportRow], by: ReportBy, *, title: str | None =
     for _name, header, fmt in columns:
         table.add_column(header, justify="right", footer=fmt(total) if total else "", no_wrap=True)
     for row in rows:
-        table.add_row(row.key or "(none)", *(fmt(row) for _n, _h, fmt in columns))
+        # The key is a model or session name the provider or the store gave: no markup, no escapes.
+        table.add_row(for_markup(row.key or "(none)"), *(fmt(row) for _n, _h, fmt in columns))
     return table
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, get_args
 
-from agentlaunch.events import Usage
+from agentlaunch.events import Usage, usage_problem
 from agentlaunch.usage.records import CallRecord, ReportRow, SessionRow, from_ts, now, to_ts
 from agentlaunch.usage.store_file import BUSY_TIMEOUT_S, connect, state_error
 
@@ -177,9 +177,14 @@ class Store:
     def record_call(self, call: CallRecord) -> int:
         """Store one call, committed before returning (a crash loses at most the call in flight).
 
-        Returns the new row id.
+        Returns the new row id. A usage that no call can have (a field that is
+        not an int from 0 below 2**53) is a ValueError and nothing is stored: the
+        parsers refuse such figures, this is the last guard.
         """
         u = call.usage
+        problem = usage_problem(u)
+        if problem is not None:
+            raise ValueError(f"refusing to store an impossible usage: {problem}")
         with self._guard():
             cur = self._conn.execute(
                 """INSERT INTO calls (at, agent, provider, session_id, turn, model_requested, model_reported,

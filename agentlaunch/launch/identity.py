@@ -1,0 +1,46 @@
+"""Which session a launch runs: a new one, the one named by ``--resume``, or the last one (``--continue``)."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from agentlaunch.errors import DefinitionError
+
+if TYPE_CHECKING:
+    from agentlaunch.definitions.spec import AgentSpec
+    from agentlaunch.providers.base import Adapter, ProviderState
+    from agentlaunch.usage.store import Store
+
+
+class SessionChoice(NamedTuple):
+    session_id: str
+    resumed: bool
+    turns: int  # turns so far
+    provider_state: ProviderState
+
+
+def choose_session(
+    spec: AgentSpec, adapter: Adapter, store: Store, working_dir: Path, *, resume: str | None, continue_last: bool,
+    new_id: str | None = None,
+) -> SessionChoice:  # fmt: skip
+    """The session for this launch; ``new_id`` names a new one (the prespawned CLI's), else a fresh uuid."""
+    if resume:
+        row = store.get_session(resume)
+        if row is not None and row.agent != spec.name:
+            raise DefinitionError(f"--resume: session {resume} belongs to agent {row.agent!r}, not {spec.name!r}")
+        if row is not None and row.provider != spec.provider:
+            raise DefinitionError(f"--resume: session {resume} ran on {row.provider}, but {spec.name!r} now uses {spec.provider}")
+        state = adapter.resume_state(resume, row.provider_state if row else None)
+        return SessionChoice(resume, True, row.turns if row else 0, state)
+    if continue_last:
+        row = store.latest_session(spec.name, str(working_dir), spec.provider)
+        if row is None:
+            raise DefinitionError(
+                f"--continue: no earlier session of agent {spec.name!r} in {working_dir}",
+                hint="start one without --continue, or list them with `agentlaunch sessions`",
+            )
+        return SessionChoice(row.session_id, True, row.turns, adapter.resume_state(row.session_id, row.provider_state))
+    session_id = new_id or str(uuid.uuid4())
+    return SessionChoice(session_id, False, 0, adapter.new_state(session_id))

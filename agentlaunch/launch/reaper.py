@@ -1,0 +1,188 @@
+"""Nothing a provider CLI started outlives the launch: a child subreaper and a sweep of what is left.
+
+A CLI may start helpers that leave its process group or session (``setsid``,
+a daemonizing double fork). Killing the CLI's group misses them, and one that
+holds the CLI's PTY keeps its output open after the CLI is gone. So, on Linux:
+
+- agentlaunch makes itself a *child subreaper* (``prctl(PR_SET_CHILD_SUBREAPER)``):
+  a descendant whose parent dies is re-parented to agentlaunch, not to init;
+- when a launch ends (and when a per-turn CLI's turn ends) :meth:`Reaper.end_all`
+  walks ``/proc`` and ends what is the launch's: every process in a CLI's
+  session or process group, every descendant of a CLI, and every orphan
+  re-parented to agentlaunch that is not in agentlaunch's own session (its own
+  helpers, a ``tmux`` call say, are). SIGTERM first, SIGKILL after a short
+  grace, and each one that is agentlaunch's child is reaped.
+
+Another launch's processes are never touched: they are neither in a session
+this launch's CLIs lead nor descended from them, and their parent is that
+other agentlaunch. Elsewhere (no ``/proc``) this does nothing beyond the CLI's
+own process group, which :class:`~agentlaunch.launch.transport.Child` ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import NamedTuple
+
+PR_SET_CHILD_SUBREAPER = 36
+PROC = Path("/proc")
+GRACE = 1.0  # seconds a leftover gets to end on SIGTERM before SIGKILL
+
+
+def become_subreaper() -> bool:
+    """Make orphaned descendants this process's children (Linux); False where that is not possible."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+class Proc(NamedTuple):
+    pid: int
+    ppid: int
+    pgid: int
+    sid: int
+    zombie: bool
+
+
+def _stat(pid: int) -> Proc | None:
+    try:
+        text = (PROC / str(pid) / "stat").read_text()
+    except OSError:
+        return None
+    # The command (field 2) may hold spaces and parentheses: split after its last ")".
+    fields = text[text.rfind(")") + 2 :].split()
+    try:
+        return Proc(pid, int(fields[1]), int(fields[2]), int(fields[3]), fields[0] == "Z")
+    except (IndexError, ValueError):
+        return None
+
+
+def processes() -> dict[int, Proc]:
+    """Every process visible in /proc ({} where there is none)."""
+    table: dict[int, Proc] = {}
+    try:
+        names = os.listdir(PROC)
+    except OSError:
+        return table
+    for name in names:
+        if name.isdigit() and (info := _stat(int(name))) is not None:
+            table[info.pid] = info
+    return table
+
+
+def own_children() -> set[int]:
+    """This process's children, from each of its threads' ``children`` file (far cheaper than a /proc walk)."""
+    found: set[int] = set()
+    try:
+        tasks = os.listdir(PROC / "self" / "task")
+    except OSError:
+        return found
+    for tid in tasks:
+        with contextlib.suppress(OSError, ValueError):
+            found |= {int(pid) for pid in (PROC / "self" / "task" / tid / "children").read_text().split()}
+    return found
+
+
+class Reaper:
+    """Which processes are this launch's, and ending them."""
+
+    def __init__(self, *, subreaper: bool = True) -> None:
+        self.me = os.getpid()
+        self.my_sid = os.getsid(0)
+        self.subreaper = become_subreaper() if subreaper else False
+        self.roots: set[int] = set()  # the CLIs this launch started (session leaders: start_new_session)
+        # Children agentlaunch had before this launch began are not the launch's (a test runner's, say).
+        self.before = own_children()
+
+    def watch(self, pid: int) -> None:
+        """``pid`` is a CLI this launch started: its session, group and descendants are the launch's."""
+        self.roots.add(pid)
+
+    def leftovers(self, table: dict[int, Proc] | None = None, *, keep: Iterable[int] = ()) -> set[int]:
+        """The launch's processes still present (zombies included), except ``keep``."""
+        table = processes() if table is None else table
+        ours = {
+            p.pid
+            for p in table.values()
+            if p.sid in self.roots
+            or p.pgid in self.roots
+            or p.pid in self.roots
+            or (p.ppid == self.me and p.sid != self.my_sid and p.pid not in self.before)
+        }
+        children: dict[int, list[int]] = {}
+        for p in table.values():
+            children.setdefault(p.ppid, []).append(p.pid)
+        todo = list(ours)
+        while todo:
+            for kid in children.get(todo.pop(), ()):
+                if kid not in ours:
+                    ours.add(kid)
+                    todo.append(kid)
+        return ours - set(keep) - {self.me}
+
+    def reap_orphans(self, keep: Iterable[int] = ()) -> None:
+        """Collect exited orphans re-parented to agentlaunch (never a child another part of it waits for)."""
+        kept = set(keep) | self.roots
+        for p in processes().values():
+            if p.zombie and p.ppid == self.me and p.pid not in kept and p.pid in self.leftovers({p.pid: p}):
+                with contextlib.suppress(ChildProcessError, OSError):
+                    os.waitpid(p.pid, os.WNOHANG)
+
+    def end_all(self, also: Iterable[int] = (), *, keep: Iterable[int] = (), grace: float = GRACE) -> set[int]:
+        """End every process of the launch (and ``also``, found earlier), reap its children; the pids ended."""
+        ended: set[int] = set()
+        extra = set(also)
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            table = processes()
+            targets = self.leftovers(table, keep=keep) | {pid for pid in extra if pid in table}
+            targets -= set(keep) | {self.me}
+            if not targets:
+                break
+            live = {pid for pid in targets if not table[pid].zombie}
+            for pid in live:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, sig)
+            ended |= targets
+            self._wait_gone(live, grace if sig == signal.SIGTERM else GRACE)
+            self._reap(targets)
+        return ended
+
+    def _wait_gone(self, pids: set[int], grace: float) -> None:
+        """Wait up to ``grace`` seconds for ``pids`` to exit (pidfds: no polling where the kernel has them)."""
+        fds: list[int] = []
+        try:
+            for pid in pids:
+                with contextlib.suppress(OSError, AttributeError):
+                    fds.append(os.pidfd_open(pid))
+            deadline = time.monotonic() + grace
+            while fds:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                done = select.select(fds, [], [], left)[0]
+                for fd in done:
+                    fds.remove(fd)
+                    os.close(fd)
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    def _reap(self, pids: Iterable[int]) -> None:
+        for pid in pids:
+            info = _stat(pid)
+            if info is not None and info.ppid == self.me and info.zombie:
+                with contextlib.suppress(ChildProcessError, OSError):
+                    os.waitpid(pid, os.WNOHANG)

@@ -1,0 +1,116 @@
+"""The one interface everything that follows a launch implements: a sink of events.
+
+The launch hands every event, in order, to each of its sinks: the provider's
+normalized events (:mod:`agentlaunch.events`) and the launch's own facts
+below (a notice, a state change, a priced call, a turn's end, the session's
+end). The terminal view, JSON lines, the usage recorder and the live status
+writer are sinks; a budget guard or a telemetry exporter is one more, and
+touches nothing else. A sink reads what it needs of the launch from the
+:class:`LaunchView` it is given, and may ask it to interrupt the turn.
+
+Sinks run in the launch's loop, one after the other, in the order given
+(the recorder first, so a call is stored before it is shown).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from agentlaunch.events import Event
+
+if TYPE_CHECKING:
+    from agentlaunch.definitions.spec import AgentSpec
+    from agentlaunch.usage.meter import CompactionWarning, Meter
+    from agentlaunch.usage.records import CallRecord
+
+
+class LaunchView(Protocol):
+    """What a sink may read of the launch (and the one thing it may ask of it)."""
+
+    spec: AgentSpec
+    session_id: str
+    resumed: bool
+    working_dir: Path
+    state: str
+    turns: int
+    meter: Meter
+
+    @property
+    def cli_pid(self) -> int | None: ...
+
+    def request_interrupt(self, reason: str) -> None:
+        """Interrupt the running turn as Ctrl-C would (shown as ``reason``); nothing when no turn runs."""
+        ...
+
+
+class Sink(Protocol):
+    """Takes each event of a launch."""
+
+    def event(self, event: SinkEvent, launch: LaunchView) -> None:
+        """Handle ``event``; ``launch`` is the launch as it stands once the event is counted."""
+        ...
+
+
+class LaunchEvent:
+    """A fact of the launch itself, not of the provider: not an :class:`~agentlaunch.events.Event`, so it is
+    never part of the ``--json`` vocabulary or output."""
+
+    kind: ClassVar[str] = "launch"
+
+
+SinkEvent = Event | LaunchEvent
+"""What a sink takes: the provider's normalized events and the launch's own."""
+
+
+@dataclass(frozen=True, slots=True)
+class Notice(LaunchEvent):
+    """Something the person should know (a file moved aside, a flag not passed, a dropped line)."""
+
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class StateChanged(LaunchEvent):
+    """The launch's state: starting, waiting (for input), thinking, tool (running one), exited."""
+
+    state: str
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionWarned(LaunchEvent):
+    warning: CompactionWarning
+
+
+@dataclass(frozen=True, slots=True)
+class PricedCall(LaunchEvent):
+    """One model call as it is to be stored: its usage, turn and price (sent before its CallUsage)."""
+
+    record: CallRecord
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderStateKept(LaunchEvent):
+    """What a per-turn provider carries to its next turn and launch (a thread id, say)."""
+
+    state: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnDone(LaunchEvent):
+    """A turn is over, finished or not (its footer, its count)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionClosed(LaunchEvent):
+    """The launch is over; ``exit_status`` is agentlaunch's exit code."""
+
+    exit_status: int
+
+
+def fan_out(sinks: Sequence[Sink], event: SinkEvent, launch: LaunchView) -> None:
+    """``event`` to every sink, in order."""
+    for sink in sinks:
+        sink.event(event, launch)
