@@ -211,3 +211,24 @@ def test_the_status_reader_takes_any_bytes(tmp_path: Path, blobs: list[bytes]) -
     for i, blob in enumerate(blobs):
         (folder / f"{i}.json").write_bytes(blob)
     _check_readable(read_records(folder, clean=False))
+
+
+def test_fifos_in_place_of_the_launch_caches_do_not_block_run(agents_dir: Path, tmp_path: Path) -> None:
+    """The validated-config memos, launch plans, prefix records, CLI versions and run options: all read as input."""
+    first = run_cli("run", "demo", "hello", "--agents-dir", str(agents_dir), timeout=120)
+    assert first.returncode == 0, first.stderr
+    state = paths.state_dir()
+    replaced = 0
+    for folder in ("validated", "validated-bytes", "launch-plans", "prefix"):
+        for cached in (state / folder).glob("*.json") if (state / folder).is_dir() else []:
+            cached.unlink()
+            os.mkfifo(cached)
+            replaced += 1
+    for cached in state.glob("*.json"):
+        if cached.name != "delivered.json":
+            cached.unlink()
+            os.mkfifo(cached)
+            replaced += 1
+    assert replaced >= 2
+    again = run_cli("run", "demo", "hello", "--agents-dir", str(agents_dir), timeout=120)  # a hang fails on the timeout
+    assert again.returncode == 0, again.stderr

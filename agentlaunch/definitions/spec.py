@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from agentlaunch import __version__
 from agentlaunch.errors import DefinitionError, StateError
 from agentlaunch.providers.descriptors import DESCRIPTORS, describe
+from agentlaunch.readlimit import read_regular
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -34,6 +35,7 @@ BYTES_DIR = "validated-bytes"  # in the state dir: agent.yaml files without env 
 # Each file read has a size limit: more is surely a mistake, and would cost every launch (a 200 MB soul: 38 s, 1 GB).
 PART_LIMIT = 4 << 20  # a soul, agent.md, bundle or SKILL.md: about a million tokens, more than any model's context
 YAML_LIMIT = 1 << 20  # agent.yaml
+MEMO_LIMIT = 1 << 20  # a memo holds one agent.yaml's checked keys
 MEMO_KEEP = 64  # memos kept (the newest): one is written per new agent.yaml content
 
 
@@ -117,7 +119,7 @@ def read_text(path: Path, root: Path, label: str, limit: int = PART_LIMIT) -> st
     Only a regular file of at most ``limit`` bytes is read: a FIFO, device or
     directory in its place is refused without blocking (:func:`agentlaunch.readlimit.read_regular`).
     """
-    from agentlaunch.readlimit import FileTooLarge, NotRegularFile, read_regular
+    from agentlaunch.readlimit import FileTooLarge, NotRegularFile
 
     resolved = path.resolve()
     if not resolved.is_relative_to(root):
@@ -172,13 +174,13 @@ def validated_config(raw: dict[str, Any], yaml_path: Path, state_dir: Path | Non
     plain_env = isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
     memo: Path | None = None
     if state_dir is not None and plain_env:
-        with contextlib.suppress(OSError, TypeError, ValueError):
+        with contextlib.suppress(OSError, TypeError, ValueError, RecursionError):
             # TypeError: YAML can hold what JSON cannot (dates); such a file is checked every time.
             content = json.dumps({k: v for k, v in raw.items() if k != "env"}, sort_keys=True)
             schema = Path(__file__).with_name("schemas.py").read_bytes()
             digest = hashlib.sha256(f"{__version__}\0{content}\0".encode() + schema).hexdigest()
             memo = state_dir / VALIDATED_DIR / f"{digest[:32]}.json"
-            remembered = json.loads(memo.read_text("utf-8"))
+            remembered = json.loads(read_regular(memo, MEMO_LIMIT))  # a memo is someone else's file too: never a FIFO
             if isinstance(remembered, dict):
                 return {**remembered, "env": dict(env)}
     from pydantic import ValidationError
@@ -224,11 +226,11 @@ def agent_config(yaml_path: Path, root: Path, state_dir: Path | None) -> dict[st
     text = read_text(yaml_path, root, "agent.yaml", YAML_LIMIT)
     memo: Path | None = None
     if state_dir is not None:
-        with contextlib.suppress(OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError, RecursionError):
             schema = Path(__file__).with_name("schemas.py").read_bytes()
             digest = hashlib.sha256(f"raw\0{__version__}\0{text}\0".encode() + schema).hexdigest()
             memo = state_dir / BYTES_DIR / f"{digest[:32]}.json"
-            remembered = json.loads(memo.read_text("utf-8"))
+            remembered = json.loads(read_regular(memo, MEMO_LIMIT))  # a memo is someone else's file too: never a FIFO
             if isinstance(remembered, dict) and "env" not in remembered:
                 return {**remembered, "env": {}}
     raw = _load_yaml(yaml_path, root, text)

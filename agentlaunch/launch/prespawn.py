@@ -100,8 +100,8 @@ def note_run_options(table: dict[str, Any]) -> None:
 def read_run_options(state_dir: Path) -> dict[str, Any] | None:
     """The option table the last launch kept, when this version of agentlaunch wrote it."""
     try:
-        table = json.loads((state_dir / RUN_OPTIONS).read_text("utf-8"))
-    except (OSError, ValueError):
+        table = json.loads(read_regular(state_dir / RUN_OPTIONS, 1 << 20))
+    except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(table, dict) or table.get("version") != __version__:
         return None
@@ -207,7 +207,7 @@ def start(args: Sequence[str]) -> None:
     if shape is None:
         return
     try:
-        plan = json.loads((state_dir / CACHE_DIR / f"{plan_key(*shape)}.json").read_text("utf-8"))
+        plan = json.loads(read_regular(state_dir / CACHE_DIR / f"{plan_key(*shape)}.json", 1 << 20))
         instructions = Path(plan["instructions"])
         digest = hashlib.sha256(read_regular(instructions, 64 << 20)).hexdigest()
         if digest != plan["digest"]:
@@ -293,8 +293,9 @@ def _write_if_changed(path: Path, data: bytes) -> bool:
     """Write ``data`` to ``path`` (atomically) unless it already holds exactly that; True when written."""
     from agentlaunch.definitions.deliver import write_atomic
 
-    if path.exists() and path.read_bytes() == data:
-        return False
+    with contextlib.suppress(OSError):  # missing, or not a regular file (never opened: a FIFO would block)
+        if read_regular(path, len(data)) == data:
+            return False
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, data)
     return True
