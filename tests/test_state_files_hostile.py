@@ -214,21 +214,15 @@ def test_the_status_reader_takes_any_bytes(tmp_path: Path, blobs: list[bytes]) -
 
 
 def test_fifos_in_place_of_the_launch_caches_do_not_block_run(agents_dir: Path, tmp_path: Path) -> None:
-    """The validated-config memos, launch plans, prefix records, CLI versions and run options: all read as input."""
+    """Every cache a launch keeps (validated memos, launch plans, run options, prefix records, CLI versions,
+    prices) is read as input: a FIFO left in its place must not block the next run."""
     first = run_cli("run", "demo", "hello", "--agents-dir", str(agents_dir), timeout=120)
     assert first.returncode == 0, first.stderr
     state = paths.state_dir()
-    replaced = 0
-    for folder in ("validated", "validated-bytes", "launch-plans", "prefix"):
-        for cached in (state / folder).glob("*.json") if (state / folder).is_dir() else []:
-            cached.unlink()
-            os.mkfifo(cached)
-            replaced += 1
-    for cached in state.glob("*.json"):
-        if cached.name != "delivered.json":
-            cached.unlink()
-            os.mkfifo(cached)
-            replaced += 1
-    assert replaced >= 2
+    caches = [p for p in state.rglob("*.json") if p.name != "delivered.json" and "fake-provider" not in p.parts]
+    for cached in caches:
+        cached.unlink()
+        os.mkfifo(cached)
+    assert {p.relative_to(state).parts[0] for p in caches} >= {"validated", "launch-plans", "prefix", "run-options.json"}
     again = run_cli("run", "demo", "hello", "--agents-dir", str(agents_dir), timeout=120)  # a hang fails on the timeout
     assert again.returncode == 0, again.stderr

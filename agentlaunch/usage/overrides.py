@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from agentlaunch import __version__, paths
 from agentlaunch.errors import DefinitionError
 from agentlaunch.events import Usage
+from agentlaunch.readlimit import read_regular
 
 if TYPE_CHECKING:
     import yaml
@@ -107,8 +108,6 @@ def load_pricing_file(path: Path, state_dir: Path | None = None) -> dict[str, Ra
     memo kept there (no YAML parse, no pydantic: ~50 ms of imports); only files
     that passed are remembered, so a bad one is reported every time.
     """
-    from agentlaunch.readlimit import read_regular
-
     try:
         data = read_regular(path, PRICING_LIMIT)  # a FIFO or device named pricing.yaml must not block or flood
         text = data.decode("utf-8")
@@ -117,10 +116,10 @@ def load_pricing_file(path: Path, state_dir: Path | None = None) -> dict[str, Ra
     memo: Path | None = None
     if state_dir is not None:
         schema = Path(__file__).parent.parent / "definitions" / "schemas.py"
-        with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
+        with contextlib.suppress(OSError, ValueError, TypeError, AttributeError, RecursionError):
             digest = hashlib.sha256(f"{__version__}\0".encode() + data + b"\0" + schema.read_bytes()).hexdigest()
             memo = state_dir / CHECKED_DIR / f"{digest[:32]}.json"
-            remembered = json.loads(memo.read_text("utf-8"))
+            remembered = json.loads(read_regular(memo, PRICING_LIMIT))
             return {str(k): Rates(*(_finite(v) for v in values)) for k, values in remembered.items()}
     import yaml  # only when a pricing.yaml must be read
 
