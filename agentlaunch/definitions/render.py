@@ -7,7 +7,8 @@ bytes, whatever the process, locale or machine.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -15,10 +16,12 @@ from typing import Any
 
 import jinja2
 import jinja2.meta
+from jinja2.loaders import split_template_path
 from jinja2.sandbox import SandboxedEnvironment, SecurityError
 
 from agentlaunch import __version__
-from agentlaunch.definitions.spec import AgentSpec, Part
+from agentlaunch.definitions.sandbox import BoundedEnvironment, TemplateLimit
+from agentlaunch.definitions.spec import PART_LIMIT, AgentSpec, Part
 from agentlaunch.errors import DefinitionError
 from agentlaunch.paths import package_data
 from agentlaunch.providers.descriptors import describe
@@ -30,11 +33,12 @@ VOLATILE = ("DATE", "WORKING_DIR")
 
 
 def make_env(templates_dir: Path | None = None) -> SandboxedEnvironment:
-    """The Jinja environment: sandboxed, StrictUndefined, user templates before the defaults."""
+    """The Jinja environment: sandboxed with resource limits (:mod:`~agentlaunch.definitions.sandbox`),
+    StrictUndefined, user templates before the defaults."""
     search = [str(templates_dir)] if templates_dir is not None else []
     search.append(str(package_data("templates")))
-    return SandboxedEnvironment(
-        loader=jinja2.FileSystemLoader(search),
+    return BoundedEnvironment(
+        loader=RegularFileLoader(search),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
@@ -57,42 +61,136 @@ def estimate_tokens(n_bytes: int) -> int:
     return math.ceil(n_bytes / 4)
 
 
-def _template_error(source: Path | str, exc: Exception) -> DefinitionError:
-    if isinstance(exc, SecurityError):
+class RegularFileLoader(jinja2.FileSystemLoader):
+    """Jinja's file loader, reading only regular files within the size limit of a definition part.
+
+    A FIFO or device named like a template would otherwise block the render, or read without end.
+    """
+
+    def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
+        from agentlaunch.readlimit import FileTooLarge, NotRegularFile, read_regular
+
+        pieces = split_template_path(template)
+        for folder in self.searchpath:
+            filename = os.path.join(folder, *pieces)
+            try:
+                data = read_regular(Path(filename), PART_LIMIT)
+            except FileNotFoundError:
+                continue
+            except (NotRegularFile, FileTooLarge) as exc:
+                raise DefinitionError(f"{filename}: template: {exc.strerror}") from None
+            except OSError as exc:
+                raise DefinitionError(f"{filename}: template: cannot read ({exc.strerror})") from None
+            try:
+                text = data.decode(self.encoding)
+            except UnicodeDecodeError as exc:
+                raise DefinitionError(f"{filename}: template: not valid UTF-8 (offset {exc.start})") from None
+            return text, os.path.normpath(filename), _unchanged_since(filename)
+        raise jinja2.TemplateNotFound(template)
+
+
+def _unchanged_since(filename: str) -> Callable[[], bool]:
+    mtime = os.path.getmtime(filename)
+    return lambda: os.path.exists(filename) and os.path.getmtime(filename) == mtime
+
+
+def _template_line(exc: BaseException, filename: str | None) -> int | None:
+    """The template line an exception was raised at (Jinja rewrites tracebacks to show template lines)."""
+    line = getattr(exc, "lineno", None)
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename in (filename, "<template>"):
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line if isinstance(line, int) else None
+
+
+def _describe(exc: BaseException, parsing: bool) -> str:
+    if isinstance(exc, TemplateLimit):
+        return f"{exc} (a limit of the template sandbox)"
+    if parsing and isinstance(exc, RecursionError | MemoryError | SyntaxError):
+        return "nested too deeply to be read"
+    if isinstance(exc, RecursionError):
+        return "recursion too deep (a macro, include or recursive loop that calls itself without end?)"
+    if isinstance(exc, MemoryError):
+        return "ran out of memory"
+    text = str(exc)
+    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
+
+
+def _template_error(
+    source: Path | str, exc: BaseException, filename: str | None = None, *, parsing: bool = False
+) -> DefinitionError:
+    if isinstance(exc, jinja2.TemplateSyntaxError):
+        return DefinitionError(f"{source}: template: line {exc.lineno}: {exc.message}")
+    if isinstance(exc, SecurityError) and not isinstance(exc, TemplateLimit):
         return DefinitionError(f"{source}: template: refused by the sandbox: {exc}")
     if isinstance(exc, jinja2.UndefinedError):
         return DefinitionError(f"{source}: template: {exc} (known variables: {', '.join(sorted(_KNOWN))})")
-    if isinstance(exc, jinja2.TemplateSyntaxError):
-        return DefinitionError(f"{source}: template: line {exc.lineno}: {exc.message}")
-    return DefinitionError(f"{source}: template: {exc}")
+    line = _template_line(exc, filename)
+    where = f"line {line}: " if line is not None else ""
+    return DefinitionError(f"{source}: template: {where}{_describe(exc, parsing)}")
 
 
 _KNOWN = ("AGENT", "AGENT_DISPLAY", "AGENT_ID", "DATE", "WORKING_DIR")
+# What a template can raise besides TemplateError: the sandbox's limits, and whatever Python
+# raises on the values it computes (ZeroDivisionError, OverflowError, RecursionError, ...).
+_RENDER_ERRORS = (Exception, RecursionError, MemoryError)
+
+
+def _fresh_budget(env: SandboxedEnvironment) -> None:
+    if isinstance(env, BoundedEnvironment):
+        env.start()
 
 
 def render_string(env: SandboxedEnvironment, text: str, variables: Mapping[str, Any], source: Path | str) -> str:
-    """Render one user-written text as a template; errors name ``source``."""
+    """Render one user-written text as a template; errors name ``source`` (and the line, where known)."""
     try:
-        return env.from_string(text).render(**variables)
-    except (jinja2.TemplateError, SecurityError) as exc:
+        template = env.from_string(text)
+    except _RENDER_ERRORS as exc:
+        raise _template_error(source, exc, parsing=True) from None
+    _fresh_budget(env)
+    try:
+        return template.render(**variables)
+    except DefinitionError:
+        raise
+    except _RENDER_ERRORS as exc:
         raise _template_error(source, exc) from None
 
 
 def render_file(env: SandboxedEnvironment, name: str, variables: Mapping[str, Any]) -> str:
+    """Render the template file ``name`` from the environment's search path."""
+    _fresh_budget(env)
     try:
         template = env.get_template(name)
         return template.render(**variables)
     except jinja2.TemplateNotFound:
         raise DefinitionError(f"{name}: template not found in {env.loader.searchpath}") from None  # type: ignore[union-attr]
-    except (jinja2.TemplateError, SecurityError) as exc:
-        raise _template_error(getattr(exc, "filename", None) or name, exc) from None
+    except DefinitionError:
+        raise
+    except _RENDER_ERRORS as exc:
+        filename = getattr(exc, "filename", None) or _last_template_file(exc) or name
+        raise _template_error(filename, exc, filename) from None
+
+
+def _last_template_file(exc: BaseException) -> str | None:
+    """The template file whose code raised ``exc`` (the innermost one, for an error in an included file)."""
+    found = None
+    tb = exc.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if name.endswith(".j2") or name.endswith(".md"):
+            found = name
+        tb = tb.tb_next
+    return found
 
 
 def referenced_variables(env: SandboxedEnvironment, text: str, source: Path | str) -> set[str]:
+    """The variables ``text`` uses without defining them."""
     try:
         return set(jinja2.meta.find_undeclared_variables(env.parse(text)))
-    except jinja2.TemplateSyntaxError as exc:
-        raise _template_error(source, exc) from None
+    except _RENDER_ERRORS as exc:
+        raise _template_error(source, exc, parsing=True) from None
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,16 +21,21 @@ from typing import TYPE_CHECKING, Any
 from agentlaunch import __version__
 from agentlaunch.errors import DefinitionError, StateError
 from agentlaunch.providers.descriptors import DESCRIPTORS, describe
+from agentlaunch.readlimit import read_regular
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
 SHARED_FOLDERS = ("bundles", "skills")
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")  # matched whole (fullmatch): "$" would let a trailing newline in
 PROVIDERS: tuple[str, ...] = tuple(DESCRIPTORS)  # one per provider descriptor; schemas.Provider must agree (a test checks)
 SCRATCH = "@scratch"
 VALIDATED_DIR = "validated"  # in the state dir: what the schema accepted, by content
 BYTES_DIR = "validated-bytes"  # in the state dir: agent.yaml files without env that passed, by their exact text
+# Each file read has a size limit: more is surely a mistake, and would cost every launch (a 200 MB soul: 38 s, 1 GB).
+PART_LIMIT = 4 << 20  # a soul, agent.md, bundle or SKILL.md: about a million tokens, more than any model's context
+YAML_LIMIT = 1 << 20  # agent.yaml
+MEMO_LIMIT = 1 << 20  # a memo holds one agent.yaml's checked keys
 MEMO_KEEP = 64  # memos kept (the newest): one is written per new agent.yaml content
 
 
@@ -87,7 +93,7 @@ class AgentSpec:
 
 def check_name(name: str, what: str) -> str | None:
     """Return a problem message when ``name`` is not a plain, safe name."""
-    if not NAME_RE.match(name) or ".." in name:
+    if not NAME_RE.fullmatch(name) or ".." in name:
         return f"{what} name {name!r} is not allowed: use letters, digits, '.', '_' and '-' only (no path separators, no '..')"
     return None
 
@@ -107,15 +113,25 @@ def agent_names(agents_dir: Path) -> list[str]:
     return sorted(p.name for p in root.iterdir() if p.is_dir() and p.name not in SHARED_FOLDERS and (p / "agent.yaml").is_file())
 
 
-def read_text(path: Path, root: Path, label: str) -> str:
-    """Read a UTF-8 file that must lie inside ``root``; problems become DefinitionErrors."""
+def read_text(path: Path, root: Path, label: str, limit: int = PART_LIMIT) -> str:
+    """Read a UTF-8 file that must lie inside ``root``; problems become DefinitionErrors.
+
+    Only a regular file of at most ``limit`` bytes is read: a FIFO, device or
+    directory in its place is refused without blocking (:func:`agentlaunch.readlimit.read_regular`).
+    """
+    from agentlaunch.readlimit import FileTooLarge, NotRegularFile
+
     resolved = path.resolve()
     if not resolved.is_relative_to(root):
         raise DefinitionError(f"{path}: {label}: refers outside the agents directory {root}")
     try:
-        data = resolved.read_bytes()
+        data = read_regular(resolved, limit)
     except FileNotFoundError:
         raise DefinitionError(f"{path}: {label}: file not found") from None
+    except NotRegularFile as exc:
+        raise DefinitionError(f"{path}: {label}: {exc.strerror}; it must be a file") from None
+    except FileTooLarge as exc:
+        raise DefinitionError(f"{path}: {label}: {exc.strerror} for one file") from None
     except OSError as exc:
         raise DefinitionError(f"{path}: {label}: cannot read ({exc.strerror})") from None
     try:
@@ -127,9 +143,11 @@ def read_text(path: Path, root: Path, label: str) -> str:
 def _load_yaml(path: Path, root: Path, text: str | None = None) -> dict[str, Any]:
     import yaml  # here, not at the top: a launch of an unchanged agent without env does not parse YAML (~7 ms)
 
-    text = read_text(path, root, "agent.yaml") if text is None else text
+    from agentlaunch.definitions.yamlload import safe_load
+
+    text = read_text(path, root, "agent.yaml", YAML_LIMIT) if text is None else text
     try:
-        data = yaml.safe_load(text)
+        data = safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
@@ -156,13 +174,13 @@ def validated_config(raw: dict[str, Any], yaml_path: Path, state_dir: Path | Non
     plain_env = isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
     memo: Path | None = None
     if state_dir is not None and plain_env:
-        with contextlib.suppress(OSError, TypeError, ValueError):
+        with contextlib.suppress(OSError, TypeError, ValueError, RecursionError):
             # TypeError: YAML can hold what JSON cannot (dates); such a file is checked every time.
             content = json.dumps({k: v for k, v in raw.items() if k != "env"}, sort_keys=True)
             schema = Path(__file__).with_name("schemas.py").read_bytes()
             digest = hashlib.sha256(f"{__version__}\0{content}\0".encode() + schema).hexdigest()
             memo = state_dir / VALIDATED_DIR / f"{digest[:32]}.json"
-            remembered = json.loads(memo.read_text("utf-8"))
+            remembered = json.loads(read_regular(memo, MEMO_LIMIT))  # a memo is someone else's file too: never a FIFO
             if isinstance(remembered, dict):
                 return {**remembered, "env": dict(env)}
     from pydantic import ValidationError
@@ -191,8 +209,9 @@ def _validation_problems(path: Path, exc: ValidationError, allowed: list[str]) -
             message = "unknown key (allowed: " + ", ".join(allowed) + ")"
         else:
             message = err["msg"]
-            if err["type"] != "missing" and "input" in err:
-                message += f" (got {err['input']!r})"
+            # Never echo what env holds (its values are often secrets); anything else is shown short.
+            if err["type"] != "missing" and "input" in err and err["loc"][:1] != ("env",):
+                message += f" (got {_short_repr(err['input'])})"
         problems.append(f"{path}: {field}: {message}")
     return problems
 
@@ -204,14 +223,14 @@ def agent_config(yaml_path: Path, root: Path, state_dir: Path | None) -> dict[st
     the memo of those bytes in ``state_dir``. One with ``env`` is parsed every
     time: its values (maybe secrets) are never written down.
     """
-    text = read_text(yaml_path, root, "agent.yaml")
+    text = read_text(yaml_path, root, "agent.yaml", YAML_LIMIT)
     memo: Path | None = None
     if state_dir is not None:
-        with contextlib.suppress(OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError, RecursionError):
             schema = Path(__file__).with_name("schemas.py").read_bytes()
             digest = hashlib.sha256(f"raw\0{__version__}\0{text}\0".encode() + schema).hexdigest()
             memo = state_dir / BYTES_DIR / f"{digest[:32]}.json"
-            remembered = json.loads(memo.read_text("utf-8"))
+            remembered = json.loads(read_regular(memo, MEMO_LIMIT))  # a memo is someone else's file too: never a FIFO
             if isinstance(remembered, dict) and "env" not in remembered:
                 return {**remembered, "env": {}}
     raw = _load_yaml(yaml_path, root, text)
@@ -226,8 +245,20 @@ def agent_config(yaml_path: Path, root: Path, state_dir: Path | None) -> dict[st
     return conf
 
 
+def _short_repr(value: object) -> str:
+    """``repr`` cut to a line: a value from a hostile file may be huge, deep or self-referencing."""
+    import reprlib
+
+    short = reprlib.Repr()
+    short.maxstring = short.maxother = 60
+    short.maxlevel = 3
+    return short.repr(value)
+
+
 def _parse_front_matter(text: str, path: Path) -> dict[str, Any]:
     import yaml
+
+    from agentlaunch.definitions.yamlload import safe_load
 
     lines = text.splitlines()
     if not lines or lines[0].strip() != "---":
@@ -237,7 +268,7 @@ def _parse_front_matter(text: str, path: Path) -> dict[str, Any]:
     except StopIteration:
         raise DefinitionError(f"{path}: front matter: not closed by a '---' line") from None
     try:
-        meta = yaml.safe_load("\n".join(lines[1:end]))
+        meta = safe_load("\n".join(lines[1:end]))
     except yaml.YAMLError as exc:
         raise DefinitionError(f"{path}: front matter: invalid YAML ({exc})") from None
     if not isinstance(meta, dict):
@@ -274,7 +305,7 @@ def load_agent(agents_dir: Path, name: str, state_dir: Path | None = None) -> Ag
     root = require_agents_dir(agents_dir)
     agent_dir = root / name
     yaml_path = agent_dir / "agent.yaml"
-    if not yaml_path.is_file():
+    if not os.path.lexists(yaml_path):  # anything else in its place (a FIFO, say) is refused by read_text
         known = ", ".join(agent_names(root)) or "none"
         raise DefinitionError(f"{yaml_path}: agent {name!r} not found (agents here: {known})")
     conf = agent_config(yaml_path, root, state_dir)
@@ -304,7 +335,7 @@ def load_agent(agents_dir: Path, name: str, state_dir: Path | None = None) -> Ag
             problems.append(f"{yaml_path}: bundles.{i}: {problem}")
             continue
         path = root / "bundles" / f"{bundle}.md"
-        if not path.is_file():
+        if not os.path.lexists(path):
             problems.append(f"{yaml_path}: bundles.{i}: unknown bundle {bundle!r} (no file {path})")
             continue
         try:
@@ -318,7 +349,7 @@ def load_agent(agents_dir: Path, name: str, state_dir: Path | None = None) -> Ag
         if problem := check_name(skill, "skill"):
             problems.append(f"{yaml_path}: skills.{i}: {problem}")
             continue
-        if not (root / "skills" / skill / "SKILL.md").is_file():
+        if not os.path.lexists(root / "skills" / skill / "SKILL.md"):
             problems.append(f"{yaml_path}: skills.{i}: unknown skill {skill!r} (no file skills/{skill}/SKILL.md)")
             continue
         try:

@@ -34,6 +34,7 @@ from typing import Any, Protocol
 
 from agentlaunch import __version__, paths
 from agentlaunch.launch.transport import Child, window_size
+from agentlaunch.readlimit import read_regular
 
 CACHE_DIR = "launch-plans"
 PLANS_KEEP = 64  # plans kept (the newest): one per agent, agents dir, working dir and current directory
@@ -99,8 +100,8 @@ def note_run_options(table: dict[str, Any]) -> None:
 def read_run_options(state_dir: Path) -> dict[str, Any] | None:
     """The option table the last launch kept, when this version of agentlaunch wrote it."""
     try:
-        table = json.loads((state_dir / RUN_OPTIONS).read_text("utf-8"))
-    except (OSError, ValueError):
+        table = json.loads(read_regular(state_dir / RUN_OPTIONS, 1 << 20))
+    except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(table, dict) or table.get("version") != __version__:
         return None
@@ -175,19 +176,25 @@ def _env_of(agent_yaml: Path, plan: Mapping[str, Any]) -> dict[str, str] | None:
     no need to parse it (importing yaml alone takes ~20 ms before the spawn).
     """
     try:
-        data_bytes = agent_yaml.read_bytes()
+        data_bytes = read_regular(agent_yaml, 1 << 20)  # a FIFO put in its place must not block the launch here
     except OSError:
         return None
     if plan.get("agent_yaml_digest") == hashlib.sha256(data_bytes).hexdigest() and plan.get("agent_env") is False:
         return {}
     import yaml
 
+    from agentlaunch.definitions.yamlload import safe_load
+
     try:
-        data = yaml.safe_load(data_bytes.decode("utf-8"))
+        data = safe_load(data_bytes.decode("utf-8"))
     except (UnicodeDecodeError, yaml.YAMLError):
         return None
     env = data.get("env") if isinstance(data, dict) else None
-    return {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
+    if not isinstance(env, dict):
+        return {}
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+        return None  # not plain strings: the full launch checks it and says what is wrong
+    return dict(env)
 
 
 def start(args: Sequence[str]) -> None:
@@ -200,9 +207,9 @@ def start(args: Sequence[str]) -> None:
     if shape is None:
         return
     try:
-        plan = json.loads((state_dir / CACHE_DIR / f"{plan_key(*shape)}.json").read_text("utf-8"))
+        plan = json.loads(read_regular(state_dir / CACHE_DIR / f"{plan_key(*shape)}.json", 1 << 20))
         instructions = Path(plan["instructions"])
-        digest = hashlib.sha256(instructions.read_bytes()).hexdigest()
+        digest = hashlib.sha256(read_regular(instructions, 64 << 20)).hexdigest()
         if digest != plan["digest"]:
             return
         agent_env = _env_of(Path(plan["agent_yaml"]), plan)
@@ -286,8 +293,9 @@ def _write_if_changed(path: Path, data: bytes) -> bool:
     """Write ``data`` to ``path`` (atomically) unless it already holds exactly that; True when written."""
     from agentlaunch.definitions.deliver import write_atomic
 
-    if path.exists() and path.read_bytes() == data:
-        return False
+    with contextlib.suppress(OSError):  # missing, or not a regular file (never opened: a FIFO would block)
+        if read_regular(path, len(data)) == data:
+            return False
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, data)
     return True

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -25,11 +26,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from agentlaunch import paths
-from agentlaunch.definitions.deliver import pid_alive, write_atomic
+from agentlaunch.definitions.deliver import write_atomic
 from agentlaunch.launch.sink import SessionClosed
+from agentlaunch.processes import process_running, process_start, same_process
+from agentlaunch.readlimit import read_regular
 from agentlaunch.visible import visible
 
 if TYPE_CHECKING:
@@ -39,32 +42,13 @@ STATUS_DIR = "status"
 MIN_INTERVAL = 0.5  # seconds between two writes of one record
 PANE_TITLE_ENV = "AGENTLAUNCH_PANE_TITLE"
 RECORD_VERSION = 1
+RECORD_LIMIT = 256 << 10  # a record is about 1 KiB; a larger file is not one
+MAX_COUNT = 1 << 53  # a count at or above this is not one agentlaunch wrote
+__all__ = ["StatusRecord", "StatusWriter", "line_for", "one_line", "process_running", "process_start", "read_records"]
 
 
 def status_dir(state_dir: Path | None = None) -> Path:
     return (state_dir or paths.state_dir()) / STATUS_DIR
-
-
-def process_start(pid: int) -> str | None:
-    """The kernel's start time of ``pid`` (Linux ``/proc``), to tell a reused pid from ours; None elsewhere."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # The command name (field 2) may hold spaces and parentheses: split after its closing one.
-    fields = stat[stat.rfind(")") + 2 :].split()
-    return fields[19] if len(fields) > 19 else None
-
-
-def process_running(pid: int | None) -> bool:
-    """``pid`` exists and is not a zombie (an exited child its parent has not reaped yet)."""
-    if not pid_alive(pid):
-        return False
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True  # no /proc (macOS): trust kill(pid, 0)
-    return stat[stat.rfind(")") + 2 : stat.rfind(")") + 3] != "Z"
 
 
 def _n(value: int) -> str:
@@ -120,12 +104,12 @@ def one_line(record: dict[str, Any]) -> str:
     if record.get("stale"):
         parts[1] = "stale"
     percent = record.get("percent")
-    if isinstance(percent, int | float) and record.get("window_source") != "observed":
+    if _number(percent) and record.get("window_source") != "observed":
         parts.append(f"ctx {percent:.1f}%")
-    elif isinstance(record.get("context"), int) and record["context"]:
+    elif _count(record.get("context")) and record["context"]:
         parts.append(f"ctx {_n(record['context'])}")
     left = record.get("to_compaction")
-    if isinstance(left, int):
+    if _count(left):
         parts.append(f"{_n(left)} to compaction" if left > 0 else "past compaction threshold")
     cost = record.get("cost")
     if isinstance(cost, str) and cost:
@@ -265,31 +249,80 @@ class StatusRecord:
 
 
 def is_stale(data: dict[str, Any]) -> bool:
-    """The record's agentlaunch process no longer exists (or its pid now belongs to another process)."""
-    pid = data.get("pid")
-    if not isinstance(pid, int) or not process_running(pid):
-        return True
-    recorded = data.get("pid_start")
-    current = process_start(pid)
-    return bool(recorded and current and recorded != current)
+    """The record's agentlaunch process no longer exists (or its pid now belongs to another process).
+
+    Whatever ``pid`` holds (``true``, ``-1``, ``2**70``, a string) it never reaches ``os.kill`` unchecked:
+    anything that cannot be a running launch's pid makes the record stale.
+    """
+    return not same_process(data.get("pid"), data.get("pid_start") or None)
+
+
+_TEXT_FIELDS = ("agent", "display", "provider", "model", "session_id", "working_dir", "state", "pid_start", "started",
+                "updated", "cost", "window_source")  # fmt: skip
+_COUNT_FIELDS = ("pid", "cli_pid", "version", "turns", "calls", "context", "window", "to_compaction", "priced_calls",
+                 "unpriced_calls")  # fmt: skip
+
+
+def _count(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and -MAX_COUNT < value < MAX_COUNT
+
+
+def _number(value: object) -> TypeGuard[int | float]:
+    return _count(value) or (isinstance(value, float) and math.isfinite(value) and abs(value) < MAX_COUNT)
+
+
+def checked_record(data: dict[str, Any]) -> dict[str, Any]:
+    """A record read from a file anyone could have written, keeping only the fields whose type is right.
+
+    Known fields of the wrong type or out of range (``pid: 2**70``, ``context: "x"``,
+    ``usage: [..]``) are left out, as are unknown fields that are not plain
+    scalars, so the table, ``--line`` and ``--json`` see only what they can show.
+    """
+    kept: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in _TEXT_FIELDS:
+            ok = value is None or isinstance(value, str)
+        elif key in _COUNT_FIELDS:
+            ok = value is None or _count(value)
+        elif key in ("percent", "cost_usd"):
+            ok = value is None or _number(value)
+        elif key == "resumed":
+            ok = isinstance(value, bool)
+        elif key == "usage":
+            ok = isinstance(value, dict)
+            value = {k: v for k, v in value.items() if _count(v)} if ok else None
+        else:
+            ok = value is None or isinstance(value, str | bool) or _number(value)
+        if ok:
+            kept[key] = value
+    return kept
+
+
+def _read_record(path: Path) -> dict[str, Any] | None:
+    """The record in ``path``, or None when it is gone, not a regular file, too large or not a JSON object."""
+    try:
+        data = json.loads(read_regular(path, RECORD_LIMIT).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None  # gone (its session just ended), a FIFO, a huge file, not JSON, nested 10,000 deep
+    return checked_record(data) if isinstance(data, dict) else None
 
 
 def read_records(directory: Path | None = None, *, clean: bool = True) -> list[StatusRecord]:
-    """Every record, sorted by agent then start; stale ones are flagged and (``clean``) removed."""
+    """Every record, sorted by agent then start; stale ones are flagged and (``clean``) removed.
+
+    Never blocks and never raises on what it finds: a FIFO named ``*.json``,
+    a record nested 10,000 deep or with an impossible pid is skipped or shown
+    stale, and the records around it are read and cleaned as usual.
+    """
     folder = directory or status_dir()
     records: list[StatusRecord] = []
     try:
         files = sorted(p for p in folder.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
-    except (FileNotFoundError, NotADirectoryError):
+    except OSError:
         return []
     for path in files:
-        try:
-            data = json.loads(path.read_text("utf-8"))
-        except FileNotFoundError:
-            continue  # its session just ended
-        except (OSError, ValueError):
-            continue
-        if not isinstance(data, dict):
+        data = _read_record(path)
+        if data is None:
             continue
         stale = is_stale(data)
         if stale and clean:

@@ -41,7 +41,7 @@ DEFAULT_SESSION = "agentlaunch"
 TILED_WINDOW = "agents"
 AGENT_OPTION = "@agentlaunch_agent"
 TILED_OPTION = "@agentlaunch_tiled"
-SAFE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+SAFE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # matched whole (fullmatch): "$" would let a trailing newline in
 LAYOUTS = ("windows", "tiled")
 # What the pane border shows: the title the agent's status writer keeps current.
 BORDER_FORMAT = " #{pane_title} "
@@ -64,7 +64,7 @@ class TmuxMissing(AgentlaunchError):
 
 def check_name(value: str, what: str) -> str:
     """Refuse a session or socket name tmux would change or misread (``:``, ``.``, ``#``, ``;``, spaces, quotes)."""
-    if not SAFE_NAME.match(value):
+    if not SAFE_NAME.fullmatch(value):
         raise UsageError(
             f"{what} name {value!r} is not allowed: use 1 to 64 letters, digits, '_' and '-' "
             "(tmux changes ':' and '.', expands '#', and splits commands on ';')"

@@ -22,6 +22,7 @@ from typing import Any
 from agentlaunch.definitions.deliver import write_atomic
 from agentlaunch.definitions.render import INSTRUCTIONS_TEMPLATE, Rendered, make_env
 from agentlaunch.definitions.spec import AgentSpec
+from agentlaunch.readlimit import read_regular
 
 PREFIX_DIR = "prefix"
 VERSIONS_FILE = "cli-versions.json"
@@ -100,8 +101,8 @@ def changes(previous: dict[str, str], current: dict[str, str]) -> list[str]:
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_regular(path, 4 << 20))  # never blocks on a FIFO left in its place
+    except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -20,11 +20,13 @@ from typing import TYPE_CHECKING, Any
 from agentlaunch import __version__, paths
 from agentlaunch.errors import DefinitionError
 from agentlaunch.events import Usage
+from agentlaunch.readlimit import read_regular
 
 if TYPE_CHECKING:
     import yaml
 
 PRICING_FILE = "pricing.yaml"
+PRICING_LIMIT = 1 << 20  # a pricing.yaml is a few KiB
 CHECKED_DIR = "validated-pricing"  # in the state dir: pricing.yaml files that passed, by their exact bytes
 CHECKED_KEEP = 16
 DEFAULT_KEY = "default"
@@ -107,21 +109,24 @@ def load_pricing_file(path: Path, state_dir: Path | None = None) -> dict[str, Ra
     that passed are remembered, so a bad one is reported every time.
     """
     try:
-        data = path.read_bytes()
+        data = read_regular(path, PRICING_LIMIT)  # a FIFO or device named pricing.yaml must not block or flood
         text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise DefinitionError(f"{path}: cannot read: {exc}") from None
     memo: Path | None = None
     if state_dir is not None:
         schema = Path(__file__).parent.parent / "definitions" / "schemas.py"
-        with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
+        with contextlib.suppress(OSError, ValueError, TypeError, AttributeError, RecursionError):
             digest = hashlib.sha256(f"{__version__}\0".encode() + data + b"\0" + schema.read_bytes()).hexdigest()
             memo = state_dir / CHECKED_DIR / f"{digest[:32]}.json"
-            remembered = json.loads(memo.read_text("utf-8"))
+            remembered = json.loads(read_regular(memo, PRICING_LIMIT))
             return {str(k): Rates(*(_finite(v) for v in values)) for k, values in remembered.items()}
     import yaml  # only when a pricing.yaml must be read
 
-    loader = yaml.SafeLoader(text)
+    from agentlaunch.definitions.yamlload import BoundedLoader
+
+    # Bounded: no alias bombs or deep nesting; duplicate model ids are named by _read_rates with their line.
+    loader = BoundedLoader(text, duplicates_ok=True)
     try:
         rates = _read_rates(loader, path)
     except yaml.YAMLError as exc:

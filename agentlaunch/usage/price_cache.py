@@ -274,8 +274,10 @@ class PriceCache:
             return None
         key = self._key(provider_id, model)
         found: Resolved | str | None = None
-        with contextlib.suppress(OSError, ValueError, KeyError, TypeError, AttributeError, ArithmeticError):
-            data = json.loads(self._path(key).read_text("utf-8"))
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError, AttributeError, ArithmeticError, RecursionError):
+            from agentlaunch.readlimit import read_regular  # stdlib only; a FIFO in the cache must not block a launch
+
+            data = json.loads(read_regular(self._path(key), 1 << 20))
             if isinstance(data, dict) and data.get("key") == key:
                 found = UNKNOWN if data.get("unknown") is True else Resolved.from_json(data["resolved"])
         if found is not None:

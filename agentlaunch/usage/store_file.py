@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import tempfile
 import time
 from collections.abc import Callable
@@ -112,7 +113,17 @@ _OUR_TABLES = {"sessions", "calls"}
 def _check_header(path: Path) -> None:
     """Refuse a file that is not SQLite before SQLite gets a chance to touch it."""
     try:
-        with path.open("rb") as fh:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StateError(f"{path}: cannot read the usage store: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        # A FIFO or device here would block the open below (or SQLite) forever, or feed it endless bytes.
+        kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO, socket or device"
+        raise StateError(f"{path}: is {kind}, not a usage store; it was left unchanged")
+    try:
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as fh:  # never waits on a FIFO swapped in
             head = fh.read(len(SQLITE_MAGIC))
     except FileNotFoundError:
         return

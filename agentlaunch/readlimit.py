@@ -1,0 +1,99 @@
+"""Reading a file someone else may have put in place: a regular file only, never blocking, within a size limit.
+
+``Path.read_bytes`` on a FIFO waits for a writer forever, on ``/dev/zero``
+reads until memory runs out, and on a 200 MB file reads it all. Every file
+agentlaunch reads that a person or another program wrote (definitions, status
+records, the delivery ledger) goes through :func:`read_regular` instead.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+
+class _Refused(OSError):
+    """An OSError that reads as a plain sentence (no ``[Errno None]``)."""
+
+    def __str__(self) -> str:
+        return f"{self.strerror}: {self.filename}"
+
+
+class NotRegularFile(_Refused):
+    """The path is a directory, FIFO, socket or device; ``kind`` says which."""
+
+    def __init__(self, path: Path, kind: str) -> None:
+        super().__init__(f"is a {kind}, not a regular file")
+        self.strerror = f"is a {kind}, not a regular file"
+        self.kind = kind
+        self.filename = str(path)
+
+
+class FileTooLarge(_Refused):
+    """The file is larger than the limit the caller gave."""
+
+    def __init__(self, path: Path, size: int, limit: int) -> None:
+        message = f"{human_size(size)} is larger than the {human_size(limit)} limit"
+        super().__init__(message)
+        self.strerror = message
+        self.size = size
+        self.limit = limit
+        self.filename = str(path)
+
+
+def human_size(n: int) -> str:
+    """``4 MiB``, ``200.0 MiB``, ``512 bytes``: sizes as a person reads them."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            value = n / scale
+            return f"{value:.0f} {unit}" if value == int(value) else f"{value:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def file_kind(mode: int) -> str:
+    """What kind of file ``mode`` (an ``st_mode``) describes, in words."""
+    if stat.S_ISDIR(mode):
+        return "directory"
+    if stat.S_ISFIFO(mode):
+        return "FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    return "regular file" if stat.S_ISREG(mode) else "special file"
+
+
+def read_regular(path: Path, limit: int) -> bytes:
+    """The bytes of ``path`` (symlinks followed), which must be a regular file of at most ``limit`` bytes.
+
+    Raises ``FileNotFoundError`` and other ``OSError`` as ``open`` does, plus
+    :class:`NotRegularFile` and :class:`FileTooLarge`; it never blocks on a
+    FIFO or device (checked with ``stat`` first, opened with ``O_NONBLOCK``
+    in case it was swapped in between) and never reads more than ``limit + 1``
+    bytes, even from a file that grows while it is read.
+    """
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise NotRegularFile(path, file_kind(mode))
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegularFile(path, file_kind(info.st_mode))
+        if info.st_size > limit:
+            raise FileTooLarge(path, info.st_size, limit)
+        chunks: list[bytes] = []
+        remaining = limit + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        data = b"".join(chunks)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise FileTooLarge(path, len(data), limit)
+    return data
