@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from agentlaunch.errors import RefusedOverwrite, StateError
+from agentlaunch.fsutil import FileTooLarge, NotRegularFile, read_regular
 from agentlaunch.processes import pid_alive, process_start, same_process, valid_pid
-from agentlaunch.readlimit import FileTooLarge, NotRegularFile, read_regular
 
 LEDGER = "delivered.json"
 LEDGER_LIMIT = 16 << 20  # about 80,000 files delivered; a larger ledger is not ours

@@ -68,7 +68,7 @@ class RegularFileLoader(jinja2.FileSystemLoader):
     """
 
     def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
-        from agentlaunch.readlimit import FileTooLarge, NotRegularFile, read_regular
+        from agentlaunch.fsutil import FileTooLarge, NotRegularFile, read_regular
 
         pieces = split_template_path(template)
         for folder in self.searchpath:

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentlaunch import __version__
 from agentlaunch.errors import DefinitionError, StateError
+from agentlaunch.fsutil import read_regular
 from agentlaunch.providers.descriptors import DESCRIPTORS, describe
-from agentlaunch.readlimit import read_regular
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -117,9 +117,9 @@ def read_text(path: Path, root: Path, label: str, limit: int = PART_LIMIT) -> st
     """Read a UTF-8 file that must lie inside ``root``; problems become DefinitionErrors.
 
     Only a regular file of at most ``limit`` bytes is read: a FIFO, device or
-    directory in its place is refused without blocking (:func:`agentlaunch.readlimit.read_regular`).
+    directory in its place is refused without blocking (:func:`agentlaunch.fsutil.read_regular`).
     """
-    from agentlaunch.readlimit import FileTooLarge, NotRegularFile
+    from agentlaunch.fsutil import FileTooLarge, NotRegularFile
 
     resolved = path.resolve()
     if not resolved.is_relative_to(root):

@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agentlaunch import __version__, paths
+from agentlaunch.fsutil import read_regular
 from agentlaunch.launch.transport import Child, window_size
-from agentlaunch.readlimit import read_regular
 
 CACHE_DIR = "launch-plans"
 PLANS_KEEP = 64  # plans kept (the newest): one per agent, agents dir, working dir and current directory

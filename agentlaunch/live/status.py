@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 from agentlaunch import paths
 from agentlaunch.definitions.deliver import write_atomic
+from agentlaunch.fsutil import read_regular
 from agentlaunch.launch.sink import SessionClosed
 from agentlaunch.processes import process_running, process_start, same_process
-from agentlaunch.readlimit import read_regular
 from agentlaunch.visible import visible
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from typing import Any
 from agentlaunch.definitions.deliver import write_atomic
 from agentlaunch.definitions.render import INSTRUCTIONS_TEMPLATE, Rendered, make_env
 from agentlaunch.definitions.spec import AgentSpec
-from agentlaunch.readlimit import read_regular
+from agentlaunch.fsutil import read_regular
 
 PREFIX_DIR = "prefix"
 VERSIONS_FILE = "cli-versions.json"

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from agentlaunch import __version__, paths
 from agentlaunch.errors import DefinitionError
 from agentlaunch.events import Usage
-from agentlaunch.readlimit import read_regular
+from agentlaunch.fsutil import read_regular
 
 if TYPE_CHECKING:
     import yaml

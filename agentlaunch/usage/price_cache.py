@@ -275,7 +275,7 @@ class PriceCache:
         key = self._key(provider_id, model)
         found: Resolved | str | None = None
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError, AttributeError, ArithmeticError, RecursionError):
-            from agentlaunch.readlimit import read_regular  # stdlib only; a FIFO in the cache must not block a launch
+            from agentlaunch.fsutil import read_regular  # stdlib only; a FIFO in the cache must not block a launch
 
             data = json.loads(read_regular(self._path(key), 1 << 20))
             if isinstance(data, dict) and data.get("key") == key:
