@@ -1,15 +1,20 @@
-"""Reading a file someone else may have put in place: a regular file only, never blocking, within a size limit.
+"""agentlaunch's file helpers: bounded reads of what others wrote, atomic writes, caches kept small.
 
 ``Path.read_bytes`` on a FIFO waits for a writer forever, on ``/dev/zero``
 reads until memory runs out, and on a 200 MB file reads it all. Every file
 agentlaunch reads that a person or another program wrote (definitions, status
-records, the delivery ledger) goes through :func:`read_regular` instead.
+records, the delivery ledger, its own caches) goes through
+:func:`read_regular` instead. Every file it writes goes through
+:func:`write_atomic`; the caches that gain a file per key are trimmed with
+:func:`keep_newest`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 
@@ -97,3 +102,62 @@ def read_regular(path: Path, limit: int) -> bytes:
     if len(data) > limit:
         raise FileTooLarge(path, len(data), limit)
     return data
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it where the system allows (Linux ``/proc``)."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o022)  # elsewhere: read it by setting it, and set it straight back
+    os.umask(mask)
+    return mask
+
+
+def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename.
+
+    The file gets ``mode`` if given, else the mode of the regular file it
+    replaces, else what the umask allows of 0o666, as a plain ``open`` would
+    give it (``mkstemp`` alone would make every file 0600).
+    """
+    if mode is None:
+        try:
+            info = os.stat(path)
+            mode = stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else None
+        except OSError:
+            mode = None
+    if mode is None:
+        mode = 0o666 & ~current_umask()
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def keep_newest(folder: Path, keep: int, pattern: str = "*.json") -> None:
+    """Delete all but the ``keep`` most recently written files matching ``pattern`` in ``folder``.
+
+    For the caches that gain a file per new key (what the schema accepted, the
+    launch plans): they stay small without an expiry to configure. A file lost
+    here only costs the next launch that would have used it its shortcut.
+    """
+    try:
+        files = [(entry.stat().st_mtime_ns, entry) for entry in folder.glob(pattern)]
+    except OSError:
+        return
+    if len(files) <= keep:
+        return
+    files.sort(key=lambda pair: pair[0], reverse=True)
+    for _, old in files[keep:]:
+        with contextlib.suppress(OSError):
+            old.unlink()

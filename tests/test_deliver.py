@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from agentlaunch.definitions.deliver import deliver, keep_newest, release
+from agentlaunch.definitions.deliver import deliver, release
 from agentlaunch.errors import RefusedOverwrite, StateError
+from agentlaunch.fsutil import keep_newest
 
 
 @pytest.fixture

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from agentlaunch.definitions import deliver as deliver_module
-from agentlaunch.definitions.deliver import deliver, release, write_atomic
+from agentlaunch.definitions.deliver import deliver, release
 from agentlaunch.errors import RefusedOverwrite, StateError
+from agentlaunch.fsutil import write_atomic
 
 # A launch, as far as the ledger sees one: deliver with a hold, wait, release when told, exit.
 LAUNCH = r"""

@@ -22,7 +22,6 @@ import hashlib
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,13 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from agentlaunch.errors import RefusedOverwrite, StateError
-from agentlaunch.fsutil import FileTooLarge, NotRegularFile, read_regular
-from agentlaunch.processes import pid_alive, process_start, same_process, valid_pid
+from agentlaunch.fsutil import FileTooLarge, NotRegularFile, read_regular, write_atomic
+from agentlaunch.processes import process_start, same_process, valid_pid
 
 LEDGER = "delivered.json"
 LEDGER_LIMIT = 16 << 20  # about 80,000 files delivered; a larger ledger is not ours
 EXISTING_LIMIT = 64 << 20  # an existing file larger than this cannot be one agentlaunch wrote
-__all__ = ["Delivery", "Ledger", "deliver", "keep_newest", "pid_alive", "release", "sha256", "write_atomic"]
+__all__ = ["Delivery", "Ledger", "deliver", "release", "sha256"]
 
 
 @dataclass(frozen=True)
@@ -49,65 +48,6 @@ class Delivery:
 
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def current_umask() -> int:
-    """The process's umask, read without changing it where the system allows (Linux ``/proc``)."""
-    with contextlib.suppress(OSError, ValueError):
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    mask = os.umask(0o022)  # elsewhere: read it by setting it, and set it straight back
-    os.umask(mask)
-    return mask
-
-
-def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename.
-
-    The file gets ``mode`` if given, else the mode of the regular file it
-    replaces, else what the umask allows of 0o666, as a plain ``open`` would
-    give it (``mkstemp`` alone would make every file 0600).
-    """
-    if mode is None:
-        try:
-            info = os.stat(path)
-            mode = stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else None
-        except OSError:
-            mode = None
-    if mode is None:
-        mode = 0o666 & ~current_umask()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-def keep_newest(folder: Path, keep: int, pattern: str = "*.json") -> None:
-    """Delete all but the ``keep`` most recently written files matching ``pattern`` in ``folder``.
-
-    For the caches that gain a file per new key (what the schema accepted, the
-    launch plans): they stay small without an expiry to configure. A file lost
-    here only costs the next launch that would have used it its shortcut.
-    """
-    try:
-        files = [(entry.stat().st_mtime_ns, entry) for entry in folder.glob(pattern)]
-    except OSError:
-        return
-    if len(files) <= keep:
-        return
-    files.sort(key=lambda pair: pair[0], reverse=True)
-    for _, old in files[keep:]:
-        with contextlib.suppress(OSError):
-            old.unlink()
 
 
 class Ledger:

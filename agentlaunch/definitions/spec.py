@@ -192,7 +192,7 @@ def validated_config(raw: dict[str, Any], yaml_path: Path, state_dir: Path | Non
     except ValidationError as exc:
         raise DefinitionError(_validation_problems(yaml_path, exc, sorted(AgentYaml.model_fields))) from None
     if memo is not None:
-        from agentlaunch.definitions.deliver import keep_newest, write_atomic
+        from agentlaunch.fsutil import keep_newest, write_atomic
 
         with contextlib.suppress(OSError):
             memo.parent.mkdir(parents=True, exist_ok=True)
@@ -236,7 +236,7 @@ def agent_config(yaml_path: Path, root: Path, state_dir: Path | None) -> dict[st
     raw = _load_yaml(yaml_path, root, text)
     conf = validated_config(raw, yaml_path, state_dir)
     if memo is not None and "env" not in raw:
-        from agentlaunch.definitions.deliver import keep_newest, write_atomic
+        from agentlaunch.fsutil import keep_newest, write_atomic
 
         with contextlib.suppress(OSError, TypeError, ValueError):
             memo.parent.mkdir(parents=True, exist_ok=True)

@@ -264,7 +264,7 @@ def remember(
 ) -> None:  # fmt: skip
     """Keep this launch's plan for the next one (only what is not secret: the agent's env is re-read from agent.yaml),
     and `run`'s option table the CLI handed over (:func:`note_run_options`)."""
-    from agentlaunch.definitions.deliver import keep_newest
+    from agentlaunch.fsutil import keep_newest
 
     try:
         yaml_digest: str | None = hashlib.sha256(agent_yaml.read_bytes()).hexdigest()
@@ -291,7 +291,7 @@ def remember(
 
 def _write_if_changed(path: Path, data: bytes) -> bool:
     """Write ``data`` to ``path`` (atomically) unless it already holds exactly that; True when written."""
-    from agentlaunch.definitions.deliver import write_atomic
+    from agentlaunch.fsutil import write_atomic
 
     with contextlib.suppress(OSError):  # missing, or not a regular file (never opened: a FIFO would block)
         if read_regular(path, len(data)) == data:

@@ -29,8 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from agentlaunch import paths
-from agentlaunch.definitions.deliver import write_atomic
-from agentlaunch.fsutil import read_regular
+from agentlaunch.fsutil import read_regular, write_atomic
 from agentlaunch.launch.sink import SessionClosed
 from agentlaunch.processes import process_running, process_start, same_process
 from agentlaunch.visible import visible

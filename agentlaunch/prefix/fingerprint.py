@@ -19,10 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.definitions.deliver import write_atomic
 from agentlaunch.definitions.render import INSTRUCTIONS_TEMPLATE, Rendered, make_env
 from agentlaunch.definitions.spec import AgentSpec
-from agentlaunch.fsutil import read_regular
+from agentlaunch.fsutil import read_regular, write_atomic
 
 PREFIX_DIR = "prefix"
 VERSIONS_FILE = "cli-versions.json"

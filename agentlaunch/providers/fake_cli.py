@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlaunch import __version__
-from agentlaunch.definitions.deliver import write_atomic
+from agentlaunch.fsutil import write_atomic
 from agentlaunch.paths import state_dir
 
 SYSTEM_TOKENS = 3000  # what a real CLI's own system prompt and tools would weigh

@@ -137,7 +137,7 @@ def load_pricing_file(path: Path, state_dir: Path | None = None) -> dict[str, Ra
     finally:
         loader.dispose()
     if memo is not None:
-        from agentlaunch.definitions.deliver import keep_newest, write_atomic
+        from agentlaunch.fsutil import keep_newest, write_atomic
 
         record = {k: [r.input, r.output, r.cache_read, r.cache_write] for k, r in rates.items()}
         with contextlib.suppress(OSError):

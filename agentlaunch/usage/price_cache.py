@@ -301,7 +301,7 @@ class PriceCache:
         return found
 
     def _keep(self, provider_id: str, model: str, found: Resolved | str) -> None:
-        from agentlaunch.definitions.deliver import keep_newest, write_atomic
+        from agentlaunch.fsutil import keep_newest, write_atomic
 
         key = self._key(provider_id, model)
         record: dict[str, Any] = {"key": key}
