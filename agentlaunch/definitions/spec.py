@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentlaunch import __version__
+from agentlaunch.definitions.skills import Skill, parse_skill, skill_names
 from agentlaunch.errors import DefinitionError, StateError
 from agentlaunch.fsutil import read_regular
 from agentlaunch.providers.descriptors import DESCRIPTORS, describe
@@ -46,13 +47,6 @@ class Part:
     name: str
     path: Path
     text: str
-
-
-@dataclass(frozen=True)
-class Skill:
-    name: str
-    description: str
-    path: Path
 
 
 @dataclass(frozen=True)
@@ -255,46 +249,6 @@ def _short_repr(value: object) -> str:
     return short.repr(value)
 
 
-def _parse_front_matter(text: str, path: Path) -> dict[str, Any]:
-    import yaml
-
-    from agentlaunch.definitions.yamlload import safe_load
-
-    lines = text.splitlines()
-    if not lines or lines[0].strip() != "---":
-        raise DefinitionError(f"{path}: front matter: missing (the file must start with '---', name and description, '---')")
-    try:
-        end = next(i for i, line in enumerate(lines[1:], 1) if line.strip() == "---")
-    except StopIteration:
-        raise DefinitionError(f"{path}: front matter: not closed by a '---' line") from None
-    try:
-        meta = safe_load("\n".join(lines[1:end]))
-    except yaml.YAMLError as exc:
-        raise DefinitionError(f"{path}: front matter: invalid YAML ({exc})") from None
-    if not isinstance(meta, dict):
-        raise DefinitionError(f"{path}: front matter: expected name and description keys")
-    return meta
-
-
-def load_skill(root: Path, name: str) -> Skill:
-    path = root / "skills" / name / "SKILL.md"
-    meta = _parse_front_matter(read_text(path, root, "skill"), path)
-    description = meta.get("description")
-    if not isinstance(description, str) or not description.strip():
-        raise DefinitionError(f"{path}: description: missing or empty in the front matter")
-    skill_name = meta.get("name", name)
-    if not isinstance(skill_name, str):
-        raise DefinitionError(f"{path}: name: must be a string")
-    return Skill(name=skill_name, description=" ".join(description.split()), path=path)
-
-
-def skill_names(root: Path) -> list[str]:
-    folder = root / "skills"
-    if not folder.is_dir():
-        return []
-    return sorted(p.name for p in folder.iterdir() if (p / "SKILL.md").is_file())
-
-
 def load_agent(agents_dir: Path, name: str, state_dir: Path | None = None) -> AgentSpec:
     """Load and validate one agent; raise DefinitionError listing every problem found.
 
@@ -353,7 +307,8 @@ def load_agent(agents_dir: Path, name: str, state_dir: Path | None = None) -> Ag
             problems.append(f"{yaml_path}: skills.{i}: unknown skill {skill!r} (no file skills/{skill}/SKILL.md)")
             continue
         try:
-            skills.append(load_skill(root, skill))
+            path = root / "skills" / skill / "SKILL.md"
+            skills.append(parse_skill(path, read_text(path, root, "skill"), skill))
         except DefinitionError as exc:
             problems.extend(exc.problems)
 
