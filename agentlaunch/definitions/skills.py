@@ -11,10 +11,11 @@ from agentlaunch.errors import DefinitionError
 
 @dataclass(frozen=True)
 class Skill:
+    """One skill an agent may use, as the instructions' skills index lists it."""
+
     name: str
     description: str
     path: Path
-
 
 
 def _parse_front_matter(text: str, path: Path) -> dict[str, Any]:
