@@ -107,3 +107,19 @@ def test_usage_json_keeps_the_reported_model_as_data(hostile_store: str) -> None
     assert done.returncode == 0 and b"\x1b" not in done.stdout
     assert [row["model"] for row in json.loads(done.stdout)] == [PWNED]
 
+
+
+def test_doctor_live_report_prints_what_the_cli_said_escaped(capsys: pytest.CaptureFixture[str]) -> None:
+    from agentlaunch.cli.doctor import _print_live
+    from agentlaunch.prefix.live import ControlReport, LiveReport, PairReport
+    from agentlaunch.prefix.static import Difference, InstructionsPlace
+
+    diff = Difference(10, 3, 20, 20, "system", "system", "bef" + PWNED, "a" + PWNED, "b", identical=False)
+    report = LiveReport(
+        provider="claude", cli="/bin/claude" + PWNED, cli_version="2.1.332" + PWNED, argv=["-p", PWNED], delivery="file",
+        pair=PairReport(diff, InstructionsPlace(found=False), ("/a", "/b"), (0.1, 0.1)),
+        control=ControlReport("m", 0, 10, 5, True, "passed"), proxy_attempts=[], other_calls=[],
+    )  # fmt: skip
+    _print_live(report)
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "2.1.332\\x1b]0;PWNED" in out

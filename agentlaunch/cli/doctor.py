@@ -13,6 +13,7 @@ from agentlaunch import paths
 from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, out
 from agentlaunch.errors import ExitCode
 from agentlaunch.prefix.static import StaticReport, static_check
+from agentlaunch.visible import visible
 
 if TYPE_CHECKING:  # the live check (fake APIs, http.server) is imported only when --live runs
     from agentlaunch.prefix.live import LiveReport
@@ -50,8 +51,9 @@ def _print_static(r: StaticReport) -> None:
 
 def _print_live(r: LiveReport) -> None:
     d, place = r.pair.difference, r.pair.instructions
-    out.print(f"live    {r.provider} {r.cli_version} · delivery {r.delivery}", markup=False)
-    out.print(f"        {r.cli} {' '.join(r.argv)}", markup=False, no_wrap=True, overflow="ellipsis")
+    # The CLI's version line and argv come from outside (the CLI, agent.yaml): printed with escapes made visible.
+    out.print(f"live    {r.provider} {visible(r.cli_version)} · delivery {r.delivery}", markup=False)
+    out.print(f"        {visible(r.cli)} {visible(' '.join(r.argv))}", markup=False, no_wrap=True, overflow="ellipsis")
     if r.port_note:
         out.print(f"        {r.port_note}", markup=False)
     out.print(f"        two new sessions in two working dirs: requests of {d.size_a:,} / {d.size_b:,} B (prefix order)")
@@ -61,7 +63,7 @@ def _print_live(r: LiveReport) -> None:
         out.print(f"        shared prefix {_kb(d.shared_bytes)}; first difference at byte {d.shared_bytes:,}, in {d.section_a}")
         for label, text in (("before", d.before), ("A then", d.after_a), ("B then", d.after_b)):
             line = Text(f"        {label}: ")
-            line.append(text, style="bold red" if label != "before" else "dim")
+            line.append(visible(text), style="bold red" if label != "before" else "dim")
             out.print(line, no_wrap=True, overflow="ellipsis")
     if place.found:
         out.print(
