@@ -110,7 +110,7 @@ def test_home_codex_is_read_when_codex_home_is_unset(tmp_path: Path) -> None:
     assert user_developer_instructions({"HOME": str(tmp_path)}, []) == "mine"
 
 
-@pytest.mark.parametrize("config", ["developer_instructions = \"unterminated\n", "[[[", "x = 1\nx = 2\n"])
+@pytest.mark.parametrize("config", ['developer_instructions = "unterminated\n', "[[[", "x = 1\nx = 2\n"])
 def test_a_malformed_config_is_a_definition_error_naming_the_file(tmp_path: Path, config: str) -> None:
     env = _home(tmp_path, config)
     with pytest.raises(DefinitionError) as err:

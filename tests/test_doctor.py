@@ -198,9 +198,8 @@ def test_live_check_compares_two_sessions_and_its_negative_control_passes(agents
     fake_claude_agent(agents_dir)
     report = live_check(agents_dir, "reviewer", timeout=30)
     d = report.pair.difference
-    assert (
-        d.section_a == "message 0 (user) / content part 0" and d.after_a.startswith("a/project-a") and d.after_b.startswith("b/project-b")
-    )
+    assert d.section_a == "message 0 (user) / content part 0"
+    assert d.after_a.startswith("a/project-a") and d.after_b.startswith("b/project-b")
     assert report.pair.instructions.found and report.pair.instructions.section == "system block 1"
     assert report.pair.instructions.inside_bytes == report.pair.instructions.size  # system-prompt delivery: all shared
     assert report.control.passed and report.control.marked_bytes < report.control.same_dir_bytes

@@ -82,7 +82,10 @@ def test_two_agents_at_once_in_one_repository_each_get_only_their_own_instructio
     _agent(agents_dir, "beta", repo, "BETA-SOUL: you are Beta.\n")
     api.script.push(cfake.TextReply("one"), cfake.TextReply("two"))
     cmd = [sys.executable, "-m", "agentlaunch", "run"]
-    both = [subprocess.Popen([*cmd, a, "hello"], cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for a in ("alpha", "beta")]
+    both = [
+        subprocess.Popen([*cmd, a, "hello"], cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for a in ("alpha", "beta")
+    ]
     outs = [p.communicate(timeout=240) for p in both]
     for p, (out, err) in zip(both, outs, strict=True):
         assert p.returncode == 0, err.decode()
