@@ -123,9 +123,11 @@ def test_system_prompt_delivery_is_for_claude_only(agents_dir: Path) -> None:
         load_agent(agents_dir, "planner")
 
 
-def test_default_delivery_is_system_prompt_for_claude_and_a_file_elsewhere(agents_dir: Path) -> None:
+def test_default_delivery_is_system_prompt_for_claude_developer_instructions_for_codex_else_a_file(
+    agents_dir: Path,
+) -> None:
     assert load_agent(agents_dir, "reviewer").delivery == "system-prompt"
-    assert load_agent(agents_dir, "planner").delivery == "file"
+    assert load_agent(agents_dir, "planner").delivery == "developer-instructions"
     assert load_agent(agents_dir, "demo").delivery == "file"
 
 
@@ -196,13 +198,14 @@ def test_live_check_compares_two_sessions_and_its_negative_control_passes(agents
     fake_claude_agent(agents_dir)
     report = live_check(agents_dir, "reviewer", timeout=30)
     d = report.pair.difference
-    assert (
-        d.section_a == "message 0 (user) / content part 0" and d.after_a.startswith("a/work") and d.after_b.startswith("b/work")
-    )
+    assert d.section_a == "message 0 (user) / content part 0"
+    assert d.after_a.startswith("a/project-a") and d.after_b.startswith("b/project-b")
     assert report.pair.instructions.found and report.pair.instructions.section == "system block 1"
     assert report.pair.instructions.inside_bytes == report.pair.instructions.size  # system-prompt delivery: all shared
     assert report.control.passed and report.control.marked_bytes < report.control.same_dir_bytes
     assert report.proxy_attempts == [] and report.cli_version == "9.9.9 (Fake Claude)"
+    size = report.pair.instructions.size
+    assert report.verdict == f"claude: all {size:,} bytes of the instructions are cached across projects"
 
 
 def test_file_delivery_puts_the_instructions_after_the_first_difference(agents_dir: Path) -> None:
@@ -210,6 +213,8 @@ def test_file_delivery_puts_the_instructions_after_the_first_difference(agents_d
     report = live_check(agents_dir, "reviewer", timeout=30)
     assert report.pair.instructions.found and report.pair.instructions.inside_bytes == 0
     assert report.control.passed  # the same-directory control still sees the marker
+    assert report.verdict.startswith("claude: the instructions are cached within this project only; across projects")
+    assert report.verdict.endswith("; try `delivery: system-prompt`")
 
 
 def test_a_connection_attempt_through_the_proxy_is_reported(agents_dir: Path) -> None:

@@ -45,7 +45,7 @@ def test_an_unknown_provider_is_a_definition_error_naming_the_known_ones() -> No
 
 def test_the_facts_once_kept_in_tables_come_from_the_descriptors() -> None:
     assert [describe(p).instructions_file for p in PROVIDERS] == ["CLAUDE.md", "AGENTS.md", "GEMINI.md", "CLAUDE.md"]
-    assert [describe(p).default_delivery for p in PROVIDERS] == ["system-prompt", "file", "file", "file"]
+    assert [describe(p).default_delivery for p in PROVIDERS] == ["system-prompt", "developer-instructions", "file", "file"]
     assert [genai_provider_id(p) for p in PROVIDERS] == ["anthropic", "openai", "google", None]
     assert genai_provider_id("nobody") is None
     assert [describe(p).api for p in PROVIDERS] == ["anthropic", "responses", "gemini", None]

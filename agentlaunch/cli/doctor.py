@@ -82,6 +82,7 @@ def _print_live(r: LiveReport) -> None:
             flag = "exclude-dynamic on " if v.exclude_dynamic else "exclude-dynamic off"
             inside = f"{v.instructions_inside:,}/{v.instructions_size:,} B"
             out.print(f"  {v.delivery:<13} {flag}  {_kb(v.shared_bytes):>20}  {inside:>19}   {v.section}")
+    out.print(f"verdict {r.verdict}", markup=False, soft_wrap=True)
 
 
 @app.command("doctor")

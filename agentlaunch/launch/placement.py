@@ -7,10 +7,16 @@ state directory, one file per agent, and passes it with the provider's
 system-prompt flag (``--append-system-prompt-file``): the text then sits in the
 system prompt, ahead of anything that names the working directory. Both go
 through the same safe :func:`agentlaunch.definitions.deliver.deliver`.
+``delivery: developer-instructions`` (Codex, its default) keeps the text in the
+same per-agent state folder (AGENTS.md) and passes it on every ``codex exec`` as
+``-c developer_instructions=<TOML string>``, behind the user's own ones
+(:mod:`agentlaunch.providers.codex_instructions`); nothing goes into the working directory.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -22,6 +28,8 @@ from agentlaunch.errors import StateError
 from agentlaunch.providers.descriptors import describe
 
 SYSTEM_PROMPT_DIR = "system-prompts"
+STATE_DELIVERIES = ("system-prompt", "developer-instructions")
+"""The deliveries that keep the text in the state directory (never in the working directory)."""
 
 
 @dataclass(frozen=True)
@@ -31,12 +39,29 @@ class Placement:
     rendered: Rendered
     path: Path
     argv: list[str] = field(default_factory=list)
+    """CLI arguments that carry or point at the instructions: for a persistent CLI, after its own;
+    for a per-turn CLI, global options given on every turn (see :func:`with_placement_argv`)."""
     notices: list[str] = field(default_factory=list)
 
 
 def system_prompt_path(state_dir: Path, agent: str, filename: str) -> Path:
     """The per-agent system-prompt file in the state directory (a stable path, launch after launch)."""
     return state_dir / SYSTEM_PROMPT_DIR / agent / filename
+
+
+def instructions_path(spec: AgentSpec, working_dir: Path, state_dir: Path, filename: str) -> Path:
+    """Where ``spec``'s rendered instructions are kept: the state directory's per-agent file, or the working directory."""
+    if spec.delivery in STATE_DELIVERIES:
+        return system_prompt_path(state_dir, spec.name, filename)
+    return working_dir / filename
+
+
+def with_placement_argv(turn_argv: list[str], placement_argv: list[str]) -> list[str]:
+    """A per-turn CLI's argv with the placement's arguments right after the command (global options:
+    ``codex -c KEY=VALUE exec ...`` holds for ``exec`` and ``exec ... resume`` alike)."""
+    if not placement_argv:
+        return turn_argv
+    return [turn_argv[0], *placement_argv, *turn_argv[1:]]
 
 
 def place_instructions(
@@ -48,19 +73,28 @@ def place_instructions(
     *,
     force: bool = False,
     hold: bool = True,
+    env: Mapping[str, str] | None = None,
 ) -> Placement:
-    """Render ``spec``'s instructions and deliver them as its ``delivery`` says."""
+    """Render ``spec``'s instructions and deliver them as its ``delivery`` says.
+
+    ``env`` (default: this process's environment plus ``spec.env``) locates the
+    user's Codex config for ``delivery: developer-instructions``.
+    """
     rendered = render_instructions(spec, working_dir, today, templates_dir=templates_dir)
     argv: list[str] = []
-    if spec.delivery == "system-prompt":
-        path = system_prompt_path(state_dir, spec.name, rendered.filename)
+    path = instructions_path(spec, working_dir, state_dir, rendered.filename)
+    if spec.delivery in STATE_DELIVERIES:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StateError(f"{path.parent}: cannot create the system-prompt folder ({exc.strerror})") from None
+    if spec.delivery == "system-prompt":
         argv = describe(spec.provider).system_prompt_argv(path)
-    else:
-        path = working_dir / rendered.filename
+    elif spec.delivery == "developer-instructions":
+        from agentlaunch.providers.codex_instructions import developer_instructions_argv
+
+        seen = {**os.environ, **spec.env} if env is None else env
+        argv = developer_instructions_argv(rendered.text, seen, spec.provider_flags, spec.agent_dir / "agent.yaml")
     delivery = deliver(path, rendered.text, spec.name, state_dir, force=force, hold=hold)
     notices: list[str] = []
     if delivery.backup:

@@ -43,7 +43,7 @@ from agentlaunch.launch import prespawn
 from agentlaunch.launch.identity import choose_session
 from agentlaunch.launch.loop import Clock, Loop
 from agentlaunch.launch.permissions import AskPermission, Permissions
-from agentlaunch.launch.placement import place_instructions
+from agentlaunch.launch.placement import place_instructions, with_placement_argv
 from agentlaunch.launch.reaper import Reaper
 from agentlaunch.launch.signals import Signals
 from agentlaunch.launch.sink import (
@@ -112,6 +112,7 @@ class Launch:
         self.child: ChildLike | None = None
         self.parser: Parser = adapter.parser(self.provider_state)
         self._command: str | None = None
+        self._placement_argv: list[str] = []  # per-turn CLIs: given on every turn (codex's developer instructions)
         self._env: dict[str, str] = {}
         self.instructions_path: Path | None = None
         self._unknown_seen: set[str] = set()
@@ -176,7 +177,8 @@ class Launch:
         else:
             # The flags as a new session's first turn would have them (no thread id, no prompt).
             plan = self._per_turn.plan_turn(self.spec, resolved, self.adapter.new_state(self.session_id), "")
-            argv = plan.argv[:-1]
+            self._placement_argv = placement.argv
+            argv = with_placement_argv(plan.argv[:-1], placement.argv)
         for notice in plan.notices:
             self.notice(notice)
         changed = check_prefix(
@@ -271,7 +273,8 @@ class Launch:
             else:
                 assert self._command is not None
                 plan = self._per_turn.plan_turn(self.spec, self._command, self.provider_state, text)
-                self._spawn(plan.argv, plan.stdin if plan.stdin is not None else b"")
+                argv = with_placement_argv(plan.argv, self._placement_argv)
+                self._spawn(argv, plan.stdin if plan.stdin is not None else b"")
             # After the prompt is on its way: the sinks (the status file's write) do not delay the CLI.
             self.set_state("thinking")
             assert self.child is not None

@@ -30,7 +30,7 @@ from agentlaunch.definitions.render import RunFacts, render_startup
 from agentlaunch.definitions.spec import AgentSpec, load_agent
 from agentlaunch.errors import AgentlaunchError, DefinitionError, ProviderMissing, TurnFailed, TurnTimeout
 from agentlaunch.fakeapi.server import Recorded
-from agentlaunch.launch.placement import place_instructions
+from agentlaunch.launch.placement import place_instructions, with_placement_argv
 from agentlaunch.launch.probe import probe
 from agentlaunch.launch.transport import resolve_command
 from agentlaunch.prefix.capture import Capture, bind, make_capture
@@ -112,7 +112,7 @@ def _launch_plan(
         return [*plan.argv, *extra_argv], env, stdin
     turn = adapter.plan_turn(spec, command, adapter.new_state(session_id), message)
     env = {**point_at(capture.base_url, home, _base_env(spec, turn.env), spec.model), **proxy}
-    return turn.argv, env, turn.stdin or b""
+    return with_placement_argv(turn.argv, extra_argv), env, turn.stdin or b""
 
 
 def run_once(
@@ -133,7 +133,9 @@ def run_once(
     home = root / "home"
     for folder in (run_dir, home):
         shutil.rmtree(folder, ignore_errors=True)
-    workdir, state = run_dir / "work", run_dir / "state"
+    # Differently named per run (project-a, project-b): a CLI that names its project in the prompt
+    # (a per-project path, say) shows that cut instead of hiding it behind two folders both named `work`.
+    workdir, state = run_dir / f"project-{label}", run_dir / "state"
     for folder in (workdir, home, state):
         folder.mkdir(parents=True)
     placement = place_instructions(spec, workdir, state, date.today(), templates_dir, hold=False)
@@ -248,6 +250,39 @@ class LiveReport:
     @property
     def ok(self) -> bool:
         return self.control.passed
+
+    @property
+    def verdict(self) -> str:
+        """The measurement in plain words, with advice (see :func:`verdict`)."""
+        return verdict(self.provider, self.delivery, self.pair, self.control)
+
+
+def verdict(provider: str, delivery: str, pair: PairReport, control: ControlReport) -> str:
+    """Whether the instructions are cached across projects, within one, or not at all, and what to do about it.
+
+    ``pair`` ran in two differently named projects; ``control.same_dir_bytes`` is the
+    prefix two sessions in one project share.
+    """
+    place, section = pair.instructions, pair.difference.section_a or "the request"
+    others = [d for d in describe(provider).deliveries if d != delivery]
+    if not control.passed:
+        return f"{provider}: the measurement failed its control, so it cannot say where the instructions are cached"
+    if not place.found:
+        return f"{provider}: the rendered instructions were not found in the request, so this cannot say whether they are cached"
+    if place.inside_bytes >= place.size:
+        return f"{provider}: all {place.size:,} bytes of the instructions are cached across projects"
+    try_other = f"; try `delivery: {others[0]}`" if others else ""
+    if place.end <= control.same_dir_bytes:
+        return (
+            f"{provider}: the instructions are cached within this project only; across projects the request "
+            f"differs before them ({section}){try_other}"
+        )
+    if place.inside_bytes:
+        return (
+            f"{provider}: {place.inside_bytes:,} of {place.size:,} bytes of the instructions are cached across "
+            f"projects; the request differs inside them ({section})"
+        )
+    return f"{provider}: none of the instructions are cached; the request differs before them ({section}){try_other}"
 
 
 def marked_copy(spec: AgentSpec, root: Path, marker: str) -> Path:
@@ -371,6 +406,8 @@ def report_dict(report: Any) -> Any:
         data = {f.name: report_dict(getattr(report, f.name)) for f in dataclasses.fields(report) if f.name != "serialized"}
         if hasattr(report, "ok"):
             data["ok"] = report.ok
+        if isinstance(report, LiveReport):
+            data["verdict"] = report.verdict
         return data
     if isinstance(report, list | tuple):
         return [report_dict(v) for v in report]

@@ -151,6 +151,10 @@ CODEX = ProviderDescriptor(
     default_command="codex",
     install_hint="install Codex CLI: npm install -g @openai/codex",
     instructions_file="AGENTS.md",
+    deliveries=("developer-instructions", "file"),
+    # Measured on 0.171.0 (docs/providers.md): `-c developer_instructions=...` lands right after
+    # Codex's base prompt, inside the prefix fresh sessions in differently named projects share.
+    default_delivery="developer-instructions",
     pricing_id="openai",
     context_windows=(("gpt-5", 272_000), ("gpt-4.1", 1_047_576), ("o3", 200_000), ("o4", 200_000)),
     api="responses",
