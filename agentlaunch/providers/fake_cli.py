@@ -63,7 +63,8 @@ class FakeCLI:
             # Claude Code fails at start when the file is missing; so does its stand-in.
             self.system_prompt = Path(args.append_system_prompt_file).read_bytes().decode("utf-8")
         try:
-            self.claude_md = (Path.cwd() / "CLAUDE.md").read_bytes().decode("utf-8", "replace")  # bytes as they are: no newline translation
+            # The bytes as they are (no newline translation), as a byte count should see them.
+            self.claude_md = (Path.cwd() / "CLAUDE.md").read_bytes().decode("utf-8", "replace")
         except OSError:
             self.claude_md = ""
         self.state: dict[str, Any] = {"turns": 0, "context": 0, "cost": 0.0, "calls": 0}
