@@ -114,3 +114,20 @@ def test_render_output_is_an_explicit_target_with_the_ownership_rules(agents_dir
 def test_render_of_a_file_delivery_agent_writes_into_its_working_dir(agents_dir: Path, workdir: Path, tmp_path: Path) -> None:
     done = run_cli("render", "planner", "--working-dir", str(workdir), "--agents-dir", str(agents_dir), cwd=tmp_path)
     assert done.returncode == 0 and (workdir / "AGENTS.md").is_file()  # codex here: delivery file, as run writes it
+
+
+def test_the_fake_cli_reads_its_system_prompt_file_and_fails_clearly_without_it(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    prompt = tmp_path / "sp.md"
+    prompt.write_bytes(b"You are Sys.\r\nmore\n")
+    line = b'{"type": "user", "message": {"role": "user", "content": "hi"}}\n'
+    argv = [sys.executable, "-m", "agentlaunch.providers.fake_cli", "-p", "--session-id", "s1"]
+    done = subprocess.run([*argv, "--append-system-prompt-file", str(prompt)], input=line, capture_output=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert b'I read the system prompt file (19 bytes; its first line is: \\"You are Sys.\\")' in done.stdout
+    assert b"There is no CLAUDE.md" not in done.stdout
+    done = subprocess.run([*argv[:-1], "s2", "--append-system-prompt-file", str(tmp_path / "gone")], input=line,
+                          capture_output=True, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 1 and b"cannot read" in done.stderr and b"Traceback" not in done.stderr

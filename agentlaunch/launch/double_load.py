@@ -16,6 +16,7 @@ from pathlib import Path
 
 from agentlaunch.definitions.deliver import EXISTING_LIMIT, Ledger, sha256
 from agentlaunch.definitions.render import estimate_tokens
+from agentlaunch.errors import StateError
 from agentlaunch.fsutil import read_regular
 
 INSTRUCTION_FILES = ("CLAUDE.md", "AGENTS.md", "GEMINI.md")
@@ -44,7 +45,7 @@ def double_loading(working_dir: Path, rendered: bytes, state_dir: Path, delivere
     try:
         with Ledger(state_dir).locked() as ledger:
             entries = dict(ledger)
-    except Exception:  # noqa: BLE001 -- a notice must never stop a launch; the ledger's own errors come from deliver
+    except (StateError, OSError):  # a notice never stops a launch; deliver reports the ledger's problems
         entries = {}
     reasons: list[str] = []
     cost = 0

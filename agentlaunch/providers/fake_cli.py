@@ -60,8 +60,8 @@ class FakeCLI:
         self.interrupted = threading.Event()
         self.system_prompt = ""
         if args.append_system_prompt_file:
-            # Claude Code fails at start when the file is missing; so does its stand-in.
-            self.system_prompt = Path(args.append_system_prompt_file).read_bytes().decode("utf-8")
+            # Claude Code fails at start when the file is missing; so does its stand-in (see main).
+            self.system_prompt = Path(args.append_system_prompt_file).read_bytes().decode("utf-8", "replace")
         try:
             # The bytes as they are (no newline translation), as a byte count should see them.
             self.claude_md = (Path.cwd() / "CLAUDE.md").read_bytes().decode("utf-8", "replace")
@@ -342,7 +342,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.input_format != "stream-json" or args.output_format != "stream-json":
         sys.stderr.write("the fake provider speaks --input-format stream-json --output-format stream-json only\n")
         return 2
-    return FakeCLI(args).run()
+    try:
+        cli = FakeCLI(args)
+    except OSError as exc:
+        sys.stderr.write(f"Error: cannot read {args.append_system_prompt_file}: {exc.strerror}\n")
+        return 1
+    return cli.run()
 
 
 if __name__ == "__main__":
