@@ -84,11 +84,13 @@ def test_render_writes_file_reports_size_and_keeps_user_file(agents_dir: Path, w
     code, _, err = invoke("render", "planner", "--working-dir", str(workdir), "--agents-dir", str(agents_dir))
     assert code == 0 and "unchanged" in err
 
+    # A claude agent with delivery: file writes CLAUDE.md into its working dir, under the ownership rules.
+    write_agent(agents_dir, "filed", {"provider": "claude", "delivery": "file"})
     (workdir / "CLAUDE.md").write_text("the user's own CLAUDE.md\n")
-    code, out, err = invoke("render", "reviewer", "--working-dir", str(workdir), "--agents-dir", str(agents_dir))
+    code, out, err = invoke("render", "filed", "--working-dir", str(workdir), "--agents-dir", str(agents_dir))
     assert code == 4 and "was not written by agentlaunch" in err and "--force" in err
     assert (workdir / "CLAUDE.md").read_text() == "the user's own CLAUDE.md\n"
-    code, _, err = invoke("render", "reviewer", "--working-dir", str(workdir), "--agents-dir", str(agents_dir), "--force")
+    code, _, err = invoke("render", "filed", "--working-dir", str(workdir), "--agents-dir", str(agents_dir), "--force")
     assert code == 0 and "moved your CLAUDE.md aside" in err
     backups = list(workdir.glob("CLAUDE.md.*.bak"))
     assert len(backups) == 1 and backups[0].read_text() == "the user's own CLAUDE.md\n"
@@ -111,7 +113,7 @@ def test_render_bad_inputs_write_nothing(agents_dir: Path, workdir: Path, tmp_pa
     assert code == 3 and "agents directory does not exist" in err and "agentlaunch init" in err
     code, _, err = invoke("render", "reviewer", "--working-dir", str(tmp_path / "missing"), "--agents-dir", str(agents_dir))
     assert code == 3 and "does not exist" in err
-    code, _, err = invoke("render", "reviewer", "--working-dir", "/proc/self", "--agents-dir", str(agents_dir))
+    code, _, err = invoke("render", "reviewer", "--output", "/proc/self/CLAUDE.md", "--agents-dir", str(agents_dir))
     assert code == 5 and "cannot write CLAUDE.md there" in err  # an I/O failure while delivering: a state error
     write_agent(agents_dir, "evil", {"provider": "claude"}, {"soul.md": "{{ ''.__class__.__mro__ }}"})
     code, _, err = invoke("render", "evil", "--working-dir", str(workdir), "--agents-dir", str(agents_dir))

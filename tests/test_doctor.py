@@ -119,7 +119,7 @@ def test_an_agent_whose_definition_does_not_render_is_exit_3(agents_dir: Path) -
 
 def test_system_prompt_delivery_is_for_claude_only(agents_dir: Path) -> None:
     write_agent(agents_dir, "planner", {"provider": "codex", "delivery": "system-prompt"})
-    with pytest.raises(DefinitionError, match="delivery: 'system-prompt' is supported for provider claude only"):
+    with pytest.raises(DefinitionError, match="delivery: 'system-prompt' is supported for provider claude and fake only"):
         load_agent(agents_dir, "planner")
 
 
@@ -128,7 +128,7 @@ def test_default_delivery_is_system_prompt_for_claude_developer_instructions_for
 ) -> None:
     assert load_agent(agents_dir, "reviewer").delivery == "system-prompt"
     assert load_agent(agents_dir, "planner").delivery == "developer-instructions"
-    assert load_agent(agents_dir, "demo").delivery == "file"
+    assert load_agent(agents_dir, "demo").delivery == "system-prompt"  # fake as claude (issue 13)
 
 
 def test_system_prompt_delivery_writes_into_the_state_dir_and_passes_the_flag(

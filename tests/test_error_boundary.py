@@ -50,6 +50,10 @@ def test_a_bug_is_not_dressed_up_as_a_user_error(monkeypatch: pytest.MonkeyPatch
 
 
 def test_a_working_dir_that_cannot_take_the_instructions_file_is_a_state_error(agents_dir: Path, tmp_path: Path) -> None:
+    import yaml
+
+    config = yaml.safe_load((agents_dir / "demo" / "agent.yaml").read_text())
+    (agents_dir / "demo" / "agent.yaml").write_text(yaml.safe_dump({**config, "delivery": "file"}))  # into the working dir
     done = run_cli("run", "demo", "hi", "--working-dir", "/proc/self", "--agents-dir", str(agents_dir), cwd=tmp_path)
     err = done.stderr.decode()
     assert done.returncode == ExitCode.STATE, err

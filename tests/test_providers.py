@@ -45,12 +45,15 @@ def test_an_unknown_provider_is_a_definition_error_naming_the_known_ones() -> No
 
 def test_the_facts_once_kept_in_tables_come_from_the_descriptors() -> None:
     assert [describe(p).instructions_file for p in PROVIDERS] == ["CLAUDE.md", "AGENTS.md", "GEMINI.md", "CLAUDE.md"]
-    assert [describe(p).default_delivery for p in PROVIDERS] == ["system-prompt", "developer-instructions", "file", "file"]
+    # fake is delivered as claude is (issue 13), so the offline demo shows the default path
+    defaults = [describe(p).default_delivery for p in PROVIDERS]
+    assert defaults == ["system-prompt", "developer-instructions", "file", "system-prompt"]
     assert [genai_provider_id(p) for p in PROVIDERS] == ["anthropic", "openai", "google", None]
     assert genai_provider_id("nobody") is None
     assert [describe(p).api for p in PROVIDERS] == ["anthropic", "responses", "gemini", None]
     assert all((d.api is None) == (d.capture_env is None) for d in DESCRIPTORS.values())  # the doctor needs both
     assert describe("claude").system_prompt_argv(Path("/s/CLAUDE.md")) == ["--append-system-prompt-file", "/s/CLAUDE.md"]
+    assert describe("fake").system_prompt_argv(Path("/s/CLAUDE.md")) == ["--append-system-prompt-file", "/s/CLAUDE.md"]
     with pytest.raises(ValueError, match="not supported"):
         describe("codex").system_prompt_argv(Path("/s/AGENTS.md"))
 

@@ -168,7 +168,16 @@ def test_an_unknown_agent_exits_3(agents_dir: Path) -> None:
     assert "nosuch" in text(done.stderr)
 
 
+def set_delivery(agents_dir: Path, delivery: str) -> None:
+    path = agents_dir / "demo" / "agent.yaml"
+    config = yaml.safe_load(path.read_text())
+    config["delivery"] = delivery
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+
+
 def test_the_users_own_claude_md_is_left_alone_and_exits_4(agents_dir: Path, workdir: Path) -> None:
+    # delivery: file (the opt-in) keeps today's ownership rules: the user's CLAUDE.md is refused, untouched.
+    set_delivery(agents_dir, "file")
     mine = workdir / "CLAUDE.md"
     original = b"# my own notes\r\nkeep me \xe2\x9c\x93\n"
     mine.write_bytes(original)
@@ -177,6 +186,22 @@ def test_the_users_own_claude_md_is_left_alone_and_exits_4(agents_dir: Path, wor
     assert "CLAUDE.md" in text(done.stderr)
     assert mine.read_bytes() == original
     assert sorted(p.name for p in workdir.iterdir()) == ["CLAUDE.md"]
+
+
+def test_by_default_the_users_claude_md_is_read_beside_the_system_prompt_and_never_touched(
+    agents_dir: Path, workdir: Path
+) -> None:
+    mine = workdir / "CLAUDE.md"
+    original = b"# my own notes\r\nkeep me \xe2\x9c\x93\n"
+    mine.write_bytes(original)
+    done = run(agents_dir, "demo", "--working-dir", str(workdir), "hello")
+    assert done.returncode == 0, text(done.stderr)
+    answer = text(done.stdout)
+    assert 'I read the system prompt file (' in answer and '"You are Demo Agent' in answer
+    assert f"I read CLAUDE.md ({len(original)} bytes;" in answer
+    assert mine.read_bytes() == original
+    assert sorted(p.name for p in workdir.iterdir()) == ["CLAUDE.md"]
+    assert "double loading" not in text(done.stderr)  # the repository's own file is not the agent's text
 
 
 def test_a_missing_provider_binary_exits_127_with_a_hint(agents_dir: Path, tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ import pytest
 from agentlaunch.definitions.spec import agent_names
 from agentlaunch.errors import ExitCode
 from tests.conftest import REPO
-from tests.helpers import run_cli, wait_for
+from tests.helpers import run_cli, wait_for, write_agent
 
 SCRIPTING_DOC = REPO / "docs" / "scripting.md"
 ANSI = re.compile(rb"\x1b[\[\]()]")
@@ -127,7 +127,10 @@ def test_exit_codes_by_behaviour(agents_dir: Path, workdir: Path, tmp_path: Path
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "CLAUDE.md").write_text("my own notes\n")
-    assert run(agents_dir, workdir, "hi", "--working-dir", str(mine)).returncode == ExitCode.REFUSED_OVERWRITE
+    # exit 4 is delivery: file's ownership rule (the default system-prompt delivery leaves a user's CLAUDE.md alone)
+    write_agent(agents_dir, "filed", {"provider": "fake", "delivery": "file"})
+    refused = run_cli("run", "filed", "hi", "--working-dir", str(mine), "--agents-dir", str(agents_dir))
+    assert refused.returncode == ExitCode.REFUSED_OVERWRITE
     assert (mine / "CLAUDE.md").read_text() == "my own notes\n"
     not_a_dir = tmp_path / "state-file"
     not_a_dir.write_text("")

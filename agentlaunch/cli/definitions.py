@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from datetime import date
@@ -16,9 +17,11 @@ from agentlaunch import paths
 from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, complete_agent, err, out
 from agentlaunch.definitions.deliver import deliver
 from agentlaunch.definitions.render import Rendered, render_instructions
-from agentlaunch.definitions.spec import agent_names, load_agent, resolve_working_dir
-from agentlaunch.errors import AgentlaunchError, DefinitionError, ExitCode
-from agentlaunch.providers.descriptors import PROVIDERS
+from agentlaunch.definitions.spec import AgentSpec, agent_names, load_agent, resolve_working_dir
+from agentlaunch.errors import AgentlaunchError, DefinitionError, ExitCode, StateError
+from agentlaunch.launch.placement import exclude_delivered, system_prompt_path
+from agentlaunch.providers.descriptors import PROVIDERS, describe
+from agentlaunch.visible import for_markup
 
 
 def report_volatile(rendered: Rendered) -> None:
@@ -114,6 +117,19 @@ def validate(
     err.print(f"{len(names)} agent(s) valid in {root_dir}")
 
 
+def render_target(spec: AgentSpec, provider: str, working_dir: Path, filename: str) -> tuple[Path, bool]:
+    """Where ``run`` would deliver the text rendered for ``provider``, and whether that is a ``delivery: file``.
+
+    The agent's delivery when ``provider`` supports it, else that provider's default: ``file`` is the
+    working directory; every other delivery keeps the text in the agent's folder in the state directory.
+    """
+    descriptor = describe(provider)
+    delivery = spec.delivery if spec.delivery in descriptor.deliveries else descriptor.default_delivery
+    if delivery == "file":
+        return working_dir / filename, True
+    return system_prompt_path(paths.state_dir(), spec.name, filename), False
+
+
 @app.command()
 def render(
     agent: AgentArg,
@@ -122,35 +138,57 @@ def render(
         typer.Option("--provider", help=f"Render for this provider instead of the agent's ({', '.join(PROVIDERS)})."),
     ] = None,
     working_dir: Annotated[
-        Path | None, typer.Option("--working-dir", help="Where to write the file (default: the agent's working_dir, else here).")
+        Path | None,
+        typer.Option("--working-dir", help="The working directory to render for (default: the agent's working_dir, else here)."),
     ] = None,
     stdout: Annotated[bool, typer.Option("--stdout", help="Print the instructions instead of writing the file.")] = False,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the instructions to this file instead (an explicit target).")
+    ] = None,
     force: Annotated[bool, typer.Option("--force", help="Back up a file that is not agentlaunch's, then write.")] = False,
     agents_dir: AgentsDirOpt = None,
     templates_dir: TemplatesOpt = None,
 ) -> None:
-    """Render the agent's instructions file (CLAUDE.md, AGENTS.md or GEMINI.md) into its working directory.
+    """Render the agent's instructions and write them where `run` delivers them; tell the path.
 
-    Reports the size in bytes and estimated tokens, and any variable that
-    changes per launch (it moves the prompt-cache boundary).
+    A system-prompt agent's text goes to its file in the state directory (never
+    into the working directory, where the CLI would read it a second time); a
+    `delivery: file` agent's CLAUDE.md, AGENTS.md or GEMINI.md goes into its
+    working directory, as a launch writes it. `--output PATH` writes anywhere
+    else; `--stdout` prints. Reports the size in bytes and estimated tokens,
+    and any variable that changes per launch (it moves the prompt-cache boundary).
 
     Example: agentlaunch render reviewer --provider codex --stdout
     """
     if provider is not None and provider not in PROVIDERS:
         raise DefinitionError(f"--provider: unknown provider {provider!r} (choose from {', '.join(PROVIDERS)})")
+    if stdout and output is not None:
+        raise DefinitionError("--stdout and --output: choose one")
     spec = load_agent(paths.agents_dir(agents_dir), agent)
     wd = resolve_working_dir(spec, working_dir, paths.state_dir())
     rendered = render_instructions(spec, wd, date.today(), provider=provider, templates_dir=templates_dir)
     if stdout:
         sys.stdout.write(rendered.text)
     else:
-        delivery = deliver(wd / rendered.filename, rendered.text, spec.name, paths.state_dir(), force=force)
+        if output is not None:
+            target, into_working_dir = Path(os.path.abspath(output)), False
+        else:
+            target, into_working_dir = render_target(spec, provider or spec.provider, wd, rendered.filename)
+            if not into_working_dir:
+                try:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise StateError(f"{target.parent}: cannot create the system-prompt folder ({exc.strerror})") from None
+        delivery = deliver(target, rendered.text, spec.name, paths.state_dir(), force=force)
+        if into_working_dir:
+            for notice in exclude_delivered(target, paths.state_dir()):
+                err.print(f"[yellow]warning:[/] {for_markup(notice)}", markup=True, soft_wrap=True)
         if delivery.backup:
-            err.print(f"moved your {rendered.filename} aside to {delivery.backup}")
+            err.print(f"moved your {target.name} aside to {delivery.backup}")
         if delivery.previous_agent:
             err.print(f"{delivery.path} held agent {delivery.previous_agent!r}'s instructions; now {spec.name!r}'s")
         state = "wrote" if delivery.changed else "unchanged"
-        err.print(f"{state} {delivery.path}")
+        err.print(f"{state} {delivery.path}", soft_wrap=True)
     err.print(f"{rendered.filename}: {rendered.size:,} bytes, ~{rendered.tokens:,} tokens")
     report_volatile(rendered)
 

@@ -11,6 +11,10 @@ through the same safe :func:`agentlaunch.definitions.deliver.deliver`.
 same per-agent state folder (AGENTS.md) and passes it on every ``codex exec`` as
 ``-c developer_instructions=<TOML string>``, behind the user's own ones
 (:mod:`agentlaunch.providers.codex_instructions`); nothing goes into the working directory.
+A file delivered into a git working tree is added to the repository's
+``info/exclude``, so it never shows in ``git status``. Every launch also
+says, in one notice, when instructions files in the working directory load
+text the model already gets (:mod:`agentlaunch.launch.double_load`).
 """
 
 from __future__ import annotations
@@ -21,10 +25,12 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from agentlaunch.definitions.deliver import deliver
+from agentlaunch.definitions.deliver import Ledger, deliver
+from agentlaunch.definitions.git_exclude import exclude_from_git
 from agentlaunch.definitions.render import Rendered, render_instructions
 from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.errors import StateError
+from agentlaunch.launch.double_load import double_loading
 from agentlaunch.providers.descriptors import describe
 
 SYSTEM_PROMPT_DIR = "system-prompts"
@@ -97,8 +103,23 @@ def place_instructions(
         argv = developer_instructions_argv(rendered.text, seen, spec.provider_flags, spec.agent_dir / "agent.yaml")
     delivery = deliver(path, rendered.text, spec.name, state_dir, force=force, hold=hold)
     notices: list[str] = []
+    if spec.delivery == "file":
+        notices.extend(exclude_delivered(path, state_dir))
     if delivery.backup:
         notices.append(f"moved your {rendered.filename} aside to {delivery.backup}")
     if delivery.previous_agent:
         notices.append(f"{rendered.filename} held agent {delivery.previous_agent!r}'s instructions; now {spec.name!r}'s")
+    twice = double_loading(working_dir, rendered.data, state_dir, path if spec.delivery == "file" else None)
+    if twice:
+        notices.append(twice)
     return Placement(rendered=rendered, path=path, argv=argv, notices=notices)
+
+
+def exclude_delivered(path: Path, state_dir: Path) -> list[str]:
+    """Keep a file delivered into a git working tree out of git; a notice when that could not be done.
+
+    Under the delivery ledger's lock, so two launches adding lines to one exclude file do not lose one.
+    """
+    with Ledger(state_dir).locked():
+        problem = exclude_from_git(path)
+    return [problem] if problem else []

@@ -176,13 +176,17 @@ GEMINI = ProviderDescriptor(
 )
 
 # Claude Code's protocol served by agentlaunch itself: no pricing id (genai-prices is never asked
-# about a fake model) and no API family (the doctor's live check is for real CLIs).
+# about a fake model) and no API family (the doctor's live check is for real CLIs). Delivered as
+# claude's are, so the offline demo shows the default path.
 FAKE = ProviderDescriptor(
     name="fake",
     persistent=True,
     default_command=sys.executable,
     install_hint="the fake provider ships with agentlaunch; reinstall agentlaunch",
     instructions_file="CLAUDE.md",
+    deliveries=("system-prompt", "file"),
+    default_delivery="system-prompt",
+    system_prompt_flag="--append-system-prompt-file",
     context_windows=(("fake", 200_000),),
 )
 

@@ -2,8 +2,9 @@
 
 Run as ``python -m agentlaunch.providers.fake_cli -p --input-format stream-json
 --output-format stream-json --session-id UUID`` (or ``--resume UUID``). It
-reads CLAUDE.md from its working directory once at start, as Claude Code
-does, and answers every user line deterministically, saying what it read.
+reads the file given with ``--append-system-prompt-file`` and CLAUDE.md from
+its working directory once at start, as Claude Code does, and answers every
+user line deterministically, saying what it read.
 Usage is estimated from bytes: the first call writes the prefix to the cache,
 later calls read it, and the context grows turn by turn. Its transcript
 totals persist in the state directory so ``--resume`` continues them.
@@ -41,6 +42,12 @@ def tokens(text: str) -> int:
     return math.ceil(len(text.encode("utf-8")) / 4)
 
 
+def read_summary(text: str) -> str:
+    """``N bytes; its first line is: "..."``: what the fake says about a file it read."""
+    first_line = next((line for line in text.splitlines() if line.strip()), "")
+    return f'{len(text.encode()):,} bytes; its first line is: "{first_line}"'
+
+
 class FakeCLI:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
@@ -51,8 +58,13 @@ class FakeCLI:
         self.delay = float(os.environ.get("AGENTLAUNCH_FAKE_DELAY") or 0.01)
         self.inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.interrupted = threading.Event()
+        self.system_prompt = ""
+        if args.append_system_prompt_file:
+            # Claude Code fails at start when the file is missing; so does its stand-in (see main).
+            self.system_prompt = Path(args.append_system_prompt_file).read_bytes().decode("utf-8", "replace")
         try:
-            self.claude_md = (Path.cwd() / "CLAUDE.md").read_text("utf-8")
+            # The bytes as they are (no newline translation), as a byte count should see them.
+            self.claude_md = (Path.cwd() / "CLAUDE.md").read_bytes().decode("utf-8", "replace")
         except OSError:
             self.claude_md = ""
         self.state: dict[str, Any] = {"turns": 0, "context": 0, "cost": 0.0, "calls": 0}
@@ -107,7 +119,7 @@ class FakeCLI:
         if self.state["calls"] == 0:
             usage = {
                 "input_tokens": tokens(new_input),
-                "cache_creation_input_tokens": SYSTEM_TOKENS + tokens(self.claude_md),
+                "cache_creation_input_tokens": SYSTEM_TOKENS + tokens(self.system_prompt) + tokens(self.claude_md),
                 "cache_read_input_tokens": 0,
             }
         else:
@@ -222,13 +234,14 @@ class FakeCLI:
                 error="API Error: 400 invalid_request_error: fake failure requested with /fail",
             )
             return
-        first_line = next((line for line in self.claude_md.splitlines() if line.strip()), "")
         startup = re.search(r'You are (.+?) \(agent "([^"]+)"', prompt)
         said = prompt.split("</agentlaunch-startup>")[-1].strip()
         parts = [f"Fake provider here, turn {self.state['turns']}."]
+        if self.system_prompt:
+            parts.append(f"I read the system prompt file ({read_summary(self.system_prompt)}).")
         if self.claude_md:
-            parts.append(f'I read CLAUDE.md ({len(self.claude_md.encode()):,} bytes); its first line is: "{first_line}".')
-        else:
+            parts.append(f"I read CLAUDE.md ({read_summary(self.claude_md)}).")
+        elif not self.system_prompt:
             parts.append("There is no CLAUDE.md in my working directory.")
         if startup:
             parts.append(f"Startup message received: I am {startup.group(1)} (agent {startup.group(2)}).")
@@ -323,12 +336,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model")
     parser.add_argument("--permission-prompt-tool")
     parser.add_argument("--permission-mode")
+    parser.add_argument("--append-system-prompt-file")
     parser.add_argument("--version", action="version", version=f"{__version__} (agentlaunch fake provider)")
     args, _unknown = parser.parse_known_args(argv)
     if args.input_format != "stream-json" or args.output_format != "stream-json":
         sys.stderr.write("the fake provider speaks --input-format stream-json --output-format stream-json only\n")
         return 2
-    return FakeCLI(args).run()
+    try:
+        cli = FakeCLI(args)
+    except OSError as exc:
+        sys.stderr.write(f"Error: cannot read {args.append_system_prompt_file}: {exc.strerror}\n")
+        return 1
+    return cli.run()
 
 
 if __name__ == "__main__":
