@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agentlaunch import __version__
+from agentlaunch import __version__, paths
 from agentlaunch.cli import COMMAND_MODULES, app
 from tests.helpers import run_cli, write_agent
 
@@ -76,11 +76,12 @@ def test_validate_warns_about_volatile_variables(agents_dir: Path) -> None:
 
 
 def test_render_writes_file_reports_size_and_keeps_user_file(agents_dir: Path, workdir: Path) -> None:
+    # planner is a codex agent: its delivery (developer-instructions, issue 13) keeps the text in the state dir.
     code, _, err = invoke("render", "planner", "--working-dir", str(workdir), "--agents-dir", str(agents_dir))
     assert code == 0, err
-    written = (workdir / "AGENTS.md").read_bytes()
+    written = (paths.state_dir() / "system-prompts" / "planner" / "AGENTS.md").read_bytes()
     assert f"AGENTS.md: {len(written):,} bytes, ~" in err
-    assert "wrote" in err
+    assert "wrote" in err and not (workdir / "AGENTS.md").exists()
     code, _, err = invoke("render", "planner", "--working-dir", str(workdir), "--agents-dir", str(agents_dir))
     assert code == 0 and "unchanged" in err
 

@@ -112,8 +112,9 @@ def test_render_output_is_an_explicit_target_with_the_ownership_rules(agents_dir
 
 
 def test_render_of_a_file_delivery_agent_writes_into_its_working_dir(agents_dir: Path, workdir: Path, tmp_path: Path) -> None:
-    done = run_cli("render", "planner", "--working-dir", str(workdir), "--agents-dir", str(agents_dir), cwd=tmp_path)
-    assert done.returncode == 0 and (workdir / "AGENTS.md").is_file()  # codex here: delivery file, as run writes it
+    write_agent(agents_dir, "filed", {"provider": "codex", "delivery": "file"})
+    done = run_cli("render", "filed", "--working-dir", str(workdir), "--agents-dir", str(agents_dir), cwd=tmp_path)
+    assert done.returncode == 0 and (workdir / "AGENTS.md").is_file()  # delivery: file, as run writes it
 
 
 def test_the_fake_cli_reads_its_system_prompt_file_and_fails_clearly_without_it(tmp_path: Path) -> None:
