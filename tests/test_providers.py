@@ -47,7 +47,7 @@ def test_the_facts_once_kept_in_tables_come_from_the_descriptors() -> None:
     assert [describe(p).instructions_file for p in PROVIDERS] == ["CLAUDE.md", "AGENTS.md", "GEMINI.md", "CLAUDE.md"]
     # fake is delivered as claude is (issue 13), so the offline demo shows the default path
     defaults = [describe(p).default_delivery for p in PROVIDERS]
-    assert defaults == ["system-prompt", "developer-instructions", "file", "system-prompt"]
+    assert defaults == ["system-prompt", "developer-instructions", "gemini-home", "system-prompt"]
     assert [genai_provider_id(p) for p in PROVIDERS] == ["anthropic", "openai", "google", None]
     assert genai_provider_id("nobody") is None
     assert [describe(p).api for p in PROVIDERS] == ["anthropic", "responses", "gemini", None]

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Provider = Literal["claude", "codex", "gemini", "fake"]
-Delivery = Literal["file", "system-prompt", "developer-instructions"]
+Delivery = Literal["file", "system-prompt", "developer-instructions", "gemini-home"]
 PrefixOrder = Literal["own-first", "shared-first"]
 
 

@@ -11,6 +11,9 @@ through the same safe :func:`agentlaunch.definitions.deliver.deliver`.
 same per-agent state folder (AGENTS.md) and passes it on every ``codex exec`` as
 ``-c developer_instructions=<TOML string>``, behind the user's own ones
 (:mod:`agentlaunch.providers.codex_instructions`); nothing goes into the working directory.
+``delivery: gemini-home`` (Gemini, its default) keeps the text there too (GEMINI.md)
+and builds a per-agent Gemini home whose global GEMINI.md carries it, passed as
+``GEMINI_CLI_HOME`` on every turn (:mod:`agentlaunch.providers.gemini_home`).
 A file delivered into a git working tree is added to the repository's
 ``info/exclude``, so it never shows in ``git status``. Every launch also
 says, in one notice, when instructions files in the working directory load
@@ -34,7 +37,7 @@ from agentlaunch.launch.double_load import double_loading
 from agentlaunch.providers.descriptors import describe
 
 SYSTEM_PROMPT_DIR = "system-prompts"
-STATE_DELIVERIES = ("system-prompt", "developer-instructions")
+STATE_DELIVERIES = ("system-prompt", "developer-instructions", "gemini-home")
 """The deliveries that keep the text in the state directory (never in the working directory)."""
 
 
@@ -48,6 +51,8 @@ class Placement:
     """CLI arguments that carry or point at the instructions: for a persistent CLI, after its own;
     for a per-turn CLI, global options given on every turn (see :func:`with_placement_argv`)."""
     notices: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    """Environment the CLI gets on every turn, over everything else (gemini-home's ``GEMINI_CLI_HOME``)."""
 
 
 def system_prompt_path(state_dir: Path, agent: str, filename: str) -> Path:
@@ -84,10 +89,12 @@ def place_instructions(
     """Render ``spec``'s instructions and deliver them as its ``delivery`` says.
 
     ``env`` (default: this process's environment plus ``spec.env``) locates the
-    user's Codex config for ``delivery: developer-instructions``.
+    user's Codex config for ``delivery: developer-instructions`` and the user's own
+    Gemini home (linked into the agent's) for ``delivery: gemini-home``.
     """
     rendered = render_instructions(spec, working_dir, today, templates_dir=templates_dir)
     argv: list[str] = []
+    placed_env: dict[str, str] = {}
     path = instructions_path(spec, working_dir, state_dir, rendered.filename)
     if spec.delivery in STATE_DELIVERIES:
         try:
@@ -101,6 +108,11 @@ def place_instructions(
 
         seen = {**os.environ, **spec.env} if env is None else env
         argv = developer_instructions_argv(rendered.text, seen, spec.provider_flags, spec.agent_dir / "agent.yaml")
+    elif spec.delivery == "gemini-home":
+        from agentlaunch.providers.gemini_home import prepare_home
+
+        seen = {**os.environ, **spec.env} if env is None else env
+        placed_env = prepare_home(state_dir, spec.name, rendered.text, seen)
     delivery = deliver(path, rendered.text, spec.name, state_dir, force=force, hold=hold)
     notices: list[str] = []
     if spec.delivery == "file":
@@ -112,7 +124,7 @@ def place_instructions(
     twice = double_loading(working_dir, rendered.data, state_dir, path if spec.delivery == "file" else None)
     if twice:
         notices.append(twice)
-    return Placement(rendered=rendered, path=path, argv=argv, notices=notices)
+    return Placement(rendered=rendered, path=path, argv=argv, notices=notices, env=placed_env)
 
 
 def exclude_delivered(path: Path, state_dir: Path) -> list[str]:

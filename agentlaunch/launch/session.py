@@ -186,7 +186,7 @@ class Launch:
         )
         if changed:
             self.notice(changed)
-        extra = {**plan.env, **self.spec.env}
+        extra = {**plan.env, **self.spec.env, **placement.env}
         self._env = child_env(os.environ, extra)
         self._command = resolved
         if self.persistent:

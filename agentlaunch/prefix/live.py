@@ -20,7 +20,7 @@ import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -30,7 +30,7 @@ from agentlaunch.definitions.render import RunFacts, render_startup
 from agentlaunch.definitions.spec import AgentSpec, load_agent
 from agentlaunch.errors import AgentlaunchError, DefinitionError, ProviderMissing, TurnFailed, TurnTimeout
 from agentlaunch.fakeapi.server import Recorded
-from agentlaunch.launch.placement import place_instructions, with_placement_argv
+from agentlaunch.launch.placement import Placement, place_instructions, with_placement_argv
 from agentlaunch.launch.probe import probe
 from agentlaunch.launch.transport import resolve_command
 from agentlaunch.prefix.capture import Capture, bind, make_capture
@@ -99,20 +99,35 @@ def _proxy_env(url: str) -> dict[str, str]:
 
 
 def _launch_plan(
-    spec: AgentSpec, command: str, capture: Capture, home: Path, message: str, extra_argv: list[str], session_id: str
-) -> tuple[list[str], dict[str, str], bytes]:
-    """argv, environment and stdin of one capture run: the adapter's own plan, pointed at the endpoint."""
+    spec: AgentSpec,
+    command: str,
+    capture: Capture,
+    home: Path,
+    message: str,
+    session_id: str,
+    place: Callable[[Mapping[str, str]], Placement] | None,
+) -> tuple[list[str], dict[str, str], bytes, Placement | None]:
+    """argv, environment, stdin and placement of one capture run: the adapter's own plan, pointed at the endpoint.
+
+    ``place`` delivers the instructions once the capture environment exists (a gemini-home
+    links the capture HOME's settings, as `run` links the user's); its ``env`` goes on top.
+    Without ``place``, the plan alone (no instructions' arguments).
+    """
     adapter = get_adapter(spec.provider)
     _, point_at = _live_api(adapter.descriptor)
     proxy = _proxy_env(capture.server.url)
     if adapter.persistent:
         plan = adapter.plan(spec, command, session_id, False, False)
         env = {**point_at(capture.base_url, home, _base_env(spec, plan.env), spec.model), **proxy}
+        placement = place(env) if place else None
+        extra_argv, extra_env = (placement.argv, placement.env) if placement else ([], {})
         stdin = (json.dumps(adapter.user_message(message)) + "\n").encode("utf-8")
-        return [*plan.argv, *extra_argv], env, stdin
+        return [*plan.argv, *extra_argv], {**env, **extra_env}, stdin, placement
     turn = adapter.plan_turn(spec, command, adapter.new_state(session_id), message)
     env = {**point_at(capture.base_url, home, _base_env(spec, turn.env), spec.model), **proxy}
-    return with_placement_argv(turn.argv, extra_argv), env, turn.stdin or b""
+    placement = place(env) if place else None
+    extra_argv, extra_env = (placement.argv, placement.env) if placement else ([], {})
+    return with_placement_argv(turn.argv, extra_argv), {**env, **extra_env}, turn.stdin or b"", placement
 
 
 def run_once(
@@ -138,11 +153,17 @@ def run_once(
     workdir, state = run_dir / f"project-{label}", run_dir / "state"
     for folder in (workdir, home, state):
         folder.mkdir(parents=True)
-    placement = place_instructions(spec, workdir, state, date.today(), templates_dir, hold=False)
     session_id = str(uuid.uuid4())
     facts = RunFacts(spec.provider, spec.model, session_id, workdir, datetime.now().astimezone())
     message = render_startup(spec, facts, templates_dir) + "\n" + PROMPT
-    argv, env, stdin = _launch_plan(spec, command, capture, home, message, placement.argv, session_id)
+
+    def place(env: Mapping[str, str]) -> Placement:
+        # A gemini-home links the user's Gemini home: here the capture HOME, never the real one.
+        seen = env if spec.delivery == "gemini-home" else None
+        return place_instructions(spec, workdir, state, date.today(), templates_dir, hold=False, env=seen)
+
+    argv, env, stdin, placement = _launch_plan(spec, command, capture, home, message, session_id, place)
+    assert placement is not None
     argv = [a for a in argv if a not in strip_flags]
     seen = len(capture.model_calls())
     started = time.monotonic()
@@ -272,6 +293,12 @@ def verdict(provider: str, delivery: str, pair: PairReport, control: ControlRepo
     if place.inside_bytes >= place.size:
         return f"{provider}: all {place.size:,} bytes of the instructions are cached across projects"
     try_other = f"; try `delivery: {others[0]}`" if others else ""
+    if place.end <= control.same_dir_bytes and delivery == "gemini-home":
+        # `delivery: file` is no way out (the reference measures it outside the shared prefix altogether).
+        return (
+            f"{provider}: the instructions are cached within this project only; across projects Gemini's "
+            f"own prompt differs before them ({section}); sessions in one project reuse them"
+        )
     if place.end <= control.same_dir_bytes:
         return (
             f"{provider}: the instructions are cached within this project only; across projects the request "
@@ -383,7 +410,7 @@ def live_check(
                             vp.instructions.size,
                         )
                     )
-        argv, _, _ = _launch_plan(spec, command, capture, root / "home", "PROMPT", [], "SESSION")
+        argv, _, _, _ = _launch_plan(spec, command, capture, root / "home", "PROMPT", "SESSION", None)
         report = LiveReport(
             provider=spec.provider,
             cli=command,

@@ -168,6 +168,10 @@ GEMINI = ProviderDescriptor(
     default_command="gemini",
     install_hint="install Gemini CLI: npm install -g @google/gemini-cli",
     instructions_file="GEMINI.md",
+    deliveries=("gemini-home", "file"),
+    # Measured on 0.61.0 (docs/providers.md): a per-agent GEMINI_CLI_HOME whose global GEMINI.md
+    # carries the text puts it in the system instruction, cached within one project's sessions.
+    default_delivery="gemini-home",
     pricing_id="google",
     context_windows=(("gemini", 1_048_576),),
     api="gemini",

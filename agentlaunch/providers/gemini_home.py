@@ -1,0 +1,125 @@
+"""Gemini's ``delivery: gemini-home``: a per-agent Gemini home passed as ``GEMINI_CLI_HOME``.
+
+Gemini CLI 0.61.0 takes every global path from ``$GEMINI_CLI_HOME`` (else the
+user's home): ``~/.gemini/GEMINI.md`` (the global memory file it puts in the
+system instruction), ``settings.json``, the OAuth and account files, trusted
+folders, extensions, skills, commands, policies, and the per-project session
+files under ``tmp/``. So each agent gets a home of its own in the state
+directory, at a fixed path (``<state>/gemini-homes/<agent>/``, the same for
+every launch and resume): its ``.gemini/GEMINI.md`` holds the user's own global
+GEMINI.md (if any), a blank line, then the agent's instructions; everything else
+at the top of the user's ``~/.gemini`` is a symlink to the user's own entry, so
+auth and settings keep working and a change the user makes is seen at once.
+``tmp/``, ``history/`` and ``projects.json`` (Gemini's per-project runtime state:
+the sessions agentlaunch reads for per-call usage and resume) stay the agent's own.
+The user's ``~/.agents`` (Gemini's second user skills folder) is linked too.
+Nothing is written into the working directory. This module uses the standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from agentlaunch.errors import StateError
+
+HOMES_DIR = "gemini-homes"
+ENV_KEY = "GEMINI_CLI_HOME"
+GEMINI_DIR = ".gemini"
+MEMORY_FILE = "GEMINI.md"
+OWN_ENTRIES = frozenset({MEMORY_FILE, "tmp", "history", "projects.json"})
+"""Entries of ``.gemini`` that stay per-agent: the agent's memory file and Gemini's per-session/per-project state."""
+TOP_LINKS = (".agents",)
+"""Entries beside ``.gemini`` in the user's home that Gemini also reads (``~/.agents/skills``)."""
+
+
+def home_path(state_dir: Path, agent: str) -> Path:
+    """The per-agent Gemini home (what ``GEMINI_CLI_HOME`` is set to), stable launch after launch."""
+    return state_dir / HOMES_DIR / agent
+
+
+def user_home(env: Mapping[str, str]) -> Path:
+    """The user's own Gemini home: ``$GEMINI_CLI_HOME`` when set (Gemini's rule), else ``$HOME``."""
+    return Path(env.get(ENV_KEY) or env.get("HOME") or Path.home()).expanduser()
+
+
+def combined_memory(user_text: str | None, instructions: str) -> str:
+    """The home's GEMINI.md: the user's global text (if any), a blank line, then the agent's instructions."""
+    if not user_text:
+        return instructions
+    return user_text.rstrip("\n") + "\n\n" + instructions
+
+
+def prepare_home(state_dir: Path, agent: str, instructions: str, env: Mapping[str, str]) -> dict[str, str]:
+    """Build (or bring up to date) ``agent``'s Gemini home; the environment that points Gemini at it.
+
+    Idempotent: relaunching rewrites GEMINI.md and re-links what the user's
+    ``~/.gemini`` holds now (a link whose entry is gone is removed; an entry
+    Gemini itself created in the agent's home is left alone). A state directory
+    where the home cannot be made is a :class:`StateError`.
+    """
+    home = home_path(state_dir, agent)
+    source_home = user_home(env)
+    dot = home / GEMINI_DIR
+    try:
+        dot.mkdir(parents=True, exist_ok=True)
+        same = source_home.resolve() == home.resolve()
+        source = None if same else source_home / GEMINI_DIR
+        _link_entries(dot, source, OWN_ENTRIES)
+        _link_named(home, None if same else source_home, TOP_LINKS)
+        user_text = _read_text(source / MEMORY_FILE) if source is not None else None
+        _write_atomic(dot / MEMORY_FILE, combined_memory(user_text, instructions))
+    except OSError as exc:
+        where = exc.filename or home
+        raise StateError(f"{where}: cannot prepare the agent's Gemini home ({exc.strerror or exc})") from None
+    return {ENV_KEY: str(home)}
+
+
+def _link_entries(dot: Path, source: Path | None, own: frozenset[str]) -> None:
+    """Symlink every entry of ``source`` (except ``own``) into ``dot``; drop links to entries that are gone."""
+    names = sorted(p.name for p in source.iterdir()) if source is not None and source.is_dir() else []
+    wanted = {name for name in names if name not in own}
+    for entry in dot.iterdir():
+        if entry.is_symlink() and entry.name not in wanted:
+            entry.unlink()
+    for name in sorted(wanted):
+        assert source is not None
+        _ensure_link(dot / name, source / name)
+
+
+def _link_named(home: Path, source_home: Path | None, names: tuple[str, ...]) -> None:
+    """Symlink the named entries of ``source_home`` into ``home`` when the user has them."""
+    for name in names:
+        link = home / name
+        target = source_home / name if source_home is not None else None
+        if target is not None and target.exists():
+            _ensure_link(link, target)
+        elif link.is_symlink():
+            link.unlink()
+
+
+def _ensure_link(link: Path, target: Path) -> None:
+    """``link`` -> ``target``, replacing a stale link; a real file or folder there (Gemini's own) is kept."""
+    if link.is_symlink():
+        if os.readlink(link) == str(target):
+            return
+        link.unlink()
+    elif link.exists():
+        return
+    link.symlink_to(target)
+
+
+def _read_text(path: Path) -> str | None:
+    """A UTF-8 file's text (undecodable bytes replaced, as Gemini reads it); None when it does not exist."""
+    try:
+        return path.read_bytes().decode("utf-8", errors="replace")
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file, so a concurrent reader never sees half of it."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
