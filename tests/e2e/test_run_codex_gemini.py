@@ -159,14 +159,16 @@ def test_three_turns_over_two_processes_record_exact_per_call_usage(
     requests = p.calls()
     assert len(requests) == 3
     # The instructions reached the request (codex: a developer message, its default delivery; gemini: the
-    # GEMINI.md file), the startup message only the first turn.
+    # system instruction, from its default gemini-home), the startup message only the first turn.
     first_texts = "\n".join(p.user_texts(requests[0].body))
     if p.name == "codex":
         for req in requests:  # every turn, first and resumed, carries them once
             assert "\n".join(cfake.message_texts(req.body, "developer")).count(SOUL_LINE) == 1
         assert SOUL_LINE not in first_texts and not (workdir / "AGENTS.md").exists()
     else:
-        assert SOUL_LINE in first_texts
+        for req in requests:  # every turn, first and resumed, carries them once
+            assert "\n".join(gfake.instruction_texts(req.body)).count(SOUL_LINE) == 1
+        assert SOUL_LINE not in first_texts and not (workdir / "GEMINI.md").exists()
     assert STARTUP in newest_user_text(p, requests[0]) or STARTUP in first_texts
     for req, prompt in zip(requests[1:], ("turn two", "turn three"), strict=True):
         assert prompt in newest_user_text(p, req) and STARTUP not in newest_user_text(p, req)

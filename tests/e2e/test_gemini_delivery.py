@@ -1,0 +1,185 @@
+"""Gemini's default `delivery: gemini-home` end to end on the real Gemini CLI (fake Gemini API on 127.0.0.1).
+
+Each agent runs with ``GEMINI_CLI_HOME`` at its own home in the state directory,
+whose global GEMINI.md carries the agent's text (so it lands in the system
+instruction) and whose settings, auth and the rest are links to the user's
+``~/.gemini``. Nothing is written into the working directory, so agents share a
+repository and the repository's own GEMINI.md keeps arriving as Gemini reads it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentlaunch.fakeapi import gemini as gfake
+from agentlaunch.fakeapi.server import Recorded
+from agentlaunch.usage.store import Store
+from tests.helpers import run_cli, write_agent
+from tests.support.clis import ensure_cli
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+
+REPO_OWN = "REPO-OWN: the team's committed GEMINI.md"
+USER_OWN = "USER-OWN: the user's global GEMINI.md"
+EXCLUDED_TOOL = "google_web_search"  # the user's settings.json takes it away; the request shows it
+
+
+@pytest.fixture
+def gemini(isolated_home: Path, agents_dir: Path) -> Iterator[tuple[gfake.GeminiFake, dict[str, str]]]:
+    with gfake.GeminiFake() as api:
+        env = gfake.prepare_gemini_home(
+            isolated_home, api.base_url, max_attempts=1, extra_settings={"tools": {"exclude": [EXCLUDED_TOOL]}}
+        )
+        (isolated_home / ".gemini" / "GEMINI.md").write_text(USER_OWN + "\n")
+        env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
+        yield api, env
+
+
+def _agent(agents_dir: Path, name: str, workdir: Path, soul: str) -> None:
+    write_agent(
+        agents_dir,
+        name,
+        {"provider": "gemini", "model": "gemini-2.5-pro", "command": str(ensure_cli("gemini")), "working_dir": str(workdir)},
+        {"soul.md": soul},
+    )
+
+
+def _system(req: Recorded) -> str:
+    return "\n".join(gfake.instruction_texts(req.body))
+
+
+def _tools(req: Recorded) -> set[str]:
+    names = set()
+    for tool in req.body.get("tools") or []:
+        for decl in tool.get("functionDeclarations") or []:
+            names.add(decl.get("name"))
+    return names
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def _repo(path: Path) -> Path:
+    path.mkdir(parents=True)
+    _git(path, "init", "-q")
+    (path / "GEMINI.md").write_text(REPO_OWN + "\n")
+    _git(path, "add", "GEMINI.md")
+    _git(path, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "init")
+    return path
+
+
+def test_two_agents_at_once_in_one_repository_each_get_only_their_own_instructions(
+    gemini: tuple[gfake.GeminiFake, dict[str, str]], agents_dir: Path, tmp_path: Path, isolated_home: Path
+) -> None:
+    api, env = gemini
+    repo = _repo(tmp_path / "shared-repo")
+    _agent(agents_dir, "alpha", repo, "ALPHA-SOUL: you are Alpha.\n")
+    _agent(agents_dir, "beta", repo, "BETA-SOUL: you are Beta.\n")
+    api.script.push(gfake.TextReply("one"), gfake.TextReply("two"))
+    cmd = [sys.executable, "-m", "agentlaunch", "run"]
+    both = [
+        subprocess.Popen([*cmd, a, "hello"], cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for a in ("alpha", "beta")
+    ]
+    outs = [p.communicate(timeout=240) for p in both]
+    for p, (out, err) in zip(both, outs, strict=True):
+        assert p.returncode == 0, err.decode()
+        assert out.decode().strip() in ("one", "two")
+    requests = api.model_requests
+    assert len(requests) == 2
+    by_agent = {("alpha" if "ALPHA-SOUL" in _system(r) else "beta"): r for r in requests}
+    assert set(by_agent) == {"alpha", "beta"}
+    for mine, other in (("alpha", "BETA-SOUL"), ("beta", "ALPHA-SOUL")):
+        req = by_agent[mine]
+        system = _system(req)
+        assert other not in req.raw.decode()
+        assert system.count(f"{mine.upper()}-SOUL") == 1
+        assert USER_OWN in system and system.index(USER_OWN) < system.index(f"{mine.upper()}-SOUL")
+        assert REPO_OWN in req.raw.decode()  # the repository's file, as Gemini reads it
+        # the user's settings.json, through the link: its excluded tool is gone, the others stay
+        assert EXCLUDED_TOOL not in _tools(req) and "read_file" in _tools(req)
+    assert (repo / "GEMINI.md").read_text() == REPO_OWN + "\n"
+    assert _git(repo, "status", "--porcelain", "--ignored") == ""
+    homes = isolated_home / "state" / "gemini-homes"
+    assert sorted(p.name for p in homes.iterdir()) == ["alpha", "beta"]
+    assert (homes / "alpha" / ".gemini" / "settings.json").resolve() == (isolated_home / ".gemini" / "settings.json")
+
+
+def test_continue_resumes_with_the_same_home_finds_the_session_and_splits_the_calls(
+    gemini: tuple[gfake.GeminiFake, dict[str, str]], agents_dir: Path, workdir: Path, isolated_home: Path
+) -> None:
+    api, env = gemini
+    _agent(agents_dir, "alpha", workdir, "ALPHA-SOUL: you are Alpha.\n")
+    (workdir / "hello.txt").write_text("hi there\n")
+    api.script.push(gfake.TextReply("first", gfake.GeminiUsage(prompt=9000, output=7, cached=6000, thoughts=2)))
+    assert run_cli("run", "alpha", "one", cwd=workdir, env=env, timeout=240).returncode == 0
+    api.script.push(
+        gfake.FunctionCallReply("read_file", {"file_path": "hello.txt"}, gfake.GeminiUsage(1000, 20, 0, 5)),
+        gfake.TextReply("done", gfake.GeminiUsage(1200, 4, 1000, 0)),
+    )
+    again = run_cli("run", "alpha", "-c", "read hello.txt", cwd=workdir, env=env, timeout=240)
+    assert again.returncode == 0, again.stderr.decode()
+    first, second, third = api.model_requests
+    assert any(t.endswith("one") for t in gfake.user_texts(second.body))  # the same session, resumed
+    for req in (first, second, third):
+        assert _system(req).count("ALPHA-SOUL") == 1
+    home = isolated_home / "state" / "gemini-homes" / "alpha" / ".gemini"
+    assert list(home.glob("tmp/*/chats/session-*")), "the session file lives in the agent's own home"
+    assert not list((isolated_home / ".gemini").glob("tmp/*/chats/session-*")), "and not in the user's"
+    sessions = json.loads(run_cli("sessions", "--json", cwd=workdir, env=env).stdout)
+    assert len(sessions) == 1 and sessions[0]["turns"] == 2
+    with Store.open(isolated_home / "state" / "usage.sqlite3") as store:
+        calls = store.calls_for_session(sessions[0]["session_id"])
+    assert [(c.turn, c.usage.as_dict()) for c in calls] == [
+        (1, {"input": 3000, "cache_write": 0, "cache_read": 6000, "output": 9, "reasoning": 2}),
+        (2, {"input": 1000, "cache_write": 0, "cache_read": 0, "output": 25, "reasoning": 5}),
+        (2, {"input": 200, "cache_write": 0, "cache_read": 1000, "output": 4, "reasoning": 0}),
+    ]
+    assert list(workdir.iterdir()) == [workdir / "hello.txt"]  # not a git repository: works, nothing written there
+
+
+def test_no_gemini_folder_at_all_still_runs(
+    gemini: tuple[gfake.GeminiFake, dict[str, str]], agents_dir: Path, workdir: Path, tmp_path: Path
+) -> None:
+    api, env = gemini
+    bare = tmp_path / "bare-home"
+    bare.mkdir()
+    _agent(agents_dir, "alpha", workdir, "ALPHA-SOUL: you are Alpha.\n")
+    api.script.push(gfake.TextReply("ok"))
+    # No ~/.gemini: the fake's auth method comes from the project's own settings instead (with the fake's
+    # base URL set, Gemini alone would pick the `gateway` auth and refuse: "Invalid auth method selected").
+    project = workdir / ".gemini"
+    project.mkdir()
+    (project / "settings.json").write_text(json.dumps(gfake.gemini_settings({"general": {"maxAttempts": 1}})))
+    bare_env = {**env, "HOME": str(bare)}
+    done = run_cli("run", "alpha", "hi", cwd=workdir, env=bare_env, timeout=240)
+    assert done.returncode == 0, done.stderr.decode()
+    (req,) = api.model_requests
+    assert _system(req).count("ALPHA-SOUL") == 1 and USER_OWN not in _system(req)
+    # agentlaunch writes nothing into the user's home. (Gemini 0.61.0 itself leaves projects.json.<uuid>.tmp
+    # files in $HOME/.gemini even with GEMINI_CLI_HOME set: its project registry partly ignores the variable.)
+    leftovers = [p.name for p in (bare / ".gemini").iterdir()] if (bare / ".gemini").exists() else []
+    assert all(name.startswith("projects.json") for name in leftovers), leftovers
+    assert sorted(p.name for p in project.iterdir()) == ["settings.json"]  # nothing written into the project
+
+
+def test_an_unusable_state_dir_exits_5(
+    gemini: tuple[gfake.GeminiFake, dict[str, str]], agents_dir: Path, workdir: Path, tmp_path: Path
+) -> None:
+    api, env = gemini
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "gemini-homes").write_text("a file where the agents' Gemini homes go")  # (tests run as root: no chmod)
+    _agent(agents_dir, "alpha", workdir, "ALPHA-SOUL: you are Alpha.\n")
+    done = run_cli("run", "alpha", "hi", cwd=workdir, env={**env, "AGENTLAUNCH_STATE_DIR": str(state)}, timeout=240)
+    assert done.returncode == 5, done.stderr.decode()
+    assert b"Traceback" not in done.stderr and b"Gemini home" in done.stderr
+    assert api.model_requests == []
