@@ -39,6 +39,11 @@ def test_live_doctor_measures_a_shared_prefix_and_its_negative_control_passes(ag
     assert report.control.passed, report.control.message
     assert report.control.marked_bytes < report.control.same_dir_bytes
     assert report.proxy_attempts == [], "no connection other than to the capture endpoint"
+    if provider == "gemini":  # gemini-home: in the system instruction, after Gemini's per-project memory path
+        assert report.delivery == "gemini-home"
+        place = report.pair.instructions
+        assert place.inside_bytes == 0 and place.end <= report.control.same_dir_bytes
+        assert "cached within this project only; across projects Gemini's own prompt differs before them" in report.verdict
     if provider == "claude":  # the default delivery keeps the whole instructions text in the shared prefix
         assert report.delivery == "system-prompt"
         assert report.pair.instructions.inside_bytes == report.pair.instructions.size
