@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,25 +10,9 @@ import yaml
 
 from agentlaunch.definitions.git_exclude import exclude_from_git, exclude_pattern, find_repo
 from tests.helpers import run_cli
+from tests.support.git_repo import git, make_repo
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-
-
-def git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "protocol.file.allow=always", *args],
-        cwd=cwd, capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    return done.stdout
-
-
-def make_repo(path: Path) -> Path:
-    path.mkdir(parents=True)
-    git(path, "init", "-q")
-    (path / "README").write_text("a project\n")
-    git(path, "add", "README")
-    git(path, "commit", "-qm", "start")
-    return path
 
 
 def clean(path: Path) -> bool:

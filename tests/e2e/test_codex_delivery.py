@@ -8,8 +8,6 @@ the repository's own AGENTS.md keeps arriving as Codex reads it.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +17,7 @@ from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.fakeapi.server import Recorded
 from tests.helpers import run_cli, write_agent
 from tests.support.clis import ensure_cli
+from tests.support.git_repo import git, make_repo, run_at_once
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -59,37 +58,17 @@ def _developer(req: Recorded) -> str:
     return "\n".join(cfake.message_texts(req.body, "developer"))
 
 
-def _git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True)
-    return done.stdout
-
-
-def _repo(path: Path) -> Path:
-    path.mkdir(parents=True)
-    _git(path, "init", "-q")
-    (path / "AGENTS.md").write_text("REPO-OWN: the team's committed AGENTS.md\n")
-    _git(path, "add", "AGENTS.md")
-    _git(path, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "init")
-    return path
-
-
 def test_two_agents_at_once_in_one_repository_each_get_only_their_own_instructions(
     codex: tuple[cfake.ResponsesFake, dict[str, str]], agents_dir: Path, tmp_path: Path
 ) -> None:
     api, env = codex
-    repo = _repo(tmp_path / "shared-repo")
+    repo = make_repo(tmp_path / "shared-repo", {"AGENTS.md": "REPO-OWN: the team's committed AGENTS.md\n"})
     _agent(agents_dir, "alpha", repo, "ALPHA-SOUL: you are Alpha.\n")
     _agent(agents_dir, "beta", repo, "BETA-SOUL: you are Beta.\n")
     api.script.push(cfake.TextReply("one"), cfake.TextReply("two"))
-    cmd = [sys.executable, "-m", "agentlaunch", "run"]
-    both = [
-        subprocess.Popen([*cmd, a, "hello"], cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        for a in ("alpha", "beta")
-    ]
-    outs = [p.communicate(timeout=240) for p in both]
-    for p, (out, err) in zip(both, outs, strict=True):
-        assert p.returncode == 0, err.decode()
-        assert out.decode().strip() in ("one", "two")
+    for code, out, err in run_at_once(["alpha", "beta"], "hello", repo, env):
+        assert code == 0, err
+        assert out.strip() in ("one", "two")
     requests = api.model_requests
     assert len(requests) == 2
     by_agent = {("alpha" if "ALPHA-SOUL" in _developer(r) else "beta"): r for r in requests}
@@ -101,7 +80,7 @@ def test_two_agents_at_once_in_one_repository_each_get_only_their_own_instructio
         agents_md = cfake.agents_md_texts(by_agent[mine].body)
         assert len(agents_md) == 1 and "REPO-OWN" in agents_md[0]  # the repository's file, as Codex reads it
     assert (repo / "AGENTS.md").read_text() == "REPO-OWN: the team's committed AGENTS.md\n"
-    assert _git(repo, "status", "--porcelain", "--ignored") == ""
+    assert git(repo, "status", "--porcelain", "--ignored") == ""
 
 
 def test_resume_keeps_the_instructions_once(

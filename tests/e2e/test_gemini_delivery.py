@@ -10,8 +10,6 @@ repository and the repository's own GEMINI.md keeps arriving as Gemini reads it.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +20,7 @@ from agentlaunch.fakeapi.server import Recorded
 from agentlaunch.usage.store import Store
 from tests.helpers import run_cli, write_agent
 from tests.support.clis import ensure_cli
+from tests.support.git_repo import git, make_repo, run_at_once
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -62,37 +61,17 @@ def _tools(req: Recorded) -> set[str]:
     return names
 
 
-def _git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True)
-    return done.stdout
-
-
-def _repo(path: Path) -> Path:
-    path.mkdir(parents=True)
-    _git(path, "init", "-q")
-    (path / "GEMINI.md").write_text(REPO_OWN + "\n")
-    _git(path, "add", "GEMINI.md")
-    _git(path, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "init")
-    return path
-
-
 def test_two_agents_at_once_in_one_repository_each_get_only_their_own_instructions(
     gemini: tuple[gfake.GeminiFake, dict[str, str]], agents_dir: Path, tmp_path: Path, isolated_home: Path
 ) -> None:
     api, env = gemini
-    repo = _repo(tmp_path / "shared-repo")
+    repo = make_repo(tmp_path / "shared-repo", {"GEMINI.md": REPO_OWN + "\n"})
     _agent(agents_dir, "alpha", repo, "ALPHA-SOUL: you are Alpha.\n")
     _agent(agents_dir, "beta", repo, "BETA-SOUL: you are Beta.\n")
     api.script.push(gfake.TextReply("one"), gfake.TextReply("two"))
-    cmd = [sys.executable, "-m", "agentlaunch", "run"]
-    both = [
-        subprocess.Popen([*cmd, a, "hello"], cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        for a in ("alpha", "beta")
-    ]
-    outs = [p.communicate(timeout=240) for p in both]
-    for p, (out, err) in zip(both, outs, strict=True):
-        assert p.returncode == 0, err.decode()
-        assert out.decode().strip() in ("one", "two")
+    for code, out, err in run_at_once(["alpha", "beta"], "hello", repo, env):
+        assert code == 0, err
+        assert out.strip() in ("one", "two")
     requests = api.model_requests
     assert len(requests) == 2
     by_agent = {("alpha" if "ALPHA-SOUL" in _system(r) else "beta"): r for r in requests}
@@ -107,7 +86,7 @@ def test_two_agents_at_once_in_one_repository_each_get_only_their_own_instructio
         # the user's settings.json, through the link: its excluded tool is gone, the others stay
         assert EXCLUDED_TOOL not in _tools(req) and "read_file" in _tools(req)
     assert (repo / "GEMINI.md").read_text() == REPO_OWN + "\n"
-    assert _git(repo, "status", "--porcelain", "--ignored") == ""
+    assert git(repo, "status", "--porcelain", "--ignored") == ""
     homes = isolated_home / "state" / "gemini-homes"
     assert sorted(p.name for p in homes.iterdir()) == ["alpha", "beta"]
     assert (homes / "alpha" / ".gemini" / "settings.json").resolve() == (isolated_home / ".gemini" / "settings.json")
