@@ -1,7 +1,7 @@
 """The fixed regression corpus: provider lines of the wrong shape, impossible usage, repeated messages.
 
 Each case here once ended a session with a traceback, stored an impossible
-number, or printed text twice. ``strict`` feeds a line without the parser's
+number, or printed text twice. ``read_line`` feeds a line without the parser's
 last-resort guard, so a handler that raises fails the test.
 """
 
@@ -28,7 +28,7 @@ from agentlaunch.events import (
     Warning,
     usage_problem,
 )
-from agentlaunch.providers.base import JsonLineParser, json_lines, parse_json_line
+from agentlaunch.providers.base import JsonLineParser, json_lines
 from agentlaunch.providers.claude import ClaudeParser
 from agentlaunch.providers.codex import CodexAdapter, CodexParser, rollout_calls, rollout_context_window
 from agentlaunch.providers.gemini import GeminiParser, session_calls, session_files
@@ -41,20 +41,11 @@ from tests.support import hostile_lines
 DATA = Path(__file__).parent / "data"
 
 
-def strict(parser: JsonLineParser, line: str) -> list[Event]:
-    """What ``parser.feed`` returns, but an exception in a handler propagates."""
-    obj = parse_json_line(line)
-    if obj is None:
-        return []
-    if isinstance(obj, Diagnostic):
-        return [obj]
-    return parser.event(obj)
-
 
 def run(parser: JsonLineParser, lines: list[str]) -> list[Event]:
     events: list[Event] = []
     for line in lines:
-        events += strict(parser, line)
+        events += parser.read_line(line)
     return events + parser.finish()
 
 
@@ -105,7 +96,7 @@ def test_one_valid_call_among_the_hostile_lines_is_counted_with_its_billed_outpu
     ],
 )
 def test_a_type_that_is_not_a_string_is_an_unknown_event(line: str, expected: Event) -> None:
-    assert strict(ClaudeParser(), line) == [expected]
+    assert ClaudeParser().read_line(line) == [expected]
 
 
 @pytest.mark.parametrize(
@@ -127,7 +118,7 @@ def test_a_type_that_is_not_a_string_is_an_unknown_event(line: str, expected: Ev
     ],
 )
 def test_a_field_of_the_wrong_type_never_raises(line: str) -> None:
-    assert isinstance(strict(ClaudeParser(), line), list)
+    assert isinstance(ClaudeParser().read_line(line), list)
 
 
 def test_json_nested_two_thousand_deep_is_a_diagnostic_not_a_recursion_error() -> None:
@@ -140,7 +131,7 @@ def test_json_nested_two_thousand_deep_is_a_diagnostic_not_a_recursion_error() -
 
 
 def test_a_lone_surrogate_becomes_a_replacement_character_that_can_be_written_out() -> None:
-    (use,) = strict(ClaudeParser(), '{"type": "assistant", "message": {"content": [{"type": "tool_use", "name": "a\\ud800"}]}}')
+    (use,) = ClaudeParser().read_line('{"type": "assistant", "message": {"content": [{"type": "tool_use", "name": "a\\ud800"}]}}')
     assert isinstance(use, ToolUse) and use.name == "a\ufffd"
     use.name.encode("utf-8")
 
@@ -290,7 +281,7 @@ def test_codex_usage_that_is_impossible_is_refused(usage: Any) -> None:
     ],
 )
 def test_codex_fields_of_the_wrong_type_never_raise(line: str) -> None:
-    assert isinstance(strict(CodexParser(), line), list)
+    assert isinstance(CodexParser().read_line(line), list)
 
 
 def test_codex_rollout_records_that_are_not_counts_are_left_out(tmp_path: Path) -> None:
@@ -354,7 +345,7 @@ def test_gemini_usage_that_is_impossible_is_refused(stats: Any) -> None:
     ],
 )
 def test_gemini_fields_of_the_wrong_type_never_raise(line: str) -> None:
-    assert isinstance(strict(GeminiParser(), line), list)
+    assert isinstance(GeminiParser().read_line(line), list)
 
 
 def test_gemini_session_file_calls_that_are_not_counts_are_left_out(tmp_path: Path) -> None:
@@ -406,7 +397,7 @@ def test_an_exception_no_handler_foresaw_is_a_warning_and_the_stream_goes_on() -
 
 
 def test_an_event_type_is_kept_to_a_bounded_label() -> None:
-    (event,) = strict(ClaudeParser(), '{"type": "' + "t" * 10_000 + '"}')
+    (event,) = ClaudeParser().read_line('{"type": "' + "t" * 10_000 + '"}')
     assert isinstance(event, Unknown) and len(event.type) == 256
 
 
@@ -415,6 +406,6 @@ def test_calls_opened_and_never_closed_stay_bounded_and_are_counted_as_started()
     events: list[Event] = []
     for i in range(1500):
         message = {"id": f"m{i}", "usage": {"input_tokens": 1, "output_tokens": 1}}
-        events += strict(parser, json.dumps({"type": "stream_event", "event": {"type": "message_start", "message": message}}))
+        events += parser.read_line(json.dumps({"type": "stream_event", "event": {"type": "message_start", "message": message}}))
     assert len(calls(events)) == 500 and [e.call_id for e in events if isinstance(e, CallUsage)][0] == "m0"
     assert len(calls(events + parser.finish())) == 1500  # every call once, none lost

@@ -178,15 +178,19 @@ class JsonLineParser(abc.ABC):
     JSON objects become Diagnostics, and each JSON object goes to :meth:`event`."""
 
     def feed(self, line: str) -> list[Event]:
+        try:
+            return self.read_line(line)
+        except Exception as exc:  # a shape no handler foresaw is reported, never the end of the session
+            return [Warning(f"agentlaunch could not read a provider event ({type(exc).__name__}); skipped it")]
+
+    def read_line(self, line: str) -> list[Event]:
+        """:meth:`feed` without its last-resort guard: what the tests call, so that a handler's exception fails them."""
         obj = parse_json_line(line)
         if obj is None:
             return []
         if isinstance(obj, Diagnostic):
             return [obj]
-        try:
-            return self.event(obj)
-        except Exception as exc:  # a shape no handler foresaw is reported, never the end of the session
-            return [Warning(f"agentlaunch could not read a provider event ({type(exc).__name__}); skipped it")]
+        return self.event(obj)
 
     @abc.abstractmethod
     def event(self, obj: dict[str, Any]) -> list[Event]:
