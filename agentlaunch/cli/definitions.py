@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -19,7 +20,7 @@ from agentlaunch.definitions.deliver import deliver
 from agentlaunch.definitions.render import Rendered, render_instructions
 from agentlaunch.definitions.spec import AgentSpec, agent_names, load_agent, resolve_working_dir
 from agentlaunch.errors import AgentlaunchError, DefinitionError, ExitCode, StateError
-from agentlaunch.launch.placement import exclude_delivered, system_prompt_path
+from agentlaunch.launch.placement import exclude_delivered, instructions_path
 from agentlaunch.providers.descriptors import PROVIDERS, describe
 from agentlaunch.visible import for_markup
 
@@ -125,9 +126,8 @@ def render_target(spec: AgentSpec, provider: str, working_dir: Path, filename: s
     """
     descriptor = describe(provider)
     delivery = spec.delivery if spec.delivery in descriptor.deliveries else descriptor.default_delivery
-    if delivery == "file":
-        return working_dir / filename, True
-    return system_prompt_path(paths.state_dir(), spec.name, filename), False
+    as_run = dataclasses.replace(spec, delivery=delivery)
+    return instructions_path(as_run, working_dir, paths.state_dir(), filename), delivery == "file"
 
 
 @app.command()
