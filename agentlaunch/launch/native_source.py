@@ -1,0 +1,87 @@
+"""What a native (TUI) launch follows besides the screen: the CLI's structured sources, per provider.
+
+In native mode agentlaunch relays the provider CLI's own interface byte for
+byte and never reads the screen. Meters and states come from what the CLI
+writes for programs: Claude Code's transcript, status-line JSON and hooks;
+Codex's rollout file and ``notify`` program; Gemini's session file and hooks.
+
+Each provider offers them through one function, ``native_extras(ctx)`` in
+``agentlaunch/providers/<provider>_native.py``: the flags and environment the
+CLI needs to report (a ``--settings`` object, a notify program), and the
+sources the relay loop waits on. A source turns what is new into the same
+normalized events a headless run produces (``CallUsage`` with its call id,
+``ContextWindow``, ``Compaction``, ``SessionStarted``) and into states; the
+launch meters, prices, stores and shows them as it does headless.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from agentlaunch.events import Event
+from agentlaunch.launch.sink import StateChanged
+
+NativeItem = Event | StateChanged
+"""What a source reports: a provider event for the launch to handle, or the CLI's new state."""
+
+
+class NativeSource(Protocol):
+    """One structured source of a native launch (a transcript, a hook socket).
+
+    The relay waits on :meth:`fileno` (readable: something may be new) and
+    until :meth:`deadline`; then it calls :meth:`read`. It calls :meth:`read`
+    once more after the CLI exits, then :meth:`close`. A source never raises on
+    what it reads (a late, rotated, truncated file, a line of unknown shape):
+    it skips what it cannot use, and never reports one call twice.
+    """
+
+    def fileno(self) -> int | None:
+        """A descriptor that becomes readable when there may be something new, or None (timers only)."""
+        ...
+
+    def deadline(self) -> float | None:
+        """The monotonic time at which :meth:`read` is wanted even if the descriptor stays quiet, or None."""
+        ...
+
+    def read(self) -> list[NativeItem]:
+        """What is new since the last call, in order."""
+        ...
+
+    def close(self) -> None:
+        """Release what the source holds (descriptors, sockets, the files it created)."""
+        ...
+
+
+@dataclass(frozen=True)
+class NativeContext:
+    """What a provider needs to know to make its CLI report, and to find what it writes."""
+
+    agent: str
+    session_id: str | None
+    """The session's id when agentlaunch chose it or resumes it (Claude Code's ``--session-id``); None: learn it."""
+    resumed: bool
+    working_dir: Path
+    env: Mapping[str, str]
+    """The environment the CLI runs with (HOME, CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME as the launch sets them)."""
+    runtime_dir: Path
+    """A private folder for this launch (sockets, generated scripts), created with mode 0700, removed afterwards."""
+    started_at: float
+    """Wall-clock time (``time.time()``) just before the CLI starts: files older than this belong to other sessions."""
+    python: str
+    """The interpreter running agentlaunch, for commands the CLI runs (status line, hooks)."""
+    status_path: Path | None = None
+    """The live status record of this launch, when one is written."""
+
+
+@dataclass
+class NativeExtras:
+    """What a provider adds to its native launch."""
+
+    argv: list[str] = field(default_factory=list)
+    """Flags that go after the CLI's own flags and before the first prompt."""
+    env: dict[str, str] = field(default_factory=dict)
+    sources: list[NativeSource] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
