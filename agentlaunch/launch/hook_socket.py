@@ -1,0 +1,98 @@
+"""The launch's end of the reports its CLI's hooks send (see :mod:`agentlaunch.launch.hook_report`).
+
+A native launch binds one datagram socket in its private runtime folder; the
+hooks, the notify program and the status-line command the provider's
+``native_extras`` configures send one JSON datagram each. The socket's
+descriptor is what the relay loop waits on, so a hook wakes the launch at
+once and nothing polls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentlaunch.providers.values import loads
+
+REPORTER = Path(__file__).with_name("hook_report.py")
+MAX_DATAGRAM = 1 << 18
+MAX_PATH = 107
+"""The longest socket path Linux binds (``sun_path`` is 108 bytes): the runtime folder must be short (under /tmp)."""
+MAX_PENDING = 1_000
+"""At most this many reports are taken per read; the rest wait for the next one (a flood cannot stall the relay)."""
+
+
+@dataclass(frozen=True)
+class HookReport:
+    """One report: the event name the command was configured with, and the CLI's JSON object (or {})."""
+
+    event: str
+    payload: dict[str, Any]
+    truncated: bool = False
+
+
+def hook_command(python: str, socket_path: Path, event: str) -> str:
+    """The shell command a CLI runs to report ``event`` (its JSON on stdin) to the socket at ``socket_path``."""
+    return shlex.join([python, "-I", "-S", str(REPORTER), str(socket_path), event])
+
+
+def hook_argv(python: str, socket_path: Path, event: str) -> list[str]:
+    """The same as an argv, for CLIs that take a program and its arguments (Codex's ``notify``)."""
+    return [python, "-I", "-S", str(REPORTER), str(socket_path), event]
+
+
+class HookSocket:
+    """A bound, non-blocking datagram socket at ``path``; :meth:`receive` takes what has arrived."""
+
+    def __init__(self, path: Path) -> None:
+        if len(os.fsencode(path)) > MAX_PATH:
+            raise OSError(f"socket path too long ({len(os.fsencode(path))} bytes, at most {MAX_PATH}): {path}")
+        self.path = path
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        try:
+            self._sock.setblocking(False)
+            self._sock.bind(str(path))
+            os.chmod(path, 0o600)
+        except OSError:
+            self._sock.close()
+            raise
+
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
+    def receive(self) -> list[HookReport]:
+        """The reports that arrived since the last call, in order; datagrams that are not reports are dropped."""
+        reports: list[HookReport] = []
+        while len(reports) < MAX_PENDING:
+            try:
+                data = self._sock.recv(MAX_DATAGRAM)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:
+                break
+            report = parse_report(data)
+            if report is not None:
+                reports.append(report)
+        return reports
+
+    def close(self) -> None:
+        self._sock.close()
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+
+
+def parse_report(data: bytes) -> HookReport | None:
+    """The report in one datagram, or None when it is not one (never raises)."""
+    try:
+        value = loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("event"), str):
+        return None
+    payload = value.get("payload")
+    return HookReport(value["event"], payload if isinstance(payload, dict) else {}, value.get("truncated") is True)
