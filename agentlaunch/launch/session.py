@@ -174,15 +174,17 @@ class Launch:
         if self.persistent:
             plan = self._persistent.plan(self.spec, resolved, self.session_id, self.resumed, self.options.interactive)
             argv = [*plan.argv, *placement.argv]
+            fingerprinted = [*plan.argv, *placement.fingerprint_argv]
         else:
             # The flags as a new session's first turn would have them (no thread id, no prompt).
             plan = self._per_turn.plan_turn(self.spec, resolved, self.adapter.new_state(self.session_id), "")
             self._placement_argv = placement.argv
             argv = with_placement_argv(plan.argv[:-1], placement.argv)
+            fingerprinted = with_placement_argv(plan.argv[:-1], placement.fingerprint_argv)
         for notice in plan.notices:
             self.notice(notice)
         changed = check_prefix(
-            self.spec, placement.rendered, self.options.templates_dir, resolved, argv, self.session_id, self.state_dir
+            self.spec, placement.rendered, self.options.templates_dir, resolved, fingerprinted, self.session_id, self.state_dir
         )
         if changed:
             self.notice(changed)
