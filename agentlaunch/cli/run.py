@@ -17,7 +17,7 @@ from agentlaunch.events import PermissionRequest
 from agentlaunch.launch import prespawn
 from agentlaunch.launch.build import build_launch
 from agentlaunch.launch.session import Launch, LaunchOptions
-from agentlaunch.launch.signals import Terminated
+from agentlaunch.launch.signals import CliExited, Terminated
 from agentlaunch.launch.sink import Sink
 from agentlaunch.launch.turn import turn_failed
 from agentlaunch.live.view import HeadlessView, InteractiveView
@@ -66,6 +66,22 @@ def ask_permission(request: PermissionRequest) -> str:
             return {"y": "once", "a": "always", "n": "deny"}[choice]
 
 
+def report_cli_exit(launch: Launch) -> int:
+    """Say that the CLI ended at the prompt, with the last lines it printed, and end the chat (exit 1)."""
+    assert launch.child is not None
+    said = [line.strip() for line in launch.child.read_available() if isinstance(line, str) and line.strip()]
+    print()
+    err.print(
+        f"[bold red]error:[/] the provider CLI exited (code {launch.child.poll()}) while waiting for you; the session ended",
+        markup=True,
+        highlight=False,
+        soft_wrap=True,
+    )
+    for line in said[-5:]:
+        err.print(f"  {for_markup(visible(line))}", markup=True, highlight=False, soft_wrap=True)
+    return int(ExitCode.TURN_FAILED)
+
+
 def interactive_loop(launch: Launch, timeout: float | None) -> int:
     state = "resumed" if launch.resumed else "new"
     err.print(
@@ -75,13 +91,20 @@ def interactive_loop(launch: Launch, timeout: float | None) -> int:
         highlight=False,
     )
     err.print("[dim]Enter sends · Ctrl-C interrupts a turn · Ctrl-C at the prompt or Ctrl-D ends the session[/]", markup=True)
+    watch = launch.persistent and launch.child is not None and launch.child.pid > 0
+    if watch:
+        assert launch.child is not None
+        launch.signals.watch_cli(launch.child.pid)  # a long-lived CLI that exits at the prompt ends the chat
     while True:
         try:
-            with launch.signals.person_waiting():  # SIGTERM/SIGHUP here raise Terminated; Ctrl-C ends the chat
+            # SIGTERM/SIGHUP here raise Terminated; Ctrl-C ends the chat; the CLI's exit raises CliExited.
+            with launch.signals.person_waiting(watch_cli=watch):
                 line = input("› ")
         except (EOFError, KeyboardInterrupt):
             print()
             return 0
+        except CliExited:
+            return report_cli_exit(launch)
         except UnicodeDecodeError:
             err.print("[yellow]that line was not valid UTF-8; not sent[/]", markup=True)
             continue

@@ -13,6 +13,7 @@ from rich.table import Table
 from agentlaunch.cli.common import JsonOpt, app, complete_agent, err, out
 from agentlaunch.errors import UsageError
 from agentlaunch.live.status import StatusRecord, line_for, read_records
+from agentlaunch.live.tmux import SOCKET_ENV, DeadPane, Tmux, TmuxMissing, dead_agent_panes
 from agentlaunch.visible import for_markup
 
 
@@ -20,7 +21,28 @@ def _n(value: object) -> str:
     return f"{value:,}" if isinstance(value, int) else "–"
 
 
-def status_table(records: list[StatusRecord]) -> Table:
+def dead_panes(socket: str | None) -> list[DeadPane]:
+    """The agents whose tmux pane died (kept open with their error), on the server ``tmux up`` uses; none without tmux."""
+    try:
+        return dead_agent_panes(Tmux(socket))
+    except TmuxMissing:
+        return []
+
+
+def dead_record(pane: DeadPane) -> dict[str, object]:
+    """A dead agent as ``status --json`` shows it beside the running ones."""
+    return {
+        "agent": pane.agent, "state": "dead", "exit_status": pane.exit_status, "tmux_session": pane.session,
+        "pane": pane.pane_id, "stale": False, "dead": True,
+    }  # fmt: skip
+
+
+def dead_line(pane: DeadPane) -> str:
+    code = f" (exit {pane.exit_status})" if pane.exit_status is not None else ""
+    return f"{pane.agent} · dead{code} · tmux {pane.session} {pane.pane_id}"
+
+
+def status_table(records: list[StatusRecord], dead: list[DeadPane] | None = None) -> Table:
     table = Table("agent", "state", "provider", "model", "context", "to compaction", "cost", "calls", "pid", "session")
     for r in records:
         d = r.data
@@ -39,7 +61,13 @@ def status_table(records: list[StatusRecord]) -> Table:
             str(d.get("session_id") or ""),
         )
         table.add_row(*(for_markup(cell) for cell in cells))  # a record is anyone's file: no markup, no escapes
-    if not records:
+    for pane in dead or []:
+        code = f" (exit {pane.exit_status})" if pane.exit_status is not None else ""
+        where = for_markup(f"tmux {pane.session} {pane.pane_id}")
+        table.add_row(for_markup(pane.agent), f"[bold red]dead{code}[/]", *[""] * 7, where)
+    if dead:
+        table.caption = "dead: its tmux pane is kept with its error; `agentlaunch tmux up AGENT` starts it again"
+    if not records and not dead:
         table.caption = "no agent is running"
     return table
 
@@ -59,6 +87,16 @@ def status(
         ),
     ] = None,
     interval: Annotated[float, typer.Option("--interval", help="Seconds between refreshes with --watch.", min=0.1)] = 1.0,
+    socket: Annotated[
+        str | None,
+        typer.Option(
+            "--socket",
+            "-L",
+            envvar=SOCKET_ENV,
+            help="The tmux server whose dead agent panes to show (tmux -L).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Show every running agent: state, context, distance to compaction, cost.
 
@@ -72,27 +110,32 @@ def status(
         if as_json or watch:
             raise UsageError("--line prints one line; it does not combine with --json or --watch")
         text = line_for(line)
+        if not text:  # not running: maybe it died in a tmux pane
+            text = next((dead_line(p) for p in dead_panes(socket) if p.agent == line), "")
         if text:
             print(text)
         return
     if watch and as_json:
         raise UsageError("--watch shows a live table; for scripts use --json (and poll)")
     if as_json:
-        print(json.dumps([r.as_dict() for r in read_records()], indent=2, ensure_ascii=False))
+        rows = [r.as_dict() for r in read_records()] + [dead_record(p) for p in dead_panes(socket)]
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
         return
     if not watch:
         records = read_records()
-        if not records:
+        dead = dead_panes(socket)
+        if not records and not dead:
             err.print(
                 "no agent is running: start one with `agentlaunch run AGENT` or `agentlaunch tmux up AGENT...`", soft_wrap=True
             )
             return
-        out.print(status_table(records))
+        out.print(status_table(records, dead))
         return
     try:
-        with Live(status_table(read_records()), console=out.console, auto_refresh=False, transient=False) as live:
+        table = status_table(read_records(), dead_panes(socket))
+        with Live(table, console=out.console, auto_refresh=False, transient=False) as live:
             while True:
                 time.sleep(interval)  # a refresh period, not a wait for a condition
-                live.update(status_table(read_records()), refresh=True)
+                live.update(status_table(read_records(), dead_panes(socket)), refresh=True)
     except KeyboardInterrupt:
         pass

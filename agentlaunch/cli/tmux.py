@@ -9,7 +9,9 @@ import typer
 
 from agentlaunch import paths
 from agentlaunch.cli.common import AgentsDirOpt, TemplatesOpt, app, complete_agent, err
-from agentlaunch.live.tmux import DEFAULT_SESSION, SOCKET_ENV, Tmux, attach, down, up
+from agentlaunch.live.startup_wait import AgentStart, TmuxPanes, wait_started
+from agentlaunch.live.tmux import DEFAULT_SESSION, SOCKET_ENV, Tmux, UpResult, attach, down, up
+from agentlaunch.visible import for_markup
 
 tmux_app = typer.Typer(
     help="Run agents in tmux: one window (or tiled pane) per agent, each pane's border showing its live status.",
@@ -47,35 +49,39 @@ def tmux_up(
         typer.Option("--attach/--no-attach", help="Attach afterwards (default: when run from a terminal).", show_default=False),
     ] = None,
     socket: SocketOpt = None,
+    wait: Annotated[
+        float,
+        typer.Option("--wait", help="Seconds to wait for each new agent to start (0: do not check).", min=0, metavar="SECONDS"),
+    ] = 30.0,
     agents_dir: AgentsDirOpt = None,
     templates_dir: TemplatesOpt = None,
 ) -> None:
     """Start each AGENT in the tmux session (created when missing), running `agentlaunch run AGENT`.
 
     Idempotent: agents already running there are left alone, missing ones
-    are added. Every agent is validated before anything is created. Exit
-    codes: 0 done, 1 a tmux command failed, 2 bad name, 3 definition error,
-    127 tmux missing.
+    are added, a failed one is started again in its pane. Before anything is
+    created every agent is checked (its definition, its CLI on PATH, its
+    working directory); afterwards `up` waits (up to --wait seconds) until
+    each new agent is really running or its pane died, and prints one line
+    per agent. A failed agent's pane stays open with its error. Exit codes:
+    0 every agent runs, 1 an agent failed to start or a tmux command failed,
+    2 bad name, 3 definition error, 127 tmux or a provider CLI missing.
 
     Example: agentlaunch tmux up reviewer planner --layout tiled
     """
     tmux = Tmux(socket)
     folder = paths.agents_dir(agents_dir)
     result = up(tmux, agents, session=session, layout=layout, agents_dir=folder, templates_dir=templates_dir)
-    parts = []
-    if result.started:
-        parts.append("started " + ", ".join(result.started))
-    if result.restarted:
-        parts.append("restarted " + ", ".join(result.restarted))
-    if result.running:
-        parts.append("already running " + ", ".join(result.running))
-    where = f"tmux session {session}" + (f" (socket {socket})" if socket else "")
-    err.print(f"{where}: {'; '.join(parts)}", highlight=False, soft_wrap=True)
+    if wait > 0 and result.panes:
+        outcomes = wait_started(TmuxPanes(tmux, session), result.panes, timeout=wait)
+    else:
+        outcomes = [AgentStart(a, p, True, "started (not checked: --wait 0)") for a, p in result.panes.items()]
+    failed = report_up(result, outcomes, session, socket)
     should_attach = attach_ if attach_ is not None else sys.stdin.isatty() and sys.stdout.isatty()
-    if not should_attach:
+    if not should_attach or failed:  # attaching would hide what failed
         hint = ["tmux"] + (["-L", socket] if socket else []) + ["attach", "-t", session]
         err.print(f"[dim]attach with: {' '.join(hint)}[/]", markup=True, highlight=False)
-        return
+        raise typer.Exit(1 if failed else 0)
     code = attach(tmux, session)
     if code is None:
         err.print(
@@ -84,8 +90,39 @@ def tmux_up(
             markup=True,
             highlight=False,
         )
-        return
-    raise typer.Exit(code)
+        code = 0
+    raise typer.Exit(1 if failed else code)
+
+
+def report_up(result: UpResult, outcomes: list[AgentStart], session: str, socket: str | None) -> bool:
+    """One line per agent (started, failed with its pane's error, already running), then a summary; True if any failed."""
+    width = max((len(o.agent) for o in outcomes), default=0)
+    width = max([width, *(len(a) for a in result.running)])
+    for o in outcomes:
+        if o.started:
+            state = f" ({o.state})" if o.state else ""
+            err.print(f"  {o.agent:<{width}}  [green]{o.detail}[/]{state}, pane {o.pane_id}", markup=True, highlight=False)
+        else:
+            err.print(
+                f"  {o.agent:<{width}}  [bold red]{for_markup(o.detail)}[/] [dim](pane {o.pane_id} kept)[/]",
+                markup=True, highlight=False, soft_wrap=True,
+            )  # fmt: skip
+    for name in result.running:
+        err.print(f"  {name:<{width}}  already running", highlight=False)
+    ok = {o.agent for o in outcomes if o.started}
+    parts = []
+    if started := [n for n in result.started if n in ok]:
+        parts.append("started " + ", ".join(started))
+    if restarted := [n for n in result.restarted if n in ok]:
+        parts.append("restarted " + ", ".join(restarted))
+    if result.running:
+        parts.append("already running " + ", ".join(result.running))
+    failed = [o.agent for o in outcomes if not o.started]
+    if failed:
+        parts.append("failed " + ", ".join(failed))
+    where = f"tmux session {session}" + (f" (socket {socket})" if socket else "")
+    err.print(f"{where}: {'; '.join(parts)}", highlight=False, soft_wrap=True)
+    return bool(failed)
 
 
 @tmux_app.command("down")

@@ -31,10 +31,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentlaunch.definitions.spec import load_agent
+from agentlaunch import paths
 from agentlaunch.errors import AgentlaunchError, ExitCode, UsageError
+from agentlaunch.live.preflight import ReadyAgent, check_agents, default_working_dir
 from agentlaunch.live.status import PANE_TITLE_ENV, process_running
-from agentlaunch.providers import get_adapter
 
 SOCKET_ENV = "AGENTLAUNCH_TMUX_SOCKET"
 DEFAULT_SESSION = "agentlaunch"
@@ -101,6 +101,7 @@ class UpResult:
     started: list[str] = field(default_factory=list)
     restarted: list[str] = field(default_factory=list)
     running: list[str] = field(default_factory=list)
+    panes: dict[str, str] = field(default_factory=dict)  # agent -> pane id, for every agent started or restarted now
 
 
 @dataclass
@@ -174,6 +175,28 @@ class Tmux:
         return self.run("display-message", "-p", "-t", f"={session}", "#{socket_path}").stdout.strip()
 
 
+@dataclass(frozen=True)
+class DeadPane:
+    """A pane of ours whose agentlaunch has ended with an error (kept open so it can be read)."""
+
+    agent: str
+    session: str
+    pane_id: str
+    exit_status: int | None
+
+
+def dead_agent_panes(tmux: Tmux) -> list[DeadPane]:
+    """Every agent pane on this server whose agent died; none when no server runs."""
+    fmt = "#{" + AGENT_OPTION + "}\t#{session_name}\t#{pane_id}\t#{pane_dead}\t#{pane_dead_status}"
+    proc = tmux.run("list-panes", "-a", "-F", fmt, check=False)
+    found = []
+    for row in proc.stdout.splitlines() if proc.returncode == 0 else []:
+        cells = row.split("\t")
+        if len(cells) == 5 and cells[0] and cells[3] == "1":
+            found.append(DeadPane(cells[0], cells[1], cells[2], int(cells[4]) if cells[4].isdigit() else None))
+    return found
+
+
 def agent_command(agent: str, agents_dir: Path, templates_dir: Path | None = None) -> list[str]:
     """The argv a pane runs: this Python's agentlaunch, so a virtualenv or a test's checkout is the one used."""
     argv = [sys.executable, "-m", "agentlaunch", "run", agent, "--agents-dir", str(agents_dir)]
@@ -192,14 +215,10 @@ def pane_env(environ: Mapping[str, str]) -> list[str]:
     return args
 
 
-def validate_agents(agents: Sequence[str], agents_dir: Path) -> list[str]:
-    """Load every agent's definition (nothing is created when one fails); the names, deduplicated in order."""
-    if not agents:
-        raise UsageError("name at least one agent")
-    unique = list(dict.fromkeys(agents))
-    for name in unique:
-        get_adapter(load_agent(agents_dir, name).provider)  # an agent its pane could not run is refused here
-    return unique
+def validate_agents(agents: Sequence[str], agents_dir: Path, cwd: Path | None = None) -> list[ReadyAgent]:
+    """Check every agent can start (definition, CLI, working directory); nothing is created when one cannot."""
+    state_dir = paths.state_dir()
+    return check_agents(agents, agents_dir, state_dir, default_working_dir(cwd or Path.cwd(), state_dir))
 
 
 def _decorate(tmux: Tmux, pane_id: str, window_id: str, agent: str, *, tiled: bool) -> None:
@@ -233,7 +252,7 @@ def up(
     if layout not in LAYOUTS:
         raise UsageError(f"--layout must be one of {', '.join(LAYOUTS)}, not {layout!r}")
     agents_dir = agents_dir.expanduser().resolve()
-    names = validate_agents(agents, agents_dir)
+    names = [ready.name for ready in validate_agents(agents, agents_dir, cwd)]
     env_args = pane_env(os.environ if environ is None else environ)
     directory = literal(str((cwd or Path.cwd()).resolve()))
     result = UpResult(session)
@@ -249,6 +268,7 @@ def up(
             argv = agent_command(name, agents_dir, templates_dir)
             tmux.run("respawn-pane", "-k", "-t", pane.pane_id, "-c", directory, *env_args, "--", *argv)
             result.restarted.append(name)
+            result.panes[name] = pane.pane_id
         else:
             result.running.append(name)
 
@@ -276,6 +296,7 @@ def up(
             tiled_window = window_id
             tmux.run("select-layout", "-t", window_id, "tiled")
         result.started.append(name)
+        result.panes[name] = pane_id
     return result
 
 
