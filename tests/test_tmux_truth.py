@@ -225,3 +225,49 @@ def test_the_chat_ends_with_the_clis_words_when_its_cli_exits_at_the_prompt(
     assert child.exitstatus == 1, child.before
     assert "the provider CLI exited (code 7) while waiting for you" in child.before
     assert "cli: no licence" in child.before
+
+
+# -- "needs you", end to end in a pane ------------------------------------------------------------
+
+
+def test_asking_reaches_the_status_record_the_pane_border_the_window_flag_and_the_notify_command(
+    socket: str, agents_dir: Path, workdir: Path, tmp_path: Path
+) -> None:
+    import sys
+
+    from tests.test_tmux import send_line, status_records, tmux
+
+    out = tmp_path / "notified.jsonl"
+    script = tmp_path / "notify.py"
+    script.write_text(f"import sys\nopen({str(out)!r}, 'a').write(sys.stdin.read())\n")
+    copy_demo(agents_dir, "pinger", f"notify: [{sys.executable}, {script}]\nnotify_after: 0\n")
+    assert up(socket, agents_dir, workdir, "pinger").returncode == 0
+    pane = panes(socket)["pinger"]
+    pane_id, window = pane["pane"], pane["window"]
+    send_line(socket, pane_id, "/tool")
+    wait_for(lambda: "Allow Write" in screen(socket, pane_id), what="the permission question")
+
+    def asking() -> bool:
+        return any(r["agent"] == "pinger" and r["state"] == "asking" for r in status_records())
+
+    wait_for(asking, what="asking in the status record")
+    first = wait_for(lambda: out.exists() and [json.loads(x) for x in out.read_text().splitlines()], what="the notify JSON")
+    assert first[0]["state"] == "asking" and first[0]["agent"] == "pinger" and first[0]["pane"] == pane_id
+    assert first[0]["working_dir"] and first[0]["session"]
+    flag = tmux(socket, "show-options", "-w", "-v", "-t", window, "@agentlaunch_needs_you").strip()
+    assert flag == "pinger asking"
+    title = tmux(socket, "display-message", "-p", "-t", pane_id, "#{pane_title}").strip()
+    assert title.startswith("pinger · asking") and "since " in title
+    border = tmux(socket, "display-message", "-p", "-t", pane_id, tmux(socket, "show-options", "-w", "-v", "-t", window,
+                                                                       "pane-border-format").strip())  # fmt: skip
+    assert "bg=red" in border  # highlighted
+    line = run_cli("status", "--line", "pinger").stdout.decode()
+    assert "pinger · asking" in line and " · for " in line
+
+    send_line(socket, pane_id, "y")
+    wait_for(lambda: len(out.read_text().splitlines()) == 2, what="the turn's end announced (notify_after: 0)")
+    second = json.loads(out.read_text().splitlines()[1])
+    assert second["state"] == "waiting" and "your turn" in second["reason"]
+    # Busy again, then waiting: the flag follows (the waiting announcement sets it again).
+    assert tmux(socket, "show-options", "-w", "-v", "-t", window, "@agentlaunch_needs_you").strip() == "pinger waiting"
+    assert run_cli("tmux", "down", "--socket", socket).returncode == 0

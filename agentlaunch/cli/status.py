@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import UTC, datetime
 from typing import Annotated
 
 import typer
@@ -12,9 +13,11 @@ from rich.table import Table
 
 from agentlaunch.cli.common import JsonOpt, app, complete_agent, err, out
 from agentlaunch.errors import UsageError
-from agentlaunch.live.status import StatusRecord, line_for, read_records
+from agentlaunch.live.status import StatusRecord, line_for, read_records, waited
 from agentlaunch.live.tmux import SOCKET_ENV, DeadPane, Tmux, TmuxMissing, dead_agent_panes
 from agentlaunch.visible import for_markup
+
+STATE_STYLES = {"asking": "bold white on red", "waiting": "yellow"}
 
 
 def _n(value: object) -> str:
@@ -43,6 +46,7 @@ def dead_line(pane: DeadPane) -> str:
 
 
 def status_table(records: list[StatusRecord], dead: list[DeadPane] | None = None) -> Table:
+    now = datetime.now(UTC)
     table = Table("agent", "state", "provider", "model", "context", "to compaction", "cost", "calls", "pid", "session")
     for r in records:
         d = r.data
@@ -50,7 +54,7 @@ def status_table(records: list[StatusRecord], dead: list[DeadPane] | None = None
         context = _n(d.get("context")) + (f" ({percent:.1f}%)" if isinstance(percent, int | float) else "")
         cells = (
             r.agent,
-            r.state,
+            r.state + (f" {how_long}" if (how_long := waited(r.as_dict(), now)) else ""),
             str(d.get("provider") or ""),
             str(d.get("model") or ""),
             context,
@@ -60,7 +64,10 @@ def status_table(records: list[StatusRecord], dead: list[DeadPane] | None = None
             str(d.get("pid") or ""),
             str(d.get("session_id") or ""),
         )
-        table.add_row(*(for_markup(cell) for cell in cells))  # a record is anyone's file: no markup, no escapes
+        shown = [for_markup(cell) for cell in cells]  # a record is anyone's file: no markup, no escapes
+        if r.state in STATE_STYLES:  # the agent waits for the person: asking (red) and waiting (yellow) stand out
+            shown[1] = f"[{STATE_STYLES[r.state]}]{shown[1]}[/]"
+        table.add_row(*shown)
     for pane in dead or []:
         code = f" (exit {pane.exit_status})" if pane.exit_status is not None else ""
         where = for_markup(f"tmux {pane.session} {pane.pane_id}")

@@ -43,6 +43,10 @@ class AgentYaml(BaseModel):
     allowed_tools: list[str] = Field(default_factory=list)
     delivery: Delivery | None = None
     prefix_order: PrefixOrder = "own-first"
+    notify: list[str] | str | None = None
+    notify_after: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    worktree: bool = False
+    worktree_branch: str | None = None
 
 
 class RateEntry(BaseModel):

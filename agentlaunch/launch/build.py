@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from agentlaunch import paths
-from agentlaunch.definitions.spec import load_agent, resolve_working_dir
+from agentlaunch.definitions.spec import AgentSpec, load_agent, resolve_working_dir
 from agentlaunch.launch import prespawn
 from agentlaunch.launch.loop import SystemClock
 from agentlaunch.launch.reaper import Reaper
@@ -17,6 +17,20 @@ from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.pricing import Pricer
 from agentlaunch.usage.recorder import UsageRecorder
 from agentlaunch.usage.store import Store
+
+
+def needs_you_sink(spec: AgentSpec) -> Sink:
+    """The "needs you" sink with agent.yaml's notify settings, else the global ones (``config.yaml``)."""
+    from agentlaunch.definitions.settings import load_settings
+    from agentlaunch.live.needs_you import DEFAULT_AFTER, NeedsYou
+
+    settings = load_settings()
+    after = spec.notify_after if spec.notify_after is not None else settings.notify_after
+    return NeedsYou(
+        notify=spec.notify or settings.notify,
+        after=DEFAULT_AFTER if after is None else after,
+        bell=None if settings.bell else False,
+    )
 
 
 def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]], *, status: bool = True) -> Launch:
@@ -37,6 +51,8 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
         from agentlaunch.live.status import StatusWriter
 
         sinks.append(StatusWriter())  # the live status record (agentlaunch status, tmux)
+    if options.interactive:  # a person is there: tell them when the agent needs them (a script knows when it ends)
+        sinks.append(needs_you_sink(spec))
     fresh = not (options.resume or options.continue_last or options.interactive)
     pending = prespawn.take() if fresh and adapter.persistent else None
     try:

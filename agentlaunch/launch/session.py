@@ -398,5 +398,10 @@ class Launch:
             self.emit(CompactionWarned(warning))
         if isinstance(event, PermissionRequest):
             assert self.child is not None
+            asks = self._ask is not None and event.tool_name not in self.permissions.always_allowed
+            if asks:
+                self.set_state("asking")  # the person is asked: "needs you", the status record, the pane border
             decision = self.permissions.decide(event, self._ask)
+            if asks:
+                self.set_state("tool" if decision != "deny" else "thinking")
             self.child.send_json(self._persistent.permission_answer(event, decision))

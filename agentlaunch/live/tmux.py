@@ -43,8 +43,12 @@ AGENT_OPTION = "@agentlaunch_agent"
 TILED_OPTION = "@agentlaunch_tiled"
 SAFE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # matched whole (fullmatch): "$" would let a trailing newline in
 LAYOUTS = ("windows", "tiled")
-# What the pane border shows: the title the agent's status writer keeps current.
-BORDER_FORMAT = " #{pane_title} "
+# What the pane border shows: the title the agent's status writer keeps current, highlighted when the agent
+# waits for the person: "asking" (a permission prompt or question) in red, "waiting" (your turn) in yellow.
+BORDER_FORMAT = (
+    "#{?#{m:* · asking*,#{pane_title}},#[fg=white#,bg=red#,bold] #{pane_title} #[default],"
+    "#{?#{m:* · waiting*,#{pane_title}},#[fg=black#,bg=yellow] #{pane_title} #[default], #{pane_title} }}"
+)
 # Variables a pane needs from the caller's environment (a running server has its own).
 PASSED_ENV_PREFIXES = ("AGENTLAUNCH_",)
 PASSED_ENV = ("PATH", "NO_COLOR")
