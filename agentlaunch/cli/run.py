@@ -164,6 +164,10 @@ def run(
     force: Annotated[
         bool, typer.Option("--force", help="Back up an instructions file that is not agentlaunch's, then write ours.")
     ] = False,
+    worktree: Annotated[
+        bool,
+        typer.Option("--worktree", help="Run in the agent's own git worktree (branch agentlaunch/AGENT), made on first use."),
+    ] = False,
     agents_dir: AgentsDirOpt = None,
     templates_dir: TemplatesOpt = None,
 ) -> None:
@@ -193,8 +197,11 @@ def run(
         continue_last=continue_last,
         force=force,
         interactive=text is None,
-        plan_key=prespawn.plan_key(agent, str(agents_dir) if agents_dir else None, str(working_dir) if working_dir else None),
-    )
+        # Not with --worktree: the next launch's early start, keyed without it, must not run in the worktree.
+        plan_key=None if worktree else prespawn.plan_key(agent, str(agents_dir) if agents_dir else None,
+                                                         str(working_dir) if working_dir else None),
+        worktree=worktree,
+    )  # fmt: skip
 
     def views(meter: Meter) -> list[Sink]:
         if text is None:

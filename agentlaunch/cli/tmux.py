@@ -53,6 +53,9 @@ def tmux_up(
         float,
         typer.Option("--wait", help="Seconds to wait for each new agent to start (0: do not check).", min=0, metavar="SECONDS"),
     ] = 30.0,
+    worktree: Annotated[
+        bool, typer.Option("--worktree", help="Run each agent in its own git worktree (branch agentlaunch/AGENT).")
+    ] = False,
     agents_dir: AgentsDirOpt = None,
     templates_dir: TemplatesOpt = None,
 ) -> None:
@@ -71,7 +74,7 @@ def tmux_up(
     """
     tmux = Tmux(socket)
     folder = paths.agents_dir(agents_dir)
-    result = up(tmux, agents, session=session, layout=layout, agents_dir=folder, templates_dir=templates_dir)
+    result = up(tmux, agents, session=session, layout=layout, agents_dir=folder, templates_dir=templates_dir, worktree=worktree)
     if wait > 0 and result.panes:
         outcomes = wait_started(TmuxPanes(tmux, session), result.panes, timeout=wait)
     else:

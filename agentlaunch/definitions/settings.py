@@ -8,7 +8,7 @@ notify: [notify-send, agentlaunch]   # run when an agent needs you: an argv list
                                       # (never run by a shell); it reads one JSON object on stdin
 notify_after: 30                      # seconds a turn must take before its end is announced (asking always is)
 bell: true                            # ring the terminal bell when an agent needs you
-worktrees_dir: ~/agent-worktrees      # where `worktree: true` agents get their git worktrees (default: beside the repository)
+worktrees_dir: ~/agent-worktrees      # where `worktree: true` agents get their git worktrees (default: <state dir>/worktrees)
 ```
 
 A file that is there but wrong is a definition error (exit 3) naming the

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from agentlaunch import paths
 from agentlaunch.definitions.spec import AgentSpec, load_agent, resolve_working_dir
@@ -33,6 +34,17 @@ def needs_you_sink(spec: AgentSpec) -> Sink:
     )
 
 
+def agent_worktree(spec: AgentSpec, start: Path, state_dir: Path) -> tuple[Path, str | None]:
+    """The agent's git worktree for the repository of ``start`` (made on first use); a notice when made now."""
+    from agentlaunch.definitions.settings import load_settings
+    from agentlaunch.launch import worktree
+
+    base = load_settings().worktrees_dir or state_dir / "worktrees"
+    path, created = worktree.ensure(spec.name, start, base, state_dir, spec.worktree_branch)
+    branch = spec.worktree_branch or worktree.default_branch(spec.name)
+    return path, f"created git worktree {path} on branch {branch}" if created else None
+
+
 def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]], *, status: bool = True) -> Launch:
     """A launch of ``options.agent`` whose events go to the usage store, ``views(meter)`` and the live status record.
 
@@ -44,6 +56,9 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
     spec = load_agent(options.agents_dir, options.agent, state_dir)
     adapter = get_adapter(spec.provider)
     working_dir = resolve_working_dir(spec, options.working_dir, state_dir)
+    made: str | None = None
+    if options.worktree or spec.worktree:
+        working_dir, made = agent_worktree(spec, working_dir, state_dir)
     meter = Meter(configured_window=spec.context_window, buffer=spec.compaction_buffer, model=spec.model)
     store = Store.open(paths.store_path())
     sinks: list[Sink] = [UsageRecorder(store), *views(meter)]
@@ -56,11 +71,14 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
     fresh = not (options.resume or options.continue_last or options.interactive)
     pending = prespawn.take() if fresh and adapter.persistent else None
     try:
-        return Launch(
+        launch = Launch(
             options, spec=spec, adapter=adapter, store=store, pricer=Pricer(agents_dir=spec.agents_dir), meter=meter,
             sinks=sinks, state_dir=state_dir, working_dir=working_dir, clock=SystemClock(), prespawned=pending,
             signals=Signals(), reaper=Reaper(subreaper=True),
         )  # fmt: skip
+        if made:
+            launch.notice(made)
+        return launch
     except BaseException:
         prespawn.discard(pending)
         store.close()

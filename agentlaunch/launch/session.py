@@ -86,6 +86,7 @@ class LaunchOptions:
     force: bool = False
     interactive: bool = False
     plan_key: str | None = None  # names this launch's plan for the next launch's early start (prespawn)
+    worktree: bool = False  # run in the agent's own git worktree (agent.yaml's worktree: true asks too)
 
 
 class Launch:

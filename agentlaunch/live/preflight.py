@@ -70,7 +70,19 @@ def usable_dir(path: Path, what: str) -> Path:
     return path
 
 
-def check_agents(agents: Sequence[str], agents_dir: Path, state_dir: Path, working_dir_for: WorkingDirFor) -> list[ReadyAgent]:
+def planned_worktree(spec: AgentSpec, start: Path, state_dir: Path) -> Path:
+    """Where the agent's worktree is (or will be made by its launch): refused now if it cannot be."""
+    from agentlaunch.definitions.settings import load_settings
+    from agentlaunch.launch import worktree
+
+    base = load_settings().worktrees_dir or state_dir / "worktrees"
+    entry, exists = worktree.plan(spec.name, start, base, spec.worktree_branch)
+    return usable_dir(Path(entry.path), "worktree") if exists else Path(entry.path)
+
+
+def check_agents(
+    agents: Sequence[str], agents_dir: Path, state_dir: Path, working_dir_for: WorkingDirFor, *, worktree: bool = False
+) -> list[ReadyAgent]:
     """Check every named agent (deduplicated, in order); :class:`PreflightFailed` lists every one that cannot start."""
     if not agents:
         raise UsageError("name at least one agent")
@@ -87,6 +99,8 @@ def check_agents(agents: Sequence[str], agents_dir: Path, state_dir: Path, worki
                 exc.hint = exc.hint or (f"check `command:` in {yaml_file}" if spec.command else adapter.install_hint)
                 raise
             where = usable_dir(working_dir_for(spec), "working directory")
+            if worktree or spec.worktree:
+                where = planned_worktree(spec, where, state_dir)
             ready.append(ReadyAgent(name, spec, command, where))
         except AgentlaunchError as exc:
             problems.append((name, exc))

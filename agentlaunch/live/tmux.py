@@ -201,9 +201,11 @@ def dead_agent_panes(tmux: Tmux) -> list[DeadPane]:
     return found
 
 
-def agent_command(agent: str, agents_dir: Path, templates_dir: Path | None = None) -> list[str]:
+def agent_command(agent: str, agents_dir: Path, templates_dir: Path | None = None, *, worktree: bool = False) -> list[str]:
     """The argv a pane runs: this Python's agentlaunch, so a virtualenv or a test's checkout is the one used."""
     argv = [sys.executable, "-m", "agentlaunch", "run", agent, "--agents-dir", str(agents_dir)]
+    if worktree:
+        argv.append("--worktree")
     if templates_dir is not None:
         argv += ["--templates-dir", str(templates_dir.expanduser().resolve())]
     return argv
@@ -219,10 +221,12 @@ def pane_env(environ: Mapping[str, str]) -> list[str]:
     return args
 
 
-def validate_agents(agents: Sequence[str], agents_dir: Path, cwd: Path | None = None) -> list[ReadyAgent]:
-    """Check every agent can start (definition, CLI, working directory); nothing is created when one cannot."""
+def validate_agents(
+    agents: Sequence[str], agents_dir: Path, cwd: Path | None = None, *, worktree: bool = False
+) -> list[ReadyAgent]:
+    """Check every agent can start (definition, CLI, working directory or worktree); nothing is created when one cannot."""
     state_dir = paths.state_dir()
-    return check_agents(agents, agents_dir, state_dir, default_working_dir(cwd or Path.cwd(), state_dir))
+    return check_agents(agents, agents_dir, state_dir, default_working_dir(cwd or Path.cwd(), state_dir), worktree=worktree)
 
 
 def _decorate(tmux: Tmux, pane_id: str, window_id: str, agent: str, *, tiled: bool) -> None:
@@ -250,13 +254,14 @@ def up(
     templates_dir: Path | None = None,
     cwd: Path | None = None,
     environ: Mapping[str, str] | None = None,
+    worktree: bool = False,
 ) -> UpResult:
     """Start every named agent that is not already running in ``session`` (created when missing)."""
     check_name(session, "tmux session")
     if layout not in LAYOUTS:
         raise UsageError(f"--layout must be one of {', '.join(LAYOUTS)}, not {layout!r}")
     agents_dir = agents_dir.expanduser().resolve()
-    names = [ready.name for ready in validate_agents(agents, agents_dir, cwd)]
+    names = [ready.name for ready in validate_agents(agents, agents_dir, cwd, worktree=worktree)]
     env_args = pane_env(os.environ if environ is None else environ)
     directory = literal(str((cwd or Path.cwd()).resolve()))
     result = UpResult(session)
@@ -269,7 +274,7 @@ def up(
         if pane is None:
             continue
         if pane.dead:  # its agentlaunch failed and the pane was kept: start it again in place
-            argv = agent_command(name, agents_dir, templates_dir)
+            argv = agent_command(name, agents_dir, templates_dir, worktree=worktree)
             tmux.run("respawn-pane", "-k", "-t", pane.pane_id, "-c", directory, *env_args, "--", *argv)
             result.restarted.append(name)
             result.panes[name] = pane.pane_id
@@ -279,7 +284,7 @@ def up(
     tiled_window = next((p.window_id for p in panes if p.tiled), None)
     fmt = "#{pane_id}\t#{window_id}"
     for name in (n for n in names if n not in by_agent):
-        argv = agent_command(name, agents_dir, templates_dir)
+        argv = agent_command(name, agents_dir, templates_dir, worktree=worktree)
         window_name = literal(TILED_WINDOW if layout == "tiled" else name)
         if not exists:
             created = tmux.run(
