@@ -93,9 +93,9 @@ def test_pending_migrations_run_in_order_and_record_the_version(db: Path, monkey
         conn.execute("CREATE INDEX calls_note ON calls (note)")
 
     monkeypatch.setattr(store_file, "MIGRATIONS", [*store_file.MIGRATIONS, add_note, add_index])
-    monkeypatch.setattr(store_file, "SCHEMA_VERSION", 3)
+    monkeypatch.setattr(store_file, "SCHEMA_VERSION", SCHEMA_VERSION + 2)
     with Store.open(db) as s:
-        assert s.schema_version == 3
+        assert s.schema_version == SCHEMA_VERSION + 2
         assert len(s.calls_for_session("s1")) == 1
     assert ran == [2, 3]
     with Store.open(db):
@@ -112,11 +112,11 @@ def test_a_failing_migration_leaves_the_old_version(db: Path, monkeypatch: pytes
         conn.execute("THIS IS NOT SQL")
 
     monkeypatch.setattr(store_file, "MIGRATIONS", [*store_file.MIGRATIONS, broken])
-    monkeypatch.setattr(store_file, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(store_file, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
     with pytest.raises(StateError):
         Store.open(db)
     conn = sqlite3.connect(db)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert "half" not in {r[1] for r in conn.execute("PRAGMA table_info(calls)")}
 
 

@@ -10,7 +10,7 @@ import typer
 
 from agentlaunch import paths
 from agentlaunch.cli.common import JsonOpt, app, complete_agent, err, out
-from agentlaunch.errors import UsageError
+from agentlaunch.errors import RefusedOverwrite, UsageError
 from agentlaunch.launch import worktree
 from agentlaunch.visible import for_markup
 
@@ -75,7 +75,7 @@ def worktrees_remove(
 
     Its branch is deleted too when git agrees it is merged (`git branch -d`),
     else kept. Exit codes: 0 removed, 2 no such worktree, 4 refused (work
-    would be lost), 3 git failed.
+    would be lost, or an agent runs there), 3 git failed.
 
     Example: agentlaunch worktrees remove reviewer
     """
@@ -87,5 +87,13 @@ def worktrees_remove(
     if not mine:
         known = ", ".join(sorted({w.agent for w in worktree.registered(state_dir)})) or "none"
         raise UsageError(f"no worktree of agent {agent!r} known here (agents with worktrees: {known})")
+    from agentlaunch.live.status import read_records
+
+    running = [r for r in read_records(clean=False) if not r.stale and r.data.get("working_dir") == mine[0].path]
+    if running:
+        raise RefusedOverwrite(
+            f"{mine[0].path}: agent {running[0].agent} is running there (pid {running[0].data.get('pid')}): not removed",
+            hint="end it first (Ctrl-D in its chat, or agentlaunch tmux down)",
+        )
     for line in worktree.remove(state_dir, mine[0], keep_branch=keep_branch):
         err.print(line, highlight=False)

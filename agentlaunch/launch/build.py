@@ -16,7 +16,7 @@ from agentlaunch.launch.sink import Sink
 from agentlaunch.providers import get_adapter
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.pricing import Pricer
-from agentlaunch.usage.recorder import UsageRecorder
+from agentlaunch.usage.recorder import UsageRecorder, tmux_place
 from agentlaunch.usage.store import Store
 
 
@@ -61,7 +61,7 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
         working_dir, made = agent_worktree(spec, working_dir, state_dir)
     meter = Meter(configured_window=spec.context_window, buffer=spec.compaction_buffer, model=spec.model)
     store = Store.open(paths.store_path())
-    sinks: list[Sink] = [UsageRecorder(store), *views(meter)]
+    sinks: list[Sink] = [UsageRecorder(store, tmux_place()), *views(meter)]
     if status:
         from agentlaunch.live.status import StatusWriter
 

@@ -50,6 +50,7 @@ from agentlaunch.launch.sink import (
     CompactionWarned,
     Notice,
     PricedCall,
+    PromptSent,
     ProviderStateKept,
     SessionClosed,
     Sink,
@@ -268,6 +269,7 @@ class Launch:
         self.signals.forget_interrupts()
         text = self.first_message(prompt)
         self.turns += 1
+        self.emit(PromptSent(prompt))
         self._ask = ask_permission
         with self.signals.turn():  # from here a Ctrl-C interrupts the turn instead of raising
             if self.persistent:

@@ -99,6 +99,13 @@ class ProviderStateKept(LaunchEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class PromptSent(LaunchEvent):
+    """The person's text of a turn, as typed (without the startup message): the session's title comes from the first."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class TurnDone(LaunchEvent):
     """A turn is over, finished or not (its footer, its count)."""
 

@@ -34,7 +34,8 @@ from pathlib import Path
 from agentlaunch import paths
 from agentlaunch.errors import AgentlaunchError, ExitCode, UsageError
 from agentlaunch.live.preflight import ReadyAgent, check_agents, default_working_dir
-from agentlaunch.live.status import PANE_TITLE_ENV, process_running
+from agentlaunch.live.status import PANE_TITLE_ENV, process_running, read_records
+from agentlaunch.usage.recorder import PLACE_ENV
 
 SOCKET_ENV = "AGENTLAUNCH_TMUX_SOCKET"
 DEFAULT_SESSION = "agentlaunch"
@@ -112,6 +113,7 @@ class UpResult:
 class DownResult:
     ended: list[str] = field(default_factory=list)
     still_running: list[str] = field(default_factory=list)
+    sessions: dict[str, str] = field(default_factory=dict)  # agent -> the session id its pane ran (from its status record)
 
 
 class Tmux:
@@ -215,6 +217,8 @@ def pane_env(environ: Mapping[str, str]) -> list[str]:
     """``-e NAME=VALUE`` arguments: what a pane needs from the caller (an already running server has its own)."""
     args: list[str] = []
     for name in sorted(environ):
+        if name == PLACE_ENV:
+            continue  # the caller's own pane's place (up run from inside a pane): each pane gets its own
         if name in PASSED_ENV or name.startswith(PASSED_ENV_PREFIXES):
             args += ["-e", f"{name}={environ[name]}"]
     args += ["-e", f"{PANE_TITLE_ENV}=1"]
@@ -222,11 +226,26 @@ def pane_env(environ: Mapping[str, str]) -> list[str]:
 
 
 def validate_agents(
-    agents: Sequence[str], agents_dir: Path, cwd: Path | None = None, *, worktree: bool = False
+    agents: Sequence[str],
+    agents_dir: Path,
+    cwd: Path | None = None,
+    *,
+    worktree: bool = False,
+    working_dirs: Mapping[str, Path] | None = None,
 ) -> list[ReadyAgent]:
-    """Check every agent can start (definition, CLI, working directory or worktree); nothing is created when one cannot."""
+    """Check every agent can start (definition, CLI, working directory or worktree); nothing is created when one cannot.
+
+    ``working_dirs`` names an agent's directory outright (a resumed session's), else agent.yaml and ``cwd`` decide.
+    """
     state_dir = paths.state_dir()
-    return check_agents(agents, agents_dir, state_dir, default_working_dir(cwd or Path.cwd(), state_dir), worktree=worktree)
+    default = default_working_dir(cwd or Path.cwd(), state_dir)
+    given = working_dirs or {}
+    return check_agents(agents, agents_dir, state_dir, lambda spec: given.get(spec.name) or default(spec), worktree=worktree)
+
+
+def place_env(session: str, window: str, layout: str) -> list[str]:
+    """Where the pane is, for its launch to remember in the session record (``tmux up --resume`` reads it)."""
+    return ["-e", f"{PLACE_ENV}={session}\t{window}\t{layout}"]
 
 
 def _decorate(tmux: Tmux, pane_id: str, window_id: str, agent: str, *, tiled: bool) -> None:
@@ -255,13 +274,21 @@ def up(
     cwd: Path | None = None,
     environ: Mapping[str, str] | None = None,
     worktree: bool = False,
+    extra_args: Mapping[str, Sequence[str]] | None = None,
+    working_dirs: Mapping[str, Path] | None = None,
 ) -> UpResult:
-    """Start every named agent that is not already running in ``session`` (created when missing)."""
+    """Start every named agent that is not already running in ``session`` (created when missing).
+
+    ``extra_args`` are added to an agent's `run` (``-r ID --working-dir DIR`` to resume), ``working_dirs``
+    are the directories the check before anything is created uses for them.
+    """
     check_name(session, "tmux session")
     if layout not in LAYOUTS:
         raise UsageError(f"--layout must be one of {', '.join(LAYOUTS)}, not {layout!r}")
     agents_dir = agents_dir.expanduser().resolve()
-    names = [ready.name for ready in validate_agents(agents, agents_dir, cwd, worktree=worktree)]
+    ready = validate_agents(agents, agents_dir, cwd, worktree=worktree, working_dirs=working_dirs)
+    names = [r.name for r in ready]
+    extra = extra_args or {}
     env_args = pane_env(os.environ if environ is None else environ)
     directory = literal(str((cwd or Path.cwd()).resolve()))
     result = UpResult(session)
@@ -274,8 +301,9 @@ def up(
         if pane is None:
             continue
         if pane.dead:  # its agentlaunch failed and the pane was kept: start it again in place
-            argv = agent_command(name, agents_dir, templates_dir, worktree=worktree)
-            tmux.run("respawn-pane", "-k", "-t", pane.pane_id, "-c", directory, *env_args, "--", *argv)
+            argv = [*agent_command(name, agents_dir, templates_dir, worktree=worktree), *extra.get(name, ())]
+            here = place_env(session, pane.window_name, "tiled" if pane.tiled else "windows")
+            tmux.run("respawn-pane", "-k", "-t", pane.pane_id, "-c", directory, *env_args, *here, "--", *argv)
             result.restarted.append(name)
             result.panes[name] = pane.pane_id
         else:
@@ -284,20 +312,24 @@ def up(
     tiled_window = next((p.window_id for p in panes if p.tiled), None)
     fmt = "#{pane_id}\t#{window_id}"
     for name in (n for n in names if n not in by_agent):
-        argv = agent_command(name, agents_dir, templates_dir, worktree=worktree)
-        window_name = literal(TILED_WINDOW if layout == "tiled" else name)
+        argv = [*agent_command(name, agents_dir, templates_dir, worktree=worktree), *extra.get(name, ())]
+        plain_name = TILED_WINDOW if layout == "tiled" else name
+        window_name = literal(plain_name)
+        pane_args = [*env_args, *place_env(session, plain_name, layout)]
         if not exists:
             created = tmux.run(
                 "new-session", "-d", "-s", session, "-n", window_name, "-x", "220", "-y", "60", "-c", directory,
-                *env_args, "-P", "-F", fmt, "--", *argv,
+                *pane_args, "-P", "-F", fmt, "--", *argv,
             )  # fmt: skip
             exists = result.created_session = True
         elif layout == "tiled" and tiled_window is not None:
-            created = tmux.run("split-window", "-d", "-t", tiled_window, "-c", directory, *env_args, "-P", "-F", fmt, "--", *argv)
+            created = tmux.run(
+                "split-window", "-d", "-t", tiled_window, "-c", directory, *pane_args, "-P", "-F", fmt, "--", *argv
+            )
         else:
             target = f"={session}:"
             created = tmux.run(
-                "new-window", "-d", "-t", target, "-n", window_name, "-c", directory, *env_args, "-P", "-F", fmt, "--", *argv
+                "new-window", "-d", "-t", target, "-n", window_name, "-c", directory, *pane_args, "-P", "-F", fmt, "--", *argv
             )
         pane_id, window_id = created.stdout.strip().split("\t")
         _decorate(tmux, pane_id, window_id, name, tiled=layout == "tiled")
@@ -334,6 +366,11 @@ def down(
         raise TmuxError(f"no tmux session {session!r}" + (f" on socket {tmux.socket!r}" if tmux.socket else ""))
     result = DownResult()
     live = [p for p in tmux.panes(session) if p.agent and not p.dead and p.pid > 0]
+    records = {r.data.get("pid"): r for r in read_records(clean=False) if not r.stale}
+    for pane in live:
+        record = records.get(pane.pid)
+        if record is not None and isinstance(record.data.get("session_id"), str):
+            result.sessions[pane.agent] = record.data["session_id"]
     for pane in live:
         # SIGTERM is agentlaunch's clean stop (exit 143): it ends the CLI, frees the
         # instructions file and records the session, which stays resumable with -c/-r.

@@ -68,6 +68,10 @@ class SessionRow:
     exit_status: int | None
     turns: int
     provider_state: dict[str, Any] | None
+    tmux_session: str | None = None  # where it ran in tmux (``tmux up``): its session, window and layout
+    tmux_window: str | None = None
+    tmux_layout: str | None = None
+    title: str | None = None  # its first prompt, shortened
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,8 +37,10 @@ _CALL_COLUMNS = (
     "input, cache_write, cache_read, output, reasoning, cost_usd, price_key"
 )
 _SESSION_COLUMNS = (
-    "session_id, agent, provider, model, working_dir, started, last_used, ended, exit_status, turns, provider_state"
+    "session_id, agent, provider, model, working_dir, started, last_used, ended, exit_status, turns, provider_state, "
+    "tmux_session, tmux_window, tmux_layout, title"
 )
+TITLE_CHARS = 60  # a session's title: its first prompt, on one line, at most this long
 _SUMS = (
     "COUNT(*), SUM(input), SUM(cache_write), SUM(cache_read), SUM(output), SUM(reasoning), "
     "SUM(cost_usd), SUM(cost_usd IS NULL), MIN(at), MAX(at)"
@@ -138,6 +140,52 @@ class Store:
         with self._guard():
             cur = self._conn.execute("UPDATE sessions SET provider_state = ? WHERE session_id = ?", (payload, session_id))
             return cur.rowcount > 0
+
+    def set_place(self, session_id: str, tmux_session: str, tmux_window: str | None, tmux_layout: str | None) -> bool:
+        """Remember the tmux session, window and layout the session runs in; False if there is no such session."""
+        with self._guard():
+            cur = self._conn.execute(
+                "UPDATE sessions SET tmux_session = ?, tmux_window = ?, tmux_layout = ? WHERE session_id = ?",
+                (tmux_session, tmux_window, tmux_layout, session_id),
+            )
+            return cur.rowcount > 0
+
+    def set_title(self, session_id: str, prompt: str) -> bool:
+        """Give the session its title from ``prompt`` (its first: a title once set is kept); False if none was set."""
+        with self._guard():
+            cur = self._conn.execute(
+                "UPDATE sessions SET title = ? WHERE session_id = ? AND title IS NULL", (shorten(prompt), session_id)
+            )
+            return cur.rowcount > 0
+
+    def latest_of_agent(self, agent: str, *, with_turns: bool = True) -> SessionRow | None:
+        """The agent's most recently used session anywhere (only one that had a turn, with ``with_turns``)."""
+        sql = f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE agent = ?" + (" AND turns > 0" if with_turns else "")
+        with self._guard():
+            row = self._conn.execute(sql + " ORDER BY last_used DESC LIMIT 1", (agent,)).fetchone()
+        return None if row is None else _session_row(row)
+
+    def sessions_by_prefix(self, prefix: str, limit: int = 10) -> list[SessionRow]:
+        """Sessions whose id starts with ``prefix`` (an exact id first), most recent first, at most ``limit``."""
+        with self._guard():
+            rows = self._conn.execute(
+                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE substr(session_id, 1, length(?)) = ? "
+                "ORDER BY session_id = ? DESC, last_used DESC LIMIT ?",
+                (prefix, prefix, prefix, limit),
+            ).fetchall()
+        return [_session_row(r) for r in rows]
+
+    def session_costs(self, session_ids: list[str]) -> dict[str, tuple[float | None, int]]:
+        """session id -> (the sum of its priced calls' cost, or None when none was priced; its calls)."""
+        if not session_ids:
+            return {}
+        marks = ", ".join("?" * len(session_ids))
+        with self._guard():
+            rows = self._conn.execute(
+                f"SELECT session_id, SUM(cost_usd), COUNT(*) FROM calls WHERE session_id IN ({marks}) GROUP BY session_id",
+                session_ids,
+            ).fetchall()
+        return {r[0]: (r[1], r[2]) for r in rows}
 
     def get_session(self, session_id: str) -> SessionRow | None:
         """The session with this id, or None."""
@@ -338,6 +386,12 @@ def _local_days(first: float, last: float) -> Iterator[tuple[str, float, float]]
         day = nxt
 
 
+def shorten(prompt: str, limit: int = TITLE_CHARS) -> str:
+    """A prompt as a title: whitespace runs (newlines too) as one space, cut to ``limit`` characters with an ellipsis."""
+    text = " ".join(prompt.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 def _session_row(row: tuple[Any, ...]) -> SessionRow:
     started, last_used, ended = from_ts(row[5]), from_ts(row[6]), from_ts(row[7])
     assert started is not None and last_used is not None
@@ -353,6 +407,10 @@ def _session_row(row: tuple[Any, ...]) -> SessionRow:
         exit_status=row[8],
         turns=row[9],
         provider_state=None if row[10] is None else json.loads(row[10]),
+        tmux_session=row[11],
+        tmux_window=row[12],
+        tmux_layout=row[13],
+        title=row[14],
     )
 
 

@@ -101,8 +101,14 @@ def _migration_1(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX calls_agent_at ON calls (agent, at)")
 
 
+def _migration_2(conn: sqlite3.Connection) -> None:
+    """Where a session ran in tmux (to bring it back after a reboot), and its title (the first prompt, shortened)."""
+    for column in ("tmux_session", "tmux_window", "tmux_layout", "title"):
+        conn.execute(f"ALTER TABLE sessions ADD COLUMN {column} TEXT")
+
+
 # Append only: a function's position (1-based) is the schema version it produces.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migration_1]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migration_1, _migration_2]
 SCHEMA_VERSION = len(MIGRATIONS)
 _OUR_TABLES = {"sessions", "calls"}
 
