@@ -150,7 +150,8 @@ def run(
         bool, typer.Option("-c", "--continue", help="Resume this agent's most recent session in this working directory.")
     ] = False,
     resume: Annotated[
-        str | None, typer.Option("-r", "--resume", help="Resume the session with this id.", show_default=False)
+        str | None,
+        typer.Option("-r", "--resume", help="Resume the session with this id (or its unique start).", show_default=False),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print normalized events as JSON lines on stdout (headless).")] = False,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No footer on stderr.")] = False,
@@ -246,12 +247,18 @@ def sessions(
     as_json: JsonOpt = False,
     limit: Annotated[int, typer.Option("--limit", help="At most this many, newest first.")] = 50,
 ) -> None:
-    """List known sessions: agent, provider, id, working dir, started, last used, turns.
+    """List known sessions: agent, id, title (its first prompt), turns, cost, last used, working dir.
+
+    Any command that takes a session id (`run -r`, `usage --session`) takes
+    a unique start of it too.
 
     Example: agentlaunch sessions reviewer --json
     """
+    from agentlaunch.usage.pricing import format_cost
+
     with Store.open(paths.store_path()) as store:
         rows = store.list_sessions(agent, limit=limit)
+        costs = store.session_costs([r.session_id for r in rows])
     if as_json:
         print(
             json.dumps(
@@ -260,6 +267,7 @@ def sessions(
                         "agent": r.agent,
                         "provider": r.provider,
                         "session_id": r.session_id,
+                        "title": r.title,
                         "working_dir": r.working_dir,
                         "model": r.model,
                         "started": r.started.isoformat(),
@@ -267,6 +275,11 @@ def sessions(
                         "ended": r.ended.isoformat() if r.ended else None,
                         "exit_status": r.exit_status,
                         "turns": r.turns,
+                        "calls": costs.get(r.session_id, (None, 0))[1],
+                        "cost_usd": costs.get(r.session_id, (None, 0))[0],  # null: no call could be priced
+                        "tmux_session": r.tmux_session,
+                        "tmux_window": r.tmux_window,
+                        "tmux_layout": r.tmux_layout,
                     }
                     for r in rows
                 ],
@@ -279,12 +292,18 @@ def sessions(
         return
     from rich.table import Table  # only here: `run` starts faster without it
 
-    table = Table("agent", "provider", "session", "working dir", "started", "last used", "turns")
+    table = Table("agent", "session", "title", "turns", "cost", "last used", "working dir", "provider")
     for r in rows:
+        cost, calls = costs.get(r.session_id, (None, 0))
+        shown_cost = format_cost(cost) if cost is not None else ("unpriced" if calls else "–")
         table.add_row(
-            *(for_markup(cell) for cell in (r.agent, r.provider, r.session_id, r.working_dir)),  # the store is input too
-            f"{r.started.astimezone():%Y-%m-%d %H:%M}",
-            f"{r.last_used.astimezone():%Y-%m-%d %H:%M}",
+            for_markup(r.agent),
+            for_markup(r.session_id),  # the store is input too
+            for_markup(r.title or "–"),
             str(r.turns),
+            shown_cost,
+            f"{r.last_used.astimezone():%Y-%m-%d %H:%M}",
+            for_markup(r.working_dir),
+            for_markup(r.provider),
         )
     out.print(table)

@@ -24,6 +24,7 @@ from agentlaunch.usage.reports import (
     report_records,
     report_table,
 )
+from agentlaunch.usage.session_ids import resolve_session
 from agentlaunch.usage.store import Store
 from agentlaunch.visible import for_markup
 
@@ -49,7 +50,9 @@ def _calls_table(session: str, calls: list[CallRecord]) -> Table:
 def usage(
     by: Annotated[str, typer.Option("--by", help="Group by session, agent, model or day.")] = "day",
     agent: Annotated[str | None, typer.Option("--agent", help="Only this agent.", autocompletion=complete_agent)] = None,
-    session: Annotated[str | None, typer.Option("--session", help="Only this session.")] = None,
+    session: Annotated[
+        str | None, typer.Option("--session", help="Only this session (its id, or a unique start of it).")
+    ] = None,
     since: Annotated[
         str | None, typer.Option("--since", help="Only calls since: 7d, 12h, 2w, today, or a date (2026-11-01).")
     ] = None,
@@ -75,6 +78,8 @@ def usage(
     if calls and not session:
         raise UsageError("--calls needs --session ID (list sessions with `agentlaunch sessions`)")
     with Store.open(paths.store_path()) as store:
+        if session is not None:
+            session = resolve_session(store, session, "--session")  # a unique prefix names the session
         if calls:
             assert session is not None
             records = store.calls_for_session(session)
