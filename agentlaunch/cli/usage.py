@@ -50,9 +50,7 @@ def _calls_table(session: str, calls: list[CallRecord]) -> Table:
 def usage(
     by: Annotated[str, typer.Option("--by", help="Group by session, agent, model or day.")] = "day",
     agent: Annotated[str | None, typer.Option("--agent", help="Only this agent.", autocompletion=complete_agent)] = None,
-    session: Annotated[
-        str | None, typer.Option("--session", help="Only this session (its id, or a unique start of it).")
-    ] = None,
+    session: Annotated[str | None, typer.Option("--session", help="Only this session (its id, or a unique start of it).")] = None,
     since: Annotated[
         str | None, typer.Option("--since", help="Only calls since: 7d, 12h, 2w, today, or a date (2026-11-01).")
     ] = None,
