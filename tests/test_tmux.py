@@ -122,7 +122,7 @@ def test_up_runs_each_agent_in_its_own_window_shows_status_and_down_ends_them(
     wait_for(titled, what="the live status line in the pane title")
     records = {r["agent"]: r for r in status_records()}
     assert set(records) == {"demo", "helper"}
-    assert records["demo"]["calls"] == 1 and records["helper"]["calls"] == 0
+    assert records["demo"]["calls"] == 1 and records["helper"]["calls"] == 0, (json.dumps(records), screen(socket, demo))
     assert records["demo"]["pid"] == int(found["demo"]["pid"])
     line = run_cli("status", "--line", "demo").stdout.decode().strip()
     assert line.startswith("demo · waiting · ctx ")

@@ -204,4 +204,7 @@ def test_tmux_up_worktree_gives_each_agent_its_own_and_refuses_outside_a_reposit
     assert sorted(made) == ["w1", "w2"] and made["w1"] != made["w2"]
     records = wait_for(lambda: (rs := status_records()) and len(rs) == 2 and rs, what="two status records")
     assert {str(r["agent"]): r["working_dir"] for r in records} == made
+    busy = run_cli("worktrees", "remove", "w1", cwd=repo)
+    assert busy.returncode == 4 and b"agent w1 is running there" in busy.stderr and Path(made["w1"]).is_dir()
     assert run_cli("tmux", "down", "--socket", socket).returncode == 0
+    assert run_cli("worktrees", "remove", "w1", cwd=repo).returncode == 0  # ended: nothing would be lost now

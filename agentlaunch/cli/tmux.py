@@ -108,7 +108,7 @@ def tmux_up(
             err.print(for_markup(plan.said()), markup=True, highlight=False, soft_wrap=True)
             groups.setdefault((plan.session, plan.layout), []).append(plan)
     else:
-        place = (session or DEFAULT_SESSION, layout or "windows")
+        place = (DEFAULT_SESSION if session is None else session, layout or "windows")
         groups[place] = [Comeback(a, *place, None) for a in agents]
     failed = False
     for (where, how), plans in groups.items():
@@ -177,6 +177,9 @@ def tmux_down(
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait for the agents to end.", min=0)] = 20.0,
 ) -> None:
     """End every agent in the session cleanly (SIGTERM; their sessions stay resumable), then kill the session.
+
+    Prints the command that brings them back (`agentlaunch tmux up --resume
+    AGENT...`), leaving out agents whose session had no turn yet.
 
     Exit codes: 0 done, 1 no such session or an agent did not end in time,
     2 bad name, 127 tmux missing.

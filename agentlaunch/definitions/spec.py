@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentlaunch import __version__
-from agentlaunch.definitions.settings import notify_command
 from agentlaunch.definitions.skills import Skill, parse_skill, skill_names
 from agentlaunch.errors import DefinitionError, StateError
 from agentlaunch.fsutil import read_regular
@@ -344,10 +343,13 @@ def load_agent(agents_dir: Path, name: str, state_dir: Path | None = None) -> Ag
             if problem := check_name(peer, "peer"):
                 problems.append(f"{yaml_path}: peers.{i}: {problem}")
     notify: tuple[str, ...] | None = None
-    try:
-        notify = notify_command(conf.get("notify"), str(yaml_path))
-    except DefinitionError as exc:
-        problems.extend(exc.problems)
+    if conf.get("notify") is not None:
+        from agentlaunch.definitions.settings import notify_command  # only a definition with notify: pays for it
+
+        try:
+            notify = notify_command(conf.get("notify"), str(yaml_path))
+        except DefinitionError as exc:
+            problems.extend(exc.problems)
     branch = conf.get("worktree_branch")
     if branch is not None and (problem := branch_problem(branch)):
         problems.append(f"{yaml_path}: worktree_branch: {problem}")

@@ -269,7 +269,6 @@ class Launch:
         self.signals.forget_interrupts()
         text = self.first_message(prompt)
         self.turns += 1
-        self.emit(PromptSent(prompt))
         self._ask = ask_permission
         with self.signals.turn():  # from here a Ctrl-C interrupts the turn instead of raising
             if self.persistent:
@@ -282,6 +281,7 @@ class Launch:
                 self._spawn(argv, plan.stdin if plan.stdin is not None else b"")
             # After the prompt is on its way: the sinks (the status file's write) do not delay the CLI.
             self.set_state("thinking")
+            self.emit(PromptSent(prompt))
             assert self.child is not None
             self._turn = Turn(self.loop, self.signals, self.child, self, persistent=self.persistent, timeout=timeout)
             try:

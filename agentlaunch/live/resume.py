@@ -53,9 +53,12 @@ def plan_comebacks(
     plans = []
     for agent in dict.fromkeys(agents):
         row = store.latest_of_agent(agent, with_turns=True)
-        where = session or (row.tmux_session if row and row.tmux_session else DEFAULT_SESSION)
-        if not SAFE_NAME.fullmatch(where):
-            where = DEFAULT_SESSION
+        if session is not None:  # asked for: checked (and refused if bad) by `up` like any other
+            where = session
+        else:
+            where = row.tmux_session if row and row.tmux_session else DEFAULT_SESSION
+            if not SAFE_NAME.fullmatch(where):  # a store is anyone's file: a name tmux would misread is not used
+                where = DEFAULT_SESSION
         how = layout or (row.tmux_layout if row and row.tmux_layout in LAYOUTS else "windows")
         plans.append(Comeback(agent, where, how, row))
     return plans

@@ -30,14 +30,17 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentlaunch import paths
 from agentlaunch.errors import AgentlaunchError, ExitCode, UsageError
-from agentlaunch.live.preflight import ReadyAgent, check_agents, default_working_dir
 from agentlaunch.live.status import PANE_TITLE_ENV, process_running, read_records
-from agentlaunch.usage.recorder import PLACE_ENV
+
+if TYPE_CHECKING:
+    from agentlaunch.live.preflight import ReadyAgent
 
 SOCKET_ENV = "AGENTLAUNCH_TMUX_SOCKET"
+PLACE_ENV = "AGENTLAUNCH_TMUX_PLACE"  # where a pane is, for its launch's session record (agentlaunch.usage.recorder)
 DEFAULT_SESSION = "agentlaunch"
 TILED_WINDOW = "agents"
 AGENT_OPTION = "@agentlaunch_agent"
@@ -237,6 +240,8 @@ def validate_agents(
 
     ``working_dirs`` names an agent's directory outright (a resumed session's), else agent.yaml and ``cwd`` decide.
     """
+    from agentlaunch.live.preflight import check_agents, default_working_dir  # loads definitions: not for `status`
+
     state_dir = paths.state_dir()
     default = default_working_dir(cwd or Path.cwd(), state_dir)
     given = working_dirs or {}

@@ -19,7 +19,7 @@ from agentlaunch.usage.store import Store
 
 TmuxPlace = tuple[str, str | None, str | None]
 """(tmux session, window name, layout) a launch runs in, as ``tmux up`` set it (see :func:`tmux_place`)."""
-PLACE_ENV = "AGENTLAUNCH_TMUX_PLACE"
+PLACE_ENV = "AGENTLAUNCH_TMUX_PLACE"  # set by `tmux up` (agentlaunch.live.tmux.PLACE_ENV)
 
 
 def tmux_place(environ: dict[str, str] | None = None) -> TmuxPlace | None:
