@@ -53,6 +53,10 @@ def test_a_store_of_the_first_schema_is_migrated_and_keeps_its_sessions(tmp_path
 
 
 def test_the_place_comes_from_the_panes_environment() -> None:
+    from agentlaunch.live import tmux as live_tmux
+    from agentlaunch.usage import recorder
+
+    assert live_tmux.PLACE_ENV == recorder.PLACE_ENV  # written by `tmux up`, read by the launch in the pane
     assert tmux_place({"AGENTLAUNCH_TMUX_PLACE": "team\tagents\ttiled"}) == ("team", "agents", "tiled")
     assert tmux_place({}) is None and tmux_place({"AGENTLAUNCH_TMUX_PLACE": "no tabs"}) is None
 
