@@ -18,6 +18,9 @@ A file delivered into a git working tree is added to the repository's
 ``info/exclude``, so it never shows in ``git status``. Every launch also
 says, in one notice, when instructions files in the working directory load
 text the model already gets (:mod:`agentlaunch.launch.double_load`).
+The agent's skills are installed in the state directory where its CLI finds
+them (:mod:`agentlaunch.launch.skills_install`): Claude Code (and fake) get
+``--add-dir`` of the agent's skills root, Gemini's per-agent home links them.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from agentlaunch.definitions.render import Rendered, render_instructions
 from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.errors import StateError
 from agentlaunch.launch.double_load import double_loading
+from agentlaunch.launch.skills_install import InstalledSkills, finds_installed_skills, install_skills, skills_argv
 from agentlaunch.providers.descriptors import describe
 
 SYSTEM_PROMPT_DIR = "system-prompts"
@@ -53,6 +57,8 @@ class Placement:
     notices: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     """Environment the CLI gets on every turn, over everything else (gemini-home's ``GEMINI_CLI_HOME``)."""
+    skills: InstalledSkills | None = None
+    """The agent's skills as installed for its CLI (None: it has none)."""
 
 
 def system_prompt_path(state_dir: Path, agent: str, filename: str) -> Path:
@@ -93,6 +99,10 @@ def place_instructions(
     Gemini home (linked into the agent's) for ``delivery: gemini-home``.
     """
     rendered = render_instructions(spec, working_dir, today, templates_dir=templates_dir)
+    # Only where the CLI will look; elsewhere an earlier launch's copy is removed.
+    installed = install_skills(
+        spec.skills if finds_installed_skills(spec.provider, spec.delivery) else (), spec.agents_dir, state_dir, spec.name
+    )
     argv: list[str] = []
     placed_env: dict[str, str] = {}
     path = instructions_path(spec, working_dir, state_dir, rendered.filename)
@@ -112,7 +122,9 @@ def place_instructions(
         from agentlaunch.providers.gemini_home import prepare_home
 
         seen = {**os.environ, **spec.env} if env is None else env
-        placed_env = prepare_home(state_dir, spec.name, rendered.text, seen)
+        found = {name: installed.folder / name for name in installed.names} if installed else None
+        placed_env = prepare_home(state_dir, spec.name, rendered.text, seen, skills=found)
+    argv.extend(skills_argv(spec.provider, installed))
     delivery = deliver(path, rendered.text, spec.name, state_dir, force=force, hold=hold)
     notices: list[str] = []
     if spec.delivery == "file":
@@ -124,7 +136,7 @@ def place_instructions(
     twice = double_loading(working_dir, rendered.data, state_dir, path if spec.delivery == "file" else None)
     if twice:
         notices.append(twice)
-    return Placement(rendered=rendered, path=path, argv=argv, notices=notices, env=placed_env)
+    return Placement(rendered=rendered, path=path, argv=argv, notices=notices, env=placed_env, skills=installed)
 
 
 def exclude_delivered(path: Path, state_dir: Path) -> list[str]:

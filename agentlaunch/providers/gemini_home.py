@@ -13,6 +13,12 @@ auth and settings keep working and a change the user makes is seen at once.
 ``tmp/``, ``history/`` and ``projects.json`` (Gemini's per-project runtime state:
 the sessions agentlaunch reads for per-call usage and resume) stay the agent's own.
 The user's ``~/.agents`` (Gemini's second user skills folder) is linked too.
+When the agent has skills of its own, ``.gemini/skills`` is a folder of links
+instead of one link: one to each of the agent's installed skills
+(:mod:`agentlaunch.launch.skills_install`), and one to each entry of the user's
+``~/.gemini/skills`` that does not have the name of one of them (the agent's
+skill wins). Gemini 0.61.0 lists every skill it finds there in its system
+instruction ("# Available Agent Skills", with the skill's path in this home).
 Nothing is written into the working directory. This module uses the standard library only.
 """
 
@@ -28,6 +34,7 @@ HOMES_DIR = "gemini-homes"
 ENV_KEY = "GEMINI_CLI_HOME"
 GEMINI_DIR = ".gemini"
 MEMORY_FILE = "GEMINI.md"
+SKILLS = "skills"
 OWN_ENTRIES = frozenset({MEMORY_FILE, "tmp", "history", "projects.json"})
 """Entries of ``.gemini`` that stay per-agent: the agent's memory file and Gemini's per-session/per-project state."""
 TOP_LINKS = (".agents",)
@@ -51,10 +58,13 @@ def combined_memory(user_text: str | None, instructions: str) -> str:
     return user_text.rstrip("\n") + "\n\n" + instructions
 
 
-def prepare_home(state_dir: Path, agent: str, instructions: str, env: Mapping[str, str]) -> dict[str, str]:
+def prepare_home(
+    state_dir: Path, agent: str, instructions: str, env: Mapping[str, str], skills: Mapping[str, Path] | None = None
+) -> dict[str, str]:
     """Build (or bring up to date) ``agent``'s Gemini home; the environment that points Gemini at it.
 
-    Idempotent: relaunching rewrites GEMINI.md and re-links what the user's
+    ``skills`` maps the name of each of the agent's installed skills to its
+    folder. Idempotent: relaunching rewrites GEMINI.md and re-links what the user's
     ``~/.gemini`` holds now (a link whose entry is gone is removed; an entry
     Gemini itself created in the agent's home is left alone). A state directory
     where the home cannot be made is a :class:`StateError`.
@@ -66,7 +76,12 @@ def prepare_home(state_dir: Path, agent: str, instructions: str, env: Mapping[st
         dot.mkdir(parents=True, exist_ok=True)
         same = source_home.resolve() == home.resolve()
         source = None if same else source_home / GEMINI_DIR
-        _link_entries(dot, source, OWN_ENTRIES)
+        if skills:
+            _link_entries(dot, source, OWN_ENTRIES | {SKILLS})
+            _link_skills(dot / SKILLS, source / SKILLS if source is not None else None, skills)
+        else:
+            _unlink_skills(dot / SKILLS)
+            _link_entries(dot, source, OWN_ENTRIES)
         _link_named(home, None if same else source_home, TOP_LINKS)
         user_text = _read_text(source / MEMORY_FILE) if source is not None else None
         _write_atomic(dot / MEMORY_FILE, combined_memory(user_text, instructions))
@@ -86,6 +101,32 @@ def _link_entries(dot: Path, source: Path | None, own: frozenset[str]) -> None:
     for name in sorted(wanted):
         assert source is not None
         _ensure_link(dot / name, source / name)
+
+
+def _link_skills(folder: Path, source: Path | None, skills: Mapping[str, Path]) -> None:
+    """``folder`` as a folder of links: the agent's skills, then the user's entries of other names."""
+    if folder.is_symlink():  # the link to the user's folder an earlier launch (without skills) made
+        folder.unlink()
+    folder.mkdir(exist_ok=True)
+    users = sorted(p.name for p in source.iterdir()) if source is not None and source.is_dir() else []
+    wanted = {name: source / name for name in users if name not in skills and source is not None}
+    wanted.update(skills)
+    for entry in folder.iterdir():
+        if entry.is_symlink() and entry.name not in wanted:
+            entry.unlink()
+    for name, target in sorted(wanted.items()):
+        _ensure_link(folder / name, target)
+
+
+def _unlink_skills(folder: Path) -> None:
+    """Undo :func:`_link_skills` for an agent that has no skills now: its links go, and the folder when that empties it."""
+    if folder.is_symlink() or not folder.is_dir():
+        return
+    for entry in folder.iterdir():
+        if entry.is_symlink():
+            entry.unlink()
+    if not any(folder.iterdir()):
+        folder.rmdir()  # so the link to the user's own folder takes its place
 
 
 def _link_named(home: Path, source_home: Path | None, names: tuple[str, ...]) -> None:
