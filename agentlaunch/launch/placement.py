@@ -20,7 +20,9 @@ says, in one notice, when instructions files in the working directory load
 text the model already gets (:mod:`agentlaunch.launch.double_load`).
 The agent's skills are installed in the state directory where its CLI finds
 them (:mod:`agentlaunch.launch.skills_install`): Claude Code (and fake) get
-``--add-dir`` of the agent's skills root, Gemini's per-agent home links them.
+``--add-dir`` of the agent's skills root, Gemini's per-agent home links them,
+and a Codex agent with skills gets a per-agent ``CODEX_HOME`` that links them
+beside the user's own entries (:mod:`agentlaunch.providers.codex_home`).
 """
 
 from __future__ import annotations
@@ -122,8 +124,12 @@ def place_instructions(
         from agentlaunch.providers.gemini_home import prepare_home
 
         seen = {**os.environ, **spec.env} if env is None else env
-        found = {name: installed.folder / name for name in installed.names} if installed else None
-        placed_env = prepare_home(state_dir, spec.name, rendered.text, seen, skills=found)
+        placed_env = prepare_home(state_dir, spec.name, rendered.text, seen, skills=installed.links() if installed else None)
+    if installed is not None and spec.provider == "codex":
+        from agentlaunch.providers.codex_home import prepare_home as prepare_codex_home
+
+        seen = {**os.environ, **spec.env} if env is None else env
+        placed_env.update(prepare_codex_home(state_dir, spec.name, seen, installed.links()))
     argv.extend(skills_argv(spec.provider, installed))
     delivery = deliver(path, rendered.text, spec.name, state_dir, force=force, hold=hold)
     notices: list[str] = []

@@ -70,6 +70,10 @@ class InstalledSkills:
     names: tuple[str, ...]
     changed: bool
 
+    def links(self) -> dict[str, Path]:
+        """Each installed skill's folder by name (what a per-agent CLI home links to)."""
+        return {name: self.folder / name for name in self.names}
+
 
 def skills_root(state_dir: Path, agent: str) -> Path:
     """The agent's skills root in the state directory, stable launch after launch."""
@@ -297,4 +301,4 @@ def skills_argv(provider: str, installed: InstalledSkills | None) -> list[str]:
 
 def finds_installed_skills(provider: str, delivery: str) -> bool:
     """Whether ``provider``'s CLI, delivered so, is pointed at the installed skills (else the index text is all it gets)."""
-    return provider in ADD_DIR_PROVIDERS or (provider == "gemini" and delivery == "gemini-home")
+    return provider in (*ADD_DIR_PROVIDERS, "codex") or (provider == "gemini" and delivery == "gemini-home")

@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from agentlaunch.errors import StateError
+from agentlaunch.providers.home_links import ensure_link, link_entries, link_skills, unlink_skills
 
 HOMES_DIR = "gemini-homes"
 ENV_KEY = "GEMINI_CLI_HOME"
@@ -77,11 +78,11 @@ def prepare_home(
         same = source_home.resolve() == home.resolve()
         source = None if same else source_home / GEMINI_DIR
         if skills:
-            _link_entries(dot, source, OWN_ENTRIES | {SKILLS})
-            _link_skills(dot / SKILLS, source / SKILLS if source is not None else None, skills)
+            link_entries(dot, source, OWN_ENTRIES | {SKILLS})
+            link_skills(dot / SKILLS, source / SKILLS if source is not None else None, skills)
         else:
-            _unlink_skills(dot / SKILLS)
-            _link_entries(dot, source, OWN_ENTRIES)
+            unlink_skills(dot / SKILLS)
+            link_entries(dot, source, OWN_ENTRIES)
         _link_named(home, None if same else source_home, TOP_LINKS)
         user_text = _read_text(source / MEMORY_FILE) if source is not None else None
         _write_atomic(dot / MEMORY_FILE, combined_memory(user_text, instructions))
@@ -91,64 +92,15 @@ def prepare_home(
     return {ENV_KEY: str(home)}
 
 
-def _link_entries(dot: Path, source: Path | None, own: frozenset[str]) -> None:
-    """Symlink every entry of ``source`` (except ``own``) into ``dot``; drop links to entries that are gone."""
-    names = sorted(p.name for p in source.iterdir()) if source is not None and source.is_dir() else []
-    wanted = {name for name in names if name not in own}
-    for entry in dot.iterdir():
-        if entry.is_symlink() and entry.name not in wanted:
-            entry.unlink()
-    for name in sorted(wanted):
-        assert source is not None
-        _ensure_link(dot / name, source / name)
-
-
-def _link_skills(folder: Path, source: Path | None, skills: Mapping[str, Path]) -> None:
-    """``folder`` as a folder of links: the agent's skills, then the user's entries of other names."""
-    if folder.is_symlink():  # the link to the user's folder an earlier launch (without skills) made
-        folder.unlink()
-    folder.mkdir(exist_ok=True)
-    users = sorted(p.name for p in source.iterdir()) if source is not None and source.is_dir() else []
-    wanted = {name: source / name for name in users if name not in skills and source is not None}
-    wanted.update(skills)
-    for entry in folder.iterdir():
-        if entry.is_symlink() and entry.name not in wanted:
-            entry.unlink()
-    for name, target in sorted(wanted.items()):
-        _ensure_link(folder / name, target)
-
-
-def _unlink_skills(folder: Path) -> None:
-    """Undo :func:`_link_skills` for an agent that has no skills now: its links go, and the folder when that empties it."""
-    if folder.is_symlink() or not folder.is_dir():
-        return
-    for entry in folder.iterdir():
-        if entry.is_symlink():
-            entry.unlink()
-    if not any(folder.iterdir()):
-        folder.rmdir()  # so the link to the user's own folder takes its place
-
-
 def _link_named(home: Path, source_home: Path | None, names: tuple[str, ...]) -> None:
     """Symlink the named entries of ``source_home`` into ``home`` when the user has them."""
     for name in names:
         link = home / name
         target = source_home / name if source_home is not None else None
         if target is not None and target.exists():
-            _ensure_link(link, target)
+            ensure_link(link, target)
         elif link.is_symlink():
             link.unlink()
-
-
-def _ensure_link(link: Path, target: Path) -> None:
-    """``link`` -> ``target``, replacing a stale link; a real file or folder there (Gemini's own) is kept."""
-    if link.is_symlink():
-        if os.readlink(link) == str(target):
-            return
-        link.unlink()
-    elif link.exists():
-        return
-    link.symlink_to(target)
 
 
 def _read_text(path: Path) -> str | None:

@@ -4,7 +4,9 @@ agentlaunch's instructions carry a skills index ("- **NAME**: description");
 these tests look past it, at what each CLI itself offers in the captured
 request: Claude Code's Skill tool listing ("The following skills are available
 for use with the Skill tool", "- NAME: description"), Gemini's "# Available
-Agent Skills" block (``<name>NAME</name>`` with the skill's path). Two agents
+Agent Skills" block (``<name>NAME</name>`` with the skill's path), Codex's
+"## Skills" developer section ("- NAME: description (file: r0/NAME/SKILL.md)"
+under a roots table). Two agents
 share one git repository; only the one that lists the skill gets it, and the
 repository stays clean (``git status --porcelain --ignored`` prints nothing).
 """
@@ -18,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from agentlaunch.fakeapi import gemini as gfake
+from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, text_reply, tool_reply
 from agentlaunch.fakeapi.server import Recorded
 from tests.helpers import run_cli, write_agent
@@ -140,3 +143,72 @@ def test_gemini_lists_the_agents_skill_in_its_available_skills_and_the_other_age
         isolated_home / "state" / "skills" / "alpha" / ".claude" / "skills" / SKILL
     )
     assert (isolated_home / "state" / "gemini-homes" / "beta" / ".gemini" / "skills").resolve() == users.parent
+
+
+# -- codex -------------------------------------------------------------------------------
+
+USER_DEV = "USER-DEV: the user's own developer_instructions"
+
+
+@pytest.fixture
+def codex_env(isolated_home: Path, agents_dir: Path) -> Iterator[tuple[cfake.ResponsesFake, dict[str, str]]]:
+    with cfake.ResponsesFake() as api:
+        env = cfake.prepare_codex_home(
+            isolated_home, api.server.url + "/v1", request_max_retries=0, stream_max_retries=0,
+            extra_config="[features]\nplugins = false",
+        )  # fmt: skip
+        config = Path(env["CODEX_HOME"]) / "config.toml"
+        config.write_text(f"developer_instructions = {USER_DEV!r}\n" + config.read_text())
+        env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
+        yield api, env
+
+
+def _codex_skills(req: Recorded) -> str:
+    (section,) = [t for t in cfake.message_texts(req.body, "developer") if "## Skills" in t]
+    return section
+
+
+def test_codex_lists_the_agents_skill_in_its_skills_section_and_the_other_agent_has_only_the_users(
+    codex_env: tuple[cfake.ResponsesFake, dict[str, str]], agents_dir: Path, tmp_path: Path, isolated_home: Path
+) -> None:
+    api, env = codex_env
+    _skill(agents_dir)
+    user_codex = Path(env["CODEX_HOME"])
+    users = user_codex / "skills" / "users-own"
+    users.mkdir(parents=True)
+    (users / "SKILL.md").write_text("---\nname: users-own\ndescription: USER-SKILL-DESC\n---\nmine\n")
+    repo = make_repo(tmp_path / "shared-repo")
+    _agent(agents_dir, "alpha", "codex", "gpt-5.5", repo, [SKILL])
+    _agent(agents_dir, "beta", "codex", "gpt-5.5", repo, [])
+    api.script.push(cfake.TextReply("one"), cfake.TextReply("two"))
+    for code, _out, err in run_at_once(["alpha", "beta"], "hello", repo, env):
+        assert code == 0, err
+    requests = api.model_requests
+    assert len(requests) == 2
+    developer = {id(r): "\n".join(cfake.message_texts(r.body, "developer")) for r in requests}
+    by_agent = {("alpha" if "ALPHA-SOUL" in developer[id(r)] else "beta"): r for r in requests}
+    home = isolated_home / "state" / "codex-homes" / "alpha"
+    alpha = _codex_skills(by_agent["alpha"])
+    assert f"`r0` = `{home}/skills`" in alpha
+    assert f"- {SKILL}: {DESCRIPTION} (file: r0/{SKILL}/SKILL.md)" in alpha  # Codex's own listing, not the **index**
+    assert "- users-own: USER-SKILL-DESC" in alpha  # the user's own skills stay
+    beta = _codex_skills(by_agent["beta"])
+    assert SKILL not in _raw(by_agent["beta"]) and "- users-own: USER-SKILL-DESC" in beta
+    assert f"`r0` = `{user_codex}/skills`" in beta  # an agent without skills keeps the user's CODEX_HOME
+    for req in requests:
+        assert developer[id(req)].count(USER_DEV) == 1  # the user's config.toml, through the link
+    assert git(repo, "status", "--porcelain", "--ignored") == ""
+    assert (home / "config.toml").is_symlink() and (home / "config.toml").resolve() == user_codex / "config.toml"
+    assert (home / "skills" / SKILL).resolve() == isolated_home / "state" / "skills" / "alpha" / ".claude" / "skills" / SKILL
+    assert not (isolated_home / "state" / "codex-homes" / "beta").exists()
+
+    # resuming finds the thread in the agent's home, and the skill is offered again
+    api.script.push(cfake.TextReply("three"))
+    again = run_cli("run", "alpha", "--continue", "again", cwd=repo, env=env, timeout=240)
+    assert again.returncode == 0, again.stderr.decode()
+    third = api.model_requests[-1]
+    assert any(t.endswith("hello") for t in cfake.user_texts(third.body))
+    assert f"- {SKILL}: {DESCRIPTION}" in _codex_skills(third)
+    assert len(list((home / "sessions").rglob("rollout-*.jsonl"))) == 1  # alpha's thread, in its own home
+    assert len(list((user_codex / "sessions").rglob("rollout-*.jsonl"))) == 1  # beta's, in the user's
+    assert git(repo, "status", "--porcelain", "--ignored") == ""
