@@ -242,3 +242,30 @@ def test_run_with_a_bad_skill_exits_3_without_a_traceback(agents: Path, tmp_path
     err = done.stderr.decode()
     assert done.returncode == 3, err
     assert "skill leaky: a symlink to /etc/hostname, outside the agents directory" in err and "Traceback" not in err
+
+
+def test_a_cli_started_early_is_not_adopted_when_the_launch_rewrote_the_skills(agents: Path, tmp_path: Path) -> None:
+    """The early start (launch/prespawn.py) may list the skills before the launch installs them: a changed skill
+    means a fresh CLI; unchanged skills let the early one be adopted."""
+    import shlex
+    import sys
+
+    starts = tmp_path / "starts.log"
+    wrapper = tmp_path / "fake-cli"
+    wrapper.write_text(
+        f'#!/bin/sh\ncase "$*" in *--version*) ;; *) echo started >> {shlex.quote(str(starts))} ;; esac\n'
+        f'exec {shlex.quote(sys.executable)} -m agentlaunch.providers.fake_cli "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    _skill(agents, "probe")
+    write_agent(agents, "al", {"provider": "fake", "skills": ["probe"], "working_dir": "@scratch", "command": str(wrapper)})
+
+    def launch(prompt: str) -> int:
+        done = run_cli("run", "al", prompt, "--agents-dir", str(agents), cwd=tmp_path)
+        assert done.returncode == 0, done.stderr.decode()
+        return len(starts.read_text().splitlines())  # sessions started (not `--version`, which the prefix check asks)
+
+    assert launch("one") == 1  # no plan yet: one start
+    assert launch("two") == 2  # started early from the plan, and adopted
+    _skill(agents, "probe", body="A new body; the description is the same.\n")
+    assert launch("three") == 4  # started early, then discarded for a fresh one that sees the new skill

@@ -202,13 +202,15 @@ def test_codex_lists_the_agents_skill_in_its_skills_section_and_the_other_agent_
     assert (home / "skills" / SKILL).resolve() == isolated_home / "state" / "skills" / "alpha" / ".claude" / "skills" / SKILL
     assert not (isolated_home / "state" / "codex-homes" / "beta").exists()
 
-    # resuming finds the thread in the agent's home, and the skill is offered again
-    api.script.push(cfake.TextReply("three"))
+    # resuming finds the thread in the agent's home, the skill is offered again, and the model reads it
+    # from the path Codex gave (its sandbox reads everywhere)
+    api.script.push(cfake.ShellCallReply(f"cat {home}/skills/{SKILL}/SKILL.md"), cfake.TextReply("three"))
     again = run_cli("run", "alpha", "--continue", "again", cwd=repo, env=env, timeout=240)
     assert again.returncode == 0, again.stderr.decode()
-    third = api.model_requests[-1]
+    third, fourth = api.model_requests[-2:]
     assert any(t.endswith("hello") for t in cfake.user_texts(third.body))
     assert f"- {SKILL}: {DESCRIPTION}" in _codex_skills(third)
+    assert "PROBE-BODY" not in _raw(third) and "PROBE-BODY" in _raw(fourth)
     assert len(list((home / "sessions").rglob("rollout-*.jsonl"))) == 1  # alpha's thread, in its own home
     assert len(list((user_codex / "sessions").rglob("rollout-*.jsonl"))) == 1  # beta's, in the user's
     assert git(repo, "status", "--porcelain", "--ignored") == ""
