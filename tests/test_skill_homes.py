@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from agentlaunch.providers import codex_home, gemini_home
@@ -111,3 +112,21 @@ def test_is_own_covers_sqlite_journals_and_runtime_folders() -> None:
         assert codex_home.is_own(name), name
     for name in ("config.toml", "auth.json", "rules", "AGENTS.md", "sqlite-notes.md"):
         assert not codex_home.is_own(name), name
+
+
+def test_ensure_link_replaces_a_stale_link_in_one_rename_and_keeps_a_real_entry(tmp_path: Path) -> None:
+    from agentlaunch.providers.home_links import ensure_link
+
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir()
+    new.mkdir()
+    link = tmp_path / "home" / "entry"
+    link.parent.mkdir()
+    link.symlink_to(old)
+    (link.parent / f".entry.{os.getpid()}.link").symlink_to(old)  # left by a launch that died mid-way
+    ensure_link(link, new)
+    assert link.resolve() == new and sorted(p.name for p in link.parent.iterdir()) == ["entry"]
+    real = tmp_path / "home" / "real"
+    real.mkdir()
+    ensure_link(real, new)
+    assert real.is_dir() and not real.is_symlink()

@@ -11,6 +11,7 @@ Standard library only.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,7 +22,7 @@ def link_entries(dot: Path, source: Path | None, own: frozenset[str]) -> None:
     names = sorted(p.name for p in source.iterdir()) if source is not None and source.is_dir() else []
     wanted = {name for name in names if name not in own}
     for entry in dot.iterdir():
-        if entry.is_symlink() and entry.name not in wanted:
+        if entry.is_symlink() and entry.name not in wanted and not _in_flight(entry.name):
             entry.unlink()
     for name in sorted(wanted):
         assert source is not None
@@ -38,7 +39,7 @@ def link_skills(folder: Path, source: Path | None, skills: Mapping[str, Path], k
     wanted = {name: source / name for name in users if name not in skills and name not in keep and source is not None}
     wanted.update(skills)
     for entry in folder.iterdir():
-        if entry.is_symlink() and entry.name not in wanted:
+        if entry.is_symlink() and entry.name not in wanted and not _in_flight(entry.name):
             entry.unlink()
     for name, target in sorted(wanted.items()):
         ensure_link(folder / name, target)
@@ -55,12 +56,30 @@ def unlink_skills(folder: Path) -> None:
         folder.rmdir()  # so the link to the user's own folder takes its place
 
 
+def _in_flight(name: str) -> bool:
+    """A link :func:`ensure_link` is about to rename into place (another launch's, perhaps)."""
+    return name.startswith(".") and name.endswith(".link")
+
+
 def ensure_link(link: Path, target: Path) -> None:
-    """``link`` -> ``target``, replacing a stale link; a real file or folder there (the CLI's own) is kept."""
+    """``link`` -> ``target``, replacing a stale link; a real file or folder there (the CLI's own) is kept.
+
+    The new link is made beside and renamed into place, so two launches of one agent at once never
+    fail on each other's link (``FileExistsError``) and a reader never finds the name missing.
+    """
     if link.is_symlink():
         if os.readlink(link) == str(target):
             return
-        link.unlink()
     elif link.exists():
         return
-    link.symlink_to(target)
+    fresh = link.with_name(f".{link.name}.{os.getpid()}.link")
+    with contextlib.suppress(FileNotFoundError):
+        fresh.unlink()
+    fresh.symlink_to(target)
+    try:
+        os.replace(fresh, link)
+    except OSError:
+        with contextlib.suppress(FileNotFoundError):
+            fresh.unlink()
+        if not link.exists():  # a real folder that appeared meanwhile is the CLI's own: keep it
+            raise
