@@ -269,3 +269,12 @@ def test_a_cli_started_early_is_not_adopted_when_the_launch_rewrote_the_skills(a
     assert launch("two") == 2  # started early from the plan, and adopted
     _skill(agents, "probe", body="A new body; the description is the same.\n")
     assert launch("three") == 4  # started early, then discarded for a fresh one that sees the new skill
+
+
+def test_validate_reports_what_run_would_refuse_to_install(agents: Path, tmp_path: Path) -> None:
+    _skill(agents, "first", name="review")
+    second = _skill(agents, "second", name="review")
+    write_agent(agents, "al", {"provider": "claude", "skills": ["first", "second"]})
+    done = run_cli("validate", "al", "--agents-dir", str(agents), cwd=tmp_path)
+    assert done.returncode == 3
+    assert done.stdout.decode().startswith(f"{second / 'SKILL.md'}: name: skill 'review' is also the name of ")
