@@ -58,7 +58,8 @@ class Placement:
     for a per-turn CLI, global options given on every turn (see :func:`with_placement_argv`)."""
     notices: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
-    """Environment the CLI gets on every turn, over everything else (gemini-home's ``GEMINI_CLI_HOME``)."""
+    """Environment the CLI gets on every turn, over everything else (gemini-home's ``GEMINI_CLI_HOME``;
+    a codex agent with skills: its own ``CODEX_HOME``)."""
     skills: InstalledSkills | None = None
     """The agent's skills as installed for its CLI (None: it has none)."""
 
