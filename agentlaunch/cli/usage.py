@@ -23,6 +23,7 @@ from agentlaunch.usage.reports import (
     report_csv,
     report_records,
     report_table,
+    writes_cell,
 )
 from agentlaunch.usage.store import Store
 from agentlaunch.visible import for_markup
@@ -39,7 +40,8 @@ def _calls_table(session: str, calls: list[CallRecord]) -> Table:
         hit = call_record(call)["cache_hit_ratio"]
         table.add_row(
             str(i), f"{call.at.astimezone():%Y-%m-%d %H:%M:%S}", str(call.turn or ""), for_markup(call.model or "?"),
-            f"{call.usage.input:,}", f"{call.usage.cache_write:,}", f"{call.usage.cache_read:,}", f"{call.usage.output:,}",
+            f"{call.usage.input:,}", writes_cell(call.usage.cache_write, call.usage.cache_write_1h),
+            f"{call.usage.cache_read:,}", f"{call.usage.output:,}",
             "-" if hit is None else f"{hit:.0%}", format_cost(call.cost_usd),
         )  # fmt: skip
     return table

@@ -54,3 +54,4 @@ class RateEntry(BaseModel):
     output: float = Field(ge=0, allow_inf_nan=False)
     cache_read: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     cache_write: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    cache_write_1h: float | None = Field(default=None, ge=0, allow_inf_nan=False)

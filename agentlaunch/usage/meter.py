@@ -6,6 +6,7 @@ transcript, so memory stays flat however long a session runs.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from agentlaunch.events import CallUsage, Compaction, ContextWindow, Event, OutputFinal, Usage
@@ -121,9 +122,7 @@ class Meter:
                 extra = event.output - self.last.output
                 if extra > 0:
                     self.total = self.total + Usage(output=extra)
-                    self.last = Usage(
-                        self.last.input, self.last.cache_write, self.last.cache_read, event.output, self.last.reasoning
-                    )
+                    self.last = dataclasses.replace(self.last, output=event.output)
         elif isinstance(event, ContextWindow):
             self.reported_window = event.tokens
             return self._check()

@@ -89,6 +89,8 @@ class ReportRow:
     unpriced_calls: int
     first_at: datetime
     last_at: datetime
+    cache_write_1h: int = 0
+    """Of ``cache_write``, the tokens written with the 1-hour lifetime."""
 
     @property
     def total_input(self) -> int:

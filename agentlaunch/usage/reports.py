@@ -46,6 +46,7 @@ FIELDS = (
     "full_price_share",
     "first_at",
     "last_at",
+    "cache_write_1h",  # last, so CSV read by column position keeps working
 )
 
 # The columns of `usage --session ID --calls` in JSON and CSV, in order.
@@ -61,6 +62,7 @@ CALL_FIELDS = (
     "cache_hit_ratio",
     "cost_usd",
     "price_key",
+    "cache_write_1h",  # last, so CSV read by column position keeps working
 )
 
 # Segments of a token bar: (field, glyph, style). Glyphs differ so the chart reads without colour.
@@ -138,6 +140,7 @@ def total_row(rows: Sequence[ReportRow], key: str = "total") -> ReportRow | None
         calls=sum(r.calls for r in rows),
         input=sum(r.input for r in rows),
         cache_write=sum(r.cache_write for r in rows),
+        cache_write_1h=sum(r.cache_write_1h for r in rows),
         cache_read=sum(r.cache_read for r in rows),
         output=sum(r.output for r in rows),
         reasoning=sum(r.reasoning for r in rows),
@@ -184,6 +187,7 @@ def call_record(call: CallRecord) -> dict[str, Any]:
         "cache_hit_ratio": round(u.cache_read / total, 6) if total else None,
         "cost_usd": call.cost_usd,
         "price_key": call.price_key,
+        "cache_write_1h": u.cache_write_1h,
     }
 
 
@@ -222,6 +226,11 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.0%}"
 
 
+def writes_cell(writes: int, one_hour: int) -> str:
+    """Cache writes, with their 1-hour part when there is one (``23,456 (1h 20,000)``)."""
+    return f"{writes:,} (1h {one_hour:,})" if one_hour else f"{writes:,}"
+
+
 def report_table(rows: Sequence[ReportRow], by: ReportBy, *, title: str | None = None) -> Table:
     """A rich Table: one line per group and a total line when there are several."""
     table = Table(
@@ -233,7 +242,7 @@ def report_table(rows: Sequence[ReportRow], by: ReportBy, *, title: str | None =
     columns: list[tuple[str, str, Any]] = [
         ("calls", "calls", lambda r: f"{r.calls:,}"),
         ("input", "input", lambda r: f"{r.input:,}"),
-        ("cache_write", "cache write", lambda r: f"{r.cache_write:,}"),
+        ("cache_write", "cache write", lambda r: writes_cell(r.cache_write, r.cache_write_1h)),
         ("cache_read", "cache read", lambda r: f"{r.cache_read:,}"),
         ("output", "output", lambda r: f"{r.output:,}"),
         ("cost", "cost", cost_cell),

@@ -34,14 +34,14 @@ REPORT_BY: tuple[str, ...] = get_args(ReportBy)
 
 _CALL_COLUMNS = (
     "id, at, agent, provider, session_id, turn, model_requested, model_reported, "
-    "input, cache_write, cache_read, output, reasoning, cost_usd, price_key"
+    "input, cache_write, cache_read, output, reasoning, cost_usd, price_key, cache_write_1h"
 )
 _SESSION_COLUMNS = (
     "session_id, agent, provider, model, working_dir, started, last_used, ended, exit_status, turns, provider_state"
 )
 _SUMS = (
     "COUNT(*), SUM(input), SUM(cache_write), SUM(cache_read), SUM(output), SUM(reasoning), "
-    "SUM(cost_usd), SUM(cost_usd IS NULL), MIN(at), MAX(at)"
+    "SUM(cost_usd), SUM(cost_usd IS NULL), MIN(at), MAX(at), SUM(cache_write_1h)"
 )
 
 
@@ -188,13 +188,14 @@ class Store:
         with self._guard():
             cur = self._conn.execute(
                 """INSERT INTO calls (at, agent, provider, session_id, turn, model_requested, model_reported,
-                                      input, cache_write, cache_read, output, reasoning, cost_usd, price_key)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                                      input, cache_write, cache_read, output, reasoning, cost_usd, price_key,
+                                      cache_write_1h)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 (
                     to_ts(call.at), call.agent, call.provider, call.session_id, call.turn,
                     call.model_requested, call.model_reported,
                     u.input, u.cache_write, u.cache_read, u.output, u.reasoning,
-                    call.cost_usd, call.price_key,
+                    call.cost_usd, call.price_key, u.cache_write_1h,
                 ),
             )  # fmt: skip
             assert cur.lastrowid is not None
@@ -301,13 +302,14 @@ class Store:
             try:
                 self._conn.executemany(
                     """INSERT INTO calls (at, agent, provider, session_id, turn, model_requested, model_reported,
-                                          input, cache_write, cache_read, output, reasoning, cost_usd, price_key)
-                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                                          input, cache_write, cache_read, output, reasoning, cost_usd, price_key,
+                                          cache_write_1h)
+                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                     (
                         (
                             to_ts(c.at), c.agent, c.provider, c.session_id, c.turn, c.model_requested,
                             c.model_reported, c.usage.input, c.usage.cache_write, c.usage.cache_read,
-                            c.usage.output, c.usage.reasoning, c.cost_usd, c.price_key,
+                            c.usage.output, c.usage.reasoning, c.cost_usd, c.price_key, c.usage.cache_write_1h,
                         )
                         for c in calls
                     ),
@@ -368,7 +370,9 @@ def _call_record(row: tuple[Any, ...]) -> CallRecord:
         turn=row[5],
         model_requested=row[6],
         model_reported=row[7],
-        usage=Usage(input=row[8], cache_write=row[9], cache_read=row[10], output=row[11], reasoning=row[12]),
+        usage=Usage(
+            input=row[8], cache_write=row[9], cache_read=row[10], output=row[11], reasoning=row[12], cache_write_1h=row[15]
+        ),
         cost_usd=row[13],
         price_key=row[14],
     )
@@ -389,4 +393,5 @@ def _report_row(row: tuple[Any, ...]) -> ReportRow:
         unpriced_calls=row[8] or 0,
         first_at=first_at,
         last_at=last_at,
+        cache_write_1h=row[11] or 0,
     )

@@ -101,8 +101,18 @@ def _migration_1(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX calls_agent_at ON calls (agent, at)")
 
 
+def _migration_2(conn: sqlite3.Connection) -> None:
+    """Cache writes by lifetime: ``cache_write_1h`` is the 1-hour part of ``cache_write`` (0 in older rows,
+    which were all priced as 5-minute writes); the by-day index covers it too."""
+    conn.execute("ALTER TABLE calls ADD COLUMN cache_write_1h INTEGER NOT NULL DEFAULT 0")
+    conn.execute("DROP INDEX calls_at")
+    conn.execute(
+        "CREATE INDEX calls_at ON calls (at, input, cache_write, cache_read, output, reasoning, cost_usd, cache_write_1h)"
+    )
+
+
 # Append only: a function's position (1-based) is the schema version it produces.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migration_1]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migration_1, _migration_2]
 SCHEMA_VERSION = len(MIGRATIONS)
 _OUR_TABLES = {"sessions", "calls"}
 
