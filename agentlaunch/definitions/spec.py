@@ -79,6 +79,8 @@ class AgentSpec:
     the provider's default when agent.yaml does not say (see :class:`~agentlaunch.providers.descriptors.ProviderDescriptor`)."""
     prefix_order: str = "own-first"
     """``own-first`` (soul, instructions, bundles, skills) or ``shared-first`` (bundles, skills, soul, instructions)."""
+    budget: Mapping[str, float | int | None] | None = None
+    """``budget:`` of agent.yaml (session_usd, daily_usd, session_tokens, daily_tokens), None when not given."""
 
     @property
     def agent_dir(self) -> Path:
@@ -199,7 +201,9 @@ def _validation_problems(path: Path, exc: ValidationError, allowed: list[str]) -
     problems = []
     for err in exc.errors():
         field = ".".join(str(p) for p in err["loc"]) or "(top)"
-        if err["type"] == "extra_forbidden":
+        if err["type"] == "extra_forbidden" and err["loc"][:1] == ("budget",):
+            message = "unknown key (allowed: session_usd, daily_usd, session_tokens, daily_tokens; budgets are in US dollars)"
+        elif err["type"] == "extra_forbidden":
             message = "unknown key (allowed: " + ", ".join(allowed) + ")"
         else:
             message = err["msg"]
@@ -352,6 +356,7 @@ def load_agent(agents_dir: Path, name: str, state_dir: Path | None = None) -> Ag
         allowed_tools=tuple(conf["allowed_tools"]),
         delivery=conf["delivery"] or provider.default_delivery,
         prefix_order=conf["prefix_order"],
+        budget=conf.get("budget"),
     )
 
 

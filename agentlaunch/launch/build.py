@@ -5,14 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from agentlaunch import paths
-from agentlaunch.definitions.spec import load_agent, resolve_working_dir
+from agentlaunch.definitions.spec import AgentSpec, load_agent, resolve_working_dir
+from agentlaunch.events import Usage
 from agentlaunch.launch import prespawn
-from agentlaunch.launch.loop import SystemClock
+from agentlaunch.launch.loop import Clock, SystemClock
 from agentlaunch.launch.reaper import Reaper
 from agentlaunch.launch.session import Launch, LaunchOptions
 from agentlaunch.launch.signals import Signals
 from agentlaunch.launch.sink import Sink
 from agentlaunch.providers import get_adapter
+from agentlaunch.usage.budget import BudgetGuard
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.pricing import Pricer
 from agentlaunch.usage.recorder import UsageRecorder
@@ -32,7 +34,17 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
     working_dir = resolve_working_dir(spec, options.working_dir, state_dir)
     meter = Meter(configured_window=spec.context_window, buffer=spec.compaction_buffer, model=spec.model)
     store = Store.open(paths.store_path())
-    sinks: list[Sink] = [UsageRecorder(store), *views(meter)]
+    pricer = Pricer(agents_dir=spec.agents_dir)
+    clock = SystemClock()
+    sinks: list[Sink] = [UsageRecorder(store)]
+    try:
+        guard = budget_guard(spec, options, store, pricer, clock)
+    except BaseException:
+        store.close()
+        raise
+    if guard is not None:
+        sinks.append(guard)  # after the recorder: it reads what was spent from the store
+    sinks.extend(views(meter))
     if status:
         from agentlaunch.live.status import StatusWriter
 
@@ -41,11 +53,22 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
     pending = prespawn.take() if fresh and adapter.persistent else None
     try:
         return Launch(
-            options, spec=spec, adapter=adapter, store=store, pricer=Pricer(agents_dir=spec.agents_dir), meter=meter,
-            sinks=sinks, state_dir=state_dir, working_dir=working_dir, clock=SystemClock(), prespawned=pending,
+            options, spec=spec, adapter=adapter, store=store, pricer=pricer, meter=meter,
+            sinks=sinks, state_dir=state_dir, working_dir=working_dir, clock=clock, prespawned=pending,
             signals=Signals(), reaper=Reaper(subreaper=True),
         )  # fmt: skip
     except BaseException:
         prespawn.discard(pending)
         store.close()
         raise
+
+
+def budget_guard(spec: AgentSpec, options: LaunchOptions, store: Store, pricer: Pricer, clock: Clock) -> BudgetGuard | None:
+    """The launch's budget guard, or None when no budget applies (agent.yaml, --budget-usd, the global settings)."""
+    from agentlaunch.usage.budget import BudgetGuard, limits_for, load_global_budget
+
+    limits = limits_for(spec.budget, load_global_budget(paths.config_dir()), options.budget_usd)
+    if not limits.any:
+        return None
+    priceable = spec.model is None or pricer.price(Usage(input=1, output=1), spec.provider, None, spec.model) is not None
+    return BudgetGuard(limits, store, clock, priceable=priceable)

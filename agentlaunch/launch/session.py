@@ -86,6 +86,7 @@ class LaunchOptions:
     force: bool = False
     interactive: bool = False
     plan_key: str | None = None  # names this launch's plan for the next launch's early start (prespawn)
+    budget_usd: float | None = None  # --budget-usd: the session's USD limit for this launch
 
 
 class Launch:
@@ -122,6 +123,8 @@ class Launch:
         self._session_seen = False
         self._turn: Turn | None = None
         self._ask: AskPermission | None = None
+        self.stopped: AgentlaunchError | None = None
+        """Set by :meth:`stop`: the session takes no new turn and ends with this error."""
 
     @property
     def _persistent(self) -> PersistentAdapter:
@@ -153,6 +156,12 @@ class Launch:
         """Interrupt the running turn as Ctrl-C does (for a sink: a budget guard, say)."""
         if self._turn is not None:
             self._turn.interrupt(reason)
+
+    def stop(self, error: AgentlaunchError) -> None:
+        """End the session with ``error``: the running turn is interrupted and no new turn starts (a budget guard)."""
+        if self.stopped is None:
+            self.stopped = error
+            self.request_interrupt(error.message)
 
     # -- start and stop -------------------------------------------------------------------
     def start(self) -> None:
@@ -261,7 +270,12 @@ class Launch:
         return startup + "\n" + prompt if prompt else startup
 
     def run_turn(self, prompt: str, *, timeout: float | None = None, ask_permission: AskPermission | None = None) -> TurnOutcome:
-        """Send one user turn and run the loop until its end; Ctrl-C interrupts it, SIGTERM/SIGHUP end it."""
+        """Send one user turn and run the loop until its end; Ctrl-C interrupts it, SIGTERM/SIGHUP end it.
+
+        A stopped session (see :meth:`stop`) takes no new turn: its error is raised instead.
+        """
+        if self.stopped is not None:
+            raise self.stopped
         if self.signals.termination is not None:
             return TurnOutcome(None, terminated=self.signals.termination)
         self.signals.forget_interrupts()
