@@ -161,7 +161,7 @@ class Launch:
         """End the session with ``error``: the running turn is interrupted and no new turn starts (a budget guard)."""
         if self.stopped is None:
             self.stopped = error
-            self.request_interrupt(error.message)
+            self.request_interrupt("stopping the turn: a budget is spent")
 
     # -- start and stop -------------------------------------------------------------------
     def start(self) -> None:

@@ -162,7 +162,8 @@ class Spent:
 
 
 def _usd(value: float) -> str:
-    return f"${value:,.2f}" if value >= 0.995 or value == 0 else f"${value:.4f}"
+    """Dollars to the cent, or to 1/100 cent where cents would hide the figure ($0.0042)."""
+    return f"${value:,.2f}" if value >= 1 or round(value, 2) == round(value, 6) else f"${value:.4f}"
 
 
 class BudgetGuard:
