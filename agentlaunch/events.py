@@ -70,6 +70,11 @@ class Usage:
         return dataclasses.asdict(self)
 
 
+def uncached(usage: Usage) -> Usage:
+    """``usage`` as it would be billed without a cache: every input token at the full input price."""
+    return Usage(input=usage.total_input, output=usage.output, reasoning=usage.reasoning)
+
+
 def usage_problem(usage: Usage) -> str | None:
     """Why ``usage`` is not a possible call's usage (a field that is not a count from 0 below
     :data:`MAX_TOKENS`), or None when it is."""

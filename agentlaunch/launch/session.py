@@ -38,6 +38,7 @@ from agentlaunch.events import (
     ToolUse,
     TurnEnd,
     Unknown,
+    uncached,
 )
 from agentlaunch.launch import prespawn
 from agentlaunch.launch.identity import choose_session
@@ -49,6 +50,7 @@ from agentlaunch.launch.signals import Signals
 from agentlaunch.launch.sink import (
     CompactionWarned,
     Notice,
+    PrefixChanged,
     PricedCall,
     ProviderStateKept,
     SessionClosed,
@@ -60,7 +62,7 @@ from agentlaunch.launch.sink import (
 )
 from agentlaunch.launch.transport import Child, resolve_command, window_size
 from agentlaunch.launch.turn import ChildLike, Turn, TurnOutcome
-from agentlaunch.prefix.fingerprint import check_prefix
+from agentlaunch.prefix.fingerprint import prefix_notice, record_prefix
 from agentlaunch.providers.base import Adapter, Parser, PersistentAdapter, PerTurnAdapter, child_env
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.pricing import Pricer
@@ -192,11 +194,12 @@ class Launch:
             fingerprinted = with_placement_argv(plan.argv[:-1], placement.fingerprint_argv)
         for notice in plan.notices:
             self.notice(notice)
-        changed = check_prefix(
+        changed = record_prefix(
             self.spec, placement.rendered, self.options.templates_dir, resolved, fingerprinted, self.session_id, self.state_dir
         )
         if changed:
-            self.notice(changed)
+            self.emit(PrefixChanged(tuple(changed)))
+            self.notice(prefix_notice(changed) or "")
         extra = {**plan.env, **self.spec.env, **placement.env}
         self._env = child_env(os.environ, extra)
         self._command = resolved
@@ -392,11 +395,14 @@ class Launch:
         if isinstance(event, CallUsage):
             price = self.pricer.price(event.usage, self.spec.provider, event.model, self.spec.model)
             cost = price.cost_usd if price else None
+            # The same call with all of its input at the full price: what caching saved is the difference.
+            full = self.pricer.price(uncached(event.usage), self.spec.provider, event.model, self.spec.model) if price else None
             self.meter.add_cost(cost)
             self.emit(PricedCall(CallRecord(
                 agent=self.spec.name, provider=self.spec.provider, usage=event.usage, session_id=self.session_id,
                 turn=self.turns, model_requested=self.spec.model, model_reported=event.model, cost_usd=cost,
                 price_key=price.key if price else None, at=self.clock.now(),
+                full_price_usd=full.cost_usd if full else None,
             )))  # fmt: skip
         if isinstance(event, ToolUse):
             self.set_state("tool")

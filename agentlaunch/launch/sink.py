@@ -95,6 +95,13 @@ class CompactionWarned(LaunchEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class PrefixChanged(LaunchEvent):
+    """This launch's instructions prefix differs from the agent's previous launch in ``parts`` (named for a person)."""
+
+    parts: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class PricedCall(LaunchEvent):
     """One model call as it is to be stored: its usage, turn and price (sent before its CallUsage)."""
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+from datetime import datetime
 
 from agentlaunch.errors import AgentlaunchError
-from agentlaunch.events import SessionStarted
-from agentlaunch.launch.sink import LaunchView, PricedCall, ProviderStateKept, SessionClosed, SinkEvent, TurnDone
+from agentlaunch.events import Compaction, SessionStarted
+from agentlaunch.launch.sink import LaunchView, PrefixChanged, PricedCall, ProviderStateKept, SessionClosed, SinkEvent, TurnDone
+from agentlaunch.usage.records import now
 from agentlaunch.usage.store import Store
 
 
@@ -16,6 +18,7 @@ class UsageRecorder:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.registered = False
+        self._pending: list[tuple[str, str | None, datetime]] = []  # session events from before the session is known
 
     def event(self, event: SinkEvent, launch: LaunchView) -> None:
         if isinstance(event, SessionStarted) and not self.registered:
@@ -25,6 +28,17 @@ class UsageRecorder:
                 launch.session_id, agent=spec.name, provider=spec.provider, working_dir=str(launch.working_dir), model=spec.model
             )
             self.registered = True
+            for kind, detail, at in self._pending:
+                self.store.record_event(launch.session_id, kind, detail, at=at)
+            self._pending.clear()
+        elif isinstance(event, PrefixChanged | Compaction):
+            # What explains a cache miss later (usage --calls names it).
+            kind, detail = ("prefix_changed", ", ".join(event.parts)) if isinstance(event, PrefixChanged) else (
+                "compaction", event.trigger)  # fmt: skip
+            if self.registered:
+                self.store.record_event(launch.session_id, kind, detail)
+            else:
+                self._pending.append((kind, detail, now()))
         elif isinstance(event, PricedCall):
             self.store.record_call(event.record)
         elif not self.registered:

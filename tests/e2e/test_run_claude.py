@@ -25,7 +25,7 @@ from agentlaunch.usage.pricing import genai_price
 from agentlaunch.usage.store import Store
 from tests.conftest import REPO
 from tests.e2e.conftest import RunCli
-from tests.helpers import write_agent
+from tests.helpers import run_cli, write_agent
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 STARTUP = "<agentlaunch-startup>"
@@ -261,3 +261,31 @@ def test_failed_first_turn_keeps_the_startup_message_in_history_and_never_resend
     assert failed.raw.decode().count(STARTUP) == 1
     assert recovered.raw.decode().count(STARTUP) == 1
     assert STARTUP not in last_user_text(recovered.body)
+
+
+def test_a_miss_after_a_changed_soul_is_marked_with_its_cause_and_caching_savings_are_reported(
+    anthropic: FakeAnthropic, agents_dir: Path, isolated_home: Path, workdir: Path, claude_bin: Path
+) -> None:
+    write_agent(agents_dir, "keeper", {
+        "provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin), "working_dir": str(workdir),
+    }, {"soul.md": "You are Keeper.\n"})  # fmt: skip
+    assert anthropic.server is not None
+    env = {**os.environ, **claude_env(anthropic.server.url, isolated_home, {"CLAUDE_CODE_MAX_RETRIES": "0"})}
+    env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
+    anthropic.push(text_reply("one", ApiUsage(10, 20_000, 0, 5)), text_reply("two", ApiUsage(10, 100, 20_000, 5)))
+    for args in (("keeper", "one"), ("keeper", "-c", "two")):
+        done = run_cli("run", *args, cwd=workdir, env=env, timeout=240)
+        assert done.returncode == 0, done.stderr.decode()
+    (agents_dir / "keeper" / "soul.md").write_text("You are Keeper, changed.\n")
+    anthropic.push(text_reply("three", ApiUsage(10, 21_000, 0, 5)))
+    done = run_cli("run", "keeper", "-c", "three", cwd=workdir, env=env, timeout=240)
+    assert done.returncode == 0, done.stderr.decode()
+    sessions = json.loads(run_cli("sessions", "--json", env=env).stdout)
+    (session,) = [s["session_id"] for s in sessions]
+    calls = json.loads(run_cli("usage", "--session", session, "--calls", "--json", env=env).stdout)
+    assert [c["cache_miss"] for c in calls] == [None, None, "the instructions prefix changed (soul)"]
+    assert all(c["full_price_usd"] > c["cost_usd"] for c in calls[1:2])  # the hit was cheaper than full price
+    (row,) = json.loads(run_cli("usage", "--by", "agent", "--json", env=env).stdout)
+    assert row["saved_usd"] == pytest.approx(sum(c["full_price_usd"] - c["cost_usd"] for c in calls), abs=1e-12)
+    table = run_cli("usage", "--session", session, "--calls", env=env).stdout.decode()
+    assert "instructions" in table and "(soul)" in table  # the miss column (wrapped to the width)
