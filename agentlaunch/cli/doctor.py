@@ -39,7 +39,7 @@ def _print_static(r: StaticReport) -> None:
     if not r.ok:
         out.print(f"        cacheable before the first volatile byte: {_kb(r.stable_bytes)}")
     if r.parts:
-        out.print("parts   " + " · ".join(f"{p.label} {_kb(p.bytes)}" for p in r.parts), markup=False, soft_wrap=True)
+        out.print("parts   " + " · ".join(f"{p.label} {p.bytes:,} B" for p in r.parts), markup=False)
     if r.cross:
         out.print("cross-agent shared prefix (instructions text)   own-first   shared-first")
         for c in r.cross:
@@ -85,10 +85,7 @@ def _print_live(r: LiveReport) -> None:
             inside = f"{v.instructions_inside:,}/{v.instructions_size:,} B"
             out.print(f"  {v.delivery:<13} {flag}  {_kb(v.shared_bytes):>20}  {inside:>19}   {v.section}")
     if r.request_parts:
-        out.print(
-            "request " + " · ".join(f"{p.label} {_kb(p.bytes)}" for p in r.request_parts) + " (the first session's request)",
-            markup=False, soft_wrap=True,
-        )  # fmt: skip
+        out.print("request " + " · ".join(f"{p.label} {_kb(p.bytes)}" for p in r.request_parts), markup=False)
     out.print(f"verdict {r.verdict}", markup=False, soft_wrap=True)
 
 

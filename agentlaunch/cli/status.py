@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Annotated
+from datetime import UTC, datetime
+from typing import Annotated, Any
 
 import typer
 from rich.live import Live
@@ -13,6 +14,7 @@ from rich.table import Table
 from agentlaunch.cli.common import JsonOpt, app, complete_agent, err, out
 from agentlaunch.errors import UsageError
 from agentlaunch.live.status import StatusRecord, line_for, read_records
+from agentlaunch.usage.cache_clock import warmth_text
 from agentlaunch.visible import for_markup
 
 
@@ -20,8 +22,21 @@ def _n(value: object) -> str:
     return f"{value:,}" if isinstance(value, int) else "–"
 
 
+def cache_cell(record: dict[str, Any], now: datetime) -> str:
+    """``warm 4m12s``, or ``cold: next turn ~$0.42`` (what it writes again), or empty before the first call."""
+    text = warmth_text(record, now)
+    if text is None:
+        return ""
+    cache = record["cache"]
+    cold = cache.get("next_turn_cold_usd")
+    if text == "cache cold" and isinstance(cold, int | float):
+        return f"cold: next turn ~${cold:.4f}"
+    return text.removeprefix("cache ")
+
+
 def status_table(records: list[StatusRecord]) -> Table:
-    table = Table("agent", "state", "provider", "model", "context", "to compaction", "cost", "calls", "pid", "session")
+    table = Table("agent", "state", "provider", "model", "context", "to compaction", "cost", "cache", "calls", "pid", "session")
+    now = datetime.now(UTC)
     for r in records:
         d = r.data
         percent = d.get("percent")
@@ -34,6 +49,7 @@ def status_table(records: list[StatusRecord]) -> Table:
             context,
             _n(d.get("to_compaction")),
             str(d.get("cost") or ""),
+            cache_cell(d, now),
             _n(d.get("calls")),
             str(d.get("pid") or ""),
             str(d.get("session_id") or ""),

@@ -38,6 +38,7 @@ from agentlaunch.events import (
     ToolUse,
     TurnEnd,
     Unknown,
+    Usage,
     uncached,
 )
 from agentlaunch.launch import prespawn
@@ -64,8 +65,9 @@ from agentlaunch.launch.transport import Child, resolve_command, window_size
 from agentlaunch.launch.turn import ChildLike, Turn, TurnOutcome
 from agentlaunch.prefix.fingerprint import prefix_notice, record_prefix
 from agentlaunch.providers.base import Adapter, Parser, PersistentAdapter, PerTurnAdapter, child_env
+from agentlaunch.usage.cache_clock import ONE_HOUR, CacheWarmth, lifetime, span
 from agentlaunch.usage.meter import Meter
-from agentlaunch.usage.pricing import Pricer
+from agentlaunch.usage.pricing import Pricer, format_cost
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
 
@@ -279,6 +281,8 @@ class Launch:
         """
         if self.stopped is not None:
             raise self.stopped
+        if (cold := self.cold_cache_notice()) is not None:
+            self.notice(cold)
         if self.signals.termination is not None:
             return TurnOutcome(None, terminated=self.signals.termination)
         self.signals.forget_interrupts()
@@ -380,6 +384,31 @@ class Launch:
             self.handle(event)
         return code
 
+    def _cache_after(self, event: CallUsage) -> None:
+        """The cache's warmth after this call, and what the next turn would pay for the context cold and warm."""
+        ttl = lifetime(self.meter.cache, event.usage.cache_write_1h > 0)
+        context = event.usage.context
+        one_hour = context if ttl >= ONE_HOUR else 0
+        prices = [
+            self.pricer.price(usage, self.spec.provider, event.model, self.spec.model)
+            for usage in (Usage(cache_write=context, cache_write_1h=one_hour), Usage(cache_read=context))
+        ]
+        cold, warm = (p.cost_usd if p else None for p in prices)
+        self.meter.cache = CacheWarmth(self.clock.now(), ttl, context, cold, warm)
+
+    def cold_cache_notice(self) -> str | None:
+        """One line when a turn starts after the cache went cold: how long ago, and what the turn pays for it."""
+        cache = self.meter.cache
+        now = self.clock.now()
+        if cache is None or cache.warm(now) or not cache.context:
+            return None
+        ago = span((now - cache.expires_at).total_seconds())
+        cost = ""
+        if cache.cold_usd is not None and cache.warm_usd is not None:
+            cost = f" (~{format_cost(cache.cold_usd)}; warm it would read them for ~{format_cost(cache.warm_usd)})"
+        lives = "1 hour" if cache.ttl >= ONE_HOUR else "5 minutes"
+        return f"the cache went cold {ago} ago (it lives {lives}): this turn writes ~{cache.context:,} tokens to it again{cost}"
+
     def handle(self, event: Event) -> None:
         """Meter and price one event, then hand it to the sinks."""
         warning = self.meter.add(event)
@@ -398,6 +427,7 @@ class Launch:
             # The same call with all of its input at the full price: what caching saved is the difference.
             full = self.pricer.price(uncached(event.usage), self.spec.provider, event.model, self.spec.model) if price else None
             self.meter.add_cost(cost)
+            self._cache_after(event)
             self.emit(PricedCall(CallRecord(
                 agent=self.spec.name, provider=self.spec.provider, usage=event.usage, session_id=self.session_id,
                 turn=self.turns, model_requested=self.spec.model, model_reported=event.model, cost_usd=cost,

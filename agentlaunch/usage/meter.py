@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from agentlaunch.events import CallUsage, Compaction, ContextWindow, Event, OutputFinal, Usage
 from agentlaunch.providers.descriptors import DESCRIPTORS
+from agentlaunch.usage.cache_clock import CacheWarmth
 
 DEFAULT_BUFFER = 33_000
 
@@ -57,6 +58,8 @@ class Meter:
         self.cost_usd = 0.0
         self.priced_calls = 0
         self.unpriced_calls = 0
+        self.cache: CacheWarmth | None = None
+        """The provider's cache after the latest call (set by the launch, which can price it)."""
 
     def add_cost(self, cost: float | None) -> None:
         """Account for the price of one call (None: it could not be priced)."""
