@@ -22,6 +22,7 @@ from agentlaunch.launch.sink import Sink
 from agentlaunch.launch.turn import turn_failed
 from agentlaunch.live.view import HeadlessView, InteractiveView
 from agentlaunch.providers.values import summarize
+from agentlaunch.usage.budget import check_budget_usd
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.store import Store
 from agentlaunch.visible import for_markup, visible
@@ -111,6 +112,8 @@ def interactive_loop(launch: Launch, timeout: float | None) -> int:
         if not line.strip():
             continue
         outcome = launch.run_turn(line, timeout=timeout, ask_permission=ask_permission)
+        if launch.stopped is not None:
+            raise launch.stopped  # a budget ended the session
         if outcome.terminated is not None:
             return 128 + outcome.terminated
         if outcome.end is None and not launch.persistent:
@@ -169,6 +172,12 @@ def run(
         bool,
         typer.Option("--worktree", help="Run in the agent's own git worktree (branch agentlaunch/AGENT), made on first use."),
     ] = False,
+    budget_usd: Annotated[
+        float | None,
+        typer.Option(
+            "--budget-usd", help="The session's budget in US dollars for this launch (over agent.yaml's).", show_default=False
+        ),
+    ] = None,
     agents_dir: AgentsDirOpt = None,
     templates_dir: TemplatesOpt = None,
 ) -> None:
@@ -177,7 +186,7 @@ def run(
     Headless, stdout carries only the answer (or JSON lines with --json) and a
     one-line footer of tokens and cost goes to stderr. Exit codes: 0 done,
     1 turn failed, 2 bad command line, 3 definition error, 4 refused overwrite,
-    5 state unusable, 124 timeout, 127 provider CLI missing, 130 interrupted,
+    5 state unusable, 6 a budget stopped the agent, 124 timeout, 127 provider CLI missing, 130 interrupted,
     129 / 143 SIGHUP / SIGTERM.
 
     Example: agentlaunch run demo "hello"   ·   echo "hi" | agentlaunch run demo - --json
@@ -202,6 +211,7 @@ def run(
         plan_key=None if worktree else prespawn.plan_key(agent, str(agents_dir) if agents_dir else None,
                                                          str(working_dir) if working_dir else None),
         worktree=worktree,
+        budget_usd=None if budget_usd is None else check_budget_usd(budget_usd),
     )  # fmt: skip
 
     def views(meter: Meter) -> list[Sink]:
@@ -222,7 +232,7 @@ def run(
             if outcome.terminated is not None:
                 code = 128 + outcome.terminated
             else:
-                error = turn_failed(outcome)
+                error = launch.stopped or turn_failed(outcome)
     except AgentlaunchError as exc:
         error = exc
     except KeyboardInterrupt:

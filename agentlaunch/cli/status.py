@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.live import Live
@@ -15,6 +15,7 @@ from agentlaunch.cli.common import JsonOpt, app, complete_agent, err, out
 from agentlaunch.errors import UsageError
 from agentlaunch.live.status import StatusRecord, line_for, read_records, waited
 from agentlaunch.live.tmux import SOCKET_ENV, DeadPane, Tmux, TmuxMissing, dead_agent_panes
+from agentlaunch.usage.cache_clock import warmth_text
 from agentlaunch.visible import for_markup
 
 STATE_STYLES = {"asking": "bold white on red", "waiting": "yellow"}
@@ -22,6 +23,18 @@ STATE_STYLES = {"asking": "bold white on red", "waiting": "yellow"}
 
 def _n(value: object) -> str:
     return f"{value:,}" if isinstance(value, int) else "–"
+
+
+def cache_cell(record: dict[str, Any], now: datetime) -> str:
+    """``warm 4m12s``, or ``cold: next turn ~$0.42`` (what it writes again), or empty before the first call."""
+    text = warmth_text(record, now)
+    if text is None:
+        return ""
+    cache = record["cache"]
+    cold = cache.get("next_turn_cold_usd")
+    if text == "cache cold" and isinstance(cold, int | float):
+        return f"cold: next turn ~${cold:.4f}"
+    return text.removeprefix("cache ")
 
 
 def dead_panes(socket: str | None) -> list[DeadPane]:
@@ -47,7 +60,7 @@ def dead_line(pane: DeadPane) -> str:
 
 def status_table(records: list[StatusRecord], dead: list[DeadPane] | None = None) -> Table:
     now = datetime.now(UTC)
-    table = Table("agent", "state", "provider", "model", "context", "to compaction", "cost", "calls", "pid", "session")
+    table = Table("agent", "state", "provider", "model", "context", "to compaction", "cost", "cache", "calls", "pid", "session")
     for r in records:
         d = r.data
         percent = d.get("percent")
@@ -60,6 +73,7 @@ def status_table(records: list[StatusRecord], dead: list[DeadPane] | None = None
             context,
             _n(d.get("to_compaction")),
             str(d.get("cost") or ""),
+            cache_cell(d, now),
             _n(d.get("calls")),
             str(d.get("pid") or ""),
             str(d.get("session_id") or ""),
@@ -71,7 +85,7 @@ def status_table(records: list[StatusRecord], dead: list[DeadPane] | None = None
     for pane in dead or []:
         code = f" (exit {pane.exit_status})" if pane.exit_status is not None else ""
         where = for_markup(f"tmux {pane.session} {pane.pane_id}")
-        table.add_row(for_markup(pane.agent), f"[bold red]dead{code}[/]", *[""] * 7, where)
+        table.add_row(for_markup(pane.agent), f"[bold red]dead{code}[/]", *[""] * 8, where)
     if dead:
         table.caption = "dead: its tmux pane is kept with its error; `agentlaunch tmux up AGENT` starts it again"
     if not records and not dead:

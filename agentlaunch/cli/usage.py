@@ -12,6 +12,7 @@ from rich.table import Table
 from agentlaunch import paths
 from agentlaunch.cli.common import JsonOpt, app, complete_agent, out
 from agentlaunch.errors import UsageError
+from agentlaunch.usage.misses import cache_misses
 from agentlaunch.usage.pricing import format_cost
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.reports import (
@@ -23,25 +24,27 @@ from agentlaunch.usage.reports import (
     report_csv,
     report_records,
     report_table,
+    writes_cell,
 )
 from agentlaunch.usage.session_ids import resolve_session
 from agentlaunch.usage.store import Store
 from agentlaunch.visible import for_markup
 
 
-def _calls_table(session: str, calls: list[CallRecord]) -> Table:
+def _calls_table(session: str, calls: list[CallRecord], misses: list[str | None]) -> Table:
     table = Table(
         title=f"calls of session {for_markup(session)}",
-        caption="a call with a low cache hit after the first one is where caching missed",
+        caption="miss: a call that wrote the cache instead of reading what the call before it had, with the likely cause",
     )
-    for header in ("#", "time", "turn", "model", "input", "cache write", "cache read", "output", "cache hit", "cost"):
-        table.add_column(header, justify="right" if header not in ("time", "model") else "left", no_wrap=True)
-    for i, call in enumerate(calls, 1):
+    for header in ("#", "time", "turn", "model", "input", "cache write", "cache read", "output", "cache hit", "cost", "miss"):
+        table.add_column(header, justify="right" if header not in ("time", "model", "miss") else "left", no_wrap=header != "miss")
+    for i, (call, miss) in enumerate(zip(calls, misses, strict=True), 1):
         hit = call_record(call)["cache_hit_ratio"]
         table.add_row(
             str(i), f"{call.at.astimezone():%Y-%m-%d %H:%M:%S}", str(call.turn or ""), for_markup(call.model or "?"),
-            f"{call.usage.input:,}", f"{call.usage.cache_write:,}", f"{call.usage.cache_read:,}", f"{call.usage.output:,}",
-            "-" if hit is None else f"{hit:.0%}", format_cost(call.cost_usd),
+            f"{call.usage.input:,}", writes_cell(call.usage.cache_write, call.usage.cache_write_1h),
+            f"{call.usage.cache_read:,}", f"{call.usage.output:,}",
+            "-" if hit is None else f"{hit:.0%}", format_cost(call.cost_usd), for_markup(miss) if miss else "",
         )  # fmt: skip
     return table
 
@@ -83,15 +86,16 @@ def usage(
             records = store.calls_for_session(session)
             if not records and store.get_session(session) is None:
                 raise UsageError(f"--session: no session {session!r} in {paths.store_path()}")
+            misses = cache_misses(records, store.events_for_session(session))
         else:
             rows = store.usage_report(grouping, agent=agent, session=session, since=start)
     if calls:
         if as_json:
-            print(json.dumps([call_record(c) for c in records], indent=2))
+            print(json.dumps([call_record(c, m) for c, m in zip(records, misses, strict=True)], indent=2))
         elif as_csv:
-            sys.stdout.write(calls_csv(records))
+            sys.stdout.write(calls_csv(records, misses))
         else:
-            out.print(_calls_table(session or "", records))
+            out.print(_calls_table(session or "", records, misses))
         return
     if as_json:
         print(json.dumps(report_records(rows, grouping), indent=2))

@@ -9,6 +9,7 @@ notify: [notify-send, agentlaunch]   # run when an agent needs you: an argv list
 notify_after: 30                      # seconds a turn must take before its end is announced (asking always is)
 bell: true                            # ring the terminal bell when an agent needs you
 worktrees_dir: ~/agent-worktrees      # where `worktree: true` agents get their git worktrees (default: <state dir>/worktrees)
+budget: {daily_usd: 40, daily_tokens: 50000000}   # per local day, all agents together (exit 6 once spent)
 ```
 
 A file that is there but wrong is a definition error (exit 3) naming the
@@ -20,7 +21,8 @@ from __future__ import annotations
 
 import math
 import shlex
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +32,7 @@ from agentlaunch.fsutil import read_regular
 
 SETTINGS_FILE = "config.yaml"
 SETTINGS_LIMIT = 1 << 20
-KEYS = ("notify", "notify_after", "bell", "worktrees_dir")
+KEYS = ("notify", "notify_after", "bell", "worktrees_dir", "budget")
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,8 @@ class Settings:
     notify_after: float | None = None
     bell: bool = True
     worktrees_dir: Path | None = None
+    budget: Mapping[str, Any] = field(default_factory=dict)
+    """Daily limits for all agents together (see :mod:`agentlaunch.usage.budget`)."""
 
 
 def settings_path(config_dir: Path | None = None) -> Path:
@@ -69,6 +73,36 @@ def notify_after(value: object, where: str) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
         raise DefinitionError(f"{where}: notify_after: expected seconds, a number from 0 (got {value!r})")
     return float(value)
+
+
+def global_budget(budget: object, where: str) -> dict[str, Any]:
+    """``budget:`` of the global settings (``daily_usd``, ``daily_tokens`` for all agents), checked; {} when absent.
+
+    A malformed value is a DefinitionError naming ``where`` (the file) and the field.
+    """
+    if budget is None:
+        return {}
+    if not isinstance(budget, dict):
+        raise DefinitionError(f"{where}: budget: must be a mapping with daily_usd and/or daily_tokens")
+    problems = []
+    out: dict[str, Any] = {}
+    for key, value in budget.items():
+        if key == "daily_usd":
+            ok = type(value) in (int, float) and math.isfinite(value) and value > 0
+            what = "an amount of US dollars above 0"
+        elif key == "daily_tokens":
+            ok = type(value) is int and value > 0
+            what = "a whole number of tokens above 0"
+        else:
+            problems.append(f"{where}: budget.{key}: unknown key (allowed: daily_usd, daily_tokens; budgets are in US dollars)")
+            continue
+        if ok:
+            out[key] = value
+        else:
+            problems.append(f"{where}: budget.{key}: must be {what} (got {value!r})")
+    if problems:
+        raise DefinitionError(problems)
+    return out
 
 
 def load_settings(config_dir: Path | None = None) -> Settings:
@@ -106,4 +140,5 @@ def load_settings(config_dir: Path | None = None) -> Settings:
         notify_after=notify_after(raw.get("notify_after"), str(path)),
         bell=bell,
         worktrees_dir=Path(folder).expanduser() if folder else None,
+        budget=global_budget(raw.get("budget"), str(path)),
     )

@@ -88,6 +88,8 @@ class AgentSpec:
     """Run in a git worktree of the agent's own (see :mod:`agentlaunch.definitions.worktrees`)."""
     worktree_branch: str | None = None
     """That worktree's branch; None: ``agentlaunch/<agent>``."""
+    budget: Mapping[str, float | int | None] | None = None
+    """``budget:`` of agent.yaml (session_usd, daily_usd, session_tokens, daily_tokens), None when not given."""
 
     @property
     def agent_dir(self) -> Path:
@@ -215,7 +217,9 @@ def _validation_problems(path: Path, exc: ValidationError, allowed: list[str]) -
     problems = []
     for err in exc.errors():
         field = ".".join(str(p) for p in err["loc"]) or "(top)"
-        if err["type"] == "extra_forbidden":
+        if err["type"] == "extra_forbidden" and err["loc"][:1] == ("budget",):
+            message = "unknown key (allowed: session_usd, daily_usd, session_tokens, daily_tokens; budgets are in US dollars)"
+        elif err["type"] == "extra_forbidden":
             message = "unknown key (allowed: " + ", ".join(allowed) + ")"
         else:
             message = err["msg"]
@@ -383,6 +387,7 @@ def load_agent(agents_dir: Path, name: str, state_dir: Path | None = None) -> Ag
         notify_after=conf.get("notify_after"),
         worktree=bool(conf.get("worktree", False)),
         worktree_branch=branch,
+        budget=conf.get("budget"),
     )
 
 

@@ -7,13 +7,15 @@ from pathlib import Path
 
 from agentlaunch import paths
 from agentlaunch.definitions.spec import AgentSpec, load_agent, resolve_working_dir
+from agentlaunch.events import Usage
 from agentlaunch.launch import prespawn
-from agentlaunch.launch.loop import SystemClock
+from agentlaunch.launch.loop import Clock, SystemClock
 from agentlaunch.launch.reaper import Reaper
 from agentlaunch.launch.session import Launch, LaunchOptions
 from agentlaunch.launch.signals import Signals
 from agentlaunch.launch.sink import Sink
 from agentlaunch.providers import get_adapter
+from agentlaunch.usage.budget import BudgetGuard
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.pricing import Pricer
 from agentlaunch.usage.recorder import UsageRecorder, tmux_place
@@ -61,7 +63,17 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
         working_dir, made = agent_worktree(spec, working_dir, state_dir)
     meter = Meter(configured_window=spec.context_window, buffer=spec.compaction_buffer, model=spec.model)
     store = Store.open(paths.store_path())
-    sinks: list[Sink] = [UsageRecorder(store, tmux_place()), *views(meter)]
+    pricer = Pricer(agents_dir=spec.agents_dir)
+    clock = SystemClock()
+    sinks: list[Sink] = [UsageRecorder(store, tmux_place())]
+    try:
+        guard = budget_guard(spec, options, store, pricer, clock)
+    except BaseException:
+        store.close()
+        raise
+    if guard is not None:
+        sinks.append(guard)  # after the recorder: it reads what was spent from the store
+    sinks.extend(views(meter))
     if status:
         from agentlaunch.live.status import StatusWriter
 
@@ -72,8 +84,8 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
     pending = prespawn.take() if fresh and adapter.persistent else None
     try:
         launch = Launch(
-            options, spec=spec, adapter=adapter, store=store, pricer=Pricer(agents_dir=spec.agents_dir), meter=meter,
-            sinks=sinks, state_dir=state_dir, working_dir=working_dir, clock=SystemClock(), prespawned=pending,
+            options, spec=spec, adapter=adapter, store=store, pricer=pricer, meter=meter,
+            sinks=sinks, state_dir=state_dir, working_dir=working_dir, clock=clock, prespawned=pending,
             signals=Signals(), reaper=Reaper(subreaper=True),
         )  # fmt: skip
         if made:
@@ -83,3 +95,15 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
         prespawn.discard(pending)
         store.close()
         raise
+
+
+def budget_guard(spec: AgentSpec, options: LaunchOptions, store: Store, pricer: Pricer, clock: Clock) -> BudgetGuard | None:
+    """The launch's budget guard, or None when no budget applies (agent.yaml, --budget-usd, the global settings)."""
+    from agentlaunch.definitions.settings import load_settings
+    from agentlaunch.usage.budget import BudgetGuard, limits_for
+
+    limits = limits_for(spec.budget, load_settings().budget, options.budget_usd)
+    if not limits.any:
+        return None
+    priceable = spec.model is None or pricer.price(Usage(input=1, output=1), spec.provider, None, spec.model) is not None
+    return BudgetGuard(limits, store, clock, priceable=priceable)

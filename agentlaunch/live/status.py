@@ -32,6 +32,7 @@ from agentlaunch import paths
 from agentlaunch.fsutil import read_regular, write_atomic
 from agentlaunch.launch.sink import SessionClosed
 from agentlaunch.processes import process_running, process_start, same_process
+from agentlaunch.usage.cache_clock import warmth_text
 from agentlaunch.visible import visible
 
 if TYPE_CHECKING:
@@ -96,6 +97,7 @@ def snapshot(
         "cost": format_cost(meter),
         "priced_calls": meter.priced_calls,
         "unpriced_calls": meter.unpriced_calls,
+        "cache": meter.cache.as_record() if meter.cache is not None else None,
         "started": started,
         "updated": datetime.now(UTC).isoformat(timespec="seconds"),
     }
@@ -139,6 +141,9 @@ def one_line(record: dict[str, Any], now: datetime | None = None) -> str:
     cost = record.get("cost")
     if isinstance(cost, str) and cost:
         parts.append(cost)
+    warmth = warmth_text(record, now or datetime.now(UTC))
+    if warmth:
+        parts.append(warmth)
     if (how_long := waited(record, now)) is not None:
         parts.append(how_long)
     return visible(" · ".join(parts))  # a status bar is a terminal: no escape from a record reaches it

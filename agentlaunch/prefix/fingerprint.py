@@ -144,6 +144,34 @@ def cli_version(command: str, state_dir: Path) -> str:
     return version
 
 
+def record_prefix(
+    spec: AgentSpec,
+    rendered: Rendered,
+    templates_dir: Path | None,
+    command: str,
+    argv: Sequence[str],
+    session_id: str,
+    state_dir: Path,
+) -> list[str]:
+    """Record this launch's prefix; what changed since the agent's previous launch, named for a person ([] if nothing)."""
+    version = cli_version(command, state_dir)
+    current = fingerprint(spec, rendered, templates_dir, version, launch_flags(argv, session_id))
+    path = state_dir / PREFIX_DIR / f"{spec.name}.json"
+    previous = _read_json(path).get("parts")
+    _write_json(path, {"parts": current})
+    if not isinstance(previous, dict):
+        return []
+    return changes({str(k): str(v) for k, v in previous.items()}, current)
+
+
+def prefix_notice(changed: Sequence[str]) -> str | None:
+    """The one line that says what changed, or None when nothing did."""
+    if not changed:
+        return None
+    what = ", ".join(changed)
+    return f"the instructions prefix changed since the last launch ({what}): the next call pays the cache-write price"
+
+
 def check_prefix(
     spec: AgentSpec,
     rendered: Rendered,
@@ -153,16 +181,5 @@ def check_prefix(
     session_id: str,
     state_dir: Path,
 ) -> str | None:
-    """Record this launch's prefix; one line naming what changed since the agent's previous launch, else None."""
-    version = cli_version(command, state_dir)
-    current = fingerprint(spec, rendered, templates_dir, version, launch_flags(argv, session_id))
-    path = state_dir / PREFIX_DIR / f"{spec.name}.json"
-    previous = _read_json(path).get("parts")
-    _write_json(path, {"parts": current})
-    if not isinstance(previous, dict):
-        return None
-    changed = changes({str(k): str(v) for k, v in previous.items()}, current)
-    if not changed:
-        return None
-    what = ", ".join(changed)
-    return f"the instructions prefix changed since the last launch ({what}): the next call pays the cache-write price"
+    """:func:`record_prefix`, said in one line (:func:`prefix_notice`)."""
+    return prefix_notice(record_prefix(spec, rendered, templates_dir, command, argv, session_id, state_dir))

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+from datetime import datetime
 
 from agentlaunch.errors import AgentlaunchError
-from agentlaunch.events import SessionStarted
+from agentlaunch.events import Compaction, SessionStarted
 from agentlaunch.launch.sink import (
     LaunchView,
+    PrefixChanged,
     PricedCall,
     PromptSent,
     ProviderStateKept,
@@ -15,6 +17,7 @@ from agentlaunch.launch.sink import (
     SinkEvent,
     TurnDone,
 )
+from agentlaunch.usage.records import now
 from agentlaunch.usage.store import Store
 
 TmuxPlace = tuple[str, str | None, str | None]
@@ -41,6 +44,7 @@ class UsageRecorder:
         self.place = place
         self.registered = False
         self._title: str | None = None  # the first prompt, kept until the session is registered
+        self._pending: list[tuple[str, str | None, datetime]] = []  # session events from before the session is known
 
     def event(self, event: SinkEvent, launch: LaunchView) -> None:
         if isinstance(event, SessionStarted) and not self.registered:
@@ -54,11 +58,22 @@ class UsageRecorder:
                 self.store.set_place(launch.session_id, *self.place)
             if self._title is not None:
                 self.store.set_title(launch.session_id, self._title)
+            for kind, detail, at in self._pending:
+                self.store.record_event(launch.session_id, kind, detail, at=at)
+            self._pending.clear()
         elif isinstance(event, PromptSent):
             if self._title is None and event.text.strip():
                 self._title = event.text
                 if self.registered:
                     self.store.set_title(launch.session_id, event.text)
+        elif isinstance(event, PrefixChanged | Compaction):
+            # What explains a cache miss later (usage --calls names it).
+            kind, detail = ("prefix_changed", ", ".join(event.parts)) if isinstance(event, PrefixChanged) else (
+                "compaction", event.trigger)  # fmt: skip
+            if self.registered:
+                self.store.record_event(launch.session_id, kind, detail)
+            else:
+                self._pending.append((kind, detail, now()))
         elif isinstance(event, PricedCall):
             self.store.record_call(event.record)
         elif not self.registered:

@@ -34,7 +34,7 @@ REPORT_BY: tuple[str, ...] = get_args(ReportBy)
 
 _CALL_COLUMNS = (
     "id, at, agent, provider, session_id, turn, model_requested, model_reported, "
-    "input, cache_write, cache_read, output, reasoning, cost_usd, price_key"
+    "input, cache_write, cache_read, output, reasoning, cost_usd, price_key, cache_write_1h, full_price_usd"
 )
 _SESSION_COLUMNS = (
     "session_id, agent, provider, model, working_dir, started, last_used, ended, exit_status, turns, provider_state, "
@@ -43,7 +43,8 @@ _SESSION_COLUMNS = (
 TITLE_CHARS = 60  # a session's title: its first prompt, on one line, at most this long
 _SUMS = (
     "COUNT(*), SUM(input), SUM(cache_write), SUM(cache_read), SUM(output), SUM(reasoning), "
-    "SUM(cost_usd), SUM(cost_usd IS NULL), MIN(at), MAX(at)"
+    "SUM(cost_usd), SUM(cost_usd IS NULL), MIN(at), MAX(at), SUM(cache_write_1h), "
+    "SUM(full_price_usd - cost_usd)"
 )
 
 
@@ -236,17 +237,34 @@ class Store:
         with self._guard():
             cur = self._conn.execute(
                 """INSERT INTO calls (at, agent, provider, session_id, turn, model_requested, model_reported,
-                                      input, cache_write, cache_read, output, reasoning, cost_usd, price_key)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                                      input, cache_write, cache_read, output, reasoning, cost_usd, price_key,
+                                      cache_write_1h, full_price_usd)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 (
                     to_ts(call.at), call.agent, call.provider, call.session_id, call.turn,
                     call.model_requested, call.model_reported,
                     u.input, u.cache_write, u.cache_read, u.output, u.reasoning,
-                    call.cost_usd, call.price_key,
+                    call.cost_usd, call.price_key, u.cache_write_1h, call.full_price_usd,
                 ),
             )  # fmt: skip
             assert cur.lastrowid is not None
             return cur.lastrowid
+
+    def record_event(self, session_id: str, kind: str, detail: str | None = None, *, at: datetime | None = None) -> None:
+        """Note what happened in a session that explains its calls later (``prefix_changed``, ``compaction``)."""
+        with self._guard():
+            self._conn.execute(
+                "INSERT INTO session_events (session_id, at, kind, detail) VALUES (?, ?, ?, ?)",
+                (session_id, to_ts(at or now()), kind, detail),
+            )
+
+    def events_for_session(self, session_id: str) -> list[tuple[datetime, str, str | None]]:
+        """The session's events, oldest first: (when, kind, detail)."""
+        with self._guard():
+            rows = self._conn.execute(
+                "SELECT at, kind, detail FROM session_events WHERE session_id = ? ORDER BY at, id", (session_id,)
+            ).fetchall()
+        return [(from_ts(r[0]) or now(), str(r[1]), r[2]) for r in rows]
 
     def calls_for_session(self, session_id: str) -> list[CallRecord]:
         """Every call of a session, oldest first."""
@@ -349,13 +367,15 @@ class Store:
             try:
                 self._conn.executemany(
                     """INSERT INTO calls (at, agent, provider, session_id, turn, model_requested, model_reported,
-                                          input, cache_write, cache_read, output, reasoning, cost_usd, price_key)
-                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                                          input, cache_write, cache_read, output, reasoning, cost_usd, price_key,
+                                          cache_write_1h, full_price_usd)
+                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                     (
                         (
                             to_ts(c.at), c.agent, c.provider, c.session_id, c.turn, c.model_requested,
                             c.model_reported, c.usage.input, c.usage.cache_write, c.usage.cache_read,
-                            c.usage.output, c.usage.reasoning, c.cost_usd, c.price_key,
+                            c.usage.output, c.usage.reasoning, c.cost_usd, c.price_key, c.usage.cache_write_1h,
+                            c.full_price_usd,
                         )
                         for c in calls
                     ),
@@ -426,9 +446,12 @@ def _call_record(row: tuple[Any, ...]) -> CallRecord:
         turn=row[5],
         model_requested=row[6],
         model_reported=row[7],
-        usage=Usage(input=row[8], cache_write=row[9], cache_read=row[10], output=row[11], reasoning=row[12]),
+        usage=Usage(
+            input=row[8], cache_write=row[9], cache_read=row[10], output=row[11], reasoning=row[12], cache_write_1h=row[15]
+        ),
         cost_usd=row[13],
         price_key=row[14],
+        full_price_usd=row[16],
     )
 
 
@@ -447,4 +470,6 @@ def _report_row(row: tuple[Any, ...]) -> ReportRow:
         unpriced_calls=row[8] or 0,
         first_at=first_at,
         last_at=last_at,
+        cache_write_1h=row[11] or 0,
+        saved_usd=row[12],
     )

@@ -107,10 +107,34 @@ def _migration_2(conn: sqlite3.Connection) -> None:
         conn.execute(f"ALTER TABLE sessions ADD COLUMN {column} TEXT")
 
 
+def _migration_3(conn: sqlite3.Connection) -> None:
+    """Cache economics. ``cache_write_1h``: the 1-hour part of ``cache_write`` (0 in older rows, which were
+    all priced as 5-minute writes). ``full_price_usd``: the call at the full input price (NULL in older
+    rows: what caching saved is summed over the calls that have it). ``session_events``: what explains a
+    cache miss later (the prefix changed at a launch, the CLI compacted)."""
+    conn.execute("ALTER TABLE calls ADD COLUMN cache_write_1h INTEGER NOT NULL DEFAULT 0")
+    conn.execute("ALTER TABLE calls ADD COLUMN full_price_usd REAL")
+    conn.execute("DROP INDEX calls_at")
+    conn.execute(
+        "CREATE INDEX calls_at ON calls (at, input, cache_write, cache_read, output, reasoning, cost_usd, cache_write_1h,"
+        " full_price_usd)"
+    )
+    conn.execute(
+        """CREATE TABLE session_events (
+            id         INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            at         REAL NOT NULL,
+            kind       TEXT NOT NULL,
+            detail     TEXT
+        )"""
+    )
+    conn.execute("CREATE INDEX session_events_session_at ON session_events (session_id, at)")
+
+
 # Append only: a function's position (1-based) is the schema version it produces.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migration_1, _migration_2]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migration_1, _migration_2, _migration_3]
 SCHEMA_VERSION = len(MIGRATIONS)
-_OUR_TABLES = {"sessions", "calls"}
+_OUR_TABLES = {"sessions", "calls", "session_events"}
 
 
 # --------------------------------------------------------------------------- checks
