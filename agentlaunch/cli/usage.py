@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from agentlaunch import paths
+from agentlaunch.cli import usage_export
 from agentlaunch.cli.common import JsonOpt, app, complete_agent, out
 from agentlaunch.errors import UsageError
 from agentlaunch.usage.pricing import format_cost
@@ -45,8 +46,13 @@ def _calls_table(session: str, calls: list[CallRecord]) -> Table:
     return table
 
 
-@app.command()
+usage_app = typer.Typer(help="What past sessions cost, and whether prompt caching landed.")
+app.add_typer(usage_app, name="usage")
+
+
+@usage_app.callback(invoke_without_command=True)
 def usage(
+    ctx: typer.Context,
     by: Annotated[str, typer.Option("--by", help="Group by session, agent, model or day.")] = "day",
     agent: Annotated[str | None, typer.Option("--agent", help="Only this agent.", autocompletion=complete_agent)] = None,
     session: Annotated[str | None, typer.Option("--session", help="Only this session.")] = None,
@@ -67,7 +73,11 @@ def usage(
     Calls that could not be priced are counted, never shown as $0.
 
     Example: agentlaunch usage --by agent --since 7d   ·   agentlaunch usage --session ID --calls
+
+    `agentlaunch usage export` sends the calls not yet exported to an OpenTelemetry collector (docs/telemetry.md).
     """
+    if ctx.invoked_subcommand is not None:
+        return  # `usage export`: its own command
     if as_json and as_csv:
         raise UsageError("use --json or --csv, not both")
     grouping = parse_by(by)
@@ -108,3 +118,6 @@ def usage(
             else Store.open(paths.store_path()).usage_report("day", agent=agent, session=session, since=start)
         )
         out.print(daily_chart(day_rows, metric=metric, since=start))  # type: ignore[arg-type]
+
+
+usage_app.command("export")(usage_export.export)

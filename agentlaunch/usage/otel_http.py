@@ -1,0 +1,110 @@
+"""One OTLP/HTTP request and what its answer means: accepted, try again later, or refused.
+
+Following the OTLP/HTTP specification: 200 (any 2xx) is success, and its body may carry
+a partial success (some points or records rejected; never retried, the
+message is reported). 429, 502, 503 and 504 are retryable, after the
+``Retry-After`` the receiver asked for when it gave one; so are a refused or
+reset connection and a timeout. Every other status (400, 401, 404, 413, 500,
+...) is not retried: its ``google.rpc.Status`` message is reported. A TLS
+failure is not retried either (retrying cannot fix a certificate).
+"""
+
+from __future__ import annotations
+
+import gzip
+import http.client
+import socket
+import ssl
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from agentlaunch import __version__
+from agentlaunch.usage.otel_config import OtelConfig, SignalTarget
+from agentlaunch.usage.otel_wire import partial_success, status_message
+
+RETRYABLE_STATUS = {429, 502, 503, 504}
+MAX_RETRY_AFTER_S = 60.0
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What became of one request.
+
+    ``accepted``: the receiver took it (``problem`` is a partial success's message, if any).
+    Otherwise ``retryable`` says whether sending the same again later may succeed,
+    ``retry_after`` is the receiver's own wish (seconds) and ``problem`` says what happened.
+    """
+
+    accepted: bool
+    retryable: bool = False
+    problem: str = ""
+    retry_after: float | None = None
+
+
+def post(target: SignalTarget, body: bytes, config: OtelConfig) -> Answer:
+    """POST ``body`` (already encoded for ``target.protocol``) to ``target.url``; never raises for network trouble."""
+    parts = urlsplit(target.url)
+    host, port = parts.hostname or "", parts.port
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    content_type = "application/json" if target.json else "application/x-protobuf"
+    headers = {"Content-Type": content_type, "User-Agent": f"agentlaunch/{__version__}", **target.headers}
+    if config.gzip:
+        body = gzip.compress(body, compresslevel=5)
+        headers["Content-Encoding"] = "gzip"
+    conn: http.client.HTTPConnection
+    if parts.scheme == "https":
+        context = ssl.create_default_context(cafile=config.ca_file)
+        conn = http.client.HTTPSConnection(host, port, timeout=config.timeout_s, context=context)
+    else:
+        conn = http.client.HTTPConnection(host, port, timeout=config.timeout_s)
+    where = target.url
+    try:
+        conn.request("POST", path, body=body, headers=headers)
+        response = conn.getresponse()
+        data = response.read()
+        status, reply_type = response.status, response.getheader("Content-Type", "")
+        retry_after = response.getheader("Retry-After")
+    except ssl.SSLCertVerificationError as exc:
+        hint = "" if config.ca_file else " (give its CA bundle with OTEL_EXPORTER_OTLP_CERTIFICATE)"
+        return Answer(False, retryable=False, problem=f"{where}: TLS certificate not trusted: {exc.verify_message}{hint}")
+    except ssl.SSLError as exc:
+        return Answer(False, retryable=False, problem=f"{where}: TLS failed: {exc.reason or exc}")
+    except ConnectionRefusedError:
+        return Answer(False, retryable=True, problem=f"{where}: connection refused (is the collector running?)")
+    except TimeoutError:
+        return Answer(False, retryable=True, problem=f"{where}: no answer within {config.timeout_s:g}s")
+    except socket.gaierror as exc:
+        return Answer(False, retryable=True, problem=f"{where}: cannot resolve {host!r} ({exc.strerror or exc})")
+    except (OSError, http.client.HTTPException) as exc:
+        return Answer(False, retryable=True, problem=f"{where}: {type(exc).__name__}: {exc}")
+    finally:
+        conn.close()
+    json_reply = "json" in reply_type
+    if 200 <= status < 300:
+        rejected, message = partial_success(data, json_reply) if _decodable(reply_type) else (0, "")
+        problem = f"{where}: the receiver rejected {rejected} of them: {message}" if rejected or message else ""
+        return Answer(True, problem=problem)
+    said = status_message(data, json_reply) if _decodable(reply_type) else _text(data)
+    problem = f"{where} answered {status}" + (f": {said}" if said else "")
+    if status in RETRYABLE_STATUS:
+        return Answer(False, retryable=True, problem=problem, retry_after=_retry_after(retry_after))
+    return Answer(False, retryable=False, problem=problem)
+
+
+def _decodable(content_type: str) -> bool:
+    return "protobuf" in content_type or "json" in content_type
+
+
+def _text(data: bytes) -> str:
+    return " ".join(data[:300].decode("utf-8", "replace").split())
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (seconds form; an HTTP date counts as absent), capped."""
+    if not value:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        return None
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER_S) if seconds == seconds else None
