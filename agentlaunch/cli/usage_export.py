@@ -34,7 +34,7 @@ def export(
     Example: OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318 agentlaunch usage export
     """
     from agentlaunch.usage.otel_config import read_config
-    from agentlaunch.usage.otel_export import ExportFailed, Exporter
+    from agentlaunch.usage.otel_export import Exporter, ExportFailed
     from agentlaunch.usage.otel_queue import ExportQueue
 
     config = read_config()

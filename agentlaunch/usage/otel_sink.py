@@ -148,15 +148,18 @@ class OtelExportSink:
         if self.problem:
             lines.append(f"{self.problem}; no call was exported")
         elif exporter is not None:
-            if exporter.fatal:
-                lines.append(f"the receiver refused the export: {exporter.fatal}")
             lines.extend(exporter.notes)
-            if self.remaining:
-                why = exporter.fatal or exporter.last_problem or "not sent yet"
-                lines.append(
-                    f"{self.remaining} call{'s' if self.remaining != 1 else ''} of this session not exported ({why}); "
-                    "a later launch or `agentlaunch usage export` sends them"
+            count = f"{self.remaining} call{'s' if self.remaining != 1 else ''} of this session"
+            if exporter.fatal:
+                left = (
+                    f"; {count} not exported (once it accepts them, a later launch or `agentlaunch usage export` sends them)"
+                    if self.remaining
+                    else ""
                 )
+                lines.append(f"the receiver refused the export: {exporter.fatal}{left}")
+            elif self.remaining:
+                why = exporter.last_problem or "not sent yet"
+                lines.append(f"{count} not exported ({why}); a later launch or `agentlaunch usage export` sends them")
         for line in lines:
             self.reported.append(line)
             sys.stderr.write(f"agentlaunch: telemetry: {line}\n")
