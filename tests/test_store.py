@@ -84,23 +84,25 @@ def test_pending_migrations_run_in_order_and_record_the_version(db: Path, monkey
         s.record_call(call())
     ran: list[int] = []
 
+    base = SCHEMA_VERSION  # the migrations this code has (other steps may be added before these test ones)
+
     def add_note(conn: sqlite3.Connection) -> None:
-        ran.append(2)
+        ran.append(base + 1)
         conn.execute("ALTER TABLE calls ADD COLUMN note TEXT")
 
     def add_index(conn: sqlite3.Connection) -> None:
-        ran.append(3)
+        ran.append(base + 2)
         conn.execute("CREATE INDEX calls_note ON calls (note)")
 
     monkeypatch.setattr(store_file, "MIGRATIONS", [*store_file.MIGRATIONS, add_note, add_index])
-    monkeypatch.setattr(store_file, "SCHEMA_VERSION", 3)
+    monkeypatch.setattr(store_file, "SCHEMA_VERSION", base + 2)
     with Store.open(db) as s:
-        assert s.schema_version == 3
+        assert s.schema_version == base + 2
         assert len(s.calls_for_session("s1")) == 1
-    assert ran == [2, 3]
+    assert ran == [base + 1, base + 2]
     with Store.open(db):
         pass
-    assert ran == [2, 3]
+    assert ran == [base + 1, base + 2]
 
 
 def test_a_failing_migration_leaves_the_old_version(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -112,11 +114,11 @@ def test_a_failing_migration_leaves_the_old_version(db: Path, monkeypatch: pytes
         conn.execute("THIS IS NOT SQL")
 
     monkeypatch.setattr(store_file, "MIGRATIONS", [*store_file.MIGRATIONS, broken])
-    monkeypatch.setattr(store_file, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(store_file, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
     with pytest.raises(StateError):
         Store.open(db)
     conn = sqlite3.connect(db)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert "half" not in {r[1] for r in conn.execute("PRAGMA table_info(calls)")}
 
 
