@@ -124,6 +124,34 @@ def test_a_bad_variable_gives_one_message_and_never_fails_the_launch(
         assert queue.pending_count() == 1
 
 
+def test_twenty_agents_exporting_at_once_lose_nothing_and_send_nothing_twice(agents_dir: Path, isolated_home: Path) -> None:
+    import shutil
+
+    names = [f"agent-{i:02d}" for i in range(20)]
+    for name in names:
+        shutil.copytree(agents_dir / "demo", agents_dir / name)
+    with OtlpReceiver() as receiver:
+        env = _env({"AGENTLAUNCH_OTEL": "1", "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "AGENTLAUNCH_OTEL_EXIT_WAIT": "30"})
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "agentlaunch", "run", name, "hello", "--agents-dir", str(agents_dir)],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )  # fmt: skip
+            for name in names
+        ]
+        errors = [proc.communicate(timeout=240)[1] for proc in procs]
+        assert [proc.returncode for proc in procs] == [0] * 20, errors
+        records = receiver.log_records()
+    assert not [e for e in errors if b"telemetry" in e], errors
+    uids = [r["attributes"]["log.record.uid"] for r in records]
+    assert len(uids) == len(set(uids)) == 20
+    assert sorted(r["attributes"]["agentlaunch.agent.name"] for r in records) == names
+    with ExportQueue(store(isolated_home)) as queue:
+        assert queue.pending_count() == 0
+
+
 def test_export_off_by_default_sends_nothing_and_says_nothing(agents_dir: Path, isolated_home: Path) -> None:
     with OtlpReceiver() as receiver:
         done = run_cli("run", "demo", "hello", "--agents-dir", str(agents_dir), env={"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url})

@@ -57,14 +57,21 @@ class ExportQueue:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def pending_count(self, session_id: str | None = None) -> int:
-        """How many calls (of ``session_id``, else all) the receiver has not accepted yet."""
+    def pending_count(self, session_id: str | None = None, *, ours_only: bool = False) -> int:
+        """How many calls (of ``session_id``, else all) the receiver has not accepted yet.
+
+        ``ours_only`` leaves out the calls another sender holds right now (it is sending them, or frees them
+        for a later one when it cannot).
+        """
         sql = "SELECT COUNT(*) FROM calls WHERE (exported_metrics IS NULL OR exported_logs IS NULL)"
-        params: tuple[str, ...] = ()
+        params: list[object] = []
         if session_id is not None:
             sql += " AND session_id = ?"
-            params = (session_id,)
-        return int(self._run(sql, params).fetchone()[0])
+            params.append(session_id)
+        if ours_only:
+            sql += " AND (export_claim IS NULL OR export_claim = ? OR export_claim_until < ?)"
+            params.extend([self.owner, time.time()])
+        return int(self._run(sql, tuple(params)).fetchone()[0])
 
     def note_agent_id(self, session_id: str, agent_id: str) -> None:
         """Remember the definition's id for the session (an exported attribute; the recorder does not keep it)."""

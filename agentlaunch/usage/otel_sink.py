@@ -113,7 +113,7 @@ class OtelExportSink:
                 self._note_agent(queue)
                 deadline = time.monotonic() + config.exit_wait_s
                 exporter.drain(session_id=self.session_id, deadline=deadline, attempts=1)
-            self.remaining = queue.pending_count(self.session_id) if self.session_id else 0
+            self.remaining = queue.pending_count(self.session_id, ours_only=True) if self.session_id else 0
         except AgentlaunchError as exc:
             self.problem = exc.message
         finally:
@@ -136,7 +136,7 @@ class OtelExportSink:
             with ExportQueue(self.store_path, timeout=0.5) as queue:
                 queue.owner = exporter.queue.owner
                 queue.release()
-                self.remaining = queue.pending_count(self.session_id)
+                self.remaining = queue.pending_count(self.session_id, ours_only=True)
         except AgentlaunchError:
             pass  # the lease frees them in minutes
         exporter.last_problem = exporter.last_problem or f"{exporter.config.where}: no answer before the exit wait"
