@@ -313,3 +313,14 @@ def test_the_protobuf_and_json_encodings_decode_to_the_same_official_messages(is
         assert not unknown_fields(from_proto)
         assert from_proto == from_json
         assert from_proto.ByteSize() > 100
+
+
+def test_a_password_in_the_endpoint_never_reaches_a_message(isolated_home: Path) -> None:
+    fill(store_path(isolated_home), 1)
+    port = free_port()
+    done = run_cli(
+        "usage", "export", "--wait", "0.5", env={"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://team:s3cret@127.0.0.1:{port}"}
+    )
+    assert done.returncode == 1
+    err = done.stderr.decode()
+    assert f"127.0.0.1:{port}" in err and "connection refused" in err and "s3cret" not in err

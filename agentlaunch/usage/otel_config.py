@@ -77,8 +77,16 @@ class OtelConfig:
     @property
     def where(self) -> str:
         """The endpoints, for messages."""
-        urls = sorted({t.url for t in self.targets.values()})
+        urls = sorted({shown_url(t.url) for t in self.targets.values()})
         return " and ".join(urls)
+
+
+def shown_url(url: str) -> str:
+    """``url`` for a message: without a user:password part, which must never reach a terminal or a log."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
 
 
 def read_config(env: Mapping[str, str] | None = None) -> OtelConfig:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from agentlaunch import __version__
-from agentlaunch.usage.otel_config import OtelConfig, SignalTarget
+from agentlaunch.usage.otel_config import OtelConfig, SignalTarget, shown_url
 from agentlaunch.usage.otel_wire import partial_success, status_message
 
 RETRYABLE_STATUS = {429, 502, 503, 504}
@@ -57,7 +57,7 @@ def post(target: SignalTarget, body: bytes, config: OtelConfig) -> Answer:
         conn = http.client.HTTPSConnection(host, port, timeout=config.timeout_s, context=context)
     else:
         conn = http.client.HTTPConnection(host, port, timeout=config.timeout_s)
-    where = target.url
+    where = shown_url(target.url)
     try:
         conn.request("POST", path, body=body, headers=headers)
         response = conn.getresponse()
