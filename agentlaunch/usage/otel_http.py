@@ -11,15 +11,14 @@ failure is not retried either (retrying cannot fix a certificate).
 
 from __future__ import annotations
 
-import gzip
-import http.client
 import socket
-import ssl
+import sys
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from agentlaunch import __version__
 from agentlaunch.usage.otel_config import OtelConfig, SignalTarget, shown_url
+from agentlaunch.usage.otel_transport import exchange
 from agentlaunch.usage.otel_wire import partial_success, status_message
 
 RETRYABLE_STATUS = {429, 502, 503, 504}
@@ -49,36 +48,26 @@ def post(target: SignalTarget, body: bytes, config: OtelConfig) -> Answer:
     content_type = "application/json" if target.json else "application/x-protobuf"
     headers = {"Content-Type": content_type, "User-Agent": f"agentlaunch/{__version__}", **target.headers}
     if config.gzip:
+        import gzip  # only when asked for
+
         body = gzip.compress(body, compresslevel=5)
         headers["Content-Encoding"] = "gzip"
-    conn: http.client.HTTPConnection
-    if parts.scheme == "https":
-        context = ssl.create_default_context(cafile=config.ca_file)
-        conn = http.client.HTTPSConnection(host, port, timeout=config.timeout_s, context=context)
-    else:
-        conn = http.client.HTTPConnection(host, port, timeout=config.timeout_s)
     where = shown_url(target.url)
     try:
-        conn.request("POST", path, body=body, headers=headers)
-        response = conn.getresponse()
-        data = response.read()
-        status, reply_type = response.status, response.getheader("Content-Type", "")
-        retry_after = response.getheader("Retry-After")
-    except ssl.SSLCertVerificationError as exc:
-        hint = "" if config.ca_file else " (give its CA bundle with OTEL_EXPORTER_OTLP_CERTIFICATE)"
-        return Answer(False, retryable=False, problem=f"{where}: TLS certificate not trusted: {exc.verify_message}{hint}")
-    except ssl.SSLError as exc:
-        return Answer(False, retryable=False, problem=f"{where}: TLS failed: {exc.reason or exc}")
+        reply = exchange(parts.scheme, host, port, path, headers, body, timeout=config.timeout_s, ca_file=config.ca_file)
     except ConnectionRefusedError:
         return Answer(False, retryable=True, problem=f"{where}: connection refused (is the collector running?)")
     except TimeoutError:
         return Answer(False, retryable=True, problem=f"{where}: no answer within {config.timeout_s:g}s")
     except socket.gaierror as exc:
         return Answer(False, retryable=True, problem=f"{where}: cannot resolve {host!r} ({exc.strerror or exc})")
-    except (OSError, http.client.HTTPException) as exc:
+    except OSError as exc:
+        tls = _tls_problem(exc, config)
+        if tls is not None:
+            return Answer(False, retryable=False, problem=f"{where}: {tls}")
         return Answer(False, retryable=True, problem=f"{where}: {type(exc).__name__}: {exc}")
-    finally:
-        conn.close()
+    status, reply_type, data = reply.status, reply.headers.get("content-type", ""), reply.body
+    retry_after = reply.headers.get("retry-after")
     json_reply = "json" in reply_type
     if 200 <= status < 300:
         rejected, message = partial_success(data, json_reply) if _decodable(reply_type) else (0, "")
@@ -89,6 +78,17 @@ def post(target: SignalTarget, body: bytes, config: OtelConfig) -> Answer:
     if status in RETRYABLE_STATUS:
         return Answer(False, retryable=True, problem=problem, retry_after=_retry_after(retry_after))
     return Answer(False, retryable=False, problem=problem)
+
+
+def _tls_problem(exc: OSError, config: OtelConfig) -> str | None:
+    """What a TLS failure says (ssl is loaded only for https endpoints, so only then can ``exc`` be one)."""
+    ssl = sys.modules.get("ssl")
+    if ssl is None or not isinstance(exc, ssl.SSLError):
+        return None
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        hint = "" if config.ca_file else " (give its CA bundle with OTEL_EXPORTER_OTLP_CERTIFICATE)"
+        return f"TLS certificate not trusted: {exc.verify_message}{hint}"
+    return f"TLS failed: {exc.reason or exc}"
 
 
 def _decodable(content_type: str) -> bool:
