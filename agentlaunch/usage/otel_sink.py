@@ -16,6 +16,7 @@ later launch or ``agentlaunch usage export`` sends it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -85,6 +86,9 @@ class OtelExportSink:
 
     # -- the thread ---------------------------------------------------------------------------
     def _run(self) -> None:
+        with contextlib.suppress(AttributeError, OSError):
+            # Background work: on Linux a thread has its own nice value, so the CLI (and the loop) go first.
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
         try:
             from agentlaunch.errors import AgentlaunchError
             from agentlaunch.usage.otel_config import read_config
