@@ -324,3 +324,35 @@ def test_a_password_in_the_endpoint_never_reaches_a_message(isolated_home: Path)
     assert done.returncode == 1
     err = done.stderr.decode()
     assert f"127.0.0.1:{port}" in err and "connection refused" in err and "s3cret" not in err
+
+
+def test_a_signal_set_to_none_is_not_sent_and_its_calls_count_as_done(isolated_home: Path) -> None:
+    fill(store_path(isolated_home), 2)
+    with OtlpReceiver() as receiver, ExportQueue(store_path(isolated_home)) as queue:
+        Exporter(queue, config_for(receiver.url, OTEL_LOGS_EXPORTER="none"), wait=no_wait).drain()
+        assert queue.pending_count() == 0
+        assert {r.path for r in receiver.received} == {"/v1/metrics"}
+
+
+def test_both_signals_none_is_a_configuration_error() -> None:
+    from agentlaunch.usage.otel_config import OtelConfigError
+
+    with pytest.raises(OtelConfigError, match="both none"):
+        read_config({"OTEL_METRICS_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none"})
+    with pytest.raises(OtelConfigError, match="OTEL_LOGS_EXPORTER='console'"):
+        read_config({"OTEL_LOGS_EXPORTER": "console"})
+
+
+def test_a_404_says_how_to_leave_that_signal_out(isolated_home: Path) -> None:
+    fill(store_path(isolated_home), 1)
+    with OtlpReceiver() as receiver, ExportQueue(store_path(isolated_home)) as queue:
+        config = config_for(receiver.url, OTEL_EXPORTER_OTLP_LOGS_ENDPOINT=receiver.url + "/v1/no-logs")
+        exporter = Exporter(queue, config, wait=no_wait)
+        exporter.drain()
+        assert queue.pending_count() == 1  # metrics accepted, logs not: not exported yet
+        assert exporter.fatal and "404" in exporter.fatal and "OTEL_LOGS_EXPORTER=none" in exporter.fatal
+        exporter = Exporter(queue, config_for(receiver.url), wait=no_wait)
+        exporter.drain()  # the logs alone go now; the metrics are not sent twice
+        assert queue.pending_count() == 0
+    metric_requests = [r for r in receiver.received if r.path == "/v1/metrics"]
+    assert len(metric_requests) == 1 and len(receiver.log_records()) == 1

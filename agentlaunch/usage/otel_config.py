@@ -14,7 +14,10 @@ works unchanged:
 - ``OTEL_EXPORTER_OTLP_TIMEOUT`` (milliseconds per request, default 10000),
   ``OTEL_EXPORTER_OTLP_COMPRESSION`` (``gzip`` or ``none``),
   ``OTEL_EXPORTER_OTLP_CERTIFICATE`` (a CA bundle for an https endpoint);
-- ``OTEL_RESOURCE_ATTRIBUTES`` and ``OTEL_SERVICE_NAME``.
+- ``OTEL_RESOURCE_ATTRIBUTES`` and ``OTEL_SERVICE_NAME``;
+- ``OTEL_METRICS_EXPORTER`` / ``OTEL_LOGS_EXPORTER``: ``otlp`` (default) or
+  ``none``, which sends that signal not at all (a Collector with a metrics
+  pipeline only answers 404 to logs).
 
 ``AGENTLAUNCH_OTEL_EXIT_WAIT`` bounds how long a launch waits at exit for its
 last calls to be accepted (seconds, default 2). A bad value never fails a
@@ -99,6 +102,8 @@ def read_config(env: Mapping[str, str] | None = None) -> OtelConfig:
     targets = {}
     for signal in SIGNALS:
         upper = signal.upper()
+        if _exporter(env, f"OTEL_{upper}_EXPORTER") == "none":
+            continue  # this signal is not sent; its calls count as done for it
         own = _get(env, f"OTEL_EXPORTER_OTLP_{upper}_ENDPOINT")
         if own:
             _check_url(f"OTEL_EXPORTER_OTLP_{upper}_ENDPOINT", own)
@@ -109,6 +114,10 @@ def read_config(env: Mapping[str, str] | None = None) -> OtelConfig:
             url=url,
             protocol=_protocol(env, f"OTEL_EXPORTER_OTLP_{upper}_PROTOCOL", common_protocol),
             headers=_headers(env, f"OTEL_EXPORTER_OTLP_{upper}_HEADERS", common_headers),
+        )
+    if not targets:
+        raise OtelConfigError(
+            "OTEL_METRICS_EXPORTER and OTEL_LOGS_EXPORTER are both none: nothing to export (unset AGENTLAUNCH_OTEL instead)"
         )
     compression = (_get(env, "OTEL_EXPORTER_OTLP_COMPRESSION") or "none").lower()
     if compression not in ("gzip", "none"):
@@ -141,6 +150,13 @@ def _check_url(name: str, value: str) -> None:
         raise OtelConfigError(f"{name}={value!r} is not an http:// or https:// URL (for example http://localhost:4318)")
     if port == 0:
         raise OtelConfigError(f"{name}={value!r}: port 0 is not a port")
+
+
+def _exporter(env: Mapping[str, str], name: str) -> str:
+    value = (_get(env, name) or "otlp").lower()
+    if value not in ("otlp", "none"):
+        raise OtelConfigError(f"{name}={value!r}: agentlaunch exports over OTLP only; use otlp or none")
+    return value
 
 
 def _protocol(env: Mapping[str, str], name: str, default: str) -> str:

@@ -96,7 +96,10 @@ class Exporter:
             todo = [p for p in batch if (p.needs_metrics if signal == "metrics" else p.needs_logs)]
             if not todo:
                 continue
-            target = self.config.targets[signal]
+            target = self.config.targets.get(signal)
+            if target is None:  # OTEL_<SIGNAL>_EXPORTER=none: nothing to send, nothing to wait for
+                self.queue.mark([p.call.id for p in todo if p.call.id is not None], signal)
+                continue
             payload = build(todo, self.config)
             body = to_json(message, payload) if target.json else to_protobuf(message, payload)
             answer = self._post_with_retries(signal, body, deadline, attempts)

@@ -154,6 +154,13 @@ class OtlpReceiver:
         if handler.headers.get("Content-Encoding") == "gzip":
             raw = gzip.decompress(raw)
         content_type = handler.headers.get("Content-Type", "")
+        if handler.path not in MESSAGES:  # as a Collector without that signal's pipeline answers
+            handler.send_response(404)
+            handler.send_header("Content-Type", "text/plain")
+            handler.send_header("Content-Length", "18")
+            handler.end_headers()
+            handler.wfile.write(b"404 page not found")
+            return
         request_type, response_type = MESSAGES[handler.path]
         message = request_type()
         if content_type == "application/json":
