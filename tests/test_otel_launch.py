@@ -182,3 +182,27 @@ def _env(extra: dict[str, str]) -> dict[str, str]:
     import os
 
     return {**os.environ, **extra}
+
+
+def test_a_bug_in_the_exporter_is_one_line_at_the_end_never_a_traceback(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from types import SimpleNamespace
+
+    from agentlaunch.launch.sink import SessionClosed, StateChanged
+    from agentlaunch.usage import otel_export
+    from agentlaunch.usage.otel_sink import OtelExportSink
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(otel_export.Exporter, "drain", broken)
+    monkeypatch.setenv("AGENTLAUNCH_OTEL", "1")
+    with Store.open(store(isolated_home)):
+        pass
+    sink = OtelExportSink(store(isolated_home), "demo")
+    view = SimpleNamespace(session_id="s-1")
+    sink.event(StateChanged("thinking"), view)  # type: ignore[arg-type]
+    sink.event(SessionClosed(0), view)  # type: ignore[arg-type]
+    err = capsys.readouterr().err
+    assert err.count("agentlaunch: telemetry:") == 1 and "RuntimeError: a bug" in err and "Traceback" not in err

@@ -103,6 +103,9 @@ class OtelExportSink:
         except AgentlaunchError as exc:
             self.problem = exc.message
             return
+        except Exception as exc:  # noqa: BLE001 (a bug here must never print a traceback into the person's terminal)
+            self.problem = f"the exporter failed ({type(exc).__name__}: {exc})"
+            return
         exporter = self._exporter = Exporter(queue, config, wait=self._stop.wait)
         rounds = 0
         try:
@@ -120,6 +123,8 @@ class OtelExportSink:
             self.remaining = queue.pending_count(self.session_id, ours_only=True) if self.session_id else 0
         except AgentlaunchError as exc:
             self.problem = exc.message
+        except Exception as exc:  # noqa: BLE001 (as above: reported in one line, the calls stay for a later export)
+            self.problem = f"the exporter failed ({type(exc).__name__}: {exc})"
         finally:
             queue.close()
 
@@ -150,7 +155,12 @@ class OtelExportSink:
         lines: list[str] = []
         exporter = self._exporter
         if self.problem:
-            lines.append(f"{self.problem}; no call was exported")
+            then = (
+                "no call was exported"
+                if exporter is None
+                else "what was not accepted stays for a later launch or `agentlaunch usage export`"
+            )
+            lines.append(f"{self.problem}; {then}")
         elif exporter is not None:
             lines.extend(exporter.notes)
             count = f"{self.remaining} call{'s' if self.remaining != 1 else ''} of this session"
