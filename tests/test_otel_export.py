@@ -356,3 +356,27 @@ def test_a_404_says_how_to_leave_that_signal_out(isolated_home: Path) -> None:
         assert queue.pending_count() == 0
     metric_requests = [r for r in receiver.received if r.path == "/v1/metrics"]
     assert len(metric_requests) == 1 and len(receiver.log_records()) == 1
+
+
+def test_a_tls_endpoint_needs_its_certificate_and_then_accepts(isolated_home: Path, tmp_path: Path) -> None:
+    import shutil
+
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("needs the openssl command to make a self-signed certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    fill(store_path(isolated_home), 1)
+    with OtlpReceiver(tls=(str(cert), str(key))) as receiver, ExportQueue(store_path(isolated_home)) as queue:
+        assert receiver.url.startswith("https://")
+        untrusted = Exporter(queue, config_for(receiver.url), wait=no_wait)
+        result = untrusted.drain()
+        assert result.stopped and untrusted.fatal and "certificate not trusted" in untrusted.fatal
+        assert "OTEL_EXPORTER_OTLP_CERTIFICATE" in untrusted.fatal and queue.pending_count() == 1
+        trusted = Exporter(queue, config_for(receiver.url, OTEL_EXPORTER_OTLP_CERTIFICATE=str(cert)), wait=no_wait)
+        assert trusted.drain().exported == 1 and queue.pending_count() == 0
+        assert len(receiver.log_records()) == 1

@@ -73,7 +73,7 @@ def unknown_fields(message: Message, where: str = "") -> list[str]:
 class OtlpReceiver:
     """Start with ``with OtlpReceiver() as r:``; ``r.url`` is the base endpoint."""
 
-    def __init__(self, mode: str = "ok") -> None:
+    def __init__(self, mode: str = "ok", *, tls: tuple[str, str] | None = None) -> None:
         self.mode = mode
         self.received: list[Received] = []
         self.lock = threading.Lock()
@@ -91,7 +91,15 @@ class OtlpReceiver:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        scheme = "http"
+        if tls is not None:  # (certificate, key) in PEM: an https receiver
+            import ssl
+
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+            scheme = "https"
+        self.url = f"{scheme}://127.0.0.1:{self.server.server_address[1]}"
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     def __enter__(self) -> OtlpReceiver:
