@@ -206,3 +206,35 @@ def test_a_bug_in_the_exporter_is_one_line_at_the_end_never_a_traceback(
     sink.event(SessionClosed(0), view)  # type: ignore[arg-type]
     err = capsys.readouterr().err
     assert err.count("agentlaunch: telemetry:") == 1 and "RuntimeError: a bug" in err and "Traceback" not in err
+
+
+def test_a_chat_exports_each_call_while_the_session_goes_on(agents_dir: Path, isolated_home: Path) -> None:
+    import pexpect
+
+    from tests.helpers import wait_for
+
+    with OtlpReceiver() as receiver:
+        env = _env({"AGENTLAUNCH_OTEL": "1", "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url})
+        child = pexpect.spawn(
+            sys.executable, ["-m", "agentlaunch", "run", "demo", "--agents-dir", str(agents_dir)], env=env,
+            cwd=str(agents_dir.parent), dimensions=(40, 120), encoding="utf-8", timeout=30,
+        )  # fmt: skip
+        try:
+            child.expect("› ")
+            child.sendline("hello there")
+            child.expect('You said: "hello there"')
+            child.expect("› ")
+            # The session is still open: the first call has already left, not saved up for the exit.
+            wait_for(lambda: len(receiver.log_records()) == 1, timeout=20, what="the first call at the receiver")
+            child.sendline("second")
+            child.expect("turn 2.")
+            child.expect("› ")
+            wait_for(lambda: len(receiver.log_records()) == 2, timeout=20, what="the second call at the receiver")
+            child.sendeof()
+            child.expect(pexpect.EOF)
+        finally:
+            child.close()
+        assert child.exitstatus == 0
+        turns = sorted(r["attributes"]["agentlaunch.turn"] for r in receiver.log_records())
+    assert turns == [1, 2]
+    assert "telemetry" not in (child.before or "")
