@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -80,6 +81,12 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
         sinks.append(StatusWriter())  # the live status record (agentlaunch status, tmux)
     if options.interactive:  # a person is there: tell them when the agent needs them (a script knows when it ends)
         sinks.append(needs_you_sink(spec))
+    if os.environ.get("AGENTLAUNCH_OTEL"):
+        # A flag and a thread; the exporter itself is imported by that thread once the CLI runs.
+        from agentlaunch.usage.otel_sink import OtelExportSink, export_enabled
+
+        if export_enabled():
+            sinks.append(OtelExportSink(paths.store_path(), spec.id))  # last: its bounded exit wait follows the views
     fresh = not (options.resume or options.continue_last or options.interactive)
     pending = prespawn.take() if fresh and adapter.persistent else None
     try:
