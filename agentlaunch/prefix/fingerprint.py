@@ -170,16 +170,3 @@ def prefix_notice(changed: Sequence[str]) -> str | None:
         return None
     what = ", ".join(changed)
     return f"the instructions prefix changed since the last launch ({what}): the next call pays the cache-write price"
-
-
-def check_prefix(
-    spec: AgentSpec,
-    rendered: Rendered,
-    templates_dir: Path | None,
-    command: str,
-    argv: Sequence[str],
-    session_id: str,
-    state_dir: Path,
-) -> str | None:
-    """:func:`record_prefix`, said in one line (:func:`prefix_notice`)."""
-    return prefix_notice(record_prefix(spec, rendered, templates_dir, command, argv, session_id, state_dir))
