@@ -238,3 +238,21 @@ def test_a_chat_exports_each_call_while_the_session_goes_on(agents_dir: Path, is
         turns = sorted(r["attributes"]["agentlaunch.turn"] for r in receiver.log_records())
     assert turns == [1, 2]
     assert "telemetry" not in (child.before or "")
+
+
+def test_otel_true_in_config_yaml_turns_export_on_and_the_variable_wins(agents_dir: Path, isolated_home: Path) -> None:
+    import os
+
+    config = Path(os.environ["AGENTLAUNCH_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.yaml").write_text("otel: true\n")
+    with OtlpReceiver() as receiver:
+        plain = {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url}
+        on = run_cli("run", "demo", "hello", "--agents-dir", str(agents_dir), env=plain)
+        assert on.returncode == 0, on.stderr
+        assert len(receiver.log_records()) == 1
+        off = run_cli("run", "demo", "hello", "--agents-dir", str(agents_dir), env={**plain, "AGENTLAUNCH_OTEL": "0"})
+        assert off.returncode == 0 and len(receiver.log_records()) == 1  # the variable said off: nothing more sent
+    (config / "config.yaml").write_text("otel: maybe\n")
+    bad = run_cli("run", "demo", "hello", "--agents-dir", str(agents_dir))
+    assert bad.returncode == 3 and b"config.yaml: otel: expected true or false" in bad.stderr

@@ -10,6 +10,7 @@ notify_after: 30                      # seconds a turn must take before its end 
 bell: true                            # ring the terminal bell when an agent needs you
 worktrees_dir: ~/agent-worktrees      # where `worktree: true` agents get their git worktrees (default: <state dir>/worktrees)
 budget: {daily_usd: 40, daily_tokens: 50000000}   # per local day, all agents together (exit 6 once spent)
+otel: true                            # export every call over OTLP (AGENTLAUNCH_OTEL, when set, wins)
 ```
 
 A file that is there but wrong is a definition error (exit 3) naming the
@@ -32,7 +33,7 @@ from agentlaunch.fsutil import read_regular
 
 SETTINGS_FILE = "config.yaml"
 SETTINGS_LIMIT = 1 << 20
-KEYS = ("notify", "notify_after", "bell", "worktrees_dir", "budget")
+KEYS = ("notify", "notify_after", "bell", "worktrees_dir", "budget", "otel")
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,8 @@ class Settings:
     worktrees_dir: Path | None = None
     budget: Mapping[str, Any] = field(default_factory=dict)
     """Daily limits for all agents together (see :mod:`agentlaunch.usage.budget`)."""
+    otel: bool | None = None
+    """Export over OTLP (see docs/telemetry.md); ``AGENTLAUNCH_OTEL``, when set, wins."""
 
 
 def settings_path(config_dir: Path | None = None) -> Path:
@@ -132,6 +135,9 @@ def load_settings(config_dir: Path | None = None) -> Settings:
     bell = raw.get("bell", True)
     if not isinstance(bell, bool):
         raise DefinitionError(f"{path}: bell: expected true or false (got {bell!r})")
+    otel = raw.get("otel")
+    if otel is not None and not isinstance(otel, bool):
+        raise DefinitionError(f"{path}: otel: expected true or false (got {otel!r})")
     folder = raw.get("worktrees_dir")
     if folder is not None and (not isinstance(folder, str) or not folder.strip()):
         raise DefinitionError(f"{path}: worktrees_dir: expected a folder path")
@@ -141,4 +147,5 @@ def load_settings(config_dir: Path | None = None) -> Settings:
         bell=bell,
         worktrees_dir=Path(folder).expanduser() if folder else None,
         budget=global_budget(raw.get("budget"), str(path)),
+        otel=otel,
     )

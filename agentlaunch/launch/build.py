@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from agentlaunch import paths
+from agentlaunch.definitions.settings import Settings, load_settings
 from agentlaunch.definitions.spec import AgentSpec, load_agent, resolve_working_dir
 from agentlaunch.events import Usage
 from agentlaunch.launch import prespawn
@@ -23,12 +24,10 @@ from agentlaunch.usage.recorder import UsageRecorder, tmux_place
 from agentlaunch.usage.store import Store
 
 
-def needs_you_sink(spec: AgentSpec) -> Sink:
+def needs_you_sink(spec: AgentSpec, settings: Settings) -> Sink:
     """The "needs you" sink with agent.yaml's notify settings, else the global ones (``config.yaml``)."""
-    from agentlaunch.definitions.settings import load_settings
     from agentlaunch.live.needs_you import DEFAULT_AFTER, NeedsYou
 
-    settings = load_settings()
     after = spec.notify_after if spec.notify_after is not None else settings.notify_after
     return NeedsYou(
         notify=spec.notify or settings.notify,
@@ -37,12 +36,11 @@ def needs_you_sink(spec: AgentSpec) -> Sink:
     )
 
 
-def agent_worktree(spec: AgentSpec, start: Path, state_dir: Path) -> tuple[Path, str | None]:
+def agent_worktree(spec: AgentSpec, start: Path, state_dir: Path, settings: Settings) -> tuple[Path, str | None]:
     """The agent's git worktree for the repository of ``start`` (made on first use); a notice when made now."""
-    from agentlaunch.definitions.settings import load_settings
     from agentlaunch.launch import worktree
 
-    base = load_settings().worktrees_dir or state_dir / "worktrees"
+    base = settings.worktrees_dir or state_dir / "worktrees"
     path, created = worktree.ensure(spec.name, start, base, state_dir, spec.worktree_branch)
     branch = spec.worktree_branch or worktree.default_branch(spec.name)
     return path, f"created git worktree {path} on branch {branch}" if created else None
@@ -59,16 +57,17 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
     spec = load_agent(options.agents_dir, options.agent, state_dir)
     adapter = get_adapter(spec.provider)
     working_dir = resolve_working_dir(spec, options.working_dir, state_dir)
+    settings = load_settings()  # <config dir>/config.yaml: read once per launch (no YAML import without the file)
     made: str | None = None
     if options.worktree or spec.worktree:
-        working_dir, made = agent_worktree(spec, working_dir, state_dir)
+        working_dir, made = agent_worktree(spec, working_dir, state_dir, settings)
     meter = Meter(configured_window=spec.context_window, buffer=spec.compaction_buffer, model=spec.model)
     store = Store.open(paths.store_path())
     pricer = Pricer(agents_dir=spec.agents_dir)
     clock = SystemClock()
     sinks: list[Sink] = [UsageRecorder(store, tmux_place())]
     try:
-        guard = budget_guard(spec, options, store, pricer, clock)
+        guard = budget_guard(spec, options, store, pricer, clock, settings)
     except BaseException:
         store.close()
         raise
@@ -80,12 +79,12 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
 
         sinks.append(StatusWriter())  # the live status record (agentlaunch status, tmux)
     if options.interactive:  # a person is there: tell them when the agent needs them (a script knows when it ends)
-        sinks.append(needs_you_sink(spec))
-    if os.environ.get("AGENTLAUNCH_OTEL"):
+        sinks.append(needs_you_sink(spec, settings))
+    if os.environ.get("AGENTLAUNCH_OTEL") or settings.otel:
         # A flag and a thread; the exporter itself is imported by that thread once the CLI runs.
         from agentlaunch.usage.otel_sink import OtelExportSink, export_enabled
 
-        if export_enabled():
+        if export_enabled(settings.otel):
             sinks.append(OtelExportSink(paths.store_path(), spec.id))  # last: its bounded exit wait follows the views
     fresh = not (options.resume or options.continue_last or options.interactive)
     pending = prespawn.take() if fresh and adapter.persistent else None
@@ -104,12 +103,13 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
         raise
 
 
-def budget_guard(spec: AgentSpec, options: LaunchOptions, store: Store, pricer: Pricer, clock: Clock) -> BudgetGuard | None:
+def budget_guard(
+    spec: AgentSpec, options: LaunchOptions, store: Store, pricer: Pricer, clock: Clock, settings: Settings
+) -> BudgetGuard | None:
     """The launch's budget guard, or None when no budget applies (agent.yaml, --budget-usd, the global settings)."""
-    from agentlaunch.definitions.settings import load_settings
     from agentlaunch.usage.budget import BudgetGuard, limits_for
 
-    limits = limits_for(spec.budget, load_settings().budget, options.budget_usd)
+    limits = limits_for(spec.budget, settings.budget, options.budget_usd)
     if not limits.any:
         return None
     priceable = spec.model is None or pricer.price(Usage(input=1, output=1), spec.provider, None, spec.model) is not None

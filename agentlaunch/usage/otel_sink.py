@@ -35,9 +35,13 @@ MAX_ROUNDS = 10
 """Rounds after failures in one launch; then only a new call starts another."""
 
 
-def export_enabled() -> bool:
-    """Whether ``AGENTLAUNCH_OTEL`` turns export on (read without importing anything of telemetry)."""
-    return os.environ.get("AGENTLAUNCH_OTEL", "").strip().lower() in {"1", "true", "yes", "on"}
+def export_enabled(setting: bool | None = None) -> bool:
+    """Whether export is on: ``AGENTLAUNCH_OTEL`` when set (``1``/``true``/``yes``/``on``, anything else is off),
+    else ``otel:`` of the global settings (``setting``). Read without importing anything of telemetry."""
+    value = os.environ.get("AGENTLAUNCH_OTEL")
+    if value is None or not value.strip():
+        return bool(setting)
+    return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
 class OtelExportSink:
