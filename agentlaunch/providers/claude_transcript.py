@@ -153,7 +153,22 @@ class CallsFromTranscript:
 
 
 _ID = re.compile(rb'"message"\s*:\s*\{.{0,2000}?"id"\s*:\s*"([^"\\]{1,256})"', re.DOTALL)
-_USAGE = re.compile(rb'"usage"\s*:\s*\{')
+_MODEL = re.compile(rb'"model"\s*:\s*"([^"\\]{1,256})"')
+_STOP = re.compile(rb'"stop_reason"\s*:\s*"([^"\\]{1,64})"')
+_STAMP = re.compile(rb'"timestamp"\s*:\s*"([^"\\]{1,64})"')
+
+
+def _usage_in(part: bytes) -> Any:
+    """The last ``"usage": {...}`` object that parses whole in ``part``, or None."""
+    text = part.decode("utf-8", "replace")
+    for match in reversed(list(re.finditer(r'"usage"\s*:\s*\{', text))):
+        try:
+            value, _ = json.JSONDecoder().raw_decode(text, match.end() - 1)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
 
 
 def salvage_line(head: bytes, tail: bytes) -> dict[str, Any] | None:
@@ -161,27 +176,23 @@ def salvage_line(head: bytes, tail: bytes) -> dict[str, Any] | None:
 
     A line of many megabytes is an assistant reply holding a huge tool input
     (a whole file to write). Its ``message.id`` and ``model`` come first in the
-    line, ``usage`` after the content, so the line's head and tail hold them.
+    line, ``stop_reason`` and ``usage`` after the content (2.1.332 writes them in
+    that order), so the line's head and tail hold them.
     Anything else is skipped (None).
     """
     if b'"type":"assistant"' not in head.replace(b" ", b"") and b'"type":"assistant"' not in tail.replace(b" ", b""):
         return None
     found = _ID.search(head)
-    matches = list(_USAGE.finditer(tail))
-    if found is None or not matches:
+    usage = _usage_in(tail) or _usage_in(head)
+    if found is None or usage is None:
         return None
-    text = tail.decode("utf-8", "replace")
-    start = len(tail[: matches[-1].end() - 1].decode("utf-8", "replace"))
-    try:
-        usage, _ = json.JSONDecoder().raw_decode(text, start)
-    except ValueError:
-        return None
-    model = re.search(rb'"model"\s*:\s*"([^"\\]{1,256})"', head)
-    stamp = re.search(rb'"timestamp"\s*:\s*"([^"\\]{1,64})"', tail) or re.search(rb'"timestamp"\s*:\s*"([^"\\]{1,64})"', head)
-    message = {"id": found.group(1).decode("utf-8", "replace"), "usage": usage}
-    if model:
-        message["model"] = model.group(1).decode("utf-8", "replace")
+    message: dict[str, Any] = {"id": found.group(1).decode("utf-8", "replace"), "usage": usage}
+    for key, pattern, parts in (("model", _MODEL, (head,)), ("stop_reason", _STOP, (tail, head))):
+        for part in parts:
+            if hit := pattern.search(part):
+                message[key] = hit.group(1).decode("utf-8", "replace")
+                break
     line: dict[str, Any] = {"type": "assistant", "message": message}
-    if stamp:
+    if stamp := _STAMP.search(tail) or _STAMP.search(head):
         line["timestamp"] = stamp.group(1).decode("utf-8", "replace")
     return line
