@@ -162,6 +162,9 @@ class NativeRun:
         finally:
             if titled:
                 write_all(self.tty_out, TITLE_POP)
+        if result.terminated is not None or (result.exit_code or 0) < 0:
+            # The CLI was stopped mid-screen: what agentlaunch prints next starts on a line of its own.
+            write_all(self.tty_out, b"\r\n")
         if self.view is not None:
             self.view.relaying(None)  # from here notices print again, under what the CLI left on screen
         self.relay.read_sources_once_more()
