@@ -104,9 +104,7 @@ def native_extras(ctx: NativeContext) -> NativeExtras:
 class CodexNativeSource:
     """The hook socket and the thread's rollout file of one native Codex launch (see the module doc)."""
 
-    def __init__(
-        self, ctx: NativeContext, sock: HookSocket | None, clock: Callable[[], float] = time.monotonic
-    ) -> None:
+    def __init__(self, ctx: NativeContext, sock: HookSocket | None, clock: Callable[[], float] = time.monotonic) -> None:
         self.ctx = ctx
         self.sock = sock
         self.clock = clock

@@ -112,7 +112,9 @@ def test_gemini_tui_tool_turn_is_metered_once_per_call_and_resume_adds_only_its_
         env = prepare_gemini_home(tmp_path / "home", api.base_url)
         env["TERM"] = "xterm-256color"
         model = "gemini-2.5-pro"
-        first = gemini_turns(gemini, env, workdir, model, ["read notes.txt please", "and again"], ["first answer done", "second answer done"])
+        first = gemini_turns(
+            gemini, env, workdir, model, ["read notes.txt please", "and again"], ["first answer done", "second answer done"]
+        )
         assert len(api.model_requests) == 3
         (session,) = first.files
         session_id = json.loads(session.read_text().splitlines()[0])["sessionId"]

@@ -79,7 +79,14 @@ def record_gemini(out: Path, root: Path) -> None:
     with GeminiFake(script) as api:
         env = prepare_gemini_home(root / "home", api.base_url)
         env["TERM"] = "xterm-256color"
-        first = gemini_turns(gemini, env, workdir, GEMINI_MODEL, ["read notes.txt please", "and again"], ["first answer done", "second answer done"])
+        first = gemini_turns(
+            gemini,
+            env,
+            workdir,
+            GEMINI_MODEL,
+            ["read notes.txt please", "and again"],
+            ["first answer done", "second answer done"],
+        )
         (session,) = first.files
         new_session = session.read_text()
         session_id = json.loads(new_session.splitlines()[0])["sessionId"]
