@@ -1,4 +1,4 @@
-"""The incremental JSON-lines reader behind the native sources: any growth, any junk, bounded memory."""
+"""The incremental JSON-lines reader behind the native sources (Codex, Gemini): any growth, any junk, bounded memory."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ json_values = st.recursive(
     max_leaves=10,
 )
 objects = st.dictionaries(st.text(max_size=8), json_values, max_size=4)
-junk = st.sampled_from([b"", b"not json", b"[1,2]", b'"a string"', b"{broken", b"\xff\xfe", b"{" * 3000, b"123"])
+junk = st.sampled_from([b"", b"  ", b"not json", b"{broken", b"\xff\xfe", b"{" * 3000, b'{"a": [' * 200])
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -64,12 +64,6 @@ def test_lines_longer_than_the_limit_are_skipped_and_not_held(tmp_path: Path) ->
     assert tail.read() == [{"after": True}, {"last": 1}]
 
 
-def test_markers_filter_lines_before_parsing(tmp_path: Path) -> None:
-    path = tmp_path / "log.jsonl"
-    path.write_bytes(b'{"type": "keep"}\n{"type": "drop"}\n')
-    assert JsonlTail(path, markers=['"keep"']).read() == [{"type": "keep"}]
-
-
 def test_truncation_and_replacement_read_again_from_the_start(tmp_path: Path) -> None:
     path = tmp_path / "log.jsonl"
     path.write_bytes(b'{"n": 1}\n{"n": 2}\n')
@@ -87,7 +81,7 @@ def test_truncation_and_replacement_read_again_from_the_start(tmp_path: Path) ->
 def test_a_start_offset_skips_what_is_there(tmp_path: Path) -> None:
     path = tmp_path / "log.jsonl"
     path.write_bytes(b'{"old": 1}\n')
-    tail = JsonlTail(path, start=path.stat().st_size)
+    tail = JsonlTail(path, start_at_end=True)
     with path.open("ab") as fh:
         fh.write(b'{"new": 1}\n')
     assert tail.read() == [{"new": 1}]

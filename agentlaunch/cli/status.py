@@ -12,7 +12,7 @@ from rich.table import Table
 
 from agentlaunch.cli.common import JsonOpt, app, complete_agent, err, out
 from agentlaunch.errors import UsageError
-from agentlaunch.live.status import StatusRecord, line_for, read_records
+from agentlaunch.live.status import ASKING, StatusRecord, line_for, read_records, shown_state
 from agentlaunch.visible import for_markup
 
 
@@ -28,7 +28,7 @@ def status_table(records: list[StatusRecord]) -> Table:
         context = _n(d.get("context")) + (f" ({percent:.1f}%)" if isinstance(percent, int | float) else "")
         cells = (
             r.agent,
-            r.state,
+            shown_state(r.state),
             str(d.get("provider") or ""),
             str(d.get("model") or ""),
             context,
@@ -38,7 +38,8 @@ def status_table(records: list[StatusRecord]) -> Table:
             str(d.get("pid") or ""),
             str(d.get("session_id") or ""),
         )
-        table.add_row(*(for_markup(cell) for cell in cells))  # a record is anyone's file: no markup, no escapes
+        # A record is anyone's file: no markup, no escapes. A launch that needs a person stands out.
+        table.add_row(*(for_markup(cell) for cell in cells), style="bold yellow" if r.state == ASKING else None)
     if not records:
         table.caption = "no agent is running"
     return table

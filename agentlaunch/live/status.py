@@ -43,7 +43,8 @@ PANE_TITLE_ENV = "AGENTLAUNCH_PANE_TITLE"
 RECORD_VERSION = 1
 RECORD_LIMIT = 256 << 10  # a record is about 1 KiB; a larger file is not one
 MAX_COUNT = 1 << 53  # a count at or above this is not one agentlaunch wrote
-__all__ = ["StatusRecord", "StatusWriter", "line_for", "one_line", "process_running", "process_start", "read_records"]
+__all__ = ["ASKING", "STATES", "StatusRecord", "StatusWriter", "line_for", "one_line", "process_running", "process_start",
+           "read_records", "shown_state"]  # fmt: skip
 
 
 def status_dir(state_dir: Path | None = None) -> Path:
@@ -97,9 +98,24 @@ def snapshot(launch: LaunchView, *, pid: int, pid_start: str | None, started: st
     }
 
 
+STATES = ("starting", "waiting", "thinking", "tool", "asking", "exited")
+"""The states a launch reports; ``asking`` (a permission prompt or a question waits) means a person is needed."""
+ASKING = "asking"
+ASKING_SHOWN = "ASKING: needs you"
+"""How ``asking`` reads in one-line and table views: it must stand out in a row of panes."""
+
+
+def shown_state(state: str) -> str:
+    """The state as views print it (``asking`` in capitals with what it means)."""
+    return ASKING_SHOWN if state == ASKING else state
+
+
 def one_line(record: dict[str, Any]) -> str:
-    """``demo · waiting · ctx 12.3% · 40,211 to compaction · $0.0123``: for tmux and prompts."""
-    parts = [str(record.get("agent", "?")), str(record.get("state", "?"))]
+    """``demo · waiting · ctx 12.3% · 40,211 to compaction · $0.0123``: for tmux and prompts.
+
+    A launch that is ``asking`` reads ``demo · ASKING: needs you · …``.
+    """
+    parts = [str(record.get("agent", "?")), shown_state(str(record.get("state", "?")))]
     if record.get("stale"):
         parts[1] = "stale"
     percent = record.get("percent")

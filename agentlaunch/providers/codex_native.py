@@ -31,7 +31,6 @@ created after the launch started.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -48,20 +47,6 @@ from agentlaunch.providers.jsonl_tail import JsonlTail
 from agentlaunch.providers.values import BadUsage, count, file_key, label, opt_label, string
 
 SOCKET_NAME = "codex-hooks.sock"
-MARKERS = (
-    # Only lines holding one of these are parsed (most of a rollout is messages and tool output).
-    '"token_usage_record"',
-    '"token_count"',
-    '"session_meta"',
-    '"turn_context"',
-    '"compacted"',
-    '"task_started"',
-    '"task_complete"',
-    '"turn_aborted"',
-    '"function_call',
-    '"custom_tool_call',
-    '"local_shell_call"',
-)
 HEAD_LIMIT = 1 << 20
 
 HOOK_STATES: dict[str, str] = {
@@ -143,7 +128,8 @@ class CodexNativeSource:
             self._find_file()
         if self.tail is not None:
             for obj in self.tail.read():
-                out += self._line(obj)
+                if isinstance(obj, dict):
+                    out += self._line(obj)
         self._plan(now, bool(reports) or any(not isinstance(i, StateChanged) for i in out))
         return out
 
@@ -253,20 +239,18 @@ class CodexNativeSource:
         matches = sorted(sessions.glob(f"*/*/*/rollout-*-{key}.jsonl"))
         if not matches:
             return False
-        start = 0
         if at_end:
-            # A resumed thread appends to its file: what is there already was counted by earlier launches.
-            with contextlib.suppress(OSError):
-                start = matches[-1].stat().st_size
+            # A resumed thread appends to its file: what is there already was counted by earlier launches
+            # (and stays so if the file is read again from its start: the ids are known).
             self.seen.update(c.call_id for c, _ in rollout_calls(thread_id, self.ctx.env) if c.call_id)
             self.records_seen = bool(self.seen)
-        self._open(matches[-1], start)
+        self._open(matches[-1], at_end)
         return True
 
-    def _open(self, path: Path, start: int = 0) -> None:
+    def _open(self, path: Path, at_end: bool = False) -> None:
         if not path.name.startswith("rollout-") or not path.name.endswith(".jsonl"):
             return
-        self.tail = JsonlTail(path, MARKERS, start=start)
+        self.tail = JsonlTail(path, start_at_end=at_end)
 
     # -- states and timers ---------------------------------------------------------------------
     def _announce(self, cli_version: str | None = None) -> list[Event]:

@@ -80,7 +80,7 @@ class GeminiNativeSource:
             # What the files hold already was counted by the launches before.
             self.seen.update(c.call_id for c in session_calls(ctx.session_id, ctx.env) if c.call_id)
             for path in session_files(ctx.session_id, ctx.env):
-                self.tails[path] = JsonlTail(path, start=_size(path))
+                self.tails[path] = JsonlTail(path, start_at_end=True)
         self._watch_folders()
         if self.watch is None:
             self._schedule = [clock() + POLL]
@@ -101,7 +101,8 @@ class GeminiNativeSource:
         out: list[NativeItem] = []
         for tail in list(self.tails.values()):
             for obj in tail.read():
-                out += self._line(obj)
+                if isinstance(obj, dict):
+                    out += self._line(obj)
         if woken or out:
             self._schedule = [now + d for d in SETTLE]
         if self.watch is None and not self._schedule:
@@ -239,10 +240,3 @@ def _started(head: dict[str, Any]) -> float:
         return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
     except ValueError:
         return 0.0
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0

@@ -1,27 +1,22 @@
-"""Following a JSON-lines file another program appends to (Codex's rollout, Gemini's session file).
+"""Following a JSON-lines file another program appends to, in bounded memory, whatever happens to it.
 
-A native launch reads the CLI's own log while the CLI writes it: the file
-may not exist yet, its last line may be half written, it may be truncated or
-replaced by a new file at the same path, and a line may be huge (a tool's
-whole output) or of a shape no version of agentlaunch knew. :class:`JsonlTail`
-takes what is new since the last call and never raises on any of that:
-
-- it keeps a byte offset and the partial last line (bounded by ``max_line``);
-- a file that shrank, or a different file (inode) at the path, is read again
-  from its start (the callers key records by id, so nothing is counted twice);
-- a line longer than ``max_line`` bytes is skipped whole, without holding it;
-- a line without any of the ``markers`` is not parsed at all (a cheap filter,
-  as :func:`~agentlaunch.providers.base.json_lines` does for whole files);
-- a line that is not a JSON object is skipped.
-
-Memory stays bounded by ``max_line`` plus one read chunk, whatever the file holds.
-This module uses the standard library only.
+A :class:`JsonlTail` keeps its offset in the file and the bytes of a last line
+that is not finished yet. Each :meth:`JsonlTail.read` takes what was appended
+since, and copes with what a CLI's own file can do between two reads: not
+exist yet (or never), be truncated (read again from the start), be replaced
+by another file at the same path (a new inode: read it from the start), hold
+lines that are not JSON (skipped, counted), and hold a line far larger than
+any event (not kept whole: its head and tail are handed to ``salvage``, which
+may pull what it needs from them). It never raises on the file's content or
+its absence, and never blocks (a FIFO at the path is refused).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterable
+import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,100 +24,126 @@ from agentlaunch.providers.values import loads
 
 CHUNK = 1 << 16
 MAX_LINE = 8 << 20
-"""Lines longer than this (8 MiB) are skipped: no record agentlaunch reads is anywhere near it."""
-MAX_READ = 64 << 20
-"""At most this much is read per call, so one call never stalls the relay on a huge backlog."""
+"""A line longer than this is not kept whole (a transcript line holding a huge tool input, say)."""
+KEEP = 1 << 20
+"""How much of an over-long line's head and tail is kept for :attr:`JsonlTail.salvage`."""
+READ_BUDGET = 16 << 20
+"""At most this much is read per call; the rest waits for the next (``more`` says so), so one read never stalls."""
+
+Salvage = Callable[[bytes, bytes], Any]
+"""Given an over-long line's head and tail, the value to use for it, or None to skip it."""
 
 
 class JsonlTail:
-    """The JSON objects appended to ``path`` since the last :meth:`read`."""
+    """The new complete lines of ``path`` as JSON values, one :meth:`read` after another."""
 
-    def __init__(self, path: Path, markers: Iterable[str] = (), max_line: int = MAX_LINE, start: int = 0) -> None:
+    def __init__(self, path: Path, *, start_at_end: bool = False, salvage: Salvage | None = None,
+                 max_line: int = MAX_LINE, keep: int = KEEP) -> None:  # fmt: skip
         self.path = path
-        self.markers = tuple(m.encode() for m in markers)
-        self.max_line = max_line
-        self.offset = start
-        self._inode: tuple[int, int] | None = None
-        self._partial = bytearray()
-        self._skipping = False  # inside a line longer than max_line: drop bytes up to its newline
+        self.salvage = salvage
+        self.max_line, self.keep = max_line, min(keep, max_line)
+        self.offset = 0
+        self.identity: tuple[int, int] | None = None
+        self.more = False
+        """The last read stopped at its budget: there is more to read now."""
+        self.bad_lines = 0
+        self.huge_lines = 0
         self.restarts = 0
-        """How often the file was found truncated or replaced (read again from its start)."""
+        """Times the file was found truncated or replaced (read again from its start)."""
+        self._partial = bytearray()
+        self._huge_head: bytes | None = None  # set while inside an over-long line
+        self._huge_tail = bytearray()
+        if start_at_end:
+            with contextlib.suppress(OSError):
+                st = os.stat(path)
+                if stat.S_ISREG(st.st_mode):
+                    self.offset, self.identity = st.st_size, (st.st_dev, st.st_ino)
 
-    def read(self) -> list[dict[str, Any]]:
-        """The complete new lines that parse to JSON objects, in file order ([] when the file is missing)."""
+    def move_to(self, path: Path) -> None:
+        """Follow another file from its start (the CLI said its transcript is elsewhere)."""
+        if path != self.path:
+            self.path = path
+            self._restart(None)
+
+    def _restart(self, identity: tuple[int, int] | None) -> None:
+        self.offset, self.identity = 0, identity
+        self._partial.clear()
+        self._huge_head, self._huge_tail = None, bytearray()
+
+    def read(self) -> list[Any]:
+        """The JSON values of the lines completed since the last call, in order ([] when the file is absent)."""
+        self.more = False
         try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         except OSError:
             return []
+        values: list[Any] = []
         try:
             st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return []
             identity = (st.st_dev, st.st_ino)
-            if self._inode is not None and (identity != self._inode or st.st_size < self.offset):
-                self._restart()
-            self._inode = identity
-            if st.st_size < self.offset:  # a start offset past the end (the file was replaced before we opened it)
-                self._restart()
-            return self._read_from(fd)
+            if (self.identity is not None and identity != self.identity) or st.st_size < self.offset:
+                self.restarts += 1
+                self._restart(identity)
+            self.identity = identity
+            budget = READ_BUDGET
+            while budget > 0:
+                try:
+                    chunk = os.pread(fd, min(CHUNK, budget), self.offset)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                self.offset += len(chunk)
+                budget -= len(chunk)
+                self._feed(chunk, values)
+            else:
+                self.more = True
         except OSError:
-            return []
+            pass
         finally:
             os.close(fd)
+        return values
 
-    def _restart(self) -> None:
-        self.offset = 0
-        self._partial.clear()
-        self._skipping = False
-        self.restarts += 1
-
-    def _read_from(self, fd: int) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        budget = MAX_READ
-        while budget > 0:
-            data = os.pread(fd, min(CHUNK, budget), self.offset)
-            if not data:
-                break
-            self.offset += len(data)
-            budget -= len(data)
-            self._feed(data, out)
-        return out
-
-    def _feed(self, data: bytes, out: list[dict[str, Any]]) -> None:
+    def _feed(self, chunk: bytes, values: list[Any]) -> None:
         start = 0
-        while True:
-            newline = data.find(b"\n", start)
-            if newline < 0:
-                rest = data[start:]
-                if not self._skipping:
-                    if len(self._partial) + len(rest) > self.max_line:
-                        self._partial.clear()
-                        self._skipping = True
-                    else:
-                        self._partial += rest
+        while start < len(chunk):
+            end = chunk.find(b"\n", start)
+            piece = chunk[start:] if end < 0 else chunk[start:end]
+            self._add(piece)
+            if end < 0:
                 return
-            piece = data[start:newline]
-            start = newline + 1
-            if self._skipping:
-                self._skipping = False
-                continue
-            if self._partial:
-                if len(self._partial) + len(piece) > self.max_line:
-                    self._partial.clear()
-                    continue
-                line = bytes(self._partial) + piece
-                self._partial.clear()
-            else:
-                if len(piece) > self.max_line:
-                    continue
-                line = piece
-            parsed = self._parse(line)
-            if parsed is not None:
-                out.append(parsed)
+            self._line_done(values)
+            start = end + 1
 
-    def _parse(self, line: bytes) -> dict[str, Any] | None:
-        if self.markers and not any(m in line for m in self.markers):
-            return None
+    def _add(self, piece: bytes) -> None:
+        if self._huge_head is not None:
+            self._huge_tail += piece
+            if len(self._huge_tail) > self.keep:
+                del self._huge_tail[: len(self._huge_tail) - self.keep]
+            return
+        self._partial += piece
+        if len(self._partial) > self.max_line:
+            # Too long to keep whole: keep its head and (from now on) its tail only.
+            self._huge_head = bytes(self._partial[: self.keep])
+            self._huge_tail = bytearray(self._partial[-self.keep :])
+            self._partial = bytearray()
+
+    def _line_done(self, values: list[Any]) -> None:
+        if self._huge_head is not None:
+            head, tail = self._huge_head, bytes(self._huge_tail)
+            self._huge_head, self._huge_tail = None, bytearray()
+            self.huge_lines += 1
+            value = self.salvage(head, tail) if self.salvage else None
+            if value is not None:
+                values.append(value)
+            return
+        line = bytes(self._partial)
+        self._partial.clear()
+        if not line.strip():
+            return
         try:
-            value = loads(line.decode("utf-8", errors="replace"))
-        except (ValueError, RecursionError):
-            return None
-        return value if isinstance(value, dict) else None
+            values.append(loads(line.decode("utf-8", "replace")))
+        except ValueError:
+            self.bad_lines += 1

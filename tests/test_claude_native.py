@@ -1,0 +1,219 @@
+"""The source of a native Claude launch, replaying hook and status-line reports recorded on Claude Code 2.1.332."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentlaunch.events import CallUsage, ContextWindow, SessionStarted, Usage
+from agentlaunch.launch.hook_report import report
+from agentlaunch.launch.native_source import NativeContext, NativeItem
+from agentlaunch.launch.sink import StateChanged
+from agentlaunch.providers.claude_native import (
+    HOOK_EVENTS,
+    ClaudeNativeSource,
+    native_extras,
+    transcript_path,
+    user_status_line,
+)
+
+DATA = Path(__file__).parent / "data" / "claude_tui"
+SESSION = "11111111-2222-3333-4444-555555555555"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def root() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="alnt-") as name:  # short: it holds a socket
+        yield Path(name)
+
+
+def context(root: Path, env: dict[str, str] | None = None, status: Path | None = None) -> NativeContext:
+    work, runtime = root / "work", root / "rt"
+    work.mkdir(parents=True, exist_ok=True)
+    runtime.mkdir(exist_ok=True, mode=0o700)
+    env = env or {"HOME": str(root / "home")}
+    return NativeContext("reviewer", SESSION, False, work, env, runtime, 0.0, "/usr/bin/python3", status)
+
+
+def send(sock_path: Path, event: str, payload: object) -> None:
+    import socket
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+        s.sendto(report(event, json.dumps(payload)), str(sock_path))
+
+
+def replay(root: Path, name: str, clock: Clock) -> tuple[list[NativeItem], Path]:
+    """Each recorded report sent as the CLI sent it; the transcript appended in pieces between them."""
+    ctx = context(root)
+    extras = native_extras(ctx)
+    (source,) = extras.sources
+    assert isinstance(source, ClaudeNativeSource)
+    source.clock = clock
+    reports = [json.loads(line) for line in (DATA / name / "reports.jsonl").read_text().splitlines()]
+    data = (DATA / name / "transcript.jsonl").read_bytes()
+    path = transcript_path(ctx.env, ctx.working_dir, SESSION)
+    path.parent.mkdir(parents=True)
+    items: list[NativeItem] = []
+    step = len(data) // max(len(reports), 1) + 1
+    for n, entry in enumerate(reports):
+        payload = dict(entry["payload"] or {})
+        payload["transcript_path"] = str(path)  # the recording's own path, moved here
+        with path.open("ab") as f:
+            f.write(data[n * step : (n + 1) * step])
+        send(ctx.runtime_dir / "claude.sock", entry["event"], payload)
+        items += source.read()
+        clock.now += 0.1
+    with path.open("ab") as f:
+        f.write(data[len(reports) * step :])
+    clock.now += 10
+    items += source.read()  # the read after the CLI exits
+    source.close()
+    assert not (ctx.runtime_dir / "claude.sock").exists()
+    return items, path
+
+
+def states(items: list[NativeItem]) -> list[str]:
+    return [i.state for i in items if isinstance(i, StateChanged)]
+
+
+def test_recorded_tool_turn_states_and_each_call_once(root: Path) -> None:
+    items, _ = replay(root, "tool_turn", Clock())
+    assert [(c.call_id, c.usage) for c in items if isinstance(c, CallUsage)] == [
+        ("msg_fake_0001", Usage(15, 2000, 11000, 40)),
+        ("msg_fake_0002", Usage(6, 120, 13000, 4)),
+    ]
+    # SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest, the 6 s Notification, PostToolUse, Stop, SessionEnd
+    assert states(items) == ["waiting", "thinking", "tool", "asking", "asking", "thinking", "waiting", "exited"]
+    (session,) = [i for i in items if isinstance(i, SessionStarted)]
+    assert session.session_id.count("-") == 4 and session.cli_version == "2.1.332" and session.model == "claude-sonnet-4-5"
+    assert items.index(session) < next(n for n, i in enumerate(items) if isinstance(i, CallUsage))
+    assert [i for i in items if isinstance(i, ContextWindow)] == [ContextWindow(200_000, "claude-sonnet-4-5")]
+
+
+def test_recorded_refusal_and_compaction(root: Path) -> None:
+    items, _ = replay(root, "denied_turn", Clock())
+    assert states(items)[-3:] == ["asking", "waiting", "exited"]  # Esc at the prompt: the transcript says the turn ended
+    items, _ = replay(root / "second", "slow_compact", Clock())
+    got = [i.kind for i in items if not isinstance(i, StateChanged)]
+    assert got.count("compaction") == 1 and got.count("usage") == 2
+    # /compact from the prompt: thinking while it runs, back to waiting after
+    assert states(items)[-4:] == ["waiting", "thinking", "waiting", "exited"]
+
+
+def test_settings_name_every_hook_event_and_the_status_line(root: Path) -> None:
+    ctx = context(root)
+    extras = native_extras(ctx)
+    flag, value = extras.argv
+    assert flag == "--settings"
+    settings = json.loads(value)
+    assert set(settings["hooks"]) == set(HOOK_EVENTS)
+    command = settings["statusLine"]["command"]
+    assert command.startswith("/usr/bin/python3 -I -S ") and "claude_statusline.py" in command
+    config = json.loads((ctx.runtime_dir / "statusline.json").read_text())
+    assert config["socket"] == str(ctx.runtime_dir / "claude.sock") and config["user_command"] is None
+    assert oct((ctx.runtime_dir / "statusline.json").stat().st_mode & 0o777) == "0o600"
+    for source in extras.sources:
+        source.close()
+
+
+def test_the_users_status_line_is_found_local_first_and_bad_files_are_noted(root: Path) -> None:
+    home, work = root / "home", root / "work"
+    (home / ".claude").mkdir(parents=True)
+    (work / ".claude").mkdir(parents=True)
+    env = {"HOME": str(home)}
+    assert user_status_line(env, work) == (None, [])
+    (home / ".claude" / "settings.json").write_text(json.dumps({"statusLine": {"type": "command", "command": "user-cmd"}}))
+    assert user_status_line(env, work) == ("user-cmd", [])
+    (work / ".claude" / "settings.json").write_text(json.dumps({"statusLine": {"command": "project-cmd"}}))
+    assert user_status_line(env, work)[0] == "project-cmd"
+    (work / ".claude" / "settings.local.json").write_text("{not json")
+    command, notes = user_status_line(env, work)
+    assert command == "project-cmd" and len(notes) == 1 and "settings.local.json" in notes[0]
+    moved = root / "cfg"
+    moved.mkdir()
+    (moved / "settings.json").write_text(json.dumps({"statusLine": {"type": "command", "command": "moved-cmd"}}))
+    (work / ".claude" / "settings.json").unlink()
+    assert user_status_line({"HOME": str(home), "CLAUDE_CONFIG_DIR": str(moved)}, work)[0] == "moved-cmd"
+
+
+def test_claude_config_dir_moves_the_transcript(root: Path) -> None:
+    env = {"HOME": "/h", "CLAUDE_CONFIG_DIR": "/c"}
+    assert transcript_path(env, Path("/w/my.app"), "s1") == Path("/c/projects/-w-my-app/s1.jsonl")
+    assert transcript_path({"HOME": "/h"}, Path("/w"), "s1") == Path("/h/.claude/projects/-w/s1.jsonl")
+
+
+def test_hook_reports_with_missing_or_wrong_fields_never_break_the_source(root: Path) -> None:
+    ctx = context(root)
+    (source,) = native_extras(ctx).sources
+    sock = ctx.runtime_dir / "claude.sock"
+    for event, payload in [
+        ("Notification", {}), ("Notification", {"notification_type": 5}), ("PreToolUse", None),
+        ("statusline", {"model": "x", "context_window": [], "session_id": {"a": 1}}),
+        ("statusline", {"transcript_path": "relative.jsonl"}), ("statusline", {"transcript_path": 7}),
+        ("SessionStart", {"source": []}), ("NoSuchEvent", {"a": 1}), ("PostCompact", {}),
+    ]:  # fmt: skip
+        send(sock, event, payload)
+    import socket
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+        s.sendto(b"\xff not json", str(sock))
+    items = source.read()
+    assert states(items) == ["tool", "waiting"]  # PreToolUse without a tool name; SessionStart of unknown source
+    assert not any(isinstance(i, CallUsage | SessionStarted | ContextWindow) for i in items)
+    source.close()
+
+
+def test_a_transcript_that_never_appears_or_cannot_be_written(root: Path) -> None:
+    ctx = context(root)
+    extras = native_extras(ctx)
+    (source,) = extras.sources
+    assert extras.notices == []
+    send(ctx.runtime_dir / "claude.sock", "Stop", {"session_id": SESSION})
+    assert states(source.read()) == ["waiting"]
+    assert source.read() == []  # no transcript yet: nothing to count, nothing raised
+    source.close()
+    locked = root / "locked"
+    (locked / ".claude").mkdir(parents=True)
+    os.chmod(locked / ".claude", 0o500)
+    try:
+        extras = native_extras(context(root / "other", {"HOME": str(locked)}))
+        if os.geteuid() != 0:  # root writes anywhere: the check is the folder's mode for everyone else
+            assert len(extras.notices) == 1 and "not writable" in extras.notices[0]
+        for source in extras.sources:
+            source.close()
+    finally:
+        os.chmod(locked / ".claude", 0o700)
+
+
+def test_a_call_the_transcript_writes_after_the_stop_hook_is_read_at_the_retry_deadline(root: Path) -> None:
+    clock = Clock()
+    ctx = context(root)
+    (source,) = native_extras(ctx).sources
+    assert isinstance(source, ClaudeNativeSource)
+    source.clock = clock
+    path = transcript_path(ctx.env, ctx.working_dir, SESSION)
+    path.parent.mkdir(parents=True)
+    send(ctx.runtime_dir / "claude.sock", "Stop", {"session_id": SESSION, "transcript_path": str(path)})
+    assert states(source.read()) == ["waiting"]
+    due = source.deadline()
+    assert due is not None and due > clock.now
+    line = {"type": "assistant", "message": {"id": "m1", "usage": {"input_tokens": 1, "output_tokens": 2}}}  # no stop_reason
+    path.write_text(json.dumps(line) + "\n")
+    clock.now = due
+    assert [i.call_id for i in source.read() if isinstance(i, CallUsage)] == ["m1"]
+    clock.now += 100
+    assert not any(isinstance(i, CallUsage) for i in source.read())
+    source.close()
