@@ -317,3 +317,34 @@ def test_a_socket_path_too_long_is_a_notice_and_the_rollout_alone(tmp_path: Path
     items = source.read()
     assert calls(items) == EXPECTED
     assert states(items)[-1] == "waiting"  # from the rollout's task_complete when no hook is heard
+
+
+def test_a_session_started_headless_resumes_its_thread_from_the_store(tmp_path: Path) -> None:
+    # agentlaunch's own session id; the thread is named only in the provider state the store keeps.
+    bench = Bench(tmp_path, resumed=True)
+    before = recorded("codex_tui.rollout.jsonl", bench.home, bench.work)
+    after = recorded("codex_tui_resumed.rollout.jsonl", bench.home, bench.work)
+    bench.rollout.write_bytes(before)
+    base = bench.ctx()
+    ctx = NativeContext(
+        base.agent, "3f0c9a2e-0000-4000-8000-000000000001", True, base.working_dir, base.env, base.runtime_dir,
+        base.started_at, base.python, provider_state={"thread_id": THREAD, "total": {}},
+    )  # fmt: skip
+    source = CodexNativeSource(ctx, HookSocket(bench.runtime / "s.sock"))
+    bench.send("UserPromptSubmit", {"session_id": THREAD, "transcript_path": str(bench.rollout)})
+    with bench.rollout.open("ab") as fh:
+        fh.write(after[len(before) :])
+    bench.send("Stop", {"session_id": THREAD, "transcript_path": str(bench.rollout)})
+    items = source.read()
+    assert calls(items) == RESUMED
+    assert states(items) == ["thinking", "waiting"]
+    source.close()
+
+
+def test_a_resumed_thread_whose_file_is_missing_is_never_guessed(tmp_path: Path) -> None:
+    bench = Bench(tmp_path, resumed=True)
+    other = bench.rollout.with_name("rollout-2026-12-01T11-24-07-99999999-0000-0000-0000-000000000000.jsonl")
+    other.write_bytes(recorded("codex_tui.rollout.jsonl", bench.home, bench.work))  # same folder and cwd, not ours
+    source = bench.source()
+    assert calls(source.read()) == []
+    source.close()

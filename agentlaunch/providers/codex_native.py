@@ -41,7 +41,8 @@ from agentlaunch.launch.hook_socket import HookReport, HookSocket, hook_command
 from agentlaunch.launch.native_source import NativeContext, NativeExtras, NativeItem
 from agentlaunch.launch.sink import StateChanged
 from agentlaunch.providers import values
-from agentlaunch.providers.codex import codex_home, codex_usage, rollout_calls
+from agentlaunch.providers.base import json_lines
+from agentlaunch.providers.codex import codex_home, codex_usage
 from agentlaunch.providers.codex_hooks import EVENTS, hook_flags
 from agentlaunch.providers.jsonl_tail import JsonlTail
 from agentlaunch.providers.values import BadUsage, count, file_key, label, opt_label, string
@@ -94,7 +95,7 @@ class CodexNativeSource:
         self.sock = sock
         self.clock = clock
         self.home = codex_home(ctx.env)
-        self.thread_id: str | None = ctx.session_id if ctx.resumed else None
+        self.thread_id: str | None = resumed_thread(ctx)
         self.tail: JsonlTail | None = None
         self.seen: set[str] = set()
         self.totals_seen: set[tuple[int, ...]] = set()
@@ -107,8 +108,8 @@ class CodexNativeSource:
         self.started = clock()
         self._schedule: list[float] = [self.started + d for d in FIND_RETRY]
         self._backoff = 0
-        if ctx.resumed and ctx.session_id:
-            self._open_thread_file(ctx.session_id, at_end=True)
+        if self.thread_id:
+            self._open_thread_file(self.thread_id)
 
     # -- NativeSource ------------------------------------------------------------------------
     def fileno(self) -> int | None:
@@ -148,8 +149,8 @@ class CodexNativeSource:
             self.thread_id = session
         out += self._announce()
         transcript = string(payload.get("transcript_path"))
-        if self.tail is None and transcript:
-            self._open(Path(transcript))
+        if transcript and (self.tail is None or self.tail.path != Path(transcript)):
+            self._open(Path(transcript))  # the CLI's own word beats a file found by looking
         self.hooks_heard = True
         state = HOOK_STATES.get(report.event)
         if state:
@@ -225,13 +226,15 @@ class CodexNativeSource:
 
     # -- finding and opening the file ------------------------------------------------------------
     def _find_file(self) -> None:
-        if self.thread_id is not None and self._open_thread_file(self.thread_id, at_end=False):
+        if self.thread_id is not None and self._open_thread_file(self.thread_id):
             return
+        if self.ctx.resumed:
+            return  # a resumed thread's file is its own (named by its id or by a hook), never a guess
         found = newest_rollout(self.home, self.ctx.working_dir, self.ctx.started_at)
         if found is not None:
             self._open(found)
 
-    def _open_thread_file(self, thread_id: str, at_end: bool) -> bool:
+    def _open_thread_file(self, thread_id: str) -> bool:
         key = file_key(thread_id)
         sessions = self.home / "sessions"
         if key is None or not sessions.is_dir():
@@ -239,18 +242,20 @@ class CodexNativeSource:
         matches = sorted(sessions.glob(f"*/*/*/rollout-*-{key}.jsonl"))
         if not matches:
             return False
-        if at_end:
-            # A resumed thread appends to its file: what is there already was counted by earlier launches
-            # (and stays so if the file is read again from its start: the ids are known).
-            self.seen.update(c.call_id for c, _ in rollout_calls(thread_id, self.ctx.env) if c.call_id)
-            self.records_seen = bool(self.seen)
-        self._open(matches[-1], at_end)
+        self._open(matches[-1])
         return True
 
-    def _open(self, path: Path, at_end: bool = False) -> None:
+    def _open(self, path: Path) -> None:
+        """Follow ``path``; on resume from its end, with the calls it already holds known (counted before)."""
         if not path.name.startswith("rollout-") or not path.name.endswith(".jsonl"):
             return
-        self.tail = JsonlTail(path, start_at_end=at_end)
+        if self.ctx.resumed:
+            # What the file holds was counted by the launches before, and stays so if it is read again
+            # from its start (truncated, replaced): those calls' ids are known.
+            ids = recorded_ids(path)
+            self.seen.update(ids)
+            self.records_seen = self.records_seen or bool(ids)
+        self.tail = JsonlTail(path, start_at_end=self.ctx.resumed)
 
     # -- states and timers ---------------------------------------------------------------------
     def _announce(self, cli_version: str | None = None) -> list[Event]:
@@ -279,6 +284,24 @@ class CodexNativeSource:
         if self.sock is None and not self._schedule:
             # No hooks can wake the launch: the rollout alone tells, so it is read every few seconds.
             self._schedule = [now + FIND_RETRY[-1]]
+
+
+def resumed_thread(ctx: NativeContext) -> str | None:
+    """The thread a resumed launch continues: the one the store keeps for the session, else the session id."""
+    if not ctx.resumed:
+        return None
+    return opt_label(ctx.provider_state.get("thread_id")) or ctx.session_id
+
+
+def recorded_ids(path: Path) -> set[str]:
+    """The ``response_id`` of every per-call record in a rollout file."""
+    ids = set()
+    for obj in json_lines(path, '"token_usage_record"'):
+        if isinstance(obj, dict) and obj.get("type") == "token_usage_record":
+            call_id = opt_label(values.obj(obj.get("payload")).get("response_id"))
+            if call_id:
+                ids.add(call_id)
+    return ids
 
 
 def _key(usage: Usage) -> tuple[int, ...]:
