@@ -124,7 +124,7 @@ class NativeRun:
         ctx = NativeContext(
             agent=launch.spec.name, session_id=None if self._learns_id else launch.session_id, resumed=launch.resumed,
             working_dir=launch.working_dir, env=dict(launch.env), runtime_dir=runtime, started_at=time.time(),
-            python=sys.executable, status_path=self._status_path(),
+            python=sys.executable, status_path=self._status_path(), provider_state=dict(launch.provider_state),
         )  # fmt: skip
         extras = native_extras(launch.spec.provider, ctx)
         self.sources = list(extras.sources)
