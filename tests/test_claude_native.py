@@ -108,7 +108,13 @@ def test_recorded_refusal_and_compaction(root: Path) -> None:
     assert states(items)[-3:] == ["asking", "waiting", "exited"]  # Esc at the prompt: the transcript says the turn ended
     items, _ = replay(root / "second", "slow_compact", Clock())
     got = [i.kind for i in items if not isinstance(i, StateChanged)]
-    assert got.count("compaction") == 1 and got.count("usage") == 2
+    assert got.count("compaction") == 1
+    # Two calls with assistant lines, then the compaction's summary calls as one sum (cost-state at the end).
+    assert [(c.call_id, c.usage.input, c.usage.output) for c in items if isinstance(c, CallUsage)] == [
+        ("msg_fake_0001", 11, 33),
+        ("msg_fake_0002", 9, 12),
+        ("side-calls-1", 510, 85),
+    ]
     # /compact from the prompt: thinking while it runs, back to waiting after
     assert states(items)[-4:] == ["waiting", "thinking", "waiting", "exited"]
 

@@ -46,7 +46,7 @@ from agentlaunch.launch.hook_socket import HookReport, HookSocket, hook_command
 from agentlaunch.launch.native_source import NativeContext, NativeExtras, NativeItem
 from agentlaunch.launch.sink import StateChanged
 from agentlaunch.providers import values
-from agentlaunch.providers.claude_transcript import CallsFromTranscript, project_folder, salvage_line
+from agentlaunch.providers.claude_transcript import CallsFromTranscript, last_cost_state, project_folder, salvage_line
 from agentlaunch.providers.jsonl_tail import JsonlTail
 from agentlaunch.providers.values import count, opt_label, string
 
@@ -174,7 +174,9 @@ class ClaudeNativeSource:
         self.sock = sock
         self.clock = clock
         self.tail: JsonlTail | None = JsonlTail(transcript, start_at_end=True, salvage=salvage_line) if transcript else None
-        self.calls = CallsFromTranscript(started_at)
+        # A resumed session's file already holds its totals: the calls beyond them are this launch's.
+        base = last_cost_state(transcript) if transcript is not None and self.tail and self.tail.offset else None
+        self.calls = CallsFromTranscript(started_at, base)
         self.state: str | None = None
         self._session: SessionStarted | None = None
         self._session_sent = False

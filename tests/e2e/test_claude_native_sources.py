@@ -169,6 +169,11 @@ def test_refused_tool_ends_the_turn_waiting_and_compact_is_reported_once(claude_
             assert "ctx " in run.screen.text()  # agentlaunch's line alone: no status record, no user line
         finally:
             run.finish()
-    assert [(c.call_id, c.usage.output) for c in calls(run.items)] == [("msg_fake_0001", 25)]
+    # The refused call, then the compaction's summary calls (no assistant lines): their sum from cost-state, once.
+    got = [(c.call_id, c.usage.input, c.usage.output) for c in calls(run.items)]
+    assert got[0] == ("msg_fake_0001", 21, 25)
+    summaries = [(r.body.get("max_tokens"), r) for r in api.message_requests()[1:]]
+    assert len(got) == 2 and got[1][0] == "side-calls-1"
+    assert got[1][1:] == (500 + 10 * (len(summaries) - 1), 80 + 5 * (len(summaries) - 1))  # scripted, then the default
     (compaction,) = [i for i in run.items if isinstance(i, Compaction)]
     assert compaction.trigger == "manual" and compaction.pre_tokens and compaction.post_tokens
