@@ -79,7 +79,7 @@ def _home(tmp_path: Path, config: str, **profiles: str) -> dict[str, str]:
 
 def test_the_users_top_level_instructions_come_first_with_a_blank_line(tmp_path: Path) -> None:
     env = _home(tmp_path, 'model = "x"\ndeveloper_instructions = "Be terse."\n')
-    (flag, arg) = developer_instructions_argv("You are Probe.\n", env, [], tmp_path / "agent.yaml")
+    (flag, arg) = developer_instructions_argv("You are Probe.\n", user_developer_instructions(env, []), tmp_path / "agent.yaml")
     assert flag == "-c" and arg.startswith("developer_instructions=")
     assert tomllib.loads(arg)["developer_instructions"] == "Be terse.\n\nYou are Probe.\n"
 
@@ -100,7 +100,7 @@ def test_a_legacy_profile_table_selected_by_profile_key(tmp_path: Path) -> None:
 def test_no_config_means_only_the_agents_text(tmp_path: Path) -> None:
     env = {"CODEX_HOME": str(tmp_path / "none")}
     assert user_developer_instructions(env, []) is None
-    (_, arg) = developer_instructions_argv("agent", env, [], tmp_path / "agent.yaml")
+    (_, arg) = developer_instructions_argv("agent", user_developer_instructions(env, []), tmp_path / "agent.yaml")
     assert tomllib.loads(arg)["developer_instructions"] == "agent"
 
 
@@ -142,13 +142,13 @@ def test_selected_profile_takes_the_last_one() -> None:
 def test_an_argument_over_the_kernel_limit_is_refused_with_its_size(tmp_path: Path) -> None:
     env = {"CODEX_HOME": str(tmp_path / "none")}
     fits = "x" * (MAX_ARG_STRLEN - len('developer_instructions=""') - 1)
-    developer_instructions_argv(fits, env, [], tmp_path / "agent.yaml")
+    developer_instructions_argv(fits, user_developer_instructions(env, []), tmp_path / "agent.yaml")
     with pytest.raises(DefinitionError) as err:
-        developer_instructions_argv(fits + "x", env, [], tmp_path / "agent.yaml")
+        developer_instructions_argv(fits + "x", user_developer_instructions(env, []), tmp_path / "agent.yaml")
     assert "131,073 bytes" in err.value.message and "131,072" in err.value.message
     # the escaped size counts: 22,000 bytes of U+0001 take 132,000 bytes as `\u0001`
     with pytest.raises(DefinitionError):
-        developer_instructions_argv("\x01" * 22_000, env, [], tmp_path / "agent.yaml")
+        developer_instructions_argv("\x01" * 22_000, user_developer_instructions(env, []), tmp_path / "agent.yaml")
 
 
 # -- placement

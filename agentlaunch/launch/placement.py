@@ -53,6 +53,9 @@ class Placement:
     notices: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     """Environment the CLI gets on every turn, over everything else (gemini-home's ``GEMINI_CLI_HOME``)."""
+    fingerprint_argv: list[str] = field(default_factory=list)
+    """``argv`` as the prefix fingerprint sees it: without the agent's own text, which it hashes section by
+    section (so a changed soul is reported as the soul, not also as changed flags)."""
 
 
 def system_prompt_path(state_dir: Path, agent: str, filename: str) -> Path:
@@ -94,6 +97,7 @@ def place_instructions(
     """
     rendered = render_instructions(spec, working_dir, today, templates_dir=templates_dir)
     argv: list[str] = []
+    fingerprint_argv: list[str] | None = None
     placed_env: dict[str, str] = {}
     path = instructions_path(spec, working_dir, state_dir, rendered.filename)
     if spec.delivery in STATE_DELIVERIES:
@@ -104,10 +108,13 @@ def place_instructions(
     if spec.delivery == "system-prompt":
         argv = describe(spec.provider).system_prompt_argv(path)
     elif spec.delivery == "developer-instructions":
-        from agentlaunch.providers.codex_instructions import developer_instructions_argv
+        from agentlaunch.providers.codex_instructions import developer_instructions_argv, user_developer_instructions
 
         seen = {**os.environ, **spec.env} if env is None else env
-        argv = developer_instructions_argv(rendered.text, seen, spec.provider_flags, spec.agent_dir / "agent.yaml")
+        user = user_developer_instructions(seen, spec.provider_flags)
+        argv = developer_instructions_argv(rendered.text, user, spec.agent_dir / "agent.yaml")
+        # The agent's text is fingerprinted section by section; what else the argument carries is the user's own.
+        fingerprint_argv = ["-c", f"developer_instructions=(yours first){user or ''}"]
     elif spec.delivery == "gemini-home":
         from agentlaunch.providers.gemini_home import prepare_home
 
@@ -124,7 +131,10 @@ def place_instructions(
     twice = double_loading(working_dir, rendered.data, state_dir, path if spec.delivery == "file" else None)
     if twice:
         notices.append(twice)
-    return Placement(rendered=rendered, path=path, argv=argv, notices=notices, env=placed_env)
+    return Placement(
+        rendered=rendered, path=path, argv=argv, notices=notices, env=placed_env,
+        fingerprint_argv=argv if fingerprint_argv is None else fingerprint_argv,
+    )  # fmt: skip
 
 
 def exclude_delivered(path: Path, state_dir: Path) -> list[str]:

@@ -47,7 +47,7 @@ RUN_OPTIONS = "run-options.json"  # in the state dir (not among the plans, which
 PLAN_PLACE = ("agent", "agents_dir", "working_dir")  # which plan applies (the plan's key)
 NOT_NEW = ("continue_last", "resume", "help")  # a resumed session, or no launch: nothing to start early
 PROMPT = ("prompt", "prompt_opt")  # a headless turn has one
-INERT = ("as_json", "quiet", "timeout", "force", "templates_dir")  # no say in which plan applies
+INERT = ("as_json", "quiet", "timeout", "force", "templates_dir", "line")  # no say in which plan applies
 KNOWN_PARAMS = PLAN_PLACE + NOT_NEW + PROMPT + INERT
 
 

@@ -122,9 +122,7 @@ def developer_instructions_value(agent_text: str, user_text: str | None) -> str:
     return agent_text
 
 
-def developer_instructions_argv(
-    agent_text: str, env: Mapping[str, str], provider_flags: Sequence[str], source: Path
-) -> list[str]:
+def developer_instructions_argv(agent_text: str, user_text: str | None, source: Path) -> list[str]:
     """``["-c", "developer_instructions=<TOML string>"]`` for every ``codex exec`` of the agent.
 
     A DefinitionError when the argument would pass the kernel's limit on one argv
@@ -132,7 +130,7 @@ def developer_instructions_argv(
     ``$CODEX_HOME`` (``-p NAME``), that is inside the user's own config folder,
     which agentlaunch does not write into.
     """
-    value = developer_instructions_value(agent_text, user_developer_instructions(env, provider_flags))
+    value = developer_instructions_value(agent_text, user_text)
     arg = f"{KEY}={toml_basic_string(value)}"
     size = len(arg.encode("utf-8")) + 1  # the terminating NUL counts
     if size > MAX_ARG_STRLEN:

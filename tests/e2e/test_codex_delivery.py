@@ -141,3 +141,22 @@ def test_a_malformed_user_config_is_exit_3_naming_the_file(
     assert done.returncode == 3, done.stderr.decode()
     assert str(config) in done.stderr.decode().replace("\n", "") and "not valid TOML" in done.stderr.decode()
     assert api.model_requests == []
+
+
+def test_a_changed_soul_is_reported_as_the_soul_not_also_as_changed_flags(
+    codex: tuple[cfake.ResponsesFake, dict[str, str]], agents_dir: Path, workdir: Path
+) -> None:
+    api, env = codex
+    _agent(agents_dir, "alpha", workdir, "ALPHA-SOUL: you are Alpha.\n")
+    api.script.push(cfake.TextReply("a"), cfake.TextReply("b"), cfake.TextReply("c"))
+    assert run_cli("run", "alpha", "one", cwd=workdir, env=env, timeout=240).returncode == 0
+    (agents_dir / "alpha" / "soul.md").write_text("ALPHA-SOUL: you are Alpha, changed.\n")
+    second = run_cli("run", "alpha", "two", cwd=workdir, env=env, timeout=240)
+    assert second.returncode == 0, second.stderr.decode()
+    (line,) = [x for x in second.stderr.decode().splitlines() if "prefix changed" in x]
+    assert "(soul)" in line and "flags" not in line
+    config = Path(env["CODEX_HOME"]) / "config.toml"  # the user's own instructions are part of the argument
+    config.write_text(config.read_text().replace(USER_OWN, "USER-OWN: changed."))
+    third = run_cli("run", "alpha", "three", cwd=workdir, env=env, timeout=240)
+    (line,) = [x for x in third.stderr.decode().splitlines() if "prefix changed" in x]
+    assert "(flags)" in line and "soul" not in line

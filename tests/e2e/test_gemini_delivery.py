@@ -162,3 +162,25 @@ def test_an_unusable_state_dir_exits_5(
     assert done.returncode == 5, done.stderr.decode()
     assert b"Traceback" not in done.stderr and b"Gemini home" in done.stderr
     assert api.model_requests == []
+
+
+def test_a_user_context_file_name_keeps_both_their_global_file_and_the_agents_text(
+    agents_dir: Path, isolated_home: Path, workdir: Path
+) -> None:
+    # Gemini 0.61 adds the names in `context.fileName` to GEMINI.md (it never drops the default), so the
+    # agent's text in the home's GEMINI.md still arrives, and the user's global AGENTS.md (a link) with it.
+    with gfake.GeminiFake() as api:
+        env = gfake.prepare_gemini_home(
+            isolated_home, api.base_url, max_attempts=1, extra_settings={"context": {"fileName": ["AGENTS.md"]}}
+        )
+        (isolated_home / ".gemini" / "AGENTS.md").write_text("USER-AGENTS-MD: the user's global AGENTS.md\n")
+        env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
+        (workdir / "AGENTS.md").write_text("REPO-AGENTS-MD: the project's AGENTS.md\n")
+        _agent(agents_dir, "alpha", workdir, "ALPHA-SOUL: you are Alpha.\n")
+        api.script.push(gfake.TextReply("ok"))
+        done = run_cli("run", "alpha", "hello", cwd=workdir, env=env, timeout=240)
+        assert done.returncode == 0, done.stderr.decode()
+        (req,) = api.model_requests
+    system = _system(req)
+    assert system.count("ALPHA-SOUL") == 1 and "USER-AGENTS-MD" in system
+    assert "REPO-AGENTS-MD" in req.raw.decode()
