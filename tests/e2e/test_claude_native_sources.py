@@ -252,3 +252,21 @@ def test_a_transcript_folder_claude_cannot_create_leaves_the_tui_running_and_say
             run.finish()
     assert calls(run.items) == []
     assert [i.message for i in run.items if isinstance(i, Warning)][0].startswith("Claude Code wrote no transcript at ")
+
+
+@pytest.mark.parametrize(
+    ("user_line", "shown"),
+    [("sleep 30", "(your status line timed out after 1.5s) │ ctx "), ("exit 4", "(your status line failed: exit 4) │ ctx ")],
+)
+def test_a_users_status_line_that_hangs_or_fails_leaves_agentlaunchs_line_on_claudes_screen(
+    claude_bin: Path, short_tmp: Path, user_line: str, shown: str
+) -> None:
+    api = FakeAnthropic([text_reply("plain answer", ApiUsage(12, 5000, 9000, 7))])
+    with api.serve():
+        run = start(claude_bin, api, short_tmp, "hello", None, user_line=user_line)
+        try:
+            run.wait(lambda: "plain answer" in run.screen.text() and run.states()[-1:] == ["waiting"], 60, "the answer")
+            run.wait(lambda: shown + "14,012/200k" in run.screen.text(), 30, "agentlaunch's line beside the note")
+        finally:
+            run.finish()
+    assert [(c.call_id, c.usage.output) for c in calls(run.items)] == [("msg_fake_0001", 7)]
