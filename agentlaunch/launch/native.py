@@ -101,6 +101,7 @@ class NativeRun:
         self.relay: Relay | None = None
         self.sources: list[NativeSource] = []
         self._in_turn = False
+        self._turned = False  # a turn was opened in this launch
         self._registered = False
         self._started_at = 0.0
 
@@ -227,7 +228,9 @@ class NativeRun:
                 launch.provider_state = launch.adapter.resume_state(event.session_id, None)
             self._register(launch.session_id)
             return
-        if isinstance(event, CallUsage) and not self._in_turn:
+        if isinstance(event, CallUsage) and not self._in_turn and not self._turned:
+            # A call before any state said a turn began (a source that reports no states): it opens one. A call
+            # reported after its turn ended (a transcript read late) belongs to that turn: it opens none.
             self._open_turn()
         launch.handle(event)
 
@@ -242,7 +245,7 @@ class NativeRun:
             self._close_turn()
 
     def _open_turn(self) -> None:
-        self._in_turn = True
+        self._in_turn = self._turned = True
         self.launch.turns += 1
 
     def _close_turn(self) -> None:

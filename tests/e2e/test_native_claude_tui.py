@@ -167,3 +167,25 @@ def test_terminal_restored_after_sigterm_to_agentlaunch(claude: Claude) -> None:
     screen.pump()
     assert "agentlaunch exit 143" in screen.text() and "done-stty" in screen.text()
     assert before.read_text() == after.read_text()
+
+
+def test_headless_and_native_turns_are_one_session(claude: Claude) -> None:
+    claude.api.push(text_reply("Headless answer.", ApiUsage(20, 3000, 0, 6)), text_reply("Native answer.", ApiUsage(8, 0, 3000, 3)))
+    done = run_cli("run", "native", "--agents-dir", str(claude.agents_dir), "a headless turn", env=claude.env, cwd=claude.work)
+    assert done.returncode == 0, done.stderr.decode()
+    assert b"Headless answer." in done.stdout
+    (session,) = json.loads(run_cli("sessions", "--json", env=claude.env, cwd=claude.work).stdout)
+    screen = claude.run("-c")
+    screen.wait_for(lambda t: "Headless answer." in t, 60, "the headless turn in the resumed interface")
+    screen.child.send("a native turn")
+    screen.wait_for(lambda t: "a native turn" in t, 30, "the typed prompt")
+    screen.child.send("\r")
+    screen.wait_for(lambda t: "Native answer." in t, 60, "the native answer")
+    quit_tui(screen, claude)
+    assert "Headless answer." in str(main_calls(claude.api)[-1]["messages"])  # one conversation
+    (after,) = json.loads(run_cli("sessions", "--json", env=claude.env, cwd=claude.work).stdout)
+    assert after["session_id"] == session["session_id"]
+    assert after["turns"] == session["turns"] + 1
+    listed = run_cli("usage", "--session", session["session_id"], "--calls", "--json", env=claude.env, cwd=claude.work)
+    figures = [(c["turn"], c["input"], c["cache_write"], c["cache_read"], c["output"]) for c in json.loads(listed.stdout)]
+    assert figures == [(1, 20, 3000, 0, 6), (2, 8, 0, 3000, 3)]  # each call once, with the API's figures
