@@ -170,7 +170,8 @@ def test_terminal_restored_after_sigterm_to_agentlaunch(claude: Claude) -> None:
 
 
 def test_headless_and_native_turns_are_one_session(claude: Claude) -> None:
-    claude.api.push(text_reply("Headless answer.", ApiUsage(20, 3000, 0, 6)), text_reply("Native answer.", ApiUsage(8, 0, 3000, 3)))
+    claude.api.push(text_reply("Headless answer.", ApiUsage(20, 3000, 0, 6)))
+    claude.api.push(text_reply("Native answer.", ApiUsage(8, 0, 3000, 3)))
     done = run_cli("run", "native", "--agents-dir", str(claude.agents_dir), "a headless turn", env=claude.env, cwd=claude.work)
     assert done.returncode == 0, done.stderr.decode()
     assert b"Headless answer." in done.stdout
