@@ -270,3 +270,29 @@ def test_a_users_status_line_that_hangs_or_fails_leaves_agentlaunchs_line_on_cla
         finally:
             run.finish()
     assert [(c.call_id, c.usage.output) for c in calls(run.items)] == [("msg_fake_0001", 7)]
+
+
+def test_clear_moves_to_a_new_transcript_and_every_call_is_still_counted_once(claude_bin: Path, short_tmp: Path) -> None:
+    api = FakeAnthropic(
+        [text_reply("before clear", ApiUsage(12, 5000, 9000, 7)), text_reply("after clear", ApiUsage(9, 100, 0, 3))]
+    )
+    with api.serve():
+        run = start(claude_bin, api, short_tmp, "hello", None)
+        try:
+            run.wait(lambda: "before clear" in run.screen.text() and run.states()[-1:] == ["waiting"], 60, "the first answer")
+            run.screen.child.send("/clear")
+            run.settle(0.5)
+            run.screen.child.send("\r")
+            run.settle(2.0)
+            run.screen.child.send("next question")
+            run.settle(0.5)
+            run.screen.child.send("\r")
+            run.wait(lambda: "after clear" in run.screen.text() and run.states()[-1:] == ["waiting"], 60, "the second answer")
+        finally:
+            run.finish()
+    got = [(c.call_id, c.usage.input, c.usage.output) for c in calls(run.items)]
+    assert got[:2] == [("msg_fake_0001", 12, 7), ("msg_fake_0002", 9, 3)]
+    assert all(c[0].startswith("side-calls-") for c in got[2:])  # only calls without assistant lines, if any
+    # Every request the API answered is in the figures once: the rest were the fake's default (10 in, 5 out).
+    extra = len(api.message_requests()) - 2
+    assert (sum(c[1] for c in got), sum(c[2] for c in got)) == (12 + 9 + 10 * extra, 7 + 3 + 5 * extra)
