@@ -235,3 +235,53 @@ def test_a_call_the_transcript_writes_after_the_stop_hook_is_read_at_the_retry_d
     clock.now += 100
     assert not any(isinstance(i, CallUsage) for i in source.read())
     source.close()
+
+
+def test_settings_that_disable_hooks_are_left_alone_and_said(root: Path) -> None:
+    home = root / "home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "settings.json").write_text(json.dumps({"disableAllHooks": True}))
+    extras = native_extras(context(root, {"HOME": str(home)}))
+    assert len(extras.notices) == 1 and "disableAllHooks" in extras.notices[0]
+    assert "disableAllHooks" not in json.loads(extras.argv[1])  # the person's choice stands
+    for source in extras.sources:
+        source.close()
+    work = root / "work"
+    (work / ".claude").mkdir(parents=True, exist_ok=True)
+    (work / ".claude" / "settings.local.json").write_text(json.dumps({"disableAllHooks": False}))  # the local file wins
+    extras = native_extras(context(root, {"HOME": str(home)}))
+    assert extras.notices == []
+    for source in extras.sources:
+        source.close()
+
+
+@pytest.mark.parametrize(
+    ("reports", "expected"),
+    [
+        ([("PreToolUse", {"tool_name": "AskUserQuestion"}), ("PostToolUse", {})], ["asking", "thinking"]),
+        ([("PreToolUse", {"tool_name": "ExitPlanMode"})], ["asking"]),
+        (
+            [("PreToolUse", {"tool_name": "Bash"}), ("PermissionRequest", {}), ("PermissionDenied", {})],
+            ["tool", "asking", "thinking"],
+        ),
+        ([("Notification", {"notification_type": "elicitation_dialog"}), ("ElicitationResult", {})], ["asking", "thinking"]),
+        ([("Elicitation", {})], ["asking"]),
+        ([("Notification", {"notification_type": "idle_prompt"})], ["waiting"]),
+        ([("Notification", {"notification_type": "auth_success"})], []),
+        ([("UserPromptSubmit", {}), ("StopFailure", {"error": "rate_limit"})], ["thinking", "waiting"]),
+        (
+            [("UserPromptSubmit", {}), ("PreCompact", {"trigger": "auto"}), ("PostCompact", {})],
+            ["thinking", "thinking", "thinking"],
+        ),
+        ([("Stop", {}), ("PreCompact", {"trigger": "manual"}), ("PostCompact", {})], ["waiting", "thinking", "waiting"]),
+        ([("SessionStart", {"source": "compact"})], []),
+        ([("SessionStart", {"source": "clear"}), ("SessionEnd", {"reason": "clear"})], ["waiting", "exited"]),
+    ],
+)
+def test_each_hook_tells_its_state(root: Path, reports: list[tuple[str, dict[str, object]]], expected: list[str]) -> None:
+    ctx = context(root)
+    (source,) = native_extras(ctx).sources
+    for event, payload in reports:
+        send(ctx.runtime_dir / "claude.sock", event, payload)
+    assert states(source.read()) == expected
+    source.close()

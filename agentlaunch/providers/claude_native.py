@@ -99,17 +99,15 @@ def transcript_path(env: Mapping[str, str], working_dir: Path, session_id: str) 
     return config_dir(env) / "projects" / project_folder(str(working_dir)) / f"{session_id}.jsonl"
 
 
-def user_status_line(env: Mapping[str, str], working_dir: Path) -> tuple[str | None, list[str]]:
-    """The user's own status-line command (local, then project, then user settings win), and notes on unreadable files.
-
-    ``--settings`` outranks these files, so agentlaunch's status line replaces the
-    user's; agentlaunch runs theirs itself and joins its output.
-    """
+def user_settings(env: Mapping[str, str], working_dir: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """The user's settings objects, the one that wins first (the project's local file, the project's, the user's),
+    and notes on the files that could not be read."""
     files = [
         working_dir / ".claude" / "settings.local.json",
         working_dir / ".claude" / "settings.json",
         config_dir(env) / "settings.json",
     ]
+    found: list[dict[str, Any]] = []
     notes: list[str] = []
     for path in files:
         try:
@@ -119,11 +117,34 @@ def user_status_line(env: Mapping[str, str], working_dir: Path) -> tuple[str | N
         except (OSError, ValueError, UnicodeDecodeError) as exc:
             notes.append(f"could not read {path} for your status line ({exc}); agentlaunch's is shown alone")
             continue
-        line = values.obj(values.obj(data).get("statusLine"))
+        found.append(values.obj(data))
+    return found, notes
+
+
+def user_status_line(env: Mapping[str, str], working_dir: Path) -> tuple[str | None, list[str]]:
+    """The user's own status-line command (local, then project, then user settings win), and notes on unreadable files.
+
+    ``--settings`` outranks these files, so agentlaunch's status line replaces the
+    user's; agentlaunch runs theirs itself and joins its output.
+    """
+    found, notes = user_settings(env, working_dir)
+    for data in found:
+        line = values.obj(data.get("statusLine"))
         command = string(line.get("command")).strip()
         if line.get("type", "command") == "command" and command:
             return command, notes
     return None, notes
+
+
+def hooks_notice(found: list[dict[str, Any]]) -> list[str]:
+    """A notice when the user's settings turn hooks off: agentlaunch leaves that choice alone, and says what it costs."""
+    for data in found:
+        if isinstance(data.get("disableAllHooks"), bool):
+            if data["disableAllHooks"]:
+                return ["your Claude Code settings disable hooks (disableAllHooks): agentlaunch cannot tell the session's "
+                        "state, and reads its calls from the transcript only when the session ends"]  # fmt: skip
+            return []
+    return []
 
 
 def settings(ctx: NativeContext, socket_path: Path, config_path: Path) -> dict[str, Any]:
@@ -140,6 +161,7 @@ def native_extras(ctx: NativeContext) -> NativeExtras:
     config_path = ctx.runtime_dir / CONFIG_NAME
     sock = HookSocket(socket_path)
     user, notices = user_status_line(ctx.env, ctx.working_dir)
+    notices += hooks_notice(user_settings(ctx.env, ctx.working_dir)[0])
     config = {
         "socket": str(socket_path),
         "status": str(ctx.status_path) if ctx.status_path else None,
@@ -225,6 +247,9 @@ class ClaudeNativeSource:
         items: list[NativeItem] = list(self.calls.lines(self.tail.read()))
         if close:
             items += self.calls.close_calls()
+        for item in items:
+            if isinstance(item, StateChanged):
+                self.state = item.state
         return items
 
     def _follow(self, payload: dict[str, Any]) -> None:
@@ -253,6 +278,7 @@ class ClaudeNativeSource:
             self._retries = [self.clock() + delay for delay in RETRIES]
         state = self._state_of(report.event, payload)
         if state is not None:
+            self.state = state  # now: a PreCompact later in this batch keeps the state it interrupts
             items.append(StateChanged(state))
         if report.event in ("Stop", "StopFailure", "SessionEnd"):
             items += self._missing_transcript()
@@ -317,10 +343,7 @@ class ClaudeNativeSource:
         return [self._session]
 
     def _ordered(self, items: list[NativeItem]) -> list[NativeItem]:
-        """The session first (the store registers it before any call), and the state as it ends up."""
+        """The session first: the store registers it before any call."""
         if any(not isinstance(i, StateChanged | SessionStarted) for i in items) and self._session and not self._session_sent:
             items = [*self._session_items(), *items]
-        for item in items:
-            if isinstance(item, StateChanged):
-                self.state = item.state
         return items

@@ -296,3 +296,33 @@ def test_clear_moves_to_a_new_transcript_and_every_call_is_still_counted_once(cl
     # Every request the API answered is in the figures once: the rest were the fake's default (10 in, 5 out).
     extra = len(api.message_requests()) - 2
     assert (sum(c[1] for c in got), sum(c[2] for c in got)) == (12 + 9 + 10 * extra, 7 + 3 + 5 * extra)
+
+
+def test_a_question_from_the_model_is_asking_until_the_person_answers(claude_bin: Path, short_tmp: Path) -> None:
+    question = {"questions": [{"question": "Which colour should the button be?", "header": "Colour", "multiSelect": False,
+                               "options": [{"label": "Red", "description": "a red one"},
+                                           {"label": "Blue", "description": "a blue one"}]}]}  # fmt: skip
+    api = FakeAnthropic(
+        [
+            tool_reply("AskUserQuestion", question, ApiUsage(30, 1000, 9000, 20)),
+            text_reply("Blue it is.", ApiUsage(5, 50, 10000, 4)),
+        ]
+    )
+    with api.serve():
+        run = start(claude_bin, api, short_tmp, "make a button", None)
+        try:
+            run.wait(
+                lambda: "Which colour" in run.screen.text() and run.states()[-1:] == ["asking"], 60, "asking with the question"
+            )
+            for _ in range(10):
+                run.settle(1.0)
+                run.screen.child.send("2")
+                run.settle(1.0)
+                if "Which colour" not in run.screen.text() or "Blue it is." in run.screen.text():
+                    break
+            run.wait(lambda: "Blue it is." in run.screen.text() and run.states()[-1:] == ["waiting"], 60, "the answer")
+        finally:
+            run.finish()
+    states = run.states()
+    assert states.index("asking") < states.index("thinking", states.index("asking"))
+    assert [(c.call_id, c.usage.output) for c in calls(run.items)][:2] == [("msg_fake_0001", 20), ("msg_fake_0002", 4)]
