@@ -285,3 +285,66 @@ def test_each_hook_tells_its_state(root: Path, reports: list[tuple[str, dict[str
         send(ctx.runtime_dir / "claude.sock", event, payload)
     assert states(source.read()) == expected
     source.close()
+
+
+def jsonl(*lines: object) -> str:
+    return "".join(json.dumps(line) + "\n" for line in lines)
+
+
+OLD, NOW = "2026-01-01T00:00:00.000Z", "2026-12-01T12:00:00.000Z"
+STARTED = 1796126000.0  # 2026-12-01T11:53:20Z: between OLD and NOW
+
+
+def assistant_line(call_id: str, inp: int, out: int, at: str = NOW) -> dict[str, object]:
+    return {"type": "assistant", "timestamp": at, "message": {"id": call_id, "model": "m", "stop_reason": "end_turn",
+                                                              "usage": {"input_tokens": inp, "output_tokens": out}}}  # fmt: skip
+
+
+def started(ctx: NativeContext) -> NativeContext:
+    return NativeContext(ctx.agent, ctx.session_id, ctx.resumed, ctx.working_dir, ctx.env, ctx.runtime_dir, STARTED, ctx.python)
+
+
+def cost_line(inp: int, out: int) -> dict[str, object]:
+    return {"type": "cost-state", "modelUsage": {"m": {"inputTokens": inp, "outputTokens": out}}}
+
+
+def test_after_clear_the_old_file_is_finished_and_the_new_one_counts_from_zero(root: Path) -> None:
+    ctx = started(context(root))
+    (source,) = native_extras(ctx).sources
+    sock = ctx.runtime_dir / "claude.sock"
+    old = transcript_path(ctx.env, ctx.working_dir, SESSION)
+    old.parent.mkdir(parents=True)
+    old.write_text(jsonl(assistant_line("a1", 12, 7)))
+    # /clear: the old session's totals (with a side call of 3/2) land in its file as the new session starts.
+    with old.open("a") as f:
+        f.write(jsonl(cost_line(15, 9)))
+    new = old.with_name("22222222-2222-3333-4444-555555555555.jsonl")
+    send(sock, "SessionStart", {"source": "clear", "session_id": new.stem, "transcript_path": str(new)})
+    prompt = {"type": "user", "timestamp": NOW, "message": {"content": "next"}}
+    new.write_text(jsonl(prompt, assistant_line("b1", 9, 3), cost_line(9, 3), cost_line(10, 4)))  # from zero here
+    send(sock, "Stop", {"session_id": new.stem, "transcript_path": str(new)})
+    items = source.read()
+    got = [(c.call_id, c.usage.input, c.usage.output) for c in items if isinstance(c, CallUsage)]
+    assert got == [("a1", 12, 7), ("side-calls-1", 3, 2), ("b1", 9, 3), ("side-calls-2", 1, 1)]
+    source.close()
+
+
+def test_a_history_file_named_by_the_cli_is_read_with_its_totals_as_base(root: Path) -> None:
+    ctx = started(context(root))
+    (source,) = native_extras(ctx).sources
+    named = root / "elsewhere" / "session.jsonl"  # another path than agentlaunch's guess (a long cwd, say)
+    named.parent.mkdir()
+    history = [assistant_line("old1", 5, 5, OLD), cost_line(5, 5), assistant_line("old2", 6, 6, OLD), cost_line(20, 11)]
+    named.write_text(jsonl(*history))
+    send(
+        ctx.runtime_dir / "claude.sock",
+        "SessionStart",
+        {"source": "resume", "session_id": SESSION, "transcript_path": str(named)},
+    )
+    assert not any(isinstance(i, CallUsage) for i in source.read())
+    with named.open("a") as f:
+        f.write(jsonl(assistant_line("new1", 7, 2), cost_line(27, 13)))
+    send(ctx.runtime_dir / "claude.sock", "Stop", {"session_id": SESSION, "transcript_path": str(named)})
+    got = [(c.call_id, c.usage.input) for c in source.read() if isinstance(c, CallUsage)]
+    assert got == [("new1", 7)]  # history neither recounted nor taken for side calls
+    source.close()

@@ -252,23 +252,32 @@ class ClaudeNativeSource:
                 self.state = item.state
         return items
 
-    def _follow(self, payload: dict[str, Any]) -> None:
-        """Follow the transcript the CLI names (it moves after ``/clear``, or under another config folder)."""
+    def _follow(self, payload: dict[str, Any]) -> list[NativeItem]:
+        """Follow the transcript the CLI names (a new one after ``/clear``; another path than agentlaunch's guess).
+
+        What the old file still holds is read first. The new one is read from its start: its lines from before
+        the launch (a resumed session's history) are told by their timestamps, and its ``cost-state`` totals
+        start again from that file's own (Claude Code counts from zero after ``/clear``).
+        """
         named = string(payload.get("transcript_path"))
         if not named or not os.path.isabs(named) or not named.endswith(".jsonl"):
-            return
+            return []
         path = Path(named)
+        if self.tail is not None and self.tail.path == path:
+            return []
+        items = self._transcript(close=True)
         if self.tail is None:
             self.tail = JsonlTail(path, salvage=salvage_line)
-        elif self.tail.path != path:
+        else:
             self.tail.move_to(path)
+        self.calls.rebase({})
+        return items
 
     # -- reports -------------------------------------------------------------------------------
 
     def _report(self, report: HookReport) -> list[NativeItem]:
         payload = report.payload
-        self._follow(payload)
-        items: list[NativeItem] = []
+        items: list[NativeItem] = self._follow(payload)
         if report.event == "statusline":
             items += self._status_line(payload)
             return items

@@ -54,16 +54,21 @@ class JsonlTail:
         self._huge_head: bytes | None = None  # set while inside an over-long line
         self._huge_tail = bytearray()
         if start_at_end:
-            with contextlib.suppress(OSError):
-                st = os.stat(path)
-                if stat.S_ISREG(st.st_mode):
-                    self.offset, self.identity = st.st_size, (st.st_dev, st.st_ino)
+            self._skip_existing()
 
-    def move_to(self, path: Path) -> None:
-        """Follow another file from its start (the CLI said its transcript is elsewhere)."""
+    def _skip_existing(self) -> None:
+        with contextlib.suppress(OSError):
+            st = os.stat(self.path)
+            if stat.S_ISREG(st.st_mode):
+                self.offset, self.identity = st.st_size, (st.st_dev, st.st_ino)
+
+    def move_to(self, path: Path, *, start_at_end: bool = False) -> None:
+        """Follow another file, from its start or from its end as it is now (the CLI said its file is elsewhere)."""
         if path != self.path:
             self.path = path
             self._restart(None)
+            if start_at_end:
+                self._skip_existing()
 
     def _restart(self, identity: tuple[int, int] | None) -> None:
         self.offset, self.identity = 0, identity

@@ -134,8 +134,9 @@ def test_tool_turn_states_asking_then_waiting_and_each_call_counted_once_with_th
     with api.serve():
         run = start(claude_bin, api, short_tmp, "write out.txt", status, user_line="echo USER-OWN-LINE")
         try:
-            run.wait(lambda: "asking" in run.states(), 60, "asking while the permission prompt waits")
-            assert "Do you want to create" in run.screen.text()
+            # The hook reports as the dialog opens: the screen shows it a moment later.
+            run.wait(lambda: "asking" in run.states() and "Do you want to create" in run.screen.text(), 60,
+                     "asking while the permission prompt waits")  # fmt: skip
             assert run.states()[-1] == "asking"
             answer_prompt(run, "1")
             run.wait(lambda: "Done writing." in run.screen.text() and run.states()[-1] == "waiting", 60, "waiting")
