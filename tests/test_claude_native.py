@@ -183,12 +183,18 @@ def test_hook_reports_with_missing_or_wrong_fields_never_break_the_source(root: 
 
 
 def test_a_transcript_that_never_appears_is_said_once_and_never_breaks_the_source(root: Path) -> None:
+    clock = Clock()
     ctx = context(root)
     extras = native_extras(ctx)
     (source,) = extras.sources
+    assert isinstance(source, ClaudeNativeSource)
+    source.clock = clock
     assert extras.notices == []
     send(ctx.runtime_dir / "claude.sock", "Stop", {"session_id": SESSION})
     items = source.read()
+    assert states(items) == []  # the turn's call may still come: waiting is held until the retries give up
+    clock.now += 10
+    items += source.read()
     assert states(items) == ["waiting"]
     (warning,) = [i for i in items if isinstance(i, Warning)]
     assert "wrote no transcript" in warning.message and "not be metered" in warning.message
@@ -224,14 +230,17 @@ def test_a_call_the_transcript_writes_after_the_stop_hook_is_read_at_the_retry_d
     source.clock = clock
     path = transcript_path(ctx.env, ctx.working_dir, SESSION)
     path.parent.mkdir(parents=True)
+    send(ctx.runtime_dir / "claude.sock", "UserPromptSubmit", {"session_id": SESSION, "transcript_path": str(path)})
     send(ctx.runtime_dir / "claude.sock", "Stop", {"session_id": SESSION, "transcript_path": str(path)})
-    assert states(source.read()) == ["waiting"]
+    assert states(source.read()) == ["thinking"]  # waiting is held: the turn's call is not in the transcript yet
     due = source.deadline()
     assert due is not None and due > clock.now
     line = {"type": "assistant", "message": {"id": "m1", "usage": {"input_tokens": 1, "output_tokens": 2}}}  # no stop_reason
     path.write_text(json.dumps(line) + "\n")
     clock.now = due
-    assert [i.call_id for i in source.read() if isinstance(i, CallUsage)] == ["m1"]
+    late = source.read()
+    assert [i.call_id for i in late if isinstance(i, CallUsage)] == ["m1"]
+    assert isinstance(late[-1], StateChanged) and late[-1].state == "waiting"  # the turn ends after its call
     clock.now += 100
     assert not any(isinstance(i, CallUsage) for i in source.read())
     source.close()

@@ -40,7 +40,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.events import ContextWindow, Event, SessionStarted, Warning
+from agentlaunch.events import CallUsage, ContextWindow, Event, SessionStarted, Warning
 from agentlaunch.fsutil import read_regular, write_atomic
 from agentlaunch.launch.hook_socket import HookReport, HookSocket, hook_command
 from agentlaunch.launch.native_source import NativeContext, NativeExtras, NativeItem
@@ -210,6 +210,9 @@ class ClaudeNativeSource:
         self._retries: list[float] = []
         self._before_compact: str | None = None
         self._missing_said = False
+        self._calls_in_step = 0  # calls counted since the model was last set thinking (a prompt, a tool's result)
+        self._held: str | None = None
+        """``waiting`` from a Stop hook that came before the turn's last call was read: sent after that call."""
 
     def fileno(self) -> int:
         return self.sock.fileno()
@@ -232,9 +235,15 @@ class ClaudeNativeSource:
             while self._retries and self._retries[0] <= now:
                 self._retries.pop(0)
             items += self._transcript(close=True)
+        if self._held is not None and (self._calls_in_step or not self._retries):
+            items += self._release()
         if self._session_due is not None and self._session_due <= now:
             items += self._session_items()
         return self._ordered(items)
+
+    def _release(self) -> list[NativeItem]:
+        held, self._held = self._held, None
+        return [StateChanged(held)] if held is not None else []
 
     def close(self) -> None:
         self.sock.close()
@@ -250,6 +259,8 @@ class ClaudeNativeSource:
         for item in items:
             if isinstance(item, StateChanged):
                 self.state = item.state
+            elif isinstance(item, CallUsage):
+                self._calls_in_step += 1
         return items
 
     def _follow(self, payload: dict[str, Any]) -> list[NativeItem]:
@@ -287,8 +298,16 @@ class ClaudeNativeSource:
             self._retries = [self.clock() + delay for delay in RETRIES]
         state = self._state_of(report.event, payload)
         if state is not None:
+            items += self._release()  # a state held from before comes first
             self.state = state  # now: a PreCompact later in this batch keeps the state it interrupts
-            items.append(StateChanged(state))
+            if state == "thinking":
+                self._calls_in_step = 0
+            if report.event == "Stop" and not self._calls_in_step:
+                # The turn's last call is not in the transcript yet (it is written lazily): the turn ends
+                # after it, so the call is counted in its own turn (or when the retries give up).
+                self._held = state
+            else:
+                items.append(StateChanged(state))
         if report.event in ("Stop", "StopFailure", "SessionEnd"):
             items += self._missing_transcript()
         if report.event == "SessionEnd":

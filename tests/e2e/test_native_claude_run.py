@@ -121,3 +121,4 @@ def test_status_asks_while_the_permission_prompt_waits_and_the_store_has_each_ca
     got = [(c.usage.input, c.usage.cache_write, c.usage.cache_read, c.usage.output) for c in calls]
     assert got == [(15, 2000, 11000, 40), (6, 120, 13000, 4)]  # the fake API's figures, each call once
     assert all(c.model_reported == "claude-sonnet-4-5" and c.cost_usd for c in calls)
+    assert calls[0].turn == calls[1].turn  # one turn: its last call is counted before the turn ends
