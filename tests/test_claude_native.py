@@ -115,8 +115,8 @@ def test_recorded_refusal_and_compaction(root: Path) -> None:
         ("msg_fake_0002", 9, 12),
         ("side-calls-1", 510, 85),
     ]
-    # /compact from the prompt: thinking while it runs, back to waiting after
-    assert states(items)[-4:] == ["waiting", "thinking", "waiting", "exited"]
+    # The turn (a Read, then the answer), then /compact from the prompt: its hooks are not used, it stays waiting.
+    assert states(items) == ["waiting", "thinking", "tool", "thinking", "waiting", "exited"]
 
 
 def test_settings_name_every_hook_event_and_the_status_line(root: Path) -> None:
@@ -278,11 +278,11 @@ def test_settings_that_disable_hooks_are_left_alone_and_said(root: Path) -> None
         ([("Notification", {"notification_type": "idle_prompt"})], ["waiting"]),
         ([("Notification", {"notification_type": "auth_success"})], []),
         ([("UserPromptSubmit", {}), ("StopFailure", {"error": "rate_limit"})], ["thinking", "waiting"]),
-        (
-            [("UserPromptSubmit", {}), ("PreCompact", {"trigger": "auto"}), ("PostCompact", {})],
-            ["thinking", "thinking", "thinking"],
-        ),
-        ([("Stop", {}), ("PreCompact", {"trigger": "manual"}), ("PostCompact", {})], ["waiting", "thinking", "waiting"]),
+        # Not hooked (Claude Code would print their results on screen): if they came, they would change nothing.
+        ([("UserPromptSubmit", {}), ("PreCompact", {"trigger": "auto"}), ("PostCompact", {})], ["thinking"]),
+        # A Stop before the turn's call is read holds waiting (see the retry test); the next prompt releases it first.
+        ([("UserPromptSubmit", {}), ("Stop", {})], ["thinking"]),
+        ([("UserPromptSubmit", {}), ("Stop", {}), ("UserPromptSubmit", {})], ["thinking", "waiting", "thinking"]),
         ([("SessionStart", {"source": "compact"})], []),
         ([("SessionStart", {"source": "clear"}), ("SessionEnd", {"reason": "clear"})], ["waiting", "exited"]),
     ],

@@ -14,8 +14,7 @@ waiting     ``SessionStart`` (startup, resume, clear), ``Stop``, ``StopFailure``
             ``Notification`` ``idle_prompt``, and a transcript line
             ``[Request interrupted by user…]`` (Esc: no Stop hook runs then)
 thinking    ``UserPromptSubmit``, ``PostToolUse``, ``PostToolUseFailure``,
-            ``PermissionDenied`` (the model goes on), ``ElicitationResult``,
-            ``PreCompact`` (compacting)
+            ``PermissionDenied`` (the model goes on), ``ElicitationResult``
 tool        ``PreToolUse`` (any tool but the ones below)
 asking      ``PermissionRequest`` (at once, as the dialog opens), ``Notification``
             ``permission_prompt`` / ``elicitation_dialog`` (6 s later),
@@ -64,10 +63,13 @@ SESSION_WAIT = 1.5
 
 HOOK_EVENTS = (
     "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest",
-    "PermissionDenied", "Notification", "Stop", "StopFailure", "PreCompact", "PostCompact", "Elicitation",
-    "ElicitationResult", "SessionEnd",
+    "PermissionDenied", "Notification", "Stop", "StopFailure", "Elicitation", "ElicitationResult", "SessionEnd",
 )  # fmt: skip
-"""The hook events of Claude Code 2.1.332 that tell a state (all exist there: its settings schema lists them)."""
+"""The hook events of Claude Code 2.1.332 that tell a state (all exist there: its settings schema lists them).
+
+Not ``PreCompact``/``PostCompact``: Claude Code prints "PreCompact [command] completed successfully" under
+the compaction's result for them (measured), so they would show agentlaunch's plumbing on the person's
+screen; the transcript's ``compact_boundary`` tells the compaction instead."""
 ASKING_TOOLS = frozenset({"AskUserQuestion", "ExitPlanMode"})
 STATES: dict[str, str] = {
     "UserPromptSubmit": "thinking",
@@ -82,8 +84,8 @@ STATES: dict[str, str] = {
     "SessionEnd": "exited",
 }
 NOTIFICATIONS = {"permission_prompt": "asking", "elicitation_dialog": "asking", "idle_prompt": "waiting"}
-CALL_OVER = frozenset({"UserPromptSubmit", "PreToolUse", "PermissionRequest", "Stop", "StopFailure", "PreCompact",
-                       "Notification", "SessionEnd"})  # fmt: skip
+CALL_OVER = frozenset({"UserPromptSubmit", "PreToolUse", "PermissionRequest", "Stop", "StopFailure", "Notification",
+                       "SessionEnd"})  # fmt: skip
 """Hooks that run only between model calls: every call read so far is over."""
 
 
@@ -208,7 +210,6 @@ class ClaudeNativeSource:
         self._session_due: float | None = None
         self._window: tuple[int, str | None] | None = None
         self._retries: list[float] = []
-        self._before_compact: str | None = None
         self._missing_said = False
         self._calls_in_step = 0  # calls counted since the model was last set thinking (a prompt, a tool's result)
         self._held: str | None = None
@@ -299,7 +300,7 @@ class ClaudeNativeSource:
         state = self._state_of(report.event, payload)
         if state is not None:
             items += self._release()  # a state held from before comes first
-            self.state = state  # now: a PreCompact later in this batch keeps the state it interrupts
+            self.state = state
             if state == "thinking":
                 self._calls_in_step = 0
             if report.event == "Stop" and not self._calls_in_step:
@@ -328,12 +329,6 @@ class ClaudeNativeSource:
             return "asking" if string(payload.get("tool_name")) in ASKING_TOOLS else "tool"
         if event == "Notification":
             return NOTIFICATIONS.get(string(payload.get("notification_type")))
-        if event == "PreCompact":
-            self._before_compact = self.state
-            return "thinking"
-        if event == "PostCompact":
-            back, self._before_compact = self._before_compact, None
-            return back
         return STATES.get(event)
 
     def _status_line(self, payload: dict[str, Any]) -> list[NativeItem]:

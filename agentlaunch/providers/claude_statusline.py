@@ -49,6 +49,10 @@ def _count(value: Any) -> int | None:
     return value if type(value) is int and 0 <= value < 1 << 53 else None
 
 
+def _signed(value: Any) -> int | None:
+    return value if type(value) is int and -(1 << 53) < value < 1 << 53 else None
+
+
 def _n(value: int) -> str:
     return f"{value:,}"
 
@@ -137,7 +141,8 @@ def ours(info: dict[str, Any], record: dict[str, Any], now: float) -> str:
     context = sum(v for v in live if v is not None) if usage else _count(record.get("context"))
     window = _count(record.get("window")) if record.get("window_source") != "observed" else None
     window = window or _count(_obj(info.get("context_window")).get("context_window_size"))
-    rec_left, rec_context = _count(record.get("to_compaction")), _count(record.get("context"))
+    # to_compaction is negative once the threshold is passed.
+    rec_left, rec_context = _signed(record.get("to_compaction")), _count(record.get("context"))
     threshold = rec_left + rec_context if rec_left is not None and rec_context is not None else None
     if context is None:
         context = 0
