@@ -185,3 +185,30 @@ def test_status_asks_while_the_permission_prompt_waits_and_the_store_has_each_ca
     assert got == [(15, 2000, 11000, 40), (6, 120, 13000, 4)]  # the fake API's figures, each call once
     assert all(c.model_reported == "claude-sonnet-4-5" and c.cost_usd for c in calls)
     assert calls[0].turn == calls[1].turn  # one turn: its last call is counted before the turn ends
+
+
+def test_a_call_stores_the_same_figures_and_price_in_native_and_headless_mode(
+    root: Path, claude_bin: Path, agents_dir: Path
+) -> None:
+    usage = ApiUsage(12, 5000, 9000, 7)
+    api = FakeAnthropic([text_reply("Native answer.", usage), text_reply("Headless answer.", usage)])
+    with api.serve():
+        env, work = setup(root, agents_dir, claude_bin, api, "Say hello.")
+        screen = spawn([sys.executable, "-m", "agentlaunch", "run", "native", "--agents-dir", str(agents_dir)], env, work)
+        try:
+            screen.wait_for(lambda t: "Native answer." in t, 90, "the native answer")
+            native_session = str(wait_state(screen, env, work, "waiting")["session_id"])
+            quit_native(screen)
+        finally:
+            if screen.child.isalive():
+                screen.child.terminate(force=True)
+        headless = subprocess.run([sys.executable, "-m", "agentlaunch", "run", "native", "--agents-dir", str(agents_dir),
+                                   "say hello", "--json"], env=env, cwd=work, capture_output=True, timeout=180,
+                                  stdin=subprocess.DEVNULL, check=False)  # fmt: skip
+        assert headless.returncode == 0, headless.stderr.decode()[-2000:]
+    session = next(json.loads(line)["session_id"] for line in headless.stdout.decode().splitlines() if '"session"' in line)
+    with Store.open(root / "state" / "usage.sqlite3") as store:
+        (native,) = store.calls_for_session(native_session)
+        (head,) = store.calls_for_session(session)
+    assert native.usage == head.usage == native.usage.__class__(12, 5000, 9000, 7)
+    assert (native.model_reported, native.cost_usd, native.price_key) == (head.model_reported, head.cost_usd, head.price_key)
