@@ -58,7 +58,8 @@ def test_past_the_threshold_the_line_is_marked_and_without_a_record_claudes_figu
     assert ours(LAST, near, 0.0).startswith("⚠ ctx 13,126/200k (6.6%) · past compaction threshold · $0.0159")
     past = {**RECORD, "context": 13_126, "to_compaction": -200}  # the record already past it, too
     assert ours(LAST, past, 0.0).startswith("⚠ ctx 13,126/200k (6.6%) · past compaction threshold · $0.0159")
-    assert ours(LAST, {}, 2e9).startswith("ctx 13,126/200k (6.6%) · cache warm")  # the window from Claude's JSON
+    # The window from Claude's JSON, and its own cost figure, said to be its.
+    assert ours(LAST, {}, 2e9) == "ctx 13,126/200k (6.6%) · $0.0159 by Claude's count · cache warm"
     assert ours({}, {}, 0.0) == "ctx 0"
     assert ours({"context_window": "x", "prompt_cache": [1]}, {"window": "y", "cost": 5}, 0.0) == "ctx 0"
 

@@ -12,7 +12,8 @@ status-line command), then
    stdin, for at most ``user_timeout`` seconds (its whole process group is
    killed after that), and keeps the first line it printed;
 3. prints one line: the user's line, then agentlaunch's text (context used
-   and window, tokens to compaction, cost so far as agentlaunch priced it,
+   and window, tokens to compaction, cost so far as agentlaunch priced it
+   (Claude Code's own figure, labelled so, when there is no status record),
    whether the prompt cache is warm and for how long). A user command that
    fails or hangs leaves a short note in its place.
 
@@ -156,8 +157,12 @@ def ours(info: dict[str, Any], record: dict[str, Any], now: float) -> str:
         crossed = left <= 0
         parts.append("past compaction threshold" if crossed else f"{_n(left)} to compaction")
     cost = record.get("cost")
+    claude_cost = _obj(info.get("cost")).get("total_cost_usd")
     if isinstance(cost, str) and cost:
         parts.append(cost[:60])
+    elif isinstance(claude_cost, int | float) and not isinstance(claude_cost, bool) and 0 < claude_cost < 1e9:
+        # No record to read (the launch writes none): Claude Code's own figure, said to be its.
+        parts.append(f"${claude_cost:.4f} by Claude's count")
     cache = _obj(info.get("prompt_cache"))
     if cache.get("warm") is True:
         expires = cache.get("expires_at")
