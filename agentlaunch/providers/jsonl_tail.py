@@ -62,13 +62,11 @@ class JsonlTail:
             if stat.S_ISREG(st.st_mode):
                 self.offset, self.identity = st.st_size, (st.st_dev, st.st_ino)
 
-    def move_to(self, path: Path, *, start_at_end: bool = False) -> None:
-        """Follow another file, from its start or from its end as it is now (the CLI said its file is elsewhere)."""
+    def move_to(self, path: Path) -> None:
+        """Follow another file from its start (the CLI said its file is elsewhere)."""
         if path != self.path:
             self.path = path
             self._restart(None)
-            if start_at_end:
-                self._skip_existing()
 
     def _restart(self, identity: tuple[int, int] | None) -> None:
         self.offset, self.identity = 0, identity
