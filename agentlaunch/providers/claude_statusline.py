@@ -29,9 +29,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import socket
-import subprocess
 import sys
 import time
 from typing import Any
@@ -106,6 +104,9 @@ def send(sock_path: Any, payload: Any) -> None:
 
 def run_user(command: str, raw: bytes, timeout: float, cwd: str | None) -> str:
     """The first line the user's own status-line command prints, or a short note when it fails or hangs."""
+    import signal  # only with a command of the user's: subprocess doubles this script's start-up time
+    import subprocess
+
     try:
         proc = subprocess.Popen(
             command, shell=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
