@@ -115,8 +115,8 @@ def test_recorded_refusal_and_compaction(root: Path) -> None:
         ("msg_fake_0002", 9, 12),
         ("side-calls-1", 510, 85),
     ]
-    # /compact from the prompt: thinking while it runs, back to waiting after
-    assert states(items)[-4:] == ["waiting", "thinking", "waiting", "exited"]
+    # The turn (a Read, then the answer), then /compact from the prompt: its hooks are not used, it stays waiting.
+    assert states(items) == ["waiting", "thinking", "tool", "thinking", "waiting", "exited"]
 
 
 def test_settings_name_every_hook_event_and_the_status_line(root: Path) -> None:
@@ -183,12 +183,18 @@ def test_hook_reports_with_missing_or_wrong_fields_never_break_the_source(root: 
 
 
 def test_a_transcript_that_never_appears_is_said_once_and_never_breaks_the_source(root: Path) -> None:
+    clock = Clock()
     ctx = context(root)
     extras = native_extras(ctx)
     (source,) = extras.sources
+    assert isinstance(source, ClaudeNativeSource)
+    source.clock = clock
     assert extras.notices == []
     send(ctx.runtime_dir / "claude.sock", "Stop", {"session_id": SESSION})
     items = source.read()
+    assert states(items) == []  # the turn's call may still come: waiting is held until the retries give up
+    clock.now += 10
+    items += source.read()
     assert states(items) == ["waiting"]
     (warning,) = [i for i in items if isinstance(i, Warning)]
     assert "wrote no transcript" in warning.message and "not be metered" in warning.message
@@ -224,14 +230,130 @@ def test_a_call_the_transcript_writes_after_the_stop_hook_is_read_at_the_retry_d
     source.clock = clock
     path = transcript_path(ctx.env, ctx.working_dir, SESSION)
     path.parent.mkdir(parents=True)
+    send(ctx.runtime_dir / "claude.sock", "UserPromptSubmit", {"session_id": SESSION, "transcript_path": str(path)})
     send(ctx.runtime_dir / "claude.sock", "Stop", {"session_id": SESSION, "transcript_path": str(path)})
-    assert states(source.read()) == ["waiting"]
+    assert states(source.read()) == ["thinking"]  # waiting is held: the turn's call is not in the transcript yet
     due = source.deadline()
     assert due is not None and due > clock.now
     line = {"type": "assistant", "message": {"id": "m1", "usage": {"input_tokens": 1, "output_tokens": 2}}}  # no stop_reason
     path.write_text(json.dumps(line) + "\n")
     clock.now = due
-    assert [i.call_id for i in source.read() if isinstance(i, CallUsage)] == ["m1"]
+    late = source.read()
+    assert [i.call_id for i in late if isinstance(i, CallUsage)] == ["m1"]
+    assert isinstance(late[-1], StateChanged) and late[-1].state == "waiting"  # the turn ends after its call
     clock.now += 100
     assert not any(isinstance(i, CallUsage) for i in source.read())
+    source.close()
+
+
+def test_settings_that_disable_hooks_are_left_alone_and_said(root: Path) -> None:
+    home = root / "home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "settings.json").write_text(json.dumps({"disableAllHooks": True}))
+    extras = native_extras(context(root, {"HOME": str(home)}))
+    assert len(extras.notices) == 1 and "disableAllHooks" in extras.notices[0]
+    assert "disableAllHooks" not in json.loads(extras.argv[1])  # the person's choice stands
+    for source in extras.sources:
+        source.close()
+    work = root / "work"
+    (work / ".claude").mkdir(parents=True, exist_ok=True)
+    (work / ".claude" / "settings.local.json").write_text(json.dumps({"disableAllHooks": False}))  # the local file wins
+    extras = native_extras(context(root, {"HOME": str(home)}))
+    assert extras.notices == []
+    for source in extras.sources:
+        source.close()
+
+
+@pytest.mark.parametrize(
+    ("reports", "expected"),
+    [
+        ([("PreToolUse", {"tool_name": "AskUserQuestion"}), ("PostToolUse", {})], ["asking", "thinking"]),
+        ([("PreToolUse", {"tool_name": "ExitPlanMode"})], ["asking"]),
+        (
+            [("PreToolUse", {"tool_name": "Bash"}), ("PermissionRequest", {}), ("PermissionDenied", {})],
+            ["tool", "asking", "thinking"],
+        ),
+        ([("Notification", {"notification_type": "elicitation_dialog"}), ("ElicitationResult", {})], ["asking", "thinking"]),
+        ([("Elicitation", {})], ["asking"]),
+        ([("Notification", {"notification_type": "idle_prompt"})], ["waiting"]),
+        ([("Notification", {"notification_type": "auth_success"})], []),
+        ([("UserPromptSubmit", {}), ("StopFailure", {"error": "rate_limit"})], ["thinking", "waiting"]),
+        # Not hooked (Claude Code would print their results on screen): if they came, they would change nothing.
+        ([("UserPromptSubmit", {}), ("PreCompact", {"trigger": "auto"}), ("PostCompact", {})], ["thinking"]),
+        # A Stop before the turn's call is read holds waiting (see the retry test); the next prompt releases it first.
+        ([("UserPromptSubmit", {}), ("Stop", {})], ["thinking"]),
+        ([("UserPromptSubmit", {}), ("Stop", {}), ("UserPromptSubmit", {})], ["thinking", "waiting", "thinking"]),
+        ([("SessionStart", {"source": "compact"})], []),
+        ([("SessionStart", {"source": "clear"}), ("SessionEnd", {"reason": "clear"})], ["waiting", "exited"]),
+    ],
+)
+def test_each_hook_tells_its_state(root: Path, reports: list[tuple[str, dict[str, object]]], expected: list[str]) -> None:
+    ctx = context(root)
+    (source,) = native_extras(ctx).sources
+    for event, payload in reports:
+        send(ctx.runtime_dir / "claude.sock", event, payload)
+    assert states(source.read()) == expected
+    source.close()
+
+
+def jsonl(*lines: object) -> str:
+    return "".join(json.dumps(line) + "\n" for line in lines)
+
+
+OLD, NOW = "2026-01-01T00:00:00.000Z", "2026-12-01T12:00:00.000Z"
+STARTED = 1796126000.0  # 2026-12-01T11:53:20Z: between OLD and NOW
+
+
+def assistant_line(call_id: str, inp: int, out: int, at: str = NOW) -> dict[str, object]:
+    return {"type": "assistant", "timestamp": at, "message": {"id": call_id, "model": "m", "stop_reason": "end_turn",
+                                                              "usage": {"input_tokens": inp, "output_tokens": out}}}  # fmt: skip
+
+
+def started(ctx: NativeContext) -> NativeContext:
+    return NativeContext(ctx.agent, ctx.session_id, ctx.resumed, ctx.working_dir, ctx.env, ctx.runtime_dir, STARTED, ctx.python)
+
+
+def cost_line(inp: int, out: int) -> dict[str, object]:
+    return {"type": "cost-state", "modelUsage": {"m": {"inputTokens": inp, "outputTokens": out}}}
+
+
+def test_after_clear_the_old_file_is_finished_and_the_new_one_counts_from_zero(root: Path) -> None:
+    ctx = started(context(root))
+    (source,) = native_extras(ctx).sources
+    sock = ctx.runtime_dir / "claude.sock"
+    old = transcript_path(ctx.env, ctx.working_dir, SESSION)
+    old.parent.mkdir(parents=True)
+    old.write_text(jsonl(assistant_line("a1", 12, 7)))
+    # /clear: the old session's totals (with a side call of 3/2) land in its file as the new session starts.
+    with old.open("a") as f:
+        f.write(jsonl(cost_line(15, 9)))
+    new = old.with_name("22222222-2222-3333-4444-555555555555.jsonl")
+    send(sock, "SessionStart", {"source": "clear", "session_id": new.stem, "transcript_path": str(new)})
+    prompt = {"type": "user", "timestamp": NOW, "message": {"content": "next"}}
+    new.write_text(jsonl(prompt, assistant_line("b1", 9, 3), cost_line(9, 3), cost_line(10, 4)))  # from zero here
+    send(sock, "Stop", {"session_id": new.stem, "transcript_path": str(new)})
+    items = source.read()
+    got = [(c.call_id, c.usage.input, c.usage.output) for c in items if isinstance(c, CallUsage)]
+    assert got == [("a1", 12, 7), ("side-calls-1", 3, 2), ("b1", 9, 3), ("side-calls-2", 1, 1)]
+    source.close()
+
+
+def test_a_history_file_named_by_the_cli_is_read_with_its_totals_as_base(root: Path) -> None:
+    ctx = started(context(root))
+    (source,) = native_extras(ctx).sources
+    named = root / "elsewhere" / "session.jsonl"  # another path than agentlaunch's guess (a long cwd, say)
+    named.parent.mkdir()
+    history = [assistant_line("old1", 5, 5, OLD), cost_line(5, 5), assistant_line("old2", 6, 6, OLD), cost_line(20, 11)]
+    named.write_text(jsonl(*history))
+    send(
+        ctx.runtime_dir / "claude.sock",
+        "SessionStart",
+        {"source": "resume", "session_id": SESSION, "transcript_path": str(named)},
+    )
+    assert not any(isinstance(i, CallUsage) for i in source.read())
+    with named.open("a") as f:
+        f.write(jsonl(assistant_line("new1", 7, 2), cost_line(27, 13)))
+    send(ctx.runtime_dir / "claude.sock", "Stop", {"session_id": SESSION, "transcript_path": str(named)})
+    got = [(c.call_id, c.usage.input) for c in source.read() if isinstance(c, CallUsage)]
+    assert got == [("new1", 7)]  # history neither recounted nor taken for side calls
     source.close()

@@ -56,7 +56,10 @@ def test_recorded_json_gives_context_window_compaction_cost_and_cache() -> None:
 def test_past_the_threshold_the_line_is_marked_and_without_a_record_claudes_figures_are_used() -> None:
     near = {**RECORD, "to_compaction": 10}  # threshold 13,025: the live context 13,126 is past it
     assert ours(LAST, near, 0.0).startswith("⚠ ctx 13,126/200k (6.6%) · past compaction threshold · $0.0159")
-    assert ours(LAST, {}, 2e9).startswith("ctx 13,126/200k (6.6%) · cache warm")  # the window from Claude's JSON
+    past = {**RECORD, "context": 13_126, "to_compaction": -200}  # the record already past it, too
+    assert ours(LAST, past, 0.0).startswith("⚠ ctx 13,126/200k (6.6%) · past compaction threshold · $0.0159")
+    # The window from Claude's JSON, and its own cost figure, said to be its.
+    assert ours(LAST, {}, 2e9) == "ctx 13,126/200k (6.6%) · $0.0159 by Claude's count · cache warm"
     assert ours({}, {}, 0.0) == "ctx 0"
     assert ours({"context_window": "x", "prompt_cache": [1]}, {"window": "y", "cost": 5}, 0.0) == "ctx 0"
 

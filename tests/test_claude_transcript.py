@@ -213,3 +213,30 @@ def test_any_split_junk_or_restart_counts_each_recorded_call_exactly_once(
             truncate_at = None
     items += calls.close_calls()
     assert counted(items) == [("msg_fake_0001", Usage(15, 2000, 11000, 40)), ("msg_fake_0002", Usage(6, 120, 13000, 4))]
+
+
+line_strategy = st.one_of(
+    st.tuples(st.sampled_from(["a", "b", "c", "d"]), st.integers(0, 50), st.booleans()).map(
+        lambda t: assistant(t[0], {**U, "output_tokens": t[1]}, stop="end_turn" if t[2] else None)
+    ),
+    st.sampled_from([{"type": "user", "message": {"content": "x"}}, {"type": "system", "subtype": "turn_duration"},
+                     {"type": "mode"}, {"type": "assistant", "message": "?"}, {"type": "cost-state", "modelUsage": 5}]),
+)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(line_strategy, st.booleans()), max_size=40))
+def test_any_sequence_of_lines_and_closes_counts_each_call_id_at_most_once_and_all_in_the_end(
+    steps: list[tuple[dict[str, object], bool]],
+) -> None:
+    calls = CallsFromTranscript()
+    items: list[object] = []
+    for line, close in steps:
+        items += calls.line(line)
+        if close:
+            items += calls.close_calls()
+    items += calls.close_calls()
+    ids = [c.call_id for c in items if isinstance(c, CallUsage)]
+    assert len(ids) == len(set(ids))
+    seen = {line["message"]["id"] for line, _ in steps if line.get("type") == "assistant" and isinstance(line["message"], dict)}  # type: ignore[index]
+    assert set(ids) == seen

@@ -14,8 +14,7 @@ waiting     ``SessionStart`` (startup, resume, clear), ``Stop``, ``StopFailure``
             ``Notification`` ``idle_prompt``, and a transcript line
             ``[Request interrupted by user…]`` (Esc: no Stop hook runs then)
 thinking    ``UserPromptSubmit``, ``PostToolUse``, ``PostToolUseFailure``,
-            ``PermissionDenied`` (the model goes on), ``ElicitationResult``,
-            ``PreCompact`` (compacting)
+            ``PermissionDenied`` (the model goes on), ``ElicitationResult``
 tool        ``PreToolUse`` (any tool but the ones below)
 asking      ``PermissionRequest`` (at once, as the dialog opens), ``Notification``
             ``permission_prompt`` / ``elicitation_dialog`` (6 s later),
@@ -40,7 +39,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.events import ContextWindow, Event, SessionStarted, Warning
+from agentlaunch.events import CallUsage, ContextWindow, Event, SessionStarted, Warning
 from agentlaunch.fsutil import read_regular, write_atomic
 from agentlaunch.launch.hook_socket import HookReport, HookSocket, hook_command
 from agentlaunch.launch.native_source import NativeContext, NativeExtras, NativeItem
@@ -64,10 +63,13 @@ SESSION_WAIT = 1.5
 
 HOOK_EVENTS = (
     "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest",
-    "PermissionDenied", "Notification", "Stop", "StopFailure", "PreCompact", "PostCompact", "Elicitation",
-    "ElicitationResult", "SessionEnd",
+    "PermissionDenied", "Notification", "Stop", "StopFailure", "Elicitation", "ElicitationResult", "SessionEnd",
 )  # fmt: skip
-"""The hook events of Claude Code 2.1.332 that tell a state (all exist there: its settings schema lists them)."""
+"""The hook events of Claude Code 2.1.332 that tell a state (all exist there: its settings schema lists them).
+
+Not ``PreCompact``/``PostCompact``: Claude Code prints "PreCompact [command] completed successfully" under
+the compaction's result for them (measured), so they would show agentlaunch's plumbing on the person's
+screen; the transcript's ``compact_boundary`` tells the compaction instead."""
 ASKING_TOOLS = frozenset({"AskUserQuestion", "ExitPlanMode"})
 STATES: dict[str, str] = {
     "UserPromptSubmit": "thinking",
@@ -82,8 +84,8 @@ STATES: dict[str, str] = {
     "SessionEnd": "exited",
 }
 NOTIFICATIONS = {"permission_prompt": "asking", "elicitation_dialog": "asking", "idle_prompt": "waiting"}
-CALL_OVER = frozenset({"UserPromptSubmit", "PreToolUse", "PermissionRequest", "Stop", "StopFailure", "PreCompact",
-                       "Notification", "SessionEnd"})  # fmt: skip
+CALL_OVER = frozenset({"UserPromptSubmit", "PreToolUse", "PermissionRequest", "Stop", "StopFailure", "Notification",
+                       "SessionEnd"})  # fmt: skip
 """Hooks that run only between model calls: every call read so far is over."""
 
 
@@ -99,17 +101,15 @@ def transcript_path(env: Mapping[str, str], working_dir: Path, session_id: str) 
     return config_dir(env) / "projects" / project_folder(str(working_dir)) / f"{session_id}.jsonl"
 
 
-def user_status_line(env: Mapping[str, str], working_dir: Path) -> tuple[str | None, list[str]]:
-    """The user's own status-line command (local, then project, then user settings win), and notes on unreadable files.
-
-    ``--settings`` outranks these files, so agentlaunch's status line replaces the
-    user's; agentlaunch runs theirs itself and joins its output.
-    """
+def user_settings(env: Mapping[str, str], working_dir: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """The user's settings objects, the one that wins first (the project's local file, the project's, the user's),
+    and notes on the files that could not be read."""
     files = [
         working_dir / ".claude" / "settings.local.json",
         working_dir / ".claude" / "settings.json",
         config_dir(env) / "settings.json",
     ]
+    found: list[dict[str, Any]] = []
     notes: list[str] = []
     for path in files:
         try:
@@ -119,11 +119,34 @@ def user_status_line(env: Mapping[str, str], working_dir: Path) -> tuple[str | N
         except (OSError, ValueError, UnicodeDecodeError) as exc:
             notes.append(f"could not read {path} for your status line ({exc}); agentlaunch's is shown alone")
             continue
-        line = values.obj(values.obj(data).get("statusLine"))
+        found.append(values.obj(data))
+    return found, notes
+
+
+def user_status_line(env: Mapping[str, str], working_dir: Path) -> tuple[str | None, list[str]]:
+    """The user's own status-line command (local, then project, then user settings win), and notes on unreadable files.
+
+    ``--settings`` outranks these files, so agentlaunch's status line replaces the
+    user's; agentlaunch runs theirs itself and joins its output.
+    """
+    found, notes = user_settings(env, working_dir)
+    for data in found:
+        line = values.obj(data.get("statusLine"))
         command = string(line.get("command")).strip()
         if line.get("type", "command") == "command" and command:
             return command, notes
     return None, notes
+
+
+def hooks_notice(found: list[dict[str, Any]]) -> list[str]:
+    """A notice when the user's settings turn hooks off: agentlaunch leaves that choice alone, and says what it costs."""
+    for data in found:
+        if isinstance(data.get("disableAllHooks"), bool):
+            if data["disableAllHooks"]:
+                return ["your Claude Code settings disable hooks (disableAllHooks): agentlaunch cannot tell the session's "
+                        "state, and reads its calls from the transcript only when the session ends"]  # fmt: skip
+            return []
+    return []
 
 
 def settings(ctx: NativeContext, socket_path: Path, config_path: Path) -> dict[str, Any]:
@@ -140,6 +163,7 @@ def native_extras(ctx: NativeContext) -> NativeExtras:
     config_path = ctx.runtime_dir / CONFIG_NAME
     sock = HookSocket(socket_path)
     user, notices = user_status_line(ctx.env, ctx.working_dir)
+    notices += hooks_notice(user_settings(ctx.env, ctx.working_dir)[0])
     config = {
         "socket": str(socket_path),
         "status": str(ctx.status_path) if ctx.status_path else None,
@@ -186,8 +210,10 @@ class ClaudeNativeSource:
         self._session_due: float | None = None
         self._window: tuple[int, str | None] | None = None
         self._retries: list[float] = []
-        self._before_compact: str | None = None
         self._missing_said = False
+        self._calls_in_step = 0  # calls counted since the model was last set thinking (a prompt, a tool's result)
+        self._held: str | None = None
+        """``waiting`` from a Stop hook that came before the turn's last call was read: sent after that call."""
 
     def fileno(self) -> int:
         return self.sock.fileno()
@@ -210,9 +236,15 @@ class ClaudeNativeSource:
             while self._retries and self._retries[0] <= now:
                 self._retries.pop(0)
             items += self._transcript(close=True)
+        if self._held is not None and (self._calls_in_step or not self._retries):
+            items += self._release()
         if self._session_due is not None and self._session_due <= now:
             items += self._session_items()
         return self._ordered(items)
+
+    def _release(self) -> list[NativeItem]:
+        held, self._held = self._held, None
+        return [StateChanged(held)] if held is not None else []
 
     def close(self) -> None:
         self.sock.close()
@@ -225,25 +257,39 @@ class ClaudeNativeSource:
         items: list[NativeItem] = list(self.calls.lines(self.tail.read()))
         if close:
             items += self.calls.close_calls()
+        for item in items:
+            if isinstance(item, StateChanged):
+                self.state = item.state
+            elif isinstance(item, CallUsage):
+                self._calls_in_step += 1
         return items
 
-    def _follow(self, payload: dict[str, Any]) -> None:
-        """Follow the transcript the CLI names (it moves after ``/clear``, or under another config folder)."""
+    def _follow(self, payload: dict[str, Any]) -> list[NativeItem]:
+        """Follow the transcript the CLI names (a new one after ``/clear``; another path than agentlaunch's guess).
+
+        What the old file still holds is read first. The new one is read from its start: its lines from before
+        the launch (a resumed session's history) are told by their timestamps, and its ``cost-state`` totals
+        start again from that file's own (Claude Code counts from zero after ``/clear``).
+        """
         named = string(payload.get("transcript_path"))
         if not named or not os.path.isabs(named) or not named.endswith(".jsonl"):
-            return
+            return []
         path = Path(named)
+        if self.tail is not None and self.tail.path == path:
+            return []
+        items = self._transcript(close=True)
         if self.tail is None:
             self.tail = JsonlTail(path, salvage=salvage_line)
-        elif self.tail.path != path:
+        else:
             self.tail.move_to(path)
+        self.calls.rebase({})
+        return items
 
     # -- reports -------------------------------------------------------------------------------
 
     def _report(self, report: HookReport) -> list[NativeItem]:
         payload = report.payload
-        self._follow(payload)
-        items: list[NativeItem] = []
+        items: list[NativeItem] = self._follow(payload)
         if report.event == "statusline":
             items += self._status_line(payload)
             return items
@@ -253,7 +299,16 @@ class ClaudeNativeSource:
             self._retries = [self.clock() + delay for delay in RETRIES]
         state = self._state_of(report.event, payload)
         if state is not None:
-            items.append(StateChanged(state))
+            items += self._release()  # a state held from before comes first
+            self.state = state
+            if state == "thinking":
+                self._calls_in_step = 0
+            if report.event == "Stop" and not self._calls_in_step:
+                # The turn's last call is not in the transcript yet (it is written lazily): the turn ends
+                # after it, so the call is counted in its own turn (or when the retries give up).
+                self._held = state
+            else:
+                items.append(StateChanged(state))
         if report.event in ("Stop", "StopFailure", "SessionEnd"):
             items += self._missing_transcript()
         if report.event == "SessionEnd":
@@ -274,12 +329,6 @@ class ClaudeNativeSource:
             return "asking" if string(payload.get("tool_name")) in ASKING_TOOLS else "tool"
         if event == "Notification":
             return NOTIFICATIONS.get(string(payload.get("notification_type")))
-        if event == "PreCompact":
-            self._before_compact = self.state
-            return "thinking"
-        if event == "PostCompact":
-            back, self._before_compact = self._before_compact, None
-            return back
         return STATES.get(event)
 
     def _status_line(self, payload: dict[str, Any]) -> list[NativeItem]:
@@ -317,10 +366,7 @@ class ClaudeNativeSource:
         return [self._session]
 
     def _ordered(self, items: list[NativeItem]) -> list[NativeItem]:
-        """The session first (the store registers it before any call), and the state as it ends up."""
+        """The session first: the store registers it before any call."""
         if any(not isinstance(i, StateChanged | SessionStarted) for i in items) and self._session and not self._session_sent:
             items = [*self._session_items(), *items]
-        for item in items:
-            if isinstance(item, StateChanged):
-                self.state = item.state
         return items

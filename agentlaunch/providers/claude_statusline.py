@@ -12,7 +12,8 @@ status-line command), then
    stdin, for at most ``user_timeout`` seconds (its whole process group is
    killed after that), and keeps the first line it printed;
 3. prints one line: the user's line, then agentlaunch's text (context used
-   and window, tokens to compaction, cost so far as agentlaunch priced it,
+   and window, tokens to compaction, cost so far as agentlaunch priced it
+   (Claude Code's own figure, labelled so, when there is no status record),
    whether the prompt cache is warm and for how long). A user command that
    fails or hangs leaves a short note in its place.
 
@@ -28,9 +29,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import socket
-import subprocess
 import sys
 import time
 from typing import Any
@@ -47,6 +46,10 @@ def _obj(value: Any) -> dict[str, Any]:
 
 def _count(value: Any) -> int | None:
     return value if type(value) is int and 0 <= value < 1 << 53 else None
+
+
+def _signed(value: Any) -> int | None:
+    return value if type(value) is int and -(1 << 53) < value < 1 << 53 else None
 
 
 def _n(value: int) -> str:
@@ -101,6 +104,9 @@ def send(sock_path: Any, payload: Any) -> None:
 
 def run_user(command: str, raw: bytes, timeout: float, cwd: str | None) -> str:
     """The first line the user's own status-line command prints, or a short note when it fails or hangs."""
+    import signal  # only with a command of the user's: subprocess doubles this script's start-up time
+    import subprocess
+
     try:
         proc = subprocess.Popen(
             command, shell=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -137,7 +143,8 @@ def ours(info: dict[str, Any], record: dict[str, Any], now: float) -> str:
     context = sum(v for v in live if v is not None) if usage else _count(record.get("context"))
     window = _count(record.get("window")) if record.get("window_source") != "observed" else None
     window = window or _count(_obj(info.get("context_window")).get("context_window_size"))
-    rec_left, rec_context = _count(record.get("to_compaction")), _count(record.get("context"))
+    # to_compaction is negative once the threshold is passed.
+    rec_left, rec_context = _signed(record.get("to_compaction")), _count(record.get("context"))
     threshold = rec_left + rec_context if rec_left is not None and rec_context is not None else None
     if context is None:
         context = 0
@@ -151,8 +158,12 @@ def ours(info: dict[str, Any], record: dict[str, Any], now: float) -> str:
         crossed = left <= 0
         parts.append("past compaction threshold" if crossed else f"{_n(left)} to compaction")
     cost = record.get("cost")
+    claude_cost = _obj(info.get("cost")).get("total_cost_usd")
     if isinstance(cost, str) and cost:
         parts.append(cost[:60])
+    elif isinstance(claude_cost, int | float) and not isinstance(claude_cost, bool) and 0 < claude_cost < 1e9:
+        # No record to read (the launch writes none): Claude Code's own figure, said to be its.
+        parts.append(f"${claude_cost:.4f} by Claude's count")
     cache = _obj(info.get("prompt_cache"))
     if cache.get("warm") is True:
         expires = cache.get("expires_at")

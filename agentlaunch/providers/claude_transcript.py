@@ -26,8 +26,9 @@ session's totals per model (``modelUsage``); what they hold beyond the calls
 counted from ``assistant`` lines since the previous ``cost-state`` is counted as
 one more ``CallUsage`` per model, its ``call_id`` ``side-calls-N``: those calls'
 sum, since they cannot be told apart. A ``cost-state`` whose totals went down
-(a new process's count) only becomes the new base. A resumed session's base is
-the last ``cost-state`` already in the file (:func:`last_cost_state`).
+(a new process's count) only becomes the new base, as does one read before any
+line written since the launch started (a resumed session's history). A file
+read from its end starts from its last ``cost-state`` (:func:`last_cost_state`).
 """
 
 from __future__ import annotations
@@ -77,6 +78,8 @@ class CallsFromTranscript:
         self._since: dict[str, Usage] = {}
         """What the ``assistant`` lines counted per model since then."""
         self._side = 0
+        self._live = started_at is None
+        """A line written since the launch started was read: a ``cost-state`` from now on is this launch's."""
         self._pending: dict[str, tuple[Usage, str | None]] = {}
         self._counted = Recent()
         self._refused = Recent()
@@ -85,7 +88,10 @@ class CallsFromTranscript:
 
     def _early(self, line: dict[str, Any]) -> bool:
         stamp = _timestamp(line.get("timestamp"))
-        return self.started_at is not None and stamp is not None and stamp < self.started_at - STATE_SKEW
+        early = self.started_at is not None and stamp is not None and stamp < self.started_at - STATE_SKEW
+        if stamp is not None and not early:
+            self._live = True
+        return early
 
     def lines(self, lines: list[Any]) -> list[Item]:
         """The events of ``lines``, in order."""
@@ -98,6 +104,7 @@ class CallsFromTranscript:
     def line(self, line: dict[str, Any]) -> list[Item]:
         """The events of one transcript line (a call is counted when a line that is not part of it follows)."""
         kind = line.get("type")
+        self._early(line)  # notes whether the file has reached this launch's lines
         if kind == "assistant":
             return self._assistant(line)
         items: list[Item] = []
@@ -165,6 +172,10 @@ class CallsFromTranscript:
         totals = {model: usage for model, raw in model_usage.items() if (usage := model_totals(raw)) is not None}
         if len(totals) != len(model_usage) or not totals:
             return []  # a figure that is not a count: nothing to reconcile against
+        if not self._live:
+            # History (a resumed session's file read from its start): its totals are the base, not this launch's calls.
+            self.rebase(totals)
+            return []
         items: list[Item] = []
         went_down = False
         extra: dict[str, Usage] = {}
@@ -182,6 +193,12 @@ class CallsFromTranscript:
                 items.append(CallUsage(side, model, f"side-calls-{self._side}"))
         self._base, self._since = totals, {}
         return items
+
+    def rebase(self, base: dict[str, Usage]) -> None:
+        """Start the per-model totals again from ``base``: the CLI moved to another session's file, whose
+        ``cost-state`` counts from zero (measured after ``/clear``) or from that session's history."""
+        self._base, self._since = dict(base), {}
+        self._live = self.started_at is None
 
     @property
     def open_calls(self) -> int:

@@ -54,13 +54,16 @@ class JsonlTail:
         self._huge_head: bytes | None = None  # set while inside an over-long line
         self._huge_tail = bytearray()
         if start_at_end:
-            with contextlib.suppress(OSError):
-                st = os.stat(path)
-                if stat.S_ISREG(st.st_mode):
-                    self.offset, self.identity = st.st_size, (st.st_dev, st.st_ino)
+            self._skip_existing()
+
+    def _skip_existing(self) -> None:
+        with contextlib.suppress(OSError):
+            st = os.stat(self.path)
+            if stat.S_ISREG(st.st_mode):
+                self.offset, self.identity = st.st_size, (st.st_dev, st.st_ino)
 
     def move_to(self, path: Path) -> None:
-        """Follow another file from its start (the CLI said its transcript is elsewhere)."""
+        """Follow another file from its start (the CLI said its file is elsewhere)."""
         if path != self.path:
             self.path = path
             self._restart(None)

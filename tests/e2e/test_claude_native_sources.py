@@ -134,8 +134,9 @@ def test_tool_turn_states_asking_then_waiting_and_each_call_counted_once_with_th
     with api.serve():
         run = start(claude_bin, api, short_tmp, "write out.txt", status, user_line="echo USER-OWN-LINE")
         try:
-            run.wait(lambda: "asking" in run.states(), 60, "asking while the permission prompt waits")
-            assert "Do you want to create" in run.screen.text()
+            # The hook reports as the dialog opens: the screen shows it a moment later.
+            run.wait(lambda: "asking" in run.states() and "Do you want to create" in run.screen.text(), 60,
+                     "asking while the permission prompt waits")  # fmt: skip
             assert run.states()[-1] == "asking"
             answer_prompt(run, "1")
             run.wait(lambda: "Done writing." in run.screen.text() and run.states()[-1] == "waiting", 60, "waiting")
@@ -270,3 +271,59 @@ def test_a_users_status_line_that_hangs_or_fails_leaves_agentlaunchs_line_on_cla
         finally:
             run.finish()
     assert [(c.call_id, c.usage.output) for c in calls(run.items)] == [("msg_fake_0001", 7)]
+
+
+def test_clear_moves_to_a_new_transcript_and_every_call_is_still_counted_once(claude_bin: Path, short_tmp: Path) -> None:
+    api = FakeAnthropic(
+        [text_reply("before clear", ApiUsage(12, 5000, 9000, 7)), text_reply("after clear", ApiUsage(9, 100, 0, 3))]
+    )
+    with api.serve():
+        run = start(claude_bin, api, short_tmp, "hello", None)
+        try:
+            run.wait(lambda: "before clear" in run.screen.text() and run.states()[-1:] == ["waiting"], 60, "the first answer")
+            run.screen.child.send("/clear")
+            run.settle(0.5)
+            run.screen.child.send("\r")
+            run.settle(2.0)
+            run.screen.child.send("next question")
+            run.settle(0.5)
+            run.screen.child.send("\r")
+            run.wait(lambda: "after clear" in run.screen.text() and run.states()[-1:] == ["waiting"], 60, "the second answer")
+        finally:
+            run.finish()
+    got = [(c.call_id, c.usage.input, c.usage.output) for c in calls(run.items)]
+    assert got[:2] == [("msg_fake_0001", 12, 7), ("msg_fake_0002", 9, 3)]
+    assert all(c[0].startswith("side-calls-") for c in got[2:])  # only calls without assistant lines, if any
+    # Every request the API answered is in the figures once: the rest were the fake's default (10 in, 5 out).
+    extra = len(api.message_requests()) - 2
+    assert (sum(c[1] for c in got), sum(c[2] for c in got)) == (12 + 9 + 10 * extra, 7 + 3 + 5 * extra)
+
+
+def test_a_question_from_the_model_is_asking_until_the_person_answers(claude_bin: Path, short_tmp: Path) -> None:
+    question = {"questions": [{"question": "Which colour should the button be?", "header": "Colour", "multiSelect": False,
+                               "options": [{"label": "Red", "description": "a red one"},
+                                           {"label": "Blue", "description": "a blue one"}]}]}  # fmt: skip
+    api = FakeAnthropic(
+        [
+            tool_reply("AskUserQuestion", question, ApiUsage(30, 1000, 9000, 20)),
+            text_reply("Blue it is.", ApiUsage(5, 50, 10000, 4)),
+        ]
+    )
+    with api.serve():
+        run = start(claude_bin, api, short_tmp, "make a button", None)
+        try:
+            run.wait(
+                lambda: "Which colour" in run.screen.text() and run.states()[-1:] == ["asking"], 60, "asking with the question"
+            )
+            for _ in range(10):
+                run.settle(1.0)
+                run.screen.child.send("2")
+                run.settle(1.0)
+                if "Which colour" not in run.screen.text() or "Blue it is." in run.screen.text():
+                    break
+            run.wait(lambda: "Blue it is." in run.screen.text() and run.states()[-1:] == ["waiting"], 60, "the answer")
+        finally:
+            run.finish()
+    states = run.states()
+    assert states.index("asking") < states.index("thinking", states.index("asking"))
+    assert [(c.call_id, c.usage.output) for c in calls(run.items)][:2] == [("msg_fake_0001", 20), ("msg_fake_0002", 4)]
