@@ -348,3 +348,22 @@ def test_a_resumed_thread_whose_file_is_missing_is_never_guessed(tmp_path: Path)
     source = bench.source()
     assert calls(source.read()) == []
     source.close()
+
+
+def test_until_a_hook_is_heard_the_rollout_is_read_every_few_seconds(tmp_path: Path) -> None:
+    # Hooks configured but never heard (the user turned Codex's hooks off): the rollout alone tells.
+    bench = Bench(tmp_path)
+    now = [100.0]
+    source = CodexNativeSource(bench.ctx(), HookSocket(bench.runtime / "s.sock"), clock=lambda: now[0])
+    for _ in range(8):
+        deadline = source.deadline()
+        assert deadline is not None
+        now[0] = deadline
+        source.read()
+    bench.send("Stop", {"session_id": THREAD})
+    now[0] += 1
+    source.read()
+    now[0] += 10
+    source.read()
+    assert source.deadline() is None
+    source.close()

@@ -205,3 +205,24 @@ def test_native_extras_adds_no_flags(tmp_path: Path) -> None:
     assert extras.argv == [] and extras.env == {}
     (source,) = extras.sources
     source.close()
+
+
+def test_inotify_follows_folders_gemini_creates_later(tmp_path: Path) -> None:
+    import select
+
+    bench = Bench(tmp_path)
+    (bench.home / ".gemini").mkdir(parents=True)  # a new per-agent home: no tmp/ yet
+    source = GeminiNativeSource(bench.ctx(), open_watch())
+    fd = source.fileno()
+    if fd is None:
+        pytest.skip("inotify is not available here")
+    items: list[Any] = []
+    for folder in (bench.chats.parent.parent, bench.chats.parent, bench.chats):
+        folder.mkdir()
+        assert select.select([fd], [], [], 5)[0] == [fd], f"no wake-up for {folder}"
+        items += source.read()
+    bench.file.write_bytes(bench.recorded("gemini_tui.session.jsonl"))
+    assert select.select([fd], [], [], 5)[0] == [fd]
+    items += source.read()
+    assert usages(items) == EXPECTED
+    source.close()

@@ -281,8 +281,9 @@ class CodexNativeSource:
                 self._schedule = [now + TURN_RETRY[self._backoff]]
         elif self.state == "waiting" and active:
             self._schedule = [now + d for d in AFTER_TURN]
-        if self.sock is None and not self._schedule:
-            # No hooks can wake the launch: the rollout alone tells, so it is read every few seconds.
+        if (self.sock is None or not self.hooks_heard) and not self._schedule:
+            # No hook has woken the launch yet (none configured, or the user turned Codex's hooks off):
+            # the rollout alone tells, so it is read every few seconds until a hook is heard.
             self._schedule = [now + FIND_RETRY[-1]]
 
 

@@ -117,7 +117,10 @@ class GeminiNativeSource:
     def _watch_folders(self) -> None:
         if self.watch is None:
             return
-        self.watch.watch(self.root)
+        if not self.watch.watch(self.root):
+            # Gemini has not made its tmp folder yet (a new home): its creation in the parent wakes the launch.
+            self.watch.watch(self.root.parent)
+            return
         try:
             projects = [p for p in self.root.iterdir() if p.is_dir()]
         except OSError:
