@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentlaunch.events import CallUsage, ContextWindow, SessionStarted, Usage
+from agentlaunch.events import CallUsage, Compaction, ContextWindow, SessionStarted, Usage
 from agentlaunch.launch import hook_report
 from agentlaunch.launch.hook_socket import HookSocket
 from agentlaunch.launch.native_source import NativeContext
@@ -366,4 +366,30 @@ def test_until_a_hook_is_heard_the_rollout_is_read_every_few_seconds(tmp_path: P
     now[0] += 10
     source.read()
     assert source.deadline() is None
+    source.close()
+
+
+def test_a_manual_compact_is_a_compaction_with_its_trigger_and_ends_at_the_prompt(tmp_path: Path) -> None:
+    lines = (DATA / "codex_tui_compact.hooks.jsonl").read_text().splitlines()
+    reports = [json.loads(line) for line in lines]
+    thread = reports[0]["payload"]["session_id"]
+    bench = Bench(tmp_path)
+    bench.rollout = bench.rollout.with_name(f"rollout-2026-12-01T11-41-23-{thread}.jsonl")
+    data = recorded("codex_tui_compact.rollout.jsonl", bench.home, bench.work)
+    source = bench.source()
+    items: list[Any] = []
+    for report in reports:
+        payload = json.loads(json.dumps(report["payload"]).replace("/HOME", str(bench.home)).replace("/WORK", str(bench.work)))
+        payload["transcript_path"] = str(bench.rollout)
+        bench.send(report["event"], payload)
+        if report["event"] == "PostCompact":
+            bench.rollout.write_bytes(data)
+        items += source.read()
+    assert [i for i in items if isinstance(i, Compaction)] == [Compaction(trigger="manual")]
+    # The compaction's own model call is a call like any other (its summary's 50 output tokens).
+    assert calls(items) == [
+        (Usage(input=1000, cache_read=8000, output=7), "resp_fake_1"),
+        (Usage(input=100, cache_read=9000, output=50), "resp_fake_2"),
+    ]
+    assert states(items) == ["thinking", "waiting", "thinking", "waiting"]
     source.close()
