@@ -10,6 +10,9 @@ results are added), ``{"$set": {...}}`` lines, and ``messages`` lists in a
 record with ``tokens`` (``input`` includes ``cached``; ``thoughts`` billed as
 output), keyed by its ``id``: the same figures the headless per-call split
 reads (:func:`~agentlaunch.providers.gemini.call_usage`), each id counted once.
+Gemini 0.61 writes a call's record once its stream has ended, and sets its
+``tokens`` once (read in its bundle: ``recordMessageTokens`` never replaces
+them), so the first version with tokens is the call's final figure.
 
 States come from the same file (Gemini offers nothing else agentlaunch can
 receive without editing the user's settings; see the docs): a user prompt
