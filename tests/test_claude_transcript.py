@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from agentlaunch.events import CallUsage, Compaction, Usage, Warning
 from agentlaunch.launch.sink import StateChanged
-from agentlaunch.providers.claude_transcript import CallsFromTranscript, project_folder, salvage_line
+from agentlaunch.providers.claude_transcript import CallsFromTranscript, last_cost_state, project_folder, salvage_line
 from agentlaunch.providers.jsonl_tail import JsonlTail
 
 DATA = Path(__file__).parent / "data" / "claude_tui"
@@ -57,8 +57,14 @@ def test_recorded_refusal_says_waiting_and_compact_boundary_is_one_compaction() 
     calls = CallsFromTranscript()
     lines = [json.loads(line) for line in recorded("slow_compact").splitlines()]
     items = calls.lines(lines) + calls.lines(lines)  # read twice (a replaced file read again): nothing twice
-    assert [i for i in items if isinstance(i, Compaction)] == [Compaction("manual", 13321, 2941)]
-    assert counted(items) == [("msg_fake_0001", Usage(11, 4000, 9000, 33)), ("msg_fake_0002", Usage(9, 300, 13000, 12))]
+    assert [i for i in items if isinstance(i, Compaction)] == [Compaction("manual", 13321, 2995)]
+    # The compaction's two summary calls (500/80 and the fake's default 10/5) have no assistant line:
+    # the cost-state totals beyond the counted calls are their sum, once.
+    assert counted(items) == [
+        ("msg_fake_0001", Usage(11, 4000, 9000, 33)),
+        ("msg_fake_0002", Usage(9, 300, 13000, 12)),
+        ("side-calls-1", Usage(510, 0, 0, 85)),
+    ]
 
 
 def test_a_call_without_a_stop_reason_counts_when_a_later_line_or_the_launch_closes_it() -> None:
@@ -71,6 +77,39 @@ def test_a_call_without_a_stop_reason_counts_when_a_later_line_or_the_launch_clo
     assert calls.lines([assistant("m2", U, stop=None)]) == []
     assert counted(calls.close_calls()) == [("m2", Usage(3, 4, 5, 6))]
     assert calls.close_calls() == []
+
+
+def cost_state(**models: tuple[int, int, int, int]) -> dict[str, object]:
+    keys = ("inputTokens", "cacheCreationInputTokens", "cacheReadInputTokens", "outputTokens")
+    return {"type": "cost-state", "modelUsage": {m: dict(zip(keys, v, strict=True)) for m, v in models.items()}}
+
+
+def test_cost_state_beyond_the_counted_calls_is_one_side_call_per_model_and_never_counted_twice(tmp_path: Path) -> None:
+    calls = CallsFromTranscript()
+    items = calls.lines([assistant("m1", U), cost_state(**{"claude-sonnet-4-5": (3, 4, 5, 6)})])
+    assert counted(items) == [("m1", Usage(3, 4, 5, 6))]  # the totals are the counted call: nothing more
+    items = calls.lines([
+        assistant("m2", U),
+        cost_state(**{"claude-sonnet-4-5": (106, 8, 10, 62), "claude-haiku-4-5": (50, 0, 0, 9)}),
+        cost_state(**{"claude-sonnet-4-5": (106, 8, 10, 62), "claude-haiku-4-5": (50, 0, 0, 9)}),  # written twice
+    ])  # fmt: skip
+    assert counted(items) == [
+        ("m2", Usage(3, 4, 5, 6)),
+        ("side-calls-1", Usage(100, 0, 0, 50)),
+        ("side-calls-2", Usage(50, 0, 0, 9)),
+    ]
+    assert [i.model for i in items if isinstance(i, CallUsage)][1:] == ["claude-sonnet-4-5", "claude-haiku-4-5"]
+    # Totals that went down (a new process) or are not counts: a new base, nothing counted.
+    assert counted(calls.lines([cost_state(**{"claude-sonnet-4-5": (1, 0, 0, 1)})])) == []
+    assert counted(calls.lines([{"type": "cost-state", "modelUsage": {"m": {"inputTokens": -5}}}])) == []
+    assert counted(calls.lines([cost_state(**{"claude-sonnet-4-5": (2, 0, 0, 1)})])) == [("side-calls-3", Usage(1, 0, 0, 0))]
+    # A resumed session starts from the last cost-state already in its file.
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in [cost_state(a=(1, 1, 1, 1)), assistant("m", U), cost_state(a=(9, 9, 9, 9))]))
+    assert last_cost_state(path) == {"a": Usage(9, 9, 9, 9)}
+    assert last_cost_state(tmp_path / "missing.jsonl") == {}
+    resumed = CallsFromTranscript(base=last_cost_state(path))
+    assert counted(resumed.lines([cost_state(a=(9, 9, 9, 9))])) == []
 
 
 def test_lines_of_unknown_shape_bad_usage_synthetic_and_old_lines_never_count() -> None:

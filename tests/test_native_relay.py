@@ -312,3 +312,34 @@ def test_stdin_not_a_terminal_keeps_the_headless_rules(agents_dir: Path, tui_age
     )  # fmt: skip
     assert done.returncode == 2
     assert b"the chat needs a terminal" in done.stderr
+
+
+def test_switching_between_headless_line_chat_and_interface_is_no_prefix_change(agents_dir: Path, tui_agent: str) -> None:
+    """The "prefix changed" notice compares like with like: headless and the line chat send one prefix, the
+    CLI's own interface its own (its tools differ); switching modes alone never reports a change."""
+    import subprocess
+
+    def headless(agent: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "agentlaunch", "run", agent, "hi", "--agents-dir", str(agents_dir)],
+            capture_output=True, env=env_with(), timeout=TIMEOUT,
+        )  # fmt: skip
+        return done.stderr.decode("utf-8", "replace")
+
+    def chat(agent: str, *args: str) -> str:
+        child = pexpect.spawn(
+            sys.executable, ["-m", "agentlaunch", "run", agent, "--agents-dir", str(agents_dir), *args],
+            env=env_with(), dimensions=(ROWS, COLS), timeout=TIMEOUT,
+        )  # fmt: skip
+        if agent == "tui":
+            ready(child)
+            child.send(b"q")
+        else:
+            child.expect(LINE_PROMPT)
+            child.sendeof()
+        child.expect(pexpect.EOF)
+        return child.before.decode("utf-8", "replace")
+
+    seen = [headless("demo"), chat("demo", "--line"), headless("demo"), chat("demo"), headless("demo")]
+    seen += [chat("tui"), headless("tui"), chat("tui"), headless("tui")]
+    assert not [text for text in seen if "prefix changed" in text]

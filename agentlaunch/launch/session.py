@@ -191,8 +191,8 @@ class Launch:
         if self.persistent:
             plan = self._persistent.plan(self.spec, resolved, self.session_id, self.resumed, self.options.interactive)
             argv = [*plan.argv, *placement.argv]
-            # Fingerprinted with the headless flags in every mode: the chat and the CLI's own interface send
-            # the same prefix as a headless run (the same tools), so a change of mode alone is no change.
+            # Fingerprinted with the headless flags in both chats: the line chat sends the prefix of a headless
+            # run (the same tools, see ClaudeAdapter.plan), so a change between them alone is no change.
             headless = self._persistent.plan(self.spec, resolved, self.session_id, self.resumed, False)
             fingerprinted = [*headless.argv, *placement.fingerprint_argv]
         else:
@@ -203,8 +203,9 @@ class Launch:
         for notice in plan.notices:
             self.notice(notice)
         changed = check_prefix(
-            self.spec, placement.rendered, self.options.templates_dir, resolved, fingerprinted, self.session_id, self.state_dir
-        )
+            self.spec, placement.rendered, self.options.templates_dir, resolved, fingerprinted, self.session_id,
+            self.state_dir, interface=self.options.native,
+        )  # fmt: skip
         if changed:
             self.notice(changed)
         extra = {**plan.env, **self.spec.env, **placement.env}

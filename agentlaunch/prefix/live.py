@@ -35,6 +35,7 @@ from agentlaunch.launch.probe import probe
 from agentlaunch.launch.transport import resolve_command
 from agentlaunch.prefix.capture import Capture, bind, make_capture
 from agentlaunch.prefix.fingerprint import cli_version
+from agentlaunch.prefix.interactive import InteractiveReport, interactive_once
 from agentlaunch.prefix.static import Difference, InstructionsPlace, Serialized, compare, place_instructions_in, serialize
 from agentlaunch.providers import DESCRIPTORS, describe, get_adapter
 from agentlaunch.providers.base import child_env
@@ -267,6 +268,8 @@ class LiveReport:
     other_calls: list[str]
     port_note: str | None = None
     variants: list[Variant] = field(default_factory=list)
+    interactive: InteractiveReport | None = None
+    """The CLI's own interface (the native mode) against the headless run b, in one project."""
 
     @property
     def ok(self) -> bool:
@@ -410,6 +413,12 @@ def live_check(
                             vp.instructions.size,
                         )
                     )
+        attempts = [f"{r.method} {r.path}" for r in capture.server.proxy_attempts]
+        # Last: it reuses run b's folder names, so that the mode is the only difference.
+        interactive = interactive_once(
+            spec, command, capture, root, "b", b.body, plan=_launch_plan, prompt=PROMPT, templates_dir=templates_dir,
+            timeout=timeout,
+        )  # fmt: skip
         argv, _, _, _ = _launch_plan(spec, command, capture, root / "home", "PROMPT", "SESSION", None)
         report = LiveReport(
             provider=spec.provider,
@@ -419,10 +428,11 @@ def live_check(
             delivery=spec.delivery,
             pair=pair,
             control=control,
-            proxy_attempts=[f"{r.method} {r.path}" for r in capture.server.proxy_attempts],
+            proxy_attempts=attempts,  # the headless runs' (the interface's own are in its report)
             other_calls=capture.other_calls(),
             port_note=capture.port_note,
             variants=found,
+            interactive=interactive,
         )
     return report
 

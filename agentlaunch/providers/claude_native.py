@@ -40,13 +40,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.events import ContextWindow, Event, SessionStarted
+from agentlaunch.events import ContextWindow, Event, SessionStarted, Warning
 from agentlaunch.fsutil import read_regular, write_atomic
 from agentlaunch.launch.hook_socket import HookReport, HookSocket, hook_command
 from agentlaunch.launch.native_source import NativeContext, NativeExtras, NativeItem
 from agentlaunch.launch.sink import StateChanged
 from agentlaunch.providers import values
-from agentlaunch.providers.claude_transcript import CallsFromTranscript, project_folder, salvage_line
+from agentlaunch.providers.claude_transcript import CallsFromTranscript, last_cost_state, project_folder, salvage_line
 from agentlaunch.providers.jsonl_tail import JsonlTail
 from agentlaunch.providers.values import count, opt_label, string
 
@@ -58,6 +58,7 @@ USER_TIMEOUT = 1.5
 SETTINGS_LIMIT = 1 << 20
 RETRIES = (0.25, 1.0, 3.0)
 """After a hook that says a call ended, the transcript is read again this long after (it is written lazily)."""
+UNMETERED = "this session's model calls will not be metered"
 SESSION_WAIT = 1.5
 """Seconds a SessionStart hook's session waits for the status line's report (it has the CLI version)."""
 
@@ -155,14 +156,16 @@ def native_extras(ctx: NativeContext) -> NativeExtras:
 
 
 def transcript_notices(path: Path) -> list[str]:
-    """A warning when the transcript's folder exists but cannot be written (Claude Code then keeps no per-call record)."""
+    """A warning when Claude Code could not write the transcript's folder (it then runs on, keeping no per-call record)."""
     folder = path.parent
     for candidate in (folder, *folder.parents):
-        if candidate.exists():
-            if not os.access(candidate, os.W_OK | os.X_OK):
-                return [f"Claude Code cannot write its transcript under {candidate} (not writable): "
-                        "this session's calls will not be metered"]  # fmt: skip
-            return []
+        if not candidate.exists():
+            continue
+        if not candidate.is_dir():
+            return [f"Claude Code cannot keep its transcript under {candidate} (not a folder): {UNMETERED}"]
+        if not os.access(candidate, os.W_OK | os.X_OK):
+            return [f"Claude Code cannot write its transcript under {candidate} (not writable): {UNMETERED}"]
+        return []
     return []
 
 
@@ -174,7 +177,9 @@ class ClaudeNativeSource:
         self.sock = sock
         self.clock = clock
         self.tail: JsonlTail | None = JsonlTail(transcript, start_at_end=True, salvage=salvage_line) if transcript else None
-        self.calls = CallsFromTranscript(started_at)
+        # A resumed session's file already holds its totals: the calls beyond them are this launch's.
+        base = last_cost_state(transcript) if transcript is not None and self.tail and self.tail.offset else None
+        self.calls = CallsFromTranscript(started_at, base)
         self.state: str | None = None
         self._session: SessionStarted | None = None
         self._session_sent = False
@@ -182,6 +187,7 @@ class ClaudeNativeSource:
         self._window: tuple[int, str | None] | None = None
         self._retries: list[float] = []
         self._before_compact: str | None = None
+        self._missing_said = False
 
     def fileno(self) -> int:
         return self.sock.fileno()
@@ -248,9 +254,18 @@ class ClaudeNativeSource:
         state = self._state_of(report.event, payload)
         if state is not None:
             items.append(StateChanged(state))
+        if report.event in ("Stop", "StopFailure", "SessionEnd"):
+            items += self._missing_transcript()
         if report.event == "SessionEnd":
             items += self._session_items()
         return items
+
+    def _missing_transcript(self) -> list[NativeItem]:
+        """Once: a turn ended and Claude Code has written no transcript where it says it would."""
+        if self._missing_said or self.tail is None or self.tail.path.exists():
+            return []
+        self._missing_said = True
+        return [Warning(f"Claude Code wrote no transcript at {self.tail.path}: {UNMETERED}")]
 
     def _state_of(self, event: str, payload: dict[str, Any]) -> str | None:
         if event == "SessionStart":

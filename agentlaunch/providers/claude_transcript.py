@@ -18,6 +18,16 @@ remembered (a bounded set), so a line read twice, a transcript read again from
 its start after it was replaced, or a resumed session's old lines never count a
 call twice. Lines from before the launch started (a resumed session's history)
 are skipped by their ``timestamp``.
+
+Some calls never get an ``assistant`` line: the summary calls of a compaction
+(``/compact`` or automatic) and the CLI's side queries. Claude Code's
+``cost-state`` lines (written as a session ends, measured on 2.1.332) hold the
+session's totals per model (``modelUsage``); what they hold beyond the calls
+counted from ``assistant`` lines since the previous ``cost-state`` is counted as
+one more ``CallUsage`` per model, its ``call_id`` ``side-calls-N``: those calls'
+sum, since they cannot be told apart. A ``cost-state`` whose totals went down
+(a new process's count) only becomes the new base. A resumed session's base is
+the last ``cost-state`` already in the file (:func:`last_cost_state`).
 """
 
 from __future__ import annotations
@@ -60,8 +70,13 @@ def _timestamp(value: Any) -> float | None:
 class CallsFromTranscript:
     """Turns transcript lines (parsed JSON values) into events, counting each call exactly once."""
 
-    def __init__(self, started_at: float | None = None) -> None:
+    def __init__(self, started_at: float | None = None, base: dict[str, Usage] | None = None) -> None:
         self.started_at = started_at
+        self._base: dict[str, Usage] = dict(base or {})
+        """The session's totals per model at the last ``cost-state`` (none yet: zero)."""
+        self._since: dict[str, Usage] = {}
+        """What the ``assistant`` lines counted per model since then."""
+        self._side = 0
         self._pending: dict[str, tuple[Usage, str | None]] = {}
         self._counted = Recent()
         self._refused = Recent()
@@ -86,8 +101,10 @@ class CallsFromTranscript:
         if kind == "assistant":
             return self._assistant(line)
         items: list[Item] = []
-        if kind in ("user", "system") or kind == "attachment":
+        if kind in ("user", "system", "attachment", "cost-state"):
             items += self.close_calls()
+        if kind == "cost-state" and not self._early(line):
+            items += self._cost_state(values.obj(line.get("modelUsage")))
         if kind == "system" and line.get("subtype") == "compact_boundary" and not self._early(line):
             key = opt_label(line.get("uuid")) or json.dumps(line.get("compactMetadata"), sort_keys=True)[:200]
             if self._compactions.first_time(key):
@@ -140,7 +157,31 @@ class CallsFromTranscript:
         usage, model = self._pending.pop(call_id)
         self._counted.add(call_id)
         self.calls += 1
+        key = model or ""
+        self._since[key] = self._since.get(key, Usage()) + usage
         return CallUsage(usage, model, call_id)
+
+    def _cost_state(self, model_usage: dict[str, Any]) -> list[Item]:
+        totals = {model: usage for model, raw in model_usage.items() if (usage := model_totals(raw)) is not None}
+        if len(totals) != len(model_usage) or not totals:
+            return []  # a figure that is not a count: nothing to reconcile against
+        items: list[Item] = []
+        went_down = False
+        extra: dict[str, Usage] = {}
+        for model, total in totals.items():
+            side = total - self._base.get(model, Usage()) - self._since.pop(model, Usage())
+            fields = (side.input, side.cache_write, side.cache_read, side.output)
+            if min(fields) < 0:
+                went_down = True
+            elif max(fields) > 0:
+                extra[model] = side
+        unmatched = {m for m in self._since if m and m not in totals}
+        if not went_down and not unmatched:
+            for model, side in extra.items():
+                self._side += 1
+                items.append(CallUsage(side, model, f"side-calls-{self._side}"))
+        self._base, self._since = totals, {}
+        return items
 
     @property
     def open_calls(self) -> int:
@@ -150,6 +191,43 @@ class CallsFromTranscript:
     def close_calls(self) -> list[Item]:
         """Count every call read so far: the launch knows they are over (a hook between calls, the end)."""
         return [self._count(call_id) for call_id in list(self._pending)]
+
+
+def model_totals(raw: Any) -> Usage | None:
+    """One model's session totals in a ``cost-state`` line (``inputTokens``, ...), or None when not counts."""
+    entry = values.obj(raw)
+    found = [count(entry.get(k, 0)) for k in ("inputTokens", "cacheCreationInputTokens", "cacheReadInputTokens", "outputTokens")]
+    if any(v is None for v in found):
+        return None
+    return Usage(*(v or 0 for v in found))
+
+
+COST_STATE_SCAN = 4 << 20
+"""How much of a resumed transcript's end is searched for its last ``cost-state`` line."""
+
+
+def last_cost_state(path: Any) -> dict[str, Usage]:
+    """The per-model totals of the last ``cost-state`` line in the last few MiB of ``path`` ({} when none)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(max(size - COST_STATE_SCAN, 0))
+            data = f.read(COST_STATE_SCAN)
+    except OSError:
+        return {}
+    for raw in reversed(data.split(b"\n")):
+        if b'"cost-state"' not in raw:
+            continue
+        try:
+            line = values.loads(raw.decode("utf-8", "replace"))
+        except ValueError:
+            continue
+        if isinstance(line, dict) and line.get("type") == "cost-state":
+            usage = values.obj(line.get("modelUsage"))
+            totals = {m: u for m, r in usage.items() if (u := model_totals(r)) is not None}
+            return totals if len(totals) == len(usage) else {}
+    return {}
 
 
 _ID = re.compile(rb'"message"\s*:\s*\{.{0,2000}?"id"\s*:\s*"([^"\\]{1,256})"', re.DOTALL)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlaunch.events import CallUsage, Compaction, ContextWindow, SessionStarted
+from agentlaunch.events import CallUsage, Compaction, ContextWindow, SessionStarted, Warning
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, text_reply, tool_reply
 from agentlaunch.launch.native_source import NativeContext, NativeItem, NativeSource
 from agentlaunch.launch.sink import StateChanged
@@ -57,6 +57,12 @@ class Run:
             if callable(condition) and condition():
                 return
         raise AssertionError(f"timed out: {what}\nstates {self.states()}\nscreen:\n{self.screen.text()}")
+
+    def settle(self, seconds: float) -> None:
+        """Pump for ``seconds`` (the screen must be read, or the TUI blocks on its output)."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.pump()
 
     def finish(self) -> None:
         self.screen.child.send("\x03")
@@ -98,6 +104,18 @@ def start(claude_bin: Path, api: FakeAnthropic, root: Path, prompt: str, status:
     return Run(spawn(argv, env, work), source)
 
 
+def answer_prompt(run: Run, key: str) -> None:
+    """Answer the permission dialog: Claude Code ignores keys in its first moments (typed-ahead guard), so
+    the key is sent again until the dialog is gone."""
+    for _ in range(10):
+        run.settle(1.0)
+        run.screen.child.send(key)
+        run.settle(1.0)
+        if "Do you want" not in run.screen.text():
+            return
+    raise AssertionError(f"the permission dialog never took {key!r}:\n{run.screen.text()}")
+
+
 def calls(items: list[NativeItem]) -> list[CallUsage]:
     return [i for i in items if isinstance(i, CallUsage)]
 
@@ -119,7 +137,7 @@ def test_tool_turn_states_asking_then_waiting_and_each_call_counted_once_with_th
             run.wait(lambda: "asking" in run.states(), 60, "asking while the permission prompt waits")
             assert "Do you want to create" in run.screen.text()
             assert run.states()[-1] == "asking"
-            run.screen.child.send("1")
+            answer_prompt(run, "1")
             run.wait(lambda: "Done writing." in run.screen.text() and run.states()[-1] == "waiting", 60, "waiting")
             # The live context of the last call (6 + 120 + 13,000) from Claude's JSON; the threshold from the record.
             run.wait(lambda: "ctx 13,126/200k" in run.screen.text(), 30, "the status line after the last call")
@@ -158,8 +176,8 @@ def test_refused_tool_ends_the_turn_waiting_and_compact_is_reported_once(claude_
     with api.serve():
         run = start(claude_bin, api, short_tmp, "clean the build", None)
         try:
-            run.wait(lambda: run.states()[-1:] == ["asking"], 60, "asking")
-            run.screen.child.send("\x1b")  # refuse: no Stop hook runs, the transcript says the turn ended
+            run.wait(lambda: run.states()[-1:] == ["asking"] and "Do you want" in run.screen.text(), 60, "asking")
+            answer_prompt(run, "\x1b")  # refuse: no Stop hook runs, the transcript says the turn ended
             run.wait(lambda: run.states()[-1:] == ["waiting"], 30, "waiting after the refusal")
             run.screen.child.send("/compact")
             time.sleep(0.5)
@@ -169,6 +187,86 @@ def test_refused_tool_ends_the_turn_waiting_and_compact_is_reported_once(claude_
             assert "ctx " in run.screen.text()  # agentlaunch's line alone: no status record, no user line
         finally:
             run.finish()
-    assert [(c.call_id, c.usage.output) for c in calls(run.items)] == [("msg_fake_0001", 25)]
+    # The refused call, then the compaction's summary calls (no assistant lines): their sum from cost-state, once.
+    got = [(c.call_id, c.usage.input, c.usage.output) for c in calls(run.items)]
+    assert got[0] == ("msg_fake_0001", 21, 25)
+    summaries = [(r.body.get("max_tokens"), r) for r in api.message_requests()[1:]]
+    assert len(got) == 2 and got[1][0] == "side-calls-1"
+    assert got[1][1:] == (500 + 10 * (len(summaries) - 1), 80 + 5 * (len(summaries) - 1))  # scripted, then the default
     (compaction,) = [i for i in run.items if isinstance(i, Compaction)]
     assert compaction.trigger == "manual" and compaction.pre_tokens and compaction.post_tokens
+
+
+def test_a_resumed_session_counts_only_its_new_calls(claude_bin: Path, short_tmp: Path) -> None:
+    # --resume appends to the same transcript, and its cost-state totals carry the earlier launch's calls.
+    api = FakeAnthropic(
+        [text_reply("first answer", ApiUsage(12, 5000, 9000, 7)), text_reply("second answer", ApiUsage(10, 300, 14000, 5))]
+    )
+    home, work = short_tmp / "home", short_tmp / "work"
+    for folder in (home, work):
+        folder.mkdir()
+    seed_home(home, [work])
+    session = str(uuid.uuid4())
+    got: list[list[NativeItem]] = []
+    with api.serve():
+        assert api.server is not None
+        env = tui_env(api.server.url, home)
+        for n, (flag, prompt, answer) in enumerate(
+            [("--session-id", "hello", "first answer"), ("--resume", "again", "second answer")]
+        ):
+            runtime = short_tmp / f"rt{n}"
+            runtime.mkdir(mode=0o700)
+            ctx = NativeContext("reviewer", session, n == 1, work, env, runtime, time.time(), sys.executable)
+            extras = native_extras(ctx)
+            argv = [str(claude_bin), flag, session, "--model", "claude-sonnet-4-5", *extras.argv, prompt]
+            run = Run(spawn(argv, env, work), extras.sources[0])
+            try:
+                run.wait(lambda r=run, a=answer: a in r.screen.text() and r.states()[-1:] == ["waiting"], 60, answer)
+            finally:
+                run.finish()
+            got.append(run.items)
+    assert [(c.call_id, c.usage.output) for c in calls(got[0])] == [("msg_fake_0001", 7)]
+    assert [(c.call_id, c.usage.output) for c in calls(got[1])] == [("msg_fake_0002", 5)]  # no history, no side sum
+
+
+def test_a_transcript_folder_claude_cannot_create_leaves_the_tui_running_and_says_so(claude_bin: Path, short_tmp: Path) -> None:
+    api = FakeAnthropic([text_reply("unmetered answer", ApiUsage(12, 5000, 9000, 7))])
+    home, work, runtime = short_tmp / "home", short_tmp / "work", short_tmp / "rt"
+    for folder in (home, work, runtime):
+        folder.mkdir(mode=0o700)
+    seed_home(home, [work])
+    (home / ".claude").mkdir()
+    (home / ".claude" / "projects").write_text("a file where Claude Code's folder should be")
+    with api.serve():
+        assert api.server is not None
+        env = tui_env(api.server.url, home)
+        session = str(uuid.uuid4())
+        ctx = NativeContext("reviewer", session, False, work, env, runtime, time.time(), sys.executable)
+        extras = native_extras(ctx)
+        assert len(extras.notices) == 1 and "not a folder" in extras.notices[0]
+        argv = [str(claude_bin), "--session-id", session, "--model", "claude-sonnet-4-5", *extras.argv, "hello"]
+        run = Run(spawn(argv, env, work), extras.sources[0])
+        try:
+            run.wait(lambda: "unmetered answer" in run.screen.text() and run.states()[-1:] == ["waiting"], 60, "the answer")
+        finally:
+            run.finish()
+    assert calls(run.items) == []
+    assert [i.message for i in run.items if isinstance(i, Warning)][0].startswith("Claude Code wrote no transcript at ")
+
+
+@pytest.mark.parametrize(
+    ("user_line", "shown"),
+    [("sleep 30", "(your status line timed out after 1.5s) │ ctx "), ("exit 4", "(your status line failed: exit 4) │ ctx ")],
+)
+def test_a_users_status_line_that_hangs_or_fails_leaves_agentlaunchs_line_on_claudes_screen(
+    claude_bin: Path, short_tmp: Path, user_line: str, shown: str
+) -> None:
+    api = FakeAnthropic([text_reply("plain answer", ApiUsage(12, 5000, 9000, 7))])
+    with api.serve():
+        run = start(claude_bin, api, short_tmp, "hello", None, user_line=user_line)
+        try:
+            run.wait(lambda: "plain answer" in run.screen.text() and run.states()[-1:] == ["waiting"], 60, "the answer")
+            run.wait(lambda: shown + "14,012/200k" in run.screen.text(), 30, "agentlaunch's line beside the note")
+        finally:
+            run.finish()
+    assert [(c.call_id, c.usage.output) for c in calls(run.items)] == [("msg_fake_0001", 7)]

@@ -8,6 +8,7 @@ What reached the CLI is read from the captured requests and the screen.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import signal
@@ -20,7 +21,7 @@ import pexpect
 import pytest
 
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, first_user_text, system_text, text_reply
-from tests.helpers import wait_for, write_agent
+from tests.helpers import run_cli, wait_for, write_agent
 from tests.support.claude_tui import Screen, seed_home, spawn, tui_env
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
@@ -78,7 +79,19 @@ def main_calls(api: FakeAnthropic) -> list[dict[str, object]]:
     return [r.body for r in api.message_requests() if r.body.get("tools")]
 
 
-def quit_tui(screen: Screen) -> None:
+def waiting(claude: Claude) -> bool:
+    """agentlaunch's status record says the agent waits for the person (its turn has ended, Stop hook and all)."""
+    done = run_cli("status", "--json", env=claude.env, cwd=claude.work)
+    try:
+        records = json.loads(done.stdout)
+    except ValueError:
+        return False
+    return any(r.get("agent") == "native" and r.get("state") == "waiting" for r in records)
+
+
+def quit_tui(screen: Screen, claude: Claude, *, settle: bool = True) -> None:
+    if settle:  # a Ctrl-C before the turn's end (its Stop hook) interrupts the turn instead
+        screen.until(lambda: waiting(claude), 60, "the turn's end (status: waiting)")
     screen.child.send("\x03")
     screen.wait_for(lambda t: "again to exit" in t, 30, "Ctrl-C's exit hint")
     screen.child.send("\x03")
@@ -102,7 +115,7 @@ def test_claudes_own_interface_with_the_instructions_and_the_startup_message_onc
     screen.wait_for(lambda t: "Second answer." in t, 60, "the second answer")
     last = main_calls(claude.api)[-1]
     assert "typed by a person" in str(last["messages"])
-    quit_tui(screen)
+    quit_tui(screen, claude)
     # -c resumes the session natively: no startup message again.
     sent = len(main_calls(claude.api))
     claude.api.push(text_reply("Resumed answer.", ApiUsage(5, 0, 3100, 2)))
@@ -115,7 +128,7 @@ def test_claudes_own_interface_with_the_instructions_and_the_startup_message_onc
     later = main_calls(claude.api)[sent:]
     assert later and all(str(c["messages"]).count("STARTUP-MARKER-5521") <= 1 for c in later)
     assert "Second answer." in str(later[-1]["messages"])  # the same conversation, resumed
-    quit_tui(screen)
+    quit_tui(screen, claude)
     every = [str(c["messages"]) for c in main_calls(claude.api)]
     assert sum(1 for m in every if m.count("STARTUP-MARKER-5521") > 1) == 0  # never sent twice into one request
 
@@ -135,7 +148,7 @@ def test_esc_during_a_streaming_answer_and_a_resize_reach_claude(claude: Claude)
     screen.child.setwinsize(30, 90)
     screen.screen.resize(30, 90)
     screen.wait_for(lambda t: any(line.count("─") >= 85 and len(line) <= 90 for line in t.splitlines()), 30, "a 90-column box")
-    quit_tui(screen)
+    quit_tui(screen, claude, settle=False)  # Esc ended the turn
 
 
 def test_terminal_restored_after_sigterm_to_agentlaunch(claude: Claude) -> None:

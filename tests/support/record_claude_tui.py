@@ -8,7 +8,9 @@ on 127.0.0.1, with ``--settings`` adding a status-line command and a hook on
 every event, all of them appending their stdin JSON to one log. It writes,
 per scenario: ``transcript.jsonl`` (the session's transcript, as written),
 ``reports.jsonl`` (one ``{"event", "payload"}`` per hook or status-line run,
-in order) and ``screen.txt`` (the last screen).
+in order), ``requests.jsonl`` (one summary per Messages request the fake API
+answered, in order: model, message count, how the last message starts) and
+``screen.txt`` (the last screen).
 """
 
 from __future__ import annotations
@@ -65,10 +67,12 @@ def exit_tui(s: Screen) -> None:
 def tool_turn(s: Screen) -> None:
     """A Write that asks permission (answered yes after the 6 s notification), then a text answer."""
     s.wait_for(lambda t: "Do you want to create" in t, 60, "the permission prompt")
-    s.until(lambda: time.monotonic() >= start[0] + 8, 30)
+    shown = time.monotonic()
+    s.until(lambda: time.monotonic() >= shown + 8, 30)  # Claude Code notifies permission_prompt after 6 s
     s.child.send("1")
     s.wait_for(lambda t: "Done." in t, 60, "the answer")
-    s.until(lambda: time.monotonic() >= start[0] + 12, 30)
+    answered = time.monotonic()
+    s.until(lambda: time.monotonic() >= answered + 3, 30)
     exit_tui(s)
 
 
@@ -93,7 +97,6 @@ def slow_then_compact(s: Screen) -> None:
     exit_tui(s)
 
 
-start = [0.0]
 SCENARIOS: dict[str, tuple[list[Planned], str, Callable[[Screen], None]]] = {
     "tool_turn": (
         [
@@ -110,7 +113,9 @@ SCENARIOS: dict[str, tuple[list[Planned], str, Callable[[Screen], None]]] = {
     ),
     "slow_compact": (
         [
-            tool_reply("Glob", {"pattern": "*.md"}, ApiUsage(11, 4000, 9000, 33), text="Looking first, slowly.", delay=0.15),
+            tool_reply(
+                "Read", {"file_path": "README.md"}, ApiUsage(11, 4000, 9000, 33), text="Looking first, slowly.", delay=0.15
+            ),
             text_reply("Slow answer end", ApiUsage(9, 300, 13000, 12), delay=0.15),
             text_reply("Summary of the talk so far.", ApiUsage(500, 0, 0, 80)),
         ],
@@ -118,6 +123,19 @@ SCENARIOS: dict[str, tuple[list[Planned], str, Callable[[Screen], None]]] = {
         slow_then_compact,
     ),
 }
+
+
+def request_summary(n: int, body: dict[str, object]) -> dict[str, object]:
+    """What a test needs of one Messages request: its order, model, size and how its last user message starts."""
+    messages = body.get("messages") if isinstance(body.get("messages"), list) else []
+    last = messages[-1] if messages else {}  # type: ignore[index]
+    content = last.get("content") if isinstance(last, dict) else ""
+    text = content if isinstance(content, str) else json.dumps(content)
+    system = body.get("system")
+    system_text = system if isinstance(system, str) else json.dumps(system)
+    return {"n": n, "model": body.get("model"), "messages": len(messages), "tools": len(body.get("tools") or []),  # type: ignore[arg-type]
+            "max_tokens": body.get("max_tokens"), "last_user": text[:200], "last_user_end": text[-300:],
+            "system_end": system_text[-200:]}  # fmt: skip
 
 
 def record(name: str, claude: str, out: Path) -> None:
@@ -136,7 +154,6 @@ def record(name: str, claude: str, out: Path) -> None:
         argv = [claude, "--session-id", session, "--model", "claude-sonnet-4-5"]
         argv += ["--settings", json.dumps(settings(log, logger)), prompt]
         s = spawn(argv, tui_env(server.url, home), work)
-        start[0] = time.monotonic()
         try:
             drive(s)
         finally:
@@ -154,6 +171,9 @@ def record(name: str, claude: str, out: Path) -> None:
             except ValueError:
                 payload = None
             f.write(json.dumps({"event": entry["event"], "payload": payload}) + "\n")
+    with (dest / "requests.jsonl").open("w") as f:
+        for n, request in enumerate(api.message_requests(), 1):
+            f.write(json.dumps(request_summary(n, request.body)) + "\n")
     (dest / "screen.txt").write_text(s.text() + "\n")
     print(f"{name}: {dest} ({root})")
 
