@@ -393,3 +393,37 @@ def test_a_manual_compact_is_a_compaction_with_its_trigger_and_ends_at_the_promp
     ]
     assert states(items) == ["thinking", "waiting", "thinking", "waiting"]
     source.close()
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=30),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=12), children, max_size=4),
+    max_leaves=12,
+)
+fields = st.sampled_from(["session_id", "transcript_path", "trigger", "type", "payload", "usage", "response_id", "info"])
+shapes = st.dictionaries(fields | st.text(max_size=8), json_values, max_size=5)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    events=st.lists(st.tuples(st.sampled_from([*EVENTS, "Other"]), shapes), max_size=6),
+    lines=st.lists(
+        st.tuples(st.sampled_from(["session_meta", "turn_context", "token_usage_record", "compacted", "event_msg",
+                                   "response_item", "x"]), shapes),
+        max_size=6,
+    ),
+)  # fmt: skip
+def test_any_hook_payload_or_rollout_line_shape_is_taken_without_an_exception(
+    tmp_path_factory: pytest.TempPathFactory, events: list[tuple[str, dict[str, Any]]], lines: list[tuple[str, dict[str, Any]]]
+) -> None:
+    from agentlaunch.launch.hook_socket import HookReport
+
+    bench = Bench(tmp_path_factory.mktemp("shapes"))
+    source = bench.source(with_socket=False)
+    for event, payload in events:
+        assert isinstance(source._report(HookReport(event, payload)), list)
+    for kind, payload in lines:
+        obj: dict[str, Any] = {"type": kind, "payload": payload.get("payload", payload)}
+        for item in source._line(obj):
+            if isinstance(item, CallUsage):
+                assert all(isinstance(v, int) and v >= 0 for v in item.usage.as_dict().values())
