@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -239,8 +240,6 @@ def _header(path: Path) -> dict[str, Any] | None:
 
 def _started(head: dict[str, Any]) -> float:
     """The header's ``startTime`` as a timestamp (0 when it is not an ISO time)."""
-    from datetime import datetime
-
     text = string(head.get("startTime"))
     try:
         return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
