@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentlaunch.events import CallUsage, ContextWindow, SessionStarted, Usage
+from agentlaunch.events import CallUsage, Compaction, ContextWindow, SessionStarted, Usage
 from agentlaunch.launch import hook_report
 from agentlaunch.launch.hook_socket import HookSocket
 from agentlaunch.launch.native_source import NativeContext
@@ -348,3 +348,82 @@ def test_a_resumed_thread_whose_file_is_missing_is_never_guessed(tmp_path: Path)
     source = bench.source()
     assert calls(source.read()) == []
     source.close()
+
+
+def test_until_a_hook_is_heard_the_rollout_is_read_every_few_seconds(tmp_path: Path) -> None:
+    # Hooks configured but never heard (the user turned Codex's hooks off): the rollout alone tells.
+    bench = Bench(tmp_path)
+    now = [100.0]
+    source = CodexNativeSource(bench.ctx(), HookSocket(bench.runtime / "s.sock"), clock=lambda: now[0])
+    for _ in range(8):
+        deadline = source.deadline()
+        assert deadline is not None
+        now[0] = deadline
+        source.read()
+    bench.send("Stop", {"session_id": THREAD})
+    now[0] += 1
+    source.read()
+    now[0] += 10
+    source.read()
+    assert source.deadline() is None
+    source.close()
+
+
+def test_a_manual_compact_is_a_compaction_with_its_trigger_and_ends_at_the_prompt(tmp_path: Path) -> None:
+    lines = (DATA / "codex_tui_compact.hooks.jsonl").read_text().splitlines()
+    reports = [json.loads(line) for line in lines]
+    thread = reports[0]["payload"]["session_id"]
+    bench = Bench(tmp_path)
+    bench.rollout = bench.rollout.with_name(f"rollout-2026-12-01T11-41-23-{thread}.jsonl")
+    data = recorded("codex_tui_compact.rollout.jsonl", bench.home, bench.work)
+    source = bench.source()
+    items: list[Any] = []
+    for report in reports:
+        payload = json.loads(json.dumps(report["payload"]).replace("/HOME", str(bench.home)).replace("/WORK", str(bench.work)))
+        payload["transcript_path"] = str(bench.rollout)
+        bench.send(report["event"], payload)
+        if report["event"] == "PostCompact":
+            bench.rollout.write_bytes(data)
+        items += source.read()
+    assert [i for i in items if isinstance(i, Compaction)] == [Compaction(trigger="manual")]
+    # The compaction's own model call is a call like any other (its summary's 50 output tokens).
+    assert calls(items) == [
+        (Usage(input=1000, cache_read=8000, output=7), "resp_fake_1"),
+        (Usage(input=100, cache_read=9000, output=50), "resp_fake_2"),
+    ]
+    assert states(items) == ["thinking", "waiting", "thinking", "waiting"]
+    source.close()
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=30),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=12), children, max_size=4),
+    max_leaves=12,
+)
+fields = st.sampled_from(["session_id", "transcript_path", "trigger", "type", "payload", "usage", "response_id", "info"])
+shapes = st.dictionaries(fields | st.text(max_size=8), json_values, max_size=5)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    events=st.lists(st.tuples(st.sampled_from([*EVENTS, "Other"]), shapes), max_size=6),
+    lines=st.lists(
+        st.tuples(st.sampled_from(["session_meta", "turn_context", "token_usage_record", "compacted", "event_msg",
+                                   "response_item", "x"]), shapes),
+        max_size=6,
+    ),
+)  # fmt: skip
+def test_any_hook_payload_or_rollout_line_shape_is_taken_without_an_exception(
+    tmp_path_factory: pytest.TempPathFactory, events: list[tuple[str, dict[str, Any]]], lines: list[tuple[str, dict[str, Any]]]
+) -> None:
+    from agentlaunch.launch.hook_socket import HookReport
+
+    bench = Bench(tmp_path_factory.mktemp("shapes"))
+    source = bench.source(with_socket=False)
+    for event, payload in events:
+        assert isinstance(source._report(HookReport(event, payload)), list)
+    for kind, payload in lines:
+        obj: dict[str, Any] = {"type": kind, "payload": payload.get("payload", payload)}
+        for item in source._line(obj):
+            if isinstance(item, CallUsage):
+                assert all(isinstance(v, int) and v >= 0 for v in item.usage.as_dict().values())

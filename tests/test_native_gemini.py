@@ -205,3 +205,45 @@ def test_native_extras_adds_no_flags(tmp_path: Path) -> None:
     assert extras.argv == [] and extras.env == {}
     (source,) = extras.sources
     source.close()
+
+
+def test_inotify_follows_folders_gemini_creates_later(tmp_path: Path) -> None:
+    import select
+
+    bench = Bench(tmp_path)
+    (bench.home / ".gemini").mkdir(parents=True)  # a new per-agent home: no tmp/ yet
+    source = GeminiNativeSource(bench.ctx(), open_watch())
+    fd = source.fileno()
+    if fd is None:
+        pytest.skip("inotify is not available here")
+    items: list[Any] = []
+    for folder in (bench.chats.parent.parent, bench.chats.parent, bench.chats):
+        folder.mkdir()
+        assert select.select([fd], [], [], 5)[0] == [fd], f"no wake-up for {folder}"
+        items += source.read()
+    bench.file.write_bytes(bench.recorded("gemini_tui.session.jsonl"))
+    assert select.select([fd], [], [], 5)[0] == [fd]
+    items += source.read()
+    assert usages(items) == EXPECTED
+    source.close()
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=30),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=12), children, max_size=4),
+    max_leaves=12,
+)
+keys = st.sampled_from(["id", "type", "tokens", "content", "toolCalls", "model", "$set", "messages", "sessionId", "projectHash"])
+shapes = st.dictionaries(keys | st.text(max_size=8), json_values, max_size=6)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(shapes, max_size=8))
+def test_any_session_line_shape_is_taken_without_an_exception(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[dict[str, Any]]
+) -> None:
+    source = GeminiNativeSource(Bench(tmp_path_factory.mktemp("shapes")).ctx(), None)
+    for line in lines:
+        for item in source._line(line):
+            if isinstance(item, CallUsage):
+                assert all(isinstance(v, int) and v >= 0 for v in item.usage.as_dict().values())

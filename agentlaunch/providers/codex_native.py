@@ -22,7 +22,7 @@ What ``native_extras`` adds to ``codex`` / ``codex resume ID``:
     per new running total (``total_token_usage``).
   * ``token_count.info.model_context_window``: the context window.
   * ``session_meta``: the thread id, reported as the session id.
-  * ``compacted`` lines: a compaction.
+  * ``compacted`` lines: a compaction (its trigger, ``manual`` or ``auto``, from the PreCompact hook).
 
 Which file: the one a hook names (``transcript_path``); on resume the
 thread's own file; otherwise the newest rollout of this working directory
@@ -58,7 +58,8 @@ HOOK_STATES: dict[str, str] = {
     "PreCompact": "thinking",
     "Stop": "waiting",
 }
-"""The state each hook tells. SessionStart and PostCompact tell none (they carry the session and file)."""
+"""The state each hook tells. SessionStart tells none (it carries the session and its file); PostCompact
+goes back to the state before PreCompact."""
 
 TOOL_ITEMS = {"function_call", "custom_tool_call", "local_shell_call", "web_search_call", "mcp_tool_call"}
 TOOL_OUTPUTS = {"function_call_output", "custom_tool_call_output", "mcp_tool_call_output"}
@@ -105,6 +106,8 @@ class CodexNativeSource:
         self.announced = False
         self.hooks_heard = False
         self.state: str | None = None
+        self._before_compact: str | None = None
+        self._compact_trigger: str | None = None  # "manual" or "auto", from the PreCompact hook
         self.started = clock()
         self._schedule: list[float] = [self.started + d for d in FIND_RETRY]
         self._backoff = 0
@@ -152,6 +155,12 @@ class CodexNativeSource:
         if transcript and (self.tail is None or self.tail.path != Path(transcript)):
             self._open(Path(transcript))  # the CLI's own word beats a file found by looking
         self.hooks_heard = True
+        if report.event == "PreCompact":
+            self._before_compact = self.state
+            self._compact_trigger = opt_label(payload.get("trigger"))
+        if report.event == "PostCompact":
+            # A manual /compact ends at the prompt, an automatic one inside a turn: back to where it began.
+            return out + self._set_state(self._before_compact or "waiting")
         state = HOOK_STATES.get(report.event)
         if state:
             out += self._set_state(state)
@@ -171,7 +180,8 @@ class CodexNativeSource:
         if kind == "token_usage_record":
             return self._record(payload)
         if kind == "compacted":
-            return [Compaction()]
+            trigger, self._compact_trigger = self._compact_trigger, None
+            return [Compaction(trigger=trigger)]
         if kind == "event_msg":
             return self._event_msg(payload)
         if kind == "response_item" and not self.hooks_heard:
@@ -281,8 +291,9 @@ class CodexNativeSource:
                 self._schedule = [now + TURN_RETRY[self._backoff]]
         elif self.state == "waiting" and active:
             self._schedule = [now + d for d in AFTER_TURN]
-        if self.sock is None and not self._schedule:
-            # No hooks can wake the launch: the rollout alone tells, so it is read every few seconds.
+        if (self.sock is None or not self.hooks_heard) and not self._schedule:
+            # No hook has woken the launch yet (none configured, or the user turned Codex's hooks off):
+            # the rollout alone tells, so it is read every few seconds until a hook is heard.
             self._schedule = [now + FIND_RETRY[-1]]
 
 

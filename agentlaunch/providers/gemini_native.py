@@ -10,6 +10,9 @@ results are added), ``{"$set": {...}}`` lines, and ``messages`` lists in a
 record with ``tokens`` (``input`` includes ``cached``; ``thoughts`` billed as
 output), keyed by its ``id``: the same figures the headless per-call split
 reads (:func:`~agentlaunch.providers.gemini.call_usage`), each id counted once.
+Gemini 0.61 writes a call's record once its stream has ended, and sets its
+``tokens`` once (read in its bundle: ``recordMessageTokens`` never replaces
+them), so the first version with tokens is the call's final figure.
 
 States come from the same file (Gemini offers nothing else agentlaunch can
 receive without editing the user's settings; see the docs): a user prompt
@@ -26,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -117,7 +121,10 @@ class GeminiNativeSource:
     def _watch_folders(self) -> None:
         if self.watch is None:
             return
-        self.watch.watch(self.root)
+        if not self.watch.watch(self.root):
+            # Gemini has not made its tmp folder yet (a new home): its creation in the parent wakes the launch.
+            self.watch.watch(self.root.parent)
+            return
         try:
             projects = [p for p in self.root.iterdir() if p.is_dir()]
         except OSError:
@@ -233,8 +240,6 @@ def _header(path: Path) -> dict[str, Any] | None:
 
 def _started(head: dict[str, Any]) -> float:
     """The header's ``startTime`` as a timestamp (0 when it is not an ISO time)."""
-    from datetime import datetime
-
     text = string(head.get("startTime"))
     try:
         return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()

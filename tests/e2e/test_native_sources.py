@@ -132,3 +132,40 @@ def test_gemini_tui_tool_turn_is_metered_once_per_call_and_resume_adds_only_its_
         resumed = gemini_turns(gemini, env, workdir, model, ["one more"], ["third answer done"], session_id=session_id)
         assert [c.usage for c in resumed.followed.of(CallUsage)] == [Usage(input=100, cache_read=9200, output=8, reasoning=2)]
         assert states(resumed.followed)[-1] == "waiting"
+
+
+def test_codex_users_own_notify_and_hooks_keep_running_beside_agentlaunchs(tmp_path: Path) -> None:
+    from agentlaunch.providers.codex_hooks import trust_hash
+
+    codex = ensure_cli("codex")
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    notified, hooked = tmp_path / "notified.txt", tmp_path / "hooked.txt"
+    notify = tmp_path / "notify.sh"  # the user's notify program, failing after it did its job
+    notify.write_text(f'#!/bin/sh\nprintf "%s\\n" "$1" >> {notified}\nexit 3\n')
+    notify.chmod(0o755)
+    user_hook = f"sh -c 'cat >> {hooked}'"
+    config = tmp_path / "home" / ".codex" / "config.toml"
+    own = (
+        f'notify = ["{notify}"]\n'
+        f'[[hooks.Stop]]\nhooks = [{{type = "command", command = {json.dumps(user_hook)}, timeout = 10}}]\n'
+        f'[hooks.state."{config}:stop:0:0"]\ntrusted_hash = "{trust_hash("stop", user_hook)}"\n'
+    )
+    script = ResponsesScript([TextReply("first answer done", ResponsesUsage(9000, 8000, 7, 0))])
+    with TitledResponsesFake(script) as api:
+        # notify is a top-level key: it goes before the tables seed_codex_home writes.
+        env = seed_codex_home(tmp_path / "home", api.base_url, workdir)
+        top, tables = own.split("[[hooks.Stop]]")
+        config.write_text(top + config.read_text() + "[[hooks.Stop]]" + tables)
+        before = config.read_text()
+        run = codex_turns(codex, env, workdir, ["say something"], ["first answer done"])
+    assert states(run.followed) == ["thinking", "waiting"]
+    assert calls(run.followed) == [(Usage(input=1000, cache_read=8000, output=7), "resp_fake_1")]
+    reports = [json.loads(line) for line in notified.read_text().splitlines()]
+    main_turn = [r for r in reports if r.get("input-messages") == ["say something"]]  # not the thread-title call
+    assert len(main_turn) == 1 and main_turn[0]["type"] == "agent-turn-complete"  # the user's notify ran
+    assert json.loads(hooked.read_text().splitlines()[0])["hook_event_name"] == "Stop"  # and their own hook
+    assert "Hooks need review" not in run.screen
+    # Nothing of agentlaunch's landed in the user's config (Codex itself adds its [tui] notes there).
+    after = config.read_text()
+    assert after.startswith(before.rstrip("\n")) and "session-flags" not in after and "hook_report" not in after

@@ -5,7 +5,7 @@
 Runs (see :mod:`tests.support.native_flows`): Codex 0.171 with a tool turn
 (``echo hi``) and a second typed turn, then ``codex resume`` with a third;
 Gemini 0.61 with a tool turn (``read_file``) and a second turn, then
-``gemini --resume`` with a third. It keeps each run's rollout / session file
+``gemini --resume`` with a third; Codex with a turn then ``/compact``. It keeps each run's rollout / session file
 and Codex's hook reports, with the temporary paths replaced by placeholders
 (``/HOME``, ``/WORK``), so the unit tests read exactly what the CLIs wrote.
 """
@@ -63,6 +63,44 @@ def record_codex(out: Path, root: Path) -> None:
     (out / "codex_tui.hooks.jsonl").write_text("".join(scrub(json.dumps(h), places) + "\n" for h in hooks))
 
 
+def record_codex_compact(out: Path, root: Path) -> None:
+    """A turn, then ``/compact`` typed: Codex's compaction call, its ``compacted`` line and Pre/PostCompact hooks."""
+    from agentlaunch.fakeapi.responses import codex_quiet_args
+    from agentlaunch.providers.codex_native import native_extras
+    from tests.support.native_flows import Followed, context, finish, follower, record_reports, runtime_dir
+    from tests.support.native_tui import Tui
+
+    workdir = root / "work"
+    workdir.mkdir()
+    replies = [
+        TextReply("first answer done", ResponsesUsage(9000, 8000, 7, 0)),
+        TextReply("SUMMARY of the work so far", ResponsesUsage(9100, 9000, 50, 0)),
+    ]
+    with TitledResponsesFake(ResponsesScript(replies)) as api:
+        env = seed_codex_home(root / "home", api.base_url, workdir)
+        runtime, followed = runtime_dir(), Followed()
+        extras = native_extras(context("coder", env, workdir, runtime))
+        record_reports(extras, followed)
+        tui = Tui([str(cli_path("codex")), *codex_quiet_args(), *extras.argv, "hello"], env, workdir)
+        step = follower(extras.sources, followed)
+        try:
+            assert tui.wait_for(lambda: "first answer done" in tui.text, 60, every=step), tui.text
+            tui.wait_for(lambda: False, 1.0, every=step)
+            tui.child.send("/compact")
+            tui.wait_for(lambda: False, 0.5, every=step)
+            tui.child.send("\r")
+            assert tui.wait_for(lambda: "PostCompact" in [r.event for r in followed.reports], 60, every=step)
+            tui.wait_for(lambda: False, 2.0, every=step)
+        finally:
+            tui.close()
+        finish(extras.sources, followed)
+        (rollout,) = sorted((root / "home" / ".codex" / "sessions").rglob("rollout-*.jsonl"))
+    places = {str(root / "home"): "/HOME", str(workdir): "/WORK"}
+    (out / "codex_tui_compact.rollout.jsonl").write_text(scrub(rollout.read_text(), places))
+    hooks = [{"event": r.event, "payload": r.payload} for r in followed.reports]
+    (out / "codex_tui_compact.hooks.jsonl").write_text("".join(scrub(json.dumps(h), places) + "\n" for h in hooks))
+
+
 def record_gemini(out: Path, root: Path) -> None:
     gemini = cli_path("gemini")
     workdir = root / "work"
@@ -100,10 +138,10 @@ def record_gemini(out: Path, root: Path) -> None:
 def main(argv: list[str]) -> int:
     out = Path(argv[1] if len(argv) > 1 else "tests/data/native")
     out.mkdir(parents=True, exist_ok=True)
-    which = argv[2:] or ["codex", "gemini"]
+    which = argv[2:] or ["codex", "codex_compact", "gemini"]
     for name in which:
         with tempfile.TemporaryDirectory(prefix="agentlaunch-rec-") as tmp:
-            {"codex": record_codex, "gemini": record_gemini}[name](out, Path(tmp))
+            {"codex": record_codex, "codex_compact": record_codex_compact, "gemini": record_gemini}[name](out, Path(tmp))
             print(f"recorded {name} into {out}")
     return 0
 
