@@ -259,6 +259,13 @@ def test_dumb_terminal_and_line_flag_get_the_line_chat(agents_dir: Path, tui_age
     assert b"TUI READY" not in child.before
     child.sendeof()
     child.expect(pexpect.EOF)
+    unset = env_with()
+    del unset["TERM"]
+    child = spawn(agents_dir, env=unset)
+    child.expect("TERM is not set")
+    child.expect(LINE_PROMPT)
+    child.sendeof()
+    child.expect(pexpect.EOF)
 
 
 def test_the_fake_provider_gets_the_line_chat_with_a_notice(agents_dir: Path) -> None:

@@ -71,8 +71,15 @@ class InteractiveReport:
 
 
 def _tools(body: Mapping[str, Any]) -> int | None:
+    """How many tools a request offers (Gemini's are the declarations inside its one tools entry)."""
     tools = body.get("tools")
-    return len(tools) if isinstance(tools, list) else None
+    if not isinstance(tools, list):
+        return None
+    count = 0
+    for tool in tools:
+        decls = tool.get("functionDeclarations") if isinstance(tool, dict) else None
+        count += len(decls) if isinstance(decls, list) else 1
+    return count
 
 
 def seed_interface_home(provider: str, home: Path, workdir: Path, env: Mapping[str, str]) -> None:
