@@ -49,6 +49,7 @@ class Tui:
     user_texts: Callable[[Any], list[str]]
     instructions: Callable[[Any], str]
     push_text: Callable[[str], None]
+    push_stalled: Callable[[str, float], None]  # a reply whose stream stops after its first piece for S seconds
     ready: str  # what its interface shows once it waits for the person
 
     def argv(self, *args: str) -> list[str]:
@@ -95,7 +96,8 @@ def tui(request: pytest.FixtureRequest, agents_dir: Path) -> Iterator[Tui]:
                 yield Tui(
                     name, agents_dir, work, env, lambda: api.model_requests, cfake.user_texts,
                     lambda body: json.dumps(body.get("input", [])[:2]) + str(body.get("instructions", "")),
-                    lambda text: api.script.push(cfake.TextReply(text, usage)), "gpt-5.5",
+                    lambda text: api.script.push(cfake.TextReply(text, usage)),
+                    lambda text, stall: api.script.push(cfake.TextReply(text, usage, stall=stall)), "gpt-5.5",
                 )  # fmt: skip
         else:
             with gfake.GeminiFake() as gapi:
@@ -105,7 +107,8 @@ def tui(request: pytest.FixtureRequest, agents_dir: Path) -> Iterator[Tui]:
                 yield Tui(
                     name, agents_dir, work, env, lambda: gapi.model_requests, gfake.user_texts,
                     lambda body: "\n".join(gfake.instruction_texts(body)),
-                    lambda text: gapi.script.push(gfake.TextReply(text, gusage)), "Type your message",
+                    lambda text: gapi.script.push(gfake.TextReply(text, gusage)),
+                    lambda text, stall: gapi.script.push(gfake.TextReply(text, gusage, stall=stall)), "Type your message",
                 )  # fmt: skip
 
 
@@ -211,3 +214,21 @@ def test_terminal_restored_after_sigterm(tui: Tui) -> None:
     assert before.read_text() == after.read_text()
     if tui.name == "codex":
         assert app_servers(tui.work.parent) == []
+
+
+def test_esc_during_a_streaming_answer_reaches_the_cli(tui: Tui) -> None:
+    tui.push_text("Startup seen.")
+    tui.push_stalled("STREAMING-ANSWER-PIECES that never finish", 60.0)
+    screen = tui.run()
+    screen.wait_for(lambda t: "Startup seen." in t, 120, "the startup turn's answer")
+    screen.until(lambda: len(tui.calls()) >= 1, 30, "the startup call")
+    for _ in range(3):  # a call of the CLI's own (Codex names the thread) may take the stalled reply: spares
+        tui.push_stalled("STREAMING-ANSWER-PIECES that never finish", 60.0)
+    screen.child.send("answer slowly")
+    screen.wait_for(lambda t: "answer slowly" in t, 30, "the typed prompt")
+    screen.child.send("\r")
+    screen.wait_for(lambda t: "STREAM" in t.rsplit("answer slowly", 1)[-1], 60, "the answer's first piece")
+    screen.child.send("\x1b")  # Esc: the CLI cancels the answer it is streaming
+    screen.wait_for(lambda t: any(w in t.lower() for w in ("interrupted", "cancelled", "canceled")), 30, "the CLI's cancel mark")
+    assert screen.child.isalive()
+    quit_tui(tui, screen)
