@@ -137,7 +137,9 @@ def test_system_prompt_delivery_writes_into_the_state_dir_and_passes_the_flag(
     spec = load_agent(agents_dir, "reviewer")
     placed = place_instructions(spec, workdir, tmp_path / "state", TODAY, hold=False)
     assert placed.path == tmp_path / "state" / "system-prompts" / "reviewer" / "CLAUDE.md"
-    assert placed.argv == ["--append-system-prompt-file", str(placed.path)]
+    # the reviewer lists skills: Claude Code also gets the folder it finds them in (docs/agents.md, Skills)
+    skills_root = tmp_path / "state" / "skills" / "reviewer"
+    assert placed.argv == ["--append-system-prompt-file", str(placed.path), "--add-dir", str(skills_root)]
     assert placed.path.read_text() == placed.rendered.text and list(workdir.iterdir()) == []
 
 

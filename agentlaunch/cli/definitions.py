@@ -21,6 +21,7 @@ from agentlaunch.definitions.render import Rendered, render_instructions
 from agentlaunch.definitions.spec import AgentSpec, agent_names, load_agent, resolve_working_dir
 from agentlaunch.errors import AgentlaunchError, DefinitionError, ExitCode, StateError
 from agentlaunch.launch.placement import exclude_delivered, instructions_path
+from agentlaunch.launch.skills_install import read_skills
 from agentlaunch.providers.descriptors import PROVIDERS, describe
 from agentlaunch.visible import for_markup
 
@@ -109,6 +110,7 @@ def validate(
             spec = load_agent(root_dir, name)
             rendered = render_instructions(spec, Path.cwd(), date.today(), templates_dir=templates_dir)
             report_volatile(rendered)
+            read_skills(spec.skills, spec.agents_dir)  # what `run` would refuse to install
         except DefinitionError as exc:
             problems.extend(exc.problems)
     for line in problems:

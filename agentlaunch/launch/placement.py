@@ -18,6 +18,11 @@ A file delivered into a git working tree is added to the repository's
 ``info/exclude``, so it never shows in ``git status``. Every launch also
 says, in one notice, when instructions files in the working directory load
 text the model already gets (:mod:`agentlaunch.launch.double_load`).
+The agent's skills are installed in the state directory where its CLI finds
+them (:mod:`agentlaunch.launch.skills_install`): Claude Code (and fake) get
+``--add-dir`` of the agent's skills root, Gemini's per-agent home links them,
+and a Codex agent with skills gets a per-agent ``CODEX_HOME`` that links them
+beside the user's own entries (:mod:`agentlaunch.providers.codex_home`).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from agentlaunch.definitions.render import Rendered, render_instructions
 from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.errors import StateError
 from agentlaunch.launch.double_load import double_loading
+from agentlaunch.launch.skills_install import InstalledSkills, finds_installed_skills, install_skills, skills_argv
 from agentlaunch.providers.descriptors import describe
 
 SYSTEM_PROMPT_DIR = "system-prompts"
@@ -52,7 +58,10 @@ class Placement:
     for a per-turn CLI, global options given on every turn (see :func:`with_placement_argv`)."""
     notices: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
-    """Environment the CLI gets on every turn, over everything else (gemini-home's ``GEMINI_CLI_HOME``)."""
+    """Environment the CLI gets on every turn, over everything else (gemini-home's ``GEMINI_CLI_HOME``;
+    a codex agent with skills: its own ``CODEX_HOME``)."""
+    skills: InstalledSkills | None = None
+    """The agent's skills as installed for its CLI (None: it has none)."""
     fingerprint_argv: list[str] = field(default_factory=list)
     """``argv`` as the prefix fingerprint sees it: without the agent's own text, which it hashes section by
     section (so a changed soul is reported as the soul, not also as changed flags)."""
@@ -96,6 +105,10 @@ def place_instructions(
     Gemini home (linked into the agent's) for ``delivery: gemini-home``.
     """
     rendered = render_instructions(spec, working_dir, today, templates_dir=templates_dir)
+    # Only where the CLI will look; elsewhere an earlier launch's copy is removed.
+    installed = install_skills(
+        spec.skills if finds_installed_skills(spec.provider, spec.delivery) else (), spec.agents_dir, state_dir, spec.name
+    )
     argv: list[str] = []
     fingerprint_argv: list[str] | None = None
     placed_env: dict[str, str] = {}
@@ -119,7 +132,16 @@ def place_instructions(
         from agentlaunch.providers.gemini_home import prepare_home
 
         seen = {**os.environ, **spec.env} if env is None else env
-        placed_env = prepare_home(state_dir, spec.name, rendered.text, seen)
+        placed_env = prepare_home(state_dir, spec.name, rendered.text, seen, skills=installed.links() if installed else None)
+    if installed is not None and spec.provider == "codex":
+        from agentlaunch.providers.codex_home import prepare_home as prepare_codex_home
+
+        seen = {**os.environ, **spec.env} if env is None else env
+        placed_env.update(prepare_codex_home(state_dir, spec.name, seen, installed.links()))
+    extra = skills_argv(spec.provider, installed)
+    argv.extend(extra)
+    if fingerprint_argv is not None:
+        fingerprint_argv.extend(extra)
     delivery = deliver(path, rendered.text, spec.name, state_dir, force=force, hold=hold)
     notices: list[str] = []
     if spec.delivery == "file":
@@ -132,7 +154,7 @@ def place_instructions(
     if twice:
         notices.append(twice)
     return Placement(
-        rendered=rendered, path=path, argv=argv, notices=notices, env=placed_env,
+        rendered=rendered, path=path, argv=argv, notices=notices, env=placed_env, skills=installed,
         fingerprint_argv=argv if fingerprint_argv is None else fingerprint_argv,
     )  # fmt: skip
 

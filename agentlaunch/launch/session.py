@@ -180,6 +180,10 @@ class Launch:
             force=self.options.force,
         )  # fmt: skip
         self.instructions_path = placement.path
+        if placement.skills is not None and placement.skills.changed:
+            # a CLI started early may have listed the skills before this launch rewrote them
+            prespawn.discard(self.prespawned)
+            self.prespawned = None
         for notice in placement.notices:
             self.notice(notice)
         command = self.spec.command or self.adapter.default_command

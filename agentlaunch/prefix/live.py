@@ -146,12 +146,14 @@ def run_once(
     run_dir = root / label
     # One HOME path for every run, emptied each time: a user's HOME is the same from session to
     # session, so paths under it (memory files, CODEX_HOME) are no per-session difference.
-    home = root / "home"
-    for folder in (run_dir, home):
+    # The state directory too: the agent's installed skills and its Gemini or Codex home live there, and
+    # the CLIs name those paths in their prompts (skill locations, skill roots).
+    home, state = root / "home", root / "state"
+    for folder in (run_dir, home, state):
         shutil.rmtree(folder, ignore_errors=True)
     # Differently named per run (project-a, project-b): a CLI that names its project in the prompt
     # (a per-project path, say) shows that cut instead of hiding it behind two folders both named `work`.
-    workdir, state = run_dir / f"project-{label}", run_dir / "state"
+    workdir = run_dir / f"project-{label}"
     for folder in (workdir, home, state):
         folder.mkdir(parents=True)
     session_id = str(uuid.uuid4())
@@ -159,8 +161,9 @@ def run_once(
     message = render_startup(spec, facts, templates_dir) + "\n" + PROMPT
 
     def place(env: Mapping[str, str]) -> Placement:
-        # A gemini-home links the user's Gemini home: here the capture HOME, never the real one.
-        seen = env if spec.delivery == "gemini-home" else None
+        # A gemini-home links the user's Gemini home, and a codex agent with skills gets a Codex home that
+        # links the user's: here the capture HOME's, never the real one.
+        seen = env if spec.delivery == "gemini-home" or (spec.provider == "codex" and spec.skills) else None
         return place_instructions(spec, workdir, state, date.today(), templates_dir, hold=False, env=seen)
 
     argv, env, stdin, placement = _launch_plan(spec, command, capture, home, message, session_id, place)

@@ -13,6 +13,12 @@ auth and settings keep working and a change the user makes is seen at once.
 ``tmp/``, ``history/`` and ``projects.json`` (Gemini's per-project runtime state:
 the sessions agentlaunch reads for per-call usage and resume) stay the agent's own.
 The user's ``~/.agents`` (Gemini's second user skills folder) is linked too.
+When the agent has skills of its own, ``.gemini/skills`` is a folder of links
+instead of one link: one to each of the agent's installed skills
+(:mod:`agentlaunch.launch.skills_install`), and one to each entry of the user's
+``~/.gemini/skills`` that does not have the name of one of them (the agent's
+skill wins). Gemini 0.61.0 lists every skill it finds there in its system
+instruction ("# Available Agent Skills", with the skill's path in this home).
 Nothing is written into the working directory. This module uses the standard library only.
 """
 
@@ -23,11 +29,13 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from agentlaunch.errors import StateError
+from agentlaunch.providers.home_links import ensure_link, link_entries, link_skills, unlink_skills
 
 HOMES_DIR = "gemini-homes"
 ENV_KEY = "GEMINI_CLI_HOME"
 GEMINI_DIR = ".gemini"
 MEMORY_FILE = "GEMINI.md"
+SKILLS = "skills"
 OWN_ENTRIES = frozenset({MEMORY_FILE, "tmp", "history", "projects.json"})
 """Entries of ``.gemini`` that stay per-agent: the agent's memory file and Gemini's per-session/per-project state."""
 TOP_LINKS = (".agents",)
@@ -51,10 +59,13 @@ def combined_memory(user_text: str | None, instructions: str) -> str:
     return user_text.rstrip("\n") + "\n\n" + instructions
 
 
-def prepare_home(state_dir: Path, agent: str, instructions: str, env: Mapping[str, str]) -> dict[str, str]:
+def prepare_home(
+    state_dir: Path, agent: str, instructions: str, env: Mapping[str, str], skills: Mapping[str, Path] | None = None
+) -> dict[str, str]:
     """Build (or bring up to date) ``agent``'s Gemini home; the environment that points Gemini at it.
 
-    Idempotent: relaunching rewrites GEMINI.md and re-links what the user's
+    ``skills`` maps the name of each of the agent's installed skills to its
+    folder. Idempotent: relaunching rewrites GEMINI.md and re-links what the user's
     ``~/.gemini`` holds now (a link whose entry is gone is removed; an entry
     Gemini itself created in the agent's home is left alone). A state directory
     where the home cannot be made is a :class:`StateError`.
@@ -66,7 +77,12 @@ def prepare_home(state_dir: Path, agent: str, instructions: str, env: Mapping[st
         dot.mkdir(parents=True, exist_ok=True)
         same = source_home.resolve() == home.resolve()
         source = None if same else source_home / GEMINI_DIR
-        _link_entries(dot, source, OWN_ENTRIES)
+        if skills:
+            link_entries(dot, source, OWN_ENTRIES | {SKILLS})
+            link_skills(dot / SKILLS, source / SKILLS if source is not None else None, skills)
+        else:
+            unlink_skills(dot / SKILLS)
+            link_entries(dot, source, OWN_ENTRIES)
         _link_named(home, None if same else source_home, TOP_LINKS)
         user_text = _read_text(source / MEMORY_FILE) if source is not None else None
         _write_atomic(dot / MEMORY_FILE, combined_memory(user_text, instructions))
@@ -76,38 +92,15 @@ def prepare_home(state_dir: Path, agent: str, instructions: str, env: Mapping[st
     return {ENV_KEY: str(home)}
 
 
-def _link_entries(dot: Path, source: Path | None, own: frozenset[str]) -> None:
-    """Symlink every entry of ``source`` (except ``own``) into ``dot``; drop links to entries that are gone."""
-    names = sorted(p.name for p in source.iterdir()) if source is not None and source.is_dir() else []
-    wanted = {name for name in names if name not in own}
-    for entry in dot.iterdir():
-        if entry.is_symlink() and entry.name not in wanted:
-            entry.unlink()
-    for name in sorted(wanted):
-        assert source is not None
-        _ensure_link(dot / name, source / name)
-
-
 def _link_named(home: Path, source_home: Path | None, names: tuple[str, ...]) -> None:
     """Symlink the named entries of ``source_home`` into ``home`` when the user has them."""
     for name in names:
         link = home / name
         target = source_home / name if source_home is not None else None
         if target is not None and target.exists():
-            _ensure_link(link, target)
+            ensure_link(link, target)
         elif link.is_symlink():
             link.unlink()
-
-
-def _ensure_link(link: Path, target: Path) -> None:
-    """``link`` -> ``target``, replacing a stale link; a real file or folder there (Gemini's own) is kept."""
-    if link.is_symlink():
-        if os.readlink(link) == str(target):
-            return
-        link.unlink()
-    elif link.exists():
-        return
-    link.symlink_to(target)
 
 
 def _read_text(path: Path) -> str | None:

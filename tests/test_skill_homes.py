@@ -1,0 +1,132 @@
+"""The per-agent Gemini and Codex homes with skills: a skills folder of links, the user's entries kept, runtime state apart."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from agentlaunch.providers import codex_home, gemini_home
+
+
+def _skill(folder: Path, name: str) -> Path:
+    path = folder / name
+    path.mkdir(parents=True)
+    (path / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {name}\n---\n")
+    return path
+
+
+def test_gemini_skills_become_a_folder_of_links_with_the_agents_skill_winning_a_name_clash(tmp_path: Path) -> None:
+    user = tmp_path / "user"
+    _skill(user / ".gemini" / "skills", "users-own")
+    _skill(user / ".gemini" / "skills", "probe")  # the user's skill of the same name as the agent's
+    installed = _skill(tmp_path / "installed", "probe")
+    state = tmp_path / "state"
+    gemini_home.prepare_home(state, "gem", "text", {"HOME": str(user)}, skills={"probe": installed})
+    folder = gemini_home.home_path(state, "gem") / ".gemini" / "skills"
+    assert folder.is_dir() and not folder.is_symlink()
+    assert sorted(p.name for p in folder.iterdir()) == ["probe", "users-own"]
+    assert (folder / "probe").resolve() == installed
+    assert (folder / "users-own").resolve() == user / ".gemini" / "skills" / "users-own"
+    # a skill the user adds later is linked on the next launch; one they remove goes
+    _skill(user / ".gemini" / "skills", "later")
+    (user / ".gemini" / "skills" / "users-own" / "SKILL.md").unlink()
+    (user / ".gemini" / "skills" / "users-own").rmdir()
+    gemini_home.prepare_home(state, "gem", "text", {"HOME": str(user)}, skills={"probe": installed})
+    assert sorted(p.name for p in folder.iterdir()) == ["later", "probe"]
+
+
+def test_a_gemini_agent_that_drops_its_skills_gets_the_link_to_the_users_folder_back(tmp_path: Path) -> None:
+    user = tmp_path / "user"
+    _skill(user / ".gemini" / "skills", "users-own")
+    installed = _skill(tmp_path / "installed", "probe")
+    state = tmp_path / "state"
+    gemini_home.prepare_home(state, "gem", "text", {"HOME": str(user)}, skills={"probe": installed})
+    gemini_home.prepare_home(state, "gem", "text", {"HOME": str(user)})
+    folder = gemini_home.home_path(state, "gem") / ".gemini" / "skills"
+    assert folder.is_symlink() and folder.resolve() == user / ".gemini" / "skills"
+
+
+def test_a_gemini_agent_with_skills_and_no_user_gemini_folder(tmp_path: Path) -> None:
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    installed = _skill(tmp_path / "installed", "probe")
+    state = tmp_path / "state"
+    gemini_home.prepare_home(state, "gem", "text", {"HOME": str(bare)}, skills={"probe": installed})
+    folder = gemini_home.home_path(state, "gem") / ".gemini" / "skills"
+    assert [p.name for p in folder.iterdir()] == ["probe"]
+    assert not (bare / ".gemini").exists()
+
+
+def _user_codex(root: Path) -> Path:
+    home = root / "user" / ".codex"
+    home.mkdir(parents=True)
+    for name in ("config.toml", "auth.json", "work.config.toml", "AGENTS.md", "installation_id"):
+        (home / name).write_text(name)
+    for name in ("state_5.sqlite", "state_5.sqlite-wal", "state_5.sqlite-shm", "logs_2.sqlite", "history.jsonl"):
+        (home / name).write_text(name)
+    for name in ("sessions/2026", "log", "shell_snapshots", "rules", "prompts"):
+        (home / name).mkdir(parents=True)
+    _skill(home / "skills", "users-own")
+    (home / "skills" / ".system").mkdir()
+    return home
+
+
+def test_the_codex_home_links_config_and_auth_but_keeps_sessions_and_databases_its_own(tmp_path: Path) -> None:
+    user = _user_codex(tmp_path)
+    installed = _skill(tmp_path / "installed", "probe")
+    state = tmp_path / "state"
+    env = codex_home.prepare_home(state, "cx", {"HOME": str(tmp_path / "user")}, {"probe": installed})
+    home = codex_home.home_path(state, "cx")
+    assert env == {"CODEX_HOME": str(home)}
+    linked = {p.name for p in home.iterdir() if p.is_symlink()}
+    assert linked == {"config.toml", "auth.json", "work.config.toml", "AGENTS.md", "installation_id", "rules", "prompts"}
+    for name in linked:
+        assert (home / name).resolve() == user / name
+    assert sorted(p.name for p in home.iterdir() if not p.is_symlink()) == ["skills"]  # Codex makes the rest itself
+    skills = home / "skills"
+    assert sorted(p.name for p in skills.iterdir()) == ["probe", "users-own"]  # not the user's .system
+    assert (skills / "probe").resolve() == installed
+
+
+def test_the_codex_home_follows_codex_home_from_the_environment_and_is_idempotent(tmp_path: Path) -> None:
+    user = _user_codex(tmp_path)
+    installed = _skill(tmp_path / "installed", "probe")
+    state = tmp_path / "state"
+    env = {"CODEX_HOME": str(user), "HOME": str(tmp_path / "elsewhere")}
+    codex_home.prepare_home(state, "cx", env, {"probe": installed})
+    home = codex_home.home_path(state, "cx")
+    (home / "sessions").mkdir()  # what Codex writes in the agent's home is its own
+    (home / "skills" / ".system").mkdir()
+    before = sorted((p.name, p.is_symlink()) for p in home.iterdir())
+    codex_home.prepare_home(state, "cx", env, {"probe": installed})
+    assert sorted((p.name, p.is_symlink()) for p in home.iterdir()) == before
+    assert (home / "skills" / ".system").is_dir() and not (home / "skills" / ".system").is_symlink()
+    (user / "AGENTS.md").unlink()
+    codex_home.prepare_home(state, "cx", env, {})
+    assert not (home / "AGENTS.md").exists() and not (home / "AGENTS.md").is_symlink()
+    assert sorted(p.name for p in (home / "skills").iterdir()) == [".system", "users-own"]
+
+
+def test_is_own_covers_sqlite_journals_and_runtime_folders() -> None:
+    for name in ("state_5.sqlite", "state_5.sqlite-wal", "x.sqlite-shm", "x.db-journal", "sessions", "history.jsonl", "log"):
+        assert codex_home.is_own(name), name
+    for name in ("config.toml", "auth.json", "rules", "AGENTS.md", "sqlite-notes.md"):
+        assert not codex_home.is_own(name), name
+
+
+def test_ensure_link_replaces_a_stale_link_in_one_rename_and_keeps_a_real_entry(tmp_path: Path) -> None:
+    from agentlaunch.providers.home_links import ensure_link
+
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir()
+    new.mkdir()
+    link = tmp_path / "home" / "entry"
+    link.parent.mkdir()
+    link.symlink_to(old)
+    (link.parent / f".entry.{os.getpid()}.link").symlink_to(old)  # left by a launch that died mid-way
+    ensure_link(link, new)
+    assert link.resolve() == new and sorted(p.name for p in link.parent.iterdir()) == ["entry"]
+    real = tmp_path / "home" / "real"
+    real.mkdir()
+    ensure_link(real, new)
+    assert real.is_dir() and not real.is_symlink()
