@@ -82,14 +82,17 @@ def _tools(body: Mapping[str, Any]) -> int | None:
     return count
 
 
-def seed_interface_home(provider: str, home: Path, workdir: Path, env: Mapping[str, str]) -> None:
+def seed_interface_home(provider: str, home: Path, workdir: Path, env: Mapping[str, str], argv: list[str]) -> None:
     """What a set-up user's home holds so that the interface starts without first-run questions."""
     if provider == "claude":
         key = env.get("ANTHROPIC_API_KEY", "")
+        # The folders of --add-dir (the agent's skills) trusted too: Claude Code's interface asks about each.
+        added = [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == "--add-dir"]
+        trusted = {d: {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True} for d in [str(workdir), *added]}
         state = {
             "hasCompletedOnboarding": True,
             "customApiKeyResponses": {"approved": [key[-20:]] if key else [], "rejected": []},
-            "projects": {str(workdir): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}},
+            "projects": trusted,
         }
         config = Path(env.get("CLAUDE_CONFIG_DIR") or home)
         config.mkdir(parents=True, exist_ok=True)
@@ -113,10 +116,11 @@ def interactive_once(
     ``plan(spec, command, capture, home, message, session_id, place)`` is the live check's launch plan
     (argv, env, stdin, placement); only its env and placement are used here.
     """
-    run_dir, home = root / label, root / "home"
-    for folder in (run_dir, home):
+    # The same HOME and state-dir paths as the headless runs (see run_once): only the mode differs.
+    run_dir, home, state = root / label, root / "home", root / "state"
+    for folder in (run_dir, home, state):
         shutil.rmtree(folder, ignore_errors=True)
-    workdir, state = run_dir / f"project-{label}", run_dir / "state"
+    workdir = run_dir / f"project-{label}"
     for folder in (workdir, home, state):
         folder.mkdir(parents=True)
     adapter = get_adapter(spec.provider)
@@ -127,23 +131,27 @@ def interactive_once(
     message = render_startup(spec, facts, templates_dir) + "\n" + prompt
 
     def place(env: Mapping[str, str]) -> Placement:
-        seen = env if spec.delivery == "gemini-home" else None
+        seen = env if spec.delivery == "gemini-home" or (spec.provider == "codex" and spec.skills) else None
         return place_instructions(spec, workdir, state, date.today(), templates_dir, hold=False, env=seen)
 
     _, env, _, placement = plan(spec, command, capture, home, message, session_id, place)
     assert placement is not None
-    seed_interface_home(spec.provider, home, workdir, env)
     argv = adapter.interface_argv(
         spec, command, session_id=session_id, resumed=False, state=adapter.new_state(session_id),
         placement_argv=placement.argv, extra_argv=[], prompt=message,
     )  # fmt: skip
+    seed_interface_home(spec.provider, home, workdir, env, argv)
     # The interface, unlike headless runs, checks for updates: never from a measurement (no other host is reached).
     env = {**env, "TERM": "xterm-256color", "DISABLE_AUTOUPDATER": "1", "DISABLE_UPDATES": "1"}
     before = len(capture.server.proxy_attempts)
-    body = _first_request(argv, env, workdir, capture, prompt, timeout, tools=_tools(headless_body) is not None)
+    tail = bytearray()
+    body = _first_request(argv, env, workdir, capture, prompt, timeout, tools=_tools(headless_body) is not None, tail=tail)
     tried = [f"{r.method} {r.path}" for r in capture.server.proxy_attempts[before:]]
     if body is None:
-        note = f"the interface sent no request with the prompt within {timeout:g}s (a first-run question?)"
+        from agentlaunch.launch.native import last_words
+
+        said = " / ".join(last_words(bytes(tail), 4)) or "nothing"
+        note = f"the interface sent no request with the prompt within {timeout:g}s (a first-run question?); it showed: {said}"
         return InteractiveReport(False, note, proxy_attempts=tried)
     api = describe(spec.provider).api or ""
     diff = compare(serialize(api, headless_body), serialize(api, body))
@@ -151,7 +159,8 @@ def interactive_once(
 
 
 def _first_request(
-    argv: list[str], env: Mapping[str, str], workdir: Path, capture: Capture, prompt: str, timeout: float, *, tools: bool
+    argv: list[str], env: Mapping[str, str], workdir: Path, capture: Capture, prompt: str, timeout: float, *, tools: bool,
+    tail: bytearray,
 ) -> dict[str, Any] | None:
     """The interface's first model request that carries ``prompt`` (and tools, when the headless one had them:
     its side calls, a title say, are skipped), or None."""
@@ -188,7 +197,8 @@ def _first_request(
                 with contextlib.suppress(OSError):
                     os.read(wake_read, 512)
             if child.master in ready:
-                child.read_bytes()  # the interface's screen is not read, only drained so that it never blocks
+                tail += child.read_bytes()  # drained so that it never blocks; its last text explains a failure
+                del tail[:-4096]
             if child.eof and child.poll() is not None:
                 break
         return found()
