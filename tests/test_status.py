@@ -274,3 +274,15 @@ def test_status_watch_refreshes_until_ctrl_c(agents_dir: Path, workdir: Path) ->
     finally:
         watch.close(force=True)
     assert watch.exitstatus == 0
+
+
+def test_asking_stands_out_in_the_line_the_table_and_stays_asking_in_json() -> None:
+    # A permission prompt or a question waits (native mode): a person is needed.
+    assert one_line(record(state="asking")) == "demo · ASKING: needs you · ctx 20.0% · 15,000 to compaction · $0.0123"
+    folder = status_dir()
+    folder.mkdir(parents=True)
+    (folder / f"{os.getpid()}.json").write_text(json.dumps(record(state="asking")))
+    assert [r["state"] for r in json.loads(run_cli("status", "--json").stdout)] == ["asking"]
+    assert run_cli("status", "--line", "demo").stdout.decode().startswith("demo · ASKING: needs you · ")
+    table = run_cli("status").stdout.decode()
+    assert "ASKING: needs you" in table or "ASKING:" in table  # a narrow table may wrap the cell

@@ -86,7 +86,34 @@ def _print_live(r: LiveReport) -> None:
             out.print(f"  {v.delivery:<13} {flag}  {_kb(v.shared_bytes):>20}  {inside:>19}   {v.section}")
     if r.request_parts:
         out.print("request " + " · ".join(f"{p.label} {_kb(p.bytes)}" for p in r.request_parts), markup=False)
+    _print_interactive(r)
     out.print(f"verdict {r.verdict}", markup=False, soft_wrap=True)
+
+
+def _print_interactive(r: LiveReport) -> None:
+    """The CLI's own interface (what `agentlaunch run AGENT` at a terminal starts) against the headless run."""
+    i = r.interactive
+    if i is None:
+        return
+    if not i.measured or i.difference is None:
+        out.print(f"interactive [yellow]not measured[/]: {i.note}", markup=True)
+        return
+    d = i.difference
+    tools = f"; tools {i.tools_headless} headless, {i.tools_interactive} interactive" if i.tools_headless is not None else ""
+    if i.same_prefix:
+        out.print(
+            f"interactive [green]same prefix[/]: the CLI's own interface shares {_kb(d.shared_bytes)} with the headless "
+            f"run, up to {d.section_a}{tools}",
+            markup=True,
+        )
+    else:
+        out.print(
+            f"interactive [yellow]differs[/] from the headless run at byte {d.shared_bytes:,}, in {d.section_a}: their "
+            f"turns do not share one cache{tools}",
+            markup=True,
+        )
+    if i.proxy_attempts:
+        out.print(f"            the interface also tried (refused): {', '.join(i.proxy_attempts)}", markup=False)
 
 
 @app.command("doctor")

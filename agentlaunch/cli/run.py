@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import sys
 import termios
 from pathlib import Path
@@ -16,10 +18,12 @@ from agentlaunch.errors import AgentlaunchError, ExitCode, Interrupted, UsageErr
 from agentlaunch.events import PermissionRequest
 from agentlaunch.launch import prespawn
 from agentlaunch.launch.build import build_launch
+from agentlaunch.launch.native import NativeRun
 from agentlaunch.launch.session import Launch, LaunchOptions
 from agentlaunch.launch.signals import CliExited, Terminated
 from agentlaunch.launch.sink import Sink
 from agentlaunch.launch.turn import turn_failed
+from agentlaunch.live.interface_view import InterfaceView
 from agentlaunch.live.view import HeadlessView, InteractiveView
 from agentlaunch.providers.values import summarize
 from agentlaunch.usage.budget import check_budget_usd
@@ -140,6 +144,31 @@ def interactive_loop(launch: Launch, timeout: float | None) -> int:
             err.print(f"[bold red]turn failed:[/] {for_markup(outcome.end.error or '')}", markup=True, highlight=False)
 
 
+def line_chat_reason(launch: Launch) -> str | None:
+    """Why this terminal or provider gets the line chat rather than the CLI's own interface; None: it gets that."""
+    provider = launch.spec.provider
+    if not launch.adapter.has_interface:
+        return f"the {provider} provider has no interface of its own"
+    term = os.environ.get("TERM", "")
+    if term in ("", "dumb"):
+        return f"TERM is {term or 'not set'}, which cannot draw {provider}'s interface"
+    if not sys.stdout.isatty():
+        return f"stdout is not a terminal, so {provider}'s interface cannot be shown"
+    return None
+
+
+def announce(launch: Launch) -> None:
+    """One line before the CLI's interface takes the terminal: which agent, which session."""
+    state = "resumed" if launch.resumed else "new"
+    session = f"session {launch.session_id}" if launch.adapter.chooses_session_id or launch.resumed else "session"
+    err.print(
+        f"[dim]{for_markup(launch.spec.display)} · {launch.spec.provider} · {state} {for_markup(session)} · "
+        f"agentlaunch status shows its meters[/]",
+        markup=True,
+        highlight=False,
+    )
+
+
 @app.command()
 def run(
     agent: AgentArg,
@@ -165,6 +194,14 @@ def run(
     working_dir: Annotated[
         Path | None, typer.Option("--working-dir", help="Run there instead of the agent's working_dir.", show_default=False)
     ] = None,
+    line: Annotated[
+        bool,
+        typer.Option(
+            "--line",
+            help="Chat through agentlaunch's own line prompt instead of the provider CLI's interface "
+            "(what a dumb terminal and the fake provider get).",
+        ),
+    ] = False,
     force: Annotated[
         bool, typer.Option("--force", help="Back up an instructions file that is not agentlaunch's, then write ours.")
     ] = False,
@@ -181,7 +218,15 @@ def run(
     agents_dir: AgentsDirOpt = None,
     templates_dir: TemplatesOpt = None,
 ) -> None:
-    """Start the agent on its provider CLI: a chat in the terminal, or one headless turn with a PROMPT.
+    """Start the agent on its provider CLI: its own interface in the terminal, or one headless turn with a PROMPT.
+
+    At a terminal, without a PROMPT, the provider CLI's own interactive
+    interface (claude, codex, gemini) runs in this terminal, every key passed
+    to it; agentlaunch delivers the instructions, sends the startup message as
+    the first prompt of a new session, and keeps the meters (see `agentlaunch
+    status`, the window title, tmux). --line gives agentlaunch's line chat
+    instead (also what TERM=dumb and the fake provider get). -c / -r ID resume
+    a session either way.
 
     Headless, stdout carries only the answer (or JSON lines with --json) and a
     one-line footer of tokens and cost goes to stderr. Exit codes: 0 done,
@@ -189,7 +234,8 @@ def run(
     5 state unusable, 6 a budget stopped the agent, 124 timeout, 127 provider CLI missing, 130 interrupted,
     129 / 143 SIGHUP / SIGTERM.
 
-    Example: agentlaunch run demo "hello"   ·   echo "hi" | agentlaunch run demo - --json
+    Example: agentlaunch run reviewer   ·   agentlaunch run reviewer -c   ·   agentlaunch run demo "hello"
+    ·   echo "hi" | agentlaunch run demo - --json
     """
     if continue_last and resume:
         raise UsageError("use --continue or --resume ID, not both")
@@ -207,6 +253,7 @@ def run(
         continue_last=continue_last,
         force=force,
         interactive=text is None,
+        native=text is None and not line,
         # Not with --worktree: the next launch's early start, keyed without it, must not run in the worktree.
         plan_key=None if worktree else prespawn.plan_key(agent, str(agents_dir) if agents_dir else None,
                                                          str(working_dir) if working_dir else None),
@@ -214,18 +261,33 @@ def run(
         budget_usd=None if budget_usd is None else check_budget_usd(budget_usd),
     )  # fmt: skip
 
+    interface_view: InterfaceView | None = None
+
     def views(meter: Meter) -> list[Sink]:
+        nonlocal interface_view
+        if options.native:
+            interface_view = InterfaceView(meter)
+            return [interface_view]
         if text is None:
             return [InteractiveView(meter)]
         return [HeadlessView(meter, json_lines=as_json, quiet=quiet)]
 
     launch = build_launch(options, views)
+    if options.native and (why := line_chat_reason(launch)) is not None:
+        # No interface to relay here: the line chat, said in one line.
+        options = launch.options = dataclasses.replace(options, native=False)
+        launch.sinks = [InteractiveView(launch.meter) if s is interface_view else s for s in launch.sinks]
+        err.print(f"[dim]{for_markup(why)}: agentlaunch's line chat instead (--line chooses it)[/]", markup=True)
     saved = termios.tcgetattr(0) if sys.stdin.isatty() else None
     code = 0
     error: AgentlaunchError | None = None
     try:
         launch.start()
-        if text is None:
+        if options.native:
+            announce(launch)
+            code = NativeRun(launch, interface_view).run()
+            error = launch.stopped  # a budget ended the interface
+        elif text is None:
             code = interactive_loop(launch, timeout)
         else:
             outcome = launch.run_turn(text, timeout=timeout)

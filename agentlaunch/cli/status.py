@@ -13,7 +13,7 @@ from rich.table import Table
 
 from agentlaunch.cli.common import JsonOpt, app, complete_agent, err, out
 from agentlaunch.errors import UsageError
-from agentlaunch.live.status import StatusRecord, line_for, read_records, waited
+from agentlaunch.live.status import StatusRecord, line_for, read_records, shown_state, waited
 from agentlaunch.live.tmux import SOCKET_ENV, DeadPane, Tmux, TmuxMissing, dead_agent_panes
 from agentlaunch.usage.cache_clock import warmth_text
 from agentlaunch.visible import for_markup
@@ -67,7 +67,7 @@ def status_table(records: list[StatusRecord], dead: list[DeadPane] | None = None
         context = _n(d.get("context")) + (f" ({percent:.1f}%)" if isinstance(percent, int | float) else "")
         cells = (
             r.agent,
-            r.state + (f" {how_long}" if (how_long := waited(r.as_dict(), now)) else ""),
+            shown_state(r.state) + (f" {how_long}" if (how_long := waited(r.as_dict(), now)) else ""),
             str(d.get("provider") or ""),
             str(d.get("model") or ""),
             context,

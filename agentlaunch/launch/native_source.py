@@ -74,6 +74,9 @@ class NativeContext:
     """The interpreter running agentlaunch, for commands the CLI runs (status line, hooks)."""
     status_path: Path | None = None
     """The live status record of this launch, when one is written."""
+    provider_state: Mapping[str, object] = field(default_factory=dict)
+    """What the session store keeps for the provider (Codex's ``thread_id``: a session started headless has an id
+    of agentlaunch's own, and its thread is named only here)."""
 
 
 @dataclass

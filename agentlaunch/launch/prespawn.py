@@ -48,7 +48,7 @@ PLAN_PLACE = ("agent", "agents_dir", "working_dir")  # which plan applies (the p
 # A resumed session, no launch, or a --worktree one (its directory is known once git is asked): nothing to start early.
 NOT_NEW = ("continue_last", "resume", "help", "worktree")
 PROMPT = ("prompt", "prompt_opt")  # a headless turn has one
-INERT = ("as_json", "quiet", "timeout", "force", "templates_dir", "budget_usd")  # no say in which plan applies
+INERT = ("as_json", "quiet", "timeout", "force", "templates_dir", "budget_usd", "line")  # no say in which plan applies
 KNOWN_PARAMS = PLAN_PLACE + NOT_NEW + PROMPT + INERT
 
 

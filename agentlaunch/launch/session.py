@@ -90,6 +90,7 @@ class LaunchOptions:
     continue_last: bool = False
     force: bool = False
     interactive: bool = False
+    native: bool = False  # the CLI's own interface, relayed (agentlaunch.launch.native); else the line chat or headless
     plan_key: str | None = None  # names this launch's plan for the next launch's early start (prespawn)
     worktree: bool = False  # run in the agent's own git worktree (agent.yaml's worktree: true asks too)
     budget_usd: float | None = None  # --budget-usd: the session's USD limit for this launch
@@ -158,6 +159,21 @@ class Launch:
             self.state = state
             self.emit(StateChanged(state))
 
+    @property
+    def env(self) -> dict[str, str]:
+        """The CLI's environment (set by :meth:`start`)."""
+        return self._env
+
+    @property
+    def command(self) -> str | None:
+        """The CLI's resolved path (set by :meth:`start`)."""
+        return self._command
+
+    @property
+    def placement_argv(self) -> list[str]:
+        """The arguments that carry or point at the instructions (set by :meth:`start`)."""
+        return self._placement_argv
+
     def request_interrupt(self, reason: str) -> None:
         """Interrupt the running turn as Ctrl-C does (for a sink: a budget guard, say)."""
         if self._turn is not None:
@@ -190,28 +206,32 @@ class Launch:
             resolved = resolve_command(command)
         except ProviderMissing as exc:
             raise ProviderMissing(exc.message, hint=self.adapter.install_hint) from None
+        self._placement_argv = placement.argv
         if self.persistent:
             plan = self._persistent.plan(self.spec, resolved, self.session_id, self.resumed, self.options.interactive)
             argv = [*plan.argv, *placement.argv]
-            fingerprinted = [*plan.argv, *placement.fingerprint_argv]
+            # Fingerprinted with the headless flags in both chats: the line chat sends the prefix of a headless
+            # run (the same tools, see ClaudeAdapter.plan), so a change between them alone is no change.
+            headless = self._persistent.plan(self.spec, resolved, self.session_id, self.resumed, False)
+            fingerprinted = [*headless.argv, *placement.fingerprint_argv]
         else:
             # The flags as a new session's first turn would have them (no thread id, no prompt).
             plan = self._per_turn.plan_turn(self.spec, resolved, self.adapter.new_state(self.session_id), "")
-            self._placement_argv = placement.argv
             argv = with_placement_argv(plan.argv[:-1], placement.argv)
             fingerprinted = with_placement_argv(plan.argv[:-1], placement.fingerprint_argv)
         for notice in plan.notices:
             self.notice(notice)
         changed = record_prefix(
-            self.spec, placement.rendered, self.options.templates_dir, resolved, fingerprinted, self.session_id, self.state_dir
-        )
+            self.spec, placement.rendered, self.options.templates_dir, resolved, fingerprinted, self.session_id,
+            self.state_dir, interface=self.options.native,
+        )  # fmt: skip
         if changed:
             self.emit(PrefixChanged(tuple(changed)))
             self.notice(prefix_notice(changed) or "")
         extra = {**plan.env, **self.spec.env, **placement.env}
         self._env = child_env(os.environ, extra)
         self._command = resolved
-        if self.persistent:
+        if self.persistent and not self.options.native:
             self._adopt_or_spawn(argv, extra, placement.rendered.data, plan.env)
         self.pricer.warm_up(self.spec.provider, self.spec.model)
         self.set_state("waiting")

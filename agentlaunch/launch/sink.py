@@ -84,7 +84,8 @@ class Notice(LaunchEvent):
 
 @dataclass(frozen=True, slots=True)
 class StateChanged(LaunchEvent):
-    """The launch's state: starting, waiting (for input), thinking, tool (running one), exited."""
+    """The launch's state: starting, waiting (for input), thinking, tool (running one), asking (a permission
+    prompt or a question waits for the person: native mode), exited."""
 
     state: str
 

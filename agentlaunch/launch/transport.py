@@ -135,11 +135,23 @@ class Child:
     """
 
     def __init__(
-        self, argv: Sequence[str], env: Mapping[str, str], cwd: Path, *, size: tuple[int, int] = (80, 24), stdin_pipe: bool = True
-    ) -> None:
+        self, argv: Sequence[str], env: Mapping[str, str], cwd: Path, *, size: tuple[int, int] = (80, 24),
+        stdin_pipe: bool = True, terminal: list[Any] | None = None,
+    ) -> None:  # fmt: skip
+        """``terminal``: run the CLI's own interface, stdin on the PTY too, which starts with these settings
+        (the user's terminal's, as ``termios.tcgetattr`` gave them); its output is then read as bytes."""
         master, slave = os.openpty()
-        tty.setraw(slave)  # no \n -> \r\n translation, no echo
+        self.interface = terminal is not None
+        if terminal is not None:
+            with contextlib.suppress(termios.error):
+                termios.tcsetattr(slave, termios.TCSANOW, terminal)
+        else:
+            tty.setraw(slave)  # no \n -> \r\n translation, no echo
         set_window_size(master, *size)
+        if terminal is not None:
+            stdin: Any = slave
+        else:
+            stdin = subprocess.PIPE if stdin_pipe else subprocess.DEVNULL
 
         def become_tty_owner() -> None:  # runs in the child, after setsid
             with contextlib.suppress(OSError):
@@ -150,7 +162,7 @@ class Child:
                 list(argv),
                 cwd=cwd,
                 env=dict(env),
-                stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
+                stdin=stdin,
                 stdout=slave,
                 stderr=slave,
                 start_new_session=True,
@@ -179,6 +191,7 @@ class Child:
         self._ready: deque[Line] = deque()  # lines read but not taken yet
         self._outbox = bytearray()
         self._close_when_flushed = False
+        self._keys = bytearray()  # bytes for the CLI's terminal that it has not taken yet (its own interface)
 
     @property
     def pid(self) -> int:
@@ -206,6 +219,45 @@ class Child:
                 break
             items += self._lines.feed(chunk)
         return items
+
+    def read_bytes(self) -> bytes:
+        """What the CLI's interface wrote since the last call, as it wrote it (b"" when nothing came, or at the end:
+        then ``eof`` is set). One read: the relay passes each chunk on before it reads the next."""
+        if self.eof:
+            return b""
+        try:
+            chunk = os.read(self.master, READ_SIZE)
+        except BlockingIOError:
+            return b""
+        except OSError as exc:
+            if exc.errno not in (errno.EIO, errno.EBADF):
+                raise
+            chunk = b""
+        if not chunk:
+            self.eof = True
+        return chunk
+
+    def send_keys(self, data: bytes) -> None:
+        """Queue bytes typed at the user's terminal for the CLI's (written now as far as the PTY takes them)."""
+        self._keys += data
+        self.flush_keys()
+
+    @property
+    def keys_waiting(self) -> int:
+        """Bytes queued for the CLI's terminal that it could not take yet."""
+        return len(self._keys)
+
+    def flush_keys(self) -> None:
+        """Write what the PTY takes now; a CLI that is gone gets nothing more."""
+        while self._keys and not self.eof:
+            try:
+                written = os.write(self.master, self._keys)
+            except BlockingIOError:
+                return
+            except OSError:  # EIO: the CLI's side is closed; its exit tells the relay the rest
+                self._keys.clear()
+                return
+            del self._keys[:written]
 
     def unread(self, items: Sequence[Line]) -> None:
         """Put back lines a turn did not use (they came after its end): the next read returns them first."""
@@ -283,8 +335,13 @@ class Child:
         return self.proc.poll()
 
     def stop(self, grace: float = 3.0) -> int:
-        """End the child: close stdin, then SIGTERM, then SIGKILL; return its exit code."""
+        """End the child: close stdin, then SIGTERM, then SIGKILL; return its exit code.
+
+        A CLI running its own interface reads no pipe to close: it gets SIGHUP first, as when a terminal closes.
+        """
         self.close_stdin()
+        if self.interface and self.proc.poll() is None:
+            self.signal_group(signal.SIGHUP)
         try:
             return self.wait(timeout=grace)
         except subprocess.TimeoutExpired:

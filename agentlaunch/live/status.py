@@ -45,7 +45,8 @@ RECORD_VERSION = 1
 NEEDS_YOU = ("waiting", "asking")  # the states in which the agent waits for the person
 RECORD_LIMIT = 256 << 10  # a record is about 1 KiB; a larger file is not one
 MAX_COUNT = 1 << 53  # a count at or above this is not one agentlaunch wrote
-__all__ = ["StatusRecord", "StatusWriter", "line_for", "one_line", "process_running", "process_start", "read_records"]
+__all__ = ["ASKING", "STATES", "StatusRecord", "StatusWriter", "line_for", "one_line", "process_running", "process_start",
+           "read_records", "shown_state"]  # fmt: skip
 
 
 def status_dir(state_dir: Path | None = None) -> Path:
@@ -103,6 +104,18 @@ def snapshot(
     }
 
 
+STATES = ("starting", "waiting", "thinking", "tool", "asking", "exited")
+"""The states a launch reports; ``asking`` (a permission prompt or a question waits) means a person is needed."""
+ASKING = "asking"
+ASKING_SHOWN = "ASKING: needs you"
+"""How ``asking`` reads in one-line and table views: it must stand out in a row of panes."""
+
+
+def shown_state(state: str) -> str:
+    """The state as views print it (``asking`` in capitals with what it means)."""
+    return ASKING_SHOWN if state == ASKING else state
+
+
 def waited(record: dict[str, Any], now: datetime | None) -> str | None:
     """How long a ``waiting`` or ``asking`` agent has been so: ``for 3m12s`` at ``now``, else ``since 11:42``."""
     if record.get("stale") or record.get("state") not in NEEDS_YOU or not isinstance(record.get("state_since"), str):
@@ -125,9 +138,10 @@ def one_line(record: dict[str, Any], now: datetime | None = None) -> str:
     """``demo · waiting · ctx 12.3% · 40,211 to compaction · $0.0123 · for 3m12s``: for tmux and prompts.
 
     The last part, for an agent ``waiting`` or ``asking``, says how long at ``now`` (``status --line``),
-    or since when without ``now`` (the pane title, written once per state).
+    or since when without ``now`` (the pane title, written once per state). A launch that is ``asking``
+    reads ``demo · ASKING: needs you · …``.
     """
-    parts = [str(record.get("agent", "?")), str(record.get("state", "?"))]
+    parts = [str(record.get("agent", "?")), shown_state(str(record.get("state", "?")))]
     if record.get("stale"):
         parts[1] = "stale"
     percent = record.get("percent")

@@ -152,11 +152,20 @@ def record_prefix(
     argv: Sequence[str],
     session_id: str,
     state_dir: Path,
+    *,
+    interface: bool = False,
 ) -> list[str]:
-    """Record this launch's prefix; what changed since the agent's previous launch, named for a person ([] if nothing)."""
+    """Record this launch's prefix; what changed since the agent's previous launch, named for a person ([] if nothing).
+
+    ``interface``: the CLI's own interface (the native mode). Each provider's interface sends other tools than
+    its headless mode (measured: Claude Code 2.1.332 describes its Agent tool otherwise, Codex 0.171.0 has 13
+    tools against 10, Gemini 0.61.0 more tools), so its prefix is compared with the previous launch in the same
+    mode, and switching modes alone is not reported as a change; ``agentlaunch doctor AGENT --live`` measures
+    the difference between the modes.
+    """
     version = cli_version(command, state_dir)
     current = fingerprint(spec, rendered, templates_dir, version, launch_flags(argv, session_id))
-    path = state_dir / PREFIX_DIR / f"{spec.name}.json"
+    path = state_dir / PREFIX_DIR / f"{spec.name}{'.interface' if interface else ''}.json"
     previous = _read_json(path).get("parts")
     _write_json(path, {"parts": current})
     if not isinstance(previous, dict):

@@ -36,6 +36,7 @@ from agentlaunch.launch.probe import probe
 from agentlaunch.launch.transport import resolve_command
 from agentlaunch.prefix.capture import Capture, bind, make_capture
 from agentlaunch.prefix.fingerprint import cli_version
+from agentlaunch.prefix.interactive import InteractiveReport, interactive_once
 from agentlaunch.prefix.static import (
     Difference,
     InstructionsPlace,
@@ -281,6 +282,8 @@ class LiveReport:
     variants: list[Variant] = field(default_factory=list)
     request_parts: list[PartSize] = field(default_factory=list)
     """Where the first session's request bytes go (the CLI's tools and system prompt, the instructions, messages)."""
+    interactive: InteractiveReport | None = None
+    """The CLI's own interface (the native mode) against the headless run b, in one project."""
 
     @property
     def ok(self) -> bool:
@@ -424,6 +427,12 @@ def live_check(
                             vp.instructions.size,
                         )
                     )
+        attempts = [f"{r.method} {r.path}" for r in capture.server.proxy_attempts]
+        # Last: it reuses run b's folder names, so that the mode is the only difference.
+        interactive = interactive_once(
+            spec, command, capture, root, "b", b.body, plan=_launch_plan, prompt=PROMPT, templates_dir=templates_dir,
+            timeout=timeout,
+        )  # fmt: skip
         argv, _, _, _ = _launch_plan(spec, command, capture, root / "home", "PROMPT", "SESSION", None)
         report = LiveReport(
             provider=spec.provider,
@@ -433,11 +442,12 @@ def live_check(
             delivery=spec.delivery,
             pair=pair,
             control=control,
-            proxy_attempts=[f"{r.method} {r.path}" for r in capture.server.proxy_attempts],
+            proxy_attempts=attempts,  # the headless runs' (the interface's own are in its report)
             other_calls=capture.other_calls(),
             port_note=capture.port_note,
             variants=found,
             request_parts=request_parts(a.serialized, place_instructions_in(a.serialized, a.instructions, 0)),
+            interactive=interactive,
         )
     return report
 

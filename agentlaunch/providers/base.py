@@ -67,6 +67,27 @@ class PersistentAdapter(Protocol):
         """argv and environment of the session's one CLI process."""
         ...
 
+    @property
+    def chooses_session_id(self) -> bool:
+        """agentlaunch names a new session (``--session-id``); False: the CLI does, and reports it."""
+        ...
+
+    @property
+    def has_interface(self) -> bool:
+        """The CLI has an interactive interface of its own that the native mode relays."""
+        ...
+
+    def interface_argv(
+        self, spec: AgentSpec, command: str, *, session_id: str, resumed: bool, state: Mapping[str, object],
+        placement_argv: list[str], extra_argv: list[str], prompt: str,
+    ) -> list[str]:  # fmt: skip
+        """argv of the CLI's own interface for the session; ``prompt`` (the startup message) is its first prompt."""
+        ...
+
+    def state_after_interface(self, session_id: str, state: Mapping[str, object], env: Mapping[str, str]) -> ProviderState:
+        """What a later turn of the session needs after a native run (read from the CLI's files)."""
+        ...
+
     def parser(self, state: Mapping[str, object] | None = None) -> Parser:
         """A parser for the session's output."""
         ...
@@ -109,6 +130,27 @@ class PerTurnAdapter(Protocol):
 
     def plan_turn(self, spec: AgentSpec, command: str, state: Mapping[str, object], prompt: str) -> TurnPlan:
         """argv, environment and stdin of the CLI process for one turn with ``prompt``."""
+        ...
+
+    @property
+    def chooses_session_id(self) -> bool:
+        """agentlaunch names a new session (``--session-id``); False: the CLI does, and reports it."""
+        ...
+
+    @property
+    def has_interface(self) -> bool:
+        """The CLI has an interactive interface of its own that the native mode relays."""
+        ...
+
+    def interface_argv(
+        self, spec: AgentSpec, command: str, *, session_id: str, resumed: bool, state: Mapping[str, object],
+        placement_argv: list[str], extra_argv: list[str], prompt: str,
+    ) -> list[str]:  # fmt: skip
+        """argv of the CLI's own interface for the session; ``prompt`` (the startup message) is its first prompt."""
+        ...
+
+    def state_after_interface(self, session_id: str, state: Mapping[str, object], env: Mapping[str, str]) -> ProviderState:
+        """What a later turn of the session needs after a native run (read from the CLI's files)."""
         ...
 
     def parser(self, state: Mapping[str, object]) -> Parser:

@@ -308,6 +308,13 @@ class ClaudeParser(JsonLineParser):
         return [Unknown(f"control_request/{kind_name(req.get('subtype'))}")]
 
 
+def first_prompt(prompt: str) -> list[str]:
+    """The interface's first prompt as its last argument (after ``--`` when it could pass for an option)."""
+    if not prompt:
+        return []
+    return ["--", prompt] if prompt.startswith("-") else [prompt]
+
+
 def base_argv(command: str, session_id: str, resume: bool) -> list[str]:
     return [
         command,
@@ -328,9 +335,26 @@ class ClaudeAdapter(Described):
 
     descriptor: ProviderDescriptor = CLAUDE
     persistent: Literal[True] = True
+    chooses_session_id = True  # --session-id, headless and in its own interface alike
+    has_interface = True  # its own interactive interface can be relayed (agentlaunch.launch.native)
 
     def plan(self, spec: AgentSpec, command: str, session_id: str, resume: bool, interactive: bool) -> TurnPlan:
-        argv = base_argv(command, session_id, resume)
+        """The headless (stream-json) CLI of a session: the chat's and a one-turn run's alike.
+
+        ``--permission-prompt-tool stdio`` is passed in both: it is what gives the model the
+        AskUserQuestion tool (13 tools instead of 12, measured on 2.1.332), which Claude Code's own
+        interface always has, so a session's prefix is the same whichever way it is run. A
+        headless run has no one to ask: its permission questions are denied, as Claude Code denies them.
+        """
+        flags, notices = self.shared_flags(spec)
+        argv = [*base_argv(command, session_id, resume), *flags, "--permission-prompt-tool", "stdio", *spec.provider_flags]
+        return TurnPlan(argv=argv, notices=notices)
+
+    @staticmethod
+    def shared_flags(spec: AgentSpec) -> tuple[list[str], list[str]]:
+        """The flags that shape the session in every mode (model, system prompt, permissions; the agent's
+        own ``provider_flags`` go after them), and the notices they come with."""
+        argv: list[str] = []
         notices: list[str] = []
         if spec.model:
             argv += ["--model", spec.model]
@@ -345,10 +369,21 @@ class ClaudeAdapter(Described):
             argv += ["--permission-mode", spec.permission_mode]
         if spec.allowed_tools:
             argv += ["--allowedTools", ",".join(spec.allowed_tools)]
-        if interactive:
-            argv += ["--permission-prompt-tool", "stdio"]
-        argv += list(spec.provider_flags)
-        return TurnPlan(argv=argv, notices=notices)
+        return argv, notices
+
+    def interface_argv(
+        self, spec: AgentSpec, command: str, *, session_id: str, resumed: bool, state: Mapping[str, object],
+        placement_argv: list[str], extra_argv: list[str], prompt: str,
+    ) -> list[str]:  # fmt: skip
+        """Claude Code's own interface: ``claude [flags] --session-id ID ["startup message"]``, or ``--resume ID``."""
+        flags, _ = self.shared_flags(spec)
+        argv = [command, *flags, *spec.provider_flags, *placement_argv]
+        argv += ["--resume" if resumed else "--session-id", session_id, *extra_argv]
+        return argv + first_prompt(prompt)
+
+    def state_after_interface(self, session_id: str, state: Mapping[str, object], env: Mapping[str, str]) -> ProviderState:
+        """Claude Code keeps the whole session itself."""
+        return dict(state)
 
     def parser(self, state: Mapping[str, object] | None = None) -> ClaudeParser:
         return ClaudeParser()

@@ -218,11 +218,26 @@ def rollout_calls(thread_id: str, env: Mapping[str, str]) -> list[tuple[CallUsag
     return calls
 
 
+def rollout_total(thread_id: str, env: Mapping[str, str]) -> Usage | None:
+    """The thread's running total as its rollout last recorded it (``token_count`` events), or None."""
+    total = None
+    for kind, payload in rollout_payloads(thread_id, env, "total_token_usage"):
+        info = values.obj(payload.get("info"))
+        if kind == "event_msg" and payload.get("type") == "token_count" and isinstance(info.get("total_token_usage"), dict):
+            try:
+                total = codex_usage(info["total_token_usage"])
+            except BadUsage:
+                continue
+    return total
+
+
 class CodexAdapter(Described):
     """Codex CLI 0.169."""
 
     descriptor: ProviderDescriptor = CODEX
     persistent: Literal[False] = False
+    chooses_session_id = False  # a new thread's id is Codex's: the native sources report it
+    has_interface = True
 
     def plan_turn(self, spec: AgentSpec, command: str, state: Mapping[str, object], prompt: str) -> TurnPlan:
         argv = [command, *QUIET, "exec", "--json", "--skip-git-repo-check"]
@@ -234,6 +249,38 @@ class CodexAdapter(Described):
         if len(prompt.encode("utf-8")) > ARGV_PROMPT_LIMIT:
             return TurnPlan(argv=[*argv, "-"], stdin=prompt.encode("utf-8"))
         return TurnPlan(argv=[*argv, prompt], stdin=b"")
+
+    def interface_argv(
+        self, spec: AgentSpec, command: str, *, session_id: str, resumed: bool, state: Mapping[str, object],
+        placement_argv: list[str], extra_argv: list[str], prompt: str,
+    ) -> list[str]:  # fmt: skip
+        """Codex's own interface: ``codex [-c ...] [-m M] --no-daemon ["startup message"]``, or
+        ``codex [-c ...] resume [-m M] --no-daemon THREAD``.
+
+        ``--no-daemon`` keeps the session inside the process agentlaunch started: without it the
+        interface starts (or joins) a shared ``codex app-server`` that outlives it (measured on 0.171.0).
+        """
+        argv = [command, *QUIET, *placement_argv]
+        if resumed:
+            argv.append("resume")
+        if spec.model:
+            argv += ["-m", spec.model]
+        argv += [*spec.provider_flags, "--no-daemon", *extra_argv]
+        if resumed:
+            return [*argv, str(state.get("thread_id") or session_id)]
+        if prompt:
+            argv += ["--", prompt] if prompt.startswith("-") else [prompt]
+        return argv
+
+    def state_after_interface(self, session_id: str, state: Mapping[str, object], env: Mapping[str, str]) -> ProviderState:
+        """The thread and its running total after a native run, from the rollout: a headless turn of the
+        same session then counts only its own usage."""
+        thread = str(state.get("thread_id") or session_id)
+        total = rollout_total(thread, env)
+        kept: ProviderState = {**state, "thread_id": thread}
+        if total is not None:
+            kept["total"] = total.as_dict()
+        return kept
 
     def new_state(self, session_id: str) -> ProviderState:
         return {}

@@ -192,6 +192,8 @@ class GeminiAdapter(Described):
 
     descriptor: ProviderDescriptor = GEMINI
     persistent: Literal[False] = False
+    chooses_session_id = True  # --session-id, headless and in its own interface alike
+    has_interface = True
 
     def plan_turn(self, spec: AgentSpec, command: str, state: Mapping[str, object], prompt: str) -> TurnPlan:
         session_flag = "--resume" if state.get("started") else "--session-id"
@@ -203,6 +205,32 @@ class GeminiAdapter(Described):
             # Gemini reads stdin and puts it before the -p text.
             return TurnPlan(argv=[*argv, "-p", " "], stdin=prompt.encode("utf-8"))
         return TurnPlan(argv=[*argv, "-p", prompt], stdin=b"")
+
+    def interface_argv(
+        self, spec: AgentSpec, command: str, *, session_id: str, resumed: bool, state: Mapping[str, object],
+        placement_argv: list[str], extra_argv: list[str], prompt: str,
+    ) -> list[str]:  # fmt: skip
+        """Gemini's own interface: ``gemini [-m M] --session-id ID [-i "startup message"]``, or ``--resume ID``.
+
+        The instructions need no argument: they are in the per-agent home the environment names
+        (``delivery: gemini-home``), or in GEMINI.md.
+        """
+        sid = str(state.get("session_id") or session_id)
+        argv = [command, *placement_argv]
+        if spec.model:
+            argv += ["-m", spec.model]
+        argv += ["--resume" if resumed and state.get("started", True) else "--session-id", sid]
+        argv += [*spec.provider_flags, *extra_argv]
+        if prompt and not resumed:
+            argv += [f"--prompt-interactive={prompt}"] if prompt.startswith("-") else ["-i", prompt]
+        return argv
+
+    def state_after_interface(self, session_id: str, state: Mapping[str, object], env: Mapping[str, str]) -> ProviderState:
+        """The session as a headless turn continues it: started, counted through its last call in the session file."""
+        sid = str(state.get("session_id") or session_id)
+        calls = session_calls(sid, env)
+        counted = calls[-1].call_id if calls else state.get("counted_through")
+        return {"session_id": sid, "started": True, "counted_through": counted if isinstance(counted, str) else ""}
 
     def new_state(self, session_id: str) -> ProviderState:
         return {"session_id": session_id, "started": False}

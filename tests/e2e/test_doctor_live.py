@@ -44,6 +44,12 @@ def test_live_doctor_measures_a_shared_prefix_and_its_negative_control_passes(ag
     assert sum(p.bytes for p in report.request_parts) == diff.size_a
     assert parts["the CLI's tool definitions"].bytes > 1000 and parts["the CLI's own system prompt"].bytes > 1000
     assert parts["the agent's instructions"].bytes >= report.pair.instructions.size - 200  # JSON escapes differ a little
+    # The CLI's own interface (the native mode), started as `run` starts it, against headless run b.
+    interactive = report.interactive
+    assert interactive is not None and interactive.measured, interactive and interactive.note
+    assert interactive.difference is not None and interactive.difference.shared_bytes > 0
+    if provider == "claude":  # --permission-prompt-tool stdio headless too: AskUserQuestion in both (13 tools)
+        assert interactive.tools_headless == interactive.tools_interactive == 13
     if provider == "gemini":  # gemini-home: in the system instruction, after Gemini's per-project memory path
         assert report.delivery == "gemini-home"
         place = report.pair.instructions

@@ -208,7 +208,7 @@ def test_chat_two_turns_in_one_process_permission_prompt_interrupt_and_exit(
     log = io.StringIO()
     child = pexpect.spawn(
         sys.executable,
-        ["-m", "agentlaunch", "run", claude_agent],
+        ["-m", "agentlaunch", "run", claude_agent, "--line"],  # the line chat (the native mode is the default)
         cwd=str(workdir),
         env=env,
         encoding="utf-8",

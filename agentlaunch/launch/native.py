@@ -1,0 +1,309 @@
+"""The native mode: the provider CLI's own interface in the user's terminal, agentlaunch's meters beside it.
+
+``agentlaunch run AGENT`` at a terminal starts the CLI's interactive interface
+(``claude``, ``codex``, ``gemini``) on a PTY and relays it byte for byte
+(:mod:`agentlaunch.launch.relay`), the terminal in raw mode and restored on
+every way out (:mod:`agentlaunch.launch.terminal`). The agent's instructions
+are delivered as for a headless run; a new session's startup message is the
+CLI's first prompt (never on resume). Meters and states come from the CLI's
+structured sources, never from the screen: each provider's
+``native_extras(ctx)`` (:mod:`agentlaunch.launch.native_source`) adds the
+flags that make the CLI report and the sources the relay waits on. Their
+events go through :meth:`Launch.handle <agentlaunch.launch.session.Launch.handle>`
+(metered, priced, stored, shown by the status record and tmux exactly as
+headless), their states through :meth:`Launch.set_state`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from agentlaunch.errors import AgentlaunchError, ExitCode, ProviderMissing, UsageError
+from agentlaunch.events import CallUsage, SessionStarted
+from agentlaunch.launch.native_source import NativeContext, NativeExtras, NativeItem, NativeSource
+from agentlaunch.launch.relay import Relay, RelayResult
+from agentlaunch.launch.sink import ProviderStateKept, StateChanged, TurnDone
+from agentlaunch.launch.terminal import ScreenModes, raw_terminal, saved_mode, write_all
+from agentlaunch.launch.transport import Child, window_size
+
+if TYPE_CHECKING:
+    from agentlaunch.launch.session import Launch
+    from agentlaunch.live.interface_view import InterfaceView
+
+MIN_COLS, MIN_ROWS = 20, 5
+"""The smallest terminal a provider's interface is started in (they draw boxes and a prompt line)."""
+TITLE_PUSH, TITLE_POP = b"\x1b[22;2t", b"\x1b[23;2t"  # xterm's title stack (ignored where unknown)
+QUICK_EXIT = 10.0  # seconds: a CLI that fails sooner than this shows its last words after the terminal is restored
+TURN_STATES = ("thinking", "tool", "asking")
+IDLE_STATES = ("starting", "waiting")
+
+InterfaceSpawner = Callable[[Sequence[str], Mapping[str, str], Path, tuple[int, int], Any], Child]
+
+
+def spawn_interface(argv: Sequence[str], env: Mapping[str, str], cwd: Path, size: tuple[int, int], mode: Any) -> Child:
+    """The real child: the CLI's interface on a PTY whose settings start as the user's terminal's."""
+    return Child(argv, env, cwd, size=size, terminal=mode)
+
+
+def native_extras(provider: str, ctx: NativeContext) -> NativeExtras:
+    """What ``agentlaunch.providers.<provider>_native`` adds to the launch; nothing while it does not exist.
+
+    The one place that looks the module up: make it strict here once every provider has one.
+    """
+    name = f"agentlaunch.providers.{provider}_native"
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != name:
+            raise  # the module exists and one of its own imports is missing: a bug to see
+        return NativeExtras()
+    return cast(NativeExtras, module.native_extras(ctx))
+
+
+def make_runtime_dir() -> Path:
+    """A private folder for this launch's sockets and scripts: short (a socket path is at most 107 bytes), 0700."""
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    if not base or len(base) > 40 or not os.path.isdir(base) or not os.access(base, os.W_OK):
+        base = "/tmp"
+    return Path(tempfile.mkdtemp(prefix="agentlaunch-", dir=base))
+
+
+def check_size(size: tuple[int, int], cli: str) -> None:
+    """Refuse a terminal too small to draw the CLI's interface in, with what to do instead."""
+    cols, rows = size
+    if cols < MIN_COLS or rows < MIN_ROWS:
+        raise UsageError(
+            f"the terminal is {cols}x{rows}; {cli}'s interface needs at least {MIN_COLS}x{MIN_ROWS}",
+            hint="enlarge the window, or use the line chat: agentlaunch run AGENT --line",
+        )
+
+
+class NativeRun:
+    """One native launch: the CLI's interface relayed, its sources followed, the session recorded."""
+
+    def __init__(
+        self, launch: Launch, view: InterfaceView | None = None, *, tty_in: int = 0, tty_out: int = 1,
+        spawn: InterfaceSpawner = spawn_interface,
+    ) -> None:  # fmt: skip
+        self.launch, self.view = launch, view
+        self.tty_in, self.tty_out = tty_in, tty_out
+        self.spawn = spawn
+        self.modes = ScreenModes()
+        self.relay: Relay | None = None
+        self.sources: list[NativeSource] = []
+        self._in_turn = False
+        self._turned = False  # a turn was opened in this launch
+        self._registered = False
+        self._started_at = 0.0
+
+    # -- the run -----------------------------------------------------------------------------
+    def run(self) -> int:
+        """Relay the CLI's interface until it exits; agentlaunch's exit code."""
+        launch = self.launch
+        size = window_size(self.tty_out)
+        check_size(size, launch.adapter.descriptor.name)
+        runtime = make_runtime_dir()
+        try:
+            return self._run(runtime, size)
+        finally:
+            for source in self.sources:
+                with contextlib.suppress(Exception):
+                    source.close()
+            shutil.rmtree(runtime, ignore_errors=True)
+
+    def _run(self, runtime: Path, size: tuple[int, int]) -> int:
+        launch = self.launch
+        ctx = NativeContext(
+            agent=launch.spec.name, session_id=None if self._learns_id else launch.session_id, resumed=launch.resumed,
+            working_dir=launch.working_dir, env=dict(launch.env), runtime_dir=runtime, started_at=time.time(),
+            python=sys.executable, status_path=self._status_path(), provider_state=dict(launch.provider_state),
+        )  # fmt: skip
+        extras = native_extras(launch.spec.provider, ctx)
+        self.sources = list(extras.sources)
+        for notice in extras.notices:
+            launch.notice(notice)
+        prompt = launch.first_message("") if not launch.resumed else ""
+        assert launch.command is not None
+        argv = launch.adapter.interface_argv(
+            launch.spec, launch.command, session_id=launch.session_id, resumed=launch.resumed, state=launch.provider_state,
+            placement_argv=launch.placement_argv, extra_argv=extras.argv, prompt=prompt,
+        )  # fmt: skip
+        env = {**launch.env, **extras.env}
+        mode = saved_mode(self.tty_in)
+        self._started_at = time.monotonic()
+        try:
+            child = self.spawn(argv, env, launch.working_dir, size, mode)
+        except ProviderMissing as exc:
+            raise ProviderMissing(exc.message, hint=launch.adapter.install_hint) from None
+        launch.reaper.watch(child.pid)
+        launch.child = child
+        if self._knows_session():
+            self._register(launch.session_id)
+        self.relay = Relay(
+            launch.loop, launch.signals, child, self, tty_in=self.tty_in, tty_out=self.tty_out, sources=self.sources,
+            modes=self.modes, size=lambda: window_size(self.tty_out),
+        )  # fmt: skip
+        if self.view is not None:
+            self.view.relaying(self.relay)
+        titled = self.view is not None and self.view.title
+        if titled:
+            write_all(self.tty_out, TITLE_PUSH)  # the title agentlaunch sets is the terminal's own again afterwards
+        try:
+            with raw_terminal(self.tty_in, self.tty_out, self.modes):
+                result = self.relay.run()
+        finally:
+            if titled:
+                write_all(self.tty_out, TITLE_POP)
+        if result.terminated is not None or (result.exit_code or 0) < 0:
+            # The CLI was stopped mid-screen: what agentlaunch prints next starts on a line of its own.
+            write_all(self.tty_out, b"\r\n")
+        if self.view is not None:
+            self.view.relaying(None)  # from here notices print again, under what the CLI left on screen
+        self.relay.read_sources_once_more()
+        self._close_turn()
+        self._keep_state()
+        return self._outcome(result)
+
+    # -- what the session is ---------------------------------------------------------------
+    @property
+    def _learns_id(self) -> bool:
+        """A new session of a CLI that cannot be told its id (Codex): its sources report it."""
+        return not self.launch.resumed and not self.launch.adapter.chooses_session_id
+
+    def _knows_session(self) -> bool:
+        """The session can be recorded now: agentlaunch chose its id, or resumes one the store knows."""
+        launch = self.launch
+        if launch.resumed:
+            return launch.store.get_session(launch.session_id) is not None
+        return not self._learns_id
+
+    def _register(self, session_id: str) -> None:
+        if self._registered:
+            return
+        self._registered = True
+        self.launch.handle(SessionStarted(session_id, self.launch.spec.model, str(self.launch.working_dir)))
+        self._keep_state()
+
+    def _keep_state(self) -> None:
+        """What a later headless or native turn of this session needs (Codex's thread and running total, say)."""
+        launch = self.launch
+        if not self._registered or launch.persistent:
+            return
+        state = launch.adapter.state_after_interface(launch.session_id, launch.provider_state, launch.env)
+        launch.provider_state = state
+        launch.emit(ProviderStateKept(state))
+
+    def _status_path(self) -> Path | None:
+        for sink in self.launch.sinks:
+            path = getattr(sink, "path", None)
+            if isinstance(path, Path):
+                return path
+        return None
+
+    # -- what the sources report (RelayHost) ---------------------------------------------------
+    def on_items(self, items: list[NativeItem]) -> None:
+        for item in items:
+            try:
+                if isinstance(item, StateChanged):
+                    self._state(item.state)
+                else:
+                    self._event(item)
+            except AgentlaunchError as exc:  # the store refused a write, say: shown after the session, never fatal
+                self.launch.notice(f"agentlaunch could not record what {self.launch.spec.provider} reported: {exc.message}")
+        if self.launch.stopped is not None and self.relay is not None:
+            self.relay.stop()  # a budget is spent: the interface ends, and the launch exits with the budget's error
+
+    def _event(self, event: Any) -> None:
+        launch = self.launch
+        if isinstance(event, SessionStarted) and not self._registered:
+            if self._learns_id and event.session_id:
+                launch.session_id = event.session_id  # Codex's thread id is the session's: -r and -c find it
+                launch.provider_state = launch.adapter.resume_state(event.session_id, None)
+            self._register(launch.session_id)
+            return
+        if isinstance(event, CallUsage) and not self._in_turn and not self._turned:
+            # A call before any state said a turn began (a source that reports no states): it opens one. A call
+            # reported after its turn ended (a transcript read late) belongs to that turn: it opens none.
+            self._open_turn()
+        launch.handle(event)
+
+    def _state(self, state: str) -> None:
+        launch = self.launch
+        if state in TURN_STATES and not self._in_turn:
+            self._open_turn()
+        if state == "exited":
+            return  # the launch says so itself once the CLI is ended
+        launch.set_state(state)
+        if state == "waiting":
+            self._close_turn()
+
+    def _open_turn(self) -> None:
+        self._in_turn = self._turned = True
+        self.launch.turns += 1
+
+    def _close_turn(self) -> None:
+        if self._in_turn:
+            self._in_turn = False
+            self.launch.emit(TurnDone())
+
+    def on_source_error(self, source: NativeSource, error: Exception) -> None:
+        self.launch.notice(
+            f"agentlaunch stopped reading one of {self.launch.spec.provider}'s reports ({type(error).__name__}: {error}); "
+            "the session goes on, its figures may be incomplete"
+        )
+
+    def on_child_signal(self) -> None:
+        self.launch.on_child_signal()
+
+    # -- the end ---------------------------------------------------------------------------------
+    def _outcome(self, result: RelayResult) -> int:
+        """agentlaunch's exit code, and what the person should know once the terminal is theirs again."""
+        if result.terminated is not None:
+            return 128 + result.terminated
+        code = result.exit_code
+        if code is None and self.launch.child is not None:
+            code = self.launch.child.poll()
+        if code in (0, None):
+            return 0
+        cli = self.launch.adapter.descriptor.name
+        how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+        quick = time.monotonic() - self._started_at < QUICK_EXIT
+        words = last_words(result.tail) if quick else []
+        said = ("; its last words: " + " / ".join(words)) if words else ""
+        raise InterfaceFailed(f"{cli} {how}{said}", hint=self._resume_hint())
+
+    def _resume_hint(self) -> str | None:
+        if not self._registered:
+            return None
+        return f"resume the session with: agentlaunch run {self.launch.spec.name} -r {self.launch.session_id}"
+
+
+class InterfaceFailed(AgentlaunchError):
+    """The provider CLI's interface ended with an error (its exit code is not 0)."""
+
+    exit_code = ExitCode.TURN_FAILED
+
+
+def last_words(tail: bytes, lines: int = 3) -> list[str]:
+    """The last lines of text the CLI wrote, without its escape sequences (what a person can read)."""
+    from agentlaunch.visible import visible
+
+    text = strip_escapes(tail.decode("utf-8", "replace"))
+    found = [line.strip() for line in text.replace("\r", "\n").split("\n") if line.strip()]
+    return [visible(line)[:300] for line in found[-lines:]]
+
+
+def strip_escapes(text: str) -> str:
+    """``text`` without terminal escape sequences (CSI, OSC, and two-byte ones)."""
+    import re
+
+    return re.sub(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[PX^_][^\x1b]*\x1b\\|\x1b.", "", text)

@@ -1,0 +1,210 @@
+"""The prefix doctor, interactive part: does the CLI's own interface send the prefix a headless run sends?
+
+``agentlaunch run AGENT`` at a terminal starts the provider's own interface
+(the native mode) with the same delivery and flags as a headless run. This
+runs that interface exactly so (the adapter's ``interface_argv``, the startup
+message and the doctor's prompt as its first prompt) on a PTY against the
+capture endpoint, in a project named like the headless run it is compared
+with, HOME seeded as a set-up user's (onboarding done, the folder trusted),
+and compares the first model request with the headless one. Where they part
+before the messages (a different tool list, say), a session's cache is not
+shared between its headless and interactive turns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import shutil
+import termios
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from agentlaunch.definitions.render import RunFacts, render_startup
+from agentlaunch.definitions.spec import AgentSpec
+from agentlaunch.fakeapi.server import Recorded
+from agentlaunch.launch.placement import Placement, place_instructions
+from agentlaunch.launch.transport import Child
+from agentlaunch.prefix.capture import Capture
+from agentlaunch.prefix.static import Difference, compare, serialize
+from agentlaunch.providers import describe, get_adapter
+
+SIZE = (120, 40)
+CODEX_SEEN_NOTICES = """
+[projects."{workdir}"]
+trust_level = "trusted"
+
+[tui]
+screen_reader_detection_done = true
+
+[tui.model_availability_nux]
+"gpt-6.1-sol" = 1
+
+[notice.model_migrations]
+"gpt-5.5" = "gpt-6-sol"
+"""
+
+
+@dataclass
+class InteractiveReport:
+    """The interface's first request against the headless run's, in one project."""
+
+    measured: bool
+    note: str  # what was measured, or why not
+    difference: Difference | None = None
+    tools_headless: int | None = None
+    tools_interactive: int | None = None
+    proxy_attempts: list[str] = field(default_factory=list)
+    """Connections the interface tried beyond the capture endpoint (refused; its own update or plugin checks)."""
+
+    @property
+    def same_prefix(self) -> bool:
+        """The requests share everything before the conversation (tools, system prompt / instructions)."""
+        return self.difference is not None and (self.difference.identical or self.difference.section_a.startswith("message"))
+
+
+def _tools(body: Mapping[str, Any]) -> int | None:
+    """How many tools a request offers (Gemini's are the declarations inside its one tools entry)."""
+    tools = body.get("tools")
+    if not isinstance(tools, list):
+        return None
+    count = 0
+    for tool in tools:
+        decls = tool.get("functionDeclarations") if isinstance(tool, dict) else None
+        count += len(decls) if isinstance(decls, list) else 1
+    return count
+
+
+def seed_interface_home(provider: str, home: Path, workdir: Path, env: Mapping[str, str], argv: list[str]) -> None:
+    """What a set-up user's home holds so that the interface starts without first-run questions."""
+    if provider == "claude":
+        key = env.get("ANTHROPIC_API_KEY", "")
+        # The folders of --add-dir (the agent's skills) trusted too: Claude Code's interface asks about each.
+        added = [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == "--add-dir"]
+        trusted = {d: {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True} for d in [str(workdir), *added]}
+        state = {
+            "hasCompletedOnboarding": True,
+            "customApiKeyResponses": {"approved": [key[-20:]] if key else [], "rejected": []},
+            "projects": trusted,
+        }
+        config = Path(env.get("CLAUDE_CONFIG_DIR") or home)
+        config.mkdir(parents=True, exist_ok=True)
+        (config / ".claude.json").write_text(json.dumps(state))
+    elif provider == "codex":
+        codex_home = Path(env.get("CODEX_HOME") or home / ".codex")
+        codex_home.mkdir(parents=True, exist_ok=True)
+        # The folder trusted, and the first-run notices Codex 0.171.0 shows marked as seen, as it records them
+        # once a user has answered them (a notice it shows for another model makes the run "not measured").
+        seen = CODEX_SEEN_NOTICES.format(workdir=workdir)
+        with (codex_home / "config.toml").open("a", encoding="utf-8") as fh:
+            fh.write(seen)
+
+
+def interactive_once(
+    spec: AgentSpec, command: str, capture: Capture, root: Path, label: str, headless_body: dict[str, Any],
+    *, plan: Any, prompt: str, templates_dir: Path | None, timeout: float,
+) -> InteractiveReport:  # fmt: skip
+    """Run the interface once in ``root/label`` (emptied first) and compare its first request with ``headless_body``.
+
+    ``plan(spec, command, capture, home, message, session_id, place)`` is the live check's launch plan
+    (argv, env, stdin, placement); only its env and placement are used here.
+    """
+    # The same HOME and state-dir paths as the headless runs (see run_once): only the mode differs.
+    run_dir, home, state = root / label, root / "home", root / "state"
+    for folder in (run_dir, home, state):
+        shutil.rmtree(folder, ignore_errors=True)
+    workdir = run_dir / f"project-{label}"
+    for folder in (workdir, home, state):
+        folder.mkdir(parents=True)
+    adapter = get_adapter(spec.provider)
+    if not adapter.has_interface:
+        return InteractiveReport(False, f"{spec.provider} has no interface of its own")
+    session_id = str(uuid.uuid4())
+    facts = RunFacts(spec.provider, spec.model, session_id, workdir, datetime.now().astimezone())
+    message = render_startup(spec, facts, templates_dir) + "\n" + prompt
+
+    def place(env: Mapping[str, str]) -> Placement:
+        seen = env if spec.delivery == "gemini-home" or (spec.provider == "codex" and spec.skills) else None
+        return place_instructions(spec, workdir, state, date.today(), templates_dir, hold=False, env=seen)
+
+    _, env, _, placement = plan(spec, command, capture, home, message, session_id, place)
+    assert placement is not None
+    argv = adapter.interface_argv(
+        spec, command, session_id=session_id, resumed=False, state=adapter.new_state(session_id),
+        placement_argv=placement.argv, extra_argv=[], prompt=message,
+    )  # fmt: skip
+    seed_interface_home(spec.provider, home, workdir, env, argv)
+    # The interface, unlike headless runs, checks for updates: never from a measurement (no other host is reached).
+    env = {**env, "TERM": "xterm-256color", "DISABLE_AUTOUPDATER": "1", "DISABLE_UPDATES": "1"}
+    before = len(capture.server.proxy_attempts)
+    tail = bytearray()
+    body = _first_request(argv, env, workdir, capture, prompt, timeout, tools=_tools(headless_body) is not None, tail=tail)
+    tried = [f"{r.method} {r.path}" for r in capture.server.proxy_attempts[before:]]
+    if body is None:
+        from agentlaunch.launch.native import last_words
+
+        said = " / ".join(last_words(bytes(tail), 4)) or "nothing"
+        note = f"the interface sent no request with the prompt within {timeout:g}s (a first-run question?); it showed: {said}"
+        return InteractiveReport(False, note, proxy_attempts=tried)
+    api = describe(spec.provider).api or ""
+    diff = compare(serialize(api, headless_body), serialize(api, body))
+    return InteractiveReport(True, "measured", diff, _tools(headless_body), _tools(body), tried)
+
+
+def _first_request(
+    argv: list[str], env: Mapping[str, str], workdir: Path, capture: Capture, prompt: str, timeout: float, *, tools: bool,
+    tail: bytearray,
+) -> dict[str, Any] | None:
+    """The interface's first model request that carries ``prompt`` (and tools, when the headless one had them:
+    its side calls, a title say, are skipped), or None."""
+    seen = len(capture.model_calls())
+
+    def found() -> dict[str, Any] | None:
+        for call in capture.model_calls()[seen:]:
+            body = call.body
+            if isinstance(body, dict) and prompt in json.dumps(body) and (not tools or _tools(body) is not None):
+                return body
+        return None
+
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_read, False)
+
+    def wake(_: Recorded) -> None:
+        with contextlib.suppress(OSError):
+            os.write(wake_write, b"!")
+
+    master, slave = os.openpty()
+    mode = termios.tcgetattr(slave)  # a fresh terminal's settings, as a terminal emulator gives them
+    os.close(master)
+    os.close(slave)
+    capture.server.on_request.append(wake)
+    child = Child(argv, env, workdir, size=SIZE, terminal=mode)
+    try:
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            if (body := found()) is not None:
+                return body
+            fds = [wake_read] + ([child.master] if not child.eof else [])
+            ready = select.select(fds, [], [], left)[0]
+            if wake_read in ready:
+                with contextlib.suppress(OSError):
+                    os.read(wake_read, 512)
+            if child.master in ready:
+                tail += child.read_bytes()  # drained so that it never blocks; its last text explains a failure
+                del tail[:-4096]
+            if child.eof and child.poll() is not None:
+                break
+        return found()
+    finally:
+        capture.server.on_request.remove(wake)
+        child.stop(grace=1.0)
+        child.close()
+        os.close(wake_read)
+        os.close(wake_write)

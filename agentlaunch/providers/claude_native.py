@@ -1,0 +1,372 @@
+"""Claude Code's native (TUI) launch: the ``--settings`` that make it report, and the source that reads it.
+
+``native_extras(ctx)`` binds a hook socket in the launch's runtime folder and
+passes Claude Code one ``--settings`` object (it merges over the user's own
+settings): a hook on each event that tells the state, and a status-line
+command (:mod:`agentlaunch.providers.claude_statusline`) that reports the
+status-line JSON and prints agentlaunch's line, joined to the user's own.
+
+States come from hooks and the transcript, never from the screen:
+
+==========  ==========================================================================
+starting    the launch began; Claude Code has not reported yet
+waiting     ``SessionStart`` (startup, resume, clear), ``Stop``, ``StopFailure``,
+            ``Notification`` ``idle_prompt``, and a transcript line
+            ``[Request interrupted by user…]`` (Esc: no Stop hook runs then)
+thinking    ``UserPromptSubmit``, ``PostToolUse``, ``PostToolUseFailure``,
+            ``PermissionDenied`` (the model goes on), ``ElicitationResult``
+tool        ``PreToolUse`` (any tool but the ones below)
+asking      ``PermissionRequest`` (at once, as the dialog opens), ``Notification``
+            ``permission_prompt`` / ``elicitation_dialog`` (6 s later),
+            ``Elicitation``, and ``PreToolUse`` of ``AskUserQuestion`` or
+            ``ExitPlanMode`` (a question or a plan waits for the person)
+exited      ``SessionEnd``
+==========  ==========================================================================
+
+Meters come from the transcript (:mod:`agentlaunch.providers.claude_transcript`),
+read whenever a hook or the status line reports and once more at the end;
+the context window from the status-line JSON; the session from the first
+report (the status line's carries Claude Code's version).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from agentlaunch.events import CallUsage, ContextWindow, Event, SessionStarted, Warning
+from agentlaunch.fsutil import read_regular, write_atomic
+from agentlaunch.launch.hook_socket import HookReport, HookSocket, hook_command
+from agentlaunch.launch.native_source import NativeContext, NativeExtras, NativeItem
+from agentlaunch.launch.sink import StateChanged
+from agentlaunch.providers import values
+from agentlaunch.providers.claude_transcript import CallsFromTranscript, last_cost_state, project_folder, salvage_line
+from agentlaunch.providers.jsonl_tail import JsonlTail
+from agentlaunch.providers.values import count, opt_label, string
+
+STATUSLINE = Path(__file__).with_name("claude_statusline.py")
+SOCKET_NAME = "claude.sock"
+CONFIG_NAME = "statusline.json"
+USER_TIMEOUT = 1.5
+"""Seconds the user's own status-line command may take before agentlaunch's line is shown without it."""
+SETTINGS_LIMIT = 1 << 20
+RETRIES = (0.25, 1.0, 3.0)
+"""After a hook that says a call ended, the transcript is read again this long after (it is written lazily)."""
+UNMETERED = "this session's model calls will not be metered"
+SESSION_WAIT = 1.5
+"""Seconds a SessionStart hook's session waits for the status line's report (it has the CLI version)."""
+
+HOOK_EVENTS = (
+    "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest",
+    "PermissionDenied", "Notification", "Stop", "StopFailure", "Elicitation", "ElicitationResult", "SessionEnd",
+)  # fmt: skip
+"""The hook events of Claude Code 2.1.332 that tell a state (all exist there: its settings schema lists them).
+
+Not ``PreCompact``/``PostCompact``: Claude Code prints "PreCompact [command] completed successfully" under
+the compaction's result for them (measured), so they would show agentlaunch's plumbing on the person's
+screen; the transcript's ``compact_boundary`` tells the compaction instead."""
+ASKING_TOOLS = frozenset({"AskUserQuestion", "ExitPlanMode"})
+STATES: dict[str, str] = {
+    "UserPromptSubmit": "thinking",
+    "PostToolUse": "thinking",
+    "PostToolUseFailure": "thinking",
+    "PermissionDenied": "thinking",
+    "ElicitationResult": "thinking",
+    "PermissionRequest": "asking",
+    "Elicitation": "asking",
+    "Stop": "waiting",
+    "StopFailure": "waiting",
+    "SessionEnd": "exited",
+}
+NOTIFICATIONS = {"permission_prompt": "asking", "elicitation_dialog": "asking", "idle_prompt": "waiting"}
+CALL_OVER = frozenset({"UserPromptSubmit", "PreToolUse", "PermissionRequest", "Stop", "StopFailure", "Notification",
+                       "SessionEnd"})  # fmt: skip
+"""Hooks that run only between model calls: every call read so far is over."""
+
+
+def config_dir(env: Mapping[str, str]) -> Path:
+    """Claude Code's own folder for ``env``: ``$CLAUDE_CONFIG_DIR``, else ``$HOME/.claude``."""
+    if env.get("CLAUDE_CONFIG_DIR"):
+        return Path(env["CLAUDE_CONFIG_DIR"]).expanduser()
+    return Path(env.get("HOME") or os.path.expanduser("~")) / ".claude"
+
+
+def transcript_path(env: Mapping[str, str], working_dir: Path, session_id: str) -> Path:
+    """Where Claude Code writes the transcript of ``session_id`` started in ``working_dir``."""
+    return config_dir(env) / "projects" / project_folder(str(working_dir)) / f"{session_id}.jsonl"
+
+
+def user_settings(env: Mapping[str, str], working_dir: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """The user's settings objects, the one that wins first (the project's local file, the project's, the user's),
+    and notes on the files that could not be read."""
+    files = [
+        working_dir / ".claude" / "settings.local.json",
+        working_dir / ".claude" / "settings.json",
+        config_dir(env) / "settings.json",
+    ]
+    found: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for path in files:
+        try:
+            data = values.loads(read_regular(path, SETTINGS_LIMIT).decode("utf-8"))
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError, UnicodeDecodeError) as exc:
+            notes.append(f"could not read {path} for your status line ({exc}); agentlaunch's is shown alone")
+            continue
+        found.append(values.obj(data))
+    return found, notes
+
+
+def user_status_line(env: Mapping[str, str], working_dir: Path) -> tuple[str | None, list[str]]:
+    """The user's own status-line command (local, then project, then user settings win), and notes on unreadable files.
+
+    ``--settings`` outranks these files, so agentlaunch's status line replaces the
+    user's; agentlaunch runs theirs itself and joins its output.
+    """
+    found, notes = user_settings(env, working_dir)
+    for data in found:
+        line = values.obj(data.get("statusLine"))
+        command = string(line.get("command")).strip()
+        if line.get("type", "command") == "command" and command:
+            return command, notes
+    return None, notes
+
+
+def hooks_notice(found: list[dict[str, Any]]) -> list[str]:
+    """A notice when the user's settings turn hooks off: agentlaunch leaves that choice alone, and says what it costs."""
+    for data in found:
+        if isinstance(data.get("disableAllHooks"), bool):
+            if data["disableAllHooks"]:
+                return ["your Claude Code settings disable hooks (disableAllHooks): agentlaunch cannot tell the session's "
+                        "state, and reads its calls from the transcript only when the session ends"]  # fmt: skip
+            return []
+    return []
+
+
+def settings(ctx: NativeContext, socket_path: Path, config_path: Path) -> dict[str, Any]:
+    """The ``--settings`` object: the status-line command and a hook on each event that tells a state."""
+    statusline = shlex.join([ctx.python, "-I", "-S", str(STATUSLINE), str(config_path)])
+    hooks = {event: [{"hooks": [{"type": "command", "command": hook_command(ctx.python, socket_path, event)}]}]
+             for event in HOOK_EVENTS}  # fmt: skip
+    return {"statusLine": {"type": "command", "command": statusline, "padding": 0}, "hooks": hooks}
+
+
+def native_extras(ctx: NativeContext) -> NativeExtras:
+    """What a native Claude Code launch adds: ``--settings`` (status line and hooks) and the source that reads them."""
+    socket_path = ctx.runtime_dir / SOCKET_NAME
+    config_path = ctx.runtime_dir / CONFIG_NAME
+    sock = HookSocket(socket_path)
+    user, notices = user_status_line(ctx.env, ctx.working_dir)
+    notices += hooks_notice(user_settings(ctx.env, ctx.working_dir)[0])
+    config = {
+        "socket": str(socket_path),
+        "status": str(ctx.status_path) if ctx.status_path else None,
+        "user_command": user,
+        "user_timeout": USER_TIMEOUT,
+    }
+    write_atomic(config_path, json.dumps(config).encode(), 0o600)
+    path = transcript_path(ctx.env, ctx.working_dir, ctx.session_id) if ctx.session_id else None
+    source = ClaudeNativeSource(sock, path, ctx.started_at)
+    if path is not None:
+        notices += transcript_notices(path)
+    argv = ["--settings", json.dumps(settings(ctx, socket_path, config_path), separators=(",", ":"))]
+    return NativeExtras(argv=argv, sources=[source], notices=notices)
+
+
+def transcript_notices(path: Path) -> list[str]:
+    """A warning when Claude Code could not write the transcript's folder (it then runs on, keeping no per-call record)."""
+    folder = path.parent
+    for candidate in (folder, *folder.parents):
+        if not candidate.exists():
+            continue
+        if not candidate.is_dir():
+            return [f"Claude Code cannot keep its transcript under {candidate} (not a folder): {UNMETERED}"]
+        if not os.access(candidate, os.W_OK | os.X_OK):
+            return [f"Claude Code cannot write its transcript under {candidate} (not writable): {UNMETERED}"]
+        return []
+    return []
+
+
+class ClaudeNativeSource:
+    """The hook socket and the transcript of one native Claude Code launch, as one source."""
+
+    def __init__(self, sock: HookSocket, transcript: Path | None, started_at: float,
+                 clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
+        self.sock = sock
+        self.clock = clock
+        self.tail: JsonlTail | None = JsonlTail(transcript, start_at_end=True, salvage=salvage_line) if transcript else None
+        # A resumed session's file already holds its totals: the calls beyond them are this launch's.
+        base = last_cost_state(transcript) if transcript is not None and self.tail and self.tail.offset else None
+        self.calls = CallsFromTranscript(started_at, base)
+        self.state: str | None = None
+        self._session: SessionStarted | None = None
+        self._session_sent = False
+        self._session_due: float | None = None
+        self._window: tuple[int, str | None] | None = None
+        self._retries: list[float] = []
+        self._missing_said = False
+        self._calls_in_step = 0  # calls counted since the model was last set thinking (a prompt, a tool's result)
+        self._held: str | None = None
+        """``waiting`` from a Stop hook that came before the turn's last call was read: sent after that call."""
+
+    def fileno(self) -> int:
+        return self.sock.fileno()
+
+    def deadline(self) -> float | None:
+        times = [t for t in (self._session_due, self._retries[0] if self._retries else None) if t is not None]
+        if self.tail is not None and self.tail.more:
+            times.append(self.clock())
+        return min(times) if times else None
+
+    def read(self) -> list[NativeItem]:
+        """What the reports and the transcript tell since the last call."""
+        items: list[NativeItem] = []
+        reports = self.sock.receive()
+        items += self._transcript()
+        for report in reports:
+            items += self._report(report)
+        now = self.clock()
+        if self._retries and self._retries[0] <= now:
+            while self._retries and self._retries[0] <= now:
+                self._retries.pop(0)
+            items += self._transcript(close=True)
+        if self._held is not None and (self._calls_in_step or not self._retries):
+            items += self._release()
+        if self._session_due is not None and self._session_due <= now:
+            items += self._session_items()
+        return self._ordered(items)
+
+    def _release(self) -> list[NativeItem]:
+        held, self._held = self._held, None
+        return [StateChanged(held)] if held is not None else []
+
+    def close(self) -> None:
+        self.sock.close()
+
+    # -- the transcript ------------------------------------------------------------------------
+
+    def _transcript(self, close: bool = False) -> list[NativeItem]:
+        if self.tail is None:
+            return []
+        items: list[NativeItem] = list(self.calls.lines(self.tail.read()))
+        if close:
+            items += self.calls.close_calls()
+        for item in items:
+            if isinstance(item, StateChanged):
+                self.state = item.state
+            elif isinstance(item, CallUsage):
+                self._calls_in_step += 1
+        return items
+
+    def _follow(self, payload: dict[str, Any]) -> list[NativeItem]:
+        """Follow the transcript the CLI names (a new one after ``/clear``; another path than agentlaunch's guess).
+
+        What the old file still holds is read first. The new one is read from its start: its lines from before
+        the launch (a resumed session's history) are told by their timestamps, and its ``cost-state`` totals
+        start again from that file's own (Claude Code counts from zero after ``/clear``).
+        """
+        named = string(payload.get("transcript_path"))
+        if not named or not os.path.isabs(named) or not named.endswith(".jsonl"):
+            return []
+        path = Path(named)
+        if self.tail is not None and self.tail.path == path:
+            return []
+        items = self._transcript(close=True)
+        if self.tail is None:
+            self.tail = JsonlTail(path, salvage=salvage_line)
+        else:
+            self.tail.move_to(path)
+        self.calls.rebase({})
+        return items
+
+    # -- reports -------------------------------------------------------------------------------
+
+    def _report(self, report: HookReport) -> list[NativeItem]:
+        payload = report.payload
+        items: list[NativeItem] = self._follow(payload)
+        if report.event == "statusline":
+            items += self._status_line(payload)
+            return items
+        self._learn_session(payload, None)
+        if report.event in CALL_OVER:
+            items += self._transcript(close=True)
+            self._retries = [self.clock() + delay for delay in RETRIES]
+        state = self._state_of(report.event, payload)
+        if state is not None:
+            items += self._release()  # a state held from before comes first
+            self.state = state
+            if state == "thinking":
+                self._calls_in_step = 0
+            if report.event == "Stop" and not self._calls_in_step:
+                # The turn's last call is not in the transcript yet (it is written lazily): the turn ends
+                # after it, so the call is counted in its own turn (or when the retries give up).
+                self._held = state
+            else:
+                items.append(StateChanged(state))
+        if report.event in ("Stop", "StopFailure", "SessionEnd"):
+            items += self._missing_transcript()
+        if report.event == "SessionEnd":
+            items += self._session_items()
+        return items
+
+    def _missing_transcript(self) -> list[NativeItem]:
+        """Once: a turn ended and Claude Code has written no transcript where it says it would."""
+        if self._missing_said or self.tail is None or self.tail.path.exists():
+            return []
+        self._missing_said = True
+        return [Warning(f"Claude Code wrote no transcript at {self.tail.path}: {UNMETERED}")]
+
+    def _state_of(self, event: str, payload: dict[str, Any]) -> str | None:
+        if event == "SessionStart":
+            return None if payload.get("source") == "compact" else "waiting"
+        if event == "PreToolUse":
+            return "asking" if string(payload.get("tool_name")) in ASKING_TOOLS else "tool"
+        if event == "Notification":
+            return NOTIFICATIONS.get(string(payload.get("notification_type")))
+        return STATES.get(event)
+
+    def _status_line(self, payload: dict[str, Any]) -> list[NativeItem]:
+        model = values.obj(payload.get("model"))
+        self._learn_session(payload, opt_label(payload.get("version")))
+        items: list[NativeItem] = list(self._session_items())
+        window = count(values.obj(payload.get("context_window")).get("context_window_size"))
+        model_id = opt_label(model.get("id"))
+        if window and (window, model_id) != self._window:
+            self._window = (window, model_id)
+            items.append(ContextWindow(window, model_id))
+        return items
+
+    def _learn_session(self, payload: dict[str, Any], version: str | None) -> None:
+        session_id = opt_label(payload.get("session_id"))
+        if session_id is None or self._session_sent:
+            return
+        model = payload.get("model")
+        model_id = opt_label(values.obj(model).get("id")) if isinstance(model, dict) else opt_label(model)
+        known = self._session
+        self._session = SessionStarted(
+            session_id,
+            model_id or (known.model if known else None),
+            string(payload.get("cwd")) or (known.cwd if known else None),
+            version or (known.cli_version if known else None),
+        )
+        if self._session_due is None:
+            self._session_due = self.clock() + SESSION_WAIT
+
+    def _session_items(self) -> list[Event]:
+        if self._session is None or self._session_sent:
+            return []
+        self._session_sent = True
+        self._session_due = None
+        return [self._session]
+
+    def _ordered(self, items: list[NativeItem]) -> list[NativeItem]:
+        """The session first: the store registers it before any call."""
+        if any(not isinstance(i, StateChanged | SessionStarted) for i in items) and self._session and not self._session_sent:
+            items = [*self._session_items(), *items]
+        return items

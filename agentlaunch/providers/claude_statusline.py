@@ -1,0 +1,215 @@
+"""Claude Code's status-line command in a native launch: report the JSON, print agentlaunch's line.
+
+Usage: ``python -I -S claude_statusline.py CONFIG``. Claude Code runs it on
+updates with one JSON object on stdin and shows the first line it prints
+under the prompt. It reads CONFIG (a small JSON file the launch wrote in its
+runtime folder: the hook socket, the live status record, the user's own
+status-line command), then
+
+1. sends ``{"event": "statusline", "payload": <stdin JSON>}`` to the socket
+   (never blocking: a busy launch loses the report, not Claude's time);
+2. runs the user's own status-line command, if they have one, with the same
+   stdin, for at most ``user_timeout`` seconds (its whole process group is
+   killed after that), and keeps the first line it printed;
+3. prints one line: the user's line, then agentlaunch's text (context used
+   and window, tokens to compaction, cost so far as agentlaunch priced it
+   (Claude Code's own figure, labelled so, when there is no status record),
+   whether the prompt cache is warm and for how long). A user command that
+   fails or hangs leaves a short note in its place.
+
+Figures only agentlaunch has (its priced cost, its window and compaction
+threshold) come from the live status record, which the launch replaces
+atomically; the live context comes from Claude's JSON, which is fresher.
+It imports only the standard library (it runs on every update) and always
+exits 0: a broken status line must never break Claude Code's screen.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import sys
+import time
+from typing import Any
+
+MAX_INPUT = 1 << 20
+MAX_RECORD = 256 << 10
+MAX_DATAGRAM = 60_000
+SEP = " │ "
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _count(value: Any) -> int | None:
+    return value if type(value) is int and 0 <= value < 1 << 53 else None
+
+
+def _signed(value: Any) -> int | None:
+    return value if type(value) is int and -(1 << 53) < value < 1 << 53 else None
+
+
+def _n(value: int) -> str:
+    return f"{value:,}"
+
+
+def _short(value: int) -> str:
+    if value >= 1_000_000 and value % 1_000_000 == 0:
+        return f"{value // 1_000_000}M"
+    if value >= 1_000 and value % 1_000 == 0:
+        return f"{value // 1_000}k"
+    return _n(value)
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(int(seconds), 0)
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    if seconds >= 60:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds}s"
+
+
+def _read_json(path: Any, limit: int) -> dict[str, Any]:
+    if not isinstance(path, str) or not path:
+        return {}
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+        if len(data) > limit:
+            return {}
+        return _obj(json.loads(data.decode("utf-8")))
+    except (OSError, ValueError, RecursionError):
+        return {}
+
+
+def send(sock_path: Any, payload: Any) -> None:
+    """One datagram to the launch; any failure loses only this report."""
+    if not isinstance(sock_path, str):
+        return
+    data = json.dumps({"event": "statusline", "payload": payload}).encode()
+    if len(data) > MAX_DATAGRAM:
+        short = {k: v for k, v in _obj(payload).items() if isinstance(v, str | int | float | bool | dict) and len(str(v)) < 4000}
+        data = json.dumps({"event": "statusline", "payload": short, "truncated": True}).encode()
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+            sock.setblocking(False)
+            sock.sendto(data, sock_path)
+    except OSError:
+        pass
+
+
+def run_user(command: str, raw: bytes, timeout: float, cwd: str | None) -> str:
+    """The first line the user's own status-line command prints, or a short note when it fails or hangs."""
+    import signal  # only with a command of the user's: subprocess doubles this script's start-up time
+    import subprocess
+
+    try:
+        proc = subprocess.Popen(
+            command, shell=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            start_new_session=True, cwd=cwd if cwd and os.path.isdir(cwd) else None,
+        )  # fmt: skip
+    except OSError as exc:
+        return f"(your status line did not start: {exc.strerror or exc})"
+    try:
+        out, _ = proc.communicate(raw, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        # Its whole process group: a shell's children would otherwise keep the pipe open.
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired, OSError):
+            proc.communicate(timeout=0.5)
+        for pipe in (proc.stdin, proc.stdout):
+            with contextlib.suppress(OSError):
+                if pipe:
+                    pipe.close()
+        return f"(your status line timed out after {timeout:g}s)"
+    except OSError:
+        out = b""
+    first = out.decode("utf-8", "replace").splitlines()[0].rstrip() if out.strip() else ""
+    if proc.returncode != 0 and not first:
+        return f"(your status line failed: exit {proc.returncode})"
+    return first
+
+
+def ours(info: dict[str, Any], record: dict[str, Any], now: float) -> str:
+    """agentlaunch's text: context, tokens to compaction, cost, cache."""
+    parts: list[str] = []
+    usage = _obj(_obj(info.get("context_window")).get("current_usage"))
+    live = [_count(usage.get(k)) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
+    context = sum(v for v in live if v is not None) if usage else _count(record.get("context"))
+    window = _count(record.get("window")) if record.get("window_source") != "observed" else None
+    window = window or _count(_obj(info.get("context_window")).get("context_window_size"))
+    # to_compaction is negative once the threshold is passed.
+    rec_left, rec_context = _signed(record.get("to_compaction")), _count(record.get("context"))
+    threshold = rec_left + rec_context if rec_left is not None and rec_context is not None else None
+    if context is None:
+        context = 0
+    if window:
+        parts.append(f"ctx {_n(context)}/{_short(window)} ({100.0 * context / window:.1f}%)")
+    else:
+        parts.append(f"ctx {_n(context)}")
+    crossed = False
+    if threshold is not None:
+        left = threshold - context
+        crossed = left <= 0
+        parts.append("past compaction threshold" if crossed else f"{_n(left)} to compaction")
+    cost = record.get("cost")
+    claude_cost = _obj(info.get("cost")).get("total_cost_usd")
+    if isinstance(cost, str) and cost:
+        parts.append(cost[:60])
+    elif isinstance(claude_cost, int | float) and not isinstance(claude_cost, bool) and 0 < claude_cost < 1e9:
+        # No record to read (the launch writes none): Claude Code's own figure, said to be its.
+        parts.append(f"${claude_cost:.4f} by Claude's count")
+    cache = _obj(info.get("prompt_cache"))
+    if cache.get("warm") is True:
+        expires = cache.get("expires_at")
+        ttl = cache.get("ttl") if isinstance(cache.get("ttl"), str) else ""
+        if isinstance(expires, int | float) and not isinstance(expires, bool) and expires > now:
+            parts.append(f"cache warm {_duration(expires - now)}" + (f" of {ttl[:8]}" if ttl else ""))
+        else:
+            parts.append("cache warm")
+    elif cache.get("warm") is False and cache.get("caching_observed") is True:
+        parts.append("cache cold")
+    text = " · ".join(parts)
+    return ("⚠ " + text) if crossed else text
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 2:
+        return 0
+    config = _read_json(argv[1], 64 << 10)
+    try:
+        raw = sys.stdin.buffer.read(MAX_INPUT)
+    except (OSError, ValueError):
+        raw = b""
+    try:
+        info = _obj(json.loads(raw.decode("utf-8", "replace"))) if raw.strip() else {}
+    except (ValueError, RecursionError):
+        info = {}
+    send(config.get("socket"), info or None)
+    # Only printable text of ours: a record is anyone's file, and this line goes to a terminal.
+    text = "".join(c for c in ours(info, _read_json(config.get("status"), MAX_RECORD), time.time()) if c.isprintable())
+    user = config.get("user_command")
+    if isinstance(user, str) and user.strip():
+        timeout = config.get("user_timeout")
+        timeout = float(timeout) if isinstance(timeout, int | float) and 0 < timeout <= 30 else 1.5
+        cwd = info.get("cwd") if isinstance(info.get("cwd"), str) else None
+        theirs = run_user(user, raw, timeout, cwd)
+        # Their colours (escape sequences) stay theirs; other control characters would break the line.
+        theirs = "".join(c for c in theirs if c.isprintable() or c == "\x1b")
+        if theirs:
+            text = theirs + "\x1b[0m" * ("\x1b" in theirs) + SEP + text
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except OSError:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,359 @@
+"""Codex CLI's native (TUI) launch: its hooks for states, its rollout file for meters.
+
+What ``native_extras`` adds to ``codex`` / ``codex resume ID``:
+
+- ``-c`` flags installing agentlaunch's hooks (SessionStart, UserPromptSubmit,
+  PreToolUse, PermissionRequest, PostToolUse, PreCompact, PostCompact, Stop)
+  together with their trust entries (:mod:`agentlaunch.providers.codex_hooks`),
+  each running the stdlib reporter that sends one datagram to the launch's
+  socket. The user's ``notify`` program and own hooks are left exactly as they
+  are (nothing of theirs is replaced, so nothing needs chaining).
+- One source, :class:`CodexNativeSource`, waiting on that socket. On every
+  report, and on a modest timer while a turn runs, it reads what is new in the
+  thread's rollout file (``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-…-THREAD.jsonl``):
+
+  * ``token_usage_record`` lines: one per model call, keyed by the call's
+    ``response_id``, with the call's own usage: the same record a headless
+    turn is split into (:func:`~agentlaunch.providers.codex.rollout_calls`),
+    so native and headless calls carry the same figures. ``input_tokens``
+    includes the cached tokens; :func:`~agentlaunch.providers.codex.codex_usage`
+    subtracts them. A file with no such lines (an older or newer Codex) falls
+    back to ``event_msg`` ``token_count``: ``last_token_usage`` counted once
+    per new running total (``total_token_usage``).
+  * ``token_count.info.model_context_window``: the context window.
+  * ``session_meta``: the thread id, reported as the session id.
+  * ``compacted`` lines: a compaction (its trigger, ``manual`` or ``auto``, from the PreCompact hook).
+
+Which file: the one a hook names (``transcript_path``); on resume the
+thread's own file; otherwise the newest rollout of this working directory
+created after the launch started.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from agentlaunch.events import CallUsage, Compaction, ContextWindow, Event, SessionStarted, Usage
+from agentlaunch.launch.hook_socket import HookReport, HookSocket, hook_command
+from agentlaunch.launch.native_source import NativeContext, NativeExtras, NativeItem
+from agentlaunch.launch.sink import StateChanged
+from agentlaunch.providers import values
+from agentlaunch.providers.base import json_lines
+from agentlaunch.providers.codex import codex_home, codex_usage
+from agentlaunch.providers.codex_hooks import EVENTS, hook_flags
+from agentlaunch.providers.jsonl_tail import JsonlTail
+from agentlaunch.providers.values import BadUsage, count, file_key, label, opt_label, string
+
+SOCKET_NAME = "codex-hooks.sock"
+HEAD_LIMIT = 1 << 20
+
+HOOK_STATES: dict[str, str] = {
+    "UserPromptSubmit": "thinking",
+    "PreToolUse": "tool",
+    "PostToolUse": "thinking",
+    "PermissionRequest": "asking",
+    "PreCompact": "thinking",
+    "Stop": "waiting",
+}
+"""The state each hook tells. SessionStart tells none (it carries the session and its file); PostCompact
+goes back to the state before PreCompact."""
+
+TOOL_ITEMS = {"function_call", "custom_tool_call", "local_shell_call", "web_search_call", "mcp_tool_call"}
+TOOL_OUTPUTS = {"function_call_output", "custom_tool_call_output", "mcp_tool_call_output"}
+
+TURN_RETRY = (0.5, 1.0, 2.0)
+"""While a turn runs, the rollout is read this long after the last activity (then every 2 s): Codex's hooks
+fire at a turn's edges and around tools, not after each model call."""
+AFTER_TURN = (0.3, 1.5)
+"""After a turn ends, two more reads (a rollout line may land just after the Stop hook)."""
+FIND_RETRY = (0.25, 0.5, 1.0, 2.0, 4.0)
+"""While no rollout file is known, it is looked for this long after the launch (and on every hook report)."""
+
+
+def native_extras(ctx: NativeContext) -> NativeExtras:
+    """The hooks, their trust entries and the source of a native Codex launch."""
+    sock: HookSocket | None = None
+    notices: list[str] = []
+    argv: list[str] = []
+    path = ctx.runtime_dir / SOCKET_NAME
+    try:
+        sock = HookSocket(path)
+    except OSError as exc:
+        notices.append(f"Codex's hooks are not followed ({exc}); states come from its rollout file only")
+    if sock is not None:
+        argv = hook_flags({event: hook_command(ctx.python, path, event) for event in EVENTS})
+    return NativeExtras(argv=argv, sources=[CodexNativeSource(ctx, sock)], notices=notices)
+
+
+class CodexNativeSource:
+    """The hook socket and the thread's rollout file of one native Codex launch (see the module doc)."""
+
+    def __init__(self, ctx: NativeContext, sock: HookSocket | None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.ctx = ctx
+        self.sock = sock
+        self.clock = clock
+        self.home = codex_home(ctx.env)
+        self.thread_id: str | None = resumed_thread(ctx)
+        self.tail: JsonlTail | None = None
+        self.seen: set[str] = set()
+        self.totals_seen: set[tuple[int, ...]] = set()
+        self.records_seen = False
+        self.model: str | None = None
+        self.window: int | None = None
+        self.announced = False
+        self.hooks_heard = False
+        self.state: str | None = None
+        self._before_compact: str | None = None
+        self._compact_trigger: str | None = None  # "manual" or "auto", from the PreCompact hook
+        self.started = clock()
+        self._schedule: list[float] = [self.started + d for d in FIND_RETRY]
+        self._backoff = 0
+        if self.thread_id:
+            self._open_thread_file(self.thread_id)
+
+    # -- NativeSource ------------------------------------------------------------------------
+    def fileno(self) -> int | None:
+        return self.sock.fileno() if self.sock is not None else None
+
+    def deadline(self) -> float | None:
+        return min(self._schedule) if self._schedule else None
+
+    def read(self) -> list[NativeItem]:
+        now = self.clock()
+        self._schedule = [t for t in self._schedule if t > now]
+        out: list[NativeItem] = []
+        reports = self.sock.receive() if self.sock is not None else []
+        for report in reports:
+            out += self._report(report)
+        if self.tail is None:
+            self._find_file()
+        if self.tail is not None:
+            for obj in self.tail.read():
+                if isinstance(obj, dict):
+                    out += self._line(obj)
+        self._plan(now, bool(reports) or any(not isinstance(i, StateChanged) for i in out))
+        return out
+
+    def close(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+
+    # -- hooks -------------------------------------------------------------------------------
+    def _report(self, report: HookReport) -> list[NativeItem]:
+        payload = report.payload
+        session = opt_label(payload.get("session_id"))
+        if self.thread_id and session and session != self.thread_id:
+            return []  # another thread's hook (a sub-agent): not this session's state
+        out: list[NativeItem] = []
+        if session and self.thread_id is None:
+            self.thread_id = session
+        out += self._announce()
+        transcript = string(payload.get("transcript_path"))
+        if transcript and (self.tail is None or self.tail.path != Path(transcript)):
+            self._open(Path(transcript))  # the CLI's own word beats a file found by looking
+        self.hooks_heard = True
+        if report.event == "PreCompact":
+            self._before_compact = self.state
+            self._compact_trigger = opt_label(payload.get("trigger"))
+        if report.event == "PostCompact":
+            # A manual /compact ends at the prompt, an automatic one inside a turn: back to where it began.
+            return out + self._set_state(self._before_compact or "waiting")
+        state = HOOK_STATES.get(report.event)
+        if state:
+            out += self._set_state(state)
+        return out
+
+    # -- the rollout -------------------------------------------------------------------------
+    def _line(self, obj: dict[str, Any]) -> list[NativeItem]:
+        kind = obj.get("type")
+        payload = values.obj(obj.get("payload"))
+        if kind == "session_meta":
+            if self.thread_id is None:
+                self.thread_id = opt_label(payload.get("id"))
+            return list(self._announce(opt_label(payload.get("cli_version"))))
+        if kind == "turn_context":
+            self.model = opt_label(payload.get("model")) or self.model
+            return []
+        if kind == "token_usage_record":
+            return self._record(payload)
+        if kind == "compacted":
+            trigger, self._compact_trigger = self._compact_trigger, None
+            return [Compaction(trigger=trigger)]
+        if kind == "event_msg":
+            return self._event_msg(payload)
+        if kind == "response_item" and not self.hooks_heard:
+            item = payload.get("type")
+            if item in TOOL_ITEMS:
+                return self._set_state("tool")
+            if item in TOOL_OUTPUTS:
+                return self._set_state("thinking")
+        return []
+
+    def _record(self, payload: dict[str, Any]) -> list[NativeItem]:
+        self.records_seen = True
+        call_id = opt_label(payload.get("response_id"))
+        if call_id is None or call_id in self.seen:
+            return []
+        try:
+            usage = codex_usage(payload.get("usage"))
+        except BadUsage:
+            return []
+        self.seen.add(call_id)
+        return [CallUsage(usage, self.model, call_id)]
+
+    def _event_msg(self, payload: dict[str, Any]) -> list[NativeItem]:
+        kind = payload.get("type")
+        out: list[NativeItem] = []
+        if kind == "token_count":
+            info = values.obj(payload.get("info"))
+            window = count(info.get("model_context_window"))
+            if window and window != self.window:
+                self.window = window
+                out.append(ContextWindow(window, self.model))
+            if not self.records_seen:
+                out += self._from_totals(info)
+        elif not self.hooks_heard and kind == "task_started":
+            out += self._set_state("thinking")
+        elif not self.hooks_heard and kind in ("task_complete", "turn_aborted"):
+            out += self._set_state("waiting")
+        return out
+
+    def _from_totals(self, info: dict[str, Any]) -> list[NativeItem]:
+        """A call from ``token_count`` when the file has no per-call records: once per running total."""
+        try:
+            total = codex_usage(info.get("total_token_usage"))
+            last = codex_usage(info.get("last_token_usage"))
+        except BadUsage:
+            return []
+        key = _key(total)
+        if key in self.totals_seen or total == Usage():
+            return []
+        self.totals_seen.add(key)
+        return [CallUsage(last, self.model, "total:" + ",".join(map(str, key)))]
+
+    # -- finding and opening the file ------------------------------------------------------------
+    def _find_file(self) -> None:
+        if self.thread_id is not None and self._open_thread_file(self.thread_id):
+            return
+        if self.ctx.resumed:
+            return  # a resumed thread's file is its own (named by its id or by a hook), never a guess
+        found = newest_rollout(self.home, self.ctx.working_dir, self.ctx.started_at)
+        if found is not None:
+            self._open(found)
+
+    def _open_thread_file(self, thread_id: str) -> bool:
+        key = file_key(thread_id)
+        sessions = self.home / "sessions"
+        if key is None or not sessions.is_dir():
+            return False
+        matches = sorted(sessions.glob(f"*/*/*/rollout-*-{key}.jsonl"))
+        if not matches:
+            return False
+        self._open(matches[-1])
+        return True
+
+    def _open(self, path: Path) -> None:
+        """Follow ``path``; on resume from its end, with the calls it already holds known (counted before)."""
+        if not path.name.startswith("rollout-") or not path.name.endswith(".jsonl"):
+            return
+        if self.ctx.resumed:
+            # What the file holds was counted by the launches before, and stays so if it is read again
+            # from its start (truncated, replaced): those calls' ids are known.
+            ids = recorded_ids(path)
+            self.seen.update(ids)
+            self.records_seen = self.records_seen or bool(ids)
+        self.tail = JsonlTail(path, start_at_end=self.ctx.resumed)
+
+    # -- states and timers ---------------------------------------------------------------------
+    def _announce(self, cli_version: str | None = None) -> list[Event]:
+        if self.announced or not self.thread_id:
+            return []
+        self.announced = True
+        return [SessionStarted(self.thread_id, cwd=str(self.ctx.working_dir), cli_version=cli_version)]
+
+    def _set_state(self, state: str) -> list[NativeItem]:
+        if state == self.state:
+            return []
+        self.state = state
+        return [StateChanged(state)]
+
+    def _plan(self, now: float, active: bool) -> None:
+        """The next reads: a backing-off retry while a turn runs, two reads after it, none while idle."""
+        if self.state in ("thinking", "tool"):
+            if active:
+                self._backoff = 0
+            elif not self._schedule:
+                self._backoff = min(self._backoff + 1, len(TURN_RETRY) - 1)
+            if active or not self._schedule:
+                self._schedule = [now + TURN_RETRY[self._backoff]]
+        elif self.state == "waiting" and active:
+            self._schedule = [now + d for d in AFTER_TURN]
+        if (self.sock is None or not self.hooks_heard) and not self._schedule:
+            # No hook has woken the launch yet (none configured, or the user turned Codex's hooks off):
+            # the rollout alone tells, so it is read every few seconds until a hook is heard.
+            self._schedule = [now + FIND_RETRY[-1]]
+
+
+def resumed_thread(ctx: NativeContext) -> str | None:
+    """The thread a resumed launch continues: the one the store keeps for the session, else the session id."""
+    if not ctx.resumed:
+        return None
+    return opt_label(ctx.provider_state.get("thread_id")) or ctx.session_id
+
+
+def recorded_ids(path: Path) -> set[str]:
+    """The ``response_id`` of every per-call record in a rollout file."""
+    ids = set()
+    for obj in json_lines(path, '"token_usage_record"'):
+        if isinstance(obj, dict) and obj.get("type") == "token_usage_record":
+            call_id = opt_label(values.obj(obj.get("payload")).get("response_id"))
+            if call_id:
+                ids.add(call_id)
+    return ids
+
+
+def _key(usage: Usage) -> tuple[int, ...]:
+    return (usage.input, usage.cache_write, usage.cache_read, usage.output, usage.reasoning)
+
+
+def newest_rollout(home: Path, working_dir: Path, started_at: float) -> Path | None:
+    """The rollout file of a thread started in ``working_dir`` after ``started_at``, if any (the newest).
+
+    Only the day folders of the launch and of today are listed (local and UTC dates), and a file's
+    first line (its ``session_meta``) must name ``working_dir`` as its cwd.
+    """
+    days = set()
+    for moment in (started_at, time.time()):
+        for fmt in (time.localtime(moment), time.gmtime(moment)):
+            days.add(time.strftime("%Y/%m/%d", fmt))
+    found: list[tuple[float, Path]] = []
+    for day in days:
+        folder = home / "sessions" / day
+        try:
+            entries = list(folder.glob("rollout-*.jsonl"))
+        except OSError:
+            continue
+        for path in entries:
+            try:
+                mtime = path.stat().st_mtime
+            except OSError:
+                continue
+            if mtime + 1 < started_at:
+                continue
+            if _rollout_cwd(path) == str(working_dir):
+                found.append((mtime, path))
+    return max(found)[1] if found else None
+
+
+def _rollout_cwd(path: Path) -> str | None:
+    try:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            head = values.loads(fh.readline(HEAD_LIMIT))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(head, dict) or head.get("type") != "session_meta":
+        return None
+    return label(values.obj(head.get("payload")).get("cwd")) or None

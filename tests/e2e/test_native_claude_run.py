@@ -1,0 +1,214 @@
+"""Claude Code's meters and states in native mode, end to end: `agentlaunch run AGENT` on the real TUI.
+
+agentlaunch runs on a PTY (pexpect) against the fake Anthropic API, the temp
+HOME seeded as a set-up user's, whose own settings have a status line. What a
+person and a script see is read where they read it: the screen (pyte), the
+`agentlaunch status --json` record, and the usage store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, text_reply, tool_reply
+from agentlaunch.usage.store import Store
+from tests.helpers import write_agent
+from tests.support.claude_tui import Screen, seed_home, spawn, tui_env
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+STARTUP = "Please write out.txt."
+
+
+@pytest.fixture
+def root() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="alnr-") as folder:
+        yield Path(folder)
+
+
+def status_json(env: dict[str, str], cwd: Path) -> list[dict[str, object]]:
+    done = subprocess.run([sys.executable, "-m", "agentlaunch", "status", "--json"], env=env, cwd=cwd,
+                          capture_output=True, timeout=60, check=True)  # fmt: skip
+    return list(json.loads(done.stdout))
+
+
+def wait_state(screen: Screen, env: dict[str, str], cwd: Path, state: str, timeout: float = 60) -> dict[str, object]:
+    """Pump the screen until `status --json` shows the running agent in ``state``; its record."""
+    end = time.monotonic() + timeout
+    seen: list[object] = []
+    while time.monotonic() < end:
+        screen.pump(0.3)
+        records = status_json(env, cwd)
+        seen.append([r.get("state") for r in records])
+        for record in records:
+            if record.get("agent") == "native" and record.get("state") == state:
+                return record
+    raise AssertionError(f"status never showed {state!r} (saw {seen[-5:]}):\n{screen.text()}")
+
+
+def settle(screen: Screen, seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        screen.pump(0.1)
+
+
+def setup(root: Path, agents_dir: Path, claude_bin: Path, api: FakeAnthropic, startup: str) -> tuple[dict[str, str], Path]:
+    """A seeded home whose own settings have a status line, an agent `native`, and the environment to run it."""
+    home, work = root / "home", root / "work"
+    for folder in (home, work):
+        folder.mkdir(mode=0o700)
+    seed_home(home, [work])
+    (home / ".claude").mkdir()
+    own = {"statusLine": {"type": "command", "command": "echo MY-OWN-LINE"}}
+    (home / ".claude" / "settings.json").write_text(json.dumps(own))
+    write_agent(agents_dir, "native", {"display": "Native", "provider": "claude", "model": "claude-sonnet-4-5",
+                                       "command": str(claude_bin), "working_dir": str(work), "startup": startup})  # fmt: skip
+    assert api.server is not None
+    keep = {k: os.environ[k] for k in os.environ if k.startswith("XDG_")}
+    env = tui_env(api.server.url, home, {**keep, "AGENTLAUNCH_STATE_DIR": str(root / "state"), "AGENTLAUNCH_TITLE": "0",
+                                         "AGENTLAUNCH_CONFIG_DIR": str(root / "config")})  # fmt: skip
+    return env, work
+
+
+def quit_native(screen: Screen) -> None:
+    screen.child.send("\x03")
+    screen.wait_for(lambda t: "again to exit" in t, 30, "Ctrl-C's exit hint")
+    screen.child.send("\x03")
+    screen.until(lambda: not screen.child.isalive(), 60, "agentlaunch to exit")
+
+
+def test_crossing_the_compaction_threshold_marks_the_status_line_and_a_compaction_rearms_it(
+    root: Path, claude_bin: Path, agents_dir: Path
+) -> None:
+    # 170,010 in context: past agentlaunch's threshold (200,000 - 33,000), short of Claude Code's own auto-compaction.
+    api = FakeAnthropic(
+        [text_reply("A long context.", ApiUsage(10, 0, 170_000, 5)), text_reply("Summary.", ApiUsage(900, 0, 0, 50))]
+    )
+    with api.serve():
+        env, work = setup(root, agents_dir, claude_bin, api, "Read everything.")
+        screen = spawn([sys.executable, "-m", "agentlaunch", "run", "native", "--agents-dir", str(agents_dir)], env, work)
+        try:
+            screen.wait_for(lambda t: "A long context." in t, 90, "the answer")
+            screen.wait_for(lambda t: "⚠ ctx 170,010/200k (85.0%) · past compaction threshold" in t, 30, "the marked status line")
+            record = wait_state(screen, env, work, "waiting")
+            assert isinstance(record["to_compaction"], int) and record["to_compaction"] < 0
+            settle(screen, 1.0)
+            screen.child.send("/compact")
+            settle(screen, 0.5)
+            screen.child.send("\r")
+            screen.wait_for(lambda t: "ompacted" in t, 90, "the compaction")
+            assert "hook_report" not in screen.text()  # agentlaunch's plumbing never shows on Claude's screen
+            # The next call starts from the summary: the line is no longer marked (Claude reruns it on a new message).
+            settle(screen, 1.0)
+            screen.child.send("go on")
+            settle(screen, 0.5)
+            screen.child.send("\r")
+            screen.wait_for(lambda t: "MY-OWN-LINE │ ctx 10/200k" in t, 60, "the line after the compaction")
+            line = next(t for t in screen.text().splitlines() if "MY-OWN-LINE │" in t)
+            assert "⚠" not in line and "to compaction" in line
+            record = wait_state(screen, env, work, "waiting")
+            assert isinstance(record["to_compaction"], int) and record["to_compaction"] > 0
+            quit_native(screen)
+        finally:
+            if screen.child.isalive():
+                screen.child.terminate(force=True)
+
+
+def test_status_asks_while_the_permission_prompt_waits_and_the_store_has_each_call_once(
+    root: Path, claude_bin: Path, agents_dir: Path
+) -> None:
+    api = FakeAnthropic(
+        [
+            tool_reply("Write", {"file_path": "out.txt", "content": "hi\n"}, ApiUsage(15, 2000, 11000, 40), text="Writing."),
+            text_reply("Done writing.", ApiUsage(6, 120, 13000, 4)),
+        ]
+    )
+    home, work = root / "home", root / "work"
+    for folder in (home, work):
+        folder.mkdir(mode=0o700)
+    seed_home(home, [work])
+    (home / ".claude").mkdir()
+    own = {"statusLine": {"type": "command", "command": "echo MY-OWN-LINE"}}
+    (home / ".claude" / "settings.json").write_text(json.dumps(own))
+    write_agent(agents_dir, "native", {"display": "Native", "provider": "claude", "model": "claude-sonnet-4-5",
+                                       "command": str(claude_bin), "working_dir": str(work), "startup": STARTUP})  # fmt: skip
+    state_dir = root / "state"
+    with api.serve():
+        assert api.server is not None
+        keep = {k: os.environ[k] for k in os.environ if k.startswith("XDG_")}
+        env = tui_env(api.server.url, home, {**keep, "AGENTLAUNCH_STATE_DIR": str(state_dir), "AGENTLAUNCH_TITLE": "0",
+                                             "AGENTLAUNCH_CONFIG_DIR": str(root / "config")})  # fmt: skip
+        argv = [sys.executable, "-m", "agentlaunch", "run", "native", "--agents-dir", str(agents_dir)]
+        screen = spawn(argv, env, work)
+        try:
+            screen.wait_for(lambda t: "Do you want to create" in t, 90, "the permission prompt")
+            asking = wait_state(screen, env, work, "asking")
+            assert asking["provider"] == "claude"
+            line = subprocess.run([sys.executable, "-m", "agentlaunch", "status", "--line", "native"], env=env, cwd=work,
+                                  capture_output=True, timeout=60, check=True).stdout.decode()  # fmt: skip
+            assert line.startswith("native · ASKING: needs you")
+            for _ in range(10):  # Claude Code ignores keys in the dialog's first moments: send again until it closes
+                settle(screen, 1.0)
+                screen.child.send("1")
+                settle(screen, 1.0)
+                if "Do you want to create" not in screen.text():
+                    break
+            screen.wait_for(lambda t: "Done writing." in t, 60, "the answer")
+            waiting = wait_state(screen, env, work, "waiting")
+            assert waiting["calls"] == 2 and waiting["usage"] == {
+                "input": 21, "cache_write": 2120, "cache_read": 24000, "output": 44, "reasoning": 0
+            }  # fmt: skip
+            # Claude Code's status line: the user's own first, then agentlaunch's text (cost as agentlaunch priced it).
+            screen.wait_for(lambda t: "MY-OWN-LINE │ ctx 13,126/200k" in t, 30, "the joined status line")
+            shown = next(t for t in screen.text().splitlines() if "MY-OWN-LINE │" in t)
+            assert "to compaction" in shown and "$0.0" in shown and "cache warm" in shown
+            assert "hook_report" not in screen.text() and "claude.sock" not in screen.text()  # no plumbing on screen
+            session_id = str(waiting["session_id"])
+            screen.child.send("\x03")
+            screen.wait_for(lambda t: "again to exit" in t, 30, "Ctrl-C's exit hint")
+            screen.child.send("\x03")
+            screen.until(lambda: not screen.child.isalive(), 60, "agentlaunch to exit")
+        finally:
+            if screen.child.isalive():
+                screen.child.terminate(force=True)
+    with Store.open(state_dir / "usage.sqlite3") as store:
+        calls = store.calls_for_session(session_id)
+    got = [(c.usage.input, c.usage.cache_write, c.usage.cache_read, c.usage.output) for c in calls]
+    assert got == [(15, 2000, 11000, 40), (6, 120, 13000, 4)]  # the fake API's figures, each call once
+    assert all(c.model_reported == "claude-sonnet-4-5" and c.cost_usd for c in calls)
+    assert calls[0].turn == calls[1].turn  # one turn: its last call is counted before the turn ends
+
+
+def test_a_call_stores_the_same_figures_and_price_in_native_and_headless_mode(
+    root: Path, claude_bin: Path, agents_dir: Path
+) -> None:
+    usage = ApiUsage(12, 5000, 9000, 7)
+    api = FakeAnthropic([text_reply("Native answer.", usage), text_reply("Headless answer.", usage)])
+    with api.serve():
+        env, work = setup(root, agents_dir, claude_bin, api, "Say hello.")
+        screen = spawn([sys.executable, "-m", "agentlaunch", "run", "native", "--agents-dir", str(agents_dir)], env, work)
+        try:
+            screen.wait_for(lambda t: "Native answer." in t, 90, "the native answer")
+            native_session = str(wait_state(screen, env, work, "waiting")["session_id"])
+            quit_native(screen)
+        finally:
+            if screen.child.isalive():
+                screen.child.terminate(force=True)
+        headless = subprocess.run([sys.executable, "-m", "agentlaunch", "run", "native", "--agents-dir", str(agents_dir),
+                                   "say hello", "--json"], env=env, cwd=work, capture_output=True, timeout=180,
+                                  stdin=subprocess.DEVNULL, check=False)  # fmt: skip
+        assert headless.returncode == 0, headless.stderr.decode()[-2000:]
+    session = next(json.loads(line)["session_id"] for line in headless.stdout.decode().splitlines() if '"session"' in line)
+    with Store.open(root / "state" / "usage.sqlite3") as store:
+        (native,) = store.calls_for_session(native_session)
+        (head,) = store.calls_for_session(session)
+    assert native.usage == head.usage == native.usage.__class__(12, 5000, 9000, 7)
+    assert (native.model_reported, native.cost_usd, native.price_key) == (head.model_reported, head.cost_usd, head.price_key)

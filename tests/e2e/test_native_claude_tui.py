@@ -1,0 +1,192 @@
+"""The native mode on the real Claude Code: `agentlaunch run AGENT` relays its own interface, offline.
+
+The TUI runs through agentlaunch on a PTY (pexpect) against the fake
+Anthropic API, with a temp HOME seeded as a set-up user's
+(:mod:`tests.support.claude_tui`); pyte reads the screen as a person sees it.
+What reached the CLI is read from the captured requests and the screen.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, first_user_text, system_text, text_reply
+from tests.helpers import run_cli, wait_for, write_agent
+from tests.support.claude_tui import Screen, seed_home, spawn, tui_env
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+
+SOUL = "You are the native-mode reviewer; the marker NATIVE-SOUL-7731 is yours."
+STARTUP = "STARTUP-MARKER-5521: review the newest commit first."
+
+
+@pytest.fixture
+def short_root() -> Iterator[Path]:
+    # The launch's runtime folder is under /tmp anyway; a short root keeps the seeded paths readable.
+    with tempfile.TemporaryDirectory(prefix="alnt-") as folder:
+        yield Path(folder)
+
+
+class Claude:
+    """One agent on the real claude, the fake API, a seeded home; each `run` is one agentlaunch process."""
+
+    def __init__(self, root: Path, claude_bin: Path, api: FakeAnthropic, agents_dir: Path) -> None:
+        self.root, self.api, self.agents_dir = root, api, agents_dir
+        self.home, self.work = root / "home", root / "work"
+        for folder in (self.home, self.work):
+            folder.mkdir(mode=0o700, exist_ok=True)
+        seed_home(self.home, [self.work])
+        write_agent(
+            agents_dir,
+            "native",
+            {"display": "Native", "provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin),
+             "working_dir": str(self.work), "startup": STARTUP},
+            {"soul.md": SOUL},
+        )  # fmt: skip
+        assert api.server is not None
+        keep = {k: os.environ[k] for k in os.environ if k.startswith(("AGENTLAUNCH_", "XDG_"))}
+        self.env = tui_env(api.server.url, self.home, {**keep, "AGENTLAUNCH_TITLE": "0", "CLAUDE_CODE_MAX_RETRIES": "0"})
+
+    def argv(self, *args: str) -> list[str]:
+        return [sys.executable, "-m", "agentlaunch", "run", "native", "--agents-dir", str(self.agents_dir), *args]
+
+    def run(self, *args: str, columns: int = 120, lines: int = 40) -> Screen:
+        return spawn(self.argv(*args), self.env, self.work, columns, lines)
+
+    def prompts(self) -> list[str]:
+        return [first_user_text(r.body) for r in self.api.message_requests()]
+
+
+@pytest.fixture
+def claude(short_root: Path, claude_bin: Path, agents_dir: Path) -> Iterator[Claude]:
+    api = FakeAnthropic()
+    with api.serve():
+        yield Claude(short_root, claude_bin, api, agents_dir)
+
+
+def main_calls(api: FakeAnthropic) -> list[dict[str, object]]:
+    """The model calls of the conversation (Claude Code also calls the API for titles and such: those have no tools)."""
+    return [r.body for r in api.message_requests() if r.body.get("tools")]
+
+
+def waiting(claude: Claude) -> bool:
+    """agentlaunch's status record says the agent waits for the person (its turn has ended, Stop hook and all)."""
+    done = run_cli("status", "--json", env=claude.env, cwd=claude.work)
+    try:
+        records = json.loads(done.stdout)
+    except ValueError:
+        return False
+    return any(r.get("agent") == "native" and r.get("state") == "waiting" for r in records)
+
+
+def quit_tui(screen: Screen, claude: Claude, *, settle: bool = True) -> None:
+    if settle:  # a Ctrl-C before the turn's end (its Stop hook) interrupts the turn instead
+        screen.until(lambda: waiting(claude), 60, "the turn's end (status: waiting)")
+    screen.child.send("\x03")
+    screen.wait_for(lambda t: "again to exit" in t, 30, "Ctrl-C's exit hint")
+    screen.child.send("\x03")
+    screen.until(lambda: not screen.child.isalive(), 30, "the TUI to exit")
+
+
+def test_claudes_own_interface_with_the_instructions_and_the_startup_message_once(claude: Claude) -> None:
+    claude.api.push(text_reply("Startup seen.", ApiUsage(20, 3000, 0, 6)), text_reply("Second answer.", ApiUsage(8, 0, 3000, 3)))
+    screen = claude.run()
+    screen.wait_for(lambda t: "Startup seen." in t, 90, "the startup turn's answer")
+    text = screen.text()
+    assert "Claude Code" in text or "claude" in text.lower()  # Claude Code's own interface, not agentlaunch's chat
+    assert "›" not in text.splitlines()[-1]
+    calls = main_calls(claude.api)
+    assert STARTUP in first_user_text(calls[0])
+    assert "NATIVE-SOUL-7731" in system_text(calls[0])  # the instructions in the system prompt, as headless
+    # A typed prompt reaches the CLI as the person typed it.
+    screen.child.send("typed by a person")
+    screen.wait_for(lambda t: "typed by a person" in t, 30, "the typed prompt in the input box")
+    screen.child.send("\r")
+    screen.wait_for(lambda t: "Second answer." in t, 60, "the second answer")
+    last = main_calls(claude.api)[-1]
+    assert "typed by a person" in str(last["messages"])
+    quit_tui(screen, claude)
+    # -c resumes the session natively: no startup message again.
+    sent = len(main_calls(claude.api))
+    claude.api.push(text_reply("Resumed answer.", ApiUsage(5, 0, 3100, 2)))
+    screen = claude.run("-c")
+    screen.wait_for(lambda t: "›" in t or ">" in t, 60, "the resumed interface's prompt")
+    screen.child.send("after resume")
+    screen.wait_for(lambda t: "after resume" in t, 30, "the typed prompt")
+    screen.child.send("\r")
+    screen.wait_for(lambda t: "Resumed answer." in t, 60, "the resumed answer")
+    later = main_calls(claude.api)[sent:]
+    assert later and all(str(c["messages"]).count("STARTUP-MARKER-5521") <= 1 for c in later)
+    assert "Second answer." in str(later[-1]["messages"])  # the same conversation, resumed
+    quit_tui(screen, claude)
+    every = [str(c["messages"]) for c in main_calls(claude.api)]
+    assert sum(1 for m in every if m.count("STARTUP-MARKER-5521") > 1) == 0  # never sent twice into one request
+
+
+def test_esc_during_a_streaming_answer_and_a_resize_reach_claude(claude: Claude) -> None:
+    claude.api.push(text_reply("First.", ApiUsage(20, 0, 0, 2)))
+    claude.api.push(text_reply("slow " * 200, ApiUsage(10, 0, 0, 200), delay=0.15))
+    screen = claude.run()
+    screen.wait_for(lambda t: "First." in t, 90, "the startup turn's answer")
+    screen.child.send("stream something long")
+    screen.wait_for(lambda t: "stream something long" in t, 30, "the typed prompt")
+    screen.child.send("\r")
+    screen.wait_for(lambda t: "slow slow" in t, 60, "the streaming answer")
+    screen.child.send("\x1b")  # Esc: Claude Code interrupts the answer
+    screen.wait_for(lambda t: "Interrupted" in t, 30, "Claude Code's interrupted mark")
+    # A resize: Claude Code redraws its input box across the new width.
+    screen.child.setwinsize(30, 90)
+    screen.screen.resize(30, 90)
+    screen.wait_for(lambda t: any(line.count("─") >= 85 and len(line) <= 90 for line in t.splitlines()), 30, "a 90-column box")
+    quit_tui(screen, claude, settle=False)  # Esc ended the turn
+
+
+def test_terminal_restored_after_sigterm_to_agentlaunch(claude: Claude) -> None:
+    claude.api.push(text_reply("Ready.", ApiUsage(20, 0, 0, 2)))
+    before, after = claude.root / "stty.before", claude.root / "stty.after"
+    cmd = shlex.join(claude.argv())
+    script = f'stty -g > {before}; {cmd}; echo "agentlaunch exit $?"; stty -g > {after}; echo done-stty'
+    child = pexpect.spawn("bash", ["--noprofile", "--norc", "-c", script], env=claude.env, cwd=str(claude.work),
+                          dimensions=(40, 120), timeout=120)  # fmt: skip
+    screen = Screen(child)
+    screen.wait_for(lambda t: "Ready." in t, 90, "the startup turn's answer")
+    kids = Path(f"/proc/{child.pid}/task/{child.pid}/children")
+    agentlaunch = int(wait_for(lambda: kids.read_text().split(), 30, "agentlaunch under the shell")[0])
+    os.kill(agentlaunch, signal.SIGTERM)
+    screen.until(lambda: not child.isalive(), 60, "the shell to finish after agentlaunch")
+    screen.pump()
+    assert "agentlaunch exit 143" in screen.text() and "done-stty" in screen.text()
+    assert before.read_text() == after.read_text()
+
+
+def test_headless_and_native_turns_are_one_session(claude: Claude) -> None:
+    claude.api.push(text_reply("Headless answer.", ApiUsage(20, 3000, 0, 6)))
+    claude.api.push(text_reply("Native answer.", ApiUsage(8, 0, 3000, 3)))
+    done = run_cli("run", "native", "--agents-dir", str(claude.agents_dir), "a headless turn", env=claude.env, cwd=claude.work)
+    assert done.returncode == 0, done.stderr.decode()
+    assert b"Headless answer." in done.stdout
+    (session,) = json.loads(run_cli("sessions", "--json", env=claude.env, cwd=claude.work).stdout)
+    screen = claude.run("-c")
+    screen.wait_for(lambda t: "Headless answer." in t, 60, "the headless turn in the resumed interface")
+    screen.child.send("a native turn")
+    screen.wait_for(lambda t: "a native turn" in t, 30, "the typed prompt")
+    screen.child.send("\r")
+    screen.wait_for(lambda t: "Native answer." in t, 60, "the native answer")
+    quit_tui(screen, claude)
+    assert "Headless answer." in str(main_calls(claude.api)[-1]["messages"])  # one conversation
+    (after,) = json.loads(run_cli("sessions", "--json", env=claude.env, cwd=claude.work).stdout)
+    assert after["session_id"] == session["session_id"]
+    assert after["turns"] == session["turns"] + 1
+    listed = run_cli("usage", "--session", session["session_id"], "--calls", "--json", env=claude.env, cwd=claude.work)
+    figures = [(c["turn"], c["input"], c["cache_write"], c["cache_read"], c["output"]) for c in json.loads(listed.stdout)]
+    assert figures == [(1, 20, 3000, 0, 6), (2, 8, 0, 3000, 3)]  # each call once, with the API's figures

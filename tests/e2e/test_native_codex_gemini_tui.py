@@ -1,0 +1,234 @@
+"""The native mode on the real Codex CLI and Gemini CLI: `agentlaunch run AGENT` relays their own interfaces.
+
+Each runs through agentlaunch on a PTY (pexpect; pyte reads the screen)
+against its fake API on 127.0.0.1, with a temp HOME seeded as a set-up user's:
+Codex with the fake provider in ``config.toml`` and the working folder
+trusted, Gemini with an API-key ``settings.json`` and the workspace trusted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pyte
+import pytest
+
+from agentlaunch.fakeapi import gemini as gfake
+from agentlaunch.fakeapi import responses as cfake
+from agentlaunch.fakeapi.server import Recorded
+from agentlaunch.launch.reaper import processes
+from tests.helpers import run_cli, wait_for, write_agent
+from tests.support.claude_tui import Screen, spawn
+from tests.support.clis import ensure_cli
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+
+SOUL = "You are the native planner; the marker NATIVE-SOUL-4410 is yours."
+STARTUP = "STARTUP-MARKER-8812: list the open work first."
+
+
+@dataclass
+class Tui:
+    """One agent on a real per-turn CLI and its fake API; each `run` is one agentlaunch process on a PTY."""
+
+    name: str
+    agents_dir: Path
+    work: Path
+    env: dict[str, str]
+    calls: Callable[[], list[Recorded]]
+    user_texts: Callable[[Any], list[str]]
+    instructions: Callable[[Any], str]
+    push_text: Callable[[str], None]
+    push_stalled: Callable[[str, float], None]  # a reply whose stream stops after its first piece for S seconds
+    ready: str  # what its interface shows once it waits for the person
+
+    def argv(self, *args: str) -> list[str]:
+        return [sys.executable, "-m", "agentlaunch", "run", "planner", "--agents-dir", str(self.agents_dir), *args]
+
+    def run(self, *args: str) -> Screen:
+        return tolerant(spawn(self.argv(*args), self.env, self.work))
+
+    def cli(self, *args: str) -> Any:
+        return run_cli(*args, env=self.env, cwd=self.work, timeout=240)
+
+
+@pytest.fixture(params=["codex", "gemini"])
+def tui(request: pytest.FixtureRequest, agents_dir: Path) -> Iterator[Tui]:
+    name = request.param
+    binary = ensure_cli(name)
+    with tempfile.TemporaryDirectory(prefix="alnt-") as folder:
+        root = Path(folder)
+        home, work = root / "home", root / "work"
+        home.mkdir()
+        work.mkdir()
+        write_agent(
+            agents_dir,
+            "planner",
+            {"display": "Planner", "provider": name, "model": "gpt-5.5" if name == "codex" else "gemini-2.5-pro",
+             "command": str(binary), "working_dir": str(work), "startup": STARTUP},
+            {"soul.md": SOUL},
+        )  # fmt: skip
+        keep = {k: os.environ[k] for k in os.environ if k.startswith("AGENTLAUNCH_")}
+        extra = {**keep, "TERM": "xterm-256color", "AGENTLAUNCH_TITLE": "0"}
+        if name == "codex":
+            # A set-up user's config: the folder trusted, the first-run notices seen (as Codex 0.171.0 records them).
+            trusted = "\n".join([
+                f'[projects."{work}"]', 'trust_level = "trusted"',
+                "[tui]", "screen_reader_detection_done = true",
+                "[tui.model_availability_nux]", '"gpt-6.1-sol" = 1',
+                "[notice.model_migrations]", '"gpt-5.5" = "gpt-6-sol"',
+            ])  # fmt: skip
+            with cfake.ResponsesFake() as api:
+                env = cfake.prepare_codex_home(home, api.server.url + "/v1", request_max_retries=0, stream_max_retries=0,
+                                               extra_config=trusted)  # fmt: skip
+                env.update(extra)
+                usage = cfake.ResponsesUsage(input_tokens=9000, cached_tokens=8000, output_tokens=7, reasoning_tokens=3)
+                yield Tui(
+                    name, agents_dir, work, env, lambda: api.model_requests, cfake.user_texts,
+                    lambda body: json.dumps(body.get("input", [])[:2]) + str(body.get("instructions", "")),
+                    lambda text: api.script.push(cfake.TextReply(text, usage)),
+                    lambda text, stall: api.script.push(cfake.TextReply(text, usage, stall=stall)), "gpt-5.5",
+                )  # fmt: skip
+        else:
+            with gfake.GeminiFake() as gapi:
+                env = gfake.prepare_gemini_home(home, gapi.base_url, max_attempts=1)
+                env.update(extra)
+                gusage = gfake.GeminiUsage(prompt=9000, output=7, cached=6000, thoughts=2)
+                yield Tui(
+                    name, agents_dir, work, env, lambda: gapi.model_requests, gfake.user_texts,
+                    lambda body: "\n".join(gfake.instruction_texts(body)),
+                    lambda text: gapi.script.push(gfake.TextReply(text, gusage)),
+                    lambda text, stall: gapi.script.push(gfake.TextReply(text, gusage, stall=stall)), "Type your message",
+                )  # fmt: skip
+
+
+class TolerantScreen(pyte.Screen):
+    """pyte's screen, ignoring the private SGR forms (``CSI > 4 ; 2 m``: xterm's modifyOtherKeys) it cannot take."""
+
+    def select_graphic_rendition(self, *attrs: int, private: bool = False, **kwargs: Any) -> None:
+        if not private:
+            super().select_graphic_rendition(*attrs)
+
+
+def tolerant(screen: Screen, columns: int = 120, lines: int = 40) -> Screen:
+    screen.screen = TolerantScreen(columns, lines)
+    screen.stream = pyte.ByteStream(screen.screen)
+    return screen
+
+
+def quit_tui(tui: Tui, screen: Screen) -> None:
+    """Leave the interface the way its user would: Ctrl-C twice in quick succession."""
+    for _ in range(3):
+        screen.child.send("\x03")
+        screen.pump(0.3)
+        screen.child.send("\x03")
+        try:
+            screen.until(lambda: not screen.child.isalive(), 5, "the interface to exit")
+            return
+        except AssertionError:
+            continue
+    screen.until(lambda: not screen.child.isalive(), 30, "the interface to exit")
+
+
+def app_servers(root: Path) -> list[int]:
+    """Codex app-server processes whose command line names ``root`` (this test's home)."""
+    found = []
+    for pid in processes():
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+        except OSError:
+            continue
+        if b"app-server" in cmd and str(root).encode() in cmd:
+            found.append(pid)
+    return found
+
+
+def test_own_interface_instructions_and_startup_message_once(tui: Tui) -> None:
+    tui.push_text("Startup seen.")
+    for _ in range(2):  # a CLI may make a call of its own in between (Codex names the thread): one spare
+        tui.push_text("Second answer.")
+    screen = tui.run()
+    screen.wait_for(lambda t: "Startup seen." in t, 120, "the startup turn's answer")
+    first = tui.calls()[0].body
+    assert any("STARTUP-MARKER-8812" in t for t in tui.user_texts(first))
+    assert "NATIVE-SOUL-4410" in tui.instructions(first)
+    screen.child.send("typed by a person")
+    screen.wait_for(lambda t: "typed by a person" in t, 30, "the typed prompt")
+    screen.child.send("\r")
+    screen.wait_for(lambda t: "Second answer." in t, 60, "the second answer")
+    assert any("typed by a person" in tui.user_texts(c.body)[-1] for c in tui.calls()[1:])
+    # A resize reaches the CLI: it redraws for the new width.
+    screen.child.setwinsize(30, 90)
+    screen.screen.resize(30, 90)
+    screen.child.send("\x0c")  # Ctrl-L: some interfaces redraw only on input
+    screen.pump(1.0)
+    assert screen.child.isalive()
+    quit_tui(tui, screen)
+    if tui.name == "codex":
+        assert app_servers(tui.work.parent) == []  # nothing it started outlives agentlaunch
+    sessions = json.loads(tui.cli("sessions", "--json").stdout)
+    if not sessions:
+        pytest.skip(f"{tui.name}'s native source is not merged: the session id is not learned yet")
+    sent = len(tui.calls())
+    for _ in range(2):
+        tui.push_text("Resumed answer.")
+    screen = tui.run("-c")
+    screen.wait_for(lambda t: tui.ready in t, 60, "the resumed interface")
+    screen.child.send("after resume")
+    screen.wait_for(lambda t: "after resume" in t, 30, "the typed prompt")
+    screen.child.send("\r")
+    # The answer (the spare "Second answer." when the CLI made no call of its own) follows the typed prompt.
+    screen.until(lambda: len(tui.calls()) > sent, 60, "the resumed session's call")
+    screen.wait_for(lambda t: "answer." in t.rsplit("after resume", 1)[-1], 60, "the resumed answer")
+    later = tui.calls()[sent:]
+    texts = tui.user_texts(later[-1].body)
+    assert sum("STARTUP-MARKER-8812" in t for t in texts) == 1  # the first turn's, from history: never sent again
+    assert any("Second answer." in json.dumps(r.body) for r in later)
+    quit_tui(tui, screen)
+
+
+def test_terminal_restored_after_sigterm(tui: Tui) -> None:
+    tui.push_text("Ready.")
+    before, after = tui.work.parent / "stty.before", tui.work.parent / "stty.after"
+    script = f'stty -g > {before}; {shlex.join(tui.argv())}; echo "agentlaunch exit $?"; stty -g > {after}; echo done-stty'
+    child = pexpect.spawn("bash", ["--noprofile", "--norc", "-c", script], env=tui.env, cwd=str(tui.work),
+                          dimensions=(40, 120), timeout=120)  # fmt: skip
+    screen = tolerant(Screen(child))
+    screen.wait_for(lambda t: "Ready." in t, 120, "the startup turn's answer")
+    kids = Path(f"/proc/{child.pid}/task/{child.pid}/children")
+    agentlaunch = int(wait_for(lambda: kids.read_text().split(), 30, "agentlaunch under the shell")[0])
+    os.kill(agentlaunch, signal.SIGTERM)
+    screen.until(lambda: not child.isalive(), 60, "the shell to finish after agentlaunch")
+    screen.pump()
+    assert "agentlaunch exit 143" in screen.text() and "done-stty" in screen.text()
+    assert before.read_text() == after.read_text()
+    if tui.name == "codex":
+        assert app_servers(tui.work.parent) == []
+
+
+def test_esc_during_a_streaming_answer_reaches_the_cli(tui: Tui) -> None:
+    tui.push_text("Startup seen.")
+    tui.push_stalled("STREAMING-ANSWER-PIECES that never finish", 60.0)
+    screen = tui.run()
+    screen.wait_for(lambda t: "Startup seen." in t, 120, "the startup turn's answer")
+    screen.until(lambda: len(tui.calls()) >= 1, 30, "the startup call")
+    for _ in range(3):  # a call of the CLI's own (Codex names the thread) may take the stalled reply: spares
+        tui.push_stalled("STREAMING-ANSWER-PIECES that never finish", 60.0)
+    screen.child.send("answer slowly")
+    screen.wait_for(lambda t: "answer slowly" in t, 30, "the typed prompt")
+    screen.child.send("\r")
+    screen.wait_for(lambda t: "STREAM" in t.rsplit("answer slowly", 1)[-1], 60, "the answer's first piece")
+    screen.child.send("\x1b")  # Esc: the CLI cancels the answer it is streaming
+    screen.wait_for(lambda t: any(w in t.lower() for w in ("interrupted", "cancelled", "canceled")), 30, "the CLI's cancel mark")
+    assert screen.child.isalive()
+    quit_tui(tui, screen)

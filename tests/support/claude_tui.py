@@ -1,0 +1,109 @@
+"""Running the real Claude Code TUI offline: a temp HOME seeded like a set-up user's, and a screen to read it.
+
+Claude Code's interactive interface talks to ``api.anthropic.com`` and asks
+first-run questions unless its ``~/.claude.json`` says that onboarding is
+done, the API key was approved and the working folder is trusted. A real
+user's home already holds these; :func:`seed_home` writes them, so the TUI
+runs against the fake API on 127.0.0.1 (see provider-interfaces.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pexpect
+import pyte
+
+API_KEY = "sk-ant-fake-0123456789abcdefghij"
+"""The key the tests hand to Claude Code; approved in the seeded home (it shows its last 20 characters)."""
+
+
+def seed_home(home: Path, working_dirs: list[Path], key: str = API_KEY, config_dir: Path | None = None) -> Path:
+    """Write ``~/.claude.json`` (or ``$CLAUDE_CONFIG_DIR/.claude.json``) as a set-up user's; returns its path."""
+    target_dir = config_dir if config_dir is not None else home
+    target_dir.mkdir(parents=True, exist_ok=True)
+    state = {
+        "hasCompletedOnboarding": True,
+        "lastOnboardingVersion": "2.1.332",
+        "numStartups": 5,
+        "customApiKeyResponses": {"approved": [key[-20:]], "rejected": []},
+        "bypassPermissionsModeAccepted": False,
+        "projects": {
+            str(d.resolve()): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True, "allowedTools": []}
+            for d in working_dirs
+        },
+    }
+    path = target_dir / ".claude.json"
+    path.write_text(json.dumps(state, indent=2))
+    return path
+
+
+def tui_env(base_url: str, home: Path, extra: Mapping[str, str] | None = None, key: str = API_KEY) -> dict[str, str]:
+    """The environment for the TUI: PATH from ours, HOME the seeded one, the fake API, no other traffic."""
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH")}
+    env.update(
+        {
+            "HOME": str(home),
+            "TERM": "xterm-256color",
+            "ANTHROPIC_BASE_URL": base_url,
+            "ANTHROPIC_API_KEY": key,
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+        }
+    )
+    env.update(extra or {})
+    return env
+
+
+class Screen:
+    """A pexpect child whose output feeds a pyte screen: tests read the screen as a person would see it."""
+
+    def __init__(self, child: pexpect.spawn, columns: int = 120, lines: int = 40) -> None:
+        self.child = child
+        self.screen = pyte.Screen(columns, lines)
+        self.stream = pyte.ByteStream(self.screen)
+
+    def pump(self, timeout: float = 0.1) -> None:
+        """Feed what the child printed within ``timeout`` seconds to the screen."""
+        try:
+            data = self.child.read_nonblocking(1 << 16, timeout=timeout)
+        except pexpect.TIMEOUT:
+            return
+        except pexpect.EOF:
+            return
+        self.stream.feed(data)
+
+    def text(self) -> str:
+        return "\n".join(line.rstrip() for line in self.screen.display)
+
+    def wait_for(self, found: Callable[[str], bool], timeout: float = 60.0, what: str = "") -> str:
+        """Pump until ``found(screen text)`` holds; AssertionError with the screen when it does not in time."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            self.pump()
+            text = self.text()
+            if found(text):
+                return text
+            if not self.child.isalive():
+                self.pump()
+                break
+        raise AssertionError(f"screen never showed {what or found}:\n{self.text()}")
+
+    def until(self, condition: Callable[[], bool], timeout: float = 60.0, what: str = "") -> None:
+        """Pump the screen until ``condition()`` holds (the screen must be read, or the TUI blocks on output)."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            self.pump()
+            if condition():
+                return
+        raise AssertionError(f"timed out waiting for {what or condition}:\n{self.text()}")
+
+
+def spawn(argv: list[str], env: Mapping[str, str], cwd: Path, columns: int = 120, lines: int = 40) -> Screen:
+    """Start ``argv`` on a PTY of ``columns`` x ``lines``."""
+    child = pexpect.spawn(argv[0], argv[1:], env=dict(env), cwd=str(cwd), dimensions=(lines, columns))
+    return Screen(child, columns, lines)

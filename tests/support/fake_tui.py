@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""A small stand-in for a provider CLI's interactive interface, for the relay's tests.
+
+It runs on the terminal agentlaunch gives it, in raw mode as a TUI does, and says what it sees:
+``TUI READY <rows>x<cols> ARGS <json argv>`` at start, ``KEY <hex>`` for every read of keys,
+``SIZE <rows> <cols>`` on every SIGWINCH (from ``stty size``), ``TTY <stty -g>`` for ``t``.
+It switches on the alternate screen, mouse reports and bracketed paste (``m``), and:
+``q`` exits 0 (switching them off again), ``e`` prints a last word and exits 3,
+``k`` SIGKILLs itself, ``d`` starts a daemon that leaves its session (double fork, setsid),
+``D`` prints the daemon's pid, ``b`` floods 1 MB of text, ``i`` reports the ENV var AGENTLAUNCH_FAKE_TUI_SHOW.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import termios
+import time
+import tty
+
+out = sys.stdout.buffer
+
+
+def say(text: str) -> None:
+    out.write(text.encode() + b"\r\n")
+    out.flush()
+
+
+def size() -> str:
+    return subprocess.run(["stty", "size"], stdin=0, capture_output=True, text=True).stdout.strip()
+
+
+def on_winch(signum, frame):  # noqa: ANN001
+    say(f"SIZE {size()}")
+
+
+def daemon() -> None:
+    if os.fork():
+        return
+    os.setsid()
+    if os.fork():
+        os._exit(0)
+    pidfile = os.environ.get("FAKE_TUI_DAEMON_PIDFILE", "/dev/null")
+    with open(pidfile, "w") as fh:
+        fh.write(str(os.getpid()))
+    os.closerange(0, 3)
+    while True:
+        time.sleep(3600)
+
+
+def main() -> int:
+    if os.environ.get("FAKE_TUI_FAIL_AT_ONCE"):
+        say("fatal: the fake interface refuses to start (as told)")
+        return 2
+    signal.signal(signal.SIGWINCH, on_winch)
+    saved = termios.tcgetattr(0)
+    tty.setraw(0)
+    out.write(b"\x1b[?1049h\x1b[?1000h\x1b[?1006h\x1b[?2004h\x1b[?25l" if os.environ.get("FAKE_TUI_MODES") else b"")
+    say(f"TUI READY {size()} ARGS {json.dumps(sys.argv[1:])}")
+    try:
+        while True:
+            try:
+                data = os.read(0, 4096)
+            except InterruptedError:
+                continue
+            if not data:
+                return 0
+            say(f"KEY {data.hex()}")
+            if data == b"q":
+                out.write(b"\x1b[?2004l\x1b[?1006l\x1b[?1000l\x1b[?1049l\x1b[?25h")
+                out.flush()
+                return 0
+            if data == b"e":
+                say("fake tui: something went wrong, giving up")
+                return 3
+            if data == b"k":
+                os.kill(os.getpid(), signal.SIGKILL)
+            if data == b"m":
+                out.write(b"\x1b[?1049h\x1b[?1000h\x1b[?1006h\x1b[?2004h\x1b[?25l")
+                say("MODES ON")
+            if data == b"t":
+                say("TTY " + subprocess.run(["stty", "-g"], stdin=0, capture_output=True, text=True).stdout.strip())
+            if data == b"d":
+                daemon()
+                say("DAEMON STARTED")
+            if data == b"b":
+                line = b"x" * 1023 + b"\n"
+                for _ in range(1024):
+                    out.write(line)
+                out.flush()
+                say("FLOOD DONE")
+    finally:
+        termios.tcsetattr(0, termios.TCSADRAIN, saved)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

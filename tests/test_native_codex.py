@@ -1,0 +1,429 @@
+"""Codex's native source on recorded rollout files and hook reports (Codex CLI 0.171.0's TUI, tests/data/native).
+
+The recordings are replayed into a temporary CODEX_HOME the way Codex writes
+them (whole, in pieces, late, truncated, replaced, with lines of unknown
+shapes), and the hook reports are sent to the source's real socket by the
+real reporter's datagram format. What must hold: each model call is reported
+once, with the figures the headless split reads from the same file.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentlaunch.events import CallUsage, Compaction, ContextWindow, SessionStarted, Usage
+from agentlaunch.launch import hook_report
+from agentlaunch.launch.hook_socket import HookSocket
+from agentlaunch.launch.native_source import NativeContext
+from agentlaunch.launch.sink import StateChanged
+from agentlaunch.providers.codex import rollout_calls
+from agentlaunch.providers.codex_hooks import EVENTS, hook_flags, trust_hash
+from agentlaunch.providers.codex_native import CodexNativeSource, native_extras, newest_rollout
+
+DATA = Path(__file__).parent / "data" / "native"
+THREAD = "01a23159-06b0-7eb3-8a1e-98642d967f31"
+EXPECTED = [
+    (Usage(input=1000, cache_read=8000, output=7, reasoning=3), "resp_fake_1"),
+    (Usage(input=100, cache_read=9000, output=5), "resp_fake_2"),
+    (Usage(input=100, cache_read=9100, output=4), "resp_fake_3"),
+]
+RESUMED = [(Usage(input=100, cache_read=9200, output=6, reasoning=1), "resp_fake_4")]
+
+
+def recorded(name: str, home: Path, work: Path) -> bytes:
+    text = (DATA / name).read_text()
+    return text.replace("/HOME", str(home)).replace("/WORK", str(work)).encode()
+
+
+class Bench:
+    """A CODEX_HOME, a working dir, a runtime dir with the source's socket, and the rollout path Codex would use."""
+
+    def __init__(self, root: Path, resumed: bool = False, started_at: float | None = None) -> None:
+        self.home = root / "home"
+        self.work = root / "work"
+        self.work.mkdir(parents=True, exist_ok=True)
+        # Codex files a rollout under the day it started (found by listing the launch's day folder).
+        day = time.strftime("%Y/%m/%d")
+        self.rollout = self.home / ".codex" / "sessions" / day / f"rollout-2026-12-01T11-24-07-{THREAD}.jsonl"
+        self.rollout.parent.mkdir(parents=True, exist_ok=True)
+        self.runtime = root / "rt"
+        self.runtime.mkdir(exist_ok=True)
+        self.resumed = resumed
+        self.started_at = time.time() - 5 if started_at is None else started_at
+
+    def ctx(self) -> NativeContext:
+        env = {"HOME": str(self.home), "CODEX_HOME": str(self.home / ".codex")}
+        return NativeContext(
+            "coder", THREAD if self.resumed else None, self.resumed, self.work, env, self.runtime, self.started_at, "python3"
+        )
+
+    def source(self, with_socket: bool = True) -> CodexNativeSource:
+        sock = HookSocket(self.runtime / "s.sock") if with_socket else None
+        return CodexNativeSource(self.ctx(), sock)
+
+    def send(self, event: str, payload: dict[str, Any]) -> None:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+            sock.sendto(hook_report.report(event, json.dumps(payload)), str(self.runtime / "s.sock"))
+
+
+def calls(items: list[Any]) -> list[tuple[Usage, str | None]]:
+    return [(i.usage, i.call_id) for i in items if isinstance(i, CallUsage)]
+
+
+def states(items: list[Any]) -> list[str]:
+    return [i.state for i in items if isinstance(i, StateChanged)]
+
+
+def hooks(home: Path, work: Path) -> list[dict[str, Any]]:
+    lines = recorded("codex_tui.hooks.jsonl", home, work).decode().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def test_the_recorded_session_is_every_call_once_with_the_headless_figures(tmp_path: Path) -> None:
+    bench = Bench(tmp_path)
+    bench.rollout.write_bytes(recorded("codex_tui.rollout.jsonl", bench.home, bench.work))
+    source = bench.source()
+    items = source.read()
+    assert calls(items) == EXPECTED
+    assert all(i.model == "gpt-5.5" for i in items if isinstance(i, CallUsage))
+    # The same figures a headless turn is split into (rollout_calls reads the same records).
+    assert [(c.usage, c.call_id) for c, _ in rollout_calls(THREAD, bench.ctx().env)] == EXPECTED
+    assert [i for i in items if isinstance(i, ContextWindow)] == [ContextWindow(258400, "gpt-5.5")]
+    assert [i.session_id for i in items if isinstance(i, SessionStarted)] == [THREAD]
+    assert source.read() == []  # nothing new: nothing again
+    source.close()
+
+
+def test_hooks_tell_the_states_and_the_file(tmp_path: Path) -> None:
+    bench = Bench(tmp_path)
+    bench.rollout.write_bytes(recorded("codex_tui.rollout.jsonl", bench.home, bench.work))
+    source = bench.source()
+    items: list[Any] = []
+    first_run = hooks(bench.home, bench.work)[:7]  # the new session's hooks (the rest are the resume's)
+    for report in first_run:
+        bench.send(report["event"], report["payload"])
+        items += source.read()
+    assert states(items) == ["thinking", "tool", "thinking", "waiting", "thinking", "waiting"]
+    assert calls(items) == EXPECTED
+    assert source.tail is not None and source.tail.path == bench.rollout
+    assert source.deadline() is not None  # two more reads are planned after the turn's end
+    source.close()
+    assert not (bench.runtime / "s.sock").exists()
+
+
+def test_a_turn_running_is_read_on_a_backing_off_timer_and_idle_on_none(tmp_path: Path) -> None:
+    bench = Bench(tmp_path)
+    now = [100.0]
+    source = CodexNativeSource(bench.ctx(), HookSocket(bench.runtime / "s.sock"), clock=lambda: now[0])
+    bench.send("UserPromptSubmit", {"session_id": THREAD})
+    assert states(source.read()) == ["thinking"]
+    waits = []
+    for _ in range(5):
+        deadline = source.deadline()
+        assert deadline is not None
+        waits.append(round(deadline - now[0], 2))
+        now[0] = deadline
+        source.read()
+    assert waits == [0.5, 1.0, 2.0, 2.0, 2.0]
+    bench.send("Stop", {"session_id": THREAD})
+    assert states(source.read()) == ["waiting"]
+    now[0] += 10
+    source.read()
+    assert source.deadline() is None  # idle at the prompt: only a hook wakes the launch
+    source.close()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cuts=st.lists(st.integers(min_value=0, max_value=70_000), max_size=12))
+def test_a_file_growing_in_any_pieces_is_counted_once(tmp_path_factory: pytest.TempPathFactory, cuts: list[int]) -> None:
+    bench = Bench(tmp_path_factory.mktemp("grow"))
+    data = recorded("codex_tui.rollout.jsonl", bench.home, bench.work)
+    source = bench.source(with_socket=False)
+    items = source.read()  # the file does not exist yet
+    with bench.rollout.open("wb") as fh:
+        for cut in sorted({min(c, len(data)) for c in cuts}) + [len(data)]:
+            fh.seek(0, 2)
+            fh.write(data[fh.tell() : cut])
+            fh.flush()
+            items += source.read()
+    assert calls(items) == EXPECTED
+
+
+def test_a_late_truncated_or_replaced_file_never_counts_a_call_twice(tmp_path: Path) -> None:
+    bench = Bench(tmp_path)
+    data = recorded("codex_tui.rollout.jsonl", bench.home, bench.work)
+    source = bench.source(with_socket=False)
+    assert source.read() == [] and source.tail is None  # late: nothing yet, no error
+    half = data[: data.index(b"resp_fake_2") - 200]
+    bench.rollout.write_bytes(half)
+    items = source.read()
+    bench.rollout.write_bytes(data[:100])  # truncated under the reader
+    items += source.read()
+    replacement = bench.rollout.with_suffix(".new")
+    replacement.write_bytes(data)
+    replacement.replace(bench.rollout)  # a new file at the same path
+    items += source.read()
+    assert calls(items) == EXPECTED
+    assert source.tail is not None and source.tail.restarts >= 1
+
+
+JUNK = [
+    b"not json at all",
+    b'{"type":"token_usage_record","payload":"a string"}',
+    b'{"type":"token_usage_record","payload":{"response_id":"x1","usage":{"input_tokens":-1,"output_tokens":2}}}',
+    b'{"type":"token_usage_record","payload":{"response_id":["list"],"usage":{"input_tokens":1,"output_tokens":2}}}',
+    b'{"type":"event_msg","payload":{"type":"token_count","info":{"model_context_window":"big"}}}',
+    b'{"type":"session_meta","payload":[]}',
+    b'{"type":"brand_new_line_type","payload":{"token_count":1}}',
+    b"[1,2,3]",
+    b'{"type":"token_count"' + b"[" * 5000 + b"}",
+]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(picks=st.lists(st.tuples(st.integers(min_value=0, max_value=200), st.sampled_from(JUNK)), max_size=10))
+def test_lines_of_unknown_shapes_are_skipped(tmp_path_factory: pytest.TempPathFactory, picks: list[tuple[int, bytes]]) -> None:
+    bench = Bench(tmp_path_factory.mktemp("junk"))
+    lines = recorded("codex_tui.rollout.jsonl", bench.home, bench.work).splitlines()
+    for where, junk in picks:
+        lines.insert(min(where, len(lines)) or 1, junk)  # Codex's first line is always its session_meta
+    bench.rollout.write_bytes(b"\n".join(lines) + b"\n")
+    source = bench.source(with_socket=False)
+    assert calls(source.read()) == EXPECTED
+
+
+def test_a_huge_line_is_skipped_without_holding_it(tmp_path: Path) -> None:
+    bench = Bench(tmp_path)
+    lines = recorded("codex_tui.rollout.jsonl", bench.home, bench.work).splitlines()
+    huge = b'{"type":"response_item","payload":{"type":"function_call_output","output":"' + b"x" * (9 << 20) + b'"}}'
+    bench.rollout.write_bytes(b"\n".join([lines[0], huge, *lines[1:]]) + b"\n")
+    source = bench.source(with_socket=False)
+    assert calls(source.read()) == EXPECTED
+    assert source.tail is not None and len(source.tail._partial) == 0
+
+
+def test_a_resume_reports_only_its_own_calls(tmp_path: Path) -> None:
+    bench = Bench(tmp_path, resumed=True)
+    before = recorded("codex_tui.rollout.jsonl", bench.home, bench.work)
+    after = recorded("codex_tui_resumed.rollout.jsonl", bench.home, bench.work)
+    assert after.startswith(before)
+    bench.rollout.write_bytes(before)
+    source = bench.source()
+    with bench.rollout.open("ab") as fh:
+        fh.write(after[len(before) :])
+    items = source.read()
+    assert calls(items) == RESUMED
+    # Read again from the start (the file replaced by a copy): the earlier launches' calls stay counted once.
+    copy = bench.rollout.with_suffix(".copy")
+    copy.write_bytes(after)
+    copy.replace(bench.rollout)
+    assert calls(source.read()) == []
+    source.close()
+
+
+def test_without_per_call_records_each_new_running_total_is_one_call(tmp_path: Path) -> None:
+    bench = Bench(tmp_path)
+    lines = recorded("codex_tui.rollout.jsonl", bench.home, bench.work).splitlines()
+    bench.rollout.write_bytes(b"\n".join(line for line in lines if b'"token_usage_record"' not in line) + b"\n")
+    source = bench.source(with_socket=False)
+    items = source.read() + source.read()
+    assert [usage for usage, _ in calls(items)] == [usage for usage, _ in EXPECTED]
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [{}, {"session_id": 7}, {"transcript_path": ["x"]}, {"transcript_path": "/nowhere/not-a-rollout.txt"}, {"session_id": None}],
+)
+def test_hook_reports_with_missing_or_odd_fields_still_tell_the_state(tmp_path: Path, payload: dict[str, Any]) -> None:
+    bench = Bench(tmp_path)
+    source = bench.source()
+    for event in ("UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse", "Stop", "SomethingNew"):
+        bench.send(event, payload)
+    assert states(source.read()) == ["thinking", "tool", "asking", "thinking", "waiting"]
+    source.close()
+
+
+def test_another_threads_hooks_are_not_this_sessions_state(tmp_path: Path) -> None:
+    bench = Bench(tmp_path, resumed=True)
+    source = bench.source()
+    bench.send("UserPromptSubmit", {"session_id": "some-sub-agent-thread"})
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+        sock.sendto(b"\xff not a report", str(bench.runtime / "s.sock"))
+    assert states(source.read()) == []
+    source.close()
+
+
+def test_a_new_session_finds_the_rollout_of_its_working_dir_started_after_the_launch(tmp_path: Path) -> None:
+    bench = Bench(tmp_path)
+    day = bench.rollout.parent
+    other = day / "rollout-2026-12-01T11-00-00-00000000-0000-0000-0000-000000000000.jsonl"
+    other.write_text(json.dumps({"type": "session_meta", "payload": {"id": "other", "cwd": "/elsewhere"}}) + "\n")
+    bench.rollout.write_bytes(recorded("codex_tui.rollout.jsonl", bench.home, bench.work))
+    assert newest_rollout(bench.home / ".codex", bench.work, time.time() - 5) == bench.rollout
+    old_day = bench.home / ".codex" / "sessions" / "2001" / "01" / "01"
+    old_day.mkdir(parents=True)
+    (old_day / bench.rollout.name).write_bytes(bench.rollout.read_bytes())  # a folder of another day is not listed
+    assert newest_rollout(bench.home / ".codex", bench.work, time.time() - 5) == bench.rollout
+    assert newest_rollout(bench.home / ".codex", bench.work, time.time() + 3600) is None  # older than the launch
+
+
+def test_trust_hashes_are_the_ones_codex_0_171_stored() -> None:
+    # Stored by Codex 0.171.0's TUI in config.toml after "Trust all and continue" for these hooks (timeout 600).
+    assert trust_hash("stop", "/tmp/cgx/hook.sh Stop", 600) == (
+        "sha256:965040716972c2ac9636d087facc6bafefb73ea71019fdb9d7da1b94e2fd72d0"
+    )
+    assert trust_hash("user_prompt_submit", "/tmp/cgx/hook.sh UserPromptSubmit", 600) == (
+        "sha256:5caef6739ae6b157eddf21ddfe85dbe740ec8f4da266bc0e06e861e180ba8f5a"
+    )
+
+
+def test_hook_flags_install_and_trust_each_hook_and_leave_notify_alone() -> None:
+    flags = hook_flags({"Stop": "python3 r.py 'a b' Stop"})
+    assert flags[:2] == ["-c", 'hooks.Stop=[{hooks=[{type="command",command="python3 r.py \'a b\' Stop",timeout=10}]}]']
+    assert flags[2] == "-c" and flags[3].startswith('hooks.state={"/<session-flags>/config.toml:stop:0:0"={trusted_hash="sha256:')
+    assert len(flags) == 4
+
+
+def test_native_extras_binds_the_socket_and_passes_every_hook(tmp_path: Path) -> None:
+    bench = Bench(tmp_path)
+    extras = native_extras(bench.ctx())
+    assert extras.notices == []
+    assert sum(1 for a in extras.argv if a.startswith("hooks.")) == len(EVENTS) + 1
+    assert not any("notify" in a for a in extras.argv)
+    (source,) = extras.sources
+    assert source.fileno() is not None
+    source.close()
+
+
+def test_a_socket_path_too_long_is_a_notice_and_the_rollout_alone(tmp_path: Path) -> None:
+    deep = tmp_path / ("d" * 100)
+    deep.mkdir()
+    bench = Bench(tmp_path)
+    ctx = bench.ctx()
+    ctx = NativeContext(ctx.agent, ctx.session_id, ctx.resumed, ctx.working_dir, ctx.env, deep, ctx.started_at, ctx.python)
+    extras = native_extras(ctx)
+    assert extras.argv == [] and len(extras.notices) == 1 and "hooks" in extras.notices[0]
+    (source,) = extras.sources
+    assert source.fileno() is None and source.deadline() is not None
+    bench.rollout.write_bytes(recorded("codex_tui.rollout.jsonl", bench.home, bench.work))
+    items = source.read()
+    assert calls(items) == EXPECTED
+    assert states(items)[-1] == "waiting"  # from the rollout's task_complete when no hook is heard
+
+
+def test_a_session_started_headless_resumes_its_thread_from_the_store(tmp_path: Path) -> None:
+    # agentlaunch's own session id; the thread is named only in the provider state the store keeps.
+    bench = Bench(tmp_path, resumed=True)
+    before = recorded("codex_tui.rollout.jsonl", bench.home, bench.work)
+    after = recorded("codex_tui_resumed.rollout.jsonl", bench.home, bench.work)
+    bench.rollout.write_bytes(before)
+    base = bench.ctx()
+    ctx = NativeContext(
+        base.agent, "3f0c9a2e-0000-4000-8000-000000000001", True, base.working_dir, base.env, base.runtime_dir,
+        base.started_at, base.python, provider_state={"thread_id": THREAD, "total": {}},
+    )  # fmt: skip
+    source = CodexNativeSource(ctx, HookSocket(bench.runtime / "s.sock"))
+    bench.send("UserPromptSubmit", {"session_id": THREAD, "transcript_path": str(bench.rollout)})
+    with bench.rollout.open("ab") as fh:
+        fh.write(after[len(before) :])
+    bench.send("Stop", {"session_id": THREAD, "transcript_path": str(bench.rollout)})
+    items = source.read()
+    assert calls(items) == RESUMED
+    assert states(items) == ["thinking", "waiting"]
+    source.close()
+
+
+def test_a_resumed_thread_whose_file_is_missing_is_never_guessed(tmp_path: Path) -> None:
+    bench = Bench(tmp_path, resumed=True)
+    other = bench.rollout.with_name("rollout-2026-12-01T11-24-07-99999999-0000-0000-0000-000000000000.jsonl")
+    other.write_bytes(recorded("codex_tui.rollout.jsonl", bench.home, bench.work))  # same folder and cwd, not ours
+    source = bench.source()
+    assert calls(source.read()) == []
+    source.close()
+
+
+def test_until_a_hook_is_heard_the_rollout_is_read_every_few_seconds(tmp_path: Path) -> None:
+    # Hooks configured but never heard (the user turned Codex's hooks off): the rollout alone tells.
+    bench = Bench(tmp_path)
+    now = [100.0]
+    source = CodexNativeSource(bench.ctx(), HookSocket(bench.runtime / "s.sock"), clock=lambda: now[0])
+    for _ in range(8):
+        deadline = source.deadline()
+        assert deadline is not None
+        now[0] = deadline
+        source.read()
+    bench.send("Stop", {"session_id": THREAD})
+    now[0] += 1
+    source.read()
+    now[0] += 10
+    source.read()
+    assert source.deadline() is None
+    source.close()
+
+
+def test_a_manual_compact_is_a_compaction_with_its_trigger_and_ends_at_the_prompt(tmp_path: Path) -> None:
+    lines = (DATA / "codex_tui_compact.hooks.jsonl").read_text().splitlines()
+    reports = [json.loads(line) for line in lines]
+    thread = reports[0]["payload"]["session_id"]
+    bench = Bench(tmp_path)
+    bench.rollout = bench.rollout.with_name(f"rollout-2026-12-01T11-41-23-{thread}.jsonl")
+    data = recorded("codex_tui_compact.rollout.jsonl", bench.home, bench.work)
+    source = bench.source()
+    items: list[Any] = []
+    for report in reports:
+        payload = json.loads(json.dumps(report["payload"]).replace("/HOME", str(bench.home)).replace("/WORK", str(bench.work)))
+        payload["transcript_path"] = str(bench.rollout)
+        bench.send(report["event"], payload)
+        if report["event"] == "PostCompact":
+            bench.rollout.write_bytes(data)
+        items += source.read()
+    assert [i for i in items if isinstance(i, Compaction)] == [Compaction(trigger="manual")]
+    # The compaction's own model call is a call like any other (its summary's 50 output tokens).
+    assert calls(items) == [
+        (Usage(input=1000, cache_read=8000, output=7), "resp_fake_1"),
+        (Usage(input=100, cache_read=9000, output=50), "resp_fake_2"),
+    ]
+    assert states(items) == ["thinking", "waiting", "thinking", "waiting"]
+    source.close()
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=30),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=12), children, max_size=4),
+    max_leaves=12,
+)
+fields = st.sampled_from(["session_id", "transcript_path", "trigger", "type", "payload", "usage", "response_id", "info"])
+shapes = st.dictionaries(fields | st.text(max_size=8), json_values, max_size=5)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    events=st.lists(st.tuples(st.sampled_from([*EVENTS, "Other"]), shapes), max_size=6),
+    lines=st.lists(
+        st.tuples(st.sampled_from(["session_meta", "turn_context", "token_usage_record", "compacted", "event_msg",
+                                   "response_item", "x"]), shapes),
+        max_size=6,
+    ),
+)  # fmt: skip
+def test_any_hook_payload_or_rollout_line_shape_is_taken_without_an_exception(
+    tmp_path_factory: pytest.TempPathFactory, events: list[tuple[str, dict[str, Any]]], lines: list[tuple[str, dict[str, Any]]]
+) -> None:
+    from agentlaunch.launch.hook_socket import HookReport
+
+    bench = Bench(tmp_path_factory.mktemp("shapes"))
+    source = bench.source(with_socket=False)
+    for event, payload in events:
+        assert isinstance(source._report(HookReport(event, payload)), list)
+    for kind, payload in lines:
+        obj: dict[str, Any] = {"type": kind, "payload": payload.get("payload", payload)}
+        for item in source._line(obj):
+            if isinstance(item, CallUsage):
+                assert all(isinstance(v, int) and v >= 0 for v in item.usage.as_dict().values())
