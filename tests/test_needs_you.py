@@ -167,8 +167,8 @@ def test_the_one_line_form_says_how_long_an_agent_waits() -> None:
 
     since = datetime(2026, 12, 1, 11, 0, 0, tzinfo=UTC)
     record = {"agent": "demo", "state": "asking", "state_since": since.isoformat()}
-    assert one_line(record, since + timedelta(seconds=75)) == "demo · asking · for 1m15s"
-    assert one_line(record, since + timedelta(hours=2, minutes=3)) == "demo · asking · for 2h03m"
+    assert one_line(record, since + timedelta(seconds=75)) == "demo · ASKING: needs you · for 1m15s"
+    assert one_line(record, since + timedelta(hours=2, minutes=3)) == "demo · ASKING: needs you · for 2h03m"
     assert one_line({**record, "state": "waiting"}, since + timedelta(seconds=9)) == "demo · waiting · for 9s"
     assert one_line({**record, "state": "thinking"}, since) == "demo · thinking"  # busy: no wait to report
     assert waited(record, None) == f"since {since.astimezone():%H:%M}"  # the pane title: a clock time stays true

@@ -257,12 +257,12 @@ def test_asking_reaches_the_status_record_the_pane_border_the_window_flag_and_th
     flag = tmux(socket, "show-options", "-w", "-v", "-t", window, "@agentlaunch_needs_you").strip()
     assert flag == "pinger asking"
     title = tmux(socket, "display-message", "-p", "-t", pane_id, "#{pane_title}").strip()
-    assert title.startswith("pinger · asking") and "since " in title
+    assert title.startswith("pinger · ASKING: needs you") and "since " in title
     border = tmux(socket, "display-message", "-p", "-t", pane_id, tmux(socket, "show-options", "-w", "-v", "-t", window,
                                                                        "pane-border-format").strip())  # fmt: skip
     assert "bg=red" in border  # highlighted
     line = run_cli("status", "--line", "pinger").stdout.decode()
-    assert "pinger · asking" in line and " · for " in line
+    assert "pinger · ASKING: needs you" in line and " · for " in line
 
     send_line(socket, pane_id, "y")
     wait_for(lambda: len(out.read_text().splitlines()) == 2, what="the turn's end announced (notify_after: 0)")

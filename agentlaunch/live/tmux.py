@@ -48,9 +48,9 @@ TILED_OPTION = "@agentlaunch_tiled"
 SAFE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # matched whole (fullmatch): "$" would let a trailing newline in
 LAYOUTS = ("windows", "tiled")
 # What the pane border shows: the title the agent's status writer keeps current, highlighted when the agent
-# waits for the person: "asking" (a permission prompt or question) in red, "waiting" (your turn) in yellow.
+# waits for the person: "ASKING: needs you" (a permission prompt or question) in red, "waiting" (your turn) in yellow.
 BORDER_FORMAT = (
-    "#{?#{m:* · asking*,#{pane_title}},#[fg=white#,bg=red#,bold] #{pane_title} #[default],"
+    "#{?#{m:* · ASKING*,#{pane_title}},#[fg=white#,bg=red#,bold] #{pane_title} #[default],"
     "#{?#{m:* · waiting*,#{pane_title}},#[fg=black#,bg=yellow] #{pane_title} #[default], #{pane_title} }}"
 )
 # Variables a pane needs from the caller's environment (a running server has its own).

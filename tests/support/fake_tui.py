@@ -53,6 +53,14 @@ def main() -> int:
     if os.environ.get("FAKE_TUI_FAIL_AT_ONCE"):
         say("fatal: the fake interface refuses to start (as told)")
         return 2
+    if not os.isatty(0):
+        # Started as a headless/line-chat CLI (stdin a pipe): wait like one, and fail the first turn it gets.
+        if sys.stdin.buffer.readline():
+            sys.stdout.write(json.dumps({"type": "result", "is_error": True, "result": "the fake interface needs a terminal"}))
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+            return 1
+        return 0
     signal.signal(signal.SIGWINCH, on_winch)
     saved = termios.tcgetattr(0)
     tty.setraw(0)
