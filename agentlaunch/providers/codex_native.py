@@ -185,7 +185,7 @@ class CodexNativeSource:
         if kind == "event_msg":
             return self._event_msg(payload)
         if kind == "response_item" and not self.hooks_heard:
-            item = payload.get("type")
+            item = label(payload.get("type"))  # any JSON value: a list is no set member
             if item in TOOL_ITEMS:
                 return self._set_state("tool")
             if item in TOOL_OUTPUTS:
