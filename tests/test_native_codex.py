@@ -102,21 +102,99 @@ def test_the_recorded_session_is_every_call_once_with_the_headless_figures(tmp_p
     source.close()
 
 
+def turns_of(data: bytes) -> list[bytes]:
+    """The rollout cut after each turn's ``task_complete`` line (the session's head goes with the first turn)."""
+    parts, current = [], b""
+    for line in data.splitlines(keepends=True):
+        current += line
+        if b'"task_complete"' in line:
+            parts.append(current)
+            current = b""
+    return parts + ([current] if current else [])
+
+
 def test_hooks_tell_the_states_and_the_file(tmp_path: Path) -> None:
     bench = Bench(tmp_path)
-    bench.rollout.write_bytes(recorded("codex_tui.rollout.jsonl", bench.home, bench.work))
+    data = recorded("codex_tui.rollout.jsonl", bench.home, bench.work)
     source = bench.source()
     items: list[Any] = []
     first_run = hooks(bench.home, bench.work)[:7]  # the new session's hooks (the rest are the resume's)
-    for report in first_run:
-        bench.send(report["event"], report["payload"])
+    turn_ids = [r["payload"].get("turn_id") for r in first_run if r["event"] == "UserPromptSubmit"]
+    bench.send(first_run[0]["event"], first_run[0]["payload"])  # SessionStart
+    items += source.read()
+    # As Codex does it: a turn's hooks, its rollout lines, then its Stop hook.
+    for turn_id, lines in zip(turn_ids, turns_of(data), strict=True):
+        for report in first_run:
+            if report["payload"].get("turn_id") == turn_id and report["event"] != "Stop":
+                bench.send(report["event"], report["payload"])
+        items += source.read()
+        with bench.rollout.open("ab") as fh:
+            fh.write(lines)
+        items += source.read()
+        bench.send("Stop", {"session_id": THREAD, "turn_id": turn_id})
         items += source.read()
     assert states(items) == ["thinking", "tool", "thinking", "waiting", "thinking", "waiting"]
     assert calls(items) == EXPECTED
+    # Every call comes before its turn's "waiting": none is counted as a turn of its own.
+    kinds = [type(i).__name__ if not isinstance(i, StateChanged) else i.state for i in items]
+    assert kinds.index("waiting") > kinds.index("CallUsage") and kinds[-1] == "waiting"
     assert source.tail is not None and source.tail.path == bench.rollout
     assert source.deadline() is not None  # two more reads are planned after the turn's end
     source.close()
     assert not (bench.runtime / "s.sock").exists()
+
+
+def test_waiting_waits_for_the_turns_end_in_the_rollout_after_the_stop_hook(tmp_path: Path) -> None:
+    bench = Bench(tmp_path)
+    now = [100.0]
+    data = turns_of(recorded("codex_tui.rollout.jsonl", bench.home, bench.work))[0]
+    cut = data.index(b'"task_complete"')
+    source = CodexNativeSource(bench.ctx(), HookSocket(bench.runtime / "s.sock"), clock=lambda: now[0])
+    bench.send("UserPromptSubmit", {"session_id": THREAD, "transcript_path": str(bench.rollout)})
+    bench.rollout.write_bytes(data[: data.rindex(b"\n", 0, cut) + 1])  # everything but task_complete
+    bench.send("Stop", {"session_id": THREAD})
+    items = source.read()
+    assert states(items) == ["thinking"] and len(calls(items)) == 2
+    with bench.rollout.open("ab") as fh:
+        fh.write(data[data.rindex(b"\n", 0, cut) + 1 :])
+    now[0] += 0.3
+    assert states(source.read()) == ["waiting"]
+
+
+def test_a_stop_hook_whose_turn_end_never_shows_is_waiting_after_a_grace(tmp_path: Path) -> None:
+    bench = Bench(tmp_path)
+    now = [100.0]
+    source = CodexNativeSource(bench.ctx(), HookSocket(bench.runtime / "s.sock"), clock=lambda: now[0])
+    bench.send("UserPromptSubmit", {"session_id": THREAD})
+    bench.send("Stop", {"session_id": THREAD})
+    assert states(source.read()) == ["thinking"]
+    deadline = source.deadline()
+    assert deadline is not None and deadline <= now[0] + 2.0
+    now[0] += 2.0
+    assert states(source.read()) == ["waiting"]
+
+
+def test_an_interrupted_turn_is_over_when_the_rollout_says_so(tmp_path: Path) -> None:
+    bench = Bench(tmp_path)
+    source = bench.source()
+    bench.send("UserPromptSubmit", {"session_id": THREAD, "transcript_path": str(bench.rollout)})
+    bench.rollout.write_text(
+        json.dumps({"type": "event_msg", "payload": {"type": "turn_aborted", "reason": "interrupted"}}) + "\n"
+    )
+    assert states(source.read()) == ["thinking", "waiting"]
+    source.close()
+
+
+def test_a_denied_tool_after_a_prompt_is_thinking_again_from_its_output(tmp_path: Path) -> None:
+    bench = Bench(tmp_path)
+    source = bench.source()
+    for event in ("UserPromptSubmit", "PreToolUse", "PermissionRequest"):
+        bench.send(event, {"session_id": THREAD, "transcript_path": str(bench.rollout)})
+    assert states(source.read()) == ["thinking", "tool", "asking"]
+    output = {"type": "response_item", "payload": {"type": "function_call_output", "call_id": "c1", "output": "rejected"}}
+    bench.rollout.write_text(json.dumps(output) + "\n")
+    assert states(source.read()) == ["thinking"]
+    source.close()
 
 
 def test_a_turn_running_is_read_on_a_backing_off_timer_and_idle_on_none(tmp_path: Path) -> None:
@@ -134,6 +212,8 @@ def test_a_turn_running_is_read_on_a_backing_off_timer_and_idle_on_none(tmp_path
         source.read()
     assert waits == [0.5, 1.0, 2.0, 2.0, 2.0]
     bench.send("Stop", {"session_id": THREAD})
+    assert states(source.read()) == []  # the turn's end is awaited in the rollout (here: never written)
+    now[0] += 2.0
     assert states(source.read()) == ["waiting"]
     now[0] += 10
     source.read()
@@ -244,10 +324,13 @@ def test_without_per_call_records_each_new_running_total_is_one_call(tmp_path: P
 )
 def test_hook_reports_with_missing_or_odd_fields_still_tell_the_state(tmp_path: Path, payload: dict[str, Any]) -> None:
     bench = Bench(tmp_path)
-    source = bench.source()
+    now = [100.0]
+    source = CodexNativeSource(bench.ctx(), HookSocket(bench.runtime / "s.sock"), clock=lambda: now[0])
     for event in ("UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse", "Stop", "SomethingNew"):
         bench.send(event, payload)
-    assert states(source.read()) == ["thinking", "tool", "asking", "thinking", "waiting"]
+    seen = states(source.read())
+    now[0] += 2.0
+    assert seen + states(source.read()) == ["thinking", "tool", "asking", "thinking", "waiting"]
     source.close()
 
 

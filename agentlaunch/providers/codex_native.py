@@ -56,10 +56,9 @@ HOOK_STATES: dict[str, str] = {
     "PostToolUse": "thinking",
     "PermissionRequest": "asking",
     "PreCompact": "thinking",
-    "Stop": "waiting",
 }
 """The state each hook tells. SessionStart tells none (it carries the session and its file); PostCompact
-goes back to the state before PreCompact."""
+goes back to the state before PreCompact; Stop means ``waiting`` once the rollout's ``task_complete`` is read."""
 
 TOOL_ITEMS = {"function_call", "custom_tool_call", "local_shell_call", "web_search_call", "mcp_tool_call"}
 TOOL_OUTPUTS = {"function_call_output", "custom_tool_call_output", "mcp_tool_call_output"}
@@ -69,6 +68,8 @@ TURN_RETRY = (0.5, 1.0, 2.0)
 fire at a turn's edges and around tools, not after each model call."""
 AFTER_TURN = (0.3, 1.5)
 """After a turn ends, two more reads (a rollout line may land just after the Stop hook)."""
+STOP_GRACE = 2.0
+"""Seconds after the Stop hook within which the rollout's task_complete is awaited before saying ``waiting``."""
 FIND_RETRY = (0.25, 0.5, 1.0, 2.0, 4.0)
 """While no rollout file is known, it is looked for this long after the launch (and on every hook report)."""
 
@@ -108,6 +109,7 @@ class CodexNativeSource:
         self.state: str | None = None
         self._before_compact: str | None = None
         self._compact_trigger: str | None = None  # "manual" or "auto", from the PreCompact hook
+        self._stop_at: float | None = None  # when the Stop hook came, while its turn's end is not read yet
         self.started = clock()
         self._schedule: list[float] = [self.started + d for d in FIND_RETRY]
         self._backoff = 0
@@ -134,6 +136,8 @@ class CodexNativeSource:
             for obj in self.tail.read():
                 if isinstance(obj, dict):
                     out += self._line(obj)
+        if self._stop_at is not None and now - self._stop_at >= STOP_GRACE:
+            out += self._turn_over()  # the rollout never said so: the Stop hook is taken at its word
         self._plan(now, bool(reports) or any(not isinstance(i, StateChanged) for i in out))
         return out
 
@@ -155,16 +159,28 @@ class CodexNativeSource:
         if transcript and (self.tail is None or self.tail.path != Path(transcript)):
             self._open(Path(transcript))  # the CLI's own word beats a file found by looking
         self.hooks_heard = True
+        if self._stop_at is not None and report.event not in ("Stop", "SessionStart"):
+            out += self._turn_over()  # a hook after Stop: that turn is over, whether or not its end was read
         if report.event == "PreCompact":
             self._before_compact = self.state
             self._compact_trigger = opt_label(payload.get("trigger"))
         if report.event == "PostCompact":
             # A manual /compact ends at the prompt, an automatic one inside a turn: back to where it began.
             return out + self._set_state(self._before_compact or "waiting")
+        if report.event == "Stop":
+            # The turn's last rollout lines (its calls' records, task_complete) may land just after this hook:
+            # "waiting" waits for task_complete (or STOP_GRACE), so a call is never counted after its turn.
+            if self.state != "waiting":
+                self._stop_at = self.clock()
+            return out
         state = HOOK_STATES.get(report.event)
         if state:
             out += self._set_state(state)
         return out
+
+    def _turn_over(self) -> list[NativeItem]:
+        self._stop_at = None
+        return self._set_state("waiting")
 
     # -- the rollout -------------------------------------------------------------------------
     def _line(self, obj: dict[str, Any]) -> list[NativeItem]:
@@ -184,11 +200,12 @@ class CodexNativeSource:
             return [Compaction(trigger=trigger)]
         if kind == "event_msg":
             return self._event_msg(payload)
-        if kind == "response_item" and not self.hooks_heard:
-            item = payload.get("type")
-            if item in TOOL_ITEMS:
+        if kind == "response_item":
+            item = label(payload.get("type"))  # any JSON value: a list is no set member
+            if item in TOOL_ITEMS and not self.hooks_heard:
                 return self._set_state("tool")
-            if item in TOOL_OUTPUTS:
+            if item in TOOL_OUTPUTS and (not self.hooks_heard or self.state == "asking"):
+                # Also after an approval prompt: a denied tool has no PostToolUse, its output says it is over.
                 return self._set_state("thinking")
         return []
 
@@ -217,8 +234,8 @@ class CodexNativeSource:
                 out += self._from_totals(info)
         elif not self.hooks_heard and kind == "task_started":
             out += self._set_state("thinking")
-        elif not self.hooks_heard and kind in ("task_complete", "turn_aborted"):
-            out += self._set_state("waiting")
+        elif kind in ("task_complete", "turn_aborted"):
+            out += self._turn_over()  # the turn's end, also when it was interrupted (no Stop hook then)
         return out
 
     def _from_totals(self, info: dict[str, Any]) -> list[NativeItem]:
@@ -291,6 +308,8 @@ class CodexNativeSource:
                 self._schedule = [now + TURN_RETRY[self._backoff]]
         elif self.state == "waiting" and active:
             self._schedule = [now + d for d in AFTER_TURN]
+        if self._stop_at is not None:
+            self._schedule.append(self._stop_at + STOP_GRACE)
         if (self.sock is None or not self.hooks_heard) and not self._schedule:
             # No hook has woken the launch yet (none configured, or the user turned Codex's hooks off):
             # the rollout alone tells, so it is read every few seconds until a hook is heard.

@@ -209,3 +209,61 @@ def test_gemini_native_run_meters_a_tool_turn_shows_waiting_and_resumes(short_ro
         assert len(api.model_requests) == 3
         assert "first answer done" in json.dumps(api.model_requests[-1].body)  # the same conversation
         assert agent.calls() == [usage(3000, 6000, 10, 3), usage(100, 9000, 5), usage(100, 9100, 4)]
+
+
+@pytest.mark.parametrize("name", ["codex", "gemini"])
+def test_native_headless_native_turns_of_one_session_count_each_call_once(name: str, short_root: Path, agents_dir: Path) -> None:
+    binary = ensure_cli(name)
+    work = short_root / "work"
+    work.mkdir()
+    model = "gpt-5.5" if name == "codex" else "gemini-2.5-pro"
+    write_agent(agents_dir, "mixed", {"provider": name, "model": model, "command": str(binary), "working_dir": str(work),
+                                      "startup": STARTUP})  # fmt: skip
+    if name == "codex":
+        fake: Any = TitledResponsesFake(
+            cfake.ResponsesScript(
+                [
+                    cfake.TextReply("native one done", cfake.ResponsesUsage(9000, 8000, 7, 0)),
+                    cfake.TextReply("headless two done", cfake.ResponsesUsage(9100, 9000, 5, 0)),
+                    cfake.TextReply("native three done", cfake.ResponsesUsage(9200, 9100, 4, 0)),
+                ]
+            )
+        )
+    else:
+        fake = gfake.GeminiFake(
+            gfake.GeminiScript(
+                [
+                    gfake.TextReply("native one done", gfake.GeminiUsage(9000, 7, 8000)),
+                    gfake.TextReply("headless two done", gfake.GeminiUsage(9100, 5, 9000)),
+                    gfake.TextReply("native three done", gfake.GeminiUsage(9200, 4, 9100)),
+                ]
+            )
+        )
+    with fake as api:
+        if name == "codex":
+            base = seed_codex_home(short_root / "home", api.base_url, work)
+        else:
+            base = gfake.prepare_gemini_home(short_root / "home", api.base_url, max_attempts=1)
+        agent = Agent(environment(base, agents_dir), agents_dir, work, "mixed")
+        tui = agent.run()
+        try:
+            until(tui, lambda: "native one done" in tui.text, "the native startup turn")
+            until(tui, lambda: agent.state() == "waiting", "waiting")
+        finally:
+            quit_tui(tui)
+        headless = subprocess.run(
+            [sys.executable, "-m", "agentlaunch", "run", "mixed", "-c", "a headless turn"],
+            env=agent.env, cwd=work, capture_output=True, timeout=120, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert headless.returncode == 0, headless.stderr.decode()
+        assert "headless two done" in headless.stdout.decode()
+        tui = agent.run("-c")
+        try:
+            until(tui, lambda: ("Ask Codex" in tui.text) if name == "codex" else ("Type your message" in tui.text), "resumed")
+            type_prompt(tui, "native again")
+            until(tui, lambda: "native three done" in tui.text, "the native resumed turn")
+            until(tui, lambda: agent.state() == "waiting", "waiting")
+        finally:
+            quit_tui(tui)
+    assert agent.calls() == [usage(1000, 8000, 7), usage(100, 9000, 5), usage(100, 9100, 4)]
+    assert agent.session()["turns"] == 3
