@@ -18,6 +18,7 @@ class ExitCode(IntEnum):
     DEFINITION = 3  # agent definition, template or configuration problem
     REFUSED_OVERWRITE = 4  # a file that is the user's own would have been replaced
     STATE = 5  # a file agentlaunch keeps or delivers cannot be used: state directory, usage store, instructions file
+    BUDGET = 6  # a budget stopped the agent (or refused to start it)
     TIMEOUT = 124
     PROVIDER_MISSING = 127
     INTERRUPTED = 130
@@ -68,6 +69,12 @@ class TurnFailed(AgentlaunchError):
 
 class TurnTimeout(AgentlaunchError):
     exit_code = ExitCode.TIMEOUT
+
+
+class BudgetExceeded(AgentlaunchError):
+    """A budget stopped the agent, or refused to start it (what was spent, against which limit)."""
+
+    exit_code = ExitCode.BUDGET
 
 
 class Interrupted(AgentlaunchError):

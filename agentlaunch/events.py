@@ -20,7 +20,9 @@ class Usage:
 
     ``input`` is the *uncached* input only; Anthropic reports it that way,
     Codex and Gemini include cached reads in their input figure and the
-    provider adapters subtract them.
+    provider adapters subtract them. ``cache_write_1h`` is the part of
+    ``cache_write`` written with the 1-hour lifetime (Anthropic bills it at 2x
+    input against 1.25x for 5 minutes); the rest of ``cache_write`` is 5-minute.
     """
 
     input: int = 0
@@ -28,11 +30,17 @@ class Usage:
     cache_read: int = 0
     output: int = 0
     reasoning: int = 0
+    cache_write_1h: int = 0
 
     @property
     def context(self) -> int:
         """Tokens in the context window after this call's input was read."""
         return self.input + self.cache_write + self.cache_read
+
+    @property
+    def cache_write_5m(self) -> int:
+        """The cache writes with the 5-minute lifetime (all of them unless the provider said otherwise)."""
+        return self.cache_write - self.cache_write_1h
 
     @property
     def total_input(self) -> int:
@@ -45,6 +53,7 @@ class Usage:
             self.cache_read + other.cache_read,
             self.output + other.output,
             self.reasoning + other.reasoning,
+            self.cache_write_1h + other.cache_write_1h,
         )
 
     def __sub__(self, other: Usage) -> Usage:
@@ -54,10 +63,16 @@ class Usage:
             self.cache_read - other.cache_read,
             self.output - other.output,
             self.reasoning - other.reasoning,
+            self.cache_write_1h - other.cache_write_1h,
         )
 
     def as_dict(self) -> dict[str, int]:
         return dataclasses.asdict(self)
+
+
+def uncached(usage: Usage) -> Usage:
+    """``usage`` as it would be billed without a cache: every input token at the full input price."""
+    return Usage(input=usage.total_input, output=usage.output, reasoning=usage.reasoning)
 
 
 def usage_problem(usage: Usage) -> str | None:
@@ -71,6 +86,8 @@ def usage_problem(usage: Usage) -> str | None:
             return f"{f.name} is negative"
         if value >= MAX_TOKENS:
             return f"{f.name} is 2**53 or more"
+    if usage.cache_write_1h > usage.cache_write:
+        return f"cache_write_1h ({usage.cache_write_1h:,}) is more than cache_write ({usage.cache_write:,}), which includes it"
     return None
 
 

@@ -63,6 +63,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15, help="counted alternating pairs (default 15)")
     parser.add_argument("--no-floor", action="store_true", help="skip the launch_floor.py side")
+    parser.add_argument(
+        "--otel", action="store_true", help="agentlaunch exports (AGENTLAUNCH_OTEL=1) to an OTLP receiver on 127.0.0.1"
+    )
     args = parser.parse_args()
     if args.runs < 2:
         parser.error("--runs must be at least 2 (the spread needs two pairs)")
@@ -76,12 +79,18 @@ def main() -> int:
         api = FakeAnthropic()
         with api.serve() as server:
             env = sealed_env(tmp, server.url)
+            al_env, receiver = env, None
+            if args.otel:
+                from tests.support.otlp_receiver import OtlpReceiver  # the test receiver (opentelemetry-proto)
+
+                receiver = OtlpReceiver().__enter__()
+                al_env = {**env, "AGENTLAUNCH_OTEL": "1", "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url}
             al_argv = [sys.executable, "-m", "agentlaunch", "run", "bench", "--agents-dir", str(agents), "--quiet", "hi"]
             bare_argv = [str(claude), "-p", "hi", "--output-format", "stream-json", "--verbose", "--model", MODEL]
             floor_argv = [sys.executable, str(REPO / "bench" / "launch_floor.py"), *al_argv[3:]]
 
             # Warm-up (not counted): first-run files in HOME, page cache, .pyc files, plan and price caches.
-            run_timed(al_argv, env, REPO)
+            run_timed(al_argv, al_env, REPO)
             shutil.copyfile(al_work / "CLAUDE.md", bare_work / "CLAUDE.md")  # same instructions on both sides
             run_timed(bare_argv, env, bare_work)
 
@@ -89,7 +98,7 @@ def main() -> int:
             bare: list[Timed] = []
             floor: list[Timed] = []
             for i in range(args.runs):
-                al.append(run_timed(al_argv, env, REPO))
+                al.append(run_timed(al_argv, al_env, REPO))
                 bare.append(run_timed(bare_argv, env, bare_work))
                 line = (
                     f"pair {i + 1:2d}: agentlaunch {al[-1].wall:.3f}s cpu {al[-1].cpu:.3f}s"
@@ -100,6 +109,10 @@ def main() -> int:
                     line += f" · floor {floor[-1].wall:.3f}s cpu {floor[-1].cpu:.3f}s"
                 print(line, flush=True)
             calls = len(api.message_requests())
+            if receiver is not None:
+                exported = len(receiver.log_records())
+                receiver.__exit__(None, None, None)
+                print(f"export on: the receiver accepted {exported} call records ({args.runs + 1} launches)")
             # Where the overhead goes: the interpreter's own start, then importing the CLI.
             python_start = median(run_timed([sys.executable, "-c", "pass"], env, REPO).wall for _ in range(5))
             imports = median(run_timed([sys.executable, "-c", "import agentlaunch.cli.run"], env, REPO).wall for _ in range(5))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -20,6 +21,8 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
         monkeypatch.setenv(var, str(home / var.lower()))
     monkeypatch.setenv("AGENTLAUNCH_STATE_DIR", str(home / "state"))
     monkeypatch.setenv("AGENTLAUNCH_CONFIG_DIR", str(home / "config"))
+    # `status` also lists dead agent panes of the tmux server `tmux up` uses: never a person's own server.
+    monkeypatch.setenv("AGENTLAUNCH_TMUX_SOCKET", f"al-test-none-{os.getpid()}")
     for var in (
         "AGENTLAUNCH_AGENTS_DIR",
         "AGENTLAUNCH_TEMPLATES_DIR",

@@ -146,3 +146,27 @@ def test_compact_boundary_is_reported_and_rearms_the_warning() -> None:
     assert meter.add(CallUsage(Usage(input=10, cache_read=9_000), "m", "c3")) is None
     warning = meter.add(CallUsage(Usage(input=10, cache_read=80_000), "m", "c4"))
     assert warning is not None and warning.threshold == 67_000 and warning.left == 100_000 - 80_010
+
+
+def test_cache_writes_are_split_by_lifetime_where_the_usage_says() -> None:
+    from agentlaunch.providers.claude import anthropic_usage
+    from agentlaunch.providers.values import BadUsage
+
+    raw = {
+        "input_tokens": 100,
+        "cache_creation_input_tokens": 23_456,
+        "cache_read_input_tokens": 0,
+        "output_tokens": 10,
+        "cache_creation": {"ephemeral_5m_input_tokens": 3_456, "ephemeral_1h_input_tokens": 20_000},
+    }
+    usage = anthropic_usage(raw)
+    assert (usage.cache_write, usage.cache_write_1h, usage.cache_write_5m) == (23_456, 20_000, 3_456)
+    assert anthropic_usage({**raw, "cache_creation": None}).cache_write_1h == 0  # no breakdown: all 5-minute
+    for bad, why in (
+        ({"ephemeral_1h_input_tokens": 30_000}, "cache_write_1h \\(30,000\\) is more than cache_write"),
+        ({"ephemeral_1h_input_tokens": -1}, "ephemeral_1h_input_tokens is -1"),
+        ({"ephemeral_1h_input_tokens": "many"}, "ephemeral_1h_input_tokens is 'many'"),
+        ("lots", "cache_creation is 'lots', not an object"),
+    ):
+        with pytest.raises(BadUsage, match=why):
+            anthropic_usage({**raw, "cache_creation": bad})

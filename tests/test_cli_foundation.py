@@ -26,7 +26,8 @@ def invoke(*args: str) -> tuple[int, str, str]:
 def test_version_and_help_on_every_command() -> None:
     code, out, _ = invoke("--version")
     assert code == 0 and out.strip() == f"agentlaunch {__version__}"
-    for command in ("list", "validate", "render", "init", "run", "sessions", "usage", "status", "doctor", "tmux up", "tmux down"):
+    commands = ("list", "validate", "render", "init", "run", "sessions", "usage", "usage export", "status", "doctor")
+    for command in (*commands, "tmux up", "tmux down"):
         code, out, _ = invoke(*command.split(), "--help")
         assert code == 0 and "Example: agentlaunch" in out, command
 

@@ -17,7 +17,7 @@ from agentlaunch.definitions.spec import load_agent
 from agentlaunch.errors import DefinitionError, ProviderMissing, TurnFailed, TurnTimeout
 from agentlaunch.launch.placement import place_instructions
 from agentlaunch.prefix import live as doctor_live
-from agentlaunch.prefix.fingerprint import check_prefix, cli_version, launch_flags
+from agentlaunch.prefix.fingerprint import cli_version, launch_flags, prefix_notice, record_prefix
 from agentlaunch.prefix.live import live_check
 from agentlaunch.prefix.static import common_prefix, compare, place_instructions_in, serialize, static_check
 from tests.helpers import run_cli, write_agent
@@ -296,7 +296,7 @@ def test_prefix_changes_are_named_once_and_silence_when_unchanged(agents_dir: Pa
     def check() -> str | None:
         spec = load_agent(agents_dir, "reviewer")
         rendered = render_instructions(spec, tmp_path, TODAY)
-        return check_prefix(spec, rendered, None, str(FAKE_CLAUDE), argv, "S1", state)
+        return prefix_notice(record_prefix(spec, rendered, None, str(FAKE_CLAUDE), argv, "S1", state))
 
     assert check() is None  # the first launch has nothing to compare with
     assert check() is None

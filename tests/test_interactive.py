@@ -319,7 +319,9 @@ def test_a_provider_that_exits_at_once_is_reported(chats: list[pexpect.spawn], a
     config = yaml.safe_load(config_path.read_text())
     config["command"] = "/bin/true"
     config_path.write_text(yaml.safe_dump(config, sort_keys=False))
-    child = chat(chats, agents_dir)
-    say(child, "hello")
+    # Reported at the prompt, without waiting for a first message (the chat watches its CLI).
+    child = spawn(agents_dir)
+    chats.append(child)
+    child.expect("new session")
     child.expect("the provider CLI exited \\(code 0\\)")
     assert finish(child) == 1

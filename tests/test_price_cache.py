@@ -83,6 +83,8 @@ def test_every_bundled_model_of_the_three_providers_prices_exactly(tmp_path: Pat
         Usage(input=199_000, cache_write=900, cache_read=100, output=3),  # just past a 200k tier
         Usage(input=3, output=10**7),
         Usage(cache_read=10**6),
+        Usage(input=100, cache_write=23_456, cache_write_1h=20_000, output=10),  # both lifetimes
+        Usage(input=199_000, cache_write=5000, cache_write_1h=5000, output=3),  # all 1-hour, past a tier
         Usage(),
     ]
     days = [datetime(2024, 6, 1, tzinfo=UTC), datetime(2026, 3, 13, tzinfo=UTC), datetime(2027, 1, 1, tzinfo=UTC)]

@@ -61,6 +61,40 @@ def test_genai_prices_gets_total_input_with_cache_parts_separately() -> None:
         )
 
 
+def test_one_hour_cache_writes_are_priced_at_their_own_rate() -> None:
+    # claude-sonnet-4-5 list prices, USD/MTok: input 3, cache write 3.75 (5 minutes) and 6 (1 hour), output 15.
+    mixed = Usage(input=100, cache_write=23_456, cache_write_1h=20_000, output=10)
+    price = genai_price(mixed, "claude", "claude-sonnet-4-5")
+    assert price is not None
+    assert price.cost_usd == pytest.approx((100 * 3 + 3_456 * 3.75 + 20_000 * 6 + 10 * 15) / 1e6, abs=1e-12)
+    five_minutes = genai_price(Usage(input=100, cache_write=23_456, output=10), "claude", "claude-sonnet-4-5")
+    assert five_minutes is not None and five_minutes.cost_usd < price.cost_usd
+
+
+def test_one_hour_writes_in_pricing_yaml_default_to_twice_the_input_rate(tmp_path: Path) -> None:
+    p = pricer(
+        tmp_path, "m-default: {input: 2, output: 1, cache_write: 2.5}\nm-given: {input: 2, output: 1, cache_write_1h: 3}\n"
+    )
+    usage = Usage(input=0, cache_write=3_000_000, cache_write_1h=1_000_000)
+    assert p.price(usage, "claude", "m-default", None) == Price(2 * 2.5 + 1 * 4.0, "pricing.yaml:m-default")
+    assert p.price(usage, "claude", "m-given", None) == Price(2 * 2 + 1 * 3.0, "pricing.yaml:m-given")
+    env = pricer(tmp_path, env={"AGENTLAUNCH_PRICE_INPUT": "1", "AGENTLAUNCH_PRICE_OUTPUT": "1"})
+    assert env.price(usage, "claude", None, None) == Price(2 * 1 + 1 * 2.0, "env")
+    rates = {"AGENTLAUNCH_PRICE_INPUT": "1", "AGENTLAUNCH_PRICE_OUTPUT": "1", "AGENTLAUNCH_PRICE_CACHE_WRITE_1H": "5"}
+    env = pricer(tmp_path, env=rates)
+    assert env.price(usage, "claude", None, None) == Price(2 * 1 + 1 * 5.0, "env")
+
+
+def test_a_bad_one_hour_rate_names_file_line_and_field(tmp_path: Path) -> None:
+    with pytest.raises(DefinitionError) as err:
+        pricer(tmp_path, "m: {input: 1, output: 1, cache_write_1h: -2}\n")
+    assert "pricing.yaml:1: m.cache_write_1h: must be >= 0" in str(err.value)
+
+
+def test_one_hour_writes_above_all_writes_are_unpriced(tmp_path: Path) -> None:
+    assert pricer(tmp_path).price(Usage(input=1, cache_write=5, cache_write_1h=6), "claude", None, "claude-sonnet-4-5") is None
+
+
 def test_usage_genai_prices_rejects_is_unpriced_not_an_error(tmp_path: Path) -> None:
     # A negative figure (say, a cumulative counter that went backwards) cannot be priced honestly.
     assert pricer(tmp_path).price(Usage(input=-5, output=3), "claude", "claude-opus-5-5", None) is None
@@ -151,13 +185,13 @@ def test_default_entry_prices_what_nobody_knows_but_not_known_models(tmp_path: P
 
 
 def test_default_is_never_matched_as_a_substring() -> None:
-    rates = Rates(1, 1, 1, 1)
+    rates = Rates(1, 1, 1, 1, 2)
     assert match_override("my-default-model", {"default": rates}) is None
     assert match_override("x", {}) is None
 
 
 def test_equal_length_substrings_pick_the_same_key_whatever_the_order() -> None:
-    rates = Rates(1, 1, 1, 1)
+    rates = Rates(1, 1, 1, 1, 2)
     assert match_override("opus-sonnet", {"sonnet": rates, "opus-s": rates}) == "opus-s"
     assert match_override("opus-sonnet", {"opus-s": rates, "sonnet": rates}) == "opus-s"
 

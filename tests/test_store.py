@@ -84,23 +84,25 @@ def test_pending_migrations_run_in_order_and_record_the_version(db: Path, monkey
         s.record_call(call())
     ran: list[int] = []
 
+    base = len(store_file.MIGRATIONS)
+
     def add_note(conn: sqlite3.Connection) -> None:
-        ran.append(2)
+        ran.append(base + 1)
         conn.execute("ALTER TABLE calls ADD COLUMN note TEXT")
 
     def add_index(conn: sqlite3.Connection) -> None:
-        ran.append(3)
+        ran.append(base + 2)
         conn.execute("CREATE INDEX calls_note ON calls (note)")
 
     monkeypatch.setattr(store_file, "MIGRATIONS", [*store_file.MIGRATIONS, add_note, add_index])
-    monkeypatch.setattr(store_file, "SCHEMA_VERSION", 3)
+    monkeypatch.setattr(store_file, "SCHEMA_VERSION", base + 2)
     with Store.open(db) as s:
-        assert s.schema_version == 3
+        assert s.schema_version == base + 2
         assert len(s.calls_for_session("s1")) == 1
-    assert ran == [2, 3]
+    assert ran == [base + 1, base + 2]
     with Store.open(db):
         pass
-    assert ran == [2, 3]
+    assert ran == [base + 1, base + 2]
 
 
 def test_a_failing_migration_leaves_the_old_version(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -111,12 +113,13 @@ def test_a_failing_migration_leaves_the_old_version(db: Path, monkeypatch: pytes
         conn.execute("ALTER TABLE calls ADD COLUMN half TEXT")
         conn.execute("THIS IS NOT SQL")
 
+    base = len(store_file.MIGRATIONS)
     monkeypatch.setattr(store_file, "MIGRATIONS", [*store_file.MIGRATIONS, broken])
-    monkeypatch.setattr(store_file, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(store_file, "SCHEMA_VERSION", base + 1)
     with pytest.raises(StateError):
         Store.open(db)
     conn = sqlite3.connect(db)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == base
     assert "half" not in {r[1] for r in conn.execute("PRAGMA table_info(calls)")}
 
 
@@ -510,3 +513,30 @@ def test_sigkill_loses_at_most_the_call_in_flight(tmp_path: Path) -> None:
         stored = sum(r.calls for r in s.usage_report("agent"))
         assert s._conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert acknowledged <= stored <= acknowledged + 1
+
+
+def test_a_store_of_the_first_schema_keeps_every_row_and_gains_one_hour_writes(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with monkeypatch.context() as m:  # a store as the first released schema left it
+        m.setattr(store_file, "MIGRATIONS", store_file.MIGRATIONS[:1])
+        m.setattr(store_file, "SCHEMA_VERSION", 1)
+        with Store.open(db):
+            pass
+    conn = sqlite3.connect(db)
+    with conn:
+        for i in range(3):
+            conn.execute(
+                "INSERT INTO calls (at, agent, provider, session_id, turn, input, cache_write, cache_read, output, cost_usd)"
+                " VALUES (?, 'a', 'claude', 's1', ?, 10, 100, 1000, 5, 0.5)",
+                (1_700_000_000 + i, i),
+            )
+    conn.close()
+    with Store.open(db) as s:
+        old = s.calls_for_session("s1")
+        assert [(c.turn, c.usage.cache_write, c.usage.cache_write_1h, c.cost_usd) for c in old] == [
+            (0, 100, 0, 0.5), (1, 100, 0, 0.5), (2, 100, 0, 0.5)
+        ]  # fmt: skip
+        s.record_call(call(usage=Usage(input=1, cache_write=300, cache_write_1h=200, output=1)))
+        (row,) = s.usage_report("session")
+        assert (row.calls, row.cache_write, row.cache_write_1h) == (4, 600, 200)

@@ -122,7 +122,7 @@ def test_up_runs_each_agent_in_its_own_window_shows_status_and_down_ends_them(
     wait_for(titled, what="the live status line in the pane title")
     records = {r["agent"]: r for r in status_records()}
     assert set(records) == {"demo", "helper"}
-    assert records["demo"]["calls"] == 1 and records["helper"]["calls"] == 0
+    assert records["demo"]["calls"] == 1 and records["helper"]["calls"] == 0, (json.dumps(records), screen(socket, demo))
     assert records["demo"]["pid"] == int(found["demo"]["pid"])
     line = run_cli("status", "--line", "demo").stdout.decode().strip()
     assert line.startswith("demo · waiting · ctx ")
@@ -175,15 +175,22 @@ def test_up_from_inside_another_tmux_does_not_nest(socket: str, agents_dir: Path
     assert run_cli("tmux", "down", "--socket", socket).returncode == 0
 
 
-def test_a_pane_whose_agent_failed_stays_readable_and_up_restarts_it(socket: str, agents_dir: Path, workdir: Path) -> None:
+def test_a_pane_whose_agent_failed_stays_readable_and_up_restarts_it(
+    socket: str, agents_dir: Path, workdir: Path, tmp_path: Path
+) -> None:
     yaml_file = agents_dir / "demo" / "agent.yaml"
     original = yaml_file.read_text()
-    yaml_file.write_text(original + "command: /nonexistent/cli\n")
-    assert up(socket, agents_dir, workdir, "demo").returncode == 0
-    wait_for(lambda: panes(socket)["demo"]["dead"] == "1", what="the failed pane")
+    # A CLI that exits at once (a missing one is refused before anything starts: test_tmux_truth.py).
+    dies = tmp_path / "dies.sh"
+    dies.write_text("#!/bin/sh\necho 'cli: cannot start here' >&2\nexit 3\n")
+    dies.chmod(0o755)
+    yaml_file.write_text(original + f"command: {dies}\n")
+    failed = up(socket, agents_dir, workdir, "demo")
+    assert failed.returncode == 1 and b"failed demo" in failed.stderr, failed.stderr
+    assert panes(socket)["demo"]["dead"] == "1"
     pane = panes(socket)["demo"]["pane"]
-    # The pane stays, with the error to read (tmux's "Pane is dead (status 127)" note comes once it reaps the process).
-    wait_for(lambda: "provider CLI not found" in screen(socket, pane), what="the error in the kept pane")
+    # The pane stays, with the error to read (tmux's "Pane is dead (status 1)" note comes once it reaps the process).
+    wait_for(lambda: "cli: cannot start here" in screen(socket, pane), what="the error in the kept pane")
     yaml_file.write_text(original)
     again = up(socket, agents_dir, workdir, "demo")
     assert again.returncode == 0 and b"restarted demo" in again.stderr

@@ -28,6 +28,7 @@ COMMAND_MODULES = {
     "status": "status",
     "doctor": "doctor",
     "tmux": "tmux",
+    "worktrees": "worktrees",
 }
 
 

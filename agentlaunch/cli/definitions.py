@@ -19,7 +19,7 @@ from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt
 from agentlaunch.definitions.deliver import deliver
 from agentlaunch.definitions.render import Rendered, render_instructions
 from agentlaunch.definitions.spec import AgentSpec, agent_names, load_agent, resolve_working_dir
-from agentlaunch.errors import AgentlaunchError, DefinitionError, ExitCode, StateError
+from agentlaunch.errors import AgentlaunchError, DefinitionError, ExitCode, StateError, UsageError
 from agentlaunch.launch.placement import exclude_delivered, instructions_path
 from agentlaunch.launch.skills_install import read_skills
 from agentlaunch.providers.descriptors import PROVIDERS, describe
@@ -148,6 +148,10 @@ def render(
         Path | None, typer.Option("--output", "-o", help="Write the instructions to this file instead (an explicit target).")
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Back up a file that is not agentlaunch's, then write.")] = False,
+    breakdown: Annotated[
+        bool, typer.Option("--breakdown", help="Show each part's bytes, tokens and cost per call (writes nothing).")
+    ] = False,
+    as_json: JsonOpt = False,
     agents_dir: AgentsDirOpt = None,
     templates_dir: TemplatesOpt = None,
 ) -> None:
@@ -160,7 +164,12 @@ def render(
     else; `--stdout` prints. Reports the size in bytes and estimated tokens,
     and any variable that changes per launch (it moves the prompt-cache boundary).
 
-    Example: agentlaunch render reviewer --provider codex --stdout
+    `--breakdown` shows where the prefix's tokens go instead: each section (soul,
+    agent instructions, each bundle), the skills index and the template's own
+    text, in bytes, estimated tokens, and what each costs per call uncached
+    (the input price) and cached (the cache-read price) for the agent's model.
+
+    Example: agentlaunch render reviewer --provider codex --stdout   ·   agentlaunch render reviewer --breakdown
     """
     if provider is not None and provider not in PROVIDERS:
         raise DefinitionError(f"--provider: unknown provider {provider!r} (choose from {', '.join(PROVIDERS)})")
@@ -169,6 +178,13 @@ def render(
     spec = load_agent(paths.agents_dir(agents_dir), agent)
     wd = resolve_working_dir(spec, working_dir, paths.state_dir())
     rendered = render_instructions(spec, wd, date.today(), provider=provider, templates_dir=templates_dir)
+    if as_json and not breakdown:
+        raise UsageError("--json goes with --breakdown")
+    if breakdown:
+        if stdout or output is not None:
+            raise UsageError("--breakdown writes nothing: leave out --stdout and --output")
+        show_breakdown(spec, rendered, wd, provider or spec.provider, templates_dir, as_json=as_json)
+        return
     if stdout:
         sys.stdout.write(rendered.text)
     else:
@@ -193,6 +209,48 @@ def render(
         err.print(f"{state} {delivery.path}", soft_wrap=True)
     err.print(f"{rendered.filename}: {rendered.size:,} bytes, ~{rendered.tokens:,} tokens")
     report_volatile(rendered)
+
+
+def show_breakdown(
+    spec: AgentSpec, rendered: Rendered, working_dir: Path, provider: str, templates_dir: Path | None, *, as_json: bool
+) -> None:
+    """``render --breakdown``: the parts, with their cost per call uncached and cached (None: the model is unpriced)."""
+    from agentlaunch.definitions.breakdown import breakdown
+    from agentlaunch.events import Usage
+    from agentlaunch.usage.pricing import Pricer, format_cost
+
+    pricer = Pricer(agents_dir=spec.agents_dir)
+
+    def per_thousand(value: float | None) -> str:
+        return format_cost(None if value is None else value * 1000)
+
+    def cost(usage: Usage) -> float | None:
+        price = pricer.price(usage, provider, None, spec.model) if spec.model else None
+        return price.cost_usd if price else None
+
+    parts = breakdown(spec, rendered, working_dir, date.today(), provider, templates_dir)
+    rows: list[dict[str, Any]] = [
+        {"part": p.label, "bytes": p.bytes, "tokens": p.tokens,
+         "uncached_usd": cost(Usage(input=p.tokens)), "cached_usd": cost(Usage(cache_read=p.tokens))}
+        for p in parts
+    ]  # fmt: skip
+    if as_json:
+        print(json.dumps({"agent": spec.name, "provider": provider, "model": spec.model, "file": rendered.filename,
+                          "bytes": rendered.size, "tokens": rendered.tokens, "parts": rows}, indent=2))  # fmt: skip
+        return
+    table = Table(
+        title=f"{for_markup(rendered.filename)} of {for_markup(spec.name)}: {rendered.size:,} bytes, ~{rendered.tokens:,} tokens",
+        caption="tokens are estimates (bytes / 4); cost per 1,000 calls at the input price (uncached) and the cache-read "
+        "price (cached) of " + for_markup(spec.model or "no model: unpriced"),
+    )
+    for header in ("part", "bytes", "tokens", "uncached /1k calls", "cached /1k calls"):
+        table.add_column(header, justify="left" if header == "part" else "right", no_wrap=True)
+    for row in rows:
+        table.add_row(
+            for_markup(str(row["part"])), f"{row['bytes']:,}", f"{row['tokens']:,}",
+            per_thousand(row["uncached_usd"]), per_thousand(row["cached_usd"]),
+        )  # fmt: skip
+    out.print(table)
 
 
 @app.command()

@@ -38,6 +38,8 @@ def _print_static(r: StaticReport) -> None:
         out.print(f"        {{{{{hit.variable}}}}} at byte {hit.offset:,} in the {hit.section}{note}", markup=False)
     if not r.ok:
         out.print(f"        cacheable before the first volatile byte: {_kb(r.stable_bytes)}")
+    if r.parts:
+        out.print("parts   " + " · ".join(f"{p.label} {p.bytes:,} B" for p in r.parts), markup=False)
     if r.cross:
         out.print("cross-agent shared prefix (instructions text)   own-first   shared-first")
         for c in r.cross:
@@ -82,6 +84,8 @@ def _print_live(r: LiveReport) -> None:
             flag = "exclude-dynamic on " if v.exclude_dynamic else "exclude-dynamic off"
             inside = f"{v.instructions_inside:,}/{v.instructions_size:,} B"
             out.print(f"  {v.delivery:<13} {flag}  {_kb(v.shared_bytes):>20}  {inside:>19}   {v.section}")
+    if r.request_parts:
+        out.print("request " + " · ".join(f"{p.label} {_kb(p.bytes)}" for p in r.request_parts), markup=False)
     _print_interactive(r)
     out.print(f"verdict {r.verdict}", markup=False, soft_wrap=True)
 

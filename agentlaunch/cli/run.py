@@ -20,12 +20,13 @@ from agentlaunch.launch import prespawn
 from agentlaunch.launch.build import build_launch
 from agentlaunch.launch.native import NativeRun
 from agentlaunch.launch.session import Launch, LaunchOptions
-from agentlaunch.launch.signals import Terminated
+from agentlaunch.launch.signals import CliExited, Terminated
 from agentlaunch.launch.sink import Sink
 from agentlaunch.launch.turn import turn_failed
 from agentlaunch.live.interface_view import InterfaceView
 from agentlaunch.live.view import HeadlessView, InteractiveView
 from agentlaunch.providers.values import summarize
+from agentlaunch.usage.budget import check_budget_usd
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.store import Store
 from agentlaunch.visible import for_markup, visible
@@ -70,6 +71,22 @@ def ask_permission(request: PermissionRequest) -> str:
             return {"y": "once", "a": "always", "n": "deny"}[choice]
 
 
+def report_cli_exit(launch: Launch) -> int:
+    """Say that the CLI ended at the prompt, with the last lines it printed, and end the chat (exit 1)."""
+    assert launch.child is not None
+    said = [line.strip() for line in launch.child.read_available() if isinstance(line, str) and line.strip()]
+    print()
+    err.print(
+        f"[bold red]error:[/] the provider CLI exited (code {launch.child.poll()}) while waiting for you; the session ended",
+        markup=True,
+        highlight=False,
+        soft_wrap=True,
+    )
+    for line in said[-5:]:
+        err.print(f"  {for_markup(visible(line))}", markup=True, highlight=False, soft_wrap=True)
+    return int(ExitCode.TURN_FAILED)
+
+
 def interactive_loop(launch: Launch, timeout: float | None) -> int:
     state = "resumed" if launch.resumed else "new"
     err.print(
@@ -79,19 +96,28 @@ def interactive_loop(launch: Launch, timeout: float | None) -> int:
         highlight=False,
     )
     err.print("[dim]Enter sends · Ctrl-C interrupts a turn · Ctrl-C at the prompt or Ctrl-D ends the session[/]", markup=True)
+    watch = launch.persistent and launch.child is not None and launch.child.pid > 0
+    if watch:
+        assert launch.child is not None
+        launch.signals.watch_cli(launch.child.pid)  # a long-lived CLI that exits at the prompt ends the chat
     while True:
         try:
-            with launch.signals.person_waiting():  # SIGTERM/SIGHUP here raise Terminated; Ctrl-C ends the chat
+            # SIGTERM/SIGHUP here raise Terminated; Ctrl-C ends the chat; the CLI's exit raises CliExited.
+            with launch.signals.person_waiting(watch_cli=watch):
                 line = input("› ")
         except (EOFError, KeyboardInterrupt):
             print()
             return 0
+        except CliExited:
+            return report_cli_exit(launch)
         except UnicodeDecodeError:
             err.print("[yellow]that line was not valid UTF-8; not sent[/]", markup=True)
             continue
         if not line.strip():
             continue
         outcome = launch.run_turn(line, timeout=timeout, ask_permission=ask_permission)
+        if launch.stopped is not None:
+            raise launch.stopped  # a budget ended the session
         if outcome.terminated is not None:
             return 128 + outcome.terminated
         if outcome.end is None and not launch.persistent:
@@ -156,7 +182,8 @@ def run(
         bool, typer.Option("-c", "--continue", help="Resume this agent's most recent session in this working directory.")
     ] = False,
     resume: Annotated[
-        str | None, typer.Option("-r", "--resume", help="Resume the session with this id.", show_default=False)
+        str | None,
+        typer.Option("-r", "--resume", help="Resume the session with this id (or its unique start).", show_default=False),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print normalized events as JSON lines on stdout (headless).")] = False,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No footer on stderr.")] = False,
@@ -178,6 +205,16 @@ def run(
     force: Annotated[
         bool, typer.Option("--force", help="Back up an instructions file that is not agentlaunch's, then write ours.")
     ] = False,
+    worktree: Annotated[
+        bool,
+        typer.Option("--worktree", help="Run in the agent's own git worktree (branch agentlaunch/AGENT), made on first use."),
+    ] = False,
+    budget_usd: Annotated[
+        float | None,
+        typer.Option(
+            "--budget-usd", help="The session's budget in US dollars for this launch (over agent.yaml's).", show_default=False
+        ),
+    ] = None,
     agents_dir: AgentsDirOpt = None,
     templates_dir: TemplatesOpt = None,
 ) -> None:
@@ -194,7 +231,7 @@ def run(
     Headless, stdout carries only the answer (or JSON lines with --json) and a
     one-line footer of tokens and cost goes to stderr. Exit codes: 0 done,
     1 turn failed, 2 bad command line, 3 definition error, 4 refused overwrite,
-    5 state unusable, 124 timeout, 127 provider CLI missing, 130 interrupted,
+    5 state unusable, 6 a budget stopped the agent, 124 timeout, 127 provider CLI missing, 130 interrupted,
     129 / 143 SIGHUP / SIGTERM.
 
     Example: agentlaunch run reviewer   ·   agentlaunch run reviewer -c   ·   agentlaunch run demo "hello"
@@ -217,8 +254,12 @@ def run(
         force=force,
         interactive=text is None,
         native=text is None and not line,
-        plan_key=prespawn.plan_key(agent, str(agents_dir) if agents_dir else None, str(working_dir) if working_dir else None),
-    )
+        # Not with --worktree: the next launch's early start, keyed without it, must not run in the worktree.
+        plan_key=None if worktree else prespawn.plan_key(agent, str(agents_dir) if agents_dir else None,
+                                                         str(working_dir) if working_dir else None),
+        worktree=worktree,
+        budget_usd=None if budget_usd is None else check_budget_usd(budget_usd),
+    )  # fmt: skip
 
     interface_view: InterfaceView | None = None
 
@@ -245,6 +286,7 @@ def run(
         if options.native:
             announce(launch)
             code = NativeRun(launch, interface_view).run()
+            error = launch.stopped  # a budget ended the interface
         elif text is None:
             code = interactive_loop(launch, timeout)
         else:
@@ -252,7 +294,7 @@ def run(
             if outcome.terminated is not None:
                 code = 128 + outcome.terminated
             else:
-                error = turn_failed(outcome)
+                error = launch.stopped or turn_failed(outcome)
     except AgentlaunchError as exc:
         error = exc
     except KeyboardInterrupt:
@@ -277,12 +319,18 @@ def sessions(
     as_json: JsonOpt = False,
     limit: Annotated[int, typer.Option("--limit", help="At most this many, newest first.")] = 50,
 ) -> None:
-    """List known sessions: agent, provider, id, working dir, started, last used, turns.
+    """List known sessions: agent, id, title (its first prompt), turns, cost, last used, working dir.
+
+    Any command that takes a session id (`run -r`, `usage --session`) takes
+    a unique start of it too.
 
     Example: agentlaunch sessions reviewer --json
     """
+    from agentlaunch.usage.pricing import format_cost
+
     with Store.open(paths.store_path()) as store:
         rows = store.list_sessions(agent, limit=limit)
+        costs = store.session_costs([r.session_id for r in rows])
     if as_json:
         print(
             json.dumps(
@@ -291,6 +339,7 @@ def sessions(
                         "agent": r.agent,
                         "provider": r.provider,
                         "session_id": r.session_id,
+                        "title": r.title,
                         "working_dir": r.working_dir,
                         "model": r.model,
                         "started": r.started.isoformat(),
@@ -298,6 +347,11 @@ def sessions(
                         "ended": r.ended.isoformat() if r.ended else None,
                         "exit_status": r.exit_status,
                         "turns": r.turns,
+                        "calls": costs.get(r.session_id, (None, 0))[1],
+                        "cost_usd": costs.get(r.session_id, (None, 0))[0],  # null: no call could be priced
+                        "tmux_session": r.tmux_session,
+                        "tmux_window": r.tmux_window,
+                        "tmux_layout": r.tmux_layout,
                     }
                     for r in rows
                 ],
@@ -310,12 +364,18 @@ def sessions(
         return
     from rich.table import Table  # only here: `run` starts faster without it
 
-    table = Table("agent", "provider", "session", "working dir", "started", "last used", "turns")
+    table = Table("agent", "session", "title", "turns", "cost", "last used", "working dir", "provider")
     for r in rows:
+        cost, calls = costs.get(r.session_id, (None, 0))
+        shown_cost = format_cost(cost) if cost is not None else ("unpriced" if calls else "–")
         table.add_row(
-            *(for_markup(cell) for cell in (r.agent, r.provider, r.session_id, r.working_dir)),  # the store is input too
-            f"{r.started.astimezone():%Y-%m-%d %H:%M}",
-            f"{r.last_used.astimezone():%Y-%m-%d %H:%M}",
+            for_markup(r.agent),
+            for_markup(r.session_id),  # the store is input too
+            for_markup(r.title or "–"),
             str(r.turns),
+            shown_cost,
+            f"{r.last_used.astimezone():%Y-%m-%d %H:%M}",
+            for_markup(r.working_dir),
+            for_markup(r.provider),
         )
     out.print(table)

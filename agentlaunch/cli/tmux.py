@@ -9,7 +9,11 @@ import typer
 
 from agentlaunch import paths
 from agentlaunch.cli.common import AgentsDirOpt, TemplatesOpt, app, complete_agent, err
-from agentlaunch.live.tmux import DEFAULT_SESSION, SOCKET_ENV, Tmux, attach, down, up
+from agentlaunch.live.resume import Comeback, plan_comebacks, working_dirs
+from agentlaunch.live.startup_wait import AgentStart, TmuxPanes, wait_started
+from agentlaunch.live.tmux import DEFAULT_SESSION, SOCKET_ENV, Tmux, UpResult, attach, down, up, validate_agents
+from agentlaunch.usage.store import Store
+from agentlaunch.visible import for_markup
 
 tmux_app = typer.Typer(
     help="Run agents in tmux: one window (or tiled pane) per agent, each pane's border showing its live status.",
@@ -38,54 +42,132 @@ SocketOpt = Annotated[
 @tmux_app.command("up")
 def tmux_up(
     agents: Annotated[list[str], typer.Argument(help="The agents to start.", autocompletion=complete_agent, show_default=False)],
-    session: SessionOpt = DEFAULT_SESSION,
+    session: Annotated[
+        str | None,
+        typer.Option(
+            "--session",
+            "-s",
+            envvar="AGENTLAUNCH_TMUX_SESSION",
+            show_default=False,
+            help=f"The tmux session's name (letters, digits, _ and -; default {DEFAULT_SESSION}, or with --resume "
+            "the one each agent ran in).",
+        ),
+    ] = None,
     layout: Annotated[
-        str, typer.Option("--layout", help="windows: one window per agent; tiled: one pane each in one window.")
-    ] = "windows",
+        str | None,
+        typer.Option(
+            "--layout", help="windows (default): one window per agent; tiled: one pane each in one window.", show_default=False
+        ),
+    ] = None,
     attach_: Annotated[
         bool | None,
         typer.Option("--attach/--no-attach", help="Attach afterwards (default: when run from a terminal).", show_default=False),
     ] = None,
     socket: SocketOpt = None,
+    wait: Annotated[
+        float,
+        typer.Option("--wait", help="Seconds to wait for each new agent to start (0: do not check).", min=0, metavar="SECONDS"),
+    ] = 30.0,
+    worktree: Annotated[
+        bool, typer.Option("--worktree", help="Run each agent in its own git worktree (branch agentlaunch/AGENT).")
+    ] = False,
+    resume: Annotated[
+        bool,
+        typer.Option("--resume", help="Bring each agent back with its latest session, in the tmux session it ran in."),
+    ] = False,
     agents_dir: AgentsDirOpt = None,
     templates_dir: TemplatesOpt = None,
 ) -> None:
     """Start each AGENT in the tmux session (created when missing), running `agentlaunch run AGENT`.
 
     Idempotent: agents already running there are left alone, missing ones
-    are added. Every agent is validated before anything is created. Exit
-    codes: 0 done, 1 a tmux command failed, 2 bad name, 3 definition error,
-    127 tmux missing.
+    are added, a failed one is started again in its pane. Before anything is
+    created every agent is checked (its definition, its CLI on PATH, its
+    working directory); afterwards `up` waits (up to --wait seconds) until
+    each new agent is really running or its pane died, and prints one line
+    per agent. A failed agent's pane stays open with its error. With
+    --resume (after a reboot, or `tmux down`), each agent gets its latest
+    session that had a turn, in its working directory and its tmux session
+    and layout; an agent without one starts fresh. Exit codes: 0 every agent
+    runs, 1 an agent failed to start or a tmux command failed, 2 bad name,
+    3 definition error, 127 tmux or a provider CLI missing.
 
-    Example: agentlaunch tmux up reviewer planner --layout tiled
+    Example: agentlaunch tmux up reviewer planner --layout tiled   ·   agentlaunch tmux up --resume reviewer planner
     """
     tmux = Tmux(socket)
     folder = paths.agents_dir(agents_dir)
-    result = up(tmux, agents, session=session, layout=layout, agents_dir=folder, templates_dir=templates_dir)
-    parts = []
-    if result.started:
-        parts.append("started " + ", ".join(result.started))
-    if result.restarted:
-        parts.append("restarted " + ", ".join(result.restarted))
-    if result.running:
-        parts.append("already running " + ", ".join(result.running))
-    where = f"tmux session {session}" + (f" (socket {socket})" if socket else "")
-    err.print(f"{where}: {'; '.join(parts)}", highlight=False, soft_wrap=True)
+    # (tmux session, layout) -> the agents started there, with what their `run` gets.
+    groups: dict[tuple[str, str], list[Comeback]] = {}
+    if resume:
+        with Store.open(paths.store_path()) as store:
+            plans = plan_comebacks(store, agents, session=session, layout=layout)
+        # Every agent, whichever tmux session it goes to, is checked before anything is created.
+        validate_agents([p.agent for p in plans], folder.expanduser().resolve(), worktree=worktree,
+                        working_dirs=working_dirs(plans))  # fmt: skip
+        for plan in plans:
+            err.print(for_markup(plan.said()), markup=True, highlight=False, soft_wrap=True)
+            groups.setdefault((plan.session, plan.layout), []).append(plan)
+    else:
+        place = (DEFAULT_SESSION if session is None else session, layout or "windows")
+        groups[place] = [Comeback(a, *place, None) for a in agents]
+    failed = False
+    for (where, how), plans in groups.items():
+        result = up(
+            tmux, [p.agent for p in plans], session=where, layout=how, agents_dir=folder, templates_dir=templates_dir,
+            worktree=worktree, extra_args={p.agent: p.run_args for p in plans}, working_dirs=working_dirs(plans),
+        )  # fmt: skip
+        if wait > 0 and result.panes:
+            outcomes = wait_started(TmuxPanes(tmux, where), result.panes, timeout=wait)
+        else:
+            outcomes = [AgentStart(a, p, True, "started (not checked: --wait 0)") for a, p in result.panes.items()]
+        failed = report_up(result, outcomes, where, socket) or failed
+    first = next(iter(groups))[0]
     should_attach = attach_ if attach_ is not None else sys.stdin.isatty() and sys.stdout.isatty()
-    if not should_attach:
-        hint = ["tmux"] + (["-L", socket] if socket else []) + ["attach", "-t", session]
+    if not should_attach or failed:  # attaching would hide what failed
+        hint = ["tmux"] + (["-L", socket] if socket else []) + ["attach", "-t", first]
         err.print(f"[dim]attach with: {' '.join(hint)}[/]", markup=True, highlight=False)
-        return
-    code = attach(tmux, session)
+        raise typer.Exit(1 if failed else 0)
+    code = attach(tmux, first)
     if code is None:
         err.print(
             "[yellow]not attaching:[/] this terminal is inside another tmux server; "
-            f"detach first, or run: tmux -L {socket} attach -t {session}",
+            f"detach first, or run: tmux -L {socket} attach -t {first}",
             markup=True,
             highlight=False,
         )
-        return
-    raise typer.Exit(code)
+        code = 0
+    raise typer.Exit(1 if failed else code)
+
+
+def report_up(result: UpResult, outcomes: list[AgentStart], session: str, socket: str | None) -> bool:
+    """One line per agent (started, failed with its pane's error, already running), then a summary; True if any failed."""
+    width = max((len(o.agent) for o in outcomes), default=0)
+    width = max([width, *(len(a) for a in result.running)])
+    for o in outcomes:
+        if o.started:
+            state = f" ({o.state})" if o.state else ""
+            err.print(f"  {o.agent:<{width}}  [green]{o.detail}[/]{state}, pane {o.pane_id}", markup=True, highlight=False)
+        else:
+            err.print(
+                f"  {o.agent:<{width}}  [bold red]{for_markup(o.detail)}[/] [dim](pane {o.pane_id} kept)[/]",
+                markup=True, highlight=False, soft_wrap=True,
+            )  # fmt: skip
+    for name in result.running:
+        err.print(f"  {name:<{width}}  already running", highlight=False)
+    ok = {o.agent for o in outcomes if o.started}
+    parts = []
+    if started := [n for n in result.started if n in ok]:
+        parts.append("started " + ", ".join(started))
+    if restarted := [n for n in result.restarted if n in ok]:
+        parts.append("restarted " + ", ".join(restarted))
+    if result.running:
+        parts.append("already running " + ", ".join(result.running))
+    failed = [o.agent for o in outcomes if not o.started]
+    if failed:
+        parts.append("failed " + ", ".join(failed))
+    where = f"tmux session {session}" + (f" (socket {socket})" if socket else "")
+    err.print(f"{where}: {'; '.join(parts)}", highlight=False, soft_wrap=True)
+    return bool(failed)
 
 
 @tmux_app.command("down")
@@ -96,6 +178,9 @@ def tmux_down(
 ) -> None:
     """End every agent in the session cleanly (SIGTERM; their sessions stay resumable), then kill the session.
 
+    Prints the command that brings them back (`agentlaunch tmux up --resume
+    AGENT...`), leaving out agents whose session had no turn yet.
+
     Exit codes: 0 done, 1 no such session or an agent did not end in time,
     2 bad name, 127 tmux missing.
 
@@ -103,7 +188,15 @@ def tmux_down(
     """
     result = down(Tmux(socket), session, timeout=timeout)
     if result.ended:
-        err.print(f"ended {', '.join(result.ended)} (resume with `agentlaunch run AGENT -c`)", highlight=False)
+        err.print(f"ended {', '.join(result.ended)}", highlight=False)
+        with Store.open(paths.store_path()) as store:
+            rows = {agent: store.get_session(sid) for agent, sid in result.sessions.items()}
+        worth = [a for a in result.ended if (row := rows.get(a)) is not None and row.turns > 0]
+        if fresh := [a for a in result.ended if a not in worth]:
+            err.print(f"nothing to resume for {', '.join(fresh)} (no turn yet)", highlight=False)
+        if worth:
+            again = ["agentlaunch", "tmux", "up", "--resume", *worth] + (["--socket", socket] if socket else [])
+            err.print(f"resume them with: {' '.join(again)}", highlight=False, soft_wrap=True)
     err.print(f"killed tmux session {session}", highlight=False)
     if result.still_running:
         err.print(

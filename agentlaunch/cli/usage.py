@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
 from agentlaunch import paths
-from agentlaunch.cli.common import JsonOpt, app, complete_agent, out
+from agentlaunch.cli.common import JsonOpt, app, complete_agent, err, out
 from agentlaunch.errors import UsageError
+from agentlaunch.usage.misses import cache_misses
 from agentlaunch.usage.pricing import format_cost
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.reports import (
@@ -23,33 +25,41 @@ from agentlaunch.usage.reports import (
     report_csv,
     report_records,
     report_table,
+    writes_cell,
 )
+from agentlaunch.usage.session_ids import resolve_session
 from agentlaunch.usage.store import Store
 from agentlaunch.visible import for_markup
 
 
-def _calls_table(session: str, calls: list[CallRecord]) -> Table:
+def _calls_table(session: str, calls: list[CallRecord], misses: list[str | None]) -> Table:
     table = Table(
         title=f"calls of session {for_markup(session)}",
-        caption="a call with a low cache hit after the first one is where caching missed",
+        caption="miss: a call that wrote the cache instead of reading what the call before it had, with the likely cause",
     )
-    for header in ("#", "time", "turn", "model", "input", "cache write", "cache read", "output", "cache hit", "cost"):
-        table.add_column(header, justify="right" if header not in ("time", "model") else "left", no_wrap=True)
-    for i, call in enumerate(calls, 1):
+    for header in ("#", "time", "turn", "model", "input", "cache write", "cache read", "output", "cache hit", "cost", "miss"):
+        table.add_column(header, justify="right" if header not in ("time", "model", "miss") else "left", no_wrap=header != "miss")
+    for i, (call, miss) in enumerate(zip(calls, misses, strict=True), 1):
         hit = call_record(call)["cache_hit_ratio"]
         table.add_row(
             str(i), f"{call.at.astimezone():%Y-%m-%d %H:%M:%S}", str(call.turn or ""), for_markup(call.model or "?"),
-            f"{call.usage.input:,}", f"{call.usage.cache_write:,}", f"{call.usage.cache_read:,}", f"{call.usage.output:,}",
-            "-" if hit is None else f"{hit:.0%}", format_cost(call.cost_usd),
+            f"{call.usage.input:,}", writes_cell(call.usage.cache_write, call.usage.cache_write_1h),
+            f"{call.usage.cache_read:,}", f"{call.usage.output:,}",
+            "-" if hit is None else f"{hit:.0%}", format_cost(call.cost_usd), for_markup(miss) if miss else "",
         )  # fmt: skip
     return table
 
 
-@app.command()
+usage_app = typer.Typer()
+app.add_typer(usage_app, name="usage")
+
+
+@usage_app.callback(invoke_without_command=True)
 def usage(
+    ctx: typer.Context,
     by: Annotated[str, typer.Option("--by", help="Group by session, agent, model or day.")] = "day",
     agent: Annotated[str | None, typer.Option("--agent", help="Only this agent.", autocompletion=complete_agent)] = None,
-    session: Annotated[str | None, typer.Option("--session", help="Only this session.")] = None,
+    session: Annotated[str | None, typer.Option("--session", help="Only this session (its id, or a unique start of it).")] = None,
     since: Annotated[
         str | None, typer.Option("--since", help="Only calls since: 7d, 12h, 2w, today, or a date (2026-11-01).")
     ] = None,
@@ -67,7 +77,11 @@ def usage(
     Calls that could not be priced are counted, never shown as $0.
 
     Example: agentlaunch usage --by agent --since 7d   ·   agentlaunch usage --session ID --calls
+
+    `agentlaunch usage export` sends the calls not yet exported to an OpenTelemetry collector (docs/telemetry.md).
     """
+    if ctx.invoked_subcommand is not None:
+        return  # `usage export`: its own command
     if as_json and as_csv:
         raise UsageError("use --json or --csv, not both")
     grouping = parse_by(by)
@@ -75,20 +89,23 @@ def usage(
     if calls and not session:
         raise UsageError("--calls needs --session ID (list sessions with `agentlaunch sessions`)")
     with Store.open(paths.store_path()) as store:
+        if session is not None:
+            session = resolve_session(store, session, "--session")  # a unique prefix names the session
         if calls:
             assert session is not None
             records = store.calls_for_session(session)
             if not records and store.get_session(session) is None:
                 raise UsageError(f"--session: no session {session!r} in {paths.store_path()}")
+            misses = cache_misses(records, store.events_for_session(session))
         else:
             rows = store.usage_report(grouping, agent=agent, session=session, since=start)
     if calls:
         if as_json:
-            print(json.dumps([call_record(c) for c in records], indent=2))
+            print(json.dumps([call_record(c, m) for c, m in zip(records, misses, strict=True)], indent=2))
         elif as_csv:
-            sys.stdout.write(calls_csv(records))
+            sys.stdout.write(calls_csv(records, misses))
         else:
-            out.print(_calls_table(session or "", records))
+            out.print(_calls_table(session or "", records, misses))
         return
     if as_json:
         print(json.dumps(report_records(rows, grouping), indent=2))
@@ -108,3 +125,51 @@ def usage(
             else Store.open(paths.store_path()).usage_report("day", agent=agent, session=session, since=start)
         )
         out.print(daily_chart(day_rows, metric=metric, since=start))  # type: ignore[arg-type]
+
+
+
+@usage_app.command("export")
+def export(
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only say how many calls wait, and where they would go.")] = False,
+    wait: Annotated[
+        float,
+        typer.Option("--wait", help="Give up after this many seconds of a collector that is down or failing.", min=0.1),
+    ] = 60.0,
+) -> None:
+    """Send every stored call the OTLP receiver has not accepted yet, as metrics and log records (catch-up).
+
+    Where to: the standard OTEL_EXPORTER_OTLP_* variables (endpoint, protocol
+    http/protobuf or http/json, headers), OTEL_RESOURCE_ATTRIBUTES and
+    OTEL_SERVICE_NAME, whether or not AGENTLAUNCH_OTEL is set. Idempotent: a
+    call is marked exported only once the receiver accepted it, so running it
+    again sends only what is still missing, and each log record carries the
+    call's id (log.record.uid) for a backend to drop a duplicate. Retries
+    429, 502, 503 and 504 with backoff; any other refusal (400, 401, 500...)
+    is reported with the collector's message and not retried.
+    Exit 0 when nothing is left, 1 when some calls could not be sent (they
+    stay for the next try).
+
+    Example: agentlaunch usage export --dry-run   ·   OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318 agentlaunch usage export
+    """
+    from agentlaunch.usage.otel_config import read_config
+    from agentlaunch.usage.otel_export import Exporter, ExportFailed
+    from agentlaunch.usage.otel_queue import ExportQueue
+
+    config = read_config()
+    with ExportQueue(paths.store_path()) as queue:
+        waiting = queue.pending_count()
+        if dry_run or not waiting:
+            out.print(f"{waiting} call{'s' if waiting != 1 else ''} to export to {config.where}", highlight=False)
+            return
+        exporter = Exporter(queue, config)
+        result = exporter.drain(deadline=time.monotonic() + wait)
+        left = queue.pending_count()
+    for note in exporter.notes:
+        err.print(f"telemetry: {note}", highlight=False, markup=False)
+    if left:
+        raise ExportFailed(
+            f"exported {result.exported} call{'s' if result.exported != 1 else ''}; "
+            f"{left} not exported: {result.problem or 'another sender holds them'}",
+            hint="run `agentlaunch usage export` again once the collector accepts them",
+        )
+    out.print(f"exported {result.exported} call{'s' if result.exported != 1 else ''} to {config.where}", highlight=False)

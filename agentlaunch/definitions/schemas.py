@@ -17,6 +17,17 @@ Delivery = Literal["file", "system-prompt", "developer-instructions", "gemini-ho
 PrefixOrder = Literal["own-first", "shared-first"]
 
 
+class BudgetYaml(BaseModel):
+    """``budget:`` in agent.yaml: limits in US dollars and in tokens (each optional, each above 0)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    session_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    daily_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    session_tokens: int | None = Field(default=None, gt=0)
+    daily_tokens: int | None = Field(default=None, gt=0)
+
+
 class AgentYaml(BaseModel):
     """The keys of ``agent.yaml``; anything else is an error."""
 
@@ -43,6 +54,11 @@ class AgentYaml(BaseModel):
     allowed_tools: list[str] = Field(default_factory=list)
     delivery: Delivery | None = None
     prefix_order: PrefixOrder = "own-first"
+    notify: list[str] | str | None = None
+    notify_after: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    worktree: bool = False
+    worktree_branch: str | None = None
+    budget: BudgetYaml | None = None
 
 
 class RateEntry(BaseModel):
@@ -54,3 +70,4 @@ class RateEntry(BaseModel):
     output: float = Field(ge=0, allow_inf_nan=False)
     cache_read: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     cache_write: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    cache_write_1h: float | None = Field(default=None, ge=0, allow_inf_nan=False)

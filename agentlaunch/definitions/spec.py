@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from pydantic import ValidationError
 
 SHARED_FOLDERS = ("bundles", "skills")
+BRANCH_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]{0,199}")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")  # matched whole (fullmatch): "$" would let a trailing newline in
 PROVIDERS: tuple[str, ...] = tuple(DESCRIPTORS)  # one per provider descriptor; schemas.Provider must agree (a test checks)
 SCRATCH = "@scratch"
@@ -79,10 +80,27 @@ class AgentSpec:
     the provider's default when agent.yaml does not say (see :class:`~agentlaunch.providers.descriptors.ProviderDescriptor`)."""
     prefix_order: str = "own-first"
     """``own-first`` (soul, instructions, bundles, skills) or ``shared-first`` (bundles, skills, soul, instructions)."""
+    notify: tuple[str, ...] | None = None
+    """The command run when the agent needs the person (see :mod:`agentlaunch.live.needs_you`); None: the global one."""
+    notify_after: float | None = None
+    """Seconds a turn must take before its end is announced; None: the global setting (30)."""
+    worktree: bool = False
+    """Run in a git worktree of the agent's own (see :mod:`agentlaunch.definitions.worktrees`)."""
+    worktree_branch: str | None = None
+    """That worktree's branch; None: ``agentlaunch/<agent>``."""
+    budget: Mapping[str, float | int | None] | None = None
+    """``budget:`` of agent.yaml (session_usd, daily_usd, session_tokens, daily_tokens), None when not given."""
 
     @property
     def agent_dir(self) -> Path:
         return self.agents_dir / self.name
+
+
+def branch_problem(branch: str) -> str | None:
+    """Why ``branch`` cannot be a worktree's branch name (the rules of git check-ref-format, kept simple), or None."""
+    if not BRANCH_RE.fullmatch(branch) or ".." in branch or "//" in branch or branch.endswith((".", "/", ".lock")):
+        return f"{branch!r} is not a usable branch name: use letters, digits, '.', '_', '-' and '/' (no '..', no leading '-')"
+    return None
 
 
 def check_name(name: str, what: str) -> str | None:
@@ -199,7 +217,9 @@ def _validation_problems(path: Path, exc: ValidationError, allowed: list[str]) -
     problems = []
     for err in exc.errors():
         field = ".".join(str(p) for p in err["loc"]) or "(top)"
-        if err["type"] == "extra_forbidden":
+        if err["type"] == "extra_forbidden" and err["loc"][:1] == ("budget",):
+            message = "unknown key (allowed: session_usd, daily_usd, session_tokens, daily_tokens; budgets are in US dollars)"
+        elif err["type"] == "extra_forbidden":
             message = "unknown key (allowed: " + ", ".join(allowed) + ")"
         else:
             message = err["msg"]
@@ -326,6 +346,17 @@ def load_agent(agents_dir: Path, name: str, state_dir: Path | None = None) -> Ag
         for i, peer in enumerate(peers):
             if problem := check_name(peer, "peer"):
                 problems.append(f"{yaml_path}: peers.{i}: {problem}")
+    notify: tuple[str, ...] | None = None
+    if conf.get("notify") is not None:
+        from agentlaunch.definitions.settings import notify_command  # only a definition with notify: pays for it
+
+        try:
+            notify = notify_command(conf.get("notify"), str(yaml_path))
+        except DefinitionError as exc:
+            problems.extend(exc.problems)
+    branch = conf.get("worktree_branch")
+    if branch is not None and (problem := branch_problem(branch)):
+        problems.append(f"{yaml_path}: worktree_branch: {problem}")
     if problems:
         raise DefinitionError(problems)
     return AgentSpec(
@@ -352,6 +383,11 @@ def load_agent(agents_dir: Path, name: str, state_dir: Path | None = None) -> Ag
         allowed_tools=tuple(conf["allowed_tools"]),
         delivery=conf["delivery"] or provider.default_delivery,
         prefix_order=conf["prefix_order"],
+        notify=notify,
+        notify_after=conf.get("notify_after"),
+        worktree=bool(conf.get("worktree", False)),
+        worktree_branch=branch,
+        budget=conf.get("budget"),
     )
 
 

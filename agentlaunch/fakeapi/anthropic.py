@@ -45,6 +45,8 @@ class ApiUsage:
     cache_read_input_tokens: int = 0
     output_tokens: int = 5
     start_output_tokens: int = 1
+    cache_creation_1h: int = 0
+    """Of ``cache_creation_input_tokens``, those written with the 1-hour lifetime (sent as ``cache_creation``)."""
 
 
 @dataclass(frozen=True)
@@ -194,13 +196,19 @@ def _delayed(chunks: Iterable[bytes], delay: float) -> Iterator[bytes]:
         yield chunk
 
 
-def _usage_dict(u: ApiUsage, output: int) -> dict[str, int]:
-    return {
+def _usage_dict(u: ApiUsage, output: int) -> dict[str, Any]:
+    usage: dict[str, Any] = {
         "input_tokens": u.input_tokens,
         "cache_creation_input_tokens": u.cache_creation_input_tokens,
         "cache_read_input_tokens": u.cache_read_input_tokens,
         "output_tokens": output,
     }
+    if u.cache_creation_1h:
+        usage["cache_creation"] = {
+            "ephemeral_5m_input_tokens": u.cache_creation_input_tokens - u.cache_creation_1h,
+            "ephemeral_1h_input_tokens": u.cache_creation_1h,
+        }
+    return usage
 
 
 def _blocks(plan: TextReply | ToolUseReply, n: int) -> list[dict[str, Any]]:

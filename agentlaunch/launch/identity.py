@@ -27,6 +27,9 @@ def choose_session(
 ) -> SessionChoice:  # fmt: skip
     """The session for this launch; ``new_id`` names a new one (the prespawned CLI's), else a fresh uuid."""
     if resume:
+        from agentlaunch.usage.session_ids import resolve_session
+
+        resume = resolve_session(store, resume, "--resume")  # a unique prefix names the session
         row = store.get_session(resume)
         if row is not None and row.agent != spec.name:
             raise DefinitionError(f"--resume: session {resume} belongs to agent {row.agent!r}, not {spec.name!r}")

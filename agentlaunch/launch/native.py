@@ -219,6 +219,8 @@ class NativeRun:
                     self._event(item)
             except AgentlaunchError as exc:  # the store refused a write, say: shown after the session, never fatal
                 self.launch.notice(f"agentlaunch could not record what {self.launch.spec.provider} reported: {exc.message}")
+        if self.launch.stopped is not None and self.relay is not None:
+            self.relay.stop()  # a budget is spent: the interface ends, and the launch exits with the budget's error
 
     def _event(self, event: Any) -> None:
         launch = self.launch

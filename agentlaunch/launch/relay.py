@@ -152,6 +152,10 @@ class Relay:
         self._done = True
         self.loop.stop()
 
+    def stop(self) -> None:
+        """End the relay now (a budget stopped the session); the launch's close ends the CLI."""
+        self._finish()
+
     def _after(self, delay: float, callback: Callable[[], None]) -> None:
         self._timers.append(self.loop.call_later(delay, callback))
 

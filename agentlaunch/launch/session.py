@@ -38,6 +38,8 @@ from agentlaunch.events import (
     ToolUse,
     TurnEnd,
     Unknown,
+    Usage,
+    uncached,
 )
 from agentlaunch.launch import prespawn
 from agentlaunch.launch.identity import choose_session
@@ -49,7 +51,9 @@ from agentlaunch.launch.signals import Signals
 from agentlaunch.launch.sink import (
     CompactionWarned,
     Notice,
+    PrefixChanged,
     PricedCall,
+    PromptSent,
     ProviderStateKept,
     SessionClosed,
     Sink,
@@ -60,10 +64,11 @@ from agentlaunch.launch.sink import (
 )
 from agentlaunch.launch.transport import Child, resolve_command, window_size
 from agentlaunch.launch.turn import ChildLike, Turn, TurnOutcome
-from agentlaunch.prefix.fingerprint import check_prefix
+from agentlaunch.prefix.fingerprint import prefix_notice, record_prefix
 from agentlaunch.providers.base import Adapter, Parser, PersistentAdapter, PerTurnAdapter, child_env
+from agentlaunch.usage.cache_clock import ONE_HOUR, CacheWarmth, lifetime, span
 from agentlaunch.usage.meter import Meter
-from agentlaunch.usage.pricing import Pricer
+from agentlaunch.usage.pricing import Pricer, format_cost
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
 
@@ -87,6 +92,8 @@ class LaunchOptions:
     interactive: bool = False
     native: bool = False  # the CLI's own interface, relayed (agentlaunch.launch.native); else the line chat or headless
     plan_key: str | None = None  # names this launch's plan for the next launch's early start (prespawn)
+    worktree: bool = False  # run in the agent's own git worktree (agent.yaml's worktree: true asks too)
+    budget_usd: float | None = None  # --budget-usd: the session's USD limit for this launch
 
 
 class Launch:
@@ -123,6 +130,8 @@ class Launch:
         self._session_seen = False
         self._turn: Turn | None = None
         self._ask: AskPermission | None = None
+        self.stopped: AgentlaunchError | None = None
+        """Set by :meth:`stop`: the session takes no new turn and ends with this error."""
 
     @property
     def _persistent(self) -> PersistentAdapter:
@@ -170,6 +179,12 @@ class Launch:
         if self._turn is not None:
             self._turn.interrupt(reason)
 
+    def stop(self, error: AgentlaunchError) -> None:
+        """End the session with ``error``: the running turn is interrupted and no new turn starts (a budget guard)."""
+        if self.stopped is None:
+            self.stopped = error
+            self.request_interrupt("stopping the turn: a budget is spent")
+
     # -- start and stop -------------------------------------------------------------------
     def start(self) -> None:
         self.signals.install()
@@ -206,12 +221,13 @@ class Launch:
             fingerprinted = with_placement_argv(plan.argv[:-1], placement.fingerprint_argv)
         for notice in plan.notices:
             self.notice(notice)
-        changed = check_prefix(
+        changed = record_prefix(
             self.spec, placement.rendered, self.options.templates_dir, resolved, fingerprinted, self.session_id,
             self.state_dir, interface=self.options.native,
         )  # fmt: skip
         if changed:
-            self.notice(changed)
+            self.emit(PrefixChanged(tuple(changed)))
+            self.notice(prefix_notice(changed) or "")
         extra = {**plan.env, **self.spec.env, **placement.env}
         self._env = child_env(os.environ, extra)
         self._command = resolved
@@ -285,7 +301,14 @@ class Launch:
         return startup + "\n" + prompt if prompt else startup
 
     def run_turn(self, prompt: str, *, timeout: float | None = None, ask_permission: AskPermission | None = None) -> TurnOutcome:
-        """Send one user turn and run the loop until its end; Ctrl-C interrupts it, SIGTERM/SIGHUP end it."""
+        """Send one user turn and run the loop until its end; Ctrl-C interrupts it, SIGTERM/SIGHUP end it.
+
+        A stopped session (see :meth:`stop`) takes no new turn: its error is raised instead.
+        """
+        if self.stopped is not None:
+            raise self.stopped
+        if (cold := self.cold_cache_notice()) is not None:
+            self.notice(cold)
         if self.signals.termination is not None:
             return TurnOutcome(None, terminated=self.signals.termination)
         self.signals.forget_interrupts()
@@ -303,6 +326,7 @@ class Launch:
                 self._spawn(argv, plan.stdin if plan.stdin is not None else b"")
             # After the prompt is on its way: the sinks (the status file's write) do not delay the CLI.
             self.set_state("thinking")
+            self.emit(PromptSent(prompt))
             assert self.child is not None
             self._turn = Turn(self.loop, self.signals, self.child, self, persistent=self.persistent, timeout=timeout)
             try:
@@ -387,6 +411,31 @@ class Launch:
             self.handle(event)
         return code
 
+    def _cache_after(self, event: CallUsage) -> None:
+        """The cache's warmth after this call, and what the next turn would pay for the context cold and warm."""
+        ttl = lifetime(self.meter.cache, event.usage.cache_write_1h > 0)
+        context = event.usage.context
+        one_hour = context if ttl >= ONE_HOUR else 0
+        prices = [
+            self.pricer.price(usage, self.spec.provider, event.model, self.spec.model)
+            for usage in (Usage(cache_write=context, cache_write_1h=one_hour), Usage(cache_read=context))
+        ]
+        cold, warm = (p.cost_usd if p else None for p in prices)
+        self.meter.cache = CacheWarmth(self.clock.now(), ttl, context, cold, warm)
+
+    def cold_cache_notice(self) -> str | None:
+        """One line when a turn starts after the cache went cold: how long ago, and what the turn pays for it."""
+        cache = self.meter.cache
+        now = self.clock.now()
+        if cache is None or cache.warm(now) or not cache.context:
+            return None
+        ago = span((now - cache.expires_at).total_seconds())
+        cost = ""
+        if cache.cold_usd is not None and cache.warm_usd is not None:
+            cost = f" (~{format_cost(cache.cold_usd)}; warm it would read them for ~{format_cost(cache.warm_usd)})"
+        lives = "1 hour" if cache.ttl >= ONE_HOUR else "5 minutes"
+        return f"the cache went cold {ago} ago (it lives {lives}): this turn writes ~{cache.context:,} tokens to it again{cost}"
+
     def handle(self, event: Event) -> None:
         """Meter and price one event, then hand it to the sinks."""
         warning = self.meter.add(event)
@@ -402,11 +451,15 @@ class Launch:
         if isinstance(event, CallUsage):
             price = self.pricer.price(event.usage, self.spec.provider, event.model, self.spec.model)
             cost = price.cost_usd if price else None
+            # The same call with all of its input at the full price: what caching saved is the difference.
+            full = self.pricer.price(uncached(event.usage), self.spec.provider, event.model, self.spec.model) if price else None
             self.meter.add_cost(cost)
+            self._cache_after(event)
             self.emit(PricedCall(CallRecord(
                 agent=self.spec.name, provider=self.spec.provider, usage=event.usage, session_id=self.session_id,
                 turn=self.turns, model_requested=self.spec.model, model_reported=event.model, cost_usd=cost,
                 price_key=price.key if price else None, at=self.clock.now(),
+                full_price_usd=full.cost_usd if full else None,
             )))  # fmt: skip
         if isinstance(event, ToolUse):
             self.set_state("tool")
@@ -422,5 +475,10 @@ class Launch:
             self.emit(CompactionWarned(warning))
         if isinstance(event, PermissionRequest):
             assert self.child is not None
+            asks = self._ask is not None and event.tool_name not in self.permissions.always_allowed
+            if asks:
+                self.set_state("asking")  # the person is asked: "needs you", the status record, the pane border
             decision = self.permissions.decide(event, self._ask)
+            if asks:
+                self.set_state("tool" if decision != "deny" else "thinking")
             self.child.send_json(self._persistent.permission_answer(event, decision))

@@ -25,12 +25,14 @@ import contextlib
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
 WATCHED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGWINCH, signal.SIGCHLD)
 ENDING = (signal.SIGTERM, signal.SIGHUP)
+NUDGE = 0.2  # seconds between two wakeups of the chat's prompt once its CLI has exited
 
 
 class Terminated(BaseException):
@@ -39,6 +41,10 @@ class Terminated(BaseException):
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
+
+
+class CliExited(BaseException):
+    """The provider CLI exited while agentlaunch waited for the person at the chat's prompt."""
 
 
 class Signals:
@@ -53,6 +59,9 @@ class Signals:
         self._previous_wakeup = -1
         self._mode = "idle"  # idle · turn · person
         self.on_resize: Callable[[], None] | None = None  # SIGWINCH outside a turn
+        self.cli_gone = False  # the watched CLI has exited (set by the watch_cli thread)
+        self._watching = False  # the chat's prompt: the CLI's exit ends it (person_waiting)
+        self._cli_exit_seen = False  # the chat has learned it (the watcher stops waking it)
 
     # -- installing ----------------------------------------------------------------
     def install(self) -> None:
@@ -86,6 +95,9 @@ class Signals:
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         if signum == signal.SIGINT and self._mode != "turn":
             raise KeyboardInterrupt
+        if signum == signal.SIGCHLD and self._mode == "person" and self._watching and self.cli_gone:
+            self._cli_exit_seen = True
+            raise CliExited  # a CLI that died at the prompt would otherwise be found only at the next turn
         if signum == signal.SIGWINCH and self._mode != "turn" and self.on_resize is not None:
             self.on_resize()  # no event is being handled: nothing to wait for
             return
@@ -123,9 +135,48 @@ class Signals:
         return self._in("turn")
 
     @contextlib.contextmanager
-    def person_waiting(self) -> Iterator[None]:
-        """While ``input()`` waits for the person: Ctrl-C raises KeyboardInterrupt, SIGTERM/SIGHUP Terminated."""
+    def person_waiting(self, watch_cli: bool = False) -> Iterator[None]:
+        """While ``input()`` waits for the person: Ctrl-C raises KeyboardInterrupt, SIGTERM/SIGHUP Terminated.
+
+        With ``watch_cli`` (the chat's prompt), the exit of the CLI given to :meth:`watch_cli` raises
+        :class:`CliExited`, also when it happened before the prompt came up.
+        """
         if self.termination is not None and self.fd is not None:
             raise Terminated(self.termination)
-        with self._in("person"):
-            yield
+        if watch_cli and self.cli_gone:
+            self._cli_exit_seen = True
+            raise CliExited
+        previous, self._watching = self._watching, watch_cli
+        try:
+            with self._in("person"):
+                if watch_cli and self.cli_gone:  # it ended while the mode changed: its wakeup found another mode
+                    self._cli_exit_seen = True
+                    raise CliExited
+                yield
+        finally:
+            self._watching = previous
+
+    def watch_cli(self, pid: int) -> None:
+        """Watch our child ``pid`` from a thread: its exit sets :attr:`cli_gone` and wakes the main thread.
+
+        A thread, not the SIGCHLD handler: a handler that calls into C (``waitid``, Popen's ``poll``) can be
+        interrupted there by SIGTERM's handler, which leaves an error set (or Popen's wait lock held).
+        ``WNOWAIT`` looks without reaping: the launch's close still collects the CLI's exit code.
+        """
+        if threading.current_thread() is not threading.main_thread():
+            return
+        main = threading.main_thread().ident
+        assert main is not None
+
+        def wait() -> None:
+            with contextlib.suppress(OSError):  # ECHILD: reaped already, so gone as well
+                os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+            self.cli_gone = True
+            # After the flag, so the handler sees it. Again until the chat has ended: a signal that lands while
+            # readline is between two system calls only trips Python's flag, and readline's select() sleeps on.
+            while not self._cli_exit_seen and self.fd is not None:
+                with contextlib.suppress(OSError, ProcessLookupError):
+                    signal.pthread_kill(main, signal.SIGCHLD)
+                time.sleep(NUDGE)
+
+        threading.Thread(target=wait, name=f"watch-cli-{pid}", daemon=True).start()

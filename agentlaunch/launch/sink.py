@@ -23,6 +23,7 @@ from agentlaunch.events import Event
 
 if TYPE_CHECKING:
     from agentlaunch.definitions.spec import AgentSpec
+    from agentlaunch.errors import AgentlaunchError
     from agentlaunch.usage.meter import CompactionWarning, Meter
     from agentlaunch.usage.records import CallRecord
 
@@ -37,12 +38,21 @@ class LaunchView(Protocol):
     state: str
     turns: int
     meter: Meter
+    stopped: AgentlaunchError | None
 
     @property
     def cli_pid(self) -> int | None: ...
 
     def request_interrupt(self, reason: str) -> None:
         """Interrupt the running turn as Ctrl-C would (shown as ``reason``); nothing when no turn runs."""
+        ...
+
+    def stop(self, error: AgentlaunchError) -> None:
+        """End the session with ``error`` (its exit code): the running turn is interrupted, no new turn starts."""
+        ...
+
+    def notice(self, message: str) -> None:
+        """Tell the person ``message`` (one line, through the launch's views)."""
         ...
 
 
@@ -86,6 +96,13 @@ class CompactionWarned(LaunchEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class PrefixChanged(LaunchEvent):
+    """This launch's instructions prefix differs from the agent's previous launch in ``parts`` (named for a person)."""
+
+    parts: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class PricedCall(LaunchEvent):
     """One model call as it is to be stored: its usage, turn and price (sent before its CallUsage)."""
 
@@ -97,6 +114,13 @@ class ProviderStateKept(LaunchEvent):
     """What a per-turn provider carries to its next turn and launch (a thread id, say)."""
 
     state: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class PromptSent(LaunchEvent):
+    """The person's text of a turn, as typed (without the startup message): the session's title comes from the first."""
+
+    text: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ from agentlaunch import paths
 from agentlaunch.fsutil import read_regular, write_atomic
 from agentlaunch.launch.sink import SessionClosed
 from agentlaunch.processes import process_running, process_start, same_process
+from agentlaunch.usage.cache_clock import warmth_text
 from agentlaunch.visible import visible
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ STATUS_DIR = "status"
 MIN_INTERVAL = 0.5  # seconds between two writes of one record
 PANE_TITLE_ENV = "AGENTLAUNCH_PANE_TITLE"
 RECORD_VERSION = 1
+NEEDS_YOU = ("waiting", "asking")  # the states in which the agent waits for the person
 RECORD_LIMIT = 256 << 10  # a record is about 1 KiB; a larger file is not one
 MAX_COUNT = 1 << 53  # a count at or above this is not one agentlaunch wrote
 __all__ = ["ASKING", "STATES", "StatusRecord", "StatusWriter", "line_for", "one_line", "process_running", "process_start",
@@ -55,7 +57,9 @@ def _n(value: int) -> str:
     return f"{value:,}"
 
 
-def snapshot(launch: LaunchView, *, pid: int, pid_start: str | None, started: str) -> dict[str, Any]:
+def snapshot(
+    launch: LaunchView, *, pid: int, pid_start: str | None, started: str, state_since: str | None = None
+) -> dict[str, Any]:
     """The status record of ``launch`` as plain JSON data."""
     meter = launch.meter
     total = meter.total
@@ -74,6 +78,7 @@ def snapshot(launch: LaunchView, *, pid: int, pid_start: str | None, started: st
         "pid_start": pid_start,
         "cli_pid": launch.cli_pid,
         "state": launch.state,
+        "state_since": state_since,  # when it entered that state: how long it has been waiting or asking
         "turns": launch.turns,
         "calls": meter.calls,
         "usage": {
@@ -93,6 +98,7 @@ def snapshot(launch: LaunchView, *, pid: int, pid_start: str | None, started: st
         "cost": format_cost(meter),
         "priced_calls": meter.priced_calls,
         "unpriced_calls": meter.unpriced_calls,
+        "cache": meter.cache.as_record() if meter.cache is not None else None,
         "started": started,
         "updated": datetime.now(UTC).isoformat(timespec="seconds"),
     }
@@ -110,10 +116,30 @@ def shown_state(state: str) -> str:
     return ASKING_SHOWN if state == ASKING else state
 
 
-def one_line(record: dict[str, Any]) -> str:
-    """``demo · waiting · ctx 12.3% · 40,211 to compaction · $0.0123``: for tmux and prompts.
+def waited(record: dict[str, Any], now: datetime | None) -> str | None:
+    """How long a ``waiting`` or ``asking`` agent has been so: ``for 3m12s`` at ``now``, else ``since 11:42``."""
+    if record.get("stale") or record.get("state") not in NEEDS_YOU or not isinstance(record.get("state_since"), str):
+        return None
+    try:
+        since = datetime.fromisoformat(record["state_since"])
+    except ValueError:
+        return None
+    if since.tzinfo is None:
+        return None
+    if now is None:  # a pane title is written once per state: a clock time stays true
+        return f"since {since.astimezone():%H:%M}"
+    seconds = max(int((now - since).total_seconds()), 0)
+    hours, rest = divmod(seconds, 3600)
+    text = f"{hours}h{rest // 60:02d}m" if hours else (f"{rest // 60}m{rest % 60:02d}s" if rest >= 60 else f"{rest}s")
+    return f"for {text}"
 
-    A launch that is ``asking`` reads ``demo · ASKING: needs you · …``.
+
+def one_line(record: dict[str, Any], now: datetime | None = None) -> str:
+    """``demo · waiting · ctx 12.3% · 40,211 to compaction · $0.0123 · for 3m12s``: for tmux and prompts.
+
+    The last part, for an agent ``waiting`` or ``asking``, says how long at ``now`` (``status --line``),
+    or since when without ``now`` (the pane title, written once per state). A launch that is ``asking``
+    reads ``demo · ASKING: needs you · …``.
     """
     parts = [str(record.get("agent", "?")), shown_state(str(record.get("state", "?")))]
     if record.get("stale"):
@@ -129,6 +155,11 @@ def one_line(record: dict[str, Any]) -> str:
     cost = record.get("cost")
     if isinstance(cost, str) and cost:
         parts.append(cost)
+    warmth = warmth_text(record, now or datetime.now(UTC))
+    if warmth:
+        parts.append(warmth)
+    if (how_long := waited(record, now)) is not None:
+        parts.append(how_long)
     return visible(" · ".join(parts))  # a status bar is a terminal: no escape from a record reaches it
 
 
@@ -159,13 +190,18 @@ class StatusWriter:
         self._pending: dict[str, Any] | None = None
         self._last_write: float | None = None
         self._last_state: str | None = None
+        self._state: str | None = None
+        self._state_since: str | None = None
         self._timer: threading.Timer | None = None
         self._closed = False
         self.writes = 0
 
     def event(self, event: SinkEvent, launch: LaunchView) -> None:
         """The record as ``launch`` stands after ``event``; the session's end removes it."""
-        self.update(snapshot(launch, pid=self.pid, pid_start=self.pid_start, started=self.started))
+        if launch.state != self._state:
+            self._state, self._state_since = launch.state, datetime.now(UTC).isoformat(timespec="seconds")
+        since = self._state_since
+        self.update(snapshot(launch, pid=self.pid, pid_start=self.pid_start, started=self.started, state_since=since))
         if isinstance(event, SessionClosed):
             self.close()
 
@@ -259,8 +295,8 @@ class StatusRecord:
     def as_dict(self) -> dict[str, Any]:
         return {**self.data, "stale": self.stale}
 
-    def line(self) -> str:
-        return one_line(self.as_dict())
+    def line(self, now: datetime | None = None) -> str:
+        return one_line(self.as_dict(), now)
 
 
 def is_stale(data: dict[str, Any]) -> bool:
@@ -273,7 +309,7 @@ def is_stale(data: dict[str, Any]) -> bool:
 
 
 _TEXT_FIELDS = ("agent", "display", "provider", "model", "session_id", "working_dir", "state", "pid_start", "started",
-                "updated", "cost", "window_source")  # fmt: skip
+                "updated", "cost", "window_source", "state_since")  # fmt: skip
 _COUNT_FIELDS = ("pid", "cli_pid", "version", "turns", "calls", "context", "window", "to_compaction", "priced_calls",
                  "unpriced_calls")  # fmt: skip
 
@@ -354,5 +390,5 @@ def line_for(agent: str, directory: Path | None = None) -> str:
     if not live:
         return ""
     latest = max(live, key=lambda r: str(r.data.get("updated", "")))
-    line = latest.line()
+    line = latest.line(datetime.now(UTC))
     return line + (f" (+{len(live) - 1} more)" if len(live) > 1 else "")

@@ -30,21 +30,29 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from agentlaunch.definitions.spec import load_agent
+from agentlaunch import paths
 from agentlaunch.errors import AgentlaunchError, ExitCode, UsageError
-from agentlaunch.live.status import PANE_TITLE_ENV, process_running
-from agentlaunch.providers import get_adapter
+from agentlaunch.live.status import PANE_TITLE_ENV, process_running, read_records
+
+if TYPE_CHECKING:
+    from agentlaunch.live.preflight import ReadyAgent
 
 SOCKET_ENV = "AGENTLAUNCH_TMUX_SOCKET"
+PLACE_ENV = "AGENTLAUNCH_TMUX_PLACE"  # where a pane is, for its launch's session record (agentlaunch.usage.recorder)
 DEFAULT_SESSION = "agentlaunch"
 TILED_WINDOW = "agents"
 AGENT_OPTION = "@agentlaunch_agent"
 TILED_OPTION = "@agentlaunch_tiled"
 SAFE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # matched whole (fullmatch): "$" would let a trailing newline in
 LAYOUTS = ("windows", "tiled")
-# What the pane border shows: the title the agent's status writer keeps current.
-BORDER_FORMAT = " #{pane_title} "
+# What the pane border shows: the title the agent's status writer keeps current, highlighted when the agent
+# waits for the person: "asking" (a permission prompt or question) in red, "waiting" (your turn) in yellow.
+BORDER_FORMAT = (
+    "#{?#{m:* · asking*,#{pane_title}},#[fg=white#,bg=red#,bold] #{pane_title} #[default],"
+    "#{?#{m:* · waiting*,#{pane_title}},#[fg=black#,bg=yellow] #{pane_title} #[default], #{pane_title} }}"
+)
 # Variables a pane needs from the caller's environment (a running server has its own).
 PASSED_ENV_PREFIXES = ("AGENTLAUNCH_",)
 PASSED_ENV = ("PATH", "NO_COLOR")
@@ -101,12 +109,14 @@ class UpResult:
     started: list[str] = field(default_factory=list)
     restarted: list[str] = field(default_factory=list)
     running: list[str] = field(default_factory=list)
+    panes: dict[str, str] = field(default_factory=dict)  # agent -> pane id, for every agent started or restarted now
 
 
 @dataclass
 class DownResult:
     ended: list[str] = field(default_factory=list)
     still_running: list[str] = field(default_factory=list)
+    sessions: dict[str, str] = field(default_factory=dict)  # agent -> the session id its pane ran (from its status record)
 
 
 class Tmux:
@@ -174,9 +184,33 @@ class Tmux:
         return self.run("display-message", "-p", "-t", f"={session}", "#{socket_path}").stdout.strip()
 
 
-def agent_command(agent: str, agents_dir: Path, templates_dir: Path | None = None) -> list[str]:
+@dataclass(frozen=True)
+class DeadPane:
+    """A pane of ours whose agentlaunch has ended with an error (kept open so it can be read)."""
+
+    agent: str
+    session: str
+    pane_id: str
+    exit_status: int | None
+
+
+def dead_agent_panes(tmux: Tmux) -> list[DeadPane]:
+    """Every agent pane on this server whose agent died; none when no server runs."""
+    fmt = "#{" + AGENT_OPTION + "}\t#{session_name}\t#{pane_id}\t#{pane_dead}\t#{pane_dead_status}"
+    proc = tmux.run("list-panes", "-a", "-F", fmt, check=False)
+    found = []
+    for row in proc.stdout.splitlines() if proc.returncode == 0 else []:
+        cells = row.split("\t")
+        if len(cells) == 5 and cells[0] and cells[3] == "1":
+            found.append(DeadPane(cells[0], cells[1], cells[2], int(cells[4]) if cells[4].isdigit() else None))
+    return found
+
+
+def agent_command(agent: str, agents_dir: Path, templates_dir: Path | None = None, *, worktree: bool = False) -> list[str]:
     """The argv a pane runs: this Python's agentlaunch, so a virtualenv or a test's checkout is the one used."""
     argv = [sys.executable, "-m", "agentlaunch", "run", agent, "--agents-dir", str(agents_dir)]
+    if worktree:
+        argv.append("--worktree")
     if templates_dir is not None:
         argv += ["--templates-dir", str(templates_dir.expanduser().resolve())]
     return argv
@@ -186,20 +220,37 @@ def pane_env(environ: Mapping[str, str]) -> list[str]:
     """``-e NAME=VALUE`` arguments: what a pane needs from the caller (an already running server has its own)."""
     args: list[str] = []
     for name in sorted(environ):
+        if name == PLACE_ENV:
+            continue  # the caller's own pane's place (up run from inside a pane): each pane gets its own
         if name in PASSED_ENV or name.startswith(PASSED_ENV_PREFIXES):
             args += ["-e", f"{name}={environ[name]}"]
     args += ["-e", f"{PANE_TITLE_ENV}=1"]
     return args
 
 
-def validate_agents(agents: Sequence[str], agents_dir: Path) -> list[str]:
-    """Load every agent's definition (nothing is created when one fails); the names, deduplicated in order."""
-    if not agents:
-        raise UsageError("name at least one agent")
-    unique = list(dict.fromkeys(agents))
-    for name in unique:
-        get_adapter(load_agent(agents_dir, name).provider)  # an agent its pane could not run is refused here
-    return unique
+def validate_agents(
+    agents: Sequence[str],
+    agents_dir: Path,
+    cwd: Path | None = None,
+    *,
+    worktree: bool = False,
+    working_dirs: Mapping[str, Path] | None = None,
+) -> list[ReadyAgent]:
+    """Check every agent can start (definition, CLI, working directory or worktree); nothing is created when one cannot.
+
+    ``working_dirs`` names an agent's directory outright (a resumed session's), else agent.yaml and ``cwd`` decide.
+    """
+    from agentlaunch.live.preflight import check_agents, default_working_dir  # loads definitions: not for `status`
+
+    state_dir = paths.state_dir()
+    default = default_working_dir(cwd or Path.cwd(), state_dir)
+    given = working_dirs or {}
+    return check_agents(agents, agents_dir, state_dir, lambda spec: given.get(spec.name) or default(spec), worktree=worktree)
+
+
+def place_env(session: str, window: str, layout: str) -> list[str]:
+    """Where the pane is, for its launch to remember in the session record (``tmux up --resume`` reads it)."""
+    return ["-e", f"{PLACE_ENV}={session}\t{window}\t{layout}"]
 
 
 def _decorate(tmux: Tmux, pane_id: str, window_id: str, agent: str, *, tiled: bool) -> None:
@@ -227,13 +278,22 @@ def up(
     templates_dir: Path | None = None,
     cwd: Path | None = None,
     environ: Mapping[str, str] | None = None,
+    worktree: bool = False,
+    extra_args: Mapping[str, Sequence[str]] | None = None,
+    working_dirs: Mapping[str, Path] | None = None,
 ) -> UpResult:
-    """Start every named agent that is not already running in ``session`` (created when missing)."""
+    """Start every named agent that is not already running in ``session`` (created when missing).
+
+    ``extra_args`` are added to an agent's `run` (``-r ID --working-dir DIR`` to resume), ``working_dirs``
+    are the directories the check before anything is created uses for them.
+    """
     check_name(session, "tmux session")
     if layout not in LAYOUTS:
         raise UsageError(f"--layout must be one of {', '.join(LAYOUTS)}, not {layout!r}")
     agents_dir = agents_dir.expanduser().resolve()
-    names = validate_agents(agents, agents_dir)
+    ready = validate_agents(agents, agents_dir, cwd, worktree=worktree, working_dirs=working_dirs)
+    names = [r.name for r in ready]
+    extra = extra_args or {}
     env_args = pane_env(os.environ if environ is None else environ)
     directory = literal(str((cwd or Path.cwd()).resolve()))
     result = UpResult(session)
@@ -246,29 +306,35 @@ def up(
         if pane is None:
             continue
         if pane.dead:  # its agentlaunch failed and the pane was kept: start it again in place
-            argv = agent_command(name, agents_dir, templates_dir)
-            tmux.run("respawn-pane", "-k", "-t", pane.pane_id, "-c", directory, *env_args, "--", *argv)
+            argv = [*agent_command(name, agents_dir, templates_dir, worktree=worktree), *extra.get(name, ())]
+            here = place_env(session, pane.window_name, "tiled" if pane.tiled else "windows")
+            tmux.run("respawn-pane", "-k", "-t", pane.pane_id, "-c", directory, *env_args, *here, "--", *argv)
             result.restarted.append(name)
+            result.panes[name] = pane.pane_id
         else:
             result.running.append(name)
 
     tiled_window = next((p.window_id for p in panes if p.tiled), None)
     fmt = "#{pane_id}\t#{window_id}"
     for name in (n for n in names if n not in by_agent):
-        argv = agent_command(name, agents_dir, templates_dir)
-        window_name = literal(TILED_WINDOW if layout == "tiled" else name)
+        argv = [*agent_command(name, agents_dir, templates_dir, worktree=worktree), *extra.get(name, ())]
+        plain_name = TILED_WINDOW if layout == "tiled" else name
+        window_name = literal(plain_name)
+        pane_args = [*env_args, *place_env(session, plain_name, layout)]
         if not exists:
             created = tmux.run(
                 "new-session", "-d", "-s", session, "-n", window_name, "-x", "220", "-y", "60", "-c", directory,
-                *env_args, "-P", "-F", fmt, "--", *argv,
+                *pane_args, "-P", "-F", fmt, "--", *argv,
             )  # fmt: skip
             exists = result.created_session = True
         elif layout == "tiled" and tiled_window is not None:
-            created = tmux.run("split-window", "-d", "-t", tiled_window, "-c", directory, *env_args, "-P", "-F", fmt, "--", *argv)
+            created = tmux.run(
+                "split-window", "-d", "-t", tiled_window, "-c", directory, *pane_args, "-P", "-F", fmt, "--", *argv
+            )
         else:
             target = f"={session}:"
             created = tmux.run(
-                "new-window", "-d", "-t", target, "-n", window_name, "-c", directory, *env_args, "-P", "-F", fmt, "--", *argv
+                "new-window", "-d", "-t", target, "-n", window_name, "-c", directory, *pane_args, "-P", "-F", fmt, "--", *argv
             )
         pane_id, window_id = created.stdout.strip().split("\t")
         _decorate(tmux, pane_id, window_id, name, tiled=layout == "tiled")
@@ -276,6 +342,7 @@ def up(
             tiled_window = window_id
             tmux.run("select-layout", "-t", window_id, "tiled")
         result.started.append(name)
+        result.panes[name] = pane_id
     return result
 
 
@@ -304,6 +371,11 @@ def down(
         raise TmuxError(f"no tmux session {session!r}" + (f" on socket {tmux.socket!r}" if tmux.socket else ""))
     result = DownResult()
     live = [p for p in tmux.panes(session) if p.agent and not p.dead and p.pid > 0]
+    records = {r.data.get("pid"): r for r in read_records(clean=False) if not r.stale}
+    for pane in live:
+        record = records.get(pane.pid)
+        if record is not None and isinstance(record.data.get("session_id"), str):
+            result.sessions[pane.agent] = record.data["session_id"]
     for pane in live:
         # SIGTERM is agentlaunch's clean stop (exit 143): it ends the CLI, frees the
         # instructions file and records the session, which stays resumable with -c/-r.

@@ -75,6 +75,8 @@ def counters(meter: Meter) -> str:
     cost = format_cost(meter)
     if cost:
         parts.append(cost)
+    if meter.cache is not None:
+        parts.append(f"cache warm until {meter.cache.expires_at.astimezone():%H:%M:%S}")
     return " · ".join(parts)
 
 

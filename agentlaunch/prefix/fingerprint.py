@@ -144,7 +144,7 @@ def cli_version(command: str, state_dir: Path) -> str:
     return version
 
 
-def check_prefix(
+def record_prefix(
     spec: AgentSpec,
     rendered: Rendered,
     templates_dir: Path | None,
@@ -154,8 +154,8 @@ def check_prefix(
     state_dir: Path,
     *,
     interface: bool = False,
-) -> str | None:
-    """Record this launch's prefix; one line naming what changed since the agent's previous launch, else None.
+) -> list[str]:
+    """Record this launch's prefix; what changed since the agent's previous launch, named for a person ([] if nothing).
 
     ``interface``: the CLI's own interface (the native mode). Each provider's interface sends other tools than
     its headless mode (measured: Claude Code 2.1.332 describes its Agent tool otherwise, Codex 0.171.0 has 13
@@ -169,8 +169,12 @@ def check_prefix(
     previous = _read_json(path).get("parts")
     _write_json(path, {"parts": current})
     if not isinstance(previous, dict):
-        return None
-    changed = changes({str(k): str(v) for k, v in previous.items()}, current)
+        return []
+    return changes({str(k): str(v) for k, v in previous.items()}, current)
+
+
+def prefix_notice(changed: Sequence[str]) -> str | None:
+    """The one line that says what changed, or None when nothing did."""
     if not changed:
         return None
     what = ", ".join(changed)

@@ -26,6 +26,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from agentlaunch.definitions.breakdown import PartSize
 from agentlaunch.definitions.render import RunFacts, render_startup
 from agentlaunch.definitions.spec import AgentSpec, load_agent
 from agentlaunch.errors import AgentlaunchError, DefinitionError, ProviderMissing, TurnFailed, TurnTimeout
@@ -36,7 +37,15 @@ from agentlaunch.launch.transport import resolve_command
 from agentlaunch.prefix.capture import Capture, bind, make_capture
 from agentlaunch.prefix.fingerprint import cli_version
 from agentlaunch.prefix.interactive import InteractiveReport, interactive_once
-from agentlaunch.prefix.static import Difference, InstructionsPlace, Serialized, compare, place_instructions_in, serialize
+from agentlaunch.prefix.static import (
+    Difference,
+    InstructionsPlace,
+    Serialized,
+    compare,
+    place_instructions_in,
+    request_parts,
+    serialize,
+)
 from agentlaunch.providers import DESCRIPTORS, describe, get_adapter
 from agentlaunch.providers.base import child_env
 from agentlaunch.providers.descriptors import CaptureEnv, ProviderDescriptor
@@ -271,6 +280,8 @@ class LiveReport:
     other_calls: list[str]
     port_note: str | None = None
     variants: list[Variant] = field(default_factory=list)
+    request_parts: list[PartSize] = field(default_factory=list)
+    """Where the first session's request bytes go (the CLI's tools and system prompt, the instructions, messages)."""
     interactive: InteractiveReport | None = None
     """The CLI's own interface (the native mode) against the headless run b, in one project."""
 
@@ -435,6 +446,7 @@ def live_check(
             other_calls=capture.other_calls(),
             port_note=capture.port_note,
             variants=found,
+            request_parts=request_parts(a.serialized, place_instructions_in(a.serialized, a.instructions, 0)),
             interactive=interactive,
         )
     return report

@@ -17,6 +17,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+from agentlaunch.definitions.breakdown import PartSize, breakdown
 from agentlaunch.definitions.render import Rendered, estimate_tokens, render_instructions
 from agentlaunch.definitions.spec import AgentSpec, agent_names, load_agent
 from agentlaunch.errors import DefinitionError
@@ -68,6 +69,8 @@ class StaticReport:
     stable_tokens: int
     verdict: str
     cross: tuple[CrossAgent, ...] = ()
+    parts: tuple[PartSize, ...] = ()
+    """Where the instructions' bytes go: each section, the skills index, the template's own text."""
 
     @property
     def ok(self) -> bool:
@@ -146,6 +149,7 @@ def static_check(agents_dir: Path, name: str, templates_dir: Path | None = None,
         stable_tokens=estimate_tokens(stable),
         verdict=verdict,
         cross=tuple(cross_agent(spec, agents_dir, templates_dir, day)),
+        parts=tuple(breakdown(spec, base, WORKDIR_A, day, None, templates_dir)),
     )
 
 
@@ -360,3 +364,29 @@ def place_instructions_in(ser: Serialized, text: str, shared: int) -> Instructio
     end = start + len(needle)
     inside = _unescaped_size(needle[: max(0, min(shared, end) - start)])
     return InstructionsPlace(True, start, end, ser.section_at(start), size, inside)
+
+
+def request_parts(serialized: Serialized, place: InstructionsPlace) -> list[PartSize]:
+    """Where a captured request's bytes go: the CLI's tool definitions, its own system prompt (the system field,
+    developer and system messages), the agent's instructions (taken out of whichever holds them), the messages."""
+
+    def size(segments: list[Segment]) -> int:
+        return sum(s.end - s.start for s in segments)
+
+    tools = [s for s in serialized.segments if s.label.startswith("tool ")]
+    # The CLI's own prompt: the system field, and developer or system messages (Codex sends its prompt as those).
+    system = [
+        s for s in serialized.segments
+        if s.label.startswith(("system", "instructions")) or "(developer)" in s.label or "(system)" in s.label
+    ]  # fmt: skip
+    messages = [s for s in serialized.segments if s not in tools and s not in system]
+    ours = place.end - place.start if place.found else 0
+    in_system = place.found and any(s.start <= place.start < s.end for s in system)
+    parts = [
+        PartSize.of(f"the CLI's tool definitions ({len(tools)})", size(tools)),
+        PartSize.of("the CLI's own system prompt", size(system) - (ours if in_system else 0)),
+    ]
+    if place.found:
+        parts.append(PartSize.of("the agent's instructions", ours))
+    parts.append(PartSize.of("messages", size(messages) - (0 if in_system else ours)))
+    return parts

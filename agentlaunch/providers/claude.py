@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
@@ -32,6 +33,7 @@ from agentlaunch.providers import values
 from agentlaunch.providers.values import (
     BadUsage,
     Recent,
+    checked,
     count,
     counts,
     items,
@@ -53,6 +55,7 @@ MAX_OPEN_CALLS = 1000  # calls awaiting their final output; a real turn has a ha
 
 
 ANTHROPIC_FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
+LIFETIME_FIELDS = ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")
 
 
 def anthropic_usage(raw: Any) -> Usage:
@@ -62,12 +65,18 @@ def anthropic_usage(raw: Any) -> Usage:
     fields and ``output_tokens`` are 0 when absent.
     """
     found = counts(raw, ANTHROPIC_FIELDS, required=("input_tokens",))
-    return Usage(
+    # The writes by lifetime; without the breakdown (older CLIs, other gateways) every write is 5-minute.
+    breakdown = raw.get("cache_creation")
+    if breakdown is not None and not isinstance(breakdown, dict):
+        raise BadUsage(f"cache_creation is {shown(breakdown)}, not an object")
+    one_hour = counts(breakdown or {}, LIFETIME_FIELDS)["ephemeral_1h_input_tokens"]
+    return checked(Usage(
         input=found["input_tokens"],
         cache_write=found["cache_creation_input_tokens"],
         cache_read=found["cache_read_input_tokens"],
         output=found["output_tokens"],
-    )
+        cache_write_1h=one_hour,
+    ))  # fmt: skip
 
 
 class ClaudeParser(JsonLineParser):
@@ -185,7 +194,7 @@ class ClaudeParser(JsonLineParser):
                     self._refused.add(call_id)
                     return [Warning(refused("claude", call_id, BadUsage(f"output_tokens is {shown(raw)}, not a token count")))]
                 if out is not None:
-                    usage = Usage(usage.input, usage.cache_write, usage.cache_read, out, usage.reasoning)
+                    usage = dataclasses.replace(usage, output=out)
                 return [self._count(call_id, usage, model)]
             if call_id and out is not None and call_id in self._counted:
                 return [OutputFinal(out, call_id)]
@@ -287,7 +296,7 @@ class ClaudeParser(JsonLineParser):
             ]
         call_id, (usage, model) = next(iter(self._pending.items()))
         if remainder >= usage.output:
-            self._pending[call_id] = (Usage(usage.input, usage.cache_write, usage.cache_read, remainder, usage.reasoning), model)
+            self._pending[call_id] = (dataclasses.replace(usage, output=remainder), model)
         return []
 
     def _on_control_request(self, obj: dict[str, Any]) -> list[Event]:

@@ -6,10 +6,12 @@ transcript, so memory stays flat however long a session runs.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from agentlaunch.events import CallUsage, Compaction, ContextWindow, Event, OutputFinal, Usage
 from agentlaunch.providers.descriptors import DESCRIPTORS
+from agentlaunch.usage.cache_clock import CacheWarmth
 
 DEFAULT_BUFFER = 33_000
 
@@ -56,6 +58,8 @@ class Meter:
         self.cost_usd = 0.0
         self.priced_calls = 0
         self.unpriced_calls = 0
+        self.cache: CacheWarmth | None = None
+        """The provider's cache after the latest call (set by the launch, which can price it)."""
 
     def add_cost(self, cost: float | None) -> None:
         """Account for the price of one call (None: it could not be priced)."""
@@ -121,9 +125,7 @@ class Meter:
                 extra = event.output - self.last.output
                 if extra > 0:
                     self.total = self.total + Usage(output=extra)
-                    self.last = Usage(
-                        self.last.input, self.last.cache_write, self.last.cache_read, event.output, self.last.reasoning
-                    )
+                    self.last = dataclasses.replace(self.last, output=event.output)
         elif isinstance(event, ContextWindow):
             self.reported_window = event.tokens
             return self._check()

@@ -35,23 +35,28 @@ ENV_RATES = {
     "output": "AGENTLAUNCH_PRICE_OUTPUT",
     "cache_read": "AGENTLAUNCH_PRICE_CACHE_READ",
     "cache_write": "AGENTLAUNCH_PRICE_CACHE_WRITE",
+    "cache_write_1h": "AGENTLAUNCH_PRICE_CACHE_WRITE_1H",
 }
+ONE_HOUR_WRITE = 2.0
+"""A 1-hour cache write costs this many times the input rate where no rate is given (Anthropic's documented rate)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Rates:
-    """USD per million tokens of each kind."""
+    """USD per million tokens of each kind (``cache_write`` for the 5-minute lifetime, ``cache_write_1h`` for 1 hour)."""
 
     input: float
     output: float
     cache_read: float
     cache_write: float
+    cache_write_1h: float
 
     def cost(self, usage: Usage) -> float:
         """Cost in USD of ``usage`` at these rates."""
         return (
             usage.input * self.input
-            + usage.cache_write * self.cache_write
+            + usage.cache_write_5m * self.cache_write
+            + usage.cache_write_1h * self.cache_write_1h
             + usage.cache_read * self.cache_read
             + usage.output * self.output
         ) / 1_000_000
@@ -97,6 +102,7 @@ def load_env_rates(env: Mapping[str, str]) -> Rates | None:
         output=values["output"],
         cache_read=values.get("cache_read", values["input"]),
         cache_write=values.get("cache_write", values["input"]),
+        cache_write_1h=values.get("cache_write_1h", ONE_HOUR_WRITE * values["input"]),
     )
 
 
@@ -139,7 +145,7 @@ def load_pricing_file(path: Path, state_dir: Path | None = None) -> dict[str, Ra
     if memo is not None:
         from agentlaunch.fsutil import keep_newest, write_atomic
 
-        record = {k: [r.input, r.output, r.cache_read, r.cache_write] for k, r in rates.items()}
+        record = {k: [r.input, r.output, r.cache_read, r.cache_write, r.cache_write_1h] for k, r in rates.items()}
         with contextlib.suppress(OSError):
             memo.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(memo, json.dumps(record).encode())
@@ -206,6 +212,7 @@ def _read_rates(loader: yaml.SafeLoader, path: Path) -> dict[str, Rates]:
             output=entry.output,
             cache_read=entry.input if entry.cache_read is None else entry.cache_read,
             cache_write=entry.input if entry.cache_write is None else entry.cache_write,
+            cache_write_1h=ONE_HOUR_WRITE * entry.input if entry.cache_write_1h is None else entry.cache_write_1h,
         )
     if problems:
         raise DefinitionError(problems)
@@ -215,7 +222,7 @@ def _read_rates(loader: yaml.SafeLoader, path: Path) -> dict[str, Rates]:
 def _describe(err: Any, value: Any) -> str:
     kind = err["type"]
     if kind == "extra_forbidden":
-        return "unknown field (allowed: input, output, cache_read, cache_write)"
+        return "unknown field (allowed: input, output, cache_read, cache_write, cache_write_1h)"
     if kind == "missing":
         return "required (USD per million tokens)"
     if kind in ("greater_than_equal",):

@@ -200,6 +200,7 @@ UNIT_DIMS: dict[str, dict[str, str]] = {
     "output_tokens": {"family": "tokens", "direction": "output"},
     "cache_read_tokens": {"family": "tokens", "direction": "input", "token_type": "cache_read"},
     "cache_write_tokens": {"family": "tokens", "direction": "input", "token_type": "cache_write"},
+    "cache_write_1h_tokens": {"family": "tokens", "direction": "input", "token_type": "cache_write", "cache_ttl": "1h"},
 }
 
 

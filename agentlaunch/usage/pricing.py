@@ -33,7 +33,7 @@ from datetime import datetime
 from pathlib import Path
 
 from agentlaunch import paths
-from agentlaunch.events import Usage
+from agentlaunch.events import Usage, usage_problem
 from agentlaunch.providers.descriptors import DESCRIPTORS
 from agentlaunch.usage.overrides import (
     DEFAULT_KEY,
@@ -134,7 +134,7 @@ class Pricer:
         A usage with a negative count (a running total that went backwards, say)
         is unpriced too: no honest price exists for it.
         """
-        if min(usage.input, usage.cache_write, usage.cache_read, usage.output, usage.reasoning) < 0:
+        if usage_problem(usage) is not None:
             return None
         if self.env_rates is not None:
             return Price(self.env_rates.cost(usage), "env")
@@ -165,6 +165,7 @@ class Pricer:
         counts = {
             "input_tokens": usage.total_input,
             "cache_write_tokens": usage.cache_write,
+            "cache_write_1h_tokens": usage.cache_write_1h,
             "cache_read_tokens": usage.cache_read,
             "output_tokens": usage.output,
         }
@@ -221,6 +222,7 @@ def genai_price(usage: Usage, provider: str, model: str, *, at: datetime | None 
         gp_usage = genai_prices.Usage(
             input_tokens=usage.total_input,
             cache_write_tokens=usage.cache_write,
+            cache_write_1h_tokens=usage.cache_write_1h,
             cache_read_tokens=usage.cache_read,
             output_tokens=usage.output,
         )

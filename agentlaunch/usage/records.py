@@ -46,6 +46,8 @@ class CallRecord:
     price_key: str | None = None
     at: datetime = field(default_factory=now)
     id: int | None = None
+    full_price_usd: float | None = None
+    """What the call would have cost with every input token at the full input price (None: unpriced)."""
 
     @property
     def model(self) -> str | None:
@@ -68,6 +70,10 @@ class SessionRow:
     exit_status: int | None
     turns: int
     provider_state: dict[str, Any] | None
+    tmux_session: str | None = None  # where it ran in tmux (``tmux up``): its session, window and layout
+    tmux_window: str | None = None
+    tmux_layout: str | None = None
+    title: str | None = None  # its first prompt, shortened
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +95,10 @@ class ReportRow:
     unpriced_calls: int
     first_at: datetime
     last_at: datetime
+    cache_write_1h: int = 0
+    """Of ``cache_write``, the tokens written with the 1-hour lifetime."""
+    saved_usd: float | None = None
+    """What caching saved over the priced calls: their cost at the full input price minus what they cost."""
 
     @property
     def total_input(self) -> int:

@@ -46,6 +46,8 @@ FIELDS = (
     "full_price_share",
     "first_at",
     "last_at",
+    "cache_write_1h",  # the new ones last, so CSV read by column position keeps working
+    "saved_usd",
 )
 
 # The columns of `usage --session ID --calls` in JSON and CSV, in order.
@@ -61,6 +63,9 @@ CALL_FIELDS = (
     "cache_hit_ratio",
     "cost_usd",
     "price_key",
+    "cache_write_1h",  # the new ones last, so CSV read by column position keeps working
+    "full_price_usd",
+    "cache_miss",
 )
 
 # Segments of a token bar: (field, glyph, style). Glyphs differ so the chart reads without colour.
@@ -138,6 +143,8 @@ def total_row(rows: Sequence[ReportRow], key: str = "total") -> ReportRow | None
         calls=sum(r.calls for r in rows),
         input=sum(r.input for r in rows),
         cache_write=sum(r.cache_write for r in rows),
+        cache_write_1h=sum(r.cache_write_1h for r in rows),
+        saved_usd=sum(savings) if (savings := [r.saved_usd for r in rows if r.saved_usd is not None]) else None,
         cache_read=sum(r.cache_read for r in rows),
         output=sum(r.output for r in rows),
         reasoning=sum(r.reasoning for r in rows),
@@ -168,8 +175,9 @@ def report_records(rows: Sequence[ReportRow], by: ReportBy) -> list[dict[str, An
     return out
 
 
-def call_record(call: CallRecord) -> dict[str, Any]:
-    """One call of ``--calls`` as a JSON-able dict with the keys :data:`CALL_FIELDS` (cost unrounded)."""
+def call_record(call: CallRecord, miss: str | None = None) -> dict[str, Any]:
+    """One call of ``--calls`` as a JSON-able dict with the keys :data:`CALL_FIELDS` (cost unrounded);
+    ``miss``: why its cache missed (see :mod:`agentlaunch.usage.misses`)."""
     u = call.usage
     total = u.input + u.cache_write + u.cache_read
     return {
@@ -184,16 +192,20 @@ def call_record(call: CallRecord) -> dict[str, Any]:
         "cache_hit_ratio": round(u.cache_read / total, 6) if total else None,
         "cost_usd": call.cost_usd,
         "price_key": call.price_key,
+        "cache_write_1h": u.cache_write_1h,
+        "full_price_usd": call.full_price_usd,
+        "cache_miss": miss,
     }
 
 
-def calls_csv(calls: Sequence[CallRecord]) -> str:
+def calls_csv(calls: Sequence[CallRecord], misses: Sequence[str | None] | None = None) -> str:
     """CSV of ``--calls``: the :data:`CALL_FIELDS` header (also when there are no calls), empty cells for None."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CALL_FIELDS)
-    for call in calls:
-        writer.writerow(["" if v is None else visible(v) if isinstance(v, str) else v for v in call_record(call).values()])
+    for call, miss in zip(calls, misses or [None] * len(calls), strict=True):
+        record = call_record(call, miss)
+        writer.writerow(["" if v is None else visible(v) if isinstance(v, str) else v for v in record.values()])
     return buffer.getvalue()
 
 
@@ -222,21 +234,28 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.0%}"
 
 
+def writes_cell(writes: int, one_hour: int) -> str:
+    """Cache writes, with their 1-hour part when there is one (``23,456 (1h 20,000)``)."""
+    return f"{writes:,} (1h {one_hour:,})" if one_hour else f"{writes:,}"
+
+
 def report_table(rows: Sequence[ReportRow], by: ReportBy, *, title: str | None = None) -> Table:
     """A rich Table: one line per group and a total line when there are several."""
     table = Table(
         title=title,
         show_footer=len(rows) > 1,
-        caption="input: uncached (full-price) input · cache hit: cache read / all input · full price: input / all input",
+        caption="input: uncached (full-price) input · saved: what caching saved over the priced calls · "
+        "cache hit: cache read / all input · full price: input / all input",
     )
     total = total_row(rows)
     columns: list[tuple[str, str, Any]] = [
         ("calls", "calls", lambda r: f"{r.calls:,}"),
         ("input", "input", lambda r: f"{r.input:,}"),
-        ("cache_write", "cache write", lambda r: f"{r.cache_write:,}"),
+        ("cache_write", "cache write", lambda r: writes_cell(r.cache_write, r.cache_write_1h)),
         ("cache_read", "cache read", lambda r: f"{r.cache_read:,}"),
         ("output", "output", lambda r: f"{r.output:,}"),
         ("cost", "cost", cost_cell),
+        ("saved", "saved", lambda r: format_cost(r.saved_usd) if r.saved_usd is not None else "-"),
         ("hit", "cache hit", lambda r: _pct(r.cache_hit_ratio)),
         ("full", "full price", lambda r: _pct(r.full_price_share)),
     ]

@@ -34,14 +34,17 @@ REPORT_BY: tuple[str, ...] = get_args(ReportBy)
 
 _CALL_COLUMNS = (
     "id, at, agent, provider, session_id, turn, model_requested, model_reported, "
-    "input, cache_write, cache_read, output, reasoning, cost_usd, price_key"
+    "input, cache_write, cache_read, output, reasoning, cost_usd, price_key, cache_write_1h, full_price_usd"
 )
 _SESSION_COLUMNS = (
-    "session_id, agent, provider, model, working_dir, started, last_used, ended, exit_status, turns, provider_state"
+    "session_id, agent, provider, model, working_dir, started, last_used, ended, exit_status, turns, provider_state, "
+    "tmux_session, tmux_window, tmux_layout, title"
 )
+TITLE_CHARS = 60  # a session's title: its first prompt, on one line, at most this long
 _SUMS = (
     "COUNT(*), SUM(input), SUM(cache_write), SUM(cache_read), SUM(output), SUM(reasoning), "
-    "SUM(cost_usd), SUM(cost_usd IS NULL), MIN(at), MAX(at)"
+    "SUM(cost_usd), SUM(cost_usd IS NULL), MIN(at), MAX(at), SUM(cache_write_1h), "
+    "SUM(full_price_usd - cost_usd)"
 )
 
 
@@ -139,6 +142,52 @@ class Store:
             cur = self._conn.execute("UPDATE sessions SET provider_state = ? WHERE session_id = ?", (payload, session_id))
             return cur.rowcount > 0
 
+    def set_place(self, session_id: str, tmux_session: str, tmux_window: str | None, tmux_layout: str | None) -> bool:
+        """Remember the tmux session, window and layout the session runs in; False if there is no such session."""
+        with self._guard():
+            cur = self._conn.execute(
+                "UPDATE sessions SET tmux_session = ?, tmux_window = ?, tmux_layout = ? WHERE session_id = ?",
+                (tmux_session, tmux_window, tmux_layout, session_id),
+            )
+            return cur.rowcount > 0
+
+    def set_title(self, session_id: str, prompt: str) -> bool:
+        """Give the session its title from ``prompt`` (its first: a title once set is kept); False if none was set."""
+        with self._guard():
+            cur = self._conn.execute(
+                "UPDATE sessions SET title = ? WHERE session_id = ? AND title IS NULL", (shorten(prompt), session_id)
+            )
+            return cur.rowcount > 0
+
+    def latest_of_agent(self, agent: str, *, with_turns: bool = True) -> SessionRow | None:
+        """The agent's most recently used session anywhere (only one that had a turn, with ``with_turns``)."""
+        sql = f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE agent = ?" + (" AND turns > 0" if with_turns else "")
+        with self._guard():
+            row = self._conn.execute(sql + " ORDER BY last_used DESC LIMIT 1", (agent,)).fetchone()
+        return None if row is None else _session_row(row)
+
+    def sessions_by_prefix(self, prefix: str, limit: int = 10) -> list[SessionRow]:
+        """Sessions whose id starts with ``prefix`` (an exact id first), most recent first, at most ``limit``."""
+        with self._guard():
+            rows = self._conn.execute(
+                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE substr(session_id, 1, length(?)) = ? "
+                "ORDER BY session_id = ? DESC, last_used DESC LIMIT ?",
+                (prefix, prefix, prefix, limit),
+            ).fetchall()
+        return [_session_row(r) for r in rows]
+
+    def session_costs(self, session_ids: list[str]) -> dict[str, tuple[float | None, int]]:
+        """session id -> (the sum of its priced calls' cost, or None when none was priced; its calls)."""
+        if not session_ids:
+            return {}
+        marks = ", ".join("?" * len(session_ids))
+        with self._guard():
+            rows = self._conn.execute(
+                f"SELECT session_id, SUM(cost_usd), COUNT(*) FROM calls WHERE session_id IN ({marks}) GROUP BY session_id",
+                session_ids,
+            ).fetchall()
+        return {r[0]: (r[1], r[2]) for r in rows}
+
     def get_session(self, session_id: str) -> SessionRow | None:
         """The session with this id, or None."""
         with self._guard():
@@ -188,17 +237,34 @@ class Store:
         with self._guard():
             cur = self._conn.execute(
                 """INSERT INTO calls (at, agent, provider, session_id, turn, model_requested, model_reported,
-                                      input, cache_write, cache_read, output, reasoning, cost_usd, price_key)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                                      input, cache_write, cache_read, output, reasoning, cost_usd, price_key,
+                                      cache_write_1h, full_price_usd)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 (
                     to_ts(call.at), call.agent, call.provider, call.session_id, call.turn,
                     call.model_requested, call.model_reported,
                     u.input, u.cache_write, u.cache_read, u.output, u.reasoning,
-                    call.cost_usd, call.price_key,
+                    call.cost_usd, call.price_key, u.cache_write_1h, call.full_price_usd,
                 ),
             )  # fmt: skip
             assert cur.lastrowid is not None
             return cur.lastrowid
+
+    def record_event(self, session_id: str, kind: str, detail: str | None = None, *, at: datetime | None = None) -> None:
+        """Note what happened in a session that explains its calls later (``prefix_changed``, ``compaction``)."""
+        with self._guard():
+            self._conn.execute(
+                "INSERT INTO session_events (session_id, at, kind, detail) VALUES (?, ?, ?, ?)",
+                (session_id, to_ts(at or now()), kind, detail),
+            )
+
+    def events_for_session(self, session_id: str) -> list[tuple[datetime, str, str | None]]:
+        """The session's events, oldest first: (when, kind, detail)."""
+        with self._guard():
+            rows = self._conn.execute(
+                "SELECT at, kind, detail FROM session_events WHERE session_id = ? ORDER BY at, id", (session_id,)
+            ).fetchall()
+        return [(from_ts(r[0]) or now(), str(r[1]), r[2]) for r in rows]
 
     def calls_for_session(self, session_id: str) -> list[CallRecord]:
         """Every call of a session, oldest first."""
@@ -301,13 +367,15 @@ class Store:
             try:
                 self._conn.executemany(
                     """INSERT INTO calls (at, agent, provider, session_id, turn, model_requested, model_reported,
-                                          input, cache_write, cache_read, output, reasoning, cost_usd, price_key)
-                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                                          input, cache_write, cache_read, output, reasoning, cost_usd, price_key,
+                                          cache_write_1h, full_price_usd)
+                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                     (
                         (
                             to_ts(c.at), c.agent, c.provider, c.session_id, c.turn, c.model_requested,
                             c.model_reported, c.usage.input, c.usage.cache_write, c.usage.cache_read,
-                            c.usage.output, c.usage.reasoning, c.cost_usd, c.price_key,
+                            c.usage.output, c.usage.reasoning, c.cost_usd, c.price_key, c.usage.cache_write_1h,
+                            c.full_price_usd,
                         )
                         for c in calls
                     ),
@@ -338,6 +406,12 @@ def _local_days(first: float, last: float) -> Iterator[tuple[str, float, float]]
         day = nxt
 
 
+def shorten(prompt: str, limit: int = TITLE_CHARS) -> str:
+    """A prompt as a title: whitespace runs (newlines too) as one space, cut to ``limit`` characters with an ellipsis."""
+    text = " ".join(prompt.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 def _session_row(row: tuple[Any, ...]) -> SessionRow:
     started, last_used, ended = from_ts(row[5]), from_ts(row[6]), from_ts(row[7])
     assert started is not None and last_used is not None
@@ -353,6 +427,10 @@ def _session_row(row: tuple[Any, ...]) -> SessionRow:
         exit_status=row[8],
         turns=row[9],
         provider_state=None if row[10] is None else json.loads(row[10]),
+        tmux_session=row[11],
+        tmux_window=row[12],
+        tmux_layout=row[13],
+        title=row[14],
     )
 
 
@@ -368,9 +446,12 @@ def _call_record(row: tuple[Any, ...]) -> CallRecord:
         turn=row[5],
         model_requested=row[6],
         model_reported=row[7],
-        usage=Usage(input=row[8], cache_write=row[9], cache_read=row[10], output=row[11], reasoning=row[12]),
+        usage=Usage(
+            input=row[8], cache_write=row[9], cache_read=row[10], output=row[11], reasoning=row[12], cache_write_1h=row[15]
+        ),
         cost_usd=row[13],
         price_key=row[14],
+        full_price_usd=row[16],
     )
 
 
@@ -389,4 +470,6 @@ def _report_row(row: tuple[Any, ...]) -> ReportRow:
         unpriced_calls=row[8] or 0,
         first_at=first_at,
         last_at=last_at,
+        cache_write_1h=row[11] or 0,
+        saved_usd=row[12],
     )

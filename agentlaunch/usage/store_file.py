@@ -101,10 +101,62 @@ def _migration_1(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX calls_agent_at ON calls (agent, at)")
 
 
+def _migration_2(conn: sqlite3.Connection) -> None:
+    """Where a session ran in tmux (to bring it back after a reboot), and its title (the first prompt, shortened)."""
+    for column in ("tmux_session", "tmux_window", "tmux_layout", "title"):
+        conn.execute(f"ALTER TABLE sessions ADD COLUMN {column} TEXT")
+
+
+def _migration_3(conn: sqlite3.Connection) -> None:
+    """Cache economics. ``cache_write_1h``: the 1-hour part of ``cache_write`` (0 in older rows, which were
+    all priced as 5-minute writes). ``full_price_usd``: the call at the full input price (NULL in older
+    rows: what caching saved is summed over the calls that have it). ``session_events``: what explains a
+    cache miss later (the prefix changed at a launch, the CLI compacted)."""
+    conn.execute("ALTER TABLE calls ADD COLUMN cache_write_1h INTEGER NOT NULL DEFAULT 0")
+    conn.execute("ALTER TABLE calls ADD COLUMN full_price_usd REAL")
+    conn.execute("DROP INDEX calls_at")
+    conn.execute(
+        "CREATE INDEX calls_at ON calls (at, input, cache_write, cache_read, output, reasoning, cost_usd, cache_write_1h,"
+        " full_price_usd)"
+    )
+    conn.execute(
+        """CREATE TABLE session_events (
+            id         INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            at         REAL NOT NULL,
+            kind       TEXT NOT NULL,
+            detail     TEXT
+        )"""
+    )
+    conn.execute("CREATE INDEX session_events_session_at ON session_events (session_id, at)")
+
+
+def _migration_4(conn: sqlite3.Connection) -> None:
+    """Telemetry export (issue 17): which calls the OTLP receiver accepted, and who is sending which.
+
+    ``exported_metrics`` / ``exported_logs`` are set (unix seconds) only once the
+    receiver accepted that signal for the call; ``export_claim`` and
+    ``export_claim_until`` let one of several processes send a call at a time
+    (a lease, so a process that died frees its calls). ``sessions.agent_id`` is
+    the definition's id, for the exported attributes. ``store_meta`` keeps
+    this store's random id, which prefixes each exported call's id.
+    """
+    conn.execute("ALTER TABLE calls ADD COLUMN exported_metrics REAL")
+    conn.execute("ALTER TABLE calls ADD COLUMN exported_logs REAL")
+    conn.execute("ALTER TABLE calls ADD COLUMN export_claim TEXT")
+    conn.execute("ALTER TABLE calls ADD COLUMN export_claim_until REAL")
+    conn.execute("ALTER TABLE sessions ADD COLUMN agent_id TEXT")
+    conn.execute(
+        "CREATE INDEX calls_unexported ON calls (id) WHERE exported_metrics IS NULL OR exported_logs IS NULL"
+    )
+    conn.execute("CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.execute("INSERT INTO store_meta (key, value) VALUES ('store_id', lower(hex(randomblob(16))))")
+
+
 # Append only: a function's position (1-based) is the schema version it produces.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migration_1]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migration_1, _migration_2, _migration_3, _migration_4]
 SCHEMA_VERSION = len(MIGRATIONS)
-_OUR_TABLES = {"sessions", "calls"}
+_OUR_TABLES = {"sessions", "calls", "session_events", "store_meta"}
 
 
 # --------------------------------------------------------------------------- checks

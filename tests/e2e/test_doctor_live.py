@@ -39,6 +39,11 @@ def test_live_doctor_measures_a_shared_prefix_and_its_negative_control_passes(ag
     assert report.control.passed, report.control.message
     assert report.control.marked_bytes < report.control.same_dir_bytes
     assert report.proxy_attempts == [], "no connection other than to the capture endpoint"
+    # where the request's bytes go: the parts add up to the request, the CLI's own tools and prompt are named
+    parts = {p.label.split(" (")[0]: p for p in report.request_parts}
+    assert sum(p.bytes for p in report.request_parts) == diff.size_a
+    assert parts["the CLI's tool definitions"].bytes > 1000 and parts["the CLI's own system prompt"].bytes > 1000
+    assert parts["the agent's instructions"].bytes >= report.pair.instructions.size - 200  # JSON escapes differ a little
     # The CLI's own interface (the native mode), started as `run` starts it, against headless run b.
     interactive = report.interactive
     assert interactive is not None and interactive.measured, interactive and interactive.note

@@ -118,9 +118,9 @@ def test_continue_resumes_with_the_same_home_finds_the_session_and_splits_the_ca
     with Store.open(isolated_home / "state" / "usage.sqlite3") as store:
         calls = store.calls_for_session(sessions[0]["session_id"])
     assert [(c.turn, c.usage.as_dict()) for c in calls] == [
-        (1, {"input": 3000, "cache_write": 0, "cache_read": 6000, "output": 9, "reasoning": 2}),
-        (2, {"input": 1000, "cache_write": 0, "cache_read": 0, "output": 25, "reasoning": 5}),
-        (2, {"input": 200, "cache_write": 0, "cache_read": 1000, "output": 4, "reasoning": 0}),
+        (1, {"input": 3000, "cache_write": 0, "cache_read": 6000, "output": 9, "reasoning": 2, "cache_write_1h": 0}),
+        (2, {"input": 1000, "cache_write": 0, "cache_read": 0, "output": 25, "reasoning": 5, "cache_write_1h": 0}),
+        (2, {"input": 200, "cache_write": 0, "cache_read": 1000, "output": 4, "reasoning": 0, "cache_write_1h": 0}),
     ]
     assert list(workdir.iterdir()) == [workdir / "hello.txt"]  # not a git repository: works, nothing written there
 

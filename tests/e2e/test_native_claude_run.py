@@ -212,3 +212,30 @@ def test_a_call_stores_the_same_figures_and_price_in_native_and_headless_mode(
         (head,) = store.calls_for_session(session)
     assert native.usage == head.usage == native.usage.__class__(12, 5000, 9000, 7)
     assert (native.model_reported, native.cost_usd, native.price_key) == (head.model_reported, head.cost_usd, head.price_key)
+
+
+def test_a_spent_budget_ends_the_interface_with_exit_6_and_the_next_launch_is_refused(
+    root: Path, claude_bin: Path, agents_dir: Path
+) -> None:
+    # The first call costs 100,000 x $3/M = $0.30, past a $0.05 session budget.
+    api = FakeAnthropic([text_reply("Expensive answer.", ApiUsage(100_000, 0, 0, 5)), text_reply("never", ApiUsage(1, 0, 0, 1))])
+    with api.serve():
+        env, work = setup(root, agents_dir, claude_bin, api, "Spend.")
+        conf = agents_dir / "native" / "agent.yaml"
+        conf.write_text(conf.read_text() + "budget: {session_usd: 0.05}\n")
+        screen = spawn([sys.executable, "-m", "agentlaunch", "run", "native", "--agents-dir", str(agents_dir)], env, work)
+        try:
+            screen.until(lambda: not screen.child.isalive(), 120, "agentlaunch to end the interface")
+        finally:
+            if screen.child.isalive():
+                screen.child.terminate(force=True)
+        screen.child.close()
+        assert screen.child.exitstatus == 6, screen.text()
+        assert "budget: stopped the agent" in screen.text()
+        assert len(api.message_requests()) == 1
+        again = subprocess.run([sys.executable, "-m", "agentlaunch", "run", "native", "-c", "hi", "--agents-dir",
+                                str(agents_dir)], env=env, cwd=work, capture_output=True, timeout=120)  # fmt: skip
+        assert again.returncode == 6 and b"budget: not starting" in again.stderr
+    with Store.open(root / "state" / "usage.sqlite3") as store:
+        (session,) = store.list_sessions()
+        assert [c.cost_usd for c in store.calls_for_session(session.session_id)] == [pytest.approx(0.300075, abs=1e-9)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -20,10 +21,11 @@ from agentlaunch.fakeapi.anthropic import (
     text_reply,
     tool_reply,
 )
+from agentlaunch.usage.pricing import genai_price
 from agentlaunch.usage.store import Store
 from tests.conftest import REPO
 from tests.e2e.conftest import RunCli
-from tests.helpers import write_agent
+from tests.helpers import run_cli, write_agent
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 STARTUP = "<agentlaunch-startup>"
@@ -99,8 +101,8 @@ def test_usage_counted_per_call_on_a_tool_turn_and_cost_matches_claude(
     events = events_of(result.stdout)
     usages = [e["usage"] for e in events if e["event"] == "usage"]
     assert usages == [
-        {"input": 20, "cache_write": 3000, "cache_read": 10000, "output": 30, "reasoning": 0},
-        {"input": 8, "cache_write": 150, "cache_read": 13000, "output": 9, "reasoning": 0},
+        {"input": 20, "cache_write": 3000, "cache_read": 10000, "output": 30, "reasoning": 0, "cache_write_1h": 0},
+        {"input": 8, "cache_write": 150, "cache_read": 13000, "output": 9, "reasoning": 0, "cache_write_1h": 0},
     ]
     assert [e["name"] for e in events if e["event"] == "tool_use"] == ["Bash"]
     (end,) = [e for e in events if e["event"] == "turn_end"]
@@ -115,6 +117,35 @@ def test_usage_counted_per_call_on_a_tool_turn_and_cost_matches_claude(
     assert all(c.cost_usd is not None for c in calls)
     ours = sum(c.cost_usd or 0 for c in calls)
     assert end["provider_cost_usd"] == pytest.approx(ours, abs=1e-9), "our price must equal Claude Code's total_cost_usd"
+
+
+def test_one_hour_cache_writes_are_priced_as_claude_code_prices_them(
+    anthropic: FakeAnthropic, run_claude: RunCli, claude_agent: str, isolated_home: Path
+) -> None:
+    # A tool turn: the first call writes 20,000 of its 23,456 cache tokens with the 1-hour lifetime, the
+    # second writes only 5-minute ones. Claude Code's own total_cost_usd is the oracle.
+    anthropic.push(
+        tool_reply(
+            "Bash", {"command": "echo hi", "description": "Print hi"},
+            ApiUsage(100, 23_456, 0, 30, cache_creation_1h=20_000), text="Running it.",
+        ),
+        text_reply("It printed hi.", ApiUsage(8, 1_500, 23_456, 9)),
+    )  # fmt: skip
+    result = run_claude("run", claude_agent, "run echo hi", "--json")
+    assert result.returncode == 0, result.stderr.decode()
+    events = events_of(result.stdout)
+    assert [e["usage"]["cache_write_1h"] for e in events if e["event"] == "usage"] == [20_000, 0]
+    (end,) = [e for e in events if e["event"] == "turn_end"]
+    session_id = next(e["session_id"] for e in events if e["event"] == "session")
+    with Store.open(isolated_home / "state" / "usage.sqlite3") as store:
+        calls = store.calls_for_session(session_id)
+    assert [(c.usage.cache_write, c.usage.cache_write_1h) for c in calls] == [(23_456, 20_000), (1_500, 0)]
+    ours = sum(c.cost_usd or 0 for c in calls)
+    assert end["provider_cost_usd"] == pytest.approx(ours, abs=1e-9), "our price must equal Claude Code's total_cost_usd"
+    # the oracle tells the lifetimes apart: priced all at the 5-minute rate, the turn would not match
+    as_5m = genai_price(dataclasses.replace(calls[0].usage, cache_write_1h=0), "claude", calls[0].model or "")
+    assert as_5m is not None and calls[0].cost_usd is not None
+    assert end["provider_cost_usd"] != pytest.approx(ours - calls[0].cost_usd + as_5m.cost_usd, abs=1e-6)
 
 
 def test_compaction_warning_when_the_api_reports_a_context_past_the_threshold(
@@ -230,3 +261,31 @@ def test_failed_first_turn_keeps_the_startup_message_in_history_and_never_resend
     assert failed.raw.decode().count(STARTUP) == 1
     assert recovered.raw.decode().count(STARTUP) == 1
     assert STARTUP not in last_user_text(recovered.body)
+
+
+def test_a_miss_after_a_changed_soul_is_marked_with_its_cause_and_caching_savings_are_reported(
+    anthropic: FakeAnthropic, agents_dir: Path, isolated_home: Path, workdir: Path, claude_bin: Path
+) -> None:
+    write_agent(agents_dir, "keeper", {
+        "provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin), "working_dir": str(workdir),
+    }, {"soul.md": "You are Keeper.\n"})  # fmt: skip
+    assert anthropic.server is not None
+    env = {**os.environ, **claude_env(anthropic.server.url, isolated_home, {"CLAUDE_CODE_MAX_RETRIES": "0"})}
+    env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
+    anthropic.push(text_reply("one", ApiUsage(10, 20_000, 0, 5)), text_reply("two", ApiUsage(10, 100, 20_000, 5)))
+    for args in (("keeper", "one"), ("keeper", "-c", "two")):
+        done = run_cli("run", *args, cwd=workdir, env=env, timeout=240)
+        assert done.returncode == 0, done.stderr.decode()
+    (agents_dir / "keeper" / "soul.md").write_text("You are Keeper, changed.\n")
+    anthropic.push(text_reply("three", ApiUsage(10, 21_000, 0, 5)))
+    done = run_cli("run", "keeper", "-c", "three", cwd=workdir, env=env, timeout=240)
+    assert done.returncode == 0, done.stderr.decode()
+    sessions = json.loads(run_cli("sessions", "--json", env=env).stdout)
+    (session,) = [s["session_id"] for s in sessions]
+    calls = json.loads(run_cli("usage", "--session", session, "--calls", "--json", env=env).stdout)
+    assert [c["cache_miss"] for c in calls] == [None, None, "the instructions prefix changed (soul)"]
+    assert all(c["full_price_usd"] > c["cost_usd"] for c in calls[1:2])  # the hit was cheaper than full price
+    (row,) = json.loads(run_cli("usage", "--by", "agent", "--json", env=env).stdout)
+    assert row["saved_usd"] == pytest.approx(sum(c["full_price_usd"] - c["cost_usd"] for c in calls), abs=1e-12)
+    table = run_cli("usage", "--session", session, "--calls", env=env).stdout.decode()
+    assert "instructions" in table and "(soul)" in table  # the miss column (wrapped to the width)

@@ -80,14 +80,14 @@ def provider(request: pytest.FixtureRequest, agents_dir: Path, workdir: Path, is
                 cfake.user_texts,
                 lambda text="ok", stall=0.0: api.script.push(cfake.TextReply(text, usage, stall=stall)),
                 lambda status, message: api.script.push(cfake.ErrorReply(status, message)),
-                {"input": 1000, "cache_write": 0, "cache_read": 8000, "output": 7, "reasoning": 3},
+                {"input": 1000, "cache_write": 0, "cache_read": 8000, "output": 7, "reasoning": 3, "cache_write_1h": 0},
                 lambda stall=0.0: api.script.push(
                     cfake.ShellCallReply("cat hello.txt", cfake.ResponsesUsage(1000, 0, 20, 5)),
                     cfake.TextReply("done", cfake.ResponsesUsage(1200, 1000, 4, 0), stall=stall),
                 ),
                 [
-                    {"input": 1000, "cache_write": 0, "cache_read": 0, "output": 20, "reasoning": 5},
-                    {"input": 200, "cache_write": 0, "cache_read": 1000, "output": 4, "reasoning": 0},
+                    {"input": 1000, "cache_write": 0, "cache_read": 0, "output": 20, "reasoning": 5, "cache_write_1h": 0},
+                    {"input": 200, "cache_write": 0, "cache_read": 1000, "output": 4, "reasoning": 0, "cache_write_1h": 0},
                 ],
             )
     else:
@@ -102,14 +102,14 @@ def provider(request: pytest.FixtureRequest, agents_dir: Path, workdir: Path, is
                 gfake.user_texts,
                 lambda text="ok", stall=0.0: gapi.script.push(gfake.TextReply(text, gusage, stall=stall)),
                 lambda status, message: gapi.script.push(gfake.ErrorReply(status, message)),
-                {"input": 3000, "cache_write": 0, "cache_read": 6000, "output": 9, "reasoning": 2},
+                {"input": 3000, "cache_write": 0, "cache_read": 6000, "output": 9, "reasoning": 2, "cache_write_1h": 0},
                 lambda stall=0.0: gapi.script.push(
                     gfake.FunctionCallReply("read_file", {"file_path": "hello.txt"}, gfake.GeminiUsage(1000, 20, 0, 5)),
                     gfake.TextReply("done", gfake.GeminiUsage(1200, 4, 1000, 0), stall=stall),
                 ),
                 [  # thinking tokens are billed as output
-                    {"input": 1000, "cache_write": 0, "cache_read": 0, "output": 25, "reasoning": 5},
-                    {"input": 200, "cache_write": 0, "cache_read": 1000, "output": 4, "reasoning": 0},
+                    {"input": 1000, "cache_write": 0, "cache_read": 0, "output": 25, "reasoning": 5, "cache_write_1h": 0},
+                    {"input": 200, "cache_write": 0, "cache_read": 1000, "output": 4, "reasoning": 0, "cache_write_1h": 0},
                 ],
             )
 

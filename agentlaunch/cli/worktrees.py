@@ -1,0 +1,99 @@
+"""`agentlaunch worktrees`: the git worktrees agentlaunch made for agents, and removing one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agentlaunch import paths
+from agentlaunch.cli.common import JsonOpt, app, complete_agent, err, out
+from agentlaunch.errors import RefusedOverwrite, UsageError
+from agentlaunch.launch import worktree
+from agentlaunch.visible import for_markup
+
+worktrees_app = typer.Typer(
+    help="The git worktrees agents run in (worktree: true, --worktree): list them, remove one.",
+    invoke_without_command=True,
+)
+app.add_typer(worktrees_app, name="worktrees")
+
+
+def _ahead_behind(state: worktree.WorktreeState) -> str:
+    if state.ahead is None or state.behind is None:
+        return "–"
+    return f"+{state.ahead} −{state.behind} ({state.compared_with})"
+
+
+@worktrees_app.callback()
+def worktrees_list(
+    ctx: typer.Context,
+    as_json: JsonOpt = False,
+    agent: Annotated[str | None, typer.Option("--agent", help="Only this agent's.", autocompletion=complete_agent)] = None,
+) -> None:
+    """List the worktrees: agent, branch, path, clean or dirty, commits on no other branch, ahead/behind.
+
+    Ahead/behind counts against the branch's upstream, else the repository's
+    current branch. `agentlaunch worktrees remove AGENT` removes one.
+
+    Example: agentlaunch worktrees --json
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    states = [worktree.inspect(w) for w in worktree.registered(paths.state_dir()) if agent in (None, w.agent)]
+    if as_json:
+        print(json.dumps([s.as_dict() for s in states], indent=2, ensure_ascii=False))
+        return
+    if not states:
+        err.print("no worktrees yet: an agent with `worktree: true` (or `run --worktree`) gets one on first use")
+        return
+    from rich.table import Table
+
+    table = Table("agent", "branch", "path", "state", "unpushed", "ahead/behind", "repository")
+    for s in states:
+        w = s.worktree
+        state = "missing" if not s.present else (f"dirty ({s.dirty})" if s.dirty else "clean")
+        cells = (w.agent, w.branch, w.path, state, str(s.only_here) if s.present else "–", _ahead_behind(s), w.repo)
+        table.add_row(*(for_markup(c) for c in cells))
+    out.print(table)
+
+
+@worktrees_app.command("remove")
+def worktrees_remove(
+    agent: Annotated[str, typer.Argument(help="Whose worktree.", autocompletion=complete_agent, show_default=False)],
+    repo: Annotated[
+        Path | None,
+        typer.Option(
+            "--repo", help="The repository (default: the one of the current directory, else the only one).", show_default=False
+        ),
+    ] = None,
+    keep_branch: Annotated[bool, typer.Option("--keep-branch", help="Keep the agent's branch.")] = False,
+) -> None:
+    """Remove AGENT's worktree: only when it has no uncommitted changes and no commits found on no other branch.
+
+    Its branch is deleted too when git agrees it is merged (`git branch -d`),
+    else kept. Exit codes: 0 removed, 2 no such worktree, 4 refused (work
+    would be lost, or an agent runs there), 3 git failed.
+
+    Example: agentlaunch worktrees remove reviewer
+    """
+    state_dir = paths.state_dir()
+    mine = [w for w in worktree.registered(state_dir) if w.agent == agent]
+    if repo is not None or len(mine) > 1:
+        where = worktree.main_work_tree((repo or Path.cwd()).expanduser().resolve())
+        mine = [w for w in mine if Path(w.repo) == where]
+    if not mine:
+        known = ", ".join(sorted({w.agent for w in worktree.registered(state_dir)})) or "none"
+        raise UsageError(f"no worktree of agent {agent!r} known here (agents with worktrees: {known})")
+    from agentlaunch.live.status import read_records
+
+    running = [r for r in read_records(clean=False) if not r.stale and r.data.get("working_dir") == mine[0].path]
+    if running:
+        raise RefusedOverwrite(
+            f"{mine[0].path}: agent {running[0].agent} is running there (pid {running[0].data.get('pid')}): not removed",
+            hint="end it first (Ctrl-D in its chat, or agentlaunch tmux down)",
+        )
+    for line in worktree.remove(state_dir, mine[0], keep_branch=keep_branch):
+        err.print(line, highlight=False)

@@ -1,0 +1,151 @@
+"""Global settings: ``<config dir>/config.yaml`` (``$AGENTLAUNCH_CONFIG_DIR``, else ``~/.config/agentlaunch``).
+
+Optional; every key may be left out. Today it holds what applies to every
+agent unless its agent.yaml says otherwise:
+
+```yaml
+notify: [notify-send, agentlaunch]   # run when an agent needs you: an argv list, or one string split as a shell would
+                                      # (never run by a shell); it reads one JSON object on stdin
+notify_after: 30                      # seconds a turn must take before its end is announced (asking always is)
+bell: true                            # ring the terminal bell when an agent needs you
+worktrees_dir: ~/agent-worktrees      # where `worktree: true` agents get their git worktrees (default: <state dir>/worktrees)
+budget: {daily_usd: 40, daily_tokens: 50000000}   # per local day, all agents together (exit 6 once spent)
+otel: true                            # export every call over OTLP (AGENTLAUNCH_OTEL, when set, wins)
+```
+
+A file that is there but wrong is a definition error (exit 3) naming the
+file, key and problem; a missing file is no settings. The file is read with
+the same limits as agent.yaml (a regular file, at most 1 MiB).
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentlaunch import paths
+from agentlaunch.errors import DefinitionError
+from agentlaunch.fsutil import read_regular
+
+SETTINGS_FILE = "config.yaml"
+SETTINGS_LIMIT = 1 << 20
+KEYS = ("notify", "notify_after", "bell", "worktrees_dir", "budget", "otel")
+
+
+@dataclass(frozen=True)
+class Settings:
+    notify: tuple[str, ...] | None = None
+    notify_after: float | None = None
+    bell: bool = True
+    worktrees_dir: Path | None = None
+    budget: Mapping[str, Any] = field(default_factory=dict)
+    """Daily limits for all agents together (see :mod:`agentlaunch.usage.budget`)."""
+    otel: bool | None = None
+    """Export over OTLP (see docs/telemetry.md); ``AGENTLAUNCH_OTEL``, when set, wins."""
+
+
+def settings_path(config_dir: Path | None = None) -> Path:
+    return (config_dir or paths.config_dir()) / SETTINGS_FILE
+
+
+def notify_command(value: object, where: str) -> tuple[str, ...] | None:
+    """A ``notify:`` value as an argument list: a list of strings, or one string split as a shell would split it."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            argv = shlex.split(value)
+        except ValueError as exc:
+            raise DefinitionError(f"{where}: notify: cannot split {value!r} ({exc})") from None
+    elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+        argv = list(value)
+    else:
+        raise DefinitionError(f"{where}: notify: expected a command: a list of strings or one string")
+    if not argv or not argv[0]:
+        raise DefinitionError(f"{where}: notify: the command is empty")
+    return tuple(argv)
+
+
+def notify_after(value: object, where: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        raise DefinitionError(f"{where}: notify_after: expected seconds, a number from 0 (got {value!r})")
+    return float(value)
+
+
+def global_budget(budget: object, where: str) -> dict[str, Any]:
+    """``budget:`` of the global settings (``daily_usd``, ``daily_tokens`` for all agents), checked; {} when absent.
+
+    A malformed value is a DefinitionError naming ``where`` (the file) and the field.
+    """
+    if budget is None:
+        return {}
+    if not isinstance(budget, dict):
+        raise DefinitionError(f"{where}: budget: must be a mapping with daily_usd and/or daily_tokens")
+    problems = []
+    out: dict[str, Any] = {}
+    for key, value in budget.items():
+        if key == "daily_usd":
+            ok = type(value) in (int, float) and math.isfinite(value) and value > 0
+            what = "an amount of US dollars above 0"
+        elif key == "daily_tokens":
+            ok = type(value) is int and value > 0
+            what = "a whole number of tokens above 0"
+        else:
+            problems.append(f"{where}: budget.{key}: unknown key (allowed: daily_usd, daily_tokens; budgets are in US dollars)")
+            continue
+        if ok:
+            out[key] = value
+        else:
+            problems.append(f"{where}: budget.{key}: must be {what} (got {value!r})")
+    if problems:
+        raise DefinitionError(problems)
+    return out
+
+
+def load_settings(config_dir: Path | None = None) -> Settings:
+    """The global settings (defaults when there is no file); a bad file is a DefinitionError."""
+    path = settings_path(config_dir)
+    try:
+        data = read_regular(path, SETTINGS_LIMIT)
+    except FileNotFoundError:
+        return Settings()
+    except OSError as exc:
+        raise DefinitionError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    import yaml
+
+    from agentlaunch.definitions.yamlload import safe_load
+
+    try:
+        raw: Any = safe_load(data.decode("utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise DefinitionError(f"{path}: yaml: {getattr(exc, 'problem', None) or exc}") from None
+    if raw is None:
+        return Settings()
+    if not isinstance(raw, dict):
+        raise DefinitionError(f"{path}: yaml: expected a mapping of keys, got {type(raw).__name__}")
+    unknown = sorted(str(k) for k in raw if k not in KEYS)
+    if unknown:
+        raise DefinitionError([f"{path}: {k}: unknown key (allowed: {', '.join(KEYS)})" for k in unknown])
+    bell = raw.get("bell", True)
+    if not isinstance(bell, bool):
+        raise DefinitionError(f"{path}: bell: expected true or false (got {bell!r})")
+    otel = raw.get("otel")
+    if otel is not None and not isinstance(otel, bool):
+        raise DefinitionError(f"{path}: otel: expected true or false (got {otel!r})")
+    folder = raw.get("worktrees_dir")
+    if folder is not None and (not isinstance(folder, str) or not folder.strip()):
+        raise DefinitionError(f"{path}: worktrees_dir: expected a folder path")
+    return Settings(
+        notify=notify_command(raw.get("notify"), str(path)),
+        notify_after=notify_after(raw.get("notify_after"), str(path)),
+        bell=bell,
+        worktrees_dir=Path(folder).expanduser() if folder else None,
+        budget=global_budget(raw.get("budget"), str(path)),
+        otel=otel,
+    )

@@ -1,0 +1,282 @@
+"""A git worktree per agent: created on first use, reused afterwards, listed, and removed only when nothing is lost.
+
+An agent with ``worktree: true`` (or ``run --worktree``) runs in a worktree of
+the repository its working directory belongs to, on a branch of its own
+(``worktree_branch``, default ``agentlaunch/AGENT``). The worktree lives at
+
+    <worktrees dir>/<repository name>-<8 hex of its path>/<agent>
+
+where the worktrees dir is ``worktrees_dir`` in ``config.yaml``, else
+``<state dir>/worktrees``. agentlaunch keeps a list of the worktrees it made
+(``<state dir>/worktrees.json``): that is what ``agentlaunch worktrees``
+shows, and the only worktrees it will remove. Every git call is an argument
+list (``git -C DIR ...``); creation is serialized by a lock file, so agents
+started together in one ``tmux up`` do not race on the repository.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from agentlaunch.errors import AgentlaunchError, ExitCode, RefusedOverwrite
+from agentlaunch.fsutil import read_regular, write_atomic
+
+REGISTRY = "worktrees.json"
+LOCK = "worktrees.lock"
+REGISTRY_LIMIT = 4 << 20
+
+
+class WorktreeError(AgentlaunchError):
+    """A worktree cannot be made or used here (no repository, no commit, a taken branch, a path not ours)."""
+
+    exit_code = ExitCode.DEFINITION
+
+
+class GitMissing(AgentlaunchError):
+    exit_code = ExitCode.PROVIDER_MISSING
+
+
+@dataclass(frozen=True)
+class Worktree:
+    """One worktree agentlaunch made for an agent."""
+
+    agent: str
+    repo: str  # the main work tree of the repository
+    path: str
+    branch: str
+    created: str
+
+
+def default_branch(agent: str) -> str:
+    return f"agentlaunch/{agent}"
+
+
+def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """``git -C cwd ARGS``, its output as text; a failure (with ``check``) is a WorktreeError with git's words."""
+    binary = shutil.which("git")
+    if binary is None:
+        raise GitMissing("git is not installed (or not on PATH): a worktree needs it", hint="install git")
+    proc = subprocess.run(
+        [binary, "-C", str(cwd), *args], capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False,
+        env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
+    )  # fmt: skip
+    if check and proc.returncode != 0:
+        said = proc.stderr.strip().splitlines()
+        raise WorktreeError(f"git {args[0]} failed in {cwd}: {said[-1] if said else f'exit {proc.returncode}'}")
+    return proc
+
+
+def main_work_tree(start: Path) -> Path:
+    """The main work tree of the repository ``start`` is in (also from inside a linked worktree)."""
+    inside = git(start, "rev-parse", "--path-format=absolute", "--git-common-dir", check=False)
+    if inside.returncode != 0:
+        raise WorktreeError(
+            f"{start} is not in a git repository: an agent with a worktree needs one",
+            hint="run it from inside a repository (or `git init` one and commit), or drop worktree: true / --worktree",
+        )
+    common = Path(inside.stdout.strip())
+    if common.name == ".git":
+        return common.parent.resolve()
+    bare = git(start, "rev-parse", "--is-bare-repository").stdout.strip() == "true"
+    if bare:
+        raise WorktreeError(f"{start} is in a bare repository ({common}): it has no work tree to branch from")
+    return Path(git(start, "rev-parse", "--show-toplevel").stdout.strip()).resolve()
+
+
+def worktree_path(base: Path, repo: Path, agent: str) -> Path:
+    digest = hashlib.sha256(str(repo).encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    return base / f"{repo.name}-{digest}" / agent
+
+
+def _listed(repo: Path) -> dict[Path, str | None]:
+    """Every worktree git knows for ``repo``: path -> branch (None when detached)."""
+    found: dict[Path, str | None] = {}
+    current: Path | None = None
+    for line in git(repo, "worktree", "list", "--porcelain").stdout.splitlines():
+        if line.startswith("worktree "):
+            current = Path(line[len("worktree ") :]).resolve()
+            found[current] = None
+        elif line.startswith("branch refs/heads/") and current is not None:
+            found[current] = line[len("branch refs/heads/") :]
+    return found
+
+
+def plan(agent: str, start: Path, base: Path, branch: str | None = None) -> tuple[Worktree, bool]:
+    """The worktree ``agent`` would use for the repository of ``start``, and whether it exists already.
+
+    Nothing is created. Refused, with a clear message: a directory outside any
+    repository, a repository without a commit, a branch checked out in another
+    worktree, a path that exists and is not this repository's worktree on that branch.
+    """
+    branch = branch or default_branch(agent)
+    repo = main_work_tree(start)
+    if git(repo, "rev-parse", "--verify", "--quiet", "HEAD", check=False).returncode != 0:
+        raise WorktreeError(
+            f"the repository {repo} has no commits yet: a worktree needs a commit to branch from",
+            hint="commit something first (git commit --allow-empty -m start)",
+        )
+    if git(repo, "check-ref-format", "--branch", branch, check=False).returncode != 0:
+        raise WorktreeError(f"{branch!r} is not a valid branch name for git")
+    path = worktree_path(base, repo, agent).resolve()
+    listed = _listed(repo)
+    entry = Worktree(agent, str(repo), str(path), branch, datetime.now(UTC).isoformat(timespec="seconds"))
+    if path in listed:
+        if listed[path] != branch:
+            raise WorktreeError(
+                f"{path} is a worktree of {repo} on {listed[path] or 'a detached HEAD'}, not on {branch}",
+                hint="switch it back (git -C PATH switch BRANCH), or remove it with `agentlaunch worktrees remove`",
+            )
+        return entry, True
+    if os.path.lexists(path):
+        raise WorktreeError(
+            f"{path} exists and is not a worktree of {repo}: agentlaunch will not use or replace it",
+            hint="move it away, or set worktrees_dir in config.yaml to another folder",
+        )
+    taken = next((p for p, b in listed.items() if b == branch), None)
+    if taken is not None:
+        raise WorktreeError(
+            f"branch {branch} is already checked out at {taken}: git allows a branch in one worktree only",
+            hint="choose another with worktree_branch: in agent.yaml, or free that worktree",
+        )
+    return entry, False
+
+
+@contextlib.contextmanager
+def _locked(state_dir: Path) -> Iterator[None]:
+    state_dir.mkdir(parents=True, exist_ok=True)
+    with open(state_dir / LOCK, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def ensure(agent: str, start: Path, base: Path, state_dir: Path, branch: str | None = None) -> tuple[Path, bool]:
+    """The agent's worktree for the repository of ``start``, created when missing; (path, created now)."""
+    with _locked(state_dir):
+        entry, exists = plan(agent, start, base, branch)
+        path = Path(entry.path)
+        if not exists:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            has_branch = git(Path(entry.repo), "show-ref", "--verify", "--quiet", f"refs/heads/{entry.branch}", check=False)
+            if has_branch.returncode == 0:  # kept from an earlier worktree: its commits carry on
+                git(Path(entry.repo), "worktree", "add", str(path), entry.branch)
+            else:
+                git(Path(entry.repo), "worktree", "add", "-b", entry.branch, str(path), "HEAD")
+        _remember(state_dir, entry)
+        return path, not exists
+
+
+# -- the list of what agentlaunch made -------------------------------------------------------
+
+
+def registered(state_dir: Path) -> list[Worktree]:
+    """The worktrees agentlaunch made, as it noted them (an unreadable list is an empty one, never a crash)."""
+    try:
+        data = json.loads(read_regular(state_dir / REGISTRY, REGISTRY_LIMIT))
+    except (OSError, ValueError, RecursionError):
+        return []
+    found = []
+    for item in data.get("worktrees", []) if isinstance(data, dict) else []:
+        if isinstance(item, dict) and all(isinstance(item.get(k), str) for k in ("agent", "repo", "path", "branch")):
+            found.append(Worktree(item["agent"], item["repo"], item["path"], item["branch"], str(item.get("created", ""))))
+    return found
+
+
+def _write(state_dir: Path, items: list[Worktree]) -> None:
+    payload = {"worktrees": [asdict(w) for w in items]}
+    write_atomic(state_dir / REGISTRY, (json.dumps(payload, indent=1) + "\n").encode())
+
+
+def _remember(state_dir: Path, entry: Worktree) -> None:
+    items = [w for w in registered(state_dir) if w.path != entry.path]
+    kept = next((w for w in registered(state_dir) if w.path == entry.path), None)
+    items.append(kept if kept is not None and kept.branch == entry.branch else entry)
+    _write(state_dir, sorted(items, key=lambda w: (w.repo, w.agent)))
+
+
+# -- state and removal ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorktreeState:
+    """What ``agentlaunch worktrees`` shows of one."""
+
+    worktree: Worktree
+    present: bool
+    dirty: int  # changed or untracked files
+    only_here: int  # commits on its branch and on no other branch or remote: lost if it went
+    ahead: int | None
+    behind: int | None
+    compared_with: str | None  # the upstream, else the main work tree's branch
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            **asdict(self.worktree), "present": self.present, "dirty": self.dirty, "clean": self.present and not self.dirty,
+            "unpushed": self.only_here, "ahead": self.ahead, "behind": self.behind, "compared_with": self.compared_with,
+        }  # fmt: skip
+
+
+def inspect(entry: Worktree) -> WorktreeState:
+    """Dirty or clean, commits found only on its branch, ahead/behind of its upstream (else the main branch)."""
+    path = Path(entry.path)
+    if not (path / ".git").exists():
+        return WorktreeState(entry, False, 0, 0, None, None, None)
+    dirty = len([x for x in git(path, "status", "--porcelain", "--untracked-files=all").stdout.splitlines() if x])
+    others = [
+        ref for ref in git(path, "for-each-ref", "--format=%(refname)", "refs/heads", "refs/remotes").stdout.split()
+        if ref != f"refs/heads/{entry.branch}"
+    ]  # fmt: skip
+    only_here = int(git(path, "rev-list", "--count", "HEAD", "--not", *others, "--").stdout.strip() or 0)
+    upstream = git(path, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}", check=False)
+    against = upstream.stdout.strip() if upstream.returncode == 0 else None
+    if against is None:
+        main = git(Path(entry.repo), "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
+        against = main.stdout.strip() if main.returncode == 0 and main.stdout.strip() != entry.branch else None
+    ahead = behind = None
+    if against:
+        counts = git(path, "rev-list", "--left-right", "--count", f"HEAD...{against}", check=False).stdout.split()
+        if len(counts) == 2:
+            ahead, behind = int(counts[0]), int(counts[1])
+    return WorktreeState(entry, True, dirty, only_here, ahead, behind, against)
+
+
+def remove(state_dir: Path, entry: Worktree, *, keep_branch: bool = False) -> list[str]:
+    """Remove a worktree agentlaunch made, only when nothing would be lost; what was done, as lines."""
+    with _locked(state_dir):
+        state = inspect(entry)
+        done: list[str] = []
+        if state.present:
+            if state.dirty:
+                raise RefusedOverwrite(
+                    f"{entry.path} has {state.dirty} uncommitted change(s): not removed",
+                    hint="commit or discard them first (git -C PATH status)",
+                )
+            if state.only_here:
+                raise RefusedOverwrite(
+                    f"{entry.path}: branch {entry.branch} has {state.only_here} commit(s) on no other branch or remote: "
+                    "not removed",
+                    hint="push or merge them first; to throw them away, use git worktree remove yourself",
+                )
+            git(Path(entry.repo), "worktree", "remove", entry.path)
+            done.append(f"removed worktree {entry.path}")
+        else:
+            git(Path(entry.repo), "worktree", "prune", check=False)
+            done.append(f"{entry.path} was already gone; forgotten")
+        if not keep_branch:
+            deleted = git(Path(entry.repo), "branch", "-d", entry.branch, check=False)
+            done.append(f"deleted branch {entry.branch}" if deleted.returncode == 0 else f"kept branch {entry.branch}")
+        _write(state_dir, [w for w in registered(state_dir) if w.path != entry.path])
+        return done

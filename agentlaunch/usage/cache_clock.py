@@ -1,0 +1,79 @@
+"""Is the provider's prompt cache still warm, and what does the next turn pay if it is not?
+
+A provider keeps a cached prefix for a while after the last call that read or
+wrote it: 5 minutes by default, 1 hour once the session writes 1-hour entries
+(Claude Code on subscriptions, or with ``ENABLE_PROMPT_CACHING_1H``). After
+that the next call writes the whole context to the cache again, at the
+cache-write price, instead of reading it at the cache-read price.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+FIVE_MINUTES = 300.0
+ONE_HOUR = 3600.0
+
+
+@dataclass(frozen=True)
+class CacheWarmth:
+    """The cache after a session's latest call, and what the next turn's first call would pay."""
+
+    last_call: datetime
+    ttl: float
+    """Seconds the cache lives after a call."""
+    context: int
+    """Tokens in context: what the next call reads (warm) or writes again (cold)."""
+    cold_usd: float | None = None
+    """The next call's price for the context when the cache is cold (written again); None: unpriced."""
+    warm_usd: float | None = None
+    """... and when it is warm (read)."""
+
+    @property
+    def expires_at(self) -> datetime:
+        return self.last_call + timedelta(seconds=self.ttl)
+
+    def warm(self, now: datetime) -> bool:
+        return now < self.expires_at
+
+    def as_record(self) -> dict[str, Any]:
+        """For the live status record (readers compare ``expires_at`` with their own clock)."""
+        return {
+            "expires_at": self.expires_at.isoformat(timespec="seconds"),
+            "ttl_s": int(self.ttl),
+            "context": self.context,
+            "next_turn_cold_usd": None if self.cold_usd is None else round(self.cold_usd, 6),
+            "next_turn_warm_usd": None if self.warm_usd is None else round(self.warm_usd, 6),
+        }
+
+
+def lifetime(previous: CacheWarmth | None, wrote_1h: bool) -> float:
+    """The cache's lifetime after a call: 1 hour once the session wrote 1-hour entries, else 5 minutes."""
+    if wrote_1h or (previous is not None and previous.ttl >= ONE_HOUR):
+        return ONE_HOUR
+    return FIVE_MINUTES
+
+
+def span(seconds: float) -> str:
+    """``4m12s``, ``1h03m``: a duration for a status line."""
+    seconds = max(int(seconds), 0)
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def warmth_text(record: dict[str, Any], now: datetime) -> str | None:
+    """``cache warm 4m12s`` or ``cache cold``, from a status record's ``cache`` (None when there is none)."""
+    cache = record.get("cache")
+    if not isinstance(cache, dict) or not isinstance(cache.get("expires_at"), str):
+        return None
+    try:
+        expires = datetime.fromisoformat(cache["expires_at"])
+    except ValueError:
+        return None
+    if expires.tzinfo is None:
+        return None
+    left = (expires - now).total_seconds()
+    return f"cache warm {span(left)}" if left > 0 else "cache cold"

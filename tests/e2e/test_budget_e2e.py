@@ -1,0 +1,88 @@
+"""Budgets on the real CLIs against the fake APIs: the call that crosses stops the agent with exit 6."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from agentlaunch.fakeapi import gemini as gfake
+from agentlaunch.fakeapi import responses as cfake
+from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, claude_env, text_reply, tool_reply
+from agentlaunch.usage.store import Store
+from tests.helpers import run_cli, write_agent
+from tests.support.clis import ensure_cli
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+
+
+def _calls(home: Path) -> list[tuple[int, float | None]]:
+    with Store.open(home / "state" / "usage.sqlite3") as store:
+        return [(c.usage.total_input, c.cost_usd) for s in store.list_sessions() for c in store.calls_for_session(s.session_id)]
+
+
+def test_claude_a_tool_turn_whose_first_call_crosses_the_budget_stops_before_the_second(
+    anthropic: FakeAnthropic, agents_dir: Path, isolated_home: Path, workdir: Path, claude_bin: Path
+) -> None:
+    write_agent(agents_dir, "spender", {
+        "provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin), "working_dir": str(workdir),
+        "allowed_tools": ["Bash"], "budget": {"session_usd": 0.05},
+    })  # fmt: skip
+    # The first call costs 100,000 x $3/M = $0.30: past the $0.05 budget.
+    anthropic.push(
+        tool_reply("Bash", {"command": "echo hi", "description": "Print hi"}, ApiUsage(100_000, 0, 0, 30)),
+        text_reply("It printed hi.", ApiUsage(8, 0, 0, 9)),
+    )
+    assert anthropic.server is not None
+    env = {**os.environ, **claude_env(anthropic.server.url, isolated_home, {"CLAUDE_CODE_MAX_RETRIES": "0"})}
+    env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
+    done = run_cli("run", "spender", "run echo hi", cwd=workdir, env=env, timeout=240)
+    err = done.stderr.decode()
+    assert done.returncode == 6, err
+    assert "budget: stopped the agent: the session budget of agent 'spender' ($0.05) is spent: $0.3" in err
+    assert len(anthropic.message_requests()) == 1, "the second call of the turn must not be made"
+    assert [cost for _, cost in _calls(isolated_home)] == [pytest.approx(0.30045, abs=1e-9)]
+    again = run_cli("run", "spender", "-c", "go on", cwd=workdir, env=env, timeout=240)
+    assert again.returncode == 6 and "budget: not starting" in again.stderr.decode()
+    assert len(anthropic.message_requests()) == 1
+
+
+def _per_turn_agent(agents_dir: Path, provider: str, model: str, workdir: Path) -> None:
+    write_agent(agents_dir, "spender", {
+        "provider": provider, "model": model, "command": str(ensure_cli(provider)), "working_dir": str(workdir),
+        "budget": {"daily_usd": 0.01},
+    })  # fmt: skip
+
+
+def test_codex_the_turn_that_crosses_ends_with_exit_6_and_the_next_launch_is_refused(
+    agents_dir: Path, isolated_home: Path, workdir: Path
+) -> None:
+    with cfake.ResponsesFake() as api:
+        env = cfake.prepare_codex_home(isolated_home, api.server.url + "/v1", request_max_retries=0, stream_max_retries=0)
+        env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
+        _per_turn_agent(agents_dir, "codex", "gpt-5.5", workdir)
+        api.script.push(cfake.TextReply("done", cfake.ResponsesUsage(input_tokens=200_000, output_tokens=5)))
+        done = run_cli("run", "spender", "hello", cwd=workdir, env=env, timeout=240)
+        assert done.returncode == 6, done.stderr.decode()
+        assert "today's budget of agent 'spender' ($0.01) is spent" in done.stderr.decode()
+        assert len(_calls(isolated_home)) == 1
+        again = run_cli("run", "spender", "more", cwd=workdir, env=env, timeout=240)
+        assert again.returncode == 6 and "budget: not starting" in again.stderr.decode()
+        assert len(api.model_requests) == 1
+
+
+def test_gemini_the_turn_that_crosses_ends_with_exit_6_and_the_next_launch_is_refused(
+    agents_dir: Path, isolated_home: Path, workdir: Path
+) -> None:
+    with gfake.GeminiFake() as api:
+        env = gfake.prepare_gemini_home(isolated_home, api.base_url, max_attempts=1)
+        env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
+        _per_turn_agent(agents_dir, "gemini", "gemini-2.5-pro", workdir)
+        api.script.push(gfake.TextReply("done", gfake.GeminiUsage(prompt=200_000, output=5, cached=0, thoughts=0)))
+        done = run_cli("run", "spender", "hello", cwd=workdir, env=env, timeout=240)
+        assert done.returncode == 6, done.stderr.decode()
+        assert "today's budget of agent 'spender' ($0.01) is spent" in done.stderr.decode()
+        again = run_cli("run", "spender", "more", cwd=workdir, env=env, timeout=240)
+        assert again.returncode == 6 and "budget: not starting" in again.stderr.decode()
+        assert len(api.model_requests) == 1

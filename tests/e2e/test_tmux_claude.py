@@ -1,0 +1,127 @@
+"""`tmux up` / `down` / `up --resume` with the real Claude Code (its line chat) against a fake Anthropic API.
+
+A private tmux server per test; the server is started by `tmux up` itself, so its panes inherit the
+environment that points claude at the fake API (HOME, ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, text_reply
+from tests.helpers import run_cli, wait_for, write_agent
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
+
+if shutil.which("tmux") is None and not os.environ.get("CI"):
+    pytest.skip("tmux is not installed", allow_module_level=True)
+
+
+@pytest.fixture
+def socket() -> Iterator[str]:
+    name = f"al-e2e-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    yield name
+    subprocess.run(["tmux", "-L", name, "kill-server"], capture_output=True)
+    (Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}" / name).unlink(missing_ok=True)
+
+
+def tmux(socket: str, *args: str) -> str:
+    return subprocess.run(["tmux", "-L", socket, *args], capture_output=True, text=True, check=True).stdout
+
+
+def pane_of(socket: str, agent: str, session: str = "agentlaunch") -> str:
+    for line in tmux(socket, "list-panes", "-s", "-t", f"={session}", "-F", "#{@agentlaunch_agent}\t#{pane_id}").splitlines():
+        name, pane = line.split("\t")
+        if name == agent:
+            return pane
+    raise AssertionError(f"no pane for {agent}")
+
+
+def screen(socket: str, pane: str) -> str:
+    return tmux(socket, "capture-pane", "-p", "-J", "-S", "-", "-t", pane)
+
+
+def say(socket: str, pane: str, text: str) -> None:
+    tmux(socket, "send-keys", "-t", pane, "-l", text)
+    tmux(socket, "send-keys", "-t", pane, "Enter")
+
+
+def claude_agent(agents_dir: Path, name: str, claude_bin: Path, workdir: Path, **extra: object) -> str:
+    write_agent(
+        agents_dir, name,
+        {"provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin), "working_dir": str(workdir), **extra},
+    )  # fmt: skip
+    return name
+
+
+@pytest.fixture
+def env(anthropic: FakeAnthropic, isolated_home: Path, agents_dir: Path) -> dict[str, str]:
+    assert anthropic.server is not None
+    values = claude_env(anthropic.server.url, isolated_home, {"CLAUDE_CODE_MAX_RETRIES": "0"})
+    values["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
+    return values
+
+
+def cli(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return run_cli(*args, env=env, cwd=cwd, timeout=180)
+
+
+def test_a_claude_that_exits_at_once_fails_up_by_name_while_the_others_run(
+    socket: str, env: dict[str, str], agents_dir: Path, workdir: Path, claude_bin: Path
+) -> None:
+    good = claude_agent(agents_dir, "steady", claude_bin, workdir)
+    bad = claude_agent(agents_dir, "flaky", claude_bin, workdir, provider_flags=["--no-such-flag-at-all"])
+    result = cli(env, workdir, "tmux", "up", good, bad, "demo", "--socket", socket, "--no-attach", "--wait", "60")
+    err = result.stderr.decode()
+    assert result.returncode == 1, err
+    lines = {line.split()[0]: line for line in err.splitlines() if line.startswith("  ")}
+    assert "started" in lines["steady"] and "started" in lines["demo"]
+    assert "failed" in lines["flaky"] and "the provider CLI exited" in lines["flaky"]
+    assert "no-such-flag-at-all" in lines["flaky"]  # Claude Code's own words, read back from the kept pane
+    assert "failed flaky" in err
+    assert "no-such-flag-at-all" in screen(socket, pane_of(socket, bad))
+    records = {r["agent"]: r for r in json.loads(cli(env, workdir, "status", "--json", "--socket", socket).stdout)}
+    assert records["steady"]["state"] == "waiting" and records["flaky"]["state"] == "dead"
+    assert cli(env, workdir, "tmux", "down", "--socket", socket).returncode == 0
+
+
+def test_down_then_up_resume_brings_back_the_same_claude_session_with_its_history(
+    socket: str, env: dict[str, str], anthropic: FakeAnthropic, agents_dir: Path, workdir: Path, claude_bin: Path
+) -> None:
+    name = claude_agent(agents_dir, "keeper", claude_bin, workdir)
+    anthropic.push(text_reply("Noted: PLUM."), text_reply("The codeword was PLUM."))
+    assert cli(env, workdir, "tmux", "up", name, "--socket", socket, "--no-attach", "--wait", "60").returncode == 0
+    pane = pane_of(socket, name)
+    wait_for(lambda: "› " in screen(socket, pane), timeout=60, what="the chat's prompt")
+    say(socket, pane, "remember the codeword PLUM")
+    wait_for(lambda: "Noted: PLUM." in screen(socket, pane), timeout=90, what="the first answer")
+    wait_for(lambda: "› " in screen(socket, pane).split("Noted: PLUM.")[-1], timeout=30, what="the prompt after it")
+    (first,) = json.loads(cli(env, workdir, "sessions", "--json").stdout)
+
+    down = cli(env, workdir, "tmux", "down", "--socket", socket, "--timeout", "60")
+    assert down.returncode == 0, down.stderr
+    assert f"resume them with: agentlaunch tmux up --resume {name} --socket {socket}".encode() in down.stderr
+
+    again = cli(env, workdir, "tmux", "up", "--resume", name, "--socket", socket, "--no-attach", "--wait", "60")
+    said = again.stderr.decode()
+    assert again.returncode == 0, said
+    assert f"{name}: resuming session {first['session_id'][:8]} “remember the codeword PLUM” (1 turn)" in said
+    pane = pane_of(socket, name)
+    wait_for(lambda: "› " in screen(socket, pane), timeout=60, what="the resumed chat's prompt")
+    say(socket, pane, "what was the codeword?")
+    wait_for(lambda: "The codeword was PLUM." in screen(socket, pane), timeout=90, what="the answer after resuming")
+    earlier, later = anthropic.message_requests()[-2:]
+    assert "remember the codeword PLUM" in json.dumps(later.body["messages"])  # the history came back with the session
+    assert "Noted: PLUM." in json.dumps(later.body["messages"])
+    assert later.headers.get("x-claude-code-session-id") == first["session_id"]
+    assert cli(env, workdir, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
+    (row,) = json.loads(cli(env, workdir, "sessions", "--json").stdout)
+    assert row["session_id"] == first["session_id"] and row["turns"] == 2

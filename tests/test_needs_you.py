@@ -1,0 +1,216 @@
+""" "Needs you": the sink in process (a Launch on the fake CLI, and plain events), and the settings it reads."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from agentlaunch.definitions.settings import load_settings
+from agentlaunch.definitions.spec import load_agent
+from agentlaunch.errors import DefinitionError
+from agentlaunch.launch.session import spawn_child
+from agentlaunch.launch.sink import SessionClosed, StateChanged
+from agentlaunch.launch.turn import ChildLike
+from agentlaunch.live.needs_you import NeedsYou
+from agentlaunch.live.status import one_line, waited
+from tests.helpers import wait_for, write_agent
+from tests.test_launch_inprocess import build
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 100.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def recorder(tmp_path: Path, name: str = "notified.jsonl", code: int = 0) -> list[str]:
+    """A notify command that appends its stdin to a file (and exits with ``code``)."""
+    out = tmp_path / name
+    script = f"import sys; open({str(out)!r}, 'a').write(sys.stdin.read()); sys.exit({code})"
+    return [sys.executable, "-c", script]
+
+
+def notified(tmp_path: Path, name: str = "notified.jsonl") -> list[dict[str, Any]]:
+    path = tmp_path / name
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def view(tmp_path: Path) -> Any:
+    """What the sink reads of a launch."""
+    return SimpleNamespace(spec=SimpleNamespace(name="demo"), session_id="s-1", working_dir=tmp_path, state="waiting")
+
+
+def feed(sink: NeedsYou, launch: Any, *states: str) -> None:
+    for state in states:
+        sink.event(StateChanged(state), launch)
+
+
+# -- a real launch on the fake CLI ---------------------------------------------------------
+
+
+def test_a_permission_prompt_is_announced_with_bell_and_notify_json(
+    agents_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def factory(argv: Sequence[str], env: Mapping[str, str], cwd: Path, size: tuple[int, int]) -> ChildLike:
+        return spawn_child(argv, env, cwd, size)
+
+    sink = NeedsYou(notify=recorder(tmp_path), bell=True, pane=None, after=3600)
+    launch, collected, _ = build(agents_dir, tmp_path, factory, sink, interactive=True)
+    asked: list[str] = []
+    try:
+        launch.start()
+        outcome = launch.run_turn("/tool", ask_permission=lambda r: asked.append(r.tool_name) or "once")
+        assert outcome.end is not None and not outcome.end.is_error
+    finally:
+        launch.close(0)
+    states = [e.state for e in collected.of(StateChanged)]  # type: ignore[attr-defined]
+    assert "asking" in states and states.index("asking") > states.index("thinking")
+    assert asked  # the person was asked while the state said so
+    (payload,) = wait_for(lambda: notified(tmp_path), what="the notify command's JSON")
+    assert payload == {
+        "agent": "demo", "state": "asking", "session": launch.session_id, "working_dir": str(launch.working_dir),
+        "pane": None, "reason": "a permission prompt or a question waits for you", "turn_seconds": payload["turn_seconds"],
+    }  # fmt: skip
+    assert isinstance(payload["turn_seconds"], float)
+    assert capsys.readouterr().err.count("\a") == 1  # one bell; the quick turn's end (after=3600) rang none
+    assert sink.running == []  # reaped by the session's end
+
+
+# -- the rules, with plain events -------------------------------------------------------------
+
+
+def test_waiting_is_announced_only_after_a_long_turn(tmp_path: Path) -> None:
+    clock = Clock()
+    sink = NeedsYou(notify=None, after=30, bell=False, pane=None, clock=clock)
+    launch = view(tmp_path)
+    feed(sink, launch, "starting", "waiting", "thinking")
+    clock.t += 29
+    feed(sink, launch, "waiting")
+    assert sink.announced == []  # quick: the person is still looking
+    feed(sink, launch, "thinking", "tool")
+    clock.t += 31
+    feed(sink, launch, "thinking", "waiting")
+    (only,) = sink.announced
+    assert only["state"] == "waiting" and only["turn_seconds"] == 31.0 and "31s" in only["reason"]
+
+
+def test_the_same_state_is_not_announced_twice_within_the_debounce(tmp_path: Path) -> None:
+    clock = Clock()
+    sink = NeedsYou(notify=None, bell=False, pane=None, clock=clock, debounce=5)
+    launch = view(tmp_path)
+    feed(sink, launch, "thinking", "asking", "tool", "asking")
+    clock.t += 6
+    feed(sink, launch, "tool", "asking")
+    assert [a["state"] for a in sink.announced] == ["asking", "asking"]
+
+
+def test_a_missing_notify_command_is_reported_once_and_not_run_again(tmp_path: Path) -> None:
+    reports: list[str] = []
+    sink = NeedsYou(notify=[str(tmp_path / "no-such-notifier")], bell=False, pane=None, debounce=0, report=reports.append)
+    launch = view(tmp_path)
+    feed(sink, launch, "thinking", "asking", "tool", "asking", "tool", "asking")
+    assert len(sink.announced) == 3
+    assert len(reports) == 1 and "could not start" in reports[0] and "no-such-notifier" in reports[0]
+    assert sink.running == []
+
+
+def test_a_failing_notify_command_is_reported_once(tmp_path: Path) -> None:
+    reports: list[str] = []
+    sink = NeedsYou(notify=recorder(tmp_path, code=2), bell=False, pane=None, debounce=0, report=reports.append)
+    launch = view(tmp_path)
+    feed(sink, launch, "thinking", "asking")
+    wait_for(lambda: sink.running[0][0].poll() is not None, what="the notify command to end")
+    feed(sink, launch, "tool", "asking")  # reaped here: failed, reported, and not run again
+    sink.event(SessionClosed(0), launch)
+    assert reports == [f"notify command {sys.executable!r} failed (exit 2); not run again this session"]
+    assert len(notified(tmp_path)) == 1
+
+
+def test_a_hanging_notify_command_does_not_hold_the_launch_and_is_ended(tmp_path: Path) -> None:
+    clock = Clock()
+    reports: list[str] = []
+    hang = [sys.executable, "-c", "import time; time.sleep(600)"]
+    sink = NeedsYou(notify=hang, bell=False, pane=None, clock=clock, timeout=30, report=reports.append)
+    launch = view(tmp_path)
+    feed(sink, launch, "thinking", "asking")
+    ((proc, _),) = sink.running
+    assert proc.poll() is None  # the event returned while the command still runs: it was not waited for
+    clock.t += 31
+    feed(sink, launch, "tool")
+    assert reports == [f"notify command {sys.executable!r} ran over 30s and was ended"]
+    sink.event(SessionClosed(0), launch)
+    assert proc.poll() is not None and sink.running == []
+
+
+def test_a_notify_command_that_never_reads_stdin_is_not_a_problem(tmp_path: Path) -> None:
+    reports: list[str] = []
+    sink = NeedsYou(notify=[sys.executable, "-c", "pass"], bell=False, pane=None, report=reports.append)
+    launch = view(tmp_path)
+    feed(sink, launch, "thinking", "asking")
+    sink.event(SessionClosed(0), launch)
+    assert reports == [] and sink.running == []
+
+
+# -- how long it has been waiting -------------------------------------------------------------
+
+
+def test_the_one_line_form_says_how_long_an_agent_waits() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    since = datetime(2026, 12, 1, 11, 0, 0, tzinfo=UTC)
+    record = {"agent": "demo", "state": "asking", "state_since": since.isoformat()}
+    assert one_line(record, since + timedelta(seconds=75)) == "demo · asking · for 1m15s"
+    assert one_line(record, since + timedelta(hours=2, minutes=3)) == "demo · asking · for 2h03m"
+    assert one_line({**record, "state": "waiting"}, since + timedelta(seconds=9)) == "demo · waiting · for 9s"
+    assert one_line({**record, "state": "thinking"}, since) == "demo · thinking"  # busy: no wait to report
+    assert waited(record, None) == f"since {since.astimezone():%H:%M}"  # the pane title: a clock time stays true
+    assert waited({**record, "state_since": "garbage"}, since) is None
+    assert waited({**record, "stale": True}, since) is None
+
+
+# -- settings -------------------------------------------------------------------------------
+
+
+def test_notify_settings_come_from_agent_yaml_or_config_yaml(agents_dir: Path, tmp_path: Path) -> None:
+    config = tmp_path / "config"
+    config.mkdir()
+    assert load_settings(config).notify is None and load_settings(config).bell is True
+    (config / "config.yaml").write_text("notify: notify-send 'agent needs you'\nnotify_after: 12\nbell: false\n")
+    settings = load_settings(config)
+    assert settings.notify == ("notify-send", "agent needs you") and settings.notify_after == 12.0 and not settings.bell
+    write_agent(agents_dir, "pinger", {"provider": "fake", "notify": ["my-notifier", "--urgent"], "notify_after": 5})
+    spec = load_agent(agents_dir, "pinger")
+    assert spec.notify == ("my-notifier", "--urgent") and spec.notify_after == 5.0
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("notify: []\n", "notify: the command is empty"),
+        ("notify: 'unclosed \"quote'\n", "notify: cannot split"),
+        ("notify_after: -1\n", "notify_after: expected seconds"),
+        ("bell: maybe\n", "bell: expected true or false"),
+        ("nosuch: 1\n", "nosuch: unknown key"),
+        ("- a list\n", "expected a mapping"),
+    ],
+)
+def test_a_bad_config_yaml_is_a_definition_error_naming_the_key(tmp_path: Path, text: str, problem: str) -> None:
+    (tmp_path / "config.yaml").write_text(text)
+    with pytest.raises(DefinitionError) as caught:
+        load_settings(tmp_path)
+    assert problem in str(caught.value) and "config.yaml" in str(caught.value)
+
+
+def test_a_bad_notify_in_agent_yaml_is_a_definition_error(agents_dir: Path) -> None:
+    write_agent(agents_dir, "bad", {"provider": "fake", "notify": [1, 2]})
+    with pytest.raises(DefinitionError) as caught:
+        load_agent(agents_dir, "bad")
+    assert "notify" in str(caught.value)
