@@ -145,9 +145,9 @@ def test_esc_during_a_streaming_answer_and_a_resize_reach_claude(claude: Claude)
     screen.child.send("\x1b")  # Esc: Claude Code interrupts the answer
     screen.wait_for(lambda t: "Interrupted" in t, 30, "Claude Code's interrupted mark")
     # A resize: Claude Code redraws its input box across the new width.
-    screen.child.setwinsize(30, 90)
-    screen.screen.resize(30, 90)
-    screen.wait_for(lambda t: any(line.count("─") >= 85 and len(line) <= 90 for line in t.splitlines()), 30, "a 90-column box")
+    # The screen that reads it stays 120 columns wide: a rule of 90 can only come from a redraw at 90.
+    screen.child.setwinsize(40, 90)
+    screen.wait_for(lambda t: any(85 <= line.count("─") <= 90 for line in t.splitlines()), 30, "a 90-column box")
     quit_tui(screen, claude, settle=False)  # Esc ended the turn
 
 

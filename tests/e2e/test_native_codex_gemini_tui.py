@@ -168,9 +168,11 @@ def test_own_interface_instructions_and_startup_message_once(tui: Tui) -> None:
     screen.wait_for(lambda t: "Second answer." in t, 60, "the second answer")
     assert any("typed by a person" in tui.user_texts(c.body)[-1] for c in tui.calls()[1:])
     # A resize reaches the CLI: it redraws for the new width.
-    screen.child.setwinsize(30, 90)
-    screen.screen.resize(30, 90)
+    # (The screen that reads it stays 120 columns wide: a rule of 90 can only come from a redraw at 90.)
+    screen.child.setwinsize(40, 90)
     screen.child.send("\x0c")  # Ctrl-L: some interfaces redraw only on input
+    if tui.name == "gemini":  # Gemini redraws its full-width rule at the new width
+        screen.wait_for(lambda t: any(85 <= line.count("─") <= 90 for line in t.splitlines()), 30, "a 90-column rule")
     screen.pump(1.0)
     assert screen.child.isalive()
     quit_tui(tui, screen)
