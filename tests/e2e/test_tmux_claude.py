@@ -1,4 +1,4 @@
-"""`tmux up` / `down` / `up --resume` with the real Claude Code (its line chat) against a fake Anthropic API.
+"""`tmux up` / `down` / `up --resume` with the real Claude Code (its own interface) against a fake Anthropic API.
 
 A private tmux server per test; the server is started by `tmux up` itself, so its panes inherit the
 environment that points claude at the fake API (HOME, ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY).
@@ -18,6 +18,7 @@ import pytest
 
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, text_reply
 from tests.helpers import run_cli, wait_for, write_agent
+from tests.support.claude_tui import seed_home
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
@@ -63,15 +64,21 @@ def claude_agent(agents_dir: Path, name: str, claude_bin: Path, workdir: Path, *
 
 
 @pytest.fixture
-def env(anthropic: FakeAnthropic, isolated_home: Path, agents_dir: Path) -> dict[str, str]:
+def env(anthropic: FakeAnthropic, isolated_home: Path, agents_dir: Path, workdir: Path) -> dict[str, str]:
     assert anthropic.server is not None
     values = claude_env(anthropic.server.url, isolated_home, {"CLAUDE_CODE_MAX_RETRIES": "0"})
+    seed_home(isolated_home, [workdir], key=values["ANTHROPIC_API_KEY"])  # a set-up user's: the interface runs offline
     values["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
     return values
 
 
 def cli(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     return run_cli(*args, env=env, cwd=cwd, timeout=180)
+
+
+def state_of(env: dict[str, str], cwd: Path, agent: str) -> str | None:
+    records = json.loads(cli(env, cwd, "status", "--json").stdout)
+    return next((str(r.get("state")) for r in records if r.get("agent") == agent), None)
 
 
 def test_a_claude_that_exits_at_once_fails_up_by_name_while_the_others_run(
@@ -84,7 +91,7 @@ def test_a_claude_that_exits_at_once_fails_up_by_name_while_the_others_run(
     assert result.returncode == 1, err
     lines = {line.split()[0]: line for line in err.splitlines() if line.startswith("  ")}
     assert "started" in lines["steady"] and "started" in lines["demo"]
-    assert "failed" in lines["flaky"] and "the provider CLI exited" in lines["flaky"]
+    assert "failed" in lines["flaky"] and "exited with code 1" in lines["flaky"]
     assert "no-such-flag-at-all" in lines["flaky"]  # Claude Code's own words, read back from the kept pane
     assert "failed flaky" in err
     assert "no-such-flag-at-all" in screen(socket, pane_of(socket, bad))
@@ -97,13 +104,14 @@ def test_down_then_up_resume_brings_back_the_same_claude_session_with_its_histor
     socket: str, env: dict[str, str], anthropic: FakeAnthropic, agents_dir: Path, workdir: Path, claude_bin: Path
 ) -> None:
     name = claude_agent(agents_dir, "keeper", claude_bin, workdir)
-    anthropic.push(text_reply("Noted: PLUM."), text_reply("The codeword was PLUM."))
+    # The interface's first prompt is the startup message (a turn of its own), then the person's two.
+    anthropic.push(text_reply("Ready."), text_reply("Noted: PLUM."), text_reply("The codeword was PLUM."))
     assert cli(env, workdir, "tmux", "up", name, "--socket", socket, "--no-attach", "--wait", "60").returncode == 0
     pane = pane_of(socket, name)
-    wait_for(lambda: "› " in screen(socket, pane), timeout=60, what="the chat's prompt")
+    wait_for(lambda: state_of(env, workdir, name) == "waiting", timeout=60, what="the interface waiting")
     say(socket, pane, "remember the codeword PLUM")
     wait_for(lambda: "Noted: PLUM." in screen(socket, pane), timeout=90, what="the first answer")
-    wait_for(lambda: "› " in screen(socket, pane).split("Noted: PLUM.")[-1], timeout=30, what="the prompt after it")
+    wait_for(lambda: state_of(env, workdir, name) == "waiting", timeout=60, what="waiting after it")
     (first,) = json.loads(cli(env, workdir, "sessions", "--json").stdout)
 
     down = cli(env, workdir, "tmux", "down", "--socket", socket, "--timeout", "60")
@@ -113,9 +121,9 @@ def test_down_then_up_resume_brings_back_the_same_claude_session_with_its_histor
     again = cli(env, workdir, "tmux", "up", "--resume", name, "--socket", socket, "--no-attach", "--wait", "60")
     said = again.stderr.decode()
     assert again.returncode == 0, said
-    assert f"{name}: resuming session {first['session_id'][:8]} “remember the codeword PLUM” (1 turn)" in said
+    assert f"{name}: resuming session {first['session_id'][:8]} (2 turns)" in said
     pane = pane_of(socket, name)
-    wait_for(lambda: "› " in screen(socket, pane), timeout=60, what="the resumed chat's prompt")
+    wait_for(lambda: state_of(env, workdir, name) == "waiting", timeout=60, what="the resumed interface waiting")
     say(socket, pane, "what was the codeword?")
     wait_for(lambda: "The codeword was PLUM." in screen(socket, pane), timeout=90, what="the answer after resuming")
     earlier, later = anthropic.message_requests()[-2:]
@@ -124,4 +132,4 @@ def test_down_then_up_resume_brings_back_the_same_claude_session_with_its_histor
     assert later.headers.get("x-claude-code-session-id") == first["session_id"]
     assert cli(env, workdir, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
     (row,) = json.loads(cli(env, workdir, "sessions", "--json").stdout)
-    assert row["session_id"] == first["session_id"] and row["turns"] == 2
+    assert row["session_id"] == first["session_id"] and row["turns"] == 3
