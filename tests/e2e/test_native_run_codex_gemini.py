@@ -112,7 +112,10 @@ def environment(base: dict[str, str], agents_dir: Path) -> dict[str, str]:
 
 
 def usage(input: int, cache_read: int, output: int, reasoning: int = 0) -> dict[str, int]:
-    return {"input": input, "cache_write": 0, "cache_read": cache_read, "output": output, "reasoning": reasoning, "cache_write_1h": 0}
+    return {
+        "input": input, "cache_write": 0, "cache_read": cache_read, "output": output, "reasoning": reasoning,
+        "cache_write_1h": 0,
+    }  # fmt: skip
 
 
 def test_codex_native_run_meters_a_tool_turn_shows_states_and_resumes(short_root: Path, agents_dir: Path) -> None:
