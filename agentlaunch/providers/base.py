@@ -48,24 +48,8 @@ class Parser(Protocol):
         ...
 
 
-class PersistentAdapter(Protocol):
-    """A CLI that runs for the whole session and reads stream-json user turns on stdin (Claude Code)."""
-
-    @property
-    def descriptor(self) -> ProviderDescriptor: ...
-
-    @property
-    def persistent(self) -> Literal[True]: ...
-
-    @property
-    def default_command(self) -> str: ...
-
-    @property
-    def install_hint(self) -> str: ...
-
-    def plan(self, spec: AgentSpec, command: str, session_id: str, resume: bool, interactive: bool) -> TurnPlan:
-        """argv and environment of the session's one CLI process."""
-        ...
+class NativeInterface(Protocol):
+    """What the native mode needs of an adapter, whichever its shape: the CLI's own interface and its session."""
 
     @property
     def chooses_session_id(self) -> bool:
@@ -86,6 +70,26 @@ class PersistentAdapter(Protocol):
 
     def state_after_interface(self, session_id: str, state: Mapping[str, object], env: Mapping[str, str]) -> ProviderState:
         """What a later turn of the session needs after a native run (read from the CLI's files)."""
+        ...
+
+
+class PersistentAdapter(NativeInterface, Protocol):
+    """A CLI that runs for the whole session and reads stream-json user turns on stdin (Claude Code)."""
+
+    @property
+    def descriptor(self) -> ProviderDescriptor: ...
+
+    @property
+    def persistent(self) -> Literal[True]: ...
+
+    @property
+    def default_command(self) -> str: ...
+
+    @property
+    def install_hint(self) -> str: ...
+
+    def plan(self, spec: AgentSpec, command: str, session_id: str, resume: bool, interactive: bool) -> TurnPlan:
+        """argv and environment of the session's one CLI process."""
         ...
 
     def parser(self, state: Mapping[str, object] | None = None) -> Parser:
@@ -113,7 +117,7 @@ class PersistentAdapter(Protocol):
         ...
 
 
-class PerTurnAdapter(Protocol):
+class PerTurnAdapter(NativeInterface, Protocol):
     """A CLI started afresh for each turn, the thread continued from ``state`` (Codex, Gemini)."""
 
     @property
@@ -130,27 +134,6 @@ class PerTurnAdapter(Protocol):
 
     def plan_turn(self, spec: AgentSpec, command: str, state: Mapping[str, object], prompt: str) -> TurnPlan:
         """argv, environment and stdin of the CLI process for one turn with ``prompt``."""
-        ...
-
-    @property
-    def chooses_session_id(self) -> bool:
-        """agentlaunch names a new session (``--session-id``); False: the CLI does, and reports it."""
-        ...
-
-    @property
-    def has_interface(self) -> bool:
-        """The CLI has an interactive interface of its own that the native mode relays."""
-        ...
-
-    def interface_argv(
-        self, spec: AgentSpec, command: str, *, session_id: str, resumed: bool, state: Mapping[str, object],
-        placement_argv: list[str], extra_argv: list[str], prompt: str,
-    ) -> list[str]:  # fmt: skip
-        """argv of the CLI's own interface for the session; ``prompt`` (the startup message) is its first prompt."""
-        ...
-
-    def state_after_interface(self, session_id: str, state: Mapping[str, object], env: Mapping[str, str]) -> ProviderState:
-        """What a later turn of the session needs after a native run (read from the CLI's files)."""
         ...
 
     def parser(self, state: Mapping[str, object]) -> Parser:
