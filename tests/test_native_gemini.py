@@ -7,6 +7,7 @@ the headless per-call split reads from the same file.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -247,3 +248,17 @@ def test_any_session_line_shape_is_taken_without_an_exception(
         for item in source._line(line):
             if isinstance(item, CallUsage):
                 assert all(isinstance(v, int) and v >= 0 for v in item.usage.as_dict().values())
+
+
+def test_an_inherited_ci_true_is_turned_off_for_the_interface(tmp_path: Path) -> None:
+    # Gemini 0.61 takes CI=true (or GITHUB_ACTIONS=true) for headless even at a terminal: a resume then exits 42.
+    base = Bench(tmp_path).ctx()
+    for env, expected in (
+        ({"CI": "true"}, {"CI": "false"}),
+        ({"CI": "true", "GITHUB_ACTIONS": "true"}, {"CI": "false", "GITHUB_ACTIONS": "false"}),
+        ({"CI": "1", "GITHUB_ACTIONS": "false"}, {}),  # only "true" makes Gemini headless: others are left alone
+    ):
+        extras = native_extras(dataclasses.replace(base, env={**base.env, **env}))
+        assert extras.env == expected
+        for source in extras.sources:
+            source.close()

@@ -49,9 +49,19 @@ SETTLE = (0.3, 1.5)
 """After a change, two more reads (Gemini writes a record in more than one write)."""
 
 
+HEADLESS_MARKERS = ("CI", "GITHUB_ACTIONS")
+"""Gemini 0.61 runs headless whenever one of these is ``true`` (``isHeadlessMode``), at a terminal too: a
+resumed interface (no ``-i PROMPT``) then waits for stdin and exits 42."""
+
+
 def native_extras(ctx: NativeContext) -> NativeExtras:
-    """The source of a native Gemini launch (no flags: Gemini's own argv and home stay as they are)."""
-    return NativeExtras(sources=[GeminiNativeSource(ctx, open_watch())])
+    """The source of a native Gemini launch (no flags: Gemini's own argv and home stay as they are).
+
+    agentlaunch relays a real terminal here, so a ``CI=true`` (or ``GITHUB_ACTIONS=true``) inherited from the
+    environment is turned to ``false`` for the interface; it would make Gemini take the terminal for a pipe.
+    """
+    env = {name: "false" for name in HEADLESS_MARKERS if ctx.env.get(name) == "true"}
+    return NativeExtras(env=env, sources=[GeminiNativeSource(ctx, open_watch())])
 
 
 def gemini_root(env: Any) -> Path:
