@@ -66,7 +66,7 @@ from agentlaunch.launch.transport import Child, resolve_command, window_size
 from agentlaunch.launch.turn import ChildLike, Turn, TurnOutcome
 from agentlaunch.prefix.fingerprint import prefix_notice, record_prefix
 from agentlaunch.providers.base import Adapter, Parser, PersistentAdapter, PerTurnAdapter, child_env
-from agentlaunch.usage.cache_clock import ONE_HOUR, CacheWarmth, lifetime, span
+from agentlaunch.usage.cache_clock import ONE_HOUR, CacheWarmth, lifetime, lives, span
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.pricing import Pricer, format_cost
 from agentlaunch.usage.records import CallRecord
@@ -433,8 +433,10 @@ class Launch:
         cost = ""
         if cache.cold_usd is not None and cache.warm_usd is not None:
             cost = f" (~{format_cost(cache.cold_usd)}; warm it would read them for ~{format_cost(cache.warm_usd)})"
-        lives = "1 hour" if cache.ttl >= ONE_HOUR else "5 minutes"
-        return f"the cache went cold {ago} ago (it lives {lives}): this turn writes ~{cache.context:,} tokens to it again{cost}"
+        return (
+            f"the cache went cold {ago} ago (it lives {lives(cache.ttl)}): this turn writes ~{cache.context:,} tokens "
+            f"to it again{cost}"
+        )
 
     def handle(self, event: Event) -> None:
         """Meter and price one event, then hand it to the sinks."""

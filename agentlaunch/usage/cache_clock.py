@@ -56,6 +56,11 @@ def lifetime(previous: CacheWarmth | None, wrote_1h: bool) -> float:
     return FIVE_MINUTES
 
 
+def lives(ttl: float) -> str:
+    """How long the cache lives, said for a person: ``1 hour`` or ``5 minutes``."""
+    return "1 hour" if ttl >= ONE_HOUR else "5 minutes"
+
+
 def span(seconds: float) -> str:
     """``4m12s``, ``1h03m``: a duration for a status line."""
     seconds = max(int(seconds), 0)

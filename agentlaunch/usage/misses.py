@@ -15,20 +15,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from agentlaunch.usage.cache_clock import FIVE_MINUTES, ONE_HOUR, lives, span
 from agentlaunch.usage.records import CallRecord
 
 MIN_WRITE = 1024
 """Providers cache prefixes of 1,024 tokens or more; a smaller write is new messages, not a miss."""
-FIVE_MINUTES, ONE_HOUR = 300.0, 3600.0
 
 SessionEvent = tuple[datetime, str, "str | None"]
-
-
-def _span(seconds: float) -> str:
-    minutes = int(seconds // 60)
-    if minutes < 60:
-        return f"{minutes}m{int(seconds % 60):02d}s"
-    return f"{minutes // 60}h{minutes % 60:02d}m"
 
 
 def cache_misses(calls: Sequence[CallRecord], events: Sequence[SessionEvent]) -> list[str | None]:
@@ -51,6 +44,5 @@ def _cause(before: CallRecord, call: CallRecord, events: Sequence[SessionEvent],
         return f"the instructions prefix changed ({changed[-1]})"
     gap = (call.at - before.at).total_seconds()
     if gap > ttl:
-        lives = "1 hour" if ttl == ONE_HOUR else "5 minutes"
-        return f"the cache expired ({_span(gap)} after the previous call; it lives {lives})"
+        return f"the cache expired ({span(gap)} after the previous call; it lives {lives(ttl)})"
     return "unknown (no prefix change, expiry or compaction was seen)"
