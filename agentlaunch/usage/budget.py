@@ -123,17 +123,18 @@ class BudgetGuard:
         self._warned: set[str] = set()
 
     # -- what was spent ---------------------------------------------------------
-    def _spent(self, launch: LaunchView) -> dict[str, Spent]:
+    def _spent(self, launch: LaunchView, scope: str) -> Spent:
+        """What was spent in ``scope`` (``session``, ``daily``, ``all_agents_daily``), read from the store."""
+        if scope == "session":
+            return Spent.of(self.store.usage_report("session", session=launch.session_id))
         # "Today" is the local calendar day of the launch's clock; calls stamped later (a clock set back) count too.
         midnight = self.clock.now().replace(hour=0, minute=0, second=0, microsecond=0)
-        session = Spent.of(self.store.usage_report("session", session=launch.session_id))
-        today = Spent.of(self.store.usage_report("agent", agent=launch.spec.name, since=midnight))
-        everyone = Spent.of(self.store.usage_report("agent", since=midnight))
-        return {"session": session, "daily": today, "all_agents_daily": everyone}
+        agent = launch.spec.name if scope == "daily" else None
+        return Spent.of(self.store.usage_report("agent", agent=agent, since=midnight))
 
     def _checks(self, launch: LaunchView) -> list[tuple[str, float, float, str]]:
         """(key, spent, limit, label) for every limit that is set."""
-        spent = self._spent(launch)
+        spent: dict[str, Spent] = {}  # each scope read once, and only when one of its limits is set
         name = launch.spec.name
         checks: list[tuple[str, float, float, str]] = []
         table = (
@@ -147,6 +148,8 @@ class BudgetGuard:
         for key, scope, unit, label in table:
             limit = getattr(self.limits, key)
             if limit is not None:
+                if scope not in spent:
+                    spent[scope] = self._spent(launch, scope)
                 amount = spent[scope].usd if unit == "usd" else spent[scope].tokens
                 checks.append((key, float(amount), float(limit), label))
         return checks
