@@ -24,11 +24,11 @@ Nothing is written into the working directory. This module uses the standard lib
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 
 from agentlaunch.errors import StateError
+from agentlaunch.fsutil import write_atomic
 from agentlaunch.providers.home_links import ensure_link, link_entries, link_skills, unlink_skills
 
 HOMES_DIR = "gemini-homes"
@@ -85,7 +85,7 @@ def prepare_home(
             link_entries(dot, source, OWN_ENTRIES)
         _link_named(home, None if same else source_home, TOP_LINKS)
         user_text = _read_text(source / MEMORY_FILE) if source is not None else None
-        _write_atomic(dot / MEMORY_FILE, combined_memory(user_text, instructions))
+        write_atomic(dot / MEMORY_FILE, combined_memory(user_text, instructions).encode("utf-8"))
     except OSError as exc:
         where = exc.filename or home
         raise StateError(f"{where}: cannot prepare the agent's Gemini home ({exc.strerror or exc})") from None
@@ -109,10 +109,3 @@ def _read_text(path: Path) -> str | None:
         return path.read_bytes().decode("utf-8", errors="replace")
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file, so a concurrent reader never sees half of it."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
