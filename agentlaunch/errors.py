@@ -19,6 +19,7 @@ class ExitCode(IntEnum):
     REFUSED_OVERWRITE = 4  # a file that is the user's own would have been replaced
     STATE = 5  # a file agentlaunch keeps or delivers cannot be used: state directory, usage store, instructions file
     BUDGET = 6  # a budget stopped the agent (or refused to start it)
+    NOT_TAKEN = 7  # agentlaunch send: no running session of the agent could take the prompt (none runs, it is busy)
     TIMEOUT = 124
     PROVIDER_MISSING = 127
     INTERRUPTED = 130
@@ -75,6 +76,12 @@ class BudgetExceeded(AgentlaunchError):
     """A budget stopped the agent, or refused to start it (what was spent, against which limit)."""
 
     exit_code = ExitCode.BUDGET
+
+
+class PromptNotTaken(AgentlaunchError):
+    """``agentlaunch send``: the agent is not running, or its session cannot take a prompt now (asking, in a turn)."""
+
+    exit_code = ExitCode.NOT_TAKEN
 
 
 class Interrupted(AgentlaunchError):

@@ -29,6 +29,7 @@ COMMAND_MODULES = {
     "doctor": "doctor",
     "tmux": "tmux",
     "worktrees": "worktrees",
+    "send": "send",
 }
 
 

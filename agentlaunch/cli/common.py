@@ -11,7 +11,7 @@ from typer.core import TyperGroup
 
 from agentlaunch import __version__, paths
 from agentlaunch.definitions.spec import agent_names
-from agentlaunch.errors import AgentlaunchError
+from agentlaunch.errors import AgentlaunchError, UsageError
 from agentlaunch.live.lazy_console import LazyConsole
 from agentlaunch.visible import for_markup
 
@@ -136,3 +136,28 @@ def root(
         command = ctx.command.get_command(ctx, "run") if isinstance(ctx.command, TyperGroup) else None
         if command is not None:
             prespawn.note_run_options(prespawn.option_table(command.params, ctx.help_option_names))
+
+
+def read_prompt(prompt: str | None, prompt_opt: str | None) -> str | None:
+    """The headless prompt from the argument, -p, or stdin (``-``); None means interactive."""
+    if prompt is not None and prompt_opt is not None:
+        raise UsageError("give the prompt either as an argument or with -p, not both")
+    value = prompt if prompt is not None else prompt_opt
+    if value is None:
+        return None
+    if value == "-":
+        data = sys.stdin.buffer.read()
+        try:
+            value = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UsageError(
+                f"the prompt on stdin is not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+            ) from None
+    else:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise UsageError(f"the prompt is not valid UTF-8 (at character {exc.start})") from None
+    if not value.strip():
+        raise UsageError("the prompt is empty")
+    return value

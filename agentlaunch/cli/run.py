@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
 import sys
 import termios
 from pathlib import Path
@@ -13,16 +14,28 @@ from typing import Annotated
 import typer
 
 from agentlaunch import paths
-from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, complete_agent, err, out
+from agentlaunch.cli.common import (
+    AgentArg,
+    AgentsDirOpt,
+    JsonOpt,
+    TemplatesOpt,
+    app,
+    complete_agent,
+    err,
+    out,
+    read_prompt,
+)
 from agentlaunch.errors import AgentlaunchError, ExitCode, Interrupted, UsageError
 from agentlaunch.events import PermissionRequest
 from agentlaunch.launch import prespawn
+from agentlaunch.launch.answer import Figures, TurnAnswer
 from agentlaunch.launch.build import build_launch
-from agentlaunch.launch.native import NativeRun
+from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest, busy_reason
+from agentlaunch.launch.native import NativeRun, make_runtime_dir
 from agentlaunch.launch.session import Launch, LaunchOptions
-from agentlaunch.launch.signals import CliExited, Terminated
+from agentlaunch.launch.signals import CliExited, PromptArrived, Terminated
 from agentlaunch.launch.sink import Sink
-from agentlaunch.launch.turn import turn_failed
+from agentlaunch.launch.turn import TurnOutcome, turn_failed
 from agentlaunch.live.interface_view import InterfaceView
 from agentlaunch.live.view import HeadlessView, InteractiveView
 from agentlaunch.providers.values import summarize
@@ -30,31 +43,6 @@ from agentlaunch.usage.budget import check_budget_usd
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.store import Store
 from agentlaunch.visible import for_markup, visible
-
-
-def read_prompt(prompt: str | None, prompt_opt: str | None) -> str | None:
-    """The headless prompt from the argument, -p, or stdin (``-``); None means interactive."""
-    if prompt is not None and prompt_opt is not None:
-        raise UsageError("give the prompt either as an argument or with -p, not both")
-    value = prompt if prompt is not None else prompt_opt
-    if value is None:
-        return None
-    if value == "-":
-        data = sys.stdin.buffer.read()
-        try:
-            value = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise UsageError(
-                f"the prompt on stdin is not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
-            ) from None
-    else:
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise UsageError(f"the prompt is not valid UTF-8 (at character {exc.start})") from None
-    if not value.strip():
-        raise UsageError("the prompt is empty")
-    return value
 
 
 def ask_permission(request: PermissionRequest) -> str:
@@ -100,48 +88,130 @@ def interactive_loop(launch: Launch, timeout: float | None) -> int:
     if watch:
         assert launch.child is not None
         launch.signals.watch_cli(launch.child.pid)  # a long-lived CLI that exits at the prompt ends the chat
-    while True:
-        try:
-            # SIGTERM/SIGHUP here raise Terminated; Ctrl-C ends the chat; the CLI's exit raises CliExited.
-            with launch.signals.person_waiting(watch_cli=watch):
-                line = input("› ")
-        except (EOFError, KeyboardInterrupt):
-            print()
-            return 0
-        except CliExited:
-            return report_cli_exit(launch)
-        except UnicodeDecodeError:
-            err.print("[yellow]that line was not valid UTF-8; not sent[/]", markup=True)
-            continue
-        if not line.strip():
-            continue
-        outcome = launch.run_turn(line, timeout=timeout, ask_permission=ask_permission)
-        if launch.stopped is not None:
-            raise launch.stopped  # a budget ended the session
-        if outcome.terminated is not None:
-            return 128 + outcome.terminated
-        if outcome.end is None and not launch.persistent:
-            # One process per turn: its end is the turn's, not the session's.
-            if outcome.interrupted:
-                err.print("[dim](turn interrupted; the session goes on)[/]", markup=True)
-            else:
-                failure = turn_failed(outcome)
-                said = for_markup(failure.message) if failure else ""
-                err.print(f"[bold red]turn failed:[/] {said}", markup=True, highlight=False)
-            continue
-        if outcome.end is None and not outcome.interrupted:
-            err.print(
-                f"[bold red]error:[/] the provider CLI exited (code {outcome.exit_code}); the session ended. "
-                f"Resume it with: agentlaunch run {launch.spec.name} -r {launch.session_id}",
-                markup=True,
-            )
-            return int(ExitCode.TURN_FAILED)
-        if outcome.end is None:
-            return int(ExitCode.INTERRUPTED)
+    with ChatDoor(launch) as door:
+        while True:
+            for request in door.take():
+                if (code := sent_turn(launch, request, timeout, door.answer)) is not None:
+                    return code
+            try:
+                # SIGTERM/SIGHUP here raise Terminated; Ctrl-C ends the chat; the CLI's exit raises CliExited.
+                with launch.signals.person_waiting(watch_cli=watch, takes_sends=door.open):
+                    line = input("› ")
+            except (EOFError, KeyboardInterrupt):
+                print()
+                return 0
+            except CliExited:
+                return report_cli_exit(launch)
+            except PromptArrived:
+                print()
+                continue  # a prompt from agentlaunch send: taken at the top (what the person typed stays typed)
+            except UnicodeDecodeError:
+                err.print("[yellow]that line was not valid UTF-8; not sent[/]", markup=True)
+                continue
+            if not line.strip():
+                continue
+            outcome = launch.run_turn(line, timeout=timeout, ask_permission=ask_permission)
+            if (code := after_turn(launch, outcome)) is not None:
+                return code
+
+
+def after_turn(launch: Launch, outcome: TurnOutcome) -> int | None:
+    """What the chat says after a turn; the chat's exit code when the turn ended the session, else None."""
+    if launch.stopped is not None:
+        raise launch.stopped  # a budget ended the session
+    if outcome.terminated is not None:
+        return 128 + outcome.terminated
+    if outcome.end is None and not launch.persistent:
+        # One process per turn: its end is the turn's, not the session's.
         if outcome.interrupted:
             err.print("[dim](turn interrupted; the session goes on)[/]", markup=True)
-        elif outcome.end.is_error:
-            err.print(f"[bold red]turn failed:[/] {for_markup(outcome.end.error or '')}", markup=True, highlight=False)
+        else:
+            failure = turn_failed(outcome)
+            said = for_markup(failure.message) if failure else ""
+            err.print(f"[bold red]turn failed:[/] {said}", markup=True, highlight=False)
+        return None
+    if outcome.end is None and not outcome.interrupted:
+        err.print(
+            f"[bold red]error:[/] the provider CLI exited (code {outcome.exit_code}); the session ended. "
+            f"Resume it with: agentlaunch run {launch.spec.name} -r {launch.session_id}",
+            markup=True,
+        )
+        return int(ExitCode.TURN_FAILED)
+    if outcome.end is None:
+        return int(ExitCode.INTERRUPTED)
+    if outcome.interrupted:
+        err.print("[dim](turn interrupted; the session goes on)[/]", markup=True)
+    elif outcome.end.is_error:
+        err.print(f"[bold red]turn failed:[/] {for_markup(outcome.end.error or '')}", markup=True, highlight=False)
+    return None
+
+
+def sent_turn(launch: Launch, request: SendRequest, timeout: float | None, answer: TurnAnswer) -> int | None:
+    """A prompt from agentlaunch send, as one turn of the chat; its answer and exit code go back with --wait."""
+    if (why := busy_reason(launch.spec.name, launch.state, launch.stopped.message if launch.stopped else None)):
+        request.refuse(why, launch.state)
+        return None
+    err.print(f"› {for_markup(visible(request.prompt))} [dim](from agentlaunch send)[/]", markup=True, highlight=False)
+    request.accept(launch.session_id)
+    before = Figures.of(launch.meter)
+    try:
+        outcome = launch.run_turn(request.prompt, timeout=timeout, ask_permission=ask_permission)
+    except AgentlaunchError as exc:  # the turn timed out, or the session was stopped
+        usage, cost = before.since(launch.meter)
+        request.answer(exit_code=int(exc.exit_code), answer=answer.text, error=exc.message, usage=usage, cost_usd=cost)
+        raise
+    usage, cost = before.since(launch.meter)
+    failure = launch.stopped or turn_failed(outcome)
+    code = 128 + outcome.terminated if outcome.terminated is not None else (int(failure.exit_code) if failure else 0)
+    error = failure.message if failure else None
+    request.answer(exit_code=code, answer=answer.text, error=error, usage=usage, cost_usd=cost)
+    return after_turn(launch, outcome)
+
+
+class ChatDoor:
+    """The line chat's socket for agentlaunch send (named in the status record), and its answer collector."""
+
+    def __init__(self, launch: Launch) -> None:
+        self.launch = launch
+        self.answer = TurnAnswer()
+        self.server: ControlServer | None = None
+        self.runtime: Path | None = None
+
+    @property
+    def open(self) -> bool:
+        return self.server is not None
+
+    def __enter__(self) -> ChatDoor:
+        launch = self.launch
+        self.runtime = make_runtime_dir()
+        try:
+            self.server = ControlServer(self.runtime / SOCKET_NAME, on_request=launch.signals.send_arrived, gate=self._gate)
+        except OSError as exc:
+            err.print(f"[dim]agentlaunch send cannot reach this chat: its socket could not be made ({exc})[/]", markup=True)
+            return self
+        launch.sinks.append(self.answer)
+        launch.control_path = str(self.server.path)
+        launch.set_state(launch.state, always=True)  # the status record names the socket now
+        return self
+
+    def _gate(self) -> str | None:
+        launch = self.launch
+        if self.server is not None and self.server.pending():
+            return f"a prompt sent to {launch.spec.name} earlier has not started yet"
+        return busy_reason(launch.spec.name, launch.state, launch.stopped.message if launch.stopped else None)
+
+    def take(self) -> list[SendRequest]:
+        return self.server.take() if self.server is not None else []
+
+    def __exit__(self, *exc: object) -> None:
+        self.launch.control_path = None
+        if self.server is not None:
+            self.server.close()
+            self.server = None
+        if self.answer in self.launch.sinks:
+            self.launch.sinks.remove(self.answer)
+        if self.runtime is not None:
+            shutil.rmtree(self.runtime, ignore_errors=True)
 
 
 def line_chat_reason(launch: Launch) -> str | None:

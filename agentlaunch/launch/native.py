@@ -28,7 +28,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from agentlaunch.errors import AgentlaunchError, ExitCode, ProviderMissing, UsageError
-from agentlaunch.events import CallUsage, SessionStarted
+from agentlaunch.events import CallUsage, SessionStarted, Text, TextDelta
+from agentlaunch.launch.answer import Figures, TurnAnswer
+from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest, busy_reason
+from agentlaunch.launch.loop import Timer
 from agentlaunch.launch.native_source import NativeContext, NativeExtras, NativeItem, NativeSource
 from agentlaunch.launch.relay import Relay, RelayResult
 from agentlaunch.launch.sink import ProviderStateKept, StateChanged, TurnDone
@@ -45,6 +48,8 @@ TITLE_PUSH, TITLE_POP = b"\x1b[22;2t", b"\x1b[23;2t"  # xterm's title stack (ign
 QUICK_EXIT = 10.0  # seconds: a CLI that fails sooner than this shows its last words after the terminal is restored
 TURN_STATES = ("thinking", "tool", "asking")
 IDLE_STATES = ("starting", "waiting")
+ANSWER_GRACE = 0.3  # seconds after a turn's end before a sent prompt's answer is read: the transcript's last line may lag
+STARTUP_GRACE = 5.0  # seconds after which a CLI that reported nothing yet takes a sent prompt (a resumed Gemini is silent)
 
 InterfaceSpawner = Callable[[Sequence[str], Mapping[str, str], Path, tuple[int, int], Any], Child]
 
@@ -104,6 +109,11 @@ class NativeRun:
         self._turned = False  # a turn was opened in this launch
         self._registered = False
         self._started_at = 0.0
+        self.control: ControlServer | None = None
+        self.answer = TurnAnswer()
+        self._sends: list[_Send] = []  # sent prompts whose answer is awaited (--wait), oldest first
+        self._heard = False  # a source reported a state: the interface is up
+        self._answering: Timer | None = None  # a turn a sent prompt began is over: its answer is read soon
 
     # -- the run -----------------------------------------------------------------------------
     def run(self) -> int:
@@ -115,6 +125,7 @@ class NativeRun:
         try:
             return self._run(runtime, size)
         finally:
+            self._close_control()
             for source in self.sources:
                 with contextlib.suppress(Exception):
                     source.close()
@@ -152,6 +163,7 @@ class NativeRun:
             launch.loop, launch.signals, child, self, tty_in=self.tty_in, tty_out=self.tty_out, sources=self.sources,
             modes=self.modes, size=lambda: window_size(self.tty_out),
         )  # fmt: skip
+        self._open_control(runtime)
         if self.view is not None:
             self.view.relaying(self.relay)
         titled = self.view is not None and self.view.title
@@ -171,6 +183,7 @@ class NativeRun:
         self.relay.read_sources_once_more()
         self._close_turn()
         self._keep_state()
+        self._end_sends(result)
         return self._outcome(result)
 
     # -- what the session is ---------------------------------------------------------------
@@ -224,6 +237,10 @@ class NativeRun:
 
     def _event(self, event: Any) -> None:
         launch = self.launch
+        if isinstance(event, Text | TextDelta):
+            # The answer, read from the transcript: kept for a sent prompt, not handled (a late read is no new turn).
+            self.answer.add(event)
+            return
         if isinstance(event, SessionStarted) and not self._registered:
             if self._learns_id and event.session_id:
                 launch.session_id = event.session_id  # Codex's thread id is the session's: -r and -c find it
@@ -238,6 +255,7 @@ class NativeRun:
 
     def _state(self, state: str) -> None:
         launch = self.launch
+        self._heard = True
         if state in TURN_STATES and not self._in_turn:
             self._open_turn()
         if state == "exited":
@@ -245,15 +263,96 @@ class NativeRun:
         launch.set_state(state)
         if state == "waiting":
             self._close_turn()
+            if any(send.opened for send in self._sends) and self._answering is None:
+                self._answering = launch.loop.call_later(ANSWER_GRACE, self._answer_sends)
 
     def _open_turn(self) -> None:
         self._in_turn = self._turned = True
         self.launch.turns += 1
+        self.answer.start()
+        for send in self._sends:
+            send.opened = True
 
     def _close_turn(self) -> None:
         if self._in_turn:
             self._in_turn = False
             self.launch.emit(TurnDone())
+
+    # -- prompts from agentlaunch send ---------------------------------------------------------
+    def _open_control(self, runtime: Path) -> None:
+        """The socket agentlaunch send reaches this session through, named in the status record."""
+        try:
+            self.control = ControlServer(runtime / SOCKET_NAME)
+        except OSError as exc:
+            self.launch.notice(f"agentlaunch send cannot reach this session: its socket could not be made ({exc})")
+            return
+        self.launch.control_path = str(self.control.path)
+        self.launch.loop.add_reader(self.control.fileno(), self._on_sends)
+
+    def _close_control(self) -> None:
+        if self.control is None:
+            return
+        self.launch.loop.remove_reader(self.control.fileno())
+        self.control.close()
+        self.control = None
+        self.launch.control_path = None
+
+    def _on_sends(self) -> None:
+        assert self.control is not None and self.relay is not None
+        for request in self.control.take():
+            why = self._cannot_take(request)
+            if why is not None:
+                request.refuse(why, self.launch.state)
+                continue
+            self.relay.type_prompt(request.prompt)
+            request.accept(self.launch.session_id)
+            if request.wait:
+                self._sends.append(_Send(request, Figures.of(self.launch.meter)))
+
+    def _cannot_take(self, request: SendRequest) -> str | None:
+        """Why the interface cannot take a sent prompt now, or None."""
+        launch, cli = self.launch, self.launch.adapter.descriptor.name
+        name = launch.spec.name
+        stopped = launch.stopped.message if launch.stopped is not None else None
+        if (why := busy_reason(name, "thinking" if self._in_turn else launch.state, stopped)) is not None:
+            return why
+        if any(not send.opened for send in self._sends):
+            return f"a prompt sent to {name} earlier has not started yet"
+        if not self._heard and time.monotonic() - self._started_at < STARTUP_GRACE:
+            return f"{name}'s interface is still starting; send again in a few seconds"
+        if "\n" in request.prompt and self.relay is not None and not self.relay.takes_paste:
+            return f"{cli}'s interface does not take pasted text now; send a prompt of one line"
+        return None
+
+    def _answer_sends(self, *, read: bool = True) -> None:
+        """A turn that a sent prompt started is over: its answer, read from the sources once more, goes back."""
+        self._answering = None
+        if read and self.relay is not None:
+            self.relay.read_sources_now()
+        if self._in_turn:
+            return  # another turn began meanwhile: the answer comes at its end
+        done = [send for send in self._sends if send.opened]
+        self._sends = [send for send in self._sends if not send.opened]
+        for send in done:
+            usage, cost = send.before.since(self.launch.meter)
+            send.request.answer(exit_code=0, answer=self.answer.text, usage=usage, cost_usd=cost)
+
+    def _end_sends(self, result: RelayResult) -> None:
+        """The interface ended: a sent prompt still waiting learns how (a budget, the CLI's exit, a signal)."""
+        if self._answering is not None:
+            self._answering.cancel()
+            self._answer_sends(read=False)  # the turn ended (waiting) just before the CLI did: its answer is complete
+        launch, cli = self.launch, self.launch.adapter.descriptor.name
+        for send in self._sends:
+            usage, cost = send.before.since(launch.meter)
+            if launch.stopped is not None:
+                code, error = int(launch.stopped.exit_code), launch.stopped.message
+            elif result.terminated is not None:
+                code, error = 128 + result.terminated, f"agentlaunch was ended by signal {result.terminated} before the turn did"
+            else:
+                code, error = int(ExitCode.TURN_FAILED), f"{cli} exited (code {result.exit_code}) before the turn ended"
+            send.request.answer(exit_code=code, answer=self.answer.text, error=error, usage=usage, cost_usd=cost)
+        self._sends = []
 
     def on_source_error(self, source: NativeSource, error: Exception) -> None:
         self.launch.notice(
@@ -285,6 +384,13 @@ class NativeRun:
         if not self._registered:
             return None
         return f"resume the session with: agentlaunch run {self.launch.spec.name} -r {self.launch.session_id}"
+
+
+class _Send:
+    """A prompt from agentlaunch send whose answer is awaited; ``opened`` once a turn began after it was typed."""
+
+    def __init__(self, request: SendRequest, before: Figures) -> None:
+        self.request, self.before, self.opened = request, before, False
 
 
 class InterfaceFailed(AgentlaunchError):

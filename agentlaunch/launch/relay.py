@@ -36,6 +36,8 @@ from agentlaunch.launch.turn import EXIT_DRAIN, EXIT_WAIT
 KEYS_HIGH_WATER = 256 << 10  # queued keys (a huge paste) above which the terminal is not read until the CLI takes them
 INJECT_WAIT = 0.2  # seconds an added byte waits for a boundary in a busy output before it is dropped
 TAIL_BYTES = 4096  # the CLI's last output kept, for its last words when it exits at once
+BRACKETED_PASTE = 2004  # the private mode in which the CLI takes ESC[200~ … ESC[201~ as pasted text
+PASTE_SETTLE = 0.3  # seconds between a typed prompt and its Enter: an interface that saw a paste takes Enter as its own key
 
 
 class InterfaceChild(Protocol):
@@ -180,8 +182,32 @@ class Relay:
                 self.result.terminated = signal.SIGHUP
             self._finish()
             return
+        self._send_keys(data)
+
+    def _send_keys(self, data: bytes) -> None:
+        if self._done:
+            return
         self.child.send_keys(data)
         self._want_key_writes()
+
+    @property
+    def takes_paste(self) -> bool:
+        """The CLI switched bracketed paste on: a prompt of many lines reaches it as one text."""
+        return BRACKETED_PASTE in self.modes.on
+
+    def type_prompt(self, text: str) -> None:
+        """Type ``text`` into the CLI's interface as a paste, then Enter (a prompt from ``agentlaunch send``).
+
+        Among the person's own keys, in order: what they were typing stays in front of it.
+        """
+        data = text.encode("utf-8")
+        self._send_keys(b"\x1b[200~" + data + b"\x1b[201~" if self.takes_paste else data)
+        self._after(PASTE_SETTLE, lambda: self._send_keys(b"\r"))
+
+    def read_sources_now(self) -> None:
+        """Read every source at once (what a turn's last report may still hold), and wait for them as before."""
+        for source in self.sources:
+            self._read_source(source)
 
     def _want_key_writes(self) -> None:
         waiting = self.child.keys_waiting

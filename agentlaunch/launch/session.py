@@ -132,6 +132,8 @@ class Launch:
         self._ask: AskPermission | None = None
         self.stopped: AgentlaunchError | None = None
         """Set by :meth:`stop`: the session takes no new turn and ends with this error."""
+        self.control_path: str | None = None
+        """The socket ``agentlaunch send`` reaches this session through, while a chat or an interface runs."""
 
     @property
     def _persistent(self) -> PersistentAdapter:

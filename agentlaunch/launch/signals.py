@@ -33,6 +33,7 @@ from typing import Any
 WATCHED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGWINCH, signal.SIGCHLD)
 ENDING = (signal.SIGTERM, signal.SIGHUP)
 NUDGE = 0.2  # seconds between two wakeups of the chat's prompt once its CLI has exited
+SEND_NUDGE_FOR = 2.0  # seconds a sent prompt keeps waking the chat's prompt; later, the chat finds it at its next prompt
 
 
 class Terminated(BaseException):
@@ -45,6 +46,10 @@ class Terminated(BaseException):
 
 class CliExited(BaseException):
     """The provider CLI exited while agentlaunch waited for the person at the chat's prompt."""
+
+
+class PromptArrived(BaseException):
+    """A prompt from ``agentlaunch send`` arrived while the chat's prompt waited for the person."""
 
 
 class Signals:
@@ -62,6 +67,8 @@ class Signals:
         self.cli_gone = False  # the watched CLI has exited (set by the watch_cli thread)
         self._watching = False  # the chat's prompt: the CLI's exit ends it (person_waiting)
         self._cli_exit_seen = False  # the chat has learned it (the watcher stops waking it)
+        self.send_waiting = False  # a prompt from agentlaunch send waits (set by the control thread)
+        self._takes_sends = False  # the chat's prompt: a sent prompt ends it (person_waiting)
 
     # -- installing ----------------------------------------------------------------
     def install(self) -> None:
@@ -98,6 +105,9 @@ class Signals:
         if signum == signal.SIGCHLD and self._mode == "person" and self._watching and self.cli_gone:
             self._cli_exit_seen = True
             raise CliExited  # a CLI that died at the prompt would otherwise be found only at the next turn
+        if signum == signal.SIGCHLD and self._mode == "person" and self._takes_sends and self.send_waiting:
+            self.send_waiting = False
+            raise PromptArrived
         if signum == signal.SIGWINCH and self._mode != "turn" and self.on_resize is not None:
             self.on_resize()  # no event is being handled: nothing to wait for
             return
@@ -135,11 +145,12 @@ class Signals:
         return self._in("turn")
 
     @contextlib.contextmanager
-    def person_waiting(self, watch_cli: bool = False) -> Iterator[None]:
+    def person_waiting(self, watch_cli: bool = False, takes_sends: bool = False) -> Iterator[None]:
         """While ``input()`` waits for the person: Ctrl-C raises KeyboardInterrupt, SIGTERM/SIGHUP Terminated.
 
         With ``watch_cli`` (the chat's prompt), the exit of the CLI given to :meth:`watch_cli` raises
-        :class:`CliExited`, also when it happened before the prompt came up.
+        :class:`CliExited`, also when it happened before the prompt came up. With ``takes_sends``, a prompt
+        from ``agentlaunch send`` (:meth:`send_arrived`) raises :class:`PromptArrived`.
         """
         if self.termination is not None and self.fd is not None:
             raise Terminated(self.termination)
@@ -147,14 +158,35 @@ class Signals:
             self._cli_exit_seen = True
             raise CliExited
         previous, self._watching = self._watching, watch_cli
+        previous_sends, self._takes_sends = self._takes_sends, takes_sends
         try:
             with self._in("person"):
                 if watch_cli and self.cli_gone:  # it ended while the mode changed: its wakeup found another mode
                     self._cli_exit_seen = True
                     raise CliExited
+                if takes_sends and self.send_waiting:
+                    self.send_waiting = False
+                    raise PromptArrived
                 yield
         finally:
-            self._watching = previous
+            self._watching, self._takes_sends = previous, previous_sends
+
+    def send_arrived(self) -> None:
+        """From the control thread: a sent prompt waits; wake the chat's prompt until it has seen it.
+
+        Again and again, as :meth:`watch_cli` does: a signal that lands while ``input()`` is between two system
+        calls only trips Python's flag. Not forever: a chat in a turn finds the prompt at its next prompt.
+        """
+        self.send_waiting = True
+        main = threading.main_thread().ident
+        if main is None:
+            return
+        until = time.monotonic() + SEND_NUDGE_FOR
+        while self.send_waiting and self.fd is not None and time.monotonic() < until:
+            if self._mode == "person" and self._takes_sends:
+                with contextlib.suppress(OSError, ProcessLookupError):
+                    signal.pthread_kill(main, signal.SIGCHLD)
+            time.sleep(NUDGE / 4)
 
     def watch_cli(self, pid: int) -> None:
         """Watch our child ``pid`` from a thread: its exit sets :attr:`cli_gone` and wakes the main thread.

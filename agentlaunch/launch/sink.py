@@ -39,6 +39,8 @@ class LaunchView(Protocol):
     turns: int
     meter: Meter
     stopped: AgentlaunchError | None
+    control_path: str | None
+    """The socket ``agentlaunch send`` reaches this session through (a chat's or an interface's), else None."""
 
     @property
     def cli_pid(self) -> int | None: ...

@@ -77,6 +77,7 @@ def snapshot(
         "pid": pid,
         "pid_start": pid_start,
         "cli_pid": launch.cli_pid,
+        "control": launch.control_path,  # where agentlaunch send reaches it (a chat or an interface), else null
         "state": launch.state,
         "state_since": state_since,  # when it entered that state: how long it has been waiting or asking
         "turns": launch.turns,
@@ -190,6 +191,7 @@ class StatusWriter:
         self._pending: dict[str, Any] | None = None
         self._last_write: float | None = None
         self._last_state: str | None = None
+        self._last_control: str | None = None
         self._state: str | None = None
         self._state_since: str | None = None
         self._timer: threading.Timer | None = None
@@ -212,6 +214,7 @@ class StatusWriter:
                 return
             state = record.get("state")
             prompt = state != self._last_state and "exited" in (state, self._last_state)
+            prompt = prompt or record.get("control") != self._last_control  # agentlaunch send looks for it at once
             self._pending = record
             now = self.clock()
             if prompt or self._last_write is None or now - self._last_write >= self.interval:
@@ -237,6 +240,7 @@ class StatusWriter:
             self._timer = None
         self._last_write = self.clock()
         self._last_state = record.get("state")
+        self._last_control = record.get("control")
         # The status file is a convenience: a full disk must never end the session.
         with contextlib.suppress(OSError):
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -309,7 +313,7 @@ def is_stale(data: dict[str, Any]) -> bool:
 
 
 _TEXT_FIELDS = ("agent", "display", "provider", "model", "session_id", "working_dir", "state", "pid_start", "started",
-                "updated", "cost", "window_source", "state_since")  # fmt: skip
+                "updated", "cost", "window_source", "state_since", "control")  # fmt: skip
 _COUNT_FIELDS = ("pid", "cli_pid", "version", "turns", "calls", "context", "window", "to_compaction", "priced_calls",
                  "unpriced_calls")  # fmt: skip
 

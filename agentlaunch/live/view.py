@@ -23,6 +23,7 @@ from agentlaunch.events import (
     ToolUse,
     TurnEnd,
     Unknown,
+    Usage,
     Warning,
 )
 from agentlaunch.launch.sink import CompactionWarned, LaunchEvent, LaunchView, Notice, SinkEvent, TurnDone
@@ -49,9 +50,12 @@ def format_cost(meter: Meter) -> str | None:
 
 def footer(meter: Meter) -> str:
     """The one-line summary: ``tokens in 2,295 · out 287 · cache r 18,074/w 0 · $0.0166``."""
-    t = meter.total
+    return usage_footer(meter.total, format_cost(meter))
+
+
+def usage_footer(t: Usage, cost: str | None) -> str:
+    """:func:`footer` of any totals (one sent turn's, say), with its cost already formatted (or None)."""
     parts = [f"tokens in {n(t.input)}", f"out {n(t.output)}", f"cache r {n(t.cache_read)}/w {n(t.cache_write)}"]
-    cost = format_cost(meter)
     if cost and cost != "unpriced":
         parts.append(cost)
     return " · ".join(parts)

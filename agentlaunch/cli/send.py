@@ -1,0 +1,163 @@
+"""agentlaunch send: hand a prompt to an agent's running session, from a script or another pane."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from agentlaunch.cli.common import AgentArg, JsonOpt, app, err, read_prompt
+from agentlaunch.errors import PromptNotTaken, TurnFailed, TurnTimeout, UsageError
+from agentlaunch.launch.control import ControlClient, prompt_problem
+from agentlaunch.live.status import StatusRecord, read_records
+from agentlaunch.visible import for_markup, visible
+
+
+def running_session(agent: str, session: str | None) -> StatusRecord:
+    """The status record of ``agent``'s running session (the one whose id starts with ``session``, if given)."""
+    records = [r for r in read_records(clean=False) if r.agent == agent]
+    live = [r for r in records if not r.stale]
+    if session is not None:
+        live = [r for r in live if str(r.data.get("session_id", "")).startswith(session)]
+    if not live:
+        which = f" with a session starting {session!r}" if session is not None else ""
+        dead = " (its last session ended without closing: its agentlaunch process is gone)" if records else ""
+        raise PromptNotTaken(f"{agent} is not running{which}{dead}", hint="agentlaunch status lists the running agents")
+    if len(live) > 1:
+        sessions = ", ".join(f"{r.data.get('session_id')} in {r.data.get('working_dir')}" for r in live)
+        raise UsageError(f"{agent} runs {len(live)} sessions ({sessions}); name one with --session ID")
+    return live[0]
+
+
+@app.command()
+def send(
+    agent: AgentArg,
+    prompt: Annotated[str, typer.Argument(help="The prompt ('-' reads it from stdin).", show_default=False)],
+    wait: Annotated[
+        bool, typer.Option("--wait", help="Wait until the turn is over, print its answer on stdout, exit as headless.")
+    ] = False,
+    timeout: Annotated[
+        float | None,
+        typer.Option("--timeout", help="With --wait: give up after this many seconds (exit 124).", show_default=False),
+    ] = None,
+    session: Annotated[
+        str | None,
+        typer.Option(
+            "--session", help="The session (its id or unique start) when the agent runs more than one.", show_default=False
+        ),
+    ] = None,  # fmt: skip
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No footer or note on stderr.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Hand PROMPT to AGENT's running session, as if typed there, and (--wait) print the answer.
+
+    The agent runs in a terminal or a tmux pane (`agentlaunch run AGENT`, `agentlaunch tmux up`):
+    its provider CLI's own interface gets PROMPT pasted and Enter, the line chat takes it as the
+    next line. The answer is read from the CLI's transcript, never from the screen.
+
+    A session that is asking (a permission or a question waits for a person), in a turn or
+    still starting does not take it: exit 7, and nothing is typed. Without --wait, send returns
+    once the prompt is typed. With --wait it returns when the agent is waiting again: the answer
+    on stdout, a footer of the turn's tokens and cost on stderr, and the exit code of a headless
+    turn (0 done, 1 the turn failed or the CLI ended first, 6 a budget stopped it, 124 --timeout
+    passed: the turn goes on in the agent).
+
+    Exit codes: 0, 1, 2 bad command line (an empty prompt, one with control characters, two
+    sessions and no --session), 6, 7 not running or cannot take a prompt now, 124.
+
+    Example: agentlaunch send reviewer "Review the last commit" --wait
+    ·   git diff | agentlaunch send reviewer - --wait --timeout 600 --json | jq -r .answer
+    """
+    if timeout is not None and (timeout <= 0 or timeout != timeout):
+        raise UsageError("--timeout must be a positive number of seconds")
+    if timeout is not None and not wait:
+        raise UsageError("--timeout needs --wait")
+    text = read_prompt(prompt, None)
+    assert text is not None
+    if (problem := prompt_problem(text)) is not None:
+        raise UsageError(problem)
+    record = running_session(agent, session)
+    control, state = record.data.get("control"), str(record.data.get("state"))
+    if not isinstance(control, str) or not control:
+        if state == "starting":
+            raise PromptNotTaken(f"{agent} is still starting; send again in a few seconds")
+        raise PromptNotTaken(f"{agent} runs one headless turn ({state}): only a chat or an interface takes prompts")
+    try:
+        client = ControlClient(control)
+    except OSError as exc:
+        raise PromptNotTaken(f"{agent}'s session does not answer at {control} ({exc.strerror or exc})") from None
+    try:
+        _send(client, agent, text, wait, timeout, quiet, as_json)
+    finally:
+        client.close()
+
+
+def _send(client: ControlClient, agent: str, text: str, wait: bool, timeout: float | None, quiet: bool, as_json: bool) -> None:
+    try:
+        first = client.request(text, wait)
+    except (OSError, TimeoutError) as exc:
+        raise PromptNotTaken(f"{agent}'s session did not take the prompt ({exc})") from None
+    if first is None:
+        raise PromptNotTaken(f"{agent}'s session hung up without taking the prompt (it may be ending)")
+    if first.get("ok") is not True:
+        raise PromptNotTaken(str(first.get("error") or f"{agent} did not take the prompt"), hint=_hint(first))
+    session_id = str(first.get("session_id", ""))
+    if not wait:
+        if as_json:
+            _print_json({"agent": agent, "session_id": session_id, "sent": True})
+        elif not quiet:
+            err.print(f"[dim]sent to {for_markup(agent)} (session {for_markup(session_id)})[/]", markup=True)
+        return
+    try:
+        done = client.reply(timeout)
+    except TimeoutError:
+        raise TurnTimeout(
+            f"no answer from {agent} within {timeout:g}s; the turn goes on there", hint="agentlaunch status shows it"
+        ) from None
+    if done is None or done.get("done") is not True:
+        raise TurnFailed(f"{agent}'s session ended before the turn did")
+    _print_answer(agent, session_id, done, quiet, as_json)
+    code = done.get("exit_code")
+    if not isinstance(code, int) or isinstance(code, bool) or not 0 <= code <= 255:
+        code = 1
+    if code and not as_json and done.get("error"):
+        err.print(f"[bold red]error:[/] {for_markup(visible(str(done['error'])))}", markup=True, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def _hint(reply: dict[str, Any]) -> str | None:
+    if reply.get("state") == "asking":
+        return "answer it in the agent's interface (agentlaunch status shows which agents need you)"
+    return None
+
+
+def _print_answer(agent: str, session_id: str, done: dict[str, Any], quiet: bool, as_json: bool) -> None:
+    answer = done.get("answer") if isinstance(done.get("answer"), str) else ""
+    if as_json:
+        _print_json({"agent": agent, "session_id": session_id, "exit_code": done.get("exit_code"), "answer": answer,
+                     "error": done.get("error"), "usage": done.get("usage"), "cost_usd": done.get("cost_usd")})  # fmt: skip
+        return
+    shown = visible(str(answer), keep_newlines=True)
+    sys.stdout.write(shown if shown.endswith("\n") or not shown else shown + "\n")
+    sys.stdout.flush()
+    if not quiet:
+        err.print(f"[dim]{for_markup(_footer(done))}[/]", markup=True)
+
+
+def _footer(done: dict[str, Any]) -> str:
+    from agentlaunch.events import Usage
+    from agentlaunch.live.view import usage_footer
+    from agentlaunch.usage.pricing import format_cost
+
+    raw = done.get("usage")
+    counts = {k: v for k, v in raw.items() if k in Usage.__dataclass_fields__ and type(v) is int} if isinstance(raw, dict) else {}
+    cost = done.get("cost_usd")
+    priced = isinstance(cost, int | float) and not isinstance(cost, bool)
+    return usage_footer(Usage(**counts), format_cost(float(cost)) if priced and cost is not None else None)
+
+
+def _print_json(value: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
+    sys.stdout.flush()

@@ -1,0 +1,74 @@
+"""The answer of one turn, as a headless run prints it: what ``agentlaunch send --wait`` hands back.
+
+The line chat feeds it the turn's events (as a sink); a native interface feeds it the ``Text`` its
+structured sources read from the transcript. Either way the text is the model's, never the screen's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from agentlaunch.events import Text, TextDelta, TurnEnd, Usage
+from agentlaunch.launch.sink import PromptSent
+
+if TYPE_CHECKING:
+    from agentlaunch.launch.sink import LaunchView, SinkEvent
+    from agentlaunch.usage.meter import Meter
+
+
+class TurnAnswer:
+    """The answer text of the turn under way (streamed deltas, or whole text blocks when nothing streamed)."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self._streamed = False
+
+    def start(self) -> None:
+        """A new turn: forget the last one's text."""
+        self.parts, self._streamed = [], False
+
+    def add(self, event: Any) -> None:
+        if isinstance(event, TextDelta):
+            self.parts.append(event.text)
+            self._streamed = True
+        elif isinstance(event, Text) and not self._streamed and event.text:
+            if self.parts and not self.parts[-1].endswith("\n"):
+                self.parts.append("\n\n")  # two messages of one turn (Codex's, a native transcript's)
+            self.parts.append(event.text)
+        elif isinstance(event, TurnEnd) and not self.parts and event.result:
+            self.parts.append(event.result)  # a CLI that reports its answer only at the turn's end
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    def event(self, event: SinkEvent, launch: LaunchView) -> None:
+        """As a sink of the line chat: each prompt starts a turn."""
+        if isinstance(event, PromptSent):
+            self.start()
+        else:
+            self.add(event)
+
+
+@dataclass(frozen=True)
+class Figures:
+    """The meter's totals at one moment, to tell what one turn added."""
+
+    usage: Usage
+    cost_usd: float
+    priced_calls: int
+
+    @classmethod
+    def of(cls, meter: Meter) -> Figures:
+        return cls(meter.total, meter.cost_usd, meter.priced_calls)
+
+    def since(self, meter: Meter) -> tuple[dict[str, int], float | None]:
+        """The tokens by kind and the cost (None: no call of the turn could be priced) added since."""
+        now = meter.total
+        usage = {
+            "input": now.input - self.usage.input, "cache_write": now.cache_write - self.usage.cache_write,
+            "cache_read": now.cache_read - self.usage.cache_read, "output": now.output - self.usage.output,
+        }  # fmt: skip
+        priced = meter.priced_calls > self.priced_calls
+        return usage, round(meter.cost_usd - self.cost_usd, 6) if priced else None
