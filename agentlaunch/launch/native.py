@@ -288,6 +288,7 @@ class NativeRun:
             return
         self.launch.control_path = str(self.control.path)
         self.launch.loop.add_reader(self.control.fileno(), self._on_sends)
+        self.launch.set_state(self.launch.state, always=True)  # the status record names the socket now
 
     def _close_control(self) -> None:
         if self.control is None:
@@ -314,7 +315,8 @@ class NativeRun:
         launch, cli = self.launch, self.launch.adapter.descriptor.name
         name = launch.spec.name
         stopped = launch.stopped.message if launch.stopped is not None else None
-        if (why := busy_reason(name, "thinking" if self._in_turn else launch.state, stopped)) is not None:
+        state = "thinking" if self._in_turn and launch.state in IDLE_STATES else launch.state
+        if (why := busy_reason(name, state, stopped)) is not None:
             return why
         if any(not send.opened for send in self._sends):
             return f"a prompt sent to {name} earlier has not started yet"

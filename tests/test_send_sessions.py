@@ -1,0 +1,158 @@
+"""`agentlaunch send` into running sessions: the line chat (fake provider) and a native interface (the fake TUI).
+
+Each session runs at a real terminal (pexpect); `send` runs as a subprocess beside it, as a script
+or another tmux pane would. The fake TUI (tests/support/fake_tui.py) runs the Claude Code hooks
+agentlaunch configures, so the native session's states are the ones its sources report; what it
+receives is printed as hex, so every assertion on typing is on the bytes that reached the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pytest
+
+from tests.helpers import run_cli, wait_for
+from tests.test_native_relay import FAKE_TUI, READY, env_with, send_and_see, spawn
+
+TIMEOUT = 60
+
+
+def record_of(agent: str) -> dict[str, Any] | None:
+    records = json.loads(run_cli("status", "--json").stdout)
+    return next((r for r in records if r.get("agent") == agent), None)
+
+
+def ready_for_sends(agent: str, state: str = "waiting") -> dict[str, Any]:
+    def check() -> dict[str, Any] | None:
+        record = record_of(agent)
+        return record if record and record.get("control") and record.get("state") == state else None
+
+    return wait_for(check, timeout=TIMEOUT, what=f"{agent} {state} with its socket")  # type: ignore[no-any-return]
+
+
+def send(*args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-m", "agentlaunch", "send", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+# -- the line chat -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def chat(agents_dir: Path) -> pexpect.spawn:
+    child = pexpect.spawn(
+        sys.executable, ["-m", "agentlaunch", "run", "demo", "--agents-dir", str(agents_dir)], env=env_with(),
+        encoding="utf-8", timeout=TIMEOUT, dimensions=(40, 200),
+    )  # fmt: skip
+    child.expect("› ")
+    yield child
+    if child.isalive():
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF)
+
+
+def test_send_wait_runs_a_turn_of_the_line_chat_and_prints_its_answer(agents_dir: Path, chat: pexpect.spawn) -> None:
+    ready_for_sends("demo")
+    result = run_cli("send", "demo", "what is two plus two?", "--wait")
+    assert result.returncode == 0, result.stderr
+    answer = result.stdout.decode()
+    assert answer.startswith("Fake provider here, turn 1.") and 'You said: "what is two plus two?"' in answer
+    assert answer.endswith("\n") and answer.count("Fake provider here") == 1
+    assert b"tokens in" in result.stderr
+    chat.expect("what is two plus two\\? .*from agentlaunch send")  # the person sees what was sent, and its answer
+    chat.expect('You said: "what is two plus two\\?"')
+    chat.expect("› ")
+    chat.sendline("and this one is typed")  # the chat goes on as before
+    chat.expect('You said: "and this one is typed"')
+    chat.expect("› ")
+    json_result = run_cli("send", "demo", "-", "--wait", "--json", input="from stdin\nsecond line".encode())
+    value = json.loads(json_result.stdout)
+    assert value["exit_code"] == 0 and 'You said: "from stdin\nsecond line"' in value["answer"]
+    assert value["usage"]["output"] > 0
+    chat.expect("› ")
+    chat.sendcontrol("d")
+    chat.expect(pexpect.EOF)
+    (row,) = json.loads(run_cli("sessions", "--json").stdout)
+    assert row["turns"] == 3
+
+
+def test_a_chat_in_a_turn_refuses_a_prompt_and_ctrl_c_ends_a_waiting_send_with_130(chat: pexpect.spawn) -> None:
+    ready_for_sends("demo")
+    slow = send("demo", "/slow please take a long while to say all of these words one by one", "--wait")
+    wait_for(lambda: (record_of("demo") or {}).get("state") == "thinking", timeout=TIMEOUT, what="the slow turn")
+    busy = run_cli("send", "demo", "me too")
+    assert busy.returncode == 7 and b"demo is in a turn" in busy.stderr, busy.stderr
+    chat.sendintr()  # the person interrupts the sent turn in their chat
+    out, err = slow.communicate(timeout=TIMEOUT)
+    assert slow.returncode == 130, err
+    assert b"interrupted" in err
+
+
+# -- a native interface ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def hooked_tui(agents_dir: Path, workdir: Path) -> str:
+    from tests.helpers import write_agent
+
+    write_agent(agents_dir, "tui", {"provider": "claude", "command": str(FAKE_TUI), "working_dir": str(workdir)})
+    return "tui"
+
+
+def start_tui(agents_dir: Path, **env: str) -> pexpect.spawn:
+    child = spawn(agents_dir, env=env_with(FAKE_TUI_HOOKS="1", **env))
+    child.expect(READY)
+    return child
+
+
+def test_a_sent_prompt_is_pasted_then_entered_and_wait_returns_at_the_turns_end(agents_dir: Path, hooked_tui: str) -> None:
+    child = start_tui(agents_dir, FAKE_TUI_MODES="1")  # bracketed paste on, as every real interface has it
+    ready_for_sends("tui")
+    proc = send("tui", "two\nlines", "--wait", "--json")
+    send_and_see(child, b"\x1b[200~two\nlines\x1b[201~")
+    send_and_see(child, b"\r")  # Enter, on its own, after the paste
+    child.expect("TURN DONE")
+    out, err = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 0, err
+    value = json.loads(out)
+    assert value["exit_code"] == 0 and value["session_id"] == record_of("tui")["session_id"]  # type: ignore[index]
+    child.send(b"a")  # a permission prompt: asking
+    child.expect("ASKED")
+    ready_for_sends("tui", "asking")
+    refused = run_cli("send", "tui", "anyone there?")
+    assert refused.returncode == 7 and b"tui is asking" in refused.stderr
+    child.send(b"q")
+    child.expect(pexpect.EOF)
+
+
+def test_without_bracketed_paste_one_line_is_typed_and_many_lines_are_refused(agents_dir: Path, hooked_tui: str) -> None:
+    child = start_tui(agents_dir)
+    ready_for_sends("tui")
+    many = run_cli("send", "tui", "two\nlines")
+    assert many.returncode == 7 and b"does not take pasted text now; send a prompt of one line" in many.stderr
+    one = run_cli("send", "tui", "just one line")
+    assert one.returncode == 0, one.stderr
+    send_and_see(child, b"just one line")
+    send_and_see(child, b"\r")
+    child.send(b"q")
+    child.expect(pexpect.EOF)
+
+
+def test_an_interface_that_exits_mid_turn_ends_a_waiting_send_with_exit_1(agents_dir: Path, hooked_tui: str) -> None:
+    child = start_tui(agents_dir, FAKE_TUI_MODES="1")
+    ready_for_sends("tui")
+    proc = send("tui", "hang for ever", "--wait")
+    send_and_see(child, b"\x1b[200~hang for ever\x1b[201~")
+    send_and_see(child, b"\r")
+    ready_for_sends("tui", "thinking")
+    child.send(b"e")  # the interface fails mid-turn (exit 3)
+    child.expect(pexpect.EOF)
+    out, err = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 1 and out == b""
+    assert b"exited (code 3) before the turn ended" in err
+    assert record_of("tui") is None and run_cli("send", "tui", "hi").returncode == 7
