@@ -70,7 +70,7 @@ def test_send_wait_runs_a_turn_of_the_line_chat_and_prints_its_answer(agents_dir
     chat.sendline("and this one is typed")  # the chat goes on as before
     chat.expect('You said: "and this one is typed"')
     chat.expect("› ")
-    json_result = run_cli("send", "demo", "-", "--wait", "--json", input="from stdin\nsecond line".encode())
+    json_result = run_cli("send", "demo", "-", "--wait", "--json", input=b"from stdin\nsecond line")
     value = json.loads(json_result.stdout)
     assert value["exit_code"] == 0 and 'You said: "from stdin\nsecond line"' in value["answer"]
     assert value["usage"]["output"] > 0
