@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from agentlaunch.errors import AgentlaunchError, ExitCode, ProviderMissing, UsageError
-from agentlaunch.events import CallUsage, SessionStarted
+from agentlaunch.events import CallUsage, SessionStarted, Text
 from agentlaunch.launch.native_source import NativeContext, NativeExtras, NativeItem, NativeSource
 from agentlaunch.launch.relay import Relay, RelayResult
 from agentlaunch.launch.sink import ProviderStateKept, StateChanged, TurnDone
@@ -224,6 +224,8 @@ class NativeRun:
 
     def _event(self, event: Any) -> None:
         launch = self.launch
+        if isinstance(event, Text):
+            return  # the answer, not for the sinks: Launch.handle would set "thinking" (after the turn's end, too)
         if isinstance(event, SessionStarted) and not self._registered:
             if self._learns_id and event.session_id:
                 launch.session_id = event.session_id  # Codex's thread id is the session's: -r and -c find it
