@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlaunch.events import CallUsage, ContextWindow, SessionStarted, Usage, Warning
+from agentlaunch.events import CallUsage, ContextWindow, SessionStarted, Text, Usage, Warning
 from agentlaunch.launch.hook_report import report
 from agentlaunch.launch.native_source import NativeContext, NativeItem
 from agentlaunch.launch.sink import StateChanged
@@ -356,4 +356,57 @@ def test_a_history_file_named_by_the_cli_is_read_with_its_totals_as_base(root: P
     send(ctx.runtime_dir / "claude.sock", "Stop", {"session_id": SESSION, "transcript_path": str(named)})
     got = [(c.call_id, c.usage.input) for c in source.read() if isinstance(c, CallUsage)]
     assert got == [("new1", 7)]  # history neither recounted nor taken for side calls
+    source.close()
+
+
+def answer_line(call_id: str, text: str, at: str = NOW) -> dict[str, object]:
+    line = assistant_line(call_id, 3, 2, at)
+    line["message"]["content"] = [{"type": "text", "text": text}]  # type: ignore[index]
+    return line
+
+
+def test_recorded_answers_come_once_and_before_the_waiting_that_ends_their_turn(root: Path) -> None:
+    items, _ = replay(root, "tool_turn", Clock())
+    assert [i.text for i in items if isinstance(i, Text)] == ["Writing.", "Done."]
+    last_wait = len(items) - 1 - [i for i in reversed(items)].index(StateChanged("waiting"))
+    assert items.index(Text("Done.")) < last_wait
+
+
+def test_an_answer_written_after_the_stop_hook_comes_before_the_held_waiting(root: Path) -> None:
+    clock = Clock()
+    ctx = started(context(root))
+    (source,) = native_extras(ctx).sources
+    assert isinstance(source, ClaudeNativeSource)
+    source.clock = clock
+    sock = ctx.runtime_dir / "claude.sock"
+    path = transcript_path(ctx.env, ctx.working_dir, SESSION)
+    path.parent.mkdir(parents=True)
+    send(sock, "UserPromptSubmit", {"session_id": SESSION, "transcript_path": str(path)})
+    # The Stop payload carries the answer too (last_assistant_message, 2.1.332): the transcript alone tells it.
+    send(sock, "Stop", {"session_id": SESSION, "transcript_path": str(path), "last_assistant_message": "The answer."})
+    first = source.read()
+    assert states(first) == ["thinking"] and not any(isinstance(i, Text) for i in first)  # waiting held for the call
+    path.write_text(jsonl(answer_line("m1", "The answer.")))
+    late = [i for i in source.read() if isinstance(i, Text | CallUsage | StateChanged)]
+    assert [(type(i).__name__, getattr(i, "text", getattr(i, "state", None))) for i in late] == [
+        ("Text", "The answer."), ("CallUsage", None), ("StateChanged", "waiting"),
+    ]  # fmt: skip
+    clock.now += 100
+    assert not any(isinstance(i, Text) for i in source.read())
+    source.close()
+
+
+def test_a_resumed_sessions_history_gives_no_answer_text(root: Path) -> None:
+    ctx = started(context(root))
+    (source,) = native_extras(ctx).sources
+    named = root / "elsewhere" / "session.jsonl"
+    named.parent.mkdir()
+    named.write_text(jsonl(answer_line("old1", "an old answer", OLD), cost_line(3, 2)))
+    sock = ctx.runtime_dir / "claude.sock"
+    send(sock, "SessionStart", {"source": "resume", "session_id": SESSION, "transcript_path": str(named)})
+    assert not any(isinstance(i, Text) for i in source.read())
+    with named.open("a") as f:
+        f.write(jsonl({"type": "user", "timestamp": NOW, "message": {"content": "again"}}, answer_line("new1", "new answer")))
+    send(sock, "Stop", {"session_id": SESSION, "transcript_path": str(named)})
+    assert [i.text for i in source.read() if isinstance(i, Text)] == ["new answer"]
     source.close()

@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentlaunch.events import CallUsage, Compaction, Usage, Warning
+from agentlaunch.events import CallUsage, Compaction, Text, Usage, Warning
 from agentlaunch.launch.sink import StateChanged
 from agentlaunch.providers.claude_transcript import CallsFromTranscript, last_cost_state, project_folder, salvage_line
 from agentlaunch.providers.jsonl_tail import JsonlTail
@@ -31,6 +31,17 @@ U = {"input_tokens": 3, "cache_creation_input_tokens": 4, "cache_read_input_toke
 
 def counted(items: list[object]) -> list[tuple[str | None, Usage]]:
     return [(i.call_id, i.usage) for i in items if isinstance(i, CallUsage)]
+
+
+def texts(items: list[object]) -> list[str]:
+    return [i.text for i in items if isinstance(i, Text)]
+
+
+def block(call_id: str, index: int, content: object, **extra: object) -> dict[str, object]:
+    """One assistant line as 2.1.332 writes it: one content block of message ``call_id``, its ``apiBlockIndex``."""
+    line = assistant(call_id, U, stop=None, apiBlockIndex=index, uuid=f"{call_id}-{index}", **extra)
+    line["message"]["content"] = content  # type: ignore[index]
+    return line
 
 
 def test_project_folder_is_the_cwd_with_every_other_character_as_a_dash() -> None:
@@ -213,6 +224,7 @@ def test_any_split_junk_or_restart_counts_each_recorded_call_exactly_once(
             truncate_at = None
     items += calls.close_calls()
     assert counted(items) == [("msg_fake_0001", Usage(15, 2000, 11000, 40)), ("msg_fake_0002", Usage(6, 120, 13000, 4))]
+    assert texts(items) == ["Writing.", "Done."]  # each answer block once, whatever the file did
 
 
 line_strategy = st.one_of(
@@ -240,3 +252,77 @@ def test_any_sequence_of_lines_and_closes_counts_each_call_id_at_most_once_and_a
     assert len(ids) == len(set(ids))
     seen = {line["message"]["id"] for line, _ in steps if line.get("type") == "assistant" and isinstance(line["message"], dict)}  # type: ignore[index]
     assert set(ids) == seen
+
+
+def test_recorded_answer_text_is_each_text_block_once_in_order_with_its_call() -> None:
+    lines = [json.loads(line) for line in recorded("tool_turn").splitlines()]
+    calls = CallsFromTranscript()
+    items = calls.lines(lines) + calls.lines(lines) + calls.close_calls()  # read twice: nothing twice
+    # "Writing." is the text block before the tool use (same message as the tool_use line), "Done." the answer.
+    assert [(type(i).__name__, getattr(i, "text", None)) for i in items if isinstance(i, Text | CallUsage)] == [
+        ("Text", "Writing."), ("CallUsage", None), ("Text", "Done."), ("CallUsage", None),
+    ]  # fmt: skip
+    # The user's prompt, the tool's result and the CLI's request copies (api-request-blob) are no answer.
+    slow = [json.loads(line) for line in recorded("slow_compact").splitlines()]
+    assert texts(CallsFromTranscript().lines(slow)) == ["Looking first, slowly.", "Slow answer end"]
+    assert texts(CallsFromTranscript().lines([json.loads(line) for line in recorded("denied_turn").splitlines()])) == []
+
+
+def test_a_message_split_over_lines_gives_its_text_blocks_once_and_nothing_but_text() -> None:
+    calls = CallsFromTranscript()
+    lines = [
+        block("m1", 0, [{"type": "thinking", "thinking": "secret plan", "signature": "sig"}]),
+        block("m1", 1, [{"type": "text", "text": "First part. "}]),
+        block("m1", 2, [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}]),
+        {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                                                   "content": [{"type": "text", "text": "a.txt"}]}]}},
+        block("m2", 0, [{"type": "redacted_thinking", "data": "x"}]),
+        block("m2", 1, [{"type": "text", "text": "Second part."}]),
+        block("m2", 2, [{"type": "text", "text": "Third part."}]),
+    ]  # fmt: skip
+    items = calls.lines(lines)
+    assert texts(items) == ["First part. ", "Second part.", "Third part."]
+    # The same blocks again, read from a replaced file or written again under new line uuids: nothing twice.
+    again = [dict(line, uuid="other-" + str(n)) for n, line in enumerate(lines)]
+    later = calls.lines(lines) + calls.lines(again) + calls.close_calls()
+    assert texts(later) == []
+    assert counted(items + later) == [("m1", Usage(3, 4, 5, 6)), ("m2", Usage(3, 4, 5, 6))]  # calls as before
+    # Without apiBlockIndex the line's uuid tells the block; without either, its text.
+    bare = assistant("m3", U, uuid="u-1")
+    bare["message"]["content"] = [{"type": "text", "text": "bare"}]  # type: ignore[index]
+    anonymous = assistant("m4", U)
+    anonymous["message"]["content"] = [{"type": "text", "text": "anonymous"}]  # type: ignore[index]
+    assert texts(calls.lines([bare, bare, anonymous, anonymous])) == ["bare", "anonymous"]
+
+
+def test_history_sidechains_and_the_clis_stand_ins_give_no_text() -> None:
+    calls = CallsFromTranscript(started_at=STARTED)
+    answer = [{"type": "text", "text": "an answer"}]
+    lines = [
+        block("old", 0, answer, timestamp="2026-01-01T00:00:00Z"),  # a resumed session's earlier turn
+        block("side", 0, answer, timestamp=NOW, isSidechain=True),  # a sub-agent's reply
+        block("err", 0, [{"type": "text", "text": "API Error: 500"}], timestamp=NOW, isApiErrorMessage=True),
+        {"type": "assistant", "timestamp": NOW, "message": {"id": "syn", "model": "<synthetic>", "content": answer}},
+        {"type": "assistant", "timestamp": NOW, "message": {"content": answer}},  # no message id: not a call's line
+        block("new", 0, [{"type": "text", "text": "this launch's answer"}], timestamp=NOW),
+    ]
+    assert texts(calls.lines(lines)) == ["this launch's answer"]
+
+
+def test_text_of_odd_shapes_never_raises_and_a_huge_text_is_given_whole() -> None:
+    calls = CallsFromTranscript()
+    odd: list[object] = [
+        block("o1", 0, [{"type": "text", "text": 5}, {"type": "text", "text": None}, {"type": "text"}]),
+        block("o2", 0, "a string content"), block("o3", 0, {"type": "text", "text": "a dict content"}),
+        block("o4", 0, [None, 3, "text", ["text"], {"type": ["text"], "text": "x"}, {"type": "text", "text": {"a": 1}}]),
+        block("o5", 0, [{"type": "text", "text": "   \n"}]),  # nothing to say
+        block("o6", "not an index", [{"type": "text", "text": "odd index"}]),
+        block("o7", True, [{"type": "text", "text": "bool index"}]),
+    ]  # fmt: skip
+    assert texts(calls.lines(odd)) == ["odd index", "bool index"]
+    huge = "y" * (3 << 20)
+    assert texts(calls.lines([block("o8", 0, [{"type": "text", "text": huge}])])) == [huge]
+
+
+NOW = "2026-12-01T12:00:00.000Z"
+STARTED = 1796126000.0  # 2026-12-01T11:53:20Z: after 2026-01-01, before NOW

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentlaunch.events import CallUsage, Compaction, ContextWindow, SessionStarted, Usage
+from agentlaunch.events import CallUsage, Compaction, ContextWindow, SessionStarted, Text, Usage
 from agentlaunch.launch import hook_report
 from agentlaunch.launch.hook_socket import HookSocket
 from agentlaunch.launch.native_source import NativeContext
@@ -82,6 +82,10 @@ def states(items: list[Any]) -> list[str]:
     return [i.state for i in items if isinstance(i, StateChanged)]
 
 
+def texts(items: list[Any]) -> list[str]:
+    return [i.text for i in items if isinstance(i, Text)]
+
+
 def hooks(home: Path, work: Path) -> list[dict[str, Any]]:
     lines = recorded("codex_tui.hooks.jsonl", home, work).decode().splitlines()
     return [json.loads(line) for line in lines]
@@ -138,6 +142,18 @@ def test_hooks_tell_the_states_and_the_file(tmp_path: Path) -> None:
     # Every call comes before its turn's "waiting": none is counted as a turn of its own.
     kinds = [type(i).__name__ if not isinstance(i, StateChanged) else i.state for i in items]
     assert kinds.index("waiting") > kinds.index("CallUsage") and kinds[-1] == "waiting"
+    # Each turn's answer once, before the "waiting" that ends it.
+    answers = [(i.text if isinstance(i, Text) else i.state) for i in items if isinstance(i, Text | StateChanged)]
+    assert answers == [
+        "thinking",
+        "tool",
+        "thinking",
+        "first answer done",
+        "waiting",
+        "thinking",
+        "second answer done",
+        "waiting",
+    ]
     assert source.tail is not None and source.tail.path == bench.rollout
     assert source.deadline() is not None  # two more reads are planned after the turn's end
     source.close()
@@ -235,6 +251,7 @@ def test_a_file_growing_in_any_pieces_is_counted_once(tmp_path_factory: pytest.T
             fh.flush()
             items += source.read()
     assert calls(items) == EXPECTED
+    assert texts(items) == ["first answer done", "second answer done"]
 
 
 def test_a_late_truncated_or_replaced_file_never_counts_a_call_twice(tmp_path: Path) -> None:
@@ -252,6 +269,7 @@ def test_a_late_truncated_or_replaced_file_never_counts_a_call_twice(tmp_path: P
     replacement.replace(bench.rollout)  # a new file at the same path
     items += source.read()
     assert calls(items) == EXPECTED
+    assert texts(items) == ["first answer done", "second answer done"]  # read again: still once each
     assert source.tail is not None and source.tail.restarts >= 1
 
 
@@ -301,11 +319,13 @@ def test_a_resume_reports_only_its_own_calls(tmp_path: Path) -> None:
         fh.write(after[len(before) :])
     items = source.read()
     assert calls(items) == RESUMED
+    assert texts(items) == ["third answer done"]  # the earlier turns' answers are history
     # Read again from the start (the file replaced by a copy): the earlier launches' calls stay counted once.
     copy = bench.rollout.with_suffix(".copy")
     copy.write_bytes(after)
     copy.replace(bench.rollout)
-    assert calls(source.read()) == []
+    again = source.read()
+    assert calls(again) == [] and texts(again) == []
     source.close()
 
 
@@ -475,6 +495,8 @@ def test_a_manual_compact_is_a_compaction_with_its_trigger_and_ends_at_the_promp
         (Usage(input=100, cache_read=9000, output=50), "resp_fake_2"),
     ]
     assert states(items) == ["thinking", "waiting", "thinking", "waiting"]
+    # The compaction's summary is an assistant response_item, never an AgentMessage: it is no answer.
+    assert texts(items) == ["first answer done"]
     source.close()
 
 
@@ -510,3 +532,99 @@ def test_any_hook_payload_or_rollout_line_shape_is_taken_without_an_exception(
         for item in source._line(obj):
             if isinstance(item, CallUsage):
                 assert all(isinstance(v, int) and v >= 0 for v in item.usage.as_dict().values())
+
+
+def event_msg(payload: dict[str, Any]) -> bytes:
+    return json.dumps({"type": "event_msg", "payload": payload}).encode() + b"\n"
+
+
+def response_item(payload: dict[str, Any]) -> bytes:
+    return json.dumps({"type": "response_item", "payload": payload}).encode() + b"\n"
+
+
+def agent_message(item_id: Any, content: Any, thread: Any = THREAD, turn: str = "t1") -> bytes:
+    item = {"type": "AgentMessage", "id": item_id, "content": content}
+    return event_msg({"type": "item_completed", "thread_id": thread, "turn_id": turn, "item": item})
+
+
+def test_a_turn_without_agent_message_items_gives_its_last_agent_message_once(tmp_path: Path) -> None:
+    bench = Bench(tmp_path)
+    head = recorded("codex_tui.rollout.jsonl", bench.home, bench.work).splitlines(keepends=True)[0]
+    turn = [
+        event_msg({"type": "task_started", "turn_id": "t1"}),
+        event_msg({"type": "task_complete", "turn_id": "t1", "last_agent_message": "the answer, told at the end"}),
+        event_msg({"type": "task_started", "turn_id": "t2"}),
+        agent_message("m2", [{"type": "Text", "text": "told as an item"}], turn="t2"),
+        event_msg({"type": "task_complete", "turn_id": "t2", "last_agent_message": "told as an item"}),  # not twice
+        event_msg({"type": "task_started", "turn_id": "t3"}),
+        event_msg({"type": "task_complete", "turn_id": "t3", "last_agent_message": None}),  # a /compact: no answer
+    ]
+    bench.rollout.write_bytes(head + b"".join(turn))
+    source = bench.source()
+    bench.send("UserPromptSubmit", {"session_id": THREAD, "transcript_path": str(bench.rollout)})
+    items = source.read()
+    got = [(i.text if isinstance(i, Text) else i.state) for i in items if isinstance(i, Text | StateChanged)]
+    assert got == ["thinking", "the answer, told at the end", "waiting", "told as an item"]
+    copy = bench.rollout.with_suffix(".copy")  # read again from its start: nothing twice
+    copy.write_bytes(bench.rollout.read_bytes())
+    copy.replace(bench.rollout)
+    assert texts(source.read()) == []
+    source.close()
+    # A resume knows the file's answers, by item id and by turn, though they are read again.
+    resumed = Bench(tmp_path / "resumed", resumed=True)
+    resumed.rollout.write_bytes(head + b"".join(turn))
+    source = resumed.source(with_socket=False)
+    copy = resumed.rollout.with_suffix(".copy")
+    copy.write_bytes(
+        resumed.rollout.read_bytes() + event_msg({"type": "task_complete", "turn_id": "t4", "last_agent_message": "new"})
+    )
+    copy.replace(resumed.rollout)
+    assert texts(source.read()) == ["new"]
+
+
+def test_agent_messages_of_odd_shapes_or_other_threads_are_skipped_without_an_exception(tmp_path: Path) -> None:
+    bench = Bench(tmp_path)
+    head = recorded("codex_tui.rollout.jsonl", bench.home, bench.work).splitlines(keepends=True)[0]
+    huge = "z" * (2 << 20)
+    lines = [
+        agent_message("a1", [{"type": "Text", "text": 5}, {"type": "Text"}, "Text", None, {"type": ["Text"], "text": "x"}]),
+        agent_message("a2", "a string"), agent_message("a3", {"type": "Text", "text": "a dict"}),
+        agent_message({"id": 1}, [{"type": "Text", "text": "odd id"}]),
+        agent_message("a4", [{"type": "Text", "text": "from a sub-agent"}], thread="another-thread"),
+        event_msg({"type": "item_completed", "item": "not an object"}), event_msg({"type": "item_completed", "item": [1]}),
+        event_msg({"type": "item_completed", "item": {"type": "Reasoning", "content": [{"type": "Text", "text": "hmm"}]}}),
+        event_msg({"type": "item_completed", "item": {"type": "CommandExecution", "aggregated_output": "hi"}}),
+        event_msg({"type": "task_complete", "last_agent_message": ["not", "text"]}),
+        response_item({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "summary"}]}),
+        response_item({"type": "reasoning", "summary": [{"type": "summary_text", "text": "thinking"}]}),
+        agent_message("a5", [{"type": "Text", "text": "two "}, {"type": "text", "text": "parts"}]),
+        agent_message("a6", [{"type": "Text", "text": huge}]),
+    ]  # fmt: skip
+    bench.rollout.write_bytes(head + b"".join(lines))
+    source = bench.source(with_socket=False)
+    # {"id": 1} is no id: the message is known by its text (given once).
+    assert texts(source.read()) == ["odd id", "two parts", huge]
+
+
+item_fields = st.sampled_from(["type", "id", "content", "text", "thread_id", "turn_id", "item", "last_agent_message"])
+item_shapes = st.dictionaries(
+    item_fields | st.text(max_size=6), json_values | st.just("AgentMessage") | st.just("Text"), max_size=5
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    msgs=st.lists(
+        st.tuples(st.sampled_from(["item_completed", "task_complete", "task_started"]), item_shapes, item_shapes), max_size=6
+    )
+)
+def test_any_agent_message_shape_gives_only_string_texts_each_once(
+    tmp_path_factory: pytest.TempPathFactory, msgs: list[tuple[str, dict[str, Any], dict[str, Any]]]
+) -> None:
+    source = Bench(tmp_path_factory.mktemp("msgs")).source(with_socket=False)
+    got: list[Any] = []
+    for kind, payload, item in msgs:
+        for _ in range(2):  # every line read twice
+            got += source._line({"type": "event_msg", "payload": {**payload, "type": kind, "item": item}})
+    assert all(isinstance(t.text, str) and t.text.strip() for t in got if isinstance(t, Text))
+    assert len(texts(got)) <= len(msgs)

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentlaunch.events import CallUsage, SessionStarted, Usage
+from agentlaunch.events import CallUsage, SessionStarted, Text, Usage
 from agentlaunch.launch.native_source import NativeContext
 from agentlaunch.launch.sink import StateChanged
 from agentlaunch.providers.dir_watch import open_watch
@@ -74,6 +74,15 @@ def usages(items: list[Any]) -> list[Usage]:
 
 def states(items: list[Any]) -> list[str]:
     return [i.state for i in items if isinstance(i, StateChanged)]
+
+
+def texts(items: list[Any]) -> list[str]:
+    return [i.text for i in items if isinstance(i, Text)]
+
+
+def told(items: list[Any]) -> list[str]:
+    """The states and answers, in order."""
+    return [i.text if isinstance(i, Text) else i.state for i in items if isinstance(i, Text | StateChanged)]
 
 
 def test_the_recorded_session_is_every_call_once_with_the_headless_figures(tmp_path: Path) -> None:
@@ -133,6 +142,7 @@ def test_a_file_growing_in_any_pieces_is_counted_once(tmp_path_factory: pytest.T
             fh.flush()
             items += source.read()
     assert usages(items) == EXPECTED
+    assert texts(items) == ["first answer done", "second answer done"]
 
 
 def test_truncated_replaced_and_odd_lines_never_count_a_call_twice(tmp_path: Path) -> None:
@@ -158,6 +168,8 @@ def test_truncated_replaced_and_odd_lines_never_count_a_call_twice(tmp_path: Pat
     os.replace(copy, bench.file)  # replaced
     items += source.read()
     assert usages(items) == EXPECTED
+    # The odd lines' texts are no call's answer here (no content, or a line too long to keep); each answer once.
+    assert texts(items) == ["first answer done", "second answer done"]
 
 
 def test_files_of_other_projects_or_older_sessions_are_not_this_launchs(tmp_path: Path) -> None:
@@ -199,6 +211,7 @@ def test_a_resume_reports_only_its_own_calls(tmp_path: Path) -> None:
     assert usages(items) == RESUMED
     assert [i.session_id for i in items if isinstance(i, SessionStarted)] == [SESSION]
     assert states(items)[-1] == "waiting"
+    assert told(items)[-3:] == ["thinking", "third answer done", "waiting"] and texts(items) == ["third answer done"]
 
 
 def test_native_extras_adds_no_flags(tmp_path: Path) -> None:
@@ -262,3 +275,46 @@ def test_an_inherited_ci_true_is_turned_off_for_the_interface(tmp_path: Path) ->
         assert extras.env == expected
         for source in extras.sources:
             source.close()
+
+
+def test_each_answer_comes_once_before_the_waiting_of_its_turn(tmp_path: Path) -> None:
+    bench = Bench(tmp_path)
+    source = GeminiNativeSource(bench.ctx(), None)
+    bench.write(bench.recorded("gemini_tui.session.jsonl"))
+    items = source.read()
+    # The tool call's record (written twice, no text) tells none; each answer is before its turn's waiting.
+    assert told(items) == ["thinking", "tool", "thinking", "first answer done", "waiting", "thinking", "second answer done",
+                           "waiting"]  # fmt: skip
+    with bench.file.open("ab") as fh:  # a record written again (its tool results, its tokens): its answer was given
+        fh.write(bench.recorded("gemini_tui.session.jsonl").splitlines(keepends=True)[-2])
+    assert texts(source.read()) == []
+
+
+def test_only_a_model_calls_text_is_an_answer_never_thoughts_notes_or_history(tmp_path: Path) -> None:
+    bench = Bench(tmp_path)
+    head = bench.recorded("gemini_tui.session.jsonl").splitlines(keepends=True)[0]
+    tokens = {"input": 10, "output": 2, "cached": 0, "thoughts": 1, "total": 13}
+    records = [
+        {"$set": {"messages": [{"id": "h1", "type": "gemini", "content": "an old answer", "tokens": tokens}]}},  # history
+        {"id": "n1", "type": "gemini", "content": [{"text": "Binary content received.", "thought": True}]},  # the CLI's note
+        {"id": "n2", "type": "gemini", "content": [{"text": "Got it. Thanks for the context!"}]},  # no tokens: not a call
+        {"id": "c1", "type": "gemini", "content": "", "thoughts": [{"subject": "Plan", "description": "secret"}],
+         "tokens": tokens, "toolCalls": [{"name": "read_file", "status": "success"}]},
+        {"id": "c2", "type": "gemini", "content": [{"text": "Thinking…", "thought": True}, {"functionCall": {"name": "x"}},
+                                                   {"text": "parts "}, {"text": "answer"}], "tokens": tokens},
+        {"id": "c3", "type": "gemini", "content": "the answer", "tokens": tokens},
+        {"id": "u1", "type": "user", "content": [{"text": "the person's prompt"}]},
+        {"id": "i1", "type": "info", "content": "an info line"},
+        {"id": "c3", "type": "gemini", "content": "the answer, rewritten", "tokens": tokens},  # the same message again
+    ]  # fmt: skip
+    bench.write(head + b"".join(json.dumps(r).encode() + b"\n" for r in records))
+    assert texts(GeminiNativeSource(bench.ctx(), None).read()) == ["parts answer", "the answer"]
+
+
+def test_answer_text_of_odd_shapes_never_raises() -> None:
+    from agentlaunch.providers.gemini_native import answer_text
+
+    assert answer_text(None) == "" and answer_text(5) == "" and answer_text({"text": "x"}) == ""
+    assert answer_text([None, 1, "x", {"text": 5}, {"text": ["a"]}, {"thought": "yes", "text": "no"}, {"text": "ok"}]) == "ok"
+    huge = "h" * (3 << 20)
+    assert answer_text(huge) == huge

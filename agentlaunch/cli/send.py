@@ -61,11 +61,11 @@ def send(
     still starting does not take it: exit 7, and nothing is typed. Without --wait, send returns
     once the prompt is typed. With --wait it returns when the agent is waiting again: the answer
     on stdout, a footer of the turn's tokens and cost on stderr, and the exit code of a headless
-    turn (0 done, 1 the turn failed or the CLI ended first, 6 a budget stopped it, 124 --timeout
-    passed: the turn goes on in the agent).
+    turn (0 done, 1 the turn failed or the CLI ended first, 6 a budget stopped it, 130 the person
+    interrupted it, 124 --timeout passed: the turn goes on in the agent).
 
     Exit codes: 0, 1, 2 bad command line (an empty prompt, one with control characters, two
-    sessions and no --session), 6, 7 not running or cannot take a prompt now, 124.
+    sessions and no --session), 6, 7 not running or cannot take a prompt now, 124, 130.
 
     Example: agentlaunch send reviewer "Review the last commit" --wait
     ·   git diff | agentlaunch send reviewer - --wait --timeout 600 --json | jq -r .answer

@@ -1,4 +1,4 @@
-"""Claude Code's session transcript as normalized events: one ``CallUsage`` per model call, and compactions.
+"""Claude Code's session transcript as normalized events: one ``CallUsage`` per model call, compactions, answer text.
 
 Claude Code appends every message of an interactive session to
 ``$CLAUDE_CONFIG_DIR/projects/<cwd, every character but letters and digits as
@@ -29,16 +29,25 @@ sum, since they cannot be told apart. A ``cost-state`` whose totals went down
 (a new process's count) only becomes the new base, as does one read before any
 line written since the launch started (a resumed session's history). A file
 read from its end starts from its last ``cost-state`` (:func:`last_cost_state`).
+
+The model's answer text comes out as one ``Text`` per ``text`` block of an
+``assistant`` line (Claude Code writes each block of a reply on its own line,
+with the same ``message.id`` and the block's ``apiBlockIndex``), in the
+transcript's order, once: a block is known by its message id and index (else
+its line's ``uuid``), so a line read again gives none. Thinking, tool use, the
+CLI's own stand-ins for failed calls, sub-agents' lines (``isSidechain``) and
+lines from before the launch started (by ``timestamp``, as for calls) give none.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from datetime import datetime
 from typing import Any
 
-from agentlaunch.events import CallUsage, Compaction, Event, Usage, Warning
+from agentlaunch.events import CallUsage, Compaction, Event, Text, Usage, Warning
 from agentlaunch.launch.sink import StateChanged
 from agentlaunch.providers import values
 from agentlaunch.providers.claude import anthropic_usage
@@ -84,6 +93,8 @@ class CallsFromTranscript:
         self._counted = Recent()
         self._refused = Recent()
         self._compactions = Recent(1_000)
+        self._texts = Recent()
+        """The text blocks already given as ``Text``: (message id, block index or line uuid or digest)."""
         self.calls = 0
 
     def _early(self, line: dict[str, Any]) -> bool:
@@ -142,6 +153,8 @@ class CallsFromTranscript:
         # A line of another call means the calls before it are over.
         for other in [c for c in self._pending if c != call_id]:
             items.append(self._count(other))
+        if not self._early(line) and line.get("isSidechain") is not True:
+            items += self._answer(line, msg, call_id)
         if call_id in self._counted or call_id in self._refused or self._early(line):
             return items
         try:
@@ -158,6 +171,20 @@ class CallsFromTranscript:
             self._pending[call_id] = (usage, opt_label(msg.get("model")))
         if string(msg.get("stop_reason")):
             items.append(self._count(call_id))
+        return items
+
+    def _answer(self, line: dict[str, Any], msg: dict[str, Any], call_id: str) -> list[Item]:
+        """A ``Text`` for each ``text`` block of the line not given before (a block is written once, read maybe twice)."""
+        items: list[Item] = []
+        block = line.get("apiBlockIndex")
+        place = block if isinstance(block, int) and not isinstance(block, bool) else opt_label(line.get("uuid"))
+        for n, part in enumerate(values.items(msg.get("content"))):
+            text = string(part.get("text")) if isinstance(part, dict) and part.get("type") == "text" else ""
+            if not text.strip():
+                continue
+            where = place if place is not None else hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
+            if self._texts.first_time((call_id, where, n)):
+                items.append(Text(text))
         return items
 
     def _count(self, call_id: str) -> CallUsage:

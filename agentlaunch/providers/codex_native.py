@@ -23,6 +23,11 @@ What ``native_extras`` adds to ``codex`` / ``codex resume ID``:
   * ``token_count.info.model_context_window``: the context window.
   * ``session_meta``: the thread id, reported as the session id.
   * ``compacted`` lines: a compaction (its trigger, ``manual`` or ``auto``, from the PreCompact hook).
+  * ``event_msg`` ``item_completed`` of an ``AgentMessage`` item: one ``Text`` per message the model wrote
+    (what the TUI shows), known by its item id, so read twice it is still one. Not the ``response_item``
+    assistant messages: a compaction's summary is one of those too (measured on 0.171), and it is no answer.
+    A turn whose ``task_complete`` comes with no such item gives its ``last_agent_message`` instead (once per
+    turn id). Every ``Text`` of a turn comes before the ``waiting`` its ``task_complete`` brings.
 
 Which file: the one a hook names (``transcript_path``); on resume the
 thread's own file; otherwise the newest rollout of this working directory
@@ -31,17 +36,18 @@ created after the launch started.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.events import CallUsage, Compaction, ContextWindow, Event, SessionStarted, Usage
+from agentlaunch.events import CallUsage, Compaction, ContextWindow, Event, SessionStarted, Text, Usage
 from agentlaunch.launch.hook_socket import HookReport, HookSocket, hook_command
 from agentlaunch.launch.native_source import NativeContext, NativeExtras, NativeItem
 from agentlaunch.launch.sink import StateChanged
 from agentlaunch.providers import values
-from agentlaunch.providers.base import json_lines
 from agentlaunch.providers.codex import codex_home, codex_usage
 from agentlaunch.providers.codex_hooks import EVENTS, hook_flags
 from agentlaunch.providers.jsonl_tail import JsonlTail
@@ -100,6 +106,9 @@ class CodexNativeSource:
         self.thread_id: str | None = resumed_thread(ctx)
         self.tail: JsonlTail | None = None
         self.seen: set[str] = set()
+        self.answers_seen: set[str] = set()
+        """The agent messages given as ``Text`` (their item ids, ``turn:ID`` for a turn's last message)."""
+        self._answered = False  # the running turn had an agent message (its last_agent_message is no news)
         self.totals_seen: set[tuple[int, ...]] = set()
         self.records_seen = False
         self.model: str | None = None
@@ -232,11 +241,41 @@ class CodexNativeSource:
                 out.append(ContextWindow(window, self.model))
             if not self.records_seen:
                 out += self._from_totals(info)
-        elif not self.hooks_heard and kind == "task_started":
-            out += self._set_state("thinking")
+        elif kind == "task_started":
+            self._answered = False
+            if not self.hooks_heard:
+                out += self._set_state("thinking")
+        elif kind == "item_completed":
+            out += self._agent_message(payload)
         elif kind in ("task_complete", "turn_aborted"):
+            if kind == "task_complete":
+                out += self._last_message(payload)
             out += self._turn_over()  # the turn's end, also when it was interrupted (no Stop hook then)
         return out
+
+    def _agent_message(self, payload: dict[str, Any]) -> list[NativeItem]:
+        """A ``Text`` for an ``AgentMessage`` item this thread completed, the first time its id is read."""
+        item = values.obj(payload.get("item"))
+        thread = opt_label(payload.get("thread_id"))
+        if label(item.get("type")) != "AgentMessage" or (thread and self.thread_id and thread != self.thread_id):
+            return []
+        self._answered = True
+        text = agent_text(item)
+        key = opt_label(item.get("id")) or "text:" + _digest(text)
+        if not text.strip() or key in self.answers_seen:
+            return []
+        self.answers_seen.add(key)
+        return [Text(text)]
+
+    def _last_message(self, payload: dict[str, Any]) -> list[NativeItem]:
+        """The turn's last message from ``task_complete`` when no ``AgentMessage`` item told it (another Codex)."""
+        text = string(payload.get("last_agent_message"))
+        answered, self._answered = self._answered, False
+        key = "turn:" + (opt_label(payload.get("turn_id")) or _digest(text))
+        if answered or not text.strip() or key in self.answers_seen:
+            return []
+        self.answers_seen.add(key)
+        return [Text(text)]
 
     def _from_totals(self, info: dict[str, Any]) -> list[NativeItem]:
         """A call from ``token_count`` when the file has no per-call records: once per running total."""
@@ -277,10 +316,11 @@ class CodexNativeSource:
         if not path.name.startswith("rollout-") or not path.name.endswith(".jsonl"):
             return
         if self.ctx.resumed:
-            # What the file holds was counted by the launches before, and stays so if it is read again
-            # from its start (truncated, replaced): those calls' ids are known.
-            ids = recorded_ids(path)
+            # What the file holds was counted (and answered) in the launches before, and stays so if it is
+            # read again from its start (truncated, replaced): those calls' and messages' ids are known.
+            ids, answers = recorded_ids(path)
             self.seen.update(ids)
+            self.answers_seen.update(answers)
             self.records_seen = self.records_seen or bool(ids)
         self.tail = JsonlTail(path, start_at_end=self.ctx.resumed)
 
@@ -323,15 +363,50 @@ def resumed_thread(ctx: NativeContext) -> str | None:
     return opt_label(ctx.provider_state.get("thread_id")) or ctx.session_id
 
 
-def recorded_ids(path: Path) -> set[str]:
-    """The ``response_id`` of every per-call record in a rollout file."""
-    ids = set()
-    for obj in json_lines(path, '"token_usage_record"'):
-        if isinstance(obj, dict) and obj.get("type") == "token_usage_record":
-            call_id = opt_label(values.obj(obj.get("payload")).get("response_id"))
-            if call_id:
+def recorded_ids(path: Path) -> tuple[set[str], set[str]]:
+    """The ``response_id`` of every per-call record in a rollout file, and the keys of its agent messages
+    (``AgentMessage`` item ids and ``turn:ID`` of each completed turn, as :class:`CodexNativeSource` keys them)."""
+    ids, answers = set(), set()
+    for obj in _lines_with(path, ('"token_usage_record"', '"AgentMessage"', '"task_complete"')):
+        if not isinstance(obj, dict):
+            continue
+        payload = values.obj(obj.get("payload"))
+        kind = obj.get("type")
+        if kind == "token_usage_record":
+            if call_id := opt_label(payload.get("response_id")):
                 ids.add(call_id)
-    return ids
+        elif kind == "event_msg" and payload.get("type") == "item_completed":
+            item = values.obj(payload.get("item"))
+            if label(item.get("type")) == "AgentMessage":
+                answers.add(opt_label(item.get("id")) or "text:" + _digest(agent_text(item)))
+        elif kind == "event_msg" and payload.get("type") == "task_complete":
+            text = string(payload.get("last_agent_message"))
+            answers.add("turn:" + (opt_label(payload.get("turn_id")) or _digest(text)))
+    return ids, answers
+
+
+def _lines_with(path: Path, markers: tuple[str, ...]) -> list[Any]:
+    """What the lines of ``path`` holding one of ``markers`` parse to (the others are never parsed; [] unreadable)."""
+    found = []
+    try:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if any(marker in line for marker in markers):
+                    with contextlib.suppress(ValueError):  # not JSON, or nested too deep: not a line Codex writes
+                        found.append(values.loads(line))
+    except OSError:
+        return []
+    return found
+
+
+def agent_text(item: dict[str, Any]) -> str:
+    """The text of an ``AgentMessage`` item: its ``Text`` parts joined (any other part is not text)."""
+    parts = values.items(item.get("content"))
+    return "".join(string(p.get("text")) for p in parts if isinstance(p, dict) and label(p.get("type")).lower() == "text")
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:32]
 
 
 def _key(usage: Usage) -> tuple[int, ...]:

@@ -22,6 +22,21 @@ recorded (``thinking``); a model call with text and no tool calls means the
 turn's answer: ``waiting``. Gemini cannot tell ``asking`` this way (a
 permission prompt shows as ``tool``). The relay is woken by inotify on the
 session folders (:mod:`agentlaunch.providers.dir_watch`), else by a timer.
+
+The model's answer is the ``content`` of a model call's record: one ``Text``
+per message id, the first time its record is read with text, before the state
+that record tells (``waiting`` for the turn's answer). Gemini 0.61 writes a
+call's record once its stream has ended, ``content`` the whole response text
+(a string; thoughts are kept apart, in ``thoughts``), and rewrites the record
+only to add its tool calls' results or ``tokens``, never its text (read in its
+bundle: ``recordMessage`` after the stream, ``recordToolCalls``,
+``recordMessageTokens``), so the first version is the final text. A record is
+a model call's when its ``content`` is that string or it has ``tokens``; the
+notes the CLI adds to the history itself (after ``/compress``, a binary file's
+"received") are parts lists without ``tokens``, and ``thought`` parts are
+never text. Messages only seen in a ``$set`` of the whole history (a resume,
+a rewritten history) are history: no ``Text``; the ids a resumed session
+already holds are known as its calls are.
 """
 
 from __future__ import annotations
@@ -33,7 +48,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.events import CallUsage, Event, SessionStarted
+from agentlaunch.events import CallUsage, Event, SessionStarted, Text
 from agentlaunch.launch.native_source import NativeContext, NativeExtras, NativeItem
 from agentlaunch.launch.sink import StateChanged
 from agentlaunch.providers import values
@@ -87,12 +102,15 @@ class GeminiNativeSource:
         self.tails: dict[Path, JsonlTail] = {}
         self.rejected: set[Path] = set()
         self.seen: set[str] = set()
+        self.answered: set[str] = set()
+        """The message ids whose text was given as ``Text`` (on resume, the session's calls so far)."""
         self.state: str | None = None
         self.announced = False
         self._schedule: list[float] = []
         if ctx.resumed and ctx.session_id:
             # What the files hold already was counted by the launches before.
             self.seen.update(c.call_id for c in session_calls(ctx.session_id, ctx.env) if c.call_id)
+            self.answered.update(self.seen)
             for path in session_files(ctx.session_id, ctx.env):
                 self.tails[path] = JsonlTail(path, start_at_end=True)
         self._watch_folders()
@@ -193,6 +211,7 @@ class GeminiNativeSource:
         if kind == "gemini":
             out += self._call(message)
             if not replayed:
+                out += self._answer(message)
                 out += self._set_state(_after_call(message))
         elif kind == "user" and not replayed:
             out += self._set_state("thinking")
@@ -209,6 +228,20 @@ class GeminiNativeSource:
             return []
         self.seen.add(call_id)
         return [CallUsage(usage, opt_label(message.get("model")), call_id)]
+
+    def _answer(self, message: dict[str, Any]) -> list[NativeItem]:
+        """The model call's text, the first time its record is read with some (see the module doc)."""
+        message_id = opt_label(message.get("id"))
+        if message_id is None or message_id in self.answered:
+            return []
+        content = message.get("content")
+        if not isinstance(content, str) and not isinstance(message.get("tokens"), dict):
+            return []  # a note the CLI added to the history itself, not a model call
+        text = answer_text(content)
+        if not text.strip():
+            return []
+        self.answered.add(message_id)
+        return [Text(text)]
 
     def _announce(self) -> list[Event]:
         if self.announced or not self.session_id:
@@ -232,6 +265,13 @@ def _after_call(message: dict[str, Any]) -> str | None:
     if string(message.get("content")).strip() or _has_text(message.get("content")):
         return "waiting"
     return "tool"
+
+
+def answer_text(content: Any) -> str:
+    """A record's ``content`` as text: the string, or its text parts joined (not thoughts, calls or their results)."""
+    if isinstance(content, str):
+        return content
+    return "".join(string(p.get("text")) for p in items(content) if isinstance(p, dict) and not p.get("thought"))
 
 
 def _has_text(content: Any) -> bool:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlaunch.events import CallUsage, Compaction, ContextWindow, SessionStarted, Warning
+from agentlaunch.events import CallUsage, Compaction, ContextWindow, SessionStarted, Text, Warning
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, text_reply, tool_reply
 from agentlaunch.launch.native_source import NativeContext, NativeItem, NativeSource
 from agentlaunch.launch.sink import StateChanged
@@ -165,6 +165,8 @@ def test_tool_turn_states_asking_then_waiting_and_each_call_counted_once_with_th
         if not isinstance(item, StateChanged):
             meter.add(item)
     assert meter.calls == 2 and meter.total.output == 44
+    # The text before the tool call and the answer after it; the prompt, the tool's input and result are none.
+    assert [i.text for i in run.items if isinstance(i, Text)] == ["Writing.", "Done writing."]
 
 
 def test_refused_tool_ends_the_turn_waiting_and_compact_is_reported_once(claude_bin: Path, short_tmp: Path) -> None:
@@ -228,6 +230,8 @@ def test_a_resumed_session_counts_only_its_new_calls(claude_bin: Path, short_tmp
             got.append(run.items)
     assert [(c.call_id, c.usage.output) for c in calls(got[0])] == [("msg_fake_0001", 7)]
     assert [(c.call_id, c.usage.output) for c in calls(got[1])] == [("msg_fake_0002", 5)]  # no history, no side sum
+    # The fake API's answer text, once per launch: the resumed launch's transcript holds the first answer as history.
+    assert [[i.text for i in items if isinstance(i, Text)] for items in got] == [["first answer"], ["second answer"]]
 
 
 def test_a_transcript_folder_claude_cannot_create_leaves_the_tui_running_and_says_so(claude_bin: Path, short_tmp: Path) -> None:

@@ -12,6 +12,7 @@ import json
 import os
 import shlex
 import signal
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -233,4 +234,34 @@ def test_esc_during_a_streaming_answer_reaches_the_cli(tui: Tui) -> None:
     screen.child.send("\x1b")  # Esc: the CLI cancels the answer it is streaming
     screen.wait_for(lambda t: any(w in t.lower() for w in ("interrupted", "cancelled", "canceled")), 30, "the CLI's cancel mark")
     assert screen.child.isalive()
+    quit_tui(tui, screen)
+
+
+def state_of(tui: Tui) -> str | None:
+    """The interface's state once its first turn (the startup message's) is counted."""
+    records = json.loads(tui.cli("status", "--json").stdout)
+    return next((str(r["state"]) for r in records if r.get("agent") == "planner" and r.get("turns")), None)
+
+
+def test_send_wait_pastes_a_prompt_into_the_interface_and_prints_the_answer(tui: Tui) -> None:
+    tui.push_text("Startup seen.")
+    screen = tui.run()
+    screen.wait_for(lambda t: "Startup seen." in t, 120, "the startup turn's answer")
+    screen.until(lambda: state_of(tui) == "waiting", 60, "the interface waiting after its first turn")
+    before = len(tui.calls())
+    for _ in range(2):  # a call of the CLI's own (Codex names the thread) may take one: a spare
+        tui.push_text("The sent answer: PEAR.")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentlaunch", "send", "planner", "Name a fruit.\nOne word only.", "--wait", "--json"],
+        env=tui.env, cwd=tui.work, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    screen.until(lambda: proc.poll() is not None, 120, "send --wait to return")  # the screen is read meanwhile
+    out, err = proc.communicate()
+    assert proc.returncode == 0, err
+    value = json.loads(out)
+    assert value["exit_code"] == 0 and value["answer"] == "The sent answer: PEAR."
+    assert value["usage"]["output"] > 0
+    sent = [c for c in tui.calls()[before:] if any("Name a fruit." in t for t in tui.user_texts(c.body))]
+    assert sent and tui.user_texts(sent[-1].body)[-1].endswith("Name a fruit.\nOne word only.")  # one prompt, both lines
+    screen.wait_for(lambda t: "PEAR" in t, 30, "the answer on the interface's screen")
     quit_tui(tui, screen)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlaunch.events import CallUsage, ContextWindow, SessionStarted, Usage
+from agentlaunch.events import CallUsage, ContextWindow, SessionStarted, Text, Usage
 from agentlaunch.fakeapi.gemini import FunctionCallReply, GeminiFake, GeminiScript, GeminiUsage, prepare_gemini_home
 from agentlaunch.fakeapi.gemini import TextReply as GeminiText
 from agentlaunch.fakeapi.responses import ResponsesScript, ResponsesUsage, ShellCallReply, TextReply
@@ -33,6 +33,12 @@ def states(followed: Followed) -> list[str]:
 
 def calls(followed: Followed) -> list[tuple[Usage, str | None]]:
     return [(c.usage, c.call_id) for c in followed.of(CallUsage)]
+
+
+def answers(followed: Followed) -> list[str]:
+    """Each answer text and each ``waiting``, in the order the source reported them."""
+    return [i.text if isinstance(i, Text) else i.state for i in followed.items
+            if isinstance(i, Text) or i == StateChanged("waiting")]  # fmt: skip
 
 
 def test_codex_tui_tool_turn_is_metered_once_per_call_and_resume_adds_only_its_own(tmp_path: Path) -> None:
@@ -62,6 +68,8 @@ def test_codex_tui_tool_turn_is_metered_once_per_call_and_resume_adds_only_its_o
         assert all(c.model == "gpt-5.5" for c in first.followed.of(CallUsage))
         assert [w.tokens for w in first.followed.of(ContextWindow)] == [258400]
         assert states(first.followed) == ["thinking", "tool", "thinking", "waiting", "thinking", "waiting"]
+        # The fake API's answer of each turn, once, before the waiting that ends the turn.
+        assert answers(first.followed) == ["first answer done", "waiting", "second answer done", "waiting"]
         # The hooks ran without Codex's trust dialog, and nothing was written into the user's config.
         assert "Hooks need review" not in first.screen
         assert "hooks" not in (tmp_path / "home" / ".codex" / "config.toml").read_text()
@@ -71,6 +79,7 @@ def test_codex_tui_tool_turn_is_metered_once_per_call_and_resume_adds_only_its_o
         assert calls(resumed.followed) == [(Usage(input=100, cache_read=9200, output=6, reasoning=1), "resp_fake_4")]
         assert [s.session_id for s in resumed.followed.of(SessionStarted)] == [started.session_id]
         assert states(resumed.followed)[-1] == "waiting"
+        assert answers(resumed.followed) == ["third answer done", "waiting"]  # the earlier turns are history
 
 
 def test_codex_tui_permission_prompt_is_asking(tmp_path: Path) -> None:
@@ -128,10 +137,12 @@ def test_gemini_tui_tool_turn_is_metered_once_per_call_and_resume_adds_only_its_
         assert len({c.call_id for c in first.followed.of(CallUsage)}) == 3
         assert all(c.model == model for c in first.followed.of(CallUsage))
         assert states(first.followed) == ["thinking", "tool", "thinking", "waiting", "thinking", "waiting"]
+        assert answers(first.followed) == ["first answer done", "waiting", "second answer done", "waiting"]
 
         resumed = gemini_turns(gemini, env, workdir, model, ["one more"], ["third answer done"], session_id=session_id)
         assert [c.usage for c in resumed.followed.of(CallUsage)] == [Usage(input=100, cache_read=9200, output=8, reasoning=2)]
         assert states(resumed.followed)[-1] == "waiting"
+        assert answers(resumed.followed) == ["third answer done", "waiting"]  # the $set of the history gives none
 
 
 def test_codex_users_own_notify_and_hooks_keep_running_beside_agentlaunchs(tmp_path: Path) -> None:
