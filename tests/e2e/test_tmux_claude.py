@@ -151,7 +151,7 @@ def test_send_wait_types_into_claude_codes_interface_and_prints_the_answer_from_
 
     sent = cli(env, workdir, "send", name, "What is the capital of France?\nAnswer in two lines.", "--wait", "--timeout", "90")
     assert sent.returncode == 0, sent.stderr
-    #TMP assert sent.stdout.decode() == "The capital of France is Paris.\nIt has been since 508.\n"
+    assert sent.stdout.decode() == "The capital of France is Paris.\nIt has been since 508.\n"
     assert b"tokens in" in sent.stderr
     last = anthropic.message_requests()[-1]
     assert "What is the capital of France?\\nAnswer in two lines." in json.dumps(last.body["messages"][-1])  # one prompt
