@@ -296,6 +296,20 @@ def test_each_hook_tells_its_state(root: Path, reports: list[tuple[str, dict[str
     source.close()
 
 
+def test_a_turn_that_ends_on_an_api_error_says_so_before_its_waiting(root: Path) -> None:
+    from agentlaunch.events import TurnEnd
+
+    ctx = context(root)
+    (source,) = native_extras(ctx).sources
+    for event, payload in (("UserPromptSubmit", {}), ("StopFailure", {"error": "rate_limit"})):
+        send(ctx.runtime_dir / "claude.sock", event, payload)
+    items = source.read()
+    ends = [i for i in items if isinstance(i, TurnEnd)]
+    assert ends == [TurnEnd(is_error=True, error="the API call failed (rate_limit)")]
+    assert items.index(ends[0]) < max(i for i, item in enumerate(items) if isinstance(item, StateChanged))
+    source.close()
+
+
 def jsonl(*lines: object) -> str:
     return "".join(json.dumps(line) + "\n" for line in lines)
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from agentlaunch.errors import AgentlaunchError, ExitCode, ProviderMissing, UsageError
-from agentlaunch.events import CallUsage, SessionStarted, Text, TextDelta
+from agentlaunch.events import CallUsage, SessionStarted, Text, TextDelta, TurnEnd
 from agentlaunch.launch.answer import Figures, TurnAnswer
 from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest, busy_reason
 from agentlaunch.launch.loop import Timer
@@ -113,6 +113,7 @@ class NativeRun:
         self.answer = TurnAnswer()
         self._sends: list[_Send] = []  # sent prompts whose answer is awaited (--wait), oldest first
         self._heard = False  # a source reported a state: the interface is up
+        self._turn_error: str | None = None  # the turn under way ended on an error (Claude Code's StopFailure)
         self._answering: Timer | None = None  # a turn a sent prompt began is over: its answer is read soon
 
     # -- the run -----------------------------------------------------------------------------
@@ -241,6 +242,9 @@ class NativeRun:
             # The answer, read from the transcript: kept for a sent prompt, not handled (a late read is no new turn).
             self.answer.add(event)
             return
+        if isinstance(event, TurnEnd):
+            self._turn_error = event.error or "the provider reported an error" if event.is_error else None
+            return  # how the turn ended, for a sent prompt: the turn itself is counted from the states
         if isinstance(event, SessionStarted) and not self._registered:
             if self._learns_id and event.session_id:
                 launch.session_id = event.session_id  # Codex's thread id is the session's: -r and -c find it
@@ -270,6 +274,7 @@ class NativeRun:
         self._in_turn = self._turned = True
         self.launch.turns += 1
         self.answer.start()
+        self._turn_error = None
         for send in self._sends:
             send.opened = True
 
@@ -335,9 +340,10 @@ class NativeRun:
             return  # another turn began meanwhile: the answer comes at its end
         done = [send for send in self._sends if send.opened]
         self._sends = [send for send in self._sends if not send.opened]
+        code, error = (1, f"the turn failed: {self._turn_error}") if self._turn_error else (0, None)
         for send in done:
             usage, cost = send.before.since(self.launch.meter)
-            send.request.answer(exit_code=0, answer=self.answer.text, usage=usage, cost_usd=cost)
+            send.request.answer(exit_code=code, answer=self.answer.text, error=error, usage=usage, cost_usd=cost)
 
     def _end_sends(self, result: RelayResult) -> None:
         """The interface ended: a sent prompt still waiting learns how (a budget, the CLI's exit, a signal)."""

@@ -39,7 +39,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.events import CallUsage, ContextWindow, Event, SessionStarted, Warning
+from agentlaunch.events import CallUsage, ContextWindow, Event, SessionStarted, TurnEnd, Warning
 from agentlaunch.fsutil import read_regular, write_atomic
 from agentlaunch.launch.hook_socket import HookReport, HookSocket, hook_command
 from agentlaunch.launch.native_source import NativeContext, NativeExtras, NativeItem
@@ -294,6 +294,9 @@ class ClaudeNativeSource:
             items += self._status_line(payload)
             return items
         self._learn_session(payload, None)
+        if report.event == "StopFailure":  # the turn ended on an API error: how it ended comes before its "waiting"
+            reason = string(payload.get("error")) or "no reason given"
+            items.append(TurnEnd(is_error=True, error=f"the API call failed ({reason})"))
         if report.event in CALL_OVER:
             items += self._transcript(close=True)
             self._retries = [self.clock() + delay for delay in RETRIES]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, text_reply, tool_reply
+from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, error_reply, text_reply, tool_reply
 from tests.helpers import run_cli, wait_for, write_agent
 from tests.support.claude_tui import seed_home
 
@@ -79,6 +79,12 @@ def cli(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProce
 def state_of(env: dict[str, str], cwd: Path, agent: str) -> str | None:
     records = json.loads(cli(env, cwd, "status", "--json").stdout)
     return next((str(r.get("state")) for r in records if r.get("agent") == agent), None)
+
+
+def settled(env: dict[str, str], cwd: Path, agent: str) -> bool:
+    """The agent waits after its first turn (the startup message's): a prompt typed now is a turn of its own."""
+    records = json.loads(cli(env, cwd, "status", "--json").stdout)
+    return any(r.get("agent") == agent and r.get("state") == "waiting" and r.get("turns") for r in records)
 
 
 def test_a_claude_that_exits_at_once_fails_up_by_name_while_the_others_run(
@@ -147,7 +153,7 @@ def test_send_wait_types_into_claude_codes_interface_and_prints_the_answer_from_
     )
     assert cli(env, workdir, "tmux", "up", name, "--socket", socket, "--no-attach", "--wait", "60").returncode == 0
     pane = pane_of(socket, name)
-    wait_for(lambda: state_of(env, workdir, name) == "waiting", timeout=60, what="the interface waiting")
+    wait_for(lambda: settled(env, workdir, name), timeout=60, what="the interface waiting after its first turn")
 
     sent = cli(env, workdir, "send", name, "What is the capital of France?\nAnswer in two lines.", "--wait", "--timeout", "90")
     assert sent.returncode == 0, sent.stderr
@@ -186,3 +192,17 @@ def test_send_to_an_agent_whose_pane_died_is_refused_with_exit_7(
     assert sent.returncode == 7, sent.stderr
     assert b"gone is not running" in sent.stderr and sent.stdout == b""
     assert cli(env, workdir, "tmux", "down", "--socket", socket).returncode == 0
+
+
+def test_send_wait_of_a_turn_whose_api_call_failed_exits_1_with_the_reason(
+    socket: str, env: dict[str, str], anthropic: FakeAnthropic, agents_dir: Path, workdir: Path, claude_bin: Path
+) -> None:
+    name = claude_agent(agents_dir, "unlucky", claude_bin, workdir)
+    # Claude Code tries a refused call again in its own ways (measured: a 400 once more): every try fails.
+    anthropic.push(text_reply("Ready."), *[error_reply(500, "the fake API fails this one")] * 4)
+    assert cli(env, workdir, "tmux", "up", name, "--socket", socket, "--no-attach", "--wait", "60").returncode == 0
+    wait_for(lambda: settled(env, workdir, name), timeout=60, what="the interface waiting after its first turn")
+    sent = cli(env, workdir, "send", name, "This will fail.", "--wait", "--timeout", "90")
+    assert sent.returncode == 1, sent.stderr
+    assert b"error: the turn failed: the API call failed" in sent.stderr
+    assert cli(env, workdir, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
