@@ -371,3 +371,22 @@ def test_a_session_that_ends_before_the_answer_is_exit_1(server: ControlServer) 
     request.close()  # the launch ended without answering
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 1 and b"scribe's session ended before the turn did" in err
+
+
+def test_a_starting_session_is_asked_again_until_it_takes_the_prompt(server: ControlServer) -> None:
+    write_record(state_dir(), "early", control=str(server.path))
+    proc = send_in_background("early", "hello", "--wait")
+    take_one(server).refuse("early is still starting", "starting", retry=True)
+    request = take_one(server)  # the same prompt, offered again
+    assert request.prompt == "hello"
+    request.accept("abc123")
+    request.answer(exit_code=0, answer="Hello.")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert out == b"Hello.\n" and b"early is still starting; waiting for it (at most 60s)" in err
+
+
+def test_a_session_that_stays_starting_is_exit_7_once_the_timeout_passes() -> None:
+    write_record(state_dir(), "slowpoke", state="starting", control=None)
+    result = run_cli("send", "slowpoke", "hello", "--wait", "--timeout", "1")
+    assert result.returncode == 7 and b"slowpoke is still starting" in result.stderr

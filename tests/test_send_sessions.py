@@ -28,10 +28,13 @@ def record_of(agent: str) -> dict[str, Any] | None:
     return next((r for r in records if r.get("agent") == agent), None)
 
 
-def ready_for_sends(agent: str, state: str = "waiting") -> dict[str, Any]:
+def ready_for_sends(agent: str, state: str = "waiting", turns: int = 0) -> dict[str, Any]:
+    """The agent's record once it is in ``state`` with its socket named (and ``turns`` turns done)."""
+
     def check() -> dict[str, Any] | None:
         record = record_of(agent)
-        return record if record and record.get("control") and record.get("state") == state else None
+        ok = record and record.get("control") and record.get("state") == state and record.get("turns", 0) >= turns
+        return record if ok else None
 
     return wait_for(check, timeout=TIMEOUT, what=f"{agent} {state} with its socket")  # type: ignore[no-any-return]
 
@@ -112,7 +115,7 @@ def start_tui(agents_dir: Path, **env: str) -> pexpect.spawn:
 
 def test_a_sent_prompt_is_pasted_then_entered_and_wait_returns_at_the_turns_end(agents_dir: Path, hooked_tui: str) -> None:
     child = start_tui(agents_dir, FAKE_TUI_MODES="1")  # bracketed paste on, as every real interface has it
-    ready_for_sends("tui")
+    ready_for_sends("tui", turns=1)  # after the startup message's turn
     proc = send("tui", "two\nlines", "--wait", "--json")
     send_and_see(child, b"\x1b[200~two\nlines\x1b[201~")
     send_and_see(child, b"\r")  # Enter, on its own, after the paste
@@ -132,7 +135,7 @@ def test_a_sent_prompt_is_pasted_then_entered_and_wait_returns_at_the_turns_end(
 
 def test_without_bracketed_paste_one_line_is_typed_and_many_lines_are_refused(agents_dir: Path, hooked_tui: str) -> None:
     child = start_tui(agents_dir)
-    ready_for_sends("tui")
+    ready_for_sends("tui", turns=1)
     many = run_cli("send", "tui", "two\nlines")
     assert many.returncode == 7 and b"does not take pasted text now; send a prompt of one line" in many.stderr
     one = run_cli("send", "tui", "just one line")
@@ -145,7 +148,7 @@ def test_without_bracketed_paste_one_line_is_typed_and_many_lines_are_refused(ag
 
 def test_an_interface_that_exits_mid_turn_ends_a_waiting_send_with_exit_1(agents_dir: Path, hooked_tui: str) -> None:
     child = start_tui(agents_dir, FAKE_TUI_MODES="1")
-    ready_for_sends("tui")
+    ready_for_sends("tui", turns=1)
     proc = send("tui", "hang for ever", "--wait")
     send_and_see(child, b"\x1b[200~hang for ever\x1b[201~")
     send_and_see(child, b"\r")
@@ -156,3 +159,17 @@ def test_an_interface_that_exits_mid_turn_ends_a_waiting_send_with_exit_1(agents
     assert proc.returncode == 1 and out == b""
     assert b"exited (code 3) before the turn ended" in err
     assert record_of("tui") is None and run_cli("send", "tui", "hi").returncode == 7
+
+
+def test_a_prompt_sent_before_the_startup_messages_turn_waits_for_it(agents_dir: Path, hooked_tui: str) -> None:
+    child = start_tui(agents_dir, FAKE_TUI_MODES="1", FAKE_TUI_STARTUP_DELAY="2")
+    wait_for(lambda: (record_of("tui") or {}).get("control"), timeout=TIMEOUT, what="the socket named")
+    proc = send("tui", "early bird", "--wait")  # the record says "waiting" already: the startup turn has not begun
+    child.expect("STARTUP TURN DONE")
+    send_and_see(child, b"\x1b[200~early bird\x1b[201~")
+    send_and_see(child, b"\r")
+    out, err = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 0, err
+    assert b"tui is still starting; waiting for it (at most 60s)" in err
+    child.send(b"q")
+    child.expect(pexpect.EOF)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import Annotated, Any
 
 import typer
@@ -13,6 +14,9 @@ from agentlaunch.errors import PromptNotTaken, TurnFailed, TurnTimeout, UsageErr
 from agentlaunch.launch.control import ControlClient, prompt_problem
 from agentlaunch.live.status import StatusRecord, read_records
 from agentlaunch.visible import for_markup, visible
+
+STARTING_WAIT = 60.0  # seconds send waits for a session that is still starting, unless --timeout says otherwise
+RETRY_EVERY = 0.5  # seconds between two offers to a starting session
 
 
 def running_session(agent: str, session: str | None) -> StatusRecord:
@@ -57,8 +61,9 @@ def send(
     its provider CLI's own interface gets PROMPT pasted and Enter, the line chat takes it as the
     next line. The answer is read from the CLI's transcript, never from the screen.
 
-    A session that is asking (a permission or a question waits for a person), in a turn or
-    still starting does not take it: exit 7, and nothing is typed. Without --wait, send returns
+    A session that is asking (a permission or a question waits for a person) or in a turn
+    does not take it: exit 7, and nothing is typed. One still starting (a new session's
+    startup message is its first turn) is waited for, up to 60 s or --timeout. Without --wait, send returns
     once the prompt is typed. With --wait it returns when the agent is waiting again: the answer
     on stdout, a footer of the turn's tokens and cost on stderr, and the exit code of a headless
     turn (0 done, 1 the turn failed or the CLI ended first, 6 a budget stopped it, 130 the person
@@ -78,31 +83,57 @@ def send(
     assert text is not None
     if (problem := prompt_problem(text)) is not None:
         raise UsageError(problem)
+    started = time.monotonic()
+    limit = timeout if timeout is not None else STARTING_WAIT
+    told = quiet or as_json
+    while True:
+        client, first = _offer(agent, session, text, wait)
+        if first.get("ok") is True:
+            break
+        if client is not None:
+            client.close()
+        if not first.get("retry") or time.monotonic() - started >= limit:
+            raise PromptNotTaken(str(first.get("error") or f"{agent} did not take the prompt"), hint=_hint(first))
+        if not told:
+            err.print(f"[dim]{for_markup(agent)} is still starting; waiting for it (at most {limit:g}s)…[/]", markup=True)
+            told = True
+        time.sleep(RETRY_EVERY)
+    assert client is not None
+    try:
+        left = None if timeout is None else max(timeout - (time.monotonic() - started), 0.001)
+        _answered(client, first, agent, wait, left, timeout, quiet, as_json)
+    finally:
+        client.close()
+
+
+def _offer(agent: str, session: str | None, text: str, wait: bool) -> tuple[ControlClient | None, dict[str, Any]]:
+    """Hand the prompt to the agent's session: its socket's client, and its first reply (a refusal, or taken)."""
     record = running_session(agent, session)
     control, state = record.data.get("control"), str(record.data.get("state"))
     if not isinstance(control, str) or not control:
-        if state == "starting":
-            raise PromptNotTaken(f"{agent} is still starting; send again in a few seconds")
+        if state == "starting":  # its socket is not named yet
+            return None, {"ok": False, "retry": True, "error": f"{agent} is still starting"}
         raise PromptNotTaken(f"{agent} runs one headless turn ({state}): only a chat or an interface takes prompts")
     try:
         client = ControlClient(control)
     except OSError as exc:
         raise PromptNotTaken(f"{agent}'s session does not answer at {control} ({exc.strerror or exc})") from None
     try:
-        _send(client, agent, text, wait, timeout, quiet, as_json)
-    finally:
-        client.close()
-
-
-def _send(client: ControlClient, agent: str, text: str, wait: bool, timeout: float | None, quiet: bool, as_json: bool) -> None:
-    try:
         first = client.request(text, wait)
     except (OSError, TimeoutError) as exc:
+        client.close()
         raise PromptNotTaken(f"{agent}'s session did not take the prompt ({exc})") from None
     if first is None:
+        client.close()
         raise PromptNotTaken(f"{agent}'s session hung up without taking the prompt (it may be ending)")
-    if first.get("ok") is not True:
-        raise PromptNotTaken(str(first.get("error") or f"{agent} did not take the prompt"), hint=_hint(first))
+    return client, first
+
+
+def _answered(
+    client: ControlClient, first: dict[str, Any], agent: str, wait: bool, left: float | None, timeout: float | None,
+    quiet: bool, as_json: bool,
+) -> None:  # fmt: skip
+    """After the session took the prompt: nothing more (no --wait), or its answer and exit code."""
     session_id = str(first.get("session_id", ""))
     if not wait:
         if as_json:
@@ -111,7 +142,7 @@ def _send(client: ControlClient, agent: str, text: str, wait: bool, timeout: flo
             err.print(f"[dim]sent to {for_markup(agent)} (session {for_markup(session_id)})[/]", markup=True)
         return
     try:
-        done = client.reply(timeout)
+        done = client.reply(left)
     except TimeoutError:
         raise TurnTimeout(
             f"no answer from {agent} within {timeout:g}s; the turn goes on there", hint="agentlaunch status shows it"

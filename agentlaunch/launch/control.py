@@ -7,7 +7,8 @@ bool}`` and reads JSON lines back:
 
 1. at once, ``{"ok": true, "session_id": ...}`` when the session took the
    prompt, or ``{"ok": false, "error": ..., "state": ...}`` when it cannot
-   (it is asking, in a turn, ending);
+   (it is asking, in a turn, ending; ``"retry": true`` when it is still
+   starting and will take one soon);
 2. with ``wait``, once the turn is over, ``{"done": true, "exit_code": N,
    "answer": ..., "error": ..., "usage": {...}, "cost_usd": ...}``. A
    connection closed without it means the session ended first.
@@ -114,9 +115,9 @@ class SendRequest:
             self.close()
             return False
 
-    def refuse(self, error: str, state: str | None) -> None:
-        """The session cannot take the prompt now: say why, and hang up."""
-        self._send({"ok": False, "error": error, "state": state})
+    def refuse(self, error: str, state: str | None, *, retry: bool = False) -> None:
+        """The session cannot take the prompt now: say why (``retry``: it is starting, ask again soon), and hang up."""
+        self._send({"ok": False, "error": error, "state": state, **({"retry": True} if retry else {})})
         self.close()
 
     def accept(self, session_id: str) -> None:

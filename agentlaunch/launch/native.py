@@ -50,6 +50,7 @@ TURN_STATES = ("thinking", "tool", "asking")
 IDLE_STATES = ("starting", "waiting")
 ANSWER_GRACE = 0.3  # seconds after a turn's end before a sent prompt's answer is read: the transcript's last line may lag
 STARTUP_GRACE = 5.0  # seconds after which a CLI that reported nothing yet takes a sent prompt (a resumed Gemini is silent)
+STARTUP_TURN_WAIT = 60.0  # seconds a sent prompt waits for the startup message's turn to begin, at most
 
 InterfaceSpawner = Callable[[Sequence[str], Mapping[str, str], Path, tuple[int, int], Any], Child]
 
@@ -113,6 +114,7 @@ class NativeRun:
         self.answer = TurnAnswer()
         self._sends: list[_Send] = []  # sent prompts whose answer is awaited (--wait), oldest first
         self._heard = False  # a source reported a state: the interface is up
+        self._startup_turn = False  # a new session's startup message is the CLI's first prompt: its turn comes first
         self._turn_error: str | None = None  # the turn under way ended on an error (Claude Code's StopFailure)
         self._answering: Timer | None = None  # a turn a sent prompt began is over: its answer is read soon
 
@@ -144,6 +146,7 @@ class NativeRun:
         for notice in extras.notices:
             launch.notice(notice)
         prompt = launch.first_message("") if not launch.resumed else ""
+        self._startup_turn = bool(prompt)
         assert launch.command is not None
         argv = launch.adapter.interface_argv(
             launch.spec, launch.command, session_id=launch.session_id, resumed=launch.resumed, state=launch.provider_state,
@@ -281,6 +284,7 @@ class NativeRun:
     def _close_turn(self) -> None:
         if self._in_turn:
             self._in_turn = False
+            self._startup_turn = False  # the first turn (the startup message's, when there is one) is over
             self.launch.emit(TurnDone())
 
     # -- prompts from agentlaunch send ---------------------------------------------------------
@@ -306,6 +310,10 @@ class NativeRun:
     def _on_sends(self) -> None:
         assert self.control is not None and self.relay is not None
         for request in self.control.take():
+            if self._starting():
+                # agentlaunch send asks again, for a while: a script may send right after tmux up said "started".
+                request.refuse(f"{self.launch.spec.name} is still starting", "starting", retry=True)
+                continue
             why = self._cannot_take(request)
             if why is not None:
                 request.refuse(why, self.launch.state)
@@ -325,11 +333,19 @@ class NativeRun:
             return why
         if any(not send.opened for send in self._sends):
             return f"a prompt sent to {name} earlier has not started yet"
-        if not self._heard and time.monotonic() - self._started_at < STARTUP_GRACE:
-            return f"{name}'s interface is still starting; send again in a few seconds"
         if "\n" in request.prompt and self.relay is not None and not self.relay.takes_paste:
             return f"{cli}'s interface does not take pasted text now; send a prompt of one line"
         return None
+
+    def _starting(self) -> bool:
+        """The interface is not up yet, or its startup message's turn is not over (the status may say waiting)."""
+        elapsed = time.monotonic() - self._started_at
+        if not self._heard and elapsed < STARTUP_GRACE:
+            return True
+        if not self._startup_turn:
+            return False
+        # Begun: it will end. Not begun within STARTUP_TURN_WAIT: its source reports no turns; stop waiting for it.
+        return self._turned or elapsed < STARTUP_TURN_WAIT
 
     def _answer_sends(self, *, read: bool = True) -> None:
         """A turn that a sent prompt started is over: its answer, read from the sources once more, goes back."""
@@ -358,7 +374,9 @@ class NativeRun:
             elif result.terminated is not None:
                 code, error = 128 + result.terminated, f"agentlaunch was ended by signal {result.terminated} before the turn did"
             else:
-                code, error = int(ExitCode.TURN_FAILED), f"{cli} exited (code {result.exit_code}) before the turn ended"
+                cli_code = self._exit_code(result)
+                how = f"exited (code {cli_code})" if cli_code is not None else "ended"
+                code, error = int(ExitCode.TURN_FAILED), f"{cli} {how} before the turn ended"
             send.request.answer(exit_code=code, answer=self.answer.text, error=error, usage=usage, cost_usd=cost)
         self._sends = []
 
@@ -376,9 +394,7 @@ class NativeRun:
         """agentlaunch's exit code, and what the person should know once the terminal is theirs again."""
         if result.terminated is not None:
             return 128 + result.terminated
-        code = result.exit_code
-        if code is None and self.launch.child is not None:
-            code = self.launch.child.poll()
+        code = self._exit_code(result)
         if code in (0, None):
             return 0
         cli = self.launch.adapter.descriptor.name
@@ -387,6 +403,13 @@ class NativeRun:
         words = last_words(result.tail) if quick else []
         said = ("; its last words: " + " / ".join(words)) if words else ""
         raise InterfaceFailed(f"{cli} {how}{said}", hint=self._resume_hint())
+
+    def _exit_code(self, result: RelayResult) -> int | None:
+        """The CLI's exit code (negative: its signal), also when the relay ended on its output's end first."""
+        code = result.exit_code
+        if code is None and self.launch.child is not None:
+            code = self.launch.child.poll()
+        return code
 
     def _resume_hint(self) -> str | None:
         if not self._registered:

@@ -153,8 +153,7 @@ def test_send_wait_types_into_claude_codes_interface_and_prints_the_answer_from_
     )
     assert cli(env, workdir, "tmux", "up", name, "--socket", socket, "--no-attach", "--wait", "60").returncode == 0
     pane = pane_of(socket, name)
-    wait_for(lambda: settled(env, workdir, name), timeout=60, what="the interface waiting after its first turn")
-
+    # Sent at once, as a script would after `up`: the startup message's turn is waited for, then the prompt typed.
     sent = cli(env, workdir, "send", name, "What is the capital of France?\nAnswer in two lines.", "--wait", "--timeout", "90")
     assert sent.returncode == 0, sent.stderr
     assert sent.stdout.decode() == "The capital of France is Paris.\nIt has been since 508.\n"

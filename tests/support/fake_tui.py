@@ -10,7 +10,7 @@ It switches on the alternate screen, mouse reports and bracketed paste (``m``), 
 ``D`` prints the daemon's pid, ``b`` floods 1 MB of text, ``i`` reports the ENV var AGENTLAUNCH_FAKE_TUI_SHOW.
 
 With ``FAKE_TUI_HOOKS=1`` it runs the hooks of the ``--settings`` agentlaunch gives it, as Claude Code
-would: ``SessionStart`` at start, ``UserPromptSubmit`` then ``Stop`` for a read ending in Enter (no
+would: ``SessionStart`` at start (then ``UserPromptSubmit`` and ``Stop`` for a startup message), the same two for a read ending in Enter (no
 ``Stop`` when what came before it holds ``hang``: the turn never ends), ``PermissionRequest`` for ``a``.
 """
 
@@ -81,6 +81,12 @@ def main() -> int:
     out.write(b"\x1b[?1049h\x1b[?1000h\x1b[?1006h\x1b[?2004h\x1b[?25l" if os.environ.get("FAKE_TUI_MODES") else b"")
     say(f"TUI READY {size()} ARGS {json.dumps(sys.argv[1:])}")
     hook("SessionStart", {"source": "startup"})
+    if sys.argv[-1].startswith("<agentlaunch-startup>") and os.environ.get("FAKE_TUI_HOOKS"):
+        # The startup message, its first prompt: a turn of its own (FAKE_TUI_STARTUP_DELAY seconds before it starts).
+        time.sleep(float(os.environ.get("FAKE_TUI_STARTUP_DELAY") or 0))
+        hook("UserPromptSubmit", {"prompt": sys.argv[-1]})
+        hook("Stop", {})
+        say("STARTUP TURN DONE")
     typed = b""
     try:
         while True:
