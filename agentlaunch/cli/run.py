@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
 import sys
 import termios
 from pathlib import Path
@@ -30,8 +29,9 @@ from agentlaunch.events import PermissionRequest
 from agentlaunch.launch import prespawn
 from agentlaunch.launch.answer import Figures, TurnAnswer
 from agentlaunch.launch.build import build_launch
-from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest, busy_reason
-from agentlaunch.launch.native import NativeRun, make_runtime_dir
+from agentlaunch.launch.chat_door import ChatDoor
+from agentlaunch.launch.control import SendRequest, busy_reason
+from agentlaunch.launch.native import NativeRun
 from agentlaunch.launch.session import Launch, LaunchOptions
 from agentlaunch.launch.signals import CliExited, PromptArrived, Terminated
 from agentlaunch.launch.sink import Sink
@@ -166,52 +166,6 @@ def sent_turn(launch: Launch, request: SendRequest, timeout: float | None, answe
     error = failure.message if failure else None
     request.answer(exit_code=code, answer=answer.text, error=error, usage=usage, cost_usd=cost)
     return after_turn(launch, outcome)
-
-
-class ChatDoor:
-    """The line chat's socket for agentlaunch send (named in the status record), and its answer collector."""
-
-    def __init__(self, launch: Launch) -> None:
-        self.launch = launch
-        self.answer = TurnAnswer()
-        self.server: ControlServer | None = None
-        self.runtime: Path | None = None
-
-    @property
-    def open(self) -> bool:
-        return self.server is not None
-
-    def __enter__(self) -> ChatDoor:
-        launch = self.launch
-        self.runtime = make_runtime_dir()
-        try:
-            self.server = ControlServer(self.runtime / SOCKET_NAME, on_request=launch.signals.send_arrived, gate=self._gate)
-        except OSError as exc:
-            err.print(f"[dim]agentlaunch send cannot reach this chat: its socket could not be made ({exc})[/]", markup=True)
-            return self
-        launch.sinks.append(self.answer)
-        launch.control_path = str(self.server.path)
-        launch.set_state(launch.state, always=True)  # the status record names the socket now
-        return self
-
-    def _gate(self) -> str | None:
-        launch = self.launch
-        if self.server is not None and self.server.pending():
-            return f"a prompt sent to {launch.spec.name} earlier has not started yet"
-        return busy_reason(launch.spec.name, launch.state, launch.stopped.message if launch.stopped else None)
-
-    def take(self) -> list[SendRequest]:
-        return self.server.take() if self.server is not None else []
-
-    def __exit__(self, *exc: object) -> None:
-        self.launch.control_path = None
-        if self.server is not None:
-            self.server.close()
-            self.server = None
-        if self.answer in self.launch.sinks:
-            self.launch.sinks.remove(self.answer)
-        if self.runtime is not None:
-            shutil.rmtree(self.runtime, ignore_errors=True)
 
 
 def line_chat_reason(launch: Launch) -> str | None:

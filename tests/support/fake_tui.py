@@ -10,8 +10,9 @@ It switches on the alternate screen, mouse reports and bracketed paste (``m``), 
 ``D`` prints the daemon's pid, ``b`` floods 1 MB of text, ``i`` reports the ENV var AGENTLAUNCH_FAKE_TUI_SHOW.
 
 With ``FAKE_TUI_HOOKS=1`` it runs the hooks of the ``--settings`` agentlaunch gives it, as Claude Code
-would: ``SessionStart`` at start (then ``UserPromptSubmit`` and ``Stop`` for a startup message), the same two for a read ending in Enter (no
-``Stop`` when what came before it holds ``hang``: the turn never ends), ``PermissionRequest`` for ``a``.
+would: ``SessionStart`` at start (then ``UserPromptSubmit`` and ``Stop`` for a startup message, after
+``FAKE_TUI_STARTUP_DELAY`` seconds), the same two for a read ending in Enter (no ``Stop`` when what came
+before it holds ``hang``: the turn never ends), ``PermissionRequest`` for ``a``.
 """
 
 import json

@@ -1,0 +1,65 @@
+"""The line chat's door for ``agentlaunch send``: its socket, named in the status record, and the answer it collects.
+
+The chat's loop (``cli/run.py``) takes what comes through it at its prompt: a sent prompt wakes
+``input()`` (:meth:`~agentlaunch.launch.signals.Signals.send_arrived`) and runs as the next turn.
+While the chat is in a turn, the door's gate refuses at once on the socket's thread.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentlaunch.launch.answer import TurnAnswer
+from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest, busy_reason
+from agentlaunch.launch.native import make_runtime_dir
+
+if TYPE_CHECKING:
+    from agentlaunch.launch.session import Launch
+
+
+class ChatDoor:
+    """The line chat's socket for agentlaunch send (named in the status record), and its answer collector."""
+
+    def __init__(self, launch: Launch) -> None:
+        self.launch = launch
+        self.answer = TurnAnswer()
+        self.server: ControlServer | None = None
+        self.runtime: Path | None = None
+
+    @property
+    def open(self) -> bool:
+        return self.server is not None
+
+    def __enter__(self) -> ChatDoor:
+        launch = self.launch
+        self.runtime = make_runtime_dir()
+        try:
+            self.server = ControlServer(self.runtime / SOCKET_NAME, on_request=launch.signals.send_arrived, gate=self._gate)
+        except OSError as exc:
+            launch.notice(f"agentlaunch send cannot reach this chat: its socket could not be made ({exc})")
+            return self
+        launch.sinks.append(self.answer)
+        launch.control_path = str(self.server.path)
+        launch.set_state(launch.state, always=True)  # the status record names the socket now
+        return self
+
+    def _gate(self) -> str | None:
+        launch = self.launch
+        if self.server is not None and self.server.pending():
+            return f"a prompt sent to {launch.spec.name} earlier has not started yet"
+        return busy_reason(launch.spec.name, launch.state, launch.stopped.message if launch.stopped else None)
+
+    def take(self) -> list[SendRequest]:
+        return self.server.take() if self.server is not None else []
+
+    def __exit__(self, *exc: object) -> None:
+        self.launch.control_path = None
+        if self.server is not None:
+            self.server.close()
+            self.server = None
+        if self.answer in self.launch.sinks:
+            self.launch.sinks.remove(self.answer)
+        if self.runtime is not None:
+            shutil.rmtree(self.runtime, ignore_errors=True)
