@@ -67,16 +67,22 @@ def take_one(server: ControlServer) -> SendRequest:
 # -- the protocol ------------------------------------------------------------------------------
 
 
-def test_a_prompt_is_accepted_then_answered_with_the_turns_figures(server: ControlServer) -> None:
+def accepted(server: ControlServer, prompt: str, wait: bool) -> tuple[ControlClient, SendRequest, dict[str, Any] | None]:
+    """A client whose request the session took: the client, the request as the session sees it, the first reply."""
     client = ControlClient(str(server.path))
     replies: list[dict[str, Any] | None] = []
-    thread = threading.Thread(target=lambda: replies.append(client.request("hello\nthere", True)))
+    thread = threading.Thread(target=lambda: replies.append(client.request(prompt, wait)))
     thread.start()
     request = take_one(server)
-    assert (request.prompt, request.wait) == ("hello\nthere", True)
     request.accept("sess-1")
     thread.join(10)
-    assert replies == [{"ok": True, "session_id": "sess-1"}]
+    return client, request, replies[0]
+
+
+def test_a_prompt_is_accepted_then_answered_with_the_turns_figures(server: ControlServer) -> None:
+    client, request, first = accepted(server, "hello\nthere", True)
+    assert (request.prompt, request.wait) == ("hello\nthere", True)
+    assert first == {"ok": True, "session_id": "sess-1"}
     request.answer(exit_code=0, answer="Hi.", usage={"input": 3, "output": 2}, cost_usd=0.01)
     assert client.reply(10) == {"done": True, "exit_code": 0, "answer": "Hi.", "error": None,
                                 "usage": {"input": 3, "output": 2}, "cost_usd": 0.01}  # fmt: skip
@@ -86,21 +92,14 @@ def test_a_prompt_is_accepted_then_answered_with_the_turns_figures(server: Contr
 
 
 def test_without_wait_the_accept_is_the_last_word(server: ControlServer) -> None:
-    client = ControlClient(str(server.path))
-    thread = threading.Thread(target=lambda: client.request("hi", False))
-    thread.start()
-    take_one(server).accept("s")
-    thread.join(10)
+    client, _, first = accepted(server, "hi", False)
+    assert first == {"ok": True, "session_id": "sess-1"}
     assert client.reply(10) is None
     client.close()
 
 
 def test_a_client_that_waits_for_an_answer_that_never_comes_times_out(server: ControlServer) -> None:
-    client = ControlClient(str(server.path))
-    thread = threading.Thread(target=lambda: client.request("hi", True))
-    thread.start()
-    take_one(server).accept("s")
-    thread.join(10)
+    client, _, _ = accepted(server, "hi", True)
     with pytest.raises(TimeoutError):
         client.reply(0.2)
     client.close()
