@@ -190,3 +190,31 @@ def test_headless_and_native_turns_are_one_session(claude: Claude) -> None:
     listed = run_cli("usage", "--session", session["session_id"], "--calls", "--json", env=claude.env, cwd=claude.work)
     figures = [(c["turn"], c["input"], c["cache_write"], c["cache_read"], c["output"]) for c in json.loads(listed.stdout)]
     assert figures == [(1, 20, 3000, 0, 6), (2, 8, 0, 3000, 3)]  # each call once, with the API's figures
+
+
+def test_an_agent_with_skills_is_told_how_to_answer_claudes_folder_question_and_gets_its_skill(
+    claude: Claude, claude_bin: Path, agents_dir: Path
+) -> None:
+    write_agent(
+        agents_dir, "native",
+        {"provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin), "working_dir": str(claude.work),
+         "skills": ["git-hygiene"]},
+    )  # fmt: skip
+    claude.api.push(text_reply("Ready with skills."))
+    screen = claude.run()
+    # Claude Code's own question about --add-dir, under agentlaunch's line saying which answer goes on.
+    screen.wait_for(lambda t: "Yes, add it" in t and "No, exit" in t, 90, "Claude Code's folder question")
+    text = screen.text()
+    assert "choose Yes, add it (arrow down, then Enter)" in " ".join(text.split())
+    for _ in range(5):  # down: "Yes, add it" (a key sent while the dialog still draws is lost: again)
+        screen.child.send("\x1b[B")
+        try:
+            screen.wait_for(lambda t: "❯ Yes, add it" in t, 5, "the cursor on Yes")
+            break
+        except AssertionError:
+            continue
+    screen.child.send("\r")
+    screen.wait_for(lambda t: "Ready with skills." in t, 90, "the startup turn's answer")
+    (first, *_) = main_calls(claude.api)
+    assert "git-hygiene" in json.dumps(first)  # the skill is listed to the model
+    quit_tui(screen, claude)
