@@ -119,6 +119,13 @@ def test_recorded_refusal_and_compaction(root: Path) -> None:
     assert states(items) == ["waiting", "thinking", "tool", "thinking", "waiting", "exited"]
 
 
+def test_each_submitted_prompt_is_reported_for_the_sessions_title(root: Path) -> None:
+    from agentlaunch.launch.native_source import PromptTyped
+
+    items, _ = replay(root, "slow_compact", Clock())
+    assert [i.text for i in items if isinstance(i, PromptTyped)] == ["look around"]
+
+
 def test_settings_name_every_hook_event_and_the_status_line(root: Path) -> None:
     ctx = context(root)
     extras = native_extras(ctx)

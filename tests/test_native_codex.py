@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from agentlaunch.events import CallUsage, Compaction, ContextWindow, SessionStarted, Text, Usage
 from agentlaunch.launch import hook_report
 from agentlaunch.launch.hook_socket import HookSocket
-from agentlaunch.launch.native_source import NativeContext
+from agentlaunch.launch.native_source import NativeContext, PromptTyped
 from agentlaunch.launch.sink import StateChanged
 from agentlaunch.providers.codex import rollout_calls
 from agentlaunch.providers.codex_hooks import EVENTS, hook_flags, trust_hash
@@ -139,6 +139,8 @@ def test_hooks_tell_the_states_and_the_file(tmp_path: Path) -> None:
         items += source.read()
     assert states(items) == ["thinking", "tool", "thinking", "waiting", "thinking", "waiting"]
     assert calls(items) == EXPECTED
+    # Each prompt the interface submitted, for the session's title.
+    assert [i.text for i in items if isinstance(i, PromptTyped)] == ["run echo hi please", "and again"]
     # Every call comes before its turn's "waiting": none is counted as a turn of its own.
     kinds = [type(i).__name__ if not isinstance(i, StateChanged) else i.state for i in items]
     assert kinds.index("waiting") > kinds.index("CallUsage") and kinds[-1] == "waiting"

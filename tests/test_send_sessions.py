@@ -124,6 +124,9 @@ def test_a_sent_prompt_is_pasted_then_entered_and_wait_returns_at_the_turns_end(
     assert proc.returncode == 0, err
     value = json.loads(out)
     assert value["exit_code"] == 0 and value["session_id"] == record_of("tui")["session_id"]  # type: ignore[index]
+    # The interface's UserPromptSubmit named the prompt: the session's title (the startup message's is not one).
+    (row,) = json.loads(run_cli("sessions", "--json").stdout)
+    assert row["session_id"] == value["session_id"] and row["title"] == "two lines"
     child.send(b"a")  # a permission prompt: asking
     child.expect("ASKED")
     ready_for_sends("tui", "asking")

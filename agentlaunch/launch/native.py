@@ -32,9 +32,9 @@ from agentlaunch.events import CallUsage, SessionStarted, Text, TextDelta, TurnE
 from agentlaunch.launch.answer import Figures, TurnAnswer
 from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest, busy_reason
 from agentlaunch.launch.loop import Timer
-from agentlaunch.launch.native_source import NativeContext, NativeExtras, NativeItem, NativeSource
+from agentlaunch.launch.native_source import NativeContext, NativeExtras, NativeItem, NativeSource, PromptTyped
 from agentlaunch.launch.relay import Relay, RelayResult
-from agentlaunch.launch.sink import ProviderStateKept, StateChanged, TurnDone
+from agentlaunch.launch.sink import PromptSent, ProviderStateKept, StateChanged, TurnDone
 from agentlaunch.launch.terminal import ScreenModes, raw_terminal, saved_mode, write_all
 from agentlaunch.launch.transport import Child, window_size
 
@@ -115,6 +115,7 @@ class NativeRun:
         self._sends: list[_Send] = []  # sent prompts whose answer is awaited (--wait), oldest first
         self._heard = False  # a source reported a state: the interface is up
         self._startup_turn = False  # a new session's startup message is the CLI's first prompt: its turn comes first
+        self._startup_text = ""
         self._turn_error: str | None = None  # the turn under way ended on an error (Claude Code's StopFailure)
         self._answering: Timer | None = None  # a turn a sent prompt began is over: its answer is read soon
 
@@ -147,6 +148,7 @@ class NativeRun:
             launch.notice(notice)
         prompt = launch.first_message("") if not launch.resumed else ""
         self._startup_turn = bool(prompt)
+        self._startup_text = prompt.strip()
         assert launch.command is not None
         argv = launch.adapter.interface_argv(
             launch.spec, launch.command, session_id=launch.session_id, resumed=launch.resumed, state=launch.provider_state,
@@ -232,6 +234,9 @@ class NativeRun:
             try:
                 if isinstance(item, StateChanged):
                     self._state(item.state)
+                elif isinstance(item, PromptTyped):
+                    if item.text.strip() != self._startup_text:
+                        self.launch.emit(PromptSent(item.text))  # the person's first prompt is the session's title
                 else:
                     self._event(item)
             except AgentlaunchError as exc:  # the store refused a write, say: shown after the session, never fatal

@@ -19,13 +19,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from agentlaunch.events import Event
 from agentlaunch.launch.sink import StateChanged
 
-NativeItem = Event | StateChanged
-"""What a source reports: a provider event for the launch to handle, or the CLI's new state."""
+
+@dataclass(frozen=True)
+class PromptTyped:
+    """The text of a prompt the CLI's interface submitted (its UserPromptSubmit hook): the session's title."""
+
+    kind: ClassVar[str] = "prompt_typed"
+    text: str
+
+
+NativeItem = Event | StateChanged | PromptTyped
+"""What a source reports: a provider event for the launch to handle, the CLI's new state, or a prompt submitted."""
 
 
 class NativeSource(Protocol):

@@ -42,7 +42,7 @@ from typing import Any
 from agentlaunch.events import CallUsage, ContextWindow, Event, SessionStarted, TurnEnd, Warning
 from agentlaunch.fsutil import read_regular, write_atomic
 from agentlaunch.launch.hook_socket import HookReport, HookSocket, hook_command
-from agentlaunch.launch.native_source import NativeContext, NativeExtras, NativeItem
+from agentlaunch.launch.native_source import NativeContext, NativeExtras, NativeItem, PromptTyped
 from agentlaunch.launch.sink import StateChanged
 from agentlaunch.providers import values
 from agentlaunch.providers.claude_transcript import CallsFromTranscript, last_cost_state, project_folder, salvage_line
@@ -294,6 +294,8 @@ class ClaudeNativeSource:
             items += self._status_line(payload)
             return items
         self._learn_session(payload, None)
+        if report.event == "UserPromptSubmit" and (prompt := string(payload.get("prompt"))):
+            items.append(PromptTyped(prompt))
         if report.event == "StopFailure":  # the turn ended on an API error: how it ended comes before its "waiting"
             reason = string(payload.get("error")) or "no reason given"
             items.append(TurnEnd(is_error=True, error=f"the API call failed ({reason})"))

@@ -45,7 +45,7 @@ from typing import Any
 
 from agentlaunch.events import CallUsage, Compaction, ContextWindow, Event, SessionStarted, Text, Usage
 from agentlaunch.launch.hook_socket import HookReport, HookSocket, hook_command
-from agentlaunch.launch.native_source import NativeContext, NativeExtras, NativeItem
+from agentlaunch.launch.native_source import NativeContext, NativeExtras, NativeItem, PromptTyped
 from agentlaunch.launch.sink import StateChanged
 from agentlaunch.providers import values
 from agentlaunch.providers.codex import codex_home, codex_usage
@@ -168,6 +168,8 @@ class CodexNativeSource:
         if transcript and (self.tail is None or self.tail.path != Path(transcript)):
             self._open(Path(transcript))  # the CLI's own word beats a file found by looking
         self.hooks_heard = True
+        if report.event == "UserPromptSubmit" and (prompt := string(payload.get("prompt"))):
+            out.append(PromptTyped(prompt))
         if self._stop_at is not None and report.event not in ("Stop", "SessionStart"):
             out += self._turn_over()  # a hook after Stop: that turn is over, whether or not its end was read
         if report.event == "PreCompact":

@@ -161,6 +161,8 @@ def test_send_wait_types_into_claude_codes_interface_and_prints_the_answer_from_
     last = anthropic.message_requests()[-1]
     assert "What is the capital of France?\\nAnswer in two lines." in json.dumps(last.body["messages"][-1])  # one prompt
     assert "The capital of France is Paris." in screen(socket, pane)  # typed into the interface: the person sees it
+    (row,) = json.loads(cli(env, workdir, "sessions", "--json").stdout)
+    assert row["title"] == "What is the capital of France? Answer in two lines."  # the first prompt, not the startup's
 
     # Without --wait it returns once typed; a second prompt while the turn runs is refused, nothing typed.
     requests = len(anthropic.message_requests())

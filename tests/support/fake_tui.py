@@ -100,7 +100,8 @@ def main() -> int:
             say(f"KEY {data.hex()}")
             typed += data
             if data.endswith(b"\r") and os.environ.get("FAKE_TUI_HOOKS"):
-                hook("UserPromptSubmit", {"prompt": typed[:-1].decode("utf-8", "replace")})
+                text = typed[:-1].replace(b"\x1b[200~", b"").replace(b"\x1b[201~", b"")  # a paste's text, as a TUI takes it
+                hook("UserPromptSubmit", {"prompt": text.decode("utf-8", "replace")})
                 if b"hang" not in typed:
                     hook("Stop", {})
                     say("TURN DONE")
