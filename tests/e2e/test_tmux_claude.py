@@ -127,7 +127,9 @@ def test_down_then_up_resume_brings_back_the_same_claude_session_with_its_histor
     again = cli(env, workdir, "tmux", "up", "--resume", name, "--socket", socket, "--no-attach", "--wait", "60")
     said = again.stderr.decode()
     assert again.returncode == 0, said
-    assert f"{name}: resuming session {first['session_id'][:8]} (2 turns)" in said
+    # The title is the first prompt typed into the interface (the startup message is never one).
+    assert first["title"] == "remember the codeword PLUM"
+    assert f"{name}: resuming session {first['session_id'][:8]} “remember the codeword PLUM” (2 turns)" in said
     pane = pane_of(socket, name)
     wait_for(lambda: state_of(env, workdir, name) == "waiting", timeout=60, what="the resumed interface waiting")
     say(socket, pane, "what was the codeword?")
