@@ -30,7 +30,7 @@ from agentlaunch.launch import prespawn
 from agentlaunch.launch.answer import Figures, TurnAnswer
 from agentlaunch.launch.build import build_launch
 from agentlaunch.launch.chat_door import ChatDoor
-from agentlaunch.launch.control import SendRequest, busy_reason
+from agentlaunch.launch.control import SendRequest, launch_busy
 from agentlaunch.launch.native import NativeRun
 from agentlaunch.launch.session import Launch, LaunchOptions
 from agentlaunch.launch.signals import CliExited, PromptArrived, Terminated
@@ -148,7 +148,7 @@ def after_turn(launch: Launch, outcome: TurnOutcome) -> int | None:
 
 def sent_turn(launch: Launch, request: SendRequest, timeout: float | None, answer: TurnAnswer) -> int | None:
     """A prompt from agentlaunch send, as one turn of the chat; its answer and exit code go back with --wait."""
-    if (why := busy_reason(launch.spec.name, launch.state, launch.stopped.message if launch.stopped else None)):
+    if why := launch_busy(launch):
         request.refuse(why, launch.state)
         return None
     err.print(f"› {for_markup(visible(request.prompt))} [dim](from agentlaunch send)[/]", markup=True, highlight=False)

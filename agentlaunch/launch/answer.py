@@ -65,10 +65,7 @@ class Figures:
 
     def since(self, meter: Meter) -> tuple[dict[str, int], float | None]:
         """The tokens by kind and the cost (None: no call of the turn could be priced) added since."""
-        now = meter.total
-        usage = {
-            "input": now.input - self.usage.input, "cache_write": now.cache_write - self.usage.cache_write,
-            "cache_read": now.cache_read - self.usage.cache_read, "output": now.output - self.usage.output,
-        }  # fmt: skip
+        added = meter.total - self.usage
+        usage = {"input": added.input, "cache_write": added.cache_write, "cache_read": added.cache_read, "output": added.output}
         priced = meter.priced_calls > self.priced_calls
         return usage, round(meter.cost_usd - self.cost_usd, 6) if priced else None

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentlaunch.launch.answer import TurnAnswer
-from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest, busy_reason
+from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest, close_control, launch_busy, open_control
 from agentlaunch.launch.native import make_runtime_dir
 
 if TYPE_CHECKING:
@@ -35,29 +35,25 @@ class ChatDoor:
     def __enter__(self) -> ChatDoor:
         launch = self.launch
         self.runtime = make_runtime_dir()
-        try:
-            self.server = ControlServer(self.runtime / SOCKET_NAME, on_request=launch.signals.send_arrived, gate=self._gate)
-        except OSError as exc:
-            launch.notice(f"agentlaunch send cannot reach this chat: its socket could not be made ({exc})")
-            return self
-        launch.sinks.append(self.answer)
-        launch.control_path = str(self.server.path)
-        launch.set_state(launch.state, always=True)  # the status record names the socket now
+        self.server = open_control(
+            launch, self.runtime / SOCKET_NAME, "chat", on_request=launch.signals.send_arrived, gate=self._gate
+        )
+        if self.server is not None:
+            launch.sinks.append(self.answer)
         return self
 
     def _gate(self) -> str | None:
         launch = self.launch
         if self.server is not None and self.server.pending():
             return f"a prompt sent to {launch.spec.name} earlier has not started yet"
-        return busy_reason(launch.spec.name, launch.state, launch.stopped.message if launch.stopped else None)
+        return launch_busy(launch)
 
     def take(self) -> list[SendRequest]:
         return self.server.take() if self.server is not None else []
 
     def __exit__(self, *exc: object) -> None:
-        self.launch.control_path = None
         if self.server is not None:
-            self.server.close()
+            close_control(self.launch, self.server)
             self.server = None
         if self.answer in self.launch.sinks:
             self.launch.sinks.remove(self.answer)

@@ -32,7 +32,10 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentlaunch.launch.session import Launch
 
 SOCKET_NAME = "control.sock"
 MAX_PROMPT = 1 << 20
@@ -77,6 +80,30 @@ def busy_reason(agent: str, state: str, stopped: str | None = None) -> str | Non
     if state == "starting":
         return f"{agent} is still starting; send again in a few seconds"
     return f"{agent} is {state}"
+
+
+def launch_busy(launch: Launch, state: str | None = None) -> str | None:
+    """:func:`busy_reason` for ``launch`` (in ``state``, when its own state says less than the caller knows)."""
+    stopped = launch.stopped.message if launch.stopped is not None else None
+    return busy_reason(launch.spec.name, launch.state if state is None else state, stopped)
+
+
+def open_control(launch: Launch, path: Path, what: str, **server: Any) -> ControlServer | None:
+    """Bind ``launch``'s socket at ``path`` and name it in its status record; None (and a notice) when it cannot be."""
+    try:
+        control = ControlServer(path, **server)
+    except OSError as exc:
+        launch.notice(f"agentlaunch send cannot reach this {what}: its socket could not be made ({exc})")
+        return None
+    launch.control_path = str(control.path)
+    launch.set_state(launch.state, always=True)  # the status record names the socket now
+    return control
+
+
+def close_control(launch: Launch, control: ControlServer) -> None:
+    """Stop taking prompts: the socket is gone, and the status record no longer names it."""
+    launch.control_path = None
+    control.close()
 
 
 def parse_request(data: bytes) -> tuple[str, bool] | str:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, cast
 from agentlaunch.errors import AgentlaunchError, ExitCode, ProviderMissing, UsageError
 from agentlaunch.events import CallUsage, SessionStarted, Text, TextDelta, TurnEnd
 from agentlaunch.launch.answer import Figures, TurnAnswer
-from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest, busy_reason
+from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest, close_control, launch_busy, open_control
 from agentlaunch.launch.loop import Timer
 from agentlaunch.launch.native_source import NativeContext, NativeExtras, NativeItem, NativeSource, PromptTyped
 from agentlaunch.launch.relay import Relay, RelayResult
@@ -186,7 +186,7 @@ class NativeRun:
             write_all(self.tty_out, b"\r\n")
         if self.view is not None:
             self.view.relaying(None)  # from here notices print again, under what the CLI left on screen
-        self.relay.read_sources_once_more()
+        self.relay.read_sources(arm=False)  # after the CLI's exit: what they still have (their files are complete now)
         self._close_turn()
         self._keep_state()
         self._end_sends(result)
@@ -295,22 +295,16 @@ class NativeRun:
     # -- prompts from agentlaunch send ---------------------------------------------------------
     def _open_control(self, runtime: Path) -> None:
         """The socket agentlaunch send reaches this session through, named in the status record."""
-        try:
-            self.control = ControlServer(runtime / SOCKET_NAME)
-        except OSError as exc:
-            self.launch.notice(f"agentlaunch send cannot reach this session: its socket could not be made ({exc})")
-            return
-        self.launch.control_path = str(self.control.path)
-        self.launch.loop.add_reader(self.control.fileno(), self._on_sends)
-        self.launch.set_state(self.launch.state, always=True)  # the status record names the socket now
+        self.control = open_control(self.launch, runtime / SOCKET_NAME, "session")
+        if self.control is not None:
+            self.launch.loop.add_reader(self.control.fileno(), self._on_sends)
 
     def _close_control(self) -> None:
         if self.control is None:
             return
         self.launch.loop.remove_reader(self.control.fileno())
-        self.control.close()
+        close_control(self.launch, self.control)
         self.control = None
-        self.launch.control_path = None
 
     def _on_sends(self) -> None:
         assert self.control is not None and self.relay is not None
@@ -332,9 +326,8 @@ class NativeRun:
         """Why the interface cannot take a sent prompt now, or None."""
         launch, cli = self.launch, self.launch.adapter.descriptor.name
         name = launch.spec.name
-        stopped = launch.stopped.message if launch.stopped is not None else None
         state = "thinking" if self._in_turn and launch.state in IDLE_STATES else launch.state
-        if (why := busy_reason(name, state, stopped)) is not None:
+        if (why := launch_busy(launch, state)) is not None:
             return why
         if any(not send.opened for send in self._sends):
             return f"a prompt sent to {name} earlier has not started yet"
@@ -356,7 +349,7 @@ class NativeRun:
         """A turn that a sent prompt started is over: its answer, read from the sources once more, goes back."""
         self._answering = None
         if read and self.relay is not None:
-            self.relay.read_sources_now()
+            self.relay.read_sources()
         if self._in_turn:
             return  # another turn began meanwhile: the answer comes at its end
         done = [send for send in self._sends if send.opened]

@@ -204,11 +204,6 @@ class Relay:
         self._send_keys(b"\x1b[200~" + data + b"\x1b[201~" if self.takes_paste else data)
         self._after(PASTE_SETTLE, lambda: self._send_keys(b"\r"))
 
-    def read_sources_now(self) -> None:
-        """Read every source at once (what a turn's last report may still hold), and wait for them as before."""
-        for source in self.sources:
-            self._read_source(source)
-
     def _want_key_writes(self) -> None:
         waiting = self.child.keys_waiting
         if waiting and not self._writing_keys:
@@ -355,7 +350,7 @@ class Relay:
                 del self._source_fds[fd]
         self.host.on_source_error(source, error)
 
-    def read_sources_once_more(self) -> None:
-        """After the CLI's exit: what the sources still have (their files are complete now)."""
+    def read_sources(self, *, arm: bool = True) -> None:
+        """Read every source at once (what a turn's last report may still hold); ``arm``: wait for them as before."""
         for source in self.sources:
-            self._read_source(source, arm=False)
+            self._read_source(source, arm=arm)
