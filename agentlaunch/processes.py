@@ -75,3 +75,18 @@ def same_process(pid: object, start: object) -> bool:
         return False
     current = process_start(pid)
     return current is None or current == start
+
+
+def resolve_command(command: str) -> str:
+    """The absolute path of ``command``, or ProviderMissing with an install hint."""
+    import shutil  # only where a CLI is started: `status` reads this module too
+
+    from agentlaunch.errors import ProviderMissing
+
+    found = shutil.which(command)
+    if found is None:
+        path = Path(command)
+        if path.exists() and not os.access(path, os.X_OK):
+            raise ProviderMissing(f"{command}: provider CLI is not executable")
+        raise ProviderMissing(f"{command}: provider CLI not found on PATH")
+    return found

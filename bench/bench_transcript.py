@@ -29,8 +29,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from agentlaunch.events import CallUsage  # noqa: E402
-from agentlaunch.providers.claude_transcript import CallsFromTranscript, salvage_line  # noqa: E402
-from agentlaunch.providers.jsonl_tail import JsonlTail  # noqa: E402
+from agentlaunch.providers.native.claude_transcript import CallsFromTranscript, salvage_line  # noqa: E402
+from agentlaunch.providers.native.jsonl_tail import JsonlTail  # noqa: E402
 from agentlaunch.usage.meter import Meter  # noqa: E402
 
 RECORDED = REPO / "tests" / "data" / "claude_tui" / "tool_turn" / "transcript.jsonl"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from agentlaunch.cli.status import cache_cell
 from agentlaunch.launch.session import spawn_child
-from agentlaunch.launch.sink import Notice
 from agentlaunch.launch.turn import ChildLike
 from agentlaunch.live.status import one_line
+from agentlaunch.sinks import Notice
 from agentlaunch.usage.cache_clock import CacheWarmth, lifetime, warmth_text
 from tests.test_launch_inprocess import build
 

@@ -11,16 +11,16 @@ from pathlib import Path
 import pytest
 
 from agentlaunch.events import CallUsage, ContextWindow, SessionStarted, Text, Usage, Warning
-from agentlaunch.launch.hook_report import report
-from agentlaunch.launch.native_source import NativeContext, NativeItem
-from agentlaunch.launch.sink import StateChanged
-from agentlaunch.providers.claude_native import (
+from agentlaunch.providers.native.claude import (
     HOOK_EVENTS,
     ClaudeNativeSource,
     native_extras,
     transcript_path,
     user_status_line,
 )
+from agentlaunch.providers.native.hook_report import report
+from agentlaunch.providers.native.source import NativeContext, NativeItem
+from agentlaunch.sinks import StateChanged
 
 DATA = Path(__file__).parent / "data" / "claude_tui"
 SESSION = "11111111-2222-3333-4444-555555555555"
@@ -120,7 +120,7 @@ def test_recorded_refusal_and_compaction(root: Path) -> None:
 
 
 def test_each_submitted_prompt_is_reported_for_the_sessions_title(root: Path) -> None:
-    from agentlaunch.launch.native_source import PromptTyped
+    from agentlaunch.providers.native.source import PromptTyped
 
     items, _ = replay(root, "slow_compact", Clock())
     assert [i.text for i in items if isinstance(i, PromptTyped)] == ["look around"]

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from agentlaunch.launch.hook_socket import HookSocket
-from agentlaunch.providers.claude_native import STATUSLINE
-from agentlaunch.providers.claude_statusline import ours
+from agentlaunch.providers.native.claude import STATUSLINE
+from agentlaunch.providers.native.claude_statusline import ours
+from agentlaunch.providers.native.hook_socket import HookSocket
 
 DATA = Path(__file__).parent / "data" / "claude_tui"
 

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from agentlaunch.definitions.fingerprint import cli_version, launch_flags, prefix_notice, record_prefix
 from agentlaunch.definitions.render import render_instructions
 from agentlaunch.definitions.spec import load_agent
 from agentlaunch.errors import DefinitionError, ProviderMissing, TurnFailed, TurnTimeout
 from agentlaunch.launch.placement import place_instructions
 from agentlaunch.prefix import live as doctor_live
-from agentlaunch.prefix.fingerprint import cli_version, launch_flags, prefix_notice, record_prefix
 from agentlaunch.prefix.live import live_check
 from agentlaunch.prefix.static import common_prefix, compare, place_instructions_in, serialize, static_check
 from tests.helpers import run_cli, write_agent

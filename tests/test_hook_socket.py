@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentlaunch.launch.hook_report import MAX_DATAGRAM, report
-from agentlaunch.launch.hook_socket import HookReport, HookSocket, hook_argv, hook_command, parse_report
+from agentlaunch.providers.native.hook_report import MAX_DATAGRAM, report
+from agentlaunch.providers.native.hook_socket import HookReport, HookSocket, hook_argv, hook_command, parse_report
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentlaunch.providers.jsonl_tail import JsonlTail
+from agentlaunch.providers.native.jsonl_tail import JsonlTail
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=20),

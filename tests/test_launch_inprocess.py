@@ -20,11 +20,11 @@ from agentlaunch.definitions.spec import load_agent, resolve_working_dir
 from agentlaunch.events import CallUsage, Diagnostic, Event, PermissionRequest, SessionStarted, TextDelta, TurnEnd
 from agentlaunch.launch.reaper import Reaper
 from agentlaunch.launch.session import Launch, LaunchOptions, spawn_child
-from agentlaunch.launch.sink import LaunchView, PricedCall, SessionClosed, StateChanged, TurnDone
 from agentlaunch.launch.transport import Line, LineSplitter
 from agentlaunch.launch.turn import ChildLike
 from agentlaunch.live.view import HeadlessView
 from agentlaunch.providers import get_adapter
+from agentlaunch.sinks import LaunchView, PricedCall, SessionClosed, StateChanged, TurnDone
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.pricing import Pricer
 from agentlaunch.usage.recorder import UsageRecorder

@@ -20,13 +20,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentlaunch.events import CallUsage, Compaction, ContextWindow, SessionStarted, Text, Usage
-from agentlaunch.launch import hook_report
-from agentlaunch.launch.hook_socket import HookSocket
-from agentlaunch.launch.native_source import NativeContext, PromptTyped
-from agentlaunch.launch.sink import StateChanged
 from agentlaunch.providers.codex import rollout_calls
-from agentlaunch.providers.codex_hooks import EVENTS, hook_flags, trust_hash
-from agentlaunch.providers.codex_native import CodexNativeSource, native_extras, newest_rollout
+from agentlaunch.providers.native import hook_report
+from agentlaunch.providers.native.codex import CodexNativeSource, native_extras, newest_rollout
+from agentlaunch.providers.native.codex_hooks import EVENTS, hook_flags, trust_hash
+from agentlaunch.providers.native.hook_socket import HookSocket
+from agentlaunch.providers.native.source import NativeContext, PromptTyped
+from agentlaunch.sinks import StateChanged
 
 DATA = Path(__file__).parent / "data" / "native"
 THREAD = "01a23159-06b0-7eb3-8a1e-98642d967f31"
@@ -523,7 +523,7 @@ shapes = st.dictionaries(fields | st.text(max_size=8), json_values, max_size=5)
 def test_any_hook_payload_or_rollout_line_shape_is_taken_without_an_exception(
     tmp_path_factory: pytest.TempPathFactory, events: list[tuple[str, dict[str, Any]]], lines: list[tuple[str, dict[str, Any]]]
 ) -> None:
-    from agentlaunch.launch.hook_socket import HookReport
+    from agentlaunch.providers.native.hook_socket import HookReport
 
     bench = Bench(tmp_path_factory.mktemp("shapes"))
     source = bench.source(with_socket=False)

@@ -7,7 +7,7 @@ from typing import Any
 
 from agentlaunch.events import CallUsage, Text, Usage
 from agentlaunch.launch.native import NativeRun
-from agentlaunch.launch.sink import StateChanged
+from agentlaunch.sinks import StateChanged
 
 
 class Launch:

@@ -15,10 +15,10 @@ from agentlaunch.definitions.settings import load_settings
 from agentlaunch.definitions.spec import load_agent
 from agentlaunch.errors import DefinitionError
 from agentlaunch.launch.session import spawn_child
-from agentlaunch.launch.sink import SessionClosed, StateChanged
 from agentlaunch.launch.turn import ChildLike
 from agentlaunch.live.needs_you import NeedsYou
 from agentlaunch.live.status import one_line, waited
+from agentlaunch.sinks import SessionClosed, StateChanged
 from tests.helpers import wait_for, write_agent
 from tests.test_launch_inprocess import build
 

@@ -189,7 +189,7 @@ def test_a_bug_in_the_exporter_is_one_line_at_the_end_never_a_traceback(
 ) -> None:
     from types import SimpleNamespace
 
-    from agentlaunch.launch.sink import SessionClosed, StateChanged
+    from agentlaunch.sinks import SessionClosed, StateChanged
     from agentlaunch.usage import otel_export
     from agentlaunch.usage.otel_sink import OtelExportSink
 

@@ -11,6 +11,7 @@ import pytest
 
 from agentlaunch.errors import DefinitionError
 from agentlaunch.events import CallUsage, Usage
+from agentlaunch.prefix.capture import CAPTURE_ENV
 from agentlaunch.providers import DESCRIPTORS, PROVIDERS, describe, get_adapter
 from agentlaunch.providers.claude import ClaudeParser
 from agentlaunch.providers.descriptors import ProviderDescriptor
@@ -51,7 +52,7 @@ def test_the_facts_once_kept_in_tables_come_from_the_descriptors() -> None:
     assert [genai_provider_id(p) for p in PROVIDERS] == ["anthropic", "openai", "google", None]
     assert genai_provider_id("nobody") is None
     assert [describe(p).api for p in PROVIDERS] == ["anthropic", "responses", "gemini", None]
-    assert all((d.api is None) == (d.capture_env is None) for d in DESCRIPTORS.values())  # the doctor needs both
+    assert all(d.api is None or d.api in CAPTURE_ENV for d in DESCRIPTORS.values())  # the doctor can point each at its endpoint
     assert describe("claude").system_prompt_argv(Path("/s/CLAUDE.md")) == ["--append-system-prompt-file", "/s/CLAUDE.md"]
     assert describe("fake").system_prompt_argv(Path("/s/CLAUDE.md")) == ["--append-system-prompt-file", "/s/CLAUDE.md"]
     with pytest.raises(ValueError, match="not supported"):

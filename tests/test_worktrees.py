@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlaunch import paths
-from agentlaunch.launch import worktree
+from agentlaunch import paths, worktree
 from tests.helpers import run_cli, write_agent
 from tests.support.git_repo import git, make_repo
 from tests.test_tmux import socket

@@ -34,11 +34,11 @@ from agentlaunch.launch.control import SendRequest, launch_busy
 from agentlaunch.launch.native import NativeRun
 from agentlaunch.launch.session import Launch, LaunchOptions
 from agentlaunch.launch.signals import CliExited, PromptArrived, Terminated
-from agentlaunch.launch.sink import Sink
 from agentlaunch.launch.turn import TurnOutcome, turn_failed
 from agentlaunch.live.interface_view import InterfaceView
 from agentlaunch.live.view import HeadlessView, InteractiveView
 from agentlaunch.providers.values import summarize
+from agentlaunch.sinks import Sink
 from agentlaunch.usage.budget import check_budget_usd
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.store import Store

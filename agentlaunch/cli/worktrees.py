@@ -8,10 +8,9 @@ from typing import Annotated
 
 import typer
 
-from agentlaunch import paths
+from agentlaunch import paths, worktree
 from agentlaunch.cli.common import JsonOpt, app, complete_agent, err, out
 from agentlaunch.errors import RefusedOverwrite, UsageError
-from agentlaunch.launch import worktree
 from agentlaunch.visible import for_markup
 
 worktrees_app = typer.Typer(

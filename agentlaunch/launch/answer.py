@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentlaunch.events import Text, TextDelta, TurnEnd, Usage
-from agentlaunch.launch.sink import PromptSent
+from agentlaunch.sinks import PromptSent
 
 if TYPE_CHECKING:
-    from agentlaunch.launch.sink import LaunchView, SinkEvent
+    from agentlaunch.sinks import LaunchView, SinkEvent
     from agentlaunch.usage.meter import Meter
 
 

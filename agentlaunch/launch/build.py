@@ -7,16 +7,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from agentlaunch import paths
+from agentlaunch.clock import Clock, SystemClock
 from agentlaunch.definitions.settings import Settings, load_settings
 from agentlaunch.definitions.spec import AgentSpec, load_agent, resolve_working_dir
 from agentlaunch.events import Usage
 from agentlaunch.launch import prespawn
-from agentlaunch.launch.loop import Clock, SystemClock
 from agentlaunch.launch.reaper import Reaper
 from agentlaunch.launch.session import Launch, LaunchOptions
 from agentlaunch.launch.signals import Signals
-from agentlaunch.launch.sink import Sink
 from agentlaunch.providers import get_adapter
+from agentlaunch.sinks import Sink
 from agentlaunch.usage.budget import BudgetGuard
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.pricing import Pricer
@@ -38,7 +38,7 @@ def needs_you_sink(spec: AgentSpec, settings: Settings) -> Sink:
 
 def agent_worktree(spec: AgentSpec, start: Path, state_dir: Path, settings: Settings) -> tuple[Path, str | None]:
     """The agent's git worktree for the repository of ``start`` (made on first use); a notice when made now."""
-    from agentlaunch.launch import worktree
+    from agentlaunch import worktree
 
     base = settings.worktrees_dir or state_dir / "worktrees"
     path, created = worktree.ensure(spec.name, start, base, state_dir, spec.worktree_branch)

@@ -18,30 +18,11 @@ from __future__ import annotations
 import heapq
 import itertools
 import selectors
-import time
 from collections.abc import Callable
-from datetime import datetime
-from typing import Protocol
+
+from agentlaunch.clock import Clock, SystemClock
 
 Callback = Callable[[], None]
-
-
-class Clock(Protocol):
-    """Time as the launch sees it: ``monotonic`` for deadlines, ``now`` for what is shown and stored."""
-
-    def monotonic(self) -> float: ...
-
-    def now(self) -> datetime: ...
-
-
-class SystemClock:
-    """The real clock (local, aware ``now``)."""
-
-    def monotonic(self) -> float:
-        return time.monotonic()
-
-    def now(self) -> datetime:
-        return datetime.now().astimezone()
 
 
 class Timer:

@@ -7,7 +7,7 @@ every way out (:mod:`agentlaunch.launch.terminal`). The agent's instructions
 are delivered as for a headless run; a new session's startup message is the
 CLI's first prompt (never on resume). Meters and states come from the CLI's
 structured sources, never from the screen: each provider's
-``native_extras(ctx)`` (:mod:`agentlaunch.launch.native_source`) adds the
+``native_extras(ctx)`` (:mod:`agentlaunch.providers.native.source`) adds the
 flags that make the CLI report and the sources the relay waits on. Their
 events go through :meth:`Launch.handle <agentlaunch.launch.session.Launch.handle>`
 (metered, priced, stored, shown by the status record and tmux exactly as
@@ -32,11 +32,11 @@ from agentlaunch.events import CallUsage, SessionStarted, Text, TextDelta, TurnE
 from agentlaunch.launch.answer import Figures, TurnAnswer
 from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest, close_control, launch_busy, open_control
 from agentlaunch.launch.loop import Timer
-from agentlaunch.launch.native_source import NativeContext, NativeExtras, NativeItem, NativeSource, PromptTyped
 from agentlaunch.launch.relay import Relay, RelayResult
-from agentlaunch.launch.sink import PromptSent, ProviderStateKept, StateChanged, TurnDone
 from agentlaunch.launch.terminal import ScreenModes, raw_terminal, saved_mode, write_all
 from agentlaunch.launch.transport import Child, window_size
+from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, NativeSource, PromptTyped
+from agentlaunch.sinks import PromptSent, ProviderStateKept, StateChanged, TurnDone
 
 if TYPE_CHECKING:
     from agentlaunch.launch.session import Launch
@@ -61,11 +61,11 @@ def spawn_interface(argv: Sequence[str], env: Mapping[str, str], cwd: Path, size
 
 
 def native_extras(provider: str, ctx: NativeContext) -> NativeExtras:
-    """What ``agentlaunch.providers.<provider>_native`` adds to the launch; nothing while it does not exist.
+    """What ``agentlaunch.providers.native.<provider>`` adds to the launch; nothing while it does not exist.
 
     The one place that looks the module up: make it strict here once every provider has one.
     """
-    name = f"agentlaunch.providers.{provider}_native"
+    name = f"agentlaunch.providers.native.{provider}"
     try:
         module = importlib.import_module(name)
     except ModuleNotFoundError as exc:

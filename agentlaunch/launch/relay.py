@@ -4,7 +4,7 @@ One loop (:class:`~agentlaunch.launch.loop.Loop`) waits on the user's
 terminal (keys to pass on), the PTY master (the interface's output), the
 CLI's pidfd (its exit), the signal wakeup pipe (a resize, SIGTERM, SIGHUP)
 and each structured source's descriptor and deadline
-(:mod:`agentlaunch.launch.native_source`). Nothing is read from the screen
+(:mod:`agentlaunch.providers.native.source`). Nothing is read from the screen
 and nothing is changed on its way: keys go to the CLI as typed (Esc,
 Ctrl-C, Shift-Tab, pastes, mouse reports), output goes to the terminal as
 written. What agentlaunch adds (a bell) waits for a point between two escape
@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from agentlaunch.launch.loop import Loop, Timer
-from agentlaunch.launch.native_source import NativeItem, NativeSource
 from agentlaunch.launch.signals import ENDING, Signals
 from agentlaunch.launch.terminal import ScreenModes, write_all
 from agentlaunch.launch.transport import window_size
 from agentlaunch.launch.turn import EXIT_DRAIN, EXIT_WAIT
+from agentlaunch.providers.native.source import NativeItem, NativeSource
 
 KEYS_HIGH_WATER = 256 << 10  # queued keys (a huge paste) above which the terminal is not read until the CLI takes them
 INJECT_WAIT = 0.2  # seconds an added byte waits for a boundary in a busy output before it is dropped

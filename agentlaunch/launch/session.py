@@ -7,7 +7,7 @@ them as ``agentlaunch run`` does, and a test can pass a fake child and a
 temporary store instead. The launch keeps the session's identity and state
 machine, prices each call, and answers the CLI's questions; the turn's loop
 is :class:`~agentlaunch.launch.turn.Turn`, and whatever shows, stores or
-reports events is a sink (:mod:`agentlaunch.launch.sink`).
+reports events is a sink (:mod:`agentlaunch.sinks`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
+from agentlaunch.clock import Clock
 from agentlaunch.definitions.deliver import release
+from agentlaunch.definitions.fingerprint import prefix_notice, record_prefix
 from agentlaunch.definitions.render import RunFacts, render_startup
 from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.errors import AgentlaunchError, ProviderMissing, TurnTimeout
@@ -43,12 +45,16 @@ from agentlaunch.events import (
 )
 from agentlaunch.launch import prespawn
 from agentlaunch.launch.identity import choose_session
-from agentlaunch.launch.loop import Clock, Loop
+from agentlaunch.launch.loop import Loop
 from agentlaunch.launch.permissions import AskPermission, Permissions
 from agentlaunch.launch.placement import place_instructions, with_placement_argv
 from agentlaunch.launch.reaper import Reaper
 from agentlaunch.launch.signals import Signals
-from agentlaunch.launch.sink import (
+from agentlaunch.launch.transport import Child, window_size
+from agentlaunch.launch.turn import ChildLike, Turn, TurnOutcome
+from agentlaunch.processes import resolve_command
+from agentlaunch.providers.base import Adapter, Parser, PersistentAdapter, PerTurnAdapter, child_env
+from agentlaunch.sinks import (
     CompactionWarned,
     Notice,
     PrefixChanged,
@@ -62,10 +68,6 @@ from agentlaunch.launch.sink import (
     TurnDone,
     fan_out,
 )
-from agentlaunch.launch.transport import Child, resolve_command, window_size
-from agentlaunch.launch.turn import ChildLike, Turn, TurnOutcome
-from agentlaunch.prefix.fingerprint import prefix_notice, record_prefix
-from agentlaunch.providers.base import Adapter, Parser, PersistentAdapter, PerTurnAdapter, child_env
 from agentlaunch.usage.cache_clock import ONE_HOUR, CacheWarmth, lifetime, lives, span
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.pricing import Pricer, format_cost

@@ -64,17 +64,6 @@ def set_window_size(fd: int, cols: int, rows: int) -> None:
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
 
 
-def resolve_command(command: str) -> str:
-    """The absolute path of ``command``, or ProviderMissing with an install hint."""
-    found = shutil.which(command)
-    if found is None:
-        path = Path(command)
-        if path.exists() and not os.access(path, os.X_OK):
-            raise ProviderMissing(f"{command}: provider CLI is not executable")
-        raise ProviderMissing(f"{command}: provider CLI not found on PATH")
-    return found
-
-
 def _nonblocking(fd: int) -> None:
     fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
 

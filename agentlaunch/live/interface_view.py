@@ -17,9 +17,9 @@ import sys
 from typing import TYPE_CHECKING, Protocol, TextIO
 
 from agentlaunch.events import Compaction, Warning
-from agentlaunch.launch.sink import CompactionWarned, LaunchView, Notice, PricedCall, SessionClosed, SinkEvent, StateChanged
 from agentlaunch.live.lazy_console import LazyConsole
 from agentlaunch.live.view import compaction_warning, footer
+from agentlaunch.sinks import CompactionWarned, LaunchView, Notice, PricedCall, SessionClosed, SinkEvent, StateChanged
 from agentlaunch.visible import for_markup, visible
 
 if TYPE_CHECKING:

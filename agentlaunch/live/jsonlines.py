@@ -7,7 +7,7 @@ import sys
 from typing import TextIO
 
 from agentlaunch.events import Event, Unknown
-from agentlaunch.launch.sink import LaunchView, SinkEvent
+from agentlaunch.sinks import LaunchView, SinkEvent
 
 
 class JsonLines:

@@ -33,10 +33,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agentlaunch.launch.sink import SessionClosed, StateChanged
+from agentlaunch.sinks import SessionClosed, StateChanged
 
 if TYPE_CHECKING:
-    from agentlaunch.launch.sink import LaunchView, SinkEvent
+    from agentlaunch.sinks import LaunchView, SinkEvent
 
 BUSY = ("thinking", "tool")
 DEFAULT_AFTER = 30.0  # seconds a turn must take before its end is announced

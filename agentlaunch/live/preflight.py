@@ -16,7 +16,7 @@ from pathlib import Path
 
 from agentlaunch.definitions.spec import AgentSpec, load_agent, resolve_working_dir
 from agentlaunch.errors import AgentlaunchError, ExitCode, UsageError
-from agentlaunch.launch.transport import resolve_command
+from agentlaunch.processes import resolve_command
 from agentlaunch.providers import get_adapter
 
 
@@ -72,8 +72,8 @@ def usable_dir(path: Path, what: str) -> Path:
 
 def planned_worktree(spec: AgentSpec, start: Path, state_dir: Path) -> Path:
     """Where the agent's worktree is (or will be made by its launch): refused now if it cannot be."""
+    from agentlaunch import worktree
     from agentlaunch.definitions.settings import load_settings
-    from agentlaunch.launch import worktree
 
     base = load_settings().worktrees_dir or state_dir / "worktrees"
     entry, exists = worktree.plan(spec.name, start, base, spec.worktree_branch)

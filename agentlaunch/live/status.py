@@ -1,6 +1,6 @@
 """Live status of every running session: one small JSON record each, in ``<state dir>/status/``.
 
-A :class:`StatusWriter` is one of a launch's sinks (:mod:`agentlaunch.launch.sink`):
+A :class:`StatusWriter` is one of a launch's sinks (:mod:`agentlaunch.sinks`):
 on every event it replaces the record atomically, at most twice a second; a change to or from
 ``exited`` is written at once, and a trailing timer makes sure the last
 update of a burst is never lost. Readers (``agentlaunch status``, tmux) list
@@ -30,13 +30,13 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 from agentlaunch import paths
 from agentlaunch.fsutil import read_regular, write_atomic
-from agentlaunch.launch.sink import SessionClosed
 from agentlaunch.processes import process_running, process_start, same_process
+from agentlaunch.sinks import SessionClosed
 from agentlaunch.usage.cache_clock import warmth_text
 from agentlaunch.visible import visible
 
 if TYPE_CHECKING:
-    from agentlaunch.launch.sink import LaunchView, SinkEvent
+    from agentlaunch.sinks import LaunchView, SinkEvent
 
 STATUS_DIR = "status"
 MIN_INTERVAL = 0.5  # seconds between two writes of one record

@@ -1,6 +1,6 @@
 """What a person sees: streamed text, one line per tool call, counters, warnings, the footer.
 
-Views are sinks (:class:`agentlaunch.launch.sink.Sink`) of a launch's events.
+Views are sinks (:class:`agentlaunch.sinks.Sink`) of a launch's events.
 Headless: stdout carries the answer only and everything else goes to stderr;
 with ``--json`` (``json_lines=True``) stdout carries the events through a
 :class:`~agentlaunch.live.jsonlines.JsonLines` sink, and stderr the notices.
@@ -26,9 +26,9 @@ from agentlaunch.events import (
     Usage,
     Warning,
 )
-from agentlaunch.launch.sink import CompactionWarned, LaunchEvent, LaunchView, Notice, SinkEvent, TurnDone
 from agentlaunch.live.jsonlines import JsonLines
 from agentlaunch.live.lazy_console import LazyConsole
+from agentlaunch.sinks import CompactionWarned, LaunchEvent, LaunchView, Notice, SinkEvent, TurnDone
 from agentlaunch.usage import pricing
 from agentlaunch.usage.meter import CompactionWarning, Meter
 from agentlaunch.visible import for_markup, visible

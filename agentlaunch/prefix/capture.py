@@ -8,13 +8,20 @@ doctor can compare the model calls and name any other connection attempt.
 from __future__ import annotations
 
 import errno
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from agentlaunch.fakeapi.anthropic import FakeAnthropic
 from agentlaunch.fakeapi.gemini import GeminiFake
 from agentlaunch.fakeapi.responses import ResponsesFake
 from agentlaunch.fakeapi.server import FakeServer, Recorded
+
+__all__ = ["CAPTURE_ENV", "Capture", "CaptureEnv", "Recorded", "bind", "make_capture"]
+
+CaptureEnv = Callable[[str, Path, Mapping[str, str], str | None], dict[str, str]]
+"""``(base_url, home, base_env, model) -> env``: the environment that points the CLI at a capture endpoint
+on ``base_url`` with a throwaway ``home`` (``base_env`` plus the provider's own settings)."""
 
 
 @dataclass
@@ -65,3 +72,48 @@ def make_capture(api: str, port: int) -> Capture:
 
         return Capture(gem.server, is_stream_call, gem.base_url)
     raise ValueError(f"no capture endpoint speaks the {api!r} API")
+
+
+# -- how each CLI is pointed at the capture endpoint, by the API family it speaks
+
+
+def _claude_capture_env(base_url: str, home: Path, base_env: Mapping[str, str], model: str | None) -> dict[str, str]:
+    """Claude Code on the capture endpoint, one attempt per call (a capture needs no retries)."""
+    from agentlaunch.fakeapi.anthropic import claude_env
+
+    return {**base_env, **claude_env(base_url, home, {"CLAUDE_CODE_MAX_RETRIES": "0"})}
+
+
+# Codex's plugin subsystem syncs a curated plugin list from github.com and chatgpt.com at
+# startup (seen as CONNECTs by the capture endpoint); the quiet flags do not stop it, this does.
+CODEX_CAPTURE_CONFIG = "[features]\nplugins = false"
+
+
+def _codex_capture_env(base_url: str, home: Path, base_env: Mapping[str, str], model: str | None) -> dict[str, str]:
+    """Codex on the capture endpoint: a CODEX_HOME of its own, no retries, no plugin sync."""
+    from agentlaunch.fakeapi.responses import DEFAULT_MODEL, prepare_codex_home
+
+    return prepare_codex_home(
+        home,
+        base_url,
+        model=model or DEFAULT_MODEL,
+        request_max_retries=0,
+        stream_max_retries=0,
+        extra_config=CODEX_CAPTURE_CONFIG,
+        base_env=base_env,
+    )
+
+
+def _gemini_capture_env(base_url: str, home: Path, base_env: Mapping[str, str], model: str | None) -> dict[str, str]:
+    """Gemini CLI on the capture endpoint, one attempt per call."""
+    from agentlaunch.fakeapi.gemini import prepare_gemini_home
+
+    return prepare_gemini_home(home, base_url, base_env=base_env, max_attempts=1)
+
+
+CAPTURE_ENV: dict[str, CaptureEnv] = {
+    "anthropic": _claude_capture_env,
+    "responses": _codex_capture_env,
+    "gemini": _gemini_capture_env,
+}
+"""How a CLI speaking each API family (a descriptor's ``api``) is pointed at the capture endpoint."""

@@ -29,10 +29,9 @@ from typing import Any
 
 from agentlaunch.definitions.render import RunFacts, render_startup
 from agentlaunch.definitions.spec import AgentSpec
-from agentlaunch.fakeapi.server import Recorded
 from agentlaunch.launch.placement import Placement, place_instructions
 from agentlaunch.launch.transport import Child
-from agentlaunch.prefix.capture import Capture
+from agentlaunch.prefix.capture import Capture, Recorded
 from agentlaunch.prefix.static import Difference, compare, serialize
 from agentlaunch.providers import describe, get_adapter
 

@@ -27,15 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from agentlaunch.definitions.breakdown import PartSize
+from agentlaunch.definitions.fingerprint import cli_version
 from agentlaunch.definitions.render import RunFacts, render_startup
 from agentlaunch.definitions.spec import AgentSpec, load_agent
 from agentlaunch.errors import AgentlaunchError, DefinitionError, ProviderMissing, TurnFailed, TurnTimeout
-from agentlaunch.fakeapi.server import Recorded
 from agentlaunch.launch.placement import Placement, place_instructions, with_placement_argv
 from agentlaunch.launch.probe import probe
-from agentlaunch.launch.transport import resolve_command
-from agentlaunch.prefix.capture import Capture, bind, make_capture
-from agentlaunch.prefix.fingerprint import cli_version
+from agentlaunch.prefix.capture import CAPTURE_ENV, Capture, CaptureEnv, Recorded, bind, make_capture
 from agentlaunch.prefix.interactive import InteractiveReport, interactive_once
 from agentlaunch.prefix.static import (
     Difference,
@@ -46,9 +44,10 @@ from agentlaunch.prefix.static import (
     request_parts,
     serialize,
 )
+from agentlaunch.processes import resolve_command
 from agentlaunch.providers import DESCRIPTORS, describe, get_adapter
 from agentlaunch.providers.base import child_env
-from agentlaunch.providers.descriptors import CaptureEnv, ProviderDescriptor
+from agentlaunch.providers.descriptors import ProviderDescriptor
 
 PROMPT = "Reply with the single word: ok."
 RUN_TIMEOUT = 60.0
@@ -83,10 +82,10 @@ class RunResult:
 def _live_api(descriptor: ProviderDescriptor) -> tuple[str, CaptureEnv]:
     """The API family of a provider the live check can run, and how to point its CLI at the endpoint;
     a DefinitionError for a provider it cannot run."""
-    if descriptor.api is None or descriptor.capture_env is None:
+    if descriptor.api is None or descriptor.api not in CAPTURE_ENV:
         real = ", ".join(d.name for d in DESCRIPTORS.values() if d.api is not None)
         raise DefinitionError(f"provider: the live check needs a real provider CLI ({real}), not {descriptor.name!r}")
-    return descriptor.api, descriptor.capture_env
+    return descriptor.api, CAPTURE_ENV[descriptor.api]
 
 
 def _base_env(spec: AgentSpec, plan_env: dict[str, str]) -> dict[str, str]:

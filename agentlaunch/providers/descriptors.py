@@ -12,15 +12,10 @@ bring the event types and the parsers (about twelve).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from agentlaunch.errors import DefinitionError
-
-CaptureEnv = Callable[[str, Path, Mapping[str, str], str | None], dict[str, str]]
-"""``(base_url, home, base_env, model) -> env``: the environment that points the CLI at a capture endpoint
-on ``base_url`` with a throwaway ``home`` (``base_env`` plus the provider's own settings)."""
 
 
 @dataclass(frozen=True)
@@ -50,8 +45,6 @@ class ProviderDescriptor:
     api: str | None = None
     """The API family the doctor's capture endpoint speaks (``anthropic``, ``responses``, ``gemini``);
     None: the live check does not apply (no real CLI)."""
-    capture_env: CaptureEnv | None = None
-    """How to point the CLI at the doctor's capture endpoint (see :data:`CaptureEnv`)."""
     settings_env: tuple[str, ...] = ()
     """Prefixes of environment variables that configure this provider (left out of a capture run)."""
     variant_flags: tuple[str, ...] = ()
@@ -79,43 +72,6 @@ class ProviderDescriptor:
         return None
 
 
-# -- how each CLI is pointed at the doctor's capture endpoint (the fakeapi modules load only then)
-
-
-def _claude_capture_env(base_url: str, home: Path, base_env: Mapping[str, str], model: str | None) -> dict[str, str]:
-    """Claude Code on the capture endpoint, one attempt per call (a capture needs no retries)."""
-    from agentlaunch.fakeapi.anthropic import claude_env
-
-    return {**base_env, **claude_env(base_url, home, {"CLAUDE_CODE_MAX_RETRIES": "0"})}
-
-
-# Codex's plugin subsystem syncs a curated plugin list from github.com and chatgpt.com at
-# startup (seen as CONNECTs by the capture endpoint); the quiet flags do not stop it, this does.
-CODEX_CAPTURE_CONFIG = "[features]\nplugins = false"
-
-
-def _codex_capture_env(base_url: str, home: Path, base_env: Mapping[str, str], model: str | None) -> dict[str, str]:
-    """Codex on the capture endpoint: a CODEX_HOME of its own, no retries, no plugin sync."""
-    from agentlaunch.fakeapi.responses import DEFAULT_MODEL, prepare_codex_home
-
-    return prepare_codex_home(
-        home,
-        base_url,
-        model=model or DEFAULT_MODEL,
-        request_max_retries=0,
-        stream_max_retries=0,
-        extra_config=CODEX_CAPTURE_CONFIG,
-        base_env=base_env,
-    )
-
-
-def _gemini_capture_env(base_url: str, home: Path, base_env: Mapping[str, str], model: str | None) -> dict[str, str]:
-    """Gemini CLI on the capture endpoint, one attempt per call."""
-    from agentlaunch.fakeapi.gemini import prepare_gemini_home
-
-    return prepare_gemini_home(home, base_url, base_env=base_env, max_attempts=1)
-
-
 # -- the providers
 
 CLAUDE_EXCLUDE_DYNAMIC_FLAG = "--exclude-dynamic-system-prompt-sections"  # the claude adapter passes it, the doctor varies it
@@ -140,7 +96,6 @@ CLAUDE = ProviderDescriptor(
         ("claude", 200_000),
     ),
     api="anthropic",
-    capture_env=_claude_capture_env,
     settings_env=("ANTHROPIC_", "CLAUDE_"),
     variant_flags=(CLAUDE_EXCLUDE_DYNAMIC_FLAG,),
 )
@@ -158,7 +113,6 @@ CODEX = ProviderDescriptor(
     pricing_id="openai",
     context_windows=(("gpt-5", 272_000), ("gpt-4.1", 1_047_576), ("o3", 200_000), ("o4", 200_000)),
     api="responses",
-    capture_env=_codex_capture_env,
     settings_env=("OPENAI_", "CODEX_"),
 )
 
@@ -175,7 +129,6 @@ GEMINI = ProviderDescriptor(
     pricing_id="google",
     context_windows=(("gemini", 1_048_576),),
     api="gemini",
-    capture_env=_gemini_capture_env,
     settings_env=("GEMINI_", "GOOGLE_", "VERTEX"),
 )
 

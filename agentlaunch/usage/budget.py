@@ -24,10 +24,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agentlaunch.clock import Clock
 from agentlaunch.errors import BudgetExceeded
 from agentlaunch.events import Usage
-from agentlaunch.launch.loop import Clock
-from agentlaunch.launch.sink import LaunchView, PricedCall, SinkEvent, StateChanged
+from agentlaunch.sinks import LaunchView, PricedCall, SinkEvent, StateChanged
 from agentlaunch.usage.records import ReportRow
 from agentlaunch.usage.store import Store
 

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentlaunch.launch.sink import LaunchView, PricedCall, SessionClosed, SinkEvent, StateChanged
+from agentlaunch.sinks import LaunchView, PricedCall, SessionClosed, SinkEvent, StateChanged
 
 if TYPE_CHECKING:
     from agentlaunch.usage.otel_export import Exporter

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from agentlaunch.errors import AgentlaunchError
 from agentlaunch.events import Compaction, SessionStarted
-from agentlaunch.launch.sink import (
+from agentlaunch.sinks import (
     LaunchView,
     PrefixChanged,
     PricedCall,

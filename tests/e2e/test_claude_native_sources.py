@@ -1,7 +1,7 @@
 """Claude Code's native sources on the real TUI: ``native_extras`` drives the real ``claude`` on a PTY.
 
 These run the TUI directly (not through ``agentlaunch run``): the settings,
-hooks, status line and transcript reader of ``providers/claude_native.py``
+hooks, status line and transcript reader of ``providers/native/claude.py``
 against the pinned Claude Code and the fake API, with a temp HOME seeded as a
 set-up user's. The same checks through ``agentlaunch run`` live in
 ``test_native_claude_run.py`` once the relay calls ``native_extras``.
@@ -22,9 +22,9 @@ import pytest
 
 from agentlaunch.events import CallUsage, Compaction, ContextWindow, SessionStarted, Text, Warning
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, text_reply, tool_reply
-from agentlaunch.launch.native_source import NativeContext, NativeItem, NativeSource
-from agentlaunch.launch.sink import StateChanged
-from agentlaunch.providers.claude_native import native_extras
+from agentlaunch.providers.native.claude import native_extras
+from agentlaunch.providers.native.source import NativeContext, NativeItem, NativeSource
+from agentlaunch.sinks import StateChanged
 from agentlaunch.usage.meter import Meter
 from tests.support.claude_tui import Screen, seed_home, spawn, tui_env
 

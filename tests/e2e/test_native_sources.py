@@ -19,7 +19,7 @@ from agentlaunch.events import CallUsage, ContextWindow, SessionStarted, Text, U
 from agentlaunch.fakeapi.gemini import FunctionCallReply, GeminiFake, GeminiScript, GeminiUsage, prepare_gemini_home
 from agentlaunch.fakeapi.gemini import TextReply as GeminiText
 from agentlaunch.fakeapi.responses import ResponsesScript, ResponsesUsage, ShellCallReply, TextReply
-from agentlaunch.launch.sink import StateChanged
+from agentlaunch.sinks import StateChanged
 from tests.support.clis import ensure_cli
 from tests.support.native_flows import Followed, codex_turns, gemini_turns
 from tests.support.native_tui import TitledResponsesFake, seed_codex_home
@@ -146,7 +146,7 @@ def test_gemini_tui_tool_turn_is_metered_once_per_call_and_resume_adds_only_its_
 
 
 def test_codex_users_own_notify_and_hooks_keep_running_beside_agentlaunchs(tmp_path: Path) -> None:
-    from agentlaunch.providers.codex_hooks import trust_hash
+    from agentlaunch.providers.native.codex_hooks import trust_hash
 
     codex = ensure_cli("codex")
     workdir = tmp_path / "work"

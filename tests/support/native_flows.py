@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.launch.hook_socket import HookReport, HookSocket
-from agentlaunch.launch.native_source import NativeContext, NativeExtras, NativeItem, NativeSource
+from agentlaunch.providers.native.hook_socket import HookReport, HookSocket
+from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, NativeSource
 from tests.support.native_tui import Tui
 
 
@@ -141,7 +141,7 @@ def codex_turns(
 ) -> CodexRun:
     """``codex [resume ID] PROMPT`` with the native extras, then each further prompt typed; exit with Ctrl-C."""
     from agentlaunch.fakeapi.responses import codex_quiet_args
-    from agentlaunch.providers.codex_native import CodexNativeSource, native_extras
+    from agentlaunch.providers.native.codex import CodexNativeSource, native_extras
 
     runtime = runtime_dir()
     followed = Followed()
@@ -206,7 +206,7 @@ def gemini_turns(
     session_id: str | None = None,
 ) -> GeminiRun:
     """``gemini -m MODEL [--resume ID] -i PROMPT`` with the native extras, then each further prompt typed."""
-    from agentlaunch.providers.gemini_native import GeminiNativeSource, native_extras
+    from agentlaunch.providers.native.gemini import GeminiNativeSource, native_extras
 
     runtime = runtime_dir()
     followed = Followed()

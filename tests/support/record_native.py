@@ -66,7 +66,7 @@ def record_codex(out: Path, root: Path) -> None:
 def record_codex_compact(out: Path, root: Path) -> None:
     """A turn, then ``/compact`` typed: Codex's compaction call, its ``compacted`` line and Pre/PostCompact hooks."""
     from agentlaunch.fakeapi.responses import codex_quiet_args
-    from agentlaunch.providers.codex_native import native_extras
+    from agentlaunch.providers.native.codex import native_extras
     from tests.support.native_flows import Followed, context, finish, follower, record_reports, runtime_dir
     from tests.support.native_tui import Tui
 

@@ -3,7 +3,7 @@
 Why: Gemini CLI 0.61 offers a native launch no signal agentlaunch can receive
 without changing the user's settings (its hooks are read only from settings
 files, and the system layers that would merge over the user's file must be
-owned by root; see :mod:`agentlaunch.providers.gemini_native`). Its session
+owned by root; see :mod:`agentlaunch.providers.native.gemini`). Its session
 file is the only source, so the relay needs to be woken when that file
 changes: inotify gives a descriptor the relay loop waits on like any other,
 so the launch reads the file when Gemini writes it and sits idle otherwise.

@@ -3,7 +3,7 @@
 ``native_extras(ctx)`` binds a hook socket in the launch's runtime folder and
 passes Claude Code one ``--settings`` object (it merges over the user's own
 settings): a hook on each event that tells the state, and a status-line
-command (:mod:`agentlaunch.providers.claude_statusline`) that reports the
+command (:mod:`agentlaunch.providers.native.claude_statusline`) that reports the
 status-line JSON and prints agentlaunch's line, joined to the user's own.
 
 States come from hooks and the transcript, never from the screen:
@@ -23,7 +23,7 @@ asking      ``PermissionRequest`` (at once, as the dialog opens), ``Notification
 exited      ``SessionEnd``
 ==========  ==========================================================================
 
-Meters come from the transcript (:mod:`agentlaunch.providers.claude_transcript`),
+Meters come from the transcript (:mod:`agentlaunch.providers.native.claude_transcript`),
 read whenever a hook or the status line reports and once more at the end;
 the context window from the status-line JSON; the session from the first
 report (the status line's carries Claude Code's version).
@@ -41,13 +41,13 @@ from typing import Any
 
 from agentlaunch.events import CallUsage, ContextWindow, Event, SessionStarted, TurnEnd, Warning
 from agentlaunch.fsutil import read_regular, write_atomic
-from agentlaunch.launch.hook_socket import HookReport, HookSocket, hook_command
-from agentlaunch.launch.native_source import NativeContext, NativeExtras, NativeItem, PromptTyped
-from agentlaunch.launch.sink import StateChanged
 from agentlaunch.providers import values
-from agentlaunch.providers.claude_transcript import CallsFromTranscript, last_cost_state, project_folder, salvage_line
-from agentlaunch.providers.jsonl_tail import JsonlTail
+from agentlaunch.providers.native.claude_transcript import CallsFromTranscript, last_cost_state, project_folder, salvage_line
+from agentlaunch.providers.native.hook_socket import HookReport, HookSocket, hook_command
+from agentlaunch.providers.native.jsonl_tail import JsonlTail
+from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, PromptTyped
 from agentlaunch.providers.values import count, opt_label, string
+from agentlaunch.sinks import StateChanged
 
 STATUSLINE = Path(__file__).with_name("claude_statusline.py")
 SOCKET_NAME = "claude.sock"

@@ -48,10 +48,10 @@ from datetime import datetime
 from typing import Any
 
 from agentlaunch.events import CallUsage, Compaction, Event, Text, Usage, Warning
-from agentlaunch.launch.sink import StateChanged
 from agentlaunch.providers import values
 from agentlaunch.providers.claude import anthropic_usage
 from agentlaunch.providers.values import BadUsage, Recent, count, opt_label, refused, string
+from agentlaunch.sinks import StateChanged
 
 INTERRUPTED = "[Request interrupted by user"
 """The text Claude Code writes as a user line when Esc ends a turn (during an answer, or refusing a tool):

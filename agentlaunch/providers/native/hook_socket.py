@@ -1,4 +1,4 @@
-"""The launch's end of the reports its CLI's hooks send (see :mod:`agentlaunch.launch.hook_report`).
+"""The launch's end of the reports its CLI's hooks send (see :mod:`agentlaunch.providers.native.hook_report`).
 
 A native launch binds one datagram socket in its private runtime folder; the
 hooks, the notify program and the status-line command the provider's

@@ -21,7 +21,7 @@ for tools) means ``tool`` until a tool result (``functionResponse``) is
 recorded (``thinking``); a model call with text and no tool calls means the
 turn's answer: ``waiting``. Gemini cannot tell ``asking`` this way (a
 permission prompt shows as ``tool``). The relay is woken by inotify on the
-session folders (:mod:`agentlaunch.providers.dir_watch`), else by a timer.
+session folders (:mod:`agentlaunch.providers.native.dir_watch`), else by a timer.
 
 The model's answer is the ``content`` of a model call's record: one ``Text``
 per message id, the first time its record is read with text, before the state
@@ -49,13 +49,13 @@ from pathlib import Path
 from typing import Any
 
 from agentlaunch.events import CallUsage, Event, SessionStarted, Text
-from agentlaunch.launch.native_source import NativeContext, NativeExtras, NativeItem
-from agentlaunch.launch.sink import StateChanged
 from agentlaunch.providers import values
-from agentlaunch.providers.dir_watch import DirWatch, open_watch
 from agentlaunch.providers.gemini import call_usage, session_calls, session_files
-from agentlaunch.providers.jsonl_tail import JsonlTail
+from agentlaunch.providers.native.dir_watch import DirWatch, open_watch
+from agentlaunch.providers.native.jsonl_tail import JsonlTail
+from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem
 from agentlaunch.providers.values import BadUsage, items, label, opt_label, string
+from agentlaunch.sinks import StateChanged
 
 HEADER_LIMIT = 1 << 20
 POLL = 2.0

@@ -6,7 +6,7 @@ writes for programs: Claude Code's transcript, status-line JSON and hooks;
 Codex's rollout file and ``notify`` program; Gemini's session file and hooks.
 
 Each provider offers them through one function, ``native_extras(ctx)`` in
-``agentlaunch/providers/<provider>_native.py``: the flags and environment the
+``agentlaunch/providers/native/<provider>.py``: the flags and environment the
 CLI needs to report (a ``--settings`` object, a notify program), and the
 sources the relay loop waits on. A source turns what is new into the same
 normalized events a headless run produces (``CallUsage`` with its call id,
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import ClassVar, Protocol
 
 from agentlaunch.events import Event
-from agentlaunch.launch.sink import StateChanged
+from agentlaunch.sinks import StateChanged
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ What ``native_extras`` adds to ``codex`` / ``codex resume ID``:
 
 - ``-c`` flags installing agentlaunch's hooks (SessionStart, UserPromptSubmit,
   PreToolUse, PermissionRequest, PostToolUse, PreCompact, PostCompact, Stop)
-  together with their trust entries (:mod:`agentlaunch.providers.codex_hooks`),
+  together with their trust entries (:mod:`agentlaunch.providers.native.codex_hooks`),
   each running the stdlib reporter that sends one datagram to the launch's
   socket. The user's ``notify`` program and own hooks are left exactly as they
   are (nothing of theirs is replaced, so nothing needs chaining).
@@ -44,14 +44,14 @@ from pathlib import Path
 from typing import Any
 
 from agentlaunch.events import CallUsage, Compaction, ContextWindow, Event, SessionStarted, Text, Usage
-from agentlaunch.launch.hook_socket import HookReport, HookSocket, hook_command
-from agentlaunch.launch.native_source import NativeContext, NativeExtras, NativeItem, PromptTyped
-from agentlaunch.launch.sink import StateChanged
 from agentlaunch.providers import values
 from agentlaunch.providers.codex import codex_home, codex_usage
-from agentlaunch.providers.codex_hooks import EVENTS, hook_flags
-from agentlaunch.providers.jsonl_tail import JsonlTail
+from agentlaunch.providers.native.codex_hooks import EVENTS, hook_flags
+from agentlaunch.providers.native.hook_socket import HookReport, HookSocket, hook_command
+from agentlaunch.providers.native.jsonl_tail import JsonlTail
+from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, PromptTyped
 from agentlaunch.providers.values import BadUsage, count, file_key, label, opt_label, string
+from agentlaunch.sinks import StateChanged
 
 SOCKET_NAME = "codex-hooks.sock"
 HEAD_LIMIT = 1 << 20
