@@ -144,6 +144,41 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
         raise
 
 
+PRIVATE_DIR_MODE = 0o700
+PRIVATE_FILE_MODE = 0o600
+
+
+def tighten(path: Path, mode: int) -> None:
+    """Take from ``path`` every permission bit ``mode`` does not allow (never adds one); symlinks followed.
+
+    Only a file or folder of this user's is changed (``chmod`` of another's
+    would fail anyway), and a failure is ignored: tightening protects what
+    agentlaunch keeps from other users, it is never a reason to fail.
+    """
+    with contextlib.suppress(OSError):
+        info = os.stat(path)
+        if info.st_uid != os.geteuid():
+            return
+        current = stat.S_IMODE(info.st_mode)
+        if current & ~mode:
+            os.chmod(path, current & mode)
+
+
+def private_dir(path: Path) -> Path:
+    """Make ``path`` (and missing parents) a folder only this user can open: 0700 whatever the umask.
+
+    An existing folder is tightened to 0700 (it may have been made 0755 by an
+    older agentlaunch): the state folder holds session titles (first prompts),
+    working directories and costs. Raises ``OSError`` as ``mkdir`` does.
+    """
+    for parent in reversed(path.parents):  # mkdir(parents=True) would give the parents the umask's mode
+        if not parent.exists():
+            parent.mkdir(mode=PRIVATE_DIR_MODE, exist_ok=True)
+    path.mkdir(mode=PRIVATE_DIR_MODE, exist_ok=True)  # the mode is still masked by the umask, so:
+    tighten(path, PRIVATE_DIR_MODE)
+    return path
+
+
 def keep_newest(folder: Path, keep: int, pattern: str = "*.json") -> None:
     """Delete all but the ``keep`` most recently written files matching ``pattern`` in ``folder``.
 

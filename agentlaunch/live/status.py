@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from agentlaunch import paths
-from agentlaunch.fsutil import read_regular, write_atomic
+from agentlaunch.fsutil import PRIVATE_FILE_MODE, private_dir, read_regular, write_atomic
 from agentlaunch.processes import process_running, process_start, same_process
 from agentlaunch.sinks import SessionClosed
 from agentlaunch.usage.cache_clock import warmth_text
@@ -243,8 +243,11 @@ class StatusWriter:
         self._last_control = record.get("control")
         # The status file is a convenience: a full disk must never end the session.
         with contextlib.suppress(OSError):
-            self.directory.mkdir(parents=True, exist_ok=True)
-            write_atomic(self.path, (json.dumps(record, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
+            # Private (0700 folders, a 0600 file): a record names the working directory, the title and the cost.
+            private_dir(self.directory.parent)
+            private_dir(self.directory)
+            data = (json.dumps(record, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+            write_atomic(self.path, data, mode=PRIVATE_FILE_MODE)
             self.writes += 1
         self._set_pane_title(one_line(record))
 

@@ -8,6 +8,7 @@ of migration functions; ``PRAGMA user_version`` records how many have run.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import stat
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentlaunch.errors import StateError
+from agentlaunch.fsutil import PRIVATE_FILE_MODE, private_dir, tighten
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_S = 10.0
@@ -30,7 +32,7 @@ def connect(path: Path, timeout: float = BUSY_TIMEOUT_S) -> sqlite3.Connection:
     schema newer than this code; and when the directory is not writable.
     """
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
     except OSError as exc:
         raise StateError(
             f"{path.parent}: cannot create the state directory: {exc.strerror or exc}",
@@ -38,6 +40,7 @@ def connect(path: Path, timeout: float = BUSY_TIMEOUT_S) -> sqlite3.Connection:
         ) from None
     _check_header(path)
     _check_writable(path)
+    _private_files(path)
     try:
         conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
@@ -189,6 +192,19 @@ def _check_header(path: Path) -> None:
             f"{path}: not an SQLite database (corrupted or some other file); it was left unchanged",
             hint="move it aside to start a new usage store",
         )
+
+
+def _private_files(path: Path) -> None:
+    """The store and its side files readable by this user only (0600), whatever the umask.
+
+    A new store is created empty at 0600 before SQLite opens it (SQLite takes
+    an empty file for a new database, and gives its ``-wal`` and ``-shm`` files
+    the database file's mode); an existing one is tightened.
+    """
+    with contextlib.suppress(OSError):  # it exists (or cannot be made: SQLite's own open says why)
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), PRIVATE_FILE_MODE))
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        tighten(path.with_name(path.name + suffix), PRIVATE_FILE_MODE)
 
 
 def _check_writable(path: Path) -> None:
