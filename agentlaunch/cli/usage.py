@@ -32,6 +32,12 @@ from agentlaunch.usage.store import Store
 from agentlaunch.visible import for_markup
 
 
+def _warn_skipped(store: Store) -> None:
+    """One warning line on stderr for each malformed row the report left out (never in the JSON or CSV)."""
+    for line in store.skipped():
+        err.print(f"[yellow]warning:[/] {for_markup(line)}", markup=True, soft_wrap=True)
+
+
 def _calls_table(session: str, calls: list[CallRecord], misses: list[str | None]) -> Table:
     table = Table(
         title=f"calls of session {for_markup(session)}",
@@ -99,6 +105,7 @@ def usage(
             misses = cache_misses(records, store.events_for_session(session))
         else:
             rows = store.usage_report(grouping, agent=agent, session=session, since=start)
+        _warn_skipped(store)
     if calls:
         if as_json:
             print(json.dumps([call_record(c, m) for c, m in zip(records, misses, strict=True)], indent=2))
@@ -119,11 +126,11 @@ def usage(
     out.print(report_table(rows, grouping))
     metric = chart or ("tokens" if grouping == "day" else None)
     if metric:
-        day_rows = (
-            rows
-            if grouping == "day"
-            else Store.open(paths.store_path()).usage_report("day", agent=agent, session=session, since=start)
-        )
+        if grouping == "day":
+            day_rows = rows
+        else:
+            with Store.open(paths.store_path()) as store:
+                day_rows = store.usage_report("day", agent=agent, session=session, since=start)
         out.print(daily_chart(day_rows, metric=metric, since=start))  # type: ignore[arg-type]
 
 

@@ -150,6 +150,8 @@ class BudgetGuard:
             if limit is not None:
                 if scope not in spent:
                     spent[scope] = self._spent(launch, scope)
+                    for line in self.store.skipped():  # a malformed row is left out of the sum, and named once
+                        launch.notice(line)
                 amount = spent[scope].usd if unit == "usd" else spent[scope].tokens
                 checks.append((key, float(amount), float(limit), label))
         return checks

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -27,6 +27,7 @@ from typing import Any, Literal, get_args
 from agentlaunch.events import Usage, usage_problem
 from agentlaunch.usage.records import CallRecord, ReportRow, SessionRow, from_ts, now, to_ts
 from agentlaunch.usage.store_file import BUSY_TIMEOUT_S, connect, state_error
+from agentlaunch.visible import visible
 
 ReportBy = Literal["session", "agent", "model", "day"]
 REPORT_BY: tuple[str, ...] = get_args(ReportBy)
@@ -48,6 +49,32 @@ _SUMS = (
 )
 
 
+_MAX_COUNT = (1 << 53) - 1
+_LAST_TS = 253402300799  # 9999-12-31T23:59:59Z: the last second a datetime holds
+_COUNTS = ("input", "cache_write", "cache_read", "output", "reasoning", "cache_write_1h")
+_AMOUNTS = ("cost_usd", "full_price_usd")
+# A call row as agentlaunch writes it. Another program (or a damaged file) can leave anything in a column:
+# SQLite's column affinity keeps an ``at`` of 'x' as text. Such a row is skipped and named once
+# (:meth:`Store.skipped`). Reports and budgets keep ``at`` to the range a datetime holds, which costs nothing
+# (text and blobs sort above every number, so it is a bound of the index range they read already); a count or
+# amount that is text there is summed as SQLite reads it (0), never a failure. A session's own calls, read row
+# by row, are checked in full (WELL_FORMED).
+_AT_LOW, _AT_HIGH = "at >= 0", f"at <= {_LAST_TS}"
+WELL_FORMED = (
+    "COALESCE("
+    + " AND ".join(
+        [
+            f"+at BETWEEN 0 AND {_LAST_TS}",
+            *(f"{c} BETWEEN 0 AND {_MAX_COUNT}" for c in _COUNTS),
+            *(f"({c} IS NULL OR {c} BETWEEN 0 AND 1e12)" for c in _AMOUNTS),
+        ]
+    )
+    + ", 0)"
+)
+_CHECKED_COLUMNS = ("at", *_COUNTS, *_AMOUNTS)
+SKIPPED_NAMED = 20  # malformed rows named per query at most (a store full of them still gets one line each)
+
+
 class Store:
     """The usage store. Open with :meth:`Store.open`; use as a context manager."""
 
@@ -57,6 +84,8 @@ class Store:
         self.path = path
         # One connection may serve a worker thread and the main thread.
         self._lock = threading.RLock()
+        self._skipped: dict[int, str] = {}  # malformed call rows found by reads: id -> what is wrong
+        self._named: set[int] = set()  # those already handed out by skipped()
 
     # ------------------------------------------------------------------ opening
 
@@ -183,9 +212,11 @@ class Store:
         marks = ", ".join("?" * len(session_ids))
         with self._guard():
             rows = self._conn.execute(
-                f"SELECT session_id, SUM(cost_usd), COUNT(*) FROM calls WHERE session_id IN ({marks}) GROUP BY session_id",
+                f"SELECT session_id, SUM(cost_usd), COUNT(*) FROM calls WHERE session_id IN ({marks})"
+                f" AND {_AT_LOW} AND {_AT_HIGH} GROUP BY session_id",
                 session_ids,
             ).fetchall()
+            self._find_skipped_at([f"session_id IN ({marks})"], session_ids)
         return {r[0]: (r[1], r[2]) for r in rows}
 
     def get_session(self, session_id: str) -> SessionRow | None:
@@ -270,8 +301,9 @@ class Store:
         """Every call of a session, oldest first."""
         with self._guard():
             rows = self._conn.execute(
-                f"SELECT {_CALL_COLUMNS} FROM calls WHERE session_id = ? ORDER BY at, id", (session_id,)
+                f"SELECT {_CALL_COLUMNS} FROM calls WHERE session_id = ? AND {WELL_FORMED} ORDER BY at, id", (session_id,)
             ).fetchall()
+            self._find_skipped(["session_id = ?"], [session_id], WELL_FORMED)
         return [_call_record(r) for r in rows]
 
     # ------------------------------------------------------------------ reports
@@ -300,11 +332,12 @@ class Store:
         if session is not None:
             where.append("session_id = ?")
             params.append(session)
-        since_ts = None if since is None else to_ts(since)
-        if since_ts is not None and by != "day":
-            where.append("at >= ?")
-            params.append(since_ts)
-        clause = (" WHERE " + " AND ".join(where)) if where else ""
+        filters, filter_params = list(where), list(params)
+        since_ts = None if since is None else max(to_ts(since), 0.0)
+        if by != "day":
+            # One range on ``at``: from since (else 0) to the last time a datetime holds.
+            where += ["at >= ?", _AT_HIGH]
+            params.append(since_ts or 0.0)
         with self._guard():
             # One read transaction: every query of the report sees the same snapshot.
             self._conn.execute("BEGIN")
@@ -317,8 +350,9 @@ class Store:
                         "agent": "agent",
                         "model": "COALESCE(model_reported, model_requested, '')",
                     }[by]
-                    sql = f"SELECT {group} AS k, {_SUMS} FROM calls{clause} GROUP BY k"
+                    sql = f"SELECT {group} AS k, {_SUMS} FROM calls WHERE {' AND '.join(where)} GROUP BY k"
                     rows = [_report_row(r) for r in self._conn.execute(sql, params).fetchall()]
+                self._find_skipped_at(filters, filter_params)  # a row without a time is in no period, and named
             finally:
                 if self._conn.in_transaction:
                     self._conn.execute("COMMIT")
@@ -337,7 +371,7 @@ class Store:
         """
         bounds = [*where, "at >= ?"]
         first, last = self._conn.execute(
-            f"SELECT MIN(at), MAX(at) FROM calls WHERE {' AND '.join(bounds)}", [*params, since or float("-inf")]
+            f"SELECT MIN(at), MAX(at) FROM calls WHERE {' AND '.join([*bounds, _AT_HIGH])}", [*params, since or 0.0]
         ).fetchone()
         if first is None:
             return []
@@ -348,6 +382,33 @@ class Store:
             if row[1]:
                 rows.append(_report_row((key, *row[1:])))
         return rows
+
+    def skipped(self) -> list[str]:
+        """One line for each malformed call row the reads so far skipped and no earlier call of this named.
+
+        A row another program wrote (or a damaged file) is left out of every
+        report and budget instead of failing them; the caller prints these
+        lines (the usage command) or passes them on as notices (a launch).
+        """
+        with self._lock:
+            new = [(i, what) for i, what in self._skipped.items() if i not in self._named]
+            self._named.update(i for i, _ in new)
+        return [f"{self.path}: skipped call row {i}: {what}" for i, what in new]
+
+    def _find_skipped(self, where: list[str], params: Sequence[Any], good: str) -> None:
+        """Note the rows among the calls ``where`` selects that ``good`` refuses (at most :data:`SKIPPED_NAMED`)."""
+        clause = " AND ".join([*where, f"NOT {good}"])
+        rows = self._conn.execute(
+            f"SELECT id, {', '.join(_CHECKED_COLUMNS)} FROM calls WHERE {clause} ORDER BY id LIMIT ?",
+            [*params, SKIPPED_NAMED],
+        ).fetchall()
+        for row in rows:
+            self._skipped.setdefault(row[0], _row_problem(row[1:]))
+
+    def _find_skipped_at(self, where: list[str], params: Sequence[Any]) -> None:
+        """Note the calls ``where`` selects whose ``at`` is no time: two seeks at the ends of the ``at`` index."""
+        for outside in ("at < 0", f"at > {_LAST_TS}"):
+            self._find_skipped([*where, outside], params, "0")
 
     # ------------------------------------------------------------------ internals
 
@@ -404,6 +465,24 @@ def _local_days(first: float, last: float) -> Iterator[tuple[str, float, float]]
         hi = datetime(nxt.year, nxt.month, nxt.day).timestamp()
         yield day.isoformat(), lo, hi
         day = nxt
+
+
+def _row_problem(values: Sequence[Any]) -> str:
+    """What is wrong with a call row, from its :data:`_CHECKED_COLUMNS` values: the first column that is."""
+    for column, value in zip(_CHECKED_COLUMNS, values, strict=True):
+        shown = repr(value) if not isinstance(value, str) or len(value) <= 40 else repr(value[:40]) + "…"
+        if column == "at":
+            ok = isinstance(value, int | float) and 0 <= value <= _LAST_TS
+            expected = "a time (unix seconds)"
+        elif column.endswith("_usd"):
+            ok = value is None or (isinstance(value, int | float) and 0 <= value <= 1e12)
+            expected = "an amount in USD"
+        else:
+            ok = isinstance(value, int | float) and 0 <= value <= _MAX_COUNT
+            expected = "a token count"
+        if not ok:
+            return f"calls.{column} is {visible(shown)}, not {expected}"
+    return "it does not read as a call"
 
 
 def shorten(prompt: str, limit: int = TITLE_CHARS) -> str:
