@@ -106,6 +106,34 @@ def test_a_hanging_user_status_line_is_cut_off_with_its_children(folder: Path) -
         raise AssertionError("the user's status-line child outlived its timeout")
 
 
+def bounded_run_line(folder: Path, user: str, timeout: float = 5.0) -> str:
+    """run_line with the status line's memory capped at 256 MiB: a command that prints without end cannot be
+    buffered whole (an unbounded read dies of MemoryError, which the test sees as a traceback on stderr)."""
+    status = folder / "status.json"
+    status.write_text(json.dumps(RECORD))
+    config = folder / "statusline.json"
+    config.write_text(json.dumps({"socket": None, "status": str(status), "user_command": user, "user_timeout": timeout}))
+    cap = "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (256 << 20, 256 << 20)); "
+    run = f"sys.argv = [{str(STATUSLINE)!r}, {str(config)!r}]; import runpy; runpy.run_path(sys.argv[0], run_name='__main__')"
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", cap + run], input=json.dumps(LAST).encode(),
+                          capture_output=True, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 0 and done.stderr == b"", done.stderr[-2000:]
+    return done.stdout.decode()
+
+
+def test_a_user_status_line_that_prints_without_end_is_read_no_further_than_its_first_line(folder: Path) -> None:
+    out = bounded_run_line(folder, "yes mine")  # endless lines: the first is all that is shown
+    assert out.startswith("mine │ ctx 13,126/200k")
+    assert out.count("\n") == 1
+
+
+def test_a_user_status_line_without_a_line_end_is_cut_at_64_kib(folder: Path) -> None:
+    out = bounded_run_line(folder, "yes | tr -d '\\n'")  # one endless line
+    theirs, _, rest = out.partition(" │ ")
+    assert set(theirs) == {"y"} and len(theirs) <= 64 << 10
+    assert rest.startswith("ctx 13,126/200k")
+
+
 def test_bad_stdin_bad_record_and_no_socket_still_print_a_line(folder: Path) -> None:
     for stdin in (b"", b"not json", b"[1,2]", b"\xff\xfe", b"{" * 5000):
         out, _ = run_line(folder, stdin, record="not json")

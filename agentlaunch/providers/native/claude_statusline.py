@@ -10,7 +10,8 @@ status-line command), then
    (never blocking: a busy launch loses the report, not Claude's time);
 2. runs the user's own status-line command, if they have one, with the same
    stdin, for at most ``user_timeout`` seconds (its whole process group is
-   killed after that), and keeps the first line it printed;
+   killed after that), and keeps the first line it printed (at most 64 KiB
+   is read);
 3. prints one line: the user's line, then agentlaunch's text (context used
    and window, tokens to compaction, cost so far as agentlaunch priced it
    (Claude Code's own figure, labelled so, when there is no status record),
@@ -37,6 +38,8 @@ from typing import Any
 MAX_INPUT = 1 << 20
 MAX_RECORD = 256 << 10
 MAX_DATAGRAM = 60_000
+MAX_USER_OUTPUT = 64 << 10  # read of the user's status-line command at most: its first line is all that is shown
+PIPE_CHUNK = 64 << 10
 SEP = " │ "
 
 
@@ -103,8 +106,16 @@ def send(sock_path: Any, payload: Any) -> None:
 
 
 def run_user(command: str, raw: bytes, timeout: float, cwd: str | None) -> str:
-    """The first line the user's own status-line command prints, or a short note when it fails or hangs."""
-    import signal  # only with a command of the user's: subprocess doubles this script's start-up time
+    """The first line the user's own status-line command prints, or a short note when it fails or hangs.
+
+    One deadline, ``timeout``, covers the whole exchange (stdin written, the
+    first line read, the exit), and at most :data:`MAX_USER_OUTPUT` bytes are
+    read: a command that prints without end is stopped at its first line (or
+    at the cap), never buffered whole. Its process group is killed if it is
+    still there at the end.
+    """
+    import selectors  # only with a command of the user's: subprocess doubles this script's start-up time
+    import signal
     import subprocess
 
     try:
@@ -114,25 +125,71 @@ def run_user(command: str, raw: bytes, timeout: float, cwd: str | None) -> str:
         )  # fmt: skip
     except OSError as exc:
         return f"(your status line did not start: {exc.strerror or exc})"
-    try:
-        out, _ = proc.communicate(raw, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        # Its whole process group: a shell's children would otherwise keep the pipe open.
+    assert proc.stdin is not None and proc.stdout is not None
+    deadline = time.monotonic() + timeout
+    out = bytearray()
+    todo = memoryview(raw)
+    timed_out = False
+    with selectors.DefaultSelector() as sel:
+        os.set_blocking(proc.stdin.fileno(), False)  # a command that never reads stdin must not hold us
+        if todo:
+            sel.register(proc.stdin, selectors.EVENT_WRITE)
+        else:
+            proc.stdin.close()
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        while sel.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                timed_out = True
+                break
+            for key, _ in sel.select(left):
+                if key.fileobj is proc.stdin:
+                    try:
+                        todo = todo[os.write(key.fd, todo[:PIPE_CHUNK]) :]
+                    except BlockingIOError:
+                        continue
+                    except OSError:  # it closed its stdin: what it did not read is not needed
+                        todo = todo[:0]
+                    if not todo:
+                        sel.unregister(proc.stdin)
+                        with contextlib.suppress(OSError):
+                            proc.stdin.close()
+                    continue
+                try:
+                    chunk = os.read(key.fd, PIPE_CHUNK)
+                except OSError:
+                    chunk = b""
+                out += chunk[: MAX_USER_OUTPUT - len(out)]
+                if not chunk or b"\n" in chunk or len(out) >= MAX_USER_OUTPUT:
+                    # End of output, or the first line (or the cap) is here: nothing after it is shown. Our
+                    # ends are closed, as `| head -1` would: more output gets it SIGPIPE; it may still exit.
+                    for registered in list(sel.get_map().values()):
+                        sel.unregister(registered.fileobj)
+                    for pipe in (proc.stdin, proc.stdout):
+                        with contextlib.suppress(OSError):
+                            pipe.close()
+    returncode = None
+    if not timed_out:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            returncode = proc.wait(timeout=max(deadline - time.monotonic(), 0.0))
+    if returncode is None:
+        # Still running (the deadline, or more output than is read): its whole process group, since a shell's
+        # children would otherwise keep the pipe open.
         with contextlib.suppress(OSError):
             os.killpg(proc.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired, OSError):
-            proc.communicate(timeout=0.5)
-        for pipe in (proc.stdin, proc.stdout):
-            with contextlib.suppress(OSError):
-                if pipe:
-                    pipe.close()
+            proc.wait(timeout=0.5)
+    for pipe in (proc.stdin, proc.stdout):
+        with contextlib.suppress(OSError):
+            pipe.close()
+    first = bytes(out).decode("utf-8", "replace").splitlines()[0].rstrip() if out.strip() else ""
+    if first:
+        return first
+    if returncode is None:
         return f"(your status line timed out after {timeout:g}s)"
-    except OSError:
-        out = b""
-    first = out.decode("utf-8", "replace").splitlines()[0].rstrip() if out.strip() else ""
-    if proc.returncode != 0 and not first:
-        return f"(your status line failed: exit {proc.returncode})"
-    return first
+    if returncode:
+        return f"(your status line failed: exit {returncode})"
+    return ""
 
 
 def ours(info: dict[str, Any], record: dict[str, Any], now: float) -> str:
