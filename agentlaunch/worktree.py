@@ -128,7 +128,16 @@ def plan(agent: str, start: Path, base: Path, branch: str | None = None) -> tupl
         )
     if git(repo, "check-ref-format", "--branch", branch, check=False).returncode != 0:
         raise WorktreeError(f"{branch!r} is not a valid branch name for git")
-    path = worktree_path(base, repo, agent).resolve()
+    # The folders agentlaunch makes under the worktrees dir are never symlinks: one there (dangling or not) would
+    # take the checkout somewhere outside it. The worktrees dir itself may be one (the user's choice).
+    path = worktree_path(base.resolve(), repo, agent)
+    for part in (path.parent, path):
+        if part.is_symlink():
+            raise WorktreeError(
+                f"{part} is a symbolic link (to {os.readlink(part)}): agentlaunch makes worktrees only inside "
+                f"{base.resolve()} and will not follow it",
+                hint="remove the link, or set worktrees_dir in config.yaml to another folder",
+            )
     listed = _listed(repo)
     entry = Worktree(agent, str(repo), str(path), branch, datetime.now(UTC).isoformat(timespec="seconds"))
     if path in listed:
@@ -171,9 +180,12 @@ def ensure(agent: str, start: Path, base: Path, state_dir: Path, branch: str | N
         if not exists:
             path.parent.mkdir(parents=True, exist_ok=True)
             has_branch = git(Path(entry.repo), "show-ref", "--verify", "--quiet", f"refs/heads/{entry.branch}", check=False)
-            if has_branch.returncode == 0:  # kept from an earlier worktree: its commits carry on
+            if has_branch.returncode == 0:  # the user's, or kept from an earlier worktree: its commits carry on
                 git(Path(entry.repo), "worktree", "add", str(path), entry.branch)
             else:
+                # Noted before it exists: a kill between the two leaves a note of a branch that may not exist
+                # (harmless: `branch -d` of a missing branch fails), never a branch of ours taken for the user's.
+                _note_created(state_dir, entry)
                 git(Path(entry.repo), "worktree", "add", "-b", entry.branch, str(path), "HEAD")
         _remember(state_dir, entry)
         return path, not exists
@@ -182,22 +194,43 @@ def ensure(agent: str, start: Path, base: Path, state_dir: Path, branch: str | N
 # -- the list of what agentlaunch made -------------------------------------------------------
 
 
-def registered(state_dir: Path) -> list[Worktree]:
-    """The worktrees agentlaunch made, as it noted them (an unreadable list is an empty one, never a crash)."""
+def _read(state_dir: Path) -> tuple[list[Worktree], set[tuple[str, str]]]:
+    """The registry: the worktrees agentlaunch made, and the (repo, branch) pairs whose branch it created."""
     try:
         data = json.loads(read_regular(state_dir / REGISTRY, REGISTRY_LIMIT))
     except (OSError, ValueError, RecursionError):
-        return []
+        return [], set()
+    if not isinstance(data, dict):
+        return [], set()
     found = []
-    for item in data.get("worktrees", []) if isinstance(data, dict) else []:
+    for item in data.get("worktrees", []):
         if isinstance(item, dict) and all(isinstance(item.get(k), str) for k in ("agent", "repo", "path", "branch")):
             found.append(Worktree(item["agent"], item["repo"], item["path"], item["branch"], str(item.get("created", ""))))
-    return found
+    created = data.get("created_branches", [])
+    pairs = {(p[0], p[1]) for p in created if isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)}
+    return found, pairs
 
 
-def _write(state_dir: Path, items: list[Worktree]) -> None:
-    payload = {"worktrees": [asdict(w) for w in items]}
+def registered(state_dir: Path) -> list[Worktree]:
+    """The worktrees agentlaunch made, as it noted them (an unreadable list is an empty one, never a crash)."""
+    return _read(state_dir)[0]
+
+
+def created_branch(state_dir: Path, entry: Worktree) -> bool:
+    """Whether agentlaunch created ``entry``'s branch (noted when it did); a branch it adopted is the user's."""
+    return (entry.repo, entry.branch) in _read(state_dir)[1]
+
+
+def _write(state_dir: Path, items: list[Worktree], created: set[tuple[str, str]] | None = None) -> None:
+    if created is None:
+        created = _read(state_dir)[1]
+    payload = {"worktrees": [asdict(w) for w in items], "created_branches": [list(p) for p in sorted(created)]}
     write_atomic(state_dir / REGISTRY, (json.dumps(payload, indent=1) + "\n").encode())
+
+
+def _note_created(state_dir: Path, entry: Worktree) -> None:
+    items, created = _read(state_dir)
+    _write(state_dir, items, created | {(entry.repo, entry.branch)})
 
 
 def _remember(state_dir: Path, entry: Worktree) -> None:
@@ -221,16 +254,31 @@ class WorktreeState:
     ahead: int | None
     behind: int | None
     compared_with: str | None  # the upstream, else the main work tree's branch
+    problem: str | None = None  # git could not read it (its repository deleted or damaged): what git said
 
     def as_dict(self) -> dict[str, Any]:
+        clean = self.present and not self.dirty and self.problem is None
         return {
-            **asdict(self.worktree), "present": self.present, "dirty": self.dirty, "clean": self.present and not self.dirty,
+            **asdict(self.worktree), "present": self.present, "dirty": self.dirty, "clean": clean,
             "unpushed": self.only_here, "ahead": self.ahead, "behind": self.behind, "compared_with": self.compared_with,
+            "problem": self.problem,
         }  # fmt: skip
 
 
 def inspect(entry: Worktree) -> WorktreeState:
-    """Dirty or clean, commits found only on its branch, ahead/behind of its upstream (else the main branch)."""
+    """Dirty or clean, commits found only on its branch, ahead/behind of its upstream (else the main branch).
+
+    A worktree git cannot read (its repository was deleted or damaged) is
+    returned with ``problem`` set to git's words, so that a listing shows the
+    others; :func:`remove` refuses it.
+    """
+    try:
+        return _inspect(entry)
+    except WorktreeError as exc:
+        return WorktreeState(entry, Path(entry.path).exists(), 0, 0, None, None, None, problem=exc.message)
+
+
+def _inspect(entry: Worktree) -> WorktreeState:
     path = Path(entry.path)
     if not (path / ".git").exists():
         return WorktreeState(entry, False, 0, 0, None, None, None)
@@ -256,7 +304,7 @@ def inspect(entry: Worktree) -> WorktreeState:
 def remove(state_dir: Path, entry: Worktree, *, keep_branch: bool = False) -> list[str]:
     """Remove a worktree agentlaunch made, only when nothing would be lost; what was done, as lines."""
     with _locked(state_dir):
-        state = inspect(entry)
+        state = _inspect(entry)  # git's failure is the command's (exit 3), with git's words
         done: list[str] = []
         if state.present:
             if state.dirty:
@@ -275,8 +323,15 @@ def remove(state_dir: Path, entry: Worktree, *, keep_branch: bool = False) -> li
         else:
             git(Path(entry.repo), "worktree", "prune", check=False)
             done.append(f"{entry.path} was already gone; forgotten")
-        if not keep_branch:
-            deleted = git(Path(entry.repo), "branch", "-d", entry.branch, check=False)
-            done.append(f"deleted branch {entry.branch}" if deleted.returncode == 0 else f"kept branch {entry.branch}")
-        _write(state_dir, [w for w in registered(state_dir) if w.path != entry.path])
+        items, created = _read(state_dir)
+        if not keep_branch and (entry.repo, entry.branch) not in created:
+            done.append(f"kept branch {entry.branch}: agentlaunch did not create it")
+        elif keep_branch:
+            pass  # asked to keep it
+        elif git(Path(entry.repo), "branch", "-d", entry.branch, check=False).returncode == 0:
+            done.append(f"deleted branch {entry.branch}")
+            created.discard((entry.repo, entry.branch))
+        else:
+            done.append(f"kept branch {entry.branch}")
+        _write(state_dir, [w for w in items if w.path != entry.path], created)
         return done

@@ -53,7 +53,10 @@ def worktrees_list(
     table = Table("agent", "branch", "path", "state", "unpushed", "ahead/behind", "repository")
     for s in states:
         w = s.worktree
-        state = "missing" if not s.present else (f"dirty ({s.dirty})" if s.dirty else "clean")
+        if s.problem is not None:
+            state = f"broken: {s.problem}"
+        else:
+            state = "missing" if not s.present else (f"dirty ({s.dirty})" if s.dirty else "clean")
         cells = (w.agent, w.branch, w.path, state, str(s.only_here) if s.present else "–", _ahead_behind(s), w.repo)
         table.add_row(*(for_markup(c) for c in cells))
     out.print(table)
@@ -72,8 +75,9 @@ def worktrees_remove(
 ) -> None:
     """Remove AGENT's worktree: only when it has no uncommitted changes and no commits found on no other branch.
 
-    Its branch is deleted too when git agrees it is merged (`git branch -d`),
-    else kept. Exit codes: 0 removed, 2 no such worktree, 4 refused (work
+    Its branch is deleted too when agentlaunch created it and git agrees it is
+    merged (`git branch -d`), else kept: a branch of yours that the agent
+    adopted (worktree_branch) is never deleted. Exit codes: 0 removed, 2 no such worktree, 4 refused (work
     would be lost, or an agent runs there), 3 git failed.
 
     Example: agentlaunch worktrees remove reviewer
