@@ -5,8 +5,8 @@ directory; inside a git working tree that file would show in ``git status``
 and be swept up by ``git add -A``. :func:`exclude_from_git` finds the
 repository the way git does (walking up to a ``.git`` directory, or a
 ``.git`` file whose ``gitdir:`` line points at a worktree's or submodule's
-git dir; a worktree's ``commondir`` names the shared repository, whose
-``info/exclude`` git reads) and adds the path, relative to the work tree root
+git dir, each checked to be a git directory as git checks one; a worktree's
+``commondir`` names the shared repository, whose ``info/exclude`` git reads) and adds the path, relative to the work tree root
 and anchored with a leading ``/``, once. The user's other lines are kept byte
 for byte; the file is replaced atomically. This is pure file reading, no
 ``git`` process: a launch pays no fork for it, and works where git is not
@@ -43,24 +43,65 @@ def _read_line(path: Path) -> str:
     return read_regular(path, GIT_FILE_LIMIT).decode("utf-8", "surrogateescape").strip()
 
 
+_HEX = frozenset("0123456789abcdef")
+
+
+def _valid_head(git_dir: Path) -> bool:
+    """``HEAD`` as git's ``validate_headref`` accepts it: a symlink into ``refs/``, ``ref: refs/...``, or an object id."""
+    head = git_dir / "HEAD"
+    if head.is_symlink():
+        return os.readlink(head).startswith("refs/")
+    text = _read_line(head)
+    if text.startswith("ref:"):
+        return text[len("ref:") :].lstrip().startswith("refs/")
+    return len(text) in (40, 64) and set(text) <= _HEX
+
+
+def _common_dir(git_dir: Path) -> Path:
+    """Where ``git_dir`` keeps objects and refs: its ``commondir`` (a linked worktree's) or itself."""
+    if (git_dir / "commondir").is_file():
+        return Path(os.path.normpath(git_dir / _read_line(git_dir / "commondir")))
+    return git_dir
+
+
+def is_git_dir(git_dir: Path) -> bool:
+    """Whether git would take ``git_dir`` for a git directory (its ``is_git_directory``): a valid HEAD, and
+    ``objects/`` and ``refs/`` folders in the common dir. Anything else a ``.git`` file may name (a home's
+    ``.ssh``, an empty folder) is not a repository, and nothing is written there."""
+    try:
+        if not git_dir.is_dir() or not _valid_head(git_dir):
+            return False
+        common = _common_dir(git_dir)
+        return (common / "objects").is_dir() and (common / "refs").is_dir()
+    except (OSError, ValueError):
+        return False
+
+
 def find_repo(start: Path) -> GitRepo | None:
-    """The git repository whose work tree holds ``start`` (a directory), or None outside any."""
+    """The git repository whose work tree holds ``start`` (a directory), or None outside any.
+
+    As git looks: a ``.git`` folder that is no git directory is passed over (git
+    keeps looking up); a ``.git`` file whose ``gitdir:`` names no git directory
+    ends the search with None (git stops there: "not a git repository").
+    """
     here = Path(os.path.abspath(start))
     for folder in (here, *here.parents):
         dot_git = folder / ".git"
         try:
             if dot_git.is_dir():
                 git_dir = dot_git
+                if not is_git_dir(git_dir):
+                    continue
             elif dot_git.is_file():
                 line = _read_line(dot_git)
                 if not line.startswith("gitdir:"):
                     continue  # not a gitfile git would accept: it keeps looking up too
                 git_dir = Path(os.path.normpath(folder / line[len("gitdir:") :].strip()))
+                if not is_git_dir(git_dir):
+                    return None
             else:
                 continue
-            common = git_dir
-            if (git_dir / "commondir").is_file():
-                common = Path(os.path.normpath(git_dir / _read_line(git_dir / "commondir")))
+            common = _common_dir(git_dir)
         except (OSError, ValueError):
             continue
         return GitRepo(work_tree=folder, git_dir=git_dir, common_dir=common)
