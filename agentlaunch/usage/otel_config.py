@@ -28,6 +28,7 @@ that names the variable, and the caller reports it and exports nothing.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
@@ -140,16 +141,27 @@ def _get(env: Mapping[str, str], name: str) -> str:
     return env.get(name, "").strip()
 
 
+def _shown(value: str) -> str:
+    """An endpoint for an error message: no user:password, no query (where a token may sit), or nothing at all."""
+    try:
+        parts = urlsplit(shown_url(value))
+    except ValueError:
+        return ""
+    return f" ({parts._replace(query='', fragment='').geturl()})" if parts.scheme and parts.netloc else ""
+
+
 def _check_url(name: str, value: str) -> None:
     try:
         parts = urlsplit(value)
         port = parts.port  # raises ValueError for a port that is not a number
     except ValueError as exc:
-        raise OtelConfigError(f"{name}={value!r} is not a URL ({exc})") from None
+        raise OtelConfigError(f"{name}{_shown(value)} is not a URL ({exc})") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise OtelConfigError(f"{name}={value!r} is not an http:// or https:// URL (for example http://localhost:4318)")
+        raise OtelConfigError(
+            f"{name}{_shown(value)} is not an http:// or https:// URL (for example http://localhost:4318)"
+        )
     if port == 0:
-        raise OtelConfigError(f"{name}={value!r}: port 0 is not a port")
+        raise OtelConfigError(f"{name}{_shown(value)}: port 0 is not a port")
 
 
 def _exporter(env: Mapping[str, str], name: str) -> str:
@@ -168,16 +180,29 @@ def _protocol(env: Mapping[str, str], name: str, default: str) -> str:
     return value
 
 
+# A header name is an RFC 9110 token; a value holds tabs, spaces, visible ASCII and obs-text (0x80-0xFF), which is
+# what goes on the wire as Latin-1. Anything else cannot be sent (and a line break would add a header of its own).
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_FIELD_VALUE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")
+
+
 def _pairs(name: str, value: str) -> list[tuple[str, str]]:
-    """``k=v,k2=v2`` (W3C baggage style, values percent-encoded) as pairs; OtelConfigError on a malformed entry."""
+    """``k=v,k2=v2`` (W3C baggage style, values percent-encoded) as pairs; OtelConfigError on a malformed entry.
+
+    Messages name the variable and the entry's position, never its text: these
+    variables carry bearer tokens, and an error goes to a terminal or a log.
+    """
     pairs = []
-    for entry in value.split(","):
+    for position, entry in enumerate(value.split(","), 1):
         if not entry.strip():
             continue
         key, sep, item = entry.partition("=")
         key = key.strip()
         if not sep or not key or any(c.isspace() for c in key):
-            raise OtelConfigError(f"{name}: {entry.strip()!r} is not key=value (write {name}=key1=value1,key2=value2)")
+            raise OtelConfigError(
+                f"{name}: entry {position} is not key=value (its text is not shown: it may be a secret)",
+                hint=f"write {name}=key1=value1,key2=value2 (values percent-encoded)",
+            )
         pairs.append((unquote(key), unquote(item.strip())))
     return pairs
 
@@ -187,11 +212,18 @@ def _headers(env: Mapping[str, str], name: str, default: dict[str, str]) -> dict
     if not value:
         return dict(default)
     headers = {}
-    for key, item in _pairs(name, value):
-        if any(c in key for c in "()<>@,;:\\\"/[]?={} \t") or not key.isascii():
-            raise OtelConfigError(f"{name}: {key!r} is not a header name")
-        if any(c in item for c in "\r\n\x00"):
-            raise OtelConfigError(f"{name}: the value of {key!r} has a line break")
+    for position, (key, item) in enumerate(_pairs(name, value), 1):
+        if not _TOKEN.fullmatch(key):
+            raise OtelConfigError(
+                f"{name}: the name in entry {position} is not an HTTP header name",
+                hint="a header name is letters, digits and !#$%&'*+-.^_`|~ (for example Authorization)",
+            )
+        if not _FIELD_VALUE.fullmatch(item):
+            raise OtelConfigError(
+                f"{name}: the value in entry {position} has a character an HTTP header cannot carry "
+                "(a line break or other control character, or one beyond Latin-1)",
+                hint="a header value is printable ASCII (or Latin-1); percent-encoding does not change what is sent",
+            )
         headers[key] = item
     return headers
 
