@@ -4,7 +4,10 @@ A :class:`JsonlTail` keeps its offset in the file and the bytes of a last line
 that is not finished yet. Each :meth:`JsonlTail.read` takes what was appended
 since, and copes with what a CLI's own file can do between two reads: not
 exist yet (or never), be truncated (read again from the start), be replaced
-by another file at the same path (a new inode: read it from the start), hold
+by another file at the same path (a new inode: read it from the start), be
+truncated and refilled in place to the same size or more (the bytes just
+before the offset, or the file's first bytes, differ from those read: read it
+from the start), hold
 lines that are not JSON (skipped, counted), and hold a line far larger than
 any event (not kept whole: its head and tail are handed to ``salvage``, which
 may pull what it needs from them). It never raises on the file's content or
@@ -29,6 +32,9 @@ KEEP = 1 << 20
 """How much of an over-long line's head and tail is kept for :attr:`JsonlTail.salvage`."""
 READ_BUDGET = 16 << 20
 """At most this much is read per call; the rest waits for the next (``more`` says so), so one read never stalls."""
+MARK = 256
+"""How many bytes at the file's start and just before the offset are compared at each read: a file rewritten in
+place keeps its inode and may keep its size, so these are what tell it from the one read so far."""
 
 Salvage = Callable[[bytes, bytes], Any]
 """Given an over-long line's head and tail, the value to use for it, or None to skip it."""
@@ -53,14 +59,31 @@ class JsonlTail:
         self._partial = bytearray()
         self._huge_head: bytes | None = None  # set while inside an over-long line
         self._huge_tail = bytearray()
+        self._head = b""  # the file's first bytes (up to MARK) as read
+        self._before = b""  # the bytes just before ``offset`` (up to MARK) as read
         if start_at_end:
             self._skip_existing()
 
     def _skip_existing(self) -> None:
         with contextlib.suppress(OSError):
-            st = os.stat(self.path)
-            if stat.S_ISREG(st.st_mode):
-                self.offset, self.identity = st.st_size, (st.st_dev, st.st_ino)
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+            try:
+                st = os.fstat(fd)
+                if stat.S_ISREG(st.st_mode):
+                    self.offset, self.identity = st.st_size, (st.st_dev, st.st_ino)
+                    self._head = os.pread(fd, min(MARK, self.offset), 0)
+                    start = max(self.offset - MARK, 0)
+                    self._before = os.pread(fd, self.offset - start, start)
+            finally:
+                os.close(fd)
+
+    def _rewritten(self, fd: int) -> bool:
+        """Whether the bytes read so far are no longer where they were (the file was refilled in place)."""
+        if self.offset == 0:
+            return False
+        head = os.pread(fd, len(self._head), 0)
+        before = os.pread(fd, len(self._before), self.offset - len(self._before))
+        return head != self._head or before != self._before
 
     def move_to(self, path: Path) -> None:
         """Follow another file from its start (the CLI said its file is elsewhere)."""
@@ -72,6 +95,7 @@ class JsonlTail:
         self.offset, self.identity = 0, identity
         self._partial.clear()
         self._huge_head, self._huge_tail = None, bytearray()
+        self._head = self._before = b""
 
     def read(self) -> list[Any]:
         """The JSON values of the lines completed since the last call, in order ([] when the file is absent)."""
@@ -86,7 +110,8 @@ class JsonlTail:
             if not stat.S_ISREG(st.st_mode):
                 return []
             identity = (st.st_dev, st.st_ino)
-            if (self.identity is not None and identity != self.identity) or st.st_size < self.offset:
+            replaced = self.identity is not None and identity != self.identity
+            if replaced or st.st_size < self.offset or self._rewritten(fd):
                 self.restarts += 1
                 self._restart(identity)
             self.identity = identity
@@ -98,6 +123,9 @@ class JsonlTail:
                     break
                 if not chunk:
                     break
+                if len(self._head) < MARK:
+                    self._head += chunk[: MARK - len(self._head)]
+                self._before = (self._before + chunk[-MARK:])[-MARK:]
                 self.offset += len(chunk)
                 budget -= len(chunk)
                 self._feed(chunk, values)
