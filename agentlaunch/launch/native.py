@@ -21,12 +21,12 @@ import importlib
 import os
 import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from agentlaunch import runtime_dirs
 from agentlaunch.errors import AgentlaunchError, ExitCode, ProviderMissing, UsageError
 from agentlaunch.events import CallUsage, SessionStarted, Text, TextDelta, TurnEnd
 from agentlaunch.launch.answer import Figures, TurnAnswer
@@ -80,7 +80,7 @@ def make_runtime_dir() -> Path:
     base = os.environ.get("XDG_RUNTIME_DIR")
     if not base or len(base) > 40 or not os.path.isdir(base) or not os.access(base, os.W_OK):
         base = "/tmp"
-    return Path(tempfile.mkdtemp(prefix="agentlaunch-", dir=base))
+    return runtime_dirs.make(Path(base))  # and removes the folders launches killed with SIGKILL left there
 
 
 def check_size(size: tuple[int, int], cli: str) -> None:
