@@ -1,27 +1,40 @@
-"""One HTTP/1.1 POST over a socket: what an OTLP/HTTP export needs of HTTP, and nothing more.
+"""One HTTP/1.1 POST to an OTLP receiver, through the standard library's ``http.client``, with every bound held.
 
-``http.client`` would do, but importing it (with the ``email`` package it
-parses headers with, and ``ssl``) costs 8 ms of CPU in every launch that
-exports, on a machine where each millisecond beside the starting CLI delays
-it; ``socket`` costs 1.3 ms, and ``ssl`` is imported only for an https
-endpoint. The request is sent whole with ``Connection: close``; the answer is
-read by its Content-Length, chunked, or to the end, at most :data:`MAX_BODY`
-bytes, the whole exchange bounded by one deadline.
+It runs on the exporter's background thread, after the launch's prompt is on
+its way, so ``http.client``'s import (with ``email`` and, for https, ``ssl``:
+about 8 ms) costs the launch nothing. What a receiver (or whatever answers at
+its address) can send is bounded here:
+
+- at most :data:`MAX_BODY` bytes of an answer are read (``read(MAX_BODY)``
+  stops inside a chunk of any announced size, or a Content-Length of any
+  size); ``http.client`` refuses a header line over 64 KiB and more than 100
+  header lines;
+- one deadline covers the whole exchange (connect, send, every read): a timer
+  shuts the socket down when it passes, which ends any read a slow drip of
+  bytes would otherwise keep alive one socket timeout at a time;
+- a redirect is an answer like any other (``http.client`` follows none);
+- for https the certificate and the host name are checked
+  (``ssl.create_default_context``, with the CA bundle given, if any).
+
+Everything that goes wrong is an ``OSError``: the socket's own, ``TimeoutError``
+at the deadline, :class:`ProtocolError` for an answer that is not HTTP/1.x.
 """
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import socket
+import threading
 import time
 from dataclasses import dataclass
 
 MAX_BODY = 1 << 20
 """An OTLP answer is a few bytes (a partial success, a status): anything past this is cut."""
-MAX_HEAD = 64 << 10
 
 
 class ProtocolError(OSError):
-    """The receiver's answer is not HTTP/1.x."""
+    """The receiver's answer is not HTTP/1.x (or the request could not be written as HTTP)."""
 
 
 @dataclass(frozen=True)
@@ -38,96 +51,70 @@ def exchange(
     """POST ``body`` to ``scheme://host:port/path``; raises OSError (TimeoutError, ConnectionRefusedError,
     ssl.SSLError, ProtocolError...) when no complete answer came within ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
-    port = port or (443 if scheme == "https" else 80)
-    sock = socket.create_connection((host, port), timeout=timeout)
+    conn: http.client.HTTPConnection
+    if scheme == "https":
+        import ssl  # only for https
+
+        context = ssl.create_default_context(cafile=ca_file)  # CERT_REQUIRED and check_hostname
+        conn = http.client.HTTPSConnection(host, port, timeout=timeout, context=context)
+    else:
+        conn = http.client.HTTPConnection(host, port, timeout=timeout)
+    expired = threading.Event()
+    timer = threading.Timer(timeout, _cut, (conn, expired))
+    timer.daemon = True
+    timer.start()
     try:
-        if scheme == "https":
-            import ssl  # only for https: 2.7 ms
-
-            context = ssl.create_default_context(cafile=ca_file)
-            sock = context.wrap_socket(sock, server_hostname=host)
-        authority = f"[{host}]" if ":" in host else host
-        lines = [f"POST {path} HTTP/1.1", f"Host: {authority}:{port}", f"Content-Length: {len(body)}", "Connection: close"]
-        lines += [f"{name}: {value}" for name, value in headers.items()]
-        sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
-        return _read_reply(_Reader(sock, deadline))
+        return _post(conn, path, headers, body, deadline)
+    except OSError:  # first: ssl.SSLCertVerificationError is a ValueError too
+        if expired.is_set():
+            raise TimeoutError("no complete answer in time") from None
+        raise
+    except (http.client.HTTPException, ValueError) as exc:
+        if expired.is_set():
+            raise TimeoutError("no complete answer in time") from None
+        raise ProtocolError(_said(exc)) from None
     finally:
-        sock.close()
+        timer.cancel()
+        conn.close()
 
 
-class _Reader:
-    """Buffered reads from the socket, each bounded by what is left of the deadline."""
-
-    def __init__(self, sock: socket.socket, deadline: float) -> None:
-        self.sock, self.deadline, self.buffer, self.eof = sock, deadline, bytearray(), False
-
-    def fill(self) -> bool:
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError("no complete answer in time")
-        self.sock.settimeout(left)
-        data = self.sock.recv(65536)
-        if not data:
-            self.eof = True
-            return False
-        self.buffer += data
-        return True
-
-    def until(self, marker: bytes, limit: int) -> bytes:
-        while (index := self.buffer.find(marker)) < 0:
-            if len(self.buffer) > limit or not self.fill():
-                raise ProtocolError("the answer ended before its header did")
-        out = bytes(self.buffer[:index])
-        del self.buffer[: index + len(marker)]
-        return out
-
-    def exactly(self, size: int) -> bytes:
-        while len(self.buffer) < size:
-            if not self.fill():
-                raise ProtocolError("the answer ended early")
-        out = bytes(self.buffer[:size])
-        del self.buffer[:size]
-        return out
-
-    def rest(self, limit: int) -> bytes:
-        while len(self.buffer) <= limit and self.fill():
-            pass
-        return bytes(self.buffer[:limit])
+def _post(conn: http.client.HTTPConnection, path: str, headers: dict[str, str], body: bytes, deadline: float) -> Reply:
+    conn.request("POST", path, body=body, headers={**headers, "Connection": "close"})
+    _shorten(conn, deadline)
+    response = conn.getresponse()
+    _shorten(conn, deadline)
+    data = b"" if response.status in (204, 304) else response.read(MAX_BODY)
+    if time.monotonic() > deadline:
+        raise TimeoutError("no complete answer in time")
+    return Reply(response.status, {name.lower(): value for name, value in response.getheaders()}, data)
 
 
-def _read_reply(reader: _Reader) -> Reply:
-    head = reader.until(b"\r\n\r\n", MAX_HEAD).decode("latin-1")
-    status_line, *header_lines = head.split("\r\n")
-    version, _, rest = status_line.partition(" ")
-    code = rest[:3]
-    if not version.startswith("HTTP/1.") or not code.isdigit():
-        raise ProtocolError(f"not an HTTP answer: {status_line[:80]!r}")
-    headers: dict[str, str] = {}
-    for line in header_lines:
-        name, sep, value = line.partition(":")
-        if sep:
-            headers[name.strip().lower()] = value.strip()
-    status = int(code)
-    if status in (204, 304) or 100 <= status < 200:
-        return Reply(status, headers, b"")
-    if "chunked" in headers.get("transfer-encoding", "").lower():
-        body = bytearray()
-        while True:
-            size_line = reader.until(b"\r\n", MAX_HEAD).split(b";")[0].strip()
-            try:
-                size = int(size_line, 16)
-            except ValueError:
-                raise ProtocolError("a malformed chunk") from None
-            if size == 0:
-                break
-            chunk = reader.exactly(size + 2)[:-2]
-            if len(body) < MAX_BODY:
-                body += chunk[: MAX_BODY - len(body)]
-        return Reply(status, headers, bytes(body))
-    length = headers.get("content-length")
-    if length is not None and length.isdigit():
-        size = int(length)
-        if size > MAX_BODY:
-            return Reply(status, headers, reader.exactly(MAX_BODY))
-        return Reply(status, headers, reader.exactly(size))
-    return Reply(status, headers, reader.rest(MAX_BODY))
+def _shorten(conn: http.client.HTTPConnection, deadline: float) -> None:
+    """Each blocking read waits at most what is left of the deadline (the timer ends the last one)."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("no complete answer in time")
+    if conn.sock is not None:
+        conn.sock.settimeout(left)
+
+
+def _cut(conn: http.client.HTTPConnection, expired: threading.Event) -> None:
+    """At the deadline: shut the socket down, so that a read blocked in ``http.client`` returns at once."""
+    expired.set()
+    sock = conn.sock
+    if sock is not None:
+        with contextlib.suppress(OSError):  # already closed: nothing left to end
+            sock.shutdown(socket.SHUT_RDWR)
+
+
+def _said(exc: Exception) -> str:
+    """An ``http.client`` failure in a few words (its repr can hold a whole line of what was received)."""
+    if isinstance(exc, http.client.BadStatusLine):
+        return f"not an HTTP answer: {str(exc)[:80]!r}"
+    if isinstance(exc, http.client.IncompleteRead):
+        return "the answer ended early"
+    if isinstance(exc, http.client.LineTooLong):
+        return "the answer has a header line too long"
+    if isinstance(exc, http.client.HTTPException):
+        return f"a malformed answer ({type(exc).__name__})"
+    return f"the request could not be written ({type(exc).__name__})"
