@@ -118,7 +118,7 @@ def test_each_call_arrives_with_the_stores_figures_under_the_genai_names(isolate
     assert [p.as_double for _a, p in cost] == [pytest.approx(0.0123)]  # the unpriced call adds nothing, not $0
     for metric in receiver.metrics():
         kind = metric.WhichOneof("data")
-        assert getattr(metric, kind).aggregation_temporality == 1  # delta
+        assert getattr(metric, kind).aggregation_temporality == 2  # cumulative: a batch sent again changes nothing
     assert {m.name: m.unit for m in receiver.metrics()} == {
         "gen_ai.client.token.usage": "{token}", "agentlaunch.token.usage": "{token}", "agentlaunch.cost.usage": "USD",
     }  # fmt: skip
@@ -294,19 +294,19 @@ def test_the_protobuf_and_json_encodings_decode_to_the_same_official_messages(is
     from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
     from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 
-    from agentlaunch.usage.otel_payload import logs_request, metrics_request
+    from agentlaunch.usage.otel_payload import TOKEN_BUCKETS, logs_request, metrics_request
     from agentlaunch.usage.otel_wire import to_json, to_protobuf
     from tests.support.otlp_receiver import unknown_fields
 
     fill(store_path(isolated_home), 3)
     with ExportQueue(store_path(isolated_home)) as queue:
         batch = queue.claim(10)
+        totals = queue.series_totals([p.call.id for p in batch if p.call.id is not None], TOKEN_BUCKETS)
     config = config_for("http://127.0.0.1:1")
-    for name, cls, build in (
-        ("ExportMetricsServiceRequest", ExportMetricsServiceRequest, metrics_request),
-        ("ExportLogsServiceRequest", ExportLogsServiceRequest, logs_request),
+    for name, cls, payload in (
+        ("ExportMetricsServiceRequest", ExportMetricsServiceRequest, metrics_request(batch, config, totals)),
+        ("ExportLogsServiceRequest", ExportLogsServiceRequest, logs_request(batch, config)),
     ):
-        payload = build(batch, config)
         from_proto, from_json = cls(), cls()
         from_proto.ParseFromString(to_protobuf(name, payload))
         json_format.Parse(to_json(name, payload), from_json)  # refuses a field name it does not know

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from agentlaunch.errors import AgentlaunchError, ExitCode
 from agentlaunch.usage.otel_config import OtelConfig
 from agentlaunch.usage.otel_http import Answer, post
-from agentlaunch.usage.otel_payload import logs_request, metrics_request
+from agentlaunch.usage.otel_payload import TOKEN_BUCKETS, logs_request, metrics_request
 from agentlaunch.usage.otel_queue import ExportQueue, PendingCall
 from agentlaunch.usage.otel_wire import to_json, to_protobuf
 
@@ -89,10 +89,7 @@ class Exporter:
 
     def _send_batch(self, batch: list[PendingCall], deadline: float | None, attempts: int) -> bool:
         """Both signals of ``batch``, each marked once accepted; False when one was not."""
-        for signal, build, message in (
-            ("metrics", metrics_request, "ExportMetricsServiceRequest"),
-            ("logs", logs_request, "ExportLogsServiceRequest"),
-        ):
+        for signal, message in (("metrics", "ExportMetricsServiceRequest"), ("logs", "ExportLogsServiceRequest")):
             todo = [p for p in batch if (p.needs_metrics if signal == "metrics" else p.needs_logs)]
             if not todo:
                 continue
@@ -100,7 +97,11 @@ class Exporter:
             if target is None:  # OTEL_<SIGNAL>_EXPORTER=none: nothing to send, nothing to wait for
                 self.queue.mark([p.call.id for p in todo if p.call.id is not None], signal)
                 continue
-            payload = build(todo, self.config)
+            if signal == "metrics":  # cumulative points: the store's totals of the batch's series (otel_payload)
+                ids = [p.call.id for p in todo if p.call.id is not None]
+                payload = metrics_request(todo, self.config, self.queue.series_totals(ids, TOKEN_BUCKETS))
+            else:
+                payload = logs_request(todo, self.config)
             body = to_json(message, payload) if target.json else to_protobuf(message, payload)
             answer = self._post_with_retries(signal, body, deadline, attempts)
             if not answer.accepted:

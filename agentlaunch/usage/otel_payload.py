@@ -16,8 +16,12 @@ and later (status: development; ``gen_ai.provider.name`` replaced
   the ``gen_ai.usage.*`` figures, the session as ``gen_ai.conversation.id``,
   and the call's id as ``log.record.uid`` and ``agentlaunch.call.id``.
 
-Metric points are deltas, summed per attribute set over the batch; their
-attributes leave out the session (one series per session would grow a
+Metric points are cumulative: one point per series (attribute set) in the
+batch, its total over every stored call of the series up to the batch's latest
+call, computed from the store. A batch sent again (the receiver accepted it,
+the sender died before noting so) carries the same values at the same time, so
+it changes nothing a backend shows; delta points would have been added twice.
+Their attributes leave out the session (one series per session would grow a
 Prometheus without bound). No prompt or answer text is ever exported: the
 store has none.
 """
@@ -38,7 +42,7 @@ from agentlaunch.usage.otel_queue import PendingCall
 
 SCOPE = {"name": "agentlaunch", "version": __version__}
 TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864]
-DELTA = 1  # AggregationTemporality.AGGREGATION_TEMPORALITY_DELTA
+CUMULATIVE = 2  # AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE
 SEVERITY_INFO = 9
 EVENT_NAME = "gen_ai.client.inference.operation.details"
 
@@ -60,58 +64,87 @@ def resource_attributes(config: OtelConfig) -> dict[str, str]:
 def call_attributes(pending: PendingCall) -> dict[str, str]:
     """The attributes a call's metric points share (no session, no call id: low cardinality)."""
     call = pending.call
+    return series_attributes(call.agent, call.provider, call.model_requested, call.model_reported, pending.agent_id,
+                             pending.working_dir)  # fmt: skip
+
+
+def series_attributes(
+    agent: str, provider: str, model_requested: str | None, model_reported: str | None, agent_id: str | None,
+    working_dir: str | None,
+) -> dict[str, str]:  # fmt: skip
+    """The attributes of one metric series, from the columns of a call and its session."""
     attrs = {
         "gen_ai.operation.name": "chat",
-        "gen_ai.provider.name": PROVIDER_NAMES.get(call.provider, call.provider),
-        "agentlaunch.provider": call.provider,
-        "gen_ai.agent.name": call.agent,
-        "agentlaunch.agent.name": call.agent,
+        "gen_ai.provider.name": PROVIDER_NAMES.get(provider, provider),
+        "agentlaunch.provider": provider,
+        "gen_ai.agent.name": agent,
+        "agentlaunch.agent.name": agent,
     }
-    if call.model_requested:
-        attrs["gen_ai.request.model"] = call.model_requested
-    if call.model_reported:
-        attrs["gen_ai.response.model"] = call.model_reported
-    if pending.agent_id:
-        attrs["gen_ai.agent.id"] = pending.agent_id
-        attrs["agentlaunch.agent.id"] = pending.agent_id
-    if pending.working_dir:
-        attrs["agentlaunch.project"] = os.path.basename(pending.working_dir.rstrip("/")) or pending.working_dir
+    if model_requested:
+        attrs["gen_ai.request.model"] = model_requested
+    if model_reported:
+        attrs["gen_ai.response.model"] = model_reported
+    if agent_id:
+        attrs["gen_ai.agent.id"] = agent_id
+        attrs["agentlaunch.agent.id"] = agent_id
+    if working_dir:
+        attrs["agentlaunch.project"] = os.path.basename(working_dir.rstrip("/")) or working_dir
     return attrs
 
 
-def metrics_request(calls: Iterable[PendingCall], config: OtelConfig) -> dict[str, Any]:
-    """An ExportMetricsServiceRequest (JSON shape) for ``calls``."""
-    histogram: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
-    tokens: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
-    cost: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
-    for pending in calls:
-        base = call_attributes(pending)
-        u, at = pending.call.usage, _nanos(pending.call.at.timestamp())
-        for kind, value in (("input", u.input + u.cache_write + u.cache_read), ("output", u.output)):
-            _add_histogram(histogram, {**base, "gen_ai.token.type": kind}, value, at)
+def metrics_request(
+    calls: Iterable[PendingCall], config: OtelConfig, totals: tuple[float | None, list[tuple[Any, ...]]]
+) -> dict[str, Any]:
+    """An ExportMetricsServiceRequest (JSON shape): the cumulative points of the series ``calls`` belong to.
+
+    ``totals`` is :meth:`ExportQueue.series_totals` of ``calls``: each point is
+    its series' total over the store up to the latest of ``calls`` (that
+    time is the point's time; the series' first call its start), so a batch
+    sent again carries the same values, and a backend that keeps the latest
+    value of a series has the store's totals whatever was sent twice.
+    """
+    wanted = {_key(call_attributes(p)) for p in calls}
+    until, rows = totals
+    histogram: dict[Key, dict[str, Any]] = {}
+    tokens: dict[Key, dict[str, Any]] = {}
+    cost: dict[Key, dict[str, Any]] = {}
+    if until is None:
+        rows = []
+    at = _nanos(until or 0.0)
+    for row in rows:
+        base = series_attributes(*row[:6])
+        if _key(base) not in wanted:
+            continue  # another series of the same agent: not part of this batch
+        in_bucket, out_bucket, count, in_sum, out_sum, in_min, in_max, out_min, out_max = row[6:15]
+        uncached, cache_write, cache_read, reasoning, usd, priced, first = row[15:22]
+        start = _nanos(first)
+        _add_histogram(histogram, {**base, "gen_ai.token.type": "input"}, in_bucket, count, in_sum, in_min, in_max,
+                       start, at)  # fmt: skip
+        _add_histogram(histogram, {**base, "gen_ai.token.type": "output"}, out_bucket, count, out_sum, out_min, out_max,
+                       start, at)  # fmt: skip
         for kind, value in (
-            ("uncached_input", u.input), ("cache_write", u.cache_write), ("cache_read", u.cache_read),
-            ("output", u.output), ("reasoning", u.reasoning),
+            ("uncached_input", uncached), ("cache_write", cache_write), ("cache_read", cache_read),
+            ("output", out_sum), ("reasoning", reasoning),
         ):  # fmt: skip
-            _add_sum(tokens, {**base, "agentlaunch.token.type": kind}, value, at)
-        if pending.call.cost_usd is not None:
-            _add_sum(cost, base, float(pending.call.cost_usd), at)
+            _add_sum(tokens, {**base, "agentlaunch.token.type": kind}, int(value or 0), start, at)
+        if priced:
+            _add_sum(cost, base, float(usd), start, at)
     metrics = []
     if histogram:
         metrics.append({
             "name": "gen_ai.client.token.usage", "unit": "{token}", "description": "Number of input and output tokens used.",
-            "histogram": {"dataPoints": list(histogram.values()), "aggregationTemporality": DELTA},
+            "histogram": {"dataPoints": list(histogram.values()), "aggregationTemporality": CUMULATIVE},
         })  # fmt: skip
     if tokens:
         metrics.append({
             "name": "agentlaunch.token.usage", "unit": "{token}",
             "description": "Tokens by agentlaunch's kinds: uncached input, cache write, cache read, output, reasoning.",
-            "sum": {"dataPoints": list(tokens.values()), "aggregationTemporality": DELTA, "isMonotonic": True},
+            "sum": {"dataPoints": list(tokens.values()), "aggregationTemporality": CUMULATIVE, "isMonotonic": True},
         })  # fmt: skip
     if cost:
         metrics.append({
             "name": "agentlaunch.cost.usage", "unit": "USD", "description": "What the calls cost (priced calls only).",
-            "sum": {"dataPoints": list(cost.values()), "aggregationTemporality": DELTA, "isMonotonic": True},
+            "sum": {"dataPoints": list(cost.values()), "aggregationTemporality": CUMULATIVE, "isMonotonic": True},
         })  # fmt: skip
     return {"resourceMetrics": [{
         "resource": {"attributes": _key_values(resource_attributes(config))},
@@ -179,35 +212,38 @@ def _key_values(attrs: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _window(point: dict[str, Any], at: int) -> None:
-    point["startTimeUnixNano"] = min(point["startTimeUnixNano"], at)
-    point["timeUnixNano"] = max(point["timeUnixNano"], at)
+def _key(attrs: dict[str, str]) -> Key:
+    return tuple(sorted(attrs.items()))
 
 
-def _add_histogram(points: dict[Key, dict[str, Any]], attrs: dict[str, str], value: int, at: int) -> None:
-    key = tuple(sorted(attrs.items()))
+def _add_histogram(
+    points: dict[Key, dict[str, Any]], attrs: dict[str, str], bucket: int, count: int, total: int, low: int, high: int,
+    start: int, at: int,
+) -> None:  # fmt: skip
+    """Add one group of calls (``count`` of them in bucket ``bucket``) to the series' cumulative histogram point."""
+    key = _key(attrs)
     point = points.get(key)
     if point is None:
         point = points[key] = {
-            "startTimeUnixNano": at, "timeUnixNano": at, "count": 0, "sum": 0.0,
+            "startTimeUnixNano": start, "timeUnixNano": at, "count": 0, "sum": 0.0,
             "bucketCounts": [0] * (len(TOKEN_BUCKETS) + 1), "explicitBounds": list(TOKEN_BUCKETS),
-            "attributes": _key_values(attrs), "min": float(value), "max": float(value),
+            "attributes": _key_values(attrs), "min": float(low), "max": float(high),
         }  # fmt: skip
-    _window(point, at)
-    point["count"] += 1
-    point["sum"] += value
-    point["min"], point["max"] = min(point["min"], float(value)), max(point["max"], float(value))
-    # Bucket i holds values in (bound[i-1], bound[i]]; the last one everything above the last bound.
-    index = next((i for i, bound in enumerate(TOKEN_BUCKETS) if value <= bound), len(TOKEN_BUCKETS))
-    point["bucketCounts"][index] += 1
+    point["startTimeUnixNano"] = min(point["startTimeUnixNano"], start)
+    point["count"] += count
+    point["sum"] += float(total or 0)
+    point["min"], point["max"] = min(point["min"], float(low)), max(point["max"], float(high))
+    point["bucketCounts"][bucket] += count
 
 
-def _add_sum(points: dict[Key, dict[str, Any]], attrs: dict[str, str], value: int | float, at: int) -> None:
-    key = tuple(sorted(attrs.items()))
+def _add_sum(points: dict[Key, dict[str, Any]], attrs: dict[str, str], value: int | float, start: int, at: int) -> None:
+    """Add ``value`` to the series' cumulative sum point."""
+    key = _key(attrs)
     point = points.get(key)
     if point is None:
         number = "asDouble" if isinstance(value, float) else "asInt"
-        point = points[key] = {"startTimeUnixNano": at, "timeUnixNano": at, number: 0 * value, "attributes": _key_values(attrs)}
-    _window(point, at)
+        point = points[key] = {"startTimeUnixNano": start, "timeUnixNano": at, number: 0 * value,
+                               "attributes": _key_values(attrs)}  # fmt: skip
+    point["startTimeUnixNano"] = min(point["startTimeUnixNano"], start)
     number = "asDouble" if "asDouble" in point else "asInt"
     point[number] += value

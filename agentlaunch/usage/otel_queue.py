@@ -17,9 +17,11 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agentlaunch.events import Usage
 from agentlaunch.usage.records import CallRecord, from_ts
+from agentlaunch.usage.store import WELL_FORMED
 from agentlaunch.usage.store_file import BUSY_TIMEOUT_S, connect, state_error
 
 LEASE_S = 300.0
@@ -63,7 +65,7 @@ class ExportQueue:
         ``ours_only`` leaves out the calls another sender holds right now (it is sending them, or frees them
         for a later one when it cannot).
         """
-        sql = "SELECT COUNT(*) FROM calls WHERE (exported_metrics IS NULL OR exported_logs IS NULL)"
+        sql = f"SELECT COUNT(*) FROM calls WHERE (exported_metrics IS NULL OR exported_logs IS NULL) AND {WELL_FORMED}"
         params: list[object] = []
         if session_id is not None:
             sql += " AND session_id = ?"
@@ -82,8 +84,8 @@ class ExportQueue:
         now = time.time()
         where = (
             "(c.exported_metrics IS NULL OR c.exported_logs IS NULL)"
-            " AND (c.export_claim_until IS NULL OR c.export_claim_until < ?)"
-        )
+            f" AND (c.export_claim_until IS NULL OR c.export_claim_until < ?) AND {WELL_FORMED}"
+        )  # a malformed row (Store.skipped names it) is not sent
         params: list[object] = [now]
         if session_id is not None:
             where += " AND c.session_id = ?"
@@ -114,6 +116,40 @@ class ExportQueue:
         except sqlite3.Error as exc:
             raise state_error(self.path, exc) from None
         return [self._pending(r) for r in rows]
+
+    def series_totals(self, ids: list[int], buckets: list[int]) -> tuple[float | None, list[tuple[Any, ...]]]:
+        """What the metrics' cumulative points are made of: the time of the latest of the calls ``ids``, and the
+        store's totals of every call of their agents up to that time.
+
+        One row per (agent, provider, requested and reported model, agent id, working directory, input bucket,
+        output bucket), ``buckets`` being the histogram's upper bounds: count, input and output sums, mins and maxes,
+        the four token kinds, the priced cost and how many calls had one, and the earliest call's time. The same
+        ids give the same rows as long as no call with an earlier time is stored meanwhile, so a batch sent again
+        carries the values it carried the first time.
+        """
+        if not ids:
+            return None, []
+        marks = ",".join("?" * len(ids))
+        until = self._run(f"SELECT MAX(at) FROM calls WHERE id IN ({marks})", tuple(ids)).fetchone()[0]
+        agents = sorted({r[0] for r in self._run(f"SELECT DISTINCT agent FROM calls WHERE id IN ({marks})", tuple(ids))})
+        total_in = "(c.input + c.cache_write + c.cache_read)"
+
+        def bucket(expr: str) -> str:
+            whens = " ".join(f"WHEN {expr} <= {bound} THEN {i}" for i, bound in enumerate(buckets))
+            return f"CASE {whens} ELSE {len(buckets)} END"
+
+        rows = self._run(
+            f"""SELECT c.agent, c.provider, c.model_requested, c.model_reported, s.agent_id, s.working_dir,
+                       {bucket(total_in)}, {bucket("c.output")}, COUNT(*), SUM({total_in}), SUM(c.output),
+                       MIN({total_in}), MAX({total_in}), MIN(c.output), MAX(c.output),
+                       SUM(c.input), SUM(c.cache_write), SUM(c.cache_read), SUM(c.reasoning),
+                       SUM(c.cost_usd), COUNT(c.cost_usd), MIN(c.at)
+                FROM calls c LEFT JOIN sessions s ON s.session_id = c.session_id
+                WHERE c.agent IN ({",".join("?" * len(agents))}) AND c.at <= ? AND {WELL_FORMED}
+                GROUP BY 1, 2, 3, 4, 5, 6, 7, 8""",
+            (*agents, until),
+        ).fetchall()
+        return until, rows
 
     def mark(self, ids: list[int], signal: str) -> None:
         """Record that the receiver accepted ``signal`` ("metrics" or "logs") for these calls."""
