@@ -40,8 +40,6 @@ from agentlaunch.events import (
     ToolUse,
     TurnEnd,
     Unknown,
-    Usage,
-    uncached,
 )
 from agentlaunch.launch import prespawn
 from agentlaunch.launch.identity import choose_session
@@ -58,7 +56,6 @@ from agentlaunch.sinks import (
     CompactionWarned,
     Notice,
     PrefixChanged,
-    PricedCall,
     PromptSent,
     ProviderStateKept,
     SessionClosed,
@@ -68,10 +65,9 @@ from agentlaunch.sinks import (
     TurnDone,
     fan_out,
 )
-from agentlaunch.usage.cache_clock import ONE_HOUR, CacheWarmth, lifetime, lives, span
+from agentlaunch.usage.call_meter import CallMeter
 from agentlaunch.usage.meter import Meter
-from agentlaunch.usage.pricing import Pricer, format_cost
-from agentlaunch.usage.records import CallRecord
+from agentlaunch.usage.pricing import Pricer
 from agentlaunch.usage.store import Store
 
 ChildFactory = Callable[[Sequence[str], Mapping[str, str], Path, tuple[int, int]], ChildLike]
@@ -112,6 +108,7 @@ class Launch:
         self.signals = signals or Signals()
         self.reaper = reaper or Reaper(subreaper=False)
         self.loop = Loop(clock)
+        self.calls = CallMeter(meter, pricer, agent=spec.name, provider=spec.provider, model=spec.model)
         self.persistent = bool(getattr(adapter, "persistent", False))
         self.state = "starting"
         self.session_id, self.resumed, self.turns, self.provider_state = choose_session(
@@ -237,7 +234,7 @@ class Launch:
         self._command = resolved
         if self.persistent and not self.options.native:
             self._adopt_or_spawn(argv, extra, placement.rendered.data, plan.env)
-        self.pricer.warm_up(self.spec.provider, self.spec.model)
+        self.calls.warm_up()
         self.set_state("waiting")
 
     def _adopt_or_spawn(self, argv: list[str], extra: dict[str, str], instructions: bytes, plan_env: dict[str, str]) -> None:
@@ -415,36 +412,13 @@ class Launch:
             self.handle(event)
         return code
 
-    def _cache_after(self, event: CallUsage) -> None:
-        """The cache's warmth after this call, and what the next turn would pay for the context cold and warm."""
-        ttl = lifetime(self.meter.cache, event.usage.cache_write_1h > 0)
-        context = event.usage.context
-        one_hour = context if ttl >= ONE_HOUR else 0
-        prices = [
-            self.pricer.price(usage, self.spec.provider, event.model, self.spec.model)
-            for usage in (Usage(cache_write=context, cache_write_1h=one_hour), Usage(cache_read=context))
-        ]
-        cold, warm = (p.cost_usd if p else None for p in prices)
-        self.meter.cache = CacheWarmth(self.clock.now(), ttl, context, cold, warm)
-
     def cold_cache_notice(self) -> str | None:
-        """One line when a turn starts after the cache went cold: how long ago, and what the turn pays for it."""
-        cache = self.meter.cache
-        now = self.clock.now()
-        if cache is None or cache.warm(now) or not cache.context:
-            return None
-        ago = span((now - cache.expires_at).total_seconds())
-        cost = ""
-        if cache.cold_usd is not None and cache.warm_usd is not None:
-            cost = f" (~{format_cost(cache.cold_usd)}; warm it would read them for ~{format_cost(cache.warm_usd)})"
-        return (
-            f"the cache went cold {ago} ago (it lives {lives(cache.ttl)}): this turn writes ~{cache.context:,} tokens "
-            f"to it again{cost}"
-        )
+        """One line when a turn starts after the cache went cold (see :class:`~agentlaunch.usage.call_meter.CallMeter`)."""
+        return self.calls.cold_cache_notice(self.clock.now())
 
     def handle(self, event: Event) -> None:
         """Meter and price one event, then hand it to the sinks."""
-        warning = self.meter.add(event)
+        warning = self.calls.count(event)
         if isinstance(event, Diagnostic):
             self._last_output.append(event.line)
             if "error" in event.line.lower():
@@ -455,18 +429,7 @@ class Launch:
                 self.emit(event)
             return
         if isinstance(event, CallUsage):
-            price = self.pricer.price(event.usage, self.spec.provider, event.model, self.spec.model)
-            cost = price.cost_usd if price else None
-            # The same call with all of its input at the full price: what caching saved is the difference.
-            full = self.pricer.price(uncached(event.usage), self.spec.provider, event.model, self.spec.model) if price else None
-            self.meter.add_cost(cost)
-            self._cache_after(event)
-            self.emit(PricedCall(CallRecord(
-                agent=self.spec.name, provider=self.spec.provider, usage=event.usage, session_id=self.session_id,
-                turn=self.turns, model_requested=self.spec.model, model_reported=event.model, cost_usd=cost,
-                price_key=price.key if price else None, at=self.clock.now(),
-                full_price_usd=full.cost_usd if full else None,
-            )))  # fmt: skip
+            self.emit(self.calls.price(event, session_id=self.session_id, turn=self.turns, now=self.clock.now()))
         if isinstance(event, ToolUse):
             self.set_state("tool")
         elif isinstance(event, ToolResult | TextDelta | Text):
