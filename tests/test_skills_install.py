@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from agentlaunch.definitions import skills_install
+from agentlaunch.definitions.skills_install import install_skills, skills_folder, skills_root
 from agentlaunch.definitions.spec import load_agent
 from agentlaunch.errors import DefinitionError, StateError
-from agentlaunch.launch import skills_install
 from agentlaunch.launch.placement import place_instructions
-from agentlaunch.launch.skills_install import install_skills, skills_folder, skills_root
 from tests.helpers import run_cli, write_agent
 
 

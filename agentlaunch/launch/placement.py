@@ -19,7 +19,7 @@ A file delivered into a git working tree is added to the repository's
 says, in one notice, when instructions files in the working directory load
 text the model already gets (:mod:`agentlaunch.launch.double_load`).
 The agent's skills are installed in the state directory where its CLI finds
-them (:mod:`agentlaunch.launch.skills_install`): Claude Code (and fake) get
+them (:mod:`agentlaunch.definitions.skills_install`): Claude Code (and fake) get
 ``--add-dir`` of the agent's skills root, Gemini's per-agent home links them,
 and a Codex agent with skills gets a per-agent ``CODEX_HOME`` that links them
 beside the user's own entries (:mod:`agentlaunch.providers.codex_home`).
@@ -36,10 +36,10 @@ from pathlib import Path
 from agentlaunch.definitions.deliver import Ledger, deliver
 from agentlaunch.definitions.git_exclude import exclude_from_git
 from agentlaunch.definitions.render import Rendered, render_instructions
+from agentlaunch.definitions.skills_install import InstalledSkills, finds_installed_skills, install_skills, skills_argv
 from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.errors import StateError
 from agentlaunch.launch.double_load import double_loading
-from agentlaunch.launch.skills_install import InstalledSkills, finds_installed_skills, install_skills, skills_argv
 from agentlaunch.providers.descriptors import describe
 
 SYSTEM_PROMPT_DIR = "system-prompts"

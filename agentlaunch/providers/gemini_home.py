@@ -15,7 +15,7 @@ the sessions agentlaunch reads for per-call usage and resume) stay the agent's o
 The user's ``~/.agents`` (Gemini's second user skills folder) is linked too.
 When the agent has skills of its own, ``.gemini/skills`` is a folder of links
 instead of one link: one to each of the agent's installed skills
-(:mod:`agentlaunch.launch.skills_install`), and one to each entry of the user's
+(:mod:`agentlaunch.definitions.skills_install`), and one to each entry of the user's
 ``~/.gemini/skills`` that does not have the name of one of them (the agent's
 skill wins). Gemini 0.61.0 lists every skill it finds there in its system
 instruction ("# Available Agent Skills", with the skill's path in this home).
