@@ -12,7 +12,7 @@ import pytest
 from agentlaunch.errors import DefinitionError
 from agentlaunch.events import CallUsage, Usage
 from agentlaunch.prefix.capture import CAPTURE_ENV
-from agentlaunch.providers import DESCRIPTORS, PROVIDERS, describe, get_adapter
+from agentlaunch.providers import ADAPTERS, DESCRIPTORS, PROVIDERS, describe, get_adapter
 from agentlaunch.providers.claude import ClaudeParser
 from agentlaunch.providers.descriptors import ProviderDescriptor
 from agentlaunch.usage.meter import table_window
@@ -101,3 +101,39 @@ def test_the_descriptors_import_no_adapter_and_nothing_heavy() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_one_registry_makes_every_provider_s_adapter() -> None:
+    assert tuple(ADAPTERS) == PROVIDERS
+    for name, make in ADAPTERS.items():
+        assert make().descriptor is describe(name)
+
+
+@pytest.mark.parametrize(
+    ("name", "delivery", "finds"),
+    [
+        ("claude", "system-prompt", True),
+        ("claude", "file", True),
+        ("fake", "file", True),
+        ("codex", "developer-instructions", True),
+        ("codex", "file", True),
+        ("gemini", "gemini-home", True),
+        ("gemini", "file", False),
+    ],
+)
+def test_each_descriptor_names_how_its_cli_finds_the_skills(name: str, delivery: str, finds: bool) -> None:
+    assert describe(name).finds_skills(delivery) is finds
+    with pytest.raises(ValueError, match="skills route"):
+        ProviderDescriptor("x", True, "x", "hint", "X.md", skills_route="plugin-dir")
+
+
+def test_the_fake_provider_has_no_interface_and_nothing_to_follow_beside_one(tmp_path: Path) -> None:
+    from agentlaunch.providers.native.source import NativeContext, NativeExtras
+
+    ctx = NativeContext("a", None, False, tmp_path, {}, tmp_path, 0.0, sys.executable)
+    assert get_adapter("fake").native_extras(ctx) == NativeExtras()
+    assert get_adapter("fake").interface_notices(["--add-dir", "/x", "p"]) == []
+    assert get_adapter("claude").interface_notices(["--add-dir", "/x", "p"]) == [
+        "Claude Code asks whether to add the agent's skills folder (/x): "
+        "choose Yes, add it (arrow down, then Enter); No ends the session"
+    ]

@@ -191,16 +191,8 @@ def announce(launch: Launch) -> None:
         markup=True,
         highlight=False,
     )
-    argv = launch.placement_argv
-    if launch.spec.provider == "claude" and "--add-dir" in argv[:-1]:
-        # Measured on Claude Code 2.1.332: its interface asks about the folder at every launch, the cursor on "No, exit".
-        folder = argv[argv.index("--add-dir") + 1]
-        err.print(
-            f"[dim]Claude Code asks whether to add the agent's skills folder ({for_markup(folder)}): "
-            "choose [bold]Yes, add it[/] (arrow down, then Enter); No ends the session[/]",
-            markup=True,
-            highlight=False,
-        )
+    for notice in launch.adapter.interface_notices(launch.placement_argv):
+        err.print(f"[dim]{for_markup(notice)}[/]", markup=True, highlight=False)
 
 
 @app.command()

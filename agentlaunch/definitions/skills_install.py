@@ -286,19 +286,3 @@ def _remove(path: Path) -> None:
             path.unlink()
     else:
         shutil.rmtree(path)
-
-
-ADD_DIR_PROVIDERS = ("claude", "fake")
-"""The providers whose CLI reads ``<dir>/.claude/skills`` from every ``--add-dir`` (fake is delivered as claude)."""
-
-
-def skills_argv(provider: str, installed: InstalledSkills | None) -> list[str]:
-    """The CLI arguments that make ``provider``'s CLI find the installed skills (empty when it finds them otherwise)."""
-    if installed is None or provider not in ADD_DIR_PROVIDERS:
-        return []
-    return ["--add-dir", str(installed.root)]
-
-
-def finds_installed_skills(provider: str, delivery: str) -> bool:
-    """Whether ``provider``'s CLI, delivered so, is pointed at the installed skills (else the index text is all it gets)."""
-    return provider in (*ADD_DIR_PROVIDERS, "codex") or (provider == "gemini" and delivery == "gemini-home")

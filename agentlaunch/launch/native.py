@@ -6,7 +6,7 @@
 every way out (:mod:`agentlaunch.launch.terminal`). The agent's instructions
 are delivered as for a headless run; a new session's startup message is the
 CLI's first prompt (never on resume). Meters and states come from the CLI's
-structured sources, never from the screen: each provider's
+structured sources, never from the screen: each adapter's
 ``native_extras(ctx)`` (:mod:`agentlaunch.providers.native.source`) adds the
 flags that make the CLI report and the sources the relay waits on. Their
 events go through :meth:`Launch.handle <agentlaunch.launch.session.Launch.handle>`
@@ -17,14 +17,13 @@ headless), their states through :meth:`Launch.set_state`.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
 import shutil
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from agentlaunch import runtime_dirs
 from agentlaunch.errors import AgentlaunchError, ExitCode, ProviderMissing, UsageError
@@ -35,7 +34,7 @@ from agentlaunch.launch.loop import Timer
 from agentlaunch.launch.relay import Relay, RelayResult
 from agentlaunch.launch.terminal import ScreenModes, raw_terminal, saved_mode, write_all
 from agentlaunch.launch.transport import Child, window_size
-from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, NativeSource, PromptTyped
+from agentlaunch.providers.native.source import NativeContext, NativeItem, NativeSource, PromptTyped
 from agentlaunch.sinks import PromptSent, ProviderStateKept, StateChanged, TurnDone
 
 if TYPE_CHECKING:
@@ -58,21 +57,6 @@ InterfaceSpawner = Callable[[Sequence[str], Mapping[str, str], Path, tuple[int, 
 def spawn_interface(argv: Sequence[str], env: Mapping[str, str], cwd: Path, size: tuple[int, int], mode: Any) -> Child:
     """The real child: the CLI's interface on a PTY whose settings start as the user's terminal's."""
     return Child(argv, env, cwd, size=size, terminal=mode)
-
-
-def native_extras(provider: str, ctx: NativeContext) -> NativeExtras:
-    """What ``agentlaunch.providers.native.<provider>`` adds to the launch; nothing while it does not exist.
-
-    The one place that looks the module up: make it strict here once every provider has one.
-    """
-    name = f"agentlaunch.providers.native.{provider}"
-    try:
-        module = importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name != name:
-            raise  # the module exists and one of its own imports is missing: a bug to see
-        return NativeExtras()
-    return cast(NativeExtras, module.native_extras(ctx))
 
 
 def make_runtime_dir() -> Path:
@@ -142,7 +126,7 @@ class NativeRun:
             working_dir=launch.working_dir, env=dict(launch.env), runtime_dir=runtime, started_at=time.time(),
             python=sys.executable, status_path=self._status_path(), provider_state=dict(launch.provider_state),
         )  # fmt: skip
-        extras = native_extras(launch.spec.provider, ctx)
+        extras = launch.adapter.native_extras(ctx)
         self.sources = list(extras.sources)
         for notice in extras.notices:
             launch.notice(notice)

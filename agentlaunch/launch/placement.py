@@ -19,10 +19,12 @@ A file delivered into a git working tree is added to the repository's
 says, in one notice, when instructions files in the working directory load
 text the model already gets (:mod:`agentlaunch.launch.double_load`).
 The agent's skills are installed in the state directory where its CLI finds
-them (:mod:`agentlaunch.definitions.skills_install`): Claude Code (and fake) get
-``--add-dir`` of the agent's skills root, Gemini's per-agent home links them,
-and a Codex agent with skills gets a per-agent ``CODEX_HOME`` that links them
-beside the user's own entries (:mod:`agentlaunch.providers.codex_home`).
+them (:mod:`agentlaunch.definitions.skills_install`), when its descriptor's
+skills route holds for the delivery. What each CLI is given for the text and
+the skills (arguments, environment) is its adapter's ``deliver``: Claude Code
+(and fake) get ``--add-dir`` of the agent's skills root, Gemini's per-agent home
+links them, and a Codex agent with skills gets a per-agent ``CODEX_HOME`` that
+links them beside the user's own entries (:mod:`agentlaunch.providers.codex_home`).
 """
 
 from __future__ import annotations
@@ -32,19 +34,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentlaunch.definitions.deliver import Ledger, deliver
 from agentlaunch.definitions.git_exclude import exclude_from_git
 from agentlaunch.definitions.render import Rendered, render_instructions
-from agentlaunch.definitions.skills_install import InstalledSkills, finds_installed_skills, install_skills, skills_argv
+from agentlaunch.definitions.skills_install import InstalledSkills, install_skills
 from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.errors import StateError
 from agentlaunch.launch.double_load import double_loading
-from agentlaunch.providers.descriptors import describe
+from agentlaunch.providers import get_adapter
+
+if TYPE_CHECKING:
+    from agentlaunch.providers.base import Adapter
 
 SYSTEM_PROMPT_DIR = "system-prompts"
-STATE_DELIVERIES = ("system-prompt", "developer-instructions", "gemini-home")
-"""The deliveries that keep the text in the state directory (never in the working directory)."""
+FILE_DELIVERY = "file"
+"""The one delivery every provider has: the instructions file in the working directory. Every other keeps the
+text in the state directory (never in the working directory) and is its adapter's to carry."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +81,7 @@ def system_prompt_path(state_dir: Path, agent: str, filename: str) -> Path:
 
 def instructions_path(spec: AgentSpec, working_dir: Path, state_dir: Path, filename: str) -> Path:
     """Where ``spec``'s rendered instructions are kept: the state directory's per-agent file, or the working directory."""
-    if spec.delivery in STATE_DELIVERIES:
+    if spec.delivery != FILE_DELIVERY:
         return system_prompt_path(state_dir, spec.name, filename)
     return working_dir / filename
 
@@ -97,65 +104,43 @@ def place_instructions(
     force: bool = False,
     hold: bool = True,
     env: Mapping[str, str] | None = None,
+    adapter: Adapter | None = None,
 ) -> Placement:
     """Render ``spec``'s instructions and deliver them as its ``delivery`` says.
 
-    ``env`` (default: this process's environment plus ``spec.env``) locates the
-    user's Codex config for ``delivery: developer-instructions`` and the user's own
-    Gemini home (linked into the agent's) for ``delivery: gemini-home``.
+    What the provider's CLI gets is its adapter's to say (``adapter.deliver``: the
+    arguments and environment that carry or point at the text and the skills);
+    ``env`` (default: this process's environment plus ``spec.env``) is what it
+    runs with, where the adapter finds the user's own CLI settings (Codex's
+    config, the Gemini home linked into the agent's).
     """
     rendered = render_instructions(spec, working_dir, today, templates_dir=templates_dir)
+    provider = adapter or get_adapter(spec.provider)
     # Only where the CLI will look; elsewhere an earlier launch's copy is removed.
-    installed = install_skills(
-        spec.skills if finds_installed_skills(spec.provider, spec.delivery) else (), spec.agents_dir, state_dir, spec.name
-    )
-    argv: list[str] = []
-    fingerprint_argv: list[str] | None = None
-    placed_env: dict[str, str] = {}
+    finds = provider.descriptor.finds_skills(spec.delivery)
+    installed = install_skills(spec.skills if finds else (), spec.agents_dir, state_dir, spec.name)
     path = instructions_path(spec, working_dir, state_dir, rendered.filename)
-    if spec.delivery in STATE_DELIVERIES:
+    if spec.delivery != FILE_DELIVERY:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StateError(f"{path.parent}: cannot create the system-prompt folder ({exc.strerror})") from None
-    if spec.delivery == "system-prompt":
-        argv = describe(spec.provider).system_prompt_argv(path)
-    elif spec.delivery == "developer-instructions":
-        from agentlaunch.providers.codex_instructions import developer_instructions_argv, user_developer_instructions
-
-        seen = {**os.environ, **spec.env} if env is None else env
-        user = user_developer_instructions(seen, spec.provider_flags)
-        argv = developer_instructions_argv(rendered.text, user, spec.agent_dir / "agent.yaml")
-        # The agent's text is fingerprinted section by section; what else the argument carries is the user's own.
-        fingerprint_argv = ["-c", f"developer_instructions=(yours first){user or ''}"]
-    elif spec.delivery == "gemini-home":
-        from agentlaunch.providers.gemini_home import prepare_home
-
-        seen = {**os.environ, **spec.env} if env is None else env
-        placed_env = prepare_home(state_dir, spec.name, rendered.text, seen, skills=installed.links() if installed else None)
-    if installed is not None and spec.provider == "codex":
-        from agentlaunch.providers.codex_home import prepare_home as prepare_codex_home
-
-        seen = {**os.environ, **spec.env} if env is None else env
-        placed_env.update(prepare_codex_home(state_dir, spec.name, seen, installed.links()))
-    extra = skills_argv(spec.provider, installed)
-    argv.extend(extra)
-    if fingerprint_argv is not None:
-        fingerprint_argv.extend(extra)
+    seen = {**os.environ, **spec.env} if env is None else env
+    delivered = provider.deliver(spec, rendered.text, path, installed, state_dir, seen)
     delivery = deliver(path, rendered.text, spec.name, state_dir, force=force, hold=hold)
     notices: list[str] = []
-    if spec.delivery == "file":
+    if spec.delivery == FILE_DELIVERY:
         notices.extend(exclude_delivered(path, state_dir))
     if delivery.backup:
         notices.append(f"moved your {rendered.filename} aside to {delivery.backup}")
     if delivery.previous_agent:
         notices.append(f"{rendered.filename} held agent {delivery.previous_agent!r}'s instructions; now {spec.name!r}'s")
-    twice = double_loading(working_dir, rendered.data, state_dir, path if spec.delivery == "file" else None)
+    twice = double_loading(working_dir, rendered.data, state_dir, path if spec.delivery == FILE_DELIVERY else None)
     if twice:
         notices.append(twice)
     return Placement(
-        rendered=rendered, path=path, argv=argv, notices=notices, env=placed_env, skills=installed,
-        fingerprint_argv=argv if fingerprint_argv is None else fingerprint_argv,
+        rendered=rendered, path=path, argv=delivered.argv, notices=notices, env=delivered.env, skills=installed,
+        fingerprint_argv=delivered.argv if delivered.fingerprint_argv is None else delivered.fingerprint_argv,
     )  # fmt: skip
 
 

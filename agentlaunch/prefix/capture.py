@@ -16,6 +16,7 @@ from agentlaunch.fakeapi.anthropic import FakeAnthropic
 from agentlaunch.fakeapi.gemini import GeminiFake
 from agentlaunch.fakeapi.responses import ResponsesFake
 from agentlaunch.fakeapi.server import FakeServer, Recorded
+from agentlaunch.providers.descriptors import ANTHROPIC_API, GEMINI_API, RESPONSES_API
 
 __all__ = ["CAPTURE_ENV", "Capture", "CaptureEnv", "Recorded", "bind", "make_capture"]
 
@@ -57,16 +58,16 @@ def bind(make: Callable[[int], Capture], port: int) -> Capture:
 
 def make_capture(api: str, port: int) -> Capture:
     """A fake server speaking the API family ``api`` (a provider descriptor's ``api``)."""
-    if api == "anthropic":
+    if api == ANTHROPIC_API:
         fake = FakeAnthropic()
         server = fake.serve(port)
         return Capture(server, lambda r: r.method == "POST" and r.path.split("?")[0].rstrip("/") == "/v1/messages", server.url)
-    if api == "responses":
+    if api == RESPONSES_API:
         responses = ResponsesFake(port=port)
         from agentlaunch.fakeapi.responses import is_responses_call
 
         return Capture(responses.server, is_responses_call, responses.base_url)
-    if api == "gemini":
+    if api == GEMINI_API:
         gem = GeminiFake(port=port)
         from agentlaunch.fakeapi.gemini import is_stream_call
 
@@ -112,8 +113,8 @@ def _gemini_capture_env(base_url: str, home: Path, base_env: Mapping[str, str], 
 
 
 CAPTURE_ENV: dict[str, CaptureEnv] = {
-    "anthropic": _claude_capture_env,
-    "responses": _codex_capture_env,
-    "gemini": _gemini_capture_env,
+    ANTHROPIC_API: _claude_capture_env,
+    RESPONSES_API: _codex_capture_env,
+    GEMINI_API: _gemini_capture_env,
 }
 """How a CLI speaking each API family (a descriptor's ``api``) is pointed at the capture endpoint."""

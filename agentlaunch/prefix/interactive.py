@@ -36,19 +36,6 @@ from agentlaunch.prefix.static import Difference, compare, serialize
 from agentlaunch.providers import describe, get_adapter
 
 SIZE = (120, 40)
-CODEX_SEEN_NOTICES = """
-[projects."{workdir}"]
-trust_level = "trusted"
-
-[tui]
-screen_reader_detection_done = true
-
-[tui.model_availability_nux]
-"gpt-6.1-sol" = 1
-
-[notice.model_migrations]
-"gpt-5.5" = "gpt-6-sol"
-"""
 
 
 @dataclass
@@ -79,31 +66,6 @@ def _tools(body: Mapping[str, Any]) -> int | None:
         decls = tool.get("functionDeclarations") if isinstance(tool, dict) else None
         count += len(decls) if isinstance(decls, list) else 1
     return count
-
-
-def seed_interface_home(provider: str, home: Path, workdir: Path, env: Mapping[str, str], argv: list[str]) -> None:
-    """What a set-up user's home holds so that the interface starts without first-run questions."""
-    if provider == "claude":
-        key = env.get("ANTHROPIC_API_KEY", "")
-        # The folders of --add-dir (the agent's skills) trusted too: Claude Code's interface asks about each.
-        added = [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == "--add-dir"]
-        trusted = {d: {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True} for d in [str(workdir), *added]}
-        state = {
-            "hasCompletedOnboarding": True,
-            "customApiKeyResponses": {"approved": [key[-20:]] if key else [], "rejected": []},
-            "projects": trusted,
-        }
-        config = Path(env.get("CLAUDE_CONFIG_DIR") or home)
-        config.mkdir(parents=True, exist_ok=True)
-        (config / ".claude.json").write_text(json.dumps(state))
-    elif provider == "codex":
-        codex_home = Path(env.get("CODEX_HOME") or home / ".codex")
-        codex_home.mkdir(parents=True, exist_ok=True)
-        # The folder trusted, and the first-run notices Codex 0.171.0 shows marked as seen, as it records them
-        # once a user has answered them (a notice it shows for another model makes the run "not measured").
-        seen = CODEX_SEEN_NOTICES.format(workdir=workdir)
-        with (codex_home / "config.toml").open("a", encoding="utf-8") as fh:
-            fh.write(seen)
 
 
 def interactive_once(
@@ -139,7 +101,7 @@ def interactive_once(
         spec, command, session_id=session_id, resumed=False, state=adapter.new_state(session_id),
         placement_argv=placement.argv, extra_argv=[], prompt=message,
     )  # fmt: skip
-    seed_interface_home(spec.provider, home, workdir, env, argv)
+    adapter.seed_interface_home(home, workdir, env, argv)
     # The interface, unlike headless runs, checks for updates: never from a measurement (no other host is reached).
     env = {**env, "TERM": "xterm-256color", "DISABLE_AUTOUPDATER": "1", "DISABLE_UPDATES": "1"}
     before = len(capture.server.proxy_attempts)

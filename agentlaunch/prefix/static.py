@@ -21,6 +21,7 @@ from agentlaunch.definitions.breakdown import PartSize, breakdown
 from agentlaunch.definitions.render import Rendered, estimate_tokens, render_instructions
 from agentlaunch.definitions.spec import AgentSpec, agent_names, load_agent
 from agentlaunch.errors import DefinitionError
+from agentlaunch.providers.descriptors import GEMINI_API, RESPONSES_API
 
 CONTEXT = 80  # bytes of context shown on each side of the first difference
 # Two working directories that no definition can name on purpose.
@@ -247,7 +248,7 @@ def serialize(api: str, body: dict[str, Any]) -> Serialized:
     """``body`` in the provider's prefix order: Anthropic tools, system, messages; Responses tools,
     instructions, input; Gemini tools, systemInstruction, contents."""
     out = Serialized()
-    if api == "gemini":
+    if api == GEMINI_API:
         n = 0
         for tool in body.get("tools") or []:
             decls = tool.get("functionDeclarations") if isinstance(tool, dict) else None
@@ -265,7 +266,7 @@ def serialize(api: str, body: dict[str, Any]) -> Serialized:
         return out
     for i, tool in enumerate(body.get("tools") or []):
         out.add(tool, f"tool {i}{_tool_name(tool)}")
-    if api == "responses":
+    if api == RESPONSES_API:
         if body.get("instructions") is not None:
             out.add(body["instructions"], "instructions")
         for i, item in enumerate(body.get("input") or []):

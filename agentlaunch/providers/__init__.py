@@ -2,11 +2,15 @@
 
 Importing this package is cheap: the descriptors (:mod:`.descriptors`) are
 standard library only, and an adapter module (with its parser and the event
-types) is imported when :func:`get_adapter` first asks for it.
+types) is imported when :func:`get_adapter` first asks for it. :data:`ADAPTERS`
+is the one registry of adapters: a provider's name to the function that
+imports its module and makes its adapter (a test checks that every descriptor
+has one, and that each adapter carries its own descriptor).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agentlaunch.providers.descriptors import (
@@ -18,36 +22,43 @@ from agentlaunch.providers.descriptors import (
     PROVIDERS,
     ProviderDescriptor,
     describe,
-    unknown_provider,
 )
 
 if TYPE_CHECKING:
     from agentlaunch.providers.base import Adapter
 
 
+def _claude() -> Adapter:
+    from agentlaunch.providers.claude import ClaudeAdapter
+
+    return ClaudeAdapter()
+
+
+def _codex() -> Adapter:
+    from agentlaunch.providers.codex import CodexAdapter
+
+    return CodexAdapter()
+
+
+def _gemini() -> Adapter:
+    from agentlaunch.providers.gemini import GeminiAdapter
+
+    return GeminiAdapter()
+
+
+def _fake() -> Adapter:
+    from agentlaunch.providers.fake import FakeAdapter
+
+    return FakeAdapter()
+
+
+ADAPTERS: dict[str, Callable[[], Adapter]] = {CLAUDE.name: _claude, CODEX.name: _codex, GEMINI.name: _gemini, FAKE.name: _fake}
+"""Each provider's adapter, made on first use (its module, with the parser and the event types, imported then)."""
+
+
 def get_adapter(name: str) -> Adapter:
-    """The adapter for ``name``: persistent or per-turn (``adapter.persistent`` tells, and narrows the type).
-
-    Each adapter module is imported on first use; a test checks every descriptor has its adapter.
-    """
-    descriptor = describe(name)
-    if descriptor is CLAUDE:
-        from agentlaunch.providers.claude import ClaudeAdapter
-
-        return ClaudeAdapter()
-    if descriptor is CODEX:
-        from agentlaunch.providers.codex import CodexAdapter
-
-        return CodexAdapter()
-    if descriptor is GEMINI:
-        from agentlaunch.providers.gemini import GeminiAdapter
-
-        return GeminiAdapter()
-    if descriptor is FAKE:
-        from agentlaunch.providers.fake import FakeAdapter
-
-        return FakeAdapter()
-    raise unknown_provider(name)
+    """The adapter for ``name``: persistent or per-turn (``adapter.persistent`` tells, and narrows the type)."""
+    return ADAPTERS[describe(name).name]()
 
 
-__all__ = ["DESCRIPTORS", "PROVIDERS", "ProviderDescriptor", "describe", "get_adapter"]
+__all__ = ["ADAPTERS", "DESCRIPTORS", "PROVIDERS", "ProviderDescriptor", "describe", "get_adapter"]

@@ -18,8 +18,10 @@ from agentlaunch.events import CallUsage, Diagnostic, Event, PermissionRequest, 
 from agentlaunch.providers.values import loads
 
 if TYPE_CHECKING:
+    from agentlaunch.definitions.skills_install import InstalledSkills
     from agentlaunch.definitions.spec import AgentSpec
     from agentlaunch.providers.descriptors import ProviderDescriptor
+    from agentlaunch.providers.native.source import NativeContext, NativeExtras
 
 ProviderState = dict[str, object]
 """What a session keeps between turns and launches for its provider (JSON-ready; in the session store)."""
@@ -36,6 +38,20 @@ class TurnPlan:
     """Per-turn CLIs: what to write to stdin before closing it (b"" = at EOF at once)."""
 
 
+@dataclass(frozen=True)
+class Delivered:
+    """How the CLI is pointed at the instructions and skills placed for it (see ``Provider.deliver``)."""
+
+    argv: list[str] = field(default_factory=list)
+    """Arguments that carry or point at them: a persistent CLI's go after its own flags, a per-turn CLI's
+    right after the command, on every turn (global options)."""
+    env: dict[str, str] = field(default_factory=dict)
+    """Environment the CLI gets on every turn, over everything else (a per-agent CLI home)."""
+    fingerprint_argv: list[str] | None = None
+    """``argv`` as the prefix fingerprint sees it, when the agent's own text is in it (the fingerprint hashes
+    that section by section); None: ``argv`` itself."""
+
+
 class Parser(Protocol):
     """A provider's output, line by line, as normalized events."""
 
@@ -48,8 +64,31 @@ class Parser(Protocol):
         ...
 
 
+class Provider(Protocol):
+    """What every adapter knows beyond its shape: how its CLI gets the instructions and the skills."""
+
+    def deliver(
+        self, spec: AgentSpec, text: str, path: Path, skills: InstalledSkills | None, state_dir: Path, env: Mapping[str, str],
+    ) -> Delivered:  # fmt: skip
+        """Point the CLI at the rendered ``text`` (kept at ``path``) and at the installed ``skills``, as ``spec.delivery``
+        says; ``env`` is the environment the CLI will run with (it locates the user's own CLI settings)."""
+        ...
+
+
 class NativeInterface(Protocol):
     """What the native mode needs of an adapter, whichever its shape: the CLI's own interface and its session."""
+
+    def native_extras(self, ctx: NativeContext) -> NativeExtras:
+        """The flags, environment and structured sources (hooks, transcripts) of a native launch."""
+        ...
+
+    def interface_notices(self, placement_argv: list[str]) -> list[str]:
+        """What a person should know before the CLI's interface takes the terminal (a question it will ask)."""
+        ...
+
+    def seed_interface_home(self, home: Path, workdir: Path, env: Mapping[str, str], argv: list[str]) -> None:
+        """For the doctor: what a set-up user's ``home`` holds, so that the interface starts without first-run questions."""
+        ...
 
     @property
     def chooses_session_id(self) -> bool:
@@ -73,7 +112,7 @@ class NativeInterface(Protocol):
         ...
 
 
-class PersistentAdapter(NativeInterface, Protocol):
+class PersistentAdapter(Provider, NativeInterface, Protocol):
     """A CLI that runs for the whole session and reads stream-json user turns on stdin (Claude Code)."""
 
     @property
@@ -117,7 +156,7 @@ class PersistentAdapter(NativeInterface, Protocol):
         ...
 
 
-class PerTurnAdapter(NativeInterface, Protocol):
+class PerTurnAdapter(Provider, NativeInterface, Protocol):
     """A CLI started afresh for each turn, the thread continued from ``state`` (Codex, Gemini)."""
 
     @property
@@ -181,6 +220,12 @@ class Described:
     @property
     def install_hint(self) -> str:
         return self.descriptor.install_hint
+
+    def interface_notices(self, placement_argv: list[str]) -> list[str]:
+        return []
+
+    def seed_interface_home(self, home: Path, workdir: Path, env: Mapping[str, str], argv: list[str]) -> None:
+        return None
 
 
 def parse_json_line(line: str) -> dict[str, Any] | Diagnostic | None:

@@ -24,11 +24,15 @@ from agentlaunch.events import (
     Usage,
     Warning,
 )
-from agentlaunch.providers.base import Described, JsonLineParser, ProviderState, TurnPlan
+from agentlaunch.providers.base import Delivered, Described, JsonLineParser, ProviderState, TurnPlan
 from agentlaunch.providers.descriptors import CLAUDE, CLAUDE_EXCLUDE_DYNAMIC_FLAG, ProviderDescriptor
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from agentlaunch.definitions.skills_install import InstalledSkills
     from agentlaunch.definitions.spec import AgentSpec
+    from agentlaunch.providers.native.source import NativeContext, NativeExtras
 from agentlaunch.providers import values
 from agentlaunch.providers.values import (
     BadUsage,
@@ -384,6 +388,37 @@ class ClaudeAdapter(Described):
     def state_after_interface(self, session_id: str, state: Mapping[str, object], env: Mapping[str, str]) -> ProviderState:
         """Claude Code keeps the whole session itself."""
         return dict(state)
+
+    def deliver(
+        self, spec: AgentSpec, text: str, path: Path, skills: InstalledSkills | None, state_dir: Path, env: Mapping[str, str],
+    ) -> Delivered:  # fmt: skip
+        """``delivery: system-prompt``: the file in the system-prompt flag (``file``: CLAUDE.md is read where it is);
+        the skills: ``--add-dir`` of the agent's skills root, whose ``.claude/skills`` Claude Code lists."""
+        argv = self.descriptor.system_prompt_argv(path) if spec.delivery == "system-prompt" else []
+        if skills is not None:
+            argv += ["--add-dir", str(skills.root)]
+        return Delivered(argv)
+
+    def native_extras(self, ctx: NativeContext) -> NativeExtras:
+        from agentlaunch.providers.native.claude import native_extras
+
+        return native_extras(ctx)
+
+    def interface_notices(self, placement_argv: list[str]) -> list[str]:
+        """Measured on Claude Code 2.1.332: its interface asks about an ``--add-dir`` folder at every launch, the
+        cursor on "No, exit"."""
+        if "--add-dir" not in placement_argv[:-1]:
+            return []
+        folder = placement_argv[placement_argv.index("--add-dir") + 1]
+        return [
+            f"Claude Code asks whether to add the agent's skills folder ({folder}): "
+            "choose Yes, add it (arrow down, then Enter); No ends the session"
+        ]
+
+    def seed_interface_home(self, home: Path, workdir: Path, env: Mapping[str, str], argv: list[str]) -> None:
+        from agentlaunch.providers.native.claude import seed_interface_home
+
+        seed_interface_home(home, workdir, env, argv)
 
     def parser(self, state: Mapping[str, object] | None = None) -> ClaudeParser:
         return ClaudeParser()

@@ -30,6 +30,7 @@ from agentlaunch.events import (
 )
 from agentlaunch.providers import values
 from agentlaunch.providers.base import (
+    Delivered,
     Described,
     JsonLineParser,
     Parser,
@@ -57,10 +58,25 @@ from agentlaunch.providers.values import (
 )
 
 if TYPE_CHECKING:
+    from agentlaunch.definitions.skills_install import InstalledSkills
     from agentlaunch.definitions.spec import AgentSpec
+    from agentlaunch.providers.native.source import NativeContext, NativeExtras
 
 ARGV_PROMPT_LIMIT = 100_000  # longer prompts go through stdin (one argv string is capped at 128 KiB)
 QUIET = ["-c", "check_for_update_on_startup=false", "-c", "analytics.enabled=false"]
+SEEN_NOTICES = """
+[projects."{workdir}"]
+trust_level = "trusted"
+
+[tui]
+screen_reader_detection_done = true
+
+[tui.model_availability_nux]
+"gpt-6.1-sol" = 1
+
+[notice.model_migrations]
+"gpt-5.5" = "gpt-6-sol"
+"""
 TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search", "todo_list", "plan"}
 
 
@@ -281,6 +297,41 @@ class CodexAdapter(Described):
         if total is not None:
             kept["total"] = total.as_dict()
         return kept
+
+    def deliver(
+        self, spec: AgentSpec, text: str, path: Path, skills: InstalledSkills | None, state_dir: Path, env: Mapping[str, str],
+    ) -> Delivered:  # fmt: skip
+        """``delivery: developer-instructions``: ``-c developer_instructions=<the user's own, then the agent's>``
+        on every turn (``file``: AGENTS.md is read where it is); skills: a per-agent ``CODEX_HOME`` that links them
+        beside the user's own entries (Codex lists no skill folder given otherwise)."""
+        argv: list[str] = []
+        fingerprint: list[str] | None = None
+        if spec.delivery == "developer-instructions":
+            from agentlaunch.providers.codex_instructions import developer_instructions_argv, user_developer_instructions
+
+            user = user_developer_instructions(env, spec.provider_flags)
+            argv = developer_instructions_argv(text, user, spec.agent_dir / "agent.yaml")
+            # The agent's text is fingerprinted section by section; what else the argument carries is the user's own.
+            fingerprint = ["-c", f"developer_instructions=(yours first){user or ''}"]
+        placed: dict[str, str] = {}
+        if skills is not None:
+            from agentlaunch.providers.codex_home import prepare_home
+
+            placed = prepare_home(state_dir, spec.name, env, skills.links())
+        return Delivered(argv, placed, fingerprint)
+
+    def native_extras(self, ctx: NativeContext) -> NativeExtras:
+        from agentlaunch.providers.native.codex import native_extras
+
+        return native_extras(ctx)
+
+    def seed_interface_home(self, home: Path, workdir: Path, env: Mapping[str, str], argv: list[str]) -> None:
+        """For the doctor: the folder trusted, and the first-run notices Codex 0.171.0 shows marked as seen, as it
+        records them once a user has answered them (a notice it shows for another model makes the run "not measured")."""
+        codex_home = Path(env.get("CODEX_HOME") or home / ".codex")
+        codex_home.mkdir(parents=True, exist_ok=True)
+        with (codex_home / "config.toml").open("a", encoding="utf-8") as fh:
+            fh.write(SEEN_NOTICES.format(workdir=workdir))
 
     def new_state(self, session_id: str) -> ProviderState:
         return {}

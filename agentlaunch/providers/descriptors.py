@@ -49,12 +49,25 @@ class ProviderDescriptor:
     """Prefixes of environment variables that configure this provider (left out of a capture run)."""
     variant_flags: tuple[str, ...] = ()
     """Flags `doctor --live --variants` also measures without (each delivery, with and without them)."""
+    skills_route: str | None = None
+    """How the CLI finds the agent's installed skills: ``add-dir`` (``--add-dir`` of the skills root, Claude Code's
+    layout), ``cli-home`` (the agent's own CLI home links them), None (the index text in the instructions is all)."""
+    skills_deliveries: tuple[str, ...] | None = None
+    """The deliveries with which the skills route holds; None: every delivery."""
+    otel_name: str | None = None
+    """The OpenTelemetry GenAI convention's ``gen_ai.provider.name``; None: the provider's own name."""
 
     def __post_init__(self) -> None:
+        if self.skills_route not in (None, "add-dir", "cli-home"):
+            raise ValueError(f"{self.name}: unknown skills route {self.skills_route!r}")
         if self.default_delivery not in self.deliveries:
             raise ValueError(f"{self.name}: default delivery {self.default_delivery!r} is not one of {self.deliveries}")
         if ("system-prompt" in self.deliveries) != (self.system_prompt_flag is not None):
             raise ValueError(f"{self.name}: delivery 'system-prompt' and system_prompt_flag go together")
+
+    def finds_skills(self, delivery: str) -> bool:
+        """Whether the CLI, delivered so, is pointed at the installed skills (else the index text is all it gets)."""
+        return self.skills_route is not None and (self.skills_deliveries is None or delivery in self.skills_deliveries)
 
     def system_prompt_argv(self, path: Path) -> list[str]:
         """CLI arguments for ``delivery: system-prompt``: the instructions in ``path`` go into the system prompt."""
@@ -71,6 +84,12 @@ class ProviderDescriptor:
                 return window
         return None
 
+
+# -- the API families the doctor's capture endpoint speaks (a descriptor's ``api``)
+
+ANTHROPIC_API = "anthropic"
+RESPONSES_API = "responses"
+GEMINI_API = "gemini"
 
 # -- the providers
 
@@ -95,9 +114,11 @@ CLAUDE = ProviderDescriptor(
         ("claude-opus-5", 1_000_000),
         ("claude", 200_000),
     ),
-    api="anthropic",
+    api=ANTHROPIC_API,
     settings_env=("ANTHROPIC_", "CLAUDE_"),
     variant_flags=(CLAUDE_EXCLUDE_DYNAMIC_FLAG,),
+    skills_route="add-dir",
+    otel_name="anthropic",
 )
 
 CODEX = ProviderDescriptor(
@@ -112,8 +133,12 @@ CODEX = ProviderDescriptor(
     default_delivery="developer-instructions",
     pricing_id="openai",
     context_windows=(("gpt-5", 272_000), ("gpt-4.1", 1_047_576), ("o3", 200_000), ("o4", 200_000)),
-    api="responses",
+    api=RESPONSES_API,
     settings_env=("OPENAI_", "CODEX_"),
+    # Codex lists only $CODEX_HOME/skills, ~/.agents/skills and the repository's: an agent with skills
+    # gets a CODEX_HOME of its own that links them (docs/providers.md).
+    skills_route="cli-home",
+    otel_name="openai",
 )
 
 GEMINI = ProviderDescriptor(
@@ -128,8 +153,11 @@ GEMINI = ProviderDescriptor(
     default_delivery="gemini-home",
     pricing_id="google",
     context_windows=(("gemini", 1_048_576),),
-    api="gemini",
+    api=GEMINI_API,
     settings_env=("GEMINI_", "GOOGLE_", "VERTEX"),
+    skills_route="cli-home",  # the per-agent Gemini home links them: only with delivery: gemini-home
+    skills_deliveries=("gemini-home",),
+    otel_name="gcp.gemini",
 )
 
 # Claude Code's protocol served by agentlaunch itself: no pricing id (genai-prices is never asked
@@ -145,6 +173,7 @@ FAKE = ProviderDescriptor(
     default_delivery="system-prompt",
     system_prompt_flag="--append-system-prompt-file",
     context_windows=(("fake", 200_000),),
+    skills_route="add-dir",  # its CLI is handed Claude Code's flags
 )
 
 # In the order people are shown them (`render --provider` choices, error messages).

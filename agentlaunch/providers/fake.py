@@ -10,6 +10,7 @@ from agentlaunch.providers.descriptors import FAKE
 
 if TYPE_CHECKING:
     from agentlaunch.definitions.spec import AgentSpec
+    from agentlaunch.providers.native.source import NativeContext, NativeExtras
 
 FAKE_MODULE = "agentlaunch.providers.fake_cli"
 
@@ -30,3 +31,12 @@ class FakeAdapter(ClaudeAdapter):
         argv += list(spec.provider_flags)
         env = {"AGENTLAUNCH_FAKE_CONTEXT_WINDOW": str(spec.context_window)} if spec.context_window else {}
         return TurnPlan(argv=argv, env=env)
+
+    def native_extras(self, ctx: NativeContext) -> NativeExtras:
+        """No interface, so nothing to follow beside it."""
+        from agentlaunch.providers.native.source import NativeExtras
+
+        return NativeExtras()
+
+    def interface_notices(self, placement_argv: list[str]) -> list[str]:
+        return []

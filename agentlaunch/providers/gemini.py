@@ -29,6 +29,7 @@ from agentlaunch.events import (
 )
 from agentlaunch.providers import values
 from agentlaunch.providers.base import (
+    Delivered,
     Described,
     JsonLineParser,
     Parser,
@@ -55,7 +56,9 @@ from agentlaunch.providers.values import (
 )
 
 if TYPE_CHECKING:
+    from agentlaunch.definitions.skills_install import InstalledSkills
     from agentlaunch.definitions.spec import AgentSpec
+    from agentlaunch.providers.native.source import NativeContext, NativeExtras
 
 HEADER_LIMIT = 1 << 20  # a session file's first line (its header) is read up to this many characters
 
@@ -231,6 +234,22 @@ class GeminiAdapter(Described):
         calls = session_calls(sid, env)
         counted = calls[-1].call_id if calls else state.get("counted_through")
         return {"session_id": sid, "started": True, "counted_through": counted if isinstance(counted, str) else ""}
+
+    def deliver(
+        self, spec: AgentSpec, text: str, path: Path, skills: InstalledSkills | None, state_dir: Path, env: Mapping[str, str],
+    ) -> Delivered:  # fmt: skip
+        """``delivery: gemini-home``: a per-agent ``GEMINI_CLI_HOME`` whose global GEMINI.md is the user's own, then
+        the agent's text, its ``skills`` folder linking the agent's skills (``file``: GEMINI.md is read where it is)."""
+        if spec.delivery != "gemini-home":
+            return Delivered()
+        from agentlaunch.providers.gemini_home import prepare_home
+
+        return Delivered(env=prepare_home(state_dir, spec.name, text, env, skills=skills.links() if skills else None))
+
+    def native_extras(self, ctx: NativeContext) -> NativeExtras:
+        from agentlaunch.providers.native.gemini import native_extras
+
+        return native_extras(ctx)
 
     def new_state(self, session_id: str) -> ProviderState:
         return {"session_id": session_id, "started": False}

@@ -37,6 +37,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from agentlaunch import __version__
+from agentlaunch.providers.descriptors import DESCRIPTORS
 from agentlaunch.usage.otel_config import OtelConfig
 from agentlaunch.usage.otel_queue import PendingCall
 
@@ -46,8 +47,11 @@ CUMULATIVE = 2  # AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE
 SEVERITY_INFO = 9
 EVENT_NAME = "gen_ai.client.inference.operation.details"
 
-# agentlaunch's provider -> the convention's well-known gen_ai.provider.name.
-PROVIDER_NAMES = {"claude": "anthropic", "codex": "openai", "gemini": "gcp.gemini"}
+
+def provider_name(provider: str) -> str:
+    """The convention's well-known ``gen_ai.provider.name`` of agentlaunch's ``provider`` (its descriptor's)."""
+    descriptor = DESCRIPTORS.get(provider)
+    return descriptor.otel_name or provider if descriptor else provider
 
 
 def resource_attributes(config: OtelConfig) -> dict[str, str]:
@@ -75,7 +79,7 @@ def series_attributes(
     """The attributes of one metric series, from the columns of a call and its session."""
     attrs = {
         "gen_ai.operation.name": "chat",
-        "gen_ai.provider.name": PROVIDER_NAMES.get(provider, provider),
+        "gen_ai.provider.name": provider_name(provider),
         "agentlaunch.provider": provider,
         "gen_ai.agent.name": agent,
         "agentlaunch.agent.name": agent,

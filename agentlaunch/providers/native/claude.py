@@ -375,3 +375,19 @@ class ClaudeNativeSource:
         if any(not isinstance(i, StateChanged | SessionStarted) for i in items) and self._session and not self._session_sent:
             items = [*self._session_items(), *items]
         return items
+
+
+def seed_interface_home(home: Path, workdir: Path, env: Mapping[str, str], argv: list[str]) -> None:
+    """For the doctor: Claude Code's onboarding done and the folder trusted, as a set-up user's home holds them."""
+    key = env.get("ANTHROPIC_API_KEY", "")
+    # The folders of --add-dir (the agent's skills) trusted too: Claude Code's interface asks about each.
+    added = [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == "--add-dir"]
+    trusted = {d: {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True} for d in [str(workdir), *added]}
+    state = {
+        "hasCompletedOnboarding": True,
+        "customApiKeyResponses": {"approved": [key[-20:]] if key else [], "rejected": []},
+        "projects": trusted,
+    }
+    config = Path(env.get("CLAUDE_CONFIG_DIR") or home)
+    config.mkdir(parents=True, exist_ok=True)
+    (config / ".claude.json").write_text(json.dumps(state))
