@@ -89,10 +89,10 @@ def main() -> int:
                 elapsed = time.perf_counter() - start
                 assert outcome.end is not None and not outcome.end.is_error, outcome
                 # The same command agentlaunch would run for the next turn, run bare.
-                plan = launch.adapter.plan_turn(launch.spec, launch._command, launch.provider_state, f"bare {i}")
+                plan = launch.adapter.plan_turn(launch.spec, launch.command, launch.provider_state, f"bare {i}")
                 b0 = time.perf_counter()
                 done = subprocess.run(
-                    plan.argv, env=launch._env, cwd=work, stdin=subprocess.DEVNULL, capture_output=True, timeout=120
+                    plan.argv, env=launch.env, cwd=work, stdin=subprocess.DEVNULL, capture_output=True, timeout=120
                 )
                 b1 = time.perf_counter() - b0
                 assert done.returncode == 0, done.stderr

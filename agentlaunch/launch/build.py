@@ -12,6 +12,7 @@ from agentlaunch.definitions.settings import Settings, load_settings
 from agentlaunch.definitions.spec import AgentSpec, load_agent, resolve_working_dir
 from agentlaunch.events import Usage
 from agentlaunch.launch import prespawn
+from agentlaunch.launch.identity import choose_session
 from agentlaunch.launch.reaper import Reaper
 from agentlaunch.launch.session import Launch, LaunchOptions
 from agentlaunch.launch.signals import Signals
@@ -89,9 +90,13 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
     fresh = not (options.resume or options.continue_last or options.interactive)
     pending = prespawn.take() if fresh and adapter.persistent else None
     try:
+        session = choose_session(
+            spec, adapter, store, working_dir, resume=options.resume, continue_last=options.continue_last,
+            new_id=pending.session_id if pending else None,
+        )  # fmt: skip
         launch = Launch(
-            options, spec=spec, adapter=adapter, store=store, pricer=pricer, meter=meter,
-            sinks=sinks, state_dir=state_dir, working_dir=working_dir, clock=clock, prespawned=pending,
+            options, spec=spec, adapter=adapter, store=store, pricer=pricer, meter=meter, sinks=sinks,
+            state_dir=state_dir, working_dir=working_dir, clock=clock, session=session, prespawned=pending,
             signals=Signals(), reaper=Reaper(subreaper=True),
         )  # fmt: skip
         if made:

@@ -18,8 +18,10 @@ from agentlaunch.definitions.deliver import EXISTING_LIMIT, Ledger, sha256
 from agentlaunch.definitions.render import estimate_tokens
 from agentlaunch.errors import StateError
 from agentlaunch.fsutil import read_regular
+from agentlaunch.providers.descriptors import DESCRIPTORS
 
-INSTRUCTION_FILES = ("CLAUDE.md", "AGENTS.md", "GEMINI.md")
+INSTRUCTION_FILES = tuple(dict.fromkeys(d.instructions_file for d in DESCRIPTORS.values()))
+"""Every provider's instructions file (CLAUDE.md, AGENTS.md, GEMINI.md), as its descriptor names it."""
 
 
 def _read(path: Path) -> bytes | None:
@@ -58,10 +60,10 @@ def double_loading(working_dir: Path, rendered: bytes, state_dir: Path, delivere
         else:
             continue
         cost += estimate_tokens(len(data))
-    claude, agents = found.get("CLAUDE.md"), found.get("AGENTS.md")
-    if claude is not None and claude == agents and not any(r.startswith("AGENTS.md") for r in reasons):
+    claude_md, agents_md = found.get("CLAUDE.md"), found.get("AGENTS.md")
+    if claude_md is not None and claude_md == agents_md and not any(r.startswith("AGENTS.md") for r in reasons):
         reasons.append("AGENTS.md repeats CLAUDE.md")
-        cost += estimate_tokens(len(agents))
+        cost += estimate_tokens(len(agents_md))
     if not reasons:
         return None
     return (

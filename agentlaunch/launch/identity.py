@@ -1,8 +1,10 @@
-"""Which session a launch runs: a new one, the one named by ``--resume``, or the last one (``--continue``)."""
+"""Which session a launch runs (a new one, the one named by ``--resume``, or the last one: ``--continue``), and a
+new session's startup message."""
 
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -45,5 +47,17 @@ def choose_session(
                 hint="start one without --continue, or list them with `agentlaunch sessions`",
             )
         return SessionChoice(row.session_id, True, row.turns, adapter.resume_state(row.session_id, row.provider_state))
+    return new_session(adapter, new_id)
+
+
+def new_session(adapter: Adapter, new_id: str | None = None) -> SessionChoice:
+    """A new session: ``new_id`` (the prespawned CLI's) or a fresh uuid; nothing is read."""
     session_id = new_id or str(uuid.uuid4())
     return SessionChoice(session_id, False, 0, adapter.new_state(session_id))
+
+
+def startup_message(spec: AgentSpec, session_id: str, working_dir: Path, now: datetime, templates_dir: Path | None) -> str:
+    """The startup message of a new session: what changes per session, after the cached prefix."""
+    from agentlaunch.definitions.render import RunFacts, render_startup
+
+    return render_startup(spec, RunFacts(spec.provider, spec.model, session_id, working_dir, now), templates_dir)

@@ -59,8 +59,8 @@ def bind(make: Callable[[int], Capture], port: int) -> Capture:
 def make_capture(api: str, port: int) -> Capture:
     """A fake server speaking the API family ``api`` (a provider descriptor's ``api``)."""
     if api == ANTHROPIC_API:
-        fake = FakeAnthropic()
-        server = fake.serve(port)
+        anthropic = FakeAnthropic()
+        server = anthropic.serve(port)
         return Capture(server, lambda r: r.method == "POST" and r.path.split("?")[0].rstrip("/") == "/v1/messages", server.url)
     if api == RESPONSES_API:
         responses = ResponsesFake(port=port)

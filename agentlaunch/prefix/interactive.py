@@ -23,13 +23,12 @@ import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from agentlaunch.definitions.render import RunFacts, render_startup
 from agentlaunch.definitions.spec import AgentSpec
-from agentlaunch.launch.placement import Placement, place_instructions
 from agentlaunch.launch.transport import Child
 from agentlaunch.prefix.capture import Capture, Recorded
 from agentlaunch.prefix.static import Difference, compare, serialize
@@ -74,8 +73,9 @@ def interactive_once(
 ) -> InteractiveReport:  # fmt: skip
     """Run the interface once in ``root/label`` (emptied first) and compare its first request with ``headless_body``.
 
-    ``plan(spec, command, capture, home, message, session_id, place)`` is the live check's launch plan
-    (argv, env, stdin, placement); only its env and placement are used here.
+    ``plan(spec, command, capture, home, message, session_id, (workdir, state, templates_dir))`` is the live
+    check's start of a CLI (argv, env, stdin, placement, through ``plan_start``); only its env and placement are
+    used here.
     """
     # The same HOME and state-dir paths as the headless runs (see run_once): only the mode differs.
     run_dir, home, state = root / label, root / "home", root / "state"
@@ -91,11 +91,7 @@ def interactive_once(
     facts = RunFacts(spec.provider, spec.model, session_id, workdir, datetime.now().astimezone())
     message = render_startup(spec, facts, templates_dir) + "\n" + prompt
 
-    def place(env: Mapping[str, str]) -> Placement:
-        seen = env if spec.delivery == "gemini-home" or (spec.provider == "codex" and spec.skills) else None
-        return place_instructions(spec, workdir, state, date.today(), templates_dir, hold=False, env=seen)
-
-    _, env, _, placement = plan(spec, command, capture, home, message, session_id, place)
+    _, env, _, placement = plan(spec, command, capture, home, message, session_id, (workdir, state, templates_dir))
     assert placement is not None
     argv = adapter.interface_argv(
         spec, command, session_id=session_id, resumed=False, state=adapter.new_state(session_id),

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import os
 import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -31,8 +30,10 @@ from agentlaunch.definitions.fingerprint import cli_version
 from agentlaunch.definitions.render import RunFacts, render_startup
 from agentlaunch.definitions.spec import AgentSpec, load_agent
 from agentlaunch.errors import AgentlaunchError, DefinitionError, ProviderMissing, TurnFailed, TurnTimeout
-from agentlaunch.launch.placement import Placement, place_instructions, with_placement_argv
+from agentlaunch.launch.drivers import driver_for
+from agentlaunch.launch.placement import Placement
 from agentlaunch.launch.probe import probe
+from agentlaunch.launch.start import plan_start
 from agentlaunch.prefix.capture import CAPTURE_ENV, Capture, CaptureEnv, Recorded, bind, make_capture
 from agentlaunch.prefix.interactive import InteractiveReport, interactive_once
 from agentlaunch.prefix.static import (
@@ -46,7 +47,6 @@ from agentlaunch.prefix.static import (
 )
 from agentlaunch.processes import resolve_command
 from agentlaunch.providers import DESCRIPTORS, describe, get_adapter
-from agentlaunch.providers.base import child_env
 from agentlaunch.providers.descriptors import ProviderDescriptor
 
 PROMPT = "Reply with the single word: ok."
@@ -88,11 +88,10 @@ def _live_api(descriptor: ProviderDescriptor) -> tuple[str, CaptureEnv]:
     return descriptor.api, CAPTURE_ENV[descriptor.api]
 
 
-def _base_env(spec: AgentSpec, plan_env: dict[str, str]) -> dict[str, str]:
-    """The environment `run` gives the CLI (child_env: the plan's additions, then the agent's ``env``), without
-    the user's own provider settings; the capture endpoint's settings go on top."""
-    scrubbed = {k: v for k, v in os.environ.items() if not k.upper().startswith(SCRUBBED)}
-    return child_env(scrubbed, {**plan_env, **spec.env})
+def _scrubbed_env() -> dict[str, str]:
+    """The environment `run` starts the CLI from, without the user's own provider settings (the capture
+    endpoint's settings go on top)."""
+    return {k: v for k, v in os.environ.items() if not k.upper().startswith(SCRUBBED)}
 
 
 def _proxy_env(url: str) -> dict[str, str]:
@@ -107,36 +106,34 @@ def _proxy_env(url: str) -> dict[str, str]:
     }
 
 
-def _launch_plan(
-    spec: AgentSpec,
-    command: str,
-    capture: Capture,
-    home: Path,
-    message: str,
-    session_id: str,
-    place: Callable[[Mapping[str, str]], Placement] | None,
-) -> tuple[list[str], dict[str, str], bytes, Placement | None]:
-    """argv, environment, stdin and placement of one capture run: the adapter's own plan, pointed at the endpoint.
+Where = tuple[Path, Path, Path | None]
+"""A capture run's working directory, state directory and templates directory."""
 
-    ``place`` delivers the instructions once the capture environment exists (a gemini-home
-    links the capture HOME's settings, as `run` links the user's); its ``env`` goes on top.
-    Without ``place``, the plan alone (no instructions' arguments).
+
+def _launch_plan(
+    spec: AgentSpec, command: str, capture: Capture, home: Path, message: str, session_id: str, where: Where | None,
+) -> tuple[list[str], dict[str, str], bytes, Placement | None]:  # fmt: skip
+    """argv, environment, stdin and placement of one capture run, started as `run` starts it
+    (:func:`~agentlaunch.launch.start.plan_start`), pointed at the endpoint.
+
+    The capture environment exists before the instructions are placed (a gemini-home
+    links the capture HOME's settings, as `run` links the user's). Without ``where``,
+    the adapter's argv alone (no instructions' arguments, no environment).
     """
-    adapter = get_adapter(spec.provider)
-    _, point_at = _live_api(adapter.descriptor)
+    driver = driver_for(get_adapter(spec.provider))
+    _, point_at = _live_api(driver.adapter.descriptor)
+    if where is None:
+        argv, stdin = driver.first_turn(spec, command, session_id, [], message)
+        return argv, {}, stdin, None
     proxy = _proxy_env(capture.server.url)
-    if adapter.persistent:
-        plan = adapter.plan(spec, command, session_id, False, False)
-        env = {**point_at(capture.base_url, home, _base_env(spec, plan.env), spec.model), **proxy}
-        placement = place(env) if place else None
-        extra_argv, extra_env = (placement.argv, placement.env) if placement else ([], {})
-        stdin = (json.dumps(adapter.user_message(message)) + "\n").encode("utf-8")
-        return [*plan.argv, *extra_argv], {**env, **extra_env}, stdin, placement
-    turn = adapter.plan_turn(spec, command, adapter.new_state(session_id), message)
-    env = {**point_at(capture.base_url, home, _base_env(spec, turn.env), spec.model), **proxy}
-    placement = place(env) if place else None
-    extra_argv, extra_env = (placement.argv, placement.env) if placement else ([], {})
-    return with_placement_argv(turn.argv, extra_argv), {**env, **extra_env}, turn.stdin or b"", placement
+    workdir, state, templates_dir = where
+    start = plan_start(
+        spec, driver, working_dir=workdir, state_dir=state, session_id=session_id, resumed=False, today=date.today(),
+        templates_dir=templates_dir, hold=False, environ=_scrubbed_env(), command=command, record=False,
+        point=lambda env: {**point_at(capture.base_url, home, env, spec.model), **proxy},
+    )  # fmt: skip
+    argv, stdin = driver.first_turn(spec, command, session_id, start.placement_argv, message)
+    return argv, start.env, stdin, start.placement
 
 
 def run_once(
@@ -168,13 +165,9 @@ def run_once(
     facts = RunFacts(spec.provider, spec.model, session_id, workdir, datetime.now().astimezone())
     message = render_startup(spec, facts, templates_dir) + "\n" + PROMPT
 
-    def place(env: Mapping[str, str]) -> Placement:
-        # A gemini-home links the user's Gemini home, and a codex agent with skills gets a Codex home that
-        # links the user's: here the capture HOME's, never the real one.
-        seen = env if spec.delivery == "gemini-home" or (spec.provider == "codex" and spec.skills) else None
-        return place_instructions(spec, workdir, state, date.today(), templates_dir, hold=False, env=seen)
-
-    argv, env, stdin, placement = _launch_plan(spec, command, capture, home, message, session_id, place)
+    # A gemini-home links the user's Gemini home, and a codex agent with skills gets a Codex home that
+    # links the user's: here the capture HOME's, never the real one.
+    argv, env, stdin, placement = _launch_plan(spec, command, capture, home, message, session_id, (workdir, state, templates_dir))
     assert placement is not None
     argv = [a for a in argv if a not in strip_flags]
     seen = len(capture.model_calls())

@@ -1,0 +1,157 @@
+"""One way to start a provider CLI: the plan (placement, argv, environment, fingerprint), and the child it starts.
+
+:func:`plan_start` is what ``agentlaunch run`` (headless, the line chat, the
+native interface) and ``doctor --live`` (its headless and interface runs) all
+start a CLI from: the instructions placed as the agent's delivery says, the
+CLI's argv and environment from its adapter, and, for a launch, the prefix
+fingerprint recorded against the previous launch. :func:`start_child` then
+adopts the CLI the entry point started early (:mod:`agentlaunch.launch.prespawn`)
+when it was started exactly so, and starts one otherwise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentlaunch.definitions.deliver import release
+from agentlaunch.definitions.fingerprint import prefix_notice, record_prefix
+from agentlaunch.definitions.spec import AgentSpec
+from agentlaunch.errors import AgentlaunchError, ProviderMissing
+from agentlaunch.launch import prespawn
+from agentlaunch.launch.placement import Placement, place_instructions
+from agentlaunch.processes import resolve_command
+from agentlaunch.providers.base import TurnPlan, child_env
+from agentlaunch.sinks import Notice, PrefixChanged, SinkEvent
+
+if TYPE_CHECKING:
+    from agentlaunch.launch.drivers import Driver
+    from agentlaunch.launch.session import Launch
+    from agentlaunch.launch.turn import ChildLike
+
+
+@dataclass(frozen=True)
+class StartPlan:
+    """How the CLI of a session starts: where the instructions went, its argv and its environment."""
+
+    command: str
+    """The CLI's resolved path."""
+    placement: Placement
+    plan: TurnPlan
+    """The adapter's plan (persistent: the session's process; per-turn: a new session's first turn, no prompt)."""
+    argv: list[str]
+    """The CLI's argv with the placement's arguments (a per-turn CLI's: without the prompt)."""
+    extra_env: dict[str, str]
+    """What the launch adds to the environment it runs in: the plan's, the agent's ``env``, the placement's."""
+    env: dict[str, str]
+    """The CLI's whole environment."""
+
+    @property
+    def placement_argv(self) -> list[str]:
+        """The arguments that carry or point at the instructions (a per-turn CLI gets them on every turn)."""
+        return self.placement.argv
+
+
+def plan_start(
+    spec: AgentSpec, driver: Driver, *, working_dir: Path, state_dir: Path, session_id: str, resumed: bool, today: date,
+    templates_dir: Path | None = None, interactive: bool = False, interface: bool = False, force: bool = False,
+    hold: bool = True, environ: Mapping[str, str] | None = None, point: Callable[[dict[str, str]], dict[str, str]] | None = None,
+    command: str | None = None, emit: Callable[[SinkEvent], None] | None = None, record: bool = True,
+) -> StartPlan:  # fmt: skip
+    """Place ``spec``'s instructions and plan its CLI's start; ``emit`` hears the notices as they come.
+
+    ``environ`` is the environment the CLI starts from (this process's by default);
+    ``point`` reshapes it before anything reads it (the doctor points the CLI at its
+    capture endpoint, its settings over the agent's ``env``). ``record`` keeps the
+    prefix fingerprint and reports a change (``interface``: the native mode's own
+    record). A placement held for this launch is released again when the plan fails.
+    """
+    say = emit or (lambda event: None)
+    environ = os.environ if environ is None else environ
+    seen = child_env(environ, spec.env)
+    if point is not None:
+        seen = point(seen)
+    placement = place_instructions(
+        spec, working_dir, state_dir, today, templates_dir, force=force, hold=hold, env=seen, adapter=driver.adapter
+    )
+    try:
+        for notice in placement.notices:
+            say(Notice(notice))
+        if command is None:
+            try:
+                command = resolve_command(spec.command or driver.adapter.default_command)
+            except ProviderMissing as exc:
+                raise ProviderMissing(exc.message, hint=driver.adapter.install_hint) from None
+        plan, argv, fingerprinted = driver.start(spec, command, session_id, resumed, interactive, placement)
+        for notice in plan.notices:
+            say(Notice(notice))
+        if record:
+            changed = record_prefix(
+                spec, placement.rendered, templates_dir, command, fingerprinted, session_id, state_dir, interface=interface
+            )
+            if changed:
+                say(PrefixChanged(tuple(changed)))
+                say(Notice(prefix_notice(changed) or ""))
+    except BaseException:
+        if hold:
+            with contextlib.suppress(AgentlaunchError):
+                release(placement.path, state_dir)
+        raise
+    extra = {**plan.env, **spec.env, **placement.env}
+    # The doctor's settings stay over the agent's env (a base URL there must not reach a real API).
+    env = child_env(environ, extra) if point is None else {**seen, **plan.env, **placement.env}
+    return StartPlan(command, placement, plan, argv, extra, env)
+
+
+def start_child(
+    plan: StartPlan, pending: prespawn.Prespawned | None, spawn: Callable[[list[str]], ChildLike],
+) -> tuple[ChildLike, bool]:  # fmt: skip
+    """The CLI the entry point started early when it was started exactly as ``plan`` says (and the skills it may
+    have listed are unchanged), else a new one from ``spawn``; True when adopted."""
+    if plan.placement.skills is not None and plan.placement.skills.changed:
+        prespawn.discard(pending)  # it may have listed the skills before this launch rewrote them
+        pending = None
+    adopted = prespawn.adopt(pending, plan.argv, plan.extra_env, instructions_digest(plan))
+    if adopted is not None:
+        return adopted, True
+    return spawn(plan.argv), False
+
+
+def instructions_digest(plan: StartPlan) -> str:
+    """What the early start compares the instructions by."""
+    return hashlib.sha256(plan.placement.rendered.data).hexdigest()
+
+
+def remember_plan(plan: StartPlan, key: str, session_id: str, spec: AgentSpec, working_dir: Path, state_dir: Path) -> None:
+    """Keep this launch's plan for the next launch's early start (:func:`agentlaunch.launch.prespawn.remember`)."""
+    prespawn.remember(
+        key, plan.argv, session_id, plan.plan.env, plan.placement.path, instructions_digest(plan),
+        spec.agent_dir / "agent.yaml", bool(spec.env), working_dir, state_dir,
+    )  # fmt: skip
+
+
+def start_launch(launch: Launch) -> None:
+    """``launch``'s start: its plan, and a persistent CLI's process (adopted or started) unless the interface's
+    turn starts it (native); a new headless session's plan is kept for the next launch's early start."""
+    opts = launch.options
+    launch.plan = plan = plan_start(
+        launch.spec, launch.driver, working_dir=launch.working_dir, state_dir=launch.state_dir,
+        session_id=launch.session_id, resumed=launch.resumed, today=launch.clock.now().date(),
+        templates_dir=opts.templates_dir, interactive=opts.interactive, interface=opts.native, force=opts.force,
+        emit=launch.emit,
+    )  # fmt: skip
+    if not launch.persistent or opts.native:
+        return
+    pending, launch.prespawned = launch.prespawned, None
+    child, adopted = start_child(plan, pending, launch.spawn)
+    if adopted:
+        launch.child = child
+        launch.reaper.watch(child.pid)
+    if opts.plan_key and not launch.resumed and not opts.interactive:
+        remember_plan(plan, opts.plan_key, launch.session_id, launch.spec, launch.working_dir, launch.state_dir)
