@@ -1,13 +1,14 @@
-"""One launch of an agent: deliver its instructions, start its CLI, run turns, hand every event to the sinks.
+"""One launch of an agent: its session's identity and state, its sinks, and its closing.
 
-The launch is given its collaborators (the agent's spec, the usage store, the
-pricer, the meter, a clock, a child factory, the sinks, the loop, the signal
-router and the reaper); :func:`agentlaunch.launch.build.build_launch` wires
-them as ``agentlaunch run`` does, and a test can pass a fake child and a
-temporary store instead. The launch keeps the session's identity and state
-machine, prices each call, and answers the CLI's questions; the turn's loop
-is :class:`~agentlaunch.launch.turn.Turn`, and whatever shows, stores or
-reports events is a sink (:mod:`agentlaunch.sinks`).
+The launch is given its collaborators (the agent's spec, the session chosen
+for it, the usage store, the pricer, the meter, a clock, a child factory, the
+sinks, the signal router and the reaper); :func:`agentlaunch.launch.build.build_launch`
+wires them as ``agentlaunch run`` does, and a test can pass a fake child and a
+temporary store instead. The parts: how the CLI starts (:mod:`agentlaunch.launch.start`),
+how a turn reaches it (the driver of its shape, :mod:`agentlaunch.launch.drivers`),
+one turn around its loop (:mod:`agentlaunch.launch.turn_cycle`), what a call
+costs (:mod:`agentlaunch.usage.call_meter`); whatever shows, stores or reports
+events is a sink (:mod:`agentlaunch.sinks`).
 """
 
 from __future__ import annotations
