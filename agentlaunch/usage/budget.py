@@ -5,7 +5,8 @@ The limits come from ``budget:`` in agent.yaml (``session_usd``, ``daily_usd``,
 (the session's USD limit for one launch) and ``budget:`` in the global
 settings, ``<config dir>/config.yaml`` (``daily_usd``, ``daily_tokens`` over every agent). What was
 spent is always read from the usage store, so a budget survives restarts and
-counts agents that run in parallel.
+counts agents that run in parallel; the calls waiting in the store's journal
+(kept while another process held the store's lock) count too.
 
 :class:`BudgetGuard` is a sink. At the launch's first event (before the CLI
 is started or any call is made) it refuses a launch whose budget is already
@@ -28,7 +29,7 @@ from agentlaunch.clock import Clock
 from agentlaunch.errors import BudgetExceeded
 from agentlaunch.events import Usage
 from agentlaunch.sinks import LaunchView, PricedCall, SinkEvent, StateChanged
-from agentlaunch.usage.records import ReportRow
+from agentlaunch.usage.records import CallRecord, ReportRow
 from agentlaunch.usage.store import Store
 
 HINTS = {
@@ -108,6 +109,14 @@ class Spent:
             sum(r.cost_usd or 0.0 for r in rows), sum(r.total_input + r.output for r in rows), sum(r.unpriced_calls for r in rows)
         )
 
+    def plus(self, calls: list[CallRecord]) -> Spent:
+        """This and ``calls`` (the journal's calls, not in the store yet)."""
+        return Spent(
+            self.usd + sum(c.cost_usd or 0.0 for c in calls),
+            self.tokens + sum(call_tokens(c.usage) for c in calls),
+            self.unpriced + sum(c.cost_usd is None for c in calls),
+        )
+
 
 def _usd(value: float) -> str:
     """Dollars to the cent, or to 1/100 cent where cents would hide the figure ($0.0042)."""
@@ -124,13 +133,18 @@ class BudgetGuard:
 
     # -- what was spent ---------------------------------------------------------
     def _spent(self, launch: LaunchView, scope: str) -> Spent:
-        """What was spent in ``scope`` (``session``, ``daily``, ``all_agents_daily``), read from the store."""
+        """What was spent in ``scope`` (``session``, ``daily``, ``all_agents_daily``), read from the store and its journal."""
+        # Billed, kept while the store was locked: spent all the same. Read before the store, so a replay in
+        # between counts a call twice (a budget stops early), never not at all.
+        pending = self.store.pending_calls()
         if scope == "session":
-            return Spent.of(self.store.usage_report("session", session=launch.session_id))
+            mine = [c for c in pending if c.session_id == launch.session_id]
+            return Spent.of(self.store.usage_report("session", session=launch.session_id)).plus(mine)
         # "Today" is the local calendar day of the launch's clock; calls stamped later (a clock set back) count too.
         midnight = self.clock.now().replace(hour=0, minute=0, second=0, microsecond=0)
         agent = launch.spec.name if scope == "daily" else None
-        return Spent.of(self.store.usage_report("agent", agent=agent, since=midnight))
+        mine = [c for c in pending if c.at >= midnight and (agent is None or c.agent == agent)]
+        return Spent.of(self.store.usage_report("agent", agent=agent, since=midnight)).plus(mine)
 
     def _checks(self, launch: LaunchView) -> list[tuple[str, float, float, str]]:
         """(key, spent, limit, label) for every limit that is set."""

@@ -1,4 +1,10 @@
-"""The usage store as a sink: every call is committed as it arrives, so a crash loses at most the call in flight."""
+"""The usage store as a sink: every call is committed as it arrives, so a crash loses at most the call in flight.
+
+When another process holds the store's lock past its busy timeout, a write
+goes to the journal beside the store instead (fsynced before the call is
+shown) and is written to the store when it is free (:meth:`Store.write`): the
+launch says so once and goes on, its exit status unchanged.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +23,8 @@ from agentlaunch.sinks import (
     SinkEvent,
     TurnDone,
 )
+from agentlaunch.usage import journal
+from agentlaunch.usage.journal import Op
 from agentlaunch.usage.records import now
 from agentlaunch.usage.store import Store
 
@@ -45,43 +53,58 @@ class UsageRecorder:
         self.registered = False
         self._title: str | None = None  # the first prompt, kept until the session is registered
         self._pending: list[tuple[str, str | None, datetime]] = []  # session events from before the session is known
+        self._told = False  # the launch was told that the store is locked
 
     def event(self, event: SinkEvent, launch: LaunchView) -> None:
+        sid = launch.session_id
         if isinstance(event, SessionStarted) and not self.registered:
             # Registered once the CLI confirms the session: an unknown --resume id never becomes one.
             spec = launch.spec
-            self.store.start_session(
-                launch.session_id, agent=spec.name, provider=spec.provider, working_dir=str(launch.working_dir), model=spec.model
-            )
+            self._write(journal.session_op(sid, agent=spec.name, provider=spec.provider,
+                                           working_dir=str(launch.working_dir), model=spec.model, at=now()), launch)  # fmt: skip
             self.registered = True
             if self.place is not None:
-                self.store.set_place(launch.session_id, *self.place)
+                self._write(journal.place_op(sid, *self.place), launch)
             if self._title is not None:
-                self.store.set_title(launch.session_id, self._title)
+                self._write(journal.title_op(sid, self._title), launch)
             for kind, detail, at in self._pending:
-                self.store.record_event(launch.session_id, kind, detail, at=at)
+                self._write(journal.event_op(sid, kind, detail, at), launch)
             self._pending.clear()
         elif isinstance(event, PromptSent):
             if self._title is None and event.text.strip():
                 self._title = event.text
                 if self.registered:
-                    self.store.set_title(launch.session_id, event.text)
+                    self._write(journal.title_op(sid, event.text), launch)
         elif isinstance(event, PrefixChanged | Compaction):
             # What explains a cache miss later (usage --calls names it).
             kind, detail = ("prefix_changed", ", ".join(event.parts)) if isinstance(event, PrefixChanged) else (
                 "compaction", event.trigger)  # fmt: skip
             if self.registered:
-                self.store.record_event(launch.session_id, kind, detail)
+                self._write(journal.event_op(sid, kind, detail, now()), launch)
             else:
                 self._pending.append((kind, detail, now()))
         elif isinstance(event, PricedCall):
-            self.store.record_call(event.record)
+            self._write(journal.call_op(event.record), launch)
         elif not self.registered:
             return
         elif isinstance(event, ProviderStateKept):
-            self.store.set_provider_state(launch.session_id, event.state)
+            self._write(journal.state_op(sid, event.state), launch)
         elif isinstance(event, TurnDone):
-            self.store.touch_session(launch.session_id)
+            self._write(journal.touch_op(sid, 1, now()), launch)
         elif isinstance(event, SessionClosed):
             with contextlib.suppress(AgentlaunchError):
-                self.store.end_session(launch.session_id, event.exit_status)
+                self._write(journal.end_op(sid, event.exit_status, now()), launch)
+            if self._told and journal.has_lines(self.store.journal):  # the end's write could not replay it
+                launch.notice(
+                    f"the usage store is still locked by another process: this launch's calls wait in "
+                    f"{self.store.journal} until it is free; the next agentlaunch command that opens it writes them"
+                )
+
+    def _write(self, op: Op, launch: LaunchView) -> None:
+        """``op`` into the store, or into its journal while another process holds the store's lock (said once)."""
+        if not self.store.write(op) and not self._told:
+            self._told = True
+            launch.notice(
+                f"the usage store is locked by another process: calls are kept in {self.store.journal} "
+                "and written to the store once it is free (nothing is lost)"
+            )

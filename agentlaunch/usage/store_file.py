@@ -22,6 +22,21 @@ from agentlaunch.fsutil import PRIVATE_FILE_MODE, private_dir, tighten
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_S = 10.0
+BUSY_TIMEOUT_ENV = "AGENTLAUNCH_STORE_BUSY_TIMEOUT"
+
+
+def busy_timeout(environ: dict[str, str] | None = None) -> float:
+    """How long a write waits for another process's lock on the store before the call goes to the journal.
+
+    ``$AGENTLAUNCH_STORE_BUSY_TIMEOUT`` (seconds, 0 to 3600), else :data:`BUSY_TIMEOUT_S`; a value that
+    is not such a number is ignored (a store that waits 10 s loses nothing either way).
+    """
+    value = (os.environ if environ is None else environ).get(BUSY_TIMEOUT_ENV, "")
+    try:
+        seconds = float(value)
+    except ValueError:
+        return BUSY_TIMEOUT_S
+    return seconds if 0 <= seconds <= 3600 else BUSY_TIMEOUT_S
 
 
 def connect(path: Path, timeout: float = BUSY_TIMEOUT_S) -> sqlite3.Connection:
@@ -156,10 +171,23 @@ def _migration_4(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO store_meta (key, value) VALUES ('store_id', lower(hex(randomblob(16))))")
 
 
+def _migration_5(conn: sqlite3.Connection) -> None:
+    """The journal's writes already applied (issue 23), by their uid, so a journal replayed twice counts nothing twice.
+
+    Only writes that went through the journal (the store was locked) have a row
+    here; a uid is committed in the same transaction as the write it names
+    (:mod:`agentlaunch.usage.journal`). The calls table is unchanged, so live
+    recording pays nothing for it.
+    """
+    conn.execute("CREATE TABLE journal_applied (uid TEXT PRIMARY KEY, at REAL NOT NULL)")
+
+
 # Append only: a function's position (1-based) is the schema version it produces.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migration_1, _migration_2, _migration_3, _migration_4]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    _migration_1, _migration_2, _migration_3, _migration_4, _migration_5,
+]  # fmt: skip
 SCHEMA_VERSION = len(MIGRATIONS)
-_OUR_TABLES = {"sessions", "calls", "session_events", "store_meta"}
+_OUR_TABLES = {"sessions", "calls", "session_events", "store_meta", "journal_applied"}
 
 
 # --------------------------------------------------------------------------- checks
@@ -203,7 +231,8 @@ def _private_files(path: Path) -> None:
     """
     with contextlib.suppress(OSError):  # it exists (or cannot be made: SQLite's own open says why)
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), PRIVATE_FILE_MODE))
-    for suffix in ("", "-wal", "-shm", "-journal"):
+    # ``.pending.jsonl``: the calls kept while the store was locked (agentlaunch.usage.journal)
+    for suffix in ("", "-wal", "-shm", "-journal", ".pending.jsonl"):
         tighten(path.with_name(path.name + suffix), PRIVATE_FILE_MODE)
 
 
