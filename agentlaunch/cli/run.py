@@ -357,6 +357,8 @@ def sessions(
     with Store.open(paths.store_path()) as store:
         rows = store.list_sessions(agent, limit=limit)
         costs = store.session_costs([r.session_id for r in rows])
+        for line in store.skipped():  # a malformed row is left out, named once (never in the JSON)
+            err.print(f"[yellow]warning:[/] {for_markup(line)}", markup=True, soft_wrap=True)
     if as_json:
         print(
             json.dumps(

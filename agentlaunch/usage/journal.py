@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import math
 import os
@@ -144,7 +145,7 @@ def _fits(kind: int, value: Any) -> bool:
     if kind in (_OPT_TEXT, _OPT_INT, _OPT_USD, _STATE) and value is None:
         return True
     if kind in (_TEXT, _OPT_TEXT):
-        return isinstance(value, str) and "\x00" not in value
+        return isinstance(value, str) and _utf8(value)
     if kind in (_INT, _OPT_INT):
         return type(value) is int and -_MAX_INT <= value <= _MAX_INT
     if kind == _TIME:
@@ -158,6 +159,15 @@ def _fits(kind: int, value: Any) -> bool:
                                                       "cache_write_1h"}:  # fmt: skip
         return False
     return usage_problem(Usage(**value)) is None
+
+
+def _utf8(text: str) -> bool:
+    """Whether SQLite can take ``text`` (JSON can spell a lone surrogate, which no UTF-8 string holds)."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def read_op(line: bytes) -> Op | None:
@@ -262,8 +272,9 @@ def _locked(path: Path, *, create: bool) -> Iterator[int | None]:
 def append(path: Path, op: Op) -> None:
     """Append ``op`` to the journal at ``path`` and fsync it. Raises OSError when it cannot be written.
 
-    A half-written last line (a writer killed mid-append) is ended first, so this
-    line is whole; a short write (a full disk) is cut off again before raising.
+    A half-written last line (a writer killed mid-append: appends hold the lock,
+    so its writer is dead) is cut off first, so this line starts a line of its
+    own; a short write (a full disk) is cut off again before raising.
     """
     line = op.line()
     created = not path.exists()
@@ -271,7 +282,13 @@ def append(path: Path, op: Op) -> None:
         assert fd is not None
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
-            line = b"\n" + line
+            tail = os.pread(fd, min(size, MAX_LINE + 1), max(0, size - MAX_LINE - 1))
+            cut = tail.rfind(b"\n")
+            if cut >= 0 or size <= MAX_LINE:
+                size = size - len(tail) + cut + 1  # just after the last whole line (0: there is none)
+                os.ftruncate(fd, size)
+            else:
+                line = b"\n" + line  # a tail longer than any line of ours: ended, and read as a bad line
         try:
             written = 0
             while written < len(line):
@@ -286,8 +303,21 @@ def append(path: Path, op: Op) -> None:
         _fsync_dir(path.parent)
 
 
-def read(path: Path) -> tuple[Read, tuple[int, int, int] | None]:
-    """The journal's ops (at most :data:`READ_LIMIT` bytes of them) and what was read: (inode, device, bytes).
+@dataclass(frozen=True)
+class Mark:
+    """Which bytes a :func:`read` read: the first ``end`` bytes of the file, whose SHA-256 is ``digest``.
+
+    The digest, not the inode, says it is the same file at :func:`clear`: a
+    journal removed by another replay and made again by a new append can get
+    the same inode number, and its first bytes were never replayed.
+    """
+
+    end: int
+    digest: bytes
+
+
+def read(path: Path) -> tuple[Read, Mark | None]:
+    """The journal's ops (at most :data:`READ_LIMIT` bytes of them) and a :class:`Mark` of what was read.
 
     (Read([], [], 0), None) when there is no journal. Raises OSError when it cannot be read.
     """
@@ -308,27 +338,28 @@ def read(path: Path) -> tuple[Read, tuple[int, int, int] | None]:
     end = found.end
     if end == 0 and len(data) >= READ_LIMIT:
         end = len(data)  # a READ_LIMIT without a newline holds no op of ours: read past it
-    return found, (info.st_ino, info.st_dev, end)
+    return found, Mark(end, hashlib.sha256(data[:end]).digest())
 
 
-def clear(path: Path, read_upto: tuple[int, int, int]) -> None:
+def clear(path: Path, mark: Mark) -> None:
     """Drop the journal's first bytes that :func:`read` read, once their ops are committed to the store.
 
     The journal is removed when nothing was appended since; else what was
     appended is written to a new file that replaces it (atomic rename). A
-    journal that another process cleared or replaced meanwhile is left alone.
+    journal whose first bytes are not the ones read (another replay cleared
+    it, and new lines started a new one) is left alone.
     """
-    ino, dev, end = read_upto
+    end = mark.end
     with _locked(path, create=False) as fd:
         if fd is None:
             return
         info = os.fstat(fd)
-        if (info.st_ino, info.st_dev) != (ino, dev) or info.st_size < end:
-            return  # not the file read (another replay cleared it, and new lines started a new one)
-        if info.st_size == end:
-            os.unlink(path)
+        if info.st_size < end or hashlib.sha256(os.pread(fd, end, 0)).digest() != mark.digest:
             return
         rest = os.pread(fd, info.st_size - end, end)
+        if b"\n" not in rest:  # nothing, or half a line a writer died writing (appends hold the lock)
+            os.unlink(path)
+            return
         tmp_fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
             os.fchmod(tmp_fd, PRIVATE_FILE_MODE)

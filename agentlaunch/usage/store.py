@@ -124,10 +124,15 @@ class Store:
         store = cls(connect(path, wait), path, wait)
         if journal.has_lines(store.journal):
             try:
-                store.replay(min(wait, REPLAY_WAIT_S))
+                replayed = store.replay(min(wait, REPLAY_WAIT_S))
             except BaseException:
                 store.close()
                 raise
+            if not replayed:  # a report or budget read now leaves those calls out: say so
+                store._skipped["journal-locked"] = (
+                    f"{store.journal}: the store is locked by another process; the calls kept in this journal "
+                    "are written to it once it is free"
+                )
         return store
 
     def close(self) -> None:
@@ -478,7 +483,7 @@ class Store:
                 self._skipped.setdefault("journal", f"{self.journal}: the journal cannot be read ({exc}); left as is")
                 return True  # the store itself is fine: writes go on
             for number in found.bad:
-                key = f"journal:{upto}:{number}"
+                key = f"journal:{upto.digest.hex() if upto else ''}:{number}"
                 self._skipped.setdefault(key, f"{self.journal}: skipped line {number}: not a write agentlaunch kept")
             if upto is None:
                 return True
