@@ -16,8 +16,9 @@ from typing import Any
 
 import jinja2
 import jinja2.meta
+from jinja2.exceptions import SecurityError
 from jinja2.loaders import split_template_path
-from jinja2.sandbox import SandboxedEnvironment, SecurityError
+from jinja2.sandbox import SandboxedEnvironment
 
 from agentlaunch import __version__
 from agentlaunch.definitions.sandbox import BoundedEnvironment, TemplateLimit

@@ -12,7 +12,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from jinja2.sandbox import MAX_RANGE, SecurityError
+from jinja2.exceptions import SecurityError
+from jinja2.sandbox import MAX_RANGE
 
 MAX_VALUE = 16 << 20
 """Characters in any one string (the instructions of a large agent are well under 1 MiB)."""

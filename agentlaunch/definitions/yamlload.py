@@ -37,12 +37,12 @@ class BoundedLoader(yaml.SafeLoader):
         self._keep: list[yaml.Node] = []  # keeps the ids above from being reused while composing
 
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
-        event = self.peek_event()
+        event = self.peek_event()  # type: ignore[no-untyped-call]
         if not isinstance(event, yaml.AliasEvent | yaml.ScalarEvent) and self._depth >= MAX_DEPTH:
             raise yaml.composer.ComposerError(None, None, f"nested deeper than {MAX_DEPTH} levels", event.start_mark)
         self._depth += 1
         try:
-            node = super().compose_node(parent, index)  # type: ignore[misc]
+            node = super().compose_node(parent, index)
         finally:
             self._depth -= 1
         if isinstance(event, yaml.AliasEvent):

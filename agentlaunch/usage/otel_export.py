@@ -135,4 +135,4 @@ class Exporter:
 
 def _backoff(attempt: int) -> float:
     """Exponential, capped, with jitter (so many agents that lost one collector do not come back in step)."""
-    return min(BACKOFF_CAP_S, BACKOFF_S * 2**attempt) * random.uniform(0.75, 1.25)
+    return min(BACKOFF_CAP_S, BACKOFF_S * 2.0**attempt) * random.uniform(0.75, 1.25)
