@@ -219,6 +219,15 @@ def test_file_delivery_puts_the_instructions_after_the_first_difference(agents_d
     assert report.verdict.endswith("; try `delivery: system-prompt`")
 
 
+def test_a_cli_without_an_interface_skips_the_interactive_leg(agents_dir: Path) -> None:
+    # The stand-in is headless only: started as its interface it exits at once, and the doctor does not wait it out.
+    fake_claude_agent(agents_dir)
+    report = live_check(agents_dir, "reviewer", timeout=30)
+    i = report.interactive
+    assert i is not None and i.no_interface and not i.measured
+    assert "exited (code 2) before any request" in i.note and "no interactive interface" in i.note, i.note
+
+
 def test_a_connection_attempt_through_the_proxy_is_reported(agents_dir: Path) -> None:
     fake_claude_agent(agents_dir, env={"FAKE_CLAUDE_MODE": "phone-home"})
     report = live_check(agents_dir, "reviewer", timeout=30)
@@ -284,6 +293,7 @@ def test_doctor_plain_output_fits_one_screen(agents_dir: Path) -> None:
     lines = done.stdout.decode().splitlines()
     assert len(lines) <= 24 and all(len(line) <= 160 for line in lines)
     assert any(line.startswith("control") and "passed" in line for line in lines)
+    assert any(line.startswith("interactive skipped: started as its interface") for line in lines), lines
 
 
 # -- at every launch ----------------------------------------------------------------------

@@ -95,6 +95,9 @@ def _print_interactive(r: LiveReport) -> None:
     i = r.interactive
     if i is None:
         return
+    if i.no_interface:
+        out.print(f"interactive skipped: {i.note}", markup=False)
+        return
     if not i.measured or i.difference is None:
         out.print(f"interactive [yellow]not measured[/]: {i.note}", markup=True)
         return

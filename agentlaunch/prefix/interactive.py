@@ -48,6 +48,8 @@ class InteractiveReport:
     tools_interactive: int | None = None
     proxy_attempts: list[str] = field(default_factory=list)
     """Connections the interface tried beyond the capture endpoint (refused; its own update or plugin checks)."""
+    no_interface: bool = False
+    """The leg was skipped: the provider has no interface, or the CLI started as one exited before any request."""
 
     @property
     def same_prefix(self) -> bool:
@@ -86,7 +88,7 @@ def interactive_once(
         folder.mkdir(parents=True)
     adapter = get_adapter(spec.provider)
     if not adapter.has_interface:
-        return InteractiveReport(False, f"{spec.provider} has no interface of its own")
+        return InteractiveReport(False, f"{spec.provider} has no interface of its own", no_interface=True)
     session_id = str(uuid.uuid4())
     facts = RunFacts(spec.provider, spec.model, session_id, workdir, datetime.now().astimezone())
     message = render_startup(spec, facts, templates_dir) + "\n" + prompt
@@ -102,12 +104,18 @@ def interactive_once(
     env = {**env, "TERM": "xterm-256color", "DISABLE_AUTOUPDATER": "1", "DISABLE_UPDATES": "1"}
     before = len(capture.server.proxy_attempts)
     tail = bytearray()
-    body = _first_request(argv, env, workdir, capture, prompt, timeout, tools=_tools(headless_body) is not None, tail=tail)
+    exited: list[int] = []
+    body = _first_request(
+        argv, env, workdir, capture, prompt, timeout, tools=_tools(headless_body) is not None, tail=tail, exited=exited
+    )
     tried = [f"{r.method} {r.path}" for r in capture.server.proxy_attempts[before:]]
     if body is None:
         from agentlaunch.launch.native import last_words
 
         said = " / ".join(last_words(bytes(tail), 4)) or "nothing"
+        if exited:  # a CLI with no interface of its own (a headless-only build or wrapper): nothing to wait for
+            note = f"started as its interface, the CLI exited (code {exited[0]}) before any request; it showed: {said}"
+            return InteractiveReport(False, note, proxy_attempts=tried, no_interface=True)
         note = f"the interface sent no request with the prompt within {timeout:g}s (a first-run question?); it showed: {said}"
         return InteractiveReport(False, note, proxy_attempts=tried)
     api = describe(spec.provider).api or ""
@@ -117,10 +125,10 @@ def interactive_once(
 
 def _first_request(
     argv: list[str], env: Mapping[str, str], workdir: Path, capture: Capture, prompt: str, timeout: float, *, tools: bool,
-    tail: bytearray,
+    tail: bytearray, exited: list[int],
 ) -> dict[str, Any] | None:
     """The interface's first model request that carries ``prompt`` (and tools, when the headless one had them:
-    its side calls, a title say, are skipped), or None."""
+    its side calls, a title say, are skipped), or None; the CLI's exit code goes into ``exited`` when it ends first."""
     seen = len(capture.model_calls())
 
     def found() -> dict[str, Any] | None:
@@ -149,6 +157,10 @@ def _first_request(
             if (body := found()) is not None:
                 return body
             fds = [wake_read] + ([child.master] if not child.eof else [])
+            if child.eof and child.pidfd is not None:
+                fds.append(child.pidfd)  # its output ended: its exit comes next (the PTY closes before it is reaped)
+            elif child.eof:
+                left = min(left, 0.05)  # no pidfd: look again shortly
             ready = select.select(fds, [], [], left)[0]
             if wake_read in ready:
                 with contextlib.suppress(OSError):
@@ -156,8 +168,11 @@ def _first_request(
             if child.master in ready:
                 tail += child.read_bytes()  # drained so that it never blocks; its last text explains a failure
                 del tail[:-4096]
-            if child.eof and child.poll() is not None:
-                break
+            if child.eof and (code := child.poll()) is not None:
+                body = found()
+                if body is None:
+                    exited.append(code)
+                return body
         return found()
     finally:
         capture.server.on_request.remove(wake)

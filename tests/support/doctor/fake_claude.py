@@ -4,7 +4,9 @@
 The body carries a tool, a system prompt (plus the --append-system-prompt-file
 text), and a first user message naming the working directory, like the real
 CLI. FAKE_CLAUDE_MODE: ``sleep`` never calls, ``fail`` exits 1, ``phone-home``
-first tries https://example.invalid through the proxy.
+first tries https://example.invalid through the proxy. It has no interface of
+its own: started without ``-p`` (the doctor's interactive leg) it exits 2 at
+once, as a headless-only CLI does.
 """
 
 import contextlib
@@ -17,6 +19,9 @@ import urllib.request
 if sys.argv[1:] == ["--version"]:
     print("9.9.9 (Fake Claude)")
     sys.exit(0)
+if "-p" not in sys.argv[1:]:
+    print("Error: this stand-in has no interactive interface (use -p)", file=sys.stderr)
+    sys.exit(2)
 mode = os.environ.get("FAKE_CLAUDE_MODE", "")
 if mode == "sleep":
     time.sleep(600)
