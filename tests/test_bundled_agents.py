@@ -10,7 +10,7 @@ import pytest
 
 from agentlaunch import paths
 from tests.conftest import EXAMPLE_AGENTS
-from tests.helpers import run_cli
+from tests.helpers import run_cli, run_cli_inprocess
 
 
 @pytest.fixture
@@ -95,7 +95,7 @@ def test_json_stays_clean_with_the_bundled_demo(nowhere: Path) -> None:
 
 
 def test_list_names_the_bundled_agents_and_notes_it(nowhere: Path) -> None:
-    result = run_cli("list", "--json", cwd=nowhere)
+    result = run_cli_inprocess("list", "--json", cwd=nowhere)
     assert result.returncode == 0, result.stderr
     listing = json.loads(result.stdout)
     assert listing["agents_dir"] == str(paths.bundled_agents_dir())

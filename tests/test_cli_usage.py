@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_cli
+from tests.helpers import run_cli, run_cli_inprocess
 
 
 @pytest.fixture
@@ -24,7 +24,7 @@ def two_sessions(agents_dir: Path) -> list[str]:
 
 
 def test_usage_by_session_json_counts_every_call(two_sessions: list[str], agents_dir: Path) -> None:
-    result = run_cli("usage", "--by", "session", "--json")
+    result = run_cli_inprocess("usage", "--by", "session", "--json")
     assert result.returncode == 0, result.stderr
     rows = {r["session"]: r for r in json.loads(result.stdout)}
     assert rows[two_sessions[0]]["calls"] == 1 and rows[two_sessions[1]]["calls"] == 2
@@ -34,21 +34,21 @@ def test_usage_by_session_json_counts_every_call(two_sessions: list[str], agents
 
 
 def test_usage_calls_of_a_session_shows_where_caching_missed(two_sessions: list[str]) -> None:
-    result = run_cli("usage", "--session", two_sessions[1], "--calls", "--json")
+    result = run_cli_inprocess("usage", "--session", two_sessions[1], "--calls", "--json")
     assert result.returncode == 0, result.stderr
     calls = json.loads(result.stdout)
     assert len(calls) == 2 and calls[0]["cache_write"] > 0 and calls[1]["cache_read"] > 0
     assert calls[1]["cache_hit_ratio"] > 0.9
-    table = run_cli("usage", "--session", two_sessions[1], "--calls")
+    table = run_cli_inprocess("usage", "--session", two_sessions[1], "--calls")
     assert b"calls of session" in table.stdout and b"unpriced" in table.stdout
 
 
 def test_usage_table_chart_and_csv(two_sessions: list[str]) -> None:
-    table = run_cli("usage")
+    table = run_cli_inprocess("usage")
     assert (
         table.returncode == 0 and b"cache hit" in table.stdout and b"\xe2\x96\x91" in table.stdout
     )  # the chart's cache-read bar
-    csv_out = run_cli("usage", "--by", "agent", "--csv").stdout.decode().splitlines()
+    csv_out = run_cli_inprocess("usage", "--by", "agent", "--csv").stdout.decode().splitlines()
     assert csv_out[0].startswith("agent,calls,input,cache_write,cache_read,output") and csv_out[1].startswith("demo,3,")
 
 
@@ -57,7 +57,7 @@ def test_env_rates_price_the_fake_provider(agents_dir: Path) -> None:
     result = run_cli("run", "demo", "hi", "--agents-dir", str(agents_dir), env=env)
     assert result.returncode == 0
     assert b"$0." in result.stderr.splitlines()[-1]
-    rows = json.loads(run_cli("usage", "--json").stdout)
+    rows = json.loads(run_cli_inprocess("usage", "--json").stdout)
     assert rows[0]["cost_usd"] > 0 and rows[0]["unpriced_calls"] == 0
 
 
@@ -71,7 +71,7 @@ def test_env_rates_price_the_fake_provider(agents_dir: Path) -> None:
     ],
 )
 def test_bad_report_options_exit_2(args: list[str], message: bytes) -> None:
-    result = run_cli("usage", *args)
+    result = run_cli_inprocess("usage", *args)
     assert result.returncode == 2 and message in result.stderr
 
 
@@ -80,7 +80,7 @@ def test_corrupted_store_is_named_and_left_alone(isolated_home: Path) -> None:
     store.parent.mkdir(parents=True)
     store.write_bytes(b"this is not a database" * 100)
     before = store.read_bytes()
-    result = run_cli("usage")
+    result = run_cli_inprocess("usage")
     assert result.returncode == 5 and str(store).encode() in result.stderr
     assert store.read_bytes() == before
 
@@ -90,7 +90,7 @@ def test_store_from_a_newer_agentlaunch_is_refused(isolated_home: Path) -> None:
     store.parent.mkdir(parents=True)
     with sqlite3.connect(store) as conn:
         conn.execute("PRAGMA user_version = 999")
-    result = run_cli("usage")
+    result = run_cli_inprocess("usage")
     assert result.returncode == 5 and b"newer" in result.stderr
 
 
@@ -129,27 +129,27 @@ def test_calls_csv_of_a_session_without_calls_prints_the_calls_header() -> None:
     from agentlaunch.usage.reports import CALL_FIELDS
 
     _store_with("empty-session", [])
-    result = run_cli("usage", "--session", "empty-session", "--calls", "--csv")
+    result = run_cli_inprocess("usage", "--session", "empty-session", "--calls", "--csv")
     assert result.returncode == 0, result.stderr
     assert result.stdout.decode().splitlines() == [",".join(CALL_FIELDS)]
     # The same header as a session with calls, so a script reads both alike.
     _store_with("busy-session", [0.001])
-    busy = run_cli("usage", "--session", "busy-session", "--calls", "--csv").stdout.decode().splitlines()
+    busy = run_cli_inprocess("usage", "--session", "busy-session", "--calls", "--csv").stdout.decode().splitlines()
     assert busy[0] == ",".join(CALL_FIELDS) and len(busy) == 2
-    assert json.loads(run_cli("usage", "--session", "empty-session", "--calls", "--json").stdout) == []
+    assert json.loads(run_cli_inprocess("usage", "--session", "empty-session", "--calls", "--json").stdout) == []
 
 
 def test_json_and_csv_carry_costs_at_full_precision() -> None:
     # Costs whose sum is not a short decimal: rounding to 6 places would change it.
     costs = [0.0012345678912345, 0.0261234567891234]
     _store_with("precise", costs)
-    calls = json.loads(run_cli("usage", "--session", "precise", "--calls", "--json").stdout)
+    calls = json.loads(run_cli_inprocess("usage", "--session", "precise", "--calls", "--json").stdout)
     assert [c["cost_usd"] for c in calls] == costs
-    calls_csv = run_cli("usage", "--session", "precise", "--calls", "--csv").stdout.decode()
+    calls_csv = run_cli_inprocess("usage", "--session", "precise", "--calls", "--csv").stdout.decode()
     assert [float(r["cost_usd"]) for r in csv.DictReader(io.StringIO(calls_csv))] == costs
-    (row,) = json.loads(run_cli("usage", "--by", "session", "--json").stdout)
+    (row,) = json.loads(run_cli_inprocess("usage", "--by", "session", "--json").stdout)
     assert row["cost_usd"] == sum(costs) and round(row["cost_usd"], 6) != row["cost_usd"]
-    (csv_row,) = csv.DictReader(io.StringIO(run_cli("usage", "--by", "session", "--csv").stdout.decode()))
+    (csv_row,) = csv.DictReader(io.StringIO(run_cli_inprocess("usage", "--by", "session", "--csv").stdout.decode()))
     assert float(csv_row["cost_usd"]) == sum(costs)
-    table = run_cli("usage", "--by", "session").stdout.decode()
+    table = run_cli_inprocess("usage", "--by", "session").stdout.decode()
     assert f"${sum(costs):.4f}" in table  # people get the rounded figure

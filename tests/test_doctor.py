@@ -20,7 +20,7 @@ from agentlaunch.launch.placement import place_instructions
 from agentlaunch.prefix import live as doctor_live
 from agentlaunch.prefix.live import live_check
 from agentlaunch.prefix.static import common_prefix, compare, place_instructions_in, serialize, static_check
-from tests.helpers import run_cli, write_agent
+from tests.helpers import run_cli, run_cli_inprocess, write_agent
 
 FAKE_CLAUDE = Path(__file__).parent / "support" / "doctor" / "fake_claude.py"
 TODAY = date(2026, 3, 4)
@@ -112,7 +112,7 @@ def _reviewer_yaml(agents_dir: Path) -> dict[str, object]:
 
 def test_an_agent_whose_definition_does_not_render_is_exit_3(agents_dir: Path) -> None:
     write_agent(agents_dir, "broken", {"provider": "claude"}, {"soul.md": "Hello {{ NOPE }}\n"})
-    done = run_cli("doctor", "broken", "--agents-dir", str(agents_dir))
+    done = run_cli_inprocess("doctor", "broken", "--agents-dir", str(agents_dir))
     assert done.returncode == 3
     assert b"NOPE" in done.stderr and b"soul.md" in done.stderr
 
@@ -249,7 +249,7 @@ def test_a_cli_that_never_calls_the_endpoint_times_out_clearly(agents_dir: Path)
     fake_claude_agent(agents_dir, env={"FAKE_CLAUDE_MODE": "sleep"})
     with pytest.raises(TurnTimeout, match=r"did not call the capture endpoint within 1\.5s"):
         live_check(agents_dir, "reviewer", timeout=1.5)
-    done = run_cli("doctor", "reviewer", "--live", "--timeout", "1", "--agents-dir", str(agents_dir))
+    done = run_cli_inprocess("doctor", "reviewer", "--live", "--timeout", "1", "--agents-dir", str(agents_dir))
     assert done.returncode == 124 and b"did not call the capture endpoint" in done.stderr
 
 
@@ -257,7 +257,7 @@ def test_a_cli_that_errors_says_so(agents_dir: Path) -> None:
     fake_claude_agent(agents_dir, env={"FAKE_CLAUDE_MODE": "fail"})
     with pytest.raises(TurnFailed, match=r"exited with code 1 before calling the capture endpoint.*told to fail"):
         live_check(agents_dir, "reviewer", timeout=30)
-    done = run_cli("doctor", "reviewer", "--live", "--agents-dir", str(agents_dir))
+    done = run_cli_inprocess("doctor", "reviewer", "--live", "--agents-dir", str(agents_dir))
     assert done.returncode == 1 and b"told to fail" in done.stderr
 
 
@@ -265,7 +265,7 @@ def test_a_missing_cli_is_exit_127_with_a_hint(agents_dir: Path, tmp_path: Path)
     fake_claude_agent(agents_dir, command=str(tmp_path / "no-such-claude"))
     with pytest.raises(ProviderMissing):
         live_check(agents_dir, "reviewer")
-    done = run_cli("doctor", "reviewer", "--live", "--agents-dir", str(agents_dir))
+    done = run_cli_inprocess("doctor", "reviewer", "--live", "--agents-dir", str(agents_dir))
     assert done.returncode == 127 and b"npm install -g @anthropic-ai/claude-code" in done.stderr
 
 
@@ -279,7 +279,7 @@ def test_a_broken_measurement_exits_non_zero(agents_dir: Path, monkeypatch: pyte
 
 def test_doctor_json_has_static_and_live(agents_dir: Path) -> None:
     fake_claude_agent(agents_dir)
-    done = run_cli("doctor", "reviewer", "--live", "--json", "--agents-dir", str(agents_dir))
+    done = run_cli_inprocess("doctor", "reviewer", "--live", "--json", "--agents-dir", str(agents_dir))
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["static"]["ok"] and data["live"]["ok"] and data["live"]["control"]["passed"]
@@ -288,7 +288,7 @@ def test_doctor_json_has_static_and_live(agents_dir: Path) -> None:
 
 def test_doctor_plain_output_fits_one_screen(agents_dir: Path) -> None:
     fake_claude_agent(agents_dir)
-    done = run_cli("doctor", "reviewer", "--live", "--agents-dir", str(agents_dir))
+    done = run_cli_inprocess("doctor", "reviewer", "--live", "--agents-dir", str(agents_dir))
     assert done.returncode == 0, done.stderr
     lines = done.stdout.decode().splitlines()
     assert len(lines) <= 24 and all(len(line) <= 160 for line in lines)

@@ -9,7 +9,7 @@ import yaml
 
 from agentlaunch.definitions.deliver import deliver
 from agentlaunch.launch.double_load import double_loading
-from tests.helpers import run_cli, write_agent
+from tests.helpers import run_cli, run_cli_inprocess, write_agent
 
 TEXT = b"You are Tester.\n" * 40  # 640 bytes: ~160 tokens
 
@@ -68,7 +68,7 @@ def test_a_launch_says_it_once_and_only_when_it_applies(agents_dir: Path, workdi
     common = ("--working-dir", str(workdir), "--agents-dir", str(agents_dir))
     done = run_cli("run", "demo", "hello", *common, cwd=tmp_path)
     assert done.returncode == 0 and notice_lines(done.stderr) == []
-    text = run_cli("render", "demo", "--stdout", *common, cwd=tmp_path).stdout
+    text = run_cli_inprocess("render", "demo", "--stdout", *common, cwd=tmp_path).stdout
     (workdir / "CLAUDE.md").write_bytes(text)
     done = run_cli("run", "demo", "hello", *common, cwd=tmp_path)
     assert done.returncode == 0, done.stderr.decode()
@@ -86,7 +86,7 @@ def test_a_launch_says_it_once_and_only_when_it_applies(agents_dir: Path, workdi
 def test_render_leaves_no_instructions_file_in_the_working_directory(agents_dir: Path, workdir: Path, tmp_path: Path) -> None:
     state = tmp_path / "home" / "state"  # the autouse fixture's AGENTLAUNCH_STATE_DIR, passed on explicitly
     env = {"AGENTLAUNCH_STATE_DIR": str(state)}
-    done = run_cli("render", "reviewer", "--agents-dir", str(agents_dir), cwd=workdir, env=env)
+    done = run_cli_inprocess("render", "reviewer", "--agents-dir", str(agents_dir), cwd=workdir, env=env)
     assert done.returncode == 0, done.stderr.decode()
     assert list(workdir.iterdir()) == []
     target = state / "system-prompts" / "reviewer" / "CLAUDE.md"
@@ -94,7 +94,7 @@ def test_render_leaves_no_instructions_file_in_the_working_directory(agents_dir:
     assert f"wrote {target}" in done.stderr.decode()
     # a later run of a system-prompt agent here finds nothing to load twice
     write_agent(agents_dir, "rev", {"provider": "fake", "soul": "soul.md"}, {"soul.md": "You are Rev.\n"})
-    done = run_cli("render", "rev", "--agents-dir", str(agents_dir), cwd=workdir, env=env)
+    done = run_cli_inprocess("render", "rev", "--agents-dir", str(agents_dir), cwd=workdir, env=env)
     done = run_cli("run", "rev", "hello", "--agents-dir", str(agents_dir), cwd=workdir, env=env)
     assert done.returncode == 0 and notice_lines(done.stderr) == [] and list(workdir.iterdir()) == []
     assert b"I read the system prompt file (" in done.stdout and b"There is no CLAUDE.md" not in done.stdout
@@ -102,18 +102,20 @@ def test_render_leaves_no_instructions_file_in_the_working_directory(agents_dir:
 
 def test_render_output_is_an_explicit_target_with_the_ownership_rules(agents_dir: Path, workdir: Path, tmp_path: Path) -> None:
     out = workdir / "CLAUDE.md"
-    done = run_cli("render", "reviewer", "--output", str(out), "--agents-dir", str(agents_dir), cwd=tmp_path)
+    done = run_cli_inprocess("render", "reviewer", "--output", str(out), "--agents-dir", str(agents_dir), cwd=tmp_path)
     assert done.returncode == 0 and out.read_bytes().startswith(b"You are Reviewer") and f"wrote {out}" in done.stderr.decode()
     out.write_text("now the user's\n")
-    done = run_cli("render", "reviewer", "--output", str(out), "--agents-dir", str(agents_dir), cwd=tmp_path)
+    done = run_cli_inprocess("render", "reviewer", "--output", str(out), "--agents-dir", str(agents_dir), cwd=tmp_path)
     assert done.returncode == 4 and out.read_text() == "now the user's\n"
-    done = run_cli("render", "reviewer", "--output", str(out), "--stdout", "--agents-dir", str(agents_dir), cwd=tmp_path)
+    done = run_cli_inprocess(
+        "render", "reviewer", "--output", str(out), "--stdout", "--agents-dir", str(agents_dir), cwd=tmp_path
+    )
     assert done.returncode == 3 and b"choose one" in done.stderr
 
 
 def test_render_of_a_file_delivery_agent_writes_into_its_working_dir(agents_dir: Path, workdir: Path, tmp_path: Path) -> None:
     write_agent(agents_dir, "filed", {"provider": "codex", "delivery": "file"})
-    done = run_cli("render", "filed", "--working-dir", str(workdir), "--agents-dir", str(agents_dir), cwd=tmp_path)
+    done = run_cli_inprocess("render", "filed", "--working-dir", str(workdir), "--agents-dir", str(agents_dir), cwd=tmp_path)
     assert done.returncode == 0 and (workdir / "AGENTS.md").is_file()  # delivery: file, as run writes it
 
 

@@ -17,7 +17,7 @@ from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
 from agentlaunch.visible import for_markup, visible
-from tests.helpers import run_cli
+from tests.helpers import run_cli, run_cli_inprocess
 
 PWNED = "\x1b]0;PWNED\x07\x1b[2J"
 
@@ -97,13 +97,13 @@ def test_reports_and_tables_print_a_hostile_model_escaped(hostile_store: str, ar
 
 def test_the_calls_table_and_csv_print_a_hostile_model_escaped(hostile_store: str) -> None:
     for extra in ([], ["--csv"]):
-        done = run_cli("usage", "--session", hostile_store, "--calls", *extra)
+        done = run_cli_inprocess("usage", "--session", hostile_store, "--calls", *extra)
         assert done.returncode == 0, done.stderr
         assert b"\x1b" not in done.stdout and b"PWNED" in done.stdout
 
 
 def test_usage_json_keeps_the_reported_model_as_data(hostile_store: str) -> None:
-    done = run_cli("usage", "--by", "model", "--json")
+    done = run_cli_inprocess("usage", "--by", "model", "--json")
     assert done.returncode == 0 and b"\x1b" not in done.stdout
     assert [row["model"] for row in json.loads(done.stdout)] == [PWNED]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.helpers import run_cli, write_agent
+from tests.helpers import run_cli, run_cli_inprocess, write_agent
 from tests.support import hostile_lines
 
 STAND_IN = Path(__file__).parent / "support" / "hostile_claude.py"
@@ -21,10 +21,10 @@ def test_a_hostile_stream_prints_the_answer_once_counts_only_the_valid_call_and_
     assert done.stderr.count(b"ignored the usage of claude call") == 13
     assert b"\\x1b]0;PWNED" in done.stderr  # the hostile tool name, made visible
 
-    listed = run_cli("sessions", "--json")
+    listed = run_cli_inprocess("sessions", "--json")
     (session,) = json.loads(listed.stdout)
     assert session["agent"] == "hostile" and session["turns"] == 1
-    stored = run_cli("usage", "--session", session["session_id"], "--calls", "--json")
+    stored = run_cli_inprocess("usage", "--session", session["session_id"], "--calls", "--json")
     (call,) = json.loads(stored.stdout)
     assert (call["input"], call["cache_write"], call["cache_read"]) == (12, 5000, 9000)
     assert call["output"] == hostile_lines.BILLED_OUTPUT  # the result's figure, not the assistant line's 5

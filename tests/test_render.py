@@ -12,7 +12,7 @@ from agentlaunch.definitions.render import RunFacts, quantize_time, render_instr
 from agentlaunch.definitions.spec import load_agent
 from agentlaunch.errors import DefinitionError
 from tests.conftest import EXAMPLE_AGENTS
-from tests.helpers import run_cli, write_agent
+from tests.helpers import run_cli_inprocess, write_agent
 
 GOLDEN = Path(__file__).parent / "golden"
 DAY = date(2026, 11, 30)
@@ -107,7 +107,7 @@ def test_byte_identical_across_processes_and_environments(agents_dir: Path, tmp_
             {"LC_ALL": "C.UTF-8", "LANG": "de_DE.UTF-8", "PYTHONHASHSEED": "4242", "TZ": "Asia/Tokyo"},
         ]
     ):
-        result = run_cli("render", "reviewer", "--stdout", "--agents-dir", str(agents_dir), env=extra, cwd=tmp_path)
+        result = run_cli_inprocess("render", "reviewer", "--stdout", "--agents-dir", str(agents_dir), env=extra, cwd=tmp_path)
         assert result.returncode == 0, result.stderr
         outputs.append(result.stdout)
         assert i == 0 or outputs[i] == outputs[0]

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.helpers import run_cli
+from tests.helpers import run_cli, run_cli_inprocess
 
 FOOTER = re.compile(r"tokens in [\d,]+ · out [\d,]+ · cache r [\d,]+/w [\d,]+")
 STARTUP_SEEN = "Startup message received"
@@ -30,7 +30,7 @@ def text(data: bytes) -> str:
 
 
 def sessions() -> list[dict[str, Any]]:
-    done = run_cli("sessions", "--json")
+    done = run_cli_inprocess("sessions", "--json")
     assert done.returncode == 0, done.stderr
     rows: list[dict[str, Any]] = json.loads(done.stdout)
     return rows

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli, write_agent
+from tests.helpers import run_cli, run_cli_inprocess, write_agent
 
 SECRET = "sk-this-is-a-secret-value-0123456789"
 
@@ -26,9 +26,9 @@ def test_secrets_in_the_environment_are_never_printed_or_stored(agents_dir: Path
     outputs = [
         run_cli("run", "secretive", "hello", "--json", "--agents-dir", str(agents_dir), env=env),
         run_cli("run", "secretive", "/fail", "--agents-dir", str(agents_dir), env=env),
-        run_cli("list", "--json", "--agents-dir", str(agents_dir), env=env),
-        run_cli("sessions", "--json", env=env),
-        run_cli("status", "--json", env=env),
+        run_cli_inprocess("list", "--json", "--agents-dir", str(agents_dir), env=env),
+        run_cli_inprocess("sessions", "--json", env=env),
+        run_cli_inprocess("status", "--json", env=env),
     ]
     for result in outputs:
         assert SECRET.encode() not in result.stdout + result.stderr

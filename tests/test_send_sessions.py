@@ -17,14 +17,14 @@ from typing import Any
 import pexpect
 import pytest
 
-from tests.helpers import run_cli, wait_for
+from tests.helpers import run_cli, run_cli_inprocess, wait_for
 from tests.test_native_relay import FAKE_TUI, READY, env_with, send_and_see, spawn
 
 TIMEOUT = 60
 
 
 def record_of(agent: str) -> dict[str, Any] | None:
-    records = json.loads(run_cli("status", "--json").stdout)
+    records = json.loads(run_cli_inprocess("status", "--json").stdout)
     return next((r for r in records if r.get("agent") == agent), None)
 
 
@@ -80,7 +80,7 @@ def test_send_wait_runs_a_turn_of_the_line_chat_and_prints_its_answer(agents_dir
     chat.expect("› ")
     chat.sendcontrol("d")
     chat.expect(pexpect.EOF)
-    (row,) = json.loads(run_cli("sessions", "--json").stdout)
+    (row,) = json.loads(run_cli_inprocess("sessions", "--json").stdout)
     assert row["turns"] == 3
 
 
@@ -125,7 +125,7 @@ def test_a_sent_prompt_is_pasted_then_entered_and_wait_returns_at_the_turns_end(
     value = json.loads(out)
     assert value["exit_code"] == 0 and value["session_id"] == record_of("tui")["session_id"]  # type: ignore[index]
     # The interface's UserPromptSubmit named the prompt: the session's title (the startup message's is not one).
-    (row,) = json.loads(run_cli("sessions", "--json").stdout)
+    (row,) = json.loads(run_cli_inprocess("sessions", "--json").stdout)
     assert row["session_id"] == value["session_id"] and row["title"] == "two lines"
     child.send(b"a")  # a permission prompt: asking
     child.expect("ASKED")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from agentlaunch import paths
 from agentlaunch.usage.store import Store, shorten
-from tests.helpers import run_cli
+from tests.helpers import run_cli, run_cli_inprocess
 
 PRICED = {"AGENTLAUNCH_PRICE_INPUT": "3", "AGENTLAUNCH_PRICE_OUTPUT": "15"}
 
@@ -19,7 +19,7 @@ def run(agents_dir: Path, *args: str, env: dict[str, str] | None = None) -> byte
 
 
 def listed() -> list[dict[str, object]]:
-    rows: list[dict[str, object]] = json.loads(run_cli("sessions", "--json").stdout)
+    rows: list[dict[str, object]] = json.loads(run_cli_inprocess("sessions", "--json").stdout)
     return rows
 
 
@@ -31,7 +31,7 @@ def test_sessions_show_the_first_prompt_as_title_with_turns_cost_and_last_use(ag
     assert row["title"] == "Review the login form and say what breaks"  # the first prompt, on one line, no startup text
     assert row["turns"] == 2 and row["calls"] == 2
     assert isinstance(row["cost_usd"], float) and row["cost_usd"] > 0
-    table = run_cli("sessions", "--limit", "5").stdout.decode()
+    table = run_cli_inprocess("sessions", "--limit", "5").stdout.decode()
     assert "Review the login form" in table and "title" in table and "cost" in table and "$" in table
 
 
@@ -41,7 +41,7 @@ def test_an_unpriced_session_says_so_and_a_long_prompt_is_shortened(agents_dir: 
     (row,) = listed()
     assert row["cost_usd"] is None and row["calls"] == 1
     assert row["title"] == shorten(long) and len(str(row["title"])) == 60 and str(row["title"]).endswith("…")
-    assert "unpriced" in run_cli("sessions").stdout.decode()
+    assert "unpriced" in run_cli_inprocess("sessions").stdout.decode()
 
 
 def test_a_unique_prefix_resumes_and_reports_and_an_ambiguous_one_lists_the_matches(agents_dir: Path) -> None:
@@ -51,10 +51,10 @@ def test_a_unique_prefix_resumes_and_reports_and_an_ambiguous_one_lists_the_matc
     again = run_cli("run", "demo", "-r", full[:8], "next", "--agents-dir", str(agents_dir))
     assert again.returncode == 0, again.stderr
     assert [r["session_id"] for r in listed()] == [full] and listed()[0]["turns"] == 2
-    usage = run_cli("usage", "--session", full[:4], "--calls", "--json")
+    usage = run_cli_inprocess("usage", "--session", full[:4], "--calls", "--json")
     assert usage.returncode == 0, usage.stderr
     assert [c["turn"] for c in json.loads(usage.stdout)] == [1, 2]  # both calls of the session the prefix names
-    by_session = json.loads(run_cli("usage", "--by", "session", "--session", full[:6], "--json").stdout)
+    by_session = json.loads(run_cli_inprocess("usage", "--by", "session", "--session", full[:6], "--json").stdout)
     assert [r["session"] for r in by_session] == [full]
 
     with Store.open(paths.store_path()) as store:
@@ -70,12 +70,12 @@ def test_a_unique_prefix_resumes_and_reports_and_an_ambiguous_one_lists_the_matc
     # An exact id wins over being another's prefix.
     with Store.open(paths.store_path()) as store:
         store.start_session("abc12", agent="demo", provider="fake", working_dir="/w")
-    assert run_cli("usage", "--session", "abc12").returncode == 0
+    assert run_cli_inprocess("usage", "--session", "abc12").returncode == 0
 
 
 def test_a_prefix_that_matches_nothing_is_left_to_the_cli(agents_dir: Path) -> None:
     # As before: an id agentlaunch never saw goes to the CLI as it is, which may know it (the fake one does not).
     done = run_cli("run", "demo", "-r", "zzzz-unknown", "hi", "--agents-dir", str(agents_dir))
     assert done.returncode == 1 and b"No conversation found with session ID: zzzz-unknown" in done.stderr
-    usage = run_cli("usage", "--session", "nothing-like-it", "--calls")
+    usage = run_cli_inprocess("usage", "--session", "nothing-like-it", "--calls")
     assert usage.returncode == 2 and b"no session 'nothing-like-it'" in usage.stderr

@@ -13,7 +13,7 @@ from agentlaunch.definitions.skills_install import install_skills, skills_folder
 from agentlaunch.definitions.spec import load_agent
 from agentlaunch.errors import DefinitionError, StateError
 from agentlaunch.launch.placement import place_instructions
-from tests.helpers import run_cli, write_agent
+from tests.helpers import run_cli, run_cli_inprocess, write_agent
 
 
 def _skill(agents: Path, folder: str, name: str | None = None, body: str = "Do the thing.\n") -> Path:
@@ -275,6 +275,6 @@ def test_validate_reports_what_run_would_refuse_to_install(agents: Path, tmp_pat
     _skill(agents, "first", name="review")
     second = _skill(agents, "second", name="review")
     write_agent(agents, "al", {"provider": "claude", "skills": ["first", "second"]})
-    done = run_cli("validate", "al", "--agents-dir", str(agents), cwd=tmp_path)
+    done = run_cli_inprocess("validate", "al", "--agents-dir", str(agents), cwd=tmp_path)
     assert done.returncode == 3
     assert done.stdout.decode().startswith(f"{second / 'SKILL.md'}: name: skill 'review' is also the name of ")

@@ -14,7 +14,7 @@ import pytest
 
 from agentlaunch import paths
 from agentlaunch.live.status import StatusWriter, line_for, one_line, process_running, read_records, status_dir
-from tests.helpers import run_cli, wait_for
+from tests.helpers import run_cli, run_cli_inprocess, wait_for
 
 
 def record(**overrides: Any) -> dict[str, Any]:
@@ -155,26 +155,26 @@ def test_line_for_an_agent_that_is_not_running_is_empty(tmp_path: Path) -> None:
 
 
 def test_status_command_without_agents() -> None:
-    result = run_cli("status", "--json")
+    result = run_cli_inprocess("status", "--json")
     assert result.returncode == 0 and json.loads(result.stdout) == []
-    result = run_cli("status")
+    result = run_cli_inprocess("status")
     assert result.returncode == 0 and result.stdout == b"" and b"no agent is running" in result.stderr
-    result = run_cli("status", "--line", "demo")
+    result = run_cli_inprocess("status", "--line", "demo")
     assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
 
 
 def test_status_line_refuses_json_and_watch() -> None:
-    assert run_cli("status", "--line", "demo", "--json").returncode == 2
-    assert run_cli("status", "--watch", "--json").returncode == 2
+    assert run_cli_inprocess("status", "--line", "demo", "--json").returncode == 2
+    assert run_cli_inprocess("status", "--watch", "--json").returncode == 2
 
 
 def test_status_shows_a_stale_record_once_and_cleans_it() -> None:
     folder = status_dir()
     folder.mkdir(parents=True)
     (folder / "99.json").write_text(json.dumps(record(pid=dead_pid())))
-    shown = json.loads(run_cli("status", "--json").stdout)
+    shown = json.loads(run_cli_inprocess("status", "--json").stdout)
     assert [(r["agent"], r["stale"]) for r in shown] == [("demo", True)]
-    assert json.loads(run_cli("status", "--json").stdout) == []
+    assert json.loads(run_cli_inprocess("status", "--json").stdout) == []
 
 
 def start_slow_run(agents_dir: Path, workdir: Path) -> subprocess.Popen[bytes]:
@@ -208,9 +208,9 @@ def test_a_running_session_keeps_a_record_that_goes_away_when_it_ends(agents_dir
         assert data["window"] == 60_000 and data["state"] == "thinking"
         assert set(data["usage"]) == {"input", "cache_write", "cache_read", "output", "reasoning"}
         assert {"percent", "to_compaction", "cost_usd", "cost", "calls", "turns"} <= set(data)
-        line = run_cli("status", "--line", "demo").stdout.decode()
+        line = run_cli_inprocess("status", "--line", "demo").stdout.decode()
         assert line.startswith("demo · thinking") and line.endswith("\n")
-        table = run_cli("status").stdout.decode()
+        table = run_cli_inprocess("status").stdout.decode()
         assert "demo" in table and "thinking" in table and str(proc.pid) in table
         # SIGTERM is a clean end: the record is removed, not left stale.
         proc.send_signal(signal.SIGTERM)
@@ -233,10 +233,10 @@ def test_a_killed_session_leaves_a_stale_record(agents_dir: Path, workdir: Path)
             wait_for(lambda: not process_running(data["cli_pid"]), timeout=10, what="the fake CLI to end")
         except AssertionError:
             os.kill(data["cli_pid"], signal.SIGKILL)
-        shown = json.loads(run_cli("status", "--json").stdout)
+        shown = json.loads(run_cli_inprocess("status", "--json").stdout)
         assert [(r["agent"], r["stale"]) for r in shown] == [("demo", True)]
-        assert run_cli("status", "--line", "demo").stdout == b""
-        assert json.loads(run_cli("status", "--json").stdout) == []
+        assert run_cli_inprocess("status", "--line", "demo").stdout == b""
+        assert json.loads(run_cli_inprocess("status", "--json").stdout) == []
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -282,7 +282,7 @@ def test_asking_stands_out_in_the_line_the_table_and_stays_asking_in_json() -> N
     folder = status_dir()
     folder.mkdir(parents=True)
     (folder / f"{os.getpid()}.json").write_text(json.dumps(record(state="asking")))
-    assert [r["state"] for r in json.loads(run_cli("status", "--json").stdout)] == ["asking"]
-    assert run_cli("status", "--line", "demo").stdout.decode().startswith("demo · ASKING: needs you · ")
-    table = run_cli("status").stdout.decode()
+    assert [r["state"] for r in json.loads(run_cli_inprocess("status", "--json").stdout)] == ["asking"]
+    assert run_cli_inprocess("status", "--line", "demo").stdout.decode().startswith("demo · ASKING: needs you · ")
+    table = run_cli_inprocess("status").stdout.decode()
     assert "ASKING: needs you" in table or "ASKING:" in table  # a narrow table may wrap the cell

@@ -21,7 +21,7 @@ from agentlaunch import paths
 from agentlaunch.live.status import process_running
 from agentlaunch.live.tmux import BORDER_FORMAT, Tmux, TmuxMissing, literal, tmux_arg
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli, wait_for, write_agent
+from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
 
 HAVE_TMUX = shutil.which("tmux") is not None
 if not HAVE_TMUX and not os.environ.get("CI"):
@@ -79,7 +79,7 @@ def send_line(socket: str, pane: str, text: str) -> None:
 
 
 def status_records() -> list[dict[str, object]]:
-    result = run_cli("status", "--json")
+    result = run_cli_inprocess("status", "--json")
     assert result.returncode == 0, result.stderr
     records: list[dict[str, object]] = json.loads(result.stdout)
     return records
@@ -124,7 +124,7 @@ def test_up_runs_each_agent_in_its_own_window_shows_status_and_down_ends_them(
     assert set(records) == {"demo", "helper"}
     assert records["demo"]["calls"] == 1 and records["helper"]["calls"] == 0, (json.dumps(records), screen(socket, demo))
     assert records["demo"]["pid"] == int(found["demo"]["pid"])
-    line = run_cli("status", "--line", "demo").stdout.decode().strip()
+    line = run_cli_inprocess("status", "--line", "demo").stdout.decode().strip()
     assert line.startswith("demo · waiting · ctx ")
 
     # Idempotent: nothing is duplicated, a missing agent is added.

@@ -16,7 +16,7 @@ from agentlaunch import paths
 from agentlaunch.usage import store_file
 from agentlaunch.usage.recorder import tmux_place
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli, wait_for
+from tests.helpers import run_cli, run_cli_inprocess, wait_for
 from tests.test_tmux import HAVE_TMUX, add_agent_copies, panes, screen, send_line, socket, status_records, tmux, up
 
 __all__ = ["socket"]  # the fixture, used by name
@@ -26,7 +26,7 @@ if not HAVE_TMUX and not os.environ.get("CI"):
 
 
 def sessions() -> list[dict[str, object]]:
-    rows: list[dict[str, object]] = json.loads(run_cli("sessions", "--json").stdout)
+    rows: list[dict[str, object]] = json.loads(run_cli_inprocess("sessions", "--json").stdout)
     return rows
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agentlaunch.live.startup_wait import AgentStart, pane_error, wait_started
-from tests.helpers import run_cli, wait_for
+from tests.helpers import run_cli, run_cli_inprocess, wait_for
 from tests.test_tmux import HAVE_TMUX, panes, screen, server_running, socket, up
 
 __all__ = ["socket"]  # the fixture, used by name
@@ -58,15 +58,15 @@ def test_an_agent_whose_cli_exits_at_once_fails_up_by_name_while_the_others_run(
 
     # status shows the dead agent beside the running one, in every form.
     env = {"AGENTLAUNCH_TMUX_SOCKET": socket}
-    records = json.loads(run_cli("status", "--json", env=env).stdout)
+    records = json.loads(run_cli_inprocess("status", "--json", env=env).stdout)
     by_agent = {r["agent"]: r for r in records}
     assert by_agent["fk1"]["state"] == "waiting"
     # tmux 3.3 does not always learn a dead pane's exit status (it read the pane's end first): then it is null.
     assert by_agent["broken"]["state"] == "dead" and by_agent["broken"]["exit_status"] in (1, None)
     assert by_agent["broken"]["pane"] == found["broken"]["pane"]
-    table = run_cli("status", env=env).stdout.decode()
+    table = run_cli_inprocess("status", env=env).stdout.decode()
     assert "broken" in table and "dead" in table
-    line = run_cli("status", "--line", "broken", env=env).stdout.decode().strip()
+    line = run_cli_inprocess("status", "--line", "broken", env=env).stdout.decode().strip()
     assert line.startswith("broken · dead") and found["broken"]["pane"] in line
 
     # A second up restarts it, and says the same truth.
@@ -261,7 +261,7 @@ def test_asking_reaches_the_status_record_the_pane_border_the_window_flag_and_th
     border = tmux(socket, "display-message", "-p", "-t", pane_id, tmux(socket, "show-options", "-w", "-v", "-t", window,
                                                                        "pane-border-format").strip())  # fmt: skip
     assert "bg=red" in border  # highlighted
-    line = run_cli("status", "--line", "pinger").stdout.decode()
+    line = run_cli_inprocess("status", "--line", "pinger").stdout.decode()
     assert "pinger · ASKING: needs you" in line and " · for " in line
 
     send_line(socket, pane_id, "y")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentlaunch import paths, worktree
-from tests.helpers import run_cli, write_agent
+from tests.helpers import run_cli, run_cli_inprocess, write_agent
 from tests.support.git_repo import git, make_repo
 from tests.test_tmux import socket
 
@@ -26,7 +26,7 @@ def run(agents_dir: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[
 
 
 def listing() -> list[dict[str, object]]:
-    result = run_cli("worktrees", "--json")
+    result = run_cli_inprocess("worktrees", "--json")
     assert result.returncode == 0, result.stderr
     rows: list[dict[str, object]] = json.loads(result.stdout)
     return rows
@@ -48,13 +48,13 @@ def test_a_worktree_is_made_on_first_use_reused_after_and_sessions_follow_it(age
     again = run(agents_dir, repo, name, "-c", "more")  # -c finds the session by the worktree it ran in
     assert again.returncode == 0, again.stderr
     assert b"created git worktree" not in again.stderr and len(listing()) == 1
-    sessions = json.loads(run_cli("sessions", "--json").stdout)
+    sessions = json.loads(run_cli_inprocess("sessions", "--json").stdout)
     assert [s["working_dir"] for s in sessions] == [str(path)] and sessions[0]["turns"] == 2
     # Started from a subfolder, or from inside the worktree itself: the same worktree.
     (repo / "sub").mkdir()
     assert run(agents_dir, repo / "sub", name, "-c", "from below").returncode == 0
     assert run(agents_dir, path, name, "-c", "from inside").returncode == 0
-    assert len(listing()) == 1 and json.loads(run_cli("sessions", "--json").stdout)[0]["turns"] == 4
+    assert len(listing()) == 1 and json.loads(run_cli_inprocess("sessions", "--json").stdout)[0]["turns"] == 4
 
 
 def test_run_worktree_asks_for_one_without_agent_yaml_saying_so(agents_dir: Path, tmp_path: Path) -> None:
@@ -63,7 +63,7 @@ def test_run_worktree_asks_for_one_without_agent_yaml_saying_so(agents_dir: Path
     assert run(agents_dir, repo, name, "--worktree", "hi").returncode == 0
     assert [r["agent"] for r in listing()] == ["plain"]
     assert run(agents_dir, repo, name, "hi").returncode == 0  # without the flag: the repository itself
-    assert {s["working_dir"] for s in json.loads(run_cli("sessions", "--json").stdout)} == {
+    assert {s["working_dir"] for s in json.loads(run_cli_inprocess("sessions", "--json").stdout)} == {
         str(repo.resolve()),
         str(listing()[0]["path"]),
     }
@@ -130,9 +130,9 @@ def test_listing_shows_dirty_and_ahead_and_remove_refuses_to_lose_work(agents_di
     (path / "draft.txt").write_text("work in progress")
     (row,) = listing()
     assert row["dirty"] == 1 and row["clean"] is False
-    table = run_cli("worktrees").stdout.decode()
+    table = run_cli_inprocess("worktrees").stdout.decode()
     assert "dirty (1)" in table and "agentlaunch/wt" in table
-    refused = run_cli("worktrees", "remove", name, cwd=repo)
+    refused = run_cli_inprocess("worktrees", "remove", name, cwd=repo)
     assert refused.returncode == 4 and b"1 uncommitted change(s): not removed" in refused.stderr
     assert (path / "draft.txt").exists()
 
@@ -140,13 +140,13 @@ def test_listing_shows_dirty_and_ahead_and_remove_refuses_to_lose_work(agents_di
     git(path, "commit", "-qm", "draft")
     (row,) = listing()
     assert row["clean"] is True and row["unpushed"] == 1 and row["ahead"] == 1 and row["behind"] == 0
-    refused = run_cli("worktrees", "remove", name, cwd=repo)
+    refused = run_cli_inprocess("worktrees", "remove", name, cwd=repo)
     assert refused.returncode == 4 and b"1 commit(s) on no other branch or remote" in refused.stderr
     assert path.is_dir()
 
     # Merged into the main branch: nothing would be lost, so it goes (and its branch with it).
     git(repo, "merge", "-q", "--ff-only", "agentlaunch/wt")
-    removed = run_cli("worktrees", "remove", name, cwd=repo)
+    removed = run_cli_inprocess("worktrees", "remove", name, cwd=repo)
     assert removed.returncode == 0, removed.stderr
     assert b"removed worktree" in removed.stderr and b"deleted branch agentlaunch/wt" in removed.stderr
     assert not path.exists() and listing() == []
@@ -154,7 +154,7 @@ def test_listing_shows_dirty_and_ahead_and_remove_refuses_to_lose_work(agents_di
 
 
 def test_removing_an_unknown_worktree_is_a_usage_error(tmp_path: Path) -> None:
-    result = run_cli("worktrees", "remove", "nobody", cwd=tmp_path)
+    result = run_cli_inprocess("worktrees", "remove", "nobody", cwd=tmp_path)
     assert result.returncode == 2 and b"no worktree of agent 'nobody'" in result.stderr
 
 
@@ -165,7 +165,7 @@ def test_a_worktree_removed_by_hand_is_listed_missing_and_forgotten_on_remove(ag
     path = str(listing()[0]["path"])
     git(repo, "worktree", "remove", path)
     assert listing()[0]["present"] is False
-    result = run_cli("worktrees", "remove", name, "--keep-branch", cwd=repo)
+    result = run_cli_inprocess("worktrees", "remove", name, "--keep-branch", cwd=repo)
     assert result.returncode == 0 and b"already gone; forgotten" in result.stderr and listing() == []
     assert "agentlaunch/wt" in git(repo, "branch")
 
@@ -203,7 +203,7 @@ def test_tmux_up_worktree_gives_each_agent_its_own_and_refuses_outside_a_reposit
     assert sorted(made) == ["w1", "w2"] and made["w1"] != made["w2"]
     records = wait_for(lambda: (rs := status_records()) and len(rs) == 2 and rs, what="two status records")
     assert {str(r["agent"]): r["working_dir"] for r in records} == made
-    busy = run_cli("worktrees", "remove", "w1", cwd=repo)
+    busy = run_cli_inprocess("worktrees", "remove", "w1", cwd=repo)
     assert busy.returncode == 4 and b"agent w1 is running there" in busy.stderr and Path(made["w1"]).is_dir()
     assert run_cli("tmux", "down", "--socket", socket).returncode == 0
-    assert run_cli("worktrees", "remove", "w1", cwd=repo).returncode == 0  # ended: nothing would be lost now
+    assert run_cli_inprocess("worktrees", "remove", "w1", cwd=repo).returncode == 0  # ended: nothing would be lost now
