@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+import agentlaunch
 from agentlaunch.definitions.spec import load_agent, resolve_working_dir
 from agentlaunch.events import CallUsage, Diagnostic, Event, PermissionRequest, SessionStarted, TextDelta, TurnEnd
 from agentlaunch.launch.reaper import Reaper
@@ -260,13 +261,26 @@ def test_sigint_during_a_turn_is_a_loop_event_not_an_exception(agents_dir: Path,
 # -- nothing grows with the output ------------------------------------------------------------
 
 
+# Only allocations made under agentlaunch's code or this file's count: under pytest-xdist the worker's execnet
+# thread allocates at the same time, and a process-wide figure would count its buffers too.
+OURS = (
+    tracemalloc.Filter(True, str(Path(agentlaunch.__file__).parent / "*"), all_frames=True),
+    tracemalloc.Filter(True, __file__, all_frames=True),
+)
+FRAMES = 8  # deep enough that an allocation in the standard library still shows the agentlaunch frame that asked
+
+
+def _ours(snapshot: tracemalloc.Snapshot) -> int:
+    return sum(trace.size for trace in snapshot.filter_traces(OURS).traces)
+
+
 def grown_by(feed: Callable[[], None]) -> int:
-    """Bytes still allocated after ``feed`` ran (tracemalloc), beyond what was allocated before."""
-    tracemalloc.start()
+    """Bytes still allocated after ``feed`` ran (tracemalloc), beyond what was allocated before, by agentlaunch or this file."""
+    tracemalloc.start(FRAMES)
     try:
-        before = tracemalloc.get_traced_memory()[0]
+        before = _ours(tracemalloc.take_snapshot())
         feed()
-        return tracemalloc.get_traced_memory()[0] - before
+        return _ours(tracemalloc.take_snapshot()) - before
     finally:
         tracemalloc.stop()
 
