@@ -31,9 +31,14 @@ def test_claude_a_tool_turn_whose_first_call_crosses_the_budget_stops_before_the
     })  # fmt: skip
     # The first call costs 100,000 x $3/M = $0.30: past the $0.05 budget.
     anthropic.push(
-        # The tool takes a second: agentlaunch's interrupt races Claude Code's next call, and under a loaded CI an
-        # instant `echo` lost that race once (the known limit in the closing note of #15's stop).
-        tool_reply("Bash", {"command": "sleep 1; echo hi", "description": "Print hi"}, ApiUsage(100_000, 0, 0, 30)),
+        # The tool lasts until the interrupt ends it: agentlaunch's interrupt races Claude Code's next call, and
+        # under a loaded CI an instant `echo` lost that race once, a one-second `sleep 1` could under parallel
+        # workers (the known limit in the closing note of #15's stop). 30 s is past the interrupt's own 10 s
+        # grace, so the second call is made only if the stop did not work at all. (Claude Code refuses a bare
+        # `sleep 30` at once, which would answer the tool before the interrupt: hence `timeout` over `tail -f`.)
+        tool_reply(
+            "Bash", {"command": "timeout 30 tail -f /dev/null; echo hi", "description": "Print hi"}, ApiUsage(100_000, 0, 0, 30)
+        ),
         text_reply("It printed hi.", ApiUsage(8, 0, 0, 9)),
     )
     assert anthropic.server is not None
