@@ -1,15 +1,49 @@
-"""Shared fixtures: every test gets its own HOME, state, config and agents directory."""
+"""Shared fixtures: every test gets its own HOME, state, config and agents directory.
+
+The suite runs on pytest-xdist workers (``-n auto`` in pyproject.toml; ``-n 0`` runs it in one process). The
+real provider CLIs are installed once, before the workers start (:func:`pytest_sessionstart`), so that no test
+waits behind another's install lock.
+"""
 
 from __future__ import annotations
 
 import os
 import shutil
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE_AGENTS = REPO / "agents"
+
+
+def _runs_e2e(config: pytest.Config) -> bool:
+    """Whether the run may reach tests/e2e: it is inside the paths asked for, and ``-m`` does not leave it out."""
+    if "not e2e" in (config.getoption("markexpr", "") or ""):
+        return False
+    e2e = (REPO / "tests" / "e2e").resolve()
+    here = config.invocation_params.dir
+    paths = [(here / arg.split("::")[0]).resolve() for arg in config.args] or [REPO / "tests"]
+    return any(path == e2e or path in e2e.parents or e2e in path.parents for path in paths)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Install the real CLIs the e2e tests run, once, on the xdist controller (or the only process) before any test.
+
+    An install can take minutes (npm); under its lock a worker's test would spend its own timeout waiting for it.
+    A failure is left for the tests to report (they ask again and skip, or fail under AGENTLAUNCH_REQUIRE_REAL_CLIS).
+    """
+    config = session.config
+    if hasattr(config, "workerinput") or not _runs_e2e(config):
+        return
+    from tests.support.clis import CliName, ensure_cli
+
+    for name in get_args(CliName):
+        try:
+            ensure_cli(name)
+        except (pytest.skip.Exception, pytest.fail.Exception, ValueError):
+            return
 
 
 @pytest.fixture(autouse=True)
@@ -31,6 +65,9 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
         "OPENAI_API_KEY",
         "GEMINI_API_KEY",
         "ANTHROPIC_BASE_URL",
+        # pytest-xdist's workers export the controller's terminal size; a CLI on the tests' own PTY must see that PTY's.
+        "COLUMNS",
+        "LINES",
     ):
         monkeypatch.delenv(var, raising=False)
     for var in (
