@@ -101,6 +101,9 @@ def test_a_claude_that_exits_at_once_fails_up_by_name_while_the_others_run(
     assert "no-such-flag-at-all" in lines["flaky"]  # Claude Code's own words, read back from the kept pane
     assert "failed flaky" in err
     assert "no-such-flag-at-all" in screen(socket, pane_of(socket, bad))
+    # `up` counts an agent whose startup turn is still running (thinking) as started; under a loaded machine
+    # (xdist workers) that turn may not have ended yet when `up` returns. It must end, and then wait.
+    wait_for(lambda: state_of(env, workdir, good) == "waiting", timeout=60, what="steady's startup turn over")
     records = {r["agent"]: r for r in json.loads(cli(env, workdir, "status", "--json", "--socket", socket).stdout)}
     assert records["steady"]["state"] == "waiting" and records["flaky"]["state"] == "dead"
     assert cli(env, workdir, "tmux", "down", "--socket", socket).returncode == 0
