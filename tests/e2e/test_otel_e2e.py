@@ -66,13 +66,15 @@ def assert_records_equal_the_store(receiver: OtlpReceiver, home: Path, provider_
             assert "agentlaunch.cost.usd" not in a
         else:
             assert a["agentlaunch.cost.usd"] == pytest.approx(call.cost_usd)
+    # Metric points are cumulative (a batch sent again repeats the same totals): the latest point of each series
+    # is what a backend shows, and it adds up to the store.
     token_sums: dict[str, int] = {}
-    for attrs, point in receiver.metric_points("gen_ai.client.token.usage"):
+    for attrs, point in receiver.latest_points("gen_ai.client.token.usage"):
         assert attrs["gen_ai.provider.name"] == PROVIDER_NAMES[provider_name]
         token_sums[attrs["gen_ai.token.type"]] = token_sums.get(attrs["gen_ai.token.type"], 0) + int(point.sum)
     assert token_sums == {"input": sum(c.usage.total_input for c in calls), "output": sum(c.usage.output for c in calls)}
     priced = [c.cost_usd for c in calls if c.cost_usd is not None]
-    cost = sum(p.as_double for _a, p in receiver.metric_points("agentlaunch.cost.usage"))
+    cost = sum(p.as_double for _a, p in receiver.latest_points("agentlaunch.cost.usage"))
     assert cost == pytest.approx(sum(priced)) if priced else not receiver.metric_points("agentlaunch.cost.usage")
 
 

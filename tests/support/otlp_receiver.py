@@ -145,6 +145,15 @@ class OtlpReceiver:
                             out.append((attrs(point.attributes), point))
         return out
 
+    def latest_points(self, name: str) -> list[tuple[dict[str, Any], Any]]:
+        """What a backend shows of cumulative metric ``name``: each series' (attribute set's) latest point."""
+        latest: dict[tuple[tuple[str, str], ...], tuple[dict[str, Any], Any]] = {}
+        for attributes, point in self.metric_points(name):
+            key = tuple(sorted((k, repr(v)) for k, v in attributes.items()))
+            if key not in latest or point.time_unix_nano >= latest[key][1].time_unix_nano:
+                latest[key] = (attributes, point)
+        return list(latest.values())
+
     def metrics(self) -> list[Any]:
         """Every accepted Metric message."""
         return [
