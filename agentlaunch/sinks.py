@@ -14,7 +14,7 @@ Sinks run in the launch's loop, one after the other, in the order given
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
@@ -26,6 +26,12 @@ if TYPE_CHECKING:
     from agentlaunch.errors import AgentlaunchError
     from agentlaunch.usage.meter import CompactionWarning, Meter
     from agentlaunch.usage.records import CallRecord
+
+
+class Cancellable(Protocol):
+    """A deadline set with :meth:`LaunchView.call_later`."""
+
+    def cancel(self) -> None: ...
 
 
 class LaunchView(Protocol):
@@ -55,6 +61,14 @@ class LaunchView(Protocol):
 
     def notice(self, message: str) -> None:
         """Tell the person ``message`` (one line, through the launch's views)."""
+        ...
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> Cancellable:
+        """Call ``callback`` on the launch's loop ``delay`` seconds from now (a sink's deadline: no thread of its own).
+
+        The loop runs whenever the launch waits (a turn, the chat's prompt, the interface); a deadline that
+        falls while it does not (starting, closing) is kept until it next runs.
+        """
         ...
 
 

@@ -1,8 +1,9 @@
 """The control socket `agentlaunch send` talks to (agentlaunch.launch.control), and the send command's refusals.
 
-The socket is driven in-process: a ControlServer in a temporary folder, a test thread playing the
-launch's thread. The command runs as a subprocess against status records written here, each naming
-a live pid (this test process) or a dead one.
+The socket is driven in-process: a ControlServer in a temporary folder on a loop that a thread of the
+test runs, as the launch's thread would; the test plays the launch's part (taking and answering
+requests) and the clients'. The command runs as a subprocess against status records written here,
+each naming a live pid (this test process) or a dead one.
 """
 
 from __future__ import annotations
@@ -31,13 +32,38 @@ from agentlaunch.launch.control import (
     parse_request,
     prompt_problem,
 )
+from agentlaunch.launch.loop import Loop
 from agentlaunch.processes import process_start
 from tests.helpers import run_cli, wait_for
 
 
+class ThreadServed(ControlServer):
+    """A ControlServer on a loop run by a thread of its own; :meth:`close` stops that loop, then closes the server."""
+
+    def __init__(self, path: Path, **kwargs: Any) -> None:
+        loop = Loop()
+        self._stop_r, self._stop_w = os.pipe()
+        loop.add_reader(self._stop_r, loop.stop)
+        super().__init__(path, loop, **kwargs)
+        self._thread = threading.Thread(target=loop.run, daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        os.write(self._stop_w, b"x")
+        self._thread.join(10)
+        super().close()
+        self.loop.close()
+        os.close(self._stop_r)
+        os.close(self._stop_w)
+
+
+def serve(path: Path, **kwargs: Any) -> ControlServer:
+    return ThreadServed(path, **kwargs)
+
+
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[ControlServer]:
-    made = ControlServer(tmp_path / "control.sock")
+    made = serve(tmp_path / "control.sock")
     yield made
     made.close()
 
@@ -161,7 +187,7 @@ def test_a_client_that_never_writes_is_hung_up_on_and_the_next_one_is_served(
 
 
 def test_the_gate_refuses_at_once_on_the_thread(tmp_path: Path) -> None:
-    made = ControlServer(tmp_path / "c.sock", gate=lambda: "demo is in a turn (thinking); send again once it is waiting")
+    made = serve(tmp_path / "c.sock", gate=lambda: "demo is in a turn (thinking); send again once it is waiting")
     try:
         reply = raw_request(made.path, b'{"prompt": "hi"}\n')
         assert reply == {"ok": False, "error": "demo is in a turn (thinking); send again once it is waiting", "state": None}
@@ -185,7 +211,7 @@ def test_a_full_queue_refuses_more(server: ControlServer) -> None:
 
 
 def test_closing_tells_the_prompts_not_taken_that_the_session_ended(tmp_path: Path) -> None:
-    made = ControlServer(tmp_path / "c.sock")
+    made = serve(tmp_path / "c.sock")
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     conn.connect(str(made.path))
     conn.sendall(b'{"prompt": "late"}\n')

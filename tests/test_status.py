@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from agentlaunch import paths
+from agentlaunch.launch.loop import Loop
 from agentlaunch.live.status import StatusWriter, line_for, one_line, process_running, read_records, status_dir
 from tests.helpers import run_cli, run_cli_inprocess, wait_for
 
@@ -69,9 +70,26 @@ def test_one_line_past_threshold_unknown_window_and_no_cost() -> None:
 # -- the writer --------------------------------------------------------------
 
 
+def run_loop_until(loop: Loop, condition: Any, timeout: float, what: str) -> None:
+    """Run ``loop`` until ``condition()`` holds (checked every 20 ms), or fail after ``timeout`` seconds."""
+
+    def check() -> None:
+        if condition():
+            loop.stop()
+        else:
+            loop.call_later(0.02, check)
+
+    deadline = loop.call_later(timeout, loop.stop)
+    check()
+    loop.run()
+    deadline.cancel()
+    assert condition(), f"timed out after {timeout}s waiting for {what}"
+
+
 def test_writer_replaces_the_record_at_most_twice_a_second_and_never_loses_the_last(tmp_path: Path) -> None:
     clock = FakeClock()
-    writer = StatusWriter(tmp_path, pid=os.getpid(), interval=0.5, clock=clock, pane_title=False)
+    loop = Loop()  # the launch's loop, which the trailing write waits on
+    writer = StatusWriter(tmp_path, pid=os.getpid(), interval=0.5, clock=clock, pane_title=False, later=loop.call_later)
     writer.update(record(calls=1))
     assert writer.writes == 1
     for calls in range(2, 12):  # a burst inside one interval: held back
@@ -80,7 +98,7 @@ def test_writer_replaces_the_record_at_most_twice_a_second_and_never_loses_the_l
     assert writer.writes == 1
     assert json.loads(writer.path.read_text())["calls"] == 1
     # The trailing timer writes the last update of the burst without any further event.
-    wait_for(lambda: writer.writes == 2, timeout=5, what="the trailing write")
+    run_loop_until(loop, lambda: writer.writes == 2, timeout=5, what="the trailing write")
     assert json.loads(writer.path.read_text())["calls"] == 11
     clock.now += 0.6
     writer.update(record(calls=12))

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import os
 import sys
-import termios
 from pathlib import Path
 from typing import Annotated
 
@@ -24,175 +21,14 @@ from agentlaunch.cli.common import (
     out,
     read_prompt,
 )
-from agentlaunch.errors import AgentlaunchError, ExitCode, Interrupted, UsageError
-from agentlaunch.events import PermissionRequest
+from agentlaunch.errors import UsageError
 from agentlaunch.launch import prespawn
-from agentlaunch.launch.answer import Figures, TurnAnswer
 from agentlaunch.launch.build import build_launch
-from agentlaunch.launch.chat_door import ChatDoor
-from agentlaunch.launch.control import SendRequest, launch_busy
-from agentlaunch.launch.native import NativeRun
-from agentlaunch.launch.session import Launch, LaunchOptions
-from agentlaunch.launch.signals import CliExited, PromptArrived, Terminated
-from agentlaunch.launch.turn import TurnOutcome, turn_failed
-from agentlaunch.live.interface_view import InterfaceView
-from agentlaunch.live.view import HeadlessView, InteractiveView
-from agentlaunch.providers.values import summarize
-from agentlaunch.sinks import Sink
+from agentlaunch.launch.modes import RunRequest, choose_mode, run_mode
+from agentlaunch.launch.session import LaunchOptions
 from agentlaunch.usage.budget import check_budget_usd
-from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.store import Store
-from agentlaunch.visible import for_markup, visible
-
-
-def ask_permission(request: PermissionRequest) -> str:
-    """Ask the person whether Claude Code may use a tool: once, always (this session) or deny."""
-    summary = visible(summarize(request.tool_input))
-    while True:
-        try:
-            answer = input(f"\nAllow {visible(request.tool_name)} {summary}? [y] once · [a] always this session · [n] deny: ")
-        except (EOFError, KeyboardInterrupt):
-            print()
-            return "deny"
-        choice = answer.strip().lower()[:1]
-        if choice in ("y", "a", "n"):
-            return {"y": "once", "a": "always", "n": "deny"}[choice]
-
-
-def report_cli_exit(launch: Launch) -> int:
-    """Say that the CLI ended at the prompt, with the last lines it printed, and end the chat (exit 1)."""
-    assert launch.child is not None
-    said = [line.strip() for line in launch.child.read_available() if isinstance(line, str) and line.strip()]
-    print()
-    err.print(
-        f"[bold red]error:[/] the provider CLI exited (code {launch.child.poll()}) while waiting for you; the session ended",
-        markup=True,
-        highlight=False,
-        soft_wrap=True,
-    )
-    for line in said[-5:]:
-        err.print(f"  {for_markup(visible(line))}", markup=True, highlight=False, soft_wrap=True)
-    return int(ExitCode.TURN_FAILED)
-
-
-def interactive_loop(launch: Launch, timeout: float | None) -> int:
-    state = "resumed" if launch.resumed else "new"
-    err.print(
-        f"[bold]{launch.spec.display}[/] · {launch.spec.provider}{' · ' + launch.spec.model if launch.spec.model else ''}"
-        f" · {state} session {launch.session_id}",
-        markup=True,
-        highlight=False,
-    )
-    err.print("[dim]Enter sends · Ctrl-C interrupts a turn · Ctrl-C at the prompt or Ctrl-D ends the session[/]", markup=True)
-    watch = launch.persistent and launch.child is not None and launch.child.pid > 0
-    if watch:
-        assert launch.child is not None
-        launch.signals.watch_cli(launch.child.pid)  # a long-lived CLI that exits at the prompt ends the chat
-    with ChatDoor(launch) as door:
-        while True:
-            for request in door.take():
-                if (code := sent_turn(launch, request, timeout, door.answer)) is not None:
-                    return code
-            try:
-                # SIGTERM/SIGHUP here raise Terminated; Ctrl-C ends the chat; the CLI's exit raises CliExited.
-                with launch.signals.person_waiting(watch_cli=watch, takes_sends=door.open):
-                    line = input("› ")
-            except (EOFError, KeyboardInterrupt):
-                print()
-                return 0
-            except CliExited:
-                return report_cli_exit(launch)
-            except PromptArrived:
-                print()
-                continue  # a prompt from agentlaunch send: taken at the top (what the person typed stays typed)
-            except UnicodeDecodeError:
-                err.print("[yellow]that line was not valid UTF-8; not sent[/]", markup=True)
-                continue
-            if not line.strip():
-                continue
-            outcome = launch.run_turn(line, timeout=timeout, ask_permission=ask_permission)
-            if (code := after_turn(launch, outcome)) is not None:
-                return code
-
-
-def after_turn(launch: Launch, outcome: TurnOutcome) -> int | None:
-    """What the chat says after a turn; the chat's exit code when the turn ended the session, else None."""
-    if launch.stopped is not None:
-        raise launch.stopped  # a budget ended the session
-    if outcome.terminated is not None:
-        return 128 + outcome.terminated
-    if outcome.end is None and not launch.persistent:
-        # One process per turn: its end is the turn's, not the session's.
-        if outcome.interrupted:
-            err.print("[dim](turn interrupted; the session goes on)[/]", markup=True)
-        else:
-            failure = turn_failed(outcome)
-            said = for_markup(failure.message) if failure else ""
-            err.print(f"[bold red]turn failed:[/] {said}", markup=True, highlight=False)
-        return None
-    if outcome.end is None and not outcome.interrupted:
-        err.print(
-            f"[bold red]error:[/] the provider CLI exited (code {outcome.exit_code}); the session ended. "
-            f"Resume it with: agentlaunch run {launch.spec.name} -r {launch.session_id}",
-            markup=True,
-        )
-        return int(ExitCode.TURN_FAILED)
-    if outcome.end is None:
-        return int(ExitCode.INTERRUPTED)
-    if outcome.interrupted:
-        err.print("[dim](turn interrupted; the session goes on)[/]", markup=True)
-    elif outcome.end.is_error:
-        err.print(f"[bold red]turn failed:[/] {for_markup(outcome.end.error or '')}", markup=True, highlight=False)
-    return None
-
-
-def sent_turn(launch: Launch, request: SendRequest, timeout: float | None, answer: TurnAnswer) -> int | None:
-    """A prompt from agentlaunch send, as one turn of the chat; its answer and exit code go back with --wait."""
-    if why := launch_busy(launch):
-        request.refuse(why, launch.state)
-        return None
-    err.print(f"› {for_markup(visible(request.prompt))} [dim](from agentlaunch send)[/]", markup=True, highlight=False)
-    request.accept(launch.session_id)
-    before = Figures.of(launch.meter)
-    try:
-        outcome = launch.run_turn(request.prompt, timeout=timeout, ask_permission=ask_permission)
-    except AgentlaunchError as exc:  # the turn timed out, or the session was stopped
-        usage, cost = before.since(launch.meter)
-        request.answer(exit_code=int(exc.exit_code), answer=answer.text, error=exc.message, usage=usage, cost_usd=cost)
-        raise
-    usage, cost = before.since(launch.meter)
-    failure = launch.stopped or turn_failed(outcome)
-    code = 128 + outcome.terminated if outcome.terminated is not None else (int(failure.exit_code) if failure else 0)
-    error = failure.message if failure else None
-    request.answer(exit_code=code, answer=answer.text, error=error, usage=usage, cost_usd=cost)
-    return after_turn(launch, outcome)
-
-
-def line_chat_reason(launch: Launch) -> str | None:
-    """Why this terminal or provider gets the line chat rather than the CLI's own interface; None: it gets that."""
-    provider = launch.spec.provider
-    if not launch.adapter.has_interface:
-        return f"the {provider} provider has no interface of its own"
-    term = os.environ.get("TERM", "")
-    if term in ("", "dumb"):
-        return f"TERM is {term or 'not set'}, which cannot draw {provider}'s interface"
-    if not sys.stdout.isatty():
-        return f"stdout is not a terminal, so {provider}'s interface cannot be shown"
-    return None
-
-
-def announce(launch: Launch) -> None:
-    """One line before the CLI's interface takes the terminal: which agent, which session."""
-    state = "resumed" if launch.resumed else "new"
-    session = f"session {launch.session_id}" if launch.adapter.chooses_session_id or launch.resumed else "session"
-    err.print(
-        f"[dim]{for_markup(launch.spec.display)} · {launch.spec.provider} · {state} {for_markup(session)} · "
-        f"agentlaunch status shows its meters[/]",
-        markup=True,
-        highlight=False,
-    )
-    for notice in launch.adapter.interface_notices(launch.placement_argv):
-        err.print(f"[dim]{for_markup(notice)}[/]", markup=True, highlight=False)
+from agentlaunch.visible import for_markup
 
 
 @app.command()
@@ -278,65 +114,14 @@ def run(
         resume=resume,
         continue_last=continue_last,
         force=force,
-        interactive=text is None,
-        native=text is None and not line,
         # Not with --worktree: the next launch's early start, keyed without it, must not run in the worktree.
         plan_key=None if worktree else prespawn.plan_key(agent, str(agents_dir) if agents_dir else None,
                                                          str(working_dir) if working_dir else None),
         worktree=worktree,
         budget_usd=None if budget_usd is None else check_budget_usd(budget_usd),
     )  # fmt: skip
-
-    interface_view: InterfaceView | None = None
-
-    def views(meter: Meter) -> list[Sink]:
-        nonlocal interface_view
-        if options.native:
-            interface_view = InterfaceView(meter)
-            return [interface_view]
-        if text is None:
-            return [InteractiveView(meter)]
-        return [HeadlessView(meter, json_lines=as_json, quiet=quiet)]
-
-    launch = build_launch(options, views)
-    if options.native and (why := line_chat_reason(launch)) is not None:
-        # No interface to relay here: the line chat, said in one line.
-        options = launch.options = dataclasses.replace(options, native=False)
-        launch.sinks = [InteractiveView(launch.meter) if s is interface_view else s for s in launch.sinks]
-        err.print(f"[dim]{for_markup(why)}: agentlaunch's line chat instead (--line chooses it)[/]", markup=True)
-    saved = termios.tcgetattr(0) if sys.stdin.isatty() else None
-    code = 0
-    error: AgentlaunchError | None = None
-    try:
-        launch.start()
-        if options.native:
-            announce(launch)
-            code = NativeRun(launch, interface_view).run()
-            error = launch.stopped  # a budget ended the interface
-        elif text is None:
-            code = interactive_loop(launch, timeout)
-        else:
-            outcome = launch.run_turn(text, timeout=timeout)
-            if outcome.terminated is not None:
-                code = 128 + outcome.terminated
-            else:
-                error = launch.stopped or turn_failed(outcome)
-    except AgentlaunchError as exc:
-        error = exc
-    except KeyboardInterrupt:
-        error = Interrupted("interrupted")
-    except Terminated as exc:
-        code = 128 + exc.signum
-    finally:
-        if launch.signals.termination is not None and error is None:
-            code = 128 + launch.signals.termination  # SIGTERM/SIGHUP while starting: recorded, ended here
-        status = int(error.exit_code) if error else code
-        launch.close(status)
-        if saved is not None:
-            termios.tcsetattr(0, termios.TCSADRAIN, saved)
-    if error is not None:
-        raise error
-    raise typer.Exit(code)
+    mode = choose_mode(options, RunRequest(text, line=line, as_json=as_json, quiet=quiet, timeout=timeout))
+    raise typer.Exit(run_mode(mode, build_launch(mode.options, mode.views)))
 
 
 @app.command()

@@ -1,13 +1,15 @@
 """The line chat's door for ``agentlaunch send``: its socket, named in the status record, and the answer it collects.
 
-The chat's loop (``cli/run.py``) takes what comes through it at its prompt: a sent prompt wakes
-``input()`` (:meth:`~agentlaunch.launch.signals.Signals.send_arrived`) and runs as the next turn.
-While the chat is in a turn, the door's gate refuses at once on the socket's thread.
+The socket is served on the launch's loop (:class:`~agentlaunch.launch.control.ControlServer`). A
+request that arrives while the chat waits at its prompt ends that wait (:attr:`ChatDoor.on_arrival`)
+and runs as the next turn; one that arrives while the chat is in a turn is refused at once by the
+door's gate.
 """
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,6 +29,8 @@ class ChatDoor:
         self.answer = TurnAnswer()
         self.server: ControlServer | None = None
         self.runtime: Path | None = None
+        self.on_arrival: Callable[[], None] | None = None
+        """Set while the chat's prompt waits: a request queued ends the wait."""
 
     @property
     def open(self) -> bool:
@@ -35,9 +39,7 @@ class ChatDoor:
     def __enter__(self) -> ChatDoor:
         launch = self.launch
         self.runtime = make_runtime_dir()
-        self.server = open_control(
-            launch, self.runtime / SOCKET_NAME, "chat", on_request=launch.signals.send_arrived, gate=self._gate
-        )
+        self.server = open_control(launch, self.runtime / SOCKET_NAME, "chat", on_request=self._arrived, gate=self._gate)
         if self.server is not None:
             launch.sinks.append(self.answer)
         return self
@@ -47,6 +49,13 @@ class ChatDoor:
         if self.server is not None and self.server.pending():
             return f"a prompt sent to {launch.spec.name} earlier has not started yet"
         return launch_busy(launch)
+
+    def _arrived(self) -> None:
+        if self.on_arrival is not None:
+            self.on_arrival()
+
+    def pending(self) -> bool:
+        return self.server is not None and self.server.pending()
 
     def take(self) -> list[SendRequest]:
         return self.server.take() if self.server is not None else []

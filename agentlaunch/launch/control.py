@@ -13,11 +13,13 @@ bool}`` and reads JSON lines back:
    "answer": ..., "error": ..., "usage": {...}, "cost_usd": ...}``. A
    connection closed without it means the session ended first.
 
-A thread accepts connections and reads their requests (bounded in size and
-time, so a client that never writes cannot hold anything up), then wakes the
-launch's thread through a pipe (:meth:`ControlServer.fileno`, for the relay's
-loop) and, if given, a callback (the line chat's prompt). The launch's thread
-decides and replies; nothing of the session is touched from the thread.
+The server lives on the launch's loop (:class:`~agentlaunch.launch.loop.Loop`):
+the listening socket and each connection are readers, each connection with
+its own deadline, so a request is bounded in size and time and a client that
+never writes holds up neither the launch nor another client. A request read
+whole is handed to the launch through a callback (the chat's prompt, the
+interface's typing); replies are written without blocking, what a client does
+not read waits for it on the loop for a bounded time.
 """
 
 from __future__ import annotations
@@ -25,14 +27,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import select
 import socket
-import threading
+import weakref
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from agentlaunch.launch.loop import Loop, Timer
 
 if TYPE_CHECKING:
     from agentlaunch.launch.session import Launch
@@ -43,7 +45,7 @@ MAX_PROMPT = 1 << 20
 MAX_REQUEST = MAX_PROMPT * 6 + 4096  # a JSON line: the prompt with every character escaped, and its fields
 REQUEST_WAIT = 2.0  # seconds a client has to write its request once connected
 REPLY_WAIT = 2.0  # seconds a reply may wait for a client that does not read
-MAX_QUEUED = 16  # requests waiting for the launch's thread; more are refused at once
+MAX_QUEUED = 16  # requests waiting for the launch to take them; more are refused at once
 ALLOWED_CONTROLS = "\n\t"
 
 
@@ -89,9 +91,10 @@ def launch_busy(launch: Launch, state: str | None = None) -> str | None:
 
 
 def open_control(launch: Launch, path: Path, what: str, **server: Any) -> ControlServer | None:
-    """Bind ``launch``'s socket at ``path`` and name it in its status record; None (and a notice) when it cannot be."""
+    """Bind ``launch``'s socket at ``path`` on its loop and name it in its status record; None (and a notice) when it
+    cannot be."""
     try:
-        control = ControlServer(path, **server)
+        control = ControlServer(path, launch.loop, **server)
     except OSError as exc:
         launch.notice(f"agentlaunch send cannot reach this {what}: its socket could not be made ({exc})")
         return None
@@ -123,35 +126,90 @@ def parse_request(data: bytes) -> tuple[str, bool] | str:
     return problem if problem is not None else (prompt, wait)
 
 
-@dataclass
 class SendRequest:
-    """One accepted connection's prompt; the launch's thread replies through it (a reply never raises)."""
+    """One accepted connection's prompt; the launch replies through it, on its loop (a reply never raises).
 
-    prompt: str
-    wait: bool
-    conn: socket.socket | None = field(repr=False, default=None)
+    A reply is written at once when the socket takes it (the usual case: a few hundred bytes); what the
+    socket does not take waits for it on the loop, for :data:`REPLY_WAIT` seconds, so a client that does
+    not read never holds up the launch.
+    """
 
-    def _send(self, message: dict[str, Any]) -> bool:
+    def __init__(self, prompt: str, wait: bool, conn: socket.socket | None = None, loop: Loop | None = None) -> None:
+        self.prompt, self.wait = prompt, wait
+        self.conn, self.loop = conn, loop
+        self._out = bytearray()  # reply bytes the socket has not taken yet
+        self._hang_up = False  # close once they are written
+        self._deadline: Timer | None = None
+
+    def __repr__(self) -> str:
+        return f"SendRequest(prompt={self.prompt!r}, wait={self.wait!r})"
+
+    def _send(self, message: dict[str, Any]) -> None:
         if self.conn is None:
-            return False
+            return
+        self._out += json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n"
+        self._flush()
+
+    def _flush(self) -> None:
+        conn = self.conn
+        if conn is None:
+            return
         try:
-            self.conn.settimeout(REPLY_WAIT)
-            self.conn.sendall(json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n")
-            return True
-        except OSError:  # the client went away (or never reads): the session goes on
+            while self._out:
+                sent = conn.send(self._out)
+                del self._out[:sent]
+        except BlockingIOError:
+            self._await_writable()
+            return
+        except OSError:  # the client went away: the session goes on
             self.close()
-            return False
+            return
+        self._stop_waiting()
+        if self._hang_up:
+            self.close()
+
+    def _await_writable(self) -> None:
+        if self.loop is None or self.conn is None:
+            self.close()  # nowhere to wait: the reply is dropped rather than block
+            return
+        if self._deadline is None:
+            self.loop.add_writer(self.conn.fileno(), self._flush)
+            self._deadline = self.loop.call_later(REPLY_WAIT, self.close)
+
+    def _stop_waiting(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+            if self.loop is not None and self.conn is not None:
+                self.loop.remove_writer(self.conn.fileno())
+
+    def finish(self) -> None:
+        """Write what waits now, blocking for at most :data:`REPLY_WAIT` seconds (the session is closing)."""
+        if self.conn is not None and self._out:
+            self._stop_waiting()
+            with contextlib.suppress(OSError):
+                self.conn.settimeout(REPLY_WAIT)
+                self.conn.sendall(self._out)
+            self._out.clear()
+            if self._hang_up:
+                self.close()
+
+    def _end(self) -> None:
+        """Hang up once what is written has gone out."""
+        self._hang_up = True
+        if not self._out:
+            self.close()
 
     def refuse(self, error: str, state: str | None, *, retry: bool = False) -> None:
         """The session cannot take the prompt now: say why (``retry``: it is starting, ask again soon), and hang up."""
         self._send({"ok": False, "error": error, "state": state, **({"retry": True} if retry else {})})
-        self.close()
+        self._end()
 
     def accept(self, session_id: str) -> None:
         """The prompt is on its way; without ``wait`` that is all the client hears."""
         self._send({"ok": True, "session_id": session_id})
         if not self.wait:
-            self.close()
+            self._end()
 
     def answer(
         self, *, exit_code: int, answer: str, error: str | None = None, usage: dict[str, int] | None = None,
@@ -160,131 +218,138 @@ class SendRequest:
         """The turn is over: its answer and exit code (as a headless turn's), then hang up."""
         self._send({"done": True, "exit_code": exit_code, "answer": answer, "error": error, "usage": usage,
                     "cost_usd": cost_usd})  # fmt: skip
-        self.close()
+        self._end()
 
     def close(self) -> None:
+        """Hang up now (what is not written yet is dropped)."""
+        self._stop_waiting()
+        self._out.clear()
         if self.conn is not None:
             with contextlib.suppress(OSError):
                 self.conn.close()
             self.conn = None
 
 
+class _Incoming:
+    """A connection whose request line is still being read: a loop reader with its own deadline."""
+
+    def __init__(self, server: ControlServer, conn: socket.socket) -> None:
+        self.server, self.conn = server, conn
+        self.data = bytearray()
+        conn.setblocking(False)
+        server.loop.add_reader(conn.fileno(), self._on_readable)
+        self.deadline = server.loop.call_later(REQUEST_WAIT, self._on_deadline)
+
+    def _on_readable(self) -> None:
+        try:
+            chunk = self.conn.recv(65536)
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            self._done(f"the request could not be read ({exc.strerror or exc})")
+            return
+        self.data += chunk
+        if len(self.data) > MAX_REQUEST:
+            self._done(f"the request is over {MAX_REQUEST:,} bytes")
+        elif b"\n" in self.data or not chunk:  # a line, or the client's end of writing
+            line, _, rest = bytes(self.data).partition(b"\n")
+            self._done("one request per connection" if rest.strip() else parse_request(line))
+
+    def _on_deadline(self) -> None:
+        self._done(f"no request within {REQUEST_WAIT:g}s")
+
+    def _done(self, parsed: tuple[str, bool] | str) -> None:
+        self.drop()
+        self.server._received(self.conn, parsed)
+
+    def drop(self) -> None:
+        """Stop reading (the connection itself is the caller's now)."""
+        self.deadline.cancel()
+        self.server.loop.remove_reader(self.conn.fileno())
+        self.server._incoming.discard(self)
+
+
 class ControlServer:
-    """The bound socket at ``path`` and the thread that takes requests; :meth:`take` hands them over."""
+    """The bound socket at ``path``, served on the launch's loop; :meth:`take` hands the requests over.
+
+    The listening socket and each connection are loop readers, each connection with its own deadline
+    (:data:`REQUEST_WAIT`), as supervisor joins its sockets to its poll map: a client that never writes
+    holds up neither the launch nor the next client.
+    """
 
     def __init__(
-        self, path: Path, on_request: Callable[[], None] | None = None, gate: Callable[[], str | None] | None = None
-    ) -> None:
-        """``on_request`` runs on the thread once a request is queued; ``gate`` (on the thread too, reading only)
-        refuses a request at once when it says why: a chat in a turn cannot wake its thread to reply."""
-        self.path = path
+        self, path: Path, loop: Loop, on_request: Callable[[], None] | None = None,
+        gate: Callable[[], str | None] | None = None,
+    ) -> None:  # fmt: skip
+        """``on_request`` runs once a request is queued; ``gate`` refuses a request at once when it says why
+        (a chat in a turn, say)."""
+        self.path, self.loop = path, loop
         self.on_request = on_request
         self.gate = gate
         self._queue: deque[SendRequest] = deque()
-        self._lock = threading.Lock()
+        self._incoming: set[_Incoming] = set()
+        self._requests: weakref.WeakSet[SendRequest] = weakref.WeakSet()  # to finish their replies at close
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             self._sock.bind(str(path))
             os.chmod(path, 0o600)
             self._sock.listen(8)
+            self._sock.setblocking(False)
         except OSError:
             self._sock.close()
             raise
-        self._wake_r, self._wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-        self._stop_r, self._stop_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-        self._thread = threading.Thread(target=self._serve, name="agentlaunch-control", daemon=True)
-        self._thread.start()
-
-    def fileno(self) -> int:
-        """Readable when a request waits for :meth:`take`."""
-        return self._wake_r
+        loop.add_reader(self._sock.fileno(), self._on_accept)
 
     def pending(self) -> bool:
-        with self._lock:
-            return bool(self._queue)
+        return bool(self._queue)
 
     def take(self) -> list[SendRequest]:
-        """The requests that arrived, in order (the wakeup pipe emptied)."""
-        with contextlib.suppress(OSError):
-            while os.read(self._wake_r, 512):
-                pass
-        with self._lock:
-            taken = list(self._queue)
-            self._queue.clear()
+        """The requests that arrived, in order."""
+        taken: list[SendRequest] = []
+        while self._queue:
+            taken.append(self._queue.popleft())
         return taken
 
     def close(self) -> None:
-        """Stop taking requests; those not taken yet are told the session ended."""
-        with contextlib.suppress(OSError):
-            os.write(self._stop_w, b"x")
-        self._thread.join(timeout=REQUEST_WAIT + 1)
+        """Stop taking requests; those not taken yet are told the session ended, those half read are hung up on."""
+        self.loop.remove_reader(self._sock.fileno())
         self._sock.close()
         with contextlib.suppress(OSError):
             self.path.unlink()
+        for incoming in list(self._incoming):
+            incoming.drop()
+            with contextlib.suppress(OSError):
+                incoming.conn.close()
         for request in self.take():
             request.refuse("the session ended", "exited")
-        for fd in (self._wake_r, self._wake_w, self._stop_r, self._stop_w):
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        for request in list(self._requests):
+            request.finish()  # an answer the client has not read yet: as the socket did before it lived on the loop
 
-    # -- the thread ---------------------------------------------------------------------
-    def _serve(self) -> None:
-        while True:
-            try:
-                ready, _, _ = select.select([self._sock.fileno(), self._stop_r], [], [])
-            except (OSError, ValueError):
-                return
-            if self._stop_r in ready:
-                return
+    # -- on the loop ------------------------------------------------------------------------
+    def _on_accept(self) -> None:
+        while True:  # every connection waiting, not one per wakeup
             try:
                 conn, _ = self._sock.accept()
-            except OSError:
-                continue
-            self._take_one(conn)
+            except OSError:  # BlockingIOError: none left
+                return
+            self._incoming.add(_Incoming(self, conn))
 
-    def _take_one(self, conn: socket.socket) -> None:
-        parsed = read_request(conn)
+    def _received(self, conn: socket.socket, parsed: tuple[str, bool] | str) -> None:
         if isinstance(parsed, str):
-            SendRequest("", False, conn).refuse(parsed, None)
+            SendRequest("", False, conn, self.loop).refuse(parsed, None)
             return
-        request = SendRequest(parsed[0], parsed[1], conn)
+        request = SendRequest(parsed[0], parsed[1], conn, self.loop)
+        self._requests.add(request)
         why = self.gate() if self.gate is not None else None
         if why is not None:
             request.refuse(why, None)
             return
-        with self._lock:
-            full = len(self._queue) >= MAX_QUEUED
-            if not full:
-                self._queue.append(request)
-        if full:
+        if len(self._queue) >= MAX_QUEUED:
             request.refuse("too many prompts are waiting for this session", None)
             return
-        with contextlib.suppress(OSError):
-            os.write(self._wake_w, b"x")
+        self._queue.append(request)
         if self.on_request is not None:
             self.on_request()
-
-
-def read_request(conn: socket.socket) -> tuple[str, bool] | str:
-    """One request line from ``conn``, within :data:`REQUEST_WAIT` seconds and :data:`MAX_REQUEST` bytes."""
-    conn.settimeout(REQUEST_WAIT)
-    data = bytearray()
-    try:
-        while b"\n" not in data:
-            chunk = conn.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-            if len(data) > MAX_REQUEST:
-                return f"the request is over {MAX_REQUEST:,} bytes"
-    except TimeoutError:
-        return f"no request within {REQUEST_WAIT:g}s"
-    except OSError as exc:
-        return f"the request could not be read ({exc.strerror or exc})"
-    line, _, rest = bytes(data).partition(b"\n")
-    if rest.strip():
-        return "one request per connection"
-    return parse_request(line)
 
 
 class ControlClient:

@@ -279,14 +279,11 @@ class NativeRun:
     # -- prompts from agentlaunch send ---------------------------------------------------------
     def _open_control(self, runtime: Path) -> None:
         """The socket agentlaunch send reaches this session through, named in the status record."""
-        self.control = open_control(self.launch, runtime / SOCKET_NAME, "session")
-        if self.control is not None:
-            self.launch.loop.add_reader(self.control.fileno(), self._on_sends)
+        self.control = open_control(self.launch, runtime / SOCKET_NAME, "session", on_request=self._on_sends)
 
     def _close_control(self) -> None:
         if self.control is None:
             return
-        self.launch.loop.remove_reader(self.control.fileno())
         close_control(self.launch, self.control)
         self.control = None
 

@@ -38,8 +38,8 @@ from agentlaunch.events import (
 from agentlaunch.launch import prespawn
 from agentlaunch.launch.drivers import driver_for
 from agentlaunch.launch.identity import SessionChoice, new_session, startup_message
-from agentlaunch.launch.loop import Loop
-from agentlaunch.launch.permissions import AskPermission, Permissions
+from agentlaunch.launch.loop import Loop, Timer
+from agentlaunch.launch.permissions import AskPermission, PermissionPrompt, Permissions
 from agentlaunch.launch.reaper import Reaper
 from agentlaunch.launch.signals import Signals
 from agentlaunch.launch.start import StartPlan, start_launch
@@ -121,11 +121,11 @@ class Launch:
         self._unknown_seen: set[str] = set()
         self._last_output: deque[str] = deque(maxlen=3)
         self._error_output: deque[str] = deque(maxlen=2)  # lines that say "error": the likeliest reason it exited
-        self.permissions = Permissions(self.signals)
+        self.permissions = Permissions(self.set_state)
         self._session_seen = False
         self.running: Turn | None = None
         """The turn under way."""
-        self.ask_permission: AskPermission | None = None
+        self.ask_permission: AskPermission | PermissionPrompt | None = None
         """Who is asked the running turn's permission questions (None: they are denied)."""
         self.stopped: AgentlaunchError | None = None
         """Set by :meth:`stop`: the session takes no new turn and ends with this error."""
@@ -164,6 +164,10 @@ class Launch:
     def placement_argv(self) -> list[str]:
         """The arguments that carry or point at the instructions (set by :meth:`start`)."""
         return self.plan.placement_argv if self.plan else []
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> Timer:
+        """Call ``callback`` on the launch's loop in ``delay`` seconds (the next time it runs, when it does not now)."""
+        return self.loop.call_later(delay, callback)
 
     def request_interrupt(self, reason: str) -> None:
         """Interrupt the running turn as Ctrl-C does (for a sink: a budget guard, say)."""
@@ -234,7 +238,9 @@ class Launch:
         startup = startup_message(self.spec, self.session_id, self.working_dir, self.clock.now(), self.options.templates_dir)
         return startup + "\n" + prompt if prompt else startup
 
-    def run_turn(self, prompt: str, *, timeout: float | None = None, ask_permission: AskPermission | None = None) -> TurnOutcome:
+    def run_turn(
+        self, prompt: str, *, timeout: float | None = None, ask_permission: AskPermission | PermissionPrompt | None = None
+    ) -> TurnOutcome:
         """Send one user turn and run the loop until its end (:func:`agentlaunch.launch.turn_cycle.run_turn`)."""
         return run_turn(self, prompt, timeout=timeout, ask_permission=ask_permission)
 
@@ -276,11 +282,6 @@ class Launch:
         if warning is not None:
             self.emit(CompactionWarned(warning))
         if isinstance(event, PermissionRequest):
-            assert self.child is not None
-            asks = self.ask_permission is not None and event.tool_name not in self.permissions.always_allowed
-            if asks:
-                self.set_state("asking")  # the person is asked: "needs you", the status record, the pane border
-            decision = self.permissions.decide(event, self.ask_permission)
-            if asks:
-                self.set_state("tool" if decision != "deny" else "thinking")
-            self.driver.answer(self.child, event, decision)
+            child = self.child  # the CLI that asked: a person's answer comes later, on the turn's loop
+            assert child is not None
+            self.permissions.decide(event, self.ask_permission, lambda d: self.driver.answer(child, event, d), self.running)

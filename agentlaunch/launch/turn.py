@@ -9,6 +9,11 @@ within :data:`INTERRUPT_GRACE` seconds (or a second Ctrl-C) gets SIGKILL.
 A per-turn CLI is also waited for after its TurnEnd, so that its files are
 complete when the launch reads them.
 
+A question to the person (a permission, :meth:`Turn.ask`) is one more
+reader on the same loop: while the person decides, the CLI's output is read
+and ``--timeout`` counts; Ctrl-C answers the question (as its default) instead
+of interrupting the turn.
+
 Everything here is a callback of :class:`~agentlaunch.launch.loop.Loop`;
 nothing blocks and nothing polls.
 """
@@ -16,6 +21,7 @@ nothing blocks and nothing polls.
 from __future__ import annotations
 
 import signal
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -23,6 +29,7 @@ from typing import Protocol
 from agentlaunch.errors import AgentlaunchError, Interrupted, TurnFailed
 from agentlaunch.events import TurnEnd
 from agentlaunch.launch.loop import Loop, Timer
+from agentlaunch.launch.person import Question
 from agentlaunch.launch.signals import ENDING, Signals
 from agentlaunch.launch.transport import Line, LongLineDropped, window_size
 
@@ -113,6 +120,8 @@ class Turn:
         self._kill_timer: Timer | None = None
         self._drain_timer: Timer | None = None
         self._writer_fd: int | None = None  # stdin, while the loop waits to write more of it
+        self._questions: deque[Question] = deque()  # asked of the person, the first one on screen
+        self._asking = False  # the first question is on screen, its answer awaited
 
     # -- running ---------------------------------------------------------------------------
     def run(self) -> TurnResult:
@@ -140,10 +149,13 @@ class Turn:
                 loop.remove_writer(self._writer_fd)
             for timer in self._timers:
                 timer.cancel()
+            self._done = True
+            self._drop_questions()
         return self.result
 
     def _finish(self) -> None:
         self._done = True
+        self._drop_questions()
         self.loop.stop()
 
     def _after(self, delay: float, callback: Callable[[], None]) -> Timer:
@@ -230,12 +242,76 @@ class Turn:
         self.child.flush_stdin()
         self._want_write()
 
+    # -- questions to the person ------------------------------------------------------------
+    def ask(self, question: Question) -> None:
+        """Put ``question`` to the person while the turn goes on; questions asked meanwhile wait their turn.
+
+        The turn's loop reads the answer like any other source: the CLI's output is read and ``--timeout``
+        counts while the person decides. A turn that has ended answers with the question's default.
+        """
+        if self._done:
+            question.answered(question.default)
+            return
+        self._questions.append(question)
+        self._next_question()
+
+    def _next_question(self) -> None:
+        if self._asking or not self._questions or self._done:
+            return
+        question = self._questions[0]
+        self._asking = True
+        question.input.write(question.prompt)
+        question.input.next_line(self.loop, self._on_answer)
+
+    def _on_answer(self, line: bytes | None) -> None:
+        question = self._questions[0]
+        self._asking = False
+        if line is None:  # the end of input: as Ctrl-C
+            question.input.write("\n")
+            self._answer(question.default)
+            return
+        try:
+            decision = question.parse(line.decode("utf-8"))
+        except UnicodeDecodeError:
+            decision = None
+        if decision is None:
+            self._next_question()  # not an answer: asked again
+        else:
+            self._answer(decision)
+
+    def _answer(self, decision: str) -> None:
+        question = self._questions.popleft()
+        question.answered(decision)
+        if not self._done:
+            self._want_write()  # the answer may wait in the stdin queue
+        self._next_question()
+
+    def _dismiss(self) -> None:
+        """The person pressed Ctrl-C at the question: its default answers it."""
+        question = self._questions[0]
+        question.input.cancel()
+        question.input.write("\n")
+        self._asking = False
+        self._answer(question.default)
+
+    def _drop_questions(self) -> None:
+        """The turn is interrupted or over: every question still open gets its default (the CLI is not left waiting)."""
+        if self._asking:
+            self._questions[0].input.cancel()
+            self._questions[0].input.write("\n")
+            self._asking = False
+        while self._questions:
+            question = self._questions.popleft()
+            question.answered(question.default)
+
     # -- signals and deadlines ------------------------------------------------------------
     def _on_signals(self) -> None:
         for sig in self.signals.take():
             if self._done:
                 return
-            if sig == signal.SIGINT:
+            if sig == signal.SIGINT and self._asking:
+                self._dismiss()
+            elif sig == signal.SIGINT:
                 self.interrupt("interrupting the turn…")
             elif sig in ENDING:
                 self.result.terminated = sig
@@ -256,6 +332,7 @@ class Turn:
             return
         self._interrupted_at = self.loop.clock.monotonic()
         self.result.interrupted = True
+        self._drop_questions()
         if notice:
             self.host.notice(notice)
         self.host.interrupt()

@@ -19,7 +19,7 @@ from agentlaunch.launch.turn import Turn, TurnOutcome
 from agentlaunch.sinks import PromptSent, TurnDone
 
 if TYPE_CHECKING:
-    from agentlaunch.launch.permissions import AskPermission
+    from agentlaunch.launch.permissions import AskPermission, PermissionPrompt
     from agentlaunch.launch.session import Launch
 
 
@@ -49,7 +49,9 @@ class LaunchTurnHost:
         self.launch.on_child_signal()
 
 
-def run_turn(launch: Launch, prompt: str, *, timeout: float | None, ask_permission: AskPermission | None) -> TurnOutcome:
+def run_turn(
+    launch: Launch, prompt: str, *, timeout: float | None, ask_permission: AskPermission | PermissionPrompt | None
+) -> TurnOutcome:
     """Send one user turn and run the loop until its end; Ctrl-C interrupts it, SIGTERM/SIGHUP end it.
 
     A stopped session (see :meth:`Launch.stop`) takes no new turn: its error is raised instead.

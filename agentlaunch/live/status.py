@@ -2,7 +2,7 @@
 
 A :class:`StatusWriter` is one of a launch's sinks (:mod:`agentlaunch.sinks`):
 on every event it replaces the record atomically, at most twice a second; a change to or from
-``exited`` is written at once, and a trailing timer makes sure the last
+``exited`` is written at once, and a trailing deadline on the launch's loop makes sure the last
 update of a burst is never lost. Readers (``agentlaunch status``, tmux) list
 the records, flag those whose agentlaunch process is gone as stale, and
 remove them.
@@ -20,7 +20,6 @@ import math
 import os
 import shutil
 import subprocess
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,10 +35,12 @@ from agentlaunch.usage.cache_clock import warmth_text
 from agentlaunch.visible import visible
 
 if TYPE_CHECKING:
-    from agentlaunch.sinks import LaunchView, SinkEvent
+    from agentlaunch.sinks import Cancellable, LaunchView, SinkEvent
 
 STATUS_DIR = "status"
 MIN_INTERVAL = 0.5  # seconds between two writes of one record
+TITLE_RETRY = 0.05  # seconds before a title that waits for the one on its way is tried again
+TITLE_WAIT = 2.0  # seconds the session's end waits for tmux to set the last title
 PANE_TITLE_ENV = "AGENTLAUNCH_PANE_TITLE"
 RECORD_VERSION = 1
 NEEDS_YOU = ("waiting", "asking")  # the states in which the agent waits for the person
@@ -164,8 +165,17 @@ def one_line(record: dict[str, Any], now: datetime | None = None) -> str:
     return visible(" · ".join(parts))  # a status bar is a terminal: no escape from a record reaches it
 
 
+Later = Callable[[float, Callable[[], None]], "Cancellable"]
+
+
 class StatusWriter:
-    """A launch's sink that keeps the session's status record (and pane title) current, and removes it at the end."""
+    """A launch's sink that keeps the session's status record (and pane title) current, and removes it at the end.
+
+    Everything runs on the launch's loop: the trailing write of a burst is a deadline on it
+    (:meth:`LaunchView.call_later <agentlaunch.sinks.LaunchView.call_later>`, or ``later`` when given), and
+    the pane title is set by a ``tmux`` process that is not waited for (a slow tmux server never holds up
+    the launch; a title that comes while one is on its way follows it).
+    """
 
     def __init__(
         self,
@@ -175,6 +185,7 @@ class StatusWriter:
         interval: float = MIN_INTERVAL,
         clock: Callable[[], float] = time.monotonic,
         pane_title: bool | None = None,
+        later: Later | None = None,
     ) -> None:
         self.directory = directory or status_dir()
         self.pid = pid or os.getpid()
@@ -182,24 +193,29 @@ class StatusWriter:
         self.path = self.directory / f"{self.pid}.json"
         self.interval = interval
         self.clock = clock
+        self.later = later
         self.started = datetime.now(UTC).isoformat(timespec="seconds")
         self.pane = os.environ.get("TMUX_PANE") if pane_title is not False else None
         if pane_title is None and os.environ.get(PANE_TITLE_ENV) != "1":
             self.pane = None
         self._tmux = shutil.which("tmux") if self.pane else None
-        self._lock = threading.Lock()
         self._pending: dict[str, Any] | None = None
         self._last_write: float | None = None
         self._last_state: str | None = None
         self._last_control: str | None = None
         self._state: str | None = None
         self._state_since: str | None = None
-        self._timer: threading.Timer | None = None
+        self._timer: Cancellable | None = None
+        self._titling: subprocess.Popen[bytes] | None = None  # the tmux process setting the pane's title
+        self._next_title: str | None = None  # the title that follows it
+        self._title_timer: Cancellable | None = None
         self._closed = False
         self.writes = 0
 
     def event(self, event: SinkEvent, launch: LaunchView) -> None:
         """The record as ``launch`` stands after ``event``; the session's end removes it."""
+        if self.later is None:
+            self.later = launch.call_later
         if launch.state != self._state:
             self._state, self._state_since = launch.state, datetime.now(UTC).isoformat(timespec="seconds")
         since = self._state_since
@@ -209,29 +225,25 @@ class StatusWriter:
 
     def update(self, record: dict[str, Any]) -> None:
         """Write ``record`` now if due (or if it enters or leaves ``exited``), else within the interval."""
-        with self._lock:
-            if self._closed:
-                return
-            state = record.get("state")
-            prompt = state != self._last_state and "exited" in (state, self._last_state)
-            prompt = prompt or record.get("control") != self._last_control  # agentlaunch send looks for it at once
-            self._pending = record
-            now = self.clock()
-            if prompt or self._last_write is None or now - self._last_write >= self.interval:
-                self._flush_locked()
-            elif self._timer is None:
-                delay = max(self.interval - (now - self._last_write), 0.0)
-                self._timer = threading.Timer(delay, self._flush_from_timer)
-                self._timer.daemon = True
-                self._timer.start()
+        if self._closed:
+            return
+        state = record.get("state")
+        prompt = state != self._last_state and "exited" in (state, self._last_state)
+        prompt = prompt or record.get("control") != self._last_control  # agentlaunch send looks for it at once
+        self._pending = record
+        now = self.clock()
+        if prompt or self._last_write is None or now - self._last_write >= self.interval:
+            self.flush()
+        elif self._timer is None and self.later is not None:
+            self._timer = self.later(max(self.interval - (now - self._last_write), 0.0), self._on_timer)
 
-    def _flush_from_timer(self) -> None:
-        with self._lock:
-            self._timer = None
-            if not self._closed:
-                self._flush_locked()
+    def _on_timer(self) -> None:
+        self._timer = None
+        if not self._closed:
+            self.flush()
 
-    def _flush_locked(self) -> None:
+    def flush(self) -> None:
+        """Write a pending update now."""
         record, self._pending = self._pending, None
         if record is None:
             return
@@ -254,33 +266,53 @@ class StatusWriter:
     def _set_pane_title(self, title: str) -> None:
         if not (self.pane and self._tmux):
             return
+        if self._titling is not None and self._titling.poll() is None:
+            self._next_title = title  # set once the title on its way is: a few milliseconds, unless tmux is slow
+            if self._title_timer is None and self.later is not None:
+                self._title_timer = self.later(TITLE_RETRY, self._title_due)
+            return
+        self._next_title = None
         # The tmux client inside a pane finds its server through $TMUX; an argument list, never a shell.
         with contextlib.suppress(OSError, subprocess.SubprocessError):
-            subprocess.run(
+            self._titling = subprocess.Popen(
                 [self._tmux, "select-pane", "-t", self.pane, "-T", title.replace("#", "##")],  # -T expands formats
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
-                timeout=2,
-                check=False,
             )
 
-    def flush(self) -> None:
-        """Write a pending update now."""
-        with self._lock:
-            self._flush_locked()
+    def _title_due(self) -> None:
+        self._title_timer = None
+        if self._next_title is not None:
+            self._set_pane_title(self._next_title)
+
+    def _finish_title(self) -> None:
+        """The session is over: the last title is set and its tmux process collected (at most a few seconds)."""
+        if self._title_timer is not None:
+            self._title_timer.cancel()
+            self._title_timer = None
+        for _ in range(2):  # the one on its way, then the one that follows it
+            if self._titling is not None:
+                try:
+                    self._titling.wait(timeout=TITLE_WAIT)
+                except subprocess.TimeoutExpired:
+                    self._titling.kill()
+                    self._titling.wait()
+                self._titling = None
+            if self._next_title is not None:
+                self._set_pane_title(self._next_title)
 
     def close(self, *, remove: bool = True) -> None:
         """Write what is pending, then (the session is over) remove the record."""
-        with self._lock:
-            self._flush_locked()
-            self._closed = True
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
-            if remove:
-                with contextlib.suppress(FileNotFoundError, OSError):
-                    self.path.unlink()
+        self.flush()
+        self._closed = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._finish_title()
+        if remove:
+            with contextlib.suppress(FileNotFoundError, OSError):
+                self.path.unlink()
 
 
 @dataclass

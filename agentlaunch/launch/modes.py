@@ -1,0 +1,178 @@
+"""How a launch runs, chosen before it is wired: one headless turn, the line chat, or the CLI's own interface.
+
+:func:`choose_mode` looks at what the command line asked for and where
+agentlaunch runs (a prompt or none, ``--line``, ``TERM``, whether stdout is a
+terminal, whether the provider has an interface to relay) and returns the
+mode; the mode names its views (the sinks that show the launch), so
+:func:`~agentlaunch.launch.build.build_launch` wires the right ones from the
+start. :func:`run_mode` starts the launch, runs the mode, and closes the
+launch however it ended; each mode's ``run`` returns its exit code or raises
+the error that is one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import termios
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from agentlaunch import paths
+from agentlaunch.definitions.spec import load_agent
+from agentlaunch.errors import AgentlaunchError, Interrupted
+from agentlaunch.launch.chat import LineChat, err
+from agentlaunch.launch.native import NativeRun
+from agentlaunch.launch.turn import turn_failed
+from agentlaunch.live.interface_view import InterfaceView
+from agentlaunch.live.view import HeadlessView, InteractiveView
+from agentlaunch.providers import get_adapter
+from agentlaunch.visible import for_markup
+
+if TYPE_CHECKING:
+    from agentlaunch.launch.session import Launch, LaunchOptions
+    from agentlaunch.sinks import Sink
+    from agentlaunch.usage.meter import Meter
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What the command line asked of ``agentlaunch run`` beyond the launch's options."""
+
+    text: str | None  # the prompt of a headless turn; None: a chat or the interface
+    line: bool = False  # --line: the line chat even where the interface could run
+    as_json: bool = False
+    quiet: bool = False
+    timeout: float | None = None
+
+
+class Mode(Protocol):
+    options: LaunchOptions
+    notice: str | None  # one line said before the launch starts (why the line chat, say)
+
+    def views(self, meter: Meter) -> list[Sink]: ...
+
+    def run(self, launch: Launch) -> int: ...
+
+
+@dataclass
+class Headless:
+    """One turn for a script: the answer on stdout, the footer on stderr."""
+
+    options: LaunchOptions
+    request: RunRequest
+    notice: str | None = None
+
+    def views(self, meter: Meter) -> list[Sink]:
+        return [HeadlessView(meter, json_lines=self.request.as_json, quiet=self.request.quiet)]
+
+    def run(self, launch: Launch) -> int:
+        assert self.request.text is not None
+        outcome = launch.run_turn(self.request.text, timeout=self.request.timeout)
+        if outcome.terminated is not None:
+            return 128 + outcome.terminated
+        if (error := launch.stopped or turn_failed(outcome)) is not None:
+            raise error
+        return 0
+
+
+@dataclass
+class Chat:
+    """agentlaunch's own line chat (:mod:`agentlaunch.launch.chat`)."""
+
+    options: LaunchOptions
+    request: RunRequest
+    notice: str | None = None
+
+    def views(self, meter: Meter) -> list[Sink]:
+        return [InteractiveView(meter)]
+
+    def run(self, launch: Launch) -> int:
+        return LineChat(launch, self.request.timeout).run()
+
+
+@dataclass
+class Native:
+    """The provider CLI's own interface, relayed (:mod:`agentlaunch.launch.native`)."""
+
+    options: LaunchOptions
+    request: RunRequest
+    notice: str | None = None
+    view: InterfaceView | None = None
+
+    def views(self, meter: Meter) -> list[Sink]:
+        self.view = InterfaceView(meter)
+        return [self.view]
+
+    def run(self, launch: Launch) -> int:
+        announce(launch)
+        code = NativeRun(launch, self.view).run()
+        if launch.stopped is not None:
+            raise launch.stopped  # a budget ended the interface
+        return code
+
+
+def choose_mode(options: LaunchOptions, request: RunRequest) -> Mode:
+    """The mode ``request`` asks for, where it can run: with no interface to relay, the line chat, said why."""
+    interactive = dataclasses.replace(options, interactive=request.text is None, native=False)
+    if request.text is not None:
+        return Headless(interactive, request)
+    if request.line:
+        return Chat(interactive, request)
+    spec = load_agent(options.agents_dir, options.agent, paths.state_dir())  # the provider decides: a cached check
+    why = line_chat_reason(spec.provider, get_adapter(spec.provider).has_interface)
+    if why is not None:
+        return Chat(interactive, request, f"{why}: agentlaunch's line chat instead (--line chooses it)")
+    return Native(dataclasses.replace(interactive, native=True), request)
+
+
+def line_chat_reason(provider: str, has_interface: bool) -> str | None:
+    """Why this terminal or provider gets the line chat rather than the CLI's own interface; None: it gets that."""
+    if not has_interface:
+        return f"the {provider} provider has no interface of its own"
+    term = os.environ.get("TERM", "")
+    if term in ("", "dumb"):
+        return f"TERM is {term or 'not set'}, which cannot draw {provider}'s interface"
+    if not sys.stdout.isatty():
+        return f"stdout is not a terminal, so {provider}'s interface cannot be shown"
+    return None
+
+
+def run_mode(mode: Mode, launch: Launch) -> int:
+    """Start ``launch``, run ``mode``, close the launch however it ended; the exit code (an error is raised, after)."""
+    if mode.notice:
+        err.print(f"[dim]{for_markup(mode.notice)}[/]", markup=True)
+    saved = termios.tcgetattr(0) if sys.stdin.isatty() else None
+    code = 0
+    error: AgentlaunchError | None = None
+    try:
+        launch.start()
+        code = mode.run(launch)
+    except AgentlaunchError as exc:
+        error = exc
+    except KeyboardInterrupt:  # Ctrl-C outside the loop (starting, between a turn and the next prompt)
+        error = Interrupted("interrupted")
+    finally:
+        if launch.signals.termination is not None and error is None:
+            code = 128 + launch.signals.termination  # SIGTERM/SIGHUP while starting: recorded, ended here
+        launch.close(int(error.exit_code) if error else code)
+        if saved is not None:
+            termios.tcsetattr(0, termios.TCSADRAIN, saved)
+    if error is not None:
+        raise error
+    return code
+
+
+def announce(launch: Launch) -> None:
+    """One line before the CLI's interface takes the terminal: which agent, which session."""
+    state = "resumed" if launch.resumed else "new"
+    session = f"session {launch.session_id}" if launch.adapter.chooses_session_id or launch.resumed else "session"
+    err.print(
+        f"[dim]{for_markup(launch.spec.display)} · {launch.spec.provider} · {state} {for_markup(session)} · "
+        f"agentlaunch status shows its meters[/]",
+        markup=True,
+        highlight=False,
+    )
+    for notice in launch.adapter.interface_notices(launch.placement_argv):
+        err.print(f"[dim]{for_markup(notice)}[/]", markup=True, highlight=False)
