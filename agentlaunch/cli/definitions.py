@@ -132,29 +132,29 @@ def render_target(spec: AgentSpec, provider: str, working_dir: Path, filename: s
     return instructions_path(as_run, working_dir, paths.state_dir(), filename), delivery == "file"
 
 
+RenderProviderOpt = Annotated[
+    str | None, typer.Option("--provider", help=f"Render for this provider instead of the agent's ({', '.join(PROVIDERS)}).")
+]
+RenderDirOpt = Annotated[
+    Path | None,
+    typer.Option("--working-dir", help="The working directory to render for (default: the agent's working_dir, else here)."),
+]
+StdoutOpt = Annotated[bool, typer.Option("--stdout", help="Print the instructions instead of writing the file.")]
+OutputOpt = Annotated[
+    Path | None, typer.Option("--output", "-o", help="Write the instructions to this file instead (an explicit target).")
+]
+RenderForceOpt = Annotated[bool, typer.Option("--force", help="Back up a file that is not agentlaunch's, then write.")]
+BreakdownOpt = Annotated[
+    bool, typer.Option("--breakdown", help="Show each part's bytes, tokens and cost per call (writes nothing).")
+]
+
+
 @app.command()
 def render(
-    agent: AgentArg,
-    provider: Annotated[
-        str | None,
-        typer.Option("--provider", help=f"Render for this provider instead of the agent's ({', '.join(PROVIDERS)})."),
-    ] = None,
-    working_dir: Annotated[
-        Path | None,
-        typer.Option("--working-dir", help="The working directory to render for (default: the agent's working_dir, else here)."),
-    ] = None,
-    stdout: Annotated[bool, typer.Option("--stdout", help="Print the instructions instead of writing the file.")] = False,
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the instructions to this file instead (an explicit target).")
-    ] = None,
-    force: Annotated[bool, typer.Option("--force", help="Back up a file that is not agentlaunch's, then write.")] = False,
-    breakdown: Annotated[
-        bool, typer.Option("--breakdown", help="Show each part's bytes, tokens and cost per call (writes nothing).")
-    ] = False,
-    as_json: JsonOpt = False,
-    agents_dir: AgentsDirOpt = None,
-    templates_dir: TemplatesOpt = None,
-) -> None:
+    agent: AgentArg, provider: RenderProviderOpt = None, working_dir: RenderDirOpt = None, stdout: StdoutOpt = False,
+    output: OutputOpt = None, force: RenderForceOpt = False, breakdown: BreakdownOpt = False, as_json: JsonOpt = False,
+    agents_dir: AgentsDirOpt = None, templates_dir: TemplatesOpt = None,
+) -> None:  # fmt: skip
     """Render the agent's instructions and write them where `run` delivers them; tell the path.
 
     A system-prompt agent's text goes to its file in the state directory (never
@@ -188,27 +188,34 @@ def render(
     if stdout:
         sys.stdout.write(rendered.text)
     else:
-        if output is not None:
-            target, into_working_dir = Path(os.path.abspath(output)), False
-        else:
-            target, into_working_dir = render_target(spec, provider or spec.provider, wd, rendered.filename)
-            if not into_working_dir:
-                try:
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                except OSError as exc:
-                    raise StateError(f"{target.parent}: cannot create the system-prompt folder ({exc.strerror})") from None
-        delivery = deliver(target, rendered.text, spec.name, paths.state_dir(), force=force)
-        if into_working_dir:
-            for notice in exclude_delivered(target, paths.state_dir()):
-                err.print(f"[yellow]warning:[/] {for_markup(notice)}", markup=True, soft_wrap=True)
-        if delivery.backup:
-            err.print(f"moved your {target.name} aside to {delivery.backup}")
-        if delivery.previous_agent:
-            err.print(f"{delivery.path} held agent {delivery.previous_agent!r}'s instructions; now {spec.name!r}'s")
-        state = "wrote" if delivery.changed else "unchanged"
-        err.print(f"{state} {delivery.path}", soft_wrap=True)
+        write_rendered(spec, rendered, wd, provider or spec.provider, output, force=force)
     err.print(f"{rendered.filename}: {rendered.size:,} bytes, ~{rendered.tokens:,} tokens")
     report_volatile(rendered)
+
+
+def write_rendered(
+    spec: AgentSpec, rendered: Rendered, wd: Path, provider: str, output: Path | None, *, force: bool
+) -> None:
+    """Write the rendered text where `run` delivers it (or to ``output``), and say what happened to the file."""
+    if output is not None:
+        target, into_working_dir = Path(os.path.abspath(output)), False
+    else:
+        target, into_working_dir = render_target(spec, provider, wd, rendered.filename)
+        if not into_working_dir:
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StateError(f"{target.parent}: cannot create the system-prompt folder ({exc.strerror})") from None
+    delivery = deliver(target, rendered.text, spec.name, paths.state_dir(), force=force)
+    if into_working_dir:
+        for notice in exclude_delivered(target, paths.state_dir()):
+            err.print(f"[yellow]warning:[/] {for_markup(notice)}", markup=True, soft_wrap=True)
+    if delivery.backup:
+        err.print(f"moved your {target.name} aside to {delivery.backup}")
+    if delivery.previous_agent:
+        err.print(f"{delivery.path} held agent {delivery.previous_agent!r}'s instructions; now {spec.name!r}'s")
+    state = "wrote" if delivery.changed else "unchanged"
+    err.print(f"{state} {delivery.path}", soft_wrap=True)
 
 
 def show_breakdown(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -30,56 +30,59 @@ from agentlaunch.usage.budget import check_budget_usd
 from agentlaunch.usage.store import Store
 from agentlaunch.visible import for_markup
 
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from agentlaunch.usage.records import SessionRow
+
+PromptArg = Annotated[
+    str | None, typer.Argument(help="Run one turn headless with this prompt ('-' reads it from stdin).", show_default=False)
+]
+PromptOpt = Annotated[str | None, typer.Option("-p", "--prompt", help="The prompt, as an option.", show_default=False)]
+ContinueOpt = Annotated[
+    bool, typer.Option("-c", "--continue", help="Resume this agent's most recent session in this working directory.")
+]
+ResumeOpt = Annotated[
+    str | None, typer.Option("-r", "--resume", help="Resume the session with this id (or its unique start).", show_default=False)
+]
+HeadlessJsonOpt = Annotated[bool, typer.Option("--json", help="Print normalized events as JSON lines on stdout (headless).")]
+QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="No footer on stderr.")]
+TimeoutOpt = Annotated[
+    float | None,
+    typer.Option("--timeout", help="End a turn that takes longer than this many seconds (exit 124).", show_default=False),
+]
+WorkingDirOpt = Annotated[
+    Path | None, typer.Option("--working-dir", help="Run there instead of the agent's working_dir.", show_default=False)
+]
+LineOpt = Annotated[
+    bool,
+    typer.Option(
+        "--line",
+        help="Chat through agentlaunch's own line prompt instead of the provider CLI's interface "
+        "(what a dumb terminal and the fake provider get).",
+    ),
+]
+ForceOpt = Annotated[
+    bool, typer.Option("--force", help="Back up an instructions file that is not agentlaunch's, then write ours.")
+]
+WorktreeOpt = Annotated[
+    bool, typer.Option("--worktree", help="Run in the agent's own git worktree (branch agentlaunch/AGENT), made on first use.")
+]
+BudgetOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--budget-usd", help="The session's budget in US dollars for this launch (over agent.yaml's).", show_default=False
+    ),
+]
+
 
 @app.command()
 def run(
-    agent: AgentArg,
-    prompt: Annotated[
-        str | None, typer.Argument(help="Run one turn headless with this prompt ('-' reads it from stdin).", show_default=False)
-    ] = None,
-    prompt_opt: Annotated[
-        str | None, typer.Option("-p", "--prompt", help="The prompt, as an option.", show_default=False)
-    ] = None,
-    continue_last: Annotated[
-        bool, typer.Option("-c", "--continue", help="Resume this agent's most recent session in this working directory.")
-    ] = False,
-    resume: Annotated[
-        str | None,
-        typer.Option("-r", "--resume", help="Resume the session with this id (or its unique start).", show_default=False),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print normalized events as JSON lines on stdout (headless).")] = False,
-    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No footer on stderr.")] = False,
-    timeout: Annotated[
-        float | None,
-        typer.Option("--timeout", help="End a turn that takes longer than this many seconds (exit 124).", show_default=False),
-    ] = None,
-    working_dir: Annotated[
-        Path | None, typer.Option("--working-dir", help="Run there instead of the agent's working_dir.", show_default=False)
-    ] = None,
-    line: Annotated[
-        bool,
-        typer.Option(
-            "--line",
-            help="Chat through agentlaunch's own line prompt instead of the provider CLI's interface "
-            "(what a dumb terminal and the fake provider get).",
-        ),
-    ] = False,
-    force: Annotated[
-        bool, typer.Option("--force", help="Back up an instructions file that is not agentlaunch's, then write ours.")
-    ] = False,
-    worktree: Annotated[
-        bool,
-        typer.Option("--worktree", help="Run in the agent's own git worktree (branch agentlaunch/AGENT), made on first use."),
-    ] = False,
-    budget_usd: Annotated[
-        float | None,
-        typer.Option(
-            "--budget-usd", help="The session's budget in US dollars for this launch (over agent.yaml's).", show_default=False
-        ),
-    ] = None,
-    agents_dir: AgentsDirOpt = None,
-    templates_dir: TemplatesOpt = None,
-) -> None:
+    agent: AgentArg, prompt: PromptArg = None, prompt_opt: PromptOpt = None, continue_last: ContinueOpt = False,
+    resume: ResumeOpt = None, as_json: HeadlessJsonOpt = False, quiet: QuietOpt = False, timeout: TimeoutOpt = None,
+    working_dir: WorkingDirOpt = None, line: LineOpt = False, force: ForceOpt = False, worktree: WorktreeOpt = False,
+    budget_usd: BudgetOpt = None, agents_dir: AgentsDirOpt = None, templates_dir: TemplatesOpt = None,
+) -> None:  # fmt: skip
     """Start the agent on its provider CLI: its own interface in the terminal, or one headless turn with a PROMPT.
 
     At a terminal, without a PROMPT, the provider CLI's own interactive
@@ -107,17 +110,11 @@ def run(
     if text is None and not sys.stdin.isatty():
         raise UsageError("no prompt: pass PROMPT, -p PROMPT, or - to read it from stdin (the chat needs a terminal)")
     options = LaunchOptions(
-        agent=agent,
-        agents_dir=paths.agents_dir(agents_dir),
-        templates_dir=templates_dir,
-        working_dir=working_dir,
-        resume=resume,
-        continue_last=continue_last,
-        force=force,
+        agent=agent, agents_dir=paths.agents_dir(agents_dir), templates_dir=templates_dir, working_dir=working_dir,
+        resume=resume, continue_last=continue_last, force=force, worktree=worktree,
         # Not with --worktree: the next launch's early start, keyed without it, must not run in the worktree.
         plan_key=None if worktree else prespawn.plan_key(agent, str(agents_dir) if agents_dir else None,
                                                          str(working_dir) if working_dir else None),
-        worktree=worktree,
         budget_usd=None if budget_usd is None else check_budget_usd(budget_usd),
     )  # fmt: skip
     mode = choose_mode(options, RunRequest(text, line=line, as_json=as_json, quiet=quiet, timeout=timeout))
@@ -137,45 +134,46 @@ def sessions(
 
     Example: agentlaunch sessions reviewer --json
     """
-    from agentlaunch.usage.pricing import format_cost
-
     with Store.open(paths.store_path()) as store:
         rows = store.list_sessions(agent, limit=limit)
         costs = store.session_costs([r.session_id for r in rows])
         for line in store.skipped():  # a malformed row is left out, named once (never in the JSON)
             err.print(f"[yellow]warning:[/] {for_markup(line)}", markup=True, soft_wrap=True)
     if as_json:
-        print(
-            json.dumps(
-                [
-                    {
-                        "agent": r.agent,
-                        "provider": r.provider,
-                        "session_id": r.session_id,
-                        "title": r.title,
-                        "working_dir": r.working_dir,
-                        "model": r.model,
-                        "started": r.started.isoformat(),
-                        "last_used": r.last_used.isoformat(),
-                        "ended": r.ended.isoformat() if r.ended else None,
-                        "exit_status": r.exit_status,
-                        "turns": r.turns,
-                        "calls": costs.get(r.session_id, (None, 0))[1],
-                        "cost_usd": costs.get(r.session_id, (None, 0))[0],  # null: no call could be priced
-                        "tmux_session": r.tmux_session,
-                        "tmux_window": r.tmux_window,
-                        "tmux_layout": r.tmux_layout,
-                    }
-                    for r in rows
-                ],
-                indent=2,
-            )
-        )
-        return
-    if not rows:
+        print(json.dumps([session_json(r, *costs.get(r.session_id, (None, 0))) for r in rows], indent=2))
+    elif not rows:
         err.print("no sessions yet: start one with `agentlaunch run AGENT`")
-        return
+    else:
+        out.print(sessions_table(rows, costs))
+
+
+def session_json(r: SessionRow, cost: float | None, calls: int) -> dict[str, object]:
+    """One session of `sessions --json`."""
+    return {
+        "agent": r.agent,
+        "provider": r.provider,
+        "session_id": r.session_id,
+        "title": r.title,
+        "working_dir": r.working_dir,
+        "model": r.model,
+        "started": r.started.isoformat(),
+        "last_used": r.last_used.isoformat(),
+        "ended": r.ended.isoformat() if r.ended else None,
+        "exit_status": r.exit_status,
+        "turns": r.turns,
+        "calls": calls,
+        "cost_usd": cost,  # null: no call could be priced
+        "tmux_session": r.tmux_session,
+        "tmux_window": r.tmux_window,
+        "tmux_layout": r.tmux_layout,
+    }
+
+
+def sessions_table(rows: list[SessionRow], costs: dict[str, tuple[float | None, int]]) -> Table:
+    """The sessions as the terminal shows them."""
     from rich.table import Table  # only here: `run` starts faster without it
+
+    from agentlaunch.usage.pricing import format_cost
 
     table = Table("agent", "session", "title", "turns", "cost", "last used", "working dir", "provider")
     for r in rows:
@@ -191,4 +189,4 @@ def sessions(
             for_markup(r.working_dir),
             for_markup(r.provider),
         )
-    out.print(table)
+    return table

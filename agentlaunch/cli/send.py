@@ -35,26 +35,25 @@ def running_session(agent: str, session: str | None) -> StatusRecord:
     return live[0]
 
 
+SendPromptArg = Annotated[str, typer.Argument(help="The prompt ('-' reads it from stdin).", show_default=False)]
+WaitOpt = Annotated[
+    bool, typer.Option("--wait", help="Wait until the turn is over, print its answer on stdout, exit as headless.")
+]
+SendTimeoutOpt = Annotated[
+    float | None, typer.Option("--timeout", help="With --wait: give up after this many seconds (exit 124).", show_default=False)
+]
+SessionOpt = Annotated[
+    str | None,
+    typer.Option("--session", help="The session (its id or unique start) when the agent runs more than one.", show_default=False),
+]  # fmt: skip
+SendQuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="No footer or note on stderr.")]
+
+
 @app.command()
 def send(
-    agent: AgentArg,
-    prompt: Annotated[str, typer.Argument(help="The prompt ('-' reads it from stdin).", show_default=False)],
-    wait: Annotated[
-        bool, typer.Option("--wait", help="Wait until the turn is over, print its answer on stdout, exit as headless.")
-    ] = False,
-    timeout: Annotated[
-        float | None,
-        typer.Option("--timeout", help="With --wait: give up after this many seconds (exit 124).", show_default=False),
-    ] = None,
-    session: Annotated[
-        str | None,
-        typer.Option(
-            "--session", help="The session (its id or unique start) when the agent runs more than one.", show_default=False
-        ),
-    ] = None,  # fmt: skip
-    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No footer or note on stderr.")] = False,
-    as_json: JsonOpt = False,
-) -> None:
+    agent: AgentArg, prompt: SendPromptArg, wait: WaitOpt = False, timeout: SendTimeoutOpt = None,
+    session: SessionOpt = None, quiet: SendQuietOpt = False, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
     """Hand PROMPT to AGENT's running session, as if typed there, and (--wait) print the answer.
 
     The agent runs in a terminal or a tmux pane (`agentlaunch run AGENT`, `agentlaunch tmux up`):
@@ -84,12 +83,25 @@ def send(
     if (problem := prompt_problem(text)) is not None:
         raise UsageError(problem)
     started = time.monotonic()
+    client, first = _offer_until_taken(agent, session, text, wait, timeout, quiet=quiet or as_json)
+    try:
+        left = None if timeout is None else max(timeout - (time.monotonic() - started), 0.001)
+        _answered(client, first, agent, wait, left, timeout, quiet, as_json)
+    finally:
+        client.close()
+
+
+def _offer_until_taken(
+    agent: str, session: str | None, text: str, wait: bool, timeout: float | None, *, quiet: bool
+) -> tuple[ControlClient, dict[str, Any]]:
+    """Offer the prompt until the session takes it; a session still starting is asked again, for a while."""
+    started = time.monotonic()
     limit = timeout if timeout is not None else STARTING_WAIT
-    told = quiet or as_json
+    told = quiet
     while True:
         client, first = _offer(agent, session, text, wait)
-        if first.get("ok") is True:
-            break
+        if first.get("ok") is True and client is not None:
+            return client, first
         if client is not None:
             client.close()
         if not first.get("retry") or time.monotonic() - started >= limit:
@@ -98,12 +110,6 @@ def send(
             err.print(f"[dim]{for_markup(agent)} is still starting; waiting for it (at most {limit:g}s)…[/]", markup=True)
             told = True
         time.sleep(RETRY_EVERY)
-    assert client is not None
-    try:
-        left = None if timeout is None else max(timeout - (time.monotonic() - started), 0.001)
-        _answered(client, first, agent, wait, left, timeout, quiet, as_json)
-    finally:
-        client.close()
 
 
 def _offer(agent: str, session: str | None, text: str, wait: bool) -> tuple[ControlClient | None, dict[str, Any]]:

@@ -93,32 +93,35 @@ def status_table(records: list[StatusRecord], dead: list[DeadPane] | None = None
     return table
 
 
+WatchOpt = Annotated[bool, typer.Option("--watch", "-w", help="Refresh the table until Ctrl-C.")]
+StatusLineOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--line",
+        help="Print AGENT's one-line status (for tmux status-right or a prompt); nothing when it is not running.",
+        show_default=False,
+        metavar="AGENT",
+        autocompletion=complete_agent,
+    ),
+]
+IntervalOpt = Annotated[float, typer.Option("--interval", help="Seconds between refreshes with --watch.", min=0.1)]
+StatusSocketOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--socket",
+        "-L",
+        envvar=SOCKET_ENV,
+        help="The tmux server whose dead agent panes to show (tmux -L).",
+        show_default=False,
+    ),
+]
+
+
 @app.command()
 def status(
-    as_json: JsonOpt = False,
-    watch: Annotated[bool, typer.Option("--watch", "-w", help="Refresh the table until Ctrl-C.")] = False,
-    line: Annotated[
-        str | None,
-        typer.Option(
-            "--line",
-            help="Print AGENT's one-line status (for tmux status-right or a prompt); nothing when it is not running.",
-            show_default=False,
-            metavar="AGENT",
-            autocompletion=complete_agent,
-        ),
-    ] = None,
-    interval: Annotated[float, typer.Option("--interval", help="Seconds between refreshes with --watch.", min=0.1)] = 1.0,
-    socket: Annotated[
-        str | None,
-        typer.Option(
-            "--socket",
-            "-L",
-            envvar=SOCKET_ENV,
-            help="The tmux server whose dead agent panes to show (tmux -L).",
-            show_default=False,
-        ),
-    ] = None,
-) -> None:
+    as_json: JsonOpt = False, watch: WatchOpt = False, line: StatusLineOpt = None, interval: IntervalOpt = 1.0,
+    socket: StatusSocketOpt = None,
+) -> None:  # fmt: skip
     """Show every running agent: state, context, distance to compaction, cost.
 
     Records whose agentlaunch process is gone are shown once as stale, then
@@ -130,19 +133,15 @@ def status(
     if line is not None:
         if as_json or watch:
             raise UsageError("--line prints one line; it does not combine with --json or --watch")
-        text = line_for(line)
-        if not text:  # not running: maybe it died in a tmux pane
-            text = next((dead_line(p) for p in dead_panes(socket) if p.agent == line), "")
-        if text:
-            print(text)
-        return
-    if watch and as_json:
+        print_line(line, socket)
+    elif watch and as_json:
         raise UsageError("--watch shows a live table; for scripts use --json (and poll)")
-    if as_json:
+    elif as_json:
         rows = [r.as_dict() for r in read_records()] + [dead_record(p) for p in dead_panes(socket)]
         print(json.dumps(rows, indent=2, ensure_ascii=False))
-        return
-    if not watch:
+    elif watch:
+        watch_table(interval, socket)
+    else:
         records = read_records()
         dead = dead_panes(socket)
         if not records and not dead:
@@ -151,7 +150,19 @@ def status(
             )
             return
         out.print(status_table(records, dead))
-        return
+
+
+def print_line(agent: str, socket: str | None) -> None:
+    """``status --line AGENT``: its one line, or its dead pane's; nothing when it is not running."""
+    text = line_for(agent)
+    if not text:  # not running: maybe it died in a tmux pane
+        text = next((dead_line(p) for p in dead_panes(socket) if p.agent == agent), "")
+    if text:
+        print(text)
+
+
+def watch_table(interval: float, socket: str | None) -> None:
+    """``status --watch``: the table, refreshed every ``interval`` seconds until Ctrl-C."""
     try:
         table = status_table(read_records(), dead_panes(socket))
         with Live(table, console=out.console, auto_refresh=False, transient=False) as live:

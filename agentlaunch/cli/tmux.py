@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -39,45 +40,46 @@ SocketOpt = Annotated[
 ]
 
 
+UpAgentsArg = Annotated[list[str], typer.Argument(help="The agents to start.", autocompletion=complete_agent, show_default=False)]
+UpSessionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--session",
+        "-s",
+        envvar="AGENTLAUNCH_TMUX_SESSION",
+        show_default=False,
+        help=f"The tmux session's name (letters, digits, _ and -; default {DEFAULT_SESSION}, or with --resume "
+        "the one each agent ran in).",
+    ),
+]
+LayoutOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--layout", help="windows (default): one window per agent; tiled: one pane each in one window.", show_default=False
+    ),
+]
+AttachOpt = Annotated[
+    bool | None,
+    typer.Option("--attach/--no-attach", help="Attach afterwards (default: when run from a terminal).", show_default=False),
+]
+UpWaitOpt = Annotated[
+    float,
+    typer.Option("--wait", help="Seconds to wait for each new agent to start (0: do not check).", min=0, metavar="SECONDS"),
+]
+UpWorktreeOpt = Annotated[
+    bool, typer.Option("--worktree", help="Run each agent in its own git worktree (branch agentlaunch/AGENT).")
+]
+UpResumeOpt = Annotated[
+    bool, typer.Option("--resume", help="Bring each agent back with its latest session, in the tmux session it ran in.")
+]
+
+
 @tmux_app.command("up")
 def tmux_up(
-    agents: Annotated[list[str], typer.Argument(help="The agents to start.", autocompletion=complete_agent, show_default=False)],
-    session: Annotated[
-        str | None,
-        typer.Option(
-            "--session",
-            "-s",
-            envvar="AGENTLAUNCH_TMUX_SESSION",
-            show_default=False,
-            help=f"The tmux session's name (letters, digits, _ and -; default {DEFAULT_SESSION}, or with --resume "
-            "the one each agent ran in).",
-        ),
-    ] = None,
-    layout: Annotated[
-        str | None,
-        typer.Option(
-            "--layout", help="windows (default): one window per agent; tiled: one pane each in one window.", show_default=False
-        ),
-    ] = None,
-    attach_: Annotated[
-        bool | None,
-        typer.Option("--attach/--no-attach", help="Attach afterwards (default: when run from a terminal).", show_default=False),
-    ] = None,
-    socket: SocketOpt = None,
-    wait: Annotated[
-        float,
-        typer.Option("--wait", help="Seconds to wait for each new agent to start (0: do not check).", min=0, metavar="SECONDS"),
-    ] = 30.0,
-    worktree: Annotated[
-        bool, typer.Option("--worktree", help="Run each agent in its own git worktree (branch agentlaunch/AGENT).")
-    ] = False,
-    resume: Annotated[
-        bool,
-        typer.Option("--resume", help="Bring each agent back with its latest session, in the tmux session it ran in."),
-    ] = False,
-    agents_dir: AgentsDirOpt = None,
-    templates_dir: TemplatesOpt = None,
-) -> None:
+    agents: UpAgentsArg, session: UpSessionOpt = None, layout: LayoutOpt = None, attach_: AttachOpt = None,
+    socket: SocketOpt = None, wait: UpWaitOpt = 30.0, worktree: UpWorktreeOpt = False, resume: UpResumeOpt = False,
+    agents_dir: AgentsDirOpt = None, templates_dir: TemplatesOpt = None,
+) -> None:  # fmt: skip
     """Start each AGENT in the tmux session (created when missing), running `agentlaunch run AGENT`.
 
     Idempotent: agents already running there are left alone, missing ones
@@ -96,20 +98,7 @@ def tmux_up(
     """
     tmux = Tmux(socket)
     folder = paths.agents_dir(agents_dir)
-    # (tmux session, layout) -> the agents started there, with what their `run` gets.
-    groups: dict[tuple[str, str], list[Comeback]] = {}
-    if resume:
-        with Store.open(paths.store_path()) as store:
-            plans = plan_comebacks(store, agents, session=session, layout=layout)
-        # Every agent, whichever tmux session it goes to, is checked before anything is created.
-        validate_agents([p.agent for p in plans], folder.expanduser().resolve(), worktree=worktree,
-                        working_dirs=working_dirs(plans))  # fmt: skip
-        for plan in plans:
-            err.print(for_markup(plan.said()), markup=True, highlight=False, soft_wrap=True)
-            groups.setdefault((plan.session, plan.layout), []).append(plan)
-    else:
-        place = (DEFAULT_SESSION if session is None else session, layout or "windows")
-        groups[place] = [Comeback(a, *place, None) for a in agents]
+    groups = up_groups(agents, folder, session=session, layout=layout, resume=resume, worktree=worktree)
     failed = False
     for (where, how), plans in groups.items():
         result = up(
@@ -127,16 +116,41 @@ def tmux_up(
         hint = ["tmux"] + (["-L", socket] if socket else []) + ["attach", "-t", first]
         err.print(f"[dim]attach with: {' '.join(hint)}[/]", markup=True, highlight=False)
         raise typer.Exit(1 if failed else 0)
-    code = attach(tmux, first)
+    raise typer.Exit(1 if failed else attach_or_say(tmux, first, socket))
+
+
+def up_groups(
+    agents: list[str], folder: Path, *, session: str | None, layout: str | None, resume: bool, worktree: bool
+) -> dict[tuple[str, str], list[Comeback]]:
+    """(tmux session, layout) -> the agents started there, with what their `run` gets (--resume: where they ran)."""
+    groups: dict[tuple[str, str], list[Comeback]] = {}
+    if not resume:
+        place = (DEFAULT_SESSION if session is None else session, layout or "windows")
+        groups[place] = [Comeback(a, *place, None) for a in agents]
+        return groups
+    with Store.open(paths.store_path()) as store:
+        plans = plan_comebacks(store, agents, session=session, layout=layout)
+    # Every agent, whichever tmux session it goes to, is checked before anything is created.
+    validate_agents([p.agent for p in plans], folder.expanduser().resolve(), worktree=worktree,
+                    working_dirs=working_dirs(plans))  # fmt: skip
+    for plan in plans:
+        err.print(for_markup(plan.said()), markup=True, highlight=False, soft_wrap=True)
+        groups.setdefault((plan.session, plan.layout), []).append(plan)
+    return groups
+
+
+def attach_or_say(tmux: Tmux, session: str, socket: str | None) -> int:
+    """Attach to ``session``; inside another tmux server, say how to instead (0)."""
+    code = attach(tmux, session)
     if code is None:
         err.print(
             "[yellow]not attaching:[/] this terminal is inside another tmux server; "
-            f"detach first, or run: tmux -L {socket} attach -t {first}",
+            f"detach first, or run: tmux -L {socket} attach -t {session}",
             markup=True,
             highlight=False,
         )
         code = 0
-    raise typer.Exit(1 if failed else code)
+    return code
 
 
 def report_up(result: UpResult, outcomes: list[AgentStart], session: str, socket: str | None) -> bool:

@@ -60,22 +60,23 @@ usage_app = typer.Typer()
 app.add_typer(usage_app, name="usage")
 
 
+ByOpt = Annotated[str, typer.Option("--by", help="Group by session, agent, model or day.")]
+UsageAgentOpt = Annotated[str | None, typer.Option("--agent", help="Only this agent.", autocompletion=complete_agent)]
+UsageSessionOpt = Annotated[str | None, typer.Option("--session", help="Only this session (its id, or a unique start of it).")]
+SinceOpt = Annotated[str | None, typer.Option("--since", help="Only calls since: 7d, 12h, 2w, today, or a date (2026-11-01).")]
+CallsOpt = Annotated[bool, typer.Option("--calls", help="List every call of --session with its cache figures.")]
+ChartOpt = Annotated[
+    str | None, typer.Option("--chart", help="Daily chart of 'tokens' or 'cost' (default with --by day: tokens).")
+]
+CsvOpt = Annotated[bool, typer.Option("--csv", help="CSV on stdout.")]
+
+
 @usage_app.callback(invoke_without_command=True)
 def usage(
-    ctx: typer.Context,
-    by: Annotated[str, typer.Option("--by", help="Group by session, agent, model or day.")] = "day",
-    agent: Annotated[str | None, typer.Option("--agent", help="Only this agent.", autocompletion=complete_agent)] = None,
-    session: Annotated[str | None, typer.Option("--session", help="Only this session (its id, or a unique start of it).")] = None,
-    since: Annotated[
-        str | None, typer.Option("--since", help="Only calls since: 7d, 12h, 2w, today, or a date (2026-11-01).")
-    ] = None,
-    calls: Annotated[bool, typer.Option("--calls", help="List every call of --session with its cache figures.")] = False,
-    chart: Annotated[
-        str | None, typer.Option("--chart", help="Daily chart of 'tokens' or 'cost' (default with --by day: tokens).")
-    ] = None,
-    as_json: JsonOpt = False,
-    as_csv: Annotated[bool, typer.Option("--csv", help="CSV on stdout.")] = False,
-) -> None:
+    ctx: typer.Context, by: ByOpt = "day", agent: UsageAgentOpt = None, session: UsageSessionOpt = None,
+    since: SinceOpt = None, calls: CallsOpt = False, chart: ChartOpt = None, as_json: JsonOpt = False,
+    as_csv: CsvOpt = False,
+) -> None:  # fmt: skip
     """What past sessions cost, and whether prompt caching landed.
 
     Columns: calls, uncached input, cache write, cache read, output, cost,
@@ -94,26 +95,15 @@ def usage(
     start = parse_since(since) if since else None
     if calls and not session:
         raise UsageError("--calls needs --session ID (list sessions with `agentlaunch sessions`)")
+    if calls:
+        assert session is not None
+        show_calls(session, as_json=as_json, as_csv=as_csv)
+        return
     with Store.open(paths.store_path()) as store:
         if session is not None:
             session = resolve_session(store, session, "--session")  # a unique prefix names the session
-        if calls:
-            assert session is not None
-            records = store.calls_for_session(session)
-            if not records and store.get_session(session) is None:
-                raise UsageError(f"--session: no session {session!r} in {paths.store_path()}")
-            misses = cache_misses(records, store.events_for_session(session))
-        else:
-            rows = store.usage_report(grouping, agent=agent, session=session, since=start)
+        rows = store.usage_report(grouping, agent=agent, session=session, since=start)
         _warn_skipped(store)
-    if calls:
-        if as_json:
-            print(json.dumps([call_record(c, m) for c, m in zip(records, misses, strict=True)], indent=2))
-        elif as_csv:
-            sys.stdout.write(calls_csv(records, misses))
-        else:
-            out.print(_calls_table(session or "", records, misses))
-        return
     if as_json:
         print(json.dumps(report_records(rows, grouping), indent=2))
         return
@@ -132,6 +122,23 @@ def usage(
             with Store.open(paths.store_path()) as store:
                 day_rows = store.usage_report("day", agent=agent, session=session, since=start)
         out.print(daily_chart(day_rows, metric=metric, since=start))  # type: ignore[arg-type]
+
+
+def show_calls(session: str, *, as_json: bool, as_csv: bool) -> None:
+    """``usage --session ID --calls``: every call of the session with its cache figures."""
+    with Store.open(paths.store_path()) as store:
+        session = resolve_session(store, session, "--session")  # a unique prefix names the session
+        records = store.calls_for_session(session)
+        if not records and store.get_session(session) is None:
+            raise UsageError(f"--session: no session {session!r} in {paths.store_path()}")
+        misses = cache_misses(records, store.events_for_session(session))
+        _warn_skipped(store)
+    if as_json:
+        print(json.dumps([call_record(c, m) for c, m in zip(records, misses, strict=True)], indent=2))
+    elif as_csv:
+        sys.stdout.write(calls_csv(records, misses))
+    else:
+        out.print(_calls_table(session, records, misses))
 
 
 
