@@ -72,6 +72,10 @@ class OtelExportSink:
 
     def _start(self) -> None:
         if self._thread is None:
+            # One of the launch's two threads, for a measured reason: the exporter's modules take 44-70 ms to
+            # import, and http.client blocks: one request to a receiver that accepts and never answers holds its
+            # caller for the whole OTLP timeout (10 s by default; 5 attempts with backoff). On the loop, that
+            # would freeze the relay and the chat; the thread only reads and marks the store.
             self._thread = threading.Thread(target=self._run, name="agentlaunch-otel", daemon=True)
             self._thread.start()
 

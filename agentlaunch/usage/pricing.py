@@ -115,6 +115,9 @@ class Pricer:
             return None
         if model is not None and self.price_cache.kept(provider_id, model) is not None:
             return None
+        # One of the launch's two threads, for a measured reason: importing genai-prices and resolving one model's
+        # rates took 117-130 ms of CPU on the 2-core development machine. That is work, not a wait on a descriptor,
+        # so the loop cannot take it in pieces; on the loop it would sit between the CLI's first output and the person.
         thread = threading.Thread(target=self._resolve_quietly, args=(provider, model), name="genai-prices-warm-up", daemon=True)
         thread.start()
         return thread
