@@ -2,7 +2,7 @@
 
 Run: ``python bench/bench_chat_turn.py [--turns N]``
 
-agentlaunch side: ``agentlaunch run bench`` as a person starts it, on a
+agentlaunch side: ``agentlaunch run bench --line`` (the line chat) as a person starts it, on a
 terminal (a pexpect PTY), its Claude Code session up and one warm-up turn done
 (the first turn of a new session also carries the startup message, so it is
 not counted). Each timed turn types a prompt and Enter at the ``›`` prompt and
@@ -137,7 +137,7 @@ def main() -> int:
         with api.serve() as server:
             env = sealed_env(tmp, server.url)
             chat = pexpect.spawn(
-                sys.executable, ["-m", "agentlaunch", "run", "bench", "--agents-dir", str(agents)],
+                sys.executable, ["-m", "agentlaunch", "run", "bench", "--line", "--agents-dir", str(agents)],
                 env=env, cwd=str(REPO), dimensions=(40, 120), encoding="utf-8", timeout=TIMEOUT,
             )  # fmt: skip
             chat.delaybeforesend = None  # pexpect sleeps 50 ms before every send by default: not the launch's time
