@@ -323,7 +323,7 @@ class ControlServer:
         for request in self.take():
             request.refuse("the session ended", "exited")
         for request in list(self._requests):
-            request.finish()  # an answer the client has not read yet: as the socket did before it lived on the loop
+            request.finish()  # an answer its client has not read yet gets its last, bounded wait here
 
     # -- on the loop ------------------------------------------------------------------------
     def _on_accept(self) -> None:
