@@ -36,7 +36,7 @@ sys.path.insert(0, str(REPO))
 
 from agentlaunch.events import TurnEnd  # noqa: E402
 from agentlaunch.live.view import HeadlessView  # noqa: E402
-from agentlaunch.providers.claude import ClaudeParser  # noqa: E402
+from agentlaunch.providers.claude_parser import ClaudeParser  # noqa: E402
 from agentlaunch.usage.meter import Meter  # noqa: E402
 
 RECORDED = REPO / "tests" / "data" / "claude" / "tool_turn.jsonl"

@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from agentlaunch.events import CallUsage  # noqa: E402
-from agentlaunch.providers.claude import ClaudeParser  # noqa: E402
+from agentlaunch.providers.claude_parser import ClaudeParser  # noqa: E402
 
 RECORDED = REPO / "tests" / "data" / "claude" / "tool_turn.jsonl"
 TARGET = 0.5

@@ -22,7 +22,7 @@ from agentlaunch.events import (
     Unknown,
     Usage,
 )
-from agentlaunch.providers.claude import ClaudeParser
+from agentlaunch.providers.claude_parser import ClaudeParser
 from agentlaunch.usage.meter import Meter
 
 DATA = Path(__file__).parent / "data" / "claude"
@@ -149,7 +149,7 @@ def test_compact_boundary_is_reported_and_rearms_the_warning() -> None:
 
 
 def test_cache_writes_are_split_by_lifetime_where_the_usage_says() -> None:
-    from agentlaunch.providers.claude import anthropic_usage
+    from agentlaunch.providers.claude_parser import anthropic_usage
     from agentlaunch.providers.values import BadUsage
 
     raw = {

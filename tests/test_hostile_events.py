@@ -29,7 +29,7 @@ from agentlaunch.events import (
     usage_problem,
 )
 from agentlaunch.providers.base import JsonLineParser, json_lines
-from agentlaunch.providers.claude import ClaudeParser
+from agentlaunch.providers.claude_parser import ClaudeParser
 from agentlaunch.providers.codex import CodexAdapter, CodexParser, rollout_calls, rollout_context_window
 from agentlaunch.providers.gemini import GeminiParser, session_calls, session_files
 from agentlaunch.providers.values import BadUsage, loads, summarize

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from agentlaunch.events import CallUsage, ContextWindow, Diagnostic, Event, OutputFinal, Usage, usage_problem
 from agentlaunch.providers.base import JsonLineParser, parse_json_line
-from agentlaunch.providers.claude import ANTHROPIC_FIELDS, ClaudeParser, anthropic_usage
+from agentlaunch.providers.claude_parser import ANTHROPIC_FIELDS, ClaudeParser, anthropic_usage
 from agentlaunch.providers.codex import CODEX_FIELDS, CodexAdapter, CodexParser, codex_usage, rollout_calls
 from agentlaunch.providers.gemini import (
     CALL_FIELDS,

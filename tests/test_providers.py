@@ -13,7 +13,7 @@ from agentlaunch.errors import DefinitionError
 from agentlaunch.events import CallUsage, Usage
 from agentlaunch.prefix.capture import CAPTURE_ENV
 from agentlaunch.providers import ADAPTERS, DESCRIPTORS, PROVIDERS, describe, get_adapter
-from agentlaunch.providers.claude import ClaudeParser
+from agentlaunch.providers.claude_parser import ClaudeParser
 from agentlaunch.providers.descriptors import ProviderDescriptor
 from agentlaunch.usage.meter import table_window
 from agentlaunch.usage.pricing import genai_provider_id
@@ -97,7 +97,8 @@ def test_the_descriptors_import_no_adapter_and_nothing_heavy() -> None:
     probe = (
         "import sys, agentlaunch.providers, agentlaunch.providers.descriptors; "
         "print(sorted(m for m in ('pydantic', 'rich', 'yaml', 'genai_prices', 'jinja2', 'typer', 'agentlaunch.events', "
-        "'agentlaunch.providers.claude', 'agentlaunch.providers.codex') if m in sys.modules))"
+        "'agentlaunch.providers.claude', 'agentlaunch.providers.claude_parser', 'agentlaunch.providers.codex') "
+        "if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

@@ -49,7 +49,7 @@ from typing import Any
 
 from agentlaunch.events import CallUsage, Compaction, Event, Text, Usage, Warning
 from agentlaunch.providers import values
-from agentlaunch.providers.claude import anthropic_usage
+from agentlaunch.providers.claude_parser import anthropic_usage
 from agentlaunch.providers.values import BadUsage, Recent, count, opt_label, refused, string
 from agentlaunch.sinks import StateChanged
 
