@@ -205,6 +205,19 @@ class PermissionRequest(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class ToolGate(Event):
+    """The CLI holds a tool until agentlaunch answers (its PreToolUse hook, asked while a budget applies).
+
+    ``call_open``: the model call that asked for the tool has not reported its final usage yet, so the
+    answer waits for it (the budget is checked with that call counted).
+    """
+
+    kind: ClassVar[str] = "tool_gate"
+    request_id: str
+    call_open: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Warning(Event):
     kind: ClassVar[str] = "warning"
     message: str
@@ -238,6 +251,7 @@ JSON_EVENTS: dict[str, str] = {
     "usage": "exactly one model call's tokens (input is the uncached part), its model and call id",
     "output_final": "a call's final output token count, arriving after its usage event: replaces that call's output",
     "context_window": "the model's context window, as the provider reported it",
+    "tool_gate": "with a budget, Claude Code holds each tool until agentlaunch has checked the budget (then allowed or stopped)",
     "compaction": "the CLI compacted the conversation: trigger and tokens before and after",
     "permission_request": "Claude Code asks whether a tool may run (answered by the person, or denied headless)",
     "warning": "the provider reported a problem it recovers from (a retried API call, say)",

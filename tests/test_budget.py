@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from datetime import UTC, datetime, timedelta
@@ -56,6 +57,18 @@ def test_a_session_budget_stops_the_turn_that_crosses_it_with_exit_6(priced: Pat
     assert "--budget-usd" in err
     (call,) = calls()  # the call that crossed it is recorded
     assert call.cost_usd is not None and call.cost_usd > 1
+
+
+def test_the_tool_of_the_call_that_crossed_never_runs_and_no_call_follows(priced: Path) -> None:
+    # The fake provider, like Claude Code, makes its second call as soon as the tool has run: only the tool
+    # gate (its PreToolUse hook, held until the budget is checked with the crossing call counted) stops it.
+    set_budget(priced, {"session_usd": 1})
+    done = run(priced, "demo", "/tool hello")
+    assert done.returncode == 6, done.stderr.decode()
+    assert not (priced.parent / "notes.txt").exists()
+    (session,) = (paths.state_dir() / "fake-provider").glob("*.json")
+    assert json.loads(session.read_text())["calls"] == 1, "no call may follow the one that crossed the budget"
+    assert len(calls()) == 1
 
 
 def test_resuming_a_session_over_its_budget_is_refused_before_any_call_and_budget_usd_raises_it(priced: Path) -> None:

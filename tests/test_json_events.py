@@ -33,7 +33,7 @@ def test_every_emitted_event_serializes_under_its_json_name() -> None:
         events.SessionStarted("s"), events.TextDelta("a"), events.Text("ab"), events.ToolUse("t", "Bash"),
         events.ToolResult("t"), events.CallUsage(events.Usage(1, 2, 3, 4)), events.OutputFinal(9, "m"),
         events.ContextWindow(200_000), events.Compaction(), events.PermissionRequest("r", "Write"),
-        events.Warning("w"), events.Diagnostic("x"), events.TurnEnd(),
+        events.Warning("w"), events.Diagnostic("x"), events.TurnEnd(), events.ToolGate("r"),
     ]  # fmt: skip
     assert sorted(e.as_dict()["event"] for e in samples) == sorted(events.JSON_EVENTS)
 

@@ -17,7 +17,7 @@ import json
 import signal
 from typing import TYPE_CHECKING, Protocol
 
-from agentlaunch.events import CallUsage, Event, PermissionRequest
+from agentlaunch.events import CallUsage, Event, PermissionRequest, ToolGate
 from agentlaunch.launch.placement import Placement, with_placement_argv
 from agentlaunch.providers.base import Adapter, PersistentAdapter, PerTurnAdapter, TurnPlan
 from agentlaunch.sinks import ProviderStateKept
@@ -72,6 +72,10 @@ class Driver(Protocol):
         """Answer the CLI's permission question."""
         ...
 
+    def answer_gate(self, child: ChildLike, gate: ToolGate, allow: bool, reason: str) -> None:
+        """Let a held tool run, or refuse it and end the turn (a spent budget)."""
+        ...
+
 
 class PersistentDriver:
     """One CLI for the session; every turn a message on its stdin."""
@@ -80,6 +84,7 @@ class PersistentDriver:
 
     def __init__(self, adapter: PersistentAdapter) -> None:
         self.adapter: PersistentAdapter = adapter
+        self._gated = False  # the CLI was asked to hold its tools (once per process)
 
     def start(
         self, spec: AgentSpec, command: str, session_id: str, resumed: bool, interactive: bool, placement: Placement
@@ -98,6 +103,11 @@ class PersistentDriver:
 
     def send(self, launch: Launch, text: str) -> None:
         assert launch.child is not None
+        if launch.gated and not self._gated:
+            # Before the first turn (the CLI reads its stdin in order): every tool waits for agentlaunch's answer.
+            self._gated = True
+            if (request := self.adapter.gate_request()) is not None:
+                launch.child.send_json(request)
         launch.child.send_json(self.adapter.user_message(text))
 
     def interrupt(self, child: ChildLike) -> None:
@@ -121,6 +131,9 @@ class PersistentDriver:
 
     def answer(self, child: ChildLike, request: PermissionRequest, decision: str) -> None:
         child.send_json(self.adapter.permission_answer(request, decision))
+
+    def answer_gate(self, child: ChildLike, gate: ToolGate, allow: bool, reason: str) -> None:
+        child.send_json(self.adapter.gate_answer(gate.request_id, allow, reason))
 
 
 class PerTurnDriver:
@@ -191,6 +204,9 @@ class PerTurnDriver:
 
     def answer(self, child: ChildLike, request: PermissionRequest, decision: str) -> None:
         return None  # a per-turn CLI asks nobody: it runs with its own policy
+
+    def answer_gate(self, child: ChildLike, gate: ToolGate, allow: bool, reason: str) -> None:
+        return None  # a per-turn CLI holds no tool for agentlaunch
 
 
 def driver_for(adapter: Adapter) -> Driver:

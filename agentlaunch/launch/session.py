@@ -31,8 +31,10 @@ from agentlaunch.events import (
     SessionStarted,
     Text,
     TextDelta,
+    ToolGate,
     ToolResult,
     ToolUse,
+    TurnEnd,
     Unknown,
 )
 from agentlaunch.launch import prespawn
@@ -56,6 +58,7 @@ from agentlaunch.sinks import (
     StateChanged,
     fan_out,
 )
+from agentlaunch.usage.budget import BudgetGuard
 from agentlaunch.usage.call_meter import CallMeter
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.pricing import Pricer
@@ -131,6 +134,20 @@ class Launch:
         """Set by :meth:`stop`: the session takes no new turn and ends with this error."""
         self.control_path: str | None = None
         """The socket ``agentlaunch send`` reaches this session through, while a chat or an interface runs."""
+        self.guard = next((sink for sink in self.sinks if isinstance(sink, BudgetGuard)), None)
+        """The budget guard among the sinks: asked again before each turn and each tool (see :meth:`check_budget`)."""
+        self._held_gates: list[ToolGate] = []
+        """Tools the CLI holds whose asking call has not reported its final usage yet: answered once it has."""
+
+    @property
+    def gated(self) -> bool:
+        """A budget applies: the CLI is asked to hold each tool until :meth:`check_budget` allows it."""
+        return self.guard is not None
+
+    def check_budget(self) -> None:
+        """Before the next call (a turn, a held tool): stop when a budget is spent, another agent's calls included."""
+        if self.guard is not None and self.stopped is None:
+            self.guard.check(self)
 
     # -- what sinks see ----------------------------------------------------------------
     @property
@@ -258,6 +275,13 @@ class Launch:
 
     def handle(self, event: Event) -> None:
         """Meter and price one event, then hand it to the sinks."""
+        if isinstance(event, ToolGate):
+            self.emit(event)
+            if event.call_open:
+                self._held_gates.append(event)  # the call's final usage first: the budget is checked with it
+            else:
+                self._answer_gate(event)
+            return
         warning = self.calls.count(event)
         if isinstance(event, Diagnostic):
             self._last_output.append(event.line)
@@ -285,3 +309,15 @@ class Launch:
             child = self.child  # the CLI that asked: a person's answer comes later, on the turn's loop
             assert child is not None
             self.permissions.decide(event, self.ask_permission, lambda d: self.driver.answer(child, event, d), self.running)
+        if self._held_gates and isinstance(event, CallUsage | TurnEnd):
+            held, self._held_gates = self._held_gates, []
+            for gate in held:
+                self._answer_gate(gate)
+
+    def _answer_gate(self, gate: ToolGate) -> None:
+        """Let the held tool run, or (a budget is spent) refuse it and end the turn: no call follows."""
+        if self.child is None:
+            return
+        self.check_budget()
+        stopped = self.stopped
+        self.driver.answer_gate(self.child, gate, stopped is None, stopped.message if stopped is not None else "")

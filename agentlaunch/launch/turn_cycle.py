@@ -54,8 +54,10 @@ def run_turn(
 ) -> TurnOutcome:
     """Send one user turn and run the loop until its end; Ctrl-C interrupts it, SIGTERM/SIGHUP end it.
 
-    A stopped session (see :meth:`Launch.stop`) takes no new turn: its error is raised instead.
+    A stopped session (see :meth:`Launch.stop`) takes no new turn: its error is raised instead; a budget
+    spent meanwhile (by agents beside this one, say) stops it here.
     """
+    launch.check_budget()
     if launch.stopped is not None:
         raise launch.stopped
     if (cold := launch.cold_cache_notice()) is not None:

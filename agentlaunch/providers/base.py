@@ -155,6 +155,14 @@ class PersistentAdapter(Provider, NativeInterface, Protocol):
         """The stdin answer to a permission request; ``decision`` is once, always or deny."""
         ...
 
+    def gate_request(self) -> dict[str, object] | None:
+        """The stdin message that makes the CLI hold each tool until agentlaunch answers (None: it cannot)."""
+        ...
+
+    def gate_answer(self, request_id: str, allow: bool, reason: str) -> dict[str, object]:
+        """The stdin answer to a held tool: it runs, or it is refused and the turn ends without a further call."""
+        ...
+
 
 class PerTurnAdapter(Provider, NativeInterface, Protocol):
     """A CLI started afresh for each turn, the thread continued from ``state`` (Codex, Gemini)."""

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentlaunch.events import PermissionRequest
 from agentlaunch.providers.base import Delivered, Described, ProviderState, TurnPlan
-from agentlaunch.providers.claude_parser import EXCLUDE_DYNAMIC_FLAG, SYSTEM_PROMPT_FLAGS, ClaudeParser
+from agentlaunch.providers.claude_parser import EXCLUDE_DYNAMIC_FLAG, GATE_CALLBACK, SYSTEM_PROMPT_FLAGS, ClaudeParser
 from agentlaunch.providers.descriptors import CLAUDE, ProviderDescriptor
 
 if TYPE_CHECKING:
@@ -145,6 +145,37 @@ class ClaudeAdapter(Described):
     def interrupt_message() -> dict[str, object]:
         """The stdin message that asks Claude Code to end the running turn (its control protocol)."""
         return {"type": "control_request", "request_id": f"interrupt-{uuid.uuid4().hex[:8]}", "request": {"subtype": "interrupt"}}
+
+    @staticmethod
+    def gate_request() -> dict[str, object] | None:
+        """The stdin message that makes Claude Code hold every tool until :meth:`gate_answer` (a budget applies).
+
+        Its control protocol's ``initialize`` with a ``PreToolUse`` hook callback (as claude-agent-sdk
+        registers hooks): before each tool, subagents' included, Claude Code sends a ``hook_callback`` control
+        request and waits for the answer. No process is started for it.
+        """
+        hooks = {"PreToolUse": [{"matcher": None, "hookCallbackIds": [GATE_CALLBACK]}]}
+        return {"type": "control_request", "request_id": f"gate-{uuid.uuid4().hex[:8]}",
+                "request": {"subtype": "initialize", "hooks": hooks}}  # fmt: skip
+
+    @staticmethod
+    def gate_answer(request_id: str, allow: bool, reason: str) -> dict[str, object]:
+        """The answer to a held tool: nothing to say (it runs), or refused and the turn ended.
+
+        Measured on Claude Code 2.1.332: ``deny`` alone sends the refusal to the model as the tool's result,
+        which is one more call; ``continue: false`` alone ends the turn but still runs the tool. Both together:
+        the tool does not run and no further call is made.
+        """
+        response: dict[str, object] = {}
+        if not allow:
+            response = {
+                "continue": False,
+                "stopReason": reason,
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason,
+                },
+            }  # fmt: skip
+        return {"type": "control_response", "response": {"subtype": "success", "request_id": request_id, "response": response}}
 
     @staticmethod
     def permission_answer(request: PermissionRequest, decision: str) -> dict[str, object]:

@@ -15,6 +15,7 @@ from agentlaunch.events import (
     SessionStarted,
     Text,
     TextDelta,
+    ToolGate,
     ToolResult,
     ToolUse,
     TurnEnd,
@@ -76,6 +77,10 @@ def anthropic_usage(raw: Any) -> Usage:
         output=found["output_tokens"],
         cache_write_1h=one_hour,
     ))  # fmt: skip
+
+
+GATE_CALLBACK = "agentlaunch-budget-gate"
+"""The id of the ``PreToolUse`` hook callback agentlaunch registers (``ClaudeAdapter.gate_request``)."""
 
 
 class ClaudeParser(JsonLineParser):
@@ -300,6 +305,10 @@ class ClaudeParser(JsonLineParser):
 
     def _on_control_request(self, obj: dict[str, Any]) -> list[Event]:
         req = values.obj(obj.get("request"))
+        if req.get("subtype") == "hook_callback" and req.get("callback_id") == GATE_CALLBACK:
+            # The tool waits for the answer; the call that asked for it may still be streaming (Claude Code
+            # 2.1.332 runs this hook at the tool block's end, before the call's message_delta).
+            return [ToolGate(label(obj.get("request_id")), call_open=bool(self._pending))]
         if req.get("subtype") == "can_use_tool":
             return [
                 PermissionRequest(label(obj.get("request_id")), label(req.get("tool_name"), "?"), values.obj(req.get("input")))

@@ -58,6 +58,8 @@ class FakeCLI:
         self.delay = float(os.environ.get("AGENTLAUNCH_FAKE_DELAY") or 0.01)
         self.inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.interrupted = threading.Event()
+        self.tool_allowed = True  # what the last tool's hooks answered
+        self.gates: list[str] = []  # PreToolUse hook callbacks registered by an initialize request (as Claude Code)
         self.system_prompt = ""
         if args.append_system_prompt_file:
             # Claude Code fails at start when the file is missing; so does its stand-in (see main).
@@ -86,6 +88,11 @@ class FakeCLI:
                 continue
             if msg.get("type") == "control_request" and (msg.get("request") or {}).get("subtype") == "interrupt":
                 self.interrupted.set()
+                self.emit({"type": "control_response", "response": {"subtype": "success", "request_id": msg.get("request_id")}})
+                continue
+            if msg.get("type") == "control_request" and (msg.get("request") or {}).get("subtype") == "initialize":
+                hooks = ((msg.get("request") or {}).get("hooks") or {}).get("PreToolUse") or []
+                self.gates = [str(i) for h in hooks if isinstance(h, dict) for i in h.get("hookCallbackIds") or []]
                 self.emit({"type": "control_response", "response": {"subtype": "success", "request_id": msg.get("request_id")}})
                 continue
             self.inbox.put(msg)
@@ -177,6 +184,7 @@ class FakeCLI:
                 "session_id": self.session_id,
             }
         )
+        asked = self.ask_hooks(tool) if tool else []
         self.emit(
             {
                 "type": "stream_event",
@@ -184,6 +192,8 @@ class FakeCLI:
                 "session_id": self.session_id,
             }
         )
+        if asked:
+            self.tool_allowed = self.tool_allowed_by(asked)
         return True
 
     def ask_permission(self, tool: dict[str, Any]) -> bool:
@@ -210,6 +220,35 @@ class FakeCLI:
                 response = msg.get("response") or {}
                 if response.get("request_id") == request_id:
                     return (response.get("response") or {}).get("behavior") == "allow"
+
+    def ask_hooks(self, tool: dict[str, Any]) -> list[str]:
+        """Claude Code's PreToolUse hook callbacks for ``tool``, sent; their request ids (see :meth:`tool_allowed_by`).
+
+        As Claude Code 2.1.332: the hook is asked at the tool block's end, before the call's ``message_delta``,
+        and the stream goes on while the tool waits for the answer.
+        """
+        asked = []
+        for callback in self.gates:
+            request_id = f"hook_{uuid.uuid4().hex[:8]}"
+            self.emit({"type": "control_request", "request_id": request_id, "request": {
+                "subtype": "hook_callback", "callback_id": callback, "tool_use_id": tool["id"],
+                "input": {"hook_event_name": "PreToolUse", "tool_name": tool["name"], "tool_input": tool["input"]}}})  # fmt: skip
+            asked.append(request_id)
+        return asked
+
+    def tool_allowed_by(self, asked: list[str]) -> bool:
+        """Wait for the answers to the hooks ``asked``; False when one says ``continue: false`` (the turn ends)."""
+        allowed = True
+        waiting = set(asked)
+        while waiting:
+            msg = self.inbox.get()
+            if msg is None:
+                return False
+            response = msg.get("response") or {} if msg.get("type") == "control_response" else {}
+            if response.get("request_id") in waiting:
+                waiting.discard(response["request_id"])
+                allowed = allowed and (response.get("response") or {}).get("continue") is not False
+        return allowed
 
     def turn(self, prompt: str) -> None:
         self.interrupted.clear()
@@ -254,8 +293,14 @@ class FakeCLI:
             }
             usage = self.call(prompt, "I will write notes.txt.", first_of_turn=True)
             usages.append(usage)
+            self.tool_allowed = True
             if not self.stream_message("I will write notes.txt.", usage, tool):
                 return self.finish(started, usages, interrupted=True)
+            if not self.tool_allowed:  # its hook said stop: the turn ends, the tool unrun, no further call
+                self.emit({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result",
+                           "tool_use_id": tool["id"], "is_error": True, "content": "stopped by a hook"}]},
+                           "session_id": self.session_id})  # fmt: skip
+                return self.finish(started, usages, result="")
             allowed = self.ask_permission(tool)
             self.emit(
                 {

@@ -203,6 +203,17 @@ class BudgetGuard:
             if spent >= limit:
                 raise self._exceeded(key, spent, limit, label, starting=True)
 
+    def check(self, launch: LaunchView) -> None:
+        """Before the launch's next call (a new turn, a tool held for the answer): stop it when a limit is spent.
+
+        What was spent is read from the store again, so the calls of agents running beside this one count:
+        once a shared limit is spent, none of them makes another call.
+        """
+        for key, spent, limit, label in self._checks(launch):
+            if spent >= limit:
+                launch.stop(self._exceeded(key, spent, limit, label, starting=False))
+                return
+
     def _after_call(self, event: PricedCall, launch: LaunchView) -> None:
         if event.record.cost_usd is None and self.limits.usd and not self.limits.tokens:
             launch.stop(

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -53,6 +56,54 @@ def test_claude_a_tool_turn_whose_first_call_crosses_the_budget_stops_before_the
     again = run_cli("run", "spender", "-c", "go on", cwd=workdir, env=env, timeout=240)
     assert again.returncode == 6 and "budget: not starting" in again.stderr.decode()
     assert len(anthropic.message_requests()) == 1
+
+
+@contextmanager
+def _store_locked(home: Path) -> Iterator[None]:
+    """Another process's write lock on the store for the whole block: the launch journals its writes, late.
+
+    Without the tool gate this made agentlaunch's interrupt lose the race with Claude Code's next call every
+    time: each write waits out the lock (1 s, then 0.25 s) before the budget guard runs, and an instant tool
+    has long answered by then. With the gate the tool cannot run before the guard has answered.
+    """
+    path = home / "state" / "usage.sqlite3"
+    from agentlaunch.usage.store import Store
+
+    Store.open(path).close()  # made, with its tables
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        yield
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+@pytest.mark.parametrize("attempt", range(3))
+def test_claude_headless_no_call_follows_the_crossing_call_and_every_request_is_stored(
+    anthropic: FakeAnthropic, agents_dir: Path, isolated_home: Path, workdir: Path, claude_bin: Path, attempt: int
+) -> None:
+    write_agent(agents_dir, "spender", {
+        "provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin), "working_dir": str(workdir),
+        "allowed_tools": ["Bash"], "budget": {"session_usd": 0.05},
+    })  # fmt: skip
+    # An instant tool after the crossing call ($0.30 of a $0.05 budget), twice over: nothing but the tool gate
+    # keeps Claude Code from answering it and making the next call.
+    anthropic.push(
+        tool_reply("Bash", {"command": "echo hi", "description": "Print hi"}, ApiUsage(100_000, 0, 0, 30)),
+        tool_reply("Bash", {"command": "echo again", "description": "Print again"}, ApiUsage(8, 0, 0, 9)),
+        text_reply("It printed hi.", ApiUsage(8, 0, 0, 9)),
+    )
+    assert anthropic.server is not None
+    env = {**os.environ, **claude_env(anthropic.server.url, isolated_home, {"CLAUDE_CODE_MAX_RETRIES": "0"})}
+    env.update(AGENTLAUNCH_AGENTS_DIR=str(agents_dir), AGENTLAUNCH_STORE_BUSY_TIMEOUT="1")
+    with _store_locked(isolated_home):
+        done = run_cli("run", "spender", "run echo hi", cwd=workdir, env=env, timeout=240)
+    err = done.stderr.decode()
+    assert done.returncode == 6, err
+    assert "budget: stopped the agent" in err
+    assert len(anthropic.message_requests()) == 1, "no call may follow the one that crossed the budget"
+    assert len(_calls(isolated_home)) == len(anthropic.message_requests())
 
 
 def _per_turn_agent(agents_dir: Path, provider: str, model: str, workdir: Path) -> None:
