@@ -34,7 +34,7 @@ from agentlaunch.launch.loop import Timer
 from agentlaunch.launch.relay import Relay, RelayResult
 from agentlaunch.launch.terminal import ScreenModes, raw_terminal, saved_mode, write_all
 from agentlaunch.launch.transport import Child, window_size
-from agentlaunch.providers.native.source import NativeContext, NativeItem, NativeSource, PromptTyped
+from agentlaunch.providers.native.source import NativeContext, NativeItem, NativeSource, PromptTyped, ToolAsked
 from agentlaunch.sinks import PromptSent, ProviderStateKept, StateChanged, TurnDone
 
 if TYPE_CHECKING:
@@ -125,6 +125,7 @@ class NativeRun:
             agent=launch.spec.name, session_id=None if self._learns_id else launch.session_id, resumed=launch.resumed,
             working_dir=launch.working_dir, env=dict(launch.env), runtime_dir=runtime, started_at=time.time(),
             python=sys.executable, status_path=self._status_path(), provider_state=dict(launch.provider_state),
+            gated=launch.gated,
         )  # fmt: skip
         extras = launch.adapter.native_extras(ctx)
         self.sources = list(extras.sources)
@@ -170,6 +171,9 @@ class NativeRun:
             write_all(self.tty_out, b"\r\n")
         if self.view is not None:
             self.view.relaying(None)  # from here notices print again, under what the CLI left on screen
+        if launch.stopped is not None and launch.child is not None:
+            # A budget ended the session: the CLI is ended now, so that what it wrote last is read below.
+            launch.child.stop()
         self.relay.read_sources(arm=False)  # after the CLI's exit: what they still have (their files are complete now)
         self._close_turn()
         self._keep_state()
@@ -218,6 +222,10 @@ class NativeRun:
             try:
                 if isinstance(item, StateChanged):
                     self._state(item.state)
+                elif isinstance(item, ToolAsked):
+                    self.launch.check_budget()  # the asking call is counted: a spent budget refuses the tool
+                    stopped = self.launch.stopped
+                    item.answer(stopped is None, stopped.message if stopped is not None else "")
                 elif isinstance(item, PromptTyped):
                     if item.text.strip() != self._startup_text:
                         self.launch.emit(PromptSent(item.text))  # the person's first prompt is the session's title
@@ -373,6 +381,8 @@ class NativeRun:
         """agentlaunch's exit code, and what the person should know once the terminal is theirs again."""
         if result.terminated is not None:
             return 128 + result.terminated
+        if self.launch.stopped is not None:
+            return 0  # agentlaunch ended the CLI (a budget): the caller raises the budget's error, exit 6
         code = self._exit_code(result)
         if code in (0, None):
             return 0

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,7 +16,9 @@ from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, claude_env, text_reply, tool_reply
 from agentlaunch.usage.store import Store
+from tests.e2e.test_native_claude_run import setup as native_setup
 from tests.helpers import run_cli, write_agent
+from tests.support.claude_tui import spawn
 from tests.support.clis import ensure_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
@@ -104,6 +108,39 @@ def test_claude_headless_no_call_follows_the_crossing_call_and_every_request_is_
     assert "budget: stopped the agent" in err
     assert len(anthropic.message_requests()) == 1, "no call may follow the one that crossed the budget"
     assert len(_calls(isolated_home)) == len(anthropic.message_requests())
+
+
+@pytest.mark.parametrize("attempt", range(3))
+def test_claude_native_no_call_follows_the_crossing_call_and_every_request_is_stored(
+    claude_bin: Path, agents_dir: Path, attempt: int
+) -> None:
+    # The startup message's first call asks for an instant tool and costs $0.30 of a $0.05 budget: before the
+    # gate, Claude Code's interface ran the tool and made its next call before agentlaunch ended it (7 of 7).
+    api = FakeAnthropic([
+        tool_reply("Bash", {"command": "echo hi", "description": "Print hi"}, ApiUsage(100_000, 0, 0, 30)),
+        tool_reply("Bash", {"command": "echo again", "description": "Print again"}, ApiUsage(8, 0, 0, 9)),
+        text_reply("never", ApiUsage(1, 0, 0, 1)),
+    ])  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="albn-") as folder, api.serve():
+        root = Path(folder)
+        env, work = native_setup(root, agents_dir, claude_bin, api, "Spend.")
+        conf = agents_dir / "native" / "agent.yaml"
+        conf.write_text(conf.read_text() + "allowed_tools: [Bash]\nbudget: {session_usd: 0.05}\n")
+        env["AGENTLAUNCH_STORE_BUSY_TIMEOUT"] = "1"
+        with _store_locked(root):  # the guard runs 0.25-1 s late: only the gate keeps the tool from answering first
+            screen = spawn([sys.executable, "-m", "agentlaunch", "run", "native", "--agents-dir", str(agents_dir)], env, work)
+            try:
+                screen.until(lambda: not screen.child.isalive(), 120, "agentlaunch to end the interface")
+            finally:
+                if screen.child.isalive():
+                    screen.child.terminate(force=True)
+        screen.child.close()
+        assert screen.child.exitstatus == 6, screen.text()
+        assert "budget: stopped the agent" in screen.text()
+        assert len(api.message_requests()) == 1, "no call may follow the one that crossed the budget"
+        with Store.open(root / "state" / "usage.sqlite3") as store:
+            stored = [c for s in store.list_sessions() for c in store.calls_for_session(s.session_id)]
+        assert len(stored) == len(api.message_requests())
 
 
 def _per_turn_agent(agents_dir: Path, provider: str, model: str, workdir: Path) -> None:

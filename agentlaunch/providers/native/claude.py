@@ -31,6 +31,7 @@ report (the status line's carries Claude Code's version).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shlex
@@ -45,7 +46,7 @@ from agentlaunch.providers import values
 from agentlaunch.providers.native.claude_transcript import CallsFromTranscript, last_cost_state, project_folder, salvage_line
 from agentlaunch.providers.native.hook_socket import HookReport, HookSocket, hook_command
 from agentlaunch.providers.native.jsonl_tail import JsonlTail
-from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, PromptTyped
+from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, PromptTyped, ToolAsked
 from agentlaunch.providers.values import count, opt_label, string
 from agentlaunch.sinks import StateChanged
 
@@ -59,6 +60,10 @@ RETRIES = (0.25, 1.0, 3.0)
 """After a hook that says a call ended, the transcript is read again this long after (it is written lazily)."""
 UNMETERED = "this session's model calls will not be metered"
 SESSION_WAIT = 1.5
+GATE_READ_WAIT = 3.0
+"""Seconds a held tool waits for the line of the call that asked for it (the transcript is written lazily)."""
+GATE_REREAD = 0.05
+"""While a tool waits for that line, the transcript is read again this often (it wakes nothing when it grows)."""
 """Seconds a SessionStart hook's session waits for the status line's report (it has the CLI version)."""
 
 HOOK_EVENTS = (
@@ -152,7 +157,9 @@ def hooks_notice(found: list[dict[str, Any]]) -> list[str]:
 def settings(ctx: NativeContext, socket_path: Path, config_path: Path) -> dict[str, Any]:
     """The ``--settings`` object: the status-line command and a hook on each event that tells a state."""
     statusline = shlex.join([ctx.python, "-I", "-S", str(STATUSLINE), str(config_path)])
-    hooks = {event: [{"hooks": [{"type": "command", "command": hook_command(ctx.python, socket_path, event)}]}]
+    # With a budget the PreToolUse hook is a gate: it waits for the launch's answer (hook_report's "gate:").
+    named = {event: f"gate:{event}" if ctx.gated and event == "PreToolUse" else event for event in HOOK_EVENTS}
+    hooks = {event: [{"hooks": [{"type": "command", "command": hook_command(ctx.python, socket_path, named[event])}]}]
              for event in HOOK_EVENTS}  # fmt: skip
     return {"statusLine": {"type": "command", "command": statusline, "padding": 0}, "hooks": hooks}
 
@@ -214,12 +221,16 @@ class ClaudeNativeSource:
         self._calls_in_step = 0  # calls counted since the model was last set thinking (a prompt, a tool's result)
         self._held: str | None = None
         """``waiting`` from a Stop hook that came before the turn's last call was read: sent after that call."""
+        self._gates: list[tuple[str, str, float]] = []
+        """Held tools (the hook's reply socket, the tool's id, when to stop waiting for its call's line)."""
 
     def fileno(self) -> int:
         return self.sock.fileno()
 
     def deadline(self) -> float | None:
         times = [t for t in (self._session_due, self._retries[0] if self._retries else None) if t is not None]
+        if self._gates:
+            times.append(self.clock() + GATE_REREAD)
         if self.tail is not None and self.tail.more:
             times.append(self.clock())
         return min(times) if times else None
@@ -240,7 +251,32 @@ class ClaudeNativeSource:
             items += self._release()
         if self._session_due is not None and self._session_due <= now:
             items += self._session_items()
+        if self._gates:
+            items += self._gates_ready(now)
         return self._ordered(items)
+
+    def _gates_ready(self, now: float) -> list[NativeItem]:
+        """The held tools whose call is read (counted first), or that waited for it long enough."""
+        items: list[NativeItem] = list(self._transcript()) if self.tail is not None else []
+        ready = [g for g in self._gates if self.tail is None or not g[1] or self.calls.asked_for(g[1]) or g[2] <= now]
+        if not ready:
+            return items
+        self._gates = [g for g in self._gates if g not in ready]
+        items += self._transcript(close=True)  # the asking call is over as far as its usage goes: counted now
+        return items + [ToolAsked(functools.partial(self._answer_gate, reply)) for reply, _, _ in ready]
+
+    def _answer_gate(self, reply: str, allow: bool, reason: str) -> None:
+        """The held tool runs (no output), or is refused and the turn ends: deny and ``continue: false`` together
+        (measured on Claude Code 2.1.332: deny alone hands the refusal to the model, one more call;
+        ``continue: false`` alone still runs the tool)."""
+        refusal = {
+            "continue": False,
+            "stopReason": reason,
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason,
+            },
+        }  # fmt: skip
+        self.sock.answer(reply, "" if allow else json.dumps(refusal))
 
     def _release(self) -> list[NativeItem]:
         held, self._held = self._held, None
@@ -302,6 +338,9 @@ class ClaudeNativeSource:
         if report.event in CALL_OVER:
             items += self._transcript(close=True)
             self._retries = [self.clock() + delay for delay in RETRIES]
+        if report.reply is not None:
+            # Answered once the call that asked for the tool is read (see read), so the budget counts it.
+            self._gates.append((report.reply, string(payload.get("tool_use_id")), self.clock() + GATE_READ_WAIT))
         state = self._state_of(report.event, payload)
         if state is not None:
             items += self._release()  # a state held from before comes first

@@ -96,6 +96,12 @@ class CallsFromTranscript:
         self._texts = Recent()
         """The text blocks already given as ``Text``: (message id, block index or line uuid or digest)."""
         self.calls = 0
+        self._tools = Recent()
+        """The ids of the tools the calls read so far asked for."""
+
+    def asked_for(self, tool_id: str) -> bool:
+        """A call read so far asked for the tool ``tool_id`` (its ``tool_use`` block is in the transcript)."""
+        return tool_id in self._tools
 
     def _early(self, line: dict[str, Any]) -> bool:
         stamp = _timestamp(line.get("timestamp"))
@@ -150,6 +156,9 @@ class CallsFromTranscript:
         if call_id is None or line.get("isApiErrorMessage") or msg.get("model") == "<synthetic>":
             # No id to count it by, or the CLI's own stand-in for a failed call (no tokens).
             return items
+        for block in values.items(msg.get("content")):
+            if isinstance(block, dict) and block.get("type") == "tool_use" and (tool_id := opt_label(block.get("id"))):
+                self._tools.add(tool_id)
         # A line of another call means the calls before it are over.
         for other in [c for c in self._pending if c != call_id]:
             items.append(self._count(other))

@@ -8,11 +8,20 @@ only the standard library and starts in milliseconds: it runs on every tool
 call. It never blocks (a launch that is gone or busy loses the report, not the
 CLI's time), prints nothing (Claude Code adds some hooks' stdout to the
 model's context) and always exits 0.
+
+One exception, the *gate*: an EVENT written ``gate:NAME`` (Claude Code's
+``PreToolUse`` while a budget applies) reports NAME with a reply socket of
+its own beside SOCKET and waits, at most :data:`GATE_WAIT` seconds, for the
+launch's answer, which it prints (the hook's JSON output: nothing lets the
+tool run, an object refuses it and ends the turn). A launch that is gone
+answers nothing: the tool runs, as without agentlaunch.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import socket
 import sys
 
@@ -21,22 +30,26 @@ MAX_INPUT = 1 << 20
 MAX_DATAGRAM = 60_000
 """Reports larger than this keep only the payload's short top-level values (a datagram has a size limit)."""
 SHORT = 2_000
+GATE = "gate:"
+GATE_WAIT = 30.0
+"""Seconds a gated hook waits for the launch's answer (it comes within milliseconds, or the launch is stuck)."""
 
 
-def report(event: str, raw: str) -> bytes:
+def report(event: str, raw: str, reply: str | None = None) -> bytes:
     """The datagram for ``event`` with the CLI's JSON text ``raw`` (not JSON: the payload is null)."""
     try:
         payload = json.loads(raw) if raw.strip() else None
     except (ValueError, RecursionError):
         payload = None
-    data = json.dumps({"event": event, "payload": payload}).encode()
+    head = {"event": event, "reply": reply} if reply else {"event": event}
+    data = json.dumps({**head, "payload": payload}).encode()
     if len(data) > MAX_DATAGRAM:
         short = {}
         if isinstance(payload, dict):
             for key, value in payload.items():
                 if isinstance(value, str | int | float | bool) and len(str(value)) <= SHORT:
                     short[key] = value
-        data = json.dumps({"event": event, "payload": short, "truncated": True}).encode()
+        data = json.dumps({**head, "payload": short, "truncated": True}).encode()
     return data
 
 
@@ -51,6 +64,9 @@ def main(argv: list[str]) -> int:
             raw = sys.stdin.buffer.read(MAX_INPUT).decode("utf-8", "replace")
         except (OSError, ValueError):
             raw = ""
+    if event.startswith(GATE):
+        sys.stdout.write(gate(path, event[len(GATE) :], raw))
+        return 0
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
             sock.setblocking(False)
@@ -58,6 +74,24 @@ def main(argv: list[str]) -> int:
     except OSError:
         pass
     return 0
+
+
+def gate(path: str, event: str, raw: str) -> str:
+    """Report ``event`` and wait for the launch's answer on a socket of this process's own; "" when none came."""
+    reply = os.path.join(os.path.dirname(path), f"gate-{os.getpid()}.sock")
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+            with contextlib.suppress(OSError):
+                os.unlink(reply)  # a socket a killed reporter of the same pid left
+            sock.bind(reply)
+            try:
+                sock.settimeout(GATE_WAIT)
+                sock.sendto(report(event, raw, reply), path)
+                return sock.recv(MAX_INPUT).decode("utf-8", "replace")
+            finally:
+                os.unlink(reply)
+    except (OSError, ValueError):
+        return ""
 
 
 if __name__ == "__main__":

@@ -34,6 +34,8 @@ class HookReport:
     event: str
     payload: dict[str, Any]
     truncated: bool = False
+    reply: str | None = None
+    """A gated hook's own socket, waiting for :meth:`HookSocket.answer` (see ``hook_report``'s ``gate:``)."""
 
 
 def hook_command(python: str, socket_path: Path, event: str) -> str:
@@ -80,6 +82,14 @@ class HookSocket:
                 reports.append(report)
         return reports
 
+    def answer(self, reply: str, text: str) -> None:
+        """Send ``text`` to a gated hook waiting at ``reply``: only a ``gate-*.sock`` in this socket's own folder."""
+        where = Path(reply)
+        if where.parent != self.path.parent or not where.name.startswith("gate-") or where.suffix != ".sock":
+            return
+        with contextlib.suppress(OSError):
+            self._sock.sendto(text.encode("utf-8"), reply)
+
     def close(self) -> None:
         self._sock.close()
         with contextlib.suppress(OSError):
@@ -95,4 +105,5 @@ def parse_report(data: bytes) -> HookReport | None:
     if not isinstance(value, dict) or not isinstance(value.get("event"), str):
         return None
     payload = value.get("payload")
-    return HookReport(value["event"], payload if isinstance(payload, dict) else {}, value.get("truncated") is True)
+    reply = value.get("reply") if isinstance(value.get("reply"), str) else None
+    return HookReport(value["event"], payload if isinstance(payload, dict) else {}, value.get("truncated") is True, reply)

@@ -16,7 +16,7 @@ launch meters, prices, stores and shows them as it does headless.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Protocol
@@ -33,7 +33,18 @@ class PromptTyped:
     text: str
 
 
-NativeItem = Event | StateChanged | PromptTyped
+@dataclass(frozen=True)
+class ToolAsked:
+    """The CLI holds a tool until the launch answers (a budget applies), the call that asked for it read.
+
+    ``answer(allow, reason)``: the tool runs, or it is refused and the CLI's turn ends without a further call.
+    """
+
+    kind: ClassVar[str] = "tool_asked"
+    answer: Callable[[bool, str], None]
+
+
+NativeItem = Event | StateChanged | PromptTyped | ToolAsked
 """What a source reports: a provider event for the launch to handle, the CLI's new state, or a prompt submitted."""
 
 
@@ -83,6 +94,8 @@ class NativeContext:
     """The interpreter running agentlaunch, for commands the CLI runs (status line, hooks)."""
     status_path: Path | None = None
     """The live status record of this launch, when one is written."""
+    gated: bool = False
+    """A budget applies: the CLI holds each tool until the launch answers (:class:`ToolAsked`)."""
     provider_state: Mapping[str, object] = field(default_factory=dict)
     """What the session store keeps for the provider (Codex's ``thread_id``: a session started headless has an id
     of agentlaunch's own, and its thread is named only here)."""
