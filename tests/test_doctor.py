@@ -137,9 +137,9 @@ def test_system_prompt_delivery_writes_into_the_state_dir_and_passes_the_flag(
     spec = load_agent(agents_dir, "reviewer")
     placed = place_instructions(spec, workdir, tmp_path / "state", TODAY, hold=False)
     assert placed.path == tmp_path / "state" / "system-prompts" / "reviewer" / "CLAUDE.md"
-    # the reviewer lists skills: Claude Code also gets the folder it finds them in (docs/agents.md, Skills)
-    skills_root = tmp_path / "state" / "skills" / "reviewer"
-    assert placed.argv == ["--append-system-prompt-file", str(placed.path), "--add-dir", str(skills_root)]
+    # the reviewer lists skills: Claude Code gets a folder of its own that links them (docs/agents.md, Skills)
+    assert placed.argv == ["--append-system-prompt-file", str(placed.path)]
+    assert placed.env["CLAUDE_CONFIG_DIR"] == str(tmp_path / "state" / "claude-homes" / "reviewer")
     assert placed.path.read_text() == placed.rendered.text and list(workdir.iterdir()) == []
 
 

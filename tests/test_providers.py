@@ -134,7 +134,5 @@ def test_the_fake_provider_has_no_interface_and_nothing_to_follow_beside_one(tmp
     ctx = NativeContext("a", None, False, tmp_path, {}, tmp_path, 0.0, sys.executable)
     assert get_adapter("fake").native_extras(ctx) == NativeExtras()
     assert get_adapter("fake").interface_notices(["--add-dir", "/x", "p"]) == []
-    assert get_adapter("claude").interface_notices(["--add-dir", "/x", "p"]) == [
-        "Claude Code asks whether to add the agent's skills folder (/x): "
-        "choose Yes, add it (arrow down, then Enter); No ends the session"
-    ]
+    # Claude Code's skills come through a per-agent CLAUDE_CONFIG_DIR: no folder question to warn about any more
+    assert get_adapter("claude").interface_notices(["--append-system-prompt-file", "/x", "p"]) == []

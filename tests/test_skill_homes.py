@@ -1,11 +1,11 @@
-"""The per-agent Gemini and Codex homes with skills: a skills folder of links, the user's entries kept, runtime state apart."""
+"""Per-agent Claude Code, Gemini and Codex homes with skills: a folder of links, the user's entries kept, runtime state apart."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from agentlaunch.providers import codex_home, gemini_home
+from agentlaunch.providers import claude_home, codex_home, gemini_home
 
 
 def _skill(folder: Path, name: str) -> Path:
@@ -130,3 +130,72 @@ def test_ensure_link_replaces_a_stale_link_in_one_rename_and_keeps_a_real_entry(
     real.mkdir()
     ensure_link(real, new)
     assert real.is_dir() and not real.is_symlink()
+
+
+def _user_claude(root: Path, *, config_dir: Path | None = None) -> tuple[Path, dict[str, str]]:
+    """A user's Claude Code files: ``~/.claude`` (or ``config_dir``) with settings, credentials, projects, a skill."""
+    folder = config_dir or root / ".claude"
+    (folder / "projects").mkdir(parents=True)
+    (folder / "settings.json").write_text("{}")
+    (folder / ".credentials.json").write_text("{}")
+    _skill(folder / "skills", "users-own")
+    state_file = (config_dir or root) / ".claude.json"
+    state_file.write_text('{"hasCompletedOnboarding": true}')
+    env = {"HOME": str(root)} if config_dir is None else {"HOME": str(root), "CLAUDE_CONFIG_DIR": str(config_dir)}
+    return state_file, env
+
+
+def _tree(folder: Path) -> dict[str, tuple[int, bytes | str]]:
+    return {str(p): (p.stat().st_mtime_ns, os.readlink(p) if p.is_symlink() else p.read_bytes() if p.is_file() else b"")
+            for p in sorted(folder.rglob("*"))}  # fmt: skip
+
+
+def test_the_claude_folder_links_the_users_entries_and_state_file_and_keeps_their_credential_store(tmp_path: Path) -> None:
+    user = tmp_path / "user"
+    state_file, env = _user_claude(user)
+    before = _tree(user)
+    installed = _skill(tmp_path / "installed", "probe")
+    state = tmp_path / "state"
+    placed = claude_home.prepare_home(state, "cl", env, {"probe": installed})
+    home = claude_home.home_path(state, "cl")
+    # Claude Code's store of the user's login is named after the folder: kept as the user's (no CLAUDE_CONFIG_DIR: empty)
+    assert placed == {"CLAUDE_CONFIG_DIR": str(home), "CLAUDE_SECURESTORAGE_CONFIG_DIR": ""}
+    assert (home / ".claude.json").is_symlink() and (home / ".claude.json").resolve() == state_file
+    for name in ("settings.json", ".credentials.json", "projects"):
+        assert (home / name).is_symlink() and (home / name).resolve() == user / ".claude" / name
+    assert sorted(p.name for p in (home / "skills").iterdir()) == ["probe", "users-own"]
+    assert (home / "skills" / "probe").resolve() == installed
+    assert _tree(user) == before  # nothing of the user's was written
+
+
+def test_the_claude_folder_follows_the_users_config_dir_and_is_idempotent(tmp_path: Path) -> None:
+    user = tmp_path / "user"
+    state_file, env = _user_claude(user, config_dir=tmp_path / "cfg")
+    env["CLAUDE_SECURESTORAGE_CONFIG_DIR"] = "/theirs"
+    installed = _skill(tmp_path / "installed", "probe")
+    state = tmp_path / "state"
+    assert claude_home.prepare_home(state, "cl", env, {"probe": installed}) == {
+        "CLAUDE_CONFIG_DIR": str(claude_home.home_path(state, "cl"))  # the user's own store setting stays theirs
+    }
+    home = claude_home.home_path(state, "cl")
+    assert (home / ".claude.json").resolve() == state_file
+    link_before = os.lstat(home / ".claude.json").st_ino
+    (tmp_path / "cfg" / "settings.json").unlink()  # gone from the user's folder: its link goes
+    (home / "history.jsonl").write_text("claude's own")  # made by Claude Code in the agent's folder: kept
+    del env["CLAUDE_SECURESTORAGE_CONFIG_DIR"]
+    assert claude_home.prepare_home(state, "cl", env, {"probe": installed})["CLAUDE_SECURESTORAGE_CONFIG_DIR"] == str(
+        tmp_path / "cfg"
+    )
+    assert os.lstat(home / ".claude.json").st_ino == link_before  # never replaced while a CLI may read it
+    assert not (home / "settings.json").exists() and (home / "history.jsonl").read_text() == "claude's own"
+
+
+def test_the_claude_folder_without_a_user_state_file_leaves_claude_to_start_as_for_a_new_user(tmp_path: Path) -> None:
+    user = tmp_path / "user"
+    state_file, env = _user_claude(user)
+    installed = _skill(tmp_path / "installed", "probe")
+    state = tmp_path / "state"
+    claude_home.prepare_home(state, "cl", env, {"probe": installed})
+    state_file.unlink()
+    claude_home.prepare_home(state, "cl", env, {"probe": installed})
+    assert not (claude_home.home_path(state, "cl") / ".claude.json").exists()

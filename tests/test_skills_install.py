@@ -214,9 +214,12 @@ def test_placement_points_each_cli_at_the_installed_skills(agents: Path, tmp_pat
     ):  # fmt: skip
         write_agent(agents, name, {"provider": provider, "skills": ["probe"], "delivery": delivery})
         placed[name] = place_instructions(load_agent(agents, name), work, state, date(2026, 1, 1), hold=False, env=env)
-    for name in ("cl", "clf", "fk"):
-        assert placed[name].argv[-2:] == ["--add-dir", str(state / "skills" / name)]
-        assert "CODEX_HOME" not in placed[name].env
+    for name in ("cl", "clf"):  # Claude Code: a per-agent CLAUDE_CONFIG_DIR (no --add-dir: its interface asks)
+        assert placed[name].env["CLAUDE_CONFIG_DIR"] == str(state / "claude-homes" / name)
+        assert "--add-dir" not in placed[name].argv and "CODEX_HOME" not in placed[name].env
+        assert (state / "claude-homes" / name / "skills" / "probe").resolve() == skills_folder(state, name) / "probe"
+    assert placed["fk"].argv[-2:] == ["--add-dir", str(state / "skills" / "fk")]  # the fake CLI reads the flag
+    assert placed["fk"].env == {}
     assert placed["cx"].env["CODEX_HOME"] == str(state / "codex-homes" / "cx")
     assert "--add-dir" not in placed["cx"].argv
     assert (state / "codex-homes" / "cx" / "skills" / "probe").resolve() == skills_folder(state, "cx") / "probe"

@@ -100,27 +100,22 @@ class ClaudeAdapter(Described):
         self, spec: AgentSpec, text: str, path: Path, skills: InstalledSkills | None, state_dir: Path, env: Mapping[str, str],
     ) -> Delivered:  # fmt: skip
         """``delivery: system-prompt``: the file in the system-prompt flag (``file``: CLAUDE.md is read where it is);
-        the skills: ``--add-dir`` of the agent's skills root, whose ``.claude/skills`` Claude Code lists."""
+        skills: a per-agent ``CLAUDE_CONFIG_DIR`` that links them beside the user's own entries (``--add-dir`` would
+        stop the interface on a folder dialog at every launch: see :mod:`agentlaunch.providers.claude_home`)."""
         argv = self.descriptor.system_prompt_argv(path) if spec.delivery == "system-prompt" else []
-        if skills is not None:
+        placed: dict[str, str] = {}
+        if skills is not None and self.descriptor.skills_route == "add-dir":  # the fake CLI reads Claude Code's flags
             argv += ["--add-dir", str(skills.root)]
-        return Delivered(argv)
+        elif skills is not None:
+            from agentlaunch.providers.claude_home import prepare_home
+
+            placed = prepare_home(state_dir, spec.name, env, skills.links())
+        return Delivered(argv, placed)
 
     def native_extras(self, ctx: NativeContext) -> NativeExtras:
         from agentlaunch.providers.native.claude import native_extras
 
         return native_extras(ctx)
-
-    def interface_notices(self, placement_argv: list[str]) -> list[str]:
-        """Measured on Claude Code 2.1.332: its interface asks about an ``--add-dir`` folder at every launch, the
-        cursor on "No, exit"."""
-        if "--add-dir" not in placement_argv[:-1]:
-            return []
-        folder = placement_argv[placement_argv.index("--add-dir") + 1]
-        return [
-            f"Claude Code asks whether to add the agent's skills folder ({folder}): "
-            "choose Yes, add it (arrow down, then Enter); No ends the session"
-        ]
 
     def seed_interface_home(self, home: Path, workdir: Path, env: Mapping[str, str], argv: list[str]) -> None:
         from agentlaunch.providers.native.claude import seed_interface_home

@@ -117,7 +117,9 @@ CLAUDE = ProviderDescriptor(
     api=ANTHROPIC_API,
     settings_env=("ANTHROPIC_", "CLAUDE_"),
     variant_flags=(CLAUDE_EXCLUDE_DYNAMIC_FLAG,),
-    skills_route="add-dir",
+    # A per-agent CLAUDE_CONFIG_DIR that links them (measured on 2.1.332: --add-dir stops the interface on
+    # a folder dialog at every launch; settings list none; a plugin renames them): providers/claude_home.py.
+    skills_route="cli-home",
     otel_name="anthropic",
 )
 

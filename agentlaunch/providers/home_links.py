@@ -17,12 +17,15 @@ from collections.abc import Mapping
 from pathlib import Path
 
 
-def link_entries(dot: Path, source: Path | None, own: frozenset[str]) -> None:
-    """Symlink every entry of ``source`` (except ``own``) into ``dot``; drop links to entries that are gone."""
+def link_entries(dot: Path, source: Path | None, own: frozenset[str], keep: frozenset[str] = frozenset()) -> None:
+    """Symlink every entry of ``source`` (except ``own``) into ``dot``; drop links to entries that are gone.
+
+    A link named in ``keep`` is the caller's to manage (it points elsewhere): left as it is, so a CLI
+    running from this home meanwhile never finds it missing."""
     names = sorted(p.name for p in source.iterdir()) if source is not None and source.is_dir() else []
     wanted = {name for name in names if name not in own}
     for entry in dot.iterdir():
-        if entry.is_symlink() and entry.name not in wanted and not _in_flight(entry.name):
+        if entry.is_symlink() and entry.name not in wanted | keep and not _in_flight(entry.name):
             entry.unlink()
     for name in sorted(wanted):
         assert source is not None

@@ -192,29 +192,57 @@ def test_headless_and_native_turns_are_one_session(claude: Claude) -> None:
     assert figures == [(1, 20, 3000, 0, 6), (2, 8, 0, 3000, 3)]  # each call once, with the API's figures
 
 
-def test_an_agent_with_skills_is_told_how_to_answer_claudes_folder_question_and_gets_its_skill(
+def test_an_agent_with_skills_starts_with_no_dialog_and_its_skill_in_claudes_own_listing(
     claude: Claude, claude_bin: Path, agents_dir: Path
 ) -> None:
+    # The user's own Claude Code folder: settings and a skill of theirs, which the agent's folder links.
+    user = claude.home / ".claude"
+    (user / "skills" / "users-own").mkdir(parents=True)
+    (user / "skills" / "users-own" / "SKILL.md").write_text("---\nname: users-own\ndescription: the user's skill\n---\nbody\n")
+    (user / "settings.json").write_text('{"theme": "dark"}')
+    before = {p: p.read_bytes() for p in user.rglob("*") if p.is_file()}
     write_agent(
         agents_dir, "native",
         {"provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin), "working_dir": str(claude.work),
-         "skills": ["git-hygiene"]},
+         "skills": ["git-hygiene"], "startup": "say ready"},
     )  # fmt: skip
-    claude.api.push(text_reply("Ready with skills."))
+    claude.api.push(text_reply("Ready with skills.", ApiUsage(20, 3000, 0, 6)), text_reply("Resumed with skills."))
     screen = claude.run()
-    # Claude Code's own question about --add-dir, under agentlaunch's line saying which answer goes on.
-    screen.wait_for(lambda t: "Yes, add it" in t and "No, exit" in t, 90, "Claude Code's folder question")
-    text = screen.text()
-    assert "choose Yes, add it (arrow down, then Enter)" in " ".join(text.split())
-    for _ in range(5):  # down: "Yes, add it" (a key sent while the dialog still draws is lost: again)
-        screen.child.send("\x1b[B")
-        try:
-            screen.wait_for(lambda t: "❯ Yes, add it" in t, 5, "the cursor on Yes")
-            break
-        except AssertionError:
-            continue
-    screen.child.send("\r")
-    screen.wait_for(lambda t: "Ready with skills." in t, 90, "the startup turn's answer")
+    dialog: list[str] = []
+
+    def answered(text: str) -> bool:
+        if "No, exit" in text or "Adding a new directory" in text:
+            dialog.append(text)
+        return "Ready with skills." in text or bool(dialog)
+
+    screen.wait_for(answered, 90, "the startup turn's answer, no key pressed")
+    assert not dialog, f"Claude Code stopped on a dialog:\n{dialog[0]}"
     (first, *_) = main_calls(claude.api)
-    assert "git-hygiene" in json.dumps(first)  # the skill is listed to the model
+    assert "git-hygiene" in json.dumps(first) and "users-own" in json.dumps(first)  # listed to the model
+    screen.until(lambda: waiting(claude), 60, "the turn's end (status: waiting)")
+    # Claude Code's own listing: /skills shows the agent's skill (and the user's) as the user's own, by name.
+    screen.child.send("/skills")
+    screen.wait_for(lambda t: "/skills" in t, 30, "the typed command")
+    screen.child.send("\r")
+    listing = screen.wait_for(lambda t: "git-hygiene" in t and "users-own" in t and "2 skills" in t, 30, "the skill listing")
+    assert "git-hygiene   user" in listing
+    screen.child.send("\x1b")
+    screen.wait_for(lambda t: "2 skills" not in t, 30, "the listing closed")
     quit_tui(screen, claude)
+    # The resume starts with no dialog either, in the same conversation, and its calls are metered as ever.
+    screen = claude.run("-c")
+    screen.until(lambda: waiting(claude), 60, "the resumed interface ready (status: waiting)")
+    screen.child.send("after resume")
+    screen.wait_for(lambda t: "after resume" in t, 30, "the typed prompt")
+    screen.child.send("\r")
+    screen.wait_for(lambda t: "Resumed with skills." in t or "No, exit" in t, 60, "the resumed answer")
+    assert "No, exit" not in screen.text()
+    assert "Ready with skills." in str(main_calls(claude.api)[-1]["messages"])
+    quit_tui(screen, claude)
+    (session,) = json.loads(run_cli("sessions", "--json", env=claude.env, cwd=claude.work).stdout)
+    listed = run_cli("usage", "--session", session["session_id"], "--calls", "--json", env=claude.env, cwd=claude.work)
+    assert [(c["input"], c["cache_write"], c["output"]) for c in json.loads(listed.stdout)][0] == (20, 3000, 6)
+    # Nothing of the user's own Claude Code folder was written (Claude Code writes its own state through the link).
+    assert {p: p.read_bytes() for p in [*before] if p.exists()} == before
+    state = json.loads((claude.home / ".claude.json").read_text())
+    assert not any("skills" in folder for folder in state.get("projects", {}))  # no trust entry for a skills folder

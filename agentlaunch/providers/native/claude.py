@@ -419,9 +419,7 @@ class ClaudeNativeSource:
 def seed_interface_home(home: Path, workdir: Path, env: Mapping[str, str], argv: list[str]) -> None:
     """For the doctor: Claude Code's onboarding done and the folder trusted, as a set-up user's home holds them."""
     key = env.get("ANTHROPIC_API_KEY", "")
-    # The folders of --add-dir (the agent's skills) trusted too: Claude Code's interface asks about each.
-    added = [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == "--add-dir"]
-    trusted = {d: {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True} for d in [str(workdir), *added]}
+    trusted = {str(workdir): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}}
     state = {
         "hasCompletedOnboarding": True,
         "customApiKeyResponses": {"approved": [key[-20:]] if key else [], "rejected": []},
