@@ -256,6 +256,7 @@ def test_asking_reaches_the_status_record_the_pane_border_the_window_flag_and_th
     assert first[0]["working_dir"] and first[0]["session"]
     flag = tmux(socket, "show-options", "-w", "-v", "-t", window, "@agentlaunch_needs_you").strip()
     assert flag == "pinger asking"
+    assert tmux(socket, "show-options", "-p", "-v", "-t", pane_id, "@agentlaunch_pane_needs_you").strip() == "pinger asking"
     title = tmux(socket, "display-message", "-p", "-t", pane_id, "#{pane_title}").strip()
     assert title.startswith("pinger · ASKING: needs you") and "since " in title
     border = tmux(socket, "display-message", "-p", "-t", pane_id, tmux(socket, "show-options", "-w", "-v", "-t", window,
@@ -270,4 +271,42 @@ def test_asking_reaches_the_status_record_the_pane_border_the_window_flag_and_th
     assert second["state"] == "waiting" and "your turn" in second["reason"]
     # Busy again, then waiting: the flag follows (the waiting announcement sets it again).
     assert tmux(socket, "show-options", "-w", "-v", "-t", window, "@agentlaunch_needs_you").strip() == "pinger waiting"
+    assert run_cli("tmux", "down", "--socket", socket).returncode == 0
+
+
+def test_in_a_tiled_window_each_agent_keeps_its_own_needs_you_flag_and_the_window_names_all(
+    socket: str, agents_dir: Path, workdir: Path
+) -> None:
+    from tests.test_tmux import send_line, status_records, tmux
+
+    for name in ("asker1", "asker2"):
+        copy_demo(agents_dir, name)
+    assert up(socket, agents_dir, workdir, "asker1", "asker2", "--layout", "tiled").returncode == 0
+    found = panes(socket)
+    first, second = found["asker1"]["pane"], found["asker2"]["pane"]
+    window = found["asker1"]["window"]
+    assert found["asker2"]["window"] == window
+
+    def states() -> dict[str, str]:
+        return {r["agent"]: r["state"] for r in status_records()}
+
+    def window_flag() -> str:
+        return tmux(socket, "show-options", "-w", "-v", "-t", window, "@agentlaunch_needs_you").strip()
+
+    def pane_flag(pane: str) -> str:
+        return tmux(socket, "display-message", "-p", "-t", pane, "#{@agentlaunch_pane_needs_you}").strip()
+
+    for pane in (first, second):
+        send_line(socket, pane, "/tool")
+        wait_for(lambda pane=pane: "Allow Write" in screen(socket, pane), what="the permission question")
+    wait_for(lambda: states() == {"asker1": "asking", "asker2": "asking"}, what="both asking")
+    # The second agent's flag did not overwrite the first's: the window names both, each pane its own.
+    wait_for(lambda: window_flag() == "asker1 asking, asker2 asking", what="both in the window's flag")
+    assert (pane_flag(first), pane_flag(second)) == ("asker1 asking", "asker2 asking")
+    send_line(socket, first, "y")  # the first is answered: its flag goes, the second's stays
+    wait_for(lambda: states()["asker1"] in ("thinking", "tool", "waiting"), what="the first answered")
+    wait_for(lambda: window_flag() == "asker2 asking", what="only the second in the window's flag")
+    assert (pane_flag(first), pane_flag(second)) == ("", "asker2 asking")
+    send_line(socket, second, "y")
+    wait_for(lambda: window_flag() == "", what="nobody in the window's flag")
     assert run_cli("tmux", "down", "--socket", socket).returncode == 0

@@ -6,9 +6,14 @@ answer needs no alarm: the person is still looking), it
 
 - rings the terminal bell, when agentlaunch's own terminal (stderr) is one:
   inside tmux that also marks the window with tmux's bell flag;
-- flags the tmux window (when in a pane): the window option
-  ``@agentlaunch_needs_you`` holds the agent and state until the agent is
-  busy again, for a status bar to show; and
+- flags its tmux pane (when in one): the pane option
+  ``@agentlaunch_pane_needs_you`` holds the agent and state until the agent is
+  busy again, and the window option ``@agentlaunch_needs_you`` is computed
+  from every pane of the window at once (``AGENT STATE, AGENT STATE``; empty
+  when none waits), for a status bar to show. In a tiled window each agent
+  keeps its own flag: one setting or clearing its flag never overwrites
+  another's (each change recomputes the window's value from the panes, in the
+  same tmux command list, so the last change always leaves the whole truth); and
 - runs the notify command, when one is configured, with one JSON object on
   its stdin: ``agent``, ``state``, ``session``, ``working_dir``, ``pane``
   (``$TMUX_PANE`` or null), ``reason``, ``turn_seconds``.
@@ -43,6 +48,10 @@ DEFAULT_AFTER = 30.0  # seconds a turn must take before its end is announced
 DEBOUNCE = 5.0  # seconds within which the same state is not announced again
 NOTIFY_TIMEOUT = 30.0  # seconds a notify command may run before it is ended
 WINDOW_OPTION = "@agentlaunch_needs_you"
+PANE_OPTION = "@agentlaunch_pane_needs_you"
+"""The pane's own flag. Not the window option's name: a pane option that is unset reads the window's (tmux inherits)."""
+WINDOW_FORMAT = f"#{{s/, $//:#{{P:#{{?#{{{PANE_OPTION}}},#{{{PANE_OPTION}}}#, ,}}}}}}"
+"""Every flagged pane of the window, ``AGENT STATE, AGENT STATE`` (tmux expands it with ``set-option -F``)."""
 Reporter = Callable[[str], None]
 
 
@@ -195,11 +204,10 @@ class NeedsYou:
     def _tmux_set(self, value: str | None) -> bool:
         if not (self.tmux and self.pane):
             return False
-        args = (
-            ["set-option", "-w", "-t", self.pane, WINDOW_OPTION, value]
-            if value
-            else ["set-option", "-w", "-u", "-t", self.pane, WINDOW_OPTION]
-        )
+        own = ["set-option", "-p", "-t", self.pane, PANE_OPTION, value] if value else ["set-option", "-p", "-u", "-t", self.pane,
+                                                                                  PANE_OPTION]  # fmt: skip
+        # One command list: the pane's flag, then the window's value from all its panes' flags.
+        args = [*own, ";", "set-option", "-w", "-F", "-t", self.pane, WINDOW_OPTION, WINDOW_FORMAT]
         try:
             # Quick and bounded; the tmux client finds its server through $TMUX. An argument list, never a shell.
             done = subprocess.run([self.tmux, *args], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
