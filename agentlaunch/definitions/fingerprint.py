@@ -6,6 +6,14 @@ and the flags it is started with) are hashed and compared with the previous
 launch of the same agent, kept in ``<state dir>/prefix/AGENT.json``. When
 something changed, one line says what: the next model call then writes the
 cache again instead of reading it.
+
+A CLI that records a conversation's system prompt and re-sends that record on
+every resume (Claude Code 2.1.332's ``--system-prompt-snapshot``, on by default)
+sends a resumed session the instructions it started with, whatever this launch
+rendered: those parts are compared as the session recorded them (kept per
+session in ``<state dir>/prefix/AGENT.sessions.json``), and an edit the session
+does not get is reported apart (:class:`PrefixReport`'s ``held``), never as a
+change that costs a cache write.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ import json
 import os
 import subprocess
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +38,20 @@ VERSION_TIMEOUT = 15.0
 # Arguments that name the session rather than shape the prompt.
 SESSION_FLAGS = {"--session-id", "--resume", "-r"}
 SESSION_SWITCHES = {"--continue", "-c"}
+LAUNCH_PARTS = ("CLI version", "flags")
+"""The parts a resumed request always takes from the launch (the tools come with the CLI and its flags); the
+others make up the instructions text, which a CLI that records the system prompt re-sends as recorded."""
+SESSIONS_KEPT = 256  # sessions whose recorded instruction parts are kept per agent (the oldest are forgotten)
+
+
+@dataclass(frozen=True)
+class PrefixReport:
+    """What a launch's prefix check found."""
+
+    changed: list[str] = field(default_factory=list)
+    """What differs in what the CLI really sends, since the agent's previous launch (a cache write)."""
+    held: list[str] = field(default_factory=list)
+    """What was edited since the resumed session recorded its system prompt, and does not reach it."""
 
 
 def _digest(text: str) -> str:
@@ -154,23 +177,51 @@ def record_prefix(
     state_dir: Path,
     *,
     interface: bool = False,
-) -> list[str]:
-    """Record this launch's prefix; what changed since the agent's previous launch, named for a person ([] if nothing).
+    resumed: bool = False,
+    recorded_prompt: bool = False,
+) -> PrefixReport:
+    """Record this launch's prefix; what changed since the agent's previous launch, named for a person.
 
     ``interface``: the CLI's own interface (the native mode). Each provider's interface sends other tools than
     its headless mode (measured: Claude Code 2.1.332 describes its Agent tool otherwise, Codex 0.171.0 has 13
     tools against 10, Gemini 0.61.0 more tools), so its prefix is compared with the previous launch in the same
     mode, and switching modes alone is not reported as a change; ``agentlaunch doctor AGENT --live`` measures
     the difference between the modes.
+
+    ``recorded_prompt``: the CLI re-sends a resumed session's recorded system prompt (``resumed``), so the
+    instruction parts sent are the ones the session recorded, and an edit since then is ``held``, not ``changed``.
     """
     version = cli_version(command, state_dir)
     current = fingerprint(spec, rendered, templates_dir, version, launch_flags(argv, session_id))
     path = state_dir / PREFIX_DIR / f"{spec.name}{'.interface' if interface else ''}.json"
-    previous = _read_json(path).get("parts")
-    _write_json(path, {"parts": current})
-    if not isinstance(previous, dict):
-        return []
-    return changes({str(k): str(v) for k, v in previous.items()}, current)
+    raw = _read_json(path).get("parts")
+    previous = {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else None
+    sessions_path = state_dir / PREFIX_DIR / f"{spec.name}.sessions.json"
+    sessions = _read_json(sessions_path)
+    mine = sessions.get(session_id) if resumed else None
+    prompt = {k: v for k, v in current.items() if k not in LAUNCH_PARTS}
+    sent, held = current, []
+    if resumed and recorded_prompt:
+        # Unknown session (resumed from before agentlaunch kept this, or started elsewhere): its record is
+        # taken to be the previous launch's, the likeliest (a session is mostly resumed right after itself).
+        recorded = mine if isinstance(mine, dict) else {k: v for k, v in (previous or {}).items() if k not in LAUNCH_PARTS}
+        if recorded:
+            recorded = {str(k): str(v) for k, v in recorded.items()}
+            held = changes(recorded, prompt)
+            sent = {**recorded, **{k: current[k] for k in LAUNCH_PARTS}}
+            prompt = recorded
+    _write_json(path, {"parts": sent})
+    if not (resumed and isinstance(mine, dict)) or not recorded_prompt:
+        # What the session's system prompt was recorded from: a new session's first launch (or a resume that
+        # sends this launch's text: Claude Code records it again then, measured on 2.1.332).
+        sessions.pop(session_id, None)
+        sessions[session_id] = prompt
+        while len(sessions) > SESSIONS_KEPT:
+            sessions.pop(next(iter(sessions)))
+        _write_json(sessions_path, sessions)
+    if previous is None:
+        return PrefixReport([], held)
+    return PrefixReport(changes(previous, sent), held)
 
 
 def prefix_notice(changed: Sequence[str]) -> str | None:
@@ -179,3 +230,18 @@ def prefix_notice(changed: Sequence[str]) -> str | None:
         return None
     what = ", ".join(changed)
     return f"the instructions prefix changed since the last launch ({what}): the next call pays the cache-write price"
+
+
+def held_notice(held: Sequence[str], session_id: str, rewrite: str = "") -> str | None:
+    """The one line at a resume whose CLI re-sends the system prompt it recorded: the edit does not reach it.
+
+    ``rewrite`` says what getting it costs (the context written to the cache again), when known.
+    """
+    if not held:
+        return None
+    return (
+        f"session {session_id[:8]} resumes with the instructions it recorded when it started: your edit "
+        f"({', '.join(held)}) reaches new sessions only (Claude Code re-sends a conversation's recorded system prompt "
+        "until it is compacted; a --fork-session fork keeps it too). For the new text here, add "
+        f"`--system-prompt-snapshot off` to provider_flags{rewrite}, or start a new session"
+    )

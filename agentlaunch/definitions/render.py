@@ -297,7 +297,9 @@ class RunFacts:
 
     provider: str
     model: str | None
-    session_id: str
+    session_id: str | None
+    """None: the CLI names the session as it starts (Codex's thread id) and the launch adopts that name, so no id
+    agentlaunch could give here would be the one ``status`` and ``sessions`` show."""
     working_dir: Path
     now: datetime
 

@@ -56,8 +56,9 @@ def new_session(adapter: Adapter, new_id: str | None = None) -> SessionChoice:
     return SessionChoice(session_id, False, 0, adapter.new_state(session_id))
 
 
-def startup_message(spec: AgentSpec, session_id: str, working_dir: Path, now: datetime, templates_dir: Path | None) -> str:
-    """The startup message of a new session: what changes per session, after the cached prefix."""
+def startup_message(spec: AgentSpec, session_id: str | None, working_dir: Path, now: datetime, templates_dir: Path | None) -> str:
+    """The startup message of a new session: what changes per session, after the cached prefix (``session_id``
+    None: the CLI names the session as it starts)."""
     from agentlaunch.definitions.render import RunFacts, render_startup
 
     return render_startup(spec, RunFacts(spec.provider, spec.model, session_id, working_dir, now), templates_dir)

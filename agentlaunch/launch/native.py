@@ -131,7 +131,7 @@ class NativeRun:
         self.sources = list(extras.sources)
         for notice in extras.notices:
             launch.notice(notice)
-        prompt = launch.first_message("") if not launch.resumed else ""
+        prompt = launch.first_message("", id_known=not self._learns_id) if not launch.resumed else ""
         self._startup_turn = bool(prompt)
         self._startup_text = prompt.strip()
         assert launch.command is not None

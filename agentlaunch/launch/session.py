@@ -21,6 +21,7 @@ from pathlib import Path
 
 from agentlaunch.clock import Clock
 from agentlaunch.definitions.deliver import release
+from agentlaunch.definitions.fingerprint import held_notice
 from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.errors import AgentlaunchError, ProviderMissing
 from agentlaunch.events import (
@@ -61,7 +62,7 @@ from agentlaunch.sinks import (
 from agentlaunch.usage.budget import BudgetGuard
 from agentlaunch.usage.call_meter import CallMeter
 from agentlaunch.usage.meter import Meter
-from agentlaunch.usage.pricing import Pricer
+from agentlaunch.usage.pricing import Pricer, format_cost
 from agentlaunch.usage.store import Store
 
 ChildFactory = Callable[[Sequence[str], Mapping[str, str], Path, tuple[int, int]], ChildLike]
@@ -205,7 +206,29 @@ class Launch:
         self.set_state("starting", always=True)
         start_launch(self)
         self.calls.warm_up()
+        if self.resumed:
+            self._resume_meter()
+            self._say_held()
         self.set_state("waiting")
+
+    def _resume_meter(self) -> None:
+        """A resumed session's context, cost and cache warmth from its stored calls, before its first new call."""
+        try:
+            stored = self.store.calls_for_session(self.session_id)
+        except AgentlaunchError:  # a store that cannot be read now: the figures start at the next call, as before
+            return
+        self.calls.resume(stored)
+
+    def _say_held(self) -> None:
+        """One line when the resumed session will not get an edit of its instructions (its CLI re-sends its record)."""
+        if self.plan is None or not self.plan.held:
+            return
+        cache = self.meter.cache
+        rewrite = ""
+        if cache is not None and cache.context:
+            cost = f", ~{format_cost(cache.cold_usd)}" if cache.cold_usd is not None else ""
+            rewrite = f" (its next call writes the conversation's ~{cache.context:,} tokens to the cache again{cost})"
+        self.notice(held_notice(self.plan.held, self.session_id, rewrite) or "")
 
     def spawn(self, argv: list[str], stdin: bytes | None = None) -> ChildLike:
         """Start the CLI with ``argv``; a per-turn CLI reads ``stdin`` (its prompt, if any) and then sees EOF."""
@@ -246,13 +269,18 @@ class Launch:
         return code
 
     # -- one turn ----------------------------------------------------------------------
-    def first_message(self, prompt: str) -> str:
-        """The user's text, behind the startup message on the first turn of a new session."""
+    def first_message(self, prompt: str, *, id_known: bool = True) -> str:
+        """The user's text, behind the startup message on the first turn of a new session.
+
+        ``id_known`` False: the CLI names the session as it starts and the launch takes that name (Codex's own
+        interface), so the message names no id of agentlaunch's, which ``status`` and ``sessions`` would not show.
+        """
         if not self.startup_pending:
             return prompt
         # Sent once: a failed first turn stays in the CLI's transcript, so a retry must not repeat it.
         self.startup_pending = False
-        startup = startup_message(self.spec, self.session_id, self.working_dir, self.clock.now(), self.options.templates_dir)
+        sid = self.session_id if id_known else None
+        startup = startup_message(self.spec, sid, self.working_dir, self.clock.now(), self.options.templates_dir)
         return startup + "\n" + prompt if prompt else startup
 
     def run_turn(

@@ -51,6 +51,9 @@ class StartPlan:
     """What the launch adds to the environment it runs in: the plan's, the agent's ``env``, the placement's."""
     env: dict[str, str]
     """The CLI's whole environment."""
+    held: tuple[str, ...] = ()
+    """Parts of the instructions edited since the resumed session recorded its system prompt: they do not reach
+    it (the CLI re-sends its record; see :func:`agentlaunch.definitions.fingerprint.record_prefix`)."""
 
     @property
     def placement_argv(self) -> list[str]:
@@ -91,13 +94,16 @@ def plan_start(
         plan, argv, fingerprinted = driver.start(spec, command, session_id, resumed, interactive, placement)
         for notice in plan.notices:
             say(Notice(notice))
+        held: list[str] = []
         if record:
-            changed = record_prefix(
-                spec, placement.rendered, templates_dir, command, fingerprinted, session_id, state_dir, interface=interface
-            )
-            if changed:
-                say(PrefixChanged(tuple(changed)))
-                say(Notice(prefix_notice(changed) or ""))
+            report = record_prefix(
+                spec, placement.rendered, templates_dir, command, fingerprinted, session_id, state_dir, interface=interface,
+                resumed=resumed, recorded_prompt=driver.adapter.resends_recorded_prompt(spec),
+            )  # fmt: skip
+            held = report.held
+            if report.changed:
+                say(PrefixChanged(tuple(report.changed)))
+                say(Notice(prefix_notice(report.changed) or ""))
     except BaseException:
         if hold:
             with contextlib.suppress(AgentlaunchError):
@@ -106,7 +112,7 @@ def plan_start(
     extra = {**plan.env, **spec.env, **placement.env}
     # The doctor's settings stay over the agent's env (a base URL there must not reach a real API).
     env = child_env(environ, extra) if point is None else {**seen, **plan.env, **placement.env}
-    return StartPlan(command, placement, plan, argv, extra, env)
+    return StartPlan(command, placement, plan, argv, extra, env, tuple(held))
 
 
 def start_child(

@@ -42,6 +42,8 @@ MIN_INTERVAL = 0.5  # seconds between two writes of one record
 TITLE_RETRY = 0.05  # seconds before a title that waits for the one on its way is tried again
 TITLE_WAIT = 2.0  # seconds the session's end waits for tmux to set the last title
 PANE_TITLE_ENV = "AGENTLAUNCH_PANE_TITLE"
+CACHE_EXPIRY_OPTION = "@agentlaunch_cache_expires"
+"""The pane option holding when the prompt cache expires (unix seconds): the border counts down from it."""
 RECORD_VERSION = 1
 NEEDS_YOU = ("waiting", "asking")  # the states in which the agent waits for the person
 RECORD_LIMIT = 256 << 10  # a record is about 1 KiB; a larger file is not one
@@ -63,8 +65,10 @@ def snapshot(
 ) -> dict[str, Any]:
     """The status record of ``launch`` as plain JSON data."""
     meter = launch.meter
-    total = meter.total
-    from agentlaunch.live.view import format_cost  # view imports rich; only the writer needs it
+    earlier = meter.earlier  # a resumed session's calls before this launch: the record shows the whole session
+    total = meter.total + earlier.usage
+    priced = meter.priced_calls + earlier.priced_calls
+    from agentlaunch.live.view import cost_text  # view imports rich; only the writer needs it
 
     return {
         "version": RECORD_VERSION,
@@ -82,7 +86,7 @@ def snapshot(
         "state": launch.state,
         "state_since": state_since,  # when it entered that state: how long it has been waiting or asking
         "turns": launch.turns,
-        "calls": meter.calls,
+        "calls": meter.calls + earlier.calls,
         "usage": {
             "input": total.input,
             "cache_write": total.cache_write,
@@ -96,10 +100,11 @@ def snapshot(
         "percent": None if meter.percent is None else round(meter.percent, 1),
         "to_compaction": None if meter.window_source == "observed" else meter.to_compaction,
         # Never a guessed $0: null until at least one call could be priced.
-        "cost_usd": round(meter.cost_usd, 6) if meter.priced_calls else None,
-        "cost": format_cost(meter),
-        "priced_calls": meter.priced_calls,
-        "unpriced_calls": meter.unpriced_calls,
+        "cost_usd": round(meter.cost_usd + earlier.cost_usd, 6) if priced else None,
+        "cost": cost_text(meter.cost_usd + earlier.cost_usd, priced, meter.unpriced_calls + earlier.unpriced_calls,
+                          meter.calls + earlier.calls),
+        "priced_calls": priced,
+        "unpriced_calls": meter.unpriced_calls + earlier.unpriced_calls,
         "cache": meter.cache.as_record() if meter.cache is not None else None,
         "started": started,
         "updated": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -136,12 +141,14 @@ def waited(record: dict[str, Any], now: datetime | None) -> str | None:
     return f"for {text}"
 
 
-def one_line(record: dict[str, Any], now: datetime | None = None) -> str:
-    """``demo · waiting · ctx 12.3% · 40,211 to compaction · $0.0123 · for 3m12s``: for tmux and prompts.
+def one_line(record: dict[str, Any], now: datetime | None = None, *, warmth: bool = True) -> str:
+    """``demo · waiting · ctx 12.3% · 40,211 to compaction · $0.0123 · cache warm 4m12s · for 3m12s``: for tmux and prompts.
 
     The last part, for an agent ``waiting`` or ``asking``, says how long at ``now`` (``status --line``),
     or since when without ``now`` (the pane title, written once per state). A launch that is ``asking``
-    reads ``demo · ASKING: needs you · …``.
+    reads ``demo · ASKING: needs you · …``. ``warmth=False`` leaves the cache's countdown out: the pane
+    border computes it from the expiry itself (:data:`agentlaunch.live.tmux.BORDER_FORMAT`), since a
+    title written once would keep saying "warm" after the cache expired.
     """
     parts = [str(record.get("agent", "?")), shown_state(str(record.get("state", "?")))]
     if record.get("stale"):
@@ -157,12 +164,24 @@ def one_line(record: dict[str, Any], now: datetime | None = None) -> str:
     cost = record.get("cost")
     if isinstance(cost, str) and cost:
         parts.append(cost)
-    warmth = warmth_text(record, now or datetime.now(UTC))
-    if warmth:
-        parts.append(warmth)
+    warm = warmth_text(record, now or datetime.now(UTC)) if warmth else None
+    if warm:
+        parts.append(warm)
     if (how_long := waited(record, now)) is not None:
         parts.append(how_long)
     return visible(" · ".join(parts))  # a status bar is a terminal: no escape from a record reaches it
+
+
+def cache_expiry(record: dict[str, Any]) -> str:
+    """When the record's cache expires, in unix seconds as text ("" when there is no cache yet)."""
+    cache = record.get("cache")
+    if not isinstance(cache, dict) or not isinstance(cache.get("expires_at"), str):
+        return ""
+    try:
+        expires = datetime.fromisoformat(cache["expires_at"])
+    except ValueError:
+        return ""
+    return str(int(expires.timestamp())) if expires.tzinfo is not None else ""
 
 
 Later = Callable[[float, Callable[[], None]], "Cancellable"]
@@ -207,7 +226,7 @@ class StatusWriter:
         self._state_since: str | None = None
         self._timer: Cancellable | None = None
         self._titling: subprocess.Popen[bytes] | None = None  # the tmux process setting the pane's title
-        self._next_title: str | None = None  # the title that follows it
+        self._next_title: tuple[str, str] | None = None  # the title (and cache expiry) that follows it
         self._title_timer: Cancellable | None = None
         self._closed = False
         self.writes = 0
@@ -261,21 +280,30 @@ class StatusWriter:
             data = (json.dumps(record, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
             write_atomic(self.path, data, mode=PRIVATE_FILE_MODE)
             self.writes += 1
-        self._set_pane_title(one_line(record))
+        self._set_pane_title(one_line(record, warmth=False), cache_expiry(record))
 
-    def _set_pane_title(self, title: str) -> None:
+    def _set_pane_title(self, title: str, expiry: str = "") -> None:
+        """The pane's title and the cache's expiry (epoch seconds, "" for none) in one tmux call.
+
+        The border counts the cache down from the expiry on every redraw (``status-interval``), so
+        agentlaunch writes it once per call, never once a second.
+        """
         if not (self.pane and self._tmux):
             return
         if self._titling is not None and self._titling.poll() is None:
-            self._next_title = title  # set once the title on its way is: a few milliseconds, unless tmux is slow
+            # Set once the title on its way is: a few milliseconds, unless tmux is slow.
+            self._next_title = (title, expiry)
             if self._title_timer is None and self.later is not None:
                 self._title_timer = self.later(TITLE_RETRY, self._title_due)
             return
         self._next_title = None
+        title = title[:-1] + "\\;" if title.endswith(";") else title  # tmux would end the command there
+        expires = ["set-option", "-p", "-t", self.pane, CACHE_EXPIRY_OPTION, expiry] if expiry else [
+            "set-option", "-p", "-u", "-t", self.pane, CACHE_EXPIRY_OPTION]  # fmt: skip
         # The tmux client inside a pane finds its server through $TMUX; an argument list, never a shell.
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             self._titling = subprocess.Popen(
-                [self._tmux, "select-pane", "-t", self.pane, "-T", title.replace("#", "##")],  # -T expands formats
+                [self._tmux, "select-pane", "-t", self.pane, "-T", title.replace("#", "##"), ";", *expires],  # -T expands formats
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -284,7 +312,7 @@ class StatusWriter:
     def _title_due(self) -> None:
         self._title_timer = None
         if self._next_title is not None:
-            self._set_pane_title(self._next_title)
+            self._set_pane_title(*self._next_title)
 
     def _finish_title(self) -> None:
         """The session is over: the last title is set and its tmux process collected (at most a few seconds)."""
@@ -300,7 +328,7 @@ class StatusWriter:
                     self._titling.wait()
                 self._titling = None
             if self._next_title is not None:
-                self._set_pane_title(self._next_title)
+                self._set_pane_title(*self._next_title)
 
     def close(self, *, remove: bool = True) -> None:
         """Write what is pending, then (the session is over) remove the record."""
@@ -361,6 +389,30 @@ def _number(value: object) -> TypeGuard[int | float]:
     return _count(value) or (isinstance(value, float) and math.isfinite(value) and abs(value) < MAX_COUNT)
 
 
+_CACHE_TEXT = ("expires_at",)
+_CACHE_COUNTS = ("ttl_s", "context")
+_CACHE_NUMBERS = ("next_turn_cold_usd", "next_turn_warm_usd")
+
+
+def _checked_cache(value: object) -> dict[str, Any] | None:
+    """The record's ``cache`` with only the fields of the right type (None when it is not an object)."""
+    if not isinstance(value, dict):
+        return None
+    kept: dict[str, Any] = {}
+    for key, item in value.items():
+        if key in _CACHE_TEXT:
+            ok = isinstance(item, str)
+        elif key in _CACHE_COUNTS:
+            ok = _count(item)
+        elif key in _CACHE_NUMBERS:
+            ok = item is None or _number(item)
+        else:
+            ok = False  # a field agentlaunch never writes: nothing shows it
+        if ok:
+            kept[key] = item
+    return kept
+
+
 def checked_record(data: dict[str, Any]) -> dict[str, Any]:
     """A record read from a file anyone could have written, keeping only the fields whose type is right.
 
@@ -381,6 +433,9 @@ def checked_record(data: dict[str, Any]) -> dict[str, Any]:
         elif key == "usage":
             ok = isinstance(value, dict)
             value = {k: v for k, v in value.items() if _count(v)} if ok else None
+        elif key == "cache":  # the prompt cache's warmth: null before the first call
+            value = _checked_cache(value)
+            ok = True
         else:
             ok = value is None or isinstance(value, str | bool) or _number(value)
         if ok:

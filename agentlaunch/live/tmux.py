@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from agentlaunch import paths
 from agentlaunch.errors import AgentlaunchError, ExitCode, UsageError
-from agentlaunch.live.status import PANE_TITLE_ENV, process_running, read_records
+from agentlaunch.live.status import CACHE_EXPIRY_OPTION, PANE_TITLE_ENV, process_running, read_records
 
 if TYPE_CHECKING:
     from agentlaunch.live.preflight import ReadyAgent
@@ -47,11 +47,38 @@ AGENT_OPTION = "@agentlaunch_agent"
 TILED_OPTION = "@agentlaunch_tiled"
 SAFE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # matched whole (fullmatch): "$" would let a trailing newline in
 LAYOUTS = ("windows", "tiled")
-# What the pane border shows: the title the agent's status writer keeps current, highlighted when the agent
-# waits for the person: "ASKING: needs you" (a permission prompt or question) in red, "waiting" (your turn) in yellow.
+
+
+def _cache_countdown(option: str) -> str:
+    """`` · cache warm 4m12s`` / `` · cache cold`` from the pane option holding the cache's expiry (unix seconds),
+    computed by tmux at every redraw of the border (``status-interval``): a title is written once per state, so it
+    cannot count down itself. ``%s`` is the time now (tmux expands strftime in the border's format first, so
+    the modulus is written ``%%``); nothing without the option (no call yet)."""
+    left = "#{e|-:#{" + option + "},%s}"
+
+    def div(a: str, b: str) -> str:
+        return "#{e|/:" + a + "," + b + "}"
+
+    def mod(a: str, b: str) -> str:
+        return "#{e|%%:" + a + "," + b + "}"
+
+    def two(x: str) -> str:  # 5 -> 05
+        return "#{?#{e|<:" + x + ",10},0,}" + x
+
+    minutes = div(left, "60") + "m" + two(mod(left, "60")) + "s"
+    hours = div(left, "3600") + "h" + two(div(mod(left, "3600"), "60")) + "m"
+    warm = "cache warm #{?#{e|<:" + left + ",3600}," + minutes + "," + hours + "}"
+    return "#{?#{" + option + "}, · #{?#{e|>:" + left + ",0}," + warm + ",cache cold},}"
+
+
+CACHE_COUNTDOWN = _cache_countdown(CACHE_EXPIRY_OPTION)
+# What the pane border shows: the title the agent's status writer keeps current, then the cache's countdown,
+# highlighted when the agent waits for the person: "ASKING: needs you" (a permission prompt or question) in
+# red, "waiting" (your turn) in yellow.
 BORDER_FORMAT = (
-    "#{?#{m:* · ASKING*,#{pane_title}},#[fg=white#,bg=red#,bold] #{pane_title} #[default],"
-    "#{?#{m:* · waiting*,#{pane_title}},#[fg=black#,bg=yellow] #{pane_title} #[default], #{pane_title} }}"
+    "#{?#{m:* · ASKING*,#{pane_title}},#[fg=white#,bg=red#,bold] #{pane_title}" + CACHE_COUNTDOWN + " #[default],"
+    "#{?#{m:* · waiting*,#{pane_title}},#[fg=black#,bg=yellow] #{pane_title}" + CACHE_COUNTDOWN + " #[default],"
+    " #{pane_title}" + CACHE_COUNTDOWN + " }}"
 )
 # Variables a pane needs from the caller's environment (a running server has its own).
 PASSED_ENV_PREFIXES = ("AGENTLAUNCH_",)

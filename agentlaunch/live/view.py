@@ -39,12 +39,17 @@ def n(value: int) -> str:
 
 
 def format_cost(meter: Meter) -> str | None:
-    """The session's cost so far, or None when nothing could be priced (never a guessed $0)."""
-    if meter.priced_calls == 0:
-        return "unpriced" if meter.calls else None
-    text = pricing.format_cost(meter.cost_usd)
-    if meter.unpriced_calls:
-        text += f" + {meter.unpriced_calls} unpriced call(s)"
+    """The launch's cost so far, or None when nothing could be priced (never a guessed $0)."""
+    return cost_text(meter.cost_usd, meter.priced_calls, meter.unpriced_calls, meter.calls)
+
+
+def cost_text(cost_usd: float, priced: int, unpriced: int, calls: int) -> str | None:
+    """``$0.0123``, ``$0.0123 + 2 unpriced call(s)``, ``unpriced``, or None before any call."""
+    if priced == 0:
+        return "unpriced" if calls else None
+    text = pricing.format_cost(cost_usd)
+    if unpriced:
+        text += f" + {unpriced} unpriced call(s)"
     return text
 
 

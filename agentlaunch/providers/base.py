@@ -74,6 +74,10 @@ class Provider(Protocol):
         says; ``env`` is the environment the CLI will run with (it locates the user's own CLI settings)."""
         ...
 
+    def resends_recorded_prompt(self, spec: AgentSpec) -> bool:
+        """A resumed session gets the system prompt the CLI recorded at its start, not this launch's instructions."""
+        ...
+
 
 class NativeInterface(Protocol):
     """What the native mode needs of an adapter, whichever its shape: the CLI's own interface and its session."""
@@ -231,6 +235,10 @@ class Described:
 
     def interface_notices(self, placement_argv: list[str]) -> list[str]:
         return []
+
+    def resends_recorded_prompt(self, spec: AgentSpec) -> bool:
+        """A resumed session gets the system prompt the CLI recorded at its start, not this launch's instructions."""
+        return False
 
     def seed_interface_home(self, home: Path, workdir: Path, env: Mapping[str, str], argv: list[str]) -> None:
         return None

@@ -41,6 +41,9 @@ def base_argv(command: str, session_id: str, resume: bool) -> list[str]:
     ]
 
 
+SNAPSHOT_FLAG = "--system-prompt-snapshot"
+
+
 class ClaudeAdapter(Described):
     """Claude Code 2.1.x."""
 
@@ -81,6 +84,21 @@ class ClaudeAdapter(Described):
         if spec.allowed_tools:
             argv += ["--allowedTools", ",".join(spec.allowed_tools)]
         return argv, notices
+
+    def resends_recorded_prompt(self, spec: AgentSpec) -> bool:
+        """Claude Code 2.1.332 records a conversation's system prompt (``--append-system-prompt-file`` included) and
+        re-sends the record on every resume until compaction (``--system-prompt-snapshot``, on by default, off under
+        ``--bare``); measured against the fake API. Only the ``system-prompt`` delivery puts the instructions there."""
+        if spec.delivery != "system-prompt":
+            return False
+        flags = list(spec.provider_flags)
+        for i, flag in enumerate(flags):
+            value = flag.split("=", 1)[1] if flag.startswith(SNAPSHOT_FLAG + "=") else None
+            if flag == SNAPSHOT_FLAG and i + 1 < len(flags):
+                value = flags[i + 1]
+            if value is not None:
+                return value != "off"
+        return "--bare" not in flags
 
     def interface_argv(
         self, spec: AgentSpec, command: str, *, session_id: str, resumed: bool, state: Mapping[str, object],

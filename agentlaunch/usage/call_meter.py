@@ -13,12 +13,13 @@ in one line. Pure: the caller passes the time.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from agentlaunch.events import CallUsage, Event, Usage, uncached
 from agentlaunch.sinks import PricedCall
 from agentlaunch.usage.cache_clock import ONE_HOUR, CacheWarmth, lifetime, lives, span
-from agentlaunch.usage.meter import CompactionWarning, Meter
+from agentlaunch.usage.meter import CompactionWarning, Earlier, Meter
 from agentlaunch.usage.pricing import Pricer, format_cost
 from agentlaunch.usage.records import CallRecord
 
@@ -48,9 +49,25 @@ class CallMeter:
             at=now, full_price_usd=full.cost_usd if full else None,
         ))  # fmt: skip
 
-    def _cache_after(self, event: CallUsage, now: datetime) -> None:
+    def resume(self, calls: Sequence[CallRecord]) -> None:
+        """A resumed session starts where its stored calls left it: context, cost and the cache after the last one.
+
+        Without this, ``status`` shows context 0 and no cost until the resumed session's next call.
+        """
+        if not calls:
+            return
+        last = calls[-1]
+        priced = [c.cost_usd for c in calls if c.cost_usd is not None]
+        total = sum((c.usage for c in calls), Usage())
+        earlier = Earlier(len(calls), total, sum(priced), len(priced), len(calls) - len(priced))
+        self.meter.resume(last.usage, last.model_reported or last.model_requested, earlier)
+        # The cache lives 1 hour once the session wrote 1-hour entries (as when it was metered call by call).
+        self._cache_after(CallUsage(last.usage, model=last.model_reported), last.at,
+                          wrote_1h=any(c.usage.cache_write_1h > 0 for c in calls))  # fmt: skip
+
+    def _cache_after(self, event: CallUsage, now: datetime, *, wrote_1h: bool = False) -> None:
         """The cache's warmth after this call, and what the next turn would pay for the context cold and warm."""
-        ttl = lifetime(self.meter.cache, event.usage.cache_write_1h > 0)
+        ttl = lifetime(self.meter.cache, wrote_1h or event.usage.cache_write_1h > 0)
         context = event.usage.context
         one_hour = context if ttl >= ONE_HOUR else 0
         prices = [

@@ -41,6 +41,21 @@ class CompactionWarning:
         return max(self.window - self.context, 0)
 
 
+@dataclass(frozen=True)
+class Earlier:
+    """What a resumed session's earlier launches used and cost (read from the usage store).
+
+    Kept apart from the launch's own counts: a turn's footer is this launch's, while the status
+    record (``status``, ``--line``, ``--json``, the pane border) shows the whole session.
+    """
+
+    calls: int = 0
+    usage: Usage = dataclasses.field(default_factory=Usage)
+    cost_usd: float = 0.0
+    priced_calls: int = 0
+    unpriced_calls: int = 0
+
+
 class Meter:
     """Counts one session's usage from normalized events."""
 
@@ -60,6 +75,16 @@ class Meter:
         self.unpriced_calls = 0
         self.cache: CacheWarmth | None = None
         """The provider's cache after the latest call (set by the launch, which can price it)."""
+        self.earlier = Earlier()
+        """A resumed session's calls before this launch (see :meth:`resume`)."""
+
+    def resume(self, last: Usage, model: str | None, earlier: Earlier) -> None:
+        """Start from a resumed session's stored calls: its context is the last call's, its counts go to :attr:`earlier`."""
+        self.last = last
+        self.largest_context = max(self.largest_context, last.context)
+        self.model = self.model or model
+        self.earlier = earlier
+        self.warned = self.window_source != "observed" and self.threshold is not None and self.context >= self.threshold
 
     def add_cost(self, cost: float | None) -> None:
         """Account for the price of one call (None: it could not be priced)."""
