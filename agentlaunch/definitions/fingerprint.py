@@ -211,9 +211,10 @@ def record_prefix(
             sent = {**recorded, **{k: current[k] for k in LAUNCH_PARTS}}
             prompt = recorded
     _write_json(path, {"parts": sent})
-    if not (resumed and isinstance(mine, dict)) or not recorded_prompt:
-        # What the session's system prompt was recorded from: a new session's first launch (or a resume that
-        # sends this launch's text: Claude Code records it again then, measured on 2.1.332).
+    if not (resumed and isinstance(mine, dict)):
+        # What the session's system prompt was recorded from: its first launch. A resume with the snapshot off
+        # sends its own text but does not record it (measured on 2.1.332: the next resume with it on sends the
+        # first launch's text again), so a known session's record is never replaced.
         sessions.pop(session_id, None)
         sessions[session_id] = prompt
         while len(sessions) > SESSIONS_KEPT:
