@@ -89,3 +89,57 @@ def test_calls_without_context_leave_no_cold_notice(agents_dir: Path, tmp_path: 
     assert launch.cold_cache_notice() is None
     launch.meter.cache = CacheWarmth(T - timedelta(hours=2), 300, 5)
     assert launch.cold_cache_notice() is not None
+
+
+# -- the warmth everywhere: the record read back keeps it (checked_record used to drop it) ---------------------
+
+
+def test_the_cache_survives_reading_the_record_back_for_status_line_and_json(tmp_path: Path) -> None:
+    import json
+    import os
+
+    from agentlaunch.live.status import checked_record, line_for, read_records
+
+    expires = datetime.now(UTC) + timedelta(minutes=3)
+    cache = {"expires_at": expires.isoformat(timespec="seconds"), "ttl_s": 300, "context": 20_000,
+             "next_turn_cold_usd": 0.075, "next_turn_warm_usd": 0.006}  # fmt: skip
+    data = {"agent": "a", "state": "waiting", "pid": os.getpid(), "cache": cache, "updated": "x"}
+    (tmp_path / f"{os.getpid()}.json").write_text(json.dumps(data))
+    (found,) = read_records(tmp_path, clean=False)
+    assert found.as_dict()["cache"] == cache  # what `status --json` prints
+    assert "· cache warm 2m5" in line_for("a", tmp_path) or "· cache warm 3m00s" in line_for("a", tmp_path)
+    hostile = {**cache, "ttl_s": "x", "context": 2**70, "next_turn_cold_usd": float("nan"), "extra": {"a": 1}}
+    assert checked_record({"cache": hostile})["cache"] == {"expires_at": cache["expires_at"], "next_turn_warm_usd": 0.006}
+    assert checked_record({"cache": [1]})["cache"] is None
+
+
+def test_the_pane_title_leaves_the_countdown_to_the_border_and_hands_it_the_expiry() -> None:
+    from agentlaunch.live.status import cache_expiry
+
+    record = {"agent": "a", "state": "waiting", "cache": CacheWarmth(T, 300, 20_000).as_record()}
+    assert "cache" not in one_line(record, warmth=False)
+    assert cache_expiry(record) == str(int((T + timedelta(minutes=5)).timestamp()))
+    assert cache_expiry({"cache": None}) == "" and cache_expiry({"cache": {"expires_at": "2026-12-01T12:00:00"}}) == ""
+
+
+# -- a resumed session starts from its stored calls --------------------------------------------------------------
+
+
+def test_a_resumed_meter_has_the_sessions_context_cost_and_cache_before_its_next_call(agents_dir: Path, tmp_path: Path) -> None:
+    from agentlaunch.events import Usage
+    from agentlaunch.live.status import snapshot
+    from agentlaunch.usage.records import CallRecord
+
+    launch, _, _ = build(agents_dir, tmp_path, lambda *a: spawn_child(*a))
+    calls = [
+        CallRecord("demo", "fake", Usage(input=10, cache_write=5_000, output=7), cost_usd=0.02, at=T - timedelta(minutes=2)),
+        CallRecord("demo", "fake", Usage(input=20, cache_read=5_000, output=9, cache_write_1h=0), cost_usd=None,
+                   at=T - timedelta(minutes=1)),  # fmt: skip
+    ]
+    launch.calls.resume(calls)
+    record = snapshot(launch, pid=1, pid_start=None, started="s")
+    assert record["context"] == 5_020 and record["calls"] == 2
+    assert record["usage"]["cache_write"] == 5_000 and record["usage"]["output"] == 16
+    assert record["cost_usd"] == 0.02 and record["priced_calls"] == 1 and record["unpriced_calls"] == 1
+    assert record["cache"]["expires_at"] == (T + timedelta(minutes=4)).isoformat(timespec="seconds")
+    assert launch.meter.calls == 0  # the launch's own footer still counts only its own calls

@@ -123,6 +123,16 @@ def test_startup_message_carries_the_session_facts(agents_dir: Path) -> None:
     assert "Accounts assigned to you: github:review-bot" in text
     assert "Peer agents: demo, planner" in text
     assert "Review the most recent commit" in text
+
+
+def test_a_startup_message_whose_cli_names_the_session_gives_no_id_of_agentlaunchs(agents_dir: Path) -> None:
+    """Codex's interface names its thread as it starts, and the launch adopts that id: an id of agentlaunch's
+    in the message would be one that `status` and `sessions` never show."""
+    spec = load_agent(agents_dir, "reviewer")
+    now = datetime(2026, 11, 30, 13, 27, 45, tzinfo=UTC)
+    text = render_startup(spec, RunFacts("codex", "gpt-5.5", None, Path("/w"), now))
+    assert "Session: the id codex gives this conversation as it starts (agentlaunch status and sessions show it)" in text
+    assert "None" not in text
     local = quantize_time(now.astimezone())
     assert f"Now: {local.strftime('%A %Y-%m-%d %H:%M')}" in text and local.minute % 10 == 0
 
