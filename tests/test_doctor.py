@@ -306,7 +306,7 @@ def test_prefix_changes_are_named_once_and_silence_when_unchanged(agents_dir: Pa
     def check() -> str | None:
         spec = load_agent(agents_dir, "reviewer")
         rendered = render_instructions(spec, tmp_path, TODAY)
-        return prefix_notice(record_prefix(spec, rendered, None, str(FAKE_CLAUDE), argv, "S1", state))
+        return prefix_notice(record_prefix(spec, rendered, None, str(FAKE_CLAUDE), argv, "S1", state).changed)
 
     assert check() is None  # the first launch has nothing to compare with
     assert check() is None
@@ -350,3 +350,25 @@ def test_run_prints_one_line_when_the_prefix_changed(agents_dir: Path, workdir: 
     third = run_cli("run", "demo", "hello", cwd=workdir, env=env)
     lines = [line for line in third.stderr.decode().splitlines() if "prefix changed" in line]
     assert len(lines) == 1 and "(agent instructions)" in lines[0] and "cache-write price" in lines[0]
+
+
+def test_a_resume_whose_cli_resends_its_recorded_prompt_holds_an_edit_instead_of_changing_the_prefix(
+    agents_dir: Path, tmp_path: Path
+) -> None:
+    state = tmp_path / "state"
+    argv = [str(FAKE_CLAUDE), "--model", "m"]
+
+    def launch(soul: str, sid: str, *, resumed: bool, recorded: bool = True) -> tuple[list[str], list[str]]:
+        (agents_dir / "reviewer" / "soul.md").write_text(soul)
+        spec = load_agent(agents_dir, "reviewer")
+        rendered = render_instructions(spec, tmp_path, TODAY)
+        report = record_prefix(spec, rendered, None, str(FAKE_CLAUDE), argv, sid, state, resumed=resumed,
+                               recorded_prompt=recorded)  # fmt: skip
+        return report.changed, report.held
+
+    assert launch("old soul", "S1", resumed=False) == ([], [])
+    assert launch("new soul", "S1", resumed=True) == ([], ["soul"])  # the request is the recorded one: no change
+    assert launch("new soul", "S2", resumed=False) == (["soul"], [])  # a new session sends the edit
+    assert launch("new soul", "S1", resumed=True) == (["soul"], ["soul"])  # S1's record again, after S2's text
+    assert launch("new soul", "S1", resumed=True, recorded=False) == (["soul"], [])  # the snapshot off: sent
+    assert launch("new soul", "S1", resumed=True) == (["soul"], ["soul"])  # ...and not recorded
