@@ -168,6 +168,10 @@ def test_codex_native_run_meters_a_tool_turn_shows_states_and_resumes(short_root
         assert STARTUP not in "\n".join(cfake.user_texts(api.turn_requests[-1].body)).split("one more")[-1]
         assert agent.calls() == [usage(1000, 8000, 7, 3), usage(100, 9000, 5), usage(100, 9100, 4)]
         assert agent.session()["provider"] == "codex"
+        # The startup message names no id of agentlaunch's: the session is known by Codex's thread id.
+        first_text = "\n".join(cfake.user_texts(api.turn_requests[0].body))
+        assert "Session: the id codex gives this conversation as it starts" in first_text
+        assert first_thread == {agent.session()["session_id"]}
 
 
 def test_gemini_native_run_meters_a_tool_turn_shows_waiting_and_resumes(short_root: Path, agents_dir: Path) -> None:
