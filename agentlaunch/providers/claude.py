@@ -19,6 +19,19 @@ if TYPE_CHECKING:
     from agentlaunch.providers.native.source import NativeContext, NativeExtras
 
 
+def tool_refusal(reason: str) -> dict[str, object]:
+    """A PreToolUse hook's answer that refuses the tool and ends the turn, for the headless gate and the interface's hook.
+
+    Measured on Claude Code 2.1.332: ``deny`` alone hands the refusal to the model as the tool's result (one
+    more call); ``continue: false`` alone ends the turn but still runs the tool. Both together: neither.
+    """
+    return {
+        "continue": False,
+        "stopReason": reason,
+        "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason},
+    }
+
+
 def first_prompt(prompt: str) -> list[str]:
     """The interface's first prompt as its last argument (after ``--`` when it could pass for an option)."""
     if not prompt:
@@ -173,21 +186,8 @@ class ClaudeAdapter(Described):
 
     @staticmethod
     def gate_answer(request_id: str, allow: bool, reason: str) -> dict[str, object]:
-        """The answer to a held tool: nothing to say (it runs), or refused and the turn ended.
-
-        Measured on Claude Code 2.1.332: ``deny`` alone sends the refusal to the model as the tool's result,
-        which is one more call; ``continue: false`` alone ends the turn but still runs the tool. Both together:
-        the tool does not run and no further call is made.
-        """
-        response: dict[str, object] = {}
-        if not allow:
-            response = {
-                "continue": False,
-                "stopReason": reason,
-                "hookSpecificOutput": {
-                    "hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason,
-                },
-            }  # fmt: skip
+        """The answer to a held tool: nothing to say (it runs), or :func:`tool_refusal` (it does not, and the turn ends)."""
+        response: dict[str, object] = {} if allow else tool_refusal(reason)
         return {"type": "control_response", "response": {"subtype": "success", "request_id": request_id, "response": response}}
 
     @staticmethod

@@ -43,6 +43,7 @@ from typing import Any
 from agentlaunch.events import CallUsage, ContextWindow, Event, SessionStarted, TurnEnd, Warning
 from agentlaunch.fsutil import read_regular, write_atomic
 from agentlaunch.providers import values
+from agentlaunch.providers.claude import tool_refusal
 from agentlaunch.providers.native.claude_transcript import CallsFromTranscript, last_cost_state, project_folder, salvage_line
 from agentlaunch.providers.native.hook_socket import HookReport, HookSocket, hook_command
 from agentlaunch.providers.native.jsonl_tail import JsonlTail
@@ -266,17 +267,8 @@ class ClaudeNativeSource:
         return items + [ToolAsked(functools.partial(self._answer_gate, reply)) for reply, _, _ in ready]
 
     def _answer_gate(self, reply: str, allow: bool, reason: str) -> None:
-        """The held tool runs (no output), or is refused and the turn ends: deny and ``continue: false`` together
-        (measured on Claude Code 2.1.332: deny alone hands the refusal to the model, one more call;
-        ``continue: false`` alone still runs the tool)."""
-        refusal = {
-            "continue": False,
-            "stopReason": reason,
-            "hookSpecificOutput": {
-                "hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason,
-            },
-        }  # fmt: skip
-        self.sock.answer(reply, "" if allow else json.dumps(refusal))
+        """The held tool runs (no output), or is refused and the turn ends (:func:`tool_refusal`)."""
+        self.sock.answer(reply, "" if allow else json.dumps(tool_refusal(reason)))
 
     def _release(self) -> list[NativeItem]:
         held, self._held = self._held, None
