@@ -103,7 +103,7 @@ class PersistentDriver:
 
     def send(self, launch: Launch, text: str) -> None:
         assert launch.child is not None
-        if launch.gated and not self._gated:
+        if launch.gates.active and not self._gated:
             # Before the first turn (the CLI reads its stdin in order): every tool waits for agentlaunch's answer.
             self._gated = True
             if (request := self.adapter.gate_request()) is not None:

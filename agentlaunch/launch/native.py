@@ -34,6 +34,7 @@ from agentlaunch.launch.loop import Timer
 from agentlaunch.launch.relay import Relay, RelayResult
 from agentlaunch.launch.terminal import ScreenModes, raw_terminal, saved_mode, write_all
 from agentlaunch.launch.transport import Child, window_size
+from agentlaunch.launch.turn_cycle import first_message
 from agentlaunch.providers.native.source import NativeContext, NativeItem, NativeSource, PromptTyped, ToolAsked
 from agentlaunch.sinks import PromptSent, ProviderStateKept, StateChanged, TurnDone
 
@@ -125,13 +126,13 @@ class NativeRun:
             agent=launch.spec.name, session_id=None if self._learns_id else launch.session_id, resumed=launch.resumed,
             working_dir=launch.working_dir, env=dict(launch.env), runtime_dir=runtime, started_at=time.time(),
             python=sys.executable, status_path=self._status_path(), provider_state=dict(launch.provider_state),
-            gated=launch.gated,
+            gated=launch.gates.active,
         )  # fmt: skip
         extras = launch.adapter.native_extras(ctx)
         self.sources = list(extras.sources)
         for notice in extras.notices:
             launch.notice(notice)
-        prompt = launch.first_message("", id_known=not self._learns_id) if not launch.resumed else ""
+        prompt = first_message(launch, "", id_known=not self._learns_id) if not launch.resumed else ""
         self._startup_turn = bool(prompt)
         self._startup_text = prompt.strip()
         assert launch.command is not None
@@ -223,7 +224,7 @@ class NativeRun:
                 if isinstance(item, StateChanged):
                     self._state(item.state)
                 elif isinstance(item, ToolAsked):
-                    self.launch.check_budget()  # the asking call is counted: a spent budget refuses the tool
+                    self.launch.gates.check(self.launch)  # the asking call is counted: a spent budget refuses the tool
                     stopped = self.launch.stopped
                     item.answer(stopped is None, stopped.message if stopped is not None else "")
                 elif isinstance(item, PromptTyped):

@@ -21,7 +21,6 @@ from pathlib import Path
 
 from agentlaunch.clock import Clock
 from agentlaunch.definitions.deliver import release
-from agentlaunch.definitions.fingerprint import held_notice
 from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.errors import AgentlaunchError, ProviderMissing
 from agentlaunch.events import (
@@ -35,17 +34,18 @@ from agentlaunch.events import (
     ToolGate,
     ToolResult,
     ToolUse,
-    TurnEnd,
     Unknown,
 )
 from agentlaunch.launch import prespawn
 from agentlaunch.launch.drivers import driver_for
-from agentlaunch.launch.identity import SessionChoice, new_session, startup_message
+from agentlaunch.launch.identity import SessionChoice, new_session
 from agentlaunch.launch.loop import Loop, Timer
 from agentlaunch.launch.permissions import AskPermission, PermissionPrompt, Permissions
 from agentlaunch.launch.reaper import Reaper
+from agentlaunch.launch.resumed import resume_figures, say_held
 from agentlaunch.launch.signals import Signals
 from agentlaunch.launch.start import StartPlan, start_launch
+from agentlaunch.launch.tool_gates import ToolGates
 from agentlaunch.launch.transport import Child, window_size
 from agentlaunch.launch.turn import ChildLike, Turn, TurnOutcome
 from agentlaunch.launch.turn_cycle import run_turn
@@ -62,7 +62,7 @@ from agentlaunch.sinks import (
 from agentlaunch.usage.budget import BudgetGuard
 from agentlaunch.usage.call_meter import CallMeter
 from agentlaunch.usage.meter import Meter
-from agentlaunch.usage.pricing import Pricer, format_cost
+from agentlaunch.usage.pricing import Pricer
 from agentlaunch.usage.store import Store
 
 ChildFactory = Callable[[Sequence[str], Mapping[str, str], Path, tuple[int, int]], ChildLike]
@@ -135,20 +135,8 @@ class Launch:
         """Set by :meth:`stop`: the session takes no new turn and ends with this error."""
         self.control_path: str | None = None
         """The socket ``agentlaunch send`` reaches this session through, while a chat or an interface runs."""
-        self.guard = next((sink for sink in self.sinks if isinstance(sink, BudgetGuard)), None)
-        """The budget guard among the sinks: asked again before each turn and each tool (see :meth:`check_budget`)."""
-        self._held_gates: list[ToolGate] = []
-        """Tools the CLI holds whose asking call has not reported its final usage yet: answered once it has."""
-
-    @property
-    def gated(self) -> bool:
-        """A budget applies: the CLI is asked to hold each tool until :meth:`check_budget` allows it."""
-        return self.guard is not None
-
-    def check_budget(self) -> None:
-        """Before the next call (a turn, a held tool): stop when a budget is spent, another agent's calls included."""
-        if self.guard is not None and self.stopped is None:
-            self.guard.check(self)
+        self.gates = ToolGates(next((sink for sink in self.sinks if isinstance(sink, BudgetGuard)), None))
+        """The budget's hold on tools: asked again before each turn and each tool."""
 
     # -- what sinks see ----------------------------------------------------------------
     @property
@@ -207,28 +195,9 @@ class Launch:
         start_launch(self)
         self.calls.warm_up()
         if self.resumed:
-            self._resume_meter()
-            self._say_held()
+            resume_figures(self)
+            say_held(self)
         self.set_state("waiting")
-
-    def _resume_meter(self) -> None:
-        """A resumed session's context, cost and cache warmth from its stored calls, before its first new call."""
-        try:
-            stored = self.store.calls_for_session(self.session_id)
-        except AgentlaunchError:  # a store that cannot be read now: the figures start at the next call, as before
-            return
-        self.calls.resume(stored)
-
-    def _say_held(self) -> None:
-        """One line when the resumed session will not get an edit of its instructions (its CLI re-sends its record)."""
-        if self.plan is None or not self.plan.held:
-            return
-        cache = self.meter.cache
-        rewrite = ""
-        if cache is not None and cache.context:
-            cost = f", ~{format_cost(cache.cold_usd)}" if cache.cold_usd is not None else ""
-            rewrite = f" (its next call writes the conversation's ~{cache.context:,} tokens to the cache again{cost})"
-        self.notice(held_notice(self.plan.held, self.session_id, rewrite) or "")
 
     def spawn(self, argv: list[str], stdin: bytes | None = None) -> ChildLike:
         """Start the CLI with ``argv``; a per-turn CLI reads ``stdin`` (its prompt, if any) and then sees EOF."""
@@ -269,20 +238,6 @@ class Launch:
         return code
 
     # -- one turn ----------------------------------------------------------------------
-    def first_message(self, prompt: str, *, id_known: bool = True) -> str:
-        """The user's text, behind the startup message on the first turn of a new session.
-
-        ``id_known`` False: the CLI names the session as it starts and the launch takes that name (Codex's own
-        interface), so the message names no id of agentlaunch's, which ``status`` and ``sessions`` would not show.
-        """
-        if not self.startup_pending:
-            return prompt
-        # Sent once: a failed first turn stays in the CLI's transcript, so a retry must not repeat it.
-        self.startup_pending = False
-        sid = self.session_id if id_known else None
-        startup = startup_message(self.spec, sid, self.working_dir, self.clock.now(), self.options.templates_dir)
-        return startup + "\n" + prompt if prompt else startup
-
     def run_turn(
         self, prompt: str, *, timeout: float | None = None, ask_permission: AskPermission | PermissionPrompt | None = None
     ) -> TurnOutcome:
@@ -304,11 +259,7 @@ class Launch:
     def handle(self, event: Event) -> None:
         """Meter and price one event, then hand it to the sinks."""
         if isinstance(event, ToolGate):
-            self.emit(event)
-            if event.call_open:
-                self._held_gates.append(event)  # the call's final usage first: the budget is checked with it
-            else:
-                self._answer_gate(event)
+            self.gates.hold(event, self)
             return
         warning = self.calls.count(event)
         if isinstance(event, Diagnostic):
@@ -337,15 +288,4 @@ class Launch:
             child = self.child  # the CLI that asked: a person's answer comes later, on the turn's loop
             assert child is not None
             self.permissions.decide(event, self.ask_permission, lambda d: self.driver.answer(child, event, d), self.running)
-        if self._held_gates and isinstance(event, CallUsage | TurnEnd):
-            held, self._held_gates = self._held_gates, []
-            for gate in held:
-                self._answer_gate(gate)
-
-    def _answer_gate(self, gate: ToolGate) -> None:
-        """Let the held tool run, or (a budget is spent) refuse it and end the turn: no call follows."""
-        if self.child is None:
-            return
-        self.check_budget()
-        stopped = self.stopped
-        self.driver.answer_gate(self.child, gate, stopped is None, stopped.message if stopped is not None else "")
+        self.gates.after(event, self)

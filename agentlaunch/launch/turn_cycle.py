@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from agentlaunch.errors import TurnTimeout
 from agentlaunch.events import TurnEnd
+from agentlaunch.launch.identity import startup_message
 from agentlaunch.launch.turn import Turn, TurnOutcome
 from agentlaunch.sinks import PromptSent, TurnDone
 
@@ -49,6 +50,21 @@ class LaunchTurnHost:
         self.launch.on_child_signal()
 
 
+def first_message(launch: Launch, prompt: str, *, id_known: bool = True) -> str:
+    """The user's text, behind the startup message on the first turn of a new session.
+
+    ``id_known`` False: the CLI names the session as it starts and the launch takes that name (Codex's own
+    interface), so the message names no id of agentlaunch's, which ``status`` and ``sessions`` would not show.
+    """
+    if not launch.startup_pending:
+        return prompt
+    # Sent once: a failed first turn stays in the CLI's transcript, so a retry must not repeat it.
+    launch.startup_pending = False
+    sid = launch.session_id if id_known else None
+    startup = startup_message(launch.spec, sid, launch.working_dir, launch.clock.now(), launch.options.templates_dir)
+    return startup + "\n" + prompt if prompt else startup
+
+
 def run_turn(
     launch: Launch, prompt: str, *, timeout: float | None, ask_permission: AskPermission | PermissionPrompt | None
 ) -> TurnOutcome:
@@ -57,7 +73,7 @@ def run_turn(
     A stopped session (see :meth:`Launch.stop`) takes no new turn: its error is raised instead; a budget
     spent meanwhile (by agents beside this one, say) stops it here.
     """
-    launch.check_budget()
+    launch.gates.check(launch)
     if launch.stopped is not None:
         raise launch.stopped
     if (cold := launch.cold_cache_notice()) is not None:
@@ -65,7 +81,7 @@ def run_turn(
     if launch.signals.termination is not None:
         return TurnOutcome(None, terminated=launch.signals.termination)
     launch.signals.forget_interrupts()
-    text = launch.first_message(prompt)
+    text = first_message(launch, prompt)
     launch.turns += 1
     launch.ask_permission = ask_permission
     with launch.signals.turn():  # from here a Ctrl-C interrupts the turn instead of raising

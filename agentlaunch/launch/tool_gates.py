@@ -1,0 +1,59 @@
+"""The budget's hold on tools: while a budget applies, the CLI holds each tool until the launch answers.
+
+The answer waits for the call that asked for the tool to report its final
+usage (so the budget is checked with that call counted), then lets the tool run
+or, when a budget is spent, refuses it and ends the turn: no call follows the
+one that crossed the budget (issue 23; the levers measured are in
+docs/usage.md, Budgets).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentlaunch.events import CallUsage, Event, ToolGate, TurnEnd
+from agentlaunch.usage.budget import BudgetGuard
+
+if TYPE_CHECKING:
+    from agentlaunch.launch.session import Launch
+
+
+class ToolGates:
+    """The budget guard among a launch's sinks, and the tools held until it is asked."""
+
+    def __init__(self, guard: BudgetGuard | None) -> None:
+        self.guard = guard
+        self._held: list[ToolGate] = []  # their asking call has not reported its final usage yet
+
+    @property
+    def active(self) -> bool:
+        """A budget applies: the CLI is asked to hold each tool until :meth:`check` allows it."""
+        return self.guard is not None
+
+    def check(self, launch: Launch) -> None:
+        """Before the next call (a turn, a held tool): stop when a budget is spent, another agent's calls included."""
+        if self.guard is not None and launch.stopped is None:
+            self.guard.check(launch)
+
+    def hold(self, gate: ToolGate, launch: Launch) -> None:
+        """A tool the CLI holds: answered now, or once its asking call's final usage is in."""
+        launch.emit(gate)
+        if gate.call_open:
+            self._held.append(gate)
+        else:
+            self._answer(gate, launch)
+
+    def after(self, event: Event, launch: Launch) -> None:
+        """After each event: a call's final usage (or the turn's end) answers the tools held for it."""
+        if self._held and isinstance(event, CallUsage | TurnEnd):
+            held, self._held = self._held, []
+            for gate in held:
+                self._answer(gate, launch)
+
+    def _answer(self, gate: ToolGate, launch: Launch) -> None:
+        """Let the held tool run, or (a budget is spent) refuse it and end the turn: no call follows."""
+        if launch.child is None:
+            return
+        self.check(launch)
+        stopped = launch.stopped
+        launch.driver.answer_gate(launch.child, gate, stopped is None, stopped.message if stopped is not None else "")
