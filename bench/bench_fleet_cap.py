@@ -184,8 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--cap-calls", type=float, default=2.5, help="the cap, in calls of the prompt (2.5: the 3rd crosses)")
     parser.add_argument("--prompt", default="hello", help="each agent's one turn ('/tool hello': two calls, a tool between)")
-    parser.add_argument("--delay", type=float, default=0.2,
-                        help="seconds per streamed chunk of the fake CLI (0.2: a call streams for about 2 s)")
+    parser.add_argument(
+        "--delay", type=float, default=0.2, help="seconds per streamed chunk of the fake CLI (0.2: a call streams for about 2 s)"
+    )
     args = parser.parse_args(argv)
     cost = one_call_cost(args.prompt, args.delay)
     cap = round(cost * args.cap_calls, 6)
