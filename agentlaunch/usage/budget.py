@@ -20,17 +20,19 @@ unpriced call stops it.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from agentlaunch.clock import Clock
-from agentlaunch.errors import BudgetExceeded
+from agentlaunch.errors import BudgetExceeded, StateError
 from agentlaunch.events import Usage
-from agentlaunch.sinks import LaunchView, PricedCall, SinkEvent, StateChanged
+from agentlaunch.sinks import LaunchView, PricedCall, SessionClosed, SinkEvent, StateChanged, TurnDone
 from agentlaunch.usage.records import CallRecord, ReportRow
-from agentlaunch.usage.store import Store
+from agentlaunch.usage.store import InFlight, Store
 
 HINTS = {
     "session_usd": "raise it for one launch with --budget-usd AMOUNT, or under budget: in agent.yaml",
@@ -130,6 +132,9 @@ class BudgetGuard:
         self.limits, self.store, self.clock, self.priceable = limits, store, clock, priceable
         self._checked = False
         self._warned: set[str] = set()
+        self._holder = secrets.token_hex(8)  # this launch's reservation in the store (one launch, one row)
+        self._reserved = False  # a call let go by check() that is not stored yet
+        self._last = (0.0, 0)  # the last call's cost and tokens: what the next one is expected to cost
 
     # -- what was spent ---------------------------------------------------------
     def _spent(self, launch: LaunchView, scope: str) -> Spent:
@@ -174,8 +179,15 @@ class BudgetGuard:
     def _figure(key: str, value: float) -> str:
         return _usd(value) if key.endswith("usd") else f"{int(value):,} tokens"
 
-    def _exceeded(self, key: str, spent: float, limit: float, label: str, *, starting: bool) -> BudgetExceeded:
+    def _exceeded(
+        self, key: str, spent: float, limit: float, label: str, *, starting: bool, ahead: InFlight | None = None
+    ) -> BudgetExceeded:
         what = f"{label} ({self._figure(key, limit)}) is spent: {self._figure(key, spent)} so far"
+        if ahead is not None:
+            more = ahead.usd if key.endswith("usd") else ahead.tokens
+            calls = f"{ahead.calls} call{'s' if ahead.calls != 1 else ''}"
+            what = (f"{label} ({self._figure(key, limit)}) is spent with the calls in flight: {self._figure(key, spent)} "
+                    f"so far and {self._figure(key, more)} in {calls} other agents are making")  # fmt: skip
         if starting:
             message = f"budget: not starting: {what}"
         else:
@@ -188,7 +200,11 @@ class BudgetGuard:
             self._checked = True
             self._before_start(launch)
         elif isinstance(event, PricedCall):
+            self._release()  # stored by the recorder before this sink: it counts as spent now
+            self._last = (event.record.cost_usd or 0.0, call_tokens(event.record.usage))
             self._after_call(event, launch)
+        elif isinstance(event, TurnDone | SessionClosed):
+            self._release()  # a turn that ended without its call (failed, interrupted) has none in flight
 
     def _before_start(self, launch: LaunchView) -> None:
         if self.limits.usd and not self.limits.tokens and not self.priceable:
@@ -207,12 +223,41 @@ class BudgetGuard:
         """Before the launch's next call (a new turn, a tool held for the answer): stop it when a limit is spent.
 
         What was spent is read from the store again, so the calls of agents running beside this one count:
-        once a shared limit is spent, none of them makes another call.
+        once a shared limit is spent, none of them makes another call. The calls other launches let go and
+        did not store yet (their reservations) count too, at what each is expected to cost, against the
+        limits they share with this one (all agents' daily, this agent's daily). The check and this launch's
+        own reservation are one transaction of the store, so two checks never both miss each other's call.
         """
-        for key, spent, limit, label in self._checks(launch):
-            if spent >= limit:
-                launch.stop(self._exceeded(key, spent, limit, label, starting=False))
-                return
+        error: BudgetExceeded | None = None
+        with self.store.admission() as reserving:
+            for key, spent, limit, label in self._checks(launch):
+                ahead = self._others(launch, key) if reserving else InFlight()
+                if spent >= limit:
+                    error = self._exceeded(key, spent, limit, label, starting=False)
+                elif ahead.calls and spent + (ahead.usd if key.endswith("usd") else ahead.tokens) >= limit:
+                    error = self._exceeded(key, spent, limit, label, starting=False, ahead=ahead)
+                if error is not None:
+                    break
+            if error is None and reserving:
+                self.store.reserve(self._holder, launch.spec.name, *self._last)
+                self._reserved = True
+        if error is not None:
+            launch.stop(error)
+
+    def _others(self, launch: LaunchView, key: str) -> InFlight:
+        """The calls in flight of the other launches that spend ``key``'s limit (none for a session's own)."""
+        if key.startswith("all_agents"):
+            return self.store.in_flight(self._holder)
+        if key.startswith("daily"):
+            return self.store.in_flight(self._holder, launch.spec.name)
+        return InFlight()
+
+    def _release(self) -> None:
+        """This launch's call is stored, or none is coming: its reservation goes."""
+        if self._reserved:
+            self._reserved = False
+            with contextlib.suppress(StateError):  # a store gone bad is the recorder's to report
+                self.store.release(self._holder)
 
     def _after_call(self, event: PricedCall, launch: LaunchView) -> None:
         if event.record.cost_usd is None and self.limits.usd and not self.limits.tokens:
@@ -231,4 +276,3 @@ class BudgetGuard:
             if spent >= WARN_AT * limit and key not in self._warned:
                 self._warned.add(key)
                 launch.notice(f"budget: {label}: {self._figure(key, spent)} of {self._figure(key, limit)} spent (80 % reached)")
-

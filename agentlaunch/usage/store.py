@@ -23,10 +23,12 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
@@ -34,6 +36,7 @@ from typing import Any, Literal, get_args
 
 from agentlaunch.errors import StateError
 from agentlaunch.events import Usage, usage_problem
+from agentlaunch.processes import process_start, same_process
 from agentlaunch.usage import journal
 from agentlaunch.usage.journal import Op
 from agentlaunch.usage.records import CallRecord, ReportRow, SessionRow, from_ts, now, to_ts
@@ -85,6 +88,15 @@ WELL_FORMED = (
 _CHECKED_COLUMNS = ("at", *_COUNTS, *_AMOUNTS)
 SKIPPED_NAMED = 20  # malformed rows named per query at most (a store full of them still gets one line each)
 REPLAY_WAIT_S = 0.25  # an opportunistic replay (open, close, a store found locked before) waits at most this
+
+
+@dataclass(frozen=True)
+class InFlight:
+    """Calls other launches let their CLIs make and did not store yet: how many, and what they are expected to cost."""
+
+    calls: int = 0
+    usd: float = 0.0
+    tokens: int = 0
 
 
 class Store:
@@ -363,8 +375,11 @@ class Store:
             where += ["at >= ?", _AT_HIGH]
             params.append(since_ts or 0.0)
         with self._guard():
-            # One read transaction: every query of the report sees the same snapshot.
-            self._conn.execute("BEGIN")
+            # One read transaction: every query of the report sees the same snapshot (a budget check's
+            # admission, already in one, keeps its own: the report must not end it).
+            own = not self._conn.in_transaction
+            if own:
+                self._conn.execute("BEGIN")
             try:
                 if by == "day":
                     rows = self._report_by_day(where, params, since_ts)
@@ -378,7 +393,7 @@ class Store:
                     rows = [_report_row(r) for r in self._conn.execute(sql, params).fetchall()]
                 self._find_skipped_at(filters, filter_params)  # a row without a time is in no period, and named
             finally:
-                if self._conn.in_transaction:
+                if own and self._conn.in_transaction:
                     self._conn.execute("COMMIT")
         if by != "day":
             rows.sort(key=lambda r: (-(r.cost_usd or 0.0), -r.last_at.timestamp(), r.key))
@@ -503,6 +518,74 @@ class Store:
             except OSError as exc:  # the rows are committed; the next replay finds their uids and adds nothing
                 self._skipped.setdefault("journal-clear", f"{self.journal}: cannot clear the journal ({exc})")
             return True
+
+    # ------------------------------------------------------------------ calls in flight (budgets)
+
+    @contextmanager
+    def admission(self) -> Iterator[bool]:
+        """One ``BEGIN IMMEDIATE`` transaction around a budget check and its :meth:`reserve` (True), committed at the end.
+
+        Checks serialize on the store's write lock, and a call is stored under
+        the same lock, so a check either sees a call stored or, when it comes
+        first, leaves its own reservation where the check after it sees it: no
+        call is let go on a reading already out of date. A store locked by
+        another process past a short wait gives False and no transaction: the
+        check reads as before, without reserving (never a failure).
+        """
+        with self._lock:
+            try:
+                with self._waiting(min(self.timeout, REPLAY_WAIT_S) if self._busy else self.timeout):
+                    self._conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc):
+                    raise state_error(self.path, exc) from None
+                self._busy = True
+                yield False
+                return
+            except sqlite3.Error as exc:
+                raise state_error(self.path, exc) from None
+            try:
+                yield True
+                self._conn.execute("COMMIT")
+            except BaseException:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
+
+    def in_flight(self, holder: str, agent: str | None = None) -> InFlight:
+        """The live reservations of launches other than ``holder`` (of ``agent`` only, when given).
+
+        A row whose process is gone (killed, say) counts for nothing and is deleted (inside :meth:`admission`).
+        """
+        with self._guard():
+            rows = self._conn.execute("SELECT holder, pid, pid_start, agent, usd, tokens FROM inflight").fetchall()
+            dead = [r[0] for r in rows if not same_process(r[1], r[2])]
+            if dead and self._conn.in_transaction:
+                self._conn.executemany("DELETE FROM inflight WHERE holder = ?", [(h,) for h in dead])
+        live = [r for r in rows if r[0] != holder and r[0] not in dead and (agent is None or r[3] == agent)]
+        return InFlight(len(live), sum(float(r[4] or 0) for r in live), sum(int(r[5] or 0) for r in live))
+
+    def reserve(self, holder: str, agent: str, usd: float, tokens: int) -> None:
+        """``holder`` (one launch) has one call in flight, expected to cost ``usd`` and ``tokens`` (replaces its last)."""
+        pid = os.getpid()
+        with self._guard():
+            self._conn.execute(
+                "INSERT OR REPLACE INTO inflight (holder, pid, pid_start, agent, at, usd, tokens) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (holder, pid, process_start(pid), agent, to_ts(now()), usd, tokens),
+            )
+
+    def release(self, holder: str) -> None:
+        """``holder``'s call is stored (or will not be made): its reservation goes. A locked store keeps it (see below)."""
+        # A reservation left behind only makes the other checks stricter until this launch's next check or end
+        # replaces or deletes it (or its process is gone): better than stalling the launch on the lock.
+        with self._lock, self._waiting(min(self.timeout, REPLAY_WAIT_S)):
+            try:
+                self._conn.execute("DELETE FROM inflight WHERE holder = ?", (holder,))
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc):
+                    raise state_error(self.path, exc) from None
+            except sqlite3.Error as exc:
+                raise state_error(self.path, exc) from None
 
     def pending_calls(self) -> list[CallRecord]:
         """The calls in the journal that are not in the store yet (a budget counts them: they were billed)."""

@@ -164,9 +164,7 @@ def _migration_4(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE calls ADD COLUMN export_claim TEXT")
     conn.execute("ALTER TABLE calls ADD COLUMN export_claim_until REAL")
     conn.execute("ALTER TABLE sessions ADD COLUMN agent_id TEXT")
-    conn.execute(
-        "CREATE INDEX calls_unexported ON calls (id) WHERE exported_metrics IS NULL OR exported_logs IS NULL"
-    )
+    conn.execute("CREATE INDEX calls_unexported ON calls (id) WHERE exported_metrics IS NULL OR exported_logs IS NULL")
     conn.execute("CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
     conn.execute("INSERT INTO store_meta (key, value) VALUES ('store_id', lower(hex(randomblob(16))))")
 
@@ -182,12 +180,28 @@ def _migration_5(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE TABLE journal_applied (uid TEXT PRIMARY KEY, at REAL NOT NULL)")
 
 
+def _migration_6(conn: sqlite3.Connection) -> None:
+    """The calls in flight (issue 23): one row per call a launch under a budget has let its CLI make, not stored yet.
+
+    Written in the same ``BEGIN IMMEDIATE`` transaction as the budget check that
+    let the call go, deleted once the call is stored (or the turn ends), so the
+    other agents' checks count it. ``pid`` and ``pid_start`` say whose it is: a
+    row whose process is gone (kill -9) counts for nothing and is deleted by
+    the next check. ``usd`` and ``tokens`` are what the call is expected to cost
+    (the launch's last call; 0 for its first).
+    """
+    conn.execute(
+        "CREATE TABLE inflight (holder TEXT PRIMARY KEY, pid INTEGER NOT NULL, pid_start TEXT, agent TEXT NOT NULL, "
+        "at REAL NOT NULL, usd REAL NOT NULL, tokens INTEGER NOT NULL)"
+    )
+
+
 # Append only: a function's position (1-based) is the schema version it produces.
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
-    _migration_1, _migration_2, _migration_3, _migration_4, _migration_5,
+    _migration_1, _migration_2, _migration_3, _migration_4, _migration_5, _migration_6,
 ]  # fmt: skip
 SCHEMA_VERSION = len(MIGRATIONS)
-_OUR_TABLES = {"sessions", "calls", "session_events", "store_meta", "journal_applied"}
+_OUR_TABLES = {"sessions", "calls", "session_events", "store_meta", "journal_applied", "inflight"}
 
 
 # --------------------------------------------------------------------------- checks
