@@ -27,8 +27,10 @@ from agentlaunch.launch.control import (
     MAX_QUEUED,
     ControlClient,
     ControlServer,
+    Parsed,
     SendRequest,
     busy_reason,
+    command_problem,
     parse_request,
     prompt_problem,
 )
@@ -253,9 +255,186 @@ def test_parse_request_never_raises(data: bytes) -> None:
 def test_any_printable_prompt_round_trips(text: str) -> None:
     line = json.dumps({"prompt": text, "wait": True}, ensure_ascii=False).encode()
     if text.strip():
-        assert parse_request(line) == (text, True)
+        assert parse_request(line) == Parsed(text, True, False)
     else:
         assert parse_request(line) == "the prompt is empty"
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+FIELD = st.one_of(st.just(None), JSON_VALUES, st.text(max_size=60))  # None: the field is left out
+
+
+@settings(max_examples=400, deadline=None)
+@given(prompt=FIELD, wait=FIELD, command=FIELD, extra=st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=3))
+def test_parse_request_takes_exactly_the_well_formed_requests(prompt: Any, wait: Any, command: Any, extra: Any) -> None:
+    """A request is taken exactly when its prompt is a typable string and wait and command are booleans or left out;
+    a command must then be one slash-command line. Anything else is one reason, never an exception."""
+    value = {**extra, **{k: v for k, v in (("prompt", prompt), ("wait", wait), ("command", command)) if v is not None}}
+    result = parse_request(json.dumps(value).encode())
+    wait_ok, command_ok = value.get("wait", False), value.get("command", False)
+    well_formed = (
+        isinstance(value.get("prompt"), str) and type(wait_ok) is bool and type(command_ok) is bool
+        and prompt_problem(value["prompt"]) is None and not (command_ok and command_problem(value["prompt"]))
+    )  # fmt: skip
+    if well_formed:
+        assert result == Parsed(value["prompt"], wait_ok, command_ok)
+    else:
+        assert isinstance(result, str) and result
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(min_size=1, max_size=80), cut=st.integers(min_value=0, max_value=200))
+def test_a_request_line_cut_anywhere_arrives_whole_or_is_refused_whole(tmp_path_factory: Any, text: str, cut: int) -> None:
+    """The server reads a line in pieces: a request written in two writes is the same request as one."""
+    line = json.dumps({"prompt": text, "wait": True}).encode() + b"\n"
+    cut = min(cut, len(line) - 1)  # the newline itself comes in the second piece
+    loop = Loop()
+    server = ControlServer(tmp_path_factory.mktemp("cut") / "c.sock", loop)
+    got: list[Any] = []
+    server._received = lambda conn, parsed, bad=True: (got.append(parsed), conn.close())  # type: ignore[method-assign]
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        client.connect(str(server.path))
+        client.sendall(line[:cut])
+        loop.call_later(0.05, loop.stop)  # the server reads the first piece alone
+        loop.run()
+        if not got:
+            client.sendall(line[cut:])
+        give_up = loop.call_later(10, loop.stop)
+
+        def check() -> None:
+            if got:
+                loop.stop()
+            else:
+                loop.call_later(0.01, check)
+
+        check()
+        loop.run()
+        give_up.cancel()
+    finally:
+        client.close()
+        server.close()
+        loop.close()
+    assert got == [parse_request(line[:-1])]
+
+
+# -- a whole-request deadline, and cancelling ---------------------------------------------------
+
+
+def test_a_client_that_trickles_its_request_is_cut_off_at_the_deadline_and_others_are_served(
+    server: ControlServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The deadline is for the whole request, from the connection: a byte now and then does not extend it."""
+    monkeypatch.setattr(control, "REQUEST_WAIT", 1.0)
+    slow = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    slow.connect(str(server.path))
+    body = b'{"prompt": "' + b"x" * 200 + b'"}\n'  # a byte every 0.1 s: 20 s to write it whole
+    sent = threading.Event()
+    written = [0]
+
+    def trickle() -> None:
+        for byte in body:
+            if sent.is_set():
+                return
+            try:
+                slow.send(bytes([byte]))
+            except OSError:
+                return
+            written[0] += 1
+            sent.wait(0.1)
+
+    thread = threading.Thread(target=trickle)
+    thread.start()
+    try:
+        later = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        later.connect(str(server.path))
+        later.sendall(b'{"prompt": "beside the slow one"}\n')
+        assert take_one(server).prompt == "beside the slow one"  # served while the slow one still writes
+        assert written[0] < len(body)
+        slow.settimeout(30)
+        reply = json.loads(slow.recv(1000))
+        assert written[0] < len(body)  # cut off before its request was whole
+        assert reply == {"ok": False, "error": "no request within 1s", "state": None}
+        assert server.take() == []
+        later.close()
+    finally:
+        sent.set()
+        thread.join(10)
+        slow.close()
+
+
+def test_a_client_that_gives_up_before_the_session_takes_its_request_is_never_typed(server: ControlServer) -> None:
+    """Taken or refused, never both: a client's cancel (its writing end shut) reaches the queue before any typing."""
+    client = ControlClient(str(server.path))
+    assert client.request("never typed", True, first_wait=0.2) is None  # nobody took it in time: cancelled
+    client.close()
+    assert server.take() == []  # and the session, looking now, does not get it
+
+
+def test_a_cancel_frees_the_place_in_the_queue(server: ControlServer) -> None:
+    clients = []
+    for n in range(MAX_QUEUED):
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.connect(str(server.path))
+        c.sendall(json.dumps({"prompt": f"p{n}"}).encode() + b"\n")
+        clients.append(c)
+    wait_for(lambda: len(server._queue) == MAX_QUEUED, timeout=10, what="the queue full")
+    clients[0].shutdown(socket.SHUT_WR)  # the first gives up
+    wait_for(lambda: len(server._queue) == MAX_QUEUED - 1, timeout=10, what="its place freed")
+    clients[0].settimeout(5)
+    assert clients[0].recv(100) == b""  # hung up on, without an ok
+    late = ControlClient(str(server.path))
+    replies: list[Any] = []
+    thread = threading.Thread(target=lambda: replies.append(late.request("one more", False)))
+    thread.start()
+    wait_for(lambda: len(server._queue) == MAX_QUEUED, timeout=10, what="the late one queued")
+    taken = server.take()
+    assert [r.prompt for r in taken] == [f"p{n}" for n in range(1, MAX_QUEUED)] + ["one more"]
+    taken[-1].accept("s")
+    thread.join(10)
+    assert replies == [{"ok": True, "session_id": "s"}]
+    for c in clients:
+        c.close()
+    late.close()
+
+
+def test_a_session_that_took_the_request_before_the_cancel_has_its_ok_read(server: ControlServer) -> None:
+    """The other side of the race: typed (ok on its way) just before the client gave up: the client reads the ok."""
+    client = ControlClient(str(server.path))
+    replies: list[Any] = []
+    thread = threading.Thread(target=lambda: replies.append(client.request("typed", True, first_wait=0.5)))
+    thread.start()
+    request = take_one(server)  # taken (not cancelled yet): the launch types it and accepts, in one go
+    assert not request.cancelled()
+    request.accept("s")
+    thread.join(10)
+    assert replies == [{"ok": True, "session_id": "s"}]
+    request.close()
+    client.close()
+
+
+def test_a_refusal_of_the_text_itself_is_exit_2(server: ControlServer) -> None:
+    write_record(state_dir(), "scribe", control=str(server.path))
+    proc = send_in_background("scribe", "!touch x", "--wait")
+    take_one(server).refuse("its interface runs it as a shell command", "waiting", bad_input=True)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2 and out == b""
+    assert b"runs it as a shell command" in err and b"--command" in err
+
+
+def test_a_session_that_never_answers_is_exit_7_and_the_request_is_dropped(
+    server: ControlServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_record(state_dir(), "scribe", control=str(server.path))
+    proc = send_in_background("scribe", "later?")
+    wait_for(server.pending, timeout=30, what="the request queued")
+    out, err = proc.communicate(timeout=60)  # nobody takes it: send gives up after FIRST_REPLY_WAIT, and cancels
+    assert proc.returncode == 7 and b"nothing was typed" in err
+    assert server.take() == []  # the session, free again, does not type it
 
 
 # -- the command ---------------------------------------------------------------------------------
@@ -323,6 +502,9 @@ def test_two_sessions_need_session_and_a_prefix_picks_one(server: ControlServer)
         (["hi", "--timeout", "5"], b"--timeout needs --wait"),
         (["hi", "--wait", "--timeout", "0"], b"--timeout must be a positive number"),
         (["hi", "--wait", "--timeout", "nan"], b"--timeout must be a positive number"),
+        (["cost", "--command"], b"a command starts with /"),
+        (["/", "--command"], b"a command starts with /"),
+        (["/cost\nmore", "--command"], b"a command is one line"),
     ],
 )
 def test_a_bad_command_line_is_exit_2(args: list[str], said: bytes) -> None:

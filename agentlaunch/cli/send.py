@@ -11,7 +11,7 @@ import typer
 
 from agentlaunch.cli.common import AgentArg, JsonOpt, app, err, read_prompt
 from agentlaunch.errors import PromptNotTaken, TurnFailed, TurnTimeout, UsageError
-from agentlaunch.launch.control import ControlClient, prompt_problem
+from agentlaunch.launch.control import ControlClient, command_problem, prompt_problem
 from agentlaunch.live.status import StatusRecord, read_records
 from agentlaunch.visible import for_markup, visible
 
@@ -47,12 +47,17 @@ SessionOpt = Annotated[
     typer.Option("--session", help="The session (its id or unique start) when the agent runs more than one.", show_default=False),
 ]  # fmt: skip
 SendQuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="No footer or note on stderr.")]
+CommandOpt = Annotated[
+    bool,
+    typer.Option("--command", help="PROMPT is a slash command of the agent's interface (/cost): typed as it is; "
+                 "with --wait, send returns once its output settles, or with the answer when it opens a turn."),
+]  # fmt: skip
 
 
 @app.command()
 def send(
     agent: AgentArg, prompt: SendPromptArg, wait: WaitOpt = False, timeout: SendTimeoutOpt = None,
-    session: SessionOpt = None, quiet: SendQuietOpt = False, as_json: JsonOpt = False,
+    session: SessionOpt = None, quiet: SendQuietOpt = False, as_json: JsonOpt = False, command: CommandOpt = False,
 ) -> None:  # fmt: skip
     """Hand PROMPT to AGENT's running session, as if typed there, and (--wait) print the answer.
 
@@ -60,16 +65,25 @@ def send(
     its provider CLI's own interface gets PROMPT pasted and Enter, the line chat takes it as the
     next line. The answer is read from the CLI's transcript, never from the screen.
 
+    PROMPT reaches the model as written, or is refused (exit 2, with the reason): a text the
+    interface would not take as a message (Claude Code runs a leading ! in its shell and a
+    leading / as a slash command; Gemini a leading /) is never typed. Codex gets it padded
+    with a space it strips, which keeps its ! and / modes shut. A slash command is typed
+    only with --command.
+
     A session that is asking (a permission or a question waits for a person) or in a turn
-    does not take it: exit 7, and nothing is typed. One still starting (a new session's
+    does not take it: exit 7, and nothing is typed. Exit 7 always means it never will be: a
+    session that does not answer within 4 s is told send gives up, before it can type it. One still starting (a new session's
     startup message is its first turn) is waited for, up to 60 s or --timeout. Without --wait, send returns
     once the prompt is typed. With --wait it returns when the agent is waiting again: the answer
     on stdout, a footer of the turn's tokens and cost on stderr, and the exit code of a headless
-    turn (0 done, 1 the turn failed or the CLI ended first, 6 a budget stopped it, 130 the person
-    interrupted it, 124 --timeout passed: the turn goes on in the agent).
+    turn (0 done, 1 the turn failed, the CLI ended first, or no turn began within 20 s of typing,
+    6 a budget stopped it, 130 the person interrupted it, 124 --timeout passed: the turn goes on
+    in the agent).
 
-    Exit codes: 0, 1, 2 bad command line (an empty prompt, one with control characters, two
-    sessions and no --session), 6, 7 not running or cannot take a prompt now, 124, 130.
+    Exit codes: 0, 1, 2 bad command line (an empty prompt, one with control characters, one the
+    interface would not take as a message, two sessions and no --session), 6, 7 not running or
+    cannot take a prompt now (nothing typed), 124, 130.
 
     Example: agentlaunch send reviewer "Review the last commit" --wait
     ·   git diff | agentlaunch send reviewer - --wait --timeout 600 --json | jq -r .answer
@@ -80,10 +94,10 @@ def send(
         raise UsageError("--timeout needs --wait")
     text = read_prompt(prompt, None)
     assert text is not None
-    if (problem := prompt_problem(text)) is not None:
+    if (problem := prompt_problem(text) or (command_problem(text) if command else None)) is not None:
         raise UsageError(problem)
     started = time.monotonic()
-    client, first = _offer_until_taken(agent, session, text, wait, timeout, quiet=quiet or as_json)
+    client, first = _offer_until_taken(agent, session, (text, command), wait, timeout, quiet=quiet or as_json)
     try:
         left = None if timeout is None else max(timeout - (time.monotonic() - started), 0.001)
         _answered(client, first, agent, wait, left, timeout, quiet, as_json)
@@ -92,7 +106,7 @@ def send(
 
 
 def _offer_until_taken(
-    agent: str, session: str | None, text: str, wait: bool, timeout: float | None, *, quiet: bool
+    agent: str, session: str | None, text: tuple[str, bool], wait: bool, timeout: float | None, *, quiet: bool
 ) -> tuple[ControlClient, dict[str, Any]]:
     """Offer the prompt until the session takes it; a session still starting is asked again, for a while."""
     started = time.monotonic()
@@ -104,6 +118,8 @@ def _offer_until_taken(
             return client, first
         if client is not None:
             client.close()
+        if first.get("bad_input") is True:  # the text itself, as written, cannot go to this session's model
+            raise UsageError(str(first.get("error") or "the session refused the text"), hint=_hint(first))
         if not first.get("retry") or time.monotonic() - started >= limit:
             raise PromptNotTaken(str(first.get("error") or f"{agent} did not take the prompt"), hint=_hint(first))
         if not told:
@@ -112,7 +128,9 @@ def _offer_until_taken(
         time.sleep(RETRY_EVERY)
 
 
-def _offer(agent: str, session: str | None, text: str, wait: bool) -> tuple[ControlClient | None, dict[str, Any]]:
+def _offer(
+    agent: str, session: str | None, text: tuple[str, bool], wait: bool
+) -> tuple[ControlClient | None, dict[str, Any]]:
     """Hand the prompt to the agent's session: its socket's client, and its first reply (a refusal, or taken)."""
     record = running_session(agent, session)
     control, state = record.data.get("control"), str(record.data.get("state"))
@@ -125,13 +143,13 @@ def _offer(agent: str, session: str | None, text: str, wait: bool) -> tuple[Cont
     except OSError as exc:
         raise PromptNotTaken(f"{agent}'s session does not answer at {control} ({exc.strerror or exc})") from None
     try:
-        first = client.request(text, wait)
+        first = client.request(text[0], wait, command=text[1])
     except (OSError, TimeoutError) as exc:
         client.close()
-        raise PromptNotTaken(f"{agent}'s session did not take the prompt ({exc})") from None
+        raise PromptNotTaken(f"{agent}'s session did not take the prompt ({exc or 'no answer'}); it will not type it") from None
     if first is None:
         client.close()
-        raise PromptNotTaken(f"{agent}'s session hung up without taking the prompt (it may be ending)")
+        raise PromptNotTaken(f"{agent}'s session did not take the prompt in time, or hung up (ending?); nothing was typed")
     return client, first
 
 
@@ -165,6 +183,8 @@ def _answered(
 
 
 def _hint(reply: dict[str, Any]) -> str | None:
+    if reply.get("bad_input") is True:
+        return "docs/scripting.md lists what each interface does with a leading character; --command sends a slash command"
     if reply.get("state") == "asking":
         return "answer it in the agent's interface (agentlaunch status shows which agents need you)"
     return None

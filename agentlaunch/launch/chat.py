@@ -161,6 +161,10 @@ class LineChat:
     def sent_turn(self, request: SendRequest, door: ChatDoor) -> int | None:
         """A prompt from agentlaunch send, as one turn of the chat; its answer and exit code go back with --wait."""
         launch = self.launch
+        if request.command:  # the line chat hands every text to the model: it has no slash commands to run
+            request.refuse("the line chat has no slash commands; send the text without --command", launch.state,
+                           bad_input=True)  # fmt: skip
+            return None
         if why := launch_busy(launch):
             request.refuse(why, launch.state)
             return None

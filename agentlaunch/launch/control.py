@@ -3,15 +3,23 @@
 A chat or a native interface binds one Unix stream socket (mode 0600, in its
 private runtime folder) and names it in its status record (``control``).
 ``agentlaunch send`` connects, writes one JSON line ``{"prompt": ..., "wait":
-bool}`` and reads JSON lines back:
+bool, "command": bool}`` (``command`` may be left out: false) and reads JSON
+lines back:
 
 1. at once, ``{"ok": true, "session_id": ...}`` when the session took the
    prompt, or ``{"ok": false, "error": ..., "state": ...}`` when it cannot
    (it is asking, in a turn, ending; ``"retry": true`` when it is still
-   starting and will take one soon);
+   starting and will take one soon; ``"bad_input": true`` when the text itself
+   cannot be typed as a message there, a leading ``!`` say: ``send`` exits 2);
 2. with ``wait``, once the turn is over, ``{"done": true, "exit_code": N,
    "answer": ..., "error": ..., "usage": {...}, "cost_usd": ...}``. A
    connection closed without it means the session ended first.
+
+Taken or refused, never both: a client that gives up waiting for the first
+reply shuts its writing end. The session looks at that end right before it
+types a request (:meth:`SendRequest.cancelled`), in the same callback that
+then writes the ``ok``, so either the client reads ``ok`` (typed, once) or
+the connection ends without one (never typed).
 
 The server lives on the launch's loop (:class:`~agentlaunch.launch.loop.Loop`):
 the listening socket and each connection are readers, each connection with
@@ -32,7 +40,7 @@ import weakref
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agentlaunch.launch.loop import Loop, Timer
 
@@ -43,7 +51,9 @@ SOCKET_NAME = "control.sock"
 MAX_PROMPT = 1 << 20
 """The longest prompt, in UTF-8 bytes, a session takes from ``send``."""
 MAX_REQUEST = MAX_PROMPT * 6 + 4096  # a JSON line: the prompt with every character escaped, and its fields
-REQUEST_WAIT = 2.0  # seconds a client has to write its request once connected
+REQUEST_WAIT = 2.0  # seconds a client has to write its request once connected (the whole request, however it trickles)
+FIRST_REPLY_WAIT = REQUEST_WAIT * 2  # seconds send waits for the session to take or refuse its request before cancelling
+CANCEL_WAIT = 10.0  # seconds send then waits for the session to confirm: typed already, or dropped
 REPLY_WAIT = 2.0  # seconds a reply may wait for a client that does not read
 MAX_QUEUED = 16  # requests waiting for the launch to take them; more are refused at once
 ALLOWED_CONTROLS = "\n\t"
@@ -109,21 +119,40 @@ def close_control(launch: Launch, control: ControlServer) -> None:
     control.close()
 
 
-def parse_request(data: bytes) -> tuple[str, bool] | str:
-    """The prompt and the wait flag of one request line, or why it is not one (never raises)."""
+def command_problem(text: str) -> str | None:
+    """Why ``text`` is not a slash command to send with ``--command``, or None."""
+    if not text.startswith("/") or len(text) < 2 or text[1].isspace():
+        return "a command starts with / and its name (--command sends a slash command, such as /cost)"
+    if "\n" in text:
+        return "a command is one line"
+    return None
+
+
+class Parsed(NamedTuple):
+    """One request line, read: the text, whether the client waits for the turn, whether it is a slash command."""
+
+    prompt: str
+    wait: bool
+    command: bool = False
+
+
+def parse_request(data: bytes) -> Parsed | str:
+    """The prompt and the flags of one request line, or why it is not one (never raises)."""
     try:
         value = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
         return "the request is not a JSON line"
     if not isinstance(value, dict):
         return "the request is not a JSON object"
-    prompt, wait = value.get("prompt"), value.get("wait", False)
+    prompt, wait, command = value.get("prompt"), value.get("wait", False), value.get("command", False)
     if not isinstance(prompt, str):
         return "the request has no prompt string"
     if not isinstance(wait, bool):
         return "the request's wait is not true or false"
-    problem = prompt_problem(prompt)
-    return problem if problem is not None else (prompt, wait)
+    if not isinstance(command, bool):
+        return "the request's command is not true or false"
+    problem = prompt_problem(prompt) or (command_problem(prompt) if command else None)
+    return problem if problem is not None else Parsed(prompt, wait, command)
 
 
 class SendRequest:
@@ -134,15 +163,34 @@ class SendRequest:
     not read never holds up the launch.
     """
 
-    def __init__(self, prompt: str, wait: bool, conn: socket.socket | None = None, loop: Loop | None = None) -> None:
-        self.prompt, self.wait = prompt, wait
+    def __init__(
+        self, prompt: str, wait: bool, conn: socket.socket | None = None, loop: Loop | None = None, *,
+        command: bool = False,
+    ) -> None:  # fmt: skip
+        self.prompt, self.wait, self.command = prompt, wait, command
         self.conn, self.loop = conn, loop
         self._out = bytearray()  # reply bytes the socket has not taken yet
         self._hang_up = False  # close once they are written
         self._deadline: Timer | None = None
 
     def __repr__(self) -> str:
-        return f"SendRequest(prompt={self.prompt!r}, wait={self.wait!r})"
+        return f"SendRequest(prompt={self.prompt!r}, wait={self.wait!r}, command={self.command!r})"
+
+    def cancelled(self) -> bool:
+        """The client gave up (shut its writing end, or went away): the prompt must not be typed.
+
+        Asked right before typing, in the callback that then accepts: a client that shut its end before this
+        never hears ``ok``, one that shut it after reads the ``ok`` already on its way.
+        """
+        if self.conn is None:
+            return self.loop is not None  # a request from a socket whose connection is gone; one made in-process stays
+        try:
+            data = self.conn.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return False  # nothing more from the client: it is still waiting
+        except OSError:
+            return True
+        return not data  # end of file: it shut its end; more bytes after the request line are ignored
 
     def _send(self, message: dict[str, Any]) -> None:
         if self.conn is None:
@@ -200,9 +248,11 @@ class SendRequest:
         if not self._out:
             self.close()
 
-    def refuse(self, error: str, state: str | None, *, retry: bool = False) -> None:
-        """The session cannot take the prompt now: say why (``retry``: it is starting, ask again soon), and hang up."""
-        self._send({"ok": False, "error": error, "state": state, **({"retry": True} if retry else {})})
+    def refuse(self, error: str, state: str | None, *, retry: bool = False, bad_input: bool = False) -> None:
+        """The session cannot take the prompt now: say why (``retry``: it is starting, ask again soon;
+        ``bad_input``: never, as it is written), and hang up."""
+        extra = {**({"retry": True} if retry else {}), **({"bad_input": True} if bad_input else {})}
+        self._send({"ok": False, "error": error, "state": state, **extra})
         self._end()
 
     def accept(self, session_id: str) -> None:
@@ -246,7 +296,7 @@ class _Incoming:
         except BlockingIOError:
             return
         except OSError as exc:
-            self._done(f"the request could not be read ({exc.strerror or exc})")
+            self._done(f"the request could not be read ({exc.strerror or exc})", bad=False)
             return
         self.data += chunk
         if len(self.data) > MAX_REQUEST:
@@ -256,11 +306,12 @@ class _Incoming:
             self._done("one request per connection" if rest.strip() else parse_request(line))
 
     def _on_deadline(self) -> None:
-        self._done(f"no request within {REQUEST_WAIT:g}s")
+        self._done(f"no request within {REQUEST_WAIT:g}s", bad=False)
 
-    def _done(self, parsed: tuple[str, bool] | str) -> None:
+    def _done(self, parsed: Parsed | str, *, bad: bool = True) -> None:
+        """The request is read (or never will be: ``bad`` False, the client was too slow or went away)."""
         self.drop()
-        self.server._received(self.conn, parsed)
+        self.server._received(self.conn, parsed, bad=bad)
 
     def drop(self) -> None:
         """Stop reading (the connection itself is the caller's now)."""
@@ -304,10 +355,19 @@ class ControlServer:
         return bool(self._queue)
 
     def take(self) -> list[SendRequest]:
-        """The requests that arrived, in order."""
+        """The requests that arrived, in order, without those whose client gave up meanwhile (they are hung up on).
+
+        The caller types what it takes in the same callback, before the loop runs again: a request taken here was
+        not cancelled when it was typed.
+        """
         taken: list[SendRequest] = []
         while self._queue:
-            taken.append(self._queue.popleft())
+            request = self._queue.popleft()
+            self._unwatch(request)
+            if request.cancelled():
+                request.close()
+            else:
+                taken.append(request)
         return taken
 
     def close(self) -> None:
@@ -334,11 +394,11 @@ class ControlServer:
                 return
             self._incoming.add(_Incoming(self, conn))
 
-    def _received(self, conn: socket.socket, parsed: tuple[str, bool] | str) -> None:
+    def _received(self, conn: socket.socket, parsed: Parsed | str, *, bad: bool = True) -> None:
         if isinstance(parsed, str):
-            SendRequest("", False, conn, self.loop).refuse(parsed, None)
+            SendRequest("", False, conn, self.loop).refuse(parsed, None, bad_input=bad)
             return
-        request = SendRequest(parsed[0], parsed[1], conn, self.loop)
+        request = SendRequest(parsed.prompt, parsed.wait, conn, self.loop, command=parsed.command)
         self._requests.add(request)
         why = self.gate() if self.gate is not None else None
         if why is not None:
@@ -348,8 +408,25 @@ class ControlServer:
             request.refuse("too many prompts are waiting for this session", None)
             return
         self._queue.append(request)
+        # A client that gives up while its request waits here is heard at once: its place in the queue is freed.
+        self.loop.add_reader(conn.fileno(), lambda: self._queued_readable(request))
         if self.on_request is not None:
             self.on_request()
+
+    def _queued_readable(self, request: SendRequest) -> None:
+        if not request.cancelled():
+            with contextlib.suppress(OSError):  # bytes after the request line: dropped, so the loop does not spin
+                if request.conn is not None:
+                    request.conn.recv(65536, socket.MSG_DONTWAIT)
+            return
+        self._unwatch(request)
+        with contextlib.suppress(ValueError):
+            self._queue.remove(request)
+        request.close()
+
+    def _unwatch(self, request: SendRequest) -> None:
+        if request.conn is not None:
+            self.loop.remove_reader(request.conn.fileno())
 
 
 class ControlClient:
@@ -365,10 +442,25 @@ class ControlClient:
             self._sock.close()
             raise
 
-    def request(self, prompt: str, wait: bool) -> dict[str, Any] | None:
-        """Send the request; the session's first reply (None: it hung up without one)."""
-        self._sock.sendall(json.dumps({"prompt": prompt, "wait": wait}, ensure_ascii=False).encode("utf-8") + b"\n")
-        return self.reply(REQUEST_WAIT * 2)
+    def request(
+        self, prompt: str, wait: bool, command: bool = False, first_wait: float = FIRST_REPLY_WAIT
+    ) -> dict[str, Any] | None:
+        """Send the request; the session's first reply (None: it hung up without one: the prompt was not typed).
+
+        A session that does not answer within ``first_wait`` seconds is told the client gives up (its writing end
+        is shut), and its answer to that is read: the ``ok`` it had already written (typed), or the end of the
+        connection (never typed). Raises TimeoutError only when even that answer does not come within
+        :data:`CANCEL_WAIT` seconds: the session's loop is stuck, and it will not type a request it looks at later.
+        """
+        request = {"prompt": prompt, "wait": wait, **({"command": True} if command else {})}
+        self._sock.sendall(json.dumps(request, ensure_ascii=False).encode("utf-8") + b"\n")
+        try:
+            return self.reply(first_wait)
+        except TimeoutError:
+            pass
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_WR)
+        return self.reply(CANCEL_WAIT)
 
     def reply(self, timeout: float | None) -> dict[str, Any] | None:
         """The next reply within ``timeout`` seconds (None: wait as long as it takes); None if the session hung up.

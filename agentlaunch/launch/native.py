@@ -22,6 +22,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +52,13 @@ IDLE_STATES = ("starting", "waiting")
 ANSWER_GRACE = 0.3  # seconds after a turn's end before a sent prompt's answer is read: the transcript's last line may lag
 STARTUP_GRACE = 5.0  # seconds after which a CLI that reported nothing yet takes a sent prompt (a resumed Gemini is silent)
 STARTUP_TURN_WAIT = 60.0  # seconds a sent prompt waits for the startup message's turn to begin, at most
+NO_TURN_WAIT = 20.0
+"""Seconds after typing a sent text within which its turn must begin; later it is released and reported. The CLIs
+report a turn within a second or two of Enter (Claude Code's and Codex's hooks, Gemini's session file); a text the
+interface did not take as a message (a menu took the Enter, a command ran) never opens one."""
+COMMAND_MIN = 2.0  # seconds a sent command is given to open a turn (a custom command is a prompt) before it may be done
+COMMAND_QUIET = 1.0  # seconds without output from the CLI after which a sent command's output has settled
+COMMAND_WAIT = 10.0  # seconds after which a sent command is done even if the CLI still draws (a spinner, a clock)
 
 InterfaceSpawner = Callable[[Sequence[str], Mapping[str, str], Path, tuple[int, int], Any], Child]
 
@@ -278,6 +286,9 @@ class NativeRun:
         self._turn_error = None
         for send in self._sends:
             send.opened = True
+            if send.timer is not None:
+                send.timer.cancel()
+                send.timer = None
 
     def _close_turn(self) -> None:
         if self._in_turn:
@@ -298,19 +309,69 @@ class NativeRun:
 
     def _on_sends(self) -> None:
         assert self.control is not None and self.relay is not None
-        for request in self.control.take():
+        for request in self.control.take():  # typed in this callback: a request taken was not cancelled
             if self._starting():
                 # agentlaunch send asks again, for a while: a script may send right after tmux up said "started".
                 request.refuse(f"{self.launch.spec.name} is still starting", "starting", retry=True)
+                continue
+            typed, bad = self._typing_of(request)
+            if typed is None:
+                request.refuse(bad or "", self.launch.state, bad_input=True)
                 continue
             why = self._cannot_take(request)
             if why is not None:
                 request.refuse(why, self.launch.state)
                 continue
-            self.relay.type_prompt(request.prompt)
+            self.relay.type_prompt(typed)
             request.accept(self.launch.session_id)
-            if request.wait:
-                self._sends.append(_Send(request, Figures.of(self.launch.meter)))
+            loop = self.launch.loop
+            send = _Send(request, Figures.of(self.launch.meter), loop.clock.monotonic())
+            self._sends.append(send)  # the door stays shut to other sends until its turn begins, or it is released
+            send.timer = loop.call_later(COMMAND_MIN if request.command else NO_TURN_WAIT, partial(self._no_turn_yet, send))
+
+    def _typing_of(self, request: SendRequest) -> tuple[str | None, str | None]:
+        """What to type for ``request`` so that the model reads it as written (a command: as it is), or why nothing."""
+        if request.command:
+            return request.prompt, None
+        cli = self.launch.adapter.descriptor
+        typed = cli.interface_input.typed(request.prompt)
+        if typed is not None:
+            return typed, None
+        mode = cli.interface_input.mode_of(request.prompt)
+        what = mode.what if mode is not None else "does not take it as a message"
+        first = repr(mode.char) if mode is not None else "its first character"
+        return None, (
+            f"{cli.name}'s interface {what} when the text starts with {first}; the model would not read it as written, "
+            "so it was not typed (put a word first, or send a slash command with --command)"
+        )
+
+    def _no_turn_yet(self, send: _Send) -> None:
+        """A sent text's bound passed without a turn: a command is done once the CLI is quiet, a prompt is released."""
+        send.timer = None
+        if send.opened or send not in self._sends:
+            return
+        loop, relay = self.launch.loop, self.relay
+        now = loop.clock.monotonic()
+        if send.request.command:
+            quiet_at = (relay.last_output if relay is not None else 0.0) + COMMAND_QUIET
+            if now < quiet_at and now - send.typed_at < COMMAND_WAIT:  # still drawing its output: look again then
+                send.timer = loop.call_later(quiet_at - now, partial(self._no_turn_yet, send))
+                return
+            self._sends.remove(send)
+            usage, cost = send.before.since(self.launch.meter)
+            send.request.answer(exit_code=0, answer="", usage=usage, cost_usd=cost)
+            return
+        self._sends.remove(send)
+        name = self.launch.spec.name
+        error = (
+            f"{name}'s interface began no turn within {NO_TURN_WAIT:g}s of the sent text; it may have taken it as "
+            "something else (a menu, a command), or left it in its input box"
+        )
+        if send.request.wait:
+            usage, cost = send.before.since(self.launch.meter)
+            send.request.answer(exit_code=int(ExitCode.TURN_FAILED), answer="", error=error, usage=usage, cost_usd=cost)
+        else:
+            self.launch.notice(error)
 
     def _cannot_take(self, request: SendRequest) -> str | None:
         """Why the interface cannot take a sent prompt now, or None."""
@@ -356,6 +417,8 @@ class NativeRun:
             self._answer_sends(read=False)  # the turn ended (waiting) just before the CLI did: its answer is complete
         launch, cli = self.launch, self.launch.adapter.descriptor.name
         for send in self._sends:
+            if send.timer is not None:
+                send.timer.cancel()
             usage, cost = send.before.since(launch.meter)
             if launch.stopped is not None:
                 code, error = int(launch.stopped.exit_code), launch.stopped.message
@@ -408,10 +471,16 @@ class NativeRun:
 
 
 class _Send:
-    """A prompt from agentlaunch send whose answer is awaited; ``opened`` once a turn began after it was typed."""
+    """A text from agentlaunch send, typed; ``opened`` once a turn began after it was typed.
 
-    def __init__(self, request: SendRequest, before: Figures) -> None:
+    Until then it shuts the door to other sends; its timer releases it (a command once its output settles, a prompt
+    after :data:`NO_TURN_WAIT`). Its answer goes back when ``wait`` asked for it (the request is closed otherwise).
+    """
+
+    def __init__(self, request: SendRequest, before: Figures, typed_at: float) -> None:
         self.request, self.before, self.opened = request, before, False
+        self.typed_at = typed_at  # the loop clock's time
+        self.timer: Timer | None = None
 
 
 class InterfaceFailed(AgentlaunchError):

@@ -115,6 +115,7 @@ class Relay:
         self._source_fds: dict[int, NativeSource] = {}
         self._pending: deque[tuple[float, bytes]] = deque()  # added bytes waiting for a boundary
         self._broken: set[int] = set()  # sources that raised
+        self.last_output = 0.0  # the loop clock's time of the CLI's latest output (a sent command's output settles)
 
     # -- running -----------------------------------------------------------------------
     def run(self) -> RelayResult:
@@ -227,6 +228,7 @@ class Relay:
     def _on_output(self) -> None:
         chunk = self.child.read_bytes()
         if chunk:
+            self.last_output = self.loop.clock.monotonic()
             self.write(self.tty_out, chunk)
             self.modes.feed(chunk)
             self._keep_tail(chunk)

@@ -19,6 +19,53 @@ from agentlaunch.errors import DefinitionError
 
 
 @dataclass(frozen=True)
+class InputMode:
+    """A leading character that takes text typed into a CLI's interface out of "a message to the model"."""
+
+    char: str
+    """The character (``!``, ``/``, ``$``)."""
+    what: str
+    """What the interface does with the text instead, for the refusal's reason ("runs it as a shell command")."""
+    after_space: bool = False
+    """The mode holds also when whitespace comes first (the interface strips it before looking)."""
+    at_end: bool = False
+    """The mode is a completion menu opened by the text's last word starting with ``char``: Enter picks from it."""
+
+    def hits(self, text: str) -> bool:
+        """Whether ``text``, typed as it is, lands in this mode."""
+        if self.at_end:
+            words = text.split()
+            return bool(words) and words[-1].startswith(self.char) and not text[-1:].isspace()
+        return (text.lstrip() if self.after_space else text).startswith(self.char)
+
+
+@dataclass(frozen=True)
+class InterfaceInput:
+    """How a prompt from ``agentlaunch send`` is typed into the CLI's interface so that the model reads it as written.
+
+    Measured on the pinned CLI with a bracketed paste and Enter (``tests/e2e``, docs/scripting.md's table).
+    """
+
+    modes: tuple[InputMode, ...] = ()
+    """The leading characters that switch the input out of "a message to the model"."""
+    pad: str = ""
+    """Written before and after the text: the interface strips it before it reads the text, and it keeps every mode
+    in :attr:`modes` shut (Codex: a space). Empty: no such neutral character exists, and a text in a mode is refused."""
+    strips: bool = False
+    """The interface strips whitespace at both ends of what it sends to the model."""
+
+    def typed(self, text: str) -> str | None:
+        """What to type so that the model reads ``text``, or None when no such typing exists (it is refused)."""
+        if self.pad:
+            return self.pad + text + self.pad
+        return None if self.mode_of(text) is not None else text
+
+    def mode_of(self, text: str) -> InputMode | None:
+        """The mode ``text`` lands in when typed as it is, or None (a message to the model)."""
+        return next((mode for mode in self.modes if mode.hits(text)), None)
+
+
+@dataclass(frozen=True)
 class ProviderDescriptor:
     """Every fact about one provider that code outside its adapter needs."""
 
@@ -56,6 +103,8 @@ class ProviderDescriptor:
     """The deliveries with which the skills route holds; None: every delivery."""
     otel_name: str | None = None
     """The OpenTelemetry GenAI convention's ``gen_ai.provider.name``; None: the provider's own name."""
+    interface_input: InterfaceInput = InterfaceInput()
+    """How ``agentlaunch send`` types a prompt into the CLI's own interface (its leading-character modes)."""
 
     def __post_init__(self) -> None:
         if self.skills_route not in (None, "add-dir", "cli-home"):
@@ -121,6 +170,14 @@ CLAUDE = ProviderDescriptor(
     # a folder dialog at every launch; settings list none; a plugin renames them): providers/claude_home.py.
     skills_route="cli-home",
     otel_name="anthropic",
+    # Measured on 2.1.332 (a bracketed paste, then Enter): "!" first runs the rest in bash mode at once (no model,
+    # no permission prompt); "/" after any whitespace runs a slash command when one has that name. A leading space
+    # keeps "!" out of bash mode but reaches the model as a space, so there is no neutral character: refused.
+    # "#", "@" (the file is attached too), "?", "&", "$" and a later line's "!" or "/" reach the model as written.
+    interface_input=InterfaceInput(
+        modes=(InputMode("!", "runs it as a shell command (bash mode)"),
+               InputMode("/", "runs it as a slash command", after_space=True)),
+    ),  # fmt: skip
 )
 
 CODEX = ProviderDescriptor(
@@ -141,6 +198,15 @@ CODEX = ProviderDescriptor(
     # gets a CODEX_HOME of its own that links them (docs/providers.md).
     skills_route="cli-home",
     otel_name="openai",
+    # Measured on 0.171.0: "!" first runs a shell command, "/" first a slash command (an unknown one stays in the
+    # box), a last word starting with "$" opens the skills menu that takes Enter. Codex strips whitespace at both
+    # ends of what it sends, and looks for "!" and "/" before stripping: a space before and after keeps every mode
+    # shut and the model reads the text as written.
+    interface_input=InterfaceInput(
+        modes=(InputMode("!", "runs it as a shell command"), InputMode("/", "runs it as a slash command"),
+               InputMode("$", "opens its skills menu, which takes the Enter", at_end=True)),
+        pad=" ", strips=True,
+    ),  # fmt: skip
 )
 
 GEMINI = ProviderDescriptor(
@@ -160,6 +226,12 @@ GEMINI = ProviderDescriptor(
     skills_route="cli-home",  # the per-agent Gemini home links them: only with delivery: gemini-home
     skills_deliveries=("gemini-home",),
     otel_name="gcp.gemini",
+    # Measured on 0.61.0: "/" after any whitespace runs a slash command (or stays in the box with its menu open); a
+    # pasted "!" reaches the model as written (shell mode is a key typed into an empty box, never a paste). Gemini
+    # strips whitespace at both ends; a space does not keep "/" out of command mode: refused.
+    interface_input=InterfaceInput(
+        modes=(InputMode("/", "runs it as a slash command", after_space=True),), strips=True,
+    ),
 )
 
 # Claude Code's protocol served by agentlaunch itself: no pricing id (genai-prices is never asked

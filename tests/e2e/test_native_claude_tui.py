@@ -12,6 +12,7 @@ import json
 import os
 import shlex
 import signal
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -246,3 +247,54 @@ def test_an_agent_with_skills_starts_with_no_dialog_and_its_skill_in_claudes_own
     assert {p: p.read_bytes() for p in [*before] if p.exists()} == before
     state = json.loads((claude.home / ".claude.json").read_text())
     assert not any("skills" in folder for folder in state.get("projects", {}))  # no trust entry for a skills folder
+
+
+def user_blocks(body: dict[str, object]) -> list[str]:
+    """The text blocks of the request's last user message (Claude Code puts the prompt in a block of its own)."""
+    last = [m for m in body["messages"] if isinstance(m, dict) and m.get("role") == "user"][-1]  # type: ignore[attr-defined]
+    content = last["content"]
+    return [content] if isinstance(content, str) else [b["text"] for b in content if b.get("type") == "text"]
+
+
+def send_bg(claude: Claude, *args: str) -> subprocess.Popen[bytes]:
+    """`agentlaunch send native ARGS` in the background (the screen must be read meanwhile, or the TUI blocks)."""
+    return subprocess.Popen([sys.executable, "-m", "agentlaunch", "send", "native", *args], env=claude.env, cwd=claude.work,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+
+
+def finished(screen: Screen, proc: subprocess.Popen[bytes], what: str) -> tuple[int, bytes, bytes]:
+    screen.until(lambda: proc.poll() is not None, 120, what)
+    out, err = proc.communicate()
+    return proc.returncode, out, err
+
+
+def test_send_never_hands_out_claude_codes_shell_and_a_slash_command_needs_command(claude: Claude) -> None:
+    """`send '!touch FILE'` would run in Claude Code's bash mode (no model, no permission prompt): refused, exit 2."""
+    claude.api.push(text_reply("Startup seen."))
+    screen = claude.run()
+    screen.wait_for(lambda t: "Startup seen." in t, 90, "the startup turn's answer")
+    screen.until(lambda: waiting(claude), 60, "the interface waiting")
+    target = claude.root / "made-by-bang"
+    before = len(main_calls(claude.api))
+    for text in (f"!touch {target}", "/cost", "  /cost"):
+        code, _, err = finished(screen, send_bg(claude, text, "--wait"), f"send {text!r}")
+        assert code == 2, err
+        assert b"was not typed" in err and b"--command" in err
+    screen.pump(2.0)
+    assert not target.exists()
+    assert len(main_calls(claude.api)) == before and "Total cost" not in screen.text()  # nothing reached the CLI
+    # A slash command asked for by name is typed as it is; --wait returns once its output settles (no turn).
+    code, out, err = finished(screen, send_bg(claude, "/cost", "--command", "--wait", "--timeout", "60"), "send --command")
+    assert code == 0, err
+    assert out == b""  # a command that opens no turn has no answer
+    screen.wait_for(lambda t: "Total duration" in t, 30, "/cost's panel on the interface's screen")
+    screen.child.send("\x1b")  # the panel closes as a person would close it
+    screen.pump(1.0)
+    # The door is open after it: a prompt is taken and answered, exactly as written.
+    claude.api.push(text_reply("After the command."))
+    text = "After /cost: !not a shell\n/nor a command"
+    code, out, err = finished(screen, send_bg(claude, text, "--wait", "--timeout", "90"), "the next send")
+    assert code == 0, err
+    assert out == b"After the command.\n"
+    assert user_blocks(main_calls(claude.api)[-1])[-1] == text  # the model reads it exactly as written
+    quit_tui(screen, claude)

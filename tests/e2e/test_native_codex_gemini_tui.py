@@ -265,3 +265,42 @@ def test_send_wait_pastes_a_prompt_into_the_interface_and_prints_the_answer(tui:
     assert sent and tui.user_texts(sent[-1].body)[-1].endswith("Name a fruit.\nOne word only.")  # one prompt, both lines
     screen.wait_for(lambda t: "PEAR" in t, 30, "the answer on the interface's screen")
     quit_tui(tui, screen)
+
+
+def sent(tui: Tui, screen: Screen, *args: str) -> tuple[int, bytes, bytes]:
+    """`agentlaunch send planner ARGS`, the screen read meanwhile; its exit code, stdout and stderr."""
+    proc = subprocess.Popen([sys.executable, "-m", "agentlaunch", "send", "planner", *args], env=tui.env, cwd=tui.work,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    screen.until(lambda: proc.poll() is not None, 120, f"send {args!r} to return")
+    out, err = proc.communicate()
+    return proc.returncode, out, err
+
+
+def test_send_never_hands_out_the_shell_and_the_model_reads_the_text_as_written(tui: Tui) -> None:
+    """`send '!touch FILE'`: Codex would run it in its shell. Padded with a space Codex strips, the model reads it as
+    written; Gemini takes a pasted ! as text. A leading / is a command: Codex's model reads it padded, Gemini refuses."""
+    tui.push_text("Startup seen.")
+    screen = tui.run()
+    screen.wait_for(lambda t: "Startup seen." in t, 120, "the startup turn's answer")
+    screen.until(lambda: state_of(tui) == "waiting", 60, "the interface waiting after its first turn")
+    target = tui.work.parent / "made-by-bang"
+    for _ in range(3):  # a call of the CLI's own (Codex names the thread) may take one: spares
+        tui.push_text("Not a shell.")
+    text = f"!touch {target}"
+    code, out, err = sent(tui, screen, text, "--wait", "--timeout", "90")
+    assert code == 0, err
+    assert out == b"Not a shell.\n"
+    assert not target.exists()
+    assert any(tui.user_texts(c.body)[-1] == text for c in tui.calls())  # exactly as written, nothing around it
+    if tui.name == "gemini":
+        code, _, err = sent(tui, screen, "/about", "--wait")
+        assert code == 2 and b"slash command" in err and b"was not typed" in err
+        code, _, err = sent(tui, screen, "/about", "--command", "--wait", "--timeout", "60")
+        assert code == 0, err
+    else:
+        for _ in range(2):
+            tui.push_text("Read as text.")
+        code, out, err = sent(tui, screen, "/review the last commit", "--wait", "--timeout", "90")
+        assert code == 0, err
+        assert any(tui.user_texts(c.body)[-1] == "/review the last commit" for c in tui.calls())
+    quit_tui(tui, screen)
