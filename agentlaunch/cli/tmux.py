@@ -11,6 +11,7 @@ import typer
 from agentlaunch import paths
 from agentlaunch.cli.common import AgentsDirOpt, TemplatesOpt, app, complete_agent, err
 from agentlaunch.errors import UsageError
+from agentlaunch.live.life import clear_note
 from agentlaunch.live.resume import Comeback, plan_comebacks, turns_text, working_dirs
 from agentlaunch.live.startup_wait import AgentStart, TmuxPanes, wait_started
 from agentlaunch.live.tmux import DEFAULT_SESSION, SOCKET_ENV, Tmux, UpResult, attach, down, up, validate_agents
@@ -119,6 +120,8 @@ def tmux_up(
             worktree=worktree, extra_args={p.agent: p.run_args for p in plans if p.row}, working_dirs=working_dirs(plans),
             fresh=fresh,
         )  # fmt: skip
+        for agent in (*result.started, *result.restarted):
+            clear_note(agent)  # running again: what `stop` left is no longer what happened to it
         for agent, row in result.resumed.items():
             err.print(for_markup(restart_said(agent, row, fresh=fresh)), markup=True, highlight=False, soft_wrap=True)
         if wait > 0 and result.panes:
