@@ -62,3 +62,37 @@ def test_a_dead_claude_pane_restarted_by_up_resumes_its_own_conversation(
     assert "remember the codeword PLUM" in json.dumps(last.body["messages"])  # the history came back
     assert last.headers.get("x-claude-code-session-id") == first["session_id"]
     assert cli(env, workdir, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
+
+
+def test_stop_then_restart_of_one_claude_agent_keeps_its_conversation_and_send_names_the_stop(
+    socket: str, env: dict[str, str], anthropic: FakeAnthropic, agents_dir: Path, workdir: Path, claude_bin: Path
+) -> None:
+    name = claude_agent(agents_dir, "sleeper", claude_bin, workdir)
+    anthropic.push(text_reply("Ready."), text_reply("Noted: FIG."), text_reply("It was FIG."))  # a resume sends no startup
+    assert cli(env, workdir, "tmux", "up", name, "--socket", socket, "--no-attach", "--wait", "60").returncode == 0
+    pane = pane_of(socket, name)
+    wait_for(lambda: waiting(env, workdir, name), timeout=90, what="the interface waiting")
+    say(socket, pane, "remember the codeword FIG")
+    wait_for(lambda: "Noted: FIG." in screen(socket, pane), timeout=90, what="the first answer")
+    first = wait_for(lambda: waiting(env, workdir, name), timeout=60, what="waiting after it")
+
+    stopped = cli(env, workdir, "stop", name, "--socket", socket, "--timeout", "60")
+    assert stopped.returncode == 0, stopped.stderr
+    assert tmux(socket, "display-message", "-p", "-t", pane, "#{pane_dead} #{pane_dead_status}").split() == ["1", "143"]
+    assert "stopped (agentlaunch stop)" in tmux(socket, "display-message", "-p", "-t", pane, "#{pane_title}")
+    dead = record(env, workdir, name)
+    assert dead is None  # `status --json` without the socket lists running agents only
+    rows = json.loads(cli(env, workdir, "status", "--json", "--socket", socket).stdout)
+    assert [r["state"] for r in rows if r["agent"] == name] == ["dead"]
+    sent = cli(env, workdir, "send", name, "still there?")
+    assert sent.returncode == 7 and f"{name} was stopped (agentlaunch stop".encode() in sent.stderr, sent.stderr
+
+    back = cli(env, workdir, "restart", name, "--socket", socket, "--wait", "60")
+    assert back.returncode == 0, back.stderr
+    again = wait_for(lambda: waiting(env, workdir, name), timeout=90, what="the restarted interface waiting")
+    assert again["session_id"] == first["session_id"]
+    answered = cli(env, workdir, "send", name, "what was the codeword?", "--wait", "--timeout", "90")
+    assert answered.returncode == 0 and answered.stdout == b"It was FIG.\n", answered.stderr
+    assert "remember the codeword FIG" in json.dumps(anthropic.message_requests()[-1].body["messages"])
+    assert "It was FIG." in screen(socket, pane)
+    assert cli(env, workdir, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
