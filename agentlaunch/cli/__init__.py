@@ -30,6 +30,8 @@ COMMAND_MODULES = {
     "tmux": "tmux",
     "worktrees": "worktrees",
     "send": "send",
+    "stop": "life",
+    "restart": "life",
 }
 
 

@@ -12,6 +12,7 @@ import typer
 from agentlaunch.cli.common import AgentArg, JsonOpt, app, err, read_prompt
 from agentlaunch.errors import PromptNotTaken, TurnFailed, TurnTimeout, UsageError
 from agentlaunch.launch.control import ControlClient, command_problem, prompt_problem
+from agentlaunch.live.life import what_happened
 from agentlaunch.live.status import StatusRecord, read_records
 from agentlaunch.visible import for_markup, visible
 
@@ -28,6 +29,8 @@ def running_session(agent: str, session: str | None) -> StatusRecord:
     if not live:
         which = f" with a session starting {session!r}" if session is not None else ""
         dead = " (its last session ended without closing: its agentlaunch process is gone)" if records else ""
+        if session is None and (stopped := what_happened(agent)):  # `stop` left a note: say what happened
+            raise PromptNotTaken(stopped)
         raise PromptNotTaken(f"{agent} is not running{which}{dead}", hint="agentlaunch status lists the running agents")
     if len(live) > 1:
         sessions = ", ".join(f"{r.data.get('session_id')} in {r.data.get('working_dir')}" for r in live)
@@ -137,6 +140,8 @@ def _offer(
     if not isinstance(control, str) or not control:
         if state == "starting":  # its socket is not named yet
             return None, {"ok": False, "retry": True, "error": f"{agent} is still starting"}
+        if state == "exited":  # its session is over (its CLI exited, a budget or `stop` ended it), not a headless turn
+            raise PromptNotTaken(what_happened(agent) or f"{agent}'s session has ended (its CLI exited): it takes no prompt")
         raise PromptNotTaken(f"{agent} runs one headless turn ({state}): only a chat or an interface takes prompts")
     try:
         client = ControlClient(control)

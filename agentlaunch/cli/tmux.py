@@ -10,9 +10,12 @@ import typer
 
 from agentlaunch import paths
 from agentlaunch.cli.common import AgentsDirOpt, TemplatesOpt, app, complete_agent, err
-from agentlaunch.live.resume import Comeback, plan_comebacks, working_dirs
+from agentlaunch.errors import UsageError
+from agentlaunch.live.life import clear_note
+from agentlaunch.live.resume import Comeback, plan_comebacks, turns_text, working_dirs
 from agentlaunch.live.startup_wait import AgentStart, TmuxPanes, wait_started
 from agentlaunch.live.tmux import DEFAULT_SESSION, SOCKET_ENV, Tmux, UpResult, attach, down, up, validate_agents
+from agentlaunch.usage.records import SessionRow
 from agentlaunch.usage.store import Store
 from agentlaunch.visible import for_markup
 
@@ -72,18 +75,27 @@ UpWorktreeOpt = Annotated[
 UpResumeOpt = Annotated[
     bool, typer.Option("--resume", help="Bring each agent back with its latest session, in the tmux session it ran in.")
 ]
+UpFreshOpt = Annotated[
+    bool,
+    typer.Option(
+        "--fresh",
+        help="Start a dead or stopped pane in a new session (by default it resumes the session it ran, its conversation kept).",
+    ),
+]
 
 
 @tmux_app.command("up")
 def tmux_up(
     agents: UpAgentsArg, session: UpSessionOpt = None, layout: LayoutOpt = None, attach_: AttachOpt = None,
     socket: SocketOpt = None, wait: UpWaitOpt = 30.0, worktree: UpWorktreeOpt = False, resume: UpResumeOpt = False,
-    agents_dir: AgentsDirOpt = None, templates_dir: TemplatesOpt = None,
+    fresh: UpFreshOpt = False, agents_dir: AgentsDirOpt = None, templates_dir: TemplatesOpt = None,
 ) -> None:  # fmt: skip
     """Start each AGENT in the tmux session (created when missing), running `agentlaunch run AGENT`.
 
     Idempotent: agents already running there are left alone, missing ones
-    are added, a failed one is started again in its pane. Before anything is
+    are added, a dead one (failed, or ended by `agentlaunch stop`) is
+    started again in its pane, in the session it ran (its conversation kept;
+    --fresh for a new one). Before anything is
     created every agent is checked (its definition, its CLI on PATH, its
     working directory); afterwards `up` waits (up to --wait seconds) until
     each new agent is really running or its pane died, and prints one line
@@ -96,6 +108,8 @@ def tmux_up(
 
     Example: agentlaunch tmux up reviewer planner --layout tiled   ·   agentlaunch tmux up --resume reviewer planner
     """
+    if fresh and resume:
+        raise UsageError("--fresh and --resume contradict each other: --resume resumes, --fresh starts new sessions")
     tmux = Tmux(socket)
     folder = paths.agents_dir(agents_dir)
     groups = up_groups(agents, folder, session=session, layout=layout, resume=resume, worktree=worktree)
@@ -103,8 +117,13 @@ def tmux_up(
     for (where, how), plans in groups.items():
         result = up(
             tmux, [p.agent for p in plans], session=where, layout=how, agents_dir=folder, templates_dir=templates_dir,
-            worktree=worktree, extra_args={p.agent: p.run_args for p in plans}, working_dirs=working_dirs(plans),
+            worktree=worktree, extra_args={p.agent: p.run_args for p in plans if p.row}, working_dirs=working_dirs(plans),
+            fresh=fresh,
         )  # fmt: skip
+        for agent in (*result.started, *result.restarted):
+            clear_note(agent)  # running again: what `stop` left is no longer what happened to it
+        for agent, row in result.resumed.items():
+            err.print(for_markup(restart_said(agent, row, fresh=fresh)), markup=True, highlight=False, soft_wrap=True)
         if wait > 0 and result.panes:
             outcomes = wait_started(TmuxPanes(tmux, where), result.panes, timeout=wait)
         else:
@@ -137,6 +156,16 @@ def up_groups(
         err.print(for_markup(plan.said()), markup=True, highlight=False, soft_wrap=True)
         groups.setdefault((plan.session, plan.layout), []).append(plan)
     return groups
+
+
+def restart_said(agent: str, row: SessionRow | None, *, fresh: bool) -> str:
+    """One line for a dead pane started again: in which session, or why in a new one."""
+    if row is not None:
+        title = f" “{row.title}”" if row.title else ""
+        return f"{agent}: restarting in its session {row.session_id[:8]}{title} ({turns_text(row)}) in {row.working_dir}"
+    if fresh:
+        return f"{agent}: restarting in a new session (--fresh)"
+    return f"{agent}: its pane's session had no turn: restarting in a new session"
 
 
 def attach_or_say(tmux: Tmux, session: str, socket: str | None) -> int:

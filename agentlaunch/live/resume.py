@@ -21,12 +21,17 @@ from agentlaunch.usage.store import Store
 
 @dataclass(frozen=True)
 class Comeback:
-    """One agent's way back: where (tmux session, layout), and which session (None: a fresh one)."""
+    """One agent's way back: where (tmux session, layout), and which session (None: a fresh one).
+
+    ``longer`` is a session of the same pane (same tmux session and window) with more turns than
+    ``row``: it is not chosen over the latest, but said, with the command that resumes it instead.
+    """
 
     agent: str
     session: str
     layout: str
     row: SessionRow | None
+    longer: SessionRow | None = None
 
     @property
     def run_args(self) -> list[str]:
@@ -39,7 +44,47 @@ class Comeback:
             return f"{self.agent}: no earlier session with a turn: starting fresh"
         title = f" “{self.row.title}”" if self.row.title else ""
         turns = f"{self.row.turns} turn{'s' if self.row.turns != 1 else ''}"
-        return f"{self.agent}: resuming session {self.row.session_id[:8]}{title} ({turns}) in {self.row.working_dir}"
+        line = f"{self.agent}: resuming session {self.row.session_id[:8]}{title} ({turns}) in {self.row.working_dir}"
+        if self.longer is not None:
+            line += (
+                f"; a longer session of the same pane, {self.longer.session_id[:8]} ({self.longer.turns} turns, last used "
+                f"{self.longer.last_used.astimezone():%Y-%m-%d %H:%M}), is not the latest: to resume it instead, "
+                f"agentlaunch restart {self.agent} --session {self.longer.session_id}"
+            )
+        return line
+
+
+def turns_text(row: SessionRow) -> str:
+    """``1 turn`` / ``12 turns``."""
+    return f"{row.turns} turn{'s' if row.turns != 1 else ''}"
+
+
+def same_pane_longer(store: Store, row: SessionRow) -> SessionRow | None:
+    """The session with the most turns that ran in ``row``'s tmux session and window, when it has more than ``row``."""
+    if row.tmux_session is None:
+        return None
+    mates = [
+        r for r in store.list_sessions(row.agent)
+        if r.tmux_session == row.tmux_session and r.tmux_window == row.tmux_window and r.session_id != row.session_id
+    ]  # fmt: skip
+    best = max(mates, key=lambda r: (r.turns, r.last_used), default=None)
+    return best if best is not None and best.turns > row.turns else None
+
+
+def own_session(store: Store, agent: str, pane_session: str, tmux_session: str, window: str) -> SessionRow | None:
+    """The session a pane of ``agent`` ran, to restart it in: the one the pane names, else the latest of its place.
+
+    The launch names its session on its pane (``@agentlaunch_session``); only a pane from before that
+    option falls back to the agent's latest session recorded in the same tmux session and window. Only a
+    session that had a turn can be resumed: None when there is none (the pane starts fresh, and is said to).
+    """
+    if pane_session:  # the pane's own: a session that never had a turn has nothing to resume
+        row = store.get_session(pane_session)
+        return row if row is not None and row.agent == agent and row.turns > 0 else None
+    for row in store.list_sessions(agent):
+        if row.turns > 0 and row.tmux_session == tmux_session and row.tmux_window == window:
+            return row
+    return None
 
 
 def plan_comebacks(
@@ -60,7 +105,7 @@ def plan_comebacks(
             if not SAFE_NAME.fullmatch(where):  # a store is anyone's file: a name tmux would misread is not used
                 where = DEFAULT_SESSION
         how = layout or (row.tmux_layout if row and row.tmux_layout in LAYOUTS else "windows")
-        plans.append(Comeback(agent, where, how, row))
+        plans.append(Comeback(agent, where, how, row, same_pane_longer(store, row) if row else None))
     return plans
 
 

@@ -18,6 +18,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -44,6 +45,9 @@ TITLE_WAIT = 2.0  # seconds the session's end waits for tmux to set the last tit
 PANE_TITLE_ENV = "AGENTLAUNCH_PANE_TITLE"
 CACHE_EXPIRY_OPTION = "@agentlaunch_cache_expires"
 """The pane option holding when the prompt cache expires (unix seconds): the border counts down from it."""
+SESSION_OPTION = "@agentlaunch_session"
+SESSION_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
+"""The pane option naming the session its launch runs: a pane that died or was stopped is restarted in it."""
 RECORD_VERSION = 1
 NEEDS_YOU = ("waiting", "asking")  # the states in which the agent waits for the person
 RECORD_LIMIT = 256 << 10  # a record is about 1 KiB; a larger file is not one
@@ -226,7 +230,7 @@ class StatusWriter:
         self._state_since: str | None = None
         self._timer: Cancellable | None = None
         self._titling: subprocess.Popen[bytes] | None = None  # the tmux process setting the pane's title
-        self._next_title: tuple[str, str] | None = None  # the title (and cache expiry) that follows it
+        self._next_title: tuple[str, str, str] | None = None  # the title (cache expiry, session) that follows it
         self._title_timer: Cancellable | None = None
         self._closed = False
         self.writes = 0
@@ -280,19 +284,21 @@ class StatusWriter:
             data = (json.dumps(record, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
             write_atomic(self.path, data, mode=PRIVATE_FILE_MODE)
             self.writes += 1
-        self._set_pane_title(one_line(record, warmth=False), cache_expiry(record))
+        session = record.get("session_id")
+        self._set_pane_title(one_line(record, warmth=False), cache_expiry(record), session if isinstance(session, str) else "")
 
-    def _set_pane_title(self, title: str, expiry: str = "") -> None:
-        """The pane's title and the cache's expiry (epoch seconds, "" for none) in one tmux call.
+    def _set_pane_title(self, title: str, expiry: str = "", session: str = "") -> None:
+        """The pane's title, the cache's expiry (epoch seconds, "" for none) and the session's id in one tmux call.
 
         The border counts the cache down from the expiry on every redraw (``status-interval``), so
-        agentlaunch writes it once per call, never once a second.
+        agentlaunch writes it once per call, never once a second. The session's id stays on the pane
+        after the launch ends, so `tmux up` and `restart` bring that pane back in its own conversation.
         """
         if not (self.pane and self._tmux):
             return
         if self._titling is not None and self._titling.poll() is None:
             # Set once the title on its way is: a few milliseconds, unless tmux is slow.
-            self._next_title = (title, expiry)
+            self._next_title = (title, expiry, session)
             if self._title_timer is None and self.later is not None:
                 self._title_timer = self.later(TITLE_RETRY, self._title_due)
             return
@@ -300,6 +306,8 @@ class StatusWriter:
         title = title[:-1] + "\\;" if title.endswith(";") else title  # tmux would end the command there
         expires = ["set-option", "-p", "-t", self.pane, CACHE_EXPIRY_OPTION, expiry] if expiry else [
             "set-option", "-p", "-u", "-t", self.pane, CACHE_EXPIRY_OPTION]  # fmt: skip
+        if SESSION_ID.fullmatch(session):  # an id a CLI wrote: anything tmux would misread is left off
+            expires += [";", "set-option", "-p", "-t", self.pane, SESSION_OPTION, session]
         # The tmux client inside a pane finds its server through $TMUX; an argument list, never a shell.
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             self._titling = subprocess.Popen(

@@ -34,10 +34,11 @@ from typing import TYPE_CHECKING
 
 from agentlaunch import paths
 from agentlaunch.errors import AgentlaunchError, ExitCode, UsageError
-from agentlaunch.live.status import CACHE_EXPIRY_OPTION, PANE_TITLE_ENV, process_running, read_records
+from agentlaunch.live.status import CACHE_EXPIRY_OPTION, PANE_TITLE_ENV, SESSION_OPTION, process_running, read_records
 
 if TYPE_CHECKING:
     from agentlaunch.live.preflight import ReadyAgent
+    from agentlaunch.usage.records import SessionRow
 
 SOCKET_ENV = "AGENTLAUNCH_TMUX_SOCKET"
 PLACE_ENV = "AGENTLAUNCH_TMUX_PLACE"  # where a pane is, for its launch's session record (agentlaunch.usage.recorder)
@@ -127,6 +128,7 @@ class Pane:
     dead: bool
     title: str
     tiled: bool
+    session: str = ""  # the session its launch named (SESSION_OPTION), "" when none yet
 
 
 @dataclass
@@ -137,6 +139,8 @@ class UpResult:
     restarted: list[str] = field(default_factory=list)
     running: list[str] = field(default_factory=list)
     panes: dict[str, str] = field(default_factory=dict)  # agent -> pane id, for every agent started or restarted now
+    # agent -> the session a restarted pane resumed (None: it had none with a turn, or --fresh: started fresh)
+    resumed: dict[str, SessionRow | None] = field(default_factory=dict)
 
 
 @dataclass
@@ -195,16 +199,17 @@ class Tmux:
                 "#{pane_dead}",
                 "#{pane_title}",
                 "#{" + TILED_OPTION + "}",
+                "#{" + SESSION_OPTION + "}",
             )
         )
         proc = self.run("list-panes", "-s", "-t", f"={session}", "-F", fmt)
         panes = []
         for row in proc.stdout.splitlines():
             cells = row.split("\t")
-            if len(cells) != 8:
+            if len(cells) != 9:
                 continue
-            pane_id, window_id, window_name, pid, agent, dead, title, tiled = cells
-            panes.append(Pane(pane_id, window_id, window_name, int(pid or 0), agent, dead == "1", title, tiled == "1"))
+            pane_id, window_id, window_name, pid, agent, dead, title, tiled, sid = cells
+            panes.append(Pane(pane_id, window_id, window_name, int(pid or 0), agent, dead == "1", title, tiled == "1", sid))
         return panes
 
     def socket_path(self, session: str) -> str:
@@ -308,26 +313,31 @@ def up(
     worktree: bool = False,
     extra_args: Mapping[str, Sequence[str]] | None = None,
     working_dirs: Mapping[str, Path] | None = None,
+    fresh: bool = False,
 ) -> UpResult:
     """Start every named agent that is not already running in ``session`` (created when missing).
 
     ``extra_args`` are added to an agent's `run` (``-r ID --working-dir DIR`` to resume), ``working_dirs``
-    are the directories the check before anything is created uses for them.
+    are the directories the check before anything is created uses for them. A dead pane (its agentlaunch
+    failed, or `stop` ended it) is started again in its own session, the one its launch named on the
+    pane, unless ``fresh`` or ``extra_args`` say otherwise: restarting never drops a conversation.
     """
     check_name(session, "tmux session")
     if layout not in LAYOUTS:
         raise UsageError(f"--layout must be one of {', '.join(LAYOUTS)}, not {layout!r}")
     agents_dir = agents_dir.expanduser().resolve()
-    ready = validate_agents(agents, agents_dir, cwd, worktree=worktree, working_dirs=working_dirs)
-    names = [r.name for r in ready]
-    extra = extra_args or {}
-    env_args = pane_env(os.environ if environ is None else environ)
-    directory = literal(str((cwd or Path.cwd()).resolve()))
-    result = UpResult(session)
-
     exists = tmux.has_session(session)
     panes = tmux.panes(session) if exists else []
     by_agent = {p.agent: p for p in panes if p.agent}
+    dead = [by_agent[a] for a in dict.fromkeys(agents) if a in by_agent and by_agent[a].dead]
+    resumed = {} if fresh else pane_sessions([p for p in dead if p.agent not in (extra_args or {})], session)
+    extra = {**{a: resume_args(row) for a, row in resumed.items() if row is not None}, **(extra_args or {})}
+    dirs = {**{a: Path(row.working_dir) for a, row in resumed.items() if row is not None}, **(working_dirs or {})}
+    ready = validate_agents(agents, agents_dir, cwd, worktree=worktree, working_dirs=dirs)
+    names = [r.name for r in ready]
+    env_args = pane_env(os.environ if environ is None else environ)
+    directory = literal(str((cwd or Path.cwd()).resolve()))
+    result = UpResult(session)
     for name in names:
         pane = by_agent.get(name)
         if pane is None:
@@ -338,6 +348,8 @@ def up(
             tmux.run("respawn-pane", "-k", "-t", pane.pane_id, "-c", directory, *env_args, *here, "--", *argv)
             result.restarted.append(name)
             result.panes[name] = pane.pane_id
+            if name in resumed or fresh:
+                result.resumed[name] = resumed.get(name)
         else:
             result.running.append(name)
 
@@ -371,6 +383,22 @@ def up(
         result.started.append(name)
         result.panes[name] = pane_id
     return result
+
+
+def resume_args(row: SessionRow) -> list[str]:
+    """What `agentlaunch run AGENT` gets to resume ``row`` in its own working directory."""
+    return ["-r", row.session_id, "--working-dir", row.working_dir]
+
+
+def pane_sessions(panes: Sequence[Pane], session: str) -> dict[str, SessionRow | None]:
+    """agent -> the session each dead pane ran (None: none with a turn, so it starts fresh), read from the store."""
+    if not panes:
+        return {}
+    from agentlaunch.live.resume import own_session  # resume imports this module
+    from agentlaunch.usage.store import Store
+
+    with Store.open(paths.store_path()) as store:
+        return {p.agent: own_session(store, p.agent, p.session, session, p.window_name) for p in panes}
 
 
 def attach(tmux: Tmux, session: str, environ: Mapping[str, str] | None = None) -> int | None:

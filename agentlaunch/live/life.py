@@ -1,0 +1,166 @@
+"""One agent's life on its own: `stop` ends its CLI cleanly, `restart` brings it back in its session.
+
+A stop is agentlaunch's own clean end, SIGTERM to the agent's launch (exit 143): the CLI is ended, the
+session recorded and resumable. A launch that `tmux up` started leaves its pane dead and kept
+(``remain-on-exit failed``), with the reason as its title; a note in the state directory remembers what
+happened, so `send` and `restart` can say it after the launch is gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from agentlaunch import paths
+from agentlaunch.errors import PromptNotTaken, UsageError
+from agentlaunch.fsutil import PRIVATE_FILE_MODE, private_dir, read_regular, write_atomic
+from agentlaunch.live.status import SESSION_OPTION, StatusRecord, process_running, read_records
+from agentlaunch.live.tmux import AGENT_OPTION, Pane, Tmux, TmuxError, literal
+from agentlaunch.usage.records import SessionRow
+from agentlaunch.usage.store import Store
+
+STOPPED_DIR = "stopped"
+NOTE_LIMIT = 16 << 10  # a note is about 300 bytes; a larger file is not one
+STOPPED_OPTION = "@agentlaunch_stopped"  # the pane option saying why its agent is not running
+
+
+class AgentNotRunning(PromptNotTaken):
+    """`stop` of an agent that is not running: exit 7, as `send` to one."""
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """What `stop` did: the agent, the session it ran (resumable), and the tmux pane it left (if any)."""
+
+    agent: str
+    session_id: str | None
+    pane: str | None
+    tmux_session: str | None
+    ended: bool
+
+
+@dataclass(frozen=True)
+class AgentPane:
+    """A pane of ``agent`` on a tmux server, with its tmux session."""
+
+    session: str
+    pane: Pane
+
+
+def note_path(agent: str, state_dir: Path | None = None) -> Path:
+    return (state_dir or paths.state_dir()) / STOPPED_DIR / f"{agent}.json"
+
+
+def write_note(agent: str, data: dict[str, Any], state_dir: Path | None = None) -> None:
+    """Remember why ``agent`` is not running (a convenience: a full disk never fails the stop)."""
+    path = note_path(agent, state_dir)
+    with contextlib.suppress(OSError):
+        private_dir(path.parent)
+        write_atomic(path, (json.dumps(data) + "\n").encode(), mode=PRIVATE_FILE_MODE)
+
+
+def read_note(agent: str, state_dir: Path | None = None) -> dict[str, Any] | None:
+    """The note `stop` left for ``agent``, or None (none, or not one agentlaunch wrote)."""
+    try:
+        data = json.loads(read_regular(note_path(agent, state_dir), NOTE_LIMIT))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def clear_note(agent: str, state_dir: Path | None = None) -> None:
+    with contextlib.suppress(OSError):
+        note_path(agent, state_dir).unlink()
+
+
+def what_happened(agent: str, state_dir: Path | None = None) -> str | None:
+    """One phrase for an agent that is not running because `stop` ended it, else None."""
+    note = read_note(agent, state_dir)
+    if note is None:
+        return None
+    sid = str(note.get("session_id") or "")
+    at = str(note.get("at") or "")
+    when = f" at {at[11:16]} UTC" if len(at) >= 16 else ""
+    session = f"; its session {sid[:8]} is resumable" if sid else ""
+    return f"{agent} was stopped (agentlaunch stop{when}){session}: agentlaunch restart {agent} brings it back"
+
+
+def agent_panes(tmux: Tmux, agent: str) -> list[AgentPane]:
+    """Every pane of ``agent`` on this server (none when no server runs)."""
+    fmt = "\t".join(("#{session_name}", "#{pane_id}", "#{window_id}", "#{window_name}", "#{pane_pid}",
+                     "#{" + AGENT_OPTION + "}", "#{pane_dead}", "#{" + SESSION_OPTION + "}"))  # fmt: skip
+    proc = tmux.run("list-panes", "-a", "-F", fmt, check=False)
+    found = []
+    for row in proc.stdout.splitlines() if proc.returncode == 0 else []:
+        cells = row.split("\t")
+        if len(cells) == 8 and cells[5] == agent:
+            name, pane_id, window_id, window_name, pid, _, dead, sid = cells
+            pane = Pane(pane_id, window_id, window_name, int(pid or 0), agent, dead == "1", "", False, sid)
+            found.append(AgentPane(name, pane))
+    return found
+
+
+def live_record(agent: str) -> StatusRecord | None:
+    """``agent``'s running session's record; a usage error when it runs several (which to stop is not guessed)."""
+    live = [r for r in read_records(clean=False) if r.agent == agent and not r.stale]
+    if len(live) > 1:
+        raise UsageError(f"{agent} runs {len(live)} sessions; stop them with `tmux down` or in their terminals")
+    return live[0] if live else None
+
+
+def stop_agent(
+    tmux: Tmux | None, agent: str, *, timeout: float, clock: Callable[[], float] = time.monotonic
+) -> Stopped:
+    """End ``agent``'s launch cleanly (SIGTERM), wait up to ``timeout`` s, and leave its pane with the reason."""
+    record = live_record(agent)
+    if record is None:
+        said = what_happened(agent)
+        raise AgentNotRunning(said or f"{agent} is not running: nothing to stop",
+                              hint="agentlaunch status lists the running agents")  # fmt: skip
+    pid = int(record.data["pid"])
+    sid = record.data.get("session_id") if isinstance(record.data.get("session_id"), str) else None
+    found = next((p for p in agent_panes(tmux, agent) if p.pane.pid == pid), None) if tmux is not None else None
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)  # agentlaunch's clean end: the CLI ended, the session recorded (exit 143)
+    deadline = clock() + timeout
+    while process_running(pid) and clock() < deadline:
+        time.sleep(0.05)  # poll interval of a wait bounded by the deadline
+    ended = not process_running(pid)
+    at = datetime.now(UTC).isoformat(timespec="seconds")
+    write_note(agent, {"agent": agent, "session_id": sid, "at": at, "reason": "agentlaunch stop",
+                       "pane": found.pane.pane_id if found else None})  # fmt: skip
+    if found is not None and tmux is not None and ended:
+        title = f"{agent} · stopped (agentlaunch stop) · agentlaunch restart {agent} resumes it"
+        with contextlib.suppress(TmuxError):  # the pane may have closed meanwhile: the stop itself is done
+            tmux.sequence([["select-pane", "-t", found.pane.pane_id, "-T", literal(title)],
+                           ["set-option", "-p", "-t", found.pane.pane_id, STOPPED_OPTION, at]])  # fmt: skip
+    return Stopped(agent, sid, found.pane.pane_id if found else None, found.session if found else None, ended)
+
+
+def chosen_session(store: Store, agent: str, given: str | None, place: AgentPane | None) -> SessionRow | None:
+    """The session `restart` resumes: ``given`` (an id or unique start, of this agent, with a turn), else the pane's own."""
+    if given is None:
+        if place is None:
+            return None
+        from agentlaunch.live.resume import own_session
+
+        return own_session(store, agent, place.pane.session, place.session, place.pane.window_name)
+    rows = store.sessions_by_prefix(given, limit=2)
+    if not rows:
+        raise UsageError(f"no session {given!r}: agentlaunch sessions {agent} lists {agent}'s")
+    if len(rows) > 1 and rows[0].session_id != given:
+        raise UsageError(f"{given!r} starts more than one session id: give more of it")
+    row = rows[0]
+    if row.agent != agent:
+        raise UsageError(f"session {row.session_id} is {row.agent}'s, not {agent}'s: restart resumes an agent's own sessions")
+    if row.turns == 0:
+        raise UsageError(f"session {row.session_id} never had a turn: there is nothing to resume")
+    return row

@@ -1,0 +1,98 @@
+"""Each agent's life on its own, with the real Claude Code (its own interface) against a fake Anthropic API.
+
+A private tmux server per test, started by `tmux up` itself, so its panes inherit the environment that points
+claude at the fake API. The panes are read with capture-pane, the states with `status --json`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from agentlaunch.fakeapi.anthropic import FakeAnthropic, text_reply
+from tests.e2e.test_tmux_claude import claude_agent, cli, env, pane_of, say, screen, socket, tmux
+from tests.helpers import wait_for
+
+__all__ = ["env", "socket"]  # the fixtures, used by name
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+
+
+def record(env: dict[str, str], cwd: Path, agent: str) -> dict[str, object] | None:
+    records = json.loads(cli(env, cwd, "status", "--json").stdout)
+    return next((r for r in records if r.get("agent") == agent), None)
+
+
+def waiting(env: dict[str, str], cwd: Path, agent: str) -> dict[str, object] | None:
+    found = record(env, cwd, agent)
+    return found if found is not None and found.get("state") == "waiting" and found.get("turns") else None
+
+
+def test_a_dead_claude_pane_restarted_by_up_resumes_its_own_conversation(
+    socket: str, env: dict[str, str], anthropic: FakeAnthropic, agents_dir: Path, workdir: Path, claude_bin: Path
+) -> None:
+    name = claude_agent(agents_dir, "phoenix", claude_bin, workdir)
+    anthropic.push(text_reply("Ready."), text_reply("Noted: PLUM."), text_reply("It was PLUM."))  # a resume sends no startup
+    assert cli(env, workdir, "tmux", "up", name, "--socket", socket, "--no-attach", "--wait", "60").returncode == 0
+    pane = pane_of(socket, name)
+    wait_for(lambda: waiting(env, workdir, name), timeout=90, what="the interface waiting")
+    say(socket, pane, "remember the codeword PLUM")
+    wait_for(lambda: "Noted: PLUM." in screen(socket, pane), timeout=90, what="the first answer")
+    first = wait_for(lambda: waiting(env, workdir, name), timeout=60, what="waiting after it")
+
+    # The launch dies (a crash, an OOM kill's SIGTERM): the pane is kept, dead, as `status` shows it.
+    pid = int(tmux(socket, "display-message", "-p", "-t", pane, "#{pane_pid}").strip())
+    os.kill(pid, signal.SIGTERM)
+    wait_for(lambda: tmux(socket, "display-message", "-p", "-t", pane, "#{pane_dead}").strip() == "1", what="pane dead")
+
+    # The step `status` suggests: `tmux up AGENT`. It brings the pane back in the conversation it ran.
+    again = cli(env, workdir, "tmux", "up", name, "--socket", socket, "--no-attach", "--wait", "60")
+    said = again.stderr.decode()
+    assert again.returncode == 0, said
+    assert f"{name}: restarting in its session {str(first['session_id'])[:8]}" in said
+    back = wait_for(lambda: waiting(env, workdir, name), timeout=90, what="the restarted interface waiting")
+    assert back["session_id"] == first["session_id"] and back["resumed"] is True
+    say(socket, pane, "what was the codeword?")
+    wait_for(lambda: "It was PLUM." in screen(socket, pane), timeout=90, what="the answer after the restart")
+    last = anthropic.message_requests()[-1]
+    assert "remember the codeword PLUM" in json.dumps(last.body["messages"])  # the history came back
+    assert last.headers.get("x-claude-code-session-id") == first["session_id"]
+    assert cli(env, workdir, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
+
+
+def test_stop_then_restart_of_one_claude_agent_keeps_its_conversation_and_send_names_the_stop(
+    socket: str, env: dict[str, str], anthropic: FakeAnthropic, agents_dir: Path, workdir: Path, claude_bin: Path
+) -> None:
+    name = claude_agent(agents_dir, "sleeper", claude_bin, workdir)
+    anthropic.push(text_reply("Ready."), text_reply("Noted: FIG."), text_reply("It was FIG."))  # a resume sends no startup
+    assert cli(env, workdir, "tmux", "up", name, "--socket", socket, "--no-attach", "--wait", "60").returncode == 0
+    pane = pane_of(socket, name)
+    wait_for(lambda: waiting(env, workdir, name), timeout=90, what="the interface waiting")
+    say(socket, pane, "remember the codeword FIG")
+    wait_for(lambda: "Noted: FIG." in screen(socket, pane), timeout=90, what="the first answer")
+    first = wait_for(lambda: waiting(env, workdir, name), timeout=60, what="waiting after it")
+
+    stopped = cli(env, workdir, "stop", name, "--socket", socket, "--timeout", "60")
+    assert stopped.returncode == 0, stopped.stderr
+    assert tmux(socket, "display-message", "-p", "-t", pane, "#{pane_dead} #{pane_dead_status}").split() == ["1", "143"]
+    assert "stopped (agentlaunch stop)" in tmux(socket, "display-message", "-p", "-t", pane, "#{pane_title}")
+    dead = record(env, workdir, name)
+    assert dead is None  # `status --json` without the socket lists running agents only
+    rows = json.loads(cli(env, workdir, "status", "--json", "--socket", socket).stdout)
+    assert [r["state"] for r in rows if r["agent"] == name] == ["dead"]
+    sent = cli(env, workdir, "send", name, "still there?")
+    assert sent.returncode == 7 and f"{name} was stopped (agentlaunch stop".encode() in sent.stderr, sent.stderr
+
+    back = cli(env, workdir, "restart", name, "--socket", socket, "--wait", "60")
+    assert back.returncode == 0, back.stderr
+    again = wait_for(lambda: waiting(env, workdir, name), timeout=90, what="the restarted interface waiting")
+    assert again["session_id"] == first["session_id"]
+    answered = cli(env, workdir, "send", name, "what was the codeword?", "--wait", "--timeout", "90")
+    assert answered.returncode == 0 and answered.stdout == b"It was FIG.\n", answered.stderr
+    assert "remember the codeword FIG" in json.dumps(anthropic.message_requests()[-1].body["messages"])
+    assert "It was FIG." in screen(socket, pane)
+    assert cli(env, workdir, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0

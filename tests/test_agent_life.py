@@ -1,0 +1,95 @@
+"""`agentlaunch stop` / `restart` of one agent in tmux, and `send` to a stopped one, on the offline fake provider.
+
+A private tmux server per test (the ``socket`` fixture of test_tmux.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from agentlaunch import paths
+from agentlaunch.usage.store import Store
+from tests.helpers import run_cli, wait_for
+from tests.test_tmux import HAVE_TMUX, add_agent_copies, panes, screen, send_line, socket, status_records, up
+
+__all__ = ["socket"]  # the fixture, used by name
+
+if not HAVE_TMUX and not os.environ.get("CI"):
+    pytest.skip("tmux is not installed", allow_module_level=True)
+
+
+def waiting(agent: str) -> dict[str, object] | None:
+    return next((r for r in status_records() if r["agent"] == agent and r.get("state") == "waiting"), None)
+
+
+def test_stop_keeps_the_pane_with_the_reason_send_names_it_and_restart_resumes_the_same_session(
+    socket: str, agents_dir: Path, workdir: Path
+) -> None:
+    add_agent_copies(agents_dir, ["other"])
+    assert up(socket, agents_dir, workdir, "demo", "other").returncode == 0
+    pane = panes(socket)["demo"]["pane"]
+    wait_for(lambda: "›" in screen(socket, pane), what="the prompt")
+    send_line(socket, pane, "remember the blue door")
+    wait_for(lambda: 'You said: "remember the blue door"' in screen(socket, pane), what="the first answer")
+    first = wait_for(lambda: waiting("demo"), what="demo waiting")
+
+    stopped = run_cli("stop", "demo", "--socket", socket, "--json")
+    assert stopped.returncode == 0, stopped.stderr
+    said = json.loads(stopped.stdout)
+    assert said == {"agent": "demo", "session_id": first["session_id"], "ended": True, "pane": pane,
+                    "tmux_session": "agentlaunch"}  # fmt: skip
+    facts = panes(socket)["demo"]
+    assert facts["dead"] == "1" and "stopped (agentlaunch stop)" in facts["title"]  # the pane kept, with the reason
+    assert waiting("other") is not None  # the rest of the team untouched
+    records = json.loads(run_cli("status", "--json", "--socket", socket).stdout)
+    assert [r["state"] for r in records if r["agent"] == "demo"] == ["dead"]
+
+    sent = run_cli("send", "demo", "are you there?")
+    assert sent.returncode == 7, sent.stderr
+    assert b"demo was stopped (agentlaunch stop at" in sent.stderr
+    assert f"its session {str(first['session_id'])[:8]} is resumable".encode() in sent.stderr
+    again = run_cli("stop", "demo", "--socket", socket)
+    assert again.returncode == 7 and b"demo was stopped" in again.stderr, again.stderr
+
+    back = run_cli("restart", "demo", "--socket", socket, "--agents-dir", str(agents_dir), cwd=workdir)
+    assert back.returncode == 0, back.stderr
+    assert f"demo: restarting in its session {str(first['session_id'])[:8]}".encode() in back.stderr
+    record = wait_for(lambda: waiting("demo"), what="demo waiting again")
+    assert record["session_id"] == first["session_id"]
+    send_line(socket, pane, "which door?")
+    wait_for(lambda: "Fake provider here, turn 2." in screen(socket, pane), what="the second turn of the same session")
+    assert len(panes(socket)) == 2
+    assert run_cli("tmux", "down", "--socket", socket).returncode == 0
+
+
+def test_stop_of_an_agent_that_is_not_running_is_exit_7(socket: str) -> None:
+    result = run_cli("stop", "demo", "--socket", socket)
+    assert result.returncode == 7 and b"demo is not running: nothing to stop" in result.stderr, result.stderr
+
+
+def test_restart_with_another_agents_session_is_refused_before_anything_is_stopped(
+    socket: str, agents_dir: Path, workdir: Path
+) -> None:
+    with Store.open(paths.store_path()) as store:
+        store.start_session("s-of-other", agent="other", provider="fake", working_dir=workdir)
+        store.touch_session("s-of-other")
+        store.start_session("s-no-turn", agent="demo", provider="fake", working_dir=workdir)
+    assert up(socket, agents_dir, workdir, "demo").returncode == 0
+    wait_for(lambda: waiting("demo"), what="demo waiting")
+    pid = panes(socket)["demo"]["pid"]
+    for given, words in [("s-of-other", b"is other's, not demo's"), ("s-no-turn", b"never had a turn"),
+                         ("nope", b"no session 'nope'")]:  # fmt: skip
+        result = run_cli("restart", "demo", "--session", given, "--socket", socket, "--agents-dir", str(agents_dir))
+        assert result.returncode == 2 and words in result.stderr, result.stderr
+    assert panes(socket)["demo"]["pid"] == pid and panes(socket)["demo"]["dead"] == "0"  # nothing was stopped
+    assert run_cli("tmux", "down", "--socket", socket).returncode == 0
+
+
+def test_restart_of_an_agent_without_a_pane_says_how_to_start_it(socket: str, agents_dir: Path) -> None:
+    result = run_cli("restart", "demo", "--socket", socket, "--agents-dir", str(agents_dir))
+    assert result.returncode == 1 and b"demo has no pane on this tmux server" in result.stderr, result.stderr
+    assert b"agentlaunch tmux up --resume demo" in result.stderr
