@@ -78,7 +78,12 @@ def test_stop_then_restart_of_one_claude_agent_keeps_its_conversation_and_send_n
 
     stopped = cli(env, workdir, "stop", name, "--socket", socket, "--timeout", "60")
     assert stopped.returncode == 0, stopped.stderr
-    assert tmux(socket, "display-message", "-p", "-t", pane, "#{pane_dead} #{pane_dead_status}").split() == ["1", "143"]
+    # The launch ended cleanly: its session recorded exit 143 (SIGTERM handled), and the pane is kept, dead.
+    # (tmux's own #{pane_dead_status} is not read: once in three runs the pane was dead with no status yet,
+    # 10 s after the launch's process had exited; see the closing note of issue 24.)
+    ended = json.loads(cli(env, workdir, "sessions", name, "--json").stdout)
+    assert [r["exit_status"] for r in ended if r["session_id"] == first["session_id"]] == [143]
+    assert tmux(socket, "display-message", "-p", "-t", pane, "#{pane_dead}").strip() == "1"
     assert "stopped (agentlaunch stop)" in tmux(socket, "display-message", "-p", "-t", pane, "#{pane_title}")
     dead = record(env, workdir, name)
     assert dead is None  # `status --json` without the socket lists running agents only
