@@ -99,7 +99,7 @@ def test_a_chat_in_a_turn_refuses_a_prompt_and_ctrl_c_ends_a_waiting_send_with_1
 def test_the_line_chat_refuses_a_slash_command_with_exit_2_and_runs_no_turn(chat: pexpect.spawn) -> None:
     ready_for_sends("demo")
     refused = run_cli("send", "demo", "/tool", "--command", "--wait")
-    assert refused.returncode == 2 and b"the line chat has no slash commands" in refused.stderr, refused.stderr
+    assert refused.returncode == 2 and b"fake runs no slash command in the line chat" in refused.stderr, refused.stderr
     assert (record_of("demo") or {}).get("turns") == 0  # nothing ran
     taken = run_cli("send", "demo", "after it", "--wait")  # the door is open
     assert taken.returncode == 0 and b'You said: "after it"' in taken.stdout, taken.stderr

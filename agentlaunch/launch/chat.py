@@ -161,9 +161,15 @@ class LineChat:
     def sent_turn(self, request: SendRequest, door: ChatDoor) -> int | None:
         """A prompt from agentlaunch send, as one turn of the chat; its answer and exit code go back with --wait."""
         launch = self.launch
-        if request.command:  # the line chat hands every text to the model: it has no slash commands to run
-            request.refuse("the line chat has no slash commands; send the text without --command", launch.state,
-                           bad_input=True)  # fmt: skip
+        cli = launch.adapter.descriptor
+        if request.command and not cli.line_input.runs_commands:
+            request.refuse(f"{cli.name} runs no slash command in the line chat (the text would reach the model); "
+                           "send it without --command", launch.state, bad_input=True)  # fmt: skip
+            return None
+        hint = "put a word first, or send a slash command with --command"
+        why = None if request.command else cli.line_input.refusal(cli.name, request.prompt, "in the line chat", hint)
+        if why is not None:
+            request.refuse(why, launch.state, bad_input=True)
             return None
         if why := launch_busy(launch):
             request.refuse(why, launch.state)

@@ -21,13 +21,14 @@ from typing import TYPE_CHECKING, Protocol
 
 from agentlaunch import paths
 from agentlaunch.definitions.spec import load_agent
-from agentlaunch.errors import AgentlaunchError, Interrupted
+from agentlaunch.errors import AgentlaunchError, Interrupted, UsageError
 from agentlaunch.launch.chat import LineChat, err
 from agentlaunch.launch.native import NativeRun
 from agentlaunch.launch.turn import turn_failed
 from agentlaunch.live.interface_view import InterfaceView
 from agentlaunch.live.view import HeadlessView, InteractiveView
 from agentlaunch.providers import get_adapter
+from agentlaunch.providers.descriptors import describe
 from agentlaunch.visible import for_markup
 
 if TYPE_CHECKING:
@@ -117,6 +118,10 @@ def choose_mode(options: LaunchOptions, request: RunRequest) -> Mode:
     """The mode ``request`` asks for, where it can run: with no interface to relay, the line chat, said why."""
     interactive = dataclasses.replace(options, interactive=request.text is None, native=False)
     if request.text is not None:
+        spec = load_agent(options.agents_dir, options.agent, paths.state_dir())
+        line = describe(spec.provider)
+        if (why := line.line_input.refusal(line.name, request.text, "(headless)")) is not None:
+            raise UsageError(why)  # before anything starts: no session, no CLI
         return Headless(interactive, request)
     if request.line:
         return Chat(interactive, request)

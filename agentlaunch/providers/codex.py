@@ -264,7 +264,8 @@ class CodexAdapter(Described):
             argv += ["resume", str(state["thread_id"])]
         if len(prompt.encode("utf-8")) > ARGV_PROMPT_LIMIT:
             return TurnPlan(argv=[*argv, "-"], stdin=prompt.encode("utf-8"))
-        return TurnPlan(argv=[*argv, prompt], stdin=b"")
+        # After "--": a prompt starting with "-" is no option (measured: "-dash first" was an unknown argument, exit 2).
+        return TurnPlan(argv=[*argv, "--", prompt], stdin=b"")
 
     def interface_argv(
         self, spec: AgentSpec, command: str, *, session_id: str, resumed: bool, state: Mapping[str, object],

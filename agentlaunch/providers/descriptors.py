@@ -64,6 +64,21 @@ class InterfaceInput:
         """The mode ``text`` lands in when typed as it is, or None (a message to the model)."""
         return next((mode for mode in self.modes if mode.hits(text)), None)
 
+    @property
+    def runs_commands(self) -> bool:
+        """Whether a text starting with ``/`` can run a slash command here (``send --command`` has a use)."""
+        return any(mode.char == "/" for mode in self.modes)
+
+    def refusal(self, cli: str, text: str, where: str, hint: str = "put a word first") -> str | None:
+        """Why ``text`` cannot be handed to ``cli`` on the path ``where`` as it is, or None: the model reads it."""
+        mode = self.mode_of(text)
+        if mode is None:
+            return None
+        return (
+            f"{cli} {where} {mode.what} when the text starts with {mode.char!r}; the model would not read it as "
+            f"written, so it was not sent ({hint})"
+        )
+
 
 @dataclass(frozen=True)
 class ProviderDescriptor:
@@ -105,6 +120,9 @@ class ProviderDescriptor:
     """The OpenTelemetry GenAI convention's ``gen_ai.provider.name``; None: the provider's own name."""
     interface_input: InterfaceInput = InterfaceInput()
     """How ``agentlaunch send`` types a prompt into the CLI's own interface (its leading-character modes)."""
+    line_input: InterfaceInput = InterfaceInput()
+    """The leading-character modes of the path a headless turn and the line chat hand a prompt down (Claude Code's
+    stream-json user message, ``codex exec``'s and ``gemini -p``'s argument); no pad: a text in a mode is refused."""
 
     def __post_init__(self) -> None:
         if self.skills_route not in (None, "add-dir", "cli-home"):
@@ -178,6 +196,11 @@ CLAUDE = ProviderDescriptor(
         modes=(InputMode("!", "runs it as a shell command (bash mode)"),
                InputMode("/", "runs it as a slash command", after_space=True)),
     ),  # fmt: skip
+    # Measured on 2.1.332, a stream-json user message (headless, the line chat): "/" first runs a slash command or a
+    # skill (/cost, /context, /help answer with no model call; /compact compacts; /init and /SKILL send their own
+    # prompt instead); an unknown "/notacmd" and a space before "/" reach the model as written. "!" is no bash mode
+    # here, and "#", "@", "$", "?", "&", "-", whitespace and a later line's "!" or "/" reach the model as written.
+    line_input=InterfaceInput(modes=(InputMode("/", "runs it as a slash command or skill (stream-json input)"),)),
 )
 
 CODEX = ProviderDescriptor(
@@ -232,6 +255,10 @@ GEMINI = ProviderDescriptor(
     interface_input=InterfaceInput(
         modes=(InputMode("/", "runs it as a slash command", after_space=True),), strips=True,
     ),
+    # Measured on 0.61.0, `gemini -p TEXT`: "/init" first is replaced by Gemini's own prompt (a slash command run
+    # headless; /about, /cost, /help, /compact reach the model as text, as does a space before "/"). "!" is no shell
+    # here. "@PATH" anywhere adds the named file's content after the text, which still reaches the model as written.
+    line_input=InterfaceInput(modes=(InputMode("/", "runs it as a slash command (gemini -p)"),)),
 )
 
 # Claude Code's protocol served by agentlaunch itself: no pricing id (genai-prices is never asked

@@ -207,7 +207,8 @@ class GeminiAdapter(Described):
         if len(prompt.encode("utf-8")) > ARGV_PROMPT_LIMIT:
             # Gemini reads stdin and puts it before the -p text.
             return TurnPlan(argv=[*argv, "-p", " "], stdin=prompt.encode("utf-8"))
-        return TurnPlan(argv=[*argv, "-p", prompt], stdin=b"")
+        # One argument: "-p -dash first" was read as options (measured: usage text, no turn).
+        return TurnPlan(argv=[*argv, f"--prompt={prompt}"], stdin=b"")
 
     def interface_argv(
         self, spec: AgentSpec, command: str, *, session_id: str, resumed: bool, state: Mapping[str, object],
