@@ -104,6 +104,8 @@ class StateChanged(LaunchEvent):
     prompt or a question waits for the person: native mode), exited."""
 
     state: str
+    reason: str | None = None
+    """Why, when the state alone does not say it (``asking`` because the CLI never reported that it is up)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from datetime import date
@@ -62,8 +63,12 @@ def test_the_home_links_the_users_entries_and_keeps_its_own_memory_and_session_s
     assert placed.env == {"GEMINI_CLI_HOME": str(home)}  # type: ignore[attr-defined]
     dot = home / ".gemini"
     linked = {p.name for p in dot.iterdir() if p.is_symlink()}
-    assert linked == {"settings.json", "oauth_creds.json", "google_accounts.json", "installation_id", "user_id",
+    assert linked == {"oauth_creds.json", "google_accounts.json", "installation_id", "user_id",
                       "trustedFolders.json", "extensions", "skills"}  # fmt: skip
+    # settings.json is generated: the user's settings with agentlaunch's hooks added
+    settings = dot / "settings.json"
+    assert not settings.is_symlink() and stat.S_IMODE(settings.stat().st_mode) == 0o600
+    assert json.loads(settings.read_text())["general"] == {"maxAttempts": 1}
     for name in linked:
         assert os.readlink(dot / name) == str(user / ".gemini" / name)
     assert (home / ".agents").is_symlink() and os.readlink(home / ".agents") == str(user / ".agents")
@@ -94,7 +99,7 @@ def test_no_gemini_folder_at_all_links_nothing_and_still_works(tmp_path: Path) -
     bare.mkdir()
     _, state, placed = _place(tmp_path, {"HOME": str(bare)})
     home = home_path(state, "gem")
-    assert sorted(p.name for p in (home / ".gemini").iterdir()) == ["GEMINI.md"]
+    assert sorted(p.name for p in (home / ".gemini").iterdir()) == ["GEMINI.md", "settings.json"]  # generated: hooks
     assert not (home / ".agents").exists()
     assert (home / ".gemini" / "GEMINI.md").read_text() == placed.rendered.text  # type: ignore[attr-defined]
     assert not bare.joinpath(".gemini").exists(), "the user's home is only read"
@@ -103,7 +108,8 @@ def test_no_gemini_folder_at_all_links_nothing_and_still_works(tmp_path: Path) -
 def test_the_users_own_gemini_cli_home_is_the_source_when_set(tmp_path: Path) -> None:
     user = _user_home(tmp_path)
     _, state, _ = _place(tmp_path, {"HOME": str(tmp_path / "elsewhere"), "GEMINI_CLI_HOME": str(user)})
-    assert os.readlink(home_path(state, "gem") / ".gemini" / "settings.json") == str(user / ".gemini" / "settings.json")
+    generated = json.loads((home_path(state, "gem") / ".gemini" / "settings.json").read_text())
+    assert generated["general"] == {"maxAttempts": 1}
 
 
 def test_relaunch_is_idempotent_and_follows_the_users_home(tmp_path: Path) -> None:
@@ -129,8 +135,49 @@ def test_relaunch_is_idempotent_and_follows_the_users_home(tmp_path: Path) -> No
 def test_a_users_file_that_changes_is_seen_through_the_link(tmp_path: Path) -> None:
     user = _user_home(tmp_path)
     _, state, _ = _place(tmp_path, {"HOME": str(user)})
-    (user / ".gemini" / "settings.json").write_text('{"changed": true}')
-    assert (home_path(state, "gem") / ".gemini" / "settings.json").read_text() == '{"changed": true}'
+    (user / ".gemini" / "oauth_creds.json").write_text('{"changed": true}')
+    assert (home_path(state, "gem") / ".gemini" / "oauth_creds.json").read_text() == '{"changed": true}'
+
+
+def test_settings_are_the_users_with_agentlaunchs_hooks_after_theirs_regenerated_at_each_launch(tmp_path: Path) -> None:
+    user = _user_home(tmp_path)
+    own = user / ".gemini" / "settings.json"
+    theirs = {"type": "command", "command": "my-hook"}
+    text = '// mine\n{"hooks": {"BeforeTool": [{"hooks": [%s]}]}, /* kept */ "ui": {"theme": "x // y"}}' % json.dumps(theirs)
+    own.write_text(text)
+    _, state, _ = _place(tmp_path, {"HOME": str(user)})
+    settings = json.loads((home_path(state, "gem") / ".gemini" / "settings.json").read_text())
+    assert settings["ui"] == {"theme": "x // y"}, "comments go, strings stay (Gemini reads JSON with comments)"
+    before_tool = settings["hooks"]["BeforeTool"]
+    assert before_tool[0] == {"hooks": [theirs]} and before_tool[1]["hooks"][0]["name"] == "agentlaunch"
+    assert set(settings["hooks"]) == {"SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "Notification"}
+    command = settings["hooks"]["Notification"][0]["hooks"][0]["command"]
+    assert "$GEMINI_SESSION_ID" in command and str(home_path(state, "gem") / "agentlaunch-hooks") in command
+    assert own.read_text() == text, "the user's own file is only read"
+    own.write_text('{"ui": {"theme": "new"}}')
+    _place(tmp_path, {"HOME": str(user)})
+    again = json.loads((home_path(state, "gem") / ".gemini" / "settings.json").read_text())
+    assert again["ui"] == {"theme": "new"} and again["hooks"]["BeforeTool"][0]["hooks"][0]["name"] == "agentlaunch"
+
+
+def test_invalid_user_settings_are_linked_as_they_are_and_the_interface_says_so(tmp_path: Path) -> None:
+    from agentlaunch.providers.native.gemini import hooks_problem
+
+    user = _user_home(tmp_path)
+    _, state, _ = _place(tmp_path, {"HOME": str(user)})  # valid first: a generated file is there
+    own = user / ".gemini" / "settings.json"
+    own.write_text('{"ui": ')
+    _place(tmp_path, {"HOME": str(user)})
+    home = home_path(state, "gem")
+    link = home / ".gemini" / "settings.json"
+    assert link.is_symlink() and os.readlink(link) == str(own)
+    problem = hooks_problem(home)
+    assert problem is not None and "is not valid JSON" in problem and str(own) in problem
+    assert own.read_text() == '{"ui": '
+    own.write_text('{"hooksConfig": {"enabled": false}}')
+    _place(tmp_path, {"HOME": str(user)})
+    assert not link.is_symlink()
+    assert "hooksConfig.enabled: false" in (hooks_problem(home) or "")
 
 
 def test_a_changed_soul_or_user_memory_rewrites_the_homes_gemini_md(tmp_path: Path) -> None:

@@ -137,7 +137,8 @@ def test_hooks_tell_the_states_and_the_file(tmp_path: Path) -> None:
         items += source.read()
         bench.send("Stop", {"session_id": THREAD, "turn_id": turn_id})
         items += source.read()
-    assert states(items) == ["thinking", "tool", "thinking", "waiting", "thinking", "waiting"]
+    # SessionStart, Codex's first report, says it is up: waiting until its first prompt.
+    assert states(items) == ["waiting", "thinking", "tool", "thinking", "waiting", "thinking", "waiting"]
     assert calls(items) == EXPECTED
     # Each prompt the interface submitted, for the session's title.
     assert [i.text for i in items if isinstance(i, PromptTyped)] == ["run echo hi please", "and again"]
@@ -496,7 +497,7 @@ def test_a_manual_compact_is_a_compaction_with_its_trigger_and_ends_at_the_promp
         (Usage(input=1000, cache_read=8000, output=7), "resp_fake_1"),
         (Usage(input=100, cache_read=9000, output=50), "resp_fake_2"),
     ]
-    assert states(items) == ["thinking", "waiting", "thinking", "waiting"]
+    assert states(items) == ["waiting", "thinking", "waiting", "thinking", "waiting"]  # SessionStart first: up
     # The compaction's summary is an assistant response_item, never an AgentMessage: it is no answer.
     assert texts(items) == ["first answer done"]
     source.close()

@@ -11,6 +11,7 @@ bell: true                            # ring the terminal bell when an agent nee
 worktrees_dir: ~/agent-worktrees      # where `worktree: true` agents get their git worktrees (default: <state dir>/worktrees)
 budget: {daily_usd: 40, daily_tokens: 50000000}   # per local day, all agents together (exit 6 once spent)
 otel: true                            # export every call over OTLP (AGENTLAUNCH_OTEL, when set, wins)
+ready_timeout: 20                     # seconds a CLI's interface may take to report it is up before it is `asking`
 ```
 
 A file that is there but wrong is a definition error (exit 3) naming the
@@ -33,7 +34,7 @@ from agentlaunch.fsutil import read_regular
 
 SETTINGS_FILE = "config.yaml"
 SETTINGS_LIMIT = 1 << 20
-KEYS = ("notify", "notify_after", "bell", "worktrees_dir", "budget", "otel")
+KEYS = ("notify", "notify_after", "bell", "worktrees_dir", "budget", "otel", "ready_timeout")
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,8 @@ class Settings:
     """Daily limits for all agents together (see :mod:`agentlaunch.usage.budget`)."""
     otel: bool | None = None
     """Export over OTLP (see docs/telemetry.md); ``AGENTLAUNCH_OTEL``, when set, wins."""
+    ready_timeout: float | None = None
+    """Seconds a native interface may stay ``starting`` before it is ``asking`` (None: the launch's default)."""
 
 
 def settings_path(config_dir: Path | None = None) -> Path:
@@ -68,6 +71,15 @@ def notify_command(value: object, where: str) -> tuple[str, ...] | None:
     if not argv or not argv[0]:
         raise DefinitionError(f"{where}: notify: the command is empty")
     return tuple(argv)
+
+
+def ready_timeout(value: object, where: str) -> float | None:
+    """``ready_timeout:`` as seconds, a number above 0 (0 would mark every interface as waiting on its screen)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+        raise DefinitionError(f"{where}: ready_timeout: expected seconds, a number above 0 (got {value!r})")
+    return float(value)
 
 
 def notify_after(value: object, where: str) -> float | None:
@@ -148,4 +160,5 @@ def load_settings(config_dir: Path | None = None) -> Settings:
         worktrees_dir=Path(folder).expanduser() if folder else None,
         budget=global_budget(raw.get("budget"), str(path)),
         otel=otel,
+        ready_timeout=ready_timeout(raw.get("ready_timeout"), str(path)),
     )

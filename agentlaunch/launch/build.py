@@ -99,6 +99,8 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
             state_dir=state_dir, working_dir=working_dir, clock=clock, session=session, prespawned=pending,
             signals=Signals(), reaper=Reaper(subreaper=True),
         )  # fmt: skip
+        if settings.ready_timeout is not None:
+            launch.ready_timeout = settings.ready_timeout
         if made:
             launch.notice(made)
         return launch

@@ -59,6 +59,9 @@ interface did not take as a message (a menu took the Enter, a command ran) never
 COMMAND_MIN = 2.0  # seconds a sent command is given to open a turn (a custom command is a prompt) before it may be done
 COMMAND_QUIET = 1.0  # seconds without output from the CLI after which a sent command's output has settled
 COMMAND_WAIT = 10.0  # seconds after which a sent command is done even if the CLI still draws (a spinner, a clock)
+NOT_READY = "the CLI waits on its own screen: it has not reported that it is up"
+"""Why a CLI that reported nothing within the launch's ``ready_timeout`` is ``asking`` (a dialog, a login, a trust
+prompt: something only the person at the pane can answer)."""
 
 InterfaceSpawner = Callable[[Sequence[str], Mapping[str, str], Path, tuple[int, int], Any], Child]
 
@@ -111,6 +114,7 @@ class NativeRun:
         self._startup_text = ""
         self._turn_error: str | None = None  # the turn under way ended on an error (Claude Code's StopFailure)
         self._answering: Timer | None = None  # a turn a sent prompt began is over: its answer is read soon
+        self._not_ready: Timer | None = None  # the CLI has not reported yet: asking, once launch.ready_timeout is over
 
     # -- the run -----------------------------------------------------------------------------
     def run(self) -> int:
@@ -157,6 +161,8 @@ class NativeRun:
             raise ProviderMissing(exc.message, hint=launch.adapter.install_hint) from None
         launch.reaper.watch(child.pid)
         launch.child = child
+        # "starting" until the CLI itself reports (a hook, its session file); past the bound it waits on its screen.
+        self._not_ready = launch.loop.call_later(launch.ready_timeout, self._still_starting)
         if self._knows_session():
             self._register(launch.session_id)
         self.relay = Relay(
@@ -266,9 +272,18 @@ class NativeRun:
             self._open_turn()
         launch.handle(event)
 
+    def _still_starting(self) -> None:
+        """``ready_timeout`` passed with no report from the CLI: it waits on its own screen, for the person."""
+        self._not_ready = None
+        if not self._heard and self.launch.state == "starting":
+            self.launch.set_state("asking", reason=NOT_READY)
+
     def _state(self, state: str) -> None:
         launch = self.launch
         self._heard = True
+        if self._not_ready is not None:
+            self._not_ready.cancel()
+            self._not_ready = None
         if state in TURN_STATES and not self._in_turn:
             self._open_turn()
         if state == "exited":

@@ -65,6 +65,10 @@ from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.pricing import Pricer
 from agentlaunch.usage.store import Store
 
+DEFAULT_READY_TIMEOUT = 20.0
+"""Seconds a native CLI may take to report that it is up before it counts as waiting on its own screen (``asking``):
+below ``tmux up``'s default wait (30 s), so a CLI stopped on a dialog is reported, not "not started"."""
+
 ChildFactory = Callable[[Sequence[str], Mapping[str, str], Path, tuple[int, int]], ChildLike]
 
 
@@ -137,6 +141,8 @@ class Launch:
         """The socket ``agentlaunch send`` reaches this session through, while a chat or an interface runs."""
         self.gates = ToolGates(next((sink for sink in self.sinks if isinstance(sink, BudgetGuard)), None))
         """The budget's hold on tools: asked again before each turn and each tool."""
+        self.ready_timeout = DEFAULT_READY_TIMEOUT
+        """Seconds a native interface may stay ``starting`` (no report from the CLI) before it is ``asking``."""
 
     # -- what sinks see ----------------------------------------------------------------
     @property
@@ -150,11 +156,11 @@ class Launch:
     def notice(self, message: str) -> None:
         self.emit(Notice(message))
 
-    def set_state(self, state: str, *, always: bool = False) -> None:
-        """starting, waiting (for input), thinking, tool (running one), exited."""
+    def set_state(self, state: str, *, always: bool = False, reason: str | None = None) -> None:
+        """starting, waiting (for input), thinking, tool (running one), asking, exited; ``reason`` says why (asking)."""
         if state != self.state or always:
             self.state = state
-            self.emit(StateChanged(state))
+            self.emit(StateChanged(state, reason))
 
     @property
     def env(self) -> dict[str, str]:
@@ -197,7 +203,10 @@ class Launch:
         if self.resumed:
             resume_figures(self)
             say_held(self)
-        self.set_state("waiting")
+        if not self.options.native:
+            # Headless and the line chat: the CLI is started (or starts per turn) and the prompt is agentlaunch's own.
+            # The native interface stays "starting" until the CLI itself reports (agentlaunch.launch.native).
+            self.set_state("waiting")
 
     def spawn(self, argv: list[str], stdin: bytes | None = None) -> ChildLike:
         """Start the CLI with ``argv``; a per-turn CLI reads ``stdin`` (its prompt, if any) and then sees EOF."""

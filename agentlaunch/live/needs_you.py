@@ -105,7 +105,7 @@ class NeedsYou:
             self._unflag()
         elif state == "asking":
             took = now - self._turn_started if self._turn_started is not None else None
-            self._announce(launch, "asking", "a permission prompt or a question waits for you", took, now)
+            self._announce(launch, "asking", event.reason or "a permission prompt or a question waits for you", took, now)
         elif state == "waiting":
             started, self._turn_started = self._turn_started, None
             if started is not None and now - started >= self.after:

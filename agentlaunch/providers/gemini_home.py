@@ -9,7 +9,13 @@ directory, at a fixed path (``<state>/gemini-homes/<agent>/``, the same for
 every launch and resume): its ``.gemini/GEMINI.md`` holds the user's own global
 GEMINI.md (if any), a blank line, then the agent's instructions; everything else
 at the top of the user's ``~/.gemini`` is a symlink to the user's own entry, so
-auth and settings keep working and a change the user makes is seen at once.
+auth keeps working and a change the user makes is seen at once. ``settings.json``
+is generated instead, at every launch (written atomically, mode 0600): the user's
+settings with agentlaunch's hooks added after their own
+(:mod:`agentlaunch.providers.native.gemini_hooks`), so Gemini reports its
+interface's states, permission prompts included. The user's own file is only
+read. When it is not valid JSON, the home links it as it is (Gemini then says
+what is wrong, as without agentlaunch) and its states come from the session file alone.
 ``tmp/``, ``history/`` and ``projects.json`` (Gemini's per-project runtime state:
 the sessions agentlaunch reads for per-call usage and resume) stay the agent's own.
 The user's ``~/.agents`` (Gemini's second user skills folder) is linked too.
@@ -24,20 +30,29 @@ Nothing is written into the working directory. This module uses the standard lib
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from agentlaunch.errors import StateError
-from agentlaunch.fsutil import write_atomic
+from agentlaunch.fsutil import read_regular, write_atomic
 from agentlaunch.providers.home_links import ensure_link, link_entries, link_skills, unlink_skills
+from agentlaunch.providers.native.gemini_hooks import BadSettings, hook_settings, merged, parse_settings
 
 HOMES_DIR = "gemini-homes"
 ENV_KEY = "GEMINI_CLI_HOME"
 GEMINI_DIR = ".gemini"
 MEMORY_FILE = "GEMINI.md"
 SKILLS = "skills"
-OWN_ENTRIES = frozenset({MEMORY_FILE, "tmp", "history", "projects.json"})
-"""Entries of ``.gemini`` that stay per-agent: the agent's memory file and Gemini's per-session/per-project state."""
+SETTINGS = "settings.json"
+OWN_ENTRIES = frozenset({MEMORY_FILE, SETTINGS, "tmp", "history", "projects.json"})
+"""Entries of ``.gemini`` that stay per-agent: the agent's memory file, the generated settings and Gemini's
+per-session/per-project state."""
+SETTINGS_LIMIT = 1 << 20
 TOP_LINKS = (".agents",)
 """Entries beside ``.gemini`` in the user's home that Gemini also reads (``~/.agents/skills``)."""
 
@@ -86,10 +101,52 @@ def prepare_home(
         _link_named(home, None if same else source_home, TOP_LINKS)
         user_text = _read_text(source / MEMORY_FILE) if source is not None else None
         write_atomic(dot / MEMORY_FILE, combined_memory(user_text, instructions).encode("utf-8"))
+        _write_settings(dot / SETTINGS, source / SETTINGS if source is not None else None, home)
     except OSError as exc:
         where = exc.filename or home
         raise StateError(f"{where}: cannot prepare the agent's Gemini home ({exc.strerror or exc})") from None
     return {ENV_KEY: str(home)}
+
+
+def user_settings(path: Path | None) -> tuple[dict[str, Any] | None, str | None]:
+    """The user's Gemini settings (``{}`` when there are none), or None and what is wrong with their file."""
+    if path is None:
+        return {}, None
+    try:
+        data = read_regular(path, SETTINGS_LIMIT)
+    except FileNotFoundError:
+        return {}, None
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror or exc})"
+    try:
+        return parse_settings(data.decode("utf-8")), None
+    except UnicodeDecodeError:
+        return None, "is not UTF-8 text"
+    except BadSettings as exc:
+        return None, f"is not valid JSON ({exc})"
+
+
+def _write_settings(target: Path, source: Path | None, home: Path) -> None:
+    """The home's settings.json: the user's settings with agentlaunch's hooks, else (unreadable) a link to theirs."""
+    user, _problem = user_settings(source)
+    if user is None:
+        assert source is not None
+        # Gemini reads the user's file itself and says what is wrong with it; agentlaunch adds no hooks then.
+        _link_over(target, source)
+        return
+    text = json.dumps(merged(user, hook_settings(sys.executable, home)), indent=2, ensure_ascii=False) + "\n"
+    write_atomic(target, text.encode("utf-8"), 0o600)  # the user's settings may hold keys: private like theirs
+
+
+def _link_over(link: Path, target: Path) -> None:
+    """``link`` -> ``target``, replacing whatever is there (a settings file an earlier launch generated)."""
+    if link.is_symlink() and os.readlink(link) == str(target):
+        return
+    fresh = link.with_name(f".{link.name}.{os.getpid()}.link")
+    with contextlib.suppress(FileNotFoundError):
+        fresh.unlink()
+    fresh.symlink_to(target)
+    os.replace(fresh, link)
 
 
 def _link_named(home: Path, source_home: Path | None, names: tuple[str, ...]) -> None:

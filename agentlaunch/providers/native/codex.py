@@ -63,7 +63,8 @@ HOOK_STATES: dict[str, str] = {
     "PermissionRequest": "asking",
     "PreCompact": "thinking",
 }
-"""The state each hook tells. SessionStart tells none (it carries the session and its file); PostCompact
+"""The state each hook tells. SessionStart (it carries the session and its file) tells ``waiting`` only as the first
+report: the CLI is up, nothing else was said yet. PostCompact
 goes back to the state before PreCompact; Stop means ``waiting`` once the rollout's ``task_complete`` is read."""
 
 TOOL_ITEMS = {"function_call", "custom_tool_call", "local_shell_call", "web_search_call", "mcp_tool_call"}
@@ -184,6 +185,8 @@ class CodexNativeSource:
             if self.state != "waiting":
                 self._stop_at = self.clock()
             return out
+        if report.event == "SessionStart" and self.state is None:
+            out += self._set_state("waiting")  # Codex is up (its first report); a first prompt's hook follows
         state = HOOK_STATES.get(report.event)
         if state:
             out += self._set_state(state)

@@ -14,14 +14,25 @@ Gemini 0.61 writes a call's record once its stream has ended, and sets its
 ``tokens`` once (read in its bundle: ``recordMessageTokens`` never replaces
 them), so the first version with tokens is the call's final figure.
 
-States come from the same file (Gemini offers nothing else agentlaunch can
-receive without editing the user's settings; see the docs): a user prompt
-recorded means ``thinking``; a model call whose record has no text (it asked
-for tools) means ``tool`` until a tool result (``functionResponse``) is
-recorded (``thinking``); a model call with text and no tool calls means the
-turn's answer: ``waiting``. Gemini cannot tell ``asking`` this way (a
-permission prompt shows as ``tool``). The relay is woken by inotify on the
-session folders (:mod:`agentlaunch.providers.native.dir_watch`), else by a timer.
+States come from Gemini's hooks and the same file. The per-agent home's
+generated ``settings.json`` runs agentlaunch's reporter on ``SessionStart``
+(the interface is up: ``waiting`` until a prompt), ``BeforeAgent`` (a prompt:
+``thinking``, and its text for the session's title), ``BeforeTool`` (``tool``),
+``Notification`` ``ToolPermission`` (a permission prompt: ``asking``) and
+``AfterTool`` (``thinking``); see :mod:`agentlaunch.providers.native.gemini_hooks`
+for what was measured and how a report finds this launch. From the file: a user
+prompt recorded means ``thinking`` (only while no hook was heard: after a denied
+tool Gemini writes its history again, prompts included); a model call whose
+record has no text (it asked for tools) means ``tool`` until a tool result
+(``functionResponse``) is recorded (``thinking``); a model call with text and no
+tool calls means the turn's answer: ``waiting``; an ``info`` record "Request
+cancelled." (a denied tool, Esc) ends the turn: ``waiting`` (with hooks heard).
+A ``tool`` read from the file never replaces ``asking`` (the record of the
+call that asked may be read after the prompt's report). Without hooks (the
+user's settings turn them off or are not valid JSON), a resumed session counts
+as up once its session file is found, and ``asking`` is not told. The relay is
+woken by the hook socket and by inotify on the session folders
+(:mod:`agentlaunch.providers.native.dir_watch`), else by a timer.
 
 The model's answer is the ``content`` of a model call's record: one ``Text``
 per message id, the first time its record is read with text, before the state
@@ -41,7 +52,10 @@ already holds are known as its calls are.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
+import select
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -51,9 +65,12 @@ from typing import Any
 from agentlaunch.events import CallUsage, Event, SessionStarted, Text
 from agentlaunch.providers import values
 from agentlaunch.providers.gemini import call_usage, session_calls, session_files
+from agentlaunch.providers.gemini_home import GEMINI_DIR, SETTINGS, user_settings
 from agentlaunch.providers.native.dir_watch import DirWatch, open_watch
+from agentlaunch.providers.native.gemini_hooks import SAFE_ID, BadSettings, hooks_disabled, parse_settings, registry_dir
+from agentlaunch.providers.native.hook_socket import HookReport, HookSocket
 from agentlaunch.providers.native.jsonl_tail import JsonlTail
-from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem
+from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, PromptTyped
 from agentlaunch.providers.values import BadUsage, items, label, opt_label, string
 from agentlaunch.sinks import StateChanged
 
@@ -69,14 +86,65 @@ HEADLESS_MARKERS = ("CI", "GITHUB_ACTIONS")
 resumed interface (no ``-i PROMPT``) then waits for stdin and exits 42."""
 
 
-def native_extras(ctx: NativeContext) -> NativeExtras:
-    """The source of a native Gemini launch (no flags: Gemini's own argv and home stay as they are).
+SOCKET_NAME = "gemini-hooks.sock"
+HOOK_STATES = {"BeforeAgent": "thinking", "BeforeTool": "tool", "AfterTool": "thinking"}
+"""The state each of agentlaunch's Gemini hooks tells (SessionStart and Notification: see ``_report``)."""
+CANCELLED = "Request cancelled."
+UNSEEN = "Gemini's permission prompts will show as tool, not asking"
 
-    agentlaunch relays a real terminal here, so a ``CI=true`` (or ``GITHUB_ACTIONS=true``) inherited from the
-    environment is turned to ``false`` for the interface; it would make Gemini take the terminal for a pipe.
+
+def native_extras(ctx: NativeContext) -> NativeExtras:
+    """The source of a native Gemini launch: its session file, and the hook socket its settings' hooks report to.
+
+    No flags: Gemini's own argv stays as it is. agentlaunch relays a real terminal here, so a ``CI=true`` (or
+    ``GITHUB_ACTIONS=true``) inherited from the environment is turned to ``false`` for the interface; it would make
+    Gemini take the terminal for a pipe.
     """
     env = {name: "false" for name in HEADLESS_MARKERS if ctx.env.get(name) == "true"}
-    return NativeExtras(env=env, sources=[GeminiNativeSource(ctx, open_watch())])
+    notices: list[str] = []
+    sock: HookSocket | None = None
+    named: Path | None = None
+    home = ctx.env.get("GEMINI_CLI_HOME")
+    if home and ctx.session_id and SAFE_ID.match(ctx.session_id):
+        problem = hooks_problem(Path(home))
+        if problem is not None:
+            notices.append(problem)
+        else:
+            try:
+                sock = HookSocket(ctx.runtime_dir / SOCKET_NAME)
+                named = name_socket(Path(home), ctx.session_id, sock.path)
+            except OSError as exc:
+                if sock is not None:
+                    sock.close()
+                sock = None
+                notices.append(f"Gemini's hooks are not followed ({exc}): {UNSEEN}")
+    return NativeExtras(env=env, sources=[GeminiNativeSource(ctx, open_watch(), sock, named)], notices=notices)
+
+
+def hooks_problem(home: Path) -> str | None:
+    """Why Gemini will run no hook of agentlaunch's from ``home`` (None: it will): the user's settings say so."""
+    settings = home / GEMINI_DIR / SETTINGS
+    if settings.is_symlink():  # the generated file could not be made: the user's own is linked as it is
+        _, problem = user_settings(settings)
+        return f"your Gemini settings {os.readlink(settings)} {problem or 'could not be read'}: {UNSEEN}"
+    try:
+        data = parse_settings(settings.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, BadSettings):
+        return None  # agentlaunch wrote it: Gemini reads what it reads
+    if hooks_disabled(data):
+        return f"your Gemini settings turn hooks off (hooksConfig.enabled: false): {UNSEEN}"
+    return None
+
+
+def name_socket(home: Path, session_id: str, socket_path: Path) -> Path:
+    """Write the file through which the hooks of ``session_id`` find this launch's socket (mode 0600)."""
+    folder = registry_dir(home)
+    folder.mkdir(mode=0o700, exist_ok=True)
+    path = folder / session_id
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(str(socket_path) + "\n")
+    return path
 
 
 def gemini_root(env: Any) -> Path:
@@ -92,10 +160,17 @@ def project_hash(working_dir: Path) -> str:
 class GeminiNativeSource:
     """The session file(s) of one native Gemini launch (see the module doc)."""
 
-    def __init__(self, ctx: NativeContext, watch: DirWatch | None, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, ctx: NativeContext, watch: DirWatch | None, sock: HookSocket | None = None, named: Path | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:  # fmt: skip
         self.ctx = ctx
         self.watch = watch
+        self.sock = sock
+        self.named = named  # the file naming this launch's socket to the hooks: removed at the end
         self.clock = clock
+        self.hooks_heard = False
+        self._either = _either(watch.fd if watch is not None else None, sock.fileno() if sock is not None else None)
         self.root = gemini_root(ctx.env)
         self.project = project_hash(ctx.working_dir)
         self.session_id: str | None = ctx.session_id
@@ -113,12 +188,17 @@ class GeminiNativeSource:
             self.answered.update(self.seen)
             for path in session_files(ctx.session_id, ctx.env):
                 self.tails[path] = JsonlTail(path, start_at_end=True)
+        self._resumed_up = bool(ctx.resumed and self.tails)  # without hooks, a found session file says it is up
         self._watch_folders()
         if self.watch is None:
             self._schedule = [clock() + POLL]
 
     # -- NativeSource ------------------------------------------------------------------------
     def fileno(self) -> int | None:
+        if self._either is not None:
+            return self._either.fileno()
+        if self.sock is not None:
+            return self.sock.fileno()
         return self.watch.fd if self.watch is not None else None
 
     def deadline(self) -> float | None:
@@ -130,11 +210,17 @@ class GeminiNativeSource:
         woken = self.watch.drain() if self.watch is not None else False
         self._watch_folders()
         self._find_files()
+        reports = self.sock.receive() if self.sock is not None else []
         out: list[NativeItem] = []
+        if self._resumed_up and self.sock is None:
+            self._resumed_up = False
+            out += self._set_state("waiting")  # no hooks: the resumed session's file is there, Gemini reads it
         for tail in list(self.tails.values()):
             for obj in tail.read():
                 if isinstance(obj, dict):
                     out += self._line(obj)
+        for report in reports:  # after the file: a report is newer than the lines written before it
+            out += self._report(report)
         if woken or out:
             self._schedule = [now + d for d in SETTLE]
         if self.watch is None and not self._schedule:
@@ -144,6 +230,33 @@ class GeminiNativeSource:
     def close(self) -> None:
         if self.watch is not None:
             self.watch.close()
+        if self._either is not None:
+            self._either.close()
+        if self.sock is not None:
+            self.sock.close()
+        if self.named is not None:
+            with contextlib.suppress(OSError):
+                self.named.unlink()
+
+    # -- hooks -------------------------------------------------------------------------------
+    def _report(self, report: HookReport) -> list[NativeItem]:
+        payload = report.payload
+        session = opt_label(payload.get("session_id"))
+        if self.session_id and session and session != self.session_id:
+            return []  # another session's hook (the file names sessions, so this is only a guard)
+        self.hooks_heard = True
+        event = report.event
+        if event == "SessionStart":
+            # The interface is up; a new session's first prompt (BeforeAgent) follows at once.
+            return self._set_state("waiting") if self.state is None else []
+        if event == "Notification":
+            kind = string(payload.get("notification_type"))
+            return self._set_state("asking") if kind == "ToolPermission" else []
+        out: list[NativeItem] = []
+        if event == "BeforeAgent" and (prompt := string(payload.get("prompt"))):
+            out.append(PromptTyped(prompt))
+        state = HOOK_STATES.get(event)
+        return out + (self._set_state(state) if state else [])
 
     # -- finding the files -------------------------------------------------------------------
     def _watch_folders(self) -> None:
@@ -213,8 +326,10 @@ class GeminiNativeSource:
             if not replayed:
                 out += self._answer(message)
                 out += self._set_state(_after_call(message))
-        elif kind == "user" and not replayed:
+        elif kind == "user" and not replayed and not self.hooks_heard:
             out += self._set_state("thinking")
+        elif kind == "info" and not replayed and self.hooks_heard and message.get("content") == CANCELLED:
+            out += self._set_state("waiting")  # a denied tool or Esc: the turn is over (no hook says so)
         return out
 
     def _call(self, message: dict[str, Any]) -> list[NativeItem]:
@@ -252,8 +367,32 @@ class GeminiNativeSource:
     def _set_state(self, state: str | None) -> list[NativeItem]:
         if state is None or state == self.state:
             return []
+        if state == "tool" and self.state == "asking":
+            return []  # the record of the call that asked, read after the prompt's report: the prompt still waits
         self.state = state
         return [StateChanged(state)]
+
+
+class _Either:
+    """One descriptor that is readable while either of two is (an epoll set): the relay waits on one per source."""
+
+    def __init__(self, first: int, second: int) -> None:
+        self._poll = select.epoll()
+        self._poll.register(first, select.EPOLLIN)
+        self._poll.register(second, select.EPOLLIN)
+
+    def fileno(self) -> int:
+        return self._poll.fileno()
+
+    def close(self) -> None:
+        self._poll.close()
+
+
+def _either(first: int | None, second: int | None) -> _Either | None:
+    """Both descriptors as one, where both exist and epoll does (Linux, like inotify); else None."""
+    if first is None or second is None or not hasattr(select, "epoll"):
+        return None
+    return _Either(first, second)
 
 
 def _after_call(message: dict[str, Any]) -> str | None:

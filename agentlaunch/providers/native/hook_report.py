@@ -15,6 +15,11 @@ its own beside SOCKET and waits, at most :data:`GATE_WAIT` seconds, for the
 launch's answer, which it prints (the hook's JSON output: nothing lets the
 tool run, an object refuses it and ends the turn). A launch that is gone
 answers nothing: the tool runs, as without agentlaunch.
+
+SOCKET written ``@FILE`` means: the socket's path is the first line of FILE
+(Gemini's hooks live in a settings file shared by every launch of an agent, so
+each launch names its socket in a file of its session's; see
+``gemini_hooks``). No such file: no launch follows this session, nothing is sent.
 """
 
 from __future__ import annotations
@@ -57,6 +62,10 @@ def main(argv: list[str]) -> int:
     if len(argv) < 3:
         return 0
     path, event = argv[1], argv[2]
+    if path.startswith("@"):
+        path = named_socket(path[1:])
+        if not path:
+            return 0  # no launch follows this session (a headless turn, the CLI started by hand): stdin unread
     if len(argv) > 3:
         raw = argv[3]
     else:
@@ -74,6 +83,15 @@ def main(argv: list[str]) -> int:
     except OSError:
         pass
     return 0
+
+
+def named_socket(file: str) -> str:
+    """The socket path written in ``file`` ("" when there is no such file or it names none)."""
+    try:
+        with open(file, "rb") as fh:
+            return fh.read(4096).decode("utf-8", "replace").split("\n", 1)[0].strip()
+    except (OSError, ValueError):
+        return ""
 
 
 def gate(path: str, event: str, raw: str) -> str:
