@@ -144,10 +144,12 @@ def test_hooks_tell_the_states_and_the_file(tmp_path: Path) -> None:
     assert [i.text for i in items if isinstance(i, PromptTyped)] == ["run echo hi please", "and again"]
     # Every call comes before its turn's "waiting": none is counted as a turn of its own.
     kinds = [type(i).__name__ if not isinstance(i, StateChanged) else i.state for i in items]
-    assert kinds.index("waiting") > kinds.index("CallUsage") and kinds[-1] == "waiting"
+    turn_end = kinds.index("waiting", kinds.index("thinking"))  # the first turn's end (not SessionStart's "up")
+    assert turn_end > kinds.index("CallUsage") and kinds[-1] == "waiting"
     # Each turn's answer once, before the "waiting" that ends it.
     answers = [(i.text if isinstance(i, Text) else i.state) for i in items if isinstance(i, Text | StateChanged)]
     assert answers == [
+        "waiting",
         "thinking",
         "tool",
         "thinking",
