@@ -3,7 +3,9 @@
 A pane runs ``agentlaunch run AGENT`` directly, so the pane's pid is the
 agentlaunch that writes the agent's status record (``<pid>.json``). An agent
 counts as started once its record says ``waiting``, ``asking`` or a turn
-(``thinking``, ``tool``, or any turn counted) and its pane, and its provider
+(``thinking``, ``tool``, or any turn counted), never while it says ``starting``
+(a native interface says so until its CLI reports that it is up, at most the
+launch's ``ready_timeout``, then ``asking``) and its pane, and its provider
 CLI where one runs between turns, are still alive :data:`SETTLE` seconds
 later: a CLI that exits at once (a bad flag, a missing licence) is caught in
 that time, agentlaunch then ends and its pane dies. An agent fails when its
@@ -134,8 +136,8 @@ def wait_started(
             if record is None:
                 continue
             state = str(record.data.get("state"))
-            if state not in STARTED_STATES and not record.data.get("turns"):
-                continue
+            if state == "starting" or (state not in STARTED_STATES and not record.data.get("turns")):
+                continue  # not up yet: a resumed session has turns before its CLI reports that it is up
             cli = record.data.get("cli_pid")
             if cli is not None and not process_running(cli):
                 cli_died.add(agent)  # agentlaunch notices at its prompt and ends: its pane says why
