@@ -143,7 +143,8 @@ def test_settings_are_the_users_with_agentlaunchs_hooks_after_theirs_regenerated
     user = _user_home(tmp_path)
     own = user / ".gemini" / "settings.json"
     theirs = {"type": "command", "command": "my-hook"}
-    text = '// mine\n{"hooks": {"BeforeTool": [{"hooks": [%s]}]}, /* kept */ "ui": {"theme": "x // y"}}' % json.dumps(theirs)
+    hook = json.dumps(theirs)
+    text = '// mine\n{"hooks": {"BeforeTool": [{"hooks": [' + hook + ']}]}, /* kept */ "ui": {"theme": "x // y"}}'
     own.write_text(text)
     _, state, _ = _place(tmp_path, {"HOME": str(user)})
     settings = json.loads((home_path(state, "gem") / ".gemini" / "settings.json").read_text())

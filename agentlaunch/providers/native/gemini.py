@@ -139,7 +139,7 @@ def hooks_problem(home: Path) -> str | None:
 def name_socket(home: Path, session_id: str, socket_path: Path) -> Path:
     """Write the file through which the hooks of ``session_id`` find this launch's socket (mode 0600)."""
     folder = registry_dir(home)
-    folder.mkdir(mode=0o700, exist_ok=True)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     path = folder / session_id
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:

@@ -1,0 +1,79 @@
+"""A native interface is `starting` until its CLI reports, and `asking` when it has not within `ready_timeout`.
+
+The CLI is ``tests/support/fake_tui.py`` (a stand-in interface on a real PTY): without ``FAKE_TUI_HOOKS`` it
+reports nothing, as a CLI stopped on a dialog of its own; with it, it runs Claude Code's ``SessionStart`` hook.
+The bounded time comes from ``config.yaml`` (injected), the states from ``status --json``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import run_cli, wait_for, write_agent
+from tests.test_native_relay import FAKE_TUI, env_with, ready, spawn
+
+
+@pytest.fixture
+def tui_agent(agents_dir: Path, workdir: Path) -> str:
+    """The stand-in interface as a claude agent (``spawn`` runs the agent named ``tui``)."""
+    write_agent(agents_dir, "tui", {"provider": "claude", "command": str(FAKE_TUI), "working_dir": str(workdir),
+                                    "startup": "Startup for the fake interface."})  # fmt: skip
+    return "tui"
+
+
+def record(agent: str) -> dict[str, Any]:
+    records = json.loads(run_cli("status", "--json", timeout=60).stdout)
+    return next((r for r in records if r.get("agent") == agent), {})
+
+
+@pytest.fixture
+def ready_timeout(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = isolated_home / "config"
+    folder.mkdir(exist_ok=True)
+    (folder / "config.yaml").write_text("ready_timeout: 2\nbell: false\n")
+    monkeypatch.setenv("AGENTLAUNCH_CONFIG_DIR", str(folder))
+    return folder
+
+
+def test_a_cli_that_never_reports_is_starting_then_asking_with_the_reason(
+    agents_dir: Path,
+    tui_agent: str,
+    ready_timeout: Path,
+) -> None:
+    child = spawn(agents_dir, env=env_with())
+    try:
+        ready(child)
+        # Before: "waiting" as soon as the launch had started, although the CLI had said nothing.
+        first = wait_for(lambda: record("tui").get("state"), timeout=30, what="the status record")
+        assert first in ("starting", "asking")
+        wait_for(lambda: record("tui").get("state") == "asking", timeout=30, what="asking after ready_timeout")
+    finally:
+        child.terminate(force=True)
+
+
+def test_a_cli_that_reports_is_waiting_and_never_asking(
+    agents_dir: Path,
+    tui_agent: str,
+    ready_timeout: Path,
+) -> None:
+    child = spawn(agents_dir, env=env_with(FAKE_TUI_HOOKS="1", FAKE_TUI_STARTUP_DELAY="0"))
+    try:
+        ready(child)
+        wait_for(lambda: record("tui").get("state") == "waiting" and record("tui").get("turns"), timeout=30,
+                 what="the startup turn over")  # fmt: skip
+        # Well past ready_timeout (2 s) the CLI that reported stays waiting: polled, not slept for a fixed time.
+        wait_for(lambda: record("tui").get("updated") and _age(record("tui")) > 3, timeout=30, what="time passing")
+        assert record("tui").get("state") == "waiting"
+    finally:
+        child.terminate(force=True)
+
+
+def _age(rec: dict[str, Any]) -> float:
+    from datetime import UTC, datetime
+
+    since = rec.get("state_since") or rec.get("started")
+    return (datetime.now(UTC) - datetime.fromisoformat(str(since))).total_seconds()
