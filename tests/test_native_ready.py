@@ -77,3 +77,22 @@ def _age(rec: dict[str, Any]) -> float:
 
     since = rec.get("state_since") or rec.get("started")
     return (datetime.now(UTC) - datetime.fromisoformat(str(since))).total_seconds()
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "true", "soon", ".nan"])
+def test_a_ready_timeout_that_is_no_positive_number_is_a_definition_error(tmp_path: Path, value: str) -> None:
+    from agentlaunch.definitions.settings import load_settings
+    from agentlaunch.errors import DefinitionError
+
+    (tmp_path / "config.yaml").write_text(f"ready_timeout: {value}\n")
+    with pytest.raises(DefinitionError, match="ready_timeout: expected seconds, a number above 0"):
+        load_settings(tmp_path)
+
+
+def test_a_ready_timeout_is_read_from_config_yaml(tmp_path: Path) -> None:
+    from agentlaunch.definitions.settings import load_settings
+
+    (tmp_path / "config.yaml").write_text("ready_timeout: 7.5\n")
+    assert load_settings(tmp_path).ready_timeout == 7.5
+    (tmp_path / "config.yaml").write_text("bell: true\n")
+    assert load_settings(tmp_path).ready_timeout is None
