@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -87,6 +88,8 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
 
         if export_enabled(settings.otel):
             sinks.append(OtelExportSink(paths.store_path(), spec.id))  # last: its bounded exit wait follows the views
+    if settings.ready_timeout is not None:
+        options = dataclasses.replace(options, ready_timeout=settings.ready_timeout)
     fresh = not (options.resume or options.continue_last or options.interactive)
     pending = prespawn.take() if fresh and adapter.persistent else None
     try:
@@ -99,8 +102,6 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
             state_dir=state_dir, working_dir=working_dir, clock=clock, session=session, prespawned=pending,
             signals=Signals(), reaper=Reaper(subreaper=True),
         )  # fmt: skip
-        if settings.ready_timeout is not None:
-            launch.ready_timeout = settings.ready_timeout
         if made:
             launch.notice(made)
         return launch

@@ -114,7 +114,7 @@ class NativeRun:
         self._startup_text = ""
         self._turn_error: str | None = None  # the turn under way ended on an error (Claude Code's StopFailure)
         self._answering: Timer | None = None  # a turn a sent prompt began is over: its answer is read soon
-        self._not_ready: Timer | None = None  # the CLI has not reported yet: asking, once launch.ready_timeout is over
+        self._not_ready: Timer | None = None  # the CLI has not reported yet: asking, once options.ready_timeout is over
 
     # -- the run -----------------------------------------------------------------------------
     def run(self) -> int:
@@ -162,7 +162,7 @@ class NativeRun:
         launch.reaper.watch(child.pid)
         launch.child = child
         # "starting" until the CLI itself reports (a hook, its session file); past the bound it waits on its screen.
-        self._not_ready = launch.loop.call_later(launch.ready_timeout, self._still_starting)
+        self._not_ready = launch.loop.call_later(launch.options.ready_timeout, self._still_starting)
         if self._knows_session():
             self._register(launch.session_id)
         self.relay = Relay(

@@ -91,6 +91,7 @@ class LaunchOptions:
     plan_key: str | None = None  # names this launch's plan for the next launch's early start (prespawn)
     worktree: bool = False  # run in the agent's own git worktree (agent.yaml's worktree: true asks too)
     budget_usd: float | None = None  # --budget-usd: the session's USD limit for this launch
+    ready_timeout: float = DEFAULT_READY_TIMEOUT  # seconds a native CLI may stay "starting" before it is "asking"
 
 
 class Launch:
@@ -141,8 +142,6 @@ class Launch:
         """The socket ``agentlaunch send`` reaches this session through, while a chat or an interface runs."""
         self.gates = ToolGates(next((sink for sink in self.sinks if isinstance(sink, BudgetGuard)), None))
         """The budget's hold on tools: asked again before each turn and each tool."""
-        self.ready_timeout = DEFAULT_READY_TIMEOUT
-        """Seconds a native interface may stay ``starting`` (no report from the CLI) before it is ``asking``."""
 
     # -- what sinks see ----------------------------------------------------------------
     @property
@@ -203,10 +202,7 @@ class Launch:
         if self.resumed:
             resume_figures(self)
             say_held(self)
-        if not self.options.native:
-            # Headless and the line chat: the CLI is started (or starts per turn) and the prompt is agentlaunch's own.
-            # The native interface stays "starting" until the CLI itself reports (agentlaunch.launch.native).
-            self.set_state("waiting")
+        self.set_state("starting" if self.options.native else "waiting")  # an interface: until its CLI reports (native.py)
 
     def spawn(self, argv: list[str], stdin: bytes | None = None) -> ChildLike:
         """Start the CLI with ``argv``; a per-turn CLI reads ``stdin`` (its prompt, if any) and then sees EOF."""
