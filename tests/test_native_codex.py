@@ -633,3 +633,21 @@ def test_any_agent_message_shape_gives_only_string_texts_each_once(
             got += source._line({"type": "event_msg", "payload": {**payload, "type": kind, "item": item}})
     assert all(isinstance(t.text, str) and t.text.strip() for t in got if isinstance(t, Text))
     assert len(texts(got)) <= len(msgs)
+
+
+def test_a_resumed_codex_is_up_once_its_threads_file_is_found(tmp_path: Path) -> None:
+    # Codex 0.171 resumed runs no hook until its first prompt (measured with tmux up --resume): without this it
+    # would read as waiting on its own screen (asking) after ready_timeout.
+    bench = Bench(tmp_path, resumed=True)
+    bench.rollout.write_bytes(recorded("codex_tui.rollout.jsonl", bench.home, bench.work))
+    source = bench.source()
+    assert states(source.read()) == ["waiting"]
+    assert states(source.read()) == []
+    source.close()
+
+
+def test_a_new_codex_says_nothing_until_it_reports(tmp_path: Path) -> None:
+    bench = Bench(tmp_path)
+    source = bench.source()
+    assert states(source.read()) == []  # starting: no file, no hook yet
+    source.close()

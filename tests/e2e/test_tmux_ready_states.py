@@ -183,3 +183,42 @@ def test_gemini_permission_prompt_is_asking_end_to_end_and_a_resumed_gemini_is_r
     assert "started (waiting)" in err, err
     assert record(env, work, "gem").get("state") == "waiting"
     assert run_cli("tmux", "down", "--socket", socket, env=env, cwd=work, timeout=120).returncode == 0
+
+
+def test_codex_new_and_resumed_report_that_they_are_up(
+    socket: str, isolated_home: Path, agents_dir: Path, config_dir: Path
+) -> None:
+    from agentlaunch.fakeapi import responses as cfake
+
+    binary = ensure_cli("codex")
+    (config_dir / "config.yaml").write_text("ready_timeout: 25\n")
+    with tempfile.TemporaryDirectory(prefix="alrc-") as folder, cfake.ResponsesFake() as api:
+        home, work = Path(folder) / "home", Path(folder) / "work"
+        home.mkdir()
+        work.mkdir()
+        trusted = "\n".join([
+            f'[projects."{work}"]', 'trust_level = "trusted"', "[tui]", "screen_reader_detection_done = true",
+            "[tui.model_availability_nux]", '"gpt-6.1-sol" = 1', "[notice.model_migrations]", '"gpt-5.5" = "gpt-6-sol"',
+        ])  # fmt: skip
+        env = cfake.prepare_codex_home(home, api.server.url + "/v1", request_max_retries=0, stream_max_retries=0,
+                                       extra_config=trusted)  # fmt: skip
+        env.update(TERM="xterm-256color", AGENTLAUNCH_TITLE="0", AGENTLAUNCH_AGENTS_DIR=str(agents_dir),
+                   AGENTLAUNCH_CONFIG_DIR=str(config_dir))  # fmt: skip
+        env.update({k: v for k, v in os.environ.items() if k.startswith("AGENTLAUNCH_") and k not in env})
+        write_agent(agents_dir, "cdx", {"provider": "codex", "model": "gpt-5.5", "command": str(binary),
+                                        "working_dir": str(work), "startup": "STARTUP-5510: say hello"})  # fmt: skip
+        usage = cfake.ResponsesUsage(input_tokens=900, cached_tokens=0, output_tokens=7)
+        for _ in range(4):  # the startup turn, and a call Codex makes of its own (the thread's title)
+            api.script.push(cfake.TextReply("Hello from Codex.", usage))
+        up = run_cli("tmux", "up", "cdx", "--socket", socket, "--no-attach", "--wait", "90", env=env, cwd=work, timeout=150)
+        assert up.returncode == 0, up.stderr.decode()
+        wait_for(lambda: record(env, work, "cdx").get("state") == "waiting" and record(env, work, "cdx").get("turns"),
+                 timeout=90, what="the startup turn over")  # fmt: skip
+        assert run_cli("tmux", "down", "--socket", socket, env=env, cwd=work, timeout=120).returncode == 0
+        resumed = run_cli("tmux", "up", "--resume", "cdx", "--socket", socket, "--no-attach", "--wait", "90", env=env,
+                          cwd=work, timeout=150)  # fmt: skip
+        err = resumed.stderr.decode()
+        assert resumed.returncode == 0, err
+        pane = pane_of(socket, "cdx")
+        assert "started (waiting)" in err, f"{err}\n{screen(socket, pane)}"
+        assert run_cli("tmux", "down", "--socket", socket, env=env, cwd=work, timeout=120).returncode == 0

@@ -64,7 +64,8 @@ HOOK_STATES: dict[str, str] = {
     "PreCompact": "thinking",
 }
 """The state each hook tells. SessionStart (it carries the session and its file) tells ``waiting`` only as the first
-report: the CLI is up, nothing else was said yet. PostCompact
+report: the CLI is up, nothing else was said yet (a resumed Codex fires it only at its first prompt: its thread's
+rollout file found says it is up instead). PostCompact
 goes back to the state before PreCompact; Stop means ``waiting`` once the rollout's ``task_complete`` is read."""
 
 TOOL_ITEMS = {"function_call", "custom_tool_call", "local_shell_call", "web_search_call", "mcp_tool_call"}
@@ -146,6 +147,10 @@ class CodexNativeSource:
             for obj in self.tail.read():
                 if isinstance(obj, dict):
                     out += self._line(obj)
+        if self.ctx.resumed and self.tail is not None and self.state is None:
+            # A resumed Codex (0.171) runs no hook until its first prompt (measured: tmux up --resume): its thread's
+            # file found is what says it is up, or the interface would read as waiting on its own screen.
+            out += self._set_state("waiting")
         if self._stop_at is not None and now - self._stop_at >= STOP_GRACE:
             out += self._turn_over()  # the rollout never said so: the Stop hook is taken at its word
         self._plan(now, bool(reports) or any(not isinstance(i, StateChanged) for i in out))
