@@ -83,13 +83,20 @@ def test_two_agents_at_once_in_one_repository_each_get_only_their_own_instructio
         assert system.count(f"{mine.upper()}-SOUL") == 1
         assert USER_OWN in system and system.index(USER_OWN) < system.index(f"{mine.upper()}-SOUL")
         assert REPO_OWN in req.raw.decode()  # the repository's file, as Gemini reads it
-        # the user's settings.json, through the link: its excluded tool is gone, the others stay
+        # the user's settings.json, carried into the agent's generated one: its excluded tool is gone, the others stay
         assert EXCLUDED_TOOL not in _tools(req) and "read_file" in _tools(req)
     assert (repo / "GEMINI.md").read_text() == REPO_OWN + "\n"
     assert git(repo, "status", "--porcelain", "--ignored") == ""
     homes = isolated_home / "state" / "gemini-homes"
     assert sorted(p.name for p in homes.iterdir()) == ["alpha", "beta"]
-    assert (homes / "alpha" / ".gemini" / "settings.json").resolve() == (isolated_home / ".gemini" / "settings.json")
+    # Each home's settings.json is generated at each launch (issue 24: the user's settings with agentlaunch's hooks
+    # after theirs); the user's own file is read, never written
+    user_settings = isolated_home / ".gemini" / "settings.json"
+    for name in ("alpha", "beta"):
+        generated = homes / name / ".gemini" / "settings.json"
+        assert not generated.is_symlink()
+        assert json.loads(generated.read_text())["tools"] == json.loads(user_settings.read_text())["tools"]
+    assert "agentlaunch" not in user_settings.read_text()
 
 
 def test_continue_resumes_with_the_same_home_finds_the_session_and_splits_the_calls(

@@ -27,8 +27,15 @@ from tests.support.native_tui import TitledResponsesFake, seed_codex_home
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
 
+def after_up(reported: list[str]) -> list[str]:
+    """What a source reported after the CLI's report that it is up, a leading ``waiting`` (its SessionStart hook, or
+    its session file found; issue 24: until then the launch says ``starting``). Codex's SessionStart comes before
+    any prompt; Gemini's is there or not by the time its first prompt is read, so the turns are compared without it."""
+    return reported[1:] if reported[:1] == ["waiting"] else reported
+
+
 def states(followed: Followed) -> list[str]:
-    return [i.state for i in followed.of(StateChanged)]
+    return after_up([i.state for i in followed.of(StateChanged)])
 
 
 def calls(followed: Followed) -> list[tuple[Usage, str | None]]:
@@ -37,8 +44,8 @@ def calls(followed: Followed) -> list[tuple[Usage, str | None]]:
 
 def answers(followed: Followed) -> list[str]:
     """Each answer text and each ``waiting``, in the order the source reported them."""
-    return [i.text if isinstance(i, Text) else i.state for i in followed.items
-            if isinstance(i, Text) or i == StateChanged("waiting")]  # fmt: skip
+    return after_up([i.text if isinstance(i, Text) else i.state for i in followed.items
+                     if isinstance(i, Text) or i == StateChanged("waiting")])  # fmt: skip
 
 
 def test_codex_tui_tool_turn_is_metered_once_per_call_and_resume_adds_only_its_own(tmp_path: Path) -> None:

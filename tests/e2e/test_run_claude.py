@@ -266,8 +266,11 @@ def test_failed_first_turn_keeps_the_startup_message_in_history_and_never_resend
 def test_a_miss_after_a_changed_soul_is_marked_with_its_cause_and_caching_savings_are_reported(
     anthropic: FakeAnthropic, agents_dir: Path, isolated_home: Path, workdir: Path, claude_bin: Path
 ) -> None:
+    # With its snapshot off Claude Code sends the edited soul on resume (on by default it re-sends the first
+    # launch's recorded prompt, and the edit is held, not a change: tests/e2e/test_resumed_prompt.py)
     write_agent(agents_dir, "keeper", {
         "provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin), "working_dir": str(workdir),
+        "provider_flags": ["--system-prompt-snapshot", "off"],
     }, {"soul.md": "You are Keeper.\n"})  # fmt: skip
     assert anthropic.server is not None
     env = {**os.environ, **claude_env(anthropic.server.url, isolated_home, {"CLAUDE_CODE_MAX_RETRIES": "0"})}
