@@ -31,6 +31,7 @@ from agentlaunch.launch.reaper import processes
 from tests.helpers import run_cli, wait_for, write_agent
 from tests.support.claude_tui import Screen, spawn
 from tests.support.clis import ensure_cli
+from tests.support.native_tui import TitledResponsesFake
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -89,7 +90,7 @@ def tui(request: pytest.FixtureRequest, agents_dir: Path) -> Iterator[Tui]:
                 "[tui.model_availability_nux]", '"gpt-6.1-sol" = 1',
                 "[notice.model_migrations]", '"gpt-5.5" = "gpt-6-sol"',
             ])  # fmt: skip
-            with cfake.ResponsesFake() as api:
+            with TitledResponsesFake() as api:  # Codex's own thread-title call never takes a scripted reply
                 env = cfake.prepare_codex_home(home, api.server.url + "/v1", request_max_retries=0, stream_max_retries=0,
                                                extra_config=trusted)  # fmt: skip
                 env.update(extra)
@@ -225,7 +226,7 @@ def test_esc_during_a_streaming_answer_reaches_the_cli(tui: Tui) -> None:
     screen = tui.run()
     screen.wait_for(lambda t: "Startup seen." in t, 120, "the startup turn's answer")
     screen.until(lambda: len(tui.calls()) >= 1, 30, "the startup call")
-    for _ in range(3):  # a call of the CLI's own (Codex names the thread) may take the stalled reply: spares
+    for _ in range(3):  # spares: a reply the CLI's own calls may take
         tui.push_stalled("STREAMING-ANSWER-PIECES that never finish", 60.0)
     screen.child.send("answer slowly")
     screen.wait_for(lambda t: "answer slowly" in t, 30, "the typed prompt")
