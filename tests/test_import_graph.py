@@ -1,10 +1,10 @@
 """The package graph holds: every import of the product runs down the layers, never up.
 
-cli → prefix → launch → live → usage → providers → definitions → the base modules
+cli → deck → prefix → launch → live → usage → providers → definitions → the base modules
 (``errors``, ``paths``, ``processes``, ``fsutil``, ``visible``, ``events``, ``sinks``,
 ``clock``, ``worktree``, and the providers' facts as data, ``providers/descriptors.py``).
 A package may import itself and anything below it; nothing imports ``cli/``; only
-the doctor's capture endpoint (``prefix/capture.py``) imports the fake APIs.
+the doctor's capture endpoint (``prefix/capture.py``) imports the fake APIs; only ``deck/`` imports Textual.
 Imports under ``if TYPE_CHECKING:`` are not edges: they never run, so they can neither
 cycle nor load a layer; the annotations they serve may name any type.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "agentlaunch"
 
-LAYERS = ("base", "definitions", "providers", "usage", "live", "launch", "prefix", "cli")
+LAYERS = ("base", "definitions", "providers", "usage", "live", "launch", "prefix", "deck", "cli")
 """Lowest first: a module may import its own layer and the ones before it."""
 
 BASE_EXTRAS = {"agentlaunch.providers.descriptors"}
@@ -38,7 +38,7 @@ def module_name(path: Path) -> str:
 
 
 def layer(module: str) -> str:
-    """The layer of an ``agentlaunch`` module (``fakeapi`` and ``deck`` are their own)."""
+    """The layer of an ``agentlaunch`` module (``fakeapi`` is its own)."""
     if module in BASE_EXTRAS:
         return "base"
     parts = module.split(".")
@@ -92,6 +92,8 @@ def imports(path: Path, module: str | None = None) -> Iterator[tuple[int, str]]:
 
 def problem(source: str, target: str) -> str | None:
     """Why ``source`` may not import ``target``, or None."""
+    if target.split(".")[0] == "textual":
+        return None if layer(source) == "deck" else "only deck/ imports textual (the deck's own dependency)"
     if not target.startswith("agentlaunch.") and target != "agentlaunch":
         return None
     if source in TOP:
@@ -141,6 +143,11 @@ def test_the_check_names_the_offending_file_and_line(tmp_path: Path) -> None:
     assert problem("agentlaunch.launch.build", "agentlaunch.usage.store") is None
     assert problem("agentlaunch.definitions.spec", "agentlaunch.providers.descriptors") is None
     assert problem("agentlaunch.entry", "agentlaunch.cli") is None
+    assert problem("agentlaunch.cli.deck", "agentlaunch.deck.app") is None
+    assert problem("agentlaunch.deck.app", "agentlaunch.cli.common") == "nothing imports cli/"
+    assert problem("agentlaunch.launch.loop", "agentlaunch.deck.rows") is not None
+    assert problem("agentlaunch.deck.app", "textual.app") is None
+    assert problem("agentlaunch.live.view", "textual.widgets") is not None
     bad = tmp_path / "bad.py"
     bad.write_text("import os\nif TYPE_CHECKING:\n    from agentlaunch.cli import x\nfrom ..launch import loop\n")
     found = list(imports(bad, "agentlaunch.providers.bad"))

@@ -1,0 +1,101 @@
+"""What the deck's keys do outside itself: agentlaunch's own commands, tmux, git.
+
+``send``, ``stop``, ``restart``, ``tmux up``, ``fork`` and ``worktrees remove`` run as
+``python -m agentlaunch …``: the very code path a person typing them takes, with its
+refusals and exit codes. They run in a worker thread, never on the deck's event loop.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentlaunch.live.tmux import SOCKET_ENV, Tmux
+from agentlaunch.visible import visible
+
+COMMAND_TIMEOUT = 120.0  # seconds: a stop waits up to 20 s, a restart up to 30 s for the agent to start
+CAPTURE_LIMIT = 1 << 20
+
+
+@dataclass(frozen=True)
+class Outcome:
+    code: int
+    said: str  # one line: what the command said last (its error, or its report)
+
+    @property
+    def ok(self) -> bool:
+        return self.code == 0
+
+
+def agentlaunch(args: list[str], socket: str | None, cwd: Path | None = None) -> Outcome:
+    """Run ``agentlaunch ARGS`` (this Python's) with the deck's tmux server, and say how it went."""
+    env = dict(os.environ)
+    if socket:
+        env[SOCKET_ENV] = socket
+    env.pop("TMUX_PANE", None)  # the deck's own pane is not the agent's
+    try:
+        proc = subprocess.run([sys.executable, "-m", "agentlaunch", *args], capture_output=True, text=True, env=env,
+                              stdin=subprocess.DEVNULL, timeout=COMMAND_TIMEOUT, cwd=cwd, check=False)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return Outcome(124, f"agentlaunch {args[0]} did not finish within {COMMAND_TIMEOUT:g}s")
+    except OSError as exc:
+        return Outcome(127, f"agentlaunch {args[0]}: {exc.strerror or exc}")
+    lines = [line.strip() for line in (proc.stderr + "\n" + proc.stdout).splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("error:")]
+    said = (errors or lines or [f"agentlaunch {args[0]}: exit {proc.returncode}"])[-1 if not errors else 0]
+    return Outcome(proc.returncode, visible(said))
+
+
+def fork(agent: str, socket: str | None) -> Outcome:
+    """``agentlaunch fork AGENT`` where that command exists (another branch adds it), else says it is not there yet."""
+    done = agentlaunch(["fork", agent], socket)
+    if done.code == 2 and "No such command" in done.said:
+        return Outcome(2, "fork: not available yet")
+    return done
+
+
+def capture(tmux: Tmux, pane: str) -> str:
+    """The pane's screen as tmux holds it, with its colours (``capture-pane -e -p``)."""
+    proc = tmux.run("capture-pane", "-e", "-p", "-t", pane, check=False)
+    if proc.returncode != 0:
+        said = proc.stderr.strip().splitlines()
+        raise OSError(f"tmux capture-pane: {said[0] if said else f'exit {proc.returncode}'}")
+    return proc.stdout[-CAPTURE_LIMIT:]
+
+
+def same_server(tmux: Tmux, environ: dict[str, str] | None = None) -> bool:
+    """The deck runs in a pane of the agents' own tmux server (switch-client reaches them)."""
+    inside = (environ if environ is not None else dict(os.environ)).get("TMUX", "")
+    if not inside:
+        return False
+    proc = tmux.run("display-message", "-p", "#{socket_path}", check=False)
+    return proc.returncode == 0 and proc.stdout.strip() == inside.split(",")[0]
+
+
+def switch_to(tmux: Tmux, pane: str) -> Outcome:
+    """Inside the agents' tmux: show ``pane`` in this client (prefix L comes back to the deck)."""
+    proc = tmux.run("switch-client", "-t", pane, check=False)
+    return Outcome(proc.returncode, proc.stderr.strip() or "")
+
+
+def attach_argv(tmux: Tmux, pane: str, session: str) -> list[str]:
+    """Outside tmux: attach to ``pane``'s session with it selected (detach, prefix d, comes back to the deck)."""
+    return tmux.command("select-window", "-t", pane, ";", "select-pane", "-t", pane, ";", "attach-session", "-t", f"={session}")
+
+
+def worktree_diff(path: str, against: str | None) -> str:
+    """The worktree's changes: its commits against its base (``base...HEAD``) and what is not committed yet."""
+    parts = []
+    for args in ([["log", "--oneline", f"{against}..HEAD"], ["diff", "--stat", f"{against}...HEAD"], ["diff", f"{against}...HEAD"]]
+                 if against else []) + [["status", "--short"], ["diff", "HEAD"]]:  # fmt: skip
+        try:
+            proc = subprocess.run(["git", "-C", path, *args], capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                                  timeout=30, check=False)  # fmt: skip
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            parts.append(f"$ git {' '.join(args)}\n{exc}")
+            continue
+        parts.append(f"$ git {' '.join(args)}\n{(proc.stdout or proc.stderr).rstrip()[:CAPTURE_LIMIT]}")
+    return "\n\n".join(parts)

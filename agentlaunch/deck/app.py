@@ -1,0 +1,426 @@
+"""The deck itself: a Textual app with the list of agents, the selected one's pane, a message line and the keys.
+
+It learns of changes from the status records' folder (inotify where there is one, else the folder's mtime
+once a second), reads tmux's panes every few seconds (a pane dying writes no record) and the worktrees
+and today's cost in a worker thread every 15 s. The preview is the selected pane only, captured again
+once a second and redrawn only when it changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import subprocess
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from rich.console import Group
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Footer, Static
+
+from agentlaunch.deck import actions
+from agentlaunch.deck.rows import COLUMNS, NEEDS_YOU, RED_STATES, Row, Sources, cells, gather
+from agentlaunch.deck.screens import KEYS_HELP, Ask, Confirm, Page
+from agentlaunch.deck.slow import today_costs, worktree_states
+from agentlaunch.providers.native.dir_watch import DirWatch, open_watch
+from agentlaunch.visible import visible
+from agentlaunch.worktree import WorktreeState
+
+TICK = 1.0  # seconds: countdowns, the preview's capture, the folder's mtime without inotify
+PANES_EVERY = 5.0  # seconds between two reads of tmux's panes when no record changed
+SLOW_EVERY = 15.0  # seconds between two reads of the worktrees and today's cost
+SETTLE = 0.1  # seconds a burst of record writes is given before the list is read again
+
+
+def style_of(row: Row) -> str:
+    if row.state in RED_STATES or row.state.startswith("dead") or row.problem is not None:
+        return "bold red"
+    if row.state == "waiting":
+        return "yellow"
+    return "" if row.live else "dim"
+
+
+class Deck(App[None]):
+    """`agentlaunch deck`."""
+
+    TITLE = "agentlaunch deck"
+    CSS = """
+    #agents { height: 1fr; min-height: 3; }
+    #message { height: 1; color: $warning; }
+    #preview { height: 2fr; border: round $panel; }
+    """
+    BINDINGS = [
+        Binding("enter", "attach", "attach", show=True),
+        Binding("tab", "next_needing", "next needing you", priority=True),
+        Binding("s", "send", "send"),
+        Binding("x", "stop", "stop"),
+        Binding("r", "restart", "restart"),
+        Binding("n", "new", "new"),
+        Binding("f", "fork", "fork"),
+        Binding("d", "diff", "diff"),
+        Binding("u", "usage", "usage"),
+        Binding("slash", "filter", "filter"),
+        Binding("question_mark", "help", "help"),
+        Binding("q", "quit", "quit"),
+    ]
+
+    def __init__(self, sources: Sources, *, socket: str | None = None, watch: bool = True) -> None:
+        super().__init__()
+        self.sources, self.socket, self.use_watch = sources, socket, watch
+        self.rows: list[Row] = []
+        self.shown: list[Row] = []
+        self.filter_text = ""
+        self.worktrees: dict[str, WorktreeState] = {}
+        self.today: dict[str, float] = {}
+        self.watch: DirWatch | None = None
+        self.folder_mtime = 0.0
+        self.pending: object | None = None
+        self.last_panes = 0.0
+        self.preview_key: tuple[str | None, str] = (None, "")
+        self.refreshes = 0  # how many times the list was read (the bench and tests count them)
+
+    def compose(self) -> ComposeResult:
+        yield DataTable(id="agents", cursor_type="row", zebra_stripes=False)
+        yield Static("", id="message", markup=False)
+        preview = Static("", id="preview", markup=False)
+        preview.border_title = "preview"
+        yield preview
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for name in COLUMNS:
+            table.add_column(name, key=name)
+        self.reload()
+        self.start_watch()
+        self.set_interval(TICK, self.tick)
+        self.set_interval(SLOW_EVERY, self.read_slow)
+        self.read_slow()
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def start_watch(self) -> None:
+        """inotify on the status folder (its parent until it exists), else the folder's mtime on each tick."""
+        if not self.use_watch or (watch := open_watch()) is None:
+            return
+        self.watch = watch
+        self._watch_folders()
+        asyncio.get_running_loop().add_reader(watch.fd, self._on_watch)
+
+    def _watch_folders(self) -> None:
+        if self.watch is not None and not self.watch.watch(self.sources.status_dir):
+            self.watch.watch(self.sources.state_dir)
+
+    def _on_watch(self) -> None:
+        if self.watch is not None and self.watch.drain():
+            self._watch_folders()
+            if self.pending is None:  # a burst of writes is read once
+                self.pending = self.set_timer(SETTLE, self._settled)
+
+    def _settled(self) -> None:
+        self.pending = None
+        self.reload()
+
+    def on_unmount(self) -> None:
+        if self.watch is not None:
+            with contextlib.suppress(RuntimeError, ValueError):
+                asyncio.get_running_loop().remove_reader(self.watch.fd)
+            self.watch.close()
+
+    def reload(self) -> None:
+        """Read every source again and redraw the list."""
+        self.refreshes += 1
+        self.last_panes = self._now()
+        try:
+            self.rows = gather(self.sources, self.worktrees, self.today)
+        except Exception as exc:  # noqa: BLE001 - a bug in one read must not take the deck down: it says it instead
+            self.say(f"could not read the agents: {type(exc).__name__}: {exc}")
+            return
+        self.draw()
+        if self.sources.tmux_problem:
+            self.say(self.sources.tmux_problem)
+
+    @staticmethod
+    def _now() -> float:
+        return asyncio.get_running_loop().time()
+
+    def tick(self) -> None:
+        """Once a second: a folder that changed without inotify, tmux every few seconds, then countdowns and the preview."""
+        if self.watch is None:
+            try:
+                mtime = self.sources.status_dir.stat().st_mtime
+            except OSError:
+                mtime = 0.0
+            if mtime != self.folder_mtime:
+                self.folder_mtime = mtime
+                self.reload()
+                return
+        if self._now() - self.last_panes >= PANES_EVERY:
+            self.reload()
+        else:
+            self.draw()
+
+    @work(thread=True, exclusive=True, group="slow")
+    def read_slow(self) -> None:
+        worktrees, today = worktree_states(self.sources.state_dir), today_costs(self.sources.store_path)
+        self.call_from_thread(self._got_slow, worktrees, today)
+
+    def _got_slow(self, worktrees: dict[str, WorktreeState], today: dict[str, float]) -> None:
+        if (worktrees, today) != (self.worktrees, self.today):
+            self.worktrees, self.today = worktrees, today
+            self.reload()
+
+    # -- drawing ------------------------------------------------------------------------------
+
+    def draw(self) -> None:
+        """The list as it stands now (only changed cells are redrawn), then the preview."""
+        table = self.query_one(DataTable)
+        needle = self.filter_text.lower()
+        now = datetime.now(UTC)
+        shown = [(r, cells(r, now)) for r in self.rows]
+        if needle:
+            shown = [(r, c) for r, c in shown if needle in " ".join(c).lower()]
+        keys = [r.key for r, _ in shown]
+        selected = self.selected()
+        if keys != [r.key for r in self.shown]:
+            table.clear()
+            for row, texts in shown:
+                table.add_row(*self._styled(row, texts), key=row.key)
+            if selected is not None and selected.key in keys:
+                table.move_cursor(row=keys.index(selected.key))
+        else:
+            for row, texts in shown:
+                for name, text in zip(COLUMNS, self._styled(row, texts), strict=True):
+                    if str(table.get_cell(row.key, name)) != str(text) or name == "state":
+                        table.update_cell(row.key, name, text)
+        self.shown = [r for r, _ in shown]
+        table.border_title = f"{len(self.shown)} agents" + (f" matching {self.filter_text!r}" if needle else "")
+        self.show_preview()
+
+    @staticmethod
+    def _styled(row: Row, texts: tuple[str, ...]) -> list[Text]:
+        style = style_of(row)
+        return [Text(visible(t), style=style if i in (0, 1) else "") for i, t in enumerate(texts)]
+
+    def selected(self) -> Row | None:
+        table = self.query_one(DataTable)
+        if not self.shown or table.cursor_row < 0 or table.cursor_row >= len(self.shown):
+            return None
+        return self.shown[table.cursor_row]
+
+    def on_data_table_row_highlighted(self, _event: DataTable.RowHighlighted) -> None:
+        self.show_preview()
+        row = self.selected()
+        if row is not None and row.problem:
+            self.say(f"{row.agent}: {row.problem}")
+
+    def show_preview(self) -> None:
+        """The selected pane's screen, redrawn only when it changed."""
+        row = self.selected()
+        preview = self.query_one("#preview", Static)
+        if row is None:
+            body, title = "no agent yet: n starts one", "preview"
+        elif row.pane is None or self.sources.tmux is None:
+            body, title = self._no_pane(row), row.agent
+        else:
+            title = f"{row.agent} · tmux {row.tmux_session} {row.pane}"
+            try:
+                body = actions.capture(self.sources.tmux, row.pane)
+            except OSError as exc:
+                body = f"{exc}"
+        if (title, body) != self.preview_key:
+            self.preview_key = (title, body)
+            preview.border_title = visible(title)
+            preview.update(Text.from_ansi(body, no_wrap=True) if "\x1b" in body else Text(body))
+
+    @staticmethod
+    def _no_pane(row: Row) -> str:
+        if row.problem:
+            return row.problem
+        if row.live:
+            return f"{row.agent} runs outside tmux (pid {row.record.get('pid')}, in {row.working_dir}): no pane to show"
+        return f"{row.agent} is not running: n starts it"
+
+    def say(self, text: str) -> None:
+        self.query_one("#message", Static).update(visible(text))
+
+    # -- keys ---------------------------------------------------------------------------------
+
+    def _need_row(self) -> Row | None:
+        row = self.selected()
+        if row is None:
+            self.say("no agent selected")
+        return row
+
+    def on_data_table_row_selected(self, _event: DataTable.RowSelected) -> None:
+        self.action_attach()
+
+    def action_attach(self) -> None:
+        row = self._need_row()
+        if row is None:
+            return
+        tmux = self.sources.tmux
+        if row.pane is None or tmux is None or row.tmux_session is None:
+            self.say(f"{row.agent} has no tmux pane to attach to")
+            return
+        if actions.same_server(tmux):
+            done = actions.switch_to(tmux, row.pane)
+            self.say(f"back from {row.agent}: prefix L" if done.ok else f"attach failed: {done.said}")
+        elif os.environ.get("TMUX"):
+            self.say("the deck runs in another tmux server: start it there, or outside tmux, to attach")
+        else:
+            self._attach_outside(actions.attach_argv(tmux, row.pane, row.tmux_session))
+
+    def _attach_outside(self, argv: list[str]) -> None:
+        try:
+            with self.suspend():
+                subprocess.call(argv)
+        except Exception as exc:  # noqa: BLE001 - textual's SuspendNotSupported (headless, a test's harness) and the like
+            self.say(f"cannot attach from here ({type(exc).__name__}): {' '.join(argv)}")
+        self.reload()
+
+    def action_next_needing(self) -> None:
+        """Tab: the next agent (after the selected one, wrapping) that waits for the person."""
+        if not self.shown:
+            return
+        table = self.query_one(DataTable)
+        start = max(table.cursor_row, 0)
+        order = self.shown[start + 1 :] + self.shown[: start + 1]
+        found = next((r for r in order if r.state in NEEDS_YOU or r.state.startswith("dead")), None)
+        if found is None:
+            self.say("no agent needs you")
+            return
+        table.move_cursor(row=self.shown.index(found))
+
+    def action_send(self) -> None:
+        row = self._need_row()
+        if row is not None:
+            self.push_screen(Ask(f"send to {row.agent}:"), lambda text: self._send(row, text))
+
+    def _send(self, row: Row, text: str | None) -> None:
+        if text:
+            args = ["send", row.agent, text] + (["--session", row.session_id] if row.session_id and row.live else [])
+            self.run_command(args, f"sent to {row.agent}")
+
+    def action_stop(self) -> None:
+        row = self._need_row()
+        if row is not None:
+            self.push_screen(Confirm(f"stop {row.agent}?"), lambda yes: self.run_command(["stop", row.agent], "") if yes else None)
+
+    def action_restart(self) -> None:
+        row = self._need_row()
+        if row is not None:
+            self.run_command(["restart", row.agent, *self._agents_args()], f"restarting {row.agent}")
+
+    def action_fork(self) -> None:
+        row = self._need_row()
+        if row is not None:
+            self._in_thread(lambda: actions.fork(row.agent, self.socket), f"forking {row.agent}")
+
+    def action_new(self) -> None:
+        row = self.selected()
+        hint = "start: NAME [--worktree] [--session TMUX_SESSION] [first prompt…]"
+        self.push_screen(Ask(hint, row.agent if row else ""), self._new)
+
+    def _new(self, text: str | None) -> None:
+        words = (text or "").split()
+        if not words:
+            return
+        name, args, rest = words[0], ["tmux", "up", words[0], "--no-attach", *self._agents_args()], words[1:]
+        while rest and rest[0] in ("--worktree", "--session"):
+            flag = rest.pop(0)
+            args += [flag] if flag == "--worktree" else [flag, rest.pop(0) if rest else ""]
+        prompt = " ".join(rest)
+
+        def start() -> actions.Outcome:
+            done = actions.agentlaunch(args, self.socket)
+            if done.ok and prompt:
+                return actions.agentlaunch(["send", name, prompt], self.socket)
+            return done
+
+        self._in_thread(start, f"starting {name}")
+
+    def action_diff(self) -> None:
+        row = self._need_row()
+        if row is None:
+            return
+        tree = row.worktree
+        if tree is None:
+            self.say(f"{row.agent} has no worktree")
+            return
+        text = actions.worktree_diff(tree.worktree.path, tree.compared_with) if tree.present else tree.problem or "missing"
+        title = f"{row.agent} · {tree.worktree.branch} against {tree.compared_with or '?'} · D removes it · q closes"
+        self.push_screen(Page(title, Text(visible(text)), {"D": "remove"}), lambda what: self._after_diff(row, what))
+
+    def _after_diff(self, row: Row, what: str | None) -> None:
+        if what == "remove" and row.worktree is not None:
+            args = ["worktrees", "remove", row.agent, "--repo", row.worktree.worktree.repo]
+            self.push_screen(Confirm(f"remove {row.worktree.worktree.path}?"),
+                             lambda yes: self.run_command(args, f"removed {row.agent}'s worktree") if yes else None)  # fmt: skip
+
+    def action_usage(self) -> None:
+        from agentlaunch.usage.reports import daily_chart, report_table
+        from agentlaunch.usage.store import Store
+
+        path = self.sources.store_path
+        if not path.is_file():
+            self.push_screen(Page("usage", Text("no usage recorded yet")))
+            return
+        since = datetime.now(UTC) - timedelta(days=7)
+        with Store.open(path, timeout=1.0) as store:
+            agents, days = store.usage_report("agent", since=since), store.usage_report("day", since=since)
+        body = Group(report_table(agents, "agent", title="per agent, 7 days"), daily_chart(days, metric="cost", since=since))
+        self.push_screen(Page("usage · q closes", body))
+
+    def action_filter(self) -> None:
+        self.push_screen(Ask("filter (empty: all):", self.filter_text), self._filter)
+
+    def _filter(self, text: str | None) -> None:
+        if text is not None:
+            self.filter_text = text.strip()
+            self.draw()
+
+    def action_help(self) -> None:
+        self.push_screen(Page("keys · q closes", Text(KEYS_HELP)))
+
+    # -- commands -----------------------------------------------------------------------------
+
+    def _agents_args(self) -> list[str]:
+        return ["--agents-dir", str(self.sources.agents_dir)] if self.sources.agents_dir is not None else []
+
+    def run_command(self, args: list[str], doing: str) -> None:
+        """``agentlaunch ARGS`` in a worker thread; its last words on the message line."""
+        self._in_thread(lambda: actions.agentlaunch(args, self.socket), doing or f"agentlaunch {args[0]} {args[1]}…")
+
+    def _in_thread(self, job: Callable[[], actions.Outcome], doing: str) -> None:
+        self.say(f"{doing}…")
+
+        def run() -> None:
+            done = job()
+            self.call_from_thread(self._done, done)
+
+        self.run_worker(run, thread=True, group="commands")
+
+    def _done(self, done: actions.Outcome) -> None:
+        self.say(done.said if done.ok else f"failed (exit {done.code}): {done.said}")
+        self.reload()
+
+
+def deck_sources(agents_dir: Path | None, socket: str | None) -> Sources:
+    """The deck's sources from agentlaunch's folders (the state dir's status records, store and worktrees)."""
+    from agentlaunch import paths
+    from agentlaunch.live.status import status_dir
+    from agentlaunch.live.tmux import Tmux, TmuxMissing
+
+    tmux: Tmux | None
+    try:
+        tmux = Tmux(socket)
+    except TmuxMissing:
+        tmux = None
+    state = paths.state_dir()
+    return Sources(status_dir(state), state, agents_dir, paths.store_path(), tmux)

@@ -1,0 +1,307 @@
+"""The deck's rows: every agent, defined, live, dead or stopped, read from the readers the other commands use.
+
+Nothing here draws: :func:`gather` turns status records (:func:`~agentlaunch.live.status.read_records`),
+tmux's panes, the stop notes, the usage store and the worktrees into :class:`Row` objects, and
+:func:`cells` turns one row into the text of its cells at a given time. A source that cannot be read
+(a record that is not JSON, a definition that fails to load, a worktree whose repository is gone) gives
+a row that says so; it never stops the others from showing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from agentlaunch.definitions.spec import agent_names, load_agent
+from agentlaunch.errors import AgentlaunchError
+from agentlaunch.fsutil import read_regular
+from agentlaunch.live.life import STOPPED_OPTION, read_note
+from agentlaunch.live.status import RECORD_LIMIT, SESSION_OPTION, read_records
+from agentlaunch.live.tmux import AGENT_OPTION, Tmux
+from agentlaunch.usage.cache_clock import span, warmth_text
+from agentlaunch.worktree import WorktreeState
+
+RED_STATES = frozenset({"asking", "stalled", "retrying"})
+"""States that need the person now: shown first, in red. Any other state a record carries is shown as it is."""
+NEEDS_YOU = RED_STATES | {"waiting"}
+BUDGET_EXIT = 6  # ExitCode.BUDGET: a budget stopped the agent
+_PANE_FORMAT = "\t".join(("#{pane_id}", "#{session_name}", "#{pane_pid}", "#{" + AGENT_OPTION + "}", "#{pane_dead}",
+                          "#{pane_dead_status}", "#{" + STOPPED_OPTION + "}", "#{" + SESSION_OPTION + "}"))  # fmt: skip
+
+
+@dataclass
+class Row:
+    """One line of the deck."""
+
+    key: str  # unique and stable across refreshes: the selection follows it
+    agent: str
+    state: str = "not running"
+    provider: str = ""
+    model: str = ""
+    repo: str = ""
+    record: dict[str, Any] = field(default_factory=dict)
+    since: datetime | None = None
+    pane: str | None = None
+    tmux_session: str | None = None
+    session_id: str | None = None
+    working_dir: str | None = None
+    problem: str | None = None  # what is wrong on this row, said on it
+    today: float | None = None
+    worktree: WorktreeState | None = None
+
+    @property
+    def live(self) -> bool:
+        return bool(self.record) and self.state != "stale"
+
+    @property
+    def urgency(self) -> int:
+        """Sort order: who needs the person first."""
+        if self.state in RED_STATES:
+            return 0
+        if self.problem is not None or self.state.startswith("dead"):
+            return 1
+        if self.state == "waiting":
+            return 2
+        if self.live:
+            return 3
+        return 4 if self.pane or self.state != "not running" else 5
+
+
+@dataclass(frozen=True)
+class PaneInfo:
+    pane_id: str
+    session: str
+    pid: int
+    agent: str
+    dead: bool
+    exit_status: int | None
+    stopped: bool
+    session_id: str
+
+
+@dataclass
+class Sources:
+    """Where the deck reads from (a test or the bench names its own folders and tmux server)."""
+
+    status_dir: Path
+    state_dir: Path
+    agents_dir: Path | None
+    store_path: Path
+    tmux: Tmux | None
+    definitions: dict[str, tuple[float, str, str, str | None]] = field(default_factory=dict)  # name -> mtime, provider, model, problem
+    repos: dict[str, str] = field(default_factory=dict)  # working dir -> its repository's top folder
+    tmux_problem: str | None = None
+
+
+def tmux_panes(tmux: Tmux | None) -> tuple[list[PaneInfo], str | None]:
+    """Every agent pane on the server, and what went wrong reading them (None: fine, or simply no server)."""
+    if tmux is None:
+        return [], None
+    try:
+        proc = tmux.run("list-panes", "-a", "-F", _PANE_FORMAT, check=False)
+    except OSError as exc:
+        return [], f"tmux: {exc.strerror or exc}"
+    if proc.returncode != 0:
+        said = proc.stderr.strip()
+        gone = "no server running" in said or "error connecting" in said or not said
+        return [], None if gone else f"tmux: {said.splitlines()[0]}"
+    found = []
+    for line in proc.stdout.splitlines():
+        cells = line.split("\t")
+        if len(cells) != 8 or not cells[3]:
+            continue
+        pane_id, session, pid, agent, dead, status, stopped, sid = cells
+        found.append(PaneInfo(pane_id, session, int(pid) if pid.isdigit() else 0, agent, dead == "1",
+                              int(status) if status.isdigit() else None, bool(stopped), sid))  # fmt: skip
+    return found, None
+
+
+def why_unreadable(path: Path) -> str:
+    """Why a ``*.json`` in the status folder is no status record."""
+    try:
+        data = json.loads(read_regular(path, RECORD_LIMIT).decode("utf-8"))
+    except OSError as exc:
+        return f"status record {path.name} cannot be read: {exc.strerror or exc}"
+    except (ValueError, RecursionError):
+        return f"status record {path.name} is not JSON"
+    return "" if isinstance(data, dict) else f"status record {path.name} is not a JSON object"
+
+
+def definition(sources: Sources, name: str) -> tuple[str, str, str | None]:
+    """``name``'s provider, model and load problem, loaded again only when its agent.yaml changed."""
+    assert sources.agents_dir is not None
+    yaml_path = sources.agents_dir / name / "agent.yaml"
+    try:
+        mtime = yaml_path.stat().st_mtime
+    except OSError:
+        mtime = -1.0
+    cached = sources.definitions.get(name)
+    if cached is not None and cached[0] == mtime:
+        return cached[1:]
+    try:
+        spec = load_agent(sources.agents_dir, name, sources.state_dir)
+        entry = (mtime, spec.provider, spec.model or "", None)
+    except AgentlaunchError as exc:
+        entry = (mtime, "", "", "definition: " + exc.message.splitlines()[0])
+    sources.definitions[name] = entry
+    return entry[1:]
+
+
+def repo_of(sources: Sources, working_dir: str) -> str:
+    """The top folder of the git repository holding ``working_dir`` (itself when none), cached."""
+    if working_dir in sources.repos:
+        return sources.repos[working_dir]
+    top = Path(working_dir)
+    for folder in (top, *top.parents):
+        if (folder / ".git").exists():
+            top = folder
+            break
+    sources.repos[working_dir] = str(top)
+    return str(top)
+
+
+def _since(record: dict[str, Any]) -> datetime | None:
+    value = record.get("state_since")
+    if not isinstance(value, str):
+        return None
+    with contextlib.suppress(ValueError):
+        since = datetime.fromisoformat(value)
+        return since if since.tzinfo is not None else None
+    return None
+
+
+def live_rows(sources: Sources, panes: list[PaneInfo], worktrees: dict[str, WorktreeState]) -> list[Row]:
+    """A row per status record (stale ones flagged), and one per file in the folder that is no record."""
+    rows = []
+    records = read_records(sources.status_dir, clean=False)
+    by_pid = {p.pid: p for p in panes if not p.dead}
+    for r in records:
+        d = r.data
+        pane = by_pid.get(d.get("pid")) if isinstance(d.get("pid"), int) else None
+        wd = str(d.get("working_dir") or "")
+        tree = worktrees.get(wd)
+        row = Row(f"live:{r.path.name}", r.agent, r.state, str(d.get("provider") or ""), str(d.get("model") or ""),
+                  tree.worktree.repo if tree else (repo_of(sources, wd) if wd else ""), d, _since(d),
+                  pane.pane_id if pane else None, pane.session if pane else None,
+                  d.get("session_id") if isinstance(d.get("session_id"), str) else None, wd or None, worktree=tree)  # fmt: skip
+        if r.stale:
+            row.problem = "its agentlaunch process is gone (stale record)"
+        rows.append(row)
+    seen = {r.path.name for r in records}
+    with contextlib.suppress(OSError):
+        for path in sorted(sources.status_dir.iterdir()):
+            if path.suffix == ".json" and not path.name.startswith(".") and path.name not in seen:
+                if why := why_unreadable(path):
+                    rows.append(Row(f"bad:{path.name}", path.stem, "unreadable", problem=why))
+    return rows
+
+
+def gather(sources: Sources, worktrees: dict[str, WorktreeState] | None = None, today: dict[str, float] | None = None) -> list[Row]:
+    """Every agent, most urgent first, then by repository and name."""
+    worktrees = worktrees or {}
+    panes, sources.tmux_problem = tmux_panes(sources.tmux)
+    rows = live_rows(sources, panes, worktrees)
+    running = {r.agent for r in rows if r.live}
+    for pane in panes:
+        if not pane.dead or pane.agent in running:
+            continue
+        if pane.stopped:
+            state = "stopped"
+        elif pane.exit_status == BUDGET_EXIT:
+            state = "budget stopped"
+        else:
+            state = "dead" + (f" (exit {pane.exit_status})" if pane.exit_status is not None else "")
+        rows.append(Row(f"pane:{pane.pane_id}", pane.agent, state, pane=pane.pane_id, tmux_session=pane.session,
+                        session_id=pane.session_id or None))  # fmt: skip
+    shown = {r.agent for r in rows}
+    by_agent_tree = {w.worktree.agent: w for w in worktrees.values()}
+    names: list[str] = []
+    if sources.agents_dir is not None:
+        try:
+            names = agent_names(sources.agents_dir)
+        except AgentlaunchError as exc:
+            rows.append(Row("agents-dir", "(agents)", "unreadable", problem=exc.message.splitlines()[0]))
+    for name in names:
+        provider, model, problem = definition(sources, name)
+        for row in rows:
+            if row.agent == name and not row.provider:
+                row.provider, row.model = provider, model
+        if name in shown:
+            continue
+        note = read_note(name, sources.state_dir)
+        rows.append(Row(f"def:{name}", name, "stopped" if note else "not running", provider, model, problem=problem,
+                        worktree=by_agent_tree.get(name)))  # fmt: skip
+    for row in rows:
+        row.today = (today or {}).get(row.agent)
+        if row.worktree is not None and not row.repo:
+            row.repo = row.worktree.worktree.repo
+    rows.sort(key=lambda r: (r.urgency, r.repo, r.agent, r.key))
+    return rows
+
+
+# -- cells ------------------------------------------------------------------------------------
+
+COLUMNS = ("agent", "state", "provider/model", "context", "cost", "today", "cache", "branch", "repo")
+
+
+def how_long(row: Row, now: datetime) -> str:
+    """``for 3m12s``: how long the agent has been in its state."""
+    if row.since is None or not row.live:
+        return ""
+    seconds = max((now - row.since).total_seconds(), 0)
+    return f"for {int(seconds)}s" if seconds < 60 else f"for {span(seconds)}"
+
+
+def context_cell(d: dict[str, Any]) -> str:
+    """``41.2% · 80,210 left``: context used and the distance to compaction."""
+    parts = []
+    percent, context, left = d.get("percent"), d.get("context"), d.get("to_compaction")
+    if isinstance(percent, int | float) and d.get("window_source") != "observed":
+        parts.append(f"{percent:.1f}%")
+    elif isinstance(context, int) and context:
+        parts.append(f"{context:,}")
+    if isinstance(left, int):
+        parts.append(f"{left:,} left" if left > 0 else "compacting")
+    return " · ".join(parts)
+
+
+def branch_cell(state: WorktreeState | None) -> str:
+    """``agentlaunch/x +2 −0 dirty``, or what git said when it cannot read the worktree."""
+    if state is None:
+        return ""
+    if state.problem is not None:
+        return f"broken: {state.problem.splitlines()[0]}"
+    if not state.present:
+        return f"{state.worktree.branch} (missing)"
+    text = state.worktree.branch
+    if state.ahead is not None and state.behind is not None:
+        text += f" +{state.ahead} −{state.behind}"
+    return text + (f" dirty {state.dirty}" if state.dirty else "")
+
+
+def state_cell(row: Row, now: datetime) -> str:
+    text = row.state
+    if (duration := how_long(row, now)) and row.state != "exited":
+        text += f" {duration}"
+    if row.problem is not None:
+        text += f" ⚠ {row.problem}"
+    return text
+
+
+def cache_cell(d: dict[str, Any], now: datetime) -> str:
+    text = warmth_text(d, now) if d else None
+    return (text or "").removeprefix("cache ")
+
+
+def cells(row: Row, now: datetime | None = None) -> tuple[str, ...]:
+    """The text of each column (:data:`COLUMNS`) for ``row`` at ``now``."""
+    now = now or datetime.now(UTC)
+    d = row.record
+    model = "/".join(x for x in (row.provider, row.model) if x)
+    today = f"${row.today:.4f}" if row.today is not None else ""
+    return (row.agent, state_cell(row, now), model, context_cell(d), str(d.get("cost") or ""), today, cache_cell(d, now),
+            branch_cell(row.worktree), Path(row.repo).name if row.repo else "")  # fmt: skip

@@ -1,0 +1,93 @@
+"""The deck's dialogs: a line of input (send, filter, new), a yes/no, a scrollable text (help, diff, usage)."""
+
+from __future__ import annotations
+
+from rich.console import RenderableType
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label, Static
+
+KEYS_HELP = """\
+Keys
+  ↑ ↓        select an agent (the preview shows its pane)
+  Enter      attach to its pane: inside tmux it switches this client (prefix L comes back);
+             outside tmux it attaches (prefix d, detach, comes back)
+  Tab        next agent that needs you (asking, stalled, retrying, waiting)
+  s          send a prompt (as `agentlaunch send`)
+  x          stop it (as `agentlaunch stop`: its session stays resumable)
+  r          restart it in its pane and session (as `agentlaunch restart`)
+  n          start an agent: NAME [--worktree] [--session TMUX_SESSION] [first prompt…]
+  f          fork it (as `agentlaunch fork`, where it exists)
+  d          its worktree's diff against its base; there, D removes the worktree
+             (refused as `agentlaunch worktrees remove` refuses)
+  u          usage: per agent (7 days) and per day, with a chart
+  /          filter the list (empty: all)
+  ?          this help
+  q          quit: every agent keeps running
+"""
+
+
+class Ask(ModalScreen[str | None]):
+    """One line of input; Enter gives it, Escape gives None."""
+
+    BINDINGS = [Binding("escape", "cancel", "cancel")]
+    DEFAULT_CSS = "Ask { align: center middle; } Ask > Vertical { width: 80%; height: auto; border: round $accent; }"
+
+    def __init__(self, question: str, value: str = "") -> None:
+        super().__init__()
+        self.question, self.value = question, value
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(self.question)
+            yield Input(value=self.value, id="answer")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class Confirm(ModalScreen[bool]):
+    """``question (y/n)``."""
+
+    BINDINGS = [Binding("y", "answer(True)", "yes"), Binding("n,escape", "answer(False)", "no")]
+    DEFAULT_CSS = "Confirm { align: center middle; } Confirm > Label { border: round $warning; padding: 0 1; }"
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        yield Label(f"{self.question} (y/n)", markup=False)
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
+class Page(ModalScreen[str | None]):
+    """A scrollable page (help, a diff, usage); Escape or q closes it, other keys are its own."""
+
+    BINDINGS = [Binding("escape,q", "close", "close")]
+    DEFAULT_CSS = "Page > VerticalScroll { border: round $accent; }"
+
+    def __init__(self, title: str, body: RenderableType, keys: dict[str, str] | None = None) -> None:
+        super().__init__()
+        self.title_text, self.body, self.keys = title, body, keys or {}
+
+    def compose(self) -> ComposeResult:
+        scroll = VerticalScroll()
+        scroll.border_title = self.title_text
+        with scroll:
+            yield Static(self.body, id="page")
+
+    def on_key(self, event: object) -> None:
+        key = getattr(event, "key", "")
+        if key in self.keys:
+            self.dismiss(self.keys[key])
+
+    def action_close(self) -> None:
+        self.dismiss(None)
