@@ -27,7 +27,7 @@ from agentlaunch.deck import actions
 from agentlaunch.deck.rows import COLUMNS, NEEDS_YOU, RED_STATES, Row, Sources, cells, gather
 from agentlaunch.deck.screens import KEYS_HELP, Ask, Confirm, Page
 from agentlaunch.deck.slow import today_costs, worktree_states
-from agentlaunch.providers.native.dir_watch import DirWatch, open_watch
+from agentlaunch.providers.native.dir_watch import GONE, MASK, DirWatch, open_watch
 from agentlaunch.visible import visible
 from agentlaunch.worktree import WorktreeState
 
@@ -113,7 +113,7 @@ class Deck(App[None]):
         asyncio.get_running_loop().add_reader(watch.fd, self._on_watch)
 
     def _watch_folders(self) -> None:
-        if self.watch is not None and not self.watch.watch(self.sources.status_dir):
+        if self.watch is not None and not self.watch.watch(self.sources.status_dir, MASK | GONE):
             self.watch.watch(self.sources.state_dir)
 
     def _on_watch(self) -> None:

@@ -23,9 +23,12 @@ IN_MODIFY = 0x002
 IN_CLOSE_WRITE = 0x008
 IN_MOVED_TO = 0x080
 IN_CREATE = 0x100
+IN_MOVED_FROM = 0x040
+IN_DELETE = 0x200
 IN_NONBLOCK = os.O_NONBLOCK
 IN_CLOEXEC = os.O_CLOEXEC
 MASK = IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE
+GONE = IN_MOVED_FROM | IN_DELETE  # files removed too (the deck: a session's record goes when it ends)
 
 
 class DirWatch:
@@ -36,11 +39,11 @@ class DirWatch:
         self.fd = fd
         self.watched: set[Path] = set()
 
-    def watch(self, folder: Path) -> bool:
-        """Watch ``folder`` (once); False when it does not exist or cannot be watched."""
+    def watch(self, folder: Path, mask: int = MASK) -> bool:
+        """Watch ``folder`` (once) for ``mask``'s events; False when it does not exist or cannot be watched."""
         if folder in self.watched:
             return True
-        wd = self._libc.inotify_add_watch(self.fd, os.fsencode(folder), MASK)
+        wd = self._libc.inotify_add_watch(self.fd, os.fsencode(folder), mask)
         if wd < 0:
             return False
         self.watched.add(folder)

@@ -1,0 +1,242 @@
+"""`agentlaunch deck` driven in process with Textual's own harness (``App.run_test``, pilot keys), its screen asserted.
+
+The status records, the agents and the worktree are made by each test; the tmux side (a private server
+with agents on the offline fake provider) is in test_deck_tmux.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Static
+
+from agentlaunch import paths, worktree
+from agentlaunch.deck.app import Deck
+from agentlaunch.deck.rows import Sources
+from agentlaunch.live.status import process_start, status_dir
+from tests.helpers import run_cli
+
+Script = Callable[[Deck, Pilot[None]], Awaitable[None]]
+
+
+def record(name: str, state: str, ago: float = 0, **extra: Any) -> Path:
+    """A status record of a live launch (this test's own process stands for it)."""
+    now = datetime.now(UTC)
+    data = {
+        "version": 1, "agent": name, "provider": "claude", "model": "claude-sonnet-4-5", "pid": os.getpid(),
+        "pid_start": process_start(os.getpid()), "state": state,
+        "state_since": (now - timedelta(seconds=ago)).isoformat(timespec="seconds"), "working_dir": str(Path.cwd()),
+        "percent": 41.2, "context": 82_000, "to_compaction": 80_210, "cost": "$0.1234", "session_id": f"{name}-session",
+        "cache": {"expires_at": (now + timedelta(seconds=200)).isoformat(timespec="seconds"), "ttl_s": 300},
+        **extra,
+    }  # fmt: skip
+    folder = status_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def sources(agents_dir: Path | None) -> Sources:
+    state = paths.state_dir()
+    return Sources(status_dir(state), state, agents_dir, paths.store_path(), None)
+
+
+def drive(app: Deck, script: Script, size: tuple[int, int] = (140, 30)) -> None:
+    async def main() -> None:
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            await script(app, pilot)
+
+    asyncio.run(main())
+
+
+def table_rows(app: Deck) -> list[list[str]]:
+    table = app.query_one(DataTable)
+    return [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+def state_style(app: Deck, index: int) -> str:
+    cell = app.query_one(DataTable).get_row_at(index)[1]
+    return str(getattr(cell, "style", ""))
+
+
+def message(app: Deck) -> str:
+    return str(app.query_one("#message", Static).render())
+
+
+def test_asking_and_stalled_agents_come_first_in_red_with_how_long(agents_dir: Path) -> None:
+    record("calm", "thinking", 10)
+    record("idle", "waiting", 30)
+    record("needy", "asking", 192)
+    record("stuck", "stalled", 61)
+    record("odd", "a-state-from-a-newer-launch", 5)
+
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        rows = table_rows(app)
+        assert [r[0] for r in rows[:2]] == ["needy", "stuck"]
+        assert rows[0][1].startswith("asking for 3m1") and rows[1][1].startswith("stalled for 1m0")
+        assert "red" in state_style(app, 0) and "red" in state_style(app, 1)
+        idle = next(r for r in rows if r[0] == "idle")
+        assert idle[1].startswith("waiting for ") and idle[2] == "claude/claude-sonnet-4-5"
+        assert idle[3] == "41.2% · 80,210 left" and idle[4] == "$0.1234" and idle[6].startswith("warm 3m")
+        odd = next(r for r in rows if r[0] == "odd")
+        assert odd[1].startswith("a-state-from-a-newer-launch")  # a state the deck does not know is shown as it is
+        defined = {r[0]: r[1] for r in rows if r[0] in ("demo", "planner", "reviewer")}
+        assert defined == {"demo": "not running", "planner": "not running", "reviewer": "not running"}
+
+        await pilot.press("tab")  # from needy (selected first) to the next that needs the person
+        assert app.selected() is not None and app.selected().agent == "stuck"  # type: ignore[union-attr]
+        await pilot.press("tab")
+        assert app.selected().agent == "idle"  # type: ignore[union-attr]
+        await pilot.press("tab")
+        assert app.selected().agent == "needy"  # type: ignore[union-attr]
+
+    drive(Deck(sources(agents_dir), watch=True), script)
+
+
+def test_a_record_that_is_not_json_and_a_broken_definition_each_say_so_on_their_row(agents_dir: Path) -> None:
+    record("fine", "waiting", 3)
+    (status_dir() / "junk.json").write_text("{not json")
+    (status_dir() / "list.json").write_text("[1, 2]")
+    (agents_dir / "broken").mkdir()
+    (agents_dir / "broken" / "agent.yaml").write_text("provider: claude\nno_such_field: 1\n")
+
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        rows = {r[0]: r for r in table_rows(app)}
+        assert rows["junk"][1] == "unreadable ⚠ status record junk.json is not JSON"
+        assert rows["list"][1] == "unreadable ⚠ status record list.json is not a JSON object"
+        assert rows["broken"][1].startswith("not running ⚠ definition: ") and "no_such_field" in rows["broken"][1]
+        assert rows["fine"][1].startswith("waiting")
+        index = [r[0] for r in table_rows(app)].index("broken")
+        app.query_one(DataTable).move_cursor(row=index)
+        await pilot.pause()
+        assert "no_such_field" in message(app)  # the selected row's problem in full on the message line
+        assert "no_such_field" in str(app.query_one("#preview", Static).render())
+
+    drive(Deck(sources(agents_dir)), script)
+
+
+def test_a_new_record_shows_without_a_key_through_the_folder_watch(agents_dir: Path) -> None:
+    status_dir().mkdir(parents=True, exist_ok=True)
+
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        before = app.refreshes
+        record("late", "asking", 1)
+        for _ in range(100):  # the watch wakes the deck (a refresh of the panes is 5 s away)
+            await pilot.pause(0.05)
+            if any(r[0] == "late" for r in table_rows(app)):
+                break
+        assert table_rows(app)[0][0] == "late" and app.refreshes > before
+        (status_dir() / "late.json").unlink()
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if all(r[0] != "late" for r in table_rows(app)):
+                break
+        assert all(r[0] != "late" for r in table_rows(app))
+
+    drive(Deck(sources(agents_dir), watch=True), script)
+
+
+def test_filter_help_and_quit_leave_every_agent_running(agents_dir: Path) -> None:
+    path = record("needy", "asking", 5)
+    record("calm", "thinking", 5)
+
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        await pilot.press("slash")
+        await pilot.press(*"calm", "enter")
+        assert [r[0] for r in table_rows(app)] == ["calm"]
+        await pilot.press("slash", "ctrl+a", "ctrl+k", "enter")
+        assert len(table_rows(app)) == 5
+        await pilot.press("question_mark")
+        page = app.screen.query_one("#page", Static)
+        assert "Tab        next agent that needs you" in str(page.render())
+        await pilot.press("escape")
+        await pilot.press("s")  # send, then Escape: nothing is sent
+        await pilot.press("escape")
+        await pilot.press("q")
+
+    drive(Deck(sources(agents_dir)), script)
+    assert path.exists()  # quitting stops nothing (the record of a running launch is still there)
+
+
+def test_a_terminal_of_40_by_10_still_shows_the_list_the_preview_and_the_keys(agents_dir: Path) -> None:
+    record("needy", "asking", 5)
+    (status_dir() / "junk.json").write_text("nope")
+
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        assert app.size.width == 40 and app.size.height == 10
+        assert table_rows(app)[0][0] == "needy"
+        await pilot.press("down", "down", "tab", "question_mark", "escape", "slash", "escape")
+        assert app.query_one(DataTable).size.height >= 2
+        text = app.export_screenshot()
+        assert "needy" in text
+
+    drive(Deck(sources(agents_dir)), script, size=(40, 10))
+
+
+def test_no_agents_dir_no_records_no_tmux_the_deck_says_how_to_start(tmp_path: Path) -> None:
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        assert table_rows(app) == []
+        assert "n starts one" in str(app.query_one("#preview", Static).render())
+        await pilot.press("x")
+        assert message(app) == "no agent selected"
+        await pilot.press("enter", "d", "r")
+
+    drive(Deck(sources(None)), script)
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True)
+
+
+def test_a_repository_deleted_under_a_worktree_is_said_on_the_row_and_the_others_show(agents_dir: Path, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "first")
+    path, _ = worktree.ensure("demo", repo, tmp_path / "trees", paths.state_dir())
+    (path / "new.txt").write_text("x\n")
+    record("reviewer", "waiting", 2, working_dir=str(path))
+
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        for _ in range(100):  # the worktrees are read in a worker thread
+            await pilot.pause(0.05)
+            if any("agentlaunch/demo" in r[7] for r in table_rows(app)):
+                break
+        rows = {r[0]: r for r in table_rows(app)}
+        assert rows["reviewer"][7] == "agentlaunch/demo +0 −0 dirty 1" and rows["reviewer"][8] == "repo"
+        shutil.rmtree(repo)
+        app.read_slow()
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if "broken" in {r[0]: r for r in table_rows(app)}["reviewer"][7]:
+                break
+        rows = {r[0]: r for r in table_rows(app)}
+        assert rows["reviewer"][7].startswith("broken: ") and rows["reviewer"][1].startswith("waiting")
+        assert rows["planner"][1] == "not running"  # the others still show
+        await pilot.press("d")  # the diff of a broken worktree says what git said
+        assert "broken" not in message(app)
+
+    drive(Deck(sources(agents_dir)), script)
+
+
+def test_the_deck_command_needs_a_terminal_and_run_never_imports_textual(agents_dir: Path) -> None:
+    piped = run_cli("deck", "--agents-dir", str(agents_dir))
+    assert piped.returncode == 2 and b"full-screen terminal application" in piped.stderr
+    probe = ("import sys; from agentlaunch.cli import load_commands; load_commands(['run', 'demo', 'hi']); "
+             "import agentlaunch.launch.build, agentlaunch.launch.loop, agentlaunch.live.view, agentlaunch.entry; "
+             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))")  # fmt: skip
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "[]"

@@ -1,0 +1,116 @@
+"""The deck over a private tmux server with agents on the offline fake provider, driven with Textual's harness.
+
+The preview shows the selected pane; `s` sends through `agentlaunch send` and the answer shows in the
+preview; `x` stops and `r` restarts in the same pane; the tmux server dying under the deck leaves it
+running and saying so. The run also saves the deck's screenshot for the docs (docs/deck.svg).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Static
+
+from agentlaunch import paths
+from agentlaunch.deck.app import Deck
+from agentlaunch.deck.rows import Sources
+from agentlaunch.live.status import status_dir
+from agentlaunch.live.tmux import Tmux
+from tests.test_deck import drive, message, record, table_rows
+from tests.test_tmux import HAVE_TMUX, add_agent_copies, panes, socket, status_records, tmux, up
+
+__all__ = ["socket"]  # the fixture, used by name
+
+if not HAVE_TMUX and not os.environ.get("CI"):
+    pytest.skip("tmux is not installed", allow_module_level=True)
+
+DOCS_SHOT = Path(__file__).resolve().parent.parent / "docs" / "deck.svg"
+
+
+def preview(app: Deck) -> str:
+    return str(app.query_one("#preview", Static).render())
+
+
+def preview_joined(app: Deck) -> str:
+    """The preview with the pane's wrapped lines joined (the pane is 80 columns wide)."""
+    return preview(app).replace("\n", "")
+
+
+async def until(pilot: Pilot[None], condition: Callable[[], object], what: str, timeout: float = 30.0) -> None:
+    """Let the deck run until ``condition`` holds (its own timers and watch do the reading)."""
+    for _ in range(int(timeout / 0.1)):
+        if condition():
+            return
+        await pilot.pause(0.1)
+    app = pilot.app
+    assert isinstance(app, Deck)
+    raise AssertionError(f"timed out waiting for {what}; message: {message(app)!r}; rows: {table_rows(app)}; preview: {preview(app)}")
+
+
+def row_of(app: Deck, agent: str) -> list[str]:
+    return next((r for r in table_rows(app) if r[0] == agent), [])
+
+
+def waiting(agent: str) -> bool:
+    return any(r["agent"] == agent and r.get("state") == "waiting" for r in status_records())
+
+
+def test_preview_send_stop_restart_and_a_dying_tmux_server(socket: str, agents_dir: Path, workdir: Path) -> None:
+    add_agent_copies(agents_dir, ["helper"])
+    assert up(socket, agents_dir, workdir, "demo", "helper").returncode == 0
+    sources = Sources(status_dir(), paths.state_dir(), agents_dir, paths.store_path(), Tmux(socket))
+
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        await until(pilot, lambda: row_of(app, "demo")[1:2] == ["waiting"] or row_of(app, "demo")[1].startswith("waiting"),
+                    "demo waiting")  # fmt: skip
+        await until(pilot, lambda: row_of(app, "helper")[1].startswith("waiting"), "helper waiting")
+        names = [r[0] for r in table_rows(app)]
+        app.query_one("#agents").move_cursor(row=names.index("demo"))  # type: ignore[attr-defined]
+        await until(pilot, lambda: "›" in preview(app), "demo's prompt in the preview")
+        assert panes(socket)["demo"]["pane"] in str(app.query_one("#preview").border_title)
+
+        await pilot.press("s")
+        await pilot.press(*"hello deck", "enter")
+        await until(pilot, lambda: 'You said: "hello deck"' in preview_joined(app), "the answer in the preview")
+        app.save_screenshot(str(DOCS_SHOT))
+
+        await pilot.press("x", "y")
+        await until(pilot, lambda: row_of(app, "demo")[1] == "stopped", "demo stopped", 40)
+        assert row_of(app, "helper")[1].startswith("waiting")  # the rest untouched
+        assert "stopped (agentlaunch stop)" in panes(socket)["demo"]["title"]
+
+        app.query_one("#agents").move_cursor(row=[r[0] for r in table_rows(app)].index("demo"))  # type: ignore[attr-defined]
+        await pilot.press("r")
+        await until(pilot, lambda: row_of(app, "demo")[1].startswith("waiting"), "demo back", 60)
+        assert panes(socket)["demo"]["dead"] == "0"
+
+        tmux(socket, "kill-server")
+        await until(pilot, lambda: not row_of(app, "helper")[1].startswith("waiting"), "helper gone with its server", 40)
+        await pilot.press("down", "up", "enter")
+        assert "has no tmux pane" in message(app) or "tmux" in preview(app)
+        assert app.is_running
+
+    drive(Deck(sources, socket=socket), script, size=(150, 34))
+    assert DOCS_SHOT.read_text().startswith("<svg")
+
+
+def test_a_dead_pane_shows_with_its_exit_and_a_budget_stop_is_named(socket: str, agents_dir: Path, workdir: Path) -> None:
+    tmux(socket, "new-session", "-d", "-s", "agentlaunch", "sleep", "600", ";", "set-option", "-g", "remain-on-exit", "on")
+    tmux(socket, "new-window", "-t", "agentlaunch", "sh", "-c", "sleep 0.2; exit 6")
+    tmux(socket, "new-window", "-t", "agentlaunch", "sh", "-c", "sleep 0.2; exit 3")
+    listed = tmux(socket, "list-panes", "-s", "-t", "agentlaunch", "-F", "#{pane_id}").split()
+    for pane, agent in zip(listed[-2:], ("spender", "crasher"), strict=True):
+        tmux(socket, "set-option", "-p", "-t", pane, "@agentlaunch_agent", agent)
+    record("needy", "asking", 3)
+    sources = Sources(status_dir(), paths.state_dir(), agents_dir, paths.store_path(), Tmux(socket))
+
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        await until(pilot, lambda: row_of(app, "crasher")[1:2] == ["dead (exit 3)"], "the dead pane", 15)
+        assert row_of(app, "spender")[1] == "budget stopped"
+        assert table_rows(app)[0][0] == "needy"
+
+    drive(Deck(sources, socket=socket), script)
