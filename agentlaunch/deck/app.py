@@ -45,6 +45,12 @@ def style_of(row: Row) -> str:
     return "" if row.live else "dim"
 
 
+class AgentTable(DataTable[Text]):
+    """The list: Enter attaches (and the footer says so); a state's red shows on the selected row too."""
+
+    BINDINGS = [Binding("enter", "select_cursor", "attach")]
+
+
 class Deck(App[None]):
     """`agentlaunch deck`."""
 
@@ -55,7 +61,6 @@ class Deck(App[None]):
     #preview { height: 2fr; border: round $panel; }
     """
     BINDINGS = [
-        Binding("enter", "attach", "attach", show=True),
         Binding("tab", "next_needing", "next needing you", priority=True),
         Binding("s", "send", "send"),
         Binding("x", "stop", "stop"),
@@ -85,7 +90,7 @@ class Deck(App[None]):
         self.refreshes = 0  # how many times the list was read (the bench and tests count them)
 
     def compose(self) -> ComposeResult:
-        yield DataTable(id="agents", cursor_type="row", zebra_stripes=False)
+        yield AgentTable(id="agents", cursor_type="row", cursor_foreground_priority="renderable")
         yield Static("", id="message", markup=False)
         preview = Static("", id="preview", markup=False)
         preview.border_title = "preview"
@@ -197,7 +202,7 @@ class Deck(App[None]):
             for row, texts in shown:
                 for name, text in zip(COLUMNS, self._styled(row, texts), strict=True):
                     if str(table.get_cell(row.key, name)) != str(text) or name == "state":
-                        table.update_cell(row.key, name, text)
+                        table.update_cell(row.key, name, text, update_width=True)
         self.shown = [r for r, _ in shown]
         table.border_title = f"{len(self.shown)} agents" + (f" matching {self.filter_text!r}" if needle else "")
         self.show_preview()
