@@ -89,8 +89,8 @@ def attach_argv(tmux: Tmux, pane: str, session: str) -> list[str]:
 def worktree_diff(path: str, against: str | None) -> str:
     """The worktree's changes: its commits against its base (``base...HEAD``) and what is not committed yet."""
     parts = []
-    for args in ([["log", "--oneline", f"{against}..HEAD"], ["diff", "--stat", f"{against}...HEAD"], ["diff", f"{against}...HEAD"]]
-                 if against else []) + [["status", "--short"], ["diff", "HEAD"]]:  # fmt: skip
+    base = [["log", "--oneline", f"{against}..HEAD"], ["diff", "--stat", f"{against}...HEAD"], ["diff", f"{against}...HEAD"]]
+    for args in (base if against else []) + [["status", "--short"], ["diff", "HEAD"]]:
         try:
             proc = subprocess.run(["git", "-C", path, *args], capture_output=True, text=True, stdin=subprocess.DEVNULL,
                                   timeout=30, check=False)  # fmt: skip

@@ -82,7 +82,7 @@ class Deck(App[None]):
         self.filter_text = ""
         self.worktrees: dict[str, WorktreeState] = {}
         self.today: dict[str, float] = {}
-        self.watch: DirWatch | None = None
+        self.dir_watch: DirWatch | None = None
         self.folder_mtime = 0.0
         self.pending: object | None = None
         self.last_panes = 0.0
@@ -113,16 +113,16 @@ class Deck(App[None]):
         """inotify on the status folder (its parent until it exists), else the folder's mtime on each tick."""
         if not self.use_watch or (watch := open_watch()) is None:
             return
-        self.watch = watch
+        self.dir_watch = watch
         self._watch_folders()
         asyncio.get_running_loop().add_reader(watch.fd, self._on_watch)
 
     def _watch_folders(self) -> None:
-        if self.watch is not None and not self.watch.watch(self.sources.status_dir, MASK | GONE):
-            self.watch.watch(self.sources.state_dir)
+        if self.dir_watch is not None and not self.dir_watch.watch(self.sources.status_dir, MASK | GONE):
+            self.dir_watch.watch(self.sources.state_dir)
 
     def _on_watch(self) -> None:
-        if self.watch is not None and self.watch.drain():
+        if self.dir_watch is not None and self.dir_watch.drain():
             self._watch_folders()
             if self.pending is None:  # a burst of writes is read once
                 self.pending = self.set_timer(SETTLE, self._settled)
@@ -132,10 +132,10 @@ class Deck(App[None]):
         self.reload()
 
     def on_unmount(self) -> None:
-        if self.watch is not None:
+        if self.dir_watch is not None:
             with contextlib.suppress(RuntimeError, ValueError):
-                asyncio.get_running_loop().remove_reader(self.watch.fd)
-            self.watch.close()
+                asyncio.get_running_loop().remove_reader(self.dir_watch.fd)
+            self.dir_watch.close()
 
     def reload(self) -> None:
         """Read every source again and redraw the list."""
@@ -156,7 +156,7 @@ class Deck(App[None]):
 
     def tick(self) -> None:
         """Once a second: a folder that changed without inotify, tmux every few seconds, then countdowns and the preview."""
-        if self.watch is None:
+        if self.dir_watch is None:
             try:
                 mtime = self.sources.status_dir.stat().st_mtime
             except OSError:
@@ -315,7 +315,10 @@ class Deck(App[None]):
     def action_stop(self) -> None:
         row = self._need_row()
         if row is not None:
-            self.push_screen(Confirm(f"stop {row.agent}?"), lambda yes: self.run_command(["stop", row.agent], "") if yes else None)
+            self.push_screen(Confirm(f"stop {row.agent}?"), lambda yes: self._stop(row) if yes else None)
+
+    def _stop(self, row: Row) -> None:
+        self.run_command(["stop", row.agent], f"stopping {row.agent}")
 
     def action_restart(self) -> None:
         row = self._need_row()

@@ -92,7 +92,8 @@ class Sources:
     agents_dir: Path | None
     store_path: Path
     tmux: Tmux | None
-    definitions: dict[str, tuple[float, str, str, str | None]] = field(default_factory=dict)  # name -> mtime, provider, model, problem
+    # agent name -> the mtime of its agent.yaml, its provider, model, and the problem loading it
+    definitions: dict[str, tuple[float, str, str, str | None]] = field(default_factory=dict)
     repos: dict[str, str] = field(default_factory=dict)  # working dir -> its repository's top folder
     tmux_problem: str | None = None
 
@@ -142,6 +143,7 @@ def definition(sources: Sources, name: str) -> tuple[str, str, str | None]:
     cached = sources.definitions.get(name)
     if cached is not None and cached[0] == mtime:
         return cached[1:]
+    entry: tuple[float, str, str, str | None]
     try:
         spec = load_agent(sources.agents_dir, name, sources.state_dir)
         entry = (mtime, spec.provider, spec.model or "", None)
@@ -181,7 +183,8 @@ def live_rows(sources: Sources, panes: list[PaneInfo], worktrees: dict[str, Work
     by_pid = {p.pid: p for p in panes if not p.dead}
     for r in records:
         d = r.data
-        pane = by_pid.get(d.get("pid")) if isinstance(d.get("pid"), int) else None
+        pid = d.get("pid")
+        pane = by_pid.get(pid) if isinstance(pid, int) else None
         wd = str(d.get("working_dir") or "")
         tree = worktrees.get(wd)
         row = Row(f"live:{r.path.name}", r.agent, r.state, str(d.get("provider") or ""), str(d.get("model") or ""),
@@ -194,13 +197,15 @@ def live_rows(sources: Sources, panes: list[PaneInfo], worktrees: dict[str, Work
     seen = {r.path.name for r in records}
     with contextlib.suppress(OSError):
         for path in sorted(sources.status_dir.iterdir()):
-            if path.suffix == ".json" and not path.name.startswith(".") and path.name not in seen:
-                if why := why_unreadable(path):
-                    rows.append(Row(f"bad:{path.name}", path.stem, "unreadable", problem=why))
+            ours = path.suffix == ".json" and not path.name.startswith(".") and path.name not in seen
+            if ours and (why := why_unreadable(path)):
+                rows.append(Row(f"bad:{path.name}", path.stem, "unreadable", problem=why))
     return rows
 
 
-def gather(sources: Sources, worktrees: dict[str, WorktreeState] | None = None, today: dict[str, float] | None = None) -> list[Row]:
+def gather(
+    sources: Sources, worktrees: dict[str, WorktreeState] | None = None, today: dict[str, float] | None = None
+) -> list[Row]:
     """Every agent, most urgent first, then by repository and name."""
     worktrees = worktrees or {}
     panes, sources.tmux_problem = tmux_panes(sources.tmux)

@@ -115,7 +115,8 @@ def test_the_deck_with_two_claude_code_agents_asking_first_attach_send_stop_rest
         shows(socket, "stop worker? (y/n)")
         keys(socket, "y")
         until(socket, lambda: "stopped" in row(socket, "worker"), "worker stopped", 60)
-        assert "stopped (agentlaunch stop)" in tmux(socket, "display-message", "-p", "-t", pane_of(socket, worker), "#{pane_title}")
+        title = tmux(socket, "display-message", "-p", "-t", pane_of(socket, worker), "#{pane_title}")
+        assert "stopped (agentlaunch stop)" in title
         keys(socket, "r")
         until(socket, lambda: "waiting" in row(socket, "worker"), "worker back", 90)
         assert tmux(socket, "display-message", "-p", "-t", pane_of(socket, worker), "#{pane_dead}").strip() == "0"
