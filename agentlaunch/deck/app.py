@@ -27,12 +27,13 @@ from agentlaunch.deck import actions
 from agentlaunch.deck.rows import COLUMNS, NEEDS_YOU, RED_STATES, Row, Sources, cells, gather
 from agentlaunch.deck.screens import KEYS_HELP, Ask, Confirm, Page
 from agentlaunch.deck.slow import today_costs, worktree_states
+from agentlaunch.live.tmux import Tmux
 from agentlaunch.providers.native.dir_watch import GONE, MASK, DirWatch, open_watch
 from agentlaunch.visible import visible
 from agentlaunch.worktree import WorktreeState
 
 TICK = 1.0  # seconds: countdowns, the preview's capture, the folder's mtime without inotify
-PANES_EVERY = 5.0  # seconds between two reads of tmux's panes when no record changed
+PANES_EVERY = 10.0  # seconds between two reads of tmux's panes when no record changed
 SLOW_EVERY = 15.0  # seconds between two reads of the worktrees and today's cost
 SETTLE = 0.1  # seconds a burst of record writes is given before the list is read again
 
@@ -87,6 +88,7 @@ class Deck(App[None]):
         self.pending: object | None = None
         self.last_panes = 0.0
         self.preview_key: tuple[str | None, str] = (None, "")
+        self.preview_title: str | None = None
         self.refreshes = 0  # how many times the list was read (the bench and tests count them)
 
     def compose(self) -> ComposeResult:
@@ -201,7 +203,7 @@ class Deck(App[None]):
         else:
             for row, texts in shown:
                 for name, text in zip(COLUMNS, self._styled(row, texts), strict=True):
-                    if str(table.get_cell(row.key, name)) != str(text) or name == "state":
+                    if str(table.get_cell(row.key, name)) != str(text):
                         table.update_cell(row.key, name, text, update_width=True)
         self.shown = [r for r, _ in shown]
         table.border_title = f"{len(self.shown)} agents" + (f" matching {self.filter_text!r}" if needle else "")
@@ -225,22 +227,37 @@ class Deck(App[None]):
             self.say(f"{row.agent}: {row.problem}")
 
     def show_preview(self) -> None:
-        """The selected pane's screen, redrawn only when it changed."""
+        """The selected agent's title at once; its pane's screen from a worker thread, redrawn only when it changed."""
         row = self.selected()
-        preview = self.query_one("#preview", Static)
         if row is None:
-            body, title = "no agent yet: n starts one", "preview"
+            self._set_preview("preview", "no agent yet: n starts one")
         elif row.pane is None or self.sources.tmux is None:
-            body, title = self._no_pane(row), row.agent
+            self._set_preview(row.agent, self._no_pane(row))
         else:
             title = f"{row.agent} · tmux {row.tmux_session} {row.pane}"
-            try:
-                body = actions.capture(self.sources.tmux, row.pane)
-            except OSError as exc:
-                body = f"{exc}"
-        if (title, body) != self.preview_key:
-            self.preview_key = (title, body)
+            self._set_preview(title, None)
+            self.capture(self.sources.tmux, row.pane, title)
+
+    @work(thread=True, exclusive=True, group="preview")
+    def capture(self, tmux: Tmux, pane: str, title: str) -> None:
+        try:
+            body = actions.capture(tmux, pane)
+        except OSError as exc:
+            body = f"{exc}"
+        self.call_from_thread(self._set_preview, title, body)
+
+    def _set_preview(self, title: str, body: str | None) -> None:
+        """Show ``title`` and ``body`` (None: the title now, its body on its way); a capture for another title is dropped."""
+        preview = self.query_one("#preview", Static)
+        if body is None:
+            self.preview_title = title
+        elif title != self.preview_title and self.preview_title is not None:
+            return
+        if preview.border_title != visible(title):
             preview.border_title = visible(title)
+        if body is not None and (title, body) != self.preview_key:
+            self.preview_key = (title, body)
+            self.preview_title = title
             preview.update(Text.from_ansi(body, no_wrap=True) if "\x1b" in body else Text(body))
 
     @staticmethod
