@@ -23,6 +23,7 @@ from textual.widgets import DataTable, Static
 from agentlaunch import paths, worktree
 from agentlaunch.deck.app import Deck
 from agentlaunch.deck.rows import Sources
+from agentlaunch.deck.screens import Page
 from agentlaunch.live.status import process_start, status_dir
 from tests.helpers import run_cli
 
@@ -59,6 +60,15 @@ def drive(app: Deck, script: Script, size: tuple[int, int] = (140, 30)) -> None:
             await script(app, pilot)
 
     asyncio.run(main())
+
+
+async def settle(pilot: Pilot[None], condition: Callable[[], object], app: Deck, what: str, timeout: float = 30.0) -> None:
+    """Let the deck run until ``condition`` holds (its watch and timers do the reading); fail saying what it shows."""
+    for _ in range(int(timeout / 0.05)):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"timed out waiting for {what}; rows: {table_rows(app)}; message: {message(app)!r}")
 
 
 def table_rows(app: Deck) -> list[list[str]]:
@@ -133,17 +143,10 @@ def test_a_new_record_shows_without_a_key_through_the_folder_watch(agents_dir: P
     async def script(app: Deck, pilot: Pilot[None]) -> None:
         before = app.refreshes
         record("late", "asking", 1)
-        for _ in range(100):  # the watch wakes the deck (a refresh of the panes is 5 s away)
-            await pilot.pause(0.05)
-            if any(r[0] == "late" for r in table_rows(app)):
-                break
-        assert table_rows(app)[0][0] == "late" and app.refreshes > before
+        await settle(pilot, lambda: any(r[0] == "late" for r in table_rows(app)), app, "the new record")
+        assert table_rows(app)[0][0] == "late" and app.refreshes > before  # read again at once (tmux is 10 s away)
         (status_dir() / "late.json").unlink()
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if all(r[0] != "late" for r in table_rows(app)):
-                break
-        assert all(r[0] != "late" for r in table_rows(app))
+        await settle(pilot, lambda: all(r[0] != "late" for r in table_rows(app)), app, "the removed record")
 
     drive(Deck(sources(agents_dir), watch=True), script)
 
@@ -210,23 +213,20 @@ def test_a_repository_deleted_under_a_worktree_is_said_on_the_row_and_the_others
     record("reviewer", "waiting", 2, working_dir=str(path))
 
     async def script(app: Deck, pilot: Pilot[None]) -> None:
-        for _ in range(100):  # the worktrees are read in a worker thread
-            await pilot.pause(0.05)
-            if any("agentlaunch/demo" in r[7] for r in table_rows(app)):
-                break
+        # the worktrees are read in a worker thread
+        await settle(pilot, lambda: any("agentlaunch/demo" in r[7] for r in table_rows(app)), app, "the worktree")
         rows = {r[0]: r for r in table_rows(app)}
         assert rows["reviewer"][7] == "agentlaunch/demo +0 −0 dirty 1" and rows["reviewer"][8] == "repo"
         shutil.rmtree(repo)
         app.read_slow()
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if "broken" in {r[0]: r for r in table_rows(app)}["reviewer"][7]:
-                break
+        await settle(pilot, lambda: "broken" in {r[0]: r for r in table_rows(app)}["reviewer"][7], app, "broken")
         rows = {r[0]: r for r in table_rows(app)}
         assert rows["reviewer"][7].startswith("broken: ") and rows["reviewer"][1].startswith("waiting")
         assert rows["planner"][1] == "not running"  # the others still show
-        await pilot.press("d")  # the diff of a broken worktree says what git said
-        assert "broken" not in message(app)
+        await pilot.press("d")  # the diff page of a broken worktree says what git said
+        assert isinstance(app.screen, Page)
+        body = str(app.screen.body)
+        assert body.startswith("git cannot read this worktree: ") and rows["reviewer"][7].removeprefix("broken: ") in body
 
     drive(Deck(sources(agents_dir)), script)
 

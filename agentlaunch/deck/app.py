@@ -378,7 +378,10 @@ class Deck(App[None]):
         if tree is None:
             self.say(f"{row.agent} has no worktree")
             return
-        text = actions.worktree_diff(tree.worktree.path, tree.compared_with) if tree.present else tree.problem or "missing"
+        if tree.problem is not None:
+            text = f"git cannot read this worktree: {tree.problem}"
+        else:
+            text = actions.worktree_diff(tree.worktree.path, tree.compared_with) if tree.present else "the worktree is missing"
         title = f"{row.agent} · {tree.worktree.branch} against {tree.compared_with or '?'} · D removes it · q closes"
         self.push_screen(Page(title, Text(visible(text)), {"D": "remove"}), lambda what: self._after_diff(row, what))
 
