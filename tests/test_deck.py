@@ -239,3 +239,38 @@ def test_the_deck_command_needs_a_terminal_and_run_never_imports_textual(agents_
              "print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))")  # fmt: skip
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
     assert loaded == "[]"
+
+
+def test_merge_from_the_diff_page_is_refused_while_dirty_then_merges_and_removes_the_worktree(
+    agents_dir: Path, tmp_path: Path
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "first")
+    path, _ = worktree.ensure("demo", repo, tmp_path / "trees", paths.state_dir())
+    (path / "done.txt").write_text("the agent's work\n")
+
+    async def open_diff(app: Deck, pilot: Pilot[None]) -> None:
+        app.read_slow()
+        await settle(pilot, lambda: any(r[0] == "demo" and r[7].startswith("agentlaunch/demo") for r in table_rows(app)), app,
+                     "demo's worktree")  # fmt: skip
+        app.query_one(DataTable).move_cursor(row=[r[0] for r in table_rows(app)].index("demo"))
+        await pilot.press("d")
+        assert isinstance(app.screen, Page) and "done.txt" in str(app.screen.body)
+
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        await open_diff(app, pilot)
+        await pilot.press("M", "y")
+        await settle(pilot, lambda: "uncommitted changes" in message(app), app, "the refusal")
+        assert message(app).startswith("failed (exit 4): ") and not (repo / "done.txt").exists() and path.is_dir()
+
+        _git(path, "add", "done.txt")
+        _git(path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "the work")
+        await open_diff(app, pilot)
+        await pilot.press("M", "y")
+        await settle(pilot, lambda: "worktree removed" in message(app), app, "the merge")
+        assert message(app) == "merged agentlaunch/demo into main; worktree removed"
+        assert (repo / "done.txt").read_text() == "the agent's work\n" and not path.exists()
+
+    drive(Deck(sources(agents_dir)), script)

@@ -21,6 +21,8 @@ from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
+from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Static
 
 from agentlaunch.deck import actions
@@ -85,7 +87,7 @@ class Deck(App[None]):
         self.today: dict[str, float] = {}
         self.dir_watch: DirWatch | None = None
         self.folder_mtime = 0.0
-        self.pending: object | None = None
+        self.pending: Timer | None = None
         self.last_panes = 0.0
         self.preview_key: tuple[str | None, str] = (None, "")
         self.preview_title: str | None = None
@@ -134,6 +136,8 @@ class Deck(App[None]):
         self.reload()
 
     def on_unmount(self) -> None:
+        if self.pending is not None:
+            self.pending.stop()
         if self.dir_watch is not None:
             with contextlib.suppress(RuntimeError, ValueError):
                 asyncio.get_running_loop().remove_reader(self.dir_watch.fd)
@@ -175,7 +179,12 @@ class Deck(App[None]):
     @work(thread=True, exclusive=True, group="slow")
     def read_slow(self) -> None:
         worktrees, today = worktree_states(self.sources.state_dir), today_costs(self.sources.store_path)
-        self.call_from_thread(self._got_slow, worktrees, today)
+        self.from_thread(self._got_slow, worktrees, today)
+
+    def from_thread(self, callback: Callable[..., None], *args: object) -> None:
+        """Run ``callback`` on the deck's loop; nothing when the deck has closed meanwhile (a worker's late answer)."""
+        with contextlib.suppress(RuntimeError, NoMatches):
+            self.call_from_thread(callback, *args)
 
     def _got_slow(self, worktrees: dict[str, WorktreeState], today: dict[str, float]) -> None:
         if (worktrees, today) != (self.worktrees, self.today):
@@ -186,7 +195,10 @@ class Deck(App[None]):
 
     def draw(self) -> None:
         """The list as it stands now (only changed cells are redrawn), then the preview."""
-        table = self.query_one(DataTable)
+        try:
+            table = self.query_one(DataTable)
+        except NoMatches:  # a timer or a watch that fired while the deck closes
+            return
         needle = self.filter_text.lower()
         now = datetime.now(UTC)
         shown = [(r, cells(r, now)) for r in self.rows]
@@ -215,7 +227,10 @@ class Deck(App[None]):
         return [Text(visible(t), style=style if i in (0, 1) else "") for i, t in enumerate(texts)]
 
     def selected(self) -> Row | None:
-        table = self.query_one(DataTable)
+        try:
+            table = self.query_one(DataTable)
+        except NoMatches:
+            return None
         if not self.shown or table.cursor_row < 0 or table.cursor_row >= len(self.shown):
             return None
         return self.shown[table.cursor_row]
@@ -244,11 +259,14 @@ class Deck(App[None]):
             body = actions.capture(tmux, pane)
         except OSError as exc:
             body = f"{exc}"
-        self.call_from_thread(self._set_preview, title, body)
+        self.from_thread(self._set_preview, title, body)
 
     def _set_preview(self, title: str, body: str | None) -> None:
         """Show ``title`` and ``body`` (None: the title now, its body on its way); a capture for another title is dropped."""
-        preview = self.query_one("#preview", Static)
+        try:
+            preview = self.query_one("#preview", Static)
+        except NoMatches:  # a capture that came back after the deck closed
+            return
         if body is None:
             self.preview_title = title
         elif title != self.preview_title and self.preview_title is not None:
@@ -269,7 +287,8 @@ class Deck(App[None]):
         return f"{row.agent} is not running: n starts it"
 
     def say(self, text: str) -> None:
-        self.query_one("#message", Static).update(visible(text))
+        with contextlib.suppress(NoMatches):
+            self.query_one("#message", Static).update(visible(text))
 
     # -- keys ---------------------------------------------------------------------------------
 
@@ -382,14 +401,37 @@ class Deck(App[None]):
             text = f"git cannot read this worktree: {tree.problem}"
         else:
             text = actions.worktree_diff(tree.worktree.path, tree.compared_with) if tree.present else "the worktree is missing"
-        title = f"{row.agent} · {tree.worktree.branch} against {tree.compared_with or '?'} · D removes it · q closes"
-        self.push_screen(Page(title, Text(visible(text)), {"D": "remove"}), lambda what: self._after_diff(row, what))
+        title = f"{row.agent} · {tree.worktree.branch} against {tree.compared_with or '?'} · M merges, D removes · q closes"
+        keys = {"D": "remove", "M": "merge"}
+        self.push_screen(Page(title, Text(visible(text)), keys), lambda what: self._after_diff(row, what))
 
     def _after_diff(self, row: Row, what: str | None) -> None:
-        if what == "remove" and row.worktree is not None:
-            args = ["worktrees", "remove", row.agent, "--repo", row.worktree.worktree.repo]
-            self.push_screen(Confirm(f"remove {row.worktree.worktree.path}?"),
-                             lambda yes: self.run_command(args, f"removed {row.agent}'s worktree") if yes else None)  # fmt: skip
+        tree = row.worktree
+        if tree is None or what is None:
+            return
+        remove = ["worktrees", "remove", row.agent, "--repo", tree.worktree.repo]
+        if what == "remove":
+            doing = f"removing {row.agent}'s worktree"
+            question = Confirm(f"remove {tree.worktree.path}?")
+            self.push_screen(question, lambda yes: self.run_command(remove, doing) if yes else None)
+        elif row.live:
+            self.say(f"{row.agent} is running in its worktree: stop it (x) before merging")
+        else:
+            self.push_screen(Confirm(f"merge {tree.worktree.branch} into {tree.compared_with} and remove the worktree?"),
+                             lambda yes: self._merge(row, tree, remove) if yes else None)  # fmt: skip
+
+    def _merge(self, row: Row, tree: WorktreeState, remove: list[str]) -> None:
+        """Merge, then remove the worktree through `agentlaunch worktrees remove` (which refuses if anything would be lost)."""
+
+        def job() -> actions.Outcome:
+            w = tree.worktree
+            merged = actions.merge_worktree(w.repo, w.path, w.branch, tree.compared_with)
+            if not merged.ok:
+                return merged
+            removed = actions.agentlaunch(remove, self.socket)
+            return actions.Outcome(removed.code, f"{merged.said}; " + (removed.said if not removed.ok else "worktree removed"))
+
+        self._in_thread(job, f"merging {row.agent}'s worktree")
 
     def action_usage(self) -> None:
         from agentlaunch.usage.reports import daily_chart, report_table
@@ -430,7 +472,7 @@ class Deck(App[None]):
 
         def run() -> None:
             done = job()
-            self.call_from_thread(self._done, done)
+            self.from_thread(self._done, done)
 
         self.run_worker(run, thread=True, group="commands")
 

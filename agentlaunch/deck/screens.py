@@ -20,8 +20,8 @@ Keys
   r          restart it in its pane and session (as `agentlaunch restart`)
   n          start an agent: NAME [--worktree] [--session TMUX_SESSION] [first prompt…]
   f          fork it (as `agentlaunch fork`, where it exists)
-  d          its worktree's diff against its base; there, D removes the worktree
-             (refused as `agentlaunch worktrees remove` refuses)
+  d          its worktree's diff against its base; there, M merges it into its base and
+             removes it, D removes it (refused as `agentlaunch worktrees remove` refuses)
   u          usage: per agent (7 days) and per day, with a chart
   /          filter the list (empty: all)
   ?          this help
