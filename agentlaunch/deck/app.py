@@ -109,7 +109,7 @@ class Deck(App[None]):
         self.start_watch()
         self.set_interval(TICK, self.tick)
         self.set_interval(SLOW_EVERY, self.read_slow)
-        self.read_slow()
+        self.call_after_refresh(self.read_slow)  # git and the store after the first frame, not before it
 
     # -- reading ------------------------------------------------------------------------------
 
