@@ -203,12 +203,18 @@ def _git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True)
 
 
-def test_a_repository_deleted_under_a_worktree_is_said_on_the_row_and_the_others_show(agents_dir: Path, tmp_path: Path) -> None:
+def repo_with_worktree(tmp_path: Path) -> tuple[Path, Path]:
+    """A repository with one commit on main, and demo's worktree of it (registered as agentlaunch registers one)."""
     repo = tmp_path / "repo"
     repo.mkdir()
     _git(repo, "init", "-q", "-b", "main")
     _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "first")
     path, _ = worktree.ensure("demo", repo, tmp_path / "trees", paths.state_dir())
+    return repo, path
+
+
+def test_a_repository_deleted_under_a_worktree_is_said_on_the_row_and_the_others_show(agents_dir: Path, tmp_path: Path) -> None:
+    repo, path = repo_with_worktree(tmp_path)
     (path / "new.txt").write_text("x\n")
     record("reviewer", "waiting", 2, working_dir=str(path))
 
@@ -244,11 +250,7 @@ def test_the_deck_command_needs_a_terminal_and_run_never_imports_textual(agents_
 def test_merge_from_the_diff_page_is_refused_while_dirty_then_merges_and_removes_the_worktree(
     agents_dir: Path, tmp_path: Path
 ) -> None:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "first")
-    path, _ = worktree.ensure("demo", repo, tmp_path / "trees", paths.state_dir())
+    repo, path = repo_with_worktree(tmp_path)
     (path / "done.txt").write_text("the agent's work\n")
 
     async def open_diff(app: Deck, pilot: Pilot[None]) -> None:
