@@ -104,9 +104,13 @@ def test_preview_send_stop_restart_and_a_dying_tmux_server(socket: str, agents_d
         assert panes(socket)["demo"]["dead"] == "0"
 
         tmux(socket, "kill-server")
-        await until(pilot, lambda: not row_of(app, "helper")[1].startswith("waiting"), "helper gone with its server", 40)
-        await pilot.press("down", "up", "enter")
-        assert "has no tmux pane" in message(app) or "tmux" in preview(app)
+        gone = ("not running", "stopped")
+        await until(pilot, lambda: all(row_of(app, a)[1] in gone for a in ("demo", "helper")), "both gone with their server", 40)
+        await pilot.press("down", "up")
+        selected = app.selected()
+        assert selected is not None and selected.pane is None
+        await pilot.press("enter")
+        assert message(app) == f"{selected.agent} has no tmux pane to attach to"
         assert app.is_running
 
     drive(Deck(sources, socket=socket), script, size=(150, 34))
