@@ -96,6 +96,8 @@ class World:
 
     def close(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
+        # tmux leaves its socket file behind; it is ours, remove it.
+        (Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}" / self.socket).unlink(missing_ok=True)
 
 
 def first_frames(world: World, rounds: int) -> None:
