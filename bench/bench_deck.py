@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -98,6 +99,7 @@ class World:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
         # tmux leaves its socket file behind; it is ours, remove it.
         (Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}" / self.socket).unlink(missing_ok=True)
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 def first_frames(world: World, rounds: int) -> None:
