@@ -38,8 +38,13 @@ EXPECTED = [
 RESUMED = [(Usage(input=100, cache_read=9200, output=6, reasoning=1), "resp_fake_4")]
 
 
+# Codex files a rollout under the day it started: the recordings' day folder (2026/12/01) becomes today's, where
+# the source lists (the hooks' transcript_path names the folder too; replayed as recorded it failed on any other day).
+TODAY = time.strftime("%Y/%m/%d")
+
+
 def recorded(name: str, home: Path, work: Path) -> bytes:
-    text = (DATA / name).read_text()
+    text = (DATA / name).read_text().replace("/sessions/2026/12/01/", f"/sessions/{TODAY}/")
     return text.replace("/HOME", str(home)).replace("/WORK", str(work)).encode()
 
 
@@ -50,9 +55,7 @@ class Bench:
         self.home = root / "home"
         self.work = root / "work"
         self.work.mkdir(parents=True, exist_ok=True)
-        # Codex files a rollout under the day it started (found by listing the launch's day folder).
-        day = time.strftime("%Y/%m/%d")
-        self.rollout = self.home / ".codex" / "sessions" / day / f"rollout-2026-12-01T11-24-07-{THREAD}.jsonl"
+        self.rollout = self.home / ".codex" / "sessions" / TODAY / f"rollout-2026-12-01T11-24-07-{THREAD}.jsonl"
         self.rollout.parent.mkdir(parents=True, exist_ok=True)
         self.runtime = root / "rt"
         self.runtime.mkdir(exist_ok=True)
