@@ -78,7 +78,7 @@ def counters(meter: Meter) -> str:
         ctx = f"context {n(meter.context)}"
     parts = [ctx]
     left = meter.to_compaction
-    if left is not None and meter.window_source != "observed":
+    if left is not None and meter.compaction_known:
         parts.append(f"{n(max(left, 0))} to compaction" if left > 0 else "past the compaction threshold")
     parts += [f"in {n(t.input)}", f"cache w {n(t.cache_write)}", f"cache r {n(t.cache_read)}", f"out {n(t.output)}"]
     cost = format_cost(meter)
