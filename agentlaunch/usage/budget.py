@@ -192,6 +192,8 @@ class BudgetGuard:
     def _plan_checks(self, launch: LaunchView) -> list[tuple[str, float, float, str]]:
         """(key, used percent, limit, label) for each plan-limit budget whose window the CLI reported and that has
         not reset since (a subscription's; with an API key the CLI reports none, and these budgets never stop it)."""
+        if self.limits.five_hour_percent is None and self.limits.seven_day_percent is None:
+            return []
         running = current(launch.meter.rate_limits, self.clock.now())
         checks: list[tuple[str, float, float, str]] = []
         for key, name in PERCENT_KEYS.items():

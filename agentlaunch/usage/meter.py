@@ -133,8 +133,9 @@ class Meter:
         """Where the CLI compacts: ``compaction_at`` when set (never past the window less the buffer, where the CLI
         compacts anyway: it clamps its setting to the model's window), else the window less the buffer."""
         window = self.window
-        if self.compaction_at is not None:
-            return self.compaction_at if window is None else min(self.compaction_at, max(window - self.buffer, 0))
+        if self.compaction_at is not None:  # a window only observed is a lower bound: it does not clamp
+            known = None if self.window_source == "observed" else window
+            return self.compaction_at if known is None else min(self.compaction_at, max(known - self.buffer, 0))
         return None if window is None else max(window - self.buffer, 0)
 
     @property
