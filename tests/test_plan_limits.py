@@ -246,3 +246,15 @@ def test_the_status_record_of_a_launch_carries_rate_limits_as_json() -> None:
     record = {"rate_limits": plan_limits.as_record(RateLimits(None, RateWindow(3.5, None)))}
     assert json.loads(json.dumps(record)) == {"rate_limits": {"seven_day": {"used_percent": 3.5, "resets_at": None}}}
     assert plan_limits.limits_text(record, NOW) == "7d 3.5%"
+
+
+def test_agentlaunchs_line_inside_claude_code_says_the_plan_limits_from_its_json() -> None:
+    from agentlaunch.providers.native.claude_statusline import ours
+
+    now = float(RESET - 3000)
+    info = {"rate_limits": {"five_hour": {"used_percentage": 42, "resets_at": RESET},
+                            "seven_day": {"used_percentage": "x", "resets_at": RESET}}}  # fmt: skip
+    local = datetime.fromtimestamp(RESET).astimezone()
+    assert ours(info, {}, now) == f"ctx 0 · 5h 42% · resets {local:%H:%M}"
+    assert ours(info, {}, float(RESET + 1)) == "ctx 0"  # the window started again
+    assert ours({"rate_limits": {"five_hour": {"used_percentage": -1}}}, {}, now) == "ctx 0"
