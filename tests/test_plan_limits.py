@@ -258,3 +258,13 @@ def test_agentlaunchs_line_inside_claude_code_says_the_plan_limits_from_its_json
     assert ours(info, {}, now) == f"ctx 0 · 5h 42% · resets {local:%H:%M}"
     assert ours(info, {}, float(RESET + 1)) == "ctx 0"  # the window started again
     assert ours({"rate_limits": {"five_hour": {"used_percentage": -1}}}, {}, now) == "ctx 0"
+
+
+def test_the_chats_counters_line_says_the_plan_limits_while_they_run() -> None:
+    from agentlaunch.live.view import counters
+
+    meter = Meter()
+    assert "5h" not in counters(meter)
+    later = int(datetime.now(UTC).timestamp()) + 3600
+    meter.add(RateLimits(RateWindow(42.0, later)))
+    assert f"5h 42% · resets {datetime.fromtimestamp(later).astimezone():%H:%M}" in counters(meter)

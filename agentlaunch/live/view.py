@@ -84,6 +84,13 @@ def counters(meter: Meter) -> str:
     cost = format_cost(meter)
     if cost:
         parts.append(cost)
+    if meter.rate_limits is not None:
+        from datetime import UTC, datetime
+
+        from agentlaunch.usage.plan_limits import as_record, limits_text
+
+        if limits := limits_text({"rate_limits": as_record(meter.rate_limits)}, datetime.now(UTC)):
+            parts.append(limits)
     if meter.cache is not None:
         parts.append(f"cache warm until {meter.cache.expires_at.astimezone():%H:%M:%S}")
     return " · ".join(parts)
