@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agentlaunch.errors import BudgetExceeded, DefinitionError
+from agentlaunch.errors import DefinitionError
 from agentlaunch.events import CacheTtl, CallUsage, RateLimits, RateWindow, Usage, Warning
 from agentlaunch.live.status import checked_record, one_line
 from agentlaunch.providers.claude_parser import ClaudeParser
@@ -21,6 +21,7 @@ from agentlaunch.usage.budget import BudgetGuard, Limits, limits_for
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.store import Store
 from tests.helpers import write_agent
+from tests.test_budget import View as BudgetView
 
 RESET = 1796171692  # 2026-12-02 (unix seconds)
 NOW = datetime.fromtimestamp(RESET - 3000, UTC)
@@ -151,23 +152,12 @@ class Clock:
         return NOW
 
 
-class View:
-    """The part of a launch the guard reads and asks."""
+class View(BudgetView):
+    """The part of a launch the guard reads and asks, with the meter that holds the plan's limits."""
 
     def __init__(self) -> None:
-        from agentlaunch.definitions.spec import load_agent
-
-        self.spec = load_agent(Path(__file__).parent.parent / "agents", "demo", None)
-        self.session_id, self.resumed = "s", False
+        super().__init__()
         self.meter = Meter()
-        self.stopped: BudgetExceeded | None = None
-        self.notices: list[str] = []
-
-    def stop(self, error: Any) -> None:
-        self.stopped = self.stopped or error
-
-    def notice(self, message: str) -> None:
-        self.notices.append(message)
 
 
 def reported(view: View, guard: BudgetGuard, percent: float, reset: int = RESET) -> None:

@@ -14,6 +14,10 @@ def _n(value: int) -> str:
     return f"{value:,}"
 
 
+def _not_taken(where: str, provider: ProviderDescriptor, what: str, able: list[str]) -> str:
+    return f"{where}: provider {provider.name} {what} (provider {' and '.join(able)} does)"
+
+
 def compaction_problems(conf: Mapping[str, Any], provider: ProviderDescriptor, yaml_path: Path) -> list[str]:
     """What is wrong with ``compaction_at`` for this provider and window (none when it is not set)."""
     at = conf.get("compaction_at")
@@ -21,8 +25,8 @@ def compaction_problems(conf: Mapping[str, Any], provider: ProviderDescriptor, y
         return []
     where = f"{yaml_path}: compaction_at"
     if provider.compaction_flag is None:
-        able = " and ".join(d.name for d in DESCRIPTORS.values() if d.compaction_flag)
-        return [f"{where}: provider {provider.name} takes no compaction point (provider {able} does)"]
+        able = [d.name for d in DESCRIPTORS.values() if d.compaction_flag]
+        return [_not_taken(where, provider, "takes no compaction point", able)]
     lowest = max(provider.compaction_flag_min - provider.compaction_reserve, 1)
     if at < lowest:
         return [
@@ -53,8 +57,8 @@ def cache_ttl_problems(conf: Mapping[str, Any], provider: ProviderDescriptor, ya
         return []
     where = f"{yaml_path}: cache_ttl"
     if provider.cache_ttl_env is None:
-        able = " and ".join(d.name for d in DESCRIPTORS.values() if d.cache_ttl_env)
-        return [f"{where}: provider {provider.name} does not let the prompt cache's lifetime be set (provider {able} does)"]
+        able = [d.name for d in DESCRIPTORS.values() if d.cache_ttl_env]
+        return [_not_taken(where, provider, "does not let the prompt cache's lifetime be set", able)]
     own = (conf.get("env") or {}).get(provider.cache_ttl_env)
     if own is not None and own != ttl:
         return [f"{where}: {ttl!r} disagrees with env.{provider.cache_ttl_env} ({own!r}): keep one of them"]
