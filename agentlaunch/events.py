@@ -197,6 +197,44 @@ class Compaction(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class RateWindow:
+    """One plan limit's window as the CLI last read it: how much is used, and when the window starts again."""
+
+    used_percent: float
+    """0 to 100 (the CLI caps it at 100)."""
+    resets_at: int | None = None
+    """Unix seconds; None: the CLI did not say."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"used_percent": self.used_percent, "resets_at": self.resets_at}
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimits(Event):
+    """The subscription's plan limits, as the CLI read them from the API's replies (Claude Code: the
+    ``anthropic-ratelimit-unified-*`` headers, for claude.ai logins and gateways; never for an API key)."""
+
+    kind: ClassVar[str] = "rate_limits"
+    five_hour: RateWindow | None = None
+    seven_day: RateWindow | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "event": self.kind,
+            "five_hour": self.five_hour.as_dict() if self.five_hour else None,
+            "seven_day": self.seven_day.as_dict() if self.seven_day else None,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CacheTtl(Event):
+    """The prompt cache's lifetime the CLI asks the API for (Claude Code's status line, ``prompt_cache.ttl``)."""
+
+    kind: ClassVar[str] = "cache_ttl"
+    seconds: int
+
+
+@dataclass(frozen=True, slots=True)
 class PermissionRequest(Event):
     kind: ClassVar[str] = "permission_request"
     request_id: str
@@ -251,6 +289,8 @@ JSON_EVENTS: dict[str, str] = {
     "usage": "exactly one model call's tokens (input is the uncached part), its model and call id",
     "output_final": "a call's final output token count, arriving after its usage event: replaces that call's output",
     "context_window": "the model's context window, as the provider reported it",
+    "cache_ttl": "the prompt cache's lifetime in seconds the CLI asks for (300 or 3600; Claude Code's interface)",
+    "rate_limits": "the plan's 5-hour and 7-day limits (used_percent, resets_at in unix seconds), as the CLI read them",
     "tool_gate": "with a budget, Claude Code holds each tool until agentlaunch has checked the budget (then allowed or stopped)",
     "compaction": "the CLI compacted the conversation: trigger and tokens before and after",
     "permission_request": "Claude Code asks whether a tool may run (answered by the person, or denied headless)",

@@ -16,6 +16,7 @@ from agentlaunch.errors import UsageError
 from agentlaunch.live.status import StatusRecord, line_for, read_records, shown_state, waited
 from agentlaunch.live.tmux import SOCKET_ENV, DeadPane, Tmux, TmuxMissing, dead_agent_panes
 from agentlaunch.usage.cache_clock import warmth_text
+from agentlaunch.usage.plan_limits import limits_text
 from agentlaunch.visible import for_markup
 
 STATE_STYLES = {"asking": "bold white on red", "waiting": "yellow"}
@@ -60,7 +61,8 @@ def dead_line(pane: DeadPane) -> str:
 
 def status_table(records: list[StatusRecord], dead: list[DeadPane] | None = None) -> Table:
     now = datetime.now(UTC)
-    table = Table("agent", "state", "provider", "model", "context", "to compaction", "cost", "cache", "calls", "pid", "session")
+    table = Table("agent", "state", "provider", "model", "context", "to compaction", "cost", "plan limits", "cache", "calls",
+                  "pid", "session")  # fmt: skip
     for r in records:
         d = r.data
         percent = d.get("percent")
@@ -73,6 +75,7 @@ def status_table(records: list[StatusRecord], dead: list[DeadPane] | None = None
             context,
             _n(d.get("to_compaction")),
             str(d.get("cost") or ""),
+            limits_text(d, now) or "",
             cache_cell(d, now),
             _n(d.get("calls")),
             str(d.get("pid") or ""),
@@ -85,7 +88,7 @@ def status_table(records: list[StatusRecord], dead: list[DeadPane] | None = None
     for pane in dead or []:
         code = f" (exit {pane.exit_status})" if pane.exit_status is not None else ""
         where = for_markup(f"tmux {pane.session} {pane.pane_id}")
-        table.add_row(for_markup(pane.agent), f"[bold red]dead{code}[/]", *[""] * 8, where)
+        table.add_row(for_markup(pane.agent), f"[bold red]dead{code}[/]", *[""] * 9, where)
     if dead:
         table.caption = "dead: its tmux pane is kept with its error; `agentlaunch tmux up AGENT` starts it again"
     if not records and not dead:
@@ -122,7 +125,7 @@ def status(
     as_json: JsonOpt = False, watch: WatchOpt = False, line: StatusLineOpt = None, interval: IntervalOpt = 1.0,
     socket: StatusSocketOpt = None,
 ) -> None:  # fmt: skip
-    """Show every running agent: state, context, distance to compaction, cost.
+    """Show every running agent: state, context, distance to compaction, cost, the plan's limits.
 
     Records whose agentlaunch process is gone are shown once as stale, then
     removed. `--line AGENT` prints one line (agent · state · ctx % · tokens to

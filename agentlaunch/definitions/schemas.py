@@ -18,7 +18,8 @@ PrefixOrder = Literal["own-first", "shared-first"]
 
 
 class BudgetYaml(BaseModel):
-    """``budget:`` in agent.yaml: limits in US dollars and in tokens (each optional, each above 0)."""
+    """``budget:`` in agent.yaml: limits in US dollars, in tokens and in percent of the plan's 5-hour and 7-day
+    limits (each optional, each above 0; a percentage at most 100)."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
@@ -26,6 +27,8 @@ class BudgetYaml(BaseModel):
     daily_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     session_tokens: int | None = Field(default=None, gt=0)
     daily_tokens: int | None = Field(default=None, gt=0)
+    five_hour_percent: float | None = Field(default=None, gt=0, le=100, allow_inf_nan=False)
+    seven_day_percent: float | None = Field(default=None, gt=0, le=100, allow_inf_nan=False)
 
 
 class AgentYaml(BaseModel):
@@ -49,6 +52,8 @@ class AgentYaml(BaseModel):
     command: str | None = None
     context_window: int | None = Field(default=None, gt=0)
     compaction_buffer: int = Field(default=33000, ge=0)
+    compaction_at: int | None = Field(default=None, gt=0)
+    cache_ttl: Literal["5m", "1h"] | None = None
     env: dict[str, str] = Field(default_factory=dict)
     permission_mode: str | None = None
     allowed_tools: list[str] = Field(default_factory=list)

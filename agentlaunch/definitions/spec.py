@@ -89,7 +89,12 @@ class AgentSpec:
     worktree_branch: str | None = None
     """That worktree's branch; None: ``agentlaunch/<agent>``."""
     budget: Mapping[str, float | int | None] | None = None
-    """``budget:`` of agent.yaml (session_usd, daily_usd, session_tokens, daily_tokens), None when not given."""
+    """``budget:`` of agent.yaml (session_usd, daily_usd, session_tokens, daily_tokens, five_hour_percent,
+    seven_day_percent), None when not given."""
+    compaction_at: int | None = None
+    """Tokens at which the CLI compacts (passed to it); None: where the CLI chooses (the window less the buffer)."""
+    cache_ttl: str | None = None
+    """The prompt cache's lifetime the CLI asks for (``5m``, ``1h``); None: the CLI chooses."""
 
     @property
     def agent_dir(self) -> Path:
@@ -218,7 +223,8 @@ def _validation_problems(path: Path, exc: ValidationError, allowed: list[str]) -
     for err in exc.errors():
         field = ".".join(str(p) for p in err["loc"]) or "(top)"
         if err["type"] == "extra_forbidden" and err["loc"][:1] == ("budget",):
-            message = "unknown key (allowed: session_usd, daily_usd, session_tokens, daily_tokens; budgets are in US dollars)"
+            message = ("unknown key (allowed: session_usd, daily_usd, session_tokens, daily_tokens, five_hour_percent, "
+                       "seven_day_percent; budgets are in US dollars)")
         elif err["type"] == "extra_forbidden":
             message = "unknown key (allowed: " + ", ".join(allowed) + ")"
         else:
@@ -354,6 +360,9 @@ def load_agent(agents_dir: Path, name: str, state_dir: Path | None = None) -> Ag
             notify = notify_command(conf.get("notify"), str(yaml_path))
         except DefinitionError as exc:
             problems.extend(exc.problems)
+    from agentlaunch.definitions.provider_settings import cache_ttl_problems, compaction_problems
+
+    problems += compaction_problems(conf, provider, yaml_path) + cache_ttl_problems(conf, provider, yaml_path)
     branch = conf.get("worktree_branch")
     if branch is not None and (problem := branch_problem(branch)):
         problems.append(f"{yaml_path}: worktree_branch: {problem}")
@@ -388,6 +397,8 @@ def load_agent(agents_dir: Path, name: str, state_dir: Path | None = None) -> Ag
         worktree=bool(conf.get("worktree", False)),
         worktree_branch=branch,
         budget=conf.get("budget"),
+        compaction_at=conf.get("compaction_at"),
+        cache_ttl=conf.get("cache_ttl"),
     )
 
 

@@ -122,6 +122,8 @@ class FakeAnthropic:
     default: Planned = field(default_factory=lambda: TextReply(DEFAULT_TEXT))
     model: str | None = None
     """Model id to report; None echoes the request's ``model``."""
+    headers: dict[str, str] = field(default_factory=dict)
+    """Headers added to every model call's reply (:func:`rate_limit_headers`); tests may replace them between calls."""
 
     def __post_init__(self) -> None:
         self._queue: deque[Planned] = deque(self.script)
@@ -170,15 +172,62 @@ class FakeAnthropic:
             if isinstance(plan, ErrorReply):
                 payload = json.dumps(error_body(plan.error_type, plan.message)).encode()
                 return Reply(plan.status, {"content-type": "application/json"}, _delayed([payload], plan.delay))
+            plan = _with_lifetime(plan, body)
             chunks = _message_events(plan, f"msg_fake_{n:04d}", model, n)
+            extra = dict(self.headers)
             if not body.get("stream"):
-                return Reply(200, {"content-type": "application/json"}, [_collapse(plan, f"msg_fake_{n:04d}", model, n)])
-            return Reply(200, {"content-type": "text/event-stream"}, _delayed(chunks, plan.delay))
+                return Reply(200, {"content-type": "application/json", **extra}, [_collapse(plan, f"msg_fake_{n:04d}", model, n)])
+            return Reply(200, {"content-type": "text/event-stream", **extra}, _delayed(chunks, plan.delay))
         if req.path.split("?")[0].endswith("/count_tokens"):
             return _json({"input_tokens": len(req.raw) // 4})
         if req.method == "GET" and "/v1/models" in req.path:
             return _json({"data": [], "has_more": False, "first_id": None, "last_id": None})
         return _json({})
+
+
+def rate_limit_headers(
+    five_hour: float | None, seven_day: float | None = None, *, five_hour_reset: int = 0, seven_day_reset: int = 0
+) -> dict[str, str]:
+    """The ``anthropic-ratelimit-unified-*`` headers of a subscription's reply: each window's used fraction (0.42
+    is 42 %) and its reset (unix seconds; 0: an hour, or a week, from now). Claude Code reads them only for a
+    claude.ai login or a Claude gateway (:func:`gateway_token`), and only with ``-status`` present."""
+    now = int(time.time())
+    headers = {"anthropic-ratelimit-unified-status": "allowed"}
+    for short, used, reset, span in (("5h", five_hour, five_hour_reset, 3600), ("7d", seven_day, seven_day_reset, 7 * 86400)):
+        if used is not None:
+            headers[f"anthropic-ratelimit-unified-{short}-utilization"] = str(used)
+            headers[f"anthropic-ratelimit-unified-{short}-reset"] = str(reset or now + span)
+            headers[f"anthropic-ratelimit-unified-{short}-status"] = "allowed"
+    return headers
+
+
+def gateway_token() -> str:
+    """An unsigned token whose audience is ``claude-gateway``: as ``ANTHROPIC_AUTH_TOKEN`` with a non-Anthropic
+    ``ANTHROPIC_BASE_URL``, Claude Code 2.1.332 reads the plan's limits from the replies as for a subscription
+    (measured; with ``ANTHROPIC_API_KEY`` alone it reads none)."""
+    import base64
+
+    def part(data: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
+
+    return part({"alg": "none", "typ": "JWT"}) + "." + part({"aud": "claude-gateway", "sub": "agentlaunch-tests"}) + ".fake"
+
+
+def asks_one_hour(body: Mapping[str, Any]) -> bool:
+    """The request asks for the 1-hour cache lifetime (a ``cache_control`` with ``ttl: "1h"`` anywhere in it)."""
+    return '"ttl": "1h"' in json.dumps(body)
+
+
+def _with_lifetime(plan: TextReply | ToolUseReply, body: Mapping[str, Any]) -> TextReply | ToolUseReply:
+    """As the API does: the cache writes of a request that asks for 1 hour are 1-hour writes (unless scripted)."""
+    if plan.usage.cache_creation_1h or not plan.usage.cache_creation_input_tokens:
+        return plan
+    if not asks_one_hour(body):
+        return plan
+    import dataclasses
+
+    usage = dataclasses.replace(plan.usage, cache_creation_1h=plan.usage.cache_creation_input_tokens)
+    return dataclasses.replace(plan, usage=usage)
 
 
 def _is_messages(req: Recorded) -> bool:

@@ -63,7 +63,9 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
     made: str | None = None
     if options.worktree or spec.worktree:
         working_dir, made = agent_worktree(spec, working_dir, state_dir, settings)
-    meter = Meter(configured_window=spec.context_window, buffer=spec.compaction_buffer, model=spec.model)
+    meter = Meter(configured_window=spec.context_window, buffer=spec.compaction_buffer, model=spec.model,
+                  compaction_at=spec.compaction_at)
+    meter.cache_ttl = {"5m": 300, "1h": 3600}.get(spec.cache_ttl or "")  # what the CLI is told to ask for
     store = Store.open(paths.store_path())
     pricer = Pricer(agents_dir=spec.agents_dir)
     clock = SystemClock()

@@ -32,6 +32,7 @@ from agentlaunch import paths
 from agentlaunch.fsutil import PRIVATE_FILE_MODE, private_dir, read_regular, write_atomic
 from agentlaunch.processes import process_running, process_start, same_process
 from agentlaunch.sinks import SessionClosed
+from agentlaunch.usage import plan_limits
 from agentlaunch.usage.cache_clock import warmth_text
 from agentlaunch.visible import visible
 
@@ -102,7 +103,7 @@ def snapshot(
         "window": meter.window,
         "window_source": meter.window_source,
         "percent": None if meter.percent is None else round(meter.percent, 1),
-        "to_compaction": None if meter.window_source == "observed" else meter.to_compaction,
+        "to_compaction": meter.to_compaction if meter.compaction_known else None,
         # Never a guessed $0: null until at least one call could be priced.
         "cost_usd": round(meter.cost_usd + earlier.cost_usd, 6) if priced else None,
         "cost": cost_text(meter.cost_usd + earlier.cost_usd, priced, meter.unpriced_calls + earlier.unpriced_calls,
@@ -110,6 +111,7 @@ def snapshot(
         "priced_calls": priced,
         "unpriced_calls": meter.unpriced_calls + earlier.unpriced_calls,
         "cache": meter.cache.as_record() if meter.cache is not None else None,
+        "rate_limits": plan_limits.as_record(meter.rate_limits),  # a subscription's 5h and 7d windows; null with an API key
         "started": started,
         "updated": datetime.now(UTC).isoformat(timespec="seconds"),
     }
@@ -146,7 +148,8 @@ def waited(record: dict[str, Any], now: datetime | None) -> str | None:
 
 
 def one_line(record: dict[str, Any], now: datetime | None = None, *, warmth: bool = True) -> str:
-    """``demo · waiting · ctx 12.3% · 40,211 to compaction · $0.0123 · cache warm 4m12s · for 3m12s``: for tmux and prompts.
+    """``demo · waiting · ctx 12.3% · 40,211 to compaction · $0.0123 · 5h 42% · resets 18:20 · cache warm 4m12s · for 3m12s``:
+    for tmux and prompts (the plan's limits only for a subscription, which the CLI reports them for).
 
     The last part, for an agent ``waiting`` or ``asking``, says how long at ``now`` (``status --line``),
     or since when without ``now`` (the pane title, written once per state). A launch that is ``asking``
@@ -168,6 +171,8 @@ def one_line(record: dict[str, Any], now: datetime | None = None, *, warmth: boo
     cost = record.get("cost")
     if isinstance(cost, str) and cost:
         parts.append(cost)
+    if limits := plan_limits.limits_text(record, now or datetime.now(UTC)):
+        parts.append(limits)
     warm = warmth_text(record, now or datetime.now(UTC)) if warmth else None
     if warm:
         parts.append(warm)
@@ -443,6 +448,9 @@ def checked_record(data: dict[str, Any]) -> dict[str, Any]:
             value = {k: v for k, v in value.items() if _count(v)} if ok else None
         elif key == "cache":  # the prompt cache's warmth: null before the first call
             value = _checked_cache(value)
+            ok = True
+        elif key == "rate_limits":  # the plan's windows: null with an API key
+            value = plan_limits.checked(value)
             ok = True
         else:
             ok = value is None or isinstance(value, str | bool) or _number(value)

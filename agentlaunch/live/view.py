@@ -78,12 +78,19 @@ def counters(meter: Meter) -> str:
         ctx = f"context {n(meter.context)}"
     parts = [ctx]
     left = meter.to_compaction
-    if left is not None and meter.window_source != "observed":
+    if left is not None and meter.compaction_known:
         parts.append(f"{n(max(left, 0))} to compaction" if left > 0 else "past the compaction threshold")
     parts += [f"in {n(t.input)}", f"cache w {n(t.cache_write)}", f"cache r {n(t.cache_read)}", f"out {n(t.output)}"]
     cost = format_cost(meter)
     if cost:
         parts.append(cost)
+    if meter.rate_limits is not None:
+        from datetime import UTC, datetime
+
+        from agentlaunch.usage.plan_limits import as_record, limits_text
+
+        if limits := limits_text({"rate_limits": as_record(meter.rate_limits)}, datetime.now(UTC)):
+            parts.append(limits)
     if meter.cache is not None:
         parts.append(f"cache warm until {meter.cache.expires_at.astimezone():%H:%M:%S}")
     return " · ".join(parts)

@@ -6,6 +6,7 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from agentlaunch.definitions.provider_settings import cache_ttl_env, compaction_argv
 from agentlaunch.events import PermissionRequest
 from agentlaunch.providers.base import Delivered, Described, ProviderState, TurnPlan
 from agentlaunch.providers.claude_parser import EXCLUDE_DYNAMIC_FLAG, GATE_CALLBACK, SYSTEM_PROMPT_FLAGS, ClaudeParser
@@ -96,6 +97,7 @@ class ClaudeAdapter(Described):
             argv += ["--permission-mode", spec.permission_mode]
         if spec.allowed_tools:
             argv += ["--allowedTools", ",".join(spec.allowed_tools)]
+        argv += compaction_argv(CLAUDE, spec.compaction_at)
         return argv, notices
 
     def resends_recorded_prompt(self, spec: AgentSpec) -> bool:
@@ -141,7 +143,7 @@ class ClaudeAdapter(Described):
             from agentlaunch.providers.claude_home import prepare_home
 
             placed = prepare_home(state_dir, spec.name, env, skills.links())
-        return Delivered(argv, placed)
+        return Delivered(argv, {**cache_ttl_env(self.descriptor, spec.cache_ttl), **placed})
 
     def native_extras(self, ctx: NativeContext) -> NativeExtras:
         from agentlaunch.providers.native.claude import native_extras

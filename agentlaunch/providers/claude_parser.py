@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
     pass
 from agentlaunch.providers import values
+from agentlaunch.providers.rate_limits import read_rate_limits
 from agentlaunch.providers.values import (
     BadUsage,
     Recent,
@@ -48,7 +49,7 @@ from agentlaunch.providers.values import (
 )
 
 # Event types Claude Code prints that carry nothing agentlaunch shows or counts.
-IGNORED = {"rate_limit_event", "control_response", "control_cancel_request"}
+IGNORED = {"control_response", "control_cancel_request"}
 SYSTEM_PROMPT_FLAGS = ("--system-prompt", "--system-prompt-file")
 EXCLUDE_DYNAMIC_FLAG = CLAUDE_EXCLUDE_DYNAMIC_FLAG
 MAX_OPEN_CALLS = 1000  # calls awaiting their final output; a real turn has a handful
@@ -106,6 +107,7 @@ class ClaudeParser(JsonLineParser):
         self._streamed_text = Recent()
         self._shown = Recent()  # (call id, block) already emitted as Text or ToolUse
         self._turn_output = 0  # output of the calls counted since the last result
+        self._rate_problems_said = False
 
     def event(self, obj: dict[str, Any]) -> list[Event]:
         kind = obj.get("type")
@@ -169,6 +171,19 @@ class ClaudeParser(JsonLineParser):
         if sub == "status":
             return []
         return [Unknown(f"system/{kind_name(sub)}")]
+
+    def _on_rate_limit_event(self, obj: dict[str, Any]) -> list[Event]:
+        """The plan's limits after a call (a claude.ai login or a gateway; never with an API key)."""
+        info = values.obj(obj.get("rate_limit_info"))
+        limits, problems = read_rate_limits(
+            info.get("unifiedWindows"), where="rate_limit_info.unifiedWindows", percent_key="utilization",
+            reset_key="resetsAt", scale=100.0,
+        )  # fmt: skip
+        found: list[Event] = []
+        if problems and not self._rate_problems_said:  # once a session: the same line would come after every call
+            self._rate_problems_said = True
+            found.append(Warning("Claude Code reported plan limits agentlaunch cannot read: " + "; ".join(problems)))
+        return found + ([limits] if limits is not None else [])
 
     def _on_stream_event(self, obj: dict[str, Any]) -> list[Event]:
         ev = values.obj(obj.get("event"))

@@ -120,6 +120,14 @@ class ProviderDescriptor:
     """The OpenTelemetry GenAI convention's ``gen_ai.provider.name``; None: the provider's own name."""
     interface_input: InterfaceInput = InterfaceInput()
     """How ``agentlaunch send`` types a prompt into the CLI's own interface (its leading-character modes)."""
+    compaction_flag: str | None = None
+    """The flag that sets where the CLI compacts (``compaction_at`` in agent.yaml); None: it has none."""
+    compaction_reserve: int = 0
+    """Tokens the CLI keeps below the flag's value: it compacts at the value less these (Claude Code 2.1.332: 33,000)."""
+    compaction_flag_min: int = 0
+    """The smallest value the flag takes."""
+    cache_ttl_env: str | None = None
+    """The environment variable that sets the prompt cache's lifetime (``cache_ttl`` in agent.yaml); None: it has none."""
     line_input: InterfaceInput = InterfaceInput()
     """The leading-character modes of the path a headless turn and the line chat hand a prompt down (Claude Code's
     stream-json user message, ``codex exec``'s and ``gemini -p``'s argument); no pad: a text in a mode is refused."""
@@ -188,6 +196,13 @@ CLAUDE = ProviderDescriptor(
     # a folder dialog at every launch; settings list none; a plugin renames them): providers/claude_home.py.
     skills_route="cli-home",
     otel_name="anthropic",
+    # Measured on 2.1.332 against the fake API: `--autocompact N` (N "auto" or at least 100k) compacts once a
+    # call's input and output reach N - 33,000 (67,001 tokens compacted at --autocompact 100000, 66,995 did not).
+    compaction_flag="--autocompact",
+    compaction_reserve=33_000,
+    compaction_flag_min=100_000,
+    # "5m" or "1h"; any other value is ignored by the CLI (it asked for 5 minutes with "bogus", measured).
+    cache_ttl_env="CLAUDE_CODE_PROMPT_CACHE_TTL",
     # Measured on 2.1.332 (a bracketed paste, then Enter): "!" first runs the rest in bash mode at once (no model,
     # no permission prompt); "/" after any whitespace runs a slash command when one has that name. A leading space
     # keeps "!" out of bash mode but reaches the model as a space, so there is no neutral character: refused.

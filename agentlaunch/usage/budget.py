@@ -1,4 +1,5 @@
-"""Budgets that stop an agent: per session and per local day for one agent, per day for all agents.
+"""Budgets that stop an agent: per session and per local day for one agent, per day for all agents, and a share
+of the plan's 5-hour and 7-day limits.
 
 The limits come from ``budget:`` in agent.yaml (``session_usd``, ``daily_usd``,
 ``session_tokens``, ``daily_tokens``), ``--budget-usd`` on the command line
@@ -16,6 +17,11 @@ stops the launch: the running turn is interrupted and no new turn starts
 and reads) and output. A USD limit over calls that cannot be priced cannot be
 enforced: without a token limit beside it, such a launch is refused, and an
 unpriced call stops it.
+
+``five_hour_percent`` and ``seven_day_percent`` (agent.yaml) stop the launch the same way once the CLI reports
+that much of the subscription's window used (:mod:`agentlaunch.usage.plan_limits`): checked when it reports them,
+after each call and before each held tool. A window past its reset time no longer counts; with an API key the
+CLI reports no window, so these never stop it.
 """
 
 from __future__ import annotations
@@ -29,8 +35,9 @@ from typing import Any
 
 from agentlaunch.clock import Clock
 from agentlaunch.errors import BudgetExceeded, StateError
-from agentlaunch.events import Usage
+from agentlaunch.events import RateLimits, Usage
 from agentlaunch.sinks import LaunchView, PricedCall, SessionClosed, SinkEvent, StateChanged, TurnDone
+from agentlaunch.usage.plan_limits import current
 from agentlaunch.usage.records import CallRecord, ReportRow
 from agentlaunch.usage.store import InFlight, Store
 
@@ -41,7 +48,10 @@ HINTS = {
     "daily_tokens": "raise it under budget: in agent.yaml, or wait for tomorrow",
     "all_agents_daily_usd": "raise it under budget: in the global config.yaml, or wait for tomorrow",
     "all_agents_daily_tokens": "raise it under budget: in the global config.yaml, or wait for tomorrow",
+    "five_hour_percent": "raise five_hour_percent under budget: in agent.yaml, or wait for the 5-hour window to reset",
+    "seven_day_percent": "raise seven_day_percent under budget: in agent.yaml, or wait for the 7-day window to reset",
 }
+PERCENT_KEYS = {"five_hour_percent": "five_hour", "seven_day_percent": "seven_day"}
 WARN_AT = 0.8
 
 
@@ -55,6 +65,8 @@ class Limits:
     daily_tokens: int | None = None
     all_agents_daily_usd: float | None = None
     all_agents_daily_tokens: int | None = None
+    five_hour_percent: float | None = None
+    seven_day_percent: float | None = None
 
     @property
     def any(self) -> bool:
@@ -81,6 +93,8 @@ def limits_for(agent_budget: Mapping[str, Any] | None, global_budget: Mapping[st
         daily_tokens=own.get("daily_tokens"),
         all_agents_daily_usd=global_budget.get("daily_usd"),
         all_agents_daily_tokens=global_budget.get("daily_tokens"),
+        five_hour_percent=own.get("five_hour_percent"),
+        seven_day_percent=own.get("seven_day_percent"),
     )
 
 
@@ -173,10 +187,27 @@ class BudgetGuard:
                         launch.notice(line)
                 amount = spent[scope].usd if unit == "usd" else spent[scope].tokens
                 checks.append((key, float(amount), float(limit), label))
+        return checks + self._plan_checks(launch)
+
+    def _plan_checks(self, launch: LaunchView) -> list[tuple[str, float, float, str]]:
+        """(key, used percent, limit, label) for each plan-limit budget whose window the CLI reported and that has
+        not reset since (a subscription's; with an API key the CLI reports none, and these budgets never stop it)."""
+        if self.limits.five_hour_percent is None and self.limits.seven_day_percent is None:
+            return []
+        running = current(launch.meter.rate_limits, self.clock.now())
+        checks: list[tuple[str, float, float, str]] = []
+        for key, name in PERCENT_KEYS.items():
+            limit = getattr(self.limits, key)
+            if limit is not None and name in running:
+                what = "5-hour" if name == "five_hour" else "7-day"
+                label = f"the {what} plan-limit budget of agent {launch.spec.name!r}"
+                checks.append((key, running[name].used_percent, float(limit), label))
         return checks
 
     @staticmethod
     def _figure(key: str, value: float) -> str:
+        if key.endswith("percent"):
+            return f"{value:g}%"
         return _usd(value) if key.endswith("usd") else f"{int(value):,} tokens"
 
     def _exceeded(
@@ -205,6 +236,8 @@ class BudgetGuard:
             self._after_call(event, launch)
         elif isinstance(event, TurnDone | SessionClosed):
             self._release()  # a turn that ended without its call (failed, interrupted) has none in flight
+        elif isinstance(event, RateLimits) and (self.limits.five_hour_percent or self.limits.seven_day_percent):
+            self._against(self._plan_checks(launch), launch)  # the CLI reports them after the call it priced
 
     def _before_start(self, launch: LaunchView) -> None:
         if self.limits.usd and not self.limits.tokens and not self.priceable:
@@ -269,7 +302,11 @@ class BudgetGuard:
                 )
             )
             return
-        for key, spent, limit, label in self._checks(launch):
+        self._against(self._checks(launch), launch)
+
+    def _against(self, checks: list[tuple[str, float, float, str]], launch: LaunchView) -> None:
+        """Stop the launch at the first limit spent; warn once at 80 % of each."""
+        for key, spent, limit, label in checks:
             if spent >= limit:
                 launch.stop(self._exceeded(key, spent, limit, label, starting=False))
                 return

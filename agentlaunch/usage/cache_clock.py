@@ -2,7 +2,9 @@
 
 A provider keeps a cached prefix for a while after the last call that read or
 wrote it: 5 minutes by default, 1 hour once the session writes 1-hour entries
-(Claude Code on subscriptions, or with ``ENABLE_PROMPT_CACHING_1H``). After
+(Claude Code 2.1.332 asks for 1 hour on a subscription within its limits, 5 minutes
+with an API key; ``CLAUDE_CODE_PROMPT_CACHE_TTL``, which agent.yaml's ``cache_ttl``
+sets, overrides both). After
 that the next call writes the whole context to the cache again, at the
 cache-write price, instead of reading it at the cache-read price.
 """
@@ -49,9 +51,16 @@ class CacheWarmth:
         }
 
 
-def lifetime(previous: CacheWarmth | None, wrote_1h: bool) -> float:
-    """The cache's lifetime after a call: 1 hour once the session wrote 1-hour entries, else 5 minutes."""
+def lifetime(previous: CacheWarmth | None, wrote_1h: bool, *, wrote: bool = True, asked: float | None = None) -> float:
+    """The cache's lifetime after a call: 1 hour once the session wrote 1-hour entries, else 5 minutes.
+
+    What the API wrote decides (the usage's ``ephemeral_1h_input_tokens``): a CLI may ask for 1 hour and get
+    5-minute entries. ``asked`` (the lifetime the CLI says it asks for, or agent.yaml's ``cache_ttl``) counts only
+    for a call that wrote nothing when nothing was written before it (a resumed session's first read, say).
+    """
     if wrote_1h or (previous is not None and previous.ttl >= ONE_HOUR):
+        return ONE_HOUR
+    if not wrote and previous is None and asked is not None and asked >= ONE_HOUR:
         return ONE_HOUR
     return FIVE_MINUTES
 

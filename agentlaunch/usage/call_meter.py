@@ -67,7 +67,8 @@ class CallMeter:
 
     def _cache_after(self, event: CallUsage, now: datetime, *, wrote_1h: bool = False) -> None:
         """The cache's warmth after this call, and what the next turn would pay for the context cold and warm."""
-        ttl = lifetime(self.meter.cache, wrote_1h or event.usage.cache_write_1h > 0)
+        ttl = lifetime(self.meter.cache, wrote_1h or event.usage.cache_write_1h > 0, wrote=event.usage.cache_write > 0,
+                       asked=self.meter.cache_ttl)  # fmt: skip
         context = event.usage.context
         one_hour = context if ttl >= ONE_HOUR else 0
         prices = [

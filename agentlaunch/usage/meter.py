@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from agentlaunch.events import CallUsage, Compaction, ContextWindow, Event, OutputFinal, Usage
+from agentlaunch.events import CacheTtl, CallUsage, Compaction, ContextWindow, Event, OutputFinal, RateLimits, Usage
 from agentlaunch.providers.descriptors import DESCRIPTORS
 from agentlaunch.usage.cache_clock import CacheWarmth
 
@@ -59,8 +59,13 @@ class Earlier:
 class Meter:
     """Counts one session's usage from normalized events."""
 
-    def __init__(self, *, configured_window: int | None = None, buffer: int = DEFAULT_BUFFER, model: str | None = None) -> None:
+    def __init__(
+        self, *, configured_window: int | None = None, buffer: int = DEFAULT_BUFFER, model: str | None = None,
+        compaction_at: int | None = None,
+    ) -> None:  # fmt: skip
         self.configured_window = configured_window
+        self.compaction_at = compaction_at
+        """agent.yaml's ``compaction_at``: where the CLI was told to compact (None: the window less the buffer)."""
         self.reported_window: int | None = None
         self.model = model
         self.buffer = buffer
@@ -77,6 +82,10 @@ class Meter:
         """The provider's cache after the latest call (set by the launch, which can price it)."""
         self.earlier = Earlier()
         """A resumed session's calls before this launch (see :meth:`resume`)."""
+        self.rate_limits: RateLimits | None = None
+        """The plan's limits as the CLI last reported them (a subscription's; None with an API key)."""
+        self.cache_ttl: int | None = None
+        """The cache lifetime (seconds) the CLI says it asks for; None: it did not say."""
 
     def resume(self, last: Usage, model: str | None, earlier: Earlier) -> None:
         """Start from a resumed session's stored calls: its context is the last call's, its counts go to :attr:`earlier`."""
@@ -84,7 +93,7 @@ class Meter:
         self.largest_context = max(self.largest_context, last.context)
         self.model = self.model or model
         self.earlier = earlier
-        self.warned = self.window_source != "observed" and self.threshold is not None and self.context >= self.threshold
+        self.warned = self.compaction_known and self.threshold is not None and self.context >= self.threshold
 
     def add_cost(self, cost: float | None) -> None:
         """Account for the price of one call (None: it could not be priced)."""
@@ -121,8 +130,18 @@ class Meter:
 
     @property
     def threshold(self) -> int | None:
+        """Where the CLI compacts: ``compaction_at`` when set (never past the window less the buffer, where the CLI
+        compacts anyway: it clamps its setting to the model's window), else the window less the buffer."""
         window = self.window
+        if self.compaction_at is not None:  # a window only observed is a lower bound: it does not clamp
+            known = None if self.window_source == "observed" else window
+            return self.compaction_at if known is None else min(self.compaction_at, max(known - self.buffer, 0))
         return None if window is None else max(window - self.buffer, 0)
+
+    @property
+    def compaction_known(self) -> bool:
+        """Where compaction happens is known: set (``compaction_at``), or from a window that is not a lower bound."""
+        return self.compaction_at is not None or self.window_source not in ("observed", None)
 
     @property
     def to_compaction(self) -> int | None:
@@ -156,17 +175,21 @@ class Meter:
             return self._check()
         elif isinstance(event, Compaction):
             self.warned = False
+        elif isinstance(event, RateLimits):
+            self.rate_limits = event
+        elif isinstance(event, CacheTtl):
+            self.cache_ttl = event.seconds
         return None
 
     def _check(self) -> CompactionWarning | None:
         threshold, window = self.threshold, self.window
-        # A window only learned from what was observed is a lower bound: no warning from it.
-        if threshold is None or window is None or self.last is None or self.window_source == "observed":
+        # A window only learned from what was observed is a lower bound: no warning from it (a set compaction point is known).
+        if threshold is None or self.last is None or not self.compaction_known:
             return None
         if self.context >= threshold:
             if not self.warned:
                 self.warned = True
-                return CompactionWarning(self.context, threshold, window)
+                return CompactionWarning(self.context, threshold, window or threshold)
         else:
             self.warned = False
         return None

@@ -25,7 +25,8 @@ exited      ``SessionEnd``
 
 Meters come from the transcript (:mod:`agentlaunch.providers.native.claude_transcript`),
 read whenever a hook or the status line reports and once more at the end;
-the context window from the status-line JSON; the session from the first
+the context window, the plan's limits and the cache's lifetime from the status-line JSON
+(:mod:`agentlaunch.providers.native.claude_status_report`); the session from the first
 report (the status line's carries Claude Code's version).
 """
 
@@ -44,6 +45,7 @@ from agentlaunch.events import CallUsage, ContextWindow, Event, SessionStarted, 
 from agentlaunch.fsutil import read_regular, write_atomic
 from agentlaunch.providers import values
 from agentlaunch.providers.claude import tool_refusal
+from agentlaunch.providers.native.claude_status_report import StatusReport
 from agentlaunch.providers.native.claude_transcript import CallsFromTranscript, last_cost_state, project_folder, salvage_line
 from agentlaunch.providers.native.hook_socket import HookReport, HookSocket, hook_command
 from agentlaunch.providers.native.jsonl_tail import JsonlTail
@@ -217,6 +219,7 @@ class ClaudeNativeSource:
         self._session_sent = False
         self._session_due: float | None = None
         self._window: tuple[int, str | None] | None = None
+        self._status = StatusReport()
         self._retries: list[float] = []
         self._missing_said = False
         self._calls_in_step = 0  # calls counted since the model was last set thinking (a prompt, a tool's result)
@@ -376,7 +379,7 @@ class ClaudeNativeSource:
         if window and (window, model_id) != self._window:
             self._window = (window, model_id)
             items.append(ContextWindow(window, model_id))
-        return items
+        return items + self._status.read(payload)
 
     def _learn_session(self, payload: dict[str, Any], version: str | None) -> None:
         session_id = opt_label(payload.get("session_id"))

@@ -192,8 +192,30 @@ def run_user(command: str, raw: bytes, timeout: float, cwd: str | None) -> str:
     return ""
 
 
+def plan_limits(info: dict[str, Any], now: float) -> list[str]:
+    """``5h 42% · resets 18:20`` (and ``7d …``) from Claude's ``rate_limits`` (a subscription's; absent with an API key).
+
+    A figure that is not a number from 0 to 100 is left out (the launch says so once, from the same JSON); a window
+    past its reset started again."""
+    parts: list[str] = []
+    limits = _obj(info.get("rate_limits"))
+    for name, short, stamp in (("five_hour", "5h", "%H:%M"), ("seven_day", "7d", "%a %H:%M")):
+        window = _obj(limits.get(name))
+        used, resets = window.get("used_percentage"), window.get("resets_at")
+        if isinstance(used, bool) or not isinstance(used, int | float) or not 0 <= used <= 100:
+            continue
+        if isinstance(resets, bool) or not isinstance(resets, int | float) or not 0 < resets < 1 << 40:
+            resets = None
+        if resets is not None and resets <= now:
+            continue
+        parts.append(f"{short} {used:.0f}%" if used == int(used) or used >= 10 else f"{short} {used:.1f}%")
+        if resets is not None:
+            parts.append("resets " + time.strftime(stamp, time.localtime(resets)))
+    return parts
+
+
 def ours(info: dict[str, Any], record: dict[str, Any], now: float) -> str:
-    """agentlaunch's text: context, tokens to compaction, cost, cache."""
+    """agentlaunch's text: context, tokens to compaction, cost, the plan's limits, cache."""
     parts: list[str] = []
     usage = _obj(_obj(info.get("context_window")).get("current_usage"))
     live = [_count(usage.get(k)) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
@@ -221,6 +243,7 @@ def ours(info: dict[str, Any], record: dict[str, Any], now: float) -> str:
     elif isinstance(claude_cost, int | float) and not isinstance(claude_cost, bool) and 0 < claude_cost < 1e9:
         # No record to read (the launch writes none): Claude Code's own figure, said to be its.
         parts.append(f"${claude_cost:.4f} by Claude's count")
+    parts += plan_limits(info, now)
     cache = _obj(info.get("prompt_cache"))
     if cache.get("warm") is True:
         expires = cache.get("expires_at")
