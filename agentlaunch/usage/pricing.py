@@ -52,7 +52,6 @@ __all__ = [
 ]  # fmt: skip
 
 
-
 @dataclass(frozen=True, slots=True)
 class Price:
     """A priced call: its cost and which source and key priced it."""
