@@ -12,7 +12,8 @@ and working directory are those of the CLI agentlaunch started in the warm-up
 (read from ``/proc``), with a fresh session id each run (the startup message
 is the CLI's first prompt on both sides). Runs alternate so machine load hits
 both alike; one warm-up each is not counted. Prints the medians, their ratio
-(target <= 1.10) and the middle half of the per-pair ratios.
+(target <= 1.10) and the middle half of the per-pair ratios, and agentlaunch's own memory (RSS and USS, the CLI
+not included) at the moment the key echoed (targets 32 MB and 20 MB).
 """
 
 from __future__ import annotations
@@ -41,8 +42,16 @@ TARGET = 1.10
 ECHOED = re.compile(r"^\s*❯\s*x\s*$", re.MULTILINE)
 
 
-def until_echo(argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 60) -> tuple[float, int]:
-    """Seconds from spawning ``argv`` until the prompt shows a typed key; the process id (still running)."""
+def memory_mb(pid: int) -> tuple[float, float]:
+    """RSS and USS (its private pages: what ending it would free) of ``pid``, in MB."""
+    rollup = (Path(f"/proc/{pid}") / "smaps_rollup").read_text().splitlines()
+    kb = {line.split(":")[0]: int(line.split()[1]) for line in rollup if line.endswith(" kB")}
+    return kb["Rss"] / 1024, (kb["Private_Clean"] + kb["Private_Dirty"]) / 1024
+
+
+def until_echo(argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 60) -> tuple[float, tuple[float, float]]:
+    """Seconds from spawning ``argv`` until the prompt shows a typed key; the RSS and USS of the process spawned
+    (agentlaunch itself on its side, the CLI not included) then."""
     started = time.perf_counter()
     child = pexpect.spawn(argv[0], argv[1:], env=env, cwd=str(cwd), dimensions=(40, 120), echo=False)
     screen = Screen(child, 120, 40)
@@ -54,21 +63,22 @@ def until_echo(argv: list[str], env: dict[str, str], cwd: Path, timeout: float =
             child.send("x")
             typed = True
         if typed and ECHOED.search(text):
-            return time.perf_counter() - started, end(child)
+            elapsed = time.perf_counter() - started
+            memory = memory_mb(child.pid)
+            end(child)
+            return elapsed, memory
         if not child.isalive():
             break
     raise SystemExit(f"{argv[:3]}: no echo within {timeout}s:\n{screen.text()}")
 
 
-def end(child: pexpect.spawn) -> int:
-    pid = child.pid
+def end(child: pexpect.spawn) -> None:
     child.kill(signal.SIGTERM)
     try:
         child.expect(pexpect.EOF, timeout=30)
     except pexpect.TIMEOUT:
         child.kill(signal.SIGKILL)
     child.close(force=True)
-    return pid
 
 
 def cli_of(parent: int) -> tuple[list[str], dict[str, str], Path]:
@@ -132,8 +142,11 @@ def main() -> int:
             until_echo(fresh(), bare_env, bare_cwd)
             ours: list[float] = []
             bare: list[float] = []
+            memory: list[tuple[float, float]] = []
             for i in range(args.runs):
-                ours.append(until_echo(al_argv, env, REPO)[0])
+                elapsed, used = until_echo(al_argv, env, REPO)
+                ours.append(elapsed)
+                memory.append(used)
                 bare.append(until_echo(fresh(), bare_env, bare_cwd)[0])
                 print(f"pair {i + 1:2d}: agentlaunch {ours[-1]:.3f}s · claude {bare[-1]:.3f}s", flush=True)
     ratio = median(ours) / median(bare)
@@ -143,6 +156,8 @@ def main() -> int:
     print(f"  bare claude, same argv  : {spread(bare)} s   overhead {median(ours) - median(bare):+.3f}s")
     print(f"  ratio                   : {ratio:.3f}  target <= {TARGET:.2f} {'ok' if ratio <= TARGET else 'MISSED'}")
     print(f"  per-pair ratios         : middle half {q1:.3f} .. {q3:.3f}")
+    rss, uss = median(m[0] for m in memory), median(m[1] for m in memory)
+    print(f"  agentlaunch's memory once the CLI is up: RSS {rss:.1f} MB, USS {uss:.1f} MB (targets 32 / 20 MB)")
     print(f"  load average            : {os.getloadavg()[0]:.2f}")
     return 0
 

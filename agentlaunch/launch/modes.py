@@ -22,10 +22,8 @@ from typing import TYPE_CHECKING, Protocol
 from agentlaunch import paths
 from agentlaunch.definitions.spec import load_agent
 from agentlaunch.errors import AgentlaunchError, Interrupted, UsageError
-from agentlaunch.launch.chat import LineChat, err
-from agentlaunch.launch.native import NativeRun
 from agentlaunch.launch.turn import turn_failed
-from agentlaunch.live.interface_view import InterfaceView
+from agentlaunch.live.lazy_console import LazyConsole
 from agentlaunch.live.view import HeadlessView, InteractiveView
 from agentlaunch.providers import get_adapter
 from agentlaunch.providers.descriptors import describe
@@ -33,8 +31,12 @@ from agentlaunch.visible import for_markup
 
 if TYPE_CHECKING:
     from agentlaunch.launch.session import Launch, LaunchOptions
+    from agentlaunch.live.interface_view import InterfaceView
     from agentlaunch.sinks import Sink
     from agentlaunch.usage.meter import Meter
+
+
+err = LazyConsole(stderr=True, highlight=False)  # rich only once something is said
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,8 @@ class Chat:
         return [InteractiveView(meter)]
 
     def run(self, launch: Launch) -> int:
+        from agentlaunch.launch.chat import LineChat  # a headless turn never needs it
+
         return LineChat(launch, self.request.timeout).run()
 
 
@@ -103,10 +107,14 @@ class Native:
     view: InterfaceView | None = None
 
     def views(self, meter: Meter) -> list[Sink]:
+        from agentlaunch.live.interface_view import InterfaceView  # a headless turn never needs it
+
         self.view = InterfaceView(meter)
         return [self.view]
 
     def run(self, launch: Launch) -> int:
+        from agentlaunch.launch.native import NativeRun
+
         announce(launch)
         code = NativeRun(launch, self.view).run()
         if launch.stopped is not None:
