@@ -157,3 +157,43 @@ def test_the_hooks_reach_the_launch_through_the_socket_the_early_start_bound(
         assert len(starts(log)) == 2
     finally:
         child.terminate(force=True)
+
+
+SPAWN_PROBE = """
+import sys
+import agentlaunch.launch.transport as transport
+started = transport.Child.__init__
+def probe(self, *args, **kwargs):
+    loaded = [m for m in ('rich', 'jinja2', 'yaml', 'pydantic') if m in sys.modules]
+    sys.stdout.write('SPAWN loaded=%s\\r\\n' % ','.join(loaded))
+    sys.stdout.flush()
+    started(self, *args, **kwargs)
+transport.Child.__init__ = probe
+sys.argv = ['agentlaunch', 'run', 'tui', '--agents-dir', sys.argv[1]]
+from agentlaunch.entry import main
+main()
+"""
+
+
+@pytest.mark.parametrize("early", [True, False])
+def test_the_interface_starts_before_rich_jinja_yaml_or_pydantic_are_imported(
+    agents_dir: Path, tui_agent: str, isolated_home: Path, tmp_path: Path, early: bool
+) -> None:
+    """With the early start and without it (a second launch: the caches are warm), nothing heavy runs first.
+
+    The agent names a model, whose rates the first launch keeps: an agent without one starts genai-prices'
+    warm-up thread on every launch (usage/pricing.py), which imports pydantic beside the start."""
+    import sys
+
+    write_agent(agents_dir, "tui", {"provider": "claude", "command": str(FAKE_TUI), "model": "claude-sonnet-4-5",
+                                    "working_dir": str(tmp_path), "startup": "Startup for the fake interface."})  # fmt: skip
+    launch(agents_dir, tmp_path / "starts.log")  # the first launch fills the caches and leaves the plan
+    env = env_with(**({} if early else {"AGENTLAUNCH_NO_PRESPAWN": "1"}))
+    child = pexpect.spawn(sys.executable, ["-c", SPAWN_PROBE, str(agents_dir)], env=env, dimensions=(30, 100), timeout=30)
+    child.expect(r"SPAWN loaded=(\S*)\r")
+    assert child.match.group(1) == b""
+    ready(child)
+    child.send(b"q")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0

@@ -27,7 +27,7 @@ from agentlaunch.live.lazy_console import LazyConsole
 from agentlaunch.live.view import HeadlessView, InteractiveView
 from agentlaunch.providers import get_adapter
 from agentlaunch.providers.descriptors import describe
-from agentlaunch.visible import for_markup
+from agentlaunch.visible import for_markup, visible
 
 if TYPE_CHECKING:
     from agentlaunch.launch.session import Launch, LaunchOptions
@@ -181,11 +181,15 @@ def announce(launch: Launch) -> None:
     """One line before the CLI's interface takes the terminal: which agent, which session."""
     state = "resumed" if launch.resumed else "new"
     session = f"session {launch.session_id}" if launch.adapter.chooses_session_id or launch.resumed else "session"
-    err.print(
-        f"[dim]{for_markup(launch.spec.display)} · {launch.spec.provider} · {state} {for_markup(session)} · "
-        f"agentlaunch status shows its meters[/]",
-        markup=True,
-        highlight=False,
-    )
+    dim_line(f"{visible(launch.spec.display)} · {launch.spec.provider} · {state} {visible(session)} · "
+             "agentlaunch status shows its meters")  # fmt: skip
     for notice in launch.adapter.interface_notices(launch.placement_argv):
-        err.print(f"[dim]{for_markup(notice)}[/]", markup=True, highlight=False)
+        dim_line(visible(notice))
+
+
+def dim_line(text: str) -> None:
+    """One dim line on stderr, written without rich (about 20 ms to import, before the CLI's interface starts);
+    plain where stderr is no terminal or NO_COLOR is set."""
+    color = sys.stderr.isatty() and "NO_COLOR" not in os.environ
+    sys.stderr.write(f"\x1b[2m{text}\x1b[0m\n" if color else text + "\n")
+    sys.stderr.flush()
