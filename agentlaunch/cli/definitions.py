@@ -193,7 +193,9 @@ def render(
     report_volatile(rendered)
 
 
-def write_rendered(spec: AgentSpec, rendered: Rendered, wd: Path, provider: str, output: Path | None, *, force: bool) -> None:
+def write_rendered(
+    spec: AgentSpec, rendered: Rendered, wd: Path, provider: str, output: Path | None, *, force: bool
+) -> None:
     """Write the rendered text where `run` delivers it (or to ``output``), and say what happened to the file."""
     if output is not None:
         target, into_working_dir = Path(os.path.abspath(output)), False

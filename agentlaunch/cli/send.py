@@ -131,7 +131,9 @@ def _offer_until_taken(
         time.sleep(RETRY_EVERY)
 
 
-def _offer(agent: str, session: str | None, text: tuple[str, bool], wait: bool) -> tuple[ControlClient | None, dict[str, Any]]:
+def _offer(
+    agent: str, session: str | None, text: tuple[str, bool], wait: bool
+) -> tuple[ControlClient | None, dict[str, Any]]:
     """Hand the prompt to the agent's session: its socket's client, and its first reply (a refusal, or taken)."""
     record = running_session(agent, session)
     control, state = record.data.get("control"), str(record.data.get("state"))

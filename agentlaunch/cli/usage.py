@@ -141,6 +141,7 @@ def show_calls(session: str, *, as_json: bool, as_csv: bool) -> None:
         out.print(_calls_table(session, records, misses))
 
 
+
 @usage_app.command("export")
 def export(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only say how many calls wait, and where they would go.")] = False,

@@ -116,7 +116,9 @@ def live_record(agent: str) -> StatusRecord | None:
     return live[0] if live else None
 
 
-def stop_agent(tmux: Tmux | None, agent: str, *, timeout: float, clock: Callable[[], float] = time.monotonic) -> Stopped:
+def stop_agent(
+    tmux: Tmux | None, agent: str, *, timeout: float, clock: Callable[[], float] = time.monotonic
+) -> Stopped:
     """End ``agent``'s launch cleanly (SIGTERM), wait up to ``timeout`` s, and leave its pane with the reason."""
     record = live_record(agent)
     if record is None:

@@ -105,9 +105,8 @@ def snapshot(
         "to_compaction": None if meter.window_source == "observed" else meter.to_compaction,
         # Never a guessed $0: null until at least one call could be priced.
         "cost_usd": round(meter.cost_usd + earlier.cost_usd, 6) if priced else None,
-        "cost": cost_text(
-            meter.cost_usd + earlier.cost_usd, priced, meter.unpriced_calls + earlier.unpriced_calls, meter.calls + earlier.calls
-        ),
+        "cost": cost_text(meter.cost_usd + earlier.cost_usd, priced, meter.unpriced_calls + earlier.unpriced_calls,
+                          meter.calls + earlier.calls),
         "priced_calls": priced,
         "unpriced_calls": meter.unpriced_calls + earlier.unpriced_calls,
         "cache": meter.cache.as_record() if meter.cache is not None else None,

@@ -124,16 +124,8 @@ def interactive_once(
 
 
 def _first_request(
-    argv: list[str],
-    env: Mapping[str, str],
-    workdir: Path,
-    capture: Capture,
-    prompt: str,
-    timeout: float,
-    *,
-    tools: bool,
-    tail: bytearray,
-    exited: list[int],
+    argv: list[str], env: Mapping[str, str], workdir: Path, capture: Capture, prompt: str, timeout: float, *, tools: bool,
+    tail: bytearray, exited: list[int],
 ) -> dict[str, Any] | None:
     """The interface's first model request that carries ``prompt`` (and tools, when the headless one had them:
     its side calls, a title say, are skipped), or None; the CLI's exit code goes into ``exited`` when it ends first."""

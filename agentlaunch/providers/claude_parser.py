@@ -27,6 +27,7 @@ from agentlaunch.providers.base import JsonLineParser
 from agentlaunch.providers.descriptors import CLAUDE_EXCLUDE_DYNAMIC_FLAG
 
 if TYPE_CHECKING:
+
     pass
 from agentlaunch.providers import values
 from agentlaunch.providers.values import (

@@ -34,47 +34,28 @@ SCHEMA: dict[str, dict[str, Field]] = {
     "ScopeLogs": {"scope": (1, "InstrumentationScope"), "logRecords": (2, "LogRecord"), "schemaUrl": (3, "string")},
     "InstrumentationScope": {"name": (1, "string"), "version": (2, "string"), "attributes": (3, "KeyValue")},
     "Metric": {
-        "name": (1, "string"),
-        "description": (2, "string"),
-        "unit": (3, "string"),
-        "sum": (7, "Sum"),
-        "histogram": (9, "Histogram"),
+        "name": (1, "string"), "description": (2, "string"), "unit": (3, "string"),
+        "sum": (7, "Sum"), "histogram": (9, "Histogram"),
     },  # fmt: skip
     "Sum": {"dataPoints": (1, "NumberDataPoint"), "aggregationTemporality": (2, "enum"), "isMonotonic": (3, "bool")},
     "Histogram": {"dataPoints": (1, "HistogramDataPoint"), "aggregationTemporality": (2, "enum")},
     "NumberDataPoint": {
-        "startTimeUnixNano": (2, "fixed64"),
-        "timeUnixNano": (3, "fixed64"),
-        "asDouble": (4, "double"),
-        "asInt": (6, "sfixed64"),
-        "attributes": (7, "KeyValue"),
+        "startTimeUnixNano": (2, "fixed64"), "timeUnixNano": (3, "fixed64"), "asDouble": (4, "double"),
+        "asInt": (6, "sfixed64"), "attributes": (7, "KeyValue"),
     },  # fmt: skip
     "HistogramDataPoint": {
-        "startTimeUnixNano": (2, "fixed64"),
-        "timeUnixNano": (3, "fixed64"),
-        "count": (4, "fixed64"),
-        "sum": (5, "double"),
-        "bucketCounts": (6, "fixed64"),
-        "explicitBounds": (7, "double"),
-        "attributes": (9, "KeyValue"),
-        "min": (11, "double"),
-        "max": (12, "double"),
+        "startTimeUnixNano": (2, "fixed64"), "timeUnixNano": (3, "fixed64"), "count": (4, "fixed64"),
+        "sum": (5, "double"), "bucketCounts": (6, "fixed64"), "explicitBounds": (7, "double"),
+        "attributes": (9, "KeyValue"), "min": (11, "double"), "max": (12, "double"),
     },  # fmt: skip
     "LogRecord": {
-        "timeUnixNano": (1, "fixed64"),
-        "severityNumber": (2, "enum"),
-        "severityText": (3, "string"),
-        "body": (5, "AnyValue"),
-        "attributes": (6, "KeyValue"),
-        "observedTimeUnixNano": (11, "fixed64"),
+        "timeUnixNano": (1, "fixed64"), "severityNumber": (2, "enum"), "severityText": (3, "string"),
+        "body": (5, "AnyValue"), "attributes": (6, "KeyValue"), "observedTimeUnixNano": (11, "fixed64"),
         "eventName": (12, "string"),
     },  # fmt: skip
     "KeyValue": {"key": (1, "string"), "value": (2, "AnyValue")},
     "AnyValue": {
-        "stringValue": (1, "string"),
-        "boolValue": (2, "bool"),
-        "intValue": (3, "int64"),
-        "doubleValue": (4, "double"),
+        "stringValue": (1, "string"), "boolValue": (2, "bool"), "intValue": (3, "int64"), "doubleValue": (4, "double"),
     },  # fmt: skip
 }
 

@@ -52,6 +52,7 @@ __all__ = [
 ]  # fmt: skip
 
 
+
 @dataclass(frozen=True, slots=True)
 class Price:
     """A priced call: its cost and which source and key priced it."""
