@@ -8,9 +8,10 @@ import sys
 
 
 def main() -> None:
-    from agentlaunch.launch import prespawn
+    if sys.argv[1:2] == ["run"]:  # only `run` starts a CLI: no other command imports the early start
+        from agentlaunch.launch import prespawn
 
-    prespawn.start(sys.argv[1:])  # stdlib and PTY only: before the heavier imports below
+        prespawn.start(sys.argv[1:])  # stdlib and PTY only: before the heavier imports below
     from agentlaunch.cli import main as cli_main
 
     try:

@@ -26,6 +26,14 @@ PREFIX = "agentlaunch-"
 OWNER = ".owner"
 
 
+def make_for_launch() -> Path:
+    """A private folder for this launch's sockets and scripts: short (a socket path is at most 107 bytes), 0700."""
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    if not base or len(base) > 40 or not os.path.isdir(base) or not os.access(base, os.W_OK):
+        base = "/tmp"
+    return make(Path(base))  # and removes the folders launches killed with SIGKILL left there
+
+
 def make(base: Path) -> Path:
     """A new private folder in ``base`` for this launch, its owner noted; leftovers of dead launches removed first."""
     sweep(base)

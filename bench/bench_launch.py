@@ -29,6 +29,7 @@ The real claude comes from ``tests.support.clis.ensure_cli("claude")`` when
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
@@ -64,6 +65,10 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=15, help="counted alternating pairs (default 15)")
     parser.add_argument("--no-floor", action="store_true", help="skip the launch_floor.py side")
     parser.add_argument(
+        "--plain", action="store_true",
+        help="a fourth side: plain `claude -p hi --output-format stream-json --verbose` (what a user compares with)",
+    )  # fmt: skip
+    parser.add_argument(
         "--otel", action="store_true", help="agentlaunch exports (AGENTLAUNCH_OTEL=1) to an OTLP receiver on 127.0.0.1"
     )
     args = parser.parse_args()
@@ -88,6 +93,7 @@ def main() -> int:
             al_argv = [sys.executable, "-m", "agentlaunch", "run", "bench", "--agents-dir", str(agents), "--quiet", "hi"]
             bare_argv = [str(claude), "-p", "hi", "--output-format", "stream-json", "--verbose", "--model", MODEL]
             floor_argv = [sys.executable, str(REPO / "bench" / "launch_floor.py"), *al_argv[3:]]
+            plain_argv = [str(claude), "-p", "hi", "--output-format", "stream-json", "--verbose"]
 
             # Warm-up (not counted): first-run files in HOME, page cache, .pyc files, plan and price caches.
             run_timed(al_argv, al_env, REPO)
@@ -97,6 +103,7 @@ def main() -> int:
             al: list[Timed] = []
             bare: list[Timed] = []
             floor: list[Timed] = []
+            plain: list[Timed] = []
             for i in range(args.runs):
                 al.append(run_timed(al_argv, al_env, REPO))
                 bare.append(run_timed(bare_argv, env, bare_work))
@@ -107,6 +114,9 @@ def main() -> int:
                 if not args.no_floor:
                     floor.append(run_timed(floor_argv, env, REPO))
                     line += f" · floor {floor[-1].wall:.3f}s cpu {floor[-1].cpu:.3f}s"
+                if args.plain:
+                    plain.append(run_timed(plain_argv, env, bare_work))
+                    line += f" · plain {plain[-1].wall:.3f}s cpu {plain[-1].cpu:.3f}s"
                 print(line, flush=True)
             calls = len(api.message_requests())
             if receiver is not None:
@@ -131,6 +141,14 @@ def main() -> int:
                 f" agentlaunch over floor {al_med - floor_med:+.3f}s"
             )
         print("  (Python, the CLI started from the plan, one message: no launch in Python does less)")
+    if plain:
+        print("against plain `claude -p hi --output-format stream-json --verbose` (targets: wall <= 1.10, cpu <= 1.35):")
+        for kind in ("wall", "cpu"):
+            ours, theirs = [getattr(t, kind) for t in al], [getattr(t, kind) for t in plain]
+            q1, q3 = quartiles([a / b for a, b in zip(ours, theirs, strict=True)])
+            print(f"  {kind:4s}: plain {spread(theirs)} s, ratio {median(ours) / median(theirs):.3f}"
+                  f" (per-pair middle half {q1:.3f} .. {q3:.3f})")  # fmt: skip
+    print(f"  load average: {os.getloadavg()[0]:.2f}")
     print(f"summary: wall ratio {wall_ratio:.3f}, cpu ratio {cpu_ratio:.3f} over {args.runs} pairs")
     return 0
 

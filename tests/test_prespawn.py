@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -167,3 +169,18 @@ def test_the_plan_records_no_secret(agents_dir: Path, isolated_home: Path) -> No
     plan = json.loads(plan_file.read_text())
     assert "sk-do-not-store" not in plan_file.read_text() and plan["agent_env"] is True
     assert run_cli("run", "secretive", "two", "--agents-dir", str(agents_dir)).returncode == 0
+
+
+@pytest.mark.parametrize(("args", "imported"), [(["status", "--json"], False), (["run", "--help"], True)])
+def test_only_run_imports_the_early_start(args: list[str], imported: bool, isolated_home: Path) -> None:
+    """`status`, `sessions` and the rest answer without the early start's code (imported for `run` only)."""
+    script = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: sys.stderr.write('EARLY %s\\n' % ('agentlaunch.launch.prespawn' in sys.modules)))\n"
+        f"sys.argv = ['agentlaunch', *{args!r}]\n"
+        "from agentlaunch.entry import main\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert f"EARLY {imported}" in done.stderr

@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.definitions.render import INSTRUCTIONS_TEMPLATE, Rendered, make_env
+from agentlaunch.definitions.rendered import INSTRUCTIONS_TEMPLATE, Rendered, template_search, template_source
 from agentlaunch.definitions.spec import AgentSpec
+from agentlaunch.errors import DefinitionError
 from agentlaunch.fsutil import read_regular, write_atomic
 
 PREFIX_DIR = "prefix"
@@ -69,13 +70,12 @@ def fingerprint(
 
     The sections come from the launch's own rendering (``rendered.parts``), not rendered again.
     """
-    env = make_env(templates_dir)
     parts: dict[str, str] = {label: _digest(text) for label, text in rendered.parts}
     parts["skills index"] = _digest(json.dumps([[s.name, s.description] for s in spec.skills]))
-    loader = env.loader
-    assert loader is not None
-    source, _, _ = loader.get_source(env, INSTRUCTIONS_TEMPLATE)
-    parts["template"] = _digest(source)
+    found = template_source(template_search(templates_dir), [INSTRUCTIONS_TEMPLATE])
+    if found is None:
+        raise DefinitionError(f"{INSTRUCTIONS_TEMPLATE}: template not found in {template_search(templates_dir)}")
+    parts["template"] = _digest(found[0])
     parts["order"] = spec.prefix_order + ":" + ",".join(k for k in parts if k.startswith(("soul", "agent", "bundle")))
     parts["delivery"] = spec.delivery
     parts["CLI version"] = cli_version

@@ -6,7 +6,6 @@ bytes, whatever the process, locale or machine.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -21,14 +20,29 @@ from jinja2.loaders import split_template_path
 from jinja2.sandbox import SandboxedEnvironment
 
 from agentlaunch import __version__
+from agentlaunch.definitions.rendered import (
+    INSTRUCTIONS_TEMPLATE,
+    STARTUP_TEMPLATE,
+    Rendered,
+    VolatileUse,
+    estimate_tokens,
+    part_label,
+    quantize_time,
+    sections,
+    template_search,
+    template_source,
+    template_variables,
+)
 from agentlaunch.definitions.sandbox import BoundedEnvironment, TemplateLimit
-from agentlaunch.definitions.spec import PART_LIMIT, AgentSpec, Part
+from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.errors import DefinitionError
-from agentlaunch.paths import package_data
 from agentlaunch.providers.descriptors import describe
 
-INSTRUCTIONS_TEMPLATE = "instructions.md.j2"
-STARTUP_TEMPLATE = "startup.md.j2"
+__all__ = [
+    "INSTRUCTIONS_TEMPLATE", "STARTUP_TEMPLATE", "Rendered", "VolatileUse", "estimate_tokens", "part_label",
+    "quantize_time", "sections", "template_variables",
+]  # fmt: skip
+
 # Variables whose value changes per day or per directory: they move the cache boundary.
 VOLATILE = ("DATE", "WORKING_DIR")
 
@@ -36,30 +50,12 @@ VOLATILE = ("DATE", "WORKING_DIR")
 def make_env(templates_dir: Path | None = None) -> SandboxedEnvironment:
     """The Jinja environment: sandboxed with resource limits (:mod:`~agentlaunch.definitions.sandbox`),
     StrictUndefined, user templates before the defaults."""
-    search = [str(templates_dir)] if templates_dir is not None else []
-    search.append(str(package_data("templates")))
     return BoundedEnvironment(
-        loader=RegularFileLoader(search),
+        loader=RegularFileLoader(template_search(templates_dir)),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
     )
-
-
-def template_variables(spec: AgentSpec, working_dir: Path, today: date) -> dict[str, str]:
-    """The variables every part of the instructions may use."""
-    return {
-        "AGENT": spec.name,
-        "AGENT_DISPLAY": spec.display,
-        "AGENT_ID": spec.id,
-        "DATE": today.isoformat(),
-        "WORKING_DIR": str(working_dir),
-    }
-
-
-def estimate_tokens(n_bytes: int) -> int:
-    """A rough token estimate (about four bytes a token for English and code)."""
-    return math.ceil(n_bytes / 4)
 
 
 class RegularFileLoader(jinja2.FileSystemLoader):
@@ -69,25 +65,11 @@ class RegularFileLoader(jinja2.FileSystemLoader):
     """
 
     def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
-        from agentlaunch.fsutil import FileTooLarge, NotRegularFile, read_regular
-
-        pieces = split_template_path(template)
-        for folder in self.searchpath:
-            filename = os.path.join(folder, *pieces)
-            try:
-                data = read_regular(Path(filename), PART_LIMIT)
-            except FileNotFoundError:
-                continue
-            except (NotRegularFile, FileTooLarge) as exc:
-                raise DefinitionError(f"{filename}: template: {exc.strerror}") from None
-            except OSError as exc:
-                raise DefinitionError(f"{filename}: template: cannot read ({exc.strerror})") from None
-            try:
-                text = data.decode(self.encoding)
-            except UnicodeDecodeError as exc:
-                raise DefinitionError(f"{filename}: template: not valid UTF-8 (offset {exc.start})") from None
-            return text, os.path.normpath(filename), _unchanged_since(filename)
-        raise jinja2.TemplateNotFound(template)
+        found = template_source(list(self.searchpath), split_template_path(template))
+        if found is None:
+            raise jinja2.TemplateNotFound(template)
+        text, filename = found
+        return text, filename, _unchanged_since(filename)
 
 
 def _unchanged_since(filename: str) -> Callable[[], bool]:
@@ -194,55 +176,6 @@ def referenced_variables(env: SandboxedEnvironment, text: str, source: Path | st
         raise _template_error(source, exc, parsing=True) from None
 
 
-@dataclass(frozen=True)
-class VolatileUse:
-    variable: str
-    source: str
-
-
-@dataclass(frozen=True)
-class Rendered:
-    """The instructions text for one provider, and what in it changes per launch."""
-
-    text: str
-    filename: str
-    volatile: tuple[VolatileUse, ...]
-    first_volatile_offset: int | None
-    parts: tuple[tuple[str, str], ...] = ()
-    """Each section's rendered text by the name a person knows it by (``soul``, ``bundle NAME``), in prefix order."""
-
-    @property
-    def data(self) -> bytes:
-        return self.text.encode("utf-8")
-
-    @property
-    def size(self) -> int:
-        return len(self.data)
-
-    @property
-    def tokens(self) -> int:
-        return estimate_tokens(self.size)
-
-
-def sections(spec: AgentSpec) -> list[Part]:
-    """The parts of the instructions, in prefix order.
-
-    ``own-first`` (the default): soul, agent instructions, bundles.
-    ``shared-first``: bundles, then soul and agent instructions, so agents that
-    share bundles share the head of their prefix (the template puts the skills
-    index between the two groups).
-    """
-    own = [part for part in (spec.soul, spec.instructions) if part is not None]
-    if spec.prefix_order == "shared-first":
-        return [*spec.bundles, *own]
-    return [*own, *spec.bundles]
-
-
-def part_label(spec: AgentSpec, part: Part) -> str:
-    """How a person names a section: soul, agent instructions, or bundle NAME."""
-    return "soul" if part is spec.soul else "agent instructions" if part is spec.instructions else f"bundle {part.name}"
-
-
 def _render_text(
     env: SandboxedEnvironment, spec: AgentSpec, variables: Mapping[str, str]
 ) -> tuple[str, tuple[tuple[str, str], ...]]:
@@ -302,11 +235,6 @@ class RunFacts:
     agentlaunch could give here would be the one ``status`` and ``sessions`` show."""
     working_dir: Path
     now: datetime
-
-
-def quantize_time(now: datetime) -> datetime:
-    """Round down to ten minutes, so nearby launches say the same time."""
-    return now.replace(minute=now.minute - now.minute % 10, second=0, microsecond=0)
 
 
 def render_startup(spec: AgentSpec, facts: RunFacts, templates_dir: Path | None = None) -> str:

@@ -18,6 +18,7 @@ from agentlaunch.launch.reaper import Reaper
 from agentlaunch.launch.session import Launch, LaunchOptions
 from agentlaunch.launch.signals import Signals
 from agentlaunch.providers import get_adapter
+from agentlaunch.providers.base import Adapter
 from agentlaunch.sinks import Sink
 from agentlaunch.usage.budget import BudgetGuard
 from agentlaunch.usage.meter import Meter
@@ -92,8 +93,7 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
             sinks.append(OtelExportSink(paths.store_path(), spec.id))  # last: its bounded exit wait follows the views
     if settings.ready_timeout is not None:
         options = dataclasses.replace(options, ready_timeout=settings.ready_timeout)
-    fresh = not (options.resume or options.continue_last or options.interactive)
-    pending = prespawn.take() if fresh and adapter.persistent else None
+    pending = take_prespawned(options, adapter)
     try:
         session = choose_session(
             spec, adapter, store, working_dir, resume=options.resume, continue_last=options.continue_last,
@@ -111,6 +111,23 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
         prespawn.discard(pending)
         store.close()
         raise
+
+
+def take_prespawned(options: LaunchOptions, adapter: Adapter) -> prespawn.Prespawned | None:
+    """The CLI the entry point started early, when it is the kind this launch starts (a headless persistent CLI,
+    or the interface of a new native session); any other is killed now, before it reads its first prompt."""
+    pending = prespawn.take()
+    if pending is None:
+        return None
+    new = not (options.resume or options.continue_last)
+    if pending.interface:
+        wanted = new and options.native and adapter.early_interface
+    else:
+        wanted = new and not options.interactive and adapter.persistent
+    if not wanted:
+        prespawn.discard(pending)
+        return None
+    return pending
 
 
 def budget_guard(

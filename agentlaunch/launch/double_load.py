@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentlaunch.definitions.deliver import EXISTING_LIMIT, Ledger, sha256
-from agentlaunch.definitions.render import estimate_tokens
+from agentlaunch.definitions.rendered import estimate_tokens
 from agentlaunch.errors import StateError
 from agentlaunch.fsutil import read_regular
 from agentlaunch.providers.descriptors import DESCRIPTORS

@@ -56,9 +56,11 @@ def new_session(adapter: Adapter, new_id: str | None = None) -> SessionChoice:
     return SessionChoice(session_id, False, 0, adapter.new_state(session_id))
 
 
-def startup_message(spec: AgentSpec, session_id: str | None, working_dir: Path, now: datetime, templates_dir: Path | None) -> str:
+def startup_message(
+    spec: AgentSpec, session_id: str | None, working_dir: Path, now: datetime, templates_dir: Path | None, state_dir: Path
+) -> str:  # fmt: skip
     """The startup message of a new session: what changes per session, after the cached prefix (``session_id``
-    None: the CLI names the session as it starts)."""
-    from agentlaunch.definitions.render import RunFacts, render_startup
+    None: the CLI names the session as it starts); kept in ``state_dir`` by its inputs."""
+    from agentlaunch.definitions import render_cache
 
-    return render_startup(spec, RunFacts(spec.provider, spec.model, session_id, working_dir, now), templates_dir)
+    return render_cache.startup(spec, session_id, working_dir, now, state_dir, templates_dir)

@@ -22,19 +22,21 @@ from typing import TYPE_CHECKING, Protocol
 from agentlaunch import paths
 from agentlaunch.definitions.spec import load_agent
 from agentlaunch.errors import AgentlaunchError, Interrupted, UsageError
-from agentlaunch.launch.chat import LineChat, err
-from agentlaunch.launch.native import NativeRun
 from agentlaunch.launch.turn import turn_failed
-from agentlaunch.live.interface_view import InterfaceView
+from agentlaunch.live.lazy_console import LazyConsole
 from agentlaunch.live.view import HeadlessView, InteractiveView
 from agentlaunch.providers import get_adapter
 from agentlaunch.providers.descriptors import describe
-from agentlaunch.visible import for_markup
+from agentlaunch.visible import for_markup, visible
 
 if TYPE_CHECKING:
     from agentlaunch.launch.session import Launch, LaunchOptions
+    from agentlaunch.live.interface_view import InterfaceView
     from agentlaunch.sinks import Sink
     from agentlaunch.usage.meter import Meter
+
+
+err = LazyConsole(stderr=True, highlight=False)  # rich only once something is said
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,8 @@ class Chat:
         return [InteractiveView(meter)]
 
     def run(self, launch: Launch) -> int:
+        from agentlaunch.launch.chat import LineChat  # a headless turn never needs it
+
         return LineChat(launch, self.request.timeout).run()
 
 
@@ -103,10 +107,14 @@ class Native:
     view: InterfaceView | None = None
 
     def views(self, meter: Meter) -> list[Sink]:
+        from agentlaunch.live.interface_view import InterfaceView  # a headless turn never needs it
+
         self.view = InterfaceView(meter)
         return [self.view]
 
     def run(self, launch: Launch) -> int:
+        from agentlaunch.launch.native import NativeRun
+
         announce(launch)
         code = NativeRun(launch, self.view).run()
         if launch.stopped is not None:
@@ -173,11 +181,15 @@ def announce(launch: Launch) -> None:
     """One line before the CLI's interface takes the terminal: which agent, which session."""
     state = "resumed" if launch.resumed else "new"
     session = f"session {launch.session_id}" if launch.adapter.chooses_session_id or launch.resumed else "session"
-    err.print(
-        f"[dim]{for_markup(launch.spec.display)} · {launch.spec.provider} · {state} {for_markup(session)} · "
-        f"agentlaunch status shows its meters[/]",
-        markup=True,
-        highlight=False,
-    )
+    dim_line(f"{visible(launch.spec.display)} · {launch.spec.provider} · {state} {visible(session)} · "
+             "agentlaunch status shows its meters")  # fmt: skip
     for notice in launch.adapter.interface_notices(launch.placement_argv):
-        err.print(f"[dim]{for_markup(notice)}[/]", markup=True, highlight=False)
+        dim_line(visible(notice))
+
+
+def dim_line(text: str) -> None:
+    """One dim line on stderr, written without rich (about 20 ms to import, before the CLI's interface starts);
+    plain where stderr is no terminal or NO_COLOR is set."""
+    color = sys.stderr.isatty() and "NO_COLOR" not in os.environ
+    sys.stderr.write(f"\x1b[2m{text}\x1b[0m\n" if color else text + "\n")
+    sys.stderr.flush()

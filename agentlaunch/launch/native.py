@@ -17,7 +17,6 @@ headless), their states through :meth:`Launch.set_state`.
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import sys
 import time
@@ -29,11 +28,14 @@ from typing import TYPE_CHECKING, Any
 from agentlaunch import runtime_dirs
 from agentlaunch.errors import AgentlaunchError, ExitCode, ProviderMissing, UsageError
 from agentlaunch.events import CallUsage, SessionStarted, Text, TextDelta, TurnEnd
+from agentlaunch.launch import early_interface, prespawn
 from agentlaunch.launch.answer import Figures, TurnAnswer
 from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest, close_control, launch_busy, open_control
+from agentlaunch.launch.early_interface import EarlyInterface
 from agentlaunch.launch.loop import Timer
 from agentlaunch.launch.relay import Relay, RelayResult
-from agentlaunch.launch.terminal import ScreenModes, raw_terminal, saved_mode, write_all
+from agentlaunch.launch.start import instructions_digest
+from agentlaunch.launch.terminal import MIN_COLS, MIN_ROWS, ScreenModes, raw_terminal, saved_mode, write_all
 from agentlaunch.launch.transport import Child, window_size
 from agentlaunch.launch.turn_cycle import first_message
 from agentlaunch.providers.native.source import NativeContext, NativeItem, NativeSource, PromptTyped, ToolAsked
@@ -43,8 +45,6 @@ if TYPE_CHECKING:
     from agentlaunch.launch.session import Launch
     from agentlaunch.live.interface_view import InterfaceView
 
-MIN_COLS, MIN_ROWS = 20, 5
-"""The smallest terminal a provider's interface is started in (they draw boxes and a prompt line)."""
 TITLE_PUSH, TITLE_POP = b"\x1b[22;2t", b"\x1b[23;2t"  # xterm's title stack (ignored where unknown)
 QUICK_EXIT = 10.0  # seconds: a CLI that fails sooner than this shows its last words after the terminal is restored
 TURN_STATES = ("thinking", "tool", "asking")
@@ -72,11 +72,8 @@ def spawn_interface(argv: Sequence[str], env: Mapping[str, str], cwd: Path, size
 
 
 def make_runtime_dir() -> Path:
-    """A private folder for this launch's sockets and scripts: short (a socket path is at most 107 bytes), 0700."""
-    base = os.environ.get("XDG_RUNTIME_DIR")
-    if not base or len(base) > 40 or not os.path.isdir(base) or not os.access(base, os.W_OK):
-        base = "/tmp"
-    return runtime_dirs.make(Path(base))  # and removes the folders launches killed with SIGKILL left there
+    """A private folder for this launch's sockets and scripts (:func:`agentlaunch.runtime_dirs.make_for_launch`)."""
+    return runtime_dirs.make_for_launch()
 
 
 def check_size(size: tuple[int, int], cli: str) -> None:
@@ -122,9 +119,11 @@ class NativeRun:
         launch = self.launch
         size = window_size(self.tty_out)
         check_size(size, launch.adapter.descriptor.name)
-        runtime = make_runtime_dir()
+        pending = launch.prespawned if isinstance(launch.prespawned, EarlyInterface) else None
+        launch.prespawned = None
+        runtime, bound = pending.hand_over() if pending is not None else (make_runtime_dir(), {})
         try:
-            return self._run(runtime, size)
+            return self._run(runtime, size, pending, bound)
         finally:
             self._close_control()
             for source in self.sources:
@@ -132,13 +131,14 @@ class NativeRun:
                     source.close()
             shutil.rmtree(runtime, ignore_errors=True)
 
-    def _run(self, runtime: Path, size: tuple[int, int]) -> int:
+    def _run(self, runtime: Path, size: tuple[int, int], pending: EarlyInterface | None, bound: dict[str, Any]) -> int:
         launch = self.launch
         ctx = NativeContext(
             agent=launch.spec.name, session_id=None if self._learns_id else launch.session_id, resumed=launch.resumed,
-            working_dir=launch.working_dir, env=dict(launch.env), runtime_dir=runtime, started_at=time.time(),
-            python=sys.executable, status_path=self._status_path(), provider_state=dict(launch.provider_state),
-            gated=launch.gates.active,
+            working_dir=launch.working_dir, env=dict(launch.env), runtime_dir=runtime,
+            started_at=pending.started_at if pending is not None else time.time(), python=sys.executable,
+            status_path=self._status_path(), provider_state=dict(launch.provider_state), gated=launch.gates.active,
+            bound=bound,
         )  # fmt: skip
         extras = launch.adapter.native_extras(ctx)
         self.sources = list(extras.sources)
@@ -155,10 +155,12 @@ class NativeRun:
         env = {**launch.env, **extras.env}
         mode = saved_mode(self.tty_in)
         self._started_at = time.monotonic()
+        child = self._early_child(pending, argv, env)
         try:
-            child = self.spawn(argv, env, launch.working_dir, size, mode)
+            child = child or self.spawn(argv, env, launch.working_dir, size, mode)
         except ProviderMissing as exc:
             raise ProviderMissing(exc.message, hint=launch.adapter.install_hint) from None
+        self._remember(argv, env, runtime, ctx.status_path)
         launch.reaper.watch(child.pid)
         launch.child = child
         # "starting" until the CLI itself reports (a hook, its session file); past the bound it waits on its screen.
@@ -194,6 +196,32 @@ class NativeRun:
         self._keep_state()
         self._end_sends(result)
         return self._outcome(result)
+
+    # -- the early start (agentlaunch.launch.early_interface) ------------------------------------
+    def _early_child(self, pending: EarlyInterface | None, argv: list[str], env: dict[str, str]) -> Child | None:
+        """The interface the entry point started from the last plan, when it was started exactly as this one."""
+        launch = self.launch
+        if pending is None:
+            return None
+        plan = launch.plan
+        if plan is None or (plan.placement.skills is not None and plan.placement.skills.changed):
+            prespawn.discard(pending)  # it may have listed the skills before this launch rewrote them
+            return None
+        return early_interface.adopt(pending, argv, env, launch.working_dir, instructions_digest(plan))
+
+    def _remember(self, argv: list[str], env: dict[str, str], runtime: Path, status: Path | None) -> None:
+        """Keep this start for the next launch's early start: a new session of an agent without ``env``."""
+        launch = self.launch
+        key, plan = launch.options.plan_key, launch.plan
+        if key is None or plan is None or launch.resumed or launch.spec.env or not launch.adapter.early_interface:
+            return
+        spec = launch.spec
+        inputs = [part.path for part in (spec.soul, spec.instructions, *spec.bundles) if part is not None]
+        early_interface.remember(
+            key, launch.state_dir, argv=argv, env=env, cwd=launch.working_dir, runtime=runtime, status=status,
+            session_id=launch.session_id, instructions=plan.placement.path, digest=instructions_digest(plan),
+            agent_yaml=spec.agent_dir / "agent.yaml", inputs=inputs, now=launch.clock.now(),
+        )  # fmt: skip
 
     # -- what the session is ---------------------------------------------------------------
     @property

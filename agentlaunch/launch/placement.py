@@ -36,9 +36,10 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentlaunch.definitions import render_cache
 from agentlaunch.definitions.deliver import Ledger, deliver
 from agentlaunch.definitions.git_exclude import exclude_from_git
-from agentlaunch.definitions.render import Rendered, render_instructions
+from agentlaunch.definitions.rendered import Rendered
 from agentlaunch.definitions.skills_install import InstalledSkills, install_skills
 from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.errors import StateError
@@ -114,7 +115,7 @@ def place_instructions(
     runs with, where the adapter finds the user's own CLI settings (Codex's
     config, the Gemini home linked into the agent's).
     """
-    rendered = render_instructions(spec, working_dir, today, templates_dir=templates_dir)
+    rendered = render_cache.instructions(spec, working_dir, today, state_dir, templates_dir)  # Jinja only when an input changed
     provider = adapter or get_adapter(spec.provider)
     # Only where the CLI will look; elsewhere an earlier launch's copy is removed.
     finds = provider.descriptor.finds_skills(spec.delivery)

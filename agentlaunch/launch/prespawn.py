@@ -50,6 +50,7 @@ NOT_NEW = ("continue_last", "resume", "help", "worktree")
 PROMPT = ("prompt", "prompt_opt")  # a headless turn has one
 INERT = ("as_json", "quiet", "timeout", "force", "templates_dir", "budget_usd", "line")  # no say in which plan applies
 KNOWN_PARAMS = PLAN_PLACE + NOT_NEW + PROMPT + INERT
+INTERFACE_NOT = ("line", "as_json")  # without a prompt: the line chat, or refused (not the CLI's own interface)
 
 
 class ClickParam(Protocol):
@@ -66,10 +67,14 @@ class Prespawned:
     """A CLI started from the last plan, waiting to be adopted (a plain class: dataclasses cost ~10 ms to import)."""
 
     __slots__ = ("child", "session_id", "argv", "env", "digest", "adopted")
+    interface = False  # a headless CLI (see agentlaunch.launch.early_interface for the CLI's own interface)
 
     def __init__(self, child: Child, session_id: str, argv: list[str], env: dict[str, str], digest: str) -> None:
         self.child, self.session_id, self.argv, self.env, self.digest = child, session_id, argv, env, digest
         self.adopted = False
+
+    def release(self) -> None:
+        """What the early start made besides the child, given up with it (nothing here)."""
 
 
 _pending: Prespawned | None = None
@@ -130,11 +135,32 @@ def headless_new_session(args: Sequence[str], table: Mapping[str, Any] | None) -
     describe plainly (an unknown option, combined short flags, ``--``) leaves the
     decision to the full launch: None.
     """
+    parsed = parse_run(args, table)
+    if parsed is None or not parsed[1]:
+        return None
+    return parsed[0]
+
+
+def interface_new_session(args: Sequence[str], table: Mapping[str, Any] | None) -> tuple[str, str | None, str | None] | None:
+    """(agent, --agents-dir, --working-dir) when ``args`` are a `run` of a new session in the CLI's own interface
+    (no prompt, no --line, no --json), else None; whether a terminal is there is the caller's to check."""
+    parsed = parse_run(args, table)
+    if parsed is None or parsed[1] or parsed[2] & set(INTERFACE_NOT):
+        return None
+    return parsed[0]
+
+
+def parse_run(
+    args: Sequence[str], table: Mapping[str, Any] | None
+) -> tuple[tuple[str, str | None, str | None], bool, set[str]] | None:
+    """The plan's place of a `run` of a new session, whether it has a prompt, and the flags given; None when
+    ``args`` are not such a `run` or hold anything ``table`` does not describe plainly."""
     if table is None or not args or args[0] != "run":
         return None
     options: Mapping[str, Any] = table["options"]
     arguments: Sequence[str] = table["arguments"]
     given: dict[str, str] = {}
+    flags: set[str] = set()
     positional: list[str] = []
     i = 1
     while i < len(args):
@@ -151,6 +177,7 @@ def headless_new_session(args: Sequence[str], table: Mapping[str, Any] | None) -
         if takes == 0:
             if eq:
                 return None  # a flag given a value: click refuses it
+            flags.add(param)
             continue
         if takes != 1:
             return None
@@ -164,10 +191,10 @@ def headless_new_session(args: Sequence[str], table: Mapping[str, Any] | None) -
     if len(positional) > len(arguments):
         return None
     named = dict(zip(arguments, positional, strict=False))
-    has_prompt = any(p in named or p in given for p in PROMPT)
-    if "agent" not in named or not has_prompt:
+    if "agent" not in named:
         return None
-    return named["agent"], given.get("agents_dir"), given.get("working_dir")
+    has_prompt = any(p in named or p in given for p in PROMPT)
+    return (named["agent"], given.get("agents_dir"), given.get("working_dir")), has_prompt, flags
 
 
 def _env_of(agent_yaml: Path, plan: Mapping[str, Any]) -> dict[str, str] | None:
@@ -204,8 +231,11 @@ def start(args: Sequence[str]) -> None:
     if os.environ.get("AGENTLAUNCH_NO_PRESPAWN"):
         return
     state_dir = paths.state_dir()
-    shape = headless_new_session(args, read_run_options(state_dir))
+    table = read_run_options(state_dir)
+    shape = headless_new_session(args, table)
     if shape is None:
+        if (place := interface_new_session(args, table)) is not None:
+            _start_interface(state_dir, plan_key(*place))
         return
     try:
         plan = json.loads(read_regular(state_dir / CACHE_DIR / f"{plan_key(*shape)}.json", 1 << 20))
@@ -230,6 +260,20 @@ def start(args: Sequence[str]) -> None:
     atexit.register(lambda: None if started.adopted else discard(started))
 
 
+def _start_interface(state_dir: Path, key: str) -> None:
+    """The CLI's own interface from its last plan (:mod:`agentlaunch.launch.early_interface`)."""
+    global _pending
+    from agentlaunch.launch import early_interface
+
+    try:
+        _pending = early_interface.start(state_dir, key)
+    except Exception:  # noqa: BLE001 - never let the shortcut break a launch
+        return
+    if _pending is not None:
+        started = _pending
+        atexit.register(lambda: None if started.adopted else discard(started))
+
+
 def take() -> Prespawned | None:
     """The pre-started child, for the launch to adopt or refuse (once)."""
     global _pending
@@ -246,6 +290,7 @@ def discard(pending: Prespawned | None = None) -> None:
     with contextlib.suppress(Exception):
         target.child.wait(timeout=5)
     target.child.close()
+    target.release()
 
 
 def adopt(pending: Prespawned | None, argv: Sequence[str], env_extra: Mapping[str, str], digest: str) -> Child | None:
@@ -284,10 +329,15 @@ def remember(
     path = state_dir / CACHE_DIR / f"{key}.json"
     # A plan kept is advice for the next launch, never a reason to fail this one.
     with contextlib.suppress(OSError):
-        if _run_options is not None:
-            _write_if_changed(state_dir / RUN_OPTIONS, json.dumps(_run_options, sort_keys=True).encode())
+        keep_run_options(state_dir)
         if _write_if_changed(path, json.dumps(record, sort_keys=True).encode()):
             keep_newest(path.parent, PLANS_KEEP)
+
+
+def keep_run_options(state_dir: Path) -> None:
+    """Keep `run`'s option table the CLI handed over (:func:`note_run_options`) for the next launch's early start."""
+    if _run_options is not None:
+        _write_if_changed(state_dir / RUN_OPTIONS, json.dumps(_run_options, sort_keys=True).encode())
 
 
 def _write_if_changed(path: Path, data: bytes) -> bool:

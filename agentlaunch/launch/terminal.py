@@ -25,6 +25,9 @@ import tty
 from collections.abc import Iterator
 from typing import Any
 
+MIN_COLS, MIN_ROWS = 20, 5
+"""The smallest terminal a provider's interface is started in (they draw boxes and a prompt line)."""
+
 # DEC private modes a TUI switches on and must switch off again, with the sequence that does it.
 # 1049/1047/47: alternate screen; 25: the cursor (hidden when *off*); 1000-1006, 1015: mouse reports;
 # 2004: bracketed paste; 1004: focus events; 2026: synchronized output.

@@ -61,7 +61,9 @@ def first_message(launch: Launch, prompt: str, *, id_known: bool = True) -> str:
     # Sent once: a failed first turn stays in the CLI's transcript, so a retry must not repeat it.
     launch.startup_pending = False
     sid = launch.session_id if id_known else None
-    startup = startup_message(launch.spec, sid, launch.working_dir, launch.clock.now(), launch.options.templates_dir)
+    startup = startup_message(
+        launch.spec, sid, launch.working_dir, launch.clock.now(), launch.options.templates_dir, launch.state_dir
+    )
     return startup + "\n" + prompt if prompt else startup
 
 

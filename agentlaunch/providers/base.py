@@ -104,6 +104,13 @@ class NativeInterface(Protocol):
         """The CLI has an interactive interface of its own that the native mode relays."""
         ...
 
+    @property
+    def early_interface(self) -> bool:
+        """A new session's interface may be started from the last launch's plan before agentlaunch's own imports
+        (:mod:`agentlaunch.launch.early_interface`): every file and socket its native extras make is in the
+        launch's runtime folder."""
+        ...
+
     def interface_argv(
         self, spec: AgentSpec, command: str, *, session_id: str, resumed: bool, state: Mapping[str, object],
         placement_argv: list[str], extra_argv: list[str], prompt: str,

@@ -254,6 +254,7 @@ class CodexAdapter(Described):
     persistent: Literal[False] = False
     chooses_session_id = False  # a new thread's id is Codex's: the native sources report it
     has_interface = True
+    early_interface = False  # not measured: its hooks live in a per-agent CODEX_HOME
 
     def plan_turn(self, spec: AgentSpec, command: str, state: Mapping[str, object], prompt: str) -> TurnPlan:
         argv = [command, *QUIET, "exec", "--json", "--skip-git-repo-check"]

@@ -197,6 +197,7 @@ class GeminiAdapter(Described):
     persistent: Literal[False] = False
     chooses_session_id = True  # --session-id, headless and in its own interface alike
     has_interface = True
+    early_interface = False  # not measured: its hooks live in the per-agent Gemini home
 
     def plan_turn(self, spec: AgentSpec, command: str, state: Mapping[str, object], prompt: str) -> TurnPlan:
         session_flag = "--resume" if state.get("started") else "--session-id"

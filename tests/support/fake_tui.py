@@ -8,6 +8,7 @@ It switches on the alternate screen, mouse reports and bracketed paste (``m``), 
 ``q`` exits 0 (switching them off again), ``e`` prints a last word and exits 3,
 ``k`` SIGKILLs itself, ``d`` starts a daemon that leaves its session (double fork, setsid),
 ``D`` prints the daemon's pid, ``b`` floods 1 MB of text, ``i`` reports the ENV var AGENTLAUNCH_FAKE_TUI_SHOW.
+With ``FAKE_TUI_STARTS=FILE`` each start appends its pid and argv to FILE as a JSON line.
 
 With ``FAKE_TUI_HOOKS=1`` it runs the hooks of the ``--settings`` agentlaunch gives it, as Claude Code
 would: ``SessionStart`` at start (then ``UserPromptSubmit`` and ``Stop`` for a startup message, after
@@ -80,6 +81,9 @@ def main() -> int:
     saved = termios.tcgetattr(0)
     tty.setraw(0)
     out.write(b"\x1b[?1049h\x1b[?1000h\x1b[?1006h\x1b[?2004h\x1b[?25l" if os.environ.get("FAKE_TUI_MODES") else b"")
+    if os.environ.get("FAKE_TUI_STARTS"):  # one line per start: its pid and argv (the early start's tests)
+        with open(os.environ["FAKE_TUI_STARTS"], "a") as log:
+            log.write(json.dumps([os.getpid(), sys.argv[1:]]) + "\n")
     say(f"TUI READY {size()} ARGS {json.dumps(sys.argv[1:])}")
     hook("SessionStart", {"source": "startup"})
     if sys.argv[-1].startswith("<agentlaunch-startup>") and os.environ.get("FAKE_TUI_HOOKS"):

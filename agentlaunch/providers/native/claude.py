@@ -171,7 +171,7 @@ def native_extras(ctx: NativeContext) -> NativeExtras:
     """What a native Claude Code launch adds: ``--settings`` (status line and hooks) and the source that reads them."""
     socket_path = ctx.runtime_dir / SOCKET_NAME
     config_path = ctx.runtime_dir / CONFIG_NAME
-    sock = HookSocket(socket_path)
+    sock = HookSocket(socket_path, ctx.bound.get(str(socket_path)))
     user, notices = user_status_line(ctx.env, ctx.working_dir)
     notices += hooks_notice(user_settings(ctx.env, ctx.working_dir)[0])
     config = {

@@ -51,10 +51,14 @@ def hook_argv(python: str, socket_path: Path, event: str) -> list[str]:
 class HookSocket:
     """A bound, non-blocking datagram socket at ``path``; :meth:`receive` takes what has arrived."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, bound: socket.socket | None = None) -> None:
+        """Bind ``path``; ``bound``: the socket the early start already bound there (non-blocking, 0600), taken as is."""
         if len(os.fsencode(path)) > MAX_PATH:
             raise OSError(f"socket path too long ({len(os.fsencode(path))} bytes, at most {MAX_PATH}): {path}")
         self.path = path
+        if bound is not None:
+            self._sock = bound
+            return
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         try:
             self._sock.setblocking(False)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 from agentlaunch.events import Event
 from agentlaunch.sinks import StateChanged
@@ -99,6 +99,8 @@ class NativeContext:
     provider_state: Mapping[str, object] = field(default_factory=dict)
     """What the session store keeps for the provider (Codex's ``thread_id``: a session started headless has an id
     of agentlaunch's own, and its thread is named only here)."""
+    bound: Mapping[str, Any] = field(default_factory=dict)
+    """Sockets the early start bound in ``runtime_dir`` already (by path), for the native extras to take over."""
 
 
 @dataclass

@@ -1,0 +1,139 @@
+"""Benchmark a whole headless launch on a per-turn CLI: `agentlaunch run AGENT "hi"` against the bare `codex exec` /
+`gemini -p` command agentlaunch runs for it.
+
+Run: ``python bench/bench_headless.py [--provider codex|gemini] [--runs N]``
+
+Unlike ``bench_turns.py`` (a turn inside a running session), each side is a
+whole process, as a script runs it: agentlaunch's start, a new session's first
+turn (the startup message and the prompt), its end. The bare side runs the
+argv, environment and working directory agentlaunch gave the CLI, recorded
+once by a stand-in command that writes them down and execs the real CLI (an
+agent identical but for its ``command``, in another agents folder, so the
+measured agent never runs through the stand-in). Both talk to the same fake
+API on 127.0.0.1 from one throwaway HOME. Runs alternate; one warm-up each is
+not counted. Prints wall time and CPU (the whole process tree) medians, their
+ratio (targets: Codex <= 1.25, Gemini <= 1.03) and the per-pair middle half.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+from statistics import median
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness import REPO, Timed, quartiles, run_timed, spread  # noqa: E402
+
+from agentlaunch.fakeapi import gemini as gfake  # noqa: E402
+from agentlaunch.fakeapi import responses as cfake  # noqa: E402
+
+TARGETS = {"codex": 1.25, "gemini": 1.03}
+MODELS = {"codex": "gpt-5.5", "gemini": "gemini-2.5-pro"}
+STAND_IN = """#!/bin/sh
+printf '%s\\0' "$@" > "{out}/argv"
+env -0 > "{out}/env"
+pwd > "{out}/cwd"
+exec "{real}" "$@"
+"""
+
+
+def find_cli(name: str) -> Path:
+    from tests.support.clis import ensure_cli
+
+    return ensure_cli(name)  # type: ignore[arg-type]
+
+
+def write_agent(agents: Path, provider: str, command: Path, work: Path) -> None:
+    folder = agents / "bench"
+    folder.mkdir(parents=True)
+    config = {"provider": provider, "command": str(command), "model": MODELS[provider], "working_dir": str(work),
+              "startup": "Say hi."}  # fmt: skip
+    (folder / "agent.yaml").write_text(yaml.safe_dump(config))
+    (folder / "soul.md").write_text("You are a terse benchmark agent.\n")
+
+
+def compare(kind: str, ours: list[float], bare: list[float], target: float, cli: str) -> None:
+    ratio = median(ours) / median(bare)
+    q1, q3 = quartiles([a / b for a, b in zip(ours, bare, strict=True)])
+    print(f"{kind:5s} agentlaunch run : {spread(ours)} s")
+    print(f"      bare {cli:10s} : {spread(bare)} s   overhead {median(ours) - median(bare):+.3f}s")
+    print(f"      ratio           : {ratio:.3f}  target <= {target:.2f} {'ok' if ratio <= target else 'MISSED'}")
+    print(f"      per-pair ratios : middle half {q1:.3f} .. {q3:.3f}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--provider", choices=["codex", "gemini"], default="codex")
+    parser.add_argument("--runs", type=int, default=15, help="counted alternating pairs (default 15)")
+    args = parser.parse_args()
+    if args.runs < 2:
+        parser.error("--runs must be at least 2")
+    real = find_cli(args.provider)
+    with tempfile.TemporaryDirectory(prefix="bench-headless-") as folder:
+        tmp = Path(folder)
+        home, work, seen = tmp / "home", tmp / "work", tmp / "seen"
+        for path in (home, work, seen):
+            path.mkdir()
+        stand_in = tmp / "stand-in"
+        stand_in.write_text(STAND_IN.format(out=seen, real=real))
+        stand_in.chmod(0o755)
+        write_agent(tmp / "agents", args.provider, real, work)
+        write_agent(tmp / "capture", args.provider, stand_in, work)
+        fake: cfake.ResponsesFake | gfake.GeminiFake
+        if args.provider == "codex":
+            fake = cfake.ResponsesFake().start()
+            env = cfake.prepare_codex_home(home, fake.base_url, request_max_retries=0, stream_max_retries=0)
+        else:
+            fake = gfake.GeminiFake().start()
+            env = gfake.prepare_gemini_home(home, fake.base_url, max_attempts=1)
+        env.update({
+            "AGENTLAUNCH_STATE_DIR": str(tmp / "state"), "AGENTLAUNCH_CONFIG_DIR": str(tmp / "config"),
+            "XDG_STATE_HOME": str(tmp / "xdg-state"), "XDG_CACHE_HOME": str(tmp / "xdg-cache"),
+            "PYTHONPYCACHEPREFIX": str(tmp / "pycache"),
+        })  # fmt: skip
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        try:
+            base = [sys.executable, "-m", "agentlaunch", "run", "bench", "--quiet", "hi"]
+            capture = subprocess.run([*base, "--agents-dir", str(tmp / "capture")], env=env, cwd=REPO, capture_output=True)
+            if capture.returncode != 0:
+                raise SystemExit(capture.stderr.decode())
+            bare_argv = [str(real), *(seen / "argv").read_bytes().decode().split("\0")[:-1]]
+            bare_env = dict(i.split("=", 1) for i in (seen / "env").read_bytes().decode().split("\0") if "=" in i)
+            bare_cwd = Path((seen / "cwd").read_text().strip())
+            al_argv = [*base, "--agents-dir", str(tmp / "agents")]
+            sid = bare_argv[bare_argv.index("--session-id") + 1] if "--session-id" in bare_argv else None
+
+            def fresh() -> list[str]:
+                """Gemini refuses a --session-id it has seen: the bare side's each run is a new session too."""
+                new = str(uuid.uuid4())
+                return [a.replace(sid, new) for a in bare_argv] if sid else bare_argv
+
+            run_timed(al_argv, env, REPO)  # warm-up (not counted)
+            run_timed(fresh(), bare_env, bare_cwd)
+            ours: list[Timed] = []
+            bare: list[Timed] = []
+            for i in range(args.runs):
+                ours.append(run_timed(al_argv, env, REPO))
+                bare.append(run_timed(fresh(), bare_env, bare_cwd))
+                print(f"pair {i + 1:2d}: agentlaunch {ours[-1].wall:.3f}s cpu {ours[-1].cpu:.3f}s"
+                      f" · {args.provider} {bare[-1].wall:.3f}s cpu {bare[-1].cpu:.3f}s", flush=True)  # fmt: skip
+        finally:
+            fake.stop()
+    print(f"{args.provider} {real} · {args.runs} alternating pairs · a whole headless launch of a new session")
+    target = TARGETS[args.provider]
+    for kind in ("wall", "cpu"):
+        compare(kind, [getattr(t, kind) for t in ours], [getattr(t, kind) for t in bare], target, args.provider)
+    print(f"  load average: {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
