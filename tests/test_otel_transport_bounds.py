@@ -55,7 +55,10 @@ class Answering:
                     conn.settimeout(5)
                     data = b""
                     while b"\r\n\r\n" not in data:
-                        data += conn.recv(65536)
+                        piece = conn.recv(65536)
+                        if not piece:
+                            raise ConnectionResetError("the client left before its request's end")
+                        data += piece
                     answer = self.answers.get_nowait()
                     if callable(answer):
                         answer(conn, self.stop)
@@ -66,8 +69,14 @@ class Answering:
 
     def close(self) -> None:
         self.stop.set()
+        # shutdown() wakes the thread's accept(); close() alone leaves it blocked until the join's own timeout
+        try:
+            self.server.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.server.close()
         self.thread.join(10)
+        assert not self.thread.is_alive()
 
 
 @pytest.fixture
