@@ -8,6 +8,7 @@ the exchange at its deadline, and raises nothing but ``OSError``.
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import shutil
 import socket
@@ -70,10 +71,8 @@ class Answering:
     def close(self) -> None:
         self.stop.set()
         # shutdown() wakes the thread's accept(); close() alone leaves it blocked until the join's own timeout
-        try:
+        with contextlib.suppress(OSError):
             self.server.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
         self.server.close()
         self.thread.join(10)
         assert not self.thread.is_alive()
