@@ -118,9 +118,7 @@ class JumpsWhenAsked(io.StringIO):
         return super().write(text)
 
 
-def test_timeout_counts_while_the_person_decides_and_the_question_is_denied(
-    agents_dir: Path, tmp_path: Path
-) -> None:
+def test_timeout_counts_while_the_person_decides_and_the_question_is_denied(agents_dir: Path, tmp_path: Path) -> None:
     children: list[ScriptedChild] = []
 
     def factory(*args: object) -> ScriptedChild:
@@ -306,8 +304,10 @@ def test_a_slow_tmux_never_holds_up_the_status_record_and_the_last_title_still_l
     tmux = bin_dir / "tmux"
     gate = tmp_path / "gate"
     # A tmux held until the test opens the gate (or, should update() wait for it, until it gives up: ~10 s).
-    tmux.write_text(f'#!/bin/sh\nn=0\nwhile [ ! -e {gate} ] && [ $n -lt 1000 ]; do sleep 0.01; n=$((n+1)); done\n'
-                    f'printf "%s\\n" "$5" >> {titles}\n')
+    tmux.write_text(
+        f"#!/bin/sh\nn=0\nwhile [ ! -e {gate} ] && [ $n -lt 1000 ]; do sleep 0.01; n=$((n+1)); done\n"
+        f'printf "%s\\n" "$5" >> {titles}\n'
+    )
     tmux.chmod(tmux.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("TMUX_PANE", "%1")
