@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -35,6 +36,18 @@ def _runs_e2e(config: pytest.Config) -> bool:
     here = config.invocation_params.dir
     paths = [(here / arg.split("::")[0]).resolve() for arg in config.args] or [REPO / "tests"]
     return any(path == e2e or path in e2e.parents or e2e in path.parents for path in paths)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C as a terminal gives it, in every test process (the xdist controller and each worker).
+
+    A shell without job control starts a background command (``pytest &`` in a script, a CI step's wrapper)
+    with SIGINT ignored, Python keeps it ignored, and an ignored signal is inherited across exec: every CLI a
+    test started would then ignore the Ctrl-C it sends (``status --watch`` kept refreshing, under 3 of 4 full
+    runs). The tests start their children as from an interactive shell instead.
+    """
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
