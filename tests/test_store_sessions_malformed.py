@@ -19,7 +19,7 @@ from agentlaunch import paths
 from agentlaunch.events import Usage
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli, run_cli_inprocess
+from tests.helpers import run_cli_inprocess
 
 
 @pytest.fixture
@@ -86,17 +86,17 @@ def test_a_limit_counts_only_the_rows_that_read_as_sessions() -> None:
 
 
 def test_a_launch_beside_a_malformed_session_row_runs(agents_dir: Path) -> None:
-    first = run_cli("run", "demo", "hello", "--agents-dir", str(agents_dir), cwd=agents_dir.parent)
+    first = run_cli_inprocess("run", "demo", "hello", "--agents-dir", str(agents_dir), cwd=agents_dir.parent)
     assert first.returncode == 0, first.stderr
     conn = sqlite3.connect(paths.store_path())
     with conn:
         conn.execute("UPDATE sessions SET started = 'x'")
     conn.close()
-    fresh = run_cli("run", "demo", "again", "--agents-dir", str(agents_dir), cwd=agents_dir.parent)
+    fresh = run_cli_inprocess("run", "demo", "again", "--agents-dir", str(agents_dir), cwd=agents_dir.parent)
     assert fresh.returncode == 0, fresh.stderr
     no_traceback(fresh)
     # The unreadable row is passed over: the session the run above made is the one continued.
-    resumed = run_cli("run", "demo", "-c", "more", "--agents-dir", str(agents_dir), cwd=agents_dir.parent)
+    resumed = run_cli_inprocess("run", "demo", "-c", "more", "--agents-dir", str(agents_dir), cwd=agents_dir.parent)
     assert resumed.returncode == 0, resumed.stderr
     no_traceback(resumed)
 

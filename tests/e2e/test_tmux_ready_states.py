@@ -76,7 +76,9 @@ def test_a_claude_stopped_on_its_trust_dialog_is_starting_then_asking_with_the_n
     config_dir: Path,
 ) -> None:  # fmt: skip
     # The folder is not trusted: Claude Code opens its trust dialog and runs no hook until someone answers.
-    (config_dir / "config.yaml").write_text("ready_timeout: 4\n")
+    # notify_after: the end of a turn that took 30 s (the default) is flagged too, and a loaded machine can take that
+    # long: this test reads asking's flag only.
+    (config_dir / "config.yaml").write_text("ready_timeout: 4\nnotify_after: 3600\n")
     api = anthropic
     if True:  # one block: the test reads as the person's steps
         assert api.server is not None
@@ -139,7 +141,9 @@ def test_gemini_permission_prompt_is_asking_end_to_end_and_a_resumed_gemini_is_r
     socket: str, gemini_team: tuple[gfake.GeminiFake, dict[str, str], Path], config_dir: Path
 ) -> None:
     api, env, work = gemini_team
-    (config_dir / "config.yaml").write_text("ready_timeout: 25\n")
+    # notify_after: the end of a turn that took 30 s (the default) is flagged too, and a loaded machine can take that
+    # long: this test reads asking's flag only.
+    (config_dir / "config.yaml").write_text("ready_timeout: 25\nnotify_after: 3600\n")
     usage = gfake.GeminiUsage(prompt=900, output=7)
     api.script.push(gfake.TextReply("Hello, ready.", usage))
     api.script.push(gfake.FunctionCallReply("run_shell_command", {"command": "echo hi > out.txt", "description": "w"}, usage))
