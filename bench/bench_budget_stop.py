@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO))
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, claude_env, text_reply, tool_reply  # noqa: E402
 from agentlaunch.usage.store import Store  # noqa: E402
 from tests.helpers import write_agent  # noqa: E402
-from tests.support.claude_tui import seed_home, spawn, tui_env  # noqa: E402
+from tests.support.claude_tui import run_to_exit, seed_home, tui_env  # noqa: E402
 from tests.support.clis import ensure_cli  # noqa: E402
 
 
@@ -75,13 +75,7 @@ def one_run(mode: str, claude: Path, lock: bool) -> tuple[int, int, int]:
                 seed_home(home, [work])
                 keep = {k: os.environ[k] for k in os.environ if k.startswith("XDG_")}
                 env = tui_env(api.server.url, home, {**keep, **extra})
-                screen = spawn([sys.executable, "-m", "agentlaunch", "run", "spender"], env, work)
-                try:
-                    screen.until(lambda: not screen.child.isalive(), 120, "agentlaunch to end the interface")
-                finally:
-                    if screen.child.isalive():
-                        screen.child.terminate(force=True)
-                screen.child.close()
+                screen = run_to_exit([sys.executable, "-m", "agentlaunch", "run", "spender"], env, work)
                 code = screen.child.exitstatus if screen.child.exitstatus is not None else -1
         finally:
             if holder is not None:

@@ -9,10 +9,20 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import subprocess
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import get_args
 
 import pytest
+from hypothesis import settings
+
+# Hypothesis' per-example deadline (200 ms) is a timing assertion: under the parallel suite on a loaded machine an
+# example of a store or a parser took 300 ms and failed. The suite's bound on a hang is pytest-timeout's.
+settings.register_profile("agentlaunch", deadline=None)
+settings.load_profile("agentlaunch")
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE_AGENTS = REPO / "agents"
@@ -28,6 +38,18 @@ def _runs_e2e(config: pytest.Config) -> bool:
     return any(path == e2e or path in e2e.parents or e2e in path.parents for path in paths)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C as a terminal gives it, in every test process (the xdist controller and each worker).
+
+    A shell without job control starts a background command (``pytest &`` in a script, a CI step's wrapper)
+    with SIGINT ignored, Python keeps it ignored, and an ignored signal is inherited across exec: every CLI a
+    test started would then ignore the Ctrl-C it sends (``status --watch`` kept refreshing, under 3 of 4 full
+    runs). The tests start their children as from an interactive shell instead.
+    """
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Install the real CLIs the e2e tests run, once, on the xdist controller (or the only process) before any test.
 
@@ -37,13 +59,14 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
     if hasattr(config, "workerinput") or not _runs_e2e(config):
         return
-    from tests.support.clis import CliName, ensure_cli
+    from tests.support.clis import CliName, ensure_cli, share_found
 
     for name in get_args(CliName):
         try:
             ensure_cli(name)
         except (pytest.skip.Exception, pytest.fail.Exception, ValueError):
-            return
+            break
+    share_found()  # the workers start after this hook (xdist's own runs last): they need not check again
 
 
 @pytest.fixture(autouse=True)
@@ -78,6 +101,16 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     ):
         monkeypatch.delenv(var, raising=False)
     return home
+
+
+@pytest.fixture
+def socket() -> Iterator[str]:
+    """A private tmux server's name (``tmux -L NAME``) for one test: killed at the end, its socket file removed."""
+    name = f"al-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    yield name
+    subprocess.run(["tmux", "-L", name, "kill-server"], capture_output=True)
+    # tmux leaves its socket file behind; it is ours, remove it.
+    (Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}" / name).unlink(missing_ok=True)
 
 
 @pytest.fixture

@@ -13,10 +13,8 @@ import pytest
 
 from agentlaunch import paths
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli, wait_for
-from tests.test_tmux import HAVE_TMUX, add_agent_copies, panes, screen, send_line, socket, status_records, up
-
-__all__ = ["socket"]  # the fixture, used by name
+from tests.helpers import run_cli, run_cli_inprocess, wait_for
+from tests.test_tmux import HAVE_TMUX, add_agent_copies, panes, screen, send_line, status_records, up
 
 if not HAVE_TMUX and not os.environ.get("CI"):
     pytest.skip("tmux is not installed", allow_module_level=True)
@@ -45,7 +43,7 @@ def test_stop_keeps_the_pane_with_the_reason_send_names_it_and_restart_resumes_t
     facts = panes(socket)["demo"]
     assert facts["dead"] == "1" and "stopped (agentlaunch stop)" in facts["title"]  # the pane kept, with the reason
     assert waiting("other") is not None  # the rest of the team untouched
-    records = json.loads(run_cli("status", "--json", "--socket", socket).stdout)
+    records = json.loads(run_cli_inprocess("status", "--json", "--socket", socket).stdout)
     assert [r["state"] for r in records if r["agent"] == "demo"] == ["dead"]
 
     sent = run_cli("send", "demo", "are you there?")

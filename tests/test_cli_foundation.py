@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from agentlaunch import __version__, paths
 from agentlaunch.cli import COMMAND_MODULES, app
-from tests.helpers import run_cli, write_agent
+from tests.helpers import run_cli, run_cli_inprocess, write_agent
 
 runner = CliRunner()
 
@@ -157,11 +157,11 @@ def test_a_command_loads_only_the_module_that_defines_it() -> None:
 
 
 def test_top_level_help_lists_every_command_and_a_typo_gets_the_usage_error() -> None:
-    shown = run_cli("--help")
+    shown = run_cli_inprocess("--help")
     assert shown.returncode == 0
     for command in COMMAND_MODULES:
         assert f" {command} " in shown.stdout.decode(), command
-    typo = run_cli("rnu", "demo")
+    typo = run_cli_inprocess("rnu", "demo")
     assert typo.returncode == 2 and b"No such command" in typo.stderr
 
 

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_cli, run_cli_inprocess
+from tests.helpers import run_cli_inprocess
 
 
 @pytest.fixture
 def two_sessions(agents_dir: Path) -> list[str]:
     ids = []
     for prompt in ("first", "second /tool"):
-        result = run_cli("run", "demo", prompt, "--json", "--agents-dir", str(agents_dir))
+        result = run_cli_inprocess("run", "demo", prompt, "--json", "--agents-dir", str(agents_dir))
         assert result.returncode == 0, result.stderr
         ids.append(next(json.loads(line)["session_id"] for line in result.stdout.splitlines() if b'"session"' in line))
     return ids
@@ -54,7 +54,7 @@ def test_usage_table_chart_and_csv(two_sessions: list[str]) -> None:
 
 def test_env_rates_price_the_fake_provider(agents_dir: Path) -> None:
     env = {"AGENTLAUNCH_PRICE_INPUT": "3", "AGENTLAUNCH_PRICE_OUTPUT": "15"}
-    result = run_cli("run", "demo", "hi", "--agents-dir", str(agents_dir), env=env)
+    result = run_cli_inprocess("run", "demo", "hi", "--agents-dir", str(agents_dir), env=env)
     assert result.returncode == 0
     assert b"$0." in result.stderr.splitlines()[-1]
     rows = json.loads(run_cli_inprocess("usage", "--json").stdout)
@@ -96,7 +96,7 @@ def test_store_from_a_newer_agentlaunch_is_refused(isolated_home: Path) -> None:
 
 def test_malformed_pricing_yaml_stops_a_run_with_file_and_line(agents_dir: Path) -> None:
     (agents_dir / "pricing.yaml").write_text("fake-1:\n  input: -3\n  output: lots\n")
-    result = run_cli("run", "demo", "hi", "--agents-dir", str(agents_dir))
+    result = run_cli_inprocess("run", "demo", "hi", "--agents-dir", str(agents_dir))
     assert result.returncode == 3
     err = result.stderr.decode()
     assert "pricing.yaml:2" in err and "input" in err and "output" in err
@@ -105,7 +105,7 @@ def test_malformed_pricing_yaml_stops_a_run_with_file_and_line(agents_dir: Path)
 def test_state_dir_that_is_a_file_is_a_clear_error(isolated_home: Path, agents_dir: Path) -> None:
     blocker = isolated_home / "not-a-dir"
     blocker.write_text("x")
-    result = run_cli("run", "demo", "hi", "--agents-dir", str(agents_dir), env={"AGENTLAUNCH_STATE_DIR": str(blocker)})
+    result = run_cli_inprocess("run", "demo", "hi", "--agents-dir", str(agents_dir), env={"AGENTLAUNCH_STATE_DIR": str(blocker)})
     assert result.returncode in (3, 5) and b"Traceback" not in result.stderr and str(blocker).encode() in result.stderr
 
 

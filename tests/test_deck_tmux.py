@@ -26,9 +26,7 @@ from agentlaunch.deck.screens import Page
 from agentlaunch.live.status import status_dir
 from agentlaunch.live.tmux import Tmux
 from tests.test_deck import drive, message, record, table_rows
-from tests.test_tmux import HAVE_TMUX, add_agent_copies, panes, socket, status_records, tmux, up
-
-__all__ = ["socket"]  # the fixture, used by name
+from tests.test_tmux import HAVE_TMUX, add_agent_copies, panes, status_records, tmux, up
 
 if not HAVE_TMUX and not os.environ.get("CI"):
     pytest.skip("tmux is not installed", allow_module_level=True)

@@ -9,7 +9,7 @@ import yaml
 
 from agentlaunch.definitions.deliver import deliver
 from agentlaunch.launch.double_load import double_loading
-from tests.helpers import run_cli, run_cli_inprocess, write_agent
+from tests.helpers import run_cli_inprocess, write_agent
 
 TEXT = b"You are Tester.\n" * 40  # 640 bytes: ~160 tokens
 
@@ -66,11 +66,11 @@ def _demo(agents_dir: Path, **changes: object) -> None:
 
 def test_a_launch_says_it_once_and_only_when_it_applies(agents_dir: Path, workdir: Path, tmp_path: Path) -> None:
     common = ("--working-dir", str(workdir), "--agents-dir", str(agents_dir))
-    done = run_cli("run", "demo", "hello", *common, cwd=tmp_path)
+    done = run_cli_inprocess("run", "demo", "hello", *common, cwd=tmp_path)
     assert done.returncode == 0 and notice_lines(done.stderr) == []
     text = run_cli_inprocess("render", "demo", "--stdout", *common, cwd=tmp_path).stdout
     (workdir / "CLAUDE.md").write_bytes(text)
-    done = run_cli("run", "demo", "hello", *common, cwd=tmp_path)
+    done = run_cli_inprocess("run", "demo", "hello", *common, cwd=tmp_path)
     assert done.returncode == 0, done.stderr.decode()
     lines = notice_lines(done.stderr)
     assert len(lines) == 1 and "CLAUDE.md holds this agent's instructions" in lines[0]
@@ -79,7 +79,7 @@ def test_a_launch_says_it_once_and_only_when_it_applies(agents_dir: Path, workdi
     # delivery: file into that CLAUDE.md: it is the delivery itself, nothing loads twice
     (workdir / "CLAUDE.md").unlink()
     _demo(agents_dir, delivery="file")
-    done = run_cli("run", "demo", "hello", *common, cwd=tmp_path)
+    done = run_cli_inprocess("run", "demo", "hello", *common, cwd=tmp_path)
     assert done.returncode == 0 and notice_lines(done.stderr) == []
 
 
@@ -95,7 +95,7 @@ def test_render_leaves_no_instructions_file_in_the_working_directory(agents_dir:
     # a later run of a system-prompt agent here finds nothing to load twice
     write_agent(agents_dir, "rev", {"provider": "fake", "soul": "soul.md"}, {"soul.md": "You are Rev.\n"})
     done = run_cli_inprocess("render", "rev", "--agents-dir", str(agents_dir), cwd=workdir, env=env)
-    done = run_cli("run", "rev", "hello", "--agents-dir", str(agents_dir), cwd=workdir, env=env)
+    done = run_cli_inprocess("run", "rev", "hello", "--agents-dir", str(agents_dir), cwd=workdir, env=env)
     assert done.returncode == 0 and notice_lines(done.stderr) == [] and list(workdir.iterdir()) == []
     assert b"I read the system prompt file (" in done.stdout and b"There is no CLAUDE.md" not in done.stdout
 

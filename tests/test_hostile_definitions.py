@@ -13,7 +13,7 @@ import pytest
 from agentlaunch.definitions import spec
 from agentlaunch.definitions.spec import check_name, load_agent
 from agentlaunch.errors import DefinitionError
-from tests.helpers import run_cli, write_agent
+from tests.helpers import run_cli, run_cli_inprocess, write_agent
 
 
 def alias_bomb(levels: int = 9, field: str = "bundles") -> str:
@@ -72,7 +72,7 @@ def test_nesting_20000_deep_is_a_definition_error_not_recursion(agents_dir: Path
 
 def test_nesting_deep_via_the_cli_is_exit_3(agents_dir: Path, tmp_path: Path) -> None:
     write_agent(agents_dir, "deep", "provider: fake\nx: " + "[" * 20000 + "]" * 20000 + "\n")
-    result = run_cli("validate", "deep", "--agents-dir", str(agents_dir), cwd=tmp_path)
+    result = run_cli_inprocess("validate", "deep", "--agents-dir", str(agents_dir), cwd=tmp_path)
     output = result.stdout + result.stderr
     assert result.returncode == 3 and b"nested deeper than 64 levels" in output
     assert b"RecursionError" not in output
@@ -216,7 +216,7 @@ def test_tmux_commands_refuse_a_name_with_a_trailing_newline(agents_dir: Path, t
     private = ["--socket", f"h5-{os.getpid()}"] if option == "--session" else []
     down = ["tmux", "down", "s3\n"] if option == "--session" else ["tmux", "down", option, "s3\n"]
     for args in (["tmux", "up", "demo", "--agents-dir", str(agents_dir), option, "s3\n", *private], [*down, *private]):
-        result = run_cli(*args, cwd=tmp_path)
+        result = run_cli_inprocess(*args, cwd=tmp_path)
         assert result.returncode == 2, result.stderr
         assert b"name 's3\\n' is not allowed" in result.stderr
 

@@ -17,7 +17,7 @@ from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
 from agentlaunch.visible import for_markup, visible
-from tests.helpers import run_cli, run_cli_inprocess
+from tests.helpers import run_cli_inprocess
 
 PWNED = "\x1b]0;PWNED\x07\x1b[2J"
 
@@ -89,7 +89,7 @@ def hostile_store() -> str:
 @pytest.mark.parametrize("args", [["usage", "--by", "model"], ["usage", "--by", "session"], ["usage", "--by", "model", "--csv"],
                                   ["sessions"]])  # fmt: skip
 def test_reports_and_tables_print_a_hostile_model_escaped(hostile_store: str, args: list[str]) -> None:
-    done = run_cli(*args)
+    done = run_cli_inprocess(*args)
     assert done.returncode == 0, done.stderr
     assert b"\x1b" not in done.stdout and b"\x07" not in done.stdout
     assert b"\\x1b]0;" in done.stdout  # visible (a narrow column may wrap the rest)

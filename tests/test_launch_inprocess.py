@@ -60,7 +60,7 @@ class FixedClock:
 
 def build(
     agents_dir: Path, tmp_path: Path, factory: Callable[[Sequence[str], Mapping[str, str], Path, tuple[int, int]], ChildLike],
-    *extra_sinks: object, interactive: bool = False,
+    *extra_sinks: object, interactive: bool = False, clock: FixedClock | None = None,
 ) -> tuple[Launch, Collect, Path]:  # fmt: skip
     state = tmp_path / "state"
     spec = load_agent(agents_dir, "demo", state)
@@ -72,7 +72,7 @@ def build(
         spec=spec, adapter=get_adapter(spec.provider), store=store, pricer=Pricer(agents_dir=spec.agents_dir),
         meter=Meter(configured_window=spec.context_window, model=spec.model),
         sinks=[UsageRecorder(store), collected, *extra_sinks],  # type: ignore[list-item]
-        state_dir=state, working_dir=resolve_working_dir(spec, None, state), clock=FixedClock(), child_factory=factory,
+        state_dir=state, working_dir=resolve_working_dir(spec, None, state), clock=clock or FixedClock(), child_factory=factory,
         reaper=Reaper(subreaper=False),
     )  # fmt: skip
     return launch, collected, store_path

@@ -4,6 +4,7 @@ wait blocked the loop instead."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -19,13 +20,14 @@ import pytest
 
 from agentlaunch.errors import TurnTimeout
 from agentlaunch.events import Warning
+from agentlaunch.launch import control
 from agentlaunch.launch.control import ControlServer, SendRequest
 from agentlaunch.launch.loop import Loop
 from agentlaunch.launch.permissions import PermissionPrompt
 from agentlaunch.launch.person import LineInput
 from agentlaunch.live.status import StatusWriter
 from agentlaunch.sinks import LaunchView, SinkEvent
-from tests.test_launch_inprocess import ScriptedChild, build
+from tests.test_launch_inprocess import FixedClock, ScriptedChild, build
 
 
 def asks_then_answers(msg: dict[str, Any]) -> list[str]:
@@ -89,25 +91,55 @@ def test_while_the_person_decides_the_cli_is_still_read_and_the_answer_reaches_i
     assert outcome.end is not None and outcome.end.result == "allowed=True"
 
 
-def test_timeout_counts_while_the_person_decides_and_the_question_is_denied(
-    agents_dir: Path, tmp_path: Path, person: tuple[LineInput, int]
-) -> None:
-    terminal, _ = person  # nobody answers
+class JumpingClock(FixedClock):
+    """The real monotonic clock, plus the seconds :meth:`jump` added: a deadline that only a jump can reach."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.offset = 0.0
+
+    def monotonic(self) -> float:
+        return super().monotonic() + self.offset
+
+    def jump(self, seconds: float) -> None:
+        self.offset += seconds
+
+
+class JumpsWhenAsked(io.StringIO):
+    """The person's screen: the moment a permission question is shown on it, the clock jumps ``seconds``."""
+
+    def __init__(self, clock: JumpingClock, seconds: float) -> None:
+        super().__init__()
+        self.clock, self.seconds = clock, seconds
+
+    def write(self, text: str) -> int:
+        if "Allow " in text:
+            self.clock.jump(self.seconds)
+        return super().write(text)
+
+
+def test_timeout_counts_while_the_person_decides_and_the_question_is_denied(agents_dir: Path, tmp_path: Path) -> None:
     children: list[ScriptedChild] = []
 
     def factory(*args: object) -> ScriptedChild:
         children.append(ScriptedChild(asks_then_answers))
         return children[-1]
 
-    launch, _, _ = build(agents_dir, tmp_path, factory, interactive=True)
-    started = time.monotonic()
+    # An hour's timeout, and the hour passes (on the launch's clock) once the question is on screen and while
+    # nobody answers it: the turn can end only by its deadline firing on the loop while the person decides.
+    clock = JumpingClock()
+    shown = JumpsWhenAsked(clock, 7200)
+    keys_read, keys = os.pipe()  # nobody answers: nothing is ever written to ``keys``
+    launch, _, _ = build(agents_dir, tmp_path, factory, interactive=True, clock=clock)
     try:
         launch.start()
-        with pytest.raises(TurnTimeout, match="longer than 0.5s"):
-            launch.run_turn("hi", timeout=0.5, ask_permission=PermissionPrompt(terminal))
+        with pytest.raises(TurnTimeout, match="longer than 3600s"):
+            launch.run_turn("hi", timeout=3600, ask_permission=PermissionPrompt(LineInput(keys_read, shown)))
     finally:
         launch.close(124)
-    assert time.monotonic() - started < 5
+        for fd in (keys_read, keys):
+            os.close(fd)
+    assert shown.getvalue().count("Allow Write") == 1 and clock.offset == 7200  # asked once; the hour passed then
     sent = children[0].sent
     assert [m["type"] for m in sent] == ["user", "control_response", "control_request"]
     assert sent[1]["response"]["response"]["behavior"] == "deny"  # the CLI is not left waiting for the answer
@@ -188,8 +220,8 @@ def test_lines_from_a_pipe_come_one_at_a_time_and_the_end_comes_last() -> None:
 # -- the send socket ---------------------------------------------------------------------------------
 
 
-def run_until(loop: Loop, done: Any, timeout: float = 10) -> float:
-    """Run ``loop`` until ``done()`` (checked every 10 ms); the seconds it took."""
+def run_until(loop: Loop, done: Any, timeout: float = 30) -> None:
+    """Run ``loop`` until ``done()`` (checked every 10 ms); a loop that never gets there fails after ``timeout``."""
     started = time.monotonic()
 
     def check() -> None:
@@ -201,10 +233,10 @@ def run_until(loop: Loop, done: Any, timeout: float = 10) -> float:
     check()
     loop.run()
     assert done(), "timed out"
-    return time.monotonic() - started
 
 
-def test_a_client_that_never_writes_does_not_hold_up_the_next(tmp_path: Path) -> None:
+def test_a_client_that_never_writes_does_not_hold_up_the_next(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(control, "REQUEST_WAIT", 3600.0)  # the silent client's deadline is out of reach here
     loop = Loop()
     server = ControlServer(tmp_path / "c.sock", loop)
     taken: list[SendRequest] = []
@@ -214,9 +246,11 @@ def test_a_client_that_never_writes_does_not_hold_up_the_next(tmp_path: Path) ->
     later.connect(str(server.path))
     later.sendall(b'{"prompt": "after the silent one"}\n')
     try:
-        took = run_until(loop, lambda: taken.extend(server.take()) or taken)
+        run_until(loop, lambda: taken.extend(server.take()) or taken)
         assert [r.prompt for r in taken] == ["after the silent one"]
-        assert took < 1.0  # not after the silent client's REQUEST_WAIT (2 s)
+        # Taken while the silent client is still waited for: neither refused nor hung up on yet.
+        with pytest.raises(BlockingIOError):
+            silent.recv(1, socket.MSG_DONTWAIT)
         taken[0].accept("s")
     finally:
         server.close()
@@ -237,18 +271,17 @@ def test_an_answer_a_client_does_not_read_waits_on_the_loop_and_arrives_whole(tm
         run_until(loop, lambda: taken.extend(server.take()) or taken)
         (request,) = taken
         request.accept("s")
-        started = time.monotonic()
         request.answer(exit_code=0, answer="x" * 4_000_000)  # far more than a socket's buffer holds
-        assert time.monotonic() - started < 0.5  # the loop is not held while the client does not read
+        # answer() returned while the client has read nothing: the rest waits on the loop, the connection open.
+        assert request.conn is not None and not got
 
         def read_all() -> None:
-            time.sleep(0.3)
             slow.settimeout(10)
             while chunk := slow.recv(1 << 20):
                 got.extend(chunk)
 
         reader = threading.Thread(target=read_all)
-        reader.start()
+        loop.call_later(0, reader.start)  # the client starts reading once the loop waits to write the rest
         run_until(loop, lambda: request.conn is None)  # written on the loop as the client reads, then hung up
         reader.join(10)
     finally:
@@ -269,18 +302,22 @@ def test_a_slow_tmux_never_holds_up_the_status_record_and_the_last_title_still_l
     bin_dir, titles = tmp_path / "bin", tmp_path / "titles"
     bin_dir.mkdir()
     tmux = bin_dir / "tmux"
-    tmux.write_text(f'#!/bin/sh\nsleep 0.5\nprintf "%s\\n" "$5" >> {titles}\n')
+    gate = tmp_path / "gate"
+    # A tmux held until the test opens the gate (or, should update() wait for it, until it gives up: ~10 s).
+    tmux.write_text(
+        f"#!/bin/sh\nn=0\nwhile [ ! -e {gate} ] && [ $n -lt 1000 ]; do sleep 0.01; n=$((n+1)); done\n"
+        f'printf "%s\\n" "$5" >> {titles}\n'
+    )
     tmux.chmod(tmux.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("TMUX_PANE", "%1")
     loop = Loop()
     writer = StatusWriter(tmp_path / "status", interval=0, pane_title=True, later=loop.call_later)
     record = {"agent": "demo", "pid": os.getpid(), "state": "thinking"}
-    started = time.monotonic()
     writer.update(record)
     writer.update({**record, "state": "waiting"})  # while the first title is on its way
-    assert time.monotonic() - started < 0.3  # two tmux runs of 0.5 s each were not waited for
-    assert writer.writes == 2
+    assert writer.writes == 2 and not titles.exists()  # both records written while tmux is held: not waited for
+    gate.touch()
     writer.close()  # the session's end: the last title is set, its tmux collected
     loop.close()
     assert titles.read_text().splitlines() == ["demo · thinking", "demo · waiting"]

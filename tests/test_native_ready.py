@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import run_cli, wait_for, write_agent
+from tests.helpers import run_cli_inprocess, wait_for, write_agent
 from tests.test_native_relay import FAKE_TUI, env_with, ready, spawn
 
 
@@ -26,7 +26,7 @@ def tui_agent(agents_dir: Path, workdir: Path) -> str:
 
 
 def record(agent: str) -> dict[str, Any]:
-    records = json.loads(run_cli("status", "--json", timeout=60).stdout)
+    records = json.loads(run_cli_inprocess("status", "--json", timeout=60).stdout)
     return next((r for r in records if r.get("agent") == agent), {})
 
 

@@ -19,7 +19,7 @@ from agentlaunch.events import Usage
 from agentlaunch.usage.otel_config import OtelConfigError, read_config
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli
+from tests.helpers import run_cli, run_cli_inprocess
 from tests.support.otlp_receiver import OtlpReceiver
 
 SECRET = "s3cr3t-t0ken"
@@ -54,7 +54,7 @@ def test_usage_export_exits_3_without_the_value(variable: str, value: str) -> No
                                      model_requested="m", model_reported="m", usage=Usage(input=1, output=1)))  # fmt: skip
     with OtlpReceiver() as receiver:
         env = {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, variable: value}
-        done = run_cli("usage", "export", "--wait", "2", env=env)
+        done = run_cli_inprocess("usage", "export", "--wait", "2", env=env)
     err = done.stderr.decode("utf-8", "replace")
     assert done.returncode == 3, err
     assert variable in err and SECRET not in err and SECRET not in done.stdout.decode() and "Traceback" not in err

@@ -26,7 +26,7 @@ from agentlaunch.usage.otel_export import Exporter
 from agentlaunch.usage.otel_queue import ExportQueue
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli
+from tests.helpers import run_cli_inprocess
 from tests.support.otlp_receiver import OtlpReceiver
 
 AT = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
@@ -189,10 +189,10 @@ def test_down_for_two_turns_then_usage_export_sends_each_call_exactly_once(isola
         with ExportQueue(path) as queue:
             assert Exporter(queue, config_for(dead), wait=no_wait, attempts=1).drain().stopped
     with OtlpReceiver() as receiver:
-        done = run_cli("usage", "export", env={"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url})
+        done = run_cli_inprocess("usage", "export", env={"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url})
         assert done.returncode == 0, done.stderr
         assert b"exported 4 calls" in done.stdout
-        again = run_cli("usage", "export", env={"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url})
+        again = run_cli_inprocess("usage", "export", env={"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url})
         assert again.returncode == 0 and b"0 calls to export" in again.stdout
         uids = [r["attributes"]["log.record.uid"] for r in receiver.log_records()]
         histogram_calls = sum(
@@ -205,7 +205,7 @@ def test_down_for_two_turns_then_usage_export_sends_each_call_exactly_once(isola
 def test_usage_export_against_a_refusing_collector_exits_1_with_its_message(isolated_home: Path) -> None:
     fill(store_path(isolated_home), 1)
     with OtlpReceiver("400") as receiver:
-        done = run_cli("usage", "export", env={"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url})
+        done = run_cli_inprocess("usage", "export", env={"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url})
     assert done.returncode == 1
     err = done.stderr.decode()
     assert "1 not exported" in err and "gen_ai.x is not allowed" in err and "Traceback" not in err
@@ -223,7 +223,7 @@ def test_usage_export_against_a_refusing_collector_exits_1_with_its_message(isol
     ],
 )
 def test_usage_export_with_a_bad_variable_says_which_one(isolated_home: Path, variable: str, value: str, said: str) -> None:
-    done = run_cli("usage", "export", env={variable: value})
+    done = run_cli_inprocess("usage", "export", env={variable: value})
     assert done.returncode == 3
     err = done.stderr.decode()
     assert variable in err and said in err and "Traceback" not in err
@@ -318,7 +318,7 @@ def test_the_protobuf_and_json_encodings_decode_to_the_same_official_messages(is
 def test_a_password_in_the_endpoint_never_reaches_a_message(isolated_home: Path) -> None:
     fill(store_path(isolated_home), 1)
     port = free_port()
-    done = run_cli(
+    done = run_cli_inprocess(
         "usage", "export", "--wait", "0.5", env={"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://team:s3cret@127.0.0.1:{port}"}
     )
     assert done.returncode == 1

@@ -8,6 +8,7 @@ the exchange at its deadline, and raises nothing but ``OSError``.
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import shutil
 import socket
@@ -55,7 +56,10 @@ class Answering:
                     conn.settimeout(5)
                     data = b""
                     while b"\r\n\r\n" not in data:
-                        data += conn.recv(65536)
+                        piece = conn.recv(65536)
+                        if not piece:
+                            raise ConnectionResetError("the client left before its request's end")
+                        data += piece
                     answer = self.answers.get_nowait()
                     if callable(answer):
                         answer(conn, self.stop)
@@ -66,8 +70,12 @@ class Answering:
 
     def close(self) -> None:
         self.stop.set()
+        # shutdown() wakes the thread's accept(); close() alone leaves it blocked until the join's own timeout
+        with contextlib.suppress(OSError):
+            self.server.shutdown(socket.SHUT_RDWR)
         self.server.close()
         self.thread.join(10)
+        assert not self.thread.is_alive()
 
 
 @pytest.fixture

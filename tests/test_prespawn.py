@@ -17,7 +17,7 @@ from agentlaunch import paths
 from agentlaunch.cli import load_commands
 from agentlaunch.launch import prespawn
 from agentlaunch.launch.transport import Child
-from tests.helpers import run_cli, wait_for, write_agent
+from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
 
 
 def run_command() -> Any:
@@ -140,7 +140,7 @@ def test_second_launch_reuses_the_plan_and_a_stale_plan_is_harmless(agents_dir: 
     third = run_cli("run", "demo", "three", "--agents-dir", str(agents_dir))
     assert third.returncode == 0 and b'You said: "three"' in third.stdout
     assert "--model-of-another-day" not in plan_file.read_text(), "the launch writes its own plan back"
-    sessions = json.loads(run_cli("sessions", "--json").stdout)
+    sessions = json.loads(run_cli_inprocess("sessions", "--json").stdout)
     assert len({s["session_id"] for s in sessions}) == 3 and all(s["turns"] == 1 for s in sessions)
 
 

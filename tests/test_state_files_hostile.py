@@ -23,7 +23,7 @@ from agentlaunch.definitions.deliver import deliver
 from agentlaunch.errors import RefusedOverwrite, StateError
 from agentlaunch.live.status import StatusRecord, line_for, one_line, read_records, status_dir
 from agentlaunch.usage.store_file import connect
-from tests.helpers import run_cli
+from tests.helpers import run_cli, run_cli_inprocess
 
 
 def record(**overrides: Any) -> dict[str, Any]:
@@ -90,11 +90,11 @@ def test_status_commands_with_a_hostile_status_folder(tmp_path: Path) -> None:
     (folder / "5.json").write_text(json.dumps(record(pid=-1, agent="m")))
     (folder / "6.json").write_text(json.dumps(record(pid=1, agent="init")))
     for args in (["status", "--line", "demo"], ["status", "--json"], ["status"], ["status", "--line", "init"]):
-        result = run_cli(*args, timeout=60)  # the timeout only catches a hang; it is not a speed check
+        result = run_cli_inprocess(*args, timeout=60)  # the timeout only catches a hang; it is not a speed check
         assert result.returncode == 0, (args, result.stderr)
         assert b"Traceback" not in result.stderr
     assert sorted(p.name for p in folder.iterdir()) == ["1.json", "2.json"]  # the stale records were cleaned
-    assert run_cli("status", "--line", "demo").stdout == b""
+    assert run_cli_inprocess("status", "--line", "demo").stdout == b""
 
 
 def test_run_with_hostile_state_files_still_runs(agents_dir: Path, tmp_path: Path) -> None:
@@ -158,7 +158,7 @@ def test_a_fifo_or_directory_at_the_store_path_is_refused_without_blocking(tmp_p
     store = paths.store_path()
     store.parent.mkdir(parents=True, exist_ok=True)
     os.mkfifo(store) if kind == "fifo" else store.mkdir()
-    result = run_cli("usage", timeout=60)
+    result = run_cli_inprocess("usage", timeout=60)
     assert result.returncode == 5 and b"not a usage store" in result.stderr, result.stderr
 
 

@@ -38,7 +38,7 @@ from agentlaunch.usage.pricing import Pricer
 from agentlaunch.usage.recorder import UsageRecorder
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli
+from tests.helpers import run_cli, run_cli_inprocess
 
 QUICK = 0.05  # the busy timeout in these tests: a locked store is given up on at once
 
@@ -195,17 +195,17 @@ def test_the_command_exits_0_with_a_notice_and_usage_counts_the_call_once(agents
         assert b'You said: "hello"' in done.stdout
         err = done.stderr.decode()
         assert "locked by another process" in err and "Traceback" not in err
-        waiting = run_cli("usage", "--by", "agent", "--json", env=env)  # still locked: the report says what it misses
+        waiting = run_cli_inprocess("usage", "--by", "agent", "--json", env=env)  # still locked: the report says what it misses
         assert waiting.returncode == 0 and json.loads(waiting.stdout) == []
         assert "the store is locked by another process" in waiting.stderr.decode()
     finally:
         holder.execute("ROLLBACK")
         holder.close()
     for _ in range(2):  # the first replays the journal, the second must not count it again
-        report = run_cli("usage", "--by", "agent", "--json", env=env)
+        report = run_cli_inprocess("usage", "--by", "agent", "--json", env=env)
         assert report.returncode == 0, report.stderr.decode()
         assert [r["calls"] for r in json.loads(report.stdout)] == [1]
-    sessions = json.loads(run_cli("sessions", "--json", env=env).stdout)
+    sessions = json.loads(run_cli_inprocess("sessions", "--json", env=env).stdout)
     assert [(s["turns"], s["calls"]) for s in sessions] == [(1, 1)]
     assert not journal.journal_path(cli_store).exists()
 

@@ -20,7 +20,7 @@ from agentlaunch import paths
 from agentlaunch.events import Usage
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli
+from tests.helpers import run_cli, run_cli_inprocess
 
 RATES = "fake-1: {input: 1, output: 1, cache_read: 1, cache_write: 1}\n"
 
@@ -62,7 +62,7 @@ def no_traceback(done: subprocess.CompletedProcess[bytes]) -> str:
 @pytest.mark.parametrize("by", ["day", "session", "agent", "model"])
 def test_usage_skips_a_row_without_a_time_with_one_warning_naming_it(value: object, said: str, by: str) -> None:
     damage("at", value)
-    done = run_cli("usage", "--by", by, "--json")
+    done = run_cli_inprocess("usage", "--by", by, "--json")
     assert done.returncode == 0
     err = no_traceback(done)
     assert err.count("warning:") == 1 and "skipped call row 1:" in err and said in err
@@ -73,7 +73,7 @@ def test_usage_skips_a_row_without_a_time_with_one_warning_naming_it(value: obje
 @pytest.mark.usefixtures("two_calls")
 def test_the_table_and_chart_name_the_row_once() -> None:
     damage("at", "x")
-    done = run_cli("usage", "--by", "agent")  # the table, then the daily chart (a second report)
+    done = run_cli_inprocess("usage", "--by", "agent")  # the table, then the daily chart (a second report)
     assert done.returncode == 0
     assert no_traceback(done).count("skipped call row 1:") == 1
 
@@ -86,12 +86,12 @@ def test_the_table_and_chart_name_the_row_once() -> None:
 )  # fmt: skip
 def test_a_sessions_calls_skip_a_malformed_row(column: str, value: object, said: str) -> None:
     damage(column, value)
-    done = run_cli("usage", "--session", "s1", "--calls", "--json")
+    done = run_cli_inprocess("usage", "--session", "s1", "--calls", "--json")
     assert done.returncode == 0
     err = no_traceback(done)
     assert err.count("skipped call row 1:") == 1 and said in err
     assert len(json.loads(done.stdout)) == 1
-    sessions = run_cli("sessions", "--json")
+    sessions = run_cli_inprocess("sessions", "--json")
     assert sessions.returncode == 0, sessions.stderr
 
 

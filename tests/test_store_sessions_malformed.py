@@ -19,7 +19,7 @@ from agentlaunch import paths
 from agentlaunch.events import Usage
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli
+from tests.helpers import run_cli_inprocess
 
 
 @pytest.fixture
@@ -56,19 +56,19 @@ def no_traceback(done: subprocess.CompletedProcess[bytes]) -> str:
 )  # fmt: skip
 def test_sessions_skips_a_malformed_row_with_one_warning_naming_it(column: str, value: object, said: str) -> None:
     damage(column, value)
-    done = run_cli("sessions", "--json")
+    done = run_cli_inprocess("sessions", "--json")
     assert done.returncode == 0
     err = no_traceback(done)
     assert err.count("warning:") == 1 and "skipped session row 1:" in err and said in err, err
     assert [s["session_id"] for s in json.loads(done.stdout)] == ["s2"]
-    table = run_cli("sessions")
+    table = run_cli_inprocess("sessions")
     assert table.returncode == 0 and no_traceback(table).count("skipped session row 1:") == 1
 
 
 @pytest.mark.usefixtures("two_sessions")
 def test_usage_of_a_session_given_by_a_prefix_skips_the_malformed_one() -> None:
     damage("started", "x")
-    done = run_cli("usage", "--session", "s", "--calls", "--json")  # only s2 reads as a session: the prefix is unique
+    done = run_cli_inprocess("usage", "--session", "s", "--calls", "--json")  # only s2 reads as a session: the prefix is unique
     assert done.returncode == 0, done.stderr
     assert "skipped session row 1:" in no_traceback(done)
     assert [c["input"] for c in json.loads(done.stdout)] == [10]
@@ -86,17 +86,17 @@ def test_a_limit_counts_only_the_rows_that_read_as_sessions() -> None:
 
 
 def test_a_launch_beside_a_malformed_session_row_runs(agents_dir: Path) -> None:
-    first = run_cli("run", "demo", "hello", "--agents-dir", str(agents_dir), cwd=agents_dir.parent)
+    first = run_cli_inprocess("run", "demo", "hello", "--agents-dir", str(agents_dir), cwd=agents_dir.parent)
     assert first.returncode == 0, first.stderr
     conn = sqlite3.connect(paths.store_path())
     with conn:
         conn.execute("UPDATE sessions SET started = 'x'")
     conn.close()
-    fresh = run_cli("run", "demo", "again", "--agents-dir", str(agents_dir), cwd=agents_dir.parent)
+    fresh = run_cli_inprocess("run", "demo", "again", "--agents-dir", str(agents_dir), cwd=agents_dir.parent)
     assert fresh.returncode == 0, fresh.stderr
     no_traceback(fresh)
     # The unreadable row is passed over: the session the run above made is the one continued.
-    resumed = run_cli("run", "demo", "-c", "more", "--agents-dir", str(agents_dir), cwd=agents_dir.parent)
+    resumed = run_cli_inprocess("run", "demo", "-c", "more", "--agents-dir", str(agents_dir), cwd=agents_dir.parent)
     assert resumed.returncode == 0, resumed.stderr
     no_traceback(resumed)
 

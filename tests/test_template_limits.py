@@ -19,7 +19,7 @@ import pytest
 from agentlaunch.definitions.render import make_env, render_instructions, render_string
 from agentlaunch.definitions.spec import load_agent
 from agentlaunch.errors import DefinitionError
-from tests.helpers import run_cli, write_agent
+from tests.helpers import run_cli_inprocess, write_agent
 
 # Each case: a template (on line 2 of the file) that asks for far more than a render may spend.
 HOSTILE = {
@@ -128,7 +128,7 @@ def test_a_hostile_soul_fails_render_with_exit_3(agents_dir: Path, tmp_path: Pat
     write_agent(agents_dir, "bomb", {"provider": "fake"}, {"soul.md": "Hello\n{{ 'x' * 10**9 }}\n"})
     with pytest.raises(DefinitionError, match=r"bomb/soul.md: template: line 2: "):
         render_instructions(load_agent(agents_dir, "bomb"), tmp_path, date(2026, 1, 1))
-    result = run_cli("render", "bomb", "--stdout", "--agents-dir", str(agents_dir), cwd=tmp_path)
+    result = run_cli_inprocess("render", "bomb", "--stdout", "--agents-dir", str(agents_dir), cwd=tmp_path)
     assert result.returncode == 3, result.stderr
     assert b"bomb/soul.md: template: line 2:" in result.stderr and b"Traceback" not in result.stderr
 

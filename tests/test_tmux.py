@@ -11,8 +11,6 @@ import json
 import os
 import shutil
 import subprocess
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,15 +24,6 @@ from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
 HAVE_TMUX = shutil.which("tmux") is not None
 if not HAVE_TMUX and not os.environ.get("CI"):
     pytest.skip("tmux is not installed (.ci/run installs it; CI never skips)", allow_module_level=True)
-
-
-@pytest.fixture
-def socket() -> Iterator[str]:
-    name = f"al-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    yield name
-    subprocess.run(["tmux", "-L", name, "kill-server"], capture_output=True)
-    # tmux leaves its socket file behind; it is ours, remove it.
-    (Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}" / name).unlink(missing_ok=True)
 
 
 def tmux(socket: str, *args: str, check: bool = True) -> str:

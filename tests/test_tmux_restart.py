@@ -16,9 +16,7 @@ from agentlaunch import paths
 from agentlaunch.live.resume import plan_comebacks
 from agentlaunch.usage.store import Store
 from tests.helpers import run_cli, wait_for
-from tests.test_tmux import HAVE_TMUX, panes, screen, send_line, socket, status_records, tmux, up
-
-__all__ = ["socket"]  # the fixture, used by name
+from tests.test_tmux import HAVE_TMUX, panes, screen, send_line, status_records, tmux, up
 
 if not HAVE_TMUX and not os.environ.get("CI"):
     pytest.skip("tmux is not installed", allow_module_level=True)

@@ -17,9 +17,7 @@ from agentlaunch.usage import store_file
 from agentlaunch.usage.recorder import tmux_place
 from agentlaunch.usage.store import Store
 from tests.helpers import run_cli, run_cli_inprocess, wait_for
-from tests.test_tmux import HAVE_TMUX, add_agent_copies, panes, screen, send_line, socket, status_records, tmux, up
-
-__all__ = ["socket"]  # the fixture, used by name
+from tests.test_tmux import HAVE_TMUX, add_agent_copies, panes, screen, send_line, status_records, tmux, up
 
 if not HAVE_TMUX and not os.environ.get("CI"):
     pytest.skip("tmux is not installed", allow_module_level=True)

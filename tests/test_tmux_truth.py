@@ -14,9 +14,7 @@ import pytest
 
 from agentlaunch.live.startup_wait import AgentStart, pane_error, wait_started
 from tests.helpers import run_cli, run_cli_inprocess, wait_for
-from tests.test_tmux import HAVE_TMUX, panes, screen, server_running, socket, up
-
-__all__ = ["socket"]  # the fixture, used by name
+from tests.test_tmux import HAVE_TMUX, panes, screen, server_running, up
 
 if not HAVE_TMUX and not os.environ.get("CI"):
     pytest.skip("tmux is not installed", allow_module_level=True)

@@ -11,9 +11,6 @@ import pytest
 from agentlaunch import paths, worktree
 from tests.helpers import run_cli, run_cli_inprocess, write_agent
 from tests.support.git_repo import git, make_repo
-from tests.test_tmux import socket
-
-__all__ = ["socket"]  # the private tmux server fixture, used by name
 
 
 def agent(agents_dir: Path, name: str = "wt", **extra: object) -> str:

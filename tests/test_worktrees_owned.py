@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from agentlaunch import paths, worktree
-from tests.helpers import run_cli, write_agent
+from tests.helpers import run_cli, run_cli_inprocess, write_agent
 from tests.support.git_repo import git, make_repo
 
 
@@ -23,7 +23,7 @@ def run(agents_dir: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[
 
 
 def listing() -> list[dict[str, object]]:
-    result = run_cli("worktrees", "--json")
+    result = run_cli_inprocess("worktrees", "--json")
     assert result.returncode == 0, result.stderr
     rows: list[dict[str, object]] = json.loads(result.stdout)
     return rows
@@ -38,7 +38,7 @@ def test_removing_a_worktree_keeps_the_users_own_branch_it_adopted(agents_dir: P
     git(repo, "branch", "develop")  # the user's, before agentlaunch ever ran
     name = agent(agents_dir, worktree_branch="develop")
     assert run(agents_dir, repo, name, "hi").returncode == 0
-    removed = run_cli("worktrees", "remove", name, cwd=repo)
+    removed = run_cli_inprocess("worktrees", "remove", name, cwd=repo)
     assert removed.returncode == 0, removed.stderr
     assert b"removed worktree" in removed.stderr
     assert b"kept branch develop: agentlaunch did not create it" in removed.stderr
@@ -51,10 +51,10 @@ def test_a_branch_agentlaunch_created_stays_its_own_when_a_later_worktree_adopts
     repo = make_repo(tmp_path / "proj")
     name = agent(agents_dir)
     assert run(agents_dir, repo, name, "hi").returncode == 0  # creates agentlaunch/wt
-    kept = run_cli("worktrees", "remove", name, "--keep-branch", cwd=repo)
+    kept = run_cli_inprocess("worktrees", "remove", name, "--keep-branch", cwd=repo)
     assert kept.returncode == 0 and "agentlaunch/wt" in branches(repo)
     assert run(agents_dir, repo, name, "again").returncode == 0  # adopts the kept branch
-    removed = run_cli("worktrees", "remove", name, cwd=repo)
+    removed = run_cli_inprocess("worktrees", "remove", name, cwd=repo)
     assert removed.returncode == 0 and b"deleted branch agentlaunch/wt" in removed.stderr
     assert "agentlaunch/wt" not in branches(repo)
 
@@ -96,6 +96,6 @@ def test_one_deleted_repository_is_marked_and_the_others_still_listed(agents_dir
     rows = {Path(str(r["repo"])).name: r for r in listing()}
     assert rows["kept"]["clean"] is True and rows["kept"]["problem"] is None
     assert rows["gone"]["clean"] is False and "git status failed" in str(rows["gone"]["problem"])
-    table = run_cli("worktrees")
+    table = run_cli_inprocess("worktrees")
     assert table.returncode == 0, table.stderr
     assert "git status failed" in table.stdout.decode() or "broken" in table.stdout.decode()

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, text_reply
-from tests.e2e.test_tmux_claude import claude_agent, cli, env, pane_of, say, screen, socket, tmux
+from tests.e2e.test_tmux_claude import claude_agent, cli, env, pane_of, say, screen, tmux
 from tests.helpers import wait_for
 
-__all__ = ["env", "socket"]  # the fixtures, used by name
+__all__ = ["env"]  # the fixture, used by name
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 

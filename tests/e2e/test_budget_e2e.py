@@ -18,7 +18,7 @@ from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, claude_env, t
 from agentlaunch.usage.store import Store
 from tests.e2e.test_native_claude_run import setup as native_setup
 from tests.helpers import run_cli, write_agent
-from tests.support.claude_tui import spawn
+from tests.support.claude_tui import run_to_exit
 from tests.support.clis import ensure_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
@@ -128,13 +128,8 @@ def test_claude_native_no_call_follows_the_crossing_call_and_every_request_is_st
         conf.write_text(conf.read_text() + "allowed_tools: [Bash]\nbudget: {session_usd: 0.05}\n")
         env["AGENTLAUNCH_STORE_BUSY_TIMEOUT"] = "1"
         with _store_locked(root):  # the guard runs 0.25-1 s late: only the gate keeps the tool from answering first
-            screen = spawn([sys.executable, "-m", "agentlaunch", "run", "native", "--agents-dir", str(agents_dir)], env, work)
-            try:
-                screen.until(lambda: not screen.child.isalive(), 120, "agentlaunch to end the interface")
-            finally:
-                if screen.child.isalive():
-                    screen.child.terminate(force=True)
-        screen.child.close()
+            argv = [sys.executable, "-m", "agentlaunch", "run", "native", "--agents-dir", str(agents_dir)]
+            screen = run_to_exit(argv, env, work)
         assert screen.child.exitstatus == 6, screen.text()
         assert "budget: stopped the agent" in screen.text()
         assert len(api.message_requests()) == 1, "no call may follow the one that crossed the budget"

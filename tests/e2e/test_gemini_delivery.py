@@ -18,7 +18,7 @@ import pytest
 from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi.server import Recorded
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli, write_agent
+from tests.helpers import run_cli, run_cli_inprocess, write_agent
 from tests.support.clis import ensure_cli
 from tests.support.git_repo import git, make_repo, run_at_once
 
@@ -120,7 +120,7 @@ def test_continue_resumes_with_the_same_home_finds_the_session_and_splits_the_ca
     home = isolated_home / "state" / "gemini-homes" / "alpha" / ".gemini"
     assert list(home.glob("tmp/*/chats/session-*")), "the session file lives in the agent's own home"
     assert not list((isolated_home / ".gemini").glob("tmp/*/chats/session-*")), "and not in the user's"
-    sessions = json.loads(run_cli("sessions", "--json", cwd=workdir, env=env).stdout)
+    sessions = json.loads(run_cli_inprocess("sessions", "--json", cwd=workdir, env=env).stdout)
     assert len(sessions) == 1 and sessions[0]["turns"] == 2
     with Store.open(isolated_home / "state" / "usage.sqlite3") as store:
         calls = store.calls_for_session(sessions[0]["session_id"])

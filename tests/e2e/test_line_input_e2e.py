@@ -21,7 +21,7 @@ import pytest
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, text_reply
 from tests.e2e.test_run_claude import last_user_text
 from tests.e2e.test_run_codex_gemini import Provider, provider  # noqa: F401 (the fixture)
-from tests.helpers import run_cli, wait_for
+from tests.helpers import run_cli, run_cli_inprocess, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -30,7 +30,7 @@ def chat_ready(env: dict[str, str], agent: str, turns: int) -> None:
     """Wait until ``agent``'s line chat waits at its prompt with its socket named, ``turns`` turns done."""
 
     def check() -> bool:
-        records = json.loads(run_cli("status", "--json", env=env).stdout)
+        records = json.loads(run_cli_inprocess("status", "--json", env=env).stdout)
         r = next((r for r in records if r.get("agent") == agent), {})
         return bool(r.get("control")) and r.get("state") == "waiting" and r.get("turns", 0) >= turns
 

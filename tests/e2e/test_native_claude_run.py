@@ -21,8 +21,8 @@ import pytest
 
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, text_reply, tool_reply
 from agentlaunch.usage.store import Store
-from tests.helpers import write_agent
-from tests.support.claude_tui import Screen, seed_home, spawn, tui_env
+from tests.helpers import run_cli_inprocess, write_agent
+from tests.support.claude_tui import Screen, run_to_exit, running, seed_home, tui_env
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 STARTUP = "Please write out.txt."
@@ -35,8 +35,8 @@ def root() -> Iterator[Path]:
 
 
 def status_json(env: dict[str, str], cwd: Path) -> list[dict[str, object]]:
-    done = subprocess.run([sys.executable, "-m", "agentlaunch", "status", "--json"], env=env, cwd=cwd,
-                          capture_output=True, timeout=60, check=True)  # fmt: skip
+    done = run_cli_inprocess("status", "--json", env=env, cwd=cwd)
+    assert done.returncode == 0, done.stderr
     return list(json.loads(done.stdout))
 
 
@@ -78,6 +78,10 @@ def setup(root: Path, agents_dir: Path, claude_bin: Path, api: FakeAnthropic, st
     return env, work
 
 
+def native_argv(agents_dir: Path) -> list[str]:
+    return [sys.executable, "-m", "agentlaunch", "run", "native", "--agents-dir", str(agents_dir)]
+
+
 def quit_native(screen: Screen) -> None:
     screen.child.send("\x03")
     screen.wait_for(lambda t: "again to exit" in t, 30, "Ctrl-C's exit hint")
@@ -94,8 +98,7 @@ def test_crossing_the_compaction_threshold_marks_the_status_line_and_a_compactio
     )
     with api.serve():
         env, work = setup(root, agents_dir, claude_bin, api, "Read everything.")
-        screen = spawn([sys.executable, "-m", "agentlaunch", "run", "native", "--agents-dir", str(agents_dir)], env, work)
-        try:
+        with running(native_argv(agents_dir), env, work) as screen:
             screen.wait_for(lambda t: "A long context." in t, 90, "the answer")
             screen.wait_for(lambda t: "⚠ ctx 170,010/200k (85.0%) · past compaction threshold" in t, 30, "the marked status line")
             record = wait_state(screen, env, work, "waiting")
@@ -117,9 +120,6 @@ def test_crossing_the_compaction_threshold_marks_the_status_line_and_a_compactio
             record = wait_state(screen, env, work, "waiting")
             assert isinstance(record["to_compaction"], int) and record["to_compaction"] > 0
             quit_native(screen)
-        finally:
-            if screen.child.isalive():
-                screen.child.terminate(force=True)
 
 
 def test_status_asks_while_the_permission_prompt_waits_and_the_store_has_each_call_once(
@@ -131,29 +131,17 @@ def test_status_asks_while_the_permission_prompt_waits_and_the_store_has_each_ca
             text_reply("Done writing.", ApiUsage(6, 120, 13000, 4)),
         ]
     )
-    home, work = root / "home", root / "work"
-    for folder in (home, work):
-        folder.mkdir(mode=0o700)
-    seed_home(home, [work])
-    (home / ".claude").mkdir()
-    own = {"statusLine": {"type": "command", "command": "echo MY-OWN-LINE"}}
-    (home / ".claude" / "settings.json").write_text(json.dumps(own))
-    write_agent(agents_dir, "native", {"display": "Native", "provider": "claude", "model": "claude-sonnet-4-5",
-                                       "command": str(claude_bin), "working_dir": str(work), "startup": STARTUP})  # fmt: skip
     state_dir = root / "state"
     with api.serve():
-        assert api.server is not None
-        keep = {k: os.environ[k] for k in os.environ if k.startswith("XDG_")}
-        env = tui_env(api.server.url, home, {**keep, "AGENTLAUNCH_STATE_DIR": str(state_dir), "AGENTLAUNCH_TITLE": "0",
-                                             "AGENTLAUNCH_CONFIG_DIR": str(root / "config")})  # fmt: skip
-        argv = [sys.executable, "-m", "agentlaunch", "run", "native", "--agents-dir", str(agents_dir)]
-        screen = spawn(argv, env, work)
-        try:
+        env, work = setup(root, agents_dir, claude_bin, api, STARTUP)
+        argv = native_argv(agents_dir)
+        with running(argv, env, work) as screen:
             screen.wait_for(lambda t: "Do you want to create" in t, 90, "the permission prompt")
             asking = wait_state(screen, env, work, "asking")
             assert asking["provider"] == "claude"
-            line = subprocess.run([sys.executable, "-m", "agentlaunch", "status", "--line", "native"], env=env, cwd=work,
-                                  capture_output=True, timeout=60, check=True).stdout.decode()  # fmt: skip
+            shown = run_cli_inprocess("status", "--line", "native", env=env, cwd=work)
+            assert shown.returncode == 0, shown.stderr
+            line = shown.stdout.decode()
             assert line.startswith("native · ASKING: needs you")
             for _ in range(10):  # Claude Code ignores keys in the dialog's first moments: send again until it closes
                 settle(screen, 1.0)
@@ -176,9 +164,6 @@ def test_status_asks_while_the_permission_prompt_waits_and_the_store_has_each_ca
             screen.wait_for(lambda t: "again to exit" in t, 30, "Ctrl-C's exit hint")
             screen.child.send("\x03")
             screen.until(lambda: not screen.child.isalive(), 60, "agentlaunch to exit")
-        finally:
-            if screen.child.isalive():
-                screen.child.terminate(force=True)
     with Store.open(state_dir / "usage.sqlite3") as store:
         calls = store.calls_for_session(session_id)
     got = [(c.usage.input, c.usage.cache_write, c.usage.cache_read, c.usage.output) for c in calls]
@@ -194,14 +179,10 @@ def test_a_call_stores_the_same_figures_and_price_in_native_and_headless_mode(
     api = FakeAnthropic([text_reply("Native answer.", usage), text_reply("Headless answer.", usage)])
     with api.serve():
         env, work = setup(root, agents_dir, claude_bin, api, "Say hello.")
-        screen = spawn([sys.executable, "-m", "agentlaunch", "run", "native", "--agents-dir", str(agents_dir)], env, work)
-        try:
+        with running(native_argv(agents_dir), env, work) as screen:
             screen.wait_for(lambda t: "Native answer." in t, 90, "the native answer")
             native_session = str(wait_state(screen, env, work, "waiting")["session_id"])
             quit_native(screen)
-        finally:
-            if screen.child.isalive():
-                screen.child.terminate(force=True)
         headless = subprocess.run([sys.executable, "-m", "agentlaunch", "run", "native", "--agents-dir", str(agents_dir),
                                    "say hello", "--json"], env=env, cwd=work, capture_output=True, timeout=180,
                                   stdin=subprocess.DEVNULL, check=False)  # fmt: skip
@@ -223,13 +204,7 @@ def test_a_spent_budget_ends_the_interface_with_exit_6_and_the_next_launch_is_re
         env, work = setup(root, agents_dir, claude_bin, api, "Spend.")
         conf = agents_dir / "native" / "agent.yaml"
         conf.write_text(conf.read_text() + "budget: {session_usd: 0.05}\n")
-        screen = spawn([sys.executable, "-m", "agentlaunch", "run", "native", "--agents-dir", str(agents_dir)], env, work)
-        try:
-            screen.until(lambda: not screen.child.isalive(), 120, "agentlaunch to end the interface")
-        finally:
-            if screen.child.isalive():
-                screen.child.terminate(force=True)
-        screen.child.close()
+        screen = run_to_exit(native_argv(agents_dir), env, work)
         assert screen.child.exitstatus == 6, screen.text()
         assert "budget: stopped the agent" in screen.text()
         assert len(api.message_requests()) == 1

@@ -22,7 +22,7 @@ import pexpect
 import pytest
 
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, first_user_text, system_text, text_reply
-from tests.helpers import run_cli, wait_for, write_agent
+from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
 from tests.support.claude_tui import Screen, seed_home, spawn, tui_env
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
@@ -82,7 +82,7 @@ def main_calls(api: FakeAnthropic) -> list[dict[str, object]]:
 
 def waiting(claude: Claude) -> bool:
     """agentlaunch's status record says the agent waits for the person (its turn has ended, Stop hook and all)."""
-    done = run_cli("status", "--json", env=claude.env, cwd=claude.work)
+    done = run_cli_inprocess("status", "--json", env=claude.env, cwd=claude.work)
     try:
         records = json.loads(done.stdout)
     except ValueError:
@@ -176,7 +176,7 @@ def test_headless_and_native_turns_are_one_session(claude: Claude) -> None:
     done = run_cli("run", "native", "--agents-dir", str(claude.agents_dir), "a headless turn", env=claude.env, cwd=claude.work)
     assert done.returncode == 0, done.stderr.decode()
     assert b"Headless answer." in done.stdout
-    (session,) = json.loads(run_cli("sessions", "--json", env=claude.env, cwd=claude.work).stdout)
+    (session,) = json.loads(run_cli_inprocess("sessions", "--json", env=claude.env, cwd=claude.work).stdout)
     screen = claude.run("-c")
     screen.wait_for(lambda t: "Headless answer." in t, 60, "the headless turn in the resumed interface")
     screen.child.send("a native turn")
@@ -185,10 +185,10 @@ def test_headless_and_native_turns_are_one_session(claude: Claude) -> None:
     screen.wait_for(lambda t: "Native answer." in t, 60, "the native answer")
     quit_tui(screen, claude)
     assert "Headless answer." in str(main_calls(claude.api)[-1]["messages"])  # one conversation
-    (after,) = json.loads(run_cli("sessions", "--json", env=claude.env, cwd=claude.work).stdout)
+    (after,) = json.loads(run_cli_inprocess("sessions", "--json", env=claude.env, cwd=claude.work).stdout)
     assert after["session_id"] == session["session_id"]
     assert after["turns"] == session["turns"] + 1
-    listed = run_cli("usage", "--session", session["session_id"], "--calls", "--json", env=claude.env, cwd=claude.work)
+    listed = run_cli_inprocess("usage", "--session", session["session_id"], "--calls", "--json", env=claude.env, cwd=claude.work)
     figures = [(c["turn"], c["input"], c["cache_write"], c["cache_read"], c["output"]) for c in json.loads(listed.stdout)]
     assert figures == [(1, 20, 3000, 0, 6), (2, 8, 0, 3000, 3)]  # each call once, with the API's figures
 
@@ -240,8 +240,8 @@ def test_an_agent_with_skills_starts_with_no_dialog_and_its_skill_in_claudes_own
     assert "No, exit" not in screen.text()
     assert "Ready with skills." in str(main_calls(claude.api)[-1]["messages"])
     quit_tui(screen, claude)
-    (session,) = json.loads(run_cli("sessions", "--json", env=claude.env, cwd=claude.work).stdout)
-    listed = run_cli("usage", "--session", session["session_id"], "--calls", "--json", env=claude.env, cwd=claude.work)
+    (session,) = json.loads(run_cli_inprocess("sessions", "--json", env=claude.env, cwd=claude.work).stdout)
+    listed = run_cli_inprocess("usage", "--session", session["session_id"], "--calls", "--json", env=claude.env, cwd=claude.work)
     assert [(c["input"], c["cache_write"], c["output"]) for c in json.loads(listed.stdout)][0] == (20, 3000, 6)
     # Nothing of the user's own Claude Code folder was written (Claude Code writes its own state through the link).
     assert {p: p.read_bytes() for p in [*before] if p.exists()} == before

@@ -25,7 +25,7 @@ from agentlaunch.usage.pricing import genai_price
 from agentlaunch.usage.store import Store
 from tests.conftest import REPO
 from tests.e2e.conftest import RunCli
-from tests.helpers import run_cli, write_agent
+from tests.helpers import run_cli, run_cli_inprocess, write_agent
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 STARTUP = "<agentlaunch-startup>"
@@ -283,12 +283,12 @@ def test_a_miss_after_a_changed_soul_is_marked_with_its_cause_and_caching_saving
     anthropic.push(text_reply("three", ApiUsage(10, 21_000, 0, 5)))
     done = run_cli("run", "keeper", "-c", "three", cwd=workdir, env=env, timeout=240)
     assert done.returncode == 0, done.stderr.decode()
-    sessions = json.loads(run_cli("sessions", "--json", env=env).stdout)
+    sessions = json.loads(run_cli_inprocess("sessions", "--json", env=env).stdout)
     (session,) = [s["session_id"] for s in sessions]
-    calls = json.loads(run_cli("usage", "--session", session, "--calls", "--json", env=env).stdout)
+    calls = json.loads(run_cli_inprocess("usage", "--session", session, "--calls", "--json", env=env).stdout)
     assert [c["cache_miss"] for c in calls] == [None, None, "the instructions prefix changed (soul)"]
     assert all(c["full_price_usd"] > c["cost_usd"] for c in calls[1:2])  # the hit was cheaper than full price
-    (row,) = json.loads(run_cli("usage", "--by", "agent", "--json", env=env).stdout)
+    (row,) = json.loads(run_cli_inprocess("usage", "--by", "agent", "--json", env=env).stdout)
     assert row["saved_usd"] == pytest.approx(sum(c["full_price_usd"] - c["cost_usd"] for c in calls), abs=1e-12)
-    table = run_cli("usage", "--session", session, "--calls", env=env).stdout.decode()
+    table = run_cli_inprocess("usage", "--session", session, "--calls", env=env).stdout.decode()
     assert "instructions" in table and "(soul)" in table  # the miss column (wrapped to the width)

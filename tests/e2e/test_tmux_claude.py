@@ -10,8 +10,6 @@ import json
 import os
 import shutil
 import subprocess
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,14 +22,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
 if shutil.which("tmux") is None and not os.environ.get("CI"):
     pytest.skip("tmux is not installed", allow_module_level=True)
-
-
-@pytest.fixture
-def socket() -> Iterator[str]:
-    name = f"al-e2e-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    yield name
-    subprocess.run(["tmux", "-L", name, "kill-server"], capture_output=True)
-    (Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}" / name).unlink(missing_ok=True)
 
 
 def tmux(socket: str, *args: str) -> str:

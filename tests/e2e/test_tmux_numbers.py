@@ -17,7 +17,7 @@ import pytest
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, text_reply
 from agentlaunch.live.status import CACHE_EXPIRY_OPTION
 from agentlaunch.live.tmux import BORDER_FORMAT
-from tests.e2e.test_tmux_claude import claude_agent, cli, env, pane_of, say, screen, socket, state_of, tmux  # noqa: F401  (fixtures)
+from tests.e2e.test_tmux_claude import claude_agent, cli, env, pane_of, say, screen, state_of, tmux  # noqa: F401  (fixtures)
 from tests.helpers import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]

@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import tempfile
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ import pytest
 
 from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, text_reply
-from tests.helpers import run_cli, wait_for, write_agent
+from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
 from tests.support.claude_tui import seed_home
 from tests.support.clis import ensure_cli
 
@@ -29,14 +28,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
 if shutil.which("tmux") is None and not os.environ.get("CI"):
     pytest.skip("tmux is not installed", allow_module_level=True)
-
-
-@pytest.fixture
-def socket() -> Iterator[str]:
-    name = f"al-ready-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    yield name
-    subprocess.run(["tmux", "-L", name, "kill-server"], capture_output=True)
-    (Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}" / name).unlink(missing_ok=True)
 
 
 def tmux(socket: str, *args: str) -> str:
@@ -65,7 +56,7 @@ def shows(socket: str, pane: str, text: str, timeout: float) -> None:
 
 
 def record(env: dict[str, str], cwd: Path, agent: str) -> dict[str, Any]:
-    records = json.loads(run_cli("status", "--json", env=env, cwd=cwd, timeout=60).stdout)
+    records = json.loads(run_cli_inprocess("status", "--json", env=env, cwd=cwd, timeout=60).stdout)
     return next((r for r in records if r.get("agent") == agent), {})
 
 
@@ -85,7 +76,9 @@ def test_a_claude_stopped_on_its_trust_dialog_is_starting_then_asking_with_the_n
     config_dir: Path,
 ) -> None:  # fmt: skip
     # The folder is not trusted: Claude Code opens its trust dialog and runs no hook until someone answers.
-    (config_dir / "config.yaml").write_text("ready_timeout: 4\n")
+    # notify_after: the end of a turn that took 30 s (the default) is flagged too, and a loaded machine can take that
+    # long: this test reads asking's flag only.
+    (config_dir / "config.yaml").write_text("ready_timeout: 4\nnotify_after: 3600\n")
     api = anthropic
     if True:  # one block: the test reads as the person's steps
         assert api.server is not None
@@ -148,7 +141,9 @@ def test_gemini_permission_prompt_is_asking_end_to_end_and_a_resumed_gemini_is_r
     socket: str, gemini_team: tuple[gfake.GeminiFake, dict[str, str], Path], config_dir: Path
 ) -> None:
     api, env, work = gemini_team
-    (config_dir / "config.yaml").write_text("ready_timeout: 25\n")
+    # notify_after: the end of a turn that took 30 s (the default) is flagged too, and a loaded machine can take that
+    # long: this test reads asking's flag only.
+    (config_dir / "config.yaml").write_text("ready_timeout: 25\nnotify_after: 3600\n")
     usage = gfake.GeminiUsage(prompt=900, output=7)
     api.script.push(gfake.TextReply("Hello, ready.", usage))
     api.script.push(gfake.FunctionCallReply("run_shell_command", {"command": "echo hi > out.txt", "description": "w"}, usage))

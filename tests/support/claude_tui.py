@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 import pexpect
@@ -107,3 +108,23 @@ def spawn(argv: list[str], env: Mapping[str, str], cwd: Path, columns: int = 120
     """Start ``argv`` on a PTY of ``columns`` x ``lines``."""
     child = pexpect.spawn(argv[0], argv[1:], env=dict(env), cwd=str(cwd), dimensions=(lines, columns))
     return Screen(child, columns, lines)
+
+
+@contextmanager
+def running(argv: list[str], env: Mapping[str, str], cwd: Path, columns: int = 120, lines: int = 40) -> Iterator[Screen]:
+    """:func:`spawn`, and on leaving the block a child still alive is ended (SIGTERM, then SIGKILL)."""
+    screen = spawn(argv, env, cwd, columns, lines)
+    try:
+        yield screen
+    finally:
+        if screen.child.isalive():
+            screen.child.terminate(force=True)
+
+
+def run_to_exit(argv: list[str], env: Mapping[str, str], cwd: Path, timeout: float = 120.0) -> Screen:
+    """Run ``argv`` on a PTY, its screen read, until it exits by itself; the child is closed after, so
+    ``screen.child.exitstatus`` is its exit code (AssertionError with the screen when it does not exit in time)."""
+    with running(argv, env, cwd) as screen:
+        screen.until(lambda: not screen.child.isalive(), timeout, "agentlaunch to end the interface")
+    screen.child.close()
+    return screen

@@ -18,6 +18,7 @@ it does not name stay at their pins.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import re
 import shutil
@@ -47,6 +48,9 @@ REPO = Path(__file__).resolve().parents[2]
 INSTALL_TIMEOUT = 900
 _VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+-]*$")
 _found: dict[tuple[str, str, Path], Path] = {}  # checked once per test process
+SHARED_ENV = "AGENTLAUNCH_TEST_CLIS_FOUND"
+"""The CLIs the run's first process checked (:func:`share_found`), for the xdist workers it starts: each
+``--version`` is a Node start (Gemini's takes seconds), once per run rather than once per process."""
 _latest: dict[str, str] = {}
 
 
@@ -135,14 +139,32 @@ def ensure_cli(name: CliName) -> Path:
     root = cache_dir()
     if (name, version, root) in _found:
         return _found[name, version, root]
+    shared = _shared().get((name, version, root))
+    if shared is not None and shared.exists():
+        _found[name, version, root] = shared
+        return shared
     binary = install_root(name, version, root) / "node_modules" / ".bin" / name
     legacy = root / "node_modules" / ".bin" / name  # caches made before versions had folders of their own
-    if not _reports_version(binary, version) and _reports_version(legacy, version):
-        binary = legacy
-    elif not _reports_version(binary, version):
-        _install(f"{PACKAGES[name]}@{version}", version, install_root(name, version, root), binary)
+    if not _reports_version(binary, version):
+        if _reports_version(legacy, version):
+            binary = legacy
+        else:
+            _install(f"{PACKAGES[name]}@{version}", version, install_root(name, version, root), binary)
     _found[name, version, root] = binary
     return binary
+
+
+def share_found() -> None:
+    """Name the CLIs this process checked in the environment of the processes it starts (see :data:`SHARED_ENV`)."""
+    os.environ[SHARED_ENV] = json.dumps([[n, v, str(r), str(b)] for (n, v, r), b in _found.items()])
+
+
+def _shared() -> dict[tuple[str, str, Path], Path]:
+    try:
+        items = json.loads(os.environ.get(SHARED_ENV) or "[]")
+        return {(n, v, Path(r)): Path(b) for n, v, r, b in items}
+    except (ValueError, TypeError):
+        return {}
 
 
 def _install(spec: str, version: str, root: Path, binary: Path) -> None:
