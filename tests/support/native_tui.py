@@ -9,6 +9,7 @@ call is not part of the turn a test scripts).
 
 from __future__ import annotations
 
+import signal
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -85,7 +86,12 @@ class Tui:
             self.pump(0.3)
             self.child.sendcontrol("c")
             self.pump(0.5)
-        self.child.close(force=True)
+        if self.child.isalive():
+            # Killed and waited for: pexpect's close(force=True) gives a SIGKILLed CLI 0.1 s to be reaped and
+            # raised "Could not terminate the child" when a loaded machine took longer (seen in full runs).
+            self.child.kill(signal.SIGKILL)
+            self.child.wait()
+        self.child.close()
 
 
 class TitledResponsesFake(ResponsesFake):
