@@ -20,6 +20,7 @@ class ExitCode(IntEnum):
     STATE = 5  # a file agentlaunch keeps or delivers cannot be used: state directory, usage store, instructions file
     BUDGET = 6  # a budget stopped the agent (or refused to start it)
     NOT_TAKEN = 7  # agentlaunch send: no running session of the agent could take the prompt (none runs, it is busy)
+    WORKTREE_SETUP = 8  # a worktree_setup command of agent.yaml failed in the agent's new worktree: it was not started
     TIMEOUT = 124
     PROVIDER_MISSING = 127
     INTERRUPTED = 130

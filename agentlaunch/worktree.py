@@ -23,7 +23,7 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -172,8 +172,15 @@ def _locked(state_dir: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def ensure(agent: str, start: Path, base: Path, state_dir: Path, branch: str | None = None) -> tuple[Path, bool]:
-    """The agent's worktree for the repository of ``start``, created when missing; (path, created now)."""
+def ensure(
+    agent: str, start: Path, base: Path, state_dir: Path, branch: str | None = None,
+    on_create: Callable[[Worktree], None] | None = None,
+) -> tuple[Worktree, bool]:
+    """The agent's worktree for the repository of ``start``, created when missing; (its entry, created now).
+
+    ``on_create`` is called with the entry once git made it, still under the lock
+    (its setup is noted as to come before another launch can see the worktree).
+    """
     with _locked(state_dir):
         entry, exists = plan(agent, start, base, branch)
         path = Path(entry.path)
@@ -187,8 +194,10 @@ def ensure(agent: str, start: Path, base: Path, state_dir: Path, branch: str | N
                 # (harmless: `branch -d` of a missing branch fails), never a branch of ours taken for the user's.
                 _note_created(state_dir, entry)
                 git(Path(entry.repo), "worktree", "add", "-b", entry.branch, str(path), "HEAD")
+            if on_create is not None:
+                on_create(entry)
         _remember(state_dir, entry)
-        return path, not exists
+        return entry, not exists
 
 
 # -- the list of what agentlaunch made -------------------------------------------------------

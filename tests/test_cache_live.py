@@ -6,10 +6,10 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from agentlaunch.cli.status import cache_cell
 from agentlaunch.launch.session import spawn_child
 from agentlaunch.launch.turn import ChildLike
 from agentlaunch.live.status import one_line
+from agentlaunch.live.status_table import cache_cell
 from agentlaunch.sinks import Notice
 from agentlaunch.usage.cache_clock import CacheWarmth, lifetime, warmth_text
 from tests.test_launch_inprocess import build

@@ -4,38 +4,18 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.live import Live
-from rich.table import Table
 
+from agentlaunch import paths, worktree_setup
 from agentlaunch.cli.common import JsonOpt, app, complete_agent, err, out
 from agentlaunch.errors import UsageError
-from agentlaunch.live.status import StatusRecord, line_for, read_records, shown_state, waited
+from agentlaunch.live.status import StatusRecord, line_for, read_records
+from agentlaunch.live.status_table import FittedStatus, status_view
 from agentlaunch.live.tmux import SOCKET_ENV, DeadPane, Tmux, TmuxMissing, dead_agent_panes
-from agentlaunch.usage.cache_clock import warmth_text
-from agentlaunch.usage.plan_limits import limits_text
-from agentlaunch.visible import for_markup
-
-STATE_STYLES = {"asking": "bold white on red", "waiting": "yellow"}
-
-
-def _n(value: object) -> str:
-    return f"{value:,}" if isinstance(value, int) else "–"
-
-
-def cache_cell(record: dict[str, Any], now: datetime) -> str:
-    """``warm 4m12s``, or ``cold: next turn ~$0.42`` (what it writes again), or empty before the first call."""
-    text = warmth_text(record, now)
-    if text is None:
-        return ""
-    cache = record["cache"]
-    cold = cache.get("next_turn_cold_usd")
-    if text == "cache cold" and isinstance(cold, int | float):
-        return f"cold: next turn ~${cold:.4f}"
-    return text.removeprefix("cache ")
+from agentlaunch.worktree_setup import SetupRecord
 
 
 def dead_panes(socket: str | None) -> list[DeadPane]:
@@ -59,41 +39,28 @@ def dead_line(pane: DeadPane) -> str:
     return f"{pane.agent} · dead{code} · tmux {pane.session} {pane.pane_id}"
 
 
-def status_table(records: list[StatusRecord], dead: list[DeadPane] | None = None) -> Table:
-    now = datetime.now(UTC)
-    table = Table("agent", "state", "provider", "model", "context", "to compaction", "cost", "plan limits", "cache", "calls",
-                  "pid", "session")  # fmt: skip
-    for r in records:
-        d = r.data
-        percent = d.get("percent")
-        context = _n(d.get("context")) + (f" ({percent:.1f}%)" if isinstance(percent, int | float) else "")
-        cells = (
-            r.agent,
-            shown_state(r.state) + (f" {how_long}" if (how_long := waited(r.as_dict(), now)) else ""),
-            str(d.get("provider") or ""),
-            str(d.get("model") or ""),
-            context,
-            _n(d.get("to_compaction")),
-            str(d.get("cost") or ""),
-            limits_text(d, now) or "",
-            cache_cell(d, now),
-            _n(d.get("calls")),
-            str(d.get("pid") or ""),
-            str(d.get("session_id") or ""),
-        )
-        shown = [for_markup(cell) for cell in cells]  # a record is anyone's file: no markup, no escapes
-        if r.state in STATE_STYLES:  # the agent waits for the person: asking (red) and waiting (yellow) stand out
-            shown[1] = f"[{STATE_STYLES[r.state]}]{shown[1]}[/]"
-        table.add_row(*shown)
-    for pane in dead or []:
-        code = f" (exit {pane.exit_status})" if pane.exit_status is not None else ""
-        where = for_markup(f"tmux {pane.session} {pane.pane_id}")
-        table.add_row(for_markup(pane.agent), f"[bold red]dead{code}[/]", *[""] * 9, where)
-    if dead:
-        table.caption = "dead: its tmux pane is kept with its error; `agentlaunch tmux up AGENT` starts it again"
-    if not records and not dead:
-        table.caption = "no agent is running"
-    return table
+def setups() -> list[SetupRecord]:
+    """Worktree setups that failed (their agent did not start) or run now."""
+    return worktree_setup.unfinished(paths.state_dir())
+
+
+def setup_record(record: SetupRecord) -> dict[str, object]:
+    """A failed or running worktree setup as ``status --json`` shows it beside the running agents."""
+    state = "setting-up" if record.running else "setup-failed"
+    return {"agent": record.agent, "state": state, "working_dir": record.worktree, "worktree_setup": record.shown(),
+            "stale": False, "dead": False}  # fmt: skip
+
+
+def setup_line(record: SetupRecord) -> str:
+    if record.running:
+        return f"{record.agent} · setting up its worktree: {record.command or ''} · log {record.log}"
+    code = f" (exit {record.exit})" if record.exit is not None else ""
+    return f"{record.agent} · worktree setup failed{code}: {record.command or ''} · log {record.log}"
+
+
+def status_table(records: list[StatusRecord], dead: list[DeadPane] | None = None) -> FittedStatus:
+    """The table of running agents, dead panes and unfinished worktree setups, fitted to the width it is drawn at."""
+    return status_view(records, dead or [], setups())
 
 
 WatchOpt = Annotated[bool, typer.Option("--watch", "-w", help="Refresh the table until Ctrl-C.")]
@@ -140,14 +107,15 @@ def status(
     elif watch and as_json:
         raise UsageError("--watch shows a live table; for scripts use --json (and poll)")
     elif as_json:
-        rows = [r.as_dict() for r in read_records()] + [dead_record(p) for p in dead_panes(socket)]
+        rows = [r.as_dict() for r in read_records()] + [setup_record(s) for s in setups()]
+        rows += [dead_record(p) for p in dead_panes(socket)]
         print(json.dumps(rows, indent=2, ensure_ascii=False))
     elif watch:
         watch_table(interval, socket)
     else:
         records = read_records()
         dead = dead_panes(socket)
-        if not records and not dead:
+        if not records and not dead and not setups():
             err.print(
                 "no agent is running: start one with `agentlaunch run AGENT` or `agentlaunch tmux up AGENT...`", soft_wrap=True
             )
@@ -158,7 +126,9 @@ def status(
 def print_line(agent: str, socket: str | None) -> None:
     """``status --line AGENT``: its one line, or its dead pane's; nothing when it is not running."""
     text = line_for(agent)
-    if not text:  # not running: maybe it died in a tmux pane
+    if not text:  # not running: maybe its worktree setup failed (or runs), or it died in a tmux pane
+        text = next((setup_line(s) for s in setups() if s.agent == agent), "")
+    if not text:
         text = next((dead_line(p) for p in dead_panes(socket) if p.agent == agent), "")
     if text:
         print(text)

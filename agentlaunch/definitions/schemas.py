@@ -63,6 +63,7 @@ class AgentYaml(BaseModel):
     notify_after: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     worktree: bool = False
     worktree_branch: str | None = None
+    worktree_setup: list[str] = Field(default_factory=list)
     budget: BudgetYaml | None = None
 
 

@@ -88,6 +88,8 @@ class AgentSpec:
     """Run in a git worktree of the agent's own (see :mod:`agentlaunch.definitions.worktrees`)."""
     worktree_branch: str | None = None
     """That worktree's branch; None: ``agentlaunch/<agent>``."""
+    worktree_setup: tuple[str, ...] = ()
+    """Shell commands run once in the agent's new worktree before its CLI starts (see :mod:`agentlaunch.worktree_setup`)."""
     budget: Mapping[str, float | int | None] | None = None
     """``budget:`` of agent.yaml (session_usd, daily_usd, session_tokens, daily_tokens, five_hour_percent,
     seven_day_percent), None when not given."""
@@ -106,6 +108,17 @@ def branch_problem(branch: str) -> str | None:
     if not BRANCH_RE.fullmatch(branch) or ".." in branch or "//" in branch or branch.endswith((".", "/", ".lock")):
         return f"{branch!r} is not a usable branch name: use letters, digits, '.', '_', '-' and '/' (no '..', no leading '-')"
     return None
+
+
+def setup_problems(commands: list[str], yaml_path: Path) -> list[str]:
+    """What is wrong with ``worktree_setup:``'s commands (the schema checked it is a list of strings)."""
+    problems = []
+    for i, command in enumerate(commands):
+        if not command.strip():
+            problems.append(f"{yaml_path}: worktree_setup.{i}: an empty command (each entry is one shell command line)")
+        elif "\0" in command:
+            problems.append(f"{yaml_path}: worktree_setup.{i}: a command cannot hold a NUL character")
+    return problems
 
 
 def check_name(name: str, what: str) -> str | None:
@@ -366,6 +379,7 @@ def load_agent(agents_dir: Path, name: str, state_dir: Path | None = None) -> Ag
     branch = conf.get("worktree_branch")
     if branch is not None and (problem := branch_problem(branch)):
         problems.append(f"{yaml_path}: worktree_branch: {problem}")
+    problems += setup_problems(conf.get("worktree_setup") or [], yaml_path)
     if problems:
         raise DefinitionError(problems)
     return AgentSpec(
@@ -396,6 +410,7 @@ def load_agent(agents_dir: Path, name: str, state_dir: Path | None = None) -> Ag
         notify_after=conf.get("notify_after"),
         worktree=bool(conf.get("worktree", False)),
         worktree_branch=branch,
+        worktree_setup=tuple(conf.get("worktree_setup") or ()),
         budget=conf.get("budget"),
         compaction_at=conf.get("compaction_at"),
         cache_ttl=conf.get("cache_ttl"),

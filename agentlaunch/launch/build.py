@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from agentlaunch import paths
 from agentlaunch.clock import Clock, SystemClock
@@ -39,14 +42,40 @@ def needs_you_sink(spec: AgentSpec, settings: Settings) -> Sink:
     )
 
 
-def agent_worktree(spec: AgentSpec, start: Path, state_dir: Path, settings: Settings) -> tuple[Path, str | None]:
-    """The agent's git worktree for the repository of ``start`` (made on first use); a notice when made now."""
-    from agentlaunch import worktree
+@dataclasses.dataclass(frozen=True)
+class AgentWorktree:
+    """The worktree a launch runs in: its path, the notice when made now, and its setup's record (None: no setup)."""
+
+    path: Path
+    made: str | None
+    setup: dict[str, Any] | None
+    fresh: bool  # made or set up by this launch: a CLI started early (before it) is not adopted
+
+
+def agent_worktree(spec: AgentSpec, start: Path, state_dir: Path, settings: Settings) -> AgentWorktree:
+    """The agent's git worktree for the repository of ``start`` (made on first use, then set up: ``worktree_setup``)."""
+    from agentlaunch import worktree, worktree_setup
 
     base = settings.worktrees_dir or state_dir / "worktrees"
-    path, created = worktree.ensure(spec.name, start, base, state_dir, spec.worktree_branch)
-    branch = spec.worktree_branch or worktree.default_branch(spec.name)
-    return path, f"created git worktree {path} on branch {branch}" if created else None
+
+    def pending(entry: worktree.Worktree) -> None:
+        if spec.worktree_setup:
+            worktree_setup.mark_pending(state_dir, spec.name, Path(entry.path))
+
+    entry, created = worktree.ensure(spec.name, start, base, state_dir, spec.worktree_branch, on_create=pending)
+    path = Path(entry.path)
+    place = worktree_setup.Place(spec.name, path, Path(entry.repo), entry.branch)
+    record, ran = worktree_setup.ensure_setup(spec.worktree_setup, place, state_dir, created=created, report=report_setup)
+    made = f"created git worktree {path} on branch {entry.branch}" if created else None
+    return AgentWorktree(path, made, record.shown() if record is not None else None, created or ran)
+
+
+def report_setup(message: str) -> None:
+    """A line of the worktree's setup, on stderr as it happens (the launch and its views do not exist yet)."""
+    from agentlaunch.visible import visible
+
+    with contextlib.suppress(OSError, ValueError):
+        print(f"agentlaunch: {visible(message)}", file=sys.stderr, flush=True)
 
 
 def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]], *, status: bool = True) -> Launch:
@@ -61,9 +90,10 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
     adapter = get_adapter(spec.provider)
     working_dir = resolve_working_dir(spec, options.working_dir, state_dir)
     settings = load_settings()  # <config dir>/config.yaml: read once per launch (no YAML import without the file)
-    made: str | None = None
+    place: AgentWorktree | None = None
     if options.worktree or spec.worktree:
-        working_dir, made = agent_worktree(spec, working_dir, state_dir, settings)
+        place = agent_worktree(spec, working_dir, state_dir, settings)
+        working_dir = place.path
     meter = Meter(configured_window=spec.context_window, buffer=spec.compaction_buffer, model=spec.model,
                   compaction_at=spec.compaction_at)
     meter.cache_ttl = {"5m": 300, "1h": 3600}.get(spec.cache_ttl or "")  # what the CLI is told to ask for
@@ -82,7 +112,8 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
     if status:
         from agentlaunch.live.status import StatusWriter
 
-        sinks.append(StatusWriter())  # the live status record (agentlaunch status, tmux)
+        setup = {"worktree_setup": place.setup} if place is not None and place.setup is not None else None
+        sinks.append(StatusWriter(extra=setup))  # the live status record (agentlaunch status, tmux)
     if options.interactive:  # a person is there: tell them when the agent needs them (a script knows when it ends)
         sinks.append(needs_you_sink(spec, settings))
     if os.environ.get("AGENTLAUNCH_OTEL") or settings.otel:
@@ -94,6 +125,10 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
     if settings.ready_timeout is not None:
         options = dataclasses.replace(options, ready_timeout=settings.ready_timeout)
     pending = take_prespawned(options, adapter)
+    if pending is not None and place is not None and place.fresh:
+        # A CLI started early ran before the worktree was made or set up: never adopted.
+        prespawn.discard(pending)
+        pending = None
     try:
         session = choose_session(
             spec, adapter, store, working_dir, resume=options.resume, continue_last=options.continue_last,
@@ -104,8 +139,8 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
             state_dir=state_dir, working_dir=working_dir, clock=clock, session=session, prespawned=pending,
             signals=Signals(), reaper=Reaper(subreaper=True),
         )  # fmt: skip
-        if made:
-            launch.notice(made)
+        if place is not None and place.made:
+            launch.notice(place.made)
         return launch
     except BaseException:
         prespawn.discard(pending)

@@ -214,8 +214,10 @@ class StatusWriter:
         clock: Callable[[], float] = time.monotonic,
         pane_title: bool | None = None,
         later: Later | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> None:
         self.directory = directory or status_dir()
+        self.extra = dict(extra or {})  # fields the launch knows before it starts (its worktree's setup)
         self.pid = pid or os.getpid()
         self.pid_start = process_start(self.pid)
         self.path = self.directory / f"{self.pid}.json"
@@ -247,7 +249,8 @@ class StatusWriter:
         if launch.state != self._state:
             self._state, self._state_since = launch.state, datetime.now(UTC).isoformat(timespec="seconds")
         since = self._state_since
-        self.update(snapshot(launch, pid=self.pid, pid_start=self.pid_start, started=self.started, state_since=since))
+        record = snapshot(launch, pid=self.pid, pid_start=self.pid_start, started=self.started, state_since=since)
+        self.update({**record, **self.extra})
         if isinstance(event, SessionClosed):
             self.close()
 
@@ -426,6 +429,19 @@ def _checked_cache(value: object) -> dict[str, Any] | None:
     return kept
 
 
+def checked_setup(value: object) -> dict[str, Any] | None:
+    """A record's ``worktree_setup``, each field of its type (None when it is not an object)."""
+    if not isinstance(value, dict):
+        return None
+    ok, code = value.get("ok"), value.get("exit")
+    return {
+        "ok": ok if isinstance(ok, bool) else None,
+        "exit": code if _count(code) else None,
+        "command": value["command"] if isinstance(value.get("command"), str) else None,
+        "log": value["log"] if isinstance(value.get("log"), str) else None,
+    }
+
+
 def checked_record(data: dict[str, Any]) -> dict[str, Any]:
     """A record read from a file anyone could have written, keeping only the fields whose type is right.
 
@@ -452,6 +468,9 @@ def checked_record(data: dict[str, Any]) -> dict[str, Any]:
         elif key == "rate_limits":  # the plan's windows: null with an API key
             value = plan_limits.checked(value)
             ok = True
+        elif key == "worktree_setup":  # how the worktree's setup went: {"ok", "exit", "command", "log"}
+            value = checked_setup(value)
+            ok = value is not None
         else:
             ok = value is None or isinstance(value, str | bool) or _number(value)
         if ok:

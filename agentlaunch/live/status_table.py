@@ -1,0 +1,206 @@
+"""The table of ``agentlaunch status`` (and ``--watch``), fitted to the terminal's width: no row ever wraps.
+
+The columns a person needs first come first: agent, state, for how long,
+context, cost; then distance to compaction, cache, model, provider, calls,
+session, pid. The table is built for the width it is drawn at (a resize
+redraws ``--watch`` to the new width): every column whole when they fit; else
+the last columns are left out, one at a time, down to the first five; else
+those five in short forms (``ASKING``, ``20%``, ``ctx``, an agent's name cut
+to 12 characters with an ellipsis), then fewer; and an agent's name that still
+does not fit is cut further. Every cell is
+one line (``no_wrap``), so a row is never two.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from rich import box
+from rich.measure import Measurement
+from rich.table import Table
+from rich.text import Text
+
+from agentlaunch.live.status import ASKING, StatusRecord, shown_state, waited
+from agentlaunch.usage.cache_clock import warmth_text
+from agentlaunch.usage.plan_limits import limits_text
+from agentlaunch.visible import for_markup, visible
+
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderResult
+
+    from agentlaunch.live.tmux import DeadPane
+    from agentlaunch.worktree_setup import SetupRecord
+
+STATE_STYLES = {"asking": "bold white on red", "waiting": "yellow", "dead": "bold red", "setup failed": "bold red"}
+ESSENTIAL = 5  # agent, state, for, context, cost: what is given up last
+SHORT_NAME = 12  # the agent column's width with the short forms (a longer name ends in an ellipsis)
+# (key, header, short header), in the order they are given up last to first.
+COLUMNS = (
+    ("agent", "agent", "agent"),
+    ("state", "state", "state"),
+    ("for", "for", "for"),
+    ("context", "context", "ctx"),
+    ("cost", "cost", "cost"),
+    ("to_compaction", "to compaction", "to comp."),
+    ("plan_limits", "plan limits", "limits"),
+    ("cache", "cache", "cache"),
+    ("model", "model", "model"),
+    ("provider", "provider", "provider"),
+    ("calls", "calls", "calls"),
+    ("session", "session", "session"),
+    ("pid", "pid", "pid"),
+)
+
+
+@dataclass
+class Row:
+    """One row: each column's text, whole and (where shorter) short; the state's style."""
+
+    cells: dict[str, str]
+    short: dict[str, str] = field(default_factory=dict)
+    style: str | None = None
+
+    def text(self, key: str, short: bool) -> str:
+        return self.short.get(key, self.cells.get(key, "")) if short else self.cells.get(key, "")
+
+
+def _n(value: object) -> str:
+    return f"{value:,}" if isinstance(value, int) else "–"
+
+
+def _k(value: object) -> str:
+    if not isinstance(value, int):
+        return "–"
+    return f"{value / 1000:.0f}k" if abs(value) >= 10_000 else f"{value:,}"
+
+
+def cache_cell(record: dict[str, Any], now: datetime) -> str:
+    """``warm 4m12s``, or ``cold: next turn ~$0.42`` (what it writes again), or empty before the first call."""
+    text = warmth_text(record, now)
+    if text is None:
+        return ""
+    cache = record["cache"]
+    cold = cache.get("next_turn_cold_usd")
+    if text == "cache cold" and isinstance(cold, int | float):
+        return f"cold: next turn ~${cold:.4f}"
+    return text.removeprefix("cache ")
+
+
+def record_row(r: StatusRecord, now: datetime) -> Row:
+    d = r.data
+    percent = d.get("percent")
+    has_percent = isinstance(percent, int | float)
+    setup = d.get("worktree_setup")
+    how_long = waited(r.as_dict(), now)
+    cells = {
+        "agent": r.agent, "state": shown_state(r.state), "for": how_long.removeprefix("for ") if how_long else "",
+        "context": _n(d.get("context")) + (f" ({percent:.1f}%)" if has_percent else ""), "cost": str(d.get("cost") or ""),
+        "to_compaction": _n(d.get("to_compaction")), "plan_limits": limits_text(d, now) or "",
+        "cache": cache_cell(d, now), "model": str(d.get("model") or ""),
+        "provider": str(d.get("provider") or ""), "calls": _n(d.get("calls")), "session": str(d.get("session_id") or ""),
+        "pid": str(d.get("pid") or ""),
+    }  # fmt: skip
+    short = {
+        "state": "ASKING" if r.state == ASKING else r.state,
+        "context": f"{percent:.0f}%" if has_percent else _k(d.get("context")),
+    }
+    if isinstance(setup, dict) and setup.get("ok") is False:  # not expected while running: said all the same
+        cells["state"] += " (setup failed)"
+    return Row(cells, short, STATE_STYLES.get(r.state))
+
+
+def dead_row(pane: DeadPane) -> Row:
+    code = f" (exit {pane.exit_status})" if pane.exit_status is not None else ""
+    return Row({"agent": pane.agent, "state": f"dead{code}", "session": f"tmux {pane.session} {pane.pane_id}"},
+               {"state": "dead"}, STATE_STYLES["dead"])  # fmt: skip
+
+
+def setup_row(record: SetupRecord) -> Row:
+    """An agent whose worktree setup failed (it did not start) or is running now."""
+    if record.running:
+        return Row({"agent": record.agent, "state": f"setting up: {record.command or 'worktree'}"}, {"state": "setting up"})
+    code = f" (exit {record.exit})" if record.exit is not None else " (interrupted)" if record.ok is None else ""
+    return Row({"agent": record.agent, "state": f"setup failed{code}"}, {"state": "setup failed"}, STATE_STYLES["setup failed"])
+
+
+def setup_caption(record: SetupRecord) -> str | None:
+    if record.running:
+        return None
+    said = f"exited {record.exit}" if record.exit is not None else "was interrupted" if record.ok is None else "could not start"
+    return f"{record.agent}: worktree setup `{record.command}` {said}; log: {record.log}"
+
+
+class FittedStatus:
+    """The status table, built for the width it is drawn at (``--watch`` redraws it at the terminal's width)."""
+
+    def __init__(self, rows: Sequence[Row], captions: Sequence[str] = ()) -> None:
+        self.rows, self.captions = list(rows), list(captions)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if self.rows:
+            yield fitted_table(self.rows, console, options.max_width)
+        for caption in self.captions:  # below the table, at the screen's width (a note, not a row)
+            yield Text(visible(caption), style="dim", overflow="fold")
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(1, options.max_width)
+
+
+def _table(rows: Sequence[Row], count: int, short: bool, width: int | None = None) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1), caption_justify="left")
+    columns = _columns(rows)[:count]
+    for key, header, short_header in columns:
+        right = key in ("context", "cost", "to_compaction", "calls", "pid")
+        table.add_column(short_header if short else header, justify="right" if right else "left", no_wrap=True,
+                         overflow="ellipsis", max_width=width if key == "agent" else None)  # fmt: skip
+    for row in rows:
+        # A record is anyone's file: no markup, no escapes.
+        shown = [for_markup(row.text(key, short)) for key, _h, _s in columns]
+        if row.style:
+            shown[1] = f"[{row.style}]{shown[1]}[/]"
+            if len(columns) > 2 and columns[2][0] == "for" and shown[2]:
+                shown[2] = f"[{row.style}]{shown[2]}[/]"
+        table.add_row(*shown)
+    return table
+
+
+def _columns(rows: Sequence[Row]) -> list[tuple[str, str, str]]:
+    """The columns some row has something in (agent and state always): an empty column is no use at any width."""
+    return [c for c in COLUMNS if c[0] in ("agent", "state") or any(row.cells.get(c[0]) for row in rows)]
+
+
+def fitted_table(rows: Sequence[Row], console: Console, width: int) -> Table:
+    """The widest table of the first columns that fits ``width`` (whole forms first, then short), else cut to fit."""
+    options = console.options.update_width(1 << 16)  # the table's natural width, not clamped to the screen
+    # Whole forms with fewer columns; then the short forms; then a long agent name cut, so that its state, how
+    # long and context still fit beside it; then fewer of those.
+    most = len(_columns(rows))
+    tries: list[tuple[int, bool, int | None]] = [(n, False, None) for n in range(most, min(most, ESSENTIAL) - 1, -1)]
+    tries += [(ESSENTIAL, True, None)] + [(count, True, SHORT_NAME) for count in range(ESSENTIAL, 1, -1)]
+    for count, short, name_width in tries:
+        table = _table(rows, count, short, width=name_width)
+        if Measurement.get(console, options, table).maximum <= width:
+            return table
+    # Not even agent and state whole: the agent's name is cut (an ellipsis), never a second line.
+    state = max((len(r.text("state", True)) for r in rows), default=5)
+    return _table(rows, 2, True, width=max(width - max(state, 5) - 3, 1))
+
+
+def status_view(
+    records: Sequence[StatusRecord], dead: Sequence[DeadPane] = (), setups: Sequence[SetupRecord] = (),
+    now: datetime | None = None,
+) -> FittedStatus:  # fmt: skip
+    """The table of running agents, dead panes and worktree setups that failed or run, with what explains them."""
+    now = now or datetime.now(UTC)
+    rows = [record_row(r, now) for r in records] + [setup_row(s) for s in setups] + [dead_row(p) for p in dead]
+    captions = [c for c in (setup_caption(s) for s in setups) if c]
+    if dead:
+        captions.append("dead: its tmux pane is kept with its error; `agentlaunch tmux up AGENT` starts it again")
+    if setups and any(not s.running for s in setups):
+        captions.append("a failed worktree setup runs again at the agent's next start")
+    if not rows:
+        captions.append("no agent is running")
+    return FittedStatus(rows, captions)
