@@ -153,3 +153,24 @@ def test_json_and_csv_carry_costs_at_full_precision() -> None:
     assert float(csv_row["cost_usd"]) == sum(costs)
     table = run_cli_inprocess("usage", "--by", "session").stdout.decode()
     assert f"${sum(costs):.4f}" in table  # people get the rounded figure
+
+
+def test_usage_by_session_names_each_sessions_agent(two_sessions: list[str], agents_dir: Path) -> None:
+    from tests.helpers import write_agent
+
+    write_agent(agents_dir, "other-agent", {"provider": "fake", "model": "fake-1"})
+    result = run_cli("run", "other-agent", "hi", "--json", "--agents-dir", str(agents_dir))
+    assert result.returncode == 0, result.stderr
+    other = next(json.loads(line)["session_id"] for line in result.stdout.splitlines() if b'"session"' in line)
+    rows = {r["session"]: r for r in json.loads(run_cli_inprocess("usage", "--by", "session", "--json").stdout)}
+    assert {s: r["agent"] for s, r in rows.items()} == {two_sessions[0]: "demo", two_sessions[1]: "demo", other: "other-agent"}
+    # CSV: the agent is the last column (a reader by column position keeps working); the table has it beside the session.
+    lines = run_cli_inprocess("usage", "--by", "session", "--csv").stdout.decode().splitlines()
+    assert lines[0].startswith("session,calls,") and lines[0].endswith(",saved_usd,agent")
+    assert {line.split(",")[0]: line.split(",")[-1] for line in lines[1:]}[other] == "other-agent"
+    table = run_cli_inprocess("usage", "--by", "session").stdout.decode().splitlines()
+    header = next(line for line in table if "session" in line and "calls" in line)
+    assert header.index("agent") < header.index("calls")
+    assert any(other[:8] in line and "other-agent" in line for line in table)
+    # Grouped otherwise, no agent field is added (by agent, the key is the agent already).
+    assert all("agent" not in r for r in json.loads(run_cli_inprocess("usage", "--by", "model", "--json").stdout))

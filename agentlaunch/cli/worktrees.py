@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from agentlaunch import paths, worktree
+from agentlaunch import paths, worktree, worktree_setup
 from agentlaunch.cli.common import JsonOpt, app, complete_agent, err, out
 from agentlaunch.errors import RefusedOverwrite, UsageError
 from agentlaunch.visible import for_markup
@@ -100,3 +100,4 @@ def worktrees_remove(
         )
     for line in worktree.remove(state_dir, mine[0], keep_branch=keep_branch):
         err.print(line, highlight=False)
+    worktree_setup.forget(state_dir, mine[0].agent, Path(mine[0].path))  # its setup's record and log go with it

@@ -99,6 +99,8 @@ class ReportRow:
     """Of ``cache_write``, the tokens written with the 1-hour lifetime."""
     saved_usd: float | None = None
     """What caching saved over the priced calls: their cost at the full input price minus what they cost."""
+    agent: str | None = None
+    """The agent whose session it is (grouped by session only; ``a, b`` in the odd store where two agents share an id)."""
 
     @property
     def total_input(self) -> int:

@@ -171,6 +171,8 @@ def report_records(rows: Sequence[ReportRow], by: ReportBy) -> list[dict[str, An
             elif isinstance(value, float) and name != "cost_usd":
                 value = round(value, 6)  # a ratio: 1e-6 is finer than any decision it informs
             record[name] = value
+        if by == "session":
+            record["agent"] = row.agent  # last, so CSV read by column position keeps working
         out.append(record)
     return out
 
@@ -213,7 +215,7 @@ def report_csv(rows: Sequence[ReportRow], by: ReportBy) -> str:
     """CSV text with a header row; empty cells for None (unpriced cost, ratios without input)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([by, *FIELDS])
+    writer.writerow([by, *FIELDS, *(["agent"] if by == "session" else [])])
     for record in report_records(rows, by):
         writer.writerow(["" if v is None else visible(v) if isinstance(v, str) else v for v in record.values()])
     return buffer.getvalue()
@@ -260,11 +262,14 @@ def report_table(rows: Sequence[ReportRow], by: ReportBy, *, title: str | None =
         ("full", "full price", lambda r: _pct(r.full_price_share)),
     ]
     table.add_column(by, footer="total" if total else "", no_wrap=True)
+    if by == "session":
+        table.add_column("agent", no_wrap=True)
     for _name, header, fmt in columns:
         table.add_column(header, justify="right", footer=fmt(total) if total else "", no_wrap=True)
     for row in rows:
         # The key is a model or session name the provider or the store gave: no markup, no escapes.
-        table.add_row(for_markup(row.key or "(none)"), *(fmt(row) for _n, _h, fmt in columns))
+        agent = [for_markup(row.agent or "")] if by == "session" else []
+        table.add_row(for_markup(row.key or "(none)"), *agent, *(fmt(row) for _n, _h, fmt in columns))
     return table
 
 

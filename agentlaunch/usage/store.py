@@ -389,7 +389,9 @@ class Store:
                         "agent": "agent",
                         "model": "COALESCE(model_reported, model_requested, '')",
                     }[by]
-                    sql = f"SELECT {group} AS k, {_SUMS} FROM calls WHERE {' AND '.join(where)} GROUP BY k"
+                    # A session's agent beside it (one, unless another program wrote two under one id).
+                    agents = ", MIN(agent), MAX(agent)" if by == "session" else ""
+                    sql = f"SELECT {group} AS k, {_SUMS}{agents} FROM calls WHERE {' AND '.join(where)} GROUP BY k"
                     rows = [_report_row(r) for r in self._conn.execute(sql, params).fetchall()]
                 self._find_skipped_at(filters, filter_params)  # a row without a time is in no period, and named
             finally:
@@ -903,4 +905,10 @@ def _report_row(row: tuple[Any, ...]) -> ReportRow:
         last_at=last_at,
         cache_write_1h=row[11] or 0,
         saved_usd=row[12],
+        agent=_agents(row[13], row[14]) if len(row) > 14 else None,
     )
+
+
+def _agents(first: object, last: object) -> str:
+    """The agent of a session's calls: one name, or the first and last when two share a session id."""
+    return str(first) if first == last else f"{first}, {last}"
