@@ -91,6 +91,9 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
         # pytest-xdist's workers export the controller's terminal size; a CLI on the tests' own PTY must see that PTY's.
         "COLUMNS",
         "LINES",
+        # No desktop session: a notify-send on the machine never shows a test's "needs you" on a person's screen.
+        "DISPLAY",
+        "WAYLAND_DISPLAY",
     ):
         monkeypatch.delenv(var, raising=False)
     for var in (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -141,7 +142,7 @@ def test_a_hanging_notify_command_does_not_hold_the_launch_and_is_ended(tmp_path
     sink = NeedsYou(notify=hang, bell=False, pane=None, clock=clock, timeout=30, report=reports.append)
     launch = view(tmp_path)
     feed(sink, launch, "thinking", "asking")
-    ((proc, _),) = sink.running
+    ((proc, _, _),) = sink.running
     assert proc.poll() is None  # the event returned while the command still runs: it was not waited for
     clock.t += 31
     feed(sink, launch, "tool")
@@ -214,3 +215,126 @@ def test_a_bad_notify_in_agent_yaml_is_a_definition_error(agents_dir: Path) -> N
     with pytest.raises(DefinitionError) as caught:
         load_agent(agents_dir, "bad")
     assert "notify" in str(caught.value)
+
+
+# -- desktop notifications (notify-send) ----------------------------------------------------------
+
+
+def fake_notify_send(tmp_path: Path, code: int = 0, sleep: float = 0) -> Path:
+    """A ``notify-send`` in its own folder that appends its argv (JSON, a line per run) to ``notify-send.jsonl``."""
+    folder = tmp_path / "desktop-bin"
+    folder.mkdir(exist_ok=True)
+    script = folder / "notify-send"
+    out = tmp_path / "notify-send.jsonl"
+    script.write_text(
+        f"#!{sys.executable}\nimport json, sys, time\ntime.sleep({sleep})\n"
+        f"open({str(out)!r}, 'a').write(json.dumps(sys.argv) + '\\n')\nsys.exit({code})\n"
+    )
+    script.chmod(0o755)
+    return script
+
+
+def desktop_runs(tmp_path: Path) -> list[list[str]]:
+    path = tmp_path / "notify-send.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_notify_send_shows_asking_and_each_later_stall_once_per_change(tmp_path: Path) -> None:
+    clock = Clock()
+    fake = fake_notify_send(tmp_path)
+    sink = NeedsYou(notify=None, bell=False, pane=None, clock=clock, desktop=str(fake), after=30, timeout=10_000)
+    launch = view(tmp_path)
+    feed(sink, launch, "thinking", "asking", "asking")  # the same state twice: one change
+    clock.t += 60
+    feed(sink, launch, "asking")  # said again after the debounce: still no change, nothing shown
+    feed(sink, launch, "tool", "stalled")
+    clock.t += 10
+    feed(sink, launch, "thinking", "stalled", "stalled")  # stalled again, after progress: a second change
+    clock.t += 10
+    feed(sink, launch, "waiting")  # the turn took over 30 s: your turn (normal urgency)
+    runs = wait_for(lambda: len(r := desktop_runs(tmp_path)) >= 4 and r, what="four notify-send runs")
+    sink.event(SessionClosed(0), launch)  # collects them
+    assert sink.running == [] and len(desktop_runs(tmp_path)) == 4
+    runs.sort(key=lambda r: ["demo needs you", "demo stalled", "demo waiting"].index(r[4]))  # they run side by side
+    head = [str(fake), "--app-name=agentlaunch"]
+    assert [r[:5] for r in runs] == [
+        [*head, "--urgency=critical", "--", "demo needs you"],
+        [*head, "--urgency=critical", "--", "demo stalled"],
+        [*head, "--urgency=critical", "--", "demo stalled"],
+        [*head, "--urgency=normal", "--", "demo waiting"],
+    ]
+    assert runs[0][5] == f"a permission prompt or a question waits for you\n{tmp_path}"
+    assert runs[1][5].startswith("no sign of progress for a while")
+    assert [p["state"] for p in sink.announced] == ["asking", "stalled", "stalled", "waiting"]
+
+
+def test_notify_send_never_holds_the_launch_and_a_failing_one_is_dropped_silently(tmp_path: Path) -> None:
+    clock = Clock()
+    reports: list[str] = []
+    slow = fake_notify_send(tmp_path, sleep=600)
+    sink = NeedsYou(notify=None, bell=False, pane=None, clock=clock, desktop=str(slow), report=reports.append)
+    feed(sink, view(tmp_path), "thinking", "asking")
+    ((proc, _, desktop),) = sink.running
+    assert desktop and proc.poll() is None  # the event returned while notify-send still runs
+    sink.event(SessionClosed(0), view(tmp_path))
+    assert proc.poll() is not None and sink.running == [] and reports == []
+
+    failing = fake_notify_send(tmp_path, code=1)  # no notification daemon, say
+    sink = NeedsYou(notify=None, bell=False, pane=None, clock=clock, desktop=str(failing), debounce=0, report=reports.append)
+    feed(sink, view(tmp_path), "thinking", "asking")
+    wait_for(lambda: sink.running[0][0].poll() is not None, what="notify-send to fail")
+    feed(sink, view(tmp_path), "thinking", "asking", "thinking", "asking")
+    sink.close()
+    assert len(desktop_runs(tmp_path)) == 1 and reports == []  # not run again; nothing said (the bell still rings)
+
+
+def test_a_notify_command_replaces_notify_send_and_the_setting_turns_it_off(tmp_path: Path, agents_dir: Path) -> None:
+    from agentlaunch.definitions.settings import Settings
+    from agentlaunch.launch.build import needs_you_sink
+    from agentlaunch.live.needs_you import desktop_notifier
+
+    fake = fake_notify_send(tmp_path)
+    env = {"PATH": str(fake.parent), "DISPLAY": ":99"}
+    assert desktop_notifier(True, env) == str(fake)
+    assert desktop_notifier(False, env) is None  # desktop_notify: false
+    assert desktop_notifier(True, {"PATH": str(fake.parent)}) is None  # no desktop session (ssh, a console)
+    assert desktop_notifier(True, {"PATH": str(tmp_path), "WAYLAND_DISPLAY": "wayland-0"}) is None  # none on PATH
+
+    spec = load_agent(agents_dir, "demo")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+        patch.setenv("DISPLAY", ":99")
+        assert needs_you_sink(spec, Settings()).desktop == str(fake)  # type: ignore[attr-defined]
+        assert needs_you_sink(spec, Settings(desktop_notify=False)).desktop is None  # type: ignore[attr-defined]
+        configured = needs_you_sink(spec, Settings(notify=("my-notifier",)))
+        assert configured.desktop is None and configured.notify == ["my-notifier"]  # type: ignore[attr-defined]
+
+    (tmp_path / "config.yaml").write_text("desktop_notify: false\n")
+    assert load_settings(tmp_path).desktop_notify is False and load_settings(tmp_path / "none").desktop_notify is True
+    (tmp_path / "config.yaml").write_text("desktop_notify: sometimes\n")
+    with pytest.raises(DefinitionError, match="config.yaml: desktop_notify: expected true or false"):
+        load_settings(tmp_path)
+
+
+def test_a_chat_waiting_on_a_permission_prompt_shows_one_desktop_notification(tmp_path: Path, agents_dir: Path) -> None:
+    import pexpect
+
+    fake = fake_notify_send(tmp_path)
+    env = {**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}", "DISPLAY": ":99"}
+    child = pexpect.spawn(sys.executable, ["-m", "agentlaunch", "run", "demo", "--agents-dir", str(agents_dir)], env=env,
+                          cwd=str(tmp_path), dimensions=(40, 120), encoding="utf-8", timeout=30)  # fmt: skip
+    try:
+        child.expect("› ")
+        child.sendline("/tool")
+        child.expect(r"\[n\] deny: ")
+        (argv,) = wait_for(lambda: desktop_runs(tmp_path), what="notify-send's run")
+        assert argv[:5] == [str(fake), "--app-name=agentlaunch", "--urgency=critical", "--", "demo needs you"]
+        assert argv[5].startswith("a permission prompt or a question waits for you\n")  # and the working directory
+        child.sendline("y")
+        child.expect("The tool was allowed.")
+        child.expect("› ")
+        child.sendeof()
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0 and len(desktop_runs(tmp_path)) == 1

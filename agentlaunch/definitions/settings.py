@@ -8,6 +8,7 @@ notify: [notify-send, agentlaunch]   # run when an agent needs you: an argv list
                                       # (never run by a shell); it reads one JSON object on stdin
 notify_after: 30                      # seconds a turn must take before its end is announced (asking always is)
 bell: true                            # ring the terminal bell when an agent needs you
+desktop_notify: true                  # a desktop notification (notify-send) when an agent needs you and no notify is set
 worktrees_dir: ~/agent-worktrees      # where `worktree: true` agents get their git worktrees (default: <state dir>/worktrees)
 budget: {daily_usd: 40, daily_tokens: 50000000}   # per local day, all agents together (exit 6 once spent)
 otel: true                            # export every call over OTLP (AGENTLAUNCH_OTEL, when set, wins)
@@ -34,7 +35,7 @@ from agentlaunch.fsutil import read_regular
 
 SETTINGS_FILE = "config.yaml"
 SETTINGS_LIMIT = 1 << 20
-KEYS = ("notify", "notify_after", "bell", "worktrees_dir", "budget", "otel", "ready_timeout")
+KEYS = ("notify", "notify_after", "bell", "desktop_notify", "worktrees_dir", "budget", "otel", "ready_timeout")
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,8 @@ class Settings:
     notify: tuple[str, ...] | None = None
     notify_after: float | None = None
     bell: bool = True
+    desktop_notify: bool = True
+    """``notify-send`` when an agent needs you, where there is one and a desktop (a notify command replaces it)."""
     worktrees_dir: Path | None = None
     budget: Mapping[str, Any] = field(default_factory=dict)
     """Daily limits for all agents together (see :mod:`agentlaunch.usage.budget`)."""
@@ -147,6 +150,9 @@ def load_settings(config_dir: Path | None = None) -> Settings:
     bell = raw.get("bell", True)
     if not isinstance(bell, bool):
         raise DefinitionError(f"{path}: bell: expected true or false (got {bell!r})")
+    desktop = raw.get("desktop_notify", True)
+    if not isinstance(desktop, bool):
+        raise DefinitionError(f"{path}: desktop_notify: expected true or false (got {desktop!r})")
     otel = raw.get("otel")
     if otel is not None and not isinstance(otel, bool):
         raise DefinitionError(f"{path}: otel: expected true or false (got {otel!r})")
@@ -157,6 +163,7 @@ def load_settings(config_dir: Path | None = None) -> Settings:
         notify=notify_command(raw.get("notify"), str(path)),
         notify_after=notify_after(raw.get("notify_after"), str(path)),
         bell=bell,
+        desktop_notify=desktop,
         worktrees_dir=Path(folder).expanduser() if folder else None,
         budget=global_budget(raw.get("budget"), str(path)),
         otel=otel,

@@ -32,13 +32,15 @@ from agentlaunch.usage.store import Store
 
 def needs_you_sink(spec: AgentSpec, settings: Settings) -> Sink:
     """The "needs you" sink with agent.yaml's notify settings, else the global ones (``config.yaml``)."""
-    from agentlaunch.live.needs_you import DEFAULT_AFTER, NeedsYou
+    from agentlaunch.live.needs_you import DEFAULT_AFTER, NeedsYou, desktop_notifier
 
     after = spec.notify_after if spec.notify_after is not None else settings.notify_after
+    notify = spec.notify or settings.notify
     return NeedsYou(
-        notify=spec.notify or settings.notify,
+        notify=notify,
         after=DEFAULT_AFTER if after is None else after,
         bell=None if settings.bell else False,
+        desktop=None if notify else desktop_notifier(settings.desktop_notify),  # a notify command replaces it
     )
 
 

@@ -16,14 +16,19 @@ answer needs no alarm: the person is still looking), it
   same tmux command list, so the last change always leaves the whole truth); and
 - runs the notify command, when one is configured, with one JSON object on
   its stdin: ``agent``, ``state``, ``session``, ``working_dir``, ``pane``
-  (``$TMUX_PANE`` or null), ``reason``, ``turn_seconds``.
+  (``$TMUX_PANE`` or null), ``reason``, ``turn_seconds``; else
+- shows a desktop notification with ``notify-send`` (``desktop``: its path, when
+  it is on PATH, a desktop session is there and the settings leave it on).
 
-The same state is not announced twice within ``debounce`` seconds. Nothing
-here blocks the launch: the command is spawned (an argument list, never a
-shell), its stdin written and closed, and it is reaped on later events and
-at the session's end; one still running after ``timeout`` seconds is ended.
-A command that cannot start or fails is reported once, never again for this
-session.
+``stalled`` (a busy agent that gave no sign of progress for long) is announced
+as ``asking`` is. Only a change into a state is announced (the same state
+named again is not), and the same state not twice within ``debounce``
+seconds. Nothing here blocks the launch: the command is spawned (an argument
+list, never a shell), its stdin written and closed, and it is reaped on later
+events and at the session's end; one still running after ``timeout`` seconds
+is ended. A command that cannot start or fails is reported once, never again
+for this session; ``notify-send`` failing (no notification daemon) is not
+reported, only not run again.
 """
 
 from __future__ import annotations
@@ -35,15 +40,23 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentlaunch.sinks import SessionClosed, StateChanged
+from agentlaunch.visible import visible
 
 if TYPE_CHECKING:
     from agentlaunch.sinks import LaunchView, SinkEvent
 
 BUSY = ("thinking", "tool")
+ALARMS = {
+    "asking": "a permission prompt or a question waits for you",
+    "stalled": "no sign of progress for a while: the agent may be stuck",
+}
+"""The states announced on every change into them, with the reason said when the event gives none."""
+DESKTOP_COMMAND = "notify-send"
+DESKTOP_ENV = ("DISPLAY", "WAYLAND_DISPLAY")  # a desktop session: without one notify-send has nowhere to show
 DEFAULT_AFTER = 30.0  # seconds a turn must take before its end is announced
 DEBOUNCE = 5.0  # seconds within which the same state is not announced again
 NOTIFY_TIMEOUT = 30.0  # seconds a notify command may run before it is ended
@@ -76,18 +89,22 @@ class NeedsYou:
         timeout: float = NOTIFY_TIMEOUT,
         clock: Callable[[], float] = time.monotonic,
         report: Reporter = report_on_stderr,
+        desktop: str | None = None,
     ) -> None:
         self.notify = list(notify) if notify else None
+        self.desktop = desktop  # notify-send's path: used when no notify command is configured
         self.after, self.debounce, self.timeout, self.clock, self.report = after, debounce, timeout, clock, report
         self.bell = _stderr_is_tty() if bell is None else bell
         self.pane = pane if pane is not None else os.environ.get("TMUX_PANE") or None
         self.tmux = tmux or (shutil.which("tmux") if self.pane and os.environ.get("TMUX") else None)
-        self.running: list[tuple[subprocess.Popen[bytes], float]] = []
+        self.running: list[tuple[subprocess.Popen[bytes], float, bool]] = []  # (process, started, is notify-send)
         self.announced: list[dict[str, Any]] = []  # what was announced (the JSON each notify got), for tests and logs
         self._turn_started: float | None = None
         self._last: dict[str, float] = {}
         self._flagged = False
         self._failed = False
+        self._desktop_failed = False
+        self._seen: str | None = None  # the last state an event named: only a change into a state is announced
 
     # -- the sink ------------------------------------------------------------------
     def event(self, event: SinkEvent, launch: LaunchView) -> None:
@@ -98,14 +115,16 @@ class NeedsYou:
         if not isinstance(event, StateChanged):
             return
         now = self.clock()
-        state = event.state
+        state, before, self._seen = event.state, self._seen, event.state
+        if state == before and state in (*ALARMS, "waiting"):
+            return  # the same state said again (a record's refresh): no transition, nothing to announce
         if state in BUSY:
             if self._turn_started is None:
                 self._turn_started = now
             self._unflag()
-        elif state == "asking":
+        elif state in ALARMS:
             took = now - self._turn_started if self._turn_started is not None else None
-            self._announce(launch, "asking", event.reason or "a permission prompt or a question waits for you", took, now)
+            self._announce(launch, state, event.reason or ALARMS[state], took, now)
         elif state == "waiting":
             started, self._turn_started = self._turn_started, None
             if started is not None and now - started >= self.after:
@@ -133,8 +152,11 @@ class NeedsYou:
                 sys.stderr.write("\a")
                 sys.stderr.flush()
         self._flag(f"{launch.spec.name} {state}")
-        if self.notify and not self._failed:
-            self._spawn(payload)
+        if self.notify:
+            if not self._failed:
+                self._spawn(payload)
+        elif self.desktop and not self._desktop_failed:
+            self._show_on_desktop(payload)
 
     def _spawn(self, payload: dict[str, Any]) -> None:
         assert self.notify is not None
@@ -152,7 +174,23 @@ class NeedsYou:
             proc.stdin.write((json.dumps(payload, ensure_ascii=False) + "\n").encode("utf-8"))  # far below a pipe's 64 KiB
         with contextlib.suppress(OSError):
             proc.stdin.close()
-        self.running.append((proc, self.clock()))
+        self.running.append((proc, self.clock(), False))
+
+    def _show_on_desktop(self, payload: dict[str, Any]) -> None:
+        """``notify-send TITLE BODY``: who needs you and why (``--`` first: a reason may begin with a dash)."""
+        assert self.desktop is not None
+        urgency = "critical" if payload["state"] in ALARMS else "normal"
+        title = f"{payload['agent']} {'needs you' if payload['state'] == 'asking' else payload['state']}"
+        body = f"{payload['reason']}\n{payload['working_dir']}"
+        argv = [self.desktop, "--app-name=agentlaunch", f"--urgency={urgency}", "--", visible(title),
+                visible(body, keep_newlines=True)]  # fmt: skip
+        try:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                    close_fds=True)  # fmt: skip
+        except OSError:
+            self._desktop_failed = True  # found on PATH at the start, gone now: not tried again, nothing to tell
+            return
+        self.running.append((proc, self.clock(), True))
 
     def _fail(self, message: str) -> None:
         if not self._failed:
@@ -162,24 +200,30 @@ class NeedsYou:
     def reap(self) -> None:
         """Collect finished notify commands (reporting a failure once); one that ran too long is killed (reaped later)."""
         name = repr(self.notify[0]) if self.notify else "?"
-        still: list[tuple[subprocess.Popen[bytes], float]] = []
-        for proc, started in self.running:
+        still: list[tuple[subprocess.Popen[bytes], float, bool]] = []
+        for proc, started, desktop in self.running:
             code = proc.poll()
             if code is None:
                 if self.clock() - started >= self.timeout:
                     with contextlib.suppress(OSError):
                         proc.kill()  # no wait here: the next event, or the session's end, collects it
-                    self._fail(f"notify command {name} ran over {self.timeout:g}s and was ended")
+                    if desktop:
+                        self._desktop_failed = True
+                    else:
+                        self._fail(f"notify command {name} ran over {self.timeout:g}s and was ended")
                     started = float("-inf")  # reported; killed already
-                still.append((proc, started))
+                still.append((proc, started, desktop))
             elif code != 0 and started != float("-inf"):
-                self._fail(f"notify command {name} failed (exit {code}); not run again this session")
+                if desktop:  # no notification daemon, say: the terminal's bell and tmux's flag still tell the person
+                    self._desktop_failed = True
+                else:
+                    self._fail(f"notify command {name} failed (exit {code}); not run again this session")
         self.running = still
 
     def close(self, grace: float = 1.0) -> None:
         """The session is over: give running notify commands ``grace`` seconds in all, kill the rest, clear the flag."""
         deadline = self.clock() + grace
-        for proc, _ in self.running:
+        for proc, _, _ in self.running:
             try:
                 proc.wait(timeout=max(deadline - self.clock(), 0.0))
             except subprocess.TimeoutExpired:
@@ -215,6 +259,13 @@ class NeedsYou:
         except (OSError, subprocess.SubprocessError):
             return False
         return done.returncode == 0
+
+
+def desktop_notifier(enabled: bool, environ: Mapping[str, str] = os.environ) -> str | None:
+    """``notify-send``'s path when desktop notifications are on, it is on PATH and a desktop session is there."""
+    if not enabled or not any(environ.get(name) for name in DESKTOP_ENV):
+        return None
+    return shutil.which(DESKTOP_COMMAND, path=environ.get("PATH"))
 
 
 def _stderr_is_tty() -> bool:
