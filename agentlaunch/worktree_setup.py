@@ -28,7 +28,7 @@ import os
 import subprocess
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -229,6 +229,8 @@ def _run(commands: Sequence[str], place: Place, state_dir: Path, report: Report)
     with os.fdopen(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, PRIVATE_FILE_MODE), "wb") as out:
         for i, command in enumerate(commands, 1):
             report(f"worktree setup {i}/{len(commands)}: {command}")
+            with contextlib.suppress(OSError):  # which command runs now: what `status` shows meanwhile
+                _write(state_dir, replace(base, command=command))
             out.write(f"$ {command}\n".encode("utf-8", "surrogateescape"))
             out.flush()
             try:
@@ -259,8 +261,6 @@ def _run(commands: Sequence[str], place: Place, state_dir: Path, report: Report)
 def _finish(
     state_dir: Path, base: SetupRecord, ok: bool | None, code: int | None, command: str | None, *, interrupted: bool = False
 ) -> SetupRecord:
-    from dataclasses import replace
-
     # Interrupted: no live pid any more once this process ends, so it reads as not finished (and runs again).
     record = replace(base, ok=ok, exit=code, command=command, finished=_now(), pid=None if interrupted else base.pid)
     with contextlib.suppress(OSError):

@@ -19,6 +19,9 @@ from agentlaunch.live.status import checked_record
 from agentlaunch.worktree_setup import Place, WorktreeSetupFailed, ensure_setup
 from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
 from tests.support.git_repo import make_repo
+from tests.test_tmux import socket
+
+__all__ = ["socket"]  # the private tmux server fixture, used by name
 
 COUNT = 'echo ran >> "$AGENTLAUNCH_WORKTREE/../setup-runs-$AGENTLAUNCH_AGENT"'  # outside the worktree: never dirty it
 
@@ -240,3 +243,31 @@ def test_end_to_end_a_copied_env_then_a_failing_setup_that_is_fixed(agents_dir: 
     # Removing the worktree forgets its setup.
     assert run_cli_inprocess("worktrees", "remove", "broken", cwd=repo).returncode == 0
     assert worktree_setup.read(paths.state_dir(), "broken", broken_tree) is None and not log_file.exists()
+
+
+# -- in tmux: `tmux up` says what became of each setup ----------------------------------------------------
+
+
+def test_tmux_up_names_a_failed_setup_and_one_still_running(agents_dir: Path, tmp_path: Path, socket: str) -> None:
+    from tests.test_tmux import up
+
+    repo = make_repo(tmp_path / "proj")
+    gate = tmp_path / "gate"
+    write_agent(agents_dir, "fails", {"provider": "fake", "model": "fake-1", "worktree_setup": ["echo no >&2; exit 5"]})
+    failed = up(socket, agents_dir, repo, "fails", "--worktree")  # decided when its pane dies, well within the wait
+    said = failed.stderr.decode()
+    # ("failed (exit 8): …" once tmux has reaped the pane's process; "failed: …" when the wait read the pane first)
+    assert failed.returncode != 0 and "  fails  failed" in said and "worktree setup: `echo no >&2; exit 5` exited 5" in said
+    # A setup that waits for the test (a gate, not a clock) is still running when `up`'s wait is over.
+    waiting = f"until [ -e {gate} ]; do sleep 0.1; done"
+    write_agent(agents_dir, "slow", {"provider": "fake", "model": "fake-1", "worktree_setup": [waiting]})
+    slow = up(socket, agents_dir, repo, "slow", "--worktree", "--wait", "10", "--session", "second")
+    assert slow.returncode != 0 and f"its worktree setup still runs (`{waiting}`, log " in slow.stderr.decode()
+    rows = {r["agent"]: r for r in status_json() if r["state"] in ("setting-up", "setup-failed")}
+    assert rows["slow"]["state"] == "setting-up" and rows["slow"]["worktree_setup"]["ok"] is None
+    assert rows["fails"]["state"] == "setup-failed" and rows["fails"]["worktree_setup"]["exit"] == 5
+    table = run_cli_inprocess("status", "--socket", socket).stdout.decode()  # the dead panes of that server too
+    assert "setting up: until" in table and "setup failed (exit 5)" in table and "dead (exit 8)" in table
+    gate.touch()  # the setup ends, the agent starts in its pane
+    wait_for(lambda: any(r["agent"] == "slow" and r["state"] == "waiting" for r in status_json()), what="slow started")
+    assert not any(r["state"] == "setting-up" for r in status_json())

@@ -29,6 +29,7 @@ from agentlaunch.visible import visible
 
 if TYPE_CHECKING:
     from agentlaunch.live.tmux import Tmux
+    from agentlaunch.worktree_setup import SetupRecord
 
 STARTED_STATES = ("waiting", "asking", "thinking", "tool")
 SETTLE = 1.5  # seconds an agent must stay alive after saying it started
@@ -157,5 +158,18 @@ def wait_started(
             decided[agent] = AgentStart(agent, pane_id, True, "started", seen_started[agent][1])
         else:
             said = f"not started after {timeout:g}s (still starting; look at its pane, or wait longer with --wait)"
+            setup = setting_up(live.get(pane_id, (0, False, ""))[0], status_dir)
+            if setup is not None:  # its worktree's setup (npm ci, say) still runs: the agent starts once it is done
+                said = (f"not started after {timeout:g}s: its worktree setup still runs (`{setup.command}`, log {setup.log});"
+                        " it starts once that is done (`agentlaunch status` shows it), or wait longer with --wait")  # fmt: skip
             decided[agent] = AgentStart(agent, pane_id, False, said)
     return [decided[agent] for agent in panes]
+
+
+def setting_up(pid: int, status_dir: Path | None) -> SetupRecord | None:
+    """The worktree setup the agentlaunch of ``pid`` runs now, if any."""
+    from agentlaunch import paths
+    from agentlaunch.worktree_setup import records
+
+    state_dir = status_dir.parent if status_dir is not None else paths.state_dir()
+    return next((r for r in records(state_dir) if r.pid == pid and r.running), None)
