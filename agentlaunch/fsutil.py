@@ -15,6 +15,7 @@ import contextlib
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -196,3 +197,16 @@ def keep_newest(folder: Path, keep: int, pattern: str = "*.json") -> None:
     for _, old in files[keep:]:
         with contextlib.suppress(OSError):
             old.unlink()
+
+
+@contextlib.contextmanager
+def exclusive_lock(path: Path) -> Iterator[None]:
+    """Hold ``flock(LOCK_EX)`` on the file ``path`` (made when missing; its folder must exist) for the block."""
+    import fcntl
+
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

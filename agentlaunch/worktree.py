@@ -17,20 +17,19 @@ started together in one ``tmux up`` do not race on the repository.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
 import shutil
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from agentlaunch.errors import AgentlaunchError, ExitCode, RefusedOverwrite
-from agentlaunch.fsutil import read_regular, write_atomic
+from agentlaunch.fsutil import exclusive_lock, read_regular, write_atomic
 
 REGISTRY = "worktrees.json"
 LOCK = "worktrees.lock"
@@ -161,15 +160,9 @@ def plan(agent: str, start: Path, base: Path, branch: str | None = None) -> tupl
     return entry, False
 
 
-@contextlib.contextmanager
-def _locked(state_dir: Path) -> Iterator[None]:
+def _locked(state_dir: Path) -> contextlib.AbstractContextManager[None]:
     state_dir.mkdir(parents=True, exist_ok=True)
-    with open(state_dir / LOCK, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    return exclusive_lock(state_dir / LOCK)
 
 
 def ensure(

@@ -21,20 +21,19 @@ second until the first is done.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
 import subprocess
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from agentlaunch.errors import AgentlaunchError, ExitCode
-from agentlaunch.fsutil import PRIVATE_FILE_MODE, private_dir, read_regular, write_atomic
+from agentlaunch.fsutil import PRIVATE_FILE_MODE, exclusive_lock, private_dir, read_regular, write_atomic
 from agentlaunch.processes import process_start, same_process, valid_pid
 
 SETUP_DIR = "worktree-setup"
@@ -168,16 +167,10 @@ def mark_pending(state_dir: Path, agent: str, worktree: Path) -> None:
     _write(state_dir, SetupRecord(agent, str(worktree), log, None, pid=pid, pid_start=process_start(pid), started=_now()))
 
 
-@contextlib.contextmanager
-def _locked(state_dir: Path, agent: str, worktree: Path) -> Iterator[None]:
+def _locked(state_dir: Path, agent: str, worktree: Path) -> contextlib.AbstractContextManager[None]:
     lock = record_path(state_dir, agent, worktree).with_suffix(".lock")
     private_dir(lock.parent)
-    with open(lock, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    return exclusive_lock(lock)
 
 
 @dataclass(frozen=True)

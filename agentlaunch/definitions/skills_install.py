@@ -24,7 +24,6 @@ give the same name. This module uses the standard library only.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import shutil
 import stat
@@ -36,7 +35,7 @@ from pathlib import Path
 from agentlaunch.definitions.skills import Skill
 from agentlaunch.definitions.spec import PART_LIMIT, check_name
 from agentlaunch.errors import DefinitionError, StateError
-from agentlaunch.fsutil import FileTooLarge, NotRegularFile, current_umask, human_size, read_regular
+from agentlaunch.fsutil import FileTooLarge, NotRegularFile, current_umask, exclusive_lock, human_size, read_regular
 
 SKILLS_DIR = "skills"
 LAYOUT = (".claude", "skills")
@@ -202,17 +201,11 @@ def install_skills(skills: Sequence[Skill], agents_dir: Path, state_dir: Path, a
     return InstalledSkills(root=root, folder=folder, names=tuple(s.name for s in wanted), changed=changed)
 
 
-@contextlib.contextmanager
-def _locked(state_dir: Path, agent: str) -> Iterator[None]:
+def _locked(state_dir: Path, agent: str) -> contextlib.AbstractContextManager[None]:
     """One installer per agent at a time (a lock file beside the agent's skills root, not inside it)."""
     lock_path = state_dir / SKILLS_DIR / f".{agent}.lock"
     lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    return exclusive_lock(lock_path)
 
 
 def _sync(root: Path, folder: Path, wanted: list[SkillFolder]) -> bool:
