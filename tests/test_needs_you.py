@@ -264,7 +264,7 @@ def test_notify_send_shows_asking_and_each_later_stall_once_per_change(tmp_path:
         [*head, "--urgency=normal", "--", "demo waiting"],
     ]
     assert runs[0][5] == f"a permission prompt or a question waits for you\n{tmp_path}"
-    assert runs[1][5].startswith("no sign of progress for a while")
+    assert runs[1][5].startswith("its turn has heard nothing from the CLI")
     assert [p["state"] for p in sink.announced] == ["asking", "stalled", "stalled", "waiting"]
 
 

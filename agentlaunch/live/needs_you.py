@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 BUSY = ("thinking", "tool")
 ALARMS = {
     "asking": "a permission prompt or a question waits for you",
-    "stalled": "no sign of progress for a while: the agent may be stuck",
+    "stalled": "its turn has heard nothing from the CLI",
 }
 """The states announced on every change into them, with the reason said when the event gives none."""
 DESKTOP_COMMAND = "notify-send"
