@@ -271,3 +271,24 @@ def test_tmux_up_names_a_failed_setup_and_one_still_running(agents_dir: Path, tm
     gate.touch()  # the setup ends, the agent starts in its pane
     wait_for(lambda: any(r["agent"] == "slow" and r["state"] == "waiting" for r in status_json()), what="slow started")
     assert not any(r["state"] == "setting-up" for r in status_json())
+
+
+def test_ctrl_c_during_the_setup_ends_it_and_the_next_start_runs_it_again(agents_dir: Path, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "proj")
+    marker = tmp_path / "interrupt-once"
+    marker.touch()
+    # The first run interrupts agentlaunch itself (its parent: SIGINT, as Ctrl-C sends it) and would then sleep long.
+    setup = [f'if [ -e {marker} ]; then rm {marker}; kill -INT $PPID; exec sleep 30; fi', COUNT]  # exec: one process
+    write_agent(agents_dir, "wt", {"provider": "fake", "model": "fake-1", "worktree": True, "worktree_setup": setup})
+    first = run(agents_dir, repo, "wt", "hello")
+    assert first.returncode == 130, first.stderr
+    assert b"Traceback" not in first.stderr
+    (row,) = json.loads(run_cli_inprocess("worktrees", "--json").stdout)
+    tree = Path(row["path"])
+    log = worktree_setup.log_path(paths.state_dir(), "wt", tree)
+    assert log.read_text().endswith("[interrupted]\n") and runs(tree, "wt") == 0
+    (shown,) = [r for r in status_json() if r["agent"] == "wt"]
+    assert shown["state"] == "setup-failed" and shown["worktree_setup"]["ok"] is False
+    again = run(agents_dir, repo, "wt", "hello")
+    assert again.returncode == 0, again.stderr
+    assert b"did not finish last time: running it again" in again.stderr and runs(tree, "wt") == 1
