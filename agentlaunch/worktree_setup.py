@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.errors import AgentlaunchError, ExitCode
+from agentlaunch.errors import AgentlaunchError, ExitCode, StateError
 from agentlaunch.fsutil import PRIVATE_FILE_MODE, exclusive_lock, private_dir, read_regular, write_atomic
 from agentlaunch.processes import process_start, same_process, valid_pid
 
@@ -164,12 +164,17 @@ def mark_pending(state_dir: Path, agent: str, worktree: Path) -> None:
     """The worktree was just made and its setup is to come (called under the lock that made it)."""
     pid = os.getpid()
     log = str(log_path(state_dir, agent, worktree))
-    _write(state_dir, SetupRecord(agent, str(worktree), log, None, pid=pid, pid_start=process_start(pid), started=_now()))
+    with contextlib.suppress(OSError):  # not written: the setup's own first write says why (a StateError)
+        _write(state_dir, SetupRecord(agent, str(worktree), log, None, pid=pid, pid_start=process_start(pid), started=_now()))
 
 
 def _locked(state_dir: Path, agent: str, worktree: Path) -> contextlib.AbstractContextManager[None]:
     lock = record_path(state_dir, agent, worktree).with_suffix(".lock")
-    private_dir(lock.parent)
+    try:
+        private_dir(lock.parent)
+        lock.touch()
+    except OSError as exc:
+        raise StateError(f"{lock.parent}: cannot keep the worktree setup's log and record ({exc.strerror or exc})") from None
     return exclusive_lock(lock)
 
 
@@ -215,11 +220,15 @@ def _run(commands: Sequence[str], place: Place, state_dir: Path, report: Report)
     pid = os.getpid()
     base = SetupRecord(place.agent, str(place.worktree), str(log), None, pid=pid, pid_start=process_start(pid),
                        started=_now(), commands=len(commands))  # fmt: skip
-    _write(state_dir, base)
+    try:
+        _write(state_dir, base)
+        handle = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, PRIVATE_FILE_MODE)
+    except OSError as exc:
+        raise StateError(f"{log.parent}: cannot keep the worktree setup's log and record ({exc.strerror or exc})") from None
     report(f"worktree setup: {len(commands)} command{'s' if len(commands) != 1 else ''} in {place.worktree} (log: {log})")
     began = time.monotonic()
     env = place.env()
-    with os.fdopen(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, PRIVATE_FILE_MODE), "wb") as out:
+    with os.fdopen(handle, "wb") as out:
         for i, command in enumerate(commands, 1):
             report(f"worktree setup {i}/{len(commands)}: {command}")
             with contextlib.suppress(OSError):  # which command runs now: what `status` shows meanwhile

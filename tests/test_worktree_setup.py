@@ -292,3 +292,14 @@ def test_ctrl_c_during_the_setup_ends_it_and_the_next_start_runs_it_again(agents
     again = run(agents_dir, repo, "wt", "hello")
     assert again.returncode == 0, again.stderr
     assert b"did not finish last time: running it again" in again.stderr and runs(tree, "wt") == 1
+
+
+def test_a_state_directory_that_cannot_hold_the_log_is_a_state_error(tmp_path: Path) -> None:
+    from agentlaunch.errors import StateError
+
+    state, where = tmp_path / "state", place(tmp_path)
+    state.mkdir()
+    (state / worktree_setup.SETUP_DIR).write_text("a file where the folder goes")
+    with pytest.raises(StateError, match="cannot keep the worktree setup's log and record") as caught:
+        ensure_setup([COUNT], where, state, created=True, report=lambda _: None)
+    assert caught.value.exit_code == ExitCode.STATE and runs(where.worktree, "wt") == 0
