@@ -165,11 +165,17 @@ def _locked(state_dir: Path) -> contextlib.AbstractContextManager[None]:
     return exclusive_lock(state_dir / LOCK)
 
 
-def ensure(
+def ensure(agent: str, start: Path, base: Path, state_dir: Path, branch: str | None = None) -> tuple[Path, bool]:
+    """The agent's worktree for the repository of ``start``, created when missing; (path, created now)."""
+    entry, created = ensure_entry(agent, start, base, state_dir, branch)
+    return Path(entry.path), created
+
+
+def ensure_entry(
     agent: str, start: Path, base: Path, state_dir: Path, branch: str | None = None,
     on_create: Callable[[Worktree], None] | None = None,
 ) -> tuple[Worktree, bool]:
-    """The agent's worktree for the repository of ``start``, created when missing; (its entry, created now).
+    """:func:`ensure`, giving the worktree's entry (its repository and branch too).
 
     ``on_create`` is called with the entry once git made it, still under the lock
     (its setup is noted as to come before another launch can see the worktree).

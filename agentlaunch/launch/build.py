@@ -64,7 +64,7 @@ def agent_worktree(spec: AgentSpec, start: Path, state_dir: Path, settings: Sett
         if spec.worktree_setup:
             worktree_setup.mark_pending(state_dir, spec.name, Path(entry.path))
 
-    entry, created = worktree.ensure(spec.name, start, base, state_dir, spec.worktree_branch, on_create=pending)
+    entry, created = worktree.ensure_entry(spec.name, start, base, state_dir, spec.worktree_branch, on_create=pending)
     path = Path(entry.path)
     place = worktree_setup.Place(spec.name, path, Path(entry.repo), entry.branch)
     record, ran = worktree_setup.ensure_setup(spec.worktree_setup, place, state_dir, created=created, report=report_setup)

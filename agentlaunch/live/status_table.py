@@ -1,8 +1,8 @@
 """The table of ``agentlaunch status`` (and ``--watch``), fitted to the terminal's width: no row ever wraps.
 
 The columns a person needs first come first: agent, state, for how long,
-context, cost; then distance to compaction, cache, model, provider, calls,
-session, pid. The table is built for the width it is drawn at (a resize
+context, cost; then distance to compaction, the plan's limits, cache, model,
+provider, calls, session, pid. The table is built for the width it is drawn at (a resize
 redraws ``--watch`` to the new width): every column whole when they fit; else
 the last columns are left out, one at a time, down to the first five; else
 those five in short forms (``ASKING``, ``20%``, ``ctx``, an agent's name cut
