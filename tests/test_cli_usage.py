@@ -159,7 +159,7 @@ def test_usage_by_session_names_each_sessions_agent(two_sessions: list[str], age
     from tests.helpers import write_agent
 
     write_agent(agents_dir, "other-agent", {"provider": "fake", "model": "fake-1"})
-    result = run_cli("run", "other-agent", "hi", "--json", "--agents-dir", str(agents_dir))
+    result = run_cli_inprocess("run", "other-agent", "hi", "--json", "--agents-dir", str(agents_dir))
     assert result.returncode == 0, result.stderr
     other = next(json.loads(line)["session_id"] for line in result.stdout.splitlines() if b'"session"' in line)
     rows = {r["session"]: r for r in json.loads(run_cli_inprocess("usage", "--by", "session", "--json").stdout)}

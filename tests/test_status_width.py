@@ -104,8 +104,6 @@ def test_status_watch_fits_its_terminal_and_follows_a_resize() -> None:
     import pexpect
     import pyte
 
-    from tests.test_status import as_at_a_shell
-
     folder = status_dir()
     folder.mkdir(parents=True)
     now = datetime.now(UTC)
@@ -116,8 +114,7 @@ def test_status_watch_fits_its_terminal_and_follows_a_resize() -> None:
     screen = pyte.Screen(cols, rows)
     stream = pyte.ByteStream(screen)
     argv = ["-m", "agentlaunch", "status", "--watch", "--interval", "0.2"]
-    watch = pexpect.spawn(sys.executable, argv, env=dict(os.environ), timeout=30, dimensions=(rows, cols),
-                          preexec_fn=as_at_a_shell)  # fmt: skip
+    watch = pexpect.spawn(sys.executable, argv, env=dict(os.environ), timeout=30, dimensions=(rows, cols))
     try:
         text = wait_for(lambda: "helper" in (t := screen_text(watch, screen, stream)) and t, what="the table at 40 columns")
         lines = text.splitlines()

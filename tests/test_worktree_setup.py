@@ -19,9 +19,6 @@ from agentlaunch.live.status import checked_record
 from agentlaunch.worktree_setup import Place, WorktreeSetupFailed, ensure_setup
 from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
 from tests.support.git_repo import make_repo
-from tests.test_tmux import socket
-
-__all__ = ["socket"]  # the private tmux server fixture, used by name
 
 COUNT = 'echo ran >> "$AGENTLAUNCH_WORKTREE/../setup-runs-$AGENTLAUNCH_AGENT"'  # outside the worktree: never dirty it
 
