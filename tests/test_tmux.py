@@ -106,7 +106,7 @@ def test_up_runs_each_agent_in_its_own_window_shows_status_and_down_ends_them(
 
     def titled() -> bool:
         title = tmux(socket, "display-message", "-p", "-t", demo, "#{pane_title}").strip()
-        return title.startswith("demo · waiting · ctx ") and "to compaction" in title
+        return title.startswith("demo · done · ctx ") and "to compaction" in title  # its turn ended: done
 
     wait_for(titled, what="the live status line in the pane title")
     records = {r["agent"]: r for r in status_records()}

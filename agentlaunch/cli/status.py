@@ -19,7 +19,7 @@ from agentlaunch.usage.cache_clock import warmth_text
 from agentlaunch.usage.plan_limits import limits_text
 from agentlaunch.visible import for_markup
 
-STATE_STYLES = {"asking": "bold white on red", "waiting": "yellow"}
+STATE_STYLES = {"asking": "bold white on red", "stalled": "bold white on red", "waiting": "yellow", "retrying": "magenta"}
 
 
 def _n(value: object) -> str:
@@ -69,7 +69,7 @@ def status_table(records: list[StatusRecord], dead: list[DeadPane] | None = None
         context = _n(d.get("context")) + (f" ({percent:.1f}%)" if isinstance(percent, int | float) else "")
         cells = (
             r.agent,
-            shown_state(r.state) + (f" {how_long}" if (how_long := waited(r.as_dict(), now)) else ""),
+            shown_state(r.state, r.data) + (f" {how_long}" if (how_long := waited(r.as_dict(), now)) else ""),
             str(d.get("provider") or ""),
             str(d.get("model") or ""),
             context,
@@ -82,7 +82,7 @@ def status_table(records: list[StatusRecord], dead: list[DeadPane] | None = None
             str(d.get("session_id") or ""),
         )
         shown = [for_markup(cell) for cell in cells]  # a record is anyone's file: no markup, no escapes
-        if r.state in STATE_STYLES:  # the agent waits for the person: asking (red) and waiting (yellow) stand out
+        if r.state in STATE_STYLES:  # the agent needs the person: asking, stalled (red), waiting/done (yellow) stand out
             shown[1] = f"[{STATE_STYLES[r.state]}]{shown[1]}[/]"
         table.add_row(*shown)
     for pane in dead or []:

@@ -93,6 +93,8 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
             sinks.append(OtelExportSink(paths.store_path(), spec.id))  # last: its bounded exit wait follows the views
     if settings.ready_timeout is not None:
         options = dataclasses.replace(options, ready_timeout=settings.ready_timeout)
+    if settings.stall_timeout is not None:
+        options = dataclasses.replace(options, stall_timeout=settings.stall_timeout)
     pending = take_prespawned(options, adapter)
     try:
         session = choose_session(

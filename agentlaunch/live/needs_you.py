@@ -1,6 +1,7 @@
 """ "Needs you": a launch's sink that tells the person when an agent waits for them.
 
 On each transition into ``asking`` (a permission prompt or a question waits),
+into ``stalled`` (a turn that has heard nothing from its CLI for ``stall_timeout``),
 and into ``waiting`` after a turn that took at least ``after`` seconds (a quick
 answer needs no alarm: the person is still looking), it
 
@@ -43,7 +44,7 @@ from agentlaunch.sinks import SessionClosed, StateChanged
 if TYPE_CHECKING:
     from agentlaunch.sinks import LaunchView, SinkEvent
 
-BUSY = ("thinking", "tool")
+BUSY = ("thinking", "tool", "retrying")
 DEFAULT_AFTER = 30.0  # seconds a turn must take before its end is announced
 DEBOUNCE = 5.0  # seconds within which the same state is not announced again
 NOTIFY_TIMEOUT = 30.0  # seconds a notify command may run before it is ended
@@ -106,6 +107,9 @@ class NeedsYou:
         elif state == "asking":
             took = now - self._turn_started if self._turn_started is not None else None
             self._announce(launch, "asking", event.reason or "a permission prompt or a question waits for you", took, now)
+        elif state == "stalled":
+            took = now - self._turn_started if self._turn_started is not None else None
+            self._announce(launch, "stalled", event.reason or "its turn has heard nothing from the CLI", took, now)
         elif state == "waiting":
             started, self._turn_started = self._turn_started, None
             if started is not None and now - started >= self.after:

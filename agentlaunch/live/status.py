@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 from agentlaunch import paths
 from agentlaunch.fsutil import PRIVATE_FILE_MODE, private_dir, read_regular, write_atomic
 from agentlaunch.processes import process_running, process_start, same_process
-from agentlaunch.sinks import SessionClosed
+from agentlaunch.sinks import SessionClosed, StateChanged, TurnDone
 from agentlaunch.usage import plan_limits
 from agentlaunch.usage.cache_clock import warmth_text
 from agentlaunch.visible import visible
@@ -50,7 +50,9 @@ SESSION_OPTION = "@agentlaunch_session"
 SESSION_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
 """The pane option naming the session its launch runs: a pane that died or was stopped is restarted in it."""
 RECORD_VERSION = 1
-NEEDS_YOU = ("waiting", "asking")  # the states in which the agent waits for the person
+NEEDS_YOU = ("waiting", "asking", "stalled")  # the states in which the agent waits for the person
+TIMED = (*NEEDS_YOU, "retrying")  # the states shown with how long they have lasted
+TURN_STATES = ("thinking", "tool", "asking", "retrying", "stalled")  # a turn is under way
 RECORD_LIMIT = 256 << 10  # a record is about 1 KiB; a larger file is not one
 MAX_COUNT = 1 << 53  # a count at or above this is not one agentlaunch wrote
 __all__ = ["ASKING", "STATES", "StatusRecord", "StatusWriter", "line_for", "one_line", "process_running", "process_start",
@@ -66,7 +68,8 @@ def _n(value: int) -> str:
 
 
 def snapshot(
-    launch: LaunchView, *, pid: int, pid_start: str | None, started: str, state_since: str | None = None
+    launch: LaunchView, *, pid: int, pid_start: str | None, started: str, state_since: str | None = None,
+    reason: str | None = None, done: bool = False,
 ) -> dict[str, Any]:
     """The status record of ``launch`` as plain JSON data."""
     meter = launch.meter
@@ -90,6 +93,8 @@ def snapshot(
         "control": launch.control_path,  # where agentlaunch send reaches it (a chat or an interface), else null
         "state": launch.state,
         "state_since": state_since,  # when it entered that state: how long it has been waiting or asking
+        "state_reason": reason,  # why, when the state alone does not say: asking, retrying (the cause), stalled
+        "done": done and launch.state == "waiting",  # waiting because its last turn ended (nothing came since)
         "turns": launch.turns,
         "calls": meter.calls + earlier.calls,
         "usage": {
@@ -117,21 +122,37 @@ def snapshot(
     }
 
 
-STATES = ("starting", "waiting", "thinking", "tool", "asking", "exited")
-"""The states a launch reports; ``asking`` (a permission prompt or a question waits) means a person is needed."""
+STATES = ("starting", "waiting", "thinking", "tool", "retrying", "asking", "stalled", "exited")
+"""The states a launch reports; ``asking`` (a permission prompt or a question waits) and ``stalled`` (its turn has
+heard nothing from the CLI for ``stall_timeout``) mean a person is needed."""
 ASKING = "asking"
 ASKING_SHOWN = "ASKING: needs you"
 """How ``asking`` reads in one-line and table views: it must stand out in a row of panes."""
+STALLED_SHOWN = "STALLED: needs you"
+DONE = "done"
+"""How ``waiting`` reads when the agent's last turn ended and nothing came since (``"done": true``)."""
+REASON_CHARS = 80  # the cause shown after ``retrying``, at most
 
 
-def shown_state(state: str) -> str:
-    """The state as views print it (``asking`` in capitals with what it means)."""
-    return ASKING_SHOWN if state == ASKING else state
+def shown_state(state: str, record: dict[str, Any] | None = None) -> str:
+    """The state as views print it: ``asking`` and ``stalled`` in capitals with what they mean, ``waiting`` after a
+    finished turn as ``done``, ``retrying`` with its cause (``retrying (529 overloaded, attempt 3/10)``)."""
+    if state == ASKING:
+        return ASKING_SHOWN
+    if state == "stalled":
+        return STALLED_SHOWN
+    record = record or {}
+    if state == "waiting" and record.get("done") is True:
+        return DONE
+    reason = record.get("state_reason")
+    if state == "retrying" and isinstance(reason, str) and reason:
+        return f"retrying ({reason[:REASON_CHARS]})"
+    return state
 
 
 def waited(record: dict[str, Any], now: datetime | None) -> str | None:
     """How long a ``waiting`` or ``asking`` agent has been so: ``for 3m12s`` at ``now``, else ``since 11:42``."""
-    if record.get("stale") or record.get("state") not in NEEDS_YOU or not isinstance(record.get("state_since"), str):
+    if record.get("stale") or record.get("state") not in TIMED or not isinstance(record.get("state_since"), str):
         return None
     try:
         since = datetime.fromisoformat(record["state_since"])
@@ -157,7 +178,7 @@ def one_line(record: dict[str, Any], now: datetime | None = None, *, warmth: boo
     border computes it from the expiry itself (:data:`agentlaunch.live.tmux.BORDER_FORMAT`), since a
     title written once would keep saying "warm" after the cache expired.
     """
-    parts = [str(record.get("agent", "?")), shown_state(str(record.get("state", "?")))]
+    parts = [str(record.get("agent", "?")), shown_state(str(record.get("state", "?")), record)]
     if record.get("stale"):
         parts[1] = "stale"
     percent = record.get("percent")
@@ -233,6 +254,8 @@ class StatusWriter:
         self._last_control: str | None = None
         self._state: str | None = None
         self._state_since: str | None = None
+        self._reason: str | None = None  # why the state is what it is (the latest StateChanged's reason)
+        self._turn_ended = False  # a turn ended and no other began since: its waiting reads "done"
         self._timer: Cancellable | None = None
         self._titling: subprocess.Popen[bytes] | None = None  # the tmux process setting the pane's title
         self._next_title: tuple[str, str, str] | None = None  # the title (cache expiry, session) that follows it
@@ -246,8 +269,14 @@ class StatusWriter:
             self.later = launch.call_later
         if launch.state != self._state:
             self._state, self._state_since = launch.state, datetime.now(UTC).isoformat(timespec="seconds")
+        if isinstance(event, StateChanged):
+            self._reason = event.reason
+            self._turn_ended = self._turn_ended and event.state not in TURN_STATES
+        elif isinstance(event, TurnDone):
+            self._turn_ended = True
         since = self._state_since
-        self.update(snapshot(launch, pid=self.pid, pid_start=self.pid_start, started=self.started, state_since=since))
+        self.update(snapshot(launch, pid=self.pid, pid_start=self.pid_start, started=self.started, state_since=since,
+                             reason=self._reason, done=self._turn_ended))  # fmt: skip
         if isinstance(event, SessionClosed):
             self.close()
 
@@ -389,7 +418,7 @@ def is_stale(data: dict[str, Any]) -> bool:
 
 
 _TEXT_FIELDS = ("agent", "display", "provider", "model", "session_id", "working_dir", "state", "pid_start", "started",
-                "updated", "cost", "window_source", "state_since", "control")  # fmt: skip
+                "updated", "cost", "window_source", "state_since", "control", "state_reason")  # fmt: skip
 _COUNT_FIELDS = ("pid", "cli_pid", "version", "turns", "calls", "context", "window", "to_compaction", "priced_calls",
                  "unpriced_calls")  # fmt: skip
 
@@ -441,7 +470,7 @@ def checked_record(data: dict[str, Any]) -> dict[str, Any]:
             ok = value is None or _count(value)
         elif key in ("percent", "cost_usd"):
             ok = value is None or _number(value)
-        elif key == "resumed":
+        elif key in ("resumed", "done"):
             ok = isinstance(value, bool)
         elif key == "usage":
             ok = isinstance(value, dict)
