@@ -25,7 +25,7 @@ from agentlaunch.live.status import StatusWriter, one_line, shown_state
 from agentlaunch.providers import get_adapter
 from agentlaunch.providers.claude_parser import ClaudeParser
 from agentlaunch.providers.native.claude_transcript import CallsFromTranscript
-from agentlaunch.sinks import StateChanged, TurnDone
+from agentlaunch.sinks import PromptSent, StateChanged, TurnDone
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.pricing import Pricer
 from agentlaunch.usage.store import Store
@@ -187,7 +187,13 @@ def test_done_after_a_turn_ended_and_waiting_before_any(h: Harness) -> None:
     record = h.record()
     assert record["state"] == "waiting" and record["done"] is False
     assert one_line(record).startswith("demo · waiting")
-    h.launch.set_state("thinking")
+    h.launch.set_state("thinking")  # the startup message's turn: no one's task
+    h.launch.emit(PromptSent(""))
+    h.launch.set_state("waiting")
+    h.launch.emit(TurnDone())
+    assert h.record()["done"] is False
+    h.launch.set_state("thinking")  # a prompt of the person's, or agentlaunch send's
+    h.launch.emit(PromptSent("Review the last commit"))
     h.launch.set_state("waiting")
     h.launch.emit(TurnDone())
     record = h.record()

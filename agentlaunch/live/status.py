@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 from agentlaunch import paths
 from agentlaunch.fsutil import PRIVATE_FILE_MODE, private_dir, read_regular, write_atomic
 from agentlaunch.processes import process_running, process_start, same_process
-from agentlaunch.sinks import SessionClosed, StateChanged, TurnDone
+from agentlaunch.sinks import PromptSent, SessionClosed, StateChanged, TurnDone
 from agentlaunch.usage import plan_limits
 from agentlaunch.usage.cache_clock import warmth_text
 from agentlaunch.visible import visible
@@ -255,7 +255,8 @@ class StatusWriter:
         self._state: str | None = None
         self._state_since: str | None = None
         self._reason: str | None = None  # why the state is what it is (the latest StateChanged's reason)
-        self._turn_ended = False  # a turn ended and no other began since: its waiting reads "done"
+        self._asked = False  # the turn under way carries a prompt of the person's or agentlaunch send's
+        self._turn_ended = False  # such a turn ended and no other began since: its waiting reads "done"
         self._timer: Cancellable | None = None
         self._titling: subprocess.Popen[bytes] | None = None  # the tmux process setting the pane's title
         self._next_title: tuple[str, str, str] | None = None  # the title (cache expiry, session) that follows it
@@ -272,8 +273,10 @@ class StatusWriter:
         if isinstance(event, StateChanged):
             self._reason = event.reason
             self._turn_ended = self._turn_ended and event.state not in TURN_STATES
+        elif isinstance(event, PromptSent):
+            self._asked = self._asked or bool(event.text.strip())  # not the startup message alone: no one's task
         elif isinstance(event, TurnDone):
-            self._turn_ended = True
+            self._turn_ended, self._asked = self._asked, False
         since = self._state_since
         self.update(snapshot(launch, pid=self.pid, pid_start=self.pid_start, started=self.started, state_since=since,
                              reason=self._reason, done=self._turn_ended))  # fmt: skip
