@@ -251,7 +251,8 @@ def test_a_bad_stall_timeout_stops_run_with_a_clear_error(agents_dir: Path, tmp_
     config.mkdir()
     (config / "config.yaml").write_text("stall_timeout: -5\n")
     write_agent(agents_dir, "quick", {"provider": "fake", "working_dir": str(workdir)})
-    done = run_cli("run", "quick", "hello", env={"AGENTLAUNCH_CONFIG_DIR": str(config), "AGENTLAUNCH_AGENTS_DIR": str(agents_dir)})
+    env = {"AGENTLAUNCH_CONFIG_DIR": str(config), "AGENTLAUNCH_AGENTS_DIR": str(agents_dir)}
+    done = run_cli("run", "quick", "hello", env=env)
     assert done.returncode == 3
     assert b"stall_timeout: expected seconds, a number above 0 (got -5)" in done.stderr
     assert b"Traceback" not in done.stderr

@@ -108,7 +108,9 @@ def record(env: dict[str, str], cwd: Path, agent: str) -> dict[str, Any]:
     return next((r for r in records if r.get("agent") == agent), {})
 
 
-def wait_state(env: dict[str, str], cwd: Path, agent: str, socket: str, test: Any, what: str, timeout: float = 90) -> dict[str, Any]:
+def wait_state(
+    env: dict[str, str], cwd: Path, agent: str, socket: str, test: Any, what: str, timeout: float = 90
+) -> dict[str, Any]:
     """Wait until the agent's record passes ``test``; fail with the record and the pane's screen."""
     try:
         return dict(wait_for(lambda: (r := record(env, cwd, agent)) and test(r) and r, timeout=timeout, what=what))
