@@ -261,3 +261,21 @@ def test_a_bad_stall_timeout_stops_run_with_a_clear_error(agents_dir: Path, tmp_
 @pytest.mark.parametrize(("seconds", "text"), [(0, "0s"), (45.9, "45s"), (300, "5m00s"), (7500, "2h05m")])
 def test_durations_read_as_in_status(seconds: float, text: str) -> None:
     assert duration(seconds) == text
+
+
+def test_a_turn_that_failed_is_not_done(h: Harness) -> None:
+    from agentlaunch.events import TurnEnd
+
+    h.launch.set_state("thinking")  # headless and the line chat: the turn's TurnEnd says it failed
+    h.launch.emit(PromptSent("Review the last commit"))
+    h.launch.handle(TurnEnd(is_error=True, error="API Error: 529 overloaded"))
+    h.launch.set_state("waiting")
+    h.launch.emit(TurnDone())
+    assert h.record()["done"] is False
+    h.launch.set_state("thinking")  # a native interface: its waiting carries why (NativeRun's reason)
+    h.launch.emit(PromptSent("Again"))
+    h.launch.set_state("waiting", reason="its last turn failed: the API call failed (overloaded)")
+    h.launch.emit(TurnDone())
+    record = h.record()
+    assert record["done"] is False
+    assert one_line(record).startswith("demo · waiting (its last turn failed: the API call failed (overloaded))")

@@ -318,6 +318,8 @@ class NativeRun:
             self._open_turn()
         if state == "exited":
             return  # the launch says so itself once the CLI is ended
+        if state == "waiting" and self._in_turn and self._turn_error:
+            reason = f"its last turn failed: {self._turn_error}"
         launch.set_state(state, reason=reason, always=state == "retrying")  # each attempt: its reason is news
         if state == "waiting":
             self._close_turn()

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from agentlaunch import paths
+from agentlaunch.events import TurnEnd
 from agentlaunch.fsutil import PRIVATE_FILE_MODE, private_dir, read_regular, write_atomic
 from agentlaunch.processes import process_running, process_start, same_process
 from agentlaunch.sinks import PromptSent, SessionClosed, StateChanged, TurnDone
@@ -145,8 +146,8 @@ def shown_state(state: str, record: dict[str, Any] | None = None) -> str:
     if state == "waiting" and record.get("done") is True:
         return DONE
     reason = record.get("state_reason")
-    if state == "retrying" and isinstance(reason, str) and reason:
-        return f"retrying ({reason[:REASON_CHARS]})"
+    if state in ("retrying", "waiting") and isinstance(reason, str) and reason:
+        return f"{state} ({reason[:REASON_CHARS]})"  # the cause of a retry loop; why the last turn ended (it failed)
     return state
 
 
@@ -273,10 +274,12 @@ class StatusWriter:
         if isinstance(event, StateChanged):
             self._reason = event.reason
             self._turn_ended = self._turn_ended and event.state not in TURN_STATES
+        elif isinstance(event, TurnEnd) and event.is_error:
+            self._asked = False  # a turn that failed finished no task (headless and the line chat; native: its reason)
         elif isinstance(event, PromptSent):
             self._asked = self._asked or bool(event.text.strip())  # not the startup message alone: no one's task
         elif isinstance(event, TurnDone):
-            self._turn_ended, self._asked = self._asked, False
+            self._turn_ended, self._asked = self._asked and self._reason is None, False
         since = self._state_since
         self.update(snapshot(launch, pid=self.pid, pid_start=self.pid_start, started=self.started, state_since=since,
                              reason=self._reason, done=self._turn_ended))  # fmt: skip
