@@ -20,6 +20,8 @@ asking      ``PermissionRequest`` (at once, as the dialog opens), ``Notification
             ``permission_prompt`` / ``elicitation_dialog`` (6 s later),
             ``Elicitation``, and ``PreToolUse`` of ``AskUserQuestion`` or
             ``ExitPlanMode`` (a question or a plan waits for the person)
+retrying    the transcript gets the same ``api-request`` line again with no answer between (Claude Code
+            retries a failed call; the cause is on its screen only); its answer makes it ``thinking``
 exited      ``SessionEnd``
 ==========  ==========================================================================
 
