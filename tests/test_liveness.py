@@ -279,3 +279,26 @@ def test_a_turn_that_failed_is_not_done(h: Harness) -> None:
     record = h.record()
     assert record["done"] is False
     assert one_line(record).startswith("demo · waiting (its last turn failed: the API call failed (overloaded))")
+
+
+def test_codex_exec_reconnecting_is_a_warning_with_its_cause() -> None:
+    from agentlaunch.providers.codex import reconnecting
+
+    said = "Reconnecting... 2/5 (We’re currently experiencing high demand, which may cause temporary errors.)"
+    assert reconnecting(said) == "We’re currently experiencing high demand, which may cause temporary errors., attempt 2/5"
+    assert reconnecting("Reconnecting... 1/5") == "the stream failed, attempt 1/5"
+    assert reconnecting("We’re currently experiencing high demand") is None  # the last error: the turn fails next
+
+
+def test_gemini_retrying_line_is_a_warning_with_its_cause_beside_the_diagnostic() -> None:
+    from agentlaunch.events import Diagnostic
+    from agentlaunch.providers.gemini import GeminiParser
+
+    line = ('Attempt 3 failed with status 503. Retrying with backoff... _ApiError: {"error":{"code":503,'
+            '"message":"The model is overloaded.","status":"UNAVAILABLE"}}')  # fmt: skip
+    diagnostic, warning = GeminiParser().read_line(line)
+    assert diagnostic == Diagnostic(line)  # the JSON lines keep the line as before
+    assert isinstance(warning, Warning) and warning.retry == "503 The model is overloaded., attempt 3"
+    _, bare = GeminiParser().read_line("Attempt 2 failed with status 429. Retrying with backoff... not json")
+    assert isinstance(bare, Warning) and bare.retry == "429, attempt 2"
+    assert GeminiParser().read_line("Attempt two failed") == [Diagnostic("Attempt two failed")]

@@ -225,3 +225,66 @@ def test_a_claude_turn_that_hears_nothing_is_stalled_with_the_flag_and_send_wait
     row = next(line for line in table.splitlines() if "stuck" in line)
     assert " done " in row, table
     assert run_cli("tmux", "down", "--socket", socket, env=env, cwd=workdir, timeout=120).returncode == 0
+
+
+def test_a_headless_codex_turn_that_reconnects_is_retrying_with_its_cause(
+    isolated_home: Path, agents_dir: Path, workdir: Path, config_dir: Path
+) -> None:
+    from agentlaunch.fakeapi import responses as cfake
+    from tests.support.clis import ensure_cli
+
+    with cfake.ResponsesFake() as api:
+        env = cfake.prepare_codex_home(isolated_home, api.base_url)  # Codex's own retries at their defaults
+        env.update(AGENTLAUNCH_AGENTS_DIR=str(agents_dir), AGENTLAUNCH_CONFIG_DIR=str(config_dir))
+        write_agent(agents_dir, "cdx", {"provider": "codex", "model": "gpt-5.5", "command": str(ensure_cli("codex")),
+                                        "working_dir": str(workdir)})  # fmt: skip
+        # Five requests per stream attempt (measured): two attempts fail whole, the third is answered.
+        api.script.push(*[cfake.ErrorReply(status=500, message="fake outage")] * 14)
+        api.script.push(cfake.TextReply("Answered after reconnecting."))
+        proc = subprocess.Popen([sys.executable, "-m", "agentlaunch", "run", "cdx", "Say hello.", "--json"], env=env,
+                                cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+        try:
+            shown = wait_for(lambda: (r := record(env, workdir, "cdx")).get("state") == "retrying" and r, timeout=90,
+                             what="retrying")  # fmt: skip
+            assert shown["state_reason"].endswith(", attempt 1/5") or shown["state_reason"].endswith(", attempt 2/5"), shown
+            out, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    assert proc.returncode == 0, err.decode()
+    lines = [json.loads(line) for line in out.decode().splitlines()]
+    retries = [line["retry"] for line in lines if line["event"] == "warning" and line.get("retry")]
+    assert retries and all(r.endswith(f"attempt {n}/5") for n, r in enumerate(retries, 1)), retries
+    assert any(line["event"] == "text" and "reconnecting" in line["text"] for line in lines)
+
+
+def test_a_headless_gemini_turn_that_retries_is_retrying_with_its_cause(
+    isolated_home: Path, agents_dir: Path, workdir: Path, config_dir: Path
+) -> None:
+    from agentlaunch.fakeapi import gemini as gfake
+    from tests.support.clis import ensure_cli
+
+    with gfake.GeminiFake() as api:
+        env = gfake.prepare_gemini_home(isolated_home, api.base_url)  # Gemini's own retries at their defaults
+        env.update(AGENTLAUNCH_AGENTS_DIR=str(agents_dir), AGENTLAUNCH_CONFIG_DIR=str(config_dir))
+        write_agent(agents_dir, "gem", {"provider": "gemini", "model": "gemini-2.5-pro", "command": str(ensure_cli("gemini")),
+                                        "working_dir": str(workdir)})  # fmt: skip
+        api.script.push(*[gfake.ErrorReply(status=503, message="The model is overloaded.")] * 2)
+        api.script.push(gfake.TextReply("Back after the outage.", gfake.GeminiUsage(prompt=900, output=7)))
+        proc = subprocess.Popen([sys.executable, "-m", "agentlaunch", "run", "gem", "Say hello.", "--json"], env=env,
+                                cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+        try:
+            shown = wait_for(lambda: (r := record(env, workdir, "gem")).get("state") == "retrying" and r, timeout=120,
+                             what="retrying")  # fmt: skip
+            assert shown["state_reason"].startswith("503 The model is overloaded., attempt "), shown
+            out, err = proc.communicate(timeout=150)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    assert proc.returncode == 0, err.decode()
+    lines = [json.loads(line) for line in out.decode().splitlines()]
+    retries = [line["retry"] for line in lines if line["event"] == "warning" and line.get("retry")]
+    assert retries == ["503 The model is overloaded., attempt 1", "503 The model is overloaded., attempt 2"]
+    assert any(line["event"] == "text_delta" for line in lines)
