@@ -23,6 +23,7 @@ import pytest
 
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, error_reply, text_reply
 from agentlaunch.fakeapi.server import FakeServer, Recorded, Reply
+from tests.e2e.test_tmux_ready_states import pane_of, screen, tmux
 from tests.helpers import run_cli, wait_for, write_agent
 from tests.support.claude_tui import seed_home
 
@@ -83,22 +84,6 @@ def team_env(url: str, home: Path, agents_dir: Path, config_dir: Path, workdir: 
     return env
 
 
-def tmux(socket: str, *args: str) -> str:
-    return subprocess.run(["tmux", "-L", socket, *args], capture_output=True, text=True, check=True).stdout
-
-
-def pane_of(socket: str, agent: str) -> str:
-    for line in tmux(socket, "list-panes", "-s", "-t", "=agentlaunch", "-F", "#{@agentlaunch_agent}\t#{pane_id}").splitlines():
-        name, pane = line.split("\t")
-        if name == agent:
-            return pane
-    raise AssertionError(f"no pane for {agent}")
-
-
-def screen(socket: str, pane: str) -> str:
-    return tmux(socket, "capture-pane", "-p", "-J", "-t", pane)
-
-
 def pane_option(socket: str, pane: str, fmt: str) -> str:
     return tmux(socket, "display-message", "-p", "-t", pane, fmt).strip()
 
@@ -116,6 +101,26 @@ def wait_state(
         return dict(wait_for(lambda: (r := record(env, cwd, agent)) and test(r) and r, timeout=timeout, what=what))
     except AssertionError as exc:
         raise AssertionError(f"{exc}: {record(env, cwd, agent)}\n{screen(socket, pane_of(socket, agent))}") from None
+
+
+def headless_while_retrying(env: dict[str, str], cwd: Path, agent: str, timeout: float = 120) -> tuple[dict[str, Any], list[Any]]:
+    """Run ``agentlaunch run AGENT "Say hello." --json`` headless; its record once it says retrying, and its JSON lines."""
+    proc = subprocess.Popen([sys.executable, "-m", "agentlaunch", "run", agent, "Say hello.", "--json"],
+                            env={**os.environ, **env}, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        shown = wait_for(lambda: (r := record(env, cwd, agent)).get("state") == "retrying" and r, timeout=timeout,
+                         what="retrying")  # fmt: skip
+        out, err = proc.communicate(timeout=150)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err.decode()
+    return shown, [json.loads(line) for line in out.decode().splitlines()]
+
+
+def retries_of(lines: list[Any]) -> list[str]:
+    return [line["retry"] for line in lines if line["event"] == "warning" and line.get("retry")]
 
 
 def start(env: dict[str, str], cwd: Path, agents_dir: Path, socket: str, agent: str) -> str:
@@ -168,23 +173,10 @@ def test_a_headless_turn_in_an_api_failure_loop_is_retrying_with_its_cause(
     write_agent(agents_dir, "batch", {"provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_cli()),
                                       "working_dir": str(workdir)})  # fmt: skip
     anthropic.push(*[OVERLOADED] * 5, text_reply("Answered after five failures."))
-    full_env = {**os.environ, **env}
-    proc = subprocess.Popen([sys.executable, "-m", "agentlaunch", "run", "batch", "Say hello.", "--json"], env=full_env,
-                            cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
-    try:
-        shown = wait_for(lambda: (r := record(env, workdir, "batch")).get("state") == "retrying" and r, timeout=90,
-                         what="retrying")  # fmt: skip
-        assert shown["state_reason"].startswith("529 overloaded, attempt "), shown
-        assert shown["state_reason"].endswith("/10")
-        out, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 0, err.decode()
-    lines = [json.loads(line) for line in out.decode().splitlines()]
-    retries = [line for line in lines if line["event"] == "warning" and line.get("retry")]
-    assert [r["retry"] for r in retries] == [f"529 overloaded, attempt {n}/10" for n in range(1, 6)]
+    shown, lines = headless_while_retrying(env, workdir, "batch", timeout=90)
+    assert shown["state_reason"].startswith("529 overloaded, attempt "), shown
+    assert shown["state_reason"].endswith("/10")
+    assert retries_of(lines) == [f"529 overloaded, attempt {n}/10" for n in range(1, 6)]
     assert any(line["event"] == "text_delta" and "five failures" in line["text"] for line in lines)
 
 
@@ -241,20 +233,9 @@ def test_a_headless_codex_turn_that_reconnects_is_retrying_with_its_cause(
         # Five requests per stream attempt (measured): two attempts fail whole, the third is answered.
         api.script.push(*[cfake.ErrorReply(status=500, message="fake outage")] * 14)
         api.script.push(cfake.TextReply("Answered after reconnecting."))
-        proc = subprocess.Popen([sys.executable, "-m", "agentlaunch", "run", "cdx", "Say hello.", "--json"], env=env,
-                                cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
-        try:
-            shown = wait_for(lambda: (r := record(env, workdir, "cdx")).get("state") == "retrying" and r, timeout=90,
-                             what="retrying")  # fmt: skip
-            assert shown["state_reason"].endswith(", attempt 1/5") or shown["state_reason"].endswith(", attempt 2/5"), shown
-            out, err = proc.communicate(timeout=120)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate()
-    assert proc.returncode == 0, err.decode()
-    lines = [json.loads(line) for line in out.decode().splitlines()]
-    retries = [line["retry"] for line in lines if line["event"] == "warning" and line.get("retry")]
+        shown, lines = headless_while_retrying(env, workdir, "cdx", timeout=90)
+    assert shown["state_reason"].endswith((", attempt 1/5", ", attempt 2/5")), shown
+    retries = retries_of(lines)
     assert retries and all(r.endswith(f"attempt {n}/5") for n, r in enumerate(retries, 1)), retries
     assert any(line["event"] == "text" and "reconnecting" in line["text"] for line in lines)
 
@@ -272,19 +253,7 @@ def test_a_headless_gemini_turn_that_retries_is_retrying_with_its_cause(
                                         "working_dir": str(workdir)})  # fmt: skip
         api.script.push(*[gfake.ErrorReply(status=503, message="The model is overloaded.")] * 2)
         api.script.push(gfake.TextReply("Back after the outage.", gfake.GeminiUsage(prompt=900, output=7)))
-        proc = subprocess.Popen([sys.executable, "-m", "agentlaunch", "run", "gem", "Say hello.", "--json"], env=env,
-                                cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
-        try:
-            shown = wait_for(lambda: (r := record(env, workdir, "gem")).get("state") == "retrying" and r, timeout=120,
-                             what="retrying")  # fmt: skip
-            assert shown["state_reason"].startswith("503 The model is overloaded., attempt "), shown
-            out, err = proc.communicate(timeout=150)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate()
-    assert proc.returncode == 0, err.decode()
-    lines = [json.loads(line) for line in out.decode().splitlines()]
-    retries = [line["retry"] for line in lines if line["event"] == "warning" and line.get("retry")]
-    assert retries == ["503 The model is overloaded., attempt 1", "503 The model is overloaded., attempt 2"]
+        shown, lines = headless_while_retrying(env, workdir, "gem")
+    assert shown["state_reason"].startswith("503 The model is overloaded., attempt "), shown
+    assert retries_of(lines) == ["503 The model is overloaded., attempt 1", "503 The model is overloaded., attempt 2"]
     assert any(line["event"] == "text_delta" for line in lines)
