@@ -40,15 +40,6 @@ STALLED = "stalled"
 RETRYING = "retrying"
 
 
-def duration(seconds: float) -> str:
-    """``45s``, ``5m00s``, ``2h05m``."""
-    whole = max(int(seconds), 0)
-    hours, rest = divmod(whole, 3600)
-    if hours:
-        return f"{hours}h{rest // 60:02d}m"
-    return f"{rest // 60}m{rest % 60:02d}s" if rest >= 60 else f"{rest}s"
-
-
 class Liveness:
     """A launch's sink that turns silence into ``stalled`` and a reported retry loop into ``retrying``.
 
@@ -106,6 +97,8 @@ class Liveness:
         if quiet < self.timeout:
             self._arm(self.last)  # progress came meanwhile: look again when the new silence would be long enough
             return
+        from agentlaunch.live.status import duration  # the status record's module: the writer has imported it
+
         doing = {"thinking": "thinking", "tool": "a tool running", "retrying": "retrying its API call"}[self.launch.state]
         why = f"no report from the CLI for {duration(quiet)} while {doing}: it may hang; look at its pane"
         self.launch.set_state(STALLED, reason=why)

@@ -163,10 +163,16 @@ def waited(record: dict[str, Any], now: datetime | None) -> str | None:
         return None
     if now is None:  # a pane title is written once per state: a clock time stays true
         return f"since {since.astimezone():%H:%M}"
-    seconds = max(int((now - since).total_seconds()), 0)
-    hours, rest = divmod(seconds, 3600)
-    text = f"{hours}h{rest // 60:02d}m" if hours else (f"{rest // 60}m{rest % 60:02d}s" if rest >= 60 else f"{rest}s")
-    return f"for {text}"
+    return f"for {duration((now - since).total_seconds())}"
+
+
+def duration(seconds: float) -> str:
+    """``45s``, ``5m00s``, ``2h05m``: how long a state has lasted, as every view says it."""
+    whole = max(int(seconds), 0)
+    hours, rest = divmod(whole, 3600)
+    if hours:
+        return f"{hours}h{rest // 60:02d}m"
+    return f"{rest // 60}m{rest % 60:02d}s" if rest >= 60 else f"{rest}s"
 
 
 def one_line(record: dict[str, Any], now: datetime | None = None, *, warmth: bool = True) -> str:
