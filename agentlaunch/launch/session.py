@@ -113,8 +113,8 @@ class Launch:
         signals: Signals | None = None, reaper: Reaper | None = None,
     ) -> None:  # fmt: skip
         self.options, self.spec, self.adapter, self.store, self.pricer = options, spec, adapter, store, pricer
-        self.liveness = Liveness(self, options.stall_timeout)  # stalled, retrying: the last sink, once all saw the event
-        self.meter, self.sinks, self.state_dir, self.working_dir = meter, [*sinks, self.liveness], state_dir, working_dir
+        self.liveness = Liveness(self, options.stall_timeout)  # stalled, retrying: first, so a state it restores is told
+        self.meter, self.sinks, self.state_dir, self.working_dir = meter, [self.liveness, *sinks], state_dir, working_dir
         self.clock, self.child_factory, self.prespawned = clock, child_factory, prespawned
         self.signals, self.reaper = signals or Signals(), reaper or Reaper(subreaper=False)
         self.loop = Loop(clock)

@@ -267,10 +267,14 @@ class ClaudeNativeSource:
     def read(self) -> list[NativeItem]:
         """What the reports and the transcript tell since the last call."""
         items: list[NativeItem] = []
-        if self._watch is not None and self._watch.drain():
+        woken = self._watch is not None and self._watch.drain()
+        if woken:
             self._rewatch()
         reports = self.sock.receive()
-        items += self._transcript()
+        if reports or not woken or self._session_sent or self._session is None:
+            # Woken by the transcript alone while the session waits for the status line's report (its CLI version):
+            # read when that is due, so the session is registered whole before the calls read now.
+            items += self._transcript()
         for report in reports:
             items += self._report(report)
         now = self.clock()
