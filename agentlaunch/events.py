@@ -259,6 +259,8 @@ class ToolGate(Event):
 class Warning(Event):
     kind: ClassVar[str] = "warning"
     message: str
+    retry: str | None = None
+    """Set when the CLI is trying a failed API call again: the cause and the attempt (``529 overloaded, attempt 3/10``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -654,3 +654,23 @@ def test_a_new_codex_says_nothing_until_it_reports(tmp_path: Path) -> None:
     source = bench.source()
     assert states(source.read()) == []  # starting: no file, no hook yet
     source.close()
+
+
+def test_a_turn_that_ends_on_an_error_says_so_before_its_waiting(tmp_path: Path) -> None:
+    """Measured on 0.171.0 against a fake API answering 500: the screen said "Reconnecting... 5/5", the rollout nothing
+    until ``task_complete`` with ``error`` (no retry is told in any file: Codex's ``retrying`` is not shown)."""
+    from agentlaunch.events import TurnEnd
+
+    bench = Bench(tmp_path)
+    head = recorded("codex_tui.rollout.jsonl", bench.home, bench.work).splitlines(keepends=True)[0]
+    error = {"message": "We’re currently experiencing high demand, which may cause temporary errors.",
+             "codex_error_info": "internal_server_error"}  # fmt: skip
+    complete = {"type": "task_complete", "turn_id": "t1", "last_agent_message": None, "error": error}
+    bench.rollout.write_bytes(head + event_msg({"type": "task_started", "turn_id": "t1"}) + event_msg(complete))
+    source = bench.source()
+    bench.send("UserPromptSubmit", {"session_id": THREAD, "transcript_path": str(bench.rollout)})
+    items = source.read()
+    ends = [i for i in items if isinstance(i, TurnEnd)]
+    assert [(e.is_error, e.error) for e in ends] == [(True, f"Codex reported: {error['message']}")]
+    assert items.index(ends[0]) < max(n for n, i in enumerate(items) if isinstance(i, StateChanged) and i.state == "waiting")
+    source.close()

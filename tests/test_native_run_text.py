@@ -23,8 +23,13 @@ class Launch:
     def handle(self, event: Any) -> None:
         self.handled.append(event)
 
-    def set_state(self, state: str) -> None:
+    def set_state(self, state: str, *, reason: str | None = None, always: bool = False) -> None:
         self.states.append(state)
+
+    class liveness:  # noqa: N801 - the launch's attribute of that name: what the sources report is progress
+        @staticmethod
+        def progress() -> None:
+            pass
 
     def emit(self, event: Any) -> None:
         pass

@@ -71,8 +71,13 @@ class Launch:
     def notice(self, text: str) -> None:
         self.notices.append(text)
 
-    def set_state(self, state: str) -> None:
+    def set_state(self, state: str, *, reason: str | None = None, always: bool = False) -> None:
         self.state = state
+
+    class liveness:  # noqa: N801 - the launch's attribute of that name
+        @staticmethod
+        def progress() -> None:
+            pass
 
     def emit(self, event: Any) -> None:
         pass

@@ -106,7 +106,7 @@ def test_up_runs_each_agent_in_its_own_window_shows_status_and_down_ends_them(
 
     def titled() -> bool:
         title = tmux(socket, "display-message", "-p", "-t", demo, "#{pane_title}").strip()
-        return title.startswith("demo · waiting · ctx ") and "to compaction" in title
+        return title.startswith("demo · done · ctx ") and "to compaction" in title  # its turn ended: done
 
     wait_for(titled, what="the live status line in the pane title")
     records = {r["agent"]: r for r in status_records()}
@@ -114,7 +114,7 @@ def test_up_runs_each_agent_in_its_own_window_shows_status_and_down_ends_them(
     assert records["demo"]["calls"] == 1 and records["helper"]["calls"] == 0, (json.dumps(records), screen(socket, demo))
     assert records["demo"]["pid"] == int(found["demo"]["pid"])
     line = run_cli_inprocess("status", "--line", "demo").stdout.decode().strip()
-    assert line.startswith("demo · waiting · ctx ")
+    assert line.startswith("demo · done · ctx ")
 
     # Idempotent: nothing is duplicated, a missing agent is added.
     again = up(socket, agents_dir, workdir, "demo", "helper", "demo")

@@ -13,6 +13,7 @@ worktrees_dir: ~/agent-worktrees      # where `worktree: true` agents get their 
 budget: {daily_usd: 40, daily_tokens: 50000000}   # per local day, all agents together (exit 6 once spent)
 otel: true                            # export every call over OTLP (AGENTLAUNCH_OTEL, when set, wins)
 ready_timeout: 20                     # seconds a CLI's interface may take to report it is up before it is `asking`
+stall_timeout: 300                    # seconds a turn may hear nothing from its CLI before it is `stalled`
 ```
 
 A file that is there but wrong is a definition error (exit 3) naming the
@@ -35,7 +36,7 @@ from agentlaunch.fsutil import read_regular
 
 SETTINGS_FILE = "config.yaml"
 SETTINGS_LIMIT = 1 << 20
-KEYS = ("notify", "notify_after", "bell", "desktop_notify", "worktrees_dir", "budget", "otel", "ready_timeout")
+KEYS = ("notify", "notify_after", "bell", "desktop_notify", "worktrees_dir", "budget", "otel", "ready_timeout", "stall_timeout")
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,8 @@ class Settings:
     """Export over OTLP (see docs/telemetry.md); ``AGENTLAUNCH_OTEL``, when set, wins."""
     ready_timeout: float | None = None
     """Seconds a native interface may stay ``starting`` before it is ``asking`` (None: the launch's default)."""
+    stall_timeout: float | None = None
+    """Seconds a turn may hear nothing from its CLI before it is ``stalled`` (None: the launch's default, 300)."""
 
 
 def settings_path(config_dir: Path | None = None) -> Path:
@@ -76,12 +79,13 @@ def notify_command(value: object, where: str) -> tuple[str, ...] | None:
     return tuple(argv)
 
 
-def ready_timeout(value: object, where: str) -> float | None:
-    """``ready_timeout:`` as seconds, a number above 0 (0 would mark every interface as waiting on its screen)."""
+def ready_timeout(value: object, where: str, key: str = "ready_timeout") -> float | None:
+    """``ready_timeout:`` (or ``stall_timeout:``) as seconds, a number above 0 (0 would mark every interface as
+    waiting on its screen, every turn as stalled)."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
-        raise DefinitionError(f"{where}: ready_timeout: expected seconds, a number above 0 (got {value!r})")
+        raise DefinitionError(f"{where}: {key}: expected seconds, a number above 0 (got {value!r})")
     return float(value)
 
 
@@ -168,4 +172,5 @@ def load_settings(config_dir: Path | None = None) -> Settings:
         budget=global_budget(raw.get("budget"), str(path)),
         otel=otel,
         ready_timeout=ready_timeout(raw.get("ready_timeout"), str(path)),
+        stall_timeout=ready_timeout(raw.get("stall_timeout"), str(path), "stall_timeout"),
     )

@@ -126,6 +126,8 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
             sinks.append(OtelExportSink(paths.store_path(), spec.id))  # last: its bounded exit wait follows the views
     if settings.ready_timeout is not None:
         options = dataclasses.replace(options, ready_timeout=settings.ready_timeout)
+    if settings.stall_timeout is not None:
+        options = dataclasses.replace(options, stall_timeout=settings.stall_timeout)
     pending = take_prespawned(options, adapter)
     if pending is not None and place is not None and place.fresh:
         # A CLI started early ran before the worktree was made or set up: never adopted.

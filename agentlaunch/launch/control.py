@@ -87,8 +87,10 @@ def busy_reason(agent: str, state: str, stopped: str | None = None) -> str | Non
         return None
     if state == "asking":
         return f"{agent} is asking: a permission or a question waits for a person; answer it first"
-    if state in ("thinking", "tool"):
+    if state in ("thinking", "tool", "retrying"):
         return f"{agent} is in a turn ({state}); send again once it is waiting"
+    if state == "stalled":
+        return f"{agent} is stalled: its turn has heard nothing from the CLI for a long time; look at its pane"
     if state == "starting":
         return f"{agent} is still starting; send again in a few seconds"
     return f"{agent} is {state}"

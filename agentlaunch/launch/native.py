@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 TITLE_PUSH, TITLE_POP = b"\x1b[22;2t", b"\x1b[23;2t"  # xterm's title stack (ignored where unknown)
 QUICK_EXIT = 10.0  # seconds: a CLI that fails sooner than this shows its last words after the terminal is restored
-TURN_STATES = ("thinking", "tool", "asking")
+TURN_STATES = ("thinking", "tool", "asking", "retrying")
 IDLE_STATES = ("starting", "waiting")
 ANSWER_GRACE = 0.3  # seconds after a turn's end before a sent prompt's answer is read: the transcript's last line may lag
 STARTUP_GRACE = 5.0  # seconds after which a CLI that reported nothing yet takes a sent prompt (a resumed Gemini is silent)
@@ -261,10 +261,12 @@ class NativeRun:
 
     # -- what the sources report (RelayHost) ---------------------------------------------------
     def on_items(self, items: list[NativeItem]) -> None:
+        if items:
+            self.launch.liveness.progress()  # a hook, a transcript line, a session file's record: the CLI is alive
         for item in items:
             try:
                 if isinstance(item, StateChanged):
-                    self._state(item.state)
+                    self._state(item.state, item.reason)
                 elif isinstance(item, ToolAsked):
                     self.launch.gates.check(self.launch)  # the asking call is counted: a spent budget refuses the tool
                     stopped = self.launch.stopped
@@ -306,7 +308,7 @@ class NativeRun:
         if not self._heard and self.launch.state == "starting":
             self.launch.set_state("asking", reason=NOT_READY)
 
-    def _state(self, state: str) -> None:
+    def _state(self, state: str, reason: str | None = None) -> None:
         launch = self.launch
         self._heard = True
         if self._not_ready is not None:
@@ -316,7 +318,9 @@ class NativeRun:
             self._open_turn()
         if state == "exited":
             return  # the launch says so itself once the CLI is ended
-        launch.set_state(state)
+        if state == "waiting" and self._in_turn and self._turn_error:
+            reason = f"its last turn failed: {self._turn_error}"
+        launch.set_state(state, reason=reason, always=state == "retrying")  # each attempt: its reason is news
         if state == "waiting":
             self._close_turn()
             if any(send.opened for send in self._sends) and self._answering is None:

@@ -39,6 +39,7 @@ from agentlaunch.events import (
 from agentlaunch.launch import prespawn
 from agentlaunch.launch.drivers import driver_for
 from agentlaunch.launch.identity import SessionChoice, new_session
+from agentlaunch.launch.liveness import DEFAULT_STALL_TIMEOUT, Liveness
 from agentlaunch.launch.loop import Loop, Timer
 from agentlaunch.launch.permissions import AskPermission, PermissionPrompt, Permissions
 from agentlaunch.launch.reaper import Reaper
@@ -92,6 +93,7 @@ class LaunchOptions:
     worktree: bool = False  # run in the agent's own git worktree (agent.yaml's worktree: true asks too)
     budget_usd: float | None = None  # --budget-usd: the session's USD limit for this launch
     ready_timeout: float = DEFAULT_READY_TIMEOUT  # seconds a native CLI may stay "starting" before it is "asking"
+    stall_timeout: float | None = DEFAULT_STALL_TIMEOUT  # seconds a turn may go without a report before it is "stalled"
 
 
 class Launch:
@@ -111,10 +113,10 @@ class Launch:
         signals: Signals | None = None, reaper: Reaper | None = None,
     ) -> None:  # fmt: skip
         self.options, self.spec, self.adapter, self.store, self.pricer = options, spec, adapter, store, pricer
-        self.meter, self.sinks, self.state_dir, self.working_dir = meter, list(sinks), state_dir, working_dir
+        self.liveness = Liveness(self, options.stall_timeout)  # stalled, retrying: first, so a state it restores is told
+        self.meter, self.sinks, self.state_dir, self.working_dir = meter, [self.liveness, *sinks], state_dir, working_dir
         self.clock, self.child_factory, self.prespawned = clock, child_factory, prespawned
-        self.signals = signals or Signals()
-        self.reaper = reaper or Reaper(subreaper=False)
+        self.signals, self.reaper = signals or Signals(), reaper or Reaper(subreaper=False)
         self.loop = Loop(clock)
         self.calls = CallMeter(meter, pricer, agent=spec.name, provider=spec.provider, model=spec.model)
         self.driver = driver_for(adapter)

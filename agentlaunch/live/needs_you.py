@@ -1,6 +1,7 @@
 """ "Needs you": a launch's sink that tells the person when an agent waits for them.
 
 On each transition into ``asking`` (a permission prompt or a question waits),
+into ``stalled`` (a turn that has heard nothing from its CLI for ``stall_timeout``),
 and into ``waiting`` after a turn that took at least ``after`` seconds (a quick
 answer needs no alarm: the person is still looking), it
 
@@ -49,7 +50,7 @@ from agentlaunch.visible import visible
 if TYPE_CHECKING:
     from agentlaunch.sinks import LaunchView, SinkEvent
 
-BUSY = ("thinking", "tool")
+BUSY = ("thinking", "tool", "retrying")
 ALARMS = {
     "asking": "a permission prompt or a question waits for you",
     "stalled": "its turn has heard nothing from the CLI",

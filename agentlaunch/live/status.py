@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from agentlaunch import paths
+from agentlaunch.events import TurnEnd
 from agentlaunch.fsutil import PRIVATE_FILE_MODE, private_dir, read_regular, write_atomic
 from agentlaunch.processes import process_running, process_start, same_process
-from agentlaunch.sinks import SessionClosed
+from agentlaunch.sinks import PromptSent, SessionClosed, StateChanged, TurnDone
 from agentlaunch.usage import plan_limits
 from agentlaunch.usage.cache_clock import warmth_text
 from agentlaunch.visible import visible
@@ -50,7 +51,9 @@ SESSION_OPTION = "@agentlaunch_session"
 SESSION_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
 """The pane option naming the session its launch runs: a pane that died or was stopped is restarted in it."""
 RECORD_VERSION = 1
-NEEDS_YOU = ("waiting", "asking")  # the states in which the agent waits for the person
+NEEDS_YOU = ("waiting", "asking", "stalled")  # the states in which the agent waits for the person
+TIMED = (*NEEDS_YOU, "retrying")  # the states shown with how long they have lasted
+TURN_STATES = ("thinking", "tool", "asking", "retrying", "stalled")  # a turn is under way
 RECORD_LIMIT = 256 << 10  # a record is about 1 KiB; a larger file is not one
 MAX_COUNT = 1 << 53  # a count at or above this is not one agentlaunch wrote
 __all__ = ["ASKING", "STATES", "StatusRecord", "StatusWriter", "line_for", "one_line", "process_running", "process_start",
@@ -66,7 +69,8 @@ def _n(value: int) -> str:
 
 
 def snapshot(
-    launch: LaunchView, *, pid: int, pid_start: str | None, started: str, state_since: str | None = None
+    launch: LaunchView, *, pid: int, pid_start: str | None, started: str, state_since: str | None = None,
+    reason: str | None = None, done: bool = False,
 ) -> dict[str, Any]:
     """The status record of ``launch`` as plain JSON data."""
     meter = launch.meter
@@ -90,6 +94,8 @@ def snapshot(
         "control": launch.control_path,  # where agentlaunch send reaches it (a chat or an interface), else null
         "state": launch.state,
         "state_since": state_since,  # when it entered that state: how long it has been waiting or asking
+        "state_reason": reason,  # why, when the state alone does not say: asking, retrying (the cause), stalled
+        "done": done and launch.state == "waiting",  # waiting because its last turn ended (nothing came since)
         "turns": launch.turns,
         "calls": meter.calls + earlier.calls,
         "usage": {
@@ -117,21 +123,37 @@ def snapshot(
     }
 
 
-STATES = ("starting", "waiting", "thinking", "tool", "asking", "exited")
-"""The states a launch reports; ``asking`` (a permission prompt or a question waits) means a person is needed."""
+STATES = ("starting", "waiting", "thinking", "tool", "retrying", "asking", "stalled", "exited")
+"""The states a launch reports; ``asking`` (a permission prompt or a question waits) and ``stalled`` (its turn has
+heard nothing from the CLI for ``stall_timeout``) mean a person is needed."""
 ASKING = "asking"
 ASKING_SHOWN = "ASKING: needs you"
 """How ``asking`` reads in one-line and table views: it must stand out in a row of panes."""
+STALLED_SHOWN = "STALLED: needs you"
+DONE = "done"
+"""How ``waiting`` reads when the agent's last turn ended and nothing came since (``"done": true``)."""
+REASON_CHARS = 80  # the cause shown after ``retrying``, at most
 
 
-def shown_state(state: str) -> str:
-    """The state as views print it (``asking`` in capitals with what it means)."""
-    return ASKING_SHOWN if state == ASKING else state
+def shown_state(state: str, record: dict[str, Any] | None = None) -> str:
+    """The state as views print it: ``asking`` and ``stalled`` in capitals with what they mean, ``waiting`` after a
+    finished turn as ``done``, ``retrying`` with its cause (``retrying (529 overloaded, attempt 3/10)``)."""
+    if state == ASKING:
+        return ASKING_SHOWN
+    if state == "stalled":
+        return STALLED_SHOWN
+    record = record or {}
+    if state == "waiting" and record.get("done") is True:
+        return DONE
+    reason = record.get("state_reason")
+    if state in ("retrying", "waiting") and isinstance(reason, str) and reason:
+        return f"{state} ({reason[:REASON_CHARS]})"  # the cause of a retry loop; why the last turn ended (it failed)
+    return state
 
 
 def waited(record: dict[str, Any], now: datetime | None) -> str | None:
     """How long a ``waiting`` or ``asking`` agent has been so: ``for 3m12s`` at ``now``, else ``since 11:42``."""
-    if record.get("stale") or record.get("state") not in NEEDS_YOU or not isinstance(record.get("state_since"), str):
+    if record.get("stale") or record.get("state") not in TIMED or not isinstance(record.get("state_since"), str):
         return None
     try:
         since = datetime.fromisoformat(record["state_since"])
@@ -141,10 +163,16 @@ def waited(record: dict[str, Any], now: datetime | None) -> str | None:
         return None
     if now is None:  # a pane title is written once per state: a clock time stays true
         return f"since {since.astimezone():%H:%M}"
-    seconds = max(int((now - since).total_seconds()), 0)
-    hours, rest = divmod(seconds, 3600)
-    text = f"{hours}h{rest // 60:02d}m" if hours else (f"{rest // 60}m{rest % 60:02d}s" if rest >= 60 else f"{rest}s")
-    return f"for {text}"
+    return f"for {duration((now - since).total_seconds())}"
+
+
+def duration(seconds: float) -> str:
+    """``45s``, ``5m00s``, ``2h05m``: how long a state has lasted, as every view says it."""
+    whole = max(int(seconds), 0)
+    hours, rest = divmod(whole, 3600)
+    if hours:
+        return f"{hours}h{rest // 60:02d}m"
+    return f"{rest // 60}m{rest % 60:02d}s" if rest >= 60 else f"{rest}s"
 
 
 def one_line(record: dict[str, Any], now: datetime | None = None, *, warmth: bool = True) -> str:
@@ -157,7 +185,7 @@ def one_line(record: dict[str, Any], now: datetime | None = None, *, warmth: boo
     border computes it from the expiry itself (:data:`agentlaunch.live.tmux.BORDER_FORMAT`), since a
     title written once would keep saying "warm" after the cache expired.
     """
-    parts = [str(record.get("agent", "?")), shown_state(str(record.get("state", "?")))]
+    parts = [str(record.get("agent", "?")), shown_state(str(record.get("state", "?")), record)]
     if record.get("stale"):
         parts[1] = "stale"
     percent = record.get("percent")
@@ -235,6 +263,9 @@ class StatusWriter:
         self._last_control: str | None = None
         self._state: str | None = None
         self._state_since: str | None = None
+        self._reason: str | None = None  # why the state is what it is (the latest StateChanged's reason)
+        self._asked = False  # the turn under way carries a prompt of the person's or agentlaunch send's
+        self._turn_ended = False  # such a turn ended and no other began since: its waiting reads "done"
         self._timer: Cancellable | None = None
         self._titling: subprocess.Popen[bytes] | None = None  # the tmux process setting the pane's title
         self._next_title: tuple[str, str, str] | None = None  # the title (cache expiry, session) that follows it
@@ -248,8 +279,18 @@ class StatusWriter:
             self.later = launch.call_later
         if launch.state != self._state:
             self._state, self._state_since = launch.state, datetime.now(UTC).isoformat(timespec="seconds")
+        if isinstance(event, StateChanged):
+            self._reason = event.reason
+            self._turn_ended = self._turn_ended and event.state not in TURN_STATES
+        elif isinstance(event, TurnEnd) and event.is_error:
+            self._asked = False  # a turn that failed finished no task (headless and the line chat; native: its reason)
+        elif isinstance(event, PromptSent):
+            self._asked = self._asked or bool(event.text.strip())  # not the startup message alone: no one's task
+        elif isinstance(event, TurnDone):
+            self._turn_ended, self._asked = self._asked and self._reason is None, False
         since = self._state_since
-        record = snapshot(launch, pid=self.pid, pid_start=self.pid_start, started=self.started, state_since=since)
+        record = snapshot(launch, pid=self.pid, pid_start=self.pid_start, started=self.started, state_since=since,
+                          reason=self._reason, done=self._turn_ended)  # fmt: skip
         self.update({**record, **self.extra})
         if isinstance(event, SessionClosed):
             self.close()
@@ -392,7 +433,7 @@ def is_stale(data: dict[str, Any]) -> bool:
 
 
 _TEXT_FIELDS = ("agent", "display", "provider", "model", "session_id", "working_dir", "state", "pid_start", "started",
-                "updated", "cost", "window_source", "state_since", "control")  # fmt: skip
+                "updated", "cost", "window_source", "state_since", "control", "state_reason")  # fmt: skip
 _COUNT_FIELDS = ("pid", "cli_pid", "version", "turns", "calls", "context", "window", "to_compaction", "priced_calls",
                  "unpriced_calls")  # fmt: skip
 
@@ -457,7 +498,7 @@ def checked_record(data: dict[str, Any]) -> dict[str, Any]:
             ok = value is None or _count(value)
         elif key in ("percent", "cost_usd"):
             ok = value is None or _number(value)
-        elif key == "resumed":
+        elif key in ("resumed", "done"):
             ok = isinstance(value, bool)
         elif key == "usage":
             ok = isinstance(value, dict)

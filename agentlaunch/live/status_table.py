@@ -99,7 +99,7 @@ def record_row(r: StatusRecord, now: datetime) -> Row:
     setup = d.get("worktree_setup")
     how_long = waited(r.as_dict(), now)
     cells = {
-        "agent": r.agent, "state": shown_state(r.state), "for": how_long.removeprefix("for ") if how_long else "",
+        "agent": r.agent, "state": shown_state(r.state, r.data), "for": how_long.removeprefix("for ") if how_long else "",
         "context": _n(d.get("context")) + (f" ({percent:.1f}%)" if has_percent else ""), "cost": str(d.get("cost") or ""),
         "to_compaction": _n(d.get("to_compaction")), "plan_limits": limits_text(d, now) or "",
         "cache": cache_cell(d, now), "model": str(d.get("model") or ""),

@@ -74,11 +74,14 @@ def _cache_countdown(option: str) -> str:
 
 CACHE_COUNTDOWN = _cache_countdown(CACHE_EXPIRY_OPTION)
 # What the pane border shows: the title the agent's status writer keeps current, then the cache's countdown,
-# highlighted when the agent waits for the person: "ASKING: needs you" (a permission prompt or question) in
-# red, "waiting" (your turn) in yellow.
+# highlighted when the agent waits for the person: "ASKING: needs you" (a permission prompt or question) and
+# "STALLED: needs you" (its turn has heard nothing from the CLI for stall_timeout) in red, "waiting" and "done"
+# (your turn) in yellow.
 BORDER_FORMAT = (
-    "#{?#{m:* · ASKING*,#{pane_title}},#[fg=white#,bg=red#,bold] #{pane_title}" + CACHE_COUNTDOWN + " #[default],"
-    "#{?#{m:* · waiting*,#{pane_title}},#[fg=black#,bg=yellow] #{pane_title}" + CACHE_COUNTDOWN + " #[default],"
+    "#{?#{||:#{m:* · ASKING*,#{pane_title}},#{m:* · STALLED*,#{pane_title}}},"
+    "#[fg=white#,bg=red#,bold] #{pane_title}" + CACHE_COUNTDOWN + " #[default],"
+    "#{?#{||:#{m:* · waiting*,#{pane_title}},#{m:* · done*,#{pane_title}}},"
+    "#[fg=black#,bg=yellow] #{pane_title}" + CACHE_COUNTDOWN + " #[default],"
     " #{pane_title}" + CACHE_COUNTDOWN + " }}"
 )
 # Variables a pane needs from the caller's environment (a running server has its own).

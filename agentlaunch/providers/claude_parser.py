@@ -165,7 +165,10 @@ class ClaudeParser(JsonLineParser):
         if sub == "api_retry":
             delay = (number(obj.get("retry_delay_ms")) or 0) / 1000
             attempt, most = label(obj.get("attempt"), "?"), label(obj.get("max_retries"), "?")
-            return [Warning(f"API call failed; retry {attempt}/{most} in {delay:.1f}s")]
+            status, error = count(obj.get("error_status")), label(obj.get("error"), "")
+            cause = " ".join(part for part in (str(status) if status else "", error) if part) or "an API error"
+            return [Warning(f"API call failed; retry {attempt}/{most} in {delay:.1f}s",
+                            retry=f"{cause}, attempt {attempt}/{most}")]  # fmt: skip
         if sub == "permission_denied":
             return [Warning(string(obj.get("message")) or f"permission denied for {label(obj.get('tool_name'), '?')}")]
         if sub == "status":

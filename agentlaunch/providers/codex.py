@@ -9,6 +9,7 @@ rollout file; the session splits the turn into them (:meth:`CodexAdapter.calls_i
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -110,6 +111,22 @@ def since(running: Usage, before: Usage) -> Usage:
     return turn
 
 
+RECONNECTING = re.compile(r"Reconnecting\.\.\. (\d+)/(\d+)(?: \((.*)\))?", re.DOTALL)
+
+
+def reconnecting(message: str) -> str | None:
+    """The cause and attempt of ``codex exec --json``'s ``error`` event while it retries a failed stream, else None.
+
+    Measured on 0.171.0 against a fake API answering 500: ``Reconnecting... 2/5 (We're currently experiencing high
+    demand, which may cause temporary errors.)``, one per attempt, then the error alone and ``turn.failed``.
+    """
+    found = RECONNECTING.match(message.strip())
+    if found is None:
+        return None
+    cause = (found.group(3) or "").strip() or "the stream failed"
+    return f"{cause[:200]}, attempt {found.group(1)}/{found.group(2)}"
+
+
 def _item_summary(item: dict[str, Any]) -> tuple[str, str]:
     kind = kind_name(item.get("type"))
     if kind == "command_execution":
@@ -156,7 +173,8 @@ class CodexParser(JsonLineParser):
             message = string(values.obj(obj.get("error")).get("message")) or "turn failed"
             return [TurnEnd(is_error=True, error=message)]
         if kind == "error":
-            return [Warning(string(obj.get("message")) or "error")]
+            message = string(obj.get("message")) or "error"
+            return [Warning(message, retry=reconnecting(message))]
         return [Unknown(kind_name(kind))]
 
     def _item(self, kind: str, item: dict[str, Any]) -> list[Event]:

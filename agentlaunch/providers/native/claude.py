@@ -20,6 +20,8 @@ asking      ``PermissionRequest`` (at once, as the dialog opens), ``Notification
             ``permission_prompt`` / ``elicitation_dialog`` (6 s later),
             ``Elicitation``, and ``PreToolUse`` of ``AskUserQuestion`` or
             ``ExitPlanMode`` (a question or a plan waits for the person)
+retrying    the transcript gets the same ``api-request`` line again with no answer between (Claude Code
+            retries a failed call; the cause is on its screen only); its answer makes it ``thinking``
 exited      ``SessionEnd``
 ==========  ==========================================================================
 
@@ -35,18 +37,20 @@ from __future__ import annotations
 import functools
 import json
 import os
+import select
 import shlex
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.events import CallUsage, ContextWindow, Event, SessionStarted, TurnEnd, Warning
+from agentlaunch.events import CallUsage, ContextWindow, Event, SessionStarted, Text, TurnEnd, Warning
 from agentlaunch.fsutil import read_regular, write_atomic
 from agentlaunch.providers import values
 from agentlaunch.providers.claude import tool_refusal
 from agentlaunch.providers.native.claude_status_report import StatusReport
 from agentlaunch.providers.native.claude_transcript import CallsFromTranscript, last_cost_state, project_folder, salvage_line
+from agentlaunch.providers.native.dir_watch import DirWatch, open_watch
 from agentlaunch.providers.native.hook_socket import HookReport, HookSocket, hook_command
 from agentlaunch.providers.native.jsonl_tail import JsonlTail
 from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, PromptTyped, ToolAsked
@@ -182,7 +186,7 @@ def native_extras(ctx: NativeContext) -> NativeExtras:
     }
     write_atomic(config_path, json.dumps(config).encode(), 0o600)
     path = transcript_path(ctx.env, ctx.working_dir, ctx.session_id) if ctx.session_id else None
-    source = ClaudeNativeSource(sock, path, ctx.started_at)
+    source = ClaudeNativeSource(sock, path, ctx.started_at, wake=path is not None)
     if path is not None:
         notices += transcript_notices(path)
     argv = ["--settings", json.dumps(settings(ctx, socket_path, config_path), separators=(",", ":"))]
@@ -207,7 +211,7 @@ class ClaudeNativeSource:
     """The hook socket and the transcript of one native Claude Code launch, as one source."""
 
     def __init__(self, sock: HookSocket, transcript: Path | None, started_at: float,
-                 clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
+                 clock: Callable[[], float] = time.monotonic, *, wake: bool = False) -> None:  # fmt: skip
         self.sock = sock
         self.clock = clock
         self.tail: JsonlTail | None = JsonlTail(transcript, start_at_end=True, salvage=salvage_line) if transcript else None
@@ -227,9 +231,30 @@ class ClaudeNativeSource:
         """``waiting`` from a Stop hook that came before the turn's last call was read: sent after that call."""
         self._gates: list[tuple[str, str, float]] = []
         """Held tools (the hook's reply socket, the tool's id, when to stop waiting for its call's line)."""
+        self._watch: DirWatch | None = open_watch() if wake and self.tail is not None else None
+        self._poll: select.epoll | None = None
+        if self._watch is not None:
+            # One descriptor for the loop: readable when a hook reports or the transcript's folder changes.
+            self._poll = select.epoll()
+            self._poll.register(self.sock.fileno(), select.EPOLLIN)
+            self._poll.register(self._watch.fd, select.EPOLLIN)
+            self._rewatch()
 
     def fileno(self) -> int:
-        return self.sock.fileno()
+        return self._poll.fileno() if self._poll is not None else self.sock.fileno()
+
+    def _rewatch(self) -> None:
+        """Watch the transcript's folder, or (not made yet: a new session's first prompt makes it) its nearest parent.
+
+        The transcript is read as it is written, not only when a hook or the status line reports: during an API
+        failure loop nothing reports, while the transcript gets one ``api-request`` line per attempt (``retrying``);
+        and every line read is a sign the session is alive (``stalled`` is told from silence).
+        """
+        if self._watch is None or self.tail is None:
+            return
+        for folder in (self.tail.path.parent, *self.tail.path.parent.parents):
+            if self._watch.watch(folder) or folder.exists():
+                return
 
     def deadline(self) -> float | None:
         times = [t for t in (self._session_due, self._retries[0] if self._retries else None) if t is not None]
@@ -242,8 +267,14 @@ class ClaudeNativeSource:
     def read(self) -> list[NativeItem]:
         """What the reports and the transcript tell since the last call."""
         items: list[NativeItem] = []
+        woken = self._watch is not None and self._watch.drain()
+        if woken:
+            self._rewatch()
         reports = self.sock.receive()
-        items += self._transcript()
+        if reports or not woken or self._session_sent or self._session is None:
+            # Woken by the transcript alone while the session waits for the status line's report (its CLI version):
+            # read when that is due, so the session is registered whole before the calls read now.
+            items += self._transcript()
         for report in reports:
             items += self._report(report)
         now = self.clock()
@@ -279,20 +310,31 @@ class ClaudeNativeSource:
 
     def close(self) -> None:
         self.sock.close()
+        if self._poll is not None:
+            self._poll.close()
+        if self._watch is not None:
+            self._watch.close()
 
     # -- the transcript ------------------------------------------------------------------------
 
     def _transcript(self, close: bool = False) -> list[NativeItem]:
         if self.tail is None:
             return []
-        items: list[NativeItem] = list(self.calls.lines(self.tail.read()))
+        read: list[NativeItem] = list(self.calls.lines(self.tail.read()))
         if close:
-            items += self.calls.close_calls()
-        for item in items:
+            read += self.calls.close_calls()
+        items: list[NativeItem] = []
+        for item in read:
             if isinstance(item, StateChanged):
+                if item.state == "retrying" and self.state not in ("thinking", "retrying"):
+                    continue  # a request read after its turn ended (the transcript is read late): no retry now
                 self.state = item.state
-            elif isinstance(item, CallUsage):
+            elif isinstance(item, CallUsage | Text) and self.state == "retrying":
+                self.state = "thinking"  # the retried call answered
+                items.append(StateChanged("thinking"))
+            if isinstance(item, CallUsage):
                 self._calls_in_step += 1
+            items.append(item)
         return items
 
     def _follow(self, payload: dict[str, Any]) -> list[NativeItem]:

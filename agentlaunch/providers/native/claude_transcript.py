@@ -56,6 +56,7 @@ from agentlaunch.sinks import StateChanged
 INTERRUPTED = "[Request interrupted by user"
 """The text Claude Code writes as a user line when Esc ends a turn (during an answer, or refusing a tool):
 no Stop hook runs then, so this line is how the turn's end is known."""
+RETRY_CAUSE = "Claude Code's transcript does not say why (its screen does)"
 STATE_SKEW = 2.0
 """Seconds of clock difference tolerated when telling the launch's lines from earlier ones by timestamp."""
 
@@ -98,6 +99,8 @@ class CallsFromTranscript:
         self.calls = 0
         self._tools = Recent()
         """The ids of the tools the calls read so far asked for."""
+        self._requests: dict[str, tuple[str, int]] = {}
+        """Per query source, the digest of the last API request sent and how many times it was sent in a row."""
 
     def asked_for(self, tool_id: str) -> bool:
         """A call read so far asked for the tool ``tool_id`` (its ``tool_use`` block is in the transcript)."""
@@ -123,10 +126,15 @@ class CallsFromTranscript:
         kind = line.get("type")
         self._early(line)  # notes whether the file has reached this launch's lines
         if kind == "assistant":
+            self._requests.clear()  # an answer came: the next request is a new one
             return self._assistant(line)
+        if kind == "api-request":
+            return [] if self._early(line) else self._request(line)
         items: list[Item] = []
         if kind in ("user", "system", "attachment", "cost-state"):
             items += self.close_calls()
+        if kind == "user":
+            self._requests.clear()  # a prompt or a tool's result: the next request carries it
         if kind == "cost-state" and not self._early(line):
             items += self._cost_state(values.obj(line.get("modelUsage")))
         if kind == "system" and line.get("subtype") == "compact_boundary" and not self._early(line):
@@ -138,6 +146,23 @@ class CallsFromTranscript:
         elif kind == "user" and not self._early(line) and self._interrupted(line):
             items.append(StateChanged("waiting"))
         return items
+
+    def _request(self, line: dict[str, Any]) -> list[Item]:
+        """An ``api-request`` line: the same request sent again with no answer between is Claude Code retrying it.
+
+        Measured on 2.1.332 (the fake API answering 529): the interface writes one ``api-request`` line per attempt,
+        each with the same ``requestDigest``, and nothing else; the cause (``529 overloaded``) is on its screen only.
+        """
+        digest = opt_label(line.get("requestDigest"))
+        if digest is None:
+            return []
+        source = opt_label(line.get("querySource")) or ""
+        last, sent = self._requests.get(source, ("", 0))
+        sent = sent + 1 if digest == last else 1
+        self._requests[source] = (digest, sent)
+        if sent < 2:
+            return []
+        return [StateChanged("retrying", reason=f"the same API request sent {sent} times; {RETRY_CAUSE}")]
 
     @staticmethod
     def _interrupted(line: dict[str, Any]) -> bool:

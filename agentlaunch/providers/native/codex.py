@@ -43,7 +43,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.events import CallUsage, Compaction, ContextWindow, Event, SessionStarted, Text, Usage
+from agentlaunch.events import CallUsage, Compaction, ContextWindow, Event, SessionStarted, Text, TurnEnd, Usage
 from agentlaunch.providers import values
 from agentlaunch.providers.codex import codex_home, codex_usage
 from agentlaunch.providers.native.codex_hooks import EVENTS, hook_flags
@@ -260,6 +260,10 @@ class CodexNativeSource:
         elif kind in ("task_complete", "turn_aborted"):
             if kind == "task_complete":
                 out += self._last_message(payload)
+                if error := string(values.obj(payload.get("error")).get("message")):
+                    # Measured on 0.171.0: a turn whose API calls kept failing (its screen said "Reconnecting... 5/5")
+                    # ends so; nothing in the rollout told the retries before.
+                    out.append(TurnEnd(is_error=True, error=f"Codex reported: {error}"))
             out += self._turn_over()  # the turn's end, also when it was interrupted (no Stop hook then)
         return out
 
