@@ -21,9 +21,9 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from agentlaunch.live.status import StatusRecord, read_records
+from agentlaunch.live.status import read_records
 from agentlaunch.processes import process_running
 from agentlaunch.visible import visible
 
@@ -99,6 +99,14 @@ class TmuxPanes:
         return self.tmux.run("capture-pane", "-p", "-J", "-S", "-200", "-t", pane_id, check=False).stdout
 
 
+RecordSource = Callable[[], Mapping[object, Mapping[str, Any]]]
+"""pid of an agentlaunch -> its status record's data: every running agent's (a test hands in its own)."""
+
+
+def live_records(status_dir: Path | None = None) -> dict[object, dict[str, Any]]:
+    return {r.data.get("pid"): r.data for r in read_records(status_dir, clean=False) if not r.stale}
+
+
 class StartWatch:
     """What became of each pane added, one look at a time; each agent's wait runs from when its pane was added.
 
@@ -106,8 +114,10 @@ class StartWatch:
     its pane closed, or its wait over); it is *decided* once alive for ``settle`` seconds after that, or failed.
     """
 
-    def __init__(self, timeout: float, *, settle: float = SETTLE, status_dir: Path | None = None) -> None:
-        self.timeout, self.settle, self.status_dir = timeout, settle, status_dir
+    def __init__(self, timeout: float, *, settle: float = SETTLE, status_dir: Path | None = None,
+                 records: RecordSource | None = None) -> None:  # fmt: skip
+        self.timeout, self.settle = timeout, settle
+        self.records = records or (lambda: live_records(status_dir))
         self.panes: dict[str, str] = {}  # agent -> pane id, in the order added
         self.deadline: dict[str, float] = {}
         self.decided: dict[str, AgentStart] = {}
@@ -129,7 +139,7 @@ class StartWatch:
     def look(self, source: PaneSource, now: float) -> None:
         """One look at the panes and records: decide what can be."""
         live = source.panes()
-        records = {r.data.get("pid"): r for r in read_records(self.status_dir, clean=False) if not r.stale}
+        records = self.records()
         for agent, pane_id in self.panes.items():
             if agent in self.decided:
                 continue
@@ -151,13 +161,13 @@ class StartWatch:
         code = f" (exit {status})" if status else ""
         self.decided[agent] = AgentStart(agent, pane_id, False, f"failed{code}: {pane_error(source.screen(pane_id))}")
 
-    def _alive(self, agent: str, record: StatusRecord | None, now: float) -> None:
+    def _alive(self, agent: str, record: Mapping[str, Any] | None, now: float) -> None:
         if record is None:
             return
-        state = str(record.data.get("state"))
-        if state == "starting" or (state not in STARTED_STATES and not record.data.get("turns")):
+        state = str(record.get("state"))
+        if state == "starting" or (state not in STARTED_STATES and not record.get("turns")):
             return  # not up yet: a resumed session has turns before its CLI reports that it is up
-        cli = record.data.get("cli_pid")
+        cli = record.get("cli_pid")
         if cli is not None and not process_running(cli):
             self.cli_died.add(agent)  # agentlaunch notices at its prompt and ends: its pane says why
             return

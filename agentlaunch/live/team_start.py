@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentlaunch.live.startup_wait import POLL, SETTLE, AgentStart, PaneSource, StartWatch
+from agentlaunch.live.startup_wait import POLL, SETTLE, AgentStart, PaneSource, RecordSource, StartWatch
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,7 @@ def start_team(
     timeout: float,
     say: Callable[[str], None],
     status_dir: Path | None = None,
+    records: RecordSource | None = None,
     settle: float = SETTLE,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
@@ -59,7 +60,7 @@ def start_team(
     """Make each agent's pane when fewer than ``max_starting`` are starting, and watch all until each is decided."""
     if max_starting < 1:
         raise ValueError("max_starting must be 1 or more")
-    watch = StartWatch(timeout, settle=settle, status_dir=status_dir)
+    watch = StartWatch(timeout, settle=settle, status_dir=status_dir, records=records)
     queue = deque(pending)
     throttled = len(pending) > max_starting
     launched_at: dict[str, float] = {}
