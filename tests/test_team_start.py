@@ -216,3 +216,4 @@ def test_max_starting_in_config_yaml_is_read(isolated_home: Path) -> None:
     assert load_settings().max_starting == 5
     (config / "config.yaml").write_text("ready_timeout: 20\n")
     assert load_settings().max_starting is None  # the default (3) is the command's
+

@@ -1,0 +1,236 @@
+"""Benchmark starting a team of real Claude Codes with `tmux up`: throttled (3 at a time) against all at once.
+
+Run: ``python bench/bench_team_start.py [--agents 20] [--pairs 2] [--throttle 3]``
+
+Each run makes a fresh sealed environment (harness.sealed_env: throwaway HOME, state and config directories,
+one fake Anthropic API on 127.0.0.1), N Claude Code agents (``c00`` ..) trusted in one working directory, and
+a private tmux server (``tmux -L``), then runs ``agentlaunch tmux up c00 .. --max-starting K --no-attach``,
+K the throttle, or N for all at once (the behaviour before the throttle). Runs alternate in pairs (throttled
+first, then all at once; the next pair the other way round), so a machine's drift falls on both sides alike.
+
+While it runs, every ~0.2 s the bench reads the agents' status records and the process tree of the tmux
+server (every agent's agentlaunch, its Claude Code and their children):
+
+- ready: seconds from the start of `up` until every record says ``waiting`` (the CLI reported that it is up);
+- up: seconds until `tmux up` itself returned (it also checks each agent stays alive 1.5 s);
+- team CPU: user+sys CPU seconds of the tmux server's whole tree when all were ready (reaped children included);
+- up CPU: the CPU of `tmux up` itself (its polling, its tmux calls);
+- runnable max / mean: the team's processes in state R at a sample (of 2 cores: more is a queue);
+- RSS peak: the tree's summed resident memory at its highest sample;
+- asking: agents seen ``asking`` at some sample (a CLI that did not report within ``ready_timeout``, 20 s);
+- machine: the most runnable processes of the whole machine at a sample (``procs_running``), and the
+  1-minute load average at the end, which also count whatever else the machine runs (a shared machine).
+
+Asserts nothing; prints each run, then the medians side by side with their ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness import MODEL, find_claude, sealed_env  # noqa: E402
+
+from agentlaunch.fakeapi.anthropic import FakeAnthropic  # noqa: E402
+from agentlaunch.live.status import read_records  # noqa: E402
+from tests.support.claude_tui import seed_home  # noqa: E402
+
+TICK = os.sysconf("SC_CLK_TCK")
+PAGE = os.sysconf("SC_PAGE_SIZE")
+SAMPLE = 0.2  # seconds between two looks
+
+
+@dataclass
+class Run:
+    label: str
+    ready: float = float("nan")
+    up: float = float("nan")
+    team_cpu: float = float("nan")
+    up_cpu: float = float("nan")
+    runnable: list[int] = field(default_factory=list)
+    rss_peak: float = 0.0
+    asking: set[str] = field(default_factory=set)
+    machine_runnable: int = 0
+    load1: float = 0.0
+    exit_code: int = 0
+
+
+def proc_table() -> dict[int, tuple[int, str, float, int]]:
+    """pid -> (ppid, state, CPU seconds with reaped children, RSS bytes) of every process."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            raw = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        rest = raw[raw.rfind(")") + 2 :].split()  # the command name may hold spaces and parentheses
+        cpu = sum(int(x) for x in rest[11:15]) / TICK  # utime, stime, cutime, cstime
+        table[int(entry)] = (int(rest[1]), rest[0], cpu, int(rest[21]) * PAGE)
+    return table
+
+
+def tree(table: dict[int, tuple[int, str, float, int]], root: int) -> list[int]:
+    kids: dict[int, list[int]] = {}
+    for pid, (ppid, *_rest) in table.items():
+        kids.setdefault(ppid, []).append(pid)
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        if pid in table:
+            found.append(pid)
+            todo += kids.get(pid, [])
+    return found
+
+
+def machine_runnable() -> int:
+    for line in Path("/proc/stat").read_text().splitlines():
+        if line.startswith("procs_running"):
+            return int(line.split()[1]) - 1  # less this bench, which is running as it reads
+    return 0
+
+
+def server_pid(socket: str) -> int | None:
+    proc = subprocess.run(["tmux", "-L", socket, "display-message", "-p", "#{pid}"], capture_output=True, text=True)
+    return int(proc.stdout.strip()) if proc.returncode == 0 and proc.stdout.strip().isdigit() else None
+
+
+def make_team(root: Path, api_url: str, claude: Path, count: int) -> tuple[dict[str, str], Path, list[str]]:
+    env = sealed_env(root, api_url)
+    work, agents = root / "work", root / "agents"
+    work.mkdir()
+    seed_home(root / "home", [work], key=env["ANTHROPIC_API_KEY"])  # trusted: no dialog, each CLI reports it is up
+    names = [f"c{i:02d}" for i in range(count)]
+    for name in names:
+        (agents / name).mkdir(parents=True)
+        config = {"provider": "claude", "model": MODEL, "command": str(claude), "working_dir": str(work)}
+        (agents / name / "agent.yaml").write_text(yaml.safe_dump(config))
+    env.update(AGENTLAUNCH_AGENTS_DIR=str(agents), CLAUDE_CODE_MAX_RETRIES="0", AGENTLAUNCH_TITLE="0")
+    return env, work, names
+
+
+def one_run(label: str, throttle: int, api_url: str, claude: Path, count: int) -> Run:
+    run = Run(label)
+    socket = f"al-bench-team-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    with tempfile.TemporaryDirectory(prefix="al-bench-team-") as folder:
+        env, work, names = make_team(Path(folder), api_url, claude, count)
+        status = Path(env["AGENTLAUNCH_STATE_DIR"]) / "status"
+        argv = [sys.executable, "-m", "agentlaunch", "tmux", "up", *names, "--socket", socket, "--no-attach",
+                "--wait", "300", "--max-starting", str(throttle)]  # fmt: skip
+        cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.monotonic()
+        server = None
+        up = subprocess.Popen(argv, env=env, cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)  # fmt: skip
+        try:
+            while True:
+                now = time.monotonic()
+                if up.poll() is not None and run.up != run.up:
+                    run.up = now - start
+                server = server or server_pid(socket)
+                table = proc_table()
+                team = tree(table, server) if server else []
+                run.runnable.append(sum(table[p][1] == "R" for p in team))
+                run.rss_peak = max(run.rss_peak, sum(table[p][3] for p in team) / 2**30)
+                run.machine_runnable = max(run.machine_runnable, machine_runnable())
+                states = {r.agent: r.data.get("state") for r in read_records(status, clean=False) if not r.stale}
+                run.asking |= {a for a, s in states.items() if s == "asking"}
+                if run.ready != run.ready and len(states) == count and set(states.values()) == {"waiting"}:
+                    run.ready = now - start
+                    run.team_cpu = sum(table[p][2] for p in team)
+                if run.ready == run.ready and run.up == run.up:
+                    break
+                if now - start > 600:
+                    raise SystemExit(f"{label}: not all ready after 600 s: {states}")
+                time.sleep(SAMPLE)
+            err = up.stderr.read().decode() if up.stderr else ""
+            run.exit_code = up.wait()
+            cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            run.up_cpu = cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime
+            run.load1 = os.getloadavg()[0]
+            if run.exit_code != 0:
+                sys.stderr.write(err)
+        finally:
+            if up.poll() is None:
+                up.kill()
+                up.wait()
+            end_server(socket, server)
+    return run
+
+
+def end_server(socket: str, server: int | None) -> None:
+    """Kill the private server (its agents get SIGHUP) and wait until its processes are gone."""
+    team = tree(proc_table(), server) if server else []
+    subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)
+    deadline = time.monotonic() + 60
+    while team and time.monotonic() < deadline:
+        team = [p for p in team if Path(f"/proc/{p}").exists()]
+        time.sleep(0.2)
+    (Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}" / socket).unlink(missing_ok=True)
+
+
+def show(run: Run) -> str:
+    mean = statistics.fmean(run.runnable) if run.runnable else 0.0
+    return (
+        f"{run.label:<12} ready {run.ready:6.1f}s  up {run.up:6.1f}s  team CPU {run.team_cpu:6.1f}s  "
+        f"up CPU {run.up_cpu:5.1f}s  runnable max {max(run.runnable, default=0):3d} mean {mean:5.2f}  "
+        f"RSS peak {run.rss_peak:5.2f} GiB  asking {len(run.asking):2d}  machine runnable max {run.machine_runnable:3d}  "
+        f"load1 {run.load1:5.2f}  exit {run.exit_code}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agents", type=int, default=20)
+    parser.add_argument("--pairs", type=int, default=2)
+    parser.add_argument("--throttle", type=int, default=3)
+    args = parser.parse_args()
+    claude = find_claude()
+    runs: dict[str, list[Run]] = {"throttled": [], "all at once": []}
+    print(f"{args.agents} Claude Code agents, throttle {args.throttle} against all at once, {args.pairs} pairs; "
+          f"{os.cpu_count()} CPUs, load before {os.getloadavg()[0]:.2f}", flush=True)  # fmt: skip
+    api = FakeAnthropic()
+    with api.serve():
+        assert api.server is not None
+        for pair in range(args.pairs):
+            order = [("throttled", args.throttle), ("all at once", args.agents)]
+            for label, throttle in order if pair % 2 == 0 else order[::-1]:
+                run = one_run(label, throttle, api.server.url, claude, args.agents)
+                runs[label].append(run)
+                print(show(run), flush=True)
+    print()
+    rows = [
+        ("all ready (s)", lambda r: r.ready),
+        ("tmux up returned (s)", lambda r: r.up),
+        ("team CPU until ready (s)", lambda r: r.team_cpu),
+        ("tmux up's own CPU (s)", lambda r: r.up_cpu),
+        ("team runnable, max", lambda r: float(max(r.runnable, default=0))),
+        ("team runnable, mean", lambda r: statistics.fmean(r.runnable) if r.runnable else 0.0),
+        ("team RSS peak (GiB)", lambda r: r.rss_peak),
+        ("agents seen asking", lambda r: float(len(r.asking))),
+        ("machine runnable, max", lambda r: float(r.machine_runnable)),
+    ]
+    print(f"{'median of ' + str(args.pairs) + ' runs each':<28}{'throttled':>12}{'all at once':>14}{'ratio':>8}")
+    for name, value in rows:
+        a = statistics.median(value(r) for r in runs["throttled"])
+        b = statistics.median(value(r) for r in runs["all at once"])
+        ratio = f"{a / b:.2f}" if b else "-"
+        print(f"{name:<28}{a:>12.2f}{b:>14.2f}{ratio:>8}")
+
+
+if __name__ == "__main__":
+    main()
