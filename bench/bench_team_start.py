@@ -11,12 +11,21 @@ first, then all at once; the next pair the other way round), so a machine's drif
 While it runs, every ~0.2 s the bench reads the agents' status records and the process tree of the tmux
 server (every agent's agentlaunch, its Claude Code and their children):
 
-- ready: seconds from the start of `up` until every record says ``waiting`` (the CLI reported that it is up);
+- ready: seconds from the start of `up` until every agent's record has said that it started (its CLI reported
+  that it is up: ``waiting``), each first seen at a sample;
 - up: seconds until `tmux up` itself returned (it also checks each agent stays alive 1.5 s);
-- team CPU: user+sys CPU seconds of the tmux server's whole tree when all were ready (reaped children included);
+- settled: seconds until every agent is ``waiting`` again after its first turn (agentlaunch's startup message,
+  which each agent gets once its CLI is up: one call to the fake API), and the team's CPU until then: the
+  whole cost of bringing the team up, the same work on both sides;
+- team CPU: user+sys CPU seconds of the tmux server's whole tree when all were ready (reaped children included;
+  an agent up early has its startup turn counted in it, one up late not yet);
 - up CPU: the CPU of `tmux up` itself (its polling, its tmux calls);
 - runnable max / mean: the team's processes in state R at a sample (of 2 cores: more is a queue);
+- team CPU share: team CPU until settled / settled, the cores the team had on average (the machine's scheduler shares its
+  cores between runnable processes: a team with fewer of them gets less of a busy machine);
 - RSS peak: the tree's summed resident memory at its highest sample;
+- idle: the team's CPU over 5 s once all are settled, in % of one core per agent (what an agent that is up costs
+  while the rest of the team starts);
 - asking: agents seen ``asking`` at some sample (a CLI that did not report within ``ready_timeout``, 20 s);
 - machine: the most runnable processes of the whole machine at a sample (``procs_running``), and the
   1-minute load average at the end, which also count whatever else the machine runs (a shared machine).
@@ -57,12 +66,17 @@ SAMPLE = 0.2  # seconds between two looks
 class Run:
     label: str
     ready: float = float("nan")
+    settled: float = float("nan")  # every agent waiting again after its startup turn
+    settled_cpu: float = float("nan")
     up: float = float("nan")
     team_cpu: float = float("nan")
     up_cpu: float = float("nan")
     runnable: list[int] = field(default_factory=list)
     rss_peak: float = 0.0
     asking: set[str] = field(default_factory=set)
+    first_up: dict[str, float] = field(default_factory=dict)  # agent -> when its record first said it started
+    not_waiting: dict[str, str] = field(default_factory=dict)  # when up returned: agent -> its state, if not waiting
+    idle_pct: float = float("nan")  # the team's CPU once all are up, % of one core per agent
     machine_runnable: int = 0
     load1: float = 0.0
     exit_code: int = 0
@@ -139,7 +153,8 @@ def one_run(label: str, throttle: int, api_url: str, claude: Path, count: int) -
         try:
             while True:
                 now = time.monotonic()
-                if up.poll() is not None and run.up != run.up:
+                returned = up.poll() is not None and run.up != run.up
+                if returned:
                     run.up = now - start
                 server = server or server_pid(socket)
                 table = proc_table()
@@ -147,16 +162,27 @@ def one_run(label: str, throttle: int, api_url: str, claude: Path, count: int) -
                 run.runnable.append(sum(table[p][1] == "R" for p in team))
                 run.rss_peak = max(run.rss_peak, sum(table[p][3] for p in team) / 2**30)
                 run.machine_runnable = max(run.machine_runnable, machine_runnable())
-                states = {r.agent: r.data.get("state") for r in read_records(status, clean=False) if not r.stale}
+                records = [r.data for r in read_records(status, clean=False) if not r.stale]
+                states = {str(r.get("agent")): r.get("state") for r in records}
                 run.asking |= {a for a, s in states.items() if s == "asking"}
-                if run.ready != run.ready and len(states) == count and set(states.values()) == {"waiting"}:
-                    run.ready = now - start
+                for agent, state in states.items():
+                    if state not in (None, "starting"):
+                        run.first_up.setdefault(agent, now - start)
+                if returned:
+                    run.not_waiting = {a: str(s) for a, s in states.items() if s != "waiting"}
+                if run.ready != run.ready and len(run.first_up) == count:
+                    run.ready = max(run.first_up.values())
                     run.team_cpu = sum(table[p][2] for p in team)
-                if run.ready == run.ready and run.up == run.up:
+                done = [r for r in records if r.get("state") == "waiting" and r.get("turns")]
+                if run.settled != run.settled and len(done) == count:
+                    run.settled = now - start
+                    run.settled_cpu = sum(table[p][2] for p in team)
+                if run.ready == run.ready and run.up == run.up and run.settled == run.settled:
                     break
                 if now - start > 600:
                     raise SystemExit(f"{label}: not all ready after 600 s: {states}")
                 time.sleep(SAMPLE)
+            run.idle_pct = idle_cpu(server, count) if server else float("nan")
             err = up.stderr.read().decode() if up.stderr else ""
             run.exit_code = up.wait()
             cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -170,6 +196,15 @@ def one_run(label: str, throttle: int, api_url: str, claude: Path, count: int) -
                 up.wait()
             end_server(socket, server)
     return run
+
+
+def idle_cpu(server: int, count: int, seconds: float = 5.0) -> float:
+    """The whole team's CPU over ``seconds`` once it is up, in % of one core per agent."""
+    before = proc_table()
+    time.sleep(seconds)
+    after = proc_table()
+    used = sum(after[p][2] - before[p][2] for p in tree(after, server) if p in before)
+    return 100 * used / seconds / count
 
 
 def end_server(socket: str, server: int | None) -> None:
@@ -187,9 +222,12 @@ def show(run: Run) -> str:
     mean = statistics.fmean(run.runnable) if run.runnable else 0.0
     return (
         f"{run.label:<12} ready {run.ready:6.1f}s  up {run.up:6.1f}s  team CPU {run.team_cpu:6.1f}s  "
+        f"settled {run.settled:6.1f}s with CPU {run.settled_cpu:6.1f}s  "
         f"up CPU {run.up_cpu:5.1f}s  runnable max {max(run.runnable, default=0):3d} mean {mean:5.2f}  "
-        f"RSS peak {run.rss_peak:5.2f} GiB  asking {len(run.asking):2d}  machine runnable max {run.machine_runnable:3d}  "
-        f"load1 {run.load1:5.2f}  exit {run.exit_code}"
+        f"RSS peak {run.rss_peak:5.2f} GiB  idle {run.idle_pct:4.1f}%/agent  asking {len(run.asking):2d}  "
+        f"machine runnable max {run.machine_runnable:3d}  "
+        f"load1 {run.load1:5.2f}  exit {run.exit_code}" + (f"  not waiting when up returned: {run.not_waiting}"
+                                                          if run.not_waiting else "")
     )
 
 
@@ -217,10 +255,14 @@ def main() -> None:
         ("all ready (s)", lambda r: r.ready),
         ("tmux up returned (s)", lambda r: r.up),
         ("team CPU until ready (s)", lambda r: r.team_cpu),
+        ("all settled (s)", lambda r: r.settled),
+        ("team CPU until settled (s)", lambda r: r.settled_cpu),
         ("tmux up's own CPU (s)", lambda r: r.up_cpu),
         ("team runnable, max", lambda r: float(max(r.runnable, default=0))),
         ("team runnable, mean", lambda r: statistics.fmean(r.runnable) if r.runnable else 0.0),
+        ("team CPU share (cores)", lambda r: r.settled_cpu / r.settled),
         ("team RSS peak (GiB)", lambda r: r.rss_peak),
+        ("idle CPU, % core per agent", lambda r: r.idle_pct),
         ("agents seen asking", lambda r: float(len(r.asking))),
         ("machine runnable, max", lambda r: float(r.machine_runnable)),
     ]
