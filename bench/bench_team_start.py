@@ -11,8 +11,8 @@ first, then all at once; the next pair the other way round), so a machine's drif
 While it runs, every ~0.2 s the bench reads the agents' status records and the process tree of the tmux
 server (every agent's agentlaunch, its Claude Code and their children):
 
-- ready: seconds from the start of `up` until every agent's record has said that it started (its CLI reported
-  that it is up: ``waiting``), each first seen at a sample;
+- ready: seconds from the start of `up` until every agent's CLI has reported that it is up (its record said
+  ``waiting``, or already its startup turn; ``asking`` is not up), each first seen at a sample;
 - up: seconds until `tmux up` itself returned (it also checks each agent stays alive 1.5 s);
 - settled: seconds until every agent is ``waiting`` again after its first turn (agentlaunch's startup message,
   which each agent gets once its CLI is up: one call to the fake API), and the team's CPU until then: the
@@ -26,7 +26,8 @@ server (every agent's agentlaunch, its Claude Code and their children):
 - RSS peak: the tree's summed resident memory at its highest sample;
 - idle: the team's CPU over 5 s once all are settled, in % of one core per agent (what an agent that is up costs
   while the rest of the team starts);
-- asking: agents seen ``asking`` at some sample (a CLI that did not report within ``ready_timeout``, 20 s);
+- asking: agents seen ``asking`` at some sample (a CLI that did not report within ``ready_timeout``, 20 s: on
+  a machine too busy to start it in time, it is taken for one waiting on its own screen until it reports);
 - machine: the most runnable processes of the whole machine at a sample (``procs_running``), and the
   1-minute load average at the end, which also count whatever else the machine runs (a shared machine).
 
@@ -166,7 +167,7 @@ def one_run(label: str, throttle: int, api_url: str, claude: Path, count: int) -
                 states = {str(r.get("agent")): r.get("state") for r in records}
                 run.asking |= {a for a, s in states.items() if s == "asking"}
                 for agent, state in states.items():
-                    if state not in (None, "starting"):
+                    if state in ("waiting", "thinking", "tool"):  # its CLI reported it is up (asking: not yet)
                         run.first_up.setdefault(agent, now - start)
                 if returned:
                     run.not_waiting = {a: str(s) for a, s in states.items() if s != "waiting"}
