@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -10,11 +11,13 @@ import typer
 
 from agentlaunch import paths
 from agentlaunch.cli.common import AgentsDirOpt, TemplatesOpt, app, complete_agent, err
+from agentlaunch.definitions.settings import DEFAULT_MAX_STARTING, THROTTLE_EXPECTED, load_settings
 from agentlaunch.errors import UsageError
 from agentlaunch.live.life import clear_note
 from agentlaunch.live.resume import Comeback, plan_comebacks, turns_text, working_dirs
-from agentlaunch.live.startup_wait import AgentStart, TmuxPanes, wait_started
-from agentlaunch.live.tmux import DEFAULT_SESSION, SOCKET_ENV, Tmux, UpResult, attach, down, up, validate_agents
+from agentlaunch.live.startup_wait import AgentStart, TmuxPanes
+from agentlaunch.live.team_start import Pending, start_team
+from agentlaunch.live.tmux import DEFAULT_SESSION, SOCKET_ENV, TeamUp, Tmux, UpResult, attach, down, plan_up, validate_agents
 from agentlaunch.usage.records import SessionRow
 from agentlaunch.usage.store import Store
 from agentlaunch.visible import for_markup
@@ -75,6 +78,25 @@ UpWorktreeOpt = Annotated[
 UpResumeOpt = Annotated[
     bool, typer.Option("--resume", help="Bring each agent back with its latest session, in the tmux session it ran in.")
 ]
+def throttle_value(value: str) -> int:
+    """``--max-starting``'s value: a whole number from 1, else a usage error (exit 2) saying what is expected."""
+    number = int(value) if value.strip().lstrip("+-").isdigit() else None
+    if number is None or number < 1:
+        raise typer.BadParameter(f"{THROTTLE_EXPECTED} (got {value!r})")
+    return number
+
+
+MaxStartingOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-starting",
+        parser=throttle_value,
+        metavar="N",
+        show_default=False,
+        help=f"Start at most N agents' CLIs at a time, each next one when one reports that it is up (default: "
+        f"max_starting in config.yaml, else {DEFAULT_MAX_STARTING}; a number at least the team's size starts all at once).",
+    ),
+]
 UpFreshOpt = Annotated[
     bool,
     typer.Option(
@@ -88,7 +110,8 @@ UpFreshOpt = Annotated[
 def tmux_up(
     agents: UpAgentsArg, session: UpSessionOpt = None, layout: LayoutOpt = None, attach_: AttachOpt = None,
     socket: SocketOpt = None, wait: UpWaitOpt = 30.0, worktree: UpWorktreeOpt = False, resume: UpResumeOpt = False,
-    fresh: UpFreshOpt = False, agents_dir: AgentsDirOpt = None, templates_dir: TemplatesOpt = None,
+    fresh: UpFreshOpt = False, max_starting: MaxStartingOpt = None, agents_dir: AgentsDirOpt = None,
+    templates_dir: TemplatesOpt = None,
 ) -> None:  # fmt: skip
     """Start each AGENT in the tmux session (created when missing), running `agentlaunch run AGENT`.
 
@@ -97,38 +120,40 @@ def tmux_up(
     started again in its pane, in the session it ran (its conversation kept;
     --fresh for a new one). Before anything is
     created every agent is checked (its definition, its CLI on PATH, its
-    working directory); afterwards `up` waits (up to --wait seconds) until
-    each new agent is really running or its pane died, and prints one line
-    per agent. A failed agent's pane stays open with its error. With
-    --resume (after a reboot, or `tmux down`), each agent gets its latest
+    working directory). At most --max-starting agents (3) start at a time:
+    the next one starts when one reports that it is up, is asking (its CLI
+    waits on its own screen) or failed. `up` waits (up to --wait seconds
+    per agent) until each new agent is really running or its pane died, and
+    prints one line per agent. A failed agent's pane stays open with its
+    error. With --resume (after a reboot, or `tmux down`), each agent gets its latest
     session that had a turn, in its working directory and its tmux session
     and layout; an agent without one starts fresh. Exit codes: 0 every agent
-    runs, 1 an agent failed to start or a tmux command failed, 2 bad name,
-    3 definition error, 127 tmux or a provider CLI missing.
+    runs, 1 an agent failed to start or a tmux command failed, 2 bad name or
+    throttle, 3 definition error, 127 tmux or a provider CLI missing.
 
     Example: agentlaunch tmux up reviewer planner --layout tiled   ·   agentlaunch tmux up --resume reviewer planner
     """
     if fresh and resume:
         raise UsageError("--fresh and --resume contradict each other: --resume resumes, --fresh starts new sessions")
+    throttle = max_starting or load_settings().max_starting or DEFAULT_MAX_STARTING  # a bad config.yaml: refused now
     tmux = Tmux(socket)
     folder = paths.agents_dir(agents_dir)
     groups = up_groups(agents, folder, session=session, layout=layout, resume=resume, worktree=worktree)
-    failed = False
-    for (where, how), plans in groups.items():
-        result = up(
-            tmux, [p.agent for p in plans], session=where, layout=how, agents_dir=folder, templates_dir=templates_dir,
-            worktree=worktree, extra_args={p.agent: p.run_args for p in plans if p.row}, working_dirs=working_dirs(plans),
+    plans = [
+        plan_up(
+            tmux, [p.agent for p in group], session=where, layout=how, agents_dir=folder, templates_dir=templates_dir,
+            worktree=worktree, extra_args={p.agent: p.run_args for p in group if p.row}, working_dirs=working_dirs(group),
             fresh=fresh,
         )  # fmt: skip
-        for agent in (*result.started, *result.restarted):
+        for (where, how), group in groups.items()
+    ]
+    outcomes = start_plans(tmux, plans, wait=wait, max_starting=throttle, fresh=fresh)
+    failed = False
+    for plan in plans:
+        for agent in (*plan.result.started, *plan.result.restarted):
             clear_note(agent)  # running again: what `stop` left is no longer what happened to it
-        for agent, row in result.resumed.items():
-            err.print(for_markup(restart_said(agent, row, fresh=fresh)), markup=True, highlight=False, soft_wrap=True)
-        if wait > 0 and result.panes:
-            outcomes = wait_started(TmuxPanes(tmux, where), result.panes, timeout=wait)
-        else:
-            outcomes = [AgentStart(a, p, True, "started (not checked: --wait 0)") for a, p in result.panes.items()]
-        failed = report_up(result, outcomes, where, socket) or failed
+        mine = [o for o in outcomes if o.agent in plan.result.panes]
+        failed = report_up(plan.result, mine, plan.result.session, socket) or failed
     first = next(iter(groups))[0]
     should_attach = attach_ if attach_ is not None else sys.stdin.isatty() and sys.stdout.isatty()
     if not should_attach or failed:  # attaching would hide what failed
@@ -136,6 +161,24 @@ def tmux_up(
         err.print(f"[dim]attach with: {' '.join(hint)}[/]", markup=True, highlight=False)
         raise typer.Exit(1 if failed else 0)
     raise typer.Exit(1 if failed else attach_or_say(tmux, first, socket))
+
+
+def start_plans(tmux: Tmux, plans: list[TeamUp], *, wait: float, max_starting: int, fresh: bool) -> list[AgentStart]:
+    """Start every planned agent, at most ``max_starting`` at a time (all at once with --wait 0), and watch them."""
+    for plan in plans:
+        for agent, row in plan.result.resumed.items():
+            err.print(for_markup(restart_said(agent, row, fresh=fresh)), markup=True, highlight=False, soft_wrap=True)
+    pending = [Pending(agent, partial(plan.start, agent)) for plan in plans for agent in plan.pending]
+    if wait > 0:
+        return start_team(TmuxPanes(tmux), pending, max_starting=max_starting, timeout=wait, say=progress)
+    if len(pending) > max_starting:
+        progress(f"--wait 0: all {len(pending)} started at once (the throttle of {max_starting} waits for each agent "
+                 "to report that it is up, which --wait 0 does not check)")  # fmt: skip
+    return [AgentStart(p.agent, p.launch(), True, "started (not checked: --wait 0)") for p in pending]
+
+
+def progress(line: str) -> None:
+    err.print(f"[dim]{for_markup(line)}[/]", markup=True, highlight=False, soft_wrap=True)
 
 
 def up_groups(

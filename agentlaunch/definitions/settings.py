@@ -14,10 +14,12 @@ budget: {daily_usd: 40, daily_tokens: 50000000}   # per local day, all agents to
 otel: true                            # export every call over OTLP (AGENTLAUNCH_OTEL, when set, wins)
 ready_timeout: 20                     # seconds a CLI's interface may take to report it is up before it is `asking`
 stall_timeout: 300                    # seconds a turn may hear nothing from its CLI before it is `stalled`
+max_starting: 3                       # `tmux up` starts at most this many CLIs at a time (each next one when one is up)
 ```
 
 A file that is there but wrong is a definition error (exit 3) naming the
-file, key and problem; a missing file is no settings. The file is read with
+file, key and problem (a bad ``max_starting`` is exit 2, as a bad
+``--max-starting`` is: it is the same throttle); a missing file is no settings. The file is read with
 the same limits as agent.yaml (a regular file, at most 1 MiB).
 """
 
@@ -31,12 +33,21 @@ from pathlib import Path
 from typing import Any
 
 from agentlaunch import paths
-from agentlaunch.errors import DefinitionError
+from agentlaunch.errors import DefinitionError, ExitCode
 from agentlaunch.fsutil import read_regular
 
 SETTINGS_FILE = "config.yaml"
 SETTINGS_LIMIT = 1 << 20
-KEYS = ("notify", "notify_after", "bell", "desktop_notify", "worktrees_dir", "budget", "otel", "ready_timeout", "stall_timeout")
+KEYS = ("notify", "notify_after", "bell", "desktop_notify", "worktrees_dir", "budget", "otel", "ready_timeout", "stall_timeout",
+        "max_starting")
+DEFAULT_MAX_STARTING = 3  # CLIs `tmux up` starts at a time: a team of 20 started at once is a swap storm on a laptop
+THROTTLE_EXPECTED = "expected a whole number of agents started at a time, 1 or more"
+
+
+class BadThrottle(DefinitionError):
+    """``max_starting:`` is not a whole number from 1: a usage error (exit 2), as the same value given to the flag."""
+
+    exit_code = ExitCode.USAGE
 
 
 @dataclass(frozen=True)
@@ -55,6 +66,8 @@ class Settings:
     """Seconds a native interface may stay ``starting`` before it is ``asking`` (None: the launch's default)."""
     stall_timeout: float | None = None
     """Seconds a turn may hear nothing from its CLI before it is ``stalled`` (None: the launch's default, 300)."""
+    max_starting: int | None = None
+    """CLIs ``tmux up`` starts at a time (None: :data:`DEFAULT_MAX_STARTING`, or ``--max-starting``)."""
 
 
 def settings_path(config_dir: Path | None = None) -> Path:
@@ -87,6 +100,15 @@ def ready_timeout(value: object, where: str, key: str = "ready_timeout") -> floa
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
         raise DefinitionError(f"{where}: {key}: expected seconds, a number above 0 (got {value!r})")
     return float(value)
+
+
+def max_starting(value: object, where: str) -> int | None:
+    """``max_starting:`` as a whole number of agents from 1 (0 would start nobody; ``true`` is not a number)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise BadThrottle(f"{where}: max_starting: {THROTTLE_EXPECTED} (got {value!r})")
+    return value
 
 
 def notify_after(value: object, where: str) -> float | None:
@@ -173,4 +195,5 @@ def load_settings(config_dir: Path | None = None) -> Settings:
         otel=otel,
         ready_timeout=ready_timeout(raw.get("ready_timeout"), str(path)),
         stall_timeout=ready_timeout(raw.get("stall_timeout"), str(path), "stall_timeout"),
+        max_starting=max_starting(raw.get("max_starting"), str(path)),
     )

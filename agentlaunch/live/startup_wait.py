@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentlaunch.live.status import read_records
 from agentlaunch.processes import process_running
@@ -79,15 +79,16 @@ class PaneSource(Protocol):
 
 
 class TmuxPanes:
-    """The panes of one session of a :class:`~agentlaunch.live.tmux.Tmux` server."""
+    """The panes of one session of a :class:`~agentlaunch.live.tmux.Tmux` server (every session's, ``session`` None)."""
 
-    def __init__(self, tmux: Tmux, session: str) -> None:
+    def __init__(self, tmux: Tmux, session: str | None = None) -> None:
         self.tmux, self.session = tmux, session
 
     def panes(self) -> dict[str, tuple[int, bool, str]]:
-        """pane id -> (pid, dead, dead status) of every pane in the session."""
+        """pane id -> (pid, dead, dead status) of every pane in the session (on the server)."""
         fmt = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{pane_dead_status}"
-        proc = self.tmux.run("list-panes", "-s", "-t", f"={self.session}", "-F", fmt, check=False)
+        where = ["-a"] if self.session is None else ["-s", "-t", f"={self.session}"]
+        proc = self.tmux.run("list-panes", *where, "-F", fmt, check=False)
         found: dict[str, tuple[int, bool, str]] = {}
         for row in proc.stdout.splitlines():
             cells = row.split("\t")
@@ -97,6 +98,98 @@ class TmuxPanes:
 
     def screen(self, pane_id: str) -> str:
         return self.tmux.run("capture-pane", "-p", "-J", "-S", "-200", "-t", pane_id, check=False).stdout
+
+
+RecordSource = Callable[[], Mapping[object, Mapping[str, Any]]]
+"""pid of an agentlaunch -> its status record's data: every running agent's (a test hands in its own)."""
+
+
+def live_records(status_dir: Path | None = None) -> dict[object, dict[str, Any]]:
+    return {r.data.get("pid"): r.data for r in read_records(status_dir, clean=False) if not r.stale}
+
+
+class StartWatch:
+    """What became of each pane added, one look at a time; each agent's wait runs from when its pane was added.
+
+    An agent is *starting* (:meth:`starting`) until its record first says it started or it is decided (failed,
+    its pane closed, or its wait over); it is *decided* once alive for ``settle`` seconds after that, or failed.
+    """
+
+    def __init__(self, timeout: float, *, settle: float = SETTLE, status_dir: Path | None = None,
+                 records: RecordSource | None = None) -> None:  # fmt: skip
+        self.timeout, self.settle, self.status_dir = timeout, settle, status_dir
+        self.records = records or (lambda: live_records(status_dir))
+        self.panes: dict[str, str] = {}  # agent -> pane id, in the order added
+        self.deadline: dict[str, float] = {}
+        self.decided: dict[str, AgentStart] = {}
+        self.seen_started: dict[str, tuple[float, str]] = {}
+        self.cli_died: set[str] = set()
+        self.dead_since: dict[str, float] = {}
+
+    def add(self, agent: str, pane_id: str, now: float) -> None:
+        self.panes[agent] = pane_id
+        self.deadline[agent] = now + self.timeout
+
+    def starting(self, agent: str) -> bool:
+        """Not yet said to have started, nor decided: it holds its place among the agents starting."""
+        return agent not in self.decided and agent not in self.seen_started
+
+    def done(self) -> bool:
+        return len(self.decided) == len(self.panes)
+
+    def look(self, source: PaneSource, now: float) -> None:
+        """One look at the panes and records: decide what can be."""
+        live = source.panes()
+        records = self.records()
+        for agent, pane_id in self.panes.items():
+            if agent in self.decided:
+                continue
+            over = now >= self.deadline[agent]
+            if pane_id not in live:
+                said = "its pane closed: agentlaunch ended before the agent started"
+                self.decided[agent] = AgentStart(agent, pane_id, False, said)
+            elif live[pane_id][1]:
+                self._dead(source, agent, pane_id, live[pane_id][2], now, over)
+            else:
+                self._alive(agent, records.get(live[pane_id][0]), now)
+            if over and agent not in self.decided:
+                self.decided[agent] = self._at_deadline(agent, pane_id, live.get(pane_id, (0, False, ""))[0])
+
+    def _dead(self, source: PaneSource, agent: str, pane_id: str, status: str, now: float, over: bool) -> None:
+        # tmux learns the exit status once it reaps the process: give it a moment to say.
+        if not status and now - self.dead_since.setdefault(agent, now) < STATUS_GRACE and not over:
+            return
+        code = f" (exit {status})" if status else ""
+        self.decided[agent] = AgentStart(agent, pane_id, False, f"failed{code}: {pane_error(source.screen(pane_id))}")
+
+    def _alive(self, agent: str, record: Mapping[str, Any] | None, now: float) -> None:
+        if record is None:
+            return
+        state = str(record.get("state"))
+        if state == "starting" or (state not in STARTED_STATES and not record.get("turns")):
+            return  # not up yet: a resumed session has turns before its CLI reports that it is up
+        cli = record.get("cli_pid")
+        if cli is not None and not process_running(cli):
+            self.cli_died.add(agent)  # agentlaunch notices at its prompt and ends: its pane says why
+            return
+        first, said = self.seen_started.setdefault(agent, (now, state))
+        if now - first >= self.settle:
+            self.decided[agent] = AgentStart(agent, self.panes[agent], True, "started", said)
+
+    def _at_deadline(self, agent: str, pane_id: str, pid: int) -> AgentStart:
+        if agent in self.cli_died:
+            return AgentStart(agent, pane_id, False, "failed: its provider CLI exited right after starting")
+        if agent in self.seen_started:  # said it started, not yet alive for the whole settle time: the wait ended first
+            return AgentStart(agent, pane_id, True, "started", self.seen_started[agent][1])
+        said = f"not started after {self.timeout:g}s (still starting; look at its pane, or wait longer with --wait)"
+        setup = setting_up(pid, self.status_dir)
+        if setup is not None:  # its worktree's setup (npm ci, say) still runs: the agent starts once it is done
+            said = (f"not started after {self.timeout:g}s: its worktree setup still runs (`{setup.command}`, log {setup.log});"
+                    " it starts once that is done (`agentlaunch status` shows it), or wait longer with --wait")  # fmt: skip
+        return AgentStart(agent, pane_id, False, said)
+
+    def results(self) -> list[AgentStart]:
+        return [self.decided[agent] for agent in self.panes]
 
 
 def wait_started(
@@ -110,60 +203,15 @@ def wait_started(
     sleep: Callable[[float], None] = time.sleep,
 ) -> list[AgentStart]:
     """Watch each agent's pane (``panes``: agent -> pane id) until it started or failed, at most ``timeout`` s."""
-    deadline = clock() + timeout
-    decided: dict[str, AgentStart] = {}
-    seen_started: dict[str, tuple[float, str]] = {}
-    cli_died: set[str] = set()
-    dead_since: dict[str, float] = {}
-    while True:
-        now = clock()
-        live = source.panes()
-        records = {r.data.get("pid"): r for r in read_records(status_dir, clean=False) if not r.stale}
-        for agent, pane_id in panes.items():
-            if agent in decided:
-                continue
-            if pane_id not in live:
-                decided[agent] = AgentStart(agent, pane_id, False, "its pane closed: agentlaunch ended before the agent started")
-                continue
-            pid, dead, status = live[pane_id]
-            if dead:
-                # tmux learns the exit status once it reaps the process: give it a moment to say.
-                if not status and now - dead_since.setdefault(agent, now) < STATUS_GRACE and now < deadline:
-                    continue
-                code = f" (exit {status})" if status else ""
-                decided[agent] = AgentStart(agent, pane_id, False, f"failed{code}: {pane_error(source.screen(pane_id))}")
-                continue
-            record = records.get(pid)
-            if record is None:
-                continue
-            state = str(record.data.get("state"))
-            if state == "starting" or (state not in STARTED_STATES and not record.data.get("turns")):
-                continue  # not up yet: a resumed session has turns before its CLI reports that it is up
-            cli = record.data.get("cli_pid")
-            if cli is not None and not process_running(cli):
-                cli_died.add(agent)  # agentlaunch notices at its prompt and ends: its pane says why
-                continue
-            first, _ = seen_started.setdefault(agent, (now, state))
-            if now - first >= settle:
-                decided[agent] = AgentStart(agent, pane_id, True, "started", state)
-        if len(decided) == len(panes) or now >= deadline:
-            break
-        sleep(POLL)
+    watch = StartWatch(timeout, settle=settle, status_dir=status_dir)
+    now = clock()
     for agent, pane_id in panes.items():
-        if agent in decided:
-            continue
-        if agent in cli_died:
-            decided[agent] = AgentStart(agent, pane_id, False, "failed: its provider CLI exited right after starting")
-        elif agent in seen_started:  # said it started, not yet alive for the whole settle time: the wait ended first
-            decided[agent] = AgentStart(agent, pane_id, True, "started", seen_started[agent][1])
-        else:
-            said = f"not started after {timeout:g}s (still starting; look at its pane, or wait longer with --wait)"
-            setup = setting_up(live.get(pane_id, (0, False, ""))[0], status_dir)
-            if setup is not None:  # its worktree's setup (npm ci, say) still runs: the agent starts once it is done
-                said = (f"not started after {timeout:g}s: its worktree setup still runs (`{setup.command}`, log {setup.log});"
-                        " it starts once that is done (`agentlaunch status` shows it), or wait longer with --wait")  # fmt: skip
-            decided[agent] = AgentStart(agent, pane_id, False, said)
-    return [decided[agent] for agent in panes]
+        watch.add(agent, pane_id, now)
+    while True:
+        watch.look(source, clock())
+        if watch.done():
+            return watch.results()
+        sleep(POLL)
 
 
 def setting_up(pid: int, status_dir: Path | None) -> SetupRecord | None:

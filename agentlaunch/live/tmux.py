@@ -303,6 +303,92 @@ def _decorate(tmux: Tmux, pane_id: str, window_id: str, agent: str, *, tiled: bo
     tmux.sequence(commands)
 
 
+class TeamUp:
+    """The agents ``up`` starts in one tmux session, in order (dead panes first), each made by :meth:`start`.
+
+    What the session already has is read once, by :func:`plan_up`; :meth:`start` then makes (or restarts)
+    one agent's pane, so a caller can start them all at once or a few at a time.
+    """
+
+    def __init__(self, tmux: Tmux, result: UpResult, layout: str, *, exists: bool, panes: Sequence[Pane],
+                 argv: Callable[[str], list[str]], env_args: list[str], directory: str) -> None:  # fmt: skip
+        self.tmux, self.result, self.layout, self.exists, self.argv = tmux, result, layout, exists, argv
+        self.env_args, self.directory = env_args, directory
+        self.dead = {p.agent: p for p in panes if p.agent and p.dead}  # restarted in place
+        self.tiled_window = next((p.window_id for p in panes if p.tiled), None)
+        self.pending: list[str] = []  # what plan_up found to start, dead panes first
+
+    def start(self, name: str) -> str:
+        """Make (or restart, in place) ``name``'s pane; its id."""
+        session, pane = self.result.session, self.dead.get(name)
+        if pane is not None:  # its agentlaunch failed and the pane was kept: start it again in place
+            here = place_env(session, pane.window_name, "tiled" if pane.tiled else "windows")
+            self.tmux.run("respawn-pane", "-k", "-t", pane.pane_id, "-c", self.directory, *self.env_args, *here, "--",
+                          *self.argv(name))  # fmt: skip
+            self.result.restarted.append(name)
+            self.result.panes[name] = pane.pane_id
+            return pane.pane_id
+        plain_name = TILED_WINDOW if self.layout == "tiled" else name
+        pane_args = [*self.env_args, *place_env(session, plain_name, self.layout), "-P", "-F", "#{pane_id}\t#{window_id}"]
+        if not self.exists:
+            how = ["new-session", "-d", "-s", session, "-n", literal(plain_name), "-x", "220", "-y", "60"]
+            self.exists = self.result.created_session = True
+        elif self.layout == "tiled" and self.tiled_window is not None:
+            how = ["split-window", "-d", "-t", self.tiled_window]
+        else:
+            how = ["new-window", "-d", "-t", f"={session}:", "-n", literal(plain_name)]
+        created = self.tmux.run(*how, "-c", self.directory, *pane_args, "--", *self.argv(name))
+        pane_id, window_id = created.stdout.strip().split("\t")
+        _decorate(self.tmux, pane_id, window_id, name, tiled=self.layout == "tiled")
+        if self.layout == "tiled":
+            self.tiled_window = window_id
+            self.tmux.run("select-layout", "-t", window_id, "tiled")
+        self.result.started.append(name)
+        self.result.panes[name] = pane_id
+        return pane_id
+
+
+def plan_up(
+    tmux: Tmux,
+    agents: Sequence[str],
+    *,
+    session: str,
+    layout: str,
+    agents_dir: Path,
+    templates_dir: Path | None = None,
+    cwd: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    worktree: bool = False,
+    extra_args: Mapping[str, Sequence[str]] | None = None,
+    working_dirs: Mapping[str, Path] | None = None,
+    fresh: bool = False,
+) -> TeamUp:
+    """What :func:`up` starts in ``session``: every agent checked, nothing created yet (see :func:`up`)."""
+    check_name(session, "tmux session")
+    if layout not in LAYOUTS:
+        raise UsageError(f"--layout must be one of {', '.join(LAYOUTS)}, not {layout!r}")
+    agents_dir = agents_dir.expanduser().resolve()
+    exists = tmux.has_session(session)
+    panes = tmux.panes(session) if exists else []
+    by_agent = {p.agent: p for p in panes if p.agent}
+    dead = [by_agent[a] for a in dict.fromkeys(agents) if a in by_agent and by_agent[a].dead]
+    resumed = {} if fresh else pane_sessions([p for p in dead if p.agent not in (extra_args or {})], session)
+    extra = {**{a: resume_args(row) for a, row in resumed.items() if row is not None}, **(extra_args or {})}
+    dirs = {**{a: Path(row.working_dir) for a, row in resumed.items() if row is not None}, **(working_dirs or {})}
+    names = [r.name for r in validate_agents(agents, agents_dir, cwd, worktree=worktree, working_dirs=dirs)]
+
+    def argv(name: str) -> list[str]:
+        return [*agent_command(name, agents_dir, templates_dir, worktree=worktree), *extra.get(name, ())]
+
+    plan = TeamUp(tmux, UpResult(session), layout, exists=exists, panes=panes, argv=argv,
+                  env_args=pane_env(os.environ if environ is None else environ),
+                  directory=literal(str((cwd or Path.cwd()).resolve())))  # fmt: skip
+    plan.result.running = [n for n in names if n in by_agent and n not in plan.dead]
+    plan.pending = [n for n in names if n in plan.dead] + [n for n in names if n not in by_agent]
+    plan.result.resumed = {n: resumed.get(n) for n in names if n in plan.dead and (n in resumed or fresh)}
+    return plan
+
+
 def up(
     tmux: Tmux,
     agents: Sequence[str],
@@ -318,74 +404,20 @@ def up(
     working_dirs: Mapping[str, Path] | None = None,
     fresh: bool = False,
 ) -> UpResult:
-    """Start every named agent that is not already running in ``session`` (created when missing).
+    """Start every named agent that is not already running in ``session`` (created when missing), all at once.
 
     ``extra_args`` are added to an agent's `run` (``-r ID --working-dir DIR`` to resume), ``working_dirs``
     are the directories the check before anything is created uses for them. A dead pane (its agentlaunch
     failed, or `stop` ended it) is started again in its own session, the one its launch named on the
     pane, unless ``fresh`` or ``extra_args`` say otherwise: restarting never drops a conversation.
     """
-    check_name(session, "tmux session")
-    if layout not in LAYOUTS:
-        raise UsageError(f"--layout must be one of {', '.join(LAYOUTS)}, not {layout!r}")
-    agents_dir = agents_dir.expanduser().resolve()
-    exists = tmux.has_session(session)
-    panes = tmux.panes(session) if exists else []
-    by_agent = {p.agent: p for p in panes if p.agent}
-    dead = [by_agent[a] for a in dict.fromkeys(agents) if a in by_agent and by_agent[a].dead]
-    resumed = {} if fresh else pane_sessions([p for p in dead if p.agent not in (extra_args or {})], session)
-    extra = {**{a: resume_args(row) for a, row in resumed.items() if row is not None}, **(extra_args or {})}
-    dirs = {**{a: Path(row.working_dir) for a, row in resumed.items() if row is not None}, **(working_dirs or {})}
-    ready = validate_agents(agents, agents_dir, cwd, worktree=worktree, working_dirs=dirs)
-    names = [r.name for r in ready]
-    env_args = pane_env(os.environ if environ is None else environ)
-    directory = literal(str((cwd or Path.cwd()).resolve()))
-    result = UpResult(session)
-    for name in names:
-        pane = by_agent.get(name)
-        if pane is None:
-            continue
-        if pane.dead:  # its agentlaunch failed and the pane was kept: start it again in place
-            argv = [*agent_command(name, agents_dir, templates_dir, worktree=worktree), *extra.get(name, ())]
-            here = place_env(session, pane.window_name, "tiled" if pane.tiled else "windows")
-            tmux.run("respawn-pane", "-k", "-t", pane.pane_id, "-c", directory, *env_args, *here, "--", *argv)
-            result.restarted.append(name)
-            result.panes[name] = pane.pane_id
-            if name in resumed or fresh:
-                result.resumed[name] = resumed.get(name)
-        else:
-            result.running.append(name)
-
-    tiled_window = next((p.window_id for p in panes if p.tiled), None)
-    fmt = "#{pane_id}\t#{window_id}"
-    for name in (n for n in names if n not in by_agent):
-        argv = [*agent_command(name, agents_dir, templates_dir, worktree=worktree), *extra.get(name, ())]
-        plain_name = TILED_WINDOW if layout == "tiled" else name
-        window_name = literal(plain_name)
-        pane_args = [*env_args, *place_env(session, plain_name, layout)]
-        if not exists:
-            created = tmux.run(
-                "new-session", "-d", "-s", session, "-n", window_name, "-x", "220", "-y", "60", "-c", directory,
-                *pane_args, "-P", "-F", fmt, "--", *argv,
-            )  # fmt: skip
-            exists = result.created_session = True
-        elif layout == "tiled" and tiled_window is not None:
-            created = tmux.run(
-                "split-window", "-d", "-t", tiled_window, "-c", directory, *pane_args, "-P", "-F", fmt, "--", *argv
-            )
-        else:
-            target = f"={session}:"
-            created = tmux.run(
-                "new-window", "-d", "-t", target, "-n", window_name, "-c", directory, *pane_args, "-P", "-F", fmt, "--", *argv
-            )
-        pane_id, window_id = created.stdout.strip().split("\t")
-        _decorate(tmux, pane_id, window_id, name, tiled=layout == "tiled")
-        if layout == "tiled":
-            tiled_window = window_id
-            tmux.run("select-layout", "-t", window_id, "tiled")
-        result.started.append(name)
-        result.panes[name] = pane_id
-    return result
+    plan = plan_up(
+        tmux, agents, session=session, layout=layout, agents_dir=agents_dir, templates_dir=templates_dir, cwd=cwd,
+        environ=environ, worktree=worktree, extra_args=extra_args, working_dirs=working_dirs, fresh=fresh,
+    )  # fmt: skip
+    for name in plan.pending:
+        plan.start(name)
+    return plan.result
 
 
 def resume_args(row: SessionRow) -> list[str]:

@@ -1,0 +1,90 @@
+"""`tmux up` starts a team of real Claude Codes a few at a time: never more `starting` at once than the throttle.
+
+A private tmux server; four Claude Code agents against the fake Anthropic API, `--max-starting 2`. While `up`
+runs, the test looks again and again at the agents' panes and their status records: an agent whose pane is
+alive and whose record is missing or says `starting` is starting. Counts, not timing: never more than 2, and 2
+reached (the throttle starts two together, it is no queue of one). Afterwards all four are `waiting`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env
+from agentlaunch.live.status import read_records
+from tests.helpers import run_cli, wait_for, write_agent
+from tests.support.claude_tui import seed_home
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(400)]
+
+if shutil.which("tmux") is None and not os.environ.get("CI"):
+    pytest.skip("tmux is not installed", allow_module_level=True)
+
+TEAM = ("t1", "t2", "t3", "t4")
+
+
+@pytest.fixture
+def socket() -> Iterator[str]:
+    name = f"al-team-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    yield name
+    subprocess.run(["tmux", "-L", name, "kill-server"], capture_output=True)
+    (Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}" / name).unlink(missing_ok=True)
+
+
+def live_panes(socket: str) -> dict[int, str]:
+    """pid -> agent of every live agent pane on the server (none before the server exists)."""
+    fmt = "#{@agentlaunch_agent}\t#{pane_pid}\t#{pane_dead}"
+    proc = subprocess.run(["tmux", "-L", socket, "list-panes", "-a", "-F", fmt], capture_output=True, text=True)
+    rows = [line.split("\t") for line in proc.stdout.splitlines()] if proc.returncode == 0 else []
+    return {int(pid): agent for agent, pid, dead in rows if agent and dead == "0"}
+
+
+def starting_now(socket: str, status_dir: Path) -> set[str]:
+    """The agents starting: a live pane whose status record is not there yet or says `starting`."""
+    panes = live_panes(socket)  # first the panes, then the records: a record read later is never older
+    states = {r.data.get("pid"): r.data.get("state") for r in read_records(status_dir, clean=False) if not r.stale}
+    return {agent for pid, agent in panes.items() if states.get(pid) in (None, "starting")}
+
+
+def test_four_claude_codes_with_a_throttle_of_two_start_two_at_a_time_and_all_end_waiting(
+    socket: str, anthropic: FakeAnthropic, isolated_home: Path, agents_dir: Path, workdir: Path, claude_bin: Path
+) -> None:
+    assert anthropic.server is not None
+    env = claude_env(anthropic.server.url, isolated_home, {"CLAUDE_CODE_MAX_RETRIES": "0"})
+    seed_home(isolated_home, [workdir], key=env["ANTHROPIC_API_KEY"])  # trusted: no dialog, each reports it is up
+    env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
+    for name in TEAM:
+        write_agent(agents_dir, name, {"provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin),
+                                       "working_dir": str(workdir)})  # fmt: skip
+    status_dir = Path(os.environ["AGENTLAUNCH_STATE_DIR"]) / "status"
+    argv = [sys.executable, "-m", "agentlaunch", "tmux", "up", *TEAM, "--socket", socket, "--no-attach", "--wait", "120",
+            "--max-starting", "2"]  # fmt: skip
+    seen: list[set[str]] = []
+    with subprocess.Popen(argv, env={**os.environ, **env}, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as up:
+        while up.poll() is None:
+            seen.append(starting_now(socket, status_dir))
+        out, err_bytes = up.communicate(timeout=60)
+    err = err_bytes.decode()
+    assert up.returncode == 0, err
+    assert max(len(s) for s in seen) == 2, [sorted(s) for s in seen if s]  # reached, never passed
+    assert {agent for s in seen for agent in s} == set(TEAM)  # every one was seen starting
+    assert "started 2 of 4, 2 starting… (at most 2 at a time)" in err
+    assert "started 4 of 4, 2 starting…" in err
+    assert sum(" is up (" in line for line in err.splitlines()) == 4
+    assert "tmux session agentlaunch (socket " in err and "started t1, t2, t3, t4" in err
+
+    def states() -> dict[str, str]:
+        records = json.loads(run_cli("status", "--json", env=env, cwd=workdir, timeout=60).stdout)
+        return {str(r["agent"]): str(r["state"]) for r in records}
+
+    wait_for(lambda: states() == dict.fromkeys(TEAM, "waiting"), timeout=90, what="all four waiting")
+    assert run_cli("tmux", "down", "--socket", socket, env=env, cwd=workdir, timeout=120).returncode == 0
