@@ -8,9 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import run_cli, wait_for
-from tests.test_tmux import HAVE_TMUX, add_agent_copies, panes, screen, send_line, socket, up
-
-__all__ = ["socket"]  # the fixture, used by name
+from tests.test_tmux import HAVE_TMUX, add_agent_copies, panes, screen, send_line, up
 
 if not HAVE_TMUX and not os.environ.get("CI"):
     pytest.skip("tmux is not installed", allow_module_level=True)

@@ -13,8 +13,6 @@ import os
 import shutil
 import subprocess
 import sys
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,14 +28,6 @@ if shutil.which("tmux") is None and not os.environ.get("CI"):
     pytest.skip("tmux is not installed", allow_module_level=True)
 
 TEAM = ("t1", "t2", "t3", "t4")
-
-
-@pytest.fixture
-def socket() -> Iterator[str]:
-    name = f"al-team-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    yield name
-    subprocess.run(["tmux", "-L", name, "kill-server"], capture_output=True)
-    (Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}" / name).unlink(missing_ok=True)
 
 
 def live_panes(socket: str) -> dict[int, str]:
