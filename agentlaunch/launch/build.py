@@ -90,12 +90,12 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
             sinks.append(OtelExportSink(paths.store_path(), spec.id))  # last: its bounded exit wait follows the views
     if settings.ready_timeout is not None:
         options = dataclasses.replace(options, ready_timeout=settings.ready_timeout)
-    fresh = not (options.resume or options.continue_last or options.interactive)
+    fresh = not (options.resume or options.continue_last or options.fork or options.interactive)
     pending = prespawn.take() if fresh and adapter.persistent else None
     try:
         session = choose_session(
             spec, adapter, store, working_dir, resume=options.resume, continue_last=options.continue_last,
-            new_id=pending.session_id if pending else None,
+            new_id=pending.session_id if pending else None, fork=options.fork,
         )  # fmt: skip
         launch = Launch(
             options, spec=spec, adapter=adapter, store=store, pricer=pricer, meter=meter, sinks=sinks,

@@ -117,6 +117,8 @@ class Native:
 def choose_mode(options: LaunchOptions, request: RunRequest) -> Mode:
     """The mode ``request`` asks for, where it can run: with no interface to relay, the line chat, said why."""
     interactive = dataclasses.replace(options, interactive=request.text is None, native=False)
+    if options.fork is not None:
+        return fork_mode(interactive, request)
     if request.text is not None:
         spec = load_agent(options.agents_dir, options.agent, paths.state_dir())
         line = describe(spec.provider)
@@ -130,6 +132,23 @@ def choose_mode(options: LaunchOptions, request: RunRequest) -> Mode:
     if why is not None:
         return Chat(interactive, request, f"{why}: agentlaunch's line chat instead (--line chooses it)")
     return Native(dataclasses.replace(interactive, native=True), request)
+
+
+def fork_mode(options: LaunchOptions, request: RunRequest) -> Mode:
+    """``run --fork ID``: the CLI's own interface, of a provider that can fork, or a usage error saying why not."""
+    if request.text is not None or request.line:
+        raise UsageError("--fork starts the CLI's own interface: no PROMPT, no --line")
+    if options.resume or options.continue_last:
+        raise UsageError("--fork starts a new session: not with --resume or --continue")
+    spec = load_agent(options.agents_dir, options.agent, paths.state_dir())
+    described = describe(spec.provider)
+    if described.fork is None:
+        raise UsageError(f"{spec.name} cannot be forked: {described.no_fork}",
+                         hint=f"agentlaunch restart {spec.name} resumes its session instead")  # fmt: skip
+    why = line_chat_reason(spec.provider, get_adapter(spec.provider).has_interface)
+    if why is not None:
+        raise UsageError(f"--fork starts {spec.provider}'s own interface, and {why}")
+    return Native(dataclasses.replace(options, native=True), request)
 
 
 def line_chat_reason(provider: str, has_interface: bool) -> str | None:
