@@ -110,6 +110,8 @@ def run(
     """
     if continue_last and resume:
         raise UsageError("use --continue or --resume ID, not both")
+    if fork and (continue_last or resume):
+        raise UsageError("--fork starts a new session: not with --resume or --continue")
     text = read_prompt(prompt, prompt_opt)
     if text is None and as_json:
         raise UsageError("--json needs a prompt (headless mode)")

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from agentlaunch import paths
 from agentlaunch.definitions.spec import load_agent
-from agentlaunch.errors import AgentlaunchError, Interrupted, UsageError
+from agentlaunch.errors import AgentlaunchError, BudgetExceeded, Interrupted, UsageError
 from agentlaunch.launch.chat import LineChat, err
 from agentlaunch.launch.native import NativeRun
 from agentlaunch.launch.turn import turn_failed
@@ -138,8 +138,6 @@ def fork_mode(options: LaunchOptions, request: RunRequest) -> Mode:
     """``run --fork ID``: the CLI's own interface, of a provider that can fork, or a usage error saying why not."""
     if request.text is not None or request.line:
         raise UsageError("--fork starts the CLI's own interface: no PROMPT, no --line")
-    if options.resume or options.continue_last:
-        raise UsageError("--fork starts a new session: not with --resume or --continue")
     spec = load_agent(options.agents_dir, options.agent, paths.state_dir())
     described = describe(spec.provider)
     if described.fork is None:
@@ -181,6 +179,10 @@ def run_mode(mode: Mode, launch: Launch) -> int:
         if launch.signals.termination is not None and error is None:
             code = 128 + launch.signals.termination  # SIGTERM/SIGHUP while starting: recorded, ended here
         launch.close(int(error.exit_code) if error else code)
+        if isinstance(error, BudgetExceeded) and launch.options.interactive:  # `send` and `stop` say what happened
+            from agentlaunch.live.life import note_budget  # tmux and the store's readers: not on every launch
+
+            note_budget(launch.spec.name, launch.session_id, error.message)
         if saved is not None:
             termios.tcsetattr(0, termios.TCSADRAIN, saved)
     if error is not None:

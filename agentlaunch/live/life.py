@@ -81,8 +81,15 @@ def clear_note(agent: str, state_dir: Path | None = None) -> None:
         note_path(agent, state_dir).unlink()
 
 
+def note_budget(agent: str, session_id: str, message: str, state_dir: Path | None = None) -> None:
+    """Remember that a budget ended ``agent``'s session (``message``: the budget's own words), for `send` and `stop`."""
+    at = datetime.now(UTC).isoformat(timespec="seconds")
+    write_note(agent, {"agent": agent, "session_id": session_id, "at": at, "reason": "budget",
+                       "message": message.removeprefix("budget: stopped the agent: ")}, state_dir)  # fmt: skip
+
+
 def what_happened(agent: str, state_dir: Path | None = None) -> str | None:
-    """One phrase for an agent that is not running because `stop` ended it, else None."""
+    """One phrase for an agent that is not running because `stop` or its budget ended it, else None."""
     note = read_note(agent, state_dir)
     if note is None:
         return None
@@ -90,6 +97,10 @@ def what_happened(agent: str, state_dir: Path | None = None) -> str | None:
     at = str(note.get("at") or "")
     when = f" at {at[11:16]} UTC" if len(at) >= 16 else ""
     session = f"; its session {sid[:8]} is resumable" if sid else ""
+    if note.get("reason") == "budget":
+        spent = str(note.get("message") or "its budget is spent")[:300]
+        return (f"{agent} was stopped by its budget{when}: {spent}{session}: raise the budget (agent.yaml, "
+                f"--budget-usd), then agentlaunch restart {agent}")  # fmt: skip
     return f"{agent} was stopped (agentlaunch stop{when}){session}: agentlaunch restart {agent} brings it back"
 
 
