@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from agentlaunch import paths
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli, run_cli_inprocess, wait_for
-from tests.test_tmux import HAVE_TMUX, add_agent_copies, panes, screen, send_line, status_records, up
+from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
+from tests.test_tmux import HAVE_TMUX, add_agent_copies, panes, screen, send_line, status_records, tmux, up
 
 if not HAVE_TMUX and not os.environ.get("CI"):
     pytest.skip("tmux is not installed", allow_module_level=True)
@@ -91,3 +93,61 @@ def test_restart_of_an_agent_without_a_pane_says_how_to_start_it(socket: str, ag
     result = run_cli("restart", "demo", "--socket", socket, "--agents-dir", str(agents_dir))
     assert result.returncode == 1 and b"demo has no pane on this tmux server" in result.stderr, result.stderr
     assert b"agentlaunch tmux up --resume demo" in result.stderr
+
+
+def test_send_to_an_agent_its_budget_stopped_names_the_budget_and_what_was_spent(
+    socket: str, agents_dir: Path, workdir: Path
+) -> None:
+    (agents_dir / "pricing.yaml").write_text("fake-1: {input: 1000, output: 1000, cache_read: 1000, cache_write: 1000}\n")
+    path = agents_dir / "demo" / "agent.yaml"
+    conf = yaml.safe_load(path.read_text())
+    path.write_text(yaml.safe_dump({**conf, "budget": {"session_usd": 1}}))
+    assert up(socket, agents_dir, workdir, "demo").returncode == 0
+    pane = panes(socket)["demo"]["pane"]
+    wait_for(lambda: "›" in screen(socket, pane), what="the prompt")
+    send_line(socket, pane, "spend it all")  # one fake call costs a few dollars at these rates
+    wait_for(lambda: panes(socket)["demo"]["dead"] == "1", what="the pane dead: the budget ended the session")
+    assert "budget: stopped the agent" in screen(socket, pane)
+    sent = run_cli("send", "demo", "are you there?")
+    said = sent.stderr.decode()
+    # Before: "demo is not running (its last session ended without closing…)", or "runs one headless turn (exited)".
+    assert sent.returncode == 7, said
+    assert "demo was stopped by its budget at " in said and " UTC: the session budget of agent 'demo' ($1.00) is spent: $" in said
+    assert "raise the budget" in said and "agentlaunch restart demo" in said
+    stopped = run_cli("stop", "demo", "--socket", socket)
+    assert stopped.returncode == 7 and b"demo was stopped by its budget" in stopped.stderr, stopped.stderr
+    assert run_cli("tmux", "down", "--socket", socket).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["fork", "ghost"], b"no agent 'ghost' in "),
+        (["fork", "claudy", "--session", "s-of-other"], b"session s-of-other is other's, not claudy's"),
+        (["fork", "claudy", "--session", "s-no-turn"], b"session s-no-turn never had a turn: there is nothing to fork"),
+        (["fork", "claudy"], b"claudy's session s-no-tur never had a turn: there is no conversation to fork"),
+        (["fork", "gem"], b"gem cannot be forked: Gemini CLI 0.61 has no fork"),
+        (["fork", "demo"], b"demo cannot be forked: it has no interface of its own to fork a session in"),
+        (["run", "claudy", "--fork", "s-no-turn", "hello"], b"--fork starts the CLI's own interface: no PROMPT"),
+        (["run", "claudy", "--fork", "s-no-turn", "-c"], b"--fork starts a new session: not with --resume or --continue"),
+    ],
+)
+def test_bad_inputs_to_fork_are_usage_errors_before_anything_starts(
+    socket: str, agents_dir: Path, workdir: Path, args: list[str], words: bytes
+) -> None:
+    write_agent(agents_dir, "gem", {"provider": "gemini", "model": "gemini-2.5-pro"})
+    write_agent(agents_dir, "claudy", {"provider": "claude", "model": "claude-sonnet-4-5", "command": sys.executable})
+    with Store.open(paths.store_path()) as store:
+        store.start_session("s-of-other", agent="other", provider="claude", working_dir=workdir)
+        store.touch_session("s-of-other")
+        store.start_session("s-no-turn", agent="claudy", provider="claude", working_dir=workdir)
+    where = ["--socket", socket] if args[0] == "fork" else []
+    result = run_cli(*args, "--agents-dir", str(agents_dir), *where, cwd=workdir)
+    assert result.returncode == 2 and words in result.stderr, result.stderr
+    assert b"Traceback" not in result.stderr
+    assert tmux(socket, "list-sessions", check=False) == ""  # nothing was started: no tmux server
+
+
+def test_stop_of_a_session_the_agent_does_not_run_is_exit_7(socket: str) -> None:
+    result = run_cli("stop", "demo", "--session", "nope", "--socket", socket)
+    assert result.returncode == 7 and b"demo is not running in a session starting 'nope'" in result.stderr, result.stderr

@@ -32,6 +32,7 @@ COMMAND_MODULES = {
     "send": "send",
     "stop": "life",
     "restart": "life",
+    "fork": "life",
     "deck": "deck",
 }
 

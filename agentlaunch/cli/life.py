@@ -1,21 +1,29 @@
-"""`agentlaunch stop AGENT` / `restart AGENT`: one agent's life on its own, the rest of the team untouched."""
+"""`agentlaunch stop AGENT` / `restart AGENT` / `fork AGENT`: one agent's life on its own, the rest of the team untouched."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from agentlaunch import paths
 from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, err
 from agentlaunch.cli.tmux import SocketOpt, report_up, restart_said
-from agentlaunch.live.life import AgentPane, agent_panes, chosen_session, clear_note, live_record, stop_agent
+from agentlaunch.errors import UsageError
+from agentlaunch.live.fork import fork_pane, fork_source, main_pane, respawn_fork, start_fork
+from agentlaunch.live.life import AgentPane, chosen_session, clear_note, live_record, own_given, stop_agent
+from agentlaunch.live.resume import turns_text
 from agentlaunch.live.startup_wait import TmuxPanes, wait_started
-from agentlaunch.live.tmux import Tmux, TmuxError, resume_args, up
+from agentlaunch.live.status import SESSION_OPTION
+from agentlaunch.live.tmux import Tmux, TmuxError, UpResult, resume_args, up
+from agentlaunch.providers.descriptors import describe
 from agentlaunch.usage.store import Store
 from agentlaunch.visible import for_markup
+
+if TYPE_CHECKING:
+    from agentlaunch.definitions.spec import AgentSpec
 
 StopTimeoutOpt = Annotated[
     float, typer.Option("--timeout", help="Seconds to wait for the agent to end.", min=0, metavar="SECONDS")
@@ -25,25 +33,39 @@ RestartSessionOpt = Annotated[
     typer.Option("--session", help="Resume this session of AGENT (its id or a unique start) instead of the pane's own.",
                  show_default=False),
 ]  # fmt: skip
+StopSessionOpt = Annotated[
+    str | None,
+    typer.Option("--session", help="The session to stop (its id or unique start) when AGENT runs more than one.",
+                 show_default=False),
+]  # fmt: skip
+ForkSessionOpt = Annotated[
+    str | None,
+    typer.Option("--session", help="Fork this session of AGENT (its id or unique start) instead of the one its pane runs.",
+                 show_default=False),
+]  # fmt: skip
 RestartWaitOpt = Annotated[
     float, typer.Option("--wait", help="Seconds to wait for the agent to start (0: do not check).", min=0, metavar="SECONDS")
 ]
 
 
 @app.command()
-def stop(agent: AgentArg, socket: SocketOpt = None, timeout: StopTimeoutOpt = 20.0, as_json: JsonOpt = False) -> None:
+def stop(
+    agent: AgentArg, socket: SocketOpt = None, timeout: StopTimeoutOpt = 20.0, session: StopSessionOpt = None,
+    as_json: JsonOpt = False,
+) -> None:  # fmt: skip
     """End AGENT's provider CLI cleanly: its conversation stays resumable, its tmux pane stays with the reason.
 
     agentlaunch ends the CLI as `tmux down` does (SIGTERM to the agent's launch, which records the
     session and exits 143); a `tmux up` pane is kept, dead, titled "stopped (agentlaunch stop)".
     `agentlaunch restart AGENT` brings it back in the same session; `send` to it says it was stopped.
 
-    Exit codes: 0 stopped, 1 it did not end within --timeout, 2 it runs several sessions, 7 it is not running.
+    Exit codes: 0 stopped, 1 it did not end within --timeout, 2 it runs several sessions (a fork beside
+    it, say) and --session names none, 7 it is not running.
 
     Example: agentlaunch stop reviewer && agentlaunch restart reviewer
     """
     tmux = _tmux_or_none(socket)
-    done = stop_agent(tmux, agent, timeout=timeout)
+    done = stop_agent(tmux, agent, timeout=timeout, session=session)
     if as_json:
         typer.echo(json.dumps({"agent": done.agent, "session_id": done.session_id, "ended": done.ended,
                                "pane": done.pane, "tmux_session": done.tmux_session}))  # fmt: skip
@@ -66,7 +88,8 @@ def restart(
 
     A running agent is stopped first (as `agentlaunch stop`), so an edited definition takes effect
     in the same conversation. The pane is found on the tmux server (--socket); an agent with no
-    pane there is started by `agentlaunch tmux up --resume AGENT` instead.
+    pane there is started by `agentlaunch tmux up --resume AGENT` instead. --session ID of a fork
+    (`agentlaunch fork`) brings the fork back in its own window.
 
     Exit codes: 0 running again, 1 it failed to start or has no pane, 2 a session that is not
     AGENT's (or never had a turn), 3 definition error, 127 tmux or its CLI missing.
@@ -74,33 +97,90 @@ def restart(
     Example: agentlaunch restart reviewer   ·   agentlaunch restart reviewer --session 1a2b3c4d
     """
     tmux = Tmux(socket)
-    place = _pane_of(tmux, agent)
     with Store.open(paths.store_path()) as store:
-        row = chosen_session(store, agent, session, place)  # a bad --session is refused before anything is stopped
-    if live_record(agent) is not None:
-        stop_agent(tmux, agent, timeout=20.0)
+        given = own_given(store, agent, session, "restart resumes", "resume") if session else None  # refused first
+        place = (fork_pane(tmux, agent, given.session_id) if given else None) or _pane_of(tmux, agent)
+        row = given or chosen_session(store, agent, None, place)
+    running = place.pane.session if not place.pane.dead else (row.session_id if row else None)
+    if running is not None and live_record(agent, running or None) is not None:
+        stop_agent(tmux, agent, timeout=20.0, session=running or None)
     folder = paths.agents_dir(agents_dir)
-    result = up(
-        tmux, [agent], session=place.session, layout="windows", agents_dir=folder, templates_dir=templates_dir,
-        extra_args={agent: resume_args(row)} if row else {}, working_dirs={agent: Path(row.working_dir)} if row else {},
-        fresh=row is None, cwd=Path(row.working_dir) if row else None,
-    )  # fmt: skip
     err.print(for_markup(restart_said(agent, row, fresh=False)), markup=True, highlight=False, soft_wrap=True)
+    if place.pane.fork and row is not None:
+        result = UpResult(place.session, restarted=[agent])
+        result.panes[agent] = respawn_fork(tmux, place, row, agents_dir=folder, templates_dir=templates_dir)
+    else:
+        result = up(
+            tmux, [agent], session=place.session, layout="windows", agents_dir=folder, templates_dir=templates_dir,
+            extra_args={agent: resume_args(row)} if row else {}, working_dirs={agent: Path(row.working_dir)} if row else {},
+            fresh=row is None, cwd=Path(row.working_dir) if row else None,
+        )  # fmt: skip
     outcomes = wait_started(TmuxPanes(tmux, place.session), result.panes, timeout=wait) if wait > 0 else []
     clear_note(agent)
     if report_up(result, outcomes, place.session, socket):
         raise typer.Exit(1)
 
 
+@app.command()
+def fork(
+    agent: AgentArg, session: ForkSessionOpt = None, socket: SocketOpt = None, wait: RestartWaitOpt = 30.0,
+    agents_dir: AgentsDirOpt = None, templates_dir: TemplatesOpt = None,
+) -> None:  # fmt: skip
+    """Start a new session from AGENT's conversation, in a new tmux window beside it; AGENT keeps running.
+
+    The fork starts from the session AGENT's pane runs (or --session ID, one of AGENT's own), in a
+    window named AGENT-fork of the same tmux session: Claude Code resumes it with --fork-session,
+    Codex with `codex fork`. Gemini CLI 0.61 has no fork: refused (exit 2). The fork keeps the
+    conversation's recorded system prompt on Claude Code (an edited soul does not reach it).
+    Reach it with `agentlaunch send AGENT --session ID`; `tmux down` ends it with the rest.
+
+    Exit codes: 0 the fork runs, 1 it failed to start, 2 no such agent, a session that is not AGENT's
+    or never had a turn, or a provider that cannot fork, 3 definition error, 127 tmux or its CLI missing.
+
+    Example: agentlaunch fork reviewer   ·   agentlaunch fork reviewer --session 1a2b3c4d
+    """
+    folder = paths.agents_dir(agents_dir)
+    spec = _known_agent(folder, agent)
+    if (described := describe(spec.provider)).fork is None:
+        raise UsageError(f"{agent} cannot be forked: {described.no_fork}",
+                         hint=f"agentlaunch restart {agent} resumes its session instead")  # fmt: skip
+    tmux = Tmux(socket)
+    place = main_pane(tmux, agent)
+    with Store.open(paths.store_path()) as store:
+        row = fork_source(store, agent, session, place)
+    made = start_fork(tmux, agent, row, session=place.session if place else None, agents_dir=folder,
+                      templates_dir=templates_dir)  # fmt: skip
+    said = f"{agent}: forking session {row.session_id[:8]} ({turns_text(row)}) in window {made.window} (pane {made.pane_id})"
+    err.print(for_markup(f"{said}; {agent} keeps running"), markup=True, highlight=False, soft_wrap=True)
+    result = UpResult(made.session, started=[agent], panes={agent: made.pane_id})
+    outcomes = wait_started(TmuxPanes(tmux, made.session), result.panes, timeout=wait) if wait > 0 else []
+    failed = report_up(result, outcomes, made.session, socket)
+    new = tmux.run("display-message", "-p", "-t", made.pane_id, "#{" + SESSION_OPTION + "}", check=False).stdout.strip()
+    if new and not failed:
+        err.print(f"the fork is session {new}: agentlaunch send {agent} --session {new[:8]} PROMPT", highlight=False)
+    if failed:
+        raise typer.Exit(1)
+
+
+def _known_agent(folder: Path, agent: str) -> AgentSpec:
+    """``agent``'s definition; an agent that has none is a usage error (exit 2), as for any unknown name."""
+    from agentlaunch.definitions.spec import agent_names, load_agent
+
+    known = agent_names(folder) if folder.is_dir() else []
+    if agent not in known:
+        raise UsageError(f"no agent {agent!r} in {folder} (agents here: {', '.join(known) or 'none'})")
+    return load_agent(folder, agent, paths.state_dir())
+
+
 def _pane_of(tmux: Tmux, agent: str) -> AgentPane:
-    """``agent``'s pane on this server (a dead one first): restart happens in place."""
-    panes = sorted(agent_panes(tmux, agent), key=lambda p: not p.pane.dead)
-    if not panes:
+    """``agent``'s own pane on this server (not a fork's; a dead one first): restart happens in place."""
+    place = main_pane(tmux, agent)
+    if place is None:
         raise TmuxError(
             f"{agent} has no pane on this tmux server" + (f" (socket {tmux.socket})" if tmux.socket else ""),
             hint=f"agentlaunch tmux up --resume {agent} starts it with its latest session",
         )
-    return panes[0]
+    return place
 
 
 def _tmux_or_none(socket: str | None) -> Tmux | None:

@@ -45,6 +45,11 @@ ContinueOpt = Annotated[
 ResumeOpt = Annotated[
     str | None, typer.Option("-r", "--resume", help="Resume the session with this id (or its unique start).", show_default=False)
 ]
+ForkOpt = Annotated[
+    str | None,
+    typer.Option("--fork", help="Start a new session from this session's conversation (its id or unique start), in the "
+                 "CLI's own interface (Claude Code, Codex; Gemini cannot).", show_default=False),
+]  # fmt: skip
 HeadlessJsonOpt = Annotated[bool, typer.Option("--json", help="Print normalized events as JSON lines on stdout (headless).")]
 QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="No footer on stderr.")]
 TimeoutOpt = Annotated[
@@ -81,7 +86,7 @@ def run(
     agent: AgentArg, prompt: PromptArg = None, prompt_opt: PromptOpt = None, continue_last: ContinueOpt = False,
     resume: ResumeOpt = None, as_json: HeadlessJsonOpt = False, quiet: QuietOpt = False, timeout: TimeoutOpt = None,
     working_dir: WorkingDirOpt = None, line: LineOpt = False, force: ForceOpt = False, worktree: WorktreeOpt = False,
-    budget_usd: BudgetOpt = None, agents_dir: AgentsDirOpt = None, templates_dir: TemplatesOpt = None,
+    budget_usd: BudgetOpt = None, fork: ForkOpt = None, agents_dir: AgentsDirOpt = None, templates_dir: TemplatesOpt = None,
 ) -> None:  # fmt: skip
     """Start the agent on its provider CLI: its own interface in the terminal, or one headless turn with a PROMPT.
 
@@ -91,7 +96,8 @@ def run(
     the first prompt of a new session, and keeps the meters (see `agentlaunch
     status`, the window title, tmux). --line gives agentlaunch's line chat
     instead (also what TERM=dumb and the fake provider get). -c / -r ID resume
-    a session either way.
+    a session either way; --fork ID starts a new one from that session's
+    conversation (`agentlaunch fork AGENT` does it in a tmux window).
 
     Headless, stdout carries only the answer (or JSON lines with --json) and a
     one-line footer of tokens and cost goes to stderr. Exit codes: 0 done,
@@ -104,6 +110,8 @@ def run(
     """
     if continue_last and resume:
         raise UsageError("use --continue or --resume ID, not both")
+    if fork and (continue_last or resume):
+        raise UsageError("--fork starts a new session: not with --resume or --continue")
     text = read_prompt(prompt, prompt_opt)
     if text is None and as_json:
         raise UsageError("--json needs a prompt (headless mode)")
@@ -111,7 +119,7 @@ def run(
         raise UsageError("no prompt: pass PROMPT, -p PROMPT, or - to read it from stdin (the chat needs a terminal)")
     options = LaunchOptions(
         agent=agent, agents_dir=paths.agents_dir(agents_dir), templates_dir=templates_dir, working_dir=working_dir,
-        resume=resume, continue_last=continue_last, force=force, worktree=worktree,
+        resume=resume, continue_last=continue_last, fork=fork, force=force, worktree=worktree,
         # Not with --worktree: the next launch's early start, keyed without it, must not run in the worktree.
         plan_key=None if worktree else prespawn.plan_key(agent, str(agents_dir) if agents_dir else None,
                                                          str(working_dir) if working_dir else None),

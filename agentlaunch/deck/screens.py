@@ -19,7 +19,7 @@ Keys
   x          stop it (as `agentlaunch stop`: its session stays resumable)
   r          restart it in its pane and session (as `agentlaunch restart`)
   n          start an agent: NAME [--worktree] [--session TMUX_SESSION] [first prompt…]
-  f          fork it (as `agentlaunch fork`, where it exists)
+  f          fork it (as `agentlaunch fork`)
   d          its worktree's diff against its base; there, M merges it into its base and
              removes it, D removes it (refused as `agentlaunch worktrees remove` refuses)
   u          usage: per agent (7 days) and per day, with a chart

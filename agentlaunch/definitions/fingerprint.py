@@ -179,6 +179,7 @@ def record_prefix(
     interface: bool = False,
     resumed: bool = False,
     recorded_prompt: bool = False,
+    forked_from: str | None = None,
 ) -> PrefixReport:
     """Record this launch's prefix; what changed since the agent's previous launch, named for a person.
 
@@ -190,6 +191,8 @@ def record_prefix(
 
     ``recorded_prompt``: the CLI re-sends a resumed session's recorded system prompt (``resumed``), so the
     instruction parts sent are the ones the session recorded, and an edit since then is ``held``, not ``changed``.
+    ``forked_from``: this new session is a fork of that one, and carries its record (measured on Claude Code
+    2.1.332: ``--fork-session`` keeps the recorded system prompt), which becomes the fork's own.
     """
     version = cli_version(command, state_dir)
     current = fingerprint(spec, rendered, templates_dir, version, launch_flags(argv, session_id))
@@ -198,10 +201,11 @@ def record_prefix(
     previous = {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else None
     sessions_path = state_dir / PREFIX_DIR / f"{spec.name}.sessions.json"
     sessions = _read_json(sessions_path)
-    mine = sessions.get(session_id) if resumed else None
+    source = session_id if resumed else forked_from
+    mine = sessions.get(source) if source else None
     prompt = {k: v for k, v in current.items() if k not in LAUNCH_PARTS}
     sent, held = current, []
-    if resumed and recorded_prompt:
+    if source and recorded_prompt:
         # Unknown session (resumed from before agentlaunch kept this, or started elsewhere): its record is
         # taken to be the previous launch's, the likeliest (a session is mostly resumed right after itself).
         recorded = mine if isinstance(mine, dict) else {k: v for k, v in (previous or {}).items() if k not in LAUNCH_PARTS}
@@ -233,13 +237,20 @@ def prefix_notice(changed: Sequence[str]) -> str | None:
     return f"the instructions prefix changed since the last launch ({what}): the next call pays the cache-write price"
 
 
-def held_notice(held: Sequence[str], session_id: str, rewrite: str = "") -> str | None:
+def held_notice(held: Sequence[str], session_id: str, rewrite: str = "", forked_from: str | None = None) -> str | None:
     """The one line at a resume whose CLI re-sends the system prompt it recorded: the edit does not reach it.
 
-    ``rewrite`` says what getting it costs (the context written to the cache again), when known.
+    ``rewrite`` says what getting it costs (the context written to the cache again), when known; ``forked_from``:
+    the session is a fork of that one, carrying its record.
     """
     if not held:
         return None
+    if forked_from is not None:
+        return (
+            f"session {session_id[:8]}, a fork of {forked_from[:8]}, starts with the instructions {forked_from[:8]} "
+            f"recorded when it started: your edit ({', '.join(held)}) does not reach it (Claude Code's --fork-session "
+            "keeps a conversation's recorded system prompt): a new session gets the new text"
+        )
     return (
         f"session {session_id[:8]} resumes with the instructions it recorded when it started: your edit "
         f"({', '.join(held)}) reaches new sessions only (Claude Code re-sends a conversation's recorded system prompt "

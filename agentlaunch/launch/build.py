@@ -136,7 +136,7 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
     try:
         session = choose_session(
             spec, adapter, store, working_dir, resume=options.resume, continue_last=options.continue_last,
-            new_id=pending.session_id if pending else None,
+            new_id=pending.session_id if pending else None, fork=options.fork,
         )  # fmt: skip
         launch = Launch(
             options, spec=spec, adapter=adapter, store=store, pricer=pricer, meter=meter, sinks=sinks,
@@ -158,7 +158,7 @@ def take_prespawned(options: LaunchOptions, adapter: Adapter) -> prespawn.Prespa
     pending = prespawn.take()
     if pending is None:
         return None
-    new = not (options.resume or options.continue_last)
+    new = not (options.resume or options.continue_last or options.fork)
     if pending.interface:
         wanted = new and options.native and adapter.early_interface
     else:

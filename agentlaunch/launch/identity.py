@@ -8,7 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from agentlaunch.errors import DefinitionError
+from agentlaunch.errors import DefinitionError, UsageError
 
 if TYPE_CHECKING:
     from agentlaunch.definitions.spec import AgentSpec
@@ -16,18 +16,30 @@ if TYPE_CHECKING:
     from agentlaunch.usage.store import Store
 
 
+class ForkSource(NamedTuple):
+    """The earlier session a fork starts from: its id and the state its CLI resumes it with."""
+
+    session_id: str
+    state: ProviderState
+
+
 class SessionChoice(NamedTuple):
     session_id: str
     resumed: bool
     turns: int  # turns so far
     provider_state: ProviderState
+    fork: ForkSource | None = None  # a new session that starts from this one's conversation (``run --fork ID``)
 
 
 def choose_session(
     spec: AgentSpec, adapter: Adapter, store: Store, working_dir: Path, *, resume: str | None, continue_last: bool,
-    new_id: str | None = None,
+    new_id: str | None = None, fork: str | None = None,
 ) -> SessionChoice:  # fmt: skip
-    """The session for this launch; ``new_id`` names a new one (the prespawned CLI's), else a fresh uuid."""
+    """The session for this launch; ``new_id`` names a new one (the prespawned CLI's), else a fresh uuid; ``fork``
+    names the earlier session a new one starts from."""
+    if fork:
+        source = fork_source(spec, adapter, store, fork)
+        return new_session(adapter)._replace(fork=source)
     if resume:
         from agentlaunch.usage.session_ids import resolve_session
 
@@ -48,6 +60,25 @@ def choose_session(
             )
         return SessionChoice(row.session_id, True, row.turns, adapter.resume_state(row.session_id, row.provider_state))
     return new_session(adapter, new_id)
+
+
+def fork_source(spec: AgentSpec, adapter: Adapter, store: Store, given: str) -> ForkSource:
+    """The session ``--fork`` names (an id or unique start): the agent's own, on its provider, with a turn."""
+    from agentlaunch.usage.session_ids import resolve_session
+
+    if adapter.descriptor.fork is None:
+        raise UsageError(f"{spec.name} cannot be forked: {adapter.descriptor.no_fork}")
+    sid = resolve_session(store, given, "--fork")
+    row = store.get_session(sid)
+    if row is None:
+        raise UsageError(f"--fork: no session {sid!r}: agentlaunch sessions {spec.name} lists {spec.name}'s")
+    if row.agent != spec.name:
+        raise UsageError(f"--fork: session {sid} is {row.agent}'s, not {spec.name}'s: a fork starts from the agent's own")
+    if row.provider != spec.provider:
+        raise UsageError(f"--fork: session {sid} ran on {row.provider}, but {spec.name!r} now uses {spec.provider}")
+    if row.turns == 0:
+        raise UsageError(f"--fork: session {sid} never had a turn: there is no conversation to fork")
+    return ForkSource(sid, adapter.resume_state(sid, row.provider_state))
 
 
 def new_session(adapter: Adapter, new_id: str | None = None) -> SessionChoice:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from agentlaunch import paths
 from agentlaunch.definitions.spec import load_agent
-from agentlaunch.errors import AgentlaunchError, Interrupted, UsageError
+from agentlaunch.errors import AgentlaunchError, BudgetExceeded, Interrupted, UsageError
 from agentlaunch.launch.turn import turn_failed
 from agentlaunch.live.lazy_console import LazyConsole
 from agentlaunch.live.view import HeadlessView, InteractiveView
@@ -125,6 +125,8 @@ class Native:
 def choose_mode(options: LaunchOptions, request: RunRequest) -> Mode:
     """The mode ``request`` asks for, where it can run: with no interface to relay, the line chat, said why."""
     interactive = dataclasses.replace(options, interactive=request.text is None, native=False)
+    if options.fork is not None:
+        return fork_mode(interactive, request)
     if request.text is not None:
         spec = load_agent(options.agents_dir, options.agent, paths.state_dir())
         line = describe(spec.provider)
@@ -138,6 +140,21 @@ def choose_mode(options: LaunchOptions, request: RunRequest) -> Mode:
     if why is not None:
         return Chat(interactive, request, f"{why}: agentlaunch's line chat instead (--line chooses it)")
     return Native(dataclasses.replace(interactive, native=True), request)
+
+
+def fork_mode(options: LaunchOptions, request: RunRequest) -> Mode:
+    """``run --fork ID``: the CLI's own interface, of a provider that can fork, or a usage error saying why not."""
+    if request.text is not None or request.line:
+        raise UsageError("--fork starts the CLI's own interface: no PROMPT, no --line")
+    spec = load_agent(options.agents_dir, options.agent, paths.state_dir())
+    described = describe(spec.provider)
+    if described.fork is None:
+        raise UsageError(f"{spec.name} cannot be forked: {described.no_fork}",
+                         hint=f"agentlaunch restart {spec.name} resumes its session instead")  # fmt: skip
+    why = line_chat_reason(spec.provider, get_adapter(spec.provider).has_interface)
+    if why is not None:
+        raise UsageError(f"--fork starts {spec.provider}'s own interface, and {why}")
+    return Native(dataclasses.replace(options, native=True), request)
 
 
 def line_chat_reason(provider: str, has_interface: bool) -> str | None:
@@ -170,6 +187,10 @@ def run_mode(mode: Mode, launch: Launch) -> int:
         if launch.signals.termination is not None and error is None:
             code = 128 + launch.signals.termination  # SIGTERM/SIGHUP while starting: recorded, ended here
         launch.close(int(error.exit_code) if error else code)
+        if isinstance(error, BudgetExceeded) and launch.options.interactive:  # `send` and `stop` say what happened
+            from agentlaunch.live.life import note_budget  # tmux and the store's readers: not on every launch
+
+            note_budget(launch.spec.name, launch.session_id, error.message)
         if saved is not None:
             termios.tcsetattr(0, termios.TCSADRAIN, saved)
     if error is not None:

@@ -138,19 +138,20 @@ class NativeRun:
             working_dir=launch.working_dir, env=dict(launch.env), runtime_dir=runtime,
             started_at=pending.started_at if pending is not None else time.time(), python=sys.executable,
             status_path=self._status_path(), provider_state=dict(launch.provider_state), gated=launch.gates.active,
-            bound=bound,
+            bound=bound, forked=launch.fork is not None,
         )  # fmt: skip
         extras = launch.adapter.native_extras(ctx)
         self.sources = list(extras.sources)
         for notice in extras.notices:
             launch.notice(notice)
-        prompt = first_message(launch, "", id_known=not self._learns_id) if not launch.resumed else ""
+        new = not launch.resumed and launch.fork is None  # a fork's conversation is under way: no startup message
+        prompt = first_message(launch, "", id_known=not self._learns_id) if new else ""
         self._startup_turn = bool(prompt)
         self._startup_text = prompt.strip()
         assert launch.command is not None
         argv = launch.adapter.interface_argv(
             launch.spec, launch.command, session_id=launch.session_id, resumed=launch.resumed, state=launch.provider_state,
-            placement_argv=launch.placement_argv, extra_argv=extras.argv, prompt=prompt,
+            placement_argv=launch.placement_argv, extra_argv=extras.argv, prompt=prompt, fork=launch.fork,
         )  # fmt: skip
         env = {**launch.env, **extras.env}
         mode = saved_mode(self.tty_in)

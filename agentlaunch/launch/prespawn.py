@@ -45,8 +45,9 @@ RUN_OPTIONS = "run-options.json"  # in the state dir (not among the plans, which
 # definition says which options take a value; this says what they change. A test fails
 # when `run` has a parameter that is not in exactly one of these.
 PLAN_PLACE = ("agent", "agents_dir", "working_dir")  # which plan applies (the plan's key)
-# A resumed session, no launch, or a --worktree one (its directory is known once git is asked): nothing to start early.
-NOT_NEW = ("continue_last", "resume", "help", "worktree")
+# A resumed or forked session, no launch, or a --worktree one (its directory is known once git is asked):
+# nothing to start early.
+NOT_NEW = ("continue_last", "resume", "fork", "help", "worktree")
 PROMPT = ("prompt", "prompt_opt")  # a headless turn has one
 INERT = ("as_json", "quiet", "timeout", "force", "templates_dir", "budget_usd", "line")  # no say in which plan applies
 KNOWN_PARAMS = PLAN_PLACE + NOT_NEW + PROMPT + INERT

@@ -30,4 +30,5 @@ def say_held(launch: Launch) -> None:
     if cache is not None and cache.context:
         cost = f", ~{format_cost(cache.cold_usd)}" if cache.cold_usd is not None else ""
         rewrite = f" (its next call writes the conversation's ~{cache.context:,} tokens to the cache again{cost})"
-    launch.notice(held_notice(launch.plan.held, launch.session_id, rewrite) or "")
+    fork = launch.fork.session_id if launch.fork is not None else None
+    launch.notice(held_notice(launch.plan.held, launch.session_id, rewrite, forked_from=fork) or "")

@@ -86,6 +86,7 @@ class LaunchOptions:
     working_dir: Path | None = None
     resume: str | None = None
     continue_last: bool = False
+    fork: str | None = None  # --fork ID: a new session starting from that session's conversation (the CLI's interface)
     force: bool = False
     interactive: bool = False
     native: bool = False  # the CLI's own interface, relayed (agentlaunch.launch.native); else the line chat or headless
@@ -123,8 +124,8 @@ class Launch:
         self.persistent = self.driver.persistent
         self.state = "starting"
         new_id = prespawned.session_id if prespawned else None
-        self.session_id, self.resumed, self.turns, self.provider_state = session or new_session(adapter, new_id)
-        self.startup_pending = not self.resumed
+        self.session_id, self.resumed, self.turns, self.provider_state, self.fork = session or new_session(adapter, new_id)
+        self.startup_pending = not self.resumed and self.fork is None  # a fork's conversation is under way
         self.child: ChildLike | None = None
         self.parser: Parser = adapter.parser(self.provider_state)
         self.plan: StartPlan | None = None
@@ -203,7 +204,7 @@ class Launch:
         self.calls.warm_up()
         if self.resumed:
             resume_figures(self)
-            say_held(self)
+        say_held(self)  # a resumed or forked session's CLI may re-send a recorded prompt
         self.set_state("starting" if self.options.native else "waiting")  # an interface: until its CLI reports (native.py)
 
     def spawn(self, argv: list[str], stdin: bytes | None = None) -> ChildLike:

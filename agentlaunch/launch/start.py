@@ -66,6 +66,7 @@ def plan_start(
     templates_dir: Path | None = None, interactive: bool = False, interface: bool = False, force: bool = False,
     hold: bool = True, environ: Mapping[str, str] | None = None, point: Callable[[dict[str, str]], dict[str, str]] | None = None,
     command: str | None = None, emit: Callable[[SinkEvent], None] | None = None, record: bool = True,
+    forked_from: str | None = None,
 ) -> StartPlan:  # fmt: skip
     """Place ``spec``'s instructions and plan its CLI's start; ``emit`` hears the notices as they come.
 
@@ -74,6 +75,8 @@ def plan_start(
     capture endpoint, its settings over the agent's ``env``). ``record`` keeps the
     prefix fingerprint and reports a change (``interface``: the native mode's own
     record). A placement held for this launch is released again when the plan fails.
+    ``forked_from``: the new session is a fork of that one (a CLI that re-sends its
+    recorded prompt carries the earlier session's).
     """
     say = emit or (lambda event: None)
     environ = os.environ if environ is None else environ
@@ -98,7 +101,7 @@ def plan_start(
         if record:
             report = record_prefix(
                 spec, placement.rendered, templates_dir, command, fingerprinted, session_id, state_dir, interface=interface,
-                resumed=resumed, recorded_prompt=driver.adapter.resends_recorded_prompt(spec),
+                resumed=resumed, recorded_prompt=driver.adapter.resends_recorded_prompt(spec), forked_from=forked_from,
             )  # fmt: skip
             held = report.held
             if report.changed:
@@ -150,7 +153,7 @@ def start_launch(launch: Launch) -> None:
         launch.spec, launch.driver, working_dir=launch.working_dir, state_dir=launch.state_dir,
         session_id=launch.session_id, resumed=launch.resumed, today=launch.clock.now().date(),
         templates_dir=opts.templates_dir, interactive=opts.interactive, interface=opts.native, force=opts.force,
-        emit=launch.emit,
+        emit=launch.emit, forked_from=launch.fork.session_id if launch.fork else None,
     )  # fmt: skip
     if not launch.persistent or opts.native:
         return

@@ -23,7 +23,7 @@ from agentlaunch import paths
 from agentlaunch.errors import PromptNotTaken, UsageError
 from agentlaunch.fsutil import PRIVATE_FILE_MODE, private_dir, read_regular, write_atomic
 from agentlaunch.live.status import SESSION_OPTION, StatusRecord, process_running, read_records
-from agentlaunch.live.tmux import AGENT_OPTION, Pane, Tmux, TmuxError, literal
+from agentlaunch.live.tmux import AGENT_OPTION, FORK_OPTION, Pane, Tmux, TmuxError, literal
 from agentlaunch.usage.records import SessionRow
 from agentlaunch.usage.store import Store
 
@@ -81,8 +81,15 @@ def clear_note(agent: str, state_dir: Path | None = None) -> None:
         note_path(agent, state_dir).unlink()
 
 
+def note_budget(agent: str, session_id: str, message: str, state_dir: Path | None = None) -> None:
+    """Remember that a budget ended ``agent``'s session (``message``: the budget's own words), for `send` and `stop`."""
+    at = datetime.now(UTC).isoformat(timespec="seconds")
+    write_note(agent, {"agent": agent, "session_id": session_id, "at": at, "reason": "budget",
+                       "message": message.removeprefix("budget: stopped the agent: ")}, state_dir)  # fmt: skip
+
+
 def what_happened(agent: str, state_dir: Path | None = None) -> str | None:
-    """One phrase for an agent that is not running because `stop` ended it, else None."""
+    """One phrase for an agent that is not running because `stop` or its budget ended it, else None."""
     note = read_note(agent, state_dir)
     if note is None:
         return None
@@ -90,40 +97,50 @@ def what_happened(agent: str, state_dir: Path | None = None) -> str | None:
     at = str(note.get("at") or "")
     when = f" at {at[11:16]} UTC" if len(at) >= 16 else ""
     session = f"; its session {sid[:8]} is resumable" if sid else ""
+    if note.get("reason") == "budget":
+        spent = str(note.get("message") or "its budget is spent")[:300]
+        return (f"{agent} was stopped by its budget{when}: {spent}{session}: raise the budget (agent.yaml, "
+                f"--budget-usd), then agentlaunch restart {agent}")  # fmt: skip
     return f"{agent} was stopped (agentlaunch stop{when}){session}: agentlaunch restart {agent} brings it back"
 
 
 def agent_panes(tmux: Tmux, agent: str) -> list[AgentPane]:
     """Every pane of ``agent`` on this server (none when no server runs)."""
-    fmt = "\t".join(("#{session_name}", "#{pane_id}", "#{window_id}", "#{window_name}", "#{pane_pid}",
-                     "#{" + AGENT_OPTION + "}", "#{pane_dead}", "#{" + SESSION_OPTION + "}"))  # fmt: skip
+    options = ("#{" + AGENT_OPTION + "}", "#{pane_dead}", "#{" + SESSION_OPTION + "}", "#{" + FORK_OPTION + "}")
+    fmt = "\t".join(("#{session_name}", "#{pane_id}", "#{window_id}", "#{window_name}", "#{pane_pid}", *options))
     proc = tmux.run("list-panes", "-a", "-F", fmt, check=False)
     found = []
     for row in proc.stdout.splitlines() if proc.returncode == 0 else []:
         cells = row.split("\t")
-        if len(cells) == 8 and cells[5] == agent:
-            name, pane_id, window_id, window_name, pid, _, dead, sid = cells
-            pane = Pane(pane_id, window_id, window_name, int(pid or 0), agent, dead == "1", "", False, sid)
+        if len(cells) == 9 and cells[5] == agent:
+            name, pane_id, window_id, window_name, pid, _, dead, sid, fork = cells
+            pane = Pane(pane_id, window_id, window_name, int(pid or 0), agent, dead == "1", "", False, sid, fork)
             found.append(AgentPane(name, pane))
     return found
 
 
-def live_record(agent: str) -> StatusRecord | None:
-    """``agent``'s running session's record; a usage error when it runs several (which to stop is not guessed)."""
+def live_record(agent: str, session: str | None = None) -> StatusRecord | None:
+    """``agent``'s running session's record (the one whose id starts with ``session``, if given); a usage error when
+    it runs several (a fork beside it, say) and none is named: which to stop is not guessed."""
     live = [r for r in read_records(clean=False) if r.agent == agent and not r.stale]
+    if session is not None:
+        live = [r for r in live if str(r.data.get("session_id") or "").startswith(session)]
     if len(live) > 1:
-        raise UsageError(f"{agent} runs {len(live)} sessions; stop them with `tmux down` or in their terminals")
+        sessions = ", ".join(str(r.data.get("session_id") or "?")[:8] for r in live)
+        raise UsageError(f"{agent} runs {len(live)} sessions ({sessions}); name one with --session ID")
     return live[0] if live else None
 
 
 def stop_agent(
-    tmux: Tmux | None, agent: str, *, timeout: float, clock: Callable[[], float] = time.monotonic
-) -> Stopped:
+    tmux: Tmux | None, agent: str, *, timeout: float, session: str | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> Stopped:  # fmt: skip
     """End ``agent``'s launch cleanly (SIGTERM), wait up to ``timeout`` s, and leave its pane with the reason."""
-    record = live_record(agent)
+    record = live_record(agent, session)
     if record is None:
-        said = what_happened(agent)
-        raise AgentNotRunning(said or f"{agent} is not running: nothing to stop",
+        said = what_happened(agent) if session is None else None
+        which = f" in a session starting {session!r}" if session is not None else ""
+        raise AgentNotRunning(said or f"{agent} is not running{which}: nothing to stop",
                               hint="agentlaunch status lists the running agents")  # fmt: skip
     pid = int(record.data["pid"])
     sid = record.data.get("session_id") if isinstance(record.data.get("session_id"), str) else None
@@ -138,7 +155,8 @@ def stop_agent(
     write_note(agent, {"agent": agent, "session_id": sid, "at": at, "reason": "agentlaunch stop",
                        "pane": found.pane.pane_id if found else None})  # fmt: skip
     if found is not None and tmux is not None and ended:
-        title = f"{agent} · stopped (agentlaunch stop) · agentlaunch restart {agent} resumes it"
+        again = f"{agent} --session {sid[:8]}" if found.pane.fork and sid else agent  # a fork's pane: its own session
+        title = f"{agent} · stopped (agentlaunch stop) · agentlaunch restart {again} resumes it"
         with contextlib.suppress(TmuxError):  # the pane may have closed meanwhile: the stop itself is done
             tmux.sequence([["select-pane", "-t", found.pane.pane_id, "-T", literal(title)],
                            ["set-option", "-p", "-t", found.pane.pane_id, STOPPED_OPTION, at]])  # fmt: skip
@@ -153,6 +171,12 @@ def chosen_session(store: Store, agent: str, given: str | None, place: AgentPane
         from agentlaunch.live.resume import own_session
 
         return own_session(store, agent, place.pane.session, place.session, place.pane.window_name)
+    return own_given(store, agent, given, "restart resumes", "resume")
+
+
+def own_given(store: Store, agent: str, given: str, does: str, verb: str) -> SessionRow:
+    """The session ``given`` names (an id or unique start): ``agent``'s own, with a turn; else a usage error saying
+    why (``does``/``verb``: what the command does with it, for the message)."""
     rows = store.sessions_by_prefix(given, limit=2)
     if not rows:
         raise UsageError(f"no session {given!r}: agentlaunch sessions {agent} lists {agent}'s")
@@ -160,7 +184,7 @@ def chosen_session(store: Store, agent: str, given: str | None, place: AgentPane
         raise UsageError(f"{given!r} starts more than one session id: give more of it")
     row = rows[0]
     if row.agent != agent:
-        raise UsageError(f"session {row.session_id} is {row.agent}'s, not {agent}'s: restart resumes an agent's own sessions")
+        raise UsageError(f"session {row.session_id} is {row.agent}'s, not {agent}'s: {does} an agent's own sessions")
     if row.turns == 0:
-        raise UsageError(f"session {row.session_id} never had a turn: there is nothing to resume")
+        raise UsageError(f"session {row.session_id} never had a turn: there is nothing to {verb}")
     return row

@@ -45,6 +45,7 @@ PLACE_ENV = "AGENTLAUNCH_TMUX_PLACE"  # where a pane is, for its launch's sessio
 DEFAULT_SESSION = "agentlaunch"
 TILED_WINDOW = "agents"
 AGENT_OPTION = "@agentlaunch_agent"
+FORK_OPTION = "@agentlaunch_fork"  # on a fork's pane (`agentlaunch fork`): the session it started from
 TILED_OPTION = "@agentlaunch_tiled"
 SAFE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # matched whole (fullmatch): "$" would let a trailing newline in
 LAYOUTS = ("windows", "tiled")
@@ -132,6 +133,7 @@ class Pane:
     title: str
     tiled: bool
     session: str = ""  # the session its launch named (SESSION_OPTION), "" when none yet
+    fork: str = ""  # a fork's pane: the session it started from (FORK_OPTION); `up` leaves it alone
 
 
 @dataclass
@@ -203,16 +205,18 @@ class Tmux:
                 "#{pane_title}",
                 "#{" + TILED_OPTION + "}",
                 "#{" + SESSION_OPTION + "}",
+                "#{" + FORK_OPTION + "}",
             )
         )
         proc = self.run("list-panes", "-s", "-t", f"={session}", "-F", fmt)
         panes = []
         for row in proc.stdout.splitlines():
             cells = row.split("\t")
-            if len(cells) != 9:
+            if len(cells) != 10:
                 continue
-            pane_id, window_id, window_name, pid, agent, dead, title, tiled, sid = cells
-            panes.append(Pane(pane_id, window_id, window_name, int(pid or 0), agent, dead == "1", title, tiled == "1", sid))
+            pane_id, window_id, window_name, pid, agent, dead, title, tiled, sid, fork = cells
+            panes.append(Pane(pane_id, window_id, window_name, int(pid or 0), agent, dead == "1", title, tiled == "1", sid,
+                              fork))  # fmt: skip
         return panes
 
     def socket_path(self, session: str) -> str:
@@ -370,7 +374,7 @@ def plan_up(
     agents_dir = agents_dir.expanduser().resolve()
     exists = tmux.has_session(session)
     panes = tmux.panes(session) if exists else []
-    by_agent = {p.agent: p for p in panes if p.agent}
+    by_agent = {p.agent: p for p in panes if p.agent and not p.fork}  # a fork's pane is not the agent's own
     dead = [by_agent[a] for a in dict.fromkeys(agents) if a in by_agent and by_agent[a].dead]
     resumed = {} if fresh else pane_sessions([p for p in dead if p.agent not in (extra_args or {})], session)
     extra = {**{a: resume_args(row) for a, row in resumed.items() if row is not None}, **(extra_args or {})}

@@ -113,9 +113,12 @@ class NativeInterface(Protocol):
 
     def interface_argv(
         self, spec: AgentSpec, command: str, *, session_id: str, resumed: bool, state: Mapping[str, object],
-        placement_argv: list[str], extra_argv: list[str], prompt: str,
+        placement_argv: list[str], extra_argv: list[str], prompt: str, fork: tuple[str, Mapping[str, object]] | None = None,
     ) -> list[str]:  # fmt: skip
-        """argv of the CLI's own interface for the session; ``prompt`` (the startup message) is its first prompt."""
+        """argv of the CLI's own interface for the session; ``prompt`` (the startup message) is its first prompt.
+
+        ``fork``: the new session starts from this earlier session's conversation (its id and stored state), as
+        the descriptor's ``fork`` says; only asked of a provider that has one."""
         ...
 
     def state_after_interface(self, session_id: str, state: Mapping[str, object], env: Mapping[str, str]) -> ProviderState:

@@ -118,11 +118,14 @@ class ClaudeAdapter(Described):
 
     def interface_argv(
         self, spec: AgentSpec, command: str, *, session_id: str, resumed: bool, state: Mapping[str, object],
-        placement_argv: list[str], extra_argv: list[str], prompt: str,
+        placement_argv: list[str], extra_argv: list[str], prompt: str, fork: tuple[str, Mapping[str, object]] | None = None,
     ) -> list[str]:  # fmt: skip
-        """Claude Code's own interface: ``claude [flags] --session-id ID ["startup message"]``, or ``--resume ID``."""
+        """Claude Code's own interface: ``claude [flags] --session-id ID ["startup message"]``, or ``--resume ID``;
+        a fork: ``--resume OLD --fork-session --session-id ID`` (the new session named, as a new one is)."""
         flags, _ = self.shared_flags(spec)
         argv = [command, *flags, *spec.provider_flags, *placement_argv]
+        if fork is not None:
+            argv += ["--resume", fork[0], "--fork-session"]
         argv += ["--resume" if resumed else "--session-id", session_id, *extra_argv]
         return argv + first_prompt(prompt)
 

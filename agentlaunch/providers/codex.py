@@ -288,22 +288,25 @@ class CodexAdapter(Described):
 
     def interface_argv(
         self, spec: AgentSpec, command: str, *, session_id: str, resumed: bool, state: Mapping[str, object],
-        placement_argv: list[str], extra_argv: list[str], prompt: str,
+        placement_argv: list[str], extra_argv: list[str], prompt: str, fork: tuple[str, Mapping[str, object]] | None = None,
     ) -> list[str]:  # fmt: skip
         """Codex's own interface: ``codex [-c ...] [-m M] --no-daemon ["startup message"]``, or
-        ``codex [-c ...] resume [-m M] --no-daemon THREAD``.
+        ``codex [-c ...] resume [-m M] --no-daemon THREAD``; a fork: ``codex [-c ...] fork [-m M] --no-daemon THREAD``
+        (a new thread, whose id Codex chooses and its sources report).
 
         ``--no-daemon`` keeps the session inside the process agentlaunch started: without it the
         interface starts (or joins) a shared ``codex app-server`` that outlives it (measured on 0.171.0).
         """
         argv = [command, *QUIET, *placement_argv]
-        if resumed:
-            argv.append("resume")
+        if resumed or fork is not None:
+            argv.append("resume" if resumed else "fork")
         if spec.model:
             argv += ["-m", spec.model]
         argv += [*spec.provider_flags, "--no-daemon", *extra_argv]
         if resumed:
             return [*argv, str(state.get("thread_id") or session_id)]
+        if fork is not None:
+            return [*argv, str(fork[1].get("thread_id") or fork[0])]
         if prompt:
             argv += ["--", prompt] if prompt.startswith("-") else [prompt]
         return argv

@@ -131,6 +131,11 @@ class ProviderDescriptor:
     line_input: InterfaceInput = InterfaceInput()
     """The leading-character modes of the path a headless turn and the line chat hand a prompt down (Claude Code's
     stream-json user message, ``codex exec``'s and ``gemini -p``'s argument); no pad: a text in a mode is refused."""
+    fork: str | None = None
+    """How the CLI's interface starts a new session from an earlier one's conversation (``agentlaunch fork``), as
+    said to a person; None: it cannot, and :attr:`no_fork` says why."""
+    no_fork: str = "it has no interface of its own to fork a session in"
+    """Why the provider cannot fork a session (when :attr:`fork` is None)."""
 
     def __post_init__(self) -> None:
         if self.skills_route not in (None, "add-dir", "cli-home"):
@@ -203,6 +208,9 @@ CLAUDE = ProviderDescriptor(
     compaction_flag_min=100_000,
     # "5m" or "1h"; any other value is ignored by the CLI (it asked for 5 minutes with "bogus", measured).
     cache_ttl_env="CLAUDE_CODE_PROMPT_CACHE_TTL",
+    # Measured on 2.1.332 (tests/e2e/test_agent_fork.py): `--resume ID --fork-session --session-id NEW` opens the
+    # conversation as a new session named NEW; the old system prompt comes with it (the recorded snapshot).
+    fork="claude --resume ID --fork-session",
     # Measured on 2.1.332 (a bracketed paste, then Enter): "!" first runs the rest in bash mode at once (no model,
     # no permission prompt); "/" after any whitespace runs a slash command when one has that name. A leading space
     # keeps "!" out of bash mode but reaches the model as a space, so there is no neutral character: refused.
@@ -236,6 +244,9 @@ CODEX = ProviderDescriptor(
     # gets a CODEX_HOME of its own that links them (docs/providers.md).
     skills_route="cli-home",
     otel_name="openai",
+    # Measured on 0.171.0 (tests/e2e/test_agent_fork.py): `codex fork THREAD` takes resume's options and opens the
+    # conversation as a new thread whose id Codex chooses.
+    fork="codex fork THREAD",
     # Measured on 0.171.0: "!" first runs a shell command, "/" first a slash command (an unknown one stays in the
     # box), a last word starting with "$" opens the skills menu that takes Enter. Codex strips whitespace at both
     # ends of what it sends, and looks for "!" and "/" before stripping: a space before and after keeps every mode
@@ -264,6 +275,11 @@ GEMINI = ProviderDescriptor(
     skills_route="cli-home",  # the per-agent Gemini home links them: only with delivery: gemini-home
     skills_deliveries=("gemini-home",),
     otel_name="gcp.gemini",
+    # 0.61.0 has no fork command: --resume continues the same session, --session-id starts an empty one. Its
+    # --session-file FILE imports a session's file as a new session (a new id Gemini chooses, only the user and
+    # model messages kept: read in its bundle, not measured), which agentlaunch does not use yet.
+    no_fork="Gemini CLI 0.61 has no fork: its --resume continues the same session (its --session-file import of a "
+    "session's file as a new one is not used by agentlaunch yet)",
     # Measured on 0.61.0: "/" after any whitespace runs a slash command (or stays in the box with its menu open); a
     # pasted "!" reaches the model as written (shell mode is a key typed into an empty box, never a paste). Gemini
     # strips whitespace at both ends; a space does not keep "/" out of command mode: refused.

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from agentlaunch.errors import DefinitionError
 from agentlaunch.events import (
     CallUsage,
     Diagnostic,
@@ -244,13 +245,15 @@ class GeminiAdapter(Described):
 
     def interface_argv(
         self, spec: AgentSpec, command: str, *, session_id: str, resumed: bool, state: Mapping[str, object],
-        placement_argv: list[str], extra_argv: list[str], prompt: str,
+        placement_argv: list[str], extra_argv: list[str], prompt: str, fork: tuple[str, Mapping[str, object]] | None = None,
     ) -> list[str]:  # fmt: skip
         """Gemini's own interface: ``gemini [-m M] --session-id ID [-i "startup message"]``, or ``--resume ID``.
 
         The instructions need no argument: they are in the per-agent home the environment names
         (``delivery: gemini-home``), or in GEMINI.md.
         """
+        if fork is not None:
+            raise DefinitionError(f"{spec.name}: {self.descriptor.no_fork}")
         sid = str(state.get("session_id") or session_id)
         argv = [command, *placement_argv]
         if spec.model:

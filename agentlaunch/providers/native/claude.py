@@ -186,7 +186,7 @@ def native_extras(ctx: NativeContext) -> NativeExtras:
     }
     write_atomic(config_path, json.dumps(config).encode(), 0o600)
     path = transcript_path(ctx.env, ctx.working_dir, ctx.session_id) if ctx.session_id else None
-    source = ClaudeNativeSource(sock, path, ctx.started_at, wake=path is not None)
+    source = ClaudeNativeSource(sock, path, ctx.started_at, wake=path is not None, forked=ctx.forked)
     if path is not None:
         notices += transcript_notices(path)
     argv = ["--settings", json.dumps(settings(ctx, socket_path, config_path), separators=(",", ":"))]
@@ -211,13 +211,15 @@ class ClaudeNativeSource:
     """The hook socket and the transcript of one native Claude Code launch, as one source."""
 
     def __init__(self, sock: HookSocket, transcript: Path | None, started_at: float,
-                 clock: Callable[[], float] = time.monotonic, *, wake: bool = False) -> None:  # fmt: skip
+                 clock: Callable[[], float] = time.monotonic, *, wake: bool = False,
+                 forked: bool = False) -> None:  # fmt: skip
         self.sock = sock
         self.clock = clock
         self.tail: JsonlTail | None = JsonlTail(transcript, start_at_end=True, salvage=salvage_line) if transcript else None
         # A resumed session's file already holds its totals: the calls beyond them are this launch's.
         base = last_cost_state(transcript) if transcript is not None and self.tail and self.tail.offset else None
-        self.calls = CallsFromTranscript(started_at, base)
+        # A fork's file starts with the earlier session's lines, copied with their own stamps: all before the start.
+        self.calls = CallsFromTranscript(started_at, base, skew=0.0) if forked else CallsFromTranscript(started_at, base)
         self.state: str | None = None
         self._session: SessionStarted | None = None
         self._session_sent = False

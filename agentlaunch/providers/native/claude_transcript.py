@@ -81,8 +81,10 @@ def _timestamp(value: Any) -> float | None:
 class CallsFromTranscript:
     """Turns transcript lines (parsed JSON values) into events, counting each call exactly once."""
 
-    def __init__(self, started_at: float | None = None, base: dict[str, Usage] | None = None) -> None:
+    def __init__(self, started_at: float | None = None, base: dict[str, Usage] | None = None, skew: float = STATE_SKEW) -> None:
         self.started_at = started_at
+        self.skew = skew
+        """How much earlier than ``started_at`` a line may be stamped and still be this launch's (0 for a fork)."""
         self._base: dict[str, Usage] = dict(base or {})
         """The session's totals per model at the last ``cost-state`` (none yet: zero)."""
         self._since: dict[str, Usage] = {}
@@ -108,7 +110,7 @@ class CallsFromTranscript:
 
     def _early(self, line: dict[str, Any]) -> bool:
         stamp = _timestamp(line.get("timestamp"))
-        early = self.started_at is not None and stamp is not None and stamp < self.started_at - STATE_SKEW
+        early = self.started_at is not None and stamp is not None and stamp < self.started_at - self.skew
         if stamp is not None and not early:
             self._live = True
         return early

@@ -147,9 +147,10 @@ class CodexNativeSource:
             for obj in self.tail.read():
                 if isinstance(obj, dict):
                     out += self._line(obj)
-        if self.ctx.resumed and self.tail is not None and self.state is None:
-            # A resumed Codex (0.171) runs no hook until its first prompt (measured: tmux up --resume): its thread's
-            # file found is what says it is up, or the interface would read as waiting on its own screen.
+        if (self.ctx.resumed or self.ctx.forked) and self.tail is not None and self.state is None:
+            # A resumed or forked Codex (0.171) runs no hook until its first prompt (measured: tmux up --resume,
+            # agentlaunch fork): its thread's file found is what says it is up, or the interface would read as
+            # waiting on its own screen.
             out += self._set_state("waiting")
         if self._stop_at is not None and now - self._stop_at >= STOP_GRACE:
             out += self._turn_over()  # the rollout never said so: the Stop hook is taken at its word

@@ -94,6 +94,9 @@ class NativeContext:
     """The interpreter running agentlaunch, for commands the CLI runs (status line, hooks)."""
     status_path: Path | None = None
     """The live status record of this launch, when one is written."""
+    forked: bool = False
+    """The session is a fork (``run --fork``): the CLI copies the earlier session's lines, older than ``started_at``,
+    into the new session's file, and they are history, however close to the start."""
     gated: bool = False
     """A budget applies: the CLI holds each tool until the launch answers (:class:`ToolAsked`)."""
     provider_state: Mapping[str, object] = field(default_factory=dict)
