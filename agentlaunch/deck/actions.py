@@ -49,11 +49,6 @@ def agentlaunch(args: list[str], socket: str | None, cwd: Path | None = None) ->
     return Outcome(proc.returncode, visible(said))
 
 
-def fork(agent: str, socket: str | None) -> Outcome:
-    """``agentlaunch fork AGENT``: a new session from its conversation in a window beside it."""
-    return agentlaunch(["fork", agent], socket)
-
-
 def capture(tmux: Tmux, pane: str) -> str:
     """The pane's screen as tmux holds it, with its colours (``capture-pane -e -p``)."""
     proc = tmux.run("capture-pane", "-e", "-p", "-t", pane, check=False)

@@ -364,7 +364,7 @@ class Deck(App[None]):
     def action_fork(self) -> None:
         row = self._need_row()
         if row is not None:
-            self._in_thread(lambda: actions.fork(row.agent, self.socket), f"forking {row.agent}")
+            self.run_command(["fork", row.agent, *self._agents_args()], f"forking {row.agent}")
 
     def action_new(self) -> None:
         row = self.selected()
