@@ -34,6 +34,7 @@ from typing import Any, Protocol
 
 from agentlaunch import __version__, paths
 from agentlaunch.fsutil import read_regular
+from agentlaunch.launch.reaper import become_subreaper
 from agentlaunch.launch.transport import Child, window_size
 
 CACHE_DIR = "launch-plans"
@@ -251,6 +252,7 @@ def start(args: Sequence[str]) -> None:
         argv = [a.replace(SESSION, session_id) for a in plan["argv"]]
         extra = {**plan["plan_env"], **agent_env}
         env = {**os.environ, **extra}
+        become_subreaper()  # before the CLI starts: an orphan of its comes back here, and the reaper follows its tree
         child = Child(argv, env, Path(plan["cwd"]), size=window_size())
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return

@@ -7,11 +7,24 @@ holds the CLI's PTY keeps its output open after the CLI is gone. So, on Linux:
 - agentlaunch makes itself a *child subreaper* (``prctl(PR_SET_CHILD_SUBREAPER)``):
   a descendant whose parent dies is re-parented to agentlaunch, not to init;
 - when a launch ends (and when a per-turn CLI's turn ends) :meth:`Reaper.end_all`
-  walks ``/proc`` and ends what is the launch's: every process in a CLI's
+  reads the process table and ends what is the launch's: every process in a CLI's
   session or process group, every descendant of a CLI, and every orphan
   re-parented to agentlaunch that is not in agentlaunch's own session (its own
   helpers, a ``tmux`` call say, are). SIGTERM first, SIGKILL after a short
   grace, and each one that is agentlaunch's child is reaped.
+
+Which table: a subreaper keeps every descendant of a CLI it started in its own
+tree (an orphan comes back to it, never to init), so when agentlaunch was a
+subreaper before each CLI it watches was started, the table is agentlaunch's
+own descendants, followed down the ``/proc/PID/task/TID/children`` files
+(a few reads, not one per process on the machine), read until two walks agree
+(a process that moves while the tree is read is seen by the next walk). Where
+that cannot be trusted it is the whole ``/proc``: no subreaper, a CLI started
+before agentlaunch became one (an orphan of its then went to init), a CLI not
+found below agentlaunch, a kernel without ``children`` files, or a tree that
+keeps changing. The rule of what is the launch's is the same on both tables.
+The entry point's early start (:mod:`agentlaunch.launch.prespawn`) becomes a
+subreaper before it spawns, so the CLI it starts is followed in the tree too.
 
 Another launch's processes are never touched: they are neither in a session
 this launch's CLIs lead nor descended from them, and their parent is that
@@ -34,19 +47,35 @@ from typing import NamedTuple
 PR_SET_CHILD_SUBREAPER = 36
 PROC = Path("/proc")
 GRACE = 1.0  # seconds a leftover gets to end on SIGTERM before SIGKILL
+TREE_WALKS = 4  # tree walks that must end in two that agree before the whole /proc is read instead
+
+# This process's children when it became a subreaper (None: it is not one). A child among them may
+# have left orphans with init before then: a CLI among them is never followed in the tree alone.
+_subreaper_since: frozenset[int] | None = None
+_subreaper_since_pid = 0  # a forked child is no subreaper (the kernel clears it): the pid that became one
 
 
 def become_subreaper() -> bool:
     """Make orphaned descendants this process's children (Linux); False where that is not possible."""
+    if _subreaper_since is not None and _subreaper_since_pid == os.getpid():
+        return True
     if not sys.platform.startswith("linux"):
         return False
     try:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        return bool(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+        if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+            return False
     except (OSError, AttributeError):
         return False
+    _note_subreaper(frozenset(own_children()))
+    return True
+
+
+def _note_subreaper(children: frozenset[int]) -> None:
+    global _subreaper_since, _subreaper_since_pid
+    _subreaper_since, _subreaper_since_pid = children, os.getpid()
 
 
 class Proc(NamedTuple):
@@ -85,15 +114,59 @@ def processes() -> dict[int, Proc]:
 
 def own_children() -> set[int]:
     """This process's children, from each of its threads' ``children`` file (far cheaper than a /proc walk)."""
-    found: set[int] = set()
+    return children_of("self") or set()
+
+
+def children_of(pid: int | str) -> set[int] | None:
+    """``pid``'s children, from each of its threads' ``children`` file; None where the kernel has none.
+
+    A process that is gone has no children ({}).
+    """
     try:
-        tasks = os.listdir(PROC / "self" / "task")
+        tasks = os.listdir(PROC / str(pid) / "task")
     except OSError:
-        return found
+        return set()
+    found: set[int] = set()
     for tid in tasks:
-        with contextlib.suppress(OSError, ValueError):
-            found |= {int(pid) for pid in (PROC / "self" / "task" / tid / "children").read_text().split()}
+        try:
+            found |= {int(kid) for kid in (PROC / str(pid) / "task" / tid / "children").read_text().split()}
+        except FileNotFoundError:
+            if (PROC / str(pid) / "task" / tid).exists():
+                return None  # no CONFIG_PROC_CHILDREN: the thread is there, its children file is not
+        except (OSError, ValueError):
+            pass  # the thread ended while read: its children went to a sibling thread (the next walk sees them)
     return found
+
+
+def descendants(root: int) -> dict[int, Proc] | None:
+    """``root`` (absent when gone) and every process below it, by ``children`` files; None where they are missing."""
+    table: dict[int, Proc] = {}
+    todo = [root]
+    while todo:
+        pid = todo.pop()
+        info = _stat(pid)
+        if info is None or pid in table:
+            continue
+        table[pid] = info
+        kids = children_of(pid)
+        if kids is None:
+            return None
+        todo.extend(kids)
+    return table
+
+
+def own_tree() -> dict[int, Proc] | None:
+    """This process and its descendants, read until two walks agree; None where the tree cannot be followed."""
+    me = os.getpid()
+    last: dict[int, Proc] | None = None
+    for _ in range(TREE_WALKS):
+        table = descendants(me)
+        if table is None:
+            return None
+        if last is not None and table.keys() == last.keys():
+            return table
+        last = table
+    return None
 
 
 class Reaper:
@@ -106,6 +179,19 @@ class Reaper:
         self.roots: set[int] = set()  # the CLIs this launch started (session leaders: start_new_session)
         # Children agentlaunch had before this launch began are not the launch's (a test runner's, say).
         self.before = own_children()
+        self.walks = {"tree": 0, "proc": 0}  # which table each look read (tests and the bench read it)
+
+    def table(self) -> dict[int, Proc]:
+        """The processes the launch's may be among: agentlaunch's own tree when that is all of them, else all of /proc."""
+        since = _subreaper_since if self.subreaper and _subreaper_since_pid == self.me == os.getpid() else None
+        if since is not None and not (self.roots & since):
+            tree = own_tree()
+            # A CLI that is there but not below agentlaunch (not its child after all): it may have others elsewhere.
+            if tree is not None and all(root in tree or _stat(root) is None for root in self.roots):
+                self.walks["tree"] += 1
+                return tree
+        self.walks["proc"] += 1
+        return processes()
 
     def watch(self, pid: int) -> None:
         """``pid`` is a CLI this launch started: its session, group and descendants are the launch's."""
@@ -113,7 +199,7 @@ class Reaper:
 
     def leftovers(self, table: dict[int, Proc] | None = None, *, keep: Iterable[int] = ()) -> set[int]:
         """The launch's processes still present (zombies included), except ``keep``."""
-        table = processes() if table is None else table
+        table = self.table() if table is None else table
         ours = {
             p.pid
             for p in table.values()
@@ -136,7 +222,9 @@ class Reaper:
     def reap_orphans(self, keep: Iterable[int] = ()) -> None:
         """Collect exited orphans re-parented to agentlaunch (never a child another part of it waits for)."""
         kept = set(keep) | self.roots
-        for p in processes().values():
+        kids = children_of("self")
+        found = processes().values() if kids is None else filter(None, map(_stat, kids))
+        for p in found:
             if p.zombie and p.ppid == self.me and p.pid not in kept and p.pid in self.leftovers({p.pid: p}):
                 with contextlib.suppress(ChildProcessError, OSError):
                     os.waitpid(p.pid, os.WNOHANG)
@@ -146,7 +234,7 @@ class Reaper:
         ended: set[int] = set()
         extra = set(also)
         for sig in (signal.SIGTERM, signal.SIGKILL):
-            table = processes()
+            table = self.table()
             targets = self.leftovers(table, keep=keep) | {pid for pid in extra if pid in table}
             targets -= set(keep) | {self.me}
             if not targets:
