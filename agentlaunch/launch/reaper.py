@@ -57,6 +57,7 @@ _subreaper_since_pid = 0  # a forked child is no subreaper (the kernel clears it
 
 def become_subreaper() -> bool:
     """Make orphaned descendants this process's children (Linux); False where that is not possible."""
+    global _subreaper_since, _subreaper_since_pid
     if _subreaper_since is not None and _subreaper_since_pid == os.getpid():
         return True
     if not sys.platform.startswith("linux"):
@@ -69,13 +70,8 @@ def become_subreaper() -> bool:
             return False
     except (OSError, AttributeError):
         return False
-    _note_subreaper(frozenset(own_children()))
+    _subreaper_since, _subreaper_since_pid = frozenset(own_children()), os.getpid()
     return True
-
-
-def _note_subreaper(children: frozenset[int]) -> None:
-    global _subreaper_since, _subreaper_since_pid
-    _subreaper_since, _subreaper_since_pid = children, os.getpid()
 
 
 class Proc(NamedTuple):
@@ -179,7 +175,7 @@ class Reaper:
         self.roots: set[int] = set()  # the CLIs this launch started (session leaders: start_new_session)
         # Children agentlaunch had before this launch began are not the launch's (a test runner's, say).
         self.before = own_children()
-        self.walks = {"tree": 0, "proc": 0}  # which table each look read (tests and the bench read it)
+        self.walks = {"tree": 0, "proc": 0}  # which table each look read (the tests read it)
 
     def table(self) -> dict[int, Proc]:
         """The processes the launch's may be among: agentlaunch's own tree when that is all of them, else all of /proc."""
