@@ -14,10 +14,10 @@ import pytest
 
 from agentlaunch import paths
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, system_text, text_reply
-from tests.e2e.test_tmux_claude import cli, env, pane_of, say, screen, socket, tmux
+from tests.e2e.test_tmux_claude import cli, env, pane_of, say, screen, tmux
 from tests.helpers import wait_for, write_agent
 
-__all__ = ["env", "socket"]  # the fixtures, used by name
+__all__ = ["env"]  # the fixture, used by name
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 OLD, NEW = "You are the OLD-SOUL-7731 brancher.", "You are the NEW-SOUL-7732 brancher."

@@ -17,12 +17,12 @@ import pytest
 
 from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi.responses import ResponsesUsage, TextReply, prepare_codex_home, user_texts
-from tests.e2e.test_tmux_ready_states import config_dir, gemini_team, pane_of, screen, socket, tmux
+from tests.e2e.test_tmux_ready_states import config_dir, gemini_team, pane_of, screen, tmux
 from tests.helpers import run_cli, wait_for, write_agent
 from tests.support.clis import ensure_cli
 from tests.support.native_tui import TitledResponsesFake
 
-__all__ = ["config_dir", "gemini_team", "socket"]  # the fixtures, used by name
+__all__ = ["config_dir", "gemini_team"]  # the fixtures, used by name
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(420)]
 

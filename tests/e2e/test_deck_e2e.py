@@ -18,11 +18,9 @@ import pexpect
 import pytest
 
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, text_reply
-from tests.e2e.test_tmux_claude import claude_agent, pane_of, socket, tmux
+from tests.e2e.test_tmux_claude import claude_agent, pane_of, tmux
 from tests.helpers import run_cli, wait_for
 from tests.support.claude_tui import seed_home
-
-__all__ = ["socket"]  # the fixture, used by name
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
