@@ -318,7 +318,7 @@ class TeamUp:
                  argv: Callable[[str], list[str]], env_args: list[str], directory: str) -> None:  # fmt: skip
         self.tmux, self.result, self.layout, self.exists, self.argv = tmux, result, layout, exists, argv
         self.env_args, self.directory = env_args, directory
-        self.dead = {p.agent: p for p in panes if p.agent and p.dead}  # restarted in place
+        self.dead = {p.agent: p for p in panes if p.agent and p.dead and not p.fork}  # restarted in place (a fork's is not)
         self.tiled_window = next((p.window_id for p in panes if p.tiled), None)
         self.pending: list[str] = []  # what plan_up found to start, dead panes first
 
