@@ -14,7 +14,6 @@ import shutil
 import subprocess
 import sys
 import threading
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -59,14 +58,6 @@ def held() -> Iterator[HeldApi]:
     with api.server:
         yield api
         api.release.set()
-
-
-@pytest.fixture
-def socket() -> Iterator[str]:
-    name = f"al-stall-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    yield name
-    subprocess.run(["tmux", "-L", name, "kill-server"], capture_output=True)
-    (Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}" / name).unlink(missing_ok=True)
 
 
 @pytest.fixture
