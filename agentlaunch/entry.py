@@ -8,6 +8,8 @@ import sys
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["status"]:
+        lean_status(sys.argv[2:])
     if sys.argv[1:2] == ["run"]:  # only `run` starts a CLI: no other command imports the early start
         from agentlaunch.launch import prespawn
 
@@ -20,6 +22,15 @@ def main() -> None:
     except SystemExit as exc:
         code = exit_code(exc)
     exit_now(code)
+
+
+def lean_status(args: list[str]) -> None:
+    """``status --line``/``--json`` on the standard library only (agentlaunch.live.status_lean); other forms return."""
+    from agentlaunch.live.status_lean import answer
+
+    code = answer(args)
+    if code is not None:
+        exit_now(code)
 
 
 def exit_code(exc: SystemExit) -> int:

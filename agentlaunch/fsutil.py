@@ -14,9 +14,11 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
 
 
 class _Refused(OSError):
@@ -29,7 +31,7 @@ class _Refused(OSError):
 class NotRegularFile(_Refused):
     """The path is a directory, FIFO, socket or device; ``kind`` says which."""
 
-    def __init__(self, path: Path, kind: str) -> None:
+    def __init__(self, path: str | Path, kind: str) -> None:
         super().__init__(f"is a {kind}, not a regular file")
         self.strerror = f"is a {kind}, not a regular file"
         self.kind = kind
@@ -39,7 +41,7 @@ class NotRegularFile(_Refused):
 class FileTooLarge(_Refused):
     """The file is larger than the limit the caller gave."""
 
-    def __init__(self, path: Path, size: int, limit: int) -> None:
+    def __init__(self, path: str | Path, size: int, limit: int) -> None:
         message = f"{human_size(size)} is larger than the {human_size(limit)} limit"
         super().__init__(message)
         self.strerror = message
@@ -70,7 +72,7 @@ def file_kind(mode: int) -> str:
     return "regular file" if stat.S_ISREG(mode) else "special file"
 
 
-def read_regular(path: Path, limit: int) -> bytes:
+def read_regular(path: str | Path, limit: int) -> bytes:
     """The bytes of ``path`` (symlinks followed), which must be a regular file of at most ``limit`` bytes.
 
     Raises ``FileNotFoundError`` and other ``OSError`` as ``open`` does, plus
@@ -108,7 +110,9 @@ def read_regular(path: Path, limit: int) -> bytes:
 def current_umask() -> int:
     """The process's umask, read without changing it where the system allows (Linux ``/proc``)."""
     with contextlib.suppress(OSError, ValueError):
-        for line in Path("/proc/self/status").read_text().splitlines():
+        with open("/proc/self/status", encoding="utf-8") as fh:
+            text = fh.read()
+        for line in text.splitlines():
             if line.startswith("Umask:"):
                 return int(line.split()[1], 8)
     mask = os.umask(0o022)  # elsewhere: read it by setting it, and set it straight back
@@ -131,6 +135,8 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
             mode = None
     if mode is None:
         mode = 0o666 & ~current_umask()
+    import tempfile  # about 10 ms: only where a file is written (`status` only reads)
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, mode)

@@ -9,7 +9,6 @@ count as the launch that wrote it (the kernel's start time tells them apart).
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 PID_MAX = 1 << 22  # Linux's PID_MAX_LIMIT; no system hands out larger pids
 
@@ -36,7 +35,8 @@ def pid_alive(pid: object) -> bool:
 
 def _stat_fields(pid: int) -> list[str] | None:
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:  # no pathlib: `status` reads this
+            stat = fh.read()
     except OSError:
         return None
     # The command name (field 2) may hold spaces and parentheses: split after its closing one.
@@ -85,6 +85,8 @@ def resolve_command(command: str) -> str:
 
     found = shutil.which(command)
     if found is None:
+        from pathlib import Path
+
         path = Path(command)
         if path.exists() and not os.access(path, os.X_OK):
             raise ProviderMissing(f"{command}: provider CLI is not executable")

@@ -16,31 +16,41 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import re
 import shutil
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any
 
 from agentlaunch import paths
-from agentlaunch.events import TurnEnd
-from agentlaunch.fsutil import PRIVATE_FILE_MODE, private_dir, read_regular, write_atomic
-from agentlaunch.processes import process_running, process_start, same_process
-from agentlaunch.sinks import PromptSent, SessionClosed, StateChanged, TurnDone
+from agentlaunch.fsutil import PRIVATE_FILE_MODE, private_dir, write_atomic
+from agentlaunch.live.status_read import (
+    ASKING,
+    ASKING_SHOWN,
+    NEEDS_YOU,
+    RECORD_LIMIT,
+    STATES,
+    STATUS_DIR,
+    StatusRecord,
+    checked_record,
+    is_stale,
+    line_for,
+    one_line,
+    read_records,
+    shown_state,
+    waited,
+)
+from agentlaunch.processes import process_running, process_start
+from agentlaunch.sinks import SessionClosed
 from agentlaunch.usage import plan_limits
-from agentlaunch.usage.cache_clock import warmth_text
-from agentlaunch.visible import visible
 
 if TYPE_CHECKING:
     from agentlaunch.sinks import Cancellable, LaunchView, SinkEvent
 
-STATUS_DIR = "status"
 MIN_INTERVAL = 0.5  # seconds between two writes of one record
 TITLE_RETRY = 0.05  # seconds before a title that waits for the one on its way is tried again
 TITLE_WAIT = 2.0  # seconds the session's end waits for tmux to set the last title
@@ -51,26 +61,17 @@ SESSION_OPTION = "@agentlaunch_session"
 SESSION_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
 """The pane option naming the session its launch runs: a pane that died or was stopped is restarted in it."""
 RECORD_VERSION = 1
-NEEDS_YOU = ("waiting", "asking", "stalled")  # the states in which the agent waits for the person
-TIMED = (*NEEDS_YOU, "retrying")  # the states shown with how long they have lasted
-TURN_STATES = ("thinking", "tool", "asking", "retrying", "stalled")  # a turn is under way
-RECORD_LIMIT = 256 << 10  # a record is about 1 KiB; a larger file is not one
-MAX_COUNT = 1 << 53  # a count at or above this is not one agentlaunch wrote
-__all__ = ["ASKING", "STATES", "StatusRecord", "StatusWriter", "line_for", "one_line", "process_running", "process_start",
-           "read_records", "shown_state"]  # fmt: skip
+__all__ = ["ASKING", "ASKING_SHOWN", "NEEDS_YOU", "RECORD_LIMIT", "STATES", "StatusRecord", "StatusWriter",
+           "checked_record", "is_stale", "line_for", "one_line", "process_running", "process_start", "read_records",
+           "shown_state", "waited"]  # fmt: skip
 
 
 def status_dir(state_dir: Path | None = None) -> Path:
     return (state_dir or paths.state_dir()) / STATUS_DIR
 
 
-def _n(value: int) -> str:
-    return f"{value:,}"
-
-
 def snapshot(
-    launch: LaunchView, *, pid: int, pid_start: str | None, started: str, state_since: str | None = None,
-    reason: str | None = None, done: bool = False,
+    launch: LaunchView, *, pid: int, pid_start: str | None, started: str, state_since: str | None = None
 ) -> dict[str, Any]:
     """The status record of ``launch`` as plain JSON data."""
     meter = launch.meter
@@ -94,8 +95,6 @@ def snapshot(
         "control": launch.control_path,  # where agentlaunch send reaches it (a chat or an interface), else null
         "state": launch.state,
         "state_since": state_since,  # when it entered that state: how long it has been waiting or asking
-        "state_reason": reason,  # why, when the state alone does not say: asking, retrying (the cause), stalled
-        "done": done and launch.state == "waiting",  # waiting because its last turn ended (nothing came since)
         "turns": launch.turns,
         "calls": meter.calls + earlier.calls,
         "usage": {
@@ -121,92 +120,6 @@ def snapshot(
         "started": started,
         "updated": datetime.now(UTC).isoformat(timespec="seconds"),
     }
-
-
-STATES = ("starting", "waiting", "thinking", "tool", "retrying", "asking", "stalled", "exited")
-"""The states a launch reports; ``asking`` (a permission prompt or a question waits) and ``stalled`` (its turn has
-heard nothing from the CLI for ``stall_timeout``) mean a person is needed."""
-ASKING = "asking"
-ASKING_SHOWN = "ASKING: needs you"
-"""How ``asking`` reads in one-line and table views: it must stand out in a row of panes."""
-STALLED_SHOWN = "STALLED: needs you"
-DONE = "done"
-"""How ``waiting`` reads when the agent's last turn ended and nothing came since (``"done": true``)."""
-REASON_CHARS = 80  # the cause shown after ``retrying``, at most
-
-
-def shown_state(state: str, record: dict[str, Any] | None = None) -> str:
-    """The state as views print it: ``asking`` and ``stalled`` in capitals with what they mean, ``waiting`` after a
-    finished turn as ``done``, ``retrying`` with its cause (``retrying (529 overloaded, attempt 3/10)``)."""
-    if state == ASKING:
-        return ASKING_SHOWN
-    if state == "stalled":
-        return STALLED_SHOWN
-    record = record or {}
-    if state == "waiting" and record.get("done") is True:
-        return DONE
-    reason = record.get("state_reason")
-    if state in ("retrying", "waiting") and isinstance(reason, str) and reason:
-        return f"{state} ({reason[:REASON_CHARS]})"  # the cause of a retry loop; why the last turn ended (it failed)
-    return state
-
-
-def waited(record: dict[str, Any], now: datetime | None) -> str | None:
-    """How long a ``waiting`` or ``asking`` agent has been so: ``for 3m12s`` at ``now``, else ``since 11:42``."""
-    if record.get("stale") or record.get("state") not in TIMED or not isinstance(record.get("state_since"), str):
-        return None
-    try:
-        since = datetime.fromisoformat(record["state_since"])
-    except ValueError:
-        return None
-    if since.tzinfo is None:
-        return None
-    if now is None:  # a pane title is written once per state: a clock time stays true
-        return f"since {since.astimezone():%H:%M}"
-    return f"for {duration((now - since).total_seconds())}"
-
-
-def duration(seconds: float) -> str:
-    """``45s``, ``5m00s``, ``2h05m``: how long a state has lasted, as every view says it."""
-    whole = max(int(seconds), 0)
-    hours, rest = divmod(whole, 3600)
-    if hours:
-        return f"{hours}h{rest // 60:02d}m"
-    return f"{rest // 60}m{rest % 60:02d}s" if rest >= 60 else f"{rest}s"
-
-
-def one_line(record: dict[str, Any], now: datetime | None = None, *, warmth: bool = True) -> str:
-    """``demo · waiting · ctx 12.3% · 40,211 to compaction · $0.0123 · 5h 42% · resets 18:20 · cache warm 4m12s · for 3m12s``:
-    for tmux and prompts (the plan's limits only for a subscription, which the CLI reports them for).
-
-    The last part, for an agent ``waiting`` or ``asking``, says how long at ``now`` (``status --line``),
-    or since when without ``now`` (the pane title, written once per state). A launch that is ``asking``
-    reads ``demo · ASKING: needs you · …``. ``warmth=False`` leaves the cache's countdown out: the pane
-    border computes it from the expiry itself (:data:`agentlaunch.live.tmux.BORDER_FORMAT`), since a
-    title written once would keep saying "warm" after the cache expired.
-    """
-    parts = [str(record.get("agent", "?")), shown_state(str(record.get("state", "?")), record)]
-    if record.get("stale"):
-        parts[1] = "stale"
-    percent = record.get("percent")
-    if _number(percent) and record.get("window_source") != "observed":
-        parts.append(f"ctx {percent:.1f}%")
-    elif _count(record.get("context")) and record["context"]:
-        parts.append(f"ctx {_n(record['context'])}")
-    left = record.get("to_compaction")
-    if _count(left):
-        parts.append(f"{_n(left)} to compaction" if left > 0 else "past compaction threshold")
-    cost = record.get("cost")
-    if isinstance(cost, str) and cost:
-        parts.append(cost)
-    if limits := plan_limits.limits_text(record, now or datetime.now(UTC)):
-        parts.append(limits)
-    warm = warmth_text(record, now or datetime.now(UTC)) if warmth else None
-    if warm:
-        parts.append(warm)
-    if (how_long := waited(record, now)) is not None:
-        parts.append(how_long)
-    return visible(" · ".join(parts))  # a status bar is a terminal: no escape from a record reaches it
 
 
 def cache_expiry(record: dict[str, Any]) -> str:
@@ -242,10 +155,8 @@ class StatusWriter:
         clock: Callable[[], float] = time.monotonic,
         pane_title: bool | None = None,
         later: Later | None = None,
-        extra: dict[str, Any] | None = None,
     ) -> None:
         self.directory = directory or status_dir()
-        self.extra = dict(extra or {})  # fields the launch knows before it starts (its worktree's setup)
         self.pid = pid or os.getpid()
         self.pid_start = process_start(self.pid)
         self.path = self.directory / f"{self.pid}.json"
@@ -263,9 +174,6 @@ class StatusWriter:
         self._last_control: str | None = None
         self._state: str | None = None
         self._state_since: str | None = None
-        self._reason: str | None = None  # why the state is what it is (the latest StateChanged's reason)
-        self._asked = False  # the turn under way carries a prompt of the person's or agentlaunch send's
-        self._turn_ended = False  # such a turn ended and no other began since: its waiting reads "done"
         self._timer: Cancellable | None = None
         self._titling: subprocess.Popen[bytes] | None = None  # the tmux process setting the pane's title
         self._next_title: tuple[str, str, str] | None = None  # the title (cache expiry, session) that follows it
@@ -279,19 +187,8 @@ class StatusWriter:
             self.later = launch.call_later
         if launch.state != self._state:
             self._state, self._state_since = launch.state, datetime.now(UTC).isoformat(timespec="seconds")
-        if isinstance(event, StateChanged):
-            self._reason = event.reason
-            self._turn_ended = self._turn_ended and event.state not in TURN_STATES
-        elif isinstance(event, TurnEnd) and event.is_error:
-            self._asked = False  # a turn that failed finished no task (headless and the line chat; native: its reason)
-        elif isinstance(event, PromptSent):
-            self._asked = self._asked or bool(event.text.strip())  # not the startup message alone: no one's task
-        elif isinstance(event, TurnDone):
-            self._turn_ended, self._asked = self._asked and self._reason is None, False
         since = self._state_since
-        record = snapshot(launch, pid=self.pid, pid_start=self.pid_start, started=self.started, state_since=since,
-                          reason=self._reason, done=self._turn_ended)  # fmt: skip
-        self.update({**record, **self.extra})
+        self.update(snapshot(launch, pid=self.pid, pid_start=self.pid_start, started=self.started, state_since=since))
         if isinstance(event, SessionClosed):
             self.close()
 
@@ -400,165 +297,3 @@ class StatusWriter:
                 self.path.unlink()
 
 
-@dataclass
-class StatusRecord:
-    """One record as read back, with whether its agentlaunch process is gone."""
-
-    path: Path
-    data: dict[str, Any]
-    stale: bool
-
-    @property
-    def agent(self) -> str:
-        return str(self.data.get("agent", "?"))
-
-    @property
-    def state(self) -> str:
-        return "stale" if self.stale else str(self.data.get("state", "?"))
-
-    def as_dict(self) -> dict[str, Any]:
-        return {**self.data, "stale": self.stale}
-
-    def line(self, now: datetime | None = None) -> str:
-        return one_line(self.as_dict(), now)
-
-
-def is_stale(data: dict[str, Any]) -> bool:
-    """The record's agentlaunch process no longer exists (or its pid now belongs to another process).
-
-    Whatever ``pid`` holds (``true``, ``-1``, ``2**70``, a string) it never reaches ``os.kill`` unchecked:
-    anything that cannot be a running launch's pid makes the record stale.
-    """
-    return not same_process(data.get("pid"), data.get("pid_start") or None)
-
-
-_TEXT_FIELDS = ("agent", "display", "provider", "model", "session_id", "working_dir", "state", "pid_start", "started",
-                "updated", "cost", "window_source", "state_since", "control", "state_reason")  # fmt: skip
-_COUNT_FIELDS = ("pid", "cli_pid", "version", "turns", "calls", "context", "window", "to_compaction", "priced_calls",
-                 "unpriced_calls")  # fmt: skip
-
-
-def _count(value: object) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool) and -MAX_COUNT < value < MAX_COUNT
-
-
-def _number(value: object) -> TypeGuard[int | float]:
-    return _count(value) or (isinstance(value, float) and math.isfinite(value) and abs(value) < MAX_COUNT)
-
-
-_CACHE_TEXT = ("expires_at",)
-_CACHE_COUNTS = ("ttl_s", "context")
-_CACHE_NUMBERS = ("next_turn_cold_usd", "next_turn_warm_usd")
-
-
-def _checked_cache(value: object) -> dict[str, Any] | None:
-    """The record's ``cache`` with only the fields of the right type (None when it is not an object)."""
-    if not isinstance(value, dict):
-        return None
-    kept: dict[str, Any] = {}
-    for key, item in value.items():
-        if key in _CACHE_TEXT:
-            ok = isinstance(item, str)
-        elif key in _CACHE_COUNTS:
-            ok = _count(item)
-        elif key in _CACHE_NUMBERS:
-            ok = item is None or _number(item)
-        else:
-            ok = False  # a field agentlaunch never writes: nothing shows it
-        if ok:
-            kept[key] = item
-    return kept
-
-
-def checked_setup(value: object) -> dict[str, Any] | None:
-    """A record's ``worktree_setup``, each field of its type (None when it is not an object)."""
-    if not isinstance(value, dict):
-        return None
-    ok, code = value.get("ok"), value.get("exit")
-    return {
-        "ok": ok if isinstance(ok, bool) else None,
-        "exit": code if _count(code) else None,
-        "command": value["command"] if isinstance(value.get("command"), str) else None,
-        "log": value["log"] if isinstance(value.get("log"), str) else None,
-    }
-
-
-def checked_record(data: dict[str, Any]) -> dict[str, Any]:
-    """A record read from a file anyone could have written, keeping only the fields whose type is right.
-
-    Known fields of the wrong type or out of range (``pid: 2**70``, ``context: "x"``,
-    ``usage: [..]``) are left out, as are unknown fields that are not plain
-    scalars, so the table, ``--line`` and ``--json`` see only what they can show.
-    """
-    kept: dict[str, Any] = {}
-    for key, value in data.items():
-        if key in _TEXT_FIELDS:
-            ok = value is None or isinstance(value, str)
-        elif key in _COUNT_FIELDS:
-            ok = value is None or _count(value)
-        elif key in ("percent", "cost_usd"):
-            ok = value is None or _number(value)
-        elif key in ("resumed", "done"):
-            ok = isinstance(value, bool)
-        elif key == "usage":
-            ok = isinstance(value, dict)
-            value = {k: v for k, v in value.items() if _count(v)} if ok else None
-        elif key == "cache":  # the prompt cache's warmth: null before the first call
-            value = _checked_cache(value)
-            ok = True
-        elif key == "rate_limits":  # the plan's windows: null with an API key
-            value = plan_limits.checked(value)
-            ok = True
-        elif key == "worktree_setup":  # how the worktree's setup went: {"ok", "exit", "command", "log"}
-            value = checked_setup(value)
-            ok = value is not None
-        else:
-            ok = value is None or isinstance(value, str | bool) or _number(value)
-        if ok:
-            kept[key] = value
-    return kept
-
-
-def _read_record(path: Path) -> dict[str, Any] | None:
-    """The record in ``path``, or None when it is gone, not a regular file, too large or not a JSON object."""
-    try:
-        data = json.loads(read_regular(path, RECORD_LIMIT).decode("utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return None  # gone (its session just ended), a FIFO, a huge file, not JSON, nested 10,000 deep
-    return checked_record(data) if isinstance(data, dict) else None
-
-
-def read_records(directory: Path | None = None, *, clean: bool = True) -> list[StatusRecord]:
-    """Every record, sorted by agent then start; stale ones are flagged and (``clean``) removed.
-
-    Never blocks and never raises on what it finds: a FIFO named ``*.json``,
-    a record nested 10,000 deep or with an impossible pid is skipped or shown
-    stale, and the records around it are read and cleaned as usual.
-    """
-    folder = directory or status_dir()
-    records: list[StatusRecord] = []
-    try:
-        files = sorted(p for p in folder.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
-    except OSError:
-        return []
-    for path in files:
-        data = _read_record(path)
-        if data is None:
-            continue
-        stale = is_stale(data)
-        if stale and clean:
-            with contextlib.suppress(OSError):
-                path.unlink()
-        records.append(StatusRecord(path, data, stale))
-    records.sort(key=lambda r: (r.agent, str(r.data.get("started", "")), r.path.name))
-    return records
-
-
-def line_for(agent: str, directory: Path | None = None) -> str:
-    """The one-line status of ``agent``'s running session (the latest updated), or "" when none runs."""
-    live = [r for r in read_records(directory, clean=False) if r.agent == agent and not r.stale]
-    if not live:
-        return ""
-    latest = max(live, key=lambda r: str(r.data.get("updated", "")))
-    line = latest.line(datetime.now(UTC))
-    return line + (f" (+{len(live) - 1} more)" if len(live) > 1 else "")

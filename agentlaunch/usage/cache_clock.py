@@ -15,8 +15,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from agentlaunch.usage.warmth import span, warmth_text
+
 FIVE_MINUTES = 300.0
 ONE_HOUR = 3600.0
+__all__ = ["FIVE_MINUTES", "ONE_HOUR", "CacheWarmth", "lifetime", "lives", "span", "warmth_text"]
 
 
 @dataclass(frozen=True)
@@ -68,26 +71,3 @@ def lifetime(previous: CacheWarmth | None, wrote_1h: bool, *, wrote: bool = True
 def lives(ttl: float) -> str:
     """How long the cache lives, said for a person: ``1 hour`` or ``5 minutes``."""
     return "1 hour" if ttl >= ONE_HOUR else "5 minutes"
-
-
-def span(seconds: float) -> str:
-    """``4m12s``, ``1h03m``: a duration for a status line."""
-    seconds = max(int(seconds), 0)
-    if seconds < 3600:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
-
-
-def warmth_text(record: dict[str, Any], now: datetime) -> str | None:
-    """``cache warm 4m12s`` or ``cache cold``, from a status record's ``cache`` (None when there is none)."""
-    cache = record.get("cache")
-    if not isinstance(cache, dict) or not isinstance(cache.get("expires_at"), str):
-        return None
-    try:
-        expires = datetime.fromisoformat(cache["expires_at"])
-    except ValueError:
-        return None
-    if expires.tzinfo is None:
-        return None
-    left = (expires - now).total_seconds()
-    return f"cache warm {span(left)}" if left > 0 else "cache cold"

@@ -1,0 +1,138 @@
+"""``agentlaunch status --line AGENT`` and ``status --json`` before the CLI framework is imported.
+
+:mod:`agentlaunch.entry` hands these two forms here first: they run in a tmux status bar or a prompt,
+every few seconds, and answer on the standard library only (no typer, rich, pydantic nor jinja2). Any
+other form of ``status`` (the table, ``--watch``, ``--help``, a misspelt or repeated option, a socket
+name tmux would refuse) returns None and goes through the full CLI, which prints what it always did
+and gives its usage errors. What is printed is formatted in :mod:`agentlaunch.live.status_read`, the
+same functions :mod:`agentlaunch.cli.status` prints with.
+"""
+
+from __future__ import annotations
+
+import os
+
+from agentlaunch.live.status_read import agent_line, json_rows, json_text, read_records
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+SOCKET_ENV = "AGENTLAUNCH_TMUX_SOCKET"  # the same variable as agentlaunch.live.tmux.SOCKET_ENV (a test holds it)
+AGENT_OPTION = "@agentlaunch_agent"  # agentlaunch.live.tmux.AGENT_OPTION
+PANE_FORMAT = "#{" + AGENT_OPTION + "}\t#{session_name}\t#{pane_id}\t#{pane_dead}\t#{pane_dead_status}"
+SOCKET_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+MAX_LIST = 16 << 20  # what tmux list-panes prints is read up to this (a few KiB with a hundred panes)
+
+
+class Pane:
+    """A dead agent pane, as :class:`agentlaunch.live.tmux.DeadPane` (without dataclasses' import)."""
+
+    __slots__ = ("agent", "exit_status", "pane_id", "session")
+
+    def __init__(self, agent: str, session: str, pane_id: str, exit_status: int | None) -> None:
+        self.agent, self.session, self.pane_id, self.exit_status = agent, session, pane_id, exit_status
+
+
+def parse(args: Sequence[str]) -> tuple[str, str | None, str | None] | None:
+    """``("line", AGENT, SOCKET)`` or ``("json", None, SOCKET)`` for the forms answered here; None for any other."""
+    values: dict[str, str] = {}
+    as_json = False
+    rest = list(args)
+    while rest:
+        arg = rest.pop(0)
+        if arg == "--json" and not as_json:
+            as_json = True
+            continue
+        name, eq, value = arg.partition("=")
+        name = {"-L": "--socket"}.get(name, name) if not eq else name
+        if name not in ("--line", "--socket") or name in values:
+            return None
+        if not eq:
+            if not rest:
+                return None
+            value = rest.pop(0)
+        if not value or value.startswith("-"):
+            return None  # click's reading of these is the full CLI's to give
+        values[name] = value
+    socket = values.get("--socket", os.environ.get(SOCKET_ENV) or None)
+    if socket is not None and not (len(socket) <= 64 and set(socket) <= SOCKET_CHARS):
+        return None  # the full CLI says why tmux would refuse the name
+    line = values.get("--line")
+    if line is not None and as_json:
+        return None  # a usage error, the full CLI's
+    if line is not None:
+        return ("line", line, socket)
+    return ("json", None, socket) if as_json else None
+
+
+def answer(args: Sequence[str]) -> int | None:
+    """Print what ``status ARGS`` prints and return its exit status; None when the full CLI must answer."""
+    if any(key.startswith("_AGENTLAUNCH_COMPLETE") for key in os.environ):
+        return None
+    form = parse(args)
+    if form is None:
+        return None
+    kind, agent, socket = form
+    if kind == "line" and agent is not None:
+        text = agent_line(agent, lambda: dead_panes(socket))
+        if text:
+            print(text)
+    else:
+        print(json_text(json_rows(read_records(), dead_panes(socket))))
+    return 0
+
+
+def which(program: str) -> str | None:
+    """``program`` on ``$PATH`` (shutil.which's answer for a bare name, without importing shutil)."""
+    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        path = os.path.join(folder or os.curdir, program)
+        if os.access(path, os.X_OK) and not os.path.isdir(path):
+            return path
+    return None
+
+
+def dead_panes(socket: str | None) -> list[Pane]:
+    """The agents whose tmux pane died, as :func:`agentlaunch.live.tmux.dead_agent_panes` lists them; none without tmux."""
+    tmux = which("tmux")
+    if tmux is None:
+        return []
+    argv = [tmux, *(["-L", socket] if socket else []), "list-panes", "-a", "-F", PANE_FORMAT]
+    out, code = run_quietly(argv)
+    found = []
+    for row in out.decode("utf-8", "replace").splitlines() if code == 0 else []:
+        cells = row.split("\t")
+        if len(cells) == 5 and cells[0] and cells[3] == "1":
+            found.append(Pane(cells[0], cells[1], cells[2], int(cells[4]) if cells[4].isdigit() else None))
+    return found
+
+
+def run_quietly(argv: list[str]) -> tuple[bytes, int]:
+    """Run ``argv`` with stdin and stderr on /dev/null; its stdout and exit status (``posix_spawn``: no subprocess import)."""
+    read_end, write_end = os.pipe()
+    try:
+        actions = [
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_DUP2, write_end, 1),
+            (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+            (os.POSIX_SPAWN_CLOSE, read_end),
+            (os.POSIX_SPAWN_CLOSE, write_end),
+        ]
+        try:
+            pid = os.posix_spawn(argv[0], argv, os.environ, file_actions=actions)
+        except OSError:
+            return b"", 127
+        os.close(write_end)
+        write_end = -1
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := os.read(read_end, 1 << 16):
+            if size < MAX_LIST:
+                chunks.append(chunk)
+                size += len(chunk)
+        _, status = os.waitpid(pid, 0)
+        return b"".join(chunks), os.waitstatus_to_exitcode(status)
+    finally:
+        os.close(read_end)
+        if write_end >= 0:
+            os.close(write_end)

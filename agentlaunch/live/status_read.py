@@ -1,0 +1,338 @@
+"""Reading and showing the live status records: the standard library only, for ``status --line`` and ``--json``.
+
+The records are written by :class:`agentlaunch.live.status.StatusWriter`; this module reads them back
+(checked field by field: a record is anyone's file), flags those whose agentlaunch process is gone as
+stale, and formats them: :func:`one_line` is the one-line form (``status --line``, the pane title) and
+:func:`json_rows` the rows of ``status --json``. It runs on every tmux status-bar refresh, so it imports
+neither pathlib, dataclasses, typing nor anything of agentlaunch's beyond the base helpers it names
+(``tests/test_status_lean.py`` holds that).
+
+A new record field is shown by ``--json`` as soon as :func:`checked_record` keeps it (an unknown plain
+scalar is kept as is; a list or an object needs a line in :func:`checked_record`), and by ``--line`` once
+:func:`one_line` appends it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import sys
+from datetime import UTC, datetime
+
+from agentlaunch.fsutil import read_regular
+from agentlaunch.processes import same_process
+from agentlaunch.usage import plan_limits
+from agentlaunch.usage.warmth import warmth_text
+from agentlaunch.visible import visible
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs a few milliseconds at import: only mypy reads these
+    from collections.abc import Callable, Sequence
+    from pathlib import Path
+    from typing import Any, Protocol, TypeGuard
+
+    class PaneLike(Protocol):  # agentlaunch.live.tmux.DeadPane, agentlaunch.live.status_lean.Pane
+        @property
+        def agent(self) -> str: ...
+        @property
+        def session(self) -> str: ...
+        @property
+        def pane_id(self) -> str: ...
+        @property
+        def exit_status(self) -> int | None: ...
+
+
+STATUS_DIR = "status"
+STATE_DIR_ENV = "AGENTLAUNCH_STATE_DIR"
+NEEDS_YOU = ("waiting", "asking")  # the states in which the agent waits for the person
+RECORD_LIMIT = 256 << 10  # a record is about 1 KiB; a larger file is not one
+MAX_COUNT = 1 << 53  # a count at or above this is not one agentlaunch wrote
+
+
+def status_folder() -> str:
+    """``<state dir>/status`` as text, as :func:`agentlaunch.paths.state_dir` finds it.
+
+    The common cases are computed here (``$AGENTLAUNCH_STATE_DIR``; on Linux without ``$XDG_STATE_HOME``,
+    ``~/.local/state/agentlaunch``); any other asks platformdirs, through :mod:`agentlaunch.paths`.
+    """
+    named = os.environ.get(STATE_DIR_ENV)
+    if named:
+        return os.path.join(os.path.expanduser(named), STATUS_DIR)
+    home = os.environ.get("HOME", "")
+    if sys.platform == "linux" and not os.environ.get("XDG_STATE_HOME", "").strip() and home.startswith("/"):
+        return os.path.join(home, ".local", "state", "agentlaunch", STATUS_DIR)
+    from agentlaunch import paths
+
+    return os.fspath(paths.state_dir() / STATUS_DIR)
+
+
+def _n(value: int) -> str:
+    return f"{value:,}"
+
+
+STATES = ("starting", "waiting", "thinking", "tool", "asking", "exited")
+"""The states a launch reports; ``asking`` (a permission prompt or a question waits) means a person is needed."""
+ASKING = "asking"
+ASKING_SHOWN = "ASKING: needs you"
+"""How ``asking`` reads in one-line and table views: it must stand out in a row of panes."""
+
+
+def shown_state(state: str) -> str:
+    """The state as views print it (``asking`` in capitals with what it means)."""
+    return ASKING_SHOWN if state == ASKING else state
+
+
+def waited(record: dict[str, Any], now: datetime | None) -> str | None:
+    """How long a ``waiting`` or ``asking`` agent has been so: ``for 3m12s`` at ``now``, else ``since 11:42``."""
+    if record.get("stale") or record.get("state") not in NEEDS_YOU or not isinstance(record.get("state_since"), str):
+        return None
+    try:
+        since = datetime.fromisoformat(record["state_since"])
+    except ValueError:
+        return None
+    if since.tzinfo is None:
+        return None
+    if now is None:  # a pane title is written once per state: a clock time stays true
+        return f"since {since.astimezone():%H:%M}"
+    seconds = max(int((now - since).total_seconds()), 0)
+    hours, rest = divmod(seconds, 3600)
+    text = f"{hours}h{rest // 60:02d}m" if hours else (f"{rest // 60}m{rest % 60:02d}s" if rest >= 60 else f"{rest}s")
+    return f"for {text}"
+
+
+def one_line(record: dict[str, Any], now: datetime | None = None, *, warmth: bool = True) -> str:
+    """``demo · waiting · ctx 12.3% · 40,211 to compaction · $0.0123 · 5h 42% · resets 18:20 · cache warm 4m12s · for 3m12s``:
+    for tmux and prompts (the plan's limits only for a subscription, which the CLI reports them for).
+
+    The last part, for an agent ``waiting`` or ``asking``, says how long at ``now`` (``status --line``),
+    or since when without ``now`` (the pane title, written once per state). A launch that is ``asking``
+    reads ``demo · ASKING: needs you · …``. ``warmth=False`` leaves the cache's countdown out: the pane
+    border computes it from the expiry itself (:data:`agentlaunch.live.tmux.BORDER_FORMAT`), since a
+    title written once would keep saying "warm" after the cache expired.
+    """
+    parts = [str(record.get("agent", "?")), shown_state(str(record.get("state", "?")))]
+    if record.get("stale"):
+        parts[1] = "stale"
+    percent = record.get("percent")
+    if _number(percent) and record.get("window_source") != "observed":
+        parts.append(f"ctx {percent:.1f}%")
+    elif _count(record.get("context")) and record["context"]:
+        parts.append(f"ctx {_n(record['context'])}")
+    left = record.get("to_compaction")
+    if _count(left):
+        parts.append(f"{_n(left)} to compaction" if left > 0 else "past compaction threshold")
+    cost = record.get("cost")
+    if isinstance(cost, str) and cost:
+        parts.append(cost)
+    if limits := plan_limits.limits_text(record, now or datetime.now(UTC)):
+        parts.append(limits)
+    warm = warmth_text(record, now or datetime.now(UTC)) if warmth else None
+    if warm:
+        parts.append(warm)
+    if (how_long := waited(record, now)) is not None:
+        parts.append(how_long)
+    return visible(" · ".join(parts))  # a status bar is a terminal: no escape from a record reaches it
+
+
+class StatusRecord:
+    """One record as read back, with whether its agentlaunch process is gone."""
+
+    __slots__ = ("data", "file", "stale")
+
+    def __init__(self, path: str | os.PathLike[str], data: dict[str, Any], stale: bool) -> None:
+        self.file = os.fspath(path)
+        self.data = data
+        self.stale = stale
+
+    @property
+    def path(self) -> Path:
+        from pathlib import Path
+
+        return Path(self.file)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StatusRecord):
+            return NotImplemented
+        return (self.file, self.data, self.stale) == (other.file, other.data, other.stale)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it was
+
+    def __repr__(self) -> str:
+        return f"StatusRecord(path={self.file!r}, data={self.data!r}, stale={self.stale!r})"
+
+    @property
+    def agent(self) -> str:
+        return str(self.data.get("agent", "?"))
+
+    @property
+    def state(self) -> str:
+        return "stale" if self.stale else str(self.data.get("state", "?"))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**self.data, "stale": self.stale}
+
+    def line(self, now: datetime | None = None) -> str:
+        return one_line(self.as_dict(), now)
+
+
+def is_stale(data: dict[str, Any]) -> bool:
+    """The record's agentlaunch process no longer exists (or its pid now belongs to another process).
+
+    Whatever ``pid`` holds (``true``, ``-1``, ``2**70``, a string) it never reaches ``os.kill`` unchecked:
+    anything that cannot be a running launch's pid makes the record stale.
+    """
+    return not same_process(data.get("pid"), data.get("pid_start") or None)
+
+
+_TEXT_FIELDS = ("agent", "display", "provider", "model", "session_id", "working_dir", "state", "pid_start", "started",
+                "updated", "cost", "window_source", "state_since", "control")  # fmt: skip
+_COUNT_FIELDS = ("pid", "cli_pid", "version", "turns", "calls", "context", "window", "to_compaction", "priced_calls",
+                 "unpriced_calls")  # fmt: skip
+
+
+def _count(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and -MAX_COUNT < value < MAX_COUNT
+
+
+def _number(value: object) -> TypeGuard[int | float]:
+    return _count(value) or (isinstance(value, float) and math.isfinite(value) and abs(value) < MAX_COUNT)
+
+
+_CACHE_TEXT = ("expires_at",)
+_CACHE_COUNTS = ("ttl_s", "context")
+_CACHE_NUMBERS = ("next_turn_cold_usd", "next_turn_warm_usd")
+
+
+def _checked_cache(value: object) -> dict[str, Any] | None:
+    """The record's ``cache`` with only the fields of the right type (None when it is not an object)."""
+    if not isinstance(value, dict):
+        return None
+    kept: dict[str, Any] = {}
+    for key, item in value.items():
+        if key in _CACHE_TEXT:
+            ok = isinstance(item, str)
+        elif key in _CACHE_COUNTS:
+            ok = _count(item)
+        elif key in _CACHE_NUMBERS:
+            ok = item is None or _number(item)
+        else:
+            ok = False  # a field agentlaunch never writes: nothing shows it
+        if ok:
+            kept[key] = item
+    return kept
+
+
+def checked_record(data: dict[str, Any]) -> dict[str, Any]:
+    """A record read from a file anyone could have written, keeping only the fields whose type is right.
+
+    Known fields of the wrong type or out of range (``pid: 2**70``, ``context: "x"``,
+    ``usage: [..]``) are left out, as are unknown fields that are not plain
+    scalars, so the table, ``--line`` and ``--json`` see only what they can show.
+    """
+    kept: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in _TEXT_FIELDS:
+            ok = value is None or isinstance(value, str)
+        elif key in _COUNT_FIELDS:
+            ok = value is None or _count(value)
+        elif key in ("percent", "cost_usd"):
+            ok = value is None or _number(value)
+        elif key == "resumed":
+            ok = isinstance(value, bool)
+        elif key == "usage":
+            ok = isinstance(value, dict)
+            value = {k: v for k, v in value.items() if _count(v)} if ok else None
+        elif key == "cache":  # the prompt cache's warmth: null before the first call
+            value = _checked_cache(value)
+            ok = True
+        elif key == "rate_limits":  # the plan's windows: null with an API key
+            value = plan_limits.checked(value)
+            ok = True
+        else:
+            ok = value is None or isinstance(value, str | bool) or _number(value)
+        if ok:
+            kept[key] = value
+    return kept
+
+
+def _read_record(path: str) -> dict[str, Any] | None:
+    """The record in ``path``, or None when it is gone, not a regular file, too large or not a JSON object."""
+    try:
+        import json  # with the records: `status --line` for no agent reads none
+
+        data = json.loads(read_regular(path, RECORD_LIMIT).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None  # gone (its session just ended), a FIFO, a huge file, not JSON, nested 10,000 deep
+    return checked_record(data) if isinstance(data, dict) else None
+
+
+def read_records(directory: str | os.PathLike[str] | None = None, *, clean: bool = True) -> list[StatusRecord]:
+    """Every record, sorted by agent then start; stale ones are flagged and (``clean``) removed.
+
+    Never blocks and never raises on what it finds: a FIFO named ``*.json``,
+    a record nested 10,000 deep or with an impossible pid is skipped or shown
+    stale, and the records around it are read and cleaned as usual.
+    """
+    folder = os.fspath(directory) if directory is not None else status_folder()
+    records: list[StatusRecord] = []
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".json") and len(n) > 5 and not n.startswith("."))
+    except OSError:
+        return []
+    for name in names:
+        path = os.path.join(folder, name)
+        data = _read_record(path)
+        if data is None:
+            continue
+        stale = is_stale(data)
+        if stale and clean:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        records.append(StatusRecord(path, data, stale))
+    records.sort(key=lambda r: (r.agent, str(r.data.get("started", "")), os.path.basename(r.file)))
+    return records
+
+
+def line_for(agent: str, directory: str | os.PathLike[str] | None = None) -> str:
+    """The one-line status of ``agent``'s running session (the latest updated), or "" when none runs."""
+    live = [r for r in read_records(directory, clean=False) if r.agent == agent and not r.stale]
+    if not live:
+        return ""
+    latest = max(live, key=lambda r: str(r.data.get("updated", "")))
+    line = latest.line(datetime.now(UTC))
+    return line + (f" (+{len(live) - 1} more)" if len(live) > 1 else "")
+
+
+def dead_record(pane: PaneLike) -> dict[str, object]:
+    """A dead agent as ``status --json`` shows it beside the running ones."""
+    return {
+        "agent": pane.agent, "state": "dead", "exit_status": pane.exit_status, "tmux_session": pane.session,
+        "pane": pane.pane_id, "stale": False, "dead": True,
+    }  # fmt: skip
+
+
+def dead_line(pane: PaneLike) -> str:
+    """A dead agent as ``status --line`` shows it."""
+    code = f" (exit {pane.exit_status})" if pane.exit_status is not None else ""
+    return f"{pane.agent} · dead{code} · tmux {pane.session} {pane.pane_id}"
+
+
+def agent_line(agent: str, dead: Callable[[], Sequence[PaneLike]]) -> str:
+    """``status --line AGENT``'s text: its running session's line, else its dead pane's (``dead()`` asks tmux), else ""."""
+    text = line_for(agent)
+    if not text:  # not running: maybe it died in a tmux pane
+        text = next((dead_line(p) for p in dead() if p.agent == agent), "")
+    return text
+
+
+def json_rows(records: list[StatusRecord], dead: Sequence[PaneLike]) -> list[dict[str, Any]]:
+    """The rows of ``status --json``: every record as read (with ``stale``), then every dead pane."""
+    return [r.as_dict() for r in records] + [dead_record(p) for p in dead]
+
+
+def json_text(rows: list[dict[str, Any]]) -> str:
+    """``status --json``'s output (without the final newline ``print`` adds)."""
+    import json
+
+    return json.dumps(rows, indent=2, ensure_ascii=False)
