@@ -2,12 +2,17 @@
 
 Usage: ``python -I -S hook_report.py SOCKET EVENT [JSON-ARG]``. It reads the
 JSON object the CLI writes on stdin (bounded; Codex's notify passes it as the
-last argument instead), and sends ``{"event": EVENT, "payload": OBJECT}`` as
-one datagram to SOCKET. It is run by file path with ``-I -S``, so it imports
-only the standard library and starts in milliseconds: it runs on every tool
-call. It never blocks (a launch that is gone or busy loses the report, not the
-CLI's time), prints nothing (Claude Code adds some hooks' stdout to the
-model's context) and always exits 0.
+last argument instead), and sends it as one datagram to SOCKET, unparsed,
+after a header line: ``{"event": EVENT}`` + ``\n`` + the CLI's bytes (the
+launch parses them; see :func:`agentlaunch.providers.native.hook_socket.parse_report`).
+It is run by file path with ``-I -S`` and imports neither ``json`` nor
+``socket`` (``_socket`` is the socket itself; together they were 40% of a
+report's CPU): it runs on every tool call. Only a payload too large for one
+datagram is parsed, to keep its short top-level values
+(``{"event": …, "payload": …, "truncated": true}``, one JSON object). It never
+blocks (a launch that is gone or busy loses the report, not the CLI's time),
+prints nothing (Claude Code adds some hooks' stdout to the model's context)
+and always exits 0.
 
 One exception, the *gate*: an EVENT written ``gate:NAME`` (Claude Code's
 ``PreToolUse`` while a budget applies) reports NAME with a reply socket of
@@ -24,11 +29,13 @@ each launch names its socket in a file of its session's; see
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import socket
 import sys
+
+try:
+    import _socket as socket  # the C socket type `socket.socket` wraps: without enum, selectors and collections
+except ImportError:  # pragma: no cover  # an interpreter without CPython's _socket
+    import socket  # type: ignore[no-redef]
 
 MAX_INPUT = 1 << 20
 """At most this much of stdin is read; a hook's input can hold a whole file the tool wrote."""
@@ -40,22 +47,43 @@ GATE_WAIT = 30.0
 """Seconds a gated hook waits for the launch's answer (it comes within milliseconds, or the launch is stuck)."""
 
 
-def report(event: str, raw: str, reply: str | None = None) -> bytes:
-    """The datagram for ``event`` with the CLI's JSON text ``raw`` (not JSON: the payload is null)."""
+def report(event: str, raw: str | bytes, reply: str | None = None) -> bytes:
+    """The datagram for ``event`` with the CLI's JSON text ``raw``: a header line, then ``raw`` as it came.
+
+    The launch parses ``raw`` (not JSON: the payload is null). Only when the datagram would be too large
+    is ``raw`` parsed here, to keep the payload's short top-level values.
+    """
+    body = raw.encode("utf-8", "replace") if isinstance(raw, str) else raw
+    head = b'{"event": ' + quoted(event) + (b', "reply": ' + quoted(reply) if reply else b"") + b"}"
+    if len(head) + 1 + len(body) <= MAX_DATAGRAM:
+        return head + b"\n" + body
+    return shortened(event, body, reply)
+
+
+def quoted(text: str) -> bytes:
+    """``text`` as a JSON string (event names and socket paths are plain ASCII: json only for any other)."""
+    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+        return b'"' + text.encode() + b'"'
+    import json
+
+    return json.dumps(text).encode()
+
+
+def shortened(event: str, body: bytes, reply: str | None) -> bytes:
+    """A report too large for a datagram: one JSON object with only the payload's short top-level values."""
+    import json
+
     try:
-        payload = json.loads(raw) if raw.strip() else None
+        payload = json.loads(body.decode("utf-8", "replace")) if body.strip() else None
     except (ValueError, RecursionError):
         payload = None
     head = {"event": event, "reply": reply} if reply else {"event": event}
-    data = json.dumps({**head, "payload": payload}).encode()
-    if len(data) > MAX_DATAGRAM:
-        short = {}
-        if isinstance(payload, dict):
-            for key, value in payload.items():
-                if isinstance(value, str | int | float | bool) and len(str(value)) <= SHORT:
-                    short[key] = value
-        data = json.dumps({**head, "payload": short, "truncated": True}).encode()
-    return data
+    short = {}
+    if isinstance(payload, dict):
+        for key, value in payload.items():
+            if isinstance(value, str | int | float | bool) and len(str(value)) <= SHORT:
+                short[key] = value
+    return json.dumps({**head, "payload": short, "truncated": True}).encode()
 
 
 def main(argv: list[str]) -> int:
@@ -66,20 +94,24 @@ def main(argv: list[str]) -> int:
         path = named_socket(path[1:])
         if not path:
             return 0  # no launch follows this session (a headless turn, the CLI started by hand): stdin unread
+    raw: str | bytes
     if len(argv) > 3:
         raw = argv[3]
     else:
         try:
-            raw = sys.stdin.buffer.read(MAX_INPUT).decode("utf-8", "replace")
+            raw = sys.stdin.buffer.read(MAX_INPUT)
         except (OSError, ValueError):
-            raw = ""
+            raw = b""
     if event.startswith(GATE):
         sys.stdout.write(gate(path, event[len(GATE) :], raw))
         return 0
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        try:
             sock.setblocking(False)
             sock.sendto(report(event, raw), path)
+        finally:
+            sock.close()
     except OSError:
         pass
     return 0
@@ -94,11 +126,14 @@ def named_socket(file: str) -> str:
         return ""
 
 
-def gate(path: str, event: str, raw: str) -> str:
+def gate(path: str, event: str, raw: str | bytes) -> str:
     """Report ``event`` and wait for the launch's answer on a socket of this process's own; "" when none came."""
+    import contextlib  # the gate only: a budget's PreToolUse
+
     reply = os.path.join(os.path.dirname(path), f"gate-{os.getpid()}.sock")
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        try:
             with contextlib.suppress(OSError):
                 os.unlink(reply)  # a socket a killed reporter of the same pid left
             sock.bind(reply)
@@ -108,6 +143,8 @@ def gate(path: str, event: str, raw: str) -> str:
                 return sock.recv(MAX_INPUT).decode("utf-8", "replace")
             finally:
                 os.unlink(reply)
+        finally:
+            sock.close()
     except (OSError, ValueError):
         return ""
 

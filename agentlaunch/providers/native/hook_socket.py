@@ -101,13 +101,24 @@ class HookSocket:
 
 
 def parse_report(data: bytes) -> HookReport | None:
-    """The report in one datagram, or None when it is not one (never raises)."""
+    """The report in one datagram, or None when it is not one (never raises).
+
+    Two forms: the reporter's header line and the CLI's bytes as they came (``{"event": …}\\n<JSON>``,
+    the payload null when they are not JSON), or one JSON object with the payload inside (a truncated
+    report). JSON text never holds a raw newline, so the first newline tells them apart.
+    """
+    head, newline, body = data.partition(b"\n")
     try:
-        value = loads(data.decode("utf-8"))
+        value = loads(head.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         return None
     if not isinstance(value, dict) or not isinstance(value.get("event"), str):
         return None
+    if newline:
+        try:
+            value["payload"] = loads(body.decode("utf-8", "replace")) if body.strip() else None
+        except ValueError:
+            value["payload"] = None
     payload = value.get("payload")
     reply = value.get("reply") if isinstance(value.get("reply"), str) else None
     return HookReport(value["event"], payload if isinstance(payload, dict) else {}, value.get("truncated") is True, reply)
