@@ -14,8 +14,8 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # typing's import, a few ms, is left to the modules that need it (`status --line` reads this)
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path

@@ -6,8 +6,9 @@ under the prompt. It reads CONFIG (a small JSON file the launch wrote in its
 runtime folder: the hook socket, the live status record, the user's own
 status-line command), then
 
-1. sends ``{"event": "statusline", "payload": <stdin JSON>}`` to the socket
-   (never blocking: a busy launch loses the report, not Claude's time);
+1. sends ``{"event": "statusline"}`` and a newline, then stdin's bytes as they
+   came, to the socket (the form of ``hook_report``: nothing serialized again;
+   never blocking: a busy launch loses the report, not Claude's time);
 2. runs the user's own status-line command, if they have one, with the same
    stdin, for at most ``user_timeout`` seconds (its whole process group is
    killed after that), and keeps the first line it printed (at most 64 KiB
@@ -30,10 +31,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import sys
 import time
 from typing import Any
+
+try:
+    import _socket as socket  # the C socket type `socket.socket` wraps: without enum, selectors and collections
+except ImportError:  # pragma: no cover  # an interpreter without CPython's _socket
+    import socket  # type: ignore[no-redef]
 
 MAX_INPUT = 1 << 20
 MAX_RECORD = 256 << 10
@@ -89,18 +94,21 @@ def _read_json(path: Any, limit: int) -> dict[str, Any]:
         return {}
 
 
-def send(sock_path: Any, payload: Any) -> None:
-    """One datagram to the launch; any failure loses only this report."""
+def send(sock_path: Any, payload: Any, raw: bytes = b"") -> None:
+    """One datagram to the launch (``raw``, Claude's bytes, forwarded as they came); any failure loses only this report."""
     if not isinstance(sock_path, str):
         return
-    data = json.dumps({"event": "statusline", "payload": payload}).encode()
+    data = b'{"event": "statusline"}\n' + raw
     if len(data) > MAX_DATAGRAM:
         short = {k: v for k, v in _obj(payload).items() if isinstance(v, str | int | float | bool | dict) and len(str(v)) < 4000}
         data = json.dumps({"event": "statusline", "payload": short, "truncated": True}).encode()
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        try:
             sock.setblocking(False)
             sock.sendto(data, sock_path)
+        finally:
+            sock.close()
     except OSError:
         pass
 
@@ -270,7 +278,7 @@ def main(argv: list[str]) -> int:
         info = _obj(json.loads(raw.decode("utf-8", "replace"))) if raw.strip() else {}
     except (ValueError, RecursionError):
         info = {}
-    send(config.get("socket"), info or None)
+    send(config.get("socket"), info or None, raw)
     # Only printable text of ours: a record is anyone's file, and this line goes to a terminal.
     text = "".join(c for c in ours(info, _read_json(config.get("status"), MAX_RECORD), time.time()) if c.isprintable())
     user = config.get("user_command")

@@ -1,0 +1,237 @@
+"""`status --line` and `status --json` answered on the standard library only, byte for byte as before.
+
+The golden files in tests/golden/status_lean/ are what the typer implementation printed (main at
+3e4c546, before the lean path existed) for the records :func:`write_records` makes; the lean path
+must print the same bytes, and so must the full CLI (`python -c 'from agentlaunch.cli import main'`),
+since both format from :mod:`agentlaunch.live.status_read`. Regenerate them from another checkout with
+``python tests/test_status_lean.py --write-golden CHECKOUT``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentlaunch.live import status_lean
+from agentlaunch.live.status import process_start
+from agentlaunch.live.status_read import status_folder
+from tests.helpers import wait_for
+
+GOLDEN = Path(__file__).parent / "golden" / "status_lean"
+REPO = Path(__file__).resolve().parent.parent
+FUTURE = "2099-01-01T00:00:00+00:00"  # a state entered "in the future" reads "for 0s" at any time: stable output
+PAST = "2001-01-01T00:00:00+00:00"  # a cache that expired then reads "cache cold" at any time
+HEAVY = ("rich", "typer", "click", "pydantic", "jinja2", "pathlib", "dataclasses", "subprocess", "tempfile", "typing",
+         "agentlaunch.cli", "agentlaunch.launch", "platformdirs")  # fmt: skip
+LINE_AGENTS = ("demo", "ünï‮code", "twice", "gone", "hostile", "observed", "nobody", "crashed")
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def full(pid: int, **fields: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "version": 1, "agent": "demo", "display": "Demo", "provider": "claude", "model": "claude-sonnet-4-5",
+        "session_id": "0b7c3a52-1c1e-4a51-9f0e-4a3e2f7b9d10", "resumed": False, "working_dir": "/work/project",
+        "pid": pid, "pid_start": process_start(pid), "cli_pid": None, "control": None, "state": "waiting",
+        "state_since": FUTURE, "turns": 3, "calls": 7,
+        "usage": {"input": 1200, "cache_write": 30000, "cache_read": 90000, "output": 2100, "reasoning": 0},
+        "context": 45_123, "window": 200_000, "window_source": "model", "percent": 22.6, "to_compaction": 109_877,
+        "cost_usd": 0.412345, "cost": "$0.4123", "priced_calls": 7, "unpriced_calls": 0,
+        "cache": {"expires_at": PAST, "ttl_s": 300, "context": 45_123, "next_turn_cold_usd": 0.17, "next_turn_warm_usd": None},
+        "started": "2026-12-01T10:00:00+00:00", "updated": "2026-12-01T10:05:00+00:00",
+    }  # fmt: skip
+    base.update(fields)
+    return base
+
+
+def write_records(folder: Path, pid: int, gone: int) -> None:
+    """Records of every kind `status` meets: typical, asking, hostile text and types, stale, twice, observed."""
+    folder.mkdir(parents=True)
+    records: dict[str, Any] = {
+        "101.json": full(pid),
+        "102.json": full(pid, agent="ünï‮code", state="asking", model="m\x1b]0;title\x07", cost="$1\u202e.00", display="Ü"),
+        "103.json": full(pid, agent="twice", state="thinking", state_since=None, started="2026-12-01T09:00:00+00:00",
+                         updated="2026-12-01T11:00:00+00:00"),
+        "104.json": full(pid, agent="twice", state="tool", updated="2026-12-01T12:00:00+00:00", cache=None, percent=None,
+                         context=0, to_compaction=-12, cost=None),
+        "105.json": full(gone, agent="gone"),
+        "106.json": full(pid, agent="hostile", context="x", usage=[1, 2], percent=float("inf"), turns=2**70, calls=True,
+                         extra_text="kept", extra_list=[1], extra_obj={"a": 1}, cache={"expires_at": 5, "ttl_s": "x"}),
+        "107.json": full(pid, agent="observed", window_source="observed", percent=100.0, to_compaction=None,
+                         cost="unpriced", context=98_765, state="starting"),
+        "108.json": full(2**70, agent="hugepid"),
+    }  # fmt: skip
+    for name, data in records.items():
+        (folder / name).write_text(json.dumps(data, ensure_ascii=False, indent=1, allow_nan=True) + "\n")
+    (folder / "109.json").write_text("not json")
+    (folder / ".hidden.json").write_text(json.dumps(full(pid, agent="hidden")))
+    (folder / "notes.txt").write_text(json.dumps(full(pid, agent="txt")))
+
+
+class Panes:
+    """A private tmux server with one agent pane that died with exit 3 (its error kept: remain-on-exit)."""
+
+    def __init__(self, socket: str) -> None:
+        self.socket = socket
+        self.tmux("new-session", "-d", "-s", "agentlaunch", "sleep", "600", ";", "set-option", "-g", "remain-on-exit", "on")
+        pane = self.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh", "-c", "read x; exit 3").strip()
+        self.tmux("set-option", "-p", "-t", pane, "@agentlaunch_agent", "crashed", ";", "send-keys", "-t", pane, "Enter")
+        wait_for(lambda: self.tmux("display-message", "-p", "-t", pane, "#{pane_dead}").strip() == "1", what="dead pane")
+
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=True).stdout
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, check=False)
+
+
+def commands() -> dict[str, list[str]]:
+    """Each output compared: ``--line`` for every agent (the lines first: ``--json`` removes stale records), then ``--json``."""
+    cases = {f"line-{i}": ["status", "--line", agent] for i, agent in enumerate(LINE_AGENTS)}
+    cases["line-equals"] = ["status", "--line=demo"]
+    cases["json"] = ["status", "--json"]
+    return cases
+
+
+def outputs(state: Path, socket: str, prefix: list[str], pythonpath: str | None = None) -> dict[str, str]:
+    env = {**os.environ, "AGENTLAUNCH_STATE_DIR": str(state), "AGENTLAUNCH_TMUX_SOCKET": socket}
+    env.pop("PYTHONPATH", None)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    found = {}
+    for name, args in commands().items():
+        done = subprocess.run([*prefix, *args], capture_output=True, env=env, check=False, timeout=120)
+        assert done.returncode == 0 and done.stderr == b"", (name, done.stderr.decode())
+        found[name] = done.stdout.decode("utf-8")
+    return found
+
+
+def placeholders(text: str, pid: int, gone: int) -> str:
+    return text.replace(f'"pid": {pid},', '"pid": {PID},').replace(f'"pid": {gone},', '"pid": {GONE},').replace(
+        f'"pid_start": {json.dumps(process_start(pid))},', '"pid_start": {PID_START},')
+
+
+@pytest.fixture
+def scene(tmp_path: Path) -> Iterator[tuple[Path, str, int, int]]:
+    gone = dead_pid()
+    write_records(tmp_path / "state" / "status", os.getpid(), gone)
+    panes = Panes(f"al-lean-{os.getpid()}")
+    try:
+        yield tmp_path / "state", panes.socket, os.getpid(), gone
+    finally:
+        panes.close()
+
+
+LEAN = [sys.executable, "-m", "agentlaunch"]
+FULL_CLI = [sys.executable, "-c", "import sys; sys.argv[0] = 'agentlaunch'; from agentlaunch.cli import main; main()"]
+
+
+@pytest.mark.parametrize("prefix", [LEAN, FULL_CLI], ids=["lean", "full-cli"])
+def test_the_output_is_byte_for_byte_what_the_typer_implementation_printed(
+    scene: tuple[Path, str, int, int], prefix: list[str]
+) -> None:
+    state, socket, pid, gone = scene
+    found = outputs(state, socket, prefix)
+    for name, text in found.items():
+        assert placeholders(text, pid, gone) == (GOLDEN / f"{name}.txt").read_text(encoding="utf-8"), name
+    assert "crashed · dead (exit 3) · tmux agentlaunch %1" in found["line-7"]  # the dead pane was found, not an empty line
+    assert not (state / "status" / "105.json").exists()  # --json removed the stale record, as before
+
+
+def imported(args: list[str], env: dict[str, str]) -> set[str]:
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "agentlaunch", *args], capture_output=True,
+                          text=True, env=env, check=True)  # fmt: skip
+    return {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+
+
+@pytest.mark.parametrize("args", [["status", "--line", "demo"], ["status", "--line", "nobody"], ["status", "--json"]])
+def test_line_and_json_import_the_standard_library_only(scene: tuple[Path, str, int, int], args: list[str]) -> None:
+    state, socket, _, _ = scene
+    env = {**os.environ, "AGENTLAUNCH_STATE_DIR": str(state), "AGENTLAUNCH_TMUX_SOCKET": socket}
+    modules = imported(args, env)
+    assert "agentlaunch.live.status_lean" in modules and "json" in modules  # the lean path ran and read the records
+    heavy = sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
+    assert heavy == []
+
+
+def test_without_a_state_dir_variable_the_folder_is_the_platform_one(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from agentlaunch import paths
+
+    monkeypatch.delenv("AGENTLAUNCH_STATE_DIR", raising=False)
+    for home, xdg in ((str(tmp_path), None), (str(tmp_path), str(tmp_path / "x")), (str(tmp_path) + "/", "  ")):
+        monkeypatch.setenv("HOME", home)
+        if xdg is None:
+            monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+        else:
+            monkeypatch.setenv("XDG_STATE_HOME", xdg)
+        assert Path(status_folder()) == paths.state_dir() / "status"
+    monkeypatch.setenv("AGENTLAUNCH_STATE_DIR", "~/s")
+    assert Path(status_folder()) == paths.state_dir() / "status"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [[], ["--watch"], ["--json", "--watch"], ["--line", "a", "--json"], ["--line"], ["--line", "--json"], ["--line="],
+     ["--line", "a", "--line", "b"], ["--json", "--json"], ["--socket", "bad;name", "--json"], ["-L"], ["--help"],
+     ["--interval", "2"], ["--", "--json"], ["-Lx", "--json"], ["--line", "-x"]],
+)  # fmt: skip
+def test_every_other_form_goes_to_the_full_cli(args: list[str]) -> None:
+    assert status_lean.parse(args) is None
+
+
+def test_the_forms_answered_here() -> None:
+    assert status_lean.parse(["--line", "demo"]) == ("line", "demo", os.environ.get("AGENTLAUNCH_TMUX_SOCKET") or None)
+    assert status_lean.parse(["--json", "-L", "s1"]) == ("json", None, "s1")
+    assert status_lean.parse(["--socket=s_2", "--line=x"]) == ("line", "x", "s_2")
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [(["--line", "a", "--json"], 2, "does not combine"), (["--json", "--watch"], 2, "--watch shows a live table"),
+     (["--json", "-L", "bad;name"], 2, "not allowed"), (["--line"], 2, "requires an argument")],
+)  # fmt: skip
+def test_bad_forms_still_give_the_full_clis_usage_errors(tmp_path: Path, args: list[str], code: int, message: str) -> None:
+    env = {**os.environ, "AGENTLAUNCH_STATE_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "agentlaunch", "status", *args], capture_output=True, text=True, env=env,
+                          check=False)  # fmt: skip
+    assert done.returncode == code and message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_socket_variable_matches_the_tmux_module() -> None:
+    from agentlaunch.live import tmux
+
+    assert (status_lean.SOCKET_ENV, status_lean.AGENT_OPTION) == (tmux.SOCKET_ENV, tmux.AGENT_OPTION)
+
+
+def test_without_tmux_there_are_no_dead_panes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert status_lean.dead_panes(None) == []
+    assert status_lean.run_quietly([str(tmp_path / "missing")]) == (b"", 127)
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--write-golden"]:
+    import tempfile
+
+    checkout = sys.argv[2]
+    with tempfile.TemporaryDirectory() as folder:
+        gone = dead_pid()
+        write_records(Path(folder) / "state" / "status", os.getpid(), gone)
+        panes = Panes(f"al-lean-gold-{os.getpid()}")
+        try:
+            found = outputs(Path(folder) / "state", panes.socket, [sys.executable, "-m", "agentlaunch"], checkout)
+        finally:
+            panes.close()
+    GOLDEN.mkdir(parents=True, exist_ok=True)
+    for name, text in found.items():
+        (GOLDEN / f"{name}.txt").write_text(placeholders(text, os.getpid(), gone), encoding="utf-8")
