@@ -1,7 +1,7 @@
 """`status --line` and `status --json` answered on the standard library only, byte for byte as before.
 
 The golden files in tests/golden/status_lean/ are what the typer implementation printed (main at
-3e4c546, before the lean path existed) for the records :func:`write_records` makes; the lean path
+c393406, with the plan's limits, before the lean path existed) for the records :func:`write_records` makes; the lean path
 must print the same bytes, and so must the full CLI (`python -c 'from agentlaunch.cli import main'`),
 since both format from :mod:`agentlaunch.live.status_read`. Regenerate them from another checkout with
 ``python tests/test_status_lean.py --write-golden CHECKOUT``.
@@ -59,7 +59,8 @@ def write_records(folder: Path, pid: int, gone: int) -> None:
     """Records of every kind `status` meets: typical, asking, hostile text and types, stale, twice, observed."""
     folder.mkdir(parents=True)
     records: dict[str, Any] = {
-        "101.json": full(pid),
+        "101.json": full(pid, rate_limits={"five_hour": {"used_percent": 42.0, "resets_at": FUTURE},
+                                           "seven_day": {"used_percent": 7.5, "resets_at": None}}),
         "102.json": full(pid, agent="ünï‮code", state="asking", model="m\x1b]0;title\x07", cost="$1\u202e.00", display="Ü"),
         "103.json": full(pid, agent="twice", state="thinking", state_since=None, started="2026-12-01T09:00:00+00:00",
                          updated="2026-12-01T11:00:00+00:00"),
@@ -67,7 +68,8 @@ def write_records(folder: Path, pid: int, gone: int) -> None:
                          context=0, to_compaction=-12, cost=None),
         "105.json": full(gone, agent="gone"),
         "106.json": full(pid, agent="hostile", context="x", usage=[1, 2], percent=float("inf"), turns=2**70, calls=True,
-                         extra_text="kept", extra_list=[1], extra_obj={"a": 1}, cache={"expires_at": 5, "ttl_s": "x"}),
+                         extra_text="kept", extra_list=[1], extra_obj={"a": 1}, cache={"expires_at": 5, "ttl_s": "x"},
+                         rate_limits={"five_hour": {"used_percent": 140, "resets_at": "soon"}, "seven_day": [1]}),
         "107.json": full(pid, agent="observed", window_source="observed", percent=100.0, to_compaction=None,
                          cost="unpriced", context=98_765, state="starting"),
         "108.json": full(2**70, agent="hugepid"),
@@ -105,13 +107,13 @@ def commands() -> dict[str, list[str]]:
 
 
 def outputs(state: Path, socket: str, prefix: list[str], pythonpath: str | None = None) -> dict[str, str]:
-    env = {**os.environ, "AGENTLAUNCH_STATE_DIR": str(state), "AGENTLAUNCH_TMUX_SOCKET": socket}
+    env = {**os.environ, "AGENTLAUNCH_STATE_DIR": str(state), "AGENTLAUNCH_TMUX_SOCKET": socket, "TZ": "UTC"}
     env.pop("PYTHONPATH", None)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
     found = {}
     for name, args in commands().items():
-        done = subprocess.run([*prefix, *args], capture_output=True, env=env, check=False, timeout=120)
+        done = subprocess.run([*prefix, *args], capture_output=True, env=env, check=False, timeout=120, cwd=state)
         assert done.returncode == 0 and done.stderr == b"", (name, done.stderr.decode())
         found[name] = done.stdout.decode("utf-8")
     return found
