@@ -185,7 +185,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=21)
     parser.add_argument("--agents", type=int, default=20)
     parser.add_argument("--before", type=Path, help="a checkout whose `python -m agentlaunch` runs beside (e.g. /work/main)")
-    parser.add_argument("--hook-before", default="3e4c546", help="the git revision of the reporters to compare with")
+    parser.add_argument("--hook-before", default="main", help="the git revision of the reporters to compare with")
     args = parser.parse_args()
     with open("/proc/loadavg") as fh:
         load = fh.read().split()[:3]

@@ -79,7 +79,8 @@ def answer(args: Sequence[str]) -> int | None:
         if text:
             print(text)
     else:
-        print(json_text(json_rows(read_records(), dead_panes(socket))))
+        listing = PaneListing(socket)  # tmux answers while the records are read
+        print(json_text(json_rows(read_records(), listing.panes())))
     return 0
 
 
@@ -94,45 +95,69 @@ def which(program: str) -> str | None:
 
 def dead_panes(socket: str | None) -> list[Pane]:
     """The agents whose tmux pane died, as :func:`agentlaunch.live.tmux.dead_agent_panes` lists them; none without tmux."""
-    tmux = which("tmux")
-    if tmux is None:
-        return []
-    argv = [tmux, *(["-L", socket] if socket else []), "list-panes", "-a", "-F", PANE_FORMAT]
-    out, code = run_quietly(argv)
-    found = []
-    for row in out.decode("utf-8", "replace").splitlines() if code == 0 else []:
-        cells = row.split("\t")
-        if len(cells) == 5 and cells[0] and cells[3] == "1":
-            found.append(Pane(cells[0], cells[1], cells[2], int(cells[4]) if cells[4].isdigit() else None))
-    return found
+    return PaneListing(socket).panes()
+
+
+class PaneListing:
+    """``tmux list-panes`` started at once and read later: ``status --json`` reads the records meanwhile."""
+
+    def __init__(self, socket: str | None) -> None:
+        self.pid: int | None = None
+        self.read_end = -1
+        tmux = which("tmux")
+        if tmux is not None:
+            argv = [tmux, *(["-L", socket] if socket else []), "list-panes", "-a", "-F", PANE_FORMAT]
+            self.pid, self.read_end = spawn_quietly(argv)
+
+    def panes(self) -> list[Pane]:
+        """The dead agent panes tmux listed (none when tmux is missing, failed or no server runs)."""
+        out, code = collect(self.pid, self.read_end)
+        found = []
+        for row in out.decode("utf-8", "replace").splitlines() if code == 0 else []:
+            cells = row.split("\t")
+            if len(cells) == 5 and cells[0] and cells[3] == "1":
+                found.append(Pane(cells[0], cells[1], cells[2], int(cells[4]) if cells[4].isdigit() else None))
+        return found
 
 
 def run_quietly(argv: list[str]) -> tuple[bytes, int]:
-    """Run ``argv`` with stdin and stderr on /dev/null; its stdout and exit status (``posix_spawn``: no subprocess import)."""
+    """Run ``argv`` with stdin and stderr on /dev/null; its stdout and exit status (127: it did not start)."""
+    return collect(*spawn_quietly(argv))
+
+
+def spawn_quietly(argv: list[str]) -> tuple[int | None, int]:
+    """Start ``argv`` (``posix_spawn``: no subprocess import), stdin and stderr on /dev/null: its pid and stdout's pipe."""
     read_end, write_end = os.pipe()
+    actions = [
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_DUP2, write_end, 1),
+        (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+        (os.POSIX_SPAWN_CLOSE, read_end),
+        (os.POSIX_SPAWN_CLOSE, write_end),
+    ]
     try:
-        actions = [
-            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-            (os.POSIX_SPAWN_DUP2, write_end, 1),
-            (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
-            (os.POSIX_SPAWN_CLOSE, read_end),
-            (os.POSIX_SPAWN_CLOSE, write_end),
-        ]
-        try:
-            pid = os.posix_spawn(argv[0], argv, os.environ, file_actions=actions)
-        except OSError:
-            return b"", 127
-        os.close(write_end)
-        write_end = -1
-        chunks: list[bytes] = []
-        size = 0
+        pid: int | None = os.posix_spawn(argv[0], argv, os.environ, file_actions=actions)
+    except OSError:
+        pid = None
+    os.close(write_end)
+    if pid is None:
+        os.close(read_end)
+        return None, -1
+    return pid, read_end
+
+
+def collect(pid: int | None, read_end: int) -> tuple[bytes, int]:
+    """What the process ``pid`` printed on ``read_end`` (at most :data:`MAX_LIST` kept) and its exit status."""
+    if pid is None:
+        return b"", 127
+    chunks: list[bytes] = []
+    size = 0
+    try:
         while chunk := os.read(read_end, 1 << 16):
             if size < MAX_LIST:
                 chunks.append(chunk)
                 size += len(chunk)
-        _, status = os.waitpid(pid, 0)
-        return b"".join(chunks), os.waitstatus_to_exitcode(status)
     finally:
         os.close(read_end)
-        if write_end >= 0:
-            os.close(write_end)
+    _, status = os.waitpid(pid, 0)
+    return b"".join(chunks), os.waitstatus_to_exitcode(status)

@@ -28,12 +28,14 @@ exits 0: a broken status line must never break Claude Code's screen.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
 import time
-from typing import Any
+
+TYPE_CHECKING = False  # typing and contextlib (a third of this script's imports) are not loaded on every update
+if TYPE_CHECKING:
+    from typing import Any
 
 try:
     import _socket as socket  # the C socket type `socket.socket` wraps: without enum, selectors and collections
@@ -122,6 +124,7 @@ def run_user(command: str, raw: bytes, timeout: float, cwd: str | None) -> str:
     at the cap), never buffered whole. Its process group is killed if it is
     still there at the end.
     """
+    import contextlib
     import selectors  # only with a command of the user's: subprocess doubles this script's start-up time
     import signal
     import subprocess
