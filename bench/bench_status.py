@@ -1,6 +1,6 @@
 """`status --line`, `status --json` and the hook reporter: each beside its baseline, in alternating pairs.
 
-Run: ``python bench/bench_status.py [--rounds 21] [--agents 20] [--before CHECKOUT] [--hook-before REV]``
+Run: ``python bench/bench_status.py [--rounds 21] [--agents 20] [--before CHECKOUT] [--hook-before REV] [--compile]``
 
 The bench makes its own world: a private tmux server with one pane per agent (a ``sleep``
 standing for the agent's launch) and a status record per agent whose pid is that pane's, so
@@ -22,8 +22,10 @@ not within one); the medians of those ratios are printed.
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -186,14 +188,27 @@ def main() -> None:
     parser.add_argument("--agents", type=int, default=20)
     parser.add_argument("--before", type=Path, help="a checkout whose `python -m agentlaunch` runs beside (e.g. /work/main)")
     parser.add_argument("--hook-before", default="main", help="the git revision of the reporters to compare with")
+    parser.add_argument("--compile", action="store_true",
+                        help="byte-compile this tree (and a copy of --before's package) first: with "
+                             "PYTHONDONTWRITEBYTECODE set, every run compiles each agentlaunch module it imports, "
+                             "as an installed copy never does")  # fmt: skip
     args = parser.parse_args()
+    if args.compile:
+        compileall.compile_dir(str(REPO / "agentlaunch"), quiet=1)
     with open("/proc/loadavg") as fh:
         load = fh.read().split()[:3]
-    print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, load average {' '.join(load)} on {os.cpu_count()} cores")
+    print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, load average {' '.join(load)} on {os.cpu_count()} cores; "
+          f"bytecode {'compiled first' if args.compile else 'as found'} "
+          f"(PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r})")  # fmt: skip
     world = World(args.agents)
     try:
         script, env = agentlaunch_script(), world.env
-        before_env = {**env, "PYTHONPATH": str(args.before)} if args.before else None
+        before = args.before
+        if before is not None and args.compile:  # a copy: the other checkout (maybe someone's) gets no __pycache__
+            shutil.copytree(before / "agentlaunch", world.tmp / "before" / "agentlaunch")
+            compileall.compile_dir(str(world.tmp / "before" / "agentlaunch"), quiet=1)
+            before = world.tmp / "before"
+        before_env = {**env, "PYTHONPATH": str(before)} if before else None
         line: dict[str, tuple[list[str], dict[str, str], Path | None]] = {
             "python -c pass": ([sys.executable, "-c", "pass"], env, None),
             "agentlaunch status --line demo": ([*script, "status", "--line", "demo"], env, None),
