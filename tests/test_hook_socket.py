@@ -163,3 +163,31 @@ def test_answers_go_only_to_gate_sockets_beside_the_launch_s(hooks: HookSocket, 
             elsewhere.recv(10)
     finally:
         elsewhere.close()
+
+
+def test_the_reporter_forwards_the_bytes_without_json_or_socket(hooks: HookSocket) -> None:
+    # Run on every tool call: the payload is forwarded unparsed after a header line, and neither json nor socket
+    # (with enum, selectors, collections) is imported: the launch parses it.
+    payload = {"session_id": "s1", "tool_input": {"content": "é\u2028x" * 50}, "n": [1, 2.5, None, True]}
+    command = [sys.executable, "-I", "-S", "-X", "importtime", *hook_argv(sys.executable, hooks.path, "PostToolUse")[3:]]
+    done = subprocess.run(command, input=json.dumps(payload, ensure_ascii=False).encode(), capture_output=True, check=True)
+    modules = {line.split("|")[-1].strip() for line in done.stderr.decode().splitlines() if line.startswith("import time:")}
+    assert done.stdout == b"" and "_socket" in modules and not {"json", "socket", "enum"} & modules
+    assert hooks.receive() == [HookReport("PostToolUse", payload)]
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [(b'{"event": "Stop"}\nnot json', HookReport("Stop", {})), (b'{"event": "Stop"}\n', HookReport("Stop", {})),
+     (b'{"event": "Stop"}\n[1]', HookReport("Stop", {})), (b'{"event": "Stop"}\n\xff{"a": 1}', HookReport("Stop", {})),
+     (b'{"event": "Stop"}\n' + b"[" * 5000, HookReport("Stop", {})), (b'{"event": 3}\n{}', None), (b"x\n{}", None),
+     (b'{"event": "A", "reply": "/r/gate-1.sock"}\n{"a": "\xc3\xa9"}', HookReport("A", {"a": "é"}, reply="/r/gate-1.sock"))],
+)  # fmt: skip
+def test_a_header_and_the_clis_bytes_are_parsed_by_the_launch(data: bytes, expected: HookReport | None) -> None:
+    assert parse_report(data) == expected
+
+
+@pytest.mark.parametrize("event", ["PreToolUse", 'odd "name"', "back\\slash", "ünï", "tab\there"])
+def test_any_event_name_makes_a_header_the_launch_reads(event: str) -> None:
+    assert parse_report(report(event, '{"k": 1}')) == HookReport(event, {"k": 1})
+    assert parse_report(report(event, b"", reply="/r/gate-2.sock")) == HookReport(event, {}, reply="/r/gate-2.sock")
