@@ -1,7 +1,7 @@
 """`status --line` and `status --json` answered on the standard library only, byte for byte as before.
 
 The golden files in tests/golden/status_lean/ are what the typer implementation printed (main at
-c393406, with the plan's limits, before the lean path existed) for the records :func:`write_records` makes; the lean path
+21c081c, with the plan's limits, before the lean path existed) for the records :func:`write_records` makes; the lean path
 must print the same bytes, and so must the full CLI (`python -c 'from agentlaunch.cli import main'`),
 since both format from :mod:`agentlaunch.live.status_read`. Regenerate them from another checkout with
 ``python tests/test_status_lean.py --write-golden CHECKOUT``.
@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -66,7 +67,7 @@ def write_records(folder: Path, pid: int, gone: int) -> None:
                          updated="2026-12-01T11:00:00+00:00"),
         "104.json": full(pid, agent="twice", state="tool", updated="2026-12-01T12:00:00+00:00", cache=None, percent=None,
                          context=0, to_compaction=-12, cost=None),
-        "105.json": full(gone, agent="gone"),
+        "105.json": full(gone, agent="gone", pid_start="0"),  # stale even if its pid was handed out again
         "106.json": full(pid, agent="hostile", context="x", usage=[1, 2], percent=float("inf"), turns=2**70, calls=True,
                          extra_text="kept", extra_list=[1], extra_obj={"a": 1}, cache={"expires_at": 5, "ttl_s": "x"},
                          rate_limits={"five_hour": {"used_percent": 140, "resets_at": "soon"}, "seven_day": [1]}),
@@ -114,7 +115,7 @@ def outputs(state: Path, socket: str, prefix: list[str], pythonpath: str | None 
     found = {}
     for name, args in commands().items():
         done = subprocess.run([*prefix, *args], capture_output=True, env=env, check=False, timeout=120, cwd=state)
-        assert done.returncode == 0 and done.stderr == b"", (name, done.stderr.decode())
+        assert done.returncode == 0 and done.stderr == b"", (name, done.returncode, done.stderr.decode())
         found[name] = done.stdout.decode("utf-8")
     return found
 
@@ -128,7 +129,7 @@ def placeholders(text: str, pid: int, gone: int) -> str:
 def scene(tmp_path: Path) -> Iterator[tuple[Path, str, int, int]]:
     gone = dead_pid()
     write_records(tmp_path / "state" / "status", os.getpid(), gone)
-    panes = Panes(f"al-lean-{os.getpid()}")
+    panes = Panes(f"al-lean-{uuid.uuid4().hex[:10]}")  # a server of its own: one being killed may still hold a name
     try:
         yield tmp_path / "state", panes.socket, os.getpid(), gone
     finally:
@@ -229,7 +230,7 @@ if __name__ == "__main__" and sys.argv[1:2] == ["--write-golden"]:
     with tempfile.TemporaryDirectory() as folder:
         gone = dead_pid()
         write_records(Path(folder) / "state" / "status", os.getpid(), gone)
-        panes = Panes(f"al-lean-gold-{os.getpid()}")
+        panes = Panes(f"al-lean-gold-{uuid.uuid4().hex[:10]}")
         try:
             found = outputs(Path(folder) / "state", panes.socket, [sys.executable, "-m", "agentlaunch"], checkout)
         finally:
