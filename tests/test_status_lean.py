@@ -1,10 +1,10 @@
 """`status --line` and `status --json` answered on the standard library only, byte for byte as before.
 
 The golden files in tests/golden/status_lean/ are what the typer implementation printed (main at
-21c081c, with the plan's limits, before the lean path existed) for the records :func:`write_records` makes; the lean path
+7a6ba2a: the plan's limits, stalled/retrying/done, worktree setups) for the records :func:`write_records` makes; the lean path
 must print the same bytes, and so must the full CLI (`python -c 'from agentlaunch.cli import main'`),
 since both format from :mod:`agentlaunch.live.status_read`. Regenerate them from another checkout with
-``python tests/test_status_lean.py --write-golden CHECKOUT``.
+``python -m tests.test_status_lean --write-golden CHECKOUT``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ FUTURE = "2099-01-01T00:00:00+00:00"  # a state entered "in the future" reads "f
 PAST = "2001-01-01T00:00:00+00:00"  # a cache that expired then reads "cache cold" at any time
 HEAVY = ("rich", "typer", "click", "pydantic", "jinja2", "pathlib", "dataclasses", "subprocess", "tempfile", "typing",
          "agentlaunch.cli", "agentlaunch.launch", "platformdirs")  # fmt: skip
-LINE_AGENTS = ("demo", "ünï‮code", "twice", "gone", "hostile", "observed", "nobody", "crashed")
+LINE_AGENTS = ("demo", "ünï‮code", "twice", "gone", "hostile", "observed", "nobody", "crashed", "finished", "retry", "stuck",
+               "failed", "settingup", "setupdone", "running")  # fmt: skip
 
 
 def dead_pid() -> int:
@@ -74,12 +75,29 @@ def write_records(folder: Path, pid: int, gone: int) -> None:
         "107.json": full(pid, agent="observed", window_source="observed", percent=100.0, to_compaction=None,
                          cost="unpriced", context=98_765, state="starting"),
         "108.json": full(2**70, agent="hugepid"),
+        "110.json": full(pid, agent="finished", done=True, worktree_setup={"ok": True, "exit": None, "command": None,
+                                                                           "log": "/nowhere/finished.log"}),
+        "111.json": full(pid, agent="retry", state="retrying", state_reason="529 overloaded, attempt 3/10"),
+        "112.json": full(pid, agent="stuck", state="stalled", state_reason="its turn has heard nothing from the CLI"),
+        "113.json": full(pid, agent="failed", state_reason="x" * 100, done="yes", worktree_setup={"ok": 1, "exit": "x",
+                                                                                                "command": 5}),
     }  # fmt: skip
     for name, data in records.items():
         (folder / name).write_text(json.dumps(data, ensure_ascii=False, indent=1, allow_nan=True) + "\n")
     (folder / "109.json").write_text("not json")
     (folder / ".hidden.json").write_text(json.dumps(full(pid, agent="hidden")))
     (folder / "notes.txt").write_text(json.dumps(full(pid, agent="txt")))
+    setups = folder.parent / "worktree-setup"  # main's worktree_setup records: "/" is a worktree that is always there
+    setups.mkdir()
+    for name, setup in {
+        "settingup-1.json": {"agent": "settingup", "worktree": "/", "log": "/nowhere/s.log", "ok": False, "exit": 2,
+                             "command": "npm ci"},
+        "setupdone-1.json": {"agent": "setupdone", "worktree": "/", "log": "/nowhere/d.log", "ok": True},
+        "setupgone-1.json": {"agent": "setupgone", "worktree": "/nowhere/at/all", "log": "/nowhere/g.log", "ok": False},
+        "running-1.json": {"agent": "running", "worktree": "/", "log": "/nowhere/r.log", "ok": None, "command": "make",
+                           "pid": pid, "pid_start": process_start(pid)},
+    }.items():  # fmt: skip
+        (setups / name).write_text(json.dumps(setup))
 
 
 class Panes:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Annotated
 
@@ -12,7 +11,8 @@ from rich.live import Live
 from agentlaunch import paths, worktree_setup
 from agentlaunch.cli.common import JsonOpt, app, complete_agent, err, out
 from agentlaunch.errors import UsageError
-from agentlaunch.live.status import StatusRecord, line_for, read_records
+from agentlaunch.live.status import StatusRecord, read_records
+from agentlaunch.live.status_read import agent_line, json_rows, json_text
 from agentlaunch.live.status_table import FittedStatus, status_view
 from agentlaunch.live.tmux import SOCKET_ENV, DeadPane, Tmux, TmuxMissing, dead_agent_panes
 from agentlaunch.worktree_setup import SetupRecord
@@ -26,36 +26,10 @@ def dead_panes(socket: str | None) -> list[DeadPane]:
         return []
 
 
-def dead_record(pane: DeadPane) -> dict[str, object]:
-    """A dead agent as ``status --json`` shows it beside the running ones."""
-    return {
-        "agent": pane.agent, "state": "dead", "exit_status": pane.exit_status, "tmux_session": pane.session,
-        "pane": pane.pane_id, "stale": False, "dead": True,
-    }  # fmt: skip
-
-
-def dead_line(pane: DeadPane) -> str:
-    code = f" (exit {pane.exit_status})" if pane.exit_status is not None else ""
-    return f"{pane.agent} · dead{code} · tmux {pane.session} {pane.pane_id}"
-
-
 def setups() -> list[SetupRecord]:
-    """Worktree setups that failed (their agent did not start) or run now."""
+    """Worktree setups that failed (their agent did not start) or run now (the table's; ``--line`` and ``--json`` read
+    them in :func:`agentlaunch.live.status_read.setups`)."""
     return worktree_setup.unfinished(paths.state_dir())
-
-
-def setup_record(record: SetupRecord) -> dict[str, object]:
-    """A failed or running worktree setup as ``status --json`` shows it beside the running agents."""
-    state = "setting-up" if record.running else "setup-failed"
-    return {"agent": record.agent, "state": state, "working_dir": record.worktree, "worktree_setup": record.shown(),
-            "stale": False, "dead": False}  # fmt: skip
-
-
-def setup_line(record: SetupRecord) -> str:
-    if record.running:
-        return f"{record.agent} · setting up its worktree: {record.command or ''} · log {record.log}"
-    code = f" (exit {record.exit})" if record.exit is not None else ""
-    return f"{record.agent} · worktree setup failed{code}: {record.command or ''} · log {record.log}"
 
 
 def status_table(records: list[StatusRecord], dead: list[DeadPane] | None = None) -> FittedStatus:
@@ -107,9 +81,7 @@ def status(
     elif watch and as_json:
         raise UsageError("--watch shows a live table; for scripts use --json (and poll)")
     elif as_json:
-        rows = [r.as_dict() for r in read_records()] + [setup_record(s) for s in setups()]
-        rows += [dead_record(p) for p in dead_panes(socket)]
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        print(json_text(json_rows(read_records(), dead_panes(socket))))  # as agentlaunch.live.status_lean prints it
     elif watch:
         watch_table(interval, socket)
     else:
@@ -125,11 +97,7 @@ def status(
 
 def print_line(agent: str, socket: str | None) -> None:
     """``status --line AGENT``: its one line, or its dead pane's; nothing when it is not running."""
-    text = line_for(agent)
-    if not text:  # not running: maybe its worktree setup failed (or runs), or it died in a tmux pane
-        text = next((setup_line(s) for s in setups() if s.agent == agent), "")
-    if not text:
-        text = next((dead_line(p) for p in dead_panes(socket) if p.agent == agent), "")
+    text = agent_line(agent, lambda: dead_panes(socket))  # as agentlaunch.live.status_lean prints it
     if text:
         print(text)
 

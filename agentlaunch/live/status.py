@@ -27,16 +27,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentlaunch import paths
+from agentlaunch.events import TurnEnd
 from agentlaunch.fsutil import PRIVATE_FILE_MODE, private_dir, write_atomic
 from agentlaunch.live.status_read import (
     ASKING,
     ASKING_SHOWN,
+    DONE,
     NEEDS_YOU,
     RECORD_LIMIT,
+    STALLED_SHOWN,
     STATES,
     STATUS_DIR,
+    TIMED,
+    TURN_STATES,
     StatusRecord,
     checked_record,
+    checked_setup,
+    duration,
     is_stale,
     line_for,
     one_line,
@@ -45,7 +52,7 @@ from agentlaunch.live.status_read import (
     waited,
 )
 from agentlaunch.processes import process_running, process_start
-from agentlaunch.sinks import SessionClosed
+from agentlaunch.sinks import PromptSent, SessionClosed, StateChanged, TurnDone
 from agentlaunch.usage import plan_limits
 
 if TYPE_CHECKING:
@@ -61,9 +68,10 @@ SESSION_OPTION = "@agentlaunch_session"
 SESSION_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
 """The pane option naming the session its launch runs: a pane that died or was stopped is restarted in it."""
 RECORD_VERSION = 1
-__all__ = ["ASKING", "ASKING_SHOWN", "NEEDS_YOU", "RECORD_LIMIT", "STATES", "StatusRecord", "StatusWriter",
-           "checked_record", "is_stale", "line_for", "one_line", "process_running", "process_start", "read_records",
-           "shown_state", "waited"]  # fmt: skip
+__all__ = ["ASKING", "ASKING_SHOWN", "DONE", "NEEDS_YOU", "RECORD_LIMIT", "STALLED_SHOWN", "STATES", "TIMED",
+           "TURN_STATES", "StatusRecord", "StatusWriter", "checked_record", "checked_setup", "duration", "is_stale",
+           "line_for", "one_line", "process_running", "process_start", "read_records", "shown_state",
+           "waited"]  # fmt: skip
 
 
 def status_dir(state_dir: Path | None = None) -> Path:
@@ -71,7 +79,8 @@ def status_dir(state_dir: Path | None = None) -> Path:
 
 
 def snapshot(
-    launch: LaunchView, *, pid: int, pid_start: str | None, started: str, state_since: str | None = None
+    launch: LaunchView, *, pid: int, pid_start: str | None, started: str, state_since: str | None = None,
+    reason: str | None = None, done: bool = False,
 ) -> dict[str, Any]:
     """The status record of ``launch`` as plain JSON data."""
     meter = launch.meter
@@ -95,6 +104,8 @@ def snapshot(
         "control": launch.control_path,  # where agentlaunch send reaches it (a chat or an interface), else null
         "state": launch.state,
         "state_since": state_since,  # when it entered that state: how long it has been waiting or asking
+        "state_reason": reason,  # why, when the state alone does not say: asking, retrying (the cause), stalled
+        "done": done and launch.state == "waiting",  # waiting because its last turn ended (nothing came since)
         "turns": launch.turns,
         "calls": meter.calls + earlier.calls,
         "usage": {
@@ -155,8 +166,10 @@ class StatusWriter:
         clock: Callable[[], float] = time.monotonic,
         pane_title: bool | None = None,
         later: Later | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> None:
         self.directory = directory or status_dir()
+        self.extra = dict(extra or {})  # fields the launch knows before it starts (its worktree's setup)
         self.pid = pid or os.getpid()
         self.pid_start = process_start(self.pid)
         self.path = self.directory / f"{self.pid}.json"
@@ -174,6 +187,9 @@ class StatusWriter:
         self._last_control: str | None = None
         self._state: str | None = None
         self._state_since: str | None = None
+        self._reason: str | None = None  # why the state is what it is (the latest StateChanged's reason)
+        self._asked = False  # the turn under way carries a prompt of the person's or agentlaunch send's
+        self._turn_ended = False  # such a turn ended and no other began since: its waiting reads "done"
         self._timer: Cancellable | None = None
         self._titling: subprocess.Popen[bytes] | None = None  # the tmux process setting the pane's title
         self._next_title: tuple[str, str, str] | None = None  # the title (cache expiry, session) that follows it
@@ -187,8 +203,19 @@ class StatusWriter:
             self.later = launch.call_later
         if launch.state != self._state:
             self._state, self._state_since = launch.state, datetime.now(UTC).isoformat(timespec="seconds")
+        if isinstance(event, StateChanged):
+            self._reason = event.reason
+            self._turn_ended = self._turn_ended and event.state not in TURN_STATES
+        elif isinstance(event, TurnEnd) and event.is_error:
+            self._asked = False  # a turn that failed finished no task (headless and the line chat; native: its reason)
+        elif isinstance(event, PromptSent):
+            self._asked = self._asked or bool(event.text.strip())  # not the startup message alone: no one's task
+        elif isinstance(event, TurnDone):
+            self._turn_ended, self._asked = self._asked and self._reason is None, False
         since = self._state_since
-        self.update(snapshot(launch, pid=self.pid, pid_start=self.pid_start, started=self.started, state_since=since))
+        record = snapshot(launch, pid=self.pid, pid_start=self.pid_start, started=self.started, state_since=since,
+                          reason=self._reason, done=self._turn_ended)  # fmt: skip
+        self.update({**record, **self.extra})
         if isinstance(event, SessionClosed):
             self.close()
 
@@ -295,5 +322,3 @@ class StatusWriter:
         if remove:
             with contextlib.suppress(FileNotFoundError, OSError):
                 self.path.unlink()
-
-

@@ -21,7 +21,7 @@ import sys
 from datetime import UTC, datetime
 
 from agentlaunch.fsutil import read_regular
-from agentlaunch.processes import same_process
+from agentlaunch.processes import same_process, valid_pid
 from agentlaunch.usage import plan_limits
 from agentlaunch.usage.warmth import warmth_text
 from agentlaunch.visible import visible
@@ -45,7 +45,11 @@ if TYPE_CHECKING:  # typing costs a few milliseconds at import: only mypy reads 
 
 STATUS_DIR = "status"
 STATE_DIR_ENV = "AGENTLAUNCH_STATE_DIR"
-NEEDS_YOU = ("waiting", "asking")  # the states in which the agent waits for the person
+NEEDS_YOU = ("waiting", "asking", "stalled")  # the states in which the agent waits for the person
+TIMED = (*NEEDS_YOU, "retrying")  # the states shown with how long they have lasted
+TURN_STATES = ("thinking", "tool", "asking", "retrying", "stalled")  # a turn is under way
+SETUP_DIR = "worktree-setup"  # agentlaunch.worktree_setup.SETUP_DIR
+SETUP_LIMIT = 64 << 10  # agentlaunch.worktree_setup.RECORD_LIMIT
 RECORD_LIMIT = 256 << 10  # a record is about 1 KiB; a larger file is not one
 MAX_COUNT = 1 << 53  # a count at or above this is not one agentlaunch wrote
 
@@ -71,21 +75,37 @@ def _n(value: int) -> str:
     return f"{value:,}"
 
 
-STATES = ("starting", "waiting", "thinking", "tool", "asking", "exited")
-"""The states a launch reports; ``asking`` (a permission prompt or a question waits) means a person is needed."""
+STATES = ("starting", "waiting", "thinking", "tool", "retrying", "asking", "stalled", "exited")
+"""The states a launch reports; ``asking`` (a permission prompt or a question waits) and ``stalled`` (its turn has
+heard nothing from the CLI for ``stall_timeout``) mean a person is needed."""
 ASKING = "asking"
 ASKING_SHOWN = "ASKING: needs you"
 """How ``asking`` reads in one-line and table views: it must stand out in a row of panes."""
+STALLED_SHOWN = "STALLED: needs you"
+DONE = "done"
+"""How ``waiting`` reads when the agent's last turn ended and nothing came since (``"done": true``)."""
+REASON_CHARS = 80  # the cause shown after ``retrying``, at most
 
 
-def shown_state(state: str) -> str:
-    """The state as views print it (``asking`` in capitals with what it means)."""
-    return ASKING_SHOWN if state == ASKING else state
+def shown_state(state: str, record: dict[str, Any] | None = None) -> str:
+    """The state as views print it: ``asking`` and ``stalled`` in capitals with what they mean, ``waiting`` after a
+    finished turn as ``done``, ``retrying`` with its cause (``retrying (529 overloaded, attempt 3/10)``)."""
+    if state == ASKING:
+        return ASKING_SHOWN
+    if state == "stalled":
+        return STALLED_SHOWN
+    record = record or {}
+    if state == "waiting" and record.get("done") is True:
+        return DONE
+    reason = record.get("state_reason")
+    if state in ("retrying", "waiting") and isinstance(reason, str) and reason:
+        return f"{state} ({reason[:REASON_CHARS]})"  # the cause of a retry loop; why the last turn ended (it failed)
+    return state
 
 
 def waited(record: dict[str, Any], now: datetime | None) -> str | None:
     """How long a ``waiting`` or ``asking`` agent has been so: ``for 3m12s`` at ``now``, else ``since 11:42``."""
-    if record.get("stale") or record.get("state") not in NEEDS_YOU or not isinstance(record.get("state_since"), str):
+    if record.get("stale") or record.get("state") not in TIMED or not isinstance(record.get("state_since"), str):
         return None
     try:
         since = datetime.fromisoformat(record["state_since"])
@@ -95,10 +115,16 @@ def waited(record: dict[str, Any], now: datetime | None) -> str | None:
         return None
     if now is None:  # a pane title is written once per state: a clock time stays true
         return f"since {since.astimezone():%H:%M}"
-    seconds = max(int((now - since).total_seconds()), 0)
-    hours, rest = divmod(seconds, 3600)
-    text = f"{hours}h{rest // 60:02d}m" if hours else (f"{rest // 60}m{rest % 60:02d}s" if rest >= 60 else f"{rest}s")
-    return f"for {text}"
+    return f"for {duration((now - since).total_seconds())}"
+
+
+def duration(seconds: float) -> str:
+    """``45s``, ``5m00s``, ``2h05m``: how long a state has lasted, as every view says it."""
+    whole = max(int(seconds), 0)
+    hours, rest = divmod(whole, 3600)
+    if hours:
+        return f"{hours}h{rest // 60:02d}m"
+    return f"{rest // 60}m{rest % 60:02d}s" if rest >= 60 else f"{rest}s"
 
 
 def one_line(record: dict[str, Any], now: datetime | None = None, *, warmth: bool = True) -> str:
@@ -111,7 +137,7 @@ def one_line(record: dict[str, Any], now: datetime | None = None, *, warmth: boo
     border computes it from the expiry itself (:data:`agentlaunch.live.tmux.BORDER_FORMAT`), since a
     title written once would keep saying "warm" after the cache expired.
     """
-    parts = [str(record.get("agent", "?")), shown_state(str(record.get("state", "?")))]
+    parts = [str(record.get("agent", "?")), shown_state(str(record.get("state", "?")), record)]
     if record.get("stale"):
         parts[1] = "stale"
     percent = record.get("percent")
@@ -186,7 +212,7 @@ def is_stale(data: dict[str, Any]) -> bool:
 
 
 _TEXT_FIELDS = ("agent", "display", "provider", "model", "session_id", "working_dir", "state", "pid_start", "started",
-                "updated", "cost", "window_source", "state_since", "control")  # fmt: skip
+                "updated", "cost", "window_source", "state_since", "control", "state_reason")  # fmt: skip
 _COUNT_FIELDS = ("pid", "cli_pid", "version", "turns", "calls", "context", "window", "to_compaction", "priced_calls",
                  "unpriced_calls")  # fmt: skip
 
@@ -223,6 +249,19 @@ def _checked_cache(value: object) -> dict[str, Any] | None:
     return kept
 
 
+def checked_setup(value: object) -> dict[str, Any] | None:
+    """A record's ``worktree_setup``, each field of its type (None when it is not an object)."""
+    if not isinstance(value, dict):
+        return None
+    ok, code = value.get("ok"), value.get("exit")
+    return {
+        "ok": ok if isinstance(ok, bool) else None,
+        "exit": code if _count(code) else None,
+        "command": value["command"] if isinstance(value.get("command"), str) else None,
+        "log": value["log"] if isinstance(value.get("log"), str) else None,
+    }
+
+
 def checked_record(data: dict[str, Any]) -> dict[str, Any]:
     """A record read from a file anyone could have written, keeping only the fields whose type is right.
 
@@ -238,7 +277,7 @@ def checked_record(data: dict[str, Any]) -> dict[str, Any]:
             ok = value is None or _count(value)
         elif key in ("percent", "cost_usd"):
             ok = value is None or _number(value)
-        elif key == "resumed":
+        elif key in ("resumed", "done"):
             ok = isinstance(value, bool)
         elif key == "usage":
             ok = isinstance(value, dict)
@@ -249,6 +288,9 @@ def checked_record(data: dict[str, Any]) -> dict[str, Any]:
         elif key == "rate_limits":  # the plan's windows: null with an API key
             value = plan_limits.checked(value)
             ok = True
+        elif key == "worktree_setup":  # how the worktree's setup went: {"ok", "exit", "command", "log"}
+            value = checked_setup(value)
+            ok = value is not None
         else:
             ok = value is None or isinstance(value, str | bool) or _number(value)
         if ok:
@@ -318,17 +360,89 @@ def dead_line(pane: PaneLike) -> str:
     return f"{pane.agent} · dead{code} · tmux {pane.session} {pane.pane_id}"
 
 
+class Setup:
+    """A worktree setup's record as :class:`agentlaunch.worktree_setup.Setup` reads it (without dataclasses)."""
+
+    __slots__ = ("agent", "command", "exit", "log", "ok", "pid", "pid_start", "worktree")
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.agent, self.worktree, self.log = data["agent"], data["worktree"], data["log"]
+        self.ok, self.exit, self.command = data.get("ok"), data.get("exit"), data.get("command")
+        self.pid = data.get("pid") if valid_pid(data.get("pid")) else None
+        self.pid_start = data.get("pid_start")
+
+    @property
+    def running(self) -> bool:
+        """Still being run by a live process (else, with ``ok`` None, it was interrupted)."""
+        return self.ok is None and same_process(self.pid, self.pid_start)
+
+    def shown(self) -> dict[str, Any]:
+        """What ``status --json`` carries: ``{"ok", "exit", "command", "log"}`` (ok null: running)."""
+        ok = None if self.running else self.ok is True
+        return {"ok": ok, "exit": self.exit, "command": self.command, "log": self.log}
+
+
+def _setup(path: str) -> Setup | None:
+    """The setup record in ``path``: None unless every field has its type (as ``worktree_setup`` parses it)."""
+    try:
+        import json
+
+        data = json.loads(read_regular(path, SETUP_LIMIT))
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or not all(isinstance(data.get(k), str) for k in ("agent", "worktree", "log")):
+        return None
+    ok, code = data.get("ok"), data.get("exit")
+    if ok not in (True, False, None) or not (code is None or (isinstance(code, int) and not isinstance(code, bool))):
+        return None
+    if any(data.get(k) is not None and not isinstance(data.get(k), str) for k in ("command", "pid_start", "started",
+                                                                                     "finished")):  # fmt: skip
+        return None
+    return Setup(data)
+
+
+def setups() -> list[Setup]:
+    """Worktree setups that failed (their agent did not start) or run now, in a worktree still there, by agent then
+    worktree: :func:`agentlaunch.worktree_setup.unfinished`'s answer, read on the standard library only."""
+    folder = os.path.join(os.path.dirname(status_folder()), SETUP_DIR)
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
+    except OSError:
+        return []
+    found = [r for r in (_setup(os.path.join(folder, n)) for n in names) if r is not None]
+    return sorted((r for r in found if r.ok is not True and os.path.isdir(r.worktree)), key=lambda r: (r.agent, r.worktree))
+
+
+def setup_record(record: Setup) -> dict[str, object]:
+    """A failed or running worktree setup as ``status --json`` shows it beside the running agents."""
+    state = "setting-up" if record.running else "setup-failed"
+    return {"agent": record.agent, "state": state, "working_dir": record.worktree, "worktree_setup": record.shown(),
+            "stale": False, "dead": False}  # fmt: skip
+
+
+def setup_line(record: Setup) -> str:
+    """A failed or running worktree setup as ``status --line`` shows it."""
+    if record.running:
+        return f"{record.agent} · setting up its worktree: {record.command or ''} · log {record.log}"
+    code = f" (exit {record.exit})" if record.exit is not None else ""
+    return f"{record.agent} · worktree setup failed{code}: {record.command or ''} · log {record.log}"
+
+
 def agent_line(agent: str, dead: Callable[[], Sequence[PaneLike]]) -> str:
-    """``status --line AGENT``'s text: its running session's line, else its dead pane's (``dead()`` asks tmux), else ""."""
+    """``status --line AGENT``'s text: its running session's line, else its unfinished worktree setup's, else its dead
+    pane's (``dead()`` asks tmux), else ""."""
     text = line_for(agent)
-    if not text:  # not running: maybe it died in a tmux pane
+    if not text:  # not running: maybe its worktree setup failed (or runs), or it died in a tmux pane
+        text = next((setup_line(s) for s in setups() if s.agent == agent), "")
+    if not text:
         text = next((dead_line(p) for p in dead() if p.agent == agent), "")
     return text
 
 
 def json_rows(records: list[StatusRecord], dead: Sequence[PaneLike]) -> list[dict[str, Any]]:
-    """The rows of ``status --json``: every record as read (with ``stale``), then every dead pane."""
-    return [r.as_dict() for r in records] + [dead_record(p) for p in dead]
+    """The rows of ``status --json``: every record as read (with ``stale``), every unfinished worktree setup, then
+    every dead pane."""
+    return [r.as_dict() for r in records] + [setup_record(s) for s in setups()] + [dead_record(p) for p in dead]
 
 
 def json_text(rows: list[dict[str, Any]]) -> str:
