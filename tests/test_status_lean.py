@@ -9,6 +9,7 @@ since both format from :mod:`agentlaunch.live.status_read`. Regenerate them from
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -107,8 +108,19 @@ class Panes:
         self.socket = socket
         self.tmux("new-session", "-d", "-s", "agentlaunch", "sleep", "600", ";", "set-option", "-g", "remain-on-exit", "on")
         pane = self.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh", "-c", "read x; exit 3").strip()
-        self.tmux("set-option", "-p", "-t", pane, "@agentlaunch_agent", "crashed", ";", "send-keys", "-t", pane, "Enter")
-        wait_for(lambda: self.tmux("display-message", "-p", "-t", pane, "#{pane_dead}").strip() == "1", what="dead pane")
+        self.tmux("set-option", "-p", "-t", pane, "@agentlaunch_agent", "crashed")
+        for _ in range(20):  # tmux 3.3a may close a pane on its pty's end before it reaps the exit status, then never
+            self.tmux("send-keys", "-t", pane, "Enter")  # has it: the same pane (%1) is run again until it has
+            wait_for(lambda: self.status(pane)[0] == "1", what="dead pane")
+            with contextlib.suppress(AssertionError):
+                wait_for(lambda: self.status(pane) == ("1", "3"), timeout=2, what="its exit status")
+                break
+            self.tmux("respawn-pane", "-k", "-t", pane, "sh", "-c", "read x; exit 3")
+        assert self.status(pane) == ("1", "3")
+
+    def status(self, pane: str) -> tuple[str, str]:
+        dead, _, code = self.tmux("display-message", "-p", "-t", pane, "#{pane_dead} #{pane_dead_status}").strip().partition(" ")
+        return dead, code
 
     def tmux(self, *args: str) -> str:
         return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=True).stdout
