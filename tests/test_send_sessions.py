@@ -147,6 +147,23 @@ def test_a_sent_prompt_is_pasted_then_entered_and_wait_returns_at_the_turns_end(
     child.expect(pexpect.EOF)
 
 
+def test_the_enter_of_a_sent_prompt_waits_until_an_interface_that_reads_late_has_drawn_the_paste(
+    agents_dir: Path, hooked_tui: str
+) -> None:
+    """A CLI busy elsewhere reads its keys late: sent a fixed time after the paste, the Enter would reach it in the same
+    read, and Gemini 0.61 takes such an Enter as part of the paste (the text stays in its input box)."""
+    child = start_tui(agents_dir, FAKE_TUI_MODES="1", FAKE_TUI_READ_LATE="1")
+    ready_for_sends("tui", turns=1)
+    proc = send("tui", "one line", "--wait")
+    send_and_see(child, b"\x1b[200~one line\x1b[201~")  # one read: the paste alone, although it was read a second late
+    send_and_see(child, b"\r")
+    child.expect("TURN DONE")
+    _, err = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 0, err
+    child.send(b"q")
+    child.expect(pexpect.EOF)
+
+
 def test_without_bracketed_paste_one_line_is_typed_and_many_lines_are_refused(agents_dir: Path, hooked_tui: str) -> None:
     child = start_tui(agents_dir)
     ready_for_sends("tui", turns=1)

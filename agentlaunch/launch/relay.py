@@ -24,6 +24,7 @@ import signal
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Protocol
 
 from agentlaunch.launch.loop import Loop, Timer
@@ -38,6 +39,10 @@ INJECT_WAIT = 0.2  # seconds an added byte waits for a boundary in a busy output
 TAIL_BYTES = 4096  # the CLI's last output kept, for its last words when it exits at once
 BRACKETED_PASTE = 2004  # the private mode in which the CLI takes ESC[200~ … ESC[201~ as pasted text
 PASTE_SETTLE = 0.3  # seconds between a typed prompt and its Enter: an interface that saw a paste takes Enter as its own key
+ECHO_SETTLE = 0.1  # seconds between the CLI drawing a typed prompt and its Enter (Gemini 0.61 joins an Enter read within
+# 40 ms of a paste to the paste)
+ENTER_WAIT = 5.0  # seconds a typed prompt's Enter waits for the CLI to draw it (a CLI busy starting reads its keys late)
+ENTER_LOOK = 0.05  # seconds between two looks for that drawing
 
 
 class InterfaceChild(Protocol):
@@ -203,7 +208,23 @@ class Relay:
         """
         data = text.encode("utf-8")
         self._send_keys(b"\x1b[200~" + data + b"\x1b[201~" if self.takes_paste else data)
-        self._after(PASTE_SETTLE, lambda: self._send_keys(b"\r"))
+        typed_at = self.loop.clock.monotonic()
+        self._after(PASTE_SETTLE, partial(self._enter_once_drawn, typed_at))
+
+    def _enter_once_drawn(self, typed_at: float, drawn_at: float | None = None) -> None:
+        """Enter, ``ECHO_SETTLE`` after the CLI took the typed keys and drew (or after ``ENTER_WAIT`` in any case).
+
+        A CLI busy elsewhere (starting, resuming, a loaded machine) reads its keys late: the paste and an Enter sent
+        a fixed time after it would reach it in one read, and Gemini 0.61 takes such an Enter as part of the paste
+        (the text stays in its input box: 4 of 9 sends after a restart under load).
+        """
+        now = self.loop.clock.monotonic()
+        if drawn_at is None and self.child.keys_waiting == 0 and self.last_output > typed_at:
+            drawn_at = now
+        if now - typed_at < ENTER_WAIT and (drawn_at is None or now - drawn_at < ECHO_SETTLE):
+            self._after(ENTER_LOOK, partial(self._enter_once_drawn, typed_at, drawn_at))
+            return
+        self._send_keys(b"\r")
 
     def _want_key_writes(self) -> None:
         waiting = self.child.keys_waiting

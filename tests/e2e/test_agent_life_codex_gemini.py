@@ -160,11 +160,9 @@ def test_gemini_stop_and_restart_keep_the_conversation_and_fork_is_refused_plain
     assert len(tmux(socket, "list-panes", "-a").splitlines()) == 1  # nothing was started
 
     stop_and_restart(socket, env, work, "gem", first)
-    # Typed as a person does (the text, then Enter once it shows): `send` into Gemini's interface lost its Enter
-    # in 4 of 9 runs here under a load average of 25 to 35 (the text stayed in the input box); see issue 24's report.
-    pane = pane_of(socket, "gem")
-    wait_for(lambda: "Noted: PLUM." in screen(socket, pane) and "Resuming session" not in screen(socket, pane),
-             timeout=60, what="the conversation back on screen")  # fmt: skip
-    typed(socket, pane, "tell me the codeword", "It was PLUM.")  # no "?": typed, it opens Gemini's shortcuts help
+    # `send` right after the restart: Gemini reads its keys late then, and an Enter sent a fixed time after the paste
+    # was taken as part of it in 4 of 9 runs under load (the text stayed in the input box); the Enter now waits until
+    # the interface has drawn the paste.
+    assert b"It was PLUM." in sent(env, work, "gem", "tell me the codeword")
     assert "remember the codeword PLUM" in gfake.user_texts(api.model_requests[-1].body)
     assert cli(env, work, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0

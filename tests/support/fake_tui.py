@@ -8,7 +8,8 @@ It switches on the alternate screen, mouse reports and bracketed paste (``m``), 
 ``q`` exits 0 (switching them off again), ``e`` prints a last word and exits 3,
 ``k`` SIGKILLs itself, ``d`` starts a daemon that leaves its session (double fork, setsid),
 ``D`` prints the daemon's pid, ``b`` floods 1 MB of text, ``i`` reports the ENV var AGENTLAUNCH_FAKE_TUI_SHOW.
-With ``FAKE_TUI_STARTS=FILE`` each start appends its pid and argv to FILE as a JSON line.
+With ``FAKE_TUI_READ_LATE=SECONDS`` it reads keys that long after they arrive (a CLI busy elsewhere: what is
+typed meanwhile comes in one read). With ``FAKE_TUI_STARTS=FILE`` each start appends its pid and argv to FILE as a JSON line.
 
 With ``FAKE_TUI_HOOKS=1`` it runs the hooks of the ``--settings`` agentlaunch gives it, as Claude Code
 would: ``SessionStart`` at start (then ``UserPromptSubmit`` and ``Stop`` for a startup message, after
@@ -18,6 +19,7 @@ before it holds ``hang``: the turn never ends), ``PermissionRequest`` for ``a``.
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -95,6 +97,9 @@ def main() -> int:
     typed = b""
     try:
         while True:
+            if os.environ.get("FAKE_TUI_READ_LATE"):
+                select.select([0], [], [])
+                time.sleep(float(os.environ["FAKE_TUI_READ_LATE"]))
             try:
                 data = os.read(0, 4096)
             except InterruptedError:
