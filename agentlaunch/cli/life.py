@@ -141,9 +141,7 @@ def fork(
     """
     folder = paths.agents_dir(agents_dir)
     spec = _known_agent(folder, agent)
-    if (described := describe(spec.provider)).fork is None:
-        raise UsageError(f"{agent} cannot be forked: {described.no_fork}",
-                         hint=f"agentlaunch restart {agent} resumes its session instead")  # fmt: skip
+    describe(spec.provider).refuse_fork(agent)
     tmux = Tmux(socket)
     place = main_pane(tmux, agent)
     with Store.open(paths.store_path()) as store:

@@ -66,8 +66,7 @@ def fork_source(spec: AgentSpec, adapter: Adapter, store: Store, given: str) -> 
     """The session ``--fork`` names (an id or unique start): the agent's own, on its provider, with a turn."""
     from agentlaunch.usage.session_ids import resolve_session
 
-    if adapter.descriptor.fork is None:
-        raise UsageError(f"{spec.name} cannot be forked: {adapter.descriptor.no_fork}")
+    adapter.descriptor.refuse_fork(spec.name)
     sid = resolve_session(store, given, "--fork")
     row = store.get_session(sid)
     if row is None:

@@ -147,10 +147,7 @@ def fork_mode(options: LaunchOptions, request: RunRequest) -> Mode:
     if request.text is not None or request.line:
         raise UsageError("--fork starts the CLI's own interface: no PROMPT, no --line")
     spec = load_agent(options.agents_dir, options.agent, paths.state_dir())
-    described = describe(spec.provider)
-    if described.fork is None:
-        raise UsageError(f"{spec.name} cannot be forked: {described.no_fork}",
-                         hint=f"agentlaunch restart {spec.name} resumes its session instead")  # fmt: skip
+    describe(spec.provider).refuse_fork(spec.name)
     why = line_chat_reason(spec.provider, get_adapter(spec.provider).has_interface)
     if why is not None:
         raise UsageError(f"--fork starts {spec.provider}'s own interface, and {why}")

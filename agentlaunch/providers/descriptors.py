@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentlaunch.errors import DefinitionError
+from agentlaunch.errors import DefinitionError, UsageError
 
 
 @dataclass(frozen=True)
@@ -136,6 +136,12 @@ class ProviderDescriptor:
     said to a person; None: it cannot, and :attr:`no_fork` says why."""
     no_fork: str = "it has no interface of its own to fork a session in"
     """Why the provider cannot fork a session (when :attr:`fork` is None)."""
+
+    def refuse_fork(self, agent: str) -> None:
+        """A usage error naming why ``agent`` cannot be forked, when its provider cannot fork (``fork``, ``run --fork``)."""
+        if self.fork is None:
+            raise UsageError(f"{agent} cannot be forked: {self.no_fork}",
+                             hint=f"agentlaunch restart {agent} resumes its session instead")  # fmt: skip
 
     def __post_init__(self) -> None:
         if self.skills_route not in (None, "add-dir", "cli-home"):
