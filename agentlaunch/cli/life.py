@@ -17,7 +17,7 @@ from agentlaunch.live.life import AgentPane, chosen_session, clear_note, live_re
 from agentlaunch.live.resume import turns_text
 from agentlaunch.live.startup_wait import TmuxPanes, wait_started
 from agentlaunch.live.status import SESSION_OPTION
-from agentlaunch.live.tmux import Tmux, TmuxError, UpResult, resume_args, up
+from agentlaunch.live.tmux import Tmux, TmuxError, UpResult, plan_up, resume_args
 from agentlaunch.providers.descriptors import describe
 from agentlaunch.usage.store import Store
 from agentlaunch.visible import for_markup
@@ -110,11 +110,11 @@ def restart(
         result = UpResult(place.session, restarted=[agent])
         result.panes[agent] = respawn_fork(tmux, place, row, agents_dir=folder, templates_dir=templates_dir)
     else:
-        result = up(
+        result = plan_up(
             tmux, [agent], session=place.session, layout="windows", agents_dir=folder, templates_dir=templates_dir,
             extra_args={agent: resume_args(row)} if row else {}, working_dirs={agent: Path(row.working_dir)} if row else {},
             fresh=row is None, cwd=Path(row.working_dir) if row else None,
-        )  # fmt: skip
+        ).start_all()  # fmt: skip
     outcomes = wait_started(TmuxPanes(tmux, place.session), result.panes, timeout=wait) if wait > 0 else []
     clear_note(agent)
     if report_up(result, outcomes, place.session, socket):

@@ -351,6 +351,16 @@ class TeamUp:
         self.result.panes[name] = pane_id
         return pane_id
 
+    def start_all(self) -> UpResult:
+        """Start every pending agent at once (``restart``, a single agent); ``tmux up`` throttles its starts instead.
+
+        A dead pane is started again in its own session, the one its launch named on the pane, unless ``plan_up`` was
+        told ``fresh`` or given ``extra_args`` for it: restarting never drops a conversation.
+        """
+        for name in self.pending:
+            self.start(name)
+        return self.result
+
 
 def plan_up(
     tmux: Tmux,
@@ -367,7 +377,12 @@ def plan_up(
     working_dirs: Mapping[str, Path] | None = None,
     fresh: bool = False,
 ) -> TeamUp:
-    """What :func:`up` starts in ``session``: every agent checked, nothing created yet (see :func:`up`)."""
+    """What ``up`` starts in ``session``: every agent checked, nothing created yet; :meth:`TeamUp.start` or
+    :meth:`TeamUp.start_all` creates the panes.
+
+    ``extra_args`` are added to an agent's `run` (``-r ID --working-dir DIR`` to resume), ``working_dirs``
+    are the directories the check before anything is created uses for them.
+    """
     check_name(session, "tmux session")
     if layout not in LAYOUTS:
         raise UsageError(f"--layout must be one of {', '.join(LAYOUTS)}, not {layout!r}")
@@ -391,37 +406,6 @@ def plan_up(
     plan.pending = [n for n in names if n in plan.dead] + [n for n in names if n not in by_agent]
     plan.result.resumed = {n: resumed.get(n) for n in names if n in plan.dead and (n in resumed or fresh)}
     return plan
-
-
-def up(
-    tmux: Tmux,
-    agents: Sequence[str],
-    *,
-    session: str,
-    layout: str,
-    agents_dir: Path,
-    templates_dir: Path | None = None,
-    cwd: Path | None = None,
-    environ: Mapping[str, str] | None = None,
-    worktree: bool = False,
-    extra_args: Mapping[str, Sequence[str]] | None = None,
-    working_dirs: Mapping[str, Path] | None = None,
-    fresh: bool = False,
-) -> UpResult:
-    """Start every named agent that is not already running in ``session`` (created when missing), all at once.
-
-    ``extra_args`` are added to an agent's `run` (``-r ID --working-dir DIR`` to resume), ``working_dirs``
-    are the directories the check before anything is created uses for them. A dead pane (its agentlaunch
-    failed, or `stop` ended it) is started again in its own session, the one its launch named on the
-    pane, unless ``fresh`` or ``extra_args`` say otherwise: restarting never drops a conversation.
-    """
-    plan = plan_up(
-        tmux, agents, session=session, layout=layout, agents_dir=agents_dir, templates_dir=templates_dir, cwd=cwd,
-        environ=environ, worktree=worktree, extra_args=extra_args, working_dirs=working_dirs, fresh=fresh,
-    )  # fmt: skip
-    for name in plan.pending:
-        plan.start(name)
-    return plan.result
 
 
 def resume_args(row: SessionRow) -> list[str]:
