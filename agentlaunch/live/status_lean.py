@@ -26,7 +26,7 @@ MAX_LIST = 16 << 20  # what tmux list-panes prints is read up to this (a few KiB
 
 
 class Pane:
-    """A dead agent pane, as :class:`agentlaunch.live.tmux.DeadPane` (without dataclasses' import)."""
+    """A dead agent pane (``DeadPane`` in :mod:`agentlaunch.live.tmux`; a plain class: no dataclasses' import)."""
 
     __slots__ = ("agent", "exit_status", "pane_id", "session")
 
@@ -112,12 +112,17 @@ class PaneListing:
     def panes(self) -> list[Pane]:
         """The dead agent panes tmux listed (none when tmux is missing, failed or no server runs)."""
         out, code = collect(self.pid, self.read_end)
-        found = []
-        for row in out.decode("utf-8", "replace").splitlines() if code == 0 else []:
-            cells = row.split("\t")
-            if len(cells) == 5 and cells[0] and cells[3] == "1":
-                found.append(Pane(cells[0], cells[1], cells[2], int(cells[4]) if cells[4].isdigit() else None))
-        return found
+        return dead_panes_listed(out.decode("utf-8", "replace")) if code == 0 else []
+
+
+def dead_panes_listed(listing: str) -> list[Pane]:
+    """The dead agent panes in what ``tmux list-panes -a -F PANE_FORMAT`` printed (the full CLI's reading too)."""
+    found = []
+    for row in listing.splitlines():
+        cells = row.split("\t")
+        if len(cells) == 5 and cells[0] and cells[3] == "1":
+            found.append(Pane(cells[0], cells[1], cells[2], int(cells[4]) if cells[4].isdigit() else None))
+    return found
 
 
 def run_quietly(argv: list[str]) -> tuple[bytes, int]:

@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING
 from agentlaunch import paths
 from agentlaunch.errors import AgentlaunchError, ExitCode, UsageError
 from agentlaunch.live.status import CACHE_EXPIRY_OPTION, PANE_TITLE_ENV, SESSION_OPTION, process_running, read_records
+from agentlaunch.live.status_lean import PANE_FORMAT, dead_panes_listed
+from agentlaunch.live.status_lean import Pane as DeadPane
 
 if TYPE_CHECKING:
     from agentlaunch.live.preflight import ReadyAgent
@@ -223,26 +225,10 @@ class Tmux:
         return self.run("display-message", "-p", "-t", f"={session}", "#{socket_path}").stdout.strip()
 
 
-@dataclass(frozen=True)
-class DeadPane:
-    """A pane of ours whose agentlaunch has ended with an error (kept open so it can be read)."""
-
-    agent: str
-    session: str
-    pane_id: str
-    exit_status: int | None
-
-
 def dead_agent_panes(tmux: Tmux) -> list[DeadPane]:
     """Every agent pane on this server whose agent died; none when no server runs."""
-    fmt = "#{" + AGENT_OPTION + "}\t#{session_name}\t#{pane_id}\t#{pane_dead}\t#{pane_dead_status}"
-    proc = tmux.run("list-panes", "-a", "-F", fmt, check=False)
-    found = []
-    for row in proc.stdout.splitlines() if proc.returncode == 0 else []:
-        cells = row.split("\t")
-        if len(cells) == 5 and cells[0] and cells[3] == "1":
-            found.append(DeadPane(cells[0], cells[1], cells[2], int(cells[4]) if cells[4].isdigit() else None))
-    return found
+    proc = tmux.run("list-panes", "-a", "-F", PANE_FORMAT, check=False)
+    return dead_panes_listed(proc.stdout) if proc.returncode == 0 else []
 
 
 def agent_command(agent: str, agents_dir: Path, templates_dir: Path | None = None, *, worktree: bool = False) -> list[str]:
