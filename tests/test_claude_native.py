@@ -95,7 +95,8 @@ def test_recorded_tool_turn_states_and_each_call_once(root: Path) -> None:
         ("msg_fake_0001", Usage(15, 2000, 11000, 40)),
         ("msg_fake_0002", Usage(6, 120, 13000, 4)),
     ]
-    # SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest, the 6 s Notification, PostToolUse, Stop, SessionEnd
+    # SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest, the 6 s Notification, PostToolBatch, Stop,
+    # SessionEnd
     assert states(items) == ["waiting", "thinking", "tool", "asking", "asking", "thinking", "waiting", "exited"]
     (session,) = [i for i in items if isinstance(i, SessionStarted)]
     assert session.session_id.count("-") == 4 and session.cli_version == "2.1.332" and session.model == "claude-sonnet-4-5"
@@ -274,7 +275,9 @@ def test_settings_that_disable_hooks_are_left_alone_and_said(root: Path) -> None
 @pytest.mark.parametrize(
     ("reports", "expected"),
     [
-        ([("PreToolUse", {"tool_name": "AskUserQuestion"}), ("PostToolUse", {})], ["asking", "thinking"]),
+        ([("PreToolUse", {"tool_name": "AskUserQuestion"}), ("PostToolBatch", {})], ["asking", "thinking"]),
+        # One tool of several run together ended (not hooked any more: it said thinking while the others ran).
+        ([("PreToolUse", {"tool_name": "Read"}), ("PostToolUse", {}), ("PostToolUseFailure", {})], ["tool"]),
         ([("PreToolUse", {"tool_name": "ExitPlanMode"})], ["asking"]),
         (
             [("PreToolUse", {"tool_name": "Bash"}), ("PermissionRequest", {}), ("PermissionDenied", {})],

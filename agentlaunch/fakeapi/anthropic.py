@@ -61,7 +61,8 @@ class TextReply:
 
 @dataclass(frozen=True)
 class ToolUseReply:
-    """The model calls one tool (``stop_reason`` ``tool_use``), optionally after some text."""
+    """The model calls a tool (``stop_reason`` ``tool_use``), optionally after some text, and ``more`` tools in the
+    same message (the CLI runs the read-only ones together)."""
 
     name: str
     input: Mapping[str, Any]
@@ -69,6 +70,7 @@ class ToolUseReply:
     text: str = ""
     tool_id: str | None = None
     delay: float = 0.0
+    more: tuple[tuple[str, Mapping[str, Any]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -100,9 +102,10 @@ def text_reply(text: str, usage: ApiUsage | None = None, delay: float = 0.0) -> 
 
 
 def tool_reply(
-    name: str, input: Mapping[str, Any], usage: ApiUsage | None = None, text: str = "", delay: float = 0.0
-) -> ToolUseReply:
-    return ToolUseReply(name, dict(input), usage or ApiUsage(), text, None, delay)
+    name: str, input: Mapping[str, Any], usage: ApiUsage | None = None, text: str = "", delay: float = 0.0,
+    more: tuple[tuple[str, Mapping[str, Any]], ...] = (),
+) -> ToolUseReply:  # fmt: skip
+    return ToolUseReply(name, dict(input), usage or ApiUsage(), text, None, delay, more)
 
 
 def error_reply(status: int, message: str = "scripted failure", delay: float = 0.0) -> ErrorReply:
@@ -266,6 +269,8 @@ def _blocks(plan: TextReply | ToolUseReply, n: int) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = [{"type": "text", "text": plan.text}] if plan.text else []
     tool_id = plan.tool_id or f"toolu_fake_{n:04d}"
     blocks.append({"type": "tool_use", "id": tool_id, "name": plan.name, "input": dict(plan.input)})
+    for k, (name, tool_input) in enumerate(plan.more, 1):
+        blocks.append({"type": "tool_use", "id": f"{tool_id}_{k}", "name": name, "input": dict(tool_input)})
     return blocks
 
 

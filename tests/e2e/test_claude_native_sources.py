@@ -9,7 +9,9 @@ set-up user's. The same checks through ``agentlaunch run`` live in
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import select
 import sys
 import tempfile
@@ -81,7 +83,7 @@ def short_tmp() -> Iterator[Path]:
 
 
 def start(claude_bin: Path, api: FakeAnthropic, root: Path, prompt: str, status: dict[str, object] | None,
-          user_line: str | None = None) -> Run:  # fmt: skip
+          user_line: str | None = None, more_argv: tuple[str, ...] = ()) -> Run:  # fmt: skip
     home, work, runtime = root / "home", root / "work", root / "rt"
     for folder in (home, work, runtime):
         folder.mkdir(mode=0o700)
@@ -99,7 +101,7 @@ def start(claude_bin: Path, api: FakeAnthropic, root: Path, prompt: str, status:
     ctx = NativeContext("reviewer", session, False, work, env, runtime, time.time(), sys.executable, status_path)
     extras = native_extras(ctx)
     assert extras.notices == []
-    argv = [str(claude_bin), "--session-id", session, "--model", "claude-sonnet-4-5", *extras.argv, prompt]
+    argv = [str(claude_bin), "--session-id", session, "--model", "claude-sonnet-4-5", *more_argv, *extras.argv, prompt]
     (source,) = extras.sources
     return Run(spawn(argv, env, work), source)
 
@@ -167,6 +169,38 @@ def test_tool_turn_states_asking_then_waiting_and_each_call_counted_once_with_th
     assert meter.calls == 2 and meter.total.output == 44
     # The text before the tool call and the answer after it; the prompt, the tool's input and result are none.
     assert [i.text for i in run.items if isinstance(i, Text)] == ["Writing.", "Done writing."]
+
+
+def test_tools_run_together_are_one_tool_state_until_the_last_ends(claude_bin: Path, short_tmp: Path) -> None:
+    """Two tools of one message run together: the state is ``tool`` until both ended (Claude Code's PostToolBatch),
+    not ``thinking`` when the first one ends (its PostToolUse) while the other still runs."""
+    api = FakeAnthropic(
+        [
+            tool_reply("Bash", {"command": "cat slow.fifo", "description": "Wait for the pipe"}, ApiUsage(12, 900, 9000, 30),
+                       more=(("Read", {"file_path": "README.md"}),)),  # fmt: skip
+            text_reply("Both done.", ApiUsage(5, 100, 10000, 4)),
+        ]
+    )
+    os.mkfifo(short_tmp / "work-fifo")
+    with api.serve():
+        run = start(claude_bin, api, short_tmp, "look at both", None, more_argv=("--allowedTools", "Bash(cat:*)"))
+        work = short_tmp / "work"
+        os.replace(short_tmp / "work-fifo", work / "slow.fifo")
+        try:
+            run.wait(lambda: "tool" in run.states(), 60, "the tools running")
+            run.settle(3.0)  # the Read is long over (its PostToolUse ran); the cat still waits on the pipe
+            assert run.states()[-1] == "tool", run.states()
+            assert len(api.message_requests()) == 1  # the model was not called again meanwhile
+            with open(work / "slow.fifo", "w") as pipe:
+                pipe.write("now\n")
+            run.wait(lambda: "Both done." in run.screen.text() and run.states()[-1] == "waiting", 60, "the answer")
+            assert "PostToolBatch" not in run.screen.text()  # the hook's run is not shown on the person's screen
+        finally:
+            with contextlib.suppress(OSError):  # a failed check left the cat waiting: let it end
+                os.close(os.open(work / "slow.fifo", os.O_WRONLY | os.O_NONBLOCK))
+            run.finish()
+    states = [s for n, s in enumerate(run.states()) if n == 0 or run.states()[n - 1] != s]  # one tool per PreToolUse
+    assert states[states.index("tool"):] == ["tool", "thinking", "waiting", "exited"], states  # thinking after the batch
 
 
 def test_refused_tool_ends_the_turn_waiting_and_compact_is_reported_once(claude_bin: Path, short_tmp: Path) -> None:

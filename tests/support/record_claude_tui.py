@@ -31,6 +31,7 @@ from tests.support.claude_tui import Screen, seed_home, spawn, tui_env
 HOOK_EVENTS = (
     "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest",
     "PermissionDenied", "Notification", "Stop", "StopFailure", "SubagentStop", "PreCompact", "PostCompact", "SessionEnd",
+    "PostToolBatch",
 )  # fmt: skip
 LOGGER = """import json, sys
 raw = sys.stdin.read()

@@ -13,8 +13,10 @@ starting    the launch began; Claude Code has not reported yet
 waiting     ``SessionStart`` (startup, resume, clear), ``Stop``, ``StopFailure``,
             ``Notification`` ``idle_prompt``, and a transcript line
             ``[Request interrupted by user…]`` (Esc: no Stop hook runs then)
-thinking    ``UserPromptSubmit``, ``PostToolUse``, ``PostToolUseFailure``,
-            ``PermissionDenied`` (the model goes on), ``ElicitationResult``
+thinking    ``UserPromptSubmit``, ``PostToolBatch`` (every tool of the message ended, the model is called
+            next: one hook per message, where ``PostToolUse`` ran one per tool and said ``thinking``
+            while a tool run beside it still ran), ``PermissionDenied`` (the model goes on),
+            ``ElicitationResult``
 tool        ``PreToolUse`` (any tool but the ones below)
 asking      ``PermissionRequest`` (at once, as the dialog opens), ``Notification``
             ``permission_prompt`` / ``elicitation_dialog`` (6 s later),
@@ -74,8 +76,8 @@ GATE_REREAD = 0.05
 """Seconds a SessionStart hook's session waits for the status line's report (it has the CLI version)."""
 
 HOOK_EVENTS = (
-    "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest",
-    "PermissionDenied", "Notification", "Stop", "StopFailure", "Elicitation", "ElicitationResult", "SessionEnd",
+    "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolBatch", "PermissionRequest", "PermissionDenied",
+    "Notification", "Stop", "StopFailure", "Elicitation", "ElicitationResult", "SessionEnd",
 )  # fmt: skip
 """The hook events of Claude Code 2.1.332 that tell a state (all exist there: its settings schema lists them).
 
@@ -85,8 +87,7 @@ screen; the transcript's ``compact_boundary`` tells the compaction instead."""
 ASKING_TOOLS = frozenset({"AskUserQuestion", "ExitPlanMode"})
 STATES: dict[str, str] = {
     "UserPromptSubmit": "thinking",
-    "PostToolUse": "thinking",
-    "PostToolUseFailure": "thinking",
+    "PostToolBatch": "thinking",
     "PermissionDenied": "thinking",
     "ElicitationResult": "thinking",
     "PermissionRequest": "asking",
