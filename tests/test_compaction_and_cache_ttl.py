@@ -78,8 +78,21 @@ def test_the_window_in_agent_yaml_bounds_compaction_at(tmp_path: Path) -> None:
 
 
 def test_a_provider_without_a_compaction_flag_refuses_compaction_at(tmp_path: Path) -> None:
-    said = problems(tmp_path, provider="codex", model="gpt-5", compaction_at=100_000)
-    assert "compaction_at: provider codex takes no compaction point (provider claude does)" in said
+    said = problems(tmp_path, provider="gemini", model="gemini-2.5-pro", compaction_at=100_000)
+    assert "compaction_at: provider gemini takes no compaction point (providers claude and codex do)" in said
+
+
+def test_codex_gets_compaction_at_as_its_auto_compact_limit_in_every_route(tmp_path: Path) -> None:
+    spec = load(tmp_path, provider="codex", model="gpt-5.5", compaction_at=20_010)
+    flag = ["-c", "model_auto_compact_token_limit=20010"]  # no reserve: Codex compacts at the limit (measured)
+    turn = get_adapter("codex").plan_turn(spec, "codex", {}, "hi")
+    assert turn.argv[1:7] == ["-c", "check_for_update_on_startup=false", "-c", "analytics.enabled=false", *flag]
+    tui = get_adapter("codex").interface_argv(spec, "codex", session_id="s", resumed=False, state={}, placement_argv=[],
+                                              extra_argv=[], prompt="")  # fmt: skip
+    assert tui[5:7] == flag
+    assert load(tmp_path, provider="codex", model="gpt-5.5", compaction_at=1).compaction_at == 1  # any positive limit
+    assert "above where the model's 272,000-token window" in problems(tmp_path, provider="codex", model="gpt-5.5",
+                                                                      compaction_at=272_001)  # fmt: skip
 
 
 def test_the_meter_counts_to_the_set_compaction_point_and_warns_there() -> None:

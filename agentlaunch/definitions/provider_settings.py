@@ -15,7 +15,8 @@ def _n(value: int) -> str:
 
 
 def _not_taken(where: str, provider: ProviderDescriptor, what: str, able: list[str]) -> str:
-    return f"{where}: provider {provider.name} {what} (provider {' and '.join(able)} does)"
+    who = f"provider {able[0]} does" if len(able) == 1 else f"providers {', '.join(able[:-1])} and {able[-1]} do"
+    return f"{where}: provider {provider.name} {what} ({who})"
 
 
 def compaction_problems(conf: Mapping[str, Any], provider: ProviderDescriptor, yaml_path: Path) -> list[str]:
@@ -28,7 +29,7 @@ def compaction_problems(conf: Mapping[str, Any], provider: ProviderDescriptor, y
         able = [d.name for d in DESCRIPTORS.values() if d.compaction_flag]
         return [_not_taken(where, provider, "takes no compaction point", able)]
     lowest = max(provider.compaction_flag_min - provider.compaction_reserve, 1)
-    if at < lowest:
+    if at < lowest and provider.compaction_flag_min:
         return [
             f"{where}: {_n(at)} is below the CLI's minimum: {provider.compaction_flag} takes at least "
             f"{_n(provider.compaction_flag_min)} and compacts {_n(provider.compaction_reserve)} tokens before it, "
@@ -47,7 +48,7 @@ def compaction_argv(provider: ProviderDescriptor, compaction_at: int | None) -> 
     """The flag that makes the CLI compact at ``compaction_at`` (none when it is not set)."""
     if compaction_at is None or provider.compaction_flag is None:
         return []
-    return [provider.compaction_flag, str(compaction_at + provider.compaction_reserve)]
+    return [provider.compaction_flag, provider.compaction_value.format(tokens=compaction_at + provider.compaction_reserve)]
 
 
 def cache_ttl_problems(conf: Mapping[str, Any], provider: ProviderDescriptor, yaml_path: Path) -> list[str]:

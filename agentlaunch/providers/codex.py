@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from agentlaunch.definitions.provider_settings import compaction_argv
 from agentlaunch.errors import DefinitionError, StateError
 from agentlaunch.events import (
     CallUsage,
@@ -275,7 +276,7 @@ class CodexAdapter(Described):
     early_interface = False  # not measured: its hooks live in a per-agent CODEX_HOME
 
     def plan_turn(self, spec: AgentSpec, command: str, state: Mapping[str, object], prompt: str) -> TurnPlan:
-        argv = [command, *QUIET, "exec", "--json", "--skip-git-repo-check"]
+        argv = [command, *QUIET, *compaction_argv(CODEX, spec.compaction_at), "exec", "--json", "--skip-git-repo-check"]
         if spec.model:
             argv += ["-m", spec.model]  # the thread does not remember its model
         argv += list(spec.provider_flags)
@@ -297,7 +298,7 @@ class CodexAdapter(Described):
         ``--no-daemon`` keeps the session inside the process agentlaunch started: without it the
         interface starts (or joins) a shared ``codex app-server`` that outlives it (measured on 0.171.0).
         """
-        argv = [command, *QUIET, *placement_argv]
+        argv = [command, *QUIET, *compaction_argv(CODEX, spec.compaction_at), *placement_argv]
         if resumed or fork is not None:
             argv.append("resume" if resumed else "fork")
         if spec.model:

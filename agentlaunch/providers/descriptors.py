@@ -122,6 +122,8 @@ class ProviderDescriptor:
     """How ``agentlaunch send`` types a prompt into the CLI's own interface (its leading-character modes)."""
     compaction_flag: str | None = None
     """The flag that sets where the CLI compacts (``compaction_at`` in agent.yaml); None: it has none."""
+    compaction_value: str = "{tokens}"
+    """What follows :attr:`compaction_flag`, with the tokens in it (Codex: a ``-c`` config override)."""
     compaction_reserve: int = 0
     """Tokens the CLI keeps below the flag's value: it compacts at the value less these (Claude Code 2.1.332: 33,000)."""
     compaction_flag_min: int = 0
@@ -244,6 +246,11 @@ CODEX = ProviderDescriptor(
     default_delivery="developer-instructions",
     pricing_id="openai",
     context_windows=(("gpt-5", 272_000), ("gpt-4.1", 1_047_576), ("o3", 200_000), ("o4", 200_000)),
+    # Measured on 0.171.0 against the fake API (notes/codex-gemini-findings.md): before the next call, Codex compacts
+    # once the last call's input + output reaches model_auto_compact_token_limit (20,010 compacted at 20,010, not at
+    # 20,011): no reserve below it.
+    compaction_flag="-c",
+    compaction_value="model_auto_compact_token_limit={tokens}",
     api=RESPONSES_API,
     settings_env=("OPENAI_", "CODEX_"),
     # Codex lists only $CODEX_HOME/skills, ~/.agents/skills and the repository's: an agent with skills
