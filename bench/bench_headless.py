@@ -13,6 +13,11 @@ measured agent never runs through the stand-in). Both talk to the same fake
 API on 127.0.0.1 from one throwaway HOME. Runs alternate; one warm-up each is
 not counted. Prints wall time and CPU (the whole process tree) medians, their
 ratio (targets: Codex <= 1.25, Gemini <= 1.03) and the per-pair middle half.
+
+``--no-early`` adds a third side to each round: agentlaunch with its early
+start off (``AGENTLAUNCH_NO_PRESPAWN=1``), so the early start of a Codex turn
+(:mod:`agentlaunch.launch.early_turn`) is measured against the launch without
+it in the same run.
 """
 
 from __future__ import annotations
@@ -73,6 +78,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--provider", choices=["codex", "gemini"], default="codex")
     parser.add_argument("--runs", type=int, default=15, help="counted alternating pairs (default 15)")
+    parser.add_argument("--no-early", action="store_true", help="a third side: agentlaunch without its early start")
     args = parser.parse_args()
     if args.runs < 2:
         parser.error("--runs must be at least 2")
@@ -120,17 +126,28 @@ def main() -> int:
             run_timed(fresh(), bare_env, bare_cwd)
             ours: list[Timed] = []
             bare: list[Timed] = []
+            late: list[Timed] = []
+            late_env = {**env, "AGENTLAUNCH_NO_PRESPAWN": "1"}
             for i in range(args.runs):
                 ours.append(run_timed(al_argv, env, REPO))
                 bare.append(run_timed(fresh(), bare_env, bare_cwd))
+                if args.no_early:
+                    late.append(run_timed(al_argv, late_env, REPO))
                 print(f"pair {i + 1:2d}: agentlaunch {ours[-1].wall:.3f}s cpu {ours[-1].cpu:.3f}s"
-                      f" · {args.provider} {bare[-1].wall:.3f}s cpu {bare[-1].cpu:.3f}s", flush=True)  # fmt: skip
+                      f" · {args.provider} {bare[-1].wall:.3f}s cpu {bare[-1].cpu:.3f}s"
+                      + (f" · no early start {late[-1].wall:.3f}s cpu {late[-1].cpu:.3f}s" if late else ""),
+                      flush=True)  # fmt: skip
         finally:
             fake.stop()
     print(f"{args.provider} {real} · {args.runs} alternating pairs · a whole headless launch of a new session")
     target = TARGETS[args.provider]
     for kind in ("wall", "cpu"):
         compare(kind, [getattr(t, kind) for t in ours], [getattr(t, kind) for t in bare], target, args.provider)
+    if late:
+        print("agentlaunch without its early start (AGENTLAUNCH_NO_PRESPAWN=1), the same rounds:")
+        for kind in ("wall", "cpu"):
+            compare(kind, [getattr(t, kind) for t in late], [getattr(t, kind) for t in bare], target, args.provider)
+            compare(kind, [getattr(t, kind) for t in ours], [getattr(t, kind) for t in late], 1.0, "no-early")
     print(f"  load average: {os.getloadavg()[0]:.2f}")
     return 0
 

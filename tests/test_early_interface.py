@@ -197,3 +197,46 @@ def test_the_interface_starts_before_rich_jinja_yaml_or_pydantic_are_imported(
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+WALKS_PROBE = """
+import atexit, sys
+from agentlaunch.launch import reaper
+made = []
+init = reaper.Reaper.__init__
+def keep(self, *args, **kwargs):
+    init(self, *args, **kwargs)
+    made.append(self)
+reaper.Reaper.__init__ = keep
+def report():
+    sys.stdout.write('WALKS %s\\r\\n' % [dict(r.walks) for r in made])
+    sys.stdout.flush()
+atexit.register(report)
+sys.argv = ['agentlaunch', 'run', 'tui', '--agents-dir', sys.argv[1]]
+from agentlaunch.entry import main
+main()
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="the subreaper and the tree walk are Linux's")
+def test_an_early_started_interface_is_followed_in_agentlaunchs_own_tree_not_all_of_proc(
+    agents_dir: Path, isolated_home: Path, tmp_path: Path
+) -> None:
+    """The early start becomes a subreaper before it starts the CLI, so the close reads the launch's own tree."""
+    import sys
+
+    if not Path(f"/proc/self/task/{os.getpid()}/children").exists():
+        pytest.skip("this kernel has no /proc/PID/task/TID/children (CONFIG_PROC_CHILDREN)")
+    write_agent(agents_dir, "tui", {"provider": "claude", "command": str(FAKE_TUI), "model": "claude-sonnet-4-5",
+                                    "working_dir": str(tmp_path), "startup": "Startup for the fake interface."})  # fmt: skip
+    launch(agents_dir, tmp_path / "starts.log")  # the first launch leaves the plan
+    child = pexpect.spawn(sys.executable, ["-c", WALKS_PROBE, str(agents_dir)], env=env_with(), dimensions=(30, 100),
+                          timeout=30)  # fmt: skip
+    ready(child)
+    child.send(b"q")
+    child.expect(r"WALKS (\[.*\])\r")
+    walks = json.loads(child.match.group(1).decode().replace("'", '"'))
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert len(walks) == 1 and walks[0]["proc"] == 0 and walks[0]["tree"] >= 1, walks

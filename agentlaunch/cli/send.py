@@ -214,7 +214,7 @@ def _footer(done: dict[str, Any]) -> str:
     from agentlaunch.usage.pricing import format_cost
 
     raw = done.get("usage")
-    counts = {k: v for k, v in raw.items() if k in Usage.__dataclass_fields__ and type(v) is int} if isinstance(raw, dict) else {}
+    counts = {k: v for k, v in raw.items() if k in Usage.field_names and type(v) is int} if isinstance(raw, dict) else {}
     cost = done.get("cost_usd")
     priced = isinstance(cost, int | float) and not isinstance(cost, bool)
     return usage_footer(Usage(**counts), format_cost(float(cost)) if priced and cost is not None else None)

@@ -153,8 +153,9 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
 
 
 def take_prespawned(options: LaunchOptions, adapter: Adapter) -> prespawn.Prespawned | None:
-    """The CLI the entry point started early, when it is the kind this launch starts (a headless persistent CLI,
-    or the interface of a new native session); any other is killed now, before it reads its first prompt."""
+    """The CLI the entry point started early, when it is the kind this launch starts (a headless persistent CLI, a
+    per-turn CLI's first turn, or the interface of a new native session); any other is killed now, before it reads
+    its first prompt (a per-turn CLI's: before its stdin ends)."""
     pending = prespawn.take()
     if pending is None:
         return None
@@ -162,7 +163,10 @@ def take_prespawned(options: LaunchOptions, adapter: Adapter) -> prespawn.Prespa
     if pending.interface:
         wanted = new and options.native and adapter.early_interface
     else:
-        wanted = new and not options.interactive and adapter.persistent
+        # A headless persistent CLI, or a per-turn one whose first turn may start early (agentlaunch.launch.early_turn).
+        wanted = new and not options.interactive and pending.per_turn == (not adapter.persistent) and (
+            adapter.persistent or adapter.early_turn
+        )
     if not wanted:
         prespawn.discard(pending)
         return None

@@ -162,7 +162,9 @@ class PerTurnDriver:
         assert launch.command is not None
         plan = self.adapter.plan_turn(launch.spec, launch.command, launch.provider_state, text)
         argv = with_placement_argv(plan.argv, launch.placement_argv)
-        launch.spawn(argv, plan.stdin if plan.stdin is not None else b"")
+        from agentlaunch.launch.start import start_turn
+
+        start_turn(launch, argv, plan.stdin or b"", text)
 
     def interrupt(self, child: ChildLike) -> None:
         # A per-turn CLI ends its turn on SIGINT; Gemini's launcher only passes it on to its group.

@@ -43,6 +43,7 @@ from typing import Any
 from agentlaunch import runtime_dirs
 from agentlaunch.fsutil import read_regular
 from agentlaunch.launch.prespawn import CACHE_DIR, PLANS_KEEP, Prespawned, _env_of, _write_if_changed, keep_run_options
+from agentlaunch.launch.reaper import become_subreaper
 from agentlaunch.launch.terminal import MIN_COLS, MIN_ROWS, saved_mode
 from agentlaunch.launch.transport import Child, window_size
 
@@ -137,6 +138,7 @@ def start(state_dir: Path, key: str) -> EarlyInterface | None:
         env = {**os.environ, **{k: fill(v, values) for k, v in plan["env"].items()}}
         started_at = time.time()
         cwd = Path(plan["cwd"])
+        become_subreaper()  # before the CLI starts: the reaper then reads agentlaunch's own tree, not all of /proc
         child = Child(argv, env, cwd, size=size, terminal=saved_mode(0))
     except BaseException:
         for sock in sockets.values():

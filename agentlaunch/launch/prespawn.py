@@ -75,8 +75,18 @@ class Prespawned:
         self.child, self.session_id, self.argv, self.env, self.digest = child, session_id, argv, env, digest
         self.adopted = False
 
+    per_turn = False  # a persistent CLI: its first prompt goes on its stdin once adopted
+
     def release(self) -> None:
         """What the early start made besides the child, given up with it (nothing here)."""
+
+
+class EarlyTurn(Prespawned):
+    """A per-turn CLI started with its first turn's argv, prompt included (:mod:`agentlaunch.launch.early_turn`):
+    it waits for the end of its stdin, which only an adoption gives it, before it sends anything."""
+
+    __slots__ = ()
+    per_turn = True
 
 
 _pending: Prespawned | None = None
@@ -138,7 +148,7 @@ def headless_new_session(args: Sequence[str], table: Mapping[str, Any] | None) -
     decision to the full launch: None.
     """
     parsed = parse_run(args, table)
-    if parsed is None or not parsed[1]:
+    if parsed is None or parsed[1] is None:
         return None
     return parsed[0]
 
@@ -147,16 +157,16 @@ def interface_new_session(args: Sequence[str], table: Mapping[str, Any] | None) 
     """(agent, --agents-dir, --working-dir) when ``args`` are a `run` of a new session in the CLI's own interface
     (no prompt, no --line, no --json), else None; whether a terminal is there is the caller's to check."""
     parsed = parse_run(args, table)
-    if parsed is None or parsed[1] or parsed[2] & set(INTERFACE_NOT):
+    if parsed is None or parsed[1] is not None or parsed[2] & set(INTERFACE_NOT):
         return None
     return parsed[0]
 
 
 def parse_run(
     args: Sequence[str], table: Mapping[str, Any] | None
-) -> tuple[tuple[str, str | None, str | None], bool, set[str]] | None:
-    """The plan's place of a `run` of a new session, whether it has a prompt, and the flags given; None when
-    ``args`` are not such a `run` or hold anything ``table`` does not describe plainly."""
+) -> tuple[tuple[str, str | None, str | None], str | None, set[str]] | None:
+    """The plan's place of a `run` of a new session, its prompt (None: none given; ``-``: on stdin), and the flags
+    given; None when ``args`` are not such a `run` or hold anything ``table`` does not describe plainly."""
     if table is None or not args or args[0] != "run":
         return None
     options: Mapping[str, Any] = table["options"]
@@ -195,8 +205,10 @@ def parse_run(
     named = dict(zip(arguments, positional, strict=False))
     if "agent" not in named:
         return None
-    has_prompt = any(p in named or p in given for p in PROMPT)
-    return (named["agent"], given.get("agents_dir"), given.get("working_dir")), has_prompt, flags
+    prompts = [value for p in PROMPT for value in (named.get(p), given.get(p)) if value is not None]
+    if len(prompts) > 1:
+        return None  # an argument and -p: the full launch refuses it
+    return (named["agent"], given.get("agents_dir"), given.get("working_dir")), prompts[0] if prompts else None, flags
 
 
 def _env_of(agent_yaml: Path, plan: Mapping[str, Any]) -> dict[str, str] | None:
@@ -234,11 +246,12 @@ def start(args: Sequence[str]) -> None:
         return
     state_dir = paths.state_dir()
     table = read_run_options(state_dir)
-    shape = headless_new_session(args, table)
-    if shape is None:
+    parsed = parse_run(args, table)
+    if parsed is None or parsed[1] is None:
         if (place := interface_new_session(args, table)) is not None:
             _start_interface(state_dir, plan_key(*place))
         return
+    shape, prompt = parsed[0], parsed[1]
     try:
         plan = json.loads(read_regular(state_dir / CACHE_DIR / f"{plan_key(*shape)}.json", 1 << 20))
         instructions = Path(plan["instructions"])
@@ -249,7 +262,15 @@ def start(args: Sequence[str]) -> None:
         if agent_env is None:
             return
         session_id = str(uuid.uuid4())
-        argv = [a.replace(SESSION, session_id) for a in plan["argv"]]
+        planned = [a.replace(SESSION, session_id) for a in plan["argv"]]
+        argv: list[str] | None = planned
+        kind = Prespawned
+        if "prompt_at" in plan:  # a per-turn CLI: the prompt is in its argv
+            from agentlaunch.launch.early_turn import with_prompt
+
+            argv, kind = with_prompt(planned, plan, prompt, session_id), EarlyTurn
+        if argv is None:
+            return
         extra = {**plan["plan_env"], **agent_env}
         env = {**os.environ, **extra}
         become_subreaper()  # before the CLI starts: an orphan of its comes back here, and the reaper follows its tree
@@ -258,7 +279,7 @@ def start(args: Sequence[str]) -> None:
         return
     except Exception:  # noqa: BLE001 - never let the shortcut break a launch
         return
-    _pending = Prespawned(child, session_id, argv, extra, digest)
+    _pending = kind(child, session_id, argv, extra, digest)
     started = _pending
     atexit.register(lambda: None if started.adopted else discard(started))
 
@@ -309,10 +330,11 @@ def adopt(pending: Prespawned | None, argv: Sequence[str], env_extra: Mapping[st
 
 def remember(
     key: str, argv: Sequence[str], session_id: str, plan_env: Mapping[str, str], instructions: Path, digest: str,
-    agent_yaml: Path, agent_env: bool, cwd: Path, state_dir: Path,
+    agent_yaml: Path, agent_env: bool, cwd: Path, state_dir: Path, turn: Mapping[str, object] | None = None,
 ) -> None:  # fmt: skip
     """Keep this launch's plan for the next one (only what is not secret: the agent's env is re-read from agent.yaml),
-    and `run`'s option table the CLI handed over (:func:`note_run_options`)."""
+    and `run`'s option table the CLI handed over (:func:`note_run_options`); ``turn``: where a per-turn CLI's
+    argv holds its prompt (:func:`agentlaunch.launch.early_turn.turn_record`)."""
     from agentlaunch.fsutil import keep_newest
 
     try:
@@ -328,6 +350,7 @@ def remember(
         "digest": digest,
         "agent_yaml": str(agent_yaml),
         "cwd": str(cwd),
+        **(turn or {}),
     }
     path = state_dir / CACHE_DIR / f"{key}.json"
     # A plan kept is advice for the next launch, never a reason to fail this one.

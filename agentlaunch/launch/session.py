@@ -125,7 +125,7 @@ class Launch:
         self.state = "starting"
         new_id = prespawned.session_id if prespawned else None
         self.session_id, self.resumed, self.turns, self.provider_state, self.fork = session or new_session(adapter, new_id)
-        self.startup_pending = not self.resumed and self.fork is None  # a fork's conversation is under way
+        self.startup_pending, self.first_prompt = not self.resumed and self.fork is None, ""  # not a fork's; turn_cycle
         self.child: ChildLike | None = None
         self.parser: Parser = adapter.parser(self.provider_state)
         self.plan: StartPlan | None = None

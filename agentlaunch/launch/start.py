@@ -137,12 +137,47 @@ def instructions_digest(plan: StartPlan) -> str:
     return hashlib.sha256(plan.placement.rendered.data).hexdigest()
 
 
-def remember_plan(plan: StartPlan, key: str, session_id: str, spec: AgentSpec, working_dir: Path, state_dir: Path) -> None:
-    """Keep this launch's plan for the next launch's early start (:func:`agentlaunch.launch.prespawn.remember`)."""
+def remember_plan(
+    plan: StartPlan, key: str, session_id: str, spec: AgentSpec, working_dir: Path, state_dir: Path,
+    argv: list[str] | None = None, turn: Mapping[str, object] | None = None,
+) -> None:  # fmt: skip
+    """Keep this launch's plan for the next launch's early start (:func:`agentlaunch.launch.prespawn.remember`);
+    a per-turn CLI's is its first turn's ``argv``, the prompt's place in ``turn``."""
     prespawn.remember(
-        key, plan.argv, session_id, plan.plan.env, plan.placement.path, instructions_digest(plan),
-        spec.agent_dir / "agent.yaml", bool(spec.env), working_dir, state_dir,
+        key, plan.argv if argv is None else argv, session_id, {**plan.plan.env, **plan.placement.env}, plan.placement.path,
+        instructions_digest(plan), spec.agent_dir / "agent.yaml", bool(spec.env), working_dir, state_dir, turn,
     )  # fmt: skip
+
+
+def start_turn(launch: Launch, argv: list[str], stdin: bytes, text: str) -> None:
+    """A per-turn CLI's turn: the CLI the entry point started with this first turn's argv (its stdin still open)
+    when it was started exactly so, else a new one; a new headless session's first turn is kept as the next
+    launch's plan (:mod:`agentlaunch.launch.early_turn`)."""
+    plan = launch.plan
+    assert plan is not None
+    pending, launch.prespawned = launch.prespawned, None
+    skills = plan.placement.skills
+    if pending is not None and (stdin or not pending.per_turn or (skills is not None and skills.changed)):
+        prespawn.discard(pending)  # killed with its stdin open: it sent nothing
+        pending = None
+    adopted = prespawn.adopt(pending, argv, plan.extra_env, instructions_digest(plan))
+    if adopted is not None:
+        launch.child = adopted
+        launch.reaper.watch(adopted.pid)
+        adopted.close_stdin()  # the end of its stdin: now it sends its first turn
+    else:
+        launch.spawn(argv, stdin)
+    opts = launch.options
+    first = launch.turns == 1 and not launch.resumed and not opts.interactive and launch.first_prompt
+    if first and opts.plan_key and launch.adapter.early_turn:
+        from agentlaunch.launch.early_turn import turn_record
+
+        turn = turn_record(argv, text, launch.first_prompt, launch.session_id, launch.clock.now())
+        if turn is not None:
+            kept = list(argv)
+            kept[int(str(turn["prompt_at"]))] = ""
+            remember_plan(plan, opts.plan_key, launch.session_id, launch.spec, launch.working_dir, launch.state_dir,
+                          kept, turn)  # fmt: skip
 
 
 def start_launch(launch: Launch) -> None:

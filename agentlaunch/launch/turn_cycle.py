@@ -60,6 +60,7 @@ def first_message(launch: Launch, prompt: str, *, id_known: bool = True) -> str:
         return prompt
     # Sent once: a failed first turn stays in the CLI's transcript, so a retry must not repeat it.
     launch.startup_pending = False
+    launch.first_prompt = prompt  # what the first turn's argv ends with (a per-turn CLI's plan: early_turn)
     sid = launch.session_id if id_known else None
     startup = startup_message(
         launch.spec, sid, launch.working_dir, launch.clock.now(), launch.options.templates_dir, launch.state_dir

@@ -111,6 +111,12 @@ class NativeInterface(Protocol):
         launch's runtime folder."""
         ...
 
+    @property
+    def early_turn(self) -> bool:
+        """A per-turn CLI's first headless turn may be started from the last launch's plan before agentlaunch's
+        own imports (:mod:`agentlaunch.launch.early_turn`): the CLI sends nothing before its stdin ends."""
+        ...
+
     def interface_argv(
         self, spec: AgentSpec, command: str, *, session_id: str, resumed: bool, state: Mapping[str, object],
         placement_argv: list[str], extra_argv: list[str], prompt: str, fork: tuple[str, Mapping[str, object]] | None = None,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from agentlaunch.events import (
@@ -216,7 +215,7 @@ class ClaudeParser(JsonLineParser):
                     self._refused.add(call_id)
                     return [Warning(refused("claude", call_id, BadUsage(f"output_tokens is {shown(raw)}, not a token count")))]
                 if out is not None:
-                    usage = dataclasses.replace(usage, output=out)
+                    usage = usage.replace(output=out)
                 return [self._count(call_id, usage, model)]
             if call_id and out is not None and call_id in self._counted:
                 return [OutputFinal(out, call_id)]
@@ -318,7 +317,7 @@ class ClaudeParser(JsonLineParser):
             ]
         call_id, (usage, model) = next(iter(self._pending.items()))
         if remainder >= usage.output:
-            self._pending[call_id] = (dataclasses.replace(usage, output=remainder), model)
+            self._pending[call_id] = (usage.replace(output=remainder), model)
         return []
 
     def _on_control_request(self, obj: dict[str, Any]) -> list[Event]:

@@ -19,6 +19,7 @@ class FakeAdapter(ClaudeAdapter):
     descriptor = FAKE
     has_interface = False  # only a stream-json protocol: the fake provider gets the line chat
     early_interface = False
+    early_turn = False
 
     def plan(self, spec: AgentSpec, command: str, session_id: str, resume: bool, interactive: bool) -> TurnPlan:
         head = [command] if spec.command else [command, "-m", FAKE_MODULE]

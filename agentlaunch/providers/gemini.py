@@ -230,6 +230,7 @@ class GeminiAdapter(Described):
     chooses_session_id = True  # --session-id, headless and in its own interface alike
     has_interface = True
     early_interface = False  # not measured: its hooks live in the per-agent Gemini home
+    early_turn = False  # sends its -p prompt 500 ms after it reads stdin, adopted or not (launch.early_turn)
 
     def plan_turn(self, spec: AgentSpec, command: str, state: Mapping[str, object], prompt: str) -> TurnPlan:
         session_flag = "--resume" if state.get("started") else "--session-id"

@@ -169,7 +169,7 @@ class Meter:
                 extra = event.output - self.last.output
                 if extra > 0:
                     self.total = self.total + Usage(output=extra)
-                    self.last = dataclasses.replace(self.last, output=event.output)
+                    self.last = self.last.replace(output=event.output)
         elif isinstance(event, ContextWindow):
             self.reported_window = event.tokens
             return self._check()
