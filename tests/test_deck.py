@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from agentlaunch import paths, worktree
+from agentlaunch.deck.agent_list import AgentList
 from agentlaunch.deck.app import Deck
 from agentlaunch.deck.rows import Sources
 from agentlaunch.deck.screens import Page
@@ -72,13 +73,12 @@ async def settle(pilot: Pilot[None], condition: Callable[[], object], app: Deck,
 
 
 def table_rows(app: Deck) -> list[list[str]]:
-    table = app.query_one(DataTable)
-    return [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+    table = app.query_one(AgentList)
+    return [list(table.get_row_at(i)) for i in range(table.row_count)]
 
 
 def state_style(app: Deck, index: int) -> str:
-    cell = app.query_one(DataTable).get_row_at(index)[1]
-    return str(getattr(cell, "style", ""))
+    return app.query_one(AgentList).style_at(index)
 
 
 def message(app: Deck) -> str:
@@ -123,13 +123,15 @@ def test_a_record_that_is_not_json_and_a_broken_definition_each_say_so_on_their_
     (agents_dir / "broken" / "agent.yaml").write_text("provider: claude\nno_such_field: 1\n")
 
     async def script(app: Deck, pilot: Pilot[None]) -> None:
+        # the definitions are loaded in a worker thread, after the first frame
+        await settle(pilot, lambda: "⚠" in {r[0]: r for r in table_rows(app)}["broken"][1], app, "the broken definition")
         rows = {r[0]: r for r in table_rows(app)}
         assert rows["junk"][1] == "unreadable ⚠ status record junk.json is not JSON"
         assert rows["list"][1] == "unreadable ⚠ status record list.json is not a JSON object"
         assert rows["broken"][1].startswith("not running ⚠ definition: ") and "no_such_field" in rows["broken"][1]
         assert rows["fine"][1].startswith("waiting")
         index = [r[0] for r in table_rows(app)].index("broken")
-        app.query_one(DataTable).move_cursor(row=index)
+        app.query_one(AgentList).move_cursor(row=index)
         await pilot.pause()
         assert "no_such_field" in message(app)  # the selected row's problem in full on the message line
         assert "no_such_field" in str(app.query_one("#preview", Static).render())
@@ -181,7 +183,7 @@ def test_a_terminal_of_40_by_10_still_shows_the_list_the_preview_and_the_keys(ag
         assert app.size.width == 40 and app.size.height == 10
         assert table_rows(app)[0][0] == "needy"
         await pilot.press("down", "down", "tab", "question_mark", "escape", "slash", "escape")
-        assert app.query_one(DataTable).size.height >= 2
+        assert app.query_one(AgentList).size.height >= 2
         text = app.export_screenshot()
         assert "needy" in text
 
@@ -257,7 +259,7 @@ def test_merge_from_the_diff_page_is_refused_while_dirty_then_merges_and_removes
         app.read_slow()
         await settle(pilot, lambda: any(r[0] == "demo" and r[7].startswith("agentlaunch/demo") for r in table_rows(app)), app,
                      "demo's worktree")  # fmt: skip
-        app.query_one(DataTable).move_cursor(row=[r[0] for r in table_rows(app)].index("demo"))
+        app.query_one(AgentList).move_cursor(row=[r[0] for r in table_rows(app)].index("demo"))
         await pilot.press("d")
         assert isinstance(app.screen, Page) and "done.txt" in str(app.screen.body)
 
@@ -276,3 +278,27 @@ def test_merge_from_the_diff_page_is_refused_while_dirty_then_merges_and_removes
         assert (repo / "done.txt").read_text() == "the agent's work\n" and not path.exists()
 
     drive(Deck(sources(agents_dir)), script)
+
+
+def test_a_tick_renders_again_only_the_rows_whose_text_changed(agents_dir: Path) -> None:
+    for i in range(6):  # no countdown on these rows: nothing of theirs changes from one second to the next
+        record(f"calm{i}", "thinking", state_since=None, cache=None)
+
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        table = app.query_one(AgentList)
+        await pilot.pause()
+        before = table.rendered
+        assert before >= 6
+        for _ in range(3):
+            app.tick()
+            await pilot.pause()
+        assert table.rendered == before  # nothing changed: nothing rendered again
+        record("calm3", "thinking", state_since=None, cache=None, cost="$0.9999")
+        app.reload()
+        await pilot.pause()
+        assert next(r for r in table_rows(app) if r[0] == "calm3")[4] == "$0.9999"
+        assert table.rendered == before + 1  # that row only
+        await pilot.press("down")
+        assert table.rendered == before + 3  # the row the cursor left and the one it reached
+
+    drive(Deck(sources(agents_dir), watch=False), script)

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.definitions.spec import agent_names, load_agent
+from agentlaunch.definitions.spec import agent_names
 from agentlaunch.errors import AgentlaunchError
 from agentlaunch.fsutil import read_regular
 from agentlaunch.live.life import STOPPED_OPTION, read_note
@@ -83,6 +83,10 @@ class PaneInfo:
     session_id: str
 
 
+Definitions = dict[str, tuple[float, str, str, str | None]]
+"""Agent name -> the mtime of its agent.yaml, its provider, model, and the problem loading it."""
+
+
 @dataclass
 class Sources:
     """Where the deck reads from (a test or the bench names its own folders and tmux server)."""
@@ -92,8 +96,7 @@ class Sources:
     agents_dir: Path | None
     store_path: Path
     tmux: Tmux | None
-    # agent name -> the mtime of its agent.yaml, its provider, model, and the problem loading it
-    definitions: dict[str, tuple[float, str, str, str | None]] = field(default_factory=dict)
+    definitions: Definitions = field(default_factory=dict)
     repos: dict[str, str] = field(default_factory=dict)  # working dir -> its repository's top folder
     tmux_problem: str | None = None
 
@@ -133,24 +136,10 @@ def why_unreadable(path: Path) -> str:
 
 
 def definition(sources: Sources, name: str) -> tuple[str, str, str | None]:
-    """``name``'s provider, model and load problem, loaded again only when its agent.yaml changed."""
-    assert sources.agents_dir is not None
-    yaml_path = sources.agents_dir / name / "agent.yaml"
-    try:
-        mtime = yaml_path.stat().st_mtime
-    except OSError:
-        mtime = -1.0
-    cached = sources.definitions.get(name)
-    if cached is not None and cached[0] == mtime:
-        return cached[1:]
-    entry: tuple[float, str, str, str | None]
-    try:
-        spec = load_agent(sources.agents_dir, name, sources.state_dir)
-        entry = (mtime, spec.provider, spec.model or "", None)
-    except AgentlaunchError as exc:
-        entry = (mtime, "", "", "definition: " + exc.message.splitlines()[0])
-    sources.definitions[name] = entry
-    return entry[1:]
+    """``name``'s provider, model and load problem as last loaded (:func:`~agentlaunch.deck.slow.load_definitions`,
+    in a worker thread: validating a definition imports its schemas, too slow for the first frame); blank until then."""
+    entry = sources.definitions.get(name)
+    return entry[1:] if entry is not None else ("", "", None)
 
 
 def repo_of(sources: Sources, working_dir: str) -> str:
