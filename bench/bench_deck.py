@@ -1,6 +1,6 @@
 """The deck with 20 live agents: its first frame, a key answered, its CPU while idle.
 
-Run: ``python bench/bench_deck.py [--agents 20] [--rounds 5] [--idle 20]``
+Run: ``python bench/bench_deck.py [--agents 20] [--rounds 5] [--idle 20] [--compile]``
 
 The bench makes its own world in temporary folders: a private tmux server with one pane per
 agent (a ``sleep`` standing for the agent's launch, carrying the agent's pane option) and a
@@ -20,6 +20,7 @@ capture-pane (polled every 5 ms: the figures carry that much).
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import shutil
@@ -150,7 +151,16 @@ def main() -> None:
     parser.add_argument("--agents", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--idle", type=float, default=20.0)
+    parser.add_argument("--compile", action="store_true",
+                        help="byte-compile this tree first: with PYTHONDONTWRITEBYTECODE set, every run compiles each "
+                             "agentlaunch module it imports, as an installed copy never does")  # fmt: skip
     args = parser.parse_args()
+    if args.compile:
+        compileall.compile_dir(str(REPO / "agentlaunch"), quiet=1)
+    with open("/proc/loadavg") as fh:
+        load = fh.read().split()[:3]
+    print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, load average {' '.join(load)} on {os.cpu_count()} cores; "
+          f"bytecode {'compiled first' if args.compile else 'as found'}")  # fmt: skip
     world = World(args.agents)
     try:
         first_frames(world, args.rounds)

@@ -23,12 +23,13 @@ from textual.widgets import Static
 from agentlaunch import paths, worktree
 from agentlaunch.deck.agent_list import AgentList
 from agentlaunch.deck.app import Deck
-from agentlaunch.deck.rows import Sources
+from agentlaunch.deck.rows import COLUMNS, Sources
 from agentlaunch.deck.screens import Page
 from agentlaunch.live.status import process_start, status_dir
 from tests.helpers import run_cli
 
 Script = Callable[[Deck, Pilot[None]], Awaitable[None]]
+BRANCH, REPO, LIMITS = COLUMNS.index("branch"), COLUMNS.index("repo"), COLUMNS.index("plan limits")
 
 
 def record(name: str, state: str, ago: float = 0, **extra: Any) -> Path:
@@ -100,6 +101,7 @@ def test_asking_and_stalled_agents_come_first_in_red_with_how_long(agents_dir: P
         idle = next(r for r in rows if r[0] == "idle")
         assert idle[1].startswith("waiting for ") and idle[2] == "claude/claude-sonnet-4-5"
         assert idle[3] == "41.2% · 80,210 left" and idle[4] == "$0.1234" and idle[6].startswith("warm 3m")
+        assert idle[LIMITS] == ""  # an API key: the CLI reports no plan limits
         odd = next(r for r in rows if r[0] == "odd")
         assert odd[1].startswith("a-state-from-a-newer-launch")  # a state the deck does not know is shown as it is
         defined = {r[0]: r[1] for r in rows if r[0] in ("demo", "planner", "reviewer")}
@@ -222,19 +224,19 @@ def test_a_repository_deleted_under_a_worktree_is_said_on_the_row_and_the_others
 
     async def script(app: Deck, pilot: Pilot[None]) -> None:
         # the worktrees are read in a worker thread
-        await settle(pilot, lambda: any("agentlaunch/demo" in r[7] for r in table_rows(app)), app, "the worktree")
+        await settle(pilot, lambda: any("agentlaunch/demo" in r[BRANCH] for r in table_rows(app)), app, "the worktree")
         rows = {r[0]: r for r in table_rows(app)}
-        assert rows["reviewer"][7] == "agentlaunch/demo +0 −0 dirty 1" and rows["reviewer"][8] == "repo"
+        assert rows["reviewer"][BRANCH] == "agentlaunch/demo +0 −0 dirty 1" and rows["reviewer"][REPO] == "repo"
         shutil.rmtree(repo)
         app.read_slow()
-        await settle(pilot, lambda: "broken" in {r[0]: r for r in table_rows(app)}["reviewer"][7], app, "broken")
+        await settle(pilot, lambda: "broken" in {r[0]: r for r in table_rows(app)}["reviewer"][BRANCH], app, "broken")
         rows = {r[0]: r for r in table_rows(app)}
-        assert rows["reviewer"][7].startswith("broken: ") and rows["reviewer"][1].startswith("waiting")
+        assert rows["reviewer"][BRANCH].startswith("broken: ") and rows["reviewer"][1].startswith("waiting")
         assert rows["planner"][1] == "not running"  # the others still show
         await pilot.press("d")  # the diff page of a broken worktree says what git said
         assert isinstance(app.screen, Page)
         body = str(app.screen.body)
-        assert body.startswith("git cannot read this worktree: ") and rows["reviewer"][7].removeprefix("broken: ") in body
+        assert body.startswith("git cannot read this worktree: ") and rows["reviewer"][BRANCH].removeprefix("broken: ") in body
 
     drive(Deck(sources(agents_dir)), script)
 
@@ -257,8 +259,8 @@ def test_merge_from_the_diff_page_is_refused_while_dirty_then_merges_and_removes
 
     async def open_diff(app: Deck, pilot: Pilot[None]) -> None:
         app.read_slow()
-        await settle(pilot, lambda: any(r[0] == "demo" and r[7].startswith("agentlaunch/demo") for r in table_rows(app)), app,
-                     "demo's worktree")  # fmt: skip
+        shown = lambda: any(r[0] == "demo" and r[BRANCH].startswith("agentlaunch/demo") for r in table_rows(app))  # noqa: E731
+        await settle(pilot, shown, app, "demo's worktree")
         app.query_one(AgentList).move_cursor(row=[r[0] for r in table_rows(app)].index("demo"))
         await pilot.press("d")
         assert isinstance(app.screen, Page) and "done.txt" in str(app.screen.body)
@@ -302,3 +304,39 @@ def test_a_tick_renders_again_only_the_rows_whose_text_changed(agents_dir: Path)
         assert table.rendered == before + 3  # the row the cursor left and the one it reached
 
     drive(Deck(sources(agents_dir), watch=False), script)
+
+
+def test_the_claude_plan_limits_show_on_the_row_as_the_status_table_says_them(agents_dir: Path) -> None:
+    from agentlaunch.usage.plan_limits import limits_text
+
+    resets = datetime.now(UTC) + timedelta(hours=3)
+    limits = {"five_hour": {"used_percent": 42.0, "resets_at": resets.isoformat(timespec="seconds")},
+              "seven_day": {"used_percent": 10, "resets_at": None}}  # fmt: skip
+    record("subscriber", "waiting", 3, rate_limits=limits)
+    record("odd", "waiting", 3, rate_limits={"five_hour": {"used_percent": "lots"}})  # not a window: nothing shown
+    want = limits_text({"rate_limits": limits}, datetime.now(UTC))
+    assert want == f"5h 42% · resets {resets.astimezone():%H:%M} · 7d 10%"
+
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        rows = {r[0]: r for r in table_rows(app)}
+        assert rows["subscriber"][LIMITS] == want and rows["odd"][LIMITS] == ""
+        table = app.query_one(AgentList)
+        drawn = [table.render_line(y).text for y in range(table.size.height)]
+        assert any(line.startswith("subscriber") and want in line for line in drawn), drawn  # drawn, not only held
+
+    drive(Deck(sources(agents_dir)), script, size=(200, 30))
+
+
+def test_the_lean_start_reads_the_deck_options_and_leaves_anything_else_to_the_full_cli(monkeypatch: Any) -> None:
+    from agentlaunch.deck.start import lean_options
+
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setenv("AGENTLAUNCH_TMUX_SOCKET", "from-env")
+    assert lean_options([]) == ("from-env", None)
+    assert lean_options(["-L", "work", "--agents-dir", "a"]) == ("work", Path("a"))
+    assert lean_options(["--socket=w2", "--agents-dir=b"]) == ("w2", Path("b"))
+    for other in (["--help"], ["-L"], ["-L", "--help"], ["--agents-dir="], ["stray"], ["-L=x"]):
+        assert lean_options(other) is None, other  # typer answers these (help, usage errors: exit 2)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: False)
+    assert lean_options([]) is None  # not a terminal: the full CLI's exit 2

@@ -24,7 +24,7 @@ from agentlaunch.deck.rows import Sources
 from agentlaunch.deck.screens import Page
 from agentlaunch.live.status import status_dir
 from agentlaunch.live.tmux import Tmux
-from tests.test_deck import drive, message, record, table_rows
+from tests.test_deck import BRANCH, drive, message, record, table_rows
 from tests.test_tmux import HAVE_TMUX, add_agent_copies, panes, status_records, tmux, up
 
 if not HAVE_TMUX and not os.environ.get("CI"):
@@ -160,8 +160,8 @@ def test_new_with_a_worktree_and_a_first_prompt_then_its_diff_a_refused_remove_u
         assert tree != repo and (tree / ".git").is_file()
         (tree / "made.txt").write_text("the agent's change\n")  # what the agent would have written
         app.read_slow()
-        await until(pilot, lambda: "dirty 1" in row_of(app, "builder")[7], "the worktree dirty on its row")
-        assert row_of(app, "builder")[7].startswith("agentlaunch/builder +0 −0")
+        await until(pilot, lambda: "dirty 1" in row_of(app, "builder")[BRANCH], "the worktree dirty on its row")
+        assert row_of(app, "builder")[BRANCH].startswith("agentlaunch/builder +0 −0")
 
         await pilot.press("d")
         await until(pilot, lambda: isinstance(app.screen, Page) and "made.txt" in page_text(app), "the diff page")

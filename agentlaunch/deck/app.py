@@ -1,9 +1,10 @@
 """The deck itself: a Textual app with the list of agents, the selected one's pane, a message line and the keys.
 
 It learns of changes from the status records' folder (inotify where there is one, else the folder's mtime
-once a second), reads tmux's panes every few seconds (a pane dying writes no record) and the worktrees
-today's cost and the definitions (provider, model, a load problem) in a worker thread every 15 s. The preview is the selected pane only, captured again
-once a second and redrawn only when it changed.
+once a second), reads tmux's panes every few seconds (a pane dying writes no record) and the worktrees,
+today's cost and the definitions (provider, model, a load problem) in a worker thread every 15 s. The preview
+is the selected pane only, captured again once a second and redrawn only when it changed. The list is an
+:class:`~agentlaunch.deck.agent_list.AgentList`: a tick renders again only the rows whose text changed.
 """
 
 from __future__ import annotations

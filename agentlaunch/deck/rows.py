@@ -22,7 +22,8 @@ from agentlaunch.fsutil import read_regular
 from agentlaunch.live.life import STOPPED_OPTION, read_note
 from agentlaunch.live.status import RECORD_LIMIT, SESSION_OPTION, read_records
 from agentlaunch.live.tmux import AGENT_OPTION, Tmux
-from agentlaunch.usage.cache_clock import span, warmth_text
+from agentlaunch.usage.plan_limits import limits_text
+from agentlaunch.usage.warmth import cache_cell, span
 from agentlaunch.worktree import WorktreeState
 
 RED_STATES = frozenset({"asking", "stalled", "retrying"})
@@ -239,7 +240,7 @@ def gather(
 
 # -- cells ------------------------------------------------------------------------------------
 
-COLUMNS = ("agent", "state", "provider/model", "context", "cost", "today", "cache", "branch", "repo")
+COLUMNS = ("agent", "state", "provider/model", "context", "cost", "today", "cache", "plan limits", "branch", "repo")
 
 
 def how_long(row: Row, now: datetime) -> str:
@@ -286,11 +287,6 @@ def state_cell(row: Row, now: datetime) -> str:
     return text
 
 
-def cache_cell(d: dict[str, Any], now: datetime) -> str:
-    text = warmth_text(d, now) if d else None
-    return (text or "").removeprefix("cache ")
-
-
 def cells(row: Row, now: datetime | None = None) -> tuple[str, ...]:
     """The text of each column (:data:`COLUMNS`) for ``row`` at ``now``."""
     now = now or datetime.now(UTC)
@@ -298,4 +294,4 @@ def cells(row: Row, now: datetime | None = None) -> tuple[str, ...]:
     model = "/".join(x for x in (row.provider, row.model) if x)
     today = f"${row.today:.4f}" if row.today is not None else ""
     return (row.agent, state_cell(row, now), model, context_cell(d), str(d.get("cost") or ""), today, cache_cell(d, now),
-            branch_cell(row.worktree), Path(row.repo).name if row.repo else "")  # fmt: skip
+            limits_text(d, now) or "", branch_cell(row.worktree), Path(row.repo).name if row.repo else "")  # fmt: skip

@@ -9,8 +9,8 @@ from datetime import datetime
 from pathlib import Path
 
 from agentlaunch import worktree
-from agentlaunch.definitions.spec import agent_names, load_agent
 from agentlaunch.deck.rows import Definitions
+from agentlaunch.definitions.spec import agent_names, load_agent
 from agentlaunch.errors import AgentlaunchError
 from agentlaunch.usage.store import Store
 
