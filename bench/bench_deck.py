@@ -41,10 +41,10 @@ from agentlaunch.live.status import process_start  # noqa: E402
 TICK = os.sysconf("SC_CLK_TCK")
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU of ``pid`` and of its children it has waited for."""
+def cpu_seconds(pid: int, children: bool = True) -> float:
+    """User + system CPU of ``pid`` and (``children``) of its children it has waited for (the tmux clients it ran)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return sum(int(x) for x in fields[11:15]) / TICK
+    return sum(int(x) for x in fields[11 : 15 if children else 13]) / TICK
 
 
 class World:
@@ -139,11 +139,13 @@ def key_and_idle(world: World, idle: float) -> None:
     print(f"a key (Down, until the preview names the next agent): median {statistics.median(answers) * 1000:.0f} ms, "
           f"max {max(answers) * 1000:.0f} ms (target 50; includes capture-pane polling)")  # fmt: skip
     server = int(world.tmux("display-message", "-p", "#{pid}").strip())
-    deck0, server0, t0 = cpu_seconds(pid), cpu_seconds(server), time.perf_counter()
+    deck0, own0, server0, t0 = cpu_seconds(pid), cpu_seconds(pid, False), cpu_seconds(server), time.perf_counter()
     time.sleep(idle)
-    deck1, server1, t1 = cpu_seconds(pid), cpu_seconds(server), time.perf_counter()
-    print(f"idle {idle:.0f} s with 20 agents: deck {(deck1 - deck0) / (t1 - t0) * 100:.2f} % of a core (target 1 %), "
-          f"tmux server {(server1 - server0) / (t1 - t0) * 100:.2f} %")  # fmt: skip
+    deck1, own1, server1, t1 = cpu_seconds(pid), cpu_seconds(pid, False), cpu_seconds(server), time.perf_counter()
+    share = 100 / (t1 - t0)
+    print(f"idle {idle:.0f} s with 20 agents: deck {(deck1 - deck0) * share:.2f} % of a core (target 1 %; its own process "
+          f"{(own1 - own0) * share:.2f} %, the tmux clients it ran {(deck1 - deck0 - own1 + own0) * share:.2f} %), "
+          f"tmux server {(server1 - server0) * share:.2f} %")  # fmt: skip
 
 
 def main() -> None:

@@ -340,3 +340,21 @@ def test_the_lean_start_reads_the_deck_options_and_leaves_anything_else_to_the_f
         assert lean_options(other) is None, other  # typer answers these (help, usage errors: exit 2)
     monkeypatch.setattr(sys.stdout, "isatty", lambda: False)
     assert lean_options([]) is None  # not a terminal: the full CLI's exit 2
+
+
+def test_a_pane_that_shows_nothing_new_is_captured_less_often_and_a_change_brings_it_back(agents_dir: Path) -> None:
+    from agentlaunch.deck.app import QUIET_PANE_EVERY
+
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        app.preview_title = "agent · tmux s %1"
+        app._set_preview("agent · tmux s %1", "screen one")
+        assert app.capture_every == 1
+        for wait in range(2, QUIET_PANE_EVERY + 2):
+            app._set_preview("agent · tmux s %1", "screen one")
+            assert app.capture_every == min(wait, QUIET_PANE_EVERY)
+        app._set_preview("agent · tmux s %1", "screen two")
+        assert app.capture_every == 1 and "screen two" in str(app.query_one("#preview", Static).render())
+        app._set_preview("other · tmux s %2", "a late capture of a row no longer selected")
+        assert "screen two" in str(app.query_one("#preview", Static).render())
+
+    drive(Deck(sources(agents_dir), watch=False), script)

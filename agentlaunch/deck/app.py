@@ -40,6 +40,7 @@ TICK = 1.0  # seconds: countdowns, the preview's capture, the folder's mtime wit
 PANES_EVERY = 10.0  # seconds between two reads of tmux's panes when no record changed
 SLOW_EVERY = 15.0  # seconds between two reads of the worktrees, today's cost and the definitions
 SETTLE = 0.1  # seconds a burst of record writes is given before the list is read again
+QUIET_PANE_EVERY = 3  # ticks between two captures of a selected pane that showed nothing new the last times
 
 
 def style_of(row: Row) -> str:
@@ -87,6 +88,7 @@ class Deck(App[None]):
         self.last_panes = 0.0
         self.preview_key: tuple[str | None, str] = (None, "")
         self.preview_title: str | None = None
+        self.capture_every, self.since_capture = 1, 0  # ticks: 1, up to QUIET_PANE_EVERY while the pane stays the same
         self.refreshes = 0  # how many times the list was read (the bench and tests count them)
 
     def compose(self) -> ComposeResult:
@@ -166,8 +168,9 @@ class Deck(App[None]):
                 return
         if self._now() - self.last_panes >= PANES_EVERY:
             self.reload()
-        else:
-            self.draw()
+            return
+        self.since_capture += 1
+        self.draw(preview=self.since_capture >= self.capture_every)
 
     @work(thread=True, exclusive=True, group="slow")
     def read_slow(self) -> None:
@@ -188,7 +191,7 @@ class Deck(App[None]):
 
     # -- drawing ------------------------------------------------------------------------------
 
-    def draw(self) -> None:
+    def draw(self, preview: bool = True) -> None:
         """The list as it stands now (only the rows whose text changed are rendered again), then the preview."""
         try:
             table = self.query_one(AgentList)
@@ -204,7 +207,8 @@ class Deck(App[None]):
         title = f"{len(self.shown)} agents" + (f" matching {self.filter_text!r}" if needle else "")
         if table.border_title != title:
             table.border_title = title
-        self.show_preview()
+        if preview:
+            self.show_preview()
 
     def selected(self) -> Row | None:
         try:
@@ -224,6 +228,7 @@ class Deck(App[None]):
     def show_preview(self) -> None:
         """The selected agent's title at once; its pane's screen from a worker thread, redrawn only when it changed."""
         row = self.selected()
+        self.since_capture = 0
         if row is None:
             self.preview_title = "preview"
             self._set_preview("preview", "no agent yet: n starts one")
@@ -254,7 +259,12 @@ class Deck(App[None]):
             return
         if preview.border_title != visible(title):
             preview.border_title = visible(title)
-        if body is not None and (title, body) != self.preview_key:
+        if body is None:
+            return
+        # a pane that shows nothing new is captured less often; a record's change or a key captures it at once
+        same = (title, body) == self.preview_key
+        self.capture_every = min(self.capture_every + 1, QUIET_PANE_EVERY) if same else 1
+        if not same:
             self.preview_key = (title, body)
             preview.update(Text.from_ansi(body, no_wrap=True) if "\x1b" in body else Text(body))
 
