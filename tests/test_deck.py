@@ -184,7 +184,7 @@ def test_a_terminal_of_40_by_10_still_shows_the_list_the_preview_and_the_keys(ag
     async def script(app: Deck, pilot: Pilot[None]) -> None:
         assert app.size.width == 40 and app.size.height == 10
         assert table_rows(app)[0][0] == "needy"
-        await pilot.press("down", "down", "tab", "question_mark", "escape", "slash", "escape")
+        await pilot.press("down", "down", "tab", "question_mark", "escape", "slash", "escape", "n", "enter", "escape")
         assert app.query_one(AgentList).size.height >= 2
         text = app.export_screenshot()
         assert "needy" in text
@@ -358,3 +358,69 @@ def test_a_pane_that_shows_nothing_new_is_captured_less_often_and_a_change_bring
         assert "screen two" in str(app.query_one("#preview", Static).render())
 
     drive(Deck(sources(agents_dir), watch=False), script)
+
+
+def test_n_picks_a_definition_from_a_filtered_list_then_its_prompt_worktree_and_session(
+    agents_dir: Path, monkeypatch: Any
+) -> None:
+    from textual.widgets import Checkbox, Label, OptionList
+
+    from agentlaunch.deck import actions
+    from agentlaunch.deck.picker import PickDefinition, StartForm
+
+    ran: list[list[str]] = []
+    monkeypatch.setattr(actions, "agentlaunch", lambda args, socket, cwd=None: ran.append(args) or actions.Outcome(0, "ok"))
+    (agents_dir / "broken").mkdir()
+    (agents_dir / "broken" / "agent.yaml").write_text("provider: claude\nno_such_field: 1\n")
+
+    def options(app: Deck) -> list[str]:
+        listed = app.screen.query_one(OptionList)
+        return [str(listed.get_option_at_index(i).prompt) for i in range(listed.option_count)]
+
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        await settle(pilot, lambda: app.sources.definitions.get("broken"), app, "the definitions loaded")
+        await pilot.press("n")
+        assert isinstance(app.screen, PickDefinition)
+        listed = options(app)
+        assert [o.split()[0] for o in listed] == ["broken", "demo", "planner", "reviewer"]
+        assert "claude" in next(o for o in listed if o.startswith("reviewer"))  # what it runs
+        assert "⚠ definition: " in next(o for o in listed if o.startswith("broken"))  # what is wrong with it
+        await pilot.press("down", "down")
+        assert app.screen.query_one(OptionList).highlighted == 2
+        await pilot.press(*"zzz")
+        assert options(app) == ["no definition matches"]
+        await pilot.press("enter")  # nothing to pick: the picker stays
+        assert isinstance(app.screen, PickDefinition)
+        await pilot.press("backspace", "backspace", "backspace", *"view")
+        assert [o.split()[0] for o in options(app)] == ["reviewer"]
+        await pilot.press("enter")
+        assert isinstance(app.screen, StartForm) and app.screen.agent == "reviewer"
+
+        await pilot.press(*"review the diff", "down", "space", "down", *"a b", "enter")  # a session tmux would misread
+        assert isinstance(app.screen, StartForm) and "not allowed" in str(app.screen.query_one("#problem", Label).render())
+        assert app.screen.query_one("#worktree", Checkbox).value is True
+        await pilot.press("backspace", "backspace", "backspace", *"team-a", "enter")
+        await settle(pilot, lambda: len(ran) == 2, app, "tmux up, then send")
+        assert ran[0] == ["tmux", "up", "reviewer", "--no-attach", "--worktree", "--session", "team-a",
+                          "--agents-dir", str(agents_dir)]  # fmt: skip
+        assert ran[1] == ["send", "reviewer", "review the diff"]
+
+        await pilot.press("n", *"demo", "enter", "enter")  # no prompt, no worktree, tmux up's own session
+        await settle(pilot, lambda: len(ran) == 3, app, "the second start")
+        assert ran[2] == ["tmux", "up", "demo", "--no-attach", "--agents-dir", str(agents_dir)]
+        await pilot.press("n", "escape", "n", "enter", "escape")  # Escape at either step starts nothing
+        await pilot.pause()
+        assert len(ran) == 3 and not isinstance(app.screen, PickDefinition | StartForm)
+
+    drive(Deck(sources(agents_dir)), script)
+
+
+def test_n_without_definitions_says_where_it_looked(tmp_path: Path) -> None:
+    empty = tmp_path / "none-here"
+    empty.mkdir()
+
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        await pilot.press("n")
+        assert message(app) == f"no agent is defined in {empty}: agentlaunch init makes one"
+
+    drive(Deck(sources(empty)), script)

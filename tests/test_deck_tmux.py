@@ -151,7 +151,8 @@ def test_new_with_a_worktree_and_a_first_prompt_then_its_diff_a_refused_remove_u
 
     async def script(app: Deck, pilot: Pilot[None]) -> None:
         await pilot.press("n")
-        await pilot.press("ctrl+a", "ctrl+k", *"builder --worktree build the thing", "enter")
+        await pilot.press(*"builder", "enter")  # the definition, filtered
+        await pilot.press(*"build the thing", "down", "space", "enter")  # its first prompt, in a worktree
         await until(pilot, lambda: row_of(app, "builder")[1:2] and row_of(app, "builder")[1].startswith("waiting"),
                     "builder started", 60)  # fmt: skip
         app.query_one("#agents").move_cursor(row=[r[0] for r in table_rows(app)].index("builder"))  # type: ignore[attr-defined]

@@ -28,9 +28,12 @@ from textual.widgets import Footer, Static
 
 from agentlaunch.deck import actions
 from agentlaunch.deck.agent_list import AgentList, Line
-from agentlaunch.deck.rows import COLUMNS, NEEDS_YOU, RED_STATES, Definitions, Row, Sources, cells, gather
+from agentlaunch.deck.picker import Choice, NewAgent, PickDefinition, StartForm
+from agentlaunch.deck.rows import COLUMNS, NEEDS_YOU, RED_STATES, Definitions, Row, Sources, cells, definition, gather
 from agentlaunch.deck.screens import KEYS_HELP, Ask, Confirm, Page
 from agentlaunch.deck.slow import load_definitions, today_costs, worktree_states
+from agentlaunch.definitions.spec import agent_names
+from agentlaunch.errors import AgentlaunchError
 from agentlaunch.live.tmux import Tmux
 from agentlaunch.providers.native.dir_watch import GONE, MASK, DirWatch, open_watch
 from agentlaunch.visible import visible
@@ -357,27 +360,44 @@ class Deck(App[None]):
             self.run_command(["fork", row.agent, *self._agents_args()], f"forking {row.agent}")
 
     def action_new(self) -> None:
-        row = self.selected()
-        hint = "start: NAME [--worktree] [--session TMUX_SESSION] [first prompt…]"
-        self.push_screen(Ask(hint, row.agent if row else ""), self._new)
-
-    def _new(self, text: str | None) -> None:
-        words = (text or "").split()
-        if not words:
+        """n: a definition from the agents directory (filtered as one types), then its first prompt, worktree, session."""
+        choices = self.choices()
+        if not choices:
+            where = self.sources.agents_dir
+            self.say(f"no agent is defined in {where}: agentlaunch init makes one" if where else "no agents directory")
             return
-        name, args, rest = words[0], ["tmux", "up", words[0], "--no-attach", *self._agents_args()], words[1:]
-        while rest and rest[0] in ("--worktree", "--session"):
-            flag = rest.pop(0)
-            args += [flag] if flag == "--worktree" else [flag, rest.pop(0) if rest else ""]
-        prompt = " ".join(rest)
+        self.push_screen(PickDefinition(choices), self._picked)
+
+    def choices(self) -> list[Choice]:
+        if self.sources.agents_dir is None:
+            return []
+        try:
+            names = agent_names(self.sources.agents_dir)
+        except AgentlaunchError:
+            return []
+        found = []
+        for name in names:
+            provider, model, problem = definition(self.sources, name)
+            found.append(Choice(name, f"⚠ {problem}" if problem else "/".join(x for x in (provider, model) if x)))
+        return found
+
+    def _picked(self, name: str | None) -> None:
+        if name is not None:
+            sessions = sorted({r.tmux_session for r in self.rows if r.tmux_session})
+            self.push_screen(StartForm(name, sessions), self._new)
+
+    def _new(self, new: NewAgent | None) -> None:
+        if new is None:
+            return
+        args = [*new.up_args(), *self._agents_args()]
 
         def start() -> actions.Outcome:
             done = actions.agentlaunch(args, self.socket)
-            if done.ok and prompt:
-                return actions.agentlaunch(["send", name, prompt], self.socket)
+            if done.ok and new.prompt:
+                return actions.agentlaunch(["send", new.name, new.prompt], self.socket)
             return done
 
-        self._in_thread(start, f"starting {name}")
+        self._in_thread(start, f"starting {new.name}")
 
     def action_diff(self) -> None:
         row = self._need_row()
