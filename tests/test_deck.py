@@ -424,3 +424,36 @@ def test_n_without_definitions_says_where_it_looked(tmp_path: Path) -> None:
         assert message(app) == f"no agent is defined in {empty}: agentlaunch init makes one"
 
     drive(Deck(sources(empty)), script)
+
+
+def test_the_docs_screenshot_is_written_only_when_the_screen_differs_in_substance(tmp_path: Path) -> None:
+    from textual.app import App, ComposeResult
+
+    from tests.support.screenshot import save_if_changed
+
+    class Shot(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Static("demo waiting for 5s · session 0b6c6f2e-1d2a-4c3b-9e8f-0a1b2c3d4e5f · warm until 02:56:18", id="s")
+
+    shot = tmp_path / "shot.svg"
+    written: list[bool] = []
+
+    async def main() -> None:
+        async with Shot().run_test(size=(100, 5)) as pilot:
+            static = pilot.app.query_one("#s", Static)
+            written.append(save_if_changed(pilot.app, shot))
+            first = shot.read_text()
+            static.update("demo waiting for 1m12s · session 9d0c6f2e-1d2a-4c3b-9e8f-0a1b2c3d4e5f · warm until 03:01:00")
+            await pilot.pause()
+            written.append(save_if_changed(pilot.app, shot))  # only what varies from run to run changed
+            assert shot.read_text() == first
+            static.update("demo asking for 5s · session 0b6c6f2e-1d2a-4c3b-9e8f-0a1b2c3d4e5f · warm until 02:56:18")
+            await pilot.pause()
+            written.append(save_if_changed(pilot.app, shot))  # a state changed: that is substance
+            static.styles.color = "red"
+            await pilot.pause()
+            written.append(save_if_changed(pilot.app, shot))  # so is a colour
+
+    asyncio.run(main())
+    assert written == [True, False, True, True]
+    assert shot.read_text().startswith("<svg") and "asking" in shot.read_text()

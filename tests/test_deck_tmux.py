@@ -25,6 +25,7 @@ from agentlaunch.deck.screens import Page
 from agentlaunch.live.status import status_dir
 from agentlaunch.live.tmux import Tmux
 from tests.test_deck import BRANCH, drive, message, record, table_rows
+from tests.support.screenshot import save_if_changed
 from tests.test_tmux import HAVE_TMUX, add_agent_copies, panes, status_records, tmux, up
 
 if not HAVE_TMUX and not os.environ.get("CI"):
@@ -88,7 +89,9 @@ def test_preview_send_stop_restart_and_a_dying_tmux_server(socket: str, agents_d
         await pilot.press("s")
         await pilot.press(*"hello deck", "enter")
         await until(pilot, lambda: 'You said: "hello deck"' in preview_joined(app), "the answer in the preview")
-        app.save_screenshot(str(DOCS_SHOT))
+        await until(pilot, lambda: preview(app).rstrip().endswith("›") and row_of(app, "demo")[1].startswith("waiting"),
+                    "the prompt back after the answer")  # the same screen each run: no half-finished turn
+        save_if_changed(app, DOCS_SHOT)
 
         await pilot.press("x", "y")
         await until(pilot, lambda: row_of(app, "demo")[1] == "stopped", "demo stopped", 40)
