@@ -408,9 +408,15 @@ def test_n_picks_a_definition_from_a_filtered_list_then_its_prompt_worktree_and_
         await pilot.press("n", *"demo", "enter", "enter")  # no prompt, no worktree, tmux up's own session
         await settle(pilot, lambda: len(ran) == 3, app, "the second start")
         assert ran[2] == ["tmux", "up", "demo", "--no-attach", "--agents-dir", str(agents_dir)]
+        await pilot.press("n", *"plan", "enter", "ctrl+t", "ctrl+t", "ctrl+t", "down", "space", "enter")  # ticked thrice
+        await settle(pilot, lambda: len(ran) == 4, app, "the third start")  # Space on the box unticked it; Enter there starts
+        assert ran[3] == ["tmux", "up", "planner", "--no-attach", "--agents-dir", str(agents_dir)]
+        await pilot.press("n", *"plan", "enter", "down", "space", "enter")  # Enter on the ticked box starts, ticked
+        await settle(pilot, lambda: len(ran) == 5, app, "the fourth start")
+        assert ran[4] == ["tmux", "up", "planner", "--no-attach", "--worktree", "--agents-dir", str(agents_dir)]
         await pilot.press("n", "escape", "n", "enter", "escape")  # Escape at either step starts nothing
         await pilot.pause()
-        assert len(ran) == 3 and not isinstance(app.screen, PickDefinition | StartForm)
+        assert len(ran) == 5 and not isinstance(app.screen, PickDefinition | StartForm)
 
     drive(Deck(sources(agents_dir)), script)
 
@@ -457,3 +463,17 @@ def test_the_docs_screenshot_is_written_only_when_the_screen_differs_in_substanc
     asyncio.run(main())
     assert written == [True, False, True, True]
     assert shot.read_text().startswith("<svg") and "asking" in shot.read_text()
+
+
+def test_after_a_dialog_the_arrows_move_the_list_again(agents_dir: Path) -> None:
+    record("calm", "thinking", 5)
+
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        table = app.query_one(AgentList)
+        await pilot.press("slash", "escape", "n", "escape", "question_mark", "escape")
+        assert app.focused is table
+        before = table.cursor_row
+        await pilot.press("down")
+        assert table.cursor_row == before + 1
+
+    drive(Deck(sources(agents_dir)), script)

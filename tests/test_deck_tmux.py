@@ -24,8 +24,8 @@ from agentlaunch.deck.rows import Sources
 from agentlaunch.deck.screens import Page
 from agentlaunch.live.status import status_dir
 from agentlaunch.live.tmux import Tmux
-from tests.test_deck import BRANCH, drive, message, record, table_rows
 from tests.support.screenshot import save_if_changed
+from tests.test_deck import BRANCH, drive, message, record, table_rows
 from tests.test_tmux import HAVE_TMUX, add_agent_copies, panes, status_records, tmux, up
 
 if not HAVE_TMUX and not os.environ.get("CI"):

@@ -71,6 +71,7 @@ class PickDefinition(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         self.show(self.typed)
+        self.query_one("#filter", Input).focus()
 
     def matching(self, text: str) -> list[Choice]:
         needle = text.strip().lower()
@@ -107,12 +108,22 @@ class PickDefinition(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class StartForm(ModalScreen[NewAgent | None]):
-    """The first prompt, a worktree or not, the tmux session; ↑ ↓ move between them, Space ticks, Enter starts."""
+class Tick(Checkbox, inherit_bindings=False):
+    """A checkbox Space ticks; Enter is the form's, never the box's."""
 
+    BINDINGS = [Binding("space", "toggle_button", "tick", show=False)]
+
+
+class StartForm(ModalScreen[NewAgent | None]):
+    """The first prompt, a worktree or not, the tmux session; ↑ ↓ move between them, Ctrl+T ticks, Enter starts."""
+
+    # Keys typed in a burst (a paste, send-keys) reach an input through its own queue, while a priority binding
+    # acts at once: Enter as one would start the form before the prompt's last letters are in it. So Enter is the
+    # input's (Submitted) or, on the box, the screen's own; only ticking (order-free) is a priority key.
     BINDINGS = [
         Binding("escape", "cancel", "cancel"),
-        Binding("enter", "start", "start", priority=True),
+        Binding("enter", "start", "start"),
+        Binding("ctrl+t", "tick", "worktree", priority=True),
         Binding("down", "app.focus_next", show=False),
         Binding("up", "app.focus_previous", show=False),
     ]
@@ -125,12 +136,22 @@ class StartForm(ModalScreen[NewAgent | None]):
     def compose(self) -> ComposeResult:
         running = f" (running: {', '.join(self.sessions)})" if self.sessions else ""
         with Vertical():
-            yield Label(f"start {self.agent}: ↑ ↓ between the fields, Space ticks, Enter starts, Escape cancels", markup=False)
+            keys = "↑ ↓ between the fields, Ctrl+T (or Space on it) ticks, Enter starts, Escape cancels"
+            yield Label(f"start {self.agent}: {keys}", markup=False)
             yield Input(placeholder="first prompt (optional)", id="prompt")
-            yield Checkbox(f"in its own git worktree (branch agentlaunch/{self.agent})", id="worktree")
+            yield Tick(f"in its own git worktree (branch agentlaunch/{self.agent})", id="worktree")
             yield Label(f"tmux session, the team it joins{running}; empty: the one it ran in, else agentlaunch", markup=False)
             yield Input(value=self.session, placeholder="agentlaunch", id="session")
             yield Label("", id="problem", markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#prompt", Input).focus()  # at once: keys typed right after the form shows are the prompt's
+
+    def on_input_submitted(self, _event: Input.Submitted) -> None:
+        self.action_start()
+
+    def action_tick(self) -> None:
+        self.query_one("#worktree", Tick).toggle()
 
     def action_start(self) -> None:
         session = self.query_one("#session", Input).value.strip()
@@ -142,7 +163,7 @@ class StartForm(ModalScreen[NewAgent | None]):
                 self.query_one("#session", Input).focus()
                 return
         prompt = self.query_one("#prompt", Input).value.strip()
-        self.dismiss(NewAgent(self.agent, prompt, self.query_one("#worktree", Checkbox).value, session))
+        self.dismiss(NewAgent(self.agent, prompt, self.query_one("#worktree", Tick).value, session))
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -46,6 +46,9 @@ class Ask(ModalScreen[str | None]):
             yield Label(self.question)
             yield Input(value=self.value, id="answer")
 
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()  # at once: keys typed right after the question shows are the answer's
+
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value)
 
