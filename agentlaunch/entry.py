@@ -10,6 +10,8 @@ import sys
 def main() -> None:
     if sys.argv[1:2] == ["status"]:
         lean_status(sys.argv[2:])
+    if sys.argv[1:2] == ["deck"]:
+        lean_deck(sys.argv[2:])
     if sys.argv[1:2] == ["run"]:  # only `run` starts a CLI: no other command imports the early start
         from agentlaunch.launch import prespawn
 
@@ -31,6 +33,23 @@ def lean_status(args: list[str]) -> None:
     code = answer(args)
     if code is not None:
         exit_now(code)
+
+
+def lean_deck(args: list[str]) -> None:
+    """``deck`` with its options (or none) in a terminal, without the full CLI; anything else returns to it."""
+    from agentlaunch.deck.start import lean_options, run_deck
+    from agentlaunch.errors import AgentlaunchError
+
+    options = lean_options(args)
+    if options is None:
+        return
+    try:
+        run_deck(*options)
+    except AgentlaunchError as exc:
+        print("\n".join([*(f"error: {line}" for line in exc.message.splitlines()), *([f"hint: {exc.hint}"] if exc.hint else [])]),
+              file=sys.stderr)  # fmt: skip
+        exit_now(int(exc.exit_code))
+    exit_now(0)
 
 
 def exit_code(exc: SystemExit) -> int:

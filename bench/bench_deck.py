@@ -1,6 +1,6 @@
 """The deck with 20 live agents: its first frame, a key answered, its CPU while idle.
 
-Run: ``python bench/bench_deck.py [--agents 20] [--rounds 5] [--idle 20]``
+Run: ``python bench/bench_deck.py [--agents 20] [--rounds 5] [--idle 20] [--compile]``
 
 The bench makes its own world in temporary folders: a private tmux server with one pane per
 agent (a ``sleep`` standing for the agent's launch, carrying the agent's pane option) and a
@@ -20,6 +20,7 @@ capture-pane (polled every 5 ms: the figures carry that much).
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import shutil
@@ -40,10 +41,10 @@ from agentlaunch.live.status import process_start  # noqa: E402
 TICK = os.sysconf("SC_CLK_TCK")
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU of ``pid`` and of its children it has waited for."""
+def cpu_seconds(pid: int, children: bool = True) -> float:
+    """User + system CPU of ``pid`` and (``children``) of its children it has waited for (the tmux clients it ran)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return sum(int(x) for x in fields[11:15]) / TICK
+    return sum(int(x) for x in fields[11 : 15 if children else 13]) / TICK
 
 
 class World:
@@ -138,11 +139,13 @@ def key_and_idle(world: World, idle: float) -> None:
     print(f"a key (Down, until the preview names the next agent): median {statistics.median(answers) * 1000:.0f} ms, "
           f"max {max(answers) * 1000:.0f} ms (target 50; includes capture-pane polling)")  # fmt: skip
     server = int(world.tmux("display-message", "-p", "#{pid}").strip())
-    deck0, server0, t0 = cpu_seconds(pid), cpu_seconds(server), time.perf_counter()
+    deck0, own0, server0, t0 = cpu_seconds(pid), cpu_seconds(pid, False), cpu_seconds(server), time.perf_counter()
     time.sleep(idle)
-    deck1, server1, t1 = cpu_seconds(pid), cpu_seconds(server), time.perf_counter()
-    print(f"idle {idle:.0f} s with 20 agents: deck {(deck1 - deck0) / (t1 - t0) * 100:.2f} % of a core (target 1 %), "
-          f"tmux server {(server1 - server0) / (t1 - t0) * 100:.2f} %")  # fmt: skip
+    deck1, own1, server1, t1 = cpu_seconds(pid), cpu_seconds(pid, False), cpu_seconds(server), time.perf_counter()
+    share = 100 / (t1 - t0)
+    print(f"idle {idle:.0f} s with 20 agents: deck {(deck1 - deck0) * share:.2f} % of a core (target 1 %; its own process "
+          f"{(own1 - own0) * share:.2f} %, the tmux clients it ran {(deck1 - deck0 - own1 + own0) * share:.2f} %), "
+          f"tmux server {(server1 - server0) * share:.2f} %")  # fmt: skip
 
 
 def main() -> None:
@@ -150,7 +153,16 @@ def main() -> None:
     parser.add_argument("--agents", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--idle", type=float, default=20.0)
+    parser.add_argument("--compile", action="store_true",
+                        help="byte-compile this tree first: with PYTHONDONTWRITEBYTECODE set, every run compiles each "
+                             "agentlaunch module it imports, as an installed copy never does")  # fmt: skip
     args = parser.parse_args()
+    if args.compile:
+        compileall.compile_dir(str(REPO / "agentlaunch"), quiet=1)
+    with open("/proc/loadavg") as fh:
+        load = fh.read().split()[:3]
+    print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, load average {' '.join(load)} on {os.cpu_count()} cores; "
+          f"bytecode {'compiled first' if args.compile else 'as found'}")  # fmt: skip
     world = World(args.agents)
     try:
         first_frames(world, args.rounds)

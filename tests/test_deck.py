@@ -18,16 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from agentlaunch import paths, worktree
+from agentlaunch.deck.agent_list import AgentList
 from agentlaunch.deck.app import Deck
-from agentlaunch.deck.rows import Sources
+from agentlaunch.deck.rows import COLUMNS, Sources
 from agentlaunch.deck.screens import Page
 from agentlaunch.live.status import process_start, status_dir
 from tests.helpers import run_cli
 
 Script = Callable[[Deck, Pilot[None]], Awaitable[None]]
+BRANCH, REPO, LIMITS = COLUMNS.index("branch"), COLUMNS.index("repo"), COLUMNS.index("plan limits")
 
 
 def record(name: str, state: str, ago: float = 0, **extra: Any) -> Path:
@@ -72,13 +74,12 @@ async def settle(pilot: Pilot[None], condition: Callable[[], object], app: Deck,
 
 
 def table_rows(app: Deck) -> list[list[str]]:
-    table = app.query_one(DataTable)
-    return [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+    table = app.query_one(AgentList)
+    return [list(table.get_row_at(i)) for i in range(table.row_count)]
 
 
 def state_style(app: Deck, index: int) -> str:
-    cell = app.query_one(DataTable).get_row_at(index)[1]
-    return str(getattr(cell, "style", ""))
+    return app.query_one(AgentList).style_at(index)
 
 
 def message(app: Deck) -> str:
@@ -100,6 +101,7 @@ def test_asking_and_stalled_agents_come_first_in_red_with_how_long(agents_dir: P
         idle = next(r for r in rows if r[0] == "idle")
         assert idle[1].startswith("waiting for ") and idle[2] == "claude/claude-sonnet-4-5"
         assert idle[3] == "41.2% · 80,210 left" and idle[4] == "$0.1234" and idle[6].startswith("warm 3m")
+        assert idle[LIMITS] == ""  # an API key: the CLI reports no plan limits
         odd = next(r for r in rows if r[0] == "odd")
         assert odd[1].startswith("a-state-from-a-newer-launch")  # a state the deck does not know is shown as it is
         defined = {r[0]: r[1] for r in rows if r[0] in ("demo", "planner", "reviewer")}
@@ -123,13 +125,15 @@ def test_a_record_that_is_not_json_and_a_broken_definition_each_say_so_on_their_
     (agents_dir / "broken" / "agent.yaml").write_text("provider: claude\nno_such_field: 1\n")
 
     async def script(app: Deck, pilot: Pilot[None]) -> None:
+        # the definitions are loaded in a worker thread, after the first frame
+        await settle(pilot, lambda: "⚠" in {r[0]: r for r in table_rows(app)}["broken"][1], app, "the broken definition")
         rows = {r[0]: r for r in table_rows(app)}
         assert rows["junk"][1] == "unreadable ⚠ status record junk.json is not JSON"
         assert rows["list"][1] == "unreadable ⚠ status record list.json is not a JSON object"
         assert rows["broken"][1].startswith("not running ⚠ definition: ") and "no_such_field" in rows["broken"][1]
         assert rows["fine"][1].startswith("waiting")
         index = [r[0] for r in table_rows(app)].index("broken")
-        app.query_one(DataTable).move_cursor(row=index)
+        app.query_one(AgentList).move_cursor(row=index)
         await pilot.pause()
         assert "no_such_field" in message(app)  # the selected row's problem in full on the message line
         assert "no_such_field" in str(app.query_one("#preview", Static).render())
@@ -180,8 +184,8 @@ def test_a_terminal_of_40_by_10_still_shows_the_list_the_preview_and_the_keys(ag
     async def script(app: Deck, pilot: Pilot[None]) -> None:
         assert app.size.width == 40 and app.size.height == 10
         assert table_rows(app)[0][0] == "needy"
-        await pilot.press("down", "down", "tab", "question_mark", "escape", "slash", "escape")
-        assert app.query_one(DataTable).size.height >= 2
+        await pilot.press("down", "down", "tab", "question_mark", "escape", "slash", "escape", "n", "enter", "escape")
+        assert app.query_one(AgentList).size.height >= 2
         text = app.export_screenshot()
         assert "needy" in text
 
@@ -220,19 +224,19 @@ def test_a_repository_deleted_under_a_worktree_is_said_on_the_row_and_the_others
 
     async def script(app: Deck, pilot: Pilot[None]) -> None:
         # the worktrees are read in a worker thread
-        await settle(pilot, lambda: any("agentlaunch/demo" in r[7] for r in table_rows(app)), app, "the worktree")
+        await settle(pilot, lambda: any("agentlaunch/demo" in r[BRANCH] for r in table_rows(app)), app, "the worktree")
         rows = {r[0]: r for r in table_rows(app)}
-        assert rows["reviewer"][7] == "agentlaunch/demo +0 −0 dirty 1" and rows["reviewer"][8] == "repo"
+        assert rows["reviewer"][BRANCH] == "agentlaunch/demo +0 −0 dirty 1" and rows["reviewer"][REPO] == "repo"
         shutil.rmtree(repo)
         app.read_slow()
-        await settle(pilot, lambda: "broken" in {r[0]: r for r in table_rows(app)}["reviewer"][7], app, "broken")
+        await settle(pilot, lambda: "broken" in {r[0]: r for r in table_rows(app)}["reviewer"][BRANCH], app, "broken")
         rows = {r[0]: r for r in table_rows(app)}
-        assert rows["reviewer"][7].startswith("broken: ") and rows["reviewer"][1].startswith("waiting")
+        assert rows["reviewer"][BRANCH].startswith("broken: ") and rows["reviewer"][1].startswith("waiting")
         assert rows["planner"][1] == "not running"  # the others still show
         await pilot.press("d")  # the diff page of a broken worktree says what git said
         assert isinstance(app.screen, Page)
         body = str(app.screen.body)
-        assert body.startswith("git cannot read this worktree: ") and rows["reviewer"][7].removeprefix("broken: ") in body
+        assert body.startswith("git cannot read this worktree: ") and rows["reviewer"][BRANCH].removeprefix("broken: ") in body
 
     drive(Deck(sources(agents_dir)), script)
 
@@ -255,9 +259,9 @@ def test_merge_from_the_diff_page_is_refused_while_dirty_then_merges_and_removes
 
     async def open_diff(app: Deck, pilot: Pilot[None]) -> None:
         app.read_slow()
-        await settle(pilot, lambda: any(r[0] == "demo" and r[7].startswith("agentlaunch/demo") for r in table_rows(app)), app,
-                     "demo's worktree")  # fmt: skip
-        app.query_one(DataTable).move_cursor(row=[r[0] for r in table_rows(app)].index("demo"))
+        shown = lambda: any(r[0] == "demo" and r[BRANCH].startswith("agentlaunch/demo") for r in table_rows(app))  # noqa: E731
+        await settle(pilot, shown, app, "demo's worktree")
+        app.query_one(AgentList).move_cursor(row=[r[0] for r in table_rows(app)].index("demo"))
         await pilot.press("d")
         assert isinstance(app.screen, Page) and "done.txt" in str(app.screen.body)
 
@@ -274,5 +278,202 @@ def test_merge_from_the_diff_page_is_refused_while_dirty_then_merges_and_removes
         await settle(pilot, lambda: "worktree removed" in message(app), app, "the merge")
         assert message(app) == "merged agentlaunch/demo into main; worktree removed"
         assert (repo / "done.txt").read_text() == "the agent's work\n" and not path.exists()
+
+    drive(Deck(sources(agents_dir)), script)
+
+
+def test_a_tick_renders_again_only_the_rows_whose_text_changed(agents_dir: Path) -> None:
+    for i in range(6):  # no countdown on these rows: nothing of theirs changes from one second to the next
+        record(f"calm{i}", "thinking", state_since=None, cache=None)
+
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        table = app.query_one(AgentList)
+        await pilot.pause()
+        before = table.rendered
+        assert before >= 6
+        for _ in range(3):
+            app.tick()
+            await pilot.pause()
+        assert table.rendered == before  # nothing changed: nothing rendered again
+        record("calm3", "thinking", state_since=None, cache=None, cost="$0.9999")
+        app.reload()
+        await pilot.pause()
+        assert next(r for r in table_rows(app) if r[0] == "calm3")[4] == "$0.9999"
+        assert table.rendered == before + 1  # that row only
+        await pilot.press("down")
+        assert table.rendered == before + 3  # the row the cursor left and the one it reached
+
+    drive(Deck(sources(agents_dir), watch=False), script)
+
+
+def test_the_claude_plan_limits_show_on_the_row_as_the_status_table_says_them(agents_dir: Path) -> None:
+    from agentlaunch.usage.plan_limits import limits_text
+
+    resets = datetime.now(UTC) + timedelta(hours=3)
+    limits = {"five_hour": {"used_percent": 42.0, "resets_at": resets.isoformat(timespec="seconds")},
+              "seven_day": {"used_percent": 10, "resets_at": None}}  # fmt: skip
+    record("subscriber", "waiting", 3, rate_limits=limits)
+    record("odd", "waiting", 3, rate_limits={"five_hour": {"used_percent": "lots"}})  # not a window: nothing shown
+    want = limits_text({"rate_limits": limits}, datetime.now(UTC))
+    assert want == f"5h 42% · resets {resets.astimezone():%H:%M} · 7d 10%"
+
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        rows = {r[0]: r for r in table_rows(app)}
+        assert rows["subscriber"][LIMITS] == want and rows["odd"][LIMITS] == ""
+        table = app.query_one(AgentList)
+        drawn = [table.render_line(y).text for y in range(table.size.height)]
+        assert any(line.startswith("subscriber") and want in line for line in drawn), drawn  # drawn, not only held
+
+    drive(Deck(sources(agents_dir)), script, size=(200, 30))
+
+
+def test_the_lean_start_reads_the_deck_options_and_leaves_anything_else_to_the_full_cli(monkeypatch: Any) -> None:
+    from agentlaunch.deck.start import lean_options
+
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setenv("AGENTLAUNCH_TMUX_SOCKET", "from-env")
+    assert lean_options([]) == ("from-env", None)
+    assert lean_options(["-L", "work", "--agents-dir", "a"]) == ("work", Path("a"))
+    assert lean_options(["--socket=w2", "--agents-dir=b"]) == ("w2", Path("b"))
+    for other in (["--help"], ["-L"], ["-L", "--help"], ["--agents-dir="], ["stray"], ["-L=x"]):
+        assert lean_options(other) is None, other  # typer answers these (help, usage errors: exit 2)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: False)
+    assert lean_options([]) is None  # not a terminal: the full CLI's exit 2
+
+
+def test_a_pane_that_shows_nothing_new_is_captured_less_often_and_a_change_brings_it_back(agents_dir: Path) -> None:
+    from agentlaunch.deck.app import QUIET_PANE_EVERY
+
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        app.preview_title = "agent · tmux s %1"
+        app._set_preview("agent · tmux s %1", "screen one")
+        assert app.capture_every == 1
+        for wait in range(2, QUIET_PANE_EVERY + 2):
+            app._set_preview("agent · tmux s %1", "screen one")
+            assert app.capture_every == min(wait, QUIET_PANE_EVERY)
+        app._set_preview("agent · tmux s %1", "screen two")
+        assert app.capture_every == 1 and "screen two" in str(app.query_one("#preview", Static).render())
+        app._set_preview("other · tmux s %2", "a late capture of a row no longer selected")
+        assert "screen two" in str(app.query_one("#preview", Static).render())
+
+    drive(Deck(sources(agents_dir), watch=False), script)
+
+
+def test_n_picks_a_definition_from_a_filtered_list_then_its_prompt_worktree_and_session(
+    agents_dir: Path, monkeypatch: Any
+) -> None:
+    from textual.widgets import Checkbox, Label, OptionList
+
+    from agentlaunch.deck import actions
+    from agentlaunch.deck.picker import PickDefinition, StartForm
+
+    ran: list[list[str]] = []
+    monkeypatch.setattr(actions, "agentlaunch", lambda args, socket, cwd=None: ran.append(args) or actions.Outcome(0, "ok"))
+    (agents_dir / "broken").mkdir()
+    (agents_dir / "broken" / "agent.yaml").write_text("provider: claude\nno_such_field: 1\n")
+
+    def options(app: Deck) -> list[str]:
+        listed = app.screen.query_one(OptionList)
+        return [str(listed.get_option_at_index(i).prompt) for i in range(listed.option_count)]
+
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        await settle(pilot, lambda: app.sources.definitions.get("broken"), app, "the definitions loaded")
+        await pilot.press("n")
+        assert isinstance(app.screen, PickDefinition)
+        listed = options(app)
+        assert [o.split()[0] for o in listed] == ["broken", "demo", "planner", "reviewer"]
+        assert "claude" in next(o for o in listed if o.startswith("reviewer"))  # what it runs
+        assert "⚠ definition: " in next(o for o in listed if o.startswith("broken"))  # what is wrong with it
+        await pilot.press("down", "down")
+        assert app.screen.query_one(OptionList).highlighted == 2
+        await pilot.press(*"zzz")
+        assert options(app) == ["no definition matches"]
+        await pilot.press("enter")  # nothing to pick: the picker stays
+        assert isinstance(app.screen, PickDefinition)
+        await pilot.press("backspace", "backspace", "backspace", *"view")
+        assert [o.split()[0] for o in options(app)] == ["reviewer"]
+        await pilot.press("enter")
+        assert isinstance(app.screen, StartForm) and app.screen.agent == "reviewer"
+
+        await pilot.press(*"review the diff", "down", "space", "down", *"a b", "enter")  # a session tmux would misread
+        assert isinstance(app.screen, StartForm) and "not allowed" in str(app.screen.query_one("#problem", Label).render())
+        assert app.screen.query_one("#worktree", Checkbox).value is True
+        await pilot.press("backspace", "backspace", "backspace", *"team-a", "enter")
+        await settle(pilot, lambda: len(ran) == 2, app, "tmux up, then send")
+        assert ran[0] == ["tmux", "up", "reviewer", "--no-attach", "--worktree", "--session", "team-a",
+                          "--agents-dir", str(agents_dir)]  # fmt: skip
+        assert ran[1] == ["send", "reviewer", "review the diff"]
+
+        await pilot.press("n", *"demo", "enter", "enter")  # no prompt, no worktree, tmux up's own session
+        await settle(pilot, lambda: len(ran) == 3, app, "the second start")
+        assert ran[2] == ["tmux", "up", "demo", "--no-attach", "--agents-dir", str(agents_dir)]
+        await pilot.press("n", *"plan", "enter", "ctrl+t", "ctrl+t", "ctrl+t", "down", "space", "enter")  # ticked thrice
+        await settle(pilot, lambda: len(ran) == 4, app, "the third start")  # Space on the box unticked it; Enter there starts
+        assert ran[3] == ["tmux", "up", "planner", "--no-attach", "--agents-dir", str(agents_dir)]
+        await pilot.press("n", *"plan", "enter", "down", "space", "enter")  # Enter on the ticked box starts, ticked
+        await settle(pilot, lambda: len(ran) == 5, app, "the fourth start")
+        assert ran[4] == ["tmux", "up", "planner", "--no-attach", "--worktree", "--agents-dir", str(agents_dir)]
+        await pilot.press("n", "escape", "n", "enter", "escape")  # Escape at either step starts nothing
+        await pilot.pause()
+        assert len(ran) == 5 and not isinstance(app.screen, PickDefinition | StartForm)
+
+    drive(Deck(sources(agents_dir)), script)
+
+
+def test_n_without_definitions_says_where_it_looked(tmp_path: Path) -> None:
+    empty = tmp_path / "none-here"
+    empty.mkdir()
+
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        await pilot.press("n")
+        assert message(app) == f"no agent is defined in {empty}: agentlaunch init makes one"
+
+    drive(Deck(sources(empty)), script)
+
+
+def test_the_docs_screenshot_is_written_only_when_the_screen_differs_in_substance(tmp_path: Path) -> None:
+    from textual.app import App, ComposeResult
+
+    from tests.support.screenshot import save_if_changed
+
+    class Shot(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Static("demo waiting for 5s · session 0b6c6f2e-1d2a-4c3b-9e8f-0a1b2c3d4e5f · warm until 02:56:18", id="s")
+
+    shot = tmp_path / "shot.svg"
+    written: list[bool] = []
+
+    async def main() -> None:
+        async with Shot().run_test(size=(100, 5)) as pilot:
+            static = pilot.app.query_one("#s", Static)
+            written.append(save_if_changed(pilot.app, shot))
+            first = shot.read_text()
+            static.update("demo waiting for 1m12s · session 9d0c6f2e-1d2a-4c3b-9e8f-0a1b2c3d4e5f · warm until 03:01:00")
+            await pilot.pause()
+            written.append(save_if_changed(pilot.app, shot))  # only what varies from run to run changed
+            assert shot.read_text() == first
+            static.update("demo asking for 5s · session 0b6c6f2e-1d2a-4c3b-9e8f-0a1b2c3d4e5f · warm until 02:56:18")
+            await pilot.pause()
+            written.append(save_if_changed(pilot.app, shot))  # a state changed: that is substance
+            static.styles.color = "red"
+            await pilot.pause()
+            written.append(save_if_changed(pilot.app, shot))  # so is a colour
+
+    asyncio.run(main())
+    assert written == [True, False, True, True]
+    assert shot.read_text().startswith("<svg") and "asking" in shot.read_text()
+
+
+def test_after_a_dialog_the_arrows_move_the_list_again(agents_dir: Path) -> None:
+    record("calm", "thinking", 5)
+
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        table = app.query_one(AgentList)
+        await pilot.press("slash", "escape", "n", "escape", "question_mark", "escape")
+        assert app.focused is table
+        before = table.cursor_row
+        await pilot.press("down")
+        assert table.cursor_row == before + 1
 
     drive(Deck(sources(agents_dir)), script)

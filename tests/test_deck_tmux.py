@@ -24,7 +24,8 @@ from agentlaunch.deck.rows import Sources
 from agentlaunch.deck.screens import Page
 from agentlaunch.live.status import status_dir
 from agentlaunch.live.tmux import Tmux
-from tests.test_deck import drive, message, record, table_rows
+from tests.support.screenshot import save_if_changed
+from tests.test_deck import BRANCH, drive, message, record, table_rows
 from tests.test_tmux import HAVE_TMUX, add_agent_copies, panes, status_records, tmux, up
 
 if not HAVE_TMUX and not os.environ.get("CI"):
@@ -88,7 +89,9 @@ def test_preview_send_stop_restart_and_a_dying_tmux_server(socket: str, agents_d
         await pilot.press("s")
         await pilot.press(*"hello deck", "enter")
         await until(pilot, lambda: 'You said: "hello deck"' in preview_joined(app), "the answer in the preview")
-        app.save_screenshot(str(DOCS_SHOT))
+        await until(pilot, lambda: preview(app).rstrip().endswith("›") and row_of(app, "demo")[1].startswith("waiting"),
+                    "the prompt back after the answer")  # the same screen each run: no half-finished turn
+        save_if_changed(app, DOCS_SHOT)
 
         await pilot.press("x", "y")
         await until(pilot, lambda: row_of(app, "demo")[1] == "stopped", "demo stopped", 40)
@@ -151,7 +154,8 @@ def test_new_with_a_worktree_and_a_first_prompt_then_its_diff_a_refused_remove_u
 
     async def script(app: Deck, pilot: Pilot[None]) -> None:
         await pilot.press("n")
-        await pilot.press("ctrl+a", "ctrl+k", *"builder --worktree build the thing", "enter")
+        await pilot.press(*"builder", "enter")  # the definition, filtered
+        await pilot.press(*"build the thing", "down", "space", "enter")  # its first prompt, in a worktree
         await until(pilot, lambda: row_of(app, "builder")[1:2] and row_of(app, "builder")[1].startswith("waiting"),
                     "builder started", 60)  # fmt: skip
         app.query_one("#agents").move_cursor(row=[r[0] for r in table_rows(app)].index("builder"))  # type: ignore[attr-defined]
@@ -160,8 +164,8 @@ def test_new_with_a_worktree_and_a_first_prompt_then_its_diff_a_refused_remove_u
         assert tree != repo and (tree / ".git").is_file()
         (tree / "made.txt").write_text("the agent's change\n")  # what the agent would have written
         app.read_slow()
-        await until(pilot, lambda: "dirty 1" in row_of(app, "builder")[7], "the worktree dirty on its row")
-        assert row_of(app, "builder")[7].startswith("agentlaunch/builder +0 −0")
+        await until(pilot, lambda: "dirty 1" in row_of(app, "builder")[BRANCH], "the worktree dirty on its row")
+        assert row_of(app, "builder")[BRANCH].startswith("agentlaunch/builder +0 −0")
 
         await pilot.press("d")
         await until(pilot, lambda: isinstance(app.screen, Page) and "made.txt" in page_text(app), "the diff page")

@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from agentlaunch import paths
 from agentlaunch.cli.common import AgentsDirOpt, app
 from agentlaunch.errors import UsageError
 from agentlaunch.live.tmux import SOCKET_ENV
@@ -33,6 +32,6 @@ def deck(socket: DeckSocketOpt = None, agents_dir: AgentsDirOpt = None) -> None:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("the deck is a full-screen terminal application: run it in a terminal",
                          hint="for scripts: agentlaunch status --json")  # fmt: skip
-    from agentlaunch.deck.app import Deck, deck_sources
+    from agentlaunch.deck.start import run_deck
 
-    Deck(deck_sources(paths.agents_dir(agents_dir), socket), socket=socket).run()
+    run_deck(socket, agents_dir)

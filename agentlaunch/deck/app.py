@@ -1,9 +1,10 @@
 """The deck itself: a Textual app with the list of agents, the selected one's pane, a message line and the keys.
 
 It learns of changes from the status records' folder (inotify where there is one, else the folder's mtime
-once a second), reads tmux's panes every few seconds (a pane dying writes no record) and the worktrees
-and today's cost in a worker thread every 15 s. The preview is the selected pane only, captured again
-once a second and redrawn only when it changed.
+once a second), reads tmux's panes every few seconds (a pane dying writes no record) and the worktrees,
+today's cost and the definitions (provider, model, a load problem) in a worker thread every 15 s. The preview
+is the selected pane only, captured again once a second and redrawn only when it changed. The list is an
+:class:`~agentlaunch.deck.agent_list.AgentList`: a tick renders again only the rows whose text changed.
 """
 
 from __future__ import annotations
@@ -23,12 +24,16 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import Footer, Static
 
 from agentlaunch.deck import actions
-from agentlaunch.deck.rows import COLUMNS, NEEDS_YOU, RED_STATES, Row, Sources, cells, gather
+from agentlaunch.deck.agent_list import AgentList, Line
+from agentlaunch.deck.picker import Choice, NewAgent, PickDefinition, StartForm
+from agentlaunch.deck.rows import COLUMNS, NEEDS_YOU, RED_STATES, Definitions, Row, Sources, cells, definition, gather
 from agentlaunch.deck.screens import KEYS_HELP, Ask, Confirm, Page
-from agentlaunch.deck.slow import today_costs, worktree_states
+from agentlaunch.deck.slow import load_definitions, today_costs, worktree_states
+from agentlaunch.definitions.spec import agent_names
+from agentlaunch.errors import AgentlaunchError
 from agentlaunch.live.tmux import Tmux
 from agentlaunch.providers.native.dir_watch import GONE, MASK, DirWatch, open_watch
 from agentlaunch.visible import visible
@@ -36,8 +41,9 @@ from agentlaunch.worktree import WorktreeState
 
 TICK = 1.0  # seconds: countdowns, the preview's capture, the folder's mtime without inotify
 PANES_EVERY = 10.0  # seconds between two reads of tmux's panes when no record changed
-SLOW_EVERY = 15.0  # seconds between two reads of the worktrees and today's cost
+SLOW_EVERY = 15.0  # seconds between two reads of the worktrees, today's cost and the definitions
 SETTLE = 0.1  # seconds a burst of record writes is given before the list is read again
+QUIET_PANE_EVERY = 3  # ticks between two captures of a selected pane that showed nothing new the last times
 
 
 def style_of(row: Row) -> str:
@@ -46,12 +52,6 @@ def style_of(row: Row) -> str:
     if row.state == "waiting":
         return "yellow"
     return "" if row.live else "dim"
-
-
-class AgentTable(DataTable[Text]):
-    """The list: Enter attaches (and the footer says so); a state's red shows on the selected row too."""
-
-    BINDINGS = [Binding("enter", "select_cursor", "attach")]
 
 
 class Deck(App[None]):
@@ -91,10 +91,11 @@ class Deck(App[None]):
         self.last_panes = 0.0
         self.preview_key: tuple[str | None, str] = (None, "")
         self.preview_title: str | None = None
+        self.capture_every, self.since_capture = 1, 0  # ticks: 1, up to QUIET_PANE_EVERY while the pane stays the same
         self.refreshes = 0  # how many times the list was read (the bench and tests count them)
 
     def compose(self) -> ComposeResult:
-        yield AgentTable(id="agents", cursor_type="row", cursor_foreground_priority="renderable")
+        yield AgentList(COLUMNS, id="agents")
         yield Static("", id="message", markup=False)
         preview = Static("", id="preview", markup=False)
         preview.border_title = "preview"
@@ -102,14 +103,11 @@ class Deck(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for name in COLUMNS:
-            table.add_column(name, key=name)
         self.reload()
         self.start_watch()
         self.set_interval(TICK, self.tick)
         self.set_interval(SLOW_EVERY, self.read_slow)
-        self.call_after_refresh(self.read_slow)  # git and the store after the first frame, not before it
+        self.call_after_refresh(self.read_slow)  # git, the store and the definitions after the first frame, not before it
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -173,69 +171,58 @@ class Deck(App[None]):
                 return
         if self._now() - self.last_panes >= PANES_EVERY:
             self.reload()
-        else:
-            self.draw()
+            return
+        self.since_capture += 1
+        self.draw(preview=self.since_capture >= self.capture_every)
 
     @work(thread=True, exclusive=True, group="slow")
     def read_slow(self) -> None:
-        worktrees, today = worktree_states(self.sources.state_dir), today_costs(self.sources.store_path)
-        self.from_thread(self._got_slow, worktrees, today)
+        src = self.sources
+        definitions = load_definitions(src.agents_dir, src.state_dir, dict(src.definitions))
+        worktrees, today = worktree_states(src.state_dir), today_costs(src.store_path)
+        self.from_thread(self._got_slow, worktrees, today, definitions)
 
     def from_thread(self, callback: Callable[..., None], *args: object) -> None:
         """Run ``callback`` on the deck's loop; nothing when the deck has closed meanwhile (a worker's late answer)."""
         with contextlib.suppress(RuntimeError, NoMatches):
             self.call_from_thread(callback, *args)
 
-    def _got_slow(self, worktrees: dict[str, WorktreeState], today: dict[str, float]) -> None:
-        if (worktrees, today) != (self.worktrees, self.today):
-            self.worktrees, self.today = worktrees, today
+    def _got_slow(self, worktrees: dict[str, WorktreeState], today: dict[str, float], definitions: Definitions) -> None:
+        if (worktrees, today, definitions) != (self.worktrees, self.today, self.sources.definitions):
+            self.worktrees, self.today, self.sources.definitions = worktrees, today, definitions
             self.reload()
 
     # -- drawing ------------------------------------------------------------------------------
 
-    def draw(self) -> None:
-        """The list as it stands now (only changed cells are redrawn), then the preview."""
+    def draw(self, preview: bool = True) -> None:
+        """The list as it stands now (only the rows whose text changed are rendered again), then the preview."""
         try:
-            table = self.query_one(DataTable)
+            table = self.query_one(AgentList)
         except NoMatches:  # a timer or a watch that fired while the deck closes
             return
         needle = self.filter_text.lower()
         now = datetime.now(UTC)
-        shown = [(r, cells(r, now)) for r in self.rows]
+        shown = [(r, Line(r.key, tuple(visible(t) for t in cells(r, now)), style_of(r))) for r in self.rows]
         if needle:
-            shown = [(r, c) for r, c in shown if needle in " ".join(c).lower()]
-        keys = [r.key for r, _ in shown]
-        selected = self.selected()
-        if keys != [r.key for r in self.shown]:
-            table.clear()
-            for row, texts in shown:
-                table.add_row(*self._styled(row, texts), key=row.key)
-            if selected is not None and selected.key in keys:
-                table.move_cursor(row=keys.index(selected.key))
-        else:
-            for row, texts in shown:
-                for name, text in zip(COLUMNS, self._styled(row, texts), strict=True):
-                    if str(table.get_cell(row.key, name)) != str(text):
-                        table.update_cell(row.key, name, text, update_width=True)
+            shown = [(r, line) for r, line in shown if needle in " ".join(line.cells).lower()]
         self.shown = [r for r, _ in shown]
-        table.border_title = f"{len(self.shown)} agents" + (f" matching {self.filter_text!r}" if needle else "")
-        self.show_preview()
-
-    @staticmethod
-    def _styled(row: Row, texts: tuple[str, ...]) -> list[Text]:
-        style = style_of(row)
-        return [Text(visible(t), style=style if i in (0, 1) else "") for i, t in enumerate(texts)]
+        table.set_lines([line for _, line in shown])
+        title = f"{len(self.shown)} agents" + (f" matching {self.filter_text!r}" if needle else "")
+        if table.border_title != title:
+            table.border_title = title
+        if preview:
+            self.show_preview()
 
     def selected(self) -> Row | None:
         try:
-            table = self.query_one(DataTable)
+            table = self.query_one(AgentList)
         except NoMatches:
             return None
         if not self.shown or table.cursor_row < 0 or table.cursor_row >= len(self.shown):
             return None
         return self.shown[table.cursor_row]
 
-    def on_data_table_row_highlighted(self, _event: DataTable.RowHighlighted) -> None:
+    def on_agent_list_highlighted(self, _event: AgentList.Highlighted) -> None:
         self.show_preview()
         row = self.selected()
         if row is not None and row.problem:
@@ -244,12 +231,15 @@ class Deck(App[None]):
     def show_preview(self) -> None:
         """The selected agent's title at once; its pane's screen from a worker thread, redrawn only when it changed."""
         row = self.selected()
+        self.since_capture = 0
         if row is None:
+            self.preview_title = "preview"
             self._set_preview("preview", "no agent yet: n starts one")
         elif row.pane is None or self.sources.tmux is None:
+            self.preview_title = row.agent
             self._set_preview(row.agent, self._no_pane(row))
         else:
-            title = f"{row.agent} · tmux {row.tmux_session} {row.pane}"
+            title = self.preview_title = f"{row.agent} · tmux {row.tmux_session} {row.pane}"
             self._set_preview(title, None)
             self.capture(self.sources.tmux, row.pane, title)
 
@@ -262,20 +252,23 @@ class Deck(App[None]):
         self.from_thread(self._set_preview, title, body)
 
     def _set_preview(self, title: str, body: str | None) -> None:
-        """Show ``title`` and ``body`` (None: the title now, its body on its way); a capture for another title is dropped."""
+        """Show ``title`` and ``body`` (None: the title now, its body on its way); a capture for a row no longer selected
+        (its title not :attr:`preview_title`) is dropped."""
         try:
             preview = self.query_one("#preview", Static)
         except NoMatches:  # a capture that came back after the deck closed
             return
-        if body is None:
-            self.preview_title = title
-        elif title != self.preview_title and self.preview_title is not None:
+        if title != self.preview_title:
             return
         if preview.border_title != visible(title):
             preview.border_title = visible(title)
-        if body is not None and (title, body) != self.preview_key:
+        if body is None:
+            return
+        # a pane that shows nothing new is captured less often; a record's change or a key captures it at once
+        same = (title, body) == self.preview_key
+        self.capture_every = min(self.capture_every + 1, QUIET_PANE_EVERY) if same else 1
+        if not same:
             self.preview_key = (title, body)
-            self.preview_title = title
             preview.update(Text.from_ansi(body, no_wrap=True) if "\x1b" in body else Text(body))
 
     @staticmethod
@@ -298,7 +291,7 @@ class Deck(App[None]):
             self.say("no agent selected")
         return row
 
-    def on_data_table_row_selected(self, _event: DataTable.RowSelected) -> None:
+    def on_agent_list_selected(self, _event: AgentList.Selected) -> None:
         self.action_attach()
 
     def action_attach(self) -> None:
@@ -329,7 +322,7 @@ class Deck(App[None]):
         """Tab: the next agent (after the selected one, wrapping) that waits for the person."""
         if not self.shown:
             return
-        table = self.query_one(DataTable)
+        table = self.query_one(AgentList)
         start = max(table.cursor_row, 0)
         order = self.shown[start + 1 :] + self.shown[: start + 1]
         found = next((r for r in order if r.state in NEEDS_YOU or r.state.startswith("dead")), None)
@@ -367,27 +360,44 @@ class Deck(App[None]):
             self.run_command(["fork", row.agent, *self._agents_args()], f"forking {row.agent}")
 
     def action_new(self) -> None:
-        row = self.selected()
-        hint = "start: NAME [--worktree] [--session TMUX_SESSION] [first prompt…]"
-        self.push_screen(Ask(hint, row.agent if row else ""), self._new)
-
-    def _new(self, text: str | None) -> None:
-        words = (text or "").split()
-        if not words:
+        """n: a definition from the agents directory (filtered as one types), then its first prompt, worktree, session."""
+        choices = self.choices()
+        if not choices:
+            where = self.sources.agents_dir
+            self.say(f"no agent is defined in {where}: agentlaunch init makes one" if where else "no agents directory")
             return
-        name, args, rest = words[0], ["tmux", "up", words[0], "--no-attach", *self._agents_args()], words[1:]
-        while rest and rest[0] in ("--worktree", "--session"):
-            flag = rest.pop(0)
-            args += [flag] if flag == "--worktree" else [flag, rest.pop(0) if rest else ""]
-        prompt = " ".join(rest)
+        self.push_screen(PickDefinition(choices), self._picked)
+
+    def choices(self) -> list[Choice]:
+        if self.sources.agents_dir is None:
+            return []
+        try:
+            names = agent_names(self.sources.agents_dir)
+        except AgentlaunchError:
+            return []
+        found = []
+        for name in names:
+            provider, model, problem = definition(self.sources, name)
+            found.append(Choice(name, f"⚠ {problem}" if problem else "/".join(x for x in (provider, model) if x)))
+        return found
+
+    def _picked(self, name: str | None) -> None:
+        if name is not None:
+            sessions = sorted({r.tmux_session for r in self.rows if r.tmux_session})
+            self.push_screen(StartForm(name, sessions), self._new)
+
+    def _new(self, new: NewAgent | None) -> None:
+        if new is None:
+            return
+        args = [*new.up_args(), *self._agents_args()]
 
         def start() -> actions.Outcome:
             done = actions.agentlaunch(args, self.socket)
-            if done.ok and prompt:
-                return actions.agentlaunch(["send", name, prompt], self.socket)
+            if done.ok and new.prompt:
+                return actions.agentlaunch(["send", new.name, new.prompt], self.socket)
             return done
 
-        self._in_thread(start, f"starting {name}")
+        self._in_thread(start, f"starting {new.name}")
 
     def action_diff(self) -> None:
         row = self._need_row()

@@ -16,13 +16,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.definitions.spec import agent_names, load_agent
+from agentlaunch.definitions.spec import agent_names
 from agentlaunch.errors import AgentlaunchError
 from agentlaunch.fsutil import read_regular
 from agentlaunch.live.life import STOPPED_OPTION, read_note
 from agentlaunch.live.status import RECORD_LIMIT, SESSION_OPTION, read_records
 from agentlaunch.live.tmux import AGENT_OPTION, Tmux
-from agentlaunch.usage.cache_clock import span, warmth_text
+from agentlaunch.usage.plan_limits import limits_text
+from agentlaunch.usage.warmth import cache_cell, span
 from agentlaunch.worktree import WorktreeState
 
 RED_STATES = frozenset({"asking", "stalled", "retrying"})
@@ -83,6 +84,10 @@ class PaneInfo:
     session_id: str
 
 
+Definitions = dict[str, tuple[float, str, str, str | None]]
+"""Agent name -> the mtime of its agent.yaml, its provider, model, and the problem loading it."""
+
+
 @dataclass
 class Sources:
     """Where the deck reads from (a test or the bench names its own folders and tmux server)."""
@@ -92,8 +97,7 @@ class Sources:
     agents_dir: Path | None
     store_path: Path
     tmux: Tmux | None
-    # agent name -> the mtime of its agent.yaml, its provider, model, and the problem loading it
-    definitions: dict[str, tuple[float, str, str, str | None]] = field(default_factory=dict)
+    definitions: Definitions = field(default_factory=dict)
     repos: dict[str, str] = field(default_factory=dict)  # working dir -> its repository's top folder
     tmux_problem: str | None = None
 
@@ -133,24 +137,10 @@ def why_unreadable(path: Path) -> str:
 
 
 def definition(sources: Sources, name: str) -> tuple[str, str, str | None]:
-    """``name``'s provider, model and load problem, loaded again only when its agent.yaml changed."""
-    assert sources.agents_dir is not None
-    yaml_path = sources.agents_dir / name / "agent.yaml"
-    try:
-        mtime = yaml_path.stat().st_mtime
-    except OSError:
-        mtime = -1.0
-    cached = sources.definitions.get(name)
-    if cached is not None and cached[0] == mtime:
-        return cached[1:]
-    entry: tuple[float, str, str, str | None]
-    try:
-        spec = load_agent(sources.agents_dir, name, sources.state_dir)
-        entry = (mtime, spec.provider, spec.model or "", None)
-    except AgentlaunchError as exc:
-        entry = (mtime, "", "", "definition: " + exc.message.splitlines()[0])
-    sources.definitions[name] = entry
-    return entry[1:]
+    """``name``'s provider, model and load problem as last loaded (:func:`~agentlaunch.deck.slow.load_definitions`,
+    in a worker thread: validating a definition imports its schemas, too slow for the first frame); blank until then."""
+    entry = sources.definitions.get(name)
+    return entry[1:] if entry is not None else ("", "", None)
 
 
 def repo_of(sources: Sources, working_dir: str) -> str:
@@ -250,7 +240,7 @@ def gather(
 
 # -- cells ------------------------------------------------------------------------------------
 
-COLUMNS = ("agent", "state", "provider/model", "context", "cost", "today", "cache", "branch", "repo")
+COLUMNS = ("agent", "state", "provider/model", "context", "cost", "today", "cache", "plan limits", "branch", "repo")
 
 
 def how_long(row: Row, now: datetime) -> str:
@@ -297,11 +287,6 @@ def state_cell(row: Row, now: datetime) -> str:
     return text
 
 
-def cache_cell(d: dict[str, Any], now: datetime) -> str:
-    text = warmth_text(d, now) if d else None
-    return (text or "").removeprefix("cache ")
-
-
 def cells(row: Row, now: datetime | None = None) -> tuple[str, ...]:
     """The text of each column (:data:`COLUMNS`) for ``row`` at ``now``."""
     now = now or datetime.now(UTC)
@@ -309,4 +294,4 @@ def cells(row: Row, now: datetime | None = None) -> tuple[str, ...]:
     model = "/".join(x for x in (row.provider, row.model) if x)
     today = f"${row.today:.4f}" if row.today is not None else ""
     return (row.agent, state_cell(row, now), model, context_cell(d), str(d.get("cost") or ""), today, cache_cell(d, now),
-            branch_cell(row.worktree), Path(row.repo).name if row.repo else "")  # fmt: skip
+            limits_text(d, now) or "", branch_cell(row.worktree), Path(row.repo).name if row.repo else "")  # fmt: skip

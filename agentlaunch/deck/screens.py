@@ -1,4 +1,5 @@
-"""The deck's dialogs: a line of input (send, filter, new), a yes/no, a scrollable text (help, diff, usage)."""
+"""The deck's dialogs: a line of input (send, filter), a yes/no, a scrollable text (help, diff, usage); `n`'s are
+in picker.py."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ Keys
   s          send a prompt (as `agentlaunch send`)
   x          stop it (as `agentlaunch stop`: its session stays resumable)
   r          restart it in its pane and session (as `agentlaunch restart`)
-  n          start an agent: NAME [--worktree] [--session TMUX_SESSION] [first prompt…]
+  n          start an agent: pick its definition (type to filter), then its first prompt
+             (optional), its own worktree or not, the tmux session (team) it joins
   f          fork it (as `agentlaunch fork`)
   d          its worktree's diff against its base; there, M merges it into its base and
              removes it, D removes it (refused as `agentlaunch worktrees remove` refuses)
@@ -43,6 +45,9 @@ class Ask(ModalScreen[str | None]):
         with Vertical():
             yield Label(self.question)
             yield Input(value=self.value, id="answer")
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()  # at once: keys typed right after the question shows are the answer's
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value)

@@ -1,4 +1,5 @@
-"""What the deck reads less often than the status records: the worktrees (git calls) and today's cost (the store)."""
+"""What the deck reads less often than the status records, in a worker thread: the worktrees (git calls), today's
+cost (the store) and the definitions (their schemas)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from datetime import datetime
 from pathlib import Path
 
 from agentlaunch import worktree
+from agentlaunch.deck.rows import Definitions
+from agentlaunch.definitions.spec import agent_names, load_agent
 from agentlaunch.errors import AgentlaunchError
 from agentlaunch.usage.store import Store
 
@@ -29,3 +32,29 @@ def today_costs(store_path: Path) -> dict[str, float]:
     with contextlib.suppress(AgentlaunchError, sqlite3.Error, OSError), Store.open(store_path, timeout=0.2) as store:
         return {r.key: r.cost_usd for r in store.usage_report("agent", since=midnight) if r.cost_usd is not None}
     return {}
+
+
+def load_definitions(agents_dir: Path | None, state_dir: Path, known: Definitions) -> Definitions:
+    """Every defined agent's provider, model and load problem; one loaded again only when its agent.yaml changed."""
+    if agents_dir is None:
+        return {}
+    try:
+        names = agent_names(agents_dir)
+    except AgentlaunchError:
+        return {}  # gather says so on its own row
+    found: Definitions = {}
+    for name in names:
+        try:
+            mtime = (agents_dir / name / "agent.yaml").stat().st_mtime
+        except OSError:
+            mtime = -1.0
+        cached = known.get(name)
+        if cached is not None and cached[0] == mtime:
+            found[name] = cached
+            continue
+        try:
+            spec = load_agent(agents_dir, name, state_dir)
+            found[name] = (mtime, spec.provider, spec.model or "", None)
+        except AgentlaunchError as exc:
+            found[name] = (mtime, "", "", "definition: " + exc.message.splitlines()[0])
+    return found

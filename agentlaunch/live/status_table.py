@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.cells import cell_len
@@ -25,8 +25,8 @@ from rich.table import Table
 from rich.text import Text
 
 from agentlaunch.live.status import ASKING, StatusRecord, shown_state, waited
-from agentlaunch.usage.cache_clock import warmth_text
 from agentlaunch.usage.plan_limits import limits_text
+from agentlaunch.usage.warmth import cache_cell
 from agentlaunch.visible import for_markup, visible
 
 if TYPE_CHECKING:
@@ -78,18 +78,6 @@ def _k(value: object) -> str:
     if not isinstance(value, int):
         return "–"
     return f"{value / 1000:.0f}k" if abs(value) >= 10_000 else f"{value:,}"
-
-
-def cache_cell(record: dict[str, Any], now: datetime) -> str:
-    """``warm 4m12s``, or ``cold: next turn ~$0.42`` (what it writes again), or empty before the first call."""
-    text = warmth_text(record, now)
-    if text is None:
-        return ""
-    cache = record["cache"]
-    cold = cache.get("next_turn_cold_usd")
-    if text == "cache cold" and isinstance(cold, int | float):
-        return f"cold: next turn ~${cold:.4f}"
-    return text.removeprefix("cache ")
 
 
 def record_row(r: StatusRecord, now: datetime) -> Row:

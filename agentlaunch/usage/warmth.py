@@ -34,3 +34,15 @@ def warmth_text(record: dict[str, Any], now: datetime) -> str | None:
         return None
     left = (expires - now).total_seconds()
     return f"cache warm {span(left)}" if left > 0 else "cache cold"
+
+
+def cache_cell(record: dict[str, Any], now: datetime) -> str:
+    """``warm 4m12s``, or ``cold: next turn ~$0.42`` (what it writes again), or empty before the first call: the cache
+    column of ``agentlaunch status`` and of the deck."""
+    text = warmth_text(record, now)
+    if text is None:
+        return ""
+    cold = record["cache"].get("next_turn_cold_usd")
+    if text == "cache cold" and isinstance(cold, int | float) and not isinstance(cold, bool):
+        return f"cold: next turn ~${cold:.4f}"
+    return text.removeprefix("cache ")

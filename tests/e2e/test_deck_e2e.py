@@ -3,13 +3,17 @@
 The deck runs in a session of the agents' own server with a client attached (pexpect), is driven with
 send-keys and read with capture-pane: an agent asking (Claude Code on its trust dialog) shows first, in
 red; Enter switches the client to an agent's pane and prefix L comes back; `s` sends a prompt and its
-answer shows in the preview; `x` stops and `r` restarts in the same pane; `q` leaves every agent running.
+answer shows in the preview; `x` stops and `r` restart in the same pane; `n` picks a third agent's
+definition and starts it in a worktree with a first prompt, Claude Code writes a file there (the fake
+API answers with a Write tool call) and its row shows the worktree dirty; `q` leaves every agent running.
+(`d`'s diff page of a worktree is driven in tests/test_deck_tmux.py, with the fake provider's agent.)
 """
 
 from __future__ import annotations
 
 import os
 import re
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +21,8 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, text_reply
+from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, claude_env, text_reply, tool_reply
+from agentlaunch.worktree import worktree_path
 from tests.e2e.test_tmux_claude import claude_agent, pane_of, tmux
 from tests.helpers import run_cli, wait_for
 from tests.support.claude_tui import seed_home
@@ -61,16 +66,22 @@ def client_session(socket: str) -> str:
 def test_the_deck_with_two_claude_code_agents_asking_first_attach_send_stop_restart(
     socket: str, anthropic: FakeAnthropic, isolated_home: Path, agents_dir: Path, tmp_path: Path, claude_bin: Path
 ) -> None:
-    trusted, untrusted, config = tmp_path / "trusted", tmp_path / "untrusted", tmp_path / "config"
-    for folder in (trusted, untrusted, config):
+    trusted, untrusted, config, repo = tmp_path / "trusted", tmp_path / "untrusted", tmp_path / "config", tmp_path / "repo"
+    for folder in (trusted, untrusted, config, repo):
         folder.mkdir()
-    (config / "config.yaml").write_text("ready_timeout: 4\n")  # a Claude Code on its trust dialog is asking after 4 s
+    trees = tmp_path / "trees"
+    (config / "config.yaml").write_text(f"ready_timeout: 4\nworktrees_dir: {trees}\n")  # on its trust dialog: asking after 4 s
+    subprocess.run(["git", "-C", str(repo), "init", "-q", "-b", "main"], check=True, capture_output=True)
+    commit = ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "first"]
+    subprocess.run(["git", "-C", str(repo), *commit], check=True, capture_output=True)
+    tree = worktree_path(trees.resolve(), repo.resolve(), "builder")  # where `tmux up --worktree` puts builder's
     assert anthropic.server is not None
     env = claude_env(anthropic.server.url, isolated_home, {"CLAUDE_CODE_MAX_RETRIES": "0"})
-    seed_home(isolated_home, [trusted], key=env["ANTHROPIC_API_KEY"])  # untrusted/ is not: its agent stops on the dialog
+    seed_home(isolated_home, [trusted, tree, repo], key=env["ANTHROPIC_API_KEY"])  # not untrusted/: its agent stops on the dialog
     env.update(AGENTLAUNCH_AGENTS_DIR=str(agents_dir), AGENTLAUNCH_CONFIG_DIR=str(config), AGENTLAUNCH_TMUX_SOCKET=socket)
     worker = claude_agent(agents_dir, "worker", claude_bin, trusted)
     shy = claude_agent(agents_dir, "shy", claude_bin, untrusted)
+    builder = claude_agent(agents_dir, "builder", claude_bin, repo, permission_mode="acceptEdits")
     anthropic.push(text_reply("Ready."), text_reply("Pong from the deck."))
     started = run_cli("tmux", "up", worker, shy, "--socket", socket, "--no-attach", "--wait", "60", env=env, cwd=trusted,
                       timeout=180)  # fmt: skip
@@ -118,6 +129,35 @@ def test_the_deck_with_two_claude_code_agents_asking_first_attach_send_stop_rest
         keys(socket, "r")
         until(socket, lambda: "waiting" in row(socket, "worker"), "worker back", 90)
         assert tmux(socket, "display-message", "-p", "-t", pane_of(socket, worker), "#{pane_dead}").strip() == "0"
+
+        # n: the definition picked from a filtered list, a first prompt, its own worktree; Claude Code writes a file there
+        anthropic.push(
+            text_reply("Ready."),
+            tool_reply("Write", {"file_path": str(tree / "made.txt"), "content": "made by builder\n"}, ApiUsage(15, 2000, 0, 40),
+                       text="Writing."),  # fmt: skip
+            text_reply("Wrote made.txt."),
+        )
+        keys(socket, "n")
+        shows(socket, "start which agent?")
+        keys(socket, "-l", "build")
+        shows(socket, "claude/claude-sonnet-4-5")
+        keys(socket, "Enter")
+        shows(socket, f"start {builder}:")
+        keys(socket, "-l", "write made.txt")
+        keys(socket, "C-t")  # its own worktree
+        keys(socket, "Enter")
+        shows(socket, f"starting {builder}")  # the form closed
+        keys(socket, "/")
+        shows(socket, "filter (empty: all):")
+        keys(socket, *["BSpace"] * 8, "Enter")  # "worker" taken out: every agent again
+        until(socket, lambda: row(socket, builder), "builder on the list")
+        try:  # the worktrees are read every 15 s
+            until(socket, lambda: "dirty 1" in row(socket, builder), "Claude Code's write in builder's worktree", 120)
+        except AssertionError as exc:
+            pane = tmux(socket, "capture-pane", "-p", "-t", pane_of(socket, builder))
+            raise AssertionError(f"{exc}\nbuilder's pane:\n{pane}\nunder {trees}: {sorted(trees.rglob('*'))[:5]}") from None
+        assert "agentlaunch/builder" in row(socket, builder)
+        assert (tree / "made.txt").read_text() == "made by builder\n"
 
         keys(socket, "q")
         until(socket, lambda: "deck" not in tmux(socket, "list-sessions", "-F", "#{session_name}").split(), "the deck gone")

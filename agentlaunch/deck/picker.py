@@ -1,0 +1,169 @@
+"""`n` in the deck: pick a definition from the agents directory (a list filtered as one types), then the optional
+first prompt, a worktree or not, and the tmux session (the team) it starts in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Checkbox, Input, Label, OptionList
+from textual.widgets.option_list import Option
+
+from agentlaunch.errors import UsageError
+from agentlaunch.live.tmux import check_name
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A definition on the picker's list: its name and what it runs (``claude/claude-sonnet-4-5``) or what is wrong."""
+
+    name: str
+    about: str = ""
+
+    def label(self) -> str:
+        return f"{self.name}  {self.about}" if self.about else self.name
+
+
+@dataclass(frozen=True)
+class NewAgent:
+    """What the person chose: ``agentlaunch tmux up NAME [--worktree] [--session S]``, then the first prompt if any."""
+
+    name: str
+    prompt: str = ""
+    worktree: bool = False
+    session: str = ""  # empty: `tmux up`'s own (the session it ran in, else $AGENTLAUNCH_TMUX_SESSION or agentlaunch)
+
+    def up_args(self) -> list[str]:
+        return ["tmux", "up", self.name, "--no-attach", *(["--worktree"] if self.worktree else []),
+                *(["--session", self.session] if self.session else [])]  # fmt: skip
+
+
+PICKER_CSS = """
+PickDefinition, StartForm { align: center middle; }
+PickDefinition > Vertical, StartForm > Vertical { width: 80%; height: auto; max-height: 90%; border: round $accent; }
+PickDefinition OptionList { height: auto; max-height: 12; }
+StartForm #problem { color: $error; }
+"""
+
+
+class PickDefinition(ModalScreen[str | None]):
+    """The agents directory's definitions; typing filters them, ↑ ↓ move, Enter picks, Escape cancels."""
+
+    BINDINGS = [
+        Binding("escape", "cancel", "cancel"),
+        Binding("down", "move(1)", show=False, priority=True),
+        Binding("up", "move(-1)", show=False, priority=True),
+    ]
+    DEFAULT_CSS = PICKER_CSS
+
+    def __init__(self, choices: list[Choice], typed: str = "") -> None:
+        super().__init__()
+        self.choices, self.typed = choices, typed
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("start which agent? type to filter, ↑ ↓ to choose, Enter")
+            yield Input(value=self.typed, placeholder="filter", id="filter")
+            yield OptionList(id="choices")
+
+    def on_mount(self) -> None:
+        self.show(self.typed)
+        self.query_one("#filter", Input).focus()
+
+    def matching(self, text: str) -> list[Choice]:
+        needle = text.strip().lower()
+        found = [c for c in self.choices if needle in c.label().lower()]
+        return sorted(found, key=lambda c: (not c.name.lower().startswith(needle), c.name))  # a name's start first
+
+    def show(self, text: str) -> None:
+        options = self.query_one(OptionList)
+        options.clear_options()
+        found = self.matching(text)
+        options.add_options([Option(c.label(), id=c.name) for c in found] or [Option("no definition matches", disabled=True)])
+        options.highlighted = 0 if found else None
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.show(event.value)
+
+    def action_move(self, step: int) -> None:
+        options = self.query_one(OptionList)
+        options.action_cursor_down() if step > 0 else options.action_cursor_up()
+
+    def on_input_submitted(self, _event: Input.Submitted) -> None:
+        options = self.query_one(OptionList)
+        if options.highlighted is not None:
+            self.pick(options.get_option_at_index(options.highlighted).id)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.pick(event.option.id)
+
+    def pick(self, name: str | None) -> None:
+        if name is not None:
+            self.dismiss(name)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class Tick(Checkbox, inherit_bindings=False):
+    """A checkbox Space ticks; Enter is the form's, never the box's."""
+
+    BINDINGS = [Binding("space", "toggle_button", "tick", show=False)]
+
+
+class StartForm(ModalScreen[NewAgent | None]):
+    """The first prompt, a worktree or not, the tmux session; ↑ ↓ move between them, Ctrl+T ticks, Enter starts."""
+
+    # Keys typed in a burst (a paste, send-keys) reach an input through its own queue, while a priority binding
+    # acts at once: Enter as one would start the form before the prompt's last letters are in it. So Enter is the
+    # input's (Submitted) or, on the box, the screen's own; only ticking (order-free) is a priority key.
+    BINDINGS = [
+        Binding("escape", "cancel", "cancel"),
+        Binding("enter", "start", "start"),
+        Binding("ctrl+t", "tick", "worktree", priority=True),
+        Binding("down", "app.focus_next", show=False),
+        Binding("up", "app.focus_previous", show=False),
+    ]
+    DEFAULT_CSS = PICKER_CSS
+
+    def __init__(self, name: str, sessions: list[str], session: str = "") -> None:
+        super().__init__()
+        self.agent, self.sessions, self.session = name, sessions, session
+
+    def compose(self) -> ComposeResult:
+        running = f" (running: {', '.join(self.sessions)})" if self.sessions else ""
+        with Vertical():
+            keys = "↑ ↓ between the fields, Ctrl+T (or Space on it) ticks, Enter starts, Escape cancels"
+            yield Label(f"start {self.agent}: {keys}", markup=False)
+            yield Input(placeholder="first prompt (optional)", id="prompt")
+            yield Tick(f"in its own git worktree (branch agentlaunch/{self.agent})", id="worktree")
+            yield Label(f"tmux session, the team it joins{running}; empty: the one it ran in, else agentlaunch", markup=False)
+            yield Input(value=self.session, placeholder="agentlaunch", id="session")
+            yield Label("", id="problem", markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#prompt", Input).focus()  # at once: keys typed right after the form shows are the prompt's
+
+    def on_input_submitted(self, _event: Input.Submitted) -> None:
+        self.action_start()
+
+    def action_tick(self) -> None:
+        self.query_one("#worktree", Tick).toggle()
+
+    def action_start(self) -> None:
+        session = self.query_one("#session", Input).value.strip()
+        if session:
+            try:
+                check_name(session, "tmux session")
+            except UsageError as exc:
+                self.query_one("#problem", Label).update(exc.message)
+                self.query_one("#session", Input).focus()
+                return
+        prompt = self.query_one("#prompt", Input).value.strip()
+        self.dismiss(NewAgent(self.agent, prompt, self.query_one("#worktree", Tick).value, session))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
