@@ -1,7 +1,7 @@
 """A Textual app's screenshot for the docs, written only when the screen differs in substance.
 
 A live screen never draws twice the same: session ids, clock times, how long an agent has been waiting, a
-countdown, and the column widths those change. Each is replaced by a placeholder and runs of spaces are
+countdown, token counts (the startup message holds the date), and the column widths those change. Each is replaced by a placeholder and runs of spaces are
 folded before the screen's styled text is hashed; the hash rides in the SVG as a comment, and a screen with
 the hash already there leaves the file alone, so a clean checkout stays clean after the suite.
 """
@@ -22,6 +22,7 @@ VARYING = (
     (re.compile(r"\b(?:\d+h)?(?:\d+m)?\d+s\b"), "<span>"),
     (re.compile(r"%\d+\b"), "%<pane>"),
     (re.compile(r"/tmp/\S+"), "<tmp>"),
+    (re.compile(r"\d[\d,.]*"), "<n>"),  # token counts follow the startup message's date, whose length varies
     (re.compile(r" +"), " "),
 )
 MARK = re.compile(r"<!-- substance ([0-9a-f]{16}) -->")
