@@ -37,6 +37,7 @@ from agentlaunch.events import (
     Unknown,
 )
 from agentlaunch.launch import prespawn
+from agentlaunch.launch.budget_pause import PAUSED_BY, BudgetPause
 from agentlaunch.launch.drivers import driver_for
 from agentlaunch.launch.identity import SessionChoice, new_session
 from agentlaunch.launch.liveness import DEFAULT_STALL_TIMEOUT, Liveness
@@ -145,6 +146,9 @@ class Launch:
         """The socket ``agentlaunch send`` reaches this session through, while a chat or an interface runs."""
         self.gates = ToolGates(next((sink for sink in self.sinks if isinstance(sink, BudgetGuard)), None))
         """The budget's hold on tools: asked again before each turn and each tool."""
+        self.paused: AgentlaunchError | None = None
+        """Set by :meth:`pause` (a budget's ``on_spent: pause``): no new turn until the person resumes it."""
+        self.budget_pause = BudgetPause(self)
 
     # -- what sinks see ----------------------------------------------------------------
     @property
@@ -159,7 +163,10 @@ class Launch:
         self.emit(Notice(message))
 
     def set_state(self, state: str, *, always: bool = False, reason: str | None = None) -> None:
-        """starting, waiting (for input), thinking, tool (running one), asking, exited; ``reason`` says why (asking)."""
+        """starting, waiting (for input), thinking, tool (running one), asking, paused, exited; ``reason`` says why
+        (asking, paused). While paused the state stays ``paused`` (the turn it cut ends meanwhile) until it exits."""
+        if self.paused is not None and state not in ("paused", "exited"):
+            state, reason = "paused", PAUSED_BY
         if state != self.state or always:
             self.state = state
             self.emit(StateChanged(state, reason))
@@ -193,6 +200,24 @@ class Launch:
         if self.stopped is None:
             self.stopped = error
             self.request_interrupt("stopping the turn: a budget is spent")
+
+    def pause(self, error: AgentlaunchError) -> None:
+        """Pause the session with ``error`` (a budget's ``on_spent: pause``): the running turn is interrupted, the CLI
+        and its session stay, and no new turn starts until :meth:`unpause` (:mod:`agentlaunch.launch.budget_pause`)."""
+        if self.paused is None and self.stopped is None:
+            self.paused = error
+            self.request_interrupt("pausing the turn: a budget is spent")
+            self.notice(f"{error.message}; {self.budget_pause.how_to_resume()}")
+            self.set_state("paused", reason=PAUSED_BY)
+            self.budget_pause.begin()
+
+    def unpause(self, how: str) -> None:
+        """The pause is over (``how``: the limit raised, or the person confirmed): the session takes turns again."""
+        if self.paused is not None:
+            self.paused = None
+            self.budget_pause.end()
+            self.notice(f"budget: resumed the agent: {how}")
+            self.set_state("waiting", always=True)
 
     # -- start and stop -------------------------------------------------------------------
     def start(self) -> None:
@@ -233,6 +258,7 @@ class Launch:
                 self.child.close()
                 self.child = None
             self.reaper.end_all(doomed)
+            self.budget_pause.end()
             if self.plan is not None:
                 with contextlib.suppress(AgentlaunchError):
                     release(self.plan.placement.path, self.state_dir)
