@@ -165,7 +165,7 @@ class Launch:
     def set_state(self, state: str, *, always: bool = False, reason: str | None = None) -> None:
         """starting, waiting (for input), thinking, tool (running one), asking, paused, exited; ``reason`` says why
         (asking, paused). While paused the state stays ``paused`` (the turn it cut ends meanwhile) until it exits."""
-        if self.paused is not None and state not in ("paused", "exited"):
+        if self.paused is not None and state != "exited":
             state, reason = "paused", PAUSED_BY
         if state != self.state or always:
             self.state = state

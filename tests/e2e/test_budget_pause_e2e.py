@@ -1,0 +1,137 @@
+"""``budget.on_spent: pause`` on the real Claude Code against the fake API: the call that crosses the budget pauses
+the headless run (its CLI and session kept, ``paused: budget``, `send` refused), and it goes on in the same session
+once the limit is raised in agent.yaml or the person runs ``agentlaunch resume-budget``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, claude_env, text_reply, tool_reply
+from agentlaunch.launch.budget_pause import CONTINUE_PROMPT
+from agentlaunch.usage.store import Store
+from tests.helpers import run_cli, write_agent
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+
+
+def _agent(agents_dir: Path, workdir: Path, claude_bin: Path, session_usd: float) -> Path:
+    return write_agent(agents_dir, "spender", {
+        "provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin), "working_dir": str(workdir),
+        "allowed_tools": ["Bash"], "budget": {"session_usd": session_usd, "on_spent": "pause"},
+    })  # fmt: skip
+
+
+def _start(anthropic: FakeAnthropic, agents_dir: Path, isolated_home: Path, workdir: Path) -> tuple[subprocess.Popen[bytes], dict[str, str]]:
+    assert anthropic.server is not None
+    env = {**os.environ, **claude_env(anthropic.server.url, isolated_home, {"CLAUDE_CODE_MAX_RETRIES": "0"})}
+    env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
+    argv = [sys.executable, "-m", "agentlaunch", "run", "spender", "run echo hi"]
+    proc = subprocess.Popen(argv, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return proc, env
+
+
+def _record(env: dict[str, str], workdir: Path) -> dict[str, Any] | None:
+    done = run_cli("status", "--json", cwd=workdir, env=env, timeout=60)
+    rows = [r for r in json.loads(done.stdout or b"[]") if r.get("agent") == "spender"]
+    return rows[0] if rows else None
+
+
+def _wait_paused(proc: subprocess.Popen[bytes], env: dict[str, str], workdir: Path) -> dict[str, Any]:
+    """The launch's status record once it says paused (an event we wait for, however long the CLI takes)."""
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()[1].decode()
+        record = _record(env, workdir)
+        if record is not None and record.get("state") == "paused" and record.get("control"):
+            return record
+        time.sleep(0.2)
+    raise AssertionError("the launch never reported paused")
+
+
+def _push_crossing_turn(anthropic: FakeAnthropic) -> None:
+    # The first call costs 100,000 x $3/M = $0.30, past the $0.05 budget, and asks for an instant tool: the pause
+    # refuses it (the tool gate) and ends the turn. Then the answer of the turn that goes on after the pause.
+    anthropic.push(
+        tool_reply("Bash", {"command": "echo hi", "description": "Print hi"}, ApiUsage(100_000, 0, 0, 30)),
+        text_reply("Went on after the pause.", ApiUsage(8, 0, 0, 9)),
+    )
+
+
+def _sessions(home: Path) -> list[str]:
+    with Store.open(home / "state" / "usage.sqlite3") as store:
+        return [c.session_id for s in store.list_sessions() for c in store.calls_for_session(s.session_id)]
+
+
+def _assert_went_on_in_the_same_session(anthropic: FakeAnthropic, isolated_home: Path, record: dict[str, Any]) -> None:
+    requests = anthropic.message_requests()
+    assert len(requests) == 2, "one call paused, one after the resume"
+    second = json.dumps(requests[1].body)
+    assert CONTINUE_PROMPT[:40] in second, "the turn goes on with the continuation message"
+    assert "echo hi" in second, "the second call carries the first turn's conversation: the same session"
+    assert _sessions(isolated_home) == [record["session_id"]] * 2
+
+
+def test_headless_pause_resumes_in_the_same_session_when_agent_yaml_raises_the_limit(
+    anthropic: FakeAnthropic, agents_dir: Path, isolated_home: Path, workdir: Path, claude_bin: Path
+) -> None:
+    folder = _agent(agents_dir, workdir, claude_bin, 0.05)
+    _push_crossing_turn(anthropic)
+    proc, env = _start(anthropic, agents_dir, isolated_home, workdir)
+    try:
+        record = _wait_paused(proc, env, workdir)
+        assert record["state_reason"] == "budget"
+        line = run_cli("status", "--line", "spender", cwd=workdir, env=env, timeout=60)
+        assert "paused: budget" in line.stdout.decode(), line
+        table = run_cli("status", cwd=workdir, env=env, timeout=60)
+        assert "paused: budget" in table.stdout.decode(), table
+        assert len(anthropic.message_requests()) == 1, "no call while paused"
+        sent = run_cli("send", "spender", "more work", cwd=workdir, env=env, timeout=60)
+        assert sent.returncode == 7, sent
+        assert "spender is paused: its budget is spent" in sent.stderr.decode()
+        assert "resume-budget spender" in sent.stderr.decode()
+        conf = yaml.safe_load((folder / "agent.yaml").read_text())
+        conf["budget"]["session_usd"] = 5
+        (folder / "agent.yaml").write_text(yaml.safe_dump(conf))
+        out, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err.decode()
+    said = err.decode()
+    assert "budget: paused the agent: the session budget of agent 'spender' ($0.05) is spent" in said
+    assert "budget: resumed the agent: the limit was raised" in said
+    assert "Went on after the pause." in out.decode()
+    _assert_went_on_in_the_same_session(anthropic, isolated_home, record)
+
+
+def test_headless_pause_resume_budget_confirms_one_more_turn_over_the_limit(
+    anthropic: FakeAnthropic, agents_dir: Path, isolated_home: Path, workdir: Path, claude_bin: Path
+) -> None:
+    _agent(agents_dir, workdir, claude_bin, 0.05)
+    _push_crossing_turn(anthropic)
+    proc, env = _start(anthropic, agents_dir, isolated_home, workdir)
+    try:
+        record = _wait_paused(proc, env, workdir)
+        resumed = run_cli("resume-budget", "spender", cwd=workdir, env=env, timeout=60)
+        assert resumed.returncode == 0, resumed
+        assert "for one more turn although the session budget of agent 'spender' ($0.05) is spent" in resumed.stderr.decode()
+        out, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err.decode()
+    assert "Went on after the pause." in out.decode()
+    _assert_went_on_in_the_same_session(anthropic, isolated_home, record)
+    gone = run_cli("resume-budget", "spender", cwd=workdir, env=env, timeout=60)
+    assert gone.returncode == 7 and "spender is not running" in gone.stderr.decode(), gone
