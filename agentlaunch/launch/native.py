@@ -272,6 +272,10 @@ class NativeRun:
                     self.launch.gates.check(self.launch)  # the asking call is counted: a spent budget refuses the tool
                     held = self.launch.stopped or self.launch.paused  # a pause refuses it and ends the turn too
                     item.answer(held is None, held.message if held is not None else "")
+                    if self.launch.paused is not None:
+                        # The refusal ends the turn (continue: false) and Claude Code then reports no Stop
+                        # (measured on 2.1.332): the turn is over here, or a resumed session would stay in it.
+                        self._state("waiting")
                 elif isinstance(item, PromptTyped):
                     if item.text.strip() != self._startup_text:
                         self.launch.emit(PromptSent(item.text))  # the person's first prompt is the session's title

@@ -18,7 +18,11 @@ import yaml
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, claude_env, text_reply, tool_reply
 from agentlaunch.launch.budget_pause import CONTINUE_PROMPT
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli, write_agent
+from tests.e2e.test_tmux_claude import claude_agent, cli, pane_of, say, screen, settled, state_of
+from tests.e2e.test_tmux_claude import env as tmux_env
+from tests.helpers import run_cli, wait_for, write_agent
+
+__all__ = ["tmux_env"]  # the fixture, used by name
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -135,3 +139,62 @@ def test_headless_pause_resume_budget_confirms_one_more_turn_over_the_limit(
     _assert_went_on_in_the_same_session(anthropic, isolated_home, record)
     gone = run_cli("resume-budget", "spender", cwd=workdir, env=env, timeout=60)
     assert gone.returncode == 7 and "spender is not running" in gone.stderr.decode(), gone
+
+
+def test_claude_interface_in_tmux_pauses_refuses_send_and_goes_on_in_the_same_session(
+    socket: str, tmux_env: dict[str, str], anthropic: FakeAnthropic, agents_dir: Path, workdir: Path, claude_bin: Path
+) -> None:
+    env = tmux_env
+    name = claude_agent(agents_dir, "spender", claude_bin, workdir, allowed_tools=["Bash"],
+                        budget={"session_usd": 0.05, "on_spent": "pause"})  # fmt: skip
+    anthropic.push(
+        text_reply("Ready.", ApiUsage(10, 0, 0, 5)),
+        # $0.30 of a $0.05 budget, asking for an instant tool: the pause refuses it and ends the turn.
+        tool_reply("Bash", {"command": "echo hi", "description": "Print hi"}, ApiUsage(100_000, 0, 0, 30)),
+        text_reply("One more turn, confirmed.", ApiUsage(8, 0, 0, 9)),
+        text_reply("After the raise.", ApiUsage(8, 0, 0, 9)),
+    )
+    assert cli(env, workdir, "tmux", "up", name, "--socket", socket, "--no-attach", "--wait", "60").returncode == 0
+    pane = pane_of(socket, name)
+    wait_for(lambda: settled(env, workdir, name), timeout=90, what="the interface waiting after its startup turn")
+    say(socket, pane, "run echo hi")
+    paused = wait_for(lambda: _paused(env, workdir), timeout=90, what="paused: budget")
+    assert paused["state_reason"] == "budget"
+    assert len(anthropic.message_requests()) == 2, "the crossing call, and none after it"
+    line = cli(env, workdir, "status", "--line", name)
+    assert "paused: budget" in line.stdout.decode(), line
+
+    refused = cli(env, workdir, "send", name, "go on", "--wait")
+    assert refused.returncode == 7 and b"spender is paused: its budget is spent" in refused.stderr, refused
+
+    # Confirmed once with the limit still spent: one more turn, then paused again before the next prompt is typed.
+    resumed = cli(env, workdir, "resume-budget", name)
+    assert resumed.returncode == 0, resumed
+    assert b"for one more turn although" in resumed.stderr
+    sent = cli(env, workdir, "send", name, "go on", "--wait", "--timeout", "120")
+    assert sent.returncode == 0, sent
+    assert "One more turn, confirmed." in sent.stdout.decode()
+    again = cli(env, workdir, "send", name, "and more", "--wait")
+    assert again.returncode == 7 and b"paused" in again.stderr, again
+    wait_for(lambda: _paused(env, workdir), timeout=30, what="paused again after the confirmed turn")
+    not_now = cli(env, workdir, "send", name, "x")
+    assert not_now.returncode == 7
+
+    # The limit raised in agent.yaml: the interface resumes by itself, and the next call is in the same session.
+    conf = yaml.safe_load((agents_dir / name / "agent.yaml").read_text())
+    conf["budget"]["session_usd"] = 5
+    (agents_dir / name / "agent.yaml").write_text(yaml.safe_dump(conf))
+    wait_for(lambda: state_of(env, workdir, name) == "waiting", timeout=30, what="resumed after the raise")
+    after = cli(env, workdir, "send", name, "last one", "--wait", "--timeout", "120")
+    assert after.returncode == 0 and "After the raise." in after.stdout.decode(), after
+    requests = anthropic.message_requests()
+    assert len(requests) == 4
+    assert "run echo hi" in json.dumps(requests[-1].body["messages"])  # the whole conversation: the same session
+    assert requests[-1].headers.get("x-claude-code-session-id") == paused["session_id"]
+    assert screen(socket, pane)  # the pane still shows the interface
+    assert cli(env, workdir, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
+
+
+def _paused(env: dict[str, str], workdir: Path) -> dict[str, Any] | None:
+    record = _record(env, workdir)
+    return record if record is not None and record.get("state") == "paused" else None
