@@ -15,12 +15,15 @@ from typing import Any
 import pytest
 import yaml
 
+from agentlaunch.fakeapi import gemini as gfake
+from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, claude_env, text_reply, tool_reply
 from agentlaunch.launch.budget_pause import CONTINUE_PROMPT
 from agentlaunch.usage.store import Store
 from tests.e2e.test_tmux_claude import claude_agent, cli, pane_of, say, screen, settled, state_of
 from tests.e2e.test_tmux_claude import env as tmux_env
 from tests.helpers import run_cli, wait_for, write_agent
+from tests.support.clis import ensure_cli
 
 __all__ = ["tmux_env"]  # the fixture, used by name
 
@@ -198,3 +201,64 @@ def test_claude_interface_in_tmux_pauses_refuses_send_and_goes_on_in_the_same_se
 def _paused(env: dict[str, str], workdir: Path) -> dict[str, Any] | None:
     record = _record(env, workdir)
     return record if record is not None and record.get("state") == "paused" else None
+
+
+def _per_turn_pause(agents_dir: Path, provider: str, model: str, workdir: Path) -> Path:
+    return write_agent(agents_dir, "spender", {
+        "provider": provider, "model": model, "command": str(ensure_cli(provider)), "working_dir": str(workdir),
+        "budget": {"daily_usd": 0.01, "on_spent": "pause"},
+    })  # fmt: skip
+
+
+def _run_paused_then_raised(env: dict[str, str], workdir: Path, folder: Path) -> tuple[int, str, str, dict[str, Any]]:
+    argv = [sys.executable, "-m", "agentlaunch", "run", "spender", "hello"]
+    proc = subprocess.Popen(argv, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        record = _wait_paused(proc, env, workdir)
+        conf = yaml.safe_load((folder / "agent.yaml").read_text())
+        conf["budget"]["daily_usd"] = 50
+        (folder / "agent.yaml").write_text(yaml.safe_dump(conf))
+        out, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, out.decode(), err.decode(), record
+
+
+def test_codex_headless_pause_resumes_its_thread_when_the_limit_is_raised(
+    agents_dir: Path, isolated_home: Path, workdir: Path
+) -> None:
+    with cfake.ResponsesFake() as api:
+        env = cfake.prepare_codex_home(isolated_home, api.server.url + "/v1", request_max_retries=0, stream_max_retries=0)
+        env = {**os.environ, **env, "AGENTLAUNCH_AGENTS_DIR": str(agents_dir)}
+        folder = _per_turn_pause(agents_dir, "codex", "gpt-5.5", workdir)
+        api.script.push(cfake.TextReply("first", cfake.ResponsesUsage(input_tokens=200_000, output_tokens=5)))
+        api.script.push(cfake.TextReply("went on", cfake.ResponsesUsage(input_tokens=300, output_tokens=5)))
+        code, out, err, record = _run_paused_then_raised(env, workdir, folder)
+        assert code == 0, err
+        assert "budget: paused the agent: today's budget of agent 'spender' ($0.01) is spent" in err
+        assert "went on" in out
+        assert len(api.model_requests) == 2
+        assert CONTINUE_PROMPT[:40] in json.dumps(api.model_requests[1].body)
+        assert "hello" in json.dumps(api.model_requests[1].body), "the second turn resumes the first one's thread"
+        assert set(_sessions(isolated_home)) == {record["session_id"]}
+
+
+def test_gemini_headless_pause_resumes_its_session_when_the_limit_is_raised(
+    agents_dir: Path, isolated_home: Path, workdir: Path
+) -> None:
+    with gfake.GeminiFake() as api:
+        env = gfake.prepare_gemini_home(isolated_home, api.base_url, max_attempts=1)
+        env = {**os.environ, **env, "AGENTLAUNCH_AGENTS_DIR": str(agents_dir)}
+        folder = _per_turn_pause(agents_dir, "gemini", "gemini-2.5-pro", workdir)
+        api.script.push(gfake.TextReply("first", gfake.GeminiUsage(prompt=200_000, output=5, cached=0, thoughts=0)))
+        api.script.push(gfake.TextReply("went on", gfake.GeminiUsage(prompt=300, output=5, cached=0, thoughts=0)))
+        code, out, err, record = _run_paused_then_raised(env, workdir, folder)
+        assert code == 0, err
+        assert "budget: paused the agent: today's budget of agent 'spender' ($0.01) is spent" in err
+        assert "went on" in out
+        assert len(api.model_requests) == 2
+        assert CONTINUE_PROMPT[:40] in json.dumps(api.model_requests[1].body)
+        assert "hello" in json.dumps(api.model_requests[1].body), "the second turn resumes the first one's session"
+        assert set(_sessions(isolated_home)) == {record["session_id"]}
