@@ -200,11 +200,15 @@ def resume_budget(agent: AgentArg, session: SessionOpt = None, as_json: JsonOpt 
     one more turn over the limit, and pauses again after that turn unless the limit is raised.
     A headless run that was paused goes on with its interrupted task in the same session.
 
-    Exit codes: 0 resumed, 2 it runs several sessions and --session names none, 7 it is not running,
+    Exit codes: 0 resumed, 2 a bad agent name, or it runs several sessions and --session names none, 7 it is not running,
     or not paused by a budget (nothing resumed).
 
     Example: agentlaunch resume-budget reviewer
     """
+    from agentlaunch.definitions.spec import check_name
+
+    if (problem := check_name(agent, "agent")) is not None:
+        raise UsageError(f"resume-budget: {problem}")
     record = running_session(agent, session)
     control, state = record.data.get("control"), str(record.data.get("state"))
     if state != "paused" or not isinstance(control, str) or not control:

@@ -37,7 +37,9 @@ def _agent(agents_dir: Path, workdir: Path, claude_bin: Path, session_usd: float
     })  # fmt: skip
 
 
-def _start(anthropic: FakeAnthropic, agents_dir: Path, isolated_home: Path, workdir: Path) -> tuple[subprocess.Popen[bytes], dict[str, str]]:
+def _start(
+    anthropic: FakeAnthropic, agents_dir: Path, isolated_home: Path, workdir: Path
+) -> tuple[subprocess.Popen[bytes], dict[str, str]]:
     assert anthropic.server is not None
     env = {**os.environ, **claude_env(anthropic.server.url, isolated_home, {"CLAUDE_CODE_MAX_RETRIES": "0"})}
     env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
