@@ -33,8 +33,7 @@ PAUSED_BY = "budget"
 WATCH_EVERY = 1.0
 """Seconds between two looks at agent.yaml and config.yaml while paused."""
 CONTINUE_PROMPT = (
-    "(agentlaunch: your turn was paused because a budget was spent; the person has resumed you. "
-    "Continue where you left off.)"
+    "(agentlaunch: your turn was paused because a budget was spent; the person has resumed you. Continue where you left off.)"
 )
 """What a headless launch sends, in the same session, once its pause is over: the interrupted turn goes on."""
 
