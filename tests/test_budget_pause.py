@@ -223,3 +223,37 @@ def test_the_watch_sees_a_file_change_and_a_file_gone(tmp_path: Path) -> None:
     assert before[1] is None
     path.write_text("a: 22\n")
     assert stamp_of((path, tmp_path / "missing.yaml")) != before
+
+
+# -- the deck's key --------------------------------------------------------------------------------
+
+
+def test_the_decks_b_resumes_a_paused_agent_after_a_yes_and_refuses_one_that_is_not_paused(
+    agents_dir: Path, tmp_path: Path
+) -> None:
+    from textual.pilot import Pilot
+
+    from agentlaunch.deck.app import Deck
+    from tests.test_deck import drive, message, record, settle, sources, table_rows
+
+    asked: list[str] = []
+    server = serve(tmp_path / "control.sock")
+    server.on_resume = lambda: (asked.append("resume"), (True, "resumed spender for one more turn"))[1]
+    record("spender", "paused", 20, state_reason="budget", control=str(server.path))
+    record("calm", "thinking", 10)
+
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        rows = table_rows(app)
+        assert rows[0][0] == "spender" and rows[0][1].startswith("paused: budget")
+        await pilot.press("b")
+        await pilot.press("y")
+        await settle(pilot, lambda: "resumed spender for one more turn" in message(app), app, "the resume")
+        assert asked == ["resume"]
+        await pilot.press("down", "b")
+        assert message(app) == "calm is not paused by a budget (thinking)"
+        assert asked == ["resume"]
+
+    try:
+        drive(Deck(sources(agents_dir)), script)
+    finally:
+        server.close()
