@@ -20,12 +20,14 @@ from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, claude_env, text_reply, tool_reply
 from agentlaunch.launch.budget_pause import CONTINUE_PROMPT
 from agentlaunch.usage.store import Store
+from tests.e2e.test_agent_life_codex_gemini import codex_team, typed
+from tests.e2e.test_tmux_ready_states import config_dir, gemini_team
 from tests.e2e.test_tmux_claude import claude_agent, cli, pane_of, say, screen, settled, state_of
 from tests.e2e.test_tmux_claude import env as tmux_env
 from tests.helpers import run_cli, wait_for, write_agent
 from tests.support.clis import ensure_cli
 
-__all__ = ["tmux_env"]  # the fixture, used by name
+__all__ = ["codex_team", "config_dir", "gemini_team", "tmux_env"]  # the fixtures, used by name
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -264,3 +266,67 @@ def test_gemini_headless_pause_resumes_its_session_when_the_limit_is_raised(
         assert CONTINUE_PROMPT[:40] in json.dumps(api.model_requests[1].body)
         assert "hello" in json.dumps(api.model_requests[1].body), "the second turn resumes the first one's session"
         assert set(_sessions(isolated_home)) == {record["session_id"]}
+
+
+def test_codex_interface_in_tmux_pauses_after_the_crossing_turn_and_resumes_its_thread_on_the_raise(
+    socket: str, codex_team: tuple[Any, dict[str, str], Path], agents_dir: Path
+) -> None:
+    # Codex's interface has no tool gate: the turn whose call crosses the budget runs to its end (as with `stop`),
+    # then the session is paused, refuses `send`, and goes on once agent.yaml raises the limit.
+    api, env, work = codex_team
+    conf = yaml.safe_load((agents_dir / "cdx" / "agent.yaml").read_text())
+    conf["budget"] = {"daily_usd": 0.01, "on_spent": "pause"}
+    (agents_dir / "cdx" / "agent.yaml").write_text(yaml.safe_dump(conf))
+    api.script.push(cfake.TextReply("Hello from Codex.", cfake.ResponsesUsage(input_tokens=900, output_tokens=7)))
+    api.script.push(cfake.TextReply("Expensive.", cfake.ResponsesUsage(input_tokens=200_000, output_tokens=7)))
+    api.script.push(cfake.TextReply("After the raise.", cfake.ResponsesUsage(input_tokens=900, output_tokens=7)))
+    up = cli(env, work, "tmux", "up", "cdx", "--socket", socket, "--no-attach", "--wait", "90")
+    assert up.returncode == 0, up.stderr.decode()
+    wait_for(lambda: settled(env, work, "cdx"), timeout=90, what="the startup turn over")
+    spent = cli(env, work, "send", "cdx", "spend it", "--wait", "--timeout", "120")
+    assert spent.returncode == 0 and b"Expensive." in spent.stdout, spent
+    paused = wait_for(lambda: _paused_agent(env, work, "cdx"), timeout=60, what="paused: budget")
+    refused = cli(env, work, "send", "cdx", "more")
+    assert refused.returncode == 7 and b"cdx is paused: its budget is spent" in refused.stderr, refused
+    conf["budget"]["daily_usd"] = 50
+    (agents_dir / "cdx" / "agent.yaml").write_text(yaml.safe_dump(conf))
+    wait_for(lambda: state_of(env, work, "cdx") == "waiting", timeout=30, what="resumed after the raise")
+    after = cli(env, work, "send", "cdx", "go on", "--wait", "--timeout", "120")
+    assert after.returncode == 0 and b"After the raise." in after.stdout, after
+    assert "spend it" in cfake.user_texts(api.turn_requests[-1].body), "the same thread"
+    assert [r["session_id"] for r in json.loads(cli(env, work, "status", "--json").stdout)] == [paused["session_id"]]
+    assert cli(env, work, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
+
+
+def _paused_agent(env: dict[str, str], workdir: Path, agent: str) -> dict[str, Any] | None:
+    records = json.loads(cli(env, workdir, "status", "--json").stdout)
+    return next((r for r in records if r.get("agent") == agent and r.get("state") == "paused"), None)
+
+
+def test_gemini_interface_in_tmux_pauses_after_the_crossing_turn_and_resumes_its_session_on_resume_budget(
+    socket: str, gemini_team: tuple[Any, dict[str, str], Path], agents_dir: Path, config_dir: Path
+) -> None:
+    # As Codex's: no tool gate, the crossing turn ends by itself; then paused until the person confirms.
+    api, env, work = gemini_team
+    (config_dir / "config.yaml").write_text("ready_timeout: 25\n")
+    conf = yaml.safe_load((agents_dir / "gem" / "agent.yaml").read_text())
+    conf["budget"] = {"daily_usd": 0.01, "on_spent": "pause"}
+    (agents_dir / "gem" / "agent.yaml").write_text(yaml.safe_dump(conf))
+    api.script.push(gfake.TextReply("Hello, ready.", gfake.GeminiUsage(prompt=900, output=7)))
+    api.script.push(gfake.TextReply("Expensive.", gfake.GeminiUsage(prompt=200_000, output=7)))
+    api.script.push(gfake.TextReply("After the confirmation.", gfake.GeminiUsage(prompt=900, output=7)))
+    up = cli(env, work, "tmux", "up", "gem", "--socket", socket, "--no-attach", "--wait", "90")
+    assert up.returncode == 0, up.stderr.decode()
+    wait_for(lambda: settled(env, work, "gem"), timeout=90, what="the startup turn over")
+    pane = pane_of(socket, "gem")
+    typed(socket, pane, "spend it", "Expensive.")
+    paused = wait_for(lambda: _paused_agent(env, work, "gem"), timeout=60, what="paused: budget")
+    refused = cli(env, work, "send", "gem", "more")
+    assert refused.returncode == 7 and b"gem is paused: its budget is spent" in refused.stderr, refused
+    resumed = cli(env, work, "resume-budget", "gem")
+    assert resumed.returncode == 0 and b"for one more turn although today's budget" in resumed.stderr, resumed
+    wait_for(lambda: state_of(env, work, "gem") == "waiting", timeout=30, what="resumed")
+    typed(socket, pane, "go on please", "After the confirmation.")
+    assert "spend it" in gfake.user_texts(api.model_requests[-1].body), "the same session"
+    assert [r["session_id"] for r in json.loads(cli(env, work, "status", "--json").stdout)] == [paused["session_id"]]
+    assert cli(env, work, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
