@@ -330,3 +330,42 @@ def test_gemini_interface_in_tmux_pauses_after_the_crossing_turn_and_resumes_its
     assert "spend it" in gfake.user_texts(api.model_requests[-1].body), "the same session"
     assert [r["session_id"] for r in json.loads(cli(env, work, "status", "--json").stdout)] == [paused["session_id"]]
     assert cli(env, work, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
+
+
+def test_claude_line_chat_pauses_refuses_a_typed_line_and_goes_on_after_resume_budget(
+    anthropic: FakeAnthropic, agents_dir: Path, isolated_home: Path, workdir: Path, claude_bin: Path
+) -> None:
+    import pexpect
+
+    _agent(agents_dir, workdir, claude_bin, 0.05)
+    _push_crossing_turn(anthropic)
+    assert anthropic.server is not None
+    env = {**os.environ, **claude_env(anthropic.server.url, isolated_home, {"CLAUDE_CODE_MAX_RETRIES": "0"})}
+    env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
+    chat = pexpect.spawn(sys.executable, ["-m", "agentlaunch", "run", "spender", "--line"], cwd=str(workdir), env=env,
+                         encoding="utf-8", timeout=120, dimensions=(40, 200))  # fmt: skip
+    try:
+        chat.expect("› ")
+        chat.sendline("run echo hi")
+        chat.expect("budget: paused the agent")
+        chat.expect("› ")
+        record = wait_for(lambda: _paused(env, workdir), timeout=30, what="paused: budget")
+        assert record["state_reason"] == "budget"
+        chat.sendline("are you there?")
+        chat.expect("not sent")
+        assert len(anthropic.message_requests()) == 1
+        resumed = run_cli("resume-budget", "spender", cwd=workdir, env=env, timeout=60)
+        assert resumed.returncode == 0, resumed
+        chat.expect("budget: resumed the agent")
+        chat.sendline("go on")
+        chat.expect("Went on after the pause.")
+        chat.expect("› ")
+        chat.sendcontrol("d")
+        chat.expect(pexpect.EOF)
+    finally:
+        if chat.isalive():
+            chat.terminate(force=True)
+        chat.close()
+    requests = anthropic.message_requests()
+    assert len(requests) == 2 and "echo hi" in json.dumps(requests[1].body), "the same session"
+    assert _sessions(isolated_home) == [record["session_id"]] * 2
