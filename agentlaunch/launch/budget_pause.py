@@ -1,6 +1,6 @@
 """A budget's pause (``on_spent: pause``): how a paused launch learns that it may go on.
 
-:meth:`Launch.pause <agentlaunch.launch.session.Launch.pause>` interrupts the running turn and keeps the
+:meth:`BudgetPause.pause` (the launch's ``pause``, asked by its budget guard) interrupts the running turn and keeps the
 CLI and its session; the launch is ``paused`` (reason ``budget``) until one of two things:
 
 - the person raises the limit: while paused, the launch looks at its agent.yaml and the global
@@ -72,11 +72,29 @@ class BudgetPause:
         name = self.launch.spec.name
         return f"paused, the session kept: raise the limit, or run agentlaunch resume-budget {name}"
 
-    # -- the watch -----------------------------------------------------------------------
-    def begin(self) -> None:
-        self._seen = stamp_of(self.files())
-        self._arm()
+    # -- pausing and resuming ---------------------------------------------------------------
+    def pause(self, error: AgentlaunchError) -> None:
+        """Pause the session with ``error``: the running turn is interrupted, the CLI and its session stay, and no
+        new turn starts until :meth:`resume`."""
+        launch = self.launch
+        if launch.paused is None and launch.stopped is None:
+            launch.paused = error
+            launch.request_interrupt("pausing the turn: a budget is spent")
+            launch.notice(f"{error.message}; {self.how_to_resume()}")
+            launch.set_state("paused", reason=PAUSED_BY)
+            self._seen = stamp_of(self.files())
+            self._arm()
 
+    def resume(self, how: str) -> None:
+        """The pause is over (``how``: the limit raised, or the person confirmed): the session takes turns again."""
+        launch = self.launch
+        if launch.paused is not None:
+            launch.paused = None
+            self.end()
+            launch.notice(f"budget: resumed the agent: {how}")
+            launch.set_state("waiting", always=True)
+
+    # -- the watch -----------------------------------------------------------------------
     def end(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
@@ -96,7 +114,7 @@ class BudgetPause:
             self._seen = stamp
             still = self.raised()
             if still is None:
-                self.launch.unpause("the limit was raised")
+                self.resume("the limit was raised")
                 return
             self.launch.notice(f"budget: still paused: {still}")
         self._arm()
@@ -131,11 +149,11 @@ class BudgetPause:
         guard = launch.gates.guard
         still = self.raised()
         if still is None:
-            launch.unpause("the limit is no longer spent")
+            self.resume("the limit is no longer spent")
             return True, f"resumed {name}: its budget is no longer spent"
         if guard is not None:
             guard.confirm()
-        launch.unpause("the person confirmed (one more turn over the limit)")
+        self.resume("the person confirmed (one more turn over the limit)")
         return True, (f"resumed {name} for one more turn although {still}; it pauses again after that turn "
                       "unless the limit is raised")  # fmt: skip
 

@@ -202,22 +202,8 @@ class Launch:
             self.request_interrupt("stopping the turn: a budget is spent")
 
     def pause(self, error: AgentlaunchError) -> None:
-        """Pause the session with ``error`` (a budget's ``on_spent: pause``): the running turn is interrupted, the CLI
-        and its session stay, and no new turn starts until :meth:`unpause` (:mod:`agentlaunch.launch.budget_pause`)."""
-        if self.paused is None and self.stopped is None:
-            self.paused = error
-            self.request_interrupt("pausing the turn: a budget is spent")
-            self.notice(f"{error.message}; {self.budget_pause.how_to_resume()}")
-            self.set_state("paused", reason=PAUSED_BY)
-            self.budget_pause.begin()
-
-    def unpause(self, how: str) -> None:
-        """The pause is over (``how``: the limit raised, or the person confirmed): the session takes turns again."""
-        if self.paused is not None:
-            self.paused = None
-            self.budget_pause.end()
-            self.notice(f"budget: resumed the agent: {how}")
-            self.set_state("waiting", always=True)
+        """Pause the session (a budget's ``on_spent: pause``): :meth:`BudgetPause.pause`."""
+        self.budget_pause.pause(error)
 
     # -- start and stop -------------------------------------------------------------------
     def start(self) -> None:

@@ -21,9 +21,9 @@ from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, claude_env, t
 from agentlaunch.launch.budget_pause import CONTINUE_PROMPT
 from agentlaunch.usage.store import Store
 from tests.e2e.test_agent_life_codex_gemini import codex_team, typed
-from tests.e2e.test_tmux_ready_states import config_dir, gemini_team
 from tests.e2e.test_tmux_claude import claude_agent, cli, pane_of, say, screen, settled, state_of
 from tests.e2e.test_tmux_claude import env as tmux_env
+from tests.e2e.test_tmux_ready_states import config_dir, gemini_team
 from tests.helpers import run_cli, wait_for, write_agent
 from tests.support.clis import ensure_cli
 
