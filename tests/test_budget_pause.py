@@ -107,13 +107,19 @@ def _call(store: Store, now: datetime, cost: float) -> CallRecord:
     return record
 
 
+def _crossed(store: Store, now: datetime) -> tuple[BudgetGuard, PausingView]:
+    """A guard with a $1.00 session budget that pauses, and the view it paused at a $1.20 call."""
+    store.start_session("s-today", agent="demo", provider="fake", working_dir="/w", model="fake-1")
+    guard = BudgetGuard(Limits(session_usd=1.0, on_spent="pause"), store, Clock(now), priceable=True)
+    view = PausingView()
+    guard.event(PricedCall(_call(store, now, 1.2)), view)  # type: ignore[arg-type]
+    return guard, view
+
+
 def test_pause_instead_of_stop_then_one_confirmed_turn_then_paused_again(tmp_path: Path) -> None:
     now = datetime(2026, 12, 1, 12, 0).astimezone()
     with Store.open(tmp_path / "usage.sqlite3") as store:
-        store.start_session("s-today", agent="demo", provider="fake", working_dir="/w", model="fake-1")
-        guard = BudgetGuard(Limits(session_usd=1.0, on_spent="pause"), store, Clock(now), priceable=True)
-        view = PausingView()
-        guard.event(PricedCall(_call(store, now, 1.2)), view)  # type: ignore[arg-type]
+        guard, view = _crossed(store, now)
         assert view.stopped is None and view.paused is not None
         assert view.paused.message.startswith("budget: paused the agent: the session budget of agent 'demo' ($1.00)")
         assert view.paused.exit_code == 6
@@ -130,10 +136,7 @@ def test_pause_instead_of_stop_then_one_confirmed_turn_then_paused_again(tmp_pat
 def test_raised_limits_resume_and_a_limit_still_spent_is_named(tmp_path: Path) -> None:
     now = datetime(2026, 12, 1, 12, 0).astimezone()
     with Store.open(tmp_path / "usage.sqlite3") as store:
-        store.start_session("s-today", agent="demo", provider="fake", working_dir="/w", model="fake-1")
-        guard = BudgetGuard(Limits(session_usd=1.0, on_spent="pause"), store, Clock(now), priceable=True)
-        view = PausingView()
-        guard.event(PricedCall(_call(store, now, 1.2)), view)  # type: ignore[arg-type]
+        guard, view = _crossed(store, now)
         still = guard.relimit(Limits(session_usd=1.1, on_spent="stop"), view)  # type: ignore[arg-type]
         assert still is not None and "($1.10) is spent: $1.20 so far" in still.message
         assert guard.pausing, "what a spent limit does stays as the launch started"
@@ -238,7 +241,12 @@ def test_the_decks_b_resumes_a_paused_agent_after_a_yes_and_refuses_one_that_is_
 
     asked: list[str] = []
     server = serve(tmp_path / "control.sock")
-    server.on_resume = lambda: (asked.append("resume"), (True, "resumed spender for one more turn"))[1]
+
+    def on_resume() -> tuple[bool, str]:
+        asked.append("resume")
+        return True, "resumed spender for one more turn"
+
+    server.on_resume = on_resume
     record("spender", "paused", 20, state_reason="budget", control=str(server.path))
     record("calm", "thinking", 10)
 

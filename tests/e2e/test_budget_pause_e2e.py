@@ -9,8 +9,10 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 import yaml
@@ -68,6 +70,26 @@ def _wait_paused(proc: subprocess.Popen[bytes], env: dict[str, str], workdir: Pa
     raise AssertionError("the launch never reported paused")
 
 
+@contextmanager
+def _ended(proc: subprocess.Popen[bytes]) -> Iterator[None]:
+    """The run is killed on the way out if it still runs (a failed assertion, say)."""
+    try:
+        yield
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _raised_then_ended(proc: subprocess.Popen[bytes], folder: Path, key: str, value: float) -> tuple[str, str]:
+    """Raise the budget's ``key`` in agent.yaml; the paused run's stdout and stderr once it went on and ended."""
+    conf = yaml.safe_load((folder / "agent.yaml").read_text())
+    conf["budget"][key] = value
+    (folder / "agent.yaml").write_text(yaml.safe_dump(conf))
+    out, err = proc.communicate(timeout=180)
+    return out.decode(), err.decode()
+
+
 def _push_crossing_turn(anthropic: FakeAnthropic) -> None:
     # The first call costs 100,000 x $3/M = $0.30, past the $0.05 budget, and asks for an instant tool: the pause
     # refuses it (the tool gate) and ends the turn. Then the answer of the turn that goes on after the pause.
@@ -77,7 +99,7 @@ def _push_crossing_turn(anthropic: FakeAnthropic) -> None:
     )
 
 
-def _sessions(home: Path) -> list[str]:
+def _sessions(home: Path) -> list[str | None]:
     with Store.open(home / "state" / "usage.sqlite3") as store:
         return [c.session_id for s in store.list_sessions() for c in store.calls_for_session(s.session_id)]
 
@@ -97,7 +119,7 @@ def test_headless_pause_resumes_in_the_same_session_when_agent_yaml_raises_the_l
     folder = _agent(agents_dir, workdir, claude_bin, 0.05)
     _push_crossing_turn(anthropic)
     proc, env = _start(anthropic, agents_dir, isolated_home, workdir)
-    try:
+    with _ended(proc):
         record = _wait_paused(proc, env, workdir)
         assert record["state_reason"] == "budget"
         line = run_cli("status", "--line", "spender", cwd=workdir, env=env, timeout=60)
@@ -109,19 +131,11 @@ def test_headless_pause_resumes_in_the_same_session_when_agent_yaml_raises_the_l
         assert sent.returncode == 7, sent
         assert "spender is paused: its budget is spent" in sent.stderr.decode()
         assert "resume-budget spender" in sent.stderr.decode()
-        conf = yaml.safe_load((folder / "agent.yaml").read_text())
-        conf["budget"]["session_usd"] = 5
-        (folder / "agent.yaml").write_text(yaml.safe_dump(conf))
-        out, err = proc.communicate(timeout=180)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 0, err.decode()
-    said = err.decode()
+        out, said = _raised_then_ended(proc, folder, "session_usd", 5)
+    assert proc.returncode == 0, said
     assert "budget: paused the agent: the session budget of agent 'spender' ($0.05) is spent" in said
     assert "budget: resumed the agent: the limit was raised" in said
-    assert "Went on after the pause." in out.decode()
+    assert "Went on after the pause." in out
     _assert_went_on_in_the_same_session(anthropic, isolated_home, record)
 
 
@@ -131,16 +145,12 @@ def test_headless_pause_resume_budget_confirms_one_more_turn_over_the_limit(
     _agent(agents_dir, workdir, claude_bin, 0.05)
     _push_crossing_turn(anthropic)
     proc, env = _start(anthropic, agents_dir, isolated_home, workdir)
-    try:
+    with _ended(proc):
         record = _wait_paused(proc, env, workdir)
         resumed = run_cli("resume-budget", "spender", cwd=workdir, env=env, timeout=60)
         assert resumed.returncode == 0, resumed
         assert "for one more turn although the session budget of agent 'spender' ($0.05) is spent" in resumed.stderr.decode()
         out, err = proc.communicate(timeout=180)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 0, err.decode()
     assert "Went on after the pause." in out.decode()
     _assert_went_on_in_the_same_session(anthropic, isolated_home, record)
@@ -207,7 +217,7 @@ def _paused(env: dict[str, str], workdir: Path) -> dict[str, Any] | None:
     return record if record is not None and record.get("state") == "paused" else None
 
 
-def _per_turn_pause(agents_dir: Path, provider: str, model: str, workdir: Path) -> Path:
+def _per_turn_pause(agents_dir: Path, provider: Literal["codex", "gemini"], model: str, workdir: Path) -> Path:
     return write_agent(agents_dir, "spender", {
         "provider": provider, "model": model, "command": str(ensure_cli(provider)), "working_dir": str(workdir),
         "budget": {"daily_usd": 0.01, "on_spent": "pause"},
@@ -217,17 +227,22 @@ def _per_turn_pause(agents_dir: Path, provider: str, model: str, workdir: Path) 
 def _run_paused_then_raised(env: dict[str, str], workdir: Path, folder: Path) -> tuple[int, str, str, dict[str, Any]]:
     argv = [sys.executable, "-m", "agentlaunch", "run", "spender", "hello"]
     proc = subprocess.Popen(argv, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
+    with _ended(proc):
         record = _wait_paused(proc, env, workdir)
-        conf = yaml.safe_load((folder / "agent.yaml").read_text())
-        conf["budget"]["daily_usd"] = 50
-        (folder / "agent.yaml").write_text(yaml.safe_dump(conf))
-        out, err = proc.communicate(timeout=180)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    return proc.returncode, out.decode(), err.decode(), record
+        out, err = _raised_then_ended(proc, folder, "daily_usd", 50)
+    return proc.returncode, out, err, record
+
+
+def _went_on_per_turn(ran: tuple[int, str, str, dict[str, Any]], requests: list[Any], home: Path) -> None:
+    """The crossing turn paused the run; after the raise the next turn resumed the same thread or session."""
+    code, out, err, record = ran
+    assert code == 0, err
+    assert "budget: paused the agent: today's budget of agent 'spender' ($0.01) is spent" in err
+    assert "went on" in out
+    assert len(requests) == 2
+    assert CONTINUE_PROMPT[:40] in json.dumps(requests[1].body)
+    assert "hello" in json.dumps(requests[1].body), "the second turn resumes the first one's thread or session"
+    assert set(_sessions(home)) == {record["session_id"]}
 
 
 def test_codex_headless_pause_resumes_its_thread_when_the_limit_is_raised(
@@ -239,14 +254,7 @@ def test_codex_headless_pause_resumes_its_thread_when_the_limit_is_raised(
         folder = _per_turn_pause(agents_dir, "codex", "gpt-5.5", workdir)
         api.script.push(cfake.TextReply("first", cfake.ResponsesUsage(input_tokens=200_000, output_tokens=5)))
         api.script.push(cfake.TextReply("went on", cfake.ResponsesUsage(input_tokens=300, output_tokens=5)))
-        code, out, err, record = _run_paused_then_raised(env, workdir, folder)
-        assert code == 0, err
-        assert "budget: paused the agent: today's budget of agent 'spender' ($0.01) is spent" in err
-        assert "went on" in out
-        assert len(api.model_requests) == 2
-        assert CONTINUE_PROMPT[:40] in json.dumps(api.model_requests[1].body)
-        assert "hello" in json.dumps(api.model_requests[1].body), "the second turn resumes the first one's thread"
-        assert set(_sessions(isolated_home)) == {record["session_id"]}
+        _went_on_per_turn(_run_paused_then_raised(env, workdir, folder), api.model_requests, isolated_home)
 
 
 def test_gemini_headless_pause_resumes_its_session_when_the_limit_is_raised(
@@ -258,14 +266,7 @@ def test_gemini_headless_pause_resumes_its_session_when_the_limit_is_raised(
         folder = _per_turn_pause(agents_dir, "gemini", "gemini-2.5-pro", workdir)
         api.script.push(gfake.TextReply("first", gfake.GeminiUsage(prompt=200_000, output=5, cached=0, thoughts=0)))
         api.script.push(gfake.TextReply("went on", gfake.GeminiUsage(prompt=300, output=5, cached=0, thoughts=0)))
-        code, out, err, record = _run_paused_then_raised(env, workdir, folder)
-        assert code == 0, err
-        assert "budget: paused the agent: today's budget of agent 'spender' ($0.01) is spent" in err
-        assert "went on" in out
-        assert len(api.model_requests) == 2
-        assert CONTINUE_PROMPT[:40] in json.dumps(api.model_requests[1].body)
-        assert "hello" in json.dumps(api.model_requests[1].body), "the second turn resumes the first one's session"
-        assert set(_sessions(isolated_home)) == {record["session_id"]}
+        _went_on_per_turn(_run_paused_then_raised(env, workdir, folder), api.model_requests, isolated_home)
 
 
 def test_codex_interface_in_tmux_pauses_after_the_crossing_turn_and_resumes_its_thread_on_the_raise(
@@ -274,9 +275,7 @@ def test_codex_interface_in_tmux_pauses_after_the_crossing_turn_and_resumes_its_
     # Codex's interface has no tool gate: the turn whose call crosses the budget runs to its end (as with `stop`),
     # then the session is paused, refuses `send`, and goes on once agent.yaml raises the limit.
     api, env, work = codex_team
-    conf = yaml.safe_load((agents_dir / "cdx" / "agent.yaml").read_text())
-    conf["budget"] = {"daily_usd": 0.01, "on_spent": "pause"}
-    (agents_dir / "cdx" / "agent.yaml").write_text(yaml.safe_dump(conf))
+    _daily_budget(agents_dir, "cdx", 0.01)
     api.script.push(cfake.TextReply("Hello from Codex.", cfake.ResponsesUsage(input_tokens=900, output_tokens=7)))
     api.script.push(cfake.TextReply("Expensive.", cfake.ResponsesUsage(input_tokens=200_000, output_tokens=7)))
     api.script.push(cfake.TextReply("After the raise.", cfake.ResponsesUsage(input_tokens=900, output_tokens=7)))
@@ -285,11 +284,8 @@ def test_codex_interface_in_tmux_pauses_after_the_crossing_turn_and_resumes_its_
     wait_for(lambda: settled(env, work, "cdx"), timeout=90, what="the startup turn over")
     spent = cli(env, work, "send", "cdx", "spend it", "--wait", "--timeout", "120")
     assert spent.returncode == 0 and b"Expensive." in spent.stdout, spent
-    paused = wait_for(lambda: _paused_agent(env, work, "cdx"), timeout=60, what="paused: budget")
-    refused = cli(env, work, "send", "cdx", "more")
-    assert refused.returncode == 7 and b"cdx is paused: its budget is spent" in refused.stderr, refused
-    conf["budget"]["daily_usd"] = 50
-    (agents_dir / "cdx" / "agent.yaml").write_text(yaml.safe_dump(conf))
+    paused = _paused_and_refusing(env, work, "cdx")
+    _daily_budget(agents_dir, "cdx", 50)
     wait_for(lambda: state_of(env, work, "cdx") == "waiting", timeout=30, what="resumed after the raise")
     after = cli(env, work, "send", "cdx", "go on", "--wait", "--timeout", "120")
     assert after.returncode == 0 and b"After the raise." in after.stdout, after
@@ -298,9 +294,25 @@ def test_codex_interface_in_tmux_pauses_after_the_crossing_turn_and_resumes_its_
     assert cli(env, work, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
 
 
+def _daily_budget(agents_dir: Path, agent: str, usd: float) -> dict[str, Any]:
+    """Set ``agent``'s daily budget to ``usd`` with ``on_spent: pause``; its agent.yaml as written."""
+    conf: dict[str, Any] = yaml.safe_load((agents_dir / agent / "agent.yaml").read_text())
+    conf["budget"] = {"daily_usd": usd, "on_spent": "pause"}
+    (agents_dir / agent / "agent.yaml").write_text(yaml.safe_dump(conf))
+    return conf
+
+
 def _paused_agent(env: dict[str, str], workdir: Path, agent: str) -> dict[str, Any] | None:
     records = json.loads(cli(env, workdir, "status", "--json").stdout)
     return next((r for r in records if r.get("agent") == agent and r.get("state") == "paused"), None)
+
+
+def _paused_and_refusing(env: dict[str, str], workdir: Path, agent: str) -> dict[str, Any]:
+    """The agent's record once it is paused, after checking that `send` is refused naming the budget."""
+    paused: dict[str, Any] = wait_for(lambda: _paused_agent(env, workdir, agent), timeout=60, what="paused: budget")
+    refused = cli(env, workdir, "send", agent, "more")
+    assert refused.returncode == 7 and f"{agent} is paused: its budget is spent".encode() in refused.stderr, refused
+    return paused
 
 
 def test_gemini_interface_in_tmux_pauses_after_the_crossing_turn_and_resumes_its_session_on_resume_budget(
@@ -309,9 +321,7 @@ def test_gemini_interface_in_tmux_pauses_after_the_crossing_turn_and_resumes_its
     # As Codex's: no tool gate, the crossing turn ends by itself; then paused until the person confirms.
     api, env, work = gemini_team
     (config_dir / "config.yaml").write_text("ready_timeout: 25\n")
-    conf = yaml.safe_load((agents_dir / "gem" / "agent.yaml").read_text())
-    conf["budget"] = {"daily_usd": 0.01, "on_spent": "pause"}
-    (agents_dir / "gem" / "agent.yaml").write_text(yaml.safe_dump(conf))
+    _daily_budget(agents_dir, "gem", 0.01)
     api.script.push(gfake.TextReply("Hello, ready.", gfake.GeminiUsage(prompt=900, output=7)))
     api.script.push(gfake.TextReply("Expensive.", gfake.GeminiUsage(prompt=200_000, output=7)))
     api.script.push(gfake.TextReply("After the confirmation.", gfake.GeminiUsage(prompt=900, output=7)))
@@ -320,9 +330,7 @@ def test_gemini_interface_in_tmux_pauses_after_the_crossing_turn_and_resumes_its
     wait_for(lambda: settled(env, work, "gem"), timeout=90, what="the startup turn over")
     pane = pane_of(socket, "gem")
     typed(socket, pane, "spend it", "Expensive.")
-    paused = wait_for(lambda: _paused_agent(env, work, "gem"), timeout=60, what="paused: budget")
-    refused = cli(env, work, "send", "gem", "more")
-    assert refused.returncode == 7 and b"gem is paused: its budget is spent" in refused.stderr, refused
+    paused = _paused_and_refusing(env, work, "gem")
     resumed = cli(env, work, "resume-budget", "gem")
     assert resumed.returncode == 0 and b"for one more turn although today's budget" in resumed.stderr, resumed
     wait_for(lambda: state_of(env, work, "gem") == "waiting", timeout=30, what="resumed")
