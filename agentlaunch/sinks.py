@@ -58,6 +58,11 @@ class LaunchView(Protocol):
         """End the session with ``error`` (its exit code): the running turn is interrupted, no new turn starts."""
         ...
 
+    def pause(self, error: AgentlaunchError) -> None:
+        """Pause the session (a budget's ``on_spent: pause``): the running turn is interrupted, the CLI and its
+        session stay, no new turn starts until the person resumes it."""
+        ...
+
     def notice(self, message: str) -> None:
         """Tell the person ``message`` (one line, through the launch's views)."""
         ...

@@ -159,7 +159,7 @@ def test_bad_budgets_are_definition_errors_naming_the_field(agents_dir: Path, bu
     [
         ("budget: {daily_usd: -3}\n", "budget.daily_usd: must be an amount of US dollars above 0 (got -3)"),
         ("budget: {daily_usd: .nan}\n", "budget.daily_usd: must be an amount of US dollars above 0"),
-        ("budget: {daily_gbp: 3}\n", "budget.daily_gbp: unknown key (allowed: daily_usd, daily_tokens; budgets are in US"),
+        ("budget: {daily_gbp: 3}\n", "budget.daily_gbp: unknown key (allowed: daily_usd, daily_tokens, on_spent; budgets"),
         ("budget: [1]\n", "budget: must be a mapping with daily_usd and/or daily_tokens"),
         ("budget: {daily_usd: [\n", "yaml:"),
     ],

@@ -59,7 +59,13 @@ class Launch:
     """What NativeRun's sending touches of a launch."""
 
     stopped = None
+    paused = None
     session_id = "s1"
+
+    class gates:  # noqa: N801 - the launch's attribute of that name (no budget applies)
+        @staticmethod
+        def check(launch: Any) -> None:
+            pass
 
     def __init__(self, provider: str) -> None:
         self.loop = Loop()

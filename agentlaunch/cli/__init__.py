@@ -30,6 +30,7 @@ COMMAND_MODULES = {
     "tmux": "tmux",
     "worktrees": "worktrees",
     "send": "send",
+    "resume-budget": "send",
     "stop": "life",
     "restart": "life",
     "fork": "life",

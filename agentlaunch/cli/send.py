@@ -140,6 +140,9 @@ def _offer(
     if not isinstance(control, str) or not control:
         if state == "starting":  # its socket is not named yet
             return None, {"ok": False, "retry": True, "error": f"{agent} is still starting"}
+        if state == "paused":
+            raise PromptNotTaken(f"{agent} is paused: its budget is spent; it takes no prompt until the limit is "
+                                 f"raised or agentlaunch resume-budget {agent} confirms")  # fmt: skip
         if state == "exited":  # its session is over (its CLI exited, a budget or `stop` ended it), not a headless turn
             raise PromptNotTaken(what_happened(agent) or f"{agent}'s session has ended (its CLI exited): it takes no prompt")
         raise PromptNotTaken(f"{agent} runs one headless turn ({state}): only a chat or an interface takes prompts")
@@ -185,6 +188,49 @@ def _answered(
     if code and not as_json and done.get("error"):
         err.print(f"[bold red]error:[/] {for_markup(visible(str(done['error'])))}", markup=True, soft_wrap=True)
     raise typer.Exit(code)
+
+
+@app.command("resume-budget")
+def resume_budget(agent: AgentArg, session: SessionOpt = None, as_json: JsonOpt = False) -> None:
+    """Let AGENT go on after a budget paused it (budget.on_spent: pause in agent.yaml or config.yaml).
+
+    The paused session resumes at once. When its limit is no longer spent (raised in agent.yaml or
+    config.yaml: the session also resumes by itself within a second of that edit), it simply goes on.
+    When the limit is still spent, this is the person's confirmation: the agent may make the calls of
+    one more turn over the limit, and pauses again after that turn unless the limit is raised.
+    A headless run that was paused goes on with its interrupted task in the same session.
+
+    Exit codes: 0 resumed, 2 a bad agent name, or it runs several sessions and --session names none, 7 it is not running,
+    or not paused by a budget (nothing resumed).
+
+    Example: agentlaunch resume-budget reviewer
+    """
+    from agentlaunch.definitions.spec import check_name
+
+    if (problem := check_name(agent, "agent")) is not None:
+        raise UsageError(f"resume-budget: {problem}")
+    record = running_session(agent, session)
+    control, state = record.data.get("control"), str(record.data.get("state"))
+    if state != "paused" or not isinstance(control, str) or not control:
+        raise PromptNotTaken(f"{agent} is not paused by a budget (it is {state}): nothing to resume",
+                             hint="agentlaunch status shows each agent's state")  # fmt: skip
+    try:
+        client = ControlClient(control)
+    except OSError as exc:
+        raise PromptNotTaken(f"{agent}'s session does not answer at {control} ({exc.strerror or exc})") from None
+    try:
+        reply = client.resume_budget()
+    except (OSError, TimeoutError) as exc:
+        raise PromptNotTaken(f"{agent}'s session did not answer ({exc or 'no answer'}); nothing was resumed") from None
+    finally:
+        client.close()
+    if reply is None or reply.get("ok") is not True:
+        said = (reply or {}).get("error") or "the session hung up"
+        raise PromptNotTaken(f"{agent} was not resumed: {said}")
+    if as_json:
+        _print_json({"agent": agent, "session_id": record.data.get("session_id"), "resumed": reply.get("resumed")})
+    else:
+        err.print(for_markup(visible(str(reply.get("resumed")))), markup=True, highlight=False, soft_wrap=True)
 
 
 def _hint(reply: dict[str, Any]) -> str | None:

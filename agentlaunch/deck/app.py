@@ -67,6 +67,7 @@ class Deck(App[None]):
         Binding("tab", "next_needing", "next needing you", priority=True),
         Binding("s", "send", "send"),
         Binding("x", "stop", "stop"),
+        Binding("b", "resume_budget", "resume budget"),
         Binding("r", "restart", "restart"),
         Binding("n", "new", "new"),
         Binding("f", "fork", "fork"),
@@ -348,6 +349,20 @@ class Deck(App[None]):
 
     def _stop(self, row: Row) -> None:
         self.run_command(["stop", row.agent], f"stopping {row.agent}")
+
+    def action_resume_budget(self) -> None:
+        row = self._need_row()
+        if row is None:
+            return
+        if not row.state.startswith("paused"):
+            self.say(f"{row.agent} is not paused by a budget ({row.state})")
+            return
+        question = f"resume {row.agent}? with its limit still spent it gets one more turn"
+        self.push_screen(Confirm(question), lambda yes: self._resume_budget(row) if yes else None)
+
+    def _resume_budget(self, row: Row) -> None:
+        args = ["resume-budget", row.agent] + (["--session", row.session_id] if row.session_id and row.live else [])
+        self.run_command(args, f"resuming {row.agent}")
 
     def action_restart(self) -> None:
         row = self._need_row()

@@ -26,7 +26,7 @@ from agentlaunch.usage.plan_limits import limits_text
 from agentlaunch.usage.warmth import cache_cell, span
 from agentlaunch.worktree import WorktreeState
 
-RED_STATES = frozenset({"asking", "stalled", "retrying"})
+RED_STATES = frozenset({"asking", "stalled", "retrying", "paused", "paused: budget"})
 """States that need the person now: shown first, in red. Any other state a record carries is shown as it is."""
 NEEDS_YOU = RED_STATES | {"waiting"}
 BUDGET_EXIT = 6  # ExitCode.BUDGET: a budget stopped the agent
@@ -177,7 +177,8 @@ def live_rows(sources: Sources, panes: list[PaneInfo], worktrees: dict[str, Work
         pane = by_pid.get(pid) if isinstance(pid, int) else None
         wd = str(d.get("working_dir") or "")
         tree = worktrees.get(wd)
-        row = Row(f"live:{r.path.name}", r.agent, r.state, str(d.get("provider") or ""), str(d.get("model") or ""),
+        state = f"paused: {d.get('state_reason') or 'budget'}" if r.state == "paused" else r.state
+        row = Row(f"live:{r.path.name}", r.agent, state, str(d.get("provider") or ""), str(d.get("model") or ""),
                   tree.worktree.repo if tree else (repo_of(sources, wd) if wd else ""), d, _since(d),
                   pane.pane_id if pane else None, pane.session if pane else None,
                   d.get("session_id") if isinstance(d.get("session_id"), str) else None, wd or None, worktree=tree)  # fmt: skip

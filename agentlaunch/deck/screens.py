@@ -15,9 +15,11 @@ Keys
   ↑ ↓        select an agent (the preview shows its pane)
   Enter      attach to its pane: inside tmux it switches this client (prefix L comes back);
              outside tmux it attaches (prefix d, detach, comes back)
-  Tab        next agent that needs you (asking, stalled, retrying, waiting)
+  Tab        next agent that needs you (asking, stalled, retrying, paused, waiting)
   s          send a prompt (as `agentlaunch send`)
   x          stop it (as `agentlaunch stop`: its session stays resumable)
+  b          resume it after a budget paused it (as `agentlaunch resume-budget`: with the
+             limit still spent, one more turn; raising the limit resumes it by itself)
   r          restart it in its pane and session (as `agentlaunch restart`)
   n          start an agent: pick its definition (type to filter), then its first prompt
              (optional), its own worktree or not, the tmux session (team) it joins

@@ -19,7 +19,8 @@ PrefixOrder = Literal["own-first", "shared-first"]
 
 class BudgetYaml(BaseModel):
     """``budget:`` in agent.yaml: limits in US dollars, in tokens and in percent of the plan's 5-hour and 7-day
-    limits (each optional, each above 0; a percentage at most 100)."""
+    limits (each optional, each above 0; a percentage at most 100), and what a spent one does (``on_spent``: ``stop``,
+    the default, ends the agent; ``pause`` interrupts its turn and keeps its session for the person to resume)."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
@@ -29,6 +30,7 @@ class BudgetYaml(BaseModel):
     daily_tokens: int | None = Field(default=None, gt=0)
     five_hour_percent: float | None = Field(default=None, gt=0, le=100, allow_inf_nan=False)
     seven_day_percent: float | None = Field(default=None, gt=0, le=100, allow_inf_nan=False)
+    on_spent: Literal["stop", "pause"] | None = None
 
 
 class AgentYaml(BaseModel):

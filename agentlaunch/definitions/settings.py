@@ -11,6 +11,7 @@ bell: true                            # ring the terminal bell when an agent nee
 desktop_notify: true                  # a desktop notification (notify-send) when an agent needs you and no notify is set
 worktrees_dir: ~/agent-worktrees      # where `worktree: true` agents get their git worktrees (default: <state dir>/worktrees)
 budget: {daily_usd: 40, daily_tokens: 50000000}   # per local day, all agents together (exit 6 once spent)
+#   on_spent: pause under budget: pauses an agent instead (agentlaunch resume-budget AGENT, or raise the limit)
 otel: true                            # export every call over OTLP (AGENTLAUNCH_OTEL, when set, wins)
 ready_timeout: 20                     # seconds a CLI's interface may take to report it is up before it is `asking`
 stall_timeout: 300                    # seconds a turn may hear nothing from its CLI before it is `stalled`
@@ -119,8 +120,13 @@ def notify_after(value: object, where: str) -> float | None:
     return float(value)
 
 
+ON_SPENT = ("stop", "pause")
+"""What a spent budget does (``budget.on_spent``): end the agent (the default), or pause it for the person."""
+
+
 def global_budget(budget: object, where: str) -> dict[str, Any]:
-    """``budget:`` of the global settings (``daily_usd``, ``daily_tokens`` for all agents), checked; {} when absent.
+    """``budget:`` of the global settings (``daily_usd``, ``daily_tokens`` for all agents; ``on_spent``, what an
+    agent whose agent.yaml does not say does once a budget is spent), checked; {} when absent.
 
     A malformed value is a DefinitionError naming ``where`` (the file) and the field.
     """
@@ -137,8 +143,12 @@ def global_budget(budget: object, where: str) -> dict[str, Any]:
         elif key == "daily_tokens":
             ok = type(value) is int and value > 0
             what = "a whole number of tokens above 0"
+        elif key == "on_spent":
+            ok = value in ON_SPENT
+            what = "stop or pause"
         else:
-            problems.append(f"{where}: budget.{key}: unknown key (allowed: daily_usd, daily_tokens; budgets are in US dollars)")
+            problems.append(f"{where}: budget.{key}: unknown key (allowed: daily_usd, daily_tokens, on_spent; "
+                            "budgets are in US dollars)")
             continue
         if ok:
             out[key] = value

@@ -90,7 +90,7 @@ class AgentSpec:
     """That worktree's branch; None: ``agentlaunch/<agent>``."""
     worktree_setup: tuple[str, ...] = ()
     """Shell commands run once in the agent's new worktree before its CLI starts (see :mod:`agentlaunch.worktree_setup`)."""
-    budget: Mapping[str, float | int | None] | None = None
+    budget: Mapping[str, float | int | str | None] | None = None
     """``budget:`` of agent.yaml (session_usd, daily_usd, session_tokens, daily_tokens, five_hour_percent,
     seven_day_percent), None when not given."""
     compaction_at: int | None = None
@@ -237,7 +237,7 @@ def _validation_problems(path: Path, exc: ValidationError, allowed: list[str]) -
         field = ".".join(str(p) for p in err["loc"]) or "(top)"
         if err["type"] == "extra_forbidden" and err["loc"][:1] == ("budget",):
             message = ("unknown key (allowed: session_usd, daily_usd, session_tokens, daily_tokens, five_hour_percent, "
-                       "seven_day_percent; budgets are in US dollars)")
+                       "seven_day_percent, on_spent; budgets are in US dollars)")
         elif err["type"] == "extra_forbidden":
             message = "unknown key (allowed: " + ", ".join(allowed) + ")"
         else:

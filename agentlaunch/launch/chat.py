@@ -155,6 +155,10 @@ class LineChat:
             return None
         if not line.strip():
             return None
+        self.launch.gates.check(self.launch)  # a budget spent meanwhile: paused (or stopped) before the turn
+        if self.launch.paused is not None:
+            err.print(f"[yellow]{for_markup(launch_busy(self.launch) or '')}; not sent[/]", markup=True, highlight=False)
+            return None
         outcome = self.launch.run_turn(line, timeout=self.timeout, ask_permission=self.permissions)
         return after_turn(self.launch, outcome)
 
@@ -171,6 +175,7 @@ class LineChat:
         if why is not None:
             request.refuse(why, launch.state, bad_input=True)
             return None
+        launch.gates.check(launch)  # a budget spent meanwhile: paused (or stopped) before the turn
         if why := launch_busy(launch):
             request.refuse(why, launch.state)
             return None

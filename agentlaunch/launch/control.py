@@ -11,6 +11,8 @@ lines back:
    (it is asking, in a turn, ending; ``"retry": true`` when it is still
    starting and will take one soon; ``"bad_input": true`` when the text itself
    cannot be typed as a message there, a leading ``!`` say: ``send`` exits 2);
+   A line ``{"resume_budget": true}`` instead asks a session a budget paused to go on
+   (``agentlaunch resume-budget``): ``{"ok": true, "resumed": ...}`` or ``{"ok": false, "error": ...}``.
 2. with ``wait``, once the turn is over, ``{"done": true, "exit_code": N,
    "answer": ..., "error": ..., "usage": {...}, "cost_usd": ...}``. A
    connection closed without it means the session ended first.
@@ -83,6 +85,9 @@ def busy_reason(agent: str, state: str, stopped: str | None = None) -> str | Non
     """Why a session in ``state`` cannot take a sent prompt, or None when it can (it is ``waiting``)."""
     if stopped is not None:
         return f"{agent} is ending: {stopped}"
+    if state == "paused":
+        return (f"{agent} is paused: its budget is spent; it takes no prompt until the limit is raised or "
+                f"agentlaunch resume-budget {agent} confirms")  # fmt: skip
     if state == "waiting":
         return None
     if state == "asking":
@@ -99,6 +104,8 @@ def busy_reason(agent: str, state: str, stopped: str | None = None) -> str | Non
 def launch_busy(launch: Launch, state: str | None = None) -> str | None:
     """:func:`busy_reason` for ``launch`` (in ``state``, when its own state says less than the caller knows)."""
     stopped = launch.stopped.message if launch.stopped is not None else None
+    if launch.paused is not None and stopped is None:
+        return f"{busy_reason(launch.spec.name, 'paused')} ({launch.paused.message.removeprefix('budget: ')})"
     return busy_reason(launch.spec.name, launch.state if state is None else state, stopped)
 
 
@@ -110,6 +117,7 @@ def open_control(launch: Launch, path: Path, what: str, **server: Any) -> Contro
     except OSError as exc:
         launch.notice(f"agentlaunch send cannot reach this {what}: its socket could not be made ({exc})")
         return None
+    control.on_resume = launch.budget_pause.confirm
     launch.control_path = str(control.path)
     launch.set_state(launch.state, always=True)  # the status record names the socket now
     return control
@@ -136,6 +144,7 @@ class Parsed(NamedTuple):
     prompt: str
     wait: bool
     command: bool = False
+    resume_budget: bool = False
 
 
 def parse_request(data: bytes) -> Parsed | str:
@@ -146,6 +155,8 @@ def parse_request(data: bytes) -> Parsed | str:
         return "the request is not a JSON line"
     if not isinstance(value, dict):
         return "the request is not a JSON object"
+    if value.get("resume_budget") is True:
+        return Parsed("", False, resume_budget=True)
     prompt, wait, command = value.get("prompt"), value.get("wait", False), value.get("command", False)
     if not isinstance(prompt, str):
         return "the request has no prompt string"
@@ -263,6 +274,11 @@ class SendRequest:
         if not self.wait:
             self._end()
 
+    def accept_resume(self, said: str) -> None:
+        """A budget's pause is over (``said``: how), and hang up."""
+        self._send({"ok": True, "resumed": said})
+        self._end()
+
     def answer(
         self, *, exit_code: int, answer: str, error: str | None = None, usage: dict[str, int] | None = None,
         cost_usd: float | None = None,
@@ -339,6 +355,8 @@ class ControlServer:
         self.path, self.loop = path, loop
         self.on_request = on_request
         self.gate = gate
+        self.on_resume: Callable[[], tuple[bool, str]] | None = None
+        """Answers a ``resume_budget`` request: (resumed, what to tell the person)."""
         self._queue: deque[SendRequest] = deque()
         self._incoming: set[_Incoming] = set()
         self._requests: weakref.WeakSet[SendRequest] = weakref.WeakSet()  # to finish their replies at close
@@ -402,6 +420,13 @@ class ControlServer:
             return
         request = SendRequest(parsed.prompt, parsed.wait, conn, self.loop, command=parsed.command)
         self._requests.add(request)
+        if parsed.resume_budget:
+            resumed, said = self.on_resume() if self.on_resume is not None else (False, "this session has no budget")
+            if resumed:
+                request.accept_resume(said)
+            else:
+                request.refuse(said, None)
+            return
         why = self.gate() if self.gate is not None else None
         if why is not None:
             request.refuse(why, None)
@@ -463,6 +488,11 @@ class ControlClient:
         with contextlib.suppress(OSError):
             self._sock.shutdown(socket.SHUT_WR)
         return self.reply(CANCEL_WAIT)
+
+    def resume_budget(self) -> dict[str, Any] | None:
+        """Ask the session a budget paused to go on; its reply (None: it hung up without one)."""
+        self._sock.sendall(b'{"resume_budget": true}\n')
+        return self.reply(FIRST_REPLY_WAIT + CANCEL_WAIT)
 
     def reply(self, timeout: float | None) -> dict[str, Any] | None:
         """The next reply within ``timeout`` seconds (None: wait as long as it takes); None if the session hung up.

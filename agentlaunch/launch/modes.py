@@ -72,12 +72,30 @@ class Headless:
 
     def run(self, launch: Launch) -> int:
         assert self.request.text is not None
-        outcome = launch.run_turn(self.request.text, timeout=self.request.timeout)
-        if outcome.terminated is not None:
-            return 128 + outcome.terminated
-        if (error := launch.stopped or turn_failed(outcome)) is not None:
-            raise error
-        return 0
+        text = self.request.text
+        while True:
+            launch.gates.check(launch)  # a budget spent before the turn (agents beside this one): paused here too
+            if launch.paused is not None:
+                # Paused: wait for the person, then go on in the same session (agentlaunch.launch.budget_pause).
+                from agentlaunch.launch.budget_pause import wait_paused
+
+                ended = wait_paused(launch)
+                if ended is not None:
+                    return 128 + ended
+                if launch.paused is not None:  # the CLI ended while paused
+                    raise launch.paused
+            outcome = launch.run_turn(text, timeout=self.request.timeout)
+            if outcome.terminated is not None:
+                return 128 + outcome.terminated
+            if launch.stopped is not None:
+                raise launch.stopped
+            if launch.paused is None:
+                if (error := turn_failed(outcome)) is not None:
+                    raise error
+                return 0
+            from agentlaunch.launch.budget_pause import CONTINUE_PROMPT
+
+            text = CONTINUE_PROMPT  # the turn the pause cut goes on once it is over
 
 
 @dataclass

@@ -270,8 +270,12 @@ class NativeRun:
                     self._state(item.state, item.reason)
                 elif isinstance(item, ToolAsked):
                     self.launch.gates.check(self.launch)  # the asking call is counted: a spent budget refuses the tool
-                    stopped = self.launch.stopped
-                    item.answer(stopped is None, stopped.message if stopped is not None else "")
+                    held = self.launch.stopped or self.launch.paused  # a pause refuses it and ends the turn too
+                    item.answer(held is None, held.message if held is not None else "")
+                    if self.launch.paused is not None:
+                        # The refusal ends the turn (continue: false) and Claude Code then reports no Stop
+                        # (measured on 2.1.332): the turn is over here, or a resumed session would stay in it.
+                        self._state("waiting")
                 elif isinstance(item, PromptTyped):
                     if item.text.strip() != self._startup_text:
                         self.launch.emit(PromptSent(item.text))  # the person's first prompt is the session's title
@@ -362,6 +366,7 @@ class NativeRun:
                 # agentlaunch send asks again, for a while: a script may send right after tmux up said "started".
                 request.refuse(f"{self.launch.spec.name} is still starting", "starting", retry=True)
                 continue
+            self.launch.gates.check(self.launch)  # a budget spent meanwhile: paused before anything is typed
             typed, bad = self._typing_of(request)
             if typed is None:
                 request.refuse(bad or "", self.launch.state, bad_input=True)

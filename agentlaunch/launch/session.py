@@ -14,7 +14,6 @@ events is a sink (:mod:`agentlaunch.sinks`).
 from __future__ import annotations
 
 import contextlib
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +36,8 @@ from agentlaunch.events import (
     Unknown,
 )
 from agentlaunch.launch import prespawn
+from agentlaunch.launch.budget_pause import PAUSED_BY, BudgetPause
+from agentlaunch.launch.cli_output import CliOutput
 from agentlaunch.launch.drivers import driver_for
 from agentlaunch.launch.identity import SessionChoice, new_session
 from agentlaunch.launch.liveness import DEFAULT_STALL_TIMEOUT, Liveness
@@ -130,9 +131,7 @@ class Launch:
         self.parser: Parser = adapter.parser(self.provider_state)
         self.plan: StartPlan | None = None
         """How the CLI was started (set by :meth:`start`)."""
-        self._unknown_seen: set[str] = set()
-        self._last_output: deque[str] = deque(maxlen=3)
-        self._error_output: deque[str] = deque(maxlen=2)  # lines that say "error": the likeliest reason it exited
+        self.output = CliOutput()
         self.permissions = Permissions(self.set_state)
         self._session_seen = False
         self.running: Turn | None = None
@@ -145,6 +144,9 @@ class Launch:
         """The socket ``agentlaunch send`` reaches this session through, while a chat or an interface runs."""
         self.gates = ToolGates(next((sink for sink in self.sinks if isinstance(sink, BudgetGuard)), None))
         """The budget's hold on tools: asked again before each turn and each tool."""
+        self.paused: AgentlaunchError | None = None  # a budget's on_spent: pause holds it (budget_pause.py)
+        self.budget_pause = BudgetPause(self)
+        self.pause = self.budget_pause.pause  # what the budget guard asks instead of stop (LaunchView.pause)
 
     # -- what sinks see ----------------------------------------------------------------
     @property
@@ -159,7 +161,9 @@ class Launch:
         self.emit(Notice(message))
 
     def set_state(self, state: str, *, always: bool = False, reason: str | None = None) -> None:
-        """starting, waiting (for input), thinking, tool (running one), asking, exited; ``reason`` says why (asking)."""
+        """starting, waiting (for input), thinking, tool (running one), asking, paused, exited; ``reason``: why."""
+        if self.paused is not None and state != "exited":  # the turn a pause cut ends meanwhile: still paused
+            state, reason = "paused", PAUSED_BY
         if state != self.state or always:
             self.state = state
             self.emit(StateChanged(state, reason))
@@ -258,7 +262,7 @@ class Launch:
 
     def last_words(self) -> tuple[str, ...]:
         """The CLI's last lines that were not events (those that say "error" first): why it ended, likely."""
-        return tuple(self._error_output or self._last_output)
+        return self.output.last_words()
 
     def cold_cache_notice(self) -> str | None:
         """One line when a turn starts after the cache went cold (see :class:`~agentlaunch.usage.call_meter.CallMeter`)."""
@@ -271,12 +275,9 @@ class Launch:
             return
         warning = self.calls.count(event)
         if isinstance(event, Diagnostic):
-            self._last_output.append(event.line)
-            if "error" in event.line.lower():
-                self._error_output.append(event.line)
+            self.output.keep(event.line)
         if isinstance(event, Unknown):
-            if event.type not in self._unknown_seen:
-                self._unknown_seen.add(event.type)
+            if self.output.first_unknown(event.type):
                 self.emit(event)
             return
         if isinstance(event, CallUsage):

@@ -32,7 +32,7 @@ class ToolGates:
 
     def check(self, launch: Launch) -> None:
         """Before the next call (a turn, a held tool): stop when a budget is spent, another agent's calls included."""
-        if self.guard is not None and launch.stopped is None:
+        if self.guard is not None and launch.stopped is None and launch.paused is None:
             self.guard.check(launch)
 
     def hold(self, gate: ToolGate, launch: Launch) -> None:
@@ -55,5 +55,5 @@ class ToolGates:
         if launch.child is None:
             return
         self.check(launch)
-        stopped = launch.stopped
-        launch.driver.answer_gate(launch.child, gate, stopped is None, stopped.message if stopped is not None else "")
+        held = launch.stopped or launch.paused  # a pause refuses the tool and ends the turn as a stop does
+        launch.driver.answer_gate(launch.child, gate, held is None, held.message if held is not None else "")

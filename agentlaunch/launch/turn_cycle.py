@@ -77,8 +77,8 @@ def run_turn(
     spent meanwhile (by agents beside this one, say) stops it here.
     """
     launch.gates.check(launch)
-    if launch.stopped is not None:
-        raise launch.stopped
+    if (held := launch.stopped or launch.paused) is not None:
+        raise held  # a paused session's mode waits for the person before it asks for a turn
     if (cold := launch.cold_cache_notice()) is not None:
         launch.notice(cold)
     if launch.signals.termination is not None:

@@ -54,6 +54,7 @@ BUSY = ("thinking", "tool", "retrying")
 ALARMS = {
     "asking": "a permission prompt or a question waits for you",
     "stalled": "its turn has heard nothing from the CLI",
+    "paused": "a budget is spent: raise the limit, or agentlaunch resume-budget AGENT",
 }
 """The states announced on every change into them, with the reason said when the event gives none."""
 DESKTOP_COMMAND = "notify-send"

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from agentlaunch.live.tmux import Tmux
     from agentlaunch.worktree_setup import SetupRecord
 
-STARTED_STATES = ("waiting", "asking", "thinking", "tool", "retrying", "stalled")
+STARTED_STATES = ("waiting", "asking", "thinking", "tool", "retrying", "stalled", "paused")
 SETTLE = 1.5  # seconds an agent must stay alive after saying it started
 POLL = 0.1  # seconds between two looks at the panes and records (a wait bounded by --wait)
 STATUS_GRACE = 1.0  # seconds to wait for tmux to know a dead pane's exit status

@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # typing costs a few milliseconds at import: only mypy reads 
 
 STATUS_DIR = "status"
 STATE_DIR_ENV = "AGENTLAUNCH_STATE_DIR"
-NEEDS_YOU = ("waiting", "asking", "stalled")  # the states in which the agent waits for the person
+NEEDS_YOU = ("waiting", "asking", "stalled", "paused")  # the states in which the agent waits for the person
 TIMED = (*NEEDS_YOU, "retrying")  # the states shown with how long they have lasted
 TURN_STATES = ("thinking", "tool", "asking", "retrying", "stalled")  # a turn is under way
 SETUP_DIR = "worktree-setup"  # agentlaunch.worktree_setup.SETUP_DIR
@@ -75,9 +75,10 @@ def _n(value: int) -> str:
     return f"{value:,}"
 
 
-STATES = ("starting", "waiting", "thinking", "tool", "retrying", "asking", "stalled", "exited")
+STATES = ("starting", "waiting", "thinking", "tool", "retrying", "asking", "stalled", "paused", "exited")
 """The states a launch reports; ``asking`` (a permission prompt or a question waits) and ``stalled`` (its turn has
-heard nothing from the CLI for ``stall_timeout``) mean a person is needed."""
+heard nothing from the CLI for ``stall_timeout``) mean a person is needed; so does ``paused`` (a budget's
+``on_spent: pause``: its ``state_reason`` is ``budget``, shown ``paused: budget``)."""
 ASKING = "asking"
 ASKING_SHOWN = "ASKING: needs you"
 """How ``asking`` reads in one-line and table views: it must stand out in a row of panes."""
@@ -95,6 +96,9 @@ def shown_state(state: str, record: dict[str, Any] | None = None) -> str:
     if state == "stalled":
         return STALLED_SHOWN
     record = record or {}
+    if state == "paused":
+        reason = record.get("state_reason")
+        return f"paused: {reason[:REASON_CHARS]}" if isinstance(reason, str) and reason else "paused"
     if state == "waiting" and record.get("done") is True:
         return DONE
     reason = record.get("state_reason")

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from agentlaunch.live.tmux import DeadPane
     from agentlaunch.worktree_setup import SetupRecord
 
-STATE_STYLES = {"asking": "bold white on red", "stalled": "bold white on red", "waiting": "yellow", "retrying": "magenta",
+STATE_STYLES = {"asking": "bold white on red", "stalled": "bold white on red", "paused": "bold white on red",
+                "waiting": "yellow", "retrying": "magenta",
                 "dead": "bold red", "setup failed": "bold red"}  # fmt: skip
 ESSENTIAL = 5  # agent, state, for, context, cost: what is given up last
 GAP = 3  # between two columns: a cell's right padding, the (blank) divider, the next cell's left padding

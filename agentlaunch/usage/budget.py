@@ -22,11 +22,19 @@ unpriced call stops it.
 that much of the subscription's window used (:mod:`agentlaunch.usage.plan_limits`): checked when it reports them,
 after each call and before each held tool. A window past its reset time no longer counts; with an API key the
 CLI reports no window, so these never stop it.
+
+``on_spent: pause`` (agent.yaml's ``budget:``, else the global one's) pauses the launch instead of stopping it
+(:meth:`LaunchView.pause`): the running turn is interrupted the same way, the CLI and its session stay. It resumes
+when the limits read again (:meth:`BudgetGuard.relimit`) are no longer spent, or once the person confirms
+(:meth:`BudgetGuard.confirm`): the guard then lets the calls of one more turn go, and pauses again at the first
+check after that turn if the limit is still spent. A launch whose budget is spent before it starts is refused
+(exit 6) either way: there is no session to keep.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import secrets
 from collections.abc import Mapping
@@ -67,10 +75,12 @@ class Limits:
     all_agents_daily_tokens: int | None = None
     five_hour_percent: float | None = None
     seven_day_percent: float | None = None
+    on_spent: str = "stop"
+    """``stop`` (end the launch, exit 6) or ``pause`` (keep its session until the person resumes it)."""
 
     @property
     def any(self) -> bool:
-        return any(v is not None for v in vars(self).values())
+        return any(v is not None for k, v in vars(self).items() if k != "on_spent")
 
     @property
     def usd(self) -> bool:
@@ -95,6 +105,7 @@ def limits_for(agent_budget: Mapping[str, Any] | None, global_budget: Mapping[st
         all_agents_daily_tokens=global_budget.get("daily_tokens"),
         five_hour_percent=own.get("five_hour_percent"),
         seven_day_percent=own.get("seven_day_percent"),
+        on_spent=str(own.get("on_spent") or global_budget.get("on_spent") or "stop"),
     )
 
 
@@ -149,6 +160,31 @@ class BudgetGuard:
         self._holder = secrets.token_hex(8)  # this launch's reservation in the store (one launch, one row)
         self._reserved = False  # a call let go by check() that is not stored yet
         self._last = (0.0, 0)  # the last call's cost and tokens: what the next one is expected to cost
+        self._confirmed = False  # the person confirmed a pause: the calls of one more turn go
+
+    @property
+    def pausing(self) -> bool:
+        """A spent limit pauses the launch (``on_spent: pause``) rather than stopping it."""
+        return self.limits.on_spent == "pause"
+
+    def _spent_now(self, launch: LaunchView, error: BudgetExceeded) -> None:
+        """A limit is spent: pause the launch (unless the person let this turn go on) or stop it."""
+        if not self.pausing:
+            launch.stop(error)
+        elif not self._confirmed:
+            launch.pause(error)
+
+    def confirm(self) -> None:
+        """The person resumes a pause with the limit still spent: the calls of one more turn go (until its end)."""
+        self._confirmed = True
+
+    def relimit(self, limits: Limits, launch: LaunchView) -> BudgetExceeded | None:
+        """Take ``limits`` (agent.yaml or config.yaml read again); the first of them still spent, or None."""
+        self.limits = dataclasses.replace(limits, on_spent=self.limits.on_spent)  # what a spent one does: as started
+        for key, spent, limit, label in self._checks(launch):
+            if spent >= limit:
+                return self._exceeded(key, spent, limit, label, starting=False)
+        return None
 
     # -- what was spent ---------------------------------------------------------
     def _spent(self, launch: LaunchView, scope: str) -> Spent:
@@ -221,6 +257,8 @@ class BudgetGuard:
                     f"so far and {self._figure(key, more)} in {calls} other agents are making")  # fmt: skip
         if starting:
             message = f"budget: not starting: {what}"
+        elif self.pausing:
+            message = f"budget: paused the agent: {what}"
         else:
             message = f"budget: stopped the agent: {what}"
         return BudgetExceeded(message, hint=HINTS[key])
@@ -235,6 +273,7 @@ class BudgetGuard:
             self._last = (event.record.cost_usd or 0.0, call_tokens(event.record.usage))
             self._after_call(event, launch)
         elif isinstance(event, TurnDone | SessionClosed):
+            self._confirmed = False  # the confirmed turn is over: a limit still spent pauses the next
             self._release()  # a turn that ended without its call (failed, interrupted) has none in flight
         elif isinstance(event, RateLimits) and (self.limits.five_hour_percent or self.limits.seven_day_percent):
             self._against(self._plan_checks(launch), launch)  # the CLI reports them after the call it priced
@@ -275,7 +314,7 @@ class BudgetGuard:
                 self.store.reserve(self._holder, launch.spec.name, *self._last)
                 self._reserved = True
         if error is not None:
-            launch.stop(error)
+            self._spent_now(launch, error)
 
     def _others(self, launch: LaunchView, key: str) -> InFlight:
         """The calls in flight of the other launches that spend ``key``'s limit (none for a session's own)."""
@@ -308,7 +347,7 @@ class BudgetGuard:
         """Stop the launch at the first limit spent; warn once at 80 % of each."""
         for key, spent, limit, label in checks:
             if spent >= limit:
-                launch.stop(self._exceeded(key, spent, limit, label, starting=False))
+                self._spent_now(launch, self._exceeded(key, spent, limit, label, starting=False))
                 return
             if spent >= WARN_AT * limit and key not in self._warned:
                 self._warned.add(key)
