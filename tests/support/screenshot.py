@@ -1,9 +1,10 @@
 """A Textual app's screenshot for the docs, written only when the screen differs in substance.
 
 A live screen never draws twice the same: session ids, clock times, how long an agent has been waiting, a
-countdown, token counts (the startup message holds the date), and the column widths those change. Each is replaced by a placeholder and runs of spaces are
-folded before the screen's styled text is hashed; the hash rides in the SVG as a comment, and a screen with
-the hash already there leaves the file alone, so a clean checkout stays clean after the suite.
+countdown, token counts (the startup message holds the date), and the column widths those change. Each is
+replaced by a placeholder and runs of spaces are folded before the screen's styled text is hashed; the hash
+rides in the SVG as a comment, and a screen with the hash already there leaves the file alone, so a clean
+checkout stays clean after the suite.
 """
 
 from __future__ import annotations
