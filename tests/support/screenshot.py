@@ -27,13 +27,20 @@ VARYING = (
     (re.compile(r" +"), " "),
 )
 MARK = re.compile(r"<!-- substance ([0-9a-f]{16}) -->")
+STYLE = re.compile(r"\x1b\[[0-9;]*m")  # a colour's numbers are substance
 
 
 def substance(styled_text: str) -> str:
-    """The hash of a screen's styled text with what varies from run to run taken out."""
-    for pattern, placeholder in VARYING:
-        styled_text = pattern.sub(placeholder, styled_text)
-    return hashlib.sha256(styled_text.encode()).hexdigest()[:16]
+    """The hash of a screen's styled text with what varies from run to run taken out of its text (not its styles)."""
+
+    def steady(text: str) -> str:
+        for pattern, placeholder in VARYING:
+            text = pattern.sub(placeholder, text)
+        return text
+
+    texts, styles = STYLE.split(styled_text), STYLE.findall(styled_text)
+    kept = "".join(steady(text) + style for text, style in zip(texts, [*styles, ""], strict=True))
+    return hashlib.sha256(kept.encode()).hexdigest()[:16]
 
 
 def save_if_changed(app: App[object], path: Path) -> bool:
