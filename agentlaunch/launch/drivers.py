@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import json
 import signal
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol
 
 from agentlaunch.events import CallUsage, Event, PermissionRequest, ToolGate
 from agentlaunch.launch.placement import Placement, with_placement_argv
-from agentlaunch.providers.base import Adapter, PersistentAdapter, PerTurnAdapter, TurnPlan
+from agentlaunch.providers.base import Adapter, Parser, PersistentAdapter, PerTurnAdapter, TurnPlan
 from agentlaunch.sinks import ProviderStateKept
 
 if TYPE_CHECKING:
@@ -35,6 +36,10 @@ class Driver(Protocol):
     def adapter(self) -> Adapter: ...
 
     persistent: bool
+
+    def parser(self, state: Mapping[str, object]) -> Parser:
+        """A parser of the CLI's output, continuing from the session's provider state."""
+        ...
 
     def start(
         self, spec: AgentSpec, command: str, session_id: str, resumed: bool, interactive: bool, placement: Placement
@@ -85,6 +90,9 @@ class PersistentDriver:
     def __init__(self, adapter: PersistentAdapter) -> None:
         self.adapter: PersistentAdapter = adapter
         self._gated = False  # the CLI was asked to hold its tools (once per process)
+
+    def parser(self, state: Mapping[str, object]) -> Parser:
+        return self.adapter.parser(state)
 
     def start(
         self, spec: AgentSpec, command: str, session_id: str, resumed: bool, interactive: bool, placement: Placement
@@ -143,6 +151,9 @@ class PerTurnDriver:
 
     def __init__(self, adapter: PerTurnAdapter) -> None:
         self.adapter: PerTurnAdapter = adapter
+
+    def parser(self, state: Mapping[str, object]) -> Parser:
+        return self.adapter.parser(state)
 
     def start(
         self, spec: AgentSpec, command: str, session_id: str, resumed: bool, interactive: bool, placement: Placement
@@ -211,8 +222,16 @@ class PerTurnDriver:
         return None  # a per-turn CLI holds no tool for agentlaunch
 
 
-def driver_for(adapter: Adapter) -> Driver:
-    """The driver of ``adapter``'s shape."""
+def driver_for(adapter: Adapter, spec: AgentSpec | None = None, *, native: bool = False) -> Driver:
+    """The driver of ``adapter``'s shape; a headless launch of a CLI with an app-server (Codex) whose agent's flags
+    the app-server takes (``spec`` given) goes through it (:mod:`agentlaunch.launch.appserver`)."""
     if adapter.persistent:
         return PersistentDriver(adapter)
+    if spec is not None and not native and adapter.app_server:
+        from agentlaunch.providers.codex_appserver import app_server_argv
+
+        if app_server_argv(spec.command or adapter.default_command, spec.provider_flags) is not None:
+            from agentlaunch.launch.appserver import AppServerDriver
+
+            return AppServerDriver(adapter)
     return PerTurnDriver(adapter)

@@ -40,10 +40,11 @@ from agentlaunch.events import (
     ToolUse,
     TurnEnd,
     Unknown,
+    Usage,
     Warning,
 )
 from agentlaunch.providers.base import JsonLineParser
-from agentlaunch.providers.codex import codex_usage
+from agentlaunch.providers.codex import QUIET, codex_usage, reconnecting
 from agentlaunch.providers.rate_limits import read_rate_limits
 from agentlaunch.providers.values import BadUsage, count, items, kind_name, label, obj, opt_label, refused, string, summarize
 
@@ -55,7 +56,7 @@ QUIET_METHODS = frozenset({
     "item/reasoning/textDelta", "item/commandExecution/outputDelta", "item/fileChange/outputDelta", "thread/status/changed",
     "thread/readState/changed", "thread/name/updated", "thread/goal/cleared", "configWarning", "remoteControl/status/changed",
     "serverRequest/resolved", "turn/diff/updated", "turn/plan/updated", "mcpServer/startupStatus/updated",
-    "skills/changed", "thread/settings/updated",
+    "skills/changed", "thread/settings/updated", "deprecationNotice",
 })  # fmt: skip
 """Notifications that carry nothing agentlaunch meters or shows (states come from the turn's own events)."""
 APPROVALS = {
@@ -67,6 +68,25 @@ APPROVALS = {
 """Server requests that wait for a person's answer, and the tool each one is about."""
 
 
+APP_SERVER_OPTIONS = ("-c", "--config", "--enable", "--disable")
+"""The options of ``codex exec`` that ``codex app-server`` takes too (each with a value)."""
+
+
+def app_server_argv(command: str, provider_flags: tuple[str, ...] | list[str]) -> list[str] | None:
+    """``codex -c … app-server [the agent's provider flags]``; None when a provider flag is one only ``codex exec``
+    takes (``--sandbox``, ``--full-auto``, ...): that agent's turns stay ``codex exec`` processes."""
+    flags = list(provider_flags)
+    i = 0
+    while i < len(flags):
+        if flags[i] in APP_SERVER_OPTIONS and i + 1 < len(flags):
+            i += 2
+        elif flags[i].startswith(tuple(f"{option}=" for option in APP_SERVER_OPTIONS[1:])):
+            i += 1
+        else:
+            return None
+    return [command, *QUIET, "app-server", *flags]
+
+
 def request(request_id: int, method: str, params: dict[str, object]) -> dict[str, object]:
     return {"id": request_id, "method": method, "params": params}
 
@@ -76,13 +96,17 @@ def initialize(request_id: int) -> list[dict[str, object]]:
     return [request(request_id, "initialize", {"clientInfo": CLIENT}), {"method": "initialized"}]
 
 
-def thread_start(request_id: int, cwd: str, developer_instructions: str | None, model: str | None) -> dict[str, object]:
-    params: dict[str, object] = {"cwd": cwd}
-    if developer_instructions is not None:
-        params["developerInstructions"] = developer_instructions
+def open_thread(request_id: int, cwd: str, thread_id: str | None, model: str | None) -> dict[str, object]:
+    """``thread/start`` (``thread_id`` None) or ``thread/resume``, with what ``codex exec`` runs with: no approval
+    asked (``never``), the sandbox of the configuration (read-only unless it says otherwise). The request the
+    model then gets is ``codex exec``'s, ids aside (pinned by the e2e tests)."""
+    params: dict[str, object] = {"cwd": cwd, "approvalPolicy": "never"}
     if model:
         params["model"] = model
-    return request(request_id, "thread/start", params)
+    if thread_id is None:
+        return request(request_id, "thread/start", params)
+    # excludeTurns: without it 0.171.0 sends the whole history back, and a deprecationNotice saying so.
+    return request(request_id, "thread/resume", {**params, "threadId": thread_id, "excludeTurns": True})
 
 
 def turn_start(request_id: int, thread_id: str, text: str) -> dict[str, object]:
@@ -132,9 +156,11 @@ class AppServerParser(JsonLineParser):
     ephemeral one the interface starts to title a conversation) are left out once the session's is known.
     """
 
-    def __init__(self, thread_id: str | None = None) -> None:
+    def __init__(self, thread_id: str | None = None, total: Usage | None = None) -> None:
         self.thread_id = thread_id
         self.turn_id: str | None = None
+        self.total = total
+        """The thread's running total, as the last ``thread/tokenUsage/updated`` said (kept for ``codex exec``)."""
         self.window: int | None = None
         self.answers: dict[str, dict[str, Any]] = {}
         """Answers to agentlaunch's own requests, by id (the driver reads the thread's id from them)."""
@@ -164,8 +190,11 @@ class AppServerParser(JsonLineParser):
             return [Warning(f"codex app-server refused request {rid}: {string(obj(error).get('message')) or 'error'}")]
         result = obj(message.get("result"))
         self.answers[rid] = result
+        turn = opt_label(obj(result.get("turn")).get("id"))
+        if turn is not None:
+            self.turn_id = turn
         thread = obj(result.get("thread"))
-        if self.thread_id is None and thread.get("id") and not thread.get("ephemeral"):
+        if thread.get("id") and not thread.get("ephemeral") and self.thread_id in (None, thread.get("id")):
             return self._started(thread, result)
         return []
 
@@ -189,12 +218,25 @@ class AppServerParser(JsonLineParser):
         return self._started(thread)
 
     def token_usage(self, params: dict[str, Any]) -> list[Event]:
+        """A call of the running turn: its usage, and the window when it changed.
+
+        Two repeats are not calls (measured): ``thread/resume`` repeats the last call of an earlier turn (its
+        ``turnId`` is not the running turn's), and ``turn/interrupt`` repeats the turn's last call (the running
+        ``total`` has not moved).
+        """
         usage = obj(params.get("tokenUsage"))
         events: list[Event] = []
         try:
-            events.append(CallUsage(codex_usage(snake_usage(usage.get("last")))))
-        except BadUsage as why:
-            events.append(Warning(refused("codex", None, why)))
+            total: Usage | None = codex_usage(snake_usage(usage.get("total")))
+        except BadUsage:
+            total = None  # the call is counted from `last`; a later `codex exec` turn counts from the older total
+        repeated = total is not None and total == self.total
+        if self.turn_id is not None and opt_label(params.get("turnId")) == self.turn_id and not repeated:
+            try:
+                events.append(CallUsage(codex_usage(snake_usage(usage.get("last")))))
+            except BadUsage as why:
+                events.append(Warning(refused("codex", None, why)))
+        self.total = total or self.total
         window = count(usage.get("modelContextWindow"))
         if window and window != self.window:
             self.window = window
@@ -237,7 +279,7 @@ class AppServerParser(JsonLineParser):
 
     def error(self, params: dict[str, Any]) -> list[Event]:
         message = string(obj(params.get("error")).get("message")) or "error"
-        return [Warning(message, retry=message[:200] if params.get("willRetry") is True else None)]
+        return [Warning(message, retry=reconnecting(message) if params.get("willRetry") is True else None)]
 
     def warning(self, params: dict[str, Any]) -> list[Event]:
         return [Warning(string(params.get("message")) or string(params.get("summary")) or "warning")]
