@@ -21,7 +21,7 @@ import itertools
 from typing import TYPE_CHECKING
 
 from agentlaunch.events import Event, PermissionRequest, ToolGate, TurnEnd
-from agentlaunch.launch.drivers import PerTurnDriver
+from agentlaunch.launch.drivers import PerTurnDriver, session_cli_after_turn
 from agentlaunch.launch.placement import Placement, with_placement_argv
 from agentlaunch.providers import codex_appserver as rpc
 from agentlaunch.providers.base import Parser, PerTurnAdapter, ProviderState, TurnPlan, own_parser
@@ -45,10 +45,12 @@ class AppServerDriver:
         self.adapter: PerTurnAdapter = adapter
         self._exec = PerTurnDriver(adapter)  # the prefix and the doctor's run, as the `codex exec` route has them
         self._ids = itertools.count(1)
+        self._initialized = False
         self._opening: str | None = None  # the id of the thread/start or thread/resume under way
         self._pending: str | None = None  # the turn's text, until the thread is open
         self._turn_request: str | None = None
         self._parser: rpc.AppServerParser | None = None
+        self._interrupt = False  # asked before the turn had an id: sent (or the turn dropped) once it has one
 
     def parser(self, state: Mapping[str, object]) -> Parser:
         from agentlaunch.providers.codex import stored_total
@@ -74,10 +76,12 @@ class AppServerDriver:
 
     def send(self, launch: Launch, text: str) -> None:
         self._parser = parser = own_parser(launch.parser, rpc.AppServerParser)
-        if self._opening is None:
-            first = next(self._ids)
-            for message in rpc.initialize(first):
+        self._interrupt = False
+        if not self._initialized:
+            self._initialized = True
+            for message in rpc.initialize(next(self._ids)):
                 self._send(launch, message)
+        if self._opening is None:
             self._opening = str(next(self._ids))
             thread = string(launch.provider_state.get("thread_id")) or None
             self._send(launch, rpc.open_thread(int(self._opening), str(launch.working_dir), thread, launch.spec.model))
@@ -101,15 +105,24 @@ class AppServerDriver:
                 self._turn_request = None
                 parser.answers.pop(request or "", None)
                 return [*events, TurnEnd(is_error=True, error=f"codex app-server: {message}")]
+        if self._interrupt and self._pending is not None:  # interrupted before the turn began: it never does
+            self._interrupt, self._pending = False, None
+            return [*events, TurnEnd(is_error=True, error="interrupted before the turn started")]
         if self._pending is not None and parser.thread_id is not None:
             text, self._pending = self._pending, None
             self._start_turn(launch, parser.thread_id, text)
+        if self._interrupt and parser.thread_id and parser.turn_id:
+            self._interrupt = False
+            self._send(launch, rpc.turn_interrupt(next(self._ids), parser.thread_id, parser.turn_id))
         return events
 
     def interrupt(self, child: ChildLike) -> None:
+        """``turn/interrupt`` of the running turn; before it has an id, once it has one (:meth:`split`)."""
         parser = self._parser
         if parser is not None and parser.thread_id and parser.turn_id:
             child.send_json(rpc.turn_interrupt(next(self._ids), parser.thread_id, parser.turn_id))
+        else:
+            self._interrupt = True
 
     def _kept(self, launch: Launch) -> ProviderState:
         parser = own_parser(launch.parser, rpc.AppServerParser)
@@ -123,14 +136,7 @@ class AppServerDriver:
     def after_turn(self, launch: Launch, cli_gone: bool) -> int | None:
         launch.provider_state = self._kept(launch)
         launch.emit(ProviderStateKept(launch.provider_state))
-        assert launch.child is not None
-        if not cli_gone:
-            launch.set_state("waiting")
-            return None
-        code = launch.child.poll()
-        code = launch.child.stop() if code is None else code
-        launch.set_state("exited")
-        return code
+        return session_cli_after_turn(launch, cli_gone)
 
     def session_confirmed(self, launch: Launch) -> None:
         # The thread is known now: kept at once, so that a launch that dies mid-turn can resume it.

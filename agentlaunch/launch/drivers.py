@@ -125,14 +125,7 @@ class PersistentDriver:
         return events
 
     def after_turn(self, launch: Launch, cli_gone: bool) -> int | None:
-        assert launch.child is not None
-        if not cli_gone:
-            launch.set_state("waiting")
-            return None
-        code = launch.child.poll()
-        code = launch.child.stop() if code is None else code
-        launch.set_state("exited")
-        return code
+        return session_cli_after_turn(launch, cli_gone)
 
     def session_confirmed(self, launch: Launch) -> None:
         return None
@@ -142,6 +135,18 @@ class PersistentDriver:
 
     def answer_gate(self, child: ChildLike, gate: ToolGate, allow: bool, reason: str) -> None:
         child.send_json(self.adapter.gate_answer(gate.request_id, allow, reason))
+
+
+def session_cli_after_turn(launch: Launch, cli_gone: bool) -> int | None:
+    """A CLI that lives for the session finished a turn: waiting for the next, or gone (its exit code)."""
+    assert launch.child is not None
+    if not cli_gone:
+        launch.set_state("waiting")
+        return None
+    code = launch.child.poll()
+    code = launch.child.stop() if code is None else code
+    launch.set_state("exited")
+    return code
 
 
 class PerTurnDriver:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -228,6 +229,26 @@ def test_the_unix_socket_speaks_websocket_after_an_http_upgrade(codex_bin: Path,
     assert [e.text for e in parsed(done) if isinstance(e, Text)] == ["over the socket"]
 
 
+@contextmanager
+def our_app_server(
+    codex_bin: Path, tmp_path: Path, work: Path, fake: ResponsesFake
+) -> Iterator[tuple[dict[str, str], Path, UnixWebSocketRpc]]:
+    """A set-up user's home, an app-server on a Unix socket, and our initialized connection to it."""
+    env = seed_codex_home(tmp_path / "home", fake.base_url, work)
+    path = tmp_path / "sock" / "app-server.sock"
+    with socket_server(codex_bin, env, work, path, tmp_path / "server.log"):
+        ours = UnixWebSocketRpc(path)
+        try:
+            ours.initialize()
+            yield env, path, ours
+        finally:
+            ours.close()
+
+
+def interface(codex_bin: Path, path: Path, env: dict[str, str], work: Path, *args: str) -> Tui:
+    return Tui([str(codex_bin), *codex_quiet_args(), "--remote", f"unix://{path}", *args], env, work)
+
+
 def typed(tui: Tui, text: str) -> None:
     tui.child.send(text)
     tui.wait_for(lambda: text in tui.text, timeout=20)
@@ -243,32 +264,24 @@ def test_codex_interface_attached_to_our_app_server_answers_and_we_see_its_turns
     in the interface."""
     replies = [TextReply("STARTUP-ANSWER", FIRST), TextReply("TYPED-ANSWER", SECOND), TextReply("SENT-ANSWER", THIRD)]
     script = ResponsesScript(replies)
-    with TitledResponsesFake(script) as fake:
-        env = seed_codex_home(tmp_path / "home", fake.base_url, work)
-        path = tmp_path / "sock" / "app-server.sock"
-        with socket_server(codex_bin, env, work, path, tmp_path / "server.log"):
-            ours = UnixWebSocketRpc(path)
-            try:
-                ours.initialize()
-                started = ours.result("thread/start", {"cwd": str(work), "developerInstructions": INSTRUCTIONS})
-                thread = started["thread"]["id"]
-                ours.turn(thread, "startup message")
-                tui = Tui([str(codex_bin), *codex_quiet_args(), "--remote", f"unix://{path}", "resume", thread], env, work)
-                try:
-                    assert tui.screen_has("STARTUP-ANSWER", timeout=60), tui.text
-                    assert tui.screen_has("Ask Codex", timeout=60), tui.text
-                    mark = ours.mark()
-                    typed(tui, "typed in the interface")
-                    assert tui.screen_has("TYPED-ANSWER", timeout=60), tui.text
-                    ours.wait_for(lambda m: m.get("method") == "turn/completed", start=mark)
-                    from_typed = ours.since(mark)
-                    sent = ours.turn(thread, "sent through turn/start")
-                    assert tui.screen_has("SENT-ANSWER", timeout=60), tui.text
-                    assert "sent through turn/start" in tui.text
-                finally:
-                    tui.close()
-            finally:
-                ours.close()
+    with TitledResponsesFake(script) as fake, our_app_server(codex_bin, tmp_path, work, fake) as (env, path, ours):
+        started = ours.result("thread/start", {"cwd": str(work), "developerInstructions": INSTRUCTIONS})
+        thread = started["thread"]["id"]
+        ours.turn(thread, "startup message")
+        tui = interface(codex_bin, path, env, work, "resume", thread)
+        try:
+            assert tui.screen_has("STARTUP-ANSWER", timeout=60), tui.text
+            assert tui.screen_has("Ask Codex", timeout=60), tui.text
+            mark = ours.mark()
+            typed(tui, "typed in the interface")
+            assert tui.screen_has("TYPED-ANSWER", timeout=60), tui.text
+            ours.wait_for(lambda m: m.get("method") == "turn/completed", start=mark)
+            from_typed = ours.since(mark)
+            sent = ours.turn(thread, "sent through turn/start")
+            assert tui.screen_has("SENT-ANSWER", timeout=60), tui.text
+            assert "sent through turn/start" in tui.text
+        finally:
+            tui.close()
     conversation = fake.turn_requests
     assert len(conversation) == 3
     assert all(INSTRUCTIONS in instruction_texts(r.body) for r in conversation)
@@ -280,23 +293,14 @@ def test_codex_interface_attached_to_our_app_server_answers_and_we_see_its_turns
 
 def test_the_interface_cannot_resume_a_thread_before_its_first_turn(codex_bin: Path, tmp_path: Path, work: Path) -> None:
     """``thread/start`` writes no rollout until a turn: ``codex --remote … resume`` of that thread fails."""
-    with TitledResponsesFake() as fake:
-        env = seed_codex_home(tmp_path / "home", fake.base_url, work)
-        path = tmp_path / "sock" / "app-server.sock"
-        with socket_server(codex_bin, env, work, path, tmp_path / "server.log"):
-            ours = UnixWebSocketRpc(path)
-            try:
-                ours.initialize()
-                thread = ours.result("thread/start", {"cwd": str(work)})["thread"]["id"]
-                tui = Tui([str(codex_bin), *codex_quiet_args(), "--remote", f"unix://{path}", "resume", thread], env, work)
-                try:
-                    tui.wait_for(lambda: not tui.child.isalive() or "no rollout found" in tui.text, timeout=60)
-                    tui.wait_for(lambda: "no rollout found" in tui.text, timeout=30)
-                    assert "no rollout found" in tui.text.replace("\n", ""), tui.text
-                finally:
-                    tui.close()
-            finally:
-                ours.close()
+    with TitledResponsesFake() as fake, our_app_server(codex_bin, tmp_path, work, fake) as (env, path, ours):
+        thread = ours.result("thread/start", {"cwd": str(work)})["thread"]["id"]
+        tui = interface(codex_bin, path, env, work, "resume", thread)
+        try:
+            tui.wait_for(lambda: "no rollout found" in tui.text.replace("\n", ""), timeout=60)
+            assert "no rollout found" in tui.text.replace("\n", ""), tui.text
+        finally:
+            tui.close()
         assert not fake.model_requests
 
 
@@ -305,27 +309,19 @@ def test_a_thread_the_interface_started_reports_its_turns_only_to_the_interface(
 ) -> None:
     """Another connection hears ``thread/started`` of the interface's own thread but none of its turns, and
     cannot subscribe (``thread/resume``) before the rollout exists: why agentlaunch starts the thread itself."""
-    with TitledResponsesFake(ResponsesScript([TextReply("TUI-ANSWER", FIRST, delay=1.0)])) as fake:
-        env = seed_codex_home(tmp_path / "home", fake.base_url, work)
-        path = tmp_path / "sock" / "app-server.sock"
-        with socket_server(codex_bin, env, work, path, tmp_path / "server.log"):
-            ours = UnixWebSocketRpc(path)
-            try:
-                ours.initialize()
-                tui = Tui([str(codex_bin), *codex_quiet_args(), "--remote", f"unix://{path}"], env, work)
-                try:
-                    assert tui.screen_has("Ask Codex", timeout=60), tui.text
-                    typed(tui, "typed first")
-                    started = ours.wait_for(
-                        lambda m: m.get("method") == "thread/started" and not m["params"]["thread"]["ephemeral"]
-                    )
-                    early = ours.request("thread/resume", {"threadId": started["params"]["thread"]["id"]})
-                    assert tui.screen_has("TUI-ANSWER", timeout=60), tui.text
-                    heard = ours.methods()
-                finally:
-                    tui.close()
-            finally:
-                ours.close()
+    # The answer held back 5 s: our thread/resume goes while the interface's first turn is still under way.
+    script = ResponsesScript([TextReply("TUI-ANSWER", FIRST, delay=5.0)])
+    with TitledResponsesFake(script) as fake, our_app_server(codex_bin, tmp_path, work, fake) as (env, path, ours):
+        tui = interface(codex_bin, path, env, work)
+        try:
+            assert tui.screen_has("Ask Codex", timeout=60), tui.text
+            typed(tui, "typed first")
+            started = ours.wait_for(lambda m: m.get("method") == "thread/started" and not m["params"]["thread"]["ephemeral"])
+            early = ours.request("thread/resume", {"threadId": started["params"]["thread"]["id"]})
+            assert tui.screen_has("TUI-ANSWER", timeout=60), tui.text
+            heard = ours.methods()
+        finally:
+            tui.close()
     assert "no rollout found" in early["error"]["message"]
     assert "thread/started" in heard
     assert "thread/tokenUsage/updated" not in heard and "turn/completed" not in heard
