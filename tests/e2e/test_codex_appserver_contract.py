@@ -155,7 +155,8 @@ def test_a_command_waiting_for_approval_sets_the_thread_waiting_and_runs_once_ac
 ) -> None:
     rpc, fake = server
     fake.script.push(ShellCallReply("touch made.txt", FIRST), TextReply("done", SECOND))
-    thread = rpc.result("thread/start", {"cwd": str(work), "approvalPolicy": "untrusted", "sandbox": "read-only"})["thread"]["id"]
+    opened = {"cwd": str(work), "approvalPolicy": "untrusted", "sandbox": "workspace-write"}
+    thread = rpc.result("thread/start", opened)["thread"]["id"]
     start = rpc.mark()
     rpc.result("turn/start", {"threadId": thread, "input": [{"type": "text", "text": "make a file"}]})
     asked = rpc.wait_for(lambda m: m.get("method") == "item/commandExecution/requestApproval", start=start)
@@ -169,7 +170,10 @@ def test_a_command_waiting_for_approval_sets_the_thread_waiting_and_runs_once_ac
     assert request.request_id == str(asked["id"])
     rpc.send(proto.approval_answer(request.request_id, "once"))
     rpc.wait_for(lambda m: m.get("method") == "turn/completed", start=start)
-    assert (work / "made.txt").exists()
+    # workspace-write: with `read-only` the accepted command ran in the read-only sandbox in 4 of 11 runs
+    # ("Read-only file system", exit 1) and outside it in the others.
+    ran = [p["item"] for p in of_method(rpc.since(start), "item/completed") if p["item"]["type"] == "commandExecution"]
+    assert (work / "made.txt").exists(), json.dumps(ran)
     after = parsed(rpc.since(start))
     assert [type(e) for e in after if isinstance(e, ToolUse | ToolResult)] == [ToolUse, ToolResult]
     assert [e.usage for e in after if isinstance(e, CallUsage)] == [usage_of(FIRST), usage_of(SECOND)]
