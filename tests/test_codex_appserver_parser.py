@@ -137,12 +137,13 @@ def test_hostile_lines_never_raise(line: str) -> None:
         (["--full-auto"], "PerTurnDriver"),
     ],
 )
-def test_a_headless_codex_launch_goes_through_the_app_server_when_it_takes_the_agents_flags(
+def test_a_codex_line_chat_goes_through_the_app_server_when_it_takes_the_agents_flags(
     agents_dir: Path, workdir: Path, flags: list[str], route: str
 ) -> None:
     write_agent(agents_dir, "cdx", {"provider": "codex", "working_dir": str(workdir), "provider_flags": flags})
     spec, adapter = load_agent(agents_dir, "cdx"), get_adapter("codex")
-    assert type(driver_for(adapter, spec)).__name__ == route
-    assert type(driver_for(adapter, spec, native=True)).__name__ == "PerTurnDriver"  # the interface: today's route
-    assert type(driver_for(adapter)).__name__ == "PerTurnDriver"  # no agent: the doctor's view
-    assert type(driver_for(get_adapter("gemini"), spec)).__name__ == "PerTurnDriver"
+    assert type(driver_for(adapter, spec, chat=True)).__name__ == route  # the line chat
+    assert type(driver_for(adapter, spec)).__name__ == "PerTurnDriver"  # a one-turn run: codex exec, started early
+    assert type(driver_for(adapter, spec, native=True, chat=True)).__name__ == "PerTurnDriver"  # the interface
+    assert type(driver_for(adapter, chat=True)).__name__ == "PerTurnDriver"  # no agent: the doctor's view
+    assert type(driver_for(get_adapter("gemini"), spec, chat=True)).__name__ == "PerTurnDriver"

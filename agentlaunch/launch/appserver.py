@@ -1,4 +1,4 @@
-"""Headless Codex through one ``codex app-server`` per launch: the thread held open, each turn a ``turn/start``.
+"""Codex's line chat through one ``codex app-server`` per launch: the thread held open, each turn a ``turn/start``.
 
 Measured on Codex 0.171.0 against the fake API (``bench/bench_codex_appserver.py``): a later turn takes
 about a seventh of a ``codex exec … resume`` process's time, and the first turn, the server's start
@@ -60,8 +60,11 @@ class AppServerDriver:
     def start(
         self, spec: AgentSpec, command: str, session_id: str, resumed: bool, interactive: bool, placement: Placement
     ) -> tuple[TurnPlan, list[str], list[str]]:
+        from agentlaunch.definitions.provider_settings import compaction_argv
+
         argv = rpc.app_server_argv(command, spec.provider_flags)
         assert argv is not None, "driver_for chooses this driver only when app-server takes the agent's flags"
+        argv[1:1] = compaction_argv(self.adapter.descriptor, spec.compaction_at)  # a global -c, as on `codex exec`
         _, _, fingerprinted = self._exec.start(spec, command, session_id, resumed, interactive, placement)
         return TurnPlan(argv=argv), with_placement_argv(argv, placement.argv), fingerprinted
 

@@ -227,12 +227,14 @@ class PerTurnDriver:
         return None  # a per-turn CLI holds no tool for agentlaunch
 
 
-def driver_for(adapter: Adapter, spec: AgentSpec | None = None, *, native: bool = False) -> Driver:
-    """The driver of ``adapter``'s shape; a headless launch of a CLI with an app-server (Codex) whose agent's flags
-    the app-server takes (``spec`` given) goes through it (:mod:`agentlaunch.launch.appserver`)."""
+def driver_for(adapter: Adapter, spec: AgentSpec | None = None, *, native: bool = False, chat: bool = False) -> Driver:
+    """The driver of ``adapter``'s shape. The line chat (``chat``) of a CLI with an app-server (Codex) whose agent's
+    flags the app-server takes (``spec`` given) goes through it (:mod:`agentlaunch.launch.appserver`): a later turn
+    takes a seventh of a ``codex exec`` process's time. A one-turn headless run stays per turn, its first turn
+    started early (:mod:`agentlaunch.launch.early_turn`)."""
     if adapter.persistent:
         return PersistentDriver(adapter)
-    if spec is not None and not native and adapter.app_server:
+    if spec is not None and chat and not native and adapter.app_server:
         from agentlaunch.providers.codex_appserver import app_server_argv
 
         if app_server_argv(spec.command or adapter.default_command, spec.provider_flags) is not None:

@@ -121,7 +121,7 @@ class Launch:
         self.signals, self.reaper = signals or Signals(), reaper or Reaper(subreaper=False)
         self.loop = Loop(clock)
         self.calls = CallMeter(meter, pricer, agent=spec.name, provider=spec.provider, model=spec.model)
-        self.driver = driver_for(adapter, spec, native=options.native)
+        self.driver = driver_for(adapter, spec, native=options.native, chat=options.interactive)
         self.persistent = self.driver.persistent
         self.state = "starting"
         new_id = prespawned.session_id if prespawned else None

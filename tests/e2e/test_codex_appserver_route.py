@@ -1,4 +1,4 @@
-"""Headless Codex through one ``codex app-server`` per launch (agentlaunch.launch.appserver), on the real Codex 0.171.0.
+"""Codex's line chat through one ``codex app-server`` per launch (agentlaunch.launch.appserver), on the real Codex 0.171.0.
 
 The route is told by the request's ``originator`` header: ``agentlaunch`` (the app-server's client name) or
 ``codex_exec``. The per-call usage, resume, interrupt, failure and retry behaviours of the route are the
@@ -36,47 +36,54 @@ def agent(agents_dir: Path, workdir: Path, **extra: Any) -> None:
     write_agent(agents_dir, "cdx", conf)
 
 
+def chat(env: dict[str, str], workdir: Path, turns: int) -> int:
+    """A line chat of ``turns`` turns (``turn N`` answered ``answer N``); its exit status."""
+    line = pexpect.spawn(sys.executable, ["-m", "agentlaunch", "run", "cdx", "--line"], cwd=str(workdir),
+                         env={**os.environ, **env}, encoding="utf-8", timeout=120, dimensions=(40, 160))  # fmt: skip
+    try:
+        for i in range(1, turns + 1):
+            line.expect("› ")
+            line.sendline(f"turn {i}")
+            line.expect(f"answer {i}")
+        line.expect("› ")
+        line.sendeof()
+        line.expect(pexpect.EOF)
+    finally:
+        line.close()
+    return int(line.exitstatus or 0)
+
+
 def test_a_line_chat_sends_every_turn_to_one_app_server(isolated_home: Path, agents_dir: Path, workdir: Path) -> None:
     agent(agents_dir, workdir)
     with cfake.ResponsesFake() as api:
         api.script.push(*(cfake.TextReply(f"answer {i}", USAGE) for i in (1, 2, 3)))
         env = cfake.prepare_codex_home(isolated_home, api.base_url, request_max_retries=0, stream_max_retries=0)
         env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
-        chat = pexpect.spawn(sys.executable, ["-m", "agentlaunch", "run", "cdx", "--line"], cwd=str(workdir),
-                             env={**os.environ, **env}, encoding="utf-8", timeout=120, dimensions=(40, 160))  # fmt: skip
-        try:
-            for i in (1, 2, 3):
-                chat.expect("› ")
-                chat.sendline(f"turn {i}")
-                chat.expect(f"answer {i}")
-            chat.expect("› ")
-            chat.sendeof()
-            chat.expect(pexpect.EOF)
-        finally:
-            chat.close()
+        assert chat(env, workdir, 3) == 0
         requests = api.model_requests
-    assert chat.exitstatus == 0
+        # A one-turn headless run of the same agent stays `codex exec` (its first turn may start early).
+        api.script.push(cfake.TextReply("by exec", USAGE))
+        assert run_cli("run", "cdx", "hi", env=env, cwd=workdir, timeout=120).returncode == 0
+        assert api.model_requests[-1].headers.get("originator") == "codex_exec"
     assert [r.headers.get("originator") for r in requests] == ["agentlaunch"] * 3
     assert len({r.body["prompt_cache_key"] for r in requests}) == 1  # one thread
-    sessions = json.loads(run_cli("sessions", "--json", env=env, cwd=workdir).stdout)
-    assert len(sessions) == 1 and sessions[0]["turns"] == 3
+    sessions = [s for s in json.loads(run_cli("sessions", "--json", env=env, cwd=workdir).stdout) if s["turns"] == 3]
+    assert len(sessions) == 1
     with Store.open(isolated_home / "state" / "usage.sqlite3") as store:
         calls = store.calls_for_session(sessions[0]["session_id"])
     assert [c.usage.as_dict() for c in calls] == [PER_CALL] * 3 and [c.turn for c in calls] == [1, 2, 3]
 
 
-def test_an_agent_with_a_flag_only_codex_exec_takes_keeps_codex_exec(
+def test_a_line_chat_of_an_agent_with_a_flag_only_codex_exec_takes_keeps_codex_exec(
     isolated_home: Path, agents_dir: Path, workdir: Path
 ) -> None:
     agent(agents_dir, workdir, provider_flags=["--sandbox", "workspace-write"])
     with cfake.ResponsesFake() as api:
-        api.script.push(cfake.TextReply("by exec", USAGE))
+        api.script.push(cfake.TextReply("answer 1", USAGE))
         env = cfake.prepare_codex_home(isolated_home, api.base_url, request_max_retries=0, stream_max_retries=0)
         env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
-        done = run_cli("run", "cdx", "hi", env=env, cwd=workdir, timeout=120)
+        assert chat(env, workdir, 1) == 0
         requests = api.model_requests
-    assert done.returncode == 0, done.stderr.decode()
-    assert done.stdout.decode().strip() == "by exec"
     assert [r.headers.get("originator") for r in requests] == ["codex_exec"]
 
 
