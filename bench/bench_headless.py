@@ -1,7 +1,7 @@
 """Benchmark a whole headless launch on a per-turn CLI: `agentlaunch run AGENT "hi"` against the bare `codex exec` /
 `gemini -p` command agentlaunch runs for it.
 
-Run: ``python bench/bench_headless.py [--provider codex|gemini] [--runs N] [--route app-server|exec]``
+Run: ``python bench/bench_headless.py [--provider codex|gemini] [--runs N]``
 
 Unlike ``bench_turns.py`` (a turn inside a running session), each side is a
 whole process, as a script runs it: agentlaunch's start, a new session's first
@@ -18,9 +18,6 @@ ratio (targets: Codex <= 1.25, Gemini <= 1.03) and the per-pair middle half.
 start off (``AGENTLAUNCH_NO_PRESPAWN=1``), so the early start of a Codex turn
 (:mod:`agentlaunch.launch.early_turn`) is measured against the launch without
 it in the same run.
-Codex: the bare side is always the ``codex exec`` command (the stand-in's agent has ``--sandbox read-only``,
-Codex's default, which keeps the exec route); ``--route`` chooses agentlaunch's: ``app-server`` (its default
-for headless Codex: one ``codex app-server`` for the launch) or ``exec`` (the same flag as the bare side's).
 """
 
 from __future__ import annotations
@@ -59,13 +56,11 @@ def find_cli(name: str) -> Path:
     return ensure_cli(name)  # type: ignore[arg-type]
 
 
-def write_agent(agents: Path, provider: str, command: Path, work: Path, exec_route: bool = False) -> None:
+def write_agent(agents: Path, provider: str, command: Path, work: Path) -> None:
     folder = agents / "bench"
     folder.mkdir(parents=True)
     config = {"provider": provider, "command": str(command), "model": MODELS[provider], "working_dir": str(work),
               "startup": "Say hi."}  # fmt: skip
-    if provider == "codex" and exec_route:
-        config["provider_flags"] = ["--sandbox", "read-only"]  # a flag only `codex exec` takes: that route
     (folder / "agent.yaml").write_text(yaml.safe_dump(config))
     (folder / "soul.md").write_text("You are a terse benchmark agent.\n")
 
@@ -84,7 +79,6 @@ def main() -> int:
     parser.add_argument("--provider", choices=["codex", "gemini"], default="codex")
     parser.add_argument("--runs", type=int, default=15, help="counted alternating pairs (default 15)")
     parser.add_argument("--no-early", action="store_true", help="a third side: agentlaunch without its early start")
-    parser.add_argument("--route", choices=["app-server", "exec"], default="app-server", help="Codex: agentlaunch's route")
     args = parser.parse_args()
     if args.runs < 2:
         parser.error("--runs must be at least 2")
@@ -97,8 +91,8 @@ def main() -> int:
         stand_in = tmp / "stand-in"
         stand_in.write_text(STAND_IN.format(out=seen, real=real))
         stand_in.chmod(0o755)
-        write_agent(tmp / "agents", args.provider, real, work, exec_route=args.route == "exec")
-        write_agent(tmp / "capture", args.provider, stand_in, work, exec_route=True)
+        write_agent(tmp / "agents", args.provider, real, work)
+        write_agent(tmp / "capture", args.provider, stand_in, work)
         fake: cfake.ResponsesFake | gfake.GeminiFake
         if args.provider == "codex":
             fake = cfake.ResponsesFake().start()
@@ -145,8 +139,7 @@ def main() -> int:
                       flush=True)  # fmt: skip
         finally:
             fake.stop()
-    route = f" (agentlaunch's route: {args.route})" if args.provider == "codex" else ""
-    print(f"{args.provider} {real} · {args.runs} alternating pairs · a whole headless launch of a new session{route}")
+    print(f"{args.provider} {real} · {args.runs} alternating pairs · a whole headless launch of a new session")
     target = TARGETS[args.provider]
     for kind in ("wall", "cpu"):
         compare(kind, [getattr(t, kind) for t in ours], [getattr(t, kind) for t in bare], target, args.provider)

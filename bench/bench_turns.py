@@ -10,9 +10,9 @@ same argv agentlaunch built for that turn (`subprocess.run`, stdin at EOF, no
 PTY). Runs alternate so machine load hits both alike; one warm-up of each is
 not counted. Prints medians and their ratio (target <= 1.15).
 
-Codex: this measures the ``codex exec`` route, which an agent whose provider flags ``codex app-server`` does not
-take keeps (the agent here gets ``--sandbox read-only``, Codex's default, so the request is unchanged); headless
-Codex otherwise goes through one app-server per launch, measured by ``bench_codex_appserver.py``.
+Codex: this measures the ``codex exec`` route (a launch built here is no line chat; the agent also gets
+``--sandbox read-only``, Codex's default, which keeps that route whatever the launch); Codex's line chat goes
+through one app-server per launch, measured by ``bench_codex_appserver.py``.
 """
 
 from __future__ import annotations
