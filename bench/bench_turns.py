@@ -9,6 +9,10 @@ stdout parsing, metering, pricing and the store write. The bare side runs the
 same argv agentlaunch built for that turn (`subprocess.run`, stdin at EOF, no
 PTY). Runs alternate so machine load hits both alike; one warm-up of each is
 not counted. Prints medians and their ratio (target <= 1.15).
+
+Codex: this measures the ``codex exec`` route (a launch built here is no line chat; the agent also gets
+``--sandbox read-only``, Codex's default, which keeps that route whatever the launch); Codex's line chat goes
+through one app-server per launch, measured by ``bench_codex_appserver.py``.
 """
 
 from __future__ import annotations
@@ -56,7 +60,8 @@ def main() -> int:
             d.mkdir(parents=True)
         model = "gpt-5.5" if args.provider == "codex" else "gemini-2.5-pro"
         (agents / "bench" / "agent.yaml").write_text(
-            yaml.safe_dump({"provider": args.provider, "command": str(binary), "model": model, "working_dir": str(work)})
+            yaml.safe_dump({"provider": args.provider, "command": str(binary), "model": model, "working_dir": str(work),
+                            "provider_flags": ["--sandbox", "read-only"] if args.provider == "codex" else []})  # fmt: skip
         )
         (agents / "bench" / "soul.md").write_text("You are a terse benchmark agent.\n")
         fake: cfake.ResponsesFake | gfake.GeminiFake

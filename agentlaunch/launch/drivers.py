@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import json
 import signal
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol
 
 from agentlaunch.events import CallUsage, Event, PermissionRequest, ToolGate
 from agentlaunch.launch.placement import Placement, with_placement_argv
-from agentlaunch.providers.base import Adapter, PersistentAdapter, PerTurnAdapter, TurnPlan
+from agentlaunch.providers.base import Adapter, Parser, PersistentAdapter, PerTurnAdapter, TurnPlan
 from agentlaunch.sinks import ProviderStateKept
 
 if TYPE_CHECKING:
@@ -35,6 +36,10 @@ class Driver(Protocol):
     def adapter(self) -> Adapter: ...
 
     persistent: bool
+
+    def parser(self, state: Mapping[str, object]) -> Parser:
+        """A parser of the CLI's output, continuing from the session's provider state."""
+        ...
 
     def start(
         self, spec: AgentSpec, command: str, session_id: str, resumed: bool, interactive: bool, placement: Placement
@@ -86,6 +91,9 @@ class PersistentDriver:
         self.adapter: PersistentAdapter = adapter
         self._gated = False  # the CLI was asked to hold its tools (once per process)
 
+    def parser(self, state: Mapping[str, object]) -> Parser:
+        return self.adapter.parser(state)
+
     def start(
         self, spec: AgentSpec, command: str, session_id: str, resumed: bool, interactive: bool, placement: Placement
     ) -> tuple[TurnPlan, list[str], list[str]]:
@@ -117,14 +125,7 @@ class PersistentDriver:
         return events
 
     def after_turn(self, launch: Launch, cli_gone: bool) -> int | None:
-        assert launch.child is not None
-        if not cli_gone:
-            launch.set_state("waiting")
-            return None
-        code = launch.child.poll()
-        code = launch.child.stop() if code is None else code
-        launch.set_state("exited")
-        return code
+        return session_cli_after_turn(launch, cli_gone)
 
     def session_confirmed(self, launch: Launch) -> None:
         return None
@@ -136,6 +137,18 @@ class PersistentDriver:
         child.send_json(self.adapter.gate_answer(gate.request_id, allow, reason))
 
 
+def session_cli_after_turn(launch: Launch, cli_gone: bool) -> int | None:
+    """A CLI that lives for the session finished a turn: waiting for the next, or gone (its exit code)."""
+    assert launch.child is not None
+    if not cli_gone:
+        launch.set_state("waiting")
+        return None
+    code = launch.child.poll()
+    code = launch.child.stop() if code is None else code
+    launch.set_state("exited")
+    return code
+
+
 class PerTurnDriver:
     """A new CLI process for every turn, the thread carried in the provider state."""
 
@@ -143,6 +156,9 @@ class PerTurnDriver:
 
     def __init__(self, adapter: PerTurnAdapter) -> None:
         self.adapter: PerTurnAdapter = adapter
+
+    def parser(self, state: Mapping[str, object]) -> Parser:
+        return self.adapter.parser(state)
 
     def start(
         self, spec: AgentSpec, command: str, session_id: str, resumed: bool, interactive: bool, placement: Placement
@@ -211,8 +227,18 @@ class PerTurnDriver:
         return None  # a per-turn CLI holds no tool for agentlaunch
 
 
-def driver_for(adapter: Adapter) -> Driver:
-    """The driver of ``adapter``'s shape."""
+def driver_for(adapter: Adapter, spec: AgentSpec | None = None, *, native: bool = False, chat: bool = False) -> Driver:
+    """The driver of ``adapter``'s shape. The line chat (``chat``) of a CLI with an app-server (Codex) whose agent's
+    flags the app-server takes (``spec`` given) goes through it (:mod:`agentlaunch.launch.appserver`): a later turn
+    takes a seventh of a ``codex exec`` process's time. A one-turn headless run stays per turn, its first turn
+    started early (:mod:`agentlaunch.launch.early_turn`)."""
     if adapter.persistent:
         return PersistentDriver(adapter)
+    if spec is not None and chat and not native and adapter.app_server:
+        from agentlaunch.providers.codex_appserver import app_server_argv
+
+        if app_server_argv(spec.command or adapter.default_command, spec.provider_flags) is not None:
+            from agentlaunch.launch.appserver import AppServerDriver
+
+            return AppServerDriver(adapter)
     return PerTurnDriver(adapter)

@@ -121,14 +121,14 @@ class Launch:
         self.signals, self.reaper = signals or Signals(), reaper or Reaper(subreaper=False)
         self.loop = Loop(clock)
         self.calls = CallMeter(meter, pricer, agent=spec.name, provider=spec.provider, model=spec.model)
-        self.driver = driver_for(adapter)
+        self.driver = driver_for(adapter, spec, native=options.native, chat=options.interactive)
         self.persistent = self.driver.persistent
         self.state = "starting"
         new_id = prespawned.session_id if prespawned else None
         self.session_id, self.resumed, self.turns, self.provider_state, self.fork = session or new_session(adapter, new_id)
         self.startup_pending, self.first_prompt = not self.resumed and self.fork is None, ""  # not a fork's; turn_cycle
         self.child: ChildLike | None = None
-        self.parser: Parser = adapter.parser(self.provider_state)
+        self.parser: Parser = self.driver.parser(self.provider_state)
         self.plan: StartPlan | None = None
         """How the CLI was started (set by :meth:`start`)."""
         self.output = CliOutput()

@@ -197,5 +197,6 @@ def start_launch(launch: Launch) -> None:
     if adopted:
         launch.child = child
         launch.reaper.watch(child.pid)
-    if opts.plan_key and not launch.resumed and not opts.interactive:
+    # Only a persistent adapter's CLI is taken early (see build.take_prespawned): Codex's app-server is not.
+    if opts.plan_key and not launch.resumed and not opts.interactive and launch.adapter.persistent:
         remember_plan(plan, opts.plan_key, launch.session_id, launch.spec, launch.working_dir, launch.state_dir)

@@ -194,6 +194,11 @@ class PerTurnAdapter(Provider, NativeInterface, Protocol):
     def persistent(self) -> Literal[False]: ...
 
     @property
+    def app_server(self) -> bool:
+        """Headless turns may go through one long-lived app-server instead (Codex; see agentlaunch.launch.appserver)."""
+        ...
+
+    @property
     def default_command(self) -> str: ...
 
     @property

@@ -227,6 +227,7 @@ class GeminiAdapter(Described):
 
     descriptor: ProviderDescriptor = GEMINI
     persistent: Literal[False] = False
+    app_server = False
     chooses_session_id = True  # --session-id, headless and in its own interface alike
     has_interface = True
     early_interface = False  # not measured: its hooks live in the per-agent Gemini home
