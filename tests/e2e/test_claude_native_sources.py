@@ -28,7 +28,7 @@ from agentlaunch.providers.native.claude import native_extras
 from agentlaunch.providers.native.source import NativeContext, NativeItem, NativeSource
 from agentlaunch.sinks import StateChanged
 from agentlaunch.usage.meter import Meter
-from tests.support.claude_tui import Screen, seed_home, spawn, tui_env
+from tests.support.claude_tui import Screen, quit_with_ctrl_c, seed_home, spawn, tui_env
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
@@ -67,10 +67,7 @@ class Run:
             self.pump()
 
     def finish(self) -> None:
-        self.screen.child.send("\x03")
-        time.sleep(0.3)
-        self.screen.child.send("\x03")
-        self.wait(lambda: not self.screen.child.isalive(), 30, "the TUI to exit")
+        quit_with_ctrl_c(self.screen, self.pump)
         self.items += self.source.read()
         self.source.close()
 

@@ -22,7 +22,7 @@ import pytest
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, text_reply, tool_reply
 from agentlaunch.usage.store import Store
 from tests.helpers import run_cli_inprocess, write_agent
-from tests.support.claude_tui import Screen, run_to_exit, running, seed_home, tui_env
+from tests.support.claude_tui import Screen, quit_with_ctrl_c, run_to_exit, running, seed_home, tui_env
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 STARTUP = "Please write out.txt."
@@ -83,10 +83,7 @@ def native_argv(agents_dir: Path) -> list[str]:
 
 
 def quit_native(screen: Screen) -> None:
-    screen.child.send("\x03")
-    screen.wait_for(lambda t: "again to exit" in t, 30, "Ctrl-C's exit hint")
-    screen.child.send("\x03")
-    screen.until(lambda: not screen.child.isalive(), 60, "agentlaunch to exit")
+    quit_with_ctrl_c(screen)
 
 
 def test_crossing_the_compaction_threshold_marks_the_status_line_and_a_compaction_rearms_it(
@@ -160,10 +157,7 @@ def test_status_asks_while_the_permission_prompt_waits_and_the_store_has_each_ca
             assert "to compaction" in shown and "$0.0" in shown and "cache warm" in shown
             assert "hook_report" not in screen.text() and "claude.sock" not in screen.text()  # no plumbing on screen
             session_id = str(waiting["session_id"])
-            screen.child.send("\x03")
-            screen.wait_for(lambda t: "again to exit" in t, 30, "Ctrl-C's exit hint")
-            screen.child.send("\x03")
-            screen.until(lambda: not screen.child.isalive(), 60, "agentlaunch to exit")
+            quit_native(screen)
     with Store.open(state_dir / "usage.sqlite3") as store:
         calls = store.calls_for_session(session_id)
     got = [(c.usage.input, c.usage.cache_write, c.usage.cache_read, c.usage.output) for c in calls]

@@ -23,7 +23,7 @@ import pytest
 
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, first_user_text, system_text, text_reply
 from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
-from tests.support.claude_tui import Screen, seed_home, spawn, tui_env
+from tests.support.claude_tui import Screen, quit_with_ctrl_c, seed_home, spawn, tui_env
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -93,10 +93,7 @@ def waiting(claude: Claude) -> bool:
 def quit_tui(screen: Screen, claude: Claude, *, settle: bool = True) -> None:
     if settle:  # a Ctrl-C before the turn's end (its Stop hook) interrupts the turn instead
         screen.until(lambda: waiting(claude), 60, "the turn's end (status: waiting)")
-    screen.child.send("\x03")
-    screen.wait_for(lambda t: "again to exit" in t, 30, "Ctrl-C's exit hint")
-    screen.child.send("\x03")
-    screen.until(lambda: not screen.child.isalive(), 30, "the TUI to exit")
+    quit_with_ctrl_c(screen)
 
 
 def test_claudes_own_interface_with_the_instructions_and_the_startup_message_once(claude: Claude) -> None:

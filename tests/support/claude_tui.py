@@ -104,6 +104,27 @@ class Screen:
         raise AssertionError(f"timed out waiting for {what or condition}:\n{self.text()}")
 
 
+def quit_with_ctrl_c(screen: Screen, pump: Callable[[], None] | None = None, attempts: int = 3) -> None:
+    """Leave Claude Code's interface as its user does: Ctrl-C, then Ctrl-C again once it says "again to exit".
+
+    Under load the first Ctrl-C can be taken by something else (a turn it interrupts, a hint that timed out before
+    the second came): the pair is tried again. ``pump`` reads whatever else must be read meanwhile (a hook socket).
+    """
+    step = pump or screen.pump
+    for _ in range(attempts):
+        screen.child.send("\x03")
+        end = time.monotonic() + 10
+        while time.monotonic() < end and "again to exit" not in screen.text() and screen.child.isalive():
+            step()
+        screen.child.send("\x03")
+        end = time.monotonic() + 20
+        while time.monotonic() < end and screen.child.isalive():
+            step()
+        if not screen.child.isalive():
+            return
+    raise AssertionError(f"the interface did not exit after {attempts} double Ctrl-C:\n{screen.text()}")
+
+
 def spawn(argv: list[str], env: Mapping[str, str], cwd: Path, columns: int = 120, lines: int = 40) -> Screen:
     """Start ``argv`` on a PTY of ``columns`` x ``lines``."""
     child = pexpect.spawn(argv[0], argv[1:], env=dict(env), cwd=str(cwd), dimensions=(lines, columns))
