@@ -127,7 +127,9 @@ class OtelExportSink:
                 # The end: this session's calls once more, quickly; the launch is waiting (boundedly).
                 self._note_agent(queue)
                 deadline = time.monotonic() + config.exit_wait_s
-                exporter.drain(session_id=self.session_id, deadline=deadline, attempts=1)
+                ours = exporter.drain(session_id=self.session_id, deadline=deadline, attempts=1)
+                if not ours.stopped:  # then what earlier launches left, in the time the wait has left (a launch
+                    exporter.drain(deadline=deadline, attempts=1)  # shorter than the sender's start never reached it)
             self.remaining = queue.pending_count(self.session_id, ours_only=True) if self.session_id else 0
         except AgentlaunchError as exc:
             self.problem = exc.message
