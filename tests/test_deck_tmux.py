@@ -24,6 +24,7 @@ from agentlaunch.deck.rows import Sources
 from agentlaunch.deck.screens import Page
 from agentlaunch.live.status import status_dir
 from agentlaunch.live.tmux import Tmux
+from tests.helpers import die_with
 from tests.support.screenshot import save_if_changed
 from tests.test_deck import BRANCH, drive, message, record, table_rows
 from tests.test_tmux import HAVE_TMUX, add_agent_copies, panes, status_records, tmux, up
@@ -119,11 +120,12 @@ def test_preview_send_stop_restart_and_a_dying_tmux_server(socket: str, agents_d
 
 def test_a_dead_pane_shows_with_its_exit_and_a_budget_stop_is_named(socket: str, agents_dir: Path, workdir: Path) -> None:
     tmux(socket, "new-session", "-d", "-s", "agentlaunch", "sleep", "600", ";", "set-option", "-g", "remain-on-exit", "on")
-    tmux(socket, "new-window", "-t", "agentlaunch", "sh", "-c", "sleep 0.2; exit 6")
-    tmux(socket, "new-window", "-t", "agentlaunch", "sh", "-c", "sleep 0.2; exit 3")
+    tmux(socket, "new-window", "-t", "agentlaunch", "sh", "-c", "read x; exit 6")
+    tmux(socket, "new-window", "-t", "agentlaunch", "sh", "-c", "read x; exit 3")
     listed = tmux(socket, "list-panes", "-s", "-t", "agentlaunch", "-F", "#{pane_id}").split()
-    for pane, agent in zip(listed[-2:], ("spender", "crasher"), strict=True):
+    for pane, agent, code in zip(listed[-2:], ("spender", "crasher"), (6, 3), strict=True):
         tmux(socket, "set-option", "-p", "-t", pane, "@agentlaunch_agent", agent)
+        die_with(lambda *args: tmux(socket, *args), pane, code)  # tmux 3.3a may never record a fast exit's status
     record("needy", "asking", 3)
     sources = Sources(status_dir(), paths.state_dir(), agents_dir, paths.store_path(), Tmux(socket))
 

@@ -9,7 +9,6 @@ since both format from :mod:`agentlaunch.live.status_read`. Regenerate them from
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import subprocess
@@ -24,7 +23,7 @@ import pytest
 from agentlaunch.live import status_lean
 from agentlaunch.live.status import process_start
 from agentlaunch.live.status_read import status_folder
-from tests.helpers import wait_for
+from tests.helpers import die_with
 
 GOLDEN = Path(__file__).parent / "golden" / "status_lean"
 REPO = Path(__file__).resolve().parent.parent
@@ -109,13 +108,7 @@ class Panes:
         self.tmux("new-session", "-d", "-s", "agentlaunch", "sleep", "600", ";", "set-option", "-g", "remain-on-exit", "on")
         pane = self.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh", "-c", "read x; exit 3").strip()
         self.tmux("set-option", "-p", "-t", pane, "@agentlaunch_agent", "crashed")
-        for _ in range(20):  # tmux 3.3a may close a pane on its pty's end before it reaps the exit status, then never
-            self.tmux("send-keys", "-t", pane, "Enter")  # has it: the same pane (%1) is run again until it has
-            wait_for(lambda: self.status(pane)[0] == "1", what="dead pane")
-            with contextlib.suppress(AssertionError):
-                wait_for(lambda: self.status(pane) == ("1", "3"), timeout=2, what="its exit status")
-                break
-            self.tmux("respawn-pane", "-k", "-t", pane, "sh", "-c", "read x; exit 3")
+        die_with(self.tmux, pane, 3)
         assert self.status(pane) == ("1", "3")
 
     def status(self, pane: str) -> tuple[str, str]:
