@@ -29,7 +29,7 @@ def compaction_problems(conf: Mapping[str, Any], provider: ProviderDescriptor, y
         able = [d.name for d in DESCRIPTORS.values() if d.compaction_flag]
         return [_not_taken(where, provider, "takes no compaction point", able)]
     lowest = max(provider.compaction_flag_min - provider.compaction_reserve, 1)
-    if at < lowest and provider.compaction_flag_min:
+    if at < lowest:
         return [
             f"{where}: {_n(at)} is below the CLI's minimum: {provider.compaction_flag} takes at least "
             f"{_n(provider.compaction_flag_min)} and compacts {_n(provider.compaction_reserve)} tokens before it, "

@@ -60,11 +60,8 @@ class AppServerDriver:
     def start(
         self, spec: AgentSpec, command: str, session_id: str, resumed: bool, interactive: bool, placement: Placement
     ) -> tuple[TurnPlan, list[str], list[str]]:
-        from agentlaunch.definitions.provider_settings import compaction_argv
-
-        argv = rpc.app_server_argv(command, spec.provider_flags)
+        argv = rpc.app_server_argv(command, spec.provider_flags, spec.compaction_at)
         assert argv is not None, "driver_for chooses this driver only when app-server takes the agent's flags"
-        argv[1:1] = compaction_argv(self.adapter.descriptor, spec.compaction_at)  # a global -c, as on `codex exec`
         _, _, fingerprinted = self._exec.start(spec, command, session_id, resumed, interactive, placement)
         return TurnPlan(argv=argv), with_placement_argv(argv, placement.argv), fingerprinted
 

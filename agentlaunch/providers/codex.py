@@ -66,6 +66,11 @@ if TYPE_CHECKING:
 
 ARGV_PROMPT_LIMIT = 100_000  # longer prompts go through stdin (one argv string is capped at 128 KiB)
 QUIET = ["-c", "check_for_update_on_startup=false", "-c", "analytics.enabled=false"]
+
+
+def global_options(compaction_at: int | None) -> list[str]:
+    """The ``-c`` options every Codex route starts with (``exec``, ``app-server``, its own interface)."""
+    return [*QUIET, *compaction_argv(CODEX, compaction_at)]
 SEEN_NOTICES = """
 [projects."{workdir}"]
 trust_level = "trusted"
@@ -278,7 +283,7 @@ class CodexAdapter(Described):
     early_turn = True  # waits for the end of its stdin before its first call (0.171.0; agentlaunch.launch.early_turn)
 
     def plan_turn(self, spec: AgentSpec, command: str, state: Mapping[str, object], prompt: str) -> TurnPlan:
-        argv = [command, *QUIET, *compaction_argv(CODEX, spec.compaction_at), "exec", "--json", "--skip-git-repo-check"]
+        argv = [command, *global_options(spec.compaction_at), "exec", "--json", "--skip-git-repo-check"]
         if spec.model:
             argv += ["-m", spec.model]  # the thread does not remember its model
         argv += list(spec.provider_flags)
@@ -300,7 +305,7 @@ class CodexAdapter(Described):
         ``--no-daemon`` keeps the session inside the process agentlaunch started: without it the
         interface starts (or joins) a shared ``codex app-server`` that outlives it (measured on 0.171.0).
         """
-        argv = [command, *QUIET, *compaction_argv(CODEX, spec.compaction_at), *placement_argv]
+        argv = [command, *global_options(spec.compaction_at), *placement_argv]
         if resumed or fork is not None:
             argv.append("resume" if resumed else "fork")
         if spec.model:

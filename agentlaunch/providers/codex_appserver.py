@@ -44,7 +44,7 @@ from agentlaunch.events import (
     Warning,
 )
 from agentlaunch.providers.base import JsonLineParser
-from agentlaunch.providers.codex import QUIET, codex_usage, reconnecting
+from agentlaunch.providers.codex import codex_usage, global_options, reconnecting
 from agentlaunch.providers.rate_limits import read_rate_limits
 from agentlaunch.providers.values import BadUsage, count, items, kind_name, label, obj, opt_label, refused, string, summarize
 
@@ -72,7 +72,9 @@ APP_SERVER_OPTIONS = ("-c", "--config", "--enable", "--disable")
 """The options of ``codex exec`` that ``codex app-server`` takes too (each with a value)."""
 
 
-def app_server_argv(command: str, provider_flags: tuple[str, ...] | list[str]) -> list[str] | None:
+def app_server_argv(
+    command: str, provider_flags: tuple[str, ...] | list[str], compaction_at: int | None = None
+) -> list[str] | None:
     """``codex -c … app-server [the agent's provider flags]``; None when a provider flag is one only ``codex exec``
     takes (``--sandbox``, ``--full-auto``, ...): that agent's turns stay ``codex exec`` processes."""
     flags = list(provider_flags)
@@ -84,7 +86,7 @@ def app_server_argv(command: str, provider_flags: tuple[str, ...] | list[str]) -
             i += 1
         else:
             return None
-    return [command, *QUIET, "app-server", *flags]
+    return [command, *global_options(compaction_at), "app-server", *flags]
 
 
 def request(request_id: int, method: str, params: dict[str, object]) -> dict[str, object]:
