@@ -20,7 +20,7 @@ from agentlaunch.definitions.spec import agent_names
 from agentlaunch.errors import AgentlaunchError
 from agentlaunch.fsutil import read_regular
 from agentlaunch.live.life import STOPPED_OPTION, read_note
-from agentlaunch.live.status import RECORD_LIMIT, SESSION_OPTION, read_records
+from agentlaunch.live.status import RECORD_LIMIT, SESSION_OPTION, read_records, shown_state
 from agentlaunch.live.tmux import AGENT_OPTION, Tmux
 from agentlaunch.usage.plan_limits import limits_text
 from agentlaunch.usage.warmth import cache_cell, span
@@ -177,7 +177,7 @@ def live_rows(sources: Sources, panes: list[PaneInfo], worktrees: dict[str, Work
         pane = by_pid.get(pid) if isinstance(pid, int) else None
         wd = str(d.get("working_dir") or "")
         tree = worktrees.get(wd)
-        state = f"paused: {d.get('state_reason') or 'budget'}" if r.state == "paused" else r.state
+        state = shown_state(r.state, d) if r.state == "paused" else r.state  # "paused: budget", as status says it
         row = Row(f"live:{r.path.name}", r.agent, state, str(d.get("provider") or ""), str(d.get("model") or ""),
                   tree.worktree.repo if tree else (repo_of(sources, wd) if wd else ""), d, _since(d),
                   pane.pane_id if pane else None, pane.session if pane else None,
