@@ -338,3 +338,19 @@ def test_a_chat_waiting_on_a_permission_prompt_shows_one_desktop_notification(tm
     finally:
         child.close(force=True)
     assert child.exitstatus == 0 and len(desktop_runs(tmp_path)) == 1
+
+
+def test_an_interactive_launch_flags_the_pane_before_its_status_record_names_the_state(
+    agents_dir: Path, isolated_home: Path
+) -> None:
+    # A reader that sees "stalled" or "asking" in `status` finds the pane's flag already up (the sinks run in order).
+    from agentlaunch.launch.build import build_launch
+    from agentlaunch.launch.session import LaunchOptions
+    from agentlaunch.live.status import StatusWriter
+
+    launch = build_launch(LaunchOptions(agent="demo", agents_dir=agents_dir, interactive=True), lambda meter: [])
+    try:
+        kinds = [type(sink) for sink in launch.sinks]
+        assert kinds.index(NeedsYou) < kinds.index(StatusWriter), kinds
+    finally:
+        launch.close(0)

@@ -111,13 +111,14 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
     if guard is not None:
         sinks.append(guard)  # after the recorder: it reads what was spent from the store
     sinks.extend(views(meter))
+    if options.interactive:  # a person is there: tell them when the agent needs them (a script knows when it ends)
+        # Before the status record: once a record says "asking" or "stalled", its pane's flag is already up.
+        sinks.append(needs_you_sink(spec, settings))
     if status:
         from agentlaunch.live.status import StatusWriter
 
         setup = {"worktree_setup": place.setup} if place is not None and place.setup is not None else None
         sinks.append(StatusWriter(extra=setup))  # the live status record (agentlaunch status, tmux)
-    if options.interactive:  # a person is there: tell them when the agent needs them (a script knows when it ends)
-        sinks.append(needs_you_sink(spec, settings))
     if os.environ.get("AGENTLAUNCH_OTEL") or settings.otel:
         # A flag and a thread; the exporter itself is imported by that thread once the CLI runs.
         from agentlaunch.usage.otel_sink import OtelExportSink, export_enabled
