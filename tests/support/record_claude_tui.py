@@ -33,6 +33,15 @@ HOOK_EVENTS = (
     "PermissionDenied", "Notification", "Stop", "StopFailure", "SubagentStop", "PreCompact", "PostCompact", "SessionEnd",
     "PostToolBatch",
 )  # fmt: skip
+ALL_HOOK_EVENTS = (
+    "PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "Notification", "UserPromptSubmit",
+    "UserPromptExpansion", "SessionStart", "SessionEnd", "Stop", "StopFailure", "SubagentStart", "SubagentStop",
+    "PreCompact", "PostCompact", "PreModelSwitch", "PostModelSwitch", "PermissionRequest", "PermissionDenied", "Setup",
+    "TeammateIdle", "TaskCreated", "TaskCompleted", "Elicitation", "ElicitationResult", "ConfigChange", "WorktreeCreate",
+    "WorktreeRemove", "InstructionsLoaded", "CwdChanged", "FileChanged", "DirectoryAdded", "MessageDisplay",
+    "PreSkillShellCommand",
+)  # fmt: skip
+"""The 34 hook events Claude Code 2.1.332's settings take, in its own order (the event list in its shipped code)."""
 LOGGER = """import json, sys
 raw = sys.stdin.read()
 with open(sys.argv[1], "a") as f:

@@ -375,6 +375,10 @@ class ClaudeNativeSource:
         if report.event == "StopFailure":  # the turn ended on an API error: how it ended comes before its "waiting"
             reason = string(payload.get("error")) or "no reason given"
             items.append(TurnEnd(is_error=True, error=f"the API call failed ({reason})"))
+        if report.event == "Stop" and isinstance(last := payload.get("last_assistant_message"), str):
+            # The turn's last message as Claude Code holds it (measured on 2.1.332: that message's text alone), so a
+            # sent prompt's answer ends right when the transcript lags or is not written; before its "waiting".
+            items.append(TurnEnd(is_error=False, result=last))
         if report.event in CALL_OVER:
             items += self._transcript(close=True)
             self._retries = [self.clock() + delay for delay in RETRIES]
