@@ -106,7 +106,7 @@ def test_a_thread_held_by_a_process_agentlaunch_did_not_start_is_exit_7_too(
         server = StdioRpc(argv, {**os.environ, **env}, workdir)
         try:
             server.initialize()
-            [rollout] = isolated_home.rglob("rollout-*.jsonl")
+            [rollout] = (isolated_home / ".codex" / "sessions").rglob("rollout-*.jsonl")  # not .codex/.tmp: it changes
             thread = "-".join(rollout.stem.split("-")[-5:])  # agentlaunch's session id is not Codex's thread id
             server.result("thread/resume", {"threadId": thread})
             done = run_cli("run", "cdx", "-c", "again", env=env, cwd=workdir, timeout=120)
