@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -88,8 +87,8 @@ def main() -> int:
                     order = ("new", "old") if run % 2 == 0 else ("old", "new")
                     for name in order:
                         start = time.monotonic()
-                        proc = subprocess.Popen([sys.executable, "-m", "agentlaunch", "send", name, f"run {run}", "--wait"],
-                                                env=envs[name], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+                        argv = [sys.executable, "-m", "agentlaunch", "send", name, f"run {run}", "--wait"]
+                        proc = subprocess.Popen(argv, env=envs[name], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
                         pump_until(list(screens.values()), lambda p=proc: p.poll() is not None)
                         took = time.monotonic() - start
                         out, err = proc.communicate()
