@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -25,7 +24,7 @@ import pytest
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, text_reply, tool_reply
 from tests.helpers import run_cli_inprocess, write_agent
 from tests.support.claude_tui import quit_with_ctrl_c, seed_home, spawn, tui_env
-from tests.support.record_claude_tui import ALL_HOOK_EVENTS, LOGGER
+from tests.support.record_claude_tui import ALL_HOOK_EVENTS, prepared, settings
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -47,19 +46,7 @@ def logged(log: Path) -> list[tuple[str, dict[str, object]]]:
 
 
 def test_which_of_the_34_hook_events_fire_in_a_plain_session_and_what_they_carry(claude_bin: Path, short_root: Path) -> None:
-    home, work = short_root / "home", short_root / "work"
-    home.mkdir()
-    work.mkdir()
-    (work / "CLAUDE.md").write_text("# Project rules\nBe brief.\n")
-    seed_home(home, [work])
-    log, logger = short_root / "log.jsonl", short_root / "logger.py"
-    logger.write_text(LOGGER)
-
-    def cmd(event: str) -> str:
-        return shlex.join([sys.executable, str(logger), str(log), event])
-
-    settings = {"statusLine": {"type": "command", "command": cmd("statusline")},
-                "hooks": {e: [{"hooks": [{"type": "command", "command": cmd(e)}]}] for e in ALL_HOOK_EVENTS}}  # fmt: skip
+    home, work, log, logger = prepared(short_root, {"CLAUDE.md": "# Project rules\nBe brief.\n"})
     api = FakeAnthropic([
         tool_reply("Write", {"file_path": "out.txt", "content": "hello\n"}, ApiUsage(15, 2000, 11000, 40), text="Writing."),
         text_reply("Done.", ApiUsage(6, 120, 13000, 4)),
@@ -67,7 +54,7 @@ def test_which_of_the_34_hook_events_fire_in_a_plain_session_and_what_they_carry
     ])  # fmt: skip
     with api.serve() as server:
         argv = [str(claude_bin), "--session-id", str(uuid.uuid4()), "--model", "claude-sonnet-4-5",
-                "--settings", json.dumps(settings), "write out.txt"]  # fmt: skip
+                "--settings", json.dumps(settings(log, logger, ALL_HOOK_EVENTS)), "write out.txt"]  # fmt: skip
         s = spawn(argv, tui_env(server.url, home), work)
         try:
             s.wait_for(lambda t: "Do you want to create" in t, 60, "the permission prompt")
