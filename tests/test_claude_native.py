@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlaunch.events import CallUsage, ContextWindow, SessionStarted, Text, Usage, Warning
+from agentlaunch.events import CallUsage, ContextWindow, SessionStarted, Text, TurnEnd, Usage, Warning
 from agentlaunch.providers.native.claude import (
     HOOK_EVENTS,
     ClaudeNativeSource,
@@ -396,6 +396,14 @@ def test_recorded_answers_come_once_and_before_the_waiting_that_ends_their_turn(
     assert items.index(Text("Done.")) < last_wait
 
 
+def test_the_stop_hooks_last_message_comes_before_the_waiting_that_ends_its_turn(root: Path) -> None:
+    items, _ = replay(root, "tool_turn", Clock())
+    ends = [i for i in items if isinstance(i, TurnEnd)]
+    assert ends == [TurnEnd(result="Done.")]  # the last message alone (2.1.332), not "Writing." before it
+    last_wait = len(items) - 1 - [i for i in reversed(items)].index(StateChanged("waiting"))
+    assert items.index(ends[0]) < last_wait
+
+
 def test_an_answer_written_after_the_stop_hook_comes_before_the_held_waiting(root: Path) -> None:
     clock = Clock()
     ctx = started(context(root))
@@ -410,6 +418,7 @@ def test_an_answer_written_after_the_stop_hook_comes_before_the_held_waiting(roo
     send(sock, "Stop", {"session_id": SESSION, "transcript_path": str(path), "last_assistant_message": "The answer."})
     first = source.read()
     assert states(first) == ["thinking"] and not any(isinstance(i, Text) for i in first)  # waiting held for the call
+    assert [i for i in first if isinstance(i, TurnEnd)] == [TurnEnd(result="The answer.")]  # the Stop's own word
     path.write_text(jsonl(answer_line("m1", "The answer.")))
     late = [i for i in source.read() if isinstance(i, Text | CallUsage | StateChanged)]
     assert [(type(i).__name__, getattr(i, "text", getattr(i, "state", None))) for i in late] == [
@@ -434,3 +443,10 @@ def test_a_resumed_sessions_history_gives_no_answer_text(root: Path) -> None:
     send(sock, "Stop", {"session_id": SESSION, "transcript_path": str(named)})
     assert [i.text for i in source.read() if isinstance(i, Text)] == ["new answer"]
     source.close()
+
+
+def test_every_hooked_event_is_one_the_pinned_claude_code_takes() -> None:
+    from tests.support.record_claude_tui import ALL_HOOK_EVENTS
+
+    assert len(set(ALL_HOOK_EVENTS)) == 34
+    assert set(HOOK_EVENTS) <= set(ALL_HOOK_EVENTS)

@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
+from agentlaunch.events import Text, TurnEnd
 from agentlaunch.launch import native
+from agentlaunch.launch.answer import TurnAnswer
 from agentlaunch.launch.control import SendRequest
 from agentlaunch.launch.loop import Loop
 from agentlaunch.launch.native import NativeRun
@@ -188,3 +190,36 @@ def test_a_sent_text_whose_turn_begins_is_answered_at_its_end_and_not_released(m
     run.on_items([StateChanged("waiting")])
     run_for(launch.loop, 0.1)
     assert request.replies[-1]["done"] is True and request.replies[-1]["exit_code"] == 0
+
+
+def test_a_turn_whose_last_message_the_cli_reported_is_answered_at_once_with_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claude Code's Stop hook carries the turn's last message: the answer goes back with the waiting, no grace read,
+    and ends with that message even when the transcript has not given it (or anything) yet."""
+    monkeypatch.setattr(native, "ANSWER_GRACE", 60.0)  # a grace read would not come within this test
+    run, launch, _, control = running("claude")
+    request = Recorded("hello")
+    offer(run, control, request)
+    run.on_items([StateChanged("thinking"), Text("Writing.")])
+    run.on_items([TurnEnd(result="Done."), StateChanged("waiting")])
+    assert request.replies[-1]["done"] is True and request.replies[-1]["exit_code"] == 0
+    assert request.replies[-1]["answer"] == "Writing.\n\nDone."
+
+
+@pytest.mark.parametrize(
+    ("texts", "last", "answer"),
+    [
+        (["Writing.", "Done."], "Done.", "Writing.\n\nDone."),  # the transcript had it: not twice
+        (["Writing."], "Done.", "Writing.\n\nDone."),  # the transcript lags: the CLI's word ends it
+        ([], "Done.", "Done."),  # no transcript at all
+        (["Done."], None, "Done."),  # a CLI that does not say (Codex, Gemini): the transcript's text as before
+        (["Line one\n"], "Line two", "Line one\nLine two"),
+    ],
+)
+def test_the_answer_ends_with_the_last_message_the_cli_reported(texts: list[str], last: str | None, answer: str) -> None:
+    turn = TurnAnswer()
+    for text in texts:
+        turn.add(Text(text))
+    turn.last_message = last
+    assert turn.text == answer
+    turn.start()
+    assert turn.text == "" and turn.last_message is None

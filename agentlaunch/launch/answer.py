@@ -1,7 +1,9 @@
 """The answer of one turn, as a headless run prints it: what ``agentlaunch send --wait`` hands back.
 
 The line chat feeds it the turn's events (as a sink); a native interface feeds it the ``Text`` its
-structured sources read from the transcript. Either way the text is the model's, never the screen's.
+structured sources read from the transcript, and the turn's last message when the CLI reports it as the turn
+ends (Claude Code's ``Stop`` hook, ``last_assistant_message``): the answer then has its end even when the
+transcript lags or is missing. Either way the text is the model's, never the screen's.
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ class TurnAnswer:
     def __init__(self) -> None:
         self.parts: list[str] = []
         self._streamed = False
+        self.last_message: str | None = None
+        """The turn's last message as the CLI itself reported it at the turn's end (Claude Code's ``Stop`` hook)."""
 
     def start(self) -> None:
         """A new turn: forget the last one's text."""
-        self.parts, self._streamed = [], False
+        self.parts, self._streamed, self.last_message = [], False, None
 
     def add(self, event: Any) -> None:
         if isinstance(event, TextDelta):
@@ -41,7 +45,12 @@ class TurnAnswer:
 
     @property
     def text(self) -> str:
-        return "".join(self.parts)
+        """The turn's text; its last message (when the CLI reported it) at the end even if the transcript lacks it."""
+        text = "".join(self.parts)
+        last = self.last_message
+        if last is None or not last.strip() or text.rstrip().endswith(last.strip()):
+            return text
+        return f"{text}\n\n{last}" if text and not text.endswith("\n") else text + last
 
     def event(self, event: SinkEvent, launch: LaunchView) -> None:
         """As a sink of the line chat: each prompt starts a turn."""

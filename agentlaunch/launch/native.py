@@ -49,7 +49,9 @@ TITLE_PUSH, TITLE_POP = b"\x1b[22;2t", b"\x1b[23;2t"  # xterm's title stack (ign
 QUICK_EXIT = 10.0  # seconds: a CLI that fails sooner than this shows its last words after the terminal is restored
 TURN_STATES = ("thinking", "tool", "asking", "retrying")
 IDLE_STATES = ("starting", "waiting")
-ANSWER_GRACE = 0.3  # seconds after a turn's end before a sent prompt's answer is read: the transcript's last line may lag
+ANSWER_GRACE = 0.3
+"""Seconds after a turn's end before a sent prompt's answer is read when the CLI did not report the turn's last message
+itself (Claude Code's Stop hook does): the transcript's last line may lag."""
 STARTUP_GRACE = 5.0  # seconds after which a CLI that reported nothing yet takes a sent prompt (a resumed Gemini is silent)
 STARTUP_TURN_WAIT = 60.0  # seconds a sent prompt waits for the startup message's turn to begin, at most
 NO_TURN_WAIT = 20.0
@@ -294,6 +296,8 @@ class NativeRun:
             return
         if isinstance(event, TurnEnd):
             self._turn_error = event.error or "the provider reported an error" if event.is_error else None
+            if not event.is_error and event.result:
+                self.answer.last_message = event.result  # the CLI's own word on the turn's last message
             return  # how the turn ended, for a sent prompt: the turn itself is counted from the states
         if isinstance(event, SessionStarted) and not self._registered:
             if self._learns_id and event.session_id:
@@ -329,7 +333,10 @@ class NativeRun:
         if state == "waiting":
             self._close_turn()
             if any(send.opened for send in self._sends) and self._answering is None:
-                self._answering = launch.loop.call_later(ANSWER_GRACE, self._answer_sends)
+                if self.answer.last_message is not None:
+                    self._answer_sends(read=False)  # the CLI said its last message: no transcript line to wait for
+                else:
+                    self._answering = launch.loop.call_later(ANSWER_GRACE, self._answer_sends)
 
     def _open_turn(self) -> None:
         self._in_turn = self._turned = True

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from agentlaunch.errors import TurnTimeout
 from agentlaunch.events import TurnEnd
+from agentlaunch.launch.held import held_elsewhere
 from agentlaunch.launch.identity import startup_message
 from agentlaunch.launch.turn import Turn, TurnOutcome
 from agentlaunch.sinks import PromptSent, TurnDone
@@ -105,6 +106,9 @@ def run_turn(
             for event in launch.parser.finish():
                 launch.handle(event)
         code = launch.driver.after_turn(launch, result.cli_gone)
+        if (refused := held_elsewhere(launch, result.end, launch.last_words())) is not None:
+            launch.turns -= 1  # refused before it began: no turn of this session
+            raise refused
         launch.emit(TurnDone())  # the turn happened, even unfinished: the recorder counts it
         outcome = TurnOutcome(result.end, interrupted=result.interrupted, exit_code=code, last_output=launch.last_words())
     if result.timed_out and result.end is not None and not result.cli_gone:

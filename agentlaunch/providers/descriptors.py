@@ -138,6 +138,9 @@ class ProviderDescriptor:
     said to a person; None: it cannot, and :attr:`no_fork` says why."""
     no_fork: str = "it has no interface of its own to fork a session in"
     """Why the provider cannot fork a session (when :attr:`fork` is None)."""
+    thread_held: str | None = None
+    """What the CLI says when it refuses a turn because another process writes the session's thread (one writer at a
+    time); None: it has no such lock. :mod:`agentlaunch.launch.held` turns it into exit 7 naming the holder."""
 
     def refuse_fork(self, agent: str) -> None:
         """A usage error naming why ``agent`` cannot be forked, when its provider cannot fork (``fork``, ``run --fork``)."""
@@ -260,6 +263,10 @@ CODEX = ProviderDescriptor(
     # Measured on 0.171.0 (tests/e2e/test_agent_fork.py): `codex fork THREAD` takes resume's options and opens the
     # conversation as a new thread whose id Codex chooses.
     fork="codex fork THREAD",
+    # Measured on 0.171.0 (tests/e2e/test_codex_resume_beside_chat.py): `codex exec resume THREAD` while an app-server
+    # holds the thread exits 1 with "thread/resume failed: thread … already has an active writer"; the app-server's
+    # own `thread/resume` of it is refused with the same words.
+    thread_held="already has an active writer",
     # Measured on 0.171.0: "!" first runs a shell command, "/" first a slash command (an unknown one stays in the
     # box), a last word starting with "$" opens the skills menu that takes Enter. Codex strips whitespace at both
     # ends of what it sends, and looks for "!" and "/" before stripping: a space before and after keeps every mode

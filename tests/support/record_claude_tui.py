@@ -33,6 +33,15 @@ HOOK_EVENTS = (
     "PermissionDenied", "Notification", "Stop", "StopFailure", "SubagentStop", "PreCompact", "PostCompact", "SessionEnd",
     "PostToolBatch",
 )  # fmt: skip
+ALL_HOOK_EVENTS = (
+    "PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "Notification", "UserPromptSubmit",
+    "UserPromptExpansion", "SessionStart", "SessionEnd", "Stop", "StopFailure", "SubagentStart", "SubagentStop",
+    "PreCompact", "PostCompact", "PreModelSwitch", "PostModelSwitch", "PermissionRequest", "PermissionDenied", "Setup",
+    "TeammateIdle", "TaskCreated", "TaskCompleted", "Elicitation", "ElicitationResult", "ConfigChange", "WorktreeCreate",
+    "WorktreeRemove", "InstructionsLoaded", "CwdChanged", "FileChanged", "DirectoryAdded", "MessageDisplay",
+    "PreSkillShellCommand",
+)  # fmt: skip
+"""The 34 hook events Claude Code 2.1.332's settings take, in its own order (the event list in its shipped code)."""
 LOGGER = """import json, sys
 raw = sys.stdin.read()
 with open(sys.argv[1], "a") as f:
@@ -48,14 +57,29 @@ def default_claude() -> str:
     return str(cache / "claude-2.1.332" / "node_modules" / "@anthropic-ai" / "claude-code-linux-x64" / "claude")
 
 
-def settings(log: Path, logger: Path) -> dict[str, object]:
+def settings(log: Path, logger: Path, events: tuple[str, ...] = HOOK_EVENTS) -> dict[str, object]:
+    """``--settings`` with a logging status line and a logging hook on each of ``events``."""
+
     def cmd(event: str) -> str:
         return shlex.join([sys.executable, str(logger), str(log), event])
 
     return {
         "statusLine": {"type": "command", "command": cmd("statusline")},
-        "hooks": {e: [{"hooks": [{"type": "command", "command": cmd(e)}]}] for e in HOOK_EVENTS},
+        "hooks": {e: [{"hooks": [{"type": "command", "command": cmd(e)}]}] for e in events},
     }
+
+
+def prepared(root: Path, files: dict[str, str]) -> tuple[Path, Path, Path, Path]:
+    """Under ``root``: a seeded home, a working folder holding ``files``, the log and its logger script."""
+    home, work = root / "home", root / "work"
+    home.mkdir()
+    work.mkdir()
+    for name, text in files.items():
+        (work / name).write_text(text)
+    seed_home(home, [work])
+    log, logger = root / "log.jsonl", root / "logger.py"
+    logger.write_text(LOGGER)
+    return home, work, log, logger
 
 
 def exit_tui(s: Screen) -> None:
@@ -142,13 +166,7 @@ def request_summary(n: int, body: dict[str, object]) -> dict[str, object]:
 def record(name: str, claude: str, out: Path) -> None:
     plans, prompt, drive = SCENARIOS[name]
     root = Path(tempfile.mkdtemp(prefix="alrec-"))
-    home, work = root / "home", root / "work"
-    home.mkdir()
-    work.mkdir()
-    (work / "README.md").write_text("# demo\n")
-    seed_home(home, [work])
-    log, logger = root / "log.jsonl", root / "logger.py"
-    logger.write_text(LOGGER)
+    home, work, log, logger = prepared(root, {"README.md": "# demo\n"})
     session = str(uuid.uuid4())
     api = FakeAnthropic(plans)
     with api.serve() as server:

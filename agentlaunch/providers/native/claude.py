@@ -10,7 +10,8 @@ States come from hooks and the transcript, never from the screen:
 
 ==========  ==========================================================================
 starting    the launch began; Claude Code has not reported yet
-waiting     ``SessionStart`` (startup, resume, clear), ``Stop``, ``StopFailure``,
+waiting     ``SessionStart`` (startup, resume, clear), ``Stop`` (its ``last_assistant_message`` ends a sent
+            prompt's answer: a ``TurnEnd`` with it as ``result``), ``StopFailure``,
             ``Notification`` ``idle_prompt``, and a transcript line
             ``[Request interrupted by user…]`` (Esc: no Stop hook runs then)
 thinking    ``UserPromptSubmit``, ``PostToolBatch`` (every tool of the message ended, the model is called
@@ -81,9 +82,12 @@ HOOK_EVENTS = (
 )  # fmt: skip
 """The hook events of Claude Code 2.1.332 that tell a state (all exist there: its settings schema lists them).
 
-Not ``PreCompact``/``PostCompact``: Claude Code prints "PreCompact [command] completed successfully" under
-the compaction's result for them (measured), so they would show agentlaunch's plumbing on the person's
-screen; the transcript's ``compact_boundary`` tells the compaction instead."""
+Each is a process per event, so only these of its 34 (measured in tests/e2e/test_claude_signals.py; the table
+in docs/claude-native.md). Not ``PreCompact``/``PostCompact``: Claude Code prints "PreCompact [command] completed
+successfully" under the compaction's result for them (measured), so they would show agentlaunch's plumbing on the
+person's screen; the transcript's ``compact_boundary`` tells the compaction instead. Not ``InstructionsLoaded``: it
+runs after ``SessionStart`` and only with a CLAUDE.md. Not ``MessageDisplay``: a process per message for the text
+the transcript has. Not ``TaskCreated``/``TaskCompleted``: agent teams' task list, not the session's state."""
 ASKING_TOOLS = frozenset({"AskUserQuestion", "ExitPlanMode"})
 STATES: dict[str, str] = {
     "UserPromptSubmit": "thinking",
@@ -375,6 +379,10 @@ class ClaudeNativeSource:
         if report.event == "StopFailure":  # the turn ended on an API error: how it ended comes before its "waiting"
             reason = string(payload.get("error")) or "no reason given"
             items.append(TurnEnd(is_error=True, error=f"the API call failed ({reason})"))
+        if report.event == "Stop" and isinstance(last := payload.get("last_assistant_message"), str):
+            # The turn's last message as Claude Code holds it (measured on 2.1.332: that message's text alone), so a
+            # sent prompt's answer ends right when the transcript lags or is not written; before its "waiting".
+            items.append(TurnEnd(is_error=False, result=last))
         if report.event in CALL_OVER:
             items += self._transcript(close=True)
             self._retries = [self.clock() + delay for delay in RETRIES]
