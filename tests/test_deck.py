@@ -264,6 +264,7 @@ def test_merge_from_the_diff_page_is_refused_while_dirty_then_merges_and_removes
         app.query_one(AgentList).move_cursor(row=[r[0] for r in table_rows(app)].index("demo"))
         await pilot.press("d")
         assert isinstance(app.screen, Page) and "done.txt" in str(app.screen.body)
+        assert "+the agent's work" in str(app.screen.body).splitlines()  # the new file's text, on lines of their own
 
     async def script(app: Deck, pilot: Pilot[None]) -> None:
         await open_diff(app, pilot)

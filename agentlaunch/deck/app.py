@@ -428,7 +428,7 @@ class Deck(App[None]):
             text = actions.worktree_diff(tree.worktree.path, tree.compared_with) if tree.present else "the worktree is missing"
         title = f"{row.agent} · {tree.worktree.branch} against {tree.compared_with or '?'} · M merges, D removes · q closes"
         keys = {"D": "remove", "M": "merge"}
-        self.push_screen(Page(title, Text(visible(text)), keys), lambda what: self._after_diff(row, what))
+        self.push_screen(Page(title, Text(visible(text, keep_newlines=True)), keys), lambda what: self._after_diff(row, what))
 
     def _after_diff(self, row: Row, what: str | None) -> None:
         tree = row.worktree

@@ -202,6 +202,7 @@ def gather(
     panes, sources.tmux_problem = tmux_panes(sources.tmux)
     rows = live_rows(sources, panes, worktrees)
     running = {r.agent for r in rows if r.live}
+    by_agent_tree = {w.worktree.agent: w for w in worktrees.values()}
     for pane in panes:
         if not pane.dead or pane.agent in running:
             continue
@@ -212,9 +213,8 @@ def gather(
         else:
             state = "dead" + (f" (exit {pane.exit_status})" if pane.exit_status is not None else "")
         rows.append(Row(f"pane:{pane.pane_id}", pane.agent, state, pane=pane.pane_id, tmux_session=pane.session,
-                        session_id=pane.session_id or None))  # fmt: skip
+                        session_id=pane.session_id or None, worktree=by_agent_tree.get(pane.agent)))  # fmt: skip
     shown = {r.agent for r in rows}
-    by_agent_tree = {w.worktree.agent: w for w in worktrees.values()}
     names: list[str] = []
     if sources.agents_dir is not None:
         try:
