@@ -422,6 +422,31 @@ def test_n_picks_a_definition_from_a_filtered_list_then_its_prompt_worktree_and_
     drive(Deck(sources(agents_dir)), script)
 
 
+def test_the_pickers_arrows_come_after_the_letters_typed_before_them(agents_dir: Path) -> None:
+    """↑ ↓ are the picker's ordinary bindings (the filter has no use for them): in a burst of keys (a paste, send-keys)
+    a Down typed after some letters moves the list those letters filtered, never the list before them."""
+    from textual import events
+    from textual.widgets import Input, OptionList
+
+    from agentlaunch.deck.picker import PickDefinition
+
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        await pilot.press("n")
+        picker = app.screen
+        assert isinstance(picker, PickDefinition) and app.focused is picker.query_one("#filter", Input)
+        for key, character in [("e", "e"), ("r", "r"), ("down", None)]:  # posted at once, none waited for
+            app.post_message(events.Key(key, character))
+        await settle(pilot, lambda: picker.query_one("#filter", Input).value == "er", app, "the letters in")
+        await pilot.pause()
+        listed = picker.query_one(OptionList)
+        names = [listed.get_option_at_index(i).id for i in range(listed.option_count)]
+        assert names == ["planner", "reviewer"]  # "er" filtered the list before Down came
+        assert listed.highlighted == 1
+        assert not [b for b in PickDefinition.BINDINGS if getattr(b, "priority", False)]
+
+    drive(Deck(sources(agents_dir)), script)
+
+
 def test_n_without_definitions_says_where_it_looked(tmp_path: Path) -> None:
     empty = tmp_path / "none-here"
     empty.mkdir()
