@@ -503,3 +503,42 @@ def test_after_a_dialog_the_arrows_move_the_list_again(agents_dir: Path) -> None
         assert table.cursor_row == before + 1
 
     drive(Deck(sources(agents_dir)), script)
+
+
+def test_the_first_read_begun_before_the_deck_is_shown_and_a_record_written_meanwhile_is_read_when_the_watch_is_up() -> None:
+    """`deck` reads the agents in a thread while Textual is imported (deck/start.py): the deck shows that read, and
+    reads the folder again once its watch is up only when a record changed since (the folder's mtime)."""
+    from concurrent.futures import Future
+
+    from agentlaunch.deck.rows import Row, folder_mtime
+    from agentlaunch.deck.start import read_into
+
+    record("early", "waiting", 5)
+    src = sources(None)
+    shown = Future[tuple[float, list[Row]]]()
+    shown.set_result((folder_mtime(src.status_dir), [Row("mark", "from-the-first-read", "waiting")]))
+
+    async def unchanged(app: Deck, pilot: Pilot[None]) -> None:
+        await settle(pilot, lambda: app.dir_watch is not None, app, "the watch up")
+        assert [r[0] for r in table_rows(app)] == ["from-the-first-read"] and app.refreshes == 1  # nothing read again
+
+    drive(Deck(src, first=shown), unchanged)
+
+    read: Future[tuple[float, list[Row]]] = Future()
+    read_into(read, src)
+    assert read.result()[0] == folder_mtime(src.status_dir) and [r.agent for r in read.result()[1]] == ["early"]
+    record("late", "asking", 1)  # after the first read, before the watch
+
+    async def changed(app: Deck, pilot: Pilot[None]) -> None:
+        await settle(pilot, lambda: app.dir_watch is not None, app, "the watch up")
+        assert [r[0] for r in table_rows(app)] == ["late", "early"] and app.refreshes == 2
+
+    drive(Deck(sources(None), first=read), changed)
+    broken: Future[tuple[float, list[Row]]] = Future()
+    broken.set_exception(RuntimeError("a bug in the first read"))
+
+    async def failed(app: Deck, pilot: Pilot[None]) -> None:
+        assert message(app) == "could not read the agents: RuntimeError: a bug in the first read" and app.is_running
+        await settle(pilot, lambda: "late" in [r[0] for r in table_rows(app)], app, "the list read again")
+
+    drive(Deck(src, first=broken), failed)

@@ -14,9 +14,9 @@ import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentlaunch.definitions.spec import agent_names
+from agentlaunch.definitions.names import agent_names
 from agentlaunch.errors import AgentlaunchError
 from agentlaunch.fsutil import read_regular
 from agentlaunch.live.life import STOPPED_OPTION, read_note
@@ -24,7 +24,9 @@ from agentlaunch.live.status import RECORD_LIMIT, SESSION_OPTION, read_records, 
 from agentlaunch.live.tmux import AGENT_OPTION, Tmux
 from agentlaunch.usage.plan_limits import limits_text
 from agentlaunch.usage.warmth import cache_cell, span
-from agentlaunch.worktree import WorktreeState
+
+if TYPE_CHECKING:
+    from agentlaunch.worktree import WorktreeState
 
 RED_STATES = frozenset({"asking", "stalled", "retrying", "paused", "paused: budget"})
 """States that need the person now: shown first, in red. Any other state a record carries is shown as it is."""
@@ -237,6 +239,22 @@ def gather(
             row.repo = row.worktree.worktree.repo
     rows.sort(key=lambda r: (r.urgency, r.repo, r.agent, r.key))
     return rows
+
+
+def folder_mtime(folder: Path) -> float:
+    """The status folder's mtime (0 when there is none): a record written, replaced or removed changes it."""
+    try:
+        return folder.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def first_read(
+    sources: Sources, worktrees: dict[str, WorktreeState] | None = None, today: dict[str, float] | None = None
+) -> tuple[float, list[Row]]:
+    """The status folder's mtime, then every agent as :func:`gather` reads them: a record written after the read
+    changes the folder's mtime, which the deck compares (its watch just up, or on its tick without one)."""
+    return folder_mtime(sources.status_dir), gather(sources, worktrees, today)
 
 
 # -- cells ------------------------------------------------------------------------------------
