@@ -542,3 +542,30 @@ def test_the_first_read_begun_before_the_deck_is_shown_and_a_record_written_mean
         await settle(pilot, lambda: "late" in [r[0] for r in table_rows(app)], app, "the list read again")
 
     drive(Deck(src, first=broken), failed)
+
+
+def test_a_state_change_reads_the_records_again_but_lists_tmuxs_panes_only_when_a_record_came_or_went() -> None:
+    """Twenty agents at work rewrite their records many times a second; each burst is one read of the folder, and
+    tmux's panes (a `tmux list-panes -a`, a process) are listed again only for a new or removed record, or on the
+    deck's 10 s round."""
+    from agentlaunch.deck.rows import gather
+
+    listed: list[tuple[str, ...]] = []
+
+    class CountingTmux:
+        def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+            listed.append(args)
+            return subprocess.CompletedProcess(args, 0, "", "")
+
+    src = sources(None)
+    src.tmux = CountingTmux()  # type: ignore[assignment]
+    record("busy", "thinking")
+    assert [r.state for r in gather(src)] == ["thinking"] and len(listed) == 1
+    record("busy", "tool")  # the same record, its state changed
+    assert [r.state for r in gather(src, panes_again=False)] == ["tool"] and len(listed) == 1
+    record("other", "waiting")  # a record came
+    assert len(gather(src, panes_again=False)) == 2 and len(listed) == 2
+    (status_dir() / "other.json").unlink()  # and went
+    assert len(gather(src, panes_again=False)) == 1 and len(listed) == 3
+    gather(src)  # the round every 10 s, a key's command, the worktrees' read
+    assert len(listed) == 4 and all(args[0] == "list-panes" for args in listed)

@@ -160,7 +160,7 @@ class Deck(App[None]):
 
     def _settled(self) -> None:
         self.pending = None
-        self.reload()
+        self.reload(panes_again=False)  # a state change: tmux's panes are listed again only when a record came or went
 
     def on_unmount(self) -> None:
         if self.pending is not None:
@@ -170,14 +170,17 @@ class Deck(App[None]):
                 asyncio.get_running_loop().remove_reader(self.dir_watch.fd)
             self.dir_watch.close()
 
-    def reload(self) -> None:
-        """Read every source again and redraw the list."""
+    def reload(self, panes_again: bool = True) -> None:
+        """Read every source again (tmux's panes too, or only when a record came or went) and redraw the list."""
         self.refreshes += 1
-        self.last_panes = self._now()
+        if panes_again:
+            self.last_panes = self._now()
         first, self.first = self.first, None
         try:
-            self.folder_mtime, self.rows = first.result() if first is not None else first_read(self.sources, self.worktrees,
-                                                                                                self.today)  # fmt: skip
+            if first is not None:
+                self.folder_mtime, self.rows = first.result()
+            else:
+                self.folder_mtime, self.rows = first_read(self.sources, self.worktrees, self.today, panes_again=panes_again)
         except Exception as exc:  # noqa: BLE001 - a bug in one read must not take the deck down: it says it instead
             self.say(f"could not read the agents: {type(exc).__name__}: {exc}")
             return

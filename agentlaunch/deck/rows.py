@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -102,6 +103,8 @@ class Sources:
     definitions: Definitions = field(default_factory=dict)
     repos: dict[str, str] = field(default_factory=dict)  # working dir -> its repository's top folder
     tmux_problem: str | None = None
+    panes: list[PaneInfo] | None = None  # tmux's agent panes as last listed
+    record_files: frozenset[str] = frozenset()  # the status folder's names when the panes were listed
 
 
 def tmux_panes(tmux: Tmux | None) -> tuple[list[PaneInfo], str | None]:
@@ -197,11 +200,20 @@ def live_rows(sources: Sources, panes: list[PaneInfo], worktrees: dict[str, Work
 
 
 def gather(
-    sources: Sources, worktrees: dict[str, WorktreeState] | None = None, today: dict[str, float] | None = None
+    sources: Sources, worktrees: dict[str, WorktreeState] | None = None, today: dict[str, float] | None = None,
+    *, panes_again: bool = True,
 ) -> list[Row]:
-    """Every agent, most urgent first, then by repository and name."""
+    """Every agent, most urgent first, then by repository and name. Without ``panes_again``, tmux's panes as last
+    listed, unless a record came or went since (a record that only changed its state is in the same pane)."""
     worktrees = worktrees or {}
-    panes, sources.tmux_problem = tmux_panes(sources.tmux)
+    try:
+        files = frozenset(os.listdir(sources.status_dir))
+    except OSError:
+        files = frozenset()
+    if panes_again or sources.panes is None or files != sources.record_files:
+        sources.panes, sources.tmux_problem = tmux_panes(sources.tmux)
+        sources.record_files = files
+    panes = sources.panes
     rows = live_rows(sources, panes, worktrees)
     running = {r.agent for r in rows if r.live}
     by_agent_tree = {w.worktree.agent: w for w in worktrees.values()}
@@ -250,11 +262,12 @@ def folder_mtime(folder: Path) -> float:
 
 
 def first_read(
-    sources: Sources, worktrees: dict[str, WorktreeState] | None = None, today: dict[str, float] | None = None
+    sources: Sources, worktrees: dict[str, WorktreeState] | None = None, today: dict[str, float] | None = None,
+    *, panes_again: bool = True,
 ) -> tuple[float, list[Row]]:
     """The status folder's mtime, then every agent as :func:`gather` reads them: a record written after the read
     changes the folder's mtime, which the deck compares (its watch just up, or on its tick without one)."""
-    return folder_mtime(sources.status_dir), gather(sources, worktrees, today)
+    return folder_mtime(sources.status_dir), gather(sources, worktrees, today, panes_again=panes_again)
 
 
 # -- cells ------------------------------------------------------------------------------------
