@@ -8,7 +8,9 @@ API on 127.0.0.1), N real Claude Code agents (``c00`` ..) trusted in one working
 answered its startup message. Then rounds, alternating (pair 1: deck, none; pair 2: none, deck; ...):
 
 - deck: ``agentlaunch deck`` runs in a 160x40 session of the agents' own server (as a person runs it), up
-  (its footer and first row on screen) 2 s before the prompts; it is quit with ``q`` after the round;
+  (its footer and first row on screen) and settled (its first read of the worktrees, the store and the 20
+  definitions done: its CPU grew by less than 20 ms in a second) before the prompts, then 2 s of quiet; it
+  is quit with ``q`` after the round;
 - none: no deck, the same 2 s of quiet before the prompts.
 
 In each round every agent is sent one prompt at once (N ``agentlaunch send AGENT PROMPT --wait`` started
@@ -88,7 +90,15 @@ class Team:
             if time.monotonic() > deadline:
                 raise SystemExit(f"the deck never showed its agents:\n{shown}")
             time.sleep(0.05)
-        return int(self.tmux("display-message", "-p", "-t", "=deck:", "#{pane_pid}").strip())
+        pid = int(self.tmux("display-message", "-p", "-t", "=deck:", "#{pane_pid}").strip())
+        before = cpu_seconds(pid)
+        while time.monotonic() < deadline:  # settled: its start's work done (the definitions' load is the most)
+            time.sleep(1.0)
+            now = cpu_seconds(pid)
+            if now - before < 0.02:
+                break
+            before = now
+        return pid
 
     def close_deck(self) -> None:
         self.tmux("send-keys", "-t", "=deck:", "q")
