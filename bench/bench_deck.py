@@ -1,6 +1,6 @@
 """The deck with 20 live agents: its first frame, a key answered, its CPU while idle.
 
-Run: ``python bench/bench_deck.py [--agents 20] [--rounds 5] [--idle 20] [--compile]``
+Run: ``python bench/bench_deck.py [--agents 20] [--rounds 5] [--idle 20] [--compile] [--before CHECKOUT]``
 
 The bench makes its own world in temporary folders: a private tmux server with one pane per
 agent (a ``sleep`` standing for the agent's launch, carrying the agent's pane option) and a
@@ -8,9 +8,13 @@ status record per agent whose pid is that pane's, so every row has a pane and th
 captures one. The deck runs in a pane of that server, a real terminal of 160x40, read with
 capture-pane (polled every 5 ms: the figures carry that much).
 
-- first frame: from starting ``agentlaunch deck`` to its last row on screen, alternating with
+- first frame: from starting ``agentlaunch deck`` to its first row and footer on screen, and the
+  deck process's own CPU by the time they were seen (what the frame costs, less the waits of a
+  loaded machine), alternating with
   ``agentlaunch status`` printing the same agents (the ratio deck/status is printed per pair);
-  target 0.5 s.
+  target 0.5 s. With ``--before CHECKOUT`` (a tree holding an ``agentlaunch`` package, e.g. an
+  export of main), that checkout's deck runs a third in each round, and the ratio this/before is
+  printed per round.
 - a key: Down sent with send-keys until the preview's title names the next agent; target 50 ms.
 - idle: the deck's CPU (its process and the tmux clients it ran, from /proc) over ``--idle``
   seconds with nothing changing, as a share of one core, and the tmux server's beside it;
@@ -73,7 +77,7 @@ class World:
                 "cache": {"expires_at": (now + timedelta(seconds=290)).isoformat(timespec="seconds"), "ttl_s": 300},
             }  # fmt: skip
             (status / f"{pid}.json").write_text(json.dumps(record))
-        self.last = f"agent{agents - 1:02d}"
+        self.last, self.count = f"agent{agents - 1:02d}", agents
 
     def tmux(self, *args: str) -> str:
         return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=True).stdout
@@ -89,11 +93,13 @@ class World:
             time.sleep(0.005)
         raise TimeoutError(f"{text!r} never showed in {target}:\n{self.screen(target)}")
 
-    def start(self, name: str, *argv: str) -> tuple[float, str]:
-        """Start ``argv`` in a new session of 160x40; its start time and target."""
+    def start(self, name: str, *argv: str, pythonpath: Path | None = None) -> tuple[float, str]:
+        """Start ``argv`` in a new session of 160x40 (with ``pythonpath`` first on Python's path); its start time and target."""
         env = [f"-e{k}={v}" for k, v in self.env.items() if k.startswith(("AGENTLAUNCH_", "HOME"))]
+        env += [f"-ePYTHONPATH={pythonpath}"] if pythonpath else []
         started = time.perf_counter()
-        self.tmux("new-session", "-d", "-s", name, "-x", "160", "-y", "40", *env, *argv)
+        # cwd "/": `python -m` puts the working directory first on the path (a checkout's cwd would shadow PYTHONPATH)
+        self.tmux("new-session", "-d", "-s", name, "-x", "160", "-y", "40", "-c", "/", *env, *argv)
         return started, f"={name}:"
 
     def close(self) -> None:
@@ -103,23 +109,39 @@ class World:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def first_frames(world: World, rounds: int) -> None:
-    deck_times, status_times = [], []
+def first_frames(world: World, rounds: int, before: Path | None = None) -> None:
+    times: dict[str, list[float]] = {"deck": [], "before": [], "status": []}
+    cpu: dict[str, list[float]] = {"deck": [], "before": []}  # the deck's own CPU once its frame was seen
+    sides = ["deck", "status"] + (["before"] if before else [])
     for i in range(rounds):
-        for which in ("deck", "status"):  # alternating pairs
-            if which == "deck":  # its list shows the first rows (the preview takes the rest): the first one and the footer
-                started, target = world.start(f"{which}{i}", sys.executable, "-m", "agentlaunch", "deck")
-                world.until(target, "agent00")
-                done = world.until(target, "q quit")
-            else:
+        for which in sides[i % len(sides) :] + sides[: i % len(sides)]:  # alternating, each side first in turn
+            if which == "status":
                 started, target = world.start(f"{which}{i}", "sh", "-c", f"{sys.executable} -m agentlaunch status; sleep 60")
                 done = world.until(target, world.last)
-            (deck_times if which == "deck" else status_times).append(done - started)
+            else:  # its list shows the first rows (the preview takes the rest): the first one and the footer
+                started, target = world.start(f"{which}{i}", sys.executable, "-m", "agentlaunch", "deck",
+                                              pythonpath=before if which == "before" else None)  # fmt: skip
+                world.until(target, "agent00")
+                done = world.until(target, "q quit")
+                pid = int(world.tmux("display-message", "-p", "-t", target, "#{pane_pid}").strip())
+                cpu[which].append(cpu_seconds(pid, children=False))
+            times[which].append(done - started)
             world.tmux("kill-session", "-t", target[:-1])
-        print(f"  pair {i + 1}: deck {deck_times[-1] * 1000:6.0f} ms   status {status_times[-1] * 1000:6.0f} ms   "
-              f"ratio {deck_times[-1] / status_times[-1]:.2f}")  # fmt: skip
-    print(f"first frame, 20 agents: deck median {statistics.median(deck_times) * 1000:.0f} ms (target 500), "
-          f"`agentlaunch status` {statistics.median(status_times) * 1000:.0f} ms")  # fmt: skip
+        deck, status = times["deck"][-1], times["status"][-1]
+        line = (f"  round {i + 1}: deck {deck * 1000:6.0f} ms (CPU {cpu['deck'][-1] * 1000:4.0f})   "
+                f"status {status * 1000:6.0f} ms   ratio {deck / status:.2f}")  # fmt: skip
+        if before:
+            line += (f"   before {times['before'][-1] * 1000:6.0f} ms (CPU {cpu['before'][-1] * 1000:4.0f})"
+                     f"   this/before {deck / times['before'][-1]:.2f}")  # fmt: skip
+        print(line, flush=True)
+    summary = (f"first frame, {world.count} agents: deck median {statistics.median(times['deck']) * 1000:.0f} ms (target 500), "
+               f"`agentlaunch status` {statistics.median(times['status']) * 1000:.0f} ms")  # fmt: skip
+    summary += f"; the deck's CPU by then median {statistics.median(cpu['deck']) * 1000:.0f} ms"
+    if before:
+        ratio = statistics.median(d / b for d, b in zip(times["deck"], times["before"], strict=True))
+        was, was_cpu = statistics.median(times["before"]), statistics.median(cpu["before"])
+        summary += f"; before {was * 1000:.0f} ms (CPU {was_cpu * 1000:.0f}), this/before per round median {ratio:.2f}"
+    print(summary)
 
 
 def key_and_idle(world: World, idle: float) -> None:
@@ -156,19 +178,30 @@ def main() -> None:
     parser.add_argument("--compile", action="store_true",
                         help="byte-compile this tree first: with PYTHONDONTWRITEBYTECODE set, every run compiles each "
                              "agentlaunch module it imports, as an installed copy never does")  # fmt: skip
+    parser.add_argument("--before", type=Path, help="a checkout whose deck runs beside this tree's (e.g. an export of main)")
+    parser.add_argument("--no-idle", action="store_true", help="the first frames only")
     args = parser.parse_args()
     if args.compile:
         compileall.compile_dir(str(REPO / "agentlaunch"), quiet=1)
+    before = args.before
+    if before is not None and args.compile:  # a copy: the other checkout (maybe someone's) gets no __pycache__
+        copy = Path(tempfile.mkdtemp(prefix="bench-deck-before-"))
+        shutil.copytree(before / "agentlaunch", copy / "agentlaunch")
+        compileall.compile_dir(str(copy / "agentlaunch"), quiet=1)
+        before = copy
     with open("/proc/loadavg") as fh:
         load = fh.read().split()[:3]
     print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, load average {' '.join(load)} on {os.cpu_count()} cores; "
           f"bytecode {'compiled first' if args.compile else 'as found'}")  # fmt: skip
     world = World(args.agents)
     try:
-        first_frames(world, args.rounds)
-        key_and_idle(world, args.idle)
+        first_frames(world, args.rounds, before)
+        if not args.no_idle:
+            key_and_idle(world, args.idle)
     finally:
         world.close()
+        if before is not None and before != args.before:
+            shutil.rmtree(before, ignore_errors=True)
 
 
 if __name__ == "__main__":

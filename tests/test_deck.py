@@ -264,6 +264,7 @@ def test_merge_from_the_diff_page_is_refused_while_dirty_then_merges_and_removes
         app.query_one(AgentList).move_cursor(row=[r[0] for r in table_rows(app)].index("demo"))
         await pilot.press("d")
         assert isinstance(app.screen, Page) and "done.txt" in str(app.screen.body)
+        assert "+the agent's work" in str(app.screen.body).splitlines()  # the new file's text, on lines of their own
 
     async def script(app: Deck, pilot: Pilot[None]) -> None:
         await open_diff(app, pilot)
@@ -421,6 +422,31 @@ def test_n_picks_a_definition_from_a_filtered_list_then_its_prompt_worktree_and_
     drive(Deck(sources(agents_dir)), script)
 
 
+def test_the_pickers_arrows_come_after_the_letters_typed_before_them(agents_dir: Path) -> None:
+    """↑ ↓ are the picker's ordinary bindings (the filter has no use for them): in a burst of keys (a paste, send-keys)
+    a Down typed after some letters moves the list those letters filtered, never the list before them."""
+    from textual import events
+    from textual.widgets import Input, OptionList
+
+    from agentlaunch.deck.picker import PickDefinition
+
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        await pilot.press("n")
+        picker = app.screen
+        assert isinstance(picker, PickDefinition) and app.focused is picker.query_one("#filter", Input)
+        for key, character in [("e", "e"), ("r", "r"), ("down", None)]:  # posted at once, none waited for
+            app.post_message(events.Key(key, character))
+        await settle(pilot, lambda: picker.query_one("#filter", Input).value == "er", app, "the letters in")
+        await pilot.pause()
+        listed = picker.query_one(OptionList)
+        names = [listed.get_option_at_index(i).id for i in range(listed.option_count)]
+        assert names == ["planner", "reviewer"]  # "er" filtered the list before Down came
+        assert listed.highlighted == 1
+        assert not [b for b in PickDefinition.BINDINGS if getattr(b, "priority", False)]
+
+    drive(Deck(sources(agents_dir)), script)
+
+
 def test_n_without_definitions_says_where_it_looked(tmp_path: Path) -> None:
     empty = tmp_path / "none-here"
     empty.mkdir()
@@ -477,3 +503,69 @@ def test_after_a_dialog_the_arrows_move_the_list_again(agents_dir: Path) -> None
         assert table.cursor_row == before + 1
 
     drive(Deck(sources(agents_dir)), script)
+
+
+def test_the_first_read_begun_before_the_deck_is_shown_and_a_record_written_meanwhile_is_read_when_the_watch_is_up() -> None:
+    """`deck` reads the agents in a thread while Textual is imported (deck/start.py): the deck shows that read, and
+    reads the folder again once its watch is up only when a record changed since (the folder's mtime)."""
+    from concurrent.futures import Future
+
+    from agentlaunch.deck.rows import Row, folder_mtime
+    from agentlaunch.deck.start import read_into
+
+    record("early", "waiting", 5)
+    src = sources(None)
+    shown = Future[tuple[float, list[Row]]]()
+    shown.set_result((folder_mtime(src.status_dir), [Row("mark", "from-the-first-read", "waiting")]))
+
+    async def unchanged(app: Deck, pilot: Pilot[None]) -> None:
+        await settle(pilot, lambda: app.dir_watch is not None, app, "the watch up")
+        assert [r[0] for r in table_rows(app)] == ["from-the-first-read"] and app.refreshes == 1  # nothing read again
+
+    drive(Deck(src, first=shown), unchanged)
+
+    read: Future[tuple[float, list[Row]]] = Future()
+    read_into(read, src)
+    assert read.result()[0] == folder_mtime(src.status_dir) and [r.agent for r in read.result()[1]] == ["early"]
+    record("late", "asking", 1)  # after the first read, before the watch
+
+    async def changed(app: Deck, pilot: Pilot[None]) -> None:
+        await settle(pilot, lambda: app.dir_watch is not None, app, "the watch up")
+        assert [r[0] for r in table_rows(app)] == ["late", "early"] and app.refreshes == 2
+
+    drive(Deck(sources(None), first=read), changed)
+    broken: Future[tuple[float, list[Row]]] = Future()
+    broken.set_exception(RuntimeError("a bug in the first read"))
+
+    async def failed(app: Deck, pilot: Pilot[None]) -> None:
+        assert message(app) == "could not read the agents: RuntimeError: a bug in the first read" and app.is_running
+        await settle(pilot, lambda: "late" in [r[0] for r in table_rows(app)], app, "the list read again")
+
+    drive(Deck(src, first=broken), failed)
+
+
+def test_a_state_change_reads_the_records_again_but_lists_tmuxs_panes_only_when_a_record_came_or_went() -> None:
+    """Twenty agents at work rewrite their records many times a second; each burst is one read of the folder, and
+    tmux's panes (a `tmux list-panes -a`, a process) are listed again only for a new or removed record, or on the
+    deck's 10 s round."""
+    from agentlaunch.deck.rows import gather
+
+    listed: list[tuple[str, ...]] = []
+
+    class CountingTmux:
+        def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+            listed.append(args)
+            return subprocess.CompletedProcess(args, 0, "", "")
+
+    src = sources(None)
+    src.tmux = CountingTmux()  # type: ignore[assignment]
+    record("busy", "thinking")
+    assert [r.state for r in gather(src)] == ["thinking"] and len(listed) == 1
+    record("busy", "tool")  # the same record, its state changed
+    assert [r.state for r in gather(src, panes_again=False)] == ["tool"] and len(listed) == 1
+    record("other", "waiting")  # a record came
+    assert len(gather(src, panes_again=False)) == 2 and len(listed) == 2
+    (status_dir() / "other.json").unlink()  # and went
+    assert len(gather(src, panes_again=False)) == 1 and len(listed) == 3
+    gather(src)  # the round every 10 s, a key's command, the worktrees' read
+    assert len(listed) == 4 and all(args[0] == "list-panes" for args in listed)

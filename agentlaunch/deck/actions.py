@@ -78,24 +78,38 @@ def attach_argv(tmux: Tmux, pane: str, session: str) -> list[str]:
     return tmux.command("select-window", "-t", pane, ";", "select-pane", "-t", pane, ";", "attach-session", "-t", f"={session}")
 
 
+UNTRACKED_SHOWN = 20  # new files whose whole text the diff page shows (the rest are named by git status)
+
+
 def worktree_diff(path: str, against: str | None) -> str:
-    """The worktree's changes: its commits against its base (``base...HEAD``) and what is not committed yet."""
+    """The worktree's changes: its commits against its base (``base...HEAD``), what is not committed yet, and the
+    text of the new files git does not track yet (an agent's new file is most of its work; ``git diff`` omits it)."""
     parts = []
     base = [["log", "--oneline", f"{against}..HEAD"], ["diff", "--stat", f"{against}...HEAD"], ["diff", f"{against}...HEAD"]]
     for args in (base if against else []) + [["status", "--short"], ["diff", "HEAD"]]:
-        try:
-            proc = subprocess.run(["git", "-C", path, *args], capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                                  timeout=30, check=False)  # fmt: skip
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            parts.append(f"$ git {' '.join(args)}\n{exc}")
-            continue
-        parts.append(f"$ git {' '.join(args)}\n{(proc.stdout or proc.stderr).rstrip()[:CAPTURE_LIMIT]}")
+        parts.append(f"$ git {' '.join(args)}\n{_git_said(path, args)}")
+    listed = _git_said(path, ["ls-files", "-z", "--others", "--exclude-standard"], ok_only=True)
+    for name in [n for n in listed.split("\0") if n][:UNTRACKED_SHOWN]:
+        args = ["diff", "--no-index", "--", "/dev/null", name]
+        parts.append(f"$ git {' '.join(args)}\n{_git_said(path, args)}")
     return "\n\n".join(parts)
 
 
-def _git(cwd: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", "-C", cwd, *args], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60,
-                          check=False)  # fmt: skip
+def _git_said(path: str, args: list[str], ok_only: bool = False) -> str:
+    """What ``git -C PATH ARGS`` printed (its error when it printed nothing else), or why it could not run;
+    ``ok_only``: its output when it succeeded, else nothing."""
+    try:
+        proc = _git(path, *args, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return "" if ok_only else str(exc)
+    if ok_only:
+        return proc.stdout if proc.returncode == 0 else ""
+    return (proc.stdout or proc.stderr).rstrip()[:CAPTURE_LIMIT]
+
+
+def _git(cwd: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "-C", cwd, *args], capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                          timeout=timeout, check=False, errors="replace")  # fmt: skip
 
 
 def merge_worktree(repo: str, path: str, branch: str, base: str | None) -> Outcome:
@@ -108,7 +122,7 @@ def merge_worktree(repo: str, path: str, branch: str, base: str | None) -> Outco
     if base is None:
         return Outcome(4, f"{branch}: no base branch to merge into: not merged")
     if _git(path, "status", "--porcelain").stdout.strip():
-        return Outcome(4, f"{path}: uncommitted changes: commit them first (nothing merged)")
+        return Outcome(4, f"uncommitted changes in {path}: commit them first (nothing merged)")
     current = _git(repo, "symbolic-ref", "--quiet", "--short", "HEAD").stdout.strip()
     if current != base:
         return Outcome(4, f"{repo} is on {current or 'a detached HEAD'}, not {base}: not merged")

@@ -1,9 +1,11 @@
 """The deck itself: a Textual app with the list of agents, the selected one's pane, a message line and the keys.
 
-It learns of changes from the status records' folder (inotify where there is one, else the folder's mtime
-once a second), reads tmux's panes every few seconds (a pane dying writes no record) and the worktrees,
-today's cost and the definitions (provider, model, a load problem) in a worker thread every 15 s. The preview
-is the selected pane only, captured again once a second and redrawn only when it changed. The list is an
+The first read of the agents may come from :mod:`agentlaunch.deck.start` (begun in a thread while Textual was
+imported). It learns of changes from the status records' folder (inotify where there is one, set up just after
+the first frame; else the folder's mtime once a second), reads tmux's panes every few seconds (a pane dying
+writes no record) and the worktrees, today's cost and the definitions (provider, model, a load problem) in a
+worker thread every 15 s. The preview is the selected pane only, captured again once a second and redrawn only
+when it changed. The list is an
 :class:`~agentlaunch.deck.agent_list.AgentList`: a tick renders again only the rows whose text changed.
 """
 
@@ -14,8 +16,9 @@ import contextlib
 import os
 import subprocess
 from collections.abc import Callable
+from concurrent.futures import Future
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Group
 from rich.text import Text
@@ -28,16 +31,29 @@ from textual.widgets import Footer, Static
 
 from agentlaunch.deck import actions
 from agentlaunch.deck.agent_list import AgentList, Line
-from agentlaunch.deck.picker import Choice, NewAgent, PickDefinition, StartForm
-from agentlaunch.deck.rows import COLUMNS, NEEDS_YOU, RED_STATES, Definitions, Row, Sources, cells, definition, gather
-from agentlaunch.deck.screens import KEYS_HELP, Ask, Confirm, Page
+from agentlaunch.deck.rows import (
+    COLUMNS,
+    NEEDS_YOU,
+    RED_STATES,
+    Definitions,
+    Row,
+    Sources,
+    cells,
+    definition,
+    first_read,  # fmt: skip
+    folder_mtime,
+)
+from agentlaunch.deck.screens import Ask, Confirm, Page
 from agentlaunch.deck.slow import load_definitions, today_costs, worktree_states
-from agentlaunch.definitions.spec import agent_names
+from agentlaunch.definitions.names import agent_names
 from agentlaunch.errors import AgentlaunchError
 from agentlaunch.live.tmux import Tmux
-from agentlaunch.providers.native.dir_watch import GONE, MASK, DirWatch, open_watch
 from agentlaunch.visible import visible
-from agentlaunch.worktree import WorktreeState
+
+if TYPE_CHECKING:  # the picker (n) and the folder's watch (ctypes) are imported when first used, after the first frame
+    from agentlaunch.deck.picker import Choice, NewAgent
+    from agentlaunch.providers.native.dir_watch import DirWatch
+    from agentlaunch.worktree import WorktreeState
 
 TICK = 1.0  # seconds: countdowns, the preview's capture, the folder's mtime without inotify
 PANES_EVERY = 10.0  # seconds between two reads of tmux's panes when no record changed
@@ -78,16 +94,20 @@ class Deck(App[None]):
         Binding("q", "quit", "quit"),
     ]
 
-    def __init__(self, sources: Sources, *, socket: str | None = None, watch: bool = True) -> None:
+    def __init__(
+        self, sources: Sources, *, socket: str | None = None, watch: bool = True,
+        first: Future[tuple[float, list[Row]]] | None = None,
+    ) -> None:  # fmt: skip
+        """``first``: the first read of the agents (:func:`~agentlaunch.deck.rows.first_read`), begun before the deck."""
         super().__init__()
-        self.sources, self.socket, self.use_watch = sources, socket, watch
+        self.sources, self.socket, self.use_watch, self.first = sources, socket, watch, first
         self.rows: list[Row] = []
         self.shown: list[Row] = []
         self.filter_text = ""
         self.worktrees: dict[str, WorktreeState] = {}
         self.today: dict[str, float] = {}
         self.dir_watch: DirWatch | None = None
-        self.folder_mtime = 0.0
+        self.folder_mtime = 0.0  # the status folder's mtime when the list was last read
         self.pending: Timer | None = None
         self.last_panes = 0.0
         self.preview_key: tuple[str | None, str] = (None, "")
@@ -105,22 +125,30 @@ class Deck(App[None]):
 
     def on_mount(self) -> None:
         self.reload()
-        self.start_watch()
         self.set_interval(TICK, self.tick)
         self.set_interval(SLOW_EVERY, self.read_slow)
-        self.call_after_refresh(self.read_slow)  # git, the store and the definitions after the first frame, not before it
+        self.call_after_refresh(self.start_watch)  # the watch (ctypes' import), git, the store and the definitions:
+        self.call_after_refresh(self.read_slow)  # after the first frame, not before it
 
     # -- reading ------------------------------------------------------------------------------
 
     def start_watch(self) -> None:
-        """inotify on the status folder (its parent until it exists), else the folder's mtime on each tick."""
+        """inotify on the status folder (its parent until it exists), else the folder's mtime on each tick; the list
+        read again when the folder changed since it was read (a record written before the watch was up)."""
+        from agentlaunch.providers.native.dir_watch import open_watch
+
         if not self.use_watch or (watch := open_watch()) is None:
             return
         self.dir_watch = watch
         self._watch_folders()
-        asyncio.get_running_loop().add_reader(watch.fd, self._on_watch)
+        with contextlib.suppress(RuntimeError):  # the deck closing
+            asyncio.get_running_loop().add_reader(watch.fd, self._on_watch)
+        if folder_mtime(self.sources.status_dir) != self.folder_mtime:
+            self.reload()
 
     def _watch_folders(self) -> None:
+        from agentlaunch.providers.native.dir_watch import GONE, MASK
+
         if self.dir_watch is not None and not self.dir_watch.watch(self.sources.status_dir, MASK | GONE):
             self.dir_watch.watch(self.sources.state_dir)
 
@@ -132,7 +160,7 @@ class Deck(App[None]):
 
     def _settled(self) -> None:
         self.pending = None
-        self.reload()
+        self.reload(panes_again=False)  # a state change: tmux's panes are listed again only when a record came or went
 
     def on_unmount(self) -> None:
         if self.pending is not None:
@@ -142,12 +170,17 @@ class Deck(App[None]):
                 asyncio.get_running_loop().remove_reader(self.dir_watch.fd)
             self.dir_watch.close()
 
-    def reload(self) -> None:
-        """Read every source again and redraw the list."""
+    def reload(self, panes_again: bool = True) -> None:
+        """Read every source again (tmux's panes too, or only when a record came or went) and redraw the list."""
         self.refreshes += 1
-        self.last_panes = self._now()
+        if panes_again:
+            self.last_panes = self._now()
+        first, self.first = self.first, None
         try:
-            self.rows = gather(self.sources, self.worktrees, self.today)
+            if first is not None:
+                self.folder_mtime, self.rows = first.result()
+            else:
+                self.folder_mtime, self.rows = first_read(self.sources, self.worktrees, self.today, panes_again=panes_again)
         except Exception as exc:  # noqa: BLE001 - a bug in one read must not take the deck down: it says it instead
             self.say(f"could not read the agents: {type(exc).__name__}: {exc}")
             return
@@ -161,15 +194,9 @@ class Deck(App[None]):
 
     def tick(self) -> None:
         """Once a second: a folder that changed without inotify, tmux every few seconds, then countdowns and the preview."""
-        if self.dir_watch is None:
-            try:
-                mtime = self.sources.status_dir.stat().st_mtime
-            except OSError:
-                mtime = 0.0
-            if mtime != self.folder_mtime:
-                self.folder_mtime = mtime
-                self.reload()
-                return
+        if self.dir_watch is None and folder_mtime(self.sources.status_dir) != self.folder_mtime:
+            self.reload()
+            return
         if self._now() - self.last_panes >= PANES_EVERY:
             self.reload()
             return
@@ -178,6 +205,8 @@ class Deck(App[None]):
 
     @work(thread=True, exclusive=True, group="slow")
     def read_slow(self) -> None:
+        import agentlaunch.deck.picker  # noqa: F401 - imported here, off the loop: n's first press does not wait for it
+
         src = self.sources
         definitions = load_definitions(src.agents_dir, src.state_dir, dict(src.definitions))
         worktrees, today = worktree_states(src.state_dir), today_costs(src.store_path)
@@ -381,9 +410,13 @@ class Deck(App[None]):
             where = self.sources.agents_dir
             self.say(f"no agent is defined in {where}: agentlaunch init makes one" if where else "no agents directory")
             return
+        from agentlaunch.deck.picker import PickDefinition
+
         self.push_screen(PickDefinition(choices), self._picked)
 
     def choices(self) -> list[Choice]:
+        from agentlaunch.deck.picker import Choice
+
         if self.sources.agents_dir is None:
             return []
         try:
@@ -397,6 +430,8 @@ class Deck(App[None]):
         return found
 
     def _picked(self, name: str | None) -> None:
+        from agentlaunch.deck.picker import StartForm
+
         if name is not None:
             sessions = sorted({r.tmux_session for r in self.rows if r.tmux_session})
             self.push_screen(StartForm(name, sessions), self._new)
@@ -428,7 +463,7 @@ class Deck(App[None]):
             text = actions.worktree_diff(tree.worktree.path, tree.compared_with) if tree.present else "the worktree is missing"
         title = f"{row.agent} · {tree.worktree.branch} against {tree.compared_with or '?'} · M merges, D removes · q closes"
         keys = {"D": "remove", "M": "merge"}
-        self.push_screen(Page(title, Text(visible(text)), keys), lambda what: self._after_diff(row, what))
+        self.push_screen(Page(title, Text(visible(text, keep_newlines=True)), keys), lambda what: self._after_diff(row, what))
 
     def _after_diff(self, row: Row, what: str | None) -> None:
         tree = row.worktree
@@ -481,6 +516,8 @@ class Deck(App[None]):
             self.draw()
 
     def action_help(self) -> None:
+        from agentlaunch.deck.screens import KEYS_HELP
+
         self.push_screen(Page("keys · q closes", Text(KEYS_HELP)))
 
     # -- commands -----------------------------------------------------------------------------
@@ -505,17 +542,3 @@ class Deck(App[None]):
         self.say(done.said if done.ok else f"failed (exit {done.code}): {done.said}")
         self.reload()
 
-
-def deck_sources(agents_dir: Path | None, socket: str | None) -> Sources:
-    """The deck's sources from agentlaunch's folders (the state dir's status records, store and worktrees)."""
-    from agentlaunch import paths
-    from agentlaunch.live.status import status_dir
-    from agentlaunch.live.tmux import Tmux, TmuxMissing
-
-    tmux: Tmux | None
-    try:
-        tmux = Tmux(socket)
-    except TmuxMissing:
-        tmux = None
-    state = paths.state_dir()
-    return Sources(status_dir(state), state, agents_dir, paths.store_path(), tmux)

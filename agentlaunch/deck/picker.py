@@ -52,10 +52,12 @@ StartForm #problem { color: $error; }
 class PickDefinition(ModalScreen[str | None]):
     """The agents directory's definitions; typing filters them, ↑ ↓ move, Enter picks, Escape cancels."""
 
+    # Ordinary bindings: the filter (an Input) has no use for ↑ ↓, so they reach the screen after the letters typed
+    # before them (a priority binding would act at once, on the list before those letters filtered it).
     BINDINGS = [
         Binding("escape", "cancel", "cancel"),
-        Binding("down", "move(1)", show=False, priority=True),
-        Binding("up", "move(-1)", show=False, priority=True),
+        Binding("down", "move(1)", show=False),
+        Binding("up", "move(-1)", show=False),
     ]
     DEFAULT_CSS = PICKER_CSS
 

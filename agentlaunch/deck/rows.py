@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentlaunch.definitions.spec import agent_names
+from agentlaunch.definitions.names import agent_names
 from agentlaunch.errors import AgentlaunchError
 from agentlaunch.fsutil import read_regular
 from agentlaunch.live.life import STOPPED_OPTION, read_note
@@ -24,7 +25,9 @@ from agentlaunch.live.status import RECORD_LIMIT, SESSION_OPTION, read_records, 
 from agentlaunch.live.tmux import AGENT_OPTION, Tmux
 from agentlaunch.usage.plan_limits import limits_text
 from agentlaunch.usage.warmth import cache_cell, span
-from agentlaunch.worktree import WorktreeState
+
+if TYPE_CHECKING:
+    from agentlaunch.worktree import WorktreeState
 
 RED_STATES = frozenset({"asking", "stalled", "retrying", "paused", "paused: budget"})
 """States that need the person now: shown first, in red. Any other state a record carries is shown as it is."""
@@ -100,6 +103,8 @@ class Sources:
     definitions: Definitions = field(default_factory=dict)
     repos: dict[str, str] = field(default_factory=dict)  # working dir -> its repository's top folder
     tmux_problem: str | None = None
+    panes: list[PaneInfo] | None = None  # tmux's agent panes as last listed
+    record_files: frozenset[str] = frozenset()  # the status folder's names when the panes were listed
 
 
 def tmux_panes(tmux: Tmux | None) -> tuple[list[PaneInfo], str | None]:
@@ -195,13 +200,23 @@ def live_rows(sources: Sources, panes: list[PaneInfo], worktrees: dict[str, Work
 
 
 def gather(
-    sources: Sources, worktrees: dict[str, WorktreeState] | None = None, today: dict[str, float] | None = None
+    sources: Sources, worktrees: dict[str, WorktreeState] | None = None, today: dict[str, float] | None = None,
+    *, panes_again: bool = True,
 ) -> list[Row]:
-    """Every agent, most urgent first, then by repository and name."""
+    """Every agent, most urgent first, then by repository and name. Without ``panes_again``, tmux's panes as last
+    listed, unless a record came or went since (a record that only changed its state is in the same pane)."""
     worktrees = worktrees or {}
-    panes, sources.tmux_problem = tmux_panes(sources.tmux)
+    try:
+        files = frozenset(os.listdir(sources.status_dir))
+    except OSError:
+        files = frozenset()
+    if panes_again or sources.panes is None or files != sources.record_files:
+        sources.panes, sources.tmux_problem = tmux_panes(sources.tmux)
+        sources.record_files = files
+    panes = sources.panes
     rows = live_rows(sources, panes, worktrees)
     running = {r.agent for r in rows if r.live}
+    by_agent_tree = {w.worktree.agent: w for w in worktrees.values()}
     for pane in panes:
         if not pane.dead or pane.agent in running:
             continue
@@ -212,9 +227,8 @@ def gather(
         else:
             state = "dead" + (f" (exit {pane.exit_status})" if pane.exit_status is not None else "")
         rows.append(Row(f"pane:{pane.pane_id}", pane.agent, state, pane=pane.pane_id, tmux_session=pane.session,
-                        session_id=pane.session_id or None))  # fmt: skip
+                        session_id=pane.session_id or None, worktree=by_agent_tree.get(pane.agent)))  # fmt: skip
     shown = {r.agent for r in rows}
-    by_agent_tree = {w.worktree.agent: w for w in worktrees.values()}
     names: list[str] = []
     if sources.agents_dir is not None:
         try:
@@ -237,6 +251,23 @@ def gather(
             row.repo = row.worktree.worktree.repo
     rows.sort(key=lambda r: (r.urgency, r.repo, r.agent, r.key))
     return rows
+
+
+def folder_mtime(folder: Path) -> float:
+    """The status folder's mtime (0 when there is none): a record written, replaced or removed changes it."""
+    try:
+        return folder.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def first_read(
+    sources: Sources, worktrees: dict[str, WorktreeState] | None = None, today: dict[str, float] | None = None,
+    *, panes_again: bool = True,
+) -> tuple[float, list[Row]]:
+    """The status folder's mtime, then every agent as :func:`gather` reads them: a record written after the read
+    changes the folder's mtime, which the deck compares (its watch just up, or on its tick without one)."""
+    return folder_mtime(sources.status_dir), gather(sources, worktrees, today, panes_again=panes_again)
 
 
 # -- cells ------------------------------------------------------------------------------------

@@ -4,19 +4,22 @@ cost (the store) and the definitions (their schemas)."""
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from agentlaunch import worktree
 from agentlaunch.deck.rows import Definitions
-from agentlaunch.definitions.spec import agent_names, load_agent
+from agentlaunch.definitions.names import agent_names
 from agentlaunch.errors import AgentlaunchError
-from agentlaunch.usage.store import Store
+
+if TYPE_CHECKING:
+    from agentlaunch import worktree
 
 
 def worktree_states(state_dir: Path) -> dict[str, worktree.WorktreeState]:
     """Every registered worktree by its path, inspected (a repository deleted under one gives its problem)."""
+    from agentlaunch import worktree  # this module's imports wait for the worker thread: none is on the first frame
+
     try:
         entries = worktree.registered(state_dir)
     except (AgentlaunchError, OSError):
@@ -28,6 +31,10 @@ def today_costs(store_path: Path) -> dict[str, float]:
     """Each agent's priced cost since local midnight; nothing when there is no store yet or it cannot be read."""
     if not store_path.is_file():
         return {}
+    import sqlite3
+
+    from agentlaunch.usage.store import Store
+
     midnight = datetime.now().astimezone().replace(hour=0, minute=0, second=0, microsecond=0)
     with contextlib.suppress(AgentlaunchError, sqlite3.Error, OSError), Store.open(store_path, timeout=0.2) as store:
         return {r.key: r.cost_usd for r in store.usage_report("agent", since=midnight) if r.cost_usd is not None}
@@ -36,6 +43,8 @@ def today_costs(store_path: Path) -> dict[str, float]:
 
 def load_definitions(agents_dir: Path | None, state_dir: Path, known: Definitions) -> Definitions:
     """Every defined agent's provider, model and load problem; one loaded again only when its agent.yaml changed."""
+    from agentlaunch.definitions.spec import load_agent
+
     if agents_dir is None:
         return {}
     try:

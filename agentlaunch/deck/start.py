@@ -1,12 +1,16 @@
 """How `agentlaunch deck` starts: its few options read without the full CLI (typer is a tenth of a second of the
-first frame), then the app. Anything else (``--help``, a typo, no terminal) is left to the full CLI to answer."""
+first frame), the first read of the agents begun in a thread, then the app, imported meanwhile (Textual is most of
+the first frame). Anything else (``--help``, a typo, no terminal) is left to the full CLI to answer."""
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
+from concurrent.futures import Future
 from pathlib import Path
 
+from agentlaunch.deck.rows import Row, Sources, first_read
 from agentlaunch.live.tmux import SOCKET_ENV
 
 
@@ -33,6 +37,33 @@ def lean_options(args: list[str]) -> tuple[str | None, Path | None] | None:
 def run_deck(socket: str | None, agents_dir: Path | None) -> None:
     """Run the deck until the person quits it."""
     from agentlaunch import paths
-    from agentlaunch.deck.app import Deck, deck_sources
 
-    Deck(deck_sources(paths.agents_dir(agents_dir), socket), socket=socket).run()
+    sources = deck_sources(paths.agents_dir(agents_dir), socket)
+    first: Future[tuple[float, list[Row]]] = Future()
+    threading.Thread(target=read_into, args=(first, sources), name="deck-first-read", daemon=True).start()
+    from agentlaunch.deck.app import Deck  # Textual's import, while the thread waits for tmux and reads the records
+
+    Deck(sources, socket=socket, first=first).run()
+
+
+def read_into(future: Future[tuple[float, list[Row]]], sources: Sources) -> None:
+    """:func:`~agentlaunch.deck.rows.first_read` into ``future`` (its error too: the deck says it on its message line)."""
+    try:
+        future.set_result(first_read(sources))
+    except BaseException as exc:  # noqa: BLE001 - handed to the deck, which says it
+        future.set_exception(exc)
+
+
+def deck_sources(agents_dir: Path | None, socket: str | None) -> Sources:
+    """The deck's sources from agentlaunch's folders (the state dir's status records, store and worktrees)."""
+    from agentlaunch import paths
+    from agentlaunch.live.status import status_dir
+    from agentlaunch.live.tmux import Tmux, TmuxMissing
+
+    tmux: Tmux | None
+    try:
+        tmux = Tmux(socket)
+    except TmuxMissing:
+        tmux = None
+    state = paths.state_dir()
+    return Sources(status_dir(state), state, agents_dir, paths.store_path(), tmux)

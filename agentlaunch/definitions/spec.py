@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentlaunch import __version__
+from agentlaunch.definitions.names import agent_names, require_agents_dir
 from agentlaunch.definitions.skills import Skill, parse_skill, skill_names
 from agentlaunch.errors import DefinitionError, StateError
 from agentlaunch.fsutil import read_regular
@@ -27,7 +28,6 @@ from agentlaunch.providers.descriptors import DESCRIPTORS, describe
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
-SHARED_FOLDERS = ("bundles", "skills")
 BRANCH_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]{0,199}")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")  # matched whole (fullmatch): "$" would let a trailing newline in
 PROVIDERS: tuple[str, ...] = tuple(DESCRIPTORS)  # one per provider descriptor; schemas.Provider must agree (a test checks)
@@ -126,21 +126,6 @@ def check_name(name: str, what: str) -> str | None:
     if not NAME_RE.fullmatch(name) or ".." in name:
         return f"{what} name {name!r} is not allowed: use letters, digits, '.', '_' and '-' only (no path separators, no '..')"
     return None
-
-
-def require_agents_dir(agents_dir: Path) -> Path:
-    if not agents_dir.is_dir():
-        raise DefinitionError(
-            f"{agents_dir}: agents directory does not exist",
-            hint="create one with `agentlaunch init DIR`, or pass --agents-dir / set AGENTLAUNCH_AGENTS_DIR",
-        )
-    return agents_dir.resolve()
-
-
-def agent_names(agents_dir: Path) -> list[str]:
-    """Names of the agent folders (those holding an agent.yaml), sorted."""
-    root = require_agents_dir(agents_dir)
-    return sorted(p.name for p in root.iterdir() if p.is_dir() and p.name not in SHARED_FOLDERS and (p / "agent.yaml").is_file())
 
 
 def read_text(path: Path, root: Path, label: str, limit: int = PART_LIMIT) -> str:

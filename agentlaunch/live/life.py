@@ -17,15 +17,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentlaunch import paths
 from agentlaunch.errors import PromptNotTaken, UsageError
 from agentlaunch.fsutil import PRIVATE_FILE_MODE, private_dir, read_regular, write_atomic
 from agentlaunch.live.status import SESSION_OPTION, StatusRecord, process_running, read_records
 from agentlaunch.live.tmux import AGENT_OPTION, FORK_OPTION, Pane, Tmux, TmuxError, literal
-from agentlaunch.usage.records import SessionRow
-from agentlaunch.usage.store import Store
+
+if TYPE_CHECKING:  # the store is opened by the callers; the deck's rows read notes without loading it
+    from agentlaunch.usage.records import SessionRow
+    from agentlaunch.usage.store import Store
 
 STOPPED_DIR = "stopped"
 NOTE_LIMIT = 16 << 10  # a note is about 300 bytes; a larger file is not one

@@ -5,8 +5,10 @@ send-keys and read with capture-pane: an agent asking (Claude Code on its trust 
 red; Enter switches the client to an agent's pane and prefix L comes back; `s` sends a prompt and its
 answer shows in the preview; `x` stops and `r` restart in the same pane; `n` picks a third agent's
 definition and starts it in a worktree with a first prompt, Claude Code writes a file there (the fake
-API answers with a Write tool call) and its row shows the worktree dirty; `q` leaves every agent running.
-(`d`'s diff page of a worktree is driven in tests/test_deck_tmux.py, with the fake provider's agent.)
+API answers with a Write tool call) and its row shows the worktree dirty; `d` shows that file in the
+worktree's diff, scrolls to its end, and `M` from there is refused while the agent runs and while the
+worktree is dirty, and merges it into its base (then removes it) once its change is committed; `q`
+leaves every agent running.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from tests.helpers import run_cli, wait_for
 from tests.support.claude_tui import seed_home
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+
+MADE = "".join(f"made line {i:02d}\n" for i in range(1, 41))  # the file builder writes: longer than the diff page
 
 RED = re.compile(r"\x1b\[[0-9;]*(?:31|91|38;5;(?:1|9|124|160|161|196|197|203)|38;2;2[0-5][0-9];[0-9]{1,2};[0-9]{1,2})[;m]")
 """A red foreground as tmux writes it back (Textual's theme gives "red" as 256-colour 197 in a tmux pane)."""
@@ -57,6 +61,14 @@ def row(socket: str, agent: str) -> str:
 
 def keys(socket: str, *names: str) -> None:
     tmux(socket, "send-keys", "-t", "=deck:", *names)
+
+
+def diff_page(socket: str) -> None:
+    """``d`` on the selected builder: its worktree's diff page, with the text of the file Claude Code wrote."""
+    keys(socket, "d")
+    shows(socket, "M merges, D removes")
+    shows(socket, "+++ b/made.txt")
+    shows(socket, "+made line 01")
 
 
 def client_session(socket: str) -> str:
@@ -133,7 +145,7 @@ def test_the_deck_with_two_claude_code_agents_asking_first_attach_send_stop_rest
         # n: the definition picked from a filtered list, a first prompt, its own worktree; Claude Code writes a file there
         anthropic.push(
             text_reply("Ready."),
-            tool_reply("Write", {"file_path": str(tree / "made.txt"), "content": "made by builder\n"}, ApiUsage(15, 2000, 0, 40),
+            tool_reply("Write", {"file_path": str(tree / "made.txt"), "content": MADE}, ApiUsage(15, 2000, 0, 40),
                        text="Writing."),  # fmt: skip
             text_reply("Wrote made.txt."),
         )
@@ -157,7 +169,40 @@ def test_the_deck_with_two_claude_code_agents_asking_first_attach_send_stop_rest
             pane = tmux(socket, "capture-pane", "-p", "-t", pane_of(socket, builder))
             raise AssertionError(f"{exc}\nbuilder's pane:\n{pane}\nunder {trees}: {sorted(trees.rglob('*'))[:5]}") from None
         assert "agentlaunch/builder" in row(socket, builder)
-        assert (tree / "made.txt").read_text() == "made by builder\n"
+        assert (tree / "made.txt").read_text() == MADE
+
+        # d: the worktree's diff shows Claude Code's file; it scrolls; M is refused while builder runs, while dirty
+        keys(socket, "/")
+        shows(socket, "filter (empty: all):")
+        keys(socket, "-l", builder)
+        keys(socket, "Enter")
+        until(socket, lambda: not row(socket, "shy"), "the filter on builder")
+        diff_page(socket)
+        assert "+made line 40" not in deck_screen(socket), deck_screen(socket)  # below the fold
+        keys(socket, "End")
+        shows(socket, "+made line 40")
+        until(socket, lambda: "+made line 01" not in deck_screen(socket), "the page scrolled")
+        keys(socket, "M")
+        shows(socket, f"{builder} is running in its worktree: stop it (x) before merging")
+        keys(socket, "x")
+        shows(socket, f"stop {builder}? (y/n)")
+        keys(socket, "y")
+        until(socket, lambda: "stopped" in row(socket, builder), "builder stopped", 60)
+        diff_page(socket)  # its stopped pane keeps its worktree
+        keys(socket, "M")
+        shows(socket, "merge agentlaunch/builder into main and remove the worktree? (y/n)")
+        keys(socket, "y")
+        shows(socket, "failed (exit 4): uncommitted changes in")  # the rest, the worktree's path, may be cut off
+        assert (tree / "made.txt").is_file() and not (repo / "made.txt").exists()
+
+        subprocess.run(["git", "-C", str(tree), "add", "made.txt"], check=True, capture_output=True)
+        subprocess.run(["git", "-C", str(tree), *commit[:-1], "made by builder"], check=True, capture_output=True)
+        diff_page(socket)
+        keys(socket, "M")
+        shows(socket, "merge agentlaunch/builder into main")
+        keys(socket, "y")
+        shows(socket, "merged agentlaunch/builder into main; worktree removed", 60)
+        assert (repo / "made.txt").read_text() == MADE and not tree.exists()
 
         keys(socket, "q")
         until(socket, lambda: "deck" not in tmux(socket, "list-sessions", "-F", "#{session_name}").split(), "the deck gone")
