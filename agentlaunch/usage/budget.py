@@ -38,10 +38,10 @@ import dataclasses
 import math
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from agentlaunch.clock import Clock
+from agentlaunch.datarecord import datarecord
 from agentlaunch.errors import BudgetExceeded, StateError
 from agentlaunch.events import RateLimits, Usage
 from agentlaunch.sinks import LaunchView, PricedCall, SessionClosed, SinkEvent, StateChanged, TurnDone
@@ -63,7 +63,7 @@ PERCENT_KEYS = {"five_hour_percent": "five_hour", "seven_day_percent": "seven_da
 WARN_AT = 0.8
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class Limits:
     """The limits of one launch; None: no such limit."""
 
@@ -123,7 +123,7 @@ def call_tokens(usage: Usage) -> int:
     return usage.total_input + usage.output
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class Spent:
     usd: float
     tokens: int

@@ -31,11 +31,12 @@ import secrets
 import stat
 import tempfile
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from agentlaunch.datarecord import datarecord
 from agentlaunch.events import Usage, usage_problem
 from agentlaunch.fsutil import PRIVATE_FILE_MODE, tighten
 from agentlaunch.usage.records import CallRecord, from_ts, to_ts
@@ -54,7 +55,7 @@ def new_uid() -> str:
     return secrets.token_hex(16)
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class Op:
     """One write to the store: ``kind`` names it, ``args`` are its fields as JSON values, ``uid`` makes it unique."""
 
@@ -192,7 +193,7 @@ def read_op(line: bytes) -> Op | None:
     return Op(kind, data, uid)
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class Read:
     """What one read of the journal found: the ops, in order (a uid once), and the lines that were not ops."""
 
@@ -303,7 +304,7 @@ def append(path: Path, op: Op) -> None:
         _fsync_dir(path.parent)
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class Mark:
     """Which bytes a :func:`read` read: the first ``end`` bytes of the file, whose SHA-256 is ``digest``.
 
