@@ -16,6 +16,7 @@ def main() -> None:
         from agentlaunch.launch import prespawn
 
         prespawn.start(sys.argv[1:])  # stdlib and PTY only: before the heavier imports below
+        lean_run(sys.argv[1:])
     from agentlaunch.cli import main as cli_main
 
     try:
@@ -24,6 +25,15 @@ def main() -> None:
     except SystemExit as exc:
         code = exit_code(exc)
     exit_now(code)
+
+
+def lean_run(args: list[str]) -> None:
+    """``run`` without Typer when the option table describes its command line (agentlaunch.cli.run_lean)."""
+    from agentlaunch.cli.run_lean import answer
+
+    code = answer(args)
+    if code is not None:
+        exit_now(code)
 
 
 def lean_status(args: list[str]) -> None:

@@ -167,6 +167,25 @@ def parse_run(
 ) -> tuple[tuple[str, str | None, str | None], str | None, set[str]] | None:
     """The plan's place of a `run` of a new session, its prompt (None: none given; ``-``: on stdin), and the flags
     given; None when ``args`` are not such a `run` or hold anything ``table`` does not describe plainly."""
+    parsed = parse_params(args, table)
+    if parsed is None:
+        return None
+    named, given, flags = parsed
+    if (flags | set(given)) & set(NOT_NEW):
+        return None
+    prompts = [value for p in PROMPT for value in (named.get(p), given.get(p)) if value is not None]
+    if len(prompts) > 1:
+        return None  # an argument and -p: the full launch refuses it
+    return (named["agent"], given.get("agents_dir"), given.get("working_dir")), prompts[0] if prompts else None, flags
+
+
+def parse_params(
+    args: Sequence[str], table: Mapping[str, Any] | None
+) -> tuple[dict[str, str], dict[str, str], set[str]] | None:
+    """A `run`'s arguments by parameter name (the agent's always there), its options' values by parameter name and
+    the flags given, read with ``table`` (:func:`option_table`); None when ``args`` are not a `run` or hold
+    anything the table does not describe plainly (help, an unknown option, combined short flags, ``--``, a value
+    missing or given to a flag, an argument too many): click then parses them, and says what is wrong."""
     if table is None or not args or args[0] != "run":
         return None
     options: Mapping[str, Any] = table["options"]
@@ -183,7 +202,7 @@ def parse_run(
             continue
         name, eq, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
         known = options.get(name)
-        if not isinstance(known, list) or len(known) != 2 or known[0] not in KNOWN_PARAMS or known[0] in NOT_NEW:
+        if not isinstance(known, list) or len(known) != 2 or known[0] not in KNOWN_PARAMS or known[0] == "help":
             return None
         param, takes = known
         if takes == 0:
@@ -205,10 +224,7 @@ def parse_run(
     named = dict(zip(arguments, positional, strict=False))
     if "agent" not in named:
         return None
-    prompts = [value for p in PROMPT for value in (named.get(p), given.get(p)) if value is not None]
-    if len(prompts) > 1:
-        return None  # an argument and -p: the full launch refuses it
-    return (named["agent"], given.get("agents_dir"), given.get("working_dir")), prompts[0] if prompts else None, flags
+    return named, given, flags
 
 
 def _env_of(agent_yaml: Path, plan: Mapping[str, Any]) -> dict[str, str] | None:
