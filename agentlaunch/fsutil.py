@@ -12,6 +12,7 @@ records, the delivery ledger, its own caches) goes through
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 
@@ -107,6 +108,32 @@ def read_regular(path: str | Path, limit: int) -> bytes:
     return data
 
 
+def temp_file(folder: str | Path, prefix: str, suffix: str = "") -> tuple[int, str]:
+    """A new file in ``folder`` opened for reading and writing, mode 0600, named ``prefix`` + random + ``suffix``.
+
+    What ``tempfile.mkstemp`` does, without importing tempfile (about 4 ms of CPU, with random, at every launch).
+    """
+    for _ in range(100):
+        path = os.path.join(folder, f"{prefix}{os.urandom(6).hex()}{suffix}")
+        try:
+            return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unused temporary name", str(folder))
+
+
+def temp_dir(folder: str | Path, prefix: str) -> str:
+    """A new folder in ``folder``, mode 0700, named ``prefix`` + random (``tempfile.mkdtemp`` without tempfile)."""
+    for _ in range(100):
+        path = os.path.join(folder, f"{prefix}{os.urandom(6).hex()}")
+        try:
+            os.mkdir(path, 0o700)
+            return path
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unused temporary name", str(folder))
+
+
 def current_umask() -> int:
     """The process's umask, read without changing it where the system allows (Linux ``/proc``)."""
     with contextlib.suppress(OSError, ValueError):
@@ -135,9 +162,7 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
             mode = None
     if mode is None:
         mode = 0o666 & ~current_umask()
-    import tempfile  # about 10 ms: only where a file is written (`status` only reads)
-
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = temp_file(path.parent, f".{path.name}.", ".tmp")
     try:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as fh:

@@ -27,7 +27,6 @@ import contextlib
 import os
 import shutil
 import stat
-import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -35,7 +34,7 @@ from agentlaunch.datarecord import datarecord
 from agentlaunch.definitions.skills import Skill
 from agentlaunch.definitions.spec import PART_LIMIT, check_name
 from agentlaunch.errors import DefinitionError, StateError
-from agentlaunch.fsutil import FileTooLarge, NotRegularFile, current_umask, exclusive_lock, human_size, read_regular
+from agentlaunch.fsutil import FileTooLarge, NotRegularFile, current_umask, exclusive_lock, human_size, read_regular, temp_dir
 
 SKILLS_DIR = "skills"
 LAYOUT = (".claude", "skills")
@@ -226,10 +225,10 @@ def _sync(root: Path, folder: Path, wanted: list[SkillFolder]) -> bool:
         target = folder / skill.name
         if _installed_files(target) == _as_installed(skill.files):
             continue
-        fresh = Path(tempfile.mkdtemp(prefix=".new-", dir=root))
+        fresh = Path(temp_dir(root, ".new-"))
         _write_tree(fresh, skill.files)
         if target.exists() or target.is_symlink():
-            old = Path(tempfile.mkdtemp(prefix=".old-", dir=root))
+            old = Path(temp_dir(root, ".old-"))
             os.rename(target, old / skill.name)
             os.rename(fresh, target)
             _remove(old)

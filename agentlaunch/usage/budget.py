@@ -36,7 +36,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
-import secrets
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -157,7 +157,7 @@ class BudgetGuard:
         self.limits, self.store, self.clock, self.priceable = limits, store, clock, priceable
         self._checked = False
         self._warned: set[str] = set()
-        self._holder = secrets.token_hex(8)  # this launch's reservation in the store (one launch, one row)
+        self._holder = os.urandom(8).hex()  # this launch's reservation in the store (one launch, one row)
         self._reserved = False  # a call let go by check() that is not stored yet
         self._last = (0.0, 0)  # the last call's cost and tokens: what the next one is expected to cost
         self._confirmed = False  # the person confirmed a pause: the calls of one more turn go
