@@ -147,12 +147,17 @@ def current_umask() -> int:
     return mask
 
 
-def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
+def write_atomic(path: Path, data: bytes, mode: int | None = None, durable: bool = True) -> None:
     """Write ``data`` to ``path`` through a temporary file and a rename.
 
     The file gets ``mode`` if given, else the mode of the regular file it
     replaces, else what the umask allows of 0o666, as a plain ``open`` would
-    give it (``mkstemp`` alone would make every file 0600).
+    give it (``mkstemp`` alone would make every file 0600). ``durable=False``
+    skips the fsync before the rename, for a file that only describes the
+    moment (a status record, a cache of advice): a reader still sees the old
+    or the new bytes, never a mix, while the system runs; the fsync is what a
+    launch waited for most of the time such a write took (a few milliseconds
+    each on a busy disk).
     """
     if mode is None:
         try:
@@ -168,7 +173,8 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

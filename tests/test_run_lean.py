@@ -119,3 +119,22 @@ def test_the_environment_s_agents_dir_is_read_on_the_lean_path(agents_dir: Path,
         done = subprocess.run([sys.executable, "-m", "agentlaunch", "run", "demo", "hello", "-q"], cwd=tmp_path, env=env,
                               capture_output=True, timeout=120)  # fmt: skip
         assert done.returncode == 0 and done.stdout.strip(), done.stderr.decode()[-2000:]
+
+
+def test_the_launch_runs_with_the_garbage_collector_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """entry turns it off for the imports of `run` only: the launch itself (a session may last days) collects."""
+    import gc
+
+    from agentlaunch import entry
+    from agentlaunch.cli import run_lean
+
+    seen: list[bool] = []
+    monkeypatch.setattr(run_lean, "answer", lambda args: seen.append(gc.isenabled()))  # None: Typer's turn
+    gc.disable()
+    try:
+        entry.lean_run(["run", "demo"])
+    finally:
+        on = gc.isenabled()
+        gc.enable()
+        gc.unfreeze()
+    assert seen == [True] and on

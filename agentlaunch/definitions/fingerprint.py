@@ -134,7 +134,7 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     # The record is advice, never a reason to refuse a launch.
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, json.dumps(data, indent=1, sort_keys=True).encode())
+        write_atomic(path, json.dumps(data, indent=1, sort_keys=True).encode(), durable=False)
 
 
 def cli_version(command: str, state_dir: Path) -> str:

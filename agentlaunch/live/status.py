@@ -255,7 +255,7 @@ class StatusWriter:
             private_dir(self.directory.parent)
             private_dir(self.directory)
             data = (json.dumps(record, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
-            write_atomic(self.path, data, mode=PRIVATE_FILE_MODE)
+            write_atomic(self.path, data, mode=PRIVATE_FILE_MODE, durable=False)  # what is now: no fsync to wait for
             self.writes += 1
         session = record.get("session_id")
         self._set_pane_title(one_line(record, warmth=False), cache_expiry(record), session if isinstance(session, str) else "")
