@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -277,4 +276,6 @@ def _remove(path: Path) -> None:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
     else:
+        import shutil  # only here: ~3 ms of every launch's imports otherwise
+
         shutil.rmtree(path)

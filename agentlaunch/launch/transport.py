@@ -21,7 +21,6 @@ import fcntl
 import json
 import os
 import select
-import shutil
 import signal
 import struct
 import subprocess
@@ -50,13 +49,15 @@ Line = str | LongLineDropped
 
 def window_size(fd: int = 0) -> tuple[int, int]:
     """(columns, rows) of the terminal on ``fd``, or of the environment's idea of one."""
-    size = shutil.get_terminal_size((80, 24))
     try:
         rows, cols, _, _ = struct.unpack("HHHH", fcntl.ioctl(fd, termios.TIOCGWINSZ, b"\0" * 8))
         if rows and cols:
             return cols, rows
     except OSError:
         pass
+    import shutil  # only without a terminal on fd: shutil (with bz2 and lzma) is ~3 ms of a launch's imports
+
+    size = shutil.get_terminal_size((80, 24))
     return size.columns, size.lines
 
 
