@@ -1,4 +1,4 @@
-"""processes.which answers as shutil.which does on POSIX (it stands for it on the launch path, without shutil)."""
+"""What stands for shutil on the launch path (processes.which, transport.window_size) answers as shutil does on POSIX."""
 
 from __future__ import annotations
 
@@ -29,3 +29,20 @@ def test_which_finds_what_shutil_which_finds(tmp_path: Path, monkeypatch: pytest
     assert which("tool", path="") is None
     monkeypatch.delenv("PATH")
     assert which("sh") == shutil.which("sh")
+
+
+@pytest.mark.parametrize(("columns", "lines"), [(None, None), ("120", "40"), ("100", None), ("0", "-3"), (" 90", "x")])
+def test_window_size_without_a_terminal_is_shutil_s_terminal_size(
+    columns: str | None, lines: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """transport.window_size off a terminal answers as shutil.get_terminal_size((80, 24)) would (without shutil)."""
+    from agentlaunch.launch.transport import window_size
+
+    for name, value in (("COLUMNS", columns), ("LINES", lines)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    with open(os.devnull, "rb") as not_a_terminal:
+        expected = shutil.get_terminal_size((80, 24))
+        assert window_size(not_a_terminal.fileno()) == (expected.columns, expected.lines)
