@@ -138,3 +138,20 @@ def test_the_launch_runs_with_the_garbage_collector_on(monkeypatch: pytest.Monke
         gc.enable()
         gc.unfreeze()
     assert seen == [True] and on
+
+
+def test_a_table_kept_before_run_s_definition_changed_is_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checkout whose `run` changed without a new version: the kept table is Typer's to write again."""
+    import json
+
+    cli = tmp_path / "cli"
+    cli.mkdir()
+    for name in prespawn.DEFINED_IN:
+        (cli / name).write_text("# run's options\n")
+    monkeypatch.setattr(prespawn, "CLI_DIR", str(cli))
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / prespawn.RUN_OPTIONS).write_text(json.dumps(prespawn.option_table([], ["--help"])))
+    assert prespawn.read_run_options(state) is not None
+    (cli / "run.py").write_text("# run's options, one more\n")
+    assert prespawn.read_run_options(state) is None

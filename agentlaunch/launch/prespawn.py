@@ -41,6 +41,8 @@ CACHE_DIR = "launch-plans"
 PLANS_KEEP = 64  # plans kept (the newest): one per agent, agents dir, working dir and current directory
 SESSION = "{session}"
 RUN_OPTIONS = "run-options.json"  # in the state dir (not among the plans, which are trimmed to the newest)
+CLI_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cli")
+DEFINED_IN = ("run.py", "common.py")  # where `run`'s parameters are declared (read as files, never imported here)
 
 # What each parameter of `run` means to the early start, by its click name. `run`'s
 # definition says which options take a value; this says what they change. A test fails
@@ -106,7 +108,21 @@ def option_table(params: Iterable[ClickParam], help_names: Sequence[str]) -> dic
         takes = 0 if getattr(param, "is_flag", False) or getattr(param, "count", False) else param.nargs
         for opt in (*param.opts, *param.secondary_opts):
             options[opt] = [name, takes]
-    return {"version": __version__, "options": options, "arguments": arguments}
+    return {"version": table_version(), "options": options, "arguments": arguments}
+
+
+def table_version() -> str:
+    """What a kept option table must match: agentlaunch's version and the files that define `run`'s options as they
+    are now (size and mtime), so a checkout whose `run` changed without a new version never reads a stale table
+    (the lean path would take an option `run` no longer has)."""
+    stamps = []
+    for name in DEFINED_IN:
+        try:
+            info = os.stat(os.path.join(CLI_DIR, name))
+            stamps.append(f"{info.st_size}.{info.st_mtime_ns}")
+        except OSError:
+            stamps.append("-")
+    return f"{__version__}+{'+'.join(stamps)}"
 
 
 def note_run_options(table: dict[str, Any]) -> None:
@@ -121,7 +137,7 @@ def read_run_options(state_dir: Path) -> dict[str, Any] | None:
         table = json.loads(read_regular(state_dir / RUN_OPTIONS, 1 << 20))
     except (OSError, ValueError, RecursionError):
         return None
-    if not isinstance(table, dict) or table.get("version") != __version__:
+    if not isinstance(table, dict) or table.get("version") != table_version():
         return None
     if not isinstance(table.get("options"), dict) or not isinstance(table.get("arguments"), list):
         return None
