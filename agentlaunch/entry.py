@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import gc
 import os
 import sys
 
@@ -13,9 +14,11 @@ def main() -> None:
     if sys.argv[1:2] == ["deck"]:
         lean_deck(sys.argv[2:])
     if sys.argv[1:2] == ["run"]:  # only `run` starts a CLI: no other command imports the early start
+        gc.disable()  # until the imports are done: no collection passes over their objects (lean_run)
         from agentlaunch.launch import prespawn
 
         prespawn.start(sys.argv[1:])  # stdlib and PTY only: before the heavier imports below
+        lean_run(sys.argv[1:])
     from agentlaunch.cli import main as cli_main
 
     try:
@@ -24,6 +27,19 @@ def main() -> None:
     except SystemExit as exc:
         code = exit_code(exc)
     exit_now(code)
+
+
+def lean_run(args: list[str]) -> None:
+    """``run`` without Typer when the option table describes its command line (agentlaunch.cli.run_lean)."""
+    from agentlaunch.cli.run_lean import answer
+
+    # The launch's modules are loaded: their objects live as long as the process. Frozen, the collections of a
+    # long session never walk them again; collected from here on (about 4 ms of CPU a launch, measured).
+    gc.freeze()
+    gc.enable()
+    code = answer(args)
+    if code is not None:
+        exit_now(code)
 
 
 def lean_status(args: list[str]) -> None:

@@ -16,10 +16,9 @@ import contextlib
 import os
 import shutil
 import stat
-import tempfile
 from pathlib import Path
 
-from agentlaunch.fsutil import read_regular
+from agentlaunch.fsutil import read_regular, temp_dir
 from agentlaunch.processes import process_start, same_process
 
 PREFIX = "agentlaunch-"
@@ -37,7 +36,7 @@ def make_for_launch() -> Path:
 def make(base: Path) -> Path:
     """A new private folder in ``base`` for this launch, its owner noted; leftovers of dead launches removed first."""
     sweep(base)
-    path = Path(tempfile.mkdtemp(prefix=PREFIX, dir=base))
+    path = Path(temp_dir(base, PREFIX))
     pid = os.getpid()
     fd = os.open(path / OWNER, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
     with os.fdopen(fd, "w") as fh:

@@ -18,6 +18,10 @@ ratio (targets: Codex <= 1.25, Gemini <= 1.03) and the per-pair middle half.
 start off (``AGENTLAUNCH_NO_PRESPAWN=1``), so the early start of a Codex turn
 (:mod:`agentlaunch.launch.early_turn`) is measured against the launch without
 it in the same run.
+
+``--before CHECKOUT`` adds another third side: the same launch run from another
+checkout of agentlaunch (e.g. ``main`` before a change, in a worktree of its
+own), so a change is measured against the code before it in the same rounds.
 """
 
 from __future__ import annotations
@@ -79,10 +83,12 @@ def main() -> int:
     parser.add_argument("--provider", choices=["codex", "gemini"], default="codex")
     parser.add_argument("--runs", type=int, default=15, help="counted alternating pairs (default 15)")
     parser.add_argument("--no-early", action="store_true", help="a third side: agentlaunch without its early start")
+    parser.add_argument("--before", type=Path, help="a third side: the same launch from this checkout of agentlaunch")
     args = parser.parse_args()
     if args.runs < 2:
         parser.error("--runs must be at least 2")
     real = find_cli(args.provider)
+    print(f"load average at the start: {os.getloadavg()[0]:.2f}", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-headless-") as folder:
         tmp = Path(folder)
         home, work, seen = tmp / "home", tmp / "work", tmp / "seen"
@@ -128,14 +134,20 @@ def main() -> int:
             bare: list[Timed] = []
             late: list[Timed] = []
             late_env = {**env, "AGENTLAUNCH_NO_PRESPAWN": "1"}
+            earlier: list[Timed] = []
+            if args.before:
+                run_timed(al_argv, env, args.before)  # its warm-up: its bytecode, its plan and option table
             for i in range(args.runs):
                 ours.append(run_timed(al_argv, env, REPO))
                 bare.append(run_timed(fresh(), bare_env, bare_cwd))
                 if args.no_early:
                     late.append(run_timed(al_argv, late_env, REPO))
+                if args.before:
+                    earlier.append(run_timed(al_argv, env, args.before))
                 print(f"pair {i + 1:2d}: agentlaunch {ours[-1].wall:.3f}s cpu {ours[-1].cpu:.3f}s"
                       f" · {args.provider} {bare[-1].wall:.3f}s cpu {bare[-1].cpu:.3f}s"
-                      + (f" · no early start {late[-1].wall:.3f}s cpu {late[-1].cpu:.3f}s" if late else ""),
+                      + (f" · no early start {late[-1].wall:.3f}s cpu {late[-1].cpu:.3f}s" if late else "")
+                      + (f" · before {earlier[-1].wall:.3f}s cpu {earlier[-1].cpu:.3f}s" if earlier else ""),
                       flush=True)  # fmt: skip
         finally:
             fake.stop()
@@ -148,6 +160,11 @@ def main() -> int:
         for kind in ("wall", "cpu"):
             compare(kind, [getattr(t, kind) for t in late], [getattr(t, kind) for t in bare], target, args.provider)
             compare(kind, [getattr(t, kind) for t in ours], [getattr(t, kind) for t in late], 1.0, "no-early")
+    if earlier:
+        print(f"agentlaunch from {args.before} (before), the same rounds:")
+        for kind in ("wall", "cpu"):
+            compare(kind, [getattr(t, kind) for t in earlier], [getattr(t, kind) for t in bare], target, args.provider)
+            compare(kind, [getattr(t, kind) for t in ours], [getattr(t, kind) for t in earlier], 1.0, "before")
     print(f"  load average: {os.getloadavg()[0]:.2f}")
     return 0
 

@@ -10,24 +10,14 @@ import typer
 from typer.core import TyperGroup
 
 from agentlaunch import __version__, paths
+from agentlaunch.cli.plain import err as err
+from agentlaunch.cli.plain import note_bundled, report
 from agentlaunch.definitions.spec import agent_names
-from agentlaunch.errors import AgentlaunchError, UsageError
+from agentlaunch.errors import AgentlaunchError
 from agentlaunch.live.lazy_console import LazyConsole
-from agentlaunch.visible import for_markup
 
-# Made on first use: a quiet headless run never imports rich (LazyConsole).
-err = LazyConsole(stderr=True, highlight=False)
 # Piped output is read by scripts and people alike: do not squeeze tables into 80 columns.
 out = LazyConsole(highlight=False, width=None if sys.stdout.isatty() else 160)
-
-
-def report(exc: AgentlaunchError) -> None:
-    """Print a user-facing error on stderr: each line of its message, then its hint."""
-    for line in exc.message.splitlines():
-        # A message may quote what a provider said: never markup, never an escape sequence.
-        err.print(f"[bold red]error:[/] {for_markup(line)}", markup=True, soft_wrap=True)
-    if exc.hint:
-        err.print(f"[dim]hint:[/] {for_markup(exc.hint)}", markup=True, soft_wrap=True)
 
 
 class ErrorBoundary(TyperGroup):
@@ -73,22 +63,13 @@ def complete_agent(ctx: typer.Context, incomplete: str) -> list[str]:
 
 
 def note_bundled_agents(ctx: typer.Context, value: Path | None) -> Path | None:
-    """Say on stderr, in one line, when no agents directory exists and the bundled examples stand in.
+    """Say on stderr, in one line, when no agents directory exists and the bundled examples stand in
+    (:func:`agentlaunch.cli.plain.note_bundled`); shell completion (resilient parsing) must print nothing.
 
     The value is passed on unchanged: each command still resolves it with ``paths.agents_dir``.
     """
-    if value is None and not ctx.resilient_parsing:  # resilient parsing: shell completion, which must print nothing
-        found, bundled = paths.find_agents_dir()
-        if bundled:
-            mine = paths.user_agents_dir()
-            if mine.is_relative_to(Path.home()):
-                mine = "~" / mine.relative_to(Path.home())
-            err.print(
-                f"note: no agents directory (./agents or {mine}): using the bundled examples in {found}; "
-                "create your own with `agentlaunch init`",
-                markup=False,  # a path may hold [brackets]
-                soft_wrap=True,
-            )
+    if not ctx.resilient_parsing:
+        note_bundled(value)
     return value
 
 
@@ -136,28 +117,3 @@ def root(
         command = ctx.command.get_command(ctx, "run") if isinstance(ctx.command, TyperGroup) else None
         if command is not None:
             prespawn.note_run_options(prespawn.option_table(command.params, ctx.help_option_names))
-
-
-def read_prompt(prompt: str | None, prompt_opt: str | None) -> str | None:
-    """The headless prompt from the argument, -p, or stdin (``-``); None means interactive."""
-    if prompt is not None and prompt_opt is not None:
-        raise UsageError("give the prompt either as an argument or with -p, not both")
-    value = prompt if prompt is not None else prompt_opt
-    if value is None:
-        return None
-    if value == "-":
-        data = sys.stdin.buffer.read()
-        try:
-            value = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise UsageError(
-                f"the prompt on stdin is not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
-            ) from None
-    else:
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise UsageError(f"the prompt is not valid UTF-8 (at character {exc.start})") from None
-    if not value.strip():
-        raise UsageError("the prompt is empty")
-    return value

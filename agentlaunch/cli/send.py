@@ -9,7 +9,8 @@ from typing import Annotated, Any
 
 import typer
 
-from agentlaunch.cli.common import AgentArg, JsonOpt, app, err, read_prompt
+from agentlaunch.cli.common import AgentArg, JsonOpt, app, err
+from agentlaunch.cli.plain import read_prompt
 from agentlaunch.errors import PromptNotTaken, TurnFailed, TurnTimeout, UsageError
 from agentlaunch.launch.control import ControlClient, command_problem, prompt_problem
 from agentlaunch.live.life import what_happened

@@ -24,10 +24,11 @@ import json
 import os
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from agentlaunch.datarecord import datarecord
 from agentlaunch.definitions.rendered import INSTRUCTIONS_TEMPLATE, Rendered, template_search, template_source
 from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.errors import DefinitionError
@@ -45,7 +46,7 @@ others make up the instructions text, which a CLI that records the system prompt
 SESSIONS_KEPT = 256  # sessions whose recorded instruction parts are kept per agent (the oldest are forgotten)
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class PrefixReport:
     """What a launch's prefix check found."""
 
@@ -133,7 +134,7 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     # The record is advice, never a reason to refuse a launch.
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, json.dumps(data, indent=1, sort_keys=True).encode())
+        write_atomic(path, json.dumps(data, indent=1, sort_keys=True).encode(), durable=False)
 
 
 def cli_version(command: str, state_dir: Path) -> str:

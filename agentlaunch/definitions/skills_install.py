@@ -25,17 +25,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
-import tempfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from agentlaunch.datarecord import datarecord
 from agentlaunch.definitions.skills import Skill
 from agentlaunch.definitions.spec import PART_LIMIT, check_name
 from agentlaunch.errors import DefinitionError, StateError
-from agentlaunch.fsutil import FileTooLarge, NotRegularFile, current_umask, exclusive_lock, human_size, read_regular
+from agentlaunch.fsutil import FileTooLarge, NotRegularFile, current_umask, exclusive_lock, human_size, read_regular, temp_dir
 
 SKILLS_DIR = "skills"
 LAYOUT = (".claude", "skills")
@@ -49,7 +47,7 @@ FILES_LIMIT = 1000
 DEPTH_LIMIT = 16
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class SkillFolder:
     """One skill's files as read from the agents directory: (path inside the folder, bytes, executable)."""
 
@@ -58,7 +56,7 @@ class SkillFolder:
     files: tuple[tuple[str, bytes, bool], ...]
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class InstalledSkills:
     """Where an agent's skills were installed, which ones, and whether this launch changed any file."""
 
@@ -226,10 +224,10 @@ def _sync(root: Path, folder: Path, wanted: list[SkillFolder]) -> bool:
         target = folder / skill.name
         if _installed_files(target) == _as_installed(skill.files):
             continue
-        fresh = Path(tempfile.mkdtemp(prefix=".new-", dir=root))
+        fresh = Path(temp_dir(root, ".new-"))
         _write_tree(fresh, skill.files)
         if target.exists() or target.is_symlink():
-            old = Path(tempfile.mkdtemp(prefix=".old-", dir=root))
+            old = Path(temp_dir(root, ".old-"))
             os.rename(target, old / skill.name)
             os.rename(fresh, target)
             _remove(old)
@@ -278,4 +276,6 @@ def _remove(path: Path) -> None:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
     else:
+        import shutil  # only here: ~3 ms of every launch's imports otherwise
+
         shutil.rmtree(path)

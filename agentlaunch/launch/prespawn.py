@@ -41,6 +41,8 @@ CACHE_DIR = "launch-plans"
 PLANS_KEEP = 64  # plans kept (the newest): one per agent, agents dir, working dir and current directory
 SESSION = "{session}"
 RUN_OPTIONS = "run-options.json"  # in the state dir (not among the plans, which are trimmed to the newest)
+CLI_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cli")
+DEFINED_IN = ("run.py", "common.py")  # where `run`'s parameters are declared (read as files, never imported here)
 
 # What each parameter of `run` means to the early start, by its click name. `run`'s
 # definition says which options take a value; this says what they change. A test fails
@@ -106,7 +108,21 @@ def option_table(params: Iterable[ClickParam], help_names: Sequence[str]) -> dic
         takes = 0 if getattr(param, "is_flag", False) or getattr(param, "count", False) else param.nargs
         for opt in (*param.opts, *param.secondary_opts):
             options[opt] = [name, takes]
-    return {"version": __version__, "options": options, "arguments": arguments}
+    return {"version": table_version(), "options": options, "arguments": arguments}
+
+
+def table_version() -> str:
+    """What a kept option table must match: agentlaunch's version and the files that define `run`'s options as they
+    are now (size and mtime), so a checkout whose `run` changed without a new version never reads a stale table
+    (the lean path would take an option `run` no longer has)."""
+    stamps = []
+    for name in DEFINED_IN:
+        try:
+            info = os.stat(os.path.join(CLI_DIR, name))
+            stamps.append(f"{info.st_size}.{info.st_mtime_ns}")
+        except OSError:
+            stamps.append("-")
+    return f"{__version__}+{'+'.join(stamps)}"
 
 
 def note_run_options(table: dict[str, Any]) -> None:
@@ -121,7 +137,7 @@ def read_run_options(state_dir: Path) -> dict[str, Any] | None:
         table = json.loads(read_regular(state_dir / RUN_OPTIONS, 1 << 20))
     except (OSError, ValueError, RecursionError):
         return None
-    if not isinstance(table, dict) or table.get("version") != __version__:
+    if not isinstance(table, dict) or table.get("version") != table_version():
         return None
     if not isinstance(table.get("options"), dict) or not isinstance(table.get("arguments"), list):
         return None
@@ -167,6 +183,25 @@ def parse_run(
 ) -> tuple[tuple[str, str | None, str | None], str | None, set[str]] | None:
     """The plan's place of a `run` of a new session, its prompt (None: none given; ``-``: on stdin), and the flags
     given; None when ``args`` are not such a `run` or hold anything ``table`` does not describe plainly."""
+    parsed = parse_params(args, table)
+    if parsed is None:
+        return None
+    named, given, flags = parsed
+    if (flags | set(given)) & set(NOT_NEW):
+        return None
+    prompts = [value for p in PROMPT for value in (named.get(p), given.get(p)) if value is not None]
+    if len(prompts) > 1:
+        return None  # an argument and -p: the full launch refuses it
+    return (named["agent"], given.get("agents_dir"), given.get("working_dir")), prompts[0] if prompts else None, flags
+
+
+def parse_params(
+    args: Sequence[str], table: Mapping[str, Any] | None
+) -> tuple[dict[str, str], dict[str, str], set[str]] | None:
+    """A `run`'s arguments by parameter name (the agent's always there), its options' values by parameter name and
+    the flags given, read with ``table`` (:func:`option_table`); None when ``args`` are not a `run` or hold
+    anything the table does not describe plainly (help, an unknown option, combined short flags, ``--``, a value
+    missing or given to a flag, an argument too many): click then parses them, and says what is wrong."""
     if table is None or not args or args[0] != "run":
         return None
     options: Mapping[str, Any] = table["options"]
@@ -183,7 +218,7 @@ def parse_run(
             continue
         name, eq, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
         known = options.get(name)
-        if not isinstance(known, list) or len(known) != 2 or known[0] not in KNOWN_PARAMS or known[0] in NOT_NEW:
+        if not isinstance(known, list) or len(known) != 2 or known[0] not in KNOWN_PARAMS or known[0] == "help":
             return None
         param, takes = known
         if takes == 0:
@@ -205,10 +240,7 @@ def parse_run(
     named = dict(zip(arguments, positional, strict=False))
     if "agent" not in named:
         return None
-    prompts = [value for p in PROMPT for value in (named.get(p), given.get(p)) if value is not None]
-    if len(prompts) > 1:
-        return None  # an argument and -p: the full launch refuses it
-    return (named["agent"], given.get("agents_dir"), given.get("working_dir")), prompts[0] if prompts else None, flags
+    return named, given, flags
 
 
 def _env_of(agent_yaml: Path, plan: Mapping[str, Any]) -> dict[str, str] | None:

@@ -37,13 +37,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from agentlaunch.processes import which
 from agentlaunch.sinks import SessionClosed, StateChanged
 from agentlaunch.visible import visible
 
@@ -98,7 +98,7 @@ class NeedsYou:
         self.after, self.debounce, self.timeout, self.clock, self.report = after, debounce, timeout, clock, report
         self.bell = _stderr_is_tty() if bell is None else bell
         self.pane = pane if pane is not None else os.environ.get("TMUX_PANE") or None
-        self.tmux = tmux or (shutil.which("tmux") if self.pane and os.environ.get("TMUX") else None)
+        self.tmux = tmux or (which("tmux") if self.pane and os.environ.get("TMUX") else None)
         self.running: list[tuple[subprocess.Popen[bytes], float, bool]] = []  # (process, started, is notify-send)
         self.announced: list[dict[str, Any]] = []  # what was announced (the JSON each notify got), for tests and logs
         self._turn_started: float | None = None
@@ -267,7 +267,7 @@ def desktop_notifier(enabled: bool, environ: Mapping[str, str] = os.environ) -> 
     """``notify-send``'s path when desktop notifications are on, it is on PATH and a desktop session is there."""
     if not enabled or not any(environ.get(name) for name in DESKTOP_ENV):
         return None
-    return shutil.which(DESKTOP_COMMAND, path=environ.get("PATH"))
+    return which(DESKTOP_COMMAND, path=environ.get("PATH"))
 
 
 def _stderr_is_tty() -> bool:

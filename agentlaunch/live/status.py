@@ -18,7 +18,6 @@ import contextlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import time
 from collections.abc import Callable
@@ -51,7 +50,7 @@ from agentlaunch.live.status_read import (
     shown_state,
     waited,
 )
-from agentlaunch.processes import process_running, process_start
+from agentlaunch.processes import process_running, process_start, which
 from agentlaunch.sinks import PromptSent, SessionClosed, StateChanged, TurnDone
 from agentlaunch.usage import plan_limits
 
@@ -180,7 +179,7 @@ class StatusWriter:
         self.pane = os.environ.get("TMUX_PANE") if pane_title is not False else None
         if pane_title is None and os.environ.get(PANE_TITLE_ENV) != "1":
             self.pane = None
-        self._tmux = shutil.which("tmux") if self.pane else None
+        self._tmux = which("tmux") if self.pane else None
         self._pending: dict[str, Any] | None = None
         self._last_write: float | None = None
         self._last_state: str | None = None
@@ -255,7 +254,7 @@ class StatusWriter:
             private_dir(self.directory.parent)
             private_dir(self.directory)
             data = (json.dumps(record, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
-            write_atomic(self.path, data, mode=PRIVATE_FILE_MODE)
+            write_atomic(self.path, data, mode=PRIVATE_FILE_MODE, durable=False)  # what is now: no fsync to wait for
             self.writes += 1
         session = record.get("session_id")
         self._set_pane_title(one_line(record, warmth=False), cache_expiry(record), session if isinstance(session, str) else "")

@@ -36,12 +36,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
-import secrets
+import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from agentlaunch.clock import Clock
+from agentlaunch.datarecord import datarecord
 from agentlaunch.errors import BudgetExceeded, StateError
 from agentlaunch.events import RateLimits, Usage
 from agentlaunch.sinks import LaunchView, PricedCall, SessionClosed, SinkEvent, StateChanged, TurnDone
@@ -63,7 +63,7 @@ PERCENT_KEYS = {"five_hour_percent": "five_hour", "seven_day_percent": "seven_da
 WARN_AT = 0.8
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class Limits:
     """The limits of one launch; None: no such limit."""
 
@@ -123,7 +123,7 @@ def call_tokens(usage: Usage) -> int:
     return usage.total_input + usage.output
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class Spent:
     usd: float
     tokens: int
@@ -157,7 +157,7 @@ class BudgetGuard:
         self.limits, self.store, self.clock, self.priceable = limits, store, clock, priceable
         self._checked = False
         self._warned: set[str] = set()
-        self._holder = secrets.token_hex(8)  # this launch's reservation in the store (one launch, one row)
+        self._holder = os.urandom(8).hex()  # this launch's reservation in the store (one launch, one row)
         self._reserved = False  # a call let go by check() that is not stored yet
         self._last = (0.0, 0)  # the last call's cost and tokens: what the next one is expected to cost
         self._confirmed = False  # the person confirmed a pause: the calls of one more turn go

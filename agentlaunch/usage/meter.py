@@ -7,8 +7,8 @@ transcript, so memory stays flat however long a session runs.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 
+from agentlaunch.datarecord import datarecord
 from agentlaunch.events import CacheTtl, CallUsage, Compaction, ContextWindow, Event, OutputFinal, RateLimits, Usage
 from agentlaunch.providers.descriptors import DESCRIPTORS
 from agentlaunch.usage.cache_clock import CacheWarmth
@@ -28,7 +28,7 @@ def table_window(model: str | None) -> int | None:
     return None
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class CompactionWarning:
     """Context crossed the compaction threshold (shown once per crossing)."""
 
@@ -41,7 +41,7 @@ class CompactionWarning:
         return max(self.window - self.context, 0)
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class Earlier:
     """What a resumed session's earlier launches used and cost (read from the usage store).
 

@@ -28,12 +28,12 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, get_args
 
+from agentlaunch.datarecord import datarecord
 from agentlaunch.errors import StateError
 from agentlaunch.events import Usage, usage_problem
 from agentlaunch.processes import process_start, same_process
@@ -90,7 +90,7 @@ SKIPPED_NAMED = 20  # malformed rows named per query at most (a store full of th
 REPLAY_WAIT_S = 0.25  # an opportunistic replay (open, close, a store found locked before) waits at most this
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class InFlight:
     """Calls other launches let their CLIs make and did not store yet: how many, and what they are expected to cost."""
 

@@ -12,13 +12,12 @@ import contextlib
 import os
 import sqlite3
 import stat
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from agentlaunch.errors import StateError
-from agentlaunch.fsutil import PRIVATE_FILE_MODE, private_dir, tighten
+from agentlaunch.fsutil import PRIVATE_FILE_MODE, private_dir, temp_file, tighten
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_S = 10.0
@@ -257,8 +256,9 @@ def _check_writable(path: Path) -> None:
     and nothing about read-only mounts or immutable directories.
     """
     try:
-        with tempfile.TemporaryFile(dir=path.parent, prefix=".agentlaunch-probe-"):
-            pass
+        fd, probe = temp_file(path.parent, ".agentlaunch-probe-")
+        os.close(fd)
+        os.unlink(probe)
     except OSError as exc:
         raise StateError(
             f"{path.parent}: the state directory is not writable ({exc.strerror or exc})",
