@@ -114,19 +114,6 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     return 2 * len(os.sched_getaffinity(0))
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """On an xdist worker: the longest tests first in each worker's share (:mod:`tests.support.schedule`).
-
-    Every worker orders the same collection the same way (xdist requires it); ``-n 0`` keeps file order.
-    """
-    workerinput = getattr(config, "workerinput", None)
-    if workerinput is None:
-        return
-    from tests.support.schedule import deal, recorded
-
-    items[:] = deal(items, int(workerinput["workercount"]), recorded())
-
-
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point HOME, the XDG dirs and agentlaunch's own dirs at a temporary folder."""
