@@ -11,6 +11,7 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,9 +34,14 @@ def _runs_e2e(config: pytest.Config) -> bool:
     if "not e2e" in (config.getoption("markexpr", "") or ""):
         return False
     e2e = (REPO / "tests" / "e2e").resolve()
-    here = config.invocation_params.dir
-    paths = [(here / arg.split("::")[0]).resolve() for arg in config.args] or [REPO / "tests"]
+    paths = _asked_paths(config)
     return any(path == e2e or path in e2e.parents or e2e in path.parents for path in paths)
+
+
+def _asked_paths(config: pytest.Config) -> list[Path]:
+    """The files and folders the run was asked for (``tests`` when none)."""
+    here = config.invocation_params.dir
+    return [(here / arg.split("::")[0]).resolve() for arg in config.args] or [REPO / "tests"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -55,10 +61,21 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
     An install can take minutes (npm); under its lock a worker's test would spend its own timeout waiting for it.
     A failure is left for the tests to report (they ask again and skip, or fail under AGENTLAUNCH_REQUIRE_REAL_CLIS).
+    Meanwhile the test modules are rewritten for the workers (:func:`_rewrite_ahead`).
     """
     config = session.config
-    if hasattr(config, "workerinput") or not _runs_e2e(config):
+    if hasattr(config, "workerinput"):
         return
+    rewriting = _rewrite_ahead(config)
+    try:
+        if _runs_e2e(config):
+            _check_clis()
+    finally:
+        if rewriting is not None:
+            rewriting.join()
+
+
+def _check_clis() -> None:
     from tests.support.clis import CliName, ensure_cli, share_found
 
     for name in get_args(CliName):
@@ -67,6 +84,21 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         except (pytest.skip.Exception, pytest.fail.Exception, ValueError):
             break
     share_found()  # the workers start after this hook (xdist's own runs last): they need not check again
+
+
+def _rewrite_ahead(config: pytest.Config) -> threading.Thread | None:
+    """With xdist workers to come: their test modules rewritten once, here (:mod:`tests.support.rewrite_ahead`).
+
+    On a thread, while the CLI checks above wait on their ``--version`` (a Node start each, Gemini's seconds).
+    """
+    if not config.getoption("numprocesses", None):
+        return None
+    from tests.support.rewrite_ahead import rewrite_ahead, rewritten_files
+
+    files = rewritten_files([*_asked_paths(config), REPO / "tests" / "conftest.py"])
+    thread = threading.Thread(target=rewrite_ahead, args=(config, files), name="rewrite-ahead", daemon=True)
+    thread.start()
+    return thread
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:

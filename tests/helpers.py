@@ -95,6 +95,15 @@ def wait_for(condition: Callable[[], Any], timeout: float = 30.0, what: str = "c
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
+def turn_over(record: dict[str, Any]) -> bool:
+    """A status record that waits after a turn (the startup message's, say): ``waiting`` with ``turns``.
+
+    Read both fields from one record: two reads can see the state of one moment and the count of the next (the
+    CLI's SessionStart says waiting, then the startup turn begins and counts) while the turn still runs.
+    """
+    return record.get("state") == "waiting" and bool(record.get("turns"))
+
+
 def die_with(tmux: Callable[..., str], pane: str, code: int) -> None:
     """End ``pane`` (running ``sh -c "read x; exit CODE"`` under remain-on-exit) so that tmux records exit ``code``.
 

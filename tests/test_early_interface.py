@@ -16,7 +16,7 @@ import pexpect
 import pytest
 
 from agentlaunch.launch import early_interface
-from tests.helpers import wait_for, write_agent
+from tests.helpers import turn_over, wait_for, write_agent
 from tests.test_native_ready import record
 from tests.test_native_relay import FAKE_TUI, env_with, ready, spawn
 
@@ -152,8 +152,7 @@ def test_the_hooks_reach_the_launch_through_the_socket_the_early_start_bound(
     child = spawn(agents_dir, env=env_with(FAKE_TUI_STARTS=str(log), FAKE_TUI_HOOKS="1", FAKE_TUI_STARTUP_DELAY="0"))
     try:
         ready(child)
-        wait_for(lambda: record("tui").get("state") == "waiting" and record("tui").get("turns"), timeout=30,
-                 what="the startup turn reported by the hooks")  # fmt: skip
+        wait_for(lambda: turn_over(record("tui")), timeout=30, what="the startup turn reported by the hooks")
         assert len(starts(log)) == 2
     finally:
         child.terminate(force=True)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import run_cli_inprocess, wait_for, write_agent
+from tests.helpers import run_cli_inprocess, turn_over, wait_for, write_agent
 from tests.test_native_relay import FAKE_TUI, env_with, ready, spawn
 
 
@@ -63,8 +63,10 @@ def test_a_cli_that_reports_is_waiting_and_never_asking(
     child = spawn(agents_dir, env=env_with(FAKE_TUI_HOOKS="1", FAKE_TUI_STARTUP_DELAY="0"))
     try:
         ready(child)
-        wait_for(lambda: record("tui").get("state") == "waiting" and record("tui").get("turns"), timeout=30,
-                 what="the startup turn over")  # fmt: skip
+        # One record read for both: two reads could see the SessionStart's "waiting" and then the startup turn's
+        # count while that turn still ran (its Stop is held 3 s for the transcript), and the state asserted below
+        # was then "thinking" (the flake of this test under load).
+        wait_for(lambda: turn_over(record("tui")), timeout=30, what="the startup turn over")
         # Well past ready_timeout (2 s) the CLI that reported stays waiting: polled, not slept for a fixed time.
         wait_for(lambda: record("tui").get("updated") and _age(record("tui")) > 3, timeout=30, what="time passing")
         assert record("tui").get("state") == "waiting"

@@ -14,7 +14,7 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -300,21 +300,25 @@ def test_a_request_line_cut_anywhere_arrives_whole_or_is_refused_whole(tmp_path_
     try:
         client.connect(str(server.path))
         client.sendall(line[:cut])
-        loop.call_later(0.05, loop.stop)  # the server reads the first piece alone
-        loop.run()
+
+        def run_until(done: Callable[[], bool]) -> None:
+            give_up = loop.call_later(10, loop.stop)
+
+            def check() -> None:
+                if done():
+                    loop.stop()
+                else:
+                    loop.call_later(0.001, check)
+
+            check()
+            loop.run()
+            give_up.cancel()
+
+        # The server reads the first piece alone: waited for (its connection holds exactly that piece), not slept.
+        run_until(lambda: bool(got) or any(bytes(i.data) == line[:cut] for i in server._incoming))
         if not got:
             client.sendall(line[cut:])
-        give_up = loop.call_later(10, loop.stop)
-
-        def check() -> None:
-            if got:
-                loop.stop()
-            else:
-                loop.call_later(0.01, check)
-
-        check()
-        loop.run()
-        give_up.cancel()
+        run_until(lambda: bool(got))
     finally:
         client.close()
         server.close()

@@ -15,7 +15,7 @@ import pytest
 from agentlaunch import paths
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, system_text, text_reply
 from tests.e2e.test_tmux_claude import cli, env, pane_of, say, screen, tmux
-from tests.helpers import wait_for, write_agent
+from tests.helpers import run_cli_inprocess, wait_for, write_agent
 
 __all__ = ["env"]  # the fixture, used by name
 
@@ -24,7 +24,7 @@ OLD, NEW = "You are the OLD-SOUL-7731 brancher.", "You are the NEW-SOUL-7732 bra
 
 
 def records(env: dict[str, str], cwd: Path, agent: str) -> list[dict[str, Any]]:
-    return [r for r in json.loads(cli(env, cwd, "status", "--json").stdout) if r.get("agent") == agent]
+    return [r for r in json.loads(run_cli_inprocess("status", "--json", env=env, cwd=cwd).stdout) if r.get("agent") == agent]
 
 
 def waiting(env: dict[str, str], cwd: Path, agent: str, session: str | None = None) -> dict[str, Any] | None:

@@ -15,7 +15,7 @@ import pytest
 
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, text_reply
 from tests.e2e.test_tmux_claude import claude_agent, cli, env, pane_of, say, screen, tmux
-from tests.helpers import wait_for
+from tests.helpers import run_cli_inprocess, wait_for
 
 __all__ = ["env"]  # the fixture, used by name
 
@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
 
 def record(env: dict[str, str], cwd: Path, agent: str) -> dict[str, object] | None:
-    records = json.loads(cli(env, cwd, "status", "--json").stdout)
+    records = json.loads(run_cli_inprocess("status", "--json", env=env, cwd=cwd).stdout)
     return next((r for r in records if r.get("agent") == agent), None)
 
 

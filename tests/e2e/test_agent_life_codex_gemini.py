@@ -18,7 +18,7 @@ import pytest
 from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi.responses import ResponsesUsage, TextReply, prepare_codex_home, user_texts
 from tests.e2e.test_tmux_ready_states import config_dir, gemini_team, pane_of, screen, tmux
-from tests.helpers import run_cli, wait_for, write_agent
+from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
 from tests.support.clis import ensure_cli
 from tests.support.native_tui import TitledResponsesFake
 
@@ -32,7 +32,7 @@ def cli(env: dict[str, str], cwd: Path, *args: str) -> Any:
 
 
 def records(env: dict[str, str], cwd: Path, agent: str) -> list[dict[str, Any]]:
-    return [r for r in json.loads(cli(env, cwd, "status", "--json").stdout) if r.get("agent") == agent]
+    return [r for r in json.loads(run_cli_inprocess("status", "--json", env=env, cwd=cwd).stdout) if r.get("agent") == agent]
 
 
 def waiting(env: dict[str, str], cwd: Path, agent: str, not_session: object = None) -> dict[str, Any] | None:

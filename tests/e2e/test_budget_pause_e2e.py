@@ -26,7 +26,7 @@ from tests.e2e.test_agent_life_codex_gemini import codex_team, typed
 from tests.e2e.test_tmux_claude import claude_agent, cli, pane_of, say, screen, settled, state_of
 from tests.e2e.test_tmux_claude import env as tmux_env
 from tests.e2e.test_tmux_ready_states import config_dir, gemini_team
-from tests.helpers import run_cli, wait_for, write_agent
+from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
 from tests.support.clis import ensure_cli
 
 __all__ = ["codex_team", "config_dir", "gemini_team", "tmux_env"]  # the fixtures, used by name
@@ -53,7 +53,7 @@ def _start(
 
 
 def _record(env: dict[str, str], workdir: Path) -> dict[str, Any] | None:
-    done = run_cli("status", "--json", cwd=workdir, env=env, timeout=60)
+    done = run_cli_inprocess("status", "--json", cwd=workdir, env=env)
     rows = [r for r in json.loads(done.stdout or b"[]") if r.get("agent") == "spender"]
     return rows[0] if rows else None
 
@@ -303,7 +303,7 @@ def _daily_budget(agents_dir: Path, agent: str, usd: float) -> dict[str, Any]:
 
 
 def _paused_agent(env: dict[str, str], workdir: Path, agent: str) -> dict[str, Any] | None:
-    records = json.loads(cli(env, workdir, "status", "--json").stdout)
+    records = json.loads(run_cli_inprocess("status", "--json", env=env, cwd=workdir).stdout)
     return next((r for r in records if r.get("agent") == agent and r.get("state") == "paused"), None)
 
 

@@ -28,7 +28,7 @@ from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.fakeapi.server import Recorded
 from agentlaunch.launch.reaper import processes
-from tests.helpers import run_cli, wait_for, write_agent
+from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
 from tests.support.claude_tui import Screen, spawn
 from tests.support.clis import ensure_cli
 from tests.support.native_tui import TitledResponsesFake
@@ -240,7 +240,7 @@ def test_esc_during_a_streaming_answer_reaches_the_cli(tui: Tui) -> None:
 
 def state_of(tui: Tui) -> str | None:
     """The interface's state once its first turn (the startup message's) is counted."""
-    records = json.loads(tui.cli("status", "--json").stdout)
+    records = json.loads(run_cli_inprocess("status", "--json", env=tui.env, cwd=tui.work).stdout)
     return next((str(r["state"]) for r in records if r.get("agent") == "planner" and r.get("turns")), None)
 
 

@@ -24,7 +24,7 @@ import pytest
 from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.usage.store import Store
-from tests.helpers import write_agent
+from tests.helpers import run_cli_inprocess, write_agent
 from tests.support.clis import ensure_cli
 from tests.support.native_tui import TitledResponsesFake, Tui, seed_codex_home
 
@@ -50,9 +50,7 @@ class Agent:
         return Tui(argv, self.env, self.work)
 
     def cli(self, *args: str) -> Any:
-        done = subprocess.run(
-            [sys.executable, "-m", "agentlaunch", *args], env=self.env, cwd=self.work, capture_output=True, timeout=60
-        )
+        done = run_cli_inprocess(*args, env=self.env, cwd=self.work)  # polled: no Python start per look
         assert done.returncode == 0, done.stderr.decode()
         return json.loads(done.stdout)
 

@@ -23,7 +23,7 @@ import pytest
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, error_reply, text_reply
 from agentlaunch.fakeapi.server import FakeServer, Recorded, Reply
 from tests.e2e.test_tmux_ready_states import pane_of, screen, tmux
-from tests.helpers import run_cli, wait_for, write_agent
+from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
 from tests.support.claude_tui import seed_home
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
@@ -80,7 +80,7 @@ def pane_option(socket: str, pane: str, fmt: str) -> str:
 
 
 def record(env: dict[str, str], cwd: Path, agent: str) -> dict[str, Any]:
-    records = json.loads(run_cli("status", "--json", env=env, cwd=cwd, timeout=60).stdout)
+    records = json.loads(run_cli_inprocess("status", "--json", env=env, cwd=cwd).stdout)
     return next((r for r in records if r.get("agent") == agent), {})
 
 

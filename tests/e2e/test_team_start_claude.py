@@ -19,7 +19,7 @@ import pytest
 
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env
 from agentlaunch.live.status import read_records
-from tests.helpers import run_cli, wait_for, write_agent
+from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
 from tests.support.claude_tui import seed_home
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(400)]
@@ -73,7 +73,7 @@ def test_four_claude_codes_with_a_throttle_of_two_start_two_at_a_time_and_all_en
     assert "tmux session agentlaunch (socket " in err and "started t1, t2, t3, t4" in err
 
     def states() -> dict[str, str]:
-        records = json.loads(run_cli("status", "--json", env=env, cwd=workdir, timeout=60).stdout)
+        records = json.loads(run_cli_inprocess("status", "--json", env=env, cwd=workdir).stdout)
         return {str(r["agent"]): str(r["state"]) for r in records}
 
     wait_for(lambda: states() == dict.fromkeys(TEAM, "waiting"), timeout=90, what="all four waiting")

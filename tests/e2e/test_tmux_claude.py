@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, error_reply, text_reply, tool_reply
-from tests.helpers import run_cli, wait_for, write_agent
+from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
 from tests.support.claude_tui import seed_home
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
@@ -67,13 +67,13 @@ def cli(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProce
 
 
 def state_of(env: dict[str, str], cwd: Path, agent: str) -> str | None:
-    records = json.loads(cli(env, cwd, "status", "--json").stdout)
+    records = json.loads(run_cli_inprocess("status", "--json", env=env, cwd=cwd).stdout)
     return next((str(r.get("state")) for r in records if r.get("agent") == agent), None)
 
 
 def settled(env: dict[str, str], cwd: Path, agent: str) -> bool:
     """The agent waits after its first turn (the startup message's): a prompt typed now is a turn of its own."""
-    records = json.loads(cli(env, cwd, "status", "--json").stdout)
+    records = json.loads(run_cli_inprocess("status", "--json", env=env, cwd=cwd).stdout)
     return any(r.get("agent") == agent and r.get("state") == "waiting" and r.get("turns") for r in records)
 
 

@@ -18,14 +18,14 @@ from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, text_reply
 from agentlaunch.live.status import CACHE_EXPIRY_OPTION
 from agentlaunch.live.tmux import BORDER_FORMAT
 from tests.e2e.test_tmux_claude import claude_agent, cli, env, pane_of, say, screen, state_of, tmux  # noqa: F401  (fixtures)
-from tests.helpers import wait_for
+from tests.helpers import run_cli_inprocess, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 COUNTDOWN = re.compile(r"cache warm (\d+)m(\d\d)s")
 
 
 def record_of(values: dict[str, str], cwd: Path, agent: str) -> dict[str, object]:
-    records = json.loads(cli(values, cwd, "status", "--json").stdout)
+    records = json.loads(run_cli_inprocess("status", "--json", env=values, cwd=cwd).stdout)
     return next(r for r in records if r.get("agent") == agent)
 
 

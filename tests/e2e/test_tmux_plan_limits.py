@@ -13,7 +13,7 @@ import pytest
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, gateway_token, rate_limit_headers, text_reply
 from agentlaunch.live.tmux import BORDER_FORMAT
 from tests.e2e.test_tmux_claude import claude_agent, cli, env, pane_of, say, screen, state_of, tmux  # noqa: F401  (fixtures)
-from tests.helpers import wait_for
+from tests.helpers import run_cli_inprocess, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
@@ -33,7 +33,7 @@ def test_the_pane_border_says_the_five_hour_window_and_when_it_resets(
     wait_for(lambda: "Noted." in screen(socket, pane), timeout=90, what="the answer")
 
     def record() -> dict[str, object]:
-        records = json.loads(cli(env, workdir, "status", "--json").stdout)
+        records = json.loads(run_cli_inprocess("status", "--json", env=env, cwd=workdir).stdout)
         return next((r for r in records if r.get("agent") == name), {})
 
     wait_for(lambda: record().get("rate_limits"), timeout=60, what="the record's rate_limits")

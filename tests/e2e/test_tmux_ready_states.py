@@ -20,7 +20,7 @@ import pytest
 
 from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, text_reply
-from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
+from tests.helpers import run_cli, run_cli_inprocess, turn_over, wait_for, write_agent
 from tests.support.claude_tui import seed_home
 from tests.support.clis import ensure_cli
 
@@ -151,8 +151,7 @@ def test_gemini_permission_prompt_is_asking_end_to_end_and_a_resumed_gemini_is_r
     up = run_cli("tmux", "up", "gem", "--socket", socket, "--no-attach", "--wait", "90", env=env, cwd=work, timeout=150)
     assert up.returncode == 0, up.stderr.decode()
     pane = pane_of(socket, "gem")
-    wait_for(lambda: record(env, work, "gem").get("state") == "waiting" and record(env, work, "gem").get("turns"),
-             timeout=90, what="the startup turn over")  # fmt: skip
+    wait_for(lambda: turn_over(record(env, work, "gem")), timeout=90, what="the startup turn over")
     tmux(socket, "send-keys", "-t", pane, "-l", "write the file")
     shows(socket, pane, "write the file", 30)
     tmux(socket, "send-keys", "-t", pane, "Enter")
@@ -207,8 +206,7 @@ def test_codex_new_and_resumed_report_that_they_are_up(
             api.script.push(cfake.TextReply("Hello from Codex.", usage))
         up = run_cli("tmux", "up", "cdx", "--socket", socket, "--no-attach", "--wait", "90", env=env, cwd=work, timeout=150)
         assert up.returncode == 0, up.stderr.decode()
-        wait_for(lambda: record(env, work, "cdx").get("state") == "waiting" and record(env, work, "cdx").get("turns"),
-                 timeout=90, what="the startup turn over")  # fmt: skip
+        wait_for(lambda: turn_over(record(env, work, "cdx")), timeout=90, what="the startup turn over")
         assert run_cli("tmux", "down", "--socket", socket, env=env, cwd=work, timeout=120).returncode == 0
         resumed = run_cli("tmux", "up", "--resume", "cdx", "--socket", socket, "--no-attach", "--wait", "90", env=env,
                           cwd=work, timeout=150)  # fmt: skip
