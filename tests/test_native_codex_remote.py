@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agentlaunch.events import CallUsage, SessionStarted, Text, TurnEnd, Usage, Warning
+from agentlaunch.events import CallUsage, Compaction, SessionStarted, Text, TurnEnd, Usage, Warning
 from agentlaunch.launch import native_remote
 from agentlaunch.providers.native.codex_remote import RemoteSource
 from agentlaunch.providers.native.source import PromptTyped
@@ -85,6 +85,13 @@ def test_a_turn_with_an_approval_reads_as_thinking_asking_tool_thinking_waiting(
     # The turn's end (its error, when it failed) comes before the waiting it brings, never after.
     kinds = [type(e) for e in second if isinstance(e, TurnEnd | StateChanged)]
     assert kinds[-2:] == [TurnEnd, StateChanged]
+
+
+def test_a_context_compaction_item_is_a_compaction() -> None:
+    src, conn = source()
+    conn.inbox = [note("item/started", item={"type": "contextCompaction", "id": "k"}),
+                  note("item/completed", item={"type": "contextCompaction", "id": "k"})]  # fmt: skip
+    assert src.read() == [Compaction()]
 
 
 def test_another_threads_messages_and_server_requests_are_not_the_sessions() -> None:

@@ -11,7 +11,9 @@ this source. What it reports (measured on 0.171.0, ``tests/e2e/test_native_codex
   while its ``activeFlags`` hold ``waitingOnApproval`` or ``waitingOnUserInput``), a command or edit
   item under way is ``tool``, ``turn/completed`` and ``idle`` are ``waiting``;
 * the turn's agent messages as ``Text`` (the answer ``agentlaunch send --wait`` returns) and a failed turn's
-  error as ``TurnEnd``.
+  error as ``TurnEnd``;
+* a compaction as the ``item/completed`` of a ``contextCompaction`` item (its own call comes as any call's
+  ``thread/tokenUsage/updated``; the two that repeat a running total around it are not calls).
 
 Approval requests reach both connections; the person answers them in the interface (it shows one asked
 before it attached, too), so this source never does. No rollout file is read.
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agentlaunch.events import PermissionRequest, ToolResult, ToolUse, TurnEnd, Unknown, Warning
+from agentlaunch.events import Compaction, PermissionRequest, ToolResult, ToolUse, TurnEnd, Unknown, Warning
 from agentlaunch.providers import codex_appserver as rpc
 from agentlaunch.providers.native.source import NativeItem, PromptTyped
 from agentlaunch.providers.values import obj, opt_label, string
@@ -121,6 +123,8 @@ class RemoteSource:
             out += self._status(obj(params.get("status")))
         elif method == "item/started" and (typed := user_text(obj(params.get("item")))):
             out.append(PromptTyped(typed))
+        elif method == "item/completed" and obj(params.get("item")).get("type") == "contextCompaction":
+            out.append(Compaction())  # its call is counted as any other (its own thread/tokenUsage/updated)
         for event in self.parser.event(message):
             out += self._event(event)
         return out
