@@ -231,7 +231,9 @@ def test_esc_during_a_streaming_answer_reaches_the_cli(tui: Tui) -> None:
     screen.child.send("answer slowly")
     screen.wait_for(lambda t: "answer slowly" in t, 30, "the typed prompt")
     screen.child.send("\r")
-    screen.wait_for(lambda t: "STREAM" in t.rsplit("answer slowly", 1)[-1], 60, "the answer's first piece")
+    # After the prompt's first place on screen: Codex's interface on agentlaunch's app-server names the thread
+    # after it in its footer ("GPT-5.5 default · WORKDIR · answer slowly"), under the answer.
+    screen.wait_for(lambda t: "STREAM" in t.split("answer slowly", 1)[-1], 60, "the answer's first piece")
     screen.child.send("\x1b")  # Esc: the CLI cancels the answer it is streaming
     screen.wait_for(lambda t: any(w in t.lower() for w in ("interrupted", "cancelled", "canceled")), 30, "the CLI's cancel mark")
     assert screen.child.isalive()
