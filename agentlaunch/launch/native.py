@@ -8,7 +8,9 @@ are delivered as for a headless run; a new session's startup message is the
 CLI's first prompt (never on resume). Meters and states come from the CLI's
 structured sources, never from the screen: each adapter's
 ``native_extras(ctx)`` (:mod:`agentlaunch.providers.native.source`) adds the
-flags that make the CLI report and the sources the relay waits on. Their
+flags that make the CLI report and the sources the relay waits on (a Codex
+launch goes through an app-server agentlaunch owns instead, where it can:
+:mod:`agentlaunch.launch.native_remote`; its sends are ``turn/start``). Their
 events go through :meth:`Launch.handle <agentlaunch.launch.session.Launch.handle>`
 (metered, priced, stored, shown by the status record and tmux exactly as
 headless), their states through :meth:`Launch.set_state`.
