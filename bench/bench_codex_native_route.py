@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import signal
 import sys
 import tempfile
 import time
@@ -28,6 +27,7 @@ import pyte
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_native_start import end  # noqa: E402
 from harness import REPO, quartiles, spread  # noqa: E402
 
 from agentlaunch.fakeapi.responses import ResponsesScript  # noqa: E402
@@ -61,15 +61,6 @@ def until_echo(argv: list[str], env: dict[str, str], timeout: float = 90) -> flo
         raise SystemExit(f"{argv[:3]}: no echo within {timeout}s:\n{text}")
     finally:
         end(child)
-
-
-def end(child: pexpect.spawn) -> None:
-    child.kill(signal.SIGTERM)
-    try:
-        child.expect(pexpect.EOF, timeout=30)
-    except pexpect.TIMEOUT:
-        child.kill(signal.SIGKILL)
-    child.close(force=True)
 
 
 def main() -> int:

@@ -29,6 +29,20 @@ MAX_MESSAGE = 1 << 26
 Message = dict[str, Any]
 
 
+def client_frame(opcode: int, data: bytes) -> bytes:
+    """One final frame of ``opcode`` (0x1 text, 0x8 close, 0xA pong) carrying ``data``, masked as a client's must be."""
+    mask = os.urandom(4)
+    n = len(data)
+    if n < 126:
+        head = struct.pack(">BB", 0x80 | opcode, 0x80 | n)
+    elif n < 1 << 16:
+        head = struct.pack(">BBH", 0x80 | opcode, 0x80 | 126, n)
+    else:
+        head = struct.pack(">BBQ", 0x80 | opcode, 0x80 | 127, n)
+    masked = (int.from_bytes(data, "big") ^ int.from_bytes((mask * (n // 4 + 1))[:n], "big")).to_bytes(n, "big")
+    return head + mask + masked
+
+
 class Closed(OSError):
     """The other end closed the connection (or sent what no WebSocket peer sends)."""
 
@@ -78,16 +92,7 @@ class UnixWebSocket:
         self._send_frame(0x1, json.dumps(message).encode())
 
     def _send_frame(self, opcode: int, data: bytes) -> None:
-        mask = os.urandom(4)
-        n = len(data)
-        if n < 126:
-            head = struct.pack(">BB", 0x80 | opcode, 0x80 | n)
-        elif n < 1 << 16:
-            head = struct.pack(">BBH", 0x80 | opcode, 0x80 | 126, n)
-        else:
-            head = struct.pack(">BBQ", 0x80 | opcode, 0x80 | 127, n)
-        masked = (int.from_bytes(data, "big") ^ int.from_bytes((mask * (n // 4 + 1))[:n], "big")).to_bytes(n, "big")
-        self.sock.sendall(head + mask + masked)
+        self.sock.sendall(client_frame(opcode, data))
 
     def receive(self) -> list[Message]:
         """What has arrived (never waits); sets ``closed`` once the connection ended."""
