@@ -533,7 +533,7 @@ class NativeRun:
         if self.launch.stopped is not None:
             return 0  # agentlaunch ended the CLI (a budget): the caller raises the budget's error, exit 6
         if self.remote is not None and self._server_gone:
-            error = self.remote.failed("exited during the session; Codex's interface was ended with it")
+            error = self.remote.failed("exited during the session; Codex's interface was ended with it", wait=5.0)
             raise native_remote.AppServerFailed(error.message, hint=self._resume_hint())
         code = self._exit_code(result)
         if code in (0, None):

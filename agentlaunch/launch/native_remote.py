@@ -193,8 +193,12 @@ class RemoteCodex:
         return kept
 
     # -- the end ----------------------------------------------------------------------------------------
-    def failed(self, what: str) -> AppServerFailed:
-        """The error for a server that ``what`` (its exit code and last log lines named)."""
+    def failed(self, what: str, wait: float = 0.0) -> AppServerFailed:
+        """The error for a server that ``what`` (its exit code and last log lines named); ``wait``: seconds its exit
+        is waited for (the connection ends before npm's node wrapper has seen its binary die)."""
+        if self.server is not None and wait:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.server.wait(wait)
         code = self.server.poll() if self.server is not None else None
         how = f" (exit code {code})" if code is not None and code >= 0 else f" (signal {-code})" if code is not None else ""
         tail = last_lines(self.log)
