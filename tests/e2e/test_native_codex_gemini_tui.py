@@ -196,7 +196,11 @@ def test_own_interface_instructions_and_startup_message_once(tui: Tui) -> None:
     # After the prompt's first place on screen (the footer may name the thread after it, below the answer).
     screen.wait_for(lambda t: "answer." in t.split("after resume", 1)[-1], 60, "the resumed answer")
     later = tui.calls()[sent:]
-    texts = tui.user_texts(later[-1].body)
+    # The conversation's call, not the one Codex may make to name the thread (its interface on agentlaunch's
+    # app-server names a resumed thread after its first typed prompt; that call can come last).
+    convo = [c for c in later if (said := tui.user_texts(c.body)) and said[-1].strip() == "after resume"]
+    assert convo, [tui.user_texts(c.body)[-1:] for c in later]
+    texts = tui.user_texts(convo[-1].body)
     assert sum("STARTUP-MARKER-8812" in t for t in texts) == 1  # the first turn's, from history: never sent again
     assert any("Second answer." in json.dumps(r.body) for r in later)
     quit_tui(tui, screen)
