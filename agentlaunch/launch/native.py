@@ -8,7 +8,9 @@ are delivered as for a headless run; a new session's startup message is the
 CLI's first prompt (never on resume). Meters and states come from the CLI's
 structured sources, never from the screen: each adapter's
 ``native_extras(ctx)`` (:mod:`agentlaunch.providers.native.source`) adds the
-flags that make the CLI report and the sources the relay waits on. Their
+flags that make the CLI report and the sources the relay waits on (a Codex
+launch goes through an app-server agentlaunch owns instead, where it can:
+:mod:`agentlaunch.launch.native_remote`; its sends are ``turn/start``). Their
 events go through :meth:`Launch.handle <agentlaunch.launch.session.Launch.handle>`
 (metered, priced, stored, shown by the status record and tmux exactly as
 headless), their states through :meth:`Launch.set_state`.
@@ -28,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from agentlaunch import runtime_dirs
 from agentlaunch.errors import AgentlaunchError, ExitCode, ProviderMissing, UsageError
 from agentlaunch.events import CallUsage, SessionStarted, Text, TextDelta, TurnEnd
-from agentlaunch.launch import early_interface, prespawn
+from agentlaunch.launch import early_interface, native_remote, prespawn
 from agentlaunch.launch.answer import Figures, TurnAnswer
 from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest, close_control, launch_busy, open_control
 from agentlaunch.launch.early_interface import EarlyInterface
@@ -38,7 +40,7 @@ from agentlaunch.launch.start import instructions_digest
 from agentlaunch.launch.terminal import MIN_COLS, MIN_ROWS, ScreenModes, raw_terminal, saved_mode, write_all
 from agentlaunch.launch.transport import Child, window_size
 from agentlaunch.launch.turn_cycle import first_message
-from agentlaunch.providers.native.source import NativeContext, NativeItem, NativeSource, PromptTyped, ToolAsked
+from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, NativeSource, PromptTyped, ToolAsked
 from agentlaunch.sinks import PromptSent, ProviderStateKept, StateChanged, TurnDone
 
 if TYPE_CHECKING:
@@ -114,6 +116,7 @@ class NativeRun:
         self._turn_error: str | None = None  # the turn under way ended on an error (Claude Code's StopFailure)
         self._answering: Timer | None = None  # a turn a sent prompt began is over: its answer is read soon
         self._not_ready: Timer | None = None  # the CLI has not reported yet: asking, once options.ready_timeout is over
+        self.remote: native_remote.RemoteCodex | None = None  # Codex's interface on agentlaunch's app-server
 
     # -- the run -----------------------------------------------------------------------------
     def run(self) -> int:
@@ -131,6 +134,8 @@ class NativeRun:
             for source in self.sources:
                 with contextlib.suppress(Exception):
                     source.close()
+            if self.remote is not None:
+                self.remote.close()
             shutil.rmtree(runtime, ignore_errors=True)
 
     def _run(self, runtime: Path, size: tuple[int, int], pending: EarlyInterface | None, bound: dict[str, Any]) -> int:
@@ -142,19 +147,14 @@ class NativeRun:
             status_path=self._status_path(), provider_state=dict(launch.provider_state), gated=launch.gates.active,
             bound=bound, forked=launch.fork is not None,
         )  # fmt: skip
-        extras = launch.adapter.native_extras(ctx)
-        self.sources = list(extras.sources)
-        for notice in extras.notices:
-            launch.notice(notice)
         new = not launch.resumed and launch.fork is None  # a fork's conversation is under way: no startup message
         prompt = first_message(launch, "", id_known=not self._learns_id) if new else ""
         self._startup_turn = bool(prompt)
         self._startup_text = prompt.strip()
-        assert launch.command is not None
-        argv = launch.adapter.interface_argv(
-            launch.spec, launch.command, session_id=launch.session_id, resumed=launch.resumed, state=launch.provider_state,
-            placement_argv=launch.placement_argv, extra_argv=extras.argv, prompt=prompt, fork=launch.fork,
-        )  # fmt: skip
+        argv, extras = self._interface(ctx, runtime, prompt)
+        self.sources = list(extras.sources)
+        for notice in extras.notices:
+            launch.notice(notice)
         env = {**launch.env, **extras.env}
         mode = saved_mode(self.tty_in)
         self._started_at = time.monotonic()
@@ -191,14 +191,29 @@ class NativeRun:
             write_all(self.tty_out, b"\r\n")
         if self.view is not None:
             self.view.relaying(None)  # from here notices print again, under what the CLI left on screen
-        if launch.stopped is not None and launch.child is not None:
-            # A budget ended the session: the CLI is ended now, so that what it wrote last is read below.
+        if (launch.stopped is not None or self._server_gone) and launch.child is not None:
+            # A budget ended the session (or the app-server died): the CLI is ended now, so that what it wrote last is read below.
             launch.child.stop()
         self.relay.read_sources(arm=False)  # after the CLI's exit: what they still have (their files are complete now)
         self._close_turn()
         self._keep_state()
         self._end_sends(result)
         return self._outcome(result)
+
+    def _interface(self, ctx: NativeContext, runtime: Path, prompt: str) -> tuple[list[str], NativeExtras]:
+        """The interface's argv and what follows it: through agentlaunch's app-server (Codex), else the CLI's own."""
+        launch = self.launch
+        assert launch.command is not None
+        if native_remote.applies(launch, prompt):
+            self.remote = remote = native_remote.RemoteCodex(launch, runtime)
+            source = remote.start(prompt)  # the thread open, the startup message's turn under way
+            return remote.interface_argv(), NativeExtras(sources=[source])
+        extras = launch.adapter.native_extras(ctx)
+        argv = launch.adapter.interface_argv(
+            launch.spec, launch.command, session_id=launch.session_id, resumed=launch.resumed, state=launch.provider_state,
+            placement_argv=launch.placement_argv, extra_argv=extras.argv, prompt=prompt, fork=launch.fork,
+        )  # fmt: skip
+        return argv, extras
 
     # -- the early start (agentlaunch.launch.early_interface) ------------------------------------
     def _early_child(self, pending: EarlyInterface | None, argv: list[str], env: dict[str, str]) -> Child | None:
@@ -251,7 +266,10 @@ class NativeRun:
         launch = self.launch
         if not self._registered or launch.persistent:
             return
-        state = launch.adapter.state_after_interface(launch.session_id, launch.provider_state, launch.env)
+        if self.remote is not None:
+            state = self.remote.kept_state(launch.provider_state)  # the thread's running total as it reported it
+        else:
+            state = launch.adapter.state_after_interface(launch.session_id, launch.provider_state, launch.env)
         launch.provider_state = state
         launch.emit(ProviderStateKept(state))
 
@@ -287,6 +305,8 @@ class NativeRun:
                 self.launch.notice(f"agentlaunch could not record what {self.launch.spec.provider} reported: {exc.message}")
         if self.launch.stopped is not None and self.relay is not None:
             self.relay.stop()  # a budget is spent: the interface ends, and the launch exits with the budget's error
+        if self._server_gone and self.relay is not None:
+            self.relay.stop()  # the app-server died: the interface, attached to it, can do nothing more
 
     def _event(self, event: Any) -> None:
         launch = self.launch
@@ -382,7 +402,10 @@ class NativeRun:
             if why is not None:
                 request.refuse(why, self.launch.state)
                 continue
-            self.relay.type_prompt(typed)
+            if self.remote is not None and not request.command:
+                self.remote.turn_start(typed)  # a turn of the thread, as the interface's own; no key typed
+            else:
+                self.relay.type_prompt(typed)
             request.accept(self.launch.session_id)
             loop = self.launch.loop
             send = _Send(request, Figures.of(self.launch.meter), loop.clock.monotonic())
@@ -391,8 +414,8 @@ class NativeRun:
 
     def _typing_of(self, request: SendRequest) -> tuple[str | None, str | None]:
         """What to type for ``request`` so that the model reads it as written (a command: as it is), or why nothing."""
-        if request.command:
-            return request.prompt, None
+        if request.command or self.remote is not None:
+            return request.prompt, None  # turn/start takes the text as it is written
         cli = self.launch.adapter.descriptor
         typed = cli.interface_input.typed(request.prompt)
         if typed is not None:
@@ -442,7 +465,7 @@ class NativeRun:
             return why
         if any(not send.opened for send in self._sends):
             return f"a prompt sent to {name} earlier has not started yet"
-        if "\n" in request.prompt and self.relay is not None and not self.relay.takes_paste:
+        if "\n" in request.prompt and self.remote is None and self.relay is not None and not self.relay.takes_paste:
             return f"{cli}'s interface does not take pasted text now; send a prompt of one line"
         return None
 
@@ -484,6 +507,8 @@ class NativeRun:
                 code, error = int(launch.stopped.exit_code), launch.stopped.message
             elif result.terminated is not None:
                 code, error = 128 + result.terminated, f"agentlaunch was ended by signal {result.terminated} before the turn did"
+            elif self._server_gone:
+                code, error = int(ExitCode.TURN_FAILED), "codex app-server exited before the turn ended"
             else:
                 cli_code = self._exit_code(result)
                 how = f"exited (code {cli_code})" if cli_code is not None else "ended"
@@ -507,6 +532,9 @@ class NativeRun:
             return 128 + result.terminated
         if self.launch.stopped is not None:
             return 0  # agentlaunch ended the CLI (a budget): the caller raises the budget's error, exit 6
+        if self.remote is not None and self._server_gone:
+            error = self.remote.failed("exited during the session; Codex's interface was ended with it", wait=5.0)
+            raise native_remote.AppServerFailed(error.message, hint=self._resume_hint())
         code = self._exit_code(result)
         if code in (0, None):
             return 0
@@ -523,6 +551,10 @@ class NativeRun:
         if code is None and self.launch.child is not None:
             code = self.launch.child.poll()
         return code
+
+    @property
+    def _server_gone(self) -> bool:
+        return self.remote is not None and self.remote.gone
 
     def _resume_hint(self) -> str | None:
         if not self._registered:

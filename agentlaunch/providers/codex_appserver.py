@@ -98,11 +98,16 @@ def initialize(request_id: int) -> list[dict[str, object]]:
     return [request(request_id, "initialize", {"clientInfo": CLIENT}), {"method": "initialized"}]
 
 
-def open_thread(request_id: int, cwd: str, thread_id: str | None, model: str | None) -> dict[str, object]:
+def open_thread(
+    request_id: int, cwd: str, thread_id: str | None, model: str | None, approval: str | None = "never"
+) -> dict[str, object]:
     """``thread/start`` (``thread_id`` None) or ``thread/resume``, with what ``codex exec`` runs with: no approval
     asked (``never``), the sandbox of the configuration (read-only unless it says otherwise). The request the
-    model then gets is ``codex exec``'s, ids aside (pinned by the e2e tests)."""
-    params: dict[str, object] = {"cwd": cwd, "approvalPolicy": "never"}
+    model then gets is ``codex exec``'s, ids aside (pinned by the e2e tests). ``approval`` None: the
+    configuration's policy (the native mode's: the person answers in Codex's interface)."""
+    params: dict[str, object] = {"cwd": cwd}
+    if approval is not None:
+        params["approvalPolicy"] = approval
     if model:
         params["model"] = model
     if thread_id is None:

@@ -193,9 +193,14 @@ def test_own_interface_instructions_and_startup_message_once(tui: Tui) -> None:
     screen.child.send("\r")
     # The answer (the spare "Second answer." when the CLI made no call of its own) follows the typed prompt.
     screen.until(lambda: len(tui.calls()) > sent, 60, "the resumed session's call")
-    screen.wait_for(lambda t: "answer." in t.rsplit("after resume", 1)[-1], 60, "the resumed answer")
+    # After the prompt's first place on screen (the footer may name the thread after it, below the answer).
+    screen.wait_for(lambda t: "answer." in t.split("after resume", 1)[-1], 60, "the resumed answer")
     later = tui.calls()[sent:]
-    texts = tui.user_texts(later[-1].body)
+    # The conversation's call, not the one Codex may make to name the thread (its interface on agentlaunch's
+    # app-server names a resumed thread after its first typed prompt; that call can come last).
+    convo = [c for c in later if (said := tui.user_texts(c.body)) and said[-1].strip() == "after resume"]
+    assert convo, [tui.user_texts(c.body)[-1:] for c in later]
+    texts = tui.user_texts(convo[-1].body)
     assert sum("STARTUP-MARKER-8812" in t for t in texts) == 1  # the first turn's, from history: never sent again
     assert any("Second answer." in json.dumps(r.body) for r in later)
     quit_tui(tui, screen)
@@ -231,7 +236,9 @@ def test_esc_during_a_streaming_answer_reaches_the_cli(tui: Tui) -> None:
     screen.child.send("answer slowly")
     screen.wait_for(lambda t: "answer slowly" in t, 30, "the typed prompt")
     screen.child.send("\r")
-    screen.wait_for(lambda t: "STREAM" in t.rsplit("answer slowly", 1)[-1], 60, "the answer's first piece")
+    # After the prompt's first place on screen: Codex's interface on agentlaunch's app-server names the thread
+    # after it in its footer ("GPT-5.5 default · WORKDIR · answer slowly"), under the answer.
+    screen.wait_for(lambda t: "STREAM" in t.split("answer slowly", 1)[-1], 60, "the answer's first piece")
     screen.child.send("\x1b")  # Esc: the CLI cancels the answer it is streaming
     screen.wait_for(lambda t: any(w in t.lower() for w in ("interrupted", "cancelled", "canceled")), 30, "the CLI's cancel mark")
     assert screen.child.isalive()

@@ -178,15 +178,9 @@ class UnixWebSocketRpc(Rpc):
         threading.Thread(target=self._read, daemon=True).start()
 
     def _frame(self, opcode: int, data: bytes) -> bytes:
-        mask = os.urandom(4)
-        n = len(data)
-        if n < 126:
-            head = struct.pack(">BB", 0x80 | opcode, 0x80 | n)
-        elif n < 1 << 16:
-            head = struct.pack(">BBH", 0x80 | opcode, 0x80 | 126, n)
-        else:
-            head = struct.pack(">BBQ", 0x80 | opcode, 0x80 | 127, n)
-        return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data))
+        from agentlaunch.providers.native.unix_websocket import client_frame
+
+        return client_frame(opcode, data)
 
     def _write(self, message: Message) -> None:
         with self._send_lock:

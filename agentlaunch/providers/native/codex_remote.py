@@ -1,0 +1,188 @@
+"""Native Codex through an app-server agentlaunch owns: the one source of the launch, its connection to that server.
+
+Codex's interface runs as ``codex --remote unix://PATH resume THREAD`` against the ``codex app-server`` the
+launch started (:mod:`agentlaunch.launch.native_remote`); agentlaunch's own connection to the same server is
+this source. What it reports (measured on 0.171.0, ``tests/e2e/test_native_codex_remote.py``):
+
+* every model call of the thread, typed in the interface or sent by ``turn/start``, as its own
+  ``thread/tokenUsage/updated`` (:class:`~agentlaunch.providers.codex_appserver.AppServerParser`: one
+  ``CallUsage`` per call, the window, the plan limits of ``account/rateLimits/updated``);
+* states from the thread's own messages: ``thread/status/changed`` ``active`` is ``thinking`` (``asking``
+  while its ``activeFlags`` hold ``waitingOnApproval`` or ``waitingOnUserInput``), a command or edit
+  item under way is ``tool``, ``turn/completed`` and ``idle`` are ``waiting``;
+* the turn's agent messages as ``Text`` (the answer ``agentlaunch send --wait`` returns) and a failed turn's
+  error as ``TurnEnd``;
+* a compaction as the ``item/completed`` of a ``contextCompaction`` item (its own call comes as any call's
+  ``thread/tokenUsage/updated``; the two that repeat a running total around it are not calls).
+
+Approval requests reach both connections; the person answers them in the interface (it shows one asked
+before it attached, too), so this source never does. No rollout file is read.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from agentlaunch.events import Compaction, PermissionRequest, ToolResult, ToolUse, TurnEnd, Unknown, Warning
+from agentlaunch.providers import codex_appserver as rpc
+from agentlaunch.providers.native.source import NativeItem, PromptTyped
+from agentlaunch.providers.values import obj, opt_label, string
+from agentlaunch.sinks import StateChanged
+
+if TYPE_CHECKING:
+    from agentlaunch.events import Usage
+    from agentlaunch.providers.native.unix_websocket import Message, UnixWebSocket
+
+ASKING_FLAGS = {"waitingOnApproval": "Codex waits for an approval in its interface",
+                "waitingOnUserInput": "Codex waits for an answer in its interface"}  # fmt: skip
+TOOL_ITEMS = frozenset({"commandExecution", "fileChange", "mcpToolCall", "webSearch"})
+
+
+class RemoteSource:
+    """agentlaunch's connection to the app-server of a native Codex launch (a :class:`NativeSource`)."""
+
+    def __init__(self, conn: UnixWebSocket, thread_id: str | None = None, total: Usage | None = None) -> None:
+        self.conn = conn
+        self.parser = rpc.AppServerParser(thread_id, total)
+        self.backlog: list[Message] = []
+        """Messages that arrived while a request waited for its answer (read first)."""
+        self._ids = iter(range(1, 1 << 62))
+        self.state: str | None = None
+        self.queued: list[NativeItem] = []
+        """Items to report at the next read (the launch's own: ``waiting`` once a resumed thread is open)."""
+        self._turns: set[str] = set()  # the ids of this connection's turn/start requests not answered yet
+        self._ended = False  # the end of the connection was reported
+        self._turn = False  # a turn of the thread began and has not completed
+        self._tools = 0  # tool items under way
+
+    # -- requests ---------------------------------------------------------------------------------
+    def next_id(self) -> int:
+        return next(self._ids)
+
+    def call(self, message: Message, timeout: float) -> Message:
+        """A request and its answer (blocking: the launch's start); the answer is read by the parser as well."""
+        answer = self.conn.call(message, timeout, self.backlog)
+        self.backlog.insert(0, answer)
+        return answer
+
+    def turn_start(self, text: str) -> None:
+        """A turn with ``text`` on the session's thread (agentlaunch send): its messages come as any turn's."""
+        assert self.parser.thread_id is not None
+        rid = self.next_id()
+        self._turns.add(str(rid))
+        self.conn.send(rpc.turn_start(rid, self.parser.thread_id, text))
+
+    @property
+    def gone(self) -> bool:
+        """The connection ended: the app-server exited (or closed it)."""
+        return self.conn.closed
+
+    # -- NativeSource -------------------------------------------------------------------------------
+    def fileno(self) -> int | None:
+        return None if self.conn.closed else self.conn.fileno()
+
+    def deadline(self) -> float | None:
+        return 0.0 if self.backlog or self.queued else None  # what arrived during the start: read at once
+
+    def read(self) -> list[NativeItem]:
+        messages, self.backlog = self.backlog, []
+        out, self.queued = self.queued, []
+        if not self.conn.closed:
+            messages += self.conn.receive()
+        for message in messages:
+            out += self._message(message)
+        if self.conn.closed and not self._ended:
+            self._ended = True
+            out += self._set("exited", "codex app-server closed the connection")
+        return out
+
+    def opened(self) -> None:
+        """A resumed thread is open: the session waits for its next prompt (no message says so)."""
+        self.queued += self._set("waiting")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- what a message says --------------------------------------------------------------------------
+    def _message(self, message: Message) -> list[NativeItem]:
+        method = message.get("method")
+        params = obj(message.get("params"))
+        if isinstance(method, str) and "id" in message:
+            return []  # a server request (an approval): the person answers it in the interface
+        thread = opt_label(params.get("threadId"))
+        if thread is not None and self.parser.thread_id is not None and thread != self.parser.thread_id:
+            return []  # another thread's (the one the interface starts to title the conversation)
+        if method is None and str(message.get("id")) in self._turns:
+            self._turns.discard(str(message.get("id")))
+            if (error := message.get("error")) is not None:  # no turn began: the send is released by its own bound
+                return [Warning(f"codex app-server refused a sent prompt: {string(obj(error).get('message'))}")]
+        out: list[NativeItem] = []
+        if method == "turn/started":
+            self._turn, self._tools = True, 0
+        if method == "thread/status/changed":
+            out += self._status(obj(params.get("status")))
+        elif method == "item/started" and (typed := user_text(obj(params.get("item")))):
+            out.append(PromptTyped(typed))
+        elif method == "item/completed" and obj(params.get("item")).get("type") == "contextCompaction":
+            out.append(Compaction())  # its call is counted as any other (its own thread/tokenUsage/updated)
+        for event in self.parser.event(message):
+            out += self._event(event)
+        return out
+
+    def _status(self, status: dict[str, Any]) -> list[NativeItem]:
+        kind = status.get("type")
+        if kind == "idle":
+            # Before turn/completed (measured): the turn's end says waiting, after its error is known.
+            return [] if self._turn else self._set("waiting")
+        if kind != "active":
+            return []
+        flags = [flag for flag in status.get("activeFlags") or [] if flag in ASKING_FLAGS]
+        if flags:
+            return self._set("asking", ASKING_FLAGS[flags[0]])
+        return self._set("tool" if self._tools else "thinking")
+
+    def _event(self, event: Any) -> list[NativeItem]:
+        if isinstance(event, ToolUse):
+            self._tools += 1  # started while an approval is asked for: asking until it is answered
+            return [] if self.state == "asking" else self._set("tool")
+        if isinstance(event, ToolResult):
+            self._tools = max(self._tools - 1, 0)
+            return [] if self.state == "asking" else self._set("tool" if self._tools else "thinking")
+        if isinstance(event, PermissionRequest):
+            return []
+        if isinstance(event, TurnEnd):
+            self._turn, self._tools = False, 0
+            return [event, *self._set("waiting")]
+        if isinstance(event, Warning):
+            # A retried API error is news for the state; the rest (the app-server's own warnings) are not the session's.
+            return self._set("retrying", event.message) if event.retry is not None else []
+        if isinstance(event, Unknown):
+            return []
+        return [event]
+
+    def _set(self, state: str, reason: str | None = None) -> list[NativeItem]:
+        if state == self.state and state != "retrying":
+            return []
+        self.state = state
+        return [StateChanged(state, reason)]
+
+
+def user_text(item: dict[str, Any]) -> str | None:
+    """The text of a ``userMessage`` item (a prompt typed in the interface, or sent), or None."""
+    if item.get("type") != "userMessage":
+        return None
+    parts = [string(obj(part).get("text")) for part in item.get("content") or [] if obj(part).get("type") == "text"]
+    return "\n".join(parts) or None
+
+
+def thread_of(answer: Message) -> str | None:
+    """The thread id of a ``thread/start`` or ``thread/resume`` answer."""
+    return opt_label(obj(obj(answer.get("result")).get("thread")).get("id"))
+
+
+def refusal(answer: Message) -> str | None:
+    """The message of a request's error answer, or None when it was answered."""
+    error = answer.get("error")
+    if error is None:
+        return None
+    return string(obj(error).get("message")) or "refused"

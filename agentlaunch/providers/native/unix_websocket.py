@@ -1,0 +1,184 @@
+"""A WebSocket client on a Unix socket: how agentlaunch talks to the ``codex app-server`` it owns.
+
+Measured on Codex 0.171.0 (``tests/e2e/test_codex_appserver_contract.py``): ``codex app-server --listen
+unix://PATH`` wants an HTTP/1.1 ``Upgrade: websocket`` request first (answered ``101``), then one JSON-RPC
+message per text frame; a plain JSON line is closed unanswered. Client frames are masked (RFC 6455).
+
+Standard library only. The handshake and :meth:`UnixWebSocket.call`'s wait block (with a timeout); afterwards
+the relay loop waits on :meth:`UnixWebSocket.fileno` and :meth:`UnixWebSocket.receive` takes what has arrived.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import socket
+import struct
+import time
+from typing import Any
+
+from agentlaunch.providers.values import loads
+
+MAX_PATH = 107
+"""The longest socket path Linux connects to (``sun_path`` is 108 bytes, its NUL included)."""
+MAX_MESSAGE = 1 << 26
+"""A frame longer than this is no message of the app-server's: the connection is taken as broken."""
+
+Message = dict[str, Any]
+
+
+def client_frame(opcode: int, data: bytes) -> bytes:
+    """One final frame of ``opcode`` (0x1 text, 0x8 close, 0xA pong) carrying ``data``, masked as a client's must be."""
+    mask = os.urandom(4)
+    n = len(data)
+    if n < 126:
+        head = struct.pack(">BB", 0x80 | opcode, 0x80 | n)
+    elif n < 1 << 16:
+        head = struct.pack(">BBH", 0x80 | opcode, 0x80 | 126, n)
+    else:
+        head = struct.pack(">BBQ", 0x80 | opcode, 0x80 | 127, n)
+    masked = (int.from_bytes(data, "big") ^ int.from_bytes((mask * (n // 4 + 1))[:n], "big")).to_bytes(n, "big")
+    return head + mask + masked
+
+
+class Closed(OSError):
+    """The other end closed the connection (or sent what no WebSocket peer sends)."""
+
+
+class UnixWebSocket:
+    """One connection: JSON messages out (:meth:`send`), in (:meth:`receive`), ``closed`` once it ended."""
+
+    def __init__(self, path: str, timeout: float) -> None:
+        """Connect to ``path`` and upgrade; OSError (``Closed``, ``TimeoutError``) when that fails."""
+        if len(os.fsencode(path)) > MAX_PATH:
+            raise OSError(f"the socket path is {len(os.fsencode(path))} bytes long, at most {MAX_PATH} work: {path}")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.closed = False
+        self._buf = b""
+        self._partial = b""
+        try:
+            self.sock.settimeout(timeout)
+            self.sock.connect(path)
+            key = base64.b64encode(os.urandom(16)).decode()
+            self.sock.sendall(
+                (
+                    "GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+                ).encode()
+            )
+            while b"\r\n\r\n" not in self._buf:
+                self._recv()
+            head, self._buf = self._buf.split(b"\r\n\r\n", 1)
+            status = head.split(b"\r\n", 1)[0].decode("latin-1")
+            if " 101 " not in status + " ":
+                raise Closed(f"no WebSocket upgrade: {status!r}")
+            self.sock.settimeout(None)
+        except OSError:
+            self.sock.close()
+            raise
+
+    def fileno(self) -> int:
+        return self.sock.fileno()
+
+    def _recv(self, flags: int = 0) -> None:
+        chunk = self.sock.recv(1 << 16, flags)
+        if not chunk:
+            raise Closed("the app-server closed the connection")
+        self._buf += chunk
+
+    def send(self, message: Message) -> None:
+        self._send_frame(0x1, json.dumps(message).encode())
+
+    def _send_frame(self, opcode: int, data: bytes) -> None:
+        self.sock.sendall(client_frame(opcode, data))
+
+    def receive(self) -> list[Message]:
+        """What has arrived (never waits); sets ``closed`` once the connection ended."""
+        try:
+            self._recv(socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            pass
+        except OSError:
+            self.closed = True
+        return self._messages()
+
+    def call(self, message: Message, timeout: float, backlog: list[Message]) -> Message:
+        """Send a request and wait for its answer; what else arrives meanwhile goes to ``backlog``, in order."""
+        rid = message["id"]
+        self.send(message)
+        end = time.monotonic() + timeout
+        while True:
+            for i, got in enumerate(backlog):
+                if got.get("id") == rid and "method" not in got:
+                    return backlog.pop(i)
+            left = end - time.monotonic()
+            if self.closed or left <= 0:
+                why = "closed the connection" if self.closed else f"did not answer within {timeout:g}s"
+                raise Closed(f"the app-server {why} ({message.get('method')})")
+            self.sock.settimeout(left)
+            try:
+                self._recv()
+            except TimeoutError:
+                continue
+            except OSError:
+                self.closed = True
+            finally:
+                self.sock.settimeout(None)
+            backlog.extend(self._messages())
+
+    def _messages(self) -> list[Message]:
+        out: list[Message] = []
+        while (frame := self._frame()) is not None:
+            opcode, final, data = frame
+            if opcode == 0x9:
+                self._send_frame(0xA, data)  # ping: pong
+            elif opcode == 0x8:
+                self.closed = True
+            elif opcode in (0x0, 0x1):
+                self._partial += data
+                if final:
+                    text, self._partial = self._partial, b""
+                    try:
+                        found = loads(text.decode("utf-8", "replace"))
+                    except ValueError:
+                        continue  # not JSON: nothing the app-server sends; skipped
+                    if isinstance(found, dict):
+                        out.append(found)
+        return out
+
+    def _frame(self) -> tuple[int, bool, bytes] | None:
+        """The next whole frame in the buffer (taken from it), or None while it is incomplete."""
+        buf = self._buf
+        if len(buf) < 2:
+            return None
+        b0, b1 = buf[0], buf[1]
+        n, at = b1 & 0x7F, 2
+        if n == 126:
+            if len(buf) < 4:
+                return None
+            n, at = struct.unpack(">H", buf[2:4])[0], 4
+        elif n == 127:
+            if len(buf) < 10:
+                return None
+            n, at = struct.unpack(">Q", buf[2:10])[0], 10
+        if n > MAX_MESSAGE:
+            self.closed, self._buf = True, b""
+            return None
+        mask = b""
+        if b1 & 0x80:
+            mask, at = buf[at : at + 4], at + 4
+        if len(buf) < at + n:
+            return None
+        data, self._buf = buf[at : at + n], buf[at + n :]
+        if mask:
+            data = bytes(b ^ mask[i % 4] for i, b in enumerate(data))
+        return b0 & 0x0F, bool(b0 & 0x80), data
+
+    def close(self) -> None:
+        if not self.closed:
+            with contextlib.suppress(OSError):
+                self._send_frame(0x8, b"")
+        self.closed = True
+        self.sock.close()
