@@ -69,12 +69,14 @@ SETTINGS_LIMIT = 1 << 20
 RETRIES = (0.25, 1.0, 3.0)
 """After a hook that says a call ended, the transcript is read again this long after (it is written lazily)."""
 UNMETERED = "this session's model calls will not be metered"
-SESSION_WAIT = 1.5
+SESSION_WAIT = 5.0
+"""Seconds a SessionStart hook's session waits for the status line's report (it has the CLI version). A call
+sends it at once (the store registers the session before any call); the status line comes within a second on an
+idle machine, and took over 1.5 s on a loaded one, where the session then went out without its version."""
 GATE_READ_WAIT = 3.0
 """Seconds a held tool waits for the line of the call that asked for it (the transcript is written lazily)."""
 GATE_REREAD = 0.05
 """While a tool waits for that line, the transcript is read again this often (it wakes nothing when it grows)."""
-"""Seconds a SessionStart hook's session waits for the status line's report (it has the CLI version)."""
 
 HOOK_EVENTS = (
     "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolBatch", "PermissionRequest", "PermissionDenied",
