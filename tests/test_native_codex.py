@@ -386,6 +386,16 @@ def test_a_new_session_finds_the_rollout_of_its_working_dir_started_after_the_la
     assert newest_rollout(bench.home / ".codex", bench.work, time.time() + 3600) is None  # older than the launch
 
 
+def test_a_fork_never_takes_its_parents_rollout_for_its_own(tmp_path: Path) -> None:
+    # The parent runs on beside its fork and may write its file just as the fork starts: the newest file of the
+    # working dir is then the parent's (a fork's own file appears later), and the fork took the parent's thread id.
+    bench = Bench(tmp_path)
+    bench.rollout.write_bytes(recorded("codex_tui.rollout.jsonl", bench.home, bench.work))
+    assert newest_rollout(bench.home / ".codex", bench.work, time.time() - 5) == bench.rollout
+    assert newest_rollout(bench.home / ".codex", bench.work, time.time() - 5, not_of=["agentlaunch-id", THREAD]) is None
+    assert newest_rollout(bench.home / ".codex", bench.work, time.time() - 5, not_of=["*", "../x"]) == bench.rollout
+
+
 def test_trust_hashes_are_the_ones_codex_0_171_stored() -> None:
     # Stored by Codex 0.171.0's TUI in config.toml after "Trust all and continue" for these hooks (timeout 600).
     assert trust_hash("stop", "/tmp/cgx/hook.sh Stop", 600) == (

@@ -80,6 +80,14 @@ def make_runtime_dir() -> Path:
     return runtime_dirs.make_for_launch()
 
 
+def fork_ids(fork: tuple[str, Mapping[str, object]] | None) -> tuple[str, ...]:
+    """A fork's parent as its files name it: the session id, and the thread its provider keeps (Codex)."""
+    if fork is None:
+        return ()
+    thread = fork[1].get("thread_id")
+    return (fork[0], thread) if isinstance(thread, str) and thread != fork[0] else (fork[0],)
+
+
 def check_size(size: tuple[int, int], cli: str) -> None:
     """Refuse a terminal too small to draw the CLI's interface in, with what to do instead."""
     cols, rows = size
@@ -145,7 +153,7 @@ class NativeRun:
             working_dir=launch.working_dir, env=dict(launch.env), runtime_dir=runtime,
             started_at=pending.started_at if pending is not None else time.time(), python=sys.executable,
             status_path=self._status_path(), provider_state=dict(launch.provider_state), gated=launch.gates.active,
-            bound=bound, forked=launch.fork is not None,
+            bound=bound, forked=launch.fork is not None, forked_from=fork_ids(launch.fork),
         )  # fmt: skip
         new = not launch.resumed and launch.fork is None  # a fork's conversation is under way: no startup message
         prompt = first_message(launch, "", id_known=not self._learns_id) if new else ""

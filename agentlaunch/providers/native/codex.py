@@ -39,7 +39,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -311,7 +311,7 @@ class CodexNativeSource:
             return
         if self.ctx.resumed:
             return  # a resumed thread's file is its own (named by its id or by a hook), never a guess
-        found = newest_rollout(self.home, self.ctx.working_dir, self.ctx.started_at)
+        found = newest_rollout(self.home, self.ctx.working_dir, self.ctx.started_at, not_of=self.ctx.forked_from)
         if found is not None:
             self._open(found)
 
@@ -428,12 +428,14 @@ def _key(usage: Usage) -> tuple[int, ...]:
     return (usage.input, usage.cache_write, usage.cache_read, usage.output, usage.reasoning)
 
 
-def newest_rollout(home: Path, working_dir: Path, started_at: float) -> Path | None:
+def newest_rollout(home: Path, working_dir: Path, started_at: float, not_of: Sequence[str] = ()) -> Path | None:
     """The rollout file of a thread started in ``working_dir`` after ``started_at``, if any (the newest).
 
     Only the day folders of the launch and of today are listed (local and UTC dates), and a file's
-    first line (its ``session_meta``) must name ``working_dir`` as its cwd.
+    first line (its ``session_meta``) must name ``working_dir`` as its cwd. The files of the threads
+    ``not_of`` names (a fork's parent, which may write its own file just as the fork starts) are left out.
     """
+    skipped = tuple(f"-{key}.jsonl" for key in map(file_key, not_of) if key)
     days = set()
     for moment in (started_at, time.time()):
         for fmt in (time.localtime(moment), time.gmtime(moment)):
@@ -450,7 +452,7 @@ def newest_rollout(home: Path, working_dir: Path, started_at: float) -> Path | N
                 mtime = path.stat().st_mtime
             except OSError:
                 continue
-            if mtime + 1 < started_at:
+            if mtime + 1 < started_at or path.name.endswith(skipped):
                 continue
             if _rollout_cwd(path) == str(working_dir):
                 found.append((mtime, path))

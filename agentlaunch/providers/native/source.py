@@ -97,6 +97,9 @@ class NativeContext:
     forked: bool = False
     """The session is a fork (``run --fork``): the CLI copies the earlier session's lines, older than ``started_at``,
     into the new session's file, and they are history, however close to the start."""
+    forked_from: tuple[str, ...] = ()
+    """A fork's parent: its session id and the thread its provider keeps. Their files, however recently written
+    (the parent runs on beside the fork), are never the fork's own."""
     gated: bool = False
     """A budget applies: the CLI holds each tool until the launch answers (:class:`ToolAsked`)."""
     provider_state: Mapping[str, object] = field(default_factory=dict)
