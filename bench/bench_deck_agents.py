@@ -42,7 +42,7 @@ from harness import find_claude  # noqa: E402
 from agentlaunch.fakeapi.anthropic import FakeAnthropic  # noqa: E402
 from agentlaunch.live.status import read_records  # noqa: E402
 
-SETTLE = 2.0  # seconds of quiet before the prompts, on both sides (the deck's first slow read is done by then)
+SETTLE = 2.0  # seconds of quiet before the prompts, on both sides (the deck has settled already: open_deck waits)
 
 
 @dataclass

@@ -103,8 +103,9 @@ class RemoteCodex:
         conn = self._connect()
         total = stored_total(launch.provider_state.get("total")) if launch.resumed else None
         self.source = source = RemoteSource(conn, thread, total)
-        self._call(rpc.initialize(source.next_id())[0], "initialize")
-        conn.send({"method": "initialized"})
+        hello, initialized = rpc.initialize(source.next_id())
+        self._call(hello, "initialize")
+        conn.send(initialized)
         what = "thread/resume" if thread else "thread/start"
         opened = rpc.open_thread(source.next_id(), str(launch.working_dir), thread, launch.spec.model, approval=None)
         self.thread_id = thread_of(self._call(opened, what))
