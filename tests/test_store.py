@@ -7,6 +7,7 @@ import os
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -486,6 +487,43 @@ def test_twenty_concurrent_writers_lose_no_row(tmp_path: Path) -> None:
         assert all(x.turns == CALLS_PER_WRITER // 10 and x.exit_status == 0 for x in sessions)
         per_session = {r.key: r.calls for r in s.usage_report("session")}
         assert per_session == {f"w{n}": CALLS_PER_WRITER for n in range(WRITERS)}
+
+
+def _open_and_close_elsewhere(path: Path) -> None:
+    code = "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('SELECT 1 FROM calls').fetchall(); c.close()"
+    subprocess.run([sys.executable, "-c", code, str(path)], check=True)
+
+
+def test_a_second_connection_in_one_process_leaves_the_first_ones_locks(db: Path) -> None:
+    # A launch keeps its store open while its exporter opens the export queue. The checks before a connection
+    # once opened and closed the file, which dropped every POSIX lock of the process: another process closing
+    # its connection then took itself for the last one and deleted the -wal file still in use here, and the
+    # next call recorded here was lost (CI saw it as "disk I/O error" with 20 agents exporting at once).
+    with Store.open(db) as first:
+        first.record_call(call(turn=1))
+        with Store.open(db):
+            _open_and_close_elsewhere(db)
+        _open_and_close_elsewhere(db)
+        assert db.with_name(db.name + "-wal").exists()
+        first.record_call(call(turn=2))
+    count = "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT COUNT(*) FROM calls').fetchone()[0])"
+    done = subprocess.run([sys.executable, "-c", count, str(db)], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["2"]
+
+
+def test_a_store_replaced_after_its_connections_closed_is_checked_again(db: Path) -> None:
+    with Store.open(db) as s:
+        s.record_call(call())
+    with Store.open(db), Store.open(db):
+        pass
+    for suffix in ("-wal", "-shm"):
+        db.with_name(db.name + suffix).unlink(missing_ok=True)
+    db.write_bytes(b"not a database at all" * 100)
+    with pytest.raises(StateError, match="not an SQLite database"):
+        Store.open(db)
+    db.unlink()
+    with Store.open(db):
+        assert db.stat().st_mode & 0o777 == 0o600
 
 
 def _recorder(path: str, conn: Any) -> None:

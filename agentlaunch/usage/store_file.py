@@ -12,7 +12,9 @@ import contextlib
 import os
 import sqlite3
 import stat
+import threading
 import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,6 +24,30 @@ from agentlaunch.fsutil import PRIVATE_FILE_MODE, private_dir, temp_file, tighte
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_S = 10.0
 BUSY_TIMEOUT_ENV = "AGENTLAUNCH_STORE_BUSY_TIMEOUT"
+
+_open_here: dict[str, int] = {}
+_open_here_lock = threading.Lock()
+"""How many connections this process has open on each store (by real path), counting one being opened.
+
+The checks before a connection open and close the store's file itself, and closing any descriptor of a file
+drops every POSIX lock this process holds on it, SQLite's included (SQLite's "How To Corrupt An SQLite
+Database File", 2.2). With a connection of this process open, another process closing its own then took
+itself for the last one and deleted the ``-wal`` and ``-shm`` files still in use here: what was written
+here afterwards was lost, or failed with "disk I/O error". So a store is checked only while this process
+has no connection open on it."""
+
+
+class _Connection(sqlite3.Connection):
+    """A connection that says when it closes (or is collected unclosed), for :data:`_open_here`."""
+
+    counted: weakref.finalize[[str], _Connection] | None = None  # set by connect(): uncounts the connection once
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            if self.counted is not None:
+                self.counted()
 
 
 def busy_timeout(environ: dict[str, str] | None = None) -> float:
@@ -52,13 +78,21 @@ def connect(path: Path, timeout: float = BUSY_TIMEOUT_S) -> sqlite3.Connection:
             f"{path.parent}: cannot create the state directory: {exc.strerror or exc}",
             hint="set AGENTLAUNCH_STATE_DIR to a writable directory",
         ) from None
-    _check_header(path)
-    _check_writable(path)
-    _private_files(path)
+    key = os.path.realpath(path)
+    with _open_here_lock:  # held through the checks: no connection of this process opens meanwhile
+        if not _open_here.get(key):
+            _check_header(path)
+            _check_writable(path)
+            _private_files(path)
+        _open_here[key] = _open_here.get(key, 0) + 1
     try:
-        conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
-    except sqlite3.Error as exc:
-        raise state_error(path, exc) from None
+        conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False, factory=_Connection)
+    except BaseException as exc:
+        _closed_here(key)
+        if isinstance(exc, sqlite3.Error):
+            raise state_error(path, exc) from None
+        raise
+    conn.counted = weakref.finalize(conn, _closed_here, key)
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
         _prepare(conn, path, timeout)
@@ -204,6 +238,15 @@ _OUR_TABLES = {"sessions", "calls", "session_events", "store_meta", "journal_app
 
 
 # --------------------------------------------------------------------------- checks
+
+
+def _closed_here(key: str) -> None:
+    with _open_here_lock:
+        left = _open_here.get(key, 0) - 1
+        if left > 0:
+            _open_here[key] = left
+        else:
+            _open_here.pop(key, None)
 
 
 def _check_header(path: Path) -> None:
