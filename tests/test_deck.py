@@ -569,3 +569,14 @@ def test_a_state_change_reads_the_records_again_but_lists_tmuxs_panes_only_when_
     assert len(gather(src, panes_again=False)) == 1 and len(listed) == 3
     gather(src)  # the round every 10 s, a key's command, the worktrees' read
     assert len(listed) == 4 and all(args[0] == "list-panes" for args in listed)
+
+
+def test_a_paused_row_needs_the_person_whatever_its_reason_says() -> None:
+    from agentlaunch.deck.app import style_of
+    from agentlaunch.deck.rows import Row
+
+    rec = {"state": "paused"}
+    for state in ("paused", "paused: budget", "paused: the daily limit of 5 USD"):
+        row = Row("k", "a", state, record=rec)
+        assert (row.urgency, style_of(row)) == (0, "bold red"), state
+    assert (Row("k", "a", "waiting", record=rec).urgency, Row("k", "a", "pausedish", record=rec).urgency) == (2, 3)

@@ -33,8 +33,6 @@ from agentlaunch.deck import actions
 from agentlaunch.deck.agent_list import AgentList, Line
 from agentlaunch.deck.rows import (
     COLUMNS,
-    NEEDS_YOU,
-    RED_STATES,
     Definitions,
     Row,
     Sources,
@@ -42,6 +40,8 @@ from agentlaunch.deck.rows import (
     definition,
     first_read,  # fmt: skip
     folder_mtime,
+    is_red,
+    needs_you,
 )
 from agentlaunch.deck.screens import Ask, Confirm, Page
 from agentlaunch.deck.slow import load_definitions, today_costs, worktree_states
@@ -63,7 +63,7 @@ QUIET_PANE_EVERY = 3  # ticks between two captures of a selected pane that showe
 
 
 def style_of(row: Row) -> str:
-    if row.state in RED_STATES or row.state.startswith("dead") or row.problem is not None:
+    if is_red(row.state) or row.state.startswith("dead") or row.problem is not None:
         return "bold red"
     if row.state == "waiting":
         return "yellow"
@@ -355,7 +355,7 @@ class Deck(App[None]):
         table = self.query_one(AgentList)
         start = max(table.cursor_row, 0)
         order = self.shown[start + 1 :] + self.shown[: start + 1]
-        found = next((r for r in order if r.state in NEEDS_YOU or r.state.startswith("dead")), None)
+        found = next((r for r in order if needs_you(r.state) or r.state.startswith("dead")), None)
         if found is None:
             self.say("no agent needs you")
             return

@@ -29,9 +29,19 @@ from agentlaunch.usage.warmth import cache_cell, span
 if TYPE_CHECKING:
     from agentlaunch.worktree import WorktreeState
 
-RED_STATES = frozenset({"asking", "stalled", "retrying", "paused", "paused: budget"})
+RED_STATES = frozenset({"asking", "stalled", "retrying", "paused"})
 """States that need the person now: shown first, in red. Any other state a record carries is shown as it is."""
-NEEDS_YOU = RED_STATES | {"waiting"}
+
+
+def is_red(state: str) -> bool:
+    """A state of :data:`RED_STATES`, its reason after a colon or not ("paused: budget", as status says it)."""
+    return state.partition(":")[0] in RED_STATES
+
+
+def needs_you(state: str) -> bool:
+    """The person is needed now, or the agent waits for its next prompt."""
+    return state == "waiting" or is_red(state)
+
 BUDGET_EXIT = 6  # ExitCode.BUDGET: a budget stopped the agent
 _PANE_FORMAT = "\t".join(("#{pane_id}", "#{session_name}", "#{pane_pid}", "#{" + AGENT_OPTION + "}", "#{pane_dead}",
                           "#{pane_dead_status}", "#{" + STOPPED_OPTION + "}", "#{" + SESSION_OPTION + "}"))  # fmt: skip
@@ -64,7 +74,7 @@ class Row:
     @property
     def urgency(self) -> int:
         """Sort order: who needs the person first."""
-        if self.state in RED_STATES:
+        if is_red(self.state):
             return 0
         if self.problem is not None or self.state.startswith("dead"):
             return 1
