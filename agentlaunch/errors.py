@@ -74,9 +74,13 @@ class TurnTimeout(AgentlaunchError):
 
 
 class BudgetExceeded(AgentlaunchError):
-    """A budget stopped the agent, or refused to start it (what was spent, against which limit)."""
+    """A budget stopped the agent, or refused to start it; ``spent`` says what was spent against which limit."""
 
     exit_code = ExitCode.BUDGET
+
+    def __init__(self, message: str, *, hint: str | None = None, spent: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.spent = spent or message
 
 
 class PromptNotTaken(AgentlaunchError):

@@ -135,7 +135,7 @@ class BudgetPause:
         except AgentlaunchError as exc:
             return f"the budget cannot be read again ({exc.message})"
         spent = guard.relimit(limits_for(spec.budget, settings.budget, launch.options.budget_usd), launch)
-        return None if spent is None else spent.message.removeprefix("budget: paused the agent: ")
+        return None if spent is None else spent.spent
 
     # -- the person's confirmation ---------------------------------------------------------
     def confirm(self) -> tuple[bool, str]:

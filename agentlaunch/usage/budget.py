@@ -261,7 +261,7 @@ class BudgetGuard:
             message = f"budget: paused the agent: {what}"
         else:
             message = f"budget: stopped the agent: {what}"
-        return BudgetExceeded(message, hint=HINTS[key])
+        return BudgetExceeded(message, hint=HINTS[key], spent=what)
 
     # -- the sink -----------------------------------------------------------------
     def event(self, event: SinkEvent, launch: LaunchView) -> None:
