@@ -148,6 +148,7 @@ def main() -> int:
             "AGENTLAUNCH_STATE_DIR": str(root / "state"), "AGENTLAUNCH_CONFIG_DIR": str(root / "config"),
             "AGENTLAUNCH_TITLE": "0", "PYTHONPYCACHEPREFIX": str(root / "pycache"),
         })  # fmt: skip
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's Python keeps its bytecode: without it each launch compiles
         argv = [sys.executable, "-m", "agentlaunch", "run", "bench", "--agents-dir", str(agent.parent)]
         direct = {**env, "AGENTLAUNCH_CODEX_INTERFACE": "direct"}
         # Warm-up (not counted): bytecode, the plan and render caches, Codex's first-run files; the bare side's argv.
