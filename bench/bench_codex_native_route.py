@@ -11,7 +11,9 @@ starts at the spawn; once the screen shows Codex's composer (``Ask Codex``) one 
 when the composer shows it. The bare side runs the argv, environment and working directory of the Codex interface
 the direct route started in the warm-up (read from ``/proc``: the same ``-c`` options, instructions, model, flags,
 ``--no-daemon`` and startup message), without agentlaunch's hook flags. ``--no-early`` adds a side: the app-server
-route with the early start off (``AGENTLAUNCH_NO_PRESPAWN=1``). The sides of a round run one after the other, their
+route with the early start off (``AGENTLAUNCH_NO_PRESPAWN=1``); ``--before CHECKOUT`` another: the app-server route
+run from another checkout of agentlaunch (``main`` before a change, say; its own state folder, so neither side reads
+the other's plans and option table). The sides of a round run one after the other, their
 order turned by one each round, so machine load hits all alike; one warm-up each is not counted. Prints the
 medians, their ratios and the middle half of the per-round ratios.
 """
@@ -130,6 +132,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15, help="counted alternating rounds (default 15)")
     parser.add_argument("--no-early", action="store_true", help="a side: the app-server route without its early start")
+    parser.add_argument("--before", type=Path, help="a side: the app-server route from this checkout of agentlaunch")
     args = parser.parse_args()
     if args.runs < 2:
         parser.error("--runs must be at least 2")
@@ -162,6 +165,9 @@ def main() -> int:
         if args.no_early:
             late = {**env, "AGENTLAUNCH_NO_PRESPAWN": "1"}
             sides["no-early"] = lambda: until_echo(argv, late)
+        if args.before:
+            earlier = {**env, "AGENTLAUNCH_STATE_DIR": str(root / "state-before")}
+            sides["before"] = lambda: until_echo(argv, earlier, cwd=args.before)
         for side in sides.values():
             side()
         times: dict[str, list[float]] = {name: [] for name in sides}
@@ -183,6 +189,10 @@ def main() -> int:
     if "no-early" in times:
         report("app-server", times["app-server"], times["no-early"], "no-early")
         report("no-early", times["no-early"], times["bare"], "bare")
+    if "before" in times:
+        print(f"  before: {args.before}")
+        report("app-server", times["app-server"], times["before"], "before")
+        report("before", times["before"], times["bare"], "bare")
     print(f"  load average: {loads[0]:.2f} at the start, {loads[1]:.2f} at the end")
     return 0
 
