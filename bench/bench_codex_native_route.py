@@ -36,7 +36,7 @@ import pyte
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_native_start import end  # noqa: E402
+from bench_native_start import cli_of, end  # noqa: E402
 from harness import REPO, quartiles, spread  # noqa: E402
 
 from agentlaunch.fakeapi.responses import ResponsesScript  # noqa: E402
@@ -72,26 +72,6 @@ def until_echo(argv: list[str], env: dict[str, str], timeout: float = 90, cwd: P
         end(child)
 
 
-def interface_of(parent: int) -> tuple[list[str], dict[str, str], Path]:
-    """argv (without agentlaunch's hook flags), environment and working directory of the Codex interface ``parent``
-    started on the direct route (the one given ``--no-daemon``)."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            if ppid != parent:
-                continue
-            argv = (entry / "cmdline").read_bytes().decode().split("\0")[:-1]
-            environ = (entry / "environ").read_bytes().decode().split("\0")[:-1]
-            cwd = Path(os.readlink(entry / "cwd"))
-        except (OSError, IndexError, ValueError):
-            continue
-        if "--no-daemon" in argv:
-            return without_hooks(argv), dict(item.split("=", 1) for item in environ if "=" in item), cwd
-    raise SystemExit(f"no Codex interface with --no-daemon under agentlaunch (pid {parent})")
-
-
 def without_hooks(argv: list[str]) -> list[str]:
     """``argv`` without the ``-c hooks.…`` pairs of agentlaunch's native extras."""
     out: list[str] = []
@@ -117,7 +97,8 @@ def warm_direct(argv: list[str], env: dict[str, str]) -> tuple[list[str], dict[s
                 raise SystemExit("the direct route's interface did not show its composer within 90s")
             with contextlib.suppress(pexpect.TIMEOUT):
                 stream.feed(child.read_nonblocking(1 << 16, timeout=0.05))
-        return interface_of(child.pid)
+        argv, env, cwd = cli_of(child.pid, "--no-daemon")
+        return without_hooks(argv), env, cwd
     finally:
         end(child)
 

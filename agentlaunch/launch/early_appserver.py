@@ -47,7 +47,7 @@ from typing import Any
 
 from agentlaunch import runtime_dirs
 from agentlaunch.fsutil import read_regular
-from agentlaunch.launch.early_interface import RUNTIME, fill, inputs_hold, keep_plan, terminal_size
+from agentlaunch.launch.early_interface import RUNTIME, fill, inputs_hold, keep_plan, started_as, terminal_size
 from agentlaunch.launch.prespawn import CACHE_DIR, Prespawned
 from agentlaunch.launch.reaper import become_subreaper, dies_with_parent
 
@@ -152,10 +152,7 @@ def adopt(
     ended (None)."""
     from agentlaunch.launch import prespawn
 
-    if (
-        pending.argv == list(argv) and pending.env == dict(env) and pending.cwd == cwd and pending.digest == digest
-        and pending.server.poll() is None
-    ):  # fmt: skip
+    if started_as(pending, argv, env, cwd, digest) and pending.server.poll() is None:
         pending.adopted = True
         return pending.server
     prespawn.discard(pending)

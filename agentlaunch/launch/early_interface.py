@@ -187,11 +187,17 @@ def adopt(pending: EarlyInterface, argv: Sequence[str], env: Mapping[str, str], 
     """The early interface when it was started exactly as the launch would start it; else it is killed (None)."""
     from agentlaunch.launch import prespawn
 
-    if pending.argv == list(argv) and pending.env == dict(env) and pending.cwd == cwd and pending.digest == digest:
+    if started_as(pending, argv, env, cwd, digest):
         pending.adopted = True
         return pending.child
     prespawn.discard(pending)
     return None
+
+
+def started_as(pending: Any, argv: Sequence[str], env: Mapping[str, str], cwd: Path, digest: str) -> bool:
+    """``pending`` (an early interface or app-server) was started with exactly this argv, whole environment, working
+    directory and instructions digest."""
+    return bool(pending.argv == list(argv) and pending.env == dict(env) and pending.cwd == cwd and pending.digest == digest)
 
 
 def remember(
