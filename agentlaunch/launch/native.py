@@ -228,6 +228,7 @@ class NativeRun:
             self.remote = remote = native_remote.RemoteCodex(launch, runtime, server)
             source = remote.start(prompt)  # the thread open, the startup message's turn under way
             return remote.interface_argv(), NativeExtras(sources=[source])
+        prespawn.discard(server)  # the direct route: its interface runs an app-server of its own
         extras = launch.adapter.native_extras(ctx)
         argv = launch.adapter.interface_argv(
             launch.spec, launch.command, session_id=launch.session_id, resumed=launch.resumed, state=launch.provider_state,

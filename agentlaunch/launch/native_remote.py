@@ -95,7 +95,6 @@ class RemoteCodex:
         self.server: subprocess.Popen[bytes] | None = None
         self.source: RemoteSource | None = None
         self.thread_id: str | None = None
-        self.adopted = False  # the server is the early one
         self._closing = False
 
     # -- the start ----------------------------------------------------------------------------------
@@ -170,9 +169,7 @@ class RemoteCodex:
         if plan is None or (plan.placement.skills is not None and plan.placement.skills.changed):
             prespawn.discard(early)  # it may have listed the skills before this launch rewrote them
             return None
-        server = early_appserver.adopt(early, argv, self.launch.env, self.launch.working_dir, instructions_digest(plan))
-        self.adopted = server is not None
-        return server
+        return early_appserver.adopt(early, argv, self.launch.env, self.launch.working_dir, instructions_digest(plan))
 
     def _remember(self) -> None:
         """Keep this app-server's start for the next launch's early start: a new session of an agent without ``env``."""
@@ -186,11 +183,6 @@ class RemoteCodex:
             instructions=plan.placement.path, digest=instructions_digest(plan), agent_yaml=spec.agent_dir / "agent.yaml",
             inputs=inputs,
         )  # fmt: skip
-
-    def discard_early(self) -> None:
-        """End the early app-server if the start never got to it (a failure before the connection)."""
-        early, self.early = self.early, None
-        prespawn.discard(early)
 
     def _call(self, message: dict[str, object], what: str) -> dict[str, object]:
         assert self.source is not None
@@ -255,7 +247,6 @@ class RemoteCodex:
     def close(self) -> None:
         """The connection closed, the server ended (SIGTERM, then SIGKILL) and waited for."""
         self._closing = True
-        self.discard_early()
         if self.source is not None:
             with contextlib.suppress(OSError):
                 self.source.close()
