@@ -81,8 +81,8 @@ def end(child: pexpect.spawn) -> None:
     child.close(force=True)
 
 
-def cli_of(parent: int) -> tuple[list[str], dict[str, str], Path]:
-    """argv, environment and working directory of the CLI ``parent`` started (the one given ``--settings``)."""
+def cli_of(parent: int, flag: str = "--settings") -> tuple[list[str], dict[str, str], Path]:
+    """argv, environment and working directory of the CLI ``parent`` started (the one given ``flag``)."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -95,9 +95,9 @@ def cli_of(parent: int) -> tuple[list[str], dict[str, str], Path]:
             cwd = Path(os.readlink(entry / "cwd"))
         except (OSError, IndexError, ValueError):
             continue
-        if "--settings" in argv:
+        if flag in argv:
             return argv, dict(item.split("=", 1) for item in environ if "=" in item), cwd
-    raise SystemExit(f"no CLI with --settings under agentlaunch (pid {parent})")
+    raise SystemExit(f"no CLI with {flag} under agentlaunch (pid {parent})")
 
 
 def main() -> int:

@@ -156,13 +156,15 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
 
 def take_prespawned(options: LaunchOptions, adapter: Adapter) -> prespawn.Prespawned | None:
     """The CLI the entry point started early, when it is the kind this launch starts (a headless persistent CLI, a
-    per-turn CLI's first turn, or the interface of a new native session); any other is killed now, before it reads
-    its first prompt (a per-turn CLI's: before its stdin ends)."""
+    per-turn CLI's first turn, the interface of a new native session or the app-server Codex's runs on); any other
+    is killed now, before it reads its first prompt (a per-turn CLI's: before its stdin ends)."""
     pending = prespawn.take()
     if pending is None:
         return None
     new = not (options.resume or options.continue_last or options.fork)
-    if pending.interface:
+    if pending.app_server:
+        wanted = new and options.native and getattr(adapter, "remote_interface", False)
+    elif pending.interface:
         wanted = new and options.native and adapter.early_interface
     else:
         # A headless persistent CLI, or a per-turn one whose first turn may start early (agentlaunch.launch.early_turn).

@@ -100,8 +100,12 @@ def _digest(path: Path) -> str:
 
 def _holds(plan: Mapping[str, Any]) -> bool:
     """The plan still describes this launch: same ten minutes, same definition files and instructions, no env."""
-    if plan["bucket"] != time_bucket(datetime.now()):
-        return False
+    return plan["bucket"] == time_bucket(datetime.now()) and inputs_hold(plan)
+
+
+def inputs_hold(plan: Mapping[str, Any]) -> bool:
+    """The definition files, the agent folder's list of files and the instructions are as the plan found them, and
+    the agent has no env (:func:`keep_plan` kept them)."""
     if any(_digest(Path(path)) != digest for path, digest in plan["inputs"].items()):
         return False
     if sorted(os.listdir(Path(plan["agent_yaml"]).parent)) != plan["agent_files"]:
@@ -113,10 +117,8 @@ def _holds(plan: Mapping[str, Any]) -> bool:
 
 def start(state_dir: Path, key: str) -> EarlyInterface | None:
     """Start the interface the plan under ``key`` describes, when a terminal is there and the plan still holds."""
-    if not (sys.stdin.isatty() and sys.stdout.isatty()) or os.environ.get("TERM", "") in ("", "dumb"):
-        return None
-    size = window_size(1)
-    if size[0] < MIN_COLS or size[1] < MIN_ROWS:
+    size = terminal_size()
+    if size is None:
         return None
     try:
         plan = json.loads(read_regular(plan_path(state_dir, key), 1 << 20))
@@ -148,6 +150,14 @@ def start(state_dir: Path, key: str) -> EarlyInterface | None:
     return EarlyInterface(child, session_id, argv, env, plan["digest"], runtime, sockets, started_at, cwd)
 
 
+def terminal_size() -> tuple[int, int] | None:
+    """The terminal's size when stdin and stdout are one that can draw the CLI's interface, else None."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()) or os.environ.get("TERM", "") in ("", "dumb"):
+        return None
+    size = window_size(1)
+    return None if size[0] < MIN_COLS or size[1] < MIN_ROWS else size
+
+
 def fill(text: str, values: Mapping[str, str]) -> str:
     for placeholder, value in values.items():
         text = text.replace(placeholder, value)
@@ -177,11 +187,17 @@ def adopt(pending: EarlyInterface, argv: Sequence[str], env: Mapping[str, str], 
     """The early interface when it was started exactly as the launch would start it; else it is killed (None)."""
     from agentlaunch.launch import prespawn
 
-    if pending.argv == list(argv) and pending.env == dict(env) and pending.cwd == cwd and pending.digest == digest:
+    if started_as(pending, argv, env, cwd, digest):
         pending.adopted = True
         return pending.child
     prespawn.discard(pending)
     return None
+
+
+def started_as(pending: Any, argv: Sequence[str], env: Mapping[str, str], cwd: Path, digest: str) -> bool:
+    """``pending`` (an early interface or app-server) was started with exactly this argv, whole environment, working
+    directory and instructions digest."""
+    return bool(pending.argv == list(argv) and pending.env == dict(env) and pending.cwd == cwd and pending.digest == digest)
 
 
 def remember(
@@ -220,17 +236,26 @@ def remember(
             "argv": [blank(a) for a in argv],
             "env": {k: blank(v) for k, v in env.items() if os.environ.get(k) != v},
             "cwd": str(cwd), "files": files, "sockets": sorted(sockets),
-            "status_dir": str(status.parent) if status is not None else None,
-            "instructions": str(instructions), "digest": digest, "agent_yaml": str(agent_yaml),
-            "agent_yaml_digest": _digest(agent_yaml), "agent_env": False,
-            "inputs": {str(p): _digest(p) for p in inputs}, "bucket": time_bucket(now),
-            "agent_files": sorted(os.listdir(agent_yaml.parent)),
+            "status_dir": str(status.parent) if status is not None else None, "bucket": time_bucket(now),
         }  # fmt: skip
-        keep_run_options(state_dir)
-        path = plan_path(state_dir, key)
-        if _write_if_changed(path, json.dumps(record, sort_keys=True).encode()):
-            from agentlaunch.fsutil import keep_newest
-
-            keep_newest(path.parent, PLANS_KEEP)
+        keep_plan(plan_path(state_dir, key), state_dir, record, instructions, digest, agent_yaml, inputs)
     except (OSError, UnicodeDecodeError):
         return  # a plan kept is advice for the next launch, never a reason to fail this one
+
+
+def keep_plan(
+    path: Path, state_dir: Path, record: Mapping[str, Any], instructions: Path, digest: str, agent_yaml: Path,
+    inputs: Sequence[Path],
+) -> None:  # fmt: skip
+    """Write ``record`` at ``path`` with what :func:`inputs_hold` checks (the agent has no env), and `run`'s option
+    table for the next launch's early start; OSError when a file cannot be read or written."""
+    full = {
+        **record, "instructions": str(instructions), "digest": digest, "agent_yaml": str(agent_yaml),
+        "agent_yaml_digest": _digest(agent_yaml), "agent_env": False, "inputs": {str(p): _digest(p) for p in inputs},
+        "agent_files": sorted(os.listdir(agent_yaml.parent)),
+    }  # fmt: skip
+    keep_run_options(state_dir)
+    if _write_if_changed(path, json.dumps(full, sort_keys=True).encode()):
+        from agentlaunch.fsutil import keep_newest
+
+        keep_newest(path.parent, PLANS_KEEP)

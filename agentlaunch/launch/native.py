@@ -33,6 +33,7 @@ from agentlaunch.events import CallUsage, SessionStarted, Text, TextDelta, TurnE
 from agentlaunch.launch import early_interface, native_remote, prespawn
 from agentlaunch.launch.answer import Figures, TurnAnswer
 from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest, close_control, launch_busy, open_control
+from agentlaunch.launch.early_appserver import EarlyAppServer
 from agentlaunch.launch.early_interface import EarlyInterface
 from agentlaunch.launch.loop import Timer
 from agentlaunch.launch.relay import Relay, RelayResult
@@ -132,12 +133,17 @@ class NativeRun:
         launch = self.launch
         size = window_size(self.tty_out)
         check_size(size, launch.adapter.descriptor.name)
-        pending = launch.prespawned if isinstance(launch.prespawned, EarlyInterface) else None
-        launch.prespawned = None
-        runtime, bound = pending.hand_over() if pending is not None else (make_runtime_dir(), {})
+        early, launch.prespawned = launch.prespawned, None
+        pending = early if isinstance(early, EarlyInterface) else None
+        server = early if isinstance(early, EarlyAppServer) else None  # Codex's app-server (launch.early_appserver)
+        if pending is not None:
+            runtime, bound = pending.hand_over()
+        else:
+            runtime, bound = (server.hand_over() if server is not None else make_runtime_dir()), {}
         try:
-            return self._run(runtime, size, pending, bound)
+            return self._run(runtime, size, pending, bound, server)
         finally:
+            prespawn.discard(server)  # never adopted (the route did not apply, or the start failed first)
             self._close_control()
             for source in self.sources:
                 with contextlib.suppress(Exception):
@@ -146,7 +152,10 @@ class NativeRun:
                 self.remote.close()
             shutil.rmtree(runtime, ignore_errors=True)
 
-    def _run(self, runtime: Path, size: tuple[int, int], pending: EarlyInterface | None, bound: dict[str, Any]) -> int:
+    def _run(
+        self, runtime: Path, size: tuple[int, int], pending: EarlyInterface | None, bound: dict[str, Any],
+        server: EarlyAppServer | None,
+    ) -> int:  # fmt: skip
         launch = self.launch
         ctx = NativeContext(
             agent=launch.spec.name, session_id=None if self._learns_id else launch.session_id, resumed=launch.resumed,
@@ -159,7 +168,7 @@ class NativeRun:
         prompt = first_message(launch, "", id_known=not self._learns_id) if new else ""
         self._startup_turn = bool(prompt)
         self._startup_text = prompt.strip()
-        argv, extras = self._interface(ctx, runtime, prompt)
+        argv, extras = self._interface(ctx, runtime, prompt, server)
         self.sources = list(extras.sources)
         for notice in extras.notices:
             launch.notice(notice)
@@ -208,14 +217,18 @@ class NativeRun:
         self._end_sends(result)
         return self._outcome(result)
 
-    def _interface(self, ctx: NativeContext, runtime: Path, prompt: str) -> tuple[list[str], NativeExtras]:
-        """The interface's argv and what follows it: through agentlaunch's app-server (Codex), else the CLI's own."""
+    def _interface(
+        self, ctx: NativeContext, runtime: Path, prompt: str, server: EarlyAppServer | None
+    ) -> tuple[list[str], NativeExtras]:
+        """The interface's argv and what follows it: through agentlaunch's app-server (Codex; ``server`` the one
+        the entry point started, adopted when it was started so), else the CLI's own."""
         launch = self.launch
         assert launch.command is not None
         if native_remote.applies(launch, prompt):
-            self.remote = remote = native_remote.RemoteCodex(launch, runtime)
+            self.remote = remote = native_remote.RemoteCodex(launch, runtime, server)
             source = remote.start(prompt)  # the thread open, the startup message's turn under way
             return remote.interface_argv(), NativeExtras(sources=[source])
+        prespawn.discard(server)  # the direct route: its interface runs an app-server of its own
         extras = launch.adapter.native_extras(ctx)
         argv = launch.adapter.interface_argv(
             launch.spec, launch.command, session_id=launch.session_id, resumed=launch.resumed, state=launch.provider_state,

@@ -32,7 +32,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentlaunch.errors import AgentlaunchError, ExitCode, ProviderMissing
+from agentlaunch.launch import early_appserver, prespawn
+from agentlaunch.launch.early_appserver import LOG_NAME, ROUTE_ENV, SOCKET_NAME, EarlyAppServer
 from agentlaunch.launch.placement import with_placement_argv
+from agentlaunch.launch.start import instructions_digest
 from agentlaunch.providers import codex_appserver as rpc
 from agentlaunch.providers.codex import global_options, stored_total
 from agentlaunch.providers.native.codex_remote import RemoteSource, refusal, thread_of
@@ -44,14 +47,10 @@ if TYPE_CHECKING:
     from agentlaunch.launch.session import Launch
     from agentlaunch.providers.base import ProviderState
 
-SOCKET_NAME = "cx.sock"
-ROUTE_ENV = "AGENTLAUNCH_CODEX_INTERFACE"
-"""``direct``: Codex's interface with its own app-server inside (the route before this one); anything else: ours."""
 START_TIMEOUT = 60.0
 """Seconds the app-server has to open its socket (0.171.0 takes about 0.5 s)."""
 REQUEST_TIMEOUT = 60.0
 """Seconds a request of the start (initialize, thread/start, turn/start) has for its answer."""
-LOG_NAME = "app-server.log"
 
 
 class AppServerFailed(AgentlaunchError):
@@ -86,10 +85,13 @@ def socket_path(runtime: Path) -> Path:
 class RemoteCodex:
     """The app-server of one native launch, agentlaunch's connection to it, and the interface's argv."""
 
-    def __init__(self, launch: Launch, runtime: Path) -> None:
+    def __init__(self, launch: Launch, runtime: Path, early: EarlyAppServer | None = None) -> None:
         self.launch = launch
+        self.runtime = runtime
         self.path = socket_path(runtime)
         self.log = runtime / LOG_NAME
+        self.early = early
+        """The app-server the entry point started from the last plan, in ``runtime`` (:mod:`.early_appserver`)."""
         self.server: subprocess.Popen[bytes] | None = None
         self.source: RemoteSource | None = None
         self.thread_id: str | None = None
@@ -114,24 +116,34 @@ class RemoteCodex:
         source.parser.thread_id = self.thread_id
         if thread is None:
             self._call(rpc.turn_start(source.next_id(), self.thread_id, prompt), "the startup message's turn/start")
+            self._remember()
         else:
             source.opened()
         return source
 
-    def _connect(self) -> UnixWebSocket:
+    def server_argv(self) -> list[str]:
+        """``codex [-c …] app-server [flags] --listen unix://PATH``, the instructions' ``-c`` among the first."""
         launch = self.launch
         assert launch.command is not None
         argv = rpc.app_server_argv(launch.command, launch.spec.provider_flags, launch.spec.compaction_at)
         assert argv is not None, "applies() chose this route only when the app-server takes the agent's flags"
-        argv = with_placement_argv([*argv, "--listen", f"unix://{self.path}"], launch.placement_argv)
-        with self.log.open("wb") as log:
-            try:
-                self.server = subprocess.Popen(
-                    argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=dict(launch.env), cwd=launch.working_dir,
-                    start_new_session=True,  # the terminal's signals are the interface's; agentlaunch ends this one
-                )  # fmt: skip
-            except (FileNotFoundError, PermissionError) as exc:
-                raise ProviderMissing(f"{argv[0]}: provider CLI not found or not executable ({exc.strerror})") from None
+        return with_placement_argv([*argv, "--listen", f"unix://{self.path}"], launch.placement_argv)
+
+    def _connect(self) -> UnixWebSocket:
+        launch = self.launch
+        argv = self.server_argv()
+        self.server = self._adopt(argv)
+        if self.server is None:
+            with contextlib.suppress(FileNotFoundError):
+                self.path.unlink()  # a socket an early app-server ended unused left: the new server's own must show
+            with self.log.open("wb") as log:
+                try:
+                    self.server = subprocess.Popen(
+                        argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=dict(launch.env),
+                        cwd=launch.working_dir, start_new_session=True,  # the terminal's signals are the interface's
+                    )  # fmt: skip
+                except (FileNotFoundError, PermissionError) as exc:
+                    raise ProviderMissing(f"{argv[0]}: provider CLI not found or not executable ({exc.strerror})") from None
         launch.reaper.watch(self.server.pid)
         end = time.monotonic() + START_TIMEOUT
         while True:
@@ -145,6 +157,32 @@ class RemoteCodex:
             if time.monotonic() > end:
                 raise self.failed(f"opened no socket within {START_TIMEOUT:g}s")
             time.sleep(0.01)
+
+    # -- the early start (agentlaunch.launch.early_appserver) -------------------------------------------
+    def _adopt(self, argv: list[str]) -> subprocess.Popen[bytes] | None:
+        """The app-server the entry point started, when it was started exactly as ``argv`` says (and the skills it
+        may have listed are unchanged); else it is ended and None."""
+        early, self.early = self.early, None
+        plan = self.launch.plan
+        if early is None:
+            return None
+        if plan is None or (plan.placement.skills is not None and plan.placement.skills.changed):
+            prespawn.discard(early)  # it may have listed the skills before this launch rewrote them
+            return None
+        return early_appserver.adopt(early, argv, self.launch.env, self.launch.working_dir, instructions_digest(plan))
+
+    def _remember(self) -> None:
+        """Keep this app-server's start for the next launch's early start: a new session of an agent without ``env``."""
+        launch = self.launch
+        key, plan, spec = launch.options.plan_key, launch.plan, launch.spec
+        if key is None or plan is None or launch.resumed or launch.fork is not None or spec.env:
+            return
+        inputs = [part.path for part in (spec.soul, spec.instructions, *spec.bundles) if part is not None]
+        early_appserver.remember(
+            key, launch.state_dir, argv=self.server_argv(), env=launch.env, cwd=launch.working_dir, runtime=self.runtime,
+            instructions=plan.placement.path, digest=instructions_digest(plan), agent_yaml=spec.agent_dir / "agent.yaml",
+            inputs=inputs,
+        )  # fmt: skip
 
     def _call(self, message: dict[str, object], what: str) -> dict[str, object]:
         assert self.source is not None

@@ -78,6 +78,14 @@ class Prespawned:
         self.adopted = False
 
     per_turn = False  # a persistent CLI: its first prompt goes on its stdin once adopted
+    app_server = False  # Codex's app-server for its interface (agentlaunch.launch.early_appserver)
+
+    def end(self) -> None:
+        """Kill the child unused (its whole process group) and wait for it."""
+        self.child.signal_group(signal.SIGKILL)
+        with contextlib.suppress(Exception):
+            self.child.wait(timeout=5)
+        self.child.close()
 
     def release(self) -> None:
         """What the early start made besides the child, given up with it (nothing here)."""
@@ -317,12 +325,17 @@ def start(args: Sequence[str]) -> None:
 
 
 def _start_interface(state_dir: Path, key: str) -> None:
-    """The CLI's own interface from its last plan (:mod:`agentlaunch.launch.early_interface`)."""
+    """The CLI's own interface from its last plan (:mod:`agentlaunch.launch.early_interface`), or the app-server
+    Codex's interface runs on (:mod:`agentlaunch.launch.early_appserver`)."""
     global _pending
     from agentlaunch.launch import early_interface
 
     try:
         _pending = early_interface.start(state_dir, key)
+        if _pending is None:
+            from agentlaunch.launch import early_appserver
+
+            _pending = early_appserver.start(state_dir, key)
     except Exception:  # noqa: BLE001 - never let the shortcut break a launch
         return
     if _pending is not None:
@@ -342,10 +355,7 @@ def discard(pending: Prespawned | None = None) -> None:
     target = pending or take()
     if target is None or target.adopted:
         return
-    target.child.signal_group(signal.SIGKILL)
-    with contextlib.suppress(Exception):
-        target.child.wait(timeout=5)
-    target.child.close()
+    target.end()
     target.release()
 
 

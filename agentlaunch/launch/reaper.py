@@ -40,11 +40,12 @@ import select
 import signal
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import NamedTuple
 
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_PDEATHSIG = 1
 PROC = Path("/proc")
 GRACE = 1.0  # seconds a leftover gets to end on SIGTERM before SIGKILL
 TREE_WALKS = 4  # tree walks that must end in two that agree before the whole /proc is read instead
@@ -72,6 +73,28 @@ def become_subreaper() -> bool:
         return False
     _subreaper_since, _subreaper_since_pid = frozenset(own_children()), os.getpid()
     return True
+
+
+def dies_with_parent(sig: int) -> Callable[[], None] | None:
+    """A ``preexec_fn`` after which the child gets ``sig`` when this process's thread that started it ends, SIGKILL
+    included (Linux ``PR_SET_PDEATHSIG``); None elsewhere. For a child started before any other thread runs (the
+    entry point's early start): a forked child of a threaded process must not call into ctypes."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def set_signal() -> None:
+        prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before the signal was set
+            os.kill(os.getpid(), sig)
+
+    return set_signal
 
 
 class Proc(NamedTuple):
