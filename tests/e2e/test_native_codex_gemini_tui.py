@@ -28,7 +28,7 @@ from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.fakeapi.server import Recorded
 from agentlaunch.launch.reaper import processes
-from tests.helpers import one_gemini_process, run_cli, run_cli_inprocess, wait_for, write_agent
+from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
 from tests.support.claude_tui import Screen, spawn
 from tests.support.clis import ensure_cli
 from tests.support.native_tui import TitledResponsesFake
@@ -103,7 +103,7 @@ def tui(request: pytest.FixtureRequest, agents_dir: Path) -> Iterator[Tui]:
                 )  # fmt: skip
         else:
             with gfake.GeminiFake() as gapi:
-                env = gfake.prepare_gemini_home(home, gapi.base_url, max_attempts=1, no_relaunch=one_gemini_process(request))
+                env = gfake.prepare_gemini_home(home, gapi.base_url, max_attempts=1)
                 env.update(extra)
                 gusage = gfake.GeminiUsage(prompt=9000, output=7, cached=6000, thoughts=2)
                 yield Tui(
@@ -206,7 +206,6 @@ def test_own_interface_instructions_and_startup_message_once(tui: Tui) -> None:
     quit_tui(tui, screen)
 
 
-@pytest.mark.gemini_relaunch  # SIGTERM to agentlaunch, which ends Gemini's tree as shipped
 def test_terminal_restored_after_sigterm(tui: Tui) -> None:
     tui.push_text("Ready.")
     before, after = tui.work.parent / "stty.before", tui.work.parent / "stty.after"
@@ -226,7 +225,6 @@ def test_terminal_restored_after_sigterm(tui: Tui) -> None:
         assert app_servers(tui.work.parent) == []
 
 
-@pytest.mark.gemini_relaunch  # Esc through the PTY to the process that streams: the relaunched child as shipped
 def test_esc_during_a_streaming_answer_reaches_the_cli(tui: Tui) -> None:
     tui.push_text("Startup seen.")
     tui.push_stalled("STREAMING-ANSWER-PIECES that never finish", 60.0)
@@ -267,7 +265,7 @@ def test_send_wait_pastes_a_prompt_into_the_interface_and_prints_the_answer(tui:
     )  # fmt: skip
     screen.until(lambda: proc.poll() is not None, 120, "send --wait to return")  # the screen is read meanwhile
     out, err = proc.communicate()
-    assert proc.returncode == 0, (out, err, screen.text())
+    assert proc.returncode == 0, f"{out.decode()}\n{err.decode()}\n{screen.text()}"  # strings: pytest cuts a repr
     value = json.loads(out)
     assert value["exit_code"] == 0 and value["answer"] == "The sent answer: PEAR."
     assert value["usage"]["output"] > 0
