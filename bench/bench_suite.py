@@ -3,6 +3,10 @@
 Run: ``python bench/bench_suite.py BEFORE.log [AFTER.log]``, each the output of
 ``python -m pytest --durations=0`` (the whole suite, or the same part of it before and after).
 
+Or each the ``.jsonl`` of a run with ``-p tests.support.cpu_times`` (``$AGENTLAUNCH_CPU_TIMES``): then the
+figures are CPU seconds (the test's process and the children it waited for), the steadier figure on 2 shared
+cores, where a test's wall time is mostly its wait for a core.
+
 Wall time on a shared machine is noise; the summed per-test time (setup + call + teardown of every test, as
 pytest reports it) is the figure a change to the tests moves. It prints each log's sum, its share in tests that
 start each real CLI (by the test's file or id naming it), the slowest files, the pytest wall time pytest reports,
@@ -11,6 +15,7 @@ and, given two logs, the ratio after/before and the files that moved most. Figur
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from collections import defaultdict
@@ -21,8 +26,13 @@ WALL = re.compile(r" in ([0-9.]+)s")
 
 
 def durations(log: Path) -> dict[str, float]:
-    """Each test id's setup + call + teardown seconds."""
+    """Each test id's setup + call + teardown seconds (or, from a ``.jsonl``, its CPU seconds)."""
     total: dict[str, float] = defaultdict(float)
+    if log.suffix == ".jsonl":
+        for line in log.read_text().splitlines():
+            test = json.loads(line)
+            total[test["id"]] += test["self"] + test["children"]
+        return dict(total)
     for line in log.read_text(errors="replace").splitlines():
         match = LINE.match(line)
         if match:
@@ -46,7 +56,8 @@ def by_file(times: dict[str, float]) -> dict[str, float]:
 def report(name: str, log: Path) -> dict[str, float]:
     times = durations(log)
     total = sum(times.values())
-    print(f"{name}: {log}  {len(times)} tests  summed {total:.0f} s  pytest wall {wall(log)} s")
+    what = "summed CPU" if log.suffix == ".jsonl" else f"pytest wall {wall(log)} s, summed"
+    print(f"{name}: {log}  {len(times)} tests  {what} {total:.0f} s")
     for cli in ("gemini", "codex", "claude"):
         share = sum(s for t, s in times.items() if cli in t.lower())
         print(f"  tests naming {cli}: {share:.0f} s ({100 * share / max(total, 1e-9):.0f}%)")

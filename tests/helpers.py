@@ -95,6 +95,17 @@ def wait_for(condition: Callable[[], Any], timeout: float = 30.0, what: str = "c
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
+def one_gemini_process(request: Any) -> bool:
+    """Whether the Gemini CLI a fixture starts for this test may run as one node process (``no_relaunch``).
+
+    Gemini CLI restarts itself in a child node by default (a parent that ignores SIGINT/SIGTERM and a child that
+    does the work): about 0.6 CPU-s more per start. A test whose subject is that tree (a signal, a stop, the
+    children under agentlaunch) is marked ``gemini_relaunch`` and keeps it; the contract tests and the doctor
+    always run Gemini as shipped.
+    """
+    return request.node.get_closest_marker("gemini_relaunch") is None
+
+
 def turn_over(record: dict[str, Any]) -> bool:
     """A status record that waits after a turn (the startup message's, say): ``waiting`` with ``turns``.
 

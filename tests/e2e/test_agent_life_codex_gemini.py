@@ -147,6 +147,7 @@ def test_codex_stop_restart_and_fork_keep_the_conversation(
     assert cli(env, work, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
 
 
+@pytest.mark.gemini_relaunch  # stop and restart end Gemini's tree as shipped (its parent ignores SIGTERM)
 def test_gemini_stop_and_restart_keep_the_conversation_and_fork_is_refused_plainly(
     socket: str, gemini_team: tuple[gfake.GeminiFake, dict[str, str], Path], config_dir: Path
 ) -> None:

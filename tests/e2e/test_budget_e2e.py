@@ -166,7 +166,7 @@ def test_gemini_the_turn_that_crosses_ends_with_exit_6_and_the_next_launch_is_re
     agents_dir: Path, isolated_home: Path, workdir: Path
 ) -> None:
     with gfake.GeminiFake() as api:
-        env = gfake.prepare_gemini_home(isolated_home, api.base_url, max_attempts=1)
+        env = gfake.prepare_gemini_home(isolated_home, api.base_url, max_attempts=1, no_relaunch=True)  # one node process
         env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
         _per_turn_agent(agents_dir, "gemini", "gemini-2.5-pro", workdir)
         api.script.push(gfake.TextReply("done", gfake.GeminiUsage(prompt=200_000, output=5, cached=0, thoughts=0)))

@@ -261,7 +261,7 @@ def test_gemini_headless_pause_resumes_its_session_when_the_limit_is_raised(
     agents_dir: Path, isolated_home: Path, workdir: Path
 ) -> None:
     with gfake.GeminiFake() as api:
-        env = gfake.prepare_gemini_home(isolated_home, api.base_url, max_attempts=1)
+        env = gfake.prepare_gemini_home(isolated_home, api.base_url, max_attempts=1, no_relaunch=True)  # one node process
         env = {**os.environ, **env, "AGENTLAUNCH_AGENTS_DIR": str(agents_dir)}
         folder = _per_turn_pause(agents_dir, "gemini", "gemini-2.5-pro", workdir)
         api.script.push(gfake.TextReply("first", gfake.GeminiUsage(prompt=200_000, output=5, cached=0, thoughts=0)))

@@ -33,8 +33,8 @@ EXCLUDED_TOOL = "google_web_search"  # the user's settings.json takes it away; t
 def gemini(isolated_home: Path, agents_dir: Path) -> Iterator[tuple[gfake.GeminiFake, dict[str, str]]]:
     with gfake.GeminiFake() as api:
         env = gfake.prepare_gemini_home(
-            isolated_home, api.base_url, max_attempts=1, extra_settings={"tools": {"exclude": [EXCLUDED_TOOL]}}
-        )
+            isolated_home, api.base_url, max_attempts=1, extra_settings={"tools": {"exclude": [EXCLUDED_TOOL]}}, no_relaunch=True
+        )  # no_relaunch: one node process, the tree is not what these tests check (docs/development.md)
         (isolated_home / ".gemini" / "GEMINI.md").write_text(USER_OWN + "\n")
         env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
         yield api, env
@@ -178,8 +178,8 @@ def test_a_user_context_file_name_keeps_both_their_global_file_and_the_agents_te
     # agent's text in the home's GEMINI.md still arrives, and the user's global AGENTS.md (a link) with it.
     with gfake.GeminiFake() as api:
         env = gfake.prepare_gemini_home(
-            isolated_home, api.base_url, max_attempts=1, extra_settings={"context": {"fileName": ["AGENTS.md"]}}
-        )
+            isolated_home, api.base_url, max_attempts=1, extra_settings={"context": {"fileName": ["AGENTS.md"]}}, no_relaunch=True
+        )  # one node process
         (isolated_home / ".gemini" / "AGENTS.md").write_text("USER-AGENTS-MD: the user's global AGENTS.md\n")
         env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
         (workdir / "AGENTS.md").write_text("REPO-AGENTS-MD: the project's AGENTS.md\n")

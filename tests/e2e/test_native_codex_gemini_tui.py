@@ -265,7 +265,7 @@ def test_send_wait_pastes_a_prompt_into_the_interface_and_prints_the_answer(tui:
     )  # fmt: skip
     screen.until(lambda: proc.poll() is not None, 120, "send --wait to return")  # the screen is read meanwhile
     out, err = proc.communicate()
-    assert proc.returncode == 0, err
+    assert proc.returncode == 0, f"{out.decode()}\n{err.decode()}\n{screen.text()}"  # strings: pytest cuts a repr
     value = json.loads(out)
     assert value["exit_code"] == 0 and value["answer"] == "The sent answer: PEAR."
     assert value["usage"]["output"] > 0

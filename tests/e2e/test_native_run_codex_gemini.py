@@ -196,7 +196,7 @@ def test_gemini_native_run_meters_a_tool_turn_shows_waiting_and_resumes(short_ro
          "working_dir": str(work), "startup": STARTUP},
     )  # fmt: skip
     with gfake.GeminiFake(script) as api:
-        base = gfake.prepare_gemini_home(short_root / "home", api.base_url, max_attempts=1)
+        base = gfake.prepare_gemini_home(short_root / "home", api.base_url, max_attempts=1, no_relaunch=True)  # one node
         agent = Agent(environment(base, agents_dir), agents_dir, work, "helper")
         tui = agent.run()
         try:
@@ -253,7 +253,7 @@ def test_native_headless_native_turns_of_one_session_count_each_call_once(name: 
         if name == "codex":
             base = seed_codex_home(short_root / "home", api.base_url, work)
         else:
-            base = gfake.prepare_gemini_home(short_root / "home", api.base_url, max_attempts=1)
+            base = gfake.prepare_gemini_home(short_root / "home", api.base_url, max_attempts=1, no_relaunch=True)  # one node
         agent = Agent(environment(base, agents_dir), agents_dir, work, "mixed")
         tui = agent.run()
         try:

@@ -125,7 +125,7 @@ def test_gemini_tui_tool_turn_is_metered_once_per_call_and_resume_adds_only_its_
         ]
     )
     with GeminiFake(script) as api:
-        env = prepare_gemini_home(tmp_path / "home", api.base_url)
+        env = prepare_gemini_home(tmp_path / "home", api.base_url, no_relaunch=True)  # the tree is not this test's subject
         env["TERM"] = "xterm-256color"
         model = "gemini-2.5-pro"
         first = gemini_turns(

@@ -24,7 +24,7 @@ from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.fakeapi.server import Recorded
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli, wait_for, write_agent
+from tests.helpers import one_gemini_process, run_cli, wait_for, write_agent
 from tests.support.clis import ensure_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
@@ -92,7 +92,8 @@ def provider(request: pytest.FixtureRequest, agents_dir: Path, workdir: Path, is
             )
     else:
         with gfake.GeminiFake() as gapi:
-            env = gfake.prepare_gemini_home(isolated_home, gapi.base_url, max_attempts=1)
+            no_relaunch = one_gemini_process(request)
+            env = gfake.prepare_gemini_home(isolated_home, gapi.base_url, max_attempts=1, no_relaunch=no_relaunch)
             env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
             gusage = gfake.GeminiUsage(prompt=9000, output=7, cached=6000, thoughts=2)
             yield Provider(
@@ -229,6 +230,7 @@ def test_codex_thread_name_is_refused_before_codex_could_start_a_new_thread(prov
     assert provider.calls() == []
 
 
+@pytest.mark.gemini_relaunch  # Ctrl-C reaches Gemini's process group: its relaunched tree as shipped
 def test_interrupted_turn_ends_the_process_and_keeps_the_session_resumable(
     provider: Provider, workdir: Path, isolated_home: Path
 ) -> None:

@@ -105,7 +105,8 @@ def test_claude_lists_the_agents_skill_in_its_skill_tool_and_runs_it_and_the_oth
 @pytest.fixture
 def gemini_env(isolated_home: Path, agents_dir: Path) -> Iterator[tuple[gfake.GeminiFake, dict[str, str]]]:
     with gfake.GeminiFake() as api:
-        env = gfake.prepare_gemini_home(isolated_home, api.base_url, max_attempts=1)
+        # One node process (no relaunch): the tree is not what these tests check (docs/development.md).
+        env = gfake.prepare_gemini_home(isolated_home, api.base_url, max_attempts=1, no_relaunch=True)
         env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
         yield api, env
 

@@ -238,7 +238,8 @@ def test_a_headless_gemini_turn_that_retries_is_retrying_with_its_cause(
     from tests.support.clis import ensure_cli
 
     with gfake.GeminiFake() as api:
-        env = gfake.prepare_gemini_home(isolated_home, api.base_url)  # Gemini's own retries at their defaults
+        # Gemini's own retries at their defaults; one node process (no relaunch): the tree is not what this test checks.
+        env = gfake.prepare_gemini_home(isolated_home, api.base_url, no_relaunch=True)
         env.update(AGENTLAUNCH_AGENTS_DIR=str(agents_dir), AGENTLAUNCH_CONFIG_DIR=str(config_dir))
         write_agent(agents_dir, "gem", {"provider": "gemini", "model": "gemini-2.5-pro", "command": str(ensure_cli("gemini")),
                                         "working_dir": str(workdir)})  # fmt: skip

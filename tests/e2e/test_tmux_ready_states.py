@@ -20,7 +20,7 @@ import pytest
 
 from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, text_reply
-from tests.helpers import run_cli, run_cli_inprocess, turn_over, wait_for, write_agent
+from tests.helpers import one_gemini_process, run_cli, run_cli_inprocess, turn_over, wait_for, write_agent
 from tests.support.claude_tui import seed_home
 from tests.support.clis import ensure_cli
 
@@ -113,7 +113,7 @@ def test_a_claude_stopped_on_its_trust_dialog_is_starting_then_asking_with_the_n
 
 @pytest.fixture
 def gemini_team(
-    isolated_home: Path, agents_dir: Path, config_dir: Path
+    request: pytest.FixtureRequest, isolated_home: Path, agents_dir: Path, config_dir: Path
 ) -> Iterator[tuple[gfake.GeminiFake, dict[str, str], Path]]:
     binary = ensure_cli("gemini")
     with tempfile.TemporaryDirectory(prefix="alrd-") as folder, gfake.GeminiFake() as api:
@@ -121,7 +121,7 @@ def gemini_team(
         home, work = root / "home", root / "work"
         home.mkdir()
         work.mkdir()
-        env = gfake.prepare_gemini_home(home, api.base_url, max_attempts=1)
+        env = gfake.prepare_gemini_home(home, api.base_url, max_attempts=1, no_relaunch=one_gemini_process(request))
         # The user's own settings hold a hook of theirs and comments: it keeps running, their file is only read.
         own = home / ".gemini" / "settings.json"
         theirs = json.loads(own.read_text())
