@@ -35,8 +35,11 @@ Claude Code's own (the node process and its live helpers), what Claude Code reap
 other helpers), and the client calls.
 
 Runs alternate in pairs (agentlaunch first, then bare; the next pair the other way round), after one warm-up of
-each that is not counted. Prints each run, the medians, their ratio (target <= 1.15), the middle half of the
-per-pair ratios, and the load average. Asserts nothing.
+each that is not counted. ``--before CHECKOUT`` adds a third side to each round (the sides take turns going
+first): the same `tmux up` from another checkout of agentlaunch (``PYTHONPATH``; main before a change, in a
+worktree of its own), with a warm-up and warm state of its own, so a change is measured in the same rounds.
+Prints each run, the medians, their ratio (target <= 1.15), the middle half of the per-pair ratios, and the load
+average. Asserts nothing.
 """
 
 from __future__ import annotations
@@ -202,11 +205,13 @@ def fresh_root(base: Path, name: str) -> Path:
 
 
 def ours(base: Path, answers: Answers, api_url: str, claude: Path, count: int, max_starting: int | None,
-         warm: Path | None) -> tuple[Run, Path]:  # fmt: skip
-    """One `tmux up` of the team; returns its run and its root (kept until the next run of this side)."""
-    root = fresh_root(base, "ours")
+         warm: Path | None, checkout: Path | None = None) -> tuple[Run, Path]:  # fmt: skip
+    """One `tmux up` of the team (from ``checkout`` when given); its run and its root (kept until the next run)."""
+    root = fresh_root(base, "al")  # one place for both agentlaunch sides: the launch plans are keyed by it
     env, work, names = make_team(root, api_url, claude, count)
     env["PYTHONPYCACHEPREFIX"] = str(base / "pycache")
+    if checkout is not None:
+        env["PYTHONPATH"] = str(checkout)  # `tmux up`, each pane's `run` and their hook scripts come from there
     if warm is not None:
         shutil.copytree(warm, env["AGENTLAUNCH_STATE_DIR"], dirs_exist_ok=True)
     socket = f"al-bench-fleet-{os.getpid()}-{uuid.uuid4().hex[:6]}"
@@ -219,7 +224,7 @@ def ours(base: Path, answers: Answers, api_url: str, claude: Path, count: int, m
     up = subprocess.Popen(argv, env=env, cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE)  # fmt: skip
     try:
-        run = watch("agentlaunch", answers, count, socket, start, cpu0, up)
+        run = watch("before" if checkout else "agentlaunch", answers, count, socket, start, cpu0, up)
         if up.wait(timeout=300) != 0:
             raise SystemExit(f"tmux up exited {up.returncode}:\n{up.stderr.read().decode() if up.stderr else ''}")
         if not bare_of:  # the warm-up's argv are the bare side's in every run
@@ -301,6 +306,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--max-starting", type=int, default=None, help="passed to `tmux up` (default: its own, 3)")
     parser.add_argument("--cold", action="store_true", help="agentlaunch's state directory starts empty each run")
+    parser.add_argument("--before", type=Path, help="a third side: the same `tmux up` from this checkout of agentlaunch")
     args = parser.parse_args()
     if args.pairs < 1 or args.agents < 1:
         parser.error("--agents and --pairs must be at least 1")
@@ -311,22 +317,31 @@ def main() -> None:
     print(f"{args.agents} Claude Code agents until every first answer: agentlaunch tmux up (max-starting "
           f"{args.max_starting or 'default'}, {'cold' if args.cold else 'warm'} state) against bare claude in "
           f"windows; {args.pairs} pairs; {os.cpu_count()} CPUs, load before {os.getloadavg()[0]:.2f}", flush=True)  # fmt: skip
-    runs: dict[str, list[Run]] = {"agentlaunch": [], "bare": []}
+    runs: dict[str, list[Run]] = {"agentlaunch": [], "bare": [], "before": []}
+    sides = ["agentlaunch", "bare"] + (["before"] if args.before else [])
     try:
         with FakeServer(answers.respond) as server:
             api.server = server
-            warmup, root = ours(base, answers, server.url, claude, args.agents, args.max_starting, None)
+
+            def team(warm: Path | None, checkout: Path | None = None) -> tuple[Run, Path]:
+                return ours(base, answers, server.url, claude, args.agents, args.max_starting, warm, checkout)
+
+            warmup, root = team(None)
             print("warm-up " + show(warmup), flush=True)
             if len(bare_of) < args.agents:
                 raise SystemExit(f"warm-up: found {len(bare_of)} Claude Codes of {args.agents}")
-            warm = None if args.cold else kept_state(base, root)
+            warm = {"agentlaunch": None if args.cold else kept_state(base, root, "agentlaunch")}
+            if args.before:
+                warmup, root = team(None, args.before)
+                print("warm-up " + show(warmup), flush=True)
+                warm["before"] = None if args.cold else kept_state(base, root, "before")
             print("warm-up " + show(bare(base, answers, root, args.agents)), flush=True)
             for pair in range(args.pairs):
-                for side in ("agentlaunch", "bare") if pair % 2 == 0 else ("bare", "agentlaunch"):
-                    if side == "agentlaunch":
-                        run, _ = ours(base, answers, server.url, claude, args.agents, args.max_starting, warm)
-                    else:
+                for side in sides[pair % len(sides) :] + sides[: pair % len(sides)]:  # each side first in turn
+                    if side == "bare":
                         run = bare(base, answers, root, args.agents)
+                    else:
+                        run, root = team(warm[side], args.before if side == "before" else None)
                     runs[side].append(run)
                     print(show(run), flush=True)
     finally:
@@ -334,28 +349,40 @@ def main() -> None:
     report(runs, args.pairs)
 
 
-def kept_state(base: Path, root: Path) -> Path:
+def kept_state(base: Path, root: Path, side: str) -> Path:
     """The warm-up's state directory less its status records and store: what a team started again finds."""
-    warm = base / "warm-state"
+    warm = base / f"warm-state-{side}"
     shutil.copytree(root / "state", warm, ignore=shutil.ignore_patterns("status", "*.db", "*.db-*", "*.sqlite*"))
     return warm
 
 
 def report(runs: dict[str, list[Run]], pairs: int) -> None:
-    ours_, bare_ = runs["agentlaunch"], runs["bare"]
+    ours_, bare_, before = runs["agentlaunch"], runs["bare"], runs["before"]
     print()
-    print(f"{'median of ' + str(pairs) + ' runs each':<34}{'agentlaunch':>12}{'bare':>10}{'ratio':>8}")
+    head = f"{'median of ' + str(pairs) + ' runs each':<34}{'agentlaunch':>12}{'bare':>10}{'ratio':>8}"
+    print(head + (f"{'before':>10}{'ratio':>8}{'after/before':>14}" if before else ""))
     rows = [("every first answer (s)", lambda r: r.answered), ("tree CPU until then (s)", lambda r: r.cpu)]
     rows += [(f"  {kind} CPU (s)", lambda r, k=kind: r.kinds.get(k, 0.0)) for kind in KINDS]
     for name, value in rows:
         a = statistics.median(value(r) for r in ours_)
         b = statistics.median(value(r) for r in bare_)
-        print(f"{name:<34}{a:>12.2f}{b:>10.2f}{(f'{a / b:.3f}' if b else '-'):>8}")
+        line = f"{name:<34}{a:>12.2f}{b:>10.2f}{ratio(a, b):>8}"
+        if before:
+            c = statistics.median(value(r) for r in before)
+            line += f"{c:>10.2f}{ratio(c, b):>8}{ratio(a, c):>14}"
+        print(line)
     for name, value in rows[:2]:
-        ratios = [value(a) / value(b) for a, b in zip(ours_, bare_, strict=True)]
-        q1, q3 = quartiles(ratios) if len(ratios) > 1 else (ratios[0], ratios[0])
-        print(f"per-pair ratios, {name}: middle half {q1:.3f} .. {q3:.3f}")
+        for label, side, base in (("agentlaunch/bare", ours_, bare_), ("before/bare", before, bare_),
+                                  ("agentlaunch/before", ours_, before)):  # fmt: skip
+            if side and base:
+                ratios = [value(a) / value(b) for a, b in zip(side, base, strict=True)]
+                q1, q3 = quartiles(ratios) if len(ratios) > 1 else (ratios[0], ratios[0])
+                print(f"per-pair ratios {label}, {name}: middle half {q1:.3f} .. {q3:.3f}")
     print(f"target: every first answer <= {TARGET:.2f} of bare; load average now {os.getloadavg()[0]:.2f}")
+
+
+def ratio(a: float, b: float) -> str:
+    return f"{a / b:.3f}" if b else "-"
 
 
 if __name__ == "__main__":
