@@ -55,7 +55,8 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from functools import partial
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -97,7 +98,7 @@ class Answers:
             reply.chunks = self._noted(reply.chunks, session)
         return reply
 
-    def _noted(self, chunks: Iterator[bytes] | list[bytes], session: str) -> Iterator[bytes]:
+    def _noted(self, chunks: Iterable[bytes], session: str) -> Iterator[bytes]:
         yield from chunks  # the server writes and flushes each chunk before it asks for the next
         with self.lock:
             self.done.setdefault(session, time.monotonic())
@@ -178,9 +179,11 @@ def watch(label: str, answers: Answers, count: int, socket: str, start: float, c
     while True:
         done, last = answers.count()
         if done >= count:
+            running = client is not None and client.poll() is None  # reaped now if it ended: in RUSAGE_CHILDREN
             clients = rusage_children() - cpu0  # before the bench's own tmux call below
-            if client is not None and client.poll() is None:
-                clients += sum(own_and_reaped(client.pid))  # `tmux up` still running: its own CPU and its tmux calls
+            if running and client is not None:
+                own = sum(own_and_reaped(client.pid))  # `tmux up` still running: its own CPU and its tmux calls
+                clients = clients + own if client.poll() is None else rusage_children() - cpu0
             server = server_pid(socket)
             if server is None:
                 raise SystemExit(f"{label}: no tmux server on {socket}")
@@ -361,8 +364,9 @@ def report(runs: dict[str, list[Run]], pairs: int) -> None:
     print()
     head = f"{'median of ' + str(pairs) + ' runs each':<34}{'agentlaunch':>12}{'bare':>10}{'ratio':>8}"
     print(head + (f"{'before':>10}{'ratio':>8}{'after/before':>14}" if before else ""))
-    rows = [("every first answer (s)", lambda r: r.answered), ("tree CPU until then (s)", lambda r: r.cpu)]
-    rows += [(f"  {kind} CPU (s)", lambda r, k=kind: r.kinds.get(k, 0.0)) for kind in KINDS]
+    rows: list[tuple[str, Callable[[Run], float]]] = [("every first answer (s)", lambda r: r.answered),
+                                                     ("tree CPU until then (s)", lambda r: r.cpu)]  # fmt: skip
+    rows += [(f"  {kind} CPU (s)", partial(kind_cpu, kind=kind)) for kind in KINDS]
     for name, value in rows:
         a = statistics.median(value(r) for r in ours_)
         b = statistics.median(value(r) for r in bare_)
@@ -379,6 +383,10 @@ def report(runs: dict[str, list[Run]], pairs: int) -> None:
                 q1, q3 = quartiles(ratios) if len(ratios) > 1 else (ratios[0], ratios[0])
                 print(f"per-pair ratios {label}, {name}: middle half {q1:.3f} .. {q3:.3f}")
     print(f"target: every first answer <= {TARGET:.2f} of bare; load average now {os.getloadavg()[0]:.2f}")
+
+
+def kind_cpu(run: Run, kind: str) -> float:
+    return run.kinds.get(kind, 0.0)
 
 
 def ratio(a: float, b: float) -> str:
