@@ -55,9 +55,9 @@ import tempfile
 import threading
 import time
 import uuid
-from functools import partial
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
