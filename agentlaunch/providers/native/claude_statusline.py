@@ -41,6 +41,7 @@ try:
 except ImportError:  # pragma: no cover  # an interpreter without CPython's _socket
     import socket  # type: ignore[no-redef]
 
+
 class _Scanning:
     """What the C scanner reads of a decoder: ``json.loads``'s defaults."""
 
