@@ -8,11 +8,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from agentlaunch.live.startup_wait import AgentStart, pane_error, wait_started
+from agentlaunch.live.startup_wait import AgentStart, StartWatch, pane_error, wait_started
 from tests.helpers import run_cli, run_cli_inprocess, wait_for
 from tests.test_tmux import HAVE_TMUX, panes, screen, server_running, up
 
@@ -191,6 +192,57 @@ def test_wait_names_a_dead_cli_and_a_closed_pane(tmp_path: Path) -> None:
     assert [r.started for r in results] == [False, False]
     assert "provider CLI exited" in results[0].detail
     assert "its pane closed" in results[1].detail
+
+
+class RealPanes(FakePanes):
+    """Panes whose pids are real processes (as tmux's are): a listing is taken again only when one ends."""
+
+    real_pids = True
+
+    def __init__(self, panes: dict[str, tuple[int, bool, str]]) -> None:
+        super().__init__(panes)
+        self.listed = 0
+
+    def panes(self) -> dict[str, tuple[int, bool, str]]:
+        self.listed += 1
+        return super().panes()
+
+
+def test_wait_lists_the_panes_again_only_when_a_panes_process_ended(tmp_path: Path) -> None:
+    clock = Clock()
+    status = tmp_path / "status"
+    pane = subprocess.Popen(["sleep", "60"])
+    try:
+        write_record(status, pane.pid, "starting")
+        source = RealPanes({"%1": (pane.pid, False, "")})
+        watch = StartWatch(30, status_dir=status)
+        watch.add("a", "%1", clock())
+        for _ in range(20):
+            watch.look(source, clock())
+            clock.sleep(0.1)
+        assert source.listed == 1 and watch.starting("a")  # its process runs: the first listing still holds
+        pane.kill()
+        pane.wait()
+        source.listing = {"%1": (pane.pid, True, "1")}  # tmux marks the pane dead once its process ended
+        watch.look(source, clock())
+        assert source.listed == 2
+        assert [r.started for r in watch.results()] == [False] and "failed (exit 1)" in watch.results()[0].detail
+    finally:
+        pane.kill()
+        pane.wait()
+
+
+def test_a_source_without_real_pids_is_listed_at_every_look(tmp_path: Path) -> None:
+    clock = Clock()
+    source = FakePanes({"%1": (os.getpid(), False, "")})
+    calls = []
+    listing = source.panes
+    source.panes = lambda: calls.append(1) or listing()  # type: ignore[method-assign]
+    watch = StartWatch(30, status_dir=tmp_path / "status")
+    watch.add("a", "%1", clock())
+    for _ in range(5):
+        watch.look(source, clock())
+    assert len(calls) == 5  # a fake's pids may be anyone's: never trusted to stand for the pane
 
 
 def test_pane_error_takes_the_last_runs_error_block() -> None:

@@ -67,7 +67,12 @@ def pane_error(text: str) -> str:
 
 
 class PaneSource(Protocol):
-    """What the wait needs of tmux, so a test can hand in its own."""
+    """What the wait needs of tmux, so a test can hand in its own.
+
+    A source whose ``real_pids`` is True (:class:`TmuxPanes`) says each pane's pid is a process of this machine
+    that ends when its pane dies or closes: then a look whose panes' processes all still run needs no new
+    listing (:meth:`StartWatch.look`). A source without it is listed at every look.
+    """
 
     def panes(self) -> dict[str, tuple[int, bool, str]]:
         """pane id -> (pid, dead, dead status) of every pane in the session."""
@@ -80,6 +85,8 @@ class PaneSource(Protocol):
 
 class TmuxPanes:
     """The panes of one session of a :class:`~agentlaunch.live.tmux.Tmux` server (every session's, ``session`` None)."""
+
+    real_pids = True  # a pane runs agentlaunch itself: its process ends when the pane dies or is closed
 
     def __init__(self, tmux: Tmux, session: str | None = None) -> None:
         self.tmux, self.session = tmux, session
@@ -125,6 +132,8 @@ class StartWatch:
         self.seen_started: dict[str, tuple[float, str]] = {}
         self.cli_died: set[str] = set()
         self.dead_since: dict[str, float] = {}
+        self.listing: dict[str, tuple[int, bool, str]] | None = None  # the panes at the last listing
+        self.listings = 0
 
     def add(self, agent: str, pane_id: str, now: float) -> None:
         self.panes[agent] = pane_id
@@ -139,7 +148,7 @@ class StartWatch:
 
     def look(self, source: PaneSource, now: float) -> None:
         """One look at the panes and records: decide what can be."""
-        live = source.panes()
+        live = self._panes(source)
         records = self.records()
         for agent, pane_id in self.panes.items():
             if agent in self.decided:
@@ -154,6 +163,21 @@ class StartWatch:
                 self._alive(agent, records.get(live[pane_id][0]), now)
             if over and agent not in self.decided:
                 self.decided[agent] = self._at_deadline(agent, pane_id, live.get(pane_id, (0, False, ""))[0])
+
+    def _panes(self, source: PaneSource) -> dict[str, tuple[int, bool, str]]:
+        """The panes: listed again unless every undecided agent's pane was listed alive and its process still runs.
+
+        A team of 20 starting takes some 250 looks; a ``tmux list-panes`` each (a process, and the server's work)
+        was most of `tmux up`'s CPU while the team started, which the agents starting beside it wait for.
+        """
+        listing = self.listing
+        if listing is not None and getattr(source, "real_pids", False):
+            wanted = [self.panes[agent] for agent in self.panes if agent not in self.decided]
+            if all(p in listing and not listing[p][1] and process_running(listing[p][0]) for p in wanted):
+                return listing
+        self.listing = source.panes()
+        self.listings += 1
+        return self.listing
 
     def _dead(self, source: PaneSource, agent: str, pane_id: str, status: str, now: float, over: bool) -> None:
         # tmux learns the exit status once it reaps the process: give it a moment to say.
