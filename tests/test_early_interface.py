@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -130,7 +131,7 @@ def test_no_early_start_when_the_soul_changed_or_it_is_turned_off(
 
     def holds() -> bool:
         (path,) = plans(isolated_home)
-        return early_interface._holds(json.loads(path.read_text()))
+        return early_interface._holds(json.loads(path.read_text()), datetime.now())
 
     assert holds()
     (agents_dir / "tui" / "soul.md").write_text("A new soul.\n")  # a part the agent did not have

@@ -352,3 +352,25 @@ def test_without_a_pidfd_the_clis_exit_comes_through_sigchld(agents_dir: Path, t
         if pid_file.exists():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(pid_file.read_text()), signal.SIGKILL)  # in-process there is no subreaper to bring it back
+
+
+def test_the_startup_message_names_the_time_the_early_start_gave_its_cli(
+    agents_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The message's time is rounded down to ten minutes: a launch whose early start came before a boundary and its own
+    # rendering after it named another time than the CLI it started early, and refused it (the likely cause of a CI
+    # run that failed test_early_turn: that run spanned 10:10).
+    from agentlaunch.launch import early_turn, prespawn
+    from agentlaunch.launch.turn_cycle import first_message
+
+    launch, _, _ = build(agents_dir, tmp_path, spawn_child)  # its clock says 05:06 UTC
+    try:
+        own = first_message(launch, "hi")
+        assert early_turn.now_text(FixedClock().now()) in own
+        early = datetime(2026, 3, 4, 4, 59, 59, 900000, tzinfo=UTC)  # the early start, before the 05:00 boundary
+        monkeypatch.setattr(prespawn, "_moment", early)
+        launch.startup_pending = True
+        message = first_message(launch, "hi")
+        assert early_turn.now_text(early) in message and early_turn.now_text(early) != early_turn.now_text(FixedClock().now())
+    finally:
+        launch.close(0)

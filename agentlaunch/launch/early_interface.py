@@ -98,9 +98,9 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(read_regular(path, FILE_LIMIT)).hexdigest()
 
 
-def _holds(plan: Mapping[str, Any]) -> bool:
+def _holds(plan: Mapping[str, Any], now: datetime) -> bool:
     """The plan still describes this launch: same ten minutes, same definition files and instructions, no env."""
-    return plan["bucket"] == time_bucket(datetime.now()) and inputs_hold(plan)
+    return plan["bucket"] == time_bucket(now) and inputs_hold(plan)
 
 
 def inputs_hold(plan: Mapping[str, Any]) -> bool:
@@ -115,14 +115,15 @@ def inputs_hold(plan: Mapping[str, Any]) -> bool:
     return _env_of(Path(plan["agent_yaml"]), plan) == {}
 
 
-def start(state_dir: Path, key: str) -> EarlyInterface | None:
-    """Start the interface the plan under ``key`` describes, when a terminal is there and the plan still holds."""
+def start(state_dir: Path, key: str, now: datetime) -> EarlyInterface | None:
+    """Start the interface the plan under ``key`` describes, when a terminal is there and the plan still holds at
+    ``now`` (the time its startup message names: :func:`agentlaunch.launch.prespawn.moment`)."""
     size = terminal_size()
     if size is None:
         return None
     try:
         plan = json.loads(read_regular(plan_path(state_dir, key), 1 << 20))
-        if not _holds(plan):
+        if not _holds(plan, now):
             return None
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None

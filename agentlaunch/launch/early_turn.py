@@ -54,7 +54,9 @@ def turn_record(argv: Sequence[str], text: str, prompt: str, session_id: str, no
     return {"prompt_at": at, "prompt_head": head}
 
 
-def with_prompt(argv: list[str], plan: Mapping[str, object], prompt: str | None, session_id: str) -> list[str] | None:
+def with_prompt(
+    argv: list[str], plan: Mapping[str, object], prompt: str | None, session_id: str, now: datetime
+) -> list[str] | None:
     """``argv`` (the plan's, its session id filled in) with this launch's prompt where the plan's first turn had
     its own; None when there is nothing to start early (no prompt in argv, or the plan is not one of a first turn)."""
     at, head = plan.get("prompt_at"), plan.get("prompt_head")
@@ -62,5 +64,5 @@ def with_prompt(argv: list[str], plan: Mapping[str, object], prompt: str | None,
         return None
     if not 0 <= at < len(argv) or argv[at] != "":
         return None
-    text = head.replace(SESSION, session_id).replace(NOW, now_text(datetime.now())) + prompt
+    text = head.replace(SESSION, session_id).replace(NOW, now_text(now)) + prompt
     return [*argv[:at], text, *argv[at + 1 :]]

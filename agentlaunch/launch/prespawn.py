@@ -29,6 +29,7 @@ import os
 import signal
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -279,17 +280,31 @@ def _env_of(agent_yaml: Path, plan: Mapping[str, Any]) -> dict[str, str] | None:
     return dict(env)
 
 
+_moment: datetime | None = None
+
+
+def moment() -> datetime | None:
+    """The time the early start gave the startup message of the CLI it started (None: it started none).
+
+    The launch's own startup message takes it too: a launch that crossed a ten-minute boundary (the message's
+    time is rounded down to ten minutes) between its early start and its own rendering would otherwise name
+    another time than the CLI it started early, and refuse it.
+    """
+    return _moment
+
+
 def start(args: Sequence[str]) -> None:
     """At the entry point: spawn the CLI from the last plan, when there is one and it still holds."""
-    global _pending
+    global _pending, _moment
     if os.environ.get("AGENTLAUNCH_NO_PRESPAWN"):
         return
+    now = datetime.now()
     state_dir = paths.state_dir()
     table = read_run_options(state_dir)
     parsed = parse_run(args, table)
     if parsed is None or parsed[1] is None:
         if (place := interface_new_session(args, table)) is not None:
-            _start_interface(state_dir, plan_key(*place))
+            _start_interface(state_dir, plan_key(*place), now)
         return
     shape, prompt = parsed[0], parsed[1]
     try:
@@ -308,7 +323,7 @@ def start(args: Sequence[str]) -> None:
         if "prompt_at" in plan:  # a per-turn CLI: the prompt is in its argv
             from agentlaunch.launch.early_turn import with_prompt
 
-            argv, kind = with_prompt(planned, plan, prompt, session_id), EarlyTurn
+            argv, kind = with_prompt(planned, plan, prompt, session_id, now), EarlyTurn
         if argv is None:
             return
         extra = {**plan["plan_env"], **agent_env}
@@ -319,19 +334,19 @@ def start(args: Sequence[str]) -> None:
         return
     except Exception:  # noqa: BLE001 - never let the shortcut break a launch
         return
-    _pending = kind(child, session_id, argv, extra, digest)
+    _pending, _moment = kind(child, session_id, argv, extra, digest), now
     started = _pending
     atexit.register(lambda: None if started.adopted else discard(started))
 
 
-def _start_interface(state_dir: Path, key: str) -> None:
+def _start_interface(state_dir: Path, key: str, now: datetime) -> None:
     """The CLI's own interface from its last plan (:mod:`agentlaunch.launch.early_interface`), or the app-server
     Codex's interface runs on (:mod:`agentlaunch.launch.early_appserver`)."""
-    global _pending
+    global _pending, _moment
     from agentlaunch.launch import early_interface
 
     try:
-        _pending = early_interface.start(state_dir, key)
+        _pending = early_interface.start(state_dir, key, now)
         if _pending is None:
             from agentlaunch.launch import early_appserver
 
@@ -339,7 +354,7 @@ def _start_interface(state_dir: Path, key: str) -> None:
     except Exception:  # noqa: BLE001 - never let the shortcut break a launch
         return
     if _pending is not None:
-        started = _pending
+        started, _moment = _pending, now
         atexit.register(lambda: None if started.adopted else discard(started))
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from agentlaunch.errors import TurnTimeout
 from agentlaunch.events import TurnEnd
+from agentlaunch.launch import prespawn
 from agentlaunch.launch.held import held_elsewhere
 from agentlaunch.launch.identity import startup_message
 from agentlaunch.launch.turn import Turn, TurnOutcome
@@ -63,9 +64,8 @@ def first_message(launch: Launch, prompt: str, *, id_known: bool = True) -> str:
     launch.startup_pending = False
     launch.first_prompt = prompt  # what the first turn's argv ends with (a per-turn CLI's plan: early_turn)
     sid = launch.session_id if id_known else None
-    startup = startup_message(
-        launch.spec, sid, launch.working_dir, launch.clock.now(), launch.options.templates_dir, launch.state_dir
-    )
+    now = prespawn.moment() or launch.clock.now()  # the early-started CLI's startup message names the same time
+    startup = startup_message(launch.spec, sid, launch.working_dir, now, launch.options.templates_dir, launch.state_dir)
     return startup + "\n" + prompt if prompt else startup
 
 
