@@ -259,7 +259,7 @@ class NativeRun:
         early_interface.remember(
             key, launch.state_dir, argv=argv, env=env, cwd=launch.working_dir, runtime=runtime, status=status,
             session_id=launch.session_id, instructions=plan.placement.path, digest=instructions_digest(plan),
-            agent_yaml=spec.agent_dir / "agent.yaml", inputs=inputs, now=launch.clock.now(),
+            agent_yaml=spec.agent_dir / "agent.yaml", inputs=inputs, now=prespawn.moment() or launch.clock.now(),
         )  # fmt: skip
 
     # -- what the session is ---------------------------------------------------------------
