@@ -47,10 +47,17 @@ from agentlaunch.entry import main
 main()
 """
 # The entry point's early start alone, then agentlaunch is killed before it could adopt anything.
+# The entry point killed once its early app-server is up (its socket made): killed sooner, the server's wrapper could
+# die of the parent-death signal before it noted its start (CI, once under load), and the test would prove nothing.
 KILLED = """
-import os, signal, sys
+import os, signal, sys, time
 from agentlaunch.launch import prespawn
+from agentlaunch.launch.early_appserver import socket_of
 prespawn.start(sys.argv[1:])
+listen = socket_of(getattr(prespawn._pending, "argv", []))
+deadline = time.monotonic() + 60
+while listen and not os.path.exists(listen) and time.monotonic() < deadline:
+    time.sleep(0.02)
 os.kill(os.getpid(), signal.SIGKILL)
 """
 
