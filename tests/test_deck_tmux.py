@@ -102,6 +102,9 @@ def test_preview_send_stop_restart_and_a_dying_tmux_server(socket: str, agents_d
         app.query_one("#agents").move_cursor(row=[r[0] for r in table_rows(app)].index("demo"))  # type: ignore[attr-defined]
         await pilot.press("r")
         await until(pilot, lambda: row_of(app, "demo")[1].startswith("waiting"), "demo back", 60)
+        # `restart` itself goes on a moment after its agent waits (it checks that it stays up): killed meanwhile, its
+        # failure would reach the message line after the Enter below (CI, once).
+        await until(pilot, lambda: "restarting demo" not in message(app), "the restart command done", 60)
         assert panes(socket)["demo"]["dead"] == "0"
 
         tmux(socket, "kill-server")
