@@ -158,7 +158,9 @@ def test_the_deck_with_two_claude_code_agents_asking_first_attach_send_stop_rest
         keys(socket, "-l", "write made.txt")
         keys(socket, "C-t")  # its own worktree
         keys(socket, "Enter")
-        shows(socket, f"starting {builder}")  # the form closed
+        # The form closed: the message says it starts the agent, then (as soon as it is up) that its prompt went.
+        done = (f"starting {builder}", f"sent to {builder}")
+        until(socket, lambda: any(t in deck_screen(socket).replace("\n", "") for t in done), repr(done), 60)
         keys(socket, "/")
         shows(socket, "filter (empty: all):")
         keys(socket, *["BSpace"] * 8, "Enter")  # "worker" taken out: every agent again
