@@ -67,12 +67,29 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if hasattr(config, "workerinput"):
         return
     rewriting = _rewrite_ahead(config)
+    compiling = threading.Thread(target=_compile_package, name="compile-ahead", daemon=True)
+    compiling.start()
     try:
         if _runs_e2e(config):
             _check_clis()
     finally:
+        compiling.join()
         if rewriting is not None:
             rewriting.join()
+
+
+def _compile_package() -> None:
+    """agentlaunch's own modules byte-compiled once, for every ``agentlaunch`` the tests start as a process.
+
+    An editable install leaves no pycs, and under ``PYTHONDONTWRITEBYTECODE`` (set on the project's machines and
+    inherited by the tests' children) Python never writes them: each of the suite's many ``agentlaunch`` processes
+    (its runs, the relays in tmux panes, ``send``, ``status``) compiled every module it imported again. Measured
+    on 2026-12-02: ``agentlaunch run demo hi`` 0.21 CPU-s without pycs, 0.10 with them; ``--help`` 0.30 and 0.15.
+    The pycs are the ones Python itself would write (``compileall``: same paths, timestamp-checked, git-ignored).
+    """
+    import compileall
+
+    compileall.compile_dir(REPO / "agentlaunch", quiet=2)
 
 
 def _check_clis() -> None:
