@@ -145,7 +145,7 @@ def test_send_wait_types_into_claude_codes_interface_and_prints_the_answer_from_
     anthropic.push(
         text_reply("Ready."),
         text_reply("The capital of France is Paris.\nIt has been since 508."),
-        text_reply("Slowly, as asked.", delay=4.0),
+        text_reply("Slowly, as asked.", delay=2.0),  # before each of its 7 chunks: a turn of 14 s
         tool_reply("Write", {"file_path": "out.txt", "content": "hi\n"}, text="Writing."),
     )
     assert cli(env, workdir, "tmux", "up", name, "--socket", socket, "--no-attach", "--wait", "60").returncode == 0
