@@ -209,3 +209,23 @@ def test_any_body_with_the_key_makes_a_report(body: bytes) -> None:
     (hook,) = exchange(request("/Notification", body), shut=False)
     report = http_report(hook)
     assert report.event == "Notification" and isinstance(report.payload, dict)
+
+
+def test_the_cli_reaches_the_hooks_past_a_proxy_and_the_users_own_bypass_list_is_kept() -> None:
+    past = hook_http.past_proxies
+    assert past({}) == {"no_proxy": "127.0.0.1", "NO_PROXY": "127.0.0.1"}
+    # One of the two set: both carry it (a client reading the other first would find an empty list).
+    both = ("no_proxy", "NO_PROXY")
+    assert past({"NO_PROXY": "corp.example, localhost"}) == dict.fromkeys(both, "corp.example, localhost,127.0.0.1")
+    assert past({"no_proxy": "a", "NO_PROXY": "b"}) == {"no_proxy": "a,127.0.0.1", "NO_PROXY": "b,127.0.0.1"}
+    assert past({"no_proxy": " 127.0.0.1 ,x"}) == dict.fromkeys(both, " 127.0.0.1 ,x")  # named already
+
+
+@given(st.dictionaries(st.sampled_from(["no_proxy", "NO_PROXY", "HTTP_PROXY"]), st.text(max_size=40)))
+def test_any_bypass_list_keeps_its_entries_and_gains_loopback(env: dict[str, str]) -> None:
+    got = hook_http.past_proxies(env)
+    for var in ("no_proxy", "NO_PROXY"):
+        entries = [part.strip() for part in got[var].split(",")]
+        assert hook_http.HOST in entries
+        own = env.get(var) or env.get("no_proxy") or env.get("NO_PROXY") or ""
+        assert got[var].startswith(own)

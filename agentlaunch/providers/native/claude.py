@@ -56,7 +56,7 @@ from agentlaunch.providers.claude import tool_refusal
 from agentlaunch.providers.native.claude_status_report import StatusReport
 from agentlaunch.providers.native.claude_transcript import CallsFromTranscript, last_cost_state, project_folder, salvage_line
 from agentlaunch.providers.native.dir_watch import DirWatch, open_watch
-from agentlaunch.providers.native.hook_http import BOUND, KEY_HEADER, KEY_VAR, HookServer, HttpHook, new_key
+from agentlaunch.providers.native.hook_http import BOUND, KEY_HEADER, KEY_VAR, HookServer, HttpHook, new_key, past_proxies
 from agentlaunch.providers.native.hook_socket import HookReport, HookSocket, hook_command
 from agentlaunch.providers.native.jsonl_tail import JsonlTail
 from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, PromptTyped, ToolAsked
@@ -228,7 +228,8 @@ def native_extras(ctx: NativeContext) -> NativeExtras:
     if path is not None:
         notices += transcript_notices(path)
     argv = ["--settings", json.dumps(settings(ctx, socket_path, config_path, server), separators=(",", ":"))]
-    return NativeExtras(argv=argv, env={KEY_VAR: key}, sources=[source], notices=notices, listener=(server.port, key))
+    env = {KEY_VAR: key, **past_proxies(ctx.env)}  # its http hooks never go through the user's proxy
+    return NativeExtras(argv=argv, env=env, sources=[source], notices=notices, listener=(server.port, key))
 
 
 def transcript_notices(path: Path) -> list[str]:
