@@ -147,32 +147,22 @@ def test_a_sent_prompt_is_pasted_then_entered_and_wait_returns_at_the_turns_end(
     child.expect(pexpect.EOF)
 
 
-def test_the_enter_of_a_sent_prompt_waits_until_an_interface_that_reads_late_has_drawn_the_paste(
-    agents_dir: Path, hooked_tui: str
+@pytest.mark.parametrize(
+    "late",
+    [{"FAKE_TUI_READ_LATE": "1"}, {"FAKE_TUI_READ_LATE": "1.5", "FAKE_TUI_SPIN": "1"}],
+    ids=["reads-late", "draws-while-it-reads-late"],
+)
+def test_the_enter_of_a_sent_prompt_waits_until_an_interface_that_reads_late_has_read_the_paste(
+    agents_dir: Path, hooked_tui: str, late: dict[str, str]
 ) -> None:
     """A CLI busy elsewhere reads its keys late: sent a fixed time after the paste, the Enter would reach it in the same
-    read, and Gemini 0.61 takes such an Enter as part of the paste (the text stays in its input box)."""
-    child = start_tui(agents_dir, FAKE_TUI_MODES="1", FAKE_TUI_READ_LATE="1")
+    read, and Gemini 0.61 takes such an Enter as part of the paste (the text stays in its input box). Output after the
+    paste is not its echo: one that draws a spinner meanwhile would get the Enter in the paste's read too (the Gemini
+    send that began no turn under load)."""
+    child = start_tui(agents_dir, FAKE_TUI_MODES="1", **late)
     ready_for_sends("tui", turns=1)
     proc = send("tui", "one line", "--wait")
-    send_and_see(child, b"\x1b[200~one line\x1b[201~")  # one read: the paste alone, although it was read a second late
-    send_and_see(child, b"\r")
-    child.expect("TURN DONE")
-    _, err = proc.communicate(timeout=TIMEOUT)
-    assert proc.returncode == 0, err
-    child.send(b"q")
-    child.expect(pexpect.EOF)
-
-
-def test_the_enter_of_a_sent_prompt_waits_until_the_paste_is_read_though_the_interface_draws_meanwhile(
-    agents_dir: Path, hooked_tui: str
-) -> None:
-    """Output after the paste is not its echo: an interface that draws a spinner while it reads its keys late would
-    get the Enter in the paste's read (the Gemini send that began no turn under load)."""
-    child = start_tui(agents_dir, FAKE_TUI_MODES="1", FAKE_TUI_READ_LATE="1.5", FAKE_TUI_SPIN="1")
-    ready_for_sends("tui", turns=1)
-    proc = send("tui", "one line", "--wait")
-    send_and_see(child, b"\x1b[200~one line\x1b[201~")  # one read: the paste alone
+    send_and_see(child, b"\x1b[200~one line\x1b[201~")  # one read: the paste alone, although it was read late
     send_and_see(child, b"\r")
     child.expect("TURN DONE")
     _, err = proc.communicate(timeout=TIMEOUT)
