@@ -19,7 +19,6 @@ headless), their states through :meth:`Launch.set_state`.
 from __future__ import annotations
 
 import contextlib
-import shutil
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -30,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from agentlaunch import runtime_dirs
 from agentlaunch.errors import AgentlaunchError, ExitCode, ProviderMissing, UsageError
 from agentlaunch.events import CallUsage, SessionStarted, Text, TextDelta, TurnEnd
+from agentlaunch.fsutil import remove_tree
 from agentlaunch.launch import early_interface, native_remote, prespawn
 from agentlaunch.launch.answer import Figures, TurnAnswer
 from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest, close_control, launch_busy, open_control
@@ -150,7 +150,7 @@ class NativeRun:
                     source.close()
             if self.remote is not None:
                 self.remote.close()
-            shutil.rmtree(runtime, ignore_errors=True)
+            remove_tree(runtime, ignore_errors=True)
 
     def _run(
         self, runtime: Path, size: tuple[int, int], pending: EarlyInterface | None, bound: dict[str, Any],

@@ -1,0 +1,59 @@
+"""agentlaunch.stdlite gives what hashlib and uuid gave, and the launch path imports neither (nor shutil)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+from agentlaunch import fsutil, stdlite
+
+
+def test_sha256_gives_hashlibs_digests() -> None:
+    for data in (b"", b"abc", os.urandom(100_000)):
+        assert stdlite.sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
+        assert stdlite.sha256(data).digest() == hashlib.sha256(data).digest()
+    fed = stdlite.sha256()
+    fed.update(b"ab")
+    fed.update(b"c")
+    assert fed.hexdigest() == hashlib.sha256(b"abc").hexdigest()
+
+
+def test_uuid4_is_a_canonical_random_version_4_uuid() -> None:
+    seen = {stdlite.uuid4() for _ in range(500)}
+    assert len(seen) == 500
+    for value in seen:
+        parsed = uuid.UUID(value)
+        assert str(parsed) == value and parsed.version == 4 and parsed.variant == uuid.RFC_4122
+
+
+def test_remove_tree_removes_a_folder_and_ignores_a_missing_one_when_told(tmp_path: Path) -> None:
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "b" / "f").write_text("x")
+    fsutil.remove_tree(tmp_path / "a")
+    assert not (tmp_path / "a").exists()
+    fsutil.remove_tree(tmp_path / "a", ignore_errors=True)
+    try:
+        fsutil.remove_tree(tmp_path / "a")
+    except FileNotFoundError:
+        pass
+    else:
+        raise AssertionError("a missing folder is an error unless ignored")
+
+
+def test_the_early_start_and_a_launchs_modules_import_no_hashlib_uuid_nor_shutil() -> None:
+    modules = [
+        "agentlaunch.entry", "agentlaunch.launch.prespawn", "agentlaunch.launch.early_interface",
+        "agentlaunch.launch.early_appserver", "agentlaunch.launch.early_turn", "agentlaunch.cli.run_lean",
+        "agentlaunch.launch.modes", "agentlaunch.launch.native", "agentlaunch.providers.claude",
+        "agentlaunch.providers.codex", "agentlaunch.providers.gemini",
+    ]  # fmt: skip
+    unwanted = {"hashlib", "_hashlib", "uuid", "platform", "shutil"}
+    script = f"import sys\nfor m in {modules!r}: __import__(m)\nprint(sorted({unwanted!r} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parent.parent)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
