@@ -340,7 +340,7 @@ class CodexAdapter(Described):
         if spec.delivery == "developer-instructions":
             from agentlaunch.providers.codex_instructions import developer_instructions_argv, user_developer_instructions
 
-            user = user_developer_instructions(env, spec.provider_flags)
+            user = user_developer_instructions(env, spec.provider_flags, state_dir)
             argv = developer_instructions_argv(text, user, spec.agent_dir / "agent.yaml")
             # The agent's text is fingerprinted section by section; what else the argument carries is the user's own.
             fingerprint = ["-c", f"developer_instructions=(yours first){user or ''}"]
