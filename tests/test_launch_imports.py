@@ -1,7 +1,9 @@
-"""agentlaunch.stdlite gives what hashlib and uuid gave, and the launch path imports neither (nor shutil)."""
+"""What a launch imports: agentlaunch.stdlite gives what hashlib and uuid gave, and the launch path imports neither
+(nor shutil); a native Claude launch imports none of the Codex app-server route."""
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import subprocess
@@ -44,6 +46,15 @@ def test_remove_tree_removes_a_folder_and_ignores_a_missing_one_when_told(tmp_pa
         raise AssertionError("a missing folder is an error unless ignored")
 
 
+def loaded_of(modules: list[str], wanted: set[str]) -> list[str]:
+    """Which of ``wanted`` a fresh interpreter holds after importing ``modules``."""
+    script = f"import sys\nfor m in {modules!r}: __import__(m)\nprint(sorted({wanted!r} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parent.parent)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return list(ast.literal_eval(done.stdout.strip()))
+
+
 def test_the_early_start_and_a_launchs_modules_import_no_hashlib_uuid_nor_shutil() -> None:
     modules = [
         "agentlaunch.entry", "agentlaunch.launch.prespawn", "agentlaunch.launch.early_interface",
@@ -51,9 +62,13 @@ def test_the_early_start_and_a_launchs_modules_import_no_hashlib_uuid_nor_shutil
         "agentlaunch.launch.modes", "agentlaunch.launch.native", "agentlaunch.providers.claude",
         "agentlaunch.providers.codex", "agentlaunch.providers.gemini",
     ]  # fmt: skip
-    unwanted = {"hashlib", "_hashlib", "uuid", "platform", "shutil"}
-    script = f"import sys\nfor m in {modules!r}: __import__(m)\nprint(sorted({unwanted!r} & set(sys.modules)))"
-    done = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True, timeout=60,
-                          cwd=Path(__file__).resolve().parent.parent)  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    assert loaded_of(modules, {"hashlib", "_hashlib", "uuid", "platform", "shutil"}) == []
+
+
+def test_a_native_claude_launch_imports_none_of_codexs_app_server_route() -> None:
+    modules = ["agentlaunch.cli.run_lean", "agentlaunch.launch.native", "agentlaunch.providers.claude",
+               "agentlaunch.providers.native.claude"]  # fmt: skip
+    codex = {"agentlaunch.launch.native_remote", "agentlaunch.providers.codex_appserver", "agentlaunch.providers.codex",
+             "agentlaunch.providers.native.unix_websocket", "agentlaunch.providers.native.codex_remote"}  # fmt: skip
+    assert loaded_of(modules, codex) == []
+    assert loaded_of([*modules, "agentlaunch.launch.native_remote"], codex) == sorted(codex)  # the check sees them
