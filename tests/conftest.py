@@ -7,6 +7,7 @@ waits behind another's install lock.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -67,22 +68,44 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if hasattr(config, "workerinput"):
         return
     rewriting = _rewrite_ahead(config)
+    compiling = threading.Thread(target=_compile_package, name="compile-ahead", daemon=True)
+    compiling.start()
     try:
         if _runs_e2e(config):
             _check_clis()
     finally:
+        compiling.join()
         if rewriting is not None:
             rewriting.join()
 
 
+def _compile_package() -> None:
+    """agentlaunch's own modules byte-compiled once, for every ``agentlaunch`` the tests start as a process.
+
+    An editable install leaves no pycs, and under ``PYTHONDONTWRITEBYTECODE`` (set on the project's machines and
+    inherited by the tests' children) Python never writes them: each of the suite's many ``agentlaunch`` processes
+    (its runs, the relays in tmux panes, ``send``, ``status``) compiled every module it imported again. Measured
+    on 2026-12-02: ``agentlaunch run demo hi`` 0.21 CPU-s without pycs, 0.10 with them; ``--help`` 0.30 and 0.15.
+    The pycs are the ones Python itself would write (``compileall``: same paths, timestamp-checked, git-ignored).
+    """
+    import compileall
+
+    compileall.compile_dir(REPO / "agentlaunch", quiet=2)
+
+
 def _check_clis() -> None:
+    """Each CLI checked (installed when missing) on a thread of its own: on a fresh machine the three ``npm install``
+    took 10, 20 and 9 s one after the other (2026-12-02), the run's first minute; together, about the longest."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from tests.support.clis import CliName, ensure_cli, share_found
 
-    for name in get_args(CliName):
-        try:
-            ensure_cli(name)
-        except (pytest.skip.Exception, pytest.fail.Exception, ValueError):
-            break
+    def check(name: CliName) -> None:
+        with contextlib.suppress(pytest.skip.Exception, pytest.fail.Exception, ValueError):
+            ensure_cli(name)  # a failure: the tests that need it ask again, and report it
+
+    with ThreadPoolExecutor(max_workers=len(get_args(CliName)), thread_name_prefix="cli-check") as pool:
+        list(pool.map(check, get_args(CliName)))
     share_found()  # the workers start after this hook (xdist's own runs last): they need not check again
 
 

@@ -110,61 +110,6 @@ def test_any_hook_input_makes_a_report(raw: str) -> None:
     assert parsed is not None and parsed.event == "E"
 
 
-def _gate(hooks: HookSocket, payload: dict[str, object]) -> subprocess.Popen[str]:
-    command = hook_command(sys.executable, hooks.path, "gate:PreToolUse")
-    proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert proc.stdin is not None
-    proc.stdin.write(json.dumps(payload))
-    proc.stdin.close()
-    return proc
-
-
-def _report_of(hooks: HookSocket) -> HookReport:
-    import select
-
-    for _ in range(100):  # the reporter's start (python -I -S): until its one datagram is there
-        select.select([hooks.fileno()], [], [], 0.2)
-        if got := hooks.receive():
-            (found,) = got
-            return found
-    raise AssertionError("the gated hook never reported")
-
-
-def test_a_gated_hook_waits_for_the_answer_and_prints_it(hooks: HookSocket) -> None:
-    proc = _gate(hooks, {"tool_use_id": "toolu_1", "tool_name": "Bash"})
-    found = _report_of(hooks)
-    assert (found.event, found.payload["tool_use_id"]) == ("PreToolUse", "toolu_1")
-    assert found.reply is not None and Path(found.reply).parent == hooks.path.parent
-    assert proc.poll() is None, "the tool waits for the launch's answer"
-    hooks.answer(found.reply, '{"continue": false}')
-    assert proc.stdout is not None
-    out = proc.stdout.read()
-    assert (proc.wait(timeout=30), out) == (0, '{"continue": false}')
-    assert not Path(found.reply).exists()
-
-
-def test_an_empty_answer_lets_the_tool_run(hooks: HookSocket) -> None:
-    proc = _gate(hooks, {"tool_use_id": "toolu_2"})
-    found = _report_of(hooks)
-    assert found.reply is not None
-    hooks.answer(found.reply, "")
-    assert proc.stdout is not None
-    assert (proc.stdout.read(), proc.wait(timeout=30)) == ("", 0)
-
-
-def test_answers_go_only_to_gate_sockets_beside_the_launch_s(hooks: HookSocket, tmp_path: Path) -> None:
-    elsewhere = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    target = tmp_path / "gate-1.sock"
-    elsewhere.bind(str(target))
-    elsewhere.setblocking(False)
-    try:
-        hooks.answer(str(target), "x")  # another folder: a hostile report's "reply" gets nothing
-        with pytest.raises(BlockingIOError):
-            elsewhere.recv(10)
-    finally:
-        elsewhere.close()
-
-
 def test_the_reporter_forwards_the_bytes_without_json_or_socket(hooks: HookSocket) -> None:
     # Run on every tool call: the payload is forwarded unparsed after a header line, and neither json nor socket
     # (with enum, selectors, collections) is imported: the launch parses it.
@@ -181,7 +126,7 @@ def test_the_reporter_forwards_the_bytes_without_json_or_socket(hooks: HookSocke
     [(b'{"event": "Stop"}\nnot json', HookReport("Stop", {})), (b'{"event": "Stop"}\n', HookReport("Stop", {})),
      (b'{"event": "Stop"}\n[1]', HookReport("Stop", {})), (b'{"event": "Stop"}\n\xff{"a": 1}', HookReport("Stop", {})),
      (b'{"event": "Stop"}\n' + b"[" * 5000, HookReport("Stop", {})), (b'{"event": 3}\n{}', None), (b"x\n{}", None),
-     (b'{"event": "A", "reply": "/r/gate-1.sock"}\n{"a": "\xc3\xa9"}', HookReport("A", {"a": "é"}, reply="/r/gate-1.sock"))],
+     (b'{"event": "A", "reply": "/r/gate-1.sock"}\n{"a": "\xc3\xa9"}', HookReport("A", {"a": "é"}))],
 )  # fmt: skip
 def test_a_header_and_the_clis_bytes_are_parsed_by_the_launch(data: bytes, expected: HookReport | None) -> None:
     assert parse_report(data) == expected
@@ -190,4 +135,4 @@ def test_a_header_and_the_clis_bytes_are_parsed_by_the_launch(data: bytes, expec
 @pytest.mark.parametrize("event", ["PreToolUse", 'odd "name"', "back\\slash", "ünï", "tab\there"])
 def test_any_event_name_makes_a_header_the_launch_reads(event: str) -> None:
     assert parse_report(report(event, '{"k": 1}')) == HookReport(event, {"k": 1})
-    assert parse_report(report(event, b"", reply="/r/gate-2.sock")) == HookReport(event, {}, reply="/r/gate-2.sock")
+    assert parse_report(report(event, b"")) == HookReport(event, {})

@@ -164,6 +164,23 @@ def test_the_enter_of_a_sent_prompt_waits_until_an_interface_that_reads_late_has
     child.expect(pexpect.EOF)
 
 
+def test_the_enter_of_a_sent_prompt_waits_until_the_paste_is_read_though_the_interface_draws_meanwhile(
+    agents_dir: Path, hooked_tui: str
+) -> None:
+    """Output after the paste is not its echo: an interface that draws a spinner while it reads its keys late would
+    get the Enter in the paste's read (the Gemini send that began no turn under load)."""
+    child = start_tui(agents_dir, FAKE_TUI_MODES="1", FAKE_TUI_READ_LATE="1.5", FAKE_TUI_SPIN="1")
+    ready_for_sends("tui", turns=1)
+    proc = send("tui", "one line", "--wait")
+    send_and_see(child, b"\x1b[200~one line\x1b[201~")  # one read: the paste alone
+    send_and_see(child, b"\r")
+    child.expect("TURN DONE")
+    _, err = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 0, err
+    child.send(b"q")
+    child.expect(pexpect.EOF)
+
+
 def test_without_bracketed_paste_one_line_is_typed_and_many_lines_are_refused(agents_dir: Path, hooked_tui: str) -> None:
     child = start_tui(agents_dir)
     ready_for_sends("tui", turns=1)

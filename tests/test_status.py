@@ -106,7 +106,7 @@ def test_writer_replaces_the_record_at_most_twice_a_second_and_never_loses_the_l
     writer.close()
 
 
-def test_writer_writes_changes_to_and_from_exited_at_once(tmp_path: Path) -> None:
+def test_writer_writes_every_change_of_state_at_once(tmp_path: Path) -> None:
     clock = FakeClock()
     writer = StatusWriter(tmp_path, interval=0.5, clock=clock, pane_title=False)
     writer.update(record(state="thinking"))
@@ -117,6 +117,15 @@ def test_writer_writes_changes_to_and_from_exited_at_once(tmp_path: Path) -> Non
     clock.now += 0.01
     writer.update(record(state="starting"))
     assert writer.writes == 3
+    # A turn's end is written at once (CI run 40: a send --wait had its answer while the record still said
+    # thinking, so the next look at status found a turn that was over); its figures within the interval do wait.
+    for state in ("thinking", "waiting"):
+        clock.now += 0.01
+        writer.update(record(state=state))
+    assert writer.writes == 5 and json.loads(writer.path.read_text())["state"] == "waiting"
+    clock.now += 0.01
+    writer.update(record(state="waiting", calls=7))
+    assert writer.writes == 5
 
 
 def test_writer_close_flushes_then_removes_the_record(tmp_path: Path) -> None:

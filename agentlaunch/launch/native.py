@@ -41,6 +41,7 @@ from agentlaunch.launch.start import instructions_digest
 from agentlaunch.launch.terminal import MIN_COLS, MIN_ROWS, ScreenModes, raw_terminal, saved_mode, write_all
 from agentlaunch.launch.transport import Child, window_size
 from agentlaunch.launch.turn_cycle import first_message
+from agentlaunch.providers.native import hook_http
 from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, NativeSource, PromptTyped, ToolAsked
 from agentlaunch.sinks import PromptSent, ProviderStateKept, StateChanged, TurnDone
 
@@ -148,7 +149,8 @@ class NativeRun:
         pending = early if isinstance(early, EarlyInterface) else None
         server = early if isinstance(early, EarlyAppServer) else None  # Codex's app-server (launch.early_appserver)
         if pending is not None:
-            runtime, bound = pending.hand_over()
+            runtime, sockets, listener = pending.hand_over()
+            bound: dict[str, Any] = {**sockets, **({hook_http.BOUND: listener} if listener is not None else {})}
         else:
             runtime, bound = (server.hand_over() if server is not None else make_runtime_dir()), {}
         try:
@@ -191,7 +193,7 @@ class NativeRun:
             child = child or self.spawn(argv, env, launch.working_dir, size, mode)
         except ProviderMissing as exc:
             raise ProviderMissing(exc.message, hint=launch.adapter.install_hint) from None
-        self._remember(argv, env, runtime, ctx.status_path)
+        self._remember(argv, env, runtime, ctx.status_path, extras.listener)
         launch.reaper.watch(child.pid)
         launch.child = child
         # "starting" until the CLI itself reports (a hook, its session file); past the bound it waits on its screen.
@@ -261,7 +263,9 @@ class NativeRun:
             return None
         return early_interface.adopt(pending, argv, env, launch.working_dir, instructions_digest(plan))
 
-    def _remember(self, argv: list[str], env: dict[str, str], runtime: Path, status: Path | None) -> None:
+    def _remember(
+        self, argv: list[str], env: dict[str, str], runtime: Path, status: Path | None, listener: tuple[int, str] | None
+    ) -> None:
         """Keep this start for the next launch's early start: a new session of an agent without ``env``."""
         launch = self.launch
         key, plan = launch.options.plan_key, launch.plan
@@ -273,6 +277,7 @@ class NativeRun:
             key, launch.state_dir, argv=argv, env=env, cwd=launch.working_dir, runtime=runtime, status=status,
             session_id=launch.session_id, instructions=plan.placement.path, digest=instructions_digest(plan),
             agent_yaml=spec.agent_dir / "agent.yaml", inputs=inputs, now=prespawn.moment() or launch.clock.now(),
+            listener=listener,
         )  # fmt: skip
 
     # -- what the session is ---------------------------------------------------------------

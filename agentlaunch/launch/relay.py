@@ -58,6 +58,9 @@ class InterfaceChild(Protocol):
     @property
     def keys_waiting(self) -> int: ...
 
+    @property
+    def keys_unread(self) -> int: ...
+
     def read_bytes(self) -> bytes: ...
 
     def send_keys(self, data: bytes) -> None: ...
@@ -216,10 +219,12 @@ class Relay:
 
         A CLI busy elsewhere (starting, resuming, a loaded machine) reads its keys late: the paste and an Enter sent
         a fixed time after it would reach it in one read, and Gemini 0.61 takes such an Enter as part of the paste
-        (the text stays in its input box: 4 of 9 sends after a restart under load).
+        (the text stays in its input box: 4 of 9 sends after a restart under load). Output alone does not say the
+        paste was read (such a CLI may draw a spinner meanwhile): its terminal must hold none of it any more.
         """
         now = self.loop.clock.monotonic()
-        if drawn_at is None and self.child.keys_waiting == 0 and self.last_output > typed_at:
+        child = self.child
+        if drawn_at is None and child.keys_waiting == 0 and self.last_output > typed_at and child.keys_unread == 0:
             drawn_at = now
         if now - typed_at < ENTER_WAIT and (drawn_at is None or now - drawn_at < ECHO_SETTLE):
             self._after(ENTER_LOOK, partial(self._enter_once_drawn, typed_at, drawn_at))

@@ -179,6 +179,8 @@ class Child:
             os.close(master)
             os.close(slave)
             raise ProviderMissing(f"{argv[0]}: provider CLI is not executable") from None
+        # The CLI's terminal by name, to tell whether the CLI has read what was typed (:attr:`keys_unread`).
+        self._terminal_path = _tty_name(slave) if terminal is not None else None
         os.close(slave)
         _nonblocking(master)
         self.master = master
@@ -249,6 +251,25 @@ class Child:
     def keys_waiting(self) -> int:
         """Bytes queued for the CLI's terminal that it could not take yet."""
         return len(self._keys)
+
+    @property
+    def keys_unread(self) -> int:
+        """Bytes the CLI's terminal holds that the CLI has not read yet (0 where that cannot be told).
+
+        Written keys are not read keys: a CLI busy elsewhere reads them late, while it may still draw.
+        """
+        if self._terminal_path is None:
+            return 0
+        try:
+            fd = os.open(self._terminal_path, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+        except OSError:
+            return 0
+        try:
+            return int(struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0])
+        except OSError:
+            return 0
+        finally:
+            os.close(fd)
 
     def flush_keys(self) -> None:
         """Write what the PTY takes now; a CLI that is gone gets nothing more."""
@@ -377,3 +398,10 @@ class Child:
                     os.close(fd)
         self.pidfd = None
         self.eof = True
+
+
+def _tty_name(fd: int) -> str | None:
+    try:
+        return os.ttyname(fd)
+    except OSError:
+        return None

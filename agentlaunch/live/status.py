@@ -219,11 +219,14 @@ class StatusWriter:
             self.close()
 
     def update(self, record: dict[str, Any]) -> None:
-        """Write ``record`` now if due (or if it enters or leaves ``exited``), else within the interval."""
+        """Write ``record`` now if due or if its state changed, else within the interval.
+
+        A state is written at once (a few per turn): a script that reads ``status`` after ``send --wait`` returned
+        must not find the turn's ``thinking`` still there. Only the figures of a burst of calls are held back.
+        """
         if self._closed:
             return
-        state = record.get("state")
-        prompt = state != self._last_state and "exited" in (state, self._last_state)
+        prompt = record.get("state") != self._last_state
         prompt = prompt or record.get("control") != self._last_control  # agentlaunch send looks for it at once
         self._pending = record
         now = self.clock()

@@ -100,7 +100,7 @@ def start(claude_bin: Path, api: FakeAnthropic, root: Path, prompt: str, status:
     assert extras.notices == []
     argv = [str(claude_bin), "--session-id", session, "--model", "claude-sonnet-4-5", *more_argv, *extras.argv, prompt]
     (source,) = extras.sources
-    return Run(spawn(argv, env, work), source)
+    return Run(spawn(argv, {**env, **extras.env}, work), source)  # as the launch: the hook server's key
 
 
 def answer_prompt(run: Run, key: str) -> None:
@@ -253,7 +253,7 @@ def test_a_resumed_session_counts_only_its_new_calls(claude_bin: Path, short_tmp
             ctx = NativeContext("reviewer", session, n == 1, work, env, runtime, time.time(), sys.executable)
             extras = native_extras(ctx)
             argv = [str(claude_bin), flag, session, "--model", "claude-sonnet-4-5", *extras.argv, prompt]
-            run = Run(spawn(argv, env, work), extras.sources[0])
+            run = Run(spawn(argv, {**env, **extras.env}, work), extras.sources[0])
             try:
                 run.wait(lambda r=run, a=answer: a in r.screen.text() and r.states()[-1:] == ["waiting"], 60, answer)
             finally:
@@ -281,7 +281,7 @@ def test_a_transcript_folder_claude_cannot_create_leaves_the_tui_running_and_say
         extras = native_extras(ctx)
         assert len(extras.notices) == 1 and "not a folder" in extras.notices[0]
         argv = [str(claude_bin), "--session-id", session, "--model", "claude-sonnet-4-5", *extras.argv, "hello"]
-        run = Run(spawn(argv, env, work), extras.sources[0])
+        run = Run(spawn(argv, {**env, **extras.env}, work), extras.sources[0])
         try:
             run.wait(lambda: "unmetered answer" in run.screen.text() and run.states()[-1:] == ["waiting"], 60, "the answer")
         finally:

@@ -107,7 +107,9 @@ def test_down_then_up_resume_brings_back_the_same_claude_session_with_its_histor
     anthropic.push(text_reply("Ready."), text_reply("Noted: PLUM."), text_reply("The codeword was PLUM."))
     assert cli(env, workdir, "tmux", "up", name, "--socket", socket, "--no-attach", "--wait", "60").returncode == 0
     pane = pane_of(socket, name)
-    wait_for(lambda: state_of(env, workdir, name) == "waiting", timeout=60, what="the interface waiting")
+    # After its startup message's turn: "waiting" alone may be the interface's start, before that turn began, and
+    # a prompt typed then joins it (once under load: "(1 turn)").
+    wait_for(lambda: settled(env, workdir, name), timeout=60, what="the interface waiting after its first turn")
     say(socket, pane, "remember the codeword PLUM")
     wait_for(lambda: "Noted: PLUM." in screen(socket, pane), timeout=90, what="the first answer")
     wait_for(lambda: state_of(env, workdir, name) == "waiting", timeout=60, what="waiting after it")
@@ -143,7 +145,7 @@ def test_send_wait_types_into_claude_codes_interface_and_prints_the_answer_from_
     anthropic.push(
         text_reply("Ready."),
         text_reply("The capital of France is Paris.\nIt has been since 508."),
-        text_reply("Slowly, as asked.", delay=4.0),
+        text_reply("Slowly, as asked.", delay=2.0),  # before each of its 7 chunks: a turn of 14 s
         tool_reply("Write", {"file_path": "out.txt", "content": "hi\n"}, text="Writing."),
     )
     assert cli(env, workdir, "tmux", "up", name, "--socket", socket, "--no-attach", "--wait", "60").returncode == 0

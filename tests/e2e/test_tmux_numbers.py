@@ -17,7 +17,7 @@ import pytest
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, text_reply
 from agentlaunch.live.status import CACHE_EXPIRY_OPTION
 from agentlaunch.live.tmux import BORDER_FORMAT
-from tests.e2e.test_tmux_claude import claude_agent, cli, env, pane_of, say, screen, state_of, tmux  # noqa: F401  (fixtures)
+from tests.e2e.test_tmux_claude import claude_agent, cli, env, pane_of, say, screen, settled, state_of, tmux  # noqa: F401  (fixtures)
 from tests.helpers import run_cli_inprocess, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
@@ -53,7 +53,7 @@ def test_up_resume_shows_the_sessions_numbers_and_the_border_counts_the_cache_do
     anthropic.push(text_reply("Ready.", ApiUsage(10, 8000, 0, 5)), text_reply("Noted.", ApiUsage(20, 400, 8000, 7)))
     assert cli(env, workdir, "tmux", "up", name, "--socket", socket, "--no-attach", "--wait", "60").returncode == 0
     pane = pane_of(socket, name)
-    wait_for(lambda: state_of(env, workdir, name) == "waiting", timeout=60, what="the interface waiting")
+    wait_for(lambda: settled(env, workdir, name), timeout=60, what="the interface waiting after its first turn")
     say(socket, pane, "remember PLUM")
     wait_for(lambda: "Noted." in screen(socket, pane), timeout=90, what="the answer")
     wait_for(lambda: record_of(env, workdir, name).get("calls") == 2, timeout=60, what="both calls counted")

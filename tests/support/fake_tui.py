@@ -9,7 +9,8 @@ It switches on the alternate screen, mouse reports and bracketed paste (``m``), 
 ``k`` SIGKILLs itself, ``d`` starts a daemon that leaves its session (double fork, setsid),
 ``D`` prints the daemon's pid, ``b`` floods 1 MB of text, ``i`` reports the ENV var AGENTLAUNCH_FAKE_TUI_SHOW.
 With ``FAKE_TUI_READ_LATE=SECONDS`` it reads keys that long after they arrive (a CLI busy elsewhere: what is
-typed meanwhile comes in one read). With ``FAKE_TUI_STARTS=FILE`` each start appends its pid and argv to FILE as a JSON line.
+typed meanwhile comes in one read); with ``FAKE_TUI_SPIN=1`` as well, it draws a spinner meanwhile.
+With ``FAKE_TUI_STARTS=FILE`` each start appends its pid and argv to FILE as a JSON line.
 
 With ``FAKE_TUI_HOOKS=1`` it runs the hooks of the ``--settings`` agentlaunch gives it, as Claude Code
 would: ``SessionStart`` at start (then ``UserPromptSubmit`` and ``Stop`` for a startup message, after
@@ -64,7 +65,26 @@ def hook(event: str, payload: dict) -> None:
     settings = json.loads(sys.argv[sys.argv.index("--settings") + 1])
     for group in settings.get("hooks", {}).get(event, []):
         for entry in group.get("hooks", []):
-            subprocess.run(entry["command"], shell=True, input=json.dumps(payload).encode(), check=False)
+            if entry.get("type") == "http":  # as Claude Code 2.1.332 sends one (notes/claude-findings.md i)
+                post(entry, {**payload, "hook_event_name": event})
+            else:
+                subprocess.run(entry["command"], shell=True, input=json.dumps(payload).encode(), check=False)
+
+
+def post(entry: dict, payload: dict) -> None:
+    """POST ``payload`` to the http hook's url, its ``$VAR`` headers read from the environment; the answer dropped."""
+    import urllib.request
+
+    headers = {"Content-Type": "application/json"}
+    for name, value in entry.get("headers", {}).items():
+        var = value[1:] if value.startswith("$") else None
+        headers[name] = os.environ.get(var, "") if var in entry.get("allowedEnvVars", []) else value
+    request = urllib.request.Request(entry["url"], json.dumps(payload).encode(), headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=entry.get("timeout", 600)) as answer:
+            answer.read()
+    except OSError:
+        pass
 
 
 def main() -> int:
@@ -99,7 +119,12 @@ def main() -> int:
         while True:
             if os.environ.get("FAKE_TUI_READ_LATE"):
                 select.select([0], [], [])
-                time.sleep(float(os.environ["FAKE_TUI_READ_LATE"]))
+                late, frame = time.monotonic() + float(os.environ["FAKE_TUI_READ_LATE"]), 0
+                while (left := late - time.monotonic()) > 0:
+                    if os.environ.get("FAKE_TUI_SPIN"):
+                        os.write(1, b"\r" + b"-\\|/"[frame % 4 : frame % 4 + 1])  # a spinner's frame
+                        frame += 1
+                    time.sleep(min(left, 0.05))
             try:
                 data = os.read(0, 4096)
             except InterruptedError:

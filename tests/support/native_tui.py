@@ -81,6 +81,11 @@ class Tui:
         return self.wait_for(lambda: text in self.text, timeout, every)
 
     def close(self) -> None:
+        # A CLI that exited may have left output unread (its last lines, agentlaunch's error and hint after them):
+        # the screen gets all of it before a test reads it (CI run 40 missed a hint printed just before the exit).
+        end = time.monotonic() + 10.0
+        while not self.child.isalive() and time.monotonic() < end and self.pump():
+            pass
         if self.child.isalive():
             self.child.sendcontrol("c")
             self.pump(0.3)

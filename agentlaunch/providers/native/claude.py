@@ -1,8 +1,9 @@
 """Claude Code's native (TUI) launch: the ``--settings`` that make it report, and the source that reads it.
 
 ``native_extras(ctx)`` binds a hook socket in the launch's runtime folder and
+the http hooks' server on 127.0.0.1 (:mod:`agentlaunch.providers.native.hook_http`), and
 passes Claude Code one ``--settings`` object (it merges over the user's own
-settings): a hook on each event that tells the state, and a status-line
+settings): a hook on each event that tells the state (http, but SessionStart's), and a status-line
 command (:mod:`agentlaunch.providers.native.claude_statusline`) that reports the
 status-line JSON and prints agentlaunch's line, joined to the user's own.
 
@@ -37,6 +38,7 @@ report (the status line's carries Claude Code's version).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -54,6 +56,7 @@ from agentlaunch.providers.claude import tool_refusal
 from agentlaunch.providers.native.claude_status_report import StatusReport
 from agentlaunch.providers.native.claude_transcript import CallsFromTranscript, last_cost_state, project_folder, salvage_line
 from agentlaunch.providers.native.dir_watch import DirWatch, open_watch
+from agentlaunch.providers.native.hook_http import BOUND, KEY_HEADER, KEY_VAR, HookServer, HttpHook, new_key
 from agentlaunch.providers.native.hook_socket import HookReport, HookSocket, hook_command
 from agentlaunch.providers.native.jsonl_tail import JsonlTail
 from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, PromptTyped, ToolAsked
@@ -81,18 +84,26 @@ loaded machine whose store was held by another process (test_budget_e2e's native
 GATE_REREAD = 0.05
 """While a tool waits for that line, the transcript is read again this often (it wakes nothing when it grows)."""
 
+HOOK_TIMEOUT = 5
+"""Seconds Claude Code waits for the launch's answer to a report (it comes at once; past this Claude Code goes on
+without it, silently)."""
+GATE_TIMEOUT = 30
+"""Seconds Claude Code holds a gated tool for the launch's answer (a stuck launch: the tool then runs)."""
+COMMAND_HOOKS = frozenset({"SessionStart"})
+"""Claude Code 2.1.332 skips http hooks on SessionStart (notes/claude-findings.md i): a command hook reports it."""
 HOOK_EVENTS = (
     "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolBatch", "PermissionRequest", "PermissionDenied",
     "Notification", "Stop", "StopFailure", "Elicitation", "ElicitationResult", "SessionEnd",
 )  # fmt: skip
 """The hook events of Claude Code 2.1.332 that tell a state (all exist there: its settings schema lists them).
 
-Each is a process per event, so only these of its 34 (measured in tests/e2e/test_claude_signals.py; the table
-in docs/claude-native.md). Not ``PreCompact``/``PostCompact``: Claude Code prints "PreCompact [command] completed
-successfully" under the compaction's result for them (measured), so they would show agentlaunch's plumbing on the
-person's screen; the transcript's ``compact_boundary`` tells the compaction instead. Not ``InstructionsLoaded``: it
-runs after ``SessionStart`` and only with a CLAUDE.md. Not ``MessageDisplay``: a process per message for the text
-the transcript has. Not ``TaskCreated``/``TaskCompleted``: agent teams' task list, not the session's state."""
+Each is a request Claude Code waits for (SessionStart's a process), so only these of its 34 (measured in
+tests/e2e/test_claude_signals.py; the table in docs/claude-native.md). Not ``PreCompact``/``PostCompact``: Claude
+Code prints "PreCompact [command] completed successfully" under the compaction's result for them (measured), so they
+would show agentlaunch's plumbing on the person's screen; the transcript's ``compact_boundary`` tells the compaction
+instead. Not ``InstructionsLoaded``: it runs after ``SessionStart`` and only with a CLAUDE.md. Not
+``MessageDisplay``: a hook per message for the text the transcript has. Not ``TaskCreated``/``TaskCompleted``: agent
+teams' task list, not the session's state."""
 ASKING_TOOLS = frozenset({"AskUserQuestion", "ExitPlanMode"})
 STATES: dict[str, str] = {
     "UserPromptSubmit": "thinking",
@@ -171,21 +182,38 @@ def hooks_notice(found: list[dict[str, Any]]) -> list[str]:
     return []
 
 
-def settings(ctx: NativeContext, socket_path: Path, config_path: Path) -> dict[str, Any]:
-    """The ``--settings`` object: the status-line command and a hook on each event that tells a state."""
+def settings(ctx: NativeContext, socket_path: Path, config_path: Path, server: HookServer) -> dict[str, Any]:
+    """The ``--settings`` object: the status-line command and a hook on each event that tells a state.
+
+    Each hook is an http hook served by the launch's loop (no process), but ``SessionStart``'s, a command hook
+    (Claude Code sends no http hook there). With a budget the ``PreToolUse`` hook is a gate: the launch answers it
+    once the call that asked for the tool is counted.
+    """
     statusline = shlex.join([ctx.python, "-I", "-S", str(STATUSLINE), str(config_path)])
-    # With a budget the PreToolUse hook is a gate: it waits for the launch's answer (hook_report's "gate:").
-    named = {event: f"gate:{event}" if ctx.gated and event == "PreToolUse" else event for event in HOOK_EVENTS}
-    hooks = {event: [{"hooks": [{"type": "command", "command": hook_command(ctx.python, socket_path, named[event])}]}]
-             for event in HOOK_EVENTS}  # fmt: skip
+    hooks: dict[str, Any] = {}
+    for event in HOOK_EVENTS:
+        if event in COMMAND_HOOKS:
+            hook: dict[str, Any] = {"type": "command", "command": hook_command(ctx.python, socket_path, event)}
+        else:
+            gate = ctx.gated and event == "PreToolUse"
+            hook = {"type": "http", "url": server.url(event, gate), "timeout": GATE_TIMEOUT if gate else HOOK_TIMEOUT,
+                    "headers": {KEY_HEADER.decode(): f"${KEY_VAR}"}, "allowedEnvVars": [KEY_VAR]}  # fmt: skip
+        hooks[event] = [{"hooks": [hook]}]
     return {"statusLine": {"type": "command", "command": statusline, "padding": 0}, "hooks": hooks}
 
 
 def native_extras(ctx: NativeContext) -> NativeExtras:
-    """What a native Claude Code launch adds: ``--settings`` (status line and hooks) and the source that reads them."""
+    """What a native Claude Code launch adds: ``--settings`` (status line and hooks), the hook server's key in the
+    environment, and the source that reads them."""
     socket_path = ctx.runtime_dir / SOCKET_NAME
     config_path = ctx.runtime_dir / CONFIG_NAME
     sock = HookSocket(socket_path, ctx.bound.get(str(socket_path)))
+    listener, key = ctx.bound.get(BOUND) or (None, new_key())
+    try:
+        server = HookServer(key, listener)
+    except OSError:
+        sock.close()
+        raise
     user, notices = user_status_line(ctx.env, ctx.working_dir)
     notices += hooks_notice(user_settings(ctx.env, ctx.working_dir)[0])
     config = {
@@ -196,11 +224,11 @@ def native_extras(ctx: NativeContext) -> NativeExtras:
     }
     write_atomic(config_path, json.dumps(config).encode(), 0o600)
     path = transcript_path(ctx.env, ctx.working_dir, ctx.session_id) if ctx.session_id else None
-    source = ClaudeNativeSource(sock, path, ctx.started_at, wake=path is not None, forked=ctx.forked)
+    source = ClaudeNativeSource(sock, path, ctx.started_at, wake=path is not None, forked=ctx.forked, server=server)
     if path is not None:
         notices += transcript_notices(path)
-    argv = ["--settings", json.dumps(settings(ctx, socket_path, config_path), separators=(",", ":"))]
-    return NativeExtras(argv=argv, sources=[source], notices=notices)
+    argv = ["--settings", json.dumps(settings(ctx, socket_path, config_path, server), separators=(",", ":"))]
+    return NativeExtras(argv=argv, env={KEY_VAR: key}, sources=[source], notices=notices, listener=(server.port, key))
 
 
 def transcript_notices(path: Path) -> list[str]:
@@ -222,8 +250,9 @@ class ClaudeNativeSource:
 
     def __init__(self, sock: HookSocket, transcript: Path | None, started_at: float,
                  clock: Callable[[], float] = time.monotonic, *, wake: bool = False,
-                 forked: bool = False) -> None:  # fmt: skip
+                 forked: bool = False, server: HookServer | None = None) -> None:  # fmt: skip
         self.sock = sock
+        self.server = server
         self.clock = clock
         self.tail: JsonlTail | None = JsonlTail(transcript, start_at_end=True, salvage=salvage_line) if transcript else None
         # A resumed session's file already holds its totals: the calls beyond them are this launch's.
@@ -242,15 +271,18 @@ class ClaudeNativeSource:
         self._held: str | None = None
         """``waiting`` from a Stop hook that came before the turn's last call was read: sent after that call."""
         self._gates: list[tuple[str, str, float]] = []
-        """Held tools (the hook's reply socket, the tool's id, when to stop waiting for its call's line)."""
+        """Held tools (the http hook's held request, the tool's id, when to stop waiting for its call's line)."""
         self._watch: DirWatch | None = open_watch() if wake and self.tail is not None else None
         self._poll: select.epoll | None = None
-        if self._watch is not None:
+        if self._watch is not None or server is not None:
             # One descriptor for the loop: readable when a hook reports or the transcript's folder changes.
             self._poll = select.epoll()
             self._poll.register(self.sock.fileno(), select.EPOLLIN)
-            self._poll.register(self._watch.fd, select.EPOLLIN)
-            self._rewatch()
+            if server is not None:
+                self._poll.register(server.fileno(), select.EPOLLIN)
+            if self._watch is not None:
+                self._poll.register(self._watch.fd, select.EPOLLIN)
+                self._rewatch()
 
     def fileno(self) -> int:
         return self._poll.fileno() if self._poll is not None else self.sock.fileno()
@@ -274,6 +306,8 @@ class ClaudeNativeSource:
             times.append(self.clock() + GATE_REREAD)
         if self.tail is not None and self.tail.more:
             times.append(self.clock())
+        if self.server is not None and (served := self.server.deadline()) is not None:
+            times.append(served)
         return min(times) if times else None
 
     def read(self) -> list[NativeItem]:
@@ -282,7 +316,7 @@ class ClaudeNativeSource:
         woken = self._watch is not None and self._watch.drain()
         if woken:
             self._rewatch()
-        reports = self.sock.receive()
+        reports = self.sock.receive() + (list(map(http_report, self.server.receive())) if self.server else [])
         if reports or not woken or self._session_sent or self._session is None:
             # Woken by the transcript alone while the session waits for the status line's report (its CLI version):
             # read when that is due, so the session is registered whole before the calls read now.
@@ -314,7 +348,8 @@ class ClaudeNativeSource:
 
     def _answer_gate(self, reply: str, allow: bool, reason: str) -> None:
         """The held tool runs (no output), or is refused and the turn ends (:func:`tool_refusal`)."""
-        self.sock.answer(reply, "" if allow else json.dumps(tool_refusal(reason)))
+        if self.server is not None:
+            self.server.answer(reply, "" if allow else json.dumps(tool_refusal(reason)))
 
     def _release(self) -> list[NativeItem]:
         held, self._held = self._held, None
@@ -322,6 +357,8 @@ class ClaudeNativeSource:
 
     def close(self) -> None:
         self.sock.close()
+        if self.server is not None:
+            self.server.close()
         if self._poll is not None:
             self._poll.close()
         if self._watch is not None:
@@ -467,6 +504,15 @@ class ClaudeNativeSource:
         if any(not isinstance(i, StateChanged | SessionStarted) for i in items) and self._session and not self._session_sent:
             items = [*self._session_items(), *items]
         return items
+
+
+def http_report(hook: HttpHook) -> HookReport:
+    """An http hook's request as a report: its JSON object (or {}), truncated when its body was too large to keep."""
+    payload: object = None
+    if hook.body:
+        with contextlib.suppress(ValueError, UnicodeDecodeError):
+            payload = values.loads(hook.body.decode("utf-8"))
+    return HookReport(hook.event, payload if isinstance(payload, dict) else {}, hook.body is None, hook.reply)
 
 
 def seed_interface_home(home: Path, workdir: Path, env: Mapping[str, str], argv: list[str]) -> None:

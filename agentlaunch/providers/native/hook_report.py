@@ -14,12 +14,9 @@ blocks (a launch that is gone or busy loses the report, not the CLI's time),
 prints nothing (Claude Code adds some hooks' stdout to the model's context)
 and always exits 0.
 
-One exception, the *gate*: an EVENT written ``gate:NAME`` (Claude Code's
-``PreToolUse`` while a budget applies) reports NAME with a reply socket of
-its own beside SOCKET and waits, at most :data:`GATE_WAIT` seconds, for the
-launch's answer, which it prints (the hook's JSON output: nothing lets the
-tool run, an object refuses it and ends the turn). A launch that is gone
-answers nothing: the tool runs, as without agentlaunch.
+Claude Code's hooks (but ``SessionStart``'s) are http hooks the launch serves
+itself, no process each (:mod:`agentlaunch.providers.native.hook_http`); the
+budget's gate on its tools is one of them.
 
 SOCKET written ``@FILE`` means: the socket's path is the first line of FILE
 (Gemini's hooks live in a settings file shared by every launch of an agent, so
@@ -29,7 +26,6 @@ each launch names its socket in a file of its session's; see
 
 from __future__ import annotations
 
-import os
 import sys
 
 try:
@@ -42,26 +38,23 @@ MAX_INPUT = 1 << 20
 MAX_DATAGRAM = 60_000
 """Reports larger than this keep only the payload's short top-level values (a datagram has a size limit)."""
 SHORT = 2_000
-GATE = "gate:"
-GATE_WAIT = 30.0
-"""Seconds a gated hook waits for the launch's answer (it comes within milliseconds, or the launch is stuck)."""
 
 
-def report(event: str, raw: str | bytes, reply: str | None = None) -> bytes:
+def report(event: str, raw: str | bytes) -> bytes:
     """The datagram for ``event`` with the CLI's JSON text ``raw``: a header line, then ``raw`` as it came.
 
     The launch parses ``raw`` (not JSON: the payload is null). Only when the datagram would be too large
     is ``raw`` parsed here, to keep the payload's short top-level values.
     """
     body = raw.encode("utf-8", "replace") if isinstance(raw, str) else raw
-    head = b'{"event": ' + quoted(event) + (b', "reply": ' + quoted(reply) if reply else b"") + b"}"
+    head = b'{"event": ' + quoted(event) + b"}"
     if len(head) + 1 + len(body) <= MAX_DATAGRAM:
         return head + b"\n" + body
-    return shortened(event, body, reply)
+    return shortened(event, body)
 
 
 def quoted(text: str) -> bytes:
-    """``text`` as a JSON string (event names and socket paths are plain ASCII: json only for any other)."""
+    """``text`` as a JSON string (event names are plain ASCII: json only for any other)."""
     if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
         return b'"' + text.encode() + b'"'
     import json
@@ -69,7 +62,7 @@ def quoted(text: str) -> bytes:
     return json.dumps(text).encode()
 
 
-def shortened(event: str, body: bytes, reply: str | None) -> bytes:
+def shortened(event: str, body: bytes) -> bytes:
     """A report too large for a datagram: one JSON object with only the payload's short top-level values."""
     import json
 
@@ -77,7 +70,7 @@ def shortened(event: str, body: bytes, reply: str | None) -> bytes:
         payload = json.loads(body.decode("utf-8", "replace")) if body.strip() else None
     except (ValueError, RecursionError):
         payload = None
-    head = {"event": event, "reply": reply} if reply else {"event": event}
+    head = {"event": event}
     short = {}
     if isinstance(payload, dict):
         for key, value in payload.items():
@@ -102,9 +95,6 @@ def main(argv: list[str]) -> int:
             raw = sys.stdin.buffer.read(MAX_INPUT)
         except (OSError, ValueError):
             raw = b""
-    if event.startswith(GATE):
-        sys.stdout.write(gate(path, event[len(GATE) :], raw))
-        return 0
     try:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         try:
@@ -122,29 +112,6 @@ def named_socket(file: str) -> str:
     try:
         with open(file, "rb") as fh:
             return fh.read(4096).decode("utf-8", "replace").split("\n", 1)[0].strip()
-    except (OSError, ValueError):
-        return ""
-
-
-def gate(path: str, event: str, raw: str | bytes) -> str:
-    """Report ``event`` and wait for the launch's answer on a socket of this process's own; "" when none came."""
-    import contextlib  # the gate only: a budget's PreToolUse
-
-    reply = os.path.join(os.path.dirname(path), f"gate-{os.getpid()}.sock")
-    try:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        try:
-            with contextlib.suppress(OSError):
-                os.unlink(reply)  # a socket a killed reporter of the same pid left
-            sock.bind(reply)
-            try:
-                sock.settimeout(GATE_WAIT)
-                sock.sendto(report(event, raw, reply), path)
-                return sock.recv(MAX_INPUT).decode("utf-8", "replace")
-            finally:
-                os.unlink(reply)
-        finally:
-            sock.close()
     except (OSError, ValueError):
         return ""
 

@@ -35,7 +35,7 @@ class HookReport:
     payload: dict[str, Any]
     truncated: bool = False
     reply: str | None = None
-    """A gated hook's own socket, waiting for :meth:`HookSocket.answer` (see ``hook_report``'s ``gate:``)."""
+    """A gated http hook's held request, waiting for :meth:`agentlaunch.providers.native.hook_http.HookServer.answer`."""
 
 
 def hook_command(python: str, socket_path: Path, event: str) -> str:
@@ -86,14 +86,6 @@ class HookSocket:
                 reports.append(report)
         return reports
 
-    def answer(self, reply: str, text: str) -> None:
-        """Send ``text`` to a gated hook waiting at ``reply``: only a ``gate-*.sock`` in this socket's own folder."""
-        where = Path(reply)
-        if where.parent != self.path.parent or not where.name.startswith("gate-") or where.suffix != ".sock":
-            return
-        with contextlib.suppress(OSError):
-            self._sock.sendto(text.encode("utf-8"), reply)
-
     def close(self) -> None:
         self._sock.close()
         with contextlib.suppress(OSError):
@@ -120,5 +112,4 @@ def parse_report(data: bytes) -> HookReport | None:
         except ValueError:
             value["payload"] = None
     payload = value.get("payload")
-    reply = value.get("reply") if isinstance(value.get("reply"), str) else None
-    return HookReport(value["event"], payload if isinstance(payload, dict) else {}, value.get("truncated") is True, reply)
+    return HookReport(value["event"], payload if isinstance(payload, dict) else {}, value.get("truncated") is True)

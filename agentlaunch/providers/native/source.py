@@ -119,3 +119,5 @@ class NativeExtras:
     env: dict[str, str] = field(default_factory=dict)
     sources: list[NativeSource] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    listener: tuple[int, str] | None = None
+    """The port and key of the hook server the CLI reports to (``hook_http``), for the early start's plan."""

@@ -1,0 +1,259 @@
+"""The launch's end of Claude Code's ``"type": "http"`` hooks: a small HTTP/1.1 server on the launch's loop.
+
+Claude Code POSTs each hook's JSON to ``http://127.0.0.1:PORT/EVENT`` (``/gate/EVENT`` for a hook the launch
+answers later: the budget's ``PreToolUse``) and waits for the answer, whose body it reads as a command hook's
+stdout (notes/claude-findings.md, "HTTP hooks"). No process runs per hook.
+
+The server binds 127.0.0.1 only, on a port the OS chooses, and takes a request only with the launch's key in
+:data:`KEY_HEADER` (Claude Code reads it from :data:`KEY_VAR` in its own environment: it is in no argv). Every
+connection has :data:`REQUEST_WAIT` seconds to send its whole request; a head over :data:`MAX_HEAD` or a request
+that is not a POST with a ``Content-Length`` is answered with an error and closed; a body over :data:`MAX_BODY`
+is read to its end and dropped (the report keeps no payload). Everything waits on one ``epoll`` descriptor, the
+source's :meth:`fileno`: no thread. Each answer is sent once and the connection closed (``Connection: close``): an
+answer is a few hundred bytes into a fresh socket's buffer, so one ``send`` takes it (a client that does not read
+it loses it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import os
+import select
+import socket
+import time
+from collections.abc import Callable
+
+HOST = "127.0.0.1"
+KEY_HEADER = b"x-agentlaunch-key"
+KEY_VAR = "AGENTLAUNCH_HOOK_KEY"
+BOUND = "hook-server"
+"""The key of ``NativeContext.bound`` under which the early start hands over its listening socket and key."""
+GATE_PATH = "/gate/"
+MAX_HEAD = 16 << 10
+MAX_BODY = 8 << 20
+"""Bodies up to this size are kept (a Write's hook holds the whole file); a larger one is read and dropped."""
+REQUEST_WAIT = 5.0
+"""Seconds a connection has to send its whole request."""
+HOLD_WAIT = 40.0
+"""Seconds a held request (a gate) waits for :meth:`HookServer.answer` (Claude Code's own hook timeout is 30 s)."""
+MAX_CONNECTIONS = 64
+READ_CHUNK = 1 << 16
+READS_PER_WAKE = 64
+"""At most this many chunks are read from one connection per :meth:`HookServer.receive` (a flood cannot stall)."""
+
+
+class HttpHook:
+    """One request: the event its path names, its body (None: over :data:`MAX_BODY`), the gate's id when held."""
+
+    __slots__ = ("event", "body", "reply")
+
+    def __init__(self, event: str, body: bytes | None, reply: str | None) -> None:
+        self.event, self.body, self.reply = event, body, reply
+
+
+def new_key() -> str:
+    return os.urandom(16).hex()
+
+
+def listen() -> socket.socket:
+    """A non-blocking listening socket on 127.0.0.1, its port chosen by the OS."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setblocking(False)
+        sock.bind((HOST, 0))
+        sock.listen(MAX_CONNECTIONS)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+class _Conn:
+    __slots__ = ("sock", "data", "deadline", "length", "head_end", "event", "gate", "dropped")
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        self.sock, self.data, self.deadline = sock, bytearray(), deadline
+        self.length = -1  # the body's length once the head is read
+        self.head_end = -1
+        self.event, self.gate, self.dropped = "", False, 0
+
+
+class HookServer:
+    """The listening socket, its connections and the requests held for an answer, on one epoll descriptor."""
+
+    def __init__(self, key: str, bound: socket.socket | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.key = key.encode()
+        self.clock = clock
+        self._listener = bound if bound is not None else listen()
+        self.port: int = self._listener.getsockname()[1]
+        self._poll = select.epoll()
+        self._poll.register(self._listener.fileno(), select.EPOLLIN)
+        self._conns: dict[int, _Conn] = {}
+        self._held: dict[str, _Conn] = {}
+        self._ids = 0
+
+    def url(self, event: str, gate: bool = False) -> str:
+        return f"http://{HOST}:{self.port}{GATE_PATH if gate else '/'}{event}"
+
+    def fileno(self) -> int:
+        return self._poll.fileno()
+
+    def deadline(self) -> float | None:
+        times = [c.deadline for c in self._conns.values()] + [c.deadline for c in self._held.values()]
+        return min(times) if times else None
+
+    def receive(self) -> list[HttpHook]:
+        """The requests that came whole since the last call (each answered, or held when it is a gate's)."""
+        found: list[HttpHook] = []
+        for fd, _ in self._poll.poll(0):
+            if fd == self._listener.fileno():
+                self._accept()
+            elif (conn := self._conns.get(fd)) is not None:
+                hook = self._read(conn)
+                if hook is not None:
+                    found.append(hook)
+            else:
+                self._drop_held(fd)
+        now = self.clock()
+        for conn in [c for c in self._conns.values() if c.deadline <= now]:
+            self._close(conn)
+        for reply in [r for r, c in self._held.items() if c.deadline <= now]:
+            self._close(self._held.pop(reply))
+        return found
+
+    def answer(self, reply: str, text: str) -> None:
+        """Answer the held request ``reply`` with ``text`` (the hook's output; "" lets the tool run)."""
+        conn = self._held.pop(reply, None)
+        if conn is not None:
+            self._respond(conn, 200, text.encode("utf-8"))
+
+    def close(self) -> None:
+        for conn in [*self._conns.values(), *self._held.values()]:
+            conn.sock.close()
+        self._conns.clear()
+        self._held.clear()
+        self._listener.close()
+        self._poll.close()
+
+    # -- connections ---------------------------------------------------------------------------
+
+    def _accept(self) -> None:
+        for _ in range(MAX_CONNECTIONS):
+            try:
+                sock, _ = self._listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                return
+            if len(self._conns) + len(self._held) >= MAX_CONNECTIONS:
+                sock.close()
+                continue
+            sock.setblocking(False)
+            conn = _Conn(sock, self.clock() + REQUEST_WAIT)
+            self._conns[sock.fileno()] = conn
+            self._poll.register(sock.fileno(), select.EPOLLIN)
+
+    def _read(self, conn: _Conn) -> HttpHook | None:
+        for _ in range(READS_PER_WAKE):
+            try:
+                chunk = conn.sock.recv(READ_CHUNK)
+            except (BlockingIOError, InterruptedError):
+                return None
+            except OSError:
+                chunk = b""
+            if not chunk:  # the client closed before its request was whole
+                self._close(conn)
+                return None
+            if conn.head_end < 0:
+                conn.data += chunk
+                if not self._head(conn):
+                    return None
+            elif len(conn.data) - conn.head_end < MAX_BODY:
+                conn.data += chunk
+            else:
+                conn.dropped += len(chunk)
+            if conn.length >= 0 and len(conn.data) - conn.head_end + conn.dropped >= conn.length:
+                return self._whole(conn)
+        return None
+
+    def _head(self, conn: _Conn) -> bool:
+        """Read the head once it is whole; False while it is not (or the request was refused and closed)."""
+        end = conn.data.find(b"\r\n\r\n")
+        if end < 0:
+            if len(conn.data) > MAX_HEAD:
+                self._respond(conn, 431)
+            return False
+        if end > MAX_HEAD:
+            self._respond(conn, 431)
+            return False
+        lines = bytes(conn.data[:end]).split(b"\r\n")
+        parts = lines[0].split(b" ")
+        if len(parts) != 3 or not parts[2].startswith(b"HTTP/1."):
+            self._respond(conn, 400)
+            return False
+        if parts[0] != b"POST":
+            self._respond(conn, 405)
+            return False
+        headers: dict[bytes, bytes] = {}
+        for line in lines[1:]:
+            name, colon, value = line.partition(b":")
+            if not colon:
+                self._respond(conn, 400)
+                return False
+            headers[name.strip().lower()] = value.strip()
+        if not hmac.compare_digest(headers.get(KEY_HEADER, b""), self.key):
+            self._respond(conn, 403)
+            return False
+        path = parts[1].decode("ascii", "replace")
+        gate = path.startswith(GATE_PATH)
+        event = path[len(GATE_PATH) if gate else 1 :]
+        length = headers.get(b"content-length", b"")
+        if not event.isalnum() or not event.isascii() or b"transfer-encoding" in headers or not length.isdigit():
+            self._respond(conn, 400 if length.isdigit() else 411)
+            return False
+        conn.head_end, conn.length, conn.event, conn.gate = end + 4, int(length), event, gate
+        over = len(conn.data) - (conn.head_end + MAX_BODY)
+        if over > 0:
+            conn.dropped += over
+            del conn.data[conn.head_end + MAX_BODY :]
+        return True
+
+    def _whole(self, conn: _Conn) -> HttpHook:
+        body = None if conn.dropped else bytes(conn.data[conn.head_end : conn.head_end + conn.length])
+        if not conn.gate:
+            self._respond(conn, 200)
+            return HttpHook(conn.event, body, None)
+        self._ids += 1
+        reply = str(self._ids)
+        del self._conns[conn.sock.fileno()]
+        conn.deadline = self.clock() + HOLD_WAIT
+        self._held[reply] = conn  # stays registered: a client that gives up makes it readable (_drop_held)
+        return HttpHook(conn.event, body, reply)
+
+    def _drop_held(self, fd: int) -> None:
+        """A held request's client closed (Claude Code's hook timed out): nothing waits for the answer."""
+        for reply, conn in list(self._held.items()):
+            if conn.sock.fileno() == fd:
+                self._close(self._held.pop(reply))
+                return
+        with contextlib.suppress(OSError, ValueError):
+            self._poll.unregister(fd)
+
+    def _respond(self, conn: _Conn, status: int, body: bytes = b"") -> None:
+        head = f"HTTP/1.1 {status} {REASONS.get(status, 'Error')}\r\nContent-Length: {len(body)}\r\n"
+        with contextlib.suppress(OSError):
+            conn.sock.send(head.encode() + b"Content-Type: application/json\r\nConnection: close\r\n\r\n" + body)
+        self._close(conn)
+
+    def _close(self, conn: _Conn) -> None:
+        fd = conn.sock.fileno()
+        if fd >= 0:
+            with contextlib.suppress(OSError, ValueError):
+                self._poll.unregister(fd)
+            self._conns.pop(fd, None)
+        conn.sock.close()
+
+
+REASONS = {200: "OK", 400: "Bad Request", 403: "Forbidden", 405: "Method Not Allowed", 411: "Length Required",
+           431: "Request Header Fields Too Large"}  # fmt: skip
