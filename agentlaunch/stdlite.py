@@ -1,9 +1,10 @@
-"""What a launch takes from ``hashlib`` and ``uuid``, without importing them.
+"""What a launch takes from ``hashlib``, ``hmac`` and ``uuid``, without importing them.
 
 ``hashlib`` loads OpenSSL's ``_hashlib`` (about 2 ms of CPU, before the early
 start's spawn too) although a launch only ever hashes with SHA-256, which
 CPython also builds on its own (``_sha256`` up to 3.11, ``_sha2`` since 3.12:
-the same digests). ``uuid`` imports ``platform`` (together about 1.5 ms) for
+the same digests); ``hmac`` imports hashlib for ``compare_digest``, which is
+``_operator._compare_digest`` itself. ``uuid`` imports ``platform`` (together about 1.5 ms) for
 what ``os.urandom`` gives. Measured with ``bench/bench_imports.py``.
 """
 
@@ -23,7 +24,13 @@ class Hash(Protocol):
 
 if TYPE_CHECKING:
     from hashlib import sha256 as _sha256
+    from hmac import compare_digest as _compare_digest
 else:
+    try:
+        from _operator import _compare_digest  # what hmac.compare_digest is
+    except ImportError:  # another Python
+        from hmac import compare_digest as _compare_digest
+
     try:
         from _sha2 import sha256 as _sha256  # CPython 3.12+
     except ImportError:
@@ -36,6 +43,11 @@ else:
 def sha256(data: bytes = b"") -> Hash:
     """``hashlib.sha256(data)``."""
     return _sha256(data)
+
+
+def compare_digest(a: bytes, b: bytes) -> bool:
+    """``hmac.compare_digest(a, b)``: equal, in a time that does not tell where they differ."""
+    return _compare_digest(a, b)
 
 
 def uuid4() -> str:

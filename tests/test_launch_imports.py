@@ -24,6 +24,13 @@ def test_sha256_gives_hashlibs_digests() -> None:
     assert fed.hexdigest() == hashlib.sha256(b"abc").hexdigest()
 
 
+def test_compare_digest_answers_as_hmacs() -> None:
+    import hmac
+
+    for a, b in ((b"", b""), (b"key", b"key"), (b"key", b"kez"), (b"key", b"keys"), (b"", b"x")):
+        assert stdlite.compare_digest(a, b) is hmac.compare_digest(a, b)
+
+
 def test_uuid4_is_a_canonical_random_version_4_uuid() -> None:
     seen = {stdlite.uuid4() for _ in range(500)}
     assert len(seen) == 500
@@ -62,7 +69,7 @@ def test_the_early_start_and_a_launchs_modules_import_no_hashlib_uuid_nor_shutil
         "agentlaunch.launch.modes", "agentlaunch.launch.native", "agentlaunch.providers.claude",
         "agentlaunch.providers.codex", "agentlaunch.providers.gemini",
     ]  # fmt: skip
-    assert loaded_of(modules, {"hashlib", "_hashlib", "uuid", "platform", "shutil"}) == []
+    assert loaded_of(modules, {"hashlib", "_hashlib", "hmac", "uuid", "platform", "shutil"}) == []
 
 
 def test_a_native_claude_launch_imports_none_of_codexs_app_server_route() -> None:

@@ -17,12 +17,13 @@ it loses it).
 from __future__ import annotations
 
 import contextlib
-import hmac
 import os
 import select
 import socket
 import time
 from collections.abc import Callable
+
+from agentlaunch.stdlite import compare_digest
 
 HOST = "127.0.0.1"
 KEY_HEADER = b"x-agentlaunch-key"
@@ -202,7 +203,7 @@ class HookServer:
                 self._respond(conn, 400)
                 return False
             headers[name.strip().lower()] = value.strip()
-        if not hmac.compare_digest(headers.get(KEY_HEADER, b""), self.key):
+        if not compare_digest(headers.get(KEY_HEADER, b""), self.key):
             self._respond(conn, 403)
             return False
         path = parts[1].decode("ascii", "replace")
