@@ -134,6 +134,13 @@ def temp_dir(folder: str | Path, prefix: str) -> str:
     raise FileExistsError(errno.EEXIST, "no unused temporary name", str(folder))
 
 
+def remove_tree(path: str | Path, ignore_errors: bool = False) -> None:
+    """``shutil.rmtree``, with shutil (and its bz2, lzma and fnmatch: ~1.5 ms) imported only when a folder goes."""
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=ignore_errors)
+
+
 def current_umask() -> int:
     """The process's umask, read without changing it where the system allows (Linux ``/proc``)."""
     with contextlib.suppress(OSError, ValueError):

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
 from pathlib import Path
 
-from agentlaunch.fsutil import read_regular, temp_dir
+from agentlaunch.fsutil import read_regular, remove_tree, temp_dir
 from agentlaunch.processes import process_start, same_process
 
 PREFIX = "agentlaunch-"
@@ -62,6 +61,6 @@ def sweep(base: Path) -> list[Path]:
             pid, _, start = read_regular(Path(entry.path) / OWNER, 100).decode("ascii").strip().partition(" ")
             if same_process(int(pid), None if start in ("", "-") else start):
                 continue  # its launch runs
-            shutil.rmtree(entry.path)
+            remove_tree(entry.path)
             removed.append(Path(entry.path))
     return removed

@@ -17,7 +17,6 @@ started together in one ``tmux up`` do not race on the repository.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import shutil
@@ -30,6 +29,7 @@ from typing import Any
 
 from agentlaunch.errors import AgentlaunchError, ExitCode, RefusedOverwrite
 from agentlaunch.fsutil import exclusive_lock, read_regular, write_atomic
+from agentlaunch.stdlite import sha256
 
 REGISTRY = "worktrees.json"
 LOCK = "worktrees.lock"
@@ -94,7 +94,7 @@ def main_work_tree(start: Path) -> Path:
 
 
 def worktree_path(base: Path, repo: Path, agent: str) -> Path:
-    digest = hashlib.sha256(str(repo).encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    digest = sha256(str(repo).encode("utf-8", "surrogateescape")).hexdigest()[:8]
     return base / f"{repo.name}-{digest}" / agent
 
 

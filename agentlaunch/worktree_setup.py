@@ -21,7 +21,6 @@ second until the first is done.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import subprocess
@@ -35,6 +34,7 @@ from typing import Any
 from agentlaunch.errors import AgentlaunchError, ExitCode, StateError
 from agentlaunch.fsutil import PRIVATE_FILE_MODE, exclusive_lock, private_dir, read_regular, write_atomic
 from agentlaunch.processes import process_start, same_process, valid_pid
+from agentlaunch.stdlite import sha256
 
 SETUP_DIR = "worktree-setup"
 RECORD_LIMIT = 64 << 10
@@ -84,7 +84,7 @@ class SetupRecord:
 
 
 def _stem(agent: str, worktree: Path) -> str:
-    digest = hashlib.sha256(str(worktree).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    digest = sha256(str(worktree).encode("utf-8", "surrogateescape")).hexdigest()[:16]
     return f"{agent}-{digest}"
 
 

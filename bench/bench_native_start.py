@@ -14,6 +14,10 @@ is the CLI's first prompt on both sides). Runs alternate so machine load hits
 both alike; one warm-up each is not counted. Prints the medians, their ratio
 (target <= 1.10) and the middle half of the per-pair ratios, and agentlaunch's own memory (RSS and USS, the CLI
 not included) at the moment the key echoed (targets 32 MB and 20 MB).
+
+``--before CHECKOUT`` adds a third side to each round: the same launch run from
+another checkout of agentlaunch (e.g. ``main`` before a change), so a change is
+measured against the code before it in the same rounds.
 """
 
 from __future__ import annotations
@@ -49,9 +53,20 @@ def memory_mb(pid: int) -> tuple[float, float]:
     return kb["Rss"] / 1024, (kb["Private_Clean"] + kb["Private_Dirty"]) / 1024
 
 
-def until_echo(argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 60) -> tuple[float, tuple[float, float]]:
+def cpu_ms(pid: int) -> float:
+    """CPU time ``pid``'s threads have run so far, in ms (``/proc/PID/task/*/schedstat``: nanoseconds, not ticks)."""
+    total = 0
+    for task in (Path(f"/proc/{pid}") / "task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / 1e6
+
+
+def until_echo(argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 60) -> tuple[float, tuple[float, float, float]]:
     """Seconds from spawning ``argv`` until the prompt shows a typed key; the RSS and USS of the process spawned
-    (agentlaunch itself on its side, the CLI not included) then."""
+    (agentlaunch itself on its side, the CLI not included) then, and its CPU time by then (ms)."""
     started = time.perf_counter()
     child = pexpect.spawn(argv[0], argv[1:], env=env, cwd=str(cwd), dimensions=(40, 120), echo=False)
     screen = Screen(child, 120, 40)
@@ -64,7 +79,7 @@ def until_echo(argv: list[str], env: dict[str, str], cwd: Path, timeout: float =
             typed = True
         if typed and ECHOED.search(text):
             elapsed = time.perf_counter() - started
-            memory = memory_mb(child.pid)
+            memory = (*memory_mb(child.pid), cpu_ms(child.pid))
             end(child)
             return elapsed, memory
         if not child.isalive():
@@ -103,6 +118,7 @@ def cli_of(parent: int, flag: str = "--settings") -> tuple[list[str], dict[str, 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15, help="counted alternating pairs (default 15)")
+    parser.add_argument("--before", type=Path, help="a third side: the same launch from this checkout of agentlaunch")
     args = parser.parse_args()
     if args.runs < 2:
         parser.error("--runs must be at least 2")
@@ -140,15 +156,24 @@ def main() -> int:
                 return [a.replace(sid, new) for a in bare_argv]
 
             until_echo(fresh(), bare_env, bare_cwd)
+            if args.before:
+                until_echo(al_argv, env, args.before)  # its warm-up: its bytecode and its plan
             ours: list[float] = []
             bare: list[float] = []
-            memory: list[tuple[float, float]] = []
+            memory: list[tuple[float, float, float]] = []
+            earlier: list[float] = []
+            earlier_memory: list[tuple[float, float, float]] = []
             for i in range(args.runs):
                 elapsed, used = until_echo(al_argv, env, REPO)
                 ours.append(elapsed)
                 memory.append(used)
                 bare.append(until_echo(fresh(), bare_env, bare_cwd)[0])
-                print(f"pair {i + 1:2d}: agentlaunch {ours[-1]:.3f}s · claude {bare[-1]:.3f}s", flush=True)
+                if args.before:
+                    elapsed, used = until_echo(al_argv, env, args.before)
+                    earlier.append(elapsed)
+                    earlier_memory.append(used)
+                print(f"pair {i + 1:2d}: agentlaunch {ours[-1]:.3f}s · claude {bare[-1]:.3f}s"
+                      + (f" · before {earlier[-1]:.3f}s" if earlier else ""), flush=True)  # fmt: skip
     ratio = median(ours) / median(bare)
     q1, q3 = quartiles([a / b for a, b in zip(ours, bare, strict=True)])
     print(f"claude {claude} · {args.runs} alternating pairs · start until the prompt echoes a key")
@@ -158,6 +183,14 @@ def main() -> int:
     print(f"  per-pair ratios         : middle half {q1:.3f} .. {q3:.3f}")
     rss, uss = median(m[0] for m in memory), median(m[1] for m in memory)
     print(f"  agentlaunch's memory once the CLI is up: RSS {rss:.1f} MB, USS {uss:.1f} MB (targets 32 / 20 MB)")
+    print(f"  agentlaunch's own CPU by the echo: {median(m[2] for m in memory):.1f} ms (the CLI not included)")
+    if earlier:
+        q1, q3 = quartiles([a / b for a, b in zip(ours, earlier, strict=True)])
+        print(f"  from {args.before} (before): {spread(earlier)} s, ratio to bare {median(earlier) / median(bare):.3f}")
+        print(f"  this against before     : {median(ours) / median(earlier):.3f} (per-round middle half {q1:.3f} .. {q3:.3f})")
+        rss, uss = median(m[0] for m in earlier_memory), median(m[1] for m in earlier_memory)
+        print(f"  before's memory         : RSS {rss:.1f} MB, USS {uss:.1f} MB; its CPU by the echo"
+              f" {median(m[2] for m in earlier_memory):.1f} ms")  # fmt: skip
     print(f"  load average            : {os.getloadavg()[0]:.2f}")
     return 0
 

@@ -185,3 +185,58 @@ def test_placement_with_a_malformed_user_config_writes_nothing(tmp_path: Path) -
     with pytest.raises(DefinitionError, match="config.toml"):
         place_instructions(load_agent(agents, "coder"), work, state, date(2026, 1, 1), env=_home(tmp_path, "[oops"))
     assert not (state / "system-prompts" / "coder" / "AGENTS.md").exists()
+
+
+REMEMBERED = """
+import sys
+from pathlib import Path
+from agentlaunch.providers.codex_instructions import user_developer_instructions
+env, flags, state = {"CODEX_HOME": sys.argv[1], "HOME": sys.argv[1]}, sys.argv[3:], Path(sys.argv[2])
+print(repr(user_developer_instructions(env, flags, state)), "tomllib" in sys.modules)
+"""
+
+
+def _remembered(tmp_path: Path, *flags: str) -> tuple[str, str]:
+    import subprocess
+    import sys
+
+    argv = [sys.executable, "-c", REMEMBERED, str(tmp_path / "codex-home"), str(tmp_path / "state"), *flags]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    answer, parsed = done.stdout.strip().rsplit(" ", 1)
+    return answer, parsed
+
+
+def test_an_unchanged_config_is_answered_from_the_state_dir_without_parsing_toml(tmp_path: Path) -> None:
+    _home(tmp_path, 'developer_instructions = "top"\n', work='developer_instructions = "from profile"\n')
+    assert _remembered(tmp_path) == ("'top'", "True")  # the first launch parses
+    assert _remembered(tmp_path) == ("'top'", "False")  # the next one is told
+    assert _remembered(tmp_path, "-p", "work") == ("'from profile'", "True")  # another profile: its own answer
+    assert _remembered(tmp_path, "-p", "work") == ("'from profile'", "False")
+    (tmp_path / "codex-home" / "work.config.toml").write_text('model = "y"\n')
+    assert _remembered(tmp_path, "-p", "work") == ("'top'", "True")  # the profile file changed: parsed again
+    (tmp_path / "codex-home" / "config.toml").write_text('model = "x"\n')
+    assert _remembered(tmp_path) == ("None", "True")
+    assert _remembered(tmp_path) == ("None", "False")
+
+
+def test_a_config_that_became_malformed_is_refused_on_every_launch(tmp_path: Path) -> None:
+    env = _home(tmp_path, 'developer_instructions = "top"\n')
+    state = tmp_path / "state"
+    assert user_developer_instructions(env, [], state) == "top"
+    (tmp_path / "codex-home" / "config.toml").write_text("developer_instructions = \n")
+    for _ in range(2):
+        with pytest.raises(DefinitionError, match="not valid TOML"):
+            user_developer_instructions(env, [], state)
+    (tmp_path / "codex-home" / "config.toml").write_text('developer_instructions = "top"\n')
+    assert user_developer_instructions(env, [], state) == "top"
+
+
+def test_a_memo_that_is_not_an_answer_is_ignored(tmp_path: Path) -> None:
+    env = _home(tmp_path, 'developer_instructions = "top"\n')
+    state = tmp_path / "state"
+    assert user_developer_instructions(env, [], state) == "top"
+    (memo,) = (state / "validated").glob("codex-*.json")
+    for garbage in ("{}", '{"developer_instructions": 3}', "[]", "not json"):
+        memo.write_text(garbage)
+        assert user_developer_instructions(env, [], state) == "top"

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import hashlib
 import json
 import os
 import stat
@@ -27,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from agentlaunch import stdlite
 from agentlaunch.datarecord import datarecord
 from agentlaunch.errors import RefusedOverwrite, StateError
 from agentlaunch.fsutil import FileTooLarge, NotRegularFile, read_regular, write_atomic
@@ -47,7 +47,7 @@ class Delivery:
 
 
 def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    return stdlite.sha256(data).hexdigest()
 
 
 class Ledger:

@@ -19,7 +19,6 @@ change that costs a cache write.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import subprocess
@@ -33,6 +32,7 @@ from agentlaunch.definitions.rendered import INSTRUCTIONS_TEMPLATE, Rendered, te
 from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.errors import DefinitionError
 from agentlaunch.fsutil import read_regular, write_atomic
+from agentlaunch.stdlite import sha256
 
 PREFIX_DIR = "prefix"
 VERSIONS_FILE = "cli-versions.json"
@@ -57,7 +57,7 @@ class PrefixReport:
 
 
 def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def fingerprint(

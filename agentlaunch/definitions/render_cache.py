@@ -19,7 +19,6 @@ A cache that cannot be read or written costs the launch only its shortcut.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 from datetime import date, datetime
@@ -40,6 +39,7 @@ from agentlaunch.definitions.rendered import (
 )
 from agentlaunch.definitions.spec import PART_LIMIT, AgentSpec
 from agentlaunch.fsutil import read_regular
+from agentlaunch.stdlite import sha256
 
 CACHE_DIR = "rendered"
 KEEP = 64  # renderings kept (the newest): a few per agent (instructions, the startup message by ten minutes)
@@ -61,7 +61,7 @@ def _code_stamp() -> list[list[int]]:
 
 def templates_digest(templates_dir: Path | None) -> str | None:
     """A digest of every file in the template folders (what a template may include); None: not to be kept."""
-    digest = hashlib.sha256()
+    digest = sha256()
     count = 0
     for folder in template_search(templates_dir):
         digest.update(json.dumps(folder).encode())
@@ -77,13 +77,13 @@ def templates_digest(templates_dir: Path | None) -> str | None:
                 except OSError:
                     return None  # unreadable, a FIFO, too large: the rendering says what is wrong
                 digest.update(json.dumps(os.path.relpath(path, folder)).encode())
-                digest.update(hashlib.sha256(data).digest())
+                digest.update(sha256(data).digest())
     return digest.hexdigest()
 
 
 def _key(kind: str, templates: str, inputs: list[Any]) -> str:
     whole = json.dumps([kind, __version__, _code_stamp(), templates, inputs], default=str)
-    return hashlib.sha256(whole.encode("utf-8")).hexdigest()[:32]
+    return sha256(whole.encode("utf-8")).hexdigest()[:32]
 
 
 def _read(state_dir: Path, key: str) -> dict[str, Any] | None:

@@ -9,7 +9,6 @@ as a ``FILE: FIELD: message`` line.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -24,6 +23,7 @@ from agentlaunch.definitions.skills import Skill, parse_skill, skill_names
 from agentlaunch.errors import DefinitionError, StateError
 from agentlaunch.fsutil import read_regular
 from agentlaunch.providers.descriptors import DESCRIPTORS, describe
+from agentlaunch.stdlite import sha256
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -193,7 +193,7 @@ def validated_config(raw: dict[str, Any], yaml_path: Path, state_dir: Path | Non
             # TypeError: YAML can hold what JSON cannot (dates); such a file is checked every time.
             content = json.dumps({k: v for k, v in raw.items() if k != "env"}, sort_keys=True)
             schema = Path(__file__).with_name("schemas.py").read_bytes()
-            digest = hashlib.sha256(f"{__version__}\0{content}\0".encode() + schema).hexdigest()
+            digest = sha256(f"{__version__}\0{content}\0".encode() + schema).hexdigest()
             memo = state_dir / VALIDATED_DIR / f"{digest[:32]}.json"
             remembered = json.loads(read_regular(memo, MEMO_LIMIT))  # a memo is someone else's file too: never a FIFO
             if isinstance(remembered, dict):
@@ -246,7 +246,7 @@ def agent_config(yaml_path: Path, root: Path, state_dir: Path | None) -> dict[st
     if state_dir is not None:
         with contextlib.suppress(OSError, ValueError, RecursionError):
             schema = Path(__file__).with_name("schemas.py").read_bytes()
-            digest = hashlib.sha256(f"raw\0{__version__}\0{text}\0".encode() + schema).hexdigest()
+            digest = sha256(f"raw\0{__version__}\0{text}\0".encode() + schema).hexdigest()
             memo = state_dir / BYTES_DIR / f"{digest[:32]}.json"
             remembered = json.loads(read_regular(memo, MEMO_LIMIT))  # a memo is someone else's file too: never a FIFO
             if isinstance(remembered, dict) and "env" not in remembered:

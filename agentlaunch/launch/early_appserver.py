@@ -37,19 +37,18 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import subprocess
-import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from agentlaunch import runtime_dirs
-from agentlaunch.fsutil import read_regular
+from agentlaunch.fsutil import read_regular, remove_tree
 from agentlaunch.launch.early_interface import RUNTIME, fill, inputs_hold, keep_plan, started_as, terminal_size
 from agentlaunch.launch.prespawn import CACHE_DIR, Prespawned
 from agentlaunch.launch.reaper import become_subreaper, dies_with_parent
+from agentlaunch.stdlite import uuid4
 
 SUFFIX = ".appserver"
 SOCKET_NAME = "cx.sock"
@@ -70,7 +69,7 @@ class EarlyAppServer(Prespawned):
     def __init__(
         self, server: subprocess.Popen[bytes], argv: list[str], env: dict[str, str], digest: str, runtime: Path, cwd: Path
     ) -> None:  # fmt: skip
-        super().__init__(None, str(uuid.uuid4()), argv, env, digest)  # type: ignore[arg-type]  # no PTY child here
+        super().__init__(None, uuid4(), argv, env, digest)  # type: ignore[arg-type]  # no PTY child here
         self.server = server
         self.runtime: Path | None = runtime
         self.cwd = cwd
@@ -100,7 +99,7 @@ class EarlyAppServer(Prespawned):
 
     def release(self) -> None:
         if self.runtime is not None:
-            shutil.rmtree(self.runtime, ignore_errors=True)
+            remove_tree(self.runtime, ignore_errors=True)
             self.runtime = None
 
 
@@ -140,7 +139,7 @@ def start(state_dir: Path, key: str) -> EarlyAppServer | None:
                 start_new_session=True, preexec_fn=dies_with_parent(signal.SIGTERM),
             )  # fmt: skip
     except BaseException:
-        shutil.rmtree(runtime, ignore_errors=True)
+        remove_tree(runtime, ignore_errors=True)
         raise
     return EarlyAppServer(server, argv, {**os.environ, **extra}, plan["digest"], runtime, cwd)
 

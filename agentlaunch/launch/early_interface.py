@@ -26,26 +26,24 @@ adapters whose native extras live entirely in the runtime folder take part
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shutil
 import socket
 import stat
 import sys
 import time
-import uuid
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from agentlaunch import runtime_dirs
-from agentlaunch.fsutil import read_regular
+from agentlaunch.fsutil import read_regular, remove_tree
 from agentlaunch.launch.prespawn import CACHE_DIR, PLANS_KEEP, Prespawned, _env_of, _write_if_changed, keep_run_options
 from agentlaunch.launch.reaper import become_subreaper
 from agentlaunch.launch.terminal import MIN_COLS, MIN_ROWS, saved_mode
 from agentlaunch.launch.transport import Child, window_size
+from agentlaunch.stdlite import sha256, uuid4
 
 SUFFIX = ".interface"
 SESSION, RUNTIME, STATUS = "{session}", "{runtime}", "{status}"
@@ -89,7 +87,7 @@ class EarlyInterface(Prespawned):
             self.listener[0].close()
             self.listener = None
         if self.runtime is not None:
-            shutil.rmtree(self.runtime, ignore_errors=True)
+            remove_tree(self.runtime, ignore_errors=True)
             self.runtime = None
 
 
@@ -104,7 +102,7 @@ def time_bucket(now: datetime) -> str:
 
 
 def _digest(path: Path) -> str:
-    return hashlib.sha256(read_regular(path, FILE_LIMIT)).hexdigest()
+    return sha256(read_regular(path, FILE_LIMIT)).hexdigest()
 
 
 def _holds(plan: Mapping[str, Any], now: datetime) -> bool:
@@ -140,7 +138,7 @@ def start(state_dir: Path, key: str, now: datetime) -> EarlyInterface | None:
     sockets: dict[str, socket.socket] = {}
     listener: tuple[socket.socket, str] | None = None
     try:
-        session_id = str(uuid.uuid4())
+        session_id = uuid4()
         status = Path(plan["status_dir"]) / f"{os.getpid()}.json" if plan["status_dir"] else None
         values = {SESSION: session_id, RUNTIME: str(runtime), STATUS: str(status)}
         if plan.get("listener"):
@@ -161,7 +159,7 @@ def start(state_dir: Path, key: str, now: datetime) -> EarlyInterface | None:
             sock.close()
         if listener is not None:
             listener[0].close()
-        shutil.rmtree(runtime, ignore_errors=True)
+        remove_tree(runtime, ignore_errors=True)
         raise
     return EarlyInterface(child, session_id, argv, env, plan["digest"], runtime, sockets, started_at, cwd, listener)
 

@@ -3,12 +3,12 @@ new session's startup message."""
 
 from __future__ import annotations
 
-import uuid
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from agentlaunch.errors import DefinitionError, UsageError
+from agentlaunch.stdlite import uuid4
 
 if TYPE_CHECKING:
     from agentlaunch.definitions.spec import AgentSpec
@@ -82,7 +82,7 @@ def fork_source(spec: AgentSpec, adapter: Adapter, store: Store, given: str) -> 
 
 def new_session(adapter: Adapter, new_id: str | None = None) -> SessionChoice:
     """A new session: ``new_id`` (the prespawned CLI's) or a fresh uuid; nothing is read."""
-    session_id = new_id or str(uuid.uuid4())
+    session_id = new_id or uuid4()
     return SessionChoice(session_id, False, 0, adapter.new_state(session_id))
 
 

@@ -19,7 +19,6 @@ headless), their states through :meth:`Launch.set_state`.
 from __future__ import annotations
 
 import contextlib
-import shutil
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -30,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 from agentlaunch import runtime_dirs
 from agentlaunch.errors import AgentlaunchError, ExitCode, ProviderMissing, UsageError
 from agentlaunch.events import CallUsage, SessionStarted, Text, TextDelta, TurnEnd
-from agentlaunch.launch import early_interface, native_remote, prespawn
+from agentlaunch.fsutil import remove_tree
+from agentlaunch.launch import early_interface, prespawn
 from agentlaunch.launch.answer import Figures, TurnAnswer
 from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest, close_control, launch_busy, open_control
 from agentlaunch.launch.early_appserver import EarlyAppServer
@@ -46,6 +46,7 @@ from agentlaunch.providers.native.source import NativeContext, NativeExtras, Nat
 from agentlaunch.sinks import PromptSent, ProviderStateKept, StateChanged, TurnDone
 
 if TYPE_CHECKING:
+    from agentlaunch.launch import native_remote
     from agentlaunch.launch.session import Launch
     from agentlaunch.live.interface_view import InterfaceView
 
@@ -75,6 +76,16 @@ InterfaceSpawner = Callable[[Sequence[str], Mapping[str, str], Path, tuple[int, 
 def spawn_interface(argv: Sequence[str], env: Mapping[str, str], cwd: Path, size: tuple[int, int], mode: Any) -> Child:
     """The real child: the CLI's interface on a PTY whose settings start as the user's terminal's."""
     return Child(argv, env, cwd, size=size, terminal=mode)
+
+
+def remote_route(launch: Launch, prompt: str) -> bool:
+    """Codex's interface on agentlaunch's app-server (:func:`agentlaunch.launch.native_remote.applies`); its module,
+    with the app-server's client and the WebSocket, is imported only for an adapter that has that route (Codex)."""
+    if not getattr(launch.adapter, "remote_interface", False):
+        return False
+    from agentlaunch.launch import native_remote
+
+    return native_remote.applies(launch, prompt)
 
 
 def make_runtime_dir() -> Path:
@@ -152,7 +163,7 @@ class NativeRun:
                     source.close()
             if self.remote is not None:
                 self.remote.close()
-            shutil.rmtree(runtime, ignore_errors=True)
+            remove_tree(runtime, ignore_errors=True)
 
     def _run(
         self, runtime: Path, size: tuple[int, int], pending: EarlyInterface | None, bound: dict[str, Any],
@@ -226,8 +237,10 @@ class NativeRun:
         the entry point started, adopted when it was started so), else the CLI's own."""
         launch = self.launch
         assert launch.command is not None
-        if native_remote.applies(launch, prompt):
-            self.remote = remote = native_remote.RemoteCodex(launch, runtime, server)
+        if remote_route(launch, prompt):
+            from agentlaunch.launch.native_remote import RemoteCodex
+
+            self.remote = remote = RemoteCodex(launch, runtime, server)
             source = remote.start(prompt)  # the thread open, the startup message's turn under way
             return remote.interface_argv(), NativeExtras(sources=[source])
         prespawn.discard(server)  # the direct route: its interface runs an app-server of its own
@@ -560,7 +573,9 @@ class NativeRun:
             return 0  # agentlaunch ended the CLI (a budget): the caller raises the budget's error, exit 6
         if self.remote is not None and self._server_gone:
             error = self.remote.failed("exited during the session; Codex's interface was ended with it", wait=5.0)
-            raise native_remote.AppServerFailed(error.message, hint=self._resume_hint())
+            from agentlaunch.launch.native_remote import AppServerFailed
+
+            raise AppServerFailed(error.message, hint=self._resume_hint())
         code = self._exit_code(result)
         if code in (0, None):
             return 0

@@ -23,11 +23,9 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import hashlib
 import json
 import os
 import signal
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -37,6 +35,7 @@ from agentlaunch import __version__, paths
 from agentlaunch.fsutil import read_regular
 from agentlaunch.launch.reaper import become_subreaper
 from agentlaunch.launch.transport import Child, window_size
+from agentlaunch.stdlite import sha256, uuid4
 
 CACHE_DIR = "launch-plans"
 PLANS_KEEP = 64  # plans kept (the newest): one per agent, agents dir, working dir and current directory
@@ -162,7 +161,7 @@ def plan_key(agent: str, agents_dir: str | None, working_dir: str | None) -> str
         os.path.normpath(working_dir) if working_dir else "",
         os.getcwd(),
     ]
-    return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:24]
+    return sha256(json.dumps(identity).encode()).hexdigest()[:24]
 
 
 def headless_new_session(args: Sequence[str], table: Mapping[str, Any] | None) -> tuple[str, str | None, str | None] | None:
@@ -262,7 +261,7 @@ def _env_of(agent_yaml: Path, plan: Mapping[str, Any]) -> dict[str, str] | None:
         data_bytes = read_regular(agent_yaml, 1 << 20)  # a FIFO put in its place must not block the launch here
     except OSError:
         return None
-    if plan.get("agent_yaml_digest") == hashlib.sha256(data_bytes).hexdigest() and plan.get("agent_env") is False:
+    if plan.get("agent_yaml_digest") == sha256(data_bytes).hexdigest() and plan.get("agent_env") is False:
         return {}
     import yaml
 
@@ -310,13 +309,13 @@ def start(args: Sequence[str]) -> None:
     try:
         plan = json.loads(read_regular(state_dir / CACHE_DIR / f"{plan_key(*shape)}.json", 1 << 20))
         instructions = Path(plan["instructions"])
-        digest = hashlib.sha256(read_regular(instructions, 64 << 20)).hexdigest()
+        digest = sha256(read_regular(instructions, 64 << 20)).hexdigest()
         if digest != plan["digest"]:
             return
         agent_env = _env_of(Path(plan["agent_yaml"]), plan)
         if agent_env is None:
             return
-        session_id = str(uuid.uuid4())
+        session_id = uuid4()
         planned = [a.replace(SESSION, session_id) for a in plan["argv"]]
         argv: list[str] | None = planned
         kind = Prespawned
@@ -395,7 +394,7 @@ def remember(
     from agentlaunch.fsutil import keep_newest
 
     try:
-        yaml_digest: str | None = hashlib.sha256(agent_yaml.read_bytes()).hexdigest()
+        yaml_digest: str | None = sha256(agent_yaml.read_bytes()).hexdigest()
     except OSError:
         yaml_digest = None
     record: dict[str, Any] = {

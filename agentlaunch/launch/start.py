@@ -12,7 +12,6 @@ when it was started exactly so, and starts one otherwise.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 from collections.abc import Callable, Mapping
 from datetime import date
@@ -29,6 +28,7 @@ from agentlaunch.launch.placement import Placement, place_instructions
 from agentlaunch.processes import resolve_command
 from agentlaunch.providers.base import TurnPlan, child_env
 from agentlaunch.sinks import Notice, PrefixChanged, SinkEvent
+from agentlaunch.stdlite import sha256
 
 if TYPE_CHECKING:
     from agentlaunch.launch.drivers import Driver
@@ -134,7 +134,7 @@ def start_child(
 
 def instructions_digest(plan: StartPlan) -> str:
     """What the early start compares the instructions by."""
-    return hashlib.sha256(plan.placement.rendered.data).hexdigest()
+    return sha256(plan.placement.rendered.data).hexdigest()
 
 
 def remember_plan(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import uuid
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -177,7 +177,7 @@ class ClaudeAdapter(Described):
     @staticmethod
     def interrupt_message() -> dict[str, object]:
         """The stdin message that asks Claude Code to end the running turn (its control protocol)."""
-        return {"type": "control_request", "request_id": f"interrupt-{uuid.uuid4().hex[:8]}", "request": {"subtype": "interrupt"}}
+        return {"type": "control_request", "request_id": f"interrupt-{os.urandom(4).hex()}", "request": {"subtype": "interrupt"}}
 
     @staticmethod
     def gate_request() -> dict[str, object] | None:
@@ -188,7 +188,7 @@ class ClaudeAdapter(Described):
         request and waits for the answer. No process is started for it.
         """
         hooks = {"PreToolUse": [{"matcher": None, "hookCallbackIds": [GATE_CALLBACK]}]}
-        return {"type": "control_request", "request_id": f"gate-{uuid.uuid4().hex[:8]}",
+        return {"type": "control_request", "request_id": f"gate-{os.urandom(4).hex()}",
                 "request": {"subtype": "initialize", "hooks": hooks}}  # fmt: skip
 
     @staticmethod

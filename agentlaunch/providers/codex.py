@@ -10,7 +10,6 @@ rollout file; the session splits the turn into them (:meth:`CodexAdapter.calls_i
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -341,7 +340,7 @@ class CodexAdapter(Described):
         if spec.delivery == "developer-instructions":
             from agentlaunch.providers.codex_instructions import developer_instructions_argv, user_developer_instructions
 
-            user = user_developer_instructions(env, spec.provider_flags)
+            user = user_developer_instructions(env, spec.provider_flags, state_dir)
             argv = developer_instructions_argv(text, user, spec.agent_dir / "agent.yaml")
             # The agent's text is fingerprinted section by section; what else the argument carries is the user's own.
             fingerprint = ["-c", f"developer_instructions=(yours first){user or ''}"]
@@ -440,6 +439,8 @@ def stored_total(prior: Any) -> Usage | None:
 
 def looks_like_thread_id(value: str) -> bool:
     """Codex takes a non-UUID as a thread *name* and silently starts a new thread: refuse those."""
+    import uuid  # only a --resume asks: uuid imports platform (~1.5 ms of every launch otherwise)
+
     try:
         uuid.UUID(value)
     except ValueError:

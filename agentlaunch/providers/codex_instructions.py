@@ -8,15 +8,27 @@ directory each see only their own. The ``-c`` value *replaces* the user's own
 is read here and put in front. Codex parses the value as TOML and, when that
 fails, silently uses the raw text (quotes included): :func:`toml_basic_string`
 must be exact. This module uses the standard library only.
+
+The answer for the user's files as they are is remembered in the state
+directory (``validated/``, keyed by the files' bytes and the profile), so a
+launch whose Codex config did not change imports no TOML parser (``tomllib``
+and its regexes: about 2.5 ms of a headless Codex launch's CPU). Only an
+answer is remembered: a config that cannot be read or parsed is refused on
+every launch.
 """
 
 from __future__ import annotations
 
-import tomllib
+import contextlib
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from agentlaunch import __version__
+from agentlaunch.definitions.spec import MEMO_KEEP, MEMO_LIMIT, VALIDATED_DIR
 from agentlaunch.errors import DefinitionError
+from agentlaunch.fsutil import read_regular
+from agentlaunch.stdlite import sha256
 
 KEY = "developer_instructions"
 MAX_ARG_STRLEN = 128 * 1024
@@ -50,14 +62,22 @@ def codex_home(env: Mapping[str, str]) -> Path:
     return Path(env.get("HOME") or Path.home()).expanduser() / ".codex"
 
 
-def _read_toml(path: Path) -> dict[str, object]:
-    """A TOML file's table; {} when it does not exist; a DefinitionError when it cannot be read or parsed."""
+def _read(path: Path) -> bytes | None:
+    """A config file's bytes; None when it does not exist; a DefinitionError when it cannot be read."""
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
-        return {}
+        return None
     except OSError as exc:
         raise DefinitionError(f"{path}: cannot read Codex's config ({exc.strerror})") from None
+
+
+def _parse_toml(raw: bytes | None, path: Path) -> dict[str, object]:
+    """A TOML file's table; {} when it does not exist; a DefinitionError when it cannot be parsed."""
+    if raw is None:
+        return {}
+    import tomllib
+
     try:
         return tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
@@ -90,21 +110,60 @@ def _text_of(table: Mapping[str, object], path: Path, where: str) -> str | None:
     return value
 
 
-def user_developer_instructions(env: Mapping[str, str], provider_flags: Sequence[str]) -> str | None:
+def user_developer_instructions(
+    env: Mapping[str, str], provider_flags: Sequence[str], state_dir: Path | None = None
+) -> str | None:
     """The user's own ``developer_instructions``, as Codex would use them without agentlaunch's ``-c``.
 
     From ``$CODEX_HOME/config.toml``'s top level; an active profile's value wins:
     ``-p NAME`` in ``provider_flags`` layers ``$CODEX_HOME/NAME.config.toml`` (Codex
     0.171's profiles), and a legacy ``profile = "NAME"`` selects ``[profiles.NAME]``.
+    With ``state_dir``, the answer for these very files is remembered there (see the module).
     """
     home = codex_home(env)
     config_path = home / "config.toml"
-    config = _read_toml(config_path)
-    found = _text_of(config, config_path, "")
     profile = selected_profile(provider_flags)
+    profile_path = home / f"{profile}.config.toml"
+    config_raw = _read(config_path)
+    profile_raw: bytes | None = None
+    unreadable: DefinitionError | None = None  # the profile's: said after the config's own problems, as before
     if profile:
-        profile_path = home / f"{profile}.config.toml"
-        profile_text = _text_of(_read_toml(profile_path), profile_path, "")
+        try:
+            profile_raw = _read(profile_path)
+        except DefinitionError as exc:
+            unreadable = exc
+    memo: Path | None = None
+    if state_dir is not None and unreadable is None:
+        with contextlib.suppress(OSError, ValueError, RecursionError):
+            digest = sha256(f"codex {KEY}\0{__version__}\0{profile}\0".encode())
+            for raw in (config_raw, profile_raw):
+                digest.update(b"-" if raw is None else b"+" + sha256(raw).digest())
+            memo = state_dir / VALIDATED_DIR / f"codex-{digest.hexdigest()[:32]}.json"
+            remembered = json.loads(read_regular(memo, MEMO_LIMIT))  # someone else's file too: never a FIFO
+            if isinstance(remembered, dict) and KEY in remembered and isinstance(remembered[KEY], str | None):
+                return remembered[KEY]  # type: ignore[no-any-return]
+    found = _instructions(config_raw, config_path, profile, profile_raw, profile_path, unreadable)
+    if memo is not None:
+        from agentlaunch.fsutil import keep_newest, write_atomic
+
+        with contextlib.suppress(OSError):
+            memo.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(memo, json.dumps({KEY: found}).encode())
+            keep_newest(memo.parent, MEMO_KEEP)
+    return found
+
+
+def _instructions(
+    config_raw: bytes | None, config_path: Path, profile: str | None, profile_raw: bytes | None, profile_path: Path,
+    unreadable: DefinitionError | None,
+) -> str | None:  # fmt: skip
+    """:func:`user_developer_instructions` from the files' bytes (None: the file does not exist)."""
+    config = _parse_toml(config_raw, config_path)
+    found = _text_of(config, config_path, "")
+    if profile:
+        if unreadable is not None:
+            raise unreadable
+        profile_text = _text_of(_parse_toml(profile_raw, profile_path), profile_path, "")
         return profile_text if profile_text is not None else found
     legacy = config.get("profile")
     profiles = config.get("profiles")

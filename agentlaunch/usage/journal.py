@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import math
 import os
@@ -37,6 +36,7 @@ from typing import Any, Literal, get_args
 from agentlaunch.datarecord import datarecord
 from agentlaunch.events import Usage, usage_problem
 from agentlaunch.fsutil import PRIVATE_FILE_MODE, temp_file, tighten
+from agentlaunch.stdlite import sha256
 from agentlaunch.usage.records import CallRecord, from_ts, to_ts
 
 OpKind = Literal["session", "place", "title", "event", "call", "state", "touch", "end"]
@@ -337,7 +337,7 @@ def read(path: Path) -> tuple[Read, Mark | None]:
     end = found.end
     if end == 0 and len(data) >= READ_LIMIT:
         end = len(data)  # a READ_LIMIT without a newline holds no op of ours: read past it
-    return found, Mark(end, hashlib.sha256(data[:end]).digest())
+    return found, Mark(end, sha256(data[:end]).digest())
 
 
 def clear(path: Path, mark: Mark) -> None:
@@ -353,7 +353,7 @@ def clear(path: Path, mark: Mark) -> None:
         if fd is None:
             return
         info = os.fstat(fd)
-        if info.st_size < end or hashlib.sha256(os.pread(fd, end, 0)).digest() != mark.digest:
+        if info.st_size < end or sha256(os.pread(fd, end, 0)).digest() != mark.digest:
             return
         rest = os.pread(fd, info.st_size - end, end)
         if b"\n" not in rest:  # nothing, or half a line a writer died writing (appends hold the lock)

@@ -9,7 +9,6 @@ time, as ``FILE:LINE: MODEL.FIELD: message``.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import math
 from collections.abc import Mapping
@@ -21,6 +20,7 @@ from agentlaunch.datarecord import datarecord
 from agentlaunch.errors import DefinitionError
 from agentlaunch.events import Usage
 from agentlaunch.fsutil import read_regular
+from agentlaunch.stdlite import sha256
 
 if TYPE_CHECKING:
     import yaml
@@ -123,7 +123,7 @@ def load_pricing_file(path: Path, state_dir: Path | None = None) -> dict[str, Ra
     if state_dir is not None:
         schema = Path(__file__).parent.parent / "definitions" / "schemas.py"
         with contextlib.suppress(OSError, ValueError, TypeError, AttributeError, RecursionError):
-            digest = hashlib.sha256(f"{__version__}\0".encode() + data + b"\0" + schema.read_bytes()).hexdigest()
+            digest = sha256(f"{__version__}\0".encode() + data + b"\0" + schema.read_bytes()).hexdigest()
             memo = state_dir / CHECKED_DIR / f"{digest[:32]}.json"
             remembered = json.loads(read_regular(memo, PRICING_LIMIT))
             return {str(k): Rates(*(_finite(v) for v in values)) for k, values in remembered.items()}

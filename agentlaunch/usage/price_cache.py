@@ -25,7 +25,6 @@ never makes pricing fail.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib.util
 import json
 import threading
@@ -33,6 +32,8 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+
+from agentlaunch.stdlite import sha256
 
 CACHE_DIR = "price-cache"
 ENTRIES_KEEP = 256  # a few KB each; one per model priced (requested and reported ids count apart)
@@ -263,7 +264,7 @@ class PriceCache:
         return {"format": FORMAT, "genai_prices": self.version, "provider": provider_id, "model": model}
 
     def _path(self, key: dict[str, Any]) -> Path:
-        digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:32]
+        digest = sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:32]
         return self.folder / f"{digest}.json"
 
     def kept(self, provider_id: str, model: str) -> Resolved | str | None:

@@ -41,7 +41,6 @@ lines from before the launch started (by ``timestamp``, as for calls) give none.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from datetime import datetime
@@ -52,6 +51,7 @@ from agentlaunch.providers import values
 from agentlaunch.providers.claude_parser import anthropic_usage
 from agentlaunch.providers.values import BadUsage, Recent, count, opt_label, refused, string
 from agentlaunch.sinks import StateChanged
+from agentlaunch.stdlite import sha256
 
 INTERRUPTED = "[Request interrupted by user"
 """The text Claude Code writes as a user line when Esc ends a turn (during an answer, or refusing a tool):
@@ -218,7 +218,7 @@ class CallsFromTranscript:
             text = string(part.get("text")) if isinstance(part, dict) and part.get("type") == "text" else ""
             if not text.strip():
                 continue
-            where = place if place is not None else hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
+            where = place if place is not None else sha256(text.encode("utf-8", "replace")).hexdigest()
             if self._texts.first_time((call_id, where, n)):
                 items.append(Text(text))
         return items

@@ -37,7 +37,6 @@ created after the launch started.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -52,6 +51,7 @@ from agentlaunch.providers.native.jsonl_tail import JsonlTail
 from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, PromptTyped
 from agentlaunch.providers.values import BadUsage, count, file_key, label, opt_label, string
 from agentlaunch.sinks import StateChanged
+from agentlaunch.stdlite import sha256
 
 SOCKET_NAME = "codex-hooks.sock"
 HEAD_LIMIT = 1 << 20
@@ -421,7 +421,7 @@ def agent_text(item: dict[str, Any]) -> str:
 
 
 def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:32]
+    return sha256(text.encode("utf-8", "replace")).hexdigest()[:32]
 
 
 def _key(usage: Usage) -> tuple[int, ...]:

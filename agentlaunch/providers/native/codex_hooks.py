@@ -19,8 +19,9 @@ timeout there is 600 s; agentlaunch gives its own, short one).
 
 from __future__ import annotations
 
-import hashlib
 import json
+
+from agentlaunch.stdlite import sha256
 
 SOURCE = "/<session-flags>/config.toml"
 TIMEOUT = 10
@@ -51,7 +52,7 @@ def trust_hash(event_key: str, command: str, timeout: int = TIMEOUT) -> str:
         "hooks": [{"async": False, "command": command, "timeout": timeout, "type": "command"}],
     }
     canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return "sha256:" + sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def hook_flags(commands: dict[str, str], timeout: int = TIMEOUT) -> list[str]:

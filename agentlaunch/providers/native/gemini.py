@@ -53,7 +53,6 @@ already holds are known as its calls are.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import select
 import time
@@ -73,6 +72,7 @@ from agentlaunch.providers.native.jsonl_tail import JsonlTail
 from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, PromptTyped
 from agentlaunch.providers.values import BadUsage, items, label, opt_label, string
 from agentlaunch.sinks import StateChanged
+from agentlaunch.stdlite import sha256
 
 HEADER_LIMIT = 1 << 20
 POLL = 2.0
@@ -154,7 +154,7 @@ def gemini_root(env: Any) -> Path:
 
 def project_hash(working_dir: Path) -> str:
     """Gemini's ``projectHash``: the SHA-256 of the project folder's path."""
-    return hashlib.sha256(str(working_dir).encode("utf-8")).hexdigest()
+    return sha256(str(working_dir).encode("utf-8")).hexdigest()
 
 
 class GeminiNativeSource:

@@ -22,12 +22,13 @@ one known client, answered and closed) is what this module parses, with its limi
 from __future__ import annotations
 
 import contextlib
-import hmac
 import os
 import select
 import socket
 import time
 from collections.abc import Callable, Mapping
+
+from agentlaunch.stdlite import compare_digest
 
 HOST = "127.0.0.1"
 KEY_HEADER = b"x-agentlaunch-key"
@@ -222,7 +223,7 @@ class HookServer:
                 self._respond(conn, 400)
                 return False
             headers[name.strip().lower()] = value.strip()
-        if not hmac.compare_digest(headers.get(KEY_HEADER, b""), self.key):
+        if not compare_digest(headers.get(KEY_HEADER, b""), self.key):
             self._respond(conn, 403)
             return False
         path = parts[1].decode("ascii", "replace")

@@ -1,0 +1,81 @@
+"""What a launch imports: agentlaunch.stdlite gives what hashlib and uuid gave, and the launch path imports neither
+(nor shutil); a native Claude launch imports none of the Codex app-server route."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+from agentlaunch import fsutil, stdlite
+
+
+def test_sha256_gives_hashlibs_digests() -> None:
+    for data in (b"", b"abc", os.urandom(100_000)):
+        assert stdlite.sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
+        assert stdlite.sha256(data).digest() == hashlib.sha256(data).digest()
+    fed = stdlite.sha256()
+    fed.update(b"ab")
+    fed.update(b"c")
+    assert fed.hexdigest() == hashlib.sha256(b"abc").hexdigest()
+
+
+def test_compare_digest_answers_as_hmacs() -> None:
+    import hmac
+
+    for a, b in ((b"", b""), (b"key", b"key"), (b"key", b"kez"), (b"key", b"keys"), (b"", b"x")):
+        assert stdlite.compare_digest(a, b) is hmac.compare_digest(a, b)
+
+
+def test_uuid4_is_a_canonical_random_version_4_uuid() -> None:
+    seen = {stdlite.uuid4() for _ in range(500)}
+    assert len(seen) == 500
+    for value in seen:
+        parsed = uuid.UUID(value)
+        assert str(parsed) == value and parsed.version == 4 and parsed.variant == uuid.RFC_4122
+
+
+def test_remove_tree_removes_a_folder_and_ignores_a_missing_one_when_told(tmp_path: Path) -> None:
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "b" / "f").write_text("x")
+    fsutil.remove_tree(tmp_path / "a")
+    assert not (tmp_path / "a").exists()
+    fsutil.remove_tree(tmp_path / "a", ignore_errors=True)
+    try:
+        fsutil.remove_tree(tmp_path / "a")
+    except FileNotFoundError:
+        pass
+    else:
+        raise AssertionError("a missing folder is an error unless ignored")
+
+
+def loaded_of(modules: list[str], wanted: set[str]) -> list[str]:
+    """Which of ``wanted`` a fresh interpreter holds after importing ``modules``."""
+    script = f"import sys\nfor m in {modules!r}: __import__(m)\nprint(sorted({wanted!r} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parent.parent)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return list(ast.literal_eval(done.stdout.strip()))
+
+
+def test_the_early_start_and_a_launchs_modules_import_no_hashlib_uuid_nor_shutil() -> None:
+    modules = [
+        "agentlaunch.entry", "agentlaunch.launch.prespawn", "agentlaunch.launch.early_interface",
+        "agentlaunch.launch.early_appserver", "agentlaunch.launch.early_turn", "agentlaunch.cli.run_lean",
+        "agentlaunch.launch.modes", "agentlaunch.launch.native", "agentlaunch.providers.claude",
+        "agentlaunch.providers.codex", "agentlaunch.providers.gemini",
+    ]  # fmt: skip
+    assert loaded_of(modules, {"hashlib", "_hashlib", "hmac", "uuid", "platform", "shutil"}) == []
+
+
+def test_a_native_claude_launch_imports_none_of_codexs_app_server_route() -> None:
+    modules = ["agentlaunch.cli.run_lean", "agentlaunch.launch.native", "agentlaunch.providers.claude",
+               "agentlaunch.providers.native.claude"]  # fmt: skip
+    codex = {"agentlaunch.launch.native_remote", "agentlaunch.providers.codex_appserver", "agentlaunch.providers.codex",
+             "agentlaunch.providers.native.unix_websocket", "agentlaunch.providers.native.codex_remote"}  # fmt: skip
+    assert loaded_of(modules, codex) == []
+    assert loaded_of([*modules, "agentlaunch.launch.native_remote"], codex) == sorted(codex)  # the check sees them
