@@ -87,8 +87,9 @@ class Claude:
         self.events: list[Event] = []
         self._queue: queue.Queue[Event | None] = queue.Queue()
         self._stderr: list[bytes] = []
-        threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self._readers = [threading.Thread(target=read, daemon=True) for read in (self._read_stdout, self._read_stderr)]
+        for reader in self._readers:
+            reader.start()
 
     def _read_stdout(self) -> None:
         assert self.proc.stdout is not None
@@ -142,10 +143,17 @@ class Claude:
         return self.result()
 
     def close(self, timeout: float = 30) -> int:
-        """Close stdin (ends the session) and return the exit code."""
+        """Close stdin (ends the session) and return the exit code, once all it printed has been read.
+
+        The exit can come before the reader threads took the last of its output (CI run 45: an exit 1 whose error
+        line was not in ``stderr`` yet).
+        """
         if self.proc.stdin and not self.proc.stdin.closed:
             self.proc.stdin.close()
-        return self.proc.wait(timeout)
+        code = self.proc.wait(timeout)
+        for reader in self._readers:
+            reader.join(5)  # a helper Claude Code left running may hold the pipes: not for ever
+        return code
 
     def kill(self) -> None:
         if self.proc.poll() is None:
