@@ -95,17 +95,30 @@ def _compile_package() -> None:
 
 def _check_clis() -> None:
     """Each CLI checked (installed when missing) on a thread of its own: on a fresh machine the three ``npm install``
-    took 10, 20 and 9 s one after the other (2026-12-02), the run's first minute; together, about the longest."""
+    took 10, 20 and 9 s one after the other (2026-12-02), the run's first minute; together, about the longest.
+    The Node.js they run on (:func:`tests.support.clis.ensure_node`) installs beside them, on a fourth."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from tests.support.clis import CliName, ensure_cli, share_found
+    from tests.support.clis import CliName, ensure_cli, ensure_node, share_found, use_node
 
     def check(name: CliName) -> None:
         with contextlib.suppress(pytest.skip.Exception, pytest.fail.Exception, ValueError):
             ensure_cli(name)  # a failure: the tests that need it ask again, and report it
 
-    with ThreadPoolExecutor(max_workers=len(get_args(CliName)), thread_name_prefix="cli-check") as pool:
+    def node() -> Path | None:
+        with contextlib.suppress(pytest.skip.Exception, pytest.fail.Exception):
+            return ensure_node()  # a failure: the CLIs run on the machine's node
+        return None
+
+    with ThreadPoolExecutor(max_workers=len(get_args(CliName)) + 1, thread_name_prefix="cli-check") as pool:
+        folder = pool.submit(node)
         list(pool.map(check, get_args(CliName)))
+    try:
+        found = folder.result()
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    if found is not None:
+        use_node(found)  # before the workers start: they and every CLI the tests start inherit it
     share_found()  # the workers start after this hook (xdist's own runs last): they need not check again
 
 

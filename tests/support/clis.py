@@ -13,6 +13,10 @@ test is skipped, or failed when ``AGENTLAUNCH_REQUIRE_REAL_CLIS=1``.
 ``latest`` runs every CLI at its newest published version (asked of npm once
 per test process), ``claude=latest,codex=0.171.0`` chooses per CLI, and CLIs
 it does not name stay at their pins.
+
+The Node.js they run on is the LTS ``ensure_node`` installs from npm (``node-<os>-<arch>``, a package holding
+the official binary), not the machine's, with Node's compile cache on (:func:`use_node`):
+``AGENTLAUNCH_TEST_NODE=system`` keeps the machine's ``node``.
 """
 
 from __future__ import annotations
@@ -20,9 +24,11 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import platform
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Literal, NoReturn
 
@@ -52,6 +58,12 @@ SHARED_ENV = "AGENTLAUNCH_TEST_CLIS_FOUND"
 """The CLIs the run's first process checked (:func:`share_found`), for the xdist workers it starts: each
 ``--version`` is a Node start (Gemini's takes seconds), once per run rather than once per process."""
 _latest: dict[str, str] = {}
+
+
+NODE_PIN = "22.23.5"
+NODE_ENV = "AGENTLAUNCH_TEST_NODE"
+"""``system`` runs the CLIs on the machine's ``node``; a version runs them on that one instead of :data:`NODE_PIN`."""
+_NODE_ARCH = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}
 
 
 def cache_dir() -> Path:
@@ -195,3 +207,35 @@ def _install(spec: str, version: str, root: Path, binary: Path) -> None:
                 _unavailable(f"{binary} does not report version {version} after npm install {spec}")
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def ensure_node() -> Path | None:
+    """The folder of the Node.js binary the CLIs run on (:data:`NODE_PIN`), installed when missing; None for the
+    machine's own (``AGENTLAUNCH_TEST_NODE=system``, or no package for this OS and CPU).
+
+    Why not the machine's: Gemini CLI is a Node program of 20 MB that each test starts several times, and Node 20
+    (this machine's, out of support since April 2026) has no compile cache. ``gemini -p`` against the fake, medians
+    of 7 alternating runs (2026-12-02): 1.16 CPU-s on Node 20, 1.05 on 22, 0.85 on 22 with its compile cache (24:
+    0.89). Claude Code is a native binary and Codex's Node part a short wrapper: Gemini is the one that gains.
+    A failed install is raised as for a CLI (the session's check leaves the machine's node in place then).
+    """
+    version = os.environ.get(NODE_ENV, "").strip() or NODE_PIN
+    arch = _NODE_ARCH.get(platform.machine().lower())
+    if version == "system" or arch is None or sys.platform not in ("linux", "darwin"):
+        return None
+    if not _VERSION.match(version):
+        raise ValueError(f"{NODE_ENV}={version!r}: expected 'system' or a Node.js version such as {NODE_PIN}")
+    package = f"node-{sys.platform}-{arch}"
+    root = install_root("node", version)
+    binary = root / "node_modules" / ".bin" / "node"
+    if not _reports_version(binary, version):
+        _install(f"{package}@{version}", version, root, binary)
+    return binary.parent
+
+
+def use_node(folder: Path) -> None:
+    """Run every ``node`` this process and its children start from ``folder``, with Node's compile cache kept in
+    the CLI cache (the CLIs' ``#!/usr/bin/env node`` finds it first on PATH; Gemini's relaunch reuses its parent's
+    binary). Only the compiled code of unchanged files is reused: a new CLI version compiles again."""
+    os.environ["PATH"] = f"{folder}{os.pathsep}{os.environ.get('PATH', '')}"
+    os.environ["NODE_COMPILE_CACHE"] = str(cache_dir() / "node-compile-cache")
