@@ -37,3 +37,28 @@ def test_each_version_installs_in_a_folder_of_its_own(tmp_path: Path) -> None:
 
 def test_the_pinned_specs_name_the_npm_package_at_the_pin() -> None:
     assert clis.PINNED["claude"] == (f"@anthropic-ai/claude-code@{clis.PINS['claude']}", clis.PINS["claude"])
+
+
+def test_the_machines_node_is_kept_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(clis.NODE_ENV, "system")
+    assert clis.ensure_node() is None
+
+
+@pytest.mark.parametrize("value", ["22;rm -rf /", "../22", "-v"])
+def test_a_malformed_node_version_stops_the_run_with_a_message(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv(clis.NODE_ENV, value)
+    with pytest.raises(ValueError, match=clis.NODE_ENV):
+        clis.ensure_node()
+
+
+def test_use_node_puts_the_folder_first_and_the_compile_cache_in_the_cli_cache(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin")
+    monkeypatch.setenv("AGENTLAUNCH_TEST_CLI_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("NODE_COMPILE_CACHE", raising=False)
+    clis.use_node(tmp_path / "node" / "bin")
+    import os
+
+    assert os.environ["PATH"] == f"{tmp_path / 'node' / 'bin'}:/usr/bin"
+    assert os.environ["NODE_COMPILE_CACHE"] == str(tmp_path / "cache" / "node-compile-cache")
