@@ -219,6 +219,31 @@ def test_file_delivery_puts_the_instructions_after_the_first_difference(agents_d
     assert report.verdict.endswith("; try `delivery: system-prompt`")
 
 
+def test_a_cli_whose_own_prompt_changes_from_run_to_run_is_named_and_the_control_still_measures(
+    agents_dir: Path, tmp_path: Path
+) -> None:
+    # Runs a, b, the plain replica, the marked one, one more plain: the stand-in's own prompt alternates its
+    # two skills, so b and the replica part before the marker; the third plain run agrees with the replica.
+    counter = tmp_path / "runs"
+    fake_claude_agent(agents_dir, env={"FAKE_CLAUDE_MODE": "skills-in-no-order", "FAKE_CLAUDE_COUNTER": str(counter)})
+    report = live_check(agents_dir, "reviewer", timeout=30)
+    control = report.control
+    assert counter.read_text() == "5", "one more plain run, only because two plain ones parted early"
+    assert control.passed, control.message
+    assert control.unstable_at is not None and control.unstable_at < (control.marker_offset or 0)
+    assert control.unstable_section == "system block 0"
+    assert control.marked_bytes < control.same_dir_bytes and control.same_dir_bytes > (control.marker_offset or 0)
+    assert f"two plain sessions parted at byte {control.unstable_at:,} (system block 0)" in control.message
+    assert "the CLI's own prompt is not the same from run to run there" in report.verdict
+
+
+def test_a_cli_whose_own_prompt_holds_still_is_not_called_unstable(agents_dir: Path) -> None:
+    fake_claude_agent(agents_dir)
+    report = live_check(agents_dir, "reviewer", timeout=30)
+    assert report.control.passed and report.control.unstable_at is None
+    assert "run to run" not in report.control.message + report.verdict
+
+
 def test_a_cli_without_an_interface_skips_the_interactive_leg(agents_dir: Path) -> None:
     # The stand-in is headless only: started as its interface it exits at once, and the doctor does not wait it out.
     fake_claude_agent(agents_dir)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import os
 import shutil
 import tempfile
@@ -246,6 +247,10 @@ class ControlReport:
     """Shared prefix of a plain session and a marked one, same directory."""
     passed: bool
     message: str
+    unstable_at: int | None = None
+    """Where two plain sessions in the same directory parted before the marker's place, when they did: the CLI's
+    own prompt is not the same from run to run there (Gemini CLI 0.61 lists its skills in no fixed order)."""
+    unstable_section: str | None = None
 
 
 @dataclass
@@ -288,11 +293,22 @@ class LiveReport:
 
 
 def verdict(provider: str, delivery: str, pair: PairReport, control: ControlReport) -> str:
-    """Whether the instructions are cached across projects, within one, or not at all, and what to do about it.
+    """Whether the instructions are cached across projects, within one, or not at all, and what to do about it;
+    and, when two identical sessions parted before them, that the CLI's own prompt changes there from run to run.
 
     ``pair`` ran in two differently named projects; ``control.same_dir_bytes`` is the
     prefix two sessions in one project share.
     """
+    said = _placement(provider, delivery, pair, control)
+    if control.passed and control.unstable_at is not None:
+        said += (
+            f"; but two identical sessions parted at byte {control.unstable_at:,} ({control.unstable_section}): the "
+            "CLI's own prompt is not the same from run to run there, and the cache misses from that byte when it changes"
+        )
+    return said
+
+
+def _placement(provider: str, delivery: str, pair: PairReport, control: ControlReport) -> str:
     place, section = pair.instructions, pair.difference.section_a or "the request"
     others = [d for d in describe(provider).deliveries if d != delivery]
     if not control.passed:
@@ -335,32 +351,43 @@ def marked_copy(spec: AgentSpec, root: Path, marker: str) -> Path:
 def _control(
     spec: AgentSpec, command: str, capture: Capture, root: Path, b: RunResult, templates_dir: Path | None, timeout: float
 ) -> ControlReport:
+    """A plain session again and a marked one, in run b's folder: the marked one must part from the plain ones
+    at the marker, where plain ones go on together.
+
+    When the first two plain sessions part before the marker's place, the CLI's own prompt changed between two
+    identical runs (Gemini CLI lists its skills in the order its file search meets them): one more plain run, and
+    the pair that agrees longest is the reference. Of three runs of a prompt with two orders, two agree.
+    """
     marker = f"agentlaunch-doctor-control-{uuid.uuid4().hex}"
-    replica = run_once(spec, command, capture, root, "b", templates_dir=templates_dir, timeout=timeout)
+    plain = [b, run_once(spec, command, capture, root, "b", templates_dir=templates_dir, timeout=timeout)]
     marked_spec = load_agent(marked_copy(spec, root, marker), spec.name)
     marked = run_once(marked_spec, command, capture, root, "b", templates_dir=templates_dir, timeout=timeout)
-    same_dir = compare(b.serialized, replica.serialized).shared_bytes
-    with_marker = compare(b.serialized, marked.serialized).shared_bytes
     at = marked.serialized.data.find(marker.encode())
     offset = at if at >= 0 else None
+    first = compare(b.serialized, plain[1].serialized)
+    unstable = first.shared_bytes if offset is not None and first.shared_bytes < offset else None
+    if unstable is not None:
+        plain.append(run_once(spec, command, capture, root, "b", templates_dir=templates_dir, timeout=timeout))
+    same_dir = max(compare(x.serialized, y.serialized).shared_bytes for x, y in itertools.combinations(plain, 2))
+    with_marker = max(compare(x.serialized, marked.serialized).shared_bytes for x in plain)
+    section = first.section_a if unstable is not None else None
+    drift = (
+        f"; two plain sessions parted at byte {unstable:,} ({section}), before the marker: the CLI's own prompt "
+        "changes from run to run there"
+        if unstable is not None
+        else ""
+    )
+
+    def report(passed: bool, message: str) -> ControlReport:
+        return ControlReport(marker, offset, same_dir, with_marker, passed, message + drift, unstable, section)
+
     if offset is None:
-        return ControlReport(
-            marker, None, same_dir, with_marker, False, "the marker never reached the request: the measurement is broken"
-        )
+        return report(False, "the marker never reached the request: the measurement is broken")
     if with_marker < same_dir:
-        return ControlReport(
-            marker,
-            offset,
-            same_dir,
-            with_marker,
-            True,
-            f"passed: a marker in the soul cut the same-directory shared prefix from {same_dir:,} to {with_marker:,} bytes",
+        return report(
+            True, f"passed: a marker in the soul cut the same-directory shared prefix from {same_dir:,} to {with_marker:,} bytes"
         )
-    return ControlReport(
-        marker,
-        offset,
-        same_dir,
-        with_marker,
+    return report(
         False,
         f"the shared prefix did not shrink with a marker in the soul ({same_dir:,} -> {with_marker:,} bytes): "
         "the measurement is broken",

@@ -4,7 +4,8 @@
 The body carries a tool, a system prompt (plus the --append-system-prompt-file
 text), and a first user message naming the working directory, like the real
 CLI. FAKE_CLAUDE_MODE: ``sleep`` never calls, ``fail`` exits 1, ``phone-home``
-first tries https://example.invalid through the proxy. It has no interface of
+first tries https://example.invalid through the proxy, ``skills-in-no-order`` lists two skills in its
+own prompt in the other order each run (as Gemini CLI may; the count is in $FAKE_CLAUDE_COUNTER). It has no interface of
 its own: started without ``-p`` (the doctor's interactive leg) it exits 2 at
 once, as a headless-only CLI does.
 """
@@ -33,6 +34,15 @@ if mode == "phone-home":
         urllib.request.urlopen("https://example.invalid/telemetry", timeout=5)
 args = sys.argv[1:]
 system = [{"type": "text", "text": "You are a fake Claude."}]
+if mode == "skills-in-no-order":
+    counter = os.environ["FAKE_CLAUDE_COUNTER"]
+    runs = 0
+    if os.path.exists(counter):
+        with open(counter) as fh:
+            runs = int(fh.read())
+    with open(counter, "w") as fh:
+        fh.write(str(runs + 1))
+    system[0]["text"] += " Skills: " + ("one, two" if runs % 2 == 0 else "two, one")
 if "--append-system-prompt-file" in args:
     with open(args[args.index("--append-system-prompt-file") + 1]) as fh:
         system.append({"type": "text", "text": fh.read()})
