@@ -188,8 +188,7 @@ def test_own_interface_instructions_and_startup_message_once(tui: Tui) -> None:
         tui.push_text("Resumed answer.")
     screen = tui.run("-c")
     screen.wait_for(lambda t: tui.ready in t, 60, "the resumed interface")
-    screen.child.send("after resume")
-    screen.wait_for(lambda t: "after resume" in t, 30, "the typed prompt")
+    screen.type_when_taken("after resume")  # its prompt can show before its input box takes keys
     screen.child.send("\r")
     # The answer (the spare "Second answer." when the CLI made no call of its own) follows the typed prompt.
     screen.until(lambda: len(tui.calls()) > sent, 60, "the resumed session's call")

@@ -13,7 +13,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pexpect
@@ -93,6 +93,21 @@ class Screen:
                 self.pump()
                 break
         raise AssertionError(f"screen never showed {what or found}:\n{self.text()}")
+
+    def type_when_taken(self, text: str, tries: int = 5, wait: float = 5.0) -> None:
+        """Type ``text`` into an interface that may still be loading: keys it reads before its input box is live are
+        dropped (Gemini 0.61 showed its resumed prompt and lost the keys typed then, in 1 of 6 full runs). A second's
+        pause, the text, and when it does not show within ``wait`` seconds, what did arrive erased and the text again."""
+        for _ in range(tries):
+            pause = time.monotonic() + 1.0
+            while time.monotonic() < pause:
+                self.pump()
+            self.child.send(text)
+            with suppress(AssertionError):
+                self.wait_for(lambda t: text in t, wait)
+                return
+            self.child.send("\x7f" * len(text))
+        raise AssertionError(f"the interface never took the typed {text!r}:\n{self.text()}")
 
     def until(self, condition: Callable[[], bool], timeout: float = 60.0, what: str = "") -> None:
         """Pump the screen until ``condition()`` holds (the screen must be read, or the TUI blocks on output)."""
