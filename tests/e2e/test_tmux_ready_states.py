@@ -7,6 +7,7 @@ through the config directory's `config.yaml`, never waited for by a fixed sleep.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -154,7 +155,12 @@ def test_gemini_permission_prompt_is_asking_end_to_end_and_a_resumed_gemini_is_r
     wait_for(lambda: turn_over(record(env, work, "gem")), timeout=90, what="the startup turn over")
     tmux(socket, "send-keys", "-t", pane, "-l", "write the file")
     shows(socket, pane, "write the file", 30)
-    tmux(socket, "send-keys", "-t", pane, "Enter")
+    sent = len(api.model_requests)
+    for _ in range(3):  # Gemini 0.61 under load keeps an Enter read with the typed keys in its box (taken as a paste)
+        tmux(socket, "send-keys", "-t", pane, "Enter")
+        with contextlib.suppress(AssertionError):  # pressed again only while no call was made: no prompt to answer yet
+            wait_for(lambda: len(api.model_requests) > sent, timeout=5, what="the prompt's call")
+            break
     # Before: the state stayed `tool` while Gemini's permission prompt waited. Now its Notification hook says asking.
     shows(socket, pane, "Allow execution", 60)
     wait_for(lambda: record(env, work, "gem").get("state") == "asking", timeout=30, what="status --json: asking")
