@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -68,7 +69,8 @@ def test_four_claude_codes_with_a_throttle_of_two_start_two_at_a_time_and_all_en
     assert max(len(s) for s in seen) == 2, [sorted(s) for s in seen if s]  # reached, never passed
     assert {agent for s in seen for agent in s} == set(TEAM)  # every one was seen starting
     assert "started 2 of 4, 2 starting… (at most 2 at a time)" in err
-    assert "started 4 of 4, 2 starting…" in err
+    # The last start: 2 still starting, or 1 when the two before it came up in the same look (a loaded machine).
+    assert re.search(r"started 4 of 4, [12] starting…", err), err
     assert sum(" is up (" in line for line in err.splitlines()) == 4
     assert "tmux session agentlaunch (socket " in err and "started t1, t2, t3, t4" in err
 
