@@ -1,5 +1,5 @@
 """Benchmark a whole headless launch on a per-turn CLI: `agentlaunch run AGENT "hi"` against the bare `codex exec` /
-`gemini -p` command agentlaunch runs for it.
+`gemini` command (its prompt on stdin) agentlaunch runs for it.
 
 Run: ``python bench/bench_headless.py [--provider codex|gemini] [--runs N]``
 
@@ -7,7 +7,8 @@ Unlike ``bench_turns.py`` (a turn inside a running session), each side is a
 whole process, as a script runs it: agentlaunch's start, a new session's first
 turn (the startup message and the prompt), its end. The bare side runs the
 argv, environment and working directory agentlaunch gave the CLI, recorded
-once by a stand-in command that writes them down and execs the real CLI (an
+once by a stand-in command that writes them down, with what it was given on
+stdin (Gemini's prompt), and execs the real CLI on that (an
 agent identical but for its ``command``, in another agents folder, so the
 measured agent never runs through the stand-in). Both talk to the same fake
 API on 127.0.0.1 from one throwaway HOME. Runs alternate; one warm-up each is
@@ -50,7 +51,8 @@ STAND_IN = """#!/bin/sh
 printf '%s\\0' "$@" > "{out}/argv"
 env -0 > "{out}/env"
 pwd > "{out}/cwd"
-exec "{real}" "$@"
+cat > "{out}/stdin"
+exec "{real}" "$@" < "{out}/stdin"
 """
 
 
@@ -121,15 +123,19 @@ def main() -> int:
             bare_env = dict(i.split("=", 1) for i in (seen / "env").read_bytes().decode().split("\0") if "=" in i)
             bare_cwd = Path((seen / "cwd").read_text().strip())
             al_argv = [*base, "--agents-dir", str(tmp / "agents")]
+            bare_stdin = (seen / "stdin").read_bytes()  # Gemini's prompt (Codex's is in argv)
             sid = bare_argv[bare_argv.index("--session-id") + 1] if "--session-id" in bare_argv else None
 
-            def fresh() -> list[str]:
+            def bare_run() -> Timed:
                 """Gemini refuses a --session-id it has seen: the bare side's each run is a new session too."""
+                if not sid:
+                    return run_timed(bare_argv, bare_env, bare_cwd, bare_stdin)
                 new = str(uuid.uuid4())
-                return [a.replace(sid, new) for a in bare_argv] if sid else bare_argv
+                argv = [a.replace(sid, new) for a in bare_argv]
+                return run_timed(argv, bare_env, bare_cwd, bare_stdin.replace(sid.encode(), new.encode()))
 
             run_timed(al_argv, env, REPO)  # warm-up (not counted)
-            run_timed(fresh(), bare_env, bare_cwd)
+            bare_run()
             ours: list[Timed] = []
             bare: list[Timed] = []
             late: list[Timed] = []
@@ -139,7 +145,7 @@ def main() -> int:
                 run_timed(al_argv, env, args.before)  # its warm-up: its bytecode, its plan and option table
             for i in range(args.runs):
                 ours.append(run_timed(al_argv, env, REPO))
-                bare.append(run_timed(fresh(), bare_env, bare_cwd))
+                bare.append(bare_run())
                 if args.no_early:
                     late.append(run_timed(al_argv, late_env, REPO))
                 if args.before:

@@ -90,8 +90,8 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_timed(argv: Sequence[str], env: dict[str, str], cwd: Path) -> Timed:
-    """Run ``argv`` to its end; exit the bench with its stderr when it fails.
+def run_timed(argv: Sequence[str], env: dict[str, str], cwd: Path, stdin: bytes | None = None) -> Timed:
+    """Run ``argv`` to its end, ``stdin`` on its stdin (else /dev/null); exit the bench with its stderr when it fails.
 
     The CPU figure is the growth of RUSAGE_CHILDREN across the run: the
     process and every descendant reaped inside its tree (agentlaunch waits for
@@ -100,7 +100,8 @@ def run_timed(argv: Sequence[str], env: dict[str, str], cwd: Path) -> Timed:
     """
     cpu0 = children_cpu()
     start = time.perf_counter()
-    done = subprocess.run(list(argv), env=env, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+    feed: dict[str, object] = {"stdin": subprocess.DEVNULL} if stdin is None else {"input": stdin}
+    done = subprocess.run(list(argv), env=env, cwd=cwd, capture_output=True, timeout=120, **feed)  # type: ignore[call-overload]
     elapsed = time.perf_counter() - start
     cpu = children_cpu() - cpu0
     if done.returncode != 0:

@@ -70,11 +70,15 @@ class ClickParam(Protocol):
 class Prespawned:
     """A CLI started from the last plan, waiting to be adopted (a plain class: dataclasses cost ~10 ms to import)."""
 
-    __slots__ = ("child", "session_id", "argv", "env", "digest", "adopted")
+    __slots__ = ("child", "session_id", "argv", "env", "digest", "stdin", "adopted")
     interface = False  # a headless CLI (see agentlaunch.launch.early_interface for the CLI's own interface)
 
-    def __init__(self, child: Child, session_id: str, argv: list[str], env: dict[str, str], digest: str) -> None:
+    def __init__(
+        self, child: Child, session_id: str, argv: list[str], env: dict[str, str], digest: str, stdin: bytes = b""
+    ) -> None:
+        """``stdin``: what was written to the child's stdin (a per-turn CLI's prompt), which stays open."""
         self.child, self.session_id, self.argv, self.env, self.digest = child, session_id, argv, env, digest
+        self.stdin = stdin
         self.adopted = False
 
     per_turn = False  # a persistent CLI: its first prompt goes on its stdin once adopted
@@ -292,6 +296,21 @@ def moment() -> datetime | None:
     return _moment
 
 
+def file_digest(path: Path) -> str | None:
+    """The SHA-256 of a regular file's bytes; None when there is none to read."""
+    try:
+        return sha256(read_regular(path, 64 << 20)).hexdigest()
+    except OSError:
+        return None
+
+
+def sources_unchanged(plan: Mapping[str, Any]) -> bool:
+    """The user's files the last launch's delivery copied (a Gemini home's GEMINI.md and settings.json) hold the
+    bytes they held then: a CLI started early reads the copies that launch made before this one makes its own."""
+    sources = plan.get("sources", {})
+    return isinstance(sources, dict) and all(file_digest(Path(p)) == d for p, d in sources.items())
+
+
 def start(args: Sequence[str]) -> None:
     """At the entry point: spawn the CLI from the last plan, when there is one and it still holds."""
     global _pending, _moment
@@ -310,30 +329,31 @@ def start(args: Sequence[str]) -> None:
         plan = json.loads(read_regular(state_dir / CACHE_DIR / f"{plan_key(*shape)}.json", 1 << 20))
         instructions = Path(plan["instructions"])
         digest = sha256(read_regular(instructions, 64 << 20)).hexdigest()
-        if digest != plan["digest"]:
+        if digest != plan["digest"] or not sources_unchanged(plan):
             return
         agent_env = _env_of(Path(plan["agent_yaml"]), plan)
         if agent_env is None:
             return
         session_id = uuid4()
         planned = [a.replace(SESSION, session_id) for a in plan["argv"]]
-        argv: list[str] | None = planned
-        kind = Prespawned
-        if "prompt_at" in plan:  # a per-turn CLI: the prompt is in its argv
+        argv, stdin, kind = planned, b"", Prespawned
+        if "prompt_at" in plan:  # a per-turn CLI: the prompt is in its argv or on its stdin
             from agentlaunch.launch.early_turn import with_prompt
 
-            argv, kind = with_prompt(planned, plan, prompt, session_id, now), EarlyTurn
-        if argv is None:
-            return
+            if (turn := with_prompt(planned, plan, prompt, session_id, now)) is None:
+                return
+            (argv, stdin), kind = turn, EarlyTurn
         extra = {**plan["plan_env"], **agent_env}
         env = {**os.environ, **extra}
         become_subreaper()  # before the CLI starts: an orphan of its comes back here, and the reaper follows its tree
         child = Child(argv, env, Path(plan["cwd"]), size=window_size())
+        if stdin:
+            child.send_bytes(stdin)  # what the pipe takes now; the launch's loop writes the rest once adopted
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return
     except Exception:  # noqa: BLE001 - never let the shortcut break a launch
         return
-    _pending, _moment = kind(child, session_id, argv, extra, digest), now
+    _pending, _moment = kind(child, session_id, argv, extra, digest, stdin), now
     started = _pending
     atexit.register(lambda: None if started.adopted else discard(started))
 
@@ -373,11 +393,15 @@ def discard(pending: Prespawned | None = None) -> None:
     target.release()
 
 
-def adopt(pending: Prespawned | None, argv: Sequence[str], env_extra: Mapping[str, str], digest: str) -> Child | None:
-    """The pre-started child when it was started exactly as the launch would start it (else it is killed)."""
+def adopt(
+    pending: Prespawned | None, argv: Sequence[str], env_extra: Mapping[str, str], digest: str, stdin: bytes = b""
+) -> Child | None:
+    """The pre-started child when it was started exactly as the launch would start it, ``stdin`` included (else it
+    is killed)."""
     if pending is None:
         return None
-    if pending.argv == list(argv) and pending.env == dict(env_extra) and pending.digest == digest:
+    same = pending.argv == list(argv) and pending.env == dict(env_extra) and pending.stdin == stdin
+    if same and pending.digest == digest:
         pending.adopted = True
         return pending.child
     discard(pending)
@@ -387,10 +411,12 @@ def adopt(pending: Prespawned | None, argv: Sequence[str], env_extra: Mapping[st
 def remember(
     key: str, argv: Sequence[str], session_id: str, plan_env: Mapping[str, str], instructions: Path, digest: str,
     agent_yaml: Path, agent_env: bool, cwd: Path, state_dir: Path, turn: Mapping[str, object] | None = None,
+    sources: Sequence[Path] = (),
 ) -> None:  # fmt: skip
     """Keep this launch's plan for the next one (only what is not secret: the agent's env is re-read from agent.yaml),
     and `run`'s option table the CLI handed over (:func:`note_run_options`); ``turn``: where a per-turn CLI's
-    argv holds its prompt (:func:`agentlaunch.launch.early_turn.turn_record`)."""
+    argv holds its prompt (:func:`agentlaunch.launch.early_turn.turn_record`); ``sources``: the user's files the
+    delivery copied for the CLI, kept by digest (:func:`sources_unchanged`)."""
     from agentlaunch.fsutil import keep_newest
 
     try:
@@ -406,6 +432,7 @@ def remember(
         "digest": digest,
         "agent_yaml": str(agent_yaml),
         "cwd": str(cwd),
+        **({"sources": {str(p): file_digest(p) for p in sources}} if sources else {}),
         **(turn or {}),
     }
     path = state_dir / CACHE_DIR / f"{key}.json"

@@ -146,6 +146,7 @@ def remember_plan(
     prespawn.remember(
         key, plan.argv if argv is None else argv, session_id, {**plan.plan.env, **plan.placement.env}, plan.placement.path,
         instructions_digest(plan), spec.agent_dir / "agent.yaml", bool(spec.env), working_dir, state_dir, turn,
+        plan.placement.sources,
     )  # fmt: skip
 
 
@@ -157,14 +158,14 @@ def start_turn(launch: Launch, argv: list[str], stdin: bytes, text: str) -> None
     assert plan is not None
     pending, launch.prespawned = launch.prespawned, None
     skills = plan.placement.skills
-    if pending is not None and (stdin or not pending.per_turn or (skills is not None and skills.changed)):
+    if pending is not None and (not pending.per_turn or (skills is not None and skills.changed)):
         prespawn.discard(pending)  # killed with its stdin open: it sent nothing
         pending = None
-    adopted = prespawn.adopt(pending, argv, plan.extra_env, instructions_digest(plan))
+    adopted = prespawn.adopt(pending, argv, plan.extra_env, instructions_digest(plan), stdin)
     if adopted is not None:
         launch.child = adopted
         launch.reaper.watch(adopted.pid)
-        adopted.close_stdin()  # the end of its stdin: now it sends its first turn
+        adopted.close_stdin(after_flush=True)  # the end of its stdin: now it sends its first turn
     else:
         launch.spawn(argv, stdin)
     opts = launch.options
@@ -172,10 +173,11 @@ def start_turn(launch: Launch, argv: list[str], stdin: bytes, text: str) -> None
     if first and opts.plan_key and launch.adapter.early_turn:
         from agentlaunch.launch.early_turn import turn_record
 
-        turn = turn_record(argv, text, launch.first_prompt, launch.session_id, launch.clock.now())
+        turn = turn_record(argv, stdin, text, launch.first_prompt, launch.session_id, launch.clock.now())
         if turn is not None:
             kept = list(argv)
-            kept[int(str(turn["prompt_at"]))] = ""
+            if isinstance(at := turn["prompt_at"], int):
+                kept[at] = ""
             remember_plan(plan, opts.plan_key, launch.session_id, launch.spec, launch.working_dir, launch.state_dir,
                           kept, turn)  # fmt: skip
 

@@ -1,4 +1,4 @@
-"""Gemini CLI: a fresh ``gemini -p`` process per turn; agentlaunch chooses the session id.
+"""Gemini CLI: a fresh ``gemini`` process per turn, its prompt on stdin; agentlaunch chooses the session id.
 
 Usage arrives only in ``result.stats``, per turn (not cumulative after
 ``--resume``): ``input_tokens`` includes ``cached`` and ``input`` is the
@@ -43,7 +43,6 @@ from agentlaunch.providers.base import (
     own_parser,
     split_turn,
 )
-from agentlaunch.providers.codex import ARGV_PROMPT_LIMIT
 from agentlaunch.providers.descriptors import GEMINI, ProviderDescriptor
 from agentlaunch.providers.values import (
     BadUsage,
@@ -231,19 +230,22 @@ class GeminiAdapter(Described):
     chooses_session_id = True  # --session-id, headless and in its own interface alike
     has_interface = True
     early_interface = False  # not measured: its hooks live in the per-agent Gemini home
-    early_turn = False  # sends its -p prompt 500 ms after it reads stdin, adopted or not (launch.early_turn)
+    early_turn = True  # its prompt on stdin: it waits for the pipe's end once a byte came (launch.early_turn)
 
     def plan_turn(self, spec: AgentSpec, command: str, state: Mapping[str, object], prompt: str) -> TurnPlan:
+        """``gemini --output-format stream-json [-m M] --session-id|--resume ID``, the prompt on stdin.
+
+        Gemini 0.61 with stdin not a terminal reads it as the prompt: with no ``-p`` the model gets exactly
+        those bytes (``-p X`` would make it ``stdin + "\n\n" + X``), a prompt starting with a dash is no
+        option, and no argv limit applies. Once a byte has arrived it reads to the pipe's end before it sends
+        anything, which lets a first turn start early (:mod:`agentlaunch.launch.early_turn`).
+        """
         session_flag = "--resume" if state.get("started") else "--session-id"
         argv = [command, "--output-format", "stream-json"]
         if spec.model:
             argv += ["-m", spec.model]
         argv += [session_flag, str(state["session_id"]), *spec.provider_flags]
-        if len(prompt.encode("utf-8")) > ARGV_PROMPT_LIMIT:
-            # Gemini reads stdin and puts it before the -p text.
-            return TurnPlan(argv=[*argv, "-p", " "], stdin=prompt.encode("utf-8"))
-        # One argument: "-p -dash first" was read as options (measured: usage text, no turn).
-        return TurnPlan(argv=[*argv, f"--prompt={prompt}"], stdin=b"")
+        return TurnPlan(argv=argv, stdin=prompt.encode("utf-8"))
 
     def interface_argv(
         self, spec: AgentSpec, command: str, *, session_id: str, resumed: bool, state: Mapping[str, object],
@@ -280,9 +282,10 @@ class GeminiAdapter(Described):
         the agent's text, its ``skills`` folder linking the agent's skills (``file``: GEMINI.md is read where it is)."""
         if spec.delivery != "gemini-home":
             return Delivered()
-        from agentlaunch.providers.gemini_home import prepare_home
+        from agentlaunch.providers.gemini_home import copied_sources, prepare_home
 
-        return Delivered(env=prepare_home(state_dir, spec.name, text, env, skills=skills.links() if skills else None))
+        home_env = prepare_home(state_dir, spec.name, text, env, skills=skills.links() if skills else None)
+        return Delivered(env=home_env, sources=copied_sources(state_dir, spec.name, env))
 
     def native_extras(self, ctx: NativeContext) -> NativeExtras:
         from agentlaunch.providers.native.gemini import native_extras

@@ -1,8 +1,10 @@
-"""A headless Codex launch starts its first turn from the last plan before agentlaunch's imports (launch/early_turn).
+"""A headless Codex or Gemini launch starts its first turn from the last plan before agentlaunch's imports
+(launch/early_turn).
 
-Real Codex CLI against the fake Responses API: the early-started turn is adopted, answers and is metered as a cold
-one; a plan that no longer holds is never used (the CLI it started is killed before its stdin ends: no call); an
-agentlaunch killed before it adopted the CLI leaves no call behind.
+Real Codex CLI (prompt in argv) and Gemini CLI (prompt on stdin) against their fake APIs: the early-started turn is
+adopted, answers and is metered as a cold one; a plan that no longer holds is never used (the CLI it started is
+killed before its stdin ends: no call); an agentlaunch killed before it adopted the CLI leaves no call behind; a
+Gemini home whose user files changed is not started from the old plan.
 """
 
 from __future__ import annotations
@@ -18,16 +20,20 @@ from pathlib import Path
 import pytest
 import yaml
 
+from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi import responses as cfake
+from agentlaunch.fakeapi.server import Recorded
 from agentlaunch.launch import early_turn, prespawn
 from agentlaunch.usage.store import Store
 from tests.e2e import test_run_codex_gemini as codex_gemini
-from tests.e2e.test_run_codex_gemini import Provider
+from tests.e2e.test_run_codex_gemini import SOUL_LINE, Provider
 from tests.helpers import wait_for
 
-provider = codex_gemini.provider  # the fixture of that module, codex only here
+provider = codex_gemini.provider  # the fixture of that module
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300), pytest.mark.parametrize("provider", ["codex"], indirect=True)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+BOTH = pytest.mark.parametrize("provider", ["codex", "gemini"], indirect=True)
+OTHER_MODEL = {"codex": "gpt-5.5-mini", "gemini": "gemini-2.5-flash"}
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 # agentlaunch's entry point, reporting on stderr what each adoption of an early-started CLI decided.
@@ -59,11 +65,23 @@ def plans(home: Path) -> list[dict[str, object]]:
     return [json.loads(f.read_text()) for f in sorted((home / "state" / prespawn.CACHE_DIR).glob("*.json"))]
 
 
+def instructions(p: Provider, req: Recorded) -> list[str]:
+    """The agent's instructions as the CLI sent them: Codex's developer message, Gemini's system instruction."""
+    if p.name == "codex":
+        return cfake.message_texts(req.body, "developer")
+    return gfake.instruction_texts(req.body)
+
+
+def model(p: Provider, req: Recorded) -> str | None:
+    return str(req.body["model"]) if p.name == "codex" else gfake.model_of(req)
+
+
 def calls_of(home: Path, session_id: str) -> list[dict[str, int]]:
     with Store.open(home / "state" / "usage.sqlite3") as store:
         return [c.usage.as_dict() for c in store.calls_for_session(session_id)]
 
 
+@BOTH
 def test_the_early_started_first_turn_is_adopted_metered_and_answers_as_a_cold_one(
     provider: Provider, workdir: Path, isolated_home: Path
 ) -> None:
@@ -74,7 +92,11 @@ def test_the_early_started_first_turn_is_adopted_metered_and_answers_as_a_cold_o
     assert cold.returncode == 0 and seen == [], cold.stderr.decode()  # nothing to start from yet
     (plan,) = plans(isolated_home)
     at, argv = plan["prompt_at"], plan["argv"]
-    assert isinstance(at, int) and isinstance(argv, list) and argv[at] == "" and "first question" not in json.dumps(plan)
+    assert isinstance(argv, list) and "first question" not in json.dumps(plan)
+    if p.name == "codex":  # the prompt's element of argv, left empty
+        assert isinstance(at, int) and argv[at] == ""
+    else:  # Gemini's prompt goes on stdin
+        assert at == early_turn.STDIN and "" not in argv and "-p" not in argv
     head = str(plan["prompt_head"])  # the startup message, its time and session id as stand-ins
     assert early_turn.NOW in head and f"Session: {early_turn.SESSION}" in head and "<agentlaunch-startup>" in head
 
@@ -85,10 +107,10 @@ def test_the_early_started_first_turn_is_adopted_metered_and_answers_as_a_cold_o
     assert texts[1] == [t.replace("first question", "second question") for t in texts[0]]
     assert "second question" in texts[1][-1] and "<agentlaunch-startup>" in "\n".join(texts[1])
     assert first.body.get("instructions") == second.body.get("instructions")
-    assert cfake.message_texts(first.body, "developer") == cfake.message_texts(second.body, "developer")
+    assert instructions(p, first) == instructions(p, second) and SOUL_LINE in "\n".join(instructions(p, second))
     answers = [[json.loads(ln) for ln in r.stdout.decode().splitlines()] for r in (cold, early)]
     for events, expected in zip(answers, ("answer one", "answer two"), strict=True):
-        assert [e["text"] for e in events if e["event"] == "text"] == [expected]
+        assert "".join(e["text"] for e in events if e["event"] in ("text", "text_delta")) == expected  # Gemini streams
         assert [e["usage"] for e in events if e["event"] == "usage"] == [p.per_call]
     sessions = json.loads(p.run("sessions", "--json", cwd=workdir).stdout)
     assert len(sessions) == 2 and all(s["turns"] == 1 for s in sessions)
@@ -96,6 +118,7 @@ def test_the_early_started_first_turn_is_adopted_metered_and_answers_as_a_cold_o
         assert calls_of(isolated_home, s["session_id"]) == [p.per_call]
 
 
+@BOTH
 def test_a_changed_definition_never_uses_the_stale_plan(provider: Provider, workdir: Path, agents_dir: Path) -> None:
     p = provider
     for i in range(3):
@@ -104,19 +127,23 @@ def test_a_changed_definition_never_uses_the_stale_plan(provider: Provider, work
     agent_yaml = agents_dir / "planner" / "agent.yaml"
     definition = yaml.safe_load(agent_yaml.read_text())
 
-    definition["model"] = "gpt-5.5-mini"  # the argv changes: started from the plan, then refused unseen
+    definition["model"] = OTHER_MODEL[p.name]  # the argv changes: started from the plan, then refused unseen
     agent_yaml.write_text(yaml.safe_dump(definition))
     stale, seen = run_reporting(p, "run", "planner", "two", cwd=workdir)
     assert stale.returncode == 0 and stale.stdout.decode().strip() == "answer 1", stale.stderr.decode()
     assert seen == [False]
-    assert len(p.calls()) == 2 and p.calls()[1].body["model"] == "gpt-5.5-mini"  # the refused one sent nothing
+    assert len(p.calls()) == 2 and model(p, p.calls()[1]) == OTHER_MODEL[p.name]  # the refused one sent nothing
 
     (agents_dir / "planner" / "soul.md").write_text("You are Planner, changed today.\n")  # other instructions
     changed, seen = run_reporting(p, "run", "planner", "three", cwd=workdir)
     assert changed.returncode == 0 and changed.stdout.decode().strip() == "answer 2", changed.stderr.decode()
-    assert len(p.calls()) == 3 and "changed today" in "\n".join(cfake.message_texts(p.calls()[2].body, "developer"))
+    assert len(p.calls()) == 3 and "changed today" in "\n".join(instructions(p, p.calls()[2]))
 
 
+# Gemini as shipped: a parent node that relaunches itself in a child, both in the PTY's session.
+@pytest.mark.parametrize(
+    "provider", ["codex", pytest.param("gemini", marks=pytest.mark.gemini_relaunch)], indirect=True
+)
 def test_an_agentlaunch_killed_before_adopting_the_early_turn_leaves_no_call(
     provider: Provider, workdir: Path, isolated_home: Path
 ) -> None:
@@ -152,3 +179,31 @@ def test_an_agentlaunch_killed_before_adopting_the_early_turn_leaves_no_call(
 
     wait_for(lambda: not in_group(), timeout=60, what="the orphaned early CLI (node launcher and binary) to end")
     assert len(p.calls()) == 1, "the CLI of a launch that died before adopting it sent its turn"
+
+
+@pytest.mark.parametrize("provider", ["gemini"], indirect=True)
+def test_a_changed_user_gemini_md_or_settings_keeps_gemini_from_starting_on_the_old_copies(
+    provider: Provider, workdir: Path, isolated_home: Path
+) -> None:
+    """The agent's Gemini home copies the user's GEMINI.md and settings.json: a Gemini started from the last plan
+    would read the copies that launch made, so a change in either leaves nothing to start early."""
+    p = provider
+    for i in range(4):
+        p.push_text(f"answer {i}")
+    user = isolated_home / ".gemini"
+    assert p.run("run", "planner", "one", cwd=workdir).returncode == 0
+    (plan,) = plans(isolated_home)
+    assert sorted(plan["sources"]) == [str(user / "GEMINI.md"), str(user / "settings.json")]  # type: ignore[call-overload]
+    early, seen = run_reporting(p, "run", "planner", "two", cwd=workdir)
+    assert early.returncode == 0 and seen == [True], early.stderr.decode()
+
+    (user / "GEMINI.md").write_text("The user's own memory, written today.\n")
+    after_memory, seen = run_reporting(p, "run", "planner", "three", cwd=workdir)
+    assert after_memory.returncode == 0 and seen == [], after_memory.stderr.decode()  # nothing started early
+    assert "written today" in "\n".join(instructions(p, p.calls()[2]))
+
+    settings = json.loads((user / "settings.json").read_text())
+    (user / "settings.json").write_text(json.dumps({**settings, "ui": {"hideBanner": True}}))
+    after_settings, seen = run_reporting(p, "run", "planner", "four", cwd=workdir)
+    assert after_settings.returncode == 0 and seen == [], after_settings.stderr.decode()
+    assert len(p.calls()) == 4 and after_settings.stdout.decode().strip() == "answer 3"

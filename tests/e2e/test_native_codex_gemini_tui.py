@@ -166,7 +166,7 @@ def test_own_interface_instructions_and_startup_message_once(tui: Tui) -> None:
     assert "NATIVE-SOUL-4410" in tui.instructions(first)
     screen.child.send("typed by a person")
     screen.wait_for(lambda t: "typed by a person" in t, 30, "the typed prompt")
-    screen.child.send("\r")
+    screen.submit(lambda: len(tui.calls()) > 1)
     screen.wait_for(lambda t: "Second answer." in t, 60, "the second answer")
     assert any("typed by a person" in tui.user_texts(c.body)[-1] for c in tui.calls()[1:])
     # A resize reaches the CLI: it redraws for the new width.
@@ -189,7 +189,7 @@ def test_own_interface_instructions_and_startup_message_once(tui: Tui) -> None:
     screen = tui.run("-c")
     screen.wait_for(lambda t: tui.ready in t, 60, "the resumed interface")
     screen.type_when_taken("after resume")  # its prompt can show before its input box takes keys
-    screen.child.send("\r")
+    screen.submit(lambda: len(tui.calls()) > sent)
     # The answer (the spare "Second answer." when the CLI made no call of its own) follows the typed prompt.
     screen.until(lambda: len(tui.calls()) > sent, 60, "the resumed session's call")
     # After the prompt's first place on screen (the footer may name the thread after it, below the answer).
@@ -234,7 +234,8 @@ def test_esc_during_a_streaming_answer_reaches_the_cli(tui: Tui) -> None:
         tui.push_stalled("STREAMING-ANSWER-PIECES that never finish", 60.0)
     screen.child.send("answer slowly")
     screen.wait_for(lambda t: "answer slowly" in t, 30, "the typed prompt")
-    screen.child.send("\r")
+    calls = len(tui.calls())
+    screen.submit(lambda: len(tui.calls()) > calls)
     # After the prompt's first place on screen: Codex's interface on agentlaunch's app-server names the thread
     # after it in its footer ("GPT-5.5 default · WORKDIR · answer slowly"), under the answer.
     screen.wait_for(lambda t: "STREAM" in t.split("answer slowly", 1)[-1], 60, "the answer's first piece")

@@ -109,6 +109,16 @@ class Screen:
             self.child.send("\x7f" * len(text))
         raise AssertionError(f"the interface never took the typed {text!r}:\n{self.text()}")
 
+    def submit(self, sent: Callable[[], bool], tries: int = 3, wait: float = 5.0) -> None:
+        """Press Enter on a typed prompt until ``sent()`` says the CLI acted on it: Gemini 0.61 can read an Enter
+        that comes soon after typed keys as part of a paste and keep the text in its box (CI run 61, a resumed
+        interface). Only for a prompt whose turn asks nothing: a second Enter must find an empty box."""
+        for _ in range(tries):
+            self.child.send("\r")
+            with suppress(AssertionError):
+                self.until(sent, wait)
+                return
+
     def until(self, condition: Callable[[], bool], timeout: float = 60.0, what: str = "") -> None:
         """Pump the screen until ``condition()`` holds (the screen must be read, or the TUI blocks on output)."""
         end = time.monotonic() + timeout
