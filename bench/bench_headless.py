@@ -20,6 +20,13 @@ start off (``AGENTLAUNCH_NO_PRESPAWN=1``), so the early start of a Codex turn
 (:mod:`agentlaunch.launch.early_turn`) is measured against the launch without
 it in the same run.
 
+``--user-bare`` adds a side: the bare CLI without what agentlaunch adds to the
+environment for speed alone (Gemini's ``NODE_COMPILE_CACHE``, when the
+environment the bench runs in has none), as a user runs it. The bare side
+proper keeps it, so its ratio is agentlaunch's own overhead. The cache needs
+Node 22.1 or later on ``PATH`` (the tests' Node:
+``PATH=$AGENTLAUNCH_TEST_CLI_CACHE/node-22.23.5/bin:$PATH``).
+
 ``--before CHECKOUT`` adds another third side: the same launch run from another
 checkout of agentlaunch (e.g. ``main`` before a change, in a worktree of its
 own), so a change is measured against the code before it in the same rounds.
@@ -46,6 +53,7 @@ from agentlaunch.fakeapi import gemini as gfake  # noqa: E402
 from agentlaunch.fakeapi import responses as cfake  # noqa: E402
 
 TARGETS = {"codex": 1.25, "gemini": 1.03}
+SPEED_ONLY = ("NODE_COMPILE_CACHE",)  # what agentlaunch adds to the CLI's environment for speed alone
 MODELS = {"codex": "gpt-5.5", "gemini": "gemini-2.5-pro"}
 STAND_IN = """#!/bin/sh
 printf '%s\\0' "$@" > "{out}/argv"
@@ -86,6 +94,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=15, help="counted alternating pairs (default 15)")
     parser.add_argument("--no-early", action="store_true", help="a third side: agentlaunch without its early start")
     parser.add_argument("--before", type=Path, help="a third side: the same launch from this checkout of agentlaunch")
+    parser.add_argument("--user-bare", action="store_true", help="a side: the bare CLI without agentlaunch's compile cache")
     args = parser.parse_args()
     if args.runs < 2:
         parser.error("--runs must be at least 2")
@@ -126,13 +135,16 @@ def main() -> int:
             bare_stdin = (seen / "stdin").read_bytes()  # Gemini's prompt (Codex's is in argv)
             sid = bare_argv[bare_argv.index("--session-id") + 1] if "--session-id" in bare_argv else None
 
-            def bare_run() -> Timed:
+            added = {k for k in SPEED_ONLY if k in bare_env and k not in env}
+            user_env = {k: v for k, v in bare_env.items() if k not in added}
+
+            def bare_run(environ: dict[str, str] = bare_env) -> Timed:
                 """Gemini refuses a --session-id it has seen: the bare side's each run is a new session too."""
                 if not sid:
-                    return run_timed(bare_argv, bare_env, bare_cwd, bare_stdin)
+                    return run_timed(bare_argv, environ, bare_cwd, bare_stdin)
                 new = str(uuid.uuid4())
                 argv = [a.replace(sid, new) for a in bare_argv]
-                return run_timed(argv, bare_env, bare_cwd, bare_stdin.replace(sid.encode(), new.encode()))
+                return run_timed(argv, environ, bare_cwd, bare_stdin.replace(sid.encode(), new.encode()))
 
             run_timed(al_argv, env, REPO)  # warm-up (not counted)
             bare_run()
@@ -141,6 +153,7 @@ def main() -> int:
             late: list[Timed] = []
             late_env = {**env, "AGENTLAUNCH_NO_PRESPAWN": "1"}
             earlier: list[Timed] = []
+            as_user: list[Timed] = []
             if args.before:
                 run_timed(al_argv, env, args.before)  # its warm-up: its bytecode, its plan and option table
             for i in range(args.runs):
@@ -150,10 +163,13 @@ def main() -> int:
                     late.append(run_timed(al_argv, late_env, REPO))
                 if args.before:
                     earlier.append(run_timed(al_argv, env, args.before))
+                if args.user_bare:
+                    as_user.append(bare_run(user_env))
                 print(f"pair {i + 1:2d}: agentlaunch {ours[-1].wall:.3f}s cpu {ours[-1].cpu:.3f}s"
                       f" · {args.provider} {bare[-1].wall:.3f}s cpu {bare[-1].cpu:.3f}s"
                       + (f" · no early start {late[-1].wall:.3f}s cpu {late[-1].cpu:.3f}s" if late else "")
-                      + (f" · before {earlier[-1].wall:.3f}s cpu {earlier[-1].cpu:.3f}s" if earlier else ""),
+                      + (f" · before {earlier[-1].wall:.3f}s cpu {earlier[-1].cpu:.3f}s" if earlier else "")
+                      + (f" · bare as a user runs it {as_user[-1].wall:.3f}s cpu {as_user[-1].cpu:.3f}s" if as_user else ""),
                       flush=True)  # fmt: skip
         finally:
             fake.stop()
@@ -171,6 +187,10 @@ def main() -> int:
         for kind in ("wall", "cpu"):
             compare(kind, [getattr(t, kind) for t in earlier], [getattr(t, kind) for t in bare], target, args.provider)
             compare(kind, [getattr(t, kind) for t in ours], [getattr(t, kind) for t in earlier], 1.0, "before")
+    if as_user:
+        print(f"the bare CLI without {', '.join(sorted(added)) or 'nothing (agentlaunch added none)'}, the same rounds:")
+        for kind in ("wall", "cpu"):
+            compare(kind, [getattr(t, kind) for t in ours], [getattr(t, kind) for t in as_user], target, "as user")
     print(f"  load average: {os.getloadavg()[0]:.2f}")
     return 0
 

@@ -60,7 +60,8 @@ def test_the_home_links_the_users_entries_and_keeps_its_own_memory_and_session_s
     work, state, placed = _place(tmp_path, {"HOME": str(user)})
     home = home_path(state, "gem")
     assert home == state / "gemini-homes" / "gem"
-    assert placed.env == {"GEMINI_CLI_HOME": str(home)}  # type: ignore[attr-defined]
+    cache = str(state / "node-compile-cache")  # no NODE_COMPILE_CACHE of the user's in this environment
+    assert placed.env == {"GEMINI_CLI_HOME": str(home), "NODE_COMPILE_CACHE": cache}  # type: ignore[attr-defined]
     dot = home / ".gemini"
     linked = {p.name for p in dot.iterdir() if p.is_symlink()}
     assert linked == {"oauth_creds.json", "google_accounts.json", "installation_id", "user_id",
@@ -215,3 +216,21 @@ def test_a_read_only_state_dir_is_a_state_error(tmp_path: Path) -> None:
             prepare_home(state, "gem", "text", {"HOME": str(_user_home(tmp_path))})
     finally:
         state.chmod(stat.S_IRWXU)
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({}, "ours"),
+        ({"NODE_COMPILE_CACHE": ""}, "ours"),  # empty: not set
+        ({"NODE_COMPILE_CACHE": "/their/cache"}, None),  # the user's own stays (child_env keeps it)
+        ({"NODE_DISABLE_COMPILE_CACHE": "1"}, None),  # turned off by the user
+    ],
+)
+def test_gemini_gets_nodes_compile_cache_in_the_state_directory_unless_the_user_set_or_disabled_it(
+    env: dict[str, str], expected: str | None, tmp_path: Path
+) -> None:
+    from agentlaunch.providers.gemini import compile_cache_env
+
+    got = compile_cache_env(tmp_path / "state", env)
+    assert got == ({"NODE_COMPILE_CACHE": str(tmp_path / "state" / "node-compile-cache")} if expected else {})

@@ -221,6 +221,22 @@ class GeminiParser(JsonLineParser):
         return events
 
 
+COMPILE_CACHE_DIR = "node-compile-cache"  # in the state directory
+
+
+def compile_cache_env(state_dir: Path, env: Mapping[str, str]) -> dict[str, str]:
+    """``NODE_COMPILE_CACHE`` in the state directory, unless the user's environment sets it or turns it off.
+
+    Gemini CLI 0.61 is a 20 MB bundle that Node compiles at every start and does not turn Node's compile cache on
+    itself; with it (Node 22.1 and later; older Node ignores the variable) a start takes about a fifth less CPU
+    (``gemini -p`` against the fake API: 0.85 CPU-s against 1.05 on Node 22). Node keeps the cache by its own
+    version and each file's content; it holds about 13 MB for one Gemini version and is safe to delete.
+    """
+    if env.get("NODE_COMPILE_CACHE") or env.get("NODE_DISABLE_COMPILE_CACHE"):
+        return {}
+    return {"NODE_COMPILE_CACHE": str(state_dir / COMPILE_CACHE_DIR)}
+
+
 class GeminiAdapter(Described):
     """Gemini CLI 0.61."""
 
@@ -279,13 +295,15 @@ class GeminiAdapter(Described):
         self, spec: AgentSpec, text: str, path: Path, skills: InstalledSkills | None, state_dir: Path, env: Mapping[str, str],
     ) -> Delivered:  # fmt: skip
         """``delivery: gemini-home``: a per-agent ``GEMINI_CLI_HOME`` whose global GEMINI.md is the user's own, then
-        the agent's text, its ``skills`` folder linking the agent's skills (``file``: GEMINI.md is read where it is)."""
+        the agent's text, its ``skills`` folder linking the agent's skills (``file``: GEMINI.md is read where it is).
+        Either way, Node's compile cache for the CLI (:func:`compile_cache_env`)."""
+        cache = compile_cache_env(state_dir, env)
         if spec.delivery != "gemini-home":
-            return Delivered()
+            return Delivered(env=cache)
         from agentlaunch.providers.gemini_home import copied_sources, prepare_home
 
         home_env = prepare_home(state_dir, spec.name, text, env, skills=skills.links() if skills else None)
-        return Delivered(env=home_env, sources=copied_sources(state_dir, spec.name, env))
+        return Delivered(env={**cache, **home_env}, sources=copied_sources(state_dir, spec.name, env))
 
     def native_extras(self, ctx: NativeContext) -> NativeExtras:
         from agentlaunch.providers.native.gemini import native_extras
