@@ -20,7 +20,9 @@ computed with the ones the CLI was started with
 (:func:`agentlaunch.launch.prespawn.adopt`) and closes the pipe only when
 they are identical; otherwise the CLI is killed with its stdin still open. A
 launch that dies before adopting it leaves its PTY's master closed: the CLI's
-session leader (Codex's and Gemini's node) gets SIGHUP and ends its group.
+session leader gets SIGHUP (Codex's node launcher passes it on to the binary);
+that no call follows, for Gemini's relaunched tree too, is what
+``tests/e2e/test_early_turn.py`` checks.
 """
 
 from __future__ import annotations
