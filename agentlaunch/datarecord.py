@@ -1,33 +1,118 @@
-"""A dataclass whose methods are not compiled at import: ``@datarecord`` instead of ``@dataclass`` on the launch path.
+"""Records made without the ``dataclasses`` module: ``@datarecord`` instead of ``@dataclass`` on the launch path.
 
 ``dataclasses.dataclass`` writes the source of ``__init__``, ``__repr__``,
 ``__eq__``, ``__hash__`` and a frozen class's ``__setattr__``/``__delattr__``
 and compiles each with ``exec`` when the class is made: about half a
-millisecond a class, 35 ms for the 41 classes a headless launch imported
-(``bench/bench_imports.py``). ``datarecord`` lets ``dataclass`` make the class
-and its fields only (``init``, ``repr`` and ``eq`` off: no ``exec``, ~40 µs) and
-gives it generic methods that read the fields at run time. The class is still
-a dataclass to the standard library (``dataclasses.fields``, ``replace``,
-``asdict``, ``is_dataclass``) and to mypy (``dataclass_transform``); an
-instance is made a few microseconds slower, which nothing made by the
-thousand pays for on this path.
+millisecond a class, 35 ms for the 41 classes a headless launch imported. And
+importing ``dataclasses`` imports ``inspect`` (with ``ast``, ``dis`` and
+``tokenize``): 11 ms of CPU in every process that does, measured. This module
+makes a record from the class's annotations with the standard library's
+always-loaded parts only, and gives it generic methods that read the fields at
+run time (an instance is made a few microseconds slower, which nothing made by
+the thousand pays for on this path).
 
 Behaves as ``dataclass(frozen=..., slots=...)`` with ``eq=True`` does: keyword
-or positional arguments in field order, ``field(default_factory=...)``,
-``__post_init__``, equality of instances of the very same class on the fields
-that compare, a frozen class hashable on them (a mutable one unhashable), a
-``FrozenInstanceError`` for assignment to a frozen one. Not supported (none of
-its classes use them): ``InitVar``, ``kw_only``, ``order``.
+or positional arguments in field order, ``field(default=..., default_factory=...,
+init=..., repr=..., compare=..., hash=...)``, ``__post_init__``, inherited
+fields first, ``ClassVar`` annotations skipped, ``__match_args__``, equality of
+instances of the very same class on the fields that compare, a frozen class
+hashable on them (a mutable one unhashable), a :class:`FrozenInstanceError`
+(an ``AttributeError``) on assignment to a frozen one, copy and pickle.
+``fields`` and ``replace`` here do what the standard library's do, for a record
+or a dataclass. A record is not a dataclass to ``dataclasses`` itself. Not
+supported (none of its classes use them): ``InitVar``, ``kw_only``, ``order``.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
-from typing import Any, TypeVar, cast, dataclass_transform, overload
+from typing import Any, ClassVar, TypeVar, cast, dataclass_transform, overload
 
 T = TypeVar("T", bound=type)
-MISSING: Any = dataclasses.MISSING
+V = TypeVar("V")
+
+
+class _Missing:
+    """No value given (a field with no default)."""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+FIELDS = "__datarecord_fields__"
+"""The class attribute that holds a record's fields, inherited ones first."""
+
+
+class FrozenInstanceError(AttributeError):
+    """Assignment to a field of a frozen record (as ``dataclasses.FrozenInstanceError``)."""
+
+
+class Field:
+    """One field of a record: its name, its default or default factory, and whether init, repr, eq and hash use it."""
+
+    __slots__ = ("name", "default", "default_factory", "init", "repr", "compare", "hash")
+
+    def __init__(self, default: Any = MISSING, default_factory: Any = MISSING, init: bool = True, repr: bool = True,
+                 compare: bool = True, hash: bool | None = None) -> None:  # fmt: skip
+        if default is not MISSING and default_factory is not MISSING:
+            raise ValueError("cannot specify both default and default_factory")
+        self.name = ""
+        self.default, self.default_factory = default, default_factory
+        self.init, self.repr, self.compare, self.hash = init, repr, compare, hash
+
+    def __repr__(self) -> str:
+        return f"Field(name={self.name!r}, default={self.default!r}, default_factory={self.default_factory!r})"
+
+
+@overload
+def field(*, default: V, init: bool = ..., repr: bool = ..., compare: bool = ..., hash: bool | None = ...) -> V: ...
+
+
+@overload
+def field(*, default_factory: Callable[[], V], init: bool = ..., repr: bool = ..., compare: bool = ...,
+          hash: bool | None = ...) -> V: ...  # fmt: skip
+
+
+@overload
+def field(*, init: bool = ..., repr: bool = ..., compare: bool = ..., hash: bool | None = ...) -> Any: ...
+
+
+def field(*, default: Any = MISSING, default_factory: Any = MISSING, init: bool = True, repr: bool = True,
+          compare: bool = True, hash: bool | None = None) -> Any:  # fmt: skip
+    """A field with options, as ``dataclasses.field``."""
+    return Field(default, default_factory, init, repr, compare, hash)
+
+
+def fields(record: Any) -> tuple[Field, ...]:
+    """The fields of a record (or of its class), inherited ones first; a dataclass's through ``dataclasses``."""
+    found = getattr(record, FIELDS, None)
+    if found is not None:
+        return cast(tuple[Field, ...], found)
+    if hasattr(record, "__dataclass_fields__"):
+        import dataclasses
+
+        return cast(tuple[Field, ...], dataclasses.fields(record))
+    raise TypeError(f"{record!r} is neither a record nor a dataclass")
+
+
+def is_record(value: Any) -> bool:
+    """Whether ``value`` is a record or a dataclass instance (not a class)."""
+    return not isinstance(value, type) and (hasattr(value, FIELDS) or hasattr(value, "__dataclass_fields__"))
+
+
+def replace(record: V, /, **changes: Any) -> V:
+    """A copy of ``record`` with ``changes``, made through its ``__init__`` (as ``dataclasses.replace``)."""
+    if not hasattr(record, FIELDS):
+        import dataclasses
+
+        return cast(V, dataclasses.replace(record, **changes))  # type: ignore[type-var]
+    for f in fields(record):
+        if not f.init and f.name in changes:
+            raise ValueError(f"field {f.name} is declared with init=False, it cannot be specified with replace()")
+        if f.init and f.name not in changes:
+            changes[f.name] = getattr(record, f.name)
+    return type(record)(**changes)  # type: ignore[no-any-return]
 
 
 @overload
@@ -38,31 +123,82 @@ def datarecord(cls: T, /) -> T: ...
 def datarecord(*, frozen: bool = False, slots: bool = False) -> Callable[[T], T]: ...
 
 
-@dataclass_transform(field_specifiers=(dataclasses.field, dataclasses.Field))
+@dataclass_transform(field_specifiers=(field, Field))
 def datarecord(cls: T | None = None, /, *, frozen: bool = False, slots: bool = False) -> T | Callable[[T], T]:
     """``@datarecord`` / ``@datarecord(frozen=True, slots=True)``: see the module."""
 
     def wrap(klass: T) -> T:
-        undocumented = klass.__doc__ is None
-        if undocumented:  # else dataclass writes one from inspect.signature: tokenize's regexes compiled, ~5 ms
-            klass.__doc__ = klass.__name__
-        made = _finish(dataclasses.dataclass(init=False, repr=False, eq=False, slots=slots)(klass), frozen)
-        if undocumented:
-            made.__doc__ = f"{made.__name__}({', '.join(f.name for f in dataclasses.fields(made))})"
-        return cast(T, made)
+        return cast(T, _finish(klass, frozen, slots))
 
     return wrap if cls is None else wrap(cls)
 
 
-def _finish(cls: Any, frozen: bool) -> Any:
-    fields = dataclasses.fields(cls)
-    own = vars(cls)
-    inits: tuple[tuple[str, Any, Any], ...] = tuple((f.name, f.default, f.default_factory) for f in fields if f.init)
+def _is_class_var(annotation: Any) -> bool:
+    if isinstance(annotation, str):  # under `from __future__ import annotations`, as dataclasses reads it
+        return annotation.startswith(("ClassVar", "typing.ClassVar"))
+    return annotation is ClassVar or getattr(annotation, "__origin__", None) is ClassVar
+
+
+def _own_fields(cls: Any) -> list[Field]:
+    """The fields the class itself declares, in order (``ClassVar`` annotations are not fields)."""
+    own: list[Field] = []
+    for name, annotation in cls.__dict__.get("__annotations__", {}).items():
+        if _is_class_var(annotation):
+            continue
+        value = cls.__dict__.get(name, MISSING)
+        f = value if isinstance(value, Field) else Field(default=value)
+        f.name = name
+        if isinstance(f.default, list | dict | set):
+            raise ValueError(f"mutable default {type(f.default)} for field {name} is not allowed: use default_factory")
+        own.append(f)
+    return own
+
+
+def _all_fields(cls: Any, own: list[Field]) -> tuple[Field, ...]:
+    found: dict[str, Field] = {}
+    for base in cls.__mro__[-1:0:-1]:
+        for f in base.__dict__.get(FIELDS, ()):
+            found[f.name] = f
+    found.update((f.name, f) for f in own)
+    return tuple(found.values())
+
+
+def _with_slots(cls: Any, own: list[Field]) -> Any:
+    """The class made again with ``__slots__`` for its own fields (their defaults live in the fields)."""
+    names = {f.name for f in own}
+    namespace = {k: v for k, v in cls.__dict__.items() if k not in names and k not in ("__dict__", "__weakref__")}
+    namespace["__slots__"] = tuple(f.name for f in own)
+    made = type(cls)(cls.__name__, cls.__bases__, namespace)
+    made.__qualname__ = cls.__qualname__
+    return made
+
+
+def _finish(cls: Any, frozen: bool, slots: bool) -> Any:
+    own = _own_fields(cls)
+    if slots:
+        cls = _with_slots(cls, own)
+    else:
+        for f in own:  # a `field(...)` class attribute becomes its default, or goes, as in a dataclass
+            if isinstance(cls.__dict__.get(f.name), Field):
+                if f.default is MISSING:
+                    delattr(cls, f.name)
+                else:
+                    setattr(cls, f.name, f.default)
+    every = _all_fields(cls, own)
+    setattr(cls, FIELDS, every)
+    inits: tuple[tuple[str, Any, Any], ...] = tuple((f.name, f.default, f.default_factory) for f in every if f.init)
     names = tuple(name for name, _, _ in inits)
-    later: tuple[tuple[str, Any, Any], ...] = tuple((f.name, f.default, f.default_factory) for f in fields if not f.init)
-    shown = tuple(f.name for f in fields if f.repr)
-    compared = tuple(f.name for f in fields if f.compare)
-    hashed = tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash))
+    seen_default = False
+    for name, default, factory in inits:
+        if default is not MISSING or factory is not MISSING:
+            seen_default = True
+        elif seen_default:
+            raise TypeError(f"non-default argument {name!r} follows default argument")
+    later: tuple[tuple[str, Any, Any], ...] = tuple((f.name, f.default, f.default_factory) for f in every if not f.init)
+    shown = tuple(f.name for f in every if f.repr)
+    compared = tuple(f.name for f in every if f.compare)
+    hashed = tuple(f.name for f in every if (f.compare if f.hash is None else f.hash))
+    own_dict = vars(cls)
     set_field = object.__setattr__
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
@@ -104,23 +240,27 @@ def _finish(cls: Any, frozen: bool) -> Any:
         return hash(tuple(getattr(self, name) for name in hashed))
 
     def __setattr__(self: Any, name: str, value: object) -> None:
-        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
 
     def __delattr__(self: Any, name: str) -> None:
-        raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
 
     def __reduce__(self: Any) -> tuple[Any, tuple[Any, ...]]:  # copy and pickle: through __init__, never __setattr__
         return type(self), tuple(getattr(self, name) for name in names)
 
-    explicit_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
+    explicit_hash = "__hash__" in own_dict and not (own_dict["__hash__"] is None and "__eq__" in own_dict)
     methods: dict[str, Any] = {"__init__": __init__, "__repr__": __repr__, "__eq__": __eq__}
     if not explicit_hash:
         methods["__hash__"] = __hash__ if frozen else None
     if frozen:
         methods.update(__setattr__=__setattr__, __delattr__=__delattr__, __reduce__=__reduce__)
     for name, method in methods.items():
-        if name not in own or (name == "__hash__" and not explicit_hash):
+        if name not in own_dict or (name == "__hash__" and not explicit_hash):
             if method is not None:
                 method.__qualname__ = f"{cls.__qualname__}.{name}"
             setattr(cls, name, method)
+    if "__match_args__" not in own_dict:
+        setattr(cls, "__match_args__", names)  # noqa: B010  # mypy: not assignable on a type
+    if cls.__doc__ is None:
+        cls.__doc__ = f"{cls.__name__}({', '.join(names)})"
     return cls

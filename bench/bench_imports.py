@@ -3,13 +3,13 @@
 Run: ``python bench/bench_imports.py --before CHECKOUT [--rounds 21] [--module M ...]``
 
 Each round imports the same modules (by default what `agentlaunch run AGENT PROMPT` loads before and while it
-builds a headless launch: the CLI's `run`, the launch, the per-turn providers, the store) in a fresh
-``python -X importtime`` of this tree and of a byte-compiled copy of ``--before``'s package (e.g. /work/main
-before a change), in alternating order. Prints, for each side, the median and the smallest total of the
-agentlaunch modules' own import time, the process's CPU, and the ratio of the medians; also how many
-dataclasses each side creates while importing (counted in a separate run). Bytecode is compiled first on both
-sides (this machine sets ``PYTHONDONTWRITEBYTECODE=1``, under which a source checkout compiles every module on
-every run).
+builds a headless launch: the lean `run` of ``cli/run_lean.py``, the launch, the per-turn providers, the store)
+in a fresh ``python -X importtime`` of this tree and of a byte-compiled copy of ``--before``'s package (e.g.
+/work/main before a change), in alternating order. Prints, for each side, the median and the smallest total of
+the agentlaunch modules' own import time, the process's CPU, and the ratio of the medians; also how many
+dataclasses each side creates while importing and which heavier modules (``dataclasses``, ``inspect``, jinja2,
+rich, ...) it loads (each counted in a separate run). Bytecode is compiled first on both sides (this machine
+sets ``PYTHONDONTWRITEBYTECODE=1``, under which a source checkout compiles every module on every run).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from statistics import median
 
 REPO = Path(__file__).resolve().parent.parent
 MODULES = [
-    "agentlaunch.cli.run", "agentlaunch.launch.build", "agentlaunch.launch.session", "agentlaunch.launch.start",
+    "agentlaunch.cli.run_lean", "agentlaunch.launch.build", "agentlaunch.launch.session", "agentlaunch.launch.start",
     "agentlaunch.launch.turn_cycle", "agentlaunch.providers.codex", "agentlaunch.providers.gemini",
     "agentlaunch.providers.claude", "agentlaunch.usage.store", "agentlaunch.usage.meter",
 ]  # fmt: skip
@@ -42,6 +42,13 @@ dataclasses._process_class = counting
 for name in sys.argv[1:]:
     __import__(name)
 print(len([m for m in made if m.startswith("agentlaunch.")]))
+"""
+HEAVY = ("dataclasses", "inspect", "jinja2", "rich", "typer", "decimal", "ctypes")
+LOADED = f"""
+import sys
+for name in sys.argv[1:]:
+    __import__(name)
+print(" ".join(m for m in {HEAVY!r} if m in sys.modules) or "none")
 """
 
 
@@ -64,11 +71,13 @@ def one(tree: Path, modules: list[str]) -> tuple[float, float]:
     return own / 1e6, cpu
 
 
-def dataclasses_made(tree: Path, modules: list[str]) -> int:
+def dataclasses_made(tree: Path, modules: list[str]) -> tuple[int, str]:
+    """How many classes ``dataclasses`` makes while importing ``modules`` (a datarecord is not one), and which of
+    the standard library's and the dependencies' heavier modules (``HEAVY``) the import loads."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    done = subprocess.run([sys.executable, "-c", COUNT, *modules], env=env, cwd="/", capture_output=True, text=True,
-                          check=True)  # fmt: skip
-    return int(done.stdout.strip())
+    made, loaded = (subprocess.run([sys.executable, "-c", script, *modules], env=env, cwd="/", capture_output=True,
+                                   text=True, check=True).stdout.strip() for script in (COUNT, LOADED))  # fmt: skip
+    return int(made), loaded
 
 
 def main() -> int:
@@ -93,9 +102,10 @@ def main() -> int:
         load = os.getloadavg()[0]
         print(f"{args.rounds} alternating rounds, importing {len(modules)} modules; load average {load:.2f}")
         for name, (tree, owns, cpus) in sides.items():
+            made, loaded = dataclasses_made(tree, modules)
             print(f"{name:10s}: agentlaunch's own import time median {median(owns) * 1000:6.1f} ms,"
                   f" min {min(owns) * 1000:6.1f} ms; process CPU median {median(cpus) * 1000:6.1f} ms;"
-                  f" dataclasses made {dataclasses_made(tree, modules)}")  # fmt: skip
+                  f" dataclasses made {made}; loads {loaded}")  # fmt: skip
         ratio = median(sides["this tree"][1]) / median(sides["before"][1])
         cpu_ratio = median(sides["this tree"][2]) / median(sides["before"][2])
         print(f"ratio this tree / before: import time {ratio:.3f}, process CPU {cpu_ratio:.3f}")

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import ast
 import copy
 import dataclasses
 import pickle
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 
-from agentlaunch.datarecord import datarecord
+from agentlaunch import datarecord as records
+from agentlaunch.datarecord import FrozenInstanceError, datarecord
 
 
 @datarecord(frozen=True)
@@ -19,8 +22,8 @@ class Point:
 
     x: int
     y: int = 0
-    tags: list[str] = field(default_factory=list)
-    note: str = field(default="", repr=False, compare=False)
+    tags: list[str] = records.field(default_factory=list)
+    note: str = records.field(default="", repr=False, compare=False)
     unit: ClassVar[str] = "px"
 
 
@@ -47,7 +50,7 @@ class Box:
     """A mutable record with a __post_init__."""
 
     items: list[int]
-    total: int = field(default=0, init=False)
+    total: int = records.field(default=0, init=False)
 
     def __post_init__(self) -> None:
         self.total = sum(self.items)
@@ -63,7 +66,7 @@ def test_construction_repr_and_equality_match_dataclass() -> None:
     for args, kwargs in cases:
         ours, theirs = Point(*args, **kwargs), DataPoint(*args, **kwargs)
         assert repr(ours).replace("Point", "DataPoint", 1) == repr(theirs)
-        assert dataclasses.asdict(ours) == dataclasses.asdict(theirs)
+        assert {f.name: getattr(ours, f.name) for f in records.fields(ours)} == dataclasses.asdict(theirs)
     assert Point(1, note="a") == Point(1, note="b")  # note does not compare
     assert Point(1) != Point(2)
     assert Point(1) != DataPoint(1)  # only the very same class compares equal, as dataclass does
@@ -73,9 +76,9 @@ def test_construction_repr_and_equality_match_dataclass() -> None:
 
 def test_frozen_hash_and_copy() -> None:
     p = Point(1, 2, ["t"])
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(FrozenInstanceError):
         p.x = 3  # type: ignore[misc]
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(FrozenInstanceError):
         del p.y  # type: ignore[misc]
     assert hash(Point3(1, 2, ())) == hash(Point3(1, 2, (), note="other"))  # type: ignore[arg-type]
     with pytest.raises(TypeError):  # a list field: unhashable, as in a dataclass
@@ -86,11 +89,47 @@ def test_frozen_hash_and_copy() -> None:
     assert copy.copy(s) == s
 
 
-def test_dataclasses_functions_see_a_dataclass() -> None:
+def test_fields_and_replace_as_the_standard_library_gives_them() -> None:
     p = Point3(1, z=5)
-    assert dataclasses.is_dataclass(p)
-    assert [f.name for f in dataclasses.fields(p)] == ["x", "y", "tags", "note", "z"]
-    assert dataclasses.replace(p, y=7) == Point3(1, 7, z=5)
+    assert records.is_record(p) and not records.is_record(Point3) and not dataclasses.is_dataclass(p)
+    assert [f.name for f in records.fields(p)] == [f.name for f in dataclasses.fields(DataPoint)] + ["z"]
+    assert records.replace(p, y=7) == Point3(1, 7, z=5) and p.y == 0
+    assert records.replace(Box([1]), items=[4, 5]).total == 9  # through __init__: __post_init__ runs again
+    with pytest.raises(ValueError, match="init=False"):
+        records.replace(Box([1]), total=3)
+    theirs = DataPoint(1, tags=["a"])  # a dataclass: through dataclasses
+    assert records.is_record(theirs) and records.replace(theirs, y=2) == DataPoint(1, 2, ["a"])
+    assert [f.name for f in records.fields(theirs)] == ["x", "y", "tags", "note"]
+    with pytest.raises(TypeError, match="neither a record nor a dataclass"):
+        records.fields(object())
+
+
+def test_slotted_defaults_and_no_instance_dict() -> None:
+    s = Point3(1)
+    assert (s.y, s.tags, s.z) == (0, [], 0)
+    assert not hasattr(Point3, "z") or "z" not in vars(Point3) or not isinstance(vars(Point3)["z"], int)
+    with pytest.raises(FrozenInstanceError):
+        s.z = 4  # type: ignore[misc]
+    assert isinstance(FrozenInstanceError("x"), AttributeError)
+
+
+def test_bad_declarations_are_refused_as_dataclass_refuses_them() -> None:
+    with pytest.raises(TypeError, match="non-default argument 'b' follows default argument"):
+
+        @datarecord
+        class Order:
+            a: int = 0
+            b: int
+
+    with pytest.raises(ValueError, match="mutable default"):
+
+        @datarecord
+        class Shared:
+            items: list[int] = []  # noqa: RUF012
+
+    with pytest.raises(ValueError, match="both default and default_factory"):
+        records.field(default=1, default_factory=int)
+
 
 
 def test_mutable_record_with_post_init() -> None:
@@ -110,3 +149,20 @@ def test_mutable_record_with_post_init() -> None:
 def test_bad_arguments_are_refused_as_dataclass_refuses_them(args: tuple[Any, ...], kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(TypeError, match=message):
         Point(*args, **kwargs)
+
+
+def test_the_product_never_hands_a_record_to_the_dataclasses_functions() -> None:
+    """``dataclasses.replace``/``fields``/``is_dataclass`` refuse a record at run time (mypy takes a record for a
+    dataclass, so it cannot tell): the product and the tests call this module's, which take both."""
+    refused = {"replace", "fields", "is_dataclass"}
+    found = []
+    root = Path(__file__).resolve().parent.parent
+    for path in [*(root / "agentlaunch").rglob("*.py"), *(root / "tests").rglob("*.py"), *(root / "bench").rglob("*.py")]:
+        if path.name in ("datarecord.py", "test_datarecord.py"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom) and node.module == "dataclasses":
+                found += [f"{path.relative_to(root)}:{node.lineno}" for a in node.names if a.name in refused]
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "dataclasses":
+                found += [f"{path.relative_to(root)}:{node.lineno}"] if node.attr in refused else []
+    assert found == []

@@ -1,5 +1,6 @@
 """What a launch imports: agentlaunch.stdlite gives what hashlib and uuid gave, and the launch path imports neither
-(nor shutil); a native Claude launch imports none of the Codex app-server route."""
+(nor shutil, nor ``dataclasses`` and the ``inspect`` it loads: its records are agentlaunch.datarecord's); a native
+Claude launch imports none of the Codex app-server route."""
 
 from __future__ import annotations
 
@@ -64,14 +65,16 @@ def loaded_of(modules: list[str], wanted: set[str]) -> list[str]:
     return list(ast.literal_eval(done.stdout.strip()))
 
 
-def test_the_early_start_and_a_launchs_modules_import_no_hashlib_uuid_nor_shutil() -> None:
+def test_the_early_start_and_a_launchs_modules_import_no_hashlib_uuid_shutil_nor_dataclasses() -> None:
     modules = [
         "agentlaunch.entry", "agentlaunch.launch.prespawn", "agentlaunch.launch.early_interface",
         "agentlaunch.launch.early_appserver", "agentlaunch.launch.early_turn", "agentlaunch.cli.run_lean",
         "agentlaunch.launch.modes", "agentlaunch.launch.native", "agentlaunch.providers.claude",
         "agentlaunch.providers.codex", "agentlaunch.providers.gemini",
     ]  # fmt: skip
-    assert loaded_of(modules, {"hashlib", "_hashlib", "hmac", "uuid", "platform", "shutil"}) == []
+    heavy = {"hashlib", "_hashlib", "hmac", "uuid", "platform", "shutil", "dataclasses", "inspect"}
+    assert loaded_of(modules, heavy) == []
+    assert {"dataclasses", "inspect"} <= set(loaded_of([*modules, "agentlaunch.live.tmux"], heavy))  # the check sees them
 
 
 def test_a_native_claude_launch_imports_none_of_codexs_app_server_route() -> None:

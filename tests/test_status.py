@@ -128,6 +128,20 @@ def test_writer_writes_every_change_of_state_at_once(tmp_path: Path) -> None:
     assert writer.writes == 5
 
 
+def test_writer_does_not_write_again_a_record_the_file_already_holds(tmp_path: Path) -> None:
+    """A session's end emits `exited` and then its close with the same figures: one write, not two."""
+    clock = FakeClock()
+    writer = StatusWriter(tmp_path, interval=0.5, clock=clock, pane_title=False)
+    writer.update(record(state="exited", calls=3))
+    clock.now += 1
+    writer.update(record(state="exited", calls=3))
+    assert writer.writes == 1
+    writer.update(record(state="exited", calls=4))
+    assert writer.writes == 2 and json.loads(writer.path.read_text())["calls"] == 4
+    writer.close()
+    assert not writer.path.exists()
+
+
 def test_writer_close_flushes_then_removes_the_record(tmp_path: Path) -> None:
     clock = FakeClock()
     writer = StatusWriter(tmp_path, interval=10, clock=clock, pane_title=False)

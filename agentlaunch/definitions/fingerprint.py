@@ -23,11 +23,10 @@ import json
 import os
 import subprocess
 from collections.abc import Sequence
-from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.datarecord import datarecord
+from agentlaunch.datarecord import datarecord, field
 from agentlaunch.definitions.rendered import INSTRUCTIONS_TEMPLATE, Rendered, template_search, template_source
 from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.errors import DefinitionError

@@ -29,12 +29,11 @@ from __future__ import annotations
 import math
 import shlex
 from collections.abc import Mapping
-from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from agentlaunch import paths
-from agentlaunch.datarecord import datarecord
+from agentlaunch.datarecord import datarecord, field
 from agentlaunch.errors import DefinitionError, ExitCode
 from agentlaunch.fsutil import read_regular
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -12,7 +11,7 @@ from typing import Any
 
 from agentlaunch import paths
 from agentlaunch.clock import Clock, SystemClock
-from agentlaunch.datarecord import datarecord
+from agentlaunch.datarecord import datarecord, replace
 from agentlaunch.definitions.settings import Settings, load_settings
 from agentlaunch.definitions.spec import AgentSpec, load_agent, resolve_working_dir
 from agentlaunch.events import Usage
@@ -127,9 +126,9 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
         if export_enabled(settings.otel):
             sinks.append(OtelExportSink(paths.store_path(), spec.id))  # last: its bounded exit wait follows the views
     if settings.ready_timeout is not None:
-        options = dataclasses.replace(options, ready_timeout=settings.ready_timeout)
+        options = replace(options, ready_timeout=settings.ready_timeout)
     if settings.stall_timeout is not None:
-        options = dataclasses.replace(options, stall_timeout=settings.stall_timeout)
+        options = replace(options, stall_timeout=settings.stall_timeout)
     pending = take_prespawned(options, adapter)
     if pending is not None and place is not None and place.fresh:
         # A CLI started early ran before the worktree was made or set up: never adopted.

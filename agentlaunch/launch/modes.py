@@ -12,14 +12,13 @@ the error that is one.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 import termios
 from typing import TYPE_CHECKING, Protocol
 
 from agentlaunch import paths
-from agentlaunch.datarecord import datarecord
+from agentlaunch.datarecord import datarecord, replace
 from agentlaunch.definitions.spec import load_agent
 from agentlaunch.errors import AgentlaunchError, BudgetExceeded, Interrupted, UsageError
 from agentlaunch.launch.turn import turn_failed
@@ -142,7 +141,7 @@ class Native:
 
 def choose_mode(options: LaunchOptions, request: RunRequest) -> Mode:
     """The mode ``request`` asks for, where it can run: with no interface to relay, the line chat, said why."""
-    interactive = dataclasses.replace(options, interactive=request.text is None, native=False)
+    interactive = replace(options, interactive=request.text is None, native=False)
     if options.fork is not None:
         return fork_mode(interactive, request)
     if request.text is not None:
@@ -157,7 +156,7 @@ def choose_mode(options: LaunchOptions, request: RunRequest) -> Mode:
     why = line_chat_reason(spec.provider, get_adapter(spec.provider).has_interface)
     if why is not None:
         return Chat(interactive, request, f"{why}: agentlaunch's line chat instead (--line chooses it)")
-    return Native(dataclasses.replace(interactive, native=True), request)
+    return Native(replace(interactive, native=True), request)
 
 
 def fork_mode(options: LaunchOptions, request: RunRequest) -> Mode:
@@ -169,7 +168,7 @@ def fork_mode(options: LaunchOptions, request: RunRequest) -> Mode:
     why = line_chat_reason(spec.provider, get_adapter(spec.provider).has_interface)
     if why is not None:
         raise UsageError(f"--fork starts {spec.provider}'s own interface, and {why}")
-    return Native(dataclasses.replace(options, native=True), request)
+    return Native(replace(options, native=True), request)
 
 
 def line_chat_reason(provider: str, has_interface: bool) -> str | None:

@@ -31,12 +31,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import field
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentlaunch.datarecord import datarecord
+from agentlaunch.datarecord import datarecord, field
 from agentlaunch.definitions import render_cache
 from agentlaunch.definitions.deliver import Ledger, deliver
 from agentlaunch.definitions.git_exclude import exclude_from_git

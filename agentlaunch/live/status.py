@@ -181,6 +181,7 @@ class StatusWriter:
             self.pane = None
         self._tmux = which("tmux") if self.pane else None
         self._pending: dict[str, Any] | None = None
+        self._written: dict[str, Any] | None = None  # the record the file holds
         self._last_write: float | None = None
         self._last_state: str | None = None
         self._last_control: str | None = None
@@ -251,6 +252,8 @@ class StatusWriter:
         self._last_write = self.clock()
         self._last_state = record.get("state")
         self._last_control = record.get("control")
+        if record == self._written:  # e.g. the session's end after its `exited`: the file already says it
+            return
         # The status file is a convenience: a full disk must never end the session.
         with contextlib.suppress(OSError):
             # Private (0700 folders, a 0600 file): a record names the working directory, the title and the cost.
@@ -259,6 +262,7 @@ class StatusWriter:
             data = (json.dumps(record, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
             write_atomic(self.path, data, mode=PRIVATE_FILE_MODE, durable=False)  # what is now: no fsync to wait for
             self.writes += 1
+            self._written = record
         session = record.get("session_id")
         self._set_pane_title(one_line(record, warmth=False), cache_expiry(record), session if isinstance(session, str) else "")
 

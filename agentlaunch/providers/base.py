@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Mapping, Sequence
-from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
-from agentlaunch.datarecord import datarecord
+from agentlaunch.datarecord import datarecord, field
 from agentlaunch.events import CallUsage, Diagnostic, Event, PermissionRequest, Usage, Warning
 from agentlaunch.providers.values import loads
 

@@ -34,14 +34,13 @@ check after that turn if the limit is still spent. A launch whose budget is spen
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import math
 import os
 from collections.abc import Mapping
 from typing import Any
 
 from agentlaunch.clock import Clock
-from agentlaunch.datarecord import datarecord
+from agentlaunch.datarecord import datarecord, replace
 from agentlaunch.errors import BudgetExceeded, StateError
 from agentlaunch.events import RateLimits, Usage
 from agentlaunch.sinks import LaunchView, PricedCall, SessionClosed, SinkEvent, StateChanged, TurnDone
@@ -180,7 +179,7 @@ class BudgetGuard:
 
     def relimit(self, limits: Limits, launch: LaunchView) -> BudgetExceeded | None:
         """Take ``limits`` (agent.yaml or config.yaml read again); the first of them still spent, or None."""
-        self.limits = dataclasses.replace(limits, on_spent=self.limits.on_spent)  # what a spent one does: as started
+        self.limits = replace(limits, on_spent=self.limits.on_spent)  # what a spent one does: as started
         for key, spent, limit, label in self._checks(launch):
             if spent >= limit:
                 return self._exceeded(key, spent, limit, label, starting=False)

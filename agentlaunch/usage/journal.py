@@ -28,12 +28,11 @@ import math
 import os
 import stat
 from collections.abc import Iterator, Mapping
-from dataclasses import field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from agentlaunch.datarecord import datarecord
+from agentlaunch.datarecord import datarecord, field
 from agentlaunch.events import Usage, usage_problem
 from agentlaunch.fsutil import PRIVATE_FILE_MODE, temp_file, tighten
 from agentlaunch.stdlite import sha256

@@ -6,9 +6,7 @@ transcript, so memory stays flat however long a session runs.
 
 from __future__ import annotations
 
-import dataclasses
-
-from agentlaunch.datarecord import datarecord
+from agentlaunch.datarecord import datarecord, field
 from agentlaunch.events import CacheTtl, CallUsage, Compaction, ContextWindow, Event, OutputFinal, RateLimits, Usage
 from agentlaunch.providers.descriptors import DESCRIPTORS
 from agentlaunch.usage.cache_clock import CacheWarmth
@@ -50,7 +48,7 @@ class Earlier:
     """
 
     calls: int = 0
-    usage: Usage = dataclasses.field(default_factory=Usage)
+    usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
     priced_calls: int = 0
     unpriced_calls: int = 0

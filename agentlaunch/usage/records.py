@@ -5,11 +5,10 @@ Times are aware UTC datetimes here and unix seconds (REAL) in the file.
 
 from __future__ import annotations
 
-from dataclasses import field
 from datetime import UTC, datetime
 from typing import Any
 
-from agentlaunch.datarecord import datarecord
+from agentlaunch.datarecord import datarecord, field
 from agentlaunch.events import Usage
 
 

@@ -17,11 +17,10 @@ launch meters, prices, stores and shows them as it does headless.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
-from agentlaunch.datarecord import datarecord
+from agentlaunch.datarecord import datarecord, field
 from agentlaunch.events import Event
 from agentlaunch.sinks import StateChanged
 
