@@ -136,6 +136,7 @@ def test_writer_does_not_write_again_a_record_the_file_already_holds(tmp_path: P
     clock.now += 1
     writer.update(record(state="exited", calls=3))
     assert writer.writes == 1
+    clock.now += 1
     writer.update(record(state="exited", calls=4))
     assert writer.writes == 2 and json.loads(writer.path.read_text())["calls"] == 4
     writer.close()
