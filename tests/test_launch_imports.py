@@ -1,5 +1,6 @@
 """What a launch imports: agentlaunch.stdlite gives what hashlib and uuid gave, and the launch path imports neither
-(nor shutil, nor ``dataclasses`` and the ``inspect`` it loads: its records are agentlaunch.datarecord's); a native
+(nor shutil, nor ``dataclasses`` and the ``inspect`` it loads: its records are agentlaunch.datarecord's, nor
+``ctypes.util``: the inotify watch takes libc from the process's own symbols); a native
 Claude launch imports none of the Codex app-server route."""
 
 from __future__ import annotations
@@ -70,9 +71,10 @@ def test_the_early_start_and_a_launchs_modules_import_no_hashlib_uuid_shutil_nor
         "agentlaunch.entry", "agentlaunch.launch.prespawn", "agentlaunch.launch.early_interface",
         "agentlaunch.launch.early_appserver", "agentlaunch.launch.early_turn", "agentlaunch.cli.run_lean",
         "agentlaunch.launch.modes", "agentlaunch.launch.native", "agentlaunch.providers.claude",
-        "agentlaunch.providers.codex", "agentlaunch.providers.gemini",
+        "agentlaunch.providers.codex", "agentlaunch.providers.gemini", "agentlaunch.providers.native.claude",
+        "agentlaunch.providers.native.gemini", "agentlaunch.launch.native_remote",
     ]  # fmt: skip
-    heavy = {"hashlib", "_hashlib", "hmac", "uuid", "platform", "shutil", "dataclasses", "inspect"}
+    heavy = {"hashlib", "_hashlib", "hmac", "uuid", "platform", "shutil", "dataclasses", "inspect", "ctypes.util", "tempfile"}
     assert loaded_of(modules, heavy) == []
     assert {"dataclasses", "inspect"} <= set(loaded_of([*modules, "agentlaunch.live.tmux"], heavy))  # the check sees them
 
