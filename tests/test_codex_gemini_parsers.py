@@ -136,15 +136,17 @@ def test_a_threads_rollout_is_looked_for_in_the_days_of_its_ids_time_not_in_ever
             assert listed == []
 
 
-def test_a_rollout_not_where_its_ids_time_says_is_found_by_walking_every_day(tmp_path: Path) -> None:
-    moved = rollout_in(tmp_path, "2025/06/01")  # a thread whose file was moved, or a clock that was wrong
-    assert rollout_files(THREAD, {"HOME": str(tmp_path)}) == [moved]
+def test_only_an_id_that_is_no_uuidv7_has_every_days_folder_walked(tmp_path: Path) -> None:
     day = tmp_path / ".codex" / "sessions" / "2026" / "11" / "30"
     day.mkdir(parents=True)
-    (day / "rollout-2026-11-30T10-00-00-my-thread.jsonl").write_text("{}\n")  # an id that is no UUIDv7
+    (day / "rollout-2026-11-30T10-00-00-my-thread.jsonl").write_text("{}\n")  # an id that is no UUIDv7: walked
     found = rollout_files("my-thread", {"HOME": str(tmp_path)})
     assert [p.name for p in found] == ["rollout-2026-11-30T10-00-00-my-thread.jsonl"]
-    moved.unlink()  # a file found once and gone since is looked for again
+    moved = rollout_in(tmp_path, "2025/06/01")  # a UUIDv7's file moved out of its day's folder: not looked for there
+    assert rollout_files(THREAD, {"HOME": str(tmp_path)}) == []
+    at_home = rollout_in(tmp_path, "2026/12/03")
+    assert rollout_files(THREAD, {"HOME": str(tmp_path)}) == [at_home] and moved.exists()
+    at_home.unlink()  # a file found once and gone since is looked for again
     assert rollout_files(THREAD, {"HOME": str(tmp_path)}) == []
     assert rollout_files("*", {"HOME": str(tmp_path)}) == [] and rollout_files("../x", {"HOME": str(tmp_path)}) == []
 

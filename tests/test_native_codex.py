@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentlaunch.events import CallUsage, Compaction, ContextWindow, SessionStarted, Text, Usage
-from agentlaunch.providers.codex import rollout_calls
+from agentlaunch.providers.codex import rollout_calls, thread_days
 from agentlaunch.providers.native import hook_report
 from agentlaunch.providers.native.codex import CodexNativeSource, native_extras, newest_rollout
 from agentlaunch.providers.native.codex_hooks import EVENTS, hook_flags, trust_hash
@@ -101,7 +101,12 @@ def test_the_recorded_session_is_every_call_once_with_the_headless_figures(tmp_p
     items = source.read()
     assert calls(items) == EXPECTED
     assert all(i.model == "gpt-5.5" for i in items if isinstance(i, CallUsage))
-    # The same figures a headless turn is split into (rollout_calls reads the same records).
+    # The same figures a headless turn is split into (rollout_calls reads the same records). It looks in the days of
+    # the thread id's time (the recording's, 2026-12-01); the bench's file is in today's folder, where the source looks.
+    if TODAY not in thread_days(THREAD):
+        recorded_day = bench.home / ".codex" / "sessions" / "2026" / "12" / "01"
+        recorded_day.mkdir(parents=True)
+        (recorded_day / bench.rollout.name).write_bytes(bench.rollout.read_bytes())
     assert [(c.usage, c.call_id) for c, _ in rollout_calls(THREAD, bench.ctx().env)] == EXPECTED
     assert [i for i in items if isinstance(i, ContextWindow)] == [ContextWindow(258400, "gpt-5.5")]
     assert [i.session_id for i in items if isinstance(i, SessionStarted)] == [THREAD]

@@ -231,9 +231,11 @@ def thread_days(thread_id: str) -> list[str]:
 def rollout_files(thread_id: str, env: Mapping[str, str]) -> list[Path]:
     """The thread's rollout file(s): ``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-…-THREAD_ID.jsonl``.
 
-    One file per thread (a resumed thread appends to it). It is looked for in the day folders of the thread id's
-    time first: a walk of every day's folder (``rglob``) took 50-60 ms for a year of sessions, once for each read
-    (measured). The walk is the fallback, for an id that is not a UUIDv7 or a file not where its time says.
+    One file per thread (a resumed thread appends to it), in the folder of the day the thread started. For a
+    thread id that is a UUIDv7 (Codex's), only the folders of the days its time can be are listed: a walk of every
+    day's folder (``rglob``) took 50-60 ms for a year of sessions, and a headless turn looks three or four times,
+    the first before Codex has written the file (measured). Any other id: the walk. A file moved out of its day's
+    folder is not found (the turn is then kept as its printed sum, as with no file).
     """
     sessions = codex_home(env) / "sessions"
     key = file_key(thread_id)
@@ -243,9 +245,11 @@ def rollout_files(thread_id: str, env: Mapping[str, str]) -> list[Path]:
     if known and all(path.is_file() for path in known):
         return known
     pattern = f"rollout-*-{key}.jsonl"
-    found = sorted(path for day in thread_days(key) for path in (sessions / day).glob(pattern))
-    if not found and sessions.is_dir():
-        found = sorted(sessions.rglob(pattern))
+    days = thread_days(key)
+    if days:
+        found = sorted(path for day in days for path in (sessions / day).glob(pattern))
+    else:
+        found = sorted(sessions.rglob(pattern)) if sessions.is_dir() else []
     if found:
         _rollouts[(sessions, key)] = found
     return found
