@@ -71,7 +71,7 @@ def one(tree: Path, modules: list[str]) -> tuple[float, float]:
     return own / 1e6, cpu
 
 
-def dataclasses_made(tree: Path, modules: list[str]) -> tuple[int, str]:
+def made_and_loaded(tree: Path, modules: list[str]) -> tuple[int, str]:
     """How many classes ``dataclasses`` makes while importing ``modules`` (a datarecord is not one), and which of
     the standard library's and the dependencies' heavier modules (``HEAVY``) the import loads."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
@@ -102,7 +102,7 @@ def main() -> int:
         load = os.getloadavg()[0]
         print(f"{args.rounds} alternating rounds, importing {len(modules)} modules; load average {load:.2f}")
         for name, (tree, owns, cpus) in sides.items():
-            made, loaded = dataclasses_made(tree, modules)
+            made, loaded = made_and_loaded(tree, modules)
             print(f"{name:10s}: agentlaunch's own import time median {median(owns) * 1000:6.1f} ms,"
                   f" min {min(owns) * 1000:6.1f} ms; process CPU median {median(cpus) * 1000:6.1f} ms;"
                   f" dataclasses made {made}; loads {loaded}")  # fmt: skip
