@@ -199,6 +199,8 @@ def main() -> int:
     target = TARGETS[args.provider]
     for kind in ("wall", "cpu"):
         compare(kind, [getattr(t, kind) for t in ours], [getattr(t, kind) for t in bare], target, args.provider)
+    print(f"orphans the bench reaped (counted in cpu): agentlaunch {sum(t.orphans for t in ours)},"
+          f" bare {args.provider} {sum(t.orphans for t in bare)} in {args.runs} runs each")
     if late:
         print("agentlaunch without its early start (AGENTLAUNCH_NO_PRESPAWN=1), the same rounds:")
         for kind in ("wall", "cpu"):

@@ -130,6 +130,8 @@ def main() -> int:
     print(f"claude {claude} · {args.runs} alternating pairs · {calls} model calls served")
     wall_ratio = compare("wall", [t.wall for t in al], [t.wall for t in bare], WALL_TARGET)
     cpu_ratio = compare("cpu", [t.cpu for t in al], [t.cpu for t in bare], CPU_TARGET)
+    print(f"  orphans the bench reaped (counted in cpu): agentlaunch {sum(t.orphans for t in al)},"
+          f" bare claude {sum(t.orphans for t in bare)}" + (f", plain {sum(t.orphans for t in plain)}" if plain else ""))
     print(f"  python -c pass      : {python_start:.3f}s")
     print(f"  import agentlaunch.cli.run: {imports - python_start:.3f}s more")
     if floor:

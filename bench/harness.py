@@ -9,8 +9,10 @@ returns its wall time and the user+sys CPU of its whole process tree.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
+import signal
 import statistics
 import subprocess
 import sys
@@ -78,10 +80,54 @@ def sealed_env(tmp: Path, api_url: str) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Timed:
-    """One run: wall seconds, and user+sys CPU seconds of the process and every descendant it waited for."""
+    """One run: wall seconds, user+sys CPU seconds of the process and every descendant (its orphans included), and
+    how many orphans it left for the bench to reap."""
 
     wall: float
     cpu: float
+    orphans: int = 0
+
+
+def become_subreaper() -> bool:
+    """Make this process the one an orphan of its descendants goes to (Linux ``PR_SET_CHILD_SUBREAPER``)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    return bool(ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0)
+
+
+_subreaper = False
+ORPHAN_WAIT = 30.0  # seconds a run's orphans get to end before they are killed (and the bench says so)
+
+
+def own_children() -> set[int]:
+    """This process's children now (``/proc/self/task/*/children``; empty where there is no such file)."""
+    found: set[int] = set()
+    for task in Path("/proc/self/task").glob("*/children"):
+        try:
+            found.update(int(pid) for pid in task.read_text().split())
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def reap_orphans(before: set[int]) -> int:
+    """Wait for every child that was not there ``before`` (a run's orphans, which came back to this subreaper),
+    and for theirs in turn; kill what is still running after ``ORPHAN_WAIT`` seconds. Returns how many ended."""
+    ended = 0
+    deadline = time.monotonic() + ORPHAN_WAIT
+    while left := own_children() - before:
+        late = time.monotonic() > deadline
+        for pid in left:
+            if late:
+                print(f"bench: pid {pid}, left by a run, still ran after {ORPHAN_WAIT:.0f} s: killed", file=sys.stderr)
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                ended += os.waitpid(pid, 0 if late else os.WNOHANG)[0] == pid
+        time.sleep(0.002)
+    return ended
 
 
 def children_cpu() -> float:
@@ -95,19 +141,29 @@ def run_timed(argv: Sequence[str], env: dict[str, str], cwd: Path, stdin: bytes 
 
     The CPU figure is the growth of RUSAGE_CHILDREN across the run: the
     process and every descendant reaped inside its tree (agentlaunch waits for
-    the CLI it starts, the CLI for its own helpers), so both sides of a
-    comparison count their whole tree alike.
+    the CLI it starts, the CLI for its own helpers), and every process the run
+    left behind. A CLI may leave an orphan (``codex exec`` leaves a ``git``
+    that asks github.com for Codex's plugins, about 11 ms of CPU): agentlaunch,
+    a subreaper, reaps it and so counts it, while a bare CLI's orphan went to
+    init, uncounted. So the bench is a subreaper too (:func:`become_subreaper`)
+    and waits here for what a run left (:func:`reap_orphans`): both sides of a
+    comparison count their whole tree alike. The wall time ends with the
+    command itself.
     """
+    global _subreaper
+    _subreaper = _subreaper or become_subreaper()  # once, before the first run: a bench that never times one is none
+    before = own_children()
     cpu0 = children_cpu()
     start = time.perf_counter()
     feed: dict[str, object] = {"stdin": subprocess.DEVNULL} if stdin is None else {"input": stdin}
     done = subprocess.run(list(argv), env=env, cwd=cwd, capture_output=True, timeout=120, **feed)  # type: ignore[call-overload]
     elapsed = time.perf_counter() - start
+    orphans = reap_orphans(before) if _subreaper else 0
     cpu = children_cpu() - cpu0
     if done.returncode != 0:
         sys.stderr.write(done.stderr.decode("utf-8", "replace"))
         raise SystemExit(f"{list(argv)[:3]} failed with exit code {done.returncode}")
-    return Timed(elapsed, cpu)
+    return Timed(elapsed, cpu, orphans)
 
 
 def spread(values: Sequence[float]) -> str:
