@@ -86,3 +86,12 @@ def test_a_native_claude_launch_imports_none_of_codexs_app_server_route() -> Non
              "agentlaunch.providers.native.unix_websocket", "agentlaunch.providers.native.codex_remote"}  # fmt: skip
     assert loaded_of(modules, codex) == []
     assert loaded_of([*modules, "agentlaunch.launch.native_remote"], codex) == sorted(codex)  # the check sees them
+
+
+def test_what_runs_before_the_early_starts_spawn_imports_no_typing() -> None:
+    """The entry point and the early starts (headless, interface, app-server) run before the CLI is spawned: typing
+    (about 4 ms) and agentlaunch.errors (an IntEnum) wait until after it; the full launch imports them then."""
+    early = ["agentlaunch.entry", "agentlaunch.launch.prespawn", "agentlaunch.launch.early_interface",
+             "agentlaunch.launch.early_appserver", "agentlaunch.launch.early_turn"]  # fmt: skip
+    assert loaded_of(early, {"typing", "agentlaunch.errors", "dataclasses"}) == []
+    assert loaded_of([*early, "agentlaunch.cli.run_lean"], {"typing", "agentlaunch.errors"}) == ["agentlaunch.errors", "typing"]

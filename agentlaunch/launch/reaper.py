@@ -42,7 +42,6 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import NamedTuple
 
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_PDEATHSIG = 1
@@ -97,12 +96,26 @@ def dies_with_parent(sig: int) -> Callable[[], None] | None:
     return set_signal
 
 
-class Proc(NamedTuple):
-    pid: int
-    ppid: int
-    pgid: int
-    sid: int
-    zombie: bool
+class Proc:
+    """One process as /proc tells it (a plain class: this module loads before the early start's spawn, without
+    typing's NamedTuple)."""
+
+    __slots__ = ("pid", "ppid", "pgid", "sid", "zombie")
+
+    def __init__(self, pid: int, ppid: int, pgid: int, sid: int, zombie: bool) -> None:
+        self.pid, self.ppid, self.pgid, self.sid, self.zombie = pid, ppid, pgid, sid, zombie
+
+    def _key(self) -> tuple[int, int, int, int, bool]:
+        return (self.pid, self.ppid, self.pgid, self.sid, self.zombie)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Proc) and other._key() == self._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Proc(pid={self.pid}, ppid={self.ppid}, pgid={self.pgid}, sid={self.sid}, zombie={self.zombie})"
 
 
 def _stat(pid: int) -> Proc | None:

@@ -31,9 +31,10 @@ import tty
 from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
 
-from agentlaunch.errors import ProviderMissing
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (about 4 ms before the early start's spawn)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_LINE = 64 * 1024 * 1024  # a longer line is dropped (and reported), never held
 READ_SIZE = 65536
@@ -41,8 +42,23 @@ READS_PER_WAKE = 16  # chunks read per readable event before the loop looks at i
 EOF = None  # what next_line returns once the child's output has ended
 
 
-class LongLineDropped(NamedTuple):  # not a dataclass: this module loads before the CLI is prespawned
-    size: int
+class LongLineDropped:
+    """A line longer than ``MAX_LINE`` that was dropped, by its size (a plain class: this module loads before the early
+    start's spawn, without dataclasses or typing)."""
+
+    __slots__ = ("size",)
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LongLineDropped) and other.size == self.size
+
+    def __hash__(self) -> int:
+        return hash((LongLineDropped, self.size))
+
+    def __repr__(self) -> str:
+        return f"LongLineDropped(size={self.size})"
 
 
 Line = str | LongLineDropped
@@ -172,10 +188,14 @@ class Child:
                 preexec_fn=become_tty_owner,
             )
         except FileNotFoundError:
+            from agentlaunch.errors import ProviderMissing  # its IntEnum: not before the early start's spawn
+
             os.close(master)
             os.close(slave)
             raise ProviderMissing(f"{argv[0]}: provider CLI not found") from None
         except PermissionError:
+            from agentlaunch.errors import ProviderMissing
+
             os.close(master)
             os.close(slave)
             raise ProviderMissing(f"{argv[0]}: provider CLI is not executable") from None
