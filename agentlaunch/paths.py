@@ -91,8 +91,12 @@ def package_data(name: str) -> Path:
     In a wheel the folders live inside the package (``agentlaunch/_data``);
     in a source checkout they sit at the repository's top level.
     """
-    here = Path(__file__).resolve().parent
-    installed = here / "_data" / name
-    if installed.is_dir():
-        return installed
-    return here.parent / name
+    found = _package_data.get(name)
+    if found is None:  # resolved once a process (a launch asks for the templates two or three times)
+        here = Path(__file__).resolve().parent
+        installed = here / "_data" / name
+        found = _package_data[name] = installed if installed.is_dir() else here.parent / name
+    return found
+
+
+_package_data: dict[str, Path] = {}

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +16,7 @@ import pytest
 
 from agentlaunch import paths
 from agentlaunch.launch.loop import Loop
+from agentlaunch.live import status as status_module
 from agentlaunch.live.status import StatusWriter, line_for, one_line, process_running, read_records, status_dir
 from tests.helpers import run_cli, run_cli_inprocess, wait_for
 
@@ -141,6 +144,25 @@ def test_writer_does_not_write_again_a_record_the_file_already_holds(tmp_path: P
     assert writer.writes == 2 and json.loads(writer.path.read_text())["calls"] == 4
     writer.close()
     assert not writer.path.exists()
+
+
+def test_writer_makes_its_folders_once_and_again_when_they_went(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The folders are made (and tightened to 0700) before the first write only, not before each of a session's
+    writes; a folder removed since is made again and the record still written."""
+    made: list[Path] = []
+    real = status_module.private_dir
+    monkeypatch.setattr(status_module, "private_dir", lambda path: made.append(path) or real(path))
+    clock = FakeClock()
+    writer = StatusWriter(tmp_path / "state" / "status", interval=0.5, clock=clock, pane_title=False)
+    for state in ("starting", "thinking", "waiting"):
+        clock.now += 1
+        writer.update(record(state=state))
+    assert writer.writes == 3 and made == [tmp_path / "state", tmp_path / "state" / "status"]
+    shutil.rmtree(tmp_path / "state")
+    clock.now += 1
+    writer.update(record(state="thinking"))
+    assert writer.writes == 4 and json.loads(writer.path.read_text())["state"] == "thinking"
+    assert len(made) == 4 and stat.S_IMODE((tmp_path / "state" / "status").stat().st_mode) == 0o700
 
 
 def test_writer_close_flushes_then_removes_the_record(tmp_path: Path) -> None:

@@ -182,6 +182,7 @@ class StatusWriter:
         self._tmux = which("tmux") if self.pane else None
         self._pending: dict[str, Any] | None = None
         self._written: dict[str, Any] | None = None  # the record the file holds
+        self._dir_made = False  # the folders made and tightened once (not before each of a session's writes)
         self._last_write: float | None = None
         self._last_state: str | None = None
         self._last_control: str | None = None
@@ -256,15 +257,24 @@ class StatusWriter:
             return
         # The status file is a convenience: a full disk must never end the session.
         with contextlib.suppress(OSError):
-            # Private (0700 folders, a 0600 file): a record names the working directory, the title and the cost.
-            private_dir(self.directory.parent)
-            private_dir(self.directory)
             data = (json.dumps(record, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
-            write_atomic(self.path, data, mode=PRIVATE_FILE_MODE, durable=False)  # what is now: no fsync to wait for
+            try:
+                if not self._dir_made:
+                    self._make_dir()
+                write_atomic(self.path, data, mode=PRIVATE_FILE_MODE, durable=False)  # what is now: no fsync to wait for
+            except FileNotFoundError:  # the folder went since (a user's cleanup): made again, then written
+                self._make_dir()
+                write_atomic(self.path, data, mode=PRIVATE_FILE_MODE, durable=False)
             self.writes += 1
             self._written = record
         session = record.get("session_id")
         self._set_pane_title(one_line(record, warmth=False), cache_expiry(record), session if isinstance(session, str) else "")
+
+    def _make_dir(self) -> None:
+        """Private (0700 folders, a 0600 file): a record names the working directory, the title and the cost."""
+        private_dir(self.directory.parent)
+        private_dir(self.directory)
+        self._dir_made = True
 
     def _set_pane_title(self, title: str, expiry: str = "", session: str = "") -> None:
         """The pane's title, the cache's expiry (epoch seconds, "" for none) and the session's id in one tmux call.
