@@ -175,15 +175,19 @@ def main() -> int:
             late_env = {**env, "AGENTLAUNCH_NO_PRESPAWN": "1"}
             earlier: list[Timed] = []
             as_user: list[Timed] = []
+            # The other checkout keeps its plans and `run`'s option table in a state folder of its own: the table is
+            # stamped with the files that define `run` (their mtimes differ between checkouts), so in one folder
+            # each side's launch would replace the other's table and neither would ever start its CLI early.
+            before_env = {**env, "AGENTLAUNCH_STATE_DIR": str(tmp / "state-before")}
             if args.before:
-                run_timed(al_argv, env, args.before)  # its warm-up: its bytecode, its plan and option table
+                run_timed(al_argv, before_env, args.before)  # its warm-up: its bytecode, its plan and option table
             for i in range(args.runs):
                 ours.append(run_timed(al_argv, env, REPO))
                 bare.append(bare_run())
                 if args.no_early:
                     late.append(run_timed(al_argv, late_env, REPO))
                 if args.before:
-                    earlier.append(run_timed(al_argv, env, args.before))
+                    earlier.append(run_timed(al_argv, before_env, args.before))
                 if args.user_bare:
                     as_user.append(bare_run(user_env))
                 print(f"pair {i + 1:2d}: agentlaunch {ours[-1].wall:.3f}s cpu {ours[-1].cpu:.3f}s"

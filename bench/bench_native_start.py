@@ -156,8 +156,12 @@ def main() -> int:
                 return [a.replace(sid, new) for a in bare_argv]
 
             until_echo(fresh(), bare_env, bare_cwd)
+            # The other checkout keeps its plans and `run`'s option table in a state folder of its own: the table is
+            # stamped with the files that define `run` (their mtimes differ between checkouts), so in one folder
+            # each side's launch would replace the other's table and neither would ever start its CLI early.
+            before_env = {**env, "AGENTLAUNCH_STATE_DIR": str(root / "state-before")}
             if args.before:
-                until_echo(al_argv, env, args.before)  # its warm-up: its bytecode and its plan
+                until_echo(al_argv, before_env, args.before)  # its warm-up: its bytecode and its plan
             ours: list[float] = []
             bare: list[float] = []
             memory: list[tuple[float, float, float]] = []
@@ -169,7 +173,7 @@ def main() -> int:
                 memory.append(used)
                 bare.append(until_echo(fresh(), bare_env, bare_cwd)[0])
                 if args.before:
-                    elapsed, used = until_echo(al_argv, env, args.before)
+                    elapsed, used = until_echo(al_argv, before_env, args.before)
                     earlier.append(elapsed)
                     earlier_memory.append(used)
                 print(f"pair {i + 1:2d}: agentlaunch {ours[-1]:.3f}s · claude {bare[-1]:.3f}s"
