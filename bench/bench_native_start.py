@@ -7,7 +7,8 @@ Both sides run on a PTY (pexpect, 120x40, echo off as a shell's raw line
 editor leaves it) read through a pyte screen, against the same fake Anthropic
 API, in the same seeded throwaway HOME. The clock starts at the spawn; as soon
 as the screen shows Claude Code's prompt (``❯``) one key is typed, and the
-clock stops when the prompt line shows it. The bare side's argv, environment
+clock stops when the prompt line shows it (the two parts, until the prompt and
+the key to its echo, are printed too). The bare side's argv, environment
 and working directory are those of the CLI agentlaunch started in the warm-up
 (read from ``/proc``), with a fresh session id each run (the startup message
 is the CLI's first prompt on both sides). Runs alternate so machine load hits
@@ -43,6 +44,7 @@ from agentlaunch.fakeapi.anthropic import FakeAnthropic  # noqa: E402
 from tests.support.claude_tui import Screen, seed_home, tui_env  # noqa: E402
 
 TARGET = 1.10
+PROMPT_SEEN: list[float] = []  # seconds from each spawn until the prompt showed (the key is typed then)
 ECHOED = re.compile(r"^\s*❯\s*x\s*$", re.MULTILINE)
 
 
@@ -77,6 +79,7 @@ def until_echo(argv: list[str], env: dict[str, str], cwd: Path, timeout: float =
         if not typed and "❯" in text:
             child.send("x")
             typed = True
+            PROMPT_SEEN.append(time.perf_counter() - started)
         if typed and ECHOED.search(text):
             elapsed = time.perf_counter() - started
             memory = (*memory_mb(child.pid), cpu_ms(child.pid))
@@ -167,11 +170,14 @@ def main() -> int:
             memory: list[tuple[float, float, float]] = []
             earlier: list[float] = []
             earlier_memory: list[tuple[float, float, float]] = []
+            prompts: dict[str, list[float]] = {"ours": [], "bare": []}
             for i in range(args.runs):
                 elapsed, used = until_echo(al_argv, env, REPO)
                 ours.append(elapsed)
                 memory.append(used)
+                prompts["ours"].append(PROMPT_SEEN[-1])
                 bare.append(until_echo(fresh(), bare_env, bare_cwd)[0])
+                prompts["bare"].append(PROMPT_SEEN[-1])
                 if args.before:
                     elapsed, used = until_echo(al_argv, before_env, args.before)
                     earlier.append(elapsed)
@@ -185,6 +191,9 @@ def main() -> int:
     print(f"  bare claude, same argv  : {spread(bare)} s   overhead {median(ours) - median(bare):+.3f}s")
     print(f"  ratio                   : {ratio:.3f}  target <= {TARGET:.2f} {'ok' if ratio <= TARGET else 'MISSED'}")
     print(f"  per-pair ratios         : middle half {q1:.3f} .. {q3:.3f}")
+    for side, seen, total in (("agentlaunch", prompts["ours"], ours), ("bare claude", prompts["bare"], bare)):
+        print(f"  {side:11s} until the prompt {median(seen):.3f} s, the key to its echo"
+              f" {median(t - p for t, p in zip(total, seen, strict=True)):.3f} s (medians)")
     rss, uss = median(m[0] for m in memory), median(m[1] for m in memory)
     print(f"  agentlaunch's memory once the CLI is up: RSS {rss:.1f} MB, USS {uss:.1f} MB (targets 32 / 20 MB)")
     print(f"  agentlaunch's own CPU by the echo: {median(m[2] for m in memory):.1f} ms (the CLI not included)")
