@@ -33,10 +33,23 @@ def pid_alive(pid: object) -> bool:
     return True
 
 
-def _stat_fields(pid: int) -> list[str] | None:
+def proc_text(path: str) -> str:
+    """A ``/proc`` file's text, read with plain system calls (no pathlib, no text wrapper: the reaper reads a few
+    dozen of these at each turn's end); OSError as ``open`` raises it."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:  # no pathlib: `status` reads this
-            stat = fh.read()
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def stat_fields(pid: int | str) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (the state first); None when it cannot be read."""
+    try:
+        stat = proc_text(f"/proc/{pid}/stat")
     except OSError:
         return None
     # The command name (field 2) may hold spaces and parentheses: split after its closing one.
@@ -47,7 +60,7 @@ def process_start(pid: object) -> str | None:
     """The kernel's start time of ``pid`` (Linux ``/proc``), to tell a reused pid from ours; None elsewhere."""
     if not valid_pid(pid):
         return None
-    fields = _stat_fields(pid)  # type: ignore[arg-type]
+    fields = stat_fields(pid)  # type: ignore[arg-type]
     return fields[19] if fields is not None and len(fields) > 19 else None
 
 
@@ -55,7 +68,7 @@ def process_running(pid: object) -> bool:
     """``pid`` exists and is not a zombie (an exited child its parent has not reaped yet)."""
     if not pid_alive(pid):
         return False
-    fields = _stat_fields(pid)  # type: ignore[arg-type]
+    fields = stat_fields(pid)  # type: ignore[arg-type]
     if fields is None:
         return True  # no /proc (macOS): trust kill(pid, 0)
     return not fields or fields[0] != "Z"

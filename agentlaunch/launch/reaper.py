@@ -41,11 +41,12 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Iterable
-from pathlib import Path
+
+from agentlaunch.processes import proc_text, stat_fields
 
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_PDEATHSIG = 1
-PROC = Path("/proc")
+PROC = "/proc"
 GRACE = 1.0  # seconds a leftover gets to end on SIGTERM before SIGKILL
 TREE_WALKS = 4  # tree walks that must end in two that agree before the whole /proc is read instead
 
@@ -119,12 +120,9 @@ class Proc:
 
 
 def _stat(pid: int) -> Proc | None:
-    try:
-        text = (PROC / str(pid) / "stat").read_text()
-    except OSError:
+    fields = stat_fields(pid)
+    if fields is None:
         return None
-    # The command (field 2) may hold spaces and parentheses: split after its last ")".
-    fields = text[text.rfind(")") + 2 :].split()
     try:
         return Proc(pid, int(fields[1]), int(fields[2]), int(fields[3]), fields[0] == "Z")
     except (IndexError, ValueError):
@@ -154,16 +152,17 @@ def children_of(pid: int | str) -> set[int] | None:
 
     A process that is gone has no children ({}).
     """
+    task = f"{PROC}/{pid}/task"
     try:
-        tasks = os.listdir(PROC / str(pid) / "task")
+        tasks = os.listdir(task)
     except OSError:
         return set()
     found: set[int] = set()
     for tid in tasks:
         try:
-            found |= {int(kid) for kid in (PROC / str(pid) / "task" / tid / "children").read_text().split()}
+            found.update(int(kid) for kid in proc_text(f"{task}/{tid}/children").split())
         except FileNotFoundError:
-            if (PROC / str(pid) / "task" / tid).exists():
+            if os.path.exists(f"{task}/{tid}"):
                 return None  # no CONFIG_PROC_CHILDREN: the thread is there, its children file is not
         except (OSError, ValueError):
             pass  # the thread ended while read: its children went to a sibling thread (the next walk sees them)
