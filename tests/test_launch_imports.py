@@ -55,13 +55,18 @@ def test_remove_tree_removes_a_folder_and_ignores_a_missing_one_when_told(tmp_pa
         raise AssertionError("a missing folder is an error unless ignored")
 
 
-def loaded_of(modules: list[str], wanted: set[str]) -> list[str]:
+REPO = Path(__file__).resolve().parent.parent
+
+
+def loaded_of(modules: list[str], wanted: set[str], *, no_site: bool = False) -> list[str]:
     """Which of ``wanted`` importing ``modules`` loads into a fresh interpreter (not what it held at its start: the
-    system Python here loads ``shutil`` itself, from a ``.pth`` file in its site-packages)."""
-    script = (f"import sys\nheld = set(sys.modules)\nfor m in {modules!r}: __import__(m)\n"
-              f"print(sorted({wanted!r} & (set(sys.modules) - held)))")  # fmt: skip
-    done = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True, timeout=60,
-                          cwd=Path(__file__).resolve().parent.parent)  # fmt: skip
+    system Python here loads ``shutil`` and ``typing`` itself, from ``.pth`` files in its site-packages).
+    ``no_site``: an interpreter without ``site`` (``-S``), the checkout first on its path, which holds none of
+    those at its start: for modules that import nothing outside the standard library."""
+    script = (f"import sys\nsys.path.insert(0, {str(REPO)!r})\nheld = set(sys.modules)\n"
+              f"for m in {modules!r}: __import__(m)\nprint(sorted({wanted!r} & (set(sys.modules) - held)))")  # fmt: skip
+    flags = ["-I", "-S"] if no_site else ["-I"]
+    done = subprocess.run([sys.executable, *flags, "-c", script], capture_output=True, text=True, timeout=60, cwd=REPO)
     assert done.returncode == 0, done.stderr
     return list(ast.literal_eval(done.stdout.strip()))
 
@@ -93,5 +98,6 @@ def test_what_runs_before_the_early_starts_spawn_imports_no_typing() -> None:
     (about 4 ms) and agentlaunch.errors (an IntEnum) wait until after it; the full launch imports them then."""
     early = ["agentlaunch.entry", "agentlaunch.launch.prespawn", "agentlaunch.launch.early_interface",
              "agentlaunch.launch.early_appserver", "agentlaunch.launch.early_turn"]  # fmt: skip
-    assert loaded_of(early, {"typing", "agentlaunch.errors", "dataclasses"}) == []
-    assert loaded_of([*early, "agentlaunch.cli.run_lean"], {"typing", "agentlaunch.errors"}) == ["agentlaunch.errors", "typing"]
+    assert loaded_of(early, {"typing", "agentlaunch.errors", "dataclasses"}, no_site=True) == []
+    control = [*early, "agentlaunch.launch.identity", "agentlaunch.launch.control"]  # stdlib only, and typing
+    assert loaded_of(control, {"typing", "agentlaunch.errors"}, no_site=True) == ["agentlaunch.errors", "typing"]
