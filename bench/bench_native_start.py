@@ -19,6 +19,12 @@ not included) at the moment the key echoed (targets 32 MB and 20 MB).
 ``--before CHECKOUT`` adds a third side to each round: the same launch run from
 another checkout of agentlaunch (e.g. ``main`` before a change), so a change is
 measured against the code before it in the same rounds.
+
+``--floor MS`` adds two sides: a Python that execs the bare CLI at once (no
+Python launcher starts it sooner), and one that waits MS milliseconds first
+(the early start's latency before its spawn, none of its CPU). What separates
+the second from agentlaunch is what agentlaunch does beside the CLI's start
+(on a 2-core machine its CPU competes with the CLI's).
 """
 
 from __future__ import annotations
@@ -122,6 +128,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15, help="counted alternating pairs (default 15)")
     parser.add_argument("--before", type=Path, help="a third side: the same launch from this checkout of agentlaunch")
+    parser.add_argument(
+        "--floor", type=float, metavar="MS",
+        help="two more sides: a Python that execs the bare CLI at once, and one that waits MS milliseconds first (the"
+        " early start's latency before its spawn, without its CPU): what is left of agentlaunch's gap is its work"
+        " beside the CLI's start",
+    )  # fmt: skip
     args = parser.parse_args()
     if args.runs < 2:
         parser.error("--runs must be at least 2")
@@ -171,6 +183,11 @@ def main() -> int:
             earlier: list[float] = []
             earlier_memory: list[tuple[float, float, float]] = []
             prompts: dict[str, list[float]] = {"ours": [], "bare": []}
+            floors: dict[str, list[float]] = {}
+            if args.floor is not None:
+                floors = {"python, exec": [], f"python, {args.floor:g} ms, exec": []}
+                for _ in range(2):  # warm-up: the interpreter's files
+                    until_echo(exec_after(0, fresh()), bare_env, bare_cwd)
             for i in range(args.runs):
                 elapsed, used = until_echo(al_argv, env, REPO)
                 ours.append(elapsed)
@@ -182,6 +199,8 @@ def main() -> int:
                     elapsed, used = until_echo(al_argv, before_env, args.before)
                     earlier.append(elapsed)
                     earlier_memory.append(used)
+                for times, wait in zip(floors.values(), (0.0, args.floor or 0.0), strict=False):
+                    times.append(until_echo(exec_after(wait, fresh()), bare_env, bare_cwd)[0])
                 print(f"pair {i + 1:2d}: agentlaunch {ours[-1]:.3f}s · claude {bare[-1]:.3f}s"
                       + (f" · before {earlier[-1]:.3f}s" if earlier else ""), flush=True)  # fmt: skip
     ratio = median(ours) / median(bare)
@@ -204,8 +223,16 @@ def main() -> int:
         rss, uss = median(m[0] for m in earlier_memory), median(m[1] for m in earlier_memory)
         print(f"  before's memory         : RSS {rss:.1f} MB, USS {uss:.1f} MB; its CPU by the echo"
               f" {median(m[2] for m in earlier_memory):.1f} ms")  # fmt: skip
+    for side, times in floors.items():
+        print(f"  {side + ':':24s}{spread(times)} s, ratio to bare {median(times) / median(bare):.3f}")
     print(f"  load average            : {os.getloadavg()[0]:.2f}")
     return 0
+
+
+def exec_after(wait_ms: float, argv: list[str]) -> list[str]:
+    """A Python that waits ``wait_ms`` milliseconds, then replaces itself with ``argv`` (on the same terminal)."""
+    return [sys.executable, "-c", f"import os, sys, time; time.sleep({wait_ms / 1000!r}); os.execv(sys.argv[1], sys.argv[1:])",
+            *argv]  # fmt: skip
 
 
 if __name__ == "__main__":
