@@ -35,7 +35,8 @@ def pid_alive(pid: object) -> bool:
 
 def proc_text(path: str) -> str:
     """A ``/proc`` file's text, read with plain system calls (no pathlib, no text wrapper: the reaper reads a few
-    dozen of these at each turn's end); OSError as ``open`` raises it."""
+    dozen of these at each turn's end); OSError as ``open`` raises it. Not ``fsutil.read_regular``: its guards (a
+    FIFO swapped in, a size limit) do not apply to ``/proc``, and its two stats made a tree walk 1.5 ms, not 0.9."""
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
         chunks = []

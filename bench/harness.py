@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import resource
+import select
 import signal
 import statistics
 import subprocess
@@ -28,6 +29,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from agentlaunch.fakeapi.anthropic import claude_env  # noqa: E402
+from agentlaunch.launch.reaper import become_subreaper, own_children  # noqa: E402
 
 FALLBACK_CLAUDE = Path("/tmp/al-clis/node_modules/.bin/claude")
 MODEL = "claude-sonnet-4-5"
@@ -88,28 +90,7 @@ class Timed:
     orphans: int = 0
 
 
-def become_subreaper() -> bool:
-    """Make this process the one an orphan of its descendants goes to (Linux ``PR_SET_CHILD_SUBREAPER``)."""
-    if not sys.platform.startswith("linux"):
-        return False
-    import ctypes
-
-    return bool(ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0)
-
-
-_subreaper = False
 ORPHAN_WAIT = 30.0  # seconds a run's orphans get to end before they are killed (and the bench says so)
-
-
-def own_children() -> set[int]:
-    """This process's children now (``/proc/self/task/*/children``; empty where there is no such file)."""
-    found: set[int] = set()
-    for task in Path("/proc/self/task").glob("*/children"):
-        try:
-            found.update(int(pid) for pid in task.read_text().split())
-        except (OSError, ValueError):
-            continue
-    return found
 
 
 def reap_orphans(before: set[int]) -> int:
@@ -118,16 +99,26 @@ def reap_orphans(before: set[int]) -> int:
     ended = 0
     deadline = time.monotonic() + ORPHAN_WAIT
     while left := own_children() - before:
-        late = time.monotonic() > deadline
         for pid in left:
-            if late:
+            if not ended_within(pid, deadline - time.monotonic()):
                 print(f"bench: pid {pid}, left by a run, still ran after {ORPHAN_WAIT:.0f} s: killed", file=sys.stderr)
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
             with contextlib.suppress(ChildProcessError):
-                ended += os.waitpid(pid, 0 if late else os.WNOHANG)[0] == pid
-        time.sleep(0.002)
+                ended += os.waitpid(pid, 0)[0] == pid
     return ended
+
+
+def ended_within(pid: int, timeout: float) -> bool:
+    """``pid`` has exited (a zombie counts) or exits within ``timeout`` seconds (its pidfd becomes readable)."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        return bool(select.select([fd], [], [], max(timeout, 0.0))[0])
+    finally:
+        os.close(fd)
 
 
 def children_cpu() -> float:
@@ -150,15 +141,14 @@ def run_timed(argv: Sequence[str], env: dict[str, str], cwd: Path, stdin: bytes 
     comparison count their whole tree alike. The wall time ends with the
     command itself.
     """
-    global _subreaper
-    _subreaper = _subreaper or become_subreaper()  # once, before the first run: a bench that never times one is none
+    subreaper = become_subreaper()  # made at the first run (later calls only say so): a bench that times none is none
     before = own_children()
     cpu0 = children_cpu()
     start = time.perf_counter()
     feed: dict[str, object] = {"stdin": subprocess.DEVNULL} if stdin is None else {"input": stdin}
     done = subprocess.run(list(argv), env=env, cwd=cwd, capture_output=True, timeout=120, **feed)  # type: ignore[call-overload]
     elapsed = time.perf_counter() - start
-    orphans = reap_orphans(before) if _subreaper else 0
+    orphans = reap_orphans(before) if subreaper else 0
     cpu = children_cpu() - cpu0
     if done.returncode != 0:
         sys.stderr.write(done.stderr.decode("utf-8", "replace"))

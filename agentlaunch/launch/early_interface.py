@@ -84,13 +84,14 @@ class EarlyInterface(Prespawned):
         runtime, sockets, listener = self.runtime, self.sockets, self.listener
         assert runtime is not None
         self.runtime, self.sockets, self.listener = None, {}, None
-        def whole(sock: _socket.socket) -> socket.socket:
-            made = socket.socket(fileno=sock.detach())
-            made.setblocking(False)  # as it was made (a socket made from a descriptor starts out blocking)
-            return made
 
-        made = {path: whole(sock) for path, sock in sockets.items()}
-        return runtime, made, (whole(listener[0]), listener[1]) if listener is not None else None
+        def whole(sock: _socket.socket) -> socket.socket:
+            wrapped = socket.socket(fileno=sock.detach())
+            wrapped.setblocking(False)  # as it was made (a socket made from a descriptor starts out blocking)
+            return wrapped
+
+        bound = {path: whole(sock) for path, sock in sockets.items()}
+        return runtime, bound, (whole(listener[0]), listener[1]) if listener is not None else None
 
     def release(self) -> None:
         for sock in self.sockets.values():
