@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from agentlaunch.launch.native import NOT_READY
 from tests.helpers import run_cli_inprocess, turn_over, wait_for, write_agent
 from tests.test_native_relay import FAKE_TUI, env_with, ready, spawn
 
@@ -51,6 +52,32 @@ def test_a_cli_that_never_reports_is_starting_then_asking_with_the_reason(
         first = wait_for(lambda: record("tui").get("state"), timeout=30, what="the status record")
         assert first in ("starting", "asking")
         wait_for(lambda: record("tui").get("state") == "asking", timeout=30, what="asking after ready_timeout")
+    finally:
+        child.terminate(force=True)
+
+
+def test_a_cli_still_busy_starting_past_ready_timeout_is_starting_and_asking_once_it_sits_idle(
+    agents_dir: Path,
+    tui_agent: str,
+    ready_timeout: Path,
+    tmp_path: Path,
+) -> None:
+    # A loaded machine: the CLI spins on the CPU for 6 s (three times ready_timeout) before it draws anything, then
+    # sits on its screen without reporting. Before: asking at 2 s, while it was still starting.
+    done = tmp_path / "busy-done"
+    child = spawn(agents_dir, env=env_with(FAKE_TUI_BUSY_START="6", FAKE_TUI_BUSY_DONE=str(done)))
+    try:
+        states = []
+        while not done.exists():
+            state = record("tui").get("state")
+            if state == "asking" and not done.exists():
+                raise AssertionError(f"asking while the CLI was still busy starting (states seen: {states})")
+            if not states or states[-1] != state:
+                states.append(state)  # each change once
+        assert "starting" in states, states
+        ready(child)
+        wait_for(lambda: record("tui").get("state") == "asking", timeout=30, what="asking once the CLI sat idle")
+        assert record("tui").get("state_reason") == NOT_READY
     finally:
         child.terminate(force=True)
 

@@ -30,7 +30,7 @@ from agentlaunch import runtime_dirs
 from agentlaunch.errors import AgentlaunchError, ExitCode, ProviderMissing, UsageError
 from agentlaunch.events import CallUsage, SessionStarted, Text, TextDelta, TurnEnd
 from agentlaunch.fsutil import remove_tree
-from agentlaunch.launch import early_interface, prespawn
+from agentlaunch.launch import cli_activity, early_interface, prespawn
 from agentlaunch.launch.answer import Figures, TurnAnswer
 from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest, close_control, launch_busy, open_control
 from agentlaunch.launch.early_appserver import EarlyAppServer
@@ -66,6 +66,7 @@ interface did not take as a message (a menu took the Enter, a command ran) never
 COMMAND_MIN = 2.0  # seconds a sent command is given to open a turn (a custom command is a prompt) before it may be done
 COMMAND_QUIET = 1.0  # seconds without output from the CLI after which a sent command's output has settled
 COMMAND_WAIT = 10.0  # seconds after which a sent command is done even if the CLI still draws (a spinner, a clock)
+BUSY_LOOK = 1.0  # seconds between two looks at a CLI silent past ready_timeout, while it is still busy starting
 NOT_READY = "the CLI waits on its own screen: it has not reported that it is up"
 """Why a CLI that reported nothing within the launch's ``ready_timeout`` is ``asking`` (a dialog, a login, a trust
 prompt: something only the person at the pane can answer)."""
@@ -137,6 +138,7 @@ class NativeRun:
         self._turn_error: str | None = None  # the turn under way ended on an error (Claude Code's StopFailure)
         self._answering: Timer | None = None  # a turn a sent prompt began is over: its answer is read soon
         self._not_ready: Timer | None = None  # the CLI has not reported yet: asking, once options.ready_timeout is over
+        self._last_look: cli_activity.Activity | None = None  # the silent CLI's tree at the last look past ready_timeout
         self.remote: native_remote.RemoteCodex | None = None  # Codex's interface on agentlaunch's app-server
 
     # -- the run -----------------------------------------------------------------------------
@@ -371,10 +373,18 @@ class NativeRun:
         launch.handle(event)
 
     def _still_starting(self) -> None:
-        """``ready_timeout`` passed with no report from the CLI: it waits on its own screen, for the person."""
+        """``ready_timeout`` passed with no report from the CLI: it waits on its own screen, for the person, unless
+        it is still busy starting (a loaded machine): then it is looked at again a second later."""
         self._not_ready = None
-        if not self._heard and self.launch.state == "starting":
-            self.launch.set_state("asking", reason=NOT_READY)
+        launch = self.launch
+        if self._heard or launch.state != "starting":
+            return
+        now = cli_activity.activity(launch.child.pid) if launch.child is not None else None
+        last, self._last_look = self._last_look, now
+        if cli_activity.still_starting(last, now):
+            self._not_ready = launch.loop.call_later(BUSY_LOOK, self._still_starting)
+            return
+        launch.set_state("asking", reason=NOT_READY)
 
     def _state(self, state: str, reason: str | None = None) -> None:
         launch = self.launch

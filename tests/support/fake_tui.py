@@ -11,6 +11,8 @@ It switches on the alternate screen, mouse reports and bracketed paste (``m``), 
 With ``FAKE_TUI_READ_LATE=SECONDS`` it reads keys that long after they arrive (a CLI busy elsewhere: what is
 typed meanwhile comes in one read); with ``FAKE_TUI_SPIN=1`` as well, it draws a spinner meanwhile.
 With ``FAKE_TUI_STARTS=FILE`` each start appends its pid and argv to FILE as a JSON line.
+With ``FAKE_TUI_BUSY_START=SECONDS`` it first spins on the CPU that long, saying nothing (a CLI slow to start on
+a loaded machine), then creates the file ``FAKE_TUI_BUSY_DONE`` names, if any.
 
 With ``FAKE_TUI_HOOKS=1`` it runs the hooks of the ``--settings`` agentlaunch gives it, as Claude Code
 would: ``SessionStart`` at start (then ``UserPromptSubmit`` and ``Stop`` for a startup message, after
@@ -99,6 +101,12 @@ def main() -> int:
             sys.stdout.flush()
             return 1
         return 0
+    if os.environ.get("FAKE_TUI_BUSY_START"):
+        until = time.monotonic() + float(os.environ["FAKE_TUI_BUSY_START"])
+        while time.monotonic() < until:
+            pass
+        if os.environ.get("FAKE_TUI_BUSY_DONE"):
+            open(os.environ["FAKE_TUI_BUSY_DONE"], "w").close()
     signal.signal(signal.SIGWINCH, on_winch)
     saved = termios.tcgetattr(0)
     tty.setraw(0)
