@@ -194,6 +194,7 @@ class StatusWriter:
         self._timer: Cancellable | None = None
         self._titling: subprocess.Popen[bytes] | None = None  # the tmux process setting the pane's title
         self._next_title: tuple[str, str, str] | None = None  # the title (cache expiry, session) that follows it
+        self._titled: tuple[str, str, str] | None = None  # the last title (cache expiry, session) given to tmux
         self._title_timer: Cancellable | None = None
         self._closed = False
         self.writes = 0
@@ -285,13 +286,17 @@ class StatusWriter:
         """
         if not (self.pane and self._tmux):
             return
+        wanted = (title, expiry, session)
         if self._titling is not None and self._titling.poll() is None:
             # Set once the title on its way is: a few milliseconds, unless tmux is slow.
-            self._next_title = (title, expiry, session)
-            if self._title_timer is None and self.later is not None:
+            self._next_title = None if wanted == self._titled else wanted
+            if self._next_title is not None and self._title_timer is None and self.later is not None:
                 self._title_timer = self.later(TITLE_RETRY, self._title_due)
             return
         self._next_title = None
+        if wanted == self._titled:
+            return  # the pane shows it already: a record whose line did not change costs no tmux call
+        self._titled = wanted
         title = title[:-1] + "\\;" if title.endswith(";") else title  # tmux would end the command there
         expires = ["set-option", "-p", "-t", self.pane, CACHE_EXPIRY_OPTION, expiry] if expiry else [
             "set-option", "-p", "-u", "-t", self.pane, CACHE_EXPIRY_OPTION]  # fmt: skip
