@@ -21,6 +21,7 @@ import sys
 from datetime import UTC, datetime
 
 from agentlaunch.fsutil import read_regular
+from agentlaunch.jsonlite import dumps_indented, loads
 from agentlaunch.processes import same_process, valid_pid
 from agentlaunch.usage import plan_limits
 from agentlaunch.usage.warmth import warmth_text
@@ -305,9 +306,7 @@ def checked_record(data: dict[str, Any]) -> dict[str, Any]:
 def _read_record(path: str) -> dict[str, Any] | None:
     """The record in ``path``, or None when it is gone, not a regular file, too large or not a JSON object."""
     try:
-        import json  # with the records: `status --line` for no agent reads none
-
-        data = json.loads(read_regular(path, RECORD_LIMIT).decode("utf-8"))
+        data = loads(read_regular(path, RECORD_LIMIT).decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return None  # gone (its session just ended), a FIFO, a huge file, not JSON, nested 10,000 deep
     return checked_record(data) if isinstance(data, dict) else None
@@ -389,9 +388,7 @@ class Setup:
 def _setup(path: str) -> Setup | None:
     """The setup record in ``path``: None unless every field has its type (as ``worktree_setup`` parses it)."""
     try:
-        import json
-
-        data = json.loads(read_regular(path, SETUP_LIMIT))
+        data = loads(read_regular(path, SETUP_LIMIT).decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or not all(isinstance(data.get(k), str) for k in ("agent", "worktree", "log")):
@@ -450,7 +447,6 @@ def json_rows(records: list[StatusRecord], dead: Sequence[PaneLike]) -> list[dic
 
 
 def json_text(rows: list[dict[str, Any]]) -> str:
-    """``status --json``'s output (without the final newline ``print`` adds)."""
-    import json
-
-    return json.dumps(rows, indent=2, ensure_ascii=False)
+    """``status --json``'s output (without the final newline ``print`` adds): ``json.dumps(rows, indent=2,
+    ensure_ascii=False)``, without importing json."""
+    return dumps_indented(rows)
