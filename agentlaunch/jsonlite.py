@@ -1,11 +1,12 @@
-"""``json.loads`` and ``json.dumps(value, indent=2, ensure_ascii=False)`` without importing ``json``.
+"""``json.loads``, ``json.dumps`` and ``json.dumps(value, indent=2, ensure_ascii=False)`` without importing ``json``.
 
-``import json`` loads ``re`` and ``enum`` (about 7 ms of CPU on the development machine, a quarter of what
-``status --json`` took). Both are here on ``_json``, the C half of ``json`` that ``json`` itself uses: its
-scanner reads a document, its string encoder writes each string; what is left to Python is the indentation,
-which ``json`` also does in Python (its C encoder takes no ``indent``). A text that is not JSON imports
-``json`` to raise the same error ``json.loads`` raises. ``tests/test_jsonlite.py`` holds the output equal to
-``json``'s for any JSON value (hypothesis).
+``import json`` loads ``re`` and ``enum`` (about 7 ms of CPU on the development machine: a quarter of what
+``status --json`` took, a sixth of what the early start does before its spawn). All three are here on
+``_json``, the C half of ``json`` that ``json`` itself uses: its scanner reads a document, its encoder writes
+one on a line (the call ``json.dumps`` makes), its string encoder writes each string of an indented one, whose
+indentation is left to Python as ``json`` also leaves it (its C encoder takes no ``indent``). A text that is
+not JSON, or a value ``json`` would convert or refuse, goes to ``json`` itself, for the same result or error.
+``tests/test_jsonlite.py`` holds each equal to ``json``'s for any JSON value (hypothesis).
 """
 
 from __future__ import annotations
@@ -33,14 +34,24 @@ try:
 
     _scan: Any = _json.make_scanner(_Decoding())  # type: ignore[arg-type]  # any object with a decoder's attributes
     _string: Any = _json.encode_basestring
+    _ascii: Any = _json.encode_basestring_ascii
+    _encoder: Any = _json.make_encoder
 except ImportError:  # pragma: no cover  # a Python without CPython's _json
-    _scan = _string = None
+    _scan = _string = _ascii = _encoder = None
 
 
-def loads(text: str) -> Any:
-    """``json.loads(text)``: the value, or json's own ``JSONDecodeError`` (a ValueError) for a text that is not JSON."""
-    doc = text.strip(WHITESPACE)
-    if _scan is not None:
+def loads(text: str | bytes) -> Any:
+    """``json.loads(text)``: the value, or json's own ``JSONDecodeError`` (a ValueError) for a text that is not JSON.
+
+    Bytes are read as UTF-8 (what agentlaunch writes); any other encoding json finds in them is json's to read."""
+    if isinstance(text, str):
+        doc = text.strip(WHITESPACE)
+    else:
+        try:
+            doc = text.decode("utf-8").strip(WHITESPACE)
+        except UnicodeDecodeError:
+            doc = ""  # json.loads below: UTF-16 or -32, or its error
+    if _scan is not None and doc:
         try:
             value, end = _scan(doc, 0)
         except (StopIteration, ValueError, SystemError):
@@ -51,6 +62,27 @@ def loads(text: str) -> Any:
     import json
 
     return json.loads(text)
+
+
+def dumps(value: Any, *, sort_keys: bool = False, ensure_ascii: bool = True) -> str:
+    """``json.dumps(value, sort_keys=sort_keys, ensure_ascii=ensure_ascii)``: one line, ``", "`` and ``": "``
+    between items."""
+    if _encoder is not None:
+        # json.encoder.JSONEncoder.iterencode's one-shot call: markers (circular references), default, the
+        # string encoder, indent, key and item separators, sort_keys, skipkeys, allow_nan.
+        strings = _ascii if ensure_ascii else _string
+        encode = _encoder({}, _refuse, strings, None, ": ", ", ", sort_keys, False, True)
+        try:
+            return "".join(encode(value, 0))
+        except _NotPlain:
+            pass  # json says what it makes of the value (a non-string key converted) or why it refuses it
+    import json
+
+    return json.dumps(value, sort_keys=sort_keys, ensure_ascii=ensure_ascii)
+
+
+def _refuse(value: Any) -> Any:
+    raise _NotPlain
 
 
 def dumps_indented(value: Any) -> str:

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentlaunch.jsonlite import dumps_indented, loads
+from agentlaunch.jsonlite import dumps, dumps_indented, loads
 
 REPO = Path(__file__).resolve().parents[1]
 SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text()
@@ -36,10 +36,34 @@ def test_it_writes_what_json_writes(value: Any) -> None:
     assert dumps_indented(value) == json.dumps(value, indent=2, ensure_ascii=False)
 
 
+@given(VALUES, st.booleans(), st.booleans())
+def test_it_writes_one_line_as_json_does(value: Any, sort_keys: bool, ensure_ascii: bool) -> None:
+    assert dumps(value, sort_keys=sort_keys, ensure_ascii=ensure_ascii) == json.dumps(
+        value, sort_keys=sort_keys, ensure_ascii=ensure_ascii
+    )
+
+
 @given(VALUES)
 def test_it_reads_what_json_reads(value: Any) -> None:
     for text in (json.dumps(value), json.dumps(value, indent=2, ensure_ascii=False), f" \n{json.dumps(value)}\t\r\n"):
         assert same(loads(text), json.loads(text))
+
+
+@given(VALUES, st.sampled_from(["utf-8", "utf-8-sig", "utf-16", "utf-32"]))
+def test_bytes_are_read_as_json_reads_them(value: Any, encoding: str) -> None:
+    data = json.dumps(value, ensure_ascii=False).encode(encoding, "surrogatepass")
+    assert same(loads(data), json.loads(data))
+
+
+@given(st.binary())
+def test_any_bytes_are_read_as_json_reads_them_or_refused_with_its_error(data: bytes) -> None:
+    try:
+        expected = json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        with pytest.raises(type(exc)):
+            loads(data)
+    else:
+        assert same(loads(data), expected)
 
 
 @given(st.text())
@@ -65,16 +89,23 @@ def test_what_is_not_json_raises_jsons_own_error(text: str) -> None:
 def test_values_json_converts_or_refuses_are_left_to_json() -> None:
     converted = {1: "a", None: [1.5, (2, 3)], "b": {True: False}}
     assert dumps_indented(converted) == json.dumps(converted, indent=2, ensure_ascii=False)
-    with pytest.raises(TypeError):
+    assert dumps(converted) == json.dumps(converted)
+    with pytest.raises(TypeError, match="not JSON serializable"):
         dumps_indented({"when": object()})
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        dumps({"when": object()})
+    looped: list[Any] = []
+    looped.append(looped)
+    with pytest.raises(ValueError, match="Circular reference"):
+        dumps(looped)
 
 
 def test_reading_and_writing_import_no_json_nor_re() -> None:
     # -S: the system Python's .pth files may load re at its start (tests/test_launch_imports.py).
     code = (
-        f"import sys\nsys.path.insert(0, {str(REPO)!r})\nfrom agentlaunch.jsonlite import dumps_indented, loads\n"
+        f"import sys\nsys.path.insert(0, {str(REPO)!r})\nfrom agentlaunch.jsonlite import dumps, dumps_indented, loads\n"
         "assert loads('{\"a\": [1, 2.5, \"\u00e9\", null, true]}') == {'a': [1, 2.5, '\u00e9', None, True]}\n"
-        "dumps_indented({'a': [1, {'b': 'c'}], 'd': {}})\n"
+        "dumps_indented({'a': [1, {'b': 'c'}], 'd': {}})\ndumps({'a': [1.5, None]}, sort_keys=True)\n"
         "print(sorted(m for m in ('json', 're', 'enum') if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60, cwd=REPO)

@@ -35,14 +35,13 @@ turns it off.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from agentlaunch import runtime_dirs
+from agentlaunch import jsonlite, runtime_dirs
 from agentlaunch.fsutil import read_regular, remove_tree
 from agentlaunch.launch.early_interface import RUNTIME, fill, inputs_hold, keep_plan, started_as, terminal_size
 from agentlaunch.launch.prespawn import CACHE_DIR, Prespawned
@@ -121,7 +120,7 @@ def start(state_dir: Path, key: str) -> EarlyAppServer | None:
     if terminal_size() is None or os.environ.get(ROUTE_ENV) == "direct":
         return None
     try:
-        plan = json.loads(read_regular(plan_path(state_dir, key), 1 << 20))
+        plan = jsonlite.loads(read_regular(plan_path(state_dir, key), 1 << 20))
         argv_plan: list[str] = plan["argv"]
         if argv_plan.count("--listen") != 1 or socket_of(argv_plan) != LISTEN.removeprefix("unix://"):
             return None  # only ever a socket in this launch's own runtime folder

@@ -27,7 +27,6 @@ adapters whose native extras live entirely in the runtime folder take part
 from __future__ import annotations
 
 import _socket  # the socket module's C core: socket.py's enums cost about 2.5 ms before the spawn
-import json
 import os
 import stat
 import sys
@@ -36,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from agentlaunch import runtime_dirs
+from agentlaunch import jsonlite, runtime_dirs
 from agentlaunch.fsutil import read_regular, remove_tree
 from agentlaunch.launch.prespawn import CACHE_DIR, PLANS_KEEP, Prespawned, _env_of, _write_if_changed, keep_run_options
 from agentlaunch.launch.reaper import become_subreaper
@@ -143,7 +142,7 @@ def start(state_dir: Path, key: str, now: datetime) -> EarlyInterface | None:
     if size is None:
         return None
     try:
-        plan = json.loads(read_regular(plan_path(state_dir, key), 1 << 20))
+        plan = jsonlite.loads(read_regular(plan_path(state_dir, key), 1 << 20))
         if not _holds(plan, now):
             return None
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
@@ -300,7 +299,7 @@ def keep_plan(
         "agent_files": sorted(os.listdir(agent_yaml.parent)),
     }  # fmt: skip
     keep_run_options(state_dir)
-    if _write_if_changed(path, json.dumps(full, sort_keys=True).encode()):
+    if _write_if_changed(path, jsonlite.dumps(full, sort_keys=True).encode()):
         from agentlaunch.fsutil import keep_newest
 
         keep_newest(path.parent, PLANS_KEEP)

@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import json
 import os
 import signal
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from agentlaunch import __version__, paths
+from agentlaunch import __version__, jsonlite, paths
 from agentlaunch.fsutil import read_regular
 from agentlaunch.launch.reaper import become_subreaper
 from agentlaunch.launch.transport import Child, window_size
@@ -149,7 +148,7 @@ def note_run_options(table: dict[str, Any]) -> None:
 def read_run_options(state_dir: Path) -> dict[str, Any] | None:
     """The option table the last launch kept, when this version of agentlaunch wrote it."""
     try:
-        table = json.loads(read_regular(state_dir / RUN_OPTIONS, 1 << 20))
+        table = jsonlite.loads(read_regular(state_dir / RUN_OPTIONS, 1 << 20))
     except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(table, dict) or table.get("version") != table_version():
@@ -168,7 +167,7 @@ def plan_key(agent: str, agents_dir: str | None, working_dir: str | None) -> str
         os.path.normpath(working_dir) if working_dir else "",
         os.getcwd(),
     ]
-    return sha256(json.dumps(identity).encode()).hexdigest()[:24]
+    return sha256(jsonlite.dumps(identity).encode()).hexdigest()[:24]
 
 
 def headless_new_session(args: Sequence[str], table: Mapping[str, Any] | None) -> tuple[str, str | None, str | None] | None:
@@ -329,7 +328,7 @@ def start(args: Sequence[str]) -> None:
         return
     shape, prompt = parsed[0], parsed[1]
     try:
-        plan = json.loads(read_regular(state_dir / CACHE_DIR / f"{plan_key(*shape)}.json", 1 << 20))
+        plan = jsonlite.loads(read_regular(state_dir / CACHE_DIR / f"{plan_key(*shape)}.json", 1 << 20))
         instructions = Path(plan["instructions"])
         digest = sha256(read_regular(instructions, 64 << 20)).hexdigest()
         if digest != plan["digest"] or not sources_unchanged(plan):
@@ -442,14 +441,14 @@ def remember(
     # A plan kept is advice for the next launch, never a reason to fail this one.
     with contextlib.suppress(OSError):
         keep_run_options(state_dir)
-        if _write_if_changed(path, json.dumps(record, sort_keys=True).encode()):
+        if _write_if_changed(path, jsonlite.dumps(record, sort_keys=True).encode()):
             keep_newest(path.parent, PLANS_KEEP)
 
 
 def keep_run_options(state_dir: Path) -> None:
     """Keep `run`'s option table the CLI handed over (:func:`note_run_options`) for the next launch's early start."""
     if _run_options is not None:
-        _write_if_changed(state_dir / RUN_OPTIONS, json.dumps(_run_options, sort_keys=True).encode())
+        _write_if_changed(state_dir / RUN_OPTIONS, jsonlite.dumps(_run_options, sort_keys=True).encode())
 
 
 def _write_if_changed(path: Path, data: bytes) -> bool:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import json
 import os
 import select
 import signal
@@ -31,6 +30,8 @@ import tty
 from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+from agentlaunch import jsonlite
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (about 4 ms before the early start's spawn)
 if TYPE_CHECKING:
@@ -325,7 +326,7 @@ class Child:
     # -- input --------------------------------------------------------------
     def send_json(self, obj: Any) -> None:
         """Queue one JSON line for the child's stdin (written now as far as the pipe takes it)."""
-        self.send_bytes((json.dumps(obj, ensure_ascii=False) + "\n").encode("utf-8"))
+        self.send_bytes((jsonlite.dumps(obj, ensure_ascii=False) + "\n").encode("utf-8"))
 
     def send_bytes(self, data: bytes) -> None:
         if self.stdin_fd is None:
