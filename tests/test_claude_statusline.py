@@ -14,7 +14,7 @@ import pytest
 
 from agentlaunch.providers.native.claude import STATUSLINE
 from agentlaunch.providers.native.claude_statusline import ours
-from agentlaunch.providers.native.hook_socket import HookSocket
+from agentlaunch.providers.native.hook_socket import HookSocket, script_argv
 
 DATA = Path(__file__).parent / "data" / "claude_tui"
 
@@ -42,7 +42,8 @@ def run_line(folder: Path, stdin: bytes, user: str | None = None, record: object
     config.write_text(json.dumps({"socket": str(folder / "s.sock") if sock else None, "status": str(status),
                                   "user_command": user, "user_timeout": timeout}))  # fmt: skip
     begun = time.monotonic()
-    done = subprocess.run([sys.executable, "-I", "-S", str(STATUSLINE), str(config)], input=stdin,
+    # As Claude Code runs it: the command agentlaunch's settings give (the script imported, not compiled each run).
+    done = subprocess.run(script_argv(sys.executable, STATUSLINE, str(config)), input=stdin,
                           capture_output=True, timeout=30, check=False)  # fmt: skip
     assert done.returncode == 0 and done.stderr == b""
     return done.stdout.decode(), time.monotonic() - begun

@@ -57,7 +57,7 @@ from agentlaunch.providers.native.claude_status_report import StatusReport
 from agentlaunch.providers.native.claude_transcript import CallsFromTranscript, last_cost_state, project_folder, salvage_line
 from agentlaunch.providers.native.dir_watch import DirWatch, open_watch
 from agentlaunch.providers.native.hook_http import BOUND, KEY_HEADER, KEY_VAR, HookServer, HttpHook, new_key, past_proxies
-from agentlaunch.providers.native.hook_socket import HookReport, HookSocket, hook_command
+from agentlaunch.providers.native.hook_socket import HookReport, HookSocket, hook_command, script_argv
 from agentlaunch.providers.native.jsonl_tail import JsonlTail
 from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, PromptTyped, ToolAsked
 from agentlaunch.providers.values import count, opt_label, string
@@ -189,7 +189,7 @@ def settings(ctx: NativeContext, socket_path: Path, config_path: Path, server: H
     (Claude Code sends no http hook there). With a budget the ``PreToolUse`` hook is a gate: the launch answers it
     once the call that asked for the tool is counted.
     """
-    statusline = shlex.join([ctx.python, "-I", "-S", str(STATUSLINE), str(config_path)])
+    statusline = shlex.join(script_argv(ctx.python, STATUSLINE, str(config_path)))
     hooks: dict[str, Any] = {}
     for event in HOOK_EVENTS:
         if event in COMMAND_HOOKS:

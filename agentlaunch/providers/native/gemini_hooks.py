@@ -33,7 +33,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.providers.native.hook_socket import REPORTER
+from agentlaunch.providers.native.hook_socket import REPORTER, script_argv
 
 EVENTS = ("SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "Notification")
 """The events whose reports tell a state (see :mod:`agentlaunch.providers.native.gemini`)."""
@@ -61,7 +61,7 @@ def hook_command(python: str, home: Path, event: str) -> str:
     environment too, so a shell expands it where Gemini would not).
     """
     where = shlex.quote("@" + str(registry_dir(home)) + "/")
-    return shlex.join([python, "-I", "-S", str(REPORTER)]) + f" {where}{SESSION_VAR} {shlex.quote(event)}"
+    return shlex.join(script_argv(python, REPORTER)) + f" {where}{SESSION_VAR} {shlex.quote(event)}"
 
 
 def hook_settings(python: str, home: Path) -> dict[str, list[dict[str, Any]]]:
