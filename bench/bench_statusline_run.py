@@ -2,11 +2,13 @@
 
 Run: ``python bench/bench_statusline_run.py [--runs N] [--before CHECKOUT]``
 
-Runs ``python -I -S claude_statusline.py CONFIG`` as Claude Code does, with the status-line JSON it sent after a
-tool turn (tests/data/claude_tui, 2.1.332) on stdin, a live status record, and a socket nobody listens on (the
-report is lost, as with a busy launch: the cost is the same), and measures the user+sys CPU of each run
-(RUSAGE_CHILDREN). Against ``python -I -S -c pass`` (the floor of any Python status line), and with
-``--before CHECKOUT`` against the same script from another checkout (main before a change), alternating run by
+Runs the status-line command as agentlaunch's settings give it to Claude Code (``python -I -S -c`` importing
+``claude_statusline`` from this tree: ``hook_socket.script_argv``), with the status-line JSON Claude Code sent
+after a tool turn (tests/data/claude_tui, 2.1.332) on stdin, a live status record, and a socket nobody listens on
+(the report is lost, as with a busy launch: the cost is the same), and measures the user+sys CPU of each run
+(RUSAGE_CHILDREN). Against ``python -I -S -c pass`` (the floor of any Python status line), the same script run by
+its path (``python -I -S claude_statusline.py CONFIG``: compiled from source at each run, as before
+2026-12-03), and with ``--before CHECKOUT`` the script from another checkout run by its path, alternating run by
 run. Prints the medians, the ratios and the middle half of the per-round ratios. Asserts nothing.
 """
 
@@ -22,6 +24,10 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from agentlaunch.providers.native.hook_socket import script_argv  # noqa: E402
+
 SCRIPT = Path("agentlaunch/providers/native/claude_statusline.py")
 DATA = REPO / "tests" / "data" / "claude_tui" / "tool_turn" / "reports.jsonl"
 RECORD = {"window": 200_000, "window_source": "provider", "context": 13_015, "to_compaction": 153_985, "cost": "$0.0159"}
@@ -48,7 +54,8 @@ def main() -> None:
         record.write_text(json.dumps(RECORD))
         config.write_text(json.dumps({"socket": str(Path(folder) / "nobody.sock"), "status": str(record),
                                       "user_command": None, "user_timeout": 1.5}))  # fmt: skip
-        sides = {"status line": [sys.executable, "-I", "-S", str(REPO / SCRIPT), str(config)],
+        sides = {"status line": script_argv(sys.executable, REPO / SCRIPT, str(config)),
+                 "by its path": [sys.executable, "-I", "-S", str(REPO / SCRIPT), str(config)],
                  "python -I -S -c pass": [sys.executable, "-I", "-S", "-c", "pass"]}  # fmt: skip
         if args.before:
             sides["status line before"] = [sys.executable, "-I", "-S", str(args.before / SCRIPT), str(config)]
