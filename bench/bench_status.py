@@ -15,8 +15,9 @@ not within one); the medians of those ratios are printed.
 - beside each, the full CLI (typer, rich) printing the same, and with ``--before CHECKOUT``
   that checkout's ``agentlaunch`` (e.g. /work/main before the lean path) on the same records.
 - the hook reporter and Claude Code's status-line command: CPU (user + system, from wait4) per
-  event, this tree's against the file as it was at ``--hook-before`` (git), with a 3 KB
-  ``PostToolUse`` payload sent to a datagram socket the bench drains.
+  event, this tree's as the CLIs run them (imported: ``hook_socket.script_argv``) against the file
+  as it was at ``--hook-before`` (git) run by its path, with a 3 KB ``PostToolUse`` payload sent to
+  a datagram socket the bench drains.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from agentlaunch.live.status import process_start  # noqa: E402
+from agentlaunch.providers.native.hook_socket import script_argv  # noqa: E402
 
 NATIVE = REPO / "agentlaunch" / "providers" / "native"
 FULL_CLI = "import sys; sys.argv[0] = 'agentlaunch'; from agentlaunch.cli import main; main()"
@@ -167,8 +169,11 @@ def hooks(world: World, rounds: int, rev: str) -> None:
     python = [sys.executable, "-I", "-S"]
     cases: dict[str, tuple[list[str], dict[str, str], Path | None]] = {
         "python -I -S -c pass": ([*python, "-c", "pass"], world.env, None),
-        "hook_report.py (this tree)": ([*python, str(NATIVE / "hook_report.py"), path, "PostToolUse"], world.env, stdin),
-        "claude_statusline.py (this tree)": ([*python, str(NATIVE / "claude_statusline.py"), str(config)], world.env, line_in),
+        # As the CLIs run them: imported from this tree (hook_socket.script_argv), not run by their path.
+        "hook_report.py (this tree)": (script_argv(sys.executable, NATIVE / "hook_report.py", path, "PostToolUse"),
+                                       world.env, stdin),  # fmt: skip
+        "claude_statusline.py (this tree)": (script_argv(sys.executable, NATIVE / "claude_statusline.py", str(config)),
+                                             world.env, line_in),  # fmt: skip
     }
     for name in ("hook_report.py", "claude_statusline.py"):
         old = git_file(rev, NATIVE / name, folder / f"old_{name}")
