@@ -1,7 +1,8 @@
 """``json.loads``, ``json.dumps`` and ``json.dumps(value, indent=2, ensure_ascii=False)`` without importing ``json``.
 
-``import json`` loads ``re`` and ``enum`` (about 7 ms of CPU on the development machine: a quarter of what
-``status --json`` took, a sixth of what the early start does before its spawn). All three are here on
+``import json`` loads ``re`` and ``enum`` (about 7 ms of CPU on the development machine, a quarter of what
+``status --json`` took; before the early start's spawn ``subprocess`` loads ``re`` anyway, so there only
+json's own modules are saved, 1-2 ms). All three are here on
 ``_json``, the C half of ``json`` that ``json`` itself uses: its scanner reads a document, its encoder writes
 one on a line (the call ``json.dumps`` makes), its string encoder writes each string of an indented one, whose
 indentation is left to Python as ``json`` also leaves it (its C encoder takes no ``indent``). A text that is
