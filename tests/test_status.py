@@ -350,35 +350,3 @@ def test_asking_stands_out_in_the_line_the_table_and_stays_asking_in_json() -> N
     assert run_cli_inprocess("status", "--line", "demo").stdout.decode().startswith("demo · ASKING: needs you · ")
     table = run_cli_inprocess("status").stdout.decode()
     assert "ASKING: needs you" in table or "ASKING:" in table  # a narrow table may wrap the cell
-
-
-def test_the_pane_title_is_set_only_when_its_line_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each record written used to call `tmux select-pane`, even when the line it shows was the same (a call's
-    count, the updated time): a process a write in a team of 20. Now only a changed line (or expiry, session) does."""
-    bin_dir, log = tmp_path / "bin", tmp_path / "tmux.log"
-    bin_dir.mkdir()
-    fake = bin_dir / "tmux"
-    fake.write_text(f'#!/bin/sh\nprintf "%s\\n" "$5" >> {log}\n')  # select-pane -t PANE -T TITLE: $5 is the title
-    fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("TMUX_PANE", "%7")
-    clock = FakeClock()
-    writer = StatusWriter(tmp_path / "status", interval=0, clock=clock, pane_title=True)
-
-    def titles() -> list[str]:
-        if writer._titling is not None:
-            writer._titling.wait(timeout=30)  # each call ends before the next is made: none is queued here
-        return log.read_text().splitlines() if log.exists() else []
-
-    writer.update(record(calls=1))
-    assert titles() == ["demo · waiting · ctx 20.0% · 15,000 to compaction · $0.0123"]
-    for calls in (2, 3):  # written (the file holds the count), the same line: no tmux call
-        clock.now += 1
-        writer.update(record(calls=calls, updated=f"2026-01-01T00:00:0{calls}+00:00"))
-        assert titles() == ["demo · waiting · ctx 20.0% · 15,000 to compaction · $0.0123"]
-    assert writer.writes == 3
-    clock.now += 1
-    writer.update(record(calls=4, state="thinking"))
-    assert titles()[-1] == "demo · thinking · ctx 20.0% · 15,000 to compaction · $0.0123"
-    assert len(titles()) == 2
-    writer.close()

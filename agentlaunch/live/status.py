@@ -194,7 +194,6 @@ class StatusWriter:
         self._timer: Cancellable | None = None
         self._titling: subprocess.Popen[bytes] | None = None  # the tmux process setting the pane's title
         self._next_title: tuple[str, str, str] | None = None  # the title (cache expiry, session) that follows it
-        self._titled: tuple[str, str, str] | None = None  # the last title (cache expiry, session) given to tmux
         self._title_timer: Cancellable | None = None
         self._closed = False
         self.writes = 0
@@ -281,22 +280,21 @@ class StatusWriter:
         """The pane's title, the cache's expiry (epoch seconds, "" for none) and the session's id in one tmux call.
 
         The border counts the cache down from the expiry on every redraw (``status-interval``), so
-        agentlaunch writes it once per call, never once a second. The session's id stays on the pane
+        agentlaunch writes it once per call, never once a second. It is set at each record written even when
+        the line did not change: the CLI sets the pane's title too (Claude Code's OSC 2, "✳ Claude Code"), and
+        the next write is what puts agentlaunch's back (skipping unchanged lines left Claude Code's title on a
+        resumed pane: tests/e2e/test_tmux_numbers.py, CI run 78 on 2026-12-03). The session's id stays on the pane
         after the launch ends, so `tmux up` and `restart` bring that pane back in its own conversation.
         """
         if not (self.pane and self._tmux):
             return
-        wanted = (title, expiry, session)
         if self._titling is not None and self._titling.poll() is None:
             # Set once the title on its way is: a few milliseconds, unless tmux is slow.
-            self._next_title = None if wanted == self._titled else wanted
-            if self._next_title is not None and self._title_timer is None and self.later is not None:
+            self._next_title = (title, expiry, session)
+            if self._title_timer is None and self.later is not None:
                 self._title_timer = self.later(TITLE_RETRY, self._title_due)
             return
         self._next_title = None
-        if wanted == self._titled:
-            return  # the pane shows it already: a record whose line did not change costs no tmux call
-        self._titled = wanted
         title = title[:-1] + "\\;" if title.endswith(";") else title  # tmux would end the command there
         expires = ["set-option", "-p", "-t", self.pane, CACHE_EXPIRY_OPTION, expiry] if expiry else [
             "set-option", "-p", "-u", "-t", self.pane, CACHE_EXPIRY_OPTION]  # fmt: skip
