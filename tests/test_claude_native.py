@@ -450,3 +450,49 @@ def test_every_hooked_event_is_one_the_pinned_claude_code_takes() -> None:
 
     assert len(set(ALL_HOOK_EVENTS)) == 34
     assert set(HOOK_EVENTS) <= set(ALL_HOOK_EVENTS)
+
+
+def recorded(name: str, event: str) -> dict[str, object]:
+    """The payload of the first ``event`` report in a recording."""
+    for line in (DATA / name / "reports.jsonl").read_text().splitlines():
+        entry = json.loads(line)
+        if entry["event"] == event:
+            return dict(entry["payload"] or {})
+    raise AssertionError(f"no {event} in {name}")
+
+
+def test_a_prompt_submitted_before_the_status_line_ran_leaves_the_session_waiting_for_its_version(root: Path) -> None:
+    # A prompt given in argv: its UserPromptSubmit hook can come before the status line's first run (CI run 79, a
+    # loaded machine). Before: the typed prompt sent the session at once, without Claude Code's version.
+    from agentlaunch.providers.native.source import PromptTyped
+
+    ctx = context(root)
+    (source,) = native_extras(ctx).sources
+    sock = ctx.runtime_dir / "claude.sock"
+    send(sock, "SessionStart", recorded("tool_turn", "SessionStart"))
+    send(sock, "UserPromptSubmit", recorded("tool_turn", "UserPromptSubmit"))
+    first = source.read()
+    assert [i.text for i in first if isinstance(i, PromptTyped)] == ["write out.txt"]
+    assert not any(isinstance(i, SessionStarted) for i in first)
+    send(sock, "statusline", recorded("tool_turn", "statusline"))
+    (session,) = [i for i in source.read() if isinstance(i, SessionStarted)]
+    assert session.cli_version == "2.1.332"
+    source.close()
+
+
+def test_a_call_read_before_the_status_line_ran_gives_the_session_the_transcripts_version(root: Path) -> None:
+    ctx = context(root)
+    (source,) = native_extras(ctx).sources
+    sock = ctx.runtime_dir / "claude.sock"
+    path = transcript_path(ctx.env, ctx.working_dir, SESSION)
+    path.parent.mkdir(parents=True)
+    send(sock, "SessionStart", {"session_id": SESSION, "model": "claude-sonnet-4-5", "transcript_path": str(path)})
+    assert not any(isinstance(i, SessionStarted) for i in source.read())
+    prompt = {"type": "user", "timestamp": NOW, "version": "2.1.332", "message": {"role": "user", "content": "hi"}}
+    path.write_text(jsonl(prompt, {**assistant_line("msg_1", 10, 5), "version": "2.1.332"}, cost_line(10, 5)))
+    send(sock, "Stop", {"session_id": SESSION, "transcript_path": str(path)})
+    items = source.read()
+    (session,) = [i for i in items if isinstance(i, SessionStarted)]
+    assert session.cli_version == "2.1.332" and session.model == "claude-sonnet-4-5"
+    assert items.index(session) < next(n for n, i in enumerate(items) if isinstance(i, CallUsage))
+    source.close()

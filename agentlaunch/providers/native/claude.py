@@ -488,7 +488,7 @@ class ClaudeNativeSource:
             session_id,
             model_id or (known.model if known else None),
             string(payload.get("cwd")) or (known.cwd if known else None),
-            version or (known.cli_version if known else None),
+            version or (known.cli_version if known else None) or self.calls.version,
         )
         if self._session_due is None:
             self._session_due = self.clock() + SESSION_WAIT
@@ -501,8 +501,17 @@ class ClaudeNativeSource:
         return [self._session]
 
     def _ordered(self, items: list[NativeItem]) -> list[NativeItem]:
-        """The session first: the store registers it before any call."""
-        if any(not isinstance(i, StateChanged | SessionStarted) for i in items) and self._session and not self._session_sent:
+        """The session first: the store registers it before any call.
+
+        A typed prompt does not send it: the store keeps the title until the session comes, which waits for the
+        status line's report, the one that names the CLI's version (a prompt given in argv is submitted at once,
+        and on a loaded machine its hook came before the status line's first run: CI run 79 on 2026-12-03). A
+        session that goes out before that takes the version the transcript's lines carry, when one was read."""
+        forcing = (i for i in items if not isinstance(i, StateChanged | SessionStarted | PromptTyped))
+        if self._session and not self._session_sent and any(forcing):
+            if self._session.cli_version is None and self.calls.version:
+                known = self._session
+                self._session = SessionStarted(known.session_id, known.model, known.cwd, self.calls.version)
             items = [*self._session_items(), *items]
         return items
 

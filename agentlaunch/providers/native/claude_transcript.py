@@ -103,6 +103,8 @@ class CallsFromTranscript:
         """The ids of the tools the calls read so far asked for."""
         self._requests: dict[str, tuple[str, int]] = {}
         """Per query source, the digest of the last API request sent and how many times it was sent in a row."""
+        self.version: str | None = None
+        """The CLI's version, from this launch's lines (Claude Code 2.1.332 writes it on each prompt and answer)."""
 
     def asked_for(self, tool_id: str) -> bool:
         """A call read so far asked for the tool ``tool_id`` (its ``tool_use`` block is in the transcript)."""
@@ -126,7 +128,8 @@ class CallsFromTranscript:
     def line(self, line: dict[str, Any]) -> list[Item]:
         """The events of one transcript line (a call is counted when a line that is not part of it follows)."""
         kind = line.get("type")
-        self._early(line)  # notes whether the file has reached this launch's lines
+        if not self._early(line) and (version := opt_label(line.get("version"))):  # notes whether it is this launch's
+            self.version = version
         if kind == "assistant":
             self._requests.clear()  # an answer came: the next request is a new one
             return self._assistant(line)
