@@ -55,26 +55,25 @@ def test_bytes_are_read_as_json_reads_them(value: Any, encoding: str) -> None:
     assert same(loads(data), json.loads(data))
 
 
-@given(st.binary())
-def test_any_bytes_are_read_as_json_reads_them_or_refused_with_its_error(data: bytes) -> None:
+def read_as_json_reads(doc: str | bytes) -> None:
+    """``loads(doc)`` gives what ``json.loads(doc)`` gives, or raises the error of the same type."""
     try:
-        expected = json.loads(data)
+        expected = json.loads(doc)
     except (ValueError, RecursionError) as exc:
         with pytest.raises(type(exc)):
-            loads(data)
+            loads(doc)
     else:
-        assert same(loads(data), expected)
+        assert same(loads(doc), expected)
+
+
+@given(st.binary())
+def test_any_bytes_are_read_as_json_reads_them_or_refused_with_its_error(data: bytes) -> None:
+    read_as_json_reads(data)
 
 
 @given(st.text())
 def test_any_text_is_read_as_json_reads_it_or_refused_with_its_error(text: str) -> None:
-    try:
-        expected = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        with pytest.raises(type(exc)):
-            loads(text)
-    else:
-        assert same(loads(text), expected)
+    read_as_json_reads(text)
 
 
 @pytest.mark.parametrize("text", ["", "   ", "{", '{"a": 1} x', "[1,]", "nul", '"\\x"', "{'a': 1}", '{"a": 1}{"b": 2}'])

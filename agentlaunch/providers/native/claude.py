@@ -488,7 +488,7 @@ class ClaudeNativeSource:
             session_id,
             model_id or (known.model if known else None),
             string(payload.get("cwd")) or (known.cwd if known else None),
-            version or (known.cli_version if known else None) or self.calls.version,
+            version or (known.cli_version if known else None),
         )
         if self._session_due is None:
             self._session_due = self.clock() + SESSION_WAIT
@@ -498,6 +498,9 @@ class ClaudeNativeSource:
             return []
         self._session_sent = True
         self._session_due = None
+        known = self._session
+        if known.cli_version is None and self.calls.version:  # out before the status line named it: the transcript's
+            self._session = SessionStarted(known.session_id, known.model, known.cwd, self.calls.version)
         return [self._session]
 
     def _ordered(self, items: list[NativeItem]) -> list[NativeItem]:
@@ -509,9 +512,6 @@ class ClaudeNativeSource:
         session that goes out before that takes the version the transcript's lines carry, when one was read."""
         forcing = (i for i in items if not isinstance(i, StateChanged | SessionStarted | PromptTyped))
         if self._session and not self._session_sent and any(forcing):
-            if self._session.cli_version is None and self.calls.version:
-                known = self._session
-                self._session = SessionStarted(known.session_id, known.model, known.cwd, self.calls.version)
             items = [*self._session_items(), *items]
         return items
 
