@@ -38,6 +38,11 @@ Runs alternate in pairs (agentlaunch first, then bare; the next pair the other w
 each that is not counted. ``--before CHECKOUT`` adds a third side to each round (the sides take turns going
 first): the same `tmux up` from another checkout of agentlaunch (``PYTHONPATH``; main before a change, in a
 worktree of its own), with a warm-up and warm state of its own, so a change is measured in the same rounds.
+``--before-max-starting K`` gives that third side ``--max-starting K`` (from this checkout when ``--before`` is
+not given): two throttles measured in the same rounds. ``--floor`` makes the third side bare Claude Code *with*
+agentlaunch's ``--settings`` (its hooks and status line, which then report to nobody: the http hooks' port is
+closed, the status line's socket gone): what the CLI's own side of agentlaunch costs, the floor of any design that
+keeps the hooks and the status line but adds no process of its own per agent.
 Prints each run, the medians, their ratio (target <= 1.15), the middle half of the per-pair ratios, and the load
 average. Asserts nothing.
 """
@@ -121,6 +126,7 @@ class Bare:
     env: dict[str, str]
     cwd: str
     session: str
+    settings: list[str]  # ``--settings`` and its value, left out of ``argv``
 
 
 def kind_of(pid: int, ppid_kind: str | None) -> str:
@@ -208,7 +214,7 @@ def fresh_root(base: Path, name: str) -> Path:
 
 
 def ours(base: Path, answers: Answers, api_url: str, claude: Path, count: int, max_starting: int | None,
-         warm: Path | None, checkout: Path | None = None) -> tuple[Run, Path]:  # fmt: skip
+         warm: Path | None, checkout: Path | None = None, label: str = "agentlaunch") -> tuple[Run, Path]:  # fmt: skip
     """One `tmux up` of the team (from ``checkout`` when given); its run and its root (kept until the next run)."""
     root = fresh_root(base, "al")  # one place for both agentlaunch sides: the launch plans are keyed by it
     env, work, names = make_team(root, api_url, claude, count)
@@ -227,7 +233,7 @@ def ours(base: Path, answers: Answers, api_url: str, claude: Path, count: int, m
     up = subprocess.Popen(argv, env=env, cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE)  # fmt: skip
     try:
-        run = watch("before" if checkout else "agentlaunch", answers, count, socket, start, cpu0, up)
+        run = watch(label, answers, count, socket, start, cpu0, up)
         if up.wait(timeout=300) != 0:
             raise SystemExit(f"tmux up exited {up.returncode}:\n{up.stderr.read().decode() if up.stderr else ''}")
         if not bare_of:  # the warm-up's argv are the bare side's in every run
@@ -261,12 +267,13 @@ def read_bare(server: int | None) -> dict[str, Bare]:
         env = dict(item.split("=", 1) for item in environ if "=" in item)
         at = argv.index("--settings")
         agent = env.get("AGENTLAUNCH_AGENT") or argv[argv.index("--session-id") + 1]
-        found[agent] = Bare(argv[:at] + argv[at + 2 :], env, cwd, argv[argv.index("--session-id") + 1])
+        session = argv[argv.index("--session-id") + 1]
+        found[agent] = Bare(argv[:at] + argv[at + 2 :], env, cwd, session, argv[at : at + 2])
     return found
 
 
-def bare(base: Path, answers: Answers, ours_root: Path, count: int) -> Run:
-    """N bare Claude Codes in the windows of a private tmux server, all started at once."""
+def bare(base: Path, answers: Answers, ours_root: Path, count: int, settings: bool = False) -> Run:
+    """N bare Claude Codes in the windows of a private tmux server, all started at once (``settings``: agentlaunch's)."""
     root = fresh_root(base, "bare")
     old = str(ours_root)
 
@@ -281,7 +288,7 @@ def bare(base: Path, answers: Answers, ours_root: Path, count: int) -> Run:
     commands = []
     for i, spec in enumerate(sorted(bare_of.values(), key=lambda b: b.argv[-1])[:count]):
         session = str(uuid.uuid4())
-        argv = [moved(a).replace(spec.session, session) for a in spec.argv]
+        argv = [moved(a).replace(spec.session, session) for a in spec.argv + (spec.settings if settings else [])]
         env = [f"{k}={moved(v)}" for k, v in spec.env.items() if not k.startswith(OURS)]
         head = ["new-session", "-d", "-s", "bare", *SIZE] if i == 0 else ["new-window", "-d", "-t", "bare:"]
         commands.append(["tmux", "-L", socket, *head, "-n", f"b{i:02d}", "-c", moved(spec.cwd),
@@ -293,7 +300,7 @@ def bare(base: Path, answers: Answers, ours_root: Path, count: int) -> Run:
     try:
         for command in commands:
             subprocess.run(command, check=True, env=client_env, stdin=subprocess.DEVNULL, capture_output=True)
-        return watch("bare", answers, count, socket, start, cpu0, None)
+        return watch("floor" if settings else "bare", answers, count, socket, start, cpu0, None)
     finally:
         end_server(socket, server_pid(socket))
 
@@ -310,7 +317,19 @@ def main() -> None:
     parser.add_argument("--max-starting", type=int, default=None, help="passed to `tmux up` (default: its own, 3)")
     parser.add_argument("--cold", action="store_true", help="agentlaunch's state directory starts empty each run")
     parser.add_argument("--before", type=Path, help="a third side: the same `tmux up` from this checkout of agentlaunch")
+    parser.add_argument(
+        "--before-max-starting",
+        type=int,
+        default=None,
+        help="the third side's --max-starting (the third side is this checkout unless --before names one)",
+    )
+    parser.add_argument(
+        "--floor", action="store_true", help="the third side: bare Claude Code with agentlaunch's --settings (hooks, status line)"
+    )
     args = parser.parse_args()
+    if args.floor and (args.before is not None or args.before_max_starting is not None):
+        parser.error("--floor is a third side of its own: not with --before or --before-max-starting")
+    third = args.before is not None or args.before_max_starting is not None or args.floor
     if args.pairs < 1 or args.agents < 1:
         parser.error("--agents and --pairs must be at least 1")
     claude = find_claude()
@@ -320,36 +339,47 @@ def main() -> None:
     print(f"{args.agents} Claude Code agents until every first answer: agentlaunch tmux up (max-starting "
           f"{args.max_starting or 'default'}, {'cold' if args.cold else 'warm'} state) against bare claude in "
           f"windows; {args.pairs} pairs; {os.cpu_count()} CPUs, load before {os.getloadavg()[0]:.2f}", flush=True)  # fmt: skip
+    if args.floor:
+        print("third side, 'before': bare Claude Code with agentlaunch's --settings", flush=True)
+    elif third:
+        print(
+            f"third side, 'before': {args.before or 'this checkout'}, max-starting "
+            f"{args.before_max_starting or args.max_starting or 'default'}",
+            flush=True,
+        )
     runs: dict[str, list[Run]] = {"agentlaunch": [], "bare": [], "before": []}
-    sides = ["agentlaunch", "bare"] + (["before"] if args.before else [])
+    sides = ["agentlaunch", "bare"] + (["before"] if third else [])
     try:
         with FakeServer(answers.respond) as server:
             api.server = server
 
-            def team(warm: Path | None, checkout: Path | None = None) -> tuple[Run, Path]:
-                return ours(base, answers, server.url, claude, args.agents, args.max_starting, warm, checkout)
+            def team(warm: Path | None, side: str = "agentlaunch") -> tuple[Run, Path]:
+                if side == "agentlaunch":
+                    return ours(base, answers, server.url, claude, args.agents, args.max_starting, warm)
+                starting = args.max_starting if args.before_max_starting is None else args.before_max_starting
+                return ours(base, answers, server.url, claude, args.agents, starting, warm, args.before, "before")
 
             warmup, root = team(None)
             print("warm-up " + show(warmup), flush=True)
             if len(bare_of) < args.agents:
                 raise SystemExit(f"warm-up: found {len(bare_of)} Claude Codes of {args.agents}")
             warm = {"agentlaunch": None if args.cold else kept_state(base, root, "agentlaunch")}
-            if args.before:
-                warmup, root = team(None, args.before)
+            if third and not args.floor:
+                warmup, root = team(None, "before")
                 print("warm-up " + show(warmup), flush=True)
                 warm["before"] = None if args.cold else kept_state(base, root, "before")
             print("warm-up " + show(bare(base, answers, root, args.agents)), flush=True)
             for pair in range(args.pairs):
                 for side in sides[pair % len(sides) :] + sides[: pair % len(sides)]:  # each side first in turn
-                    if side == "bare":
-                        run = bare(base, answers, root, args.agents)
+                    if side == "bare" or (side == "before" and args.floor):
+                        run = bare(base, answers, root, args.agents, settings=side == "before")
                     else:
-                        run, root = team(warm[side], args.before if side == "before" else None)
+                        run, root = team(warm[side], side)
                     runs[side].append(run)
                     print(show(run), flush=True)
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    report(runs, args.pairs)
+    report(runs, args.pairs, "floor" if args.floor else "before")
 
 
 def kept_state(base: Path, root: Path, side: str) -> Path:
@@ -359,11 +389,11 @@ def kept_state(base: Path, root: Path, side: str) -> Path:
     return warm
 
 
-def report(runs: dict[str, list[Run]], pairs: int) -> None:
+def report(runs: dict[str, list[Run]], pairs: int, third: str = "before") -> None:
     ours_, bare_, before = runs["agentlaunch"], runs["bare"], runs["before"]
     print()
     head = f"{'median of ' + str(pairs) + ' runs each':<34}{'agentlaunch':>12}{'bare':>10}{'ratio':>8}"
-    print(head + (f"{'before':>10}{'ratio':>8}{'after/before':>14}" if before else ""))
+    print(head + (f"{third:>10}{'ratio':>8}{'agentlaunch/' + third:>20}" if before else ""))
     rows: list[tuple[str, Callable[[Run], float]]] = [("every first answer (s)", lambda r: r.answered),
                                                      ("tree CPU until then (s)", lambda r: r.cpu)]  # fmt: skip
     rows += [(f"  {kind} CPU (s)", partial(kind_cpu, kind=kind)) for kind in KINDS]
@@ -373,11 +403,11 @@ def report(runs: dict[str, list[Run]], pairs: int) -> None:
         line = f"{name:<34}{a:>12.2f}{b:>10.2f}{ratio(a, b):>8}"
         if before:
             c = statistics.median(value(r) for r in before)
-            line += f"{c:>10.2f}{ratio(c, b):>8}{ratio(a, c):>14}"
+            line += f"{c:>10.2f}{ratio(c, b):>8}{ratio(a, c):>20}"
         print(line)
     for name, value in rows[:2]:
-        for label, side, base in (("agentlaunch/bare", ours_, bare_), ("before/bare", before, bare_),
-                                  ("agentlaunch/before", ours_, before)):  # fmt: skip
+        for label, side, base in (("agentlaunch/bare", ours_, bare_), (f"{third}/bare", before, bare_),
+                                  (f"agentlaunch/{third}", ours_, before)):  # fmt: skip
             if side and base:
                 ratios = [value(a) / value(b) for a, b in zip(side, base, strict=True)]
                 q1, q3 = quartiles(ratios) if len(ratios) > 1 else (ratios[0], ratios[0])
