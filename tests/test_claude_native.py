@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -495,4 +496,78 @@ def test_a_call_read_before_the_status_line_ran_gives_the_session_the_transcript
     (session,) = [i for i in items if isinstance(i, SessionStarted)]
     assert session.cli_version == "2.1.332" and session.model == "claude-sonnet-4-5"
     assert items.index(session) < next(n for n, i in enumerate(items) if isinstance(i, CallUsage))
+    source.close()
+
+
+def test_the_watch_wakes_the_launch_for_its_own_transcript_only(root: Path) -> None:
+    """A team shares one home and often one working directory: the other CLIs' files never make it read."""
+    ctx = started(context(root))
+    config = Path(ctx.env["HOME"]) / ".claude"
+    config.mkdir(parents=True)
+    (source,) = native_extras(ctx).sources
+    assert isinstance(source, ClaudeNativeSource) and source._watch is not None and source.tail is not None
+    tail = source.tail
+    reads: list[int] = []
+    plain_read = tail.read
+    tail.read = lambda: (reads.append(1), plain_read())[1]  # type: ignore[method-assign]
+    path = transcript_path(ctx.env, ctx.working_dir, SESSION)
+    assert set(source._watch.watched) == {config}
+
+    def noise(*files: Path) -> None:
+        """Other files written: no wake-up, or one that reads nothing."""
+        for file in files:
+            with file.open("a") as f:
+                f.write("{}\n")
+        if select.select([source.fileno()], [], [], 0.05)[0]:
+            before = len(reads)
+            assert source.read() == []
+            assert len(reads) == before, "read the transcript for another file's event"
+
+    noise(config / ".claude.json.tmp", config / "history.jsonl")
+    (config / "projects").mkdir()
+    source.read()
+    assert set(source._watch.watched) == {config / "projects"}  # the next folder down, and nothing above it
+    noise()  # the kernel's last word on the watch removed
+    with (config / "history.jsonl").open("a") as f:
+        f.write("{}\n")
+    assert select.select([source.fileno()], [], [], 0.05)[0] == []  # no longer watched: not even a wake-up
+    (config / "other.tmp").write_text("")
+    assert select.select([source.fileno()], [], [], 0.05)[0] == []
+    path.parent.mkdir()
+    source.read()
+    assert set(source._watch.watched) == {path.parent}
+    other = path.with_name("22222222-2222-3333-4444-555555555555.jsonl")
+    noise(other, other)  # another agent's session in the same working directory
+    path.write_text(jsonl(assistant_line("c1", 4, 1)))
+    assert [c.call_id for c in source.read() if isinstance(c, CallUsage)] == ["c1"]
+    assert set(source._watch.watched) == {path, path.parent}
+    with path.open("a") as f:
+        f.write(jsonl(assistant_line("c2", 5, 1)))
+    assert [c.call_id for c in source.read() if isinstance(c, CallUsage)] == ["c2"]
+    noise(other)
+    # The file made again (a new inode, moved in): followed, and what was counted is not counted again.
+    fresh = path.with_suffix(".tmp")
+    fresh.write_text(jsonl(assistant_line("c1", 4, 1), assistant_line("c2", 5, 1), assistant_line("c3", 6, 1)))
+    fresh.rename(path)
+    assert [c.call_id for c in source.read() if isinstance(c, CallUsage)] == ["c3"]
+    with path.open("a") as f:
+        f.write(jsonl(assistant_line("c4", 7, 1)))
+    assert [c.call_id for c in source.read() if isinstance(c, CallUsage)] == ["c4"]
+    noise(other)
+    source.close()
+
+
+def test_events_the_watch_lost_read_the_transcript_and_watch_again(root: Path) -> None:
+    from agentlaunch.providers.native.dir_watch import IN_Q_OVERFLOW
+
+    ctx = started(context(root))
+    (source,) = native_extras(ctx).sources
+    assert isinstance(source, ClaudeNativeSource) and source._watch is not None
+    path = transcript_path(ctx.env, ctx.working_dir, SESSION)
+    path.parent.mkdir(parents=True)
+    path.write_text(jsonl(assistant_line("c1", 4, 1)))
+    source._watch.events = lambda: (True, [(None, "", IN_Q_OVERFLOW)])  # type: ignore[method-assign]
+    assert source._woken() == (True, True, True)
+    assert [c.call_id for c in source.read() if isinstance(c, CallUsage)] == ["c1"]
+    assert path in source._watch.watched
     source.close()

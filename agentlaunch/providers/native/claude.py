@@ -55,7 +55,15 @@ from agentlaunch.providers import values
 from agentlaunch.providers.claude import tool_refusal
 from agentlaunch.providers.native.claude_status_report import StatusReport
 from agentlaunch.providers.native.claude_transcript import CallsFromTranscript, last_cost_state, project_folder, salvage_line
-from agentlaunch.providers.native.dir_watch import DirWatch, open_watch
+from agentlaunch.providers.native.dir_watch import (
+    IN_CLOSE_WRITE,
+    IN_CREATE,
+    IN_IGNORED,
+    IN_MODIFY,
+    IN_MOVED_TO,
+    DirWatch,
+    open_watch,
+)
 from agentlaunch.providers.native.hook_http import BOUND, KEY_HEADER, KEY_VAR, HookServer, HttpHook, new_key, past_proxies
 from agentlaunch.providers.native.hook_socket import HookReport, HookSocket, hook_command, script_argv
 from agentlaunch.providers.native.jsonl_tail import JsonlTail
@@ -289,17 +297,58 @@ class ClaudeNativeSource:
         return self._poll.fileno() if self._poll is not None else self.sock.fileno()
 
     def _rewatch(self) -> None:
-        """Watch the transcript's folder, or (not made yet: a new session's first prompt makes it) its nearest parent.
+        """Watch the transcript's writes and its folder, or (not made yet: a new session's first prompt makes them)
+        the nearest parent that exists; no other folder.
 
         The transcript is read as it is written, not only when a hook or the status line reports: during an API
         failure loop nothing reports, while the transcript gets one ``api-request`` line per attempt (``retrying``);
         and every line read is a sign the session is alive (``stalled`` is told from silence).
+
+        Only what leads to the transcript is watched: the file's own writes (``IN_MODIFY``, ``IN_CLOSE_WRITE``), a
+        file or folder made or moved in (``IN_CREATE``, ``IN_MOVED_TO``) in the folders on its path, and of those
+        only the next one down is read (:meth:`_woken`). A team's CLIs share one home and often one working
+        directory: watching the whole folder woke every agent's launch at every write of every other CLI there
+        (its ``.claude.json`` and ``history.jsonl`` while the session's folder did not exist yet, then each
+        other transcript's lines), some 20 times a second each for a team of 20 starting (measured).
         """
         if self._watch is None or self.tail is None:
             return
-        for folder in (self.tail.path.parent, *self.tail.path.parent.parents):
-            if self._watch.watch(folder) or folder.exists():
-                return
+        path = self.tail.path
+        chain = [path, path.parent, *path.parent.parents]
+        wanted: set[Path] = set()
+        for depth, target in enumerate(chain):
+            if depth == 0:
+                if self._watch.watch(target, IN_MODIFY | IN_CLOSE_WRITE, again=True):
+                    wanted.add(target)
+                continue  # its folder too: a file made again (a new inode) is seen there
+            if self._watch.watch(target, IN_CREATE | IN_MOVED_TO):
+                wanted.add(target)
+                break
+            if target.exists():
+                break  # exists, cannot be watched (the watch limit): the transcript is read on reports
+        for watched in set(self._watch.watched) - wanted:
+            self._watch.unwatch(watched)
+
+    def _woken(self) -> tuple[bool, bool, bool]:
+        """What the watch saw: (any event, the transcript may have changed, the watches must move).
+
+        The transcript changed when it was written, or made or moved in; the watches move when that file is a new
+        one, when the next folder on its path was made, when a watch is gone, or when events were lost.
+        """
+        if self._watch is None or self.tail is None:
+            return False, False, False
+        path = self.tail.path
+        below = {p.parent: p.name for p in (path, path.parent, *path.parent.parents)}
+        changed = move = False
+        seen, events = self._watch.events()
+        for watched, name, mask in events:
+            if watched is None or mask & IN_IGNORED:
+                changed = move = True
+            elif watched == path:
+                changed = True
+            elif below.get(watched) == name:
+                changed = move = True  # the file is new, or a folder on its path was made: it may hold lines already
+        return seen, changed, move
 
     def deadline(self) -> float | None:
         times = [t for t in (self._session_due, self._retries[0] if self._retries else None) if t is not None]
@@ -314,11 +363,13 @@ class ClaudeNativeSource:
     def read(self) -> list[NativeItem]:
         """What the reports and the transcript tell since the last call."""
         items: list[NativeItem] = []
-        woken = self._watch is not None and self._watch.drain()
-        if woken:
+        seen, woken, move = self._woken()
+        if move:
             self._rewatch()
         reports = self.sock.receive() + (list(map(http_report, self.server.receive())) if self.server else [])
-        if reports or not woken or self._session_sent or self._session is None:
+        # Woken by the watch for nothing of this session's (a folder's event the watch cannot leave out): no read.
+        noise = seen and not woken and not reports and not (self.tail is not None and self.tail.more)
+        if not noise and (reports or not woken or self._session_sent or self._session is None):
             # Woken by the transcript alone while the session waits for the status line's report (its CLI version):
             # read when that is due, so the session is registered whole before the calls read now.
             items += self._transcript()
@@ -406,6 +457,7 @@ class ClaudeNativeSource:
         else:
             self.tail.move_to(path)
         self.calls.rebase({})
+        self._rewatch()  # the new file, and its folder when it is another
         return items
 
     # -- reports -------------------------------------------------------------------------------

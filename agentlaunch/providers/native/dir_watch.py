@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import struct
 from pathlib import Path
 
 IN_MODIFY = 0x002
@@ -24,43 +25,81 @@ IN_MOVED_TO = 0x080
 IN_CREATE = 0x100
 IN_MOVED_FROM = 0x040
 IN_DELETE = 0x200
+IN_Q_OVERFLOW = 0x4000  # the kernel's queue was full: events were lost
+IN_IGNORED = 0x8000  # the watch is gone (its file or folder was removed)
 IN_NONBLOCK = os.O_NONBLOCK
 IN_CLOEXEC = os.O_CLOEXEC
 MASK = IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE
 GONE = IN_MOVED_FROM | IN_DELETE  # files removed too (the deck: a session's record goes when it ends)
+_EVENT = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len; then len bytes of name
 
 
 class DirWatch:
-    """An inotify descriptor watching folders for created, written and moved-in files."""
+    """An inotify descriptor watching folders (or files) for created, written and moved-in files."""
 
     def __init__(self, libc: ctypes.CDLL, fd: int) -> None:
         self._libc = libc
         self.fd = fd
-        self.watched: set[Path] = set()
+        self.watched: dict[Path, int] = {}  # path -> its watch descriptor
 
-    def watch(self, folder: Path, mask: int = MASK) -> bool:
-        """Watch ``folder`` (once) for ``mask``'s events; False when it does not exist or cannot be watched."""
-        if folder in self.watched:
+    def watch(self, folder: Path, mask: int = MASK, *, again: bool = False) -> bool:
+        """Watch ``folder`` (once; ``again``: anew, as a replaced file is a new inode) for ``mask``'s events.
+
+        False when it does not exist or cannot be watched. A file can be watched too: its own writes, no one else's.
+        """
+        if folder in self.watched and not again:
             return True
         wd = self._libc.inotify_add_watch(self.fd, os.fsencode(folder), mask)
         if wd < 0:
             return False
-        self.watched.add(folder)
+        old = self.watched.get(folder)
+        if old is not None and old != wd:
+            self._libc.inotify_rm_watch(self.fd, old)  # the inode it named before (moved away, still there)
+        self.watched[folder] = wd
         return True
+
+    def unwatch(self, path: Path) -> None:
+        """Watch ``path`` no more (nothing when it is not watched)."""
+        wd = self.watched.pop(path, None)
+        if wd is not None:
+            self._libc.inotify_rm_watch(self.fd, wd)
 
     def drain(self) -> bool:
         """Read what is pending (the events only wake the caller); True when there was something."""
-        got = False
+        return bool(self._pending())
+
+    def events(self) -> tuple[bool, list[tuple[Path | None, str, int]]]:
+        """Whether anything was pending, and what happened since the last call: the path watched, the name of the
+        file in it ("" for the path itself), and the event's mask. None for the path: the kernel's queue overflowed
+        (events were lost). A watch that is gone (``IN_IGNORED``) is forgotten, so that :meth:`watch` adds it
+        again; events of a watch removed (:meth:`unwatch`, the kernel's last word on it) are left out."""
+        data = self._pending()
+        by_wd = {wd: path for path, wd in self.watched.items()}
+        found: list[tuple[Path | None, str, int]] = []
+        at = 0
+        while at + _EVENT.size <= len(data):
+            wd, mask, _cookie, size = _EVENT.unpack_from(data, at)
+            name = data[at + _EVENT.size : at + _EVENT.size + size].split(b"\0", 1)[0]
+            at += _EVENT.size + size
+            if mask & IN_Q_OVERFLOW:
+                found.append((None, "", mask))
+            elif wd in by_wd:
+                found.append((by_wd[wd], os.fsdecode(name), mask))
+                if mask & IN_IGNORED:
+                    self.watched.pop(by_wd.pop(wd), None)
+        return bool(data), found
+
+    def _pending(self) -> bytes:
+        chunks: list[bytes] = []
         while True:
             try:
                 data = os.read(self.fd, 65536)
-            except (BlockingIOError, InterruptedError):
-                return got
-            except OSError:
-                return got
+            except OSError:  # BlockingIOError: nothing more; InterruptedError; a closed descriptor
+                break
             if not data:
-                return got
-            got = True
+                break
+            chunks.append(data)
+        return b"".join(chunks)
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
@@ -75,6 +114,7 @@ def open_watch() -> DirWatch | None:
         libc = ctypes.CDLL(None, use_errno=True)
         init = libc.inotify_init1
         libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
+        libc.inotify_rm_watch.argtypes = [ctypes.c_int, ctypes.c_int]
     except (OSError, AttributeError):
         return None
     fd = init(IN_NONBLOCK | IN_CLOEXEC)
