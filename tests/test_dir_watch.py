@@ -85,7 +85,6 @@ def test_watching_a_path_again_follows_its_new_inode(watch: DirWatch, folder: Pa
     path = folder / "t.jsonl"
     path.write_text("")
     assert watch.watch(path, IN_MODIFY)
-    first = watch.watched[path]
     fresh = folder / "t.tmp"
     fresh.write_text("")
     os.rename(fresh, path)  # the old inode is gone
@@ -94,5 +93,4 @@ def test_watching_a_path_again_follows_its_new_inode(watch: DirWatch, folder: Pa
     with path.open("a") as f:
         f.write("x")
     assert [(p, bool(m & IN_MODIFY)) for p, _, m in watch.events()[1]] == [(path, True)]
-    assert watch.watched[path] != first or first == watch.watched[path]  # the kernel may reuse the number
     assert watch.drain() is False

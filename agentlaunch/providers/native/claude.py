@@ -314,17 +314,12 @@ class ClaudeNativeSource:
         if self._watch is None or self.tail is None:
             return
         path = self.tail.path
-        chain = [path, path.parent, *path.parent.parents]
-        wanted: set[Path] = set()
-        for depth, target in enumerate(chain):
-            if depth == 0:
-                if self._watch.watch(target, IN_MODIFY | IN_CLOSE_WRITE, again=True):
-                    wanted.add(target)
-                continue  # its folder too: a file made again (a new inode) is seen there
-            if self._watch.watch(target, IN_CREATE | IN_MOVED_TO):
-                wanted.add(target)
+        wanted = {path} if self._watch.watch(path, IN_MODIFY | IN_CLOSE_WRITE, again=True) else set()
+        for folder in path.parents:  # its folder too: a file made again (a new inode) is seen there
+            if self._watch.watch(folder, IN_CREATE | IN_MOVED_TO):
+                wanted.add(folder)
                 break
-            if target.exists():
+            if folder.exists():
                 break  # exists, cannot be watched (the watch limit): the transcript is read on reports
         for watched in set(self._watch.watched) - wanted:
             self._watch.unwatch(watched)
@@ -338,7 +333,7 @@ class ClaudeNativeSource:
         if self._watch is None or self.tail is None:
             return False, False, False
         path = self.tail.path
-        below = {p.parent: p.name for p in (path, path.parent, *path.parent.parents)}
+        below = {p.parent: p.name for p in (path, *path.parents) if p.parent != p}  # each folder -> the next part
         changed = move = False
         seen, events = self._watch.events()
         for watched, name, mask in events:
