@@ -12,6 +12,11 @@ where the worktrees dir is ``worktrees_dir`` in ``config.yaml``, else
 shows, and the only worktrees it will remove. Every git call is an argument
 list (``git -C DIR ...``); creation is serialized by a lock file, so agents
 started together in one ``tmux up`` do not race on the repository.
+
+A removed worktree is remembered there too (the last :data:`FORMER_KEPT`):
+an agent whose session ran in it comes back in a new worktree of the same
+repository (:mod:`agentlaunch.live.comeback`), made from its HEAD at that
+moment, at the same path unless ``worktrees_dir`` changed meanwhile.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from agentlaunch.stdlite import sha256
 REGISTRY = "worktrees.json"
 LOCK = "worktrees.lock"
 REGISTRY_LIMIT = 4 << 20
+FORMER_KEPT = 200  # removed worktrees remembered, newest last: enough for every agent's last merge
 
 
 class WorktreeError(AgentlaunchError):
@@ -108,6 +114,9 @@ def _listed(repo: Path) -> dict[Path, str | None]:
             found[current] = None
         elif line.startswith("branch refs/heads/") and current is not None:
             found[current] = line[len("branch refs/heads/") :]
+        elif line.startswith("prunable") and current is not None:
+            del found[current]  # its folder was deleted: `git worktree prune` forgets it before the next `add`
+            current = None
     return found
 
 
@@ -185,6 +194,8 @@ def ensure_entry(
         path = Path(entry.path)
         if not exists:
             path.parent.mkdir(parents=True, exist_ok=True)
+            # A folder deleted by hand stays registered (its branch taken) until pruned.
+            git(Path(entry.repo), "worktree", "prune", check=False)
             has_branch = git(Path(entry.repo), "show-ref", "--verify", "--quiet", f"refs/heads/{entry.branch}", check=False)
             if has_branch.returncode == 0:  # the user's, or kept from an earlier worktree: its commits carry on
                 git(Path(entry.repo), "worktree", "add", str(path), entry.branch)
@@ -202,21 +213,37 @@ def ensure_entry(
 # -- the list of what agentlaunch made -------------------------------------------------------
 
 
-def _read(state_dir: Path) -> tuple[list[Worktree], set[tuple[str, str]]]:
-    """The registry: the worktrees agentlaunch made, and the (repo, branch) pairs whose branch it created."""
+def _load(state_dir: Path) -> dict[str, Any]:
     try:
         data = json.loads(read_regular(state_dir / REGISTRY, REGISTRY_LIMIT))
     except (OSError, ValueError, RecursionError):
-        return [], set()
-    if not isinstance(data, dict):
-        return [], set()
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _entries(items: object) -> list[Worktree]:
     found = []
-    for item in data.get("worktrees", []):
+    for item in items if isinstance(items, list) else []:
         if isinstance(item, dict) and all(isinstance(item.get(k), str) for k in ("agent", "repo", "path", "branch")):
             found.append(Worktree(item["agent"], item["repo"], item["path"], item["branch"], str(item.get("created", ""))))
+    return found
+
+
+def _read(state_dir: Path) -> tuple[list[Worktree], set[tuple[str, str]]]:
+    """The registry: the worktrees agentlaunch made, and the (repo, branch) pairs whose branch it created."""
+    data = _load(state_dir)
     created = data.get("created_branches", [])
+    created = created if isinstance(created, list) else []
     pairs = {(p[0], p[1]) for p in created if isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)}
-    return found, pairs
+    return _entries(data.get("worktrees", [])), pairs
+
+
+def former(state_dir: Path, agent: str, path: Path) -> Worktree | None:
+    """The worktree agentlaunch made for ``agent`` at ``path``: still listed (its folder may be gone), else removed
+    by agentlaunch (the latest at that path); None when it never made one there."""
+    data = _load(state_dir)
+    listed = _entries(data.get("worktrees", [])) + _entries(data.get("removed", []))[::-1]
+    return next((w for w in listed if w.agent == agent and Path(w.path) == path), None)
 
 
 def registered(state_dir: Path) -> list[Worktree]:
@@ -229,10 +256,16 @@ def created_branch(state_dir: Path, entry: Worktree) -> bool:
     return (entry.repo, entry.branch) in _read(state_dir)[1]
 
 
-def _write(state_dir: Path, items: list[Worktree], created: set[tuple[str, str]] | None = None) -> None:
+def _write(
+    state_dir: Path, items: list[Worktree], created: set[tuple[str, str]] | None = None, gone: Worktree | None = None
+) -> None:
+    """Write the registry (``created`` None: as it was); ``gone``: a worktree removed now, remembered for its agent's
+    comeback."""
     if created is None:
         created = _read(state_dir)[1]
-    payload = {"worktrees": [asdict(w) for w in items], "created_branches": [list(p) for p in sorted(created)]}
+    removed = _entries(_load(state_dir).get("removed", [])) + ([gone] if gone is not None else [])
+    payload = {"worktrees": [asdict(w) for w in items], "created_branches": [list(p) for p in sorted(created)],
+               "removed": [asdict(w) for w in removed[-FORMER_KEPT:]]}  # fmt: skip
     write_atomic(state_dir / REGISTRY, (json.dumps(payload, indent=1) + "\n").encode())
 
 
@@ -341,5 +374,5 @@ def remove(state_dir: Path, entry: Worktree, *, keep_branch: bool = False) -> li
             created.discard((entry.repo, entry.branch))
         else:
             done.append(f"kept branch {entry.branch}")
-        _write(state_dir, [w for w in items if w.path != entry.path], created)
+        _write(state_dir, [w for w in items if w.path != entry.path], created, gone=entry)
         return done

@@ -98,7 +98,7 @@ def test_down_names_what_to_resume_and_up_resume_brings_the_same_sessions_back_i
     assert [s["turns"] for s in sessions() if s["agent"] == "talker"] == [2]
 
 
-def test_resume_of_an_agent_whose_directory_is_gone_is_refused_before_anything_starts(
+def test_resume_of_an_agent_whose_directory_is_gone_is_refused_before_anything_starts_naming_what_works(
     socket: str, agents_dir: Path, workdir: Path, tmp_path: Path
 ) -> None:
     gone = tmp_path / "gone"
@@ -109,5 +109,8 @@ def test_resume_of_an_agent_whose_directory_is_gone_is_refused_before_anything_s
     gone.rmdir()
     result = run_cli("tmux", "up", "--resume", "demo", "--socket", socket, "--no-attach", "--agents-dir", str(agents_dir),
                      cwd=workdir)  # fmt: skip
-    assert result.returncode == 3 and b"agent demo:" in result.stderr and b"does not exist" in result.stderr
-    assert b"nothing was started" in result.stderr
+    said = result.stderr.decode()
+    assert result.returncode == 2, said  # the session cannot be resumed (not a definition error: exit 3 said so before)
+    assert f"demo's session s-gone ran in {gone}, which no longer exists: it cannot be resumed there" in said
+    assert "agentlaunch tmux up demo --fresh starts demo in a new session" in said
+    assert not tmux(socket, "list-sessions", check=False)  # nothing was started

@@ -10,14 +10,14 @@ import typer
 
 from agentlaunch import paths
 from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, err
-from agentlaunch.cli.tmux import SocketOpt, report_up, restart_said
+from agentlaunch.cli.tmux import SocketOpt, report_up, restart_said, said_worktrees
 from agentlaunch.errors import UsageError
 from agentlaunch.live.fork import fork_pane, fork_source, main_pane, respawn_fork, start_fork
 from agentlaunch.live.life import AgentPane, chosen_session, clear_note, live_record, own_given, stop_agent
 from agentlaunch.live.resume import turns_text
 from agentlaunch.live.startup_wait import TmuxPanes, wait_started
 from agentlaunch.live.status import SESSION_OPTION
-from agentlaunch.live.tmux import Tmux, TmuxError, UpResult, plan_up, resume_args
+from agentlaunch.live.tmux import Tmux, TmuxError, UpResult, plan_up, ways_back
 from agentlaunch.providers.descriptors import describe
 from agentlaunch.usage.store import Store
 from agentlaunch.visible import for_markup
@@ -89,10 +89,13 @@ def restart(
     A running agent is stopped first (as `agentlaunch stop`), so an edited definition takes effect
     in the same conversation. The pane is found on the tmux server (--socket); an agent with no
     pane there is started by `agentlaunch tmux up --resume AGENT` instead. --session ID of a fork
-    (`agentlaunch fork`) brings the fork back in its own window.
+    (`agentlaunch fork`) brings the fork back in its own window. An agent whose worktree was removed
+    (merged: the deck's M) comes back in a new worktree of the same repository, made from its
+    current HEAD: in its session when its CLI can resume it there, else in a new one; it says which.
 
     Exit codes: 0 running again, 1 it failed to start or has no pane, 2 a session that is not
-    AGENT's (or never had a turn), 3 definition error, 127 tmux or its CLI missing.
+    AGENT's (or never had a turn), or whose folder is gone and was no worktree (`agentlaunch tmux up
+    AGENT --fresh` starts a new session), 3 definition error, 127 tmux or its CLI missing.
 
     Example: agentlaunch restart reviewer   ·   agentlaunch restart reviewer --session 1a2b3c4d
     """
@@ -101,24 +104,27 @@ def restart(
         given = own_given(store, agent, session, "restart resumes", "resume") if session else None  # refused first
         place = (fork_pane(tmux, agent, given.session_id) if given else None) or _pane_of(tmux, agent)
         row = given or chosen_session(store, agent, None, place)
+    # Where it comes back, before anything is stopped: a folder gone (and no worktree of its) is refused here.
+    ways = ways_back([row]) if row is not None and not place.pane.fork else {}
     running = place.pane.session if not place.pane.dead else (row.session_id if row else None)
     if running is not None and live_record(agent, running or None) is not None:
         stop_agent(tmux, agent, timeout=20.0, session=running or None)
     folder = paths.agents_dir(agents_dir)
-    err.print(for_markup(restart_said(agent, row, fresh=False)), markup=True, highlight=False, soft_wrap=True)
+    said = restart_said(agent, row, fresh=False, way=ways.get(agent))
+    err.print(for_markup(said), markup=True, highlight=False, soft_wrap=True)
     if place.pane.fork and row is not None:
         result = UpResult(place.session, restarted=[agent])
         result.panes[agent] = respawn_fork(tmux, place, row, agents_dir=folder, templates_dir=templates_dir)
     else:
         result = plan_up(
             tmux, [agent], session=place.session, layout="windows", agents_dir=folder, templates_dir=templates_dir,
-            extra_args={agent: resume_args(row)} if row else {}, working_dirs={agent: Path(row.working_dir)} if row else {},
-            fresh=row is None, cwd=Path(row.working_dir) if row else None,
+            ways=ways, fresh=row is None, cwd=ways[agent].start if ways else None,
         ).start_all()  # fmt: skip
     outcomes = wait_started(TmuxPanes(tmux, place.session), result.panes, timeout=wait) if wait > 0 else []
     clear_note(agent)
     if report_up(result, outcomes, place.session, socket):
         raise typer.Exit(1)
+    said_worktrees(result.ways, result.panes)  # none failed
 
 
 @app.command()

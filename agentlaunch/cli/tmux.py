@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Collection
 from functools import partial
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -14,11 +15,14 @@ from agentlaunch.cli.common import AgentsDirOpt, TemplatesOpt, app, complete_age
 from agentlaunch.definitions.settings import DEFAULT_MAX_STARTING, THROTTLE_EXPECTED, load_settings
 from agentlaunch.errors import UsageError
 from agentlaunch.live.life import clear_note
-from agentlaunch.live.resume import Comeback, plan_comebacks, turns_text, working_dirs
+from agentlaunch.live.resume import Comeback, plan_comebacks, turns_text, ways_of
 from agentlaunch.live.startup_wait import AgentStart, TmuxPanes
 from agentlaunch.live.team_start import Pending, start_team
 from agentlaunch.live.tmux import DEFAULT_SESSION, SOCKET_ENV, TeamUp, Tmux, UpResult, attach, down, plan_up, validate_agents
 from agentlaunch.usage.records import SessionRow
+
+if TYPE_CHECKING:
+    from agentlaunch.live.comeback import WayBack
 from agentlaunch.usage.store import Store
 from agentlaunch.visible import for_markup
 
@@ -127,9 +131,13 @@ def tmux_up(
     prints one line per agent. A failed agent's pane stays open with its
     error. With --resume (after a reboot, or `tmux down`), each agent gets its latest
     session that had a turn, in its working directory and its tmux session
-    and layout; an agent without one starts fresh. Exit codes: 0 every agent
-    runs, 1 an agent failed to start or a tmux command failed, 2 bad name or
-    throttle, 3 definition error, 127 tmux or a provider CLI missing.
+    and layout; an agent without one starts fresh. A session whose worktree
+    was removed (merged) comes back in a new worktree of the same repository,
+    resumed when its CLI can resume it there, else in a new session, said
+    either way. Exit codes: 0 every agent runs, 1 an agent failed to start or
+    a tmux command failed, 2 bad name or throttle, or a session whose folder
+    is gone (and was no worktree): --fresh starts a new one, 3 definition
+    error, 127 tmux or a provider CLI missing.
 
     Example: agentlaunch tmux up reviewer planner --layout tiled   ·   agentlaunch tmux up --resume reviewer planner
     """
@@ -142,8 +150,7 @@ def tmux_up(
     plans = [
         plan_up(
             tmux, [p.agent for p in group], session=where, layout=how, agents_dir=folder, templates_dir=templates_dir,
-            worktree=worktree, extra_args={p.agent: p.run_args for p in group if p.row}, working_dirs=working_dirs(group),
-            fresh=fresh,
+            worktree=worktree, ways=ways_of(group), fresh=fresh,
         )  # fmt: skip
         for (where, how), group in groups.items()
     ]
@@ -154,6 +161,7 @@ def tmux_up(
             clear_note(agent)  # running again: what `stop` left is no longer what happened to it
         mine = [o for o in outcomes if o.agent in plan.result.panes]
         failed = report_up(plan.result, mine, plan.result.session, socket) or failed
+        said_worktrees(plan.result.ways, {o.agent for o in mine if o.started})
     first = next(iter(groups))[0]
     should_attach = attach_ if attach_ is not None else sys.stdin.isatty() and sys.stdout.isatty()
     if not should_attach or failed:  # attaching would hide what failed
@@ -167,7 +175,8 @@ def start_plans(tmux: Tmux, plans: list[TeamUp], *, wait: float, max_starting: i
     """Start every planned agent, at most ``max_starting`` at a time (all at once with --wait 0), and watch them."""
     for plan in plans:
         for agent, row in plan.result.resumed.items():
-            err.print(for_markup(restart_said(agent, row, fresh=fresh)), markup=True, highlight=False, soft_wrap=True)
+            said = restart_said(agent, row, fresh=fresh, way=plan.result.ways.get(agent))
+            err.print(for_markup(said), markup=True, highlight=False, soft_wrap=True)
     pending = [Pending(agent, partial(plan.start, agent)) for plan in plans for agent in plan.pending]
     if wait > 0:
         return start_team(TmuxPanes(tmux), pending, max_starting=max_starting, timeout=wait, say=progress)
@@ -190,25 +199,44 @@ def up_groups(
         place = (DEFAULT_SESSION if session is None else session, layout or "windows")
         groups[place] = [Comeback(a, *place, None) for a in agents]
         return groups
+    from dataclasses import replace
+
+    from agentlaunch.live.comeback import way_back
+
     with Store.open(paths.store_path()) as store:
         plans = plan_comebacks(store, agents, session=session, layout=layout)
+    plans = [replace(p, way=way_back(p.row)) if p.row is not None else p for p in plans]  # a folder gone: refused now
+    ways = ways_of(plans)
     # Every agent, whichever tmux session it goes to, is checked before anything is created.
     validate_agents([p.agent for p in plans], folder.expanduser().resolve(), worktree=worktree,
-                    working_dirs=working_dirs(plans))  # fmt: skip
+                    working_dirs={a: w.start for a, w in ways.items()},
+                    worktree_agents=[a for a, w in ways.items() if w.worktree is not None])  # fmt: skip
     for plan in plans:
         err.print(for_markup(plan.said()), markup=True, highlight=False, soft_wrap=True)
         groups.setdefault((plan.session, plan.layout), []).append(plan)
     return groups
 
 
-def restart_said(agent: str, row: SessionRow | None, *, fresh: bool) -> str:
-    """One line for a dead pane started again: in which session, or why in a new one."""
+def restart_said(agent: str, row: SessionRow | None, *, fresh: bool, way: WayBack | None = None) -> str:
+    """One line for a dead pane started again: in which session and where (``way``: a new worktree when its own
+    was removed), or why in a new one."""
+    if way is not None and not way.resumed:
+        return f"{agent}: restarting in a new session {way.where()}: {way.why_new}"
     if row is not None:
         title = f" “{row.title}”" if row.title else ""
-        return f"{agent}: restarting in its session {row.session_id[:8]}{title} ({turns_text(row)}) in {row.working_dir}"
+        where = way.where() if way is not None else f"in {row.working_dir}"
+        return f"{agent}: restarting in its session {row.session_id[:8]}{title} ({turns_text(row)}) {where}"
     if fresh:
         return f"{agent}: restarting in a new session (--fresh)"
     return f"{agent}: its pane's session had no turn: restarting in a new session"
+
+
+def said_worktrees(ways: dict[str, WayBack], started: Collection[str]) -> None:
+    """After the report, for each agent ``started`` in a new worktree because its own was removed: resumed or new,
+    where (the last line, which the deck shows)."""
+    for agent, way in ways.items():
+        if way.worktree is not None and agent in started:
+            err.print(for_markup(way.summary()), markup=True, highlight=False, soft_wrap=True)
 
 
 def attach_or_say(tmux: Tmux, session: str, socket: str | None) -> int:

@@ -81,9 +81,12 @@ def planned_worktree(spec: AgentSpec, start: Path, state_dir: Path) -> Path:
 
 
 def check_agents(
-    agents: Sequence[str], agents_dir: Path, state_dir: Path, working_dir_for: WorkingDirFor, *, worktree: bool = False
+    agents: Sequence[str], agents_dir: Path, state_dir: Path, working_dir_for: WorkingDirFor, *, worktree: bool = False,
+    worktree_agents: Sequence[str] = (),
 ) -> list[ReadyAgent]:
-    """Check every named agent (deduplicated, in order); :class:`PreflightFailed` lists every one that cannot start."""
+    """Check every named agent (deduplicated, in order); :class:`PreflightFailed` lists every one that cannot start.
+
+    ``worktree`` (every agent) and ``worktree_agents`` (those named) run in a worktree whatever agent.yaml says."""
     if not agents:
         raise UsageError("name at least one agent")
     ready: list[ReadyAgent] = []
@@ -99,7 +102,7 @@ def check_agents(
                 exc.hint = exc.hint or (f"check `command:` in {yaml_file}" if spec.command else adapter.install_hint)
                 raise
             where = usable_dir(working_dir_for(spec), "working directory")
-            if worktree or spec.worktree:
+            if worktree or spec.worktree or name in worktree_agents:
                 where = planned_worktree(spec, where, state_dir)
             ready.append(ReadyAgent(name, spec, command, where))
         except AgentlaunchError as exc:

@@ -5,18 +5,22 @@ window and layout of its pane (:mod:`agentlaunch.usage.recorder`).
 ``tmux up --resume AGENT...`` asks the store for each agent's most recent
 session that had a turn and starts ``agentlaunch run AGENT -r ID --working-dir
 DIR`` in that tmux session and layout; an agent without one starts fresh, and
-is said to.
+is said to. A session whose worktree was removed since (merged) comes back in
+a new worktree (:mod:`agentlaunch.live.comeback`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentlaunch.live.tmux import DEFAULT_SESSION, LAYOUTS, SAFE_NAME
 from agentlaunch.usage.records import SessionRow
 from agentlaunch.usage.store import Store
+
+if TYPE_CHECKING:
+    from agentlaunch.live.comeback import WayBack
 
 
 @dataclass(frozen=True)
@@ -25,6 +29,7 @@ class Comeback:
 
     ``longer`` is a session of the same pane (same tmux session and window) with more turns than
     ``row``: it is not chosen over the latest, but said, with the command that resumes it instead.
+    ``way`` is where ``row`` comes back (its folder, or a new worktree when its own was removed).
     """
 
     agent: str
@@ -32,19 +37,18 @@ class Comeback:
     layout: str
     row: SessionRow | None
     longer: SessionRow | None = None
-
-    @property
-    def run_args(self) -> list[str]:
-        """What `agentlaunch run AGENT` gets to resume the session in its directory (nothing for a fresh start)."""
-        return [] if self.row is None else ["-r", self.row.session_id, "--working-dir", self.row.working_dir]
+    way: WayBack | None = None
 
     def said(self) -> str:
         """One line for the person: what is brought back, or that it starts fresh."""
         if self.row is None:
             return f"{self.agent}: no earlier session with a turn: starting fresh"
+        if self.way is not None and not self.way.resumed:
+            return f"{self.agent}: starting a new session {self.way.where()}: {self.way.why_new}"
         title = f" “{self.row.title}”" if self.row.title else ""
         turns = f"{self.row.turns} turn{'s' if self.row.turns != 1 else ''}"
-        line = f"{self.agent}: resuming session {self.row.session_id[:8]}{title} ({turns}) in {self.row.working_dir}"
+        where = self.way.where() if self.way is not None else f"in {self.row.working_dir}"
+        line = f"{self.agent}: resuming session {self.row.session_id[:8]}{title} ({turns}) {where}"
         if self.longer is not None:
             line += (
                 f"; a longer session of the same pane, {self.longer.session_id[:8]} ({self.longer.turns} turns, last used "
@@ -109,6 +113,6 @@ def plan_comebacks(
     return plans
 
 
-def working_dirs(plans: Sequence[Comeback]) -> dict[str, Path]:
-    """The directories the resumed agents run in, for the checks before anything is created."""
-    return {p.agent: Path(p.row.working_dir) for p in plans if p.row is not None}
+def ways_of(plans: Sequence[Comeback]) -> dict[str, WayBack]:
+    """agent -> where its session comes back, for the agents that resume one."""
+    return {p.agent: p.way for p in plans if p.way is not None}

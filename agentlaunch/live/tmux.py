@@ -39,6 +39,7 @@ from agentlaunch.live.status_lean import PANE_FORMAT, dead_panes_listed
 from agentlaunch.live.status_lean import Pane as DeadPane
 
 if TYPE_CHECKING:
+    from agentlaunch.live.comeback import WayBack
     from agentlaunch.live.preflight import ReadyAgent
     from agentlaunch.usage.records import SessionRow
 
@@ -148,6 +149,7 @@ class UpResult:
     panes: dict[str, str] = field(default_factory=dict)  # agent -> pane id, for every agent started or restarted now
     # agent -> the session a restarted pane resumed (None: it had none with a turn, or --fresh: started fresh)
     resumed: dict[str, SessionRow | None] = field(default_factory=dict)
+    ways: dict[str, WayBack] = field(default_factory=dict)  # agent -> how its session came back (where, resumed or not)
 
 
 @dataclass
@@ -260,17 +262,20 @@ def validate_agents(
     *,
     worktree: bool = False,
     working_dirs: Mapping[str, Path] | None = None,
+    worktree_agents: Sequence[str] = (),
 ) -> list[ReadyAgent]:
     """Check every agent can start (definition, CLI, working directory or worktree); nothing is created when one cannot.
 
-    ``working_dirs`` names an agent's directory outright (a resumed session's), else agent.yaml and ``cwd`` decide.
+    ``working_dirs`` names an agent's directory outright (a resumed session's), else agent.yaml and ``cwd`` decide;
+    ``worktree_agents`` run in their worktree of that directory's repository whatever their agent.yaml says.
     """
     from agentlaunch.live.preflight import check_agents, default_working_dir  # loads definitions: not for `status`
 
     state_dir = paths.state_dir()
     default = default_working_dir(cwd or Path.cwd(), state_dir)
     given = working_dirs or {}
-    return check_agents(agents, agents_dir, state_dir, lambda spec: given.get(spec.name) or default(spec), worktree=worktree)
+    return check_agents(agents, agents_dir, state_dir, lambda spec: given.get(spec.name) or default(spec), worktree=worktree,
+                        worktree_agents=worktree_agents)  # fmt: skip
 
 
 def place_env(session: str, window: str, layout: str) -> list[str]:
@@ -359,15 +364,15 @@ def plan_up(
     cwd: Path | None = None,
     environ: Mapping[str, str] | None = None,
     worktree: bool = False,
-    extra_args: Mapping[str, Sequence[str]] | None = None,
-    working_dirs: Mapping[str, Path] | None = None,
+    ways: Mapping[str, WayBack] | None = None,
     fresh: bool = False,
 ) -> TeamUp:
     """What ``up`` starts in ``session``: every agent checked, nothing created yet; :meth:`TeamUp.start` or
     :meth:`TeamUp.start_all` creates the panes.
 
-    ``extra_args`` are added to an agent's `run` (``-r ID --working-dir DIR`` to resume), ``working_dirs``
-    are the directories the check before anything is created uses for them.
+    ``ways`` are the sessions some agents resume (:func:`agentlaunch.live.comeback.way_back`: ``-r ID
+    --working-dir DIR`` added to their `run`, the directory checked before anything is created); a dead
+    pane of another agent resumes the session it ran, unless ``fresh``.
     """
     check_name(session, "tmux session")
     if layout not in LAYOUTS:
@@ -377,13 +382,16 @@ def plan_up(
     panes = tmux.panes(session) if exists else []
     by_agent = {p.agent: p for p in panes if p.agent and not p.fork}  # a fork's pane is not the agent's own
     dead = [by_agent[a] for a in dict.fromkeys(agents) if a in by_agent and by_agent[a].dead]
-    resumed = {} if fresh else pane_sessions([p for p in dead if p.agent not in (extra_args or {})], session)
-    extra = {**{a: resume_args(row) for a, row in resumed.items() if row is not None}, **(extra_args or {})}
-    dirs = {**{a: Path(row.working_dir) for a, row in resumed.items() if row is not None}, **(working_dirs or {})}
-    names = [r.name for r in validate_agents(agents, agents_dir, cwd, worktree=worktree, working_dirs=dirs)]
+    resumed = {} if fresh else pane_sessions([p for p in dead if p.agent not in (ways or {})], session)
+    every = {**ways_back([row for row in resumed.values() if row is not None]), **(ways or {})}
+    dirs = {a: way.start for a, way in every.items()}
+    trees = [a for a, way in every.items() if way.worktree is not None]
+    ready = validate_agents(agents, agents_dir, cwd, worktree=worktree, working_dirs=dirs, worktree_agents=trees)
+    names = [r.name for r in ready]
 
     def argv(name: str) -> list[str]:
-        return [*agent_command(name, agents_dir, templates_dir, worktree=worktree), *extra.get(name, ())]
+        extra = every[name].args if name in every else []
+        return [*agent_command(name, agents_dir, templates_dir, worktree=worktree and name not in trees), *extra]
 
     plan = TeamUp(tmux, UpResult(session), layout, exists=exists, panes=panes, argv=argv,
                   env_args=pane_env(os.environ if environ is None else environ),
@@ -391,12 +399,17 @@ def plan_up(
     plan.result.running = [n for n in names if n in by_agent and n not in plan.dead]
     plan.pending = [n for n in names if n in plan.dead] + [n for n in names if n not in by_agent]
     plan.result.resumed = {n: resumed.get(n) for n in names if n in plan.dead and (n in resumed or fresh)}
+    plan.result.ways = {n: every[n] for n in names if n in every}
     return plan
 
 
-def resume_args(row: SessionRow) -> list[str]:
-    """What `agentlaunch run AGENT` gets to resume ``row`` in its own working directory."""
-    return ["-r", row.session_id, "--working-dir", row.working_dir]
+def ways_back(rows: Sequence[SessionRow]) -> dict[str, WayBack]:
+    """agent -> how each row's session is resumed (in its folder, or a new worktree when its own was removed)."""
+    if not rows:
+        return {}
+    from agentlaunch.live.comeback import way_back  # reads the worktree list and config.yaml: only for a resume
+
+    return {row.agent: way_back(row) for row in rows}
 
 
 def pane_sessions(panes: Sequence[Pane], session: str) -> dict[str, SessionRow | None]:

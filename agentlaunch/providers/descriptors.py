@@ -138,6 +138,9 @@ class ProviderDescriptor:
     said to a person; None: it cannot, and :attr:`no_fork` says why."""
     no_fork: str = "it has no interface of its own to fork a session in"
     """Why the provider cannot fork a session (when :attr:`fork` is None)."""
+    no_resume_elsewhere: str | None = None
+    """Why the CLI cannot resume a session in another working directory than the one it ran in (a merged worktree's
+    agent comes back in a new folder: :mod:`agentlaunch.live.comeback`), as said to a person; None: it can."""
     thread_held: str | None = None
     """What the CLI says when it refuses a turn because another process writes the session's thread (one writer at a
     time); None: it has no such lock. :mod:`agentlaunch.launch.held` turns it into exit 7 naming the holder."""
@@ -222,6 +225,8 @@ CLAUDE = ProviderDescriptor(
     # Measured on 2.1.332 (tests/e2e/test_agent_fork.py): `--resume ID --fork-session --session-id NEW` opens the
     # conversation as a new session named NEW; the old system prompt comes with it (the recorded snapshot).
     fork="claude --resume ID --fork-session",
+    # Measured on 2.1.332 (tests/e2e/test_worktree_comeback.py): `claude --resume ID` (interface and -p) resumes a session
+    # begun in another folder; the transcript stays in that folder's projects/ entry, and the hooks name it.
     # Measured on 2.1.332 (a bracketed paste, then Enter): "!" first runs the rest in bash mode at once (no model,
     # no permission prompt); "/" after any whitespace runs a slash command when one has that name. A leading space
     # keeps "!" out of bash mode but reaches the model as a space, so there is no neutral character: refused.
@@ -267,6 +272,8 @@ CODEX = ProviderDescriptor(
     # holds the thread exits 1 with "thread/resume failed: thread … already has an active writer"; the app-server's
     # own `thread/resume` of it is refused with the same words.
     thread_held="already has an active writer",
+    # Measured on 0.171.0 (tests/e2e/test_worktree_comeback.py): `resume THREAD` (exec, and the app-server's
+    # thread/resume) continues a thread begun in another folder; its next turn's environment names the new folder.
     # Measured on 0.171.0: "!" first runs a shell command, "/" first a slash command (an unknown one stays in the
     # box), a last word starting with "$" opens the skills menu that takes Enter. Codex strips whitespace at both
     # ends of what it sends, and looks for "!" and "/" before stripping: a space before and after keeps every mode
@@ -300,6 +307,9 @@ GEMINI = ProviderDescriptor(
     # model messages kept: read in its bundle, not measured), which agentlaunch does not use yet.
     no_fork="Gemini CLI 0.61 has no fork: its --resume continues the same session (its --session-file import of a "
     "session's file as a new one is not used by agentlaunch yet)",
+    # Measured on 0.61.0: `gemini --resume ID` in another folder exits 42, "Error resuming session: No previous sessions
+    # found for this project." (its sessions are kept per project folder, each file naming its project's hash).
+    no_resume_elsewhere="Gemini CLI 0.61 keeps its sessions per project folder and cannot resume one in another folder",
     # Measured on 0.61.0: "/" after any whitespace runs a slash command (or stays in the box with its menu open); a
     # pasted "!" reaches the model as written (shell mode is a key typed into an empty box, never a paste). Gemini
     # strips whitespace at both ends; a space does not keep "/" out of command mode: refused.
