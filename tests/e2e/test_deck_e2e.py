@@ -7,12 +7,15 @@ answer shows in the preview; `x` stops and `r` restart in the same pane; `n` pic
 definition and starts it in a worktree with a first prompt, Claude Code writes a file there (the fake
 API answers with a Write tool call) and its row shows the worktree dirty; `d` shows that file in the
 worktree's diff, scrolls to its end, and `M` from there is refused while the agent runs and while the
-worktree is dirty, and merges it into its base (then removes it) once its change is committed; `q`
-leaves every agent running.
+worktree is dirty, and merges it into its base (then removes it) once its change is committed; `r` then
+brings builder back in a new worktree made from the merged base, in its own session; `q` leaves every agent
+running.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
 import subprocess
@@ -205,6 +208,20 @@ def test_the_deck_with_two_claude_code_agents_asking_first_attach_send_stop_rest
         keys(socket, "y")
         shows(socket, "merged agentlaunch/builder into main; worktree removed", 60)
         assert (repo / "made.txt").read_text() == MADE and not tree.exists()
+
+        # r after M: builder comes back in a new worktree from the updated base, in its own session, and says so.
+        (ran,) = [s for s in json.loads(run_cli("sessions", builder, "--json", env=env).stdout) if s["turns"]]
+        keys(socket, "r")
+        with contextlib.suppress(AssertionError):  # a confirmation naming the agent, where the deck asks one
+            shows(socket, f"restart {builder}?", 5)
+            keys(socket, "y")
+        shows(socket, f"{builder}: resumed its session {ran['session_id'][:8]} in a new worktree", 120)
+        assert (tree / "made.txt").read_text() == MADE  # the merged base
+        assert subprocess.run(["git", "-C", str(tree), "branch", "--show-current"], capture_output=True, text=True,
+                              check=True).stdout.strip() == "agentlaunch/builder"  # fmt: skip
+        until(socket, lambda: "waiting" in row(socket, builder), "builder back", 90)
+        live = json.loads(run_cli("status", "--json", env=env).stdout)
+        assert [(r["session_id"], r["working_dir"]) for r in live if r["agent"] == builder] == [(ran["session_id"], str(tree))]
 
         keys(socket, "q")
         until(socket, lambda: "deck" not in tmux(socket, "list-sessions", "-F", "#{session_name}").split(), "the deck gone")
