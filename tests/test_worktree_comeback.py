@@ -54,7 +54,7 @@ def test_a_removed_worktree_comes_back_as_a_new_one_at_the_same_path_with_the_se
         way = way_back(row_in(gone, provider))
         assert way.resumed and way.worktree == gone and way.gone == gone and way.start == repo.resolve()
         assert way.args == ["-r", way.row.session_id, "--worktree", "--working-dir", str(repo.resolve())]
-        assert way.where() == f"in a new worktree {gone} of {repo.resolve()} (its worktree {gone} was removed)"
+        assert way.where() == f"in a new worktree {gone} of {repo.resolve()} (its worktree there was removed)"
         assert way.summary() == f"wt: resumed its session 5e55104d {way.where()}"
 
 
@@ -73,7 +73,8 @@ def test_in_another_worktrees_dir_a_cli_that_cannot_resume_elsewhere_starts_a_ne
     assert way.args == ["--worktree", "--working-dir", str(repo.resolve())]
     assert way.why_new == f"Gemini CLI 0.61 keeps its sessions per project folder and cannot resume one in another folder " \
         f"(its session 5e55104d ran in {gone})"  # fmt: skip
-    assert way.summary().startswith(f"wt: new session in a new worktree {new} of {repo.resolve()}")
+    assert way.summary() == f"wt: new session in a new worktree {new} of {repo.resolve()} (its worktree {gone} was removed): " \
+        f"{way.why_new}"  # fmt: skip
 
 
 def test_a_plain_folder_gone_is_refused_with_exit_2_naming_fresh_and_where_the_cli_resumes_elsewhere(
@@ -178,7 +179,7 @@ def test_after_a_merge_restart_up_and_up_resume_bring_the_agent_back_in_a_new_wo
             back = up(socket, agents_dir, tmp_path, "--resume", "wt")
         said = back.stderr.decode()
         assert back.returncode == 0, said
-        new = f"in a new worktree {tree} of {repo.resolve()} (its worktree {tree} was removed)"
+        new = f"in a new worktree {tree} of {repo.resolve()} (its worktree there was removed)"
         verb = "resuming session" if how == "tmux up --resume" else "restarting in its session"
         assert f"wt: {verb} {str(first['session_id'])[:8]}" in said and new in said, said
         summary = f"wt: resumed its session {str(first['session_id'])[:8]} {new}"

@@ -56,7 +56,8 @@ class WayBack:
         """Where it runs, for the line that says what is brought back: ``in DIR`` or ``in a new worktree ...``."""
         if self.worktree is None:
             return f"in {self.row.working_dir}"
-        return f"in a new worktree {self.worktree} of {self.start} (its worktree {self.gone} was removed)"
+        was = "there" if self.gone == self.worktree else str(self.gone)
+        return f"in a new worktree {self.worktree} of {self.start} (its worktree {was} was removed)"
 
     def summary(self) -> str:
         """One line after the start, for the deck's message line: which session, in which new worktree."""

@@ -82,7 +82,8 @@ class Team:
 
     def came_back(self, said: str, tree: Path, gone: Path, session: str, *, resumed: bool) -> None:
         """What the comeback said, and the new worktree made from the updated base (the merged work in it)."""
-        where = f"in a new worktree {tree} of {self.repo.resolve()} (its worktree {gone} was removed)"
+        was = "there" if gone == tree else str(gone)
+        where = f"in a new worktree {tree} of {self.repo.resolve()} (its worktree {was} was removed)"
         if resumed:
             assert f"{self.agent}: resumed its session {session[:8]} {where}" in said, said
         else:
