@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Collection
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -20,11 +21,11 @@ from agentlaunch.live.startup_wait import AgentStart, TmuxPanes
 from agentlaunch.live.team_start import Pending, start_team
 from agentlaunch.live.tmux import DEFAULT_SESSION, SOCKET_ENV, TeamUp, Tmux, UpResult, attach, down, plan_up, validate_agents
 from agentlaunch.usage.records import SessionRow
+from agentlaunch.usage.store import Store
+from agentlaunch.visible import for_markup
 
 if TYPE_CHECKING:
     from agentlaunch.live.comeback import WayBack
-from agentlaunch.usage.store import Store
-from agentlaunch.visible import for_markup
 
 tmux_app = typer.Typer(
     help="Run agents in tmux: one window (or tiled pane) per agent, each pane's border showing its live status.",
@@ -199,9 +200,7 @@ def up_groups(
         place = (DEFAULT_SESSION if session is None else session, layout or "windows")
         groups[place] = [Comeback(a, *place, None) for a in agents]
         return groups
-    from dataclasses import replace
-
-    from agentlaunch.live.comeback import way_back
+    from agentlaunch.live.comeback import way_back  # the worktree list and config.yaml: read for a resume only
 
     with Store.open(paths.store_path()) as store:
         plans = plan_comebacks(store, agents, session=session, layout=layout)
