@@ -16,9 +16,13 @@ import pytest
 
 from agentlaunch import paths, worktree
 from agentlaunch.deck import actions
-from agentlaunch.errors import ExitCode
+from agentlaunch.definitions.spec import load_agent
+from agentlaunch.errors import ExitCode, UsageError
+from agentlaunch.launch.identity import choose_session
 from agentlaunch.live.comeback import SessionFolderGone, way_back
+from agentlaunch.providers import get_adapter
 from agentlaunch.usage.records import SessionRow
+from agentlaunch.usage.store import Store
 from tests.helpers import run_cli, wait_for, write_agent
 from tests.support.git_repo import git, make_repo
 from tests.test_tmux import HAVE_TMUX, panes, screen, send_line, status_records, up
@@ -114,6 +118,34 @@ def test_a_worktree_folder_deleted_by_hand_is_made_again_at_its_place(isolated_h
     assert way.resumed and way.worktree == Path(entry.path)
     again, created = worktree.ensure_entry("wt", repo, state / "worktrees", state)
     assert created and Path(again.path).is_dir() and again.path == entry.path
+
+
+def test_run_resume_in_another_folder_is_refused_for_gemini_naming_what_works_and_left_to_claude_and_codex(
+    agents_dir: Path, tmp_path: Path
+) -> None:
+    ran, here = tmp_path / "ran", tmp_path / "here"
+    ran.mkdir()
+    here.mkdir()
+    with Store.open(paths.store_path()) as store:
+        for provider in ("gemini", "claude", "codex"):
+            write_agent(agents_dir, provider, {"provider": provider, "model": "m-1"})
+            sid = f"7e11{provider[:4]:0<4}-0000-4000-8000-000000000001"
+            store.start_session(sid, agent=provider, provider=provider, working_dir=ran)
+            store.set_provider_state(sid, {"thread_id": "01a24ca5-55de-7112-8443-d50c286200b0"})
+            store.touch_session(sid)
+            spec, adapter = load_agent(agents_dir, provider), get_adapter(provider)
+            if provider == "gemini":
+                # Measured on 0.61.0: `gemini --resume ID` in another folder exits 42 ("No previous sessions found").
+                with pytest.raises(UsageError) as caught:
+                    choose_session(spec, adapter, store, here, resume=sid, continue_last=False)
+                assert caught.value.exit_code == ExitCode.USAGE
+                assert caught.value.message == f"--resume: session {sid[:8]} ran in {ran}, not in {here}: Gemini CLI 0.61 " \
+                    "keeps its sessions per project folder and cannot resume one in another folder"  # fmt: skip
+                assert caught.value.hint == (f"agentlaunch run gemini -r {sid[:8]} --working-dir {ran} resumes it there; "
+                                             "agentlaunch run gemini without -r starts a new session here")  # fmt: skip
+            else:  # measured: Claude Code 2.1.332 and Codex 0.171.0 resume a session begun in another folder
+                assert choose_session(spec, adapter, store, here, resume=sid, continue_last=False).resumed
+            assert choose_session(spec, adapter, store, ran, resume=sid, continue_last=False).resumed  # where it ran
 
 
 # -- the whole way, on the fake provider in tmux ------------------------------------------------------

@@ -49,6 +49,9 @@ def choose_session(
             raise DefinitionError(f"--resume: session {resume} belongs to agent {row.agent!r}, not {spec.name!r}")
         if row is not None and row.provider != spec.provider:
             raise DefinitionError(f"--resume: session {resume} ran on {row.provider}, but {spec.name!r} now uses {spec.provider}")
+        if row is not None:
+            refuse_elsewhere(spec.name, adapter.descriptor.no_resume_elsewhere, row.session_id, Path(row.working_dir),
+                             working_dir)  # fmt: skip
         state = adapter.resume_state(resume, row.provider_state if row else None)
         return SessionChoice(resume, True, row.turns if row else 0, state)
     if continue_last:
@@ -60,6 +63,19 @@ def choose_session(
             )
         return SessionChoice(row.session_id, True, row.turns, adapter.resume_state(row.session_id, row.provider_state))
     return new_session(adapter, new_id)
+
+
+def refuse_elsewhere(agent: str, cannot: str | None, session_id: str, ran_in: Path, here: Path) -> None:
+    """A usage error (exit 2) for a CLI that cannot resume a session in another folder than it ran in (``cannot``:
+    why), naming what works; nothing for one that can (Claude Code, Codex), or in the same folder."""
+    if cannot is None or ran_in == here:
+        return
+    short = session_id[:8]
+    there = f"agentlaunch run {agent} -r {short} --working-dir {ran_in} resumes it there; " if ran_in.is_dir() else ""
+    raise UsageError(
+        f"--resume: session {short} ran in {ran_in}, not in {here}: {cannot}",
+        hint=f"{there}agentlaunch run {agent} without -r starts a new session here",
+    )
 
 
 def fork_source(spec: AgentSpec, adapter: Adapter, store: Store, given: str) -> ForkSource:
