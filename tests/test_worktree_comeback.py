@@ -108,6 +108,19 @@ def test_a_worktree_of_another_agent_or_of_a_repository_gone_too_is_refused(isol
         way_back(row_in(mine))
 
 
+@pytest.mark.parametrize("removed", ['"junk"', '[1, {"agent": 3}, {"agent": "wt", "repo": null}]', "{}", "[[]]"])
+def test_a_malformed_list_of_removed_worktrees_is_no_worktree_and_no_crash(
+    isolated_home: Path, tmp_path: Path, removed: str
+) -> None:
+    state = paths.state_dir()
+    state.mkdir(parents=True, exist_ok=True)
+    (state / worktree.REGISTRY).write_text(f'{{"worktrees": [], "removed": {removed}}}')
+    with pytest.raises(SessionFolderGone):
+        way_back(row_in(tmp_path / "gone"))
+    repo = make_repo(tmp_path / "proj")
+    assert way_back(row_in(merged_away(repo))).resumed  # the next removal writes a list that reads
+
+
 def test_a_worktree_folder_deleted_by_hand_is_made_again_at_its_place(isolated_home: Path, tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "proj")
     state = paths.state_dir()
