@@ -225,7 +225,7 @@ CLAUDE = ProviderDescriptor(
     # Measured on 2.1.332 (tests/e2e/test_agent_fork.py): `--resume ID --fork-session --session-id NEW` opens the
     # conversation as a new session named NEW; the old system prompt comes with it (the recorded snapshot).
     fork="claude --resume ID --fork-session",
-    # Measured on 2.1.332 (tests/e2e/test_worktree_comeback.py): `claude --resume ID` (interface and -p) resumes a session
+    # Measured on 2.1.332 (tests/e2e/test_worktree_comeback_e2e.py): `claude --resume ID` (interface and -p) resumes a session
     # begun in another folder; the transcript stays in that folder's projects/ entry, and the hooks name it.
     # Measured on 2.1.332 (a bracketed paste, then Enter): "!" first runs the rest in bash mode at once (no model,
     # no permission prompt); "/" after any whitespace runs a slash command when one has that name. A leading space
@@ -272,7 +272,7 @@ CODEX = ProviderDescriptor(
     # holds the thread exits 1 with "thread/resume failed: thread … already has an active writer"; the app-server's
     # own `thread/resume` of it is refused with the same words.
     thread_held="already has an active writer",
-    # Measured on 0.171.0 (tests/e2e/test_worktree_comeback.py): `resume THREAD` (exec, and the app-server's
+    # Measured on 0.171.0 (tests/e2e/test_worktree_comeback_e2e.py): `resume THREAD` (exec, and the app-server's
     # thread/resume) continues a thread begun in another folder; its next turn's environment names the new folder.
     # Measured on 0.171.0: "!" first runs a shell command, "/" first a slash command (an unknown one stays in the
     # box), a last word starting with "$" opens the skills menu that takes Enter. Codex strips whitespace at both
