@@ -39,9 +39,12 @@ def preview(app: Deck) -> str:
     return str(app.query_one("#preview", Static).render())
 
 
-def preview_joined(app: Deck) -> str:
-    """The preview with the pane's wrapped lines joined (the pane is 80 columns wide)."""
-    return preview(app).replace("\n", "")
+def answered(app: Deck, prompt: str) -> bool:
+    """The preview shows ``prompt`` sent, then the fake provider's answer below it (the pane is 220 columns wide: its
+    long answer line is cut at the preview's width, so its start is what shows)."""
+    lines = preview(app).split("\n")
+    sent = next((i for i, line in enumerate(lines) if f"› {prompt}" in line), None)
+    return sent is not None and any(line.startswith("Fake provider here, turn") for line in lines[sent + 1 :])
 
 
 async def until(pilot: Pilot[None], condition: Callable[[], object], what: str, timeout: float = 30.0) -> None:
@@ -89,7 +92,7 @@ def test_preview_send_stop_restart_and_a_dying_tmux_server(socket: str, agents_d
 
         await pilot.press("s")
         await pilot.press(*"hello deck", "enter")
-        await until(pilot, lambda: 'You said: "hello deck"' in preview_joined(app), "the answer in the preview")
+        await until(pilot, lambda: answered(app, "hello deck"), "the answer in the preview")
         await until(pilot, lambda: preview(app).rstrip().endswith("›") and row_of(app, "demo")[1].startswith("waiting"),
                     "the prompt back after the answer")  # the same screen each run: no half-finished turn
         save_if_changed(app, DOCS_SHOT)
@@ -164,7 +167,7 @@ def test_new_with_a_worktree_and_a_first_prompt_then_its_diff_a_refused_remove_u
         await until(pilot, lambda: row_of(app, "builder")[1:2] and row_of(app, "builder")[1].startswith("waiting"),
                     "builder started", 60)  # fmt: skip
         app.query_one("#agents").move_cursor(row=[r[0] for r in table_rows(app)].index("builder"))  # type: ignore[attr-defined]
-        await until(pilot, lambda: 'You said: "build the thing"' in preview_joined(app), "the first prompt's answer", 60)
+        await until(pilot, lambda: answered(app, "build the thing"), "the first prompt's answer", 60)
         tree = Path(str(next(r for r in status_records() if r["agent"] == "builder")["working_dir"]))
         assert tree != repo and (tree / ".git").is_file()
         (tree / "made.txt").write_text("the agent's change\n")  # what the agent would have written

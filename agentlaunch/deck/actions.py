@@ -49,15 +49,6 @@ def agentlaunch(args: list[str], socket: str | None, cwd: Path | None = None) ->
     return Outcome(proc.returncode, visible(said))
 
 
-def capture(tmux: Tmux, pane: str) -> str:
-    """The pane's screen as tmux holds it, with its colours (``capture-pane -e -p``)."""
-    proc = tmux.run("capture-pane", "-e", "-p", "-t", pane, check=False)
-    if proc.returncode != 0:
-        said = proc.stderr.strip().splitlines()
-        raise OSError(f"tmux capture-pane: {said[0] if said else f'exit {proc.returncode}'}")
-    return proc.stdout[-CAPTURE_LIMIT:]
-
-
 def same_server(tmux: Tmux, environ: dict[str, str] | None = None) -> bool:
     """The deck runs in a pane of the agents' own tmux server (switch-client reaches them)."""
     inside = (environ if environ is not None else dict(os.environ)).get("TMUX", "")

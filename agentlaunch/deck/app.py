@@ -31,6 +31,7 @@ from textual.widgets import Footer, Static
 
 from agentlaunch.deck import actions
 from agentlaunch.deck.agent_list import AgentList, Line
+from agentlaunch.deck.preview import PaneShot, Preview, capture_pane
 from agentlaunch.deck.rows import (
     COLUMNS,
     Definitions,
@@ -42,6 +43,7 @@ from agentlaunch.deck.rows import (
     folder_mtime,
     is_red,
     needs_you,
+    question,
 )
 from agentlaunch.deck.screens import Ask, Confirm, Page
 from agentlaunch.deck.slow import load_definitions, today_costs, worktree_states
@@ -76,7 +78,7 @@ class Deck(App[None]):
     TITLE = "agentlaunch deck"
     CSS = """
     #agents { height: 1fr; min-height: 3; }
-    #message { height: 1; color: $warning; }
+    #message { height: 1; color: $warning; text-wrap: nowrap; text-overflow: ellipsis; }
     #preview { height: 2fr; border: round $panel; }
     """
     BINDINGS = [
@@ -110,7 +112,9 @@ class Deck(App[None]):
         self.folder_mtime = 0.0  # the status folder's mtime when the list was last read
         self.pending: Timer | None = None
         self.last_panes = 0.0
-        self.preview_key: tuple[str | None, str] = (None, "")
+        self.preview_key: tuple[str | None, PaneShot | str, bool] = (None, "", False)
+        self.gone_pane: str | None = None  # the last pane whose capture found it closed
+        self.question_said: tuple[str, str] | None = None  # the row and question last said on the message line
         self.preview_title: str | None = None
         self.capture_every, self.since_capture = 1, 0  # ticks: 1, up to QUIET_PANE_EVERY while the pane stays the same
         self.refreshes = 0  # how many times the list was read (the bench and tests count them)
@@ -118,7 +122,7 @@ class Deck(App[None]):
     def compose(self) -> ComposeResult:
         yield AgentList(COLUMNS, id="agents")
         yield Static("", id="message", markup=False)
-        preview = Static("", id="preview", markup=False)
+        preview = Preview(id="preview")
         preview.border_title = "preview"
         yield preview
         yield Footer()
@@ -240,6 +244,7 @@ class Deck(App[None]):
         title = f"{len(self.shown)} agents" + (f" matching {self.filter_text!r}" if needle else "")
         if table.border_title != title:
             table.border_title = title
+        self._say_question(again=False)
         if preview:
             self.show_preview()
 
@@ -257,6 +262,18 @@ class Deck(App[None]):
         row = self.selected()
         if row is not None and row.problem:
             self.say(f"{row.agent}: {row.problem}")
+        else:
+            self._say_question(again=True)
+
+    def _say_question(self, *, again: bool) -> None:
+        """The selected agent's question (what its CLI asks, from its record) on the message line: when it is selected
+        (``again``), and when its question changes while it is; a message about anything else stays otherwise."""
+        row = self.selected()
+        asked = question(row) if row is not None else None
+        key = (row.key, asked) if row is not None and asked else None
+        if asked and row is not None and (again or key != self.question_said):
+            self.say(f"{row.agent} asking: {asked}")
+        self.question_said = key
 
     def show_preview(self) -> None:
         """The selected agent's title at once; its pane's screen from a worker thread, redrawn only when it changed."""
@@ -275,17 +292,27 @@ class Deck(App[None]):
 
     @work(thread=True, exclusive=True, group="preview")
     def capture(self, tmux: Tmux, pane: str, title: str) -> None:
+        body: PaneShot | str
         try:
-            body = actions.capture(tmux, pane)
+            body = capture_pane(tmux, pane)
         except OSError as exc:
             body = f"{exc}"
+            if "can't find pane" in body:
+                body = f"the pane {pane} has closed ({exc}): the list follows it"
+                self.from_thread(self._pane_gone, pane)
         self.from_thread(self._set_preview, title, body)
 
-    def _set_preview(self, title: str, body: str | None) -> None:
+    def _pane_gone(self, pane: str) -> None:
+        """A pane closed under the preview: the list is read again at once (once per pane), not at the next listing."""
+        if pane != self.gone_pane:
+            self.gone_pane = pane
+            self.reload()
+
+    def _set_preview(self, title: str, body: PaneShot | str | None) -> None:
         """Show ``title`` and ``body`` (None: the title now, its body on its way); a capture for a row no longer selected
-        (its title not :attr:`preview_title`) is dropped."""
+        (its title not :attr:`preview_title`) is dropped. A pane is fitted by :mod:`agentlaunch.deck.preview`'s rule."""
         try:
-            preview = self.query_one("#preview", Static)
+            preview = self.query_one("#preview", Preview)
         except NoMatches:  # a capture that came back after the deck closed
             return
         if title != self.preview_title:
@@ -294,12 +321,18 @@ class Deck(App[None]):
             preview.border_title = visible(title)
         if body is None:
             return
+        row = self.selected()
+        asking = row is not None and row.state.partition(":")[0] == "asking"
         # a pane that shows nothing new is captured less often; a record's change or a key captures it at once
-        same = (title, body) == self.preview_key
+        key = (title, body, asking)
+        same = key == self.preview_key
         self.capture_every = min(self.capture_every + 1, QUIET_PANE_EVERY) if same else 1
         if not same:
-            self.preview_key = (title, body)
-            preview.update(Text.from_ansi(body, no_wrap=True) if "\x1b" in body else Text(body))
+            self.preview_key = key
+            if isinstance(body, PaneShot):
+                preview.show_shot(body, asking=asking)
+            else:
+                preview.show_text(body)
 
     @staticmethod
     def _no_pane(row: Row) -> str:
@@ -310,6 +343,7 @@ class Deck(App[None]):
         return f"{row.agent} is not running: n starts it"
 
     def say(self, text: str) -> None:
+        """One line, made inert (:func:`~agentlaunch.visible.visible`, no markup), cut with an ellipsis to fit (the CSS)."""
         with contextlib.suppress(NoMatches):
             self.query_one("#message", Static).update(visible(text))
 

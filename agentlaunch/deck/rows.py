@@ -42,6 +42,14 @@ def needs_you(state: str) -> bool:
     """The person is needed now, or the agent waits for its next prompt."""
     return state == "waiting" or is_red(state)
 
+
+def question(row: Row) -> str | None:
+    """What an ``asking`` agent's CLI asks, as its record says it (``state_reason``: the tool and its input for Claude
+    Code and Codex, what Gemini's notification said), or None."""
+    reason = row.record.get("state_reason")
+    return reason if row.state == "asking" and isinstance(reason, str) and reason.strip() else None
+
+
 BUDGET_EXIT = 6  # ExitCode.BUDGET: a budget stopped the agent
 _PANE_FORMAT = "\t".join(("#{pane_id}", "#{session_name}", "#{pane_pid}", "#{" + AGENT_OPTION + "}", "#{pane_dead}",
                           "#{pane_dead_status}", "#{" + STOPPED_OPTION + "}", "#{" + SESSION_OPTION + "}"))  # fmt: skip
