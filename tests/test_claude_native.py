@@ -571,3 +571,30 @@ def test_events_the_watch_lost_read_the_transcript_and_watch_again(root: Path) -
     assert [c.call_id for c in source.read() if isinstance(c, CallUsage)] == ["c1"]
     assert path in source._watch.watched
     source.close()
+
+
+def test_what_an_asking_claude_code_asks_is_the_reason_of_its_asking(root: Path) -> None:
+    ctx = context(root)
+    (source,) = native_extras(ctx).sources
+    bash = {"tool_name": "Bash", "tool_input": {"command": "rm -rf build\n&& ls", "description": "clean"}}
+    reports = [
+        ("PreToolUse", {"tool_name": "Bash", "tool_input": bash["tool_input"]}),
+        ("PermissionRequest", bash),
+        ("Notification", {"notification_type": "permission_prompt", "message": "Claude needs your permission to use Bash"}),
+        ("PostToolBatch", {}),
+        ("PreToolUse", {"tool_name": "AskUserQuestion", "tool_input": {"questions": [{"question": "Which branch?"}]}}),
+        ("PostToolBatch", {}),
+        ("Notification", {"notification_type": "permission_prompt", "message": "Claude needs your permission to use Write"}),
+        ("Elicitation", {"mcp_server_name": "db", "message": "Pick a table"}),
+    ]
+    for event, payload in reports:
+        send(ctx.runtime_dir / "claude.sock", event, payload)
+    got = [(i.state, i.reason) for i in source.read() if isinstance(i, StateChanged)]
+    assert got == [
+        ("tool", None), ("asking", "Bash: rm -rf build && ls"),
+        ("asking", None),  # the notification 6 s later says less than the hook before it: no reason of its own
+        ("thinking", None), ("asking", "AskUserQuestion: Which branch?"), ("thinking", None),
+        ("asking", "Claude needs your permission to use Write"),  # nothing said it before: its words
+        ("asking", "db: Pick a table"),  # an MCP server's question: its server and message
+    ]  # fmt: skip
+    source.close()

@@ -67,7 +67,9 @@ def test_a_turn_with_an_approval_reads_as_thinking_asking_tool_thinking_waiting(
         {"id": 0, "method": "item/commandExecution/requestApproval", "params": {"threadId": THREAD, "command": "touch x"}},
     ]  # fmt: skip
     first = src.read()
-    assert states(first) == [("thinking", None), ("asking", "Codex waits for an approval in its interface")]
+    # The thread's status says asking first; the approval request that follows says what it asks (its command).
+    assert states(first) == [("thinking", None), ("asking", "Codex waits for an approval in its interface"),
+                             ("asking", "shell: touch x")]  # fmt: skip
     assert PromptTyped("do it") in first
     conn.inbox = [
         {"method": "serverRequest/resolved", "params": {"threadId": THREAD, "requestId": 0}}, status("active"),
@@ -167,3 +169,19 @@ def test_which_native_launches_go_through_the_app_server(monkeypatch: pytest.Mon
     assert not native_remote.applies(launch(env={native_remote.ROUTE_ENV: "direct"}), "go")
     monkeypatch.setenv(native_remote.ROUTE_ENV, "direct")
     assert not native_remote.applies(launch(), "go")
+
+
+def test_an_approval_request_before_its_status_and_a_question_are_the_reason_and_the_next_approval_asks_its_own() -> None:
+    src, conn = source()
+    conn.inbox = [
+        status("active"), note("turn/started", turn={"id": "t1"}),
+        {"id": 0, "method": "item/commandExecution/requestApproval",
+         "params": {"threadId": THREAD, "command": "printf '\x1b[2J' [b]x[/b]"}},
+        status("active", "waitingOnApproval"),
+    ]  # fmt: skip
+    assert states(src.read()) == [("thinking", None), ("asking", "shell: printf '\x1b[2J' [b]x[/b]")]  # kept as it came
+    conn.inbox = [status("active"), status("active", "waitingOnUserInput"),
+                  {"id": 1, "method": "item/tool/requestUserInput",
+                   "params": {"threadId": THREAD, "questions": [{"id": "q", "question": "Which branch?"}]}}]  # fmt: skip
+    assert states(src.read()) == [("thinking", None), ("asking", "Codex waits for an answer in its interface"),
+                                  ("asking", "question: Which branch?")]  # fmt: skip

@@ -124,6 +124,7 @@ class Launch:
         self.driver = driver_for(adapter, spec, native=options.native, chat=options.interactive)
         self.persistent = self.driver.persistent
         self.state = "starting"
+        self.state_reason: str | None = None  # why, as last told with the state (an asking CLI's question)
         new_id = prespawned.session_id if prespawned else None
         self.session_id, self.resumed, self.turns, self.provider_state, self.fork = session or new_session(adapter, new_id)
         self.startup_pending, self.first_prompt = not self.resumed and self.fork is None, ""  # not a fork's; turn_cycle
@@ -164,8 +165,11 @@ class Launch:
         """starting, waiting (for input), thinking, tool (running one), asking, paused, exited; ``reason``: why."""
         if self.paused is not None and state != "exited":  # the turn a pause cut ends meanwhile: still paused
             state, reason = "paused", PAUSED_BY
-        if state != self.state or always:
-            self.state = state
+        # An asking CLI's question may come after its asking (Codex's approval request follows its thread's status),
+        # or change without the state changing (a second permission): the new question is news.
+        asked = state == "asking" and reason is not None and reason != self.state_reason
+        if state != self.state or always or asked:
+            self.state, self.state_reason = state, reason
             self.emit(StateChanged(state, reason))
 
     @property

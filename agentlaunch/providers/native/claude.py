@@ -52,6 +52,7 @@ from typing import Any
 from agentlaunch.events import CallUsage, ContextWindow, Event, SessionStarted, Text, TurnEnd, Warning
 from agentlaunch.fsutil import read_regular, write_atomic
 from agentlaunch.providers import values
+from agentlaunch.providers.asked import one_line, tool_question
 from agentlaunch.providers.claude import tool_refusal
 from agentlaunch.providers.native.claude_status_report import StatusReport
 from agentlaunch.providers.native.claude_transcript import CallsFromTranscript, last_cost_state, project_folder, salvage_line
@@ -482,6 +483,7 @@ class ClaudeNativeSource:
         state = self._state_of(report.event, payload)
         if state is not None:
             items += self._release()  # a state held from before comes first
+            asked = self._question(report.event, payload) if state == "asking" else None
             self.state = state
             if state == "thinking":
                 self._calls_in_step = 0
@@ -490,7 +492,7 @@ class ClaudeNativeSource:
                 # after it, so the call is counted in its own turn (or when the retries give up).
                 self._held = state
             else:
-                items.append(StateChanged(state))
+                items.append(StateChanged(state, asked))
         if report.event in ("Stop", "StopFailure", "SessionEnd"):
             items += self._missing_transcript()
         if report.event == "SessionEnd":
@@ -512,6 +514,18 @@ class ClaudeNativeSource:
         if event == "Notification":
             return NOTIFICATIONS.get(string(payload.get("notification_type")))
         return STATES.get(event)
+
+    def _question(self, event: str, payload: dict[str, Any]) -> str | None:
+        """What the person is asked: the tool and its input (``PermissionRequest``, ``PreToolUse`` of a question or a
+        plan), an MCP server's message (``Elicitation``); the notification's words only when nothing said it before
+        (it comes 6 s after ``PermissionRequest``, whose tool and input say more than "Claude needs your permission")."""
+        if event in ("PermissionRequest", "PreToolUse"):
+            return tool_question(string(payload.get("tool_name")) or "a tool", payload.get("tool_input"))
+        if event == "Notification" and self.state == "asking":
+            return None
+        said = string(payload.get("message"))
+        server = string(payload.get("mcp_server_name"))
+        return one_line(f"{server}: {said}" if server and said else said) or None
 
     def _status_line(self, payload: dict[str, Any]) -> list[NativeItem]:
         model = values.obj(payload.get("model"))

@@ -44,6 +44,7 @@ from typing import Any
 
 from agentlaunch.events import CallUsage, Compaction, ContextWindow, Event, SessionStarted, Text, TurnEnd, Usage
 from agentlaunch.providers import values
+from agentlaunch.providers.asked import tool_question
 from agentlaunch.providers.codex import codex_home, codex_usage
 from agentlaunch.providers.native.codex_hooks import EVENTS, hook_flags
 from agentlaunch.providers.native.hook_socket import HookReport, HookSocket, hook_command
@@ -194,7 +195,9 @@ class CodexNativeSource:
         if report.event == "SessionStart" and self.state is None:
             out += self._set_state("waiting")  # Codex is up (its first report); a first prompt's hook follows
         state = HOOK_STATES.get(report.event)
-        if state:
+        if state == "asking":  # what it asks: the tool and its input, as the hook names them
+            out += self._set_state(state, tool_question(string(payload.get("tool_name")) or "a tool", payload.get("tool_input")))
+        elif state:
             out += self._set_state(state)
         return out
 
@@ -346,11 +349,11 @@ class CodexNativeSource:
         self.announced = True
         return [SessionStarted(self.thread_id, cwd=str(self.ctx.working_dir), cli_version=cli_version)]
 
-    def _set_state(self, state: str) -> list[NativeItem]:
-        if state == self.state:
+    def _set_state(self, state: str, reason: str | None = None) -> list[NativeItem]:
+        if state == self.state and reason is None:
             return []
         self.state = state
-        return [StateChanged(state)]
+        return [StateChanged(state, reason)]
 
     def _plan(self, now: float, active: bool) -> None:
         """The next reads: a backing-off retry while a turn runs, two reads after it, none while idle."""

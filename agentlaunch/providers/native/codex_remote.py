@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentlaunch.events import Compaction, PermissionRequest, ToolResult, ToolUse, TurnEnd, Unknown, Warning
 from agentlaunch.providers import codex_appserver as rpc
+from agentlaunch.providers.asked import tool_question
 from agentlaunch.providers.native.source import NativeItem, PromptTyped
 from agentlaunch.providers.values import obj, opt_label, string
 from agentlaunch.sinks import StateChanged
@@ -54,6 +55,8 @@ class RemoteSource:
         self._ended = False  # the end of the connection was reported
         self._turn = False  # a turn of the thread began and has not completed
         self._tools = 0  # tool items under way
+        self._question: str | None = None  # what the approval request under way asks (its command, its change)
+        self._reason: str | None = None  # the reason last said with the state
 
     # -- requests ---------------------------------------------------------------------------------
     def next_id(self) -> int:
@@ -107,11 +110,14 @@ class RemoteSource:
     def _message(self, message: Message) -> list[NativeItem]:
         method = message.get("method")
         params = obj(message.get("params"))
-        if isinstance(method, str) and "id" in message:
-            return []  # a server request (an approval): the person answers it in the interface
         thread = opt_label(params.get("threadId"))
         if thread is not None and self.parser.thread_id is not None and thread != self.parser.thread_id:
             return []  # another thread's (the one the interface starts to title the conversation)
+        if isinstance(method, str) and "id" in message:
+            # A server request (an approval, a question): the person answers it in the interface; what it asks is
+            # the reason of the session's asking, which its thread's status may have said already.
+            self._question = question_of(method, params)
+            return self._set("asking", self._question) if self.state == "asking" and self._question else []
         if method is None and str(message.get("id")) in self._turns:
             self._turns.discard(str(message.get("id")))
             if (error := message.get("error")) is not None:  # no turn began: the send is released by its own bound
@@ -138,7 +144,7 @@ class RemoteSource:
             return []
         flags = [flag for flag in status.get("activeFlags") or [] if flag in ASKING_FLAGS]
         if flags:
-            return self._set("asking", ASKING_FLAGS[flags[0]])
+            return self._set("asking", self._question or ASKING_FLAGS[flags[0]])
         return self._set("tool" if self._tools else "thinking")
 
     def _event(self, event: Any) -> list[NativeItem]:
@@ -161,10 +167,25 @@ class RemoteSource:
         return [event]
 
     def _set(self, state: str, reason: str | None = None) -> list[NativeItem]:
-        if state == self.state and state != "retrying":
+        if state == self.state and state != "retrying" and not (state == "asking" and reason != self._reason):
             return []
-        self.state = state
+        if state != "asking":
+            self._question = None  # answered: the next approval asks its own
+        self.state, self._reason = state, reason
         return [StateChanged(state, reason)]
+
+
+def question_of(method: str, params: dict[str, Any]) -> str | None:
+    """What a server request asks the person, in one line (:func:`~agentlaunch.providers.asked.tool_question`): a
+    command's approval its command, a file change's its reason, a question its first question; None for another."""
+    tool = rpc.APPROVALS.get(method)
+    if tool == "shell":
+        return tool_question("shell", params.get("command") or params)
+    if tool == "edit":
+        return tool_question("edit", string(params.get("reason")) or "file changes")
+    if method.endswith("requestUserInput"):
+        return tool_question("question", params)
+    return None
 
 
 def user_text(item: dict[str, Any]) -> str | None:

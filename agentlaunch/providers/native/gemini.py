@@ -63,6 +63,7 @@ from typing import Any
 
 from agentlaunch.events import CallUsage, Event, SessionStarted, Text
 from agentlaunch.providers import values
+from agentlaunch.providers.asked import one_line, tool_question
 from agentlaunch.providers.gemini import call_usage, session_calls, session_files
 from agentlaunch.providers.gemini_home import GEMINI_DIR, SETTINGS, user_settings
 from agentlaunch.providers.native.dir_watch import DirWatch, open_watch
@@ -251,7 +252,7 @@ class GeminiNativeSource:
             return self._set_state("waiting") if self.state is None else []
         if event == "Notification":
             kind = string(payload.get("notification_type"))
-            return self._set_state("asking") if kind == "ToolPermission" else []
+            return self._set_state("asking", gemini_question(payload)) if kind == "ToolPermission" else []
         out: list[NativeItem] = []
         if event == "BeforeAgent" and (prompt := string(payload.get("prompt"))):
             out.append(PromptTyped(prompt))
@@ -364,13 +365,13 @@ class GeminiNativeSource:
         self.announced = True
         return [SessionStarted(self.session_id, cwd=str(self.ctx.working_dir))]
 
-    def _set_state(self, state: str | None) -> list[NativeItem]:
-        if state is None or state == self.state:
+    def _set_state(self, state: str | None, reason: str | None = None) -> list[NativeItem]:
+        if state is None or (state == self.state and reason is None):
             return []
         if state == "tool" and self.state == "asking":
             return []  # the record of the call that asked, read after the prompt's report: the prompt still waits
         self.state = state
-        return [StateChanged(state)]
+        return [StateChanged(state, reason)]
 
 
 class _Either:
@@ -434,3 +435,12 @@ def _started(head: dict[str, Any]) -> float:
         return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
     except ValueError:
         return 0.0
+
+
+def gemini_question(payload: dict[str, Any]) -> str | None:
+    """What Gemini's permission prompt asks: the tool call its notification details (its command, file or URL, the
+    fields of Gemini's confirmation details), else the notification's message."""
+    details = values.obj(payload.get("details"))
+    tool = string(details.get("rootCommand")) or string(details.get("title")) or string(details.get("type"))
+    said = tool_question(tool or "tool", details) if details else ""
+    return said or one_line(string(payload.get("message"))) or None
