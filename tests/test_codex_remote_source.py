@@ -185,3 +185,14 @@ def test_an_approval_request_before_its_status_and_a_question_are_the_reason_and
                    "params": {"threadId": THREAD, "questions": [{"id": "q", "question": "Which branch?"}]}}]  # fmt: skip
     assert states(src.read()) == [("thinking", None), ("asking", "Codex waits for an answer in its interface"),
                                   ("asking", "question: Which branch?")]  # fmt: skip
+
+
+def test_a_commands_question_is_the_command_the_interface_shows_not_the_shell_that_runs_it() -> None:
+    from agentlaunch.providers.native.codex_remote import question_of
+
+    params = {"command": "/bin/bash -lc 'touch x'", "commandActions": [{"type": "unknown", "command": "touch x"}]}
+    assert question_of("item/commandExecution/requestApproval", params) == "shell: touch x"
+    assert question_of("item/commandExecution/requestApproval", {"command": "ls -la"}) == "shell: ls -la"
+    assert question_of("item/fileChange/requestApproval", {"reason": "write the notes"}) == "edit: write the notes"
+    assert question_of("item/fileChange/requestApproval", {}) == "edit: file changes"
+    assert question_of("account/chatgptAuthTokens/refresh", {}) is None

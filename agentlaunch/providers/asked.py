@@ -13,8 +13,8 @@ import json
 from typing import Any
 
 QUESTION_CHARS = 300  # kept in the record at most: more than any one-line view shows
-_TELLING = ("command", "cmd", "file_path", "path", "notebook_path", "url", "pattern", "query", "prompt", "plan",
-            "description", "reason", "message")  # fmt: skip
+_TELLING = ("command", "cmd", "file_path", "filePath", "path", "notebook_path", "url", "urls", "pattern", "query",
+            "prompt", "plan", "toolName", "description", "reason", "message")  # fmt: skip
 """The input fields that say what a tool would do, the most telling first (its command, the file it writes)."""
 
 
@@ -51,5 +51,5 @@ def _telling(tool_input: Any) -> str:
             return " ".join(value)  # an argv
     try:
         return json.dumps(tool_input, ensure_ascii=False, separators=(",", ":"), default=str)[: QUESTION_CHARS * 2]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return ""

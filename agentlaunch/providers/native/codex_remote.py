@@ -180,7 +180,9 @@ def question_of(method: str, params: dict[str, Any]) -> str | None:
     command's approval its command, a file change's its reason, a question its first question; None for another."""
     tool = rpc.APPROVALS.get(method)
     if tool == "shell":
-        return tool_question("shell", params.get("command") or params)
+        # The command as the interface shows it ("touch x"), not as it runs ("/bin/bash -lc 'touch x'").
+        actions = [string(obj(a).get("command")) for a in params.get("commandActions") or [] if isinstance(a, dict)]
+        return tool_question("shell", " && ".join(a for a in actions if a) or params.get("command") or params)
     if tool == "edit":
         return tool_question("edit", string(params.get("reason")) or "file changes")
     if method.endswith("requestUserInput"):

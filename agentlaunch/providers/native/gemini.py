@@ -441,6 +441,7 @@ def gemini_question(payload: dict[str, Any]) -> str | None:
     """What Gemini's permission prompt asks: the tool call its notification details (its command, file or URL, the
     fields of Gemini's confirmation details), else the notification's message."""
     details = values.obj(payload.get("details"))
-    tool = string(details.get("rootCommand")) or string(details.get("title")) or string(details.get("type"))
+    kind = string(details.get("type"))  # exec (a shell command: "echo hi > out.txt"), edit, mcp, info
+    tool = "shell" if kind == "exec" else string(details.get("serverName")) if kind == "mcp" else kind
     said = tool_question(tool or "tool", details) if details else ""
     return said or one_line(string(payload.get("message"))) or None
