@@ -162,17 +162,24 @@ def test_a_pane_resized_while_previewed_and_a_deck_resized_show_the_bottom_again
 
 
 @needs_tmux
-def test_a_pane_that_closes_while_previewed_is_said_and_the_list_follows(socket: str) -> None:
+def test_a_pane_that_closes_while_previewed_is_said_and_the_list_follows_at_once(
+    socket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agentlaunch.deck.app
+
     pane, pid = dialog_pane(socket, "brief", 100, 40)
     live_record("brief", pid, "waiting")
+    monkeypatch.setattr(agentlaunch.deck.app, "PANES_EVERY", 3600.0)  # tmux's panes are not listed again by the clock
 
     async def script(app: Deck, pilot: Pilot[None]) -> None:
         await until(pilot, lambda: "? for shortcuts" in preview_text(app), "the pane previewed")
         tmux(socket, "new-session", "-d", "-s", "keep")  # the server stays up when the agent's pane goes
         tmux(socket, "kill-pane", "-t", pane)
-        await until(pilot, lambda: f"the pane {pane} has closed" in preview_text(app) or "stale" in preview_text(app),
-                    "the closed pane said")  # fmt: skip
-        await until(pilot, lambda: app.selected() is not None and app.selected().pane is None, "the row without its pane")  # type: ignore[union-attr]
+        # Before: "tmux capture-pane: can't find pane" until the next listing of the panes (10 s), the row on a pane
+        # gone. Now the failed capture reads the list again: the row loses its pane and says why (its launch is gone).
+        await until(pilot, lambda: (row := app.selected()) is not None and row.pane is None, "the row without its pane")
+        await until(pilot, lambda: "stale record" in preview_text(app), "why, in the preview")
+        assert "capture-pane" not in preview_text(app)
         assert app.is_running
 
     drive(Deck(tmux_sources(socket), watch=False), script, size=(120, 30))

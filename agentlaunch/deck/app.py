@@ -298,8 +298,9 @@ class Deck(App[None]):
         except OSError as exc:
             body = f"{exc}"
             if "can't find pane" in body:
-                body = f"the pane {pane} has closed ({exc}): the list follows it"
+                self.from_thread(self._set_preview, title, f"the pane {pane} has closed: the list is read again")
                 self.from_thread(self._pane_gone, pane)
+                return
         self.from_thread(self._set_preview, title, body)
 
     def _pane_gone(self, pane: str) -> None:
