@@ -132,3 +132,15 @@ def test_status_watch_fits_its_terminal_and_follows_a_resize() -> None:
     finally:
         watch.close(force=True)
     assert watch.exitstatus == 0
+
+
+def test_an_asking_agents_question_is_said_under_the_table_inert_and_cut() -> None:
+    asking = record("reviewer", "asking", state_reason="Bash: printf '\x1b[2J' [red]x[/red]\n" + "y" * 400)
+    quiet = record("helper", "asking", state_reason=None)
+    console = Console(width=100, color_system=None, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
+    console.print(status_view([StatusRecord(Path("x"), asking, False), StatusRecord(Path("y"), quiet, False)], now=NOW))
+    text = console.export_text()
+    said = text[text.index("reviewer asks: ") :].replace("\n", "")
+    assert said.startswith("reviewer asks: Bash: printf '\\x1b[2J' [red]x[/red] yyy")  # the escape written out, the tags kept
+    assert said.endswith("y…") and len(said) == len("reviewer asks: ") + 160 + 3  # 160 characters; ESC shown as 4
+    assert "helper asks" not in text  # no question known: nothing said

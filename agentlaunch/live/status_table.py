@@ -40,6 +40,7 @@ STATE_STYLES = {"asking": "bold white on red", "stalled": "bold white on red", "
                 "dead": "bold red", "setup failed": "bold red"}  # fmt: skip
 ESSENTIAL = 5  # agent, state, for, context, cost: what is given up last
 GAP = 3  # between two columns: a cell's right padding, the (blank) divider, the next cell's left padding
+QUESTION_SHOWN = 160  # characters of an asking agent's question under the table, at most
 SHORT_NAME = 12  # the agent column's width with the short forms (a longer name ends in an ellipsis)
 # (key, header, short header), in the order they are given up last to first.
 COLUMNS = (
@@ -125,6 +126,16 @@ def setup_caption(record: SetupRecord) -> str | None:
     return f"{record.agent}: worktree setup `{record.command}` {said}; log: {record.log}"
 
 
+def question_caption(record: StatusRecord) -> str | None:
+    """``needy asks: Bash: rm -rf build``: what an asking agent's CLI asks (its record's ``state_reason``), cut to
+    :data:`QUESTION_SHOWN` characters (made inert when printed, as every caption)."""
+    reason = record.data.get("state_reason")
+    if record.state != ASKING or record.stale or not isinstance(reason, str) or not reason.strip():
+        return None
+    said = " ".join(reason.split())
+    return f"{record.agent} asks: {said if len(said) <= QUESTION_SHOWN else said[: QUESTION_SHOWN - 1] + '…'}"
+
+
 class FittedStatus:
     """The status table, built for the width it is drawn at (``--watch`` redraws it at the terminal's width)."""
 
@@ -200,7 +211,7 @@ def status_view(
     """The table of running agents, dead panes and worktree setups that failed or run, with what explains them."""
     now = now or datetime.now(UTC)
     rows = [record_row(r, now) for r in records] + [setup_row(s) for s in setups] + [dead_row(p) for p in dead]
-    captions = [c for c in (setup_caption(s) for s in setups) if c]
+    captions = [c for c in (setup_caption(s) for s in setups) if c] + [c for c in map(question_caption, records) if c]
     if dead:
         captions.append("dead: its tmux pane is kept with its error; `agentlaunch tmux up AGENT` starts it again")
     if setups and any(not s.running for s in setups):

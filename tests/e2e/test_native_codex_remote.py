@@ -97,7 +97,8 @@ def test_the_interface_on_our_app_server_answers_meters_asks_takes_sends_and_res
             assert server, "no codex app-server --listen under agentlaunch"
             type_prompt(tui, "run the tool please", "Would you like to run")
             until(tui, lambda: status_of(agent).get("state") == "asking", "status 'asking' while the approval waits")
-            assert status_of(agent)["state_reason"] == "Codex waits for an approval in its interface"
+            # What it asks, from the approval request that follows the thread's status: the command as Codex shows it.
+            until(tui, lambda: status_of(agent).get("state_reason") == "shell: touch made-by-tool", "the question")
             tui.child.send("y")
             until(tui, lambda: "TYPED-ANSWER" in tui.text, "the typed turn's answer")
             until(tui, lambda: agent.state() == "waiting", "status 'waiting' after the typed turn")
