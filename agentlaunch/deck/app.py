@@ -288,13 +288,15 @@ class Deck(App[None]):
         else:
             title = self.preview_title = f"{row.agent} · tmux {row.tmux_session} {row.pane}"
             self._set_preview(title, None)
-            self.capture(self.sources.tmux, row.pane, title)
+            shown = self.preview_key[1] if self.preview_key[0] == title else None
+            self.capture(self.sources.tmux, row.pane, title, shown if isinstance(shown, PaneShot) else None)
 
     @work(thread=True, exclusive=True, group="preview")
-    def capture(self, tmux: Tmux, pane: str, title: str) -> None:
+    def capture(self, tmux: Tmux, pane: str, title: str, shown: PaneShot | None = None) -> None:
+        """``pane``'s screen, parsed unless it is the one ``shown`` already (a quiet pane costs one tmux call)."""
         body: PaneShot | str
         try:
-            body = capture_pane(tmux, pane)
+            body = capture_pane(tmux, pane, shown)
         except OSError as exc:
             body = f"{exc}"
             if "can't find pane" in body:

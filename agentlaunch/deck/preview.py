@@ -50,16 +50,17 @@ class PaneShot:
     width: int = field(compare=False, default=0)
 
 
-def capture_pane(tmux: Tmux, pane: str) -> PaneShot:
+def capture_pane(tmux: Tmux, pane: str, shown: PaneShot | None = None) -> PaneShot:
     """The pane's screen as tmux holds it, with its colours (``capture-pane -e -p``) and its cursor's row and size
-    (``display-message``, in the same tmux call). OSError when tmux cannot (the pane closed, the server went)."""
+    (``display-message``, in the same tmux call); ``shown`` itself when it is the same screen (not parsed again).
+    OSError when tmux cannot (the pane closed, the server went)."""
     capture, geometry = ("capture-pane", "-e", "-p", "-t", pane), ("display-message", "-p", "-t", pane, _GEOMETRY)
     argv = [*tmux.command(*capture), ";", *(tmux_arg(a) for a in geometry)]  # one tmux call: tmux's own ";"
     proc = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False, errors="replace")
     if proc.returncode != 0:
         said = proc.stderr.strip().splitlines()
         raise OSError(f"tmux capture-pane: {said[0] if said else f'exit {proc.returncode}'}")
-    return parse(proc.stdout)
+    return shown if shown is not None and shown.raw == proc.stdout else parse(proc.stdout)
 
 
 def parse(stdout: str) -> PaneShot:
