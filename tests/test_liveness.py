@@ -301,3 +301,15 @@ def test_gemini_retrying_line_is_a_warning_with_its_cause_beside_the_diagnostic(
     _, bare = GeminiParser().read_line("Attempt 2 failed with status 429. Retrying with backoff... not json")
     assert isinstance(bare, Warning) and bare.retry == "429, attempt 2"
     assert GeminiParser().read_line("Attempt two failed") == [Diagnostic("Attempt two failed")]
+
+
+def test_a_question_that_comes_after_asking_or_changes_while_asking_is_written_and_announced_once(h: Harness) -> None:
+    h.launch.set_state("thinking")
+    h.launch.set_state("asking", reason="Codex waits for an approval in its interface")
+    h.launch.set_state("asking", reason="shell: touch x")  # the approval request, after the thread's status
+    assert h.record()["state"] == "asking" and h.record()["state_reason"] == "shell: touch x"
+    h.launch.set_state("asking")  # a later report that says no more (Claude Code's notification): the question stays
+    assert h.record()["state_reason"] == "shell: touch x"
+    asked = [e for e in h.collected.events if isinstance(e, StateChanged) and e.state == "asking"]
+    assert [e.reason for e in asked] == ["Codex waits for an approval in its interface", "shell: touch x"]
+    assert len([a for a in h.needs.announced if a["state"] == "asking"]) == 1  # one question waits: one alarm
