@@ -134,7 +134,7 @@ def test_a_terminal_of_40_by_12_shows_the_question_of_a_50_row_pane_and_the_reco
         await until(pilot, lambda: "Do you want to proceed?" in preview_text(app), "the question in the preview")
         assert app.query_one(Preview).content_size.height < 8  # a tiny preview: the question kept all the same
         assert "history 0" not in preview_text(app)
-        assert message(app) == "needy asking: Bash: rm -rf build"
+        assert message(app) == "⚠ needy is asking: Bash: rm -rf build"
         assert app.query_one(Preview).border_title == f"needy · tmux agents {pane}"
 
     drive(Deck(tmux_sources(socket), watch=False), script, size=(40, 12))
@@ -194,16 +194,16 @@ def test_a_question_holding_escapes_and_markup_is_shown_inert_and_cut_to_the_mes
         widget = app.query_one("#message", Static)
         said = str(widget.render())
         assert "\x1b" not in said and "\u202e" not in said  # written as visible escapes
-        assert said.startswith("needy asking: Bash: printf '\\x1b]0;owned\\x07\\x1b[2J' [bold red]not bold[/] \\u202eevil")
+        assert said.startswith("⚠ needy is asking: Bash: printf '\\x1b]0;owned\\x07\\x1b[2J' [bold red]not bold[/] \\u202eevil")
         line = "".join(segment.text for segment in widget.render_line(0))  # what the terminal gets: one line
-        assert line.startswith("needy asking: Bash: printf '\\x1b]0;owned\\x07\\x1b[2J' [bold red]not bold[/]")
+        assert line.startswith("⚠ needy is asking: Bash: printf '\\x1b]0;owned\\x07\\x1b[2J' [bold red]not bold[/]")
         assert len(line) == 100 and line.endswith("…")  # the markup is text, and the line is cut where the screen ends
         assert widget.size.height == 1
 
     drive(Deck(sources(agents_dir), watch=False), script, size=(100, 20))
 
 
-def test_the_question_follows_the_selected_agent_and_a_question_asked_later_shows_without_a_key(agents_dir: Path) -> None:
+def test_the_question_follows_the_selected_agent_changes_and_goes_without_a_key(agents_dir: Path) -> None:
     record("first", "asking", 5, state_reason="Write: notes.md")
     second = record("second", "asking", 9, state_reason="Bash: make test")
 
@@ -211,16 +211,24 @@ def test_the_question_follows_the_selected_agent_and_a_question_asked_later_show
         await pilot.pause()
         top = app.selected()
         assert top is not None
-        assert message(app) == f"{top.agent} asking: {'Write: notes.md' if top.agent == 'first' else 'Bash: make test'}"
+        assert message(app) == f"⚠ {top.agent} is asking: {'Write: notes.md' if top.agent == 'first' else 'Bash: make test'}"
         app.query_one("#agents").move_cursor(row=1)  # type: ignore[attr-defined]
         await pilot.pause()
         other = app.selected()
-        assert other is not None and other.agent != top.agent and message(app).startswith(f"{other.agent} asking: ")
+        assert other is not None and other.agent != top.agent and message(app).startswith(f"⚠ {other.agent} is asking: ")
         app.query_one("#agents").move_cursor(row=[r.agent for r in app.shown].index("second"))  # type: ignore[attr-defined]
         await pilot.pause()
         second.write_text(second.read_text().replace("Bash: make test", "Bash: make release"))
         app.reload()
         await pilot.pause()
-        assert message(app) == "second asking: Bash: make release"
+        assert message(app) == "⚠ second is asking: Bash: make release"
+        second.write_text(second.read_text().replace('"asking"', '"tool"'))  # answered: the question is no longer true
+        app.reload()
+        await pilot.pause()
+        assert message(app) == ""
+        app.say("sent to first")  # a command's outcome is not taken off by the questions' bookkeeping
+        app.reload()
+        await pilot.pause()
+        assert message(app) == "sent to first"
 
     drive(Deck(sources(agents_dir), watch=False), script)

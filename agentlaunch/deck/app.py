@@ -115,6 +115,7 @@ class Deck(App[None]):
         self.preview_key: tuple[str | None, PaneShot | str, bool] = (None, "", False)
         self.gone_pane: str | None = None  # the last pane whose capture found it closed
         self.question_said: tuple[str, str] | None = None  # the row and question last said on the message line
+        self.question_shown = False  # the message line holds that question (no other message came since)
         self.preview_title: str | None = None
         self.capture_every, self.since_capture = 1, 0  # ticks: 1, up to QUIET_PANE_EVERY while the pane stays the same
         self.refreshes = 0  # how many times the list was read (the bench and tests count them)
@@ -267,12 +268,17 @@ class Deck(App[None]):
 
     def _say_question(self, *, again: bool) -> None:
         """The selected agent's question (what its CLI asks, from its record) on the message line: when it is selected
-        (``again``), and when its question changes while it is; a message about anything else stays otherwise."""
+        (``again``), and when its question changes while it is. A question no longer true (another row selected, the
+        agent answered) is taken off; a message about anything else stays."""
         row = self.selected()
         asked = question(row) if row is not None else None
         key = (row.key, asked) if row is not None and asked else None
-        if asked and row is not None and (again or key != self.question_said):
-            self.say(f"{row.agent} asking: {asked}")
+        if key is None:
+            if self.question_shown:
+                self.say("")
+        elif row is not None and (again or key != self.question_said):
+            self.say(f"⚠ {row.agent} is asking: {asked}")
+            self.question_shown = True
         self.question_said = key
 
     def show_preview(self) -> None:
@@ -347,6 +353,7 @@ class Deck(App[None]):
 
     def say(self, text: str) -> None:
         """One line, made inert (:func:`~agentlaunch.visible.visible`, no markup), cut with an ellipsis to fit (the CSS)."""
+        self.question_shown = False
         with contextlib.suppress(NoMatches):
             self.query_one("#message", Static).update(visible(text))
 

@@ -109,7 +109,7 @@ def test_claude_codes_question_in_a_tall_tiled_pane_shows_in_the_deck_with_its_c
     shows(socket, "asker")
     select(socket, "asker")
     preview_shows(socket, "Do you want to proceed?")
-    shows(socket, "asker asking: Bash: touch preview-4242.txt")
+    shows(socket, "⚠ asker is asking: Bash: touch preview-4242.txt")
     tmux(socket, "kill-session", "-t", "=deck")
 
 
@@ -147,7 +147,7 @@ def test_codexs_approval_in_a_tall_pane_shows_in_the_deck_with_its_command(
         shows(socket, "cdx")
         select(socket, "cdx")
         preview_shows(socket, "Would you like to run")
-        shows(socket, "cdx asking: shell: touch made-by-preview")
+        shows(socket, "⚠ cdx is asking: shell: touch made-by-preview")
         tmux(socket, "kill-session", "-t", "=deck")
         assert run_cli("tmux", "down", "--socket", socket, env=env, cwd=work, timeout=120).returncode == 0
 
@@ -183,6 +183,6 @@ def test_geminis_permission_prompt_in_a_tall_pane_shows_in_the_deck(
     shows(socket, "gem")
     select(socket, "gem")
     preview_shows(socket, "Allow execution")
-    shows(socket, "gem asking: shell: echo hi > out.txt")
+    shows(socket, "⚠ gem is asking: shell: echo hi > out.txt")
     tmux(socket, "kill-session", "-t", "=deck")
     assert run_cli("tmux", "down", "--socket", socket, env=env, cwd=work, timeout=120).returncode == 0
