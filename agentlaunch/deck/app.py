@@ -4,8 +4,8 @@ The first read of the agents may come from :mod:`agentlaunch.deck.start` (begun 
 imported). It learns of changes from the status records' folder (inotify where there is one, set up just after
 the first frame; else the folder's mtime once a second), reads tmux's panes every few seconds (a pane dying
 writes no record) and the worktrees, today's cost and the definitions (provider, model, a load problem) in a
-worker thread every 15 s. The preview is the selected pane only, captured again once a second and redrawn only
-when it changed. The list is an
+worker thread every 15 s. The preview is the selected pane only, captured again once a second, redrawn only
+when it changed, and fitted by :mod:`agentlaunch.deck.preview` (the pane's bottom, an asking agent's question). The list is an
 :class:`~agentlaunch.deck.agent_list.AgentList`: a tick renders again only the rows whose text changed.
 """
 
