@@ -165,7 +165,13 @@ def test_the_claude_folder_links_the_users_entries_and_state_file_and_keeps_thei
         assert (home / name).is_symlink() and (home / name).resolve() == user / ".claude" / name
     assert sorted(p.name for p in (home / "skills").iterdir()) == ["probe", "users-own"]
     assert (home / "skills" / "probe").resolve() == installed
-    assert _tree(user) == before  # nothing of the user's was written
+    # nothing of the user's was changed; only the folders a session writes into were added, as Claude Code adds them
+    after = _tree(user)
+    added = {Path(p).name for p in set(after) - set(before)}
+    assert added == set(claude_home.SHARED_FOLDERS) - {"projects"}
+    assert {p: v for p, v in after.items() if p in before and p != str(user / ".claude")} == {
+        p: v for p, v in before.items() if p != str(user / ".claude")
+    }
 
 
 def test_the_claude_folder_follows_the_users_config_dir_and_is_idempotent(tmp_path: Path) -> None:
@@ -181,16 +187,17 @@ def test_the_claude_folder_follows_the_users_config_dir_and_is_idempotent(tmp_pa
     assert (home / ".claude.json").resolve() == state_file
     link_before = os.lstat(home / ".claude.json").st_ino
     (tmp_path / "cfg" / "settings.json").unlink()  # gone from the user's folder: its link goes
-    (home / "history.jsonl").write_text("claude's own")  # made by Claude Code in the agent's folder: kept
+    (home / "plugins").mkdir()  # made by Claude Code in the agent's folder: moved to the user's at the next launch
     del env["CLAUDE_SECURESTORAGE_CONFIG_DIR"]
     assert claude_home.prepare_home(state, "cl", env, {"probe": installed})["CLAUDE_SECURESTORAGE_CONFIG_DIR"] == str(
         tmp_path / "cfg"
     )
     assert os.lstat(home / ".claude.json").st_ino == link_before  # never replaced while a CLI may read it
-    assert not (home / "settings.json").exists() and (home / "history.jsonl").read_text() == "claude's own"
+    assert not (home / "settings.json").exists()
+    assert (home / "plugins").is_symlink() and (tmp_path / "cfg" / "plugins").is_dir()
 
 
-def test_the_claude_folder_without_a_user_state_file_leaves_claude_to_start_as_for_a_new_user(tmp_path: Path) -> None:
+def test_the_claude_folder_without_a_user_state_file_links_the_name_claude_code_will_create(tmp_path: Path) -> None:
     user = tmp_path / "user"
     state_file, env = _user_claude(user)
     installed = _skill(tmp_path / "installed", "probe")
@@ -198,4 +205,5 @@ def test_the_claude_folder_without_a_user_state_file_leaves_claude_to_start_as_f
     claude_home.prepare_home(state, "cl", env, {"probe": installed})
     state_file.unlink()
     claude_home.prepare_home(state, "cl", env, {"probe": installed})
-    assert not (claude_home.home_path(state, "cl") / ".claude.json").exists()
+    link = claude_home.home_path(state, "cl") / ".claude.json"
+    assert not link.exists() and os.readlink(link) == str(state_file)  # Claude Code starts as for a new user

@@ -18,15 +18,25 @@ So an agent that has skills runs with ``CLAUDE_CONFIG_DIR`` at
 ``<state>/claude-homes/<agent>/``, a fixed path per agent, in which every entry
 of the user's own folder (``$CLAUDE_CONFIG_DIR``, else ``~/.claude``:
 settings.json, .credentials.json, projects/, plugins/ …) is a symlink to the
-user's, ``skills/`` is a folder of links to the agent's installed skills and
-to the user's skills of other names, and ``.claude.json`` links the user's own
-state file (``$CLAUDE_CONFIG_DIR/.claude.json``, else ``~/.claude.json``: the
-onboarding, the trusted folders, the account). Measured: without that file
-Claude Code starts its onboarding and exits ("Unable to connect to Anthropic
-services"); through the link it starts at once, and writes its own updates
-(startup counts, project entries) through it, as it does without agentlaunch,
-the link staying a link. Transcripts land where they always do (``projects/``
-is a link), so ``claude --resume`` and agentlaunch find the sessions either way.
+user's, and ``skills/`` is a folder of links to the agent's installed skills
+and to the user's skills of other names. Nothing Claude Code writes for a
+session stays in the agent's folder: the folders a session writes into
+(:data:`SHARED_FOLDERS`: ``projects/`` for the transcripts, ``sessions/``,
+``file-history/`` …) are made in the user's folder when missing, as Claude Code
+makes them at a user's first session, and linked; ``history.jsonl`` is linked
+before it exists (Claude Code creates it through the link); an entry Claude
+Code makes there that nobody foresaw (a login's ``.credentials.json``,
+``plugins/`` …) moves to the user's folder at the next launch
+(:mod:`agentlaunch.providers.home_moves`, which also moves what earlier versions
+left there), and becomes a link. So ``claude --resume``, ccusage and agentlaunch
+find every session in the user's ``projects/``, whatever existed before.
+``.claude.json`` links the user's own state file (``$CLAUDE_CONFIG_DIR/.claude.json``,
+else ``~/.claude.json``: the onboarding, the trusted folders, the account, the
+MCP servers), even before it exists (:mod:`agentlaunch.providers.claude_state_file`).
+Measured: without that file Claude Code starts its onboarding and exits
+("Unable to connect to Anthropic services"); through the link it starts at
+once, and writes its own updates (startup counts, project entries) through it,
+as it does without agentlaunch, the link staying a link.
 
 Claude Code names its credential store after the folder (the keychain item on
 macOS is ``Claude Code-credentials-<8 hex of the folder>`` when
@@ -36,23 +46,37 @@ user's own store: empty when the user has no ``CLAUDE_CONFIG_DIR`` (their
 OAuth login in the user's ``.credentials.json`` reaches the API as before
 (``Authorization: Bearer`` of the user's token). A value the user set is kept.
 
-Nothing is written into the user's files or the working directory; an agent
-without skills keeps the user's folder. Standard library only.
+Nothing is written into the working directory, and into the user's folder only
+what Claude Code itself writes there without agentlaunch; an agent without
+skills keeps the user's folder. Standard library only.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
 from agentlaunch.errors import StateError
-from agentlaunch.providers.home_links import ensure_link, link_entries, link_skills
+from agentlaunch.providers.claude_state_file import link_state_file
+from agentlaunch.providers.home_links import ensure_link, home_lock, link_entries, link_skills
+from agentlaunch.providers.home_moves import move_into
 
 HOMES_DIR = "claude-homes"
 ENV_KEY = "CLAUDE_CONFIG_DIR"
 STORE_KEY = "CLAUDE_SECURESTORAGE_CONFIG_DIR"
 STATE_FILE = ".claude.json"
 SKILLS = "skills"
+KEPT = ".agentlaunch-kept"
+"""Inside the agent's folder: a file of an earlier launch whose name the user's folder already held otherwise."""
+OWN = frozenset({SKILLS, STATE_FILE, KEPT})
+"""Entries of the agent's folder that are not one link to the user's entry of that name."""
+SHARED_FOLDERS = ("projects", "sessions", "session-env", "file-history", "shell-snapshots", "todos", "plans", "backups")
+"""Folders Claude Code 2.1.332 writes into during a session (measured: a first session in an empty
+``CLAUDE_CONFIG_DIR``): made in the user's folder when missing, so the link has a folder behind it (through a
+link to a missing folder Claude Code wrote no transcript at all, and said nothing)."""
+SHARED_FILES = frozenset({"history.jsonl"})
+"""Files Claude Code appends to during a session: linked even before they exist (it creates them through the link)."""
 
 
 def home_path(state_dir: Path, agent: str) -> Path:
@@ -77,23 +101,24 @@ def user_state_file(env: Mapping[str, str]) -> Path:
 def prepare_home(state_dir: Path, agent: str, env: Mapping[str, str], skills: Mapping[str, Path]) -> dict[str, str]:
     """Build (or bring up to date) ``agent``'s Claude Code folder; the environment that points Claude Code at it.
 
-    ``skills`` maps each of the agent's installed skills to its folder. Idempotent:
-    a link whose entry is gone is removed, an entry Claude Code created in the
-    agent's folder is left alone. A state directory where the folder cannot be
-    made is a :class:`StateError`.
+    ``skills`` maps each of the agent's installed skills to its folder. Idempotent, and one launch at a time
+    (:func:`~agentlaunch.providers.home_links.home_lock`): what Claude Code made in the agent's folder moves
+    to the user's (:func:`claim_entries`), a link whose entry is gone is removed. A state directory where the
+    folder cannot be made is a :class:`StateError`.
     """
     home = home_path(state_dir, agent)
     source = user_folder(env)
     try:
-        home.mkdir(parents=True, exist_ok=True)
-        same = source.resolve() == home.resolve()
-        link_entries(home, None if same else source, frozenset({SKILLS, STATE_FILE}), keep=frozenset({STATE_FILE}))
-        link_skills(home / SKILLS, None if same else source / SKILLS, skills)
-        state = None if same else user_state_file(env)
-        if state is not None and state.exists():
-            ensure_link(home / STATE_FILE, state)
-        elif (home / STATE_FILE).is_symlink():  # the user's file is gone: Claude Code starts as for a new user
-            (home / STATE_FILE).unlink()
+        with home_lock(home):
+            home.mkdir(parents=True, exist_ok=True)
+            same = source.resolve() == home.resolve()
+            if not same:
+                claim_entries(home, source)
+                link_state_file(home / STATE_FILE, user_state_file(env), home / KEPT / STATE_FILE)
+            link_entries(home, None if same else source, OWN | SHARED_FILES, keep=OWN | SHARED_FILES)
+            for name in () if same else SHARED_FILES:
+                ensure_link(home / name, source / name)  # the file may not exist yet: Claude Code makes it through
+            link_skills(home / SKILLS, None if same else source / SKILLS, skills)
     except OSError as exc:
         where = exc.filename or home
         raise StateError(f"{where}: cannot prepare the agent's Claude Code folder ({exc.strerror or exc})") from None
@@ -101,3 +126,22 @@ def prepare_home(state_dir: Path, agent: str, env: Mapping[str, str], skills: Ma
     if STORE_KEY not in env:
         placed[STORE_KEY] = env.get(ENV_KEY, "")
     return placed
+
+
+def claim_entries(home: Path, source: Path) -> None:
+    """The user's folder made with the entries a session writes into (as Claude Code does at a first session), and
+    each entry Claude Code made in the agent's folder moved there (:func:`~agentlaunch.providers.home_moves.move_into`)."""
+    source.mkdir(parents=True, exist_ok=True)
+    for name in SHARED_FOLDERS:
+        (source / name).mkdir(exist_ok=True)
+    for entry in sorted(home.iterdir()):
+        if entry.name in OWN or entry.is_symlink() or _passing(entry.name):
+            continue
+        move_into(entry, source / entry.name, home / KEPT / entry.name)
+        if not os.path.lexists(entry):
+            ensure_link(entry, source / entry.name)
+
+
+def _passing(name: str) -> bool:
+    """A name of the moment, never moved: Claude Code's write lock folders and temporary files, a link in flight."""
+    return name.endswith(".lock") or ".tmp." in name or name.startswith(".") and name.endswith(".link")

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from agentlaunch.errors import StateError
-from agentlaunch.providers.home_links import link_entries, link_skills
+from agentlaunch.providers.home_links import home_lock, link_entries, link_skills
 
 HOMES_DIR = "codex-homes"
 ENV_KEY = "CODEX_HOME"
@@ -65,18 +65,19 @@ def prepare_home(state_dir: Path, agent: str, env: Mapping[str, str], skills: Ma
     """Build (or bring up to date) ``agent``'s Codex home; the environment that points Codex at it.
 
     ``skills`` maps each of the agent's installed skills to its folder.
-    Idempotent: a link whose entry is gone is removed, an entry Codex created
-    in the agent's home is left alone. A state directory where the home cannot
+    Idempotent, and one launch at a time (:func:`~agentlaunch.providers.home_links.home_lock`): a link whose
+    entry is gone is removed, an entry Codex created in the agent's home is left alone. A state directory where the home cannot
     be made is a :class:`StateError`.
     """
     home = home_path(state_dir, agent)
     source = user_home(env)
     try:
-        home.mkdir(parents=True, exist_ok=True)
-        same = source.resolve() == home.resolve()
-        users = sorted(p.name for p in source.iterdir()) if not same and source.is_dir() else []
-        link_entries(home, None if same else source, frozenset(name for name in users if is_own(name)) | OWN_NAMES)
-        link_skills(home / SKILLS, None if same else source / SKILLS, skills, keep=frozenset({SYSTEM_SKILLS}))
+        with home_lock(home):
+            home.mkdir(parents=True, exist_ok=True)
+            same = source.resolve() == home.resolve()
+            users = sorted(p.name for p in source.iterdir()) if not same and source.is_dir() else []
+            link_entries(home, None if same else source, frozenset(name for name in users if is_own(name)) | OWN_NAMES)
+            link_skills(home / SKILLS, None if same else source / SKILLS, skills, keep=frozenset({SYSTEM_SKILLS}))
     except OSError as exc:
         where = exc.filename or home
         raise StateError(f"{where}: cannot prepare the agent's Codex home ({exc.strerror or exc})") from None

@@ -40,7 +40,7 @@ from typing import Any
 
 from agentlaunch.errors import StateError
 from agentlaunch.fsutil import read_regular, write_atomic
-from agentlaunch.providers.home_links import ensure_link, link_entries, link_skills, unlink_skills
+from agentlaunch.providers.home_links import ensure_link, home_lock, link_entries, link_skills, unlink_skills
 from agentlaunch.providers.native.gemini_hooks import BadSettings, hook_settings, merged, parse_settings
 
 HOMES_DIR = "gemini-homes"
@@ -80,8 +80,8 @@ def prepare_home(
     """Build (or bring up to date) ``agent``'s Gemini home; the environment that points Gemini at it.
 
     ``skills`` maps the name of each of the agent's installed skills to its
-    folder. Idempotent: relaunching rewrites GEMINI.md and re-links what the user's
-    ``~/.gemini`` holds now (a link whose entry is gone is removed; an entry
+    folder. One launch at a time (:func:`~agentlaunch.providers.home_links.home_lock`).
+    Idempotent: relaunching rewrites GEMINI.md and re-links what the user's ``~/.gemini`` holds now (a link whose entry is gone is removed; an entry
     Gemini itself created in the agent's home is left alone). A state directory
     where the home cannot be made is a :class:`StateError`.
     """
@@ -89,19 +89,20 @@ def prepare_home(
     source_home = user_home(env)
     dot = home / GEMINI_DIR
     try:
-        dot.mkdir(parents=True, exist_ok=True)
-        same = source_home.resolve() == home.resolve()
-        source = None if same else source_home / GEMINI_DIR
-        if skills:
-            link_entries(dot, source, OWN_ENTRIES | {SKILLS})
-            link_skills(dot / SKILLS, source / SKILLS if source is not None else None, skills)
-        else:
-            unlink_skills(dot / SKILLS)
-            link_entries(dot, source, OWN_ENTRIES)
-        _link_named(home, None if same else source_home, TOP_LINKS)
-        user_text = _read_text(source / MEMORY_FILE) if source is not None else None
-        write_atomic(dot / MEMORY_FILE, combined_memory(user_text, instructions).encode("utf-8"))
-        _write_settings(dot / SETTINGS, source / SETTINGS if source is not None else None, home)
+        with home_lock(home):
+            dot.mkdir(parents=True, exist_ok=True)
+            same = source_home.resolve() == home.resolve()
+            source = None if same else source_home / GEMINI_DIR
+            if skills:
+                link_entries(dot, source, OWN_ENTRIES | {SKILLS})
+                link_skills(dot / SKILLS, source / SKILLS if source is not None else None, skills)
+            else:
+                unlink_skills(dot / SKILLS)
+                link_entries(dot, source, OWN_ENTRIES)
+            _link_named(home, None if same else source_home, TOP_LINKS)
+            user_text = _read_text(source / MEMORY_FILE) if source is not None else None
+            write_atomic(dot / MEMORY_FILE, combined_memory(user_text, instructions).encode("utf-8"))
+            _write_settings(dot / SETTINGS, source / SETTINGS if source is not None else None, home)
     except OSError as exc:
         where = exc.filename or home
         raise StateError(f"{where}: cannot prepare the agent's Gemini home ({exc.strerror or exc})") from None

@@ -13,8 +13,23 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+
+from agentlaunch.fsutil import exclusive_lock
+
+
+@contextlib.contextmanager
+def home_lock(home: Path) -> Iterator[None]:
+    """One launch at a time prepares the home ``home`` (an ``flock`` on ``.<name>.lock`` beside it).
+
+    Launches of one agent at once (a team, a script) each bring the home up to date; without the lock one
+    launch's removal of a link raced another's new one (64 Gemini launches at once while the agent's skills
+    changed: 3 failed with "Directory not empty"). The kernel drops the lock of a launch that dies.
+    """
+    home.parent.mkdir(parents=True, exist_ok=True)
+    with exclusive_lock(home.parent / f".{home.name}.lock"):
+        yield
 
 
 def link_entries(dot: Path, source: Path | None, own: frozenset[str], keep: frozenset[str] = frozenset()) -> None:
@@ -57,6 +72,15 @@ def unlink_skills(folder: Path) -> None:
             entry.unlink()
     if not any(folder.iterdir()):
         folder.rmdir()  # so the link to the user's own folder takes its place
+
+
+def replace_with_link(path: Path, target: Path) -> None:
+    """The file (or link) ``path`` replaced by a link to ``target`` in one rename: a reader always finds the name."""
+    fresh = path.with_name(f".{path.name}.{os.getpid()}.link")
+    with contextlib.suppress(FileNotFoundError):
+        fresh.unlink()
+    fresh.symlink_to(target)
+    os.replace(fresh, path)
 
 
 def _in_flight(name: str) -> bool:
