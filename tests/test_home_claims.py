@@ -125,7 +125,9 @@ def test_a_claude_json_the_user_made_after_the_first_launch_reaches_the_agent_wi
     claude_home.prepare_home(state, "cl", {"HOME": str(isolated_home)}, {"probe": installed})
     assert os.readlink(home / ".claude.json") == str(isolated_home / ".claude.json")
     assert json.loads((home / ".claude.json").read_text()) == {
-        "userID": "user", "hasCompletedOnboarding": True, "numStartups": 9,
+        "userID": "user",
+        "hasCompletedOnboarding": True,
+        "numStartups": 9,
         "projects": {"/both": {"allowedTools": ["user"]}, "/work": {"hasTrustDialogAccepted": True}},
         "mcpServers": {"probe": {"command": "p"}, "agent-mcp": {"command": "a"}},
     }  # fmt: skip  (the user's value wins every clash; what only the agent had is added)

@@ -71,7 +71,17 @@ KEPT = ".agentlaunch-kept"
 """Inside the agent's folder: a file of an earlier launch whose name the user's folder already held otherwise."""
 OWN = frozenset({SKILLS, STATE_FILE, KEPT})
 """Entries of the agent's folder that are not one link to the user's entry of that name."""
-SHARED_FOLDERS = ("projects", "sessions", "session-env", "file-history", "shell-snapshots", "todos", "plans", "backups")
+SHARED_FOLDERS = (
+    "projects",
+    "sessions",
+    "session-env",
+    "file-history",
+    "shell-snapshots",
+    "todos",
+    "plans",
+    "backups",
+    "plugins",
+)
 """Folders Claude Code 2.1.332 writes into during a session (measured: a first session in an empty
 ``CLAUDE_CONFIG_DIR``): made in the user's folder when missing, so the link has a folder behind it (through a
 link to a missing folder Claude Code wrote no transcript at all, and said nothing)."""

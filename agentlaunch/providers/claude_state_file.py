@@ -45,9 +45,8 @@ LOCK_PAUSE = 0.1
 
 def link_state_file(private: Path, user: Path, aside: Path) -> None:
     """``private`` (the agent's ``.claude.json``) as a link to ``user``'s, taking over a copy an earlier launch left."""
-    if os.path.lexists(private) and not private.is_symlink():
-        if not claim(private, user, aside):
-            return  # locked by a Claude Code writing it: the agent keeps its copy this once, the next launch links
+    if os.path.lexists(private) and not private.is_symlink() and not claim(private, user, aside):
+        return  # locked by a Claude Code writing it: the agent keeps its copy this once, the next launch links
     ensure_link(private, user)
 
 

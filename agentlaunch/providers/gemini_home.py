@@ -81,8 +81,8 @@ def prepare_home(
 
     ``skills`` maps the name of each of the agent's installed skills to its
     folder. One launch at a time (:func:`~agentlaunch.providers.home_links.home_lock`).
-    Idempotent: relaunching rewrites GEMINI.md and re-links what the user's ``~/.gemini`` holds now (a link whose entry is gone is removed; an entry
-    Gemini itself created in the agent's home is left alone). A state directory
+    Idempotent: relaunching rewrites GEMINI.md and re-links what the user's ``~/.gemini`` holds now (a link
+    whose entry is gone is removed; an entry Gemini itself created in the agent's home is left alone). A state directory
     where the home cannot be made is a :class:`StateError`.
     """
     home = home_path(state_dir, agent)
