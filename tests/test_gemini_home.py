@@ -55,7 +55,7 @@ def test_gemini_defaults_to_gemini_home() -> None:
     assert GEMINI.deliveries == ("gemini-home", "file")
 
 
-def test_the_home_links_the_users_entries_and_keeps_its_own_memory_and_session_state(tmp_path: Path) -> None:
+def test_the_home_links_the_users_entries_and_session_state_and_keeps_its_own_memory(tmp_path: Path) -> None:
     user = _user_home(tmp_path)
     work, state, placed = _place(tmp_path, {"HOME": str(user)})
     home = home_path(state, "gem")
@@ -65,7 +65,7 @@ def test_the_home_links_the_users_entries_and_keeps_its_own_memory_and_session_s
     dot = home / ".gemini"
     linked = {p.name for p in dot.iterdir() if p.is_symlink()}
     assert linked == {"oauth_creds.json", "google_accounts.json", "installation_id", "user_id",
-                      "trustedFolders.json", "extensions", "skills"}  # fmt: skip
+                      "trustedFolders.json", "extensions", "skills", "tmp", "history"}  # fmt: skip
     # settings.json is generated: the user's settings with agentlaunch's hooks added
     settings = dot / "settings.json"
     assert not settings.is_symlink() and stat.S_IMODE(settings.stat().st_mode) == 0o600
@@ -73,8 +73,9 @@ def test_the_home_links_the_users_entries_and_keeps_its_own_memory_and_session_s
     for name in linked:
         assert os.readlink(dot / name) == str(user / ".gemini" / name)
     assert (home / ".agents").is_symlink() and os.readlink(home / ".agents") == str(user / ".agents")
-    # Gemini's per-project state stays the agent's own: none of the user's tmp/, history/ or registry
-    assert not (dot / "tmp").exists() and not (dot / "history").exists() and not (dot / "projects.json").exists()
+    # Gemini's sessions are the user's (tmp/, history/: a bare `gemini --resume` lists them); its registry of
+    # project names stays the agent's own (Gemini replaces it by a rename)
+    assert not (dot / "projects.json").exists()
     memory = dot / "GEMINI.md"
     assert not memory.is_symlink()
     assert memory.read_text() == "The user's own rules.\n\n" + placed.rendered.text  # type: ignore[attr-defined]
@@ -95,15 +96,17 @@ def test_without_a_users_global_gemini_md_the_memory_is_the_agents_text_alone(tm
     assert (home_path(state, "gem") / ".gemini" / "GEMINI.md").read_text() == placed.rendered.text  # type: ignore[attr-defined]
 
 
-def test_no_gemini_folder_at_all_links_nothing_and_still_works(tmp_path: Path) -> None:
+def test_no_gemini_folder_at_all_makes_only_the_session_folders_gemini_makes_and_still_works(tmp_path: Path) -> None:
     bare = tmp_path / "bare"
     bare.mkdir()
     _, state, placed = _place(tmp_path, {"HOME": str(bare)})
     home = home_path(state, "gem")
-    assert sorted(p.name for p in (home / ".gemini").iterdir()) == ["GEMINI.md", "settings.json"]  # generated: hooks
+    assert sorted(p.name for p in (home / ".gemini").iterdir()) == ["GEMINI.md", "history", "settings.json", "tmp"]
     assert not (home / ".agents").exists()
     assert (home / ".gemini" / "GEMINI.md").read_text() == placed.rendered.text  # type: ignore[attr-defined]
-    assert not bare.joinpath(".gemini").exists(), "the user's home is only read"
+    # the sessions land where Gemini without agentlaunch writes them; nothing else of the user's is written
+    assert sorted(p.name for p in bare.joinpath(".gemini").iterdir()) == ["history", "tmp"]
+    assert (home / ".gemini" / "tmp").resolve() == bare / ".gemini" / "tmp"
 
 
 def test_the_users_own_gemini_cli_home_is_the_source_when_set(tmp_path: Path) -> None:
@@ -119,11 +122,11 @@ def test_relaunch_is_idempotent_and_follows_the_users_home(tmp_path: Path) -> No
     _, state, first = _place(tmp_path, env)
     dot = home_path(state, "gem") / ".gemini"
     before = {p.name: os.readlink(p) for p in dot.iterdir() if p.is_symlink()}
-    (dot / "tmp" / "proj").mkdir(parents=True)  # what Gemini writes there: a session of its own
-    (dot / "tmp" / "proj" / "session.json").write_text("{}")
+    (dot / "tmp" / "proj" / "session.json").write_text("{}")  # what Gemini writes there: in the user's tmp/
     _, _, again = _place(tmp_path, env)
     assert {p.name: os.readlink(p) for p in dot.iterdir() if p.is_symlink()} == before
     assert (dot / "tmp" / "proj" / "session.json").read_text() == "{}", "the agent's sessions survive a relaunch"
+    assert (user / ".gemini" / "tmp" / "proj" / "session.json").read_text() == "{}"
     assert (dot / "GEMINI.md").read_text() == "The user's own rules.\n\n" + again.rendered.text  # type: ignore[attr-defined]
     # the user removes one entry and adds another: the next launch follows
     (user / ".gemini" / "user_id").unlink()

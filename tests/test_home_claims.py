@@ -153,6 +153,29 @@ def test_a_private_claude_json_under_claude_codes_own_lock_is_left_for_the_next_
     assert (home / ".claude.json").is_symlink()
 
 
+def test_gemini_sessions_an_earlier_version_kept_in_the_state_folder_move_to_the_users_gemini_folder(
+    isolated_home: Path,
+) -> None:
+    state = isolated_home / "state"
+    dot = gemini_home.home_path(state, "gem") / ".gemini"
+    (dot / "tmp" / "work" / "chats").mkdir(parents=True)
+    (dot / "tmp" / "work" / ".project_root").write_text("/work")
+    (dot / "tmp" / "work" / "chats" / "session-a.jsonl").write_text('{"sessionId":"a"}\n')
+    (dot / "history" / "work").mkdir(parents=True)
+    (dot / "projects.json").write_text('{"projects": {"/work": "work"}}')
+    user = isolated_home / ".gemini"
+    (user / "tmp" / "work" / "chats").mkdir(parents=True)
+    (user / "tmp" / "work" / ".project_root").write_text("/work")
+    (user / "tmp" / "work" / "chats" / "session-b.jsonl").write_text('{"sessionId":"b"}\n')
+    gemini_home.prepare_home(state, "gem", "text", {"HOME": str(isolated_home)})
+    assert sorted(p.name for p in (user / "tmp" / "work" / "chats").iterdir()) == ["session-a.jsonl", "session-b.jsonl"]
+    assert (user / "history" / "work").is_dir()
+    for name in ("tmp", "history"):
+        assert os.readlink(dot / name) == str(user / name)
+    assert (dot / "projects.json").read_text() == '{"projects": {"/work": "work"}}'  # the agent's registry stays its own
+    assert not (user / "projects.json").exists()
+
+
 # -- launches at once ---------------------------------------------------------------------------------------------
 
 LAUNCHES = 64

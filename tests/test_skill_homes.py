@@ -54,7 +54,7 @@ def test_a_gemini_agent_with_skills_and_no_user_gemini_folder(tmp_path: Path) ->
     gemini_home.prepare_home(state, "gem", "text", {"HOME": str(bare)}, skills={"probe": installed})
     folder = gemini_home.home_path(state, "gem") / ".gemini" / "skills"
     assert [p.name for p in folder.iterdir()] == ["probe"]
-    assert not (bare / ".gemini").exists()
+    assert sorted(p.name for p in (bare / ".gemini").iterdir()) == ["history", "tmp"]  # only where sessions land
 
 
 def _user_codex(root: Path) -> Path:
@@ -187,14 +187,14 @@ def test_the_claude_folder_follows_the_users_config_dir_and_is_idempotent(tmp_pa
     assert (home / ".claude.json").resolve() == state_file
     link_before = os.lstat(home / ".claude.json").st_ino
     (tmp_path / "cfg" / "settings.json").unlink()  # gone from the user's folder: its link goes
-    (home / "plugins").mkdir()  # made by Claude Code in the agent's folder: moved to the user's at the next launch
+    (home / "statsig").mkdir()  # made by Claude Code in the agent's folder: moved to the user's at the next launch
     del env["CLAUDE_SECURESTORAGE_CONFIG_DIR"]
     assert claude_home.prepare_home(state, "cl", env, {"probe": installed})["CLAUDE_SECURESTORAGE_CONFIG_DIR"] == str(
         tmp_path / "cfg"
     )
     assert os.lstat(home / ".claude.json").st_ino == link_before  # never replaced while a CLI may read it
     assert not (home / "settings.json").exists()
-    assert (home / "plugins").is_symlink() and (tmp_path / "cfg" / "plugins").is_dir()
+    assert (home / "statsig").is_symlink() and (tmp_path / "cfg" / "statsig").is_dir()
 
 
 def test_the_claude_folder_without_a_user_state_file_links_the_name_claude_code_will_create(tmp_path: Path) -> None:

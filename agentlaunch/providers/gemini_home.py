@@ -16,8 +16,15 @@ settings with agentlaunch's hooks added after their own
 interface's states, permission prompts included. The user's own file is only
 read. When it is not valid JSON, the home links it as it is (Gemini then says
 what is wrong, as without agentlaunch) and its states come from the session file alone.
-``tmp/``, ``history/`` and ``projects.json`` (Gemini's per-project runtime state:
-the sessions agentlaunch reads for per-call usage and resume) stay the agent's own.
+``tmp/`` and ``history/`` (Gemini's per-project session state: the sessions
+agentlaunch reads for per-call usage and resume) are links to the user's own,
+made when missing, as Gemini without agentlaunch would make them, so the user's
+``gemini --resume`` lists the agent's sessions; what an earlier version left
+there moves to the user's folder (:mod:`agentlaunch.providers.home_moves`).
+``projects.json`` (the project names) stays the agent's own: Gemini replaces it
+by a rename. The two registries agree anyway: Gemini 0.61.0's registry takes
+the name that a ``.project_root`` marker in ``tmp/`` or ``history/`` gives a
+folder, and never a name whose marker names another folder (its code).
 The user's ``~/.agents`` (Gemini's second user skills folder) is linked too.
 When the agent has skills of its own, ``.gemini/skills`` is a folder of links
 instead of one link: one to each of the agent's installed skills
@@ -41,6 +48,7 @@ from typing import Any
 from agentlaunch.errors import StateError
 from agentlaunch.fsutil import read_regular, write_atomic
 from agentlaunch.providers.home_links import ensure_link, home_lock, link_entries, link_skills, unlink_skills
+from agentlaunch.providers.home_moves import claim_folders
 from agentlaunch.providers.native.gemini_hooks import BadSettings, hook_settings, merged, parse_settings
 
 HOMES_DIR = "gemini-homes"
@@ -49,9 +57,17 @@ GEMINI_DIR = ".gemini"
 MEMORY_FILE = "GEMINI.md"
 SKILLS = "skills"
 SETTINGS = "settings.json"
-OWN_ENTRIES = frozenset({MEMORY_FILE, SETTINGS, "tmp", "history", "projects.json"})
-"""Entries of ``.gemini`` that stay per-agent: the agent's memory file, the generated settings and Gemini's
-per-session/per-project state."""
+PROJECTS = "projects.json"
+KEPT = ".agentlaunch-kept"
+"""Inside the agent's ``.gemini``: a file of an earlier launch whose name the user's folder already held otherwise."""
+OWN_ENTRIES = frozenset({MEMORY_FILE, SETTINGS, PROJECTS, KEPT})
+"""Entries of ``.gemini`` that stay per-agent: the agent's memory file, the generated settings, and Gemini's
+registry of project names (measured on 0.61.0: Gemini replaces ``projects.json`` by a rename, a link there
+would become the agent's own file at the first write)."""
+SHARED_FOLDERS = ("tmp", "history")
+"""Gemini's per-project session state (``tmp/<project>/chats/`` holds the sessions, ``tmp/<project>/.project_root``
+which folder a project name stands for): made in the user's ``~/.gemini`` when missing and linked, so a bare
+``gemini --resume`` or ``--list-sessions`` in that folder lists the agent's sessions (measured)."""
 SETTINGS_LIMIT = 1 << 20
 TOP_LINKS = (".agents",)
 """Entries beside ``.gemini`` in the user's home that Gemini also reads (``~/.agents/skills``)."""
@@ -93,6 +109,8 @@ def prepare_home(
             dot.mkdir(parents=True, exist_ok=True)
             same = source_home.resolve() == home.resolve()
             source = None if same else source_home / GEMINI_DIR
+            if source is not None:
+                claim_folders(dot, source, SHARED_FOLDERS, dot / KEPT)
             if skills:
                 link_entries(dot, source, OWN_ENTRIES | {SKILLS})
                 link_skills(dot / SKILLS, source / SKILLS if source is not None else None, skills)

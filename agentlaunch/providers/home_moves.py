@@ -161,6 +161,20 @@ def _ends_with_newline(path: Path) -> bool:
         return fh.read(1) == b"\n"
 
 
+def claim_folders(home: Path, source: Path, names: tuple[str, ...], aside: Path) -> None:
+    """Each folder ``names`` of the user's ``source`` made when missing (as the CLI makes it at a first session),
+    what a launch left in ``home`` under that name moved there (:func:`move_into`), and ``home``'s name a link to it."""
+    from agentlaunch.providers.home_links import ensure_link
+
+    for name in names:
+        (source / name).mkdir(parents=True, exist_ok=True)
+        entry = home / name
+        if os.path.lexists(entry) and not entry.is_symlink():
+            move_into(entry, source / name, aside / name)
+        if not os.path.lexists(entry):
+            ensure_link(entry, source / name)
+
+
 def keep_aside(source: Path, aside: Path) -> None:
     """A second name for the file ``source`` at ``aside`` (a free name beside it when that is taken); ``source`` stays."""
     aside.parent.mkdir(parents=True, exist_ok=True)
