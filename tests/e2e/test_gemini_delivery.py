@@ -10,6 +10,7 @@ repository and the repository's own GEMINI.md keeps arriving as Gemini reads it.
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -88,7 +89,7 @@ def test_two_agents_at_once_in_one_repository_each_get_only_their_own_instructio
     assert (repo / "GEMINI.md").read_text() == REPO_OWN + "\n"
     assert git(repo, "status", "--porcelain", "--ignored") == ""
     homes = isolated_home / "state" / "gemini-homes"
-    assert sorted(p.name for p in homes.iterdir()) == ["alpha", "beta"]
+    assert sorted(p.name for p in homes.iterdir() if not p.name.endswith(".lock")) == ["alpha", "beta"]
     # Each home's settings.json is generated at each launch (issue 24: the user's settings with agentlaunch's hooks
     # after theirs); the user's own file is read, never written
     user_settings = isolated_home / ".gemini" / "settings.json"
@@ -118,8 +119,14 @@ def test_continue_resumes_with_the_same_home_finds_the_session_and_splits_the_ca
     for req in (first, second, third):
         assert _system(req).count("ALPHA-SOUL") == 1
     home = isolated_home / "state" / "gemini-homes" / "alpha" / ".gemini"
-    assert list(home.glob("tmp/*/chats/session-*")), "the session file lives in the agent's own home"
-    assert not list((isolated_home / ".gemini").glob("tmp/*/chats/session-*")), "and not in the user's"
+    (session_file,) = (isolated_home / ".gemini").glob("tmp/*/chats/session-*")  # the user's, as without agentlaunch
+    assert (home / "tmp").is_symlink() and list(home.glob("tmp/*/chats/session-*")) == [
+        home / "tmp" / session_file.relative_to(isolated_home / ".gemini" / "tmp")
+    ]
+    listed = subprocess.run(  # the user's own Gemini, in that folder, lists the agent's session
+        [str(ensure_cli("gemini")), "--list-sessions"], env=env, cwd=workdir, capture_output=True, text=True, timeout=180
+    )
+    assert listed.returncode == 0 and "sessions for this project (1)" in listed.stdout, listed.stdout + listed.stderr
     sessions = json.loads(run_cli_inprocess("sessions", "--json", cwd=workdir, env=env).stdout)
     assert len(sessions) == 1 and sessions[0]["turns"] == 2
     with Store.open(isolated_home / "state" / "usage.sqlite3") as store:
@@ -132,7 +139,7 @@ def test_continue_resumes_with_the_same_home_finds_the_session_and_splits_the_ca
     assert list(workdir.iterdir()) == [workdir / "hello.txt"]  # not a git repository: works, nothing written there
 
 
-def test_no_gemini_folder_at_all_still_runs(
+def test_no_gemini_folder_at_all_still_runs_and_the_session_lands_in_the_users_gemini_folder(
     gemini: tuple[gfake.GeminiFake, dict[str, str]], agents_dir: Path, workdir: Path, tmp_path: Path
 ) -> None:
     api, env = gemini
@@ -150,10 +157,12 @@ def test_no_gemini_folder_at_all_still_runs(
     assert done.returncode == 0, done.stderr.decode()
     (req,) = api.model_requests
     assert _system(req).count("ALPHA-SOUL") == 1 and USER_OWN not in _system(req)
-    # agentlaunch writes nothing into the user's home. (Gemini 0.61.0 itself leaves projects.json.<uuid>.tmp
-    # files in $HOME/.gemini even with GEMINI_CLI_HOME set: its project registry partly ignores the variable.)
-    leftovers = [p.name for p in (bare / ".gemini").iterdir()] if (bare / ".gemini").exists() else []
+    # agentlaunch writes into the user's home only the folders Gemini's sessions land in, as Gemini without it
+    # would. (Gemini 0.61.0 itself leaves projects.json.<uuid>.tmp files in $HOME/.gemini even with
+    # GEMINI_CLI_HOME set: its project registry partly ignores the variable.)
+    leftovers = [p.name for p in (bare / ".gemini").iterdir() if p.name not in ("tmp", "history")]
     assert all(name.startswith("projects.json") for name in leftovers), leftovers
+    assert list((bare / ".gemini").glob("tmp/*/chats/session-*"))
     assert sorted(p.name for p in project.iterdir()) == ["settings.json"]  # nothing written into the project
 
 
