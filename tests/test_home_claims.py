@@ -176,6 +176,32 @@ def test_gemini_sessions_an_earlier_version_kept_in_the_state_folder_move_to_the
     assert not (user / "projects.json").exists()
 
 
+def test_codex_sessions_an_earlier_version_kept_in_the_state_folder_move_to_the_users_codex_home(
+    isolated_home: Path,
+) -> None:
+    state = isolated_home / "state"
+    home = codex_home.home_path(state, "cx")
+    day = home / "sessions" / "2026" / "12" / "01"
+    day.mkdir(parents=True)
+    (day / "rollout-a.jsonl").write_text('{"thread":"a"}\n')
+    (home / "history.jsonl").write_text('{"text":"agent"}\n')
+    (home / "state_5.sqlite").write_bytes(b"the agent's own index")
+    user = isolated_home / ".codex"
+    (user / "sessions" / "2026" / "12" / "01").mkdir(parents=True)
+    (user / "sessions" / "2026" / "12" / "01" / "rollout-b.jsonl").write_text('{"thread":"b"}\n')
+    (user / "config.toml").write_text('model = "x"\n')
+    env = codex_home.prepare_home(state, "cx", {"HOME": str(isolated_home)}, {})
+    assert sorted(p.name for p in (user / "sessions" / "2026" / "12" / "01").iterdir()) == ["rollout-a.jsonl", "rollout-b.jsonl"]
+    assert (user / "history.jsonl").read_text() == '{"text":"agent"}\n'
+    assert os.readlink(home / "sessions") == str(user / "sessions") and os.readlink(home / "history.jsonl") == str(
+        user / "history.jsonl"
+    )
+    assert (home / "state_5.sqlite").read_bytes() == b"the agent's own index"  # left where it was, unused
+    assert env["CODEX_SQLITE_HOME"] == str(user) and not (user / "state_5.sqlite").exists()
+    (user / "config.toml").write_text('sqlite_home = "/elsewhere"\n')  # the user's own choice is kept
+    assert "CODEX_SQLITE_HOME" not in codex_home.prepare_home(state, "cx", {"HOME": str(isolated_home)}, {})
+
+
 # -- launches at once ---------------------------------------------------------------------------------------------
 
 LAUNCHES = 64

@@ -71,18 +71,19 @@ def _user_codex(root: Path) -> Path:
     return home
 
 
-def test_the_codex_home_links_config_and_auth_but_keeps_sessions_and_databases_its_own(tmp_path: Path) -> None:
+def test_the_codex_home_links_config_auth_and_sessions_and_points_codex_at_the_users_databases(tmp_path: Path) -> None:
     user = _user_codex(tmp_path)
     installed = _skill(tmp_path / "installed", "probe")
     state = tmp_path / "state"
     env = codex_home.prepare_home(state, "cx", {"HOME": str(tmp_path / "user")}, {"probe": installed})
     home = codex_home.home_path(state, "cx")
-    assert env == {"CODEX_HOME": str(home)}
+    assert env == {"CODEX_HOME": str(home), "CODEX_SQLITE_HOME": str(user)}  # the user's thread index, not a copy
     linked = {p.name for p in home.iterdir() if p.is_symlink()}
-    assert linked == {"config.toml", "auth.json", "work.config.toml", "AGENTS.md", "installation_id", "rules", "prompts"}
+    sessions = {"sessions", "archived_sessions", "shell_snapshots", "thread-writer-locks", "log", "history.jsonl"}
+    assert linked == {"config.toml", "auth.json", "work.config.toml", "AGENTS.md", "installation_id", "rules", "prompts"} | sessions
     for name in linked:
-        assert (home / name).resolve() == user / name
-    assert sorted(p.name for p in home.iterdir() if not p.is_symlink()) == ["skills"]  # Codex makes the rest itself
+        assert os.readlink(home / name) == str(user / name)
+    assert sorted(p.name for p in home.iterdir() if not p.is_symlink()) == ["skills"]  # no database of the user's linked
     skills = home / "skills"
     assert sorted(p.name for p in skills.iterdir()) == ["probe", "users-own"]  # not the user's .system
     assert (skills / "probe").resolve() == installed
@@ -93,10 +94,10 @@ def test_the_codex_home_follows_codex_home_from_the_environment_and_is_idempoten
     installed = _skill(tmp_path / "installed", "probe")
     state = tmp_path / "state"
     env = {"CODEX_HOME": str(user), "HOME": str(tmp_path / "elsewhere")}
-    codex_home.prepare_home(state, "cx", env, {"probe": installed})
+    assert "CODEX_SQLITE_HOME" in codex_home.prepare_home(state, "cx", env, {"probe": installed})
+    assert "CODEX_SQLITE_HOME" not in codex_home.prepare_home(state, "cx", {**env, "CODEX_SQLITE_HOME": "/theirs"}, {})
     home = codex_home.home_path(state, "cx")
-    (home / "sessions").mkdir()  # what Codex writes in the agent's home is its own
-    (home / "skills" / ".system").mkdir()
+    (home / "skills" / ".system").mkdir()  # Codex's built-in skills: the agent home's own
     before = sorted((p.name, p.is_symlink()) for p in home.iterdir())
     codex_home.prepare_home(state, "cx", env, {"probe": installed})
     assert sorted((p.name, p.is_symlink()) for p in home.iterdir()) == before
@@ -108,7 +109,7 @@ def test_the_codex_home_follows_codex_home_from_the_environment_and_is_idempoten
 
 
 def test_is_own_covers_sqlite_journals_and_runtime_folders() -> None:
-    for name in ("state_5.sqlite", "state_5.sqlite-wal", "x.sqlite-shm", "x.db-journal", "sessions", "history.jsonl", "log"):
+    for name in ("state_5.sqlite", "state_5.sqlite-wal", "x.sqlite-shm", "x.db-journal", "tmp", "sessions", "history.jsonl"):
         assert codex_home.is_own(name), name
     for name in ("config.toml", "auth.json", "rules", "AGENTS.md", "sqlite-notes.md"):
         assert not codex_home.is_own(name), name

@@ -14,6 +14,7 @@ repository stays clean (``git status --porcelain --ignored`` prints nothing).
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -212,6 +213,15 @@ def test_codex_lists_the_agents_skill_in_its_skills_section_and_the_other_agent_
     assert any(t.endswith("hello") for t in cfake.user_texts(third.body))
     assert f"- {SKILL}: {DESCRIPTION}" in _codex_skills(third)
     assert "PROBE-BODY" not in _raw(third) and "PROBE-BODY" in _raw(fourth)
-    assert len(list((home / "sessions").rglob("rollout-*.jsonl"))) == 1  # alpha's thread, in its own home
-    assert len(list((user_codex / "sessions").rglob("rollout-*.jsonl"))) == 1  # beta's, in the user's
+    # both threads in the user's own sessions/ (alpha's through its home's link) and the user's own thread index
+    assert (home / "sessions").is_symlink() and len(list((user_codex / "sessions").rglob("rollout-*.jsonl"))) == 2
+    assert not list(home.glob("*.sqlite")) and (user_codex / "state_5.sqlite").is_file()
     assert git(repo, "status", "--porcelain", "--ignored") == ""
+    # the user's own Codex, without agentlaunch, continues the agent's latest thread
+    api.script.push(cfake.TextReply("five"))
+    mine = subprocess.run(
+        [str(ensure_cli("codex")), "exec", "--skip-git-repo-check", "resume", "--last", "from the user"],
+        env=env, cwd=repo, capture_output=True, timeout=240, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert mine.returncode == 0, mine.stderr.decode()
+    assert "PROBE-BODY" in _raw(api.model_requests[-1])  # alpha's conversation, its skill's body included
