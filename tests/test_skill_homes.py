@@ -80,7 +80,8 @@ def test_the_codex_home_links_config_auth_and_sessions_and_points_codex_at_the_u
     assert env == {"CODEX_HOME": str(home), "CODEX_SQLITE_HOME": str(user)}  # the user's thread index, not a copy
     linked = {p.name for p in home.iterdir() if p.is_symlink()}
     sessions = {"sessions", "archived_sessions", "shell_snapshots", "thread-writer-locks", "log", "history.jsonl"}
-    assert linked == {"config.toml", "auth.json", "work.config.toml", "AGENTS.md", "installation_id", "rules", "prompts"} | sessions
+    users = {"config.toml", "auth.json", "work.config.toml", "AGENTS.md", "installation_id", "rules", "prompts"}
+    assert linked == users | sessions
     for name in linked:
         assert os.readlink(home / name) == str(user / name)
     assert sorted(p.name for p in home.iterdir() if not p.is_symlink()) == ["skills"]  # no database of the user's linked
