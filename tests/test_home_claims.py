@@ -240,7 +240,7 @@ def test_64_launches_of_one_agent_at_once_while_its_skills_change_all_prepare_it
     for launch in launches:
         launch.join(120)
     assert [launch.exitcode for launch in launches] == [0] * LAUNCHES
-    # the home is whole afterwards: one more launch finds it as it left it
+    # the home is whole afterwards: one more launch (two skills) brings it to exactly those and the user's
     _prepare(provider, str(state), str(isolated_home), skill_sets[2], _set(context))
     skills = {
         "gemini": gemini_home.home_path(state, "agent") / ".gemini" / "skills",
