@@ -246,9 +246,11 @@ def gather(
     panes = sources.panes
     rows = live_rows(sources, panes, worktrees)
     running = {r.agent for r in rows if r.live}
+    running_sessions = {r.ident for r in rows if r.live}
     by_agent_tree = {w.worktree.agent: w for w in worktrees.values()}
     for pane in panes:
-        if not pane.dead or pane.agent in running:
+        # a dead pane of an agent running elsewhere is its past; a fork's (a session of its own) shows unless it runs
+        if not pane.dead or (pane.agent in running and not pane.fork) or (pane.agent, pane.session_id) in running_sessions:
             continue
         if pane.stopped:
             state = "stopped"
