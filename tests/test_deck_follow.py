@@ -227,3 +227,40 @@ def test_the_confirmations_of_the_diff_page_name_the_agent(agents_dir: Path, tmp
         await pilot.press("n")
 
     drive(Deck(sources(agents_dir), watch=False), script)
+
+
+def test_the_branch_column_follows_a_records_change_and_a_merge_at_once(
+    agents_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not in up to 15 s (the round of the slow reads, made an hour here): a record's change and the deck's own merge
+    read the worktrees again."""
+    from agentlaunch.deck import app as deck_app
+    from tests.test_deck import BRANCH, _git, repo_with_worktree
+
+    monkeypatch.setattr(deck_app, "SLOW_EVERY", 3600.0)
+    repo, path = repo_with_worktree(tmp_path)
+    record("demo", "thinking", 5, working_dir=str(path))
+
+    def branch() -> str:
+        return next((r[BRANCH] for r in table_rows(app_box[0]) if r[0] == "demo"), "?")
+
+    app_box: list[Deck] = []
+
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        app_box.append(app)
+        await settle(pilot, lambda: branch() == "agentlaunch/demo +0 −0", app, "demo's worktree")
+        (path / "made.txt").write_text("the agent's work\n")
+        record("demo", "waiting", 0, working_dir=str(path), done=True)  # its turn ended
+        await settle(pilot, lambda: branch() == "agentlaunch/demo +0 −0 dirty 1", app, "the worktree dirty")
+
+        _git(path, "add", "made.txt")
+        _git(path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "the work")
+        (status_dir() / "demo.json").unlink()  # it ended: merging is allowed
+        await settle(pilot, lambda: branch() == "agentlaunch/demo +1 −0", app, "demo ended, its commit counted")
+        select(app, "demo")
+        await pilot.press("d", "M", "y")
+        await settle(pilot, lambda: "worktree removed" in message(app), app, "the merge")
+        await settle(pilot, lambda: branch() == "", app, "the branch column cleared")
+        assert (repo / "made.txt").is_file()
+
+    drive(Deck(sources(agents_dir), watch=True), script)
