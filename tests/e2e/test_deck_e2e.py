@@ -40,30 +40,34 @@ RED = re.compile(r"\x1b\[[0-9;]*(?:31|91|38;5;(?:1|9|124|160|161|196|197|203)|38
 """A red foreground as tmux writes it back (Textual's theme gives "red" as 256-colour 197 in a tmux pane)."""
 
 
-def deck_screen(socket: str, colours: bool = False) -> str:
-    return tmux(socket, "capture-pane", "-p", *(["-e"] if colours else []), "-t", "=deck:")
+DECK = "=deck:"  # the deck's pane: a session of its own, or (the second test) a window of the team's session
 
 
-def shows(socket: str, text: str, timeout: float = 60) -> None:
+def deck_screen(socket: str, colours: bool = False, at: str = DECK) -> str:
+    return tmux(socket, "capture-pane", "-p", *(["-e"] if colours else []), "-t", at)
+
+
+def shows(socket: str, text: str, timeout: float = 60, at: str = DECK) -> None:
     try:
-        wait_for(lambda: text in deck_screen(socket).replace("\n", ""), timeout=timeout, what=repr(text))
+        wait_for(lambda: text in deck_screen(socket, at=at).replace("\n", ""), timeout=timeout, what=repr(text))
     except AssertionError as exc:
-        raise AssertionError(f"{exc}; the deck shows:\n{deck_screen(socket)}") from None
+        raise AssertionError(f"{exc}; the deck shows:\n{deck_screen(socket, at=at)}") from None
 
 
-def until(socket: str, condition: Callable[[], object], what: str, timeout: float = 30) -> None:
+def until(socket: str, condition: Callable[[], object], what: str, timeout: float = 30, at: str = DECK) -> None:
     try:
         wait_for(condition, timeout=timeout, what=what)
     except AssertionError as exc:
-        raise AssertionError(f"{exc}; the deck shows:\n{deck_screen(socket)}") from None
+        raise AssertionError(f"{exc}; the deck shows:\n{deck_screen(socket, at=at)}") from None
 
 
-def row(socket: str, agent: str) -> str:
-    return next((line for line in deck_screen(socket).splitlines() if re.match(rf"[│┃ ]*{agent}\b", line.strip("│┃ "))), "")
+def row(socket: str, agent: str, at: str = DECK) -> str:
+    lines = deck_screen(socket, at=at).splitlines()
+    return next((line for line in lines if re.match(rf"[│┃ ]*{agent}\b", line.strip("│┃ "))), "")
 
 
-def keys(socket: str, *names: str) -> None:
-    tmux(socket, "send-keys", "-t", "=deck:", *names)
+def keys(socket: str, *names: str, at: str = DECK) -> None:
+    tmux(socket, "send-keys", "-t", at, *names)
 
 
 def diff_page(socket: str) -> None:
@@ -226,5 +230,72 @@ def test_the_deck_with_two_claude_code_agents_asking_first_attach_send_stop_rest
         keys(socket, "q")
         until(socket, lambda: "deck" not in tmux(socket, "list-sessions", "-F", "#{session_name}").split(), "the deck gone")
         assert tmux(socket, "display-message", "-p", "-t", pane_of(socket, shy), "#{pane_dead}").strip() == "0"
+    finally:
+        client.close(force=True)
+
+
+def test_stop_b_then_r_restarts_b_not_the_agent_that_took_its_row_and_prefix_l_comes_back_to_a_deck_window(
+    socket: str, anthropic: FakeAnthropic, isolated_home: Path, agents_dir: Path, workdir: Path, claude_bin: Path
+) -> None:
+    """The trial's steps: B on top, `x` on B (its stopped row sorts below A), then `r` at once. The deck runs as a
+    window of the team's own session: Enter and prefix l (last window) come back, as the message line says."""
+    assert anthropic.server is not None
+    env = claude_env(anthropic.server.url, isolated_home, {"CLAUDE_CODE_MAX_RETRIES": "0"})
+    seed_home(isolated_home, [workdir], key=env["ANTHROPIC_API_KEY"])
+    env.update(AGENTLAUNCH_AGENTS_DIR=str(agents_dir), AGENTLAUNCH_TMUX_SOCKET=socket)
+    bee, zed = claude_agent(agents_dir, "bee", claude_bin, workdir), claude_agent(agents_dir, "zed", claude_bin, workdir)
+    anthropic.push(text_reply("Ready."), text_reply("Ready."))
+    started = run_cli("tmux", "up", bee, zed, "--session", "team", "--socket", socket, "--no-attach", "--wait", "60",
+                      env=env, cwd=workdir, timeout=180)  # fmt: skip
+    assert started.returncode == 0, started.stderr
+    full = {**os.environ, **env}
+    tmux(socket, "new-window", "-t", "=team:", "-n", "deck", "-c", str(workdir),
+         *[f"-e{k}={v}" for k, v in full.items() if k.startswith(("AGENTLAUNCH_", "HOME", "XDG_"))],
+         sys.executable, "-m", "agentlaunch", "deck")  # fmt: skip
+    at = "=team:deck"
+    client = pexpect.spawn("tmux", ["-L", socket, "attach", "-t", "=team"], dimensions=(40, 160), env=full, encoding="utf-8")
+
+    def client_window() -> str:
+        return tmux(socket, "list-clients", "-F", "#{window_name}").strip()
+
+    def order() -> list[str]:
+        screen = deck_screen(socket, at=at)
+        lines = screen[: screen.find("╭─")].splitlines()  # the list, above the preview
+        return [a for line in lines for a in (bee, zed) if re.match(rf"[│┃ ]*{a}\b", line.strip("│┃ "))]
+
+    def launch_pid(agent: str) -> str:
+        return tmux(socket, "display-message", "-p", "-t", pane_of(socket, agent, "team"), "#{pane_pid}").strip()
+
+    try:
+        until(socket, lambda: client_window() == "deck", "a client on the deck's window", at=at)
+        until(socket, lambda: "waiting" in row(socket, bee, at) and "waiting" in row(socket, zed, at), "both waiting", 90, at)
+        assert order() == [bee, zed], deck_screen(socket, at=at)  # bee on top
+        keys(socket, "Home", at=at)
+        shows(socket, f"{bee} · tmux team", at=at)  # bee selected (its preview)
+        zed_pid = launch_pid(zed)
+
+        keys(socket, "x", at=at)
+        shows(socket, f"stop {bee}? (y/n)", at=at)
+        keys(socket, "y", at=at)
+        until(socket, lambda: "stopped" in row(socket, bee, at), "bee stopped", 60, at)
+        assert order() == [zed, bee], deck_screen(socket, at=at)  # bee's stopped row sorted below: zed has bee's row
+        keys(socket, "r", at=at)
+        shows(socket, f"restart {bee}? (y/n)", at=at)  # the key names whom it acts on
+        keys(socket, "y", at=at)
+        until(socket, lambda: "waiting" in row(socket, bee, at), "bee back", 90, at)
+        shows(socket, f"restarted {bee}", 60, at=at)
+        assert launch_pid(zed) == zed_pid and "waiting" in row(socket, zed, at)  # zed untouched
+
+        assert order() == [bee, zed], deck_screen(socket, at=at)  # bee back on top, still selected
+        shows(socket, f"{bee} · tmux team", at=at)
+        keys(socket, "Down", at=at)
+        shows(socket, f"{zed} · tmux team", at=at)
+        keys(socket, "Enter", at=at)
+        until(socket, lambda: client_window() == zed, "the client on zed's window", at=at)
+        shows(socket, f"back from {zed}: prefix l (last window)", at=at)
+        client.send("\x02l")  # prefix l: tmux's last window, the deck
+        until(socket, lambda: client_window() == "deck", "back on the deck", at=at)
+        keys(socket, "?", at=at)
+        shows(socket, "the deck is a window of tmux session team", at=at)
     finally:
         client.close(force=True)
