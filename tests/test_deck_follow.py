@@ -106,7 +106,8 @@ def test_stop_refuses_saying_why_when_the_record_went_away_between_the_question_
         (status_dir() / "loner.json").unlink()
         await settle(pilot, lambda: all(r.agent != "loner" for r in app.rows), app, "loner gone")
         await pilot.press("y")
-        assert message(app) == "loner (session loner-se) left the list since you chose it (its status record is gone): nothing done"
+        said = "loner (session loner-se) left the list since you chose it (its status record is gone): nothing done"
+        assert message(app) == said
 
         select(app, "reviewer")
         await pilot.press("r")
@@ -197,7 +198,8 @@ def test_a_definition_that_breaks_while_the_deck_is_open_keeps_the_tables_column
         assert next(r[1] for r in table_rows(app) if r[0] == "reviewer") == "not running ⚠ broken definition"
         assert message(app).startswith("reviewer: definition: ") and "an_unknown_field_number_0" in message(app)
         table = app.query_one(AgentList)
-        fine = next(table.render_line(y).text for y in range(1, table.size.height) if table.render_line(y).text.startswith("fine"))
+        drawn = [table.render_line(y).text for y in range(1, table.size.height)]
+        fine = next(line for line in drawn if line.startswith("fine"))
         assert "$0.1234" in fine and "claude/claude-sonnet-4-5" in fine, fine  # the row keeps its columns
         assert table.widths[1] <= 40, table.widths
 
