@@ -105,6 +105,8 @@ def test_n_offers_the_decks_session_and_starts_an_agent_without_a_definition_tha
         assert isinstance(app.screen, StartForm) and app.screen.query_one("#session", Input).value == "team"
         await pilot.press(*"hello scratch", "enter")
         await until(pilot, lambda: state_of(app, "scratch").startswith("waiting"), "scratch started")
+        await until(pilot, lambda: not message(app).startswith("starting"), "tmux up, then send, done")
+        assert "failed" not in message(app), message(app)  # its first prompt went too (send needs no definition)
         assert "scratch" in panes(socket, "team")  # in the deck's session
         yaml = adhoc_dir(paths.state_dir()) / "scratch" / "agent.yaml"
         assert "provider: fake" in yaml.read_text() and str(workdir) in yaml.read_text()
