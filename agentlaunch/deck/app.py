@@ -563,15 +563,19 @@ class Deck(App[None]):
         self.push_screen(StartForm(name, sessions, self.default_session(name)), self._new)
 
     def default_session(self, name: str) -> str:
-        """The session `n` offers: the one the agent's own pane is in, else the deck's own (the team it is a window
-        of), else the only one agents run in; empty (`tmux up`'s agentlaunch) when none of these is known."""
+        """The session `n` offers: the one the agent's own pane is in; else the deck's own when it is a team's (agents
+        run there, or nowhere yet); else the only one agents run in (the deck in a session of its own beside one
+        team); else the deck's; empty (`tmux up`'s agentlaunch) when the deck is not on the agents' tmux server."""
         own = next((r.tmux_session for r in self.rows if r.agent == name and r.tmux_session and not r.fork), None)
         if own:
             return own
-        if (place := self.deck_place()) is not None:
-            return place.session
         sessions = {r.tmux_session for r in self.rows if r.tmux_session}
-        return sessions.pop() if len(sessions) == 1 else ""
+        place = self.deck_place()
+        if place is not None and (place.session in sessions or not sessions):
+            return place.session
+        if len(sessions) == 1:
+            return sessions.pop()
+        return place.session if place is not None else ""
 
     def _adhoc(self, adhoc: AdHoc | None) -> None:
         """Write the agent's definition (the state folder's, or the agents directory's when saving was asked), then
