@@ -139,14 +139,15 @@ class FakePanes:
 
 
 @pytest.fixture
-def fork_process() -> Iterator[int]:
-    """A process standing for the fork's launch (its record's pid must be alive and its own)."""
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+def fork_processes() -> Iterator[list[int]]:
+    """Two processes standing for forks' launches (a record's pid must be alive and its own)."""
+    procs = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"]) for _ in range(2)]
     try:
-        yield proc.pid
+        yield [p.pid for p in procs]
     finally:
-        proc.kill()
-        proc.wait()
+        for proc in procs:
+            proc.kill()
+            proc.wait()
 
 
 def pane(pane_id: str, pid: int, agent: str, sid: str, fork: str = "", dead: bool = False, stopped: bool = False) -> str:
@@ -154,17 +155,22 @@ def pane(pane_id: str, pid: int, agent: str, sid: str, fork: str = "", dead: boo
                       sid, fork))  # fmt: skip
 
 
-def test_a_fork_is_marked_and_its_keys_reach_its_own_session(agents_dir: Path, ran: Ran, fork_process: int) -> None:
-    record("reviewer", "waiting", 5, session_id="main-session")
-    record("reviewer-fork", "waiting", 5, agent="reviewer", session_id="fork-session", pid=fork_process,
-           pid_start=process_start(fork_process))  # fmt: skip
+def test_a_fork_is_marked_and_its_keys_reach_its_own_session(agents_dir: Path, ran: Ran, fork_processes: list[int]) -> None:
+    """Marked as `agentlaunch status` marks it: its place among its agent's running sessions by start."""
+    fork, outside = fork_processes
+    record("reviewer", "waiting", 5, session_id="main-session", started="2026-12-06T10:00:00+00:00")
+    record("reviewer-fork", "waiting", 5, agent="reviewer", session_id="fork-session", pid=fork,
+           pid_start=process_start(fork), started="2026-12-06T10:05:00+00:00")  # its pane says it is a fork  # fmt: skip
+    record("reviewer-out", "waiting", 5, agent="reviewer", session_id="out-session", pid=outside,
+           pid_start=process_start(outside), started="2026-12-06T10:09:00+00:00", fork_of="main-session")  # fmt: skip
     src = sources(agents_dir)
     src.tmux = FakePanes([pane("%3", os.getpid(), "reviewer", "main-session"),  # type: ignore[assignment]
-                          pane("%7", fork_process, "reviewer", "fork-session", fork="main-session"),
+                          pane("%7", fork, "reviewer", "fork-session", fork="main-session"),
                           pane("%9", 1, "reviewer", "old-fork", fork="main-session", dead=True, stopped=True)])  # fmt: skip
     rows = {r.label: r for r in gather(src)}
-    assert set(rows) >= {"reviewer", "reviewer ⑂ 2", "reviewer ⑂ 3"}
-    assert rows["reviewer ⑂ 2"].session_id == "fork-session" and rows["reviewer ⑂ 3"].state == "stopped"
+    assert set(rows) >= {"reviewer", "reviewer ⑂ 2", "reviewer ⑂ 3", "reviewer ⑂ 4"}, set(rows)
+    assert rows["reviewer ⑂ 2"].session_id == "fork-session" and rows["reviewer ⑂ 3"].session_id == "out-session"
+    assert rows["reviewer ⑂ 4"].state == "stopped"  # a fork that does not run: after the running ones
 
     async def script(app: Deck, pilot: Pilot[None]) -> None:
         labels = [r[0] for r in table_rows(app)]
@@ -173,7 +179,7 @@ def test_a_fork_is_marked_and_its_keys_reach_its_own_session(agents_dir: Path, r
         await pilot.press("x")
         assert question(app) == "stop reviewer ⑂ 2?"
         await pilot.press("y")
-        select(app, "reviewer ⑂ 3")
+        select(app, "reviewer ⑂ 4")
         await pilot.press("r", "y")
         select(app, "reviewer")
         await pilot.press("x", "y")  # the agent's own, beside its running fork: its session named too

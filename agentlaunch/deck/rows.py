@@ -70,8 +70,8 @@ class Row:
     problem: str | None = None  # what is wrong on this row, said on it
     today: float | None = None
     worktree: WorktreeState | None = None
-    fork: str = ""  # a fork's row (`agentlaunch fork`): the session it started from
-    number: int = 0  # a fork's number among its agent's rows (the agent's own is 1): `cx ⑂ 2`
+    fork: str = ""  # a fork's row: the session it started from (its record's fork_of, or its pane's fork option)
+    number: int = 0  # a fork's place among its agent's running sessions (`cx ⑂ 2`): :func:`number_forks`
     flag: str = ""  # the problem in a few words, on the row; the whole of it goes to the message line
 
     @property
@@ -216,7 +216,7 @@ def live_rows(sources: Sources, panes: list[PaneInfo], worktrees: dict[str, Work
                   tree.worktree.repo if tree else (repo_of(sources, wd) if wd else ""), d, _since(d),
                   pane.pane_id if pane else None, pane.session if pane else None,
                   d.get("session_id") if isinstance(d.get("session_id"), str) else None, wd or None, worktree=tree,
-                  fork=pane.fork if pane else "")  # fmt: skip
+                  fork=str(d.get("fork_of") or "") or (pane.fork if pane else ""))  # fmt: skip
         if r.stale:
             row.problem, row.flag = "its agentlaunch process is gone (stale record)", "process gone"
         rows.append(row)
@@ -287,13 +287,22 @@ def gather(
 
 
 def number_forks(rows: list[Row]) -> None:
-    """Give each fork its number among its agent's rows: the agent's own is 1, its forks 2, 3, … in the order tmux made
-    their panes (a pane id only grows), else their sessions'."""
-    forks = sorted((r for r in rows if r.fork), key=lambda r: (r.agent, _pane_order(r.pane), r.session_id or ""))
-    count: dict[str, int] = {}
-    for row in forks:
-        count[row.agent] = count.get(row.agent, 1) + 1
-        row.number = count[row.agent]
+    """Give each fork its number, as `agentlaunch status` marks it (``cx ⑂ 2``): its place among its agent's running
+    sessions by their start (the first is 1); a fork that does not run (a dead pane) comes after them."""
+    running: dict[str, list[Row]] = {}
+    for row in rows:
+        if row.live:
+            running.setdefault(row.agent, []).append(row)
+    for mine in running.values():
+        mine.sort(key=lambda r: (str(r.record.get("started") or ""), r.key))
+    ended: dict[str, int] = {}
+    for row in sorted((r for r in rows if r.fork), key=lambda r: _pane_order(r.pane)):
+        mine = running.get(row.agent, [])
+        place = next((i for i, r in enumerate(mine, 1) if r is row), None)
+        if place is None:
+            ended[row.agent] = ended.get(row.agent, len(mine)) + 1
+            place = ended[row.agent]
+        row.number = place
 
 
 def _pane_order(pane: str | None) -> int:
