@@ -137,6 +137,9 @@ class FakePanes:
         out = "\n".join(self.lines) + "\n" if args[0] == "list-panes" else ""
         return subprocess.CompletedProcess(args, 0 if args[0] == "list-panes" else 1, out, "")
 
+    def command(self, *args: str) -> list[str]:
+        return ["true"]  # the preview's capture: an empty screen
+
 
 @pytest.fixture
 def fork_processes() -> Iterator[list[int]]:
