@@ -110,11 +110,48 @@ def test_asking_and_stalled_agents_come_first_in_red_with_how_long(agents_dir: P
         await pilot.press("tab")  # from needy (selected first) to the next that needs the person
         assert app.selected() is not None and app.selected().agent == "stuck"  # type: ignore[union-attr]
         await pilot.press("tab")
-        assert app.selected().agent == "idle"  # type: ignore[union-attr]
-        await pilot.press("tab")
-        assert app.selected().agent == "needy"  # type: ignore[union-attr]
+        assert app.selected().agent == "needy"  # type: ignore[union-attr]  # idle ended no turn: not a stop of Tab's
 
     drive(Deck(sources(agents_dir), watch=True), script)
+
+
+def selected_agent(app: Deck) -> str:
+    row = app.selected()
+    return row.label if row is not None else ""
+
+
+def test_tab_goes_to_who_blocks_on_you_then_to_a_turn_not_seen_and_never_to_an_idle_agent_seen(agents_dir: Path) -> None:
+    record("needy", "asking", 30)
+    record("held", "paused", 20)
+    record("idle", "waiting", 40)  # at its prompt, no turn ended: nothing to see
+    record("news-a", "waiting", 5, done=True)  # ended a turn the person has not looked at
+    record("news-b", "waiting", 3, done=True)
+    record("calm", "thinking", 2)
+
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        assert selected_agent(app) == "held"  # paused and asking: both red, by name
+        walk = []
+        for _ in range(6):
+            await pilot.press("tab")
+            walk.append(selected_agent(app))
+        # who blocks first (in the list's order), then each turn not seen; once seen, only who blocks
+        assert walk == ["needy", "news-a", "news-b", "held", "needy", "held"], walk
+        before = next(r.since for r in app.rows if r.agent == "news-b")
+        await pilot.pause(1.1)  # a record says its time to the second
+        record("news-b", "waiting", 0, done=True)  # another turn ended, after the person looked
+        await settle(pilot, lambda: any(r.agent == "news-b" and r.since and before and r.since > before for r in app.rows),
+                     app, "news-b's new turn")  # fmt: skip
+        await pilot.press("tab", "tab")
+        assert selected_agent(app) == "news-b"
+        await pilot.press("tab")
+        assert selected_agent(app) == "held"
+        (status_dir() / "needy.json").unlink()
+        (status_dir() / "held.json").unlink()
+        await settle(pilot, lambda: all(r.agent not in ("needy", "held") or not r.live for r in app.rows), app, "gone")
+        await pilot.press("tab")
+        assert message(app) == "no agent needs you", (selected_agent(app), table_rows(app))
+
+    drive(Deck(sources(None), watch=True), script)
 
 
 def test_a_record_that_is_not_json_and_a_broken_definition_each_say_so_on_their_row(agents_dir: Path) -> None:
@@ -128,14 +165,16 @@ def test_a_record_that_is_not_json_and_a_broken_definition_each_say_so_on_their_
         # the definitions are loaded in a worker thread, after the first frame
         await settle(pilot, lambda: "⚠" in {r[0]: r for r in table_rows(app)}["broken"][1], app, "the broken definition")
         rows = {r[0]: r for r in table_rows(app)}
-        assert rows["junk"][1] == "unreadable ⚠ status record junk.json is not JSON"
-        assert rows["list"][1] == "unreadable ⚠ status record list.json is not a JSON object"
-        assert rows["broken"][1].startswith("not running ⚠ definition: ") and "no_such_field" in rows["broken"][1]
+        assert rows["junk"][1] == rows["list"][1] == "unreadable ⚠ status record"  # a few words on the row
+        assert rows["broken"][1] == "not running ⚠ broken definition"
         assert rows["fine"][1].startswith("waiting")
-        index = [r[0] for r in table_rows(app)].index("broken")
-        app.query_one(AgentList).move_cursor(row=index)
+        for name, said in [("broken", "no_such_field"), ("junk", "status record junk.json is not JSON"),
+                           ("list", "status record list.json is not a JSON object")]:  # fmt: skip
+            app.query_one(AgentList).move_cursor(row=[r[0] for r in table_rows(app)].index(name))
+            await pilot.pause()
+            assert said in message(app) and message(app).startswith(f"{name}: ")  # the whole problem, on the message line
+        app.query_one(AgentList).move_cursor(row=[r[0] for r in table_rows(app)].index("broken"))
         await pilot.pause()
-        assert "no_such_field" in message(app)  # the selected row's problem in full on the message line
         assert "no_such_field" in str(app.query_one("#preview", Static).render())
 
     drive(Deck(sources(agents_dir)), script)
@@ -167,7 +206,8 @@ def test_filter_help_and_quit_leave_every_agent_running(agents_dir: Path) -> Non
         assert len(table_rows(app)) == 5
         await pilot.press("question_mark")
         page = app.screen.query_one("#page", Static)
-        assert "Tab        next agent that needs you" in str(page.render())
+        assert "Tab        next agent that blocks on you" in str(page.render())
+        assert "outside tmux Enter attaches: prefix d (detach) comes back" in str(page.render())  # where this deck runs
         await pilot.press("escape")
         await pilot.press("s")  # send, then Escape: nothing is sent
         await pilot.press("escape")
@@ -383,17 +423,17 @@ def test_n_picks_a_definition_from_a_filtered_list_then_its_prompt_worktree_and_
         await pilot.press("n")
         assert isinstance(app.screen, PickDefinition)
         listed = options(app)
-        assert [o.split()[0] for o in listed] == ["broken", "demo", "planner", "reviewer"]
+        assert [o.split()[0] for o in listed] == ["broken", "demo", "planner", "reviewer", "+"]
         assert "claude" in next(o for o in listed if o.startswith("reviewer"))  # what it runs
         assert "⚠ definition: " in next(o for o in listed if o.startswith("broken"))  # what is wrong with it
         await pilot.press("down", "down")
         assert app.screen.query_one(OptionList).highlighted == 2
         await pilot.press(*"zzz")
-        assert options(app) == ["no definition matches"]
+        assert options(app) == ["no definition matches", "+ an agent without a definition: provider, model, folder"]
         await pilot.press("enter")  # nothing to pick: the picker stays
         assert isinstance(app.screen, PickDefinition)
         await pilot.press("backspace", "backspace", "backspace", *"view")
-        assert [o.split()[0] for o in options(app)] == ["reviewer"]
+        assert [o.split()[0] for o in options(app)] == ["reviewer", "+"]
         await pilot.press("enter")
         assert isinstance(app.screen, StartForm) and app.screen.agent == "reviewer"
 
@@ -428,7 +468,7 @@ def test_the_pickers_arrows_come_after_the_letters_typed_before_them(agents_dir:
     from textual import events
     from textual.widgets import Input, OptionList
 
-    from agentlaunch.deck.picker import PickDefinition
+    from agentlaunch.deck.picker import ADHOC, PickDefinition
 
     async def script(app: Deck, pilot: Pilot[None]) -> None:
         await pilot.press("n")
@@ -440,7 +480,7 @@ def test_the_pickers_arrows_come_after_the_letters_typed_before_them(agents_dir:
         await pilot.pause()
         listed = picker.query_one(OptionList)
         names = [listed.get_option_at_index(i).id for i in range(listed.option_count)]
-        assert names == ["planner", "reviewer"]  # "er" filtered the list before Down came
+        assert names == ["planner", "reviewer", ADHOC]  # "er" filtered the list before Down came
         assert listed.highlighted == 1
         assert not [b for b in PickDefinition.BINDINGS if getattr(b, "priority", False)]
 
@@ -448,12 +488,16 @@ def test_the_pickers_arrows_come_after_the_letters_typed_before_them(agents_dir:
 
 
 def test_n_without_definitions_says_where_it_looked(tmp_path: Path) -> None:
+    from agentlaunch.deck.picker import PickDefinition
+
     empty = tmp_path / "none-here"
     empty.mkdir()
 
     async def script(app: Deck, pilot: Pilot[None]) -> None:
         await pilot.press("n")
-        assert message(app) == f"no agent is defined in {empty}: agentlaunch init makes one"
+        said = f"no agent is defined in {empty}: + starts one without a definition; agentlaunch init makes definitions"
+        assert message(app) == said
+        assert isinstance(app.screen, PickDefinition)  # with its one choice: an agent without a definition
 
     drive(Deck(sources(empty)), script)
 

@@ -21,7 +21,7 @@ from textual.widgets import Static
 from agentlaunch import paths
 from agentlaunch.deck.app import Deck
 from agentlaunch.deck.rows import Sources
-from agentlaunch.deck.screens import Page
+from agentlaunch.deck.screens import Confirm, Page
 from agentlaunch.live.status import status_dir
 from agentlaunch.live.tmux import Tmux
 from tests.helpers import die_with
@@ -102,8 +102,10 @@ def test_preview_send_stop_restart_and_a_dying_tmux_server(socket: str, agents_d
         assert row_of(app, "helper")[1].startswith("waiting")  # the rest untouched
         assert "stopped (agentlaunch stop)" in panes(socket)["demo"]["title"]
 
-        app.query_one("#agents").move_cursor(row=[r[0] for r in table_rows(app)].index("demo"))  # type: ignore[attr-defined]
+        assert app.selected() is not None and app.selected().agent == "demo"  # type: ignore[union-attr]  # it followed demo
         await pilot.press("r")
+        assert isinstance(app.screen, Confirm) and app.screen.question == "restart demo?"
+        await pilot.press("y")
         await until(pilot, lambda: row_of(app, "demo")[1].startswith("waiting"), "demo back", 60)
         # `restart` itself goes on a moment after its agent waits (it checks that it stays up): killed meanwhile, its
         # failure would reach the message line after the Enter below (CI, once).

@@ -59,9 +59,59 @@ def same_server(tmux: Tmux, environ: dict[str, str] | None = None) -> bool:
 
 
 def switch_to(tmux: Tmux, pane: str) -> Outcome:
-    """Inside the agents' tmux: show ``pane`` in this client (prefix L comes back to the deck)."""
+    """Inside the agents' tmux: show ``pane`` in this client (:func:`way_back` says which key comes back)."""
     proc = tmux.run("switch-client", "-t", pane, check=False)
     return Outcome(proc.returncode, proc.stderr.strip() or "")
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a pane is on the tmux server: its session and window."""
+
+    session: str
+    window: str
+
+
+def place_of(tmux: Tmux, pane: str) -> Place | None:
+    """``pane``'s session and window, or None when tmux does not know it."""
+    proc = tmux.run("display-message", "-p", "-t", pane, "#{session_name}\t#{window_id}", check=False)
+    session, _, window = proc.stdout.strip().partition("\t")
+    return Place(session, window) if proc.returncode == 0 and session and window else None
+
+
+def deck_place(tmux: Tmux, environ: dict[str, str] | None = None) -> Place | None:
+    """The deck's own session and window when it runs in a pane of the agents' tmux server, else None."""
+    env = environ if environ is not None else dict(os.environ)
+    pane = env.get("TMUX_PANE", "")
+    if not pane or not same_server(tmux, env):
+        return None
+    return place_of(tmux, pane)
+
+
+def way_back(deck: Place | None, agent: Place | None) -> str:
+    """The tmux key that brings the client back to the deck after Enter switched it to ``agent``'s pane: the last
+    pane (the deck in the agent's window), the last window (a window of the agent's session, the team's own), the
+    last session (the deck in a session of its own)."""
+    if deck is None or agent is None:
+        return "prefix L (last session)"
+    if deck == agent:
+        return "prefix ; (last pane)"
+    if deck.session == agent.session:
+        return "prefix l (last window)"
+    return "prefix L (last session)"
+
+
+def ways_back(deck: Place | None, inside: bool, team: bool) -> str:
+    """What brings the person back to the deck after Enter, said for where the deck runs (the help page); ``team``:
+    agents run in the deck's own session."""
+    if deck is not None and not team:
+        return f"the deck runs in tmux session {deck.session}, the agents in others: prefix L (last session) comes back"
+    if deck is not None:
+        return (f"the deck is a window of tmux session {deck.session}: from an agent of that session prefix l (last "
+                "window) comes back, from an agent in another session prefix L (last session)")  # fmt: skip
+    if inside:
+        return "the deck runs in another tmux server than the agents: Enter cannot reach them from here"
+    return "outside tmux Enter attaches: prefix d (detach) comes back"
 
 
 def attach_argv(tmux: Tmux, pane: str, session: str) -> list[str]:

@@ -26,11 +26,13 @@ GAP = 2  # columns between two cells
 
 @dataclass(frozen=True)
 class Line:
-    """One row: a stable key (the cursor follows it), the text of each cell, and the style of its first ``styled`` cells."""
+    """One row: a stable key (the cursor follows it), the text of each cell, the style of its first ``styled`` cells,
+    and its group (the rows of one agent: the cursor goes to another of them when its own row is gone)."""
 
     key: str
     cells: tuple[str, ...]
     style: str = ""
+    group: str = ""
 
 
 class AgentList(ScrollView, can_focus=True):
@@ -88,9 +90,10 @@ class AgentList(ScrollView, can_focus=True):
         return self.lines[index].style
 
     def set_lines(self, lines: Sequence[Line]) -> None:
-        """Show ``lines``: the cursor stays on its row's key; only the lines whose row changed are refreshed."""
+        """Show ``lines``: the cursor stays on its row's key, wherever the row went (else on a row of its group, else
+        where it was); only the lines whose row changed are refreshed."""
         old = self.lines
-        selected = old[self.cursor_row].key if 0 <= self.cursor_row < len(old) else None
+        was = old[self.cursor_row] if 0 <= self.cursor_row < len(old) else None
         self.lines = list(lines)
         widths = [max([cell_len(h), *(cell_len(line.cells[i]) for line in lines)]) for i, h in enumerate(self.columns)]
         keys = [line.key for line in self.lines]
@@ -104,8 +107,15 @@ class AgentList(ScrollView, can_focus=True):
             for index, (before, now) in enumerate(zip(old, self.lines, strict=True)):
                 if before != now:
                     self.refresh_line(index + 1)
-        row = keys.index(selected) if selected in keys else 0
-        self.move_cursor(row=row)
+        self.move_cursor(row=self._follow(was, keys))
+
+    def _follow(self, was: Line | None, keys: list[str]) -> int:
+        if was is None:
+            return 0
+        if was.key in keys:
+            return keys.index(was.key)
+        group = next((i for i, line in enumerate(self.lines) if was.group and line.group == was.group), None)
+        return group if group is not None else self.cursor_row
 
     def move_cursor(self, *, row: int) -> None:
         """Put the cursor on ``row`` (clamped), scroll it into view, and say so when it moved."""

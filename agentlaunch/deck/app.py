@@ -18,6 +18,7 @@ import subprocess
 from collections.abc import Callable
 from concurrent.futures import Future
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Group
@@ -31,6 +32,7 @@ from textual.widgets import Footer, Static
 
 from agentlaunch.deck import actions
 from agentlaunch.deck.agent_list import AgentList, Line
+from agentlaunch.deck.follow import Seen, current, line_key, session_args, why_not
 from agentlaunch.deck.preview import PaneShot, Preview, capture_pane
 from agentlaunch.deck.rows import (
     COLUMNS,
@@ -42,7 +44,6 @@ from agentlaunch.deck.rows import (
     first_read,  # fmt: skip
     folder_mtime,
     is_red,
-    needs_you,
     question,
 )
 from agentlaunch.deck.screens import Ask, Confirm, Page
@@ -53,7 +54,7 @@ from agentlaunch.live.tmux import Tmux
 from agentlaunch.visible import visible
 
 if TYPE_CHECKING:  # the picker (n) and the folder's watch (ctypes) are imported when first used, after the first frame
-    from agentlaunch.deck.picker import Choice, NewAgent
+    from agentlaunch.deck.picker import AdHoc, Choice, NewAgent
     from agentlaunch.providers.native.dir_watch import DirWatch
     from agentlaunch.worktree import WorktreeState
 
@@ -61,6 +62,7 @@ TICK = 1.0  # seconds: countdowns, the preview's capture, the folder's mtime wit
 PANES_EVERY = 10.0  # seconds between two reads of tmux's panes when no record changed
 SLOW_EVERY = 15.0  # seconds between two reads of the worktrees, today's cost and the definitions
 SETTLE = 0.1  # seconds a burst of record writes is given before the list is read again
+WORKTREES_AFTER_RECORD = 2.0  # seconds: a record's change reads the worktrees again, at most this often
 QUIET_PANE_EVERY = 3  # ticks between two captures of a selected pane that showed nothing new the last times
 
 
@@ -119,6 +121,10 @@ class Deck(App[None]):
         self.preview_title: str | None = None
         self.capture_every, self.since_capture = 1, 0  # ticks: 1, up to QUIET_PANE_EVERY while the pane stays the same
         self.refreshes = 0  # how many times the list was read (the bench and tests count them)
+        self.seen = Seen()  # when the person last looked at each agent: Tab skips an idle one already seen
+        self.place: actions.Place | None | bool = False  # where the deck runs in tmux (False: not asked yet)
+        self.worktrees_due: Timer | None = None
+        self.worktrees_read = 0.0  # the loop's time of the last read of the worktrees
 
     def compose(self) -> ComposeResult:
         yield AgentList(COLUMNS, id="agents")
@@ -166,10 +172,30 @@ class Deck(App[None]):
     def _settled(self) -> None:
         self.pending = None
         self.reload(panes_again=False)  # a state change: tmux's panes are listed again only when a record came or went
+        self.worktrees_soon()  # an agent's turn changes its worktree: its branch column is not left 15 s behind
+
+    def worktrees_soon(self) -> None:
+        """Read the worktrees again in a worker thread, at most once per :data:`WORKTREES_AFTER_RECORD` (a busy team
+        rewrites its records many times a second); the last change of a burst is always read."""
+        if self.worktrees_due is not None:
+            return
+        wait = max(self.worktrees_read + WORKTREES_AFTER_RECORD - self._now(), SETTLE)  # Textual: no timer of 0 s
+        self.worktrees_due = self.set_timer(wait, self._worktrees_now)
+
+    def _worktrees_now(self) -> None:
+        self.worktrees_due = None
+        self.worktrees_read = self._now()  # a burst meanwhile waits for the next round
+        self.read_worktrees()
+
+    @work(thread=True, exclusive=True, group="worktrees")
+    def read_worktrees(self) -> None:
+        worktrees = worktree_states(self.sources.state_dir)
+        self.from_thread(self._got_slow, worktrees, self.today, self.sources.definitions)
 
     def on_unmount(self) -> None:
-        if self.pending is not None:
-            self.pending.stop()
+        for timer in (self.pending, self.worktrees_due):
+            if timer is not None:
+                timer.stop()
         if self.dir_watch is not None:
             with contextlib.suppress(RuntimeError, ValueError):
                 asyncio.get_running_loop().remove_reader(self.dir_watch.fd)
@@ -223,9 +249,23 @@ class Deck(App[None]):
             self.call_from_thread(callback, *args)
 
     def _got_slow(self, worktrees: dict[str, WorktreeState], today: dict[str, float], definitions: Definitions) -> None:
+        self.worktrees_read = self._now()
         if (worktrees, today, definitions) != (self.worktrees, self.today, self.sources.definitions):
+            self.say_definitions(self.sources.definitions, definitions)
             self.worktrees, self.today, self.sources.definitions = worktrees, today, definitions
             self.reload()
+
+    def say_definitions(self, before: Definitions, after: Definitions) -> None:
+        """A definition that broke (or loads again) while the deck is open, said on the message line; its row keeps
+        its columns (a few words there, the whole problem here)."""
+        if not before:
+            return  # the first load: a broken one is said when its row is selected
+        for name, (_, _, _, problem) in after.items():
+            was = before.get(name, (0.0, "", "", None))[3]
+            if problem is not None and problem != was:
+                self.say(f"{name}: {problem}")
+            elif problem is None and was is not None:
+                self.say(f"{name}: its definition loads again")
 
     # -- drawing ------------------------------------------------------------------------------
 
@@ -237,7 +277,9 @@ class Deck(App[None]):
             return
         needle = self.filter_text.lower()
         now = datetime.now(UTC)
-        shown = [(r, Line(r.key, tuple(visible(t) for t in cells(r, now)), style_of(r))) for r in self.rows]
+        taken: set[str] = set()
+        shown = [(r, Line(line_key(r, taken), tuple(visible(t) for t in cells(r, now)), style_of(r), r.agent))
+                 for r in self.rows]  # fmt: skip
         if needle:
             shown = [(r, line) for r, line in shown if needle in " ".join(line.cells).lower()]
         self.shown = [r for r, _ in shown]
@@ -245,6 +287,7 @@ class Deck(App[None]):
         title = f"{len(self.shown)} agents" + (f" matching {self.filter_text!r}" if needle else "")
         if table.border_title != title:
             table.border_title = title
+        self.seen.look(self.selected(), now)  # its preview is in view: what it did is seen
         self._say_question(again=False)
         if preview:
             self.show_preview()
@@ -261,6 +304,7 @@ class Deck(App[None]):
     def on_agent_list_highlighted(self, _event: AgentList.Highlighted) -> None:
         self.show_preview()
         row = self.selected()
+        self.seen.look(row)
         if row is not None and row.problem:
             self.say(f"{row.agent}: {row.problem}")
         else:
@@ -377,8 +421,10 @@ class Deck(App[None]):
             self.say(f"{row.agent} has no tmux pane to attach to")
             return
         if actions.same_server(tmux):
+            back = actions.way_back(self.deck_place(), actions.place_of(tmux, row.pane))
             done = actions.switch_to(tmux, row.pane)
-            self.say(f"back from {row.agent}: prefix L" if done.ok else f"attach failed: {done.said}")
+            self.seen.look(row)
+            self.say(f"back from {row.label}: {back}" if done.ok else f"attach failed: {done.said}")
         elif os.environ.get("TMUX"):
             self.say("the deck runs in another tmux server: start it there, or outside tmux, to attach")
         else:
@@ -392,36 +438,52 @@ class Deck(App[None]):
             self.say(f"cannot attach from here ({type(exc).__name__}): {' '.join(argv)}")
         self.reload()
 
+    def deck_place(self) -> actions.Place | None:
+        """Where the deck runs on the agents' tmux server (its session and window), asked once; None outside it."""
+        if self.place is False:
+            self.place = actions.deck_place(self.sources.tmux) if self.sources.tmux is not None else None
+        return self.place if isinstance(self.place, actions.Place) else None
+
     def action_next_needing(self) -> None:
-        """Tab: the next agent (after the selected one, wrapping) that waits for the person."""
-        if not self.shown:
-            return
-        table = self.query_one(AgentList)
-        start = max(table.cursor_row, 0)
-        order = self.shown[start + 1 :] + self.shown[: start + 1]
-        found = next((r for r in order if needs_you(r.state) or r.state.startswith("dead")), None)
+        """Tab: the next agent that blocks on the person, then one that ended a turn not looked at since (wrapping)."""
+        found = self.seen.next_for_tab(self.shown, self.selected())
         if found is None:
             self.say("no agent needs you")
             return
-        table.move_cursor(row=self.shown.index(found))
+        self.query_one(AgentList).move_cursor(row=next(i for i, r in enumerate(self.shown) if r is found))
+
+    def confirm(self, question: str, chosen: Row, act: Callable[[Row], None]) -> None:
+        """Ask ``question`` (it names the agent); on y, ``act`` on that agent and session as the list stands then."""
+        self.push_screen(Confirm(question), lambda yes: self.on_agent(chosen, act) if yes else None)
+
+    def on_agent(self, chosen: Row, act: Callable[[Row], None]) -> None:
+        """``act`` on the row of ``chosen``'s agent and session, the list read again first (a dialog's answer may
+        come long after the row was chosen); when it is gone, nothing is done and the message line says why."""
+        self.reload()
+        now = current(self.rows, chosen)
+        if now is None:
+            self.say(why_not(self.rows, chosen))
+            return
+        act(now)
 
     def action_send(self) -> None:
         row = self._need_row()
         if row is not None:
-            self.push_screen(Ask(f"send to {row.agent}:"), lambda text: self._send(row, text))
+            self.push_screen(Ask(f"send to {row.label}:"),
+                             lambda text: self.on_agent(row, lambda now: self._send(now, text)) if text else None)  # fmt: skip
 
     def _send(self, row: Row, text: str | None) -> None:
         if text:
             args = ["send", row.agent, text] + (["--session", row.session_id] if row.session_id and row.live else [])
-            self.run_command(args, f"sent to {row.agent}")
+            self.run_command(args, f"sent to {row.label}")
 
     def action_stop(self) -> None:
         row = self._need_row()
         if row is not None:
-            self.push_screen(Confirm(f"stop {row.agent}?"), lambda yes: self._stop(row) if yes else None)
+            self.confirm(f"stop {row.label}?", row, self._stop)
 
     def _stop(self, row: Row) -> None:
-        self.run_command(["stop", row.agent], f"stopping {row.agent}")
+        self.run_command(["stop", row.agent, *session_args(self.rows, row)], f"stopping {row.label}")
 
     def action_resume_budget(self) -> None:
         row = self._need_row()
@@ -430,60 +492,112 @@ class Deck(App[None]):
         if not row.state.startswith("paused"):
             self.say(f"{row.agent} is not paused by a budget ({row.state})")
             return
-        question = f"resume {row.agent}? with its limit still spent it gets one more turn"
-        self.push_screen(Confirm(question), lambda yes: self._resume_budget(row) if yes else None)
+        self.confirm(f"resume {row.label}? with its limit still spent it gets one more turn", row, self._resume_budget)
 
     def _resume_budget(self, row: Row) -> None:
         args = ["resume-budget", row.agent] + (["--session", row.session_id] if row.session_id and row.live else [])
-        self.run_command(args, f"resuming {row.agent}")
+        self.run_command(args, f"resuming {row.label}")
 
     def action_restart(self) -> None:
         row = self._need_row()
         if row is not None:
-            self.run_command(["restart", row.agent, *self._agents_args()], f"restarting {row.agent}")
+            self.confirm(f"restart {row.label}?", row, self._restart)
+
+    def _restart(self, row: Row) -> None:
+        fork = ["--session", row.session_id] if row.fork and row.session_id else []  # the fork, in its own window
+        self.run_command(["restart", row.agent, *fork, *self._agents_args(row.agent)], f"restarting {row.label}")
 
     def action_fork(self) -> None:
         row = self._need_row()
         if row is not None:
-            self.run_command(["fork", row.agent, *self._agents_args()], f"forking {row.agent}")
+            fork = ["--session", row.session_id] if row.fork and row.session_id else []  # a fork of this fork
+            self.run_command(["fork", row.agent, *fork, *self._agents_args(row.agent)], f"forking {row.label}")
 
     def action_new(self) -> None:
-        """n: a definition from the agents directory (filtered as one types), then its first prompt, worktree, session."""
+        """n: a definition from the agents directory (filtered as one types) or one without a definition, then its
+        first prompt, worktree, session (the deck's own by default)."""
+        from agentlaunch.deck.picker import PickDefinition
+
         choices = self.choices()
         if not choices:
             where = self.sources.agents_dir
-            self.say(f"no agent is defined in {where}: agentlaunch init makes one" if where else "no agents directory")
-            return
-        from agentlaunch.deck.picker import PickDefinition
-
+            self.say((f"no agent is defined in {where}" if where else "no agents directory")
+                     + ": + starts one without a definition; agentlaunch init makes definitions")  # fmt: skip
         self.push_screen(PickDefinition(choices), self._picked)
 
     def choices(self) -> list[Choice]:
+        """The agents directory's definitions, then the agents started without one (kept in the state folder)."""
         from agentlaunch.deck.picker import Choice
+        from agentlaunch.definitions.adhoc import adhoc_dir
 
-        if self.sources.agents_dir is None:
-            return []
-        try:
-            names = agent_names(self.sources.agents_dir)
-        except AgentlaunchError:
-            return []
         found = []
-        for name in names:
+        for name in self._names(self.sources.agents_dir):
             provider, model, problem = definition(self.sources, name)
             found.append(Choice(name, f"⚠ {problem}" if problem else "/".join(x for x in (provider, model) if x)))
+        defined = {c.name for c in found}
+        found += [Choice(n, "without a definition") for n in self._names(adhoc_dir(self.sources.state_dir)) if n not in defined]
         return found
 
-    def _picked(self, name: str | None) -> None:
-        from agentlaunch.deck.picker import StartForm
+    @staticmethod
+    def _names(folder: Path | None) -> list[str]:
+        if folder is None or not folder.is_dir():
+            return []
+        try:
+            return agent_names(folder)
+        except AgentlaunchError:
+            return []
 
-        if name is not None:
-            sessions = sorted({r.tmux_session for r in self.rows if r.tmux_session})
-            self.push_screen(StartForm(name, sessions), self._new)
+    def _picked(self, name: str | None) -> None:
+        from agentlaunch.deck.picker import ADHOC, AdHocForm, StartForm
+        from agentlaunch.providers.descriptors import PROVIDERS
+
+        if name is None:
+            return
+        if name.startswith(ADHOC):
+            defined = self._names(self.sources.agents_dir)
+            providers = tuple(sorted(PROVIDERS, key=lambda p: (p == "fake", p)))  # claude first, the offline fake last
+            self.push_screen(AdHocForm(name[len(ADHOC) :], providers, Path.cwd(), defined, self.sources.agents_dir),
+                             self._adhoc)  # fmt: skip
+            return
+        sessions = sorted({r.tmux_session for r in self.rows if r.tmux_session})
+        self.push_screen(StartForm(name, sessions, self.default_session(name)), self._new)
+
+    def default_session(self, name: str) -> str:
+        """The session `n` offers: the one the agent's own pane is in; else the deck's own when it is a team's (agents
+        run there, or nowhere yet); else the only one agents run in (the deck in a session of its own beside one
+        team); else the deck's; empty (`tmux up`'s agentlaunch) when the deck is not on the agents' tmux server."""
+        own = next((r.tmux_session for r in self.rows if r.agent == name and r.tmux_session and not r.fork), None)
+        if own:
+            return own
+        sessions = {r.tmux_session for r in self.rows if r.tmux_session}
+        place = self.deck_place()
+        if place is not None and (place.session in sessions or not sessions):
+            return place.session
+        if len(sessions) == 1:
+            return sessions.pop()
+        return place.session if place is not None else ""
+
+    def _adhoc(self, adhoc: AdHoc | None) -> None:
+        """Write the agent's definition (the state folder's, or the agents directory's when saving was asked), then
+        ask for its first prompt, worktree and session as for any agent."""
+        from agentlaunch.definitions.adhoc import adhoc_dir, write_definition
+
+        if adhoc is None:
+            return
+        save = adhoc.save and self.sources.agents_dir is not None
+        folder = self.sources.agents_dir if save and self.sources.agents_dir else adhoc_dir(self.sources.state_dir)
+        try:
+            path = write_definition(folder, adhoc.name, adhoc.provider, adhoc.model, adhoc.folder, private=not save)
+        except (AgentlaunchError, OSError) as exc:
+            self.say(f"{adhoc.name}: {getattr(exc, 'message', None) or exc}")
+            return
+        self.say(f"{adhoc.name}: definition written to {path}")
+        self._picked(adhoc.name)
 
     def _new(self, new: NewAgent | None) -> None:
         if new is None:
             return
-        args = [*new.up_args(), *self._agents_args()]
+        args = [*new.up_args(), *self._agents_args(new.name)]
 
         def start() -> actions.Outcome:
             done = actions.agentlaunch(args, self.socket)
@@ -505,7 +619,7 @@ class Deck(App[None]):
             text = f"git cannot read this worktree: {tree.problem}"
         else:
             text = actions.worktree_diff(tree.worktree.path, tree.compared_with) if tree.present else "the worktree is missing"
-        title = f"{row.agent} · {tree.worktree.branch} against {tree.compared_with or '?'} · M merges, D removes · q closes"
+        title = f"{row.label} · {tree.worktree.branch} against {tree.compared_with or '?'} · M merges, D removes · q closes"
         keys = {"D": "remove", "M": "merge"}
         self.push_screen(Page(title, Text(visible(text, keep_newlines=True)), keys), lambda what: self._after_diff(row, what))
 
@@ -513,19 +627,28 @@ class Deck(App[None]):
         tree = row.worktree
         if tree is None or what is None:
             return
-        remove = ["worktrees", "remove", row.agent, "--repo", tree.worktree.repo]
         if what == "remove":
-            doing = f"removing {row.agent}'s worktree"
-            question = Confirm(f"remove {tree.worktree.path}?")
-            self.push_screen(question, lambda yes: self.run_command(remove, doing) if yes else None)
+            self.confirm(f"remove {row.label}'s worktree {tree.worktree.path}?", row, lambda now: self._remove(now, tree))
         elif row.live:
             self.say(f"{row.agent} is running in its worktree: stop it (x) before merging")
         else:
-            self.push_screen(Confirm(f"merge {tree.worktree.branch} into {tree.compared_with} and remove the worktree?"),
-                             lambda yes: self._merge(row, tree, remove) if yes else None)  # fmt: skip
+            question = f"merge {row.label}'s worktree ({tree.worktree.branch}) into {tree.compared_with} and remove it?"
+            self.confirm(question, row, lambda now: self._merge(now, tree))
 
-    def _merge(self, row: Row, tree: WorktreeState, remove: list[str]) -> None:
-        """Merge, then remove the worktree through `agentlaunch worktrees remove` (which refuses if anything would be lost)."""
+    def _remove(self, row: Row, tree: WorktreeState) -> None:
+        self.run_command(self._remove_args(row, tree), f"removing {row.label}'s worktree")
+
+    @staticmethod
+    def _remove_args(row: Row, tree: WorktreeState) -> list[str]:
+        return ["worktrees", "remove", row.agent, "--repo", tree.worktree.repo]
+
+    def _merge(self, row: Row, tree: WorktreeState) -> None:
+        """Merge, then remove the worktree through `agentlaunch worktrees remove` (which refuses if anything would be
+        lost); refused when the agent runs again (started meanwhile, after the question)."""
+        if row.live:
+            self.say(f"{row.label} is running in its worktree again: stop it (x) before merging (nothing merged)")
+            return
+        remove = self._remove_args(row, tree)
 
         def job() -> actions.Outcome:
             w = tree.worktree
@@ -535,7 +658,7 @@ class Deck(App[None]):
             removed = actions.agentlaunch(remove, self.socket)
             return actions.Outcome(removed.code, f"{merged.said}; " + (removed.said if not removed.ok else "worktree removed"))
 
-        self._in_thread(job, f"merging {row.agent}'s worktree")
+        self._in_thread(job, f"merging {row.label}'s worktree")
 
     def action_usage(self) -> None:
         from agentlaunch.usage.reports import daily_chart, report_table
@@ -560,14 +683,25 @@ class Deck(App[None]):
             self.draw()
 
     def action_help(self) -> None:
-        from agentlaunch.deck.screens import KEYS_HELP
+        from agentlaunch.deck.screens import keys_help
 
-        self.push_screen(Page("keys · q closes", Text(KEYS_HELP)))
+        place = self.deck_place()
+        team = place is not None and any(r.tmux_session == place.session for r in self.rows)
+        back = actions.ways_back(place, inside=bool(os.environ.get("TMUX")), team=team)
+        self.push_screen(Page("keys · q closes", Text(keys_help(back))))
 
     # -- commands -----------------------------------------------------------------------------
 
-    def _agents_args(self) -> list[str]:
-        return ["--agents-dir", str(self.sources.agents_dir)] if self.sources.agents_dir is not None else []
+    def _agents_args(self, agent: str | None = None) -> list[str]:
+        """``--agents-dir`` for a command on ``agent``: the deck's, or the state folder's for an agent started without
+        a definition (:mod:`agentlaunch.definitions.adhoc`)."""
+        from agentlaunch.definitions.adhoc import adhoc_dir, is_adhoc
+
+        folder = self.sources.agents_dir
+        defined = folder is not None and (folder / str(agent) / "agent.yaml").is_file()
+        if agent is not None and not defined and is_adhoc(self.sources.state_dir, agent):
+            folder = adhoc_dir(self.sources.state_dir)
+        return ["--agents-dir", str(folder)] if folder is not None else []
 
     def run_command(self, args: list[str], doing: str) -> None:
         """``agentlaunch ARGS`` in a worker thread; its last words on the message line."""
@@ -585,4 +719,5 @@ class Deck(App[None]):
     def _done(self, done: actions.Outcome) -> None:
         self.say(done.said if done.ok else f"failed (exit {done.code}): {done.said}")
         self.reload()
+        self.read_slow()  # a merge, a removed or new worktree, a new definition: on the rows now, not in up to 15 s
 

@@ -1,9 +1,11 @@
-"""`n` in the deck: pick a definition from the agents directory (a list filtered as one types), then the optional
-first prompt, a worktree or not, and the tmux session (the team) it starts in."""
+"""`n` in the deck: pick a definition from the agents directory (a list filtered as one types), or an agent without
+one (a name, provider, model and folder: :mod:`agentlaunch.definitions.adhoc`), then the optional first prompt, a
+worktree or not, and the tmux session (the team) it starts in."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -27,6 +29,9 @@ class Choice:
         return f"{self.name}  {self.about}" if self.about else self.name
 
 
+ADHOC = "\x00adhoc"  # the picker's option for an agent without a definition (no agent name holds a NUL)
+
+
 @dataclass(frozen=True)
 class NewAgent:
     """What the person chose: ``agentlaunch tmux up NAME [--worktree] [--session S]``, then the first prompt if any."""
@@ -34,18 +39,32 @@ class NewAgent:
     name: str
     prompt: str = ""
     worktree: bool = False
-    session: str = ""  # empty: `tmux up`'s own (the session it ran in, else $AGENTLAUNCH_TMUX_SESSION or agentlaunch)
+    session: str = ""  # empty: `tmux up`'s own ($AGENTLAUNCH_TMUX_SESSION, else agentlaunch)
 
     def up_args(self) -> list[str]:
         return ["tmux", "up", self.name, "--no-attach", *(["--worktree"] if self.worktree else []),
                 *(["--session", self.session] if self.session else [])]  # fmt: skip
 
 
+@dataclass(frozen=True)
+class AdHoc:
+    """An agent without a definition: its name, provider, model (empty: the CLI's own), folder, and whether its
+    definition is saved into the agents directory (else it is written to the state folder's ``adhoc``)."""
+
+    name: str
+    provider: str
+    model: str
+    folder: Path
+    save: bool = False
+
+
 PICKER_CSS = """
 PickDefinition, StartForm { align: center middle; }
 PickDefinition > Vertical, StartForm > Vertical { width: 80%; height: auto; max-height: 90%; border: round $accent; }
 PickDefinition OptionList { height: auto; max-height: 12; }
-StartForm #problem { color: $error; }
+StartForm #problem, AdHocForm #problem { color: $error; }
+AdHocForm { align: center middle; }
+AdHocForm > Vertical { width: 80%; height: auto; max-height: 90%; border: round $accent; }
 """
 
 
@@ -85,6 +104,7 @@ class PickDefinition(ModalScreen[str | None]):
         options.clear_options()
         found = self.matching(text)
         options.add_options([Option(c.label(), id=c.name) for c in found] or [Option("no definition matches", disabled=True)])
+        options.add_option(Option("+ an agent without a definition: provider, model, folder", id=ADHOC))  # always there
         options.highlighted = 0 if found else None
 
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -103,7 +123,9 @@ class PickDefinition(ModalScreen[str | None]):
         self.pick(event.option.id)
 
     def pick(self, name: str | None) -> None:
-        if name is not None:
+        if name == ADHOC:  # what was typed is the new agent's name
+            self.dismiss(ADHOC + self.query_one("#filter", Input).value.strip())
+        elif name is not None:
             self.dismiss(name)
 
     def action_cancel(self) -> None:
@@ -142,7 +164,7 @@ class StartForm(ModalScreen[NewAgent | None]):
             yield Label(f"start {self.agent}: {keys}", markup=False)
             yield Input(placeholder="first prompt (optional)", id="prompt")
             yield Tick(f"in its own git worktree (branch agentlaunch/{self.agent})", id="worktree")
-            yield Label(f"tmux session, the team it joins{running}; empty: the one it ran in, else agentlaunch", markup=False)
+            yield Label(f"tmux session, the team it joins{running}; empty: agentlaunch", markup=False)
             yield Input(value=self.session, placeholder="agentlaunch", id="session")
             yield Label("", id="problem", markup=False)
 
@@ -166,6 +188,74 @@ class StartForm(ModalScreen[NewAgent | None]):
                 return
         prompt = self.query_one("#prompt", Input).value.strip()
         self.dismiss(NewAgent(self.agent, prompt, self.query_one("#worktree", Tick).value, session))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class AdHocForm(ModalScreen[AdHoc | None]):
+    """An agent without a definition: its name, provider, model, folder, and whether to save its definition."""
+
+    BINDINGS = [
+        Binding("escape", "cancel", "cancel"),
+        Binding("enter", "start", "next"),
+        Binding("ctrl+t", "tick", "save", priority=True),
+        Binding("down", "app.focus_next", show=False),
+        Binding("up", "app.focus_previous", show=False),
+    ]
+    DEFAULT_CSS = PICKER_CSS
+
+    def __init__(self, name: str, providers: tuple[str, ...], folder: Path, defined: list[str], save_to: Path | None) -> None:
+        super().__init__()
+        self.typed, self.providers, self.folder, self.defined, self.save_to = name, providers, folder, defined, save_to
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("an agent without a definition: ↑ ↓ between the fields, Enter goes on, Escape cancels", markup=False)
+            yield Input(value=self.typed, placeholder="name (letters, digits, _ and -)", id="name")
+            yield Input(value=self.providers[0], placeholder=" · ".join(self.providers), id="provider")
+            yield Input(placeholder="model (empty: the CLI's own)", id="model")
+            yield Input(value=str(self.folder), placeholder="the folder it works in", id="folder")
+            where = f"in {self.save_to}" if self.save_to is not None else "(no agents directory)"
+            yield Tick(f"save it as a definition {where} (else it is kept in agentlaunch's state folder)", id="save",
+                       disabled=self.save_to is None)  # fmt: skip
+            yield Label("", id="problem", markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#name", Input).focus()
+
+    def on_input_submitted(self, _event: Input.Submitted) -> None:
+        self.action_start()
+
+    def action_tick(self) -> None:
+        if self.save_to is not None:
+            self.query_one("#save", Tick).toggle()
+
+    def action_start(self) -> None:
+        values = {f: self.query_one(f"#{f}", Input).value.strip() for f in ("name", "provider", "model", "folder")}
+        problem = self.problem(values)
+        if problem is not None:
+            field, said = problem
+            self.query_one("#problem", Label).update(said)
+            self.query_one(f"#{field}", Input).focus()
+            return
+        folder = Path(values["folder"]).expanduser()
+        self.dismiss(AdHoc(values["name"], values["provider"], values["model"], folder, self.query_one("#save", Tick).value))
+
+    def problem(self, values: dict[str, str]) -> tuple[str, str] | None:
+        """The field to fix and what is wrong with it, or None."""
+        name = values["name"]
+        try:
+            check_name(name, "agent")
+        except UsageError as exc:
+            return "name", exc.message
+        if name in self.defined:
+            return "name", f"{name} is defined already: pick it from the list (Escape, n)"
+        if values["provider"] not in self.providers:
+            return "provider", f"provider {values['provider']!r}: one of {', '.join(self.providers)}"
+        if not Path(values["folder"]).expanduser().is_dir():
+            return "folder", f"{values['folder'] or 'an empty name'} is not a folder"
+        return None
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -22,7 +22,7 @@ from agentlaunch.errors import AgentlaunchError
 from agentlaunch.fsutil import read_regular
 from agentlaunch.live.life import STOPPED_OPTION, read_note
 from agentlaunch.live.status import RECORD_LIMIT, SESSION_OPTION, read_records, shown_state
-from agentlaunch.live.tmux import AGENT_OPTION, Tmux
+from agentlaunch.live.tmux import AGENT_OPTION, FORK_OPTION, Tmux
 from agentlaunch.usage.plan_limits import limits_text
 from agentlaunch.usage.warmth import cache_cell, span
 
@@ -38,11 +38,6 @@ def is_red(state: str) -> bool:
     return state.partition(":")[0] in RED_STATES
 
 
-def needs_you(state: str) -> bool:
-    """The person is needed now, or the agent waits for its next prompt."""
-    return state == "waiting" or is_red(state)
-
-
 def question(row: Row) -> str | None:
     """What an ``asking`` agent's CLI asks, as its record says it (``state_reason``: the tool and its input for Claude
     Code and Codex, what Gemini's notification said), or None."""
@@ -52,7 +47,8 @@ def question(row: Row) -> str | None:
 
 BUDGET_EXIT = 6  # ExitCode.BUDGET: a budget stopped the agent
 _PANE_FORMAT = "\t".join(("#{pane_id}", "#{session_name}", "#{pane_pid}", "#{" + AGENT_OPTION + "}", "#{pane_dead}",
-                          "#{pane_dead_status}", "#{" + STOPPED_OPTION + "}", "#{" + SESSION_OPTION + "}"))  # fmt: skip
+                          "#{pane_dead_status}", "#{" + STOPPED_OPTION + "}", "#{" + SESSION_OPTION + "}",
+                          "#{" + FORK_OPTION + "}"))  # fmt: skip
 
 
 @dataclass
@@ -74,6 +70,20 @@ class Row:
     problem: str | None = None  # what is wrong on this row, said on it
     today: float | None = None
     worktree: WorktreeState | None = None
+    fork: str = ""  # a fork's row: the session it started from (its record's fork_of, or its pane's fork option)
+    number: int = 0  # a fork's place among its agent's running sessions (`cx ⑂ 2`): :func:`number_forks`
+    flag: str = ""  # the problem in a few words, on the row; the whole of it goes to the message line
+
+    @property
+    def ident(self) -> tuple[str, str]:
+        """Who this row is: the agent and its session. The selection and a confirmed key follow it, not the row's
+        place, through a re-sort, a refresh, a filter, and a record that becomes a dead pane."""
+        return self.agent, self.session_id or ""
+
+    @property
+    def label(self) -> str:
+        """The agent as the deck names it: ``cx``, or ``cx ⑂ 2`` for its fork."""
+        return f"{self.agent} ⑂ {self.number}" if self.fork else self.agent
 
     @property
     def live(self) -> bool:
@@ -103,6 +113,7 @@ class PaneInfo:
     exit_status: int | None
     stopped: bool
     session_id: str
+    fork: str = ""  # a fork's pane: the session it started from
 
 
 Definitions = dict[str, tuple[float, str, str, str | None]]
@@ -140,11 +151,11 @@ def tmux_panes(tmux: Tmux | None) -> tuple[list[PaneInfo], str | None]:
     found = []
     for line in proc.stdout.splitlines():
         cells = line.split("\t")
-        if len(cells) != 8 or not cells[3]:
+        if len(cells) != 9 or not cells[3]:
             continue
-        pane_id, session, pid, agent, dead, status, stopped, sid = cells
+        pane_id, session, pid, agent, dead, status, stopped, sid, fork = cells
         found.append(PaneInfo(pane_id, session, int(pid) if pid.isdigit() else 0, agent, dead == "1",
-                              int(status) if status.isdigit() else None, bool(stopped), sid))  # fmt: skip
+                              int(status) if status.isdigit() else None, bool(stopped), sid, fork))  # fmt: skip
     return found, None
 
 
@@ -204,16 +215,17 @@ def live_rows(sources: Sources, panes: list[PaneInfo], worktrees: dict[str, Work
         row = Row(f"live:{r.path.name}", r.agent, state, str(d.get("provider") or ""), str(d.get("model") or ""),
                   tree.worktree.repo if tree else (repo_of(sources, wd) if wd else ""), d, _since(d),
                   pane.pane_id if pane else None, pane.session if pane else None,
-                  d.get("session_id") if isinstance(d.get("session_id"), str) else None, wd or None, worktree=tree)  # fmt: skip
+                  d.get("session_id") if isinstance(d.get("session_id"), str) else None, wd or None, worktree=tree,
+                  fork=str(d.get("fork_of") or "") or (pane.fork if pane else ""))  # fmt: skip
         if r.stale:
-            row.problem = "its agentlaunch process is gone (stale record)"
+            row.problem, row.flag = "its agentlaunch process is gone (stale record)", "process gone"
         rows.append(row)
     seen = {r.path.name for r in records}
     with contextlib.suppress(OSError):
         for path in sorted(sources.status_dir.iterdir()):
             ours = path.suffix == ".json" and not path.name.startswith(".") and path.name not in seen
             if ours and (why := why_unreadable(path)):
-                rows.append(Row(f"bad:{path.name}", path.stem, "unreadable", problem=why))
+                rows.append(Row(f"bad:{path.name}", path.stem, "unreadable", problem=why, flag="status record"))
     return rows
 
 
@@ -234,9 +246,11 @@ def gather(
     panes = sources.panes
     rows = live_rows(sources, panes, worktrees)
     running = {r.agent for r in rows if r.live}
+    running_sessions = {r.ident for r in rows if r.live}
     by_agent_tree = {w.worktree.agent: w for w in worktrees.values()}
     for pane in panes:
-        if not pane.dead or pane.agent in running:
+        # a dead pane of an agent running elsewhere is its past; a fork's (a session of its own) shows unless it runs
+        if not pane.dead or (pane.agent in running and not pane.fork) or (pane.agent, pane.session_id) in running_sessions:
             continue
         if pane.stopped:
             state = "stopped"
@@ -245,14 +259,14 @@ def gather(
         else:
             state = "dead" + (f" (exit {pane.exit_status})" if pane.exit_status is not None else "")
         rows.append(Row(f"pane:{pane.pane_id}", pane.agent, state, pane=pane.pane_id, tmux_session=pane.session,
-                        session_id=pane.session_id or None, worktree=by_agent_tree.get(pane.agent)))  # fmt: skip
+                        session_id=pane.session_id or None, worktree=by_agent_tree.get(pane.agent), fork=pane.fork))  # fmt: skip
     shown = {r.agent for r in rows}
     names: list[str] = []
     if sources.agents_dir is not None:
         try:
             names = agent_names(sources.agents_dir)
         except AgentlaunchError as exc:
-            rows.append(Row("agents-dir", "(agents)", "unreadable", problem=exc.message.splitlines()[0]))
+            rows.append(Row("agents-dir", "(agents)", "unreadable", problem=exc.message.splitlines()[0], flag="agents dir"))
     for name in names:
         provider, model, problem = definition(sources, name)
         for row in rows:
@@ -262,13 +276,37 @@ def gather(
             continue
         note = read_note(name, sources.state_dir)
         rows.append(Row(f"def:{name}", name, "stopped" if note else "not running", provider, model, problem=problem,
-                        worktree=by_agent_tree.get(name)))  # fmt: skip
+                        worktree=by_agent_tree.get(name), flag="broken definition" if problem else ""))  # fmt: skip
     for row in rows:
         row.today = (today or {}).get(row.agent)
         if row.worktree is not None and not row.repo:
             row.repo = row.worktree.worktree.repo
+    number_forks(rows)
     rows.sort(key=lambda r: (r.urgency, r.repo, r.agent, r.key))
     return rows
+
+
+def number_forks(rows: list[Row]) -> None:
+    """Give each fork its number, as `agentlaunch status` marks it (``cx ⑂ 2``): its place among its agent's running
+    sessions by their start (the first is 1); a fork that does not run (a dead pane) comes after them."""
+    running: dict[str, list[Row]] = {}
+    for row in rows:
+        if row.live:
+            running.setdefault(row.agent, []).append(row)
+    for mine in running.values():
+        mine.sort(key=lambda r: (str(r.record.get("started") or ""), r.key))
+    ended: dict[str, int] = {}
+    for row in sorted((r for r in rows if r.fork), key=lambda r: _pane_order(r.pane)):
+        mine = running.get(row.agent, [])
+        place = next((i for i, r in enumerate(mine, 1) if r is row), None)
+        if place is None:
+            ended[row.agent] = ended.get(row.agent, len(mine)) + 1
+            place = ended[row.agent]
+        row.number = place
+
+
+def _pane_order(pane: str | None) -> int:
+    return int(pane[1:]) if pane and pane[1:].isdigit() else 1 << 30
 
 
 def folder_mtime(folder: Path) -> float:
@@ -328,12 +366,18 @@ def branch_cell(state: WorktreeState | None) -> str:
     return text + (f" dirty {state.dirty}" if state.dirty else "")
 
 
+PROBLEM_CELL = 24  # cells of a problem said on its row without a flag: the whole of it goes to the message line
+
+
 def state_cell(row: Row, now: datetime) -> str:
+    """The state, how long, and a problem in a few words: a long one (a definition's error) would widen the column
+    until the table showed two columns; the whole problem is said on the message line."""
     text = row.state
     if (duration := how_long(row, now)) and row.state != "exited":
         text += f" {duration}"
     if row.problem is not None:
-        text += f" ⚠ {row.problem}"
+        short = row.flag or (row.problem if len(row.problem) <= PROBLEM_CELL else row.problem[: PROBLEM_CELL - 1] + "…")
+        text += f" ⚠ {short}"
     return text
 
 
@@ -343,5 +387,5 @@ def cells(row: Row, now: datetime | None = None) -> tuple[str, ...]:
     d = row.record
     model = "/".join(x for x in (row.provider, row.model) if x)
     today = f"${row.today:.4f}" if row.today is not None else ""
-    return (row.agent, state_cell(row, now), model, context_cell(d), str(d.get("cost") or ""), today, cache_cell(d, now),
+    return (row.label, state_cell(row, now), model, context_cell(d), str(d.get("cost") or ""), today, cache_cell(d, now),
             limits_text(d, now) or "", branch_cell(row.worktree), Path(row.repo).name if row.repo else "")  # fmt: skip

@@ -12,25 +12,35 @@ from textual.widgets import Input, Label, Static
 
 KEYS_HELP = """\
 Keys
-  ↑ ↓        select an agent (the preview shows its pane)
-  Enter      attach to its pane: inside tmux it switches this client (prefix L comes back);
-             outside tmux it attaches (prefix d, detach, comes back)
-  Tab        next agent that needs you (asking, stalled, retrying, paused, waiting)
+  ↑ ↓        select an agent (the preview shows its pane); the selection stays on that agent
+             (its name and session) whatever the list does
+  Enter      attach to its pane (how to come back: below)
+  Tab        next agent that blocks on you (asking, stalled, retrying, paused, dead), then
+             those that ended a turn you have not looked at since; never an idle one seen
   s          send a prompt (as `agentlaunch send`)
-  x          stop it (as `agentlaunch stop`: its session stays resumable)
-  b          resume it after a budget paused it (as `agentlaunch resume-budget`: with the
-             limit still spent, one more turn; raising the limit resumes it by itself)
-  r          restart it in its pane and session (as `agentlaunch restart`)
-  n          start an agent: pick its definition (type to filter), then its first prompt
-             (optional), its own worktree or not, the tmux session (team) it joins
-  f          fork it (as `agentlaunch fork`)
+  x          stop it, after y (as `agentlaunch stop`: its session stays resumable)
+  b          resume it after a budget paused it, after y (as `agentlaunch resume-budget`: with
+             the limit still spent, one more turn; raising the limit resumes it by itself)
+  r          restart it in its pane and session, after y (as `agentlaunch restart`)
+  n          start an agent: pick its definition (type to filter), or one without a definition
+             (provider, model, folder); then its first prompt (optional), its own worktree or
+             not, the tmux session (team) it joins: the deck's own by default
+  f          fork it (as `agentlaunch fork`); a fork shows as `name ⑂ 2`
   d          its worktree's diff against its base; there, M merges it into its base and
-             removes it, D removes it (refused as `agentlaunch worktrees remove` refuses)
+             removes it, D removes it (each after y, refused as `agentlaunch worktrees remove`)
   u          usage: per agent (7 days) and per day, with a chart
   /          filter the list (empty: all)
   ?          this help
   q          quit: every agent keeps running
+
+A key that asks y/n names the agent; y acts on that agent (and session) even if the
+list changed meanwhile, or says why it does nothing (its record gone, a new session).
 """
+
+
+def keys_help(back: str) -> str:
+    """The help page: the keys, then what brings the person back to the deck after Enter, where it runs (``back``)."""
+    return f"{KEYS_HELP}\nBack to the deck after Enter\n  {back}\n"
 
 
 class Ask(ModalScreen[str | None]):

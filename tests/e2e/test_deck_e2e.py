@@ -1,20 +1,20 @@
-"""The deck in a real terminal: a private tmux server with two real Claude Code agents against the fake Anthropic API.
+"""The deck in a real terminal: a private tmux server with two real Claude Code agents against the fake Anthropic
+API.
 
 The deck runs in a session of the agents' own server with a client attached (pexpect), is driven with
-send-keys and read with capture-pane: an agent asking (Claude Code on its trust dialog) shows first, in
-red; Enter switches the client to an agent's pane and prefix L comes back; `s` sends a prompt and its
-answer shows in the preview; `x` stops and `r` restart in the same pane; `n` picks a third agent's
-definition and starts it in a worktree with a first prompt, Claude Code writes a file there (the fake
-API answers with a Write tool call) and its row shows the worktree dirty; `d` shows that file in the
-worktree's diff, scrolls to its end, and `M` from there is refused while the agent runs and while the
-worktree is dirty, and merges it into its base (then removes it) once its change is committed; `r` then
-brings builder back in a new worktree made from the merged base, in its own session; `q` leaves every agent
+send-keys and read with capture-pane: an agent asking (Claude Code on its trust dialog) shows first, in red;
+Enter switches the client to an agent's pane and prefix L comes back; `s` sends a prompt and its answer shows
+in the preview; `x` stops and `r` restart in the same pane (each asking y/n, naming the agent); `n` picks a
+third agent's definition and starts it in a worktree with a first prompt, Claude Code writes a file there (the
+fake API answers with a Write tool call) and its row shows the worktree dirty; `d` shows that file in the
+worktree's diff, scrolls to its end, and `M` from there is refused while the agent runs and while the worktree
+is dirty, and merges it into its base (then removes it) once its change is committed; `r` then brings builder
+back in a new worktree made from the merged base, in its own session; `q` leaves every agent
 running.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -40,30 +40,34 @@ RED = re.compile(r"\x1b\[[0-9;]*(?:31|91|38;5;(?:1|9|124|160|161|196|197|203)|38
 """A red foreground as tmux writes it back (Textual's theme gives "red" as 256-colour 197 in a tmux pane)."""
 
 
-def deck_screen(socket: str, colours: bool = False) -> str:
-    return tmux(socket, "capture-pane", "-p", *(["-e"] if colours else []), "-t", "=deck:")
+DECK = "=deck:"  # the deck's pane: a session of its own, or (the second test) a window of the team's session
 
 
-def shows(socket: str, text: str, timeout: float = 60) -> None:
+def deck_screen(socket: str, colours: bool = False, at: str = DECK) -> str:
+    return tmux(socket, "capture-pane", "-p", *(["-e"] if colours else []), "-t", at)
+
+
+def shows(socket: str, text: str, timeout: float = 60, at: str = DECK) -> None:
     try:
-        wait_for(lambda: text in deck_screen(socket).replace("\n", ""), timeout=timeout, what=repr(text))
+        wait_for(lambda: text in deck_screen(socket, at=at).replace("\n", ""), timeout=timeout, what=repr(text))
     except AssertionError as exc:
-        raise AssertionError(f"{exc}; the deck shows:\n{deck_screen(socket)}") from None
+        raise AssertionError(f"{exc}; the deck shows:\n{deck_screen(socket, at=at)}") from None
 
 
-def until(socket: str, condition: Callable[[], object], what: str, timeout: float = 30) -> None:
+def until(socket: str, condition: Callable[[], object], what: str, timeout: float = 30, at: str = DECK) -> None:
     try:
         wait_for(condition, timeout=timeout, what=what)
     except AssertionError as exc:
-        raise AssertionError(f"{exc}; the deck shows:\n{deck_screen(socket)}") from None
+        raise AssertionError(f"{exc}; the deck shows:\n{deck_screen(socket, at=at)}") from None
 
 
-def row(socket: str, agent: str) -> str:
-    return next((line for line in deck_screen(socket).splitlines() if re.match(rf"[│┃ ]*{agent}\b", line.strip("│┃ "))), "")
+def row(socket: str, agent: str, at: str = DECK) -> str:
+    lines = deck_screen(socket, at=at).splitlines()
+    return next((line for line in lines if re.match(rf"[│┃ ]*{agent}\b", line.strip("│┃ "))), "")
 
 
-def keys(socket: str, *names: str) -> None:
-    tmux(socket, "send-keys", "-t", "=deck:", *names)
+def keys(socket: str, *names: str, at: str = DECK) -> None:
+    tmux(socket, "send-keys", "-t", at, *names)
 
 
 def diff_page(socket: str) -> None:
@@ -128,6 +132,7 @@ def test_the_deck_with_two_claude_code_agents_asking_first_attach_send_stop_rest
         until(socket, lambda: client_session(socket) == "agentlaunch", "the client on the agent")
         client.send("\x02L")  # prefix L: tmux's last session, the deck
         until(socket, lambda: client_session(socket) == "deck", "back on the deck")
+        shows(socket, "back from worker: prefix L (last session)")  # the deck in a session of its own
 
         keys(socket, "s")
         shows(socket, "send to worker:")
@@ -142,6 +147,8 @@ def test_the_deck_with_two_claude_code_agents_asking_first_attach_send_stop_rest
         title = tmux(socket, "display-message", "-p", "-t", pane_of(socket, worker), "#{pane_title}")
         assert "stopped (agentlaunch stop)" in title
         keys(socket, "r")
+        shows(socket, "restart worker? (y/n)")
+        keys(socket, "y")
         until(socket, lambda: "waiting" in row(socket, "worker"), "worker back", 90)
         assert tmux(socket, "display-message", "-p", "-t", pane_of(socket, worker), "#{pane_dead}").strip() == "0"
 
@@ -195,7 +202,7 @@ def test_the_deck_with_two_claude_code_agents_asking_first_attach_send_stop_rest
         until(socket, lambda: "stopped" in row(socket, builder), "builder stopped", 60)
         diff_page(socket)  # its stopped pane keeps its worktree
         keys(socket, "M")
-        shows(socket, "merge agentlaunch/builder into main and remove the worktree? (y/n)")
+        shows(socket, f"merge {builder}'s worktree (agentlaunch/builder) into main and remove it? (y/n)")
         keys(socket, "y")
         shows(socket, "failed (exit 4): uncommitted changes in")  # the rest, the worktree's path, may be cut off
         assert (tree / "made.txt").is_file() and not (repo / "made.txt").exists()
@@ -204,7 +211,7 @@ def test_the_deck_with_two_claude_code_agents_asking_first_attach_send_stop_rest
         subprocess.run(["git", "-C", str(tree), *commit[:-1], "made by builder"], check=True, capture_output=True)
         diff_page(socket)
         keys(socket, "M")
-        shows(socket, "merge agentlaunch/builder into main")
+        shows(socket, f"merge {builder}'s worktree (agentlaunch/builder) into main")
         keys(socket, "y")
         shows(socket, "merged agentlaunch/builder into main; worktree removed", 60)
         assert (repo / "made.txt").read_text() == MADE and not tree.exists()
@@ -212,9 +219,8 @@ def test_the_deck_with_two_claude_code_agents_asking_first_attach_send_stop_rest
         # r after M: builder comes back in a new worktree from the updated base, in its own session, and says so.
         (ran,) = [s for s in json.loads(run_cli("sessions", builder, "--json", env=env).stdout) if s["turns"]]
         keys(socket, "r")
-        with contextlib.suppress(AssertionError):  # a confirmation naming the agent, where the deck asks one
-            shows(socket, f"restart {builder}?", 5)
-            keys(socket, "y")
+        shows(socket, f"restart {builder}? (y/n)")
+        keys(socket, "y")
         shows(socket, f"{builder}: resumed its session {ran['session_id'][:8]} in a new worktree", 120)
         assert (tree / "made.txt").read_text() == MADE  # the merged base
         assert subprocess.run(["git", "-C", str(tree), "branch", "--show-current"], capture_output=True, text=True,
@@ -226,5 +232,72 @@ def test_the_deck_with_two_claude_code_agents_asking_first_attach_send_stop_rest
         keys(socket, "q")
         until(socket, lambda: "deck" not in tmux(socket, "list-sessions", "-F", "#{session_name}").split(), "the deck gone")
         assert tmux(socket, "display-message", "-p", "-t", pane_of(socket, shy), "#{pane_dead}").strip() == "0"
+    finally:
+        client.close(force=True)
+
+
+def test_stop_b_then_r_restarts_b_not_the_agent_that_took_its_row_and_prefix_l_comes_back_to_a_deck_window(
+    socket: str, anthropic: FakeAnthropic, isolated_home: Path, agents_dir: Path, workdir: Path, claude_bin: Path
+) -> None:
+    """The trial's steps: B on top, `x` on B (its stopped row sorts below A), then `r` at once. The deck runs as a
+    window of the team's own session: Enter and prefix l (last window) come back, as the message line says."""
+    assert anthropic.server is not None
+    env = claude_env(anthropic.server.url, isolated_home, {"CLAUDE_CODE_MAX_RETRIES": "0"})
+    seed_home(isolated_home, [workdir], key=env["ANTHROPIC_API_KEY"])
+    env.update(AGENTLAUNCH_AGENTS_DIR=str(agents_dir), AGENTLAUNCH_TMUX_SOCKET=socket)
+    bee, zed = claude_agent(agents_dir, "bee", claude_bin, workdir), claude_agent(agents_dir, "zed", claude_bin, workdir)
+    anthropic.push(text_reply("Ready."), text_reply("Ready."))
+    started = run_cli("tmux", "up", bee, zed, "--session", "team", "--socket", socket, "--no-attach", "--wait", "60",
+                      env=env, cwd=workdir, timeout=180)  # fmt: skip
+    assert started.returncode == 0, started.stderr
+    full = {**os.environ, **env}
+    tmux(socket, "new-window", "-t", "=team:", "-n", "deck", "-c", str(workdir),
+         *[f"-e{k}={v}" for k, v in full.items() if k.startswith(("AGENTLAUNCH_", "HOME", "XDG_"))],
+         sys.executable, "-m", "agentlaunch", "deck")  # fmt: skip
+    at = "=team:deck"
+    client = pexpect.spawn("tmux", ["-L", socket, "attach", "-t", "=team"], dimensions=(40, 160), env=full, encoding="utf-8")
+
+    def client_window() -> str:
+        return tmux(socket, "list-clients", "-F", "#{window_name}").strip()
+
+    def order() -> list[str]:
+        screen = deck_screen(socket, at=at)
+        lines = screen[: screen.find("╭─")].splitlines()  # the list, above the preview
+        return [a for line in lines for a in (bee, zed) if re.match(rf"[│┃ ]*{a}\b", line.strip("│┃ "))]
+
+    def launch_pid(agent: str) -> str:
+        return tmux(socket, "display-message", "-p", "-t", pane_of(socket, agent, "team"), "#{pane_pid}").strip()
+
+    try:
+        until(socket, lambda: client_window() == "deck", "a client on the deck's window", at=at)
+        until(socket, lambda: "waiting" in row(socket, bee, at) and "waiting" in row(socket, zed, at), "both waiting", 90, at)
+        assert order() == [bee, zed], deck_screen(socket, at=at)  # bee on top
+        keys(socket, "Home", at=at)
+        shows(socket, f"{bee} · tmux team", at=at)  # bee selected (its preview)
+        zed_pid = launch_pid(zed)
+
+        keys(socket, "x", at=at)
+        shows(socket, f"stop {bee}? (y/n)", at=at)
+        keys(socket, "y", at=at)
+        until(socket, lambda: "stopped" in row(socket, bee, at), "bee stopped", 60, at)
+        assert order() == [zed, bee], deck_screen(socket, at=at)  # bee's stopped row sorted below: zed has bee's row
+        keys(socket, "r", at=at)
+        shows(socket, f"restart {bee}? (y/n)", at=at)  # the key names whom it acts on
+        keys(socket, "y", at=at)
+        until(socket, lambda: "waiting" in row(socket, bee, at), "bee back", 90, at)
+        shows(socket, f"restarted {bee}", 60, at=at)
+        assert launch_pid(zed) == zed_pid and "waiting" in row(socket, zed, at)  # zed untouched
+
+        assert order() == [bee, zed], deck_screen(socket, at=at)  # bee back on top, still selected
+        shows(socket, f"{bee} · tmux team", at=at)
+        keys(socket, "Down", at=at)
+        shows(socket, f"{zed} · tmux team", at=at)
+        keys(socket, "Enter", at=at)
+        until(socket, lambda: client_window() == zed, "the client on zed's window", at=at)
+        shows(socket, f"back from {zed}: prefix l (last window)", at=at)
+        client.send("\x02l")  # prefix l: tmux's last window, the deck
+        until(socket, lambda: client_window() == "deck", "back on the deck", at=at)
+        keys(socket, "?", at=at)
+        shows(socket, "the deck is a window of tmux session team", at=at)
     finally:
         client.close(force=True)
