@@ -320,11 +320,6 @@ class Store:
             assert cur.lastrowid is not None
             return cur.lastrowid
 
-    def record_event(self, session_id: str, kind: str, detail: str | None = None, *, at: datetime | None = None) -> None:
-        """Note what happened in a session that explains its calls later (``prefix_changed``, ``compaction``)."""
-        with self._guard():
-            _apply(self._conn, journal.event_op(session_id, kind, detail, at or now()))
-
     def events_for_session(self, session_id: str) -> list[tuple[datetime, str, str | None]]:
         """The session's events, oldest first: (when, kind, detail)."""
         with self._guard():
