@@ -23,6 +23,7 @@ THREAD = "01a2354f-d196-7f11-ac18-cf42b18d33fe"
 class FakeConn:
     def __init__(self) -> None:
         self.closed = False
+        self.reason: str | None = None
         self.inbox: list[dict[str, Any]] = []
         self.sent: list[dict[str, Any]] = []
 
@@ -138,6 +139,12 @@ def test_the_connections_end_is_reported_once() -> None:
     conn.closed = True
     assert states(src.read()) == [("exited", "codex app-server closed the connection")]
     assert src.read() == [] and src.gone and src.fileno() is None
+
+
+def test_a_connection_agentlaunch_ended_reports_why() -> None:
+    src, conn = source()
+    conn.closed, conn.reason = True, "the app-server sent a message of more than 67108864 bytes"
+    assert states(src.read()) == [("exited", "the app-server sent a message of more than 67108864 bytes")]
 
 
 def test_a_socket_path_past_the_kernels_limit_is_refused_plainly(tmp_path: Path) -> None:

@@ -96,7 +96,7 @@ class RemoteSource:
             out += self._message(message)
         if self.conn.closed and not self._ended:
             self._ended = True
-            out += self._set("exited", "codex app-server closed the connection")
+            out += self._set("exited", self.conn.reason or "codex app-server closed the connection")
         return out
 
     def opened(self) -> None:

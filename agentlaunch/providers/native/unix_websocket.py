@@ -13,7 +13,10 @@ machine (2026-12-02, ``-X importtime``, the smallest of 9, load 2): this module 
 1.9.2 15.3 ms, and its ``recv`` blocks until a whole frame; ``websockets`` 17.1's sans-I/O ``ClientProtocol``,
 which would fit the loop, 28.0 ms (it reads its version through ``importlib.metadata``), its sync client
 37.1 ms with a thread of its own. What is written here is the part of RFC 6455 a local app-server needs:
-the upgrade, masked text, close and pong frames, and reading text (continued ones too), ping and close frames.
+the upgrade, masked text, close and pong frames, and reading text (continued ones too), ping and close frames,
+with a message bounded by :data:`MAX_MESSAGE` (a longer one closes the connection with code 1009). The tests
+(``tests/test_unix_websocket.py``, and the app-server contract through ``tests/support/codex_appserver.py``) use
+this client, not one of their own.
 """
 
 from __future__ import annotations
@@ -32,7 +35,12 @@ from agentlaunch.providers.values import loads
 MAX_PATH = 107
 """The longest socket path Linux connects to (``sun_path`` is 108 bytes, its NUL included)."""
 MAX_MESSAGE = 1 << 26
-"""A frame longer than this is no message of the app-server's: the connection is taken as broken."""
+"""The longest message (all its frames together) read: 64 MiB. A longer one is refused, the connection closed
+with code 1009 (Message Too Big) and :attr:`UnixWebSocket.reason` saying so. The app-server's largest messages
+are a resumed thread's history (every item of every turn: megabytes for a long session); the bound is there so
+that a stream of continuation frames cannot grow the launch's memory without end."""
+TOO_BIG = 1009
+"""RFC 6455's close code for a message too big to process."""
 
 Message = dict[str, Any]
 
@@ -52,11 +60,15 @@ def client_frame(opcode: int, data: bytes) -> bytes:
 
 
 class Closed(OSError):
-    """The other end closed the connection (or sent what no WebSocket peer sends)."""
+    """The other end closed the connection (or sent what no WebSocket peer sends, or a message too big)."""
 
 
 class UnixWebSocket:
-    """One connection: JSON messages out (:meth:`send`), in (:meth:`receive`), ``closed`` once it ended."""
+    """One connection: JSON messages out (:meth:`send`), in (:meth:`receive`), ``closed`` once it ended.
+
+    The bytes read wait in one ``bytearray`` and each whole frame is deleted from its front (CPython moves the
+    start, it copies nothing), so a burst of many small frames costs time in proportion to its bytes.
+    """
 
     def __init__(self, path: str, timeout: float) -> None:
         """Connect to ``path`` and upgrade; OSError (``Closed``, ``TimeoutError``) when that fails."""
@@ -64,8 +76,14 @@ class UnixWebSocket:
             raise OSError(f"the socket path is {len(os.fsencode(path))} bytes long, at most {MAX_PATH} work: {path}")
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.closed = False
-        self._buf = b""
-        self._partial = b""
+        self.reason: str | None = None
+        """Why the connection ended, when agentlaunch ended it (a message over :data:`MAX_MESSAGE`)."""
+        self.handshake = ""
+        """The app-server's answer to the upgrade (its status line and headers)."""
+        self._buf = bytearray()
+        self._partial = bytearray()  # the text message whose final frame has not come yet
+        self._kind = 0  # the opcode of the message in progress (0x1 text, 0x2 binary), 0 between messages
+        self._size = 0  # its bytes so far
         try:
             self.sock.settimeout(timeout)
             self.sock.connect(path)
@@ -78,8 +96,10 @@ class UnixWebSocket:
             )
             while b"\r\n\r\n" not in self._buf:
                 self._recv()
-            head, self._buf = self._buf.split(b"\r\n\r\n", 1)
-            status = head.split(b"\r\n", 1)[0].decode("latin-1")
+            end = self._buf.index(b"\r\n\r\n")
+            self.handshake = self._buf[:end].decode("latin-1")
+            del self._buf[: end + 4]
+            status = self.handshake.split("\r\n", 1)[0]
             if " 101 " not in status + " ":
                 raise Closed(f"no WebSocket upgrade: {status!r}")
             self.sock.settimeout(None)
@@ -123,7 +143,7 @@ class UnixWebSocket:
                     return backlog.pop(i)
             left = end - time.monotonic()
             if self.closed or left <= 0:
-                why = "closed the connection" if self.closed else f"did not answer within {timeout:g}s"
+                why = (self.reason or "closed the connection") if self.closed else f"did not answer within {timeout:g}s"
                 raise Closed(f"the app-server {why} ({message.get('method')})")
             self.sock.settimeout(left)
             try:
@@ -138,16 +158,22 @@ class UnixWebSocket:
 
     def _messages(self) -> list[Message]:
         out: list[Message] = []
-        while (frame := self._frame()) is not None:
+        while (frame := self._frame()) is not None:  # a refused message empties the buffer: the loop ends
             opcode, final, data = frame
             if opcode == 0x9:
                 self._send_frame(0xA, data)  # ping: pong
             elif opcode == 0x8:
                 self.closed = True
-            elif opcode in (0x0, 0x1):
-                self._partial += data
+            elif opcode in (0x0, 0x1, 0x2):
+                kind = opcode or self._kind
+                if kind == 0x1:
+                    self._partial += data
+                self._kind = 0 if final else kind
                 if final:
-                    text, self._partial = self._partial, b""
+                    self._size = 0
+                    text, self._partial = bytes(self._partial), bytearray()
+                    if kind != 0x1:
+                        continue  # binary (or a continuation of nothing): nothing the app-server sends; skipped
                     try:
                         found = loads(text.decode("utf-8", "replace"))
                     except ValueError:
@@ -157,7 +183,11 @@ class UnixWebSocket:
         return out
 
     def _frame(self) -> tuple[int, bool, bytes] | None:
-        """The next whole frame in the buffer (taken from it), or None while it is incomplete."""
+        """The next whole frame in the buffer (taken from it), or None while it is incomplete.
+
+        A data frame that would take its message past :data:`MAX_MESSAGE` is refused as soon as its header is
+        read (its payload is never buffered): the connection is closed with :data:`TOO_BIG` and None returned.
+        """
         buf = self._buf
         if len(buf) < 2:
             return None
@@ -166,23 +196,40 @@ class UnixWebSocket:
         if n == 126:
             if len(buf) < 4:
                 return None
-            n, at = struct.unpack(">H", buf[2:4])[0], 4
+            n, at = struct.unpack_from(">H", buf, 2)[0], 4
         elif n == 127:
             if len(buf) < 10:
                 return None
-            n, at = struct.unpack(">Q", buf[2:10])[0], 10
-        if n > MAX_MESSAGE:
-            self.closed, self._buf = True, b""
+            n, at = struct.unpack_from(">Q", buf, 2)[0], 10
+        opcode = b0 & 0x0F
+        size = n + (self._size if opcode == 0x0 else 0)
+        if size > MAX_MESSAGE:
+            self._refuse(f"the app-server sent a message of more than {MAX_MESSAGE} bytes (at least {size}), "
+                         f"more than agentlaunch reads; connection closed (WebSocket code {TOO_BIG})")  # fmt: skip
             return None
         mask = b""
         if b1 & 0x80:
-            mask, at = buf[at : at + 4], at + 4
+            if len(buf) < at + 4:
+                return None
+            mask, at = bytes(buf[at : at + 4]), at + 4
         if len(buf) < at + n:
             return None
-        data, self._buf = buf[at : at + n], buf[at + n :]
+        data = bytes(buf[at : at + n])
+        del buf[: at + n]
+        if opcode < 0x8:
+            self._size = size
         if mask:
-            data = bytes(b ^ mask[i % 4] for i, b in enumerate(data))
-        return b0 & 0x0F, bool(b0 & 0x80), data
+            data = (int.from_bytes(data, "big") ^ int.from_bytes((mask * (n // 4 + 1))[:n], "big")).to_bytes(n, "big")
+        return opcode, bool(b0 & 0x80), data
+
+    def _refuse(self, reason: str) -> None:
+        """End the connection for ``reason``: a close frame with :data:`TOO_BIG`, what is buffered dropped."""
+        self.reason = reason
+        with contextlib.suppress(OSError):
+            self._send_frame(0x8, struct.pack(">H", TOO_BIG) + b"message too big")
+        self.closed = True
+        self._buf.clear()
+        self._partial = bytearray()
 
     def close(self) -> None:
         if not self.closed:
