@@ -17,11 +17,8 @@ they need (:meth:`Rpc.wait_for`), never for a fixed time.
 
 from __future__ import annotations
 
-import base64
 import json
-import os
-import socket
-import struct
+import select
 import subprocess
 import threading
 import time
@@ -150,87 +147,44 @@ class StdioRpc(Rpc):
 
 
 class UnixWebSocketRpc(Rpc):
-    """A WebSocket client on the app-server's Unix socket (client frames masked, as RFC 6455 requires)."""
+    """The app-server's Unix socket through agentlaunch's own WebSocket client
+    (:class:`~agentlaunch.providers.native.unix_websocket.UnixWebSocket`), read on a thread of its own."""
 
     def __init__(self, path: Path, timeout: float = 30.0) -> None:
+        from agentlaunch.providers.native.unix_websocket import UnixWebSocket
+
         super().__init__()
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(timeout)
-        self.sock.connect(str(path))
-        key = base64.b64encode(os.urandom(16)).decode()
-        hello = (
-            "GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
-        )
-        self.sock.sendall(hello.encode())
-        self._buf = b""
-        while b"\r\n\r\n" not in self._buf:
-            chunk = self.sock.recv(4096)
-            if not chunk:
-                raise AssertionError(f"the app-server closed the socket during the WebSocket handshake: {self._buf!r}")
-            self._buf += chunk
-        head, self._buf = self._buf.split(b"\r\n\r\n", 1)
-        self.handshake = head.decode("latin-1")
-        if " 101 " not in self.handshake.split("\r\n", 1)[0]:
-            raise AssertionError(f"no WebSocket upgrade: {self.handshake!r}")
-        self.sock.settimeout(None)
-        self._send_lock = threading.Lock()
+        try:
+            self.ws = UnixWebSocket(str(path), timeout)
+        except OSError as exc:
+            raise AssertionError(f"no WebSocket connection to the app-server at {path}: {exc}") from None
+        self.handshake = self.ws.handshake
+        self._io = threading.Lock()  # the client is the relay loop's, one thread: a send and a receive never overlap
+        self._stop = False
         threading.Thread(target=self._read, daemon=True).start()
 
-    def _frame(self, opcode: int, data: bytes) -> bytes:
-        from agentlaunch.providers.native.unix_websocket import client_frame
-
-        return client_frame(opcode, data)
-
     def _write(self, message: Message) -> None:
-        with self._send_lock:
-            self.sock.sendall(self._frame(0x1, json.dumps(message).encode()))
-
-    def _take(self, n: int) -> bytes:
-        while len(self._buf) < n:
-            chunk = self.sock.recv(1 << 16)
-            if not chunk:
-                raise EOFError
-            self._buf += chunk
-        out, self._buf = self._buf[:n], self._buf[n:]
-        return out
+        with self._io:
+            self.ws.send(message)
 
     def _read(self) -> None:
-        pending = b""
-        try:
-            while True:
-                b0, b1 = self._take(2)
-                n = b1 & 0x7F
-                if n == 126:
-                    n = struct.unpack(">H", self._take(2))[0]
-                elif n == 127:
-                    n = struct.unpack(">Q", self._take(8))[0]
-                mask = self._take(4) if b1 & 0x80 else b""
-                data = self._take(n)
-                if mask:
-                    data = bytes(b ^ mask[i % 4] for i, b in enumerate(data))
-                opcode = b0 & 0x0F
-                if opcode in (0x0, 0x1):
-                    pending += data
-                    if b0 & 0x80:
-                        self._received(json.loads(pending))
-                        pending = b""
-                elif opcode == 0x9:  # ping
-                    with self._send_lock:
-                        self.sock.sendall(self._frame(0xA, data))
-                elif opcode == 0x8:
-                    break
-        except (EOFError, OSError):
-            pass
+        while not self._stop:
+            with self._io:
+                got, ended = self.ws.receive(), self.ws.closed  # the first takes what came with the upgrade's answer
+            for message in got:
+                self._received(message)
+            if ended:
+                break
+            try:
+                select.select([self.ws], [], [], 0.5)  # data, or a look at _stop twice a second
+            except (OSError, ValueError):  # closed under it by close()
+                break
         self._ended()
 
     def close(self) -> None:
-        try:
-            with self._send_lock:
-                self.sock.sendall(self._frame(0x8, b""))
-        except OSError:
-            pass
-        self.sock.close()
+        self._stop = True
+        with self._io:
+            self.ws.close()
 
 
 @contextmanager
