@@ -66,8 +66,8 @@ class Closed(OSError):
 class UnixWebSocket:
     """One connection: JSON messages out (:meth:`send`), in (:meth:`receive`), ``closed`` once it ended.
 
-    The bytes read wait in one ``bytearray`` and each whole frame is deleted from its front (CPython moves the
-    start, it copies nothing), so a burst of many small frames costs time in proportion to its bytes.
+    The bytes read wait in one ``bytearray`` and each whole frame is deleted from its front (CPython advances the
+    buffer's start instead of moving the rest), so a burst of many small frames costs time in proportion to its bytes.
     """
 
     def __init__(self, path: str, timeout: float) -> None:
