@@ -80,7 +80,10 @@ class Peer:
             try:
                 for chunk in self.chunks:
                     conn.sendall(chunk)
-                while chunk := conn.recv(1 << 16):  # until the client closes
+            except OSError:  # the client ended the connection before it had everything (it refused a message)
+                pass
+            try:
+                while chunk := conn.recv(1 << 16):  # what the client sent, until it closes
                     self.got += chunk
             except OSError:
                 pass
