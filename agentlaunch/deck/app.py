@@ -555,7 +555,7 @@ class Deck(App[None]):
             return
         if name.startswith(ADHOC):
             defined = self._names(self.sources.agents_dir)
-            providers = tuple(sorted(PROVIDERS, key=lambda p: (p == "fake", p)))  # claude first, the offline fake last
+            providers = PROVIDERS  # in the order people are shown them: the three CLIs, then the offline fake
             self.push_screen(AdHocForm(name[len(ADHOC) :], providers, Path.cwd(), defined, self.sources.agents_dir),
                              self._adhoc)  # fmt: skip
             return

@@ -124,19 +124,17 @@ class Launch:
         self.driver = driver_for(adapter, spec, native=options.native, chat=options.interactive)
         self.persistent = self.driver.persistent
         self.state = "starting"
-        self.state_reason: str | None = None  # why, as last told with the state (an asking CLI's question)
+        self.state_reason: str | None = None  # why, as told with the state (an asking CLI's question)
         new_id = prespawned.session_id if prespawned else None
         self.session_id, self.resumed, self.turns, self.provider_state, self.fork = session or new_session(adapter, new_id)
         self.startup_pending, self.first_prompt = not self.resumed and self.fork is None, ""  # not a fork's; turn_cycle
         self.child: ChildLike | None = None
         self.parser: Parser = self.driver.parser(self.provider_state)
-        self.plan: StartPlan | None = None
-        """How the CLI was started (set by :meth:`start`)."""
+        self.plan: StartPlan | None = None  # how the CLI was started (set by :meth:`start`)
         self.output = CliOutput()
         self.permissions = Permissions(self.set_state)
         self._session_seen = False
-        self.running: Turn | None = None
-        """The turn under way."""
+        self.running: Turn | None = None  # the turn under way
         self.ask_permission: AskPermission | PermissionPrompt | None = None
         """Who is asked the running turn's permission questions (None: they are denied)."""
         self.stopped: AgentlaunchError | None = None
@@ -162,13 +160,11 @@ class Launch:
         self.emit(Notice(message))
 
     def set_state(self, state: str, *, always: bool = False, reason: str | None = None) -> None:
-        """starting, waiting (for input), thinking, tool (running one), asking, paused, exited; ``reason``: why."""
+        """starting, waiting (for input), thinking, tool (running one), asking, paused, exited; ``reason``: why. A new
+        question while asking is news (Codex's approval request follows its thread's status; a second permission)."""
         if self.paused is not None and state != "exited":  # the turn a pause cut ends meanwhile: still paused
             state, reason = "paused", PAUSED_BY
-        # An asking CLI's question may come after its asking (Codex's approval request follows its thread's status),
-        # or change without the state changing (a second permission): the new question is news.
-        asked = state == "asking" and reason is not None and reason != self.state_reason
-        if state != self.state or always or asked:
+        if state != self.state or always or (state == "asking" and reason not in (None, self.state_reason)):
             self.state, self.state_reason = state, reason
             self.emit(StateChanged(state, reason))
 
