@@ -200,7 +200,6 @@ KNOWN_CIRCLES: dict[str, frozenset[str]] = {
     "claude": frozenset({"agentlaunch.providers.claude", "agentlaunch.providers.native.claude"}),
     "codex": frozenset({"agentlaunch.providers.codex", "agentlaunch.providers.native.codex"}),
     "gemini": frozenset({"agentlaunch.providers.gemini", "agentlaunch.providers.native.gemini"}),
-    "tmux-resume": frozenset({"agentlaunch.live.tmux", "agentlaunch.live.resume"}),
 }
 """The one circle left, member for member (issue 40 §3): ``Launch`` (launch/session.py) owns its helpers and
 each helper takes the whole ``Launch`` back (for its type, or to read and set its fields). It goes when the
