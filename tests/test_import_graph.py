@@ -197,9 +197,6 @@ KNOWN_CIRCLES: dict[str, frozenset[str]] = {
     "prespawn-early": frozenset(
         {"agentlaunch.launch.prespawn", "agentlaunch.launch.early_appserver", "agentlaunch.launch.early_interface"}
     ),
-    "claude": frozenset({"agentlaunch.providers.claude", "agentlaunch.providers.native.claude"}),
-    "codex": frozenset({"agentlaunch.providers.codex", "agentlaunch.providers.native.codex"}),
-    "gemini": frozenset({"agentlaunch.providers.gemini", "agentlaunch.providers.native.gemini"}),
 }
 """The one circle left, member for member (issue 40 §3): ``Launch`` (launch/session.py) owns its helpers and
 each helper takes the whole ``Launch`` back (for its type, or to read and set its fields). It goes when the
