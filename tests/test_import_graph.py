@@ -193,10 +193,6 @@ KNOWN_CIRCLES: dict[str, frozenset[str]] = {
             "turn_cycle",
         )
     ),
-    # broken one by one in the next commits:
-    "prespawn-early": frozenset(
-        {"agentlaunch.launch.prespawn", "agentlaunch.launch.early_appserver", "agentlaunch.launch.early_interface"}
-    ),
 }
 """The one circle left, member for member (issue 40 §3): ``Launch`` (launch/session.py) owns its helpers and
 each helper takes the whole ``Launch`` back (for its type, or to read and set its fields). It goes when the
