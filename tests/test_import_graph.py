@@ -5,8 +5,11 @@ cli → deck → prefix → launch → live → usage → providers → definiti
 ``clock``, ``worktree``, and the providers' facts as data, ``providers/descriptors.py``).
 A package may import itself and anything below it; nothing imports ``cli/``; only
 the doctor's capture endpoint (``prefix/capture.py``) imports the fake APIs; only ``deck/`` imports Textual.
-Imports under ``if TYPE_CHECKING:`` are not edges: they never run, so they can neither
-cycle nor load a layer; the annotations they serve may name any type.
+Imports under ``if TYPE_CHECKING:`` are not edges of the layers: they never run, so they load no layer;
+the annotations they serve may name any type.
+
+No import circle either (see :data:`KNOWN_CIRCLES` for the one left, and the note above it for which
+imports count there: all of them, ``TYPE_CHECKING`` ones included).
 """
 
 from __future__ import annotations
