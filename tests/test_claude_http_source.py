@@ -8,7 +8,7 @@ import socket
 from pathlib import Path
 
 from agentlaunch import datarecord as records
-from agentlaunch.providers.claude import tool_refusal
+from agentlaunch.providers.claude_hooks import tool_refusal
 from agentlaunch.providers.native.claude import HOOK_EVENTS, ClaudeNativeSource, native_extras, transcript_path
 from agentlaunch.providers.native.hook_http import KEY_VAR
 from agentlaunch.providers.native.source import NativeItem, PromptTyped, ToolAsked

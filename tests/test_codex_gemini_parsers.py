@@ -21,15 +21,10 @@ from agentlaunch.events import (
     Warning,
 )
 from agentlaunch.providers.base import split_turn
-from agentlaunch.providers.codex import (
-    CodexAdapter,
-    CodexParser,
-    looks_like_thread_id,
-    rollout_context_window,
-    rollout_files,
-    thread_days,
-)
-from agentlaunch.providers.gemini import GeminiAdapter, GeminiParser, session_files
+from agentlaunch.providers.codex import CodexAdapter, CodexParser, looks_like_thread_id
+from agentlaunch.providers.codex_rollout import rollout_context_window, rollout_files, thread_days
+from agentlaunch.providers.gemini import GeminiAdapter, GeminiParser
+from agentlaunch.providers.gemini_session import session_files
 
 DATA = Path(__file__).parent / "data"
 

@@ -241,16 +241,16 @@ def test_a_hostile_pricing_yaml_is_a_definition_error(tmp_path: Path, case: str)
 
 def test_the_early_spawn_never_blocks_or_expands_a_hostile_agent_yaml(tmp_path: Path) -> None:
     """prespawn re-reads agent.yaml's env before the full launch: a FIFO or an alias bomb there is passed over."""
-    from agentlaunch.launch.prespawn import _env_of
+    from agentlaunch.launch.early_plans import env_of
 
     path = tmp_path / "agent.yaml"
     os.mkfifo(path)
-    assert _env_of(path, {}) is None
+    assert env_of(path, {}) is None
     path.unlink()
     bomb = alias_bomb(levels=6).replace("bundles:", "env: {K:") + "}"  # small enough to load, huge as str()
     path.write_text(bomb)
-    assert _env_of(path, {}) is None  # not plain strings: left to the full launch to report
+    assert env_of(path, {}) is None  # not plain strings: left to the full launch to report
     path.write_text(alias_bomb())
-    assert _env_of(path, {}) is None
+    assert env_of(path, {}) is None
     path.write_text("provider: fake\nenv: {A: b}\n")
-    assert _env_of(path, {}) == {"A": "b"}
+    assert env_of(path, {}) == {"A": "b"}

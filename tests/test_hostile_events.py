@@ -30,8 +30,10 @@ from agentlaunch.events import (
 )
 from agentlaunch.providers.base import JsonLineParser, json_lines
 from agentlaunch.providers.claude_parser import ClaudeParser
-from agentlaunch.providers.codex import CodexAdapter, CodexParser, rollout_calls, rollout_context_window
-from agentlaunch.providers.gemini import GeminiParser, session_calls, session_files
+from agentlaunch.providers.codex import CodexAdapter, CodexParser
+from agentlaunch.providers.codex_rollout import rollout_calls, rollout_context_window
+from agentlaunch.providers.gemini import GeminiParser
+from agentlaunch.providers.gemini_session import session_calls, session_files
 from agentlaunch.providers.values import BadUsage, loads, summarize
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.records import CallRecord

@@ -19,16 +19,10 @@ from hypothesis import strategies as st
 from agentlaunch.events import CallUsage, ContextWindow, Diagnostic, Event, OutputFinal, Usage, usage_problem
 from agentlaunch.providers.base import JsonLineParser, parse_json_line
 from agentlaunch.providers.claude_parser import ANTHROPIC_FIELDS, ClaudeParser, anthropic_usage
-from agentlaunch.providers.codex import CODEX_FIELDS, CodexAdapter, CodexParser, codex_usage, rollout_calls
-from agentlaunch.providers.gemini import (
-    CALL_FIELDS,
-    GEMINI_FIELDS,
-    GeminiAdapter,
-    GeminiParser,
-    call_usage,
-    gemini_usage,
-    session_calls,
-)
+from agentlaunch.providers.codex import CodexAdapter, CodexParser
+from agentlaunch.providers.codex_rollout import CODEX_FIELDS, codex_usage, rollout_calls
+from agentlaunch.providers.gemini import GEMINI_FIELDS, GeminiAdapter, GeminiParser, gemini_usage
+from agentlaunch.providers.gemini_session import CALL_FIELDS, call_usage, session_calls
 from agentlaunch.providers.values import BadUsage, loads, summarize
 from agentlaunch.visible import visible
 

@@ -5,8 +5,11 @@ cli → deck → prefix → launch → live → usage → providers → definiti
 ``clock``, ``worktree``, and the providers' facts as data, ``providers/descriptors.py``).
 A package may import itself and anything below it; nothing imports ``cli/``; only
 the doctor's capture endpoint (``prefix/capture.py``) imports the fake APIs; only ``deck/`` imports Textual.
-Imports under ``if TYPE_CHECKING:`` are not edges: they never run, so they can neither
-cycle nor load a layer; the annotations they serve may name any type.
+Imports under ``if TYPE_CHECKING:`` are not edges of the layers: they never run, so they load no layer;
+the annotations they serve may name any type.
+
+No import circle either (see :data:`KNOWN_CIRCLES` for the one left, and the note above it for which
+imports count there: all of them, ``TYPE_CHECKING`` ones included).
 """
 
 from __future__ import annotations
@@ -61,10 +64,13 @@ def type_checking_lines(tree: ast.Module) -> set[int]:
     return lines
 
 
-def imports(path: Path, module: str | None = None) -> Iterator[tuple[int, str]]:
-    """Every module ``path`` (the module ``module``) imports at run time, with its line (relative imports resolved)."""
+def imports(path: Path, module: str | None = None, *, type_checking: bool = False) -> Iterator[tuple[int, str]]:
+    """Every module ``path`` (the module ``module``) imports at run time, with its line (relative imports resolved).
+
+    With ``type_checking``, the imports under ``if TYPE_CHECKING:`` too (the circle check counts them).
+    """
     tree = ast.parse(path.read_text(), str(path))
-    skip = type_checking_lines(tree)
+    skip = set() if type_checking else type_checking_lines(tree)
     own = (module or module_name(path)).split(".")
     package = own if path.name == "__init__.py" else own[:-1]
     for node in ast.walk(tree):
@@ -84,10 +90,17 @@ def imports(path: Path, module: str | None = None) -> Iterator[tuple[int, str]]:
                 for alias in node.names:
                     yield node.lineno, f"{target}.{alias.name}"
             else:
-                yield node.lineno, target
+                # `from agentlaunch.x import y` names the package x only when some y is not a module of it:
+                # `from agentlaunch.providers import values` reads values.py, not the registry in __init__.py
+                names_package = False
                 for alias in node.names:
-                    if (PACKAGE.parent / (target.replace(".", "/") + f"/{alias.name}.py")).exists():
+                    folder = PACKAGE.parent / target.replace(".", "/")
+                    if (folder / f"{alias.name}.py").exists() or (folder / alias.name / "__init__.py").exists():
                         yield node.lineno, f"{target}.{alias.name}"
+                    else:
+                        names_package = True
+                if names_package:
+                    yield node.lineno, target
 
 
 def problem(source: str, target: str) -> str | None:
@@ -154,3 +167,141 @@ def test_the_check_names_the_offending_file_and_line(tmp_path: Path) -> None:
     assert (4, "agentlaunch.launch.loop") in found
     assert all(line != 3 for line, _ in found)
     assert problem("agentlaunch.providers.bad", "agentlaunch.launch.loop") is not None
+
+
+# --- Import circles -------------------------------------------------------------------------------
+#
+# An edge is every import of one agentlaunch module by another, wherever it stands: at module level,
+# inside a function (a deferred import still means "this module needs that one": a reader must hold
+# both in mind, and only the order of calls keeps it from failing at import time), and under
+# ``if TYPE_CHECKING:`` (a type-only import still says "this helper knows the whole Launch"; the
+# circle it closes is the knot the ports design removes). ``from pkg import mod`` is an edge to
+# ``pkg.mod``, not to ``pkg/__init__.py``: the package's own code runs first, but naming a module
+# through its package asks nothing of the package's names.
+
+KNOWN_CIRCLES: dict[str, frozenset[str]] = {
+    "Launch": frozenset(
+        f"agentlaunch.launch.{name}"
+        for name in (
+            "appserver",
+            "budget_pause",
+            "control",
+            "drivers",
+            "liveness",
+            "session",
+            "start",
+            "turn_cycle",
+        )
+    ),
+}
+"""The one circle left, member for member (issue 40 §3): ``Launch`` (launch/session.py) owns its helpers and
+each helper takes the whole ``Launch`` back (for its type, or to read and set its fields). It goes when the
+helpers take narrow ports (Protocols) instead, as ``held.py``, ``resumed.py`` and ``tool_gates.py`` already do
+(11 members at first); until then any new member, or any other circle, fails."""
+
+
+def modules() -> dict[str, Path]:
+    """Every module of the package, by name."""
+    return {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Each module to the agentlaunch modules it imports (every edge the note above counts)."""
+    known = modules()
+
+    def resolve(target: str) -> str | None:
+        # `from agentlaunch.x import name` yields agentlaunch.x.name: the module is its longest known prefix
+        parts = target.split(".")
+        while parts and ".".join(parts) not in known:
+            parts.pop()
+        return ".".join(parts) or None
+
+    graph: dict[str, set[str]] = {}
+    for module, path in known.items():
+        found = {resolve(target) for _, target in imports(path, module, type_checking=True)}
+        graph[module] = {target for target in found if target is not None and target != module}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[frozenset[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, targets = work[-1]
+            target = next(targets, None)
+            if target is not None:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph.get(target, ())))))
+                elif target in on_stack:
+                    low[node] = min(low[node], index[target])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(frozenset(component))
+    return found
+
+
+def describe_circle(component: frozenset[str], graph: dict[str, set[str]]) -> str:
+    """A circle as its members and the edges between them, for the failure message."""
+    edges = [f"  {source} -> {target}" for source in sorted(component) for target in sorted(graph[source] & component)]
+    return "\n".join([f"{len(component)} modules:", *edges])
+
+
+def not_allowed(found: list[frozenset[str]], allowed: dict[str, frozenset[str]]) -> list[frozenset[str]]:
+    """The circles found that are not one of ``allowed`` exactly (a known circle with one more member is not)."""
+    return [c for c in found if c not in allowed.values()]
+
+
+def test_no_import_circle_but_the_named_one() -> None:
+    graph = import_graph()
+    unexpected = [describe_circle(c, graph) for c in not_allowed(circles(graph), KNOWN_CIRCLES)]
+    assert unexpected == [], "import circles:\n" + "\n".join(unexpected)
+
+
+def test_the_named_circle_is_still_there_exactly() -> None:
+    """When the Launch circle shrinks or goes, the allow-list must shrink with it (it names no stale member)."""
+    found = circles(import_graph())
+    for name, members in KNOWN_CIRCLES.items():
+        assert members in found, f"circle {name!r} changed: update KNOWN_CIRCLES to what it is now, or drop it"
+
+
+def test_the_circle_check_finds_deferred_and_type_only_edges(tmp_path: Path) -> None:
+    helper = tmp_path / "helper.py"
+    helper.write_text(
+        "if TYPE_CHECKING:\n    from agentlaunch.launch.session import Launch\n"
+        "def later() -> None:\n    from agentlaunch.launch import drivers\n"
+    )
+    found = {target for _, target in imports(helper, "agentlaunch.launch.helper", type_checking=True)}
+    assert found == {"agentlaunch.launch.session", "agentlaunch.launch.drivers"}
+    assert {target for _, target in imports(helper, "agentlaunch.launch.helper")} == {"agentlaunch.launch.drivers"}
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}
+    assert circles(graph) == [frozenset({"a", "b", "c"})]
+    assert circles({"a": {"b"}, "b": set()}) == []
+    known = {"abc": frozenset({"a", "b", "c"})}
+    assert not_allowed(circles(graph), known) == []
+    graph["c"].add("d")  # d joins the known circle: it is another circle now, and fails
+    assert not_allowed(circles(graph), known) == [frozenset({"a", "b", "c", "d"})]

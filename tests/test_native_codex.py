@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentlaunch.events import CallUsage, Compaction, ContextWindow, SessionStarted, Text, Usage
-from agentlaunch.providers.codex import rollout_calls, thread_days
+from agentlaunch.providers.codex_rollout import rollout_calls, thread_days
 from agentlaunch.providers.native import hook_report
 from agentlaunch.providers.native.codex import CodexNativeSource, native_extras, newest_rollout
 from agentlaunch.providers.native.codex_hooks import EVENTS, hook_flags, trust_hash

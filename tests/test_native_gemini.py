@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from agentlaunch import datarecord as records
 from agentlaunch.events import CallUsage, SessionStarted, Text, Usage
-from agentlaunch.providers.gemini import session_calls
+from agentlaunch.providers.gemini_session import session_calls
 from agentlaunch.providers.native.dir_watch import open_watch
 from agentlaunch.providers.native.gemini import GeminiNativeSource, native_extras, project_hash
 from agentlaunch.providers.native.source import NativeContext

@@ -15,7 +15,7 @@ import typer.main
 
 from agentlaunch import paths
 from agentlaunch.cli import load_commands
-from agentlaunch.launch import prespawn
+from agentlaunch.launch import early_plans, prespawn
 from agentlaunch.launch.transport import Child
 from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
 
@@ -79,7 +79,7 @@ def test_a_launch_keeps_runs_option_table_for_the_next_early_start(agents_dir: P
     assert kept == json.loads(json.dumps(run_table()))
     assert prespawn.headless_new_session(["run", "demo", "two", "--agents-dir", "/a"], kept) == ("demo", "/a", None)
     # A table another version of agentlaunch wrote is not trusted.
-    (state / prespawn.RUN_OPTIONS).write_text(json.dumps({**run_table(), "version": "0.0.0-other"}))
+    (state / early_plans.RUN_OPTIONS).write_text(json.dumps({**run_table(), "version": "0.0.0-other"}))
     assert prespawn.read_run_options(state) is None
 
 
@@ -128,7 +128,7 @@ def test_adopt_takes_an_exact_match_and_kills_anything_else(tmp_path: Path) -> N
 def test_second_launch_reuses_the_plan_and_a_stale_plan_is_harmless(agents_dir: Path, isolated_home: Path) -> None:
     first = run_cli("run", "demo", "one", "--agents-dir", str(agents_dir))
     assert first.returncode == 0, first.stderr
-    (plan_file,) = (isolated_home / "state" / prespawn.CACHE_DIR).glob("*.json")
+    (plan_file,) = (isolated_home / "state" / early_plans.CACHE_DIR).glob("*.json")
     plan = json.loads(plan_file.read_text())
     assert prespawn.SESSION in plan["argv"] and plan["plan_env"] == {"AGENTLAUNCH_FAKE_CONTEXT_WINDOW": "60000"}
 
@@ -148,24 +148,24 @@ def test_the_agents_env_is_read_again_unless_agent_yaml_is_unchanged_and_had_non
     agent_yaml = tmp_path / "agent.yaml"
     agent_yaml.write_text("provider: claude\n")
     plan = {"agent_yaml_digest": hashlib.sha256(agent_yaml.read_bytes()).hexdigest(), "agent_env": False}
-    assert prespawn._env_of(agent_yaml, plan) == {}
+    assert early_plans.env_of(agent_yaml, plan) == {}
     # A secret added since the plan: the file is parsed, the child gets it.
     agent_yaml.write_text("provider: claude\nenv:\n  API_KEY: fresh\n")
-    assert prespawn._env_of(agent_yaml, plan) == {"API_KEY": "fresh"}
+    assert early_plans.env_of(agent_yaml, plan) == {"API_KEY": "fresh"}
     # Unchanged, but it had an env: parsed every time (never kept in the plan).
     plan = {"agent_yaml_digest": hashlib.sha256(agent_yaml.read_bytes()).hexdigest(), "agent_env": True}
-    assert prespawn._env_of(agent_yaml, plan) == {"API_KEY": "fresh"}
+    assert early_plans.env_of(agent_yaml, plan) == {"API_KEY": "fresh"}
     # An older plan without these keys: parsed too. Unreadable or broken: no early start.
-    assert prespawn._env_of(agent_yaml, {}) == {"API_KEY": "fresh"}
+    assert early_plans.env_of(agent_yaml, {}) == {"API_KEY": "fresh"}
     agent_yaml.write_bytes(b"env: [\n")
-    assert prespawn._env_of(agent_yaml, {}) is None
-    assert prespawn._env_of(tmp_path / "missing.yaml", {}) is None
+    assert early_plans.env_of(agent_yaml, {}) is None
+    assert early_plans.env_of(tmp_path / "missing.yaml", {}) is None
 
 
 def test_the_plan_records_no_secret(agents_dir: Path, isolated_home: Path) -> None:
     write_agent(agents_dir, "secretive", {"provider": "fake", "env": {"API_KEY": "sk-do-not-store"}, "working_dir": "@scratch"})
     assert run_cli("run", "secretive", "one", "--agents-dir", str(agents_dir)).returncode == 0
-    (plan_file,) = (isolated_home / "state" / prespawn.CACHE_DIR).glob("*.json")
+    (plan_file,) = (isolated_home / "state" / early_plans.CACHE_DIR).glob("*.json")
     plan = json.loads(plan_file.read_text())
     assert "sk-do-not-store" not in plan_file.read_text() and plan["agent_env"] is True
     assert run_cli("run", "secretive", "two", "--agents-dir", str(agents_dir)).returncode == 0

@@ -12,7 +12,7 @@ import pytest
 
 from agentlaunch import paths
 from agentlaunch.cli.run_lean import typed
-from agentlaunch.launch import prespawn
+from agentlaunch.launch import early_plans, prespawn
 from agentlaunch.launch.prespawn import parse_params
 from tests.helpers import run_cli
 
@@ -77,7 +77,7 @@ def test_a_headless_run_answers_the_same_without_typer(agents_dir: Path, tmp_pat
     first = _run("demo", "hello", "--quiet", agents_dir=agents_dir, cwd=tmp_path, importtime=True)
     assert first.returncode == 0, first.stderr.decode()[-2000:]
     assert _typer_loaded(first)  # no option table kept yet: Typer read the command line, and kept it
-    assert (paths.state_dir() / prespawn.RUN_OPTIONS).is_file()
+    assert (paths.state_dir() / early_plans.RUN_OPTIONS).is_file()
     second = _run("demo", "hello", "--quiet", agents_dir=agents_dir, cwd=tmp_path, importtime=True)
     assert second.returncode == 0, second.stderr.decode()[-2000:]
     assert not _typer_loaded(second)
@@ -151,7 +151,7 @@ def test_a_table_kept_before_run_s_definition_changed_is_not_read(tmp_path: Path
     monkeypatch.setattr(prespawn, "CLI_DIR", str(cli))
     state = tmp_path / "state"
     state.mkdir()
-    (state / prespawn.RUN_OPTIONS).write_text(json.dumps(prespawn.option_table([], ["--help"])))
+    (state / early_plans.RUN_OPTIONS).write_text(json.dumps(prespawn.option_table([], ["--help"])))
     assert prespawn.read_run_options(state) is not None
     (cli / "run.py").write_text("# run's options, one more\n")
     assert prespawn.read_run_options(state) is None

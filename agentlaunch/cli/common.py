@@ -112,8 +112,8 @@ def root(
     """Launch AI coding agents from one definition."""
     if ctx.invoked_subcommand == "run":
         # The early start of the next launch reads `run`'s options from its definition, never from a copy.
-        from agentlaunch.launch import prespawn
+        from agentlaunch.launch import early_plans, prespawn
 
         command = ctx.command.get_command(ctx, "run") if isinstance(ctx.command, TyperGroup) else None
         if command is not None:
-            prespawn.note_run_options(prespawn.option_table(command.params, ctx.help_option_names))
+            early_plans.note_run_options(prespawn.option_table(command.params, ctx.help_option_names))

@@ -43,8 +43,9 @@ from pathlib import Path
 
 from agentlaunch import jsonlite, runtime_dirs
 from agentlaunch.fsutil import read_regular, remove_tree
+from agentlaunch.launch.early_child import Prespawned
 from agentlaunch.launch.early_interface import RUNTIME, fill, inputs_hold, keep_plan, started_as, terminal_size
-from agentlaunch.launch.prespawn import CACHE_DIR, Prespawned
+from agentlaunch.launch.early_plans import CACHE_DIR
 from agentlaunch.launch.reaper import become_subreaper, dies_with_parent
 from agentlaunch.stdlite import uuid4
 
@@ -151,12 +152,10 @@ def adopt(
 ) -> subprocess.Popen[bytes] | None:
     """The early app-server when it was started exactly as the launch would start it and still runs; else it is
     ended (None)."""
-    from agentlaunch.launch import prespawn
-
     if started_as(pending, argv, env, cwd, digest) and pending.server.poll() is None:
         pending.adopted = True
         return pending.server
-    prespawn.discard(pending)
+    pending.discard()
     return None
 
 

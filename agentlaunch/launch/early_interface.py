@@ -37,7 +37,8 @@ from pathlib import Path
 
 from agentlaunch import jsonlite, runtime_dirs
 from agentlaunch.fsutil import read_regular, remove_tree
-from agentlaunch.launch.prespawn import CACHE_DIR, PLANS_KEEP, Prespawned, _env_of, _write_if_changed, keep_run_options
+from agentlaunch.launch.early_child import Prespawned
+from agentlaunch.launch.early_plans import CACHE_DIR, PLANS_KEEP, env_of, keep_run_options, write_if_changed
 from agentlaunch.launch.reaper import become_subreaper
 from agentlaunch.launch.terminal import MIN_COLS, MIN_ROWS, saved_mode
 from agentlaunch.launch.transport import Child, window_size
@@ -132,7 +133,7 @@ def inputs_hold(plan: Mapping[str, Any]) -> bool:
         return False  # a part added or removed (a soul.md where there was none)
     if _digest(Path(plan["instructions"])) != plan["digest"]:
         return False
-    return _env_of(Path(plan["agent_yaml"]), plan) == {}
+    return env_of(Path(plan["agent_yaml"]), plan) == {}
 
 
 def start(state_dir: Path, key: str, now: datetime) -> EarlyInterface | None:
@@ -225,12 +226,10 @@ def _write_new(path: Path, data: bytes) -> None:
 
 def adopt(pending: EarlyInterface, argv: Sequence[str], env: Mapping[str, str], cwd: Path, digest: str) -> Child | None:
     """The early interface when it was started exactly as the launch would start it; else it is killed (None)."""
-    from agentlaunch.launch import prespawn
-
     if started_as(pending, argv, env, cwd, digest):
         pending.adopted = True
         return pending.child
-    prespawn.discard(pending)
+    pending.discard()
     return None
 
 
@@ -299,7 +298,7 @@ def keep_plan(
         "agent_files": sorted(os.listdir(agent_yaml.parent)),
     }  # fmt: skip
     keep_run_options(state_dir)
-    if _write_if_changed(path, jsonlite.dumps(full, sort_keys=True).encode()):
+    if write_if_changed(path, jsonlite.dumps(full, sort_keys=True).encode()):
         from agentlaunch.fsutil import keep_newest
 
         keep_newest(path.parent, PLANS_KEEP)

@@ -6,27 +6,43 @@ thread … already has an active writer", and another app-server's ``thread/resu
 same words (the descriptor's ``thread_held``). Such a turn never began: it is not counted, and the launch
 ends with :class:`SessionHeld` (exit 7, "cannot take it now", as ``agentlaunch send`` uses) naming the
 running agentlaunch session of that thread, from the live status records, and ``agentlaunch send`` as the
-way in.
+way in. It reads the launch through :class:`HeldLaunch`, never the whole ``Launch``.
 """
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from agentlaunch.errors import PromptNotTaken
 from agentlaunch.live.status_read import STATUS_DIR, read_records
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from agentlaunch.definitions.spec import AgentSpec
     from agentlaunch.events import TurnEnd
-    from agentlaunch.launch.session import Launch
+    from agentlaunch.providers.base import Adapter
+
+
+class HeldLaunch(Protocol):
+    """What the check reads of the launch (read-only): its provider, agent, session and state folder."""
+
+    @property
+    def adapter(self) -> Adapter: ...
+    @property
+    def spec(self) -> AgentSpec: ...
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def state_dir(self) -> Path: ...
 
 
 class SessionHeld(PromptNotTaken):
     """Another process writes the session's thread: this launch cannot take a turn in it now (exit 7)."""
 
 
-def held_elsewhere(launch: Launch, end: TurnEnd | None, last_words: tuple[str, ...]) -> SessionHeld | None:
+def held_elsewhere(launch: HeldLaunch, end: TurnEnd | None, last_words: tuple[str, ...]) -> SessionHeld | None:
     """The error to end the launch with when the CLI refused the turn for a thread another process holds, else None."""
     words = launch.adapter.descriptor.thread_held
     said = [*last_words, *([end.error] if end is not None and end.is_error and end.error else [])]

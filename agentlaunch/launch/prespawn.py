@@ -11,7 +11,7 @@ bytes) it adopts the running child; otherwise it kills the child unused and
 spawns as usual. A child that is never adopted is killed at exit.
 
 Which arguments make a headless new session is read from `run`'s own click
-definition: the CLI hands its option table over (:func:`note_run_options`)
+definition: the CLI hands its option table over (:func:`~agentlaunch.launch.early_plans.note_run_options`)
 and :func:`remember` keeps it beside the plans, so this module never keeps a
 second list of options. Without a remembered table there is no plan either,
 and nothing to start early.
@@ -24,22 +24,20 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
-import signal
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 
 from agentlaunch import __version__, jsonlite, paths
 from agentlaunch.fsutil import read_regular
+from agentlaunch.launch.early_child import Prespawned as Prespawned  # the launch's modules name it here
+from agentlaunch.launch.early_plans import CACHE_DIR, PLANS_KEEP, RUN_OPTIONS, env_of, keep_run_options, write_if_changed
 from agentlaunch.launch.reaper import become_subreaper
 from agentlaunch.launch.transport import Child, window_size
 from agentlaunch.stdlite import sha256, uuid4
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (about 4 ms before the early start's spawn)
-CACHE_DIR = "launch-plans"
-PLANS_KEEP = 64  # plans kept (the newest): one per agent, agents dir, working dir and current directory
 SESSION = "{session}"
-RUN_OPTIONS = "run-options.json"  # in the state dir (not among the plans, which are trimmed to the newest)
 CLI_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cli")
 DEFINED_IN = ("run.py", "common.py")  # where `run`'s parameters are declared (read as files, never imported here)
 
@@ -69,34 +67,6 @@ if TYPE_CHECKING:
         param_type_name: str
 
 
-class Prespawned:
-    """A CLI started from the last plan, waiting to be adopted (a plain class: dataclasses cost ~10 ms to import)."""
-
-    __slots__ = ("child", "session_id", "argv", "env", "digest", "stdin", "adopted")
-    interface = False  # a headless CLI (see agentlaunch.launch.early_interface for the CLI's own interface)
-
-    def __init__(
-        self, child: Child, session_id: str, argv: list[str], env: dict[str, str], digest: str, stdin: bytes = b""
-    ) -> None:
-        """``stdin``: what was written to the child's stdin (a per-turn CLI's prompt), which stays open."""
-        self.child, self.session_id, self.argv, self.env, self.digest = child, session_id, argv, env, digest
-        self.stdin = stdin
-        self.adopted = False
-
-    per_turn = False  # a persistent CLI: its first prompt goes on its stdin once adopted
-    app_server = False  # Codex's app-server for its interface (agentlaunch.launch.early_appserver)
-
-    def end(self) -> None:
-        """Kill the child unused (its whole process group) and wait for it."""
-        self.child.signal_group(signal.SIGKILL)
-        with contextlib.suppress(Exception):
-            self.child.wait(timeout=5)
-        self.child.close()
-
-    def release(self) -> None:
-        """What the early start made besides the child, given up with it (nothing here)."""
-
-
 class EarlyTurn(Prespawned):
     """A per-turn CLI started with its first turn's argv, prompt included (:mod:`agentlaunch.launch.early_turn`):
     it waits for the end of its stdin, which only an adoption gives it, before it sends anything."""
@@ -106,7 +76,6 @@ class EarlyTurn(Prespawned):
 
 
 _pending: Prespawned | None = None
-_run_options: dict[str, Any] | None = None  # `run`'s option table, as the CLI handed it over
 
 
 def option_table(params: Iterable[ClickParam], help_names: Sequence[str]) -> dict[str, Any]:
@@ -137,12 +106,6 @@ def table_version() -> str:
         except OSError:
             stamps.append("-")
     return f"{__version__}+{'+'.join(stamps)}"
-
-
-def note_run_options(table: dict[str, Any]) -> None:
-    """The CLI's `run` command describes its parameters (see :func:`option_table`); :func:`remember` keeps them."""
-    global _run_options
-    _run_options = table
 
 
 def read_run_options(state_dir: Path) -> dict[str, Any] | None:
@@ -257,34 +220,6 @@ def parse_params(
     return named, given, flags
 
 
-def _env_of(agent_yaml: Path, plan: Mapping[str, Any]) -> dict[str, str] | None:
-    """The agent's ``env`` (re-read each launch, never cached: it may hold secrets); None when unreadable.
-
-    An agent.yaml unchanged since the plan, which had no env then, has none now:
-    no need to parse it (importing yaml alone takes ~20 ms before the spawn).
-    """
-    try:
-        data_bytes = read_regular(agent_yaml, 1 << 20)  # a FIFO put in its place must not block the launch here
-    except OSError:
-        return None
-    if plan.get("agent_yaml_digest") == sha256(data_bytes).hexdigest() and plan.get("agent_env") is False:
-        return {}
-    import yaml
-
-    from agentlaunch.definitions.yamlload import safe_load
-
-    try:
-        data = safe_load(data_bytes.decode("utf-8"))
-    except (UnicodeDecodeError, yaml.YAMLError):
-        return None
-    env = data.get("env") if isinstance(data, dict) else None
-    if not isinstance(env, dict):
-        return {}
-    if not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
-        return None  # not plain strings: the full launch checks it and says what is wrong
-    return dict(env)
-
-
 _moment: datetime | None = None
 
 
@@ -333,7 +268,7 @@ def start(args: Sequence[str]) -> None:
         digest = sha256(read_regular(instructions, 64 << 20)).hexdigest()
         if digest != plan["digest"] or not sources_unchanged(plan):
             return
-        agent_env = _env_of(Path(plan["agent_yaml"]), plan)
+        agent_env = env_of(Path(plan["agent_yaml"]), plan)
         if agent_env is None:
             return
         session_id = uuid4()
@@ -389,10 +324,8 @@ def take() -> Prespawned | None:
 def discard(pending: Prespawned | None = None) -> None:
     """Kill a pre-started child that will not be used."""
     target = pending or take()
-    if target is None or target.adopted:
-        return
-    target.end()
-    target.release()
+    if target is not None:
+        target.discard()
 
 
 def adopt(
@@ -416,9 +349,9 @@ def remember(
     sources: Sequence[Path] = (),
 ) -> None:  # fmt: skip
     """Keep this launch's plan for the next one (only what is not secret: the agent's env is re-read from agent.yaml),
-    and `run`'s option table the CLI handed over (:func:`note_run_options`); ``turn``: where a per-turn CLI's
-    argv holds its prompt (:func:`agentlaunch.launch.early_turn.turn_record`); ``sources``: the user's files the
-    delivery copied for the CLI, kept by digest (:func:`sources_unchanged`)."""
+    and `run`'s option table the CLI handed over (:func:`~agentlaunch.launch.early_plans.note_run_options`);
+    ``turn``: where a per-turn CLI's argv holds its prompt (:func:`agentlaunch.launch.early_turn.turn_record`);
+    ``sources``: the user's files the delivery copied for the CLI, kept by digest (:func:`sources_unchanged`)."""
     from agentlaunch.fsutil import keep_newest
 
     try:
@@ -441,23 +374,5 @@ def remember(
     # A plan kept is advice for the next launch, never a reason to fail this one.
     with contextlib.suppress(OSError):
         keep_run_options(state_dir)
-        if _write_if_changed(path, jsonlite.dumps(record, sort_keys=True).encode()):
+        if write_if_changed(path, jsonlite.dumps(record, sort_keys=True).encode()):
             keep_newest(path.parent, PLANS_KEEP)
-
-
-def keep_run_options(state_dir: Path) -> None:
-    """Keep `run`'s option table the CLI handed over (:func:`note_run_options`) for the next launch's early start."""
-    if _run_options is not None:
-        _write_if_changed(state_dir / RUN_OPTIONS, jsonlite.dumps(_run_options, sort_keys=True).encode())
-
-
-def _write_if_changed(path: Path, data: bytes) -> bool:
-    """Write ``data`` to ``path`` (atomically) unless it already holds exactly that; True when written."""
-    from agentlaunch.fsutil import write_atomic
-
-    with contextlib.suppress(OSError):  # missing, or not a regular file (never opened: a FIFO would block)
-        if read_regular(path, len(data)) == data:
-            return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, data)
-    return True

@@ -1,18 +1,52 @@
-"""A resumed session's figures before its first new call, and what it will not get of an edit."""
+"""A resumed session's figures before its first new call, and what it will not get of an edit.
+
+It reads the launch through :class:`ResumedLaunch`, the few things it needs, never the whole ``Launch``
+(which owns it: :mod:`agentlaunch.launch.session` calls it at the start).
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from agentlaunch.definitions.fingerprint import held_notice
 from agentlaunch.errors import AgentlaunchError
 from agentlaunch.usage.pricing import format_cost
 
 if TYPE_CHECKING:
-    from agentlaunch.launch.session import Launch
+    from agentlaunch.launch.identity import ForkSource
+    from agentlaunch.usage.call_meter import CallMeter
+    from agentlaunch.usage.meter import Meter
+    from agentlaunch.usage.store import Store
 
 
-def resume_figures(launch: Launch) -> None:
+class HeldPlan(Protocol):
+    """How the CLI was started, as far as it matters here: the files its resumed session will not get (read-only)."""
+
+    @property
+    def held(self) -> Sequence[str]: ...
+
+
+class ResumedLaunch(Protocol):
+    """What a resumed session's figures and its notice read of the launch (all read-only), and where the notice goes."""
+
+    @property
+    def store(self) -> Store: ...
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def calls(self) -> CallMeter: ...
+    @property
+    def meter(self) -> Meter: ...
+    @property
+    def plan(self) -> HeldPlan | None: ...
+    @property
+    def fork(self) -> ForkSource | None: ...
+
+    def notice(self, message: str) -> None: ...
+
+
+def resume_figures(launch: ResumedLaunch) -> None:
     """Context, cost and cache warmth from the session's stored calls (``status`` after ``up --resume``)."""
     try:
         stored = launch.store.calls_for_session(launch.session_id)
@@ -21,7 +55,7 @@ def resume_figures(launch: Launch) -> None:
     launch.calls.resume(stored)
 
 
-def say_held(launch: Launch) -> None:
+def say_held(launch: ResumedLaunch) -> None:
     """One line when the resumed session will not get an edit of its instructions (its CLI re-sends its record)."""
     if launch.plan is None or not launch.plan.held:
         return

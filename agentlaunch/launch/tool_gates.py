@@ -4,18 +4,41 @@ The answer waits for the call that asked for the tool to report its final
 usage (so the budget is checked with that call counted), then lets the tool run
 or, when a budget is spent, refuses it and ends the turn: no call follows the
 one that crossed the budget (issue 23; the levers measured are in
-docs/usage.md, Budgets).
+docs/usage.md, Budgets). It reads and asks the launch through :class:`GatedLaunch`, never the whole ``Launch``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from agentlaunch.events import CallUsage, Event, ToolGate, TurnEnd
+from agentlaunch.sinks import LaunchView
 from agentlaunch.usage.budget import BudgetGuard
 
 if TYPE_CHECKING:
-    from agentlaunch.launch.session import Launch
+    from agentlaunch.errors import AgentlaunchError
+    from agentlaunch.launch.turn import ChildLike
+    from agentlaunch.sinks import SinkEvent
+
+
+class GateAnswer(Protocol):
+    """The launch's driver, as far as a held tool goes: it tells the CLI to run the tool or to refuse it."""
+
+    def answer_gate(self, child: ChildLike, gate: ToolGate, allow: bool, reason: str) -> None: ...
+
+
+class GatedLaunch(LaunchView, Protocol):
+    """What the gates read and ask of the launch: what a sink sees (the budget guard checks it), whether a budget
+    paused it, its CLI and driver (read-only), and its sinks (a held tool is told to them)."""
+
+    @property
+    def paused(self) -> AgentlaunchError | None: ...
+    @property
+    def child(self) -> ChildLike | None: ...
+    @property
+    def driver(self) -> GateAnswer: ...
+
+    def emit(self, event: SinkEvent) -> None: ...
 
 
 class ToolGates:
@@ -30,12 +53,12 @@ class ToolGates:
         """A budget applies: the CLI is asked to hold each tool until :meth:`check` allows it."""
         return self.guard is not None
 
-    def check(self, launch: Launch) -> None:
+    def check(self, launch: GatedLaunch) -> None:
         """Before the next call (a turn, a held tool): stop when a budget is spent, another agent's calls included."""
         if self.guard is not None and launch.stopped is None and launch.paused is None:
             self.guard.check(launch)
 
-    def hold(self, gate: ToolGate, launch: Launch) -> None:
+    def hold(self, gate: ToolGate, launch: GatedLaunch) -> None:
         """A tool the CLI holds: answered now, or once its asking call's final usage is in."""
         launch.emit(gate)
         if gate.call_open:
@@ -43,14 +66,14 @@ class ToolGates:
         else:
             self._answer(gate, launch)
 
-    def after(self, event: Event, launch: Launch) -> None:
+    def after(self, event: Event, launch: GatedLaunch) -> None:
         """After each event: a call's final usage (or the turn's end) answers the tools held for it."""
         if self._held and isinstance(event, CallUsage | TurnEnd):
             held, self._held = self._held, []
             for gate in held:
                 self._answer(gate, launch)
 
-    def _answer(self, gate: ToolGate, launch: Launch) -> None:
+    def _answer(self, gate: ToolGate, launch: GatedLaunch) -> None:
         """Let the held tool run, or (a budget is spent) refuse it and end the turn: no call follows."""
         if launch.child is None:
             return

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from agentlaunch import paths
 from agentlaunch.errors import PromptNotTaken, UsageError
 from agentlaunch.fsutil import PRIVATE_FILE_MODE, private_dir, read_regular, write_atomic
+from agentlaunch.live.pane_session import own_session
 from agentlaunch.live.status import SESSION_OPTION, StatusRecord, process_running, read_records
 from agentlaunch.live.tmux import AGENT_OPTION, FORK_OPTION, Pane, Tmux, TmuxError, literal
 
@@ -170,8 +171,6 @@ def chosen_session(store: Store, agent: str, given: str | None, place: AgentPane
     if given is None:
         if place is None:
             return None
-        from agentlaunch.live.resume import own_session
-
         return own_session(store, agent, place.pane.session, place.session, place.pane.window_name)
     return own_given(store, agent, given, "restart resumes", "resume")
 

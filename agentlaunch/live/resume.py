@@ -75,22 +75,6 @@ def same_pane_longer(store: Store, row: SessionRow) -> SessionRow | None:
     return best if best is not None and best.turns > row.turns else None
 
 
-def own_session(store: Store, agent: str, pane_session: str, tmux_session: str, window: str) -> SessionRow | None:
-    """The session a pane of ``agent`` ran, to restart it in: the one the pane names, else the latest of its place.
-
-    The launch names its session on its pane (``@agentlaunch_session``); only a pane from before that
-    option falls back to the agent's latest session recorded in the same tmux session and window. Only a
-    session that had a turn can be resumed: None when there is none (the pane starts fresh, and is said to).
-    """
-    if pane_session:  # the pane's own: a session that never had a turn has nothing to resume
-        row = store.get_session(pane_session)
-        return row if row is not None and row.agent == agent and row.turns > 0 else None
-    for row in store.list_sessions(agent):
-        if row.turns > 0 and row.tmux_session == tmux_session and row.tmux_window == window:
-            return row
-    return None
-
-
 def plan_comebacks(
     store: Store, agents: Sequence[str], *, session: str | None = None, layout: str | None = None
 ) -> list[Comeback]:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from agentlaunch import paths
 from agentlaunch.errors import AgentlaunchError, ExitCode, UsageError
+from agentlaunch.live.pane_session import own_session
 from agentlaunch.live.status import CACHE_EXPIRY_OPTION, PANE_TITLE_ENV, SESSION_OPTION, process_running, read_records
 from agentlaunch.live.status_lean import PANE_FORMAT, dead_panes_listed
 from agentlaunch.live.status_lean import Pane as DeadPane
@@ -416,7 +417,6 @@ def pane_sessions(panes: Sequence[Pane], session: str) -> dict[str, SessionRow |
     """agent -> the session each dead pane ran (None: none with a turn, so it starts fresh), read from the store."""
     if not panes:
         return {}
-    from agentlaunch.live.resume import own_session  # resume imports this module
     from agentlaunch.usage.store import Store
 
     with Store.open(paths.store_path()) as store:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from agentlaunch.definitions.provider_settings import cache_ttl_env, compaction_argv
 from agentlaunch.events import PermissionRequest
 from agentlaunch.providers.base import Delivered, Described, ProviderState, TurnPlan
+from agentlaunch.providers.claude_hooks import tool_refusal
 from agentlaunch.providers.claude_parser import EXCLUDE_DYNAMIC_FLAG, GATE_CALLBACK, SYSTEM_PROMPT_FLAGS, ClaudeParser
 from agentlaunch.providers.descriptors import CLAUDE, ProviderDescriptor
 
@@ -18,19 +19,6 @@ if TYPE_CHECKING:
     from agentlaunch.definitions.skills_install import InstalledSkills
     from agentlaunch.definitions.spec import AgentSpec
     from agentlaunch.providers.native.source import NativeContext, NativeExtras
-
-
-def tool_refusal(reason: str) -> dict[str, object]:
-    """A PreToolUse hook's answer that refuses the tool and ends the turn, for the headless gate and the interface's hook.
-
-    Measured on Claude Code 2.1.332: ``deny`` alone hands the refusal to the model as the tool's result (one
-    more call); ``continue: false`` alone ends the turn but still runs the tool. Both together: neither.
-    """
-    return {
-        "continue": False,
-        "stopReason": reason,
-        "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason},
-    }
 
 
 def first_prompt(prompt: str) -> list[str]:

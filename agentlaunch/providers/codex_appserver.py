@@ -44,7 +44,8 @@ from agentlaunch.events import (
     Warning,
 )
 from agentlaunch.providers.base import JsonLineParser
-from agentlaunch.providers.codex import codex_usage, global_options, reconnecting
+from agentlaunch.providers.codex import global_options, reconnecting
+from agentlaunch.providers.codex_rollout import codex_usage
 from agentlaunch.providers.rate_limits import read_rate_limits
 from agentlaunch.providers.values import BadUsage, count, items, kind_name, label, obj, opt_label, refused, string, summarize
 

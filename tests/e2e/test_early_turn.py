@@ -23,7 +23,7 @@ import yaml
 from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.fakeapi.server import Recorded
-from agentlaunch.launch import early_turn, prespawn
+from agentlaunch.launch import early_plans, early_turn
 from agentlaunch.usage.store import Store
 from tests.e2e import test_run_codex_gemini as codex_gemini
 from tests.e2e.test_run_codex_gemini import SOUL_LINE, Provider
@@ -62,7 +62,7 @@ def run_reporting(p: Provider, *args: str, cwd: Path) -> tuple[subprocess.Comple
 
 
 def plans(home: Path) -> list[dict[str, object]]:
-    return [json.loads(f.read_text()) for f in sorted((home / "state" / prespawn.CACHE_DIR).glob("*.json"))]
+    return [json.loads(f.read_text()) for f in sorted((home / "state" / early_plans.CACHE_DIR).glob("*.json"))]
 
 
 def instructions(p: Provider, req: Recorded) -> list[str]:

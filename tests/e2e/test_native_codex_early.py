@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from agentlaunch.fakeapi import responses as cfake
-from agentlaunch.launch import early_appserver, prespawn
+from agentlaunch.launch import early_appserver, early_plans
 from tests.e2e.test_native_codex_remote import STARTUP, setup
 from tests.e2e.test_native_run_codex_gemini import Agent, quit_tui, until
 from tests.helpers import wait_for
@@ -116,7 +116,7 @@ class Early:
         return [(int(pid), adopted == "True") for pid, adopted in (line.split() for line in lines)]
 
     def plan_path(self) -> Path:
-        (path,) = (Path(self.agent.env["AGENTLAUNCH_STATE_DIR"]) / prespawn.CACHE_DIR).glob(f"*{early_appserver.SUFFIX}.json")
+        (path,) = (Path(self.agent.env["AGENTLAUNCH_STATE_DIR"]) / early_plans.CACHE_DIR).glob(f"*{early_appserver.SUFFIX}.json")
         return path
 
 

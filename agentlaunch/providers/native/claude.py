@@ -53,7 +53,7 @@ from agentlaunch.events import CallUsage, ContextWindow, Event, SessionStarted, 
 from agentlaunch.fsutil import read_regular, write_atomic
 from agentlaunch.providers import values
 from agentlaunch.providers.asked import one_line, tool_question
-from agentlaunch.providers.claude import tool_refusal
+from agentlaunch.providers.claude_hooks import tool_refusal
 from agentlaunch.providers.native.claude_status_report import StatusReport
 from agentlaunch.providers.native.claude_transcript import CallsFromTranscript, last_cost_state, project_folder, salvage_line
 from agentlaunch.providers.native.dir_watch import (

@@ -14,9 +14,9 @@ What ``native_extras`` adds to ``codex`` / ``codex resume ID``:
 
   * ``token_usage_record`` lines: one per model call, keyed by the call's
     ``response_id``, with the call's own usage: the same record a headless
-    turn is split into (:func:`~agentlaunch.providers.codex.rollout_calls`),
+    turn is split into (:func:`~agentlaunch.providers.codex_rollout.rollout_calls`),
     so native and headless calls carry the same figures. ``input_tokens``
-    includes the cached tokens; :func:`~agentlaunch.providers.codex.codex_usage`
+    includes the cached tokens; :func:`~agentlaunch.providers.codex_rollout.codex_usage`
     subtracts them. A file with no such lines (an older or newer Codex) falls
     back to ``event_msg`` ``token_count``: ``last_token_usage`` counted once
     per new running total (``total_token_usage``).
@@ -45,7 +45,7 @@ from typing import Any
 from agentlaunch.events import CallUsage, Compaction, ContextWindow, Event, SessionStarted, Text, TurnEnd, Usage
 from agentlaunch.providers import values
 from agentlaunch.providers.asked import tool_question
-from agentlaunch.providers.codex import codex_home, codex_usage
+from agentlaunch.providers.codex_rollout import codex_home, codex_usage
 from agentlaunch.providers.native.codex_hooks import EVENTS, hook_flags
 from agentlaunch.providers.native.hook_socket import HookReport, HookSocket, hook_command
 from agentlaunch.providers.native.jsonl_tail import JsonlTail

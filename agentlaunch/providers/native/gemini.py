@@ -9,7 +9,7 @@ results are added), ``{"$set": {...}}`` lines, and ``messages`` lists in a
 ``$set`` when the history is rewritten. A model call is a ``type: "gemini"``
 record with ``tokens`` (``input`` includes ``cached``; ``thoughts`` billed as
 output), keyed by its ``id``: the same figures the headless per-call split
-reads (:func:`~agentlaunch.providers.gemini.call_usage`), each id counted once.
+reads (:func:`~agentlaunch.providers.gemini_session.call_usage`), each id counted once.
 Gemini 0.61 writes a call's record once its stream has ended, and sets its
 ``tokens`` once (read in its bundle: ``recordMessageTokens`` never replaces
 them), so the first version with tokens is the call's final figure.
@@ -64,8 +64,8 @@ from typing import Any
 from agentlaunch.events import CallUsage, Event, SessionStarted, Text
 from agentlaunch.providers import values
 from agentlaunch.providers.asked import one_line, tool_question
-from agentlaunch.providers.gemini import call_usage, session_calls, session_files
 from agentlaunch.providers.gemini_home import GEMINI_DIR, SETTINGS, user_settings
+from agentlaunch.providers.gemini_session import call_usage, session_calls, session_files
 from agentlaunch.providers.native.dir_watch import DirWatch, open_watch
 from agentlaunch.providers.native.gemini_hooks import SAFE_ID, BadSettings, hooks_disabled, parse_settings, registry_dir
 from agentlaunch.providers.native.hook_socket import HookReport, HookSocket

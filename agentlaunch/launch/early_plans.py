@@ -1,0 +1,80 @@
+"""The plans the early starts read, kept by the launch before them: where they are, how they are written.
+
+A launch keeps its plan for the next launch's early start (:func:`agentlaunch.launch.prespawn.remember`,
+:func:`agentlaunch.launch.early_interface.keep_plan`, and native Codex's app-server's) in
+``<state dir>/launch-plans``, with `run`'s option table beside them; the early starts read them before the
+CLI is spawned, so this module, below all of them, imports the standard library only (and no ``typing``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from pathlib import Path
+
+from agentlaunch import jsonlite
+from agentlaunch.fsutil import read_regular
+from agentlaunch.stdlite import sha256
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (about 4 ms before the early start's spawn)
+if TYPE_CHECKING:
+    from typing import Any
+
+CACHE_DIR = "launch-plans"
+PLANS_KEEP = 64  # plans kept (the newest): one per agent, agents dir, working dir and current directory
+RUN_OPTIONS = "run-options.json"  # in the state dir (not among the plans, which are trimmed to the newest)
+
+_run_options: dict[str, Any] | None = None  # `run`'s option table, as the CLI handed it over
+
+
+def note_run_options(table: dict[str, Any]) -> None:
+    """The CLI's `run` command describes its parameters (:func:`agentlaunch.launch.prespawn.option_table`); the launch
+    keeps them (:func:`keep_run_options`)."""
+    global _run_options
+    _run_options = table
+
+
+def keep_run_options(state_dir: Path) -> None:
+    """Keep `run`'s option table the CLI handed over (:func:`note_run_options`) for the next launch's early start."""
+    if _run_options is not None:
+        write_if_changed(state_dir / RUN_OPTIONS, jsonlite.dumps(_run_options, sort_keys=True).encode())
+
+
+def env_of(agent_yaml: Path, plan: Mapping[str, Any]) -> dict[str, str] | None:
+    """The agent's ``env`` (re-read each launch, never cached: it may hold secrets); None when unreadable.
+
+    An agent.yaml unchanged since the plan, which had no env then, has none now:
+    no need to parse it (importing yaml alone takes ~20 ms before the spawn).
+    """
+    try:
+        data_bytes = read_regular(agent_yaml, 1 << 20)  # a FIFO put in its place must not block the launch here
+    except OSError:
+        return None
+    if plan.get("agent_yaml_digest") == sha256(data_bytes).hexdigest() and plan.get("agent_env") is False:
+        return {}
+    import yaml
+
+    from agentlaunch.definitions.yamlload import safe_load
+
+    try:
+        data = safe_load(data_bytes.decode("utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError):
+        return None
+    env = data.get("env") if isinstance(data, dict) else None
+    if not isinstance(env, dict):
+        return {}
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+        return None  # not plain strings: the full launch checks it and says what is wrong
+    return dict(env)
+
+
+def write_if_changed(path: Path, data: bytes) -> bool:
+    """Write ``data`` to ``path`` (atomically) unless it already holds exactly that; True when written."""
+    from agentlaunch.fsutil import write_atomic
+
+    with contextlib.suppress(OSError):  # missing, or not a regular file (never opened: a FIFO would block)
+        if read_regular(path, len(data)) == data:
+            return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, data)
+    return True
