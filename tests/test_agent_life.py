@@ -122,7 +122,7 @@ def test_send_to_an_agent_its_budget_stopped_names_the_budget_and_what_was_spent
 @pytest.mark.parametrize(
     ("args", "words"),
     [
-        (["fork", "ghost"], b"no agent 'ghost' in "),
+        (["fork", "ghost"], b"agents/ghost/agent.yaml: agent 'ghost' not found (agents here: "),
         (["fork", "claudy", "--session", "s-of-other"], b"session s-of-other is other's, not claudy's"),
         (["fork", "claudy", "--session", "s-no-turn"], b"session s-no-turn never had a turn: there is nothing to fork"),
         (["fork", "claudy"], b"claudy's session s-no-tur never had a turn: there is no conversation to fork"),
