@@ -147,21 +147,23 @@ def stop_agent(
     pid = int(record.data["pid"])
     sid = record.data.get("session_id") if isinstance(record.data.get("session_id"), str) else None
     found = next((p for p in agent_panes(tmux, agent) if p.pane.pid == pid), None) if tmux is not None else None
+    at = datetime.now(UTC).isoformat(timespec="seconds")
+    write_note(agent, {"agent": agent, "session_id": sid, "at": at, "reason": "agentlaunch stop",
+                       "pane": found.pane.pane_id if found else None})  # fmt: skip
+    if found is not None and tmux is not None:  # marked before the signal: no reader sees it dead and unmarked
+        with contextlib.suppress(TmuxError):
+            tmux.run("set-option", "-p", "-t", found.pane.pane_id, STOPPED_OPTION, f"{pid} {at}")
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)  # agentlaunch's clean end: the CLI ended, the session recorded (exit 143)
     deadline = clock() + timeout
     while process_running(pid) and clock() < deadline:
         time.sleep(0.05)  # poll interval of a wait bounded by the deadline
     ended = not process_running(pid)
-    at = datetime.now(UTC).isoformat(timespec="seconds")
-    write_note(agent, {"agent": agent, "session_id": sid, "at": at, "reason": "agentlaunch stop",
-                       "pane": found.pane.pane_id if found else None})  # fmt: skip
     if found is not None and tmux is not None and ended:
         again = f"{agent} --session {sid[:8]}" if found.pane.fork and sid else agent  # a fork's pane: its own session
         title = f"{agent} · stopped (agentlaunch stop) · agentlaunch restart {again} resumes it"
         with contextlib.suppress(TmuxError):  # the pane may have closed meanwhile: the stop itself is done
-            tmux.sequence([["select-pane", "-t", found.pane.pane_id, "-T", literal(title)],
-                           ["set-option", "-p", "-t", found.pane.pane_id, STOPPED_OPTION, at]])  # fmt: skip
+            tmux.run("select-pane", "-t", found.pane.pane_id, "-T", literal(title))
     return Stopped(agent, sid, found.pane.pane_id if found else None, found.session if found else None, ended)
 
 

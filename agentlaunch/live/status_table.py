@@ -25,6 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agentlaunch.live.status import ASKING, StatusRecord, shown_state, waited
+from agentlaunch.live.status_read import pane_state
 from agentlaunch.usage.plan_limits import limits_text
 from agentlaunch.usage.warmth import cache_cell
 from agentlaunch.visible import for_markup, visible
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 
 STATE_STYLES = {"asking": "bold white on red", "stalled": "bold white on red", "paused": "bold white on red",
                 "waiting": "yellow", "retrying": "magenta",
-                "dead": "bold red", "setup failed": "bold red"}  # fmt: skip
+                "dead": "bold red", "setup failed": "bold red", "stopped": "dim", "budget stopped": "bold red"}  # fmt: skip
 ESSENTIAL = 5  # agent, state, for, context, cost: what is given up last
 GAP = 3  # between two columns: a cell's right padding, the (blank) divider, the next cell's left padding
 QUESTION_SHOWN = 160  # characters of an asking agent's question under the table, at most
@@ -106,9 +107,11 @@ def record_row(r: StatusRecord, now: datetime) -> Row:
 
 
 def dead_row(pane: DeadPane) -> Row:
-    code = f" (exit {pane.exit_status})" if pane.exit_status is not None else ""
-    return Row({"agent": pane.agent, "state": f"dead{code}", "session": f"tmux {pane.session} {pane.pane_id}"},
-               {"state": "dead"}, STATE_STYLES["dead"])  # fmt: skip
+    """An agent whose pane is dead: ``dead (exit N)``, or ``stopped`` / ``budget stopped`` (:func:`pane_state`)."""
+    state = pane_state(pane)
+    code = f" (exit {pane.exit_status})" if pane.exit_status is not None and state == "dead" else ""
+    return Row({"agent": pane.agent, "state": f"{state}{code}", "session": f"tmux {pane.session} {pane.pane_id}"},
+               {"state": state}, STATE_STYLES[state])  # fmt: skip
 
 
 def setup_row(record: SetupRecord) -> Row:
@@ -212,8 +215,13 @@ def status_view(
     now = now or datetime.now(UTC)
     rows = [record_row(r, now) for r in records] + [setup_row(s) for s in setups] + [dead_row(p) for p in dead]
     captions = [c for c in (setup_caption(s) for s in setups) if c] + [c for c in map(question_caption, records) if c]
-    if dead:
+    states = {pane_state(p) for p in dead}
+    if "dead" in states:
         captions.append("dead: its tmux pane is kept with its error; `agentlaunch tmux up AGENT` starts it again")
+    if "stopped" in states:
+        captions.append("stopped: `agentlaunch restart AGENT` brings it back in its session")
+    if "budget stopped" in states:
+        captions.append("budget stopped: raise the budget, then `agentlaunch restart AGENT`")
     if setups and any(not s.running for s in setups):
         captions.append("a failed worktree setup runs again at the agent's next start")
     if not rows:
