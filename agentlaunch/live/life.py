@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from agentlaunch import paths
 from agentlaunch.errors import PromptNotTaken, UsageError
 from agentlaunch.fsutil import PRIVATE_FILE_MODE, private_dir, read_regular, write_atomic
-from agentlaunch.live.status import SESSION_OPTION, StatusRecord, process_running, read_records
+from agentlaunch.live.status import LINE_OPTION, SESSION_OPTION, StatusRecord, process_running, read_records
 from agentlaunch.live.tmux import AGENT_OPTION, FORK_OPTION, Pane, Tmux, TmuxError, literal
 
 if TYPE_CHECKING:  # the store is opened by the callers; the deck's rows read notes without loading it
@@ -163,7 +163,8 @@ def stop_agent(
         again = f"{agent} --session {sid[:8]}" if found.pane.fork and sid else agent  # a fork's pane: its own session
         title = f"{agent} · stopped (agentlaunch stop) · agentlaunch restart {again} resumes it"
         with contextlib.suppress(TmuxError):  # the pane may have closed meanwhile: the stop itself is done
-            tmux.run("select-pane", "-t", found.pane.pane_id, "-T", literal(title))
+            tmux.sequence([["select-pane", "-t", found.pane.pane_id, "-T", literal(title)],
+                           ["set-option", "-p", "-t", found.pane.pane_id, LINE_OPTION, title]])  # the border shows it
     return Stopped(agent, sid, found.pane.pane_id if found else None, found.session if found else None, ended)
 
 

@@ -64,6 +64,10 @@ PANE_TITLE_ENV = "AGENTLAUNCH_PANE_TITLE"
 CACHE_EXPIRY_OPTION = "@agentlaunch_cache_expires"
 """The pane option holding when the prompt cache expires (unix seconds): the border counts down from it."""
 SESSION_OPTION = "@agentlaunch_session"
+LINE_OPTION = "@agentlaunch_line"
+"""The pane option holding agentlaunch's line for the pane border: the CLI inside may set the pane's title itself
+(an OSC 2: Codex's "[ ! ] Action Required | …", Gemini's "◇ Ready (repo)", Claude Code's "✳ Claude Code"), never
+a pane option, so the border shows this one, with the CLI's title beside it (``agentlaunch.live.tmux.BORDER_FORMAT``)."""
 SESSION_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
 """The pane option naming the session its launch runs: a pane that died or was stopped is restarted in it."""
 RECORD_VERSION = 1
@@ -296,8 +300,11 @@ class StatusWriter:
             return
         self._next_title = None
         title = title[:-1] + "\\;" if title.endswith(";") else title  # tmux would end the command there
+        # The border shows the line from the pane option, which no CLI can overwrite; the title is set too (the
+        # window list, `tmux choose-tree` and tools reading #{pane_title} see it until the CLI sets its own).
         expires = ["set-option", "-p", "-t", self.pane, CACHE_EXPIRY_OPTION, expiry] if expiry else [
             "set-option", "-p", "-u", "-t", self.pane, CACHE_EXPIRY_OPTION]  # fmt: skip
+        expires += [";", "set-option", "-p", "-t", self.pane, LINE_OPTION, title]
         if SESSION_ID.fullmatch(session):  # an id a CLI wrote: anything tmux would misread is left off
             expires += [";", "set-option", "-p", "-t", self.pane, SESSION_OPTION, session]
         # The tmux client inside a pane finds its server through $TMUX; an argument list, never a shell.

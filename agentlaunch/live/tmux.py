@@ -34,7 +34,14 @@ from typing import TYPE_CHECKING
 
 from agentlaunch import paths
 from agentlaunch.errors import AgentlaunchError, ExitCode, UsageError
-from agentlaunch.live.status import CACHE_EXPIRY_OPTION, PANE_TITLE_ENV, SESSION_OPTION, process_running, read_records
+from agentlaunch.live.status import (
+    CACHE_EXPIRY_OPTION,
+    LINE_OPTION,
+    PANE_TITLE_ENV,
+    SESSION_OPTION,
+    process_running,
+    read_records,
+)
 from agentlaunch.live.status_lean import PANE_FORMAT, dead_panes_listed
 from agentlaunch.live.status_lean import Pane as DeadPane
 
@@ -77,16 +84,21 @@ def _cache_countdown(option: str) -> str:
 
 
 CACHE_COUNTDOWN = _cache_countdown(CACHE_EXPIRY_OPTION)
-# What the pane border shows: the title the agent's status writer keeps current, then the cache's countdown,
-# highlighted when the agent waits for the person: "ASKING: needs you" (a permission prompt or question) and
-# "STALLED: needs you" (its turn has heard nothing from the CLI for stall_timeout) in red, "waiting" and "done"
-# (your turn) in yellow.
+# The line the agent's status writer keeps current, from its pane option (no CLI can set that one), else the pane's
+# title (a pane from before the option); and the CLI's own title beside it, dimmed, once the CLI set one (it differs
+# from the line and from tmux's default, the host's name): Codex's "[ ! ] Action Required | …", Gemini's "◇ Ready".
+BORDER_LINE = "#{?#{" + LINE_OPTION + "},#{" + LINE_OPTION + "},#{pane_title}}"
+CLI_TITLE = ("#{?#{&&:#{" + LINE_OPTION + "},#{&&:#{!=:#{pane_title},#{" + LINE_OPTION + "}},#{!=:#{pane_title},#{host}}}},"
+             "#[dim] │ #{pane_title}#[nodim],}")  # fmt: skip
+# What the pane border shows: that line, then the cache's countdown, highlighted when the agent waits for the
+# person: "ASKING: needs you" (a permission prompt or question) and "STALLED: needs you" (its turn has heard nothing
+# from the CLI for stall_timeout) in red, "waiting" and "done" (your turn) in yellow; then the CLI's title.
 BORDER_FORMAT = (
-    "#{?#{||:#{m:* · ASKING*,#{pane_title}},#{m:* · STALLED*,#{pane_title}}},"
-    "#[fg=white#,bg=red#,bold] #{pane_title}" + CACHE_COUNTDOWN + " #[default],"
-    "#{?#{||:#{m:* · waiting*,#{pane_title}},#{m:* · done*,#{pane_title}}},"
-    "#[fg=black#,bg=yellow] #{pane_title}" + CACHE_COUNTDOWN + " #[default],"
-    " #{pane_title}" + CACHE_COUNTDOWN + " }}"
+    "#{?#{||:#{m:* · ASKING*," + BORDER_LINE + "},#{m:* · STALLED*," + BORDER_LINE + "}},"
+    "#[fg=white#,bg=red#,bold] " + BORDER_LINE + CACHE_COUNTDOWN + " #[default],"
+    "#{?#{||:#{m:* · waiting*," + BORDER_LINE + "},#{m:* · done*," + BORDER_LINE + "}},"
+    "#[fg=black#,bg=yellow] " + BORDER_LINE + CACHE_COUNTDOWN + " #[default],"
+    " " + BORDER_LINE + CACHE_COUNTDOWN + " }}" + CLI_TITLE
 )
 # Variables a pane needs from the caller's environment (a running server has its own).
 PASSED_ENV_PREFIXES = ("AGENTLAUNCH_",)

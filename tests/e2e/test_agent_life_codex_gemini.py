@@ -77,7 +77,7 @@ def stop_and_restart(socket: str, env: dict[str, str], work: Path, agent: str, f
     assert tmux(socket, "display-message", "-p", "-t", pane, "#{pane_dead}").strip() == "1"
     assert "stopped (agentlaunch stop)" in tmux(socket, "display-message", "-p", "-t", pane, "#{pane_title}")
     rows = json.loads(cli(env, work, "status", "--json", "--socket", socket).stdout)
-    assert [r["state"] for r in rows if r["agent"] == agent] == ["dead"]
+    assert [(r["state"], r["dead"]) for r in rows if r["agent"] == agent] == [("stopped", False)]
     refused = cli(env, work, "send", agent, "still there?")
     assert refused.returncode == 7 and f"{agent} was stopped (agentlaunch stop".encode() in refused.stderr, refused.stderr
     back = cli(env, work, "restart", agent, "--socket", socket, "--wait", "90")
