@@ -12,14 +12,15 @@ from agentlaunch import paths
 from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, err
 from agentlaunch.cli.tmux import SocketOpt, report_up, restart_said, said_worktrees
 from agentlaunch.errors import UsageError
-from agentlaunch.live.fork import fork_pane, fork_source, main_pane, respawn_fork, start_fork
+from agentlaunch.live.fork import confirmed_session, fork_pane, fork_source, main_pane, respawn_fork, start_fork
 from agentlaunch.live.known import refuse_unknown
 from agentlaunch.live.life import AgentNotRunning, AgentPane, chosen_session, clear_note, live_record, own_given, stop_agent
 from agentlaunch.live.resume import turns_text
 from agentlaunch.live.startup_wait import TmuxPanes, wait_started
-from agentlaunch.live.status import SESSION_OPTION
+from agentlaunch.live.status_read import FORK_MARK
 from agentlaunch.live.tmux import Tmux, TmuxError, UpResult, plan_up, ways_back
 from agentlaunch.providers.descriptors import describe
+from agentlaunch.usage.session_ids import unique_prefix
 from agentlaunch.usage.store import Store
 from agentlaunch.visible import for_markup
 
@@ -165,11 +166,17 @@ def fork(
     result = UpResult(made.session, started=[agent], panes={agent: made.pane_id})
     outcomes = wait_started(TmuxPanes(tmux, made.session), result.panes, timeout=wait) if wait > 0 else []
     failed = report_up(result, outcomes, made.session, socket)
-    new = tmux.run("display-message", "-p", "-t", made.pane_id, "#{" + SESSION_OPTION + "}", check=False).stdout.strip()
-    if new and not failed:
-        err.print(f"the fork is session {new}: agentlaunch send {agent} --session {new[:8]} PROMPT", highlight=False)
     if failed:
         raise typer.Exit(1)
+    with Store.open(paths.store_path()) as store:
+        new = confirmed_session(tmux, made.pane_id, store, timeout=max(wait, 5.0))
+        short = unique_prefix(store, new) if new else ""
+    if new:
+        err.print(f"the fork is session {new}: agentlaunch send {agent} --session {short} PROMPT", highlight=False,
+                  soft_wrap=True)  # fmt: skip
+    else:
+        err.print(f"the fork's session id is not known yet: agentlaunch status lists it (as {agent} {FORK_MARK} N)",
+                  highlight=False, soft_wrap=True)  # fmt: skip
 
 
 def _known_agent(folder: Path, agent: str) -> AgentSpec:

@@ -100,6 +100,7 @@ def snapshot(
         "model": meter.model or launch.spec.model,
         "session_id": launch.session_id,
         "resumed": launch.resumed,
+        "fork_of": launch.fork.session_id if launch.fork is not None else None,  # a fork's: the session it forked
         "working_dir": str(launch.working_dir),
         "pid": pid,
         "pid_start": pid_start,

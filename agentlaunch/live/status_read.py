@@ -219,7 +219,7 @@ def is_stale(data: dict[str, Any]) -> bool:
 
 
 _TEXT_FIELDS = ("agent", "display", "provider", "model", "session_id", "working_dir", "state", "pid_start", "started",
-                "updated", "cost", "window_source", "state_since", "control", "state_reason")  # fmt: skip
+                "updated", "cost", "window_source", "state_since", "control", "state_reason", "fork_of")  # fmt: skip
 _COUNT_FIELDS = ("pid", "cli_pid", "version", "turns", "calls", "context", "window", "to_compaction", "priced_calls",
                  "unpriced_calls")  # fmt: skip
 
@@ -349,6 +349,20 @@ def line_for(agent: str, directory: str | os.PathLike[str] | None = None) -> str
     latest = max(live, key=lambda r: str(r.data.get("updated", "")))
     line = latest.line(datetime.now(UTC))
     return line + (f" (+{len(live) - 1} more)" if len(live) > 1 else "")
+
+
+FORK_MARK = "⑂"
+
+
+def agent_label(record: StatusRecord, records: Sequence[StatusRecord]) -> str:
+    """The agent's name for its own session; ``cx ⑂ 2`` for a fork (``fork_of`` set: ``agentlaunch fork``,
+    ``run --fork``), 2 being its place among the agent's running sessions by start (the first is 1)."""
+    if not record.data.get("fork_of"):
+        return record.agent
+    mine = sorted((r for r in records if r.agent == record.agent and not r.stale),
+                  key=lambda r: (str(r.data.get("started") or ""), os.path.basename(r.file)))  # fmt: skip
+    place = next((i for i, r in enumerate(mine, 1) if r.file == record.file), len(mine) + 1)
+    return f"{record.agent} {FORK_MARK} {place}"
 
 
 STOPPED_OPTION = "@agentlaunch_stopped"  # agentlaunch.live.life.STOPPED_OPTION: `stop` marks the pane it ends

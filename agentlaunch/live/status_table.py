@@ -25,7 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agentlaunch.live.status import ASKING, StatusRecord, shown_state, waited
-from agentlaunch.live.status_read import pane_state
+from agentlaunch.live.status_read import agent_label, pane_state
 from agentlaunch.usage.plan_limits import limits_text
 from agentlaunch.usage.warmth import cache_cell
 from agentlaunch.visible import for_markup, visible
@@ -83,14 +83,16 @@ def _k(value: object) -> str:
     return f"{value / 1000:.0f}k" if abs(value) >= 10_000 else f"{value:,}"
 
 
-def record_row(r: StatusRecord, now: datetime) -> Row:
+def record_row(r: StatusRecord, now: datetime, label: str | None = None) -> Row:
+    """A running session's row; ``label`` names it (``cx ⑂ 2`` for a fork: :func:`agent_label`), else the agent."""
     d = r.data
     percent = d.get("percent")
     has_percent = isinstance(percent, int | float)
     setup = d.get("worktree_setup")
     how_long = waited(r.as_dict(), now)
     cells = {
-        "agent": r.agent, "state": shown_state(r.state, r.data), "for": how_long.removeprefix("for ") if how_long else "",
+        "agent": label or r.agent, "state": shown_state(r.state, r.data),
+        "for": how_long.removeprefix("for ") if how_long else "",
         "context": _n(d.get("context")) + (f" ({percent:.1f}%)" if has_percent else ""), "cost": str(d.get("cost") or ""),
         "to_compaction": _n(d.get("to_compaction")), "plan_limits": limits_text(d, now) or "",
         "cache": cache_cell(d, now), "model": str(d.get("model") or ""),
@@ -213,7 +215,8 @@ def status_view(
 ) -> FittedStatus:  # fmt: skip
     """The table of running agents, dead panes and worktree setups that failed or run, with what explains them."""
     now = now or datetime.now(UTC)
-    rows = [record_row(r, now) for r in records] + [setup_row(s) for s in setups] + [dead_row(p) for p in dead]
+    rows = [record_row(r, now, agent_label(r, records)) for r in records]
+    rows += [setup_row(s) for s in setups] + [dead_row(p) for p in dead]
     captions = [c for c in (setup_caption(s) for s in setups) if c] + [c for c in map(question_caption, records) if c]
     states = {pane_state(p) for p in dead}
     if "dead" in states:
