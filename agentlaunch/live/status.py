@@ -282,14 +282,15 @@ class StatusWriter:
         self._dir_made = True
 
     def _set_pane_title(self, title: str, expiry: str = "", session: str = "") -> None:
-        """The pane's title, the cache's expiry (epoch seconds, "" for none) and the session's id in one tmux call.
+        """The pane border's line (:data:`LINE_OPTION`), the cache's expiry (epoch seconds, "" for none) and the
+        session's id in one tmux call.
 
         The border counts the cache down from the expiry on every redraw (``status-interval``), so
-        agentlaunch writes it once per call, never once a second. It is set at each record written even when
-        the line did not change: the CLI sets the pane's title too (Claude Code's OSC 2, "✳ Claude Code"), and
-        the next write is what puts agentlaunch's back (skipping unchanged lines left Claude Code's title on a
-        resumed pane: tests/e2e/test_tmux_numbers.py, CI run 78 on 2026-12-03). The session's id stays on the pane
-        after the launch ends, so `tmux up` and `restart` bring that pane back in its own conversation.
+        agentlaunch writes it once per call, never once a second. The pane's title is the CLI's own (an OSC 2:
+        Codex's "[ ! ] Action Required | …", Gemini's "◇  Ready (repo)"): the border shows it beside the line.
+        Before, the line was the title, and a CLI's title replaced the meters until the next record was written.
+        The session's id stays on the pane after the launch ends, so `tmux up` and `restart` bring that pane back
+        in its own conversation.
         """
         if not (self.pane and self._tmux):
             return
@@ -301,17 +302,14 @@ class StatusWriter:
             return
         self._next_title = None
         title = title[:-1] + "\\;" if title.endswith(";") else title  # tmux would end the command there
-        # The border shows the line from the pane option, which no CLI can overwrite; the title is set too (the
-        # window list, `tmux choose-tree` and tools reading #{pane_title} see it until the CLI sets its own).
-        expires = ["set-option", "-p", "-t", self.pane, CACHE_EXPIRY_OPTION, expiry] if expiry else [
-            "set-option", "-p", "-u", "-t", self.pane, CACHE_EXPIRY_OPTION]  # fmt: skip
-        expires += [";", "set-option", "-p", "-t", self.pane, LINE_OPTION, title]
+        expires = [";", "set-option", "-p", "-t", self.pane, CACHE_EXPIRY_OPTION, expiry] if expiry else [
+            ";", "set-option", "-p", "-u", "-t", self.pane, CACHE_EXPIRY_OPTION]  # fmt: skip
         if SESSION_ID.fullmatch(session):  # an id a CLI wrote: anything tmux would misread is left off
             expires += [";", "set-option", "-p", "-t", self.pane, SESSION_OPTION, session]
         # The tmux client inside a pane finds its server through $TMUX; an argument list, never a shell.
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             self._titling = subprocess.Popen(
-                [self._tmux, "select-pane", "-t", self.pane, "-T", title.replace("#", "##"), ";", *expires],  # -T expands formats
+                [self._tmux, "set-option", "-p", "-t", self.pane, LINE_OPTION, title, *expires],  # a value, never a format
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,

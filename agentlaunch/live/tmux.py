@@ -86,10 +86,12 @@ def _cache_countdown(option: str) -> str:
 CACHE_COUNTDOWN = _cache_countdown(CACHE_EXPIRY_OPTION)
 # The line the agent's status writer keeps current, from its pane option (no CLI can set that one), else the pane's
 # title (a pane from before the option); and the CLI's own title beside it, dimmed, once the CLI set one (it differs
-# from the line and from tmux's default, the host's name): Codex's "[ ! ] Action Required | …", Gemini's "◇ Ready".
+# from the line, from tmux's default, the host's name, and from the agent's name agentlaunch gave the pane): Codex's
+# "[ ! ] Action Required | …", Gemini's "◇  Ready (repo)".
 BORDER_LINE = "#{?#{" + LINE_OPTION + "},#{" + LINE_OPTION + "},#{pane_title}}"
-CLI_TITLE = ("#{?#{&&:#{" + LINE_OPTION + "},#{&&:#{!=:#{pane_title},#{" + LINE_OPTION + "}},#{!=:#{pane_title},#{host}}}},"
-             "#[dim] │ #{pane_title}#[nodim],}")  # fmt: skip
+_OWN_TITLE = ("#{&&:#{!=:#{pane_title},#{" + LINE_OPTION + "}},#{&&:#{!=:#{pane_title},#{host}},"
+              "#{!=:#{pane_title},#{" + AGENT_OPTION + "}}}}")  # not the line, tmux's default or the name agentlaunch gave
+CLI_TITLE = "#{?#{&&:#{" + LINE_OPTION + "}," + _OWN_TITLE + "},#[dim] │ #{pane_title}#[nodim],}"
 # What the pane border shows: that line, then the cache's countdown, highlighted when the agent waits for the
 # person: "ASKING: needs you" (a permission prompt or question) and "STALLED: needs you" (its turn has heard nothing
 # from the CLI for stall_timeout) in red, "waiting" and "done" (your turn) in yellow; then the CLI's title.
@@ -299,6 +301,7 @@ def _decorate(tmux: Tmux, pane_id: str, window_id: str, agent: str, *, tiled: bo
     """Tag the pane with its agent and show its title (the live status line) in the pane border."""
     commands = [
         ["set-option", "-p", "-t", pane_id, AGENT_OPTION, agent],
+        ["set-option", "-p", "-t", pane_id, LINE_OPTION, agent],  # the border's line until the agent's status writes it
         ["select-pane", "-t", pane_id, "-T", literal(agent)],
         ["set-option", "-w", "-t", window_id, "pane-border-status", "top"],
         ["set-option", "-w", "-t", window_id, "pane-border-format", BORDER_FORMAT],

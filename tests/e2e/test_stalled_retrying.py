@@ -148,7 +148,7 @@ def test_an_api_failure_loop_in_claude_codes_interface_is_retrying_then_done_onc
     assert "does not say why" in shown["state_reason"]  # the cause is on Claude Code's screen only
     wait_for(lambda: "529 overloaded now" in screen(socket, pane) and "retrying" in screen(socket, pane), timeout=60,
              what="Claude Code's own screen in its retry loop")  # fmt: skip
-    assert "· retrying (the same API request sent" in pane_option(socket, pane, "#{pane_title}")
+    assert "· retrying (the same API request sent" in pane_option(socket, pane, "#{@agentlaunch_line}")
     assert len(anthropic.message_requests()) >= 3  # the first call and at least one retry, before any answer
     anthropic.default = text_reply("Hello, the API is back.")
     done = wait_state(env, workdir, "flaky", socket, lambda r: r.get("state") == "waiting" and r.get("done"), "done")
@@ -217,7 +217,7 @@ def test_a_claude_turn_that_hears_nothing_is_stalled_with_the_flag_and_send_wait
         assert "no report from the CLI for" in shown["state_reason"] and "while thinking" in shown["state_reason"]
         assert pane_option(socket, pane, "#{@agentlaunch_pane_needs_you}") == "stuck stalled"
         assert "stuck stalled" in pane_option(socket, pane, "#{@agentlaunch_needs_you}")
-        assert "STALLED: needs you" in pane_option(socket, pane, "#{pane_title}")
+        assert "STALLED: needs you" in pane_option(socket, pane, "#{@agentlaunch_line}")
         assert "esc to interrupt" in screen(socket, pane)  # Claude Code's screen still looks busy (its spinner turns)
         table = run_cli("status", env=env, cwd=workdir, timeout=60).stdout.decode()
         assert "STALLED" in table  # the table wraps its cells to the terminal's width: "STALLED: needs" / "you"
