@@ -72,9 +72,9 @@ def meters_kept(socket: str, env: dict[str, str], work: Path, agent: str) -> Non
         raise AssertionError(f"{exc}: {border(socket, pane)!r}\n{screen(socket, pane)}") from None
     shown = border(socket, pane)
     # Before: the border was the CLI's title alone ("[ ! ] Action Required | …", "◇ Ready (repo)").
-    assert f" {agent} · waiting · " in shown, shown
+    assert f" {agent} · " in shown and " · ctx " in shown and "to compaction" in shown, shown  # the meters
     assert f" │ {title}" in shown, shown  # the CLI's title beside the meters, never instead of them
-    assert shown.index(f"{agent} · waiting") < shown.index(title)
+    assert shown.index(f"{agent} · ") < shown.index(" · ctx ") < shown.index(title)
     assert run_cli("tmux", "down", "--socket", socket, env=env, cwd=work, timeout=120).returncode == 0
 
 
