@@ -212,8 +212,8 @@ def resume_budget(agent: AgentArg, session: SessionOpt = None, as_json: JsonOpt 
     one more turn over the limit, and pauses again after that turn unless the limit is raised.
     A headless run that was paused goes on with its interrupted task in the same session.
 
-    Exit codes: 0 resumed, 2 a bad agent name, or it runs several sessions and --session names none, 7 it is not running,
-    or not paused by a budget (nothing resumed).
+    Exit codes: 0 resumed, 2 a bad agent name, or it runs several sessions and --session names none, 3 no agent of that
+    name (listed as `run` does), 7 it is not running, or not paused by a budget (nothing resumed).
 
     Example: agentlaunch resume-budget reviewer
     """
