@@ -23,6 +23,7 @@ from agentlaunch.events import Event, Record
 if TYPE_CHECKING:
     from agentlaunch.definitions.spec import AgentSpec
     from agentlaunch.errors import AgentlaunchError
+    from agentlaunch.launch.identity import ForkSource
     from agentlaunch.usage.meter import CompactionWarning, Meter
     from agentlaunch.usage.records import CallRecord
 
@@ -39,6 +40,8 @@ class LaunchView(Protocol):
     spec: AgentSpec
     session_id: str
     resumed: bool
+    fork: ForkSource | None
+    """The session this one is a fork of (``run --fork ID``, ``agentlaunch fork``), else None."""
     working_dir: Path
     state: str
     turns: int

@@ -46,7 +46,7 @@ def test_stop_keeps_the_pane_with_the_reason_send_names_it_and_restart_resumes_t
     assert facts["dead"] == "1" and "stopped (agentlaunch stop)" in facts["title"]  # the pane kept, with the reason
     assert waiting("other") is not None  # the rest of the team untouched
     records = json.loads(run_cli_inprocess("status", "--json", "--socket", socket).stdout)
-    assert [r["state"] for r in records if r["agent"] == "demo"] == ["dead"]
+    assert [(r["state"], r["dead"]) for r in records if r["agent"] == "demo"] == [("stopped", False)]
 
     sent = run_cli("send", "demo", "are you there?")
     assert sent.returncode == 7, sent.stderr
@@ -122,7 +122,7 @@ def test_send_to_an_agent_its_budget_stopped_names_the_budget_and_what_was_spent
 @pytest.mark.parametrize(
     ("args", "words"),
     [
-        (["fork", "ghost"], b"no agent 'ghost' in "),
+        (["fork", "ghost"], b"agents/ghost/agent.yaml: agent 'ghost' not found (agents here: "),
         (["fork", "claudy", "--session", "s-of-other"], b"session s-of-other is other's, not claudy's"),
         (["fork", "claudy", "--session", "s-no-turn"], b"session s-no-turn never had a turn: there is nothing to fork"),
         (["fork", "claudy"], b"claudy's session s-no-tur never had a turn: there is no conversation to fork"),
@@ -151,3 +151,21 @@ def test_bad_inputs_to_fork_are_usage_errors_before_anything_starts(
 def test_stop_of_a_session_the_agent_does_not_run_is_exit_7(socket: str) -> None:
     result = run_cli("stop", "demo", "--session", "nope", "--socket", socket)
     assert result.returncode == 7 and b"demo is not running in a session starting 'nope'" in result.stderr, result.stderr
+
+
+def test_a_stop_that_returns_before_the_agent_ended_is_still_stopped_once_it_has(
+    socket: str, agents_dir: Path, workdir: Path
+) -> None:
+    # Before: the pane was marked only when the stop saw the end within --timeout; one that ended later
+    # (or while a reader looked, before the mark) read `dead (exit 143)` for good.
+    assert up(socket, agents_dir, workdir, "demo").returncode == 0
+    pane = panes(socket)["demo"]["pane"]
+    wait_for(lambda: waiting("demo"), what="demo waiting")
+    stopped = run_cli("stop", "demo", "--socket", socket, "--timeout", "0")
+    assert stopped.returncode in (0, 1), stopped.stderr  # 1: it had not ended yet when the stop returned
+    wait_for(lambda: panes(socket)["demo"]["dead"] == "1", what="the pane dead")
+    records = json.loads(run_cli_inprocess("status", "--json", "--socket", socket).stdout)
+    assert [(r["state"], r["dead"], r["pane"]) for r in records if r["agent"] == "demo"] == [("stopped", False, pane)]
+    line = run_cli_inprocess("status", "--line", "demo", "--socket", socket).stdout.decode()
+    assert line.startswith("demo · stopped (agentlaunch stop) · agentlaunch restart demo brings it back"), line
+    assert run_cli("tmux", "down", "--socket", socket).returncode == 0

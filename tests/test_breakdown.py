@@ -29,10 +29,11 @@ def test_render_breakdown_prints_json_with_costs_per_call_and_writes_nothing(age
     done = run_cli_inprocess("render", "reviewer", "--breakdown", "--json", "--agents-dir", str(agents_dir))
     assert done.returncode == 0, done.stderr.decode()
     data = json.loads(done.stdout)
-    assert data["model"] == "claude-sonnet-4-5" and sum(p["bytes"] for p in data["parts"]) == data["bytes"]
+    assert data["model"] == "claude-sonnet-5-5" and sum(p["bytes"] for p in data["parts"]) == data["bytes"]
     soul = data["parts"][0]
-    # claude-sonnet-4-5: $3 per million input tokens, $0.30 per million read from the cache
-    assert soul["uncached_usd"] == soul["tokens"] * 3 / 1e6 and abs(soul["cached_usd"] - soul["tokens"] * 0.3 / 1e6) < 1e-12
+    # claude-sonnet-5-5 (genai-prices): $2 per million input tokens, $0.10 per million read from the cache
+    assert abs(soul["uncached_usd"] - soul["tokens"] * 2 / 1e6) < 1e-12
+    assert abs(soul["cached_usd"] - soul["tokens"] * 0.1 / 1e6) < 1e-12
     state = Path(os.environ["AGENTLAUNCH_STATE_DIR"])
     assert not (state / "system-prompts").exists()
     table = run_cli_inprocess("render", "reviewer", "--breakdown", "--agents-dir", str(agents_dir)).stdout.decode()

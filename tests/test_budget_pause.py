@@ -177,8 +177,10 @@ def test_a_paused_session_refuses_a_prompt_naming_the_budget_and_the_way_out() -
 
 
 def test_resume_budget_of_an_agent_not_running_is_exit_7() -> None:
-    done = run_cli("resume-budget", "nobody")
-    assert done.returncode == 7 and b"nobody is not running" in done.stderr, done
+    done = run_cli("resume-budget", "demo")  # a bundled example: an agent, not running
+    assert done.returncode == 7 and b"demo is not running" in done.stderr, done
+    typo = run_cli("resume-budget", "nobody")  # no agent at all: run's message, listing the agents
+    assert typo.returncode == 3 and b"agent 'nobody' not found (agents here: " in typo.stderr, typo
 
 
 def test_resume_budget_of_an_agent_that_is_not_paused_is_exit_7(tmp_path: Path) -> None:

@@ -62,3 +62,32 @@ def test_the_fork_is_a_new_session_carrying_its_source(agents_dir: Path, workdir
             choose_session(spec, adapter, store, workdir, resume=None, continue_last=False, fork="9f9f-empty")
         with pytest.raises(UsageError, match="no session 'nope'"):
             choose_session(spec, adapter, store, workdir, resume=None, continue_last=False, fork="nope")
+
+
+class PaneOption:
+    """A tmux whose fork pane says one session id after another (the launch's own first, then the CLI's thread's)."""
+
+    def __init__(self, ids: list[str]) -> None:
+        self.ids = ids
+
+    def run(self, *args: str, check: bool = True) -> object:
+        from types import SimpleNamespace
+
+        return SimpleNamespace(stdout=self.ids.pop(0) if len(self.ids) > 1 else self.ids[0], returncode=0)
+
+
+def test_the_fork_names_its_session_once_the_cli_confirmed_it(workdir: Path) -> None:
+    from agentlaunch.live.fork import confirmed_session
+    from agentlaunch.usage.session_ids import unique_prefix
+
+    # Before: the pane's first id was printed (`c5510a73…`, the launch's own until Codex's rollout named the thread).
+    with Store.open(paths.store_path()) as store:
+        store.start_session("01a24cbd-bc48-73e2-b2ad-68fa43fa847a", agent="cx", provider="codex", working_dir=workdir)
+        tmux = PaneOption(["c5510a73-0000-4000-8000-000000000000", "c5510a73-0000-4000-8000-000000000000",
+                           "01a24cbd-e151-7423-806f-17928f463ca9"])  # fmt: skip
+        assert confirmed_session(tmux, "%1", store, timeout=0) is None  # type: ignore[arg-type]  # not known yet
+        store.start_session("01a24cbd-e151-7423-806f-17928f463ca9", agent="cx", provider="codex", working_dir=workdir)
+        assert confirmed_session(tmux, "%1", store, timeout=30) == "01a24cbd-e151-7423-806f-17928f463ca9"  # type: ignore[arg-type]
+        # UUIDv7: both start 01a24cbd (made within the same 65 s); the hint's start names one.
+        assert unique_prefix(store, "01a24cbd-e151-7423-806f-17928f463ca9") == "01a24cbd-e"
+        assert unique_prefix(store, "c5510a73-0000-4000-8000-000000000000") == "c5510a73"

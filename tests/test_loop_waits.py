@@ -306,7 +306,7 @@ def test_a_slow_tmux_never_holds_up_the_status_record_and_the_last_title_still_l
     # A tmux held until the test opens the gate (or, should update() wait for it, until it gives up: ~10 s).
     tmux.write_text(
         f"#!/bin/sh\nn=0\nwhile [ ! -e {gate} ] && [ $n -lt 1000 ]; do sleep 0.01; n=$((n+1)); done\n"
-        f'printf "%s\\n" "$5" >> {titles}\n'
+        f'printf "%s\\n" "$6" >> {titles}\n'
     )
     tmux.chmod(tmux.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")

@@ -235,6 +235,10 @@ def test_compaction_warning_is_shown_once_past_the_threshold(agents_dir: Path) -
     err = text(above.stderr)
     assert err.count("passed the compaction threshold 27,000") == 1
     assert "of 60,000" in err
+    # what is true past the threshold: how far past it, and that the CLI may compact now (not the window's remainder)
+    context = int(err.split("context ", 1)[1].split(" of ", 1)[0].replace(",", ""))
+    assert f"27,000 by {context - 27_000:,}: the CLI may compact the conversation at any call" in err
+    assert "left before" not in err
     assert "compaction" not in text(above.stdout)
 
 

@@ -36,7 +36,7 @@ from agentlaunch.launch.control import (
 )
 from agentlaunch.launch.loop import Loop
 from agentlaunch.processes import process_start
-from tests.helpers import run_cli, wait_for
+from tests.helpers import run_cli, run_cli_inprocess, wait_for
 
 
 class ThreadServed(ControlServer):
@@ -458,10 +458,32 @@ def state_dir() -> Path:
     return Path(os.environ["AGENTLAUNCH_STATE_DIR"])
 
 
-def test_send_to_an_agent_that_is_not_running_is_exit_7() -> None:
-    result = run_cli("send", "nobody", "hi", "--wait")
+def test_send_to_an_agent_that_is_not_running_is_exit_7(agents_dir: Path) -> None:
+    result = run_cli("send", "demo", "hi", "--wait", "--agents-dir", str(agents_dir))
     assert result.returncode == 7
-    assert b"error: nobody is not running" in result.stderr and b"agentlaunch status" in result.stderr
+    assert b"error: demo is not running" in result.stderr and b"agentlaunch status" in result.stderr
+
+
+@pytest.mark.parametrize("command", [["send", "adaa", "hi"], ["stop", "adaa"], ["restart", "adaa"], ["fork", "adaa"]])
+def test_a_name_no_agent_has_gets_runs_message_from_every_command(agents_dir: Path, command: list[str]) -> None:
+    # Before: `send adaa` (a typo) said "adaa is not running", `stop` "nothing to stop", `restart` "no pane".
+    said = run_cli_inprocess("run", "adaa", "hi", "--agents-dir", str(agents_dir))
+    assert said.returncode == 3
+    words = f"{agents_dir.resolve()}/adaa/agent.yaml: agent 'adaa' not found (agents here: demo, planner, reviewer)"
+    assert words in said.stderr.decode()
+    result = run_cli_inprocess(*command, "--agents-dir", str(agents_dir))
+    assert result.returncode == (2 if command[0] == "fork" else 3), result.stderr  # fork: a usage error, as documented
+    assert words in result.stderr.decode() and "not running" not in result.stderr.decode()
+
+
+def test_an_agent_with_no_definition_but_a_recorded_session_is_only_not_running(agents_dir: Path, workdir: Path) -> None:
+    from agentlaunch import paths
+    from agentlaunch.usage.store import Store
+
+    with Store.open(paths.store_path()) as store:  # an agent whose definition was removed since it ran
+        store.start_session("s-gone", agent="gone", provider="fake", working_dir=workdir)
+    result = run_cli_inprocess("send", "gone", "hi", "--agents-dir", str(agents_dir))
+    assert result.returncode == 7 and b"gone is not running" in result.stderr, result.stderr
 
 
 def test_send_to_an_agent_that_died_is_exit_7_and_says_so() -> None:

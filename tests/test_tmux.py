@@ -105,10 +105,10 @@ def test_up_runs_each_agent_in_its_own_window_shows_status_and_down_ends_them(
     wait_for(lambda: 'You said: "hello from tmux"' in screen(socket, demo), what="the answer in the pane")
 
     def titled() -> bool:
-        title = tmux(socket, "display-message", "-p", "-t", demo, "#{pane_title}").strip()
+        title = tmux(socket, "display-message", "-p", "-t", demo, "#{@agentlaunch_line}").strip()
         return title.startswith("demo · done · ctx ") and "to compaction" in title  # its turn ended: done
 
-    wait_for(titled, what="the live status line in the pane title")
+    wait_for(titled, what="the live status line in the border's pane option")
     records = {r["agent"]: r for r in status_records()}
     assert set(records) == {"demo", "helper"}
     assert records["demo"]["calls"] == 1 and records["helper"]["calls"] == 0, (json.dumps(records), screen(socket, demo))

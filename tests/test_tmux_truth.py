@@ -307,7 +307,7 @@ def test_asking_reaches_the_status_record_the_pane_border_the_window_flag_and_th
     flag = tmux(socket, "show-options", "-w", "-v", "-t", window, "@agentlaunch_needs_you").strip()
     assert flag == "pinger asking"
     assert tmux(socket, "show-options", "-p", "-v", "-t", pane_id, "@agentlaunch_pane_needs_you").strip() == "pinger asking"
-    title = tmux(socket, "display-message", "-p", "-t", pane_id, "#{pane_title}").strip()
+    title = tmux(socket, "display-message", "-p", "-t", pane_id, "#{@agentlaunch_line}").strip()
     assert title.startswith("pinger · ASKING: needs you") and "since " in title
     border = tmux(socket, "display-message", "-p", "-t", pane_id, tmux(socket, "show-options", "-w", "-v", "-t", window,
                                                                        "pane-border-format").strip())  # fmt: skip

@@ -37,6 +37,16 @@ def report_volatile(rendered: Rendered) -> None:
         )
 
 
+def report_retired(spec: AgentSpec) -> None:
+    """A note (not a problem: the CLI still starts) for a model its CLI calls retired
+    (:mod:`~agentlaunch.providers.retired_models`)."""
+    from agentlaunch.providers.retired_models import retirement_note
+
+    if note := retirement_note(spec.provider, spec.model, date.today()):
+        err.print(f"[yellow]note:[/] {for_markup(str(spec.agent_dir / 'agent.yaml'))}: {for_markup(note)}",
+                  markup=True, highlight=False, soft_wrap=True)  # fmt: skip
+
+
 @app.command("list")
 def list_agents(agents_dir: AgentsDirOpt = None, as_json: JsonOpt = False) -> None:
     """List the agents found, with provider, model, bundles and skills.
@@ -111,6 +121,7 @@ def validate(
             rendered = render_instructions(spec, Path.cwd(), date.today(), templates_dir=templates_dir)
             report_volatile(rendered)
             read_skills(spec.skills, spec.agents_dir)  # what `run` would refuse to install
+            report_retired(spec)
         except DefinitionError as exc:
             problems.extend(exc.problems)
     for line in problems:

@@ -12,13 +12,15 @@ from agentlaunch import paths
 from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, err
 from agentlaunch.cli.tmux import SocketOpt, report_up, restart_said, said_worktrees
 from agentlaunch.errors import UsageError
-from agentlaunch.live.fork import fork_pane, fork_source, main_pane, respawn_fork, start_fork
-from agentlaunch.live.life import AgentPane, chosen_session, clear_note, live_record, own_given, stop_agent
+from agentlaunch.live.fork import confirmed_session, fork_pane, fork_source, main_pane, respawn_fork, start_fork
+from agentlaunch.live.known import refuse_unknown
+from agentlaunch.live.life import AgentNotRunning, AgentPane, chosen_session, clear_note, live_record, own_given, stop_agent
 from agentlaunch.live.resume import turns_text
 from agentlaunch.live.startup_wait import TmuxPanes, wait_started
-from agentlaunch.live.status import SESSION_OPTION
+from agentlaunch.live.status_read import FORK_MARK
 from agentlaunch.live.tmux import Tmux, TmuxError, UpResult, plan_up, ways_back
 from agentlaunch.providers.descriptors import describe
+from agentlaunch.usage.session_ids import unique_prefix
 from agentlaunch.usage.store import Store
 from agentlaunch.visible import for_markup
 
@@ -51,7 +53,7 @@ RestartWaitOpt = Annotated[
 @app.command()
 def stop(
     agent: AgentArg, socket: SocketOpt = None, timeout: StopTimeoutOpt = 20.0, session: StopSessionOpt = None,
-    as_json: JsonOpt = False,
+    as_json: JsonOpt = False, agents_dir: AgentsDirOpt = None,
 ) -> None:  # fmt: skip
     """End AGENT's provider CLI cleanly: its conversation stays resumable, its tmux pane stays with the reason.
 
@@ -60,12 +62,16 @@ def stop(
     `agentlaunch restart AGENT` brings it back in the same session; `send` to it says it was stopped.
 
     Exit codes: 0 stopped, 1 it did not end within --timeout, 2 it runs several sessions (a fork beside
-    it, say) and --session names none, 7 it is not running.
+    it, say) and --session names none, 3 no agent of that name (listed as `run` does), 7 it is not running.
 
     Example: agentlaunch stop reviewer && agentlaunch restart reviewer
     """
     tmux = _tmux_or_none(socket)
-    done = stop_agent(tmux, agent, timeout=timeout, session=session)
+    try:
+        done = stop_agent(tmux, agent, timeout=timeout, session=session)
+    except AgentNotRunning:
+        refuse_unknown(agent, agents_dir)  # a typo is named as one, as `run` does
+        raise
     if as_json:
         typer.echo(json.dumps({"agent": done.agent, "session_id": done.session_id, "ended": done.ended,
                                "pane": done.pane, "tmux_session": done.tmux_session}))  # fmt: skip
@@ -95,11 +101,12 @@ def restart(
 
     Exit codes: 0 running again, 1 it failed to start or has no pane, 2 a session that is not
     AGENT's (or never had a turn), or whose folder is gone and was no worktree (`agentlaunch tmux up
-    AGENT --fresh` starts a new session), 3 definition error, 127 tmux or its CLI missing.
+    AGENT --fresh` starts a new session), 3 definition error or no agent of that name, 127 tmux or its CLI missing.
 
     Example: agentlaunch restart reviewer   ·   agentlaunch restart reviewer --session 1a2b3c4d
     """
     tmux = Tmux(socket)
+    refuse_unknown(agent, agents_dir)
     with Store.open(paths.store_path()) as store:
         given = own_given(store, agent, session, "restart resumes", "resume") if session else None  # refused first
         place = (fork_pane(tmux, agent, given.session_id) if given else None) or _pane_of(tmux, agent)
@@ -159,20 +166,26 @@ def fork(
     result = UpResult(made.session, started=[agent], panes={agent: made.pane_id})
     outcomes = wait_started(TmuxPanes(tmux, made.session), result.panes, timeout=wait) if wait > 0 else []
     failed = report_up(result, outcomes, made.session, socket)
-    new = tmux.run("display-message", "-p", "-t", made.pane_id, "#{" + SESSION_OPTION + "}", check=False).stdout.strip()
-    if new and not failed:
-        err.print(f"the fork is session {new}: agentlaunch send {agent} --session {new[:8]} PROMPT", highlight=False)
     if failed:
         raise typer.Exit(1)
+    with Store.open(paths.store_path()) as store:
+        new = confirmed_session(tmux, made.pane_id, store, timeout=max(wait, 5.0))
+        short = unique_prefix(store, new) if new else ""
+    if new:
+        err.print(f"the fork is session {new}: agentlaunch send {agent} --session {short} PROMPT", highlight=False,
+                  soft_wrap=True)  # fmt: skip
+    else:
+        err.print(f"the fork's session id is not known yet: agentlaunch status lists it (as {agent} {FORK_MARK} N)",
+                  highlight=False, soft_wrap=True)  # fmt: skip
 
 
 def _known_agent(folder: Path, agent: str) -> AgentSpec:
     """``agent``'s definition; an agent that has none is a usage error (exit 2), as for any unknown name."""
+    from agentlaunch.definitions.names import not_found
     from agentlaunch.definitions.spec import agent_names, load_agent
 
-    known = agent_names(folder) if folder.is_dir() else []
-    if agent not in known:
-        raise UsageError(f"no agent {agent!r} in {folder} (agents here: {', '.join(known) or 'none'})")
+    if agent not in (agent_names(folder) if folder.is_dir() else []):
+        raise UsageError(not_found(folder, agent))  # `run`'s words; a usage error here, as fork documents
     return load_agent(folder, agent, paths.state_dir())
 
 

@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from agentlaunch.cli.common import AgentArg, JsonOpt, app, err
+from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, app, err
 from agentlaunch.cli.plain import read_prompt
 from agentlaunch.errors import PromptNotTaken, TurnFailed, TurnTimeout, UsageError
 from agentlaunch.launch.control import ControlClient, command_problem, prompt_problem
+from agentlaunch.live.known import refuse_unknown
 from agentlaunch.live.life import what_happened
 from agentlaunch.live.status import StatusRecord, read_records
 from agentlaunch.visible import for_markup, visible
@@ -21,8 +23,11 @@ STARTING_WAIT = 60.0  # seconds send waits for a session that is still starting,
 RETRY_EVERY = 0.5  # seconds between two offers to a starting session
 
 
-def running_session(agent: str, session: str | None) -> StatusRecord:
-    """The status record of ``agent``'s running session (the one whose id starts with ``session``, if given)."""
+def running_session(agent: str, session: str | None, agents_dir: Path | None = None) -> StatusRecord:
+    """The status record of ``agent``'s running session (the one whose id starts with ``session``, if given).
+
+    A name that is no agent at all (a typo) gets ``run``'s message instead of "not running" (exit 3).
+    """
     records = [r for r in read_records(clean=False) if r.agent == agent]
     live = [r for r in records if not r.stale]
     if session is not None:
@@ -32,6 +37,8 @@ def running_session(agent: str, session: str | None) -> StatusRecord:
         dead = " (its last session ended without closing: its agentlaunch process is gone)" if records else ""
         if session is None and (stopped := what_happened(agent)):  # `stop` left a note: say what happened
             raise PromptNotTaken(stopped)
+        if not records:
+            refuse_unknown(agent, agents_dir)
         raise PromptNotTaken(f"{agent} is not running{which}{dead}", hint="agentlaunch status lists the running agents")
     if len(live) > 1:
         sessions = ", ".join(f"{r.data.get('session_id')} in {r.data.get('working_dir')}" for r in live)
@@ -62,6 +69,7 @@ CommandOpt = Annotated[
 def send(
     agent: AgentArg, prompt: SendPromptArg, wait: WaitOpt = False, timeout: SendTimeoutOpt = None,
     session: SessionOpt = None, quiet: SendQuietOpt = False, as_json: JsonOpt = False, command: CommandOpt = False,
+    agents_dir: AgentsDirOpt = None,
 ) -> None:  # fmt: skip
     """Hand PROMPT to AGENT's running session, as if typed there, and (--wait) print the answer.
 
@@ -86,8 +94,9 @@ def send(
     in the agent).
 
     Exit codes: 0, 1, 2 bad command line (an empty prompt, one with control characters, one the
-    interface would not take as a message, two sessions and no --session), 6, 7 not running or
-    cannot take a prompt now (nothing typed), 124, 130.
+    interface would not take as a message, two sessions and no --session), 3 no agent of that name
+    (the agents are listed, as `run` does), 6, 7 not running or cannot take a prompt now (nothing
+    typed), 124, 130.
 
     Example: agentlaunch send reviewer "Review the last commit" --wait
     ·   git diff | agentlaunch send reviewer - --wait --timeout 600 --json | jq -r .answer
@@ -101,7 +110,8 @@ def send(
     if (problem := prompt_problem(text) or (command_problem(text) if command else None)) is not None:
         raise UsageError(problem)
     started = time.monotonic()
-    client, first = _offer_until_taken(agent, session, (text, command), wait, timeout, quiet=quiet or as_json)
+    client, first = _offer_until_taken(agent, session, (text, command), wait, timeout, quiet=quiet or as_json,
+                                       agents_dir=agents_dir)  # fmt: skip
     try:
         left = None if timeout is None else max(timeout - (time.monotonic() - started), 0.001)
         _answered(client, first, agent, wait, left, timeout, quiet, as_json)
@@ -110,14 +120,15 @@ def send(
 
 
 def _offer_until_taken(
-    agent: str, session: str | None, text: tuple[str, bool], wait: bool, timeout: float | None, *, quiet: bool
+    agent: str, session: str | None, text: tuple[str, bool], wait: bool, timeout: float | None, *, quiet: bool,
+    agents_dir: Path | None = None,
 ) -> tuple[ControlClient, dict[str, Any]]:
     """Offer the prompt until the session takes it; a session still starting is asked again, for a while."""
     started = time.monotonic()
     limit = timeout if timeout is not None else STARTING_WAIT
     told = quiet
     while True:
-        client, first = _offer(agent, session, text, wait)
+        client, first = _offer(agent, session, text, wait, agents_dir)
         if first.get("ok") is True and client is not None:
             return client, first
         if client is not None:
@@ -133,10 +144,10 @@ def _offer_until_taken(
 
 
 def _offer(
-    agent: str, session: str | None, text: tuple[str, bool], wait: bool
+    agent: str, session: str | None, text: tuple[str, bool], wait: bool, agents_dir: Path | None = None
 ) -> tuple[ControlClient | None, dict[str, Any]]:
     """Hand the prompt to the agent's session: its socket's client, and its first reply (a refusal, or taken)."""
-    record = running_session(agent, session)
+    record = running_session(agent, session, agents_dir)
     control, state = record.data.get("control"), str(record.data.get("state"))
     if not isinstance(control, str) or not control:
         if state == "starting":  # its socket is not named yet
@@ -201,8 +212,8 @@ def resume_budget(agent: AgentArg, session: SessionOpt = None, as_json: JsonOpt 
     one more turn over the limit, and pauses again after that turn unless the limit is raised.
     A headless run that was paused goes on with its interrupted task in the same session.
 
-    Exit codes: 0 resumed, 2 a bad agent name, or it runs several sessions and --session names none, 7 it is not running,
-    or not paused by a budget (nothing resumed).
+    Exit codes: 0 resumed, 2 a bad agent name, or it runs several sessions and --session names none, 3 no agent of that
+    name (listed as `run` does), 7 it is not running, or not paused by a budget (nothing resumed).
 
     Example: agentlaunch resume-budget reviewer
     """

@@ -22,6 +22,7 @@ from agentlaunch.errors import AgentlaunchError
 from agentlaunch.fsutil import read_regular
 from agentlaunch.live.life import STOPPED_OPTION, read_note
 from agentlaunch.live.status import RECORD_LIMIT, SESSION_OPTION, read_records, shown_state
+from agentlaunch.live.status_read import stop_marked
 from agentlaunch.live.tmux import AGENT_OPTION, FORK_OPTION, Tmux
 from agentlaunch.usage.plan_limits import limits_text
 from agentlaunch.usage.warmth import cache_cell, span
@@ -155,7 +156,7 @@ def tmux_panes(tmux: Tmux | None) -> tuple[list[PaneInfo], str | None]:
             continue
         pane_id, session, pid, agent, dead, status, stopped, sid, fork = cells
         found.append(PaneInfo(pane_id, session, int(pid) if pid.isdigit() else 0, agent, dead == "1",
-                              int(status) if status.isdigit() else None, bool(stopped), sid, fork))  # fmt: skip
+                              int(status) if status.isdigit() else None, stop_marked(stopped, pid), sid, fork))  # fmt: skip
     return found, None
 
 

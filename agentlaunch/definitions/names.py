@@ -22,6 +22,13 @@ def require_agents_dir(agents_dir: Path) -> Path:
     return agents_dir.resolve()
 
 
+def not_found(agents_dir: Path, name: str) -> str:
+    """The one message for a name no agent has: ``run``, ``send``, ``stop``, ``restart`` and ``fork`` say the same."""
+    root = agents_dir.resolve() if agents_dir.is_dir() else agents_dir
+    known = ", ".join(agent_names(root)) if agents_dir.is_dir() else ""
+    return f"{root / name / 'agent.yaml'}: agent {name!r} not found (agents here: {known or 'none'})"
+
+
 def agent_names(agents_dir: Path) -> list[str]:
     """Names of the agent folders (those holding an agent.yaml), sorted."""
     root = require_agents_dir(agents_dir)

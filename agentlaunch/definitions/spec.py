@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentlaunch import __version__
 from agentlaunch.datarecord import datarecord
-from agentlaunch.definitions.names import agent_names, require_agents_dir
+from agentlaunch.definitions.names import agent_names, not_found, require_agents_dir
 from agentlaunch.definitions.skills import Skill, parse_skill, skill_names
 from agentlaunch.errors import DefinitionError, StateError
 from agentlaunch.fsutil import read_regular
@@ -284,8 +284,7 @@ def load_agent(agents_dir: Path, name: str, state_dir: Path | None = None) -> Ag
     agent_dir = root / name
     yaml_path = agent_dir / "agent.yaml"
     if not os.path.lexists(yaml_path):  # anything else in its place (a FIFO, say) is refused by read_text
-        known = ", ".join(agent_names(root)) or "none"
-        raise DefinitionError(f"{yaml_path}: agent {name!r} not found (agents here: {known})")
+        raise DefinitionError(not_found(root, name))
     conf = agent_config(yaml_path, root, state_dir)
 
     problems: list[str] = []

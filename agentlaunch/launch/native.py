@@ -35,6 +35,7 @@ from agentlaunch.launch.answer import Figures, TurnAnswer
 from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest, close_control, launch_busy, open_control
 from agentlaunch.launch.early_appserver import EarlyAppServer
 from agentlaunch.launch.early_interface import EarlyInterface
+from agentlaunch.launch.interrupt_watch import RETRY_INTERRUPTED, InterruptWatch
 from agentlaunch.launch.loop import Timer
 from agentlaunch.launch.relay import Relay, RelayResult
 from agentlaunch.launch.start import instructions_digest
@@ -202,9 +203,10 @@ class NativeRun:
         self._not_ready = launch.loop.call_later(launch.options.ready_timeout, self._still_starting)
         if self._knows_session():
             self._register(launch.session_id)
+        interrupts = InterruptWatch(launch.loop, lambda: launch.state, self._last_output, self._retry_interrupted)
         self.relay = Relay(
             launch.loop, launch.signals, child, self, tty_in=self.tty_in, tty_out=self.tty_out, sources=self.sources,
-            modes=self.modes, size=lambda: window_size(self.tty_out),
+            modes=self.modes, size=lambda: window_size(self.tty_out), on_keys=interrupts.keys,
         )  # fmt: skip
         self._open_control(runtime)
         if self.view is not None:
@@ -216,6 +218,7 @@ class NativeRun:
             with raw_terminal(self.tty_in, self.tty_out, self.modes):
                 result = self.relay.run()
         finally:
+            interrupts.close()
             if titled:
                 write_all(self.tty_out, TITLE_POP)
         if result.terminated is not None or (result.exit_code or 0) < 0:
@@ -371,6 +374,13 @@ class NativeRun:
             # reported after its turn ended (a transcript read late) belongs to that turn: it opens none.
             self._open_turn()
         launch.handle(event)
+
+    def _last_output(self) -> float:
+        return self.relay.last_output if self.relay is not None else 0.0
+
+    def _retry_interrupted(self) -> None:
+        """The person's Esc ended the CLI's retry loop, which it reports nowhere (:mod:`~agentlaunch.launch.interrupt_watch`)."""
+        self._state("waiting", RETRY_INTERRUPTED)
 
     def _still_starting(self) -> None:
         """``ready_timeout`` passed with no report from the CLI: it waits on its own screen, for the person, unless

@@ -104,6 +104,7 @@ class Relay:
         self, loop: Loop, signals: Signals, child: InterfaceChild, host: RelayHost, *, tty_in: int, tty_out: int,
         sources: Sequence[NativeSource] = (), modes: ScreenModes | None = None,
         size: Callable[[], tuple[int, int]] | None = None, write: Callable[[int, bytes], None] = write_all,
+        on_keys: Callable[[bytes], None] | None = None,
     ) -> None:  # fmt: skip
         self.loop, self.signals, self.child, self.host = loop, signals, child, host
         self.tty_in, self.tty_out = tty_in, tty_out
@@ -111,6 +112,7 @@ class Relay:
         self.modes = modes or ScreenModes()
         self.size = size or (lambda: window_size(tty_out))
         self.write = write
+        self.on_keys = on_keys  # told the person's keys as they go to the CLI (never agentlaunch's own typing)
         self.result = RelayResult()
         self._tail: deque[bytes] = deque()
         self._tail_size = 0
@@ -191,6 +193,8 @@ class Relay:
                 self.result.terminated = signal.SIGHUP
             self._finish()
             return
+        if self.on_keys is not None:
+            self.on_keys(data)
         self._send_keys(data)
 
     def _send_keys(self, data: bytes) -> None:

@@ -10,12 +10,14 @@ the agent's (``@agentlaunch_agent``, so `status`, `send --session` and `tmux dow
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from agentlaunch.errors import UsageError
 from agentlaunch.live.life import AgentPane, agent_panes, live_record, own_given
+from agentlaunch.live.status import SESSION_OPTION
 from agentlaunch.live.tmux import (
     DEFAULT_SESSION,
     FORK_OPTION,
@@ -83,6 +85,25 @@ def start_fork(
     tmux.run("set-option", "-p", "-t", pane_id, FORK_OPTION, row.session_id)  # before the agent's: never its own pane
     _decorate(tmux, pane_id, window_id, agent, tiled=False)
     return ForkPlace(where, window, pane_id)
+
+
+def confirmed_session(
+    tmux: Tmux, pane_id: str, store: Store, *, timeout: float, clock: Callable[[], float] = time.monotonic
+) -> str | None:  # fmt: skip
+    """The session id the fork's pane runs, once its CLI confirmed it (the store has it), within ``timeout`` s.
+
+    Codex names a new thread itself: until its rollout file is read the launch runs under an id of its own choosing,
+    and the pane carried that one first (``c5510a73…``, never a session: ``stop cx --session c5510a73`` said "not
+    running"). Claude Code's id is agentlaunch's, recorded at once.
+    """
+    deadline = clock() + timeout
+    while True:
+        sid = tmux.run("display-message", "-p", "-t", pane_id, "#{" + SESSION_OPTION + "}", check=False).stdout.strip()
+        if sid and store.get_session(sid) is not None:
+            return sid
+        if clock() >= deadline:
+            return None
+        time.sleep(0.1)  # poll interval of a wait bounded by the deadline
 
 
 def fork_pane(tmux: Tmux, agent: str, session_id: str) -> AgentPane | None:

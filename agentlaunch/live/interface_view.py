@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 HELD_LIMIT = 50  # notices kept while the interface runs; more are counted
 TITLE_ENV = "AGENTLAUNCH_TITLE"
+PANE_TITLE_ENV = "AGENTLAUNCH_PANE_TITLE"  # agentlaunch.live.status.PANE_TITLE_ENV: set in a `tmux up` pane
 BELL = b"\x07"
 
 
@@ -50,7 +51,10 @@ class InterfaceView:
         self.relay: Injector | None = None
         self.held: list[str] = []
         self.dropped = 0
-        self.title = os.environ.get(TITLE_ENV) != "0" if title is None else title
+        # In a `tmux up` pane the border shows the line (the pane option the status writer keeps): the title is the CLI's.
+        in_pane = os.environ.get(PANE_TITLE_ENV) == "1"
+        self.title = (os.environ.get(TITLE_ENV) == "1" or (os.environ.get(TITLE_ENV) != "0" and not in_pane)
+                      if title is None else title)  # fmt: skip
         self._last_title: str | None = None
 
     def relaying(self, relay: Injector | None) -> None:

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentlaunch import paths
-from agentlaunch.errors import PromptNotTaken, UsageError
+from agentlaunch.errors import AgentlaunchError, PromptNotTaken, UsageError
 from agentlaunch.fsutil import PRIVATE_FILE_MODE, private_dir, read_regular, write_atomic
 from agentlaunch.live.pane_session import own_session
-from agentlaunch.live.status import SESSION_OPTION, StatusRecord, process_running, read_records
+from agentlaunch.live.status import LINE_OPTION, SESSION_OPTION, StatusRecord, process_running, read_records
 from agentlaunch.live.tmux import AGENT_OPTION, FORK_OPTION, Pane, Tmux, TmuxError, literal
 
 if TYPE_CHECKING:  # the store is opened by the callers; the deck's rows read notes without loading it
@@ -148,22 +148,35 @@ def stop_agent(
     pid = int(record.data["pid"])
     sid = record.data.get("session_id") if isinstance(record.data.get("session_id"), str) else None
     found = next((p for p in agent_panes(tmux, agent) if p.pane.pid == pid), None) if tmux is not None else None
+    at = datetime.now(UTC).isoformat(timespec="seconds")
+    write_note(agent, {"agent": agent, "session_id": sid, "at": at, "reason": "agentlaunch stop",
+                       "pane": found.pane.pane_id if found else None})  # fmt: skip
+    if found is not None and tmux is not None:  # marked before the signal: no reader sees it dead and unmarked
+        with contextlib.suppress(TmuxError):
+            tmux.run("set-option", "-p", "-t", found.pane.pane_id, STOPPED_OPTION, f"{pid} {at}")
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)  # agentlaunch's clean end: the CLI ended, the session recorded (exit 143)
     deadline = clock() + timeout
     while process_running(pid) and clock() < deadline:
         time.sleep(0.05)  # poll interval of a wait bounded by the deadline
     ended = not process_running(pid)
-    at = datetime.now(UTC).isoformat(timespec="seconds")
-    write_note(agent, {"agent": agent, "session_id": sid, "at": at, "reason": "agentlaunch stop",
-                       "pane": found.pane.pane_id if found else None})  # fmt: skip
     if found is not None and tmux is not None and ended:
-        again = f"{agent} --session {sid[:8]}" if found.pane.fork and sid else agent  # a fork's pane: its own session
+        again = f"{agent} --session {_short(sid)}" if found.pane.fork and sid else agent  # a fork's pane: its own session
         title = f"{agent} · stopped (agentlaunch stop) · agentlaunch restart {again} resumes it"
         with contextlib.suppress(TmuxError):  # the pane may have closed meanwhile: the stop itself is done
             tmux.sequence([["select-pane", "-t", found.pane.pane_id, "-T", literal(title)],
-                           ["set-option", "-p", "-t", found.pane.pane_id, STOPPED_OPTION, at]])  # fmt: skip
+                           ["set-option", "-p", "-t", found.pane.pane_id, LINE_OPTION, title]])  # the border shows it
     return Stopped(agent, sid, found.pane.pane_id if found else None, found.session if found else None, ended)
+
+
+def _short(session_id: str) -> str:
+    """A start of ``session_id`` no other session shares (Codex's ids share their first 8 characters for a minute)."""
+    from agentlaunch.usage.session_ids import unique_prefix
+    from agentlaunch.usage.store import Store
+
+    with contextlib.suppress(AgentlaunchError), Store.open(paths.store_path()) as store:
+        return unique_prefix(store, session_id)
+    return session_id
 
 
 def chosen_session(store: Store, agent: str, given: str | None, place: AgentPane | None) -> SessionRow | None:

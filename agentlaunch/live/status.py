@@ -64,6 +64,10 @@ PANE_TITLE_ENV = "AGENTLAUNCH_PANE_TITLE"
 CACHE_EXPIRY_OPTION = "@agentlaunch_cache_expires"
 """The pane option holding when the prompt cache expires (unix seconds): the border counts down from it."""
 SESSION_OPTION = "@agentlaunch_session"
+LINE_OPTION = "@agentlaunch_line"
+"""The pane option holding agentlaunch's line for the pane border: the CLI inside may set the pane's title itself
+(an OSC 2: Codex's "[ ! ] Action Required | …", Gemini's "◇ Ready (repo)", Claude Code's "✳ Claude Code"), never
+a pane option, so the border shows this one, with the CLI's title beside it (``agentlaunch.live.tmux.BORDER_FORMAT``)."""
 SESSION_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
 """The pane option naming the session its launch runs: a pane that died or was stopped is restarted in it."""
 RECORD_VERSION = 1
@@ -96,6 +100,7 @@ def snapshot(
         "model": meter.model or launch.spec.model,
         "session_id": launch.session_id,
         "resumed": launch.resumed,
+        "fork_of": launch.fork.session_id if launch.fork is not None else None,  # a fork's: the session it forked
         "working_dir": str(launch.working_dir),
         "pid": pid,
         "pid_start": pid_start,
@@ -277,14 +282,15 @@ class StatusWriter:
         self._dir_made = True
 
     def _set_pane_title(self, title: str, expiry: str = "", session: str = "") -> None:
-        """The pane's title, the cache's expiry (epoch seconds, "" for none) and the session's id in one tmux call.
+        """The pane border's line (:data:`LINE_OPTION`), the cache's expiry (epoch seconds, "" for none) and the
+        session's id in one tmux call.
 
         The border counts the cache down from the expiry on every redraw (``status-interval``), so
-        agentlaunch writes it once per call, never once a second. It is set at each record written even when
-        the line did not change: the CLI sets the pane's title too (Claude Code's OSC 2, "✳ Claude Code"), and
-        the next write is what puts agentlaunch's back (skipping unchanged lines left Claude Code's title on a
-        resumed pane: tests/e2e/test_tmux_numbers.py, CI run 78 on 2026-12-03). The session's id stays on the pane
-        after the launch ends, so `tmux up` and `restart` bring that pane back in its own conversation.
+        agentlaunch writes it once per call, never once a second. The pane's title is the CLI's own (an OSC 2:
+        Codex's "[ ! ] Action Required | …", Gemini's "◇  Ready (repo)"): the border shows it beside the line.
+        Before, the line was the title, and a CLI's title replaced the meters until the next record was written.
+        The session's id stays on the pane after the launch ends, so `tmux up` and `restart` bring that pane back
+        in its own conversation.
         """
         if not (self.pane and self._tmux):
             return
@@ -296,14 +302,14 @@ class StatusWriter:
             return
         self._next_title = None
         title = title[:-1] + "\\;" if title.endswith(";") else title  # tmux would end the command there
-        expires = ["set-option", "-p", "-t", self.pane, CACHE_EXPIRY_OPTION, expiry] if expiry else [
-            "set-option", "-p", "-u", "-t", self.pane, CACHE_EXPIRY_OPTION]  # fmt: skip
+        expires = [";", "set-option", "-p", "-t", self.pane, CACHE_EXPIRY_OPTION, expiry] if expiry else [
+            ";", "set-option", "-p", "-u", "-t", self.pane, CACHE_EXPIRY_OPTION]  # fmt: skip
         if SESSION_ID.fullmatch(session):  # an id a CLI wrote: anything tmux would misread is left off
             expires += [";", "set-option", "-p", "-t", self.pane, SESSION_OPTION, session]
         # The tmux client inside a pane finds its server through $TMUX; an argument list, never a shell.
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             self._titling = subprocess.Popen(
-                [self._tmux, "select-pane", "-t", self.pane, "-T", title.replace("#", "##"), ";", *expires],  # -T expands formats
+                [self._tmux, "set-option", "-p", "-t", self.pane, LINE_OPTION, title, *expires],  # a value, never a format
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,

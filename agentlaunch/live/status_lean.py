@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from agentlaunch.live.status_read import agent_line, json_rows, json_text, read_records
+from agentlaunch.live.status_read import STOPPED_OPTION, agent_line, json_rows, json_text, read_records, stop_marked
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 SOCKET_ENV = "AGENTLAUNCH_TMUX_SOCKET"  # the same variable as agentlaunch.live.tmux.SOCKET_ENV (a test holds it)
 AGENT_OPTION = "@agentlaunch_agent"  # agentlaunch.live.tmux.AGENT_OPTION
-PANE_FORMAT = "#{" + AGENT_OPTION + "}\t#{session_name}\t#{pane_id}\t#{pane_dead}\t#{pane_dead_status}"
+PANE_FORMAT = "\t".join(("#{" + AGENT_OPTION + "}", "#{session_name}", "#{pane_id}", "#{pane_dead}", "#{pane_dead_status}",
+                         "#{pane_pid}", "#{" + STOPPED_OPTION + "}"))  # fmt: skip
 SOCKET_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 MAX_LIST = 16 << 20  # what tmux list-panes prints is read up to this (a few KiB with a hundred panes)
 
@@ -28,10 +29,12 @@ MAX_LIST = 16 << 20  # what tmux list-panes prints is read up to this (a few KiB
 class Pane:
     """A dead agent pane (``DeadPane`` in :mod:`agentlaunch.live.tmux`; a plain class: no dataclasses' import)."""
 
-    __slots__ = ("agent", "exit_status", "pane_id", "session")
+    __slots__ = ("agent", "exit_status", "pane_id", "session", "stopped")
 
-    def __init__(self, agent: str, session: str, pane_id: str, exit_status: int | None) -> None:
+    def __init__(self, agent: str, session: str, pane_id: str, exit_status: int | None, stopped: bool = False) -> None:
         self.agent, self.session, self.pane_id, self.exit_status = agent, session, pane_id, exit_status
+        self.stopped = stopped
+        """`agentlaunch stop` ended it (:func:`agentlaunch.live.status_read.stop_marked`)."""
 
 
 def parse(args: Sequence[str]) -> tuple[str, str | None, str | None] | None:
@@ -120,8 +123,9 @@ def dead_panes_listed(listing: str) -> list[Pane]:
     found = []
     for row in listing.splitlines():
         cells = row.split("\t")
-        if len(cells) == 5 and cells[0] and cells[3] == "1":
-            found.append(Pane(cells[0], cells[1], cells[2], int(cells[4]) if cells[4].isdigit() else None))
+        if len(cells) == 7 and cells[0] and cells[3] == "1":
+            code = int(cells[4]) if cells[4].isdigit() else None
+            found.append(Pane(cells[0], cells[1], cells[2], code, stop_marked(cells[6], cells[5])))
     return found
 
 

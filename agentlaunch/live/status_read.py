@@ -42,6 +42,8 @@ if TYPE_CHECKING:  # typing costs a few milliseconds at import: only mypy reads 
         def pane_id(self) -> str: ...
         @property
         def exit_status(self) -> int | None: ...
+        @property
+        def stopped(self) -> bool: ...
 
 
 STATUS_DIR = "status"
@@ -217,7 +219,7 @@ def is_stale(data: dict[str, Any]) -> bool:
 
 
 _TEXT_FIELDS = ("agent", "display", "provider", "model", "session_id", "working_dir", "state", "pid_start", "started",
-                "updated", "cost", "window_source", "state_since", "control", "state_reason")  # fmt: skip
+                "updated", "cost", "window_source", "state_since", "control", "state_reason", "fork_of")  # fmt: skip
 _COUNT_FIELDS = ("pid", "cli_pid", "version", "turns", "calls", "context", "window", "to_compaction", "priced_calls",
                  "unpriced_calls")  # fmt: skip
 
@@ -349,18 +351,62 @@ def line_for(agent: str, directory: str | os.PathLike[str] | None = None) -> str
     return line + (f" (+{len(live) - 1} more)" if len(live) > 1 else "")
 
 
+FORK_MARK = "⑂"
+
+
+def agent_label(record: StatusRecord, records: Sequence[StatusRecord]) -> str:
+    """The agent's name for its own session; ``cx ⑂ 2`` for a fork (``fork_of`` set: ``agentlaunch fork``,
+    ``run --fork``), 2 being its place among the agent's running sessions by start (the first is 1)."""
+    if not record.data.get("fork_of"):
+        return record.agent
+    mine = sorted((r for r in records if r.agent == record.agent and not r.stale),
+                  key=lambda r: (str(r.data.get("started") or ""), os.path.basename(r.file)))  # fmt: skip
+    place = next((i for i, r in enumerate(mine, 1) if r.file == record.file), len(mine) + 1)
+    return f"{record.agent} {FORK_MARK} {place}"
+
+
+STOPPED_OPTION = "@agentlaunch_stopped"  # agentlaunch.live.life.STOPPED_OPTION: `stop` marks the pane it ends
+BUDGET_EXIT = 6  # agentlaunch.errors.ExitCode.BUDGET: a budget stopped the agent
+
+
+def stop_marked(mark: str, pid: int | str) -> bool:
+    """Whether a pane's ``@agentlaunch_stopped`` value (``"PID AT"``) says `agentlaunch stop` ended the process the
+    pane runs (or ran last), ``pid``. `stop` sets it before it signals, so no reader ever sees the pane dead and not
+    yet marked; a mark left from an earlier process (the pane started again since) says nothing of this one."""
+    words = mark.split()
+    if not words:
+        return False
+    return len(words) == 1 or words[0] == str(pid)  # one word: an earlier version's mark (the time only)
+
+
+def pane_state(pane: PaneLike) -> str:
+    """What an agent whose pane is dead is: ``stopped`` (`agentlaunch stop`), ``budget stopped`` or ``dead``.
+    ``status`` (table, ``--json``, ``--line``) and the deck's rows all say it with this."""
+    if pane.stopped:
+        return "stopped"
+    return "budget stopped" if pane.exit_status == BUDGET_EXIT else "dead"
+
+
 def dead_record(pane: PaneLike) -> dict[str, object]:
-    """A dead agent as ``status --json`` shows it beside the running ones."""
+    """An agent whose pane is dead as ``status --json`` shows it beside the running ones (``dead``: false when it
+    was stopped, by `agentlaunch stop` or its budget)."""
+    state = pane_state(pane)
     return {
-        "agent": pane.agent, "state": "dead", "exit_status": pane.exit_status, "tmux_session": pane.session,
-        "pane": pane.pane_id, "stale": False, "dead": True,
+        "agent": pane.agent, "state": state.replace(" ", "-"), "exit_status": pane.exit_status,
+        "tmux_session": pane.session, "pane": pane.pane_id, "stale": False, "dead": state == "dead",
     }  # fmt: skip
 
 
 def dead_line(pane: PaneLike) -> str:
-    """A dead agent as ``status --line`` shows it."""
+    """An agent whose pane is dead as ``status --line`` shows it."""
+    where = f"tmux {pane.session} {pane.pane_id}"
+    state = pane_state(pane)
+    if state == "stopped":
+        return f"{pane.agent} · stopped (agentlaunch stop) · agentlaunch restart {pane.agent} brings it back · {where}"
+    if state == "budget stopped":
+        return f"{pane.agent} · stopped by its budget · {where}"
     code = f" (exit {pane.exit_status})" if pane.exit_status is not None else ""
-    return f"{pane.agent} · dead{code} · tmux {pane.session} {pane.pane_id}"
+    return f"{pane.agent} · dead{code} · {where}"
 
 
 class Setup:

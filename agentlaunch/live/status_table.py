@@ -25,6 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agentlaunch.live.status import ASKING, StatusRecord, shown_state, waited
+from agentlaunch.live.status_read import agent_label, pane_state
 from agentlaunch.usage.plan_limits import limits_text
 from agentlaunch.usage.warmth import cache_cell
 from agentlaunch.visible import for_markup, visible
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 
 STATE_STYLES = {"asking": "bold white on red", "stalled": "bold white on red", "paused": "bold white on red",
                 "waiting": "yellow", "retrying": "magenta",
-                "dead": "bold red", "setup failed": "bold red"}  # fmt: skip
+                "dead": "bold red", "setup failed": "bold red", "stopped": "dim", "budget stopped": "bold red"}  # fmt: skip
 ESSENTIAL = 5  # agent, state, for, context, cost: what is given up last
 GAP = 3  # between two columns: a cell's right padding, the (blank) divider, the next cell's left padding
 QUESTION_SHOWN = 160  # characters of an asking agent's question under the table, at most
@@ -82,14 +83,16 @@ def _k(value: object) -> str:
     return f"{value / 1000:.0f}k" if abs(value) >= 10_000 else f"{value:,}"
 
 
-def record_row(r: StatusRecord, now: datetime) -> Row:
+def record_row(r: StatusRecord, now: datetime, label: str | None = None) -> Row:
+    """A running session's row; ``label`` names it (``cx ⑂ 2`` for a fork: :func:`agent_label`), else the agent."""
     d = r.data
     percent = d.get("percent")
     has_percent = isinstance(percent, int | float)
     setup = d.get("worktree_setup")
     how_long = waited(r.as_dict(), now)
     cells = {
-        "agent": r.agent, "state": shown_state(r.state, r.data), "for": how_long.removeprefix("for ") if how_long else "",
+        "agent": label or r.agent, "state": shown_state(r.state, r.data),
+        "for": how_long.removeprefix("for ") if how_long else "",
         "context": _n(d.get("context")) + (f" ({percent:.1f}%)" if has_percent else ""), "cost": str(d.get("cost") or ""),
         "to_compaction": _n(d.get("to_compaction")), "plan_limits": limits_text(d, now) or "",
         "cache": cache_cell(d, now), "model": str(d.get("model") or ""),
@@ -106,9 +109,11 @@ def record_row(r: StatusRecord, now: datetime) -> Row:
 
 
 def dead_row(pane: DeadPane) -> Row:
-    code = f" (exit {pane.exit_status})" if pane.exit_status is not None else ""
-    return Row({"agent": pane.agent, "state": f"dead{code}", "session": f"tmux {pane.session} {pane.pane_id}"},
-               {"state": "dead"}, STATE_STYLES["dead"])  # fmt: skip
+    """An agent whose pane is dead: ``dead (exit N)``, or ``stopped`` / ``budget stopped`` (:func:`pane_state`)."""
+    state = pane_state(pane)
+    code = f" (exit {pane.exit_status})" if pane.exit_status is not None and state == "dead" else ""
+    return Row({"agent": pane.agent, "state": f"{state}{code}", "session": f"tmux {pane.session} {pane.pane_id}"},
+               {"state": state}, STATE_STYLES[state])  # fmt: skip
 
 
 def setup_row(record: SetupRecord) -> Row:
@@ -210,10 +215,16 @@ def status_view(
 ) -> FittedStatus:  # fmt: skip
     """The table of running agents, dead panes and worktree setups that failed or run, with what explains them."""
     now = now or datetime.now(UTC)
-    rows = [record_row(r, now) for r in records] + [setup_row(s) for s in setups] + [dead_row(p) for p in dead]
+    rows = [record_row(r, now, agent_label(r, records)) for r in records]
+    rows += [setup_row(s) for s in setups] + [dead_row(p) for p in dead]
     captions = [c for c in (setup_caption(s) for s in setups) if c] + [c for c in map(question_caption, records) if c]
-    if dead:
+    states = {pane_state(p) for p in dead}
+    if "dead" in states:
         captions.append("dead: its tmux pane is kept with its error; `agentlaunch tmux up AGENT` starts it again")
+    if "stopped" in states:
+        captions.append("stopped: `agentlaunch restart AGENT` brings it back in its session")
+    if "budget stopped" in states:
+        captions.append("budget stopped: raise the budget, then `agentlaunch restart AGENT`")
     if setups and any(not s.running for s in setups):
         captions.append("a failed worktree setup runs again at the agent's next start")
     if not rows:

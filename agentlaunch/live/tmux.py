@@ -35,7 +35,14 @@ from typing import TYPE_CHECKING
 from agentlaunch import paths
 from agentlaunch.errors import AgentlaunchError, ExitCode, UsageError
 from agentlaunch.live.pane_session import own_session
-from agentlaunch.live.status import CACHE_EXPIRY_OPTION, PANE_TITLE_ENV, SESSION_OPTION, process_running, read_records
+from agentlaunch.live.status import (
+    CACHE_EXPIRY_OPTION,
+    LINE_OPTION,
+    PANE_TITLE_ENV,
+    SESSION_OPTION,
+    process_running,
+    read_records,
+)
 from agentlaunch.live.status_lean import PANE_FORMAT, dead_panes_listed
 from agentlaunch.live.status_lean import Pane as DeadPane
 
@@ -78,16 +85,23 @@ def _cache_countdown(option: str) -> str:
 
 
 CACHE_COUNTDOWN = _cache_countdown(CACHE_EXPIRY_OPTION)
-# What the pane border shows: the title the agent's status writer keeps current, then the cache's countdown,
-# highlighted when the agent waits for the person: "ASKING: needs you" (a permission prompt or question) and
-# "STALLED: needs you" (its turn has heard nothing from the CLI for stall_timeout) in red, "waiting" and "done"
-# (your turn) in yellow.
+# The line the agent's status writer keeps current, from its pane option (no CLI can set that one), else the pane's
+# title (a pane from before the option); and the CLI's own title beside it, dimmed, once the CLI set one (it differs
+# from the line, from tmux's default, the host's name, and from the agent's name agentlaunch gave the pane): Codex's
+# "[ ! ] Action Required | …", Gemini's "◇  Ready (repo)".
+BORDER_LINE = "#{?#{" + LINE_OPTION + "},#{" + LINE_OPTION + "},#{pane_title}}"
+_OWN_TITLE = ("#{&&:#{!=:#{pane_title},#{" + LINE_OPTION + "}},#{&&:#{!=:#{pane_title},#{host}},"
+              "#{!=:#{pane_title},#{" + AGENT_OPTION + "}}}}")  # not the line, tmux's default or the name agentlaunch gave
+CLI_TITLE = "#{?#{&&:#{" + LINE_OPTION + "}," + _OWN_TITLE + "},#[dim] │ #{pane_title}#[nodim],}"
+# What the pane border shows: that line, then the cache's countdown, highlighted when the agent waits for the
+# person: "ASKING: needs you" (a permission prompt or question) and "STALLED: needs you" (its turn has heard nothing
+# from the CLI for stall_timeout) in red, "waiting" and "done" (your turn) in yellow; then the CLI's title.
 BORDER_FORMAT = (
-    "#{?#{||:#{m:* · ASKING*,#{pane_title}},#{m:* · STALLED*,#{pane_title}}},"
-    "#[fg=white#,bg=red#,bold] #{pane_title}" + CACHE_COUNTDOWN + " #[default],"
-    "#{?#{||:#{m:* · waiting*,#{pane_title}},#{m:* · done*,#{pane_title}}},"
-    "#[fg=black#,bg=yellow] #{pane_title}" + CACHE_COUNTDOWN + " #[default],"
-    " #{pane_title}" + CACHE_COUNTDOWN + " }}"
+    "#{?#{||:#{m:* · ASKING*," + BORDER_LINE + "},#{m:* · STALLED*," + BORDER_LINE + "}},"
+    "#[fg=white#,bg=red#,bold] " + BORDER_LINE + CACHE_COUNTDOWN + " #[default],"
+    "#{?#{||:#{m:* · waiting*," + BORDER_LINE + "},#{m:* · done*," + BORDER_LINE + "}},"
+    "#[fg=black#,bg=yellow] " + BORDER_LINE + CACHE_COUNTDOWN + " #[default],"
+    " " + BORDER_LINE + CACHE_COUNTDOWN + " }}" + CLI_TITLE
 )
 # Variables a pane needs from the caller's environment (a running server has its own).
 PASSED_ENV_PREFIXES = ("AGENTLAUNCH_",)
@@ -288,6 +302,7 @@ def _decorate(tmux: Tmux, pane_id: str, window_id: str, agent: str, *, tiled: bo
     """Tag the pane with its agent and show its title (the live status line) in the pane border."""
     commands = [
         ["set-option", "-p", "-t", pane_id, AGENT_OPTION, agent],
+        ["set-option", "-p", "-t", pane_id, LINE_OPTION, agent],  # the border's line until the agent's status writes it
         ["select-pane", "-t", pane_id, "-T", literal(agent)],
         ["set-option", "-w", "-t", window_id, "pane-border-status", "top"],
         ["set-option", "-w", "-t", window_id, "pane-border-format", BORDER_FORMAT],

@@ -97,9 +97,10 @@ def counters(meter: Meter) -> str:
 
 
 def compaction_warning(w: CompactionWarning) -> str:
+    """The warning once a call's context reached the threshold: the CLI compacts from there, not at the window's end."""
     return (
-        f"context {n(w.context)} of {n(w.window)} passed the compaction threshold {n(w.threshold)}: "
-        f"{n(w.left)} tokens left before the CLI compacts the conversation"
+        f"context {n(w.context)} of {n(w.window)} passed the compaction threshold {n(w.threshold)} "
+        f"by {n(w.past)}: the CLI may compact the conversation at any call"
     )
 
 

@@ -36,7 +36,13 @@ class CompactionWarning:
 
     @property
     def left(self) -> int:
+        """Tokens the window still holds (not what is left before compaction: past the threshold that is none)."""
         return max(self.window - self.context, 0)
+
+    @property
+    def past(self) -> int:
+        """How far the context is past the compaction threshold."""
+        return max(self.context - self.threshold, 0)
 
 
 @datarecord(frozen=True)

@@ -8,6 +8,17 @@ from agentlaunch.usage.store import Store
 SHOWN = 10  # matches listed when a prefix is ambiguous
 
 
+def unique_prefix(store: Store, session_id: str, least: int = 8) -> str:
+    """The shortest start of ``session_id`` (at least ``least`` characters) that names no other session: what a hint
+    prints for ``--session``. Codex's thread ids are UUIDv7, whose first 8 characters are the time in 65-second steps:
+    a fork made within a minute of its source shared them (``--session 01a24cb9`` then named two sessions)."""
+    for size in range(least, len(session_id)):
+        prefix = session_id[:size]
+        if all(m.session_id == session_id for m in store.sessions_by_prefix(prefix, limit=2)):
+            return prefix
+    return session_id
+
+
 def resolve_session(store: Store, value: str, option: str) -> str:
     """The full id of the one session ``value`` is (an exact id) or starts; ambiguous is a UsageError listing the matches.
 

@@ -13,7 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from agentlaunch import paths
+from agentlaunch.deck.rows import Sources, gather
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, text_reply
+from agentlaunch.live.status import status_dir
+from agentlaunch.live.tmux import Tmux
 from tests.e2e.test_tmux_claude import claude_agent, cli, env, pane_of, say, screen, tmux
 from tests.helpers import run_cli_inprocess, wait_for
 
@@ -87,8 +91,8 @@ def test_stop_then_restart_of_one_claude_agent_keeps_its_conversation_and_send_n
     assert "stopped (agentlaunch stop)" in tmux(socket, "display-message", "-p", "-t", pane, "#{pane_title}")
     dead = record(env, workdir, name)
     assert dead is None  # `status --json` without the socket lists running agents only
-    rows = json.loads(cli(env, workdir, "status", "--json", "--socket", socket).stdout)
-    assert [r["state"] for r in rows if r["agent"] == name] == ["dead"]
+    # A stop is `stopped` everywhere, at once (before: `dead (exit 143)`, "its tmux pane is kept with its error").
+    stopped_everywhere(env, workdir, socket, agents_dir, name, "stopped")
     sent = cli(env, workdir, "send", name, "still there?")
     assert sent.returncode == 7 and f"{name} was stopped (agentlaunch stop".encode() in sent.stderr, sent.stderr
 
@@ -100,4 +104,23 @@ def test_stop_then_restart_of_one_claude_agent_keeps_its_conversation_and_send_n
     assert answered.returncode == 0 and answered.stdout == b"It was FIG.\n", answered.stderr
     assert "remember the codeword FIG" in json.dumps(anthropic.message_requests()[-1].body["messages"])
     assert "It was FIG." in screen(socket, pane)
+
+    # The restarted launch dies on its own now: dead, not stopped (the stop's mark was of the process it ended).
+    os.kill(int(tmux(socket, "display-message", "-p", "-t", pane, "#{pane_pid}").strip()), signal.SIGTERM)
+    wait_for(lambda: tmux(socket, "display-message", "-p", "-t", pane, "#{pane_dead}").strip() == "1", what="pane dead")
+    stopped_everywhere(env, workdir, socket, agents_dir, name, "dead")
     assert cli(env, workdir, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
+
+
+def stopped_everywhere(env: dict[str, str], cwd: Path, socket: str, agents_dir: Path, name: str, state: str) -> None:
+    """``status --json``, ``--line``, the table and the deck's rows all say ``state`` of ``name``'s dead pane."""
+    rows = json.loads(cli(env, cwd, "status", "--json", "--socket", socket).stdout)
+    assert [(r["state"], r["dead"]) for r in rows if r["agent"] == name] == [(state, state == "dead")]
+    line = cli(env, cwd, "status", "--line", name, "--socket", socket).stdout.decode()
+    assert line.startswith(f"{name} · {state}"), line
+    table = run_cli_inprocess("status", "--socket", socket, env={**env, "COLUMNS": "200"}, cwd=cwd).stdout.decode()
+    assert f" {state}" in table and ("stopped" in table) == (state == "stopped"), table
+    assert ("pane is kept with its error" in table) == (state == "dead"), table
+    sources = Sources(status_dir(), paths.state_dir(), agents_dir, paths.store_path(), Tmux(socket))
+    # (tmux's #{pane_dead_status} may come late: "dead" with or without "(exit 143)")
+    assert [r.state.split(" (exit")[0] for r in gather(sources) if r.agent == name] == [state]

@@ -77,7 +77,7 @@ def stop_and_restart(socket: str, env: dict[str, str], work: Path, agent: str, f
     assert tmux(socket, "display-message", "-p", "-t", pane, "#{pane_dead}").strip() == "1"
     assert "stopped (agentlaunch stop)" in tmux(socket, "display-message", "-p", "-t", pane, "#{pane_title}")
     rows = json.loads(cli(env, work, "status", "--json", "--socket", socket).stdout)
-    assert [r["state"] for r in rows if r["agent"] == agent] == ["dead"]
+    assert [(r["state"], r["dead"]) for r in rows if r["agent"] == agent] == [("stopped", False)]
     refused = cli(env, work, "send", agent, "still there?")
     assert refused.returncode == 7 and f"{agent} was stopped (agentlaunch stop".encode() in refused.stderr, refused.stderr
     back = cli(env, work, "restart", agent, "--socket", socket, "--wait", "90")
@@ -144,6 +144,21 @@ def test_codex_stop_restart_and_fork_keep_the_conversation(
     rows = {r["session_id"]: r for r in json.loads(cli(env, work, "sessions", "cdx", "--json").stdout)}
     assert rows[fork["session_id"]]["turns"] == 1 and rows[fork["session_id"]]["calls"] == 1, rows[fork["session_id"]]
     assert [r["state"] for r in records(env, work, "cdx") if r["session_id"] == first["session_id"]] == ["waiting"]
+    # The id the fork printed is the thread's own (before: the launch's first id, "c5510a73…", which no command took),
+    # and every command taking --session takes it; `status` marks the fork's row.
+    said = " ".join(said.split())  # one line, however the terminal wrapped it
+    printed = said.split("the fork is session ", 1)[1].split(":", 1)[0]
+    assert printed == fork["session_id"] and [r["fork_of"] for r in records(env, work, "cdx")
+                                              if r["session_id"] == printed] == [first["session_id"]]  # fmt: skip
+    table = run_cli_inprocess("status", env={**env, "COLUMNS": "200"}, cwd=work).stdout.decode()
+    assert "cdx ⑂ 2" in table and table.count("cdx") == 2, table
+    # Codex's ids are UUIDv7: a fork made within a minute shares its source's first 8 characters. The hint's start is
+    # one no other session has (before: `--session 01a24cb9` named both).
+    hinted = said.split("agentlaunch send cdx --session ", 1)[1].split(" ", 1)[0]
+    assert printed.startswith(hinted) and not first["session_id"].startswith(hinted)
+    stopped = cli(env, work, "stop", "cdx", "--session", hinted, "--socket", socket, "--timeout", "60")
+    assert stopped.returncode == 0, stopped.stderr.decode()
+    assert [r["session_id"] for r in records(env, work, "cdx")] == [first["session_id"]]
     assert cli(env, work, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
 
 

@@ -157,6 +157,7 @@ def test_compaction_warning_when_the_api_reports_a_context_past_the_threshold(
     err = result.stderr.decode()
     assert err.count("passed the compaction threshold 167,000") == 1
     assert "context 180,100 of 200,000" in err
+    assert "167,000 by 13,100: the CLI may compact the conversation at any call" in err
 
 
 def test_api_error_gives_exit_1_and_the_providers_message(

@@ -22,6 +22,7 @@ import pytest
 
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, error_reply, text_reply
 from agentlaunch.fakeapi.server import FakeServer, Recorded, Reply
+from agentlaunch.launch.interrupt_watch import RETRY_INTERRUPTED
 from tests.e2e.test_tmux_ready_states import pane_of, screen, tmux
 from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
 from tests.support.claude_tui import seed_home
@@ -147,11 +148,39 @@ def test_an_api_failure_loop_in_claude_codes_interface_is_retrying_then_done_onc
     assert "does not say why" in shown["state_reason"]  # the cause is on Claude Code's screen only
     wait_for(lambda: "529 overloaded now" in screen(socket, pane) and "retrying" in screen(socket, pane), timeout=60,
              what="Claude Code's own screen in its retry loop")  # fmt: skip
-    assert "· retrying (the same API request sent" in pane_option(socket, pane, "#{pane_title}")
+    assert "· retrying (the same API request sent" in pane_option(socket, pane, "#{@agentlaunch_line}")
     assert len(anthropic.message_requests()) >= 3  # the first call and at least one retry, before any answer
     anthropic.default = text_reply("Hello, the API is back.")
     done = wait_state(env, workdir, "flaky", socket, lambda r: r.get("state") == "waiting" and r.get("done"), "done")
     assert done["state_reason"] is None
+    assert "Hello, the API is back." in screen(socket, pane)
+    assert run_cli("tmux", "down", "--socket", socket, env=env, cwd=workdir, timeout=120).returncode == 0
+
+
+def test_esc_out_of_claude_codes_retry_loop_is_waiting_not_retrying_then_stalled(
+    socket: str, anthropic: FakeAnthropic, isolated_home: Path, agents_dir: Path, workdir: Path, config_dir: Path
+) -> None:
+    # Measured: after Esc in the retry loop Claude Code runs no hook and no status line and writes no transcript line;
+    # it sits at its prompt, the prompt put back in its input box. Before: `retrying`, then `stalled` (needs you).
+    (config_dir / "config.yaml").write_text("stall_timeout: 10\nnotify_after: 600\nbell: false\n")
+    assert anthropic.server is not None
+    env = team_env(anthropic.server.url, isolated_home, agents_dir, config_dir, workdir)
+    pane = start(env, workdir, agents_dir, socket, "escaped")
+    anthropic.default = OVERLOADED
+    sent = run_cli("send", "escaped", "Say hello once the API is back.", env=env, cwd=workdir, timeout=60)
+    assert sent.returncode == 0, sent.stderr.decode()
+    wait_state(env, workdir, "escaped", socket, lambda r: r.get("state") == "retrying", "retrying")
+    tmux(socket, "send-keys", "-t", pane, "Escape")
+    shown = wait_state(env, workdir, "escaped", socket, lambda r: r.get("state") != "retrying", "out of retrying", 60)
+    assert shown["state"] == "waiting" and shown["state_reason"] == RETRY_INTERRUPTED, shown
+    calls = len(anthropic.message_requests())
+    # It is idle: the prompt is back in the box, and Enter sends it (the API answers now): a turn of its own, done.
+    wait_for(lambda: "❯ Say hello once the API is back." in screen(socket, pane).replace("\xa0", " "), timeout=30,
+             what="the prompt put back")  # fmt: skip
+    anthropic.default = text_reply("Hello, the API is back.")
+    tmux(socket, "send-keys", "-t", pane, "Enter")
+    done = wait_state(env, workdir, "escaped", socket, lambda r: r.get("state") == "waiting" and r.get("done"), "done")
+    assert done["state_reason"] is None and len(anthropic.message_requests()) == calls + 1
     assert "Hello, the API is back." in screen(socket, pane)
     assert run_cli("tmux", "down", "--socket", socket, env=env, cwd=workdir, timeout=120).returncode == 0
 
@@ -188,7 +217,7 @@ def test_a_claude_turn_that_hears_nothing_is_stalled_with_the_flag_and_send_wait
         assert "no report from the CLI for" in shown["state_reason"] and "while thinking" in shown["state_reason"]
         assert pane_option(socket, pane, "#{@agentlaunch_pane_needs_you}") == "stuck stalled"
         assert "stuck stalled" in pane_option(socket, pane, "#{@agentlaunch_needs_you}")
-        assert "STALLED: needs you" in pane_option(socket, pane, "#{pane_title}")
+        assert "STALLED: needs you" in pane_option(socket, pane, "#{@agentlaunch_line}")
         assert "esc to interrupt" in screen(socket, pane)  # Claude Code's screen still looks busy (its spinner turns)
         table = run_cli("status", env=env, cwd=workdir, timeout=60).stdout.decode()
         assert "STALLED" in table  # the table wraps its cells to the terminal's width: "STALLED: needs" / "you"

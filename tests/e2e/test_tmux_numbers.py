@@ -76,7 +76,7 @@ def test_up_resume_shows_the_sessions_numbers_and_the_border_counts_the_cache_do
     expiry = int(datetime.fromisoformat(str(cache["expires_at"])).timestamp())
     wait_for(lambda: tmux(socket, "show-options", "-p", "-v", "-t", pane, CACHE_EXPIRY_OPTION).strip() == str(expiry),
              timeout=30, what="the pane's cache expiry")  # fmt: skip
-    title = tmux(socket, "display-message", "-p", "-t", pane, "#{pane_title}")
+    title = tmux(socket, "display-message", "-p", "-t", pane, "#{@agentlaunch_line}")
     assert "cache" not in title  # written once per state: the countdown is the border's, not the title's
     border = tmux(socket, "display-message", "-p", "-t", pane, BORDER_FORMAT)
     assert "counter · waiting" in border and COUNTDOWN.search(border), border
