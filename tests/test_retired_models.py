@@ -1,6 +1,6 @@
 """Models the pinned CLIs call retired: `validate` notes them, and neither the bundled examples nor the docs use them.
 
-The list itself is pinned against the real Claude Code in ``tests/e2e/test_retired_models.py`` (its banner).
+The list itself is pinned against the real Claude Code in ``tests/e2e/test_retired_models_banner.py`` (its banner).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from agentlaunch.providers.retired_models import RETIRED, retirement, retirement_note
+from agentlaunch.providers.claude_retired import RETIRED, retirement, retirement_note
 from tests.conftest import EXAMPLE_AGENTS
 from tests.helpers import run_cli_inprocess, write_agent
 

@@ -39,8 +39,8 @@ def report_volatile(rendered: Rendered) -> None:
 
 def report_retired(spec: AgentSpec) -> None:
     """A note (not a problem: the CLI still starts) for a model its CLI calls retired
-    (:mod:`~agentlaunch.providers.retired_models`)."""
-    from agentlaunch.providers.retired_models import retirement_note
+    (:mod:`~agentlaunch.providers.claude_retired`)."""
+    from agentlaunch.providers.claude_retired import retirement_note
 
     if note := retirement_note(spec.provider, spec.model, date.today()):
         err.print(f"[yellow]note:[/] {for_markup(str(spec.agent_dir / 'agent.yaml'))}: {for_markup(note)}",

@@ -1,4 +1,4 @@
-"""The list of retired models (agentlaunch/providers/retired_models.py) against the real Claude Code's banner.
+"""The list of retired models (agentlaunch/providers/claude_retired.py) against the real Claude Code's banner.
 
 Claude Code 2.1.332 shows "⚠ Claude Sonnet 4.5 was retired on November 30, 2026. Consider switching to a
 newer model." in the pane of an agent on that model; the bundled reviewer's model gets no such banner.
@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, text_reply
-from agentlaunch.providers.retired_models import retirement
+from agentlaunch.providers.claude_retired import retirement
 from tests.conftest import EXAMPLE_AGENTS
 from tests.e2e.test_tmux_claude import claude_agent, cli, env, pane_of, screen, settled  # noqa: F401  (fixtures)
 from tests.helpers import wait_for

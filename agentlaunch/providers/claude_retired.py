@@ -1,4 +1,4 @@
-"""Models the pinned provider CLIs call retired (or soon retired), and the current ones they offer instead.
+"""Models Claude Code calls retired (or soon retired), and the current ones it offers instead: Claude's alone.
 
 Source: Claude Code 2.1.332's own tables, read from its bundled program (``claude`` of the npm package
 ``@anthropic-ai/claude-code-linux-x64``): the table behind its banner ("⚠ Claude Sonnet 4.5 was retired on
@@ -7,7 +7,7 @@ with their ids and ``current`` model (SONNET_ID ``claude-sonnet-5-5``, OPUS_ID `
 HAIKU_ID ``claude-haiku-5-5``). Codex CLI 0.171.0's bundled catalog marks older models "Legacy" and offers
 an upgrade, and Gemini CLI 0.61.0 has no such notion (its default is ``gemini-2.5-pro``): neither calls a
 model retired, so only Claude's are listed. Update this module with the CLI pins (``tests/support/clis.py``);
-``tests/e2e/test_retired_models.py`` checks the banner against the real CLI.
+``tests/e2e/test_retired_models_banner.py`` checks the banner against the real CLI.
 """
 
 from __future__ import annotations
