@@ -21,3 +21,16 @@ from tests.conftest import REPO
 def test_linters_pass(command: list[str]) -> None:
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_no_two_test_modules_share_a_basename() -> None:
+    """The test folders are not packages: pytest imports each module by its basename, and a second module of the
+    same name anywhere under tests/ is an 'import file mismatch' that fails the whole run."""
+    seen: dict[str, str] = {}
+    clashes = []
+    for path in sorted((REPO / "tests").rglob("test_*.py")):
+        rel = path.relative_to(REPO).as_posix()
+        if path.name in seen:
+            clashes.append(f"{seen[path.name]} and {rel}")
+        seen.setdefault(path.name, rel)
+    assert clashes == []
