@@ -21,6 +21,13 @@ written in Python avoids (on this machine the interpreter alone starts in
 ~0.06 s, and Claude Code reading its turn from stream-json stdin is a little
 slower to answer than with ``-p hi``).
 
+``--no-model`` gives the agent no model (and the bare side no ``--model``):
+Claude Code chooses, and agentlaunch learns which model only from its first
+call. ``--before CHECKOUT`` adds a side: the same launch run from another
+checkout of agentlaunch (e.g. ``main`` before a change, with a state folder of
+its own), so a change is measured against the code before it in the same
+rounds.
+
 The real claude comes from ``tests.support.clis.ensure_cli("claude")`` when
 ``AGENTLAUNCH_TEST_CLI_CACHE`` is set, else from
 ``/tmp/al-clis/node_modules/.bin/claude`` when that exists.
@@ -71,6 +78,8 @@ def main() -> int:
     parser.add_argument(
         "--otel", action="store_true", help="agentlaunch exports (AGENTLAUNCH_OTEL=1) to an OTLP receiver on 127.0.0.1"
     )
+    parser.add_argument("--no-model", action="store_true", help="the agent names no model: Claude Code's default")
+    parser.add_argument("--before", type=Path, help="a side: the same launch from this checkout of agentlaunch")
     args = parser.parse_args()
     if args.runs < 2:
         parser.error("--runs must be at least 2 (the spread needs two pairs)")
@@ -80,7 +89,7 @@ def main() -> int:
         al_work, bare_work, agents = tmp / "work-agentlaunch", tmp / "work-bare", tmp / "agents"
         al_work.mkdir()
         bare_work.mkdir()
-        make_agent(agents, claude, al_work)
+        make_agent(agents, claude, al_work, model=None if args.no_model else MODEL)
         api = FakeAnthropic()
         with api.serve() as server:
             env = sealed_env(tmp, server.url)
@@ -91,7 +100,10 @@ def main() -> int:
                 receiver = OtlpReceiver().__enter__()
                 al_env = {**env, "AGENTLAUNCH_OTEL": "1", "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url}
             al_argv = [sys.executable, "-m", "agentlaunch", "run", "bench", "--agents-dir", str(agents), "--quiet", "hi"]
-            bare_argv = [str(claude), "-p", "hi", "--output-format", "stream-json", "--verbose", "--model", MODEL]
+            bare_argv = [str(claude), "-p", "hi", "--output-format", "stream-json", "--verbose"]
+            if not args.no_model:
+                bare_argv += ["--model", MODEL]
+            before_env = {**al_env, "AGENTLAUNCH_STATE_DIR": str(tmp / "state-before")}  # its own plans and caches
             floor_argv = [sys.executable, str(REPO / "bench" / "launch_floor.py"), *al_argv[3:]]
             plain_argv = [str(claude), "-p", "hi", "--output-format", "stream-json", "--verbose"]
 
@@ -99,11 +111,14 @@ def main() -> int:
             run_timed(al_argv, al_env, REPO)
             shutil.copyfile(al_work / "CLAUDE.md", bare_work / "CLAUDE.md")  # same instructions on both sides
             run_timed(bare_argv, env, bare_work)
+            if args.before:
+                run_timed(al_argv, before_env, args.before)  # its warm-up: its bytecode, plan and price caches
 
             al: list[Timed] = []
             bare: list[Timed] = []
             floor: list[Timed] = []
             plain: list[Timed] = []
+            earlier: list[Timed] = []
             for i in range(args.runs):
                 al.append(run_timed(al_argv, al_env, REPO))
                 bare.append(run_timed(bare_argv, env, bare_work))
@@ -117,6 +132,9 @@ def main() -> int:
                 if args.plain:
                     plain.append(run_timed(plain_argv, env, bare_work))
                     line += f" · plain {plain[-1].wall:.3f}s cpu {plain[-1].cpu:.3f}s"
+                if args.before:
+                    earlier.append(run_timed(al_argv, before_env, args.before))
+                    line += f" · before {earlier[-1].wall:.3f}s cpu {earlier[-1].cpu:.3f}s"
                 print(line, flush=True)
             calls = len(api.message_requests())
             if receiver is not None:
@@ -150,6 +168,14 @@ def main() -> int:
             q1, q3 = quartiles([a / b for a, b in zip(ours, theirs, strict=True)])
             print(f"  {kind:4s}: plain {spread(theirs)} s, ratio {median(ours) / median(theirs):.3f}"
                   f" (per-pair middle half {q1:.3f} .. {q3:.3f})")  # fmt: skip
+    if earlier:
+        print(f"agentlaunch from {args.before} (before), the same rounds:")
+        for kind in ("wall", "cpu"):
+            target = CPU_TARGET if kind == "cpu" else WALL_TARGET
+            compare(kind, [getattr(t, kind) for t in earlier], [getattr(t, kind) for t in bare], target)
+            ours, theirs = [getattr(t, kind) for t in al], [getattr(t, kind) for t in earlier]
+            q1, q3 = quartiles([a / b for a, b in zip(ours, theirs, strict=True)])
+            print(f"  {kind:4s} after/before: {median(ours) / median(theirs):.3f} (per-pair middle half {q1:.3f} .. {q3:.3f})")
     print(f"  load average: {os.getloadavg()[0]:.2f}")
     print(f"summary: wall ratio {wall_ratio:.3f}, cpu ratio {cpu_ratio:.3f} over {args.runs} pairs")
     return 0

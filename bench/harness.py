@@ -44,19 +44,22 @@ def find_claude() -> Path:
     return ensure_cli("claude")
 
 
-def make_agent(agents_dir: Path, claude: Path, workdir: Path, name: str = "bench") -> None:
-    """A claude agent whose instructions go to CLAUDE.md in ``workdir`` (so a bare claude can read the same file)."""
+def make_agent(agents_dir: Path, claude: Path, workdir: Path, name: str = "bench", model: str | None = MODEL) -> None:
+    """A claude agent whose instructions go to CLAUDE.md in ``workdir`` (so a bare claude can read the same file);
+    ``model=None`` names none (Claude Code's default)."""
     folder = agents_dir / name
     folder.mkdir(parents=True)
     config = {
         "display": "Bench Agent",
         "provider": "claude",
         "command": str(claude),
-        "model": MODEL,
+        "model": model,
         "working_dir": str(workdir),
         "startup": "Say hi.",
         "delivery": "file",  # the bare side reads the same CLAUDE.md
     }
+    if model is None:
+        del config["model"]
     (folder / "agent.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     (folder / "soul.md").write_text("You are a terse benchmark agent.\n")
     (folder / "agent.md").write_text("Answer in one word.\n")

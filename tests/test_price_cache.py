@@ -129,6 +129,46 @@ print(json.dumps({"thread": thread is not None, "cost": price.cost_usd, "key": p
     assert direct is not None and second["cost"] == direct.cost_usd and second["key"] == direct.key
 
 
+@pytest.mark.parametrize("reported", ["claude-sonnet-4-5-20250929", "claude-from-the-future-9"], ids=["known", "unknown"])
+def test_a_launch_that_names_no_model_imports_genai_prices_once_not_every_time(tmp_path: Path, reported: str) -> None:
+    """No model named: the warm-up guesses the one the CLI reported last time; its kept rates (or its kept "not known
+    to this genai-prices") answer, and genai-prices is not imported again."""
+    probe = f"""
+import json, sys
+from agentlaunch.events import Usage
+from agentlaunch.usage.pricing import Pricer
+pricer = Pricer(None, env={{}})
+thread = pricer.warm_up("claude", None)      # the agent names no model: the CLI chooses
+if thread is not None:
+    thread.join(60)
+price = pricer.price(Usage(input=12, output=7), "claude", {reported!r}, None)
+heavy = sorted(m for m in ("genai_prices", "pydantic", "httpx") if m in sys.modules)
+print(json.dumps({{"thread": thread is not None, "key": price and price.key, "heavy": heavy}}))
+"""
+
+    def launch() -> dict[str, object]:
+        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+        assert done.stderr == ""
+        return json.loads(done.stdout)
+
+    first, second, third = launch(), launch(), launch()
+    assert first["thread"] is True and "genai_prices" in first["heavy"]  # type: ignore[operator]
+    assert second == third == {"thread": False, "key": first["key"], "heavy": []}
+    assert (first["key"] is None) == (reported == "claude-from-the-future-9")
+
+
+def test_the_default_model_is_kept_per_provider_and_version(tmp_path: Path) -> None:
+    cache = cache_in(tmp_path)
+    assert cache.default_model("anthropic") is None
+    cache.note_default_model("anthropic", "claude-opus-4-5")
+    assert cache_in(tmp_path).default_model("anthropic") == "claude-opus-4-5"  # read back from its file
+    assert cache_in(tmp_path).default_model("openai") is None
+    assert cache_in(tmp_path, "0.0.1").default_model("anthropic") is None  # another genai-prices: not trusted
+    cache.note_default_model("anthropic", "claude-sonnet-4-6")  # the CLI's default changed
+    assert cache_in(tmp_path).default_model("anthropic") == "claude-sonnet-4-6"
+    assert len(list(tmp_path.glob("*.json"))) == 1
+
+
 @pytest.mark.parametrize(
     "content",
     [b"", b"\x00\xff not json", b"[]", b'{"key": "someone else"}', b'{"key": null, "resolved": {}}'],

@@ -258,6 +258,7 @@ class PriceCache:
         self.folder = folder
         self.version = version
         self._memory: dict[tuple[str, str], Resolved | str | None] = {}
+        self._defaults: dict[str, str | None] = {}  # provider id: the model its CLI reported when none was named
         self._lock = threading.Lock()
 
     def _key(self, provider_id: str, model: str) -> dict[str, Any]:
@@ -267,6 +268,16 @@ class PriceCache:
         digest = sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:32]
         return self.folder / f"{digest}.json"
 
+    def _read(self, key: dict[str, Any]) -> dict[str, Any] | None:
+        """The kept record of ``key``, or None when there is none (or it is unreadable, or another key's)."""
+        with contextlib.suppress(OSError, ValueError, RecursionError):
+            from agentlaunch.fsutil import read_regular  # stdlib only; a FIFO in the cache must not block a launch
+
+            data = json.loads(read_regular(self._path(key), 1 << 20))
+            if isinstance(data, dict) and data.get("key") == key:
+                return data
+        return None
+
     def kept(self, provider_id: str, model: str) -> Resolved | str | None:
         """The kept resolution (:class:`Resolved` or :data:`UNKNOWN`), or None when none is kept (or it is unusable)."""
         with self._lock:
@@ -274,13 +285,10 @@ class PriceCache:
                 return self._memory[provider_id, model]
         if self.version is None:
             return None
-        key = self._key(provider_id, model)
         found: Resolved | str | None = None
-        with contextlib.suppress(OSError, ValueError, KeyError, TypeError, AttributeError, ArithmeticError, RecursionError):
-            from agentlaunch.fsutil import read_regular  # stdlib only; a FIFO in the cache must not block a launch
-
-            data = json.loads(read_regular(self._path(key), 1 << 20))
-            if isinstance(data, dict) and data.get("key") == key:
+        data = self._read(self._key(provider_id, model))
+        with contextlib.suppress(ValueError, KeyError, TypeError, AttributeError, ArithmeticError, RecursionError):
+            if data is not None:
                 found = UNKNOWN if data.get("unknown") is True else Resolved.from_json(data["resolved"])
         if found is not None:
             with self._lock:
@@ -302,15 +310,49 @@ class PriceCache:
             self._keep(provider_id, model, found)
         return found
 
-    def _keep(self, provider_id: str, model: str, found: Resolved | str) -> None:
-        from agentlaunch.fsutil import keep_newest, write_atomic
+    def default_model(self, provider_id: str) -> str | None:
+        """The model the provider's CLI reported when a launch named none (:meth:`note_default_model`), or None.
 
+        A launch that names no model cannot know before its first call which one the CLI will use, and so which
+        kept rates to read; this is its best guess (the CLI's default rarely changes), so that it need not import
+        genai-prices to be ready for whatever the answer is.
+        """
+        with self._lock:
+            if provider_id in self._defaults:
+                return self._defaults[provider_id]
+        if self.version is None:
+            return None
+        data = self._read(self._default_key(provider_id))
+        model = data.get("model") if data is not None else None
+        found = model if isinstance(model, str) and model else None
+        with self._lock:
+            self._defaults.setdefault(provider_id, found)
+        return found
+
+    def note_default_model(self, provider_id: str, model: str) -> None:
+        """Keep ``model`` as the one the provider's CLI uses when none is named (written only when it changed)."""
+        if self.default_model(provider_id) == model or self.version is None:
+            return
+        with self._lock:
+            self._defaults[provider_id] = model
+        key = self._default_key(provider_id)
+        self._write(key, {"key": key, "model": model})
+
+    def _default_key(self, provider_id: str) -> dict[str, Any]:
+        return {"format": FORMAT, "genai_prices": self.version, "provider": provider_id, "default_model": True}
+
+    def _keep(self, provider_id: str, model: str, found: Resolved | str) -> None:
         key = self._key(provider_id, model)
         record: dict[str, Any] = {"key": key}
         if isinstance(found, Resolved):
             record["resolved"] = found.as_json()
         else:
             record["unknown"] = True
+        self._write(key, record)
+
+    def _write(self, key: dict[str, Any], record: dict[str, Any]) -> None:
+        from agentlaunch.fsutil import keep_newest, write_atomic
+
         with contextlib.suppress(OSError):
             self.folder.mkdir(parents=True, exist_ok=True)
             write_atomic(self._path(key), json.dumps(record, sort_keys=True).encode())

@@ -107,12 +107,18 @@ class Pricer:
         Importing genai-prices and pricing once takes about a quarter of a second;
         done in the first call's handling, that delay would sit between the answer
         and the end of the turn. The rates it finds are kept, so the next launch of
-        the same model does not start the thread at all. Returns the thread, or None
-        when nothing needs it.
+        the same model does not start the thread at all. With no ``model`` named, the
+        one the CLI reported last time stands in for it
+        (:meth:`~agentlaunch.usage.price_cache.PriceCache.default_model`). Returns
+        the thread, or None when nothing needs it.
         """
         provider_id = genai_provider_id(provider)
         if not self.use_genai_prices or self.env_rates is not None or provider_id is None:
             return None
+        if model is None:
+            # No model named: the CLI's own choice, the one it reported last time. Without this guess every such
+            # launch imported genai-prices (~0.3 CPU-s) only to be ready, though the rates it then used were kept.
+            model = self.price_cache.default_model(provider_id)
         if model is not None and self.price_cache.kept(provider_id, model) is not None:
             return None
         # One of the launch's two threads, for a measured reason: importing genai-prices and resolving one model's
@@ -147,6 +153,9 @@ class Pricer:
             if key is not None:
                 return Price(self.overrides[key].cost(usage), f"{PRICING_FILE}:{key}")
         if self.use_genai_prices:
+            provider_id = genai_provider_id(provider)
+            if model_requested is None and model_reported and provider_id is not None:
+                self.price_cache.note_default_model(provider_id, model_reported)  # the next warm-up's guess
             for model in models:
                 found = self.genai_price(usage, provider, model, at=at)
                 if found is not None:
