@@ -106,13 +106,13 @@ def replace(record: V, /, **changes: Any) -> V:
     if not hasattr(record, FIELDS):
         import dataclasses
 
-        return cast(V, dataclasses.replace(record, **changes))  # type: ignore[type-var]
+        return dataclasses.replace(record, **changes)  # type: ignore[type-var]
     for f in fields(record):
         if not f.init and f.name in changes:
             raise ValueError(f"field {f.name} is declared with init=False, it cannot be specified with replace()")
         if f.init and f.name not in changes:
             changes[f.name] = getattr(record, f.name)
-    return type(record)(**changes)  # type: ignore[no-any-return]
+    return type(record)(**changes)
 
 
 @overload

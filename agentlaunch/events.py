@@ -48,7 +48,7 @@ class Record:
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return self.values() == other.values()  # type: ignore[attr-defined]
+        return self.values() == other.values()
 
     def __hash__(self) -> int:
         return hash(self.values())

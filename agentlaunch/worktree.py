@@ -251,11 +251,6 @@ def registered(state_dir: Path) -> list[Worktree]:
     return _read(state_dir)[0]
 
 
-def created_branch(state_dir: Path, entry: Worktree) -> bool:
-    """Whether agentlaunch created ``entry``'s branch (noted when it did); a branch it adopted is the user's."""
-    return (entry.repo, entry.branch) in _read(state_dir)[1]
-
-
 def _write(
     state_dir: Path, items: list[Worktree], created: set[tuple[str, str]] | None = None, gone: Worktree | None = None
 ) -> None:

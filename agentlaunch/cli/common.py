@@ -12,7 +12,7 @@ from typer.core import TyperGroup
 from agentlaunch import __version__, paths
 from agentlaunch.cli.plain import err as err
 from agentlaunch.cli.plain import note_bundled, report
-from agentlaunch.definitions.spec import agent_names
+from agentlaunch.definitions.names import agent_names
 from agentlaunch.errors import AgentlaunchError
 from agentlaunch.live.lazy_console import LazyConsole
 

@@ -17,9 +17,10 @@ from agentlaunch import datarecord as records
 from agentlaunch import paths
 from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, complete_agent, err, out
 from agentlaunch.definitions.deliver import deliver
+from agentlaunch.definitions.names import agent_names
 from agentlaunch.definitions.render import Rendered, render_instructions
 from agentlaunch.definitions.skills_install import read_skills
-from agentlaunch.definitions.spec import AgentSpec, agent_names, load_agent, resolve_working_dir
+from agentlaunch.definitions.spec import AgentSpec, load_agent, resolve_working_dir
 from agentlaunch.errors import AgentlaunchError, DefinitionError, ExitCode, StateError, UsageError
 from agentlaunch.launch.placement import exclude_delivered, instructions_path
 from agentlaunch.providers.descriptors import PROVIDERS, describe

@@ -181,8 +181,8 @@ def fork(
 
 def _known_agent(folder: Path, agent: str) -> AgentSpec:
     """``agent``'s definition; an agent that has none is a usage error (exit 2), as for any unknown name."""
-    from agentlaunch.definitions.names import not_found
-    from agentlaunch.definitions.spec import agent_names, load_agent
+    from agentlaunch.definitions.names import agent_names, not_found
+    from agentlaunch.definitions.spec import load_agent
 
     if agent not in (agent_names(folder) if folder.is_dir() else []):
         raise UsageError(not_found(folder, agent))  # `run`'s words; a usage error here, as fork documents

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from agentlaunch import paths
 from agentlaunch.errors import AgentlaunchError, ExitCode, UsageError
+from agentlaunch.live import status_lean
 from agentlaunch.live.pane_session import own_session
 from agentlaunch.live.status import (
     CACHE_EXPIRY_OPTION,
@@ -44,12 +45,13 @@ from agentlaunch.live.status import (
     read_records,
 )
 from agentlaunch.live.status_lean import PANE_FORMAT, dead_panes_listed
-from agentlaunch.live.status_lean import Pane as DeadPane
 
 if TYPE_CHECKING:
     from agentlaunch.live.comeback import WayBack
     from agentlaunch.live.preflight import ReadyAgent
     from agentlaunch.usage.records import SessionRow
+
+DeadPane = status_lean.Pane  # a dead agent pane as dead_agent_panes lists it (the name status and status_table import)
 
 SOCKET_ENV = "AGENTLAUNCH_TMUX_SOCKET"
 PLACE_ENV = "AGENTLAUNCH_TMUX_PLACE"  # where a pane is, for its launch's session record (agentlaunch.usage.recorder)

@@ -18,8 +18,9 @@ from typing import Any
 
 from agentlaunch import datarecord as records
 from agentlaunch.definitions.breakdown import PartSize, breakdown
+from agentlaunch.definitions.names import agent_names
 from agentlaunch.definitions.render import Rendered, estimate_tokens, render_instructions
-from agentlaunch.definitions.spec import AgentSpec, agent_names, load_agent
+from agentlaunch.definitions.spec import AgentSpec, load_agent
 from agentlaunch.errors import DefinitionError
 from agentlaunch.providers.descriptors import GEMINI_API, RESPONSES_API
 

@@ -40,17 +40,10 @@ PROTOCOLS = ("http/protobuf", "http/json")
 DEFAULT_ENDPOINT = "http://localhost:4318"
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_EXIT_WAIT_S = 2.0
-_TRUE = {"1", "true", "yes", "on"}
 
 
 class OtelConfigError(AgentlaunchError):
     """A telemetry variable that cannot be used (the message names it and says what it should be)."""
-
-
-def export_requested(env: Mapping[str, str] | None = None) -> bool:
-    """Whether ``AGENTLAUNCH_OTEL`` turns export on."""
-    value = (env if env is not None else os.environ).get("AGENTLAUNCH_OTEL", "")
-    return value.strip().lower() in _TRUE
 
 
 @dataclass(frozen=True)
