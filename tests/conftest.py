@@ -12,11 +12,11 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import get_args
 
 import pytest
 from hypothesis import settings
@@ -26,7 +26,14 @@ from hypothesis import settings
 settings.register_profile("agentlaunch", deadline=None)
 settings.load_profile("agentlaunch")
 
+# pytest rewrites each test module's asserts on import (about 8 CPU-s for the suite, per process) and keeps the result
+# in __pycache__ (git-ignored) only when bytecode may be written: under PYTHONDONTWRITEBYTECODE (set on the project's
+# machines) every xdist worker rewrote every module on every run. Here, before any test module is imported, the test
+# processes may write it (this process only: the processes the tests start inherit the environment as it is).
+sys.dont_write_bytecode = False
+
 REPO = Path(__file__).resolve().parent.parent
+_INSTALLING = pytest.StashKey[threading.Thread]()
 EXAMPLE_AGENTS = REPO / "agents"
 
 
@@ -58,25 +65,34 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Install the real CLIs the e2e tests run, once, on the xdist controller (or the only process) before any test.
+    """Start installing the real CLIs the e2e tests run, once, on the xdist controller (or the only process).
 
-    An install can take minutes (npm); under its lock a worker's test would spend its own timeout waiting for it.
+    The pinned CLIs and Node.js are one ``npm ci`` of ``tests/clis/package-lock.json``
+    (:func:`tests.support.clis.ensure_locked`), started here on a thread while the tests that need no CLI run (the
+    e2e tests come last in each worker's share: :func:`pytest_collection_modifyitems`); an e2e test waits for it
+    before its timeout starts (:func:`pytest_runtest_protocol`). On a fresh machine the install's minute or two is
+    spent beside the other tests instead of before them; once installed it is a stamp file read. CLIs asked at
+    another version (``AGENTLAUNCH_TEST_CLI_VERSIONS``) are installed before any test, as they always were.
     A failure is left for the tests to report (they ask again and skip, or fail under AGENTLAUNCH_REQUIRE_REAL_CLIS).
-    Meanwhile the test modules are rewritten for the workers (:func:`_rewrite_ahead`).
     """
     config = session.config
     if hasattr(config, "workerinput"):
         return
-    rewriting = _rewrite_ahead(config)
     compiling = threading.Thread(target=_compile_package, name="compile-ahead", daemon=True)
     compiling.start()
     try:
         if _runs_e2e(config):
-            _check_clis()
+            _start_clis(config)
     finally:
         compiling.join()
-        if rewriting is not None:
-            rewriting.join()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """An install still running when the run ends (``-x``, say) is waited for: its npm must not be left writing
+    into the cache with the lock released."""
+    installing = session.config.stash.get(_INSTALLING, None)
+    if installing is not None:
+        installing.join()
 
 
 def _compile_package() -> None:
@@ -93,48 +109,88 @@ def _compile_package() -> None:
     compileall.compile_dir(REPO / "agentlaunch", quiet=2)
 
 
-def _check_clis() -> None:
-    """Each CLI checked (installed when missing) on a thread of its own: on a fresh machine the three ``npm install``
-    took 10, 20 and 9 s one after the other (2026-12-02), the run's first minute; together, about the longest.
-    The Node.js they run on (:func:`tests.support.clis.ensure_node`) installs beside them, on a fourth."""
+def _start_clis(config: pytest.Config) -> None:
+    """The locked install started on a thread; CLIs (or a Node.js) at other versions installed now, each on a thread.
+
+    The locked Node.js's folder is known before it is installed: it goes first on the PATH now, before the workers
+    start (they and every CLI the tests start inherit it)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from tests.support.clis import CliName, ensure_cli, ensure_node, share_found, use_node
+    from tests.support import clis
 
-    def check(name: CliName) -> None:
-        with contextlib.suppress(pytest.skip.Exception, pytest.fail.Exception, ValueError):
-            ensure_cli(name)  # a failure: the tests that need it ask again, and report it
-
-    def node() -> Path | None:
-        with contextlib.suppress(pytest.skip.Exception, pytest.fail.Exception):
-            return ensure_node()  # a failure: the CLIs run on the machine's node
-        return None
-
-    with ThreadPoolExecutor(max_workers=len(get_args(CliName)) + 1, thread_name_prefix="cli-check") as pool:
-        folder = pool.submit(node)
-        list(pool.map(check, get_args(CliName)))
     try:
-        found = folder.result()
+        others = [name for name, version in clis.requested_versions().items() if version != clis.PINS[name]]
+        node, folder = clis.node_version(), clis.locked_node_folder()
+        locking = clis.uses_lock()
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
-    if found is not None:
-        use_node(found)  # before the workers start: they and every CLI the tests start inherit it
-    share_found()  # the workers start after this hook (xdist's own runs last): they need not check again
+    if locking:
 
+        def install() -> None:
+            with contextlib.suppress(pytest.skip.Exception, pytest.fail.Exception):
+                clis.ensure_locked()  # a failure: the tests that need it ask again, and report it
 
-def _rewrite_ahead(config: pytest.Config) -> threading.Thread | None:
-    """With xdist workers to come: their test modules rewritten once, here (:mod:`tests.support.rewrite_ahead`).
+        installing = threading.Thread(target=install, name="cli-install", daemon=True)
+        installing.start()
+        config.stash[_INSTALLING] = installing
 
-    On a thread, while the CLI checks above wait on their ``--version`` (a Node start each, Gemini's seconds).
-    """
-    if not config.getoption("numprocesses", None):
+    def check(name: clis.CliName) -> None:
+        with contextlib.suppress(pytest.skip.Exception, pytest.fail.Exception, ValueError):
+            clis.ensure_cli(name)  # a failure: the tests that need it ask again, and report it
+
+    def other_node() -> Path | None:
+        with contextlib.suppress(pytest.skip.Exception, pytest.fail.Exception):
+            return clis.ensure_node()  # a failure: the CLIs run on the machine's node
         return None
-    from tests.support.rewrite_ahead import rewrite_ahead, rewritten_files
 
-    files = rewritten_files([*_asked_paths(config), REPO / "tests" / "conftest.py"])
-    thread = threading.Thread(target=rewrite_ahead, args=(config, files), name="rewrite-ahead", daemon=True)
-    thread.start()
-    return thread
+    others_node = node is not None and node != clis.NODE_PIN
+    if others or others_node:
+        with ThreadPoolExecutor(max_workers=len(others) + 1, thread_name_prefix="cli-check") as pool:
+            found = pool.submit(other_node) if others_node else None
+            list(pool.map(check, others))
+        if found is not None:
+            folder = found.result()
+    if folder is not None:
+        clis.use_node(folder)  # before the workers start: they and every CLI the tests start inherit it
+    clis.share_found()  # the workers start after this hook (xdist's own runs last): they need not check again
+
+
+def _is_e2e(item: pytest.Item) -> bool:
+    return item.get_closest_marker("e2e") is not None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each worker's share of the tests ends with its e2e tests, so the CLIs install while the others run.
+
+    xdist's ``worksteal`` hands each of its N workers a contiguous share first (the first ``len // N``, then
+    ``len(rest) // (N - 1)``...): the order here puts the e2e tests at the end of each such share, and keeps the
+    order within the e2e tests and within the rest (a module's tests stay together). Before, the e2e tests came
+    first in the collection (``tests/e2e`` sorts before ``tests/test_*``), all in the first worker's share.
+    """
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    e2e = [item for item in items if _is_e2e(item)]
+    rest = [item for item in items if not _is_e2e(item)]
+    ordered: list[pytest.Item] = []
+    for share in range(workers, 0, -1):
+        size = (len(e2e) + len(rest)) // share
+        ends = len(e2e) // share
+        ordered += rest[: size - ends] + e2e[:ends]
+        del rest[: size - ends], e2e[:ends]
+    items[:] = ordered + rest + e2e
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
+    """An e2e test waits for the CLIs' install (started by the controller) before its timeout starts.
+
+    Outside the test's own ``timeout``: on a fresh machine the first e2e test of each worker may wait a minute.
+    A failed install is reported by the test itself, which asks for its CLI again.
+    """
+    if _is_e2e(item):
+        from tests.support.clis import wait_for_install
+
+        wait_for_install()
+    return (yield)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:

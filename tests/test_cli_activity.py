@@ -9,12 +9,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 
 import pytest
 
 from agentlaunch.launch.cli_activity import BUSY_CPU, Activity, activity, still_starting
+from tests.helpers import wait_for
 
 SPIN = "import time\nend = time.monotonic() + 60\nwhile time.monotonic() < end:\n    pass\n"
 
@@ -35,9 +35,19 @@ def asleep() -> Iterator[subprocess.Popen[bytes]]:
     child.wait()
 
 
-def two_looks(pid: int) -> tuple[Activity | None, Activity | None]:
-    first = activity(pid)
-    time.sleep(1.0)  # the interval the launch looks over: the CPU used in it is what is measured
+def two_looks(pid: int, clock: int | None = None) -> tuple[Activity | None, Activity | None]:
+    """Two looks at ``pid``'s tree, as the launch takes them a second apart: here the second once the spinning
+    ``clock`` (``pid`` itself when it spins) has used :data:`BUSY_CPU` since the first. A fixed second was a guess:
+    on a loaded machine a spinning process can get less than that of a core in one second."""
+    watched = pid if clock is None else clock
+    first, start = activity(pid), activity(watched)
+    assert start is not None
+
+    def spun() -> bool:
+        now = activity(watched)
+        return now is not None and now.cpu - start.cpu >= BUSY_CPU
+
+    wait_for(spun, timeout=120, what=f"pid {watched} to use {BUSY_CPU} CPU-s")
     return first, activity(pid)
 
 
@@ -48,8 +58,8 @@ def test_a_spinning_cli_is_still_starting(spinning: subprocess.Popen[bytes]) -> 
     assert still_starting(first, second)
 
 
-def test_a_cli_asleep_on_its_screen_is_not(asleep: subprocess.Popen[bytes]) -> None:
-    first, second = two_looks(asleep.pid)
+def test_a_cli_asleep_on_its_screen_is_not(asleep: subprocess.Popen[bytes], spinning: subprocess.Popen[bytes]) -> None:
+    first, second = two_looks(asleep.pid, clock=spinning.pid)  # as long as a busy process needs to look busy
     assert first is not None and second is not None
     assert not second.runnable
     assert second.cpu - first.cpu < BUSY_CPU

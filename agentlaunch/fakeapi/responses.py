@@ -145,7 +145,7 @@ class ResponsesFake(ScriptedFake):
         for i, piece in enumerate(_pieces(planned.text)):
             yield _event("response.output_text.delta", item_id=item_id, output_index=0, content_index=0, delta=piece)
             if i == 0 and planned.stall > 0:
-                self._wait(planned.stall)
+                self._stall(planned.stall)
         item = {
             "type": "message",
             "id": item_id,

@@ -173,6 +173,10 @@ class ScriptedFake:
     def __init__(self, responder: Responder, port: int = 0) -> None:
         self._stopping = threading.Event()
         self.server = FakeServer(responder, port=port)
+        self._counting = threading.Lock()
+        self.stalls = 0
+        """Stalls begun (a reply's ``stall``): its first part was written and flushed before each. A test waits on
+        this to act mid-stream, where a fixed sleep only guessed."""
 
     def start(self) -> Self:
         self.server.start()
@@ -195,3 +199,9 @@ class ScriptedFake:
     def _wait(self, seconds: float) -> None:
         if seconds > 0:
             self._stopping.wait(seconds)
+
+    def _stall(self, seconds: float) -> None:
+        """Hold a reply mid-stream for ``seconds`` (ended early when the fake stops), counted in :attr:`stalls`."""
+        with self._counting:  # one thread per request
+            self.stalls += 1
+        self._wait(seconds)

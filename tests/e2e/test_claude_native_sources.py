@@ -213,8 +213,10 @@ def test_refused_tool_ends_the_turn_waiting_and_compact_is_reported_once(claude_
             run.wait(lambda: run.states()[-1:] == ["asking"] and "Do you want" in run.screen.text(), 60, "asking")
             answer_prompt(run, "\x1b")  # refuse: no Stop hook runs, the transcript says the turn ended
             run.wait(lambda: run.states()[-1:] == ["waiting"], 30, "waiting after the refusal")
+            shown = run.screen.text().count("/compact")
             run.screen.child.send("/compact")
-            time.sleep(0.5)
+            # Enter once the interface took the command (it shows it), not after a guess of how long that takes.
+            run.wait(lambda: run.screen.text().count("/compact") > shown, 30, "the typed /compact")
             run.screen.child.send("\r")
             run.wait(lambda: any(isinstance(i, Compaction) for i in run.items), 60, "the compaction")
             run.wait(lambda: run.states()[-1:] == ["waiting"], 30, "waiting after the compaction")

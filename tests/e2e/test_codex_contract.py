@@ -263,8 +263,7 @@ def test_sigint_mid_turn_exits_1_and_the_thread_stays_resumable(
         text=True,
     )
     try:
-        wait_for(lambda: len(fake.model_requests) >= 2, timeout=30, what="the stalled request")
-        time.sleep(1.0)  # mid-stream: the first delta has been sent
+        wait_for(lambda: fake.stalls >= 1, timeout=30, what="the stalled request, its first delta sent")
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=20)
     finally:

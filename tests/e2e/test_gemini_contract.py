@@ -14,7 +14,7 @@ import json
 import os
 import signal
 import subprocess
-import time
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -240,22 +240,34 @@ def test_sigint_must_reach_the_process_group(
         cwd=workdir,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
         text=True,
         start_new_session=True,
     )
+    stdout = proc.stdout
+    assert stdout is not None
+    lines: list[str] = []
+
+    def read() -> None:
+        for line in stdout:  # each as the CLI prints it
+            lines.append(line)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
     try:
-        wait_for(lambda: len(fake.model_requests) >= 2, timeout=30, what="the stalled request")
-        time.sleep(1.0)  # mid-stream: the first chunk has been sent
+        # Mid-stream: the CLI printed the first chunk (the rest is held by the fake).
+        wait_for(lambda: any('"slow a"' in line for line in lines[:]), timeout=60, what="the first chunk printed")
         proc.send_signal(signal.SIGINT)  # to the launcher alone: ignored
         with pytest.raises(subprocess.TimeoutExpired):
             proc.wait(timeout=3)
         os.killpg(proc.pid, signal.SIGINT)
-        out, _ = proc.communicate(timeout=20)
+        proc.wait(timeout=20)
+        reader.join(20)
+        out = "".join(lines)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
+            proc.wait()
     assert proc.returncode == 0
     events = parse_events(out)
     assert [e["type"] for e in events] == ["init", "message", "message"]
