@@ -68,11 +68,13 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     """Start installing the real CLIs the e2e tests run, once, on the xdist controller (or the only process).
 
     The pinned CLIs and Node.js are one ``npm ci`` of ``tests/clis/package-lock.json``
-    (:func:`tests.support.clis.ensure_locked`), started here on a thread while the tests that need no CLI run (the
-    e2e tests come last in each worker's share: :func:`pytest_collection_modifyitems`); an e2e test waits for it
-    before its timeout starts (:func:`pytest_runtest_protocol`). On a fresh machine the install's minute or two is
-    spent beside the other tests instead of before them; once installed it is a stamp file read. CLIs asked at
-    another version (``AGENTLAUNCH_TEST_CLI_VERSIONS``) are installed before any test, as they always were.
+    (:func:`tests.support.clis.ensure_locked`), started here on a thread while the tests that need no CLI run; an
+    e2e test waits for it before its timeout starts (:func:`pytest_runtest_protocol`). The collection's order is
+    kept: the e2e tests (``tests/e2e`` sorts first) go to the first worker, which waits while the others run the rest
+    (e2e tests moved to the end of every worker's share made all four run CPU-bound tests at once, and timing-bound
+    ones failed more often under load: two full runs, otel exit waits and a notify timeout). On a fresh machine
+    the install's minute or two is spent beside the other tests instead of before them; once installed it is a
+    stamp file read. CLIs asked at another version (``AGENTLAUNCH_TEST_CLI_VERSIONS``) are installed before any test, as they always were.
     A failure is left for the tests to report (they ask again and skip, or fail under AGENTLAUNCH_REQUIRE_REAL_CLIS).
     """
     config = session.config
@@ -157,26 +159,6 @@ def _start_clis(config: pytest.Config) -> None:
 
 def _is_e2e(item: pytest.Item) -> bool:
     return item.get_closest_marker("e2e") is not None
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Each worker's share of the tests ends with its e2e tests, so the CLIs install while the others run.
-
-    xdist's ``worksteal`` hands each of its N workers a contiguous share first (the first ``len // N``, then
-    ``len(rest) // (N - 1)``...): the order here puts the e2e tests at the end of each such share, and keeps the
-    order within the e2e tests and within the rest (a module's tests stay together). Before, the e2e tests came
-    first in the collection (``tests/e2e`` sorts before ``tests/test_*``), all in the first worker's share.
-    """
-    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
-    e2e = [item for item in items if _is_e2e(item)]
-    rest = [item for item in items if not _is_e2e(item)]
-    ordered: list[pytest.Item] = []
-    for share in range(workers, 0, -1):
-        size = (len(e2e) + len(rest)) // share
-        ends = len(e2e) // share
-        ordered += rest[: size - ends] + e2e[:ends]
-        del rest[: size - ends], e2e[:ends]
-    items[:] = ordered + rest + e2e
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

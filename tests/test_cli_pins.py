@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import types
 from pathlib import Path
 
 import pytest
@@ -118,33 +117,3 @@ def test_the_locked_node_folder_is_known_before_the_install(monkeypatch: pytest.
     monkeypatch.setattr(clis.sys, "platform", "linux")
     monkeypatch.setenv(clis.NODE_ENV, "24.1.0")
     assert clis.locked_node_folder() is None and clis.node_version() == "24.1.0"
-
-
-class Item:
-    """What the ordering reads of a test: whether it is marked e2e."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def get_closest_marker(self, marker: str) -> object:
-        return marker if self.name.startswith("e") else None
-
-
-@pytest.mark.parametrize("workers", [1, 2, 4])
-def test_each_workers_share_ends_with_its_e2e_tests(workers: int) -> None:
-    from tests.conftest import pytest_collection_modifyitems
-
-    items = [Item(f"e{i}") for i in range(9)] + [Item(f"u{i}") for i in range(30)]
-    config = types.SimpleNamespace(workerinput={"workercount": workers})
-    ordered = list(items)
-    pytest_collection_modifyitems(config, ordered)  # type: ignore[arg-type]
-    assert sorted(i.name for i in ordered) == sorted(i.name for i in items)
-    shares, rest = [], list(ordered)
-    for share in range(workers, 0, -1):  # as xdist's worksteal first hands them out
-        size = len(rest) // share
-        shares.append([i.name for i in rest[:size]])
-        del rest[:size]
-    for names in shares:
-        kinds = [n[0] for n in names]
-        assert kinds == sorted(kinds, reverse=True) and "e" in kinds  # the unit tests, then the e2e tests
-    assert [n for names in shares for n in names if n[0] == "e"] == [f"e{i}" for i in range(9)]  # in their order
