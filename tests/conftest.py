@@ -74,7 +74,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     (e2e tests moved to the end of every worker's share made all four run CPU-bound tests at once, and timing-bound
     ones failed more often under load: two full runs, otel exit waits and a notify timeout). On a fresh machine
     the install's minute or two is spent beside the other tests instead of before them; once installed it is a
-    stamp file read. CLIs asked at another version (``AGENTLAUNCH_TEST_CLI_VERSIONS``) are installed before any test, as they always were.
+    stamp file read. CLIs asked at another version (``AGENTLAUNCH_TEST_CLI_VERSIONS``) are installed before any
+    test, as they always were.
     A failure is left for the tests to report (they ask again and skip, or fail under AGENTLAUNCH_REQUIRE_REAL_CLIS).
     """
     config = session.config
