@@ -186,7 +186,10 @@ class GeminiAdapter(Described):
     chooses_session_id = True  # --session-id, headless and in its own interface alike
     has_interface = True
     early_interface = False  # not measured: its hooks live in the per-agent Gemini home
-    early_turn = True  # its prompt on stdin: it waits for the pipe's end once a byte came (launch.early_turn)
+    # No early first turn (issue 40): measured within the noise (early against none: wall 0.983, middle half
+    # 0.91-1.05, docs/performance-log.md), and a Gemini started from a plan that no longer holds may have made its
+    # session file before it is killed, so the launch's own Gemini refused that session id ("already exists").
+    early_turn = False
 
     def plan_turn(self, spec: AgentSpec, command: str, state: Mapping[str, object], prompt: str) -> TurnPlan:
         """``gemini --output-format stream-json [-m M] --session-id|--resume ID``, the prompt on stdin.
@@ -194,7 +197,7 @@ class GeminiAdapter(Described):
         Gemini 0.61 with stdin not a terminal reads it as the prompt: with no ``-p`` the model gets exactly
         those bytes (``-p X`` would make it ``stdin + "\n\n" + X``), a prompt starting with a dash is no
         option, and no argv limit applies. Once a byte has arrived it reads to the pipe's end before it sends
-        anything, which lets a first turn start early (:mod:`agentlaunch.launch.early_turn`).
+        anything (what would let a first turn start early; it does not: ``early_turn``).
         """
         session_flag = "--resume" if state.get("started") else "--session-id"
         argv = [command, "--output-format", "stream-json"]
