@@ -23,7 +23,6 @@ from agentlaunch.events import Event, Record
 if TYPE_CHECKING:
     from agentlaunch.definitions.spec import AgentSpec
     from agentlaunch.errors import AgentlaunchError
-    from agentlaunch.launch.identity import ForkSource
     from agentlaunch.usage.meter import CompactionWarning, Meter
     from agentlaunch.usage.records import CallRecord
 
@@ -34,14 +33,19 @@ class Cancellable(Protocol):
     def cancel(self) -> None: ...
 
 
+class ForkedFrom(Protocol):
+    """What a view reads of the session a fork starts from (the launch's ``ForkSource``)."""
+
+    @property
+    def session_id(self) -> str: ...
+
+
 class LaunchView(Protocol):
     """What a sink may read of the launch (and the one thing it may ask of it)."""
 
     spec: AgentSpec
     session_id: str
     resumed: bool
-    fork: ForkSource | None
-    """The session this one is a fork of (``run --fork ID``, ``agentlaunch fork``), else None."""
     working_dir: Path
     state: str
     turns: int
@@ -52,6 +56,10 @@ class LaunchView(Protocol):
 
     @property
     def cli_pid(self) -> int | None: ...
+
+    @property
+    def fork(self) -> ForkedFrom | None:
+        """The session this one is a fork of (``run --fork ID``, ``agentlaunch fork``), else None."""
 
     def request_interrupt(self, reason: str) -> None:
         """Interrupt the running turn as Ctrl-C would (shown as ``reason``); nothing when no turn runs."""

@@ -27,6 +27,7 @@ import pexpect
 import pytest
 
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, claude_env, text_reply, tool_reply
+from agentlaunch.live.status import LINE_OPTION
 from agentlaunch.worktree import worktree_path
 from tests.e2e.test_tmux_claude import claude_agent, pane_of, tmux
 from tests.helpers import run_cli, wait_for
@@ -143,9 +144,10 @@ def test_the_deck_with_two_claude_code_agents_asking_first_attach_send_stop_rest
         keys(socket, "x")
         shows(socket, "stop worker? (y/n)")
         keys(socket, "y")
-        until(socket, lambda: "stopped" in row(socket, "worker"), "worker stopped", 60)
-        title = tmux(socket, "display-message", "-p", "-t", pane_of(socket, worker), "#{pane_title}")
-        assert "stopped (agentlaunch stop)" in title
+        until(socket, lambda: "stopped" in row(socket, "worker"), "worker stopped", 60)  # marked before its SIGTERM
+        border = "#{pane_title}\t#{" + LINE_OPTION + "}"  # the title once the CLI ended, and the border's line
+        until(socket, lambda: tmux(socket, "display-message", "-p", "-t", pane_of(socket, worker), border).count(
+            "stopped (agentlaunch stop)") == 2, "the stop said on the pane's title and border", 60)  # fmt: skip
         keys(socket, "r")
         shows(socket, "restart worker? (y/n)")
         keys(socket, "y")
