@@ -7,7 +7,6 @@ with capture-pane, the states with `status --json`, what the model saw from the 
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,10 +15,11 @@ from typing import Any
 import pytest
 
 from agentlaunch.fakeapi import gemini as gfake
-from agentlaunch.fakeapi.responses import ResponsesUsage, TextReply, prepare_codex_home, user_texts
+from agentlaunch.fakeapi.responses import ResponsesUsage, TextReply, user_texts
 from tests.e2e.test_tmux_ready_states import config_dir, gemini_team, pane_of, screen, tmux
 from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
 from tests.support.clis import ensure_cli
+from tests.support.codex_tui_home import codex_tui_env
 from tests.support.native_tui import TitledResponsesFake
 
 __all__ = ["config_dir", "gemini_team"]  # the fixtures, used by name
@@ -99,15 +99,7 @@ def codex_team(
         home, work = Path(folder) / "home", Path(folder) / "work"
         home.mkdir()
         work.mkdir()
-        trusted = "\n".join([
-            f'[projects."{work}"]', 'trust_level = "trusted"', "[tui]", "screen_reader_detection_done = true",
-            "[tui.model_availability_nux]", '"gpt-6.1-sol" = 1', "[notice.model_migrations]", '"gpt-5.5" = "gpt-6-sol"',
-        ])  # fmt: skip
-        env = prepare_codex_home(home, api.server.url + "/v1", request_max_retries=0, stream_max_retries=0,
-                                 extra_config=trusted)  # fmt: skip
-        env.update(TERM="xterm-256color", AGENTLAUNCH_TITLE="0", AGENTLAUNCH_AGENTS_DIR=str(agents_dir),
-                   AGENTLAUNCH_CONFIG_DIR=str(config_dir))  # fmt: skip
-        env.update({k: v for k, v in os.environ.items() if k.startswith("AGENTLAUNCH_") and k not in env})
+        env = codex_tui_env(home, api.server.url, [work], agents_dir, config_dir)
         write_agent(agents_dir, "cdx", {"provider": "codex", "model": "gpt-5.5", "command": str(binary),
                                         "working_dir": str(work), "startup": "STARTUP-6610: say hello"})  # fmt: skip
         yield api, env, work

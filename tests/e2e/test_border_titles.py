@@ -8,7 +8,6 @@ title beside it. The border is read as tmux draws it: ``#{E:pane-border-format}`
 
 from __future__ import annotations
 
-import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from agentlaunch.live.status import LINE_OPTION
 from tests.e2e.test_tmux_ready_states import config_dir, gemini_team, pane_of, record, screen, tmux
 from tests.helpers import run_cli, turn_over, wait_for, write_agent
 from tests.support.clis import ensure_cli
+from tests.support.codex_tui_home import codex_tui_env
 
 __all__ = ["config_dir", "gemini_team"]  # the fixtures, used by name
 
@@ -35,15 +35,7 @@ def codex_team(isolated_home: Path, agents_dir: Path, config_dir: Path) -> Itera
         home, work = Path(folder) / "home", Path(folder) / "work"
         home.mkdir()
         work.mkdir()
-        trusted = "\n".join([
-            f'[projects."{work}"]', 'trust_level = "trusted"', "[tui]", "screen_reader_detection_done = true",
-            "[tui.model_availability_nux]", '"gpt-6.1-sol" = 1', "[notice.model_migrations]", '"gpt-5.5" = "gpt-6-sol"',
-        ])  # fmt: skip
-        env = cfake.prepare_codex_home(home, api.server.url + "/v1", request_max_retries=0, stream_max_retries=0,
-                                       extra_config=trusted)  # fmt: skip
-        env.update(TERM="xterm-256color", AGENTLAUNCH_TITLE="0", AGENTLAUNCH_AGENTS_DIR=str(agents_dir),
-                   AGENTLAUNCH_CONFIG_DIR=str(config_dir))  # fmt: skip
-        env.update({k: v for k, v in os.environ.items() if k.startswith("AGENTLAUNCH_") and k not in env})
+        env = codex_tui_env(home, api.server.url, [work], agents_dir, config_dir)
         write_agent(agents_dir, "cdx", {"provider": "codex", "model": "gpt-5.5", "command": str(binary),
                                         "working_dir": str(work), "startup": "say hello"})  # fmt: skip
         usage = cfake.ResponsesUsage(input_tokens=900, cached_tokens=0, output_tokens=7)

@@ -24,6 +24,7 @@ from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, text_reply
 from tests.helpers import one_gemini_process, run_cli, run_cli_inprocess, turn_over, wait_for, write_agent
 from tests.support.claude_tui import seed_home
 from tests.support.clis import ensure_cli
+from tests.support.codex_tui_home import codex_tui_env
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -196,15 +197,7 @@ def test_codex_new_and_resumed_report_that_they_are_up(
         home, work = Path(folder) / "home", Path(folder) / "work"
         home.mkdir()
         work.mkdir()
-        trusted = "\n".join([
-            f'[projects."{work}"]', 'trust_level = "trusted"', "[tui]", "screen_reader_detection_done = true",
-            "[tui.model_availability_nux]", '"gpt-6.1-sol" = 1', "[notice.model_migrations]", '"gpt-5.5" = "gpt-6-sol"',
-        ])  # fmt: skip
-        env = cfake.prepare_codex_home(home, api.server.url + "/v1", request_max_retries=0, stream_max_retries=0,
-                                       extra_config=trusted)  # fmt: skip
-        env.update(TERM="xterm-256color", AGENTLAUNCH_TITLE="0", AGENTLAUNCH_AGENTS_DIR=str(agents_dir),
-                   AGENTLAUNCH_CONFIG_DIR=str(config_dir))  # fmt: skip
-        env.update({k: v for k, v in os.environ.items() if k.startswith("AGENTLAUNCH_") and k not in env})
+        env = codex_tui_env(home, api.server.url, [work], agents_dir, config_dir)
         write_agent(agents_dir, "cdx", {"provider": "codex", "model": "gpt-5.5", "command": str(binary),
                                         "working_dir": str(work), "startup": "STARTUP-5510: say hello"})  # fmt: skip
         usage = cfake.ResponsesUsage(input_tokens=900, cached_tokens=0, output_tokens=7)

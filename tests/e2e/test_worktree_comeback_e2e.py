@@ -24,12 +24,13 @@ import pytest
 from agentlaunch.deck import actions
 from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, text_reply
-from agentlaunch.fakeapi.responses import ResponsesUsage, TextReply, prepare_codex_home, user_texts
+from agentlaunch.fakeapi.responses import ResponsesUsage, TextReply, user_texts
 from agentlaunch.worktree import worktree_path
 from tests.e2e.test_tmux_claude import pane_of, say, screen
 from tests.helpers import one_gemini_process, run_cli, run_cli_inprocess, wait_for, write_agent
 from tests.support.claude_tui import seed_home
 from tests.support.clis import ensure_cli
+from tests.support.codex_tui_home import codex_tui_env
 from tests.support.git_repo import git, make_repo
 from tests.support.native_tui import TitledResponsesFake
 
@@ -171,16 +172,7 @@ def test_codex_after_a_merge_resumes_its_thread_in_a_new_worktree_here_and_in_an
     home.mkdir()
     env_base = {"AGENTLAUNCH_STATE_DIR": os.environ["AGENTLAUNCH_STATE_DIR"]}
     team = Team(root, env_base, config_dir, "cdx")
-    trusted = "\n".join([
-        *(f'[projects."{p}"]\ntrust_level = "trusted"' for p in (team.repo.resolve(), team.tree, team.moved)),
-        "[tui]", "screen_reader_detection_done = true",
-        "[tui.model_availability_nux]", '"gpt-6.1-sol" = 1', "[notice.model_migrations]", '"gpt-5.5" = "gpt-6-sol"',
-    ])  # fmt: skip
-    env = prepare_codex_home(home, api.server.url + "/v1", request_max_retries=0, stream_max_retries=0,
-                             extra_config=trusted)  # fmt: skip
-    env.update(TERM="xterm-256color", AGENTLAUNCH_TITLE="0", AGENTLAUNCH_AGENTS_DIR=str(agents_dir),
-               AGENTLAUNCH_CONFIG_DIR=str(config_dir))  # fmt: skip
-    env.update({k: v for k, v in os.environ.items() if k.startswith("AGENTLAUNCH_") and k not in env})
+    env = codex_tui_env(home, api.server.url, [team.repo.resolve(), team.tree, team.moved], agents_dir, config_dir)
     team.env = env
     write_agent(agents_dir, "cdx", {"provider": "codex", "model": "gpt-5.5", "command": str(ensure_cli("codex")),
                                     "working_dir": str(team.repo), "worktree": True,
