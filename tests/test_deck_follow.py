@@ -275,3 +275,17 @@ def test_the_branch_column_follows_a_records_change_and_a_merge_at_once(
         assert (repo / "made.txt").is_file()
 
     drive(Deck(sources(agents_dir), watch=True), script)
+
+
+def test_a_row_chosen_before_its_session_was_known_is_its_agents_only_row_once_the_session_comes() -> None:
+    """CI: `x` marks the pane stopped before the CLI ends; the row chosen then had no session, the dead pane's row
+    that followed had one, and the confirmed `M` said "changed since you chose it"."""
+    from agentlaunch.deck.follow import current
+    from agentlaunch.deck.rows import Row
+
+    chosen = Row("pane:%3", "builder", "stopped", pane="%3")
+    later = Row("pane:%3", "builder", "stopped", pane="%3", session_id="bb01fb6b-0000")
+    assert current([later], chosen) is later
+    other = Row("rec:x", "builder", "waiting", session_id="cc02")
+    assert current([later, other], chosen) is None  # two sessions of the agent: which one is not known
+    assert current([Row("rec:y", "helper", "waiting", session_id="dd")], chosen) is None

@@ -26,8 +26,13 @@ def line_key(row: Row, taken: set[str]) -> str:
 
 
 def current(rows: Iterable[Row], chosen: Row) -> Row | None:
-    """The row of ``chosen``'s agent and session in ``rows`` (a live one first), or None when it is gone."""
+    """The row of ``chosen``'s agent and session in ``rows`` (a live one first), or None when it is gone. A row chosen
+    before its session was known (a pane whose record had not come yet) is its agent's only row, once it has one."""
+    rows = list(rows)
     same = [r for r in rows if r.ident == chosen.ident]
+    if not same and not chosen.session_id:
+        mine = [r for r in rows if r.agent == chosen.agent]
+        same = mine if len(mine) == 1 else []
     return min(same, key=lambda r: not r.live, default=None)
 
 
