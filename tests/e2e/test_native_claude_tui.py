@@ -133,7 +133,9 @@ def test_claudes_own_interface_with_the_instructions_and_the_startup_message_onc
 
 def test_esc_during_a_streaming_answer_and_a_resize_reach_claude(claude: Claude) -> None:
     claude.api.push(text_reply("First.", ApiUsage(20, 0, 0, 2)))
-    claude.api.push(text_reply("slow " * 200, ApiUsage(10, 0, 0, 200), delay=0.15))
+    # 2 s before each of the stream's events: Esc lands while it streams even on a loaded machine (at 0.15 s the
+    # whole answer was on screen before the Esc of a fresh-clone CI run under load 23 on 2 cores reached it).
+    claude.api.push(text_reply("slow " * 200, ApiUsage(10, 0, 0, 200), delay=2.0))
     screen = claude.run()
     screen.wait_for(lambda t: "First." in t, 90, "the startup turn's answer")
     screen.child.send("stream something long")
