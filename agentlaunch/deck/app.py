@@ -47,7 +47,7 @@ from agentlaunch.deck.rows import (
     question,
 )
 from agentlaunch.deck.screens import Ask, Confirm, Page
-from agentlaunch.deck.slow import load_definitions, today_costs, worktree_states
+from agentlaunch.deck.worker_reads import load_definitions, today_costs, worktree_states
 from agentlaunch.definitions.names import agent_names
 from agentlaunch.errors import AgentlaunchError
 from agentlaunch.live.tmux import Tmux
