@@ -8,7 +8,7 @@ import json
 import pytest
 
 from agentlaunch import paths
-from agentlaunch.cli.plain import report
+from agentlaunch.cli.user_io import report
 from agentlaunch.errors import TurnFailed
 from agentlaunch.events import Compaction, Text, TextDelta, ToolResult, ToolUse, Unknown, Usage, Warning
 from agentlaunch.live.status import one_line

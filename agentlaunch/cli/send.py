@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, app, err
-from agentlaunch.cli.plain import read_prompt
+from agentlaunch.cli.user_io import read_prompt
 from agentlaunch.errors import PromptNotTaken, TurnFailed, TurnTimeout, UsageError
 from agentlaunch.launch.control import ControlClient, command_problem, prompt_problem
 from agentlaunch.live.known import refuse_unknown
