@@ -34,7 +34,7 @@ from agentlaunch.providers.codex import CodexAdapter, CodexParser
 from agentlaunch.providers.codex_rollout import rollout_calls, rollout_context_window
 from agentlaunch.providers.gemini import GeminiParser
 from agentlaunch.providers.gemini_session import session_calls, session_files
-from agentlaunch.providers.values import BadUsage, loads, summarize
+from agentlaunch.providers.untrusted import BadUsage, loads, summarize
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store

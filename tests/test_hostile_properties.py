@@ -23,7 +23,7 @@ from agentlaunch.providers.codex import CodexAdapter, CodexParser
 from agentlaunch.providers.codex_rollout import CODEX_FIELDS, codex_usage, rollout_calls
 from agentlaunch.providers.gemini import GEMINI_FIELDS, GeminiAdapter, GeminiParser, gemini_usage
 from agentlaunch.providers.gemini_session import CALL_FIELDS, call_usage, session_calls
-from agentlaunch.providers.values import BadUsage, loads, summarize
+from agentlaunch.providers.untrusted import BadUsage, loads, summarize
 from agentlaunch.visible import visible
 
 DATA = Path(__file__).parent / "data"

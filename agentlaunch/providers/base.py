@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from agentlaunch.datarecord import datarecord, field
 from agentlaunch.events import CallUsage, Diagnostic, Event, PermissionRequest, Usage, Warning
-from agentlaunch.providers.values import loads
+from agentlaunch.providers.untrusted import loads
 
 if TYPE_CHECKING:
     from agentlaunch.definitions.skills_install import InstalledSkills

@@ -31,7 +31,7 @@ from agentlaunch.events import (
     Usage,
     Warning,
 )
-from agentlaunch.providers import values
+from agentlaunch.providers import untrusted
 from agentlaunch.providers.base import (
     Delivered,
     Described,
@@ -44,7 +44,7 @@ from agentlaunch.providers.base import (
 )
 from agentlaunch.providers.descriptors import GEMINI, ProviderDescriptor
 from agentlaunch.providers.gemini_session import session_calls
-from agentlaunch.providers.values import (
+from agentlaunch.providers.untrusted import (
     BadUsage,
     counts,
     kind_name,
@@ -95,7 +95,7 @@ def gemini_retry(line: str) -> str | None:
     message = ""
     if "{" in rest:
         try:
-            message = string(values.obj(values.obj(json.loads(rest[rest.index("{"):])).get("error")).get("message"))
+            message = string(untrusted.obj(untrusted.obj(json.loads(rest[rest.index("{"):])).get("error")).get("message"))
         except ValueError:
             message = ""
     return f"{status} {message[:200]}".strip() + f", attempt {attempt}"
@@ -144,7 +144,7 @@ class GeminiParser(JsonLineParser):
         return [Unknown(kind_name(kind))]
 
     def _result(self, obj: dict[str, Any]) -> list[Event]:
-        stats = values.obj(obj.get("stats"))
+        stats = untrusted.obj(obj.get("stats"))
         events: list[Event] = []
         models = stats.get("models")
         model = opt_label(next(iter(models), None)) if isinstance(models, dict) else None
@@ -156,7 +156,7 @@ class GeminiParser(JsonLineParser):
         if obj.get("status") == "success":
             events.append(TurnEnd(result=""))
         else:
-            error = values.obj(obj.get("error"))
+            error = untrusted.obj(obj.get("error"))
             events.append(TurnEnd(is_error=True, error=string(error.get("message")) or label(obj.get("status")) or "error"))
         return events
 

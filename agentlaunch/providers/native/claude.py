@@ -51,7 +51,7 @@ from typing import Any
 
 from agentlaunch.events import CallUsage, ContextWindow, Event, SessionStarted, Text, TurnEnd, Warning
 from agentlaunch.fsutil import read_regular, write_atomic
-from agentlaunch.providers import values
+from agentlaunch.providers import untrusted
 from agentlaunch.providers.asked import one_line, tool_question
 from agentlaunch.providers.claude_hooks import tool_refusal
 from agentlaunch.providers.native.claude_status_report import StatusReport
@@ -69,7 +69,7 @@ from agentlaunch.providers.native.hook_http import BOUND, KEY_HEADER, KEY_VAR, H
 from agentlaunch.providers.native.hook_socket import HookReport, HookSocket, hook_command, script_argv
 from agentlaunch.providers.native.jsonl_tail import JsonlTail
 from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, PromptTyped, ToolAsked
-from agentlaunch.providers.values import count, opt_label, string
+from agentlaunch.providers.untrusted import count, opt_label, string
 from agentlaunch.sinks import StateChanged
 
 STATUSLINE = Path(__file__).with_name("claude_statusline.py")
@@ -155,13 +155,13 @@ def user_settings(env: Mapping[str, str], working_dir: Path) -> tuple[list[dict[
     notes: list[str] = []
     for path in files:
         try:
-            data = values.loads(read_regular(path, SETTINGS_LIMIT).decode("utf-8"))
+            data = untrusted.loads(read_regular(path, SETTINGS_LIMIT).decode("utf-8"))
         except FileNotFoundError:
             continue
         except (OSError, ValueError, UnicodeDecodeError) as exc:
             notes.append(f"could not read {path} for your status line ({exc}); agentlaunch's is shown alone")
             continue
-        found.append(values.obj(data))
+        found.append(untrusted.obj(data))
     return found, notes
 
 
@@ -173,7 +173,7 @@ def user_status_line(env: Mapping[str, str], working_dir: Path) -> tuple[str | N
     """
     found, notes = user_settings(env, working_dir)
     for data in found:
-        line = values.obj(data.get("statusLine"))
+        line = untrusted.obj(data.get("statusLine"))
         command = string(line.get("command")).strip()
         if line.get("type", "command") == "command" and command:
             return command, notes
@@ -528,10 +528,10 @@ class ClaudeNativeSource:
         return one_line(f"{server}: {said}" if server and said else said) or None
 
     def _status_line(self, payload: dict[str, Any]) -> list[NativeItem]:
-        model = values.obj(payload.get("model"))
+        model = untrusted.obj(payload.get("model"))
         self._learn_session(payload, opt_label(payload.get("version")))
         items: list[NativeItem] = list(self._session_items())
-        window = count(values.obj(payload.get("context_window")).get("context_window_size"))
+        window = count(untrusted.obj(payload.get("context_window")).get("context_window_size"))
         model_id = opt_label(model.get("id"))
         if window and (window, model_id) != self._window:
             self._window = (window, model_id)
@@ -543,7 +543,7 @@ class ClaudeNativeSource:
         if session_id is None or self._session_sent:
             return
         model = payload.get("model")
-        model_id = opt_label(values.obj(model).get("id")) if isinstance(model, dict) else opt_label(model)
+        model_id = opt_label(untrusted.obj(model).get("id")) if isinstance(model, dict) else opt_label(model)
         known = self._session
         self._session = SessionStarted(
             session_id,
@@ -582,7 +582,7 @@ def http_report(hook: HttpHook) -> HookReport:
     payload: object = None
     if hook.body:
         with contextlib.suppress(ValueError, UnicodeDecodeError):
-            payload = values.loads(hook.body.decode("utf-8"))
+            payload = untrusted.loads(hook.body.decode("utf-8"))
     return HookReport(hook.event, payload if isinstance(payload, dict) else {}, hook.body is None, hook.reply)
 
 

@@ -43,14 +43,14 @@ from pathlib import Path
 from typing import Any
 
 from agentlaunch.events import CallUsage, Compaction, ContextWindow, Event, SessionStarted, Text, TurnEnd, Usage
-from agentlaunch.providers import values
+from agentlaunch.providers import untrusted
 from agentlaunch.providers.asked import tool_question
 from agentlaunch.providers.codex_rollout import codex_home, codex_usage
 from agentlaunch.providers.native.codex_hooks import EVENTS, hook_flags
 from agentlaunch.providers.native.hook_socket import HookReport, HookSocket, hook_command
 from agentlaunch.providers.native.jsonl_tail import JsonlTail
 from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, PromptTyped
-from agentlaunch.providers.values import BadUsage, count, file_key, label, opt_label, string
+from agentlaunch.providers.untrusted import BadUsage, count, file_key, label, opt_label, string
 from agentlaunch.sinks import StateChanged
 from agentlaunch.stdlite import sha256
 
@@ -208,7 +208,7 @@ class CodexNativeSource:
     # -- the rollout -------------------------------------------------------------------------
     def _line(self, obj: dict[str, Any]) -> list[NativeItem]:
         kind = obj.get("type")
-        payload = values.obj(obj.get("payload"))
+        payload = untrusted.obj(obj.get("payload"))
         if kind == "session_meta":
             if self.thread_id is None:
                 self.thread_id = opt_label(payload.get("id"))
@@ -248,7 +248,7 @@ class CodexNativeSource:
         kind = payload.get("type")
         out: list[NativeItem] = []
         if kind == "token_count":
-            info = values.obj(payload.get("info"))
+            info = untrusted.obj(payload.get("info"))
             window = count(info.get("model_context_window"))
             if window and window != self.window:
                 self.window = window
@@ -264,7 +264,7 @@ class CodexNativeSource:
         elif kind in ("task_complete", "turn_aborted"):
             if kind == "task_complete":
                 out += self._last_message(payload)
-                if error := string(values.obj(payload.get("error")).get("message")):
+                if error := string(untrusted.obj(payload.get("error")).get("message")):
                     # Measured on 0.171.0: a turn whose API calls kept failing (its screen said "Reconnecting... 5/5")
                     # ends so; nothing in the rollout told the retries before.
                     out.append(TurnEnd(is_error=True, error=f"Codex reported: {error}"))
@@ -273,7 +273,7 @@ class CodexNativeSource:
 
     def _agent_message(self, payload: dict[str, Any]) -> list[NativeItem]:
         """A ``Text`` for an ``AgentMessage`` item this thread completed, the first time its id is read."""
-        item = values.obj(payload.get("item"))
+        item = untrusted.obj(payload.get("item"))
         thread = opt_label(payload.get("thread_id"))
         if label(item.get("type")) != "AgentMessage" or (thread and self.thread_id and thread != self.thread_id):
             return []
@@ -388,13 +388,13 @@ def recorded_ids(path: Path) -> tuple[set[str], set[str]]:
     for obj in _lines_with(path, ('"token_usage_record"', '"AgentMessage"', '"task_complete"')):
         if not isinstance(obj, dict):
             continue
-        payload = values.obj(obj.get("payload"))
+        payload = untrusted.obj(obj.get("payload"))
         kind = obj.get("type")
         if kind == "token_usage_record":
             if call_id := opt_label(payload.get("response_id")):
                 ids.add(call_id)
         elif kind == "event_msg" and payload.get("type") == "item_completed":
-            item = values.obj(payload.get("item"))
+            item = untrusted.obj(payload.get("item"))
             if label(item.get("type")) == "AgentMessage":
                 answers.add(opt_label(item.get("id")) or "text:" + _digest(agent_text(item)))
         elif kind == "event_msg" and payload.get("type") == "task_complete":
@@ -411,7 +411,7 @@ def _lines_with(path: Path, markers: tuple[str, ...]) -> list[Any]:
             for line in fh:
                 if any(marker in line for marker in markers):
                     with contextlib.suppress(ValueError):  # not JSON, or nested too deep: not a line Codex writes
-                        found.append(values.loads(line))
+                        found.append(untrusted.loads(line))
     except OSError:
         return []
     return found
@@ -419,7 +419,7 @@ def _lines_with(path: Path, markers: tuple[str, ...]) -> list[Any]:
 
 def agent_text(item: dict[str, Any]) -> str:
     """The text of an ``AgentMessage`` item: its ``Text`` parts joined (any other part is not text)."""
-    parts = values.items(item.get("content"))
+    parts = untrusted.items(item.get("content"))
     return "".join(string(p.get("text")) for p in parts if isinstance(p, dict) and label(p.get("type")).lower() == "text")
 
 
@@ -465,9 +465,9 @@ def newest_rollout(home: Path, working_dir: Path, started_at: float, not_of: Seq
 def _rollout_cwd(path: Path) -> str | None:
     try:
         with path.open(encoding="utf-8", errors="replace") as fh:
-            head = values.loads(fh.readline(HEAD_LIMIT))
+            head = untrusted.loads(fh.readline(HEAD_LIMIT))
     except (OSError, ValueError):
         return None
     if not isinstance(head, dict) or head.get("type") != "session_meta":
         return None
-    return label(values.obj(head.get("payload")).get("cwd")) or None
+    return label(untrusted.obj(head.get("payload")).get("cwd")) or None

@@ -27,7 +27,7 @@ from agentlaunch.events import Compaction, PermissionRequest, ToolResult, ToolUs
 from agentlaunch.providers import codex_appserver as rpc
 from agentlaunch.providers.asked import tool_question
 from agentlaunch.providers.native.source import NativeItem, PromptTyped
-from agentlaunch.providers.values import obj, opt_label, string
+from agentlaunch.providers.untrusted import obj, opt_label, string
 from agentlaunch.sinks import StateChanged
 
 if TYPE_CHECKING:

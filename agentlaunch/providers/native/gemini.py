@@ -62,7 +62,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlaunch.events import CallUsage, Event, SessionStarted, Text
-from agentlaunch.providers import values
+from agentlaunch.providers import untrusted
 from agentlaunch.providers.asked import one_line, tool_question
 from agentlaunch.providers.gemini_home import GEMINI_DIR, SETTINGS, user_settings
 from agentlaunch.providers.gemini_session import call_usage, session_calls, session_files
@@ -71,7 +71,7 @@ from agentlaunch.providers.native.gemini_hooks import SAFE_ID, BadSettings, hook
 from agentlaunch.providers.native.hook_socket import HookReport, HookSocket
 from agentlaunch.providers.native.jsonl_tail import JsonlTail
 from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, PromptTyped
-from agentlaunch.providers.values import BadUsage, items, label, opt_label, string
+from agentlaunch.providers.untrusted import BadUsage, items, label, opt_label, string
 from agentlaunch.sinks import StateChanged
 from agentlaunch.stdlite import sha256
 
@@ -422,7 +422,7 @@ def _header(path: Path) -> dict[str, Any] | None:
     try:
         with path.open(encoding="utf-8", errors="replace") as fh:
             line = fh.readline(HEADER_LIMIT)
-        head = values.loads(line) if line.endswith("\n") else None
+        head = untrusted.loads(line) if line.endswith("\n") else None
     except (OSError, ValueError):
         return None
     return head if isinstance(head, dict) and "sessionId" in head else None
@@ -440,7 +440,7 @@ def _started(head: dict[str, Any]) -> float:
 def gemini_question(payload: dict[str, Any]) -> str | None:
     """What Gemini's permission prompt asks: the tool call its notification details (its command, file or URL, the
     fields of Gemini's confirmation details), else the notification's message."""
-    details = values.obj(payload.get("details"))
+    details = untrusted.obj(payload.get("details"))
     kind = string(details.get("type"))  # exec (a shell command: "echo hi > out.txt"), edit, mcp, info
     tool = "shell" if kind == "exec" else string(details.get("serverName")) if kind == "mcp" else kind
     said = tool_question(tool or "tool", details) if details else ""
