@@ -240,8 +240,9 @@ Adapter = PersistentAdapter | PerTurnAdapter
 """Either shape; ``adapter.persistent`` tells them apart (and narrows the type)."""
 
 
-class Described:
-    """An adapter's facts read from its ``descriptor`` (set by each adapter class)."""
+class AdapterDefaults:
+    """What every adapter has unless it says otherwise: its facts read from its ``descriptor`` (set by each adapter
+    class), no notice before its interface, the launch's instructions on a resumed session, no home to seed."""
 
     descriptor: ProviderDescriptor
 

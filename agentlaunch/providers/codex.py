@@ -31,8 +31,8 @@ from agentlaunch.events import (
 )
 from agentlaunch.providers import untrusted
 from agentlaunch.providers.base import (
+    AdapterDefaults,
     Delivered,
-    Described,
     JsonLineParser,
     Parser,
     ProviderState,
@@ -183,7 +183,7 @@ class CodexParser(JsonLineParser):
         return [Unknown(f"item/{kind_name(itype)}")] if kind == "item.completed" else []
 
 
-class CodexAdapter(Described):
+class CodexAdapter(AdapterDefaults):
     """Codex CLI 0.169."""
 
     descriptor: ProviderDescriptor = CODEX

@@ -33,8 +33,8 @@ from agentlaunch.events import (
 )
 from agentlaunch.providers import untrusted
 from agentlaunch.providers.base import (
+    AdapterDefaults,
     Delivered,
-    Described,
     JsonLineParser,
     Parser,
     ProviderState,
@@ -177,7 +177,7 @@ def compile_cache_env(state_dir: Path, env: Mapping[str, str]) -> dict[str, str]
     return {"NODE_COMPILE_CACHE": str(state_dir / COMPILE_CACHE_DIR)}
 
 
-class GeminiAdapter(Described):
+class GeminiAdapter(AdapterDefaults):
     """Gemini CLI 0.61."""
 
     descriptor: ProviderDescriptor = GEMINI
