@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlaunch.events import CallUsage, ContextWindow, SessionStarted, Text, TurnEnd, Usage, Warning
+from agentlaunch.events import CallUsage, ContextWindow, SessionStarted, Text, TurnEnd, Warning
 from agentlaunch.providers.native.claude import (
     HOOK_EVENTS,
     ClaudeNativeSource,
@@ -22,6 +22,7 @@ from agentlaunch.providers.native.claude import (
 from agentlaunch.providers.native.hook_report import report
 from agentlaunch.providers.native.source import NativeContext, NativeItem
 from agentlaunch.sinks import StateChanged
+from agentlaunch.token_usage import Usage
 
 DATA = Path(__file__).parent / "data" / "claude_tui"
 SESSION = "11111111-2222-3333-4444-555555555555"

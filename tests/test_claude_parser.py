@@ -20,9 +20,9 @@ from agentlaunch.events import (
     ToolUse,
     TurnEnd,
     Unknown,
-    Usage,
 )
 from agentlaunch.providers.claude_parser import ClaudeParser
+from agentlaunch.token_usage import Usage
 from agentlaunch.usage.meter import Meter
 
 DATA = Path(__file__).parent / "data" / "claude"

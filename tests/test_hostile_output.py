@@ -10,9 +10,10 @@ import pytest
 from agentlaunch import paths
 from agentlaunch.cli.user_io import report
 from agentlaunch.errors import TurnFailed
-from agentlaunch.events import Compaction, Text, TextDelta, ToolResult, ToolUse, Unknown, Usage, Warning
+from agentlaunch.events import Compaction, Text, TextDelta, ToolResult, ToolUse, Unknown, Warning
 from agentlaunch.live.status import one_line
 from agentlaunch.live.view import HeadlessView
+from agentlaunch.token_usage import Usage
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store

@@ -18,12 +18,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentlaunch import datarecord as records
-from agentlaunch.events import CallUsage, SessionStarted, Text, Usage
+from agentlaunch.events import CallUsage, SessionStarted, Text
 from agentlaunch.providers.gemini_session import session_calls
 from agentlaunch.providers.native.dir_watch import open_watch
 from agentlaunch.providers.native.gemini import GeminiNativeSource, native_extras, project_hash
 from agentlaunch.providers.native.source import NativeContext
 from agentlaunch.sinks import StateChanged
+from agentlaunch.token_usage import Usage
 
 DATA = Path(__file__).parent / "data" / "native"
 SESSION = "4bc96738-2f95-4ef8-9b32-e8c4d9d5018a"

@@ -267,8 +267,8 @@ def _print_answer(agent: str, session_id: str, done: dict[str, Any], quiet: bool
 
 
 def _footer(done: dict[str, Any]) -> str:
-    from agentlaunch.events import Usage
     from agentlaunch.live.view import usage_footer
+    from agentlaunch.token_usage import Usage
     from agentlaunch.usage.pricing import format_cost
 
     raw = done.get("usage")

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from agentlaunch.datarecord import datarecord, field
-from agentlaunch.events import CallUsage, Diagnostic, Event, PermissionRequest, Usage, Warning
+from agentlaunch.events import CallUsage, Diagnostic, Event, PermissionRequest, Warning
 from agentlaunch.providers.untrusted import loads
+from agentlaunch.token_usage import Usage
 
 if TYPE_CHECKING:
     from agentlaunch.definitions.skills_install import InstalledSkills

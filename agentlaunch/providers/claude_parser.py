@@ -19,11 +19,11 @@ from agentlaunch.events import (
     ToolUse,
     TurnEnd,
     Unknown,
-    Usage,
     Warning,
 )
 from agentlaunch.providers.base import JsonLineParser
 from agentlaunch.providers.descriptors import CLAUDE_EXCLUDE_DYNAMIC_FLAG
+from agentlaunch.token_usage import Usage
 
 if TYPE_CHECKING:
 

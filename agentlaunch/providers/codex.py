@@ -26,7 +26,6 @@ from agentlaunch.events import (
     ToolUse,
     TurnEnd,
     Unknown,
-    Usage,
     Warning,
 )
 from agentlaunch.providers import untrusted
@@ -53,6 +52,7 @@ from agentlaunch.providers.untrusted import (
     string,
     summarize,
 )
+from agentlaunch.token_usage import Usage
 
 if TYPE_CHECKING:
     from agentlaunch.definitions.skills_install import InstalledSkills

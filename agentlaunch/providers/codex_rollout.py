@@ -12,10 +12,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.events import CallUsage, Usage
+from agentlaunch.events import CallUsage
 from agentlaunch.providers import untrusted
 from agentlaunch.providers.base import json_lines
 from agentlaunch.providers.untrusted import BadUsage, count, counts, file_key, label, opt_label, part_of
+from agentlaunch.token_usage import Usage
 
 CODEX_FIELDS = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens", "reasoning_output_tokens")
 

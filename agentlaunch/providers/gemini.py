@@ -28,7 +28,6 @@ from agentlaunch.events import (
     ToolUse,
     TurnEnd,
     Unknown,
-    Usage,
     Warning,
 )
 from agentlaunch.providers import untrusted
@@ -55,6 +54,7 @@ from agentlaunch.providers.untrusted import (
     string,
     summarize,
 )
+from agentlaunch.token_usage import Usage
 
 if TYPE_CHECKING:
     from agentlaunch.definitions.skills_install import InstalledSkills

@@ -46,12 +46,13 @@ import re
 from datetime import datetime
 from typing import Any
 
-from agentlaunch.events import CallUsage, Compaction, Event, Text, Usage, Warning
+from agentlaunch.events import CallUsage, Compaction, Event, Text, Warning
 from agentlaunch.providers import untrusted
 from agentlaunch.providers.claude_parser import anthropic_usage
 from agentlaunch.providers.untrusted import BadUsage, Recent, count, opt_label, refused, string
 from agentlaunch.sinks import StateChanged
 from agentlaunch.stdlite import sha256
+from agentlaunch.token_usage import Usage
 
 INTERRUPTED = "[Request interrupted by user"
 """The text Claude Code writes as a user line when Esc ends a turn (during an answer, or refusing a tool):

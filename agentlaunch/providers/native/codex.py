@@ -42,7 +42,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.events import CallUsage, Compaction, ContextWindow, Event, SessionStarted, Text, TurnEnd, Usage
+from agentlaunch.events import CallUsage, Compaction, ContextWindow, Event, SessionStarted, Text, TurnEnd
 from agentlaunch.providers import untrusted
 from agentlaunch.providers.asked import tool_question
 from agentlaunch.providers.codex_rollout import codex_home, codex_usage
@@ -53,6 +53,7 @@ from agentlaunch.providers.native.source import NativeContext, NativeExtras, Nat
 from agentlaunch.providers.untrusted import BadUsage, count, file_key, label, opt_label, string
 from agentlaunch.sinks import StateChanged
 from agentlaunch.stdlite import sha256
+from agentlaunch.token_usage import Usage
 
 SOCKET_NAME = "codex-hooks.sock"
 HEAD_LIMIT = 1 << 20

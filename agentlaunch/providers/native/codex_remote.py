@@ -31,8 +31,8 @@ from agentlaunch.providers.untrusted import obj, opt_label, string
 from agentlaunch.sinks import StateChanged
 
 if TYPE_CHECKING:
-    from agentlaunch.events import Usage
     from agentlaunch.providers.native.unix_websocket import Message, UnixWebSocket
+    from agentlaunch.token_usage import Usage
 
 ASKING_FLAGS = {"waitingOnApproval": "Codex waits for an approval in its interface",
                 "waitingOnUserInput": "Codex waits for an answer in its interface"}  # fmt: skip
