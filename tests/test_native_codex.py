@@ -22,8 +22,9 @@ from hypothesis import strategies as st
 from agentlaunch.events import CallUsage, Compaction, ContextWindow, SessionStarted, Text
 from agentlaunch.providers.codex_rollout import rollout_calls, thread_days
 from agentlaunch.providers.native import hook_report
-from agentlaunch.providers.native.codex import CodexNativeSource, native_extras, newest_rollout
+from agentlaunch.providers.native.codex import CodexNativeSource, native_extras
 from agentlaunch.providers.native.codex_hooks import EVENTS, hook_flags, trust_hash
+from agentlaunch.providers.native.codex_rollout_scan import newest_rollout
 from agentlaunch.providers.native.hook_socket import HookSocket
 from agentlaunch.providers.native.source import NativeContext, PromptTyped
 from agentlaunch.sinks import StateChanged
