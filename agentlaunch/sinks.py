@@ -18,7 +18,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from agentlaunch.events import Event, Record
+from agentlaunch.events import Event
+from agentlaunch.frozen_record import Record
 
 if TYPE_CHECKING:
     from agentlaunch.definitions.spec import AgentSpec
@@ -103,7 +104,7 @@ class LaunchEvent(Record):
     kind: ClassVar[str] = "launch"
 
 
-_put = object.__setattr__  # how a record's __init__ sets its fields (agentlaunch.events.Record)
+_put = object.__setattr__  # how a record's __init__ sets its fields (agentlaunch.frozen_record.Record)
 
 SinkEvent = Event | LaunchEvent
 """What a sink takes: the provider's normalized events and the launch's own."""

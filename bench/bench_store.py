@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agentlaunch.events import Usage  # noqa: E402
+from agentlaunch.token_usage import Usage  # noqa: E402
 from agentlaunch.usage.records import CallRecord  # noqa: E402
 from agentlaunch.usage.store import Store  # noqa: E402
 

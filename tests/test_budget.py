@@ -14,8 +14,8 @@ import yaml
 
 from agentlaunch import paths
 from agentlaunch.errors import BudgetExceeded
-from agentlaunch.events import Usage
 from agentlaunch.sinks import PricedCall, StateChanged
+from agentlaunch.token_usage import Usage
 from agentlaunch.usage.budget import BudgetGuard, Limits, call_tokens
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store

@@ -16,12 +16,12 @@ import pytest
 import yaml
 
 from agentlaunch.errors import BudgetExceeded
-from agentlaunch.events import Usage
 from agentlaunch.launch.budget_pause import stamp_of
 from agentlaunch.launch.control import ControlClient, Parsed, busy_reason, parse_request
 from agentlaunch.live.needs_you import ALARMS
 from agentlaunch.live.status_read import NEEDS_YOU, one_line, shown_state
 from agentlaunch.sinks import PricedCall, TurnDone
+from agentlaunch.token_usage import Usage
 from agentlaunch.usage.budget import BudgetGuard, Limits, limits_for
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store

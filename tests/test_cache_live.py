@@ -126,8 +126,8 @@ def test_the_pane_title_leaves_the_countdown_to_the_border_and_hands_it_the_expi
 
 
 def test_a_resumed_meter_has_the_sessions_context_cost_and_cache_before_its_next_call(agents_dir: Path, tmp_path: Path) -> None:
-    from agentlaunch.events import Usage
     from agentlaunch.live.status import snapshot
+    from agentlaunch.token_usage import Usage
     from agentlaunch.usage.records import CallRecord
 
     launch, _, _ = build(agents_dir, tmp_path, lambda *a: spawn_child(*a))

@@ -9,7 +9,9 @@ from pathlib import Path
 
 from agentlaunch import datarecord as records
 from agentlaunch.providers.claude_hooks import tool_refusal
-from agentlaunch.providers.native.claude import HOOK_EVENTS, ClaudeNativeSource, native_extras, transcript_path
+from agentlaunch.providers.native.claude import native_extras
+from agentlaunch.providers.native.claude_settings import HOOK_EVENTS, transcript_path
+from agentlaunch.providers.native.claude_source import ClaudeNativeSource
 from agentlaunch.providers.native.hook_http import KEY_VAR
 from agentlaunch.providers.native.source import NativeItem, PromptTyped, ToolAsked
 from agentlaunch.sinks import StateChanged

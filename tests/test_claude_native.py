@@ -11,17 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from agentlaunch.events import CallUsage, ContextWindow, SessionStarted, Text, TurnEnd, Usage, Warning
-from agentlaunch.providers.native.claude import (
-    HOOK_EVENTS,
-    ClaudeNativeSource,
-    native_extras,
-    transcript_path,
-    user_status_line,
-)
+from agentlaunch.events import CallUsage, ContextWindow, SessionStarted, Text, TurnEnd, Warning
+from agentlaunch.providers.native.claude import native_extras
+from agentlaunch.providers.native.claude_settings import HOOK_EVENTS, transcript_path, user_status_line
+from agentlaunch.providers.native.claude_source import ClaudeNativeSource
 from agentlaunch.providers.native.hook_report import report
 from agentlaunch.providers.native.source import NativeContext, NativeItem
 from agentlaunch.sinks import StateChanged
+from agentlaunch.token_usage import Usage
 
 DATA = Path(__file__).parent / "data" / "claude_tui"
 SESSION = "11111111-2222-3333-4444-555555555555"

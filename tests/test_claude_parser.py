@@ -20,9 +20,9 @@ from agentlaunch.events import (
     ToolUse,
     TurnEnd,
     Unknown,
-    Usage,
 )
 from agentlaunch.providers.claude_parser import ClaudeParser
+from agentlaunch.token_usage import Usage
 from agentlaunch.usage.meter import Meter
 
 DATA = Path(__file__).parent / "data" / "claude"
@@ -150,7 +150,7 @@ def test_compact_boundary_is_reported_and_rearms_the_warning() -> None:
 
 def test_cache_writes_are_split_by_lifetime_where_the_usage_says() -> None:
     from agentlaunch.providers.claude_parser import anthropic_usage
-    from agentlaunch.providers.values import BadUsage
+    from agentlaunch.providers.untrusted import BadUsage
 
     raw = {
         "input_tokens": 100,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlaunch.providers.native.claude import STATUSLINE
+from agentlaunch.providers.native.claude_settings import STATUSLINE
 from agentlaunch.providers.native.claude_statusline import ours
 from agentlaunch.providers.native.hook_socket import HookSocket, script_argv
 

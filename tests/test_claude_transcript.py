@@ -9,10 +9,11 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentlaunch.events import CallUsage, Compaction, Text, Usage, Warning
+from agentlaunch.events import CallUsage, Compaction, Text, Warning
 from agentlaunch.providers.native.claude_transcript import CallsFromTranscript, last_cost_state, project_folder, salvage_line
 from agentlaunch.providers.native.jsonl_tail import JsonlTail
 from agentlaunch.sinks import StateChanged
+from agentlaunch.token_usage import Usage
 
 DATA = Path(__file__).parent / "data" / "claude_tui"
 

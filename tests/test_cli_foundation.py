@@ -149,12 +149,13 @@ def _cli_modules_loaded_for(args: list[str]) -> list[str]:
 
 
 def test_a_command_loads_only_the_module_that_defines_it() -> None:
-    # plain: what the commands share without Typer; run_lean: `run`'s body, shared with its Typer-free path
+    # user_io: what the commands say and read without Typer; run_lean: `run`'s body, shared with its Typer-free path
     assert _cli_modules_loaded_for(["run", "demo", "hi"]) == [
-        "agentlaunch.cli.common", "agentlaunch.cli.plain", "agentlaunch.cli.run", "agentlaunch.cli.run_lean",
+        "agentlaunch.cli.common", "agentlaunch.cli.run", "agentlaunch.cli.run_lean", "agentlaunch.cli.user_io",
     ]  # fmt: skip
-    assert _cli_modules_loaded_for(["tmux", "up"]) == ["agentlaunch.cli.common", "agentlaunch.cli.plain", "agentlaunch.cli.tmux"]
-    every = [f"agentlaunch.cli.{m}" for m in sorted({"common", "plain", "run_lean", *COMMAND_MODULES.values()})]
+    tmux_up = ["agentlaunch.cli.common", "agentlaunch.cli.tmux", "agentlaunch.cli.user_io"]
+    assert _cli_modules_loaded_for(["tmux", "up"]) == tmux_up
+    every = [f"agentlaunch.cli.{m}" for m in sorted({"common", "user_io", "run_lean", *COMMAND_MODULES.values()})]
     assert _cli_modules_loaded_for(["--help"]) == every
     assert _cli_modules_loaded_for(["no-such-command"]) == every  # so click can list the real ones
 

@@ -111,7 +111,7 @@ def test_state_dir_that_is_a_file_is_a_clear_error(isolated_home: Path, agents_d
 
 def _store_with(session_id: str, costs: list[float]) -> None:
     from agentlaunch import paths
-    from agentlaunch.events import Usage
+    from agentlaunch.token_usage import Usage
     from agentlaunch.usage.records import CallRecord
     from agentlaunch.usage.store import Store
 

@@ -7,24 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from agentlaunch.events import (
-    CallUsage,
-    Event,
-    SessionStarted,
-    Text,
-    TextDelta,
-    ToolResult,
-    ToolUse,
-    TurnEnd,
-    Unknown,
-    Usage,
-    Warning,
-)
+from agentlaunch.events import CallUsage, Event, SessionStarted, Text, TextDelta, ToolResult, ToolUse, TurnEnd, Unknown, Warning
 from agentlaunch.providers.base import split_turn
 from agentlaunch.providers.codex import CodexAdapter, CodexParser, looks_like_thread_id
 from agentlaunch.providers.codex_rollout import rollout_context_window, rollout_files, thread_days
 from agentlaunch.providers.gemini import GeminiAdapter, GeminiParser
 from agentlaunch.providers.gemini_session import session_files
+from agentlaunch.token_usage import Usage
 
 DATA = Path(__file__).parent / "data"
 

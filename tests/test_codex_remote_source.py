@@ -10,12 +10,13 @@ from typing import Any
 
 import pytest
 
-from agentlaunch.events import CallUsage, Compaction, SessionStarted, Text, TurnEnd, Usage, Warning
+from agentlaunch.events import CallUsage, Compaction, SessionStarted, Text, TurnEnd, Warning
 from agentlaunch.launch import native_remote
 from agentlaunch.providers.native.codex_remote import RemoteSource
 from agentlaunch.providers.native.source import PromptTyped
 from agentlaunch.providers.native.unix_websocket import UnixWebSocket
 from agentlaunch.sinks import StateChanged
+from agentlaunch.token_usage import Usage
 
 THREAD = "01a2354f-d196-7f11-ac18-cf42b18d33fe"
 

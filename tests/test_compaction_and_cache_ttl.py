@@ -11,8 +11,9 @@ import pytest
 
 from agentlaunch.definitions.spec import load_agent
 from agentlaunch.errors import DefinitionError
-from agentlaunch.events import CacheTtl, CallUsage, Compaction, ContextWindow, Usage
+from agentlaunch.events import CacheTtl, CallUsage, Compaction, ContextWindow
 from agentlaunch.providers import get_adapter
+from agentlaunch.token_usage import Usage
 from agentlaunch.usage.cache_clock import FIVE_MINUTES, ONE_HOUR, lifetime
 from agentlaunch.usage.call_meter import CallMeter
 from agentlaunch.usage.meter import Meter

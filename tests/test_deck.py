@@ -384,7 +384,7 @@ def test_the_lean_start_reads_the_deck_options_and_leaves_anything_else_to_the_f
 
 
 def test_a_pane_that_shows_nothing_new_is_captured_less_often_and_a_change_brings_it_back(agents_dir: Path) -> None:
-    from agentlaunch.deck.app import QUIET_PANE_EVERY
+    from agentlaunch.deck.board import QUIET_PANE_EVERY
 
     async def script(app: Deck, pilot: Pilot[None]) -> None:
         app.preview_title = "agent · tmux s %1"
@@ -616,7 +616,7 @@ def test_a_state_change_reads_the_records_again_but_lists_tmuxs_panes_only_when_
 
 
 def test_a_paused_row_needs_the_person_whatever_its_reason_says() -> None:
-    from agentlaunch.deck.app import style_of
+    from agentlaunch.deck.board import style_of
     from agentlaunch.deck.rows import Row
 
     rec = {"state": "paused"}

@@ -245,10 +245,10 @@ def test_the_branch_column_follows_a_records_change_and_a_merge_at_once(
 ) -> None:
     """Not in up to 15 s (the round of the slow reads, made an hour here): a record's change and the deck's own merge
     read the worktrees again."""
-    from agentlaunch.deck import app as deck_app
+    from agentlaunch.deck import watching
     from tests.test_deck import BRANCH, _git, repo_with_worktree
 
-    monkeypatch.setattr(deck_app, "SLOW_EVERY", 3600.0)
+    monkeypatch.setattr(watching, "SLOW_EVERY", 3600.0)
     repo, path = repo_with_worktree(tmp_path)
     record("demo", "thinking", 5, working_dir=str(path))
 

@@ -165,11 +165,11 @@ def test_a_pane_resized_while_previewed_and_a_deck_resized_show_the_bottom_again
 def test_a_pane_that_closes_while_previewed_is_said_and_the_list_follows_at_once(
     socket: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import agentlaunch.deck.app
+    import agentlaunch.deck.watching
 
     pane, pid = dialog_pane(socket, "brief", 100, 40)
     live_record("brief", pid, "waiting")
-    monkeypatch.setattr(agentlaunch.deck.app, "PANES_EVERY", 3600.0)  # tmux's panes are not listed again by the clock
+    monkeypatch.setattr(agentlaunch.deck.watching, "PANES_EVERY", 3600.0)  # tmux's panes are not listed again by the clock
 
     async def script(app: Deck, pilot: Pilot[None]) -> None:
         await until(pilot, lambda: "? for shortcuts" in preview_text(app), "the pane previewed")

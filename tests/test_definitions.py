@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlaunch.definitions import spec
+from agentlaunch.definitions import agent_yaml
 from agentlaunch.definitions.spec import agent_names, load_agent, resolve_working_dir
 from agentlaunch.errors import DefinitionError
 from tests.helpers import write_agent
@@ -235,7 +235,7 @@ def test_the_provider_names_without_pydantic_match_the_schema() -> None:
 
 
 def test_the_memo_folder_keeps_only_the_newest_memos(agents_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(spec, "MEMO_KEEP", 2)
+    monkeypatch.setattr(agent_yaml, "MEMO_KEEP", 2)
     state = tmp_path / "state"
     for model in ("m1", "m2", "m3"):
         write_agent(agents_dir, "memo", {"provider": "claude", "model": model})

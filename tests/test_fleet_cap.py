@@ -10,8 +10,8 @@ from datetime import datetime
 from pathlib import Path
 
 from agentlaunch import paths
-from agentlaunch.events import Usage
 from agentlaunch.sinks import PricedCall
+from agentlaunch.token_usage import Usage
 from agentlaunch.usage.budget import BudgetGuard, Limits
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store

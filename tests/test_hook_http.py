@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentlaunch.providers.native import hook_http
-from agentlaunch.providers.native.claude import http_report
+from agentlaunch.providers.native.claude_source import http_report
 from agentlaunch.providers.native.hook_http import HookServer, HttpHook
 from agentlaunch.providers.native.hook_socket import HookReport
 from tests.test_claude_native import Clock

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlaunch.definitions import spec
+from agentlaunch.definitions import agent_yaml, bounded_read
 from agentlaunch.definitions.spec import check_name, load_agent
 from agentlaunch.errors import DefinitionError
 from tests.helpers import run_cli, run_cli_inprocess, write_agent
@@ -145,15 +145,15 @@ def test_a_part_over_the_size_limit_is_refused_without_reading_it(agents_dir: Pa
         fh.truncate(200 << 20)  # sparse: 200 MiB long, nothing on disk
     (problem,) = problems_of(agents_dir, "big")
     assert problem == f"{folder / 'soul.md'}: soul: 200 MiB is larger than the 4 MiB limit for one file"
-    monkeypatch.setattr(spec, "YAML_LIMIT", 100)
+    monkeypatch.setattr(agent_yaml, "YAML_LIMIT", 100)
     (folder / "agent.yaml").write_text("provider: fake\n" + "# padding\n" * 20)
     (problem,) = problems_of(agents_dir, "big")
     assert problem.endswith("agent.yaml: agent.yaml: 215 bytes is larger than the 100 bytes limit for one file")
 
 
 def test_a_part_at_the_limit_is_read(agents_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(spec, "PART_LIMIT", 1000)
-    monkeypatch.setattr(spec.read_text, "__defaults__", (1000,))
+    monkeypatch.setattr(bounded_read, "PART_LIMIT", 1000)
+    monkeypatch.setattr(bounded_read.read_text, "__defaults__", (1000,))
     folder = write_agent(agents_dir, "edge", {"provider": "fake"}, {"soul.md": "x" * 1000})
     assert load_agent(agents_dir, "edge").soul is not None
     (folder / "soul.md").write_text("x" * 1001)

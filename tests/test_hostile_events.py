@@ -14,27 +14,15 @@ from typing import Any
 import pytest
 
 from agentlaunch.errors import StateError
-from agentlaunch.events import (
-    CallUsage,
-    Diagnostic,
-    Event,
-    OutputFinal,
-    Text,
-    TextDelta,
-    ToolUse,
-    TurnEnd,
-    Unknown,
-    Usage,
-    Warning,
-    usage_problem,
-)
+from agentlaunch.events import CallUsage, Diagnostic, Event, OutputFinal, Text, TextDelta, ToolUse, TurnEnd, Unknown, Warning
 from agentlaunch.providers.base import JsonLineParser, json_lines
 from agentlaunch.providers.claude_parser import ClaudeParser
 from agentlaunch.providers.codex import CodexAdapter, CodexParser
 from agentlaunch.providers.codex_rollout import rollout_calls, rollout_context_window
 from agentlaunch.providers.gemini import GeminiParser
 from agentlaunch.providers.gemini_session import session_calls, session_files
-from agentlaunch.providers.values import BadUsage, loads, summarize
+from agentlaunch.providers.untrusted import BadUsage, loads, summarize
+from agentlaunch.token_usage import Usage, usage_problem
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store

@@ -8,11 +8,12 @@ import json
 import pytest
 
 from agentlaunch import paths
-from agentlaunch.cli.plain import report
+from agentlaunch.cli.user_io import report
 from agentlaunch.errors import TurnFailed
-from agentlaunch.events import Compaction, Text, TextDelta, ToolResult, ToolUse, Unknown, Usage, Warning
+from agentlaunch.events import Compaction, Text, TextDelta, ToolResult, ToolUse, Unknown, Warning
 from agentlaunch.live.status import one_line
 from agentlaunch.live.view import HeadlessView
+from agentlaunch.token_usage import Usage
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
@@ -111,7 +112,7 @@ def test_usage_json_keeps_the_reported_model_as_data(hostile_store: str) -> None
 
 def test_doctor_live_report_prints_what_the_cli_said_escaped(capsys: pytest.CaptureFixture[str]) -> None:
     from agentlaunch.cli.doctor import _print_live
-    from agentlaunch.prefix.live import ControlReport, LiveReport, PairReport
+    from agentlaunch.prefix.live_report import ControlReport, LiveReport, PairReport
     from agentlaunch.prefix.static import Difference, InstructionsPlace
 
     diff = Difference(10, 3, 20, 20, "system", "system", "bef" + PWNED, "a" + PWNED, "b", identical=False)

@@ -16,14 +16,15 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentlaunch.events import CallUsage, ContextWindow, Diagnostic, Event, OutputFinal, Usage, usage_problem
+from agentlaunch.events import CallUsage, ContextWindow, Diagnostic, Event, OutputFinal
 from agentlaunch.providers.base import JsonLineParser, parse_json_line
 from agentlaunch.providers.claude_parser import ANTHROPIC_FIELDS, ClaudeParser, anthropic_usage
 from agentlaunch.providers.codex import CodexAdapter, CodexParser
 from agentlaunch.providers.codex_rollout import CODEX_FIELDS, codex_usage, rollout_calls
 from agentlaunch.providers.gemini import GEMINI_FIELDS, GeminiAdapter, GeminiParser, gemini_usage
 from agentlaunch.providers.gemini_session import CALL_FIELDS, call_usage, session_calls
-from agentlaunch.providers.values import BadUsage, loads, summarize
+from agentlaunch.providers.untrusted import BadUsage, loads, summarize
+from agentlaunch.token_usage import Usage, usage_problem
 from agentlaunch.visible import visible
 
 DATA = Path(__file__).parent / "data"

@@ -91,7 +91,7 @@ def imports(path: Path, module: str | None = None, *, type_checking: bool = Fals
                     yield node.lineno, f"{target}.{alias.name}"
             else:
                 # `from agentlaunch.x import y` names the package x only when some y is not a module of it:
-                # `from agentlaunch.providers import values` reads values.py, not the registry in __init__.py
+                # `from agentlaunch.providers import untrusted` reads untrusted.py, not the registry in __init__.py
                 names_package = False
                 for alias in node.names:
                     folder = PACKAGE.parent / target.replace(".", "/")

@@ -19,14 +19,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentlaunch.events import CallUsage, Compaction, ContextWindow, SessionStarted, Text, Usage
+from agentlaunch.events import CallUsage, Compaction, ContextWindow, SessionStarted, Text
 from agentlaunch.providers.codex_rollout import rollout_calls, thread_days
 from agentlaunch.providers.native import hook_report
-from agentlaunch.providers.native.codex import CodexNativeSource, native_extras, newest_rollout
+from agentlaunch.providers.native.codex import CodexNativeSource, native_extras
 from agentlaunch.providers.native.codex_hooks import EVENTS, hook_flags, trust_hash
+from agentlaunch.providers.native.codex_rollout_scan import newest_rollout
 from agentlaunch.providers.native.hook_socket import HookSocket
 from agentlaunch.providers.native.source import NativeContext, PromptTyped
 from agentlaunch.sinks import StateChanged
+from agentlaunch.token_usage import Usage
 
 DATA = Path(__file__).parent / "data" / "native"
 THREAD = "01a23159-06b0-7eb3-8a1e-98642d967f31"

@@ -18,12 +18,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentlaunch import datarecord as records
-from agentlaunch.events import CallUsage, SessionStarted, Text, Usage
+from agentlaunch.events import CallUsage, SessionStarted, Text
 from agentlaunch.providers.gemini_session import session_calls
 from agentlaunch.providers.native.dir_watch import open_watch
-from agentlaunch.providers.native.gemini import GeminiNativeSource, native_extras, project_hash
+from agentlaunch.providers.native.gemini import GeminiNativeSource, native_extras
+from agentlaunch.providers.native.gemini_records import project_hash
 from agentlaunch.providers.native.source import NativeContext
 from agentlaunch.sinks import StateChanged
+from agentlaunch.token_usage import Usage
 
 DATA = Path(__file__).parent / "data" / "native"
 SESSION = "4bc96738-2f95-4ef8-9b32-e8c4d9d5018a"
@@ -312,7 +314,7 @@ def test_only_a_model_calls_text_is_an_answer_never_thoughts_notes_or_history(tm
 
 
 def test_answer_text_of_odd_shapes_never_raises() -> None:
-    from agentlaunch.providers.native.gemini import answer_text
+    from agentlaunch.providers.native.gemini_records import answer_text
 
     assert answer_text(None) == "" and answer_text(5) == "" and answer_text({"text": "x"}) == ""
     assert answer_text([None, 1, "x", {"text": 5}, {"text": ["a"]}, {"thought": "yes", "text": "no"}, {"text": "ok"}]) == "ok"

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentlaunch.events import CallUsage, Text, Usage
+from agentlaunch.events import CallUsage, Text
 from agentlaunch.launch.native import NativeRun
 from agentlaunch.sinks import StateChanged
+from agentlaunch.token_usage import Usage
 
 
 class Launch:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from agentlaunch import paths
-from agentlaunch.events import Usage
+from agentlaunch.token_usage import Usage
 from agentlaunch.usage.otel_config import OtelConfigError, read_config
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from agentlaunch.events import Usage
+from agentlaunch.token_usage import Usage
 from agentlaunch.usage import otel_export
 from agentlaunch.usage.otel_config import OtelConfig, read_config
 from agentlaunch.usage.otel_export import Exporter

@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.events import Usage
+from agentlaunch.token_usage import Usage
 from agentlaunch.usage.otel_config import read_config
 from agentlaunch.usage.otel_export import Exporter
 from agentlaunch.usage.otel_queue import ExportQueue

@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 
 from agentlaunch.errors import DefinitionError
-from agentlaunch.events import CacheTtl, CallUsage, RateLimits, RateWindow, Usage, Warning
+from agentlaunch.events import CacheTtl, CallUsage, RateLimits, RateWindow, Warning
 from agentlaunch.live.status import checked_record, one_line
 from agentlaunch.providers.claude_parser import ClaudeParser
 from agentlaunch.providers.native.claude_status_report import StatusReport
 from agentlaunch.providers.rate_limits import read_rate_limits
+from agentlaunch.token_usage import Usage
 from agentlaunch.usage import plan_limits
 from agentlaunch.usage.budget import BudgetGuard, Limits, limits_for
 from agentlaunch.usage.meter import Meter

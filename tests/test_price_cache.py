@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentlaunch.errors import DefinitionError
-from agentlaunch.events import Usage
 from agentlaunch.providers.descriptors import DESCRIPTORS
+from agentlaunch.token_usage import Usage
 from agentlaunch.usage import price_cache
 from agentlaunch.usage.price_cache import UNKNOWN, PriceCache, Resolved, genai_prices_version, resolve
 from agentlaunch.usage.pricing import Price, Pricer, genai_price
@@ -105,7 +105,7 @@ def test_a_second_process_prices_a_priced_model_without_importing_genai_prices(t
     probe = """
 import json, sys
 from agentlaunch.errors import DefinitionError
-from agentlaunch.events import Usage
+from agentlaunch.token_usage import Usage
 from agentlaunch.usage.pricing import Pricer
 pricer = Pricer(None, env={})
 thread = pricer.warm_up("claude", "claude-sonnet-4-5")      # what a launch does while the CLI starts
@@ -135,7 +135,7 @@ def test_a_launch_that_names_no_model_imports_genai_prices_once_not_every_time(t
     to this genai-prices") answer, and genai-prices is not imported again."""
     probe = f"""
 import json, sys
-from agentlaunch.events import Usage
+from agentlaunch.token_usage import Usage
 from agentlaunch.usage.pricing import Pricer
 pricer = Pricer(None, env={{}})
 thread = pricer.warm_up("claude", None)      # the agent names no model: the CLI chooses

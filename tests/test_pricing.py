@@ -13,7 +13,7 @@ import pytest
 from genai_prices import data_snapshot
 
 from agentlaunch.errors import DefinitionError, ExitCode
-from agentlaunch.events import Usage
+from agentlaunch.token_usage import Usage
 from agentlaunch.usage.pricing import Price, Pricer, Rates, format_cost, genai_price, load_pricing_file, match_override
 
 # What Claude Code 2.1.328 reported for one turn against the fake API (reference/provider-clis.md):
@@ -336,7 +336,7 @@ def test_warm_up_loads_genai_prices_in_the_background_only_when_it_will_be_asked
 import sys
 from pathlib import Path
 from agentlaunch.usage.pricing import Pricer
-from agentlaunch.events import Usage
+from agentlaunch.token_usage import Usage
 root = Path(sys.argv[1])
 print(Pricer(root, config_dir=root, env={}).warm_up("fake", "fake-model"), "genai_prices" in sys.modules)
 env_priced = Pricer(root, config_dir=root, env={"AGENTLAUNCH_PRICE_INPUT": "1", "AGENTLAUNCH_PRICE_OUTPUT": "2"})

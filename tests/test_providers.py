@@ -10,11 +10,12 @@ from typing import get_args
 import pytest
 
 from agentlaunch.errors import DefinitionError
-from agentlaunch.events import CallUsage, Usage
+from agentlaunch.events import CallUsage
 from agentlaunch.prefix.capture import CAPTURE_ENV
 from agentlaunch.providers import ADAPTERS, DESCRIPTORS, PROVIDERS, describe, get_adapter
 from agentlaunch.providers.claude_parser import ClaudeParser
 from agentlaunch.providers.descriptors import ProviderDescriptor
+from agentlaunch.token_usage import Usage
 from agentlaunch.usage.meter import table_window
 from agentlaunch.usage.pricing import genai_provider_id
 

@@ -206,7 +206,7 @@ def test_chart_rejects_unknown_metric() -> None:
 
 
 def test_calls_csv_has_the_calls_header_with_or_without_calls() -> None:
-    from agentlaunch.events import Usage
+    from agentlaunch.token_usage import Usage
     from agentlaunch.usage.records import CallRecord
     from agentlaunch.usage.reports import CALL_FIELDS, call_record, calls_csv
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agentlaunch.definitions.spec import BYTES_DIR, load_agent
+from agentlaunch.definitions.agent_yaml import BYTES_DIR
+from agentlaunch.definitions.spec import load_agent
 from agentlaunch.errors import DefinitionError
 from tests.helpers import write_agent
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from agentlaunch.errors import ExitCode, StateError
-from agentlaunch.events import Usage
+from agentlaunch.token_usage import Usage
 from agentlaunch.usage import store as store_module
 from agentlaunch.usage import store_file
 from agentlaunch.usage.records import CallRecord

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from agentlaunch import paths
-from agentlaunch.events import Usage
+from agentlaunch.token_usage import Usage
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
 from tests.helpers import run_cli, run_cli_inprocess

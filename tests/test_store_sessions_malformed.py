@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from agentlaunch import paths
-from agentlaunch.events import Usage
+from agentlaunch.token_usage import Usage
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
 from tests.helpers import run_cli_inprocess

@@ -10,8 +10,8 @@ import typer
 from typer.core import TyperGroup
 
 from agentlaunch import __version__, paths
-from agentlaunch.cli.plain import err as err
-from agentlaunch.cli.plain import note_bundled, report
+from agentlaunch.cli.user_io import err as err
+from agentlaunch.cli.user_io import note_bundled, report
 from agentlaunch.definitions.names import agent_names
 from agentlaunch.errors import AgentlaunchError
 from agentlaunch.live.lazy_console import LazyConsole
@@ -64,7 +64,7 @@ def complete_agent(ctx: typer.Context, incomplete: str) -> list[str]:
 
 def note_bundled_agents(ctx: typer.Context, value: Path | None) -> Path | None:
     """Say on stderr, in one line, when no agents directory exists and the bundled examples stand in
-    (:func:`agentlaunch.cli.plain.note_bundled`); shell completion (resilient parsing) must print nothing.
+    (:func:`agentlaunch.cli.user_io.note_bundled`); shell completion (resilient parsing) must print nothing.
 
     The value is passed on unchanged: each command still resolves it with ``paths.agents_dir``.
     """

@@ -235,7 +235,7 @@ def show_breakdown(
 ) -> None:
     """``render --breakdown``: the parts, with their cost per call uncached and cached (None: the model is unpriced)."""
     from agentlaunch.definitions.breakdown import breakdown
-    from agentlaunch.events import Usage
+    from agentlaunch.token_usage import Usage
     from agentlaunch.usage.pricing import Pricer, format_cost
 
     pricer = Pricer(agents_dir=spec.agents_dir)

@@ -16,7 +16,7 @@ from agentlaunch.prefix.static import StaticReport, static_check
 from agentlaunch.visible import visible
 
 if TYPE_CHECKING:  # the live check (fake APIs, http.server) is imported only when --live runs
-    from agentlaunch.prefix.live import LiveReport
+    from agentlaunch.prefix.live_report import LiveReport
 
 RUN_TIMEOUT = 60.0  # seconds each CLI run gets (doctor_live.RUN_TIMEOUT)
 
@@ -147,7 +147,8 @@ def doctor(
     result: dict[str, Any] = {}
     root: Path = paths.agents_dir(agents_dir)
     static = static_check(root, agent, templates_dir)
-    from agentlaunch.prefix.live import live_check, report_dict
+    from agentlaunch.prefix.live import live_check
+    from agentlaunch.prefix.live_report import report_dict
 
     result["static"] = report_dict(static)
     live_report = None

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlaunch import paths
-from agentlaunch.cli.plain import note_bundled, read_prompt, report
+from agentlaunch.cli.user_io import note_bundled, read_prompt, report
 from agentlaunch.errors import AgentlaunchError, UsageError
 from agentlaunch.launch import prespawn
 from agentlaunch.launch.build import build_launch

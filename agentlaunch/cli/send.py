@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, app, err
-from agentlaunch.cli.plain import read_prompt
+from agentlaunch.cli.user_io import read_prompt
 from agentlaunch.errors import PromptNotTaken, TurnFailed, TurnTimeout, UsageError
 from agentlaunch.launch.control import ControlClient, command_problem, prompt_problem
 from agentlaunch.live.known import refuse_unknown
@@ -267,8 +267,8 @@ def _print_answer(agent: str, session_id: str, done: dict[str, Any], quiet: bool
 
 
 def _footer(done: dict[str, Any]) -> str:
-    from agentlaunch.events import Usage
     from agentlaunch.live.view import usage_footer
+    from agentlaunch.token_usage import Usage
     from agentlaunch.usage.pricing import format_cost
 
     raw = done.get("usage")

@@ -1,18 +1,13 @@
-"""The deck itself: a Textual app with the list of agents, the selected one's pane, a message line and the keys.
+"""The deck itself: `agentlaunch deck`'s keys and what they run, on the board kept current
+(:mod:`agentlaunch.deck.board`, :mod:`agentlaunch.deck.watching`).
 
-The first read of the agents may come from :mod:`agentlaunch.deck.start` (begun in a thread while Textual was
-imported). It learns of changes from the status records' folder (inotify where there is one, set up just after
-the first frame; else the folder's mtime once a second), reads tmux's panes every few seconds (a pane dying
-writes no record) and the worktrees, today's cost and the definitions (provider, model, a load problem) in a
-worker thread every 15 s. The preview is the selected pane only, captured again once a second, redrawn only
-when it changed, and fitted by :mod:`agentlaunch.deck.preview` (the pane's bottom, an asking agent's question). The list is an
-:class:`~agentlaunch.deck.agent_list.AgentList`: a tick renders again only the rows whose text changed.
+A key acts on the selected agent's row as the list stands when it runs (a dialog's answer may come long after the row
+was chosen: :mod:`agentlaunch.deck.follow`); agentlaunch's own commands run as subprocesses in worker threads
+(:mod:`agentlaunch.deck.actions`), their last words on the message line.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
 import subprocess
 from collections.abc import Callable
@@ -23,66 +18,26 @@ from typing import TYPE_CHECKING
 
 from rich.console import Group
 from rich.text import Text
-from textual import work
-from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.css.query import NoMatches
-from textual.timer import Timer
-from textual.widgets import Footer, Static
 
 from agentlaunch.deck import actions
-from agentlaunch.deck.agent_list import AgentList, Line
-from agentlaunch.deck.follow import Seen, current, line_key, session_args, why_not
-from agentlaunch.deck.preview import PaneShot, Preview, capture_pane
-from agentlaunch.deck.rows import (
-    COLUMNS,
-    Definitions,
-    Row,
-    Sources,
-    cells,
-    definition,
-    first_read,  # fmt: skip
-    folder_mtime,
-    is_red,
-    question,
-)
+from agentlaunch.deck.agent_list import AgentList
+from agentlaunch.deck.follow import current, session_args, why_not
+from agentlaunch.deck.rows import Row, Sources
 from agentlaunch.deck.screens import Ask, Confirm, Page
-from agentlaunch.deck.slow import load_definitions, today_costs, worktree_states
-from agentlaunch.definitions.names import agent_names
+from agentlaunch.deck.watching import WatchedBoard
 from agentlaunch.errors import AgentlaunchError
-from agentlaunch.live.tmux import Tmux
 from agentlaunch.visible import visible
 
-if TYPE_CHECKING:  # the picker (n) and the folder's watch (ctypes) are imported when first used, after the first frame
-    from agentlaunch.deck.picker import AdHoc, Choice, NewAgent
-    from agentlaunch.providers.native.dir_watch import DirWatch
+if TYPE_CHECKING:  # the picker (n) is imported when first used, after the first frame
+    from agentlaunch.deck.picker import AdHoc, NewAgent
     from agentlaunch.worktree import WorktreeState
 
-TICK = 1.0  # seconds: countdowns, the preview's capture, the folder's mtime without inotify
-PANES_EVERY = 10.0  # seconds between two reads of tmux's panes when no record changed
-SLOW_EVERY = 15.0  # seconds between two reads of the worktrees, today's cost and the definitions
-SETTLE = 0.1  # seconds a burst of record writes is given before the list is read again
-WORKTREES_AFTER_RECORD = 2.0  # seconds: a record's change reads the worktrees again, at most this often
-QUIET_PANE_EVERY = 3  # ticks between two captures of a selected pane that showed nothing new the last times
 
-
-def style_of(row: Row) -> str:
-    if is_red(row.state) or row.state.startswith("dead") or row.problem is not None:
-        return "bold red"
-    if row.state == "waiting":
-        return "yellow"
-    return "" if row.live else "dim"
-
-
-class Deck(App[None]):
+class Deck(WatchedBoard):
     """`agentlaunch deck`."""
 
     TITLE = "agentlaunch deck"
-    CSS = """
-    #agents { height: 1fr; min-height: 3; }
-    #message { height: 1; color: $warning; text-wrap: nowrap; text-overflow: ellipsis; }
-    #preview { height: 2fr; border: round $panel; }
-    """
     BINDINGS = [
         Binding("tab", "next_needing", "next needing you", priority=True),
         Binding("s", "send", "send"),
@@ -102,304 +57,10 @@ class Deck(App[None]):
         self, sources: Sources, *, socket: str | None = None, watch: bool = True,
         first: Future[tuple[float, list[Row]]] | None = None,
     ) -> None:  # fmt: skip
-        """``first``: the first read of the agents (:func:`~agentlaunch.deck.rows.first_read`), begun before the deck."""
-        super().__init__()
-        self.sources, self.socket, self.use_watch, self.first = sources, socket, watch, first
-        self.rows: list[Row] = []
-        self.shown: list[Row] = []
-        self.filter_text = ""
-        self.worktrees: dict[str, WorktreeState] = {}
-        self.today: dict[str, float] = {}
-        self.dir_watch: DirWatch | None = None
-        self.folder_mtime = 0.0  # the status folder's mtime when the list was last read
-        self.pending: Timer | None = None
-        self.last_panes = 0.0
-        self.preview_key: tuple[str | None, PaneShot | str, bool] = (None, "", False)
-        self.gone_pane: str | None = None  # the last pane whose capture found it closed
-        self.question_said: tuple[str, str] | None = None  # the row and question last said on the message line
-        self.question_shown = False  # the message line holds that question (no other message came since)
-        self.preview_title: str | None = None
-        self.capture_every, self.since_capture = 1, 0  # ticks: 1, up to QUIET_PANE_EVERY while the pane stays the same
-        self.refreshes = 0  # how many times the list was read (the bench and tests count them)
-        self.seen = Seen()  # when the person last looked at each agent: Tab skips an idle one already seen
+        """``socket``: the agents' tmux server's socket name, for the commands a key runs."""
+        super().__init__(sources, watch=watch, first=first)
+        self.socket = socket
         self.place: actions.Place | None | bool = False  # where the deck runs in tmux (False: not asked yet)
-        self.worktrees_due: Timer | None = None
-        self.worktrees_read = 0.0  # the loop's time of the last read of the worktrees
-
-    def compose(self) -> ComposeResult:
-        yield AgentList(COLUMNS, id="agents")
-        yield Static("", id="message", markup=False)
-        preview = Preview(id="preview")
-        preview.border_title = "preview"
-        yield preview
-        yield Footer()
-
-    def on_mount(self) -> None:
-        self.reload()
-        self.set_interval(TICK, self.tick)
-        self.set_interval(SLOW_EVERY, self.read_slow)
-        self.call_after_refresh(self.start_watch)  # the watch (ctypes' import), git, the store and the definitions:
-        self.call_after_refresh(self.read_slow)  # after the first frame, not before it
-
-    # -- reading ------------------------------------------------------------------------------
-
-    def start_watch(self) -> None:
-        """inotify on the status folder (its parent until it exists), else the folder's mtime on each tick; the list
-        read again when the folder changed since it was read (a record written before the watch was up)."""
-        from agentlaunch.providers.native.dir_watch import open_watch
-
-        if not self.use_watch or (watch := open_watch()) is None:
-            return
-        self.dir_watch = watch
-        self._watch_folders()
-        with contextlib.suppress(RuntimeError):  # the deck closing
-            asyncio.get_running_loop().add_reader(watch.fd, self._on_watch)
-        if folder_mtime(self.sources.status_dir) != self.folder_mtime:
-            self.reload()
-
-    def _watch_folders(self) -> None:
-        from agentlaunch.providers.native.dir_watch import GONE, MASK
-
-        if self.dir_watch is not None and not self.dir_watch.watch(self.sources.status_dir, MASK | GONE):
-            self.dir_watch.watch(self.sources.state_dir)
-
-    def _on_watch(self) -> None:
-        if self.dir_watch is not None and self.dir_watch.drain():
-            self._watch_folders()
-            if self.pending is None:  # a burst of writes is read once
-                self.pending = self.set_timer(SETTLE, self._settled)
-
-    def _settled(self) -> None:
-        self.pending = None
-        self.reload(panes_again=False)  # a state change: tmux's panes are listed again only when a record came or went
-        self.worktrees_soon()  # an agent's turn changes its worktree: its branch column is not left 15 s behind
-
-    def worktrees_soon(self) -> None:
-        """Read the worktrees again in a worker thread, at most once per :data:`WORKTREES_AFTER_RECORD` (a busy team
-        rewrites its records many times a second); the last change of a burst is always read."""
-        if self.worktrees_due is not None:
-            return
-        wait = max(self.worktrees_read + WORKTREES_AFTER_RECORD - self._now(), SETTLE)  # Textual: no timer of 0 s
-        self.worktrees_due = self.set_timer(wait, self._worktrees_now)
-
-    def _worktrees_now(self) -> None:
-        self.worktrees_due = None
-        self.worktrees_read = self._now()  # a burst meanwhile waits for the next round
-        self.read_worktrees()
-
-    @work(thread=True, exclusive=True, group="worktrees")
-    def read_worktrees(self) -> None:
-        worktrees = worktree_states(self.sources.state_dir)
-        self.from_thread(self._got_slow, worktrees, self.today, self.sources.definitions)
-
-    def on_unmount(self) -> None:
-        for timer in (self.pending, self.worktrees_due):
-            if timer is not None:
-                timer.stop()
-        if self.dir_watch is not None:
-            with contextlib.suppress(RuntimeError, ValueError):
-                asyncio.get_running_loop().remove_reader(self.dir_watch.fd)
-            self.dir_watch.close()
-
-    def reload(self, panes_again: bool = True) -> None:
-        """Read every source again (tmux's panes too, or only when a record came or went) and redraw the list."""
-        self.refreshes += 1
-        if panes_again:
-            self.last_panes = self._now()
-        first, self.first = self.first, None
-        try:
-            if first is not None:
-                self.folder_mtime, self.rows = first.result()
-            else:
-                self.folder_mtime, self.rows = first_read(self.sources, self.worktrees, self.today, panes_again=panes_again)
-        except Exception as exc:  # noqa: BLE001 - a bug in one read must not take the deck down: it says it instead
-            self.say(f"could not read the agents: {type(exc).__name__}: {exc}")
-            return
-        self.draw()
-        if self.sources.tmux_problem:
-            self.say(self.sources.tmux_problem)
-
-    @staticmethod
-    def _now() -> float:
-        return asyncio.get_running_loop().time()
-
-    def tick(self) -> None:
-        """Once a second: a folder that changed without inotify, tmux every few seconds, then countdowns and the preview."""
-        if self.dir_watch is None and folder_mtime(self.sources.status_dir) != self.folder_mtime:
-            self.reload()
-            return
-        if self._now() - self.last_panes >= PANES_EVERY:
-            self.reload()
-            return
-        self.since_capture += 1
-        self.draw(preview=self.since_capture >= self.capture_every)
-
-    @work(thread=True, exclusive=True, group="slow")
-    def read_slow(self) -> None:
-        import agentlaunch.deck.picker  # noqa: F401 - imported here, off the loop: n's first press does not wait for it
-
-        src = self.sources
-        definitions = load_definitions(src.agents_dir, src.state_dir, dict(src.definitions))
-        worktrees, today = worktree_states(src.state_dir), today_costs(src.store_path)
-        self.from_thread(self._got_slow, worktrees, today, definitions)
-
-    def from_thread(self, callback: Callable[..., None], *args: object) -> None:
-        """Run ``callback`` on the deck's loop; nothing when the deck has closed meanwhile (a worker's late answer)."""
-        with contextlib.suppress(RuntimeError, NoMatches):
-            self.call_from_thread(callback, *args)
-
-    def _got_slow(self, worktrees: dict[str, WorktreeState], today: dict[str, float], definitions: Definitions) -> None:
-        self.worktrees_read = self._now()
-        if (worktrees, today, definitions) != (self.worktrees, self.today, self.sources.definitions):
-            self.say_definitions(self.sources.definitions, definitions)
-            self.worktrees, self.today, self.sources.definitions = worktrees, today, definitions
-            self.reload()
-
-    def say_definitions(self, before: Definitions, after: Definitions) -> None:
-        """A definition that broke (or loads again) while the deck is open, said on the message line; its row keeps
-        its columns (a few words there, the whole problem here)."""
-        if not before:
-            return  # the first load: a broken one is said when its row is selected
-        for name, (_, _, _, problem) in after.items():
-            was = before.get(name, (0.0, "", "", None))[3]
-            if problem is not None and problem != was:
-                self.say(f"{name}: {problem}")
-            elif problem is None and was is not None:
-                self.say(f"{name}: its definition loads again")
-
-    # -- drawing ------------------------------------------------------------------------------
-
-    def draw(self, preview: bool = True) -> None:
-        """The list as it stands now (only the rows whose text changed are rendered again), then the preview."""
-        try:
-            table = self.query_one(AgentList)
-        except NoMatches:  # a timer or a watch that fired while the deck closes
-            return
-        needle = self.filter_text.lower()
-        now = datetime.now(UTC)
-        taken: set[str] = set()
-        shown = [(r, Line(line_key(r, taken), tuple(visible(t) for t in cells(r, now)), style_of(r), r.agent))
-                 for r in self.rows]  # fmt: skip
-        if needle:
-            shown = [(r, line) for r, line in shown if needle in " ".join(line.cells).lower()]
-        self.shown = [r for r, _ in shown]
-        table.set_lines([line for _, line in shown])
-        title = f"{len(self.shown)} agents" + (f" matching {self.filter_text!r}" if needle else "")
-        if table.border_title != title:
-            table.border_title = title
-        self.seen.look(self.selected(), now)  # its preview is in view: what it did is seen
-        self._say_question(again=False)
-        if preview:
-            self.show_preview()
-
-    def selected(self) -> Row | None:
-        try:
-            table = self.query_one(AgentList)
-        except NoMatches:
-            return None
-        if not self.shown or table.cursor_row < 0 or table.cursor_row >= len(self.shown):
-            return None
-        return self.shown[table.cursor_row]
-
-    def on_agent_list_highlighted(self, _event: AgentList.Highlighted) -> None:
-        self.show_preview()
-        row = self.selected()
-        self.seen.look(row)
-        if row is not None and row.problem:
-            self.say(f"{row.agent}: {row.problem}")
-        else:
-            self._say_question(again=True)
-
-    def _say_question(self, *, again: bool) -> None:
-        """The selected agent's question (what its CLI asks, from its record) on the message line: when it is selected
-        (``again``), and when its question changes while it is. A question no longer true (another row selected, the
-        agent answered) is taken off; a message about anything else stays."""
-        row = self.selected()
-        asked = question(row) if row is not None else None
-        key = (row.key, asked) if row is not None and asked else None
-        if key is None:
-            if self.question_shown:
-                self.say("")
-        elif row is not None and (again or key != self.question_said):
-            self.say(f"⚠ {row.agent} is asking: {asked}")
-            self.question_shown = True
-        self.question_said = key
-
-    def show_preview(self) -> None:
-        """The selected agent's title at once; its pane's screen from a worker thread, redrawn only when it changed."""
-        row = self.selected()
-        self.since_capture = 0
-        if row is None:
-            self.preview_title = "preview"
-            self._set_preview("preview", "no agent yet: n starts one")
-        elif row.pane is None or self.sources.tmux is None:
-            self.preview_title = row.agent
-            self._set_preview(row.agent, self._no_pane(row))
-        else:
-            title = self.preview_title = f"{row.agent} · tmux {row.tmux_session} {row.pane}"
-            self._set_preview(title, None)
-            shown = self.preview_key[1] if self.preview_key[0] == title else None
-            self.capture(self.sources.tmux, row.pane, title, shown if isinstance(shown, PaneShot) else None)
-
-    @work(thread=True, exclusive=True, group="preview")
-    def capture(self, tmux: Tmux, pane: str, title: str, shown: PaneShot | None = None) -> None:
-        """``pane``'s screen, parsed unless it is the one ``shown`` already (a quiet pane costs one tmux call)."""
-        body: PaneShot | str
-        try:
-            body = capture_pane(tmux, pane, shown)
-        except OSError as exc:
-            body = f"{exc}"
-            if "can't find pane" in body:
-                self.from_thread(self._set_preview, title, f"the pane {pane} has closed: the list is read again")
-                self.from_thread(self._pane_gone, pane)
-                return
-        self.from_thread(self._set_preview, title, body)
-
-    def _pane_gone(self, pane: str) -> None:
-        """A pane closed under the preview: the list is read again at once (once per pane), not at the next listing."""
-        if pane != self.gone_pane:
-            self.gone_pane = pane
-            self.reload()
-
-    def _set_preview(self, title: str, body: PaneShot | str | None) -> None:
-        """Show ``title`` and ``body`` (None: the title now, its body on its way); a capture for a row no longer selected
-        (its title not :attr:`preview_title`) is dropped. A pane is fitted by :mod:`agentlaunch.deck.preview`'s rule."""
-        try:
-            preview = self.query_one("#preview", Preview)
-        except NoMatches:  # a capture that came back after the deck closed
-            return
-        if title != self.preview_title:
-            return
-        if preview.border_title != visible(title):
-            preview.border_title = visible(title)
-        if body is None:
-            return
-        row = self.selected()
-        asking = row is not None and row.state.partition(":")[0] == "asking"
-        # a pane that shows nothing new is captured less often; a record's change or a key captures it at once
-        key = (title, body, asking)
-        same = key == self.preview_key
-        self.capture_every = min(self.capture_every + 1, QUIET_PANE_EVERY) if same else 1
-        if not same:
-            self.preview_key = key
-            if isinstance(body, PaneShot):
-                preview.show_shot(body, asking=asking)
-            else:
-                preview.show_text(body)
-
-    @staticmethod
-    def _no_pane(row: Row) -> str:
-        if row.problem:
-            return row.problem
-        if row.live:
-            return f"{row.agent} runs outside tmux (pid {row.record.get('pid')}, in {row.working_dir}): no pane to show"
-        return f"{row.agent} is not running: n starts it"
-
-    def say(self, text: str) -> None:
-        """One line, made inert (:func:`~agentlaunch.visible.visible`, no markup), cut with an ellipsis to fit (the CSS)."""
-        self.question_shown = False
-        with contextlib.suppress(NoMatches):
-            self.query_one("#message", Static).update(visible(text))
 
     # -- keys ---------------------------------------------------------------------------------
 
@@ -516,66 +177,29 @@ class Deck(App[None]):
     def action_new(self) -> None:
         """n: a definition from the agents directory (filtered as one types) or one without a definition, then its
         first prompt, worktree, session (the deck's own by default)."""
-        from agentlaunch.deck.picker import PickDefinition
+        from agentlaunch.deck.picker import PickDefinition, choices_of
 
-        choices = self.choices()
+        choices = choices_of(self.sources)
         if not choices:
             where = self.sources.agents_dir
             self.say((f"no agent is defined in {where}" if where else "no agents directory")
                      + ": + starts one without a definition; agentlaunch init makes definitions")  # fmt: skip
         self.push_screen(PickDefinition(choices), self._picked)
 
-    def choices(self) -> list[Choice]:
-        """The agents directory's definitions, then the agents started without one (kept in the state folder)."""
-        from agentlaunch.deck.picker import Choice
-        from agentlaunch.definitions.adhoc import adhoc_dir
-
-        found = []
-        for name in self._names(self.sources.agents_dir):
-            provider, model, problem = definition(self.sources, name)
-            found.append(Choice(name, f"⚠ {problem}" if problem else "/".join(x for x in (provider, model) if x)))
-        defined = {c.name for c in found}
-        found += [Choice(n, "without a definition") for n in self._names(adhoc_dir(self.sources.state_dir)) if n not in defined]
-        return found
-
-    @staticmethod
-    def _names(folder: Path | None) -> list[str]:
-        if folder is None or not folder.is_dir():
-            return []
-        try:
-            return agent_names(folder)
-        except AgentlaunchError:
-            return []
-
     def _picked(self, name: str | None) -> None:
-        from agentlaunch.deck.picker import ADHOC, AdHocForm, StartForm
+        from agentlaunch.deck.picker import ADHOC, AdHocForm, StartForm, default_session, defined_names
         from agentlaunch.providers.descriptors import PROVIDERS
 
         if name is None:
             return
         if name.startswith(ADHOC):
-            defined = self._names(self.sources.agents_dir)
+            defined = defined_names(self.sources.agents_dir)
             providers = PROVIDERS  # in the order people are shown them: the three CLIs, then the offline fake
             self.push_screen(AdHocForm(name[len(ADHOC) :], providers, Path.cwd(), defined, self.sources.agents_dir),
                              self._adhoc)  # fmt: skip
             return
         sessions = sorted({r.tmux_session for r in self.rows if r.tmux_session})
-        self.push_screen(StartForm(name, sessions, self.default_session(name)), self._new)
-
-    def default_session(self, name: str) -> str:
-        """The session `n` offers: the one the agent's own pane is in; else the deck's own when it is a team's (agents
-        run there, or nowhere yet); else the only one agents run in (the deck in a session of its own beside one
-        team); else the deck's; empty (`tmux up`'s agentlaunch) when the deck is not on the agents' tmux server."""
-        own = next((r.tmux_session for r in self.rows if r.agent == name and r.tmux_session and not r.fork), None)
-        if own:
-            return own
-        sessions = {r.tmux_session for r in self.rows if r.tmux_session}
-        place = self.deck_place()
-        if place is not None and (place.session in sessions or not sessions):
-            return place.session
-        if len(sessions) == 1:
-            return sessions.pop()
-        return place.session if place is not None else ""
+        self.push_screen(StartForm(name, sessions, default_session(self.rows, name, self.deck_place())), self._new)
 
     def _adhoc(self, adhoc: AdHoc | None) -> None:
         """Write the agent's definition (the state folder's, or the agents directory's when saving was asked), then
@@ -720,4 +344,3 @@ class Deck(App[None]):
         self.say(done.said if done.ok else f"failed (exit {done.code}): {done.said}")
         self.reload()
         self.read_slow()  # a merge, a removed or new worktree, a new definition: on the rows now, not in up to 15 s
-

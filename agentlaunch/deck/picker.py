@@ -14,7 +14,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Checkbox, Input, Label, OptionList
 from textual.widgets.option_list import Option
 
-from agentlaunch.errors import UsageError
+from agentlaunch.deck.actions import Place
+from agentlaunch.deck.rows import Row, Sources, definition
+from agentlaunch.definitions.names import agent_names
+from agentlaunch.errors import AgentlaunchError, UsageError
 from agentlaunch.live.tmux import check_name
 
 
@@ -30,6 +33,44 @@ class Choice:
 
 
 ADHOC = "\x00adhoc"  # the picker's option for an agent without a definition (no agent name holds a NUL)
+
+
+def defined_names(folder: Path | None) -> list[str]:
+    """The agents ``folder`` defines; none when it is missing or cannot be listed."""
+    if folder is None or not folder.is_dir():
+        return []
+    try:
+        return agent_names(folder)
+    except AgentlaunchError:
+        return []
+
+
+def choices_of(sources: Sources) -> list[Choice]:
+    """The agents directory's definitions, then the agents started without one (kept in the state folder)."""
+    from agentlaunch.definitions.adhoc import adhoc_dir
+
+    found = []
+    for name in defined_names(sources.agents_dir):
+        provider, model, problem = definition(sources, name)
+        found.append(Choice(name, f"⚠ {problem}" if problem else "/".join(x for x in (provider, model) if x)))
+    defined = {c.name for c in found}
+    found += [Choice(n, "without a definition") for n in defined_names(adhoc_dir(sources.state_dir)) if n not in defined]
+    return found
+
+
+def default_session(rows: list[Row], name: str, place: Place | None) -> str:
+    """The session `n` offers: the one the agent's own pane is in; else the deck's own (``place``) when it is a team's
+    (agents run there, or nowhere yet); else the only one agents run in (the deck in a session of its own beside one
+    team); else the deck's; empty (`tmux up`'s agentlaunch) when the deck is not on the agents' tmux server."""
+    own = next((r.tmux_session for r in rows if r.agent == name and r.tmux_session and not r.fork), None)
+    if own:
+        return own
+    sessions = {r.tmux_session for r in rows if r.tmux_session}
+    if place is not None and (place.session in sessions or not sessions):
+        return place.session
+    if len(sessions) == 1:
+        return sessions.pop()
+    return place.session if place is not None else ""
 
 
 @dataclass(frozen=True)

@@ -172,7 +172,7 @@ def why_unreadable(path: Path) -> str:
 
 
 def definition(sources: Sources, name: str) -> tuple[str, str, str | None]:
-    """``name``'s provider, model and load problem as last loaded (:func:`~agentlaunch.deck.slow.load_definitions`,
+    """``name``'s provider, model and load problem as last loaded (:func:`~agentlaunch.deck.worker_reads.load_definitions`,
     in a worker thread: validating a definition imports its schemas, too slow for the first frame); blank until then."""
     entry = sources.definitions.get(name)
     return entry[1:] if entry is not None else ("", "", None)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlaunch import __version__
+from agentlaunch.definitions.bounded_read import PART_LIMIT
 from agentlaunch.definitions.rendered import (
     STARTUP_TEMPLATE,
     Rendered,
@@ -37,7 +38,7 @@ from agentlaunch.definitions.rendered import (
     template_source,
     template_variables,
 )
-from agentlaunch.definitions.spec import PART_LIMIT, AgentSpec
+from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.fsutil import read_regular
 from agentlaunch.stdlite import sha256
 

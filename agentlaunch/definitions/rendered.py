@@ -13,7 +13,8 @@ from datetime import date, datetime
 from pathlib import Path
 
 from agentlaunch.datarecord import datarecord
-from agentlaunch.definitions.spec import PART_LIMIT, AgentSpec, Part
+from agentlaunch.definitions.bounded_read import PART_LIMIT
+from agentlaunch.definitions.spec import AgentSpec, Part
 from agentlaunch.errors import DefinitionError
 from agentlaunch.paths import package_data
 

@@ -2,7 +2,7 @@
 
 Kept apart so that only a launch that must validate pays for importing
 pydantic (about a tenth of a second): :mod:`agentlaunch.definitions.spec` remembers what
-this schema accepted (see ``spec.validated_config``), and a pricing.yaml is
+this schema accepted (see ``agent_yaml.validated_config``), and a pricing.yaml is
 rare.
 """
 

@@ -30,8 +30,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from agentlaunch.datarecord import datarecord
+from agentlaunch.definitions.bounded_read import PART_LIMIT
 from agentlaunch.definitions.skills import Skill
-from agentlaunch.definitions.spec import PART_LIMIT, check_name
+from agentlaunch.definitions.spec import check_name
 from agentlaunch.errors import DefinitionError, StateError
 from agentlaunch.fsutil import FileTooLarge, NotRegularFile, current_umask, exclusive_lock, human_size, read_regular, temp_dir
 

@@ -8,37 +8,23 @@ as a ``FILE: FIELD: message`` line.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from agentlaunch import __version__
 from agentlaunch.datarecord import datarecord
+from agentlaunch.definitions.agent_yaml import agent_config
+from agentlaunch.definitions.bounded_read import read_text
 from agentlaunch.definitions.names import agent_names, not_found, require_agents_dir
 from agentlaunch.definitions.skills import Skill, parse_skill, skill_names
 from agentlaunch.errors import DefinitionError, StateError
-from agentlaunch.fsutil import read_regular
 from agentlaunch.providers.descriptors import DESCRIPTORS, describe
-from agentlaunch.stdlite import sha256
-
-if TYPE_CHECKING:
-    from pydantic import ValidationError
 
 BRANCH_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]{0,199}")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")  # matched whole (fullmatch): "$" would let a trailing newline in
 PROVIDERS: tuple[str, ...] = tuple(DESCRIPTORS)  # one per provider descriptor; schemas.Provider must agree (a test checks)
 SCRATCH = "@scratch"
-VALIDATED_DIR = "validated"  # in the state dir: what the schema accepted, by content
-BYTES_DIR = "validated-bytes"  # in the state dir: agent.yaml files without env that passed, by their exact text
-# Each file read has a size limit: more is surely a mistake, and would cost every launch (a 200 MB soul: 38 s, 1 GB).
-PART_LIMIT = 4 << 20  # a soul, agent.md, bundle or SKILL.md: about a million tokens, more than any model's context
-YAML_LIMIT = 1 << 20  # agent.yaml
-MEMO_LIMIT = 1 << 20  # a memo holds one agent.yaml's checked keys
-MEMO_KEEP = 64  # memos kept (the newest): one is written per new agent.yaml content
 
 
 @datarecord(frozen=True)
@@ -126,151 +112,6 @@ def check_name(name: str, what: str) -> str | None:
     if not NAME_RE.fullmatch(name) or ".." in name:
         return f"{what} name {name!r} is not allowed: use letters, digits, '.', '_' and '-' only (no path separators, no '..')"
     return None
-
-
-def read_text(path: Path, root: Path, label: str, limit: int = PART_LIMIT) -> str:
-    """Read a UTF-8 file that must lie inside ``root``; problems become DefinitionErrors.
-
-    Only a regular file of at most ``limit`` bytes is read: a FIFO, device or
-    directory in its place is refused without blocking (:func:`agentlaunch.fsutil.read_regular`).
-    """
-    from agentlaunch.fsutil import FileTooLarge, NotRegularFile
-
-    resolved = path.resolve()
-    if not resolved.is_relative_to(root):
-        raise DefinitionError(f"{path}: {label}: refers outside the agents directory {root}")
-    try:
-        data = read_regular(resolved, limit)
-    except FileNotFoundError:
-        raise DefinitionError(f"{path}: {label}: file not found") from None
-    except NotRegularFile as exc:
-        raise DefinitionError(f"{path}: {label}: {exc.strerror}; it must be a file") from None
-    except FileTooLarge as exc:
-        raise DefinitionError(f"{path}: {label}: {exc.strerror} for one file") from None
-    except OSError as exc:
-        raise DefinitionError(f"{path}: {label}: cannot read ({exc.strerror})") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DefinitionError(f"{path}: {label}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
-
-
-def _load_yaml(path: Path, root: Path, text: str | None = None) -> dict[str, Any]:
-    import yaml  # here, not at the top: a launch of an unchanged agent without env does not parse YAML (~7 ms)
-
-    from agentlaunch.definitions.yamlload import safe_load
-
-    text = read_text(path, root, "agent.yaml", YAML_LIMIT) if text is None else text
-    try:
-        data = safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise DefinitionError(f"{path}: yaml: {where}{problem}") from None
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise DefinitionError(f"{path}: yaml: expected a mapping of keys, got {type(data).__name__}")
-    return data
-
-
-def validated_config(raw: dict[str, Any], yaml_path: Path, state_dir: Path | None) -> dict[str, Any]:
-    """agent.yaml's keys as the schema (:class:`agentlaunch.definitions.schemas.AgentYaml`) accepts them, defaults filled in.
-
-    A content that passed once is remembered in ``state_dir``, keyed by the
-    content, the schema's source and agentlaunch's version, so a launch of an
-    unchanged agent does not import pydantic. Only what passed is remembered,
-    and never ``env`` (it may hold secrets): it is left out of the key and the
-    record, and taken from the file each time when it is a plain mapping of
-    strings. A bad file is checked, and reported, every time.
-    """
-    env = raw.get("env", {})
-    plain_env = isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
-    memo: Path | None = None
-    if state_dir is not None and plain_env:
-        with contextlib.suppress(OSError, TypeError, ValueError, RecursionError):
-            # TypeError: YAML can hold what JSON cannot (dates); such a file is checked every time.
-            content = json.dumps({k: v for k, v in raw.items() if k != "env"}, sort_keys=True)
-            schema = Path(__file__).with_name("schemas.py").read_bytes()
-            digest = sha256(f"{__version__}\0{content}\0".encode() + schema).hexdigest()
-            memo = state_dir / VALIDATED_DIR / f"{digest[:32]}.json"
-            remembered = json.loads(read_regular(memo, MEMO_LIMIT))  # a memo is someone else's file too: never a FIFO
-            if isinstance(remembered, dict):
-                return {**remembered, "env": dict(env)}
-    from pydantic import ValidationError
-
-    from agentlaunch.definitions.schemas import AgentYaml
-
-    try:
-        conf = AgentYaml.model_validate(raw).model_dump(mode="json")
-    except ValidationError as exc:
-        raise DefinitionError(_validation_problems(yaml_path, exc, sorted(AgentYaml.model_fields))) from None
-    if memo is not None:
-        from agentlaunch.fsutil import keep_newest, write_atomic
-
-        with contextlib.suppress(OSError):
-            memo.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(memo, json.dumps({k: v for k, v in conf.items() if k != "env"}, sort_keys=True).encode())
-            keep_newest(memo.parent, MEMO_KEEP)
-    return conf
-
-
-def _validation_problems(path: Path, exc: ValidationError, allowed: list[str]) -> list[str]:
-    problems = []
-    for err in exc.errors():
-        field = ".".join(str(p) for p in err["loc"]) or "(top)"
-        if err["type"] == "extra_forbidden" and err["loc"][:1] == ("budget",):
-            message = ("unknown key (allowed: session_usd, daily_usd, session_tokens, daily_tokens, five_hour_percent, "
-                       "seven_day_percent, on_spent; budgets are in US dollars)")
-        elif err["type"] == "extra_forbidden":
-            message = "unknown key (allowed: " + ", ".join(allowed) + ")"
-        else:
-            message = err["msg"]
-            # Never echo what env holds (its values are often secrets); anything else is shown short.
-            if err["type"] != "missing" and "input" in err and err["loc"][:1] != ("env",):
-                message += f" (got {_short_repr(err['input'])})"
-        problems.append(f"{path}: {field}: {message}")
-    return problems
-
-
-def agent_config(yaml_path: Path, root: Path, state_dir: Path | None) -> dict[str, Any]:
-    """agent.yaml read and checked (:func:`validated_config`), without parsing YAML when nothing changed.
-
-    An agent.yaml without ``env`` whose exact bytes passed before is taken from
-    the memo of those bytes in ``state_dir``. One with ``env`` is parsed every
-    time: its values (maybe secrets) are never written down.
-    """
-    text = read_text(yaml_path, root, "agent.yaml", YAML_LIMIT)
-    memo: Path | None = None
-    if state_dir is not None:
-        with contextlib.suppress(OSError, ValueError, RecursionError):
-            schema = Path(__file__).with_name("schemas.py").read_bytes()
-            digest = sha256(f"raw\0{__version__}\0{text}\0".encode() + schema).hexdigest()
-            memo = state_dir / BYTES_DIR / f"{digest[:32]}.json"
-            remembered = json.loads(read_regular(memo, MEMO_LIMIT))  # a memo is someone else's file too: never a FIFO
-            if isinstance(remembered, dict) and "env" not in remembered:
-                return {**remembered, "env": {}}
-    raw = _load_yaml(yaml_path, root, text)
-    conf = validated_config(raw, yaml_path, state_dir)
-    if memo is not None and "env" not in raw:
-        from agentlaunch.fsutil import keep_newest, write_atomic
-
-        with contextlib.suppress(OSError, TypeError, ValueError):
-            memo.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(memo, json.dumps({k: v for k, v in conf.items() if k != "env"}, sort_keys=True).encode())
-            keep_newest(memo.parent, MEMO_KEEP)
-    return conf
-
-
-def _short_repr(value: object) -> str:
-    """``repr`` cut to a line: a value from a hostile file may be huge, deep or self-referencing."""
-    import reprlib
-
-    short = reprlib.Repr()
-    short.maxstring = short.maxother = 60
-    short.maxlevel = 3
-    return short.repr(value)
 
 
 def load_agent(agents_dir: Path, name: str, state_dir: Path | None = None) -> AgentSpec:

@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agentlaunch.datarecord import datarecord
-from agentlaunch.events import Text, TextDelta, TurnEnd, Usage
+from agentlaunch.events import Text, TextDelta, TurnEnd
 from agentlaunch.sinks import PromptSent
+from agentlaunch.token_usage import Usage
 
 if TYPE_CHECKING:
     from agentlaunch.sinks import LaunchView, SinkEvent

@@ -25,7 +25,7 @@ from agentlaunch.launch.drivers import PerTurnDriver, session_cli_after_turn
 from agentlaunch.launch.placement import Placement, with_placement_argv
 from agentlaunch.providers import codex_appserver as rpc
 from agentlaunch.providers.base import Parser, PerTurnAdapter, ProviderState, TurnPlan, own_parser
-from agentlaunch.providers.values import obj, string
+from agentlaunch.providers.untrusted import obj, string
 from agentlaunch.sinks import ProviderStateKept
 
 if TYPE_CHECKING:

@@ -14,7 +14,6 @@ from agentlaunch.clock import Clock, SystemClock
 from agentlaunch.datarecord import datarecord, replace
 from agentlaunch.definitions.settings import Settings, load_settings
 from agentlaunch.definitions.spec import AgentSpec, load_agent, resolve_working_dir
-from agentlaunch.events import Usage
 from agentlaunch.launch import prespawn
 from agentlaunch.launch.identity import choose_session
 from agentlaunch.launch.reaper import Reaper
@@ -23,6 +22,7 @@ from agentlaunch.launch.signals import Signals
 from agentlaunch.providers import get_adapter
 from agentlaunch.providers.base import Adapter
 from agentlaunch.sinks import Sink
+from agentlaunch.token_usage import Usage
 from agentlaunch.usage.budget import BudgetGuard
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.pricing import Pricer

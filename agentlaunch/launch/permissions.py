@@ -14,7 +14,7 @@ from typing import Protocol
 
 from agentlaunch.events import PermissionRequest
 from agentlaunch.launch.person import LineInput, Question
-from agentlaunch.providers.values import summarize
+from agentlaunch.providers.untrusted import summarize
 from agentlaunch.visible import visible
 
 AskPermission = Callable[[PermissionRequest], str]

@@ -23,12 +23,12 @@ from agentlaunch.events import (
     ToolUse,
     TurnEnd,
     Unknown,
-    Usage,
     Warning,
 )
 from agentlaunch.live.jsonlines import JsonLines
 from agentlaunch.live.lazy_console import LazyConsole
 from agentlaunch.sinks import CompactionWarned, LaunchEvent, LaunchView, Notice, SinkEvent, TurnDone
+from agentlaunch.token_usage import Usage
 from agentlaunch.usage import pricing
 from agentlaunch.usage.meter import CompactionWarning, Meter
 from agentlaunch.visible import for_markup, visible

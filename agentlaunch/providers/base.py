@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from agentlaunch.datarecord import datarecord, field
-from agentlaunch.events import CallUsage, Diagnostic, Event, PermissionRequest, Usage, Warning
-from agentlaunch.providers.values import loads
+from agentlaunch.events import CallUsage, Diagnostic, Event, PermissionRequest, Warning
+from agentlaunch.providers.untrusted import loads
+from agentlaunch.token_usage import Usage
 
 if TYPE_CHECKING:
     from agentlaunch.definitions.skills_install import InstalledSkills
@@ -240,8 +241,9 @@ Adapter = PersistentAdapter | PerTurnAdapter
 """Either shape; ``adapter.persistent`` tells them apart (and narrows the type)."""
 
 
-class Described:
-    """An adapter's facts read from its ``descriptor`` (set by each adapter class)."""
+class AdapterDefaults:
+    """What every adapter has unless it says otherwise: its facts read from its ``descriptor`` (set by each adapter
+    class), no notice before its interface, the launch's instructions on a resumed session, no home to seed."""
 
     descriptor: ProviderDescriptor
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentlaunch.definitions.provider_settings import cache_ttl_env, compaction_argv
 from agentlaunch.events import PermissionRequest
-from agentlaunch.providers.base import Delivered, Described, ProviderState, TurnPlan
+from agentlaunch.providers.base import AdapterDefaults, Delivered, ProviderState, TurnPlan
 from agentlaunch.providers.claude_hooks import tool_refusal
 from agentlaunch.providers.claude_parser import EXCLUDE_DYNAMIC_FLAG, GATE_CALLBACK, SYSTEM_PROMPT_FLAGS, ClaudeParser
 from agentlaunch.providers.descriptors import CLAUDE, ProviderDescriptor
@@ -46,7 +46,7 @@ def base_argv(command: str, session_id: str, resume: bool) -> list[str]:
 SNAPSHOT_FLAG = "--system-prompt-snapshot"
 
 
-class ClaudeAdapter(Described):
+class ClaudeAdapter(AdapterDefaults):
     """Claude Code 2.1.x."""
 
     descriptor: ProviderDescriptor = CLAUDE

@@ -2,7 +2,7 @@
 
 Both ways of running Claude Code answer a held tool with it: the headless gate
 (:mod:`agentlaunch.providers.claude`, over stream-json's control protocol) and the interface's HTTP hook
-(:mod:`agentlaunch.providers.native.claude`).
+(:mod:`agentlaunch.providers.native.claude_source`).
 """
 
 from __future__ import annotations

@@ -19,18 +19,18 @@ from agentlaunch.events import (
     ToolUse,
     TurnEnd,
     Unknown,
-    Usage,
     Warning,
 )
 from agentlaunch.providers.base import JsonLineParser
 from agentlaunch.providers.descriptors import CLAUDE_EXCLUDE_DYNAMIC_FLAG
+from agentlaunch.token_usage import Usage
 
 if TYPE_CHECKING:
 
     pass
-from agentlaunch.providers import values
+from agentlaunch.providers import untrusted
 from agentlaunch.providers.rate_limits import read_rate_limits
-from agentlaunch.providers.values import (
+from agentlaunch.providers.untrusted import (
     BadUsage,
     Recent,
     checked,
@@ -159,7 +159,7 @@ class ClaudeParser(JsonLineParser):
                 )
             ]
         if sub == "compact_boundary":
-            meta = values.obj(obj.get("compact_metadata"))
+            meta = untrusted.obj(obj.get("compact_metadata"))
             return [Compaction(opt_label(meta.get("trigger")), count(meta.get("pre_tokens")), count(meta.get("post_tokens")))]
         if sub == "api_retry":
             delay = (number(obj.get("retry_delay_ms")) or 0) / 1000
@@ -176,7 +176,7 @@ class ClaudeParser(JsonLineParser):
 
     def _on_rate_limit_event(self, obj: dict[str, Any]) -> list[Event]:
         """The plan's limits after a call (a claude.ai login or a gateway; never with an API key)."""
-        info = values.obj(obj.get("rate_limit_info"))
+        info = untrusted.obj(obj.get("rate_limit_info"))
         limits, problems = read_rate_limits(
             info.get("unifiedWindows"), where="rate_limit_info.unifiedWindows", percent_key="utilization",
             reset_key="resetsAt", scale=100.0,
@@ -188,17 +188,17 @@ class ClaudeParser(JsonLineParser):
         return found + ([limits] if limits is not None else [])
 
     def _on_stream_event(self, obj: dict[str, Any]) -> list[Event]:
-        ev = values.obj(obj.get("event"))
+        ev = untrusted.obj(obj.get("event"))
         etype = ev.get("type")
         if etype == "message_start":
-            msg = values.obj(ev.get("message"))
+            msg = untrusted.obj(ev.get("message"))
             call_id = opt_label(msg.get("id"))
             if call_id and not self._known(call_id):
                 self._current = call_id
                 return self._open(call_id, msg)
             return []
         if etype == "content_block_delta":
-            delta = values.obj(ev.get("delta"))
+            delta = untrusted.obj(ev.get("delta"))
             text = string(delta.get("text"))
             if delta.get("type") == "text_delta" and text:
                 if self._current:
@@ -207,7 +207,7 @@ class ClaudeParser(JsonLineParser):
             return []
         if etype == "message_delta":
             call_id = self._current
-            raw = values.obj(ev.get("usage")).get("output_tokens")
+            raw = untrusted.obj(ev.get("usage")).get("output_tokens")
             out = count(raw)
             if call_id and call_id in self._pending:
                 usage, model = self._pending.pop(call_id)
@@ -223,7 +223,7 @@ class ClaudeParser(JsonLineParser):
         return []
 
     def _on_assistant(self, obj: dict[str, Any]) -> list[Event]:
-        msg = values.obj(obj.get("message"))
+        msg = untrusted.obj(obj.get("message"))
         if obj.get("is_api_error_message") or msg.get("model") == "<synthetic>":
             # The CLI's own stand-in for a failed call: no tokens, and its text is an
             # error message that the turn's result reports; it is not the answer.
@@ -249,7 +249,7 @@ class ClaudeParser(JsonLineParser):
         return events
 
     def _on_user(self, obj: dict[str, Any]) -> list[Event]:
-        content = values.obj(obj.get("message")).get("content")
+        content = untrusted.obj(obj.get("message")).get("content")
         events: list[Event] = []
         for block in items(content):
             if isinstance(block, dict) and block.get("type") == "tool_result":
@@ -261,8 +261,8 @@ class ClaudeParser(JsonLineParser):
     def _on_result(self, obj: dict[str, Any]) -> list[Event]:
         events: list[Event] = self._complete_from_result(obj.get("usage"))
         events += self.finish()
-        for model, info in values.obj(obj.get("modelUsage")).items():
-            window = count(values.obj(info).get("contextWindow"))
+        for model, info in untrusted.obj(obj.get("modelUsage")).items():
+            window = count(untrusted.obj(info).get("contextWindow"))
             if window:
                 events.append(ContextWindow(window, label(model)))
         is_error = bool(obj.get("is_error")) or obj.get("subtype") != "success"
@@ -300,7 +300,7 @@ class ClaudeParser(JsonLineParser):
         With several calls open their split is unknown: they keep their start
         counts, and a warning says how much output that leaves uncounted.
         """
-        out = count(values.obj(turn_usage).get("output_tokens"))
+        out = count(untrusted.obj(turn_usage).get("output_tokens"))
         if not self._pending or out is None:
             return []
         remainder = out - self._turn_output
@@ -321,13 +321,13 @@ class ClaudeParser(JsonLineParser):
         return []
 
     def _on_control_request(self, obj: dict[str, Any]) -> list[Event]:
-        req = values.obj(obj.get("request"))
+        req = untrusted.obj(obj.get("request"))
         if req.get("subtype") == "hook_callback" and req.get("callback_id") == GATE_CALLBACK:
             # The tool waits for the answer; the call that asked for it may still be streaming (Claude Code
             # 2.1.332 runs this hook at the tool block's end, before the call's message_delta).
             return [ToolGate(label(obj.get("request_id")), call_open=bool(self._pending))]
         if req.get("subtype") == "can_use_tool":
             return [
-                PermissionRequest(label(obj.get("request_id")), label(req.get("tool_name"), "?"), values.obj(req.get("input")))
+                PermissionRequest(label(obj.get("request_id")), label(req.get("tool_name"), "?"), untrusted.obj(req.get("input")))
             ]
         return [Unknown(f"control_request/{kind_name(req.get('subtype'))}")]

@@ -26,13 +26,12 @@ from agentlaunch.events import (
     ToolUse,
     TurnEnd,
     Unknown,
-    Usage,
     Warning,
 )
-from agentlaunch.providers import values
+from agentlaunch.providers import untrusted
 from agentlaunch.providers.base import (
+    AdapterDefaults,
     Delivered,
-    Described,
     JsonLineParser,
     Parser,
     ProviderState,
@@ -42,7 +41,7 @@ from agentlaunch.providers.base import (
 )
 from agentlaunch.providers.codex_rollout import codex_usage, rollout_calls, rollout_context_window, rollout_total
 from agentlaunch.providers.descriptors import CODEX, ProviderDescriptor
-from agentlaunch.providers.values import (
+from agentlaunch.providers.untrusted import (
     BadUsage,
     checked,
     items,
@@ -53,6 +52,7 @@ from agentlaunch.providers.values import (
     string,
     summarize,
 )
+from agentlaunch.token_usage import Usage
 
 if TYPE_CHECKING:
     from agentlaunch.definitions.skills_install import InstalledSkills
@@ -141,7 +141,7 @@ class CodexParser(JsonLineParser):
         if kind == "turn.started":
             return []
         if kind in ("item.started", "item.updated", "item.completed"):
-            return self._item(str(kind), values.obj(obj.get("item")))
+            return self._item(str(kind), untrusted.obj(obj.get("item")))
         if kind == "turn.completed":
             try:
                 running = codex_usage(obj.get("usage"))
@@ -151,7 +151,7 @@ class CodexParser(JsonLineParser):
             self.total = running
             return [CallUsage(turn), TurnEnd(result="")]
         if kind == "turn.failed":
-            message = string(values.obj(obj.get("error")).get("message")) or "turn failed"
+            message = string(untrusted.obj(obj.get("error")).get("message")) or "turn failed"
             return [TurnEnd(is_error=True, error=message)]
         if kind == "error":
             message = string(obj.get("message")) or "error"
@@ -183,7 +183,7 @@ class CodexParser(JsonLineParser):
         return [Unknown(f"item/{kind_name(itype)}")] if kind == "item.completed" else []
 
 
-class CodexAdapter(Described):
+class CodexAdapter(AdapterDefaults):
     """Codex CLI 0.169."""
 
     descriptor: ProviderDescriptor = CODEX

@@ -40,14 +40,14 @@ from agentlaunch.events import (
     ToolUse,
     TurnEnd,
     Unknown,
-    Usage,
     Warning,
 )
 from agentlaunch.providers.base import JsonLineParser
 from agentlaunch.providers.codex import global_options, reconnecting
 from agentlaunch.providers.codex_rollout import codex_usage
 from agentlaunch.providers.rate_limits import read_rate_limits
-from agentlaunch.providers.values import BadUsage, count, items, kind_name, label, obj, opt_label, refused, string, summarize
+from agentlaunch.providers.untrusted import BadUsage, count, items, kind_name, label, obj, opt_label, refused, string, summarize
+from agentlaunch.token_usage import Usage
 
 CLIENT = {"name": "agentlaunch", "title": "agentlaunch", "version": "1"}
 WINDOW_MINUTES = {300: "five_hour", 10080: "seven_day"}

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from agentlaunch import __version__
-from agentlaunch.definitions.spec import MEMO_KEEP, MEMO_LIMIT, VALIDATED_DIR
+from agentlaunch.definitions.agent_yaml import MEMO_KEEP, MEMO_LIMIT, VALIDATED_DIR
 from agentlaunch.errors import DefinitionError
 from agentlaunch.fsutil import read_regular
 from agentlaunch.stdlite import sha256

@@ -12,10 +12,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.events import CallUsage, Usage
-from agentlaunch.providers import values
+from agentlaunch.events import CallUsage
+from agentlaunch.providers import untrusted
 from agentlaunch.providers.base import json_lines
-from agentlaunch.providers.values import BadUsage, count, counts, file_key, label, opt_label, part_of
+from agentlaunch.providers.untrusted import BadUsage, count, counts, file_key, label, opt_label, part_of
+from agentlaunch.token_usage import Usage
 
 CODEX_FIELDS = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens", "reasoning_output_tokens")
 
@@ -98,7 +99,8 @@ def rollout_context_window(thread_id: str, env: Mapping[str, str]) -> int | None
     """``model_context_window`` from the thread's rollout file, when it can be found."""
     window = None
     for _, payload in rollout_payloads(thread_id, env, "model_context_window"):
-        value = count(payload.get("model_context_window")) or count(values.obj(payload.get("info")).get("model_context_window"))
+        info = untrusted.obj(payload.get("info"))
+        value = count(payload.get("model_context_window")) or count(info.get("model_context_window"))
         if value:
             window = value
     return window
@@ -127,7 +129,7 @@ def rollout_total(thread_id: str, env: Mapping[str, str]) -> Usage | None:
     """The thread's running total as its rollout last recorded it (``token_count`` events), or None."""
     total = None
     for kind, payload in rollout_payloads(thread_id, env, "total_token_usage"):
-        info = values.obj(payload.get("info"))
+        info = untrusted.obj(payload.get("info"))
         if kind == "event_msg" and payload.get("type") == "token_count" and isinstance(info.get("total_token_usage"), dict):
             try:
                 total = codex_usage(info["total_token_usage"])

@@ -28,13 +28,12 @@ from agentlaunch.events import (
     ToolUse,
     TurnEnd,
     Unknown,
-    Usage,
     Warning,
 )
-from agentlaunch.providers import values
+from agentlaunch.providers import untrusted
 from agentlaunch.providers.base import (
+    AdapterDefaults,
     Delivered,
-    Described,
     JsonLineParser,
     Parser,
     ProviderState,
@@ -44,7 +43,7 @@ from agentlaunch.providers.base import (
 )
 from agentlaunch.providers.descriptors import GEMINI, ProviderDescriptor
 from agentlaunch.providers.gemini_session import session_calls
-from agentlaunch.providers.values import (
+from agentlaunch.providers.untrusted import (
     BadUsage,
     counts,
     kind_name,
@@ -55,6 +54,7 @@ from agentlaunch.providers.values import (
     string,
     summarize,
 )
+from agentlaunch.token_usage import Usage
 
 if TYPE_CHECKING:
     from agentlaunch.definitions.skills_install import InstalledSkills
@@ -95,7 +95,7 @@ def gemini_retry(line: str) -> str | None:
     message = ""
     if "{" in rest:
         try:
-            message = string(values.obj(values.obj(json.loads(rest[rest.index("{"):])).get("error")).get("message"))
+            message = string(untrusted.obj(untrusted.obj(json.loads(rest[rest.index("{"):])).get("error")).get("message"))
         except ValueError:
             message = ""
     return f"{status} {message[:200]}".strip() + f", attempt {attempt}"
@@ -144,7 +144,7 @@ class GeminiParser(JsonLineParser):
         return [Unknown(kind_name(kind))]
 
     def _result(self, obj: dict[str, Any]) -> list[Event]:
-        stats = values.obj(obj.get("stats"))
+        stats = untrusted.obj(obj.get("stats"))
         events: list[Event] = []
         models = stats.get("models")
         model = opt_label(next(iter(models), None)) if isinstance(models, dict) else None
@@ -156,7 +156,7 @@ class GeminiParser(JsonLineParser):
         if obj.get("status") == "success":
             events.append(TurnEnd(result=""))
         else:
-            error = values.obj(obj.get("error"))
+            error = untrusted.obj(obj.get("error"))
             events.append(TurnEnd(is_error=True, error=string(error.get("message")) or label(obj.get("status")) or "error"))
         return events
 
@@ -177,7 +177,7 @@ def compile_cache_env(state_dir: Path, env: Mapping[str, str]) -> dict[str, str]
     return {"NODE_COMPILE_CACHE": str(state_dir / COMPILE_CACHE_DIR)}
 
 
-class GeminiAdapter(Described):
+class GeminiAdapter(AdapterDefaults):
     """Gemini CLI 0.61."""
 
     descriptor: ProviderDescriptor = GEMINI

@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.events import CallUsage, Usage
+from agentlaunch.events import CallUsage
 from agentlaunch.providers.base import json_lines
-from agentlaunch.providers.values import BadUsage, counts, file_key, label, loads, opt_label, part_of
+from agentlaunch.providers.untrusted import BadUsage, counts, file_key, label, loads, opt_label, part_of
+from agentlaunch.token_usage import Usage
 
 HEADER_LIMIT = 1 << 20  # a session file's first line (its header) is read up to this many characters
 CALL_FIELDS = ("input", "cached", "thoughts", "output")

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentlaunch.events import RateLimits, RateWindow
-from agentlaunch.providers.values import number, obj, shown
+from agentlaunch.providers.untrusted import number, obj, shown
 
 WINDOWS = ("five_hour", "seven_day")
 MAX_RESET = 1 << 40  # unix seconds past any real reset time

@@ -42,8 +42,9 @@ from typing import Any
 from agentlaunch.clock import Clock
 from agentlaunch.datarecord import datarecord, replace
 from agentlaunch.errors import BudgetExceeded, StateError
-from agentlaunch.events import RateLimits, Usage
+from agentlaunch.events import RateLimits
 from agentlaunch.sinks import LaunchView, PricedCall, SessionClosed, SinkEvent, StateChanged, TurnDone
+from agentlaunch.token_usage import Usage
 from agentlaunch.usage.plan_limits import current
 from agentlaunch.usage.records import CallRecord, ReportRow
 from agentlaunch.usage.store import InFlight, Store

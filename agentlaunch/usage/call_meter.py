@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from agentlaunch.events import CallUsage, Event, Usage, uncached
+from agentlaunch.events import CallUsage, Event
 from agentlaunch.sinks import PricedCall
+from agentlaunch.token_usage import Usage, uncached
 from agentlaunch.usage.cache_clock import ONE_HOUR, CacheWarmth, lifetime, lives, span
 from agentlaunch.usage.meter import CompactionWarning, Earlier, Meter
 from agentlaunch.usage.pricing import Pricer, format_cost

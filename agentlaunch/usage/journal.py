@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from agentlaunch.datarecord import datarecord, field
-from agentlaunch.events import Usage, usage_problem
 from agentlaunch.fsutil import PRIVATE_FILE_MODE, temp_file, tighten
 from agentlaunch.stdlite import sha256
+from agentlaunch.token_usage import Usage, usage_problem
 from agentlaunch.usage.records import CallRecord, from_ts, to_ts
 
 OpKind = Literal["session", "place", "title", "event", "call", "state", "touch", "end"]

@@ -7,8 +7,9 @@ transcript, so memory stays flat however long a session runs.
 from __future__ import annotations
 
 from agentlaunch.datarecord import datarecord, field
-from agentlaunch.events import CacheTtl, CallUsage, Compaction, ContextWindow, Event, OutputFinal, RateLimits, Usage
+from agentlaunch.events import CacheTtl, CallUsage, Compaction, ContextWindow, Event, OutputFinal, RateLimits
 from agentlaunch.providers.descriptors import DESCRIPTORS
+from agentlaunch.token_usage import Usage
 from agentlaunch.usage.cache_clock import CacheWarmth
 
 DEFAULT_BUFFER = 33_000

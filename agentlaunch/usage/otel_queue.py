@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.events import Usage
+from agentlaunch.token_usage import Usage
 from agentlaunch.usage.records import CallRecord, from_ts
 from agentlaunch.usage.store import WELL_FORMED
 from agentlaunch.usage.store_file import BUSY_TIMEOUT_S, connect, state_error

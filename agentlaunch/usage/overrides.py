@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 from agentlaunch import __version__, paths
 from agentlaunch.datarecord import datarecord
 from agentlaunch.errors import DefinitionError
-from agentlaunch.events import Usage
 from agentlaunch.fsutil import read_regular
 from agentlaunch.stdlite import sha256
+from agentlaunch.token_usage import Usage
 
 if TYPE_CHECKING:
     import yaml

@@ -33,8 +33,8 @@ from pathlib import Path
 
 from agentlaunch import paths
 from agentlaunch.datarecord import datarecord
-from agentlaunch.events import Usage, usage_problem
 from agentlaunch.providers.descriptors import DESCRIPTORS
+from agentlaunch.token_usage import Usage, usage_problem
 from agentlaunch.usage.overrides import (
     DEFAULT_KEY,
     ENV_RATES,

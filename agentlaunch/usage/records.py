@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentlaunch.datarecord import datarecord, field
-from agentlaunch.events import Usage
+from agentlaunch.token_usage import Usage
 
 
 def now() -> datetime:

@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from agentlaunch.events import Usage
+from agentlaunch.token_usage import Usage
 from agentlaunch.usage.records import CallRecord, ReportRow, SessionRow, from_ts, to_ts
 from agentlaunch.visible import visible
 

@@ -21,7 +21,7 @@ import json
 import sqlite3
 
 from agentlaunch.errors import StateError
-from agentlaunch.events import Usage, usage_problem
+from agentlaunch.token_usage import Usage, usage_problem
 from agentlaunch.usage import journal
 from agentlaunch.usage.journal import Op
 from agentlaunch.usage.records import CallRecord, now, to_ts

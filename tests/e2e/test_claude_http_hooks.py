@@ -31,7 +31,7 @@ import pytest
 
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, text_reply, tool_reply
 from agentlaunch.providers.claude_hooks import tool_refusal
-from agentlaunch.providers.native.claude import HOOK_EVENTS
+from agentlaunch.providers.native.claude_settings import HOOK_EVENTS
 from tests.support.claude_tui import Screen, quit_with_ctrl_c, seed_home, spawn, tui_env
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]

@@ -30,7 +30,6 @@ from agentlaunch.events import (
     ToolUse,
     TurnEnd,
     Unknown,
-    Usage,
 )
 from agentlaunch.fakeapi.responses import (
     ResponsesFake,
@@ -46,6 +45,7 @@ from agentlaunch.fakeapi.responses import (
 from agentlaunch.fakeapi.server import Recorded, Reply
 from agentlaunch.providers import codex_appserver as proto
 from agentlaunch.providers.codex_appserver import AppServerParser
+from agentlaunch.token_usage import Usage
 from tests.support.clis import ensure_cli
 from tests.support.codex_appserver import Message, StdioRpc, UnixWebSocketRpc, of_method, socket_server
 from tests.support.native_tui import TitledResponsesFake, Tui, seed_codex_home

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from agentlaunch.events import CallUsage, ContextWindow, SessionStarted, Text, Usage
+from agentlaunch.events import CallUsage, ContextWindow, SessionStarted, Text
 from agentlaunch.fakeapi.gemini import FunctionCallReply, GeminiFake, GeminiScript, GeminiUsage, prepare_gemini_home
 from agentlaunch.fakeapi.gemini import TextReply as GeminiText
 from agentlaunch.fakeapi.responses import ResponsesScript, ResponsesUsage, ShellCallReply, TextReply
 from agentlaunch.sinks import StateChanged
+from agentlaunch.token_usage import Usage
 from tests.support.clis import ensure_cli
 from tests.support.native_flows import Followed, codex_turns, gemini_turns
 from tests.support.native_tui import TitledResponsesFake, seed_codex_home

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentlaunch.events import CacheTtl, Event, RateLimits, Warning
-from agentlaunch.providers import values
+from agentlaunch.providers import untrusted
 from agentlaunch.providers.rate_limits import read_rate_limits
 
 TTLS = {"5m": 300, "1h": 3600}
@@ -41,7 +41,7 @@ class StatusReport:
         if limits is not None and limits != self.limits:
             self.limits = limits
             items.append(limits)
-        ttl = TTLS.get(values.string(values.obj(payload.get("prompt_cache")).get("ttl")))
+        ttl = TTLS.get(untrusted.string(untrusted.obj(payload.get("prompt_cache")).get("ttl")))
         if ttl is not None and ttl != self.ttl:
             self.ttl = ttl
             items.append(CacheTtl(ttl))

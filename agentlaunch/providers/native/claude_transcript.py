@@ -46,12 +46,13 @@ import re
 from datetime import datetime
 from typing import Any
 
-from agentlaunch.events import CallUsage, Compaction, Event, Text, Usage, Warning
-from agentlaunch.providers import values
+from agentlaunch.events import CallUsage, Compaction, Event, Text, Warning
+from agentlaunch.providers import untrusted
 from agentlaunch.providers.claude_parser import anthropic_usage
-from agentlaunch.providers.values import BadUsage, Recent, count, opt_label, refused, string
+from agentlaunch.providers.untrusted import BadUsage, Recent, count, opt_label, refused, string
 from agentlaunch.sinks import StateChanged
 from agentlaunch.stdlite import sha256
+from agentlaunch.token_usage import Usage
 
 INTERRUPTED = "[Request interrupted by user"
 """The text Claude Code writes as a user line when Esc ends a turn (during an answer, or refusing a tool):
@@ -141,11 +142,11 @@ class CallsFromTranscript:
         if kind == "user":
             self._requests.clear()  # a prompt or a tool's result: the next request carries it
         if kind == "cost-state" and not self._early(line):
-            items += self._cost_state(values.obj(line.get("modelUsage")))
+            items += self._cost_state(untrusted.obj(line.get("modelUsage")))
         if kind == "system" and line.get("subtype") == "compact_boundary" and not self._early(line):
             key = opt_label(line.get("uuid")) or json.dumps(line.get("compactMetadata"), sort_keys=True)[:200]
             if self._compactions.first_time(key):
-                meta = values.obj(line.get("compactMetadata"))
+                meta = untrusted.obj(line.get("compactMetadata"))
                 trigger = opt_label(meta.get("trigger"))
                 items.append(Compaction(trigger, count(meta.get("preTokens")), count(meta.get("postTokens"))))
         elif kind == "user" and not self._early(line) and self._interrupted(line):
@@ -171,22 +172,22 @@ class CallsFromTranscript:
 
     @staticmethod
     def _interrupted(line: dict[str, Any]) -> bool:
-        content = values.obj(line.get("message")).get("content")
+        content = untrusted.obj(line.get("message")).get("content")
         if isinstance(content, str):
             return content.startswith(INTERRUPTED)
-        for block in values.items(content):
+        for block in untrusted.items(content):
             if isinstance(block, dict) and block.get("type") == "text" and string(block.get("text")).startswith(INTERRUPTED):
                 return True
         return False
 
     def _assistant(self, line: dict[str, Any]) -> list[Item]:
-        msg = values.obj(line.get("message"))
+        msg = untrusted.obj(line.get("message"))
         call_id = opt_label(msg.get("id"))
         items: list[Item] = []
         if call_id is None or line.get("isApiErrorMessage") or msg.get("model") == "<synthetic>":
             # No id to count it by, or the CLI's own stand-in for a failed call (no tokens).
             return items
-        for block in values.items(msg.get("content")):
+        for block in untrusted.items(msg.get("content")):
             if isinstance(block, dict) and block.get("type") == "tool_use" and (tool_id := opt_label(block.get("id"))):
                 self._tools.add(tool_id)
         # A line of another call means the calls before it are over.
@@ -217,7 +218,7 @@ class CallsFromTranscript:
         items: list[Item] = []
         block = line.get("apiBlockIndex")
         place = block if isinstance(block, int) and not isinstance(block, bool) else opt_label(line.get("uuid"))
-        for n, part in enumerate(values.items(msg.get("content"))):
+        for n, part in enumerate(untrusted.items(msg.get("content"))):
             text = string(part.get("text")) if isinstance(part, dict) and part.get("type") == "text" else ""
             if not text.strip():
                 continue
@@ -278,7 +279,7 @@ class CallsFromTranscript:
 
 def model_totals(raw: Any) -> Usage | None:
     """One model's session totals in a ``cost-state`` line (``inputTokens``, ...), or None when not counts."""
-    entry = values.obj(raw)
+    entry = untrusted.obj(raw)
     found = [count(entry.get(k, 0)) for k in ("inputTokens", "cacheCreationInputTokens", "cacheReadInputTokens", "outputTokens")]
     if any(v is None for v in found):
         return None
@@ -303,11 +304,11 @@ def last_cost_state(path: Any) -> dict[str, Usage]:
         if b'"cost-state"' not in raw:
             continue
         try:
-            line = values.loads(raw.decode("utf-8", "replace"))
+            line = untrusted.loads(raw.decode("utf-8", "replace"))
         except ValueError:
             continue
         if isinstance(line, dict) and line.get("type") == "cost-state":
-            usage = values.obj(line.get("modelUsage"))
+            usage = untrusted.obj(line.get("modelUsage"))
             totals = {m: u for m, r in usage.items() if (u := model_totals(r)) is not None}
             return totals if len(totals) == len(usage) else {}
     return {}

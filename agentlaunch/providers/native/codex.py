@@ -36,26 +36,25 @@ created after the launch started.
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.events import CallUsage, Compaction, ContextWindow, Event, SessionStarted, Text, TurnEnd, Usage
-from agentlaunch.providers import values
+from agentlaunch.events import CallUsage, Compaction, ContextWindow, Event, SessionStarted, Text, TurnEnd
+from agentlaunch.providers import untrusted
 from agentlaunch.providers.asked import tool_question
 from agentlaunch.providers.codex_rollout import codex_home, codex_usage
 from agentlaunch.providers.native.codex_hooks import EVENTS, hook_flags
+from agentlaunch.providers.native.codex_rollout_scan import agent_text, newest_rollout, recorded_ids, text_digest
 from agentlaunch.providers.native.hook_socket import HookReport, HookSocket, hook_command
 from agentlaunch.providers.native.jsonl_tail import JsonlTail
 from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, PromptTyped
-from agentlaunch.providers.values import BadUsage, count, file_key, label, opt_label, string
+from agentlaunch.providers.untrusted import BadUsage, count, file_key, label, opt_label, string
 from agentlaunch.sinks import StateChanged
-from agentlaunch.stdlite import sha256
+from agentlaunch.token_usage import Usage
 
 SOCKET_NAME = "codex-hooks.sock"
-HEAD_LIMIT = 1 << 20
 
 HOOK_STATES: dict[str, str] = {
     "UserPromptSubmit": "thinking",
@@ -208,7 +207,7 @@ class CodexNativeSource:
     # -- the rollout -------------------------------------------------------------------------
     def _line(self, obj: dict[str, Any]) -> list[NativeItem]:
         kind = obj.get("type")
-        payload = values.obj(obj.get("payload"))
+        payload = untrusted.obj(obj.get("payload"))
         if kind == "session_meta":
             if self.thread_id is None:
                 self.thread_id = opt_label(payload.get("id"))
@@ -248,7 +247,7 @@ class CodexNativeSource:
         kind = payload.get("type")
         out: list[NativeItem] = []
         if kind == "token_count":
-            info = values.obj(payload.get("info"))
+            info = untrusted.obj(payload.get("info"))
             window = count(info.get("model_context_window"))
             if window and window != self.window:
                 self.window = window
@@ -264,7 +263,7 @@ class CodexNativeSource:
         elif kind in ("task_complete", "turn_aborted"):
             if kind == "task_complete":
                 out += self._last_message(payload)
-                if error := string(values.obj(payload.get("error")).get("message")):
+                if error := string(untrusted.obj(payload.get("error")).get("message")):
                     # Measured on 0.171.0: a turn whose API calls kept failing (its screen said "Reconnecting... 5/5")
                     # ends so; nothing in the rollout told the retries before.
                     out.append(TurnEnd(is_error=True, error=f"Codex reported: {error}"))
@@ -273,13 +272,13 @@ class CodexNativeSource:
 
     def _agent_message(self, payload: dict[str, Any]) -> list[NativeItem]:
         """A ``Text`` for an ``AgentMessage`` item this thread completed, the first time its id is read."""
-        item = values.obj(payload.get("item"))
+        item = untrusted.obj(payload.get("item"))
         thread = opt_label(payload.get("thread_id"))
         if label(item.get("type")) != "AgentMessage" or (thread and self.thread_id and thread != self.thread_id):
             return []
         self._answered = True
         text = agent_text(item)
-        key = opt_label(item.get("id")) or "text:" + _digest(text)
+        key = opt_label(item.get("id")) or "text:" + text_digest(text)
         if not text.strip() or key in self.answers_seen:
             return []
         self.answers_seen.add(key)
@@ -289,7 +288,7 @@ class CodexNativeSource:
         """The turn's last message from ``task_complete`` when no ``AgentMessage`` item told it (another Codex)."""
         text = string(payload.get("last_agent_message"))
         answered, self._answered = self._answered, False
-        key = "turn:" + (opt_label(payload.get("turn_id")) or _digest(text))
+        key = "turn:" + (opt_label(payload.get("turn_id")) or text_digest(text))
         if answered or not text.strip() or key in self.answers_seen:
             return []
         self.answers_seen.add(key)
@@ -381,93 +380,5 @@ def resumed_thread(ctx: NativeContext) -> str | None:
     return opt_label(ctx.provider_state.get("thread_id")) or ctx.session_id
 
 
-def recorded_ids(path: Path) -> tuple[set[str], set[str]]:
-    """The ``response_id`` of every per-call record in a rollout file, and the keys of its agent messages
-    (``AgentMessage`` item ids and ``turn:ID`` of each completed turn, as :class:`CodexNativeSource` keys them)."""
-    ids, answers = set(), set()
-    for obj in _lines_with(path, ('"token_usage_record"', '"AgentMessage"', '"task_complete"')):
-        if not isinstance(obj, dict):
-            continue
-        payload = values.obj(obj.get("payload"))
-        kind = obj.get("type")
-        if kind == "token_usage_record":
-            if call_id := opt_label(payload.get("response_id")):
-                ids.add(call_id)
-        elif kind == "event_msg" and payload.get("type") == "item_completed":
-            item = values.obj(payload.get("item"))
-            if label(item.get("type")) == "AgentMessage":
-                answers.add(opt_label(item.get("id")) or "text:" + _digest(agent_text(item)))
-        elif kind == "event_msg" and payload.get("type") == "task_complete":
-            text = string(payload.get("last_agent_message"))
-            answers.add("turn:" + (opt_label(payload.get("turn_id")) or _digest(text)))
-    return ids, answers
-
-
-def _lines_with(path: Path, markers: tuple[str, ...]) -> list[Any]:
-    """What the lines of ``path`` holding one of ``markers`` parse to (the others are never parsed; [] unreadable)."""
-    found = []
-    try:
-        with path.open(encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                if any(marker in line for marker in markers):
-                    with contextlib.suppress(ValueError):  # not JSON, or nested too deep: not a line Codex writes
-                        found.append(values.loads(line))
-    except OSError:
-        return []
-    return found
-
-
-def agent_text(item: dict[str, Any]) -> str:
-    """The text of an ``AgentMessage`` item: its ``Text`` parts joined (any other part is not text)."""
-    parts = values.items(item.get("content"))
-    return "".join(string(p.get("text")) for p in parts if isinstance(p, dict) and label(p.get("type")).lower() == "text")
-
-
-def _digest(text: str) -> str:
-    return sha256(text.encode("utf-8", "replace")).hexdigest()[:32]
-
-
 def _key(usage: Usage) -> tuple[int, ...]:
     return (usage.input, usage.cache_write, usage.cache_read, usage.output, usage.reasoning)
-
-
-def newest_rollout(home: Path, working_dir: Path, started_at: float, not_of: Sequence[str] = ()) -> Path | None:
-    """The rollout file of a thread started in ``working_dir`` after ``started_at``, if any (the newest).
-
-    Only the day folders of the launch and of today are listed (local and UTC dates), and a file's
-    first line (its ``session_meta``) must name ``working_dir`` as its cwd. The files of the threads
-    ``not_of`` names (a fork's parent, which may write its own file just as the fork starts) are left out.
-    """
-    skipped = tuple(f"-{key}.jsonl" for key in map(file_key, not_of) if key)
-    days = set()
-    for moment in (started_at, time.time()):
-        for fmt in (time.localtime(moment), time.gmtime(moment)):
-            days.add(time.strftime("%Y/%m/%d", fmt))
-    found: list[tuple[float, Path]] = []
-    for day in days:
-        folder = home / "sessions" / day
-        try:
-            entries = list(folder.glob("rollout-*.jsonl"))
-        except OSError:
-            continue
-        for path in entries:
-            try:
-                mtime = path.stat().st_mtime
-            except OSError:
-                continue
-            if mtime + 1 < started_at or path.name.endswith(skipped):
-                continue
-            if _rollout_cwd(path) == str(working_dir):
-                found.append((mtime, path))
-    return max(found)[1] if found else None
-
-
-def _rollout_cwd(path: Path) -> str | None:
-    try:
-        with path.open(encoding="utf-8", errors="replace") as fh:
-            head = values.loads(fh.readline(HEAD_LIMIT))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(head, dict) or head.get("type") != "session_meta":
-        return None
-    return label(values.obj(head.get("payload")).get("cwd")) or None

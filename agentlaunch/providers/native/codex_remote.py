@@ -27,12 +27,12 @@ from agentlaunch.events import Compaction, PermissionRequest, ToolResult, ToolUs
 from agentlaunch.providers import codex_appserver as rpc
 from agentlaunch.providers.asked import tool_question
 from agentlaunch.providers.native.source import NativeItem, PromptTyped
-from agentlaunch.providers.values import obj, opt_label, string
+from agentlaunch.providers.untrusted import obj, opt_label, string
 from agentlaunch.sinks import StateChanged
 
 if TYPE_CHECKING:
-    from agentlaunch.events import Usage
     from agentlaunch.providers.native.unix_websocket import Message, UnixWebSocket
+    from agentlaunch.token_usage import Usage
 
 ASKING_FLAGS = {"waitingOnApproval": "Codex waits for an approval in its interface",
                 "waitingOnUserInput": "Codex waits for an answer in its interface"}  # fmt: skip

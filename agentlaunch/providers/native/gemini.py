@@ -34,20 +34,8 @@ as up once its session file is found, and ``asking`` is not told. The relay is
 woken by the hook socket and by inotify on the session folders
 (:mod:`agentlaunch.providers.native.dir_watch`), else by a timer.
 
-The model's answer is the ``content`` of a model call's record: one ``Text``
-per message id, the first time its record is read with text, before the state
-that record tells (``waiting`` for the turn's answer). Gemini 0.61 writes a
-call's record once its stream has ended, ``content`` the whole response text
-(a string; thoughts are kept apart, in ``thoughts``), and rewrites the record
-only to add its tool calls' results or ``tokens``, never its text (read in its
-bundle: ``recordMessage`` after the stream, ``recordToolCalls``,
-``recordMessageTokens``), so the first version is the final text. A record is
-a model call's when its ``content`` is that string or it has ``tokens``; the
-notes the CLI adds to the history itself (after ``/compress``, a binary file's
-"received") are parts lists without ``tokens``, and ``thought`` parts are
-never text. Messages only seen in a ``$set`` of the whole history (a resume,
-a rewritten history) are history: no ``Text``; the ids a resumed session
-already holds are known as its calls are.
+The model's answer is the ``content`` of a model call's record (one ``Text`` per message id, the first time its
+record is read with text; what a record tells: :mod:`agentlaunch.providers.native.gemini_records`).
 """
 
 from __future__ import annotations
@@ -57,25 +45,29 @@ import os
 import select
 import time
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from agentlaunch.events import CallUsage, Event, SessionStarted, Text
-from agentlaunch.providers import values
-from agentlaunch.providers.asked import one_line, tool_question
 from agentlaunch.providers.gemini_home import GEMINI_DIR, SETTINGS, user_settings
 from agentlaunch.providers.gemini_session import call_usage, session_calls, session_files
 from agentlaunch.providers.native.dir_watch import DirWatch, open_watch
 from agentlaunch.providers.native.gemini_hooks import SAFE_ID, BadSettings, hooks_disabled, parse_settings, registry_dir
+from agentlaunch.providers.native.gemini_records import (
+    answer_text,
+    call_state,
+    gemini_question,
+    gemini_root,
+    header_started,
+    project_hash,
+    session_header,
+)
 from agentlaunch.providers.native.hook_socket import HookReport, HookSocket
 from agentlaunch.providers.native.jsonl_tail import JsonlTail
 from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, PromptTyped
-from agentlaunch.providers.values import BadUsage, items, label, opt_label, string
+from agentlaunch.providers.untrusted import BadUsage, items, label, opt_label, string
 from agentlaunch.sinks import StateChanged
-from agentlaunch.stdlite import sha256
 
-HEADER_LIMIT = 1 << 20
 POLL = 2.0
 """Seconds between reads when inotify is not available."""
 SETTLE = (0.3, 1.5)
@@ -146,16 +138,6 @@ def name_socket(home: Path, session_id: str, socket_path: Path) -> Path:
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(str(socket_path) + "\n")
     return path
-
-
-def gemini_root(env: Any) -> Path:
-    """``~/.gemini/tmp`` where ``~`` is ``$GEMINI_CLI_HOME`` when set (Gemini's own rule), else ``$HOME``."""
-    return Path(env.get("GEMINI_CLI_HOME") or env.get("HOME", "~")).expanduser() / ".gemini" / "tmp"
-
-
-def project_hash(working_dir: Path) -> str:
-    """Gemini's ``projectHash``: the SHA-256 of the project folder's path."""
-    return sha256(str(working_dir).encode("utf-8")).hexdigest()
 
 
 class GeminiNativeSource:
@@ -285,7 +267,7 @@ class GeminiNativeSource:
         for path in candidates:
             if path in self.tails or path in self.rejected:
                 continue
-            head = _header(path)
+            head = session_header(path)
             if head is None:
                 continue  # not written yet: looked at again next time
             if self._ours(head, path):
@@ -300,7 +282,7 @@ class GeminiNativeSource:
         if head.get("projectHash") != self.project or head.get("kind") not in (None, "main"):
             return False
         try:
-            return path.stat().st_mtime + 1 >= self.ctx.started_at and _started(head) + 2 >= self.ctx.started_at
+            return path.stat().st_mtime + 1 >= self.ctx.started_at and header_started(head) + 2 >= self.ctx.started_at
         except OSError:
             return False
 
@@ -326,7 +308,7 @@ class GeminiNativeSource:
             out += self._call(message)
             if not replayed:
                 out += self._answer(message)
-                out += self._set_state(_after_call(message))
+                out += self._set_state(call_state(message))
         elif kind == "user" and not replayed and not self.hooks_heard:
             out += self._set_state("thinking")
         elif kind == "info" and not replayed and self.hooks_heard and message.get("content") == CANCELLED:
@@ -396,52 +378,3 @@ def _either(first: int | None, second: int | None) -> _Either | None:
     return _Either(first, second)
 
 
-def _after_call(message: dict[str, Any]) -> str | None:
-    """The state a model call's record tells: its tools running, or the turn's answer given."""
-    calls = [c for c in items(message.get("toolCalls")) if isinstance(c, dict)]
-    if calls:
-        done = all(string(c.get("status")) in ("success", "error", "cancelled") for c in calls)
-        return "thinking" if done else "tool"
-    if string(message.get("content")).strip() or _has_text(message.get("content")):
-        return "waiting"
-    return "tool"
-
-
-def answer_text(content: Any) -> str:
-    """A record's ``content`` as text: the string, or its text parts joined (not thoughts, calls or their results)."""
-    if isinstance(content, str):
-        return content
-    return "".join(string(p.get("text")) for p in items(content) if isinstance(p, dict) and not p.get("thought"))
-
-
-def _has_text(content: Any) -> bool:
-    return any(isinstance(p, dict) and string(p.get("text")).strip() for p in items(content))
-
-
-def _header(path: Path) -> dict[str, Any] | None:
-    try:
-        with path.open(encoding="utf-8", errors="replace") as fh:
-            line = fh.readline(HEADER_LIMIT)
-        head = values.loads(line) if line.endswith("\n") else None
-    except (OSError, ValueError):
-        return None
-    return head if isinstance(head, dict) and "sessionId" in head else None
-
-
-def _started(head: dict[str, Any]) -> float:
-    """The header's ``startTime`` as a timestamp (0 when it is not an ISO time)."""
-    text = string(head.get("startTime"))
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return 0.0
-
-
-def gemini_question(payload: dict[str, Any]) -> str | None:
-    """What Gemini's permission prompt asks: the tool call its notification details (its command, file or URL, the
-    fields of Gemini's confirmation details), else the notification's message."""
-    details = values.obj(payload.get("details"))
-    kind = string(details.get("type"))  # exec (a shell command: "echo hi > out.txt"), edit, mcp, info
-    tool = "shell" if kind == "exec" else string(details.get("serverName")) if kind == "mcp" else kind
-    said = tool_question(tool or "tool", details) if details else ""
-    return said or one_line(string(payload.get("message"))) or None

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlaunch.datarecord import datarecord
-from agentlaunch.providers.values import loads
+from agentlaunch.providers.untrusted import loads
 
 REPORTER = Path(__file__).with_name("hook_report.py")
 MAX_DATAGRAM = 1 << 18

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.providers.values import loads
+from agentlaunch.providers.untrusted import loads
 
 CHUNK = 1 << 16
 MAX_LINE = 8 << 20

@@ -30,7 +30,7 @@ import struct
 import time
 from typing import Any
 
-from agentlaunch.providers.values import loads
+from agentlaunch.providers.untrusted import loads
 
 MAX_PATH = 107
 """The longest socket path Linux connects to (``sun_path`` is 108 bytes, its NUL included)."""

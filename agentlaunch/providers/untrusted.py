@@ -6,7 +6,7 @@ through these helpers, so a value of the wrong type becomes a default (or a
 refused usage figure), never an exception that would end the session.
 
 Usage figures are taken only when every field is a token count (an ``int``,
-not a ``bool``, from 0 up to :data:`~agentlaunch.events.MAX_TOKENS`);
+not a ``bool``, from 0 up to :data:`~agentlaunch.token_usage.MAX_TOKENS`);
 anything else raises :class:`BadUsage`, which the parsers turn into one
 warning and no recorded call: never a partial or guessed figure.
 """
@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from agentlaunch.events import MAX_TOKENS, Usage, usage_problem
+from agentlaunch.token_usage import MAX_TOKENS, Usage, usage_problem
 
 MAX_DEPTH = 100  # deeper JSON is not an event any CLI prints; past ~1,000 the json module itself fails
 MAX_LABEL = 256  # ids, names and types kept from a line; longer ones are cut (they are shown, never parsed)

@@ -1,4 +1,5 @@
-"""What the commands share that needs no Typer: the error console and report, the prompt, the bundled-agents note.
+"""What the commands say to the person and read from them without Typer: the error console and report, the prompt,
+the bundled-agents note.
 
 `run`'s lean path (:mod:`agentlaunch.cli.run_lean`) prints and reads through these
 exactly as the Typer commands do, without importing Typer.
