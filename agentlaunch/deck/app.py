@@ -55,7 +55,7 @@ from agentlaunch.visible import visible
 
 if TYPE_CHECKING:  # the picker (n) and the folder's watch (ctypes) are imported when first used, after the first frame
     from agentlaunch.deck.picker import AdHoc, Choice, NewAgent
-    from agentlaunch.providers.native.dir_watch import DirWatch
+    from agentlaunch.dir_watch import DirWatch
     from agentlaunch.worktree import WorktreeState
 
 TICK = 1.0  # seconds: countdowns, the preview's capture, the folder's mtime without inotify
@@ -146,7 +146,7 @@ class Deck(App[None]):
     def start_watch(self) -> None:
         """inotify on the status folder (its parent until it exists), else the folder's mtime on each tick; the list
         read again when the folder changed since it was read (a record written before the watch was up)."""
-        from agentlaunch.providers.native.dir_watch import open_watch
+        from agentlaunch.dir_watch import open_watch
 
         if not self.use_watch or (watch := open_watch()) is None:
             return
@@ -158,7 +158,7 @@ class Deck(App[None]):
             self.reload()
 
     def _watch_folders(self) -> None:
-        from agentlaunch.providers.native.dir_watch import GONE, MASK
+        from agentlaunch.dir_watch import GONE, MASK
 
         if self.dir_watch is not None and not self.dir_watch.watch(self.sources.status_dir, MASK | GONE):
             self.dir_watch.watch(self.sources.state_dir)

@@ -49,14 +49,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.events import CallUsage, ContextWindow, Event, SessionStarted, Text, TurnEnd, Warning
-from agentlaunch.fsutil import read_regular, write_atomic
-from agentlaunch.providers import values
-from agentlaunch.providers.asked import one_line, tool_question
-from agentlaunch.providers.claude_hooks import tool_refusal
-from agentlaunch.providers.native.claude_status_report import StatusReport
-from agentlaunch.providers.native.claude_transcript import CallsFromTranscript, last_cost_state, project_folder, salvage_line
-from agentlaunch.providers.native.dir_watch import (
+from agentlaunch.dir_watch import (
     IN_CLOSE_WRITE,
     IN_CREATE,
     IN_IGNORED,
@@ -65,6 +58,13 @@ from agentlaunch.providers.native.dir_watch import (
     DirWatch,
     open_watch,
 )
+from agentlaunch.events import CallUsage, ContextWindow, Event, SessionStarted, Text, TurnEnd, Warning
+from agentlaunch.fsutil import read_regular, write_atomic
+from agentlaunch.providers import values
+from agentlaunch.providers.asked import one_line, tool_question
+from agentlaunch.providers.claude_hooks import tool_refusal
+from agentlaunch.providers.native.claude_status_report import StatusReport
+from agentlaunch.providers.native.claude_transcript import CallsFromTranscript, last_cost_state, project_folder, salvage_line
 from agentlaunch.providers.native.hook_http import BOUND, KEY_HEADER, KEY_VAR, HookServer, HttpHook, new_key, past_proxies
 from agentlaunch.providers.native.hook_socket import HookReport, HookSocket, hook_command, script_argv
 from agentlaunch.providers.native.jsonl_tail import JsonlTail
