@@ -56,7 +56,7 @@ from agentlaunch.visible import visible
 if TYPE_CHECKING:  # the picker (n) and the folder's watch (ctypes) are imported when first used, after the first frame
     from agentlaunch.deck.picker import AdHoc, Choice, NewAgent
     from agentlaunch.dir_watch import DirWatch
-    from agentlaunch.worktree import WorktreeState
+    from agentlaunch.worktrees.git_worktree import WorktreeState
 
 TICK = 1.0  # seconds: countdowns, the preview's capture, the folder's mtime without inotify
 PANES_EVERY = 10.0  # seconds between two reads of tmux's panes when no record changed

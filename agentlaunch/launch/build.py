@@ -56,7 +56,8 @@ class AgentWorktree:
 
 def agent_worktree(spec: AgentSpec, start: Path, state_dir: Path, settings: Settings) -> AgentWorktree:
     """The agent's git worktree for the repository of ``start`` (made on first use, then set up: ``worktree_setup``)."""
-    from agentlaunch import worktree, worktree_setup
+    from agentlaunch.worktrees import git_worktree as worktree
+    from agentlaunch.worktrees import setup_commands as worktree_setup
 
     base = settings.worktrees_dir or state_dir / "worktrees"
 
