@@ -9,7 +9,7 @@ from __future__ import annotations
 from agentlaunch.datarecord import datarecord, field
 from agentlaunch.events import CacheTtl, CallUsage, Compaction, ContextWindow, Event, OutputFinal, RateLimits, Usage
 from agentlaunch.providers.descriptors import DESCRIPTORS
-from agentlaunch.usage.cache_clock import CacheWarmth
+from agentlaunch.usage.cache_lifetime import CacheWarmth
 
 DEFAULT_BUFFER = 33_000
 
