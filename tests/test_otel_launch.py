@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlaunch.usage.otel_queue import ExportQueue
+from agentlaunch.usage.otel.queue import ExportQueue
 from agentlaunch.usage.store import Store
 from tests.helpers import run_cli
 from tests.support.otlp_receiver import OtlpReceiver
@@ -169,7 +169,7 @@ from agentlaunch.launch.session import LaunchOptions
 from agentlaunch.live.view import HeadlessView
 launch = build_launch(LaunchOptions(agent="demo", agents_dir=Path({str(agents_dir)!r})), lambda m: [HeadlessView(m, quiet=True)])
 names = [type(s).__name__ for s in launch.sinks]
-loaded = sorted(m for m in sys.modules if m.startswith("agentlaunch.usage.otel_") and m != "agentlaunch.usage.otel_sink")
+loaded = sorted(m for m in sys.modules if m.startswith("agentlaunch.usage.otel_") and m != "agentlaunch.usage.otel.sink")
 print(names[-1], loaded, "http.client" in sys.modules)
 launch.close(0)
 """
@@ -190,8 +190,8 @@ def test_a_bug_in_the_exporter_is_one_line_at_the_end_never_a_traceback(
     from types import SimpleNamespace
 
     from agentlaunch.sinks import SessionClosed, StateChanged
-    from agentlaunch.usage import otel_export
-    from agentlaunch.usage.otel_sink import OtelExportSink
+    from agentlaunch.usage.otel import export as otel_export
+    from agentlaunch.usage.otel.sink import OtelExportSink
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("a bug")

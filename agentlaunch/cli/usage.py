@@ -165,9 +165,9 @@ def export(
 
     Example: agentlaunch usage export --dry-run   ·   OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318 agentlaunch usage export
     """
-    from agentlaunch.usage.otel_config import read_config
-    from agentlaunch.usage.otel_export import Exporter, ExportFailed
-    from agentlaunch.usage.otel_queue import ExportQueue
+    from agentlaunch.usage.otel.config import read_config
+    from agentlaunch.usage.otel.export import Exporter, ExportFailed
+    from agentlaunch.usage.otel.queue import ExportQueue
 
     config = read_config()
     with ExportQueue(paths.store_path()) as queue:

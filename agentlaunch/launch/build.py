@@ -122,7 +122,7 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
         sinks.append(StatusWriter(extra=setup))  # the live status record (agentlaunch status, tmux)
     if os.environ.get("AGENTLAUNCH_OTEL") or settings.otel:
         # A flag and a thread; the exporter itself is imported by that thread once the CLI runs.
-        from agentlaunch.usage.otel_sink import OtelExportSink, export_enabled
+        from agentlaunch.usage.otel.sink import OtelExportSink, export_enabled
 
         if export_enabled(settings.otel):
             sinks.append(OtelExportSink(paths.store_path(), spec.id))  # last: its bounded exit wait follows the views

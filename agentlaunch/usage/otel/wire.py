@@ -1,7 +1,7 @@
 """OTLP messages on the wire: the protobuf and JSON encodings of the few messages agentlaunch sends.
 
 The payload is built once, as the OTLP/JSON shape (lowerCamelCase field
-names, nested dicts and lists; see :mod:`agentlaunch.usage.otel_payload`).
+names, nested dicts and lists; see :mod:`agentlaunch.usage.otel.payload`).
 JSON is that shape serialized, with 64-bit integers as decimal strings as the
 protobuf JSON mapping asks. Protobuf is the same shape walked with the field
 numbers and wire types of ``opentelemetry/proto`` (``SCHEMA`` below): a few

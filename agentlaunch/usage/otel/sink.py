@@ -2,7 +2,7 @@
 
 The sink itself only sets a flag when the recorder (the sink before it) has
 committed a call; a daemon thread claims the store's unexported calls and
-sends them (:mod:`agentlaunch.usage.otel_export`). The thread starts once
+sends them (:mod:`agentlaunch.usage.otel.export`). The thread starts once
 the first prompt is on its way to the CLI, and it imports the exporter's
 modules (``http.client``, the encoders) itself: nothing of telemetry is loaded
 before the CLI runs, and a collector that is down, slow or failing costs a
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from agentlaunch.sinks import LaunchView, PricedCall, SessionClosed, SinkEvent, StateChanged
 
 if TYPE_CHECKING:
-    from agentlaunch.usage.otel_export import Exporter
+    from agentlaunch.usage.otel.export import Exporter
 
 RETRY_ROUND_S = 30.0
 """After a round whose retries ran out, the next one starts this much later (or with the next call)."""
@@ -99,9 +99,9 @@ class OtelExportSink:
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
         try:
             from agentlaunch.errors import AgentlaunchError
-            from agentlaunch.usage.otel_config import read_config
-            from agentlaunch.usage.otel_export import ATTEMPTS, Exporter
-            from agentlaunch.usage.otel_queue import ExportQueue
+            from agentlaunch.usage.otel.config import read_config
+            from agentlaunch.usage.otel.export import ATTEMPTS, Exporter
+            from agentlaunch.usage.otel.queue import ExportQueue
         except ImportError as exc:  # a broken install: never the launch's problem
             self.problem = f"cannot load the exporter ({exc})"
             return
@@ -149,7 +149,7 @@ class OtelExportSink:
         if exporter is None:
             return
         from agentlaunch.errors import AgentlaunchError
-        from agentlaunch.usage.otel_queue import ExportQueue
+        from agentlaunch.usage.otel.queue import ExportQueue
 
         try:
             with ExportQueue(self.store_path, timeout=0.5) as queue:

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from agentlaunch import __version__
-from agentlaunch.usage.otel_config import OtelConfig, SignalTarget, shown_url
-from agentlaunch.usage.otel_transport import exchange
-from agentlaunch.usage.otel_wire import partial_success, status_message
+from agentlaunch.usage.otel.config import OtelConfig, SignalTarget, shown_url
+from agentlaunch.usage.otel.transport import exchange
+from agentlaunch.usage.otel.wire import partial_success, status_message
 
 RETRYABLE_STATUS = {429, 502, 503, 504}
 MAX_RETRY_AFTER_S = 60.0
