@@ -70,14 +70,13 @@ def post(target: SignalTarget, body: bytes, config: OtelConfig) -> Answer:
     retry_after = reply.headers.get("retry-after")
     json_reply = "json" in reply_type
     if 200 <= status < 300:
-        rejected, message = partial_success(data, json_reply) if _decodable(reply_type) else (0, "")
+        rejected, message = partial_success(data, json_reply, target.signal) if _decodable(reply_type) else (0, "")
         problem = f"{where}: the receiver rejected {rejected} of them: {message}" if rejected or message else ""
         return Answer(True, problem=problem)
     said = status_message(data, json_reply) if _decodable(reply_type) else _text(data)
     problem = f"{where} answered {status}" + (f": {said}" if said else "")
     if status == 404:
-        signal = "LOGS" if target.url.rstrip("/").endswith("logs") else "METRICS"
-        problem += f" (no pipeline for it? OTEL_{signal}_EXPORTER=none leaves that signal out)"
+        problem += f" (no pipeline for it? OTEL_{target.signal.upper()}_EXPORTER=none leaves that signal out)"
     if status in RETRYABLE_STATUS:
         return Answer(False, retryable=True, problem=problem, retry_after=_retry_after(retry_after))
     return Answer(False, retryable=False, problem=problem)
