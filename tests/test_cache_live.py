@@ -11,7 +11,8 @@ from agentlaunch.launch.turn import ChildLike
 from agentlaunch.live.status import one_line
 from agentlaunch.live.status_table import cache_cell
 from agentlaunch.sinks import Notice
-from agentlaunch.usage.cache_clock import CacheWarmth, lifetime, warmth_text
+from agentlaunch.usage.cache_lifetime import CacheWarmth, lifetime
+from agentlaunch.usage.warmth import warmth_text
 from tests.test_launch_inprocess import build
 
 T = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

@@ -24,7 +24,7 @@ def post(url: str, key: str, payload: object) -> socket.socket:
     host, _, rest = url.removeprefix("http://").partition("/")
     body = json.dumps(payload).encode()
     client = socket.create_connection((host.split(":")[0], int(host.split(":")[1])), timeout=10)
-    head = f"POST /{rest} HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+    head = f"POST /{rest} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
     head += f"X-Agentlaunch-Key: {key}\r\n\r\n"
     client.sendall(head.encode() + body)
     return client

@@ -555,7 +555,7 @@ def test_the_watch_wakes_the_launch_for_its_own_transcript_only(root: Path) -> N
 
 
 def test_events_the_watch_lost_read_the_transcript_and_watch_again(root: Path) -> None:
-    from agentlaunch.providers.native.dir_watch import IN_Q_OVERFLOW
+    from agentlaunch.dir_watch import IN_Q_OVERFLOW
 
     ctx = started(context(root))
     (source,) = native_extras(ctx).sources

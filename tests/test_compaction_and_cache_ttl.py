@@ -14,7 +14,7 @@ from agentlaunch.errors import DefinitionError
 from agentlaunch.events import CacheTtl, CallUsage, Compaction, ContextWindow
 from agentlaunch.providers import get_adapter
 from agentlaunch.token_usage import Usage
-from agentlaunch.usage.cache_clock import FIVE_MINUTES, ONE_HOUR, lifetime
+from agentlaunch.usage.cache_lifetime import FIVE_MINUTES, ONE_HOUR, lifetime
 from agentlaunch.usage.call_meter import CallMeter
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.pricing import Pricer

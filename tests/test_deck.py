@@ -20,12 +20,13 @@ from typing import Any
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from agentlaunch import paths, worktree
+from agentlaunch import paths
 from agentlaunch.deck.agent_list import AgentList
 from agentlaunch.deck.app import Deck
 from agentlaunch.deck.rows import COLUMNS, Sources
 from agentlaunch.deck.screens import Page
 from agentlaunch.live.status import process_start, status_dir
+from agentlaunch.worktrees import git_worktree as worktree
 from tests.helpers import run_cli
 
 Script = Callable[[Deck, Pilot[None]], Awaitable[None]]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlaunch.providers.native.dir_watch import (
+from agentlaunch.dir_watch import (
     IN_CLOSE_WRITE,
     IN_CREATE,
     IN_IGNORED,

@@ -2,7 +2,7 @@
 
 cli → deck → prefix → launch → live → usage → providers → definitions → the base modules
 (``errors``, ``paths``, ``processes``, ``fsutil``, ``visible``, ``events``, ``sinks``,
-``clock``, ``worktree``, and the providers' facts as data, ``providers/descriptors.py``).
+``clock``, the ``worktrees`` package, and the providers' facts as data, ``providers/descriptors.py``).
 A package may import itself and anything below it; nothing imports ``cli/``; only
 the doctor's capture endpoint (``prefix/capture.py``) imports the fake APIs; only ``deck/`` imports Textual.
 Imports under ``if TYPE_CHECKING:`` are not edges of the layers: they never run, so they load no layer;
@@ -26,6 +26,9 @@ LAYERS = ("base", "definitions", "providers", "usage", "live", "launch", "prefix
 BASE_EXTRAS = {"agentlaunch.providers.descriptors"}
 """Modules inside a package that count as base: plain data every layer reads."""
 
+BASE_PACKAGES = {"worktrees"}
+"""Packages of base modules: a room of the base, not a layer (they import only base modules)."""
+
 TOP = {"agentlaunch.entry", "agentlaunch.__main__"}
 """The program's entry: it may import any layer (it is what starts them)."""
 
@@ -45,7 +48,7 @@ def layer(module: str) -> str:
     if module in BASE_EXTRAS:
         return "base"
     parts = module.split(".")
-    if len(parts) == 1:
+    if len(parts) == 1 or parts[1] in BASE_PACKAGES:
         return "base"
     if (PACKAGE / parts[1]).is_dir():
         return parts[1]

@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentlaunch import datarecord as records
+from agentlaunch.dir_watch import open_watch
 from agentlaunch.events import CallUsage, SessionStarted, Text
 from agentlaunch.providers.gemini_session import session_calls
-from agentlaunch.providers.native.dir_watch import open_watch
 from agentlaunch.providers.native.gemini import GeminiNativeSource, native_extras
 from agentlaunch.providers.native.gemini_records import project_hash
 from agentlaunch.providers.native.source import NativeContext

@@ -16,7 +16,7 @@ import pytest
 
 from agentlaunch import paths
 from agentlaunch.token_usage import Usage
-from agentlaunch.usage.otel_config import OtelConfigError, read_config
+from agentlaunch.usage.otel.config import OtelConfigError, read_config
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
 from tests.helpers import run_cli, run_cli_inprocess

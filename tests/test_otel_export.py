@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 
 from agentlaunch.token_usage import Usage
-from agentlaunch.usage import otel_export
-from agentlaunch.usage.otel_config import OtelConfig, read_config
-from agentlaunch.usage.otel_export import Exporter
-from agentlaunch.usage.otel_queue import ExportQueue
+from agentlaunch.usage.otel import export as otel_export
+from agentlaunch.usage.otel.config import OtelConfig, read_config
+from agentlaunch.usage.otel.export import Exporter
+from agentlaunch.usage.otel.queue import ExportQueue
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
 from tests.helpers import run_cli_inprocess
@@ -294,8 +294,8 @@ def test_the_protobuf_and_json_encodings_decode_to_the_same_official_messages(is
     from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
     from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 
-    from agentlaunch.usage.otel_payload import TOKEN_BUCKETS, logs_request, metrics_request
-    from agentlaunch.usage.otel_wire import to_json, to_protobuf
+    from agentlaunch.usage.otel.payload import TOKEN_BUCKETS, logs_request, metrics_request
+    from agentlaunch.usage.otel.wire import to_json, to_protobuf
     from tests.support.otlp_receiver import unknown_fields
 
     fill(store_path(isolated_home), 3)
@@ -335,7 +335,7 @@ def test_a_signal_set_to_none_is_not_sent_and_its_calls_count_as_done(isolated_h
 
 
 def test_both_signals_none_is_a_configuration_error() -> None:
-    from agentlaunch.usage.otel_config import OtelConfigError
+    from agentlaunch.usage.otel.config import OtelConfigError
 
     with pytest.raises(OtelConfigError, match="both none"):
         read_config({"OTEL_METRICS_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none"})

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlaunch.usage.otel_queue import ExportQueue
+from agentlaunch.usage.otel.queue import ExportQueue
 from agentlaunch.usage.store import Store
 from tests.helpers import run_cli
 from tests.support.otlp_receiver import OtlpReceiver
@@ -42,8 +42,10 @@ def dead_url() -> str:
 @pytest.mark.parametrize("protocol", ["http/protobuf", "http/json"])
 def test_a_launchs_call_arrives_as_stored_and_unpriced_has_no_cost(agents_dir: Path, isolated_home: Path, protocol: str) -> None:
     with OtlpReceiver() as receiver:
+        # An exit wait that a loaded machine cannot run out before the export (as the twenty agents' below): what is
+        # pinned is what arrives; the wait's bound has tests of its own (the collector in trouble)
         done = launch(agents_dir, {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_EXPORTER_OTLP_PROTOCOL": protocol,
-                                   "OTEL_SERVICE_NAME": "team-agents"})  # fmt: skip
+                                   "OTEL_SERVICE_NAME": "team-agents", "AGENTLAUNCH_OTEL_EXIT_WAIT": "30"})  # fmt: skip
         assert done.returncode == 0, done.stderr
         records = receiver.log_records()
         metric_names = {m.name for m in receiver.metrics()}
@@ -94,7 +96,7 @@ def test_a_later_launch_sends_what_an_earlier_one_left(agents_dir: Path, isolate
     down = launch(agents_dir, {"OTEL_EXPORTER_OTLP_ENDPOINT": dead_url()})
     assert down.returncode == 0 and b"not exported" in down.stderr
     with OtlpReceiver() as receiver:
-        done = launch(agents_dir, {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url})
+        done = launch(agents_dir, {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "AGENTLAUNCH_OTEL_EXIT_WAIT": "30"})
         assert done.returncode == 0, done.stderr
         uids = [r["attributes"]["log.record.uid"] for r in receiver.log_records()]
         sessions = {r["attributes"]["gen_ai.conversation.id"] for r in receiver.log_records()}
@@ -169,8 +171,8 @@ from agentlaunch.launch.session import LaunchOptions
 from agentlaunch.live.view import HeadlessView
 launch = build_launch(LaunchOptions(agent="demo", agents_dir=Path({str(agents_dir)!r})), lambda m: [HeadlessView(m, quiet=True)])
 names = [type(s).__name__ for s in launch.sinks]
-loaded = sorted(m for m in sys.modules if m.startswith("agentlaunch.usage.otel_") and m != "agentlaunch.usage.otel_sink")
-print(names[-1], loaded, "http.client" in sys.modules)
+loaded = sorted(m for m in sys.modules if m.startswith("agentlaunch.usage.otel.") and m != "agentlaunch.usage.otel.sink")
+print(names[-1], loaded, "http.client" in sys.modules or "google.protobuf" in sys.modules)
 launch.close(0)
 """
     done = subprocess.run([sys.executable, "-c", code], env=_env({"AGENTLAUNCH_OTEL": "1"}), capture_output=True)
@@ -190,8 +192,8 @@ def test_a_bug_in_the_exporter_is_one_line_at_the_end_never_a_traceback(
     from types import SimpleNamespace
 
     from agentlaunch.sinks import SessionClosed, StateChanged
-    from agentlaunch.usage import otel_export
-    from agentlaunch.usage.otel_sink import OtelExportSink
+    from agentlaunch.usage.otel import export as otel_export
+    from agentlaunch.usage.otel.sink import OtelExportSink
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("a bug")
@@ -247,7 +249,7 @@ def test_otel_true_in_config_yaml_turns_export_on_and_the_variable_wins(agents_d
     config.mkdir(parents=True, exist_ok=True)
     (config / "config.yaml").write_text("otel: true\n")
     with OtlpReceiver() as receiver:
-        plain = {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url}
+        plain = {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "AGENTLAUNCH_OTEL_EXIT_WAIT": "30"}  # as above: a loaded machine
         on = run_cli("run", "demo", "hello", "--agents-dir", str(agents_dir), env=plain)
         assert on.returncode == 0, on.stderr
         assert len(receiver.log_records()) == 1

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from agentlaunch.token_usage import Usage
-from agentlaunch.usage.otel_config import read_config
-from agentlaunch.usage.otel_export import Exporter
-from agentlaunch.usage.otel_queue import ExportQueue
+from agentlaunch.usage.otel.config import read_config
+from agentlaunch.usage.otel.export import Exporter
+from agentlaunch.usage.otel.queue import ExportQueue
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
 from tests.support.otlp_receiver import OtlpReceiver

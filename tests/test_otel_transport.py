@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from agentlaunch.usage.otel_transport import MAX_BODY, ProtocolError, exchange
+from agentlaunch.usage.otel.transport import MAX_BODY, ProtocolError, exchange
 
 
 @contextmanager

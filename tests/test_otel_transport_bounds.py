@@ -23,9 +23,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentlaunch.usage.otel_config import read_config
-from agentlaunch.usage.otel_http import post as otlp_post
-from agentlaunch.usage.otel_transport import MAX_BODY, Reply, exchange
+from agentlaunch.usage.otel.config import read_config
+from agentlaunch.usage.otel.request import post as otlp_post
+from agentlaunch.usage.otel.transport import MAX_BODY, Reply, exchange
 from tests.support.otlp_receiver import OtlpReceiver
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlaunch import paths, worktree
+from agentlaunch import paths
 from agentlaunch.deck import actions
 from agentlaunch.definitions.spec import load_agent
 from agentlaunch.errors import ExitCode, UsageError
@@ -23,6 +23,7 @@ from agentlaunch.live.comeback import SessionFolderGone, way_back
 from agentlaunch.providers import get_adapter
 from agentlaunch.usage.records import SessionRow
 from agentlaunch.usage.store import Store
+from agentlaunch.worktrees import git_worktree as worktree
 from tests.helpers import run_cli, wait_for, write_agent
 from tests.support.git_repo import git, make_repo
 from tests.test_tmux import HAVE_TMUX, panes, screen, send_line, status_records, up

@@ -12,11 +12,12 @@ from typing import Any
 
 import pytest
 
-from agentlaunch import paths, worktree_setup
+from agentlaunch import paths
 from agentlaunch.definitions.spec import load_agent
 from agentlaunch.errors import DefinitionError, ExitCode
 from agentlaunch.live.status import checked_record
-from agentlaunch.worktree_setup import Place, WorktreeSetupFailed, ensure_setup
+from agentlaunch.worktrees import setup_commands as worktree_setup
+from agentlaunch.worktrees.setup_commands import Place, WorktreeSetupFailed, ensure_setup
 from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
 from tests.support.git_repo import make_repo
 

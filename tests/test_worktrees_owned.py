@@ -8,7 +8,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from agentlaunch import paths, worktree
+from agentlaunch import paths
+from agentlaunch.worktrees import git_worktree as worktree
 from tests.helpers import run_cli, run_cli_inprocess, write_agent
 from tests.support.git_repo import git, make_repo
 

@@ -8,14 +8,15 @@ from typing import Annotated
 import typer
 from rich.live import Live
 
-from agentlaunch import paths, worktree_setup
+from agentlaunch import paths
 from agentlaunch.cli.common import JsonOpt, app, complete_agent, err, out
 from agentlaunch.errors import UsageError
 from agentlaunch.live.status import StatusRecord, read_records
 from agentlaunch.live.status_read import agent_line, json_rows, json_text
 from agentlaunch.live.status_table import FittedStatus, status_view
 from agentlaunch.live.tmux import SOCKET_ENV, DeadPane, Tmux, TmuxMissing, dead_agent_panes
-from agentlaunch.worktree_setup import SetupRecord
+from agentlaunch.worktrees import setup_commands as worktree_setup
+from agentlaunch.worktrees.setup_commands import SetupRecord
 
 
 def dead_panes(socket: str | None) -> list[DeadPane]:

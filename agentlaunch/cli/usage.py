@@ -161,13 +161,15 @@ def export(
     429, 502, 503 and 504 with backoff; any other refusal (400, 401, 500...)
     is reported with the collector's message and not retried.
     Exit 0 when nothing is left, 1 when some calls could not be sent (they
-    stay for the next try).
+    stay for the next try), 3 for a bad variable or without the otel extra
+    (pip install 'agentlaunch[otel]').
 
     Example: agentlaunch usage export --dry-run   ·   OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318 agentlaunch usage export
     """
-    from agentlaunch.usage.otel_config import read_config
-    from agentlaunch.usage.otel_export import Exporter, ExportFailed
-    from agentlaunch.usage.otel_queue import ExportQueue
+    from agentlaunch.usage.otel.config import read_config
+    from agentlaunch.usage.otel.export import Exporter, ExportFailed
+    from agentlaunch.usage.otel.queue import ExportQueue
+    from agentlaunch.usage.otel.wire import require
 
     config = read_config()
     with ExportQueue(paths.store_path()) as queue:
@@ -175,6 +177,7 @@ def export(
         if dry_run or not waiting:
             out.print(f"{waiting} call{'s' if waiting != 1 else ''} to export to {config.where}", highlight=False)
             return
+        require()  # the otel extra: ExtraMissing says what to install (exit 3), before any call is claimed
         exporter = Exporter(queue, config)
         result = exporter.drain(deadline=time.monotonic() + wait)
         left = queue.pending_count()

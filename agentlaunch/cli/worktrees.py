@@ -8,10 +8,12 @@ from typing import Annotated
 
 import typer
 
-from agentlaunch import paths, worktree, worktree_setup
+from agentlaunch import paths
 from agentlaunch.cli.common import JsonOpt, app, complete_agent, err, out
 from agentlaunch.errors import RefusedOverwrite, UsageError
 from agentlaunch.visible import for_markup
+from agentlaunch.worktrees import git_worktree as worktree
+from agentlaunch.worktrees import setup_commands as worktree_setup
 
 worktrees_app = typer.Typer(
     help="The git worktrees agents run in (worktree: true, --worktree): list them, remove one.",

@@ -31,7 +31,7 @@ from agentlaunch.visible import visible
 
 if TYPE_CHECKING:  # the picker (n) is imported when first used, after the first frame
     from agentlaunch.deck.picker import AdHoc, NewAgent
-    from agentlaunch.worktree import WorktreeState
+    from agentlaunch.worktrees.git_worktree import WorktreeState
 
 
 class Deck(WatchedBoard):

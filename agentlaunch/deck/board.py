@@ -29,7 +29,7 @@ from agentlaunch.live.tmux import Tmux
 from agentlaunch.visible import visible
 
 if TYPE_CHECKING:
-    from agentlaunch.worktree import WorktreeState
+    from agentlaunch.worktrees.git_worktree import WorktreeState
 
 QUIET_PANE_EVERY = 3  # ticks between two captures of a selected pane that showed nothing new the last times
 

@@ -28,7 +28,7 @@ from agentlaunch.usage.plan_limits import limits_text
 from agentlaunch.usage.warmth import cache_cell, span
 
 if TYPE_CHECKING:
-    from agentlaunch.worktree import WorktreeState
+    from agentlaunch.worktrees.git_worktree import WorktreeState
 
 RED_STATES = frozenset({"asking", "stalled", "retrying", "paused"})
 """States that need the person now: shown first, in red. Any other state a record carries is shown as it is."""

@@ -20,8 +20,8 @@ from agentlaunch.deck.rows import Definitions, Row, Sources, folder_mtime
 from agentlaunch.deck.worker_reads import load_definitions, today_costs, worktree_states
 
 if TYPE_CHECKING:  # the folder's watch (ctypes) is imported when first used, after the first frame
-    from agentlaunch.providers.native.dir_watch import DirWatch
-    from agentlaunch.worktree import WorktreeState
+    from agentlaunch.dir_watch import DirWatch
+    from agentlaunch.worktrees.git_worktree import WorktreeState
 
 TICK = 1.0  # seconds: countdowns, the preview's capture, the folder's mtime without inotify
 PANES_EVERY = 10.0  # seconds between two reads of tmux's panes when no record changed
@@ -54,7 +54,7 @@ class WatchedBoard(Board):
     def start_watch(self) -> None:
         """inotify on the status folder (its parent until it exists), else the folder's mtime on each tick; the list
         read again when the folder changed since it was read (a record written before the watch was up)."""
-        from agentlaunch.providers.native.dir_watch import open_watch
+        from agentlaunch.dir_watch import open_watch
 
         if not self.use_watch or (watch := open_watch()) is None:
             return
@@ -66,7 +66,7 @@ class WatchedBoard(Board):
             self.reload()
 
     def _watch_folders(self) -> None:
-        from agentlaunch.providers.native.dir_watch import GONE, MASK
+        from agentlaunch.dir_watch import GONE, MASK
 
         if self.dir_watch is not None and not self.dir_watch.watch(self.sources.status_dir, MASK | GONE):
             self.dir_watch.watch(self.sources.state_dir)

@@ -13,12 +13,13 @@ from agentlaunch.definitions.names import agent_names
 from agentlaunch.errors import AgentlaunchError
 
 if TYPE_CHECKING:
-    from agentlaunch import worktree
+    from agentlaunch.worktrees import git_worktree as worktree
 
 
 def worktree_states(state_dir: Path) -> dict[str, worktree.WorktreeState]:
     """Every registered worktree by its path, inspected (a repository deleted under one gives its problem)."""
-    from agentlaunch import worktree  # this module's imports wait for the worker thread: none is on the first frame
+    # this module's imports wait for the worker thread: none is on the first frame
+    from agentlaunch.worktrees import git_worktree as worktree
 
     try:
         entries = worktree.registered(state_dir)

@@ -75,7 +75,7 @@ class AgentSpec:
     worktree_branch: str | None = None
     """That worktree's branch; None: ``agentlaunch/<agent>``."""
     worktree_setup: tuple[str, ...] = ()
-    """Shell commands run once in the agent's new worktree before its CLI starts (see :mod:`agentlaunch.worktree_setup`)."""
+    """Commands run once in the agent's new worktree before its CLI starts (:mod:`agentlaunch.worktrees.setup_commands`)."""
     budget: Mapping[str, float | int | str | None] | None = None
     """``budget:`` of agent.yaml (session_usd, daily_usd, session_tokens, daily_tokens, five_hour_percent,
     seven_day_percent), None when not given."""

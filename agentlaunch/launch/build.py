@@ -56,7 +56,8 @@ class AgentWorktree:
 
 def agent_worktree(spec: AgentSpec, start: Path, state_dir: Path, settings: Settings) -> AgentWorktree:
     """The agent's git worktree for the repository of ``start`` (made on first use, then set up: ``worktree_setup``)."""
-    from agentlaunch import worktree, worktree_setup
+    from agentlaunch.worktrees import git_worktree as worktree
+    from agentlaunch.worktrees import setup_commands as worktree_setup
 
     base = settings.worktrees_dir or state_dir / "worktrees"
 
@@ -121,7 +122,7 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
         sinks.append(StatusWriter(extra=setup))  # the live status record (agentlaunch status, tmux)
     if os.environ.get("AGENTLAUNCH_OTEL") or settings.otel:
         # A flag and a thread; the exporter itself is imported by that thread once the CLI runs.
-        from agentlaunch.usage.otel_sink import OtelExportSink, export_enabled
+        from agentlaunch.usage.otel.sink import OtelExportSink, export_enabled
 
         if export_enabled(settings.otel):
             sinks.append(OtelExportSink(paths.store_path(), spec.id))  # last: its bounded exit wait follows the views

@@ -72,8 +72,8 @@ def way_back(row: SessionRow, state_dir: Path | None = None, worktrees_dir: Path
 
     ``worktrees_dir``: config.yaml's (None: read it, else ``<state dir>/worktrees``).
     """
-    from agentlaunch import worktree
     from agentlaunch.providers.descriptors import describe
+    from agentlaunch.worktrees import git_worktree as worktree
 
     folder = Path(row.working_dir)
     if folder.is_dir():

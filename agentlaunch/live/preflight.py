@@ -72,8 +72,8 @@ def usable_dir(path: Path, what: str) -> Path:
 
 def planned_worktree(spec: AgentSpec, start: Path, state_dir: Path) -> Path:
     """Where the agent's worktree is (or will be made by its launch): refused now if it cannot be."""
-    from agentlaunch import worktree
     from agentlaunch.definitions.settings import load_settings
+    from agentlaunch.worktrees import git_worktree as worktree
 
     base = load_settings().worktrees_dir or state_dir / "worktrees"
     entry, exists = worktree.plan(spec.name, start, base, spec.worktree_branch)

@@ -29,7 +29,7 @@ from agentlaunch.visible import visible
 
 if TYPE_CHECKING:
     from agentlaunch.live.tmux import Tmux
-    from agentlaunch.worktree_setup import SetupRecord
+    from agentlaunch.worktrees.setup_commands import SetupRecord
 
 STARTED_STATES = ("waiting", "asking", "thinking", "tool", "retrying", "stalled", "paused")
 SETTLE = 1.5  # seconds an agent must stay alive after saying it started
@@ -241,7 +241,7 @@ def wait_started(
 def setting_up(pid: int, status_dir: Path | None) -> SetupRecord | None:
     """The worktree setup the agentlaunch of ``pid`` runs now, if any."""
     from agentlaunch import paths
-    from agentlaunch.worktree_setup import records
+    from agentlaunch.worktrees.setup_commands import records
 
     state_dir = status_dir.parent if status_dir is not None else paths.state_dir()
     return next((r for r in records(state_dir) if r.pid == pid and r.running), None)

@@ -51,8 +51,8 @@ STATE_DIR_ENV = "AGENTLAUNCH_STATE_DIR"
 NEEDS_YOU = ("waiting", "asking", "stalled", "paused")  # the states in which the agent waits for the person
 TIMED = (*NEEDS_YOU, "retrying")  # the states shown with how long they have lasted
 TURN_STATES = ("thinking", "tool", "asking", "retrying", "stalled")  # a turn is under way
-SETUP_DIR = "worktree-setup"  # agentlaunch.worktree_setup.SETUP_DIR
-SETUP_LIMIT = 64 << 10  # agentlaunch.worktree_setup.RECORD_LIMIT
+SETUP_DIR = "worktree-setup"  # agentlaunch.worktrees.setup_commands.SETUP_DIR
+SETUP_LIMIT = 64 << 10  # agentlaunch.worktrees.setup_commands.RECORD_LIMIT
 RECORD_LIMIT = 256 << 10  # a record is about 1 KiB; a larger file is not one
 MAX_COUNT = 1 << 53  # a count at or above this is not one agentlaunch wrote
 
@@ -410,7 +410,7 @@ def dead_line(pane: PaneLike) -> str:
 
 
 class Setup:
-    """A worktree setup's record as :class:`agentlaunch.worktree_setup.Setup` reads it (without dataclasses)."""
+    """A worktree setup's record as :class:`agentlaunch.worktrees.setup_commands.Setup` reads it (without dataclasses)."""
 
     __slots__ = ("agent", "command", "exit", "log", "ok", "pid", "pid_start", "worktree")
 
@@ -450,7 +450,7 @@ def _setup(path: str) -> Setup | None:
 
 def setups() -> list[Setup]:
     """Worktree setups that failed (their agent did not start) or run now, in a worktree still there, by agent then
-    worktree: :func:`agentlaunch.worktree_setup.unfinished`'s answer, read on the standard library only."""
+    worktree: :func:`agentlaunch.worktrees.setup_commands.unfinished`'s answer, read on the standard library only."""
     folder = os.path.join(os.path.dirname(status_folder()), SETUP_DIR)
     try:
         names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))

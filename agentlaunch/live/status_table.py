@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
 
     from agentlaunch.live.tmux import DeadPane
-    from agentlaunch.worktree_setup import SetupRecord
+    from agentlaunch.worktrees.setup_commands import SetupRecord
 
 STATE_STYLES = {"asking": "bold white on red", "stalled": "bold white on red", "paused": "bold white on red",
                 "waiting": "yellow", "retrying": "magenta",

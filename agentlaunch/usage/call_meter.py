@@ -19,10 +19,11 @@ from datetime import datetime
 from agentlaunch.events import CallUsage, Event
 from agentlaunch.sinks import PricedCall
 from agentlaunch.token_usage import Usage, uncached
-from agentlaunch.usage.cache_clock import ONE_HOUR, CacheWarmth, lifetime, lives, span
+from agentlaunch.usage.cache_lifetime import ONE_HOUR, CacheWarmth, lifetime, lives
 from agentlaunch.usage.meter import CompactionWarning, Earlier, Meter
 from agentlaunch.usage.pricing import Pricer, format_cost
 from agentlaunch.usage.records import CallRecord
+from agentlaunch.usage.warmth import span
 
 
 class CallMeter:

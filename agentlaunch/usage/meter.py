@@ -10,7 +10,7 @@ from agentlaunch.datarecord import datarecord, field
 from agentlaunch.events import CacheTtl, CallUsage, Compaction, ContextWindow, Event, OutputFinal, RateLimits
 from agentlaunch.providers.descriptors import DESCRIPTORS
 from agentlaunch.token_usage import Usage
-from agentlaunch.usage.cache_clock import CacheWarmth
+from agentlaunch.usage.cache_lifetime import CacheWarmth
 
 DEFAULT_BUFFER = 33_000
 

@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from agentlaunch.usage.cache_clock import FIVE_MINUTES, ONE_HOUR, lives, span
+from agentlaunch.usage.cache_lifetime import FIVE_MINUTES, ONE_HOUR, lives
 from agentlaunch.usage.records import CallRecord
+from agentlaunch.usage.warmth import span
 
 MIN_WRITE = 1024
 """Providers cache prefixes of 1,024 tokens or more; a smaller write is new messages, not a miss."""

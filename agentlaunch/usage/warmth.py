@@ -1,6 +1,6 @@
 """How a status record's prompt cache reads (``cache warm 4m12s``): standard library only, for ``status --line``.
 
-:mod:`agentlaunch.usage.cache_clock` computes the cache's lifetime and price; this module only says,
+:mod:`agentlaunch.usage.cache_lifetime` computes the cache's lifetime and price; this module only says,
 from the ``cache`` a record holds, whether it is still warm at a given time and for how long.
 """
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, text_reply, tool_reply
-from agentlaunch.usage.otel_queue import ExportQueue
+from agentlaunch.usage.otel.queue import ExportQueue
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
 from tests.e2e.conftest import RunCli

@@ -25,7 +25,7 @@ from agentlaunch.deck import actions
 from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, text_reply
 from agentlaunch.fakeapi.responses import ResponsesUsage, TextReply, user_texts
-from agentlaunch.worktree import worktree_path
+from agentlaunch.worktrees.git_worktree import worktree_path
 from tests.e2e.test_tmux_claude import pane_of, say, screen
 from tests.helpers import one_gemini_process, run_cli, run_cli_inprocess, wait_for, write_agent
 from tests.support.claude_tui import seed_home

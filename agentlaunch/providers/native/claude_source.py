@@ -13,13 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentlaunch.events import CallUsage, ContextWindow, Event, SessionStarted, Text, TurnEnd, Warning
-from agentlaunch.providers import untrusted
-from agentlaunch.providers.claude_hooks import tool_refusal
-from agentlaunch.providers.native.claude_hook_states import CALL_OVER, question_of, state_of
-from agentlaunch.providers.native.claude_status_report import StatusReport
-from agentlaunch.providers.native.claude_transcript import CallsFromTranscript, last_cost_state, salvage_line
-from agentlaunch.providers.native.dir_watch import (
+from agentlaunch.dir_watch import (
     IN_CLOSE_WRITE,
     IN_CREATE,
     IN_IGNORED,
@@ -28,6 +22,12 @@ from agentlaunch.providers.native.dir_watch import (
     DirWatch,
     open_watch,
 )
+from agentlaunch.events import CallUsage, ContextWindow, Event, SessionStarted, Text, TurnEnd, Warning
+from agentlaunch.providers import untrusted
+from agentlaunch.providers.claude_hooks import tool_refusal
+from agentlaunch.providers.native.claude_hook_states import CALL_OVER, question_of, state_of
+from agentlaunch.providers.native.claude_status_report import StatusReport
+from agentlaunch.providers.native.claude_transcript import CallsFromTranscript, last_cost_state, salvage_line
 from agentlaunch.providers.native.hook_http import HookServer, HttpHook
 from agentlaunch.providers.native.hook_socket import HookReport, HookSocket
 from agentlaunch.providers.native.jsonl_tail import JsonlTail

@@ -32,7 +32,7 @@ call that asked may be read after the prompt's report). Without hooks (the
 user's settings turn them off or are not valid JSON), a resumed session counts
 as up once its session file is found, and ``asking`` is not told. The relay is
 woken by the hook socket and by inotify on the session folders
-(:mod:`agentlaunch.providers.native.dir_watch`), else by a timer.
+(:mod:`agentlaunch.dir_watch`), else by a timer.
 
 The model's answer is the ``content`` of a model call's record (one ``Text`` per message id, the first time its
 record is read with text; what a record tells: :mod:`agentlaunch.providers.native.gemini_records`).
@@ -48,10 +48,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from agentlaunch.dir_watch import DirWatch, open_watch
 from agentlaunch.events import CallUsage, Event, SessionStarted, Text
 from agentlaunch.providers.gemini_home import GEMINI_DIR, SETTINGS, user_settings
 from agentlaunch.providers.gemini_session import call_usage, session_calls, session_files
-from agentlaunch.providers.native.dir_watch import DirWatch, open_watch
 from agentlaunch.providers.native.gemini_hooks import SAFE_ID, BadSettings, hooks_disabled, parse_settings, registry_dir
 from agentlaunch.providers.native.gemini_records import (
     answer_text,

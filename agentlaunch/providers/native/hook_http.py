@@ -5,18 +5,21 @@ answers later: the budget's ``PreToolUse``) and waits for the answer, whose body
 stdout (notes/claude-findings.md, "HTTP hooks"). No process runs per hook.
 
 The server binds 127.0.0.1 only, on a port the OS chooses, and takes a request only with the launch's key in
-:data:`KEY_HEADER` (Claude Code reads it from :data:`KEY_VAR` in its own environment: it is in no argv). Every
-connection has :data:`REQUEST_WAIT` seconds to send its whole request; a head over :data:`MAX_HEAD` or a request
-that is not a POST with a ``Content-Length`` is answered with an error and closed; a body over :data:`MAX_BODY`
-is read to its end and dropped (the report keeps no payload). Everything waits on one ``epoll`` descriptor, the
-source's :meth:`fileno`: no thread. Each answer is sent once and the connection closed (``Connection: close``): an
-answer is a few hundred bytes into a fresh socket's buffer, so one ``send`` takes it (a client that does not read
-it loses it).
+:data:`KEY_HEADER` (Claude Code reads it from :data:`KEY_VAR` in its own environment: it is in no argv). HTTP is
+parsed by h11 (the bring-your-own-I/O HTTP/1.1 parser: what a request line, a header and a ``Content-Length`` may
+be is its job), fed from the loop's non-blocking reads; what this module adds is the limits a local client must
+not get past. Every connection has :data:`REQUEST_WAIT` seconds to send its whole request; a head over
+:data:`MAX_HEAD` (h11's ``max_incomplete_event_size``) is answered 431, anything h11 cannot read as a request 400,
+a request that is not a POST with a ``Content-Length`` 405 or 411, and closed; a body over :data:`MAX_BODY` is read
+to its end and dropped (the report keeps no payload). One request per connection: what follows it (a pipelined
+second request) is never read. Everything waits on one ``epoll`` descriptor, the source's :meth:`fileno`: no
+thread. Each answer is sent once and the connection closed (``Connection: close``): an answer is a few hundred
+bytes into a fresh socket's buffer, so one ``send`` takes it (a client that does not read it loses it).
 
-Why not a library: the standard library's ``http.server`` is blocking (a thread per connection), and h11, the
-bring-your-own-I/O HTTP/1.1 parser that would fit the loop, took 21 ms to import (2026-12-02, load 8) in a relay
-that is itself about 80 ms of CPU per agent; the part of HTTP this needs (one POST with a ``Content-Length`` from
-one known client, answered and closed) is what this module parses, with its limits tested on hostile input.
+h11 is imported with the first connection, not with the server: the listening socket is made before the CLI
+starts, the first hook comes once Claude Code runs. Its import measured 7-11 ms of CPU (``time.process_time``,
+five runs, 2026-12-06, load 34 on 2 cores) with ``re`` and ``dataclasses`` loaded before it, 13-15 ms without;
+the standard library's ``http.server`` would need a thread per connection.
 """
 
 from __future__ import annotations
@@ -27,8 +30,12 @@ import select
 import socket
 import time
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from agentlaunch.stdlite import compare_digest
+
+if TYPE_CHECKING:
+    import h11
 
 HOST = "127.0.0.1"
 KEY_HEADER = b"x-agentlaunch-key"
@@ -91,12 +98,14 @@ def listen() -> socket.socket:
 
 
 class _Conn:
-    __slots__ = ("sock", "data", "deadline", "length", "head_end", "event", "gate", "dropped")
+    __slots__ = ("sock", "parser", "body", "deadline", "event", "gate", "dropped")
 
     def __init__(self, sock: socket.socket, deadline: float) -> None:
-        self.sock, self.data, self.deadline = sock, bytearray(), deadline
-        self.length = -1  # the body's length once the head is read
-        self.head_end = -1
+        import h11  # with the first connection: see the module's docstring
+
+        self.sock, self.deadline = sock, deadline
+        self.parser = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+        self.body = bytearray()
         self.event, self.gate, self.dropped = "", False, 0
 
 
@@ -186,62 +195,61 @@ class HookServer:
             if not chunk:  # the client closed before its request was whole
                 self._close(conn)
                 return None
-            if conn.head_end < 0:
-                conn.data += chunk
-                if not self._head(conn):
-                    return None
-            elif len(conn.data) - conn.head_end < MAX_BODY:
-                conn.data += chunk
-            else:
-                conn.dropped += len(chunk)
-            if conn.length >= 0 and len(conn.data) - conn.head_end + conn.dropped >= conn.length:
-                return self._whole(conn)
+            conn.parser.receive_data(chunk)
+            hook = self._parse(conn)
+            if hook is not None or conn.sock.fileno() < 0:  # a request, or a refusal answered and closed
+                return hook
         return None
 
-    def _head(self, conn: _Conn) -> bool:
-        """Read the head once it is whole; False while it is not (or the request was refused and closed)."""
-        end = conn.data.find(b"\r\n\r\n")
-        if end < 0:
-            if len(conn.data) > MAX_HEAD:
-                self._respond(conn, 431)
-            return False
-        if end > MAX_HEAD:
-            self._respond(conn, 431)
-            return False
-        lines = bytes(conn.data[:end]).split(b"\r\n")
-        parts = lines[0].split(b" ")
-        if len(parts) != 3 or not parts[2].startswith(b"HTTP/1."):
-            self._respond(conn, 400)
-            return False
-        if parts[0] != b"POST":
-            self._respond(conn, 405)
-            return False
-        headers: dict[bytes, bytes] = {}
-        for line in lines[1:]:
-            name, colon, value = line.partition(b":")
-            if not colon:
-                self._respond(conn, 400)
-                return False
-            headers[name.strip().lower()] = value.strip()
+    def _parse(self, conn: _Conn) -> HttpHook | None:
+        """The events h11 has read so far: the request whole, or None (more to come, or refused and closed)."""
+        import h11
+
+        while True:
+            try:
+                event = conn.parser.next_event()
+            except h11.RemoteProtocolError as exc:  # not HTTP, a head over MAX_HEAD (431), a bad length...
+                self._respond(conn, exc.error_status_hint)
+                return None
+            if event is h11.NEED_DATA:
+                return None
+            if isinstance(event, h11.Request):
+                refused = self._refused(conn, event)
+                if refused:
+                    self._respond(conn, refused)
+                    return None
+            elif isinstance(event, h11.Data):
+                room = max(MAX_BODY - len(conn.body), 0)
+                conn.body += event.data[:room]
+                conn.dropped += max(len(event.data) - room, 0)
+            elif isinstance(event, h11.EndOfMessage):
+                return self._whole(conn)
+            else:  # ConnectionClosed (or PAUSED): nothing more will come
+                self._close(conn)
+                return None
+
+    def _refused(self, conn: _Conn, request: h11.Request) -> int:
+        """The status refusing ``request`` (0: taken), its event and gate noted on ``conn``."""
+        # h11 bounds a head still incomplete (max_incomplete_event_size); one that came whole in a read is sized here
+        if len(request.target) + sum(len(name) + len(value) + 4 for name, value in request.headers) > MAX_HEAD:
+            return 431
+        if request.method != b"POST":
+            return 405
+        headers = dict(request.headers)  # names lower-cased by h11
         if not compare_digest(headers.get(KEY_HEADER, b""), self.key):
-            self._respond(conn, 403)
-            return False
-        path = parts[1].decode("ascii", "replace")
+            return 403
+        path = request.target.decode("ascii", "replace")
         gate = path.startswith(GATE_PATH)
         event = path[len(GATE_PATH) if gate else 1 :]
-        length = headers.get(b"content-length", b"")
-        if not event.isalnum() or not event.isascii() or b"transfer-encoding" in headers or not length.isdigit():
-            self._respond(conn, 400 if length.isdigit() else 411)
-            return False
-        conn.head_end, conn.length, conn.event, conn.gate = end + 4, int(length), event, gate
-        over = len(conn.data) - (conn.head_end + MAX_BODY)
-        if over > 0:
-            conn.dropped += over
-            del conn.data[conn.head_end + MAX_BODY :]
-        return True
+        if not event.isalnum() or not event.isascii() or b"transfer-encoding" in headers:
+            return 400
+        if b"content-length" not in headers:
+            return 411
+        conn.event, conn.gate = event, gate
+        return 0
 
     def _whole(self, conn: _Conn) -> HttpHook:
-        body = None if conn.dropped else bytes(conn.data[conn.head_end : conn.head_end + conn.length])
+        body = None if conn.dropped else bytes(conn.body)
         if not conn.gate:
             self._respond(conn, 200)
             return HttpHook(conn.event, body, None)
@@ -277,4 +285,4 @@ class HookServer:
 
 
 REASONS = {200: "OK", 400: "Bad Request", 403: "Forbidden", 405: "Method Not Allowed", 411: "Length Required",
-           431: "Request Header Fields Too Large"}  # fmt: skip
+           431: "Request Header Fields Too Large", 501: "Not Implemented", 505: "HTTP Version Not Supported"}  # fmt: skip

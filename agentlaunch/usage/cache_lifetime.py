@@ -1,4 +1,4 @@
-"""Is the provider's prompt cache still warm, and what does the next turn pay if it is not?
+"""How long the provider's prompt cache lives after a call, and what the next turn pays if it went cold.
 
 A provider keeps a cached prefix for a while after the last call that read or
 wrote it: 5 minutes by default, 1 hour once the session writes 1-hour entries
@@ -7,6 +7,9 @@ with an API key; ``CLAUDE_CODE_PROMPT_CACHE_TTL``, which agent.yaml's ``cache_tt
 sets, overrides both). After
 that the next call writes the whole context to the cache again, at the
 cache-write price, instead of reading it at the cache-read price.
+
+The launch keeps :class:`CacheWarmth` and writes it to the status record; how a record's cache reads
+(``cache warm 4m12s``, standard library only, for ``status --line``) is :mod:`agentlaunch.usage.warmth`.
 """
 
 from __future__ import annotations
@@ -15,11 +18,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from agentlaunch.datarecord import datarecord
-from agentlaunch.usage.warmth import span, warmth_text
 
 FIVE_MINUTES = 300.0
 ONE_HOUR = 3600.0
-__all__ = ["FIVE_MINUTES", "ONE_HOUR", "CacheWarmth", "lifetime", "lives", "span", "warmth_text"]
 
 
 @datarecord(frozen=True)

@@ -50,6 +50,7 @@ class OtelConfigError(AgentlaunchError):
 class SignalTarget:
     """Where one signal (metrics or logs) goes, and how."""
 
+    signal: str  # "metrics" or "logs"
     url: str
     protocol: str
     headers: dict[str, str]
@@ -105,6 +106,7 @@ def read_config(env: Mapping[str, str] | None = None) -> OtelConfig:
         else:
             url = base.rstrip("/") + f"/v1/{signal}"
         targets[signal] = SignalTarget(
+            signal=signal,
             url=url,
             protocol=_protocol(env, f"OTEL_EXPORTER_OTLP_{upper}_PROTOCOL", common_protocol),
             headers=_headers(env, f"OTEL_EXPORTER_OTLP_{upper}_HEADERS", common_headers),

@@ -1,6 +1,6 @@
 """Sending the store's unexported calls: claim a batch, send each signal, mark what was accepted, retry with backoff.
 
-Used by the launch's background exporter (:mod:`agentlaunch.usage.otel_sink`)
+Used by the launch's background exporter (:mod:`agentlaunch.usage.otel.sink`)
 and by ``agentlaunch usage export``. A call is marked exported for a signal
 only after the receiver accepted that signal's request; what was not accepted
 is released for a later sender. Retries are bounded (attempts and deadline),
@@ -17,11 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from agentlaunch.errors import AgentlaunchError, ExitCode
-from agentlaunch.usage.otel_config import OtelConfig
-from agentlaunch.usage.otel_http import Answer, post
-from agentlaunch.usage.otel_payload import TOKEN_BUCKETS, logs_request, metrics_request
-from agentlaunch.usage.otel_queue import ExportQueue, PendingCall
-from agentlaunch.usage.otel_wire import to_json, to_protobuf
+from agentlaunch.usage.otel.config import OtelConfig
+from agentlaunch.usage.otel.payload import TOKEN_BUCKETS, logs_request, metrics_request
+from agentlaunch.usage.otel.queue import ExportQueue, PendingCall
+from agentlaunch.usage.otel.request import Answer, post
+from agentlaunch.usage.otel.wire import to_json, to_protobuf
 
 BATCH = 200
 ATTEMPTS = 5
@@ -97,7 +97,7 @@ class Exporter:
             if target is None:  # OTEL_<SIGNAL>_EXPORTER=none: nothing to send, nothing to wait for
                 self.queue.mark([p.call.id for p in todo if p.call.id is not None], signal)
                 continue
-            if signal == "metrics":  # cumulative points: the store's totals of the batch's series (otel_payload)
+            if signal == "metrics":  # cumulative points: the store's totals of the batch's series (payload.py)
                 ids = [p.call.id for p in todo if p.call.id is not None]
                 payload = metrics_request(todo, self.config, self.queue.series_totals(ids, TOKEN_BUCKETS))
             else:

@@ -2,9 +2,9 @@
 
 The sink itself only sets a flag when the recorder (the sink before it) has
 committed a call; a daemon thread claims the store's unexported calls and
-sends them (:mod:`agentlaunch.usage.otel_export`). The thread starts once
+sends them (:mod:`agentlaunch.usage.otel.export`). The thread starts once
 the first prompt is on its way to the CLI, and it imports the exporter's
-modules (``http.client``, the encoders) itself: nothing of telemetry is loaded
+modules (``http.client``, the official OTLP messages of the ``otel`` extra) itself: nothing of telemetry is loaded
 before the CLI runs, and a collector that is down, slow or failing costs a
 turn nothing. Its first round also sends what earlier launches left behind.
 
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from agentlaunch.sinks import LaunchView, PricedCall, SessionClosed, SinkEvent, StateChanged
 
 if TYPE_CHECKING:
-    from agentlaunch.usage.otel_export import Exporter
+    from agentlaunch.usage.otel.export import Exporter
 
 RETRY_ROUND_S = 30.0
 """After a round whose retries ran out, the next one starts this much later (or with the next call)."""
@@ -42,6 +42,18 @@ def export_enabled(setting: bool | None = None) -> bool:
     if value is None or not value.strip():
         return bool(setting)
     return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _configured_exit_wait() -> float:
+    """``AGENTLAUNCH_OTEL_EXIT_WAIT``, read here when the thread has not read the configuration yet (a busy machine:
+    it is nice 10), else the launch would wait the default whatever the variable says."""
+    from agentlaunch.errors import AgentlaunchError
+    from agentlaunch.usage.otel.config import DEFAULT_EXIT_WAIT_S, read_config
+
+    try:
+        return read_config().exit_wait_s
+    except AgentlaunchError:
+        return DEFAULT_EXIT_WAIT_S  # the thread says what is wrong with it
 
 
 class OtelExportSink:
@@ -84,7 +96,7 @@ class OtelExportSink:
         if self._thread is None:
             return
         self._closing = True
-        wait = self._exporter.config.exit_wait_s if self._exporter is not None else 2.0
+        wait = self._exporter.config.exit_wait_s if self._exporter is not None else _configured_exit_wait()
         self._stop.set()
         self._wake.set()
         self._thread.join(wait)
@@ -99,15 +111,20 @@ class OtelExportSink:
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
         try:
             from agentlaunch.errors import AgentlaunchError
-            from agentlaunch.usage.otel_config import read_config
-            from agentlaunch.usage.otel_export import ATTEMPTS, Exporter
-            from agentlaunch.usage.otel_queue import ExportQueue
+            from agentlaunch.usage.otel.config import read_config
+            from agentlaunch.usage.otel.export import ATTEMPTS, Exporter
+            from agentlaunch.usage.otel.queue import ExportQueue
+            from agentlaunch.usage.otel.wire import ExtraMissing, require
         except ImportError as exc:  # a broken install: never the launch's problem
             self.problem = f"cannot load the exporter ({exc})"
             return
         try:
             config = read_config()
+            require()  # the otel extra's messages: without them, say what to install before claiming anything
             queue = ExportQueue(self.store_path)
+        except ExtraMissing as exc:
+            self.problem = f"{exc.message}; {exc.hint}"
+            return
         except AgentlaunchError as exc:
             self.problem = exc.message
             return
@@ -146,19 +163,21 @@ class OtelExportSink:
     def _release_after_timeout(self) -> None:
         """The thread is still sending: free its claims so a later sender takes those calls at once."""
         exporter = self._exporter
-        if exporter is None:
-            return
+        if exporter is None and self.problem:
+            return  # it stopped on a configuration problem: that is what is said
         from agentlaunch.errors import AgentlaunchError
-        from agentlaunch.usage.otel_queue import ExportQueue
+        from agentlaunch.usage.otel.queue import ExportQueue
 
         try:
             with ExportQueue(self.store_path, timeout=0.5) as queue:
-                queue.owner = exporter.queue.owner
-                queue.release()
-                self.remaining = queue.pending_count(self.session_id, ours_only=True)
+                if exporter is not None:
+                    queue.owner = exporter.queue.owner
+                    queue.release()
+                self.remaining = queue.pending_count(self.session_id, ours_only=True) if self.session_id else 0
         except AgentlaunchError:
             pass  # the lease frees them in minutes
-        exporter.last_problem = exporter.last_problem or f"{exporter.config.where}: no answer before the exit wait"
+        if exporter is not None:
+            exporter.last_problem = exporter.last_problem or f"{exporter.config.where}: no answer before the exit wait"
 
     def _report(self) -> None:
         """Once, on stderr: a configuration problem, a refusal, the receiver's notes, and what was left behind."""
@@ -184,6 +203,10 @@ class OtelExportSink:
             elif self.remaining:
                 why = exporter.last_problem or "not sent yet"
                 lines.append(f"{count} not exported ({why}); a later launch or `agentlaunch usage export` sends them")
+        elif self.remaining:  # the thread was still loading the exporter when the exit wait ran out (a busy machine)
+            count = f"{self.remaining} call{'s' if self.remaining != 1 else ''} of this session"
+            lines.append(f"{count} not exported (the exporter had not started within the exit wait); "
+                         "a later launch or `agentlaunch usage export` sends them")  # fmt: skip
         for line in lines:
             self.reported.append(line)
             sys.stderr.write(f"agentlaunch: telemetry: {line}\n")

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from agentlaunch import __version__
-from agentlaunch.usage.otel_config import OtelConfig, SignalTarget, shown_url
-from agentlaunch.usage.otel_transport import exchange
-from agentlaunch.usage.otel_wire import partial_success, status_message
+from agentlaunch.usage.otel.config import OtelConfig, SignalTarget, shown_url
+from agentlaunch.usage.otel.transport import exchange
+from agentlaunch.usage.otel.wire import partial_success, status_message
 
 RETRYABLE_STATUS = {429, 502, 503, 504}
 MAX_RETRY_AFTER_S = 60.0
@@ -70,14 +70,13 @@ def post(target: SignalTarget, body: bytes, config: OtelConfig) -> Answer:
     retry_after = reply.headers.get("retry-after")
     json_reply = "json" in reply_type
     if 200 <= status < 300:
-        rejected, message = partial_success(data, json_reply) if _decodable(reply_type) else (0, "")
+        rejected, message = partial_success(data, json_reply, target.signal) if _decodable(reply_type) else (0, "")
         problem = f"{where}: the receiver rejected {rejected} of them: {message}" if rejected or message else ""
         return Answer(True, problem=problem)
     said = status_message(data, json_reply) if _decodable(reply_type) else _text(data)
     problem = f"{where} answered {status}" + (f": {said}" if said else "")
     if status == 404:
-        signal = "LOGS" if target.url.rstrip("/").endswith("logs") else "METRICS"
-        problem += f" (no pipeline for it? OTEL_{signal}_EXPORTER=none leaves that signal out)"
+        problem += f" (no pipeline for it? OTEL_{target.signal.upper()}_EXPORTER=none leaves that signal out)"
     if status in RETRYABLE_STATUS:
         return Answer(False, retryable=True, problem=problem, retry_after=_retry_after(retry_after))
     return Answer(False, retryable=False, problem=problem)

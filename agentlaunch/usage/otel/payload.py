@@ -38,8 +38,8 @@ from typing import Any
 
 from agentlaunch import __version__
 from agentlaunch.providers.descriptors import DESCRIPTORS
-from agentlaunch.usage.otel_config import OtelConfig
-from agentlaunch.usage.otel_queue import PendingCall
+from agentlaunch.usage.otel.config import OtelConfig
+from agentlaunch.usage.otel.queue import PendingCall
 
 SCOPE = {"name": "agentlaunch", "version": __version__}
 TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864]
