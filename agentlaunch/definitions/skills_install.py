@@ -27,13 +27,13 @@ import contextlib
 import os
 import stat
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from agentlaunch.datarecord import datarecord
 from agentlaunch.definitions.skills import Skill
 from agentlaunch.definitions.spec import PART_LIMIT, check_name
 from agentlaunch.errors import DefinitionError, StateError
-from agentlaunch.fsutil import FileTooLarge, NotRegularFile, current_umask, exclusive_lock, human_size, read_regular, temp_dir
+from agentlaunch.fsutil import FileTooLarge, NotRegularFile, current_umask, exclusive_lock, human_size, read_regular
 
 SKILLS_DIR = "skills"
 LAYOUT = (".claude", "skills")
@@ -47,7 +47,7 @@ FILES_LIMIT = 1000
 DEPTH_LIMIT = 16
 
 
-@datarecord(frozen=True)
+@dataclass(frozen=True)
 class SkillFolder:
     """One skill's files as read from the agents directory: (path inside the folder, bytes, executable)."""
 
@@ -56,7 +56,7 @@ class SkillFolder:
     files: tuple[tuple[str, bytes, bool], ...]
 
 
-@datarecord(frozen=True)
+@dataclass(frozen=True)
 class InstalledSkills:
     """Where an agent's skills were installed, which ones, and whether this launch changed any file."""
 
@@ -214,6 +214,8 @@ def _sync(root: Path, folder: Path, wanted: list[SkillFolder]) -> bool:
     for leftover in root.iterdir():  # from a launch that died mid-swap
         if leftover.name.startswith((".new-", ".old-")):
             _remove(leftover)
+    import tempfile  # here: a launch whose skills are installed already writes none
+
     changed = False
     names = {s.name for s in wanted}
     for entry in sorted(folder.iterdir()):
@@ -224,10 +226,10 @@ def _sync(root: Path, folder: Path, wanted: list[SkillFolder]) -> bool:
         target = folder / skill.name
         if _installed_files(target) == _as_installed(skill.files):
             continue
-        fresh = Path(temp_dir(root, ".new-"))
+        fresh = Path(tempfile.mkdtemp(prefix=".new-", dir=root))
         _write_tree(fresh, skill.files)
         if target.exists() or target.is_symlink():
-            old = Path(temp_dir(root, ".old-"))
+            old = Path(tempfile.mkdtemp(prefix=".old-", dir=root))
             os.rename(target, old / skill.name)
             os.rename(fresh, target)
             _remove(old)

@@ -14,11 +14,12 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import date
+from hashlib import sha256
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentlaunch.datarecord import datarecord
 from agentlaunch.definitions.deliver import release
 from agentlaunch.definitions.fingerprint import prefix_notice, record_prefix
 from agentlaunch.definitions.spec import AgentSpec
@@ -28,7 +29,6 @@ from agentlaunch.launch.placement import Placement, place_instructions
 from agentlaunch.processes import resolve_command
 from agentlaunch.providers.base import TurnPlan, child_env
 from agentlaunch.sinks import Notice, PrefixChanged, SinkEvent
-from agentlaunch.stdlite import sha256
 
 if TYPE_CHECKING:
     from agentlaunch.launch.drivers import Driver
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from agentlaunch.launch.turn import ChildLike
 
 
-@datarecord(frozen=True)
+@dataclass(frozen=True)
 class StartPlan:
     """How the CLI of a session starts: where the instructions went, its argv and its environment."""
 

@@ -28,14 +28,14 @@ import math
 import os
 import stat
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
+from hashlib import sha256
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from agentlaunch.datarecord import datarecord, field
 from agentlaunch.events import Usage, usage_problem
-from agentlaunch.fsutil import PRIVATE_FILE_MODE, temp_file, tighten
-from agentlaunch.stdlite import sha256
+from agentlaunch.fsutil import PRIVATE_FILE_MODE, tighten
 from agentlaunch.usage.records import CallRecord, from_ts, to_ts
 
 OpKind = Literal["session", "place", "title", "event", "call", "state", "touch", "end"]
@@ -52,7 +52,7 @@ def new_uid() -> str:
     return os.urandom(16).hex()  # what secrets.token_hex(16) gives, without importing secrets (~1-5 ms)
 
 
-@datarecord(frozen=True)
+@dataclass(frozen=True)
 class Op:
     """One write to the store: ``kind`` names it, ``args`` are its fields as JSON values, ``uid`` makes it unique."""
 
@@ -190,7 +190,7 @@ def read_op(line: bytes) -> Op | None:
     return Op(kind, data, uid)
 
 
-@datarecord(frozen=True)
+@dataclass(frozen=True)
 class Read:
     """What one read of the journal found: the ops, in order (a uid once), and the lines that were not ops."""
 
@@ -301,7 +301,7 @@ def append(path: Path, op: Op) -> None:
         _fsync_dir(path.parent)
 
 
-@datarecord(frozen=True)
+@dataclass(frozen=True)
 class Mark:
     """Which bytes a :func:`read` read: the first ``end`` bytes of the file, whose SHA-256 is ``digest``.
 
@@ -358,7 +358,9 @@ def clear(path: Path, mark: Mark) -> None:
         if b"\n" not in rest:  # nothing, or half a line a writer died writing (appends hold the lock)
             os.unlink(path)
             return
-        tmp_fd, tmp = temp_file(path.parent, f".{path.name}.", ".tmp")
+        import tempfile
+
+        tmp_fd, tmp = tempfile.mkstemp(".tmp", f".{path.name}.", path.parent)
         try:
             os.fchmod(tmp_fd, PRIVATE_FILE_MODE)
             with os.fdopen(tmp_fd, "wb") as fh:

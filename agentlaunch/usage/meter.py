@@ -6,7 +6,8 @@ transcript, so memory stays flat however long a session runs.
 
 from __future__ import annotations
 
-from agentlaunch.datarecord import datarecord, field
+from dataclasses import dataclass, field
+
 from agentlaunch.events import CacheTtl, CallUsage, Compaction, ContextWindow, Event, OutputFinal, RateLimits, Usage
 from agentlaunch.providers.descriptors import DESCRIPTORS
 from agentlaunch.usage.cache_clock import CacheWarmth
@@ -26,7 +27,7 @@ def table_window(model: str | None) -> int | None:
     return None
 
 
-@datarecord(frozen=True)
+@dataclass(frozen=True)
 class CompactionWarning:
     """Context crossed the compaction threshold (shown once per crossing)."""
 
@@ -45,7 +46,7 @@ class CompactionWarning:
         return max(self.context - self.threshold, 0)
 
 
-@datarecord(frozen=True)
+@dataclass(frozen=True)
 class Earlier:
     """What a resumed session's earlier launches used and cost (read from the usage store).
 

@@ -28,54 +28,12 @@ exits 0: a broken status line must never break Claude Code's screen.
 
 from __future__ import annotations
 
+import json
 import os
+import socket
 import sys
 import time
-
-TYPE_CHECKING = False  # typing and contextlib (a third of this script's imports) are not loaded on every update
-if TYPE_CHECKING:
-    from typing import Any
-
-try:
-    import _socket as socket  # the C socket type `socket.socket` wraps: without enum, selectors and collections
-except ImportError:  # pragma: no cover  # an interpreter without CPython's _socket
-    import socket  # type: ignore[no-redef]
-
-
-class _Scanning:
-    """What the C scanner reads of a decoder: ``json.loads``'s defaults."""
-
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}.__getitem__
-
-
-try:  # the C scanner `json` wraps: `import json` loads `re` (and enum), about half this script's CPU
-    import _json
-
-    _scan: Any = _json.make_scanner(_Scanning())  # type: ignore[arg-type]  # any object with a decoder's attributes
-except ImportError:  # pragma: no cover  # an interpreter without CPython's _json
-    _scan = None
-
-
-def loads(text: str) -> Any:
-    """``json.loads(text)``, importing ``json`` only for a text that is not valid JSON (to raise its error)."""
-    text = text.strip(" \t\n\r")
-    if _scan is not None:
-        try:
-            value, end = _scan(text, 0)
-        except (StopIteration, SystemError):  # the C scanner names its errors through json.decoder: not loaded
-            pass
-        else:
-            if end == len(text):
-                return value
-    import json
-
-    return json.loads(text)
-
+from typing import Any
 
 MAX_INPUT = 1 << 20
 MAX_RECORD = 256 << 10
@@ -126,7 +84,7 @@ def _read_json(path: Any, limit: int) -> dict[str, Any]:
             data = f.read(limit + 1)
         if len(data) > limit:
             return {}
-        return _obj(loads(data.decode("utf-8")))
+        return _obj(json.loads(data.decode("utf-8")))
     except (OSError, ValueError, RecursionError):
         return {}
 
@@ -138,8 +96,6 @@ def send(sock_path: Any, payload: Any, raw: bytes = b"") -> None:
     data = b'{"event": "statusline"}\n' + raw
     if len(data) > MAX_DATAGRAM:
         short = {k: v for k, v in _obj(payload).items() if isinstance(v, str | int | float | bool | dict) and len(str(v)) < 4000}
-        import json  # only for a report too large for a datagram
-
         data = json.dumps({"event": "statusline", "payload": short, "truncated": True}).encode()
     try:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -315,7 +271,7 @@ def main(argv: list[str]) -> int:
     except (OSError, ValueError):
         raw = b""
     try:
-        info = _obj(loads(raw.decode("utf-8", "replace"))) if raw.strip() else {}
+        info = _obj(json.loads(raw.decode("utf-8", "replace"))) if raw.strip() else {}
     except (ValueError, RecursionError):
         info = {}
     send(config.get("socket"), info or None, raw)

@@ -39,6 +39,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Sequence
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,6 @@ from agentlaunch.providers.native.jsonl_tail import JsonlTail
 from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, PromptTyped
 from agentlaunch.providers.values import BadUsage, count, file_key, label, opt_label, string
 from agentlaunch.sinks import StateChanged
-from agentlaunch.stdlite import sha256
 
 SOCKET_NAME = "codex-hooks.sock"
 HEAD_LIMIT = 1 << 20

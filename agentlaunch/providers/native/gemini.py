@@ -58,6 +58,7 @@ import select
 import time
 from collections.abc import Callable
 from datetime import datetime
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +74,6 @@ from agentlaunch.providers.native.jsonl_tail import JsonlTail
 from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, PromptTyped
 from agentlaunch.providers.values import BadUsage, items, label, opt_label, string
 from agentlaunch.sinks import StateChanged
-from agentlaunch.stdlite import sha256
 
 HEADER_LIMIT = 1 << 20
 POLL = 2.0

@@ -27,8 +27,7 @@ import select
 import socket
 import time
 from collections.abc import Callable, Mapping
-
-from agentlaunch.stdlite import compare_digest
+from hmac import compare_digest
 
 HOST = "127.0.0.1"
 KEY_HEADER = b"x-agentlaunch-key"
