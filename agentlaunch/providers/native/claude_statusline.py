@@ -30,10 +30,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 import time
-from typing import Any
 
 MAX_INPUT = 1 << 20
 MAX_RECORD = 256 << 10
@@ -43,15 +41,15 @@ PIPE_CHUNK = 64 << 10
 SEP = " │ "
 
 
-def _obj(value: Any) -> dict[str, Any]:
+def _obj(value: object) -> dict[str, object]:
     return value if isinstance(value, dict) else {}
 
 
-def _count(value: Any) -> int | None:
+def _count(value: object) -> int | None:
     return value if type(value) is int and 0 <= value < 1 << 53 else None
 
 
-def _signed(value: Any) -> int | None:
+def _signed(value: object) -> int | None:
     return value if type(value) is int and -(1 << 53) < value < 1 << 53 else None
 
 
@@ -76,7 +74,7 @@ def _duration(seconds: float) -> str:
     return f"{seconds}s"
 
 
-def _read_json(path: Any, limit: int) -> dict[str, Any]:
+def _read_json(path: object, limit: int) -> dict[str, object]:
     if not isinstance(path, str) or not path:
         return {}
     try:
@@ -89,7 +87,7 @@ def _read_json(path: Any, limit: int) -> dict[str, Any]:
         return {}
 
 
-def send(sock_path: Any, payload: Any, raw: bytes = b"") -> None:
+def send(sock_path: object, payload: object, raw: bytes = b"") -> None:
     """One datagram to the launch (``raw``, Claude's bytes, forwarded as they came); any failure loses only this report."""
     if not isinstance(sock_path, str):
         return
@@ -97,6 +95,8 @@ def send(sock_path: Any, payload: Any, raw: bytes = b"") -> None:
     if len(data) > MAX_DATAGRAM:
         short = {k: v for k, v in _obj(payload).items() if isinstance(v, str | int | float | bool | dict) and len(str(v)) < 4000}
         data = json.dumps({"event": "statusline", "payload": short, "truncated": True}).encode()
+    import socket  # here: a status line with no launch's socket to report to does not need it
+
     try:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         try:
@@ -196,7 +196,7 @@ def run_user(command: str, raw: bytes, timeout: float, cwd: str | None) -> str:
     return ""
 
 
-def plan_limits(info: dict[str, Any], now: float) -> list[str]:
+def plan_limits(info: dict[str, object], now: float) -> list[str]:
     """``5h 42% · resets 18:20`` (and ``7d …``) from Claude's ``rate_limits`` (a subscription's; absent with an API key).
 
     A figure that is not a number from 0 to 100 is left out (the launch says so once, from the same JSON); a window
@@ -218,7 +218,7 @@ def plan_limits(info: dict[str, Any], now: float) -> list[str]:
     return parts
 
 
-def ours(info: dict[str, Any], record: dict[str, Any], now: float) -> str:
+def ours(info: dict[str, object], record: dict[str, object], now: float) -> str:
     """agentlaunch's text: context, tokens to compaction, cost, the plan's limits, cache."""
     parts: list[str] = []
     usage = _obj(_obj(info.get("context_window")).get("current_usage"))
@@ -251,7 +251,8 @@ def ours(info: dict[str, Any], record: dict[str, Any], now: float) -> str:
     cache = _obj(info.get("prompt_cache"))
     if cache.get("warm") is True:
         expires = cache.get("expires_at")
-        ttl = cache.get("ttl") if isinstance(cache.get("ttl"), str) else ""
+        ttl = cache.get("ttl")
+        ttl = ttl if isinstance(ttl, str) else ""
         if isinstance(expires, int | float) and not isinstance(expires, bool) and expires > now:
             parts.append(f"cache warm {_duration(expires - now)}" + (f" of {ttl[:8]}" if ttl else ""))
         else:
@@ -281,7 +282,8 @@ def main(argv: list[str]) -> int:
     if isinstance(user, str) and user.strip():
         timeout = config.get("user_timeout")
         timeout = float(timeout) if isinstance(timeout, int | float) and 0 < timeout <= 30 else 1.5
-        cwd = info.get("cwd") if isinstance(info.get("cwd"), str) else None
+        cwd = info.get("cwd")
+        cwd = cwd if isinstance(cwd, str) else None
         theirs = run_user(user, raw, timeout, cwd)
         # Their colours (escape sequences) stay theirs; other control characters would break the line.
         theirs = "".join(c for c in theirs if c.isprintable() or c == "\x1b")

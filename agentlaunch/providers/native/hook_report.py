@@ -24,7 +24,6 @@ each launch names its socket in a file of its session's; see
 
 from __future__ import annotations
 
-import socket
 import sys
 
 MAX_INPUT = 1 << 20
@@ -89,6 +88,8 @@ def main(argv: list[str]) -> int:
             raw = sys.stdin.buffer.read(MAX_INPUT)
         except (OSError, ValueError):
             raw = b""
+    import socket  # here: with no launch to report to (above) it is not needed
+
     try:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         try:
