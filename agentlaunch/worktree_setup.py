@@ -26,12 +26,13 @@ import os
 import subprocess
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
+from agentlaunch.datarecord import replace
 from agentlaunch.errors import AgentlaunchError, ExitCode, StateError
 from agentlaunch.fsutil import PRIVATE_FILE_MODE, exclusive_lock, private_dir, read_regular, write_atomic
 from agentlaunch.processes import process_start, same_process, valid_pid

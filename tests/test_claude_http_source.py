@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import select
 import socket
 from pathlib import Path
 
+from agentlaunch import datarecord as records
 from agentlaunch.providers.claude_hooks import tool_refusal
 from agentlaunch.providers.native.claude import HOOK_EVENTS, ClaudeNativeSource, native_extras, transcript_path
 from agentlaunch.providers.native.hook_http import KEY_VAR
@@ -77,7 +77,7 @@ def test_a_report_reaches_the_source_and_one_without_the_key_does_not(root: Path
 
 
 def test_a_gated_tool_is_held_until_its_call_is_read_and_refused_with_the_reason(root: Path) -> None:  # noqa: F811
-    ctx = dataclasses.replace(context(root), gated=True)
+    ctx = records.replace(context(root), gated=True)
     extras = native_extras(ctx)
     (source,) = extras.sources
     assert isinstance(source, ClaudeNativeSource) and source.server is not None

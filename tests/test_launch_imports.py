@@ -1,4 +1,5 @@
-"""What a launch imports: a native Claude launch imports none of the Codex app-server route."""
+"""What a launch imports: no ``dataclasses`` (its records are agentlaunch.datarecord's), and a native Claude launch
+imports none of the Codex app-server route."""
 
 from __future__ import annotations
 
@@ -43,3 +44,17 @@ def test_a_native_claude_launch_imports_none_of_codexs_app_server_route() -> Non
              "agentlaunch.providers.native.unix_websocket", "agentlaunch.providers.native.codex_remote"}  # fmt: skip
     assert loaded_of(modules, codex) == []
     assert loaded_of([*modules, "agentlaunch.launch.native_remote"], codex) == sorted(codex)  # the check sees them
+
+
+def test_a_launchs_modules_import_no_dataclasses() -> None:
+    """The launch path's records are agentlaunch.datarecord's: ``dataclasses`` (with ``inspect``) stays unloaded."""
+    modules = [
+        "agentlaunch.entry", "agentlaunch.launch.prespawn", "agentlaunch.launch.early_interface",
+        "agentlaunch.launch.early_appserver", "agentlaunch.launch.early_turn", "agentlaunch.cli.run_lean",
+        "agentlaunch.launch.modes", "agentlaunch.launch.native", "agentlaunch.providers.claude",
+        "agentlaunch.providers.codex", "agentlaunch.providers.gemini", "agentlaunch.providers.native.claude",
+        "agentlaunch.providers.native.gemini", "agentlaunch.launch.native_remote",
+    ]  # fmt: skip
+    heavy = {"dataclasses", "inspect"}
+    assert loaded_of(modules, heavy) == []
+    assert loaded_of([*modules, "agentlaunch.live.tmux"], heavy) == sorted(heavy)  # the check sees them

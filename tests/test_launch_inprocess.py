@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import io
 import json
 import os
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import agentlaunch
+from agentlaunch import datarecord as records
 from agentlaunch.definitions.spec import load_agent, resolve_working_dir
 from agentlaunch.events import CallUsage, Diagnostic, Event, PermissionRequest, SessionStarted, TextDelta, TurnEnd
 from agentlaunch.launch.reaper import Reaper
@@ -106,7 +106,7 @@ def test_a_turn_on_the_fake_cli_reaches_every_sink_and_the_store(agents_dir: Pat
     with Store.open(store_path) as store:
         row = store.get_session(launch.session_id)
         assert row is not None and row.turns == 1 and row.exit_status == 0 and row.agent == "demo"
-        assert [dataclasses.replace(c, id=None) for c in store.calls_for_session(launch.session_id)] == priced
+        assert [records.replace(c, id=None) for c in store.calls_for_session(launch.session_id)] == priced
     assert [c.usage for c in collected.of(CallUsage)] == [p.usage for p in priced]  # type: ignore[attr-defined]
     assert session.session_id == launch.session_id  # type: ignore[attr-defined]
 

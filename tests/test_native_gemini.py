@@ -7,7 +7,6 @@ the headless per-call split reads from the same file.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import time
@@ -18,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agentlaunch import datarecord as records
 from agentlaunch.events import CallUsage, SessionStarted, Text, Usage
 from agentlaunch.providers.gemini_session import session_calls
 from agentlaunch.providers.native.dir_watch import open_watch
@@ -271,7 +271,7 @@ def test_an_inherited_ci_true_is_turned_off_for_the_interface(tmp_path: Path) ->
         ({"CI": "true", "GITHUB_ACTIONS": "true"}, {"CI": "false", "GITHUB_ACTIONS": "false"}),
         ({"CI": "1", "GITHUB_ACTIONS": "false"}, {}),  # only "true" makes Gemini headless: others are left alone
     ):
-        extras = native_extras(dataclasses.replace(base, env={**base.env, **env}))
+        extras = native_extras(records.replace(base, env={**base.env, **env}))
         assert extras.env == expected
         for source in extras.sources:
             source.close()
@@ -339,7 +339,7 @@ def test_gemini_hooks_tell_up_prompt_tool_asking_and_the_tool_run(tmp_path: Path
 
     bench = Bench(tmp_path, session_id=SESSION)
     runtime = Path(tempfile.mkdtemp(prefix="alg-", dir="/tmp"))  # a socket path is at most 107 bytes
-    extras = native_extras(dataclasses.replace(bench.ctx(), runtime_dir=runtime))
+    extras = native_extras(records.replace(bench.ctx(), runtime_dir=runtime))
     source = extras.sources[0]
     assert extras.notices == []
     assert isinstance(source, GeminiNativeSource) and source.sock is not None and source.named is not None

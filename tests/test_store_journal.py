@@ -9,7 +9,6 @@ journal's states on disk, written directly, then the store opened.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import sqlite3
@@ -23,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agentlaunch import datarecord as records
 from agentlaunch import paths
 from agentlaunch.definitions.spec import load_agent, resolve_working_dir
 from agentlaunch.events import Usage
@@ -143,7 +143,7 @@ def test_a_turn_while_another_process_holds_the_lock_succeeds_and_its_call_lands
         row = again.get_session(launch.session_id)
         assert row is not None and row.turns == 1 and row.exit_status == 0 and row.ended is not None
         assert row.title == "hello"
-        assert [dataclasses.replace(c, id=None) for c in again.calls_for_session(launch.session_id)] == priced
+        assert [records.replace(c, id=None) for c in again.calls_for_session(launch.session_id)] == priced
 
 
 def test_a_lock_held_past_the_close_leaves_the_journal_for_the_next_open(
@@ -219,7 +219,7 @@ def test_killed_after_the_journal_line_before_any_commit(store_path: Path) -> No
     journal.append(path, journal.call_op(a_call(2)))
     with Store.open(store_path) as store:
         assert sorted(c.usage.input for c in store.calls_for_session("s1")) == [1, 2]
-        assert store.calls_for_session("s1")[0] == dataclasses.replace(a_call(1), id=1)  # every field comes back
+        assert store.calls_for_session("s1")[0] == records.replace(a_call(1), id=1)  # every field comes back
     assert not path.exists()
 
 

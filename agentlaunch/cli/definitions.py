@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import shutil
@@ -14,6 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from agentlaunch import datarecord as records
 from agentlaunch import paths
 from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, complete_agent, err, out
 from agentlaunch.definitions.deliver import deliver
@@ -140,7 +140,7 @@ def render_target(spec: AgentSpec, provider: str, working_dir: Path, filename: s
     """
     descriptor = describe(provider)
     delivery = spec.delivery if spec.delivery in descriptor.deliveries else descriptor.default_delivery
-    as_run = dataclasses.replace(spec, delivery=delivery)
+    as_run = records.replace(spec, delivery=delivery)
     return instructions_path(as_run, working_dir, paths.state_dir(), filename), delivery == "file"
 
 

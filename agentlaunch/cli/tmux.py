@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from collections.abc import Collection
 from functools import partial
@@ -11,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agentlaunch import paths
+from agentlaunch import datarecord, paths
 from agentlaunch.cli.common import AgentsDirOpt, TemplatesOpt, app, complete_agent, err
 from agentlaunch.definitions.settings import DEFAULT_MAX_STARTING, THROTTLE_EXPECTED, load_settings
 from agentlaunch.errors import UsageError
@@ -204,7 +203,7 @@ def up_groups(
 
     with Store.open(paths.store_path()) as store:
         plans = plan_comebacks(store, agents, session=session, layout=layout)
-    plans = [dataclasses.replace(p, way=way_back(p.row)) if p.row is not None else p for p in plans]  # a folder gone: refused now
+    plans = [datarecord.replace(p, way=way_back(p.row)) if p.row is not None else p for p in plans]  # a folder gone: refused now
     ways = ways_of(plans)
     # Every agent, whichever tmux session it goes to, is checked before anything is created.
     validate_agents([p.agent for p in plans], folder.expanduser().resolve(), worktree=worktree,

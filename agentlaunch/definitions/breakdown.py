@@ -8,11 +8,11 @@ provider counts them).
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from agentlaunch import datarecord as records
 from agentlaunch.definitions.render import Rendered, estimate_tokens, render_instructions
 from agentlaunch.definitions.spec import AgentSpec
 
@@ -40,7 +40,7 @@ def breakdown(
     """
     parts = [PartSize.of(label, len(text.encode("utf-8"))) for label, text in rendered.parts]
     if spec.skills:
-        bare = render_instructions(dataclasses.replace(spec, skills=()), working_dir, today, provider, templates_dir)
+        bare = render_instructions(records.replace(spec, skills=()), working_dir, today, provider, templates_dir)
         parts.append(PartSize.of(f"skills index ({len(spec.skills)})", rendered.size - bare.size))
     framing = rendered.size - sum(p.bytes for p in parts)
     parts.append(PartSize.of("template (headings, framing)", framing))

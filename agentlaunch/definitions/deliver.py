@@ -23,11 +23,11 @@ import json
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from agentlaunch.datarecord import datarecord
 from agentlaunch.errors import RefusedOverwrite, StateError
 from agentlaunch.fsutil import FileTooLarge, NotRegularFile, read_regular, write_atomic
 from agentlaunch.processes import process_start, same_process, valid_pid
@@ -38,7 +38,7 @@ EXISTING_LIMIT = 64 << 20  # an existing file larger than this cannot be one age
 __all__ = ["Delivery", "Ledger", "deliver", "release", "sha256"]
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class Delivery:
     path: Path
     changed: bool

@@ -23,11 +23,11 @@ import json
 import os
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
+from agentlaunch.datarecord import datarecord, field
 from agentlaunch.definitions.rendered import INSTRUCTIONS_TEMPLATE, Rendered, template_search, template_source
 from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.errors import DefinitionError
@@ -45,7 +45,7 @@ others make up the instructions text, which a CLI that records the system prompt
 SESSIONS_KEPT = 256  # sessions whose recorded instruction parts are kept per agent (the oldest are forgotten)
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class PrefixReport:
     """What a launch's prefix check found."""
 

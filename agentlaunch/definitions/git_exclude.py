@@ -16,9 +16,9 @@ installed.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
+from agentlaunch.datarecord import datarecord
 from agentlaunch.fsutil import read_regular, write_atomic
 
 GIT_FILE_LIMIT = 64 << 10  # a .git file or commondir is one short line
@@ -26,7 +26,7 @@ EXCLUDE_LIMIT = 16 << 20  # a larger exclude file is not one to rewrite
 _SPECIAL = "\\*?["  # gitignore's wildcard characters, escaped with a backslash
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class GitRepo:
     """Where a path's repository keeps things: the work tree root and the directory holding ``info/exclude``."""
 

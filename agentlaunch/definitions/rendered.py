@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 
+from agentlaunch.datarecord import datarecord
 from agentlaunch.definitions.spec import PART_LIMIT, AgentSpec, Part
 from agentlaunch.errors import DefinitionError
 from agentlaunch.paths import package_data
@@ -91,13 +91,13 @@ def template_source(search: list[str], pieces: list[str]) -> tuple[str, str] | N
     return None
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class VolatileUse:
     variable: str
     source: str
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class Rendered:
     """The instructions text for one provider, and what in it changes per launch."""
 

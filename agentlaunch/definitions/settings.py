@@ -29,11 +29,11 @@ from __future__ import annotations
 import math
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentlaunch import paths
+from agentlaunch.datarecord import datarecord, field
 from agentlaunch.errors import DefinitionError, ExitCode
 from agentlaunch.fsutil import read_regular
 
@@ -51,7 +51,7 @@ class BadThrottle(DefinitionError):
     exit_code = ExitCode.USAGE
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class Settings:
     notify: tuple[str, ...] | None = None
     notify_after: float | None = None

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentlaunch.datarecord import datarecord
 from agentlaunch.errors import DefinitionError
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class Skill:
     """One skill an agent may use, as the instructions' skills index lists it."""
 

@@ -27,9 +27,9 @@ import contextlib
 import os
 import stat
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from agentlaunch.datarecord import datarecord
 from agentlaunch.definitions.skills import Skill
 from agentlaunch.definitions.spec import PART_LIMIT, check_name
 from agentlaunch.errors import DefinitionError, StateError
@@ -47,7 +47,7 @@ FILES_LIMIT = 1000
 DEPTH_LIMIT = 16
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class SkillFolder:
     """One skill's files as read from the agents directory: (path inside the folder, bytes, executable)."""
 
@@ -56,7 +56,7 @@ class SkillFolder:
     files: tuple[tuple[str, bytes, bool], ...]
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class InstalledSkills:
     """Where an agent's skills were installed, which ones, and whether this launch changed any file."""
 

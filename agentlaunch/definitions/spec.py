@@ -13,12 +13,12 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from hashlib import sha256
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentlaunch import __version__
+from agentlaunch.datarecord import datarecord
 from agentlaunch.definitions.names import agent_names, not_found, require_agents_dir
 from agentlaunch.definitions.skills import Skill, parse_skill, skill_names
 from agentlaunch.errors import DefinitionError, StateError
@@ -41,7 +41,7 @@ MEMO_LIMIT = 1 << 20  # a memo holds one agent.yaml's checked keys
 MEMO_KEEP = 64  # memos kept (the newest): one is written per new agent.yaml content
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class Part:
     """One text that goes into the instructions: a soul, agent file or bundle."""
 
@@ -50,7 +50,7 @@ class Part:
     text: str
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class AgentSpec:
     """A validated agent definition with every file it names already read."""
 

@@ -15,7 +15,6 @@ body the provider would have received::
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
 import threading
@@ -26,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentlaunch import datarecord as records
 from agentlaunch.fakeapi.server import FakeServer, Recorded, Reply, sse
 
 DEFAULT_TEXT = "ok"
@@ -228,8 +228,8 @@ def _with_lifetime(plan: TextReply | ToolUseReply, body: Mapping[str, Any]) -> T
         return plan
     if not asks_one_hour(body):
         return plan
-    usage = dataclasses.replace(plan.usage, cache_creation_1h=plan.usage.cache_creation_input_tokens)
-    return dataclasses.replace(plan, usage=usage)
+    usage = records.replace(plan.usage, cache_creation_1h=plan.usage.cache_creation_input_tokens)
+    return records.replace(plan, usage=usage)
 
 
 def _is_messages(req: Recorded) -> bool:

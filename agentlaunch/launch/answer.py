@@ -8,9 +8,9 @@ transcript lags or is missing. Either way the text is the model's, never the scr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from agentlaunch.datarecord import datarecord
 from agentlaunch.events import Text, TextDelta, TurnEnd, Usage
 from agentlaunch.sinks import PromptSent
 
@@ -60,7 +60,7 @@ class TurnAnswer:
             self.add(event)
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class Figures:
     """The meter's totals at one moment, to tell what one turn added."""
 

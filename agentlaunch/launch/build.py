@@ -6,12 +6,12 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from agentlaunch import paths
 from agentlaunch.clock import Clock, SystemClock
+from agentlaunch.datarecord import datarecord, replace
 from agentlaunch.definitions.settings import Settings, load_settings
 from agentlaunch.definitions.spec import AgentSpec, load_agent, resolve_working_dir
 from agentlaunch.events import Usage
@@ -44,7 +44,7 @@ def needs_you_sink(spec: AgentSpec, settings: Settings) -> Sink:
     )
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class AgentWorktree:
     """The worktree a launch runs in: its path, the notice when made now, and its setup's record (None: no setup)."""
 

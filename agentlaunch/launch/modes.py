@@ -15,10 +15,10 @@ from __future__ import annotations
 import os
 import sys
 import termios
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from agentlaunch import paths
+from agentlaunch.datarecord import datarecord, replace
 from agentlaunch.definitions.spec import load_agent
 from agentlaunch.errors import AgentlaunchError, BudgetExceeded, Interrupted, UsageError
 from agentlaunch.launch.turn import turn_failed
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 err = LazyConsole(stderr=True, highlight=False)  # rich only once something is said
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class RunRequest:
     """What the command line asked of ``agentlaunch run`` beyond the launch's options."""
 
@@ -58,7 +58,7 @@ class Mode(Protocol):
     def run(self, launch: Launch) -> int: ...
 
 
-@dataclass
+@datarecord
 class Headless:
     """One turn for a script: the answer on stdout, the footer on stderr."""
 
@@ -97,7 +97,7 @@ class Headless:
             text = CONTINUE_PROMPT  # the turn the pause cut goes on once it is over
 
 
-@dataclass
+@datarecord
 class Chat:
     """agentlaunch's own line chat (:mod:`agentlaunch.launch.chat`)."""
 
@@ -114,7 +114,7 @@ class Chat:
         return LineChat(launch, self.request.timeout).run()
 
 
-@dataclass
+@datarecord
 class Native:
     """The provider CLI's own interface, relayed (:mod:`agentlaunch.launch.native`)."""
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TextIO
 
+from agentlaunch.datarecord import datarecord
 from agentlaunch.launch.loop import Loop, Timer
 
 LineCallback = Callable[[bytes | None], None]
@@ -91,7 +91,7 @@ class LineInput:
         return line if line else None
 
 
-@dataclass
+@datarecord
 class Question:
     """Something the person is asked during a turn (:meth:`~agentlaunch.launch.turn.Turn.ask`).
 

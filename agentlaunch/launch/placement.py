@@ -31,11 +31,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentlaunch.datarecord import datarecord, field
 from agentlaunch.definitions import render_cache
 from agentlaunch.definitions.deliver import Ledger, deliver
 from agentlaunch.definitions.git_exclude import exclude_from_git
@@ -55,7 +55,7 @@ FILE_DELIVERY = "file"
 text in the state directory (never in the working directory) and is its adapter's to carry."""
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class Placement:
     """The rendered instructions, where they were written, and the CLI arguments that point at them."""
 

@@ -23,10 +23,10 @@ import os
 import signal
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import partial
 from typing import Protocol
 
+from agentlaunch.datarecord import datarecord
 from agentlaunch.launch.loop import Loop, Timer
 from agentlaunch.launch.signals import ENDING, Signals
 from agentlaunch.launch.terminal import ScreenModes, write_all
@@ -90,7 +90,7 @@ class RelayHost(Protocol):
         ...
 
 
-@dataclass
+@datarecord
 class RelayResult:
     exit_code: int | None = None  # the CLI's, once it exited (negative: killed by that signal)
     terminated: int | None = None  # SIGTERM/SIGHUP (or the terminal hanging up) ended the relay

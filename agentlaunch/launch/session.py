@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from agentlaunch.clock import Clock
+from agentlaunch.datarecord import datarecord
 from agentlaunch.definitions.deliver import release
 from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.errors import AgentlaunchError, ProviderMissing
@@ -79,7 +79,7 @@ def spawn_child(argv: Sequence[str], env: Mapping[str, str], cwd: Path, size: tu
     return Child(argv, env, cwd, size=size)
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class LaunchOptions:
     agent: str
     agents_dir: Path

@@ -14,12 +14,12 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import date
 from hashlib import sha256
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentlaunch.datarecord import datarecord
 from agentlaunch.definitions.deliver import release
 from agentlaunch.definitions.fingerprint import prefix_notice, record_prefix
 from agentlaunch.definitions.spec import AgentSpec
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from agentlaunch.launch.turn import ChildLike
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class StartPlan:
     """How the CLI of a session starts: where the instructions went, its argv and its environment."""
 

@@ -23,9 +23,9 @@ from __future__ import annotations
 import signal
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Protocol
 
+from agentlaunch.datarecord import datarecord
 from agentlaunch.errors import AgentlaunchError, Interrupted, TurnFailed
 from agentlaunch.events import TurnEnd
 from agentlaunch.launch.loop import Loop, Timer
@@ -94,7 +94,7 @@ class TurnHost(Protocol):
         ...
 
 
-@dataclass
+@datarecord
 class TurnResult:
     end: TurnEnd | None  # None: the turn ended without the CLI finishing it
     cli_gone: bool = False  # the CLI's output ended or the CLI exited
@@ -345,7 +345,7 @@ class Turn:
             self.interrupt(None)
 
 
-@dataclass
+@datarecord
 class TurnOutcome:
     end: TurnEnd | None  # None: the CLI ended without finishing the turn
     interrupted: bool = False

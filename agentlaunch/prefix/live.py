@@ -13,7 +13,6 @@ refused CONNECT. Nothing reaches a real provider.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import itertools
 import os
 import shutil
@@ -26,6 +25,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from agentlaunch import datarecord as records
 from agentlaunch.definitions.breakdown import PartSize
 from agentlaunch.definitions.fingerprint import cli_version
 from agentlaunch.definitions.render import RunFacts, render_startup
@@ -426,7 +426,7 @@ def live_check(
         if variants and descriptor.variant_flags:
             for delivery in sorted(descriptor.deliveries):
                 for exclude in (True, False):
-                    vspec = dataclasses.replace(spec, delivery=delivery)
+                    vspec = records.replace(spec, delivery=delivery)
                     strip = () if exclude else descriptor.variant_flags
                     va = run_once(
                         vspec, command, capture, root, "va", templates_dir=templates_dir, timeout=timeout, strip_flags=strip
@@ -473,8 +473,8 @@ def live_check(
 
 def report_dict(report: Any) -> Any:
     """A JSON-ready dict of a report (dataclasses and records all the way down)."""
-    if dataclasses.is_dataclass(report) and not isinstance(report, type):
-        data = {f.name: report_dict(getattr(report, f.name)) for f in dataclasses.fields(report) if f.name != "serialized"}
+    if records.is_record(report):
+        data = {f.name: report_dict(getattr(report, f.name)) for f in records.fields(report) if f.name != "serialized"}
         if hasattr(report, "ok"):
             data["ok"] = report.ok
         if isinstance(report, LiveReport):

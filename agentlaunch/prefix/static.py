@@ -9,7 +9,6 @@ order (tools, then system, then messages) and finds the first differing byte.
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import json
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+from agentlaunch import datarecord as records
 from agentlaunch.definitions.breakdown import PartSize, breakdown
 from agentlaunch.definitions.names import agent_names
 from agentlaunch.definitions.render import Rendered, estimate_tokens, render_instructions
@@ -186,8 +186,8 @@ def cross_agent(spec: AgentSpec, agents_dir: Path, templates_dir: Path | None, d
             continue
         sizes = []
         for order in ("own-first", "shared-first"):
-            a = render_instructions(dataclasses.replace(spec, prefix_order=order), WORKDIR_A, day, templates_dir=templates_dir)
-            b = render_instructions(dataclasses.replace(other, prefix_order=order), WORKDIR_A, day, templates_dir=templates_dir)
+            a = render_instructions(records.replace(spec, prefix_order=order), WORKDIR_A, day, templates_dir=templates_dir)
+            b = render_instructions(records.replace(other, prefix_order=order), WORKDIR_A, day, templates_dir=templates_dir)
             sizes.append(common_prefix(a.data, b.data))
         found.append(CrossAgent(other.name, other.provider, other.provider == spec.provider, shared, sizes[0], sizes[1]))
     return found

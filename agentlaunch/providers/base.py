@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
+from agentlaunch.datarecord import datarecord, field
 from agentlaunch.events import CallUsage, Diagnostic, Event, PermissionRequest, Usage, Warning
 from agentlaunch.providers.values import loads
 
@@ -27,7 +27,7 @@ ProviderState = dict[str, object]
 """What a session keeps between turns and launches for its provider (JSON-ready; in the session store)."""
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class TurnPlan:
     """How to start the CLI for a session (persistent) or for one turn (per-turn providers)."""
 
@@ -38,7 +38,7 @@ class TurnPlan:
     """Per-turn CLIs: what to write to stdin before closing it (b"" = at EOF at once)."""
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class Delivered:
     """How the CLI is pointed at the instructions and skills placed for it (see ``Provider.deliver``)."""
 

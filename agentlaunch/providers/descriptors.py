@@ -12,13 +12,13 @@ bring the event types and the parsers (about twelve).
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
+from agentlaunch.datarecord import datarecord
 from agentlaunch.errors import DefinitionError, UsageError
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class InputMode:
     """A leading character that takes text typed into a CLI's interface out of "a message to the model"."""
 
@@ -39,7 +39,7 @@ class InputMode:
         return (text.lstrip() if self.after_space else text).startswith(self.char)
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class InterfaceInput:
     """How a prompt from ``agentlaunch send`` is typed into the CLI's interface so that the model reads it as written.
 
@@ -80,7 +80,7 @@ class InterfaceInput:
         )
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class ProviderDescriptor:
     """Every fact about one provider that code outside its adapter needs."""
 

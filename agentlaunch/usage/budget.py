@@ -37,10 +37,10 @@ import contextlib
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from typing import Any
 
 from agentlaunch.clock import Clock
+from agentlaunch.datarecord import datarecord, replace
 from agentlaunch.errors import BudgetExceeded, StateError
 from agentlaunch.events import RateLimits, Usage
 from agentlaunch.sinks import LaunchView, PricedCall, SessionClosed, SinkEvent, StateChanged, TurnDone
@@ -62,7 +62,7 @@ PERCENT_KEYS = {"five_hour_percent": "five_hour", "seven_day_percent": "seven_da
 WARN_AT = 0.8
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class Limits:
     """The limits of one launch; None: no such limit."""
 
@@ -122,7 +122,7 @@ def call_tokens(usage: Usage) -> int:
     return usage.total_input + usage.output
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class Spent:
     usd: float
     tokens: int

@@ -11,10 +11,10 @@ cache-write price, instead of reading it at the cache-read price.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from agentlaunch.datarecord import datarecord
 from agentlaunch.usage.warmth import span, warmth_text
 
 FIVE_MINUTES = 300.0
@@ -22,7 +22,7 @@ ONE_HOUR = 3600.0
 __all__ = ["FIVE_MINUTES", "ONE_HOUR", "CacheWarmth", "lifetime", "lives", "span", "warmth_text"]
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class CacheWarmth:
     """The cache after a session's latest call, and what the next turn's first call would pay."""
 

@@ -28,12 +28,12 @@ import math
 import os
 import stat
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
 from hashlib import sha256
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from agentlaunch.datarecord import datarecord, field
 from agentlaunch.events import Usage, usage_problem
 from agentlaunch.fsutil import PRIVATE_FILE_MODE, tighten
 from agentlaunch.usage.records import CallRecord, from_ts, to_ts
@@ -52,7 +52,7 @@ def new_uid() -> str:
     return os.urandom(16).hex()  # what secrets.token_hex(16) gives, without importing secrets (~1-5 ms)
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class Op:
     """One write to the store: ``kind`` names it, ``args`` are its fields as JSON values, ``uid`` makes it unique."""
 
@@ -190,7 +190,7 @@ def read_op(line: bytes) -> Op | None:
     return Op(kind, data, uid)
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class Read:
     """What one read of the journal found: the ops, in order (a uid once), and the lines that were not ops."""
 
@@ -301,7 +301,7 @@ def append(path: Path, op: Op) -> None:
         _fsync_dir(path.parent)
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class Mark:
     """Which bytes a :func:`read` read: the first ``end`` bytes of the file, whose SHA-256 is ``digest``.
 

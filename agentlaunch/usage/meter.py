@@ -6,8 +6,7 @@ transcript, so memory stays flat however long a session runs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from agentlaunch.datarecord import datarecord, field
 from agentlaunch.events import CacheTtl, CallUsage, Compaction, ContextWindow, Event, OutputFinal, RateLimits, Usage
 from agentlaunch.providers.descriptors import DESCRIPTORS
 from agentlaunch.usage.cache_clock import CacheWarmth
@@ -27,7 +26,7 @@ def table_window(model: str | None) -> int | None:
     return None
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class CompactionWarning:
     """Context crossed the compaction threshold (shown once per crossing)."""
 
@@ -46,7 +45,7 @@ class CompactionWarning:
         return max(self.context - self.threshold, 0)
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class Earlier:
     """What a resumed session's earlier launches used and cost (read from the usage store).
 

@@ -12,12 +12,12 @@ import contextlib
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from hashlib import sha256
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentlaunch import __version__, paths
+from agentlaunch.datarecord import datarecord
 from agentlaunch.errors import DefinitionError
 from agentlaunch.events import Usage
 from agentlaunch.fsutil import read_regular
@@ -41,7 +41,7 @@ ONE_HOUR_WRITE = 2.0
 """A 1-hour cache write costs this many times the input rate where no rate is given (Anthropic's documented rate)."""
 
 
-@dataclass(frozen=True, slots=True)
+@datarecord(frozen=True, slots=True)
 class Rates:
     """USD per million tokens of each kind (``cache_write`` for the 5-minute lifetime, ``cache_write_1h`` for 1 hour)."""
 

@@ -28,11 +28,11 @@ import contextlib
 import os
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from agentlaunch import paths
+from agentlaunch.datarecord import datarecord
 from agentlaunch.events import Usage, usage_problem
 from agentlaunch.providers.descriptors import DESCRIPTORS
 from agentlaunch.usage.overrides import (
@@ -53,7 +53,7 @@ __all__ = [
 
 
 
-@dataclass(frozen=True, slots=True)
+@datarecord(frozen=True, slots=True)
 class Price:
     """A priced call: its cost and which source and key priced it."""
 

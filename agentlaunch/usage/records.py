@@ -5,10 +5,10 @@ Times are aware UTC datetimes here and unix seconds (REAL) in the file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from agentlaunch.datarecord import datarecord, field
 from agentlaunch.events import Usage
 
 
@@ -27,7 +27,7 @@ def from_ts(value: float | None) -> datetime | None:
     return None if value is None else datetime.fromtimestamp(value, UTC)
 
 
-@dataclass(frozen=True, slots=True)
+@datarecord(frozen=True, slots=True)
 class CallRecord:
     """One model call as stored: who made it, its usage, and its price if known.
 
@@ -55,7 +55,7 @@ class CallRecord:
         return self.model_reported or self.model_requested
 
 
-@dataclass(frozen=True, slots=True)
+@datarecord(frozen=True, slots=True)
 class SessionRow:
     """A provider session as agentlaunch knows it (for resume and reports)."""
 
@@ -76,7 +76,7 @@ class SessionRow:
     title: str | None = None  # its first prompt, shortened
 
 
-@dataclass(frozen=True, slots=True)
+@datarecord(frozen=True, slots=True)
 class ReportRow:
     """Usage summed over one group (a session, agent, model or local day).
 

@@ -11,8 +11,8 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
+from agentlaunch.datarecord import datarecord
 from agentlaunch.processes import process_start, same_process
 from agentlaunch.usage.records import now, to_ts
 from agentlaunch.usage.store_connection import REPLAY_WAIT_S, StoreConnection
@@ -20,7 +20,7 @@ from agentlaunch.usage.store_file import state_error
 from agentlaunch.usage.store_writes import is_busy
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class InFlight:
     """Calls other launches let their CLIs make and did not store yet: how many, and what they are expected to cost."""
 

@@ -13,10 +13,10 @@ import contextlib
 import os
 import shlex
 import socket
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentlaunch.datarecord import datarecord
 from agentlaunch.providers.values import loads
 
 REPORTER = Path(__file__).with_name("hook_report.py")
@@ -27,7 +27,7 @@ MAX_PENDING = 1_000
 """At most this many reports are taken per read; the rest wait for the next one (a flood cannot stall the relay)."""
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class HookReport:
     """One report: the event name the command was configured with, and the CLI's JSON object (or {})."""
 

@@ -17,15 +17,15 @@ launch meters, prices, stores and shows them as it does headless.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
+from agentlaunch.datarecord import datarecord, field
 from agentlaunch.events import Event
 from agentlaunch.sinks import StateChanged
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class PromptTyped:
     """The text of a prompt the CLI's interface submitted (its UserPromptSubmit hook): the session's title."""
 
@@ -33,7 +33,7 @@ class PromptTyped:
     text: str
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class ToolAsked:
     """The CLI holds a tool until the launch answers (a budget applies), the call that asked for it read.
 
@@ -75,7 +75,7 @@ class NativeSource(Protocol):
         ...
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class NativeContext:
     """What a provider needs to know to make its CLI report, and to find what it writes."""
 
@@ -109,7 +109,7 @@ class NativeContext:
     """Sockets the early start bound in ``runtime_dir`` already (by path), for the native extras to take over."""
 
 
-@dataclass
+@datarecord
 class NativeExtras:
     """What a provider adds to its native launch."""
 
