@@ -12,11 +12,10 @@ records, the delivery ledger, its own caches) goes through
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import stat
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing's import, a few ms, is left to the modules that need it (`status --line` reads this)
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
@@ -108,32 +107,6 @@ def read_regular(path: str | Path, limit: int) -> bytes:
     return data
 
 
-def temp_file(folder: str | Path, prefix: str, suffix: str = "") -> tuple[int, str]:
-    """A new file in ``folder`` opened for reading and writing, mode 0600, named ``prefix`` + random + ``suffix``.
-
-    What ``tempfile.mkstemp`` does, without importing tempfile (about 4 ms of CPU, with random, at every launch).
-    """
-    for _ in range(100):
-        path = os.path.join(folder, f"{prefix}{os.urandom(6).hex()}{suffix}")
-        try:
-            return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600), path
-        except FileExistsError:
-            continue
-    raise FileExistsError(errno.EEXIST, "no unused temporary name", str(folder))
-
-
-def temp_dir(folder: str | Path, prefix: str) -> str:
-    """A new folder in ``folder``, mode 0700, named ``prefix`` + random (``tempfile.mkdtemp`` without tempfile)."""
-    for _ in range(100):
-        path = os.path.join(folder, f"{prefix}{os.urandom(6).hex()}")
-        try:
-            os.mkdir(path, 0o700)
-            return path
-        except FileExistsError:
-            continue
-    raise FileExistsError(errno.EEXIST, "no unused temporary name", str(folder))
-
-
 def remove_tree(path: str | Path, ignore_errors: bool = False) -> None:
     """``shutil.rmtree``, with shutil (and its bz2, lzma and fnmatch: ~1.5 ms) imported only when a folder goes."""
     import shutil
@@ -174,7 +147,9 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None, durable: bool
             mode = None
     if mode is None:
         mode = 0o666 & ~current_umask()
-    fd, tmp = temp_file(path.parent, f".{path.name}.", ".tmp")
+    import tempfile  # here: `status --line` and the early start read this module
+
+    fd, tmp = tempfile.mkstemp(".tmp", f".{path.name}.", path.parent)
     try:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as fh:

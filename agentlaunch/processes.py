@@ -91,39 +91,13 @@ def same_process(pid: object, start: object) -> bool:
     return current is None or current == start
 
 
-def which(command: str, path: str | None = None) -> str | None:
-    """``shutil.which(command, path=path)`` as it answers on POSIX, without importing shutil (with bz2, lzma and
-    their libraries: about 3 ms of a launch's CPU)."""
-
-    def runnable(name: str) -> bool:
-        return os.path.exists(name) and os.access(name, os.X_OK) and not os.path.isdir(name)
-
-    if os.path.dirname(command):
-        return command if runnable(command) else None
-    if path is None:
-        path = os.environ.get("PATH")
-        if path is None:
-            try:
-                path = os.confstr("CS_PATH")
-            except (AttributeError, ValueError):
-                path = os.defpath
-    if not path:
-        return None
-    seen: set[str] = set()
-    for folder in path.split(os.pathsep):
-        if folder not in seen:
-            seen.add(folder)
-            name = os.path.join(folder, command)
-            if runnable(name):
-                return name
-    return None
-
-
 def resolve_command(command: str) -> str:
     """The absolute path of ``command``, or ProviderMissing with an install hint."""
+    import shutil
+
     from agentlaunch.errors import ProviderMissing
 
-    found = which(command)
+    found = shutil.which(command)
     if found is None:
         from pathlib import Path
 

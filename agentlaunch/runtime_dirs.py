@@ -17,7 +17,7 @@ import os
 import stat
 from pathlib import Path
 
-from agentlaunch.fsutil import read_regular, remove_tree, temp_dir
+from agentlaunch.fsutil import read_regular, remove_tree
 from agentlaunch.processes import process_start, same_process
 
 PREFIX = "agentlaunch-"
@@ -35,7 +35,9 @@ def make_for_launch() -> Path:
 def make(base: Path) -> Path:
     """A new private folder in ``base`` for this launch, its owner noted; leftovers of dead launches removed first."""
     sweep(base)
-    path = Path(temp_dir(base, PREFIX))
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix=PREFIX, dir=base))
     pid = os.getpid()
     fd = os.open(path / OWNER, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
     with os.fdopen(fd, "w") as fh:

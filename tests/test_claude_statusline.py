@@ -157,36 +157,3 @@ def test_the_command_imports_only_the_standard_library() -> None:
     # Run with -I -S on every update: nothing beyond the standard library.
     text = STATUSLINE.read_text()
     assert "import agentlaunch" not in text and "from agentlaunch" not in text
-
-
-@pytest.mark.parametrize(
-    "text",
-    ["", "x", "{", '{"a":1', "[1,2", '{"a": nope}', "1 2", '{"a": 1} x', "\ufeff{}", '"\\ud800"', "NaN", "-Infinity",
-     ' \n{"a": [1, 2.5, -0, 1e400, "é\\n\\u00e9"], "b": {"c": null, "d": true, "e": false}}\t', "[]", '""', "1" * 5000],
-)  # fmt: skip
-def test_loads_is_json_loads(text: str) -> None:
-    """The status line's reader (the C scanner, without `import json`): json.loads's value, or a ValueError."""
-    from agentlaunch.providers.native.claude_statusline import loads
-
-    try:
-        expected: object = json.loads(text)
-    except ValueError:
-        expected = ValueError
-    try:
-        got: object = loads(text)
-    except ValueError:
-        got = ValueError
-    assert repr(got) == repr(expected)  # repr: NaN is not equal to itself
-
-
-def test_a_run_with_claudes_json_imports_no_json(folder: Path) -> None:
-    """Claude's JSON and the status record are read without `import json` (`re` and enum: half a run's CPU)."""
-    status = folder / "status.json"
-    status.write_text(json.dumps(RECORD))
-    config = folder / "statusline.json"
-    config.write_text(json.dumps({"socket": None, "status": str(status), "user_command": None, "user_timeout": 1.0}))
-    done = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", str(STATUSLINE), str(config)],
-                          input=json.dumps(LAST).encode(), capture_output=True, timeout=30, check=False)  # fmt: skip
-    assert done.returncode == 0 and "ctx 13,126/200k" in done.stdout.decode()
-    imported = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.decode().splitlines() if "|" in line]
-    assert "_json" in imported and "json" not in imported and "re" not in imported

@@ -233,20 +233,3 @@ def test_a_replaced_file_keeps_its_mode(workdir: Path, state: Path) -> None:
     finally:
         os.umask(old)
     assert stat.S_IMODE(users.stat().st_mode) == 0o644  # a CLAUDE.md that replaces a 0644 one is 0644 too
-
-
-def test_temporary_files_and_folders_are_private_new_and_never_follow_a_link(tmp_path: Path) -> None:
-    from agentlaunch.fsutil import temp_dir, temp_file
-
-    fd, name = temp_file(tmp_path, ".rec.", ".tmp")
-    os.close(fd)
-    folder = temp_dir(tmp_path, ".new-")
-    assert re.fullmatch(r"\.rec\.[0-9a-f]{12}\.tmp", Path(name).name) and Path(name).parent == tmp_path
-    assert stat.S_IMODE(os.stat(name).st_mode) == 0o600 and stat.S_IMODE(os.stat(folder).st_mode) & 0o077 == 0
-    made = [temp_file(tmp_path, "x") for _ in range(50)]
-    for made_fd, _ in made:
-        os.close(made_fd)
-    assert len({made_name for _, made_name in made}) == 50  # a new name each time
-    with pytest.raises(OSError) as exc:
-        temp_file(tmp_path / "missing", "x")
-    assert exc.value.errno == errno.ENOENT

@@ -29,7 +29,7 @@ GOLDEN = Path(__file__).parent / "golden" / "status_lean"
 REPO = Path(__file__).resolve().parent.parent
 FUTURE = "2099-01-01T00:00:00+00:00"  # a state entered "in the future" reads "for 0s" at any time: stable output
 PAST = "2001-01-01T00:00:00+00:00"  # a cache that expired then reads "cache cold" at any time
-HEAVY = ("rich", "typer", "click", "pydantic", "jinja2", "pathlib", "dataclasses", "subprocess", "tempfile", "typing",
+HEAVY = ("rich", "typer", "click", "pydantic", "jinja2", "pathlib", "dataclasses", "subprocess", "tempfile",
          "agentlaunch.cli", "agentlaunch.launch", "platformdirs")  # fmt: skip
 LINE_AGENTS = ("demo", "ünï‮code", "twice", "gone", "hostile", "observed", "nobody", "crashed", "finished", "retry", "stuck",
                "failed", "settingup", "setupdone", "running")  # fmt: skip

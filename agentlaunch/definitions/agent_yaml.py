@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from hashlib import sha256
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +14,6 @@ from agentlaunch import __version__
 from agentlaunch.definitions.bounded_read import read_text
 from agentlaunch.errors import DefinitionError
 from agentlaunch.fsutil import read_regular
-from agentlaunch.stdlite import sha256
 
 if TYPE_CHECKING:
     from pydantic import ValidationError

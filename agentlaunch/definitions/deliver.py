@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import stat
@@ -26,7 +27,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agentlaunch import stdlite
 from agentlaunch.datarecord import datarecord
 from agentlaunch.errors import RefusedOverwrite, StateError
 from agentlaunch.fsutil import FileTooLarge, NotRegularFile, read_regular, write_atomic
@@ -47,7 +47,7 @@ class Delivery:
 
 
 def sha256(data: bytes) -> str:
-    return stdlite.sha256(data).hexdigest()
+    return hashlib.sha256(data).hexdigest()
 
 
 class Ledger:

@@ -23,6 +23,7 @@ import json
 import os
 import subprocess
 from collections.abc import Sequence
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,6 @@ from agentlaunch.definitions.rendered import INSTRUCTIONS_TEMPLATE, Rendered, te
 from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.errors import DefinitionError
 from agentlaunch.fsutil import read_regular, write_atomic
-from agentlaunch.stdlite import sha256
 
 PREFIX_DIR = "prefix"
 VERSIONS_FILE = "cli-versions.json"

@@ -22,6 +22,7 @@ import contextlib
 import json
 import os
 from datetime import date, datetime
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,6 @@ from agentlaunch.definitions.rendered import (
 )
 from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.fsutil import read_regular
-from agentlaunch.stdlite import sha256
 
 CACHE_DIR = "rendered"
 KEEP = 64  # renderings kept (the newest): a few per agent (instructions, the startup message by ten minutes)

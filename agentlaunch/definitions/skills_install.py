@@ -34,7 +34,7 @@ from agentlaunch.definitions.bounded_read import PART_LIMIT
 from agentlaunch.definitions.skills import Skill
 from agentlaunch.definitions.spec import check_name
 from agentlaunch.errors import DefinitionError, StateError
-from agentlaunch.fsutil import FileTooLarge, NotRegularFile, current_umask, exclusive_lock, human_size, read_regular, temp_dir
+from agentlaunch.fsutil import FileTooLarge, NotRegularFile, current_umask, exclusive_lock, human_size, read_regular
 
 SKILLS_DIR = "skills"
 LAYOUT = (".claude", "skills")
@@ -215,6 +215,8 @@ def _sync(root: Path, folder: Path, wanted: list[SkillFolder]) -> bool:
     for leftover in root.iterdir():  # from a launch that died mid-swap
         if leftover.name.startswith((".new-", ".old-")):
             _remove(leftover)
+    import tempfile  # here: a launch whose skills are installed already writes none
+
     changed = False
     names = {s.name for s in wanted}
     for entry in sorted(folder.iterdir()):
@@ -225,10 +227,10 @@ def _sync(root: Path, folder: Path, wanted: list[SkillFolder]) -> bool:
         target = folder / skill.name
         if _installed_files(target) == _as_installed(skill.files):
             continue
-        fresh = Path(temp_dir(root, ".new-"))
+        fresh = Path(tempfile.mkdtemp(prefix=".new-", dir=root))
         _write_tree(fresh, skill.files)
         if target.exists() or target.is_symlink():
-            old = Path(temp_dir(root, ".old-"))
+            old = Path(tempfile.mkdtemp(prefix=".old-", dir=root))
             os.rename(target, old / skill.name)
             os.rename(fresh, target)
             _remove(old)

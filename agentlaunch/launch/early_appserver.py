@@ -35,23 +35,21 @@ turns it off.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
+from uuid import uuid4
 
-from agentlaunch import jsonlite, runtime_dirs
+from agentlaunch import runtime_dirs
 from agentlaunch.fsutil import read_regular, remove_tree
 from agentlaunch.launch.early_child import Prespawned
 from agentlaunch.launch.early_interface import RUNTIME, fill, inputs_hold, keep_plan, started_as, terminal_size
 from agentlaunch.launch.early_plans import CACHE_DIR
 from agentlaunch.launch.reaper import become_subreaper, dies_with_parent
-from agentlaunch.stdlite import uuid4
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (about 4 ms before the early start's spawn)
-if TYPE_CHECKING:
-    from typing import Any
 
 SUFFIX = ".appserver"
 SOCKET_NAME = "cx.sock"
@@ -72,7 +70,7 @@ class EarlyAppServer(Prespawned):
     def __init__(
         self, server: subprocess.Popen[bytes], argv: list[str], env: dict[str, str], digest: str, runtime: Path, cwd: Path
     ) -> None:  # fmt: skip
-        super().__init__(None, uuid4(), argv, env, digest)  # type: ignore[arg-type]  # no PTY child here
+        super().__init__(None, str(uuid4()), argv, env, digest)  # type: ignore[arg-type]  # no PTY child here
         self.server = server
         self.runtime: Path | None = runtime
         self.cwd = cwd
@@ -121,7 +119,7 @@ def start(state_dir: Path, key: str) -> EarlyAppServer | None:
     if terminal_size() is None or os.environ.get(ROUTE_ENV) == "direct":
         return None
     try:
-        plan = jsonlite.loads(read_regular(plan_path(state_dir, key), 1 << 20))
+        plan = json.loads(read_regular(plan_path(state_dir, key), 1 << 20))
         argv_plan: list[str] = plan["argv"]
         if argv_plan.count("--listen") != 1 or socket_of(argv_plan) != LISTEN.removeprefix("unix://"):
             return None  # only ever a socket in this launch's own runtime folder

@@ -26,28 +26,26 @@ adapters whose native extras live entirely in the runtime folder take part
 
 from __future__ import annotations
 
-import _socket  # the socket module's C core: socket.py's enums cost about 2.5 ms before the spawn
+import json
 import os
+import socket
 import stat
 import sys
 import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from hashlib import sha256
 from pathlib import Path
+from typing import Any
+from uuid import uuid4
 
-from agentlaunch import jsonlite, runtime_dirs
+from agentlaunch import runtime_dirs
 from agentlaunch.fsutil import read_regular, remove_tree
 from agentlaunch.launch.early_child import Prespawned
 from agentlaunch.launch.early_plans import CACHE_DIR, PLANS_KEEP, env_of, keep_run_options, write_if_changed
 from agentlaunch.launch.reaper import become_subreaper
 from agentlaunch.launch.terminal import MIN_COLS, MIN_ROWS, saved_mode
 from agentlaunch.launch.transport import Child, window_size
-from agentlaunch.stdlite import sha256, uuid4
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (about 4 ms before the early start's spawn)
-if TYPE_CHECKING:
-    import socket
-    from typing import Any
 
 SUFFIX = ".interface"
 SESSION, RUNTIME, STATUS = "{session}", "{runtime}", "{status}"
@@ -65,8 +63,8 @@ class EarlyInterface(Prespawned):
 
     def __init__(
         self, child: Child, session_id: str, argv: list[str], env: dict[str, str], digest: str, runtime: Path,
-        sockets: dict[str, _socket.socket], started_at: float, cwd: Path,
-        listener: tuple[_socket.socket, str] | None = None,
+        sockets: dict[str, socket.socket], started_at: float, cwd: Path,
+        listener: tuple[socket.socket, str] | None = None,
     ) -> None:  # fmt: skip
         super().__init__(child, session_id, argv, env, digest)
         self.runtime: Path | None = runtime
@@ -77,21 +75,11 @@ class EarlyInterface(Prespawned):
 
     def hand_over(self) -> tuple[Path, dict[str, socket.socket], tuple[socket.socket, str] | None]:
         """The runtime folder, its bound sockets and the hook server's listening socket and key, now the launch's
-        to use and remove (once). The sockets were made with ``_socket`` before the spawn; the launch gets them as
-        :class:`socket.socket` objects, the same open sockets."""
-        import socket
-
+        to use and remove (once)."""
         runtime, sockets, listener = self.runtime, self.sockets, self.listener
         assert runtime is not None
         self.runtime, self.sockets, self.listener = None, {}, None
-
-        def whole(sock: _socket.socket) -> socket.socket:
-            wrapped = socket.socket(fileno=sock.detach())
-            wrapped.setblocking(False)  # as it was made (a socket made from a descriptor starts out blocking)
-            return wrapped
-
-        bound = {path: whole(sock) for path, sock in sockets.items()}
-        return runtime, bound, (whole(listener[0]), listener[1]) if listener is not None else None
+        return runtime, sockets, listener
 
     def release(self) -> None:
         for sock in self.sockets.values():
@@ -143,16 +131,16 @@ def start(state_dir: Path, key: str, now: datetime) -> EarlyInterface | None:
     if size is None:
         return None
     try:
-        plan = jsonlite.loads(read_regular(plan_path(state_dir, key), 1 << 20))
+        plan = json.loads(read_regular(plan_path(state_dir, key), 1 << 20))
         if not _holds(plan, now):
             return None
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
     runtime = runtime_dirs.make_for_launch()
-    sockets: dict[str, _socket.socket] = {}
-    listener: tuple[_socket.socket, str] | None = None
+    sockets: dict[str, socket.socket] = {}
+    listener: tuple[socket.socket, str] | None = None
     try:
-        session_id = uuid4()
+        session_id = str(uuid4())
         status = Path(plan["status_dir"]) / f"{os.getpid()}.json" if plan["status_dir"] else None
         values = {SESSION: session_id, RUNTIME: str(runtime), STATUS: str(status)}
         if plan.get("listener"):
@@ -192,9 +180,9 @@ def fill(text: str, values: Mapping[str, str]) -> str:
     return text
 
 
-def _bind(path: Path) -> _socket.socket:
-    """A hook socket as :class:`agentlaunch.providers.native.hook_socket.HookSocket` binds it."""
-    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_DGRAM)
+def _bind(path: Path) -> socket.socket:
+    """A hook socket as :class:`agentlaunch.providers.native.hooksocket.HookSocket` binds it."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     try:
         sock.setblocking(False)
         sock.bind(str(path))
@@ -205,9 +193,9 @@ def _bind(path: Path) -> _socket.socket:
     return sock
 
 
-def _listen() -> _socket.socket:
+def _listen() -> socket.socket:
     """The hook server's listening socket as :func:`agentlaunch.providers.native.hook_http.listen` makes it."""
-    sock = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         sock.setblocking(False)
         sock.bind((HOST, 0))
@@ -298,7 +286,7 @@ def keep_plan(
         "agent_files": sorted(os.listdir(agent_yaml.parent)),
     }  # fmt: skip
     keep_run_options(state_dir)
-    if write_if_changed(path, jsonlite.dumps(full, sort_keys=True).encode()):
+    if write_if_changed(path, json.dumps(full, sort_keys=True).encode()):
         from agentlaunch.fsutil import keep_newest
 
         keep_newest(path.parent, PLANS_KEEP)

@@ -3,22 +3,19 @@
 A launch keeps its plan for the next launch's early start (:func:`agentlaunch.launch.prespawn.remember`,
 :func:`agentlaunch.launch.early_interface.keep_plan`, and native Codex's app-server's) in
 ``<state dir>/launch-plans``, with `run`'s option table beside them; the early starts read them before the
-CLI is spawned, so this module, below all of them, imports the standard library only (and no ``typing``).
+CLI is spawned, so this module, below all of them, imports the standard library only.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Mapping
+from hashlib import sha256
 from pathlib import Path
+from typing import Any
 
-from agentlaunch import jsonlite
 from agentlaunch.fsutil import read_regular
-from agentlaunch.stdlite import sha256
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (about 4 ms before the early start's spawn)
-if TYPE_CHECKING:
-    from typing import Any
 
 CACHE_DIR = "launch-plans"
 PLANS_KEEP = 64  # plans kept (the newest): one per agent, agents dir, working dir and current directory
@@ -37,7 +34,7 @@ def note_run_options(table: dict[str, Any]) -> None:
 def keep_run_options(state_dir: Path) -> None:
     """Keep `run`'s option table the CLI handed over (:func:`note_run_options`) for the next launch's early start."""
     if _run_options is not None:
-        write_if_changed(state_dir / RUN_OPTIONS, jsonlite.dumps(_run_options, sort_keys=True).encode())
+        write_if_changed(state_dir / RUN_OPTIONS, json.dumps(_run_options, sort_keys=True).encode())
 
 
 def env_of(agent_yaml: Path, plan: Mapping[str, Any]) -> dict[str, str] | None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
+from uuid import uuid4
 
 from agentlaunch.errors import DefinitionError, UsageError
-from agentlaunch.stdlite import uuid4
 
 if TYPE_CHECKING:
     from agentlaunch.definitions.spec import AgentSpec
@@ -98,7 +98,7 @@ def fork_source(spec: AgentSpec, adapter: Adapter, store: Store, given: str) -> 
 
 def new_session(adapter: Adapter, new_id: str | None = None) -> SessionChoice:
     """A new session: ``new_id`` (the prespawned CLI's) or a fresh uuid; nothing is read."""
-    session_id = new_id or uuid4()
+    session_id = new_id or str(uuid4())
     return SessionChoice(session_id, False, 0, adapter.new_state(session_id))
 
 

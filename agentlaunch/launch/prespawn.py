@@ -23,20 +23,22 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
+from hashlib import sha256
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+from uuid import uuid4
 
-from agentlaunch import __version__, jsonlite, paths
+from agentlaunch import __version__, paths
 from agentlaunch.fsutil import read_regular
 from agentlaunch.launch.early_child import Prespawned as Prespawned  # the launch's modules name it here
 from agentlaunch.launch.early_plans import CACHE_DIR, PLANS_KEEP, RUN_OPTIONS, env_of, keep_run_options, write_if_changed
 from agentlaunch.launch.reaper import become_subreaper
 from agentlaunch.launch.transport import Child, window_size
-from agentlaunch.stdlite import sha256, uuid4
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (about 4 ms before the early start's spawn)
 SESSION = "{session}"
 CLI_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cli")
 DEFINED_IN = ("run.py", "common.py")  # where `run`'s parameters are declared (read as files, never imported here)
@@ -55,8 +57,6 @@ INTERFACE_NOT = ("line", "as_json")  # without a prompt: the line chat, or refus
 
 
 if TYPE_CHECKING:
-    from typing import Any, Protocol
-
     class ClickParam(Protocol):
         """What :func:`option_table` reads of a click parameter (click is never imported here)."""
 
@@ -111,7 +111,7 @@ def table_version() -> str:
 def read_run_options(state_dir: Path) -> dict[str, Any] | None:
     """The option table the last launch kept, when this version of agentlaunch wrote it."""
     try:
-        table = jsonlite.loads(read_regular(state_dir / RUN_OPTIONS, 1 << 20))
+        table = json.loads(read_regular(state_dir / RUN_OPTIONS, 1 << 20))
     except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(table, dict) or table.get("version") != table_version():
@@ -130,7 +130,7 @@ def plan_key(agent: str, agents_dir: str | None, working_dir: str | None) -> str
         os.path.normpath(working_dir) if working_dir else "",
         os.getcwd(),
     ]
-    return sha256(jsonlite.dumps(identity).encode()).hexdigest()[:24]
+    return sha256(json.dumps(identity).encode()).hexdigest()[:24]
 
 
 def headless_new_session(args: Sequence[str], table: Mapping[str, Any] | None) -> tuple[str, str | None, str | None] | None:
@@ -263,7 +263,7 @@ def start(args: Sequence[str]) -> None:
         return
     shape, prompt = parsed[0], parsed[1]
     try:
-        plan = jsonlite.loads(read_regular(state_dir / CACHE_DIR / f"{plan_key(*shape)}.json", 1 << 20))
+        plan = json.loads(read_regular(state_dir / CACHE_DIR / f"{plan_key(*shape)}.json", 1 << 20))
         instructions = Path(plan["instructions"])
         digest = sha256(read_regular(instructions, 64 << 20)).hexdigest()
         if digest != plan["digest"] or not sources_unchanged(plan):
@@ -271,7 +271,7 @@ def start(args: Sequence[str]) -> None:
         agent_env = env_of(Path(plan["agent_yaml"]), plan)
         if agent_env is None:
             return
-        session_id = uuid4()
+        session_id = str(uuid4())
         planned = [a.replace(SESSION, session_id) for a in plan["argv"]]
         argv, stdin, kind = planned, b"", Prespawned
         if "prompt_at" in plan:  # a per-turn CLI: the prompt is in its argv or on its stdin
@@ -374,5 +374,5 @@ def remember(
     # A plan kept is advice for the next launch, never a reason to fail this one.
     with contextlib.suppress(OSError):
         keep_run_options(state_dir)
-        if write_if_changed(path, jsonlite.dumps(record, sort_keys=True).encode()):
+        if write_if_changed(path, json.dumps(record, sort_keys=True).encode()):
             keep_newest(path.parent, PLANS_KEEP)

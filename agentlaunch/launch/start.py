@@ -15,6 +15,7 @@ import contextlib
 import os
 from collections.abc import Callable, Mapping
 from datetime import date
+from hashlib import sha256
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,7 +29,6 @@ from agentlaunch.launch.placement import Placement, place_instructions
 from agentlaunch.processes import resolve_command
 from agentlaunch.providers.base import TurnPlan, child_env
 from agentlaunch.sinks import Notice, PrefixChanged, SinkEvent
-from agentlaunch.stdlite import sha256
 
 if TYPE_CHECKING:
     from agentlaunch.launch.drivers import Driver

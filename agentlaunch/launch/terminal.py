@@ -23,10 +23,7 @@ import re
 import termios
 import tty
 from collections.abc import Iterator
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (about 4 ms before the early start's spawn)
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
 MIN_COLS, MIN_ROWS = 20, 5
 """The smallest terminal a provider's interface is started in (they draw boxes and a prompt line)."""
@@ -152,10 +149,7 @@ def _utf8_cut(data: bytes) -> bool:
     return False
 
 
-if TYPE_CHECKING:
-    TermMode = list[Any]  # what termios.tcgetattr gives
-else:
-    TermMode = list
+TermMode = list[Any]  # what termios.tcgetattr gives
 
 
 def saved_mode(fd: int) -> TermMode | None:

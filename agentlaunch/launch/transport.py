@@ -18,24 +18,19 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import json
 import os
 import select
 import signal
 import struct
 import subprocess
-import sys
 import termios
 import time
 import tty
 from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-
-from agentlaunch import jsonlite
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (about 4 ms before the early start's spawn)
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
 MAX_LINE = 64 * 1024 * 1024  # a longer line is dropped (and reported), never held
 READ_SIZE = 65536
@@ -44,8 +39,7 @@ EOF = None  # what next_line returns once the child's output has ended
 
 
 class LongLineDropped:
-    """A line longer than ``MAX_LINE`` that was dropped, by its size (a plain class: this module loads before the early
-    start's spawn, without dataclasses or typing)."""
+    """A line longer than ``MAX_LINE`` that was dropped, by its size."""
 
     __slots__ = ("size",)
 
@@ -65,13 +59,6 @@ class LongLineDropped:
 Line = str | LongLineDropped
 
 
-def _env_size(name: str) -> int:
-    try:
-        return max(int(os.environ[name]), 0)
-    except (KeyError, ValueError):
-        return 0
-
-
 def window_size(fd: int = 0) -> tuple[int, int]:
     """(columns, rows) of the terminal on ``fd``, or of the environment's idea of one."""
     try:
@@ -80,15 +67,10 @@ def window_size(fd: int = 0) -> tuple[int, int]:
             return cols, rows
     except OSError:
         pass
-    # shutil.get_terminal_size((80, 24)), without importing shutil (with bz2 and lzma: ~3 ms of a launch's CPU)
-    given = [_env_size("COLUMNS"), _env_size("LINES")]
-    if all(given):
-        return given[0], given[1]
-    try:
-        found = os.get_terminal_size(sys.__stdout__.fileno()) if sys.__stdout__ is not None else os.terminal_size((0, 0))
-    except (AttributeError, ValueError, OSError):
-        found = os.terminal_size((0, 0))
-    return given[0] or found.columns or 80, given[1] or found.lines or 24
+    import shutil  # here: a terminal answers above
+
+    size = shutil.get_terminal_size((80, 24))
+    return size.columns, size.lines
 
 
 def set_window_size(fd: int, cols: int, rows: int) -> None:
@@ -326,7 +308,7 @@ class Child:
     # -- input --------------------------------------------------------------
     def send_json(self, obj: Any) -> None:
         """Queue one JSON line for the child's stdin (written now as far as the pipe takes it)."""
-        self.send_bytes((jsonlite.dumps(obj, ensure_ascii=False) + "\n").encode("utf-8"))
+        self.send_bytes((json.dumps(obj, ensure_ascii=False) + "\n").encode("utf-8"))
 
     def send_bytes(self, data: bytes) -> None:
         if self.stdin_fd is None:

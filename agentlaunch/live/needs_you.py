@@ -41,9 +41,9 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from shutil import which
 from typing import TYPE_CHECKING, Any
 
-from agentlaunch.processes import which
 from agentlaunch.sinks import SessionClosed, StateChanged
 from agentlaunch.visible import visible
 

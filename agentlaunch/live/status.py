@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from shutil import which
 from typing import TYPE_CHECKING, Any
 
 from agentlaunch import paths
@@ -50,7 +51,7 @@ from agentlaunch.live.status_read import (
     shown_state,
     waited,
 )
-from agentlaunch.processes import process_running, process_start, which
+from agentlaunch.processes import process_running, process_start
 from agentlaunch.sinks import PromptSent, SessionClosed, StateChanged, TurnDone
 from agentlaunch.usage import plan_limits
 

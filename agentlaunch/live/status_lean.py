@@ -11,10 +11,10 @@ same functions :mod:`agentlaunch.cli.status` prints with.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from agentlaunch.live.status_read import STOPPED_OPTION, agent_line, json_rows, json_text, read_records, stop_marked
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -87,15 +87,6 @@ def answer(args: Sequence[str]) -> int | None:
     return 0
 
 
-def which(program: str) -> str | None:
-    """``program`` on ``$PATH`` (shutil.which's answer for a bare name, without importing shutil)."""
-    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
-        path = os.path.join(folder or os.curdir, program)
-        if os.access(path, os.X_OK) and not os.path.isdir(path):
-            return path
-    return None
-
-
 def dead_panes(socket: str | None) -> list[Pane]:
     """The agents whose tmux pane died, as :func:`agentlaunch.live.tmux.dead_agent_panes` lists them; none without tmux."""
     return PaneListing(socket).panes()
@@ -107,6 +98,8 @@ class PaneListing:
     def __init__(self, socket: str | None) -> None:
         self.pid: int | None = None
         self.read_end = -1
+        from shutil import which  # here: `status --line` lists no panes
+
         tmux = which("tmux")
         if tmux is not None:
             argv = [tmux, *(["-L", socket] if socket else []), "list-panes", "-a", "-F", PANE_FORMAT]

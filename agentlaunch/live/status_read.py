@@ -4,7 +4,7 @@ The records are written by :class:`agentlaunch.live.status.StatusWriter`; this m
 (checked field by field: a record is anyone's file), flags those whose agentlaunch process is gone as
 stale, and formats them: :func:`one_line` is the one-line form (``status --line``, the pane title) and
 :func:`json_rows` the rows of ``status --json``. It runs on every tmux status-bar refresh, so it imports
-neither pathlib, dataclasses, typing nor anything of agentlaunch's beyond the base helpers it names
+neither pathlib, dataclasses nor anything of agentlaunch's beyond the base helpers it names
 (``tests/test_status_lean.py`` holds that).
 
 A new record field is shown by ``--json`` as soon as :func:`checked_record` keeps it (an unknown plain
@@ -15,23 +15,22 @@ scalar is kept as is; a list or an object needs a line in :func:`checked_record`
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 import sys
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
 from agentlaunch.fsutil import read_regular
-from agentlaunch.jsonlite import dumps_indented, loads
 from agentlaunch.processes import same_process, valid_pid
 from agentlaunch.usage import plan_limits
 from agentlaunch.usage.warmth import warmth_text
 from agentlaunch.visible import visible
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing costs a few milliseconds at import: only mypy reads these
+if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from pathlib import Path
-    from typing import Any, Protocol, TypeGuard
 
     class PaneLike(Protocol):  # agentlaunch.live.tmux.DeadPane, agentlaunch.live.status_lean.Pane
         @property
@@ -308,7 +307,7 @@ def checked_record(data: dict[str, Any]) -> dict[str, Any]:
 def _read_record(path: str) -> dict[str, Any] | None:
     """The record in ``path``, or None when it is gone, not a regular file, too large or not a JSON object."""
     try:
-        data = loads(read_regular(path, RECORD_LIMIT).decode("utf-8"))
+        data = json.loads(read_regular(path, RECORD_LIMIT).decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return None  # gone (its session just ended), a FIFO, a huge file, not JSON, nested 10,000 deep
     return checked_record(data) if isinstance(data, dict) else None
@@ -434,7 +433,7 @@ class Setup:
 def _setup(path: str) -> Setup | None:
     """The setup record in ``path``: None unless every field has its type (as ``worktree_setup`` parses it)."""
     try:
-        data = loads(read_regular(path, SETUP_LIMIT).decode("utf-8"))
+        data = json.loads(read_regular(path, SETUP_LIMIT).decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or not all(isinstance(data.get(k), str) for k in ("agent", "worktree", "log")):
@@ -493,6 +492,5 @@ def json_rows(records: list[StatusRecord], dead: Sequence[PaneLike]) -> list[dic
 
 
 def json_text(rows: list[dict[str, Any]]) -> str:
-    """``status --json``'s output (without the final newline ``print`` adds): ``json.dumps(rows, indent=2,
-    ensure_ascii=False)``, without importing json."""
-    return dumps_indented(rows)
+    """``status --json``'s output (without the final newline ``print`` adds)."""
+    return json.dumps(rows, indent=2, ensure_ascii=False)

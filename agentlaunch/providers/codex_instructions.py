@@ -22,13 +22,13 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Mapping, Sequence
+from hashlib import sha256
 from pathlib import Path
 
 from agentlaunch import __version__
 from agentlaunch.definitions.agent_yaml import MEMO_KEEP, MEMO_LIMIT, VALIDATED_DIR
 from agentlaunch.errors import DefinitionError
 from agentlaunch.fsutil import read_regular
-from agentlaunch.stdlite import sha256
 
 KEY = "developer_instructions"
 MAX_ARG_STRLEN = 128 * 1024

@@ -34,8 +34,6 @@ import os
 import stat
 from pathlib import Path
 
-from agentlaunch.fsutil import temp_file
-
 
 def move_into(source: Path, target: Path, aside: Path) -> None:
     """Move the entry ``source`` (not a link to follow) to ``target``; what clashes with the user's goes to ``aside``."""
@@ -105,7 +103,9 @@ def _copy_across(source: Path, target: Path) -> bool:
             fresh.unlink()
         fresh.symlink_to(os.readlink(source))
     else:
-        fd, name = temp_file(target.parent, f".{target.name}.", ".moving")
+        import tempfile
+
+        fd, name = tempfile.mkstemp(".moving", f".{target.name}.", target.parent)
         fresh = Path(name)
         with os.fdopen(fd, "wb") as out, open(source, "rb") as src:
             while chunk := src.read(1 << 20):

@@ -29,12 +29,12 @@ import os
 import stat
 from collections.abc import Iterator, Mapping
 from datetime import datetime
+from hashlib import sha256
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from agentlaunch.datarecord import datarecord, field
-from agentlaunch.fsutil import PRIVATE_FILE_MODE, temp_file, tighten
-from agentlaunch.stdlite import sha256
+from agentlaunch.fsutil import PRIVATE_FILE_MODE, tighten
 from agentlaunch.token_usage import Usage, usage_problem
 from agentlaunch.usage.records import CallRecord, from_ts, to_ts
 
@@ -358,7 +358,9 @@ def clear(path: Path, mark: Mark) -> None:
         if b"\n" not in rest:  # nothing, or half a line a writer died writing (appends hold the lock)
             os.unlink(path)
             return
-        tmp_fd, tmp = temp_file(path.parent, f".{path.name}.", ".tmp")
+        import tempfile
+
+        tmp_fd, tmp = tempfile.mkstemp(".tmp", f".{path.name}.", path.parent)
         try:
             os.fchmod(tmp_fd, PRIVATE_FILE_MODE)
             with os.fdopen(tmp_fd, "wb") as fh:

@@ -12,6 +12,7 @@ import contextlib
 import json
 import math
 from collections.abc import Mapping
+from hashlib import sha256
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,6 @@ from agentlaunch import __version__, paths
 from agentlaunch.datarecord import datarecord
 from agentlaunch.errors import DefinitionError
 from agentlaunch.fsutil import read_regular
-from agentlaunch.stdlite import sha256
 from agentlaunch.token_usage import Usage
 
 if TYPE_CHECKING:

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import math
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
-TYPE_CHECKING = False  # `status --line` reads records with this module: no typing, no events (dataclasses) at run time
 if TYPE_CHECKING:
-    from typing import Any
-
     from agentlaunch.events import RateLimits, RateWindow
 
 NAMES = {"five_hour": "5h", "seven_day": "7d"}

@@ -30,10 +30,9 @@ import json
 import threading
 from datetime import UTC, date, datetime
 from decimal import Decimal
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
-
-from agentlaunch.stdlite import sha256
 
 CACHE_DIR = "price-cache"
 ENTRIES_KEEP = 256  # a few KB each; one per model priced (requested and reported ids count apart)

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentlaunch.errors import StateError
-from agentlaunch.fsutil import PRIVATE_FILE_MODE, private_dir, temp_file, tighten
+from agentlaunch.fsutil import PRIVATE_FILE_MODE, private_dir, tighten
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_S = 10.0
@@ -298,8 +298,10 @@ def _check_writable(path: Path) -> None:
     Probes by really creating a file, since permission bits say nothing to root
     and nothing about read-only mounts or immutable directories.
     """
+    import tempfile
+
     try:
-        fd, probe = temp_file(path.parent, ".agentlaunch-probe-")
+        fd, probe = tempfile.mkstemp(prefix=".agentlaunch-probe-", dir=path.parent)
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:

@@ -7,10 +7,7 @@ from the ``cache`` a record holds, whether it is still warm at a given time and 
 from __future__ import annotations
 
 from datetime import datetime
-
-TYPE_CHECKING = False  # no typing at run time: `status --line` reads this
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
 
 def span(seconds: float) -> str:

@@ -29,12 +29,12 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
 from agentlaunch.errors import AgentlaunchError, ExitCode, RefusedOverwrite
 from agentlaunch.fsutil import exclusive_lock, read_regular, write_atomic
-from agentlaunch.stdlite import sha256
 
 REGISTRY = "worktrees.json"
 LOCK = "worktrees.lock"

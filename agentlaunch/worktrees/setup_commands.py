@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,6 @@ from agentlaunch.datarecord import replace
 from agentlaunch.errors import AgentlaunchError, ExitCode, StateError
 from agentlaunch.fsutil import PRIVATE_FILE_MODE, exclusive_lock, private_dir, read_regular, write_atomic
 from agentlaunch.processes import process_start, same_process, valid_pid
-from agentlaunch.stdlite import sha256
 
 SETUP_DIR = "worktree-setup"
 RECORD_LIMIT = 64 << 10

@@ -28,54 +28,10 @@ exits 0: a broken status line must never break Claude Code's screen.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
-
-TYPE_CHECKING = False  # typing and contextlib (a third of this script's imports) are not loaded on every update
-if TYPE_CHECKING:
-    from typing import Any
-
-try:
-    import _socket as socket  # the C socket type `socket.socket` wraps: without enum, selectors and collections
-except ImportError:  # pragma: no cover  # an interpreter without CPython's _socket
-    import socket  # type: ignore[no-redef]
-
-
-class _Scanning:
-    """What the C scanner reads of a decoder: ``json.loads``'s defaults."""
-
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}.__getitem__
-
-
-try:  # the C scanner `json` wraps: `import json` loads `re` (and enum), about half this script's CPU
-    import _json
-
-    _scan: Any = _json.make_scanner(_Scanning())  # type: ignore[arg-type]  # any object with a decoder's attributes
-except ImportError:  # pragma: no cover  # an interpreter without CPython's _json
-    _scan = None
-
-
-def loads(text: str) -> Any:
-    """``json.loads(text)``, importing ``json`` only for a text that is not valid JSON (to raise its error)."""
-    text = text.strip(" \t\n\r")
-    if _scan is not None:
-        try:
-            value, end = _scan(text, 0)
-        except (StopIteration, SystemError):  # the C scanner names its errors through json.decoder: not loaded
-            pass
-        else:
-            if end == len(text):
-                return value
-    import json
-
-    return json.loads(text)
-
 
 MAX_INPUT = 1 << 20
 MAX_RECORD = 256 << 10
@@ -85,15 +41,15 @@ PIPE_CHUNK = 64 << 10
 SEP = " │ "
 
 
-def _obj(value: Any) -> dict[str, Any]:
+def _obj(value: object) -> dict[str, object]:
     return value if isinstance(value, dict) else {}
 
 
-def _count(value: Any) -> int | None:
+def _count(value: object) -> int | None:
     return value if type(value) is int and 0 <= value < 1 << 53 else None
 
 
-def _signed(value: Any) -> int | None:
+def _signed(value: object) -> int | None:
     return value if type(value) is int and -(1 << 53) < value < 1 << 53 else None
 
 
@@ -118,7 +74,7 @@ def _duration(seconds: float) -> str:
     return f"{seconds}s"
 
 
-def _read_json(path: Any, limit: int) -> dict[str, Any]:
+def _read_json(path: object, limit: int) -> dict[str, object]:
     if not isinstance(path, str) or not path:
         return {}
     try:
@@ -126,21 +82,21 @@ def _read_json(path: Any, limit: int) -> dict[str, Any]:
             data = f.read(limit + 1)
         if len(data) > limit:
             return {}
-        return _obj(loads(data.decode("utf-8")))
+        return _obj(json.loads(data.decode("utf-8")))
     except (OSError, ValueError, RecursionError):
         return {}
 
 
-def send(sock_path: Any, payload: Any, raw: bytes = b"") -> None:
+def send(sock_path: object, payload: object, raw: bytes = b"") -> None:
     """One datagram to the launch (``raw``, Claude's bytes, forwarded as they came); any failure loses only this report."""
     if not isinstance(sock_path, str):
         return
     data = b'{"event": "statusline"}\n' + raw
     if len(data) > MAX_DATAGRAM:
         short = {k: v for k, v in _obj(payload).items() if isinstance(v, str | int | float | bool | dict) and len(str(v)) < 4000}
-        import json  # only for a report too large for a datagram
-
         data = json.dumps({"event": "statusline", "payload": short, "truncated": True}).encode()
+    import socket  # here: a status line with no launch's socket to report to does not need it
+
     try:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         try:
@@ -240,7 +196,7 @@ def run_user(command: str, raw: bytes, timeout: float, cwd: str | None) -> str:
     return ""
 
 
-def plan_limits(info: dict[str, Any], now: float) -> list[str]:
+def plan_limits(info: dict[str, object], now: float) -> list[str]:
     """``5h 42% · resets 18:20`` (and ``7d …``) from Claude's ``rate_limits`` (a subscription's; absent with an API key).
 
     A figure that is not a number from 0 to 100 is left out (the launch says so once, from the same JSON); a window
@@ -262,7 +218,7 @@ def plan_limits(info: dict[str, Any], now: float) -> list[str]:
     return parts
 
 
-def ours(info: dict[str, Any], record: dict[str, Any], now: float) -> str:
+def ours(info: dict[str, object], record: dict[str, object], now: float) -> str:
     """agentlaunch's text: context, tokens to compaction, cost, the plan's limits, cache."""
     parts: list[str] = []
     usage = _obj(_obj(info.get("context_window")).get("current_usage"))
@@ -295,7 +251,8 @@ def ours(info: dict[str, Any], record: dict[str, Any], now: float) -> str:
     cache = _obj(info.get("prompt_cache"))
     if cache.get("warm") is True:
         expires = cache.get("expires_at")
-        ttl = cache.get("ttl") if isinstance(cache.get("ttl"), str) else ""
+        ttl = cache.get("ttl")
+        ttl = ttl if isinstance(ttl, str) else ""
         if isinstance(expires, int | float) and not isinstance(expires, bool) and expires > now:
             parts.append(f"cache warm {_duration(expires - now)}" + (f" of {ttl[:8]}" if ttl else ""))
         else:
@@ -315,7 +272,7 @@ def main(argv: list[str]) -> int:
     except (OSError, ValueError):
         raw = b""
     try:
-        info = _obj(loads(raw.decode("utf-8", "replace"))) if raw.strip() else {}
+        info = _obj(json.loads(raw.decode("utf-8", "replace"))) if raw.strip() else {}
     except (ValueError, RecursionError):
         info = {}
     send(config.get("socket"), info or None, raw)
@@ -325,7 +282,8 @@ def main(argv: list[str]) -> int:
     if isinstance(user, str) and user.strip():
         timeout = config.get("user_timeout")
         timeout = float(timeout) if isinstance(timeout, int | float) and 0 < timeout <= 30 else 1.5
-        cwd = info.get("cwd") if isinstance(info.get("cwd"), str) else None
+        cwd = info.get("cwd")
+        cwd = cwd if isinstance(cwd, str) else None
         theirs = run_user(user, raw, timeout, cwd)
         # Their colours (escape sequences) stay theirs; other control characters would break the line.
         theirs = "".join(c for c in theirs if c.isprintable() or c == "\x1b")

@@ -44,6 +44,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
+from hashlib import sha256
 from typing import Any
 
 from agentlaunch.events import CallUsage, Compaction, Event, Text, Warning
@@ -51,7 +52,6 @@ from agentlaunch.providers import untrusted
 from agentlaunch.providers.claude_parser import anthropic_usage
 from agentlaunch.providers.untrusted import BadUsage, Recent, count, opt_label, refused, string
 from agentlaunch.sinks import StateChanged
-from agentlaunch.stdlite import sha256
 from agentlaunch.token_usage import Usage
 
 INTERRUPTED = "[Request interrupted by user"

@@ -20,8 +20,7 @@ timeout there is 600 s; agentlaunch gives its own, short one).
 from __future__ import annotations
 
 import json
-
-from agentlaunch.stdlite import sha256
+from hashlib import sha256
 
 SOURCE = "/<session-flags>/config.toml"
 TIMEOUT = 10

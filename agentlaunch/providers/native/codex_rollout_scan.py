@@ -6,12 +6,12 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Sequence
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
 from agentlaunch.providers import untrusted
 from agentlaunch.providers.untrusted import file_key, label, opt_label, string
-from agentlaunch.stdlite import sha256
 
 HEAD_LIMIT = 1 << 20
 

@@ -20,13 +20,13 @@ already holds are known as its calls are.
 from __future__ import annotations
 
 from datetime import datetime
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
 from agentlaunch.providers import untrusted
 from agentlaunch.providers.asked import one_line, tool_question
 from agentlaunch.providers.untrusted import items, string
-from agentlaunch.stdlite import sha256
 
 HEADER_LIMIT = 1 << 20
 

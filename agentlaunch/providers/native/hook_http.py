@@ -30,9 +30,8 @@ import select
 import socket
 import time
 from collections.abc import Callable, Mapping
+from hmac import compare_digest
 from typing import TYPE_CHECKING
-
-from agentlaunch.stdlite import compare_digest
 
 if TYPE_CHECKING:
     import h11

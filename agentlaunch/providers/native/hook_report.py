@@ -5,10 +5,8 @@ JSON object the CLI writes on stdin (bounded; Codex's notify passes it as the
 last argument instead), and sends it as one datagram to SOCKET, unparsed,
 after a header line: ``{"event": EVENT}`` + ``\n`` + the CLI's bytes (the
 launch parses them; see :func:`agentlaunch.providers.native.hook_socket.parse_report`).
-It is run by file path with ``-I -S`` and imports neither ``json`` nor
-``socket`` (``_socket`` is the socket itself; together they were 40% of a
-report's CPU): it runs on every tool call. Only a payload too large for one
-datagram is parsed, to keep its short top-level values
+It is run by file path with ``-I -S`` and imports ``json`` only for a payload
+too large for one datagram: it runs on every tool call. Only such a payload is parsed, to keep its short top-level values
 (``{"event": …, "payload": …, "truncated": true}``, one JSON object). It never
 blocks (a launch that is gone or busy loses the report, not the CLI's time),
 prints nothing (Claude Code adds some hooks' stdout to the model's context)
@@ -27,11 +25,6 @@ each launch names its socket in a file of its session's; see
 from __future__ import annotations
 
 import sys
-
-try:
-    import _socket as socket  # the C socket type `socket.socket` wraps: without enum, selectors and collections
-except ImportError:  # pragma: no cover  # an interpreter without CPython's _socket
-    import socket  # type: ignore[no-redef]
 
 MAX_INPUT = 1 << 20
 """At most this much of stdin is read; a hook's input can hold a whole file the tool wrote."""
@@ -95,6 +88,8 @@ def main(argv: list[str]) -> int:
             raw = sys.stdin.buffer.read(MAX_INPUT)
         except (OSError, ValueError):
             raw = b""
+    import socket  # here: with no launch to report to (above) it is not needed
+
     try:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         try:
