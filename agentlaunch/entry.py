@@ -62,9 +62,9 @@ def lean_deck(args: list[str]) -> None:
     try:
         run_deck(*options)
     except AgentlaunchError as exc:
-        print("\n".join([*(f"error: {line}" for line in exc.message.splitlines()), *([f"hint: {exc.hint}"] if exc.hint else [])]),
-              file=sys.stderr)  # fmt: skip
-        exit_now(int(exc.exit_code))
+        from agentlaunch.cli.plain import report
+
+        exit_now(report(exc))
     exit_now(0)
 
 

@@ -34,8 +34,7 @@ class ErrorBoundary(TyperGroup):
         try:
             return super().invoke(ctx)
         except AgentlaunchError as exc:
-            report(exc)
-            raise typer.Exit(int(exc.exit_code)) from None
+            raise typer.Exit(report(exc)) from None
 
 
 app = typer.Typer(

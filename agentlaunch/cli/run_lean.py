@@ -99,8 +99,7 @@ def answer(args: Sequence[str]) -> int | None:
         note_bundled(values.get("agents_dir"))
         return launch(named["agent"], named.get("prompt"), **values)
     except AgentlaunchError as exc:
-        report(exc)
-        return int(exc.exit_code)
+        return report(exc)
     except KeyboardInterrupt:
         return 130  # what Typer gives it
     except EOFError:
