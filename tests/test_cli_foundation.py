@@ -149,12 +149,11 @@ def _cli_modules_loaded_for(args: list[str]) -> list[str]:
 
 
 def test_a_command_loads_only_the_module_that_defines_it() -> None:
-    # plain: what the commands share without Typer; run_lean: `run`'s body, shared with its Typer-free path
-    assert _cli_modules_loaded_for(["run", "demo", "hi"]) == [
-        "agentlaunch.cli.common", "agentlaunch.cli.plain", "agentlaunch.cli.run", "agentlaunch.cli.run_lean",
-    ]  # fmt: skip
+    # plain: what the commands share that needs no Typer (the error boundary's report, the prompt)
+    run = ["agentlaunch.cli.common", "agentlaunch.cli.plain", "agentlaunch.cli.run"]
+    assert _cli_modules_loaded_for(["run", "demo", "hi"]) == run
     assert _cli_modules_loaded_for(["tmux", "up"]) == ["agentlaunch.cli.common", "agentlaunch.cli.plain", "agentlaunch.cli.tmux"]
-    every = [f"agentlaunch.cli.{m}" for m in sorted({"common", "plain", "run_lean", *COMMAND_MODULES.values()})]
+    every = [f"agentlaunch.cli.{m}" for m in sorted({"common", "plain", *COMMAND_MODULES.values()})]
     assert _cli_modules_loaded_for(["--help"]) == every
     assert _cli_modules_loaded_for(["no-such-command"]) == every  # so click can list the real ones
 

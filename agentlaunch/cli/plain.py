@@ -1,8 +1,5 @@
-"""What the commands share that needs no Typer: the error console and report, the prompt, the bundled-agents note.
-
-`run`'s lean path (:mod:`agentlaunch.cli.run_lean`) prints and reads through these
-exactly as the Typer commands do, without importing Typer.
-"""
+"""What the commands share that needs no Typer: the error console and the one error boundary's report, the prompt,
+the bundled-agents note (the deck's fast start in :mod:`agentlaunch.entry` reports through it too)."""
 
 from __future__ import annotations
 
