@@ -14,7 +14,7 @@ Which command lines start anything early is decided here, before the CLI framewo
 forms `run AGENT [PROMPT]` with the few options of :data:`EARLY_OPTIONS` (:func:`read_run`). Any other (help, an
 option it does not know, ``--``, combined short flags) starts nothing early; Typer reads every command line, this
 one included, for the launch itself. A misreading could only waste a spawn (the launch adopts a child started
-exactly as it would start it, else kills it unused); ``tests/test_prespawn.py`` holds :func:`read_run` to click's
+exactly as it would start it, else kills it unused); ``tests/test_fast_paths.py`` holds :func:`read_run` to click's
 reading of generated command lines.
 
 ``AGENTLAUNCH_NO_PRESPAWN=1`` turns this off.

@@ -38,7 +38,12 @@ class Pane:
 
 
 def parse(args: Sequence[str]) -> tuple[str, str | None, str | None] | None:
-    """``("line", AGENT, SOCKET)`` or ``("json", None, SOCKET)`` for the forms answered here; None for any other."""
+    """``("line", AGENT, SOCKET)`` or ``("json", None, SOCKET)`` for the forms answered here; None for any other.
+
+    A stand-in for Typer, for these two forms only: importing the full CLI's `status` (typer, rich) costs 94 ms of
+    CPU against this module's 14.5 ms (medians of 9 fresh interpreters, 2 cores, December 2026), and `status --line`
+    runs in a tmux status bar every few seconds. ``tests/test_fast_paths.py`` holds its reading of generated
+    command lines to click's: where it gives one, click gives the same."""
     values: dict[str, str] = {}
     as_json = False
     rest = list(args)
