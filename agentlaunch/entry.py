@@ -1,4 +1,11 @@
-"""The `agentlaunch` entry point: start the provider CLI early when a known plan allows, run the CLI, exit at once."""
+"""The `agentlaunch` entry point: start the provider CLI early when a known plan allows, run the CLI, exit at once.
+
+Typer reads every command line but two forms, answered before it is imported (importing typer and building the
+command cost tens of milliseconds, measured in each fast path's docstring): ``status --line``/``--json``
+(:mod:`agentlaunch.live.status_lean`) and ``deck`` in a terminal (:func:`agentlaunch.deck.start.fast_options`).
+Each reads only its plain forms and leaves anything else (help, a typo, a usage error) to Typer; tests hold
+their readings to click's.
+"""
 
 from __future__ import annotations
 
@@ -9,40 +16,37 @@ import sys
 
 
 def main() -> None:
-    if sys.argv[1:2] == ["status"]:
-        lean_status(sys.argv[2:])
-    if sys.argv[1:2] == ["deck"]:
-        lean_deck(sys.argv[2:])
-    if sys.argv[1:2] == ["run"]:  # only `run` starts a CLI: no other command imports the early start
-        gc.disable()  # until the imports are done: no collection passes over their objects (lean_run)
+    args = sys.argv[1:]
+    if args[:1] == ["status"]:
+        fast_status(args[1:])
+    if args[:1] == ["deck"]:
+        fast_deck(args[1:])
+    if args[:1] == ["run"]:  # only `run` starts a CLI: no other command imports the early start
+        gc.disable()  # until the imports are done: no collection passes over their objects (run_cli)
         from agentlaunch.launch import prespawn
 
-        prespawn.start(sys.argv[1:])  # stdlib and PTY only: before the heavier imports below
-        lean_run(sys.argv[1:])
-    from agentlaunch.cli import main as cli_main
+        prespawn.start(args)  # stdlib and PTY only: before the heavier imports below
+    exit_now(run_cli(args))
 
+
+def run_cli(args: list[str]) -> int:
+    """Run the Typer app on ``args`` (the modules of the command they name imported first); its exit status."""
+    from agentlaunch.cli import load_commands
+
+    app = load_commands(args)
+    if not gc.isenabled():
+        # The launch's modules are loaded: their objects live as long as the process. Frozen, the collections of a
+        # long session never walk them again; collected from here on (about 4 ms of CPU a launch, measured).
+        gc.freeze()
+        gc.enable()
     try:
-        cli_main()
-        code = 0
+        app(args, prog_name="agentlaunch")
     except SystemExit as exc:
-        code = exit_code(exc)
-    exit_now(code)
+        return exit_code(exc)
+    return 0
 
 
-def lean_run(args: list[str]) -> None:
-    """``run`` without Typer when the option table describes its command line (agentlaunch.cli.run_lean)."""
-    from agentlaunch.cli.run_lean import answer
-
-    # The launch's modules are loaded: their objects live as long as the process. Frozen, the collections of a
-    # long session never walk them again; collected from here on (about 4 ms of CPU a launch, measured).
-    gc.freeze()
-    gc.enable()
-    code = answer(args)
-    if code is not None:
-        exit_now(code)
-
-
-def lean_status(args: list[str]) -> None:
+def fast_status(args: list[str]) -> None:
     """``status --line``/``--json`` on the standard library only (agentlaunch.live.status_lean); other forms return."""
     from agentlaunch.live.status_lean import answer
 
@@ -51,20 +55,20 @@ def lean_status(args: list[str]) -> None:
         exit_now(code)
 
 
-def lean_deck(args: list[str]) -> None:
-    """``deck`` with its options (or none) in a terminal, without the full CLI; anything else returns to it."""
-    from agentlaunch.deck.start import lean_options, run_deck
+def fast_deck(args: list[str]) -> None:
+    """``deck`` with its options (or none) in a terminal, before Typer is imported; anything else returns to it."""
+    from agentlaunch.deck.start import fast_options, run_deck
     from agentlaunch.errors import AgentlaunchError
 
-    options = lean_options(args)
+    options = fast_options(args)
     if options is None:
         return
     try:
         run_deck(*options)
     except AgentlaunchError as exc:
-        print("\n".join([*(f"error: {line}" for line in exc.message.splitlines()), *([f"hint: {exc.hint}"] if exc.hint else [])]),
-              file=sys.stderr)  # fmt: skip
-        exit_now(int(exc.exit_code))
+        from agentlaunch.cli.user_io import report
+
+        exit_now(report(exc))
     exit_now(0)
 
 

@@ -13,7 +13,7 @@ the direct route started in the warm-up (read from ``/proc``: the same ``-c`` op
 ``--no-daemon`` and startup message), without agentlaunch's hook flags. ``--no-early`` adds a side: the app-server
 route with the early start off (``AGENTLAUNCH_NO_PRESPAWN=1``); ``--before CHECKOUT`` another: the app-server route
 run from another checkout of agentlaunch (``main`` before a change, say; its own state folder, so neither side reads
-the other's plans and option table). The sides of a round run one after the other, their
+the other's plans). The sides of a round run one after the other, their
 order turned by one each round, so machine load hits all alike; one warm-up each is not counted. Prints the
 medians, their ratios and the middle half of the per-round ratios.
 """

@@ -176,12 +176,11 @@ def main() -> int:
             late_env = {**env, "AGENTLAUNCH_NO_PRESPAWN": "1"}
             earlier: list[Timed] = []
             as_user: list[Timed] = []
-            # The other checkout keeps its plans and `run`'s option table in a state folder of its own: the table is
-            # stamped with the files that define `run` (their mtimes differ between checkouts), so in one folder
-            # each side's launch would replace the other's table and neither would ever start its CLI early.
+            # The other checkout keeps its plans in a state folder of its own: neither side starts its CLI from the
+            # other's plan (a checkout before issue 40 also keeps `run`'s option table there, stamped with its files).
             before_env = {**env, "AGENTLAUNCH_STATE_DIR": str(tmp / "state-before")}
             if args.before:
-                run_timed(al_argv, before_env, args.before)  # its warm-up: its bytecode, its plan and option table
+                run_timed(al_argv, before_env, args.before)  # its warm-up: its bytecode and its plan
             for i in range(args.runs):
                 ours.append(run_timed(al_argv, env, REPO))
                 bare.append(bare_run())

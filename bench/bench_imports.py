@@ -3,7 +3,7 @@
 Run: ``python bench/bench_imports.py --before CHECKOUT [--rounds 21] [--module M ...]``
 
 Each round imports the same modules (by default what `agentlaunch run AGENT PROMPT` loads before and while it
-builds a headless launch: the lean `run` of ``cli/run_lean.py``, the launch, the per-turn providers, the store)
+builds a headless launch: Typer's `run` of ``cli/run.py``, the launch, the per-turn providers, the store)
 in a fresh ``python -X importtime`` of this tree and of a byte-compiled copy of ``--before``'s package (e.g.
 /work/main before a change), in alternating order. Prints, for each side, the median and the smallest total of
 the agentlaunch modules' own import time, the process's CPU, and the ratio of the medians; also how many
@@ -27,7 +27,7 @@ from statistics import median
 
 REPO = Path(__file__).resolve().parent.parent
 MODULES = [
-    "agentlaunch.cli.run_lean", "agentlaunch.launch.build", "agentlaunch.launch.session", "agentlaunch.launch.start",
+    "agentlaunch.cli.run", "agentlaunch.launch.build", "agentlaunch.launch.session", "agentlaunch.launch.start",
     "agentlaunch.launch.turn_cycle", "agentlaunch.providers.codex", "agentlaunch.providers.gemini",
     "agentlaunch.providers.claude", "agentlaunch.usage.store", "agentlaunch.usage.meter",
 ]  # fmt: skip

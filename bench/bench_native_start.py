@@ -171,9 +171,8 @@ def main() -> int:
                 return [a.replace(sid, new) for a in bare_argv]
 
             until_echo(fresh(), bare_env, bare_cwd)
-            # The other checkout keeps its plans and `run`'s option table in a state folder of its own: the table is
-            # stamped with the files that define `run` (their mtimes differ between checkouts), so in one folder
-            # each side's launch would replace the other's table and neither would ever start its CLI early.
+            # The other checkout keeps its plans in a state folder of its own: neither side starts its CLI from the
+            # other's plan (a checkout before issue 40 also keeps `run`'s option table there, stamped with its files).
             before_env = {**env, "AGENTLAUNCH_STATE_DIR": str(root / "state-before")}
             if args.before:
                 until_echo(al_argv, before_env, args.before)  # its warm-up: its bytecode and its plan

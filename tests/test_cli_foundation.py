@@ -149,13 +149,12 @@ def _cli_modules_loaded_for(args: list[str]) -> list[str]:
 
 
 def test_a_command_loads_only_the_module_that_defines_it() -> None:
-    # user_io: what the commands say and read without Typer; run_lean: `run`'s body, shared with its Typer-free path
-    assert _cli_modules_loaded_for(["run", "demo", "hi"]) == [
-        "agentlaunch.cli.common", "agentlaunch.cli.run", "agentlaunch.cli.run_lean", "agentlaunch.cli.user_io",
-    ]  # fmt: skip
+    # user_io: what the commands share that needs no Typer (the error boundary's report, the prompt)
+    run = ["agentlaunch.cli.common", "agentlaunch.cli.run", "agentlaunch.cli.user_io"]
+    assert _cli_modules_loaded_for(["run", "demo", "hi"]) == run
     tmux_up = ["agentlaunch.cli.common", "agentlaunch.cli.tmux", "agentlaunch.cli.user_io"]
     assert _cli_modules_loaded_for(["tmux", "up"]) == tmux_up
-    every = [f"agentlaunch.cli.{m}" for m in sorted({"common", "user_io", "run_lean", *COMMAND_MODULES.values()})]
+    every = [f"agentlaunch.cli.{m}" for m in sorted({"common", "user_io", *COMMAND_MODULES.values()})]
     assert _cli_modules_loaded_for(["--help"]) == every
     assert _cli_modules_loaded_for(["no-such-command"]) == every  # so click can list the real ones
 

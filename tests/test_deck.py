@@ -369,19 +369,19 @@ def test_the_claude_plan_limits_show_on_the_row_as_the_status_table_says_them(ag
     drive(Deck(sources(agents_dir)), script, size=(200, 30))
 
 
-def test_the_lean_start_reads_the_deck_options_and_leaves_anything_else_to_the_full_cli(monkeypatch: Any) -> None:
-    from agentlaunch.deck.start import lean_options
+def test_the_fast_start_reads_the_deck_options_and_leaves_anything_else_to_the_full_cli(monkeypatch: Any) -> None:
+    from agentlaunch.deck.start import fast_options
 
     monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     monkeypatch.setenv("AGENTLAUNCH_TMUX_SOCKET", "from-env")
-    assert lean_options([]) == ("from-env", None)
-    assert lean_options(["-L", "work", "--agents-dir", "a"]) == ("work", Path("a"))
-    assert lean_options(["--socket=w2", "--agents-dir=b"]) == ("w2", Path("b"))
+    assert fast_options([]) == ("from-env", None)
+    assert fast_options(["-L", "work", "--agents-dir", "a"]) == ("work", Path("a"))
+    assert fast_options(["--socket=w2", "--agents-dir=b"]) == ("w2", Path("b"))
     for other in (["--help"], ["-L"], ["-L", "--help"], ["--agents-dir="], ["stray"], ["-L=x"]):
-        assert lean_options(other) is None, other  # typer answers these (help, usage errors: exit 2)
+        assert fast_options(other) is None, other  # typer answers these (help, usage errors: exit 2)
     monkeypatch.setattr(sys.stdout, "isatty", lambda: False)
-    assert lean_options([]) is None  # not a terminal: the full CLI's exit 2
+    assert fast_options([]) is None  # not a terminal: the full CLI's exit 2
 
 
 def test_a_pane_that_shows_nothing_new_is_captured_less_often_and_a_change_brings_it_back(agents_dir: Path) -> None:

@@ -1,10 +1,8 @@
-"""A per-turn CLI's first turn as a plan keeps it (launch/early_turn): the prompt's place in argv or on stdin, and
-the user's files a delivery copied (launch/prespawn.sources_unchanged)."""
+"""A per-turn CLI's first turn as a plan keeps it (launch/early_turn): the prompt's place in argv."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -22,33 +20,26 @@ def startup(sid: str, now: datetime) -> str:
     return f"<agentlaunch-startup>\nSession: {sid}\nNow: {early_turn.now_text(now)}\n</agentlaunch-startup>\n"
 
 
-@given(first=prompts, second=prompts, on_stdin=st.booleans())
-def test_a_kept_first_turn_gives_the_next_launchs_turn_with_its_own_prompt_session_and_time(
-    first: str, second: str, on_stdin: bool
-) -> None:
+@given(first=prompts, second=prompts)
+def test_a_kept_first_turn_gives_the_next_launchs_turn_with_its_own_prompt_session_and_time(first: str, second: str) -> None:
     text = startup(SID, THEN) + first
-    argv = ["gemini", "--session-id", SID] if on_stdin else ["codex", "exec", "--", text]
-    stdin = text.encode("utf-8") if on_stdin else b""
-    record = early_turn.turn_record(argv, stdin, text, first, SID, THEN)
+    argv = ["codex", "exec", "--", text]
+    record = early_turn.turn_record(argv, b"", text, first, SID, THEN)
     assert record is not None  # the head keeps stand-ins for the session id and the time, never the prompt
     head = f"<agentlaunch-startup>\nSession: {early_turn.SESSION}\nNow: {early_turn.NOW}\n</agentlaunch-startup>\n"
     assert record["prompt_head"] == head
-    assert record["prompt_at"] == (early_turn.STDIN if on_stdin else 3)
+    assert record["prompt_at"] == 3
     kept = [a.replace(SID, prespawn.SESSION) for a in argv]
-    if not on_stdin:
-        kept[3] = ""
+    kept[3] = ""
     planned = [a.replace(prespawn.SESSION, NEW_SID) for a in kept]
     made = early_turn.with_prompt(planned, record, second, NEW_SID, LATER)
-    expected = startup(NEW_SID, LATER) + second
-    if on_stdin:
-        assert made == (["gemini", "--session-id", NEW_SID], expected.encode("utf-8"))
-    else:
-        assert made == (["codex", "exec", "--", expected], b"")
+    assert made == ["codex", "exec", "--", startup(NEW_SID, LATER) + second]
 
 
-def test_a_turn_whose_text_is_neither_in_argv_nor_all_of_stdin_is_not_kept() -> None:
+def test_a_turn_whose_text_is_not_in_argv_is_not_kept() -> None:
     text = startup(SID, THEN) + "hi"
-    assert early_turn.turn_record(["gemini"], text[:-1].encode(), text, "hi", SID, THEN) is None
+    assert early_turn.turn_record(["gemini"], text.encode(), text, "hi", SID, THEN) is None  # its prompt on stdin
+    assert early_turn.turn_record(["codex", text], text.encode(), text, "hi", SID, THEN) is None  # stdin too
     assert early_turn.turn_record(["gemini"], b"", text, "hi", SID, THEN) is None
     assert early_turn.turn_record(["codex", text], b"", text, "-", SID, THEN) is None  # the prompt came on stdin
     assert early_turn.turn_record(["codex", text], b"", text, "", SID, THEN) is None
@@ -65,7 +56,8 @@ def test_a_turn_whose_text_is_neither_in_argv_nor_all_of_stdin_is_not_kept() -> 
         ({"prompt_at": 0, "prompt_head": "h"}, "hi"),  # that element is not the empty slot
         ({"prompt_at": True, "prompt_head": "h"}, "hi"),
         ({"prompt_at": "argv", "prompt_head": "h"}, "hi"),  # no such place
-        ({"prompt_at": early_turn.STDIN, "prompt_head": 3}, "hi"),  # no head
+        ({"prompt_at": "stdin", "prompt_head": "h"}, "hi"),  # no such place (Gemini's once)
+        ({"prompt_at": 1, "prompt_head": 3}, "hi"),  # no head
         ({"prompt_head": "h"}, "hi"),
     ],
 )
@@ -73,21 +65,3 @@ def test_a_plan_that_does_not_say_plainly_where_the_prompt_goes_starts_nothing(
     plan: dict[str, object], prompt: str | None
 ) -> None:
     assert early_turn.with_prompt(["cli", ""], plan, prompt, NEW_SID, LATER) is None
-
-
-def test_the_users_copied_files_must_hold_the_bytes_they_held_when_the_plan_was_kept(tmp_path: Path) -> None:
-    memory, settings, absent = tmp_path / "GEMINI.md", tmp_path / "settings.json", tmp_path / "none.json"
-    memory.write_text("mine\n")
-    settings.write_text("{}")
-    plan = {"sources": {str(p): prespawn.file_digest(p) for p in (memory, settings, absent)}}
-    assert plan["sources"][str(absent)] is None
-    assert prespawn.sources_unchanged(plan) and prespawn.sources_unchanged({})
-    memory.write_text("mine, changed\n")
-    assert not prespawn.sources_unchanged(plan)
-    memory.write_text("mine\n")
-    absent.write_text("{}")  # a file that was not there then
-    assert not prespawn.sources_unchanged(plan)
-    absent.unlink()
-    settings.unlink()  # one that was
-    assert not prespawn.sources_unchanged(plan)
-    assert not prespawn.sources_unchanged({"sources": [str(memory)]})  # not what a plan keeps

@@ -38,7 +38,7 @@ def loaded_of(modules: list[str], wanted: set[str]) -> list[str]:
 
 
 def test_a_native_claude_launch_imports_none_of_codexs_app_server_route() -> None:
-    modules = ["agentlaunch.cli.run_lean", "agentlaunch.launch.native", "agentlaunch.providers.claude",
+    modules = ["agentlaunch.launch.build", "agentlaunch.launch.native", "agentlaunch.providers.claude",
                "agentlaunch.providers.native.claude"]  # fmt: skip
     codex = {"agentlaunch.launch.native_remote", "agentlaunch.providers.codex_appserver", "agentlaunch.providers.codex",
              "agentlaunch.providers.native.unix_websocket", "agentlaunch.providers.native.codex_remote"}  # fmt: skip
@@ -50,7 +50,7 @@ def test_a_launchs_modules_import_no_dataclasses() -> None:
     """The launch path's records are agentlaunch.datarecord's: ``dataclasses`` (with ``inspect``) stays unloaded."""
     modules = [
         "agentlaunch.entry", "agentlaunch.launch.prespawn", "agentlaunch.launch.early_interface",
-        "agentlaunch.launch.early_appserver", "agentlaunch.launch.early_turn", "agentlaunch.cli.run_lean",
+        "agentlaunch.launch.early_appserver", "agentlaunch.launch.early_turn", "agentlaunch.cli.user_io",
         "agentlaunch.launch.modes", "agentlaunch.launch.native", "agentlaunch.providers.claude",
         "agentlaunch.providers.codex", "agentlaunch.providers.gemini", "agentlaunch.providers.native.claude",
         "agentlaunch.providers.native.gemini", "agentlaunch.launch.native_remote",

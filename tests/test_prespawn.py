@@ -8,79 +8,13 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-import typer.main
 
 from agentlaunch import paths
-from agentlaunch.cli import load_commands
 from agentlaunch.launch import early_plans, prespawn
 from agentlaunch.launch.transport import Child
 from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
-
-
-def run_command() -> Any:
-    """The click command of `agentlaunch run`, as the CLI builds it."""
-    return typer.main.get_command(load_commands(["run"])).commands["run"]
-
-
-def run_table() -> dict[str, Any]:
-    """`run`'s option table, as the CLI hands it to the early start."""
-    group = typer.main.get_command(load_commands(["run"]))
-    return prespawn.option_table(run_command().params, group.context_settings["help_option_names"])
-
-
-@pytest.mark.parametrize(
-    ("args", "shape"),
-    [
-        (["run", "demo", "hi"], ("demo", None, None)),
-        (["run", "demo", "-p", "hi", "--agents-dir", "/a", "--json"], ("demo", "/a", None)),
-        (["run", "--working-dir=/w", "demo", "-"], ("demo", None, "/w")),
-        (["run", "demo"], None),  # the chat: not a headless turn
-        (["run", "demo", "-c", "hi"], None),  # resumes: the session id is not new
-        (["run", "demo", "-r", "x", "hi"], None),
-        (["run", "demo", "--resume=x", "hi"], None),
-        (["run", "demo", "--something-new", "hi"], None),  # unknown option: leave it to the full launch
-        (["list"], None),
-        ([], None),
-    ],
-)
-def test_only_headless_new_sessions_are_started_early(args: list[str], shape: tuple[str, str | None, str | None] | None) -> None:
-    assert prespawn.headless_new_session(args, run_table()) == shape
-
-
-def test_every_parameter_of_run_has_a_meaning_for_the_early_start() -> None:
-    """Fails when `run` gains a parameter: say in prespawn whether it shapes the plan, resumes, or does neither."""
-    groups = (prespawn.PLAN_PLACE, prespawn.NOT_NEW, prespawn.PROMPT, prespawn.INERT)
-    names = [p.name for p in run_command().params] + ["help"]
-    for name in names:
-        assert sum(name in group for group in groups) == 1, f"run's parameter {name!r} is unknown to launch/prespawn.py"
-    assert sorted(prespawn.KNOWN_PARAMS) == sorted(names), "prespawn names a parameter `run` no longer has"
-
-
-def test_the_option_table_follows_the_click_definition() -> None:
-    table = run_table()
-    assert table["arguments"] == ["agent", "prompt"]
-    assert table["options"]["--timeout"] == ["timeout", 1] and table["options"]["-q"] == ["quiet", 0]
-    assert table["options"]["-h"] == ["help", 0] and table["options"]["--resume"] == ["resume", 1]
-    # An option the table has but the early start does not know (a newer agentlaunch's): the full launch decides.
-    newer = {**table, "options": {**table["options"], "--model": ["model", 1]}}
-    assert prespawn.headless_new_session(["run", "demo", "--model", "x", "hi"], newer) is None
-    # No table (nothing was ever remembered): nothing to start early.
-    assert prespawn.headless_new_session(["run", "demo", "hi"], None) is None
-
-
-def test_a_launch_keeps_runs_option_table_for_the_next_early_start(agents_dir: Path, isolated_home: Path) -> None:
-    state = isolated_home / "state"
-    assert prespawn.read_run_options(state) is None
-    assert run_cli("run", "demo", "one", "--agents-dir", str(agents_dir)).returncode == 0
-    kept = prespawn.read_run_options(state)
-    assert kept == json.loads(json.dumps(run_table()))
-    assert prespawn.headless_new_session(["run", "demo", "two", "--agents-dir", "/a"], kept) == ("demo", "/a", None)
-    # A table another version of agentlaunch wrote is not trusted.
-    (state / early_plans.RUN_OPTIONS).write_text(json.dumps({**run_table(), "version": "0.0.0-other"}))
-    assert prespawn.read_run_options(state) is None
 
 
 def test_the_early_start_looks_where_paths_keeps_the_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -90,7 +24,7 @@ def test_the_early_start_looks_where_paths_keeps_the_state(tmp_path: Path, monke
     monkeypatch.delenv("AGENTLAUNCH_STATE_DIR")
     monkeypatch.setattr(platformdirs, "user_state_dir", lambda app: str(tmp_path / "platform-state" / app))
     looked: list[Path] = []
-    monkeypatch.setattr(prespawn, "read_run_options", lambda state_dir: looked.append(state_dir))
+    monkeypatch.setattr(prespawn, "read_regular", lambda path, limit: looked.append(path.parent.parent) or b"{}")
     prespawn.start(["run", "demo", "hi"])
     assert looked == [paths.state_dir()] == [tmp_path / "platform-state" / "agentlaunch"]
 

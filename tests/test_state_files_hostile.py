@@ -219,7 +219,7 @@ def test_the_status_reader_takes_any_bytes(tmp_path: Path, blobs: list[bytes]) -
 
 
 def test_fifos_in_place_of_the_launch_caches_do_not_block_run(agents_dir: Path, tmp_path: Path) -> None:
-    """Every cache a launch keeps (validated memos, launch plans, run options, prefix records, CLI versions,
+    """Every cache a launch keeps (validated memos, launch plans, prefix records, CLI versions,
     prices) is read as input: a FIFO left in its place must not block the next run."""
     first = run_cli("run", "demo", "hello", "--agents-dir", str(agents_dir), timeout=120)
     assert first.returncode == 0, first.stderr
@@ -228,6 +228,6 @@ def test_fifos_in_place_of_the_launch_caches_do_not_block_run(agents_dir: Path, 
     for cached in caches:
         cached.unlink()
         os.mkfifo(cached)
-    assert {p.relative_to(state).parts[0] for p in caches} >= {"validated", "launch-plans", "prefix", "run-options.json"}
+    assert {p.relative_to(state).parts[0] for p in caches} >= {"validated", "launch-plans", "prefix"}
     again = run_cli("run", "demo", "hello", "--agents-dir", str(agents_dir), timeout=120)  # a hang fails on the timeout
     assert again.returncode == 0, again.stderr

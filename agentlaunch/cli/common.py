@@ -34,8 +34,7 @@ class ErrorBoundary(TyperGroup):
         try:
             return super().invoke(ctx)
         except AgentlaunchError as exc:
-            report(exc)
-            raise typer.Exit(int(exc.exit_code)) from None
+            raise typer.Exit(report(exc)) from None
 
 
 app = typer.Typer(
@@ -104,16 +103,8 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def root(
-    ctx: typer.Context,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
     ] = False,
 ) -> None:
     """Launch AI coding agents from one definition."""
-    if ctx.invoked_subcommand == "run":
-        # The early start of the next launch reads `run`'s options from its definition, never from a copy.
-        from agentlaunch.launch import early_plans, prespawn
-
-        command = ctx.command.get_command(ctx, "run") if isinstance(ctx.command, TyperGroup) else None
-        if command is not None:
-            early_plans.note_run_options(prespawn.option_table(command.params, ctx.help_option_names))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -10,7 +11,13 @@ import typer
 
 from agentlaunch import paths
 from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, complete_agent, err, out
-from agentlaunch.cli.run_lean import launch
+from agentlaunch.cli.user_io import read_prompt
+from agentlaunch.errors import UsageError
+from agentlaunch.launch import prespawn
+from agentlaunch.launch.build import build_launch
+from agentlaunch.launch.modes import RunRequest, choose_mode, run_mode
+from agentlaunch.launch.session import LaunchOptions
+from agentlaunch.usage.budget import check_budget_usd
 from agentlaunch.usage.store import Store
 from agentlaunch.visible import for_markup
 
@@ -92,10 +99,26 @@ def run(
     Example: agentlaunch run reviewer   ·   agentlaunch run reviewer -c   ·   agentlaunch run demo "hello"
     ·   echo "hi" | agentlaunch run demo - --json
     """
-    code = launch(agent, prompt, prompt_opt, continue_last=continue_last, resume=resume, as_json=as_json, quiet=quiet,
-                  timeout=timeout, working_dir=working_dir, line=line, force=force, worktree=worktree,
-                  budget_usd=budget_usd, fork=fork, agents_dir=agents_dir, templates_dir=templates_dir)  # fmt: skip
-    raise typer.Exit(code)
+    if continue_last and resume:
+        raise UsageError("use --continue or --resume ID, not both")
+    if fork and (continue_last or resume):
+        raise UsageError("--fork starts a new session: not with --resume or --continue")
+    text = read_prompt(prompt, prompt_opt)
+    if text is None and as_json:
+        raise UsageError("--json needs a prompt (headless mode)")
+    if text is None and not sys.stdin.isatty():
+        raise UsageError("no prompt: pass PROMPT, -p PROMPT, or - to read it from stdin (the chat needs a terminal)")
+    options = LaunchOptions(
+        agent=agent, agents_dir=paths.agents_dir(agents_dir), templates_dir=templates_dir, working_dir=working_dir,
+        resume=resume, continue_last=continue_last, fork=fork, force=force, worktree=worktree,
+        # Not with --worktree: the next launch's early start, keyed without it, must not run in the worktree.
+        plan_key=None if worktree else prespawn.plan_key(agent, str(agents_dir) if agents_dir else None,
+                                                         str(working_dir) if working_dir else None),
+        budget_usd=None if budget_usd is None else check_budget_usd(budget_usd),
+    )  # fmt: skip
+    request = RunRequest(text, line=line, as_json=as_json, quiet=quiet, timeout=timeout)
+    mode = choose_mode(options, request)
+    raise typer.Exit(run_mode(mode, build_launch(mode.options, mode.views)))
 
 
 @app.command()

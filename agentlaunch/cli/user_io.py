@@ -1,9 +1,5 @@
-"""What the commands say to the person and read from them without Typer: the error console and report, the prompt,
-the bundled-agents note.
-
-`run`'s lean path (:mod:`agentlaunch.cli.run_lean`) prints and reads through these
-exactly as the Typer commands do, without importing Typer.
-"""
+"""What the commands share that needs no Typer: the error console and the one error boundary's report, the prompt,
+the bundled-agents note (the deck's fast start in :mod:`agentlaunch.entry` reports through it too)."""
 
 from __future__ import annotations
 
@@ -19,13 +15,16 @@ from agentlaunch.visible import for_markup
 err = LazyConsole(stderr=True, highlight=False)
 
 
-def report(exc: AgentlaunchError) -> None:
-    """Print a user-facing error on stderr: each line of its message, then its hint."""
+def report(exc: AgentlaunchError) -> int:
+    """The one error boundary's answer: each line of ``exc``'s message as ``error:``, then its ``hint:``, on stderr;
+    its exit code. Every command that ends on an AgentlaunchError ends here (the Typer app's ``ErrorBoundary``,
+    the deck's start in :mod:`agentlaunch.entry`)."""
     for line in exc.message.splitlines():
         # A message may quote what a provider said: never markup, never an escape sequence.
         err.print(f"[bold red]error:[/] {for_markup(line)}", markup=True, soft_wrap=True)
     if exc.hint:
         err.print(f"[dim]hint:[/] {for_markup(exc.hint)}", markup=True, soft_wrap=True)
+    return int(exc.exit_code)
 
 
 def note_bundled(value: Path | None) -> None:

@@ -172,4 +172,4 @@ def remember(
         "cwd": str(cwd),
     }
     with contextlib.suppress(OSError):  # a plan kept is advice for the next launch, never a reason to fail this one
-        keep_plan(plan_path(state_dir, key), state_dir, record, instructions, digest, agent_yaml, inputs)
+        keep_plan(plan_path(state_dir, key), record, instructions, digest, agent_yaml, inputs)

@@ -42,7 +42,7 @@ from uuid import uuid4
 from agentlaunch import runtime_dirs
 from agentlaunch.fsutil import read_regular, remove_tree
 from agentlaunch.launch.early_child import Prespawned
-from agentlaunch.launch.early_plans import CACHE_DIR, PLANS_KEEP, env_of, keep_run_options, write_if_changed
+from agentlaunch.launch.early_plans import CACHE_DIR, PLANS_KEEP, env_of, write_if_changed
 from agentlaunch.launch.reaper import become_subreaper
 from agentlaunch.launch.terminal import MIN_COLS, MIN_ROWS, saved_mode
 from agentlaunch.launch.transport import Child, window_size
@@ -269,23 +269,21 @@ def remember(
             "status_dir": str(status.parent) if status is not None else None, "bucket": time_bucket(now),
             "listener": listener is not None,
         }  # fmt: skip
-        keep_plan(plan_path(state_dir, key), state_dir, record, instructions, digest, agent_yaml, inputs)
+        keep_plan(plan_path(state_dir, key), record, instructions, digest, agent_yaml, inputs)
     except (OSError, UnicodeDecodeError):
         return  # a plan kept is advice for the next launch, never a reason to fail this one
 
 
 def keep_plan(
-    path: Path, state_dir: Path, record: Mapping[str, Any], instructions: Path, digest: str, agent_yaml: Path,
-    inputs: Sequence[Path],
+    path: Path, record: Mapping[str, Any], instructions: Path, digest: str, agent_yaml: Path, inputs: Sequence[Path],
 ) -> None:  # fmt: skip
-    """Write ``record`` at ``path`` with what :func:`inputs_hold` checks (the agent has no env), and `run`'s option
-    table for the next launch's early start; OSError when a file cannot be read or written."""
+    """Write ``record`` at ``path`` with what :func:`inputs_hold` checks (the agent has no env); OSError when a file
+    cannot be read or written."""
     full = {
         **record, "instructions": str(instructions), "digest": digest, "agent_yaml": str(agent_yaml),
         "agent_yaml_digest": _digest(agent_yaml), "agent_env": False, "inputs": {str(p): _digest(p) for p in inputs},
         "agent_files": sorted(os.listdir(agent_yaml.parent)),
     }  # fmt: skip
-    keep_run_options(state_dir)
     if write_if_changed(path, json.dumps(full, sort_keys=True).encode()):
         from agentlaunch.fsutil import keep_newest
 

@@ -2,14 +2,13 @@
 
 A launch keeps its plan for the next launch's early start (:func:`agentlaunch.launch.prespawn.remember`,
 :func:`agentlaunch.launch.early_interface.keep_plan`, and native Codex's app-server's) in
-``<state dir>/launch-plans``, with `run`'s option table beside them; the early starts read them before the
-CLI is spawned, so this module, below all of them, imports the standard library only.
+``<state dir>/launch-plans``; the early starts read them before the
+CLI is spawned, so this module, below all of them, imports the standard library only (and no ``typing``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Mapping
 from hashlib import sha256
 from pathlib import Path
@@ -19,22 +18,6 @@ from agentlaunch.fsutil import read_regular
 
 CACHE_DIR = "launch-plans"
 PLANS_KEEP = 64  # plans kept (the newest): one per agent, agents dir, working dir and current directory
-RUN_OPTIONS = "run-options.json"  # in the state dir (not among the plans, which are trimmed to the newest)
-
-_run_options: dict[str, Any] | None = None  # `run`'s option table, as the CLI handed it over
-
-
-def note_run_options(table: dict[str, Any]) -> None:
-    """The CLI's `run` command describes its parameters (:func:`agentlaunch.launch.prespawn.option_table`); the launch
-    keeps them (:func:`keep_run_options`)."""
-    global _run_options
-    _run_options = table
-
-
-def keep_run_options(state_dir: Path) -> None:
-    """Keep `run`'s option table the CLI handed over (:func:`note_run_options`) for the next launch's early start."""
-    if _run_options is not None:
-        write_if_changed(state_dir / RUN_OPTIONS, json.dumps(_run_options, sort_keys=True).encode())
 
 
 def env_of(agent_yaml: Path, plan: Mapping[str, Any]) -> dict[str, str] | None:

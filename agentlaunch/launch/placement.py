@@ -73,8 +73,6 @@ class Placement:
     fingerprint_argv: list[str] = field(default_factory=list)
     """``argv`` as the prefix fingerprint sees it: without the agent's own text, which it hashes section by
     section (so a changed soul is reported as the soul, not also as changed flags)."""
-    sources: list[Path] = field(default_factory=list)
-    """The user's files the delivery copied (``Delivered.sources``)."""
 
 
 def system_prompt_path(state_dir: Path, agent: str, filename: str) -> Path:
@@ -144,7 +142,6 @@ def place_instructions(
     return Placement(
         rendered=rendered, path=path, argv=delivered.argv, notices=notices, env=delivered.env, skills=installed,
         fingerprint_argv=delivered.argv if delivered.fingerprint_argv is None else delivered.fingerprint_argv,
-        sources=delivered.sources,
     )  # fmt: skip
 
 

@@ -10,11 +10,12 @@ plan: when it is identical (same argv, same environment, same instructions
 bytes) it adopts the running child; otherwise it kills the child unused and
 spawns as usual. A child that is never adopted is killed at exit.
 
-Which arguments make a headless new session is read from `run`'s own click
-definition: the CLI hands its option table over (:func:`~agentlaunch.launch.early_plans.note_run_options`)
-and :func:`remember` keeps it beside the plans, so this module never keeps a
-second list of options. Without a remembered table there is no plan either,
-and nothing to start early.
+Which command lines start anything early is decided here, before the CLI framework is imported: the plain
+forms `run AGENT [PROMPT]` with the few options of :data:`EARLY_OPTIONS` (:func:`read_run`). Any other (help, an
+option it does not know, ``--``, combined short flags) starts nothing early; Typer reads every command line, this
+one included, for the launch itself. A misreading could only waste a spawn (the launch adopts a child started
+exactly as it would start it, else kills it unused); ``tests/test_fast_paths.py`` holds :func:`read_run` to click's
+reading of generated command lines.
 
 ``AGENTLAUNCH_NO_PRESPAWN=1`` turns this off.
 """
@@ -25,46 +26,34 @@ import atexit
 import contextlib
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from hashlib import sha256
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 from uuid import uuid4
 
-from agentlaunch import __version__, paths
+from agentlaunch import paths
 from agentlaunch.fsutil import read_regular
 from agentlaunch.launch.early_child import Prespawned as Prespawned  # the launch's modules name it here
-from agentlaunch.launch.early_plans import CACHE_DIR, PLANS_KEEP, RUN_OPTIONS, env_of, keep_run_options, write_if_changed
+from agentlaunch.launch.early_plans import CACHE_DIR, PLANS_KEEP, env_of, write_if_changed
 from agentlaunch.launch.reaper import become_subreaper
 from agentlaunch.launch.transport import Child, window_size
 
 SESSION = "{session}"
-CLI_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cli")
-DEFINED_IN = ("run.py", "common.py")  # where `run`'s parameters are declared (read as files, never imported here)
-
-# What each parameter of `run` means to the early start, by its click name. `run`'s
-# definition says which options take a value; this says what they change. A test fails
-# when `run` has a parameter that is not in exactly one of these.
-PLAN_PLACE = ("agent", "agents_dir", "working_dir")  # which plan applies (the plan's key)
-# A resumed or forked session, no launch, or a --worktree one (its directory is known once git is asked):
-# nothing to start early.
-NOT_NEW = ("continue_last", "resume", "fork", "help", "worktree")
-PROMPT = ("prompt", "prompt_opt")  # a headless turn has one
-INERT = ("as_json", "quiet", "timeout", "force", "templates_dir", "budget_usd", "line")  # no say in which plan applies
-KNOWN_PARAMS = PLAN_PLACE + NOT_NEW + PROMPT + INERT
+# `run`'s options the early start reads, each with its parameter's name and whether it takes a value (a test holds
+# them to `run`'s click definition); any other option leaves the command line to the launch alone.
+EARLY_OPTIONS = {
+    "-p": ("prompt_opt", True), "--prompt": ("prompt_opt", True),  # a headless turn's prompt
+    "--agents-dir": ("agents_dir", True), "--working-dir": ("working_dir", True),  # which plan applies (its key)
+    "-q": ("quiet", False), "--quiet": ("quiet", False),  # no say in the plan
+    "--json": ("as_json", False), "--line": ("line", False),  # headless, or the line chat: not the CLI's interface
+}  # fmt: skip
 INTERFACE_NOT = ("line", "as_json")  # without a prompt: the line chat, or refused (not the CLI's own interface)
 
 
 if TYPE_CHECKING:
-    class ClickParam(Protocol):
-        """What :func:`option_table` reads of a click parameter (click is never imported here)."""
-
-        name: str | None
-        opts: list[str]
-        secondary_opts: list[str]
-        nargs: int
-        param_type_name: str
+    from typing import Any
 
 
 class EarlyTurn(Prespawned):
@@ -76,49 +65,6 @@ class EarlyTurn(Prespawned):
 
 
 _pending: Prespawned | None = None
-
-
-def option_table(params: Iterable[ClickParam], help_names: Sequence[str]) -> dict[str, Any]:
-    """`run`'s parameters as the early start reads them: each option string with its parameter's name and the
-    number of values it takes (0 for a flag), the arguments in order, and the agentlaunch version."""
-    options: dict[str, list[Any]] = {name: ["help", 0] for name in help_names}
-    arguments: list[str] = []
-    for param in params:
-        name = str(param.name)
-        if param.param_type_name == "argument":
-            arguments.append(name)
-            continue
-        takes = 0 if getattr(param, "is_flag", False) or getattr(param, "count", False) else param.nargs
-        for opt in (*param.opts, *param.secondary_opts):
-            options[opt] = [name, takes]
-    return {"version": table_version(), "options": options, "arguments": arguments}
-
-
-def table_version() -> str:
-    """What a kept option table must match: agentlaunch's version and the files that define `run`'s options as they
-    are now (size and mtime), so a checkout whose `run` changed without a new version never reads a stale table
-    (the lean path would take an option `run` no longer has)."""
-    stamps = []
-    for name in DEFINED_IN:
-        try:
-            info = os.stat(os.path.join(CLI_DIR, name))
-            stamps.append(f"{info.st_size}.{info.st_mtime_ns}")
-        except OSError:
-            stamps.append("-")
-    return f"{__version__}+{'+'.join(stamps)}"
-
-
-def read_run_options(state_dir: Path) -> dict[str, Any] | None:
-    """The option table the last launch kept, when this version of agentlaunch wrote it."""
-    try:
-        table = json.loads(read_regular(state_dir / RUN_OPTIONS, 1 << 20))
-    except (OSError, ValueError, RecursionError):
-        return None
-    if not isinstance(table, dict) or table.get("version") != table_version():
-        return None
-    if not isinstance(table.get("options"), dict) or not isinstance(table.get("arguments"), list):
-        return None
-    return table
 
 
 def plan_key(agent: str, agents_dir: str | None, working_dir: str | None) -> str:
@@ -133,91 +79,38 @@ def plan_key(agent: str, agents_dir: str | None, working_dir: str | None) -> str
     return sha256(json.dumps(identity).encode()).hexdigest()[:24]
 
 
-def headless_new_session(args: Sequence[str], table: Mapping[str, Any] | None) -> tuple[str, str | None, str | None] | None:
-    """(agent, --agents-dir, --working-dir) when ``args`` are a headless `run` of a new session, else None.
-
-    ``table`` is `run`'s option table (:func:`option_table`). Anything it does not
-    describe plainly (an unknown option, combined short flags, ``--``) leaves the
-    decision to the full launch: None.
-    """
-    parsed = parse_run(args, table)
-    if parsed is None or parsed[1] is None:
+def read_run(args: Sequence[str]) -> tuple[tuple[str, str | None, str | None], str | None, set[str]] | None:
+    """A plain `run` of ``args``: the plan's place (agent, --agents-dir, --working-dir), its prompt (None: none
+    given; ``-``: on stdin) and the flags given, by parameter name; None for anything else: not `run`, help, an
+    option not in :data:`EARLY_OPTIONS`, ``--``, a value missing, empty or like an option, a prompt given twice,
+    an argument too many."""
+    if len(args) < 2 or args[0] != "run":
         return None
-    return parsed[0]
-
-
-def interface_new_session(args: Sequence[str], table: Mapping[str, Any] | None) -> tuple[str, str | None, str | None] | None:
-    """(agent, --agents-dir, --working-dir) when ``args`` are a `run` of a new session in the CLI's own interface
-    (no prompt, no --line, no --json), else None; whether a terminal is there is the caller's to check."""
-    parsed = parse_run(args, table)
-    if parsed is None or parsed[1] is not None or parsed[2] & set(INTERFACE_NOT):
-        return None
-    return parsed[0]
-
-
-def parse_run(
-    args: Sequence[str], table: Mapping[str, Any] | None
-) -> tuple[tuple[str, str | None, str | None], str | None, set[str]] | None:
-    """The plan's place of a `run` of a new session, its prompt (None: none given; ``-``: on stdin), and the flags
-    given; None when ``args`` are not such a `run` or hold anything ``table`` does not describe plainly."""
-    parsed = parse_params(args, table)
-    if parsed is None:
-        return None
-    named, given, flags = parsed
-    if (flags | set(given)) & set(NOT_NEW):
-        return None
-    prompts = [value for p in PROMPT for value in (named.get(p), given.get(p)) if value is not None]
-    if len(prompts) > 1:
-        return None  # an argument and -p: the full launch refuses it
-    return (named["agent"], given.get("agents_dir"), given.get("working_dir")), prompts[0] if prompts else None, flags
-
-
-def parse_params(
-    args: Sequence[str], table: Mapping[str, Any] | None
-) -> tuple[dict[str, str], dict[str, str], set[str]] | None:
-    """A `run`'s arguments by parameter name (the agent's always there), its options' values by parameter name and
-    the flags given, read with ``table`` (:func:`option_table`); None when ``args`` are not a `run` or hold
-    anything the table does not describe plainly (help, an unknown option, combined short flags, ``--``, a value
-    missing or given to a flag, an argument too many): click then parses them, and says what is wrong."""
-    if table is None or not args or args[0] != "run":
-        return None
-    options: Mapping[str, Any] = table["options"]
-    arguments: Sequence[str] = table["arguments"]
     given: dict[str, str] = {}
     flags: set[str] = set()
     positional: list[str] = []
-    i = 1
-    while i < len(args):
-        arg = args[i]
-        i += 1
+    rest = iter(args[1:])
+    for arg in rest:
         if arg == "-" or not arg.startswith("-"):
             positional.append(arg)
             continue
-        name, eq, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-        known = options.get(name)
-        if not isinstance(known, list) or len(known) != 2 or known[0] not in KNOWN_PARAMS or known[0] == "help":
+        name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if name not in EARLY_OPTIONS:
             return None
-        param, takes = known
-        if takes == 0:
+        param, takes = EARLY_OPTIONS[name]
+        if not takes:
             if eq:
                 return None  # a flag given a value: click refuses it
             flags.add(param)
             continue
-        if takes != 1:
+        value = value if eq else next(rest, "")
+        if not value or value.startswith("-") or param in given:
             return None
-        if eq:
-            given[param] = inline
-        elif i < len(args):
-            given[param] = args[i]
-            i += 1
-        else:
-            return None  # the value is missing: click refuses it
-    if len(positional) > len(arguments):
+        given[param] = value
+    if not 1 <= len(positional) <= 2 or (len(positional) == 2 and "prompt_opt" in given):
         return None
-    named = dict(zip(arguments, positional, strict=False))
-    if "agent" not in named:
-        return None
-    return named, given, flags
+    prompt = positional[1] if len(positional) == 2 else given.get("prompt_opt")
+    return (positional[0], given.get("agents_dir"), given.get("working_dir")), prompt, flags
 
 
 _moment: datetime | None = None
@@ -233,64 +126,48 @@ def moment() -> datetime | None:
     return _moment
 
 
-def file_digest(path: Path) -> str | None:
-    """The SHA-256 of a regular file's bytes; None when there is none to read."""
-    try:
-        return sha256(read_regular(path, 64 << 20)).hexdigest()
-    except OSError:
-        return None
-
-
-def sources_unchanged(plan: Mapping[str, Any]) -> bool:
-    """The user's files the last launch's delivery copied (a Gemini home's GEMINI.md and settings.json) hold the
-    bytes they held then: a CLI started early reads the copies that launch made before this one makes its own."""
-    sources = plan.get("sources", {})
-    return isinstance(sources, dict) and all(file_digest(Path(p)) == d for p, d in sources.items())
-
-
 def start(args: Sequence[str]) -> None:
     """At the entry point: spawn the CLI from the last plan, when there is one and it still holds."""
     global _pending, _moment
     if os.environ.get("AGENTLAUNCH_NO_PRESPAWN"):
         return
     now = datetime.now()
-    state_dir = paths.state_dir()
-    table = read_run_options(state_dir)
-    parsed = parse_run(args, table)
-    if parsed is None or parsed[1] is None:
-        if (place := interface_new_session(args, table)) is not None:
-            _start_interface(state_dir, plan_key(*place), now)
+    parsed = read_run(args)
+    if parsed is None:
         return
-    shape, prompt = parsed[0], parsed[1]
+    shape, prompt, flags = parsed
+    state_dir = paths.state_dir()
+    if prompt is None:
+        if not flags & set(INTERFACE_NOT):
+            _start_interface(state_dir, plan_key(*shape), now)
+        return
     try:
         plan = json.loads(read_regular(state_dir / CACHE_DIR / f"{plan_key(*shape)}.json", 1 << 20))
         instructions = Path(plan["instructions"])
         digest = sha256(read_regular(instructions, 64 << 20)).hexdigest()
-        if digest != plan["digest"] or not sources_unchanged(plan):
+        if digest != plan["digest"]:
             return
         agent_env = env_of(Path(plan["agent_yaml"]), plan)
         if agent_env is None:
             return
         session_id = str(uuid4())
         planned = [a.replace(SESSION, session_id) for a in plan["argv"]]
-        argv, stdin, kind = planned, b"", Prespawned
-        if "prompt_at" in plan:  # a per-turn CLI: the prompt is in its argv or on its stdin
+        argv, kind = planned, Prespawned
+        if "prompt_at" in plan:  # a per-turn CLI: the prompt is in its argv
             from agentlaunch.launch.early_turn import with_prompt
 
             if (turn := with_prompt(planned, plan, prompt, session_id, now)) is None:
                 return
-            (argv, stdin), kind = turn, EarlyTurn
+            argv, kind = turn, EarlyTurn
         extra = {**plan["plan_env"], **agent_env}
         env = {**os.environ, **extra}
         become_subreaper()  # before the CLI starts: an orphan of its comes back here, and the reaper follows its tree
         child = Child(argv, env, Path(plan["cwd"]), size=window_size())
-        if stdin:
-            child.send_bytes(stdin)  # what the pipe takes now; the launch's loop writes the rest once adopted
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return
     except Exception:  # noqa: BLE001 - never let the shortcut break a launch
         return
-    _pending, _moment = kind(child, session_id, argv, extra, digest, stdin), now
+    _pending, _moment = kind(child, session_id, argv, extra, digest), now
     started = _pending
     atexit.register(lambda: None if started.adopted else discard(started))
 
@@ -346,12 +223,9 @@ def adopt(
 def remember(
     key: str, argv: Sequence[str], session_id: str, plan_env: Mapping[str, str], instructions: Path, digest: str,
     agent_yaml: Path, agent_env: bool, cwd: Path, state_dir: Path, turn: Mapping[str, object] | None = None,
-    sources: Sequence[Path] = (),
 ) -> None:  # fmt: skip
-    """Keep this launch's plan for the next one (only what is not secret: the agent's env is re-read from agent.yaml),
-    and `run`'s option table the CLI handed over (:func:`~agentlaunch.launch.early_plans.note_run_options`);
-    ``turn``: where a per-turn CLI's argv holds its prompt (:func:`agentlaunch.launch.early_turn.turn_record`);
-    ``sources``: the user's files the delivery copied for the CLI, kept by digest (:func:`sources_unchanged`)."""
+    """Keep this launch's plan for the next one (only what is not secret: the agent's env is re-read from agent.yaml);
+    ``turn``: where a per-turn CLI's argv holds its prompt (:func:`agentlaunch.launch.early_turn.turn_record`)."""
     from agentlaunch.fsutil import keep_newest
 
     try:
@@ -367,12 +241,10 @@ def remember(
         "digest": digest,
         "agent_yaml": str(agent_yaml),
         "cwd": str(cwd),
-        **({"sources": {str(p): file_digest(p) for p in sources}} if sources else {}),
         **(turn or {}),
     }
     path = state_dir / CACHE_DIR / f"{key}.json"
     # A plan kept is advice for the next launch, never a reason to fail this one.
     with contextlib.suppress(OSError):
-        keep_run_options(state_dir)
         if write_if_changed(path, json.dumps(record, sort_keys=True).encode()):
             keep_newest(path.parent, PLANS_KEEP)

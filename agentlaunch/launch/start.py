@@ -146,7 +146,6 @@ def remember_plan(
     prespawn.remember(
         key, plan.argv if argv is None else argv, session_id, {**plan.plan.env, **plan.placement.env}, plan.placement.path,
         instructions_digest(plan), spec.agent_dir / "agent.yaml", bool(spec.env), working_dir, state_dir, turn,
-        plan.placement.sources,
     )  # fmt: skip
 
 

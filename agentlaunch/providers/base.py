@@ -51,9 +51,6 @@ class Delivered:
     fingerprint_argv: list[str] | None = None
     """``argv`` as the prefix fingerprint sees it, when the agent's own text is in it (the fingerprint hashes
     that section by section); None: ``argv`` itself."""
-    sources: list[Path] = field(default_factory=list)
-    """The user's own files whose bytes the delivery copied for the CLI to read (not links to them): a change in
-    one makes the last launch's plan stale for an early start (:mod:`agentlaunch.launch.prespawn`)."""
 
 
 class Parser(Protocol):

@@ -243,10 +243,10 @@ class GeminiAdapter(AdapterDefaults):
         cache = compile_cache_env(state_dir, env)
         if spec.delivery != "gemini-home":
             return Delivered(env=cache)
-        from agentlaunch.providers.gemini_home import copied_sources, prepare_home
+        from agentlaunch.providers.gemini_home import prepare_home
 
         home_env = prepare_home(state_dir, spec.name, text, env, skills=skills.links() if skills else None)
-        return Delivered(env={**cache, **home_env}, sources=copied_sources(state_dir, spec.name, env))
+        return Delivered(env={**cache, **home_env})
 
     def native_extras(self, ctx: NativeContext) -> NativeExtras:
         from agentlaunch.providers.native.gemini import native_extras

@@ -127,15 +127,6 @@ def prepare_home(
     return {ENV_KEY: str(home)}
 
 
-def copied_sources(state_dir: Path, agent: str, env: Mapping[str, str]) -> list[Path]:
-    """The user's files :func:`prepare_home` copies into ``agent``'s home rather than links: their GEMINI.md
-    and settings.json (none when the user's home is the agent's)."""
-    source_home = user_home(env)
-    if source_home.resolve() == home_path(state_dir, agent).resolve():
-        return []
-    return [source_home / GEMINI_DIR / MEMORY_FILE, source_home / GEMINI_DIR / SETTINGS]
-
-
 def user_settings(path: Path | None) -> tuple[dict[str, Any] | None, str | None]:
     """The user's Gemini settings (``{}`` when there are none), or None and what is wrong with their file."""
     if path is None:
