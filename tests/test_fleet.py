@@ -124,6 +124,12 @@ def test_a_dead_pane_with_no_record_is_dead_stopped_or_budget_stopped() -> None:
     }  # fmt: skip
 
 
+def test_a_live_pane_with_no_record_yet_is_no_agent_of_its_own() -> None:
+    """A launch that has not written its record yet (its first moments) shows as its definition, not as a pane."""
+    (agent,) = join([], parse(row("early", "%6", pid=16)), names=["early"])
+    assert (agent.key, agent.state, agent.pane) == ("def:early", states.NOT_RUNNING, None)
+
+
 def test_a_dead_pane_of_an_agent_running_elsewhere_is_its_past_unless_a_fork(tmp_path: Path) -> None:
     write(tmp_path, "1.json", record("cx"))
     listing = "\n".join([row("cx", "%1", pid=1, dead=True, status="1", sid="old"),
