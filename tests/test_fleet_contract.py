@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -61,13 +60,24 @@ def scene(folder: Path) -> Fleet:
 
 
 def stable(document: dict[str, Any], folder: Path) -> str:
-    """The document as text, the pids and starts of this process and its parent, and the test's folder written as
-    placeholders."""
-    text = json.dumps(document, indent=2, ensure_ascii=False, sort_keys=False).replace(str(folder), "<folder>")
-    for pid, name in ((os.getpid(), "pid"), (os.getppid(), "parent")):
-        text = text.replace(f'"{process_start(pid)}"', f'"<{name}_start>"')
-        text = re.sub(rf"\b{pid}\b", f"<{name}>", text)
-    return text + "\n"
+    """The document as text, the pids and starts of this process and its parent written as placeholders (by key, so
+    that no other number is taken for one), and the test's folder as ``<folder>``."""
+    names = {os.getpid(): "pid", os.getppid(): "parent"}
+
+    def placed(value: Any) -> Any:
+        if isinstance(value, list):
+            return [placed(v) for v in value]
+        if not isinstance(value, dict):
+            return value
+        kept = {k: placed(v) for k, v in value.items()}
+        if kept.get("pid") in names:  # a record's start beside its pid (two processes may start in the same tick)
+            name = names[kept["pid"]]
+            kept["pid"] = f"<{name}>"
+            if kept.get("pid_start") == process_start(value["pid"]):
+                kept["pid_start"] = f"<{name}_start>"
+        return kept
+
+    return json.dumps(placed(document), indent=2, ensure_ascii=False).replace(str(folder), "<folder>") + "\n"
 
 
 def test_version_1_prints_what_the_golden_file_holds(tmp_path: Path) -> None:

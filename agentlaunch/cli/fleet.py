@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from agentlaunch import paths
 from agentlaunch.cli.common import AgentsDirOpt, JsonOpt, app, out
-from agentlaunch.cli.status import StatusSocketOpt
 from agentlaunch.definitions.names import agent_names
 from agentlaunch.errors import AgentlaunchError
 from agentlaunch.fleet.contract import fleet_json, ordered
 from agentlaunch.fleet.model import Agent, read_fleet
-from agentlaunch.live.tmux import Tmux, TmuxMissing
+from agentlaunch.live.tmux import SOCKET_ENV, Tmux, TmuxMissing
 from agentlaunch.visible import visible
+
+FleetSocketOpt = Annotated[
+    str | None,
+    typer.Option("--socket", "-L", envvar=SOCKET_ENV, help="The tmux server whose agent panes to read (tmux -L).",
+                 show_default=False),
+]  # fmt: skip
 
 
 def defined(agents_dir: Path | None) -> tuple[list[str], str | None]:
@@ -42,7 +48,7 @@ def plain(agent: Agent) -> str:
 
 
 @app.command()
-def fleet(as_json: JsonOpt = False, socket: StatusSocketOpt = None, agents_dir: AgentsDirOpt = None) -> None:
+def fleet(as_json: JsonOpt = False, socket: FleetSocketOpt = None, agents_dir: AgentsDirOpt = None) -> None:
     """Every agent: the running sessions, the dead or stopped panes, the worktree setups, the agents defined.
 
     `--json` prints {"version": 1, "agents": [...], "problems": [...]}: a versioned contract for scripts and
