@@ -128,7 +128,7 @@ def test_stop_refuses_saying_why_when_the_record_went_away_between_the_question_
 
 
 class FakePanes:
-    """A tmux server that lists the panes a test gives it (``list-panes -a``), in the deck's format."""
+    """A tmux server that lists the panes a test gives it (``list-panes -a``), in the fleet's format."""
 
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
@@ -154,8 +154,9 @@ def fork_processes() -> Iterator[list[int]]:
 
 
 def pane(pane_id: str, pid: int, agent: str, sid: str, fork: str = "", dead: bool = False, stopped: bool = False) -> str:
-    return "\t".join((pane_id, "team", str(pid), agent, "1" if dead else "0", "143" if dead else "", "1" if stopped else "",
-                      sid, fork))  # fmt: skip
+    """A row of the fleet's listing (agentlaunch.fleet.panes.FIELDS, in its order)."""
+    return "\t".join((agent, "team", pane_id, "1" if dead else "0", "143" if dead else "", str(pid), "1" if stopped else "",
+                      sid, fork, "", "@1", agent, agent))  # fmt: skip
 
 
 def test_a_fork_is_marked_and_its_keys_reach_its_own_session(agents_dir: Path, ran: Ran, fork_processes: list[int]) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "agentlaunch"
 
-LAYERS = ("base", "definitions", "providers", "usage", "live", "launch", "prefix", "deck", "cli")
+LAYERS = ("base", "definitions", "providers", "usage", "fleet", "live", "launch", "prefix", "deck", "cli")
 """Lowest first: a module may import its own layer and the ones before it."""
 
 BASE_EXTRAS = {"agentlaunch.providers.descriptors"}

@@ -12,8 +12,6 @@ NOT_SPLIT_YET = {
     "agentlaunch/launch/control.py",
     "agentlaunch/launch/native.py",
     "agentlaunch/launch/transport.py",
-    "agentlaunch/live/status_read.py",
-    "agentlaunch/live/tmux.py",
 }
 
 

@@ -54,7 +54,7 @@ def _pid_id(value: object) -> str:
 def test_a_record_with_an_impossible_pid_is_stale_and_cleaned(tmp_path: Path, pid: object) -> None:
     (tmp_path / "1.json").write_text(json.dumps(record(pid=pid)))
     (found,) = read_records(tmp_path)
-    assert found.stale and found.line().startswith("demo · stale")
+    assert found.stale and one_line(found.as_dict()).startswith("demo · stale")
     assert not (tmp_path / "1.json").exists()
 
 
@@ -74,7 +74,7 @@ def test_hostile_files_in_the_status_folder_neither_hang_nor_crash_and_stale_one
     assert sorted(found) == ["alive", "gone", "nan", "types"]
     assert found["gone"].stale and not found["alive"].stale
     assert not (tmp_path / "gone.json").exists() and (tmp_path / "alive.json").exists()
-    assert found["types"].line() == "types · ?"  # every field of the wrong type left out
+    assert one_line(found["types"].as_dict()) == "types · ?"  # every field of the wrong type left out
     assert "percent" not in found["nan"].data and "context" not in found["nan"].data
     assert (tmp_path / "fifo.json").exists()  # not a record: left alone
     assert line_for("alive", tmp_path).startswith("alive · waiting · ctx 1.5%")
@@ -178,7 +178,7 @@ RECORDS = st.dictionaries(FIELDS, JSON, max_size=12)
 
 def _check_readable(records: list[StatusRecord]) -> None:
     for r in records:
-        assert isinstance(r.line(), str) and isinstance(r.agent, str) and isinstance(r.state, str)
+        assert isinstance(one_line(r.as_dict()), str) and isinstance(r.agent, str) and isinstance(r.state, str)
         json.dumps(r.as_dict(), allow_nan=False)  # --json output: plain JSON, no NaN
         for key in ("context", "window", "to_compaction", "calls", "turns", "pid"):
             value = r.data.get(key)

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from agentlaunch.fleet import panes
 from agentlaunch.live import status_lean
 from agentlaunch.live.status import process_start
 from agentlaunch.live.status_read import status_folder
@@ -243,16 +244,10 @@ def test_bad_forms_still_give_the_full_clis_usage_errors(tmp_path: Path, args: l
     assert done.returncode == code and message in done.stderr and "Traceback" not in done.stderr
 
 
-def test_socket_variable_matches_the_tmux_module() -> None:
-    from agentlaunch.live import tmux
-
-    assert (status_lean.SOCKET_ENV, status_lean.AGENT_OPTION) == (tmux.SOCKET_ENV, tmux.AGENT_OPTION)
-
-
 def test_without_tmux_there_are_no_dead_panes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
     assert status_lean.dead_panes(None) == []
-    assert status_lean.run_quietly([str(tmp_path / "missing")]) == (b"", 127)
+    assert panes.run_quietly([str(tmp_path / "missing")]) == (b"", 127)
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--write-golden"]:

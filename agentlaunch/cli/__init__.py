@@ -26,6 +26,7 @@ COMMAND_MODULES = {
     "sessions": "run",
     "usage": "usage",
     "status": "status",
+    "fleet": "fleet",
     "doctor": "doctor",
     "tmux": "tmux",
     "worktrees": "worktrees",

@@ -12,12 +12,12 @@ from agentlaunch import paths
 from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, err
 from agentlaunch.cli.tmux import SocketOpt, report_up, restart_said, said_worktrees
 from agentlaunch.errors import UsageError
+from agentlaunch.fleet.model import FORK_MARK
 from agentlaunch.live.fork import confirmed_session, fork_pane, fork_source, main_pane, respawn_fork, start_fork
 from agentlaunch.live.known import refuse_unknown
 from agentlaunch.live.life import AgentNotRunning, AgentPane, chosen_session, clear_note, live_record, own_given, stop_agent
 from agentlaunch.live.resume import turns_text
 from agentlaunch.live.startup_wait import TmuxPanes, wait_started
-from agentlaunch.live.status_read import FORK_MARK
 from agentlaunch.live.tmux import Tmux, TmuxError, UpResult, plan_up, ways_back
 from agentlaunch.providers.descriptors import describe
 from agentlaunch.usage.session_ids import unique_prefix
@@ -113,7 +113,7 @@ def restart(
         row = given or chosen_session(store, agent, None, place)
     # Where it comes back, before anything is stopped: a folder gone (and no worktree of its) is refused here.
     ways = ways_back([row]) if row is not None and not place.pane.fork else {}
-    running = place.pane.session if not place.pane.dead else (row.session_id if row else None)
+    running = place.pane.session_id if not place.pane.dead else (row.session_id if row else None)
     if running is not None and live_record(agent, running or None) is not None:
         stop_agent(tmux, agent, timeout=20.0, session=running or None)
     folder = paths.agents_dir(agents_dir)

@@ -13,10 +13,11 @@ import typer
 from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, app, err
 from agentlaunch.cli.user_io import read_prompt
 from agentlaunch.errors import PromptNotTaken, TurnFailed, TurnTimeout, UsageError
+from agentlaunch.fleet.model import sessions_of
+from agentlaunch.fleet.records import StatusRecord
 from agentlaunch.launch.control import ControlClient, command_problem, prompt_problem
 from agentlaunch.live.known import refuse_unknown
 from agentlaunch.live.life import what_happened
-from agentlaunch.live.status import StatusRecord, read_records
 from agentlaunch.visible import for_markup, visible
 
 STARTING_WAIT = 60.0  # seconds send waits for a session that is still starting, unless --timeout says otherwise
@@ -28,7 +29,7 @@ def running_session(agent: str, session: str | None, agents_dir: Path | None = N
 
     A name that is no agent at all (a typo) gets ``run``'s message instead of "not running" (exit 3).
     """
-    records = [r for r in read_records(clean=False) if r.agent == agent]
+    records = sessions_of(agent)
     live = [r for r in records if not r.stale]
     if session is not None:
         live = [r for r in live if str(r.data.get("session_id", "")).startswith(session)]

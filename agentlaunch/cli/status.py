@@ -11,18 +11,19 @@ from rich.live import Live
 from agentlaunch import paths
 from agentlaunch.cli.common import JsonOpt, app, complete_agent, err, out
 from agentlaunch.errors import UsageError
-from agentlaunch.live.status import StatusRecord, read_records
+from agentlaunch.fleet.panes import Pane, list_panes
+from agentlaunch.fleet.records import StatusRecord, read_records
 from agentlaunch.live.status_read import agent_line, json_rows, json_text
 from agentlaunch.live.status_table import FittedStatus, status_view
-from agentlaunch.live.tmux import SOCKET_ENV, DeadPane, Tmux, TmuxMissing, dead_agent_panes
+from agentlaunch.live.tmux import SOCKET_ENV, Tmux, TmuxMissing
 from agentlaunch.worktrees import setup_commands as worktree_setup
 from agentlaunch.worktrees.setup_commands import SetupRecord
 
 
-def dead_panes(socket: str | None) -> list[DeadPane]:
+def dead_panes(socket: str | None) -> list[Pane]:
     """The agents whose tmux pane died (kept open with their error), on the server ``tmux up`` uses; none without tmux."""
     try:
-        return dead_agent_panes(Tmux(socket))
+        return list_panes(Tmux(socket)).dead
     except TmuxMissing:
         return []
 
@@ -33,7 +34,7 @@ def setups() -> list[SetupRecord]:
     return worktree_setup.unfinished(paths.state_dir())
 
 
-def status_table(records: list[StatusRecord], dead: list[DeadPane] | None = None) -> FittedStatus:
+def status_table(records: list[StatusRecord], dead: list[Pane] | None = None) -> FittedStatus:
     """The table of running agents, dead panes and unfinished worktree setups, fitted to the width it is drawn at."""
     return status_view(records, dead or [], setups())
 

@@ -18,7 +18,8 @@ from agentlaunch.live.life import clear_note
 from agentlaunch.live.resume import Comeback, plan_comebacks, turns_text, ways_of
 from agentlaunch.live.startup_wait import AgentStart, TmuxPanes
 from agentlaunch.live.team_start import Pending, start_team
-from agentlaunch.live.tmux import DEFAULT_SESSION, SOCKET_ENV, TeamUp, Tmux, UpResult, attach, down, plan_up, validate_agents
+from agentlaunch.live.tmux import DEFAULT_SESSION, SOCKET_ENV, TeamUp, Tmux, UpResult, attach, plan_up, validate_agents
+from agentlaunch.live.tmux_down import down
 from agentlaunch.usage.records import SessionRow
 from agentlaunch.usage.store import Store
 from agentlaunch.visible import for_markup

@@ -92,9 +92,9 @@ def worktrees_remove(
     if not mine:
         known = ", ".join(sorted({w.agent for w in worktree.registered(state_dir)})) or "none"
         raise UsageError(f"no worktree of agent {agent!r} known here (agents with worktrees: {known})")
-    from agentlaunch.live.status import read_records
+    from agentlaunch.fleet.model import running as running_sessions
 
-    running = [r for r in read_records(clean=False) if not r.stale and r.data.get("working_dir") == mine[0].path]
+    running = [r for r in running_sessions() if r.data.get("working_dir") == mine[0].path]
     if running:
         raise RefusedOverwrite(
             f"{mine[0].path}: agent {running[0].agent} is running there (pid {running[0].data.get('pid')}): not removed",

@@ -1,17 +1,16 @@
-"""The deck's rows: every agent, defined, live, dead or stopped, read from the readers the other commands use.
+"""The deck's rows: every agent, defined, live, dead or stopped, as the fleet reads them.
 
-Nothing here draws: :func:`gather` turns status records (:func:`~agentlaunch.live.status.read_records`),
-tmux's panes, the stop notes, the usage store and the worktrees into :class:`Row` objects, and
-:func:`cells` turns one row into the text of its cells at a given time. A source that cannot be read
-(a record that is not JSON, a definition that fails to load, a worktree whose repository is gone) gives
-a row that says so; it never stops the others from showing.
+Nothing here draws: :func:`gather` asks the fleet (:mod:`agentlaunch.fleet`: the status records, tmux's panes,
+the stop notes and the agents defined, joined once) and adds what only the deck shows (each definition's provider
+and model, the worktrees, the usage store's cost of the day) into :class:`Row` objects, and :func:`cells` turns one
+row into the text of its cells at a given time. A source that cannot be read (a record that is not JSON, a
+definition that fails to load, a worktree whose repository is gone) gives a row that says so; it never stops the
+others from showing.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,24 +18,23 @@ from typing import TYPE_CHECKING, Any
 
 from agentlaunch.definitions.names import agent_names
 from agentlaunch.errors import AgentlaunchError
-from agentlaunch.fsutil import read_regular
-from agentlaunch.live.life import STOPPED_OPTION, read_note
-from agentlaunch.live.status import RECORD_LIMIT, SESSION_OPTION, read_records, shown_state
-from agentlaunch.live.status_read import stop_marked
-from agentlaunch.live.tmux import AGENT_OPTION, FORK_OPTION, Tmux
+from agentlaunch.fleet import states
+from agentlaunch.fleet.model import Agent, join
+from agentlaunch.fleet.notes import read_note
+from agentlaunch.fleet.panes import Pane, list_panes
+from agentlaunch.fleet.records import folder_mtime, folder_names, read_folder
+from agentlaunch.live.status_read import shown_state
+from agentlaunch.live.tmux import Tmux
 from agentlaunch.usage.plan_limits import limits_text
 from agentlaunch.usage.warmth import cache_cell, span
 
 if TYPE_CHECKING:
     from agentlaunch.worktrees.git_worktree import WorktreeState
 
-RED_STATES = frozenset({"asking", "stalled", "retrying", "paused"})
+RED_STATES = states.URGENT
 """States that need the person now: shown first, in red. Any other state a record carries is shown as it is."""
-
-
-def is_red(state: str) -> bool:
-    """A state of :data:`RED_STATES`, its reason after a colon or not ("paused: budget", as status says it)."""
-    return state.partition(":")[0] in RED_STATES
+is_red = states.is_urgent
+__all__ = ["folder_mtime", "is_red"]
 
 
 def question(row: Row) -> str | None:
@@ -44,12 +42,6 @@ def question(row: Row) -> str | None:
     Code and Codex, what Gemini's notification said), or None."""
     reason = row.record.get("state_reason")
     return reason if row.state == "asking" and isinstance(reason, str) and reason.strip() else None
-
-
-BUDGET_EXIT = 6  # ExitCode.BUDGET: a budget stopped the agent
-_PANE_FORMAT = "\t".join(("#{pane_id}", "#{session_name}", "#{pane_pid}", "#{" + AGENT_OPTION + "}", "#{pane_dead}",
-                          "#{pane_dead_status}", "#{" + STOPPED_OPTION + "}", "#{" + SESSION_OPTION + "}",
-                          "#{" + FORK_OPTION + "}"))  # fmt: skip
 
 
 @dataclass
@@ -72,7 +64,7 @@ class Row:
     today: float | None = None
     worktree: WorktreeState | None = None
     fork: str = ""  # a fork's row: the session it started from (its record's fork_of, or its pane's fork option)
-    number: int = 0  # a fork's place among its agent's running sessions (`cx ⑂ 2`): :func:`number_forks`
+    number: int = 0  # a fork's place among its agent's running sessions (`cx ⑂ 2`): the fleet numbers it
     flag: str = ""  # the problem in a few words, on the row; the whole of it goes to the message line
 
     @property
@@ -104,19 +96,6 @@ class Row:
         return 4 if self.pane or self.state != "not running" else 5
 
 
-@dataclass(frozen=True)
-class PaneInfo:
-    pane_id: str
-    session: str
-    pid: int
-    agent: str
-    dead: bool
-    exit_status: int | None
-    stopped: bool
-    session_id: str
-    fork: str = ""  # a fork's pane: the session it started from
-
-
 Definitions = dict[str, tuple[float, str, str, str | None]]
 """Agent name -> the mtime of its agent.yaml, its provider, model, and the problem loading it."""
 
@@ -133,42 +112,14 @@ class Sources:
     definitions: Definitions = field(default_factory=dict)
     repos: dict[str, str] = field(default_factory=dict)  # working dir -> its repository's top folder
     tmux_problem: str | None = None
-    panes: list[PaneInfo] | None = None  # tmux's agent panes as last listed
+    panes: list[Pane] | None = None  # tmux's agent panes as last listed
     record_files: frozenset[str] = frozenset()  # the status folder's names when the panes were listed
 
 
-def tmux_panes(tmux: Tmux | None) -> tuple[list[PaneInfo], str | None]:
+def tmux_panes(tmux: Tmux | None) -> tuple[list[Pane], str | None]:
     """Every agent pane on the server, and what went wrong reading them (None: fine, or simply no server)."""
-    if tmux is None:
-        return [], None
-    try:
-        proc = tmux.run("list-panes", "-a", "-F", _PANE_FORMAT, check=False)
-    except OSError as exc:
-        return [], f"tmux: {exc.strerror or exc}"
-    if proc.returncode != 0:
-        said = proc.stderr.strip()
-        gone = "no server running" in said or "error connecting" in said or not said
-        return [], None if gone else f"tmux: {said.splitlines()[0]}"
-    found = []
-    for line in proc.stdout.splitlines():
-        cells = line.split("\t")
-        if len(cells) != 9 or not cells[3]:
-            continue
-        pane_id, session, pid, agent, dead, status, stopped, sid, fork = cells
-        found.append(PaneInfo(pane_id, session, int(pid) if pid.isdigit() else 0, agent, dead == "1",
-                              int(status) if status.isdigit() else None, stop_marked(stopped, pid), sid, fork))  # fmt: skip
-    return found, None
-
-
-def why_unreadable(path: Path) -> str:
-    """Why a ``*.json`` in the status folder is no status record."""
-    try:
-        data = json.loads(read_regular(path, RECORD_LIMIT).decode("utf-8"))
-    except OSError as exc:
-        return f"status record {path.name} cannot be read: {exc.strerror or exc}"
-    except (ValueError, RecursionError):
-        return f"status record {path.name} is not JSON"
-    return "" if isinstance(data, dict) else f"status record {path.name} is not a JSON object"
+    listing = list_panes(tmux)
+    return listing.agent_panes, listing.problem
 
 
 def definition(sources: Sources, name: str) -> tuple[str, str, str | None]:
@@ -201,33 +152,37 @@ def _since(record: dict[str, Any]) -> datetime | None:
     return None
 
 
-def live_rows(sources: Sources, panes: list[PaneInfo], worktrees: dict[str, WorktreeState]) -> list[Row]:
-    """A row per status record (stale ones flagged), and one per file in the folder that is no record."""
-    rows = []
-    records = read_records(sources.status_dir, clean=False)
-    by_pid = {p.pid: p for p in panes if not p.dead}
-    for r in records:
-        d = r.data
-        pid = d.get("pid")
-        pane = by_pid.get(pid) if isinstance(pid, int) else None
+FLAGS = {states.STALE: "process gone", states.UNREADABLE: "status record"}  # a problem's few words, on its row
+
+
+def deck_state(agent: Agent) -> str:
+    """The state as the deck says it: a record's as it is (``paused: budget`` as status says it), a dead pane's
+    ``dead (exit N)``."""
+    if agent.state == "paused" and agent.record is not None:
+        return shown_state(agent.state, agent.data)
+    if agent.state == states.DEAD and agent.exit_status is not None:
+        return f"dead (exit {agent.exit_status})"
+    return agent.state
+
+
+def row_of(sources: Sources, agent: Agent, worktrees: dict[str, WorktreeState], by_agent_tree: dict[str, WorktreeState]) -> Row:
+    """The deck's row of one agent of the fleet."""
+    d = agent.data
+    pane = agent.pane
+    if agent.record is not None:
         wd = str(d.get("working_dir") or "")
         tree = worktrees.get(wd)
-        state = shown_state(r.state, d) if r.state == "paused" else r.state  # "paused: budget", as status says it
-        row = Row(f"live:{r.path.name}", r.agent, state, str(d.get("provider") or ""), str(d.get("model") or ""),
-                  tree.worktree.repo if tree else (repo_of(sources, wd) if wd else ""), d, _since(d),
-                  pane.pane_id if pane else None, pane.session if pane else None,
-                  d.get("session_id") if isinstance(d.get("session_id"), str) else None, wd or None, worktree=tree,
-                  fork=str(d.get("fork_of") or "") or (pane.fork if pane else ""))  # fmt: skip
-        if r.stale:
-            row.problem, row.flag = "its agentlaunch process is gone (stale record)", "process gone"
-        rows.append(row)
-    seen = {r.path.name for r in records}
-    with contextlib.suppress(OSError):
-        for path in sorted(sources.status_dir.iterdir()):
-            ours = path.suffix == ".json" and not path.name.startswith(".") and path.name not in seen
-            if ours and (why := why_unreadable(path)):
-                rows.append(Row(f"bad:{path.name}", path.stem, "unreadable", problem=why, flag="status record"))
-    return rows
+        repo = tree.worktree.repo if tree else (repo_of(sources, wd) if wd else "")
+        return Row(agent.key, agent.name, deck_state(agent), str(d.get("provider") or ""), str(d.get("model") or ""), repo,
+                   d, _since(d), pane.pane_id if pane else None, pane.tmux_session if pane else None, agent.session_id,
+                   wd or None, agent.problem, worktree=tree, fork=agent.fork, number=agent.number,
+                   flag=FLAGS.get(agent.state, "") if agent.problem else "")  # fmt: skip
+    if pane is not None:
+        return Row(agent.key, agent.name, deck_state(agent), pane=pane.pane_id, tmux_session=pane.tmux_session,
+                   session_id=agent.session_id, worktree=by_agent_tree.get(agent.name), fork=agent.fork,
+                   number=agent.number)  # fmt: skip
+    return Row(agent.key, agent.name, agent.state, problem=agent.problem, flag=FLAGS.get(agent.state, ""),
+               worktree=None if agent.state == states.UNREADABLE else by_agent_tree.get(agent.name))  # fmt: skip
 
 
 def gather(
@@ -237,85 +192,36 @@ def gather(
     """Every agent, most urgent first, then by repository and name. Without ``panes_again``, tmux's panes as last
     listed, unless a record came or went since (a record that only changed its state is in the same pane)."""
     worktrees = worktrees or {}
-    try:
-        files = frozenset(os.listdir(sources.status_dir))
-    except OSError:
-        files = frozenset()
+    files = folder_names(sources.status_dir)
     if panes_again or sources.panes is None or files != sources.record_files:
         sources.panes, sources.tmux_problem = tmux_panes(sources.tmux)
         sources.record_files = files
-    panes = sources.panes
-    rows = live_rows(sources, panes, worktrees)
-    running = {r.agent for r in rows if r.live}
-    running_sessions = {r.ident for r in rows if r.live}
-    by_agent_tree = {w.worktree.agent: w for w in worktrees.values()}
-    for pane in panes:
-        # a dead pane of an agent running elsewhere is its past; a fork's (a session of its own) shows unless it runs
-        if not pane.dead or (pane.agent in running and not pane.fork) or (pane.agent, pane.session_id) in running_sessions:
-            continue
-        if pane.stopped:
-            state = "stopped"
-        elif pane.exit_status == BUDGET_EXIT:
-            state = "budget stopped"
-        else:
-            state = "dead" + (f" (exit {pane.exit_status})" if pane.exit_status is not None else "")
-        rows.append(Row(f"pane:{pane.pane_id}", pane.agent, state, pane=pane.pane_id, tmux_session=pane.session,
-                        session_id=pane.session_id or None, worktree=by_agent_tree.get(pane.agent), fork=pane.fork))  # fmt: skip
-    shown = {r.agent for r in rows}
+    records, unreadable = read_folder(sources.status_dir, clean=False)
     names: list[str] = []
+    problem: Row | None = None
     if sources.agents_dir is not None:
         try:
             names = agent_names(sources.agents_dir)
         except AgentlaunchError as exc:
-            rows.append(Row("agents-dir", "(agents)", "unreadable", problem=exc.message.splitlines()[0], flag="agents dir"))
+            problem = Row("agents-dir", "(agents)", "unreadable", problem=exc.message.splitlines()[0], flag="agents dir")
+    fleet = join(records, sources.panes, unreadable=unreadable, names=names,
+                 note=lambda name: read_note(name, sources.state_dir))  # fmt: skip
+    by_agent_tree = {w.worktree.agent: w for w in worktrees.values()}
+    rows = [row_of(sources, agent, worktrees, by_agent_tree) for agent in fleet]
+    rows += [problem] if problem is not None else []
     for name in names:
-        provider, model, problem = definition(sources, name)
+        provider, model, load_problem = definition(sources, name)
         for row in rows:
             if row.agent == name and not row.provider:
                 row.provider, row.model = provider, model
-        if name in shown:
-            continue
-        note = read_note(name, sources.state_dir)
-        rows.append(Row(f"def:{name}", name, "stopped" if note else "not running", provider, model, problem=problem,
-                        worktree=by_agent_tree.get(name), flag="broken definition" if problem else ""))  # fmt: skip
+            if row.key == f"def:{name}" and load_problem:
+                row.problem, row.flag = load_problem, "broken definition"
     for row in rows:
         row.today = (today or {}).get(row.agent)
         if row.worktree is not None and not row.repo:
             row.repo = row.worktree.worktree.repo
-    number_forks(rows)
     rows.sort(key=lambda r: (r.urgency, r.repo, r.agent, r.key))
     return rows
-
-
-def number_forks(rows: list[Row]) -> None:
-    """Give each fork its number, as `agentlaunch status` marks it (``cx ⑂ 2``): its place among its agent's running
-    sessions by their start (the first is 1); a fork that does not run (a dead pane) comes after them."""
-    running: dict[str, list[Row]] = {}
-    for row in rows:
-        if row.live:
-            running.setdefault(row.agent, []).append(row)
-    for mine in running.values():
-        mine.sort(key=lambda r: (str(r.record.get("started") or ""), r.key))
-    ended: dict[str, int] = {}
-    for row in sorted((r for r in rows if r.fork), key=lambda r: _pane_order(r.pane)):
-        mine = running.get(row.agent, [])
-        place = next((i for i, r in enumerate(mine, 1) if r is row), None)
-        if place is None:
-            ended[row.agent] = ended.get(row.agent, len(mine)) + 1
-            place = ended[row.agent]
-        row.number = place
-
-
-def _pane_order(pane: str | None) -> int:
-    return int(pane[1:]) if pane and pane[1:].isdigit() else 1 << 30
-
-
-def folder_mtime(folder: Path) -> float:
-    """The status folder's mtime (0 when there is none): a record written, replaced or removed changes it."""
-    try:
-        return folder.stat().st_mtime
-    except OSError:
-        return 0.0
 
 
 def first_read(

@@ -15,7 +15,7 @@ import os
 from typing import TYPE_CHECKING, Protocol
 
 from agentlaunch.errors import PromptNotTaken
-from agentlaunch.live.status_read import STATUS_DIR, read_records
+from agentlaunch.fleet.model import running
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -49,7 +49,7 @@ def held_elsewhere(launch: HeldLaunch, end: TurnEnd | None, last_words: tuple[st
     if words is None or not any(words in line for line in said):
         return None
     name, session, cli = launch.spec.name, launch.session_id, launch.spec.provider
-    live = [r for r in read_records(launch.state_dir / STATUS_DIR, clean=False) if not r.stale]
+    live = running(launch.state_dir)
     holders = [r for r in live if r.data.get("session_id") == session and r.data.get("pid") != os.getpid()]
     if not holders:
         return SessionHeld(

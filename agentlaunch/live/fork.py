@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentlaunch.errors import UsageError
+from agentlaunch.fleet.panes import SESSION_OPTION
 from agentlaunch.live.life import AgentPane, agent_panes, live_record, own_given
-from agentlaunch.live.status import SESSION_OPTION
 from agentlaunch.live.tmux import (
     DEFAULT_SESSION,
     FORK_OPTION,
@@ -53,7 +53,7 @@ def fork_source(store: Store, agent: str, given: str | None, place: AgentPane | 
     runs (or ran), else its running session, else its latest; a usage error when that never had a turn."""
     if given is not None:
         return own_given(store, agent, given, "a fork starts from", "fork")
-    sid = place.pane.session if place is not None else ""
+    sid = place.pane.session_id if place is not None else ""
     if not sid and (record := live_record(agent)) is not None:
         sid = str(record.data.get("session_id") or "")
     row = store.get_session(sid) if sid else store.latest_of_agent(agent, with_turns=False)
@@ -108,7 +108,7 @@ def confirmed_session(
 
 def fork_pane(tmux: Tmux, agent: str, session_id: str) -> AgentPane | None:
     """The fork pane of ``agent`` that runs (or ran) ``session_id``, if any."""
-    return next((p for p in agent_panes(tmux, agent) if p.pane.fork and p.pane.session == session_id), None)
+    return next((p for p in agent_panes(tmux, agent) if p.pane.fork and p.pane.session_id == session_id), None)
 
 
 def respawn_fork(

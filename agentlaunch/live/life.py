@@ -21,18 +21,21 @@ from typing import TYPE_CHECKING, Any
 
 from agentlaunch import paths
 from agentlaunch.errors import AgentlaunchError, PromptNotTaken, UsageError
-from agentlaunch.fsutil import PRIVATE_FILE_MODE, private_dir, read_regular, write_atomic
+from agentlaunch.fleet.model import sessions_of
+from agentlaunch.fleet.notes import STOPPED_DIR, note_file, read_note
+from agentlaunch.fleet.panes import Pane, panes_of
+from agentlaunch.fleet.records import StatusRecord
+from agentlaunch.fleet.states import STOPPED_OPTION
+from agentlaunch.fsutil import PRIVATE_FILE_MODE, private_dir, write_atomic
 from agentlaunch.live.pane_session import own_session
-from agentlaunch.live.status import LINE_OPTION, SESSION_OPTION, StatusRecord, process_running, read_records
-from agentlaunch.live.tmux import AGENT_OPTION, FORK_OPTION, Pane, Tmux, TmuxError, literal
+from agentlaunch.live.status import LINE_OPTION, process_running
+from agentlaunch.live.tmux import Tmux, TmuxError, literal
 
 if TYPE_CHECKING:  # the store is opened by the callers; the deck's rows read notes without loading it
     from agentlaunch.usage.records import SessionRow
     from agentlaunch.usage.store import Store
 
-STOPPED_DIR = "stopped"
-NOTE_LIMIT = 16 << 10  # a note is about 300 bytes; a larger file is not one
-STOPPED_OPTION = "@agentlaunch_stopped"  # the pane option saying why its agent is not running
+__all__ = ["STOPPED_DIR", "STOPPED_OPTION", "read_note"]  # the note is read by the fleet (agentlaunch.fleet.notes)
 
 
 class AgentNotRunning(PromptNotTaken):
@@ -59,7 +62,7 @@ class AgentPane:
 
 
 def note_path(agent: str, state_dir: Path | None = None) -> Path:
-    return (state_dir or paths.state_dir()) / STOPPED_DIR / f"{agent}.json"
+    return Path(note_file(agent, state_dir))
 
 
 def write_note(agent: str, data: dict[str, Any], state_dir: Path | None = None) -> None:
@@ -68,15 +71,6 @@ def write_note(agent: str, data: dict[str, Any], state_dir: Path | None = None) 
     with contextlib.suppress(OSError):
         private_dir(path.parent)
         write_atomic(path, (json.dumps(data) + "\n").encode(), mode=PRIVATE_FILE_MODE)
-
-
-def read_note(agent: str, state_dir: Path | None = None) -> dict[str, Any] | None:
-    """The note `stop` left for ``agent``, or None (none, or not one agentlaunch wrote)."""
-    try:
-        data = json.loads(read_regular(note_path(agent, state_dir), NOTE_LIMIT))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def clear_note(agent: str, state_dir: Path | None = None) -> None:
@@ -108,24 +102,14 @@ def what_happened(agent: str, state_dir: Path | None = None) -> str | None:
 
 
 def agent_panes(tmux: Tmux, agent: str) -> list[AgentPane]:
-    """Every pane of ``agent`` on this server (none when no server runs)."""
-    options = ("#{" + AGENT_OPTION + "}", "#{pane_dead}", "#{" + SESSION_OPTION + "}", "#{" + FORK_OPTION + "}")
-    fmt = "\t".join(("#{session_name}", "#{pane_id}", "#{window_id}", "#{window_name}", "#{pane_pid}", *options))
-    proc = tmux.run("list-panes", "-a", "-F", fmt, check=False)
-    found = []
-    for row in proc.stdout.splitlines() if proc.returncode == 0 else []:
-        cells = row.split("\t")
-        if len(cells) == 9 and cells[5] == agent:
-            name, pane_id, window_id, window_name, pid, _, dead, sid, fork = cells
-            pane = Pane(pane_id, window_id, window_name, int(pid or 0), agent, dead == "1", "", False, sid, fork)
-            found.append(AgentPane(name, pane))
-    return found
+    """Every pane of ``agent`` on this server (none when no server runs), as the fleet lists them."""
+    return [AgentPane(p.tmux_session, p) for p in panes_of(tmux, agent)]
 
 
 def live_record(agent: str, session: str | None = None) -> StatusRecord | None:
     """``agent``'s running session's record (the one whose id starts with ``session``, if given); a usage error when
     it runs several (a fork beside it, say) and none is named: which to stop is not guessed."""
-    live = [r for r in read_records(clean=False) if r.agent == agent and not r.stale]
+    live = [r for r in sessions_of(agent) if not r.stale]
     if session is not None:
         live = [r for r in live if str(r.data.get("session_id") or "").startswith(session)]
     if len(live) > 1:
@@ -184,7 +168,7 @@ def chosen_session(store: Store, agent: str, given: str | None, place: AgentPane
     if given is None:
         if place is None:
             return None
-        return own_session(store, agent, place.pane.session, place.session, place.pane.window_name)
+        return own_session(store, agent, place.pane.session_id, place.session, place.pane.window_name)
     return own_given(store, agent, given, "restart resumes", "resume")
 
 

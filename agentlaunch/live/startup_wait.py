@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agentlaunch.live.status import read_records
+from agentlaunch.fleet.model import running_by_pid
+from agentlaunch.fleet.panes import list_panes
+from agentlaunch.fleet.states import STARTED_STATES
 from agentlaunch.processes import process_running
 from agentlaunch.visible import visible
 
@@ -31,7 +33,6 @@ if TYPE_CHECKING:
     from agentlaunch.live.tmux import Tmux
     from agentlaunch.worktrees.setup_commands import SetupRecord
 
-STARTED_STATES = ("waiting", "asking", "thinking", "tool", "retrying", "stalled", "paused")
 SETTLE = 1.5  # seconds an agent must stay alive after saying it started
 POLL = 0.1  # seconds between two looks at the panes and records (a wait bounded by --wait)
 STATUS_GRACE = 1.0  # seconds to wait for tmux to know a dead pane's exit status
@@ -93,15 +94,8 @@ class TmuxPanes:
 
     def panes(self) -> dict[str, tuple[int, bool, str]]:
         """pane id -> (pid, dead, dead status) of every pane in the session (on the server)."""
-        fmt = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{pane_dead_status}"
-        where = ["-a"] if self.session is None else ["-s", "-t", f"={self.session}"]
-        proc = self.tmux.run("list-panes", *where, "-F", fmt, check=False)
-        found: dict[str, tuple[int, bool, str]] = {}
-        for row in proc.stdout.splitlines():
-            cells = row.split("\t")
-            if len(cells) == 4 and cells[1].isdigit():
-                found[cells[0]] = (int(cells[1]), cells[2] == "1", cells[3])
-        return found
+        panes = list_panes(self.tmux, self.session).panes
+        return {p.pane_id: (p.pid, p.dead, "" if p.exit_status is None else str(p.exit_status)) for p in panes if p.pid}
 
     def screen(self, pane_id: str) -> str:
         return self.tmux.run("capture-pane", "-p", "-J", "-S", "-200", "-t", pane_id, check=False).stdout
@@ -112,7 +106,8 @@ RecordSource = Callable[[], Mapping[object, Mapping[str, Any]]]
 
 
 def live_records(status_dir: Path | None = None) -> dict[object, dict[str, Any]]:
-    return {r.data.get("pid"): r.data for r in read_records(status_dir, clean=False) if not r.stale}
+    """pid -> record of every running session (the fleet's: :func:`agentlaunch.fleet.model.running_by_pid`)."""
+    return running_by_pid(status_dir.parent if status_dir is not None else None)
 
 
 class StartWatch:

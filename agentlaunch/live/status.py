@@ -3,9 +3,9 @@
 A :class:`StatusWriter` is one of a launch's sinks (:mod:`agentlaunch.sinks`):
 on every event it replaces the record atomically, at most twice a second; a change to or from
 ``exited`` is written at once, and a trailing deadline on the launch's loop makes sure the last
-update of a burst is never lost. Readers (``agentlaunch status``, tmux) list
-the records, flag those whose agentlaunch process is gone as stale, and
-remove them.
+update of a burst is never lost. Readers (``agentlaunch status``, tmux) read
+the records through :mod:`agentlaunch.fleet.records`, which flags those whose agentlaunch process is gone as
+stale, and removes them.
 
 Inside a pane started by ``agentlaunch tmux up`` (``AGENTLAUNCH_PANE_TITLE=1``
 and ``$TMUX_PANE`` set) the writer also sets the pane's title to the
@@ -28,29 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 from agentlaunch import paths
 from agentlaunch.events import TurnEnd
+from agentlaunch.fleet.panes import SESSION_OPTION
+from agentlaunch.fleet.records import RECORD_LIMIT, STATUS_DIR, StatusRecord, checked_record, checked_setup, read_records
+from agentlaunch.fleet.states import ASKING, NEEDS_YOU, STATES, TIMED, TURN_STATES, is_stale
 from agentlaunch.fsutil import PRIVATE_FILE_MODE, private_dir, write_atomic
-from agentlaunch.live.status_read import (
-    ASKING,
-    ASKING_SHOWN,
-    DONE,
-    NEEDS_YOU,
-    RECORD_LIMIT,
-    STALLED_SHOWN,
-    STATES,
-    STATUS_DIR,
-    TIMED,
-    TURN_STATES,
-    StatusRecord,
-    checked_record,
-    checked_setup,
-    duration,
-    is_stale,
-    line_for,
-    one_line,
-    read_records,
-    shown_state,
-    waited,
-)
+from agentlaunch.live.status_read import ASKING_SHOWN, DONE, STALLED_SHOWN, duration, line_for, one_line, shown_state, waited
 from agentlaunch.processes import process_running, process_start
 from agentlaunch.sinks import PromptSent, SessionClosed, StateChanged, TurnDone
 from agentlaunch.usage import plan_limits
@@ -64,7 +46,6 @@ TITLE_WAIT = 2.0  # seconds the session's end waits for tmux to set the last tit
 PANE_TITLE_ENV = "AGENTLAUNCH_PANE_TITLE"
 CACHE_EXPIRY_OPTION = "@agentlaunch_cache_expires"
 """The pane option holding when the prompt cache expires (unix seconds): the border counts down from it."""
-SESSION_OPTION = "@agentlaunch_session"
 LINE_OPTION = "@agentlaunch_line"
 """The pane option holding agentlaunch's line for the pane border: the CLI inside may set the pane's title itself
 (an OSC 2: Codex's "[ ! ] Action Required | …", Gemini's "◇ Ready (repo)", Claude Code's "✳ Claude Code"), never

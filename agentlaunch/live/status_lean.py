@@ -13,28 +13,16 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from agentlaunch.live.status_read import STOPPED_OPTION, agent_line, json_rows, json_text, read_records, stop_marked
+from agentlaunch.fleet.panes import SOCKET_ENV, LeanTmux, PaneListing
+from agentlaunch.fleet.records import read_records
+from agentlaunch.live.status_read import agent_line, json_rows, json_text
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-SOCKET_ENV = "AGENTLAUNCH_TMUX_SOCKET"  # the same variable as agentlaunch.live.tmux.SOCKET_ENV (a test holds it)
-AGENT_OPTION = "@agentlaunch_agent"  # agentlaunch.live.tmux.AGENT_OPTION
-PANE_FORMAT = "\t".join(("#{" + AGENT_OPTION + "}", "#{session_name}", "#{pane_id}", "#{pane_dead}", "#{pane_dead_status}",
-                         "#{pane_pid}", "#{" + STOPPED_OPTION + "}"))  # fmt: skip
+    from agentlaunch.fleet.panes import Pane
+
 SOCKET_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
-MAX_LIST = 16 << 20  # what tmux list-panes prints is read up to this (a few KiB with a hundred panes)
-
-
-class Pane:
-    """A dead agent pane (``DeadPane`` in :mod:`agentlaunch.live.tmux`; a plain class: no dataclasses' import)."""
-
-    __slots__ = ("agent", "exit_status", "pane_id", "session", "stopped")
-
-    def __init__(self, agent: str, session: str, pane_id: str, exit_status: int | None, stopped: bool = False) -> None:
-        self.agent, self.session, self.pane_id, self.exit_status = agent, session, pane_id, exit_status
-        self.stopped = stopped
-        """`agentlaunch stop` ended it (:func:`agentlaunch.live.status_read.stop_marked`)."""
 
 
 def parse(args: Sequence[str]) -> tuple[str, str | None, str | None] | None:
@@ -88,84 +76,11 @@ def answer(args: Sequence[str]) -> int | None:
         if text:
             print(text)
     else:
-        listing = PaneListing(socket)  # tmux answers while the records are read
-        print(json_text(json_rows(read_records(), listing.panes())))
+        listing = PaneListing(LeanTmux.found(socket))  # tmux answers while the records are read
+        print(json_text(json_rows(read_records(), listing.result().dead)))
     return 0
 
 
 def dead_panes(socket: str | None) -> list[Pane]:
-    """The agents whose tmux pane died, as :func:`agentlaunch.live.tmux.dead_agent_panes` lists them; none without tmux."""
-    return PaneListing(socket).panes()
-
-
-class PaneListing:
-    """``tmux list-panes`` started at once and read later: ``status --json`` reads the records meanwhile."""
-
-    def __init__(self, socket: str | None) -> None:
-        self.pid: int | None = None
-        self.read_end = -1
-        from shutil import which  # here: `status --line` lists no panes
-
-        tmux = which("tmux")
-        if tmux is not None:
-            argv = [tmux, *(["-L", socket] if socket else []), "list-panes", "-a", "-F", PANE_FORMAT]
-            self.pid, self.read_end = spawn_quietly(argv)
-
-    def panes(self) -> list[Pane]:
-        """The dead agent panes tmux listed (none when tmux is missing, failed or no server runs)."""
-        out, code = collect(self.pid, self.read_end)
-        return dead_panes_listed(out.decode("utf-8", "replace")) if code == 0 else []
-
-
-def dead_panes_listed(listing: str) -> list[Pane]:
-    """The dead agent panes in what ``tmux list-panes -a -F PANE_FORMAT`` printed (the full CLI's reading too)."""
-    found = []
-    for row in listing.splitlines():
-        cells = row.split("\t")
-        if len(cells) == 7 and cells[0] and cells[3] == "1":
-            code = int(cells[4]) if cells[4].isdigit() else None
-            found.append(Pane(cells[0], cells[1], cells[2], code, stop_marked(cells[6], cells[5])))
-    return found
-
-
-def run_quietly(argv: list[str]) -> tuple[bytes, int]:
-    """Run ``argv`` with stdin and stderr on /dev/null; its stdout and exit status (127: it did not start)."""
-    return collect(*spawn_quietly(argv))
-
-
-def spawn_quietly(argv: list[str]) -> tuple[int | None, int]:
-    """Start ``argv`` (``posix_spawn``: no subprocess import), stdin and stderr on /dev/null: its pid and stdout's pipe."""
-    read_end, write_end = os.pipe()
-    actions = [
-        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-        (os.POSIX_SPAWN_DUP2, write_end, 1),
-        (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
-        (os.POSIX_SPAWN_CLOSE, read_end),
-        (os.POSIX_SPAWN_CLOSE, write_end),
-    ]
-    try:
-        pid: int | None = os.posix_spawn(argv[0], argv, os.environ, file_actions=actions)
-    except OSError:
-        pid = None
-    os.close(write_end)
-    if pid is None:
-        os.close(read_end)
-        return None, -1
-    return pid, read_end
-
-
-def collect(pid: int | None, read_end: int) -> tuple[bytes, int]:
-    """What the process ``pid`` printed on ``read_end`` (at most :data:`MAX_LIST` kept) and its exit status."""
-    if pid is None:
-        return b"", 127
-    chunks: list[bytes] = []
-    size = 0
-    try:
-        while chunk := os.read(read_end, 1 << 16):
-            if size < MAX_LIST:
-                chunks.append(chunk)
-                size += len(chunk)
-    finally:
-        os.close(read_end)
-    _, status = os.waitpid(pid, 0)
-    return b"".join(chunks), os.waitstatus_to_exitcode(status)
+    """The agents whose tmux pane died or was stopped (the fleet's listing); none without tmux."""
+    return PaneListing(LeanTmux.found(socket)).result().dead

@@ -24,8 +24,10 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from agentlaunch.live.status import ASKING, StatusRecord, shown_state, waited
-from agentlaunch.live.status_read import agent_label, pane_state
+from agentlaunch.fleet.model import labels
+from agentlaunch.fleet.records import StatusRecord
+from agentlaunch.fleet.states import ASKING, pane_state
+from agentlaunch.live.status_read import shown_state, waited
 from agentlaunch.usage.plan_limits import limits_text
 from agentlaunch.usage.warmth import cache_cell
 from agentlaunch.visible import for_markup, visible
@@ -33,7 +35,7 @@ from agentlaunch.visible import for_markup, visible
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
 
-    from agentlaunch.live.tmux import DeadPane
+    from agentlaunch.fleet.panes import Pane as DeadPane
     from agentlaunch.worktrees.setup_commands import SetupRecord
 
 STATE_STYLES = {"asking": "bold white on red", "stalled": "bold white on red", "paused": "bold white on red",
@@ -84,7 +86,8 @@ def _k(value: object) -> str:
 
 
 def record_row(r: StatusRecord, now: datetime, label: str | None = None) -> Row:
-    """A running session's row; ``label`` names it (``cx ⑂ 2`` for a fork: :func:`agent_label`), else the agent."""
+    """A running session's row; ``label`` names it (``cx ⑂ 2`` for a fork: :func:`agentlaunch.fleet.model.labels`),
+    else the agent."""
     d = r.data
     percent = d.get("percent")
     has_percent = isinstance(percent, int | float)
@@ -112,7 +115,7 @@ def dead_row(pane: DeadPane) -> Row:
     """An agent whose pane is dead: ``dead (exit N)``, or ``stopped`` / ``budget stopped`` (:func:`pane_state`)."""
     state = pane_state(pane)
     code = f" (exit {pane.exit_status})" if pane.exit_status is not None and state == "dead" else ""
-    return Row({"agent": pane.agent, "state": f"{state}{code}", "session": f"tmux {pane.session} {pane.pane_id}"},
+    return Row({"agent": pane.agent, "state": f"{state}{code}", "session": f"tmux {pane.tmux_session} {pane.pane_id}"},
                {"state": state}, STATE_STYLES[state])  # fmt: skip
 
 
@@ -215,7 +218,7 @@ def status_view(
 ) -> FittedStatus:  # fmt: skip
     """The table of running agents, dead panes and worktree setups that failed or run, with what explains them."""
     now = now or datetime.now(UTC)
-    rows = [record_row(r, now, agent_label(r, records)) for r in records]
+    rows = [record_row(r, now, label) for r, label in zip(records, labels(records), strict=True)]
     rows += [setup_row(s) for s in setups] + [dead_row(p) for p in dead]
     captions = [c for c in (setup_caption(s) for s in setups) if c] + [c for c in map(question_caption, records) if c]
     states = {pane_state(p) for p in dead}

@@ -23,10 +23,8 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,77 +32,26 @@ from typing import TYPE_CHECKING
 
 from agentlaunch import paths
 from agentlaunch.errors import AgentlaunchError, ExitCode, UsageError
-from agentlaunch.live import status_lean
+from agentlaunch.fleet.panes import AGENT_OPTION, FORK_OPTION, SOCKET_ENV, TILED_OPTION, Pane, list_panes
 from agentlaunch.live.pane_session import own_session
-from agentlaunch.live.status import (
-    CACHE_EXPIRY_OPTION,
-    LINE_OPTION,
-    PANE_TITLE_ENV,
-    SESSION_OPTION,
-    process_running,
-    read_records,
-)
-from agentlaunch.live.status_lean import PANE_FORMAT, dead_panes_listed
+from agentlaunch.live.status import LINE_OPTION, PANE_TITLE_ENV
+from agentlaunch.live.tmux_border import BORDER_FORMAT
 
 if TYPE_CHECKING:
     from agentlaunch.live.comeback import WayBack
     from agentlaunch.live.preflight import ReadyAgent
     from agentlaunch.usage.records import SessionRow
 
-DeadPane = status_lean.Pane  # a dead agent pane as dead_agent_panes lists it (the name status and status_table import)
+DeadPane = Pane  # a dead agent pane as dead_agent_panes lists it (the name status and status_table import)
+__all__ = ["AGENT_OPTION", "BORDER_FORMAT", "FORK_OPTION", "SOCKET_ENV", "TILED_OPTION", "DeadPane", "Pane"]
 
-SOCKET_ENV = "AGENTLAUNCH_TMUX_SOCKET"
 PLACE_ENV = "AGENTLAUNCH_TMUX_PLACE"  # where a pane is, for its launch's session record (agentlaunch.usage.recorder)
 DEFAULT_SESSION = "agentlaunch"
 TILED_WINDOW = "agents"
-AGENT_OPTION = "@agentlaunch_agent"
-FORK_OPTION = "@agentlaunch_fork"  # on a fork's pane (`agentlaunch fork`): the session it started from
-TILED_OPTION = "@agentlaunch_tiled"
 SAFE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # matched whole (fullmatch): "$" would let a trailing newline in
 LAYOUTS = ("windows", "tiled")
 
 
-def _cache_countdown(option: str) -> str:
-    """`` · cache warm 4m12s`` / `` · cache cold`` from the pane option holding the cache's expiry (unix seconds),
-    computed by tmux at every redraw of the border (``status-interval``): a title is written once per state, so it
-    cannot count down itself. ``%s`` is the time now (tmux expands strftime in the border's format first, so
-    the modulus is written ``%%``); nothing without the option (no call yet)."""
-    left = "#{e|-:#{" + option + "},%s}"
-
-    def div(a: str, b: str) -> str:
-        return "#{e|/:" + a + "," + b + "}"
-
-    def mod(a: str, b: str) -> str:
-        return "#{e|%%:" + a + "," + b + "}"
-
-    def two(x: str) -> str:  # 5 -> 05
-        return "#{?#{e|<:" + x + ",10},0,}" + x
-
-    minutes = div(left, "60") + "m" + two(mod(left, "60")) + "s"
-    hours = div(left, "3600") + "h" + two(div(mod(left, "3600"), "60")) + "m"
-    warm = "cache warm #{?#{e|<:" + left + ",3600}," + minutes + "," + hours + "}"
-    return "#{?#{" + option + "}, · #{?#{e|>:" + left + ",0}," + warm + ",cache cold},}"
-
-
-CACHE_COUNTDOWN = _cache_countdown(CACHE_EXPIRY_OPTION)
-# The line the agent's status writer keeps current, from its pane option (no CLI can set that one), else the pane's
-# title (a pane from before the option); and the CLI's own title beside it, dimmed, once the CLI set one (it differs
-# from the line, from tmux's default, the host's name, and from the agent's name agentlaunch gave the pane): Codex's
-# "[ ! ] Action Required | …", Gemini's "◇  Ready (repo)".
-BORDER_LINE = "#{?#{" + LINE_OPTION + "},#{" + LINE_OPTION + "},#{pane_title}}"
-_OWN_TITLE = ("#{&&:#{!=:#{pane_title},#{" + LINE_OPTION + "}},#{&&:#{!=:#{pane_title},#{host}},"
-              "#{!=:#{pane_title},#{" + AGENT_OPTION + "}}}}")  # not the line, tmux's default or the name agentlaunch gave
-CLI_TITLE = "#{?#{&&:#{" + LINE_OPTION + "}," + _OWN_TITLE + "},#[dim] │ #{pane_title}#[nodim],}"
-# What the pane border shows: that line, then the cache's countdown, highlighted when the agent waits for the
-# person: "ASKING: needs you" (a permission prompt or question) and "STALLED: needs you" (its turn has heard nothing
-# from the CLI for stall_timeout) in red, "waiting" and "done" (your turn) in yellow; then the CLI's title.
-BORDER_FORMAT = (
-    "#{?#{||:#{m:* · ASKING*," + BORDER_LINE + "},#{m:* · STALLED*," + BORDER_LINE + "}},"
-    "#[fg=white#,bg=red#,bold] " + BORDER_LINE + CACHE_COUNTDOWN + " #[default],"
-    "#{?#{||:#{m:* · waiting*," + BORDER_LINE + "},#{m:* · done*," + BORDER_LINE + "}},"
-    "#[fg=black#,bg=yellow] " + BORDER_LINE + CACHE_COUNTDOWN + " #[default],"
-    " " + BORDER_LINE + CACHE_COUNTDOWN + " }}" + CLI_TITLE
-)
 # Variables a pane needs from the caller's environment (a running server has its own).
 PASSED_ENV_PREFIXES = ("AGENTLAUNCH_",)
 PASSED_ENV = ("PATH", "NO_COLOR")
@@ -142,20 +89,6 @@ def tmux_arg(value: str) -> str:
     return value[:-1] + "\\;" if value.endswith(";") else value
 
 
-@dataclass(frozen=True)
-class Pane:
-    pane_id: str
-    window_id: str
-    window_name: str
-    pid: int
-    agent: str
-    dead: bool
-    title: str
-    tiled: bool
-    session: str = ""  # the session its launch named (SESSION_OPTION), "" when none yet
-    fork: str = ""  # a fork's pane: the session it started from (FORK_OPTION); `up` leaves it alone
-
-
 @dataclass
 class UpResult:
     session: str
@@ -167,13 +100,6 @@ class UpResult:
     # agent -> the session a restarted pane resumed (None: it had none with a turn, or --fresh: started fresh)
     resumed: dict[str, SessionRow | None] = field(default_factory=dict)
     ways: dict[str, WayBack] = field(default_factory=dict)  # agent -> how its session came back (where, resumed or not)
-
-
-@dataclass
-class DownResult:
-    ended: list[str] = field(default_factory=list)
-    still_running: list[str] = field(default_factory=list)
-    sessions: dict[str, str] = field(default_factory=dict)  # agent -> the session id its pane ran (from its status record)
 
 
 class Tmux:
@@ -215,30 +141,11 @@ class Tmux:
         return self.run("has-session", "-t", f"={name}", check=False).returncode == 0
 
     def panes(self, session: str) -> list[Pane]:
-        fmt = "\t".join(
-            (
-                "#{pane_id}",
-                "#{window_id}",
-                "#{window_name}",
-                "#{pane_pid}",
-                "#{" + AGENT_OPTION + "}",
-                "#{pane_dead}",
-                "#{pane_title}",
-                "#{" + TILED_OPTION + "}",
-                "#{" + SESSION_OPTION + "}",
-                "#{" + FORK_OPTION + "}",
-            )
-        )
-        proc = self.run("list-panes", "-s", "-t", f"={session}", "-F", fmt)
-        panes = []
-        for row in proc.stdout.splitlines():
-            cells = row.split("\t")
-            if len(cells) != 10:
-                continue
-            pane_id, window_id, window_name, pid, agent, dead, title, tiled, sid, fork = cells
-            panes.append(Pane(pane_id, window_id, window_name, int(pid or 0), agent, dead == "1", title, tiled == "1", sid,
-                              fork))  # fmt: skip
-        return panes
+        """Every pane of ``session`` (the fleet's listing); a :class:`TmuxError` when tmux cannot list them."""
+        listing = list_panes(self, session)
+        if listing.code != 0:
+            raise TmuxError(f"tmux list-panes failed: {listing.error or f'exit {listing.code}'}")
+        return listing.panes
 
     def socket_path(self, session: str) -> str:
         return self.run("display-message", "-p", "-t", f"={session}", "#{socket_path}").stdout.strip()
@@ -246,8 +153,7 @@ class Tmux:
 
 def dead_agent_panes(tmux: Tmux) -> list[DeadPane]:
     """Every agent pane on this server whose agent died; none when no server runs."""
-    proc = tmux.run("list-panes", "-a", "-F", PANE_FORMAT, check=False)
-    return dead_panes_listed(proc.stdout) if proc.returncode == 0 else []
+    return list_panes(tmux).dead
 
 
 def agent_command(agent: str, agents_dir: Path, templates_dir: Path | None = None, *, worktree: bool = False) -> list[str]:
@@ -437,7 +343,7 @@ def pane_sessions(panes: Sequence[Pane], session: str) -> dict[str, SessionRow |
     from agentlaunch.usage.store import Store
 
     with Store.open(paths.store_path()) as store:
-        return {p.agent: own_session(store, p.agent, p.session, session, p.window_name) for p in panes}
+        return {p.agent: own_session(store, p.agent, p.session_id, session, p.window_name) for p in panes}
 
 
 def attach(tmux: Tmux, session: str, environ: Mapping[str, str] | None = None) -> int | None:
@@ -449,46 +355,3 @@ def attach(tmux: Tmux, session: str, environ: Mapping[str, str] | None = None) -
             return None  # another tmux server: attaching would nest one tmux in another
         return subprocess.call(tmux.command("switch-client", "-t", f"={session}"))
     return subprocess.call(tmux.command("attach-session", "-t", f"={session}"))
-
-
-def down(
-    tmux: Tmux,
-    session: str,
-    *,
-    timeout: float = 20.0,
-    clock: Callable[[], float] = time.monotonic,
-    on_wait: Callable[[list[str]], None] | None = None,
-) -> DownResult:
-    """End every agent in ``session`` with SIGTERM (their sessions stay resumable), wait, then kill the session."""
-    check_name(session, "tmux session")
-    if not tmux.has_session(session):
-        raise TmuxError(f"no tmux session {session!r}" + (f" on socket {tmux.socket!r}" if tmux.socket else ""))
-    result = DownResult()
-    live = [p for p in tmux.panes(session) if p.agent and not p.dead and p.pid > 0]
-    records = {r.data.get("pid"): r for r in read_records(clean=False) if not r.stale}
-    for pane in live:
-        record = records.get(pane.pid)
-        if record is not None and isinstance(record.data.get("session_id"), str):
-            result.sessions[pane.agent] = record.data["session_id"]
-    for pane in live:
-        # SIGTERM is agentlaunch's clean stop (exit 143): it ends the CLI, frees the
-        # instructions file and records the session, which stays resumable with -c/-r.
-        try:
-            os.kill(pane.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            continue
-        except PermissionError as exc:
-            raise TmuxError(f"cannot signal agent {pane.agent!r} (pid {pane.pid}): {exc.strerror}") from None
-    deadline = clock() + timeout
-    # A zombie counts as ended: its parent, the tmux server, may reap it late.
-    waiting = [p for p in live if process_running(p.pid)]
-    while waiting and clock() < deadline:
-        if on_wait is not None:
-            on_wait([p.agent for p in waiting])
-        time.sleep(0.05)  # poll interval of a wait bounded by the deadline
-        waiting = [p for p in waiting if process_running(p.pid)]
-    result.still_running = [p.agent for p in waiting]
-    result.ended = [p.agent for p in live if p not in waiting]
-    if tmux.has_session(session):
-        tmux.run("kill-session", "-t", f"={session}")
-    return result
