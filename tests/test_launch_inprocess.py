@@ -19,8 +19,9 @@ import agentlaunch
 from agentlaunch import datarecord as records
 from agentlaunch.definitions.spec import load_agent, resolve_working_dir
 from agentlaunch.events import CallUsage, Diagnostic, Event, PermissionRequest, SessionStarted, TextDelta, TurnEnd
+from agentlaunch.launch.options import LaunchOptions
 from agentlaunch.launch.reaper import Reaper
-from agentlaunch.launch.session import Launch, LaunchOptions, spawn_child
+from agentlaunch.launch.session import Launch, spawn_child
 from agentlaunch.launch.transport import Line, LineSplitter
 from agentlaunch.launch.turn import ChildLike
 from agentlaunch.live.view import HeadlessView
@@ -367,9 +368,12 @@ def test_the_startup_message_names_the_time_the_early_start_gave_its_cli(
     try:
         own = first_message(launch, "hi")
         assert early_turn.now_text(FixedClock().now()) in own
-        early = datetime(2026, 3, 4, 4, 59, 59, 900000, tzinfo=UTC)  # the early start, before the 05:00 boundary
-        monkeypatch.setattr(prespawn, "_moment", early)
-        launch.startup_pending = True
+    finally:
+        launch.close(0)
+    early = datetime(2026, 3, 4, 4, 59, 59, 900000, tzinfo=UTC)  # the early start, before the 05:00 boundary
+    monkeypatch.setattr(prespawn, "_moment", early)
+    launch, _, _ = build(agents_dir, tmp_path, spawn_child)
+    try:
         message = first_message(launch, "hi")
         assert early_turn.now_text(early) in message and early_turn.now_text(early) != early_turn.now_text(FixedClock().now())
     finally:

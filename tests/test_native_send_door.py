@@ -17,6 +17,7 @@ from agentlaunch.launch.answer import TurnAnswer
 from agentlaunch.launch.control import SendRequest
 from agentlaunch.launch.loop import Loop
 from agentlaunch.launch.native import NativeRun
+from agentlaunch.launch.session_state import SessionState
 from agentlaunch.providers.descriptors import DESCRIPTORS
 from agentlaunch.sinks import StateChanged
 from agentlaunch.usage.meter import Meter
@@ -73,7 +74,8 @@ class Launch:
         self.loop = Loop()
         self.spec, self.adapter = Spec(), Adapter(provider)
         self.meter = Meter()
-        self.state, self.turns = "waiting", 0
+        self.state = "waiting"
+        self.session_state = SessionState(self.session_id, False, 0, {}, None)  # the turns NativeRun counts
         self.notices: list[str] = []
 
     def notice(self, text: str) -> None:

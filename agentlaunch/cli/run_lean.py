@@ -27,7 +27,7 @@ from agentlaunch.errors import AgentlaunchError, UsageError
 from agentlaunch.launch import prespawn
 from agentlaunch.launch.build import build_launch
 from agentlaunch.launch.modes import RunRequest, choose_mode, run_mode
-from agentlaunch.launch.session import LaunchOptions
+from agentlaunch.launch.options import LaunchOptions
 from agentlaunch.usage.budget import check_budget_usd
 
 PATHS = ("agents_dir", "working_dir", "templates_dir")

@@ -17,8 +17,9 @@ from agentlaunch.definitions.spec import AgentSpec, load_agent, resolve_working_
 from agentlaunch.events import Usage
 from agentlaunch.launch import prespawn
 from agentlaunch.launch.identity import choose_session
+from agentlaunch.launch.options import LaunchOptions
 from agentlaunch.launch.reaper import Reaper
-from agentlaunch.launch.session import Launch, LaunchOptions
+from agentlaunch.launch.session import Launch
 from agentlaunch.launch.signals import Signals
 from agentlaunch.providers import get_adapter
 from agentlaunch.providers.base import Adapter

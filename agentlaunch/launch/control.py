@@ -42,12 +42,13 @@ import weakref
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from agentlaunch.launch.loop import Loop, Timer
 
 if TYPE_CHECKING:
-    from agentlaunch.launch.session import Launch
+    from agentlaunch.definitions.spec import AgentSpec
+    from agentlaunch.errors import AgentlaunchError
 
 SOCKET_NAME = "control.sock"
 MAX_PROMPT = 1 << 20
@@ -81,6 +82,33 @@ def prompt_problem(prompt: str) -> str | None:
     return None
 
 
+class ResumeConfirm(Protocol):
+    """A budget's pause, as far as ``resume-budget`` goes: (resumed, what to tell the person)."""
+
+    def confirm(self) -> tuple[bool, str]: ...
+
+
+class ControlledLaunch(Protocol):
+    """What the socket reads of the launch (its agent, state, whether it is ending or paused, its loop) and asks of
+    it: a notice, the socket named in its status record, a budget's pause confirmed."""
+
+    @property
+    def spec(self) -> AgentSpec: ...
+    @property
+    def state(self) -> str: ...
+    @property
+    def stopped(self) -> AgentlaunchError | None: ...
+    @property
+    def paused(self) -> AgentlaunchError | None: ...
+    @property
+    def loop(self) -> Loop: ...
+    @property
+    def budget_pause(self) -> ResumeConfirm: ...
+
+    def notice(self, message: str) -> None: ...
+    def name_control(self, path: str | None) -> None: ...
+
+
 def busy_reason(agent: str, state: str, stopped: str | None = None) -> str | None:
     """Why a session in ``state`` cannot take a sent prompt, or None when it can (it is ``waiting``)."""
     if stopped is not None:
@@ -101,7 +129,7 @@ def busy_reason(agent: str, state: str, stopped: str | None = None) -> str | Non
     return f"{agent} is {state}"
 
 
-def launch_busy(launch: Launch, state: str | None = None) -> str | None:
+def launch_busy(launch: ControlledLaunch, state: str | None = None) -> str | None:
     """:func:`busy_reason` for ``launch`` (in ``state``, when its own state says less than the caller knows)."""
     stopped = launch.stopped.message if launch.stopped is not None else None
     if launch.paused is not None and stopped is None:
@@ -109,7 +137,7 @@ def launch_busy(launch: Launch, state: str | None = None) -> str | None:
     return busy_reason(launch.spec.name, launch.state if state is None else state, stopped)
 
 
-def open_control(launch: Launch, path: Path, what: str, **server: Any) -> ControlServer | None:
+def open_control(launch: ControlledLaunch, path: Path, what: str, **server: Any) -> ControlServer | None:
     """Bind ``launch``'s socket at ``path`` on its loop and name it in its status record; None (and a notice) when it
     cannot be."""
     try:
@@ -118,14 +146,13 @@ def open_control(launch: Launch, path: Path, what: str, **server: Any) -> Contro
         launch.notice(f"agentlaunch send cannot reach this {what}: its socket could not be made ({exc})")
         return None
     control.on_resume = launch.budget_pause.confirm
-    launch.control_path = str(control.path)
-    launch.set_state(launch.state, always=True)  # the status record names the socket now
+    launch.name_control(str(control.path))  # the status record names the socket now
     return control
 
 
-def close_control(launch: Launch, control: ControlServer) -> None:
+def close_control(launch: ControlledLaunch, control: ControlServer) -> None:
     """Stop taking prompts: the socket is gone, and the status record no longer names it."""
-    launch.control_path = None
+    launch.name_control(None)
     control.close()
 
 

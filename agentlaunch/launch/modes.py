@@ -29,7 +29,8 @@ from agentlaunch.providers.descriptors import describe
 from agentlaunch.visible import for_markup, visible
 
 if TYPE_CHECKING:
-    from agentlaunch.launch.session import Launch, LaunchOptions
+    from agentlaunch.launch.options import LaunchOptions
+    from agentlaunch.launch.session import Launch
     from agentlaunch.live.interface_view import InterfaceView
     from agentlaunch.sinks import Sink
     from agentlaunch.usage.meter import Meter

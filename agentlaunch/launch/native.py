@@ -44,7 +44,7 @@ from agentlaunch.launch.transport import Child, window_size
 from agentlaunch.launch.turn_cycle import first_message
 from agentlaunch.providers.native import hook_http
 from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, NativeSource, PromptTyped, ToolAsked
-from agentlaunch.sinks import PromptSent, ProviderStateKept, StateChanged, TurnDone
+from agentlaunch.sinks import PromptSent, StateChanged, TurnDone
 
 if TYPE_CHECKING:
     from agentlaunch.launch import native_remote
@@ -148,7 +148,7 @@ class NativeRun:
         launch = self.launch
         size = window_size(self.tty_out)
         check_size(size, launch.adapter.descriptor.name)
-        early, launch.prespawned = launch.prespawned, None
+        early = launch.take_prespawned()
         pending = early if isinstance(early, EarlyInterface) else None
         server = early if isinstance(early, EarlyAppServer) else None  # Codex's app-server (launch.early_appserver)
         if pending is not None:
@@ -197,8 +197,7 @@ class NativeRun:
         except ProviderMissing as exc:
             raise ProviderMissing(exc.message, hint=launch.adapter.install_hint) from None
         self._remember(argv, env, runtime, ctx.status_path, extras.listener)
-        launch.reaper.watch(child.pid)
-        launch.child = child
+        launch.adopt(child)
         # "starting" until the CLI itself reports (a hook, its session file); past the bound it waits on its screen.
         self._not_ready = launch.loop.call_later(launch.options.ready_timeout, self._still_starting)
         if self._knows_session():
@@ -314,8 +313,7 @@ class NativeRun:
             state = self.remote.kept_state(launch.provider_state)  # the thread's running total as it reported it
         else:
             state = launch.adapter.state_after_interface(launch.session_id, launch.provider_state, launch.env)
-        launch.provider_state = state
-        launch.emit(ProviderStateKept(state))
+        launch.keep_provider_state(state)
 
     def _status_path(self) -> Path | None:
         for sink in self.launch.sinks:
@@ -365,8 +363,8 @@ class NativeRun:
             return  # how the turn ended, for a sent prompt: the turn itself is counted from the states
         if isinstance(event, SessionStarted) and not self._registered:
             if self._learns_id and event.session_id:
-                launch.session_id = event.session_id  # Codex's thread id is the session's: -r and -c find it
-                launch.provider_state = launch.adapter.resume_state(event.session_id, None)
+                # Codex's thread id is the session's: -r and -c find it
+                launch.session_state.learn_id(event.session_id, launch.adapter.resume_state(event.session_id, None))
             self._register(launch.session_id)
             return
         if isinstance(event, CallUsage) and not self._in_turn and not self._turned:
@@ -419,7 +417,7 @@ class NativeRun:
 
     def _open_turn(self) -> None:
         self._in_turn = self._turned = True
-        self.launch.turns += 1
+        self.launch.session_state.count_turn()
         self.answer.start()
         self._turn_error = None
         for send in self._sends:

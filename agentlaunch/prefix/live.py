@@ -31,7 +31,7 @@ from agentlaunch.definitions.fingerprint import cli_version
 from agentlaunch.definitions.render import RunFacts, render_startup
 from agentlaunch.definitions.spec import AgentSpec, load_agent
 from agentlaunch.errors import AgentlaunchError, DefinitionError, ProviderMissing, TurnFailed, TurnTimeout
-from agentlaunch.launch.drivers import driver_for
+from agentlaunch.launch.driver_choice import driver_for
 from agentlaunch.launch.placement import Placement
 from agentlaunch.launch.probe import probe
 from agentlaunch.launch.start import plan_start
