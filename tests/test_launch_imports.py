@@ -75,9 +75,9 @@ def test_the_early_start_and_a_launchs_modules_import_no_hashlib_uuid_shutil_nor
     modules = [
         "agentlaunch.entry", "agentlaunch.launch.prespawn", "agentlaunch.launch.early_interface",
         "agentlaunch.launch.early_appserver", "agentlaunch.launch.early_turn", "agentlaunch.cli.run_lean",
-        "agentlaunch.launch.modes", "agentlaunch.launch.native", "agentlaunch.providers.claude",
+        "agentlaunch.launch.modes", "agentlaunch.launch.native.native", "agentlaunch.providers.claude",
         "agentlaunch.providers.codex", "agentlaunch.providers.gemini", "agentlaunch.providers.native.claude",
-        "agentlaunch.providers.native.gemini", "agentlaunch.launch.native_remote",
+        "agentlaunch.providers.native.gemini", "agentlaunch.launch.native.native_remote",
     ]  # fmt: skip
     heavy = {"hashlib", "_hashlib", "hmac", "uuid", "platform", "shutil", "dataclasses", "inspect", "ctypes.util", "tempfile"}
     assert loaded_of(modules, heavy) == []
@@ -85,12 +85,12 @@ def test_the_early_start_and_a_launchs_modules_import_no_hashlib_uuid_shutil_nor
 
 
 def test_a_native_claude_launch_imports_none_of_codexs_app_server_route() -> None:
-    modules = ["agentlaunch.cli.run_lean", "agentlaunch.launch.native", "agentlaunch.providers.claude",
+    modules = ["agentlaunch.cli.run_lean", "agentlaunch.launch.native.native", "agentlaunch.providers.claude",
                "agentlaunch.providers.native.claude"]  # fmt: skip
-    codex = {"agentlaunch.launch.native_remote", "agentlaunch.providers.codex_appserver", "agentlaunch.providers.codex",
+    codex = {"agentlaunch.launch.native.native_remote", "agentlaunch.providers.codex_appserver", "agentlaunch.providers.codex",
              "agentlaunch.providers.native.unix_websocket", "agentlaunch.providers.native.codex_remote"}  # fmt: skip
     assert loaded_of(modules, codex) == []
-    assert loaded_of([*modules, "agentlaunch.launch.native_remote"], codex) == sorted(codex)  # the check sees them
+    assert loaded_of([*modules, "agentlaunch.launch.native.native_remote"], codex) == sorted(codex)  # the check sees them
 
 
 def test_what_runs_before_the_early_starts_spawn_imports_no_typing() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentlaunch.events import CallUsage, Text, Usage
-from agentlaunch.launch.native import NativeRun
+from agentlaunch.launch.native.native import NativeRun
 from agentlaunch.launch.session_state import SessionState
 from agentlaunch.sinks import StateChanged
 

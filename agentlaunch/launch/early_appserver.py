@@ -1,7 +1,7 @@
 """Start native Codex's app-server from the last plan while agentlaunch itself is still starting.
 
 A native Codex launch goes through an app-server agentlaunch owns
-(:mod:`agentlaunch.launch.native_remote`): ``codex [-c …] app-server --listen
+(:mod:`agentlaunch.launch.native.native_remote`): ``codex [-c …] app-server --listen
 unix://RUNTIME/cx.sock``, then ``initialize``, ``thread/start``, the startup
 message's ``turn/start`` and only then Codex's interface. The app-server takes
 a few hundred milliseconds to open its socket (0.2-0.75 s on the development

@@ -39,8 +39,8 @@ from agentlaunch import jsonlite, runtime_dirs
 from agentlaunch.fsutil import read_regular, remove_tree
 from agentlaunch.launch.early_child import Prespawned
 from agentlaunch.launch.early_plans import CACHE_DIR, PLANS_KEEP, env_of, keep_run_options, write_if_changed
+from agentlaunch.launch.native.terminal import MIN_COLS, MIN_ROWS, saved_mode
 from agentlaunch.launch.reaper import become_subreaper
-from agentlaunch.launch.terminal import MIN_COLS, MIN_ROWS, saved_mode
 from agentlaunch.launch.transport import Child, window_size
 from agentlaunch.stdlite import sha256, uuid4
 

@@ -117,7 +117,7 @@ class Chat:
 
 @datarecord
 class Native:
-    """The provider CLI's own interface, relayed (:mod:`agentlaunch.launch.native`)."""
+    """The provider CLI's own interface, relayed (:mod:`agentlaunch.launch.native.native`)."""
 
     options: LaunchOptions
     request: RunRequest
@@ -131,7 +131,7 @@ class Native:
         return [self.view]
 
     def run(self, launch: Launch) -> int:
-        from agentlaunch.launch.native import NativeRun
+        from agentlaunch.launch.native.native import NativeRun
 
         announce(launch)
         code = NativeRun(launch, self.view).run()

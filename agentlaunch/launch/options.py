@@ -23,7 +23,7 @@ class LaunchOptions:
     fork: str | None = None  # --fork ID: a new session starting from that session's conversation (the CLI's interface)
     force: bool = False
     interactive: bool = False
-    native: bool = False  # the CLI's own interface, relayed (agentlaunch.launch.native); else the line chat or headless
+    native: bool = False  # the CLI's own interface, relayed (agentlaunch.launch.native.native); else the line chat or headless
     plan_key: str | None = None  # names this launch's plan for the next launch's early start (prespawn)
     worktree: bool = False  # run in the agent's own git worktree (agent.yaml's worktree: true asks too)
     budget_usd: float | None = None  # --budget-usd: the session's USD limit for this launch

@@ -52,7 +52,7 @@ class ClaudeAdapter(Described):
     descriptor: ProviderDescriptor = CLAUDE
     persistent: Literal[True] = True
     chooses_session_id = True  # --session-id, headless and in its own interface alike
-    has_interface = True  # its own interactive interface can be relayed (agentlaunch.launch.native)
+    has_interface = True  # its own interactive interface can be relayed (agentlaunch.launch.native.native)
     early_interface = True  # its native extras: --settings, a config file and the hook socket in the runtime folder
     early_turn = False  # persistent: agentlaunch.launch.prespawn starts it early
 

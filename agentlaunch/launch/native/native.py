@@ -2,15 +2,15 @@
 
 ``agentlaunch run AGENT`` at a terminal starts the CLI's interactive interface
 (``claude``, ``codex``, ``gemini``) on a PTY and relays it byte for byte
-(:mod:`agentlaunch.launch.relay`), the terminal in raw mode and restored on
-every way out (:mod:`agentlaunch.launch.terminal`). The agent's instructions
+(:mod:`agentlaunch.launch.native.relay`), the terminal in raw mode and restored on
+every way out (:mod:`agentlaunch.launch.native.terminal`). The agent's instructions
 are delivered as for a headless run; a new session's startup message is the
 CLI's first prompt (never on resume). Meters and states come from the CLI's
 structured sources, never from the screen: each adapter's
 ``native_extras(ctx)`` (:mod:`agentlaunch.providers.native.source`) adds the
 flags that make the CLI report and the sources the relay waits on (a Codex
 launch goes through an app-server agentlaunch owns instead, where it can:
-:mod:`agentlaunch.launch.native_remote`; its sends are ``turn/start``). Their
+:mod:`agentlaunch.launch.native.native_remote`; its sends are ``turn/start``). Their
 events go through :meth:`Launch.handle <agentlaunch.launch.session.Launch.handle>`
 (metered, priced, stored, shown by the status record and tmux exactly as
 headless), their states through :meth:`Launch.set_state`.
@@ -30,16 +30,17 @@ from agentlaunch import runtime_dirs
 from agentlaunch.errors import AgentlaunchError, ExitCode, ProviderMissing, UsageError
 from agentlaunch.events import CallUsage, SessionStarted, Text, TextDelta, TurnEnd
 from agentlaunch.fsutil import remove_tree
-from agentlaunch.launch import cli_activity, early_interface, prespawn
+from agentlaunch.launch import early_interface, prespawn
 from agentlaunch.launch.answer import Figures, TurnAnswer
 from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest, close_control, launch_busy, open_control
 from agentlaunch.launch.early_appserver import EarlyAppServer
 from agentlaunch.launch.early_interface import EarlyInterface
-from agentlaunch.launch.interrupt_watch import RETRY_INTERRUPTED, InterruptWatch
 from agentlaunch.launch.loop import Timer
-from agentlaunch.launch.relay import Relay, RelayResult
+from agentlaunch.launch.native import cli_activity
+from agentlaunch.launch.native.interrupt_watch import RETRY_INTERRUPTED, InterruptWatch
+from agentlaunch.launch.native.relay import Relay, RelayResult
+from agentlaunch.launch.native.terminal import MIN_COLS, MIN_ROWS, ScreenModes, raw_terminal, saved_mode, write_all
 from agentlaunch.launch.start import instructions_digest
-from agentlaunch.launch.terminal import MIN_COLS, MIN_ROWS, ScreenModes, raw_terminal, saved_mode, write_all
 from agentlaunch.launch.transport import Child, window_size
 from agentlaunch.launch.turn_cycle import first_message
 from agentlaunch.providers.native import hook_http
@@ -47,7 +48,7 @@ from agentlaunch.providers.native.source import NativeContext, NativeExtras, Nat
 from agentlaunch.sinks import PromptSent, StateChanged, TurnDone
 
 if TYPE_CHECKING:
-    from agentlaunch.launch import native_remote
+    from agentlaunch.launch.native import native_remote
     from agentlaunch.launch.session import Launch
     from agentlaunch.live.interface_view import InterfaceView
 
@@ -81,11 +82,11 @@ def spawn_interface(argv: Sequence[str], env: Mapping[str, str], cwd: Path, size
 
 
 def remote_route(launch: Launch, prompt: str) -> bool:
-    """Codex's interface on agentlaunch's app-server (:func:`agentlaunch.launch.native_remote.applies`); its module,
+    """Codex's interface on agentlaunch's app-server (:func:`agentlaunch.launch.native.native_remote.applies`); its module,
     with the app-server's client and the WebSocket, is imported only for an adapter that has that route (Codex)."""
     if not getattr(launch.adapter, "remote_interface", False):
         return False
-    from agentlaunch.launch import native_remote
+    from agentlaunch.launch.native import native_remote
 
     return native_remote.applies(launch, prompt)
 
@@ -242,7 +243,7 @@ class NativeRun:
         launch = self.launch
         assert launch.command is not None
         if remote_route(launch, prompt):
-            from agentlaunch.launch.native_remote import RemoteCodex
+            from agentlaunch.launch.native.native_remote import RemoteCodex
 
             self.remote = remote = RemoteCodex(launch, runtime, server)
             source = remote.start(prompt)  # the thread open, the startup message's turn under way
@@ -377,7 +378,8 @@ class NativeRun:
         return self.relay.last_output if self.relay is not None else 0.0
 
     def _retry_interrupted(self) -> None:
-        """The person's Esc ended the CLI's retry loop, which it reports nowhere (:mod:`~agentlaunch.launch.interrupt_watch`)."""
+        """The person's Esc ended the CLI's retry loop, which it reports nowhere
+        (:mod:`~agentlaunch.launch.native.interrupt_watch`)."""
         self._state("waiting", RETRY_INTERRUPTED)
 
     def _still_starting(self) -> None:
@@ -591,7 +593,7 @@ class NativeRun:
             return 0  # agentlaunch ended the CLI (a budget): the caller raises the budget's error, exit 6
         if self.remote is not None and self._server_gone:
             error = self.remote.failed("exited during the session; Codex's interface was ended with it", wait=5.0)
-            from agentlaunch.launch.native_remote import AppServerFailed
+            from agentlaunch.launch.native.native_remote import AppServerFailed
 
             raise AppServerFailed(error.message, hint=self._resume_hint())
         code = self._exit_code(result)
