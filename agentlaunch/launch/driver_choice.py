@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 def driver_for(adapter: Adapter, spec: AgentSpec | None = None, *, native: bool = False, chat: bool = False) -> Driver:
     """The driver of ``adapter``'s shape. The line chat (``chat``) of a CLI with an app-server (Codex) whose agent's
-    flags the app-server takes (``spec`` given) goes through it (:mod:`agentlaunch.launch.appserver`): a later turn
+    flags the app-server takes (``spec`` given) goes through it (:mod:`agentlaunch.launch.chat.appserver`): a later turn
     takes a seventh of a ``codex exec`` process's time. A one-turn headless run stays per turn, its first turn
     started early (:mod:`agentlaunch.launch.early_turn`)."""
     if adapter.persistent:
@@ -22,7 +22,7 @@ def driver_for(adapter: Adapter, spec: AgentSpec | None = None, *, native: bool 
         from agentlaunch.providers.codex_appserver import app_server_argv
 
         if app_server_argv(spec.command or adapter.default_command, spec.provider_flags) is not None:
-            from agentlaunch.launch.appserver import AppServerDriver
+            from agentlaunch.launch.chat.appserver import AppServerDriver
 
             return AppServerDriver(adapter)
     return PerTurnDriver(adapter)

@@ -100,7 +100,7 @@ class Headless:
 
 @datarecord
 class Chat:
-    """agentlaunch's own line chat (:mod:`agentlaunch.launch.chat`)."""
+    """agentlaunch's own line chat (:mod:`agentlaunch.launch.chat.chat`)."""
 
     options: LaunchOptions
     request: RunRequest
@@ -110,7 +110,7 @@ class Chat:
         return [InteractiveView(meter)]
 
     def run(self, launch: Launch) -> int:
-        from agentlaunch.launch.chat import LineChat  # a headless turn never needs it
+        from agentlaunch.launch.chat.chat import LineChat  # a headless turn never needs it
 
         return LineChat(launch, self.request.timeout).run()
 

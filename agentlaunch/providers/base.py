@@ -198,7 +198,7 @@ class PerTurnAdapter(Provider, NativeInterface, Protocol):
 
     @property
     def app_server(self) -> bool:
-        """Headless turns may go through one long-lived app-server instead (Codex; see agentlaunch.launch.appserver)."""
+        """Headless turns may go through one long-lived app-server instead (Codex; see agentlaunch.launch.chat.appserver)."""
         ...
 
     @property

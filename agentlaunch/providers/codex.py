@@ -188,7 +188,7 @@ class CodexAdapter(Described):
 
     descriptor: ProviderDescriptor = CODEX
     persistent: Literal[False] = False
-    app_server = True  # headless: one `codex app-server` per launch (agentlaunch.launch.appserver)
+    app_server = True  # headless: one `codex app-server` per launch (agentlaunch.launch.chat.appserver)
     remote_interface = True  # native: its interface on an app-server agentlaunch owns (agentlaunch.launch.native.native_remote)
     chooses_session_id = False  # a new thread's id is Codex's: the native sources report it
     has_interface = True

@@ -3,7 +3,7 @@
 At the prompt the loop waits on the person's terminal (canonical mode: the
 kernel edits the line; :class:`~agentlaunch.launch.person.LineInput`), the
 signal pipe, the CLI's pidfd and the socket ``agentlaunch send`` talks to
-(:class:`~agentlaunch.launch.chat_door.ChatDoor`), so whichever comes first is
+(:class:`~agentlaunch.launch.chat.chat_door.ChatDoor`), so whichever comes first is
 taken: a line runs as a turn, Ctrl-C or Ctrl-D ends the chat (exit 0), a sent
 prompt runs as the next turn (what the person had begun to type stays typed),
 the CLI's exit ends the chat with its last words (exit 1), SIGTERM or SIGHUP
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from agentlaunch.errors import AgentlaunchError, ExitCode
 from agentlaunch.launch.answer import Figures
-from agentlaunch.launch.chat_door import ChatDoor
+from agentlaunch.launch.chat.chat_door import ChatDoor
 from agentlaunch.launch.control import SendRequest, launch_busy
 from agentlaunch.launch.permissions import PermissionPrompt
 from agentlaunch.launch.person import LineInput
