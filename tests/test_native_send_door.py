@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from agentlaunch.events import Text, TurnEnd
-from agentlaunch.launch.answer import TurnAnswer
 from agentlaunch.launch.control import SendRequest
 from agentlaunch.launch.loop import Loop
 from agentlaunch.launch.native import native
 from agentlaunch.launch.native.native import NativeRun
 from agentlaunch.launch.session_state import SessionState
+from agentlaunch.launch.turn_answer import TurnAnswer
 from agentlaunch.providers.descriptors import DESCRIPTORS
 from agentlaunch.sinks import StateChanged
 from agentlaunch.usage.meter import Meter

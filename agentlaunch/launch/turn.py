@@ -28,8 +28,8 @@ from typing import Protocol
 from agentlaunch.datarecord import datarecord
 from agentlaunch.errors import AgentlaunchError, Interrupted, TurnFailed
 from agentlaunch.events import TurnEnd
+from agentlaunch.launch.line_input import Question
 from agentlaunch.launch.loop import Loop, Timer
-from agentlaunch.launch.person import Question
 from agentlaunch.launch.signals import ENDING, Signals
 from agentlaunch.launch.transport import Line, LongLineDropped, window_size
 

@@ -18,8 +18,8 @@ from agentlaunch.errors import TurnTimeout
 from agentlaunch.events import TurnEnd
 from agentlaunch.launch import prespawn
 from agentlaunch.launch.drivers import DrivenLaunch
-from agentlaunch.launch.held import held_elsewhere
 from agentlaunch.launch.identity import startup_message
+from agentlaunch.launch.thread_held import held_elsewhere
 from agentlaunch.launch.tool_gates import GatedLaunch
 from agentlaunch.launch.turn import Turn, TurnOutcome, TurnResult
 from agentlaunch.sinks import PromptSent, TurnDone

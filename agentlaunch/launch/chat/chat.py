@@ -1,7 +1,7 @@
 """The line chat (``agentlaunch run AGENT --line``): a ``›`` prompt, one turn per line, on the launch's one loop.
 
 At the prompt the loop waits on the person's terminal (canonical mode: the
-kernel edits the line; :class:`~agentlaunch.launch.person.LineInput`), the
+kernel edits the line; :class:`~agentlaunch.launch.line_input.LineInput`), the
 signal pipe, the CLI's pidfd and the socket ``agentlaunch send`` talks to
 (:class:`~agentlaunch.launch.chat.chat_door.ChatDoor`), so whichever comes first is
 taken: a line runs as a turn, Ctrl-C or Ctrl-D ends the chat (exit 0), a sent
@@ -17,14 +17,14 @@ import signal
 from typing import TYPE_CHECKING
 
 from agentlaunch.errors import AgentlaunchError, ExitCode
-from agentlaunch.launch.answer import Figures
 from agentlaunch.launch.chat.chat_door import ChatDoor
 from agentlaunch.launch.control import SendRequest, launch_busy
+from agentlaunch.launch.line_input import LineInput
 from agentlaunch.launch.permissions import PermissionPrompt
-from agentlaunch.launch.person import LineInput
 from agentlaunch.launch.signals import ENDING
 from agentlaunch.launch.transport import window_size
 from agentlaunch.launch.turn import TurnOutcome, turn_failed
+from agentlaunch.launch.turn_answer import Figures
 from agentlaunch.live.lazy_console import LazyConsole
 from agentlaunch.visible import for_markup, visible
 

@@ -31,7 +31,6 @@ from agentlaunch.errors import AgentlaunchError, ExitCode, ProviderMissing, Usag
 from agentlaunch.events import CallUsage, SessionStarted, Text, TextDelta, TurnEnd
 from agentlaunch.fsutil import remove_tree
 from agentlaunch.launch import early_interface, prespawn
-from agentlaunch.launch.answer import Figures, TurnAnswer
 from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest, close_control, launch_busy, open_control
 from agentlaunch.launch.early_appserver import EarlyAppServer
 from agentlaunch.launch.early_interface import EarlyInterface
@@ -42,6 +41,7 @@ from agentlaunch.launch.native.relay import Relay, RelayResult
 from agentlaunch.launch.native.terminal import MIN_COLS, MIN_ROWS, ScreenModes, raw_terminal, saved_mode, write_all
 from agentlaunch.launch.start import instructions_digest
 from agentlaunch.launch.transport import Child, window_size
+from agentlaunch.launch.turn_answer import Figures, TurnAnswer
 from agentlaunch.launch.turn_cycle import first_message
 from agentlaunch.providers.native import hook_http
 from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, NativeSource, PromptTyped, ToolAsked
