@@ -24,7 +24,7 @@ from agentlaunch.launch.permissions import PermissionPrompt
 from agentlaunch.launch.signals import ENDING
 from agentlaunch.launch.transport import window_size
 from agentlaunch.launch.turn import TurnOutcome, turn_failed
-from agentlaunch.launch.turn_answer import Figures
+from agentlaunch.launch.turn_answer import MeterTotals
 from agentlaunch.live.lazy_console import LazyConsole
 from agentlaunch.visible import for_markup, visible
 
@@ -181,7 +181,7 @@ class LineChat:
             return None
         err.print(f"› {for_markup(visible(request.prompt))} [dim](from agentlaunch send)[/]", markup=True, highlight=False)
         request.accept(launch.session_id)
-        before = Figures.of(launch.meter)
+        before = MeterTotals.of(launch.meter)
         try:
             outcome = launch.run_turn(request.prompt, timeout=self.timeout, ask_permission=self.permissions)
         except AgentlaunchError as exc:  # the turn timed out, or the session was stopped

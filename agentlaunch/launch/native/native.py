@@ -41,7 +41,7 @@ from agentlaunch.launch.native.relay import Relay, RelayResult
 from agentlaunch.launch.native.terminal import MIN_COLS, MIN_ROWS, ScreenModes, raw_terminal, saved_mode, write_all
 from agentlaunch.launch.start import instructions_digest
 from agentlaunch.launch.transport import Child, window_size
-from agentlaunch.launch.turn_answer import Figures, TurnAnswer
+from agentlaunch.launch.turn_answer import MeterTotals, TurnAnswer
 from agentlaunch.launch.turn_cycle import first_message
 from agentlaunch.providers.native import hook_http
 from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, NativeSource, PromptTyped, ToolAsked
@@ -467,7 +467,7 @@ class NativeRun:
                 self.relay.type_prompt(typed)
             request.accept(self.launch.session_id)
             loop = self.launch.loop
-            send = _Send(request, Figures.of(self.launch.meter), loop.clock.monotonic())
+            send = _Send(request, MeterTotals.of(self.launch.meter), loop.clock.monotonic())
             self._sends.append(send)  # the door stays shut to other sends until its turn begins, or it is released
             send.timer = loop.call_later(COMMAND_MIN if request.command else NO_TURN_WAIT, partial(self._no_turn_yet, send))
 
@@ -630,7 +630,7 @@ class _Send:
     after :data:`NO_TURN_WAIT`). Its answer goes back when ``wait`` asked for it (the request is closed otherwise).
     """
 
-    def __init__(self, request: SendRequest, before: Figures, typed_at: float) -> None:
+    def __init__(self, request: SendRequest, before: MeterTotals, typed_at: float) -> None:
         self.request, self.before, self.opened = request, before, False
         self.typed_at = typed_at  # the loop clock's time
         self.timer: Timer | None = None
