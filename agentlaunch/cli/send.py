@@ -13,7 +13,8 @@ import typer
 from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, app, err
 from agentlaunch.cli.plain import read_prompt
 from agentlaunch.errors import PromptNotTaken, TurnFailed, TurnTimeout, UsageError
-from agentlaunch.launch.control import ControlClient, command_problem, prompt_problem
+from agentlaunch.launch.control_client import ControlClient
+from agentlaunch.launch.control_request import command_problem, prompt_problem
 from agentlaunch.live.known import refuse_unknown
 from agentlaunch.live.life import what_happened
 from agentlaunch.live.status import StatusRecord, read_records

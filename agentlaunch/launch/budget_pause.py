@@ -26,7 +26,7 @@ from agentlaunch.errors import AgentlaunchError
 from agentlaunch.sinks import LaunchView
 
 if TYPE_CHECKING:
-    from agentlaunch.launch.control import ControlledLaunch
+    from agentlaunch.launch.control_door import ControlledLaunch
     from agentlaunch.launch.loop import Loop
     from agentlaunch.launch.options import LaunchOptions
     from agentlaunch.launch.signals import Signals
@@ -206,7 +206,8 @@ def wait_paused(launch: HeadlessPaused) -> int | None:
     import signal
 
     from agentlaunch import runtime_dirs
-    from agentlaunch.launch.control import SOCKET_NAME, close_control, launch_busy, open_control
+    from agentlaunch.launch.control import SOCKET_NAME
+    from agentlaunch.launch.control_door import close_control, launch_busy, open_control
 
     ending: list[int] = []
     loop, signals = launch.loop, launch.signals

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 
 from agentlaunch.errors import AgentlaunchError, ExitCode
 from agentlaunch.launch.chat.chat_door import ChatDoor
-from agentlaunch.launch.control import SendRequest, launch_busy
+from agentlaunch.launch.control import SendRequest
+from agentlaunch.launch.control_door import launch_busy
 from agentlaunch.launch.line_input import LineInput
 from agentlaunch.launch.permissions import PermissionPrompt
 from agentlaunch.launch.signals import ENDING

@@ -31,7 +31,8 @@ from agentlaunch.errors import AgentlaunchError, ExitCode, ProviderMissing, Usag
 from agentlaunch.events import CallUsage, SessionStarted, Text, TextDelta, TurnEnd
 from agentlaunch.fsutil import remove_tree
 from agentlaunch.launch import early_interface, prespawn
-from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest, close_control, launch_busy, open_control
+from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest
+from agentlaunch.launch.control_door import close_control, launch_busy, open_control
 from agentlaunch.launch.early_appserver import EarlyAppServer
 from agentlaunch.launch.early_interface import EarlyInterface
 from agentlaunch.launch.loop import Timer
