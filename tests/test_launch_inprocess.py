@@ -20,9 +20,9 @@ from agentlaunch import datarecord as records
 from agentlaunch.definitions.spec import load_agent, resolve_working_dir
 from agentlaunch.events import CallUsage, Diagnostic, Event, PermissionRequest, SessionStarted, TextDelta, TurnEnd
 from agentlaunch.launch.options import LaunchOptions
+from agentlaunch.launch.output_lines import Line, LineSplitter
 from agentlaunch.launch.reaper import Reaper
 from agentlaunch.launch.session import Launch, spawn_child
-from agentlaunch.launch.transport import Line, LineSplitter
 from agentlaunch.launch.turn import ChildLike
 from agentlaunch.live.view import HeadlessView
 from agentlaunch.providers import get_adapter
