@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentlaunch.launch.native.native import last_words, strip_escapes
+from agentlaunch.launch.native.last_words import last_words, strip_escapes
 from agentlaunch.launch.native.terminal import ScreenModes
 
 
