@@ -15,7 +15,7 @@ def main() -> None:
         lean_deck(sys.argv[2:])
     if sys.argv[1:2] == ["run"]:  # only `run` starts a CLI: no other command imports the early start
         gc.disable()  # until the imports are done: no collection passes over their objects (lean_run)
-        from agentlaunch.launch import prespawn
+        from agentlaunch.launch.early import prespawn
 
         prespawn.start(sys.argv[1:])  # stdlib and PTY only: before the heavier imports below
         lean_run(sys.argv[1:])

@@ -1,5 +1,5 @@
-"""A per-turn CLI's first turn as a plan keeps it (launch/early_turn): the prompt's place in argv or on stdin, and
-the user's files a delivery copied (launch/prespawn.sources_unchanged)."""
+"""A per-turn CLI's first turn as a plan keeps it (launch/early/early_turn): the prompt's place in argv or on stdin, and
+the user's files a delivery copied (launch/early/prespawn.sources_unchanged)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentlaunch.launch import early_turn, prespawn
+from agentlaunch.launch.early import early_turn, prespawn
 
 SID, NEW_SID = "11111111-2222-4333-8444-555555555555", "66666666-7777-4888-9999-000000000000"
 THEN = datetime(2026, 12, 2, 21, 14, tzinfo=UTC)

@@ -73,8 +73,8 @@ def loaded_of(modules: list[str], wanted: set[str], *, no_site: bool = False) ->
 
 def test_the_early_start_and_a_launchs_modules_import_no_hashlib_uuid_shutil_nor_dataclasses() -> None:
     modules = [
-        "agentlaunch.entry", "agentlaunch.launch.prespawn", "agentlaunch.launch.early_interface",
-        "agentlaunch.launch.early_appserver", "agentlaunch.launch.early_turn", "agentlaunch.cli.run_lean",
+        "agentlaunch.entry", "agentlaunch.launch.early.prespawn", "agentlaunch.launch.early.early_interface",
+        "agentlaunch.launch.early.early_appserver", "agentlaunch.launch.early.early_turn", "agentlaunch.cli.run_lean",
         "agentlaunch.launch.modes", "agentlaunch.launch.native.native", "agentlaunch.providers.claude",
         "agentlaunch.providers.codex", "agentlaunch.providers.gemini", "agentlaunch.providers.native.claude",
         "agentlaunch.providers.native.gemini", "agentlaunch.launch.native.native_remote",
@@ -96,8 +96,8 @@ def test_a_native_claude_launch_imports_none_of_codexs_app_server_route() -> Non
 def test_what_runs_before_the_early_starts_spawn_imports_no_typing() -> None:
     """The entry point and the early starts (headless, interface, app-server) run before the CLI is spawned: typing
     (about 4 ms) and agentlaunch.errors (an IntEnum) wait until after it; the full launch imports them then."""
-    early = ["agentlaunch.entry", "agentlaunch.launch.prespawn", "agentlaunch.launch.early_interface",
-             "agentlaunch.launch.early_appserver", "agentlaunch.launch.early_turn"]  # fmt: skip
+    early = ["agentlaunch.entry", "agentlaunch.launch.early.prespawn", "agentlaunch.launch.early.early_interface",
+             "agentlaunch.launch.early.early_appserver", "agentlaunch.launch.early.early_turn"]  # fmt: skip
     assert loaded_of(early, {"typing", "agentlaunch.errors", "dataclasses"}, no_site=True) == []
     control = [*early, "agentlaunch.launch.identity", "agentlaunch.launch.control"]  # stdlib only, and typing
     assert loaded_of(control, {"typing", "agentlaunch.errors"}, no_site=True) == ["agentlaunch.errors", "typing"]

@@ -361,7 +361,7 @@ def test_the_startup_message_names_the_time_the_early_start_gave_its_cli(
     # The message's time is rounded down to ten minutes: a launch whose early start came before a boundary and its own
     # rendering after it named another time than the CLI it started early, and refused it (the likely cause of a CI
     # run that failed test_early_turn: that run spanned 10:10).
-    from agentlaunch.launch import early_turn, prespawn
+    from agentlaunch.launch.early import early_turn, prespawn
     from agentlaunch.launch.turn_cycle import first_message
 
     launch, _, _ = build(agents_dir, tmp_path, spawn_child)  # its clock says 05:06 UTC

@@ -15,7 +15,7 @@ import typer.main
 
 from agentlaunch import paths
 from agentlaunch.cli import load_commands
-from agentlaunch.launch import early_plans, prespawn
+from agentlaunch.launch.early import early_plans, prespawn
 from agentlaunch.launch.transport import Child
 from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
 
@@ -55,7 +55,7 @@ def test_every_parameter_of_run_has_a_meaning_for_the_early_start() -> None:
     groups = (prespawn.PLAN_PLACE, prespawn.NOT_NEW, prespawn.PROMPT, prespawn.INERT)
     names = [p.name for p in run_command().params] + ["help"]
     for name in names:
-        assert sum(name in group for group in groups) == 1, f"run's parameter {name!r} is unknown to launch/prespawn.py"
+        assert sum(name in group for group in groups) == 1, f"run's parameter {name!r} is unknown to launch/early/prespawn.py"
     assert sorted(prespawn.KNOWN_PARAMS) == sorted(names), "prespawn names a parameter `run` no longer has"
 
 
@@ -176,7 +176,7 @@ def test_only_run_imports_the_early_start(args: list[str], imported: bool, isola
     """`status`, `sessions` and the rest answer without the early start's code (imported for `run` only)."""
     script = (
         "import atexit, sys\n"
-        "atexit.register(lambda: sys.stderr.write('EARLY %s\\n' % ('agentlaunch.launch.prespawn' in sys.modules)))\n"
+        "atexit.register(lambda: sys.stderr.write('EARLY %s\\n' % ('agentlaunch.launch.early.prespawn' in sys.modules)))\n"
         f"sys.argv = ['agentlaunch', *{args!r}]\n"
         "from agentlaunch.entry import main\n"
         "main()\n"

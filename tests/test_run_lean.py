@@ -12,8 +12,8 @@ import pytest
 
 from agentlaunch import paths
 from agentlaunch.cli.run_lean import typed
-from agentlaunch.launch import early_plans, prespawn
-from agentlaunch.launch.prespawn import parse_params
+from agentlaunch.launch.early import early_plans, prespawn
+from agentlaunch.launch.early.prespawn import parse_params
 from tests.helpers import run_cli
 
 TABLE = {

@@ -112,7 +112,7 @@ def root(
     """Launch AI coding agents from one definition."""
     if ctx.invoked_subcommand == "run":
         # The early start of the next launch reads `run`'s options from its definition, never from a copy.
-        from agentlaunch.launch import early_plans, prespawn
+        from agentlaunch.launch.early import early_plans, prespawn
 
         command = ctx.command.get_command(ctx, "run") if isinstance(ctx.command, TyperGroup) else None
         if command is not None:

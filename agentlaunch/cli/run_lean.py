@@ -3,9 +3,9 @@
 Importing Typer (and the click it vendors) and building `run`'s command from its
 signature cost a headless launch about 25-30 ms of CPU before anything was
 launched. The entry point (``agentlaunch.entry``) hands a `run` here first:
-when the option table the last launch kept (:func:`agentlaunch.launch.prespawn.
+when the option table the last launch kept (:func:`agentlaunch.launch.early.prespawn.
 read_run_options`, written from `run`'s own click definition for this version)
-describes the command line plainly (:func:`agentlaunch.launch.prespawn.
+describes the command line plainly (:func:`agentlaunch.launch.early.prespawn.
 parse_params`), the options are typed as click types them and :func:`launch`
 runs, the one body both paths share; errors are reported and mapped to exit
 codes as the Typer app's error boundary does. Anything else (no table yet, help,
@@ -24,8 +24,8 @@ from typing import Any
 from agentlaunch import paths
 from agentlaunch.cli.plain import note_bundled, read_prompt, report
 from agentlaunch.errors import AgentlaunchError, UsageError
-from agentlaunch.launch import prespawn
 from agentlaunch.launch.build import build_launch
+from agentlaunch.launch.early import prespawn
 from agentlaunch.launch.modes import RunRequest, choose_mode, run_mode
 from agentlaunch.launch.options import LaunchOptions
 from agentlaunch.usage.budget import check_budget_usd

@@ -15,7 +15,7 @@ def driver_for(adapter: Adapter, spec: AgentSpec | None = None, *, native: bool 
     """The driver of ``adapter``'s shape. The line chat (``chat``) of a CLI with an app-server (Codex) whose agent's
     flags the app-server takes (``spec`` given) goes through it (:mod:`agentlaunch.launch.chat.appserver`): a later turn
     takes a seventh of a ``codex exec`` process's time. A one-turn headless run stays per turn, its first turn
-    started early (:mod:`agentlaunch.launch.early_turn`)."""
+    started early (:mod:`agentlaunch.launch.early.early_turn`)."""
     if adapter.persistent:
         return PersistentDriver(adapter)
     if spec is not None and chat and not native and adapter.app_server:

@@ -32,10 +32,10 @@ from agentlaunch.errors import AgentlaunchError, ProviderMissing
 from agentlaunch.events import (
     Event,
 )
-from agentlaunch.launch import prespawn
 from agentlaunch.launch.budget_pause import PAUSED_BY, BudgetPause
 from agentlaunch.launch.cli_output import CliOutput
 from agentlaunch.launch.driver_choice import driver_for
+from agentlaunch.launch.early import prespawn
 from agentlaunch.launch.facts import LaunchFacts
 from agentlaunch.launch.identity import SessionChoice, new_session
 from agentlaunch.launch.intake import Intake

@@ -5,7 +5,7 @@ native interface) and ``doctor --live`` (its headless and interface runs) all
 start a CLI from: the instructions placed as the agent's delivery says, the
 CLI's argv and environment from its adapter, and, for a launch, the prefix
 fingerprint recorded against the previous launch. :func:`start_child` then
-adopts the CLI the entry point started early (:mod:`agentlaunch.launch.prespawn`)
+adopts the CLI the entry point started early (:mod:`agentlaunch.launch.early.prespawn`)
 when it was started exactly so, and starts one otherwise.
 """
 
@@ -23,7 +23,7 @@ from agentlaunch.definitions.deliver import release
 from agentlaunch.definitions.fingerprint import prefix_notice, record_prefix
 from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.errors import AgentlaunchError, ProviderMissing
-from agentlaunch.launch import prespawn
+from agentlaunch.launch.early import prespawn
 from agentlaunch.launch.placement import Placement, place_instructions
 from agentlaunch.processes import resolve_command
 from agentlaunch.providers.base import TurnPlan, child_env
@@ -145,7 +145,7 @@ def remember_plan(
     plan: StartPlan, key: str, session_id: str, spec: AgentSpec, working_dir: Path, state_dir: Path,
     argv: list[str] | None = None, turn: Mapping[str, object] | None = None,
 ) -> None:  # fmt: skip
-    """Keep this launch's plan for the next launch's early start (:func:`agentlaunch.launch.prespawn.remember`);
+    """Keep this launch's plan for the next launch's early start (:func:`agentlaunch.launch.early.prespawn.remember`);
     a per-turn CLI's is its first turn's ``argv``, the prompt's place in ``turn``."""
     prespawn.remember(
         key, plan.argv if argv is None else argv, session_id, {**plan.plan.env, **plan.placement.env}, plan.placement.path,
@@ -194,7 +194,7 @@ class StartingLaunch(Protocol):
 def start_turn(launch: StartingLaunch, argv: list[str], stdin: bytes, text: str) -> None:
     """A per-turn CLI's turn: the CLI the entry point started with this first turn's argv (its stdin still open)
     when it was started exactly so, else a new one; a new headless session's first turn is kept as the next
-    launch's plan (:mod:`agentlaunch.launch.early_turn`)."""
+    launch's plan (:mod:`agentlaunch.launch.early.early_turn`)."""
     plan = launch.plan
     assert plan is not None
     pending = launch.take_prespawned()
@@ -211,7 +211,7 @@ def start_turn(launch: StartingLaunch, argv: list[str], stdin: bytes, text: str)
     opts, facts = launch.options, launch.session_state
     first = facts.turns == 1 and not facts.resumed and not opts.interactive and facts.first_prompt
     if first and opts.plan_key and launch.adapter.early_turn:
-        from agentlaunch.launch.early_turn import turn_record
+        from agentlaunch.launch.early.early_turn import turn_record
 
         turn = turn_record(argv, stdin, text, facts.first_prompt, launch.session_id, launch.clock.now())
         if turn is not None:

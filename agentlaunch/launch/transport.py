@@ -10,7 +10,7 @@ so no thread sits in a read. ``EIO`` on the master is end of file on Linux.
 The CLI's exit is a file descriptor too (a pidfd, where the kernel has them).
 
 Stdlib only and cheap to import: the entry point spawns a CLI from here
-before anything heavier is loaded (see :mod:`agentlaunch.launch.prespawn`).
+before anything heavier is loaded (see :mod:`agentlaunch.launch.early.prespawn`).
 """
 
 from __future__ import annotations

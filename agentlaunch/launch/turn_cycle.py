@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from agentlaunch.errors import TurnTimeout
 from agentlaunch.events import TurnEnd
-from agentlaunch.launch import prespawn
 from agentlaunch.launch.drivers import DrivenLaunch
+from agentlaunch.launch.early import prespawn
 from agentlaunch.launch.identity import startup_message
 from agentlaunch.launch.thread_held import held_elsewhere
 from agentlaunch.launch.tool_gates import GatedLaunch

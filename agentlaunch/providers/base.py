@@ -52,7 +52,7 @@ class Delivered:
     that section by section); None: ``argv`` itself."""
     sources: list[Path] = field(default_factory=list)
     """The user's own files whose bytes the delivery copied for the CLI to read (not links to them): a change in
-    one makes the last launch's plan stale for an early start (:mod:`agentlaunch.launch.prespawn`)."""
+    one makes the last launch's plan stale for an early start (:mod:`agentlaunch.launch.early.prespawn`)."""
 
 
 class Parser(Protocol):
@@ -110,14 +110,14 @@ class NativeInterface(Protocol):
     @property
     def early_interface(self) -> bool:
         """A new session's interface may be started from the last launch's plan before agentlaunch's own imports
-        (:mod:`agentlaunch.launch.early_interface`): every file and socket its native extras make is in the
+        (:mod:`agentlaunch.launch.early.early_interface`): every file and socket its native extras make is in the
         launch's runtime folder."""
         ...
 
     @property
     def early_turn(self) -> bool:
         """A per-turn CLI's first headless turn may be started from the last launch's plan before agentlaunch's
-        own imports (:mod:`agentlaunch.launch.early_turn`): the CLI sends nothing before its stdin ends."""
+        own imports (:mod:`agentlaunch.launch.early.early_turn`): the CLI sends nothing before its stdin ends."""
         ...
 
     def interface_argv(

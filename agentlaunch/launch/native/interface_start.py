@@ -1,6 +1,6 @@
 """Starting a native interface: a terminal big enough, a runtime folder, the CLI's process (the one the entry point
 started early, adopted when it was started exactly as this launch would), and this start kept for the next launch's
-early start (:mod:`agentlaunch.launch.early_interface`)."""
+early start (:mod:`agentlaunch.launch.early.early_interface`)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentlaunch import runtime_dirs
 from agentlaunch.errors import UsageError
-from agentlaunch.launch import early_interface, prespawn
-from agentlaunch.launch.early_interface import EarlyInterface
+from agentlaunch.launch.early import early_interface, prespawn
+from agentlaunch.launch.early.early_interface import EarlyInterface
 from agentlaunch.launch.native.terminal import MIN_COLS, MIN_ROWS
 from agentlaunch.launch.start import instructions_digest
 from agentlaunch.launch.transport import Child

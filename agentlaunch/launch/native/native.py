@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 from agentlaunch.errors import AgentlaunchError, ProviderMissing
 from agentlaunch.events import CallUsage, SessionStarted, Text, TextDelta, TurnEnd
 from agentlaunch.fsutil import remove_tree
-from agentlaunch.launch import prespawn
-from agentlaunch.launch.early_appserver import EarlyAppServer
-from agentlaunch.launch.early_interface import EarlyInterface
+from agentlaunch.launch.early import prespawn
+from agentlaunch.launch.early.early_appserver import EarlyAppServer
+from agentlaunch.launch.early.early_interface import EarlyInterface
 from agentlaunch.launch.loop import Timer
 from agentlaunch.launch.native import cli_activity
 from agentlaunch.launch.native.interface_start import (

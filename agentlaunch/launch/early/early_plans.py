@@ -1,7 +1,7 @@
 """The plans the early starts read, kept by the launch before them: where they are, how they are written.
 
-A launch keeps its plan for the next launch's early start (:func:`agentlaunch.launch.prespawn.remember`,
-:func:`agentlaunch.launch.early_interface.keep_plan`, and native Codex's app-server's) in
+A launch keeps its plan for the next launch's early start (:func:`agentlaunch.launch.early.prespawn.remember`,
+:func:`agentlaunch.launch.early.early_interface.keep_plan`, and native Codex's app-server's) in
 ``<state dir>/launch-plans``, with `run`'s option table beside them; the early starts read them before the
 CLI is spawned, so this module, below all of them, imports the standard library only (and no ``typing``).
 """
@@ -28,7 +28,7 @@ _run_options: dict[str, Any] | None = None  # `run`'s option table, as the CLI h
 
 
 def note_run_options(table: dict[str, Any]) -> None:
-    """The CLI's `run` command describes its parameters (:func:`agentlaunch.launch.prespawn.option_table`); the launch
+    """The CLI's `run` command describes its parameters (:func:`agentlaunch.launch.early.prespawn.option_table`); the launch
     keeps them (:func:`keep_run_options`)."""
     global _run_options
     _run_options = table

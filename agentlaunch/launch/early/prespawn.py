@@ -11,7 +11,7 @@ bytes) it adopts the running child; otherwise it kills the child unused and
 spawns as usual. A child that is never adopted is killed at exit.
 
 Which arguments make a headless new session is read from `run`'s own click
-definition: the CLI hands its option table over (:func:`~agentlaunch.launch.early_plans.note_run_options`)
+definition: the CLI hands its option table over (:func:`~agentlaunch.launch.early.early_plans.note_run_options`)
 and :func:`remember` keeps it beside the plans, so this module never keeps a
 second list of options. Without a remembered table there is no plan either,
 and nothing to start early.
@@ -30,8 +30,8 @@ from pathlib import Path
 
 from agentlaunch import __version__, jsonlite, paths
 from agentlaunch.fsutil import read_regular
-from agentlaunch.launch.early_child import Prespawned as Prespawned  # the launch's modules name it here
-from agentlaunch.launch.early_plans import CACHE_DIR, PLANS_KEEP, RUN_OPTIONS, env_of, keep_run_options, write_if_changed
+from agentlaunch.launch.early.early_child import Prespawned as Prespawned  # the launch's modules name it here
+from agentlaunch.launch.early.early_plans import CACHE_DIR, PLANS_KEEP, RUN_OPTIONS, env_of, keep_run_options, write_if_changed
 from agentlaunch.launch.reaper import become_subreaper
 from agentlaunch.launch.transport import Child, window_size
 from agentlaunch.stdlite import sha256, uuid4
@@ -68,7 +68,7 @@ if TYPE_CHECKING:
 
 
 class EarlyTurn(Prespawned):
-    """A per-turn CLI started with its first turn's argv, prompt included (:mod:`agentlaunch.launch.early_turn`):
+    """A per-turn CLI started with its first turn's argv, prompt included (:mod:`agentlaunch.launch.early.early_turn`):
     it waits for the end of its stdin, which only an adoption gives it, before it sends anything."""
 
     __slots__ = ()
@@ -275,7 +275,7 @@ def start(args: Sequence[str]) -> None:
         planned = [a.replace(SESSION, session_id) for a in plan["argv"]]
         argv, stdin, kind = planned, b"", Prespawned
         if "prompt_at" in plan:  # a per-turn CLI: the prompt is in its argv or on its stdin
-            from agentlaunch.launch.early_turn import with_prompt
+            from agentlaunch.launch.early.early_turn import with_prompt
 
             if (turn := with_prompt(planned, plan, prompt, session_id, now)) is None:
                 return
@@ -296,15 +296,15 @@ def start(args: Sequence[str]) -> None:
 
 
 def _start_interface(state_dir: Path, key: str, now: datetime) -> None:
-    """The CLI's own interface from its last plan (:mod:`agentlaunch.launch.early_interface`), or the app-server
-    Codex's interface runs on (:mod:`agentlaunch.launch.early_appserver`)."""
+    """The CLI's own interface from its last plan (:mod:`agentlaunch.launch.early.early_interface`), or the app-server
+    Codex's interface runs on (:mod:`agentlaunch.launch.early.early_appserver`)."""
     global _pending, _moment
-    from agentlaunch.launch import early_interface
+    from agentlaunch.launch.early import early_interface
 
     try:
         _pending = early_interface.start(state_dir, key, now)
         if _pending is None:
-            from agentlaunch.launch import early_appserver
+            from agentlaunch.launch.early import early_appserver
 
             _pending = early_appserver.start(state_dir, key)
     except Exception:  # noqa: BLE001 - never let the shortcut break a launch
@@ -349,8 +349,8 @@ def remember(
     sources: Sequence[Path] = (),
 ) -> None:  # fmt: skip
     """Keep this launch's plan for the next one (only what is not secret: the agent's env is re-read from agent.yaml),
-    and `run`'s option table the CLI handed over (:func:`~agentlaunch.launch.early_plans.note_run_options`);
-    ``turn``: where a per-turn CLI's argv holds its prompt (:func:`agentlaunch.launch.early_turn.turn_record`);
+    and `run`'s option table the CLI handed over (:func:`~agentlaunch.launch.early.early_plans.note_run_options`);
+    ``turn``: where a per-turn CLI's argv holds its prompt (:func:`agentlaunch.launch.early.early_turn.turn_record`);
     ``sources``: the user's files the delivery copied for the CLI, kept by digest (:func:`sources_unchanged`)."""
     from agentlaunch.fsutil import keep_newest
 
