@@ -23,7 +23,7 @@ def main() -> None:
         fast_deck(args[1:])
     if args[:1] == ["run"]:  # only `run` starts a CLI: no other command imports the early start
         gc.disable()  # until the imports are done: no collection passes over their objects (run_cli)
-        from agentlaunch.launch import prespawn
+        from agentlaunch.launch.early import prespawn
 
         prespawn.start(args)  # stdlib and PTY only: before the heavier imports below
     exit_now(run_cli(args))

@@ -4,7 +4,7 @@ Every location can be overridden by an environment variable, which is how
 the tests keep away from a real home directory. The platform's own rule
 (XDG on Linux, ``~/Library/Application Support`` on macOS) comes from
 platformdirs, imported only when no variable says: the early start of a
-launch (:mod:`agentlaunch.launch.prespawn`) asks for the state directory
+launch (:mod:`agentlaunch.launch.early.prespawn`) asks for the state directory
 before anything heavier is loaded.
 """
 

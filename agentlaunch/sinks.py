@@ -44,16 +44,25 @@ class ForkedFrom(Protocol):
 class LaunchView(Protocol):
     """What a sink may read of the launch (and the one thing it may ask of it)."""
 
-    spec: AgentSpec
-    session_id: str
-    resumed: bool
-    working_dir: Path
-    state: str
-    turns: int
-    meter: Meter
-    stopped: AgentlaunchError | None
-    control_path: str | None
-    """The socket ``agentlaunch send`` reaches this session through (a chat's or an interface's), else None."""
+    @property
+    def spec(self) -> AgentSpec: ...
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def resumed(self) -> bool: ...
+    @property
+    def working_dir(self) -> Path: ...
+    @property
+    def state(self) -> str: ...
+    @property
+    def turns(self) -> int: ...
+    @property
+    def meter(self) -> Meter: ...
+    @property
+    def stopped(self) -> AgentlaunchError | None: ...
+    @property
+    def control_path(self) -> str | None:
+        """The socket ``agentlaunch send`` reaches this session through (a chat's or an interface's), else None."""
 
     @property
     def cli_pid(self) -> int | None: ...

@@ -17,7 +17,7 @@ ratio (targets: Codex <= 1.25, Gemini <= 1.03) and the per-pair middle half.
 
 ``--no-early`` adds a third side to each round: agentlaunch with its early
 start off (``AGENTLAUNCH_NO_PRESPAWN=1``), so the early start of a Codex turn
-(:mod:`agentlaunch.launch.early_turn`) is measured against the launch without
+(:mod:`agentlaunch.launch.early.early_turn`) is measured against the launch without
 it in the same run.
 
 ``--user-bare`` adds a side: the bare CLI without what agentlaunch adds to the

@@ -76,7 +76,7 @@ def main() -> int:
         os.environ.update(env)
 
         from agentlaunch.launch.build import build_launch
-        from agentlaunch.launch.session import LaunchOptions
+        from agentlaunch.launch.options import LaunchOptions
         from agentlaunch.live.view import HeadlessView
         from agentlaunch.usage.meter import Meter
 

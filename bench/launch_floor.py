@@ -3,7 +3,7 @@
 Run by bench_launch.py with the same arguments as the `agentlaunch run` it
 measures, after that launch has left its plan. It starts the Python
 interpreter, starts the CLI from the plan exactly as the real entry point does
-(agentlaunch.launch.prespawn), writes one user message, reads to the result and ends
+(agentlaunch.launch.early.prespawn), writes one user message, reads to the result and ends
 the CLI; nothing else: no definition, rendering, store, meter or view.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
-from agentlaunch.launch import prespawn
+from agentlaunch.launch.early import prespawn
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""The app-server driver's bookkeeping of requests (agentlaunch.launch.appserver), on a stand-in launch and CLI."""
+"""The app-server driver's bookkeeping of requests (agentlaunch.launch.chat.appserver), on a stand-in launch and CLI."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from agentlaunch.events import SessionStarted, TurnEnd
-from agentlaunch.launch.appserver import AppServerDriver
+from agentlaunch.launch.chat.appserver import AppServerDriver
 from agentlaunch.providers import get_adapter
 
 THREAD, TURN = "01a2349b-564e-7af0-927d-50209ba6c298", "01a2349b-5712-71a3-82c4-f3a7118a9ec6"

@@ -17,7 +17,9 @@ import yaml
 
 from agentlaunch.errors import BudgetExceeded
 from agentlaunch.launch.budget_pause import stamp_of
-from agentlaunch.launch.control import ControlClient, Parsed, busy_reason, parse_request
+from agentlaunch.launch.control_client import ControlClient
+from agentlaunch.launch.control_door import busy_reason
+from agentlaunch.launch.control_request import Parsed, parse_request
 from agentlaunch.live.needs_you import ALARMS
 from agentlaunch.live.status_read import NEEDS_YOU, one_line, shown_state
 from agentlaunch.sinks import PricedCall, TurnDone

@@ -12,7 +12,7 @@ import pytest
 from agentlaunch.definitions.spec import load_agent
 from agentlaunch.events import CallUsage, ContextWindow, PermissionRequest, RateLimits, RateWindow, SessionStarted, TurnEnd
 from agentlaunch.events import Warning as WarningEvent
-from agentlaunch.launch.drivers import driver_for
+from agentlaunch.launch.driver_choice import driver_for
 from agentlaunch.providers import codex_appserver as rpc
 from agentlaunch.providers import get_adapter
 from agentlaunch.providers.codex_appserver import AppServerParser

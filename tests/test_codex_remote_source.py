@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agentlaunch.events import CallUsage, Compaction, SessionStarted, Text, TurnEnd, Warning
-from agentlaunch.launch import native_remote
+from agentlaunch.launch.native import native_remote
 from agentlaunch.providers.native.codex_remote import RemoteSource
 from agentlaunch.providers.native.source import PromptTyped
 from agentlaunch.providers.native.unix_websocket import UnixWebSocket

@@ -1,4 +1,4 @@
-"""Native Codex's app-server started from the last launch's plan before agentlaunch's imports (launch/early_appserver).
+"""Native Codex's app-server started from the last launch's plan before agentlaunch's imports (launch/early/early_appserver).
 
 The server here is a small Python program standing in for ``codex app-server --listen unix://PATH``: it binds
 that socket and waits. Real processes, real process groups and signals; the real Codex is in
@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from agentlaunch.launch import early_appserver, prespawn
-from agentlaunch.launch.early_appserver import EarlyAppServer
+from agentlaunch.launch.early import early_appserver, prespawn
+from agentlaunch.launch.early.early_appserver import EarlyAppServer
 from tests.helpers import wait_for
 
 SERVER = "import socket, sys, time; s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[2][7:]); s.listen(); time.sleep(120)"
@@ -194,7 +194,7 @@ def test_a_server_whose_agentlaunch_is_killed_before_adopting_it_gets_sigterm(
     code = (
         "import os, signal, sys\n"
         "from pathlib import Path\n"
-        "from agentlaunch.launch import early_appserver\n"
+        "from agentlaunch.launch.early import early_appserver\n"
         "early_appserver.terminal_size = lambda: (120, 40)\n"
         f"pending = early_appserver.start(Path({str(state)!r}), {KEY!r})\n"
         "print(pending.server.pid, pending.runtime, flush=True)\n"

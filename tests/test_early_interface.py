@@ -1,4 +1,4 @@
-"""The native interface started from the last launch's plan before agentlaunch's imports (launch/early_interface.py).
+"""The native interface started from the last launch's plan before agentlaunch's imports (launch/early/early_interface.py).
 
 The CLI is ``tests/support/fake_tui.py`` as a claude agent's command, on a real PTY (pexpect); it logs every
 start (``FAKE_TUI_STARTS``), so each test sees how many interfaces were started and with which argv. Waits are
@@ -16,7 +16,7 @@ from typing import Any
 import pexpect
 import pytest
 
-from agentlaunch.launch import early_interface
+from agentlaunch.launch.early import early_interface
 from tests.helpers import turn_over, wait_for, write_agent
 from tests.test_native_ready import record
 from tests.test_native_relay import FAKE_TUI, env_with, ready, spawn

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentlaunch.launch import early_turn, prespawn
+from agentlaunch.launch.early import early_turn, prespawn
 
 SID, NEW_SID = "11111111-2222-4333-8444-555555555555", "66666666-7777-4888-9999-000000000000"
 THEN = datetime(2026, 12, 2, 21, 14, tzinfo=UTC)

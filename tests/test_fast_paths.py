@@ -2,7 +2,7 @@
 
 Three readers stand in for Typer where it costs a person time (each docstring has its figures): ``status --line``/
 ``--json`` (:func:`agentlaunch.live.status_lean.parse`), the deck's options (:func:`agentlaunch.deck.start.
-fast_options`) and which `run` may start its CLI early (:func:`agentlaunch.launch.prespawn.read_run`). Each reads
+fast_options`) and which `run` may start its CLI early (:func:`agentlaunch.launch.early.prespawn.read_run`). Each reads
 only plain forms and leaves every other command line to Typer: where one gives a reading, click gives the same.
 """
 
@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentlaunch.deck.start import fast_options
-from agentlaunch.launch import prespawn
+from agentlaunch.launch.early import prespawn
 from agentlaunch.live import status_lean
 from agentlaunch.live.tmux import SOCKET_ENV
 from tests.support.click_reading import click_reading
@@ -106,7 +106,7 @@ def text(path: Path | None) -> str | None:
 
 
 def test_the_early_start_reads_only_options_run_has_with_their_arity() -> None:
-    """Each option :data:`agentlaunch.launch.prespawn.EARLY_OPTIONS` names is `run`'s, for the same parameter."""
+    """Each option :data:`agentlaunch.launch.early.prespawn.EARLY_OPTIONS` names is `run`'s, for the same parameter."""
     import typer.main
 
     from agentlaunch.cli import load_commands

@@ -241,7 +241,7 @@ def test_a_hostile_pricing_yaml_is_a_definition_error(tmp_path: Path, case: str)
 
 def test_the_early_spawn_never_blocks_or_expands_a_hostile_agent_yaml(tmp_path: Path) -> None:
     """prespawn re-reads agent.yaml's env before the full launch: a FIFO or an alias bomb there is passed over."""
-    from agentlaunch.launch.early_plans import env_of
+    from agentlaunch.launch.early.early_plans import env_of
 
     path = tmp_path / "agent.yaml"
     os.mkfifo(path)

@@ -8,8 +8,8 @@ the doctor's capture endpoint (``prefix/capture.py``) imports the fake APIs; onl
 Imports under ``if TYPE_CHECKING:`` are not edges of the layers: they never run, so they load no layer;
 the annotations they serve may name any type.
 
-No import circle either (see :data:`KNOWN_CIRCLES` for the one left, and the note above it for which
-imports count there: all of them, ``TYPE_CHECKING`` ones included).
+No import circle either (see the note above :func:`import_graph` for which imports count there: all of them,
+``TYPE_CHECKING`` ones included).
 """
 
 from __future__ import annotations
@@ -182,26 +182,6 @@ def test_the_check_names_the_offending_file_and_line(tmp_path: Path) -> None:
 # ``pkg.mod``, not to ``pkg/__init__.py``: the package's own code runs first, but naming a module
 # through its package asks nothing of the package's names.
 
-KNOWN_CIRCLES: dict[str, frozenset[str]] = {
-    "Launch": frozenset(
-        f"agentlaunch.launch.{name}"
-        for name in (
-            "appserver",
-            "budget_pause",
-            "control",
-            "drivers",
-            "liveness",
-            "session",
-            "start",
-            "turn_cycle",
-        )
-    ),
-}
-"""The one circle left, member for member (issue 40 §3): ``Launch`` (launch/session.py) owns its helpers and
-each helper takes the whole ``Launch`` back (for its type, or to read and set its fields). It goes when the
-helpers take narrow ports (Protocols) instead, as ``held.py``, ``resumed.py`` and ``tool_gates.py`` already do
-(11 members at first); until then any new member, or any other circle, fails."""
-
 
 def modules() -> dict[str, Path]:
     """Every module of the package, by name."""
@@ -274,22 +254,11 @@ def describe_circle(component: frozenset[str], graph: dict[str, set[str]]) -> st
     return "\n".join([f"{len(component)} modules:", *edges])
 
 
-def not_allowed(found: list[frozenset[str]], allowed: dict[str, frozenset[str]]) -> list[frozenset[str]]:
-    """The circles found that are not one of ``allowed`` exactly (a known circle with one more member is not)."""
-    return [c for c in found if c not in allowed.values()]
-
-
-def test_no_import_circle_but_the_named_one() -> None:
+def test_no_import_circle() -> None:
+    """Issue 40 §3: the launch's helpers take narrow ports (Protocols), never ``Launch`` itself, so none imports it back."""
     graph = import_graph()
-    unexpected = [describe_circle(c, graph) for c in not_allowed(circles(graph), KNOWN_CIRCLES)]
-    assert unexpected == [], "import circles:\n" + "\n".join(unexpected)
-
-
-def test_the_named_circle_is_still_there_exactly() -> None:
-    """When the Launch circle shrinks or goes, the allow-list must shrink with it (it names no stale member)."""
-    found = circles(import_graph())
-    for name, members in KNOWN_CIRCLES.items():
-        assert members in found, f"circle {name!r} changed: update KNOWN_CIRCLES to what it is now, or drop it"
+    found = [describe_circle(c, graph) for c in circles(graph)]
+    assert found == [], "import circles:\n" + "\n".join(found)
 
 
 def test_the_circle_check_finds_deferred_and_type_only_edges(tmp_path: Path) -> None:
@@ -304,7 +273,5 @@ def test_the_circle_check_finds_deferred_and_type_only_edges(tmp_path: Path) -> 
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}
     assert circles(graph) == [frozenset({"a", "b", "c"})]
     assert circles({"a": {"b"}, "b": set()}) == []
-    known = {"abc": frozenset({"a", "b", "c"})}
-    assert not_allowed(circles(graph), known) == []
-    graph["c"].add("d")  # d joins the known circle: it is another circle now, and fails
-    assert not_allowed(circles(graph), known) == [frozenset({"a", "b", "c", "d"})]
+    graph["c"].add("d")  # d joins the circle
+    assert circles(graph) == [frozenset({"a", "b", "c", "d"})]

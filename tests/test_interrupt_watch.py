@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from agentlaunch.launch.interrupt_watch import LIMIT, QUIET, InterruptWatch
 from agentlaunch.launch.loop import Loop
+from agentlaunch.launch.native.interrupt_watch import LIMIT, QUIET, InterruptWatch
 
 
 class Clock:

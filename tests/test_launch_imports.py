@@ -38,22 +38,22 @@ def loaded_of(modules: list[str], wanted: set[str]) -> list[str]:
 
 
 def test_a_native_claude_launch_imports_none_of_codexs_app_server_route() -> None:
-    modules = ["agentlaunch.launch.build", "agentlaunch.launch.native", "agentlaunch.providers.claude",
+    modules = ["agentlaunch.launch.build", "agentlaunch.launch.native.native", "agentlaunch.providers.claude",
                "agentlaunch.providers.native.claude"]  # fmt: skip
-    codex = {"agentlaunch.launch.native_remote", "agentlaunch.providers.codex_appserver", "agentlaunch.providers.codex",
+    codex = {"agentlaunch.launch.native.native_remote", "agentlaunch.providers.codex_appserver", "agentlaunch.providers.codex",
              "agentlaunch.providers.native.unix_websocket", "agentlaunch.providers.native.codex_remote"}  # fmt: skip
     assert loaded_of(modules, codex) == []
-    assert loaded_of([*modules, "agentlaunch.launch.native_remote"], codex) == sorted(codex)  # the check sees them
+    assert loaded_of([*modules, "agentlaunch.launch.native.native_remote"], codex) == sorted(codex)  # the check sees them
 
 
 def test_a_launchs_modules_import_no_dataclasses() -> None:
     """The launch path's records are agentlaunch.datarecord's: ``dataclasses`` (with ``inspect``) stays unloaded."""
     modules = [
-        "agentlaunch.entry", "agentlaunch.launch.prespawn", "agentlaunch.launch.early_interface",
-        "agentlaunch.launch.early_appserver", "agentlaunch.launch.early_turn", "agentlaunch.cli.user_io",
-        "agentlaunch.launch.modes", "agentlaunch.launch.native", "agentlaunch.providers.claude",
+        "agentlaunch.entry", "agentlaunch.launch.early.prespawn", "agentlaunch.launch.early.early_interface",
+        "agentlaunch.launch.early.early_appserver", "agentlaunch.launch.early.early_turn", "agentlaunch.cli.user_io",
+        "agentlaunch.launch.modes", "agentlaunch.launch.native.native", "agentlaunch.providers.claude",
         "agentlaunch.providers.codex", "agentlaunch.providers.gemini", "agentlaunch.providers.native.claude",
-        "agentlaunch.providers.native.gemini", "agentlaunch.launch.native_remote",
+        "agentlaunch.providers.native.gemini", "agentlaunch.launch.native.native_remote",
     ]  # fmt: skip
     heavy = {"dataclasses", "inspect"}
     assert loaded_of(modules, heavy) == []

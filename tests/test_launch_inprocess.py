@@ -19,9 +19,10 @@ import agentlaunch
 from agentlaunch import datarecord as records
 from agentlaunch.definitions.spec import load_agent, resolve_working_dir
 from agentlaunch.events import CallUsage, Diagnostic, Event, PermissionRequest, SessionStarted, TextDelta, TurnEnd
+from agentlaunch.launch.options import LaunchOptions
+from agentlaunch.launch.output_lines import Line, LineSplitter
 from agentlaunch.launch.reaper import Reaper
-from agentlaunch.launch.session import Launch, LaunchOptions, spawn_child
-from agentlaunch.launch.transport import Line, LineSplitter
+from agentlaunch.launch.session import Launch, spawn_child
 from agentlaunch.launch.turn import ChildLike
 from agentlaunch.live.view import HeadlessView
 from agentlaunch.providers import get_adapter
@@ -360,16 +361,19 @@ def test_the_startup_message_names_the_time_the_early_start_gave_its_cli(
     # The message's time is rounded down to ten minutes: a launch whose early start came before a boundary and its own
     # rendering after it named another time than the CLI it started early, and refused it (the likely cause of a CI
     # run that failed test_early_turn: that run spanned 10:10).
-    from agentlaunch.launch import early_turn, prespawn
+    from agentlaunch.launch.early import early_turn, prespawn
     from agentlaunch.launch.turn_cycle import first_message
 
     launch, _, _ = build(agents_dir, tmp_path, spawn_child)  # its clock says 05:06 UTC
     try:
         own = first_message(launch, "hi")
         assert early_turn.now_text(FixedClock().now()) in own
-        early = datetime(2026, 3, 4, 4, 59, 59, 900000, tzinfo=UTC)  # the early start, before the 05:00 boundary
-        monkeypatch.setattr(prespawn, "_moment", early)
-        launch.startup_pending = True
+    finally:
+        launch.close(0)
+    early = datetime(2026, 3, 4, 4, 59, 59, 900000, tzinfo=UTC)  # the early start, before the 05:00 boundary
+    monkeypatch.setattr(prespawn, "_moment", early)
+    launch, _, _ = build(agents_dir, tmp_path, spawn_child)
+    try:
         message = first_message(launch, "hi")
         assert early_turn.now_text(early) in message and early_turn.now_text(early) != early_turn.now_text(FixedClock().now())
     finally:

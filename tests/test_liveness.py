@@ -17,8 +17,9 @@ from agentlaunch.definitions.settings import load_settings
 from agentlaunch.definitions.spec import load_agent, resolve_working_dir
 from agentlaunch.errors import DefinitionError
 from agentlaunch.events import Diagnostic, TextDelta, ToolUse, Warning
+from agentlaunch.launch.options import LaunchOptions
 from agentlaunch.launch.reaper import Reaper
-from agentlaunch.launch.session import Launch, LaunchOptions, spawn_child
+from agentlaunch.launch.session import Launch, spawn_child
 from agentlaunch.live.needs_you import NeedsYou
 from agentlaunch.live.status import StatusWriter, duration, one_line, shown_state
 from agentlaunch.providers import get_adapter

@@ -22,9 +22,9 @@ from agentlaunch.errors import TurnTimeout
 from agentlaunch.events import Warning
 from agentlaunch.launch import control
 from agentlaunch.launch.control import ControlServer, SendRequest
+from agentlaunch.launch.line_input import LineInput
 from agentlaunch.launch.loop import Loop
 from agentlaunch.launch.permissions import PermissionPrompt
-from agentlaunch.launch.person import LineInput
 from agentlaunch.live.status import StatusWriter
 from agentlaunch.sinks import LaunchView, SinkEvent
 from tests.test_launch_inprocess import FixedClock, ScriptedChild, build

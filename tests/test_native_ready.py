@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from agentlaunch.launch.native import NOT_READY
+from agentlaunch.launch.native.native import NOT_READY
 from tests.helpers import run_cli_inprocess, turn_over, wait_for, write_agent
 from tests.test_native_relay import FAKE_TUI, env_with, ready, spawn
 

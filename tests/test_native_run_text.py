@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from agentlaunch.events import CallUsage, Text
-from agentlaunch.launch.native import NativeRun
+from agentlaunch.launch.native.native import NativeRun
+from agentlaunch.launch.session_state import SessionState
 from agentlaunch.sinks import StateChanged
 from agentlaunch.token_usage import Usage
 
@@ -19,7 +20,7 @@ class Launch:
     def __init__(self) -> None:
         self.handled: list[Any] = []
         self.states: list[str] = []
-        self.turns = 0
+        self.session_state = SessionState("s1", False, 0, {}, None)  # the turns NativeRun counts
 
     def handle(self, event: Any) -> None:
         self.handled.append(event)
@@ -42,4 +43,4 @@ def test_text_items_never_reach_launch_handle_and_change_no_state() -> None:
     call = CallUsage(Usage(input=1, output=2), "m", "c1")
     run.on_items([StateChanged("thinking"), Text("the answer"), call, StateChanged("waiting"), Text("read late")])
     assert launch.handled == [call]
-    assert launch.states == ["thinking", "waiting"] and launch.turns == 1
+    assert launch.states == ["thinking", "waiting"] and launch.session_state.turns == 1

@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 
 from agentlaunch.events import Text, TurnEnd
-from agentlaunch.launch import native
-from agentlaunch.launch.answer import TurnAnswer
 from agentlaunch.launch.control import SendRequest
 from agentlaunch.launch.loop import Loop
-from agentlaunch.launch.native import NativeRun
+from agentlaunch.launch.native import sends
+from agentlaunch.launch.native.native import NativeRun
+from agentlaunch.launch.session_state import SessionState
+from agentlaunch.launch.turn_answer import TurnAnswer
 from agentlaunch.providers.descriptors import DESCRIPTORS
 from agentlaunch.sinks import StateChanged
 from agentlaunch.usage.meter import Meter
@@ -73,7 +74,8 @@ class Launch:
         self.loop = Loop()
         self.spec, self.adapter = Spec(), Adapter(provider)
         self.meter = Meter()
-        self.state, self.turns = "waiting", 0
+        self.state = "waiting"
+        self.session_state = SessionState(self.session_id, False, 0, {}, None)  # the turns NativeRun counts
         self.notices: list[str] = []
 
     def notice(self, text: str) -> None:
@@ -107,14 +109,14 @@ def running(provider: str) -> tuple[NativeRun, Launch, Relay, Control]:
     launch = Launch(provider)
     run = NativeRun(launch)  # type: ignore[arg-type]
     relay, control = Relay(launch.loop), Control()
-    run.relay, run.control = relay, control  # type: ignore[assignment]
-    run._heard = True  # the interface is up, its startup turn over
+    run.relay, run.sends.control = relay, control  # type: ignore[assignment]
+    run.heard = True  # the interface is up, its startup turn over
     return run, launch, relay, control
 
 
 def offer(run: NativeRun, control: Control, *requests: SendRequest) -> None:
     control.queue.extend(requests)
-    run._on_sends()
+    run.sends.on_sends()
 
 
 def run_for(loop: Loop, seconds: float) -> None:
@@ -146,8 +148,8 @@ def test_what_is_typed_per_provider_or_refused_as_bad_input(provider: str, text:
 
 
 def test_a_command_is_typed_as_it_is_and_done_once_the_cli_is_quiet(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(native, "COMMAND_MIN", 0.05)
-    monkeypatch.setattr(native, "COMMAND_QUIET", 0.05)
+    monkeypatch.setattr(sends, "COMMAND_MIN", 0.05)
+    monkeypatch.setattr(sends, "COMMAND_QUIET", 0.05)
     for provider in ("claude", "codex", "gemini"):
         run, launch, relay, control = running(provider)
         command = Recorded("/cost", command=True)
@@ -164,7 +166,7 @@ def test_a_command_is_typed_as_it_is_and_done_once_the_cli_is_quiet(monkeypatch:
 
 
 def test_a_sent_text_that_opens_no_turn_is_released_and_reported(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(native, "NO_TURN_WAIT", 0.1)
+    monkeypatch.setattr(sends, "NO_TURN_WAIT", 0.1)
     run, launch, relay, control = running("claude")
     waited, fired = Recorded("lost in a menu"), Recorded("fire and forget", wait=False)
     offer(run, control, waited)
@@ -179,8 +181,8 @@ def test_a_sent_text_that_opens_no_turn_is_released_and_reported(monkeypatch: py
 
 
 def test_a_sent_text_whose_turn_begins_is_answered_at_its_end_and_not_released(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(native, "NO_TURN_WAIT", 0.1)
-    monkeypatch.setattr(native, "ANSWER_GRACE", 0.01)
+    monkeypatch.setattr(sends, "NO_TURN_WAIT", 0.1)
+    monkeypatch.setattr(sends, "ANSWER_GRACE", 0.01)
     run, launch, _, control = running("claude")
     request = Recorded("hello")
     offer(run, control, request)
@@ -195,7 +197,7 @@ def test_a_sent_text_whose_turn_begins_is_answered_at_its_end_and_not_released(m
 def test_a_turn_whose_last_message_the_cli_reported_is_answered_at_once_with_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """Claude Code's Stop hook carries the turn's last message: the answer goes back with the waiting, no grace read,
     and ends with that message even when the transcript has not given it (or anything) yet."""
-    monkeypatch.setattr(native, "ANSWER_GRACE", 60.0)  # a grace read would not come within this test
+    monkeypatch.setattr(sends, "ANSWER_GRACE", 60.0)  # a grace read would not come within this test
     run, launch, _, control = running("claude")
     request = Recorded("hello")
     offer(run, control, request)

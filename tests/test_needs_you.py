@@ -345,7 +345,7 @@ def test_an_interactive_launch_flags_the_pane_before_its_status_record_names_the
 ) -> None:
     # A reader that sees "stalled" or "asking" in `status` finds the pane's flag already up (the sinks run in order).
     from agentlaunch.launch.build import build_launch
-    from agentlaunch.launch.session import LaunchOptions
+    from agentlaunch.launch.options import LaunchOptions
     from agentlaunch.live.status import StatusWriter
 
     launch = build_launch(LaunchOptions(agent="demo", agents_dir=agents_dir, interactive=True), lambda meter: [])

@@ -167,7 +167,7 @@ def test_nothing_of_the_exporter_is_imported_before_the_cli_runs(agents_dir: Pat
 import sys
 from pathlib import Path
 from agentlaunch.launch.build import build_launch
-from agentlaunch.launch.session import LaunchOptions
+from agentlaunch.launch.options import LaunchOptions
 from agentlaunch.live.view import HeadlessView
 launch = build_launch(LaunchOptions(agent="demo", agents_dir=Path({str(agents_dir)!r})), lambda m: [HeadlessView(m, quiet=True)])
 names = [type(s).__name__ for s in launch.sinks]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agentlaunch import paths
-from agentlaunch.launch import early_plans, prespawn
+from agentlaunch.launch.early import early_plans, prespawn
 from agentlaunch.launch.transport import Child
 from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
 
@@ -110,7 +110,7 @@ def test_only_run_imports_the_early_start(args: list[str], imported: bool, isola
     """`status`, `sessions` and the rest answer without the early start's code (imported for `run` only)."""
     script = (
         "import atexit, sys\n"
-        "atexit.register(lambda: sys.stderr.write('EARLY %s\\n' % ('agentlaunch.launch.prespawn' in sys.modules)))\n"
+        "atexit.register(lambda: sys.stderr.write('EARLY %s\\n' % ('agentlaunch.launch.early.prespawn' in sys.modules)))\n"
         f"sys.argv = ['agentlaunch', *{args!r}]\n"
         "from agentlaunch.entry import main\n"
         "main()\n"

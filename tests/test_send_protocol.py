@@ -22,18 +22,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentlaunch.launch import control
-from agentlaunch.launch.control import (
-    MAX_QUEUED,
-    ControlClient,
-    ControlServer,
-    Parsed,
-    SendRequest,
-    busy_reason,
-    command_problem,
-    parse_request,
-    prompt_problem,
-)
+from agentlaunch.launch import control, control_request
+from agentlaunch.launch.control import MAX_QUEUED, ControlServer, SendRequest
+from agentlaunch.launch.control_client import ControlClient
+from agentlaunch.launch.control_door import busy_reason
+from agentlaunch.launch.control_request import Parsed, command_problem, parse_request, prompt_problem
 from agentlaunch.launch.loop import Loop
 from agentlaunch.processes import process_start
 from tests.helpers import run_cli, run_cli_inprocess, wait_for
@@ -164,10 +157,10 @@ def test_a_request_over_the_limit_is_refused(server: ControlServer, monkeypatch:
 
 
 def test_a_prompt_over_the_limit_is_refused() -> None:
-    assert prompt_problem("x" * (control.MAX_PROMPT + 1)) == (
-        f"the prompt is {control.MAX_PROMPT + 1:,} bytes; a session takes at most {control.MAX_PROMPT:,}"
+    assert prompt_problem("x" * (control_request.MAX_PROMPT + 1)) == (
+        f"the prompt is {control_request.MAX_PROMPT + 1:,} bytes; a session takes at most {control_request.MAX_PROMPT:,}"
     )
-    assert prompt_problem("x" * control.MAX_PROMPT) is None
+    assert prompt_problem("x" * control_request.MAX_PROMPT) is None
 
 
 def test_a_client_that_never_writes_is_hung_up_on_and_the_next_one_is_served(

@@ -248,7 +248,7 @@ def test_run_with_a_bad_skill_exits_3_without_a_traceback(agents: Path, tmp_path
 
 
 def test_a_cli_started_early_is_not_adopted_when_the_launch_rewrote_the_skills(agents: Path, tmp_path: Path) -> None:
-    """The early start (launch/prespawn.py) may list the skills before the launch installs them: a changed skill
+    """The early start (launch/early/prespawn.py) may list the skills before the launch installs them: a changed skill
     means a fresh CLI; unchanged skills let the early one be adopted."""
     import shlex
     import sys

@@ -25,8 +25,9 @@ from hypothesis import strategies as st
 from agentlaunch import datarecord as records
 from agentlaunch import paths
 from agentlaunch.definitions.spec import load_agent, resolve_working_dir
+from agentlaunch.launch.options import LaunchOptions
 from agentlaunch.launch.reaper import Reaper
-from agentlaunch.launch.session import Launch, LaunchOptions, spawn_child
+from agentlaunch.launch.session import Launch, spawn_child
 from agentlaunch.launch.turn import ChildLike
 from agentlaunch.providers import get_adapter
 from agentlaunch.sinks import LaunchView, Notice, PricedCall

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agentlaunch.launch.native import last_words, strip_escapes
-from agentlaunch.launch.terminal import ScreenModes
+from agentlaunch.launch.native.last_words import last_words, strip_escapes
+from agentlaunch.launch.native.terminal import ScreenModes
 
 
 def fed(*chunks: bytes) -> ScreenModes:

@@ -13,10 +13,10 @@ from agentlaunch import paths
 from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, complete_agent, err, out
 from agentlaunch.cli.user_io import read_prompt
 from agentlaunch.errors import UsageError
-from agentlaunch.launch import prespawn
 from agentlaunch.launch.build import build_launch
+from agentlaunch.launch.early import prespawn
 from agentlaunch.launch.modes import RunRequest, choose_mode, run_mode
-from agentlaunch.launch.session import LaunchOptions
+from agentlaunch.launch.options import LaunchOptions
 from agentlaunch.usage.budget import check_budget_usd
 from agentlaunch.usage.store import Store
 from agentlaunch.visible import for_markup

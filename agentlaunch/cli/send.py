@@ -15,7 +15,8 @@ from agentlaunch.cli.user_io import read_prompt
 from agentlaunch.errors import PromptNotTaken, TurnFailed, TurnTimeout, UsageError
 from agentlaunch.fleet.model import sessions_of
 from agentlaunch.fleet.records import StatusRecord
-from agentlaunch.launch.control import ControlClient, command_problem, prompt_problem
+from agentlaunch.launch.control_client import ControlClient
+from agentlaunch.launch.control_request import command_problem, prompt_problem
 from agentlaunch.live.known import refuse_unknown
 from agentlaunch.live.life import what_happened
 from agentlaunch.visible import for_markup, visible

@@ -20,13 +20,19 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from agentlaunch.errors import AgentlaunchError
+from agentlaunch.sinks import LaunchView
 
 if TYPE_CHECKING:
-    from agentlaunch.launch.loop import Timer
-    from agentlaunch.launch.session import Launch
+    from agentlaunch.launch.control_door import ControlledLaunch
+    from agentlaunch.launch.loop import Loop
+    from agentlaunch.launch.options import LaunchOptions
+    from agentlaunch.launch.signals import Signals
+    from agentlaunch.launch.tool_gates import ToolGates
+    from agentlaunch.launch.turn import ChildLike
+    from agentlaunch.sinks import Cancellable
 
 PAUSED_BY = "budget"
 """The ``state_reason`` of a launch a budget paused: ``status`` shows ``paused: budget``."""
@@ -53,12 +59,28 @@ def stamp_of(paths: tuple[Path, ...]) -> Stamp:
     return tuple(out)
 
 
-class BudgetPause:
-    """One launch's pause: the watch of its two budget files, and the ways out (:meth:`raised`, :meth:`confirm`)."""
+class PausedLaunch(LaunchView, Protocol):
+    """What a pause reads of the launch beyond what a sink sees (what was asked, its budget's guard) and asks of it
+    (a state)."""
 
-    def __init__(self, launch: Launch) -> None:
+    @property
+    def options(self) -> LaunchOptions: ...
+    @property
+    def gates(self) -> ToolGates: ...
+
+    def set_state(self, state: str, *, always: bool = False, reason: str | None = None) -> None: ...
+
+
+class BudgetPause:
+    """One launch's pause: the watch of its two budget files, and the ways out (:meth:`raised`, :meth:`confirm`).
+
+    It holds whether the launch is paused (:attr:`paused`), set only by :meth:`pause` and :meth:`resume`."""
+
+    def __init__(self, launch: PausedLaunch) -> None:
         self.launch = launch
-        self._timer: Timer | None = None
+        self.paused: AgentlaunchError | None = None
+        """The error the session is paused with (a budget's ``on_spent: pause``), else None."""
+        self._timer: Cancellable | None = None
         self._seen: Stamp = ()
         self.on_end: Callable[[], None] | None = None
         """Called once the pause is over (a headless launch's wait ends)."""
@@ -77,8 +99,8 @@ class BudgetPause:
         """Pause the session with ``error``: the running turn is interrupted, the CLI and its session stay, and no
         new turn starts until :meth:`resume`."""
         launch = self.launch
-        if launch.paused is None and launch.stopped is None:
-            launch.paused = error
+        if self.paused is None and launch.stopped is None:
+            self.paused = error
             launch.request_interrupt("pausing the turn: a budget is spent")
             launch.notice(f"{error.message}; {self.how_to_resume()}")
             launch.set_state("paused", reason=PAUSED_BY)
@@ -88,8 +110,8 @@ class BudgetPause:
     def resume(self, how: str) -> None:
         """The pause is over (``how``: the limit raised, or the person confirmed): the session takes turns again."""
         launch = self.launch
-        if launch.paused is not None:
-            launch.paused = None
+        if self.paused is not None:
+            self.paused = None
             self.end()
             launch.notice(f"budget: resumed the agent: {how}")
             launch.set_state("waiting", always=True)
@@ -103,11 +125,11 @@ class BudgetPause:
             self.on_end()
 
     def _arm(self) -> None:
-        self._timer = self.launch.loop.call_later(WATCH_EVERY, self._look)
+        self._timer = self.launch.call_later(WATCH_EVERY, self._look)
 
     def _look(self) -> None:
         self._timer = None
-        if self.launch.paused is None:
+        if self.paused is None:
             return
         stamp = stamp_of(self.files())
         if stamp != self._seen:
@@ -144,7 +166,7 @@ class BudgetPause:
         name = launch.spec.name
         if launch.stopped is not None:
             return False, f"{name} is ending: {launch.stopped.message}"
-        if launch.paused is None:
+        if self.paused is None:
             return False, f"{name} is not paused by a budget (it is {launch.state}): nothing to resume"
         guard = launch.gates.guard
         still = self.raised()
@@ -158,14 +180,34 @@ class BudgetPause:
                       "unless the limit is raised")  # fmt: skip
 
 
-def wait_paused(launch: Launch) -> int | None:
+if TYPE_CHECKING:  # a port for annotations only: control.py (the socket) is imported once a headless launch pauses
+
+    class HeadlessPaused(ControlledLaunch, Protocol):
+        """What a headless launch's wait reads and asks of it: its loop, signals and CLI, the pause itself."""
+
+        @property
+        def loop(self) -> Loop: ...
+        @property
+        def signals(self) -> Signals: ...
+        @property
+        def child(self) -> ChildLike | None: ...
+        @property
+        def persistent(self) -> bool: ...
+        @property
+        def budget_pause(self) -> BudgetPause: ...
+
+        def on_child_signal(self) -> None: ...
+
+
+def wait_paused(launch: HeadlessPaused) -> int | None:
     """A headless launch's pause: the loop runs (the watch, the control socket for ``resume-budget``) until the
     pause is over (None) or a signal ends the wait (SIGINT, SIGTERM, SIGHUP: its number)."""
     import shutil
     import signal
 
     from agentlaunch import runtime_dirs
-    from agentlaunch.launch.control import SOCKET_NAME, close_control, launch_busy, open_control
+    from agentlaunch.launch.control import SOCKET_NAME
+    from agentlaunch.launch.control_door import close_control, launch_busy, open_control
 
     ending: list[int] = []
     loop, signals = launch.loop, launch.signals

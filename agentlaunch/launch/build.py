@@ -14,10 +14,11 @@ from agentlaunch.clock import Clock, SystemClock
 from agentlaunch.datarecord import datarecord, replace
 from agentlaunch.definitions.settings import Settings, load_settings
 from agentlaunch.definitions.spec import AgentSpec, load_agent, resolve_working_dir
-from agentlaunch.launch import prespawn
+from agentlaunch.launch.early import prespawn
 from agentlaunch.launch.identity import choose_session
+from agentlaunch.launch.options import LaunchOptions
 from agentlaunch.launch.reaper import Reaper
-from agentlaunch.launch.session import Launch, LaunchOptions
+from agentlaunch.launch.session import Launch
 from agentlaunch.launch.signals import Signals
 from agentlaunch.providers import get_adapter
 from agentlaunch.providers.base import Adapter
@@ -167,7 +168,7 @@ def take_prespawned(options: LaunchOptions, adapter: Adapter) -> prespawn.Prespa
     elif pending.interface:
         wanted = new and options.native and adapter.early_interface
     else:
-        # A headless persistent CLI, or a per-turn one whose first turn may start early (agentlaunch.launch.early_turn).
+        # A headless persistent CLI, or a per-turn one whose first turn may start early (agentlaunch.launch.early.early_turn).
         wanted = new and not options.interactive and pending.per_turn == (not adapter.persistent) and (
             adapter.persistent or adapter.early_turn
         )

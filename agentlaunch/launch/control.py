@@ -1,29 +1,7 @@
 """Prompts from scripts: the socket through which ``agentlaunch send`` hands a prompt to a running session.
 
-A chat or a native interface binds one Unix stream socket (mode 0600, in its
-private runtime folder) and names it in its status record (``control``).
-``agentlaunch send`` connects, writes one JSON line ``{"prompt": ..., "wait":
-bool, "command": bool}`` (``command`` may be left out: false) and reads JSON
-lines back:
-
-1. at once, ``{"ok": true, "session_id": ...}`` when the session took the
-   prompt, or ``{"ok": false, "error": ..., "state": ...}`` when it cannot
-   (it is asking, in a turn, ending; ``"retry": true`` when it is still
-   starting and will take one soon; ``"bad_input": true`` when the text itself
-   cannot be typed as a message there, a leading ``!`` say: ``send`` exits 2);
-   A line ``{"resume_budget": true}`` instead asks a session a budget paused to go on
-   (``agentlaunch resume-budget``): ``{"ok": true, "resumed": ...}`` or ``{"ok": false, "error": ...}``.
-2. with ``wait``, once the turn is over, ``{"done": true, "exit_code": N,
-   "answer": ..., "error": ..., "usage": {...}, "cost_usd": ...}``. A
-   connection closed without it means the session ended first.
-
-Taken or refused, never both: a client that gives up waiting for the first
-reply shuts its writing end. The session looks at that end right before it
-types a request (:meth:`SendRequest.cancelled`), in the same callback that
-then writes the ``ok``, so either the client reads ``ok`` (typed, once) or
-the connection ends without one (never typed).
-
-The server lives on the launch's loop (:class:`~agentlaunch.launch.loop.Loop`):
+What is said on it is :mod:`agentlaunch.launch.control_request`; how a launch opens and names it,
+:mod:`agentlaunch.launch.control_door`. The server lives on the launch's loop (:class:`~agentlaunch.launch.loop.Loop`):
 the listening socket and each connection are readers, each connection with
 its own deadline, so a request is bounded in size and time and a client that
 never writes holds up neither the launch nor another client. A request read
@@ -42,130 +20,15 @@ import weakref
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any
 
+from agentlaunch.launch.control_request import MAX_PROMPT, REQUEST_WAIT, Parsed, parse_request
 from agentlaunch.launch.loop import Loop, Timer
 
-if TYPE_CHECKING:
-    from agentlaunch.launch.session import Launch
-
 SOCKET_NAME = "control.sock"
-MAX_PROMPT = 1 << 20
-"""The longest prompt, in UTF-8 bytes, a session takes from ``send``."""
 MAX_REQUEST = MAX_PROMPT * 6 + 4096  # a JSON line: the prompt with every character escaped, and its fields
-REQUEST_WAIT = 2.0  # seconds a client has to write its request once connected (the whole request, however it trickles)
-FIRST_REPLY_WAIT = REQUEST_WAIT * 2  # seconds send waits for the session to take or refuse its request before cancelling
-CANCEL_WAIT = 10.0  # seconds send then waits for the session to confirm: typed already, or dropped
 REPLY_WAIT = 2.0  # seconds a reply may wait for a client that does not read
 MAX_QUEUED = 16  # requests waiting for the launch to take them; more are refused at once
-ALLOWED_CONTROLS = "\n\t"
-
-
-def prompt_problem(prompt: str) -> str | None:
-    """Why ``prompt`` cannot be typed into a session, or None: empty, too long, or holding control characters.
-
-    A control character (ESC, say) would reach the CLI's interface as a key, not as text: ``\\x1b[201~``
-    would end the paste it is sent in, and what follows would be keys.
-    """
-    if not prompt.strip():
-        return "the prompt is empty"
-    try:
-        size = len(prompt.encode("utf-8"))
-    except UnicodeEncodeError as exc:
-        return f"the prompt is not valid UTF-8 (at character {exc.start})"
-    if size > MAX_PROMPT:
-        return f"the prompt is {size:,} bytes; a session takes at most {MAX_PROMPT:,}"
-    for index, char in enumerate(prompt):
-        if (char < " " and char not in ALLOWED_CONTROLS) or char == "\x7f" or "\x80" <= char <= "\x9f":
-            return f"the prompt holds a control character ({char!r} at character {index}); the interface would take it as a key"
-    return None
-
-
-def busy_reason(agent: str, state: str, stopped: str | None = None) -> str | None:
-    """Why a session in ``state`` cannot take a sent prompt, or None when it can (it is ``waiting``)."""
-    if stopped is not None:
-        return f"{agent} is ending: {stopped}"
-    if state == "paused":
-        return (f"{agent} is paused: its budget is spent; it takes no prompt until the limit is raised or "
-                f"agentlaunch resume-budget {agent} confirms")  # fmt: skip
-    if state == "waiting":
-        return None
-    if state == "asking":
-        return f"{agent} is asking: a permission or a question waits for a person; answer it first"
-    if state in ("thinking", "tool", "retrying"):
-        return f"{agent} is in a turn ({state}); send again once it is waiting"
-    if state == "stalled":
-        return f"{agent} is stalled: its turn has heard nothing from the CLI for a long time; look at its pane"
-    if state == "starting":
-        return f"{agent} is still starting; send again in a few seconds"
-    return f"{agent} is {state}"
-
-
-def launch_busy(launch: Launch, state: str | None = None) -> str | None:
-    """:func:`busy_reason` for ``launch`` (in ``state``, when its own state says less than the caller knows)."""
-    stopped = launch.stopped.message if launch.stopped is not None else None
-    if launch.paused is not None and stopped is None:
-        return f"{busy_reason(launch.spec.name, 'paused')} ({launch.paused.message.removeprefix('budget: ')})"
-    return busy_reason(launch.spec.name, launch.state if state is None else state, stopped)
-
-
-def open_control(launch: Launch, path: Path, what: str, **server: Any) -> ControlServer | None:
-    """Bind ``launch``'s socket at ``path`` on its loop and name it in its status record; None (and a notice) when it
-    cannot be."""
-    try:
-        control = ControlServer(path, launch.loop, **server)
-    except OSError as exc:
-        launch.notice(f"agentlaunch send cannot reach this {what}: its socket could not be made ({exc})")
-        return None
-    control.on_resume = launch.budget_pause.confirm
-    launch.control_path = str(control.path)
-    launch.set_state(launch.state, always=True)  # the status record names the socket now
-    return control
-
-
-def close_control(launch: Launch, control: ControlServer) -> None:
-    """Stop taking prompts: the socket is gone, and the status record no longer names it."""
-    launch.control_path = None
-    control.close()
-
-
-def command_problem(text: str) -> str | None:
-    """Why ``text`` is not a slash command to send with ``--command``, or None."""
-    if not text.startswith("/") or len(text) < 2 or text[1].isspace():
-        return "a command starts with / and its name (--command sends a slash command, such as /cost)"
-    if "\n" in text:
-        return "a command is one line"
-    return None
-
-
-class Parsed(NamedTuple):
-    """One request line, read: the text, whether the client waits for the turn, whether it is a slash command."""
-
-    prompt: str
-    wait: bool
-    command: bool = False
-    resume_budget: bool = False
-
-
-def parse_request(data: bytes) -> Parsed | str:
-    """The prompt and the flags of one request line, or why it is not one (never raises)."""
-    try:
-        value = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return "the request is not a JSON line"
-    if not isinstance(value, dict):
-        return "the request is not a JSON object"
-    if value.get("resume_budget") is True:
-        return Parsed("", False, resume_budget=True)
-    prompt, wait, command = value.get("prompt"), value.get("wait", False), value.get("command", False)
-    if not isinstance(prompt, str):
-        return "the request has no prompt string"
-    if not isinstance(wait, bool):
-        return "the request's wait is not true or false"
-    if not isinstance(command, bool):
-        return "the request's command is not true or false"
-    problem = prompt_problem(prompt) or (command_problem(prompt) if command else None)
-    return problem if problem is not None else Parsed(prompt, wait, command)
 
 
 class SendRequest:
@@ -454,70 +317,3 @@ class ControlServer:
     def _unwatch(self, request: SendRequest) -> None:
         if request.conn is not None:
             self.loop.remove_reader(request.conn.fileno())
-
-
-class ControlClient:
-    """``agentlaunch send``'s end: one request on one connection, and the replies it brings."""
-
-    def __init__(self, path: str, connect_wait: float = REQUEST_WAIT) -> None:
-        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._buffer = bytearray()
-        try:
-            self._sock.settimeout(connect_wait)
-            self._sock.connect(path)
-        except OSError:
-            self._sock.close()
-            raise
-
-    def request(
-        self, prompt: str, wait: bool, command: bool = False, first_wait: float = FIRST_REPLY_WAIT
-    ) -> dict[str, Any] | None:
-        """Send the request; the session's first reply (None: it hung up without one: the prompt was not typed).
-
-        A session that does not answer within ``first_wait`` seconds is told the client gives up (its writing end
-        is shut), and its answer to that is read: the ``ok`` it had already written (typed), or the end of the
-        connection (never typed). Raises TimeoutError only when even that answer does not come within
-        :data:`CANCEL_WAIT` seconds: the session's loop is stuck, and it will not type a request it looks at later.
-        """
-        request = {"prompt": prompt, "wait": wait, **({"command": True} if command else {})}
-        self._sock.sendall(json.dumps(request, ensure_ascii=False).encode("utf-8") + b"\n")
-        try:
-            return self.reply(first_wait)
-        except TimeoutError:
-            pass
-        with contextlib.suppress(OSError):
-            self._sock.shutdown(socket.SHUT_WR)
-        return self.reply(CANCEL_WAIT)
-
-    def resume_budget(self) -> dict[str, Any] | None:
-        """Ask the session a budget paused to go on; its reply (None: it hung up without one)."""
-        self._sock.sendall(b'{"resume_budget": true}\n')
-        return self.reply(FIRST_REPLY_WAIT + CANCEL_WAIT)
-
-    def reply(self, timeout: float | None) -> dict[str, Any] | None:
-        """The next reply within ``timeout`` seconds (None: wait as long as it takes); None if the session hung up.
-
-        Raises TimeoutError when ``timeout`` passes first.
-        """
-        self._sock.settimeout(timeout)
-        while b"\n" not in self._buffer:
-            try:
-                chunk = self._sock.recv(65536)
-            except TimeoutError:
-                raise
-            except OSError:
-                return None
-            if not chunk:
-                return None
-            self._buffer += chunk
-        line, _, rest = bytes(self._buffer).partition(b"\n")
-        self._buffer = bytearray(rest)
-        try:
-            value = json.loads(line.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            return None
-        return value if isinstance(value, dict) else None
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self._sock.close()

@@ -8,7 +8,8 @@ turn with the thread carried in the provider state: a turn is a new process,
 an interrupt SIGINT to its process group, and after each turn the process is
 reaped, the calls its own files hold beyond the printed sum are counted, and
 the state the next turn needs is kept. :class:`~agentlaunch.launch.session.Launch`
-asks its driver and never branches on the shape itself.
+asks its driver and never branches on the shape itself; a driver reads and asks the launch through
+:class:`DrivenLaunch`, never the whole ``Launch`` (:mod:`agentlaunch.launch.driver_choice` chooses the driver).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import json
 import signal
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from agentlaunch.events import CallUsage, Event, PermissionRequest, ToolGate
@@ -25,8 +27,43 @@ from agentlaunch.sinks import ProviderStateKept
 
 if TYPE_CHECKING:
     from agentlaunch.definitions.spec import AgentSpec
-    from agentlaunch.launch.session import Launch
+    from agentlaunch.launch.reaper import Reaper
+    from agentlaunch.launch.tool_gates import ToolGates
     from agentlaunch.launch.turn import ChildLike
+    from agentlaunch.providers.base import ProviderState
+    from agentlaunch.sinks import SinkEvent
+
+
+class DrivenLaunch(Protocol):
+    """What a driver reads of the launch (its CLI, how it was started, the session's provider state) and asks of it."""
+
+    @property
+    def spec(self) -> AgentSpec: ...
+    @property
+    def child(self) -> ChildLike | None: ...
+    @property
+    def command(self) -> str | None: ...
+    @property
+    def env(self) -> dict[str, str]: ...
+    @property
+    def placement_argv(self) -> list[str]: ...
+    @property
+    def working_dir(self) -> Path: ...
+    @property
+    def provider_state(self) -> ProviderState: ...
+    @property
+    def parser(self) -> Parser: ...
+    @property
+    def gates(self) -> ToolGates: ...
+    @property
+    def reaper(self) -> Reaper: ...
+
+    def handle(self, event: Event) -> None: ...
+    def emit(self, event: SinkEvent) -> None: ...
+    def set_state(self, state: str, *, always: bool = False, reason: str | None = None) -> None: ...
+    def keep_provider_state(self, state: ProviderState) -> None: ...
+    def start_turn(self, argv: list[str], stdin: bytes, text: str) -> None: ...
+    def release_child(self) -> ChildLike: ...
 
 
 class Driver(Protocol):
@@ -53,7 +90,7 @@ class Driver(Protocol):
         """argv and stdin of a new session's CLI whose first turn is ``message`` (the doctor's capture run)."""
         ...
 
-    def send(self, launch: Launch, text: str) -> None:
+    def send(self, launch: DrivenLaunch, text: str) -> None:
         """Start the turn with ``text``."""
         ...
 
@@ -61,15 +98,15 @@ class Driver(Protocol):
         """Ask the CLI to end the running turn."""
         ...
 
-    def split(self, launch: Launch, events: list[Event]) -> list[Event]:
+    def split(self, launch: DrivenLaunch, events: list[Event]) -> list[Event]:
         """One output line's events, a per-turn CLI's turn sum split into its calls."""
         ...
 
-    def after_turn(self, launch: Launch, cli_gone: bool) -> int | None:
+    def after_turn(self, launch: DrivenLaunch, cli_gone: bool) -> int | None:
         """The turn ended (finished or not): the CLI's exit code when it is gone."""
         ...
 
-    def session_confirmed(self, launch: Launch) -> None:
+    def session_confirmed(self, launch: DrivenLaunch) -> None:
         """The CLI confirmed the session (the recorder registered it)."""
         ...
 
@@ -109,7 +146,7 @@ class PersistentDriver:
         plan = self.adapter.plan(spec, command, session_id, False, False)
         return [*plan.argv, *placement_argv], (json.dumps(self.adapter.user_message(message)) + "\n").encode("utf-8")
 
-    def send(self, launch: Launch, text: str) -> None:
+    def send(self, launch: DrivenLaunch, text: str) -> None:
         assert launch.child is not None
         if launch.gates.active and not self._gated:
             # Before the first turn (the CLI reads its stdin in order): every tool waits for agentlaunch's answer.
@@ -121,13 +158,13 @@ class PersistentDriver:
     def interrupt(self, child: ChildLike) -> None:
         child.send_json(self.adapter.interrupt_message())
 
-    def split(self, launch: Launch, events: list[Event]) -> list[Event]:
+    def split(self, launch: DrivenLaunch, events: list[Event]) -> list[Event]:
         return events
 
-    def after_turn(self, launch: Launch, cli_gone: bool) -> int | None:
+    def after_turn(self, launch: DrivenLaunch, cli_gone: bool) -> int | None:
         return session_cli_after_turn(launch, cli_gone)
 
-    def session_confirmed(self, launch: Launch) -> None:
+    def session_confirmed(self, launch: DrivenLaunch) -> None:
         return None
 
     def answer(self, child: ChildLike, request: PermissionRequest, decision: str) -> None:
@@ -137,7 +174,7 @@ class PersistentDriver:
         child.send_json(self.adapter.gate_answer(gate.request_id, allow, reason))
 
 
-def session_cli_after_turn(launch: Launch, cli_gone: bool) -> int | None:
+def session_cli_after_turn(launch: DrivenLaunch, cli_gone: bool) -> int | None:
     """A CLI that lives for the session finished a turn: waiting for the next, or gone (its exit code)."""
     assert launch.child is not None
     if not cli_gone:
@@ -174,19 +211,16 @@ class PerTurnDriver:
         turn = self.adapter.plan_turn(spec, command, self.adapter.new_state(session_id), message)
         return with_placement_argv(turn.argv, placement_argv), turn.stdin or b""
 
-    def send(self, launch: Launch, text: str) -> None:
+    def send(self, launch: DrivenLaunch, text: str) -> None:
         assert launch.command is not None
         plan = self.adapter.plan_turn(launch.spec, launch.command, launch.provider_state, text)
-        argv = with_placement_argv(plan.argv, launch.placement_argv)
-        from agentlaunch.launch.start import start_turn
-
-        start_turn(launch, argv, plan.stdin or b"", text)
+        launch.start_turn(with_placement_argv(plan.argv, launch.placement_argv), plan.stdin or b"", text)
 
     def interrupt(self, child: ChildLike) -> None:
         # A per-turn CLI ends its turn on SIGINT; Gemini's launcher only passes it on to its group.
         child.signal_group(signal.SIGINT)
 
-    def split(self, launch: Launch, events: list[Event]) -> list[Event]:
+    def split(self, launch: DrivenLaunch, events: list[Event]) -> list[Event]:
         if not any(isinstance(e, CallUsage) for e in events):
             return events
         split: list[Event] = []
@@ -197,10 +231,9 @@ class PerTurnDriver:
                 split.append(event)
         return split
 
-    def after_turn(self, launch: Launch, cli_gone: bool) -> int | None:
+    def after_turn(self, launch: DrivenLaunch, cli_gone: bool) -> int | None:
         """The CLI finished its turn: reap it and what it left, keep what the next turn needs."""
-        assert launch.child is not None
-        child, launch.child = launch.child, None
+        child = launch.release_child()
         code = child.poll()
         code = child.stop() if code is None else code
         child.close()
@@ -209,14 +242,14 @@ class PerTurnDriver:
         # What the CLI's own file holds beyond what was counted: the finished calls of an interrupted or failed turn.
         for call in self.adapter.calls_not_counted(launch.parser, launch.env):
             launch.handle(call)
-        launch.provider_state, learned = self.adapter.state_after_turn(launch.parser, launch.env)
-        launch.emit(ProviderStateKept(launch.provider_state))
+        state, learned = self.adapter.state_after_turn(launch.parser, launch.env)
+        launch.keep_provider_state(state)
         for event in learned:
             launch.handle(event)
         launch.set_state("waiting")
         return code
 
-    def session_confirmed(self, launch: Launch) -> None:
+    def session_confirmed(self, launch: DrivenLaunch) -> None:
         # A per-turn CLI's thread is known now: kept at once, so that a launch that dies mid-turn can resume it.
         launch.emit(ProviderStateKept(self.adapter.state_after_turn(launch.parser, launch.env)[0]))
 
@@ -225,20 +258,3 @@ class PerTurnDriver:
 
     def answer_gate(self, child: ChildLike, gate: ToolGate, allow: bool, reason: str) -> None:
         return None  # a per-turn CLI holds no tool for agentlaunch
-
-
-def driver_for(adapter: Adapter, spec: AgentSpec | None = None, *, native: bool = False, chat: bool = False) -> Driver:
-    """The driver of ``adapter``'s shape. The line chat (``chat``) of a CLI with an app-server (Codex) whose agent's
-    flags the app-server takes (``spec`` given) goes through it (:mod:`agentlaunch.launch.appserver`): a later turn
-    takes a seventh of a ``codex exec`` process's time. A one-turn headless run stays per turn, its first turn
-    started early (:mod:`agentlaunch.launch.early_turn`)."""
-    if adapter.persistent:
-        return PersistentDriver(adapter)
-    if spec is not None and chat and not native and adapter.app_server:
-        from agentlaunch.providers.codex_appserver import app_server_argv
-
-        if app_server_argv(spec.command or adapter.default_command, spec.provider_flags) is not None:
-            from agentlaunch.launch.appserver import AppServerDriver
-
-            return AppServerDriver(adapter)
-    return PerTurnDriver(adapter)

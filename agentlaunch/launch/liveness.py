@@ -23,13 +23,14 @@ no timer churn. No thread.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
 from agentlaunch.events import Event, Warning
 from agentlaunch.sinks import StateChanged
 
 if TYPE_CHECKING:
-    from agentlaunch.launch.session import Launch
+    from agentlaunch.clock import Clock
     from agentlaunch.sinks import Cancellable, LaunchView, SinkEvent
 
 DEFAULT_STALL_TIMEOUT = 300.0
@@ -40,21 +41,33 @@ STALLED = "stalled"
 RETRYING = "retrying"
 
 
+class WatchedLaunch(Protocol):
+    """What liveness reads of the launch (its state, its clock) and asks of it (a state, a timer on its loop)."""
+
+    @property
+    def state(self) -> str: ...
+    @property
+    def clock(self) -> Clock: ...
+
+    def set_state(self, state: str, *, always: bool = False, reason: str | None = None) -> None: ...
+    def call_later(self, delay: float, callback: Callable[[], None]) -> Cancellable: ...
+
+
 class Liveness:
     """A launch's sink that turns silence into ``stalled`` and a reported retry loop into ``retrying``.
 
-    ``launch`` is the :class:`~agentlaunch.launch.session.Launch` (its ``set_state`` and its loop's clock and
-    timers); ``timeout`` None turns stall detection off (``retrying`` is still told).
+    ``launch`` is what it reads and asks of the launch (its state, its clock, its loop's timers); ``timeout`` None
+    turns stall detection off (``retrying`` is still told).
     """
 
-    def __init__(self, launch: Launch, timeout: float | None) -> None:
+    def __init__(self, launch: WatchedLaunch, timeout: float | None) -> None:
         self.launch, self.timeout = launch, timeout
         self.last = 0.0  # the loop clock's time of the CLI's latest report
         self.real: str | None = None  # the state the CLI last reported (what a stall ends back into)
         self._timer: Cancellable | None = None
 
     def now(self) -> float:
-        return self.launch.loop.clock.monotonic()
+        return self.launch.clock.monotonic()
 
     # -- what the CLI reports ------------------------------------------------------------------
     def progress(self) -> None:

@@ -29,7 +29,8 @@ from agentlaunch.providers.descriptors import describe
 from agentlaunch.visible import for_markup, visible
 
 if TYPE_CHECKING:
-    from agentlaunch.launch.session import Launch, LaunchOptions
+    from agentlaunch.launch.options import LaunchOptions
+    from agentlaunch.launch.session import Launch
     from agentlaunch.live.interface_view import InterfaceView
     from agentlaunch.sinks import Sink
     from agentlaunch.usage.meter import Meter
@@ -99,7 +100,7 @@ class Headless:
 
 @datarecord
 class Chat:
-    """agentlaunch's own line chat (:mod:`agentlaunch.launch.chat`)."""
+    """agentlaunch's own line chat (:mod:`agentlaunch.launch.chat.chat`)."""
 
     options: LaunchOptions
     request: RunRequest
@@ -109,14 +110,14 @@ class Chat:
         return [InteractiveView(meter)]
 
     def run(self, launch: Launch) -> int:
-        from agentlaunch.launch.chat import LineChat  # a headless turn never needs it
+        from agentlaunch.launch.chat.chat import LineChat  # a headless turn never needs it
 
         return LineChat(launch, self.request.timeout).run()
 
 
 @datarecord
 class Native:
-    """The provider CLI's own interface, relayed (:mod:`agentlaunch.launch.native`)."""
+    """The provider CLI's own interface, relayed (:mod:`agentlaunch.launch.native.native`)."""
 
     options: LaunchOptions
     request: RunRequest
@@ -130,7 +131,7 @@ class Native:
         return [self.view]
 
     def run(self, launch: Launch) -> int:
-        from agentlaunch.launch.native import NativeRun
+        from agentlaunch.launch.native.native import NativeRun
 
         announce(launch)
         code = NativeRun(launch, self.view).run()

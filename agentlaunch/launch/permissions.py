@@ -13,7 +13,7 @@ from functools import partial
 from typing import Protocol
 
 from agentlaunch.events import PermissionRequest
-from agentlaunch.launch.person import LineInput, Question
+from agentlaunch.launch.line_input import LineInput, Question
 from agentlaunch.providers.untrusted import summarize
 from agentlaunch.visible import visible
 

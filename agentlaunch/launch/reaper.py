@@ -23,7 +23,7 @@ that cannot be trusted it is the whole ``/proc``: no subreaper, a CLI started
 before agentlaunch became one (an orphan of its then went to init), a CLI not
 found below agentlaunch, a kernel without ``children`` files, or a tree that
 keeps changing. The rule of what is the launch's is the same on both tables.
-The entry point's early start (:mod:`agentlaunch.launch.prespawn`) becomes a
+The entry point's early start (:mod:`agentlaunch.launch.early.prespawn`) becomes a
 subreaper before it spawns, so the CLI it starts is followed in the tree too.
 
 Another launch's processes are never touched: they are neither in a session

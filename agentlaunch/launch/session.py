@@ -9,6 +9,14 @@ how a turn reaches it (the driver of its shape, :mod:`agentlaunch.launch.drivers
 one turn around its loop (:mod:`agentlaunch.launch.turn_cycle`), what a call
 costs (:mod:`agentlaunch.usage.call_meter`); whatever shows, stores or reports
 events is a sink (:mod:`agentlaunch.sinks`).
+
+The helpers get a narrow port of the launch (a Protocol in their own module: ``DrivenLaunch``, ``StartingLaunch``,
+``TurningLaunch``, ``TakingLaunch``, ``WatchedLaunch``, ``PausedLaunch``, ``ControlledLaunch``, ``GatedLaunch``...),
+never :class:`Launch`; the session's identity, turns and state are one
+:class:`~agentlaunch.launch.session_state.SessionState` changed only through its methods (read through
+:class:`~agentlaunch.launch.facts.LaunchFacts`), and the CLI, the early-started CLI and the socket only through
+:class:`Launch`'s mutators (:meth:`~Launch.adopt`, :meth:`~Launch.take_prespawned`, :meth:`~Launch.release_child`,
+:meth:`~Launch.name_control`...).
 """
 
 from __future__ import annotations
@@ -18,43 +26,36 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from agentlaunch.clock import Clock
-from agentlaunch.datarecord import datarecord
 from agentlaunch.definitions.deliver import release
 from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.errors import AgentlaunchError, ProviderMissing
 from agentlaunch.events import (
-    CallUsage,
-    Diagnostic,
     Event,
-    PermissionRequest,
-    SessionStarted,
-    Text,
-    TextDelta,
-    ToolGate,
-    ToolResult,
-    ToolUse,
-    Unknown,
 )
-from agentlaunch.launch import prespawn
 from agentlaunch.launch.budget_pause import PAUSED_BY, BudgetPause
 from agentlaunch.launch.cli_output import CliOutput
-from agentlaunch.launch.drivers import driver_for
+from agentlaunch.launch.driver_choice import driver_for
+from agentlaunch.launch.early import prespawn
+from agentlaunch.launch.facts import LaunchFacts
 from agentlaunch.launch.identity import SessionChoice, new_session
-from agentlaunch.launch.liveness import DEFAULT_STALL_TIMEOUT, Liveness
+from agentlaunch.launch.intake import Intake
+from agentlaunch.launch.liveness import Liveness
 from agentlaunch.launch.loop import Loop, Timer
+from agentlaunch.launch.options import LaunchOptions
 from agentlaunch.launch.permissions import AskPermission, PermissionPrompt, Permissions
 from agentlaunch.launch.reaper import Reaper
 from agentlaunch.launch.resumed import resume_figures, say_held
+from agentlaunch.launch.session_state import SessionState
 from agentlaunch.launch.signals import Signals
-from agentlaunch.launch.start import StartPlan, start_launch
+from agentlaunch.launch.start import StartPlan, plan_launch, start_launch, start_turn
 from agentlaunch.launch.tool_gates import ToolGates
 from agentlaunch.launch.transport import Child, window_size
-from agentlaunch.launch.turn import ChildLike, Turn, TurnOutcome
+from agentlaunch.launch.turn import ChildLike, Turn, TurnOutcome, TurnResult
 from agentlaunch.launch.turn_cycle import run_turn
-from agentlaunch.providers.base import Adapter, Parser
+from agentlaunch.providers.base import Adapter, Parser, ProviderState
 from agentlaunch.sinks import (
-    CompactionWarned,
     Notice,
+    ProviderStateKept,
     SessionClosed,
     Sink,
     SinkEvent,
@@ -67,10 +68,6 @@ from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.pricing import Pricer
 from agentlaunch.usage.store import Store
 
-DEFAULT_READY_TIMEOUT = 20.0
-"""Seconds a native CLI may take to report that it is up before it counts as waiting on its own screen (``asking``):
-below ``tmux up``'s default wait (30 s), so a CLI stopped on a dialog is reported, not "not started"."""
-
 ChildFactory = Callable[[Sequence[str], Mapping[str, str], Path, tuple[int, int]], ChildLike]
 
 
@@ -79,26 +76,7 @@ def spawn_child(argv: Sequence[str], env: Mapping[str, str], cwd: Path, size: tu
     return Child(argv, env, cwd, size=size)
 
 
-@datarecord(frozen=True)
-class LaunchOptions:
-    agent: str
-    agents_dir: Path
-    templates_dir: Path | None = None
-    working_dir: Path | None = None
-    resume: str | None = None
-    continue_last: bool = False
-    fork: str | None = None  # --fork ID: a new session starting from that session's conversation (the CLI's interface)
-    force: bool = False
-    interactive: bool = False
-    native: bool = False  # the CLI's own interface, relayed (agentlaunch.launch.native); else the line chat or headless
-    plan_key: str | None = None  # names this launch's plan for the next launch's early start (prespawn)
-    worktree: bool = False  # run in the agent's own git worktree (agent.yaml's worktree: true asks too)
-    budget_usd: float | None = None  # --budget-usd: the session's USD limit for this launch
-    ready_timeout: float = DEFAULT_READY_TIMEOUT  # seconds a native CLI may stay "starting" before it is "asking"
-    stall_timeout: float | None = DEFAULT_STALL_TIMEOUT  # seconds a turn may go without a report before it is "stalled"
-
-
-class Launch:
+class Launch(LaunchFacts):
     """A session of one agent on its provider CLI: its identity, its state, its sinks, and its closing.
 
     The session is chosen before (:func:`~agentlaunch.launch.build.build_launch`
@@ -123,34 +101,36 @@ class Launch:
         self.calls = CallMeter(meter, pricer, agent=spec.name, provider=spec.provider, model=spec.model)
         self.driver = driver_for(adapter, spec, native=options.native, chat=options.interactive)
         self.persistent = self.driver.persistent
-        self.state = "starting"
-        self.state_reason: str | None = None  # why, as told with the state (an asking CLI's question)
         new_id = prespawned.session_id if prespawned else None
-        self.session_id, self.resumed, self.turns, self.provider_state, self.fork = session or new_session(adapter, new_id)
-        self.startup_pending, self.first_prompt = not self.resumed and self.fork is None, ""  # not a fork's; turn_cycle
-        self.child: ChildLike | None = None
+        self.session_state = SessionState(*(session or new_session(adapter, new_id)))
+        """The session's identity, turns and state: changed only through its own methods."""
+        self.child: ChildLike | None = None  # changed only by adopt, spawn, release_child and close
         self.parser: Parser = self.driver.parser(self.provider_state)
         self.plan: StartPlan | None = None  # how the CLI was started (set by :meth:`start`)
         self.output = CliOutput()
         self.permissions = Permissions(self.set_state)
-        self._session_seen = False
-        self.running: Turn | None = None  # the turn under way
+        self.intake = Intake(self)
+        self.running: Turn | None = None  # the turn under way (set only by :meth:`run_running`)
         self.ask_permission: AskPermission | PermissionPrompt | None = None
-        """Who is asked the running turn's permission questions (None: they are denied)."""
+        """Who is asked the running turn's permission questions (None: they are denied; set only by :meth:`run_running`)."""
         self.stopped: AgentlaunchError | None = None
         """Set by :meth:`stop`: the session takes no new turn and ends with this error."""
         self.control_path: str | None = None
         """The socket ``agentlaunch send`` reaches this session through, while a chat or an interface runs."""
         self.gates = ToolGates(next((sink for sink in self.sinks if isinstance(sink, BudgetGuard)), None))
         """The budget's hold on tools: asked again before each turn and each tool."""
-        self.paused: AgentlaunchError | None = None  # a budget's on_spent: pause holds it (budget_pause.py)
-        self.budget_pause = BudgetPause(self)
+        self.budget_pause = BudgetPause(self)  # a budget's on_spent: pause, and its way out
         self.pause = self.budget_pause.pause  # what the budget guard asks instead of stop (LaunchView.pause)
 
     # -- what sinks see ----------------------------------------------------------------
     @property
     def cli_pid(self) -> int | None:
         return self.child.pid if self.child is not None else None
+
+    @property
+    def paused(self) -> AgentlaunchError | None:
+        """The error a budget's pause holds the session with (:mod:`agentlaunch.launch.budget_pause`), else None."""
+        return self.budget_pause.paused
 
     def emit(self, event: SinkEvent) -> None:
         """``event`` to every sink."""
@@ -164,24 +144,19 @@ class Launch:
         question while asking is news (Codex's approval request follows its thread's status; a second permission)."""
         if self.paused is not None and state != "exited":  # the turn a pause cut ends meanwhile: still paused
             state, reason = "paused", PAUSED_BY
-        if state != self.state or always or (state == "asking" and reason not in (None, self.state_reason)):
-            self.state, self.state_reason = state, reason
+        if self.session_state.change_state(state, reason, always=always):
             self.emit(StateChanged(state, reason))
 
-    @property
-    def env(self) -> dict[str, str]:
-        """The CLI's environment (set by :meth:`start`)."""
-        return self.plan.env if self.plan else {}
+    def keep_provider_state(self, state: ProviderState) -> None:
+        """What the next turn (or a later launch) needs of the provider, kept and told to the sinks (the store)."""
+        self.session_state.keep(state)
+        self.emit(ProviderStateKept(state))
 
-    @property
-    def command(self) -> str | None:
-        """The CLI's resolved path (set by :meth:`start`)."""
-        return self.plan.command if self.plan else None
-
-    @property
-    def placement_argv(self) -> list[str]:
-        """The arguments that carry or point at the instructions (set by :meth:`start`)."""
-        return self.plan.placement_argv if self.plan else []
+    def name_control(self, path: str | None) -> None:
+        """The socket ``agentlaunch send`` reaches this session through (None: no longer); the status record names it."""
+        self.control_path = path
+        if path is not None:
+            self.set_state(self.state, always=True)
 
     def call_later(self, delay: float, callback: Callable[[], None]) -> Timer:
         """Call ``callback`` on the launch's loop in ``delay`` seconds (the next time it runs, when it does not now)."""
@@ -204,12 +179,33 @@ class Launch:
         self.signals.install()
         self.signals.on_resize = lambda: self.child.resize(*window_size()) if self.child is not None else None
         self.set_state("starting", always=True)
-        start_launch(self)
+        self.plan = plan = plan_launch(self)
+        start_launch(self, plan)
         self.calls.warm_up()
         if self.resumed:
             resume_figures(self)
         say_held(self)  # a resumed or forked session's CLI may re-send a recorded prompt
         self.set_state("starting" if self.options.native else "waiting")  # an interface: until its CLI reports (native.py)
+
+    def take_prespawned(self) -> prespawn.Prespawned | None:
+        """The CLI the entry point started early, handed over once (to be adopted or discarded)."""
+        pending, self.prespawned = self.prespawned, None
+        return pending
+
+    def adopt(self, child: ChildLike) -> None:
+        """``child`` is the launch's CLI from now on (started early, or by a mode); what it starts is watched."""
+        self.reaper.watch(child.pid)
+        self.child = child
+
+    def release_child(self) -> ChildLike:
+        """The CLI, no longer the launch's (a per-turn CLI after its turn: the caller ends it)."""
+        child, self.child = self.child, None
+        assert child is not None
+        return child
+
+    def start_turn(self, argv: list[str], stdin: bytes, text: str) -> None:
+        """A per-turn CLI's turn with ``argv`` (:func:`agentlaunch.launch.start.start_turn`)."""
+        start_turn(self, argv, stdin, text)
 
     def spawn(self, argv: list[str], stdin: bytes | None = None) -> ChildLike:
         """Start the CLI with ``argv``; a per-turn CLI reads ``stdin`` (its prompt, if any) and then sees EOF."""
@@ -217,8 +213,7 @@ class Launch:
             child = self.child_factory(argv, self.env, self.working_dir, window_size())
         except ProviderMissing as exc:
             raise ProviderMissing(exc.message, hint=self.adapter.install_hint) from None
-        self.reaper.watch(child.pid)
-        self.child = child
+        self.adopt(child)
         if stdin is not None:
             if stdin:
                 child.send_bytes(stdin)
@@ -256,6 +251,15 @@ class Launch:
         """Send one user turn and run the loop until its end (:func:`agentlaunch.launch.turn_cycle.run_turn`)."""
         return run_turn(self, prompt, timeout=timeout, ask_permission=ask_permission)
 
+    def run_running(self, turn: Turn, ask: AskPermission | PermissionPrompt | None) -> TurnResult:
+        """Run ``turn`` as the turn under way (a sink's :meth:`request_interrupt` reaches it), ``ask`` asked its
+        permission questions (None: they are denied)."""
+        self.running, self.ask_permission = turn, ask
+        try:
+            return turn.run()
+        finally:
+            self.running = None
+
     def on_child_signal(self) -> None:
         """SIGCHLD came: collect the orphans that exited (the CLI itself stays)."""
         self.reaper.reap_orphans(keep=[self.child.pid] if self.child is not None else [])
@@ -269,32 +273,5 @@ class Launch:
         return self.calls.cold_cache_notice(self.clock.now())
 
     def handle(self, event: Event) -> None:
-        """Meter and price one event, then hand it to the sinks."""
-        if isinstance(event, ToolGate):
-            self.gates.hold(event, self)
-            return
-        warning = self.calls.count(event)
-        if isinstance(event, Diagnostic):
-            self.output.keep(event.line)
-        if isinstance(event, Unknown):
-            if self.output.first_unknown(event.type):
-                self.emit(event)
-            return
-        if isinstance(event, CallUsage):
-            self.emit(self.calls.price(event, session_id=self.session_id, turn=self.turns, now=self.clock.now()))
-        if isinstance(event, ToolUse):
-            self.set_state("tool")
-        elif isinstance(event, ToolResult | TextDelta | Text):
-            self.set_state("thinking")
-        self.emit(event)
-        if isinstance(event, SessionStarted) and not self._session_seen:
-            # The CLI confirmed the session (the recorder registers it now): a per-turn one's thread is known.
-            self._session_seen = True
-            self.driver.session_confirmed(self)
-        if warning is not None:
-            self.emit(CompactionWarned(warning))
-        if isinstance(event, PermissionRequest):
-            child = self.child  # the CLI that asked: a person's answer comes later, on the turn's loop
-            assert child is not None
-            self.permissions.decide(event, self.ask_permission, lambda d: self.driver.answer(child, event, d), self.running)
-        self.gates.after(event, self)
+        """Meter and price one event, then hand it to the sinks (:mod:`agentlaunch.launch.intake`)."""
+        self.intake.handle(event)

@@ -5,7 +5,7 @@ native interface) and ``doctor --live`` (its headless and interface runs) all
 start a CLI from: the instructions placed as the agent's delivery says, the
 CLI's argv and environment from its adapter, and, for a launch, the prefix
 fingerprint recorded against the previous launch. :func:`start_child` then
-adopts the CLI the entry point started early (:mod:`agentlaunch.launch.prespawn`)
+adopts the CLI the entry point started early (:mod:`agentlaunch.launch.early.prespawn`)
 when it was started exactly so, and starts one otherwise.
 """
 
@@ -17,23 +17,27 @@ from collections.abc import Callable, Mapping
 from datetime import date
 from hashlib import sha256
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from agentlaunch.datarecord import datarecord
 from agentlaunch.definitions.deliver import release
 from agentlaunch.definitions.fingerprint import prefix_notice, record_prefix
 from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.errors import AgentlaunchError, ProviderMissing
-from agentlaunch.launch import prespawn
+from agentlaunch.launch.early import prespawn
 from agentlaunch.launch.placement import Placement, place_instructions
 from agentlaunch.processes import resolve_command
 from agentlaunch.providers.base import TurnPlan, child_env
 from agentlaunch.sinks import Notice, PrefixChanged, SinkEvent
 
 if TYPE_CHECKING:
+    from agentlaunch.clock import Clock
     from agentlaunch.launch.drivers import Driver
-    from agentlaunch.launch.session import Launch
+    from agentlaunch.launch.identity import ForkSource
+    from agentlaunch.launch.options import LaunchOptions
+    from agentlaunch.launch.session_state import SessionState
     from agentlaunch.launch.turn import ChildLike
+    from agentlaunch.providers.base import Adapter
 
 
 @datarecord(frozen=True)
@@ -141,7 +145,7 @@ def remember_plan(
     plan: StartPlan, key: str, session_id: str, spec: AgentSpec, working_dir: Path, state_dir: Path,
     argv: list[str] | None = None, turn: Mapping[str, object] | None = None,
 ) -> None:  # fmt: skip
-    """Keep this launch's plan for the next launch's early start (:func:`agentlaunch.launch.prespawn.remember`);
+    """Keep this launch's plan for the next launch's early start (:func:`agentlaunch.launch.early.prespawn.remember`);
     a per-turn CLI's is its first turn's ``argv``, the prompt's place in ``turn``."""
     prespawn.remember(
         key, plan.argv if argv is None else argv, session_id, {**plan.plan.env, **plan.placement.env}, plan.placement.path,
@@ -149,30 +153,66 @@ def remember_plan(
     )  # fmt: skip
 
 
-def start_turn(launch: Launch, argv: list[str], stdin: bytes, text: str) -> None:
+class StartingLaunch(Protocol):
+    """What starting the CLI reads of the launch (what was asked, the agent, the session, the folders) and asks of
+    it: the CLI started early handed over, a CLI adopted or spawned, the notices told."""
+
+    @property
+    def options(self) -> LaunchOptions: ...
+    @property
+    def spec(self) -> AgentSpec: ...
+    @property
+    def adapter(self) -> Adapter: ...
+    @property
+    def driver(self) -> Driver: ...
+    @property
+    def persistent(self) -> bool: ...
+    @property
+    def plan(self) -> StartPlan | None: ...
+    @property
+    def clock(self) -> Clock: ...
+    @property
+    def working_dir(self) -> Path: ...
+    @property
+    def state_dir(self) -> Path: ...
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def resumed(self) -> bool: ...
+    @property
+    def fork(self) -> ForkSource | None: ...
+    @property
+    def session_state(self) -> SessionState: ...
+
+    def emit(self, event: SinkEvent) -> None: ...
+    def take_prespawned(self) -> prespawn.Prespawned | None: ...
+    def adopt(self, child: ChildLike) -> None: ...
+    def spawn(self, argv: list[str], stdin: bytes | None = None) -> ChildLike: ...
+
+
+def start_turn(launch: StartingLaunch, argv: list[str], stdin: bytes, text: str) -> None:
     """A per-turn CLI's turn: the CLI the entry point started with this first turn's argv (its stdin still open)
     when it was started exactly so, else a new one; a new headless session's first turn is kept as the next
-    launch's plan (:mod:`agentlaunch.launch.early_turn`)."""
+    launch's plan (:mod:`agentlaunch.launch.early.early_turn`)."""
     plan = launch.plan
     assert plan is not None
-    pending, launch.prespawned = launch.prespawned, None
+    pending = launch.take_prespawned()
     skills = plan.placement.skills
     if pending is not None and (not pending.per_turn or (skills is not None and skills.changed)):
         prespawn.discard(pending)  # killed with its stdin open: it sent nothing
         pending = None
     adopted = prespawn.adopt(pending, argv, plan.extra_env, instructions_digest(plan), stdin)
     if adopted is not None:
-        launch.child = adopted
-        launch.reaper.watch(adopted.pid)
+        launch.adopt(adopted)
         adopted.close_stdin(after_flush=True)  # the end of its stdin: now it sends its first turn
     else:
         launch.spawn(argv, stdin)
-    opts = launch.options
-    first = launch.turns == 1 and not launch.resumed and not opts.interactive and launch.first_prompt
+    opts, facts = launch.options, launch.session_state
+    first = facts.turns == 1 and not facts.resumed and not opts.interactive and facts.first_prompt
     if first and opts.plan_key and launch.adapter.early_turn:
-        from agentlaunch.launch.early_turn import turn_record
+        from agentlaunch.launch.early.early_turn import turn_record
 
-        turn = turn_record(argv, stdin, text, launch.first_prompt, launch.session_id, launch.clock.now())
+        turn = turn_record(argv, stdin, text, facts.first_prompt, launch.session_id, launch.clock.now())
         if turn is not None:
             kept = list(argv)
             if isinstance(at := turn["prompt_at"], int):
@@ -181,23 +221,26 @@ def start_turn(launch: Launch, argv: list[str], stdin: bytes, text: str) -> None
                           kept, turn)  # fmt: skip
 
 
-def start_launch(launch: Launch) -> None:
-    """``launch``'s start: its plan, and a persistent CLI's process (adopted or started) unless the interface's
-    turn starts it (native); a new headless session's plan is kept for the next launch's early start."""
+def plan_launch(launch: StartingLaunch) -> StartPlan:
+    """``launch``'s plan: its instructions placed, its CLI's argv and environment, its prefix recorded."""
     opts = launch.options
-    launch.plan = plan = plan_start(
+    return plan_start(
         launch.spec, launch.driver, working_dir=launch.working_dir, state_dir=launch.state_dir,
         session_id=launch.session_id, resumed=launch.resumed, today=launch.clock.now().date(),
         templates_dir=opts.templates_dir, interactive=opts.interactive, interface=opts.native, force=opts.force,
         emit=launch.emit, forked_from=launch.fork.session_id if launch.fork else None,
     )  # fmt: skip
+
+
+def start_launch(launch: StartingLaunch, plan: StartPlan) -> None:
+    """A persistent CLI's process, adopted or started (not when the interface's turn starts it: native); a new
+    headless session's plan is kept for the next launch's early start."""
+    opts = launch.options
     if not launch.persistent or opts.native:
         return
-    pending, launch.prespawned = launch.prespawned, None
-    child, adopted = start_child(plan, pending, launch.spawn)
+    child, adopted = start_child(plan, launch.take_prespawned(), launch.spawn)
     if adopted:
-        launch.child = child
-        launch.reaper.watch(child.pid)
+        launch.adopt(child)
     # Only a persistent adapter's CLI is taken early (see build.take_prespawned): Codex's app-server is not.
     if opts.plan_key and not launch.resumed and not opts.interactive and launch.adapter.persistent:
         remember_plan(plan, opts.plan_key, launch.session_id, launch.spec, launch.working_dir, launch.state_dir)

@@ -10,7 +10,7 @@ so no thread sits in a read. ``EIO`` on the master is end of file on Linux.
 The CLI's exit is a file descriptor too (a pidfd, where the kernel has them).
 
 Stdlib only and cheap to import: the entry point spawns a CLI from here
-before anything heavier is loaded (see :mod:`agentlaunch.launch.prespawn`).
+before anything heavier is loaded (see :mod:`agentlaunch.launch.early.prespawn`).
 """
 
 from __future__ import annotations
@@ -32,31 +32,18 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-MAX_LINE = 64 * 1024 * 1024  # a longer line is dropped (and reported), never held
+from agentlaunch.launch.output_lines import Line, LineSplitter
+
 READ_SIZE = 65536
 READS_PER_WAKE = 16  # chunks read per readable event before the loop looks at its other sources again
 EOF = None  # what next_line returns once the child's output has ended
 
 
-class LongLineDropped:
-    """A line longer than ``MAX_LINE`` that was dropped, by its size."""
-
-    __slots__ = ("size",)
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, LongLineDropped) and other.size == self.size
-
-    def __hash__(self) -> int:
-        return hash((LongLineDropped, self.size))
-
-    def __repr__(self) -> str:
-        return f"LongLineDropped(size={self.size})"
-
-
-Line = str | LongLineDropped
+def _env_size(name: str) -> int:
+    try:
+        return max(int(os.environ[name]), 0)
+    except (KeyError, ValueError):
+        return 0
 
 
 def window_size(fd: int = 0) -> tuple[int, int]:
@@ -79,49 +66,6 @@ def set_window_size(fd: int, cols: int, rows: int) -> None:
 
 def _nonblocking(fd: int) -> None:
     fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
-
-
-class LineSplitter:
-    """Bytes in, decoded lines out (line ends and a trailing CR removed); a line past MAX_LINE is dropped."""
-
-    __slots__ = ("_buf", "_dropping")
-
-    def __init__(self) -> None:
-        self._buf = bytearray()
-        self._dropping = 0  # bytes of an over-long line skipped so far
-
-    def feed(self, chunk: bytes) -> list[Line]:
-        items: list[Line] = []
-        start = 0
-        while (nl := chunk.find(b"\n", start)) >= 0:
-            piece = chunk[start:nl]
-            start = nl + 1
-            if self._dropping:
-                items.append(LongLineDropped(self._dropping + len(piece)))
-                self._dropping = 0
-                continue
-            self._buf += piece
-            items.append(self._buf.decode("utf-8", "replace").rstrip("\r"))
-            self._buf = bytearray()
-        rest = chunk[start:]
-        if self._dropping:
-            self._dropping += len(rest)
-        else:
-            self._buf += rest
-            if len(self._buf) > MAX_LINE:
-                self._dropping = len(self._buf)
-                self._buf = bytearray()
-        return items
-
-    def end(self) -> list[Line]:
-        """What is left when the output ends: a last line without its newline."""
-        if self._buf:
-            line, self._buf = self._buf.decode("utf-8", "replace").rstrip("\r"), bytearray()
-            return [line]
-        if self._dropping:
-            size, self._dropping = self._dropping, 0
-            return [LongLineDropped(size)]
-        return []
 
 
 class Child:

@@ -28,10 +28,11 @@ from typing import Protocol
 from agentlaunch.datarecord import datarecord
 from agentlaunch.errors import AgentlaunchError, Interrupted, TurnFailed
 from agentlaunch.events import TurnEnd
+from agentlaunch.launch.line_input import Question
 from agentlaunch.launch.loop import Loop, Timer
-from agentlaunch.launch.person import Question
+from agentlaunch.launch.output_lines import Line, LongLineDropped
 from agentlaunch.launch.signals import ENDING, Signals
-from agentlaunch.launch.transport import Line, LongLineDropped, window_size
+from agentlaunch.launch.transport import window_size
 
 INTERRUPT_GRACE = 10.0  # seconds a CLI gets to end a turn after an interrupt
 EXIT_DRAIN = 0.5  # seconds of output still read after the CLI's exit (a helper may hold the PTY)

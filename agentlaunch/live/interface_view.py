@@ -32,7 +32,7 @@ BELL = b"\x07"
 
 
 class Injector(Protocol):
-    """The relay's way to add bytes between the CLI's (:meth:`~agentlaunch.launch.relay.Relay.inject`)."""
+    """The relay's way to add bytes between the CLI's (:meth:`~agentlaunch.launch.native.relay.Relay.inject`)."""
 
     def inject(self, data: bytes) -> None: ...
 

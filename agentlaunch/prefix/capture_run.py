@@ -23,7 +23,7 @@ from typing import Any
 from agentlaunch.definitions.render import RunFacts, render_startup
 from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.errors import DefinitionError, ProviderMissing, TurnFailed, TurnTimeout
-from agentlaunch.launch.drivers import driver_for
+from agentlaunch.launch.driver_choice import driver_for
 from agentlaunch.launch.placement import Placement
 from agentlaunch.launch.probe import probe
 from agentlaunch.launch.start import plan_start

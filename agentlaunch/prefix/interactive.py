@@ -110,7 +110,7 @@ def interactive_once(
     )
     tried = [f"{r.method} {r.path}" for r in capture.server.proxy_attempts[before:]]
     if body is None:
-        from agentlaunch.launch.native import last_words
+        from agentlaunch.launch.native.last_words import last_words
 
         said = " / ".join(last_words(bytes(tail), 4)) or "nothing"
         if exited:  # a CLI with no interface of its own (a headless-only build or wrapper): nothing to wait for

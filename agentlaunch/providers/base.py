@@ -108,14 +108,14 @@ class NativeInterface(Protocol):
     @property
     def early_interface(self) -> bool:
         """A new session's interface may be started from the last launch's plan before agentlaunch's own imports
-        (:mod:`agentlaunch.launch.early_interface`): every file and socket its native extras make is in the
+        (:mod:`agentlaunch.launch.early.early_interface`): every file and socket its native extras make is in the
         launch's runtime folder."""
         ...
 
     @property
     def early_turn(self) -> bool:
         """A per-turn CLI's first headless turn may be started from the last launch's plan before agentlaunch's
-        own imports (:mod:`agentlaunch.launch.early_turn`): the CLI sends nothing before its stdin ends."""
+        own imports (:mod:`agentlaunch.launch.early.early_turn`): the CLI sends nothing before its stdin ends."""
         ...
 
     def interface_argv(
@@ -196,7 +196,7 @@ class PerTurnAdapter(Provider, NativeInterface, Protocol):
 
     @property
     def app_server(self) -> bool:
-        """Headless turns may go through one long-lived app-server instead (Codex; see agentlaunch.launch.appserver)."""
+        """Headless turns may go through one long-lived app-server instead (Codex; see agentlaunch.launch.chat.appserver)."""
         ...
 
     @property

@@ -52,9 +52,9 @@ class ClaudeAdapter(AdapterDefaults):
     descriptor: ProviderDescriptor = CLAUDE
     persistent: Literal[True] = True
     chooses_session_id = True  # --session-id, headless and in its own interface alike
-    has_interface = True  # its own interactive interface can be relayed (agentlaunch.launch.native)
+    has_interface = True  # its own interactive interface can be relayed (agentlaunch.launch.native.native)
     early_interface = True  # its native extras: --settings, a config file and the hook socket in the runtime folder
-    early_turn = False  # persistent: agentlaunch.launch.prespawn starts it early
+    early_turn = False  # persistent: agentlaunch.launch.early.prespawn starts it early
 
     def plan(self, spec: AgentSpec, command: str, session_id: str, resume: bool, interactive: bool) -> TurnPlan:
         """The headless (stream-json) CLI of a session: the chat's and a one-turn run's alike.

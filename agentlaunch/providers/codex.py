@@ -188,12 +188,12 @@ class CodexAdapter(AdapterDefaults):
 
     descriptor: ProviderDescriptor = CODEX
     persistent: Literal[False] = False
-    app_server = True  # headless: one `codex app-server` per launch (agentlaunch.launch.appserver)
-    remote_interface = True  # native: its interface on an app-server agentlaunch owns (agentlaunch.launch.native_remote)
+    app_server = True  # headless: one `codex app-server` per launch (agentlaunch.launch.chat.appserver)
+    remote_interface = True  # native: its interface on an app-server agentlaunch owns (agentlaunch.launch.native.native_remote)
     chooses_session_id = False  # a new thread's id is Codex's: the native sources report it
     has_interface = True
     early_interface = False  # not measured: its hooks live in a per-agent CODEX_HOME
-    early_turn = True  # waits for the end of its stdin before its first call (0.171.0; agentlaunch.launch.early_turn)
+    early_turn = True  # waits for the end of its stdin before its first call (0.171.0; agentlaunch.launch.early.early_turn)
 
     def plan_turn(self, spec: AgentSpec, command: str, state: Mapping[str, object], prompt: str) -> TurnPlan:
         argv = [command, *global_options(spec.compaction_at), "exec", "--json", "--skip-git-repo-check"]

@@ -143,7 +143,7 @@ class ProviderDescriptor:
     agent comes back in a new folder: :mod:`agentlaunch.live.comeback`), as said to a person; None: it can."""
     thread_held: str | None = None
     """What the CLI says when it refuses a turn because another process writes the session's thread (one writer at a
-    time); None: it has no such lock. :mod:`agentlaunch.launch.held` turns it into exit 7 naming the holder."""
+    time); None: it has no such lock. :mod:`agentlaunch.launch.thread_held` turns it into exit 7 naming the holder."""
 
     def refuse_fork(self, agent: str) -> None:
         """A usage error naming why ``agent`` cannot be forked, when its provider cannot fork (``fork``, ``run --fork``)."""

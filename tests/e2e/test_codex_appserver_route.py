@@ -1,4 +1,4 @@
-"""Codex's line chat through one ``codex app-server`` per launch (agentlaunch.launch.appserver), on the real Codex 0.171.0.
+"""Codex's line chat through one ``codex app-server`` per launch (agentlaunch.launch.chat.appserver), on the real Codex 0.171.0.
 
 The route is told by the request's ``originator`` header: ``agentlaunch`` (the app-server's client name) or
 ``codex_exec``. The per-call usage, resume, interrupt, failure and retry behaviours of the route are the

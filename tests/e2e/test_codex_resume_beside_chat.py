@@ -1,4 +1,4 @@
-"""A Codex session whose thread another process holds, on the real Codex 0.171.0 (agentlaunch.launch.held).
+"""A Codex session whose thread another process holds, on the real Codex 0.171.0 (agentlaunch.launch.thread_held).
 
 Codex lets one process at a time write a thread: while a line chat's ``codex app-server`` has the thread open,
 ``codex exec … resume`` of it exits 1 ("thread/resume failed: thread … already has an active writer"), and

@@ -1,5 +1,5 @@
 """A headless Codex launch starts its first turn from the last plan before agentlaunch's imports
-(launch/early_turn); a Gemini launch never does (its early start was removed in issue 40).
+(launch/early/early_turn); a Gemini launch never does (its early start was removed in issue 40).
 
 Real Codex CLI (prompt in argv) against its fake API: the early-started turn is adopted, answers and is metered
 as a cold one; a plan that no longer holds is never used (the CLI it started is killed before its stdin ends: no
@@ -23,7 +23,7 @@ import yaml
 from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.fakeapi.server import Recorded
-from agentlaunch.launch import early_plans, early_turn
+from agentlaunch.launch.early import early_plans, early_turn
 from agentlaunch.usage.store import Store
 from tests.e2e import test_run_codex_gemini as codex_gemini
 from tests.e2e.test_run_codex_gemini import SOUL_LINE, Provider
@@ -39,7 +39,7 @@ UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 # agentlaunch's entry point, reporting on stderr what each adoption of an early-started CLI decided.
 REPORTING = """
 import atexit, sys
-from agentlaunch.launch import prespawn
+from agentlaunch.launch.early import prespawn
 real_adopt, seen = prespawn.adopt, []
 def adopt(pending, *args):
     child = real_adopt(pending, *args)
@@ -148,7 +148,7 @@ def test_an_agentlaunch_killed_before_adopting_the_early_turn_leaves_no_call(
     assert p.run("run", "planner", "one", cwd=workdir).returncode == 0
     dies = (
         "import os, signal, sys\n"
-        "from agentlaunch.launch import prespawn\n"
+        "from agentlaunch.launch.early import prespawn\n"
         "prespawn.start(sys.argv[1:])\n"
         "pending = prespawn.take()\n"
         "print(pending.child.pid if pending is not None else 0, flush=True)\n"

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from agentlaunch.fakeapi import responses as cfake
-from agentlaunch.launch import early_appserver, early_plans
+from agentlaunch.launch.early import early_appserver, early_plans
 from tests.e2e.test_native_codex_remote import STARTUP, setup
 from tests.e2e.test_native_run_codex_gemini import Agent, quit_tui, until
 from tests.helpers import wait_for
@@ -35,7 +35,7 @@ STALE = 'model_verbosity="low"'
 # agentlaunch's entry point, noting each adoption decision on an early app-server (its pid, adopted or not).
 REPORTING = """
 import os
-from agentlaunch.launch import early_appserver
+from agentlaunch.launch.early import early_appserver
 real_adopt = early_appserver.adopt
 def adopt(pending, *args):
     server = real_adopt(pending, *args)
@@ -51,8 +51,8 @@ main()
 # die of the parent-death signal before it noted its start (CI, once under load), and the test would prove nothing.
 KILLED = """
 import os, signal, sys, time
-from agentlaunch.launch import prespawn
-from agentlaunch.launch.early_appserver import socket_of
+from agentlaunch.launch.early import prespawn
+from agentlaunch.launch.early.early_appserver import socket_of
 prespawn.start(sys.argv[1:])
 listen = socket_of(getattr(prespawn._pending, "argv", []))
 deadline = time.monotonic() + 60

@@ -1,7 +1,7 @@
 """Native Codex through an app-server agentlaunch owns: the one source of the launch, its connection to that server.
 
 Codex's interface runs as ``codex --remote unix://PATH resume THREAD`` against the ``codex app-server`` the
-launch started (:mod:`agentlaunch.launch.native_remote`); agentlaunch's own connection to the same server is
+launch started (:mod:`agentlaunch.launch.native.native_remote`); agentlaunch's own connection to the same server is
 this source. What it reports (measured on 0.171.0, ``tests/e2e/test_native_codex_remote.py``):
 
 * every model call of the thread, typed in the interface or sent by ``turn/start``, as its own

@@ -1,9 +1,9 @@
 """The line chat (``agentlaunch run AGENT --line``): a ``›`` prompt, one turn per line, on the launch's one loop.
 
 At the prompt the loop waits on the person's terminal (canonical mode: the
-kernel edits the line; :class:`~agentlaunch.launch.person.LineInput`), the
+kernel edits the line; :class:`~agentlaunch.launch.line_input.LineInput`), the
 signal pipe, the CLI's pidfd and the socket ``agentlaunch send`` talks to
-(:class:`~agentlaunch.launch.chat_door.ChatDoor`), so whichever comes first is
+(:class:`~agentlaunch.launch.chat.chat_door.ChatDoor`), so whichever comes first is
 taken: a line runs as a turn, Ctrl-C or Ctrl-D ends the chat (exit 0), a sent
 prompt runs as the next turn (what the person had begun to type stays typed),
 the CLI's exit ends the chat with its last words (exit 1), SIGTERM or SIGHUP
@@ -17,14 +17,15 @@ import signal
 from typing import TYPE_CHECKING
 
 from agentlaunch.errors import AgentlaunchError, ExitCode
-from agentlaunch.launch.answer import Figures
-from agentlaunch.launch.chat_door import ChatDoor
-from agentlaunch.launch.control import SendRequest, launch_busy
+from agentlaunch.launch.chat.chat_door import ChatDoor
+from agentlaunch.launch.control import SendRequest
+from agentlaunch.launch.control_door import launch_busy
+from agentlaunch.launch.line_input import LineInput
 from agentlaunch.launch.permissions import PermissionPrompt
-from agentlaunch.launch.person import LineInput
 from agentlaunch.launch.signals import ENDING
 from agentlaunch.launch.transport import window_size
 from agentlaunch.launch.turn import TurnOutcome, turn_failed
+from agentlaunch.launch.turn_answer import MeterTotals
 from agentlaunch.live.lazy_console import LazyConsole
 from agentlaunch.visible import for_markup, visible
 
@@ -181,7 +182,7 @@ class LineChat:
             return None
         err.print(f"› {for_markup(visible(request.prompt))} [dim](from agentlaunch send)[/]", markup=True, highlight=False)
         request.accept(launch.session_id)
-        before = Figures.of(launch.meter)
+        before = MeterTotals.of(launch.meter)
         try:
             outcome = launch.run_turn(request.prompt, timeout=self.timeout, ask_permission=self.permissions)
         except AgentlaunchError as exc:  # the turn timed out, or the session was stopped

@@ -62,7 +62,7 @@ class TurnAnswer:
 
 
 @datarecord(frozen=True)
-class Figures:
+class MeterTotals:
     """The meter's totals at one moment, to tell what one turn added."""
 
     usage: Usage
@@ -70,7 +70,7 @@ class Figures:
     priced_calls: int
 
     @classmethod
-    def of(cls, meter: Meter) -> Figures:
+    def of(cls, meter: Meter) -> MeterTotals:
         return cls(meter.total, meter.cost_usd, meter.priced_calls)
 
     def since(self, meter: Meter) -> tuple[dict[str, int], float | None]:

@@ -21,7 +21,7 @@ import itertools
 from typing import TYPE_CHECKING
 
 from agentlaunch.events import Event, PermissionRequest, ToolGate, TurnEnd
-from agentlaunch.launch.drivers import PerTurnDriver, session_cli_after_turn
+from agentlaunch.launch.drivers import DrivenLaunch, PerTurnDriver, session_cli_after_turn
 from agentlaunch.launch.placement import Placement, with_placement_argv
 from agentlaunch.providers import codex_appserver as rpc
 from agentlaunch.providers.base import Parser, PerTurnAdapter, ProviderState, TurnPlan, own_parser
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from agentlaunch.definitions.spec import AgentSpec
-    from agentlaunch.launch.session import Launch
     from agentlaunch.launch.turn import ChildLike
 
 
@@ -70,11 +69,11 @@ class AppServerDriver:
     ) -> tuple[list[str], bytes]:
         return self._exec.first_turn(spec, command, session_id, placement_argv, message)
 
-    def _send(self, launch: Launch, message: dict[str, object]) -> None:
+    def _send(self, launch: DrivenLaunch, message: dict[str, object]) -> None:
         assert launch.child is not None
         launch.child.send_json(message)
 
-    def send(self, launch: Launch, text: str) -> None:
+    def send(self, launch: DrivenLaunch, text: str) -> None:
         self._parser = parser = own_parser(launch.parser, rpc.AppServerParser)
         self._interrupt = False
         if not self._initialized:
@@ -90,11 +89,11 @@ class AppServerDriver:
         else:
             self._start_turn(launch, parser.thread_id, text)
 
-    def _start_turn(self, launch: Launch, thread: str, text: str) -> None:
+    def _start_turn(self, launch: DrivenLaunch, thread: str, text: str) -> None:
         self._turn_request = str(next(self._ids))
         self._send(launch, rpc.turn_start(int(self._turn_request), thread, text))
 
-    def split(self, launch: Launch, events: list[Event]) -> list[Event]:
+    def split(self, launch: DrivenLaunch, events: list[Event]) -> list[Event]:
         parser = own_parser(launch.parser, rpc.AppServerParser)
         for request in (self._opening, self._turn_request):
             refused = obj(parser.answers.get(request or "")).get("error")
@@ -124,7 +123,7 @@ class AppServerDriver:
         else:
             self._interrupt = True
 
-    def _kept(self, launch: Launch) -> ProviderState:
+    def _kept(self, launch: DrivenLaunch) -> ProviderState:
         parser = own_parser(launch.parser, rpc.AppServerParser)
         state: ProviderState = dict(launch.provider_state)
         if parser.thread_id:
@@ -133,12 +132,11 @@ class AppServerDriver:
             state["total"] = parser.total.as_dict()
         return state
 
-    def after_turn(self, launch: Launch, cli_gone: bool) -> int | None:
-        launch.provider_state = self._kept(launch)
-        launch.emit(ProviderStateKept(launch.provider_state))
+    def after_turn(self, launch: DrivenLaunch, cli_gone: bool) -> int | None:
+        launch.keep_provider_state(self._kept(launch))
         return session_cli_after_turn(launch, cli_gone)
 
-    def session_confirmed(self, launch: Launch) -> None:
+    def session_confirmed(self, launch: DrivenLaunch) -> None:
         # The thread is known now: kept at once, so that a launch that dies mid-turn can resume it.
         launch.emit(ProviderStateKept(self._kept(launch)))
 

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentlaunch.errors import AgentlaunchError, ExitCode, ProviderMissing
-from agentlaunch.launch import early_appserver, prespawn
-from agentlaunch.launch.early_appserver import LOG_NAME, ROUTE_ENV, SOCKET_NAME, EarlyAppServer
+from agentlaunch.launch.early import early_appserver, prespawn
+from agentlaunch.launch.early.early_appserver import LOG_NAME, ROUTE_ENV, SOCKET_NAME, EarlyAppServer
 from agentlaunch.launch.placement import with_placement_argv
 from agentlaunch.launch.start import instructions_digest
 from agentlaunch.providers import codex_appserver as rpc
@@ -158,7 +158,7 @@ class RemoteCodex:
                 raise self.failed(f"opened no socket within {START_TIMEOUT:g}s")
             time.sleep(0.01)
 
-    # -- the early start (agentlaunch.launch.early_appserver) -------------------------------------------
+    # -- the early start (agentlaunch.launch.early.early_appserver) -------------------------------------------
     def _adopt(self, argv: list[str]) -> subprocess.Popen[bytes] | None:
         """The app-server the entry point started, when it was started exactly as ``argv`` says (and the skills it
         may have listed are unchanged); else it is ended and None."""

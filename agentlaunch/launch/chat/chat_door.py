@@ -13,9 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentlaunch.launch.answer import TurnAnswer
-from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest, close_control, launch_busy, open_control
-from agentlaunch.launch.native import make_runtime_dir
+from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest
+from agentlaunch.launch.control_door import close_control, launch_busy, open_control
+from agentlaunch.launch.native.interface_start import make_runtime_dir
+from agentlaunch.launch.turn_answer import TurnAnswer
 
 if TYPE_CHECKING:
     from agentlaunch.launch.session import Launch

@@ -13,7 +13,7 @@ the pipe to its end first (it prints ``Reading additional input from
 stdin...``), verified against the fake API: no request while the pipe stays
 open. The full launch compares the argv, environment, stdin and instructions
 it computed with the ones the CLI was started with
-(:func:`agentlaunch.launch.prespawn.adopt`) and closes the pipe only when
+(:func:`agentlaunch.launch.early.prespawn.adopt`) and closes the pipe only when
 they are identical; otherwise the CLI is killed with its stdin still open. A
 launch that dies before adopting it leaves its PTY's master closed: the CLI's
 session leader gets SIGHUP (Codex's node launcher passes it on to the binary);
@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 NOW = "{agentlaunch-now-stand-in-Q8vw}"  # the startup message's time, in a plan
-SESSION = "{session}"  # as in agentlaunch.launch.prespawn (not imported: this module is read before it is needed)
+SESSION = "{session}"  # as in agentlaunch.launch.early.prespawn (not imported: this module is read before it is needed)
 
 
 def now_text(now: datetime) -> str:

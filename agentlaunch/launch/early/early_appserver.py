@@ -1,7 +1,7 @@
 """Start native Codex's app-server from the last plan while agentlaunch itself is still starting.
 
 A native Codex launch goes through an app-server agentlaunch owns
-(:mod:`agentlaunch.launch.native_remote`): ``codex [-c …] app-server --listen
+(:mod:`agentlaunch.launch.native.native_remote`): ``codex [-c …] app-server --listen
 unix://RUNTIME/cx.sock``, then ``initialize``, ``thread/start``, the startup
 message's ``turn/start`` and only then Codex's interface. The app-server takes
 a few hundred milliseconds to open its socket (0.2-0.75 s on the development
@@ -10,7 +10,7 @@ When the previous launch of the same agent from the same place went that way,
 it left a plan: the app-server's argv and environment additions (the runtime
 folder a placeholder), its working directory, the digests of the definition's
 files and of the delivered instructions. The entry point
-(:func:`agentlaunch.launch.prespawn.start`) then makes a runtime folder and
+(:func:`agentlaunch.launch.early.prespawn.start`) then makes a runtime folder and
 starts the app-server in it at once, with stdlib imports only, so it opens its
 socket while agentlaunch imports and plans.
 
@@ -21,7 +21,7 @@ after :func:`adopt` found the server started exactly as it would start it
 (argv, whole environment, working directory, instructions bytes). Otherwise the
 server is ended (SIGTERM to its process group, SIGKILL after a bound), its
 socket removed, and the launch starts its own in the same folder. One that is
-never adopted is ended at exit (the atexit hook of :mod:`~agentlaunch.launch.prespawn`),
+never adopted is ended at exit (the atexit hook of :mod:`~agentlaunch.launch.early.prespawn`),
 and one whose agentlaunch is killed first gets SIGTERM from the kernel
 (``PR_SET_PDEATHSIG``; npm's node wrapper passes it on to the binary).
 
@@ -46,9 +46,9 @@ from uuid import uuid4
 
 from agentlaunch import runtime_dirs
 from agentlaunch.fsutil import read_regular, remove_tree
-from agentlaunch.launch.early_child import Prespawned
-from agentlaunch.launch.early_interface import RUNTIME, fill, inputs_hold, keep_plan, started_as, terminal_size
-from agentlaunch.launch.early_plans import CACHE_DIR
+from agentlaunch.launch.early.early_child import Prespawned
+from agentlaunch.launch.early.early_interface import RUNTIME, fill, inputs_hold, keep_plan, started_as, terminal_size
+from agentlaunch.launch.early.early_plans import CACHE_DIR
 from agentlaunch.launch.reaper import become_subreaper, dies_with_parent
 
 SUFFIX = ".appserver"

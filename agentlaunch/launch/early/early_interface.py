@@ -7,7 +7,7 @@ one too, it left a plan: the CLI's argv and environment additions, its working
 directory, the files and hook sockets its native extras made in the launch's
 runtime folder, the digests of the definition's files and of the delivered
 instructions, and the ten minutes its startup message names. The entry point
-(:func:`agentlaunch.launch.prespawn.start`) then makes a runtime folder, binds
+(:func:`agentlaunch.launch.early.prespawn.start`) then makes a runtime folder, binds
 the sockets, writes the files and starts the interface on a PTY at once, with
 stdlib imports only. The full launch computes everything as usual and
 :func:`adopt` s that child only when it was started exactly so (argv, whole
@@ -41,10 +41,10 @@ from uuid import uuid4
 
 from agentlaunch import runtime_dirs
 from agentlaunch.fsutil import read_regular, remove_tree
-from agentlaunch.launch.early_child import Prespawned
-from agentlaunch.launch.early_plans import CACHE_DIR, PLANS_KEEP, env_of, write_if_changed
+from agentlaunch.launch.early.early_child import Prespawned
+from agentlaunch.launch.early.early_plans import CACHE_DIR, PLANS_KEEP, env_of, write_if_changed
+from agentlaunch.launch.native.terminal import MIN_COLS, MIN_ROWS, saved_mode
 from agentlaunch.launch.reaper import become_subreaper
-from agentlaunch.launch.terminal import MIN_COLS, MIN_ROWS, saved_mode
 from agentlaunch.launch.transport import Child, window_size
 
 SUFFIX = ".interface"
@@ -126,7 +126,7 @@ def inputs_hold(plan: Mapping[str, Any]) -> bool:
 
 def start(state_dir: Path, key: str, now: datetime) -> EarlyInterface | None:
     """Start the interface the plan under ``key`` describes, when a terminal is there and the plan still holds at
-    ``now`` (the time its startup message names: :func:`agentlaunch.launch.prespawn.moment`)."""
+    ``now`` (the time its startup message names: :func:`agentlaunch.launch.early.prespawn.moment`)."""
     size = terminal_size()
     if size is None:
         return None

@@ -35,8 +35,8 @@ from uuid import uuid4
 
 from agentlaunch import paths
 from agentlaunch.fsutil import read_regular
-from agentlaunch.launch.early_child import Prespawned as Prespawned  # the launch's modules name it here
-from agentlaunch.launch.early_plans import CACHE_DIR, PLANS_KEEP, env_of, write_if_changed
+from agentlaunch.launch.early.early_child import Prespawned as Prespawned  # the launch's modules name it here
+from agentlaunch.launch.early.early_plans import CACHE_DIR, PLANS_KEEP, env_of, write_if_changed
 from agentlaunch.launch.reaper import become_subreaper
 from agentlaunch.launch.transport import Child, window_size
 
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
 
 
 class EarlyTurn(Prespawned):
-    """A per-turn CLI started with its first turn's argv, prompt included (:mod:`agentlaunch.launch.early_turn`):
+    """A per-turn CLI started with its first turn's argv, prompt included (:mod:`agentlaunch.launch.early.early_turn`):
     it waits for the end of its stdin, which only an adoption gives it, before it sends anything."""
 
     __slots__ = ()
@@ -154,7 +154,7 @@ def start(args: Sequence[str]) -> None:
         planned = [a.replace(SESSION, session_id) for a in plan["argv"]]
         argv, kind = planned, Prespawned
         if "prompt_at" in plan:  # a per-turn CLI: the prompt is in its argv
-            from agentlaunch.launch.early_turn import with_prompt
+            from agentlaunch.launch.early.early_turn import with_prompt
 
             if (turn := with_prompt(planned, plan, prompt, session_id, now)) is None:
                 return
@@ -173,15 +173,15 @@ def start(args: Sequence[str]) -> None:
 
 
 def _start_interface(state_dir: Path, key: str, now: datetime) -> None:
-    """The CLI's own interface from its last plan (:mod:`agentlaunch.launch.early_interface`), or the app-server
-    Codex's interface runs on (:mod:`agentlaunch.launch.early_appserver`)."""
+    """The CLI's own interface from its last plan (:mod:`agentlaunch.launch.early.early_interface`), or the app-server
+    Codex's interface runs on (:mod:`agentlaunch.launch.early.early_appserver`)."""
     global _pending, _moment
-    from agentlaunch.launch import early_interface
+    from agentlaunch.launch.early import early_interface
 
     try:
         _pending = early_interface.start(state_dir, key, now)
         if _pending is None:
-            from agentlaunch.launch import early_appserver
+            from agentlaunch.launch.early import early_appserver
 
             _pending = early_appserver.start(state_dir, key)
     except Exception:  # noqa: BLE001 - never let the shortcut break a launch
@@ -225,7 +225,7 @@ def remember(
     agent_yaml: Path, agent_env: bool, cwd: Path, state_dir: Path, turn: Mapping[str, object] | None = None,
 ) -> None:  # fmt: skip
     """Keep this launch's plan for the next one (only what is not secret: the agent's env is re-read from agent.yaml);
-    ``turn``: where a per-turn CLI's argv holds its prompt (:func:`agentlaunch.launch.early_turn.turn_record`)."""
+    ``turn``: where a per-turn CLI's argv holds its prompt (:func:`agentlaunch.launch.early.early_turn.turn_record`)."""
     from agentlaunch.fsutil import keep_newest
 
     try:

@@ -8,13 +8,13 @@ and each structured source's descriptor and deadline
 and nothing is changed on its way: keys go to the CLI as typed (Esc,
 Ctrl-C, Shift-Tab, pastes, mouse reports), output goes to the terminal as
 written. What agentlaunch adds (a bell) waits for a point between two escape
-sequences (:class:`~agentlaunch.launch.terminal.ScreenModes`).
+sequences (:class:`~agentlaunch.launch.native.terminal.ScreenModes`).
 
 The relay ends when the CLI has exited and its output is read (or after
 :data:`~agentlaunch.launch.turn.EXIT_DRAIN` seconds: a helper it started may
 hold the PTY open), or when agentlaunch is told to stop (SIGTERM, SIGHUP, the
 user's terminal gone). The caller restores the terminal
-(:func:`~agentlaunch.launch.terminal.raw_terminal`) and ends the CLI.
+(:func:`~agentlaunch.launch.native.terminal.raw_terminal`) and ends the CLI.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from typing import Protocol
 
 from agentlaunch.datarecord import datarecord
 from agentlaunch.launch.loop import Loop, Timer
+from agentlaunch.launch.native.terminal import ScreenModes, write_all
 from agentlaunch.launch.signals import ENDING, Signals
-from agentlaunch.launch.terminal import ScreenModes, write_all
 from agentlaunch.launch.transport import window_size
 from agentlaunch.launch.turn import EXIT_DRAIN, EXIT_WAIT
 from agentlaunch.providers.native.source import NativeItem, NativeSource

@@ -1,7 +1,7 @@
 """The plans the early starts read, kept by the launch before them: where they are, how they are written.
 
-A launch keeps its plan for the next launch's early start (:func:`agentlaunch.launch.prespawn.remember`,
-:func:`agentlaunch.launch.early_interface.keep_plan`, and native Codex's app-server's) in
+A launch keeps its plan for the next launch's early start (:func:`agentlaunch.launch.early.prespawn.remember`,
+:func:`agentlaunch.launch.early.early_interface.keep_plan`, and native Codex's app-server's) in
 ``<state dir>/launch-plans``; the early starts read them before the
 CLI is spawned, so this module, below all of them, imports the standard library only (and no ``typing``).
 """

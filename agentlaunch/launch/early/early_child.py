@@ -1,8 +1,8 @@
 """The CLI an early start spawned, waiting for the launch to adopt it or end it unused.
 
-Every early start makes one (:mod:`agentlaunch.launch.prespawn`: a headless CLI or a per-turn CLI's first turn;
-:mod:`agentlaunch.launch.early_interface`: the CLI's own interface; :mod:`agentlaunch.launch.early_appserver`:
-native Codex's app-server), and the launch takes it through :mod:`~agentlaunch.launch.prespawn`; it sits below
+Every early start makes one (:mod:`agentlaunch.launch.early.prespawn`: a headless CLI or a per-turn CLI's first turn;
+:mod:`agentlaunch.launch.early.early_interface`: the CLI's own interface; :mod:`agentlaunch.launch.early.early_appserver`:
+native Codex's app-server), and the launch takes it through :mod:`~agentlaunch.launch.early.prespawn`; it sits below
 all of them. Standard library only (it is imported before the early start's spawn).
 """
 
@@ -18,7 +18,7 @@ class Prespawned:
     """A CLI started from the last plan, waiting to be adopted (a plain class: dataclasses cost ~10 ms to import)."""
 
     __slots__ = ("child", "session_id", "argv", "env", "digest", "stdin", "adopted")
-    interface = False  # a headless CLI (see agentlaunch.launch.early_interface for the CLI's own interface)
+    interface = False  # a headless CLI (see agentlaunch.launch.early.early_interface for the CLI's own interface)
 
     def __init__(
         self, child: Child, session_id: str, argv: list[str], env: dict[str, str], digest: str, stdin: bytes = b""
@@ -29,7 +29,7 @@ class Prespawned:
         self.adopted = False
 
     per_turn = False  # a persistent CLI: its first prompt goes on its stdin once adopted
-    app_server = False  # Codex's app-server for its interface (agentlaunch.launch.early_appserver)
+    app_server = False  # Codex's app-server for its interface (agentlaunch.launch.early.early_appserver)
 
     def end(self) -> None:
         """Kill the child unused (its whole process group) and wait for it."""
