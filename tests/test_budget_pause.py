@@ -239,7 +239,7 @@ def test_the_decks_b_resumes_a_paused_agent_after_a_yes_and_refuses_one_that_is_
     from textual.pilot import Pilot
 
     from agentlaunch.deck.app import Deck
-    from tests.test_deck import drive, message, record, settle, sources, table_rows
+    from tests.support.deck_pilot import drive, message, record, settle, sources, table_rows
 
     asked: list[str] = []
     server = serve(tmp_path / "control.sock")
