@@ -26,8 +26,8 @@ from agentlaunch.usage.budget import BudgetGuard, Limits, limits_for
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
 from tests.helpers import run_cli, write_agent
+from tests.support.control_socket import serve, state_dir, write_record
 from tests.test_budget import Clock, View
-from tests.test_send_protocol import serve, state_dir, write_record
 
 
 def _demo(agents_dir: Path, budget: Any) -> None:
