@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO))
 
 from agentlaunch.fakeapi import gemini as gfake  # noqa: E402
 from agentlaunch.fakeapi import responses as cfake  # noqa: E402
-from tests.helpers import write_agent  # noqa: E402
+from tests.support.agent_files import write_agent  # noqa: E402
 from tests.support.native_flows import cli_path  # noqa: E402
 from tests.support.native_tui import TitledResponsesFake, Tui, seed_codex_home  # noqa: E402
 

@@ -21,7 +21,7 @@ from agentlaunch.deck.agent_list import AgentList
 from agentlaunch.deck.app import Deck
 from agentlaunch.deck.rows import COLUMNS
 from agentlaunch.live.status import status_dir
-from tests.helpers import run_cli
+from tests.support.cli_runs import run_cli
 from tests.support.deck_pilot import drive, message, record, settle, sources, table_rows
 
 LIMITS = COLUMNS.index("plan limits")

@@ -24,9 +24,9 @@ from agentlaunch.deck.rows import Sources
 from agentlaunch.deck.screens import Confirm, Page
 from agentlaunch.live.status import status_dir
 from agentlaunch.live.tmux import Tmux
-from tests.helpers import die_with
 from tests.support.deck_pilot import BRANCH, drive, message, record, table_rows
 from tests.support.screenshot import save_if_changed
+from tests.support.tmux_panes import die_with
 from tests.test_tmux import HAVE_TMUX, add_agent_copies, panes, status_records, tmux, up
 
 if not HAVE_TMUX and not os.environ.get("CI"):

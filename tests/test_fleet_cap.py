@@ -15,7 +15,7 @@ from agentlaunch.sinks import PricedCall
 from agentlaunch.usage.budget import BudgetGuard, Limits
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli
+from tests.support.cli_runs import run_cli
 from tests.test_budget import RATES, Clock, View
 
 # The fake CLI whose first model call waits for the file $FLEET_GO once it has written $FLEET_DIR/started-<pid>:

@@ -19,7 +19,7 @@ from agentlaunch.events import Usage
 from agentlaunch.usage.otel_config import OtelConfigError, read_config
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli, run_cli_inprocess
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.otlp_receiver import OtlpReceiver
 
 SECRET = "s3cr3t-t0ken"

@@ -26,7 +26,7 @@ from agentlaunch.usage.otel_export import Exporter
 from agentlaunch.usage.otel_queue import ExportQueue
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli_inprocess
+from tests.support.cli_runs import run_cli_inprocess
 from tests.support.otlp_receiver import OtlpReceiver
 
 AT = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)

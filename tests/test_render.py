@@ -12,7 +12,8 @@ from agentlaunch.definitions.render import RunFacts, quantize_time, render_instr
 from agentlaunch.definitions.spec import load_agent
 from agentlaunch.errors import DefinitionError
 from tests.conftest import EXAMPLE_AGENTS
-from tests.helpers import run_cli_inprocess, write_agent
+from tests.support.agent_files import write_agent
+from tests.support.cli_runs import run_cli_inprocess
 
 GOLDEN = Path(__file__).parent / "golden"
 DAY = date(2026, 11, 30)

@@ -14,7 +14,7 @@ from agentlaunch import paths
 from agentlaunch.cli.run_lean import typed
 from agentlaunch.launch import early_plans, prespawn
 from agentlaunch.launch.prespawn import parse_params
-from tests.helpers import run_cli
+from tests.support.cli_runs import run_cli
 
 TABLE = {
     "version": "x",

@@ -16,7 +16,9 @@ import pytest
 from agentlaunch.definitions.spec import agent_names
 from agentlaunch.errors import ExitCode
 from tests.conftest import REPO
-from tests.helpers import run_cli, wait_for, write_agent
+from tests.support.agent_files import write_agent
+from tests.support.cli_runs import run_cli
+from tests.support.waits import wait_for
 
 SCRIPTING_DOC = REPO / "docs" / "scripting.md"
 ANSI = re.compile(rb"\x1b[\[\]()]")

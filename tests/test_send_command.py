@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from agentlaunch.launch.control import ControlServer
-from tests.helpers import run_cli, run_cli_inprocess, wait_for
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.control_socket import server, state_dir, take_one, write_record
+from tests.support.waits import wait_for
 
 __all__ = ["server"]  # the fixture, used by name
 

@@ -31,8 +31,8 @@ from agentlaunch.launch.control import (
     prompt_problem,
 )
 from agentlaunch.launch.loop import Loop
-from tests.helpers import wait_for
 from tests.support.control_socket import serve, server, take_one
+from tests.support.waits import wait_for
 
 __all__ = ["server"]  # the fixture, used by name
 

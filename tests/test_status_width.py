@@ -17,7 +17,7 @@ from rich.console import Console
 from agentlaunch.live.status import StatusRecord, status_dir
 from agentlaunch.live.status_table import COLUMNS, status_view
 from agentlaunch.live.tmux import DeadPane
-from tests.helpers import wait_for
+from tests.support.waits import wait_for
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env
-from tests.helpers import run_cli, write_agent
+from tests.support.agent_files import write_agent
+from tests.support.cli_runs import run_cli
 from tests.support.clis import ensure_cli
 
 RunCli = Callable[..., subprocess.CompletedProcess[bytes]]

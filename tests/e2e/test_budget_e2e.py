@@ -17,8 +17,9 @@ from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, claude_env, text_reply, tool_reply
 from agentlaunch.usage.store import Store
 from tests.e2e.test_native_claude_run import setup as native_setup
-from tests.helpers import run_cli, write_agent
+from tests.support.agent_files import write_agent
 from tests.support.claude_tui import run_to_exit
+from tests.support.cli_runs import run_cli
 from tests.support.clis import ensure_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]

@@ -26,8 +26,10 @@ from tests.e2e.test_agent_life_codex_gemini import codex_team, typed
 from tests.e2e.test_tmux_claude import claude_agent, cli, pane_of, say, screen, settled, state_of
 from tests.e2e.test_tmux_claude import env as tmux_env
 from tests.e2e.test_tmux_ready_states import config_dir, gemini_team
-from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
+from tests.support.agent_files import write_agent
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.clis import ensure_cli
+from tests.support.waits import wait_for
 
 __all__ = ["codex_team", "config_dir", "gemini_team", "tmux_env"]  # the fixtures, used by name
 

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from agentlaunch.fakeapi import responses as cfake
-from tests.helpers import run_cli, write_agent
+from tests.support.agent_files import write_agent
+from tests.support.cli_runs import run_cli
 from tests.support.clis import ensure_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]

@@ -21,7 +21,8 @@ import pytest
 
 from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.providers import codex_appserver as rpc
-from tests.helpers import run_cli, write_agent
+from tests.support.agent_files import write_agent
+from tests.support.cli_runs import run_cli
 from tests.support.clis import ensure_cli
 from tests.support.codex_appserver import StdioRpc
 

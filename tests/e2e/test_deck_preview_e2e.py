@@ -28,10 +28,12 @@ from tests.e2e.test_native_run_codex_gemini import environment
 from tests.e2e.test_tmux_claude import claude_agent
 from tests.e2e.test_tmux_ready_states import config_dir, gemini_team, pane_of, record, tmux  # noqa: F401 - fixtures
 from tests.e2e.test_tmux_ready_states import shows as pane_shows
-from tests.helpers import run_cli, turn_over, wait_for, write_agent
+from tests.support.agent_files import write_agent
 from tests.support.claude_tui import seed_home
+from tests.support.cli_runs import run_cli
 from tests.support.clis import ensure_cli
 from tests.support.native_tui import TitledResponsesFake, seed_codex_home
+from tests.support.waits import turn_over, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(400)]
 

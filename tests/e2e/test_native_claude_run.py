@@ -22,8 +22,9 @@ import pytest
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, text_reply, tool_reply
 from agentlaunch.launch.reaper import descendants
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli_inprocess, write_agent
+from tests.support.agent_files import write_agent
 from tests.support.claude_tui import Screen, quit_with_ctrl_c, run_to_exit, running, seed_home, tui_env
+from tests.support.cli_runs import run_cli_inprocess
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 STARTUP = "Please write out.txt."

@@ -25,9 +25,9 @@ from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.launch import early_appserver, early_plans
 from tests.e2e.test_native_codex_remote import STARTUP, setup
 from tests.e2e.test_native_run_codex_gemini import Agent, quit_tui, until
-from tests.helpers import wait_for
 from tests.support.clis import ensure_cli
 from tests.support.native_tui import TitledResponsesFake, Tui, seed_codex_home
+from tests.support.waits import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 

@@ -23,7 +23,7 @@ import pytest
 
 from agentlaunch.fakeapi import responses as cfake
 from tests.e2e.test_native_run_codex_gemini import Agent, environment, quit_tui, type_prompt, until, usage
-from tests.helpers import write_agent
+from tests.support.agent_files import write_agent
 from tests.support.clis import ensure_cli
 from tests.support.native_tui import TitledResponsesFake, Tui, seed_codex_home
 

@@ -24,7 +24,8 @@ import pytest
 from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli_inprocess, write_agent
+from tests.support.agent_files import write_agent
+from tests.support.cli_runs import run_cli_inprocess
 from tests.support.clis import ensure_cli
 from tests.support.native_tui import TitledResponsesFake, Tui, seed_codex_home
 

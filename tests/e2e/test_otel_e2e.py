@@ -19,7 +19,7 @@ from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
 from tests.e2e.conftest import RunCli
 from tests.e2e.test_run_codex_gemini import Provider, provider  # noqa: F401 (the fixture)
-from tests.helpers import run_cli
+from tests.support.cli_runs import run_cli
 from tests.support.otlp_receiver import OtlpReceiver
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]

@@ -24,7 +24,8 @@ from agentlaunch.usage.pricing import genai_price
 from agentlaunch.usage.store import Store
 from tests.conftest import REPO
 from tests.e2e.conftest import RunCli
-from tests.helpers import run_cli, run_cli_inprocess, write_agent
+from tests.support.agent_files import write_agent
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 STARTUP = "<agentlaunch-startup>"

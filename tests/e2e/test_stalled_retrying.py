@@ -24,8 +24,10 @@ from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, error_reply
 from agentlaunch.fakeapi.server import FakeServer, Recorded, Reply
 from agentlaunch.launch.interrupt_watch import RETRY_INTERRUPTED
 from tests.e2e.test_tmux_ready_states import pane_of, screen, tmux
-from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
+from tests.support.agent_files import write_agent
 from tests.support.claude_tui import seed_home
+from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.waits import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 

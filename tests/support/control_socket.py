@@ -17,7 +17,7 @@ import pytest
 from agentlaunch.launch.control import ControlServer, SendRequest
 from agentlaunch.launch.loop import Loop
 from agentlaunch.processes import process_start
-from tests.helpers import wait_for
+from tests.support.waits import wait_for
 
 
 class ThreadServed(ControlServer):
