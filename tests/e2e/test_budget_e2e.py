@@ -84,9 +84,8 @@ def _store_locked(home: Path) -> Iterator[None]:
         holder.close()
 
 
-@pytest.mark.parametrize("attempt", range(3))
 def test_claude_headless_no_call_follows_the_crossing_call_and_every_request_is_stored(
-    anthropic: FakeAnthropic, agents_dir: Path, isolated_home: Path, workdir: Path, claude_bin: Path, attempt: int
+    anthropic: FakeAnthropic, agents_dir: Path, isolated_home: Path, workdir: Path, claude_bin: Path
 ) -> None:
     write_agent(agents_dir, "spender", {
         "provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin), "working_dir": str(workdir),
@@ -111,10 +110,7 @@ def test_claude_headless_no_call_follows_the_crossing_call_and_every_request_is_
     assert len(_calls(isolated_home)) == len(anthropic.message_requests())
 
 
-@pytest.mark.parametrize("attempt", range(3))
-def test_claude_native_no_call_follows_the_crossing_call_and_every_request_is_stored(
-    claude_bin: Path, agents_dir: Path, attempt: int
-) -> None:
+def test_claude_native_no_call_follows_the_crossing_call_and_every_request_is_stored(claude_bin: Path, agents_dir: Path) -> None:
     # The startup message's first call asks for an instant tool and costs $0.30 of a $0.05 budget: before the
     # gate, Claude Code's interface ran the tool and made its next call before agentlaunch ended it (7 of 7).
     api = FakeAnthropic([
