@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -62,14 +61,13 @@ def _record(env: dict[str, str], workdir: Path) -> dict[str, Any] | None:
 
 def _wait_paused(proc: subprocess.Popen[bytes], env: dict[str, str], workdir: Path) -> dict[str, Any]:
     """The launch's status record once it says paused (an event we wait for, however long the CLI takes)."""
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
+
+    def paused() -> dict[str, Any] | None:
         assert proc.poll() is None, proc.communicate()[1].decode()
         record = _record(env, workdir)
-        if record is not None and record.get("state") == "paused" and record.get("control"):
-            return record
-        time.sleep(0.2)
-    raise AssertionError("the launch never reported paused")
+        return record if record is not None and record.get("state") == "paused" and record.get("control") else None
+
+    return wait_for(paused, 180, "the launch to report paused", every=0.2)  # type: ignore[no-any-return]
 
 
 @contextmanager

@@ -7,14 +7,15 @@ from collections.abc import Callable
 from typing import Any
 
 
-def wait_for(condition: Callable[[], Any], timeout: float = 30.0, what: str = "condition") -> Any:
-    """Poll ``condition`` until it returns something truthy, or fail after ``timeout`` seconds."""
+def wait_for(condition: Callable[[], Any], timeout: float = 30.0, what: str = "condition", every: float = 0.05) -> Any:
+    """Poll ``condition`` every ``every`` seconds until it returns something truthy (returned), or fail after ``timeout``
+    seconds: the deadline only turns a hang into a failure."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = condition()
         if value:
             return value
-        time.sleep(0.05)
+        time.sleep(every)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
