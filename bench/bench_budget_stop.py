@@ -28,8 +28,9 @@ sys.path.insert(0, str(REPO))
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, claude_env, text_reply, tool_reply  # noqa: E402
 from agentlaunch.usage.store import Store  # noqa: E402
 from tests.support.agent_files import write_agent  # noqa: E402
-from tests.support.claude_tui import run_to_exit, seed_home, tui_env  # noqa: E402
+from tests.support.claude_tui import seed_home, tui_env  # noqa: E402
 from tests.support.clis import ensure_cli  # noqa: E402
+from tests.support.pty_screen import run_to_exit  # noqa: E402
 
 
 def script() -> FakeAnthropic:

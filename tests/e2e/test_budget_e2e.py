@@ -18,9 +18,9 @@ from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, claude_env, t
 from agentlaunch.usage.store import Store
 from tests.e2e.test_native_claude_run import setup as native_setup
 from tests.support.agent_files import write_agent
-from tests.support.claude_tui import run_to_exit
 from tests.support.cli_runs import run_cli
 from tests.support.clis import ensure_cli
+from tests.support.pty_screen import run_to_exit
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 

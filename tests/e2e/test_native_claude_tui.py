@@ -23,8 +23,9 @@ import pytest
 
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, first_user_text, system_text, text_reply
 from tests.support.agent_files import write_agent
-from tests.support.claude_tui import Screen, quit_with_ctrl_c, seed_home, spawn, tui_env
+from tests.support.claude_tui import quit_with_ctrl_c, seed_home, tui_env
 from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.pty_screen import Screen, spawn
 from tests.support.waits import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]

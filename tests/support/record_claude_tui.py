@@ -26,7 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, Planned, text_reply, tool_reply
-from tests.support.claude_tui import Screen, seed_home, spawn, tui_env
+from tests.support.claude_tui import seed_home, tui_env
+from tests.support.pty_screen import Screen, spawn
 
 HOOK_EVENTS = (
     "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest",

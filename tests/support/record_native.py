@@ -68,7 +68,7 @@ def record_codex_compact(out: Path, root: Path) -> None:
     from agentlaunch.fakeapi.responses import codex_quiet_args
     from agentlaunch.providers.native.codex import native_extras
     from tests.support.native_flows import Followed, context, finish, follower, record_reports, runtime_dir
-    from tests.support.native_tui import Tui
+    from tests.support.pty_screen import spawn
 
     workdir = root / "work"
     workdir.mkdir()
@@ -81,16 +81,16 @@ def record_codex_compact(out: Path, root: Path) -> None:
         runtime, followed = runtime_dir(), Followed()
         extras = native_extras(context("coder", env, workdir, runtime))
         record_reports(extras, followed)
-        tui = Tui([str(cli_path("codex")), *codex_quiet_args(), *extras.argv, "hello"], env, workdir)
+        tui = spawn([str(cli_path("codex")), *codex_quiet_args(), *extras.argv, "hello"], env, workdir)
         step = follower(extras.sources, followed)
         try:
-            assert tui.wait_for(lambda: "first answer done" in tui.text, 60, every=step), tui.text
-            tui.wait_for(lambda: False, 1.0, every=step)
+            assert tui.within(lambda: "first answer done" in tui.text(), 60, every=step), tui.text()
+            tui.within(lambda: False, 1.0, every=step)
             tui.child.send("/compact")
-            tui.wait_for(lambda: False, 0.5, every=step)
+            tui.within(lambda: False, 0.5, every=step)
             tui.child.send("\r")
-            assert tui.wait_for(lambda: "PostCompact" in [r.event for r in followed.reports], 60, every=step)
-            tui.wait_for(lambda: False, 2.0, every=step)
+            assert tui.within(lambda: "PostCompact" in [r.event for r in followed.reports], 60, every=step)
+            tui.within(lambda: False, 2.0, every=step)
         finally:
             tui.close()
         finish(extras.sources, followed)
