@@ -254,7 +254,7 @@ def test_a_turn_that_ends_on_an_api_error_says_so_before_its_waiting(root: Path)
 
 
 def test_every_hooked_event_is_one_the_pinned_claude_code_takes() -> None:
-    from tests.support.record_claude_tui import ALL_HOOK_EVENTS
+    from tests.support.record_tui import ALL_HOOK_EVENTS
 
     assert len(set(ALL_HOOK_EVENTS)) == 34
     assert set(HOOK_EVENTS) <= set(ALL_HOOK_EVENTS)

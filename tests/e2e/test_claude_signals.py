@@ -26,7 +26,7 @@ from tests.support.agent_files import write_agent
 from tests.support.claude_tui import quit_with_ctrl_c, seed_home, tui_env
 from tests.support.cli_runs import run_cli_inprocess
 from tests.support.pty_screen import spawn
-from tests.support.record_claude_tui import ALL_HOOK_EVENTS, prepared, settings
+from tests.support.record_tui import ALL_HOOK_EVENTS, prepared, settings
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 

@@ -1,6 +1,6 @@
 """Record what the real Claude Code TUI writes for programs, for the native-mode unit tests.
 
-Run ``python -m tests.support.record_claude_tui [CLAUDE] [OUT]`` (CLAUDE: the
+Run ``python -m tests.support.record_tui [CLAUDE] [OUT]`` (CLAUDE: the
 binary, default the pinned one in ``$AGENTLAUNCH_TEST_CLI_CACHE``; OUT:
 default ``tests/data/claude_tui``). Each scenario starts the TUI on a PTY in a
 fresh seeded HOME (see :mod:`tests.support.claude_tui`) against the fake API
