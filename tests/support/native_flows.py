@@ -1,7 +1,7 @@
 """Real Codex and Gemini TUIs run with agentlaunch's native extras, their sources read as the relay would.
 
 Used by the end-to-end tests (tests/e2e/test_native_sources.py) and by the
-recording script (``python -m tests.support.record_native OUTDIR``), which
+recording script (``python -m tests.support.record_tui codex gemini``), which
 keeps the files and hook reports of such runs as unit-test data.
 
 A flow starts the CLI on a PTY with ``native_extras(ctx)``'s argv and env,

@@ -1,8 +1,8 @@
-"""Record what the real Claude Code TUI writes for programs, for the native-mode unit tests.
+"""Record what the real CLIs' interfaces write for programs, as the native-mode unit tests' data.
 
-Run ``python -m tests.support.record_tui [CLAUDE] [OUT]`` (CLAUDE: the
-binary, default the pinned one in ``$AGENTLAUNCH_TEST_CLI_CACHE``; OUT:
-default ``tests/data/claude_tui``). Each scenario starts the TUI on a PTY in a
+    python -m tests.support.record_tui [--out DIR] [claude|codex|codex_compact|gemini ...]   (default: all four)
+
+Claude Code (into ``tests/data/claude_tui``): each scenario starts the TUI on a PTY in a
 fresh seeded HOME (see :mod:`tests.support.claude_tui`) against the fake API
 on 127.0.0.1, with ``--settings`` adding a status-line command and a hook on
 every event, all of them appending their stdin JSON to one log. It writes,
@@ -11,22 +11,37 @@ per scenario: ``transcript.jsonl`` (the session's transcript, as written),
 in order), ``requests.jsonl`` (one summary per Messages request the fake API
 answered, in order: model, message count, how the last message starts) and
 ``screen.txt`` (the last screen).
+
+Codex and Gemini (into ``tests/data/native``; see :mod:`tests.support.native_flows`): Codex 0.171 with a tool turn
+(``echo hi``) and a second typed turn, then ``codex resume`` with a third;
+Gemini 0.61 with a tool turn (``read_file``) and a second turn, then
+``gemini --resume`` with a third; Codex with a turn then ``/compact``. It keeps each run's rollout / session file
+and Codex's hook reports, with the temporary paths replaced by placeholders
+(``/HOME``, ``/WORK``), so the unit tests read exactly what the CLIs wrote.
+
+Claude's scenarios and Codex's ``/compact`` wait for what each step needs on the screen or in the reports, never
+for a fixed time (the typed turns of :mod:`tests.support.native_flows` still pause before typing: an interface
+drops keys sent while it loads). The CLIs are the pinned ones (:func:`tests.support.clis.ensure_cli`).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import sys
 import tempfile
-import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, Planned, text_reply, tool_reply
-from tests.support.claude_tui import seed_home, tui_env
+from agentlaunch.fakeapi.gemini import FunctionCallReply, GeminiFake, GeminiScript, GeminiUsage, prepare_gemini_home
+from agentlaunch.fakeapi.gemini import TextReply as GeminiText
+from agentlaunch.fakeapi.responses import ResponsesScript, ResponsesUsage, ShellCallReply, TextReply
+from tests.support.claude_tui import quit_with_ctrl_c, seed_home, tui_env
+from tests.support.clis import ensure_cli
+from tests.support.native_flows import codex_turns, gemini_turns
+from tests.support.native_tui import TitledResponsesFake, seed_codex_home
 from tests.support.pty_screen import Screen, spawn
 
 HOOK_EVENTS = (
@@ -51,11 +66,6 @@ if sys.argv[2] == "statusline":
     print("recorder status line")
 """
 REPO = Path(__file__).resolve().parents[2]
-
-
-def default_claude() -> str:
-    cache = Path(os.environ.get("AGENTLAUNCH_TEST_CLI_CACHE", REPO / ".cache" / "provider-clis"))
-    return str(cache / "claude-2.1.332" / "node_modules" / "@anthropic-ai" / "claude-code-linux-x64" / "claude")
 
 
 def settings(log: Path, logger: Path, events: tuple[str, ...] = HOOK_EVENTS) -> dict[str, object]:
@@ -83,47 +93,48 @@ def prepared(root: Path, files: dict[str, str]) -> tuple[Path, Path, Path, Path]
     return home, work, log, logger
 
 
-def exit_tui(s: Screen) -> None:
-    s.child.send("\x03")
-    time.sleep(0.5)
-    s.child.send("\x03")
-    s.until(lambda: not s.child.isalive(), 30, "the TUI to exit")
+def logged(log: Path) -> list[str]:
+    """The events the hooks and the status line logged so far, in order."""
+    return [json.loads(line)["event"] for line in log.read_text().splitlines()] if log.exists() else []
 
 
-def tool_turn(s: Screen) -> None:
-    """A Write that asks permission (answered yes after the 6 s notification), then a text answer."""
+def settled_after(log: Path, event: str) -> bool:
+    """``event`` was logged and the status line ran after it (the screen drawn once more)."""
+    events = logged(log)
+    return event in events and "statusline" in events[len(events) - events[::-1].index(event) :]
+
+
+def tool_turn(s: Screen, log: Path) -> None:
+    """A Write that asks permission (answered yes once Claude Code notified of it, after 6 s), then a text answer."""
     s.wait_for(lambda t: "Do you want to create" in t, 60, "the permission prompt")
-    shown = time.monotonic()
-    s.until(lambda: time.monotonic() >= shown + 8, 30)  # Claude Code notifies permission_prompt after 6 s
+    s.until(lambda: "Notification" in logged(log), 30, "the permission_prompt notification")
     s.child.send("1")
     s.wait_for(lambda t: "Done." in t, 60, "the answer")
-    answered = time.monotonic()
-    s.until(lambda: time.monotonic() >= answered + 3, 30)
-    exit_tui(s)
+    s.until(lambda: settled_after(log, "Stop"), 30, "the turn's Stop and the status line after it")
+    quit_with_ctrl_c(s)
 
 
-def denied_turn(s: Screen) -> None:
+def denied_turn(s: Screen, log: Path) -> None:
     """A Bash call the person refuses (Esc at the prompt)."""
     s.wait_for(lambda t: "Do you want to proceed" in t, 60, "the permission prompt")
     s.child.send("\x1b")
     s.wait_for(lambda t: "Interrupted" in t or "instead" in t, 60, "the refusal")
-    time.sleep(1)
-    exit_tui(s)
+    s.until(lambda: settled_after(log, "PermissionRequest"), 30, "the status line after the refusal")
+    quit_with_ctrl_c(s)
 
 
-def slow_then_compact(s: Screen) -> None:
+def slow_then_compact(s: Screen, log: Path) -> None:
     """A slowly streamed two-block answer (so lines are written before the call's final usage), then /compact."""
     s.wait_for(lambda t: "Slow answer end" in t, 90, "the slow answer")
-    time.sleep(1)
-    s.child.send("/compact")
-    time.sleep(0.5)
+    s.until(lambda: settled_after(log, "Stop"), 30, "the turn's Stop and the status line after it")
+    s.type_when_taken("/compact")
     s.child.send("\r")
     s.wait_for(lambda t: "ompacted" in t, 90, "the compaction")
-    time.sleep(2)
-    exit_tui(s)
+    s.until(lambda: settled_after(log, "PostCompact"), 30, "PostCompact and the status line after it")
+    quit_with_ctrl_c(s)
 
 
-SCENARIOS: dict[str, tuple[list[Planned], str, Callable[[Screen], None]]] = {
+SCENARIOS: dict[str, tuple[list[Planned], str, Callable[[Screen, Path], None]]] = {
     "tool_turn": (
         [
             tool_reply("Write", {"file_path": "out.txt", "content": "hello\n"}, ApiUsage(15, 2000, 11000, 40), text="Writing."),
@@ -175,7 +186,7 @@ def record(name: str, claude: str, out: Path) -> None:
         argv += ["--settings", json.dumps(settings(log, logger)), prompt]
         s = spawn(argv, tui_env(server.url, home), work)
         try:
-            drive(s)
+            drive(s, log)
         finally:
             if s.child.isalive():
                 s.child.terminate(force=True)
@@ -198,12 +209,148 @@ def record(name: str, claude: str, out: Path) -> None:
     print(f"{name}: {dest} ({root})")
 
 
-def main(argv: list[str]) -> int:
-    claude = argv[1] if len(argv) > 1 and argv[1] else default_claude()
-    out = Path(argv[2]) if len(argv) > 2 else REPO / "tests" / "data" / "claude_tui"
-    names = argv[3:] or list(SCENARIOS)
-    for name in names:
+# -- Codex and Gemini -------------------------------------------------------------------------------------------
+
+CODEX_CALLS = [
+    ShellCallReply("echo hi", ResponsesUsage(9000, 8000, 7, 3)),
+    TextReply("first answer done", ResponsesUsage(9100, 9000, 5, 0)),
+    TextReply("second answer done", ResponsesUsage(9200, 9100, 4, 0)),
+    TextReply("third answer done", ResponsesUsage(9300, 9200, 6, 1)),
+]
+GEMINI_CALLS = [
+    GeminiUsage(prompt=9000, output=7, cached=6000, thoughts=3),
+    GeminiUsage(prompt=9100, output=5, cached=9000),
+    GeminiUsage(prompt=9200, output=4, cached=9100),
+    GeminiUsage(prompt=9300, output=6, cached=9200, thoughts=2),
+]
+GEMINI_MODEL = "gemini-2.5-pro"
+
+
+def scrub(text: str, places: dict[str, str]) -> str:
+    for real, placeholder in sorted(places.items(), key=lambda p: -len(p[0])):
+        text = text.replace(real, placeholder)
+    return text
+
+
+def record_codex(out: Path, root: Path) -> None:
+    codex = ensure_cli("codex")
+    workdir = root / "work"
+    workdir.mkdir()
+    with TitledResponsesFake(ResponsesScript(CODEX_CALLS)) as api:
+        env = seed_codex_home(root / "home", api.base_url, workdir)
+        first = codex_turns(codex, env, workdir, ["run echo hi please", "and again"], ["first answer done", "second answer done"])
+        assert first.rollout is not None
+        thread = first.rollout.name[-len("00000000-0000-0000-0000-000000000000.jsonl") : -len(".jsonl")]
+        new_session = first.rollout.read_text()
+        resumed = codex_turns(codex, env, workdir, ["one more"], ["third answer done"], session_id=thread)
+        assert resumed.rollout == first.rollout
+    places = {str(root / "home"): "/HOME", str(workdir): "/WORK"}
+    (out / "codex_tui.rollout.jsonl").write_text(scrub(new_session, places))
+    (out / "codex_tui_resumed.rollout.jsonl").write_text(scrub(resumed.rollout.read_text(), places))
+    hooks = [{"event": r.event, "payload": r.payload} for r in first.followed.reports + resumed.followed.reports]
+    (out / "codex_tui.hooks.jsonl").write_text("".join(scrub(json.dumps(h), places) + "\n" for h in hooks))
+
+
+def record_codex_compact(out: Path, root: Path) -> None:
+    """A turn, then ``/compact`` typed: Codex's compaction call, its ``compacted`` line and Pre/PostCompact hooks."""
+    from agentlaunch.events import Compaction
+    from agentlaunch.fakeapi.responses import codex_quiet_args
+    from agentlaunch.providers.native.codex import native_extras
+    from tests.support.native_flows import Followed, context, finish, follower, record_reports, runtime_dir
+    from tests.support.pty_screen import spawn
+
+    workdir = root / "work"
+    workdir.mkdir()
+    replies = [
+        TextReply("first answer done", ResponsesUsage(9000, 8000, 7, 0)),
+        TextReply("SUMMARY of the work so far", ResponsesUsage(9100, 9000, 50, 0)),
+    ]
+    with TitledResponsesFake(ResponsesScript(replies)) as api:
+        env = seed_codex_home(root / "home", api.base_url, workdir)
+        runtime, followed = runtime_dir(), Followed()
+        extras = native_extras(context("coder", env, workdir, runtime))
+        record_reports(extras, followed)
+        tui = spawn([str(ensure_cli("codex")), *codex_quiet_args(), *extras.argv, "hello"], env, workdir)
+        step = follower(extras.sources, followed)
+        try:
+            tui.until(lambda: "first answer done" in tui.text(), 60, "the first answer", every=step)
+            tui.until(lambda: "Stop" in [r.event for r in followed.reports], 30, "the turn's Stop hook", every=step)
+            tui.child.send("/compact")
+            tui.until(lambda: "/compact" in tui.text(), 10, "the typed /compact", every=step)
+            tui.child.send("\r")
+            tui.until(lambda: "PostCompact" in [r.event for r in followed.reports], 60, "PostCompact", every=step)
+            tui.until(lambda: bool(followed.of(Compaction)), 30, "the rollout's compacted line", every=step)
+        finally:
+            tui.close()
+        finish(extras.sources, followed)
+        (rollout,) = sorted((root / "home" / ".codex" / "sessions").rglob("rollout-*.jsonl"))
+    places = {str(root / "home"): "/HOME", str(workdir): "/WORK"}
+    (out / "codex_tui_compact.rollout.jsonl").write_text(scrub(rollout.read_text(), places))
+    hooks = [{"event": r.event, "payload": r.payload} for r in followed.reports]
+    (out / "codex_tui_compact.hooks.jsonl").write_text("".join(scrub(json.dumps(h), places) + "\n" for h in hooks))
+
+
+def record_gemini(out: Path, root: Path) -> None:
+    gemini = ensure_cli("gemini")
+    workdir = root / "work"
+    workdir.mkdir()
+    (workdir / "notes.txt").write_text("hello notes\n")
+    script = GeminiScript(
+        [
+            FunctionCallReply("read_file", {"file_path": str(workdir / "notes.txt")}, GEMINI_CALLS[0]),
+            GeminiText("first answer done", GEMINI_CALLS[1]),
+            GeminiText("second answer done", GEMINI_CALLS[2]),
+            GeminiText("third answer done", GEMINI_CALLS[3]),
+        ]
+    )
+    with GeminiFake(script) as api:
+        env = prepare_gemini_home(root / "home", api.base_url)
+        env["TERM"] = "xterm-256color"
+        first = gemini_turns(
+            gemini,
+            env,
+            workdir,
+            GEMINI_MODEL,
+            ["read notes.txt please", "and again"],
+            ["first answer done", "second answer done"],
+        )
+        (session,) = first.files
+        new_session = session.read_text()
+        session_id = json.loads(new_session.splitlines()[0])["sessionId"]
+        resumed = gemini_turns(gemini, env, workdir, GEMINI_MODEL, ["one more"], ["third answer done"], session_id=session_id)
+    places = {str(root / "home"): "/HOME", str(workdir): "/WORK"}
+    (out / "gemini_tui.session.jsonl").write_text(scrub(new_session, places))
+    for i, path in enumerate(resumed.files):
+        (out / f"gemini_tui_resumed.{i}.session.jsonl").write_text(scrub(path.read_text(), places))
+
+
+CLAUDE_DATA = REPO / "tests" / "data" / "claude_tui"
+NATIVE_DATA = REPO / "tests" / "data" / "native"
+
+
+def record_claude(out: Path) -> None:
+    claude = str(ensure_cli("claude"))
+    for name in SCENARIOS:
         record(name, claude, out)
+
+
+def main(argv: list[str]) -> int:
+    args = argv[1:]
+    out: Path | None = None
+    if "--out" in args:
+        at = args.index("--out")
+        out = Path(args[at + 1])
+        del args[at : at + 2]
+    runs = {"claude": record_claude, "codex": record_codex, "codex_compact": record_codex_compact, "gemini": record_gemini}
+    for name in args or list(runs):
+        if name == "claude":
+            record_claude(out or CLAUDE_DATA)
+            continue
+        folder = out or NATIVE_DATA
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="agentlaunch-rec-") as tmp:
+            runs[name](folder, Path(tmp))  # type: ignore[operator]
+        print(f"recorded {name} into {folder}")
     return 0
 
 
