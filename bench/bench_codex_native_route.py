@@ -40,9 +40,9 @@ from bench_native_start import cli_of, end  # noqa: E402
 from harness import REPO, quartiles, spread  # noqa: E402
 
 from agentlaunch.fakeapi.responses import ResponsesScript  # noqa: E402
-from tests.support.clis import ensure_cli  # noqa: E402
-from tests.support.native_tui import TitledResponsesFake, seed_codex_home  # noqa: E402
-from tests.support.pty_screen import TolerantScreen  # noqa: E402
+from testbed.clis import ensure_cli  # noqa: E402
+from testbed.native_tui import TitledResponsesFake, seed_codex_home  # noqa: E402
+from testbed.pty_screen import TolerantScreen  # noqa: E402
 
 ECHOED = re.compile(r"^› x\s*$", re.MULTILINE)
 

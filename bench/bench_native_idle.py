@@ -29,10 +29,10 @@ sys.path.insert(0, str(REPO))
 
 from agentlaunch.fakeapi import gemini as gfake  # noqa: E402
 from agentlaunch.fakeapi import responses as cfake  # noqa: E402
-from tests.support.agent_files import write_agent  # noqa: E402
-from tests.support.native_flows import cli_path  # noqa: E402
-from tests.support.native_tui import TitledResponsesFake, seed_codex_home  # noqa: E402
-from tests.support.pty_screen import spawn  # noqa: E402
+from testbed.agent_files import write_agent  # noqa: E402
+from testbed.native_flows import cli_path  # noqa: E402
+from testbed.native_tui import TitledResponsesFake, seed_codex_home  # noqa: E402
+from testbed.pty_screen import spawn  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 

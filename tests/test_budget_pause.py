@@ -25,7 +25,7 @@ from agentlaunch.sinks import PricedCall, TurnDone
 from agentlaunch.usage.budget import BudgetGuard, Limits, limits_for
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
-from tests.support.agent_files import write_agent
+from testbed.agent_files import write_agent
 from tests.support.cli_runs import run_cli
 from tests.support.control_socket import serve, state_dir, write_record
 from tests.test_budget import Clock, View

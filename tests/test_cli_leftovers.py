@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.agent_files import write_agent
+from testbed.agent_files import write_agent
 from tests.support.cli_runs import run_cli
 from tests.support.waits import wait_for
 

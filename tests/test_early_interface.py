@@ -17,7 +17,7 @@ import pexpect
 import pytest
 
 from agentlaunch.launch import early_interface
-from tests.support.agent_files import write_agent
+from testbed.agent_files import write_agent
 from tests.support.waits import turn_over, wait_for
 from tests.test_native_ready import record
 from tests.test_native_relay import FAKE_TUI, env_with, ready, spawn

@@ -13,7 +13,7 @@ import pytest
 from agentlaunch.definitions import spec
 from agentlaunch.definitions.spec import check_name, load_agent
 from agentlaunch.errors import DefinitionError
-from tests.support.agent_files import write_agent
+from testbed.agent_files import write_agent
 from tests.support.cli_runs import run_cli, run_cli_inprocess
 
 

@@ -19,8 +19,8 @@ import pytest
 
 from agentlaunch.usage.otel_queue import ExportQueue
 from agentlaunch.usage.store import Store
+from testbed.otlp_receiver import OtlpReceiver
 from tests.support.cli_runs import run_cli
-from tests.support.otlp_receiver import OtlpReceiver
 
 ANSWER = b'You said: "hello"'
 

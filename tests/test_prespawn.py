@@ -17,7 +17,7 @@ from agentlaunch import paths
 from agentlaunch.cli import load_commands
 from agentlaunch.launch import early_plans, prespawn
 from agentlaunch.launch.transport import Child
-from tests.support.agent_files import write_agent
+from testbed.agent_files import write_agent
 from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.waits import wait_for
 

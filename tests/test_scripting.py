@@ -15,8 +15,8 @@ import pytest
 
 from agentlaunch.definitions.spec import agent_names
 from agentlaunch.errors import ExitCode
+from testbed.agent_files import write_agent
 from tests.conftest import REPO
-from tests.support.agent_files import write_agent
 from tests.support.cli_runs import run_cli
 from tests.support.waits import wait_for
 

@@ -113,7 +113,7 @@ def test_the_line_chat_refuses_a_slash_command_with_exit_2_and_runs_no_turn(chat
 
 @pytest.fixture
 def hooked_tui(agents_dir: Path, workdir: Path) -> str:
-    from tests.support.agent_files import write_agent
+    from testbed.agent_files import write_agent
 
     write_agent(agents_dir, "tui", {"provider": "claude", "command": str(FAKE_TUI), "working_dir": str(workdir)})
     return "tui"

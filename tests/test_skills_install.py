@@ -13,7 +13,7 @@ from agentlaunch.definitions.skills_install import install_skills, skills_folder
 from agentlaunch.definitions.spec import load_agent
 from agentlaunch.errors import DefinitionError, StateError
 from agentlaunch.launch.placement import place_instructions
-from tests.support.agent_files import write_agent
+from testbed.agent_files import write_agent
 from tests.support.cli_runs import run_cli, run_cli_inprocess
 
 

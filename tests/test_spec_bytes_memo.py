@@ -10,7 +10,7 @@ import pytest
 
 from agentlaunch.definitions.spec import BYTES_DIR, load_agent
 from agentlaunch.errors import DefinitionError
-from tests.support.agent_files import write_agent
+from testbed.agent_files import write_agent
 
 
 def probe(agents_dir: Path, state: Path, name: str) -> list[str]:

@@ -17,7 +17,7 @@ from rich.console import Console
 from agentlaunch.live.status import StatusRecord, status_dir
 from agentlaunch.live.status_table import COLUMNS, status_view
 from agentlaunch.live.tmux import DeadPane
-from tests.support.pty_screen import running
+from testbed.pty_screen import running
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 

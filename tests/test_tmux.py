@@ -19,7 +19,7 @@ from agentlaunch import paths
 from agentlaunch.live.status import process_running
 from agentlaunch.live.tmux import BORDER_FORMAT, Tmux, TmuxMissing, literal, tmux_arg
 from agentlaunch.usage.store import Store
-from tests.support.agent_files import write_agent
+from testbed.agent_files import write_agent
 from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.waits import wait_for
 

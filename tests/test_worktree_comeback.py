@@ -23,7 +23,7 @@ from agentlaunch.live.comeback import SessionFolderGone, way_back
 from agentlaunch.providers import get_adapter
 from agentlaunch.usage.records import SessionRow
 from agentlaunch.usage.store import Store
-from tests.support.agent_files import write_agent
+from testbed.agent_files import write_agent
 from tests.support.cli_runs import run_cli
 from tests.support.git_repo import git, make_repo
 from tests.support.waits import wait_for

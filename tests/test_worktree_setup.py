@@ -17,7 +17,7 @@ from agentlaunch.definitions.spec import load_agent
 from agentlaunch.errors import DefinitionError, ExitCode
 from agentlaunch.live.status import checked_record
 from agentlaunch.worktree_setup import Place, WorktreeSetupFailed, ensure_setup
-from tests.support.agent_files import write_agent
+from testbed.agent_files import write_agent
 from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.git_repo import make_repo
 from tests.support.waits import wait_for

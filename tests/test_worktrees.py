@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentlaunch import paths, worktree
-from tests.support.agent_files import write_agent
+from testbed.agent_files import write_agent
 from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.git_repo import git, make_repo
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env
-from tests.support.agent_files import write_agent
+from testbed.agent_files import write_agent
+from testbed.clis import ensure_cli
 from tests.support.cli_runs import run_cli
-from tests.support.clis import ensure_cli
 
 RunCli = Callable[..., subprocess.CompletedProcess[bytes]]
 

@@ -14,8 +14,8 @@ import pytest
 
 from agentlaunch import paths
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, system_text, text_reply
+from testbed.agent_files import write_agent
 from tests.e2e.test_tmux_claude import cli, env, pane_of, say, screen, tmux
-from tests.support.agent_files import write_agent
 from tests.support.cli_runs import run_cli_inprocess
 from tests.support.waits import wait_for
 

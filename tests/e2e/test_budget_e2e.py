@@ -16,11 +16,11 @@ from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, claude_env, text_reply, tool_reply
 from agentlaunch.usage.store import Store
+from testbed.agent_files import write_agent
+from testbed.clis import ensure_cli
+from testbed.pty_screen import run_to_exit
 from tests.e2e.test_native_claude_run import setup as native_setup
-from tests.support.agent_files import write_agent
 from tests.support.cli_runs import run_cli
-from tests.support.clis import ensure_cli
-from tests.support.pty_screen import run_to_exit
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 

@@ -21,13 +21,13 @@ from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, claude_env, text_reply, tool_reply
 from agentlaunch.launch.budget_pause import CONTINUE_PROMPT
 from agentlaunch.usage.store import Store
+from testbed.agent_files import write_agent
+from testbed.clis import ensure_cli
 from tests.e2e.test_agent_life_codex_gemini import codex_team, typed
 from tests.e2e.test_tmux_claude import claude_agent, cli, pane_of, say, screen, settled, state_of
 from tests.e2e.test_tmux_claude import env as tmux_env
 from tests.e2e.test_tmux_ready_states import config_dir, gemini_team
-from tests.support.agent_files import write_agent
 from tests.support.cli_runs import run_cli, run_cli_inprocess
-from tests.support.clis import ensure_cli
 from tests.support.waits import wait_for
 
 __all__ = ["codex_team", "config_dir", "gemini_team", "tmux_env"]  # the fixtures, used by name

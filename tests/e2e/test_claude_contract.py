@@ -29,8 +29,8 @@ from agentlaunch.fakeapi.anthropic import (
     first_user_text,
     system_text,
 )
+from testbed.clis import cli_version
 from tests.support.claude_contract import MODEL, Harness, claude_bin, dirs, h, pick, usage_of
-from tests.support.clis import cli_version
 
 __all__ = ["claude_bin", "dirs", "h"]  # the fixtures, used by name
 

@@ -1,7 +1,7 @@
 """What the real Codex 0.171.0 app-server does, and what agentlaunch reads from it (issue #27).
 
 Each test runs the pinned ``codex app-server`` against the scripted fake Responses API on 127.0.0.1 with an
-isolated CODEX_HOME, drives it with the JSON-RPC client of ``tests/support/codex_appserver.py``, and feeds
+isolated CODEX_HOME, drives it with the JSON-RPC client of ``testbed/codex_appserver.py``, and feeds
 every message it received through :class:`~agentlaunch.providers.codex_appserver.AppServerParser`: the
 events agentlaunch would meter are pinned beside the raw messages. The interface's tests run Codex's own
 TUI on a PTY attached to an app-server the test owns (``codex --remote unix://PATH``).
@@ -46,10 +46,10 @@ from agentlaunch.fakeapi.responses import (
 from agentlaunch.fakeapi.server import Recorded, Reply
 from agentlaunch.providers import codex_appserver as proto
 from agentlaunch.providers.codex_appserver import AppServerParser
-from tests.support.clis import ensure_cli
-from tests.support.codex_appserver import Message, StdioRpc, UnixWebSocketRpc, of_method, socket_server
-from tests.support.native_tui import TitledResponsesFake, seed_codex_home
-from tests.support.pty_screen import Screen, spawn
+from testbed.clis import ensure_cli
+from testbed.codex_appserver import Message, StdioRpc, UnixWebSocketRpc, of_method, socket_server
+from testbed.native_tui import TitledResponsesFake, seed_codex_home
+from testbed.pty_screen import Screen, spawn
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from agentlaunch.fakeapi import responses as cfake
-from tests.support.agent_files import write_agent
+from testbed.agent_files import write_agent
+from testbed.clis import ensure_cli
 from tests.support.cli_runs import run_cli
-from tests.support.clis import ensure_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 CHECKPOINT = "CONTEXT CHECKPOINT COMPACTION"

@@ -29,8 +29,8 @@ import pytest
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, claude_env, text_reply, tool_reply
 from agentlaunch.live.status import LINE_OPTION
 from agentlaunch.worktree import worktree_path
+from testbed.claude_tui import seed_home
 from tests.e2e.test_tmux_claude import claude_agent, pane_of, tmux
-from tests.support.claude_tui import seed_home
 from tests.support.cli_runs import run_cli
 from tests.support.waits import wait_for
 

@@ -23,11 +23,11 @@ import pytest
 
 from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.launch import early_appserver, early_plans
+from testbed.clis import ensure_cli
+from testbed.native_tui import TitledResponsesFake, seed_codex_home
+from testbed.pty_screen import Screen, spawn
 from tests.e2e.test_native_codex_remote import STARTUP, setup
 from tests.e2e.test_native_run_codex_gemini import Agent, quit_tui, until
-from tests.support.clis import ensure_cli
-from tests.support.native_tui import TitledResponsesFake, seed_codex_home
-from tests.support.pty_screen import Screen, spawn
 from tests.support.waits import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]

@@ -27,11 +27,11 @@ from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.fakeapi.server import Recorded
 from agentlaunch.launch.reaper import processes
-from tests.support.agent_files import write_agent
+from testbed.agent_files import write_agent
+from testbed.clis import ensure_cli
+from testbed.native_tui import TitledResponsesFake
+from testbed.pty_screen import Screen, spawn
 from tests.support.cli_runs import run_cli, run_cli_inprocess
-from tests.support.clis import ensure_cli
-from tests.support.native_tui import TitledResponsesFake
-from tests.support.pty_screen import Screen, spawn
 from tests.support.waits import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]

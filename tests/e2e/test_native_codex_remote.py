@@ -22,11 +22,11 @@ from pathlib import Path
 import pytest
 
 from agentlaunch.fakeapi import responses as cfake
+from testbed.agent_files import write_agent
+from testbed.clis import ensure_cli
+from testbed.native_tui import TitledResponsesFake, seed_codex_home
+from testbed.pty_screen import Screen
 from tests.e2e.test_native_run_codex_gemini import Agent, environment, quit_tui, type_prompt, until, usage
-from tests.support.agent_files import write_agent
-from tests.support.clis import ensure_cli
-from tests.support.native_tui import TitledResponsesFake, seed_codex_home
-from tests.support.pty_screen import Screen
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 

@@ -24,11 +24,11 @@ import pytest
 from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.usage.store import Store
-from tests.support.agent_files import write_agent
+from testbed.agent_files import write_agent
+from testbed.clis import ensure_cli
+from testbed.native_tui import TitledResponsesFake, seed_codex_home
+from testbed.pty_screen import Screen, spawn
 from tests.support.cli_runs import run_cli_inprocess
-from tests.support.clis import ensure_cli
-from tests.support.native_tui import TitledResponsesFake, seed_codex_home
-from tests.support.pty_screen import Screen, spawn
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 

@@ -24,9 +24,9 @@ from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.fakeapi.server import Recorded
 from agentlaunch.usage.store import Store
-from tests.support.agent_files import write_agent
+from testbed.agent_files import write_agent
+from testbed.clis import ensure_cli
 from tests.support.cli_runs import run_cli
-from tests.support.clis import ensure_cli
 from tests.support.gemini_process import one_gemini_process
 from tests.support.waits import wait_for
 

@@ -23,7 +23,7 @@ from agentlaunch.fakeapi.anthropic import (
     Planned,
     claude_env,
 )
-from tests.support.clis import ensure_cli
+from testbed.clis import ensure_cli
 
 MODEL = "claude-sonnet-4-5"
 Event = dict[str, Any]

@@ -3,7 +3,7 @@
     python -m tests.support.record_tui [--out DIR] [claude|codex|codex_compact|gemini ...]   (default: all four)
 
 Claude Code (into ``tests/data/claude_tui``): each scenario starts the TUI on a PTY in a
-fresh seeded HOME (see :mod:`tests.support.claude_tui`) against the fake API
+fresh seeded HOME (see :mod:`testbed.claude_tui`) against the fake API
 on 127.0.0.1, with ``--settings`` adding a status-line command and a hook on
 every event, all of them appending their stdin JSON to one log. It writes,
 per scenario: ``transcript.jsonl`` (the session's transcript, as written),
@@ -12,7 +12,7 @@ in order), ``requests.jsonl`` (one summary per Messages request the fake API
 answered, in order: model, message count, how the last message starts) and
 ``screen.txt`` (the last screen).
 
-Codex and Gemini (into ``tests/data/native``; see :mod:`tests.support.native_flows`): Codex 0.171 with a tool turn
+Codex and Gemini (into ``tests/data/native``; see :mod:`testbed.native_flows`): Codex 0.171 with a tool turn
 (``echo hi``) and a second typed turn, then ``codex resume`` with a third;
 Gemini 0.61 with a tool turn (``read_file``) and a second turn, then
 ``gemini --resume`` with a third; Codex with a turn then ``/compact``. It keeps each run's rollout / session file
@@ -20,8 +20,8 @@ and Codex's hook reports, with the temporary paths replaced by placeholders
 (``/HOME``, ``/WORK``), so the unit tests read exactly what the CLIs wrote.
 
 Claude's scenarios and Codex's ``/compact`` wait for what each step needs on the screen or in the reports, never
-for a fixed time (the typed turns of :mod:`tests.support.native_flows` still pause before typing: an interface
-drops keys sent while it loads). The CLIs are the pinned ones (:func:`tests.support.clis.ensure_cli`).
+for a fixed time (the typed turns of :mod:`testbed.native_flows` still pause before typing: an interface
+drops keys sent while it loads). The CLIs are the pinned ones (:func:`testbed.clis.ensure_cli`).
 """
 
 from __future__ import annotations
@@ -38,11 +38,11 @@ from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, Planned, text
 from agentlaunch.fakeapi.gemini import FunctionCallReply, GeminiFake, GeminiScript, GeminiUsage, prepare_gemini_home
 from agentlaunch.fakeapi.gemini import TextReply as GeminiText
 from agentlaunch.fakeapi.responses import ResponsesScript, ResponsesUsage, ShellCallReply, TextReply
-from tests.support.claude_tui import quit_with_ctrl_c, seed_home, tui_env
-from tests.support.clis import ensure_cli
-from tests.support.native_flows import codex_turns, gemini_turns
-from tests.support.native_tui import TitledResponsesFake, seed_codex_home
-from tests.support.pty_screen import Screen, spawn
+from testbed.claude_tui import quit_with_ctrl_c, seed_home, tui_env
+from testbed.clis import ensure_cli
+from testbed.native_flows import codex_turns, gemini_turns
+from testbed.native_tui import TitledResponsesFake, seed_codex_home
+from testbed.pty_screen import Screen, spawn
 
 HOOK_EVENTS = (
     "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest",
@@ -256,8 +256,8 @@ def record_codex_compact(out: Path, root: Path) -> None:
     from agentlaunch.events import Compaction
     from agentlaunch.fakeapi.responses import codex_quiet_args
     from agentlaunch.providers.native.codex import native_extras
-    from tests.support.native_flows import Followed, context, finish, follower, record_reports, runtime_dir
-    from tests.support.pty_screen import spawn
+    from testbed.native_flows import Followed, context, finish, follower, record_reports, runtime_dir
+    from testbed.pty_screen import spawn
 
     workdir = root / "work"
     workdir.mkdir()

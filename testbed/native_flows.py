@@ -24,7 +24,7 @@ from typing import Any
 
 from agentlaunch.providers.native.hook_socket import HookReport, HookSocket
 from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, NativeSource
-from tests.support.pty_screen import Screen, spawn
+from testbed.pty_screen import Screen, spawn
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Codex's and Gemini's interfaces for native-mode tests (driven on a PTY and read with :mod:`tests.support.pty_screen`):
+"""Codex's and Gemini's interfaces for native-mode tests (driven on a PTY and read with :mod:`testbed.pty_screen`):
 the seeding of a temporary HOME the way a set-up user's is, for Codex
 (fake ``model_providers`` entry, the project trusted, the model-migration
 notice already acknowledged) and Gemini (API-key auth, workspace trusted), and

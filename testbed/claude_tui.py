@@ -1,5 +1,5 @@
 """Running the real Claude Code TUI offline: a temp HOME seeded like a set-up user's, and leaving it as its user does
-(the screen to read it: :mod:`tests.support.pty_screen`).
+(the screen to read it: :mod:`testbed.pty_screen`).
 
 Claude Code's interactive interface talks to ``api.anthropic.com`` and asks
 first-run questions unless its ``~/.claude.json`` says that onboarding is
@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from tests.support.pty_screen import Screen
+from testbed.pty_screen import Screen
 
 API_KEY = "sk-ant-fake-0123456789abcdefghij"
 """The key the tests hand to Claude Code; approved in the seeded home (it shows its last 20 characters)."""
