@@ -9,7 +9,7 @@ of such calls, and how many runs stored exactly the requests the fake API served
 record). ``--lock`` holds the store's write lock during each run (the guard then runs 0.25-1 s late, as the
 e2e tests make it). Figures only: no assertion, no timing.
 
-The real claude comes from ``tests.support.clis.ensure_cli("claude")`` (``AGENTLAUNCH_TEST_CLI_CACHE``).
+The real claude comes from ``testbed.clis.ensure_cli("claude")`` (``AGENTLAUNCH_TEST_CLI_CACHE``).
 """
 
 from __future__ import annotations
@@ -27,9 +27,10 @@ sys.path.insert(0, str(REPO))
 
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, claude_env, text_reply, tool_reply  # noqa: E402
 from agentlaunch.usage.store import Store  # noqa: E402
-from tests.helpers import write_agent  # noqa: E402
-from tests.support.claude_tui import run_to_exit, seed_home, tui_env  # noqa: E402
-from tests.support.clis import ensure_cli  # noqa: E402
+from testbed.agent_files import write_agent  # noqa: E402
+from testbed.claude_tui import seed_home, tui_env  # noqa: E402
+from testbed.clis import ensure_cli  # noqa: E402
+from testbed.pty_screen import run_to_exit  # noqa: E402
 
 
 def script() -> FakeAnthropic:

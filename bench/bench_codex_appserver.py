@@ -36,9 +36,9 @@ from agentlaunch.fakeapi.responses import (  # noqa: E402
     codex_quiet_args,
     prepare_codex_home,
 )
-from tests.support.cli_turn import parse_events  # noqa: E402
-from tests.support.clis import ensure_cli  # noqa: E402
-from tests.support.codex_appserver import StdioRpc  # noqa: E402
+from testbed.cli_turn import parse_events  # noqa: E402
+from testbed.clis import ensure_cli  # noqa: E402
+from testbed.codex_appserver import StdioRpc  # noqa: E402
 
 
 def replies(turns: int) -> ResponsesScript:

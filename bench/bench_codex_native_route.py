@@ -40,8 +40,9 @@ from bench_native_start import cli_of, end  # noqa: E402
 from harness import REPO, quartiles, spread  # noqa: E402
 
 from agentlaunch.fakeapi.responses import ResponsesScript  # noqa: E402
-from tests.support.clis import ensure_cli  # noqa: E402
-from tests.support.native_tui import Screen, TitledResponsesFake, seed_codex_home  # noqa: E402
+from testbed.clis import ensure_cli  # noqa: E402
+from testbed.native_tui import TitledResponsesFake, seed_codex_home  # noqa: E402
+from testbed.pty_screen import TolerantScreen  # noqa: E402
 
 ECHOED = re.compile(r"^› x\s*$", re.MULTILINE)
 
@@ -50,7 +51,7 @@ def until_echo(argv: list[str], env: dict[str, str], timeout: float = 90, cwd: P
     """Seconds from spawning ``argv`` until Codex's composer shows a typed key."""
     started = time.perf_counter()
     child = pexpect.spawn(argv[0], argv[1:], env=env, cwd=str(cwd), dimensions=(40, 120), echo=False)
-    screen = Screen(120, 40)
+    screen = TolerantScreen(120, 40)
     stream = pyte.ByteStream(screen)
     typed = False
     try:
@@ -88,7 +89,7 @@ def without_hooks(argv: list[str]) -> list[str]:
 def warm_direct(argv: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str], Path]:
     """A direct-route launch until the composer shows (a warm-up): its Codex interface's argv, env and cwd."""
     child = pexpect.spawn(argv[0], argv[1:], env=env, cwd=str(REPO), dimensions=(40, 120), echo=False)
-    screen = Screen(120, 40)
+    screen = TolerantScreen(120, 40)
     stream = pyte.ByteStream(screen)
     started = time.perf_counter()
     try:

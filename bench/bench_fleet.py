@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -68,6 +67,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_team_start import end_server, make_team, proc_table, server_pid, tree  # noqa: E402
+from fleet_cpu import KINDS, cpu_parts, own_and_reaped, rusage_children  # noqa: E402
 from harness import find_claude, quartiles  # noqa: E402
 
 from agentlaunch.fakeapi.anthropic import FakeAnthropic  # noqa: E402
@@ -77,7 +77,6 @@ TARGET = 1.15
 TICK = 0.1  # seconds between two looks at the answers and the process tree
 SIZE = ("-x", "220", "-y", "60")  # the window size `tmux up` makes
 OURS = ("AGENTLAUNCH_", "TMUX")  # agentlaunch's variables, and tmux's own (each pane gets its own)
-KINDS = ("tmux server", "agentlaunch run", "agentlaunch's reaped", "claude", "claude's reaped", "tmux clients", "other")
 
 
 class Answers:
@@ -127,55 +126,6 @@ class Bare:
     cwd: str
     session: str
     settings: list[str]  # ``--settings`` and its value, left out of ``argv``
-
-
-def kind_of(pid: int, ppid_kind: str | None) -> str:
-    try:
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return "other"
-    if argv and argv[0].endswith(b"tmux"):
-        return "tmux server"
-    if b"agentlaunch" in argv[:3] and b"run" in argv[:5]:
-        return "agentlaunch run"
-    if ppid_kind in ("agentlaunch run", "tmux server", "claude"):
-        return "claude"  # bare claude under the server, agentlaunch's claude, and claude's live helpers
-    return "other"
-
-
-def cpu_parts(table: dict[int, tuple[int, str, float, int]], server: int) -> dict[str, float]:
-    """CPU seconds of the server's tree by kind: each live process's own, and the children each has reaped."""
-    parts = dict.fromkeys(KINDS, 0.0)
-    kinds: dict[int, str] = {}
-    for pid in tree(table, server):  # parents before children (a depth-first walk from the server)
-        ppid = table[pid][0]
-        kind = kinds[pid] = kind_of(pid, kinds.get(ppid))
-        own, reaped = own_and_reaped(pid)
-        parts[kind] += own
-        if kind == "agentlaunch run":
-            parts["agentlaunch's reaped"] += reaped
-        elif kind == "claude":
-            parts["claude's reaped"] += reaped
-        else:
-            parts[kind] += reaped
-    return parts
-
-
-CLK = os.sysconf("SC_CLK_TCK")
-
-
-def own_and_reaped(pid: int) -> tuple[float, float]:
-    try:
-        raw = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return 0.0, 0.0
-    rest = raw[raw.rfind(")") + 2 :].split()
-    return (int(rest[11]) + int(rest[12])) / CLK, (int(rest[13]) + int(rest[14])) / CLK
-
-
-def rusage_children() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def watch(label: str, answers: Answers, count: int, socket: str, start: float, cpu0: float,

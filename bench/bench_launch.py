@@ -28,7 +28,7 @@ checkout of agentlaunch (e.g. ``main`` before a change, with a state folder of
 its own), so a change is measured against the code before it in the same
 rounds.
 
-The real claude comes from ``tests.support.clis.ensure_cli("claude")`` when
+The real claude comes from ``testbed.clis.ensure_cli("claude")`` when
 ``AGENTLAUNCH_TEST_CLI_CACHE`` is set, else from
 ``/tmp/al-clis/node_modules/.bin/claude`` when that exists.
 """
@@ -95,7 +95,7 @@ def main() -> int:
             env = sealed_env(tmp, server.url)
             al_env, receiver = env, None
             if args.otel:
-                from tests.support.otlp_receiver import OtlpReceiver  # the test receiver (opentelemetry-proto)
+                from testbed.otlp_receiver import OtlpReceiver  # the test receiver (opentelemetry-proto)
 
                 receiver = OtlpReceiver().__enter__()
                 al_env = {**env, "AGENTLAUNCH_OTEL": "1", "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url}

@@ -29,9 +29,10 @@ sys.path.insert(0, str(REPO))
 
 from agentlaunch.fakeapi import gemini as gfake  # noqa: E402
 from agentlaunch.fakeapi import responses as cfake  # noqa: E402
-from tests.helpers import write_agent  # noqa: E402
-from tests.support.native_flows import cli_path  # noqa: E402
-from tests.support.native_tui import TitledResponsesFake, Tui, seed_codex_home  # noqa: E402
+from testbed.agent_files import write_agent  # noqa: E402
+from testbed.native_flows import cli_path  # noqa: E402
+from testbed.native_tui import TitledResponsesFake, seed_codex_home  # noqa: E402
+from testbed.pty_screen import spawn  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -84,18 +85,18 @@ def measure(name: str, idle: float) -> None:
             env = {**base, "AGENTLAUNCH_STATE_DIR": str(state), "AGENTLAUNCH_CONFIG_DIR": str(root / "config"),
                    "AGENTLAUNCH_AGENTS_DIR": str(agents), "AGENTLAUNCH_TITLE": "0", "TERM": "xterm-256color",
                    "PYTHONPATH": str(REPO)}  # fmt: skip
-            tui = Tui([sys.executable, "-m", "agentlaunch", "run", "idle"], env, work)
+            tui = spawn([sys.executable, "-m", "agentlaunch", "run", "idle"], env, work)
             try:
                 end = time.monotonic() + 90
-                while time.monotonic() < end and not ("hello there" in tui.text and state_of(env, work, "idle") == "waiting"):
-                    tui.wait_for(lambda: False, 1.0)
+                while time.monotonic() < end and not ("hello there" in tui.text() and state_of(env, work, "idle") == "waiting"):
+                    tui.within(lambda: False, 1.0)
                 reached = state_of(env, work, "idle")
-                tui.wait_for(lambda: False, 2.0)
+                tui.within(lambda: False, 2.0)
                 pid = tui.child.pid
                 kids = tree(pid)
                 before = cpu_seconds(pid), sum(cpu_seconds(k) for k in kids if Path(f"/proc/{k}").exists())
                 t0 = time.monotonic()
-                tui.wait_for(lambda: False, idle)
+                tui.within(lambda: False, idle)
                 spent = time.monotonic() - t0
                 after = cpu_seconds(pid), sum(cpu_seconds(k) for k in kids if Path(f"/proc/{k}").exists())
             finally:

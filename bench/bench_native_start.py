@@ -47,7 +47,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import MODEL, REPO, find_claude, quartiles, spread  # noqa: E402
 
 from agentlaunch.fakeapi.anthropic import FakeAnthropic  # noqa: E402
-from tests.support.claude_tui import Screen, seed_home, tui_env  # noqa: E402
+from testbed.claude_tui import seed_home, tui_env  # noqa: E402
+from testbed.pty_screen import Screen
 
 TARGET = 1.10
 PROMPT_SEEN: list[float] = []  # seconds from each spawn until the prompt showed (the key is typed then)

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import MODEL, REPO, Timed, find_claude, make_agent, quartiles, run_timed, sealed_env, spread  # noqa: E402
 
 from agentlaunch.fakeapi.anthropic import FakeAnthropic  # noqa: E402
-from tests.support.otlp_receiver import OtlpReceiver  # noqa: E402
+from testbed.otlp_receiver import OtlpReceiver  # noqa: E402
 
 
 def main() -> int:

@@ -27,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import MODEL, REPO, find_claude, quartiles  # noqa: E402
 
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, text_reply  # noqa: E402
-from tests.support.claude_tui import Screen, seed_home, spawn, tui_env  # noqa: E402
+from testbed.claude_tui import seed_home, tui_env  # noqa: E402
+from testbed.pty_screen import Screen, spawn
 
 
 def write_agent(agents: Path, name: str, claude: Path, work: Path) -> None:

@@ -56,7 +56,7 @@ from harness import MODEL, find_claude, sealed_env  # noqa: E402
 
 from agentlaunch.fakeapi.anthropic import FakeAnthropic  # noqa: E402
 from agentlaunch.live.status import read_records  # noqa: E402
-from tests.support.claude_tui import seed_home  # noqa: E402
+from testbed.claude_tui import seed_home  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")

@@ -42,7 +42,7 @@ TARGET = 1.15
 def find_cli(name: str) -> Path:
     if not os.environ.get("AGENTLAUNCH_TEST_CLI_CACHE") and (FALLBACK / name).exists():
         return FALLBACK / name
-    from tests.support.clis import ensure_cli
+    from testbed.clis import ensure_cli
 
     return ensure_cli(name)  # type: ignore[arg-type]
 

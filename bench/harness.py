@@ -1,6 +1,6 @@
 """What the Claude benches share: the real claude, a bench agent, a sealed environment, timed runs.
 
-``find_claude`` picks the real binary (``tests.support.clis.ensure_cli`` when
+``find_claude`` picks the real binary (``testbed.clis.ensure_cli`` when
 ``AGENTLAUNCH_TEST_CLI_CACHE`` is set, else ``/tmp/al-clis``); ``sealed_env``
 gives both sides of a comparison the same throwaway HOME, state, config and
 bytecode directories pointed at one fake API; ``run_timed`` runs a command and
@@ -39,7 +39,7 @@ def find_claude() -> Path:
     """The real claude binary the benches run (the pinned one from the test CLI cache)."""
     if not os.environ.get("AGENTLAUNCH_TEST_CLI_CACHE") and FALLBACK_CLAUDE.exists():
         return FALLBACK_CLAUDE
-    from tests.support.clis import ensure_cli
+    from testbed.clis import ensure_cli
 
     return ensure_cli("claude")
 

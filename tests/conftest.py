@@ -68,7 +68,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     """Start installing the real CLIs the e2e tests run, once, on the xdist controller (or the only process).
 
     The pinned CLIs and Node.js are one ``npm ci`` of ``tests/clis/package-lock.json``
-    (:func:`tests.support.clis.ensure_locked`), started here on a thread while the tests that need no CLI run; an
+    (:func:`testbed.clis.ensure_locked`), started here on a thread while the tests that need no CLI run; an
     e2e test waits for it before its timeout starts (:func:`pytest_runtest_protocol`). The collection's order is
     kept: the e2e tests (``tests/e2e`` sorts first) go to the first worker, which waits while the others run the rest
     (e2e tests moved to the end of every worker's share made all four run CPU-bound tests at once, and timing-bound
@@ -119,7 +119,7 @@ def _start_clis(config: pytest.Config) -> None:
     start (they and every CLI the tests start inherit it)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from tests.support import clis
+    from testbed import clis
 
     try:
         others = [name for name, version in clis.requested_versions().items() if version != clis.PINS[name]]
@@ -170,7 +170,7 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object
     A failed install is reported by the test itself, which asks for its CLI again.
     """
     if _is_e2e(item):
-        from tests.support.clis import wait_for_install
+        from testbed.clis import wait_for_install
 
         wait_for_install()
     return (yield)

@@ -15,7 +15,9 @@ import yaml
 
 from agentlaunch import paths
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
+from testbed.agent_files import write_agent
+from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.waits import wait_for
 from tests.test_tmux import HAVE_TMUX, add_agent_copies, panes, screen, send_line, status_records, tmux, up
 
 if not HAVE_TMUX and not os.environ.get("CI"):

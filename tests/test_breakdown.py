@@ -10,7 +10,7 @@ from pathlib import Path
 from agentlaunch.definitions.breakdown import breakdown
 from agentlaunch.definitions.render import render_instructions
 from agentlaunch.definitions.spec import load_agent
-from tests.helpers import run_cli_inprocess
+from tests.support.cli_runs import run_cli_inprocess
 
 
 def test_the_parts_add_up_to_the_rendered_text(agents_dir: Path, tmp_path: Path) -> None:

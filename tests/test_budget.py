@@ -19,7 +19,7 @@ from agentlaunch.token_usage import Usage
 from agentlaunch.usage.budget import BudgetGuard, Limits, call_tokens
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli
+from tests.support.cli_runs import run_cli
 
 # Expensive on purpose: one fake call (about 3,300 tokens) costs a few dollars.
 RATES = "fake-1: {input: 1000, output: 1000, cache_read: 1000, cache_write: 1000}\n"

@@ -27,9 +27,10 @@ from agentlaunch.token_usage import Usage
 from agentlaunch.usage.budget import BudgetGuard, Limits, limits_for
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli, write_agent
+from testbed.agent_files import write_agent
+from tests.support.cli_runs import run_cli
+from tests.support.control_socket import serve, state_dir, write_record
 from tests.test_budget import Clock, View
-from tests.test_send_protocol import serve, state_dir, write_record
 
 
 def _demo(agents_dir: Path, budget: Any) -> None:
@@ -241,7 +242,7 @@ def test_the_decks_b_resumes_a_paused_agent_after_a_yes_and_refuses_one_that_is_
     from textual.pilot import Pilot
 
     from agentlaunch.deck.app import Deck
-    from tests.test_deck import drive, message, record, settle, sources, table_rows
+    from tests.support.deck_pilot import drive, message, record, settle, sources, table_rows
 
     asked: list[str] = []
     server = serve(tmp_path / "control.sock")

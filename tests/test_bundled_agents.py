@@ -10,7 +10,7 @@ import pytest
 
 from agentlaunch import paths
 from tests.conftest import EXAMPLE_AGENTS
-from tests.helpers import run_cli, run_cli_inprocess
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from agentlaunch.providers.native.claude_source import ClaudeNativeSource
 from agentlaunch.providers.native.hook_http import KEY_VAR
 from agentlaunch.providers.native.source import NativeItem, PromptTyped, ToolAsked
 from agentlaunch.sinks import StateChanged
-from tests.test_claude_native import SESSION, context, root  # noqa: F401 (root: the fixture)
+from tests.support.claude_native_replay import SESSION, context, root  # noqa: F401 (root: the fixture)
 from tests.test_hook_http import answer_of
 
 

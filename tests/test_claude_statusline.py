@@ -15,6 +15,7 @@ import pytest
 from agentlaunch.providers.native.claude_settings import STATUSLINE
 from agentlaunch.providers.native.claude_statusline import ours
 from agentlaunch.providers.native.hook_socket import HookSocket, script_argv
+from tests.support.waits import wait_for
 
 DATA = Path(__file__).parent / "data" / "claude_tui"
 
@@ -99,12 +100,15 @@ def test_a_hanging_user_status_line_is_cut_off_with_its_children(folder: Path) -
     assert out.startswith("(your status line timed out after 0.5s) │ ctx 13,126/200k")
     assert took < 20  # bounded by the timeout, not by the 30 s sleep (a bound, not a timing measure)
     pid = int(marker.read_text())
-    for _ in range(50):
-        if not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]:
-            break
-        time.sleep(0.1)
-    else:
-        raise AssertionError("the user's status-line child outlived its timeout")
+
+    def ended() -> bool:
+        try:
+            return "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+        except FileNotFoundError:
+            return True
+
+    # Within 5 s: the child itself would end after its 30 s sleep.
+    wait_for(ended, 5, "the user's status-line child to end with its timeout", every=0.1)
 
 
 def bounded_run_line(folder: Path, user: str, timeout: float = 5.0) -> str:

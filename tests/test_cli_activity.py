@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from agentlaunch.launch.native.cli_activity import BUSY_CPU, Activity, activity, still_starting
-from tests.helpers import wait_for
+from tests.support.waits import wait_for
 
 SPIN = "import time\nend = time.monotonic() + 60\nwhile time.monotonic() < end:\n    pass\n"
 

@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 
 from agentlaunch import __version__, paths
 from agentlaunch.cli import COMMAND_MODULES, app
-from tests.helpers import run_cli, run_cli_inprocess, write_agent
+from testbed.agent_files import write_agent
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 
 runner = CliRunner()
 

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_cli, wait_for, write_agent
+from testbed.agent_files import write_agent
+from tests.support.cli_runs import run_cli
+from tests.support.waits import wait_for
 
 TIMEOUT = 60
 SCRIPT = Path(__file__).resolve().parent / "support" / "detached_cli.py"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import clis
+from testbed import clis
 
 
 def test_without_the_variable_every_cli_runs_at_its_pin() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_cli_inprocess
+from tests.support.cli_runs import run_cli_inprocess
 
 
 @pytest.fixture
@@ -156,7 +156,7 @@ def test_json_and_csv_carry_costs_at_full_precision() -> None:
 
 
 def test_usage_by_session_names_each_sessions_agent(two_sessions: list[str], agents_dir: Path) -> None:
-    from tests.helpers import write_agent
+    from testbed.agent_files import write_agent
 
     write_agent(agents_dir, "other-agent", {"provider": "fake", "model": "fake-1"})
     result = run_cli_inprocess("run", "other-agent", "hi", "--json", "--agents-dir", str(agents_dir))

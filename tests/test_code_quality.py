@@ -13,7 +13,7 @@ from tests.conftest import REPO
 @pytest.mark.parametrize(
     "command",
     [
-        [sys.executable, "-m", "ruff", "check", "agentlaunch", "tests", "bench"],
+        [sys.executable, "-m", "ruff", "check", "agentlaunch", "tests", "testbed", "bench"],
         [sys.executable, "-m", "mypy", "--strict"],  # the packages of pyproject's [tool.mypy]: agentlaunch
     ],
     ids=["ruff", "mypy-strict"],

@@ -17,7 +17,7 @@ from agentlaunch.providers import codex_appserver as rpc
 from agentlaunch.providers import get_adapter
 from agentlaunch.providers.codex_appserver import AppServerParser
 from agentlaunch.token_usage import Usage
-from tests.helpers import write_agent
+from testbed.agent_files import write_agent
 
 THREAD, TURN = "01a2349b-564e-7af0-927d-50209ba6c298", "01a2349b-5712-71a3-82c4-f3a7118a9ec6"
 

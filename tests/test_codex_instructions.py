@@ -20,7 +20,7 @@ from agentlaunch.providers.codex_instructions import (
     user_developer_instructions,
 )
 from agentlaunch.providers.descriptors import CODEX
-from tests.helpers import write_agent
+from testbed.agent_files import write_agent
 
 CONTROL = [chr(c) for c in range(0x20)] + ["\x7f"]
 

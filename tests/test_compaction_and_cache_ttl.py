@@ -18,7 +18,7 @@ from agentlaunch.usage.cache_lifetime import FIVE_MINUTES, ONE_HOUR, lifetime
 from agentlaunch.usage.call_meter import CallMeter
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.pricing import Pricer
-from tests.helpers import write_agent
+from testbed.agent_files import write_agent
 
 
 def load(tmp_path: Path, **conf: Any) -> Any:

@@ -1,18 +1,15 @@
 """`agentlaunch deck` driven in process with Textual's own harness (``App.run_test``, pilot keys), its screen asserted.
 
-The status records, the agents and the worktree are made by each test; the tmux side (a private server
+The status records and the agents are made by each test (a worktree: test_deck_worktrees.py, the dialogs:
+test_deck_new_agent.py); the tmux side (a private server
 with agents on the offline fake provider) is in test_deck_tmux.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import shutil
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -20,71 +17,18 @@ from typing import Any
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from agentlaunch import paths
 from agentlaunch.deck.agent_list import AgentList
 from agentlaunch.deck.app import Deck
-from agentlaunch.deck.rows import COLUMNS, Sources
-from agentlaunch.deck.screens import Page
-from agentlaunch.live.status import process_start, status_dir
-from agentlaunch.worktrees import git_worktree as worktree
-from tests.helpers import run_cli
+from agentlaunch.deck.rows import COLUMNS
+from agentlaunch.live.status import status_dir
+from tests.support.cli_runs import run_cli
+from tests.support.deck_pilot import drive, message, record, settle, sources, table_rows
 
-Script = Callable[[Deck, Pilot[None]], Awaitable[None]]
-BRANCH, REPO, LIMITS = COLUMNS.index("branch"), COLUMNS.index("repo"), COLUMNS.index("plan limits")
-
-
-def record(name: str, state: str, ago: float = 0, **extra: Any) -> Path:
-    """A status record of a live launch (this test's own process stands for it)."""
-    now = datetime.now(UTC)
-    data = {
-        "version": 1, "agent": name, "provider": "claude", "model": "claude-sonnet-4-5", "pid": os.getpid(),
-        "pid_start": process_start(os.getpid()), "state": state,
-        "state_since": (now - timedelta(seconds=ago)).isoformat(timespec="seconds"), "working_dir": str(Path.cwd()),
-        "percent": 41.2, "context": 82_000, "to_compaction": 80_210, "cost": "$0.1234", "session_id": f"{name}-session",
-        "cache": {"expires_at": (now + timedelta(seconds=200)).isoformat(timespec="seconds"), "ttl_s": 300},
-        **extra,
-    }  # fmt: skip
-    folder = status_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{name}.json"
-    path.write_text(json.dumps(data))
-    return path
-
-
-def sources(agents_dir: Path | None) -> Sources:
-    state = paths.state_dir()
-    return Sources(status_dir(state), state, agents_dir, paths.store_path(), None)
-
-
-def drive(app: Deck, script: Script, size: tuple[int, int] = (140, 30)) -> None:
-    async def main() -> None:
-        async with app.run_test(size=size) as pilot:
-            await pilot.pause()
-            await script(app, pilot)
-
-    asyncio.run(main())
-
-
-async def settle(pilot: Pilot[None], condition: Callable[[], object], app: Deck, what: str, timeout: float = 30.0) -> None:
-    """Let the deck run until ``condition`` holds (its watch and timers do the reading); fail saying what it shows."""
-    for _ in range(int(timeout / 0.05)):
-        if condition():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"timed out waiting for {what}; rows: {table_rows(app)}; message: {message(app)!r}")
-
-
-def table_rows(app: Deck) -> list[list[str]]:
-    table = app.query_one(AgentList)
-    return [list(table.get_row_at(i)) for i in range(table.row_count)]
+LIMITS = COLUMNS.index("plan limits")
 
 
 def state_style(app: Deck, index: int) -> str:
     return app.query_one(AgentList).style_at(index)
-
-
-def message(app: Deck) -> str:
-    return str(app.query_one("#message", Static).render())
 
 
 def test_asking_and_stalled_agents_come_first_in_red_with_how_long(agents_dir: Path) -> None:
@@ -244,44 +188,6 @@ def test_no_agents_dir_no_records_no_tmux_the_deck_says_how_to_start(tmp_path: P
     drive(Deck(sources(None)), script)
 
 
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True)
-
-
-def repo_with_worktree(tmp_path: Path) -> tuple[Path, Path]:
-    """A repository with one commit on main, and demo's worktree of it (registered as agentlaunch registers one)."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "first")
-    path, _ = worktree.ensure("demo", repo, tmp_path / "trees", paths.state_dir())
-    return repo, path
-
-
-def test_a_repository_deleted_under_a_worktree_is_said_on_the_row_and_the_others_show(agents_dir: Path, tmp_path: Path) -> None:
-    repo, path = repo_with_worktree(tmp_path)
-    (path / "new.txt").write_text("x\n")
-    record("reviewer", "waiting", 2, working_dir=str(path))
-
-    async def script(app: Deck, pilot: Pilot[None]) -> None:
-        # the worktrees are read in a worker thread
-        await settle(pilot, lambda: any("agentlaunch/demo" in r[BRANCH] for r in table_rows(app)), app, "the worktree")
-        rows = {r[0]: r for r in table_rows(app)}
-        assert rows["reviewer"][BRANCH] == "agentlaunch/demo +0 −0 dirty 1" and rows["reviewer"][REPO] == "repo"
-        shutil.rmtree(repo)
-        app.read_slow()
-        await settle(pilot, lambda: "broken" in {r[0]: r for r in table_rows(app)}["reviewer"][BRANCH], app, "broken")
-        rows = {r[0]: r for r in table_rows(app)}
-        assert rows["reviewer"][BRANCH].startswith("broken: ") and rows["reviewer"][1].startswith("waiting")
-        assert rows["planner"][1] == "not running"  # the others still show
-        await pilot.press("d")  # the diff page of a broken worktree says what git said
-        assert isinstance(app.screen, Page)
-        body = str(app.screen.body)
-        assert body.startswith("git cannot read this worktree: ") and rows["reviewer"][BRANCH].removeprefix("broken: ") in body
-
-    drive(Deck(sources(agents_dir)), script)
-
-
 def test_the_deck_command_needs_a_terminal_and_run_never_imports_textual(agents_dir: Path) -> None:
     piped = run_cli("deck", "--agents-dir", str(agents_dir))
     assert piped.returncode == 2 and b"full-screen terminal application" in piped.stderr
@@ -290,38 +196,6 @@ def test_the_deck_command_needs_a_terminal_and_run_never_imports_textual(agents_
              "print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))")  # fmt: skip
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
     assert loaded == "[]"
-
-
-def test_merge_from_the_diff_page_is_refused_while_dirty_then_merges_and_removes_the_worktree(
-    agents_dir: Path, tmp_path: Path
-) -> None:
-    repo, path = repo_with_worktree(tmp_path)
-    (path / "done.txt").write_text("the agent's work\n")
-
-    async def open_diff(app: Deck, pilot: Pilot[None]) -> None:
-        app.read_slow()
-        shown = lambda: any(r[0] == "demo" and r[BRANCH].startswith("agentlaunch/demo") for r in table_rows(app))  # noqa: E731
-        await settle(pilot, shown, app, "demo's worktree")
-        app.query_one(AgentList).move_cursor(row=[r[0] for r in table_rows(app)].index("demo"))
-        await pilot.press("d")
-        assert isinstance(app.screen, Page) and "done.txt" in str(app.screen.body)
-        assert "+the agent's work" in str(app.screen.body).splitlines()  # the new file's text, on lines of their own
-
-    async def script(app: Deck, pilot: Pilot[None]) -> None:
-        await open_diff(app, pilot)
-        await pilot.press("M", "y")
-        await settle(pilot, lambda: "uncommitted changes" in message(app), app, "the refusal")
-        assert message(app).startswith("failed (exit 4): ") and not (repo / "done.txt").exists() and path.is_dir()
-
-        _git(path, "add", "done.txt")
-        _git(path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "the work")
-        await open_diff(app, pilot)
-        await pilot.press("M", "y")
-        await settle(pilot, lambda: "worktree removed" in message(app), app, "the merge")
-        assert message(app) == "merged agentlaunch/demo into main; worktree removed"
-        assert (repo / "done.txt").read_text() == "the agent's work\n" and not path.exists()
-
-    drive(Deck(sources(agents_dir)), script)
 
 
 def test_a_tick_renders_again_only_the_rows_whose_text_changed(agents_dir: Path) -> None:
@@ -402,107 +276,6 @@ def test_a_pane_that_shows_nothing_new_is_captured_less_often_and_a_change_bring
     drive(Deck(sources(agents_dir), watch=False), script)
 
 
-def test_n_picks_a_definition_from_a_filtered_list_then_its_prompt_worktree_and_session(
-    agents_dir: Path, monkeypatch: Any
-) -> None:
-    from textual.widgets import Checkbox, Label, OptionList
-
-    from agentlaunch.deck import actions
-    from agentlaunch.deck.picker import PickDefinition, StartForm
-
-    ran: list[list[str]] = []
-    monkeypatch.setattr(actions, "agentlaunch", lambda args, socket, cwd=None: ran.append(args) or actions.Outcome(0, "ok"))
-    (agents_dir / "broken").mkdir()
-    (agents_dir / "broken" / "agent.yaml").write_text("provider: claude\nno_such_field: 1\n")
-
-    def options(app: Deck) -> list[str]:
-        listed = app.screen.query_one(OptionList)
-        return [str(listed.get_option_at_index(i).prompt) for i in range(listed.option_count)]
-
-    async def script(app: Deck, pilot: Pilot[None]) -> None:
-        await settle(pilot, lambda: app.sources.definitions.get("broken"), app, "the definitions loaded")
-        await pilot.press("n")
-        assert isinstance(app.screen, PickDefinition)
-        listed = options(app)
-        assert [o.split()[0] for o in listed] == ["broken", "demo", "planner", "reviewer", "+"]
-        assert "claude" in next(o for o in listed if o.startswith("reviewer"))  # what it runs
-        assert "⚠ definition: " in next(o for o in listed if o.startswith("broken"))  # what is wrong with it
-        await pilot.press("down", "down")
-        assert app.screen.query_one(OptionList).highlighted == 2
-        await pilot.press(*"zzz")
-        assert options(app) == ["no definition matches", "+ an agent without a definition: provider, model, folder"]
-        await pilot.press("enter")  # nothing to pick: the picker stays
-        assert isinstance(app.screen, PickDefinition)
-        await pilot.press("backspace", "backspace", "backspace", *"view")
-        assert [o.split()[0] for o in options(app)] == ["reviewer", "+"]
-        await pilot.press("enter")
-        assert isinstance(app.screen, StartForm) and app.screen.agent == "reviewer"
-
-        await pilot.press(*"review the diff", "down", "space", "down", *"a b", "enter")  # a session tmux would misread
-        assert isinstance(app.screen, StartForm) and "not allowed" in str(app.screen.query_one("#problem", Label).render())
-        assert app.screen.query_one("#worktree", Checkbox).value is True
-        await pilot.press("backspace", "backspace", "backspace", *"team-a", "enter")
-        await settle(pilot, lambda: len(ran) == 2, app, "tmux up, then send")
-        assert ran[0] == ["tmux", "up", "reviewer", "--no-attach", "--worktree", "--session", "team-a",
-                          "--agents-dir", str(agents_dir)]  # fmt: skip
-        assert ran[1] == ["send", "reviewer", "review the diff"]
-
-        await pilot.press("n", *"demo", "enter", "enter")  # no prompt, no worktree, tmux up's own session
-        await settle(pilot, lambda: len(ran) == 3, app, "the second start")
-        assert ran[2] == ["tmux", "up", "demo", "--no-attach", "--agents-dir", str(agents_dir)]
-        await pilot.press("n", *"plan", "enter", "ctrl+t", "ctrl+t", "ctrl+t", "down", "space", "enter")  # ticked thrice
-        await settle(pilot, lambda: len(ran) == 4, app, "the third start")  # Space on the box unticked it; Enter there starts
-        assert ran[3] == ["tmux", "up", "planner", "--no-attach", "--agents-dir", str(agents_dir)]
-        await pilot.press("n", *"plan", "enter", "down", "space", "enter")  # Enter on the ticked box starts, ticked
-        await settle(pilot, lambda: len(ran) == 5, app, "the fourth start")
-        assert ran[4] == ["tmux", "up", "planner", "--no-attach", "--worktree", "--agents-dir", str(agents_dir)]
-        await pilot.press("n", "escape", "n", "enter", "escape")  # Escape at either step starts nothing
-        await pilot.pause()
-        assert len(ran) == 5 and not isinstance(app.screen, PickDefinition | StartForm)
-
-    drive(Deck(sources(agents_dir)), script)
-
-
-def test_the_pickers_arrows_come_after_the_letters_typed_before_them(agents_dir: Path) -> None:
-    """↑ ↓ are the picker's ordinary bindings (the filter has no use for them): in a burst of keys (a paste, send-keys)
-    a Down typed after some letters moves the list those letters filtered, never the list before them."""
-    from textual import events
-    from textual.widgets import Input, OptionList
-
-    from agentlaunch.deck.picker import ADHOC, PickDefinition
-
-    async def script(app: Deck, pilot: Pilot[None]) -> None:
-        await pilot.press("n")
-        picker = app.screen
-        assert isinstance(picker, PickDefinition) and app.focused is picker.query_one("#filter", Input)
-        for key, character in [("e", "e"), ("r", "r"), ("down", None)]:  # posted at once, none waited for
-            app.post_message(events.Key(key, character))
-        await settle(pilot, lambda: picker.query_one("#filter", Input).value == "er", app, "the letters in")
-        await pilot.pause()
-        listed = picker.query_one(OptionList)
-        names = [listed.get_option_at_index(i).id for i in range(listed.option_count)]
-        assert names == ["planner", "reviewer", ADHOC]  # "er" filtered the list before Down came
-        assert listed.highlighted == 1
-        assert not [b for b in PickDefinition.BINDINGS if getattr(b, "priority", False)]
-
-    drive(Deck(sources(agents_dir)), script)
-
-
-def test_n_without_definitions_says_where_it_looked(tmp_path: Path) -> None:
-    from agentlaunch.deck.picker import PickDefinition
-
-    empty = tmp_path / "none-here"
-    empty.mkdir()
-
-    async def script(app: Deck, pilot: Pilot[None]) -> None:
-        await pilot.press("n")
-        said = f"no agent is defined in {empty}: + starts one without a definition; agentlaunch init makes definitions"
-        assert message(app) == said
-        assert isinstance(app.screen, PickDefinition)  # with its one choice: an agent without a definition
-
-    drive(Deck(sources(empty)), script)
-
-
 def test_the_docs_screenshot_is_written_only_when_the_screen_differs_in_substance(tmp_path: Path) -> None:
     from textual.app import App, ComposeResult
 
@@ -534,20 +307,6 @@ def test_the_docs_screenshot_is_written_only_when_the_screen_differs_in_substanc
     asyncio.run(main())
     assert written == [True, False, True, True]
     assert shot.read_text().startswith("<svg") and "asking" in shot.read_text()
-
-
-def test_after_a_dialog_the_arrows_move_the_list_again(agents_dir: Path) -> None:
-    record("calm", "thinking", 5)
-
-    async def script(app: Deck, pilot: Pilot[None]) -> None:
-        table = app.query_one(AgentList)
-        await pilot.press("slash", "escape", "n", "escape", "question_mark", "escape")
-        assert app.focused is table
-        before = table.cursor_row
-        await pilot.press("down")
-        assert table.cursor_row == before + 1
-
-    drive(Deck(sources(agents_dir)), script)
 
 
 def test_the_first_read_begun_before_the_deck_is_shown_and_a_record_written_meanwhile_is_read_when_the_watch_is_up() -> None:

@@ -21,7 +21,7 @@ from agentlaunch.deck.app import Deck
 from agentlaunch.deck.rows import gather
 from agentlaunch.deck.screens import Confirm
 from agentlaunch.live.status import process_start, status_dir
-from tests.test_deck import drive, message, record, settle, sources, table_rows
+from tests.support.deck_pilot import drive, message, record, settle, sources, table_rows
 
 Ran = list[list[str]]
 
@@ -223,7 +223,7 @@ def test_a_definition_that_breaks_while_the_deck_is_open_keeps_the_tables_column
 
 def test_the_confirmations_of_the_diff_page_name_the_agent(agents_dir: Path, tmp_path: Path, ran: Any) -> None:
     from agentlaunch.deck.screens import Page
-    from tests.test_deck import BRANCH, repo_with_worktree
+    from tests.support.deck_pilot import BRANCH, repo_with_worktree
 
     repo, path = repo_with_worktree(tmp_path)
 
@@ -247,7 +247,7 @@ def test_the_branch_column_follows_a_records_change_and_a_merge_at_once(
     """Not in up to 15 s (the round of the slow reads, made an hour here): a record's change and the deck's own merge
     read the worktrees again."""
     from agentlaunch.deck import watching
-    from tests.test_deck import BRANCH, _git, repo_with_worktree
+    from tests.support.deck_pilot import BRANCH, repo_with_worktree, run_git
 
     monkeypatch.setattr(watching, "SLOW_EVERY", 3600.0)
     repo, path = repo_with_worktree(tmp_path)
@@ -265,8 +265,8 @@ def test_the_branch_column_follows_a_records_change_and_a_merge_at_once(
         record("demo", "waiting", 0, working_dir=str(path), done=True)  # its turn ended
         await settle(pilot, lambda: branch() == "agentlaunch/demo +0 −0 dirty 1", app, "the worktree dirty")
 
-        _git(path, "add", "made.txt")
-        _git(path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "the work")
+        run_git(path, "add", "made.txt")
+        run_git(path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "the work")
         (status_dir() / "demo.json").unlink()  # it ended: merging is allowed
         await settle(pilot, lambda: branch() == "agentlaunch/demo +1 −0", app, "demo ended, its commit counted")
         select(app, "demo")

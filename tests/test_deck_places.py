@@ -19,7 +19,7 @@ from agentlaunch.deck.rows import Sources
 from agentlaunch.definitions.adhoc import adhoc_dir
 from agentlaunch.live.status import status_dir
 from agentlaunch.live.tmux import Tmux
-from tests.test_deck import drive, message, table_rows
+from tests.support.deck_pilot import drive, message, table_rows
 from tests.test_deck_follow import question, select
 from tests.test_tmux import HAVE_TMUX, panes, tmux
 

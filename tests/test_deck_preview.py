@@ -23,7 +23,7 @@ from agentlaunch.deck.preview import Preview, fitted, parse, window
 from agentlaunch.deck.rows import Sources
 from agentlaunch.live.status import process_start, status_dir
 from agentlaunch.live.tmux import AGENT_OPTION, Tmux
-from tests.test_deck import drive, message, record, sources
+from tests.support.deck_pilot import drive, message, record, sources
 from tests.test_deck_tmux import until
 from tests.test_tmux import HAVE_TMUX, tmux
 

@@ -24,9 +24,9 @@ from agentlaunch.deck.rows import Sources
 from agentlaunch.deck.screens import Confirm, Page
 from agentlaunch.live.status import status_dir
 from agentlaunch.live.tmux import Tmux
-from tests.helpers import die_with
+from tests.support.deck_pilot import BRANCH, drive, message, record, table_rows
 from tests.support.screenshot import save_if_changed
-from tests.test_deck import BRANCH, drive, message, record, table_rows
+from tests.support.tmux_panes import die_with
 from tests.test_tmux import HAVE_TMUX, add_agent_copies, panes, status_records, tmux, up
 
 if not HAVE_TMUX and not os.environ.get("CI"):
@@ -145,7 +145,7 @@ def test_a_dead_pane_shows_with_its_exit_and_a_budget_stop_is_named(socket: str,
     drive(Deck(sources, socket=socket), script)
 
 
-def _git(cwd: Path, *args: str) -> None:
+def run_git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(cwd), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
                    capture_output=True)  # fmt: skip
 
@@ -155,8 +155,8 @@ def test_new_with_a_worktree_and_a_first_prompt_then_its_diff_a_refused_remove_u
 ) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "commit", "-q", "--allow-empty", "-m", "first")
+    run_git(repo, "init", "-q", "-b", "main")
+    run_git(repo, "commit", "-q", "--allow-empty", "-m", "first")
     add_agent_copies(agents_dir, ["builder"])
     yaml = agents_dir / "builder" / "agent.yaml"
     yaml.write_text(yaml.read_text().replace('working_dir: "@scratch"', f"working_dir: {repo}"))

@@ -11,7 +11,7 @@ import pytest
 from agentlaunch.definitions import agent_yaml
 from agentlaunch.definitions.spec import agent_names, load_agent, resolve_working_dir
 from agentlaunch.errors import DefinitionError
-from tests.helpers import write_agent
+from testbed.agent_files import write_agent
 
 
 def problems_of(agents_dir: Path, name: str) -> list[str]:

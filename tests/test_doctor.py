@@ -20,7 +20,8 @@ from agentlaunch.launch.placement import place_instructions
 from agentlaunch.prefix import live as doctor_live
 from agentlaunch.prefix.live import live_check
 from agentlaunch.prefix.static import common_prefix, compare, place_instructions_in, serialize, static_check
-from tests.helpers import run_cli, run_cli_inprocess, write_agent
+from testbed.agent_files import write_agent
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 
 FAKE_CLAUDE = Path(__file__).parent / "support" / "doctor" / "fake_claude.py"
 TODAY = date(2026, 3, 4)

@@ -9,7 +9,8 @@ import yaml
 
 from agentlaunch.definitions.deliver import deliver
 from agentlaunch.launch.double_load import double_loading
-from tests.helpers import run_cli_inprocess, write_agent
+from testbed.agent_files import write_agent
+from tests.support.cli_runs import run_cli_inprocess
 
 TEXT = b"You are Tester.\n" * 40  # 640 bytes: ~160 tokens
 

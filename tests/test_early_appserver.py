@@ -23,7 +23,7 @@ import pytest
 
 from agentlaunch.launch.early import early_appserver, prespawn
 from agentlaunch.launch.early.early_appserver import EarlyAppServer
-from tests.helpers import wait_for
+from tests.support.waits import wait_for
 
 SERVER = "import socket, sys, time; s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[2][7:]); s.listen(); time.sleep(120)"
 KEY = "k" * 24

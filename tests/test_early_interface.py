@@ -17,7 +17,8 @@ import pexpect
 import pytest
 
 from agentlaunch.launch.early import early_interface
-from tests.helpers import turn_over, wait_for, write_agent
+from testbed.agent_files import write_agent
+from tests.support.waits import turn_over, wait_for
 from tests.test_native_ready import record
 from tests.test_native_relay import FAKE_TUI, env_with, ready, spawn
 

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from agentlaunch.cli import app
 from agentlaunch.errors import ExitCode
-from tests.helpers import run_cli
+from tests.support.cli_runs import run_cli
 
 runner = CliRunner()
 
@@ -73,7 +73,7 @@ def test_an_unusable_state_dir_stops_a_launch_with_a_state_error(
 
 
 def test_a_system_prompt_file_that_cannot_be_written_is_a_state_error(agents_dir: Path, tmp_path: Path) -> None:
-    from tests.helpers import write_agent
+    from testbed.agent_files import write_agent
 
     write_agent(agents_dir, "sp", {"provider": "claude", "command": "/bin/true"})  # claude's default delivery: system-prompt
     state = Path(str(tmp_path / "state"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tests.helpers import write_agent
+from testbed.agent_files import write_agent
 from tests.support.git_repo import git, make_repo, run_at_once
 
 REPO_OWN = "REPO-OWN: the team's committed CLAUDE.md\n"

@@ -148,7 +148,7 @@ def test_force_in_a_read_only_directory_is_a_clear_error(tmp_path: Path, state: 
 
 
 def test_force_in_a_read_only_directory_via_the_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.helpers import run_cli
+    from tests.support.cli_runs import run_cli
 
     ro = tmp_path / "ro"
     ro.mkdir()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from datetime import datetime
 from pathlib import Path
 
@@ -15,7 +14,8 @@ from agentlaunch.token_usage import Usage
 from agentlaunch.usage.budget import BudgetGuard, Limits
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli
+from tests.support.cli_runs import run_cli
+from tests.support.waits import wait_for
 from tests.test_budget import RATES, Clock, View
 
 # The fake CLI whose first model call waits for the file $FLEET_GO once it has written $FLEET_DIR/started-<pid>:
@@ -57,14 +57,6 @@ def stored() -> list[CallRecord]:
         return [c for s in store.list_sessions() for c in store.calls_for_session(s.session_id)]
 
 
-def wait_for(check: object, what: str) -> None:
-    """Synchronization, not a timing assertion: wait until ``check()``; the deadline only turns a hang into a failure."""
-    deadline = time.monotonic() + 120
-    while not check():  # type: ignore[operator]
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        time.sleep(0.02)
-
-
 def test_agents_at_once_overspend_a_shared_cap_by_the_calls_in_flight_and_later_ones_are_refused(agents_dir: Path) -> None:
     (agents_dir / "pricing.yaml").write_text(RATES)
     names = ["f0", "f1", "f2", "late0", "late1"]
@@ -89,7 +81,7 @@ def test_agents_at_once_overspend_a_shared_cap_by_the_calls_in_flight_and_later_
         for name in names[:3]
     ]  # fmt: skip
     # All three pass their checks while nothing is spent beyond the probe: three calls in flight at once.
-    wait_for(lambda: len(list(held.glob("started-*"))) == 3, "three calls in flight")
+    wait_for(lambda: len(list(held.glob("started-*"))) == 3, 120, "three calls in flight")
     (held / "go").touch()
     codes = [p.wait(timeout=120) for p in running]
     errors = [p.stderr.read().decode() if p.stderr else "" for p in running]

@@ -16,7 +16,7 @@ from agentlaunch.errors import DefinitionError, UsageError
 from agentlaunch.launch.identity import ForkSource, choose_session
 from agentlaunch.providers import get_adapter
 from agentlaunch.usage.store import Store
-from tests.helpers import write_agent
+from testbed.agent_files import write_agent
 
 
 def argv(agents_dir: Path, provider: str, fork: ForkSource | None, *, session_id: str = "NEW") -> list[str]:

@@ -15,7 +15,7 @@ from agentlaunch.errors import StateError
 from agentlaunch.launch.placement import instructions_path, place_instructions
 from agentlaunch.providers.descriptors import GEMINI
 from agentlaunch.providers.gemini_home import combined_memory, home_path, prepare_home
-from tests.helpers import write_agent
+from testbed.agent_files import write_agent
 
 USER_FILES = {
     "settings.json": '{"general": {"maxAttempts": 1}}',

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from agentlaunch.definitions.git_exclude import exclude_from_git, find_repo
-from tests.helpers import run_cli
+from tests.support.cli_runs import run_cli
 from tests.support.git_repo import git, make_repo
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

@@ -17,7 +17,7 @@ from agentlaunch.providers.native import hook_http
 from agentlaunch.providers.native.claude_source import http_report
 from agentlaunch.providers.native.hook_http import HookServer, HttpHook
 from agentlaunch.providers.native.hook_socket import HookReport
-from tests.test_claude_native import Clock
+from tests.support.claude_native_replay import Clock
 
 KEY = "k" * 32
 

@@ -13,7 +13,8 @@ import pytest
 from agentlaunch.definitions import agent_yaml, bounded_read
 from agentlaunch.definitions.spec import check_name, load_agent
 from agentlaunch.errors import DefinitionError
-from tests.helpers import run_cli, run_cli_inprocess, write_agent
+from testbed.agent_files import write_agent
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 
 
 def alias_bomb(levels: int = 9, field: str = "bundles") -> str:

@@ -18,7 +18,7 @@ from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
 from agentlaunch.visible import for_markup, visible
-from tests.helpers import run_cli_inprocess
+from tests.support.cli_runs import run_cli_inprocess
 
 PWNED = "\x1b]0;PWNED\x07\x1b[2J"
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.helpers import run_cli, run_cli_inprocess, write_agent
+from testbed.agent_files import write_agent
 from tests.support import hostile_lines
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 
 STAND_IN = Path(__file__).parent / "support" / "hostile_claude.py"
 

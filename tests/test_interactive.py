@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from agentlaunch.launch.transport import Child
-from tests.helpers import wait_for
+from tests.support.waits import wait_for
 
 TIMEOUT = 30
 PROMPT = "› "

@@ -9,7 +9,8 @@ import pytest
 from agentlaunch.definitions.spec import load_agent
 from agentlaunch.providers import get_adapter
 from agentlaunch.providers.descriptors import describe
-from tests.helpers import run_cli_inprocess, write_agent
+from testbed.agent_files import write_agent
+from tests.support.cli_runs import run_cli_inprocess
 
 PROVIDERS_WITH_SLASH = ("claude", "gemini")
 

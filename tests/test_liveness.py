@@ -29,7 +29,8 @@ from agentlaunch.sinks import PromptSent, StateChanged, TurnDone
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.pricing import Pricer
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli, write_agent
+from testbed.agent_files import write_agent
+from tests.support.cli_runs import run_cli
 from tests.test_launch_inprocess import Collect
 
 

@@ -1,4 +1,5 @@
-"""Gemini's native source on recorded session files (Gemini CLI 0.61.0's TUI, tests/data/native).
+"""Gemini's native source on recorded session files (Gemini CLI 0.61.0's TUI, tests/data/native; hooks:
+test_native_gemini_hooks.py).
 
 The recordings are replayed into a temporary per-agent Gemini home the way
 Gemini writes them; each model call must be reported once with the figures
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +22,10 @@ from agentlaunch.dir_watch import open_watch
 from agentlaunch.events import CallUsage, SessionStarted, Text
 from agentlaunch.providers.gemini_session import session_calls
 from agentlaunch.providers.native.gemini import GeminiNativeSource, native_extras
-from agentlaunch.providers.native.gemini_records import project_hash
-from agentlaunch.providers.native.source import NativeContext
 from agentlaunch.sinks import StateChanged
 from agentlaunch.token_usage import Usage
+from tests.support.gemini_recorded import SESSION, Bench, states
 
-DATA = Path(__file__).parent / "data" / "native"
-SESSION = "4bc96738-2f95-4ef8-9b32-e8c4d9d5018a"
 EXPECTED = [
     Usage(input=3000, cache_read=6000, output=10, reasoning=3),
     Usage(input=100, cache_read=9000, output=5),
@@ -37,45 +34,8 @@ EXPECTED = [
 RESUMED = [Usage(input=100, cache_read=9200, output=8, reasoning=2)]
 
 
-class Bench:
-    def __init__(self, root: Path, session_id: str | None = None, resumed: bool = False) -> None:
-        self.home = root / "ghome"
-        self.work = root / "work"
-        self.work.mkdir(parents=True, exist_ok=True)
-        self.chats = self.home / ".gemini" / "tmp" / "work" / "chats"
-        self.file = self.chats / "session-2026-12-01T11-24-4bc96738.jsonl"
-        self.session_id = session_id
-        self.resumed = resumed
-        self.started_at = time.time() - 5
-
-    def ctx(self) -> NativeContext:
-        env = {"HOME": str(self.home), "GEMINI_CLI_HOME": str(self.home)}
-        return NativeContext("helper", self.session_id, self.resumed, self.work, env, self.home, self.started_at, "python3")
-
-    def recorded(self, name: str) -> bytes:
-        text = (DATA / name).read_text().replace("/WORK", str(self.work)).replace("/HOME", str(self.home))
-        # The header's projectHash is of the recording's folder: make it this folder's, and its start time now.
-        lines = []
-        for line in text.splitlines():
-            if line.startswith('{"sessionId"'):
-                head = json.loads(line)
-                head["projectHash"] = project_hash(self.work)
-                head["startTime"] = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
-                line = json.dumps(head)
-            lines.append(line)
-        return ("\n".join(lines) + "\n").encode()
-
-    def write(self, data: bytes) -> None:
-        self.chats.mkdir(parents=True, exist_ok=True)
-        self.file.write_bytes(data)
-
-
 def usages(items: list[Any]) -> list[Usage]:
     return [i.usage for i in items if isinstance(i, CallUsage)]
-
-
-def states(items: list[Any]) -> list[str]:
-    return [i.state for i in items if isinstance(i, StateChanged)]
 
 
 def texts(items: list[Any]) -> list[str]:
@@ -320,87 +280,3 @@ def test_answer_text_of_odd_shapes_never_raises() -> None:
     assert answer_text([None, 1, "x", {"text": 5}, {"text": ["a"]}, {"thought": "yes", "text": "no"}, {"text": "ok"}]) == "ok"
     huge = "h" * (3 << 20)
     assert answer_text(huge) == huge
-
-
-def _hook(socket_path: Path, event: str, payload: dict[str, Any], named: Path | None = None) -> None:
-    """What Gemini's hook command does: the reporter, run as Gemini runs it, with the hook's JSON on stdin."""
-    import subprocess
-    import sys
-
-    from agentlaunch.providers.native.hook_socket import REPORTER
-
-    where = "@" + str(named) if named is not None else str(socket_path)
-    subprocess.run([sys.executable, "-I", "-S", str(REPORTER), where, event], input=json.dumps(payload).encode(),
-                   check=True, timeout=30)  # fmt: skip
-
-
-def test_gemini_hooks_tell_up_prompt_tool_asking_and_the_tool_run(tmp_path: Path) -> None:
-    # The order measured on Gemini 0.61.0: SessionStart, BeforeAgent, BeforeTool, Notification(ToolPermission),
-    # (the person allows) AfterTool. The model call's record (it asked for the tool) is read after the prompt's report.
-    import tempfile
-
-    bench = Bench(tmp_path, session_id=SESSION)
-    runtime = Path(tempfile.mkdtemp(prefix="alg-", dir="/tmp"))  # a socket path is at most 107 bytes
-    extras = native_extras(records.replace(bench.ctx(), runtime_dir=runtime))
-    source = extras.sources[0]
-    assert extras.notices == []
-    assert isinstance(source, GeminiNativeSource) and source.sock is not None and source.named is not None
-    named = source.named
-    assert named == bench.home / "agentlaunch-hooks" / SESSION and named.read_text().strip() == str(source.sock.path)
-    base = {"session_id": SESSION}
-    try:
-        _hook(source.sock.path, "SessionStart", {**base, "source": "startup"}, named)
-        assert states(source.read()) == ["waiting"]
-        _hook(source.sock.path, "BeforeAgent", {**base, "prompt": "write the file"}, named)
-        items = source.read()
-        assert states(items) == ["thinking"] and [i.text for i in items if hasattr(i, "text")] == ["write the file"]
-        _hook(source.sock.path, "BeforeTool", {**base, "tool_name": "run_shell_command"}, named)
-        _hook(source.sock.path, "Notification", {**base, "notification_type": "ToolPermission"}, named)
-        assert states(source.read()) == ["tool", "asking"]
-        # The record of the call that asked comes in late: the prompt still waits, asking stays.
-        bench.chats.mkdir(parents=True, exist_ok=True)
-        header = {"sessionId": SESSION, "projectHash": project_hash(bench.work), "kind": "main"}
-        call = {"id": "m1", "type": "gemini", "content": "", "tokens": {"input": 10, "output": 1}}
-        bench.file.write_text(json.dumps(header) + "\n" + json.dumps(call) + "\n")
-        assert states(source.read()) == []
-        _hook(source.sock.path, "AfterTool", {**base, "tool_name": "run_shell_command"}, named)
-        assert states(source.read()) == ["thinking"]
-        # A denied tool fires no hook: Gemini's "Request cancelled." record ends the turn.
-        _hook(source.sock.path, "Notification", {**base, "notification_type": "ToolPermission"}, named)
-        assert states(source.read()) == ["asking"]
-        with bench.file.open("a") as fh:
-            fh.write(json.dumps({"id": "i1", "type": "info", "content": "Request cancelled."}) + "\n")
-            fh.write(json.dumps({"id": "u9", "type": "user", "content": [{"text": "history again"}]}) + "\n")
-        assert states(source.read()) == ["waiting"], "the history Gemini writes again is no new prompt"
-        # Another kind of notification tells nothing.
-        _hook(source.sock.path, "Notification", {**base, "notification_type": "Other"}, named)
-        assert states(source.read()) == []
-    finally:
-        source.close()
-    assert not named.exists(), "the launch's end removes the file naming its socket"
-    os.rmdir(runtime) if runtime.exists() and not any(runtime.iterdir()) else None
-
-
-def test_a_hook_of_a_session_no_launch_follows_sends_nothing(tmp_path: Path) -> None:
-    from agentlaunch.providers.native.hook_report import main
-
-    assert main(["hook_report.py", "@" + str(tmp_path / "agentlaunch-hooks" / "no-such-session"), "BeforeTool"]) == 0
-
-
-def test_a_resumed_gemini_without_hooks_is_up_once_its_session_file_is_found(tmp_path: Path) -> None:
-    bench = Bench(tmp_path, session_id=SESSION, resumed=True)
-    bench.write(bench.recorded("gemini_tui.session.jsonl"))
-    source = GeminiNativeSource(bench.ctx(), None)  # no hook socket (the user's settings turn hooks off)
-    assert states(source.read()) == ["waiting"]
-    assert states(source.read()) == []
-
-
-def test_settings_that_turn_hooks_off_are_said_and_no_socket_is_bound(tmp_path: Path) -> None:
-    bench = Bench(tmp_path, session_id=SESSION)
-    (bench.home / ".gemini").mkdir(parents=True)
-    (bench.home / ".gemini" / "settings.json").write_text('{"hooksConfig": {"enabled": false}}')
-    extras = native_extras(bench.ctx())
-    source = extras.sources[0]
-    assert isinstance(source, GeminiNativeSource) and source.sock is None
-    assert any("hooksConfig.enabled: false" in n and "tool, not asking" in n for n in extras.notices)
-    source.close()

@@ -23,7 +23,8 @@ import pytest
 
 from agentlaunch import runtime_dirs
 from agentlaunch.processes import process_start
-from tests.helpers import wait_for, write_agent
+from testbed.agent_files import write_agent
+from tests.support.waits import wait_for
 
 FAKE_TUI = Path(__file__).parent / "support" / "fake_tui.py"
 

@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 
 from agentlaunch.launch.native.native import NOT_READY
-from tests.helpers import run_cli_inprocess, turn_over, wait_for, write_agent
+from testbed.agent_files import write_agent
+from tests.support.cli_runs import run_cli_inprocess
+from tests.support.waits import turn_over, wait_for
 from tests.test_native_relay import FAKE_TUI, env_with, ready, spawn
 
 

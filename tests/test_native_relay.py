@@ -19,7 +19,8 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.helpers import wait_for, write_agent
+from testbed.agent_files import write_agent
+from tests.support.waits import wait_for
 
 FAKE_TUI = Path(__file__).parent / "support" / "fake_tui.py"
 TIMEOUT = 30

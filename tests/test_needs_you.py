@@ -20,7 +20,8 @@ from agentlaunch.launch.turn import ChildLike
 from agentlaunch.live.needs_you import NeedsYou
 from agentlaunch.live.status import one_line, waited
 from agentlaunch.sinks import SessionClosed, StateChanged
-from tests.helpers import wait_for, write_agent
+from testbed.agent_files import write_agent
+from tests.support.waits import wait_for
 from tests.test_launch_inprocess import build
 
 

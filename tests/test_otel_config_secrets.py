@@ -19,8 +19,8 @@ from agentlaunch.token_usage import Usage
 from agentlaunch.usage.otel.config import OtelConfigError, read_config
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli, run_cli_inprocess
-from tests.support.otlp_receiver import OtlpReceiver
+from testbed.otlp_receiver import OtlpReceiver
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 
 SECRET = "s3cr3t-t0ken"
 BAD = [

@@ -26,8 +26,8 @@ from agentlaunch.usage.otel.export import Exporter
 from agentlaunch.usage.otel.queue import ExportQueue
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli_inprocess
-from tests.support.otlp_receiver import OtlpReceiver
+from testbed.otlp_receiver import OtlpReceiver
+from tests.support.cli_runs import run_cli_inprocess
 
 AT = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 
@@ -296,7 +296,7 @@ def test_the_protobuf_and_json_encodings_decode_to_the_same_official_messages(is
 
     from agentlaunch.usage.otel.payload import TOKEN_BUCKETS, logs_request, metrics_request
     from agentlaunch.usage.otel.wire import to_json, to_protobuf
-    from tests.support.otlp_receiver import unknown_fields
+    from testbed.otlp_receiver import unknown_fields
 
     fill(store_path(isolated_home), 3)
     with ExportQueue(store_path(isolated_home)) as queue:

@@ -15,7 +15,7 @@ import pytest
 
 from agentlaunch.usage.otel import wire
 from agentlaunch.usage.otel.queue import ExportQueue
-from tests.support.otlp_receiver import OtlpReceiver
+from testbed.otlp_receiver import OtlpReceiver
 from tests.test_otel_export import fill, store_path
 
 HINT = "pip install 'agentlaunch[otel]'"
@@ -42,7 +42,7 @@ def test_require_says_which_extra_to_install(no_extra: None) -> None:
 def test_usage_export_without_the_extra_exits_3_with_the_install_line_and_keeps_the_calls(
     isolated_home: Path, no_extra: None
 ) -> None:
-    from tests.helpers import run_cli_inprocess
+    from tests.support.cli_runs import run_cli_inprocess
 
     fill(store_path(isolated_home), 2)
     with OtlpReceiver() as receiver:

@@ -19,8 +19,8 @@ import pytest
 
 from agentlaunch.usage.otel.queue import ExportQueue
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli
-from tests.support.otlp_receiver import OtlpReceiver
+from testbed.otlp_receiver import OtlpReceiver
+from tests.support.cli_runs import run_cli
 
 ANSWER = b'You said: "hello"'
 
@@ -213,7 +213,7 @@ def test_a_bug_in_the_exporter_is_one_line_at_the_end_never_a_traceback(
 def test_a_chat_exports_each_call_while_the_session_goes_on(agents_dir: Path, isolated_home: Path) -> None:
     import pexpect
 
-    from tests.helpers import wait_for
+    from tests.support.waits import wait_for
 
     with OtlpReceiver() as receiver:
         env = _env({"AGENTLAUNCH_OTEL": "1", "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url})

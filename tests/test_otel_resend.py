@@ -22,7 +22,7 @@ from agentlaunch.usage.otel.export import Exporter
 from agentlaunch.usage.otel.queue import ExportQueue
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
-from tests.support.otlp_receiver import OtlpReceiver
+from testbed.otlp_receiver import OtlpReceiver
 
 AT = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 CUMULATIVE = 2

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from agentlaunch.usage.otel.config import read_config
 from agentlaunch.usage.otel.request import post as otlp_post
 from agentlaunch.usage.otel.transport import MAX_BODY, Reply, exchange
-from tests.support.otlp_receiver import OtlpReceiver
+from testbed.otlp_receiver import OtlpReceiver
 
 
 class Answering:

@@ -21,7 +21,7 @@ from agentlaunch.usage import plan_limits
 from agentlaunch.usage.budget import BudgetGuard, Limits, limits_for
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.store import Store
-from tests.helpers import write_agent
+from testbed.agent_files import write_agent
 from tests.test_budget import View as BudgetView
 
 RESET = 1796171692  # 2026-12-02 (unix seconds)

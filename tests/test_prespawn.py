@@ -14,7 +14,9 @@ import pytest
 from agentlaunch import paths
 from agentlaunch.launch.early import early_plans, prespawn
 from agentlaunch.launch.transport import Child
-from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
+from testbed.agent_files import write_agent
+from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.waits import wait_for
 
 
 def test_the_early_start_looks_where_paths_keeps_the_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

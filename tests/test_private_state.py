@@ -17,7 +17,7 @@ import pytest
 from agentlaunch import paths
 from agentlaunch.live.status import StatusWriter, status_dir
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli
+from tests.support.cli_runs import run_cli
 
 
 def mode(path: Path) -> int:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agentlaunch.launch.reaper import Proc, Reaper
-from tests.helpers import wait_for
+from tests.support.waits import wait_for
 
 ME, MY_SID, OTHER_LAUNCH = 10, 10, 50
 

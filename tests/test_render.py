@@ -11,8 +11,9 @@ import pytest
 from agentlaunch.definitions.render import RunFacts, quantize_time, render_instructions, render_startup
 from agentlaunch.definitions.spec import load_agent
 from agentlaunch.errors import DefinitionError
+from testbed.agent_files import write_agent
 from tests.conftest import EXAMPLE_AGENTS
-from tests.helpers import run_cli_inprocess, write_agent
+from tests.support.cli_runs import run_cli_inprocess
 
 GOLDEN = Path(__file__).parent / "golden"
 DAY = date(2026, 11, 30)

@@ -12,8 +12,8 @@ import pytest
 from agentlaunch.definitions import render_cache
 from agentlaunch.definitions.render import RunFacts, render_instructions, render_startup
 from agentlaunch.definitions.spec import load_agent
+from testbed.agent_files import write_agent
 from tests.conftest import EXAMPLE_AGENTS
-from tests.helpers import write_agent
 
 DAY = date(2026, 11, 30)
 NOW = datetime(2026, 11, 30, 14, 23, tzinfo=UTC)

@@ -12,8 +12,9 @@ from pathlib import Path
 import yaml
 
 from agentlaunch.providers.claude_retired import RETIRED, retirement, retirement_note
+from testbed.agent_files import write_agent
 from tests.conftest import EXAMPLE_AGENTS
-from tests.helpers import run_cli_inprocess, write_agent
+from tests.support.cli_runs import run_cli_inprocess
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agentlaunch import entry
-from tests.helpers import run_cli
+from tests.support.cli_runs import run_cli
 
 
 @pytest.mark.parametrize(

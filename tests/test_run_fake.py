@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.helpers import run_cli, run_cli_inprocess
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 
 FOOTER = re.compile(r"tokens in [\d,]+ · out [\d,]+ · cache r [\d,]+/w [\d,]+")
 STARTUP_SEEN = "Startup message received"

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli, run_cli_inprocess, write_agent
+from testbed.agent_files import write_agent
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 
 SECRET = "sk-this-is-a-secret-value-0123456789"
 

@@ -15,8 +15,10 @@ import pytest
 
 from agentlaunch.definitions.spec import agent_names
 from agentlaunch.errors import ExitCode
+from testbed.agent_files import write_agent
 from tests.conftest import REPO
-from tests.helpers import run_cli, wait_for, write_agent
+from tests.support.cli_runs import run_cli
+from tests.support.waits import wait_for
 
 SCRIPTING_DOC = REPO / "docs" / "scripting.md"
 ANSI = re.compile(rb"\x1b[\[\]()]")

@@ -17,7 +17,8 @@ from typing import Any
 import pexpect
 import pytest
 
-from tests.helpers import run_cli, run_cli_inprocess, wait_for
+from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.waits import wait_for
 from tests.test_native_relay import FAKE_TUI, READY, env_with, send_and_see, spawn
 
 TIMEOUT = 60
@@ -112,7 +113,7 @@ def test_the_line_chat_refuses_a_slash_command_with_exit_2_and_runs_no_turn(chat
 
 @pytest.fixture
 def hooked_tui(agents_dir: Path, workdir: Path) -> str:
-    from tests.helpers import write_agent
+    from testbed.agent_files import write_agent
 
     write_agent(agents_dir, "tui", {"provider": "claude", "command": str(FAKE_TUI), "working_dir": str(workdir)})
     return "tui"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from agentlaunch import paths
 from agentlaunch.usage.store import Store, shorten
-from tests.helpers import run_cli, run_cli_inprocess
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 
 PRICED = {"AGENTLAUNCH_PRICE_INPUT": "3", "AGENTLAUNCH_PRICE_OUTPUT": "15"}
 

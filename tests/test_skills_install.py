@@ -13,7 +13,8 @@ from agentlaunch.definitions.skills_install import install_skills, skills_folder
 from agentlaunch.definitions.spec import load_agent
 from agentlaunch.errors import DefinitionError, StateError
 from agentlaunch.launch.placement import place_instructions
-from tests.helpers import run_cli, run_cli_inprocess, write_agent
+from testbed.agent_files import write_agent
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 
 
 def _skill(agents: Path, folder: str, name: str | None = None, body: str = "Do the thing.\n") -> Path:

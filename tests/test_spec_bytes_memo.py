@@ -11,7 +11,7 @@ import pytest
 from agentlaunch.definitions.agent_yaml import BYTES_DIR
 from agentlaunch.definitions.spec import load_agent
 from agentlaunch.errors import DefinitionError
-from tests.helpers import write_agent
+from testbed.agent_files import write_agent
 
 
 def probe(agents_dir: Path, state: Path, name: str) -> list[str]:

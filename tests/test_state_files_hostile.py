@@ -23,7 +23,7 @@ from agentlaunch.definitions.deliver import deliver
 from agentlaunch.errors import RefusedOverwrite, StateError
 from agentlaunch.live.status import StatusRecord, line_for, one_line, read_records, status_dir
 from agentlaunch.usage.store_file import connect
-from tests.helpers import run_cli, run_cli_inprocess
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 
 
 def record(**overrides: Any) -> dict[str, Any]:

@@ -18,7 +18,8 @@ from agentlaunch import paths
 from agentlaunch.launch.loop import Loop
 from agentlaunch.live import status as status_module
 from agentlaunch.live.status import StatusWriter, line_for, one_line, process_running, read_records, status_dir
-from tests.helpers import run_cli, run_cli_inprocess, wait_for
+from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.waits import wait_for
 
 
 def record(**overrides: Any) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from agentlaunch.fleet import panes
 from agentlaunch.live import status_lean
 from agentlaunch.live.status import process_start
 from agentlaunch.live.status_read import status_folder
-from tests.helpers import die_with
+from tests.support.tmux_panes import die_with
 
 GOLDEN = Path(__file__).parent / "golden" / "status_lean"
 REPO = Path(__file__).resolve().parent.parent

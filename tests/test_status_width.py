@@ -17,7 +17,7 @@ from rich.console import Console
 from agentlaunch.live.status import StatusRecord, status_dir
 from agentlaunch.live.status_table import COLUMNS, status_view
 from agentlaunch.live.tmux import DeadPane
-from tests.helpers import wait_for
+from testbed.pty_screen import running
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
@@ -89,20 +89,8 @@ def test_a_terminal_narrower_than_a_name_and_its_state_still_gets_one_line_a_row
 # -- `status --watch` in a real terminal, read with pyte ------------------------------------------
 
 
-def screen_text(child: Any, screen: Any, stream: Any) -> str:
-    import pexpect
-
-    try:
-        while True:
-            stream.feed(child.read_nonblocking(65536, timeout=0.05))
-    except (pexpect.TIMEOUT, pexpect.EOF):
-        pass
-    return "\n".join(screen.display)
-
-
 def test_status_watch_fits_its_terminal_and_follows_a_resize() -> None:
     import pexpect
-    import pyte
 
     folder = status_dir()
     folder.mkdir(parents=True)
@@ -111,27 +99,23 @@ def test_status_watch_fits_its_terminal_and_follows_a_resize() -> None:
         data = {**data, "state_since": (now - timedelta(seconds=192)).isoformat()}
         (folder / f"{os.getpid()}-{i}.json").write_text(json.dumps(data))
     rows, cols = 30, 40
-    screen = pyte.Screen(cols, rows)
-    stream = pyte.ByteStream(screen)
-    argv = ["-m", "agentlaunch", "status", "--watch", "--interval", "0.2"]
-    watch = pexpect.spawn(sys.executable, argv, env=dict(os.environ), timeout=30, dimensions=(rows, cols))
-    try:
-        text = wait_for(lambda: "helper" in (t := screen_text(watch, screen, stream)) and t, what="the table at 40 columns")
+    argv = [sys.executable, "-m", "agentlaunch", "status", "--watch", "--interval", "0.2"]
+    with running(argv, os.environ, Path.cwd(), columns=cols, lines=rows) as watch:
+        text = watch.wait_for(lambda t: "helper" in t, 30, "the table at 40 columns")
         lines = text.splitlines()
         assert any(line.startswith("reviewer ") and " ASKING " in line for line in lines), text
         assert any(line.startswith("planner-wit… ") and "thinking" in line for line in lines), text
         assert "ctx" in lines[0] and "cost" not in lines[0] and "context" not in lines[0]
         # The terminal grows to 100 columns: the next refresh has the whole forms and more columns.
-        screen.resize(rows, 100)
-        watch.setwinsize(rows, 100)
-        text = wait_for(lambda: "to compaction" in (t := screen_text(watch, screen, stream)) and t, what="the table at 100")
+        watch.screen.resize(rows, 100)
+        watch.child.setwinsize(rows, 100)
+        text = watch.wait_for(lambda t: "to compaction" in t, 30, "the table at 100")
         assert any(line.startswith("reviewer ") and "ASKING: needs you" in line for line in text.splitlines()), text
         assert any(line.startswith("planner-with-a-long-name ") and "thinking" in line for line in text.splitlines()), text
-        watch.kill(signal.SIGINT)
-        watch.expect(pexpect.EOF)
-    finally:
-        watch.close(force=True)
-    assert watch.exitstatus == 0
+        watch.child.kill(signal.SIGINT)
+        watch.child.expect(pexpect.EOF, timeout=30)
+        watch.child.close()
+    assert watch.child.exitstatus == 0
 
 
 def test_an_asking_agents_question_is_said_under_the_table_inert_and_cut() -> None:

@@ -1,57 +1,27 @@
-"""The SQLite usage store: schema, refusals that leave files alone, sessions, calls, reports, concurrency."""
+"""The SQLite usage store: schema, refusals that leave files alone, sessions, calls (its reports:
+test_store_reports.py; concurrent writers: test_store_concurrency.py)."""
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from agentlaunch.errors import ExitCode, StateError
 from agentlaunch.token_usage import Usage
-from agentlaunch.usage import store as store_module
 from agentlaunch.usage import store_file
-from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
 from agentlaunch.usage.store_file import SCHEMA_VERSION
+from tests.support.store_rows import T0, call, db, store
 
-T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
-
-
-def call(agent: str = "reviewer", at: datetime = T0, cost: float | None = 0.01, **kw: Any) -> CallRecord:
-    fields: dict[str, Any] = {
-        "provider": "claude",
-        "session_id": "s1",
-        "turn": 1,
-        "model_requested": "claude-opus-5-5",
-        "model_reported": "claude-opus-5-5",
-        "usage": Usage(input=10, cache_write=20, cache_read=70, output=5, reasoning=1),
-        "price_key": None if cost is None else "test",
-    }
-    fields.update(kw)
-    return CallRecord(agent=agent, at=at, cost_usd=cost, **fields)
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "state" / "usage.sqlite3"
-
-
-@pytest.fixture
-def store(db: Path) -> Iterator[Store]:
-    with Store.open(db) as s:
-        yield s
-
+__all__ = ["db", "store"]  # the fixtures, used by name
 
 # --------------------------------------------------------------------------- opening
 
@@ -324,169 +294,7 @@ def test_naive_datetimes_are_refused(store: Store) -> None:
 # --------------------------------------------------------------------------- reports
 
 
-def _fill(store: Store) -> None:
-    store.record_call(call("rev", T0, 0.10, session_id="a", model_reported="claude-opus-5-5"))
-    store.record_call(call("rev", T0 + timedelta(hours=1), None, session_id="a", model_reported="claude-opus-5-5"))
-    store.record_call(call("coder", T0 + timedelta(days=1), None, session_id="b", model_reported=None,
-                           model_requested="mystery", usage=Usage(input=0, output=3)))  # fmt: skip
-    store.record_call(call("coder", T0 + timedelta(days=2), 0.30, session_id="c", model_reported="gpt-5.5",
-                           usage=Usage(input=100, cache_read=300, output=10)))  # fmt: skip
-
-
-def test_report_by_agent_sums_and_counts_unpriced(store: Store) -> None:
-    _fill(store)
-    rows = {r.key: r for r in store.usage_report("agent")}
-    rev, coder = rows["rev"], rows["coder"]
-    assert (rev.calls, rev.input, rev.cache_write, rev.cache_read, rev.output, rev.reasoning) == (2, 20, 40, 140, 10, 2)
-    assert rev.cost_usd == pytest.approx(0.10)
-    assert rev.unpriced_calls == 1
-    assert rev.cache_hit_ratio == pytest.approx(140 / 200)
-    assert rev.full_price_share == pytest.approx(20 / 200)
-    assert (rev.first_at, rev.last_at) == (T0, T0 + timedelta(hours=1))
-    assert coder.cost_usd == pytest.approx(0.30)
-    assert coder.unpriced_calls == 1
-    # Most expensive first.
-    assert [r.key for r in store.usage_report("agent")] == ["coder", "rev"]
-
-
-def test_a_group_with_no_priced_call_has_no_cost_not_zero(store: Store) -> None:
-    _fill(store)
-    rows = {r.key: r for r in store.usage_report("model")}
-    assert rows["mystery"].cost_usd is None
-    assert rows["mystery"].unpriced_calls == 1
-    assert rows["mystery"].cache_hit_ratio is None  # no input at all
-    assert rows["mystery"].full_price_share is None
-    assert rows["gpt-5.5"].cost_usd == pytest.approx(0.30)
-
-
-def test_report_by_session_and_filters(store: Store) -> None:
-    _fill(store)
-    assert {r.key for r in store.usage_report("session")} == {"a", "b", "c"}
-    assert [r.key for r in store.usage_report("session", agent="coder")] == ["c", "b"]
-    only = store.usage_report("model", session="a")
-    assert [(r.key, r.calls) for r in only] == [("claude-opus-5-5", 2)]
-    recent = store.usage_report("agent", since=T0 + timedelta(days=1))
-    assert [(r.key, r.calls) for r in recent] == [("coder", 2)]
-
-
-def test_report_by_day_uses_local_days_oldest_first(store: Store) -> None:
-    _fill(store)
-    rows = store.usage_report("day")
-    local = [(T0 + timedelta(days=i)).astimezone().date().isoformat() for i in range(3)]
-    assert [r.key for r in rows] == local
-    assert [r.calls for r in rows] == [2, 1, 1]
-    assert [r.key for r in store.usage_report("day", since=T0 + timedelta(hours=12))] == local[1:]
-    assert [r.calls for r in store.usage_report("day", agent="coder", since=T0)] == [1, 1]
-    assert store.usage_report("day", since=T0 + timedelta(days=30)) == []
-
-
-@pytest.fixture
-def zone(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """Switch the process's local time zone for one test."""
-
-    def use(name: str) -> None:
-        monkeypatch.setenv("TZ", name)
-        time.tzset()
-
-    yield use
-    monkeypatch.undo()
-    time.tzset()
-
-
-def test_report_by_day_follows_the_readers_time_zone(store: Store, zone: Any) -> None:
-    # 2026-11-20 03:30 UTC is still the 19th in New York.
-    store.record_call(call(at=datetime(2026, 11, 20, 3, 30, tzinfo=UTC)))
-    store.record_call(call(at=datetime(2026, 11, 20, 12, 0, tzinfo=UTC)))
-    zone("America/New_York")
-    assert [(r.key, r.calls) for r in store.usage_report("day")] == [("2026-11-19", 1), ("2026-11-20", 1)]
-    zone("UTC")
-    assert [(r.key, r.calls) for r in store.usage_report("day")] == [("2026-11-20", 2)]
-
-
-def test_report_by_day_across_a_dst_change(store: Store, zone: Any) -> None:
-    zone("Europe/Berlin")
-    # Clocks went back on 2026-10-25 (a 25-hour day): 23:30 local on the 25th is 22:30 UTC.
-    store.record_call(call(at=datetime(2026, 10, 24, 22, 30, tzinfo=UTC)))  # 00:30 on the 25th
-    store.record_call(call(at=datetime(2026, 10, 25, 22, 30, tzinfo=UTC)))  # 23:30 on the 25th
-    store.record_call(call(at=datetime(2026, 10, 25, 23, 30, tzinfo=UTC)))  # 00:30 on the 26th
-    assert [(r.key, r.calls) for r in store.usage_report("day")] == [("2026-10-25", 2), ("2026-10-26", 1)]
-
-
-def test_unknown_grouping_is_refused(store: Store) -> None:
-    with pytest.raises(ValueError, match="by must be one of"):
-        store.usage_report("week")  # type: ignore[arg-type]
-
-
-def test_report_queries_use_indexes(store: Store) -> None:
-    plan = " ".join(
-        str(r)
-        for r in store._conn.execute(
-            f"EXPLAIN QUERY PLAN SELECT {store_module._SUMS} FROM calls WHERE at >= ? AND at < ?", (0, 1)
-        )
-    )
-    assert "COVERING INDEX calls_at" in plan
-    plan = " ".join(
-        str(r)
-        for r in store._conn.execute(
-            f"EXPLAIN QUERY PLAN SELECT {store_module._SUMS} FROM calls WHERE agent = ? AND at >= ? AND at < ?",
-            ("a", 0, 1),
-        )
-    )
-    assert "calls_agent_at" in plan
-
-
 # --------------------------------------------------------------------------- concurrency and crashes
-
-WRITERS = 20
-
-
-def _context() -> Any:
-    """fork where it exists (fast, no re-import); the workers are module-level, so spawn works too."""
-    return multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-
-
-CALLS_PER_WRITER = 150
-
-
-def _writer(path: str, number: int, barrier: Any, errors: Any) -> None:
-    try:
-        barrier.wait()
-        # Every writer opens the fresh file itself: WAL switch and migration race too.
-        with Store.open(Path(path)) as s:
-            sid = f"w{number}"
-            s.start_session(sid, agent=f"agent{number % 4}", provider="fake", working_dir="/w")
-            for i in range(CALLS_PER_WRITER):
-                s.record_call(call(f"agent{number % 4}", datetime.now(UTC), session_id=sid, turn=i))
-                if i % 10 == 0:
-                    s.touch_session(sid)
-            s.end_session(sid, 0)
-    except BaseException as exc:  # report everything, including "database is locked"
-        errors.put(f"writer {number}: {type(exc).__name__}: {exc}")
-        raise
-
-
-def test_twenty_concurrent_writers_lose_no_row(tmp_path: Path) -> None:
-    path = tmp_path / "state" / "usage.sqlite3"
-    ctx = _context()
-    barrier = ctx.Barrier(WRITERS)
-    errors = ctx.Queue()
-    procs = [ctx.Process(target=_writer, args=(str(path), n, barrier, errors)) for n in range(WRITERS)]
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join(timeout=120)
-    problems = []
-    while not errors.empty():
-        problems.append(errors.get())
-    assert problems == []
-    assert [p.exitcode for p in procs] == [0] * WRITERS
-    with Store.open(path) as s:
-        assert sum(r.calls for r in s.usage_report("session")) == WRITERS * CALLS_PER_WRITER
-        sessions = s.list_sessions()
-        assert len(sessions) == WRITERS
-        assert all(x.turns == CALLS_PER_WRITER // 10 and x.exit_status == 0 for x in sessions)
-        per_session = {r.key: r.calls for r in s.usage_report("session")}
-        assert per_session == {f"w{n}": CALLS_PER_WRITER for n in range(WRITERS)}
 
 
 def _open_and_close_elsewhere(path: Path) -> None:
@@ -524,33 +332,6 @@ def test_a_store_replaced_after_its_connections_closed_is_checked_again(db: Path
     db.unlink()
     with Store.open(db):
         assert db.stat().st_mode & 0o777 == 0o600
-
-
-def _recorder(path: str, conn: Any) -> None:
-    with Store.open(Path(path)) as s:
-        for i in range(100_000):
-            s.record_call(call(at=datetime.now(UTC), turn=i))
-            conn.send(i + 1)
-
-
-def test_sigkill_loses_at_most_the_call_in_flight(tmp_path: Path) -> None:
-    path = tmp_path / "usage.sqlite3"
-    ctx = _context()
-    parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_recorder, args=(str(path), child))
-    proc.start()
-    acknowledged = 0
-    while acknowledged < 200:
-        acknowledged = parent.recv()
-    assert proc.pid is not None
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.join()
-    while parent.poll():
-        acknowledged = parent.recv()
-    with Store.open(path) as s:
-        stored = sum(r.calls for r in s.usage_report("agent"))
-        assert s._conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    assert acknowledged <= stored <= acknowledged + 1
 
 
 def test_a_store_of_the_first_schema_keeps_every_row_and_gains_one_hour_writes(

@@ -39,7 +39,7 @@ from agentlaunch.usage.pricing import Pricer
 from agentlaunch.usage.recorder import UsageRecorder
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli, run_cli_inprocess
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 
 QUICK = 0.05  # the busy timeout in these tests: a locked store is given up on at once
 

@@ -20,7 +20,7 @@ from agentlaunch import paths
 from agentlaunch.token_usage import Usage
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli, run_cli_inprocess
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 
 RATES = "fake-1: {input: 1, output: 1, cache_read: 1, cache_write: 1}\n"
 

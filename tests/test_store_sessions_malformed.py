@@ -19,7 +19,7 @@ from agentlaunch import paths
 from agentlaunch.token_usage import Usage
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli_inprocess
+from tests.support.cli_runs import run_cli_inprocess
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from agentlaunch.definitions.settings import BadThrottle, load_settings
 from agentlaunch.errors import ExitCode
 from agentlaunch.live.startup_wait import POLL, AgentStart
 from agentlaunch.live.team_start import Pending, start_team
-from tests.helpers import run_cli, run_cli_inprocess
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 
 
 @dataclass

@@ -19,9 +19,11 @@ import pytest
 from agentlaunch.definitions.render import make_env, render_instructions, render_string
 from agentlaunch.definitions.spec import load_agent
 from agentlaunch.errors import DefinitionError
-from tests.helpers import run_cli_inprocess, write_agent
+from testbed.agent_files import write_agent
 
 # Each case: a template (on line 2 of the file) that asks for far more than a render may spend.
+from tests.support.cli_runs import run_cli_inprocess
+
 HOSTILE = {
     "range(10**9)": "{% for i in range(10**9) %}x{% endfor %}",
     "nested range(100000) loops": "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",

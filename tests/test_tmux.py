@@ -19,7 +19,9 @@ from agentlaunch import paths
 from agentlaunch.live.status import process_running
 from agentlaunch.live.tmux import BORDER_FORMAT, Tmux, TmuxMissing, literal, tmux_arg
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
+from testbed.agent_files import write_agent
+from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.waits import wait_for
 
 HAVE_TMUX = shutil.which("tmux") is not None
 if not HAVE_TMUX and not os.environ.get("CI"):

@@ -15,7 +15,8 @@ import pytest
 from agentlaunch import paths
 from agentlaunch.live.resume import plan_comebacks
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli, wait_for
+from tests.support.cli_runs import run_cli
+from tests.support.waits import wait_for
 from tests.test_tmux import HAVE_TMUX, panes, screen, send_line, status_records, tmux, up
 
 if not HAVE_TMUX and not os.environ.get("CI"):

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_cli, wait_for
+from tests.support.cli_runs import run_cli
+from tests.support.waits import wait_for
 from tests.test_tmux import HAVE_TMUX, add_agent_copies, panes, screen, send_line, up
 
 if not HAVE_TMUX and not os.environ.get("CI"):

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from agentlaunch.live.startup_wait import AgentStart, StartWatch, pane_error, wait_started
-from tests.helpers import run_cli, run_cli_inprocess, wait_for
+from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.waits import wait_for
 from tests.test_tmux import HAVE_TMUX, panes, screen, server_running, up
 
 if not HAVE_TMUX and not os.environ.get("CI"):

@@ -24,8 +24,10 @@ from agentlaunch.providers import get_adapter
 from agentlaunch.usage.records import SessionRow
 from agentlaunch.usage.store import Store
 from agentlaunch.worktrees import git_worktree as worktree
-from tests.helpers import run_cli, wait_for, write_agent
+from testbed.agent_files import write_agent
+from tests.support.cli_runs import run_cli
 from tests.support.git_repo import git, make_repo
+from tests.support.waits import wait_for
 from tests.test_tmux import HAVE_TMUX, panes, screen, send_line, status_records, up
 
 

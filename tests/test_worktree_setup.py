@@ -18,8 +18,10 @@ from agentlaunch.errors import DefinitionError, ExitCode
 from agentlaunch.live.status import checked_record
 from agentlaunch.worktrees import setup_commands as worktree_setup
 from agentlaunch.worktrees.setup_commands import Place, WorktreeSetupFailed, ensure_setup
-from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
+from testbed.agent_files import write_agent
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.git_repo import make_repo
+from tests.support.waits import wait_for
 
 COUNT = 'echo ran >> "$AGENTLAUNCH_WORKTREE/../setup-runs-$AGENTLAUNCH_AGENT"'  # outside the worktree: never dirty it
 

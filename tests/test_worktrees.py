@@ -10,7 +10,8 @@ import pytest
 
 from agentlaunch import paths
 from agentlaunch.worktrees import git_worktree as worktree
-from tests.helpers import run_cli, run_cli_inprocess, write_agent
+from testbed.agent_files import write_agent
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.git_repo import git, make_repo
 
 
@@ -182,7 +183,7 @@ def test_plan_names_the_worktree_without_making_it(tmp_path: Path, branch: str |
 def test_tmux_up_worktree_gives_each_agent_its_own_and_refuses_outside_a_repository(
     agents_dir: Path, tmp_path: Path, socket: str
 ) -> None:
-    from tests.helpers import wait_for
+    from tests.support.waits import wait_for
     from tests.test_tmux import server_running, status_records, up
 
     repo = make_repo(tmp_path / "proj")

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from agentlaunch import paths
 from agentlaunch.worktrees import git_worktree as worktree
-from tests.helpers import run_cli, run_cli_inprocess, write_agent
+from testbed.agent_files import write_agent
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.git_repo import git, make_repo
 
 

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env
-from tests.helpers import run_cli, write_agent
-from tests.support.clis import ensure_cli
+from testbed.agent_files import write_agent
+from testbed.clis import ensure_cli
+from tests.support.cli_runs import run_cli
 
 RunCli = Callable[..., subprocess.CompletedProcess[bytes]]
 

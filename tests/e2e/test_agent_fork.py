@@ -14,8 +14,10 @@ import pytest
 
 from agentlaunch import paths
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, system_text, text_reply
+from testbed.agent_files import write_agent
 from tests.e2e.test_tmux_claude import cli, env, pane_of, say, screen, tmux
-from tests.helpers import run_cli_inprocess, wait_for, write_agent
+from tests.support.cli_runs import run_cli_inprocess
+from tests.support.waits import wait_for
 
 __all__ = ["env"]  # the fixture, used by name
 

@@ -19,7 +19,8 @@ from agentlaunch.fakeapi.anthropic import FakeAnthropic, text_reply
 from agentlaunch.live.status import status_dir
 from agentlaunch.live.tmux import Tmux
 from tests.e2e.test_tmux_claude import claude_agent, cli, env, pane_of, say, screen, tmux
-from tests.helpers import run_cli_inprocess, wait_for
+from tests.support.cli_runs import run_cli_inprocess
+from tests.support.waits import wait_for
 
 __all__ = ["env"]  # the fixture, used by name
 

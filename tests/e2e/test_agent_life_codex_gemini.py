@@ -16,11 +16,13 @@ import pytest
 
 from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi.responses import ResponsesUsage, TextReply, user_texts
+from testbed.agent_files import write_agent
+from testbed.clis import ensure_cli
+from testbed.native_tui import TitledResponsesFake
 from tests.e2e.test_tmux_ready_states import config_dir, gemini_team, pane_of, screen, tmux
-from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
-from tests.support.clis import ensure_cli
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.codex_tui_home import codex_tui_env
-from tests.support.native_tui import TitledResponsesFake
+from tests.support.waits import wait_for
 
 __all__ = ["config_dir", "gemini_team"]  # the fixtures, used by name
 

@@ -18,10 +18,12 @@ import pytest
 from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.live.status import LINE_OPTION
+from testbed.agent_files import write_agent
+from testbed.clis import ensure_cli
 from tests.e2e.test_tmux_ready_states import config_dir, gemini_team, pane_of, record, screen, tmux
-from tests.helpers import run_cli, turn_over, wait_for, write_agent
-from tests.support.clis import ensure_cli
+from tests.support.cli_runs import run_cli
 from tests.support.codex_tui_home import codex_tui_env
+from tests.support.waits import turn_over, wait_for
 
 __all__ = ["config_dir", "gemini_team"]  # the fixtures, used by name
 

@@ -16,10 +16,11 @@ from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, claude_env, text_reply, tool_reply
 from agentlaunch.usage.store import Store
+from testbed.agent_files import write_agent
+from testbed.clis import ensure_cli
+from testbed.pty_screen import run_to_exit
 from tests.e2e.test_native_claude_run import setup as native_setup
-from tests.helpers import run_cli, write_agent
-from tests.support.claude_tui import run_to_exit
-from tests.support.clis import ensure_cli
+from tests.support.cli_runs import run_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -83,9 +84,8 @@ def _store_locked(home: Path) -> Iterator[None]:
         holder.close()
 
 
-@pytest.mark.parametrize("attempt", range(3))
 def test_claude_headless_no_call_follows_the_crossing_call_and_every_request_is_stored(
-    anthropic: FakeAnthropic, agents_dir: Path, isolated_home: Path, workdir: Path, claude_bin: Path, attempt: int
+    anthropic: FakeAnthropic, agents_dir: Path, isolated_home: Path, workdir: Path, claude_bin: Path
 ) -> None:
     write_agent(agents_dir, "spender", {
         "provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin), "working_dir": str(workdir),
@@ -110,10 +110,7 @@ def test_claude_headless_no_call_follows_the_crossing_call_and_every_request_is_
     assert len(_calls(isolated_home)) == len(anthropic.message_requests())
 
 
-@pytest.mark.parametrize("attempt", range(3))
-def test_claude_native_no_call_follows_the_crossing_call_and_every_request_is_stored(
-    claude_bin: Path, agents_dir: Path, attempt: int
-) -> None:
+def test_claude_native_no_call_follows_the_crossing_call_and_every_request_is_stored(claude_bin: Path, agents_dir: Path) -> None:
     # The startup message's first call asks for an instant tool and costs $0.30 of a $0.05 budget: before the
     # gate, Claude Code's interface ran the tool and made its next call before agentlaunch ended it (7 of 7).
     api = FakeAnthropic([
@@ -145,34 +142,31 @@ def _per_turn_agent(agents_dir: Path, provider: str, model: str, workdir: Path) 
     })  # fmt: skip
 
 
-def test_codex_the_turn_that_crosses_ends_with_exit_6_and_the_next_launch_is_refused(
-    agents_dir: Path, isolated_home: Path, workdir: Path
+@contextmanager
+def _per_turn_home(provider: str, home: Path) -> Iterator[tuple[cfake.ResponsesFake | gfake.GeminiFake, dict[str, str]]]:
+    """The provider's fake API with one call scripted ($0.01 of a daily budget is spent by its 200,000 input
+    tokens), and the CLI's home pointed at it."""
+    if provider == "codex":
+        with cfake.ResponsesFake() as codex:
+            codex.script.push(cfake.TextReply("done", cfake.ResponsesUsage(input_tokens=200_000, output_tokens=5)))
+            yield codex, cfake.prepare_codex_home(home, codex.server.url + "/v1", request_max_retries=0, stream_max_retries=0)
+    else:
+        with gfake.GeminiFake() as gemini:
+            gemini.script.push(gfake.TextReply("done", gfake.GeminiUsage(prompt=200_000, output=5, cached=0, thoughts=0)))
+            yield gemini, gfake.prepare_gemini_home(home, gemini.base_url, max_attempts=1, no_relaunch=True)  # one node
+
+
+@pytest.mark.parametrize(("provider", "model"), [("codex", "gpt-5.5"), ("gemini", "gemini-2.5-pro")])
+def test_the_turn_that_crosses_ends_with_exit_6_and_the_next_launch_is_refused(
+    agents_dir: Path, isolated_home: Path, workdir: Path, provider: str, model: str
 ) -> None:
-    with cfake.ResponsesFake() as api:
-        env = cfake.prepare_codex_home(isolated_home, api.server.url + "/v1", request_max_retries=0, stream_max_retries=0)
+    with _per_turn_home(provider, isolated_home) as (api, env):
         env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
-        _per_turn_agent(agents_dir, "codex", "gpt-5.5", workdir)
-        api.script.push(cfake.TextReply("done", cfake.ResponsesUsage(input_tokens=200_000, output_tokens=5)))
+        _per_turn_agent(agents_dir, provider, model, workdir)
         done = run_cli("run", "spender", "hello", cwd=workdir, env=env, timeout=240)
         assert done.returncode == 6, done.stderr.decode()
         assert "today's budget of agent 'spender' ($0.01) is spent" in done.stderr.decode()
         assert len(_calls(isolated_home)) == 1
-        again = run_cli("run", "spender", "more", cwd=workdir, env=env, timeout=240)
-        assert again.returncode == 6 and "budget: not starting" in again.stderr.decode()
-        assert len(api.model_requests) == 1
-
-
-def test_gemini_the_turn_that_crosses_ends_with_exit_6_and_the_next_launch_is_refused(
-    agents_dir: Path, isolated_home: Path, workdir: Path
-) -> None:
-    with gfake.GeminiFake() as api:
-        env = gfake.prepare_gemini_home(isolated_home, api.base_url, max_attempts=1, no_relaunch=True)  # one node process
-        env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
-        _per_turn_agent(agents_dir, "gemini", "gemini-2.5-pro", workdir)
-        api.script.push(gfake.TextReply("done", gfake.GeminiUsage(prompt=200_000, output=5, cached=0, thoughts=0)))
-        done = run_cli("run", "spender", "hello", cwd=workdir, env=env, timeout=240)
-        assert done.returncode == 6, done.stderr.decode()
-        assert "today's budget of agent 'spender' ($0.01) is spent" in done.stderr.decode()
         again = run_cli("run", "spender", "more", cwd=workdir, env=env, timeout=240)
         assert again.returncode == 6 and "budget: not starting" in again.stderr.decode()
         assert len(api.model_requests) == 1

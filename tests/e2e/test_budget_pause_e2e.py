@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,12 +21,14 @@ from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, claude_env, text_reply, tool_reply
 from agentlaunch.launch.budget_pause import CONTINUE_PROMPT
 from agentlaunch.usage.store import Store
+from testbed.agent_files import write_agent
+from testbed.clis import ensure_cli
 from tests.e2e.test_agent_life_codex_gemini import codex_team, typed
 from tests.e2e.test_tmux_claude import claude_agent, cli, pane_of, say, screen, settled, state_of
 from tests.e2e.test_tmux_claude import env as tmux_env
 from tests.e2e.test_tmux_ready_states import config_dir, gemini_team
-from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
-from tests.support.clis import ensure_cli
+from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.waits import wait_for
 
 __all__ = ["codex_team", "config_dir", "gemini_team", "tmux_env"]  # the fixtures, used by name
 
@@ -60,14 +61,13 @@ def _record(env: dict[str, str], workdir: Path) -> dict[str, Any] | None:
 
 def _wait_paused(proc: subprocess.Popen[bytes], env: dict[str, str], workdir: Path) -> dict[str, Any]:
     """The launch's status record once it says paused (an event we wait for, however long the CLI takes)."""
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
+
+    def paused() -> dict[str, Any] | None:
         assert proc.poll() is None, proc.communicate()[1].decode()
         record = _record(env, workdir)
-        if record is not None and record.get("state") == "paused" and record.get("control"):
-            return record
-        time.sleep(0.2)
-    raise AssertionError("the launch never reported paused")
+        return record if record is not None and record.get("state") == "paused" and record.get("control") else None
+
+    return wait_for(paused, 180, "the launch to report paused", every=0.2)  # type: ignore[no-any-return]
 
 
 @contextmanager

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, first_user_text, system_text, text_reply
-from tests.helpers import write_agent
+from testbed.agent_files import write_agent
 from tests.support.git_repo import git, make_repo, run_at_once
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]

@@ -21,9 +21,10 @@ import pytest
 
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, first_user_text, text_reply
 from agentlaunch.providers import claude_home
-from tests.helpers import run_cli, write_agent
-from tests.support import claude_tui
-from tests.support.clis import _install, ensure_cli, install_root
+from testbed import claude_tui
+from testbed.agent_files import write_agent
+from testbed.clis import _install, ensure_cli, install_root
+from tests.support.cli_runs import run_cli
 from tests.support.git_repo import run_at_once
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]

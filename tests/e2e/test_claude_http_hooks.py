@@ -32,7 +32,8 @@ import pytest
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, text_reply, tool_reply
 from agentlaunch.providers.claude_hooks import tool_refusal
 from agentlaunch.providers.native.claude_settings import HOOK_EVENTS
-from tests.support.claude_tui import Screen, quit_with_ctrl_c, seed_home, spawn, tui_env
+from testbed.claude_tui import quit_with_ctrl_c, seed_home, tui_env
+from testbed.pty_screen import Screen, spawn
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 

@@ -28,7 +28,8 @@ from agentlaunch.providers.native.claude import native_extras
 from agentlaunch.providers.native.source import NativeContext, NativeItem, NativeSource
 from agentlaunch.sinks import StateChanged
 from agentlaunch.usage.meter import Meter
-from tests.support.claude_tui import Screen, quit_with_ctrl_c, seed_home, spawn, tui_env
+from testbed.claude_tui import quit_with_ctrl_c, seed_home, tui_env
+from testbed.pty_screen import Screen, spawn
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 

@@ -37,9 +37,10 @@ from agentlaunch.fakeapi.anthropic import (
     tool_reply,
 )
 from agentlaunch.usage.store import Store
+from testbed.agent_files import write_agent
+from testbed.pty_screen import spawn
 from tests.e2e.test_native_claude_run import quit_native, setup, status_json
-from tests.helpers import run_cli, write_agent
-from tests.support.claude_tui import spawn
+from tests.support.cli_runs import run_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 FIVE_RESET = int(time.time()) + 2 * 3600

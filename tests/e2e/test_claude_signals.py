@@ -22,9 +22,11 @@ from pathlib import Path
 import pytest
 
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, text_reply, tool_reply
-from tests.helpers import run_cli_inprocess, write_agent
-from tests.support.claude_tui import quit_with_ctrl_c, seed_home, spawn, tui_env
-from tests.support.record_claude_tui import ALL_HOOK_EVENTS, prepared, settings
+from testbed.agent_files import write_agent
+from testbed.claude_tui import quit_with_ctrl_c, seed_home, tui_env
+from testbed.pty_screen import spawn
+from tests.support.cli_runs import run_cli_inprocess
+from tests.support.record_tui import ALL_HOOK_EVENTS, prepared, settings
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 

@@ -1,7 +1,7 @@
 """What the real Codex 0.171.0 app-server does, and what agentlaunch reads from it (issue #27).
 
 Each test runs the pinned ``codex app-server`` against the scripted fake Responses API on 127.0.0.1 with an
-isolated CODEX_HOME, drives it with the JSON-RPC client of ``tests/support/codex_appserver.py``, and feeds
+isolated CODEX_HOME, drives it with the JSON-RPC client of ``testbed/codex_appserver.py``, and feeds
 every message it received through :class:`~agentlaunch.providers.codex_appserver.AppServerParser`: the
 events agentlaunch would meter are pinned beside the raw messages. The interface's tests run Codex's own
 TUI on a PTY attached to an app-server the test owns (``codex --remote unix://PATH``).
@@ -46,9 +46,10 @@ from agentlaunch.fakeapi.server import Recorded, Reply
 from agentlaunch.providers import codex_appserver as proto
 from agentlaunch.providers.codex_appserver import AppServerParser
 from agentlaunch.token_usage import Usage
-from tests.support.clis import ensure_cli
-from tests.support.codex_appserver import Message, StdioRpc, UnixWebSocketRpc, of_method, socket_server
-from tests.support.native_tui import TitledResponsesFake, Tui, seed_codex_home
+from testbed.clis import ensure_cli
+from testbed.codex_appserver import Message, StdioRpc, UnixWebSocketRpc, of_method, socket_server
+from testbed.native_tui import TitledResponsesFake, seed_codex_home
+from testbed.pty_screen import Screen, spawn
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
@@ -249,13 +250,13 @@ def our_app_server(
             ours.close()
 
 
-def interface(codex_bin: Path, path: Path, env: dict[str, str], work: Path, *args: str) -> Tui:
-    return Tui([str(codex_bin), *codex_quiet_args(), "--remote", f"unix://{path}", *args], env, work)
+def interface(codex_bin: Path, path: Path, env: dict[str, str], work: Path, *args: str) -> Screen:
+    return spawn([str(codex_bin), *codex_quiet_args(), "--remote", f"unix://{path}", *args], env, work)
 
 
-def typed(tui: Tui, text: str) -> None:
+def typed(tui: Screen, text: str) -> None:
     tui.child.send(text)
-    tui.wait_for(lambda: text in tui.text, timeout=20)
+    tui.within(lambda: text in tui.text(), timeout=20)
     tui.child.send("\r")
 
 
@@ -274,16 +275,16 @@ def test_codex_interface_attached_to_our_app_server_answers_and_we_see_its_turns
         ours.turn(thread, "startup message")
         tui = interface(codex_bin, path, env, work, "resume", thread)
         try:
-            assert tui.screen_has("STARTUP-ANSWER", timeout=60), tui.text
-            assert tui.screen_has("Ask Codex", timeout=60), tui.text
+            tui.wait_for(lambda t: "STARTUP-ANSWER" in t, 60, "STARTUP-ANSWER")
+            tui.wait_for(lambda t: "Ask Codex" in t, 60, "Ask Codex")
             mark = ours.mark()
             typed(tui, "typed in the interface")
-            assert tui.screen_has("TYPED-ANSWER", timeout=60), tui.text
+            tui.wait_for(lambda t: "TYPED-ANSWER" in t, 60, "TYPED-ANSWER")
             ours.wait_for(lambda m: m.get("method") == "turn/completed", start=mark)
             from_typed = ours.since(mark)
             sent = ours.turn(thread, "sent through turn/start")
-            assert tui.screen_has("SENT-ANSWER", timeout=60), tui.text
-            assert "sent through turn/start" in tui.text
+            tui.wait_for(lambda t: "SENT-ANSWER" in t, 60, "SENT-ANSWER")
+            assert "sent through turn/start" in tui.text()
         finally:
             tui.close()
     conversation = fake.turn_requests
@@ -301,8 +302,8 @@ def test_the_interface_cannot_resume_a_thread_before_its_first_turn(codex_bin: P
         thread = ours.result("thread/start", {"cwd": str(work)})["thread"]["id"]
         tui = interface(codex_bin, path, env, work, "resume", thread)
         try:
-            tui.wait_for(lambda: "no rollout found" in tui.text.replace("\n", ""), timeout=60)
-            assert "no rollout found" in tui.text.replace("\n", ""), tui.text
+            tui.within(lambda: "no rollout found" in tui.text().replace("\n", ""), timeout=60)
+            assert "no rollout found" in tui.text().replace("\n", ""), tui.text()
         finally:
             tui.close()
         assert not fake.model_requests
@@ -324,11 +325,11 @@ def test_a_thread_the_interface_started_reports_its_turns_only_to_the_interface(
         with TitledResponsesFake(script) as fake, our_app_server(codex_bin, home, folder, fake) as (env, path, ours):
             tui = interface(codex_bin, path, env, folder)
             try:
-                assert tui.screen_has("Ask Codex", timeout=60), tui.text
+                tui.wait_for(lambda t: "Ask Codex" in t, 60, "Ask Codex")
                 typed(tui, "typed first")
                 started = ours.wait_for(lambda m: m.get("method") == "thread/started" and not m["params"]["thread"]["ephemeral"])
                 early = ours.request("thread/resume", {"threadId": started["params"]["thread"]["id"]})
-                assert tui.screen_has("TUI-ANSWER", timeout=60), tui.text
+                tui.wait_for(lambda t: "TUI-ANSWER" in t, 60, "TUI-ANSWER")
                 heard = ours.methods()
             finally:
                 tui.close()

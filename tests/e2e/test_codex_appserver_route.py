@@ -20,9 +20,10 @@ import pytest
 from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.providers import codex_appserver as rpc
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli, write_agent
-from tests.support.clis import ensure_cli
-from tests.support.codex_appserver import StdioRpc
+from testbed.agent_files import write_agent
+from testbed.clis import ensure_cli
+from testbed.codex_appserver import StdioRpc
+from tests.support.cli_runs import run_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from agentlaunch.fakeapi import responses as cfake
-from tests.helpers import run_cli, write_agent
-from tests.support.clis import ensure_cli
+from testbed.agent_files import write_agent
+from testbed.clis import ensure_cli
+from tests.support.cli_runs import run_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 CHECKPOINT = "CONTEXT CHECKPOINT COMPACTION"

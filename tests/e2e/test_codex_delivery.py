@@ -15,8 +15,9 @@ import pytest
 
 from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.fakeapi.server import Recorded
-from tests.helpers import run_cli, write_agent
-from tests.support.clis import ensure_cli
+from testbed.agent_files import write_agent
+from testbed.clis import ensure_cli
+from tests.support.cli_runs import run_cli
 from tests.support.git_repo import git, make_repo, run_at_once
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]

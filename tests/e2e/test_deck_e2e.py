@@ -29,9 +29,10 @@ import pytest
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, claude_env, text_reply, tool_reply
 from agentlaunch.live.status import LINE_OPTION
 from agentlaunch.worktrees.git_worktree import worktree_path
+from testbed.claude_tui import seed_home
 from tests.e2e.test_tmux_claude import claude_agent, pane_of, tmux
-from tests.helpers import run_cli, wait_for
-from tests.support.claude_tui import seed_home
+from tests.support.cli_runs import run_cli
+from tests.support.waits import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 

@@ -23,15 +23,17 @@ import pytest
 from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, text_reply, tool_reply
+from testbed.agent_files import write_agent
+from testbed.claude_tui import seed_home
+from testbed.clis import ensure_cli
+from testbed.native_tui import TitledResponsesFake, seed_codex_home
 from tests.e2e.test_deck_e2e import deck_screen, shows
 from tests.e2e.test_native_run_codex_gemini import environment
 from tests.e2e.test_tmux_claude import claude_agent
 from tests.e2e.test_tmux_ready_states import config_dir, gemini_team, pane_of, record, tmux  # noqa: F401 - fixtures
 from tests.e2e.test_tmux_ready_states import shows as pane_shows
-from tests.helpers import run_cli, turn_over, wait_for, write_agent
-from tests.support.claude_tui import seed_home
-from tests.support.clis import ensure_cli
-from tests.support.native_tui import TitledResponsesFake, seed_codex_home
+from tests.support.cli_runs import run_cli
+from tests.support.waits import turn_over, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(400)]
 

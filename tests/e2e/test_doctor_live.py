@@ -9,9 +9,10 @@ import pytest
 
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, system_text
 from agentlaunch.prefix.live import live_check
+from testbed.agent_files import write_agent
+from testbed.clis import cli_version, ensure_cli
 from tests.conftest import REPO
-from tests.helpers import run_cli, write_agent
-from tests.support.clis import cli_version, ensure_cli
+from tests.support.cli_runs import run_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 

@@ -27,7 +27,7 @@ from agentlaunch.launch.early import early_plans, early_turn
 from agentlaunch.usage.store import Store
 from tests.e2e import test_run_codex_gemini as codex_gemini
 from tests.e2e.test_run_codex_gemini import SOUL_LINE, Provider
-from tests.helpers import wait_for
+from tests.support.waits import wait_for
 
 provider = codex_gemini.provider  # the fixture of that module
 

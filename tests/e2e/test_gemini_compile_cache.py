@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from testbed.clis import NODE_ENV
 from tests.e2e import test_run_codex_gemini as codex_gemini
 from tests.e2e.test_run_codex_gemini import Provider
-from tests.support.clis import NODE_ENV
 
 provider = codex_gemini.provider  # the fixture of that module, gemini only here
 

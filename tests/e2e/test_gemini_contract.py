@@ -33,9 +33,9 @@ from agentlaunch.fakeapi.gemini import (
     prepare_gemini_home,
     user_texts,
 )
-from tests.helpers import wait_for
-from tests.support.cli_turn import Event, Turn, parse_events, run_turn
-from tests.support.clis import ensure_cli
+from testbed.cli_turn import Event, Turn, parse_events, run_turn
+from testbed.clis import ensure_cli
+from tests.support.waits import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 

@@ -19,8 +19,9 @@ import pytest
 from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi.server import Recorded
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli, run_cli_inprocess, write_agent
-from tests.support.clis import ensure_cli
+from testbed.agent_files import write_agent
+from testbed.clis import ensure_cli
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.git_repo import git, make_repo, run_at_once
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]

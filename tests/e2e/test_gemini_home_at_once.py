@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from agentlaunch.fakeapi import gemini as gfake
-from tests.helpers import write_agent
-from tests.support.clis import ensure_cli
+from testbed.agent_files import write_agent
+from testbed.clis import ensure_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 

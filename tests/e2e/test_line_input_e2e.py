@@ -21,7 +21,8 @@ import pytest
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, text_reply
 from tests.e2e.test_run_claude import last_user_text
 from tests.e2e.test_run_codex_gemini import Provider, provider  # noqa: F401 (the fixture)
-from tests.helpers import run_cli, run_cli_inprocess, wait_for
+from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.waits import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 

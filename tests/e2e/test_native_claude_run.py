@@ -22,8 +22,10 @@ import pytest
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, text_reply, tool_reply
 from agentlaunch.launch.reaper import descendants
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli_inprocess, write_agent
-from tests.support.claude_tui import Screen, quit_with_ctrl_c, run_to_exit, running, seed_home, tui_env
+from testbed.agent_files import write_agent
+from testbed.claude_tui import quit_with_ctrl_c, seed_home, tui_env
+from testbed.pty_screen import Screen, run_to_exit, running
+from tests.support.cli_runs import run_cli_inprocess
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 STARTUP = "Please write out.txt."

@@ -2,7 +2,7 @@
 
 The TUI runs through agentlaunch on a PTY (pexpect) against the fake
 Anthropic API, with a temp HOME seeded as a set-up user's
-(:mod:`tests.support.claude_tui`); pyte reads the screen as a person sees it.
+(:mod:`testbed.claude_tui`); pyte reads the screen as a person sees it.
 What reached the CLI is read from the captured requests and the screen.
 """
 
@@ -22,8 +22,11 @@ import pexpect
 import pytest
 
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, first_user_text, system_text, text_reply
-from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
-from tests.support.claude_tui import Screen, quit_with_ctrl_c, seed_home, spawn, tui_env
+from testbed.agent_files import write_agent
+from testbed.claude_tui import quit_with_ctrl_c, seed_home, tui_env
+from testbed.pty_screen import Screen, spawn
+from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.waits import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 

@@ -23,11 +23,12 @@ import pytest
 
 from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.launch.early import early_appserver, early_plans
+from testbed.clis import ensure_cli
+from testbed.native_tui import TitledResponsesFake, seed_codex_home
+from testbed.pty_screen import Screen, spawn
 from tests.e2e.test_native_codex_remote import STARTUP, setup
 from tests.e2e.test_native_run_codex_gemini import Agent, quit_tui, until
-from tests.helpers import wait_for
-from tests.support.clis import ensure_cli
-from tests.support.native_tui import TitledResponsesFake, Tui, seed_codex_home
+from tests.support.waits import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -93,15 +94,15 @@ class Early:
         self.agent: Agent = setup(root, agents_dir, api, command=str(wrapper))
         self.agent.env["EARLY_REPORT"] = str(self.report)
 
-    def run(self, entry: str = REPORTING) -> Tui:
+    def run(self, entry: str = REPORTING) -> Screen:
         a = self.agent
-        return Tui([sys.executable, "-c", entry, "run", a.name, "--agents-dir", str(a.agents_dir)], a.env, a.work)
+        return spawn([sys.executable, "-c", entry, "run", a.name, "--agents-dir", str(a.agents_dir)], a.env, a.work)
 
     def launch(self) -> None:
         """One launch until the startup answer shows and the session waits, then quit."""
         tui = self.run()
         try:
-            until(tui, lambda: "STARTUP-ANSWER" in tui.text, "the startup answer in the interface")
+            until(tui, lambda: "STARTUP-ANSWER" in tui.text(), "the startup answer in the interface")
             until(tui, lambda: self.agent.state() == "waiting", "status 'waiting' after the startup turn")
         finally:
             quit_tui(tui)
@@ -195,13 +196,13 @@ def test_an_early_app_server_that_cannot_start_is_a_clear_error(short_root: Path
         early.fail.touch()  # from now on the wrapper fails every app-server, the early one first
         tui = early.run()
         try:
-            tui.wait_for(lambda: not tui.child.isalive(), 60)
+            tui.within(lambda: not tui.child.isalive(), 60)
             tui.child.wait()
         finally:
             tui.close()
         assert len(api.turn_requests) == 1  # the first launch's
-    assert tui.child.exitstatus == 1, tui.text
-    shown = " ".join(tui.text.split())
+    assert tui.child.exitstatus == 1, tui.text()
+    shown = " ".join(tui.text().split())
     assert "codex app-server exited before it opened its socket (exit code 3)" in shown, shown
     assert "boom: no server today" in shown and "Traceback" not in shown
     assert early.servers()[1][0] in [pid for pid, _ in early.adoptions()]  # the early one was started, and refused
@@ -215,7 +216,7 @@ def test_an_early_app_server_ends_when_agentlaunch_is_killed_before_adopting_it(
         early.launch()
         tui = early.run(KILLED)
         try:
-            tui.wait_for(lambda: not tui.child.isalive(), 60)
+            tui.within(lambda: not tui.child.isalive(), 60)
             tui.child.wait()
         finally:
             tui.close()

@@ -21,17 +21,18 @@ from pathlib import Path
 from typing import Any
 
 import pexpect
-import pyte
 import pytest
 
 from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.fakeapi.server import Recorded
 from agentlaunch.launch.reaper import processes
-from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
-from tests.support.claude_tui import Screen, spawn
-from tests.support.clis import ensure_cli
-from tests.support.native_tui import TitledResponsesFake
+from testbed.agent_files import write_agent
+from testbed.clis import ensure_cli
+from testbed.native_tui import TitledResponsesFake
+from testbed.pty_screen import Screen, spawn
+from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.waits import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -58,7 +59,7 @@ class Tui:
         return [sys.executable, "-m", "agentlaunch", "run", "planner", "--agents-dir", str(self.agents_dir), *args]
 
     def run(self, *args: str) -> Screen:
-        return tolerant(spawn(self.argv(*args), self.env, self.work))
+        return spawn(self.argv(*args), self.env, self.work)
 
     def cli(self, *args: str) -> Any:
         return run_cli(*args, env=self.env, cwd=self.work, timeout=240)
@@ -112,20 +113,6 @@ def tui(request: pytest.FixtureRequest, agents_dir: Path) -> Iterator[Tui]:
                     lambda text: gapi.script.push(gfake.TextReply(text, gusage)),
                     lambda text, stall: gapi.script.push(gfake.TextReply(text, gusage, stall=stall)), "Type your message",
                 )  # fmt: skip
-
-
-class TolerantScreen(pyte.Screen):
-    """pyte's screen, ignoring the private SGR forms (``CSI > 4 ; 2 m``: xterm's modifyOtherKeys) it cannot take."""
-
-    def select_graphic_rendition(self, *attrs: int, private: bool = False, **kwargs: Any) -> None:
-        if not private:
-            super().select_graphic_rendition(*attrs)
-
-
-def tolerant(screen: Screen, columns: int = 120, lines: int = 40) -> Screen:
-    screen.screen = TolerantScreen(columns, lines)
-    screen.stream = pyte.ByteStream(screen.screen)
-    return screen
 
 
 def quit_tui(tui: Tui, screen: Screen) -> None:
@@ -211,7 +198,7 @@ def test_terminal_restored_after_sigterm(tui: Tui) -> None:
     script = f'stty -g > {before}; {shlex.join(tui.argv())}; echo "agentlaunch exit $?"; stty -g > {after}; echo done-stty'
     child = pexpect.spawn("bash", ["--noprofile", "--norc", "-c", script], env=tui.env, cwd=str(tui.work),
                           dimensions=(40, 120), timeout=120)  # fmt: skip
-    screen = tolerant(Screen(child))
+    screen = Screen(child)
     screen.wait_for(lambda t: "Ready." in t, 120, "the startup turn's answer")
     kids = Path(f"/proc/{child.pid}/task/{child.pid}/children")
     agentlaunch = int(wait_for(lambda: kids.read_text().split(), 30, "agentlaunch under the shell")[0])

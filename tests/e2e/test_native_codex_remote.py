@@ -22,10 +22,11 @@ from pathlib import Path
 import pytest
 
 from agentlaunch.fakeapi import responses as cfake
+from testbed.agent_files import write_agent
+from testbed.clis import ensure_cli
+from testbed.native_tui import TitledResponsesFake, seed_codex_home
+from testbed.pty_screen import Screen
 from tests.e2e.test_native_run_codex_gemini import Agent, environment, quit_tui, type_prompt, until, usage
-from tests.helpers import write_agent
-from tests.support.clis import ensure_cli
-from tests.support.native_tui import TitledResponsesFake, Tui, seed_codex_home
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -91,7 +92,7 @@ def test_the_interface_on_our_app_server_answers_meters_asks_takes_sends_and_res
         agent = setup(short_root, agents_dir, api)
         tui = agent.run()
         try:
-            until(tui, lambda: "STARTUP-ANSWER" in tui.text, "the startup answer in the interface")
+            until(tui, lambda: "STARTUP-ANSWER" in tui.text(), "the startup answer in the interface")
             until(tui, lambda: agent.state() == "waiting", "status 'waiting' after the startup turn")
             server = app_servers(tui.child.pid)  # the route: an app-server of agentlaunch's, on a Unix socket
             assert server, "no codex app-server --listen under agentlaunch"
@@ -100,7 +101,7 @@ def test_the_interface_on_our_app_server_answers_meters_asks_takes_sends_and_res
             # What it asks, from the approval request that follows the thread's status: the command as Codex shows it.
             until(tui, lambda: status_of(agent).get("state_reason") == "shell: touch made-by-tool", "the question")
             tui.child.send("y")
-            until(tui, lambda: "TYPED-ANSWER" in tui.text, "the typed turn's answer")
+            until(tui, lambda: "TYPED-ANSWER" in tui.text(), "the typed turn's answer")
             until(tui, lambda: agent.state() == "waiting", "status 'waiting' after the typed turn")
             assert (agent.work / "made-by-tool").exists()
             # Each call once, from the app-server's thread/tokenUsage/updated: the typed turn's two calls apart.
@@ -113,7 +114,7 @@ def test_the_interface_on_our_app_server_answers_meters_asks_takes_sends_and_res
             )  # fmt: skip
             assert sent.returncode == 0, sent.stderr.decode()
             assert "SENT-ANSWER" in sent.stdout.decode()
-            until(tui, lambda: "SENT-ANSWER" in tui.text, "the sent turn in the interface")
+            until(tui, lambda: "SENT-ANSWER" in tui.text(), "the sent turn in the interface")
             assert cfake.user_texts(api.turn_requests[-1].body)[-1] == "!literally this"
             assert app_servers(tui.child.pid) == server  # the same one
         finally:
@@ -125,7 +126,7 @@ def test_the_interface_on_our_app_server_answers_meters_asks_takes_sends_and_res
 
         tui = agent.run("-c")
         try:
-            until(tui, lambda: "Ask Codex" in tui.text, "the resumed interface")
+            until(tui, lambda: "Ask Codex" in tui.text(), "the resumed interface")
             until(tui, lambda: agent.state() == "waiting", "status 'waiting' once the thread is resumed")
             type_prompt(tui, "one more", "RESUMED-ANSWER")
             until(tui, lambda: agent.state() == "waiting", "status 'waiting' after the resumed turn")
@@ -151,13 +152,13 @@ def test_an_app_server_that_cannot_start_is_a_clear_error(short_root: Path, agen
         agent = setup(short_root, agents_dir, api, command=str(wrapper))
         tui = agent.run()
         try:
-            tui.wait_for(lambda: not tui.child.isalive(), 60)
+            tui.within(lambda: not tui.child.isalive(), 60)
             tui.child.wait()
         finally:
             tui.close()
         assert not api.turn_requests
-    assert tui.child.exitstatus == 1, tui.text
-    shown = " ".join(tui.text.split())
+    assert tui.child.exitstatus == 1, tui.text()
+    shown = " ".join(tui.text().split())
     assert "codex app-server exited before it opened its socket (exit code 3)" in shown, shown
     assert "boom: no server today" in shown and "Traceback" not in shown
 
@@ -166,17 +167,17 @@ def test_an_app_server_dying_mid_session_ends_the_launch_with_its_usage_kept(sho
     script = cfake.ResponsesScript([cfake.TextReply("STARTUP-ANSWER", cfake.ResponsesUsage(9000, 8000, 7, 3))])
     with TitledResponsesFake(script) as api:
         agent = setup(short_root, agents_dir, api)
-        tui: Tui = agent.run()
+        tui: Screen = agent.run()
         try:
-            until(tui, lambda: "STARTUP-ANSWER" in tui.text, "the startup answer")
+            until(tui, lambda: "STARTUP-ANSWER" in tui.text(), "the startup answer")
             until(tui, lambda: agent.state() == "waiting", "status 'waiting' after the startup turn")
             os.kill(app_servers(tui.child.pid)[-1], signal.SIGKILL)  # the server itself (npm's node wrapper's child)
-            assert tui.wait_for(lambda: not tui.child.isalive(), 60), tui.text
+            assert tui.within(lambda: not tui.child.isalive(), 60), tui.text()
             tui.child.wait()
         finally:
             tui.close()
-    assert tui.child.exitstatus == 1, tui.text
-    shown = " ".join(tui.text.split())
+    assert tui.child.exitstatus == 1, tui.text()
+    shown = " ".join(tui.text().split())
     assert "codex app-server exited during the session; Codex's interface was ended with it (signal 9)" in shown, shown
     assert "agentlaunch run coder -r" in shown and "Traceback" not in shown
     assert agent.calls() == [usage(1000, 8000, 7, 3)]  # what was metered stays

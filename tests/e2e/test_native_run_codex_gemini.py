@@ -24,9 +24,11 @@ import pytest
 from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.usage.store import Store
-from tests.helpers import run_cli_inprocess, write_agent
-from tests.support.clis import ensure_cli
-from tests.support.native_tui import TitledResponsesFake, Tui, seed_codex_home
+from testbed.agent_files import write_agent
+from testbed.clis import ensure_cli
+from testbed.native_tui import TitledResponsesFake, seed_codex_home
+from testbed.pty_screen import Screen, spawn
+from tests.support.cli_runs import run_cli_inprocess
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -45,9 +47,9 @@ class Agent:
     def __init__(self, env: dict[str, str], agents_dir: Path, work: Path, name: str) -> None:
         self.env, self.agents_dir, self.work, self.name = env, agents_dir, work, name
 
-    def run(self, *args: str) -> Tui:
+    def run(self, *args: str) -> Screen:
         argv = [sys.executable, "-m", "agentlaunch", "run", self.name, "--agents-dir", str(self.agents_dir), *args]
-        return Tui(argv, self.env, self.work)
+        return spawn(argv, self.env, self.work)
 
     def cli(self, *args: str) -> Any:
         done = run_cli_inprocess(*args, env=self.env, cwd=self.work)  # polled: no Python start per look
@@ -68,44 +70,44 @@ class Agent:
             return [c.usage.as_dict() for c in store.calls_for_session(self.session()["session_id"])]
 
 
-def until(tui: Tui, check: Callable[[], bool], what: str, timeout: float = 60) -> None:
+def until(tui: Screen, check: Callable[[], bool], what: str, timeout: float = 60) -> None:
     """Pump the screen, checking now and then (status and the store are read by subprocesses)."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        tui.wait_for(lambda: False, 0.5)
+        tui.within(lambda: False, 0.5)
         if check():
             return
-    raise AssertionError(f"timed out waiting for {what}; screen:\n{tui.text}")
+    raise AssertionError(f"timed out waiting for {what}; screen:\n{tui.text()}")
 
 
-def type_prompt(tui: Tui, text: str, answer: str) -> None:
+def type_prompt(tui: Screen, text: str, answer: str) -> None:
     """Type ``text`` once the CLI shows it in its input box (keys sent while it still loads are dropped), then Enter,
     and Enter again, as a person would, while ``answer`` has not come: Gemini 0.61 under load left a typed prompt in
     its box now and then (the Enter read with the typed keys as one burst: taken as part of a paste)."""
     for _ in range(5):
-        tui.wait_for(lambda: False, 1.0)
+        tui.within(lambda: False, 1.0)
         tui.child.send(text)
-        if tui.wait_for(lambda: text in tui.text, 5):
+        if tui.within(lambda: text in tui.text(), 5):
             break
         tui.child.send("\x7f" * len(text))
-    assert text in tui.text, tui.text
+    assert text in tui.text(), tui.text()
     for _ in range(3):
-        tui.wait_for(lambda: False, 0.3)
+        tui.within(lambda: False, 0.3)
         tui.child.send("\r")
-        if tui.wait_for(lambda: answer in tui.text, 20):
+        if tui.within(lambda: answer in tui.text(), 20):
             return
 
 
-def quit_tui(tui: Tui) -> None:
+def quit_tui(tui: Screen) -> None:
     for _ in range(3):
         if not tui.child.isalive():
             break
         tui.child.sendcontrol("c")  # both CLIs exit on a second Ctrl-C soon after the first
-        tui.wait_for(lambda: not tui.child.isalive(), 0.5)
+        tui.within(lambda: not tui.child.isalive(), 0.5)
         tui.child.sendcontrol("c")
-        tui.wait_for(lambda: not tui.child.isalive(), 5)
-    tui.wait_for(lambda: not tui.child.isalive(), 30)
-    assert not tui.child.isalive(), tui.text
+        tui.within(lambda: not tui.child.isalive(), 5)
+    tui.within(lambda: not tui.child.isalive(), 30)
+    assert not tui.child.isalive(), tui.text()
     tui.child.close()
 
 
@@ -144,10 +146,10 @@ def test_codex_native_run_meters_a_tool_turn_shows_states_and_resumes(short_root
         agent = Agent(environment(base, agents_dir), agents_dir, work, "coder")
         tui = agent.run()
         try:
-            until(tui, lambda: "Would you like to run" in tui.text or "allow" in tui.text.lower(), "Codex's approval prompt")
+            until(tui, lambda: "Would you like to run" in tui.text() or "allow" in tui.text().lower(), "Codex's approval prompt")
             until(tui, lambda: agent.state() == "asking", "status 'asking' while the prompt waits")
             tui.child.send("y")
-            until(tui, lambda: "first answer done" in tui.text, "the startup turn's answer")
+            until(tui, lambda: "first answer done" in tui.text(), "the startup turn's answer")
             until(tui, lambda: agent.state() == "waiting", "status 'waiting' after the turn")
             assert (work / "made-by-tool").exists()
             assert STARTUP in "\n".join(cfake.user_texts(api.turn_requests[0].body))
@@ -160,9 +162,9 @@ def test_codex_native_run_meters_a_tool_turn_shows_states_and_resumes(short_root
 
         tui = agent.run("-c")
         try:
-            until(tui, lambda: "Ask Codex" in tui.text or "›" in tui.text, "the resumed interface")
+            until(tui, lambda: "Ask Codex" in tui.text() or "›" in tui.text(), "the resumed interface")
             type_prompt(tui, "one more", "resumed answer done")
-            until(tui, lambda: "resumed answer done" in tui.text, "the resumed answer")
+            until(tui, lambda: "resumed answer done" in tui.text(), "the resumed answer")
             until(tui, lambda: agent.state() == "waiting", "status 'waiting' after the resumed turn")
         finally:
             quit_tui(tui)
@@ -200,7 +202,7 @@ def test_gemini_native_run_meters_a_tool_turn_shows_waiting_and_resumes(short_ro
         agent = Agent(environment(base, agents_dir), agents_dir, work, "helper")
         tui = agent.run()
         try:
-            until(tui, lambda: "first answer done" in tui.text, "the startup turn's answer")
+            until(tui, lambda: "first answer done" in tui.text(), "the startup turn's answer")
             until(tui, lambda: agent.state() == "waiting", "status 'waiting' after the turn")
             assert STARTUP in "\n".join(gfake.user_texts(api.model_requests[0].body))
         finally:
@@ -210,9 +212,9 @@ def test_gemini_native_run_meters_a_tool_turn_shows_waiting_and_resumes(short_ro
 
         tui = agent.run("-c")
         try:
-            until(tui, lambda: "Type your message" in tui.text, "the resumed interface")
+            until(tui, lambda: "Type your message" in tui.text(), "the resumed interface")
             type_prompt(tui, "one more", "resumed answer done")
-            until(tui, lambda: "resumed answer done" in tui.text, "the resumed answer")
+            until(tui, lambda: "resumed answer done" in tui.text(), "the resumed answer")
             until(tui, lambda: agent.state() == "waiting", "status 'waiting' after the resumed turn")
         finally:
             quit_tui(tui)
@@ -257,7 +259,7 @@ def test_native_headless_native_turns_of_one_session_count_each_call_once(name: 
         agent = Agent(environment(base, agents_dir), agents_dir, work, "mixed")
         tui = agent.run()
         try:
-            until(tui, lambda: "native one done" in tui.text, "the native startup turn")
+            until(tui, lambda: "native one done" in tui.text(), "the native startup turn")
             until(tui, lambda: agent.state() == "waiting", "waiting")
         finally:
             quit_tui(tui)
@@ -269,9 +271,9 @@ def test_native_headless_native_turns_of_one_session_count_each_call_once(name: 
         assert "headless two done" in headless.stdout.decode()
         tui = agent.run("-c")
         try:
-            until(tui, lambda: ("Ask Codex" in tui.text) if name == "codex" else ("Type your message" in tui.text), "resumed")
+            until(tui, lambda: ("Ask Codex" in tui.text()) if name == "codex" else ("Type your message" in tui.text()), "resumed")
             type_prompt(tui, "native again", "native three done")
-            until(tui, lambda: "native three done" in tui.text, "the native resumed turn")
+            until(tui, lambda: "native three done" in tui.text(), "the native resumed turn")
             until(tui, lambda: agent.state() == "waiting", "waiting")
         finally:
             quit_tui(tui)

@@ -2,7 +2,7 @@
 
 The TUI runs on a PTY with ``native_extras(ctx)``'s flags, in a temporary HOME
 seeded like a set-up user's; the sources are read as the relay loop reads them
-(see tests/support/native_flows.py). What is pinned: every model call of a
+(see testbed/native_flows.py). What is pinned: every model call of a
 tool turn is reported once with the fake API's exact figures (the same a
 headless run records), the session id is learned, the states the CLI can
 tell arrive in order, and a resume reports only its own calls.
@@ -21,9 +21,9 @@ from agentlaunch.fakeapi.gemini import TextReply as GeminiText
 from agentlaunch.fakeapi.responses import ResponsesScript, ResponsesUsage, ShellCallReply, TextReply
 from agentlaunch.sinks import StateChanged
 from agentlaunch.token_usage import Usage
-from tests.support.clis import ensure_cli
-from tests.support.native_flows import Followed, codex_turns, gemini_turns
-from tests.support.native_tui import TitledResponsesFake, seed_codex_home
+from testbed.clis import ensure_cli
+from testbed.native_flows import Followed, codex_turns, gemini_turns
+from testbed.native_tui import TitledResponsesFake, seed_codex_home
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 

@@ -1,4 +1,4 @@
-"""The Node.js the real CLIs run on in these tests: the pinned LTS from npm, with its compile cache (tests/support/clis.py)."""
+"""The Node.js the real CLIs run on in these tests: the pinned LTS from npm, with its compile cache (testbed/clis.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from tests.support.clis import NODE_ENV, NODE_PIN, ensure_cli
+from testbed.clis import NODE_ENV, NODE_PIN, ensure_cli
 
 pytestmark = pytest.mark.e2e
 

@@ -17,10 +17,10 @@ from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, text_reply, t
 from agentlaunch.usage.otel.queue import ExportQueue
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
+from testbed.otlp_receiver import OtlpReceiver
 from tests.e2e.conftest import RunCli
 from tests.e2e.test_run_codex_gemini import Provider, provider  # noqa: F401 (the fixture)
-from tests.helpers import run_cli
-from tests.support.otlp_receiver import OtlpReceiver
+from tests.support.cli_runs import run_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 PROVIDER_NAMES = {"claude": "anthropic", "codex": "openai", "gemini": "gcp.gemini"}

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, system_text, text_reply
+from testbed.agent_files import write_agent
 from tests.e2e.conftest import RunCli
-from tests.helpers import write_agent
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 OLD, NEW = "You are the OLD-SOUL-MARKER editor.", "You are the NEW-SOUL-MARKER editor."

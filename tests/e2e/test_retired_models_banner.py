@@ -15,7 +15,7 @@ from agentlaunch.fakeapi.anthropic import FakeAnthropic, text_reply
 from agentlaunch.providers.claude_retired import retirement
 from tests.conftest import EXAMPLE_AGENTS
 from tests.e2e.test_tmux_claude import claude_agent, cli, env, pane_of, screen, settled  # noqa: F401  (fixtures)
-from tests.helpers import wait_for
+from tests.support.waits import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 

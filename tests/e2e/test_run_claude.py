@@ -22,9 +22,10 @@ from agentlaunch.fakeapi.anthropic import (
 )
 from agentlaunch.usage.pricing import genai_price
 from agentlaunch.usage.store import Store
+from testbed.agent_files import write_agent
 from tests.conftest import REPO
 from tests.e2e.conftest import RunCli
-from tests.helpers import run_cli, run_cli_inprocess, write_agent
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 STARTUP = "<agentlaunch-startup>"

@@ -24,8 +24,11 @@ from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.fakeapi.server import Recorded
 from agentlaunch.usage.store import Store
-from tests.helpers import one_gemini_process, run_cli, wait_for, write_agent
-from tests.support.clis import ensure_cli
+from testbed.agent_files import write_agent
+from testbed.clis import ensure_cli
+from tests.support.cli_runs import run_cli
+from tests.support.gemini_process import one_gemini_process
+from tests.support.waits import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 STARTUP = "<agentlaunch-startup>"

@@ -23,9 +23,11 @@ import pytest
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, error_reply, text_reply
 from agentlaunch.fakeapi.server import FakeServer, Recorded, Reply
 from agentlaunch.launch.native.interrupt_watch import RETRY_INTERRUPTED
+from testbed.agent_files import write_agent
+from testbed.claude_tui import seed_home
 from tests.e2e.test_tmux_ready_states import pane_of, screen, tmux
-from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
-from tests.support.claude_tui import seed_home
+from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.waits import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -128,7 +130,7 @@ def start(env: dict[str, str], cwd: Path, agents_dir: Path, socket: str, agent: 
 
 
 def claude_cli() -> Path:
-    from tests.support.clis import ensure_cli
+    from testbed.clis import ensure_cli
 
     return ensure_cli("claude")
 
@@ -243,7 +245,7 @@ def test_a_headless_codex_turn_that_reconnects_is_retrying_with_its_cause(
     isolated_home: Path, agents_dir: Path, workdir: Path, config_dir: Path
 ) -> None:
     from agentlaunch.fakeapi import responses as cfake
-    from tests.support.clis import ensure_cli
+    from testbed.clis import ensure_cli
 
     with cfake.ResponsesFake() as api:
         env = cfake.prepare_codex_home(isolated_home, api.base_url)  # Codex's own retries at their defaults
@@ -264,7 +266,7 @@ def test_a_headless_gemini_turn_that_retries_is_retrying_with_its_cause(
     isolated_home: Path, agents_dir: Path, workdir: Path, config_dir: Path
 ) -> None:
     from agentlaunch.fakeapi import gemini as gfake
-    from tests.support.clis import ensure_cli
+    from testbed.clis import ensure_cli
 
     with gfake.GeminiFake() as api:
         # Gemini's own retries at their defaults; one node process (no relaunch): the tree is not what this test checks.

@@ -20,8 +20,10 @@ import pytest
 
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env
 from agentlaunch.live.status import read_records
-from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
-from tests.support.claude_tui import seed_home
+from testbed.agent_files import write_agent
+from testbed.claude_tui import seed_home
+from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.waits import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(400)]
 

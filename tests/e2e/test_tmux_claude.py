@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, error_reply, text_reply, tool_reply
-from tests.helpers import run_cli, run_cli_inprocess, wait_for, write_agent
-from tests.support.claude_tui import seed_home
+from testbed.agent_files import write_agent
+from testbed.claude_tui import seed_home
+from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.waits import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 

@@ -18,7 +18,8 @@ from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, text_reply
 from agentlaunch.live.status import CACHE_EXPIRY_OPTION
 from agentlaunch.live.tmux import BORDER_FORMAT
 from tests.e2e.test_tmux_claude import claude_agent, cli, env, pane_of, say, screen, settled, state_of, tmux  # noqa: F401  (fixtures)
-from tests.helpers import run_cli_inprocess, wait_for
+from tests.support.cli_runs import run_cli_inprocess
+from tests.support.waits import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 COUNTDOWN = re.compile(r"cache warm (\d+)m(\d\d)s")

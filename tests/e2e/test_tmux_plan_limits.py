@@ -13,7 +13,8 @@ import pytest
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, gateway_token, rate_limit_headers, text_reply
 from agentlaunch.live.tmux import BORDER_FORMAT
 from tests.e2e.test_tmux_claude import claude_agent, cli, env, pane_of, say, screen, state_of, tmux  # noqa: F401  (fixtures)
-from tests.helpers import run_cli_inprocess, wait_for
+from tests.support.cli_runs import run_cli_inprocess
+from tests.support.waits import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 

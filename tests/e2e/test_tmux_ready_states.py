@@ -21,10 +21,13 @@ import pytest
 
 from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, text_reply
-from tests.helpers import one_gemini_process, run_cli, run_cli_inprocess, turn_over, wait_for, write_agent
-from tests.support.claude_tui import seed_home
-from tests.support.clis import ensure_cli
+from testbed.agent_files import write_agent
+from testbed.claude_tui import seed_home
+from testbed.clis import ensure_cli
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.codex_tui_home import codex_tui_env
+from tests.support.gemini_process import one_gemini_process
+from tests.support.waits import turn_over, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 

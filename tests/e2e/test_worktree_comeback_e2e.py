@@ -26,13 +26,16 @@ from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, text_reply
 from agentlaunch.fakeapi.responses import ResponsesUsage, TextReply, user_texts
 from agentlaunch.worktrees.git_worktree import worktree_path
+from testbed.agent_files import write_agent
+from testbed.claude_tui import seed_home
+from testbed.clis import ensure_cli
+from testbed.native_tui import TitledResponsesFake
 from tests.e2e.test_tmux_claude import pane_of, say, screen
-from tests.helpers import one_gemini_process, run_cli, run_cli_inprocess, wait_for, write_agent
-from tests.support.claude_tui import seed_home
-from tests.support.clis import ensure_cli
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.codex_tui_home import codex_tui_env
+from tests.support.gemini_process import one_gemini_process
 from tests.support.git_repo import git, make_repo
-from tests.support.native_tui import TitledResponsesFake
+from tests.support.waits import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(480)]
 

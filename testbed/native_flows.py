@@ -1,7 +1,7 @@
 """Real Codex and Gemini TUIs run with agentlaunch's native extras, their sources read as the relay would.
 
 Used by the end-to-end tests (tests/e2e/test_native_sources.py) and by the
-recording script (``python -m tests.support.record_native OUTDIR``), which
+recording script (``python -m tests.support.record_tui codex gemini``), which
 keeps the files and hook reports of such runs as unit-test data.
 
 A flow starts the CLI on a PTY with ``native_extras(ctx)``'s argv and env,
@@ -24,7 +24,7 @@ from typing import Any
 
 from agentlaunch.providers.native.hook_socket import HookReport, HookSocket
 from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, NativeSource
-from tests.support.native_tui import Tui
+from testbed.pty_screen import Screen, spawn
 
 
 @dataclass
@@ -93,18 +93,18 @@ def finish(sources: list[NativeSource], followed: Followed) -> None:
         source.close()
 
 
-def run_tui(argv: list[str], env: dict[str, str], workdir: Path, extras: NativeExtras, followed: Followed) -> Tui:
+def run_tui(argv: list[str], env: dict[str, str], workdir: Path, extras: NativeExtras, followed: Followed) -> Screen:
     full_env = {**env, **extras.env}
-    return Tui(argv, full_env, workdir)
+    return spawn(argv, full_env, workdir)
 
 
 def cleanup(runtime: Path) -> None:
     shutil.rmtree(runtime, ignore_errors=True)
 
 
-def drain_until(tui: Tui, step: Callable[[], None], check: Callable[[], bool], timeout: float = 60.0) -> bool:
+def drain_until(tui: Screen, step: Callable[[], None], check: Callable[[], bool], timeout: float = 60.0) -> bool:
     """Pump the screen and the sources until ``check()`` holds."""
-    return tui.wait_for(check, timeout, every=step)
+    return tui.within(check, timeout, every=step)
 
 
 def env_without(env: dict[str, str], *names: str) -> dict[str, str]:
@@ -158,25 +158,25 @@ def codex_turns(
         try:
             if answer is not None:
                 # A permission prompt first: answered once the source said "asking".
-                assert drain_until(tui, step, lambda: "asking" in [getattr(i, "state", "") for i in followed.items]), tui.text
-                tui.wait_for(lambda: False, 0.5, every=step)
+                assert drain_until(tui, step, lambda: "asking" in [getattr(i, "state", "") for i in followed.items]), tui.text()
+                tui.within(lambda: False, 0.5, every=step)
                 tui.child.send(answer)
             if prompts and not session_id:
-                assert drain_until(tui, step, lambda: done_marks[0] in tui.text), tui.text
+                assert drain_until(tui, step, lambda: done_marks[0] in tui.text()), tui.text()
                 marks = done_marks[1:]
             else:
-                assert drain_until(tui, step, lambda: "Ask Codex" in tui.text or "›" in tui.text), tui.text
+                assert drain_until(tui, step, lambda: "Ask Codex" in tui.text() or "›" in tui.text()), tui.text()
                 marks = done_marks
             for prompt, mark in zip(typed, marks, strict=True):
-                tui.wait_for(lambda: False, 0.5, every=step)
+                tui.within(lambda: False, 0.5, every=step)
                 tui.child.send(prompt)
-                tui.wait_for(lambda: False, 0.3, every=step)
+                tui.within(lambda: False, 0.3, every=step)
                 tui.child.send("\r")
-                assert drain_until(tui, step, lambda m=mark: m in tui.text), tui.text  # type: ignore[misc]
+                assert drain_until(tui, step, lambda m=mark: m in tui.text()), tui.text()  # type: ignore[misc]
             # Let the Stop hook and the last rollout lines arrive.
             drain_until(tui, step, lambda: any(getattr(i, "state", None) == "waiting" for i in followed.items[-3:]), 10)
-            tui.wait_for(lambda: False, 2.0, every=step)
-            screen = tui.text
+            tui.within(lambda: False, 2.0, every=step)
+            screen = tui.text()
         finally:
             tui.close()
         finish(extras.sources, followed)
@@ -219,15 +219,15 @@ def gemini_turns(
         tui = run_tui(argv, env, workdir, extras, followed)
         step = follower(extras.sources, followed)
         try:
-            assert drain_until(tui, step, lambda: done_marks[0] in tui.text), tui.text
+            assert drain_until(tui, step, lambda: done_marks[0] in tui.text()), tui.text()
             for prompt, mark in zip(prompts[1:], done_marks[1:], strict=True):
-                tui.wait_for(lambda: False, 0.5, every=step)
+                tui.within(lambda: False, 0.5, every=step)
                 tui.child.send(prompt)
-                tui.wait_for(lambda: False, 0.3, every=step)
+                tui.within(lambda: False, 0.3, every=step)
                 tui.child.send("\r")
-                assert drain_until(tui, step, lambda m=mark: m in tui.text), tui.text  # type: ignore[misc]
-            tui.wait_for(lambda: False, 2.0, every=step)
-            screen = tui.text
+                assert drain_until(tui, step, lambda m=mark: m in tui.text()), tui.text()  # type: ignore[misc]
+            tui.within(lambda: False, 2.0, every=step)
+            screen = tui.text()
         finally:
             tui.close()
         finish(extras.sources, followed)

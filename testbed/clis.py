@@ -44,7 +44,7 @@ PACKAGES: dict[str, str] = {
     "codex": "@openai/codex",
     "gemini": "@google/gemini-cli",
 }
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 LOCKED = REPO / "tests" / "clis"
 """``package.json`` and ``package-lock.json``: the versions the suite passed on (the text each CLI's ``--version``
 prints contains its version), and Node's."""
