@@ -60,8 +60,15 @@ class Field:
 
     __slots__ = ("name", "default", "default_factory", "init", "repr", "compare", "hash")
 
-    def __init__(self, default: Any = MISSING, default_factory: Any = MISSING, init: bool = True, repr: bool = True,
-                 compare: bool = True, hash: bool | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        default: Any = MISSING,
+        default_factory: Any = MISSING,
+        init: bool = True,
+        repr: bool = True,
+        compare: bool = True,
+        hash: bool | None = None,
+    ) -> None:
         if default is not MISSING and default_factory is not MISSING:
             raise ValueError("cannot specify both default and default_factory")
         self.name = ""
@@ -77,16 +84,24 @@ def field(*, default: V, init: bool = ..., repr: bool = ..., compare: bool = ...
 
 
 @overload
-def field(*, default_factory: Callable[[], V], init: bool = ..., repr: bool = ..., compare: bool = ...,
-          hash: bool | None = ...) -> V: ...  # fmt: skip
+def field(
+    *, default_factory: Callable[[], V], init: bool = ..., repr: bool = ..., compare: bool = ..., hash: bool | None = ...
+) -> V: ...
 
 
 @overload
 def field(*, init: bool = ..., repr: bool = ..., compare: bool = ..., hash: bool | None = ...) -> Any: ...
 
 
-def field(*, default: Any = MISSING, default_factory: Any = MISSING, init: bool = True, repr: bool = True,
-          compare: bool = True, hash: bool | None = None) -> Any:  # fmt: skip
+def field(
+    *,
+    default: Any = MISSING,
+    default_factory: Any = MISSING,
+    init: bool = True,
+    repr: bool = True,
+    compare: bool = True,
+    hash: bool | None = None,
+) -> Any:
     """A field with options, as ``dataclasses.field``."""
     return Field(default, default_factory, init, repr, compare, hash)
 

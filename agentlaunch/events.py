@@ -36,8 +36,12 @@ class SessionStarted(Event):
     cli_version: str | None
 
     def __init__(
-        self, session_id: str, model: str | None = None, cwd: str | None = None, cli_version: str | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        session_id: str,
+        model: str | None = None,
+        cwd: str | None = None,
+        cli_version: str | None = None,
+    ) -> None:
         _put(self, "session_id", session_id)
         _put(self, "model", model)
         _put(self, "cwd", cwd)
@@ -148,8 +152,12 @@ class TurnEnd(Event):
     """Cost as the provider CLI itself reports it (Claude: cumulative per session)."""
 
     def __init__(
-        self, is_error: bool = False, result: str = "", error: str | None = None, provider_cost_usd: float | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        is_error: bool = False,
+        result: str = "",
+        error: str | None = None,
+        provider_cost_usd: float | None = None,
+    ) -> None:
         _put(self, "is_error", is_error)
         _put(self, "result", result)
         _put(self, "error", error)
@@ -164,8 +172,11 @@ class Compaction(Event):
     post_tokens: int | None
 
     def __init__(
-        self, trigger: str | None = None, pre_tokens: int | None = None, post_tokens: int | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        trigger: str | None = None,
+        pre_tokens: int | None = None,
+        post_tokens: int | None = None,
+    ) -> None:
         _put(self, "trigger", trigger)
         _put(self, "pre_tokens", pre_tokens)
         _put(self, "post_tokens", post_tokens)

@@ -29,9 +29,14 @@ class Usage(Record):
     cache_write_1h: int
 
     def __init__(
-        self, input: int = 0, cache_write: int = 0, cache_read: int = 0, output: int = 0, reasoning: int = 0,
+        self,
+        input: int = 0,
+        cache_write: int = 0,
+        cache_read: int = 0,
+        output: int = 0,
+        reasoning: int = 0,
         cache_write_1h: int = 0,
-    ) -> None:  # fmt: skip
+    ) -> None:
         _put(self, "input", input)
         _put(self, "cache_write", cache_write)
         _put(self, "cache_read", cache_read)

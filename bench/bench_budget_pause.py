@@ -65,8 +65,10 @@ def main() -> None:
     look_us, read_us = statistics.median(looks) * 1e6, statistics.median(reads) * 1e6
     print(f"pairs: {args.pairs} (a look, then a re-read, alternating)")
     print(f"one look (2 x stat): median {look_us:.1f} us, p90 {statistics.quantiles(looks, n=10)[-1] * 1e6:.1f} us")
-    print(f"one re-read (agent.yaml + config.yaml, limits): median {read_us:.1f} us, "
-          f"p90 {statistics.quantiles(reads, n=10)[-1] * 1e6:.1f} us")  # fmt: skip
+    print(
+        f"one re-read (agent.yaml + config.yaml, limits): median {read_us:.1f} us, "
+        f"p90 {statistics.quantiles(reads, n=10)[-1] * 1e6:.1f} us"
+    )
     print(f"re-read / look: {read_us / look_us:.0f}x")
     print(f"the watch at one look every {WATCH_EVERY:g} s: {look_us / (WATCH_EVERY * 1e6) * 100:.4f} % of one core")
     print("(the store's sums, read with a re-read only when a file changed, are not in these figures)")

@@ -34,11 +34,13 @@ from testbed.pty_screen import run_to_exit  # noqa: E402
 
 
 def script() -> FakeAnthropic:
-    return FakeAnthropic([
-        tool_reply("Bash", {"command": "echo hi", "description": "Print hi"}, ApiUsage(100_000, 0, 0, 30)),
-        tool_reply("Bash", {"command": "echo again", "description": "Print again"}, ApiUsage(8, 0, 0, 9)),
-        text_reply("never", ApiUsage(1, 0, 0, 1)),
-    ])  # fmt: skip
+    return FakeAnthropic(
+        [
+            tool_reply("Bash", {"command": "echo hi", "description": "Print hi"}, ApiUsage(100_000, 0, 0, 30)),
+            tool_reply("Bash", {"command": "echo again", "description": "Print again"}, ApiUsage(8, 0, 0, 9)),
+            text_reply("never", ApiUsage(1, 0, 0, 1)),
+        ]
+    )
 
 
 def stored(state: Path) -> int:
@@ -55,12 +57,24 @@ def one_run(mode: str, claude: Path, lock: bool) -> tuple[int, int, int]:
         for path in (home, work, agents, state):
             path.mkdir(mode=0o700)
         assert api.server is not None
-        conf = {"provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude), "working_dir": str(work),
-                "allowed_tools": ["Bash"], "budget": {"session_usd": 0.05}, "startup": "Spend."}  # fmt: skip
+        conf = {
+            "provider": "claude",
+            "model": "claude-sonnet-4-5",
+            "command": str(claude),
+            "working_dir": str(work),
+            "allowed_tools": ["Bash"],
+            "budget": {"session_usd": 0.05},
+            "startup": "Spend.",
+        }
         write_agent(agents, "spender", conf)
-        extra = {"AGENTLAUNCH_STATE_DIR": str(state), "AGENTLAUNCH_CONFIG_DIR": str(root / "config"),
-                 "AGENTLAUNCH_AGENTS_DIR": str(agents), "AGENTLAUNCH_TITLE": "0", "CLAUDE_CODE_MAX_RETRIES": "0",
-                 "AGENTLAUNCH_STORE_BUSY_TIMEOUT": "1"}  # fmt: skip
+        extra = {
+            "AGENTLAUNCH_STATE_DIR": str(state),
+            "AGENTLAUNCH_CONFIG_DIR": str(root / "config"),
+            "AGENTLAUNCH_AGENTS_DIR": str(agents),
+            "AGENTLAUNCH_TITLE": "0",
+            "CLAUDE_CODE_MAX_RETRIES": "0",
+            "AGENTLAUNCH_STORE_BUSY_TIMEOUT": "1",
+        }
         holder = None
         if lock:
             Store.open(state / "usage.sqlite3").close()
@@ -69,8 +83,13 @@ def one_run(mode: str, claude: Path, lock: bool) -> tuple[int, int, int]:
         try:
             if mode == "headless":
                 env = {**os.environ, **claude_env(api.server.url, home, extra)}
-                done = subprocess.run([sys.executable, "-m", "agentlaunch", "run", "spender", "run echo hi"], env=env,
-                                      cwd=work, capture_output=True, timeout=240)  # fmt: skip
+                done = subprocess.run(
+                    [sys.executable, "-m", "agentlaunch", "run", "spender", "run echo hi"],
+                    env=env,
+                    cwd=work,
+                    capture_output=True,
+                    timeout=240,
+                )
                 code = done.returncode
             else:
                 seed_home(home, [work])
@@ -95,10 +114,13 @@ def main() -> None:
     for mode in args.modes.split(","):
         results = [one_run(mode, claude, args.lock) for _ in range(args.runs)]
         after = [requests - 1 for _, requests, _ in results]
-        print(f"{mode:8s} runs {len(results)}: exit 6 in {sum(code == 6 for code, _, _ in results)}; "
-              f"calls after the crossing call: {sum(a > 0 for a in after)} runs, {sum(after)} calls; "
-              f"store == requests in {sum(s == r for _, r, s in results)} runs "
-              f"(requests {sum(r for _, r, _ in results)}, stored {sum(s for _, _, s in results)})", flush=True)  # fmt: skip
+        print(
+            f"{mode:8s} runs {len(results)}: exit 6 in {sum(code == 6 for code, _, _ in results)}; "
+            f"calls after the crossing call: {sum(a > 0 for a in after)} runs, {sum(after)} calls; "
+            f"store == requests in {sum(s == r for _, r, s in results)} runs "
+            f"(requests {sum(r for _, r, _ in results)}, stored {sum(s for _, _, s in results)})",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

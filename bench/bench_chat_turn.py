@@ -137,9 +137,14 @@ def main() -> int:
         with api.serve() as server:
             env = sealed_env(tmp, server.url)
             chat = pexpect.spawn(
-                sys.executable, ["-m", "agentlaunch", "run", "bench", "--line", "--agents-dir", str(agents)],
-                env=env, cwd=str(REPO), dimensions=(40, 120), encoding="utf-8", timeout=TIMEOUT,
-            )  # fmt: skip
+                sys.executable,
+                ["-m", "agentlaunch", "run", "bench", "--line", "--agents-dir", str(agents)],
+                env=env,
+                cwd=str(REPO),
+                dimensions=(40, 120),
+                encoding="utf-8",
+                timeout=TIMEOUT,
+            )
             chat.delaybeforesend = None  # pexpect sleeps 50 ms before every send by default: not the launch's time
             bare: BareClaude | None = None
             try:

@@ -122,8 +122,10 @@ def main() -> int:
     s_first = med(r[0] + r[1][0] for r in server_runs)
     e_all = med(sum(r) for r in exec_runs)
     s_all = med(r[0] + sum(r[1]) for r in server_runs)
-    print(f"first turn with the server's start: exec {e_first * 1000:.0f}, app-server {s_first * 1000:.0f}, "
-          f"ratio {e_first / s_first:.2f}")  # fmt: skip
+    print(
+        f"first turn with the server's start: exec {e_first * 1000:.0f}, app-server {s_first * 1000:.0f}, "
+        f"ratio {e_first / s_first:.2f}"
+    )
     print(f"whole conversation: exec {e_all * 1000:.0f}, app-server {s_all * 1000:.0f}, ratio {e_all / s_all:.2f}")
     return 0
 

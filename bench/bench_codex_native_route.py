@@ -106,8 +106,10 @@ def warm_direct(argv: list[str], env: dict[str, str]) -> tuple[list[str], dict[s
 
 def report(name: str, times: list[float], base: list[float], base_name: str) -> None:
     q1, q3 = quartiles([a / b for a, b in zip(times, base, strict=True)])
-    print(f"  {name} / {base_name}: {median(times) / median(base):.3f} ({median(times) - median(base):+.3f}s; "
-          f"per-round middle half {q1:.3f} .. {q3:.3f})")  # fmt: skip
+    print(
+        f"  {name} / {base_name}: {median(times) / median(base):.3f} ({median(times) - median(base):+.3f}s; "
+        f"per-round middle half {q1:.3f} .. {q3:.3f})"
+    )
 
 
 def main() -> int:
@@ -129,10 +131,14 @@ def main() -> int:
         )
         (agent / "soul.md").write_text("You are a terse benchmark agent.\n")
         env = seed_codex_home(root / "home", api.base_url, work)
-        env.update({
-            "AGENTLAUNCH_STATE_DIR": str(root / "state"), "AGENTLAUNCH_CONFIG_DIR": str(root / "config"),
-            "AGENTLAUNCH_TITLE": "0", "PYTHONPYCACHEPREFIX": str(root / "pycache"),
-        })  # fmt: skip
+        env.update(
+            {
+                "AGENTLAUNCH_STATE_DIR": str(root / "state"),
+                "AGENTLAUNCH_CONFIG_DIR": str(root / "config"),
+                "AGENTLAUNCH_TITLE": "0",
+                "PYTHONPYCACHEPREFIX": str(root / "pycache"),
+            }
+        )
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's Python keeps its bytecode: without it each launch compiles
         argv = [sys.executable, "-m", "agentlaunch", "run", "bench", "--agents-dir", str(agent.parent)]
         direct = {**env, "AGENTLAUNCH_CODEX_INTERFACE": "direct"}

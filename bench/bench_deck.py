@@ -55,8 +55,13 @@ class World:
     def __init__(self, agents: int) -> None:
         self.tmp = Path(tempfile.mkdtemp(prefix="bench-deck-"))
         self.socket = f"bench-deck-{uuid.uuid4().hex[:8]}"
-        self.env = {**os.environ, "AGENTLAUNCH_STATE_DIR": str(self.tmp / "state"), "HOME": str(self.tmp / "home"),
-                    "AGENTLAUNCH_TMUX_SOCKET": self.socket, "AGENTLAUNCH_AGENTS_DIR": str(self.tmp / "agents")}  # fmt: skip
+        self.env = {
+            **os.environ,
+            "AGENTLAUNCH_STATE_DIR": str(self.tmp / "state"),
+            "HOME": str(self.tmp / "home"),
+            "AGENTLAUNCH_TMUX_SOCKET": self.socket,
+            "AGENTLAUNCH_AGENTS_DIR": str(self.tmp / "agents"),
+        }
         (self.tmp / "agents").mkdir()
         status = self.tmp / "state" / "status"
         status.mkdir(parents=True)
@@ -69,13 +74,22 @@ class World:
             pane, pid = self.tmux("display-message", "-p", "-t", "agents", "#{pane_id} #{pane_pid}").split()
             self.tmux("set-option", "-p", "-t", pane, "@agentlaunch_agent", name)
             record = {
-                "version": 1, "agent": name, "provider": "claude", "model": "claude-sonnet-4-5", "pid": int(pid),
-                "pid_start": process_start(int(pid)), "state": "asking" if i % 7 == 0 else "waiting",
+                "version": 1,
+                "agent": name,
+                "provider": "claude",
+                "model": "claude-sonnet-4-5",
+                "pid": int(pid),
+                "pid_start": process_start(int(pid)),
+                "state": "asking" if i % 7 == 0 else "waiting",
                 "state_since": (now - timedelta(seconds=30 + i)).isoformat(timespec="seconds"),
-                "working_dir": str(self.tmp), "percent": 12.5, "context": 25_000, "to_compaction": 140_000,
-                "cost": "$0.0123", "session_id": f"s-{i}",
+                "working_dir": str(self.tmp),
+                "percent": 12.5,
+                "context": 25_000,
+                "to_compaction": 140_000,
+                "cost": "$0.0123",
+                "session_id": f"s-{i}",
                 "cache": {"expires_at": (now + timedelta(seconds=290)).isoformat(timespec="seconds"), "ttl_s": 300},
-            }  # fmt: skip
+            }
             (status / f"{pid}.json").write_text(json.dumps(record))
         self.last, self.count = f"agent{agents - 1:02d}", agents
 
@@ -119,8 +133,9 @@ def first_frames(world: World, rounds: int, before: Path | None = None) -> None:
                 started, target = world.start(f"{which}{i}", "sh", "-c", f"{sys.executable} -m agentlaunch status; sleep 60")
                 done = world.until(target, world.last)
             else:  # its list shows the first rows (the preview takes the rest): the first one and the footer
-                started, target = world.start(f"{which}{i}", sys.executable, "-m", "agentlaunch", "deck",
-                                              pythonpath=before if which == "before" else None)  # fmt: skip
+                started, target = world.start(
+                    f"{which}{i}", sys.executable, "-m", "agentlaunch", "deck", pythonpath=before if which == "before" else None
+                )
                 world.until(target, "agent00")
                 done = world.until(target, "q quit")
                 pid = int(world.tmux("display-message", "-p", "-t", target, "#{pane_pid}").strip())
@@ -128,14 +143,20 @@ def first_frames(world: World, rounds: int, before: Path | None = None) -> None:
             times[which].append(done - started)
             world.tmux("kill-session", "-t", target[:-1])
         deck, status = times["deck"][-1], times["status"][-1]
-        line = (f"  round {i + 1}: deck {deck * 1000:6.0f} ms (CPU {cpu['deck'][-1] * 1000:4.0f})   "
-                f"status {status * 1000:6.0f} ms   ratio {deck / status:.2f}")  # fmt: skip
+        line = (
+            f"  round {i + 1}: deck {deck * 1000:6.0f} ms (CPU {cpu['deck'][-1] * 1000:4.0f})   "
+            f"status {status * 1000:6.0f} ms   ratio {deck / status:.2f}"
+        )
         if before:
-            line += (f"   before {times['before'][-1] * 1000:6.0f} ms (CPU {cpu['before'][-1] * 1000:4.0f})"
-                     f"   this/before {deck / times['before'][-1]:.2f}")  # fmt: skip
+            line += (
+                f"   before {times['before'][-1] * 1000:6.0f} ms (CPU {cpu['before'][-1] * 1000:4.0f})"
+                f"   this/before {deck / times['before'][-1]:.2f}"
+            )
         print(line, flush=True)
-    summary = (f"first frame, {world.count} agents: deck median {statistics.median(times['deck']) * 1000:.0f} ms (target 500), "
-               f"`agentlaunch status` {statistics.median(times['status']) * 1000:.0f} ms")  # fmt: skip
+    summary = (
+        f"first frame, {world.count} agents: deck median {statistics.median(times['deck']) * 1000:.0f} ms (target 500), "
+        f"`agentlaunch status` {statistics.median(times['status']) * 1000:.0f} ms"
+    )
     summary += f"; the deck's CPU by then median {statistics.median(cpu['deck']) * 1000:.0f} ms"
     if before:
         ratio = statistics.median(d / b for d, b in zip(times["deck"], times["before"], strict=True))
@@ -158,16 +179,20 @@ def key_and_idle(world: World, idle: float) -> None:
         while world.screen(target).count(title) and time.perf_counter() - sent < 5:
             time.sleep(0.002)
         answers.append(time.perf_counter() - sent)
-    print(f"a key (Down, until the preview names the next agent): median {statistics.median(answers) * 1000:.0f} ms, "
-          f"max {max(answers) * 1000:.0f} ms (target 50; includes capture-pane polling)")  # fmt: skip
+    print(
+        f"a key (Down, until the preview names the next agent): median {statistics.median(answers) * 1000:.0f} ms, "
+        f"max {max(answers) * 1000:.0f} ms (target 50; includes capture-pane polling)"
+    )
     server = int(world.tmux("display-message", "-p", "#{pid}").strip())
     deck0, own0, server0, t0 = cpu_seconds(pid), cpu_seconds(pid, False), cpu_seconds(server), time.perf_counter()
     time.sleep(idle)
     deck1, own1, server1, t1 = cpu_seconds(pid), cpu_seconds(pid, False), cpu_seconds(server), time.perf_counter()
     share = 100 / (t1 - t0)
-    print(f"idle {idle:.0f} s with 20 agents: deck {(deck1 - deck0) * share:.2f} % of a core (target 1 %; its own process "
-          f"{(own1 - own0) * share:.2f} %, the tmux clients it ran {(deck1 - deck0 - own1 + own0) * share:.2f} %), "
-          f"tmux server {(server1 - server0) * share:.2f} %")  # fmt: skip
+    print(
+        f"idle {idle:.0f} s with 20 agents: deck {(deck1 - deck0) * share:.2f} % of a core (target 1 %; its own process "
+        f"{(own1 - own0) * share:.2f} %, the tmux clients it ran {(deck1 - deck0 - own1 + own0) * share:.2f} %), "
+        f"tmux server {(server1 - server0) * share:.2f} %"
+    )
 
 
 def main() -> None:
@@ -175,9 +200,12 @@ def main() -> None:
     parser.add_argument("--agents", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--idle", type=float, default=20.0)
-    parser.add_argument("--compile", action="store_true",
-                        help="byte-compile this tree first: with PYTHONDONTWRITEBYTECODE set, every run compiles each "
-                             "agentlaunch module it imports, as an installed copy never does")  # fmt: skip
+    parser.add_argument(
+        "--compile",
+        action="store_true",
+        help="byte-compile this tree first: with PYTHONDONTWRITEBYTECODE set, every run compiles each "
+        "agentlaunch module it imports, as an installed copy never does",
+    )
     parser.add_argument("--before", type=Path, help="a checkout whose deck runs beside this tree's (e.g. an export of main)")
     parser.add_argument("--no-idle", action="store_true", help="the first frames only")
     args = parser.parse_args()
@@ -191,8 +219,10 @@ def main() -> None:
         before = copy
     with open("/proc/loadavg") as fh:
         load = fh.read().split()[:3]
-    print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, load average {' '.join(load)} on {os.cpu_count()} cores; "
-          f"bytecode {'compiled first' if args.compile else 'as found'}")  # fmt: skip
+    print(
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, load average {' '.join(load)} on {os.cpu_count()} cores; "
+        f"bytecode {'compiled first' if args.compile else 'as found'}"
+    )
     world = World(args.agents)
     try:
         first_frames(world, args.rounds, before)

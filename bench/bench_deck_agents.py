@@ -83,8 +83,23 @@ class Team:
 
     def open_deck(self) -> int:
         env = [f"-e{k}={v}" for k, v in self.env.items() if k.startswith(("AGENTLAUNCH_", "HOME", "XDG_", "PYTHON"))]
-        self.tmux("new-session", "-d", "-s", "deck", "-x", "160", "-y", "40", "-c", str(self.work), *env,
-                  sys.executable, "-m", "agentlaunch", "deck")  # fmt: skip
+        self.tmux(
+            "new-session",
+            "-d",
+            "-s",
+            "deck",
+            "-x",
+            "160",
+            "-y",
+            "40",
+            "-c",
+            str(self.work),
+            *env,
+            sys.executable,
+            "-m",
+            "agentlaunch",
+            "deck",
+        )
         deadline = time.monotonic() + 60
         while not ("q quit" in (shown := self.screen()) and self.names[0] in shown):
             if time.monotonic() > deadline:
@@ -111,10 +126,17 @@ class Team:
     def ask_all(self, prompt: str) -> tuple[list[float], int]:
         """Every agent sent ``prompt`` at once; each one's seconds until its answer, and how many failed."""
         start = time.monotonic()
-        sends = {name: subprocess.Popen([sys.executable, "-m", "agentlaunch", "send", name, f"{prompt} ({name})", "--wait"],
-                                        env=self.env, cwd=self.work, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.PIPE)
-                 for name in self.names}  # fmt: skip
+        sends = {
+            name: subprocess.Popen(
+                [sys.executable, "-m", "agentlaunch", "send", name, f"{prompt} ({name})", "--wait"],
+                env=self.env,
+                cwd=self.work,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
+            for name in self.names
+        }
         took, failed = [], 0
         waiting = dict(sends)
         while waiting:
@@ -149,8 +171,11 @@ def main() -> None:
     parser.add_argument("--agents", type=int, default=20)
     parser.add_argument("--pairs", type=int, default=4)
     args = parser.parse_args()
-    print(f"{args.agents} Claude Code agents, {args.pairs} pairs (deck open / none); {os.cpu_count()} CPUs, "
-          f"load before {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)  # fmt: skip
+    print(
+        f"{args.agents} Claude Code agents, {args.pairs} pairs (deck open / none); {os.cpu_count()} CPUs, "
+        f"load before {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
+        flush=True,
+    )
     api = FakeAnthropic()
     rounds: list[Round] = []
     with api.serve(), tempfile.TemporaryDirectory(prefix="al-bench-deck-agents-") as folder:
@@ -164,9 +189,13 @@ def main() -> None:
                 for side in ("deck", "none") if pair % 2 == 0 else ("none", "deck"):
                     r = one_round(team, side, len(rounds) + 1)
                     rounds.append(r)
-                    print(f"  pair {pair + 1} {side:<4}  answers: median {r.median:5.2f} s, all {r.last:5.2f} s, "
-                          f"failed {r.failed}" + (f", deck CPU {r.deck_cpu:.2f} s" if side == "deck" else "")
-                          + f"  (load1 {r.load1:.2f})", flush=True)  # fmt: skip
+                    print(
+                        f"  pair {pair + 1} {side:<4}  answers: median {r.median:5.2f} s, all {r.last:5.2f} s, "
+                        f"failed {r.failed}"
+                        + (f", deck CPU {r.deck_cpu:.2f} s" if side == "deck" else "")
+                        + f"  (load1 {r.load1:.2f})",
+                        flush=True,
+                    )
         finally:
             end_server(team.socket, server_pid(team.socket))
     deck = [r for r in rounds if r.side == "deck"]
@@ -177,8 +206,10 @@ def main() -> None:
         print(f"{name:<32}{a:>10.2f}{b:>10.2f}{a / b:>8.2f}")
     pairs = [d.last / n.last for d, n in zip(deck, none, strict=True)]
     print(f"per pair, all answered deck/none: {' '.join(f'{x:.2f}' for x in pairs)}")
-    print(f"the deck's CPU in a round: median {statistics.median(r.deck_cpu for r in deck):.2f} s; "
-          f"load after {' '.join(f'{x:.2f}' for x in os.getloadavg())}")  # fmt: skip
+    print(
+        f"the deck's CPU in a round: median {statistics.median(r.deck_cpu for r in deck):.2f} s; "
+        f"load after {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
 
 
 if __name__ == "__main__":

@@ -128,8 +128,9 @@ class Bare:
     settings: list[str]  # ``--settings`` and its value, left out of ``argv``
 
 
-def watch(label: str, answers: Answers, count: int, socket: str, start: float, cpu0: float,
-          client: subprocess.Popen[bytes] | None) -> Run:  # fmt: skip
+def watch(
+    label: str, answers: Answers, count: int, socket: str, start: float, cpu0: float, client: subprocess.Popen[bytes] | None
+) -> Run:
     """Sample until every session has its first answer; the run's figures at that moment."""
     run = Run(label)
     while True:
@@ -163,8 +164,17 @@ def fresh_root(base: Path, name: str) -> Path:
     return root
 
 
-def ours(base: Path, answers: Answers, api_url: str, claude: Path, count: int, max_starting: int | None,
-         warm: Path | None, checkout: Path | None = None, label: str = "agentlaunch") -> tuple[Run, Path]:  # fmt: skip
+def ours(
+    base: Path,
+    answers: Answers,
+    api_url: str,
+    claude: Path,
+    count: int,
+    max_starting: int | None,
+    warm: Path | None,
+    checkout: Path | None = None,
+    label: str = "agentlaunch",
+) -> tuple[Run, Path]:
     """One `tmux up` of the team (from ``checkout`` when given); its run and its root (kept until the next run)."""
     root = fresh_root(base, "al")  # one place for both agentlaunch sides: the launch plans are keyed by it
     env, work, names = make_team(root, api_url, claude, count)
@@ -180,8 +190,7 @@ def ours(base: Path, answers: Answers, api_url: str, claude: Path, count: int, m
     answers.clear()
     cpu0 = rusage_children()
     start = time.monotonic()
-    up = subprocess.Popen(argv, env=env, cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE)  # fmt: skip
+    up = subprocess.Popen(argv, env=env, cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         run = watch(label, answers, count, socket, start, cpu0, up)
         if up.wait(timeout=300) != 0:
@@ -241,8 +250,21 @@ def bare(base: Path, answers: Answers, ours_root: Path, count: int, settings: bo
         argv = [moved(a).replace(spec.session, session) for a in spec.argv + (spec.settings if settings else [])]
         env = [f"{k}={moved(v)}" for k, v in spec.env.items() if not k.startswith(OURS)]
         head = ["new-session", "-d", "-s", "bare", *SIZE] if i == 0 else ["new-window", "-d", "-t", "bare:"]
-        commands.append(["tmux", "-L", socket, *head, "-n", f"b{i:02d}", "-c", moved(spec.cwd),
-                         *(x for item in env for x in ("-e", item)), "--", *argv])  # fmt: skip
+        commands.append(
+            [
+                "tmux",
+                "-L",
+                socket,
+                *head,
+                "-n",
+                f"b{i:02d}",
+                "-c",
+                moved(spec.cwd),
+                *(x for item in env for x in ("-e", item)),
+                "--",
+                *argv,
+            ]
+        )
     client_env = {k: v for k, v in env0.items() if not k.startswith(OURS)}
     answers.clear()
     cpu0 = rusage_children()
@@ -286,9 +308,12 @@ def main() -> None:
     api = FakeAnthropic()
     answers = Answers(api)
     base = Path(tempfile.mkdtemp(prefix="al-bench-fleet-"))
-    print(f"{args.agents} Claude Code agents until every first answer: agentlaunch tmux up (max-starting "
-          f"{args.max_starting or 'default'}, {'cold' if args.cold else 'warm'} state) against bare claude in "
-          f"windows; {args.pairs} pairs; {os.cpu_count()} CPUs, load before {os.getloadavg()[0]:.2f}", flush=True)  # fmt: skip
+    print(
+        f"{args.agents} Claude Code agents until every first answer: agentlaunch tmux up (max-starting "
+        f"{args.max_starting or 'default'}, {'cold' if args.cold else 'warm'} state) against bare claude in "
+        f"windows; {args.pairs} pairs; {os.cpu_count()} CPUs, load before {os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
     if args.floor:
         print("third side, 'before': bare Claude Code with agentlaunch's --settings", flush=True)
     elif third:
@@ -344,8 +369,10 @@ def report(runs: dict[str, list[Run]], pairs: int, third: str = "before") -> Non
     print()
     head = f"{'median of ' + str(pairs) + ' runs each':<34}{'agentlaunch':>12}{'bare':>10}{'ratio':>8}"
     print(head + (f"{third:>10}{'ratio':>8}{'agentlaunch/' + third:>20}" if before else ""))
-    rows: list[tuple[str, Callable[[Run], float]]] = [("every first answer (s)", lambda r: r.answered),
-                                                     ("tree CPU until then (s)", lambda r: r.cpu)]  # fmt: skip
+    rows: list[tuple[str, Callable[[Run], float]]] = [
+        ("every first answer (s)", lambda r: r.answered),
+        ("tree CPU until then (s)", lambda r: r.cpu),
+    ]
     rows += [(f"  {kind} CPU (s)", partial(kind_cpu, kind=kind)) for kind in KINDS]
     for name, value in rows:
         a = statistics.median(value(r) for r in ours_)
@@ -356,8 +383,11 @@ def report(runs: dict[str, list[Run]], pairs: int, third: str = "before") -> Non
             line += f"{c:>10.2f}{ratio(c, b):>8}{ratio(a, c):>20}"
         print(line)
     for name, value in rows[:2]:
-        for label, side, base in (("agentlaunch/bare", ours_, bare_), (f"{third}/bare", before, bare_),
-                                  (f"agentlaunch/{third}", ours_, before)):  # fmt: skip
+        for label, side, base in (
+            ("agentlaunch/bare", ours_, bare_),
+            (f"{third}/bare", before, bare_),
+            (f"agentlaunch/{third}", ours_, before),
+        ):
             if side and base:
                 ratios = [value(a) / value(b) for a, b in zip(side, base, strict=True)]
                 q1, q3 = quartiles(ratios) if len(ratios) > 1 else (ratios[0], ratios[0])

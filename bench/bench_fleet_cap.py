@@ -117,8 +117,11 @@ def one_call_cost(prompt: str, delay: float) -> float:
 def run_one(agents_dir: Path, env: dict[str, str], agent: str, prompt: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [sys.executable, "-m", "agentlaunch", "run", agent, prompt, "--agents-dir", str(agents_dir)],
-        env=env, cwd=agents_dir.parent, capture_output=True, timeout=300,
-    )  # fmt: skip
+        env=env,
+        cwd=agents_dir.parent,
+        capture_output=True,
+        timeout=300,
+    )
 
 
 def stored_calls(root: Path) -> list[tuple[float, str, float]]:
@@ -147,10 +150,15 @@ def repetition(agents: int, cap: float, prompt: str, delay: float) -> Result:
         (root / "config" / "config.yaml").write_text(f"budget: {{daily_usd: {cap!r}}}\n")
         cmd = [sys.executable, "-m", "agentlaunch", "run"]
         procs = [
-            subprocess.Popen([*cmd, f"f{i}", prompt, "--agents-dir", str(agents_dir)], env=env, cwd=root,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.Popen(
+                [*cmd, f"f{i}", prompt, "--agents-dir", str(agents_dir)],
+                env=env,
+                cwd=root,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             for i in range(agents)
-        ]  # fmt: skip
+        ]
         codes = Counter(p.wait(timeout=600) for p in procs)
         rows, starts = stored_calls(root), call_starts(root)
         spent = sum(cost for _, _, cost in rows)
@@ -190,8 +198,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     cost = one_call_cost(args.prompt, args.delay)
     cap = round(cost * args.cap_calls, 6)
-    print(f"{args.agents} agents at once, prompt {args.prompt!r}, one call ${cost:.4f}, cap ${cap:.4f} "
-          f"({args.cap_calls} calls), {args.delay} s per streamed chunk")  # fmt: skip
+    print(
+        f"{args.agents} agents at once, prompt {args.prompt!r}, one call ${cost:.4f}, cap ${cap:.4f} "
+        f"({args.cap_calls} calls), {args.delay} s per streamed chunk"
+    )
     print(f"{'rep':>3} {'spent':>9} {'ratio':>6} {'calls':>5} {'in flight':>9} {'late':>4}  exits")
     results = []
     for rep in range(args.reps):
@@ -199,11 +209,15 @@ def main(argv: list[str] | None = None) -> int:
         r = repetition(args.agents, cap, args.prompt, args.delay)
         results.append(r)
         exits = " ".join(f"{code}x{n}" for code, n in sorted(r.codes.items()))
-        print(f"{rep + 1:>3} {r.spent:>9.4f} {r.ratio:>6.2f} {r.calls:>5} {r.in_flight:>9} {r.late:>4}  {exits}"
-              f"  ({time.perf_counter() - t0:.1f} s)")  # fmt: skip
+        print(
+            f"{rep + 1:>3} {r.spent:>9.4f} {r.ratio:>6.2f} {r.calls:>5} {r.in_flight:>9} {r.late:>4}  {exits}"
+            f"  ({time.perf_counter() - t0:.1f} s)"
+        )
     ratios = [r.ratio for r in results]
-    print(f"spent / cap: median {statistics.median(ratios):.2f}, worst {max(ratios):.2f}; "
-          f"late calls (started after the crossing was stored): {sum(r.late for r in results)}")  # fmt: skip
+    print(
+        f"spent / cap: median {statistics.median(ratios):.2f}, worst {max(ratios):.2f}; "
+        f"late calls (started after the crossing was stored): {sum(r.late for r in results)}"
+    )
     return 0
 
 

@@ -81,8 +81,13 @@ def find_cli(name: str) -> Path:
 def write_agent(agents: Path, provider: str, command: Path, work: Path) -> None:
     folder = agents / "bench"
     folder.mkdir(parents=True)
-    config = {"provider": provider, "command": str(command), "model": MODELS[provider], "working_dir": str(work),
-              "startup": "Say hi."}  # fmt: skip
+    config = {
+        "provider": provider,
+        "command": str(command),
+        "model": MODELS[provider],
+        "working_dir": str(work),
+        "startup": "Say hi.",
+    }
     (folder / "agent.yaml").write_text(yaml.safe_dump(config))
     (folder / "soul.md").write_text("You are a terse benchmark agent.\n")
 
@@ -112,8 +117,13 @@ def main() -> int:
     parser.add_argument("--no-early", action="store_true", help="a third side: agentlaunch without its early start")
     parser.add_argument("--before", type=Path, help="a third side: the same launch from this checkout of agentlaunch")
     parser.add_argument("--user-bare", action="store_true", help="a side: the bare CLI without agentlaunch's compile cache")
-    parser.add_argument("--codex-history", type=int, default=0, metavar="DAYS",
-                        help="Codex: past sessions in the home, DAYS day folders of 10 rollout files")  # fmt: skip
+    parser.add_argument(
+        "--codex-history",
+        type=int,
+        default=0,
+        metavar="DAYS",
+        help="Codex: past sessions in the home, DAYS day folders of 10 rollout files",
+    )
     args = parser.parse_args()
     if args.runs < 2:
         parser.error("--runs must be at least 2")
@@ -139,11 +149,15 @@ def main() -> int:
         else:
             fake = gfake.GeminiFake().start()
             env = gfake.prepare_gemini_home(home, fake.base_url, max_attempts=1)
-        env.update({
-            "AGENTLAUNCH_STATE_DIR": str(tmp / "state"), "AGENTLAUNCH_CONFIG_DIR": str(tmp / "config"),
-            "XDG_STATE_HOME": str(tmp / "xdg-state"), "XDG_CACHE_HOME": str(tmp / "xdg-cache"),
-            "PYTHONPYCACHEPREFIX": str(tmp / "pycache"),
-        })  # fmt: skip
+        env.update(
+            {
+                "AGENTLAUNCH_STATE_DIR": str(tmp / "state"),
+                "AGENTLAUNCH_CONFIG_DIR": str(tmp / "config"),
+                "XDG_STATE_HOME": str(tmp / "xdg-state"),
+                "XDG_CACHE_HOME": str(tmp / "xdg-cache"),
+                "PYTHONPYCACHEPREFIX": str(tmp / "pycache"),
+            }
+        )
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         try:
             base = [sys.executable, "-m", "agentlaunch", "run", "bench", "--quiet", "hi"]
@@ -190,21 +204,27 @@ def main() -> int:
                     earlier.append(run_timed(al_argv, before_env, args.before))
                 if args.user_bare:
                     as_user.append(bare_run(user_env))
-                print(f"pair {i + 1:2d}: agentlaunch {ours[-1].wall:.3f}s cpu {ours[-1].cpu:.3f}s"
-                      f" · {args.provider} {bare[-1].wall:.3f}s cpu {bare[-1].cpu:.3f}s"
-                      + (f" · no early start {late[-1].wall:.3f}s cpu {late[-1].cpu:.3f}s" if late else "")
-                      + (f" · before {earlier[-1].wall:.3f}s cpu {earlier[-1].cpu:.3f}s" if earlier else "")
-                      + (f" · bare as a user runs it {as_user[-1].wall:.3f}s cpu {as_user[-1].cpu:.3f}s" if as_user else ""),
-                      flush=True)  # fmt: skip
+                print(
+                    f"pair {i + 1:2d}: agentlaunch {ours[-1].wall:.3f}s cpu {ours[-1].cpu:.3f}s"
+                    f" · {args.provider} {bare[-1].wall:.3f}s cpu {bare[-1].cpu:.3f}s"
+                    + (f" · no early start {late[-1].wall:.3f}s cpu {late[-1].cpu:.3f}s" if late else "")
+                    + (f" · before {earlier[-1].wall:.3f}s cpu {earlier[-1].cpu:.3f}s" if earlier else "")
+                    + (f" · bare as a user runs it {as_user[-1].wall:.3f}s cpu {as_user[-1].cpu:.3f}s" if as_user else ""),
+                    flush=True,
+                )
         finally:
             fake.stop()
-    print(f"{args.provider} {real} · {args.runs} alternating pairs · a whole headless launch of a new session"
-          + (f" · {args.codex_history} days of past Codex sessions in the home" if args.codex_history else ""))
+    print(
+        f"{args.provider} {real} · {args.runs} alternating pairs · a whole headless launch of a new session"
+        + (f" · {args.codex_history} days of past Codex sessions in the home" if args.codex_history else "")
+    )
     target = TARGETS[args.provider]
     for kind in ("wall", "cpu"):
         compare(kind, [getattr(t, kind) for t in ours], [getattr(t, kind) for t in bare], target, args.provider)
-    print(f"orphans the bench reaped (counted in cpu): agentlaunch {sum(t.orphans for t in ours)},"
-          f" bare {args.provider} {sum(t.orphans for t in bare)} in {args.runs} runs each")
+    print(
+        f"orphans the bench reaped (counted in cpu): agentlaunch {sum(t.orphans for t in ours)},"
+        f" bare {args.provider} {sum(t.orphans for t in bare)} in {args.runs} runs each"
+    )
     if late:
         print("agentlaunch without its early start (AGENTLAUNCH_NO_PRESPAWN=1), the same rounds:")
         for kind in ("wall", "cpu"):

@@ -27,10 +27,17 @@ from statistics import median
 
 REPO = Path(__file__).resolve().parent.parent
 MODULES = [
-    "agentlaunch.cli.run", "agentlaunch.launch.build", "agentlaunch.launch.session", "agentlaunch.launch.start",
-    "agentlaunch.launch.turn_cycle", "agentlaunch.providers.codex", "agentlaunch.providers.gemini",
-    "agentlaunch.providers.claude", "agentlaunch.usage.store", "agentlaunch.usage.meter",
-]  # fmt: skip
+    "agentlaunch.cli.run",
+    "agentlaunch.launch.build",
+    "agentlaunch.launch.session",
+    "agentlaunch.launch.start",
+    "agentlaunch.launch.turn_cycle",
+    "agentlaunch.providers.codex",
+    "agentlaunch.providers.gemini",
+    "agentlaunch.providers.claude",
+    "agentlaunch.usage.store",
+    "agentlaunch.usage.meter",
+]
 COUNT = """
 import dataclasses, sys
 made = []
@@ -57,8 +64,14 @@ def one(tree: Path, modules: list[str]) -> tuple[float, float]:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run([sys.executable, "-X", "importtime", "-c", "import sys\nfor m in sys.argv[1:]: __import__(m)",
-                           *modules], env=env, cwd="/", capture_output=True, text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import sys\nfor m in sys.argv[1:]: __import__(m)", *modules],
+        env=env,
+        cwd="/",
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     own = 0
     for line in done.stderr.splitlines():
@@ -75,8 +88,12 @@ def made_and_loaded(tree: Path, modules: list[str]) -> tuple[int, str]:
     """How many classes ``dataclasses`` makes while importing ``modules`` (a datarecord is not one), and which of
     the standard library's and the dependencies' heavier modules (``HEAVY``) the import loads."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    made, loaded = (subprocess.run([sys.executable, "-c", script, *modules], env=env, cwd="/", capture_output=True,
-                                   text=True, check=True).stdout.strip() for script in (COUNT, LOADED))  # fmt: skip
+    made, loaded = (
+        subprocess.run(
+            [sys.executable, "-c", script, *modules], env=env, cwd="/", capture_output=True, text=True, check=True
+        ).stdout.strip()
+        for script in (COUNT, LOADED)
+    )
     return int(made), loaded
 
 
@@ -103,9 +120,11 @@ def main() -> int:
         print(f"{args.rounds} alternating rounds, importing {len(modules)} modules; load average {load:.2f}")
         for name, (tree, owns, cpus) in sides.items():
             made, loaded = made_and_loaded(tree, modules)
-            print(f"{name:10s}: agentlaunch's own import time median {median(owns) * 1000:6.1f} ms,"
-                  f" min {min(owns) * 1000:6.1f} ms; process CPU median {median(cpus) * 1000:6.1f} ms;"
-                  f" dataclasses made {made}; loads {loaded}")  # fmt: skip
+            print(
+                f"{name:10s}: agentlaunch's own import time median {median(owns) * 1000:6.1f} ms,"
+                f" min {min(owns) * 1000:6.1f} ms; process CPU median {median(cpus) * 1000:6.1f} ms;"
+                f" dataclasses made {made}; loads {loaded}"
+            )
         ratio = median(sides["this tree"][1]) / median(sides["before"][1])
         cpu_ratio = median(sides["this tree"][2]) / median(sides["before"][2])
         print(f"ratio this tree / before: import time {ratio:.3f}, process CPU {cpu_ratio:.3f}")

@@ -72,9 +72,10 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=15, help="counted alternating pairs (default 15)")
     parser.add_argument("--no-floor", action="store_true", help="skip the launch_floor.py side")
     parser.add_argument(
-        "--plain", action="store_true",
+        "--plain",
+        action="store_true",
         help="a fourth side: plain `claude -p hi --output-format stream-json --verbose` (what a user compares with)",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--otel", action="store_true", help="agentlaunch exports (AGENTLAUNCH_OTEL=1) to an OTLP receiver on 127.0.0.1"
     )
@@ -148,8 +149,10 @@ def main() -> int:
     print(f"claude {claude} · {args.runs} alternating pairs · {calls} model calls served")
     wall_ratio = compare("wall", [t.wall for t in al], [t.wall for t in bare], WALL_TARGET)
     cpu_ratio = compare("cpu", [t.cpu for t in al], [t.cpu for t in bare], CPU_TARGET)
-    print(f"  orphans the bench reaped (counted in cpu): agentlaunch {sum(t.orphans for t in al)},"
-          f" bare claude {sum(t.orphans for t in bare)}" + (f", plain {sum(t.orphans for t in plain)}" if plain else ""))
+    print(
+        f"  orphans the bench reaped (counted in cpu): agentlaunch {sum(t.orphans for t in al)},"
+        f" bare claude {sum(t.orphans for t in bare)}" + (f", plain {sum(t.orphans for t in plain)}" if plain else "")
+    )
     print(f"  python -c pass      : {python_start:.3f}s")
     print(f"  import agentlaunch.cli.run: {imports - python_start:.3f}s more")
     if floor:
@@ -166,8 +169,10 @@ def main() -> int:
         for kind in ("wall", "cpu"):
             ours, theirs = [getattr(t, kind) for t in al], [getattr(t, kind) for t in plain]
             q1, q3 = quartiles([a / b for a, b in zip(ours, theirs, strict=True)])
-            print(f"  {kind:4s}: plain {spread(theirs)} s, ratio {median(ours) / median(theirs):.3f}"
-                  f" (per-pair middle half {q1:.3f} .. {q3:.3f})")  # fmt: skip
+            print(
+                f"  {kind:4s}: plain {spread(theirs)} s, ratio {median(ours) / median(theirs):.3f}"
+                f" (per-pair middle half {q1:.3f} .. {q3:.3f})"
+            )
     if earlier:
         print(f"agentlaunch from {args.before} (before), the same rounds:")
         for kind in ("wall", "cpu"):

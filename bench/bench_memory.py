@@ -138,8 +138,10 @@ def noise_in_process(lines: int) -> None:
         after = rss_mb()
     growth = after - before
     verdict = "ok" if growth < TARGET_MB else "MISSED"
-    print(f"{lines:,} non-JSON lines in process: RSS {before:.1f} → {after:.1f} MB, growth {growth:+.1f} MB "
-          f"(target < {TARGET_MB} MB) {verdict}")  # fmt: skip
+    print(
+        f"{lines:,} non-JSON lines in process: RSS {before:.1f} → {after:.1f} MB, growth {growth:+.1f} MB "
+        f"(target < {TARGET_MB} MB) {verdict}"
+    )
 
 
 def noise_through_run(lines: int) -> None:
@@ -151,9 +153,15 @@ def noise_through_run(lines: int) -> None:
             agent = root / "agents" / "hostile"
             agent.mkdir(parents=True)
             (agent / "agent.yaml").write_text(f"provider: claude\nmodel: claude-sonnet-4-5\ncommand: {STAND_IN}\n")
-            env = dict(os.environ, HOME=str(root / "home"), AGENTLAUNCH_STATE_DIR=str(root / "state"),
-                       AGENTLAUNCH_CONFIG_DIR=str(root / "config"), XDG_CONFIG_HOME=str(root / "xdg"),
-                       PYTHONPATH=str(REPO), HOSTILE_NOISE_LINES=str(count))  # fmt: skip
+            env = dict(
+                os.environ,
+                HOME=str(root / "home"),
+                AGENTLAUNCH_STATE_DIR=str(root / "state"),
+                AGENTLAUNCH_CONFIG_DIR=str(root / "config"),
+                XDG_CONFIG_HOME=str(root / "xdg"),
+                PYTHONPATH=str(REPO),
+                HOSTILE_NOISE_LINES=str(count),
+            )
             argv = [sys.executable, "-c", WRAPPER, "run", "hostile", "hi", "--agents-dir", str(root / "agents")]
             # A warm-up launch first (not measured), as a user's second launch is: the agent.yaml memo and the
             # price cache are in place, so neither pydantic nor genai-prices is loaded by the measured run.
@@ -167,8 +175,10 @@ def noise_through_run(lines: int) -> None:
             return
         peaks[count] = int(marker[-1].split()[1]) / 1024
         answered = done.stdout.decode(errors="replace").strip()
-        print(f"agentlaunch run, {count:>9,} non-JSON lines: peak RSS {peaks[count]:6.1f} MB, exit {done.returncode}, "
-              f"{took:.1f} s, answer {answered!r}")  # fmt: skip
+        print(
+            f"agentlaunch run, {count:>9,} non-JSON lines: peak RSS {peaks[count]:6.1f} MB, exit {done.returncode}, "
+            f"{took:.1f} s, answer {answered!r}"
+        )
     peak = peaks[lines]
     verdict = "ok" if peak < NOISE_TARGET_MB else "MISSED"
     print(f"peak with noise ÷ without: {peak / peaks[0]:.2f}  (target < {NOISE_TARGET_MB} MB) {verdict}")

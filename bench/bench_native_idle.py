@@ -70,8 +70,11 @@ def measure(name: str, idle: float) -> None:
         agents.mkdir()
         state = root / "state"
         model = "gpt-5.5" if name == "codex" else "gemini-2.5-pro"
-        write_agent(agents, "idle", {"provider": name, "model": model, "command": str(cli_path(name)), "working_dir": str(work),
-                                     "startup": "Say hello."})  # fmt: skip
+        write_agent(
+            agents,
+            "idle",
+            {"provider": name, "model": model, "command": str(cli_path(name)), "working_dir": str(work), "startup": "Say hello."},
+        )
         fake = (
             TitledResponsesFake(cfake.ResponsesScript(default=cfake.TextReply("hello there")))
             if name == "codex"
@@ -82,9 +85,15 @@ def measure(name: str, idle: float) -> None:
                 base = seed_codex_home(root / "home", api.base_url, work)
             else:
                 base = gfake.prepare_gemini_home(root / "home", api.base_url)
-            env = {**base, "AGENTLAUNCH_STATE_DIR": str(state), "AGENTLAUNCH_CONFIG_DIR": str(root / "config"),
-                   "AGENTLAUNCH_AGENTS_DIR": str(agents), "AGENTLAUNCH_TITLE": "0", "TERM": "xterm-256color",
-                   "PYTHONPATH": str(REPO)}  # fmt: skip
+            env = {
+                **base,
+                "AGENTLAUNCH_STATE_DIR": str(state),
+                "AGENTLAUNCH_CONFIG_DIR": str(root / "config"),
+                "AGENTLAUNCH_AGENTS_DIR": str(agents),
+                "AGENTLAUNCH_TITLE": "0",
+                "TERM": "xterm-256color",
+                "PYTHONPATH": str(REPO),
+            }
             tui = spawn([sys.executable, "-m", "agentlaunch", "run", "idle"], env, work)
             try:
                 end = time.monotonic() + 90

@@ -130,11 +130,13 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=15, help="counted alternating pairs (default 15)")
     parser.add_argument("--before", type=Path, help="a third side: the same launch from this checkout of agentlaunch")
     parser.add_argument(
-        "--floor", type=float, metavar="MS",
+        "--floor",
+        type=float,
+        metavar="MS",
         help="two more sides: a Python that execs the bare CLI at once, and one that waits MS milliseconds first (the"
         " early start's latency before its spawn, without its CPU): what is left of agentlaunch's gap is its work"
         " beside the CLI's start",
-    )  # fmt: skip
+    )
     args = parser.parse_args()
     if args.runs < 2:
         parser.error("--runs must be at least 2")
@@ -151,11 +153,19 @@ def main() -> int:
         (agent / "soul.md").write_text("You are a terse benchmark agent.\n")
         api = FakeAnthropic()
         with api.serve() as server:
-            env = tui_env(server.url, home, {
-                "AGENTLAUNCH_STATE_DIR": str(root / "state"), "AGENTLAUNCH_CONFIG_DIR": str(root / "config"),
-                "AGENTLAUNCH_TITLE": "0", "XDG_STATE_HOME": str(root / "xdg-state"), "XDG_CONFIG_HOME": str(root / "xdg-config"),
-                "XDG_CACHE_HOME": str(root / "xdg-cache"), "PYTHONPYCACHEPREFIX": str(root / "pycache"),
-            })  # fmt: skip
+            env = tui_env(
+                server.url,
+                home,
+                {
+                    "AGENTLAUNCH_STATE_DIR": str(root / "state"),
+                    "AGENTLAUNCH_CONFIG_DIR": str(root / "config"),
+                    "AGENTLAUNCH_TITLE": "0",
+                    "XDG_STATE_HOME": str(root / "xdg-state"),
+                    "XDG_CONFIG_HOME": str(root / "xdg-config"),
+                    "XDG_CACHE_HOME": str(root / "xdg-cache"),
+                    "PYTHONPYCACHEPREFIX": str(root / "pycache"),
+                },
+            )
             env.pop("PYTHONDONTWRITEBYTECODE", None)
             al_argv = [sys.executable, "-m", "agentlaunch", "run", "bench", "--agents-dir", str(agent.parent)]
             # Warm-up (not counted): bytecode, the plan and render caches, Claude Code's first-run files; the CLI's argv.
@@ -201,8 +211,11 @@ def main() -> int:
                     earlier_memory.append(used)
                 for times, wait in zip(floors.values(), (0.0, args.floor or 0.0), strict=False):
                     times.append(until_echo(exec_after(wait, fresh()), bare_env, bare_cwd)[0])
-                print(f"pair {i + 1:2d}: agentlaunch {ours[-1]:.3f}s · claude {bare[-1]:.3f}s"
-                      + (f" · before {earlier[-1]:.3f}s" if earlier else ""), flush=True)  # fmt: skip
+                print(
+                    f"pair {i + 1:2d}: agentlaunch {ours[-1]:.3f}s · claude {bare[-1]:.3f}s"
+                    + (f" · before {earlier[-1]:.3f}s" if earlier else ""),
+                    flush=True,
+                )
     ratio = median(ours) / median(bare)
     q1, q3 = quartiles([a / b for a, b in zip(ours, bare, strict=True)])
     print(f"claude {claude} · {args.runs} alternating pairs · start until the prompt echoes a key")
@@ -211,8 +224,10 @@ def main() -> int:
     print(f"  ratio                   : {ratio:.3f}  target <= {TARGET:.2f} {'ok' if ratio <= TARGET else 'MISSED'}")
     print(f"  per-pair ratios         : middle half {q1:.3f} .. {q3:.3f}")
     for side, seen, total in (("agentlaunch", prompts["ours"], ours), ("bare claude", prompts["bare"], bare)):
-        print(f"  {side:11s} until the prompt {median(seen):.3f} s, the key to its echo"
-              f" {median(t - p for t, p in zip(total, seen, strict=True)):.3f} s (medians)")
+        print(
+            f"  {side:11s} until the prompt {median(seen):.3f} s, the key to its echo"
+            f" {median(t - p for t, p in zip(total, seen, strict=True)):.3f} s (medians)"
+        )
     rss, uss = median(m[0] for m in memory), median(m[1] for m in memory)
     print(f"  agentlaunch's memory once the CLI is up: RSS {rss:.1f} MB, USS {uss:.1f} MB (targets 32 / 20 MB)")
     print(f"  agentlaunch's own CPU by the echo: {median(m[2] for m in memory):.1f} ms (the CLI not included)")
@@ -221,8 +236,10 @@ def main() -> int:
         print(f"  from {args.before} (before): {spread(earlier)} s, ratio to bare {median(earlier) / median(bare):.3f}")
         print(f"  this against before     : {median(ours) / median(earlier):.3f} (per-round middle half {q1:.3f} .. {q3:.3f})")
         rss, uss = median(m[0] for m in earlier_memory), median(m[1] for m in earlier_memory)
-        print(f"  before's memory         : RSS {rss:.1f} MB, USS {uss:.1f} MB; its CPU by the echo"
-              f" {median(m[2] for m in earlier_memory):.1f} ms")  # fmt: skip
+        print(
+            f"  before's memory         : RSS {rss:.1f} MB, USS {uss:.1f} MB; its CPU by the echo"
+            f" {median(m[2] for m in earlier_memory):.1f} ms"
+        )
     for side, times in floors.items():
         print(f"  {side + ':':24s}{spread(times)} s, ratio to bare {median(times) / median(bare):.3f}")
     print(f"  load average            : {os.getloadavg()[0]:.2f}")
@@ -231,8 +248,12 @@ def main() -> int:
 
 def exec_after(wait_ms: float, argv: list[str]) -> list[str]:
     """A Python that waits ``wait_ms`` milliseconds, then replaces itself with ``argv`` (on the same terminal)."""
-    return [sys.executable, "-c", f"import os, sys, time; time.sleep({wait_ms / 1000!r}); os.execv(sys.argv[1], sys.argv[1:])",
-            *argv]  # fmt: skip
+    return [
+        sys.executable,
+        "-c",
+        f"import os, sys, time; time.sleep({wait_ms / 1000!r}); os.execv(sys.argv[1], sys.argv[1:])",
+        *argv,
+    ]
 
 
 if __name__ == "__main__":

@@ -104,9 +104,7 @@ def big_line(mb: int, repeat: int) -> None:
     """One tool_result line of ``mb`` MB through the parser, beside bare json.loads of it."""
     words = "output line 0123456789 of a command that prints a lot\n"
     text = words * (mb * 1_000_000 // len(words))
-    line = json.dumps(
-        {"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t", "content": text}]}}
-    )
+    line = json.dumps({"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t", "content": text}]}})
     size = len(line) / 1e6
     json_time, _ = best_of(repeat, lambda: len(json.loads(line)))
     parse_time, _ = best_of(repeat, lambda: len(ClaudeParser().feed(line)))

@@ -106,11 +106,17 @@ def main() -> None:
         work.mkdir()
         (agents / "agent.yaml").write_text(f"provider: claude\ncommand: {FAKE_TUI}\nworking_dir: {work}\n")
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL")}
-        env.update({
-            "HOME": str(root / "home"), "AGENTLAUNCH_STATE_DIR": str(root / "state"), "TERM": "xterm-256color",
-            "AGENTLAUNCH_CONFIG_DIR": str(root / "config"), "XDG_STATE_HOME": str(root / "xdg"),
-            "PYTHONPATH": str(REPO), "AGENTLAUNCH_TITLE": "0",
-        })  # fmt: skip
+        env.update(
+            {
+                "HOME": str(root / "home"),
+                "AGENTLAUNCH_STATE_DIR": str(root / "state"),
+                "TERM": "xterm-256color",
+                "AGENTLAUNCH_CONFIG_DIR": str(root / "config"),
+                "XDG_STATE_HOME": str(root / "xdg"),
+                "PYTHONPATH": str(REPO),
+                "AGENTLAUNCH_TITLE": "0",
+            }
+        )
         bare = Side("bare", [sys.executable, str(FAKE_TUI)], env)
         relayed = Side(
             "agentlaunch", [sys.executable, "-m", "agentlaunch", "run", "tui", "--agents-dir", str(agents.parent)], env
@@ -139,12 +145,16 @@ def main() -> None:
         print(f"  {name:<14} {statistics.median(v) * 1000:>9.3f} ms {v[int(len(v) * 0.9)] * 1000:>7.3f} ms")
     added = (statistics.median(ms["agentlaunch"]) - statistics.median(ms["bare"])) * 1000
     print(f"  added by agentlaunch: {added:.3f} ms median (target < 2 ms)")
-    print(f"agentlaunch CPU while the interface idles {args.idle:g} s: {idle_cpu:.3f} s = "
-          f"{100 * idle_cpu / args.idle:.3f} % of a core (target < 0.5 %)")  # fmt: skip
+    print(
+        f"agentlaunch CPU while the interface idles {args.idle:g} s: {idle_cpu:.3f} s = "
+        f"{100 * idle_cpu / args.idle:.3f} % of a core (target < 0.5 %)"
+    )
     print(f"{args.mb} x 1 MB answer       wall bare  wall agentlaunch  agentlaunch CPU")
     print(f"  total           {sum(floods['bare']):>9.3f} s  {sum(floods['agentlaunch']):>14.3f} s  {flood_cpu:>13.3f} s")
-    print(f"  per MB          {sum(floods['bare']) / args.mb:>9.3f} s  {sum(floods['agentlaunch']) / args.mb:>14.3f} s"
-          f"  {flood_cpu / args.mb:>13.4f} s")  # fmt: skip
+    print(
+        f"  per MB          {sum(floods['bare']) / args.mb:>9.3f} s  {sum(floods['agentlaunch']) / args.mb:>14.3f} s"
+        f"  {flood_cpu / args.mb:>13.4f} s"
+    )
 
 
 if __name__ == "__main__":

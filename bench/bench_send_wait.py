@@ -39,8 +39,9 @@ def write_agent(agents: Path, name: str, claude: Path, work: Path) -> None:
 
 
 def state(env: dict[str, str], work: Path, agent: str) -> str | None:
-    done = subprocess.run([sys.executable, "-m", "agentlaunch", "status", "--json"], env=env, cwd=work,
-                          capture_output=True, timeout=30)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "agentlaunch", "status", "--json"], env=env, cwd=work, capture_output=True, timeout=30
+    )
     try:
         records = json.loads(done.stdout)
     except ValueError:
@@ -74,10 +75,17 @@ def main() -> int:
             write_agent(agents, name, claude, work)
         api = FakeAnthropic(default=text_reply("Answered."))
         with api.serve() as server:
-            base = tui_env(server.url, home, {"AGENTLAUNCH_TITLE": "0", "AGENTLAUNCH_AGENTS_DIR": str(agents),
-                                              "AGENTLAUNCH_STATE_DIR": str(root / "state"),
-                                              "AGENTLAUNCH_CONFIG_DIR": str(root / "config"),
-                                              "PYTHONDONTWRITEBYTECODE": "1"})  # fmt: skip
+            base = tui_env(
+                server.url,
+                home,
+                {
+                    "AGENTLAUNCH_TITLE": "0",
+                    "AGENTLAUNCH_AGENTS_DIR": str(agents),
+                    "AGENTLAUNCH_STATE_DIR": str(root / "state"),
+                    "AGENTLAUNCH_CONFIG_DIR": str(root / "config"),
+                    "PYTHONDONTWRITEBYTECODE": "1",
+                },
+            )
             envs = {"new": {**base, "PYTHONPATH": str(REPO)}, "old": {**base, "PYTHONPATH": str(args.baseline.resolve())}}
             screens = {n: spawn([sys.executable, "-m", "agentlaunch", "run", n], envs[n], work) for n in envs}
             try:
@@ -107,8 +115,10 @@ def main() -> int:
     print(f"send --wait, {args.runs} alternating pairs against Claude Code's interface (real claude, fake API):")
     print(f"  this tree  median {new * 1000:.0f} ms")
     print(f"  baseline   median {old * 1000:.0f} ms  ({args.baseline})")
-    print(f"  baseline - this tree: median {median(diffs) * 1000:.0f} ms (middle half {q1 * 1000:.0f} .. {q3 * 1000:.0f} ms);"
-          f" ratio of medians {new / old:.2f}")  # fmt: skip
+    print(
+        f"  baseline - this tree: median {median(diffs) * 1000:.0f} ms (middle half {q1 * 1000:.0f} .. {q3 * 1000:.0f} ms);"
+        f" ratio of medians {new / old:.2f}"
+    )
     return 0
 
 

@@ -77,16 +77,37 @@ class World:
         now = datetime.now(UTC)
         for i, pid in enumerate(pids):
             record = {
-                "version": 1, "agent": "demo" if i == 0 else f"agent-{i:02d}", "provider": "claude", "model": "claude-sonnet-4-5",
-                "session_id": str(uuid.uuid4()), "pid": pid, "pid_start": process_start(pid), "state": "waiting",
-                "state_since": (now - timedelta(seconds=75)).isoformat(timespec="seconds"), "turns": 3, "calls": 7,
+                "version": 1,
+                "agent": "demo" if i == 0 else f"agent-{i:02d}",
+                "provider": "claude",
+                "model": "claude-sonnet-4-5",
+                "session_id": str(uuid.uuid4()),
+                "pid": pid,
+                "pid_start": process_start(pid),
+                "state": "waiting",
+                "state_since": (now - timedelta(seconds=75)).isoformat(timespec="seconds"),
+                "turns": 3,
+                "calls": 7,
                 "usage": {"input": 1200, "cache_write": 30000, "cache_read": 90000, "output": 2100, "reasoning": 0},
-                "context": 45_123, "window": 200_000, "window_source": "model", "percent": 22.6, "to_compaction": 109_877,
-                "cost_usd": 0.41, "cost": "$0.4100", "priced_calls": 7, "unpriced_calls": 0,
-                "cache": {"expires_at": (now + timedelta(minutes=4)).isoformat(timespec="seconds"), "ttl_s": 300,
-                          "context": 45_123, "next_turn_cold_usd": 0.17, "next_turn_warm_usd": 0.01},
-                "started": now.isoformat(timespec="seconds"), "updated": now.isoformat(timespec="seconds"),
-            }  # fmt: skip
+                "context": 45_123,
+                "window": 200_000,
+                "window_source": "model",
+                "percent": 22.6,
+                "to_compaction": 109_877,
+                "cost_usd": 0.41,
+                "cost": "$0.4100",
+                "priced_calls": 7,
+                "unpriced_calls": 0,
+                "cache": {
+                    "expires_at": (now + timedelta(minutes=4)).isoformat(timespec="seconds"),
+                    "ttl_s": 300,
+                    "context": 45_123,
+                    "next_turn_cold_usd": 0.17,
+                    "next_turn_warm_usd": 0.01,
+                },
+                "started": now.isoformat(timespec="seconds"),
+                "updated": now.isoformat(timespec="seconds"),
+            }
             (status / f"{pid}.json").write_text(json.dumps(record, indent=1) + "\n")
 
     def tmux(self, *args: str) -> str:
@@ -153,27 +174,47 @@ def hooks(world: World, rounds: int, rev: str) -> None:
 
     drainer = threading.Thread(target=drain, daemon=True)
     drainer.start()
-    payload = {"session_id": str(uuid.uuid4()), "transcript_path": "/home/u/.claude/projects/p/s.jsonl", "cwd": "/work/p",
-               "hook_event_name": "PostToolUse", "tool_name": "Edit",
-               "tool_input": {"file_path": "/work/p/src/app.py", "old_string": "x = 1\n" * 120, "new_string": "x = 2\n" * 120},
-               "tool_response": {"filePath": "/work/p/src/app.py", "success": True}}  # fmt: skip
+    payload = {
+        "session_id": str(uuid.uuid4()),
+        "transcript_path": "/home/u/.claude/projects/p/s.jsonl",
+        "cwd": "/work/p",
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Edit",
+        "tool_input": {"file_path": "/work/p/src/app.py", "old_string": "x = 1\n" * 120, "new_string": "x = 2\n" * 120},
+        "tool_response": {"filePath": "/work/p/src/app.py", "success": True},
+    }
     stdin = folder / "payload.json"
     stdin.write_text(json.dumps(payload))
     record = world.tmp / "state" / "status" / next(p for p in os.listdir(world.tmp / "state" / "status"))
     config = folder / "statusline.json"
     config.write_text(json.dumps({"socket": path, "status": str(record), "user_command": None}))
     line_in = folder / "statusline-in.json"
-    line_in.write_text(json.dumps({"session_id": "s", "model": {"id": "claude-sonnet-4-5", "display_name": "Sonnet"},
-                                   "context_window": {"total_input_tokens": 45123, "context_window_size": 200000},
-                                   "cost": {"total_cost_usd": 0.41}, "cwd": "/work/p", "version": "2.1.332"}))  # fmt: skip
+    line_in.write_text(
+        json.dumps(
+            {
+                "session_id": "s",
+                "model": {"id": "claude-sonnet-4-5", "display_name": "Sonnet"},
+                "context_window": {"total_input_tokens": 45123, "context_window_size": 200000},
+                "cost": {"total_cost_usd": 0.41},
+                "cwd": "/work/p",
+                "version": "2.1.332",
+            }
+        )
+    )
     python = [sys.executable, "-I", "-S"]
     cases: dict[str, tuple[list[str], dict[str, str], Path | None]] = {
         "python -I -S -c pass": ([*python, "-c", "pass"], world.env, None),
         # As the CLIs run them: imported from this tree (hook_socket.script_argv), not run by their path.
-        "hook_report.py (this tree)": (script_argv(sys.executable, NATIVE / "hook_report.py", path, "PostToolUse"),
-                                       world.env, stdin),  # fmt: skip
-        "claude_statusline.py (this tree)": (script_argv(sys.executable, NATIVE / "claude_statusline.py", str(config)),
-                                             world.env, line_in),  # fmt: skip
+        "hook_report.py (this tree)": (
+            script_argv(sys.executable, NATIVE / "hook_report.py", path, "PostToolUse"),
+            world.env,
+            stdin,
+        ),
+        "claude_statusline.py (this tree)": (
+            script_argv(sys.executable, NATIVE / "claude_statusline.py", str(config)),
+            world.env,
+            line_in,
+        ),
     }
     for name in ("hook_report.py", "claude_statusline.py"):
         old = git_file(rev, NATIVE / name, folder / f"old_{name}")
@@ -193,18 +234,23 @@ def main() -> None:
     parser.add_argument("--agents", type=int, default=20)
     parser.add_argument("--before", type=Path, help="a checkout whose `python -m agentlaunch` runs beside (e.g. /work/main)")
     parser.add_argument("--hook-before", default="main", help="the git revision of the reporters to compare with")
-    parser.add_argument("--compile", action="store_true",
-                        help="byte-compile this tree (and a copy of --before's package) first: with "
-                             "PYTHONDONTWRITEBYTECODE set, every run compiles each agentlaunch module it imports, "
-                             "as an installed copy never does")  # fmt: skip
+    parser.add_argument(
+        "--compile",
+        action="store_true",
+        help="byte-compile this tree (and a copy of --before's package) first: with "
+        "PYTHONDONTWRITEBYTECODE set, every run compiles each agentlaunch module it imports, "
+        "as an installed copy never does",
+    )
     args = parser.parse_args()
     if args.compile:
         compileall.compile_dir(str(REPO / "agentlaunch"), quiet=1)
     with open("/proc/loadavg") as fh:
         load = fh.read().split()[:3]
-    print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, load average {' '.join(load)} on {os.cpu_count()} cores; "
-          f"bytecode {'compiled first' if args.compile else 'as found'} "
-          f"(PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r})")  # fmt: skip
+    print(
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, load average {' '.join(load)} on {os.cpu_count()} cores; "
+        f"bytecode {'compiled first' if args.compile else 'as found'} "
+        f"(PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r})"
+    )
     world = World(args.agents)
     try:
         script, env = agentlaunch_script(), world.env

@@ -40,12 +40,22 @@ def records(count: int) -> list[StatusRecord]:
     found = []
     for i in range(count):
         data: dict[str, Any] = {
-            "agent": f"agent-{i:02d}" + ("-with-a-long-name" if i % 3 == 0 else ""), "provider": "claude",
-            "model": "claude-sonnet-4-5", "pid": os.getpid(), "session_id": f"53af7239-1111-2222-3333-{i:012d}",
-            "state": states[i % 4], "state_since": (now - timedelta(seconds=30 * i)).isoformat(), "context": 1000 * i,
-            "window": 200_000, "window_source": "known", "percent": i / 2, "to_compaction": 150_000 - 1000 * i,
-            "cost": f"${i / 7:.4f}", "calls": i, "cache": {"expires_at": (now + timedelta(seconds=i)).isoformat()},
-        }  # fmt: skip
+            "agent": f"agent-{i:02d}" + ("-with-a-long-name" if i % 3 == 0 else ""),
+            "provider": "claude",
+            "model": "claude-sonnet-4-5",
+            "pid": os.getpid(),
+            "session_id": f"53af7239-1111-2222-3333-{i:012d}",
+            "state": states[i % 4],
+            "state_since": (now - timedelta(seconds=30 * i)).isoformat(),
+            "context": 1000 * i,
+            "window": 200_000,
+            "window_source": "known",
+            "percent": i / 2,
+            "to_compaction": 150_000 - 1000 * i,
+            "cost": f"${i / 7:.4f}",
+            "calls": i,
+            "cache": {"expires_at": (now + timedelta(seconds=i)).isoformat()},
+        }
         found.append(StatusRecord(Path(f"{i}.json"), data, False))
     return found
 
@@ -81,8 +91,10 @@ def main() -> None:
             before.append(timed(lambda: plain(rows), console))
         f_best, f_med = min(fitted) * 1000, statistics.median(fitted) * 1000
         p_best, p_med = min(before) * 1000, statistics.median(before) * 1000
-        print(f"{width:>4} columns: fitted {f_best:6.2f} / {f_med:6.2f}   plain {p_best:6.2f} / {p_med:6.2f}   "
-              f"ratio (median) {f_med / p_med:4.2f}")  # fmt: skip
+        print(
+            f"{width:>4} columns: fitted {f_best:6.2f} / {f_med:6.2f}   plain {p_best:6.2f} / {p_med:6.2f}   "
+            f"ratio (median) {f_med / p_med:4.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -52,11 +52,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-sl-") as folder:
         record, config = Path(folder) / "status.json", Path(folder) / "statusline.json"
         record.write_text(json.dumps(RECORD))
-        config.write_text(json.dumps({"socket": str(Path(folder) / "nobody.sock"), "status": str(record),
-                                      "user_command": None, "user_timeout": 1.5}))  # fmt: skip
-        sides = {"status line": script_argv(sys.executable, REPO / SCRIPT, str(config)),
-                 "by its path": [sys.executable, "-I", "-S", str(REPO / SCRIPT), str(config)],
-                 "python -I -S -c pass": [sys.executable, "-I", "-S", "-c", "pass"]}  # fmt: skip
+        config.write_text(
+            json.dumps(
+                {"socket": str(Path(folder) / "nobody.sock"), "status": str(record), "user_command": None, "user_timeout": 1.5}
+            )
+        )
+        sides = {
+            "status line": script_argv(sys.executable, REPO / SCRIPT, str(config)),
+            "by its path": [sys.executable, "-I", "-S", str(REPO / SCRIPT), str(config)],
+            "python -I -S -c pass": [sys.executable, "-I", "-S", "-c", "pass"],
+        }
         if args.before:
             sides["status line before"] = [sys.executable, "-I", "-S", str(args.before / SCRIPT), str(config)]
         got: dict[str, list[float]] = {name: [] for name in sides}

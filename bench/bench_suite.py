@@ -41,8 +41,11 @@ def durations(log: Path) -> dict[str, float]:
 
 
 def wall(log: Path) -> float | None:
-    found = [float(m.group(1)) for line in log.read_text(errors="replace").splitlines()
-             if line.startswith("=") and (m := WALL.search(line))]  # fmt: skip
+    found = [
+        float(m.group(1))
+        for line in log.read_text(errors="replace").splitlines()
+        if line.startswith("=") and (m := WALL.search(line))
+    ]
     return found[-1] if found else None
 
 

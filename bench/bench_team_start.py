@@ -144,13 +144,27 @@ def one_run(label: str, throttle: int, api_url: str, claude: Path, count: int) -
     with tempfile.TemporaryDirectory(prefix="al-bench-team-") as folder:
         env, work, names = make_team(Path(folder), api_url, claude, count)
         status = Path(env["AGENTLAUNCH_STATE_DIR"]) / "status"
-        argv = [sys.executable, "-m", "agentlaunch", "tmux", "up", *names, "--socket", socket, "--no-attach",
-                "--wait", "300", "--max-starting", str(throttle)]  # fmt: skip
+        argv = [
+            sys.executable,
+            "-m",
+            "agentlaunch",
+            "tmux",
+            "up",
+            *names,
+            "--socket",
+            socket,
+            "--no-attach",
+            "--wait",
+            "300",
+            "--max-starting",
+            str(throttle),
+        ]
         cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.monotonic()
         server = None
-        up = subprocess.Popen(argv, env=env, cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE)  # fmt: skip
+        up = subprocess.Popen(
+            argv, env=env, cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
         try:
             while True:
                 now = time.monotonic()
@@ -227,8 +241,8 @@ def show(run: Run) -> str:
         f"up CPU {run.up_cpu:5.1f}s  runnable max {max(run.runnable, default=0):3d} mean {mean:5.2f}  "
         f"RSS peak {run.rss_peak:5.2f} GiB  idle {run.idle_pct:4.1f}%/agent  asking {len(run.asking):2d}  "
         f"machine runnable max {run.machine_runnable:3d}  "
-        f"load1 {run.load1:5.2f}  exit {run.exit_code}" + (f"  not waiting when up returned: {run.not_waiting}"
-                                                          if run.not_waiting else "")
+        f"load1 {run.load1:5.2f}  exit {run.exit_code}"
+        + (f"  not waiting when up returned: {run.not_waiting}" if run.not_waiting else "")
     )
 
 
@@ -240,8 +254,11 @@ def main() -> None:
     args = parser.parse_args()
     claude = find_claude()
     runs: dict[str, list[Run]] = {"throttled": [], "all at once": []}
-    print(f"{args.agents} Claude Code agents, throttle {args.throttle} against all at once, {args.pairs} pairs; "
-          f"{os.cpu_count()} CPUs, load before {os.getloadavg()[0]:.2f}", flush=True)  # fmt: skip
+    print(
+        f"{args.agents} Claude Code agents, throttle {args.throttle} against all at once, {args.pairs} pairs; "
+        f"{os.cpu_count()} CPUs, load before {os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
     api = FakeAnthropic()
     with api.serve():
         assert api.server is not None

@@ -94,8 +94,10 @@ def main() -> int:
     for r in rows:
         print(f"{r['calls']:>8,} {r['bytes'] / 1e6:>10.1f}MB {r['peak_alloc'] / 1e6:>10.2f}MB {r['hwm_kb'] / 1e3:>8.1f}MB")
     first, last = rows[0], rows[-1]
-    print(f"ratio {last['calls'] / first['calls']:.0f}x calls: peak alloc {last['peak_alloc'] / first['peak_alloc']:.2f}x, "
-          f"peak RSS {last['hwm_kb'] / first['hwm_kb']:.2f}x")  # fmt: skip
+    print(
+        f"ratio {last['calls'] / first['calls']:.0f}x calls: peak alloc {last['peak_alloc'] / first['peak_alloc']:.2f}x, "
+        f"peak RSS {last['hwm_kb'] / first['hwm_kb']:.2f}x"
+    )
     for r in rows:
         assert r["calls"] == r["meter_calls"], "every call counted once"
     return 0

@@ -60,8 +60,15 @@ def main() -> int:
             d.mkdir(parents=True)
         model = "gpt-5.5" if args.provider == "codex" else "gemini-2.5-pro"
         (agents / "bench" / "agent.yaml").write_text(
-            yaml.safe_dump({"provider": args.provider, "command": str(binary), "model": model, "working_dir": str(work),
-                            "provider_flags": ["--sandbox", "read-only"] if args.provider == "codex" else []})  # fmt: skip
+            yaml.safe_dump(
+                {
+                    "provider": args.provider,
+                    "command": str(binary),
+                    "model": model,
+                    "working_dir": str(work),
+                    "provider_flags": ["--sandbox", "read-only"] if args.provider == "codex" else [],
+                }
+            )
         )
         (agents / "bench" / "soul.md").write_text("You are a terse benchmark agent.\n")
         fake: cfake.ResponsesFake | gfake.GeminiFake

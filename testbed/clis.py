@@ -111,8 +111,12 @@ def _latest_version(name: str) -> str:
         try:
             done = subprocess.run(
                 [npm, "view", PACKAGES[name], "version"],
-                check=False, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-            )  # fmt: skip
+                check=False,
+                capture_output=True,
+                text=True,
+                timeout=120,
+                stdin=subprocess.DEVNULL,
+            )
         except (OSError, subprocess.SubprocessError) as exc:
             _unavailable(f"npm view {PACKAGES[name]} failed: {exc}")
         version = done.stdout.strip().splitlines()[-1].strip() if done.stdout.strip() else ""
@@ -234,8 +238,13 @@ def _npm_ci(root: Path) -> None:
             try:
                 done = subprocess.run(
                     [npm, "ci", "--no-audit", "--no-fund"],
-                    cwd=root, check=False, capture_output=True, text=True, timeout=INSTALL_TIMEOUT, stdin=subprocess.DEVNULL,
-                )  # fmt: skip
+                    cwd=root,
+                    check=False,
+                    capture_output=True,
+                    text=True,
+                    timeout=INSTALL_TIMEOUT,
+                    stdin=subprocess.DEVNULL,
+                )
             except (OSError, subprocess.SubprocessError) as exc:
                 _unavailable(f"npm ci in {root} failed: {exc}")
             if done.returncode != 0:

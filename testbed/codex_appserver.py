@@ -195,8 +195,12 @@ def socket_server(command: Path, env: Mapping[str, str], cwd: Path, path: Path, 
     with log.open("wb") as err:
         server = subprocess.Popen(
             [str(command), *codex_quiet_args(), "app-server", "--listen", f"unix://{path}"],
-            stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=dict(env), cwd=cwd,
-        )  # fmt: skip
+            stdin=subprocess.DEVNULL,
+            stdout=err,
+            stderr=err,
+            env=dict(env),
+            cwd=cwd,
+        )
     try:
         end = time.monotonic() + 60
         while not path.exists():

@@ -124,11 +124,16 @@ class OtlpReceiver:
                 resource = attrs(resource_logs.resource.attributes)
                 for scope_logs in resource_logs.scope_logs:
                     for record in scope_logs.log_records:
-                        out.append({
-                            "attributes": attrs(record.attributes), "time": record.time_unix_nano,
-                            "event_name": record.event_name, "severity": record.severity_number,
-                            "resource": resource, "scope": scope_logs.scope.name,
-                        })  # fmt: skip
+                        out.append(
+                            {
+                                "attributes": attrs(record.attributes),
+                                "time": record.time_unix_nano,
+                                "event_name": record.event_name,
+                                "severity": record.severity_number,
+                                "resource": resource,
+                                "scope": scope_logs.scope.name,
+                            }
+                        )
         return out
 
     def metric_points(self, name: str) -> list[tuple[dict[str, Any], Any]]:

@@ -42,8 +42,13 @@ def test_stop_keeps_the_pane_with_the_reason_send_names_it_and_restart_resumes_t
     stopped = run_cli("stop", "demo", "--socket", socket, "--json")
     assert stopped.returncode == 0, stopped.stderr
     said = json.loads(stopped.stdout)
-    assert said == {"agent": "demo", "session_id": first["session_id"], "ended": True, "pane": pane,
-                    "tmux_session": "agentlaunch"}  # fmt: skip
+    assert said == {
+        "agent": "demo",
+        "session_id": first["session_id"],
+        "ended": True,
+        "pane": pane,
+        "tmux_session": "agentlaunch",
+    }
     facts = panes(socket)["demo"]
     assert facts["dead"] == "1" and "stopped (agentlaunch stop)" in facts["title"]  # the pane kept, with the reason
     assert waiting("other") is not None  # the rest of the team untouched
@@ -83,8 +88,11 @@ def test_restart_with_another_agents_session_is_refused_before_anything_is_stopp
     assert up(socket, agents_dir, workdir, "demo").returncode == 0
     wait_for(lambda: waiting("demo"), what="demo waiting")
     pid = panes(socket)["demo"]["pid"]
-    for given, words in [("s-of-other", b"is other's, not demo's"), ("s-no-turn", b"never had a turn"),
-                         ("nope", b"no session 'nope'")]:  # fmt: skip
+    for given, words in [
+        ("s-of-other", b"is other's, not demo's"),
+        ("s-no-turn", b"never had a turn"),
+        ("nope", b"no session 'nope'"),
+    ]:
         result = run_cli("restart", "demo", "--session", given, "--socket", socket, "--agents-dir", str(agents_dir))
         assert result.returncode == 2 and words in result.stderr, result.stderr
     assert panes(socket)["demo"]["pid"] == pid and panes(socket)["demo"]["dead"] == "0"  # nothing was stopped

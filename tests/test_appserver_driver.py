@@ -27,8 +27,13 @@ def launch(state: dict[str, object] | None = None) -> tuple[AppServerDriver, Any
     assert not adapter.persistent
     driver = AppServerDriver(adapter)
     state = state or {}
-    stand_in = SimpleNamespace(child=Child(), provider_state=state, working_dir=Path("/work"),
-                               spec=SimpleNamespace(model="gpt-5.5"), parser=driver.parser(state))  # fmt: skip
+    stand_in = SimpleNamespace(
+        child=Child(),
+        provider_state=state,
+        working_dir=Path("/work"),
+        spec=SimpleNamespace(model="gpt-5.5"),
+        parser=driver.parser(state),
+    )
     return driver, stand_in
 
 

@@ -10,7 +10,8 @@ def test_the_most_telling_field_of_a_tools_input_is_said_after_the_tool() -> Non
     assert tool_question("Write", {"file_path": "/w/notes.md", "content": "x" * 10_000}) == "Write: /w/notes.md"
     assert tool_question("WebFetch", {"url": "https://example.com", "prompt": "read"}) == "WebFetch: https://example.com"
     assert tool_question("AskUserQuestion", {"questions": [{"question": "Which branch?", "options": []}]}) == (
-        "AskUserQuestion: Which branch?")  # fmt: skip
+        "AskUserQuestion: Which branch?"
+    )
     assert tool_question("shell", ["git", "push"]) == "shell: git push"  # an argv
     assert tool_question("mcp__db__query", {"table": "users", "limit": 3}) == 'mcp__db__query: {"table":"users","limit":3}'
     assert tool_question("Task", {}) == "Task" and tool_question("Task", None) == "Task"

@@ -18,9 +18,13 @@ def test_the_parts_add_up_to_the_rendered_text(agents_dir: Path, tmp_path: Path)
     rendered = render_instructions(spec, tmp_path, date(2026, 12, 1))
     parts = breakdown(spec, rendered, tmp_path, date(2026, 12, 1), None, None)
     assert [p.label for p in parts] == [
-        "soul", "agent instructions", "bundle house-style", "bundle security-basics", "skills index (2)",
+        "soul",
+        "agent instructions",
+        "bundle house-style",
+        "bundle security-basics",
+        "skills index (2)",
         "template (headings, framing)",
-    ]  # fmt: skip
+    ]
     assert sum(p.bytes for p in parts) == rendered.size
     assert all(p.bytes >= 0 for p in parts) and parts[4].bytes > 50
 

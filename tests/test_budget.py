@@ -218,16 +218,18 @@ def test_a_clock_set_back_across_midnight_still_counts_the_calls_stamped_later(t
     with Store.open(tmp_path / "usage.sqlite3") as store:
         store.start_session("s-yesterday", agent="demo", provider="fake", working_dir="/w", model="fake-1")
         later = (local + timedelta(minutes=10)).astimezone(UTC)
-        store.record_call(CallRecord(agent="demo", provider="fake", usage=Usage(input=10), session_id="s-yesterday",
-                                     cost_usd=2.0, at=later))  # fmt: skip
+        store.record_call(
+            CallRecord(agent="demo", provider="fake", usage=Usage(input=10), session_id="s-yesterday", cost_usd=2.0, at=later)
+        )
         guard = BudgetGuard(Limits(daily_usd=1.5), store, Clock(local), priceable=True)
         view = View()
         with pytest.raises(BudgetExceeded, match=r"today's budget of agent 'demo' \(\$1.50\) is spent: \$2.00"):
             guard.event(StateChanged("starting"), view)  # type: ignore[arg-type]
         # a call of the day before does not count: $2.00 of today stays under $2.50
         earlier = (local - timedelta(days=1)).astimezone(UTC)
-        store.record_call(CallRecord(agent="demo", provider="fake", usage=Usage(input=10), session_id="s-yesterday",
-                                     cost_usd=5.0, at=earlier))  # fmt: skip
+        store.record_call(
+            CallRecord(agent="demo", provider="fake", usage=Usage(input=10), session_id="s-yesterday", cost_usd=5.0, at=earlier)
+        )
         guard = BudgetGuard(Limits(daily_usd=2.5), store, Clock(local), priceable=True)
         guard.event(StateChanged("starting"), view)  # type: ignore[arg-type]
 

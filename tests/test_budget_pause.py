@@ -163,8 +163,11 @@ def test_a_resume_budget_request_is_parsed_and_answered_through_the_socket(tmp_p
             thread.start()
             thread.join(20)
             client.close()
-        assert replies[0] == {"ok": False, "error": "demo is not paused by a budget (it is waiting): nothing to resume",
-                              "state": None}  # fmt: skip
+        assert replies[0] == {
+            "ok": False,
+            "error": "demo is not paused by a budget (it is waiting): nothing to resume",
+            "state": None,
+        }
         assert replies[1] == {"ok": True, "resumed": "resumed demo"}
         assert not server.pending(), "a resume request is never queued as a prompt"
     finally:

@@ -102,8 +102,13 @@ def test_the_cache_survives_reading_the_record_back_for_status_line_and_json(tmp
     from agentlaunch.live.status import checked_record, line_for, read_records
 
     expires = datetime.now(UTC) + timedelta(minutes=3)
-    cache = {"expires_at": expires.isoformat(timespec="seconds"), "ttl_s": 300, "context": 20_000,
-             "next_turn_cold_usd": 0.075, "next_turn_warm_usd": 0.006}  # fmt: skip
+    cache = {
+        "expires_at": expires.isoformat(timespec="seconds"),
+        "ttl_s": 300,
+        "context": 20_000,
+        "next_turn_cold_usd": 0.075,
+        "next_turn_warm_usd": 0.006,
+    }
     data = {"agent": "a", "state": "waiting", "pid": os.getpid(), "cache": cache, "updated": "x"}
     (tmp_path / f"{os.getpid()}.json").write_text(json.dumps(data))
     (found,) = read_records(tmp_path, clean=False)
@@ -134,8 +139,13 @@ def test_a_resumed_meter_has_the_sessions_context_cost_and_cache_before_its_next
     launch, _, _ = build(agents_dir, tmp_path, lambda *a: spawn_child(*a))
     calls = [
         CallRecord("demo", "fake", Usage(input=10, cache_write=5_000, output=7), cost_usd=0.02, at=T - timedelta(minutes=2)),
-        CallRecord("demo", "fake", Usage(input=20, cache_read=5_000, output=9, cache_write_1h=0), cost_usd=None,
-                   at=T - timedelta(minutes=1)),  # fmt: skip
+        CallRecord(
+            "demo",
+            "fake",
+            Usage(input=20, cache_read=5_000, output=9, cache_write_1h=0),
+            cost_usd=None,
+            at=T - timedelta(minutes=1),
+        ),
     ]
     launch.calls.resume(calls)
     record = snapshot(launch, pid=1, pid_start=None, started="s")

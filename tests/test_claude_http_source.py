@@ -53,8 +53,13 @@ def test_every_hook_but_session_start_is_an_http_hook_to_the_launchs_server_with
             if event == "SessionStart":
                 assert hook["type"] == "command" and "hook_report.py" in hook["command"]
                 continue
-            assert hook == {"type": "http", "url": f"http://127.0.0.1:{source.server.port}/{event}", "timeout": 5,
-                            "headers": {"x-agentlaunch-key": f"${KEY_VAR}"}, "allowedEnvVars": [KEY_VAR]}  # fmt: skip
+            assert hook == {
+                "type": "http",
+                "url": f"http://127.0.0.1:{source.server.port}/{event}",
+                "timeout": 5,
+                "headers": {"x-agentlaunch-key": f"${KEY_VAR}"},
+                "allowedEnvVars": [KEY_VAR],
+            }
         assert extras.listener == (source.server.port, key)
     finally:
         source.close()
@@ -95,9 +100,17 @@ def test_a_gated_tool_is_held_until_its_call_is_read_and_refused_with_the_reason
             client.settimeout(0.2)
             assert not select.select([client], [], [], 0.2)[0]  # held: the tool waits
             usage = {"input_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 3}
-            line = {"type": "assistant", "timestamp": "2099-01-01T00:00:00.000Z", "message": {
-                "id": "msg_1", "model": "claude-sonnet-4-5", "stop_reason": "tool_use", "usage": usage,
-                "content": [{"type": "tool_use", "id": "toolu_1", "name": "Write", "input": {}}]}}  # fmt: skip
+            line = {
+                "type": "assistant",
+                "timestamp": "2099-01-01T00:00:00.000Z",
+                "message": {
+                    "id": "msg_1",
+                    "model": "claude-sonnet-4-5",
+                    "stop_reason": "tool_use",
+                    "usage": usage,
+                    "content": [{"type": "tool_use", "id": "toolu_1", "name": "Write", "input": {}}],
+                },
+            }
             with path.open("a") as f:
                 f.write(json.dumps(line) + "\n")
             (asked,) = [i for i in read_until(source, ToolAsked) if isinstance(i, ToolAsked)]

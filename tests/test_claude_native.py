@@ -104,11 +104,16 @@ def test_hook_reports_with_missing_or_wrong_fields_never_break_the_source(root: 
     (source,) = native_extras(ctx).sources
     sock = ctx.runtime_dir / "claude.sock"
     for event, payload in [
-        ("Notification", {}), ("Notification", {"notification_type": 5}), ("PreToolUse", None),
+        ("Notification", {}),
+        ("Notification", {"notification_type": 5}),
+        ("PreToolUse", None),
         ("statusline", {"model": "x", "context_window": [], "session_id": {"a": 1}}),
-        ("statusline", {"transcript_path": "relative.jsonl"}), ("statusline", {"transcript_path": 7}),
-        ("SessionStart", {"source": []}), ("NoSuchEvent", {"a": 1}), ("PostCompact", {}),
-    ]:  # fmt: skip
+        ("statusline", {"transcript_path": "relative.jsonl"}),
+        ("statusline", {"transcript_path": 7}),
+        ("SessionStart", {"source": []}),
+        ("NoSuchEvent", {"a": 1}),
+        ("PostCompact", {}),
+    ]:
         send(sock, event, payload)
     import socket
 
@@ -274,10 +279,13 @@ def test_what_an_asking_claude_code_asks_is_the_reason_of_its_asking(root: Path)
         send(ctx.runtime_dir / "claude.sock", event, payload)
     got = [(i.state, i.reason) for i in source.read() if isinstance(i, StateChanged)]
     assert got == [
-        ("tool", None), ("asking", "Bash: rm -rf build && ls"),
+        ("tool", None),
+        ("asking", "Bash: rm -rf build && ls"),
         ("asking", None),  # the notification 6 s later says less than the hook before it: no reason of its own
-        ("thinking", None), ("asking", "AskUserQuestion: Which branch?"), ("thinking", None),
+        ("thinking", None),
+        ("asking", "AskUserQuestion: Which branch?"),
+        ("thinking", None),
         ("asking", "Claude needs your permission to use Write"),  # nothing said it before: its words
         ("asking", "db: Pick a table"),  # an MCP server's question: its server and message
-    ]  # fmt: skip
+    ]
     source.close()

@@ -30,8 +30,11 @@ STARTED = 1796126000.0  # 2026-12-01T11:53:20Z: between OLD and NOW
 
 
 def assistant_line(call_id: str, inp: int, out: int, at: str = NOW) -> dict[str, object]:
-    return {"type": "assistant", "timestamp": at, "message": {"id": call_id, "model": "m", "stop_reason": "end_turn",
-                                                              "usage": {"input_tokens": inp, "output_tokens": out}}}  # fmt: skip
+    return {
+        "type": "assistant",
+        "timestamp": at,
+        "message": {"id": call_id, "model": "m", "stop_reason": "end_turn", "usage": {"input_tokens": inp, "output_tokens": out}},
+    }
 
 
 def started(ctx: NativeContext) -> NativeContext:
@@ -123,8 +126,10 @@ def test_an_answer_written_after_the_stop_hook_comes_before_the_held_waiting(roo
     path.write_text(jsonl(answer_line("m1", "The answer.")))
     late = [i for i in source.read() if isinstance(i, Text | CallUsage | StateChanged)]
     assert [(type(i).__name__, getattr(i, "text", getattr(i, "state", None))) for i in late] == [
-        ("Text", "The answer."), ("CallUsage", None), ("StateChanged", "waiting"),
-    ]  # fmt: skip
+        ("Text", "The answer."),
+        ("CallUsage", None),
+        ("StateChanged", "waiting"),
+    ]
     clock.now += 100
     assert not any(isinstance(i, Text) for i in source.read())
     source.close()

@@ -35,17 +35,27 @@ def folder() -> Iterator[Path]:
         yield Path(name)
 
 
-def run_line(folder: Path, stdin: bytes, user: str | None = None, record: object = RECORD, timeout: float = 1.0,
-             sock: bool = True) -> tuple[str, float]:  # fmt: skip
+def run_line(
+    folder: Path, stdin: bytes, user: str | None = None, record: object = RECORD, timeout: float = 1.0, sock: bool = True
+) -> tuple[str, float]:
     status = folder / "status.json"
     status.write_text(json.dumps(record) if not isinstance(record, str) else record)
     config = folder / "statusline.json"
-    config.write_text(json.dumps({"socket": str(folder / "s.sock") if sock else None, "status": str(status),
-                                  "user_command": user, "user_timeout": timeout}))  # fmt: skip
+    config.write_text(
+        json.dumps(
+            {
+                "socket": str(folder / "s.sock") if sock else None,
+                "status": str(status),
+                "user_command": user,
+                "user_timeout": timeout,
+            }
+        )
+    )
     begun = time.monotonic()
     # As Claude Code runs it: the command agentlaunch's settings give (the script imported, not compiled each run).
-    done = subprocess.run(script_argv(sys.executable, STATUSLINE, str(config)), input=stdin,
-                          capture_output=True, timeout=30, check=False)  # fmt: skip
+    done = subprocess.run(
+        script_argv(sys.executable, STATUSLINE, str(config)), input=stdin, capture_output=True, timeout=30, check=False
+    )
     assert done.returncode == 0 and done.stderr == b""
     return done.stdout.decode(), time.monotonic() - begun
 
@@ -120,8 +130,13 @@ def bounded_run_line(folder: Path, user: str, timeout: float = 5.0) -> str:
     config.write_text(json.dumps({"socket": None, "status": str(status), "user_command": user, "user_timeout": timeout}))
     cap = "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (256 << 20, 256 << 20)); "
     run = f"sys.argv = [{str(STATUSLINE)!r}, {str(config)!r}]; import runpy; runpy.run_path(sys.argv[0], run_name='__main__')"
-    done = subprocess.run([sys.executable, "-I", "-S", "-c", cap + run], input=json.dumps(LAST).encode(),
-                          capture_output=True, timeout=60, check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", cap + run],
+        input=json.dumps(LAST).encode(),
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0 and done.stderr == b"", done.stderr[-2000:]
     return done.stdout.decode()
 

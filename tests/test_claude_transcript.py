@@ -23,8 +23,11 @@ def recorded(name: str) -> bytes:
 
 
 def assistant(call_id: str, usage: dict[str, int], stop: str | None = "end_turn", **extra: object) -> dict[str, object]:
-    return {"type": "assistant", "message": {"id": call_id, "model": "claude-sonnet-4-5", "usage": usage,
-                                              "stop_reason": stop, "content": []}, **extra}  # fmt: skip
+    return {
+        "type": "assistant",
+        "message": {"id": call_id, "model": "claude-sonnet-4-5", "usage": usage, "stop_reason": stop, "content": []},
+        **extra,
+    }
 
 
 U = {"input_tokens": 3, "cache_creation_input_tokens": 4, "cache_read_input_tokens": 5, "output_tokens": 6}
@@ -100,11 +103,13 @@ def test_cost_state_beyond_the_counted_calls_is_one_side_call_per_model_and_neve
     calls = CallsFromTranscript()
     items = calls.lines([assistant("m1", U), cost_state(**{"claude-sonnet-4-5": (3, 4, 5, 6)})])
     assert counted(items) == [("m1", Usage(3, 4, 5, 6))]  # the totals are the counted call: nothing more
-    items = calls.lines([
-        assistant("m2", U),
-        cost_state(**{"claude-sonnet-4-5": (106, 8, 10, 62), "claude-haiku-4-5": (50, 0, 0, 9)}),
-        cost_state(**{"claude-sonnet-4-5": (106, 8, 10, 62), "claude-haiku-4-5": (50, 0, 0, 9)}),  # written twice
-    ])  # fmt: skip
+    items = calls.lines(
+        [
+            assistant("m2", U),
+            cost_state(**{"claude-sonnet-4-5": (106, 8, 10, 62), "claude-haiku-4-5": (50, 0, 0, 9)}),
+            cost_state(**{"claude-sonnet-4-5": (106, 8, 10, 62), "claude-haiku-4-5": (50, 0, 0, 9)}),  # written twice
+        ]
+    )
     assert counted(items) == [
         ("m2", Usage(3, 4, 5, 6)),
         ("side-calls-1", Usage(100, 0, 0, 50)),
@@ -127,14 +132,21 @@ def test_cost_state_beyond_the_counted_calls_is_one_side_call_per_model_and_neve
 def test_lines_of_unknown_shape_bad_usage_synthetic_and_old_lines_never_count() -> None:
     calls = CallsFromTranscript(started_at=2_000_000_000.0)
     weird: list[object] = [
-        [], "x", 3, None, {}, {"type": 7}, {"type": "assistant"}, {"type": "assistant", "message": []},
+        [],
+        "x",
+        3,
+        None,
+        {},
+        {"type": 7},
+        {"type": "assistant"},
+        {"type": "assistant", "message": []},
         {"type": "assistant", "message": {"id": {"x": 1}, "usage": U}},
         assistant("m-syn", U) | {"isApiErrorMessage": True},
         {"type": "assistant", "message": {"id": "m-s2", "model": "<synthetic>", "usage": U, "stop_reason": "x"}},
         assistant("m-old", U, timestamp="2026-01-01T00:00:00Z"),
         {"type": "system", "subtype": "compact_boundary", "compactMetadata": "no"},
         {"type": "user", "message": {"content": [{"type": "text", "text": 5}]}},
-    ]  # fmt: skip
+    ]
     items = calls.lines(weird)
     assert counted(items) == []
     assert items == [Compaction(None, None, None)]  # a boundary of unknown shape is still a compaction
@@ -173,8 +185,7 @@ def test_tail_keeps_only_the_head_and_tail_of_a_huge_line_and_salvages_its_call(
     path = tmp_path / "t.jsonl"
     # 2.1.332's key order: id and model first, then the content, then stop_reason and usage.
     content = [{"type": "tool_use", "input": {"content": "x" * 3_000_000}}]
-    message = {"model": "claude-sonnet-4-5", "id": "msg_big", "content": content,
-               "stop_reason": "tool_use", "usage": U}  # fmt: skip
+    message = {"model": "claude-sonnet-4-5", "id": "msg_big", "content": content, "stop_reason": "tool_use", "usage": U}
     huge = {"type": "assistant", "message": message, "timestamp": "2026-12-01T11:15:22.035Z"}
     path.write_bytes(json.dumps(huge).encode() + b"\n" + json.dumps(assistant("msg_after", U)).encode() + b"\n")
     tail = JsonlTail(path, salvage=salvage_line, max_line=1 << 20, keep=1 << 16)
@@ -232,9 +243,16 @@ line_strategy = st.one_of(
     st.tuples(st.sampled_from(["a", "b", "c", "d"]), st.integers(0, 50), st.booleans()).map(
         lambda t: assistant(t[0], {**U, "output_tokens": t[1]}, stop="end_turn" if t[2] else None)
     ),
-    st.sampled_from([{"type": "user", "message": {"content": "x"}}, {"type": "system", "subtype": "turn_duration"},
-                     {"type": "mode"}, {"type": "assistant", "message": "?"}, {"type": "cost-state", "modelUsage": 5}]),
-)  # fmt: skip
+    st.sampled_from(
+        [
+            {"type": "user", "message": {"content": "x"}},
+            {"type": "system", "subtype": "turn_duration"},
+            {"type": "mode"},
+            {"type": "assistant", "message": "?"},
+            {"type": "cost-state", "modelUsage": 5},
+        ]
+    ),
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -261,8 +279,11 @@ def test_recorded_answer_text_is_each_text_block_once_in_order_with_its_call() -
     items = calls.lines(lines) + calls.lines(lines) + calls.close_calls()  # read twice: nothing twice
     # "Writing." is the text block before the tool use (same message as the tool_use line), "Done." the answer.
     assert [(type(i).__name__, getattr(i, "text", None)) for i in items if isinstance(i, Text | CallUsage)] == [
-        ("Text", "Writing."), ("CallUsage", None), ("Text", "Done."), ("CallUsage", None),
-    ]  # fmt: skip
+        ("Text", "Writing."),
+        ("CallUsage", None),
+        ("Text", "Done."),
+        ("CallUsage", None),
+    ]
     # The user's prompt, the tool's result and the CLI's request copies (api-request-blob) are no answer.
     slow = [json.loads(line) for line in recorded("slow_compact").splitlines()]
     assert texts(CallsFromTranscript().lines(slow)) == ["Looking first, slowly.", "Slow answer end"]
@@ -275,12 +296,17 @@ def test_a_message_split_over_lines_gives_its_text_blocks_once_and_nothing_but_t
         block("m1", 0, [{"type": "thinking", "thinking": "secret plan", "signature": "sig"}]),
         block("m1", 1, [{"type": "text", "text": "First part. "}]),
         block("m1", 2, [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}]),
-        {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
-                                                                   "content": [{"type": "text", "text": "a.txt"}]}]}},
+        {
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "a.txt"}]}],
+            },
+        },
         block("m2", 0, [{"type": "redacted_thinking", "data": "x"}]),
         block("m2", 1, [{"type": "text", "text": "Second part."}]),
         block("m2", 2, [{"type": "text", "text": "Third part."}]),
-    ]  # fmt: skip
+    ]
     items = calls.lines(lines)
     assert texts(items) == ["First part. ", "Second part.", "Third part."]
     # The same blocks again, read from a replaced file or written again under new line uuids: nothing twice.
@@ -314,12 +340,13 @@ def test_text_of_odd_shapes_never_raises_and_a_huge_text_is_given_whole() -> Non
     calls = CallsFromTranscript()
     odd: list[object] = [
         block("o1", 0, [{"type": "text", "text": 5}, {"type": "text", "text": None}, {"type": "text"}]),
-        block("o2", 0, "a string content"), block("o3", 0, {"type": "text", "text": "a dict content"}),
+        block("o2", 0, "a string content"),
+        block("o3", 0, {"type": "text", "text": "a dict content"}),
         block("o4", 0, [None, 3, "text", ["text"], {"type": ["text"], "text": "x"}, {"type": "text", "text": {"a": 1}}]),
         block("o5", 0, [{"type": "text", "text": "   \n"}]),  # nothing to say
         block("o6", "not an index", [{"type": "text", "text": "odd index"}]),
         block("o7", True, [{"type": "text", "text": "bool index"}]),
-    ]  # fmt: skip
+    ]
     assert texts(calls.lines(odd)) == ["odd index", "bool index"]
     huge = "y" * (3 << 20)
     assert texts(calls.lines([block("o8", 0, [{"type": "text", "text": huge}])])) == [huge]

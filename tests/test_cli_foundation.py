@@ -184,8 +184,10 @@ def test_a_closed_stdout_is_not_a_traceback(agents_dir: Path) -> None:
     os.close(reader)  # nobody reads: writing to stdout fails with EPIPE
     done = subprocess.run(
         [sys.executable, "-m", "agentlaunch", "list", "--json", "--agents-dir", str(agents_dir)],
-        stdout=writer, stderr=subprocess.PIPE, timeout=60,
-    )  # fmt: skip
+        stdout=writer,
+        stderr=subprocess.PIPE,
+        timeout=60,
+    )
     os.close(writer)
     assert done.returncode != 0
     assert b"Traceback" not in done.stderr

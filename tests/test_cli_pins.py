@@ -86,9 +86,7 @@ def test_another_lockfile_installs_in_a_folder_of_its_own(monkeypatch: pytest.Mo
     assert clis.locked_root(tmp_path) != before
 
 
-def test_an_installed_lockfile_is_trusted_by_its_stamp_and_no_npm_runs(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_an_installed_lockfile_is_trusted_by_its_stamp_and_no_npm_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("AGENTLAUNCH_TEST_CLI_CACHE", str(tmp_path))
     monkeypatch.delenv(clis.VERSIONS_ENV, raising=False)  # the pins
     monkeypatch.setenv("PATH", str(tmp_path / "no-npm-here"))  # an npm run would fail: none is found

@@ -119,10 +119,17 @@ def _store_with(session_id: str, costs: list[float]) -> None:
         store.start_session(session_id, agent="demo", provider="claude", working_dir="/w", model="claude-opus-4-5")
         for i, cost in enumerate(costs, 1):
             store.record_call(
-                CallRecord(agent="demo", provider="claude", usage=Usage(input=10, cache_read=90, output=5),
-                           session_id=session_id, turn=i, model_requested="claude-opus-4-5", cost_usd=cost,
-                           price_key="genai-prices:anthropic/claude-opus-4-5")
-            )  # fmt: skip
+                CallRecord(
+                    agent="demo",
+                    provider="claude",
+                    usage=Usage(input=10, cache_read=90, output=5),
+                    session_id=session_id,
+                    turn=i,
+                    model_requested="claude-opus-4-5",
+                    cost_usd=cost,
+                    price_key="genai-prices:anthropic/claude-opus-4-5",
+                )
+            )
 
 
 def test_calls_csv_of_a_session_without_calls_prints_the_calls_header() -> None:

@@ -1,4 +1,4 @@
-"""The code stays clean under ruff and strict mypy (configured in pyproject.toml)."""
+"""The code stays clean under ruff (lint and one format for the whole tree) and strict mypy (configured in pyproject.toml)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from tests.conftest import REPO
     "command",
     [
         [sys.executable, "-m", "ruff", "check", "agentlaunch", "tests", "testbed", "bench"],
+        [sys.executable, "-m", "ruff", "format", "--check", "agentlaunch", "tests", "testbed", "bench", "scripts/agentlaunch"],
         [sys.executable, "-m", "mypy", "--strict"],  # the packages of pyproject's [tool.mypy]: agentlaunch
     ],
-    ids=["ruff", "mypy-strict"],
+    ids=["ruff", "ruff-format", "mypy-strict"],
 )
 def test_linters_pass(command: list[str]) -> None:
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)

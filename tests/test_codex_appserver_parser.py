@@ -23,8 +23,14 @@ THREAD, TURN = "01a2349b-564e-7af0-927d-50209ba6c298", "01a2349b-5712-71a3-82c4-
 
 
 def breakdown(inp: int, cached: int, out: int, reasoning: int = 0) -> dict[str, Any]:
-    return {"totalTokens": inp + out, "inputTokens": inp, "cachedInputTokens": cached, "cacheWriteInputTokens": 0,
-            "outputTokens": out, "reasoningOutputTokens": reasoning}  # fmt: skip
+    return {
+        "totalTokens": inp + out,
+        "inputTokens": inp,
+        "cachedInputTokens": cached,
+        "cacheWriteInputTokens": 0,
+        "outputTokens": out,
+        "reasoningOutputTokens": reasoning,
+    }
 
 
 def usage_line(last: Any, total: Any, turn: str = TURN, window: Any = 258400) -> str:
@@ -76,10 +82,12 @@ def limits_line(primary: Any, secondary: Any = None) -> str:
 
 
 def test_plan_limits_by_their_window_length() -> None:
-    events = AppServerParser().read_line(limits_line(
-        {"usedPercent": 43, "windowDurationMins": 300, "resetsAt": 1796190000},
-        {"usedPercent": 7, "windowDurationMins": 10080, "resetsAt": None},
-    ))  # fmt: skip
+    events = AppServerParser().read_line(
+        limits_line(
+            {"usedPercent": 43, "windowDurationMins": 300, "resetsAt": 1796190000},
+            {"usedPercent": 7, "windowDurationMins": 10080, "resetsAt": None},
+        )
+    )
     assert events == [RateLimits(RateWindow(43.0, 1796190000), RateWindow(7.0, None))]
     assert AppServerParser().read_line(limits_line(None)) == []  # an API key: no windows
     assert AppServerParser().read_line(limits_line({"usedPercent": 5, "windowDurationMins": 60})) == []  # not a plan window
@@ -99,13 +107,29 @@ def test_a_refused_request_an_approval_and_a_failed_turn() -> None:
     assert "no rollout found" in refused[0].message and parser.answers["7"] == {
         "error": {"code": -32600, "message": "no rollout found for thread id x"}
     }
-    asked = parser.read_line(json.dumps({"method": "item/commandExecution/requestApproval", "id": 0,
-                                         "params": {"threadId": THREAD, "command": "/bin/bash -lc 'touch x'"}}))  # fmt: skip
+    asked = parser.read_line(
+        json.dumps(
+            {
+                "method": "item/commandExecution/requestApproval",
+                "id": 0,
+                "params": {"threadId": THREAD, "command": "/bin/bash -lc 'touch x'"},
+            }
+        )
+    )
     assert asked == [PermissionRequest("0", "shell", {"command": "/bin/bash -lc 'touch x'"})]
     assert rpc.approval_answer("0", "always") == {"id": 0, "result": {"decision": "acceptForSession"}}
     assert rpc.approval_answer("0", "deny") == {"id": 0, "result": {"decision": "decline"}}
-    failed = parser.read_line(json.dumps({"method": "turn/completed", "params": {"threadId": THREAD, "turn": {
-        "id": TURN, "status": "failed", "error": {"message": "bad request from the fake"}}}}))  # fmt: skip
+    failed = parser.read_line(
+        json.dumps(
+            {
+                "method": "turn/completed",
+                "params": {
+                    "threadId": THREAD,
+                    "turn": {"id": TURN, "status": "failed", "error": {"message": "bad request from the fake"}},
+                },
+            }
+        )
+    )
     assert failed == [TurnEnd(is_error=True, error="bad request from the fake")]
 
 

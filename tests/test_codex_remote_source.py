@@ -62,26 +62,38 @@ def states(items: list[Any]) -> list[tuple[str, str | None]]:
 def test_a_turn_with_an_approval_reads_as_thinking_asking_tool_thinking_waiting() -> None:
     src, conn = source()
     conn.inbox = [
-        status("active"), note("turn/started", turn={"id": "t1"}),
+        status("active"),
+        note("turn/started", turn={"id": "t1"}),
         note("item/started", item={"type": "userMessage", "id": "u", "content": [{"type": "text", "text": "do it"}]}),
         status("active", "waitingOnApproval"),
         note("item/started", item={"type": "commandExecution", "id": "c1", "command": "touch x"}),
         {"id": 0, "method": "item/commandExecution/requestApproval", "params": {"threadId": THREAD, "command": "touch x"}},
-    ]  # fmt: skip
+    ]
     first = src.read()
     # The thread's status says asking first; the approval request that follows says what it asks (its command).
-    assert states(first) == [("thinking", None), ("asking", "Codex waits for an approval in its interface"),
-                             ("asking", "shell: touch x")]  # fmt: skip
+    assert states(first) == [
+        ("thinking", None),
+        ("asking", "Codex waits for an approval in its interface"),
+        ("asking", "shell: touch x"),
+    ]
     assert PromptTyped("do it") in first
     conn.inbox = [
-        {"method": "serverRequest/resolved", "params": {"threadId": THREAD, "requestId": 0}}, status("active"),
+        {"method": "serverRequest/resolved", "params": {"threadId": THREAD, "requestId": 0}},
+        status("active"),
         note("item/completed", item={"type": "commandExecution", "id": "c1", "exitCode": 0, "aggregatedOutput": ""}),
         note("item/completed", item={"type": "agentMessage", "id": "m", "text": "done"}),
-        note("thread/tokenUsage/updated", turnId="t1", tokenUsage={
-            "last": {"inputTokens": 900, "cachedInputTokens": 800, "outputTokens": 7},
-            "total": {"inputTokens": 900, "cachedInputTokens": 800, "outputTokens": 7}, "modelContextWindow": 258400}),
-        status("idle"), note("turn/completed", turn={"id": "t1", "status": "completed"}),
-    ]  # fmt: skip
+        note(
+            "thread/tokenUsage/updated",
+            turnId="t1",
+            tokenUsage={
+                "last": {"inputTokens": 900, "cachedInputTokens": 800, "outputTokens": 7},
+                "total": {"inputTokens": 900, "cachedInputTokens": 800, "outputTokens": 7},
+                "modelContextWindow": 258400,
+            },
+        ),
+        status("idle"),
+        note("turn/completed", turn={"id": "t1", "status": "completed"}),
+    ]
     second = src.read()
     assert states(second) == [("tool", None), ("thinking", None), ("waiting", None)]
     assert [e for e in second if isinstance(e, Text)] == [Text("done")]
@@ -93,8 +105,10 @@ def test_a_turn_with_an_approval_reads_as_thinking_asking_tool_thinking_waiting(
 
 def test_a_context_compaction_item_is_a_compaction() -> None:
     src, conn = source()
-    conn.inbox = [note("item/started", item={"type": "contextCompaction", "id": "k"}),
-                  note("item/completed", item={"type": "contextCompaction", "id": "k"})]  # fmt: skip
+    conn.inbox = [
+        note("item/started", item={"type": "contextCompaction", "id": "k"}),
+        note("item/completed", item={"type": "contextCompaction", "id": "k"}),
+    ]
     assert src.read() == [Compaction()]
 
 
@@ -107,8 +121,12 @@ def test_another_threads_messages_and_server_requests_are_not_the_sessions() -> 
 
 def test_a_failed_turn_ends_with_its_error_then_waiting() -> None:
     src, conn = source()
-    conn.inbox = [status("active"), note("turn/started", turn={"id": "t"}), status("idle"),
-                  note("turn/completed", turn={"id": "t", "status": "failed", "error": {"message": "boom"}})]  # fmt: skip
+    conn.inbox = [
+        status("active"),
+        note("turn/started", turn={"id": "t"}),
+        status("idle"),
+        note("turn/completed", turn={"id": "t", "status": "failed", "error": {"message": "boom"}}),
+    ]
     items = src.read()
     assert [i for i in items if isinstance(i, TurnEnd)] == [TurnEnd(is_error=True, error="boom")]
     assert states(items) == [("thinking", None), ("waiting", None)]
@@ -159,8 +177,15 @@ def test_a_socket_path_past_the_kernels_limit_is_refused_plainly(tmp_path: Path)
 
 def launch(**over: Any) -> Any:
     spec = SimpleNamespace(provider_flags=over.pop("flags", ()))
-    fields = {"adapter": SimpleNamespace(remote_interface=True), "fork": None, "env": {}, "resumed": False,
-              "command": "codex", "spec": spec, **over}  # fmt: skip
+    fields = {
+        "adapter": SimpleNamespace(remote_interface=True),
+        "fork": None,
+        "env": {},
+        "resumed": False,
+        "command": "codex",
+        "spec": spec,
+        **over,
+    }
     return SimpleNamespace(**fields)
 
 
@@ -182,17 +207,30 @@ def test_which_native_launches_go_through_the_app_server(monkeypatch: pytest.Mon
 def test_an_approval_request_before_its_status_and_a_question_are_the_reason_and_the_next_approval_asks_its_own() -> None:
     src, conn = source()
     conn.inbox = [
-        status("active"), note("turn/started", turn={"id": "t1"}),
-        {"id": 0, "method": "item/commandExecution/requestApproval",
-         "params": {"threadId": THREAD, "command": "printf '\x1b[2J' [b]x[/b]"}},
+        status("active"),
+        note("turn/started", turn={"id": "t1"}),
+        {
+            "id": 0,
+            "method": "item/commandExecution/requestApproval",
+            "params": {"threadId": THREAD, "command": "printf '\x1b[2J' [b]x[/b]"},
+        },
         status("active", "waitingOnApproval"),
-    ]  # fmt: skip
+    ]
     assert states(src.read()) == [("thinking", None), ("asking", "shell: printf '\x1b[2J' [b]x[/b]")]  # kept as it came
-    conn.inbox = [status("active"), status("active", "waitingOnUserInput"),
-                  {"id": 1, "method": "item/tool/requestUserInput",
-                   "params": {"threadId": THREAD, "questions": [{"id": "q", "question": "Which branch?"}]}}]  # fmt: skip
-    assert states(src.read()) == [("thinking", None), ("asking", "Codex waits for an answer in its interface"),
-                                  ("asking", "question: Which branch?")]  # fmt: skip
+    conn.inbox = [
+        status("active"),
+        status("active", "waitingOnUserInput"),
+        {
+            "id": 1,
+            "method": "item/tool/requestUserInput",
+            "params": {"threadId": THREAD, "questions": [{"id": "q", "question": "Which branch?"}]},
+        },
+    ]
+    assert states(src.read()) == [
+        ("thinking", None),
+        ("asking", "Codex waits for an answer in its interface"),
+        ("asking", "question: Which branch?"),
+    ]
 
 
 def test_a_commands_question_is_the_command_the_interface_shows_not_the_shell_that_runs_it() -> None:

@@ -60,15 +60,21 @@ def test_without_compaction_at_no_flag_is_passed() -> None:
 @pytest.mark.parametrize(
     ("value", "said"),
     [
-        (50_000, "agent.yaml: compaction_at: 50,000 is below the CLI's minimum: --autocompact takes at least 100,000 and "
-                 "compacts 33,000 tokens before it, so compaction_at is at least 67,000"),
-        (180_000, "agent.yaml: compaction_at: 180,000 is above where the model's 200,000-token window lets the CLI compact "
-                  "(167,000: it keeps 33,000 tokens for the summary)"),
+        (
+            50_000,
+            "agent.yaml: compaction_at: 50,000 is below the CLI's minimum: --autocompact takes at least 100,000 and "
+            "compacts 33,000 tokens before it, so compaction_at is at least 67,000",
+        ),
+        (
+            180_000,
+            "agent.yaml: compaction_at: 180,000 is above where the model's 200,000-token window lets the CLI compact "
+            "(167,000: it keeps 33,000 tokens for the summary)",
+        ),
         ("150k", "agent.yaml: compaction_at: Input should be a valid integer (got '150k')"),
         (1.5e5, "agent.yaml: compaction_at: Input should be a valid integer (got 150000.0)"),
         (-1, "agent.yaml: compaction_at: Input should be greater than 0 (got -1)"),
     ],
-)  # fmt: skip
+)
 def test_a_bad_compaction_at_is_a_clear_error_naming_agent_yaml(tmp_path: Path, value: object, said: str) -> None:
     assert said in problems(tmp_path, compaction_at=value)
 
@@ -88,12 +94,14 @@ def test_codex_gets_compaction_at_as_its_auto_compact_limit_in_every_route(tmp_p
     flag = ["-c", "model_auto_compact_token_limit=20010"]  # no reserve: Codex compacts at the limit (measured)
     turn = get_adapter("codex").plan_turn(spec, "codex", {}, "hi")
     assert turn.argv[1:7] == ["-c", "check_for_update_on_startup=false", "-c", "analytics.enabled=false", *flag]
-    tui = get_adapter("codex").interface_argv(spec, "codex", session_id="s", resumed=False, state={}, placement_argv=[],
-                                              extra_argv=[], prompt="")  # fmt: skip
+    tui = get_adapter("codex").interface_argv(
+        spec, "codex", session_id="s", resumed=False, state={}, placement_argv=[], extra_argv=[], prompt=""
+    )
     assert tui[5:7] == flag
     assert load(tmp_path, provider="codex", model="gpt-5.5", compaction_at=1).compaction_at == 1  # any positive limit
-    assert "above where the model's 272,000-token window" in problems(tmp_path, provider="codex", model="gpt-5.5",
-                                                                      compaction_at=272_001)  # fmt: skip
+    assert "above where the model's 272,000-token window" in problems(
+        tmp_path, provider="codex", model="gpt-5.5", compaction_at=272_001
+    )
 
 
 def test_the_meter_counts_to_the_set_compaction_point_and_warns_there() -> None:
@@ -132,12 +140,16 @@ def test_cache_ttl_sets_claude_codes_variable(tmp_path: Path) -> None:
     [
         ({"cache_ttl": "2h"}, "agent.yaml: cache_ttl: Input should be '5m' or '1h' (got '2h')"),
         ({"cache_ttl": 3600}, "agent.yaml: cache_ttl: Input should be '5m' or '1h' (got 3600)"),
-        ({"cache_ttl": "1h", "env": {"CLAUDE_CODE_PROMPT_CACHE_TTL": "5m"}},
-         "agent.yaml: cache_ttl: '1h' disagrees with env.CLAUDE_CODE_PROMPT_CACHE_TTL ('5m'): keep one of them"),
-        ({"provider": "gemini", "model": "gemini-2.5-pro", "cache_ttl": "1h"},
-         "cache_ttl: provider gemini does not let the prompt cache's lifetime be set (provider claude does)"),
+        (
+            {"cache_ttl": "1h", "env": {"CLAUDE_CODE_PROMPT_CACHE_TTL": "5m"}},
+            "agent.yaml: cache_ttl: '1h' disagrees with env.CLAUDE_CODE_PROMPT_CACHE_TTL ('5m'): keep one of them",
+        ),
+        (
+            {"provider": "gemini", "model": "gemini-2.5-pro", "cache_ttl": "1h"},
+            "cache_ttl: provider gemini does not let the prompt cache's lifetime be set (provider claude does)",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_bad_cache_ttl_is_a_clear_error_naming_agent_yaml(tmp_path: Path, conf: dict[str, Any], said: str) -> None:
     assert said in problems(tmp_path, **conf)
 

@@ -26,10 +26,29 @@ def test_each_test_gets_a_line_with_its_own_and_its_childrens_cpu_and_the_bench_
     out = tmp_path / "cpu.jsonl"
     env = {**os.environ, "AGENTLAUNCH_CPU_TIMES": str(out), "PYTHONPATH": str(REPO)}
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", "-p", "tests.support.cpu_times",
-         "--rootdir", str(tmp_path), "-c", os.devnull, str(tmp_path / "test_sample.py")],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-n",
+            "0",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "tests.support.cpu_times",
+            "--rootdir",
+            str(tmp_path),
+            "-c",
+            os.devnull,
+            str(tmp_path / "test_sample.py"),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     lines = {line["id"].split("::")[-1]: line for line in map(json.loads, out.read_text().splitlines())}
     assert set(lines) == {"test_burns_in_a_child", "test_idle"}

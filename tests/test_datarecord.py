@@ -131,7 +131,6 @@ def test_bad_declarations_are_refused_as_dataclass_refuses_them() -> None:
         records.field(default=1, default_factory=int)
 
 
-
 def test_mutable_record_with_post_init() -> None:
     box = Box([1, 2])
     assert box.total == 3
@@ -143,9 +142,13 @@ def test_mutable_record_with_post_init() -> None:
 
 @pytest.mark.parametrize(
     ("args", "kwargs", "message"),
-    [((), {}, "missing required argument: 'x'"), ((1, 2, [], "", 9), {}, "takes 4 positional arguments but 5 were given"),
-     ((1,), {"x": 2}, "multiple values for argument 'x'"), ((1,), {"w": 2}, "unexpected keyword argument 'w'")],
-)  # fmt: skip
+    [
+        ((), {}, "missing required argument: 'x'"),
+        ((1, 2, [], "", 9), {}, "takes 4 positional arguments but 5 were given"),
+        ((1,), {"x": 2}, "multiple values for argument 'x'"),
+        ((1,), {"w": 2}, "unexpected keyword argument 'w'"),
+    ],
+)
 def test_bad_arguments_are_refused_as_dataclass_refuses_them(args: tuple[Any, ...], kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(TypeError, match=message):
         Point(*args, **kwargs)

@@ -84,8 +84,12 @@ def test_tab_goes_to_who_blocks_on_you_then_to_a_turn_not_seen_and_never_to_an_i
         before = next(r.since for r in app.rows if r.agent == "news-b")
         await pilot.pause(1.1)  # a record says its time to the second
         record("news-b", "waiting", 0, done=True)  # another turn ended, after the person looked
-        await settle(pilot, lambda: any(r.agent == "news-b" and r.since and before and r.since > before for r in app.rows),
-                     app, "news-b's new turn")  # fmt: skip
+        await settle(
+            pilot,
+            lambda: any(r.agent == "news-b" and r.since and before and r.since > before for r in app.rows),
+            app,
+            "news-b's new turn",
+        )
         await pilot.press("tab", "tab")
         assert selected_agent(app) == "news-b"
         await pilot.press("tab")
@@ -113,8 +117,11 @@ def test_a_record_that_is_not_json_and_a_broken_definition_each_say_so_on_their_
         assert rows["junk"][1] == rows["list"][1] == "unreadable ⚠ status record"  # a few words on the row
         assert rows["broken"][1] == "not running ⚠ broken definition"
         assert rows["fine"][1].startswith("waiting")
-        for name, said in [("broken", "no_such_field"), ("junk", "status record junk.json is not JSON"),
-                           ("list", "status record list.json is not a JSON object")]:  # fmt: skip
+        for name, said in [
+            ("broken", "no_such_field"),
+            ("junk", "status record junk.json is not JSON"),
+            ("list", "status record list.json is not a JSON object"),
+        ]:
             app.query_one(AgentList).move_cursor(row=[r[0] for r in table_rows(app)].index(name))
             await pilot.pause()
             assert said in message(app) and message(app).startswith(f"{name}: ")  # the whole problem, on the message line
@@ -191,9 +198,11 @@ def test_no_agents_dir_no_records_no_tmux_the_deck_says_how_to_start(tmp_path: P
 def test_the_deck_command_needs_a_terminal_and_run_never_imports_textual(agents_dir: Path) -> None:
     piped = run_cli("deck", "--agents-dir", str(agents_dir))
     assert piped.returncode == 2 and b"full-screen terminal application" in piped.stderr
-    probe = ("import sys; from agentlaunch.cli import load_commands; load_commands(['run', 'demo', 'hi']); "
-             "import agentlaunch.launch.build, agentlaunch.launch.loop, agentlaunch.live.view, agentlaunch.entry; "
-             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))")  # fmt: skip
+    probe = (
+        "import sys; from agentlaunch.cli import load_commands; load_commands(['run', 'demo', 'hi']); "
+        "import agentlaunch.launch.build, agentlaunch.launch.loop, agentlaunch.live.view, agentlaunch.entry; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))"
+    )
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
     assert loaded == "[]"
 
@@ -226,8 +235,10 @@ def test_the_claude_plan_limits_show_on_the_row_as_the_status_table_says_them(ag
     from agentlaunch.usage.plan_limits import limits_text
 
     resets = datetime.now(UTC) + timedelta(hours=3)
-    limits = {"five_hour": {"used_percent": 42.0, "resets_at": resets.isoformat(timespec="seconds")},
-              "seven_day": {"used_percent": 10, "resets_at": None}}  # fmt: skip
+    limits = {
+        "five_hour": {"used_percent": 42.0, "resets_at": resets.isoformat(timespec="seconds")},
+        "seven_day": {"used_percent": 10, "resets_at": None},
+    }
     record("subscriber", "waiting", 3, rate_limits=limits)
     record("odd", "waiting", 3, rate_limits={"five_hour": {"used_percent": "lots"}})  # not a window: nothing shown
     want = limits_text({"rate_limits": limits}, datetime.now(UTC))

@@ -115,8 +115,10 @@ def test_stop_refuses_saying_why_when_the_record_went_away_between_the_question_
         record("reviewer", "waiting", 0, session_id="second-session")  # restarted meanwhile, in a new session
         await settle(pilot, lambda: any(r.session_id == "second-session" for r in app.rows), app, "the new session")
         await pilot.press("y")
-        assert message(app) == ("reviewer (session first-se) changed since you chose it (now waiting, session second-s): "
-                                "nothing done; choose it again")  # fmt: skip
+        assert message(app) == (
+            "reviewer (session first-se) changed since you chose it (now waiting, session second-s): "
+            "nothing done; choose it again"
+        )
         await pilot.pause()
         assert ran == []
 
@@ -155,22 +157,58 @@ def fork_processes() -> Iterator[list[int]]:
 
 def pane(pane_id: str, pid: int, agent: str, sid: str, fork: str = "", dead: bool = False, stopped: bool = False) -> str:
     """A row of the fleet's listing (agentlaunch.fleet.panes.FIELDS, in its order)."""
-    return "\t".join((agent, "team", pane_id, "1" if dead else "0", "143" if dead else "", str(pid), "1" if stopped else "",
-                      sid, fork, "", "@1", agent, agent))  # fmt: skip
+    return "\t".join(
+        (
+            agent,
+            "team",
+            pane_id,
+            "1" if dead else "0",
+            "143" if dead else "",
+            str(pid),
+            "1" if stopped else "",
+            sid,
+            fork,
+            "",
+            "@1",
+            agent,
+            agent,
+        )
+    )
 
 
 def test_a_fork_is_marked_and_its_keys_reach_its_own_session(agents_dir: Path, ran: Ran, fork_processes: list[int]) -> None:
     """Marked as `agentlaunch status` marks it: its place among its agent's running sessions by start."""
     fork, outside = fork_processes
     record("reviewer", "waiting", 5, session_id="main-session", started="2026-12-06T10:00:00+00:00")
-    record("reviewer-fork", "waiting", 5, agent="reviewer", session_id="fork-session", pid=fork,
-           pid_start=process_start(fork), started="2026-12-06T10:05:00+00:00")  # its pane says it is a fork  # fmt: skip
-    record("reviewer-out", "waiting", 5, agent="reviewer", session_id="out-session", pid=outside,
-           pid_start=process_start(outside), started="2026-12-06T10:09:00+00:00", fork_of="main-session")  # fmt: skip
+    record(
+        "reviewer-fork",
+        "waiting",
+        5,
+        agent="reviewer",
+        session_id="fork-session",
+        pid=fork,
+        pid_start=process_start(fork),
+        started="2026-12-06T10:05:00+00:00",
+    )  # its pane says it is a fork
+    record(
+        "reviewer-out",
+        "waiting",
+        5,
+        agent="reviewer",
+        session_id="out-session",
+        pid=outside,
+        pid_start=process_start(outside),
+        started="2026-12-06T10:09:00+00:00",
+        fork_of="main-session",
+    )
     src = sources(agents_dir)
-    src.tmux = FakePanes([pane("%3", os.getpid(), "reviewer", "main-session"),  # type: ignore[assignment]
-                          pane("%7", fork, "reviewer", "fork-session", fork="main-session"),
-                          pane("%9", 1, "reviewer", "old-fork", fork="main-session", dead=True, stopped=True)])  # fmt: skip
+    src.tmux = FakePanes(
+        [
+            pane("%3", os.getpid(), "reviewer", "main-session"),  # type: ignore[assignment]
+            pane("%7", fork, "reviewer", "fork-session", fork="main-session"),
+            pane("%9", 1, "reviewer", "old-fork", fork="main-session", dead=True, stopped=True),
+        ]
+    )
     rows = {r.label: r for r in gather(src)}
     assert set(rows) >= {"reviewer", "reviewer ⑂ 2", "reviewer ⑂ 3", "reviewer ⑂ 4"}, set(rows)
     assert rows["reviewer ⑂ 2"].session_id == "fork-session" and rows["reviewer ⑂ 3"].session_id == "out-session"
@@ -188,9 +226,11 @@ def test_a_fork_is_marked_and_its_keys_reach_its_own_session(agents_dir: Path, r
         select(app, "reviewer")
         await pilot.press("x", "y")  # the agent's own, beside its running fork: its session named too
         await settle(pilot, lambda: len(ran) == 3, app, "three commands")
-        assert ran == [["stop", "reviewer", "--session", "fork-session"],
-                       ["restart", "reviewer", "--session", "old-fork", "--agents-dir", str(agents_dir)],
-                       ["stop", "reviewer", "--session", "main-session"]]  # fmt: skip
+        assert ran == [
+            ["stop", "reviewer", "--session", "fork-session"],
+            ["restart", "reviewer", "--session", "old-fork", "--agents-dir", str(agents_dir)],
+            ["stop", "reviewer", "--session", "main-session"],
+        ]
 
     drive(Deck(src, watch=False), script)
 

@@ -55,8 +55,17 @@ def test_n_picks_a_definition_from_a_filtered_list_then_its_prompt_worktree_and_
         assert app.screen.query_one("#worktree", Checkbox).value is True
         await pilot.press("backspace", "backspace", "backspace", *"team-a", "enter")
         await settle(pilot, lambda: len(ran) == 2, app, "tmux up, then send")
-        assert ran[0] == ["tmux", "up", "reviewer", "--no-attach", "--worktree", "--session", "team-a",
-                          "--agents-dir", str(agents_dir)]  # fmt: skip
+        assert ran[0] == [
+            "tmux",
+            "up",
+            "reviewer",
+            "--no-attach",
+            "--worktree",
+            "--session",
+            "team-a",
+            "--agents-dir",
+            str(agents_dir),
+        ]
         assert ran[1] == ["send", "reviewer", "review the diff"]
 
         await pilot.press("n", *"demo", "enter", "enter")  # no prompt, no worktree, tmux up's own session

@@ -104,11 +104,22 @@ def preview_text(app: Deck) -> str:
 def dialog_pane(socket: str, agent: str, width: int, height: int, question: str = "Do you want to proceed?") -> tuple[str, int]:
     """A tmux pane of ``width`` by ``height`` that draws history, then a dialog at its bottom, and waits; it carries the
     agent's pane option, as a `tmux up` pane does. Its pane id and process id."""
-    lines = [f"history {i}" for i in range(height - len(DIALOG) - 1)] + [d.replace("Do you want to proceed?", question)
-                                                                          for d in DIALOG]  # fmt: skip
+    lines = [f"history {i}" for i in range(height - len(DIALOG) - 1)] + [
+        d.replace("Do you want to proceed?", question) for d in DIALOG
+    ]
     script = f"import sys, time; sys.stdout.write({chr(10).join(lines)!r}); sys.stdout.flush(); time.sleep(600)"
-    tmux(socket, "new-session", "-d", "-s", "agents", "-x", str(width), "-y", str(height),
-         f"{shlex.quote(sys.executable)} -c {shlex.quote(script)}")  # fmt: skip
+    tmux(
+        socket,
+        "new-session",
+        "-d",
+        "-s",
+        "agents",
+        "-x",
+        str(width),
+        "-y",
+        str(height),
+        f"{shlex.quote(sys.executable)} -c {shlex.quote(script)}",
+    )
     pane, pid = tmux(socket, "display-message", "-p", "-t", "=agents:", "#{pane_id} #{pane_pid}").split()
     tmux(socket, "set-option", "-p", "-t", pane, AGENT_OPTION, agent)
     return pane, int(pid)

@@ -82,8 +82,9 @@ def test_preview_send_stop_restart_and_a_dying_tmux_server(socket: str, agents_d
     sources = Sources(status_dir(), paths.state_dir(), agents_dir, paths.store_path(), Tmux(socket))
 
     async def script(app: Deck, pilot: Pilot[None]) -> None:
-        await until(pilot, lambda: row_of(app, "demo")[1:2] == ["waiting"] or row_of(app, "demo")[1].startswith("waiting"),
-                    "demo waiting")  # fmt: skip
+        await until(
+            pilot, lambda: row_of(app, "demo")[1:2] == ["waiting"] or row_of(app, "demo")[1].startswith("waiting"), "demo waiting"
+        )
         await until(pilot, lambda: row_of(app, "helper")[1].startswith("waiting"), "helper waiting")
         names = [r[0] for r in table_rows(app)]
         app.query_one("#agents").move_cursor(row=names.index("demo"))  # type: ignore[attr-defined]
@@ -93,8 +94,11 @@ def test_preview_send_stop_restart_and_a_dying_tmux_server(socket: str, agents_d
         await pilot.press("s")
         await pilot.press(*"hello deck", "enter")
         await until(pilot, lambda: answered(app, "hello deck"), "the answer in the preview")
-        await until(pilot, lambda: preview(app).rstrip().endswith("›") and row_of(app, "demo")[1].startswith("waiting"),
-                    "the prompt back after the answer")  # the same screen each run: no half-finished turn
+        await until(
+            pilot,
+            lambda: preview(app).rstrip().endswith("›") and row_of(app, "demo")[1].startswith("waiting"),
+            "the prompt back after the answer",
+        )  # the same screen each run: no half-finished turn
         save_if_changed(app, DOCS_SHOT)
 
         await pilot.press("x", "y")
@@ -146,8 +150,7 @@ def test_a_dead_pane_shows_with_its_exit_and_a_budget_stop_is_named(socket: str,
 
 
 def run_git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(cwd), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
-                   capture_output=True)  # fmt: skip
+    subprocess.run(["git", "-C", str(cwd), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True, capture_output=True)
 
 
 def test_new_with_a_worktree_and_a_first_prompt_then_its_diff_a_refused_remove_usage_and_fork(
@@ -166,8 +169,9 @@ def test_new_with_a_worktree_and_a_first_prompt_then_its_diff_a_refused_remove_u
         await pilot.press("n")
         await pilot.press(*"builder", "enter")  # the definition, filtered
         await pilot.press(*"build the thing", "down", "space", "enter")  # its first prompt, in a worktree
-        await until(pilot, lambda: row_of(app, "builder")[1:2] and row_of(app, "builder")[1].startswith("waiting"),
-                    "builder started", 60)  # fmt: skip
+        await until(
+            pilot, lambda: row_of(app, "builder")[1:2] and row_of(app, "builder")[1].startswith("waiting"), "builder started", 60
+        )
         app.query_one("#agents").move_cursor(row=[r[0] for r in table_rows(app)].index("builder"))  # type: ignore[attr-defined]
         await until(pilot, lambda: answered(app, "build the thing"), "the first prompt's answer", 60)
         tree = Path(str(next(r for r in status_records() if r["agent"] == "builder")["working_dir"]))

@@ -19,12 +19,38 @@ from agentlaunch.errors import DefinitionError
 
 SETTINGS = settings(max_examples=120, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 KEYS = st.sampled_from(
-    ["provider", "display", "id", "model", "soul", "instructions", "bundles", "skills", "working_dir", "accounts", "peers",
-     "startup", "provider_flags", "command", "context_window", "compaction_buffer", "env", "permission_mode",
-     "allowed_tools", "delivery", "prefix_order", "unknown"]
-)  # fmt: skip
+    [
+        "provider",
+        "display",
+        "id",
+        "model",
+        "soul",
+        "instructions",
+        "bundles",
+        "skills",
+        "working_dir",
+        "accounts",
+        "peers",
+        "startup",
+        "provider_flags",
+        "command",
+        "context_window",
+        "compaction_buffer",
+        "env",
+        "permission_mode",
+        "allowed_tools",
+        "delivery",
+        "prefix_order",
+        "unknown",
+    ]
+)
 VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=30) | st.sampled_from(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=True)
+    | st.text(max_size=30)
+    | st.sampled_from(
         ["claude", "fake", "all", "file", "system-prompt", "../../etc/passwd", "/etc/passwd", "house-style", "a\n", ""]
     ),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
@@ -32,10 +58,39 @@ VALUES = st.recursive(
 )
 # YAML-looking fragments: anchors, aliases, tags, flow and block collections, documents, odd scalars.
 FRAGMENTS = st.sampled_from(
-    ["provider: fake\n", "a: &x [1, 2]\n", "b: *x\n", "c: *nope\n", "<<: *x\n", "!!python/object:os.system\n", "---\n",
-     "...\n", "[", "]", "{", "}", ": ", "- ", "  ", "\t", "?", "&a ", "*a ", "!!binary |\n  AAAA\n", "%YAML 1.1\n",
-     "env: {K: v}\n", "env: [1]\n", "'", '"', "#", "\n", "\x00", "\ufeff", "provider: fake\nprovider: fake\n"]
-)  # fmt: skip
+    [
+        "provider: fake\n",
+        "a: &x [1, 2]\n",
+        "b: *x\n",
+        "c: *nope\n",
+        "<<: *x\n",
+        "!!python/object:os.system\n",
+        "---\n",
+        "...\n",
+        "[",
+        "]",
+        "{",
+        "}",
+        ": ",
+        "- ",
+        "  ",
+        "\t",
+        "?",
+        "&a ",
+        "*a ",
+        "!!binary |\n  AAAA\n",
+        "%YAML 1.1\n",
+        "env: {K: v}\n",
+        "env: [1]\n",
+        "'",
+        '"',
+        "#",
+        "\n",
+        "\x00",
+        "\ufeff",
+        "provider: fake\nprovider: fake\n",
+    ]
+)
 
 
 def _load(agents_dir: Path, text: str | bytes, state_dir: Path | None) -> None:
@@ -72,8 +127,10 @@ def test_any_bytes_as_agent_yaml_load_or_are_a_definition_error(agents_dir: Path
 # 30 draws, not 120: a "[" deeper than ~500 costs PyYAML's scanner 0.7 s (its 1024-character simple-key lookahead),
 # and refused at 65 levels, 1,100 deep or 30,000 deep load alike. 30,000 deep stays pinned by the explicit examples.
 @settings(SETTINGS, max_examples=30)
-@given(depth=st.integers(min_value=55, max_value=80) | st.integers(min_value=81, max_value=30_000),
-       kind=st.sampled_from(["[", "{a: ", "- "]))  # fmt: skip
+@given(
+    depth=st.integers(min_value=55, max_value=80) | st.integers(min_value=81, max_value=30_000),
+    kind=st.sampled_from(["[", "{a: ", "- "]),
+)
 @example(depth=63, kind="[").via("the last level accepted")
 @example(depth=64, kind="[").via("the first level refused")
 @example(depth=63, kind="{a: ").via("the last level accepted")
@@ -99,11 +156,51 @@ def test_deep_yaml_is_refused_with_its_line_exactly_past_64_levels(depth: int, k
 
 
 TEMPLATE_BITS = st.sampled_from(
-    ["{{ ", " }}", "{% for i in range(", ") %}", "{% endfor %}", "{% macro m(n) %}", "{% endmacro %}", "{{ m(1) }}",
-     "'x'", " * ", " ** ", " % ", " ~ ", "10", "99999", "(", ")", "[", "]", "|join", "|format(", "|center(",
-     "|list", "lipsum(", "loop.index", "AGENT", "{% set x = ", " %}", "x", "{% if x %}", "{% endif %}", ",", "'%*d'",
-     "{# ", " #}", "{% raw %}", "{% endraw %}", "\n", "__class__", ".__mro__", "cycler", "namespace()"]
-)  # fmt: skip
+    [
+        "{{ ",
+        " }}",
+        "{% for i in range(",
+        ") %}",
+        "{% endfor %}",
+        "{% macro m(n) %}",
+        "{% endmacro %}",
+        "{{ m(1) }}",
+        "'x'",
+        " * ",
+        " ** ",
+        " % ",
+        " ~ ",
+        "10",
+        "99999",
+        "(",
+        ")",
+        "[",
+        "]",
+        "|join",
+        "|format(",
+        "|center(",
+        "|list",
+        "lipsum(",
+        "loop.index",
+        "AGENT",
+        "{% set x = ",
+        " %}",
+        "x",
+        "{% if x %}",
+        "{% endif %}",
+        ",",
+        "'%*d'",
+        "{# ",
+        " #}",
+        "{% raw %}",
+        "{% endraw %}",
+        "\n",
+        "__class__",
+        ".__mro__",
+        "cycler",
+        "namespace()",
+    ]
+)
 
 
 @SETTINGS

@@ -388,8 +388,9 @@ def test_a_resume_whose_cli_resends_its_recorded_prompt_holds_an_edit_instead_of
         (agents_dir / "reviewer" / "soul.md").write_text(soul)
         spec = load_agent(agents_dir, "reviewer")
         rendered = render_instructions(spec, tmp_path, TODAY)
-        report = record_prefix(spec, rendered, None, str(FAKE_CLAUDE), argv, sid, state, resumed=resumed,
-                               recorded_prompt=recorded)  # fmt: skip
+        report = record_prefix(
+            spec, rendered, None, str(FAKE_CLAUDE), argv, sid, state, resumed=resumed, recorded_prompt=recorded
+        )
         return report.changed, report.held
 
     assert launch("old soul", "S1", resumed=False) == ([], [])

@@ -132,6 +132,7 @@ def test_the_fake_cli_reads_its_system_prompt_file_and_fails_clearly_without_it(
     assert done.returncode == 0, done.stderr
     assert b'I read the system prompt file (19 bytes; its first line is: \\"You are Sys.\\")' in done.stdout
     assert b"There is no CLAUDE.md" not in done.stdout
-    done = subprocess.run([*argv[:-1], "s2", "--append-system-prompt-file", str(tmp_path / "gone")], input=line,
-                          capture_output=True, cwd=tmp_path)  # fmt: skip
+    done = subprocess.run(
+        [*argv[:-1], "s2", "--append-system-prompt-file", str(tmp_path / "gone")], input=line, capture_output=True, cwd=tmp_path
+    )
     assert done.returncode == 1 and b"cannot read" in done.stderr and b"Traceback" not in done.stderr

@@ -51,10 +51,17 @@ def planned_argv(server: str = SERVER, listen: str = f"unix://{FAKE_RUNTIME}/cx.
 
 def keep(state: Path, agent: dict[str, Path], argv: list[str] | None = None, env: dict[str, str] | None = None) -> None:
     early_appserver.remember(
-        KEY, state, argv=argv or planned_argv(), env={**os.environ, **(env or {})}, cwd=agent["work"],
-        runtime=Path(FAKE_RUNTIME), instructions=agent["instructions"], digest=DIGEST, agent_yaml=agent["yaml"],
+        KEY,
+        state,
+        argv=argv or planned_argv(),
+        env={**os.environ, **(env or {})},
+        cwd=agent["work"],
+        runtime=Path(FAKE_RUNTIME),
+        instructions=agent["instructions"],
+        digest=DIGEST,
+        agent_yaml=agent["yaml"],
         inputs=[agent["soul"]],
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture(autouse=True)

@@ -25,8 +25,16 @@ from tests.test_native_relay import FAKE_TUI, env_with, ready, spawn
 
 @pytest.fixture
 def tui_agent(agents_dir: Path, workdir: Path) -> str:
-    write_agent(agents_dir, "tui", {"provider": "claude", "command": str(FAKE_TUI), "working_dir": str(workdir),
-                                    "startup": "Startup for the fake interface."})  # fmt: skip
+    write_agent(
+        agents_dir,
+        "tui",
+        {
+            "provider": "claude",
+            "command": str(FAKE_TUI),
+            "working_dir": str(workdir),
+            "startup": "Startup for the fake interface.",
+        },
+    )
     return "tui"
 
 
@@ -186,8 +194,17 @@ def test_the_interface_starts_before_rich_jinja_yaml_or_pydantic_are_imported(
     warm-up thread on every launch (usage/pricing.py), which imports pydantic beside the start."""
     import sys
 
-    write_agent(agents_dir, "tui", {"provider": "claude", "command": str(FAKE_TUI), "model": "claude-sonnet-4-5",
-                                    "working_dir": str(tmp_path), "startup": "Startup for the fake interface."})  # fmt: skip
+    write_agent(
+        agents_dir,
+        "tui",
+        {
+            "provider": "claude",
+            "command": str(FAKE_TUI),
+            "model": "claude-sonnet-4-5",
+            "working_dir": str(tmp_path),
+            "startup": "Startup for the fake interface.",
+        },
+    )
     launch(agents_dir, tmp_path / "starts.log")  # the first launch fills the caches and leaves the plan
     env = env_with(**({} if early else {"AGENTLAUNCH_NO_PRESPAWN": "1"}))
     child = pexpect.spawn(sys.executable, ["-c", SPAWN_PROBE, str(agents_dir)], env=env, dimensions=(30, 100), timeout=30)
@@ -228,11 +245,19 @@ def test_an_early_started_interface_is_followed_in_agentlaunchs_own_tree_not_all
 
     if not Path(f"/proc/self/task/{os.getpid()}/children").exists():
         pytest.skip("this kernel has no /proc/PID/task/TID/children (CONFIG_PROC_CHILDREN)")
-    write_agent(agents_dir, "tui", {"provider": "claude", "command": str(FAKE_TUI), "model": "claude-sonnet-4-5",
-                                    "working_dir": str(tmp_path), "startup": "Startup for the fake interface."})  # fmt: skip
+    write_agent(
+        agents_dir,
+        "tui",
+        {
+            "provider": "claude",
+            "command": str(FAKE_TUI),
+            "model": "claude-sonnet-4-5",
+            "working_dir": str(tmp_path),
+            "startup": "Startup for the fake interface.",
+        },
+    )
     launch(agents_dir, tmp_path / "starts.log")  # the first launch leaves the plan
-    child = pexpect.spawn(sys.executable, ["-c", WALKS_PROBE, str(agents_dir)], env=env_with(), dimensions=(30, 100),
-                          timeout=30)  # fmt: skip
+    child = pexpect.spawn(sys.executable, ["-c", WALKS_PROBE, str(agents_dir)], env=env_with(), dimensions=(30, 100), timeout=30)
     ready(child)
     child.send(b"q")
     child.expect(r"WALKS (\[.*\])\r")

@@ -61,8 +61,11 @@ def test_status_s_fast_reading_is_click_s(args: list[str], env: str | None) -> N
     assert params is not None, args  # click accepts what the fast path answers
     kind, agent, socket = fast
     assert (params["line"], params["as_json"], params["watch"], params["socket"]) == (
-        agent, kind == "json", False, socket,
-    ), args  # fmt: skip
+        agent,
+        kind == "json",
+        False,
+        socket,
+    ), args
 
 
 @settings(max_examples=150, deadline=None)
@@ -79,8 +82,25 @@ def test_the_deck_s_fast_reading_is_click_s(args: list[str], env: str | None) ->
     assert (params["socket"], params["agents_dir"]) == (socket, agents_dir), args
 
 
-RUN_OPTIONS = ["-p", "--prompt", "--agents-dir", "--working-dir", "-q", "--quiet", "--timeout", "--json", "--line",
-               "-c", "--continue", "-r", "--resume", "--fork", "--worktree", "--force", "--budget-usd"]  # fmt: skip
+RUN_OPTIONS = [
+    "-p",
+    "--prompt",
+    "--agents-dir",
+    "--working-dir",
+    "-q",
+    "--quiet",
+    "--timeout",
+    "--json",
+    "--line",
+    "-c",
+    "--continue",
+    "-r",
+    "--resume",
+    "--fork",
+    "--worktree",
+    "--force",
+    "--budget-usd",
+]
 
 
 @settings(max_examples=200, deadline=None)
@@ -94,8 +114,11 @@ def test_the_early_start_s_reading_of_run_is_click_s(args: list[str]) -> None:
     (agent, agents_dir, working_dir), prompt, flags = fast
     given_prompt = params["prompt"] if params["prompt"] is not None else params["prompt_opt"]
     assert (agent, prompt, agents_dir, working_dir) == (
-        params["agent"], given_prompt, text(params["agents_dir"]), text(params["working_dir"]),
-    ), args  # fmt: skip
+        params["agent"],
+        given_prompt,
+        text(params["agents_dir"]),
+        text(params["working_dir"]),
+    ), args
     assert not (params["continue_last"] or params["resume"] or params["fork"] or params["worktree"]), args  # a new session
     assert flags == {name for name in ("quiet", "as_json", "line") if params[name]}, args
     assert params["prompt"] is None or params["prompt_opt"] is None, args  # never both: the launch refuses that
@@ -123,6 +146,13 @@ def test_the_plain_forms_of_run_are_read() -> None:
     assert prespawn.read_run(with_options) == (("demo", "/a", None), "hi", {"as_json"})
     assert prespawn.read_run(["run", "--working-dir=/w", "demo", "-"]) == (("demo", None, "/w"), "-", set())
     assert prespawn.read_run(["run", "demo"]) == (("demo", None, None), None, set())  # the CLI's interface
-    for other in (["run", "demo", "-c", "hi"], ["run", "demo", "--resume=x", "hi"], ["run", "demo", "--help"],
-                  ["run", "demo", "--something-new", "hi"], ["run", "demo", "hi", "-p", "again"], ["run"], ["list"]):  # fmt: skip
+    for other in (
+        ["run", "demo", "-c", "hi"],
+        ["run", "demo", "--resume=x", "hi"],
+        ["run", "demo", "--help"],
+        ["run", "demo", "--something-new", "hi"],
+        ["run", "demo", "hi", "-p", "again"],
+        ["run"],
+        ["list"],
+    ):
         assert prespawn.read_run(other) is None, other  # the launch decides (and Typer says what is wrong)

@@ -166,8 +166,16 @@ def test_force_in_a_read_only_directory_via_the_cli(tmp_path: Path, monkeypatch:
     )
     pythonpath = os.pathsep.join([str(shim), os.environ.get("PYTHONPATH", "")])
     agents = Path(__file__).resolve().parent.parent / "agents"
-    result = run_cli("render", "reviewer", "--force", "--output", str(ro / "CLAUDE.md"), "--agents-dir", str(agents),
-                     env={"PYTHONPATH": pythonpath})  # fmt: skip
+    result = run_cli(
+        "render",
+        "reviewer",
+        "--force",
+        "--output",
+        str(ro / "CLAUDE.md"),
+        "--agents-dir",
+        str(agents),
+        env={"PYTHONPATH": pythonpath},
+    )
     assert result.returncode == 5, result.stderr
     assert b"cannot move it aside" in result.stderr and b"Read-only file system" in result.stderr
     assert b"Traceback" not in result.stderr

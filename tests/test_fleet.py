@@ -33,9 +33,17 @@ def dead_pid() -> int:
 
 def record(agent: str, state: str = "waiting", *, pid: int | None = None, **fields: Any) -> dict[str, Any]:
     pid = os.getpid() if pid is None else pid
-    return {"version": 1, "agent": agent, "state": state, "pid": pid, "pid_start": process_start(pid),
-            "session_id": f"{agent}-session", "working_dir": "/work", "started": "2026-12-06T10:00:00+00:00",
-            **fields}  # fmt: skip
+    return {
+        "version": 1,
+        "agent": agent,
+        "state": state,
+        "pid": pid,
+        "pid_start": process_start(pid),
+        "session_id": f"{agent}-session",
+        "working_dir": "/work",
+        "started": "2026-12-06T10:00:00+00:00",
+        **fields,
+    }
 
 
 def write(folder: Path, name: str, data: dict[str, Any] | str | bytes) -> None:
@@ -45,11 +53,22 @@ def write(folder: Path, name: str, data: dict[str, Any] | str | bytes) -> None:
     (folder / name).write_bytes(data if isinstance(data, bytes) else data.encode())
 
 
-def row(agent: str, pane_id: str, *, pid: int = 0, dead: bool = False, status: str = "", stopped: str = "", sid: str = "",
-        fork: str = "", title: str = "") -> str:  # fmt: skip
+def row(
+    agent: str,
+    pane_id: str,
+    *,
+    pid: int = 0,
+    dead: bool = False,
+    status: str = "",
+    stopped: str = "",
+    sid: str = "",
+    fork: str = "",
+    title: str = "",
+) -> str:
     """One line of ``tmux list-panes -F PANE_FORMAT``, in the order of FIELDS."""
-    return "\t".join((agent, "team", pane_id, "1" if dead else "0", status, str(pid), stopped, sid, fork, "", "@1",
-                      agent or "sh", title))  # fmt: skip
+    return "\t".join(
+        (agent, "team", pane_id, "1" if dead else "0", status, str(pid), stopped, sid, fork, "", "@1", agent or "sh", title)
+    )
 
 
 def by_key(agents: list[Agent]) -> dict[str, Agent]:
@@ -79,12 +98,18 @@ def test_a_record_of_a_dead_pid_is_stale_kept_until_cleaned(tmp_path: Path) -> N
 
 @pytest.mark.parametrize(
     ("content", "why"),
-    [('{"agent": "torn", "state": "wai', "is not JSON"), ("", "is not JSON"), (b"\xff\xfe{}", "is not JSON"),
-     ("[1, 2]", "is not a JSON object"), ("null", "is not a JSON object"), ("[" * 100_000, "is not JSON")],
-)  # fmt: skip
+    [
+        ('{"agent": "torn", "state": "wai', "is not JSON"),
+        ("", "is not JSON"),
+        (b"\xff\xfe{}", "is not JSON"),
+        ("[1, 2]", "is not a JSON object"),
+        ("null", "is not a JSON object"),
+        ("[" * 100_000, "is not JSON"),
+    ],
+)
 def test_a_torn_partial_or_garbage_record_is_said_unreadable_and_the_others_are_read(
     tmp_path: Path, content: str | bytes, why: str
-) -> None:  # fmt: skip
+) -> None:
     write(tmp_path, "1.json", record("fine"))
     write(tmp_path, "2.json", content)
     records, unreadable = read_folder(tmp_path, clean=False)
@@ -110,18 +135,22 @@ def test_unknown_fields_are_kept_when_plain_and_left_out_otherwise(tmp_path: Pat
 
 
 def test_a_dead_pane_with_no_record_is_dead_stopped_or_budget_stopped() -> None:
-    listing = "\n".join([
-        row("crashed", "%1", pid=11, dead=True, status="3"),
-        row("halted", "%2", pid=12, dead=True, status="143", stopped="12 2026-12-06T10:00:00+00:00"),
-        row("spent", "%3", pid=13, dead=True, status="6"),
-        row("again", "%4", pid=14, dead=True, status="1", stopped="99 2026-12-06T10:00:00+00:00"),  # an older process's mark
-        row("", "%5", pid=15, dead=True, status="1"),  # not an agent's pane
-    ])  # fmt: skip
+    listing = "\n".join(
+        [
+            row("crashed", "%1", pid=11, dead=True, status="3"),
+            row("halted", "%2", pid=12, dead=True, status="143", stopped="12 2026-12-06T10:00:00+00:00"),
+            row("spent", "%3", pid=13, dead=True, status="6"),
+            row("again", "%4", pid=14, dead=True, status="1", stopped="99 2026-12-06T10:00:00+00:00"),  # an older process's mark
+            row("", "%5", pid=15, dead=True, status="1"),  # not an agent's pane
+        ]
+    )
     agents = {a.name: a for a in join([], parse(listing))}
     assert {n: (a.state, a.exit_status) for n, a in agents.items()} == {
-        "crashed": (states.DEAD, 3), "halted": (states.STOPPED, 143), "spent": (states.BUDGET_STOPPED, 6),
+        "crashed": (states.DEAD, 3),
+        "halted": (states.STOPPED, 143),
+        "spent": (states.BUDGET_STOPPED, 6),
         "again": (states.DEAD, 1),
-    }  # fmt: skip
+    }
 
 
 def test_a_live_pane_with_no_record_yet_is_no_agent_of_its_own() -> None:
@@ -132,8 +161,12 @@ def test_a_live_pane_with_no_record_yet_is_no_agent_of_its_own() -> None:
 
 def test_a_dead_pane_of_an_agent_running_elsewhere_is_its_past_unless_a_fork(tmp_path: Path) -> None:
     write(tmp_path, "1.json", record("cx"))
-    listing = "\n".join([row("cx", "%1", pid=1, dead=True, status="1", sid="old"),
-                         row("cx", "%2", pid=2, dead=True, status="1", sid="forked", fork="cx-session")])  # fmt: skip
+    listing = "\n".join(
+        [
+            row("cx", "%1", pid=1, dead=True, status="1", sid="old"),
+            row("cx", "%2", pid=2, dead=True, status="1", sid="forked", fork="cx-session"),
+        ]
+    )
     agents = join(read_folder(tmp_path)[0], parse(listing))
     assert sorted(a.key for a in agents) == ["live:1.json", "pane:%2"]
 
@@ -142,10 +175,16 @@ def test_forks_are_numbered_by_start_and_an_ended_fork_comes_after(tmp_path: Pat
     others = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) for _ in range(2)]
     try:
         write(tmp_path, "1.json", record("cx", started="2026-12-06T10:00:00+00:00"))
-        write(tmp_path, "2.json", record("cx", pid=others[0].pid, started="2026-12-06T10:09:00+00:00", fork_of="cx-session",
-                                         session_id="f2"))  # fmt: skip
-        write(tmp_path, "3.json", record("cx", pid=others[1].pid, started="2026-12-06T10:05:00+00:00", fork_of="cx-session",
-                                         session_id="f1"))  # fmt: skip
+        write(
+            tmp_path,
+            "2.json",
+            record("cx", pid=others[0].pid, started="2026-12-06T10:09:00+00:00", fork_of="cx-session", session_id="f2"),
+        )
+        write(
+            tmp_path,
+            "3.json",
+            record("cx", pid=others[1].pid, started="2026-12-06T10:05:00+00:00", fork_of="cx-session", session_id="f1"),
+        )
         listing = row("cx", "%9", pid=1, dead=True, status="143", stopped="1", sid="f0", fork="cx-session")
         agents = join(read_folder(tmp_path)[0], parse(listing))
         assert sorted(a.label for a in agents) == ["cx", "cx ⑂ 2", "cx ⑂ 3", "cx ⑂ 4"]
@@ -161,20 +200,37 @@ def test_defined_agents_not_seen_are_not_running_or_stopped_by_their_note(tmp_pa
     write(tmp_path / "stopped", "halted.json", {"agent": "halted", "reason": "agentlaunch stop", "at": "2026-12-06T10:00:00"})
     write(tmp_path / "stopped", "broken.json", "not json")
     found = read_fleet(tmp_path, names=["cx", "halted", "broken", "idle"])
-    assert {a.name: a.state for a in found.agents} == {"cx": "waiting", "halted": states.STOPPED, "broken": states.NOT_RUNNING,
-                                                      "idle": states.NOT_RUNNING}  # fmt: skip
+    assert {a.name: a.state for a in found.agents} == {
+        "cx": "waiting",
+        "halted": states.STOPPED,
+        "broken": states.NOT_RUNNING,
+        "idle": states.NOT_RUNNING,
+    }
 
 
 def test_a_failed_or_running_worktree_setup_is_an_agent_of_the_fleet(tmp_path: Path) -> None:
-    write(tmp_path / "worktree-setup", "a.json", {"agent": "setup", "worktree": str(tmp_path), "log": "/l", "ok": False,
-                                                  "exit": 2, "command": "npm ci"})  # fmt: skip
+    write(
+        tmp_path / "worktree-setup",
+        "a.json",
+        {"agent": "setup", "worktree": str(tmp_path), "log": "/l", "ok": False, "exit": 2, "command": "npm ci"},
+    )
     write(tmp_path / "worktree-setup", "b.json", {"agent": "gone", "worktree": str(tmp_path / "no"), "log": "/l", "ok": False})
     found = read_fleet(tmp_path, names=["setup"])
     assert [(a.name, a.state, a.working_dir) for a in found.agents] == [("setup", states.SETUP_FAILED, str(tmp_path))]
 
 
-@pytest.mark.parametrize(("state", "needs"), [("asking", True), ("stalled", True), ("paused", True), ("retrying", True),
-                                              ("waiting", False), ("thinking", False), ("starting", False)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("state", "needs"),
+    [
+        ("asking", True),
+        ("stalled", True),
+        ("paused", True),
+        ("retrying", True),
+        ("waiting", False),
+        ("thinking", False),
+        ("starting", False),
+    ],
+)
 def test_needs_you_is_decided_once(tmp_path: Path, state: str, needs: bool) -> None:
     write(tmp_path, "1.json", record("cx", state))
     (agent,) = join(read_folder(tmp_path)[0])
@@ -199,9 +255,11 @@ def test_the_record_reader_takes_any_bytes(tmp_path: Path, blob: bytes) -> None:
         assert all(isinstance(k, str) for k in data)
 
 
-JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
-                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
-                    max_leaves=20)  # fmt: skip
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
 KNOWN = ("agent", "state", "pid", "session_id", "fork_of", "started", "context", "percent", "usage", "cache", "done")
 
 
@@ -209,7 +267,7 @@ KNOWN = ("agent", "state", "pid", "session_id", "fork_of", "started", "context",
 @given(st.dictionaries(st.sampled_from(KNOWN) | st.text(max_size=8), JSON, max_size=10), st.text(max_size=200))
 def test_any_record_joins_without_raising_and_every_agent_has_a_name_and_state(
     tmp_path: Path, data: dict[str, Any], listing: str
-) -> None:  # fmt: skip
+) -> None:
     (tmp_path / "1.json").write_text(json.dumps(data))
     records, unreadable = read_folder(tmp_path, clean=False)
     for agent in join(records, parse(listing), unreadable=unreadable, names=["x"]):
@@ -235,12 +293,26 @@ def test_the_lean_listing_reads_a_real_server_and_no_server_is_no_problem(privat
     tmux = LeanTmux.found(private_tmux)
     assert tmux is not None
     assert (list_panes(tmux).panes, list_panes(tmux).problem) == ([], None)  # no server yet
+
     def run(*args: str) -> str:
         return subprocess.run(["tmux", "-L", private_tmux, *args], capture_output=True, text=True, check=True).stdout
 
     pane = run("new-session", "-d", "-s", "team", "-P", "-F", "#{pane_id}", "sleep", "60").strip()
-    run("set-option", "-p", "-t", pane, "@agentlaunch_agent", "cx", ";", "set-option", "-p", "-t", pane,
-        "@agentlaunch_session", "s1")  # fmt: skip
+    run(
+        "set-option",
+        "-p",
+        "-t",
+        pane,
+        "@agentlaunch_agent",
+        "cx",
+        ";",
+        "set-option",
+        "-p",
+        "-t",
+        pane,
+        "@agentlaunch_session",
+        "s1",
+    )
     (found,) = list_panes(tmux).panes
     assert (found.agent, found.tmux_session, found.pane_id, found.session_id, found.dead) == ("cx", "team", pane, "s1", False)
     assert found.pid > 0 and list_panes(tmux, "team").panes == [found] and list_panes(tmux, "other").code != 0

@@ -76,10 +76,15 @@ def test_agents_at_once_overspend_a_shared_cap_by_the_calls_in_flight_and_later_
 
     cmd = [sys.executable, "-m", "agentlaunch", "run"]
     running = [
-        subprocess.Popen([*cmd, name, "hello", "--agents-dir", str(agents_dir)], cwd=agents_dir.parent, env=env,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        subprocess.Popen(
+            [*cmd, name, "hello", "--agents-dir", str(agents_dir)],
+            cwd=agents_dir.parent,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         for name in names[:3]
-    ]  # fmt: skip
+    ]
     # All three pass their checks while nothing is spent beyond the probe: three calls in flight at once.
     wait_for(lambda: len(list(held.glob("started-*"))) == 3, 120, "three calls in flight")
     (held / "go").touch()
@@ -95,8 +100,13 @@ def test_agents_at_once_overspend_a_shared_cap_by_the_calls_in_flight_and_later_
         assert store.in_flight("").calls == 0
 
     for name in names[3:]:  # started after the cap is spent: refused before any call
-        late = subprocess.run([*cmd, name, "hello", "--agents-dir", str(agents_dir)], cwd=agents_dir.parent, env=env,
-                              capture_output=True, timeout=120)  # fmt: skip
+        late = subprocess.run(
+            [*cmd, name, "hello", "--agents-dir", str(agents_dir)],
+            cwd=agents_dir.parent,
+            env=env,
+            capture_output=True,
+            timeout=120,
+        )
         assert late.returncode == 6, late.stderr.decode()
         assert "budget: not starting: today's budget for all agents" in late.stderr.decode()
     assert len(stored()) == 4

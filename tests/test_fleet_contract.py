@@ -23,8 +23,25 @@ from agentlaunch.processes import process_start
 
 GOLDEN = Path(__file__).parent / "golden" / "fleet" / "v1.json"
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "fleet.md"
-V1_FIELDS = ("agent", "label", "state", "needs_you", "running", "session_id", "fork_of", "fork_number", "pid",
-             "working_dir", "provider", "model", "tmux", "problem", "stopped", "setup", "record")  # fmt: skip
+V1_FIELDS = (
+    "agent",
+    "label",
+    "state",
+    "needs_you",
+    "running",
+    "session_id",
+    "fork_of",
+    "fork_number",
+    "pid",
+    "working_dir",
+    "provider",
+    "model",
+    "tmux",
+    "problem",
+    "stopped",
+    "setup",
+    "record",
+)
 V1_TMUX = ("session", "pane", "window", "dead", "exit_status")
 
 
@@ -33,29 +50,47 @@ def scene(folder: Path) -> Fleet:
     file that is no record, one defined and stopped by its note, one defined and not running."""
     folder.mkdir(parents=True, exist_ok=True)
     me, parent = os.getpid(), os.getppid()  # the pane runs this process; the other sessions are the parent's
-    base = {"version": 1, "provider": "claude", "model": "claude-sonnet-4-5", "working_dir": "/work", "pid": parent,
-            "pid_start": process_start(parent), "state": "waiting", "cost": "$0.0100",
-            "started": "2026-12-06T10:00:00+00:00"}  # fmt: skip
+    base = {
+        "version": 1,
+        "provider": "claude",
+        "model": "claude-sonnet-4-5",
+        "working_dir": "/work",
+        "pid": parent,
+        "pid_start": process_start(parent),
+        "state": "waiting",
+        "cost": "$0.0100",
+        "started": "2026-12-06T10:00:00+00:00",
+    }
     records = {
         "101.json": {**base, "agent": "cx", "session_id": "s-cx", "pid": me, "pid_start": process_start(me)},
         "102.json": {**base, "agent": "cx", "session_id": "s-fork", "fork_of": "s-cx", "started": "2026-12-06T11:00:00+00:00"},
         "103.json": {**base, "agent": "asker", "session_id": "s-ask", "state": "asking", "state_reason": "Bash: ls"},
         "104.json": {**base, "agent": "gone", "session_id": "s-gone", "pid_start": "0"},
-    }  # fmt: skip
+    }
     for name, data in records.items():
         (folder / name).write_text(json.dumps(data))
     (folder / "105.json").write_text('{"torn')
-    listing = "\n".join("\t".join(cells) for cells in [
-        ("cx", "team", "%1", "0", "", str(me), "", "s-cx", "", "", "@1", "cx", "cx"),
-        ("crashed", "team", "%2", "1", "3", "1", "", "s-crash", "", "", "@2", "crashed", "crashed"),
-        ("halted", "team", "%3", "1", "143", "2", "2 2026-12-06T12:00:00+00:00", "s-halt", "", "", "@3", "halted", "halted"),
-    ])  # fmt: skip
+    listing = "\n".join(
+        "\t".join(cells)
+        for cells in [
+            ("cx", "team", "%1", "0", "", str(me), "", "s-cx", "", "", "@1", "cx", "cx"),
+            ("crashed", "team", "%2", "1", "3", "1", "", "s-crash", "", "", "@2", "crashed", "crashed"),
+            ("halted", "team", "%3", "1", "143", "2", "2 2026-12-06T12:00:00+00:00", "s-halt", "", "", "@3", "halted", "halted"),
+        ]
+    )
     records_read, unreadable = read_folder(folder, clean=False)
-    setup = Setup({"agent": "setup", "worktree": "/work/tree", "log": "/logs/setup.log", "ok": False, "exit": 2,
-                   "command": "npm ci"})  # fmt: skip
+    setup = Setup(
+        {"agent": "setup", "worktree": "/work/tree", "log": "/logs/setup.log", "ok": False, "exit": 2, "command": "npm ci"}
+    )
     notes = {"noted": {"agent": "noted", "reason": "budget", "at": "2026-12-06T09:00:00+00:00", "session_id": "s-old"}}
-    agents = join(records_read, parse(listing), unreadable=unreadable, setups=[setup],
-                  names=["cx", "idle", "noted", "setup"], note=notes.get)  # fmt: skip
+    agents = join(
+        records_read,
+        parse(listing),
+        unreadable=unreadable,
+        setups=[setup],
+        names=["cx", "idle", "noted", "setup"],
+        note=notes.get,
+    )
     return Fleet(agents, records_read, None, [setup], ["tmux: a problem said once"])
 
 
@@ -92,8 +127,16 @@ def test_every_agent_object_has_exactly_the_fields_of_version_1(tmp_path: Path) 
         assert tuple(agent) == V1_FIELDS
         assert agent["tmux"] is None or tuple(agent["tmux"]) == V1_TMUX
         assert agent["state"] in {s.replace(" ", "-") for s in contract.STATES}
-    assert {a["state"] for a in document["agents"]} >= {"waiting", "asking", "stale", "dead", "stopped", "setup-failed",
-                                                        "unreadable", "not-running"}  # fmt: skip
+    assert {a["state"] for a in document["agents"]} >= {
+        "waiting",
+        "asking",
+        "stale",
+        "dead",
+        "stopped",
+        "setup-failed",
+        "unreadable",
+        "not-running",
+    }
 
 
 def test_the_docs_name_every_field_and_state() -> None:
@@ -105,12 +148,17 @@ def test_the_docs_name_every_field_and_state() -> None:
 
 def test_the_command_prints_the_contract(tmp_path: Path) -> None:
     scene(tmp_path / "status")
-    env = {**os.environ, "AGENTLAUNCH_STATE_DIR": str(tmp_path), "AGENTLAUNCH_TMUX_SOCKET": f"al-none-{os.getpid()}",
-           "AGENTLAUNCH_AGENTS_DIR": str(tmp_path / "agents")}  # fmt: skip
+    env = {
+        **os.environ,
+        "AGENTLAUNCH_STATE_DIR": str(tmp_path),
+        "AGENTLAUNCH_TMUX_SOCKET": f"al-none-{os.getpid()}",
+        "AGENTLAUNCH_AGENTS_DIR": str(tmp_path / "agents"),
+    }
     (tmp_path / "agents" / "idle").mkdir(parents=True)
     (tmp_path / "agents" / "idle" / "agent.yaml").write_text("provider: fake\n")
-    done = subprocess.run([sys.executable, "-m", "agentlaunch", "fleet", "--json"], capture_output=True, text=True, env=env,
-                          check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "agentlaunch", "fleet", "--json"], capture_output=True, text=True, env=env, check=True
+    )
     document = json.loads(done.stdout)
     assert document["version"] == 1 and document["problems"] == []
     shown = {(a["label"], a["state"]) for a in document["agents"]}

@@ -87,9 +87,12 @@ def test_the_scan_finds_what_the_rule_forbids(tmp_path: Path) -> None:
     finally:
         PACKAGE = kept
     assert sorted(s.split(": ", 1)[1] for s in said) == [
-        "defines a reader of its own (read_records)", "names the status folder itself", "reads the status folder (iterdir)",
-        "reads the status folder (listdir)", "runs tmux list-panes",
-    ]  # fmt: skip
+        "defines a reader of its own (read_records)",
+        "names the status folder itself",
+        "reads the status folder (iterdir)",
+        "reads the status folder (listdir)",
+        "runs tmux list-panes",
+    ]
 
 
 def test_the_room_itself_holds_the_reader_and_the_listing() -> None:

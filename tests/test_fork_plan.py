@@ -23,9 +23,16 @@ def argv(agents_dir: Path, provider: str, fork: ForkSource | None, *, session_id
     write_agent(agents_dir, provider, {"provider": provider, "model": "m-1"})
     spec = load_agent(agents_dir, provider)
     return get_adapter(provider).interface_argv(
-        spec, provider, session_id=session_id, resumed=False, state={}, placement_argv=[], extra_argv=[], prompt="",
+        spec,
+        provider,
+        session_id=session_id,
+        resumed=False,
+        state={},
+        placement_argv=[],
+        extra_argv=[],
+        prompt="",
         fork=fork,
-    )  # fmt: skip
+    )
 
 
 def test_claude_forks_with_resume_and_fork_session_naming_the_new_session(agents_dir: Path) -> None:
@@ -83,8 +90,13 @@ def test_the_fork_names_its_session_once_the_cli_confirmed_it(workdir: Path) -> 
     # Before: the pane's first id was printed (`c5510a73…`, the launch's own until Codex's rollout named the thread).
     with Store.open(paths.store_path()) as store:
         store.start_session("01a24cbd-bc48-73e2-b2ad-68fa43fa847a", agent="cx", provider="codex", working_dir=workdir)
-        tmux = PaneOption(["c5510a73-0000-4000-8000-000000000000", "c5510a73-0000-4000-8000-000000000000",
-                           "01a24cbd-e151-7423-806f-17928f463ca9"])  # fmt: skip
+        tmux = PaneOption(
+            [
+                "c5510a73-0000-4000-8000-000000000000",
+                "c5510a73-0000-4000-8000-000000000000",
+                "01a24cbd-e151-7423-806f-17928f463ca9",
+            ]
+        )
         assert confirmed_session(tmux, "%1", store, timeout=0) is None  # type: ignore[arg-type]  # not known yet
         store.start_session("01a24cbd-e151-7423-806f-17928f463ca9", agent="cx", provider="codex", working_dir=workdir)
         assert confirmed_session(tmux, "%1", store, timeout=30) == "01a24cbd-e151-7423-806f-17928f463ca9"  # type: ignore[arg-type]

@@ -64,8 +64,17 @@ def test_the_home_links_the_users_entries_and_session_state_and_keeps_its_own_me
     assert placed.env == {"GEMINI_CLI_HOME": str(home), "NODE_COMPILE_CACHE": cache}  # type: ignore[attr-defined]
     dot = home / ".gemini"
     linked = {p.name for p in dot.iterdir() if p.is_symlink()}
-    assert linked == {"oauth_creds.json", "google_accounts.json", "installation_id", "user_id",
-                      "trustedFolders.json", "extensions", "skills", "tmp", "history"}  # fmt: skip
+    assert linked == {
+        "oauth_creds.json",
+        "google_accounts.json",
+        "installation_id",
+        "user_id",
+        "trustedFolders.json",
+        "extensions",
+        "skills",
+        "tmp",
+        "history",
+    }
     # settings.json is generated: the user's settings with agentlaunch's hooks added
     settings = dot / "settings.json"
     assert not settings.is_symlink() and stat.S_IMODE(settings.stat().st_mode) == 0o600

@@ -78,12 +78,16 @@ def test_what_earlier_versions_left_in_the_state_folder_moves_to_the_users_folde
     (user / ".credentials.json").write_text('{"user": "login"}')
     claude_home.prepare_home(state, "cl", {"HOME": str(isolated_home)}, {"probe": installed})
     assert _files(user / "projects") == {
-        "-work/both.jsonl": b'{"same":1}\n', "-work/mine.jsonl": b'{"user":1}\n', "-work/old.jsonl": b'{"agent":1}\n',
-    }  # fmt: skip
+        "-work/both.jsonl": b'{"same":1}\n',
+        "-work/mine.jsonl": b'{"user":1}\n',
+        "-work/old.jsonl": b'{"agent":1}\n',
+    }
     assert (user / "projects" / "-other" / "memory").is_dir()
     assert (user / "history.jsonl").read_text().splitlines() == [
-        '{"display":"shared"}', '{"display":"user 1"}', '{"display":"agent 1"}'
-    ]  # fmt: skip
+        '{"display":"shared"}',
+        '{"display":"user 1"}',
+        '{"display":"agent 1"}',
+    ]
     assert (user / ".credentials.json").read_text() == '{"user": "login"}'  # the user's file is never replaced
     assert (home / ".agentlaunch-kept" / ".credentials.json").read_text() == '{"agent": "login"}'  # nor the agent's lost
     assert (user / "plugins" / "store" / "p.json").read_text() == "{}"
@@ -115,10 +119,12 @@ def test_a_claude_json_the_user_made_after_the_first_launch_reaches_the_agent_wi
     home = claude_home.home_path(state, "cl")
     home.mkdir(parents=True)
     private = {
-        "hasCompletedOnboarding": True, "userID": "agent", "numStartups": 9,
+        "hasCompletedOnboarding": True,
+        "userID": "agent",
+        "numStartups": 9,
         "projects": {"/work": {"hasTrustDialogAccepted": True}, "/both": {"allowedTools": ["agent"]}},
         "mcpServers": {"agent-mcp": {"command": "a"}},
-    }  # fmt: skip
+    }
     (home / ".claude.json").write_text(json.dumps(private))
     users = {"userID": "user", "projects": {"/both": {"allowedTools": ["user"]}}, "mcpServers": {"probe": {"command": "p"}}}
     (isolated_home / ".claude.json").write_text(json.dumps(users))
@@ -130,7 +136,7 @@ def test_a_claude_json_the_user_made_after_the_first_launch_reaches_the_agent_wi
         "numStartups": 9,
         "projects": {"/both": {"allowedTools": ["user"]}, "/work": {"hasTrustDialogAccepted": True}},
         "mcpServers": {"probe": {"command": "p"}, "agent-mcp": {"command": "a"}},
-    }  # fmt: skip  (the user's value wins every clash; what only the agent had is added)
+    }  # (the user's value wins every clash; what only the agent had is added)
     assert json.loads((home / ".agentlaunch-kept" / ".claude.json").read_text()) == private
     assert not (isolated_home / ".claude.json.lock").exists() and not (home / ".claude.json.lock").exists()
 

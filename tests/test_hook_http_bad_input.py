@@ -26,9 +26,18 @@ def server() -> Iterator[HookServer]:
 
 @pytest.mark.parametrize(
     "line",
-    [b"POST", b"POST /Stop", b"POST /Stop HTTP/1.1 more", b"POST  /Stop HTTP/1.1", b"POST /Stop HTTP/x.y",
-     b"\x00\x01\x02", b"POST /St op HTTP/1.1", b"PO\x7fST /Stop HTTP/1.1", b" POST /Stop HTTP/1.1"],
-)  # fmt: skip
+    [
+        b"POST",
+        b"POST /Stop",
+        b"POST /Stop HTTP/1.1 more",
+        b"POST  /Stop HTTP/1.1",
+        b"POST /Stop HTTP/x.y",
+        b"\x00\x01\x02",
+        b"POST /St op HTTP/1.1",
+        b"PO\x7fST /Stop HTTP/1.1",
+        b" POST /Stop HTTP/1.1",
+    ],
+)
 def test_a_malformed_request_line_is_answered_400_and_reports_nothing(server: HookServer, line: bytes) -> None:
     with connect(server) as client:
         client.sendall(line + b"\r\nHost: 127.0.0.1\r\nX-Agentlaunch-Key: " + KEY.encode() + b"\r\nContent-Length: 0\r\n\r\n")

@@ -29,7 +29,7 @@ def hooks() -> Iterator[HookSocket]:
 
 def test_a_hook_command_reports_its_stdin(hooks: HookSocket) -> None:
     command = hook_command(sys.executable, hooks.path, "PreToolUse")
-    payload = {"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash", "odd": "it's \"quoted\""}
+    payload = {"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash", "odd": 'it\'s "quoted"'}
     done = subprocess.run(command, shell=True, input=json.dumps(payload), capture_output=True, text=True, check=False)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     assert hooks.receive() == [HookReport("PreToolUse", payload)]
@@ -123,11 +123,17 @@ def test_the_reporter_forwards_the_bytes_without_json(hooks: HookSocket) -> None
 
 @pytest.mark.parametrize(
     ("data", "expected"),
-    [(b'{"event": "Stop"}\nnot json', HookReport("Stop", {})), (b'{"event": "Stop"}\n', HookReport("Stop", {})),
-     (b'{"event": "Stop"}\n[1]', HookReport("Stop", {})), (b'{"event": "Stop"}\n\xff{"a": 1}', HookReport("Stop", {})),
-     (b'{"event": "Stop"}\n' + b"[" * 5000, HookReport("Stop", {})), (b'{"event": 3}\n{}', None), (b"x\n{}", None),
-     (b'{"event": "A", "reply": "/r/gate-1.sock"}\n{"a": "\xc3\xa9"}', HookReport("A", {"a": "é"}))],
-)  # fmt: skip
+    [
+        (b'{"event": "Stop"}\nnot json', HookReport("Stop", {})),
+        (b'{"event": "Stop"}\n', HookReport("Stop", {})),
+        (b'{"event": "Stop"}\n[1]', HookReport("Stop", {})),
+        (b'{"event": "Stop"}\n\xff{"a": 1}', HookReport("Stop", {})),
+        (b'{"event": "Stop"}\n' + b"[" * 5000, HookReport("Stop", {})),
+        (b'{"event": 3}\n{}', None),
+        (b"x\n{}", None),
+        (b'{"event": "A", "reply": "/r/gate-1.sock"}\n{"a": "\xc3\xa9"}', HookReport("A", {"a": "é"})),
+    ],
+)
 def test_a_header_and_the_clis_bytes_are_parsed_by_the_launch(data: bytes, expected: HookReport | None) -> None:
     assert parse_report(data) == expected
 

@@ -87,8 +87,9 @@ def hostile_store() -> str:
     return session
 
 
-@pytest.mark.parametrize("args", [["usage", "--by", "model"], ["usage", "--by", "session"], ["usage", "--by", "model", "--csv"],
-                                  ["sessions"]])  # fmt: skip
+@pytest.mark.parametrize(
+    "args", [["usage", "--by", "model"], ["usage", "--by", "session"], ["usage", "--by", "model", "--csv"], ["sessions"]]
+)
 def test_reports_and_tables_print_a_hostile_model_escaped(hostile_store: str, args: list[str]) -> None:
     done = run_cli_inprocess(*args)
     assert done.returncode == 0, done.stderr
@@ -109,7 +110,6 @@ def test_usage_json_keeps_the_reported_model_as_data(hostile_store: str) -> None
     assert [row["model"] for row in json.loads(done.stdout)] == [PWNED]
 
 
-
 def test_doctor_live_report_prints_what_the_cli_said_escaped(capsys: pytest.CaptureFixture[str]) -> None:
     from agentlaunch.cli.doctor import _print_live
     from agentlaunch.prefix.live_report import ControlReport, LiveReport, PairReport
@@ -117,10 +117,16 @@ def test_doctor_live_report_prints_what_the_cli_said_escaped(capsys: pytest.Capt
 
     diff = Difference(10, 3, 20, 20, "system", "system", "bef" + PWNED, "a" + PWNED, "b", identical=False)
     report = LiveReport(
-        provider="claude", cli="/bin/claude" + PWNED, cli_version="2.1.332" + PWNED, argv=["-p", PWNED], delivery="file",
+        provider="claude",
+        cli="/bin/claude" + PWNED,
+        cli_version="2.1.332" + PWNED,
+        argv=["-p", PWNED],
+        delivery="file",
         pair=PairReport(diff, InstructionsPlace(found=False), ("/a", "/b"), (0.1, 0.1)),
-        control=ControlReport("m", 0, 10, 5, True, "passed"), proxy_attempts=[], other_calls=[],
-    )  # fmt: skip
+        control=ControlReport("m", 0, 10, 5, True, "passed"),
+        proxy_attempts=[],
+        other_calls=[],
+    )
     _print_live(report)
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out and "2.1.332\\x1b]0;PWNED" in out

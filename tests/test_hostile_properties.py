@@ -67,7 +67,6 @@ TRANSCRIPTS: dict[str, list[list[str]]] = {
 PARSERS: dict[str, Callable[[], JsonLineParser]] = {"claude": ClaudeParser, "codex": CodexParser, "gemini": GeminiParser}
 
 
-
 def check(events: list[Event]) -> None:
     """No event carries an impossible count, and every event can be written out as JSON and UTF-8."""
     for event in events:
@@ -145,9 +144,25 @@ def test_gemini_parser_survives_any_value_in_any_recorded_field(case: tuple[list
 # -- arbitrary objects, arbitrary text, truncated and split lines, deep nesting ------------------------
 
 event_types = st.sampled_from(
-    ["assistant", "user", "result", "system", "stream_event", "control_request", "thread.started", "turn.completed",
-     "turn.failed", "item.started", "item.completed", "error", "init", "message", "tool_use", "tool_result"]
-)  # fmt: skip
+    [
+        "assistant",
+        "user",
+        "result",
+        "system",
+        "stream_event",
+        "control_request",
+        "thread.started",
+        "turn.completed",
+        "turn.failed",
+        "item.started",
+        "item.completed",
+        "error",
+        "init",
+        "message",
+        "tool_use",
+        "tool_result",
+    ]
+)
 objects = st.dictionaries(st.text(max_size=12), json_values, max_size=5).flatmap(
     lambda d: st.builds(lambda t, extra: {**d, "type": t, **extra}, event_types | json_values, st.just({}))
 )

@@ -31,12 +31,23 @@ def test_every_event_class_but_unknown_is_named_in_json_events_and_nothing_else(
 
 def test_every_emitted_event_serializes_under_its_json_name() -> None:
     samples = [
-        events.SessionStarted("s"), events.TextDelta("a"), events.Text("ab"), events.ToolUse("t", "Bash"),
-        events.ToolResult("t"), events.CallUsage(Usage(1, 2, 3, 4)), events.OutputFinal(9, "m"),
-        events.ContextWindow(200_000), events.Compaction(), events.PermissionRequest("r", "Write"),
-        events.Warning("w"), events.Diagnostic("x"), events.TurnEnd(), events.ToolGate("r"),
-        events.RateLimits(events.RateWindow(42.0, 1796171692)), events.CacheTtl(3600),
-    ]  # fmt: skip
+        events.SessionStarted("s"),
+        events.TextDelta("a"),
+        events.Text("ab"),
+        events.ToolUse("t", "Bash"),
+        events.ToolResult("t"),
+        events.CallUsage(Usage(1, 2, 3, 4)),
+        events.OutputFinal(9, "m"),
+        events.ContextWindow(200_000),
+        events.Compaction(),
+        events.PermissionRequest("r", "Write"),
+        events.Warning("w"),
+        events.Diagnostic("x"),
+        events.TurnEnd(),
+        events.ToolGate("r"),
+        events.RateLimits(events.RateWindow(42.0, 1796171692)),
+        events.CacheTtl(3600),
+    ]
     assert sorted(e.as_dict()["event"] for e in samples) == sorted(events.JSON_EVENTS)
 
 

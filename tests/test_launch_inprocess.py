@@ -60,9 +60,13 @@ class FixedClock:
 
 
 def build(
-    agents_dir: Path, tmp_path: Path, factory: Callable[[Sequence[str], Mapping[str, str], Path, tuple[int, int]], ChildLike],
-    *extra_sinks: object, interactive: bool = False, clock: FixedClock | None = None,
-) -> tuple[Launch, Collect, Path]:  # fmt: skip
+    agents_dir: Path,
+    tmp_path: Path,
+    factory: Callable[[Sequence[str], Mapping[str, str], Path, tuple[int, int]], ChildLike],
+    *extra_sinks: object,
+    interactive: bool = False,
+    clock: FixedClock | None = None,
+) -> tuple[Launch, Collect, Path]:
     state = tmp_path / "state"
     spec = load_agent(agents_dir, "demo", state)
     store_path = tmp_path / "usage.sqlite3"
@@ -70,12 +74,18 @@ def build(
     collected = Collect()
     launch = Launch(
         LaunchOptions(agent="demo", agents_dir=agents_dir, interactive=interactive),
-        spec=spec, adapter=get_adapter(spec.provider), store=store, pricer=Pricer(agents_dir=spec.agents_dir),
+        spec=spec,
+        adapter=get_adapter(spec.provider),
+        store=store,
+        pricer=Pricer(agents_dir=spec.agents_dir),
         meter=Meter(configured_window=spec.context_window, model=spec.model),
         sinks=[UsageRecorder(store), collected, *extra_sinks],  # type: ignore[list-item]
-        state_dir=state, working_dir=resolve_working_dir(spec, None, state), clock=clock or FixedClock(), child_factory=factory,
+        state_dir=state,
+        working_dir=resolve_working_dir(spec, None, state),
+        clock=clock or FixedClock(),
+        child_factory=factory,
         reaper=Reaper(subreaper=False),
-    )  # fmt: skip
+    )
     return launch, collected, store_path
 
 
@@ -194,7 +204,7 @@ def stream_json(session: str) -> Callable[[dict[str, object]], list[str]]:
                 line({"type": "stream_event", "event": start}),
                 line({"type": "stream_event", "event": {"type": "message_delta", "usage": {"output_tokens": 4}}}),
                 line({"type": "control_request", "request_id": "r1", "request": ask}),
-            ]  # fmt: skip
+            ]
         if msg["type"] == "control_response":
             allowed = msg["response"]["response"]["behavior"] == "allow"  # type: ignore[index]
             delta = {"type": "content_block_delta", "delta": {"type": "text_delta", "text": f"allowed={allowed}"}}

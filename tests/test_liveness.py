@@ -58,11 +58,18 @@ class Harness:
         self.store = Store.open(tmp_path / "usage.sqlite3")
         self.launch = Launch(
             LaunchOptions(agent="demo", agents_dir=agents_dir, stall_timeout=stall_timeout),
-            spec=spec, adapter=get_adapter(spec.provider), store=self.store, pricer=Pricer(agents_dir=spec.agents_dir),
-            meter=Meter(model=spec.model), sinks=[self.collected, self.status, self.needs],  # type: ignore[list-item]
-            state_dir=state, working_dir=resolve_working_dir(spec, None, state), clock=self.clock,
-            child_factory=spawn_child, reaper=Reaper(subreaper=False),
-        )  # fmt: skip
+            spec=spec,
+            adapter=get_adapter(spec.provider),
+            store=self.store,
+            pricer=Pricer(agents_dir=spec.agents_dir),
+            meter=Meter(model=spec.model),
+            sinks=[self.collected, self.status, self.needs],  # type: ignore[list-item]
+            state_dir=state,
+            working_dir=resolve_working_dir(spec, None, state),
+            clock=self.clock,
+            child_factory=spawn_child,
+            reaper=Reaper(subreaper=False),
+        )
 
     def after(self, seconds: float) -> None:
         """Move the clock on and let the loop run every timer that fell due (nothing else waits on it)."""
@@ -206,8 +213,15 @@ def test_done_after_a_turn_ended_and_waiting_before_any(h: Harness) -> None:
 
 def test_claude_code_api_retry_message_is_a_warning_with_its_cause() -> None:
     parser = ClaudeParser()
-    line = {"type": "system", "subtype": "api_retry", "attempt": 3, "max_retries": 10, "retry_delay_ms": 4200,
-            "error_status": 529, "error": "overloaded"}  # fmt: skip
+    line = {
+        "type": "system",
+        "subtype": "api_retry",
+        "attempt": 3,
+        "max_retries": 10,
+        "retry_delay_ms": 4200,
+        "error_status": 529,
+        "error": "overloaded",
+    }
     (event,) = parser.feed(json.dumps(line))
     assert isinstance(event, Warning)
     assert event.retry == "529 overloaded, attempt 3/10"
@@ -295,8 +309,10 @@ def test_gemini_retrying_line_is_a_warning_with_its_cause_beside_the_diagnostic(
     from agentlaunch.events import Diagnostic
     from agentlaunch.providers.gemini import GeminiParser
 
-    line = ('Attempt 3 failed with status 503. Retrying with backoff... _ApiError: {"error":{"code":503,'
-            '"message":"The model is overloaded.","status":"UNAVAILABLE"}}')  # fmt: skip
+    line = (
+        'Attempt 3 failed with status 503. Retrying with backoff... _ApiError: {"error":{"code":503,'
+        '"message":"The model is overloaded.","status":"UNAVAILABLE"}}'
+    )
     diagnostic, warning = GeminiParser().read_line(line)
     assert diagnostic == Diagnostic(line)  # the JSON lines keep the line as before
     assert isinstance(warning, Warning) and warning.retry == "503 The model is overloaded., attempt 3"

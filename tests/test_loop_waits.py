@@ -34,8 +34,10 @@ def asks_then_answers(msg: dict[str, Any]) -> list[str]:
     """Claude Code's stream-json for a turn that asks to use a tool, then ends as the answer (or an interrupt) says."""
     if msg["type"] == "user":
         ask = {"subtype": "can_use_tool", "tool_name": "Write", "input": {"file_path": "a.txt"}}
-        return [json.dumps({"type": "system", "subtype": "init", "session_id": "s"}),
-                json.dumps({"type": "control_request", "request_id": "r1", "request": ask})]  # fmt: skip
+        return [
+            json.dumps({"type": "system", "subtype": "init", "session_id": "s"}),
+            json.dumps({"type": "control_request", "request_id": "r1", "request": ask}),
+        ]
     if msg["type"] == "control_response":
         allowed = msg["response"]["response"]["behavior"] == "allow"
         return [json.dumps({"type": "result", "subtype": "success", "is_error": False, "result": f"allowed={allowed}"})]

@@ -278,11 +278,15 @@ shapes = st.dictionaries(fields | st.text(max_size=8), json_values, max_size=5)
 @given(
     events=st.lists(st.tuples(st.sampled_from([*EVENTS, "Other"]), shapes), max_size=6),
     lines=st.lists(
-        st.tuples(st.sampled_from(["session_meta", "turn_context", "token_usage_record", "compacted", "event_msg",
-                                   "response_item", "x"]), shapes),
+        st.tuples(
+            st.sampled_from(
+                ["session_meta", "turn_context", "token_usage_record", "compacted", "event_msg", "response_item", "x"]
+            ),
+            shapes,
+        ),
         max_size=6,
     ),
-)  # fmt: skip
+)
 def test_any_hook_payload_or_rollout_line_shape_is_taken_without_an_exception(
     tmp_path_factory: pytest.TempPathFactory, events: list[tuple[str, dict[str, Any]]], lines: list[tuple[str, dict[str, Any]]]
 ) -> None:
@@ -324,8 +328,10 @@ def test_a_turn_that_ends_on_an_error_says_so_before_its_waiting(tmp_path: Path)
 
     bench = Bench(tmp_path)
     head = recorded("codex_tui.rollout.jsonl", bench.home, bench.work).splitlines(keepends=True)[0]
-    error = {"message": "We’re currently experiencing high demand, which may cause temporary errors.",
-             "codex_error_info": "internal_server_error"}  # fmt: skip
+    error = {
+        "message": "We’re currently experiencing high demand, which may cause temporary errors.",
+        "codex_error_info": "internal_server_error",
+    }
     complete = {"type": "task_complete", "turn_id": "t1", "last_agent_message": None, "error": error}
     bench.rollout.write_bytes(head + event_msg({"type": "task_started", "turn_id": "t1"}) + event_msg(complete))
     source = bench.source()

@@ -211,10 +211,12 @@ def test_agent_messages_of_odd_shapes_or_other_threads_are_skipped_without_an_ex
     huge = "z" * (2 << 20)
     lines = [
         agent_message("a1", [{"type": "Text", "text": 5}, {"type": "Text"}, "Text", None, {"type": ["Text"], "text": "x"}]),
-        agent_message("a2", "a string"), agent_message("a3", {"type": "Text", "text": "a dict"}),
+        agent_message("a2", "a string"),
+        agent_message("a3", {"type": "Text", "text": "a dict"}),
         agent_message({"id": 1}, [{"type": "Text", "text": "odd id"}]),
         agent_message("a4", [{"type": "Text", "text": "from a sub-agent"}], thread="another-thread"),
-        event_msg({"type": "item_completed", "item": "not an object"}), event_msg({"type": "item_completed", "item": [1]}),
+        event_msg({"type": "item_completed", "item": "not an object"}),
+        event_msg({"type": "item_completed", "item": [1]}),
         event_msg({"type": "item_completed", "item": {"type": "Reasoning", "content": [{"type": "Text", "text": "hmm"}]}}),
         event_msg({"type": "item_completed", "item": {"type": "CommandExecution", "aggregated_output": "hi"}}),
         event_msg({"type": "task_complete", "last_agent_message": ["not", "text"]}),
@@ -222,7 +224,7 @@ def test_agent_messages_of_odd_shapes_or_other_threads_are_skipped_without_an_ex
         response_item({"type": "reasoning", "summary": [{"type": "summary_text", "text": "thinking"}]}),
         agent_message("a5", [{"type": "Text", "text": "two "}, {"type": "text", "text": "parts"}]),
         agent_message("a6", [{"type": "Text", "text": huge}]),
-    ]  # fmt: skip
+    ]
     bench.rollout.write_bytes(head + b"".join(lines))
     source = bench.source(with_socket=False)
     # {"id": 1} is no id: the message is known by its text (given once).

@@ -73,9 +73,16 @@ def test_a_session_started_headless_resumes_its_thread_from_the_store(tmp_path: 
     bench.rollout.write_bytes(before)
     base = bench.ctx()
     ctx = NativeContext(
-        base.agent, "3f0c9a2e-0000-4000-8000-000000000001", True, base.working_dir, base.env, base.runtime_dir,
-        base.started_at, base.python, provider_state={"thread_id": THREAD, "total": {}},
-    )  # fmt: skip
+        base.agent,
+        "3f0c9a2e-0000-4000-8000-000000000001",
+        True,
+        base.working_dir,
+        base.env,
+        base.runtime_dir,
+        base.started_at,
+        base.python,
+        provider_state={"thread_id": THREAD, "total": {}},
+    )
     source = CodexNativeSource(ctx, HookSocket(bench.runtime / "s.sock"))
     bench.send("UserPromptSubmit", {"session_id": THREAD, "transcript_path": str(bench.rollout)})
     with bench.rollout.open("ab") as fh:

@@ -245,8 +245,16 @@ def test_each_answer_comes_once_before_the_waiting_of_its_turn(tmp_path: Path) -
     bench.write(bench.recorded("gemini_tui.session.jsonl"))
     items = source.read()
     # The tool call's record (written twice, no text) tells none; each answer is before its turn's waiting.
-    assert told(items) == ["thinking", "tool", "thinking", "first answer done", "waiting", "thinking", "second answer done",
-                           "waiting"]  # fmt: skip
+    assert told(items) == [
+        "thinking",
+        "tool",
+        "thinking",
+        "first answer done",
+        "waiting",
+        "thinking",
+        "second answer done",
+        "waiting",
+    ]
     with bench.file.open("ab") as fh:  # a record written again (its tool results, its tokens): its answer was given
         fh.write(bench.recorded("gemini_tui.session.jsonl").splitlines(keepends=True)[-2])
     assert texts(source.read()) == []
@@ -260,15 +268,30 @@ def test_only_a_model_calls_text_is_an_answer_never_thoughts_notes_or_history(tm
         {"$set": {"messages": [{"id": "h1", "type": "gemini", "content": "an old answer", "tokens": tokens}]}},  # history
         {"id": "n1", "type": "gemini", "content": [{"text": "Binary content received.", "thought": True}]},  # the CLI's note
         {"id": "n2", "type": "gemini", "content": [{"text": "Got it. Thanks for the context!"}]},  # no tokens: not a call
-        {"id": "c1", "type": "gemini", "content": "", "thoughts": [{"subject": "Plan", "description": "secret"}],
-         "tokens": tokens, "toolCalls": [{"name": "read_file", "status": "success"}]},
-        {"id": "c2", "type": "gemini", "content": [{"text": "Thinking…", "thought": True}, {"functionCall": {"name": "x"}},
-                                                   {"text": "parts "}, {"text": "answer"}], "tokens": tokens},
+        {
+            "id": "c1",
+            "type": "gemini",
+            "content": "",
+            "thoughts": [{"subject": "Plan", "description": "secret"}],
+            "tokens": tokens,
+            "toolCalls": [{"name": "read_file", "status": "success"}],
+        },
+        {
+            "id": "c2",
+            "type": "gemini",
+            "content": [
+                {"text": "Thinking…", "thought": True},
+                {"functionCall": {"name": "x"}},
+                {"text": "parts "},
+                {"text": "answer"},
+            ],
+            "tokens": tokens,
+        },
         {"id": "c3", "type": "gemini", "content": "the answer", "tokens": tokens},
         {"id": "u1", "type": "user", "content": [{"text": "the person's prompt"}]},
         {"id": "i1", "type": "info", "content": "an info line"},
         {"id": "c3", "type": "gemini", "content": "the answer, rewritten", "tokens": tokens},  # the same message again
-    ]  # fmt: skip
+    ]
     bench.write(head + b"".join(json.dumps(r).encode() + b"\n" for r in records))
     assert texts(GeminiNativeSource(bench.ctx(), None).read()) == ["parts answer", "the answer"]
 

@@ -22,8 +22,9 @@ def _hook(socket_path: Path, event: str, payload: dict[str, Any], named: Path | 
     from agentlaunch.providers.native.hook_socket import REPORTER
 
     where = "@" + str(named) if named is not None else str(socket_path)
-    subprocess.run([sys.executable, "-I", "-S", str(REPORTER), where, event], input=json.dumps(payload).encode(),
-                   check=True, timeout=30)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-I", "-S", str(REPORTER), where, event], input=json.dumps(payload).encode(), check=True, timeout=30
+    )
 
 
 def test_gemini_hooks_tell_up_prompt_tool_asking_and_the_tool_run(tmp_path: Path) -> None:

@@ -80,9 +80,7 @@ def test_a_folder_whose_launch_is_gone_is_removed_and_the_others_stay(base: Path
     assert target.is_dir() and other.is_dir()
 
 
-def test_kill_9_of_a_native_launch_leaves_a_folder_the_next_launch_removes(
-    agents_dir: Path, workdir: Path, base: Path
-) -> None:
+def test_kill_9_of_a_native_launch_leaves_a_folder_the_next_launch_removes(agents_dir: Path, workdir: Path, base: Path) -> None:
     write_agent(agents_dir, "tui", {"provider": "claude", "command": str(FAKE_TUI), "working_dir": str(workdir)})
     env = {**os.environ, "TERM": "xterm-256color", "AGENTLAUNCH_TITLE": "0", "XDG_RUNTIME_DIR": str(base)}
     argv = ["-m", "agentlaunch", "run", "tui", "--agents-dir", str(agents_dir)]

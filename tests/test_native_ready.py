@@ -23,8 +23,16 @@ from tests.test_native_relay import FAKE_TUI, env_with, ready, spawn
 @pytest.fixture
 def tui_agent(agents_dir: Path, workdir: Path) -> str:
     """The stand-in interface as a claude agent (``spawn`` runs the agent named ``tui``)."""
-    write_agent(agents_dir, "tui", {"provider": "claude", "command": str(FAKE_TUI), "working_dir": str(workdir),
-                                    "startup": "Startup for the fake interface."})  # fmt: skip
+    write_agent(
+        agents_dir,
+        "tui",
+        {
+            "provider": "claude",
+            "command": str(FAKE_TUI),
+            "working_dir": str(workdir),
+            "startup": "Startup for the fake interface.",
+        },
+    )
     return "tui"
 
 

@@ -271,9 +271,12 @@ def test_dumb_terminal_and_line_flag_get_the_line_chat(agents_dir: Path, tui_age
 
 def test_the_fake_provider_gets_the_line_chat_with_a_notice(agents_dir: Path) -> None:
     child = pexpect.spawn(
-        sys.executable, ["-m", "agentlaunch", "run", "demo", "--agents-dir", str(agents_dir)],
-        env=env_with(), dimensions=(ROWS, COLS), timeout=TIMEOUT,
-    )  # fmt: skip
+        sys.executable,
+        ["-m", "agentlaunch", "run", "demo", "--agents-dir", str(agents_dir)],
+        env=env_with(),
+        dimensions=(ROWS, COLS),
+        timeout=TIMEOUT,
+    )
     child.expect("no interface of its own")
     child.expect(LINE_PROMPT)
     child.sendeof()
@@ -316,8 +319,11 @@ def test_stdin_not_a_terminal_keeps_the_headless_rules(agents_dir: Path, tui_age
 
     done = subprocess.run(
         [sys.executable, "-m", "agentlaunch", "run", "tui", "--agents-dir", str(agents_dir)],
-        stdin=subprocess.DEVNULL, capture_output=True, env=env_with(), timeout=TIMEOUT,
-    )  # fmt: skip
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=env_with(),
+        timeout=TIMEOUT,
+    )
     assert done.returncode == 2
     assert b"the chat needs a terminal" in done.stderr
 
@@ -330,15 +336,20 @@ def test_switching_between_headless_line_chat_and_interface_is_no_prefix_change(
     def headless(agent: str) -> str:
         done = subprocess.run(
             [sys.executable, "-m", "agentlaunch", "run", agent, "hi", "--agents-dir", str(agents_dir)],
-            capture_output=True, env=env_with(), timeout=TIMEOUT,
-        )  # fmt: skip
+            capture_output=True,
+            env=env_with(),
+            timeout=TIMEOUT,
+        )
         return done.stderr.decode("utf-8", "replace")
 
     def chat(agent: str, *args: str) -> str:
         child = pexpect.spawn(
-            sys.executable, ["-m", "agentlaunch", "run", agent, "--agents-dir", str(agents_dir), *args],
-            env=env_with(), dimensions=(ROWS, COLS), timeout=TIMEOUT,
-        )  # fmt: skip
+            sys.executable,
+            ["-m", "agentlaunch", "run", agent, "--agents-dir", str(agents_dir), *args],
+            env=env_with(),
+            dimensions=(ROWS, COLS),
+            timeout=TIMEOUT,
+        )
         if agent == "tui":
             ready(child)
             child.send(b"q")

@@ -127,14 +127,21 @@ def run_for(loop: Loop, seconds: float) -> None:
 @pytest.mark.parametrize(
     ("provider", "text", "typed"),
     [
-        ("claude", "!touch f", None), ("claude", "/cost", None), ("claude", "  /cost", None),
-        ("claude", " !touch f", " !touch f"), ("claude", "say\n!touch f", "say\n!touch f"),
+        ("claude", "!touch f", None),
+        ("claude", "/cost", None),
+        ("claude", "  /cost", None),
+        ("claude", " !touch f", " !touch f"),
+        ("claude", "say\n!touch f", "say\n!touch f"),
         ("claude", "#note @file ? & $x", "#note @file ? & $x"),
-        ("codex", "!touch f", " !touch f "), ("codex", "/cost", " /cost "), ("codex", "use $skill", " use $skill "),
-        ("gemini", "!touch f", "!touch f"), ("gemini", "/about", None), ("gemini", " /about", None),
+        ("codex", "!touch f", " !touch f "),
+        ("codex", "/cost", " /cost "),
+        ("codex", "use $skill", " use $skill "),
+        ("gemini", "!touch f", "!touch f"),
+        ("gemini", "/about", None),
+        ("gemini", " /about", None),
         ("gemini", "a\n/about", "a\n/about"),
     ],
-)  # fmt: skip
+)
 def test_what_is_typed_per_provider_or_refused_as_bad_input(provider: str, text: str, typed: str | None) -> None:
     run, _, relay, control = running(provider)
     request = Recorded(text)

@@ -78,9 +78,14 @@ def test_a_permission_prompt_is_announced_with_bell_and_notify_json(
     assert asked  # the person was asked while the state said so
     (payload,) = wait_for(lambda: notified(tmp_path), what="the notify command's JSON")
     assert payload == {
-        "agent": "demo", "state": "asking", "session": launch.session_id, "working_dir": str(launch.working_dir),
-        "pane": None, "reason": "a permission prompt or a question waits for you", "turn_seconds": payload["turn_seconds"],
-    }  # fmt: skip
+        "agent": "demo",
+        "state": "asking",
+        "session": launch.session_id,
+        "working_dir": str(launch.working_dir),
+        "pane": None,
+        "reason": "a permission prompt or a question waits for you",
+        "turn_seconds": payload["turn_seconds"],
+    }
     assert isinstance(payload["turn_seconds"], float)
     assert capsys.readouterr().err.count("\a") == 1  # one bell; the quick turn's end (after=3600) rang none
     assert sink.running == []  # reaped by the session's end
@@ -322,8 +327,15 @@ def test_a_chat_waiting_on_a_permission_prompt_shows_one_desktop_notification(tm
 
     fake = fake_notify_send(tmp_path)
     env = {**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}", "DISPLAY": ":99"}
-    child = pexpect.spawn(sys.executable, ["-m", "agentlaunch", "run", "demo", "--agents-dir", str(agents_dir)], env=env,
-                          cwd=str(tmp_path), dimensions=(40, 120), encoding="utf-8", timeout=30)  # fmt: skip
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "agentlaunch", "run", "demo", "--agents-dir", str(agents_dir)],
+        env=env,
+        cwd=str(tmp_path),
+        dimensions=(40, 120),
+        encoding="utf-8",
+        timeout=30,
+    )
     try:
         child.expect("› ")
         child.sendline("/tool")

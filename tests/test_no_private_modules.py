@@ -50,8 +50,9 @@ def type_checking_stand_ins(tree: ast.AST) -> list[int]:
 
 
 def _modules() -> list[tuple[str, ast.AST]]:
-    return [(p.relative_to(REPO).as_posix(), ast.parse(p.read_text(encoding="utf-8"), str(p)))
-            for p in sorted(PACKAGE.rglob("*.py"))]  # fmt: skip
+    return [
+        (p.relative_to(REPO).as_posix(), ast.parse(p.read_text(encoding="utf-8"), str(p))) for p in sorted(PACKAGE.rglob("*.py"))
+    ]
 
 
 def test_no_module_imports_a_private_cpython_module() -> None:
@@ -72,7 +73,14 @@ def test_the_checks_see_what_they_look_for() -> None:
         "import os, _posixsubprocess\n__import__('_json')\nimportlib.import_module('_io')\n"
     )
     assert [name for _, name in private_imports(refused)] == [
-        "_json", "_socket", "_sha2", "_operator", "_posixsubprocess", "_json", "_io"]  # fmt: skip
+        "_json",
+        "_socket",
+        "_sha2",
+        "_operator",
+        "_posixsubprocess",
+        "_json",
+        "_io",
+    ]
     allowed = ast.parse(
         "from __future__ import annotations\nimport json, socket, hashlib\nfrom genai_prices.units import _get_registry\n"
         "from . import _private\nfrom typing import TYPE_CHECKING\n"

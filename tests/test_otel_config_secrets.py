@@ -50,8 +50,18 @@ def test_the_configuration_error_names_the_variable_and_never_the_value(variable
 def test_usage_export_exits_3_without_the_value(variable: str, value: str) -> None:
     with Store.open(paths.store_path()) as store:
         store.start_session("s1", agent="a", provider="fake", working_dir="/w")
-        store.record_call(CallRecord(at=datetime.now(UTC), agent="a", provider="fake", session_id="s1", turn=1,
-                                     model_requested="m", model_reported="m", usage=Usage(input=1, output=1)))  # fmt: skip
+        store.record_call(
+            CallRecord(
+                at=datetime.now(UTC),
+                agent="a",
+                provider="fake",
+                session_id="s1",
+                turn=1,
+                model_requested="m",
+                model_reported="m",
+                usage=Usage(input=1, output=1),
+            )
+        )
     with OtlpReceiver() as receiver:
         env = {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, variable: value}
         done = run_cli_inprocess("usage", "export", "--wait", "2", env=env)

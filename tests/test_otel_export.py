@@ -41,20 +41,31 @@ def fill(store_path: Path, n: int = 2, *, priced: bool = True, session: str = "s
         )
         for i in range(n):
             record = CallRecord(
-                agent="reviewer", provider="claude", session_id=session, turn=1, model_requested="claude-sonnet-4-5",
+                agent="reviewer",
+                provider="claude",
+                session_id=session,
+                turn=1,
+                model_requested="claude-sonnet-4-5",
                 model_reported="claude-sonnet-4-5-20250929",
                 usage=Usage(input=10 + i, cache_write=200, cache_read=3000, output=40 + i, reasoning=0),
-                cost_usd=0.0123 if priced and i == 0 else None, price_key="genai-prices" if priced and i == 0 else None,
+                cost_usd=0.0123 if priced and i == 0 else None,
+                price_key="genai-prices" if priced and i == 0 else None,
                 at=AT.replace(second=i),
-            )  # fmt: skip
+            )
             store.record_call(record)
             calls.append(record)
     return calls
 
 
 def config_for(url: str, protocol: str = "http/protobuf", **extra: str) -> OtelConfig:
-    return read_config({"OTEL_EXPORTER_OTLP_ENDPOINT": url, "OTEL_EXPORTER_OTLP_PROTOCOL": protocol,
-                        "OTEL_EXPORTER_OTLP_TIMEOUT": "2000", **extra})  # fmt: skip
+    return read_config(
+        {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": url,
+            "OTEL_EXPORTER_OTLP_PROTOCOL": protocol,
+            "OTEL_EXPORTER_OTLP_TIMEOUT": "2000",
+            **extra,
+        }
+    )
 
 
 def store_path(home: Path) -> Path:
@@ -120,8 +131,10 @@ def test_each_call_arrives_with_the_stores_figures_under_the_genai_names(isolate
         kind = metric.WhichOneof("data")
         assert getattr(metric, kind).aggregation_temporality == 2  # cumulative: a batch sent again changes nothing
     assert {m.name: m.unit for m in receiver.metrics()} == {
-        "gen_ai.client.token.usage": "{token}", "agentlaunch.token.usage": "{token}", "agentlaunch.cost.usage": "USD",
-    }  # fmt: skip
+        "gen_ai.client.token.usage": "{token}",
+        "agentlaunch.token.usage": "{token}",
+        "agentlaunch.cost.usage": "USD",
+    }
 
 
 def test_an_unpriced_batch_has_no_cost_metric_at_all(isolated_home: Path) -> None:
@@ -135,8 +148,11 @@ def test_an_unpriced_batch_has_no_cost_metric_at_all(isolated_home: Path) -> Non
 def test_headers_and_gzip_reach_the_receiver(isolated_home: Path) -> None:
     fill(store_path(isolated_home), 1)
     with OtlpReceiver() as receiver, ExportQueue(store_path(isolated_home)) as queue:
-        config = config_for(receiver.url, OTEL_EXPORTER_OTLP_HEADERS="Authorization=Bearer%20abc,x-team=infra",
-                            OTEL_EXPORTER_OTLP_COMPRESSION="gzip")  # fmt: skip
+        config = config_for(
+            receiver.url,
+            OTEL_EXPORTER_OTLP_HEADERS="Authorization=Bearer%20abc,x-team=infra",
+            OTEL_EXPORTER_OTLP_COMPRESSION="gzip",
+        )
         Exporter(queue, config, wait=no_wait).drain()
         assert queue.pending_count() == 0
         headers = receiver.received[0].headers
@@ -254,7 +270,7 @@ def test_twenty_senders_at_once_send_every_call_exactly_once(isolated_home: Path
                 env={**_environ(), **env},
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
-            )  # fmt: skip
+            )
             for _ in range(20)
         ]
         for proc in procs:
@@ -366,10 +382,27 @@ def test_a_tls_endpoint_needs_its_certificate_and_then_accepts(isolated_home: Pa
         pytest.skip("needs the openssl command to make a self-signed certificate")
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(
-        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True,
-    )  # fmt: skip
+        [
+            openssl,
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
     fill(store_path(isolated_home), 1)
     with OtlpReceiver(tls=(str(cert), str(key))) as receiver, ExportQueue(store_path(isolated_home)) as queue:
         assert receiver.url.startswith("https://")

@@ -44,8 +44,15 @@ def test_a_launchs_call_arrives_as_stored_and_unpriced_has_no_cost(agents_dir: P
     with OtlpReceiver() as receiver:
         # An exit wait that a loaded machine cannot run out before the export (as the twenty agents' below): what is
         # pinned is what arrives; the wait's bound has tests of its own (the collector in trouble)
-        done = launch(agents_dir, {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_EXPORTER_OTLP_PROTOCOL": protocol,
-                                   "OTEL_SERVICE_NAME": "team-agents", "AGENTLAUNCH_OTEL_EXIT_WAIT": "30"})  # fmt: skip
+        done = launch(
+            agents_dir,
+            {
+                "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url,
+                "OTEL_EXPORTER_OTLP_PROTOCOL": protocol,
+                "OTEL_SERVICE_NAME": "team-agents",
+                "AGENTLAUNCH_OTEL_EXIT_WAIT": "30",
+            },
+        )
         assert done.returncode == 0, done.stderr
         records = receiver.log_records()
         metric_names = {m.name for m in receiver.metrics()}
@@ -140,7 +147,7 @@ def test_twenty_agents_exporting_at_once_lose_nothing_and_send_nothing_twice(age
                 env=env,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
-            )  # fmt: skip
+            )
             for name in names
         ]
         errors = [proc.communicate(timeout=240)[1] for proc in procs]
@@ -218,9 +225,14 @@ def test_a_chat_exports_each_call_while_the_session_goes_on(agents_dir: Path, is
     with OtlpReceiver() as receiver:
         env = _env({"AGENTLAUNCH_OTEL": "1", "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url})
         child = pexpect.spawn(
-            sys.executable, ["-m", "agentlaunch", "run", "demo", "--agents-dir", str(agents_dir)], env=env,
-            cwd=str(agents_dir.parent), dimensions=(40, 120), encoding="utf-8", timeout=30,
-        )  # fmt: skip
+            sys.executable,
+            ["-m", "agentlaunch", "run", "demo", "--agents-dir", str(agents_dir)],
+            env=env,
+            cwd=str(agents_dir.parent),
+            dimensions=(40, 120),
+            encoding="utf-8",
+            timeout=30,
+        )
         try:
             child.expect("› ")
             child.sendline("hello there")

@@ -34,9 +34,19 @@ def fill(path: Path, calls: list[tuple[str, str, int, int, float | None]], start
         for i, (agent, wd, tin, tout, cost) in enumerate(calls, start):
             session = f"{agent}-{wd}"
             store.start_session(session, agent=agent, provider="claude", working_dir=wd, model="m")
-            store.record_call(CallRecord(at=AT + timedelta(seconds=i), agent=agent, provider="claude", session_id=session,
-                                         turn=1, model_requested="m", model_reported="m",
-                                         usage=Usage(input=tin, cache_read=1000, output=tout), cost_usd=cost))  # fmt: skip
+            store.record_call(
+                CallRecord(
+                    at=AT + timedelta(seconds=i),
+                    agent=agent,
+                    provider="claude",
+                    session_id=session,
+                    turn=1,
+                    model_requested="m",
+                    model_reported="m",
+                    usage=Usage(input=tin, cache_read=1000, output=tout),
+                    cost_usd=cost,
+                )
+            )
 
 
 def forget_export(path: Path) -> None:

@@ -88,8 +88,7 @@ def answering() -> Iterator[Answering]:
 
 
 def post(port: int, timeout: float = 5.0) -> Reply:
-    return exchange("http", "127.0.0.1", port, "/v1/logs", {"Content-Type": "application/x-protobuf"}, b"\x01",
-                    timeout=timeout)  # fmt: skip
+    return exchange("http", "127.0.0.1", port, "/v1/logs", {"Content-Type": "application/x-protobuf"}, b"\x01", timeout=timeout)
 
 
 def endless(head: bytes, piece: bytes, total: int) -> object:
@@ -157,13 +156,35 @@ def test_a_certificate_for_another_host_is_refused(tmp_path: Path) -> None:
         pytest.skip("needs the openssl command to make a self-signed certificate")
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(
-        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=other.example",
-         "-addext", "subjectAltName=DNS:other.example", "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True,
-    )  # fmt: skip
+        [
+            openssl,
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=other.example",
+            "-addext",
+            "subjectAltName=DNS:other.example",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
     with OtlpReceiver(tls=(str(cert), str(key))) as receiver:
-        config = read_config({"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_EXPORTER_OTLP_CERTIFICATE": str(cert),
-                              "OTEL_EXPORTER_OTLP_TIMEOUT": "3000"})  # fmt: skip
+        config = read_config(
+            {
+                "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url,
+                "OTEL_EXPORTER_OTLP_CERTIFICATE": str(cert),
+                "OTEL_EXPORTER_OTLP_TIMEOUT": "3000",
+            }
+        )
         answer = otlp_post(config.targets["logs"], b"", config)
     assert not answer.accepted and not answer.retryable and "certificate not trusted" in answer.problem
     assert "127.0.0.1" in answer.problem and receiver.received == []
@@ -172,16 +193,40 @@ def test_a_certificate_for_another_host_is_refused(tmp_path: Path) -> None:
 # -- any answer at all ----------------------------------------------------------------------------------
 
 _status = st.one_of(
-    st.sampled_from([b"HTTP/1.1 200 OK", b"HTTP/1.0 503 Busy", b"HTTP/1.1 100 Continue", b"HTTP/1.1 204 No Content",
-                     b"HTTP/1.1 302 Found", b"HTTP/2 200", b"HTTP/1.1 999 X", b"HTTP/1.1 abc", b"", b"ICY 200 OK"]),
+    st.sampled_from(
+        [
+            b"HTTP/1.1 200 OK",
+            b"HTTP/1.0 503 Busy",
+            b"HTTP/1.1 100 Continue",
+            b"HTTP/1.1 204 No Content",
+            b"HTTP/1.1 302 Found",
+            b"HTTP/2 200",
+            b"HTTP/1.1 999 X",
+            b"HTTP/1.1 abc",
+            b"",
+            b"ICY 200 OK",
+        ]
+    ),
     st.binary(max_size=40),
-)  # fmt: skip
+)
 _header = st.one_of(
-    st.sampled_from([b"Content-Length: 5", b"Content-Length: -1", b"Content-Length: 99999999999999999999",
-                     b"Content-Length: 3, 4", b"Transfer-Encoding: chunked", b"Transfer-Encoding: gzip, chunked",
-                     b"Content-Type: application/json", b"Retry-After: 5", b"X: \xff\xfe", b": novalue", b"NoColon"]),
+    st.sampled_from(
+        [
+            b"Content-Length: 5",
+            b"Content-Length: -1",
+            b"Content-Length: 99999999999999999999",
+            b"Content-Length: 3, 4",
+            b"Transfer-Encoding: chunked",
+            b"Transfer-Encoding: gzip, chunked",
+            b"Content-Type: application/json",
+            b"Retry-After: 5",
+            b"X: \xff\xfe",
+            b": novalue",
+            b"NoColon",
+        ]
+    ),
     st.binary(max_size=30).filter(lambda b: b"\r\n" not in b),
-)  # fmt: skip
+)
 _chunk_size = st.one_of(
     st.sampled_from([b"0", b"5", b"FFFFFFFFFF", b"-1", b"zz", b"5;ext=1", b"", b"1" * 70]),
     st.integers(min_value=0, max_value=1 << 40).map(lambda n: b"%x" % n),

@@ -67,9 +67,11 @@ def test_a_figure_that_is_not_a_usable_number_is_left_out_with_one_warning(value
 
 def test_a_reset_that_is_not_a_time_leaves_the_window_out() -> None:
     limits, problems = read_rate_limits(
-        {"five_hour": {"used_percentage": 5, "resets_at": "soon"}}, where="rate_limits", percent_key="used_percentage",
+        {"five_hour": {"used_percentage": 5, "resets_at": "soon"}},
+        where="rate_limits",
+        percent_key="used_percentage",
         reset_key="resets_at",
-    )  # fmt: skip
+    )
     assert limits is None and problems == ["rate_limits.five_hour.resets_at is 'soon', not a time in unix seconds: left out"]
 
 
@@ -243,8 +245,12 @@ def test_agentlaunchs_line_inside_claude_code_says_the_plan_limits_from_its_json
     from agentlaunch.providers.native.claude_statusline import ours
 
     now = float(RESET - 3000)
-    info = {"rate_limits": {"five_hour": {"used_percentage": 42, "resets_at": RESET},
-                            "seven_day": {"used_percentage": "x", "resets_at": RESET}}}  # fmt: skip
+    info = {
+        "rate_limits": {
+            "five_hour": {"used_percentage": 42, "resets_at": RESET},
+            "seven_day": {"used_percentage": "x", "resets_at": RESET},
+        }
+    }
     local = datetime.fromtimestamp(RESET).astimezone()
     assert ours(info, {}, now) == f"ctx 0 · 5h 42% · resets {local:%H:%M}"
     assert ours(info, {}, float(RESET + 1)) == "ctx 0"  # the window started again

@@ -246,10 +246,17 @@ def test_an_unwritable_state_directory_still_prices(tmp_path: Path) -> None:
 def test_the_version_is_read_without_importing_genai_prices() -> None:
     assert genai_prices_version() == VERSION
     done = subprocess.run(
-        [sys.executable, "-c", "import sys; from agentlaunch.usage.price_cache import genai_prices_version as v;"
-         " print(v(), 'genai_prices' in sys.modules, 'importlib.metadata' in sys.modules)"],
-        capture_output=True, text=True, timeout=60, check=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "import sys; from agentlaunch.usage.price_cache import genai_prices_version as v;"
+            " print(v(), 'genai_prices' in sys.modules, 'importlib.metadata' in sys.modules)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     assert done.stdout.split() == [VERSION, "False", "False"]
 
 

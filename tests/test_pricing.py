@@ -303,16 +303,21 @@ def test_pricer_checks_the_file_when_made(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("env", "message"),
     [
-        ({"AGENTLAUNCH_PRICE_INPUT": "cheap", "AGENTLAUNCH_PRICE_OUTPUT": "1"},
-         "environment: AGENTLAUNCH_PRICE_INPUT: must be a number of USD per million tokens, got 'cheap'"),
-        ({"AGENTLAUNCH_PRICE_INPUT": "1", "AGENTLAUNCH_PRICE_OUTPUT": "-2"},
-         "environment: AGENTLAUNCH_PRICE_OUTPUT: must be a finite number >= 0, got '-2'"),
-        ({"AGENTLAUNCH_PRICE_INPUT": "1", "AGENTLAUNCH_PRICE_OUTPUT": "1", "AGENTLAUNCH_PRICE_CACHE_READ": "nan"},
-         "environment: AGENTLAUNCH_PRICE_CACHE_READ: must be a finite number >= 0, got 'nan'"),
-        ({"AGENTLAUNCH_PRICE_INPUT": "1"},
-         "environment: AGENTLAUNCH_PRICE_OUTPUT: required when AGENTLAUNCH_PRICE_INPUT is set"),
+        (
+            {"AGENTLAUNCH_PRICE_INPUT": "cheap", "AGENTLAUNCH_PRICE_OUTPUT": "1"},
+            "environment: AGENTLAUNCH_PRICE_INPUT: must be a number of USD per million tokens, got 'cheap'",
+        ),
+        (
+            {"AGENTLAUNCH_PRICE_INPUT": "1", "AGENTLAUNCH_PRICE_OUTPUT": "-2"},
+            "environment: AGENTLAUNCH_PRICE_OUTPUT: must be a finite number >= 0, got '-2'",
+        ),
+        (
+            {"AGENTLAUNCH_PRICE_INPUT": "1", "AGENTLAUNCH_PRICE_OUTPUT": "1", "AGENTLAUNCH_PRICE_CACHE_READ": "nan"},
+            "environment: AGENTLAUNCH_PRICE_CACHE_READ: must be a finite number >= 0, got 'nan'",
+        ),
+        ({"AGENTLAUNCH_PRICE_INPUT": "1"}, "environment: AGENTLAUNCH_PRICE_OUTPUT: required when AGENTLAUNCH_PRICE_INPUT is set"),
     ],
-)  # fmt: skip
+)
 def test_bad_environment_rates(tmp_path: Path, env: dict[str, str], message: str) -> None:
     with pytest.raises(DefinitionError) as exc:
         pricer(tmp_path, env=env)
@@ -324,9 +329,16 @@ def test_bad_environment_rates(tmp_path: Path, env: dict[str, str], message: str
 
 @pytest.mark.parametrize(
     ("cost", "text"),
-    [(None, "unpriced"), (0.0166, "$0.0166"), (0.026988, "$0.0270"), (0.0, "$0.0000"), (0.00001, "<$0.0001"),
-     (12.345, "$12.35"), (1234.5, "$1,234.50")],
-)  # fmt: skip
+    [
+        (None, "unpriced"),
+        (0.0166, "$0.0166"),
+        (0.026988, "$0.0270"),
+        (0.0, "$0.0000"),
+        (0.00001, "<$0.0001"),
+        (12.345, "$12.35"),
+        (1234.5, "$1,234.50"),
+    ],
+)
 def test_format_cost(cost: float | None, text: str) -> None:
     assert format_cost(cost) == text
 

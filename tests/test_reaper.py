@@ -136,7 +136,9 @@ def _run_driver(tmp_path: Path, mode: str) -> dict[str, object]:
     try:
         done = subprocess.run(
             [sys.executable, "-c", DRIVER, str(tmp_path), str(unrelated.pid), mode, CLI],
-            capture_output=True, text=True, timeout=120,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         assert done.returncode == 0, done.stderr
         result = json.loads(done.stdout)

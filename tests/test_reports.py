@@ -61,9 +61,14 @@ def test_parse_by_rejects_anything_else_clearly(value: str) -> None:
 
 @pytest.mark.parametrize(
     ("value", "delta"),
-    [("7d", timedelta(days=7)), ("12h", timedelta(hours=12)), ("2w", timedelta(weeks=2)), (" 30D ", timedelta(days=30)),
-     ("0h", timedelta(0))],
-)  # fmt: skip
+    [
+        ("7d", timedelta(days=7)),
+        ("12h", timedelta(hours=12)),
+        ("2w", timedelta(weeks=2)),
+        (" 30D ", timedelta(days=30)),
+        ("0h", timedelta(0)),
+    ],
+)
 def test_parse_since_spans_back_from_now(value: str, delta: timedelta) -> None:
     assert parse_since(value, now=NOW) == NOW - delta
 

@@ -27,8 +27,10 @@ def test_a_definition_naming_a_retired_model_gets_a_note_not_an_error(agents_dir
     assert result.returncode == 0, err  # the CLI still starts it: a note, never a definition error
     assert result.stdout == b""  # stdout carries the problems only
     for name in ("old", "dated"):
-        assert (f"note: {agents_dir / name / 'agent.yaml'}: model: Claude Code 2.1.332 says Claude Sonnet 4.5 was "
-                "retired on 2026-11-30") in err  # fmt: skip
+        assert (
+            f"note: {agents_dir / name / 'agent.yaml'}: model: Claude Code 2.1.332 says Claude Sonnet 4.5 was "
+            "retired on 2026-11-30"
+        ) in err
     assert err.count("use a current model such as claude-sonnet-5-5") == 2
     assert "reviewer/agent.yaml: model" not in err  # the bundled example uses a current model
     assert "3 agent(s) valid" in err

@@ -41,8 +41,13 @@ def test_a_bad_command_line_gets_its_error_and_exit_code(
 def test_the_environment_s_agents_dir_is_read(agents_dir: Path, tmp_path: Path) -> None:
     env = {**os.environ, "AGENTLAUNCH_AGENTS_DIR": str(agents_dir)}
     for _ in range(2):  # the second from the first's plan, started early
-        done = subprocess.run([sys.executable, "-m", "agentlaunch", "run", "demo", "hello", "-q"], cwd=tmp_path, env=env,
-                              capture_output=True, timeout=120)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "agentlaunch", "run", "demo", "hello", "-q"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            timeout=120,
+        )
         assert done.returncode == 0 and done.stdout.strip(), done.stderr.decode()[-2000:]
 
 

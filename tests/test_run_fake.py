@@ -197,7 +197,7 @@ def test_by_default_the_users_claude_md_is_read_beside_the_system_prompt_and_nev
     done = run(agents_dir, "demo", "--working-dir", str(workdir), "hello")
     assert done.returncode == 0, text(done.stderr)
     answer = text(done.stdout)
-    assert 'I read the system prompt file (' in answer and '"You are Demo Agent' in answer
+    assert "I read the system prompt file (" in answer and '"You are Demo Agent' in answer
     assert f"I read CLAUDE.md ({len(original)} bytes;" in answer
     assert mine.read_bytes() == original
     assert sorted(p.name for p in workdir.iterdir()) == ["CLAUDE.md"]

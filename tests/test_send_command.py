@@ -94,8 +94,11 @@ def test_two_sessions_need_session_and_a_prefix_picks_one(server: ControlServer)
     result = run_cli("send", "twin", "hi")
     assert result.returncode == 2
     assert b"twin runs 2 sessions" in result.stderr and b"aaaa1111" in result.stderr and b"--session" in result.stderr
-    proc = subprocess.Popen([sys.executable, "-m", "agentlaunch", "send", "twin", "hi", "--session", "aaaa"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentlaunch", "send", "twin", "hi", "--session", "aaaa"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     take_one(server).accept("aaaa1111")
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
@@ -134,8 +137,12 @@ def test_wait_prints_the_answer_and_a_footer_and_exits_with_the_turns_code(serve
     proc = send_in_background("scribe", "write", "--wait")
     request = take_one(server)
     request.accept("abc123")
-    request.answer(exit_code=0, answer="line one\nline \x1b[31mtwo", usage={"input": 5, "cache_write": 0, "cache_read": 900,
-                   "output": 7}, cost_usd=0.0123)  # fmt: skip
+    request.answer(
+        exit_code=0,
+        answer="line one\nline \x1b[31mtwo",
+        usage={"input": 5, "cache_write": 0, "cache_read": 900, "output": 7},
+        cost_usd=0.0123,
+    )
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert out == b"line one\nline \\x1b[31mtwo\n"  # the answer's escapes made visible, as headless

@@ -67,8 +67,14 @@ def test_a_prompt_is_accepted_then_answered_with_the_turns_figures(server: Contr
     assert (request.prompt, request.wait) == ("hello\nthere", True)
     assert first == {"ok": True, "session_id": "sess-1"}
     request.answer(exit_code=0, answer="Hi.", usage={"input": 3, "output": 2}, cost_usd=0.01)
-    assert client.reply(10) == {"done": True, "exit_code": 0, "answer": "Hi.", "error": None,
-                                "usage": {"input": 3, "output": 2}, "cost_usd": 0.01}  # fmt: skip
+    assert client.reply(10) == {
+        "done": True,
+        "exit_code": 0,
+        "answer": "Hi.",
+        "error": None,
+        "usage": {"input": 3, "output": 2},
+        "cost_usd": 0.01,
+    }
     assert client.reply(10) is None  # and the session hung up
     client.close()
     assert oct(server.path.stat().st_mode & 0o777) == "0o600"
@@ -233,9 +239,12 @@ def test_parse_request_takes_exactly_the_well_formed_requests(prompt: Any, wait:
     result = parse_request(json.dumps(value).encode())
     wait_ok, command_ok = value.get("wait", False), value.get("command", False)
     well_formed = (
-        isinstance(value.get("prompt"), str) and type(wait_ok) is bool and type(command_ok) is bool
-        and prompt_problem(value["prompt"]) is None and not (command_ok and command_problem(value["prompt"]))
-    )  # fmt: skip
+        isinstance(value.get("prompt"), str)
+        and type(wait_ok) is bool
+        and type(command_ok) is bool
+        and prompt_problem(value["prompt"]) is None
+        and not (command_ok and command_problem(value["prompt"]))
+    )
     if well_formed:
         assert result == Parsed(value["prompt"], wait_ok, command_ok)
     else:

@@ -50,9 +50,13 @@ def send(*args: str) -> subprocess.Popen[bytes]:
 @pytest.fixture
 def chat(agents_dir: Path) -> pexpect.spawn:
     child = pexpect.spawn(
-        sys.executable, ["-m", "agentlaunch", "run", "demo", "--agents-dir", str(agents_dir)], env=env_with(),
-        encoding="utf-8", timeout=TIMEOUT, dimensions=(40, 200),
-    )  # fmt: skip
+        sys.executable,
+        ["-m", "agentlaunch", "run", "demo", "--agents-dir", str(agents_dir)],
+        env=env_with(),
+        encoding="utf-8",
+        timeout=TIMEOUT,
+        dimensions=(40, 200),
+    )
     child.expect("› ")
     yield child
     if child.isalive():

@@ -148,8 +148,10 @@ def _user_claude(root: Path, *, config_dir: Path | None = None) -> tuple[Path, d
 
 
 def _tree(folder: Path) -> dict[str, tuple[int, bytes | str]]:
-    return {str(p): (p.stat().st_mtime_ns, os.readlink(p) if p.is_symlink() else p.read_bytes() if p.is_file() else b"")
-            for p in sorted(folder.rglob("*"))}  # fmt: skip
+    return {
+        str(p): (p.stat().st_mtime_ns, os.readlink(p) if p.is_symlink() else p.read_bytes() if p.is_file() else b"")
+        for p in sorted(folder.rglob("*"))
+    }
 
 
 def test_the_claude_folder_links_the_users_entries_and_state_file_and_keeps_their_credential_store(tmp_path: Path) -> None:

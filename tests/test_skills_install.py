@@ -49,8 +49,10 @@ def test_each_skill_folder_is_copied_byte_for_byte_with_its_executable_bits(agen
     dest = installed.folder / "probe"
     assert dest == skills_folder(tmp_path / "state", "al") / "probe" == installed.root / ".claude" / "skills" / "probe"
     assert sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file()) == [
-        "SKILL.md", "notes.txt", "scripts/run.sh",
-    ]  # fmt: skip
+        "SKILL.md",
+        "notes.txt",
+        "scripts/run.sh",
+    ]
     for rel in ("SKILL.md", "notes.txt", "scripts/run.sh"):
         assert (dest / rel).read_bytes() == (src / rel).read_bytes()
     assert os.access(dest / "scripts" / "run.sh", os.X_OK) and not os.access(dest / "notes.txt", os.X_OK)
@@ -210,9 +212,13 @@ def test_placement_points_each_cli_at_the_installed_skills(agents: Path, tmp_pat
     env = {"HOME": str(user)}
     placed = {}
     for name, provider, delivery in (
-        ("cl", "claude", "system-prompt"), ("clf", "claude", "file"), ("fk", "fake", "system-prompt"),
-        ("cx", "codex", "developer-instructions"), ("gm", "gemini", "gemini-home"), ("gmf", "gemini", "file"),
-    ):  # fmt: skip
+        ("cl", "claude", "system-prompt"),
+        ("clf", "claude", "file"),
+        ("fk", "fake", "system-prompt"),
+        ("cx", "codex", "developer-instructions"),
+        ("gm", "gemini", "gemini-home"),
+        ("gmf", "gemini", "file"),
+    ):
         write_agent(agents, name, {"provider": provider, "skills": ["probe"], "delivery": delivery})
         placed[name] = place_instructions(load_agent(agents, name), work, state, date(2026, 1, 1), hold=False, env=env)
     for name in ("cl", "clf"):  # Claude Code: a per-agent CLAUDE_CONFIG_DIR (no --add-dir: its interface asks)

@@ -65,8 +65,11 @@ def test_hostile_files_in_the_status_folder_neither_hang_nor_crash_and_stale_one
     (tmp_path / "deepfield.json").write_text('{"agent": "x", "pid": 1, "usage": ' + deep(10_000) + "}")
     (tmp_path / "huge.json").write_bytes(b'{"agent": "big", "pad": "' + b"x" * (1 << 20) + b'"}')
     (tmp_path / "binary.json").write_bytes(b"\xff\xfe\x00garbage")
-    (tmp_path / "types.json").write_text(json.dumps(record(agent="types", context="lots", to_compaction=10**30,
-                                                           percent=float("nan"), usage=[1], cost=5, state=["x"])))  # fmt: skip
+    (tmp_path / "types.json").write_text(
+        json.dumps(
+            record(agent="types", context="lots", to_compaction=10**30, percent=float("nan"), usage=[1], cost=5, state=["x"])
+        )
+    )
     (tmp_path / "nan.json").write_text(f'{{"agent": "nan", "pid": {os.getpid()}, "percent": NaN, "context": 1e400}}')
     (tmp_path / "gone.json").write_text(json.dumps(record(agent="gone", pid=dead_pid())))
     (tmp_path / "alive.json").write_text(json.dumps(record(agent="alive")))
@@ -170,9 +173,30 @@ JSON = st.recursive(
     max_leaves=20,
 )
 FIELDS = st.sampled_from(
-    ["agent", "display", "provider", "model", "state", "pid", "pid_start", "context", "window", "to_compaction",
-     "percent", "cost", "cost_usd", "calls", "turns", "usage", "updated", "started", "window_source", "stale", "x"]
-)  # fmt: skip
+    [
+        "agent",
+        "display",
+        "provider",
+        "model",
+        "state",
+        "pid",
+        "pid_start",
+        "context",
+        "window",
+        "to_compaction",
+        "percent",
+        "cost",
+        "cost_usd",
+        "calls",
+        "turns",
+        "usage",
+        "updated",
+        "started",
+        "window_source",
+        "stale",
+        "x",
+    ]
+)
 RECORDS = st.dictionaries(FIELDS, JSON, max_size=12)
 
 

@@ -30,10 +30,37 @@ GOLDEN = Path(__file__).parent / "golden" / "status_lean"
 REPO = Path(__file__).resolve().parent.parent
 FUTURE = "2099-01-01T00:00:00+00:00"  # a state entered "in the future" reads "for 0s" at any time: stable output
 PAST = "2001-01-01T00:00:00+00:00"  # a cache that expired then reads "cache cold" at any time
-HEAVY = ("rich", "typer", "click", "pydantic", "jinja2", "pathlib", "dataclasses", "subprocess", "tempfile",
-         "agentlaunch.cli", "agentlaunch.launch", "platformdirs")  # fmt: skip
-LINE_AGENTS = ("demo", "ünï‮code", "twice", "gone", "hostile", "observed", "nobody", "crashed", "finished", "retry", "stuck",
-               "failed", "settingup", "setupdone", "running")  # fmt: skip
+HEAVY = (
+    "rich",
+    "typer",
+    "click",
+    "pydantic",
+    "jinja2",
+    "pathlib",
+    "dataclasses",
+    "subprocess",
+    "tempfile",
+    "agentlaunch.cli",
+    "agentlaunch.launch",
+    "platformdirs",
+)
+LINE_AGENTS = (
+    "demo",
+    "ünï‮code",
+    "twice",
+    "gone",
+    "hostile",
+    "observed",
+    "nobody",
+    "crashed",
+    "finished",
+    "retry",
+    "stuck",
+    "failed",
+    "settingup",
+    "setupdone",
+    "running",
+)
 
 
 def dead_pid() -> int:
@@ -44,16 +71,36 @@ def dead_pid() -> int:
 
 def full(pid: int, **fields: Any) -> dict[str, Any]:
     base: dict[str, Any] = {
-        "version": 1, "agent": "demo", "display": "Demo", "provider": "claude", "model": "claude-sonnet-4-5",
-        "session_id": "0b7c3a52-1c1e-4a51-9f0e-4a3e2f7b9d10", "resumed": False, "working_dir": "/work/project",
-        "pid": pid, "pid_start": process_start(pid), "cli_pid": None, "control": None, "state": "waiting",
-        "state_since": FUTURE, "turns": 3, "calls": 7,
+        "version": 1,
+        "agent": "demo",
+        "display": "Demo",
+        "provider": "claude",
+        "model": "claude-sonnet-4-5",
+        "session_id": "0b7c3a52-1c1e-4a51-9f0e-4a3e2f7b9d10",
+        "resumed": False,
+        "working_dir": "/work/project",
+        "pid": pid,
+        "pid_start": process_start(pid),
+        "cli_pid": None,
+        "control": None,
+        "state": "waiting",
+        "state_since": FUTURE,
+        "turns": 3,
+        "calls": 7,
         "usage": {"input": 1200, "cache_write": 30000, "cache_read": 90000, "output": 2100, "reasoning": 0},
-        "context": 45_123, "window": 200_000, "window_source": "model", "percent": 22.6, "to_compaction": 109_877,
-        "cost_usd": 0.412345, "cost": "$0.4123", "priced_calls": 7, "unpriced_calls": 0,
+        "context": 45_123,
+        "window": 200_000,
+        "window_source": "model",
+        "percent": 22.6,
+        "to_compaction": 109_877,
+        "cost_usd": 0.412345,
+        "cost": "$0.4123",
+        "priced_calls": 7,
+        "unpriced_calls": 0,
         "cache": {"expires_at": PAST, "ttl_s": 300, "context": 45_123, "next_turn_cold_usd": 0.17, "next_turn_warm_usd": None},
-        "started": "2026-12-01T10:00:00+00:00", "updated": "2026-12-01T10:05:00+00:00",
-    }  # fmt: skip
+        "started": "2026-12-01T10:00:00+00:00",
+        "updated": "2026-12-01T10:05:00+00:00",
+    }
     base.update(fields)
     return base
 
@@ -62,27 +109,71 @@ def write_records(folder: Path, pid: int, gone: int) -> None:
     """Records of every kind `status` meets: typical, asking, hostile text and types, stale, twice, observed."""
     folder.mkdir(parents=True)
     records: dict[str, Any] = {
-        "101.json": full(pid, rate_limits={"five_hour": {"used_percent": 42.0, "resets_at": FUTURE},
-                                           "seven_day": {"used_percent": 7.5, "resets_at": None}}),
+        "101.json": full(
+            pid,
+            rate_limits={
+                "five_hour": {"used_percent": 42.0, "resets_at": FUTURE},
+                "seven_day": {"used_percent": 7.5, "resets_at": None},
+            },
+        ),
         "102.json": full(pid, agent="ünï‮code", state="asking", model="m\x1b]0;title\x07", cost="$1\u202e.00", display="Ü"),
-        "103.json": full(pid, agent="twice", state="thinking", state_since=None, started="2026-12-01T09:00:00+00:00",
-                         updated="2026-12-01T11:00:00+00:00"),
-        "104.json": full(pid, agent="twice", state="tool", updated="2026-12-01T12:00:00+00:00", cache=None, percent=None,
-                         context=0, to_compaction=-12, cost=None),
+        "103.json": full(
+            pid,
+            agent="twice",
+            state="thinking",
+            state_since=None,
+            started="2026-12-01T09:00:00+00:00",
+            updated="2026-12-01T11:00:00+00:00",
+        ),
+        "104.json": full(
+            pid,
+            agent="twice",
+            state="tool",
+            updated="2026-12-01T12:00:00+00:00",
+            cache=None,
+            percent=None,
+            context=0,
+            to_compaction=-12,
+            cost=None,
+        ),
         "105.json": full(gone, agent="gone", pid_start="0"),  # stale even if its pid was handed out again
-        "106.json": full(pid, agent="hostile", context="x", usage=[1, 2], percent=float("inf"), turns=2**70, calls=True,
-                         extra_text="kept", extra_list=[1], extra_obj={"a": 1}, cache={"expires_at": 5, "ttl_s": "x"},
-                         rate_limits={"five_hour": {"used_percent": 140, "resets_at": "soon"}, "seven_day": [1]}),
-        "107.json": full(pid, agent="observed", window_source="observed", percent=100.0, to_compaction=None,
-                         cost="unpriced", context=98_765, state="starting"),
+        "106.json": full(
+            pid,
+            agent="hostile",
+            context="x",
+            usage=[1, 2],
+            percent=float("inf"),
+            turns=2**70,
+            calls=True,
+            extra_text="kept",
+            extra_list=[1],
+            extra_obj={"a": 1},
+            cache={"expires_at": 5, "ttl_s": "x"},
+            rate_limits={"five_hour": {"used_percent": 140, "resets_at": "soon"}, "seven_day": [1]},
+        ),
+        "107.json": full(
+            pid,
+            agent="observed",
+            window_source="observed",
+            percent=100.0,
+            to_compaction=None,
+            cost="unpriced",
+            context=98_765,
+            state="starting",
+        ),
         "108.json": full(2**70, agent="hugepid"),
-        "110.json": full(pid, agent="finished", done=True, worktree_setup={"ok": True, "exit": None, "command": None,
-                                                                           "log": "/nowhere/finished.log"}),
+        "110.json": full(
+            pid,
+            agent="finished",
+            done=True,
+            worktree_setup={"ok": True, "exit": None, "command": None, "log": "/nowhere/finished.log"},
+        ),
         "111.json": full(pid, agent="retry", state="retrying", state_reason="529 overloaded, attempt 3/10"),
         "112.json": full(pid, agent="stuck", state="stalled", state_reason="its turn has heard nothing from the CLI"),
-        "113.json": full(pid, agent="failed", state_reason="x" * 100, done="yes", worktree_setup={"ok": 1, "exit": "x",
-                                                                                                "command": 5}),
-    }  # fmt: skip
+        "113.json": full(
+            pid, agent="failed", state_reason="x" * 100, done="yes", worktree_setup={"ok": 1, "exit": "x", "command": 5}
+        ),
+    }
     for name, data in records.items():
         (folder / name).write_text(json.dumps(data, ensure_ascii=False, indent=1, allow_nan=True) + "\n")
     (folder / "109.json").write_text("not json")
@@ -91,13 +182,26 @@ def write_records(folder: Path, pid: int, gone: int) -> None:
     setups = folder.parent / "worktree-setup"  # main's worktree_setup records: "/" is a worktree that is always there
     setups.mkdir()
     for name, setup in {
-        "settingup-1.json": {"agent": "settingup", "worktree": "/", "log": "/nowhere/s.log", "ok": False, "exit": 2,
-                             "command": "npm ci"},
+        "settingup-1.json": {
+            "agent": "settingup",
+            "worktree": "/",
+            "log": "/nowhere/s.log",
+            "ok": False,
+            "exit": 2,
+            "command": "npm ci",
+        },
         "setupdone-1.json": {"agent": "setupdone", "worktree": "/", "log": "/nowhere/d.log", "ok": True},
         "setupgone-1.json": {"agent": "setupgone", "worktree": "/nowhere/at/all", "log": "/nowhere/g.log", "ok": False},
-        "running-1.json": {"agent": "running", "worktree": "/", "log": "/nowhere/r.log", "ok": None, "command": "make",
-                           "pid": pid, "pid_start": process_start(pid)},
-    }.items():  # fmt: skip
+        "running-1.json": {
+            "agent": "running",
+            "worktree": "/",
+            "log": "/nowhere/r.log",
+            "ok": None,
+            "command": "make",
+            "pid": pid,
+            "pid_start": process_start(pid),
+        },
+    }.items():
         (setups / name).write_text(json.dumps(setup))
 
 
@@ -145,8 +249,11 @@ def outputs(state: Path, socket: str, prefix: list[str], pythonpath: str | None 
 
 
 def placeholders(text: str, pid: int, gone: int) -> str:
-    return text.replace(f'"pid": {pid},', '"pid": {PID},').replace(f'"pid": {gone},', '"pid": {GONE},').replace(
-        f'"pid_start": {json.dumps(process_start(pid))},', '"pid_start": {PID_START},')
+    return (
+        text.replace(f'"pid": {pid},', '"pid": {PID},')
+        .replace(f'"pid": {gone},', '"pid": {GONE},')
+        .replace(f'"pid_start": {json.dumps(process_start(pid))},', '"pid_start": {PID_START},')
+    )
 
 
 @pytest.fixture
@@ -184,8 +291,7 @@ def imported(args: list[str], env: dict[str, str]) -> set[str]:
     """
 
     def modules(*argv: str) -> set[str]:
-        done = subprocess.run([sys.executable, "-X", "importtime", *argv], capture_output=True, text=True, env=env,
-                              check=True)  # fmt: skip
+        done = subprocess.run([sys.executable, "-X", "importtime", *argv], capture_output=True, text=True, env=env, check=True)
         return {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
 
     return modules("-m", "agentlaunch", *args) - modules("-c", "pass")
@@ -218,10 +324,25 @@ def test_without_a_state_dir_variable_the_folder_is_the_platform_one(monkeypatch
 
 @pytest.mark.parametrize(
     "args",
-    [[], ["--watch"], ["--json", "--watch"], ["--line", "a", "--json"], ["--line"], ["--line", "--json"], ["--line="],
-     ["--line", "a", "--line", "b"], ["--json", "--json"], ["--socket", "bad;name", "--json"], ["-L"], ["--help"],
-     ["--interval", "2"], ["--", "--json"], ["-Lx", "--json"], ["--line", "-x"]],
-)  # fmt: skip
+    [
+        [],
+        ["--watch"],
+        ["--json", "--watch"],
+        ["--line", "a", "--json"],
+        ["--line"],
+        ["--line", "--json"],
+        ["--line="],
+        ["--line", "a", "--line", "b"],
+        ["--json", "--json"],
+        ["--socket", "bad;name", "--json"],
+        ["-L"],
+        ["--help"],
+        ["--interval", "2"],
+        ["--", "--json"],
+        ["-Lx", "--json"],
+        ["--line", "-x"],
+    ],
+)
 def test_every_other_form_goes_to_the_full_cli(args: list[str]) -> None:
     assert status_lean.parse(args) is None
 
@@ -234,13 +355,18 @@ def test_the_forms_answered_here() -> None:
 
 @pytest.mark.parametrize(
     ("args", "code", "message"),
-    [(["--line", "a", "--json"], 2, "does not combine"), (["--json", "--watch"], 2, "--watch shows a live table"),
-     (["--json", "-L", "bad;name"], 2, "not allowed"), (["--line"], 2, "requires an argument")],
-)  # fmt: skip
+    [
+        (["--line", "a", "--json"], 2, "does not combine"),
+        (["--json", "--watch"], 2, "--watch shows a live table"),
+        (["--json", "-L", "bad;name"], 2, "not allowed"),
+        (["--line"], 2, "requires an argument"),
+    ],
+)
 def test_bad_forms_still_give_the_full_clis_usage_errors(tmp_path: Path, args: list[str], code: int, message: str) -> None:
     env = {**os.environ, "AGENTLAUNCH_STATE_DIR": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-m", "agentlaunch", "status", *args], capture_output=True, text=True, env=env,
-                          check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "agentlaunch", "status", *args], capture_output=True, text=True, env=env, check=False
+    )
     assert done.returncode == code and message in done.stderr and "Traceback" not in done.stderr
 
 

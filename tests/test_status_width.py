@@ -24,19 +24,33 @@ NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
 def record(agent: str, state: str, **extra: Any) -> dict[str, Any]:
     data: dict[str, Any] = {
-        "agent": agent, "provider": "claude", "model": "claude-sonnet-4-5", "pid": os.getpid(),
-        "session_id": "53af7239-1111-2222-3333-444455556666", "state": state,
-        "state_since": (NOW - timedelta(seconds=192)).isoformat(), "context": 41_234, "window": 200_000,
-        "window_source": "known", "percent": 20.6, "to_compaction": 125_000, "cost": "$0.4123", "calls": 17,
+        "agent": agent,
+        "provider": "claude",
+        "model": "claude-sonnet-4-5",
+        "pid": os.getpid(),
+        "session_id": "53af7239-1111-2222-3333-444455556666",
+        "state": state,
+        "state_since": (NOW - timedelta(seconds=192)).isoformat(),
+        "context": 41_234,
+        "window": 200_000,
+        "window_source": "known",
+        "percent": 20.6,
+        "to_compaction": 125_000,
+        "cost": "$0.4123",
+        "calls": 17,
         "cache": {"expires_at": (NOW + timedelta(seconds=200)).isoformat(), "ttl_s": 300, "context": 40_000},
-    }  # fmt: skip
+    }
     data.update(extra)
     return data
 
 
 RECORDS = [record("reviewer", "asking"), record("planner-with-a-long-name", "thinking"), record("helper", "waiting")]
-EXPECTED_STATE = {"reviewer": ("ASKING: needs you", "ASKING"), "planner-with-a-long-name": ("thinking",),
-                  "helper": ("waiting",), "crashed": ("dead (exit 1)", "dead")}  # fmt: skip
+EXPECTED_STATE = {
+    "reviewer": ("ASKING: needs you", "ASKING"),
+    "planner-with-a-long-name": ("thinking",),
+    "helper": ("waiting",),
+    "crashed": ("dead (exit 1)", "dead"),
+}
 
 
 def rendered(width: int) -> list[str]:

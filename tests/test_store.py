@@ -334,9 +334,7 @@ def test_a_store_replaced_after_its_connections_closed_is_checked_again(db: Path
         assert db.stat().st_mode & 0o777 == 0o600
 
 
-def test_a_store_of_the_first_schema_keeps_every_row_and_gains_one_hour_writes(
-    db: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_store_of_the_first_schema_keeps_every_row_and_gains_one_hour_writes(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with monkeypatch.context() as m:  # a store as the first released schema left it
         m.setattr(store_file, "MIGRATIONS", store_file.MIGRATIONS[:1])
         m.setattr(store_file, "SCHEMA_VERSION", 1)
@@ -354,8 +352,10 @@ def test_a_store_of_the_first_schema_keeps_every_row_and_gains_one_hour_writes(
     with Store.open(db) as s:
         old = s.calls_for_session("s1")
         assert [(c.turn, c.usage.cache_write, c.usage.cache_write_1h, c.cost_usd) for c in old] == [
-            (0, 100, 0, 0.5), (1, 100, 0, 0.5), (2, 100, 0, 0.5)
-        ]  # fmt: skip
+            (0, 100, 0, 0.5),
+            (1, 100, 0, 0.5),
+            (2, 100, 0, 0.5),
+        ]
         s.record_call(call(usage=Usage(input=1, cache_write=300, cache_write_1h=200, output=1)))
         (row,) = s.usage_report("session")
         assert (row.calls, row.cache_write, row.cache_write_1h) == (4, 600, 200)

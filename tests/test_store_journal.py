@@ -75,12 +75,19 @@ def fake_launch(agents_dir: Path, tmp_path: Path, store: Store, *sinks: object) 
         return spawn_child(argv, env, cwd, size)
 
     launch = Launch(
-        LaunchOptions(agent="demo", agents_dir=agents_dir), spec=spec, adapter=get_adapter(spec.provider), store=store,
-        pricer=Pricer(agents_dir=spec.agents_dir), meter=Meter(configured_window=spec.context_window),
+        LaunchOptions(agent="demo", agents_dir=agents_dir),
+        spec=spec,
+        adapter=get_adapter(spec.provider),
+        store=store,
+        pricer=Pricer(agents_dir=spec.agents_dir),
+        meter=Meter(configured_window=spec.context_window),
         sinks=[UsageRecorder(store), *sinks, collected],  # type: ignore[list-item]
-        state_dir=state, working_dir=resolve_working_dir(spec, None, state), clock=Clock(), child_factory=factory,
+        state_dir=state,
+        working_dir=resolve_working_dir(spec, None, state),
+        clock=Clock(),
+        child_factory=factory,
         reaper=Reaper(subreaper=False),
-    )  # fmt: skip
+    )
     return launch, collected
 
 
@@ -113,9 +120,19 @@ def count(store_path: Path, sql: str = "SELECT COUNT(*) FROM calls") -> int:
 
 
 def a_call(n: int = 1, session: str = "s1", at: datetime | None = None) -> CallRecord:
-    return CallRecord(agent="demo", provider="fake", usage=Usage(input=n, output=2 * n, cache_write=3, cache_write_1h=1),
-                      session_id=session, turn=1, model_requested="fake-1", model_reported="fake-1", cost_usd=0.25,
-                      price_key="test", at=at or datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC), full_price_usd=0.5)  # fmt: skip
+    return CallRecord(
+        agent="demo",
+        provider="fake",
+        usage=Usage(input=n, output=2 * n, cache_write=3, cache_write_1h=1),
+        session_id=session,
+        turn=1,
+        model_requested="fake-1",
+        model_reported="fake-1",
+        cost_usd=0.25,
+        price_key="test",
+        at=at or datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC),
+        full_price_usd=0.5,
+    )
 
 
 # --------------------------------------------------------------------------- a launch while the store is locked
@@ -269,7 +286,8 @@ def test_a_damaged_line_is_skipped_with_a_warning_and_the_others_land(store_path
         assert sorted(c.usage.input for c in store.calls_for_session("s1")) == [1, 2]
         warnings = store.skipped()
     assert [w.split(": ", 1)[1] for w in warnings] == [
-        "skipped line 2: not a write agentlaunch kept", "skipped line 3: not a write agentlaunch kept"
+        "skipped line 2: not a write agentlaunch kept",
+        "skipped line 3: not a write agentlaunch kept",
     ]
 
 
@@ -339,12 +357,18 @@ def test_appends_and_replays_from_many_threads_lose_nothing_and_count_nothing_tw
 
 # --------------------------------------------------------------------------- the reader, given anything
 
-OPS = st.builds(
-    a_call, st.integers(0, 10**9), st.text(max_size=20), st.datetimes(min_value=datetime(1971, 1, 1),
-                                                                      max_value=datetime(9000, 1, 1), timezones=st.just(UTC))
-).map(journal.call_op) | st.builds(
-    journal.state_op, st.text(max_size=10), st.none() | st.dictionaries(st.text(max_size=5), st.integers(), max_size=3)
-) | st.builds(journal.title_op, st.text(max_size=10), st.text(max_size=30))  # fmt: skip
+OPS = (
+    st.builds(
+        a_call,
+        st.integers(0, 10**9),
+        st.text(max_size=20),
+        st.datetimes(min_value=datetime(1971, 1, 1), max_value=datetime(9000, 1, 1), timezones=st.just(UTC)),
+    ).map(journal.call_op)
+    | st.builds(
+        journal.state_op, st.text(max_size=10), st.none() | st.dictionaries(st.text(max_size=5), st.integers(), max_size=3)
+    )
+    | st.builds(journal.title_op, st.text(max_size=10), st.text(max_size=30))
+)
 
 
 @given(st.binary(max_size=4096))
@@ -375,4 +399,3 @@ def test_opening_a_store_beside_any_journal_never_fails(tmp_path: Path, data: by
     with Store.open(path) as store:
         assert [c.usage.input for c in store.calls_for_session("s1")] == [5]
         store.skipped()
-

@@ -26,8 +26,17 @@ RATES = "fake-1: {input: 1, output: 1, cache_read: 1, cache_write: 1}\n"
 
 
 def call(at: datetime, session: str = "s1", cost: float = 0.5) -> CallRecord:
-    return CallRecord(at=at, agent="demo", provider="fake", session_id=session, turn=1, model_requested="fake-1",
-                      model_reported="fake-1", usage=Usage(input=100, output=10), cost_usd=cost)  # fmt: skip
+    return CallRecord(
+        at=at,
+        agent="demo",
+        provider="fake",
+        session_id=session,
+        turn=1,
+        model_requested="fake-1",
+        model_reported="fake-1",
+        usage=Usage(input=100, output=10),
+        cost_usd=cost,
+    )
 
 
 def damage(column: str, value: object, row: int = 1) -> None:
@@ -56,9 +65,13 @@ def no_traceback(done: subprocess.CompletedProcess[bytes]) -> str:
 @pytest.mark.usefixtures("two_calls")
 @pytest.mark.parametrize(
     ("value", "said"),
-    [("x", "calls.at is 'x', not a time"), (1e300, "calls.at is 1e+300, not a time"),
-     (-5, "calls.at is -5.0, not a time"), (b"\x1b[2J", "calls.at is b'\\x1b[2J', not a time")],
-)  # fmt: skip
+    [
+        ("x", "calls.at is 'x', not a time"),
+        (1e300, "calls.at is 1e+300, not a time"),
+        (-5, "calls.at is -5.0, not a time"),
+        (b"\x1b[2J", "calls.at is b'\\x1b[2J', not a time"),
+    ],
+)
 @pytest.mark.parametrize("by", ["day", "session", "agent", "model"])
 def test_usage_skips_a_row_without_a_time_with_one_warning_naming_it(value: object, said: str, by: str) -> None:
     damage("at", value)
@@ -81,9 +94,13 @@ def test_the_table_and_chart_name_the_row_once() -> None:
 @pytest.mark.usefixtures("two_calls")
 @pytest.mark.parametrize(
     ("column", "value", "said"),
-    [("at", "x", "calls.at is 'x'"), ("input", "lots", "calls.input is 'lots', not a token count"),
-     ("output", -1, "calls.output is -1"), ("cost_usd", "free", "calls.cost_usd is 'free', not an amount")],
-)  # fmt: skip
+    [
+        ("at", "x", "calls.at is 'x'"),
+        ("input", "lots", "calls.input is 'lots', not a token count"),
+        ("output", -1, "calls.output is -1"),
+        ("cost_usd", "free", "calls.cost_usd is 'free', not an amount"),
+    ],
+)
 def test_a_sessions_calls_skip_a_malformed_row(column: str, value: object, said: str) -> None:
     damage(column, value)
     done = run_cli_inprocess("usage", "--session", "s1", "--calls", "--json")

@@ -22,10 +22,27 @@ __all__ = ["db", "store"]  # the fixtures, used by name
 def _fill(store: Store) -> None:
     store.record_call(call("rev", T0, 0.10, session_id="a", model_reported="claude-opus-5-5"))
     store.record_call(call("rev", T0 + timedelta(hours=1), None, session_id="a", model_reported="claude-opus-5-5"))
-    store.record_call(call("coder", T0 + timedelta(days=1), None, session_id="b", model_reported=None,
-                           model_requested="mystery", usage=Usage(input=0, output=3)))  # fmt: skip
-    store.record_call(call("coder", T0 + timedelta(days=2), 0.30, session_id="c", model_reported="gpt-5.5",
-                           usage=Usage(input=100, cache_read=300, output=10)))  # fmt: skip
+    store.record_call(
+        call(
+            "coder",
+            T0 + timedelta(days=1),
+            None,
+            session_id="b",
+            model_reported=None,
+            model_requested="mystery",
+            usage=Usage(input=0, output=3),
+        )
+    )
+    store.record_call(
+        call(
+            "coder",
+            T0 + timedelta(days=2),
+            0.30,
+            session_id="c",
+            model_reported="gpt-5.5",
+            usage=Usage(input=100, cache_read=300, output=10),
+        )
+    )
 
 
 def test_report_by_agent_sums_and_counts_unpriced(store: Store) -> None:

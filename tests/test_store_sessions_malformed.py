@@ -48,12 +48,17 @@ def no_traceback(done: subprocess.CompletedProcess[bytes]) -> str:
 @pytest.mark.usefixtures("two_sessions")
 @pytest.mark.parametrize(
     ("column", "value", "said"),
-    [("started", "x", "sessions.started is 'x', not a time"), ("last_used", 1e300, "sessions.last_used is 1e+300"),
-     ("ended", "soon", "sessions.ended is 'soon'"), ("turns", "many", "sessions.turns is 'many', not a count"),
-     ("provider_state", "{not json", "sessions.provider_state is '{not json', not a JSON object"),
-     ("provider_state", "[1]", "not a JSON object"), ("agent", b"\x1b[2J", "sessions.agent is b'\\x1b[2J', not text"),
-     ("exit_status", "bad", "sessions.exit_status is 'bad'")],
-)  # fmt: skip
+    [
+        ("started", "x", "sessions.started is 'x', not a time"),
+        ("last_used", 1e300, "sessions.last_used is 1e+300"),
+        ("ended", "soon", "sessions.ended is 'soon'"),
+        ("turns", "many", "sessions.turns is 'many', not a count"),
+        ("provider_state", "{not json", "sessions.provider_state is '{not json', not a JSON object"),
+        ("provider_state", "[1]", "not a JSON object"),
+        ("agent", b"\x1b[2J", "sessions.agent is b'\\x1b[2J', not text"),
+        ("exit_status", "bad", "sessions.exit_status is 'bad'"),
+    ],
+)
 def test_sessions_skips_a_malformed_row_with_one_warning_naming_it(column: str, value: object, said: str) -> None:
     damage(column, value)
     done = run_cli_inprocess("sessions", "--json")

@@ -95,9 +95,16 @@ class FakeTeam:
 def run(team: FakeTeam, max_starting: int, timeout: float = 30.0) -> tuple[list[AgentStart], list[str]]:
     said: list[str] = []
     outcomes = start_team(
-        team, team.pending(), max_starting=max_starting, timeout=timeout, say=said.append, records=team.records,
-        settle=1.0, clock=team.clock, sleep=team.sleep,
-    )  # fmt: skip
+        team,
+        team.pending(),
+        max_starting=max_starting,
+        timeout=timeout,
+        say=said.append,
+        records=team.records,
+        settle=1.0,
+        clock=team.clock,
+        sleep=team.sleep,
+    )
     return outcomes, said
 
 
@@ -173,9 +180,17 @@ def test_a_team_is_reported_in_the_order_it_was_named_whatever_order_it_came_up_
 def test_a_bad_max_starting_flag_is_a_usage_error_and_nothing_starts(value: str, agents_dir: Path, workdir: Path) -> None:
     socket = f"al-thr-none-{os.getpid()}"
     result = run_cli_inprocess(
-        "tmux", "up", "demo", "--socket", socket, "--no-attach", "--agents-dir", str(agents_dir), f"--max-starting={value}",
+        "tmux",
+        "up",
+        "demo",
+        "--socket",
+        socket,
+        "--no-attach",
+        "--agents-dir",
+        str(agents_dir),
+        f"--max-starting={value}",
         cwd=workdir,
-    )  # fmt: skip
+    )
     err = result.stderr.decode()
     assert result.returncode == 2, err
     assert "--max-starting" in err and "a whole number of agents started at a time, 1 or more" in err
@@ -184,8 +199,18 @@ def test_a_bad_max_starting_flag_is_a_usage_error_and_nothing_starts(value: str,
 
 
 def test_a_negative_max_starting_flag_given_apart_is_read_as_its_value(agents_dir: Path, workdir: Path) -> None:
-    result = run_cli("tmux", "up", "demo", "--no-attach", "--agents-dir", str(agents_dir), "--max-starting", "-1", cwd=workdir,
-                     env={"AGENTLAUNCH_TMUX_SOCKET": f"al-thr-none-{os.getpid()}"})  # fmt: skip
+    result = run_cli(
+        "tmux",
+        "up",
+        "demo",
+        "--no-attach",
+        "--agents-dir",
+        str(agents_dir),
+        "--max-starting",
+        "-1",
+        cwd=workdir,
+        env={"AGENTLAUNCH_TMUX_SOCKET": f"al-thr-none-{os.getpid()}"},
+    )
     assert result.returncode == 2 and b"1 or more (got '-1')" in result.stderr and b"Traceback" not in result.stderr
 
 
@@ -200,9 +225,16 @@ def test_a_bad_max_starting_in_config_yaml_is_exit_2_naming_the_file_and_key(
         load_settings()
     assert caught.value.exit_code == ExitCode.USAGE
     result = run_cli_inprocess(
-        "tmux", "up", "demo", "--socket", f"al-thr-none-{os.getpid()}", "--no-attach", "--agents-dir", str(agents_dir),
+        "tmux",
+        "up",
+        "demo",
+        "--socket",
+        f"al-thr-none-{os.getpid()}",
+        "--no-attach",
+        "--agents-dir",
+        str(agents_dir),
         cwd=workdir,
-    )  # fmt: skip
+    )
     err = result.stderr.decode()
     assert result.returncode == 2, err
     assert f"{config / 'config.yaml'}: max_starting: expected a whole number of agents started at a time, 1 or more" in err
@@ -216,4 +248,3 @@ def test_max_starting_in_config_yaml_is_read(isolated_home: Path) -> None:
     assert load_settings().max_starting == 5
     (config / "config.yaml").write_text("ready_timeout: 20\n")
     assert load_settings().max_starting is None  # the default (3) is the command's
-

@@ -84,9 +84,7 @@ print(json.dumps(results))
 
 
 def test_hostile_templates_end_as_definition_errors_in_bounded_memory_and_time() -> None:
-    child = subprocess.run(
-        [sys.executable, "-c", CHILD], input=json.dumps(HOSTILE), capture_output=True, text=True, timeout=600
-    )
+    child = subprocess.run([sys.executable, "-c", CHILD], input=json.dumps(HOSTILE), capture_output=True, text=True, timeout=600)
     assert child.returncode == 0, child.stderr[-3000:]
     results = json.loads(child.stdout)
     assert set(results) == set(HOSTILE)

@@ -82,8 +82,19 @@ def test_down_names_what_to_resume_and_up_resume_brings_the_same_sessions_back_i
     assert "nothing to resume for quiet (no turn yet)" in err
     assert "AGENT" not in err
 
-    again = run_cli("tmux", "up", "--resume", "talker", "quiet", "--socket", socket, "--no-attach",
-                    "--agents-dir", str(agents_dir), cwd=workdir)  # fmt: skip
+    again = run_cli(
+        "tmux",
+        "up",
+        "--resume",
+        "talker",
+        "quiet",
+        "--socket",
+        socket,
+        "--no-attach",
+        "--agents-dir",
+        str(agents_dir),
+        cwd=workdir,
+    )
     said = again.stderr.decode()
     assert again.returncode == 0, said
     assert f"talker: resuming session {str(first['session_id'])[:8]} “remember the blue door” (1 turn)" in said
@@ -108,8 +119,9 @@ def test_resume_of_an_agent_whose_directory_is_gone_is_refused_before_anything_s
         store.start_session("s-gone", agent="demo", provider="fake", working_dir=gone)
         store.touch_session("s-gone")
     gone.rmdir()
-    result = run_cli("tmux", "up", "--resume", "demo", "--socket", socket, "--no-attach", "--agents-dir", str(agents_dir),
-                     cwd=workdir)  # fmt: skip
+    result = run_cli(
+        "tmux", "up", "--resume", "demo", "--socket", socket, "--no-attach", "--agents-dir", str(agents_dir), cwd=workdir
+    )
     said = result.stderr.decode()
     assert result.returncode == 2, said  # the session cannot be resumed (not a definition error: exit 3 said so before)
     assert f"demo's session s-gone ran in {gone}, which no longer exists: it cannot be resumed there" in said

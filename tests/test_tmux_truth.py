@@ -248,9 +248,18 @@ def test_a_source_without_real_pids_is_listed_at_every_look(tmp_path: Path) -> N
 
 def test_pane_error_takes_the_last_runs_error_block() -> None:
     screen_text = "\n".join(
-        ["old prompt", "error: the first run's", "", "Demo · new session", "error: the CLI exited (code 3)",
-         "  cli: licence expired", "", "Pane is dead (status 1, Tue Dec  1)", ""]
-    )  # fmt: skip
+        [
+            "old prompt",
+            "error: the first run's",
+            "",
+            "Demo · new session",
+            "error: the CLI exited (code 3)",
+            "  cli: licence expired",
+            "",
+            "Pane is dead (status 1, Tue Dec  1)",
+            "",
+        ]
+    )
     assert pane_error(screen_text) == "error: the CLI exited (code 3) cli: licence expired"
     assert pane_error("a\nb\nc\nd\n") == "b c d"
     assert "\x1b" not in pane_error("\x1b]0;evil\x07boom\n")  # a pane is anyone's output: no escapes pass
@@ -268,9 +277,13 @@ def test_the_chat_ends_with_the_clis_words_when_its_cli_exits_at_the_prompt(
     copy_demo(agents_dir, "broken", f"command: {exits_at_once(tmp_path, 'cli: no licence', 7)}\n")
     env = {**os.environ, "NO_COLOR": "1"}
     child = pexpect.spawn(
-        sys.executable, ["-m", "agentlaunch", "run", "broken", "--agents-dir", str(agents_dir)],
-        cwd=str(workdir), env=env, encoding="utf-8", timeout=30,
-    )  # fmt: skip
+        sys.executable,
+        ["-m", "agentlaunch", "run", "broken", "--agents-dir", str(agents_dir)],
+        cwd=str(workdir),
+        env=env,
+        encoding="utf-8",
+        timeout=30,
+    )
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 1, child.before
@@ -310,8 +323,14 @@ def test_asking_reaches_the_status_record_the_pane_border_the_window_flag_and_th
     assert tmux(socket, "show-options", "-p", "-v", "-t", pane_id, "@agentlaunch_pane_needs_you").strip() == "pinger asking"
     title = tmux(socket, "display-message", "-p", "-t", pane_id, "#{@agentlaunch_line}").strip()
     assert title.startswith("pinger · ASKING: needs you") and "since " in title
-    border = tmux(socket, "display-message", "-p", "-t", pane_id, tmux(socket, "show-options", "-w", "-v", "-t", window,
-                                                                       "pane-border-format").strip())  # fmt: skip
+    border = tmux(
+        socket,
+        "display-message",
+        "-p",
+        "-t",
+        pane_id,
+        tmux(socket, "show-options", "-w", "-v", "-t", window, "pane-border-format").strip(),
+    )
     assert "bg=red" in border  # highlighted
     line = run_cli_inprocess("status", "--line", "pinger").stdout.decode()
     assert "pinger · ASKING: needs you" in line and " · for " in line

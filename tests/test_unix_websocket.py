@@ -135,10 +135,13 @@ def test_a_message_in_thousands_of_continuation_frames_is_one_message(tmp_path: 
 def test_pings_between_fragments_are_answered_and_binary_messages_skipped(tmp_path: Path) -> None:
     text = b'{"method": "turn/completed"}'
     stream = (
-        frame(0x2, b"\x00\x01", final=False) + frame(0x0, b"\x02")  # a binary message, fragmented: skipped
-        + frame(0x1, text[:5], final=False) + frame(0x9, b"hi") + frame(0x0, text[5:9], final=False)
+        frame(0x2, b"\x00\x01", final=False)
+        + frame(0x0, b"\x02")  # a binary message, fragmented: skipped
+        + frame(0x1, text[:5], final=False)
+        + frame(0x9, b"hi")
+        + frame(0x0, text[5:9], final=False)
         + frame(0x0, text[9:])
-    )  # fmt: skip
+    )
     with connected(tmp_path, [stream]) as (ws, peer):
         assert read_all(ws, 1) == [json.loads(text)]
         ws.close()

@@ -78,10 +78,14 @@ def test_in_another_worktrees_dir_a_cli_that_cannot_resume_elsewhere_starts_a_ne
     way = way_back(row_in(gone, "gemini"), worktrees_dir=moved)
     assert not way.resumed and way.worktree == new
     assert way.args == ["--worktree", "--working-dir", str(repo.resolve())]
-    assert way.why_new == f"Gemini CLI 0.61 keeps its sessions per project folder and cannot resume one in another folder " \
-        f"(its session 5e55104d ran in {gone})"  # fmt: skip
-    assert way.summary() == f"wt: new session in a new worktree {new} of {repo.resolve()} (its worktree {gone} was removed): " \
-        f"{way.why_new}"  # fmt: skip
+    assert (
+        way.why_new == f"Gemini CLI 0.61 keeps its sessions per project folder and cannot resume one in another folder "
+        f"(its session 5e55104d ran in {gone})"
+    )
+    assert (
+        way.summary() == f"wt: new session in a new worktree {new} of {repo.resolve()} (its worktree {gone} was removed): "
+        f"{way.why_new}"
+    )
 
 
 def test_a_plain_folder_gone_is_refused_with_exit_2_naming_fresh_and_where_the_cli_resumes_elsewhere(
@@ -92,8 +96,10 @@ def test_a_plain_folder_gone_is_refused_with_exit_2_naming_fresh_and_where_the_c
         way_back(row_in(gone, "claude"))
     assert caught.value.exit_code == ExitCode.USAGE
     assert caught.value.message == f"wt's session 5e55104d ran in {gone}, which no longer exists: it cannot be resumed there"
-    assert caught.value.hint == ("agentlaunch tmux up wt --fresh starts wt in a new session; "
-                                 "agentlaunch run wt -r 5e55104d --working-dir DIR resumes it in DIR")  # fmt: skip
+    assert caught.value.hint == (
+        "agentlaunch tmux up wt --fresh starts wt in a new session; "
+        "agentlaunch run wt -r 5e55104d --working-dir DIR resumes it in DIR"
+    )
     with pytest.raises(SessionFolderGone) as caught:
         way_back(row_in(gone, "gemini"))
     assert caught.value.hint == "agentlaunch tmux up wt --fresh starts wt in a new session"  # no resume elsewhere
@@ -155,10 +161,14 @@ def test_run_resume_in_another_folder_is_refused_for_gemini_naming_what_works_an
                 with pytest.raises(UsageError) as caught:
                     choose_session(spec, adapter, store, here, resume=sid, continue_last=False)
                 assert caught.value.exit_code == ExitCode.USAGE
-                assert caught.value.message == f"--resume: session {sid[:8]} ran in {ran}, not in {here}: Gemini CLI 0.61 " \
-                    "keeps its sessions per project folder and cannot resume one in another folder"  # fmt: skip
-                assert caught.value.hint == (f"agentlaunch run gemini -r {sid[:8]} --working-dir {ran} resumes it there; "
-                                             "agentlaunch run gemini without -r starts a new session here")  # fmt: skip
+                assert (
+                    caught.value.message == f"--resume: session {sid[:8]} ran in {ran}, not in {here}: Gemini CLI 0.61 "
+                    "keeps its sessions per project folder and cannot resume one in another folder"
+                )
+                assert caught.value.hint == (
+                    f"agentlaunch run gemini -r {sid[:8]} --working-dir {ran} resumes it there; "
+                    "agentlaunch run gemini without -r starts a new session here"
+                )
             else:  # measured: Claude Code 2.1.332 and Codex 0.171.0 resume a session begun in another folder
                 assert choose_session(spec, adapter, store, here, resume=sid, continue_last=False).resumed
             assert choose_session(spec, adapter, store, ran, resume=sid, continue_last=False).resumed  # where it ran
@@ -184,8 +194,9 @@ def merge_as_the_deck_does(repo: Path, tree: Path, agents_dir: Path) -> None:
 
 
 def waiting(agent: str, turns: int) -> dict[str, object] | None:
-    return next((r for r in status_records() if r["agent"] == agent and r.get("state") == "waiting"
-                 and r.get("turns") == turns), None)  # fmt: skip
+    return next(
+        (r for r in status_records() if r["agent"] == agent and r.get("state") == "waiting" and r.get("turns") == turns), None
+    )
 
 
 def next_turn(socket: str, turns: int) -> None:

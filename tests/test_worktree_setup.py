@@ -138,8 +138,15 @@ def test_a_setup_whose_process_died_reads_as_interrupted_and_runs_again(tmp_path
     folder = state / worktree_setup.SETUP_DIR
     folder.mkdir(parents=True)
     log = worktree_setup.log_path(state, "wt", where.worktree)
-    payload = {"agent": "wt", "worktree": str(where.worktree), "log": str(log), "ok": None, "command": "npm ci",
-               "pid": dead.pid, "pid_start": "1"}  # fmt: skip
+    payload = {
+        "agent": "wt",
+        "worktree": str(where.worktree),
+        "log": str(log),
+        "ok": None,
+        "command": "npm ci",
+        "pid": dead.pid,
+        "pid_start": "1",
+    }
     worktree_setup.record_path(state, "wt", where.worktree).write_text(json.dumps(payload))
     (record,) = worktree_setup.unfinished(state)
     assert not record.running and record.failed and record.shown()["ok"] is False
@@ -195,8 +202,12 @@ def test_end_to_end_a_copied_env_then_a_failing_setup_that_is_fixed(agents_dir: 
     assert row["clean"] is True  # .env and CLAUDE.md are ignored, the counter lives outside
 
     # Reused: no setup; the running launch's status record says how its worktree's setup went.
-    proc = subprocess.Popen([sys.executable, "-m", "agentlaunch", "run", "wt", "-c", "/slow more", "--agents-dir",
-                             str(agents_dir)], cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentlaunch", "run", "wt", "-c", "/slow more", "--agents-dir", str(agents_dir)],
+        cwd=repo,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         (live,) = wait_for(lambda: [r for r in status_json() if r.get("state") == "thinking"], what="a thinking record")
         log = str(worktree_setup.log_path(paths.state_dir(), "wt", tree))
@@ -215,13 +226,12 @@ def test_end_to_end_a_copied_env_then_a_failing_setup_that_is_fixed(agents_dir: 
     err_text = failed.stderr.decode()
     assert f"error: worktree setup: `{failing[1]}` exited 3 in " in err_text and "the agent was not started" in err_text
     assert "npm ERR! missing lockfile" in err_text and "Traceback" not in err_text and failed.stdout == b""
-    broken_tree = next(Path(r["path"]) for r in json.loads(run_cli_inprocess("worktrees", "--json").stdout)
-                       if r["agent"] == "broken")  # fmt: skip
+    broken_tree = next(
+        Path(r["path"]) for r in json.loads(run_cli_inprocess("worktrees", "--json").stdout) if r["agent"] == "broken"
+    )
     log_file = worktree_setup.log_path(paths.state_dir(), "broken", broken_tree)
     assert f"hint: the whole output is in {log_file}" in err_text
-    assert log_file.read_text() == (
-        f"$ {failing[0]}\npreparing\n[exit 0]\n$ {failing[1]}\nnpm ERR! missing lockfile\n[exit 3]\n"
-    )
+    assert log_file.read_text() == (f"$ {failing[0]}\npreparing\n[exit 0]\n$ {failing[1]}\nnpm ERR! missing lockfile\n[exit 3]\n")
     assert not any(s["agent"] == "broken" for s in json.loads(run_cli_inprocess("sessions", "--json").stdout))
     # status shows it on the agent's row, in the table, the JSON and the one line.
     (shown,) = [r for r in status_json() if r["agent"] == "broken"]
@@ -233,8 +243,9 @@ def test_end_to_end_a_copied_env_then_a_failing_setup_that_is_fixed(agents_dir: 
     assert line.startswith("broken · worktree setup failed (exit 3): ") and str(log_file) in line
 
     # Fixed: the next start runs it again (the worktree is there already), and the agent starts.
-    write_agent(agents_dir, "broken", {"provider": "fake", "model": "fake-1", "worktree": True,
-                                       "worktree_setup": ["echo fixed", COUNT]})  # fmt: skip
+    write_agent(
+        agents_dir, "broken", {"provider": "fake", "model": "fake-1", "worktree": True, "worktree_setup": ["echo fixed", COUNT]}
+    )
     fixed = run(agents_dir, repo, "broken", "hello")
     assert fixed.returncode == 0, fixed.stderr
     assert b"did not finish last time: running it again" in fixed.stderr and runs(broken_tree, "broken") == 1
@@ -278,7 +289,7 @@ def test_ctrl_c_during_the_setup_ends_it_and_the_next_start_runs_it_again(agents
     marker = tmp_path / "interrupt-once"
     marker.touch()
     # The first run interrupts agentlaunch itself (its parent: SIGINT, as Ctrl-C sends it) and would then sleep long.
-    setup = [f'if [ -e {marker} ]; then rm {marker}; kill -INT $PPID; exec sleep 30; fi', COUNT]  # exec: one process
+    setup = [f"if [ -e {marker} ]; then rm {marker}; kill -INT $PPID; exec sleep 30; fi", COUNT]  # exec: one process
     write_agent(agents_dir, "wt", {"provider": "fake", "model": "fake-1", "worktree": True, "worktree_setup": setup})
     first = run(agents_dir, repo, "wt", "hello")
     assert first.returncode == 130, first.stderr

@@ -47,9 +47,7 @@ def test_removing_a_worktree_keeps_the_users_own_branch_it_adopted(agents_dir: P
     assert "develop" in branches(repo)
 
 
-def test_a_branch_agentlaunch_created_stays_its_own_when_a_later_worktree_adopts_it(
-    agents_dir: Path, tmp_path: Path
-) -> None:
+def test_a_branch_agentlaunch_created_stays_its_own_when_a_later_worktree_adopts_it(agents_dir: Path, tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "proj")
     name = agent(agents_dir)
     assert run(agents_dir, repo, name, "hi").returncode == 0  # creates agentlaunch/wt
@@ -61,9 +59,7 @@ def test_a_branch_agentlaunch_created_stays_its_own_when_a_later_worktree_adopts
     assert "agentlaunch/wt" not in branches(repo)
 
 
-def test_a_dangling_symlink_at_the_worktree_path_is_refused_and_nothing_lands_outside(
-    agents_dir: Path, tmp_path: Path
-) -> None:
+def test_a_dangling_symlink_at_the_worktree_path_is_refused_and_nothing_lands_outside(agents_dir: Path, tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "proj")
     outside = tmp_path / "outside" / "checkout"
     path = worktree.worktree_path(paths.state_dir() / "worktrees", repo.resolve(), "wt")

@@ -30,8 +30,9 @@ def deck(socket: DeckSocketOpt = None, agents_dir: AgentsDirOpt = None) -> None:
     Example: agentlaunch deck   ·   agentlaunch deck -L work
     """
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise UsageError("the deck is a full-screen terminal application: run it in a terminal",
-                         hint="for scripts: agentlaunch status --json")  # fmt: skip
+        raise UsageError(
+            "the deck is a full-screen terminal application: run it in a terminal", hint="for scripts: agentlaunch status --json"
+        )
     from agentlaunch.deck.start import run_deck
 
     run_deck(socket, agents_dir)

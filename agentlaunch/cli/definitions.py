@@ -44,8 +44,12 @@ def report_retired(spec: AgentSpec) -> None:
     from agentlaunch.providers.claude_retired import retirement_note
 
     if note := retirement_note(spec.provider, spec.model, date.today()):
-        err.print(f"[yellow]note:[/] {for_markup(str(spec.agent_dir / 'agent.yaml'))}: {for_markup(note)}",
-                  markup=True, highlight=False, soft_wrap=True)  # fmt: skip
+        err.print(
+            f"[yellow]note:[/] {for_markup(str(spec.agent_dir / 'agent.yaml'))}: {for_markup(note)}",
+            markup=True,
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 @app.command("list")
@@ -163,10 +167,17 @@ BreakdownOpt = Annotated[
 
 @app.command()
 def render(
-    agent: AgentArg, provider: RenderProviderOpt = None, working_dir: RenderDirOpt = None, stdout: StdoutOpt = False,
-    output: OutputOpt = None, force: RenderForceOpt = False, breakdown: BreakdownOpt = False, as_json: JsonOpt = False,
-    agents_dir: AgentsDirOpt = None, templates_dir: TemplatesOpt = None,
-) -> None:  # fmt: skip
+    agent: AgentArg,
+    provider: RenderProviderOpt = None,
+    working_dir: RenderDirOpt = None,
+    stdout: StdoutOpt = False,
+    output: OutputOpt = None,
+    force: RenderForceOpt = False,
+    breakdown: BreakdownOpt = False,
+    as_json: JsonOpt = False,
+    agents_dir: AgentsDirOpt = None,
+    templates_dir: TemplatesOpt = None,
+) -> None:
     """Render the agent's instructions and write them where `run` delivers them; tell the path.
 
     A system-prompt agent's text goes to its file in the state directory (never
@@ -205,9 +216,7 @@ def render(
     report_volatile(rendered)
 
 
-def write_rendered(
-    spec: AgentSpec, rendered: Rendered, wd: Path, provider: str, output: Path | None, *, force: bool
-) -> None:
+def write_rendered(spec: AgentSpec, rendered: Rendered, wd: Path, provider: str, output: Path | None, *, force: bool) -> None:
     """Write the rendered text where `run` delivers it (or to ``output``), and say what happened to the file."""
     if output is not None:
         target, into_working_dir = Path(os.path.abspath(output)), False
@@ -249,13 +258,30 @@ def show_breakdown(
 
     parts = breakdown(spec, rendered, working_dir, date.today(), provider, templates_dir)
     rows: list[dict[str, Any]] = [
-        {"part": p.label, "bytes": p.bytes, "tokens": p.tokens,
-         "uncached_usd": cost(Usage(input=p.tokens)), "cached_usd": cost(Usage(cache_read=p.tokens))}
+        {
+            "part": p.label,
+            "bytes": p.bytes,
+            "tokens": p.tokens,
+            "uncached_usd": cost(Usage(input=p.tokens)),
+            "cached_usd": cost(Usage(cache_read=p.tokens)),
+        }
         for p in parts
-    ]  # fmt: skip
+    ]
     if as_json:
-        print(json.dumps({"agent": spec.name, "provider": provider, "model": spec.model, "file": rendered.filename,
-                          "bytes": rendered.size, "tokens": rendered.tokens, "parts": rows}, indent=2))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "agent": spec.name,
+                    "provider": provider,
+                    "model": spec.model,
+                    "file": rendered.filename,
+                    "bytes": rendered.size,
+                    "tokens": rendered.tokens,
+                    "parts": rows,
+                },
+                indent=2,
+            )
+        )
         return
     table = Table(
         title=f"{for_markup(rendered.filename)} of {for_markup(spec.name)}: {rendered.size:,} bytes, ~{rendered.tokens:,} tokens",
@@ -266,9 +292,12 @@ def show_breakdown(
         table.add_column(header, justify="left" if header == "part" else "right", no_wrap=True)
     for row in rows:
         table.add_row(
-            for_markup(str(row["part"])), f"{row['bytes']:,}", f"{row['tokens']:,}",
-            per_thousand(row["uncached_usd"]), per_thousand(row["cached_usd"]),
-        )  # fmt: skip
+            for_markup(str(row["part"])),
+            f"{row['bytes']:,}",
+            f"{row['tokens']:,}",
+            per_thousand(row["uncached_usd"]),
+            per_thousand(row["cached_usd"]),
+        )
     out.print(table)
 
 

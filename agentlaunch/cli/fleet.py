@@ -19,9 +19,10 @@ from agentlaunch.visible import visible
 
 FleetSocketOpt = Annotated[
     str | None,
-    typer.Option("--socket", "-L", envvar=SOCKET_ENV, help="The tmux server whose agent panes to read (tmux -L).",
-                 show_default=False),
-]  # fmt: skip
+    typer.Option(
+        "--socket", "-L", envvar=SOCKET_ENV, help="The tmux server whose agent panes to read (tmux -L).", show_default=False
+    ),
+]
 
 
 def defined(agents_dir: Path | None) -> tuple[list[str], str | None]:

@@ -32,19 +32,24 @@ StopTimeoutOpt = Annotated[
 ]
 RestartSessionOpt = Annotated[
     str | None,
-    typer.Option("--session", help="Resume this session of AGENT (its id or a unique start) instead of the pane's own.",
-                 show_default=False),
-]  # fmt: skip
+    typer.Option(
+        "--session", help="Resume this session of AGENT (its id or a unique start) instead of the pane's own.", show_default=False
+    ),
+]
 StopSessionOpt = Annotated[
     str | None,
-    typer.Option("--session", help="The session to stop (its id or unique start) when AGENT runs more than one.",
-                 show_default=False),
-]  # fmt: skip
+    typer.Option(
+        "--session", help="The session to stop (its id or unique start) when AGENT runs more than one.", show_default=False
+    ),
+]
 ForkSessionOpt = Annotated[
     str | None,
-    typer.Option("--session", help="Fork this session of AGENT (its id or unique start) instead of the one its pane runs.",
-                 show_default=False),
-]  # fmt: skip
+    typer.Option(
+        "--session",
+        help="Fork this session of AGENT (its id or unique start) instead of the one its pane runs.",
+        show_default=False,
+    ),
+]
 RestartWaitOpt = Annotated[
     float, typer.Option("--wait", help="Seconds to wait for the agent to start (0: do not check).", min=0, metavar="SECONDS")
 ]
@@ -52,9 +57,13 @@ RestartWaitOpt = Annotated[
 
 @app.command()
 def stop(
-    agent: AgentArg, socket: SocketOpt = None, timeout: StopTimeoutOpt = 20.0, session: StopSessionOpt = None,
-    as_json: JsonOpt = False, agents_dir: AgentsDirOpt = None,
-) -> None:  # fmt: skip
+    agent: AgentArg,
+    socket: SocketOpt = None,
+    timeout: StopTimeoutOpt = 20.0,
+    session: StopSessionOpt = None,
+    as_json: JsonOpt = False,
+    agents_dir: AgentsDirOpt = None,
+) -> None:
     """End AGENT's provider CLI cleanly: its conversation stays resumable, its tmux pane stays with the reason.
 
     agentlaunch ends the CLI as `tmux down` does (SIGTERM to the agent's launch, which records the
@@ -73,13 +82,26 @@ def stop(
         refuse_unknown(agent, agents_dir)  # a typo is named as one, as `run` does
         raise
     if as_json:
-        typer.echo(json.dumps({"agent": done.agent, "session_id": done.session_id, "ended": done.ended,
-                               "pane": done.pane, "tmux_session": done.tmux_session}))  # fmt: skip
+        typer.echo(
+            json.dumps(
+                {
+                    "agent": done.agent,
+                    "session_id": done.session_id,
+                    "ended": done.ended,
+                    "pane": done.pane,
+                    "tmux_session": done.tmux_session,
+                }
+            )
+        )
     elif done.ended:
         where = f" (pane {done.pane} kept)" if done.pane else ""
         sid = f"; session {done.session_id[:8]} resumable" if done.session_id else ""
-        err.print(for_markup(f"stopped {agent}{where}{sid}: agentlaunch restart {agent} brings it back"),
-                  markup=True, highlight=False, soft_wrap=True)  # fmt: skip
+        err.print(
+            for_markup(f"stopped {agent}{where}{sid}: agentlaunch restart {agent} brings it back"),
+            markup=True,
+            highlight=False,
+            soft_wrap=True,
+        )
     if not done.ended:
         err.print(f"[bold red]error:[/] {for_markup(agent)} did not end within {timeout:g}s", markup=True, highlight=False)
         raise typer.Exit(1)
@@ -87,9 +109,13 @@ def stop(
 
 @app.command()
 def restart(
-    agent: AgentArg, session: RestartSessionOpt = None, socket: SocketOpt = None, wait: RestartWaitOpt = 30.0,
-    agents_dir: AgentsDirOpt = None, templates_dir: TemplatesOpt = None,
-) -> None:  # fmt: skip
+    agent: AgentArg,
+    session: RestartSessionOpt = None,
+    socket: SocketOpt = None,
+    wait: RestartWaitOpt = 30.0,
+    agents_dir: AgentsDirOpt = None,
+    templates_dir: TemplatesOpt = None,
+) -> None:
     """Bring AGENT back in its tmux pane, in the session it ran (or --session ID), its conversation kept.
 
     A running agent is stopped first (as `agentlaunch stop`), so an edited definition takes effect
@@ -124,9 +150,16 @@ def restart(
         result.panes[agent] = respawn_fork(tmux, place, row, agents_dir=folder, templates_dir=templates_dir)
     else:
         result = plan_up(
-            tmux, [agent], session=place.session, layout="windows", agents_dir=folder, templates_dir=templates_dir,
-            ways=ways, fresh=row is None, cwd=ways[agent].start if ways else None,
-        ).start_all()  # fmt: skip
+            tmux,
+            [agent],
+            session=place.session,
+            layout="windows",
+            agents_dir=folder,
+            templates_dir=templates_dir,
+            ways=ways,
+            fresh=row is None,
+            cwd=ways[agent].start if ways else None,
+        ).start_all()
     outcomes = wait_started(TmuxPanes(tmux, place.session), result.panes, timeout=wait) if wait > 0 else []
     clear_note(agent)
     if report_up(result, outcomes, place.session, socket):
@@ -136,9 +169,13 @@ def restart(
 
 @app.command()
 def fork(
-    agent: AgentArg, session: ForkSessionOpt = None, socket: SocketOpt = None, wait: RestartWaitOpt = 30.0,
-    agents_dir: AgentsDirOpt = None, templates_dir: TemplatesOpt = None,
-) -> None:  # fmt: skip
+    agent: AgentArg,
+    session: ForkSessionOpt = None,
+    socket: SocketOpt = None,
+    wait: RestartWaitOpt = 30.0,
+    agents_dir: AgentsDirOpt = None,
+    templates_dir: TemplatesOpt = None,
+) -> None:
     """Start a new session from AGENT's conversation, in a new tmux window beside it; AGENT keeps running.
 
     The fork starts from the session AGENT's pane runs (or --session ID, one of AGENT's own), in a
@@ -159,8 +196,7 @@ def fork(
     place = main_pane(tmux, agent)
     with Store.open(paths.store_path()) as store:
         row = fork_source(store, agent, session, place)
-    made = start_fork(tmux, agent, row, session=place.session if place else None, agents_dir=folder,
-                      templates_dir=templates_dir)  # fmt: skip
+    made = start_fork(tmux, agent, row, session=place.session if place else None, agents_dir=folder, templates_dir=templates_dir)
     said = f"{agent}: forking session {row.session_id[:8]} ({turns_text(row)}) in window {made.window} (pane {made.pane_id})"
     err.print(for_markup(f"{said}; {agent} keeps running"), markup=True, highlight=False, soft_wrap=True)
     result = UpResult(made.session, started=[agent], panes={agent: made.pane_id})
@@ -172,11 +208,15 @@ def fork(
         new = confirmed_session(tmux, made.pane_id, store, timeout=max(wait, 5.0))
         short = unique_prefix(store, new) if new else ""
     if new:
-        err.print(f"the fork is session {new}: agentlaunch send {agent} --session {short} PROMPT", highlight=False,
-                  soft_wrap=True)  # fmt: skip
+        err.print(
+            f"the fork is session {new}: agentlaunch send {agent} --session {short} PROMPT", highlight=False, soft_wrap=True
+        )
     else:
-        err.print(f"the fork's session id is not known yet: agentlaunch status lists it (as {agent} {FORK_MARK} N)",
-                  highlight=False, soft_wrap=True)  # fmt: skip
+        err.print(
+            f"the fork's session id is not known yet: agentlaunch status lists it (as {agent} {FORK_MARK} N)",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def _known_agent(folder: Path, agent: str) -> AgentSpec:

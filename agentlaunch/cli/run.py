@@ -38,9 +38,13 @@ ResumeOpt = Annotated[
 ]
 ForkOpt = Annotated[
     str | None,
-    typer.Option("--fork", help="Start a new session from this session's conversation (its id or unique start), in the "
-                 "CLI's own interface (Claude Code, Codex; Gemini cannot).", show_default=False),
-]  # fmt: skip
+    typer.Option(
+        "--fork",
+        help="Start a new session from this session's conversation (its id or unique start), in the "
+        "CLI's own interface (Claude Code, Codex; Gemini cannot).",
+        show_default=False,
+    ),
+]
 HeadlessJsonOpt = Annotated[bool, typer.Option("--json", help="Print normalized events as JSON lines on stdout (headless).")]
 QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="No footer on stderr.")]
 TimeoutOpt = Annotated[
@@ -74,11 +78,23 @@ BudgetOpt = Annotated[
 
 @app.command()
 def run(
-    agent: AgentArg, prompt: PromptArg = None, prompt_opt: PromptOpt = None, continue_last: ContinueOpt = False,
-    resume: ResumeOpt = None, as_json: HeadlessJsonOpt = False, quiet: QuietOpt = False, timeout: TimeoutOpt = None,
-    working_dir: WorkingDirOpt = None, line: LineOpt = False, force: ForceOpt = False, worktree: WorktreeOpt = False,
-    budget_usd: BudgetOpt = None, fork: ForkOpt = None, agents_dir: AgentsDirOpt = None, templates_dir: TemplatesOpt = None,
-) -> None:  # fmt: skip
+    agent: AgentArg,
+    prompt: PromptArg = None,
+    prompt_opt: PromptOpt = None,
+    continue_last: ContinueOpt = False,
+    resume: ResumeOpt = None,
+    as_json: HeadlessJsonOpt = False,
+    quiet: QuietOpt = False,
+    timeout: TimeoutOpt = None,
+    working_dir: WorkingDirOpt = None,
+    line: LineOpt = False,
+    force: ForceOpt = False,
+    worktree: WorktreeOpt = False,
+    budget_usd: BudgetOpt = None,
+    fork: ForkOpt = None,
+    agents_dir: AgentsDirOpt = None,
+    templates_dir: TemplatesOpt = None,
+) -> None:
     """Start the agent on its provider CLI: its own interface in the terminal, or one headless turn with a PROMPT.
 
     At a terminal, without a PROMPT, the provider CLI's own interactive
@@ -109,13 +125,21 @@ def run(
     if text is None and not sys.stdin.isatty():
         raise UsageError("no prompt: pass PROMPT, -p PROMPT, or - to read it from stdin (the chat needs a terminal)")
     options = LaunchOptions(
-        agent=agent, agents_dir=paths.agents_dir(agents_dir), templates_dir=templates_dir, working_dir=working_dir,
-        resume=resume, continue_last=continue_last, fork=fork, force=force, worktree=worktree,
+        agent=agent,
+        agents_dir=paths.agents_dir(agents_dir),
+        templates_dir=templates_dir,
+        working_dir=working_dir,
+        resume=resume,
+        continue_last=continue_last,
+        fork=fork,
+        force=force,
+        worktree=worktree,
         # Not with --worktree: the next launch's early start, keyed without it, must not run in the worktree.
-        plan_key=None if worktree else prespawn.plan_key(agent, str(agents_dir) if agents_dir else None,
-                                                         str(working_dir) if working_dir else None),
+        plan_key=None
+        if worktree
+        else prespawn.plan_key(agent, str(agents_dir) if agents_dir else None, str(working_dir) if working_dir else None),
         budget_usd=None if budget_usd is None else check_budget_usd(budget_usd),
-    )  # fmt: skip
+    )
     request = RunRequest(text, line=line, as_json=as_json, quiet=quiet, timeout=timeout)
     mode = choose_mode(options, request)
     raise typer.Exit(run_mode(mode, build_launch(mode.options, mode.views)))

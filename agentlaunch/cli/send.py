@@ -58,21 +58,30 @@ SendTimeoutOpt = Annotated[
 SessionOpt = Annotated[
     str | None,
     typer.Option("--session", help="The session (its id or unique start) when the agent runs more than one.", show_default=False),
-]  # fmt: skip
+]
 SendQuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="No footer or note on stderr.")]
 CommandOpt = Annotated[
     bool,
-    typer.Option("--command", help="PROMPT is a slash command of the agent's interface (/cost): typed as it is; "
-                 "with --wait, send returns once its output settles, or with the answer when it opens a turn."),
-]  # fmt: skip
+    typer.Option(
+        "--command",
+        help="PROMPT is a slash command of the agent's interface (/cost): typed as it is; "
+        "with --wait, send returns once its output settles, or with the answer when it opens a turn.",
+    ),
+]
 
 
 @app.command()
 def send(
-    agent: AgentArg, prompt: SendPromptArg, wait: WaitOpt = False, timeout: SendTimeoutOpt = None,
-    session: SessionOpt = None, quiet: SendQuietOpt = False, as_json: JsonOpt = False, command: CommandOpt = False,
+    agent: AgentArg,
+    prompt: SendPromptArg,
+    wait: WaitOpt = False,
+    timeout: SendTimeoutOpt = None,
+    session: SessionOpt = None,
+    quiet: SendQuietOpt = False,
+    as_json: JsonOpt = False,
+    command: CommandOpt = False,
     agents_dir: AgentsDirOpt = None,
-) -> None:  # fmt: skip
+) -> None:
     """Hand PROMPT to AGENT's running session, as if typed there, and (--wait) print the answer.
 
     The agent runs in a terminal or a tmux pane (`agentlaunch run AGENT`, `agentlaunch tmux up`):
@@ -112,8 +121,9 @@ def send(
     if (problem := prompt_problem(text) or (command_problem(text) if command else None)) is not None:
         raise UsageError(problem)
     started = time.monotonic()
-    client, first = _offer_until_taken(agent, session, (text, command), wait, timeout, quiet=quiet or as_json,
-                                       agents_dir=agents_dir)  # fmt: skip
+    client, first = _offer_until_taken(
+        agent, session, (text, command), wait, timeout, quiet=quiet or as_json, agents_dir=agents_dir
+    )
     try:
         left = None if timeout is None else max(timeout - (time.monotonic() - started), 0.001)
         _answered(client, first, agent, wait, left, timeout, quiet, as_json)
@@ -122,7 +132,13 @@ def send(
 
 
 def _offer_until_taken(
-    agent: str, session: str | None, text: tuple[str, bool], wait: bool, timeout: float | None, *, quiet: bool,
+    agent: str,
+    session: str | None,
+    text: tuple[str, bool],
+    wait: bool,
+    timeout: float | None,
+    *,
+    quiet: bool,
     agents_dir: Path | None = None,
 ) -> tuple[ControlClient, dict[str, Any]]:
     """Offer the prompt until the session takes it; a session still starting is asked again, for a while."""
@@ -155,8 +171,10 @@ def _offer(
         if state == "starting":  # its socket is not named yet
             return None, {"ok": False, "retry": True, "error": f"{agent} is still starting"}
         if state == "paused":
-            raise PromptNotTaken(f"{agent} is paused: its budget is spent; it takes no prompt until the limit is "
-                                 f"raised or agentlaunch resume-budget {agent} confirms")  # fmt: skip
+            raise PromptNotTaken(
+                f"{agent} is paused: its budget is spent; it takes no prompt until the limit is "
+                f"raised or agentlaunch resume-budget {agent} confirms"
+            )
         if state == "exited":  # its session is over (its CLI exited, a budget or `stop` ended it), not a headless turn
             raise PromptNotTaken(what_happened(agent) or f"{agent}'s session has ended (its CLI exited): it takes no prompt")
         raise PromptNotTaken(f"{agent} runs one headless turn ({state}): only a chat or an interface takes prompts")
@@ -176,9 +194,15 @@ def _offer(
 
 
 def _answered(
-    client: ControlClient, first: dict[str, Any], agent: str, wait: bool, left: float | None, timeout: float | None,
-    quiet: bool, as_json: bool,
-) -> None:  # fmt: skip
+    client: ControlClient,
+    first: dict[str, Any],
+    agent: str,
+    wait: bool,
+    left: float | None,
+    timeout: float | None,
+    quiet: bool,
+    as_json: bool,
+) -> None:
     """After the session took the prompt: nothing more (no --wait), or its answer and exit code."""
     session_id = str(first.get("session_id", ""))
     if not wait:
@@ -226,8 +250,10 @@ def resume_budget(agent: AgentArg, session: SessionOpt = None, as_json: JsonOpt 
     record = running_session(agent, session)
     control, state = record.data.get("control"), str(record.data.get("state"))
     if state != "paused" or not isinstance(control, str) or not control:
-        raise PromptNotTaken(f"{agent} is not paused by a budget (it is {state}): nothing to resume",
-                             hint="agentlaunch status shows each agent's state")  # fmt: skip
+        raise PromptNotTaken(
+            f"{agent} is not paused by a budget (it is {state}): nothing to resume",
+            hint="agentlaunch status shows each agent's state",
+        )
     try:
         client = ControlClient(control)
     except OSError as exc:
@@ -258,8 +284,17 @@ def _hint(reply: dict[str, Any]) -> str | None:
 def _print_answer(agent: str, session_id: str, done: dict[str, Any], quiet: bool, as_json: bool) -> None:
     answer = done.get("answer") if isinstance(done.get("answer"), str) else ""
     if as_json:
-        _print_json({"agent": agent, "session_id": session_id, "exit_code": done.get("exit_code"), "answer": answer,
-                     "error": done.get("error"), "usage": done.get("usage"), "cost_usd": done.get("cost_usd")})  # fmt: skip
+        _print_json(
+            {
+                "agent": agent,
+                "session_id": session_id,
+                "exit_code": done.get("exit_code"),
+                "answer": answer,
+                "error": done.get("error"),
+                "usage": done.get("usage"),
+                "cost_usd": done.get("cost_usd"),
+            }
+        )
         return
     shown = visible(str(answer), keep_newlines=True)
     sys.stdout.write(shown if shown.endswith("\n") or not shown else shown + "\n")

@@ -65,9 +65,12 @@ StatusSocketOpt = Annotated[
 
 @app.command()
 def status(
-    as_json: JsonOpt = False, watch: WatchOpt = False, line: StatusLineOpt = None, interval: IntervalOpt = 1.0,
+    as_json: JsonOpt = False,
+    watch: WatchOpt = False,
+    line: StatusLineOpt = None,
+    interval: IntervalOpt = 1.0,
     socket: StatusSocketOpt = None,
-) -> None:  # fmt: skip
+) -> None:
     """Show every running agent: state, context, distance to compaction, cost, the plan's limits.
 
     Records whose agentlaunch process is gone are shown once as stale, then

@@ -83,6 +83,8 @@ UpWorktreeOpt = Annotated[
 UpResumeOpt = Annotated[
     bool, typer.Option("--resume", help="Bring each agent back with its latest session, in the tmux session it ran in.")
 ]
+
+
 def throttle_value(value: str) -> int:
     """``--max-starting``'s value: a whole number from 1, else a usage error (exit 2) saying what is expected."""
     number = int(value) if value.strip().lstrip("+-").isdigit() else None
@@ -113,11 +115,19 @@ UpFreshOpt = Annotated[
 
 @tmux_app.command("up")
 def tmux_up(
-    agents: UpAgentsArg, session: UpSessionOpt = None, layout: LayoutOpt = None, attach_: AttachOpt = None,
-    socket: SocketOpt = None, wait: UpWaitOpt = 30.0, worktree: UpWorktreeOpt = False, resume: UpResumeOpt = False,
-    fresh: UpFreshOpt = False, max_starting: MaxStartingOpt = None, agents_dir: AgentsDirOpt = None,
+    agents: UpAgentsArg,
+    session: UpSessionOpt = None,
+    layout: LayoutOpt = None,
+    attach_: AttachOpt = None,
+    socket: SocketOpt = None,
+    wait: UpWaitOpt = 30.0,
+    worktree: UpWorktreeOpt = False,
+    resume: UpResumeOpt = False,
+    fresh: UpFreshOpt = False,
+    max_starting: MaxStartingOpt = None,
+    agents_dir: AgentsDirOpt = None,
     templates_dir: TemplatesOpt = None,
-) -> None:  # fmt: skip
+) -> None:
     """Start each AGENT in the tmux session (created when missing), running `agentlaunch run AGENT`.
 
     Idempotent: agents already running there are left alone, missing ones
@@ -150,9 +160,16 @@ def tmux_up(
     groups = up_groups(agents, folder, session=session, layout=layout, resume=resume, worktree=worktree)
     plans = [
         plan_up(
-            tmux, [p.agent for p in group], session=where, layout=how, agents_dir=folder, templates_dir=templates_dir,
-            worktree=worktree, ways=ways_of(group), fresh=fresh,
-        )  # fmt: skip
+            tmux,
+            [p.agent for p in group],
+            session=where,
+            layout=how,
+            agents_dir=folder,
+            templates_dir=templates_dir,
+            worktree=worktree,
+            ways=ways_of(group),
+            fresh=fresh,
+        )
         for (where, how), group in groups.items()
     ]
     outcomes = start_plans(tmux, plans, wait=wait, max_starting=throttle, fresh=fresh)
@@ -182,8 +199,10 @@ def start_plans(tmux: Tmux, plans: list[TeamUp], *, wait: float, max_starting: i
     if wait > 0:
         return start_team(TmuxPanes(tmux), pending, max_starting=max_starting, timeout=wait, say=progress)
     if len(pending) > max_starting:
-        progress(f"--wait 0: all {len(pending)} started at once (the throttle of {max_starting} waits for each agent "
-                 "to report that it is up, which --wait 0 does not check)")  # fmt: skip
+        progress(
+            f"--wait 0: all {len(pending)} started at once (the throttle of {max_starting} waits for each agent "
+            "to report that it is up, which --wait 0 does not check)"
+        )
     return [AgentStart(p.agent, p.launch(), True, "started (not checked: --wait 0)") for p in pending]
 
 
@@ -207,9 +226,13 @@ def up_groups(
     plans = [datarecord.replace(p, way=way_back(p.row)) if p.row is not None else p for p in plans]  # a folder gone: refused now
     ways = ways_of(plans)
     # Every agent, whichever tmux session it goes to, is checked before anything is created.
-    validate_agents([p.agent for p in plans], folder.expanduser().resolve(), worktree=worktree,
-                    working_dirs={a: w.start for a, w in ways.items()},
-                    worktree_agents=[a for a, w in ways.items() if w.worktree is not None])  # fmt: skip
+    validate_agents(
+        [p.agent for p in plans],
+        folder.expanduser().resolve(),
+        worktree=worktree,
+        working_dirs={a: w.start for a, w in ways.items()},
+        worktree_agents=[a for a, w in ways.items() if w.worktree is not None],
+    )
     for plan in plans:
         err.print(for_markup(plan.said()), markup=True, highlight=False, soft_wrap=True)
         groups.setdefault((plan.session, plan.layout), []).append(plan)
@@ -263,8 +286,10 @@ def report_up(result: UpResult, outcomes: list[AgentStart], session: str, socket
         else:
             err.print(
                 f"  {o.agent:<{width}}  [bold red]{for_markup(o.detail)}[/] [dim](pane {o.pane_id} kept)[/]",
-                markup=True, highlight=False, soft_wrap=True,
-            )  # fmt: skip
+                markup=True,
+                highlight=False,
+                soft_wrap=True,
+            )
     for name in result.running:
         err.print(f"  {name:<{width}}  already running", highlight=False)
     ok = {o.agent for o in outcomes if o.started}

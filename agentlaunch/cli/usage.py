@@ -48,11 +48,18 @@ def _calls_table(session: str, calls: list[CallRecord], misses: list[str | None]
     for i, (call, miss) in enumerate(zip(calls, misses, strict=True), 1):
         hit = call_record(call)["cache_hit_ratio"]
         table.add_row(
-            str(i), f"{call.at.astimezone():%Y-%m-%d %H:%M:%S}", str(call.turn or ""), for_markup(call.model or "?"),
-            f"{call.usage.input:,}", writes_cell(call.usage.cache_write, call.usage.cache_write_1h),
-            f"{call.usage.cache_read:,}", f"{call.usage.output:,}",
-            "-" if hit is None else f"{hit:.0%}", format_cost(call.cost_usd), for_markup(miss) if miss else "",
-        )  # fmt: skip
+            str(i),
+            f"{call.at.astimezone():%Y-%m-%d %H:%M:%S}",
+            str(call.turn or ""),
+            for_markup(call.model or "?"),
+            f"{call.usage.input:,}",
+            writes_cell(call.usage.cache_write, call.usage.cache_write_1h),
+            f"{call.usage.cache_read:,}",
+            f"{call.usage.output:,}",
+            "-" if hit is None else f"{hit:.0%}",
+            format_cost(call.cost_usd),
+            for_markup(miss) if miss else "",
+        )
     return table
 
 
@@ -73,10 +80,16 @@ CsvOpt = Annotated[bool, typer.Option("--csv", help="CSV on stdout.")]
 
 @usage_app.callback(invoke_without_command=True)
 def usage(
-    ctx: typer.Context, by: ByOpt = "day", agent: UsageAgentOpt = None, session: UsageSessionOpt = None,
-    since: SinceOpt = None, calls: CallsOpt = False, chart: ChartOpt = None, as_json: JsonOpt = False,
+    ctx: typer.Context,
+    by: ByOpt = "day",
+    agent: UsageAgentOpt = None,
+    session: UsageSessionOpt = None,
+    since: SinceOpt = None,
+    calls: CallsOpt = False,
+    chart: ChartOpt = None,
+    as_json: JsonOpt = False,
     as_csv: CsvOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """What past sessions cost, and whether prompt caching landed.
 
     Columns: calls, uncached input, cache write, cache read, output, cost,
@@ -139,7 +152,6 @@ def show_calls(session: str, *, as_json: bool, as_csv: bool) -> None:
         sys.stdout.write(calls_csv(records, misses))
     else:
         out.print(_calls_table(session, records, misses))
-
 
 
 @usage_app.command("export")

@@ -37,8 +37,16 @@ def agentlaunch(args: list[str], socket: str | None, cwd: Path | None = None) ->
         env[SOCKET_ENV] = socket
     env.pop("TMUX_PANE", None)  # the deck's own pane is not the agent's
     try:
-        proc = subprocess.run([sys.executable, "-m", "agentlaunch", *args], capture_output=True, text=True, env=env,
-                              stdin=subprocess.DEVNULL, timeout=COMMAND_TIMEOUT, cwd=cwd, check=False)  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, "-m", "agentlaunch", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            timeout=COMMAND_TIMEOUT,
+            cwd=cwd,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         return Outcome(124, f"agentlaunch {args[0]} did not finish within {COMMAND_TIMEOUT:g}s")
     except OSError as exc:
@@ -107,8 +115,10 @@ def ways_back(deck: Place | None, inside: bool, team: bool) -> str:
     if deck is not None and not team:
         return f"the deck runs in tmux session {deck.session}, the agents in others: prefix L (last session) comes back"
     if deck is not None:
-        return (f"the deck is a window of tmux session {deck.session}: from an agent of that session prefix l (last "
-                "window) comes back, from an agent in another session prefix L (last session)")  # fmt: skip
+        return (
+            f"the deck is a window of tmux session {deck.session}: from an agent of that session prefix l (last "
+            "window) comes back, from an agent in another session prefix L (last session)"
+        )
     if inside:
         return "the deck runs in another tmux server than the agents: Enter cannot reach them from here"
     return "outside tmux Enter attaches: prefix d (detach) comes back"
@@ -149,8 +159,15 @@ def _git_said(path: str, args: list[str], ok_only: bool = False) -> str:
 
 
 def _git(cwd: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", "-C", cwd, *args], capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                          timeout=timeout, check=False, errors="replace")  # fmt: skip
+    return subprocess.run(
+        ["git", "-C", cwd, *args],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=timeout,
+        check=False,
+        errors="replace",
+    )
 
 
 def merge_worktree(repo: str, path: str, branch: str, base: str | None) -> Outcome:

@@ -54,9 +54,13 @@ class Deck(WatchedBoard):
     ]
 
     def __init__(
-        self, sources: Sources, *, socket: str | None = None, watch: bool = True,
+        self,
+        sources: Sources,
+        *,
+        socket: str | None = None,
+        watch: bool = True,
         first: Future[tuple[float, list[Row]]] | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """``socket``: the agents' tmux server's socket name, for the commands a key runs."""
         super().__init__(sources, watch=watch, first=first)
         self.socket = socket
@@ -130,8 +134,9 @@ class Deck(WatchedBoard):
     def action_send(self) -> None:
         row = self._need_row()
         if row is not None:
-            self.push_screen(Ask(f"send to {row.label}:"),
-                             lambda text: self.on_agent(row, lambda now: self._send(now, text)) if text else None)  # fmt: skip
+            self.push_screen(
+                Ask(f"send to {row.label}:"), lambda text: self.on_agent(row, lambda now: self._send(now, text)) if text else None
+            )
 
     def _send(self, row: Row, text: str | None) -> None:
         if text:
@@ -182,8 +187,10 @@ class Deck(WatchedBoard):
         choices = choices_of(self.sources)
         if not choices:
             where = self.sources.agents_dir
-            self.say((f"no agent is defined in {where}" if where else "no agents directory")
-                     + ": + starts one without a definition; agentlaunch init makes definitions")  # fmt: skip
+            self.say(
+                (f"no agent is defined in {where}" if where else "no agents directory")
+                + ": + starts one without a definition; agentlaunch init makes definitions"
+            )
         self.push_screen(PickDefinition(choices), self._picked)
 
     def _picked(self, name: str | None) -> None:
@@ -195,8 +202,7 @@ class Deck(WatchedBoard):
         if name.startswith(ADHOC):
             defined = defined_names(self.sources.agents_dir)
             providers = PROVIDERS  # in the order people are shown them: the three CLIs, then the offline fake
-            self.push_screen(AdHocForm(name[len(ADHOC) :], providers, Path.cwd(), defined, self.sources.agents_dir),
-                             self._adhoc)  # fmt: skip
+            self.push_screen(AdHocForm(name[len(ADHOC) :], providers, Path.cwd(), defined, self.sources.agents_dir), self._adhoc)
             return
         sessions = sorted({r.tmux_session for r in self.rows if r.tmux_session})
         self.push_screen(StartForm(name, sessions, default_session(self.rows, name, self.deck_place())), self._new)

@@ -115,8 +115,7 @@ class Board(App[None]):
         needle = self.filter_text.lower()
         now = datetime.now(UTC)
         taken: set[str] = set()
-        shown = [(r, Line(line_key(r, taken), tuple(visible(t) for t in cells(r, now)), style_of(r), r.agent))
-                 for r in self.rows]  # fmt: skip
+        shown = [(r, Line(line_key(r, taken), tuple(visible(t) for t in cells(r, now)), style_of(r), r.agent)) for r in self.rows]
         if needle:
             shown = [(r, line) for r, line in shown if needle in " ".join(line.cells).lower()]
         self.shown = [r for r, _ in shown]

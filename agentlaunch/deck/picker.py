@@ -83,8 +83,14 @@ class NewAgent:
     session: str = ""  # empty: `tmux up`'s own ($AGENTLAUNCH_TMUX_SESSION, else agentlaunch)
 
     def up_args(self) -> list[str]:
-        return ["tmux", "up", self.name, "--no-attach", *(["--worktree"] if self.worktree else []),
-                *(["--session", self.session] if self.session else [])]  # fmt: skip
+        return [
+            "tmux",
+            "up",
+            self.name,
+            "--no-attach",
+            *(["--worktree"] if self.worktree else []),
+            *(["--session", self.session] if self.session else []),
+        ]
 
 
 @dataclass(frozen=True)
@@ -258,8 +264,11 @@ class AdHocForm(ModalScreen[AdHoc | None]):
             yield Input(placeholder="model (empty: the CLI's own)", id="model")
             yield Input(value=str(self.folder), placeholder="the folder it works in", id="folder")
             where = f"in {self.save_to}" if self.save_to is not None else "(no agents directory)"
-            yield Tick(f"save it as a definition {where} (else it is kept in agentlaunch's state folder)", id="save",
-                       disabled=self.save_to is None)  # fmt: skip
+            yield Tick(
+                f"save it as a definition {where} (else it is kept in agentlaunch's state folder)",
+                id="save",
+                disabled=self.save_to is None,
+            )
             yield Label("", id="problem", markup=False)
 
     def on_mount(self) -> None:

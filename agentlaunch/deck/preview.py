@@ -72,8 +72,11 @@ def parse(stdout: str) -> PaneShot:
     body = body[-CAPTURE_LIMIT:]
     cursor, height, width = (int(g) for g in geometry) if geometry else (None, 0, 0)
     # Parsed whole, then split: tmux carries a colour begun on one row into the next without repeating it.
-    lines = list(Text.from_ansi(body, no_wrap=True).split("\n", allow_blank=True)) if "\x1b" in body else [
-        Text(line) for line in body.split("\n")]  # fmt: skip
+    lines = (
+        list(Text.from_ansi(body, no_wrap=True).split("\n", allow_blank=True))
+        if "\x1b" in body
+        else [Text(line) for line in body.split("\n")]
+    )
     plain = [_ESCAPES.sub("", line) for line in body.split("\n")]
     if len(plain) != len(lines):  # a stray escape the decoder read otherwise: the decoder's rows are what is shown
         plain = [line.plain for line in lines]

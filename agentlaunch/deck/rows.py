@@ -173,21 +173,53 @@ def row_of(sources: Sources, agent: Agent, worktrees: dict[str, WorktreeState], 
         wd = str(d.get("working_dir") or "")
         tree = worktrees.get(wd)
         repo = tree.worktree.repo if tree else (repo_of(sources, wd) if wd else "")
-        return Row(agent.key, agent.name, deck_state(agent), str(d.get("provider") or ""), str(d.get("model") or ""), repo,
-                   d, _since(d), pane.pane_id if pane else None, pane.tmux_session if pane else None, agent.session_id,
-                   wd or None, agent.problem, worktree=tree, fork=agent.fork, number=agent.number,
-                   flag=FLAGS.get(agent.state, "") if agent.problem else "")  # fmt: skip
+        return Row(
+            agent.key,
+            agent.name,
+            deck_state(agent),
+            str(d.get("provider") or ""),
+            str(d.get("model") or ""),
+            repo,
+            d,
+            _since(d),
+            pane.pane_id if pane else None,
+            pane.tmux_session if pane else None,
+            agent.session_id,
+            wd or None,
+            agent.problem,
+            worktree=tree,
+            fork=agent.fork,
+            number=agent.number,
+            flag=FLAGS.get(agent.state, "") if agent.problem else "",
+        )
     if pane is not None:
-        return Row(agent.key, agent.name, deck_state(agent), pane=pane.pane_id, tmux_session=pane.tmux_session,
-                   session_id=agent.session_id, worktree=by_agent_tree.get(agent.name), fork=agent.fork,
-                   number=agent.number)  # fmt: skip
-    return Row(agent.key, agent.name, agent.state, problem=agent.problem, flag=FLAGS.get(agent.state, ""),
-               worktree=None if agent.state == states.UNREADABLE else by_agent_tree.get(agent.name))  # fmt: skip
+        return Row(
+            agent.key,
+            agent.name,
+            deck_state(agent),
+            pane=pane.pane_id,
+            tmux_session=pane.tmux_session,
+            session_id=agent.session_id,
+            worktree=by_agent_tree.get(agent.name),
+            fork=agent.fork,
+            number=agent.number,
+        )
+    return Row(
+        agent.key,
+        agent.name,
+        agent.state,
+        problem=agent.problem,
+        flag=FLAGS.get(agent.state, ""),
+        worktree=None if agent.state == states.UNREADABLE else by_agent_tree.get(agent.name),
+    )
 
 
 def gather(
-    sources: Sources, worktrees: dict[str, WorktreeState] | None = None, today: dict[str, float] | None = None,
-    *, panes_again: bool = True,
+    sources: Sources,
+    worktrees: dict[str, WorktreeState] | None = None,
+    today: dict[str, float] | None = None,
+    *,
+    panes_again: bool = True,
 ) -> list[Row]:
     """Every agent, most urgent first, then by repository and name. Without ``panes_again``, tmux's panes as last
     listed, unless a record came or went since (a record that only changed its state is in the same pane)."""
@@ -204,8 +236,7 @@ def gather(
             names = agent_names(sources.agents_dir)
         except AgentlaunchError as exc:
             problem = Row("agents-dir", "(agents)", "unreadable", problem=exc.message.splitlines()[0], flag="agents dir")
-    fleet = join(records, sources.panes, unreadable=unreadable, names=names,
-                 note=lambda name: read_note(name, sources.state_dir))  # fmt: skip
+    fleet = join(records, sources.panes, unreadable=unreadable, names=names, note=lambda name: read_note(name, sources.state_dir))
     by_agent_tree = {w.worktree.agent: w for w in worktrees.values()}
     rows = [row_of(sources, agent, worktrees, by_agent_tree) for agent in fleet]
     rows += [problem] if problem is not None else []
@@ -225,8 +256,11 @@ def gather(
 
 
 def first_read(
-    sources: Sources, worktrees: dict[str, WorktreeState] | None = None, today: dict[str, float] | None = None,
-    *, panes_again: bool = True,
+    sources: Sources,
+    worktrees: dict[str, WorktreeState] | None = None,
+    today: dict[str, float] | None = None,
+    *,
+    panes_again: bool = True,
 ) -> tuple[float, list[Row]]:
     """The status folder's mtime, then every agent as :func:`gather` reads them: a record written after the read
     changes the folder's mtime, which the deck compares (its watch just up, or on its tick without one)."""
@@ -294,5 +328,15 @@ def cells(row: Row, now: datetime | None = None) -> tuple[str, ...]:
     d = row.record
     model = "/".join(x for x in (row.provider, row.model) if x)
     today = f"${row.today:.4f}" if row.today is not None else ""
-    return (row.label, state_cell(row, now), model, context_cell(d), str(d.get("cost") or ""), today, cache_cell(d, now),
-            limits_text(d, now) or "", branch_cell(row.worktree), Path(row.repo).name if row.repo else "")  # fmt: skip
+    return (
+        row.label,
+        state_cell(row, now),
+        model,
+        context_cell(d),
+        str(d.get("cost") or ""),
+        today,
+        cache_cell(d, now),
+        limits_text(d, now) or "",
+        branch_cell(row.worktree),
+        Path(row.repo).name if row.repo else "",
+    )

@@ -34,8 +34,12 @@ class WatchedBoard(Board):
     """The board, read again when a record changes, on its timers, and by its worker threads."""
 
     def __init__(
-        self, sources: Sources, *, watch: bool = True, first: Future[tuple[float, list[Row]]] | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        sources: Sources,
+        *,
+        watch: bool = True,
+        first: Future[tuple[float, list[Row]]] | None = None,
+    ) -> None:
         """``watch``: inotify on the status folder (else its mtime once a second)."""
         super().__init__(sources, first=first)
         self.use_watch = watch

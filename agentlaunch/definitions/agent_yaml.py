@@ -91,8 +91,10 @@ def _validation_problems(path: Path, exc: ValidationError, allowed: list[str]) -
     for err in exc.errors():
         field = ".".join(str(p) for p in err["loc"]) or "(top)"
         if err["type"] == "extra_forbidden" and err["loc"][:1] == ("budget",):
-            message = ("unknown key (allowed: session_usd, daily_usd, session_tokens, daily_tokens, five_hour_percent, "
-                       "seven_day_percent, on_spent; budgets are in US dollars)")
+            message = (
+                "unknown key (allowed: session_usd, daily_usd, session_tokens, daily_tokens, five_hour_percent, "
+                "seven_day_percent, on_spent; budgets are in US dollars)"
+            )
         elif err["type"] == "extra_forbidden":
             message = "unknown key (allowed: " + ", ".join(allowed) + ")"
         else:

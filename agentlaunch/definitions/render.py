@@ -39,9 +39,16 @@ from agentlaunch.errors import DefinitionError
 from agentlaunch.providers.descriptors import describe
 
 __all__ = [
-    "INSTRUCTIONS_TEMPLATE", "STARTUP_TEMPLATE", "Rendered", "VolatileUse", "estimate_tokens", "part_label",
-    "quantize_time", "sections", "template_variables",
-]  # fmt: skip
+    "INSTRUCTIONS_TEMPLATE",
+    "STARTUP_TEMPLATE",
+    "Rendered",
+    "VolatileUse",
+    "estimate_tokens",
+    "part_label",
+    "quantize_time",
+    "sections",
+    "template_variables",
+]
 
 # Variables whose value changes per day or per directory: they move the cache boundary.
 VOLATILE = ("DATE", "WORKING_DIR")

@@ -111,10 +111,12 @@ def instructions(spec: AgentSpec, working_dir: Path, today: date, state_dir: Pat
     key = None
     if templates is not None:
         inputs = [
-            spec.provider, template_variables(spec, working_dir, today), spec.prefix_order,
+            spec.provider,
+            template_variables(spec, working_dir, today),
+            spec.prefix_order,
             [[part_label(spec, p), p.name, str(p.path), p.text, p is spec.soul, p is spec.instructions] for p in sections(spec)],
             [[s.name, s.description] for s in spec.skills],
-        ]  # fmt: skip
+        ]
         key = _key("instructions", templates, inputs)
         if (found := _rendered(_read(state_dir, key))) is not None:
             return found
@@ -123,9 +125,12 @@ def instructions(spec: AgentSpec, working_dir: Path, today: date, state_dir: Pat
     rendered = render_instructions(spec, working_dir, today, templates_dir=templates_dir)
     if key is not None:
         record = {
-            "text": rendered.text, "filename": rendered.filename, "offset": rendered.first_volatile_offset,
-            "volatile": [[v.variable, v.source] for v in rendered.volatile], "parts": [list(p) for p in rendered.parts],
-        }  # fmt: skip
+            "text": rendered.text,
+            "filename": rendered.filename,
+            "offset": rendered.first_volatile_offset,
+            "volatile": [[v.variable, v.source] for v in rendered.volatile],
+            "parts": [list(p) for p in rendered.parts],
+        }
         _keep(state_dir, key, record)
     return rendered
 
@@ -147,7 +152,7 @@ def _rendered(record: dict[str, Any] | None) -> Rendered | None:
 
 def startup(
     spec: AgentSpec, session_id: str | None, working_dir: Path, now: datetime, state_dir: Path, templates_dir: Path | None = None
-) -> str:  # fmt: skip
+) -> str:
     """:func:`agentlaunch.definitions.render.render_startup`, kept by its inputs with a stand-in for the session id."""
     templates = templates_digest(templates_dir)
     own = templates_dir is None or template_source([str(templates_dir)], [STARTUP_TEMPLATE]) is None

@@ -39,8 +39,18 @@ from agentlaunch.fsutil import read_regular
 
 SETTINGS_FILE = "config.yaml"
 SETTINGS_LIMIT = 1 << 20
-KEYS = ("notify", "notify_after", "bell", "desktop_notify", "worktrees_dir", "budget", "otel", "ready_timeout", "stall_timeout",
-        "max_starting")
+KEYS = (
+    "notify",
+    "notify_after",
+    "bell",
+    "desktop_notify",
+    "worktrees_dir",
+    "budget",
+    "otel",
+    "ready_timeout",
+    "stall_timeout",
+    "max_starting",
+)
 DEFAULT_MAX_STARTING = 3  # CLIs `tmux up` starts at a time: a team of 20 started at once is a swap storm on a laptop
 THROTTLE_EXPECTED = "expected a whole number of agents started at a time, 1 or more"
 
@@ -147,8 +157,9 @@ def global_budget(budget: object, where: str) -> dict[str, Any]:
             ok = value in ON_SPENT
             what = "stop or pause"
         else:
-            problems.append(f"{where}: budget.{key}: unknown key (allowed: daily_usd, daily_tokens, on_spent; "
-                            "budgets are in US dollars)")
+            problems.append(
+                f"{where}: budget.{key}: unknown key (allowed: daily_usd, daily_tokens, on_spent; budgets are in US dollars)"
+            )
             continue
         if ok:
             out[key] = value

@@ -24,15 +24,53 @@ MAX_INT_BITS = 1 << 16
 
 # Filters that turn their input (or an argument) into text: containers are weighed first.
 STRINGIFYING = frozenset(
-    ("capitalize", "center", "e", "escape", "forceescape", "format", "indent", "join", "lower", "pprint", "replace",
-     "reverse", "safe", "string", "striptags", "title", "tojson", "trim", "truncate", "upper", "urlencode", "urlize",
-     "wordcount", "wordwrap", "xmlattr")
-)  # fmt: skip
+    (
+        "capitalize",
+        "center",
+        "e",
+        "escape",
+        "forceescape",
+        "format",
+        "indent",
+        "join",
+        "lower",
+        "pprint",
+        "replace",
+        "reverse",
+        "safe",
+        "string",
+        "striptags",
+        "title",
+        "tojson",
+        "trim",
+        "truncate",
+        "upper",
+        "urlencode",
+        "urlize",
+        "wordcount",
+        "wordwrap",
+        "xmlattr",
+    )
+)
 # Filters that walk every item of their input.
 ITERATING = frozenset(
-    ("batch", "dictsort", "groupby", "join", "list", "map", "reject", "rejectattr", "select", "selectattr", "slice", "sort",
-     "sum", "unique")
-)  # fmt: skip
+    (
+        "batch",
+        "dictsort",
+        "groupby",
+        "join",
+        "list",
+        "map",
+        "reject",
+        "rejectattr",
+        "select",
+        "selectattr",
+        "slice",
+        "sort",
+        "sum",
+        "unique",
+    )
+)
 _PERCENT = re.compile(r"%(?:\(([^)]*)\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[hlL]?(.)", re.DOTALL)
 DIGITS = re.compile(r"\d+")
 

@@ -103,9 +103,13 @@ def text_reply(text: str, usage: ApiUsage | None = None, delay: float = 0.0) -> 
 
 
 def tool_reply(
-    name: str, input: Mapping[str, Any], usage: ApiUsage | None = None, text: str = "", delay: float = 0.0,
+    name: str,
+    input: Mapping[str, Any],
+    usage: ApiUsage | None = None,
+    text: str = "",
+    delay: float = 0.0,
     more: tuple[tuple[str, Mapping[str, Any]], ...] = (),
-) -> ToolUseReply:  # fmt: skip
+) -> ToolUseReply:
     return ToolUseReply(name, dict(input), usage or ApiUsage(), text, None, delay, more)
 
 

@@ -18,8 +18,25 @@ if TYPE_CHECKING:  # only mypy reads these
     from agentlaunch.fleet.model import Agent, Fleet
 
 VERSION = 1
-AGENT_FIELDS = ("agent", "label", "state", "needs_you", "running", "session_id", "fork_of", "fork_number", "pid",
-                "working_dir", "provider", "model", "tmux", "problem", "stopped", "setup", "record")  # fmt: skip
+AGENT_FIELDS = (
+    "agent",
+    "label",
+    "state",
+    "needs_you",
+    "running",
+    "session_id",
+    "fork_of",
+    "fork_number",
+    "pid",
+    "working_dir",
+    "provider",
+    "model",
+    "tmux",
+    "problem",
+    "stopped",
+    "setup",
+    "record",
+)
 """Every agent object's keys, in this order (each present, null when it does not apply)."""
 TMUX_FIELDS = ("session", "pane", "window", "dead", "exit_status")
 
@@ -47,11 +64,19 @@ def agent_json(agent: Agent) -> dict[str, Any]:
         "working_dir": agent.working_dir,
         "provider": _text(data.get("provider")),
         "model": _text(data.get("model")),
-        "tmux": None if pane is None else {"session": pane.tmux_session, "pane": pane.pane_id, "window": pane.window_name,
-                                           "dead": pane.dead, "exit_status": agent.exit_status},  # fmt: skip
+        "tmux": None
+        if pane is None
+        else {
+            "session": pane.tmux_session,
+            "pane": pane.pane_id,
+            "window": pane.window_name,
+            "dead": pane.dead,
+            "exit_status": agent.exit_status,
+        },
         "problem": agent.problem,
-        "stopped": None if note is None else {"reason": _text(note.get("reason")), "at": _text(note.get("at")),
-                                               "session_id": _text(note.get("session_id"))},  # fmt: skip
+        "stopped": None
+        if note is None
+        else {"reason": _text(note.get("reason")), "at": _text(note.get("at")), "session_id": _text(note.get("session_id"))},
         "setup": agent.setup.shown() if agent.setup is not None else None,
         "record": agent.record.as_dict() if agent.record is not None else None,
     }
@@ -67,6 +92,15 @@ def ordered(agents: Sequence[Agent]) -> list[Agent]:
     return sorted(agents, key=lambda a: (0 if a.needs_you else 1 if a.running else 2, a.name, a.key))
 
 
-STATES = (*states.STATES, states.STALE, states.DEAD, states.STOPPED, states.BUDGET_STOPPED, states.SETTING_UP,
-          states.SETUP_FAILED, states.UNREADABLE, states.NOT_RUNNING)  # fmt: skip
+STATES = (
+    *states.STATES,
+    states.STALE,
+    states.DEAD,
+    states.STOPPED,
+    states.BUDGET_STOPPED,
+    states.SETTING_UP,
+    states.SETUP_FAILED,
+    states.UNREADABLE,
+    states.NOT_RUNNING,
+)
 """Every ``state`` the contract gives (written with ``-`` for a space: ``budget-stopped``, ``not-running``)."""

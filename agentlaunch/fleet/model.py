@@ -32,9 +32,19 @@ class Agent:
 
     __slots__ = ("fork", "key", "name", "note", "number", "pane", "problem", "record", "setup", "state")
 
-    def __init__(self, key: str, name: str, state: str, *, record: StatusRecord | None = None, pane: Pane | None = None,
-                 setup: Setup | None = None, note: dict[str, Any] | None = None, problem: str | None = None,
-                 fork: str = "") -> None:  # fmt: skip
+    def __init__(
+        self,
+        key: str,
+        name: str,
+        state: str,
+        *,
+        record: StatusRecord | None = None,
+        pane: Pane | None = None,
+        setup: Setup | None = None,
+        note: dict[str, Any] | None = None,
+        problem: str | None = None,
+        fork: str = "",
+    ) -> None:
         self.key, self.name, self.state = key, name, state
         """``key``: unique and stable across reads (``live:<pid>.json``, ``pane:%3``, ``def:NAME``...)."""
         self.record, self.pane, self.setup, self.note, self.problem = record, pane, setup, note, problem
@@ -80,9 +90,14 @@ class Agent:
 
 
 def join(
-    records: Sequence[StatusRecord], panes: Sequence[Pane] = (), *, unreadable: Sequence[tuple[str, str]] = (),
-    setups: Sequence[Setup] = (), names: Iterable[str] = (), note: Callable[[str], dict[str, Any] | None] | None = None,
-) -> list[Agent]:  # fmt: skip
+    records: Sequence[StatusRecord],
+    panes: Sequence[Pane] = (),
+    *,
+    unreadable: Sequence[tuple[str, str]] = (),
+    setups: Sequence[Setup] = (),
+    names: Iterable[str] = (),
+    note: Callable[[str], dict[str, Any] | None] | None = None,
+) -> list[Agent]:
     """Every agent, once: a running session per record (stale ones flagged), a pane whose agent died (unless that
     session runs, or the agent runs elsewhere and the pane is not a fork's: then it is its past), a worktree setup
     that failed or runs, a file that is no record, then each agent of ``names`` not seen yet (``stopped`` when
@@ -108,8 +123,7 @@ def join(
         state = states.SETTING_UP if s.running else states.SETUP_FAILED
         agents.append(Agent(f"setup:{s.agent}:{s.worktree}", s.agent, state, setup=s))
     for file, why in unreadable:
-        agents.append(Agent(f"bad:{file}", file.removesuffix(".json"), states.UNREADABLE,
-                            problem=f"status record {file} {why}"))  # fmt: skip
+        agents.append(Agent(f"bad:{file}", file.removesuffix(".json"), states.UNREADABLE, problem=f"status record {file} {why}"))
     shown = {a.name for a in agents}
     for name in names:
         if name in shown:
@@ -153,8 +167,9 @@ class Fleet:
 
     __slots__ = ("agents", "problems", "records", "setups", "tmux")
 
-    def __init__(self, agents: list[Agent], records: list[StatusRecord], tmux: Listing | None, setups: list[Setup],
-                 problems: list[str]) -> None:  # fmt: skip
+    def __init__(
+        self, agents: list[Agent], records: list[StatusRecord], tmux: Listing | None, setups: list[Setup], problems: list[str]
+    ) -> None:
         self.agents, self.records, self.tmux, self.setups, self.problems = agents, records, tmux, setups, problems
 
     @property
@@ -164,9 +179,14 @@ class Fleet:
 
 
 def read_fleet(
-    state_dir: str | os.PathLike[str] | None = None, *, tmux: TmuxLike | None = None, listing: Listing | None = None,
-    names: Iterable[str] = (), with_setups: bool = True, clean: bool = False,
-) -> Fleet:  # fmt: skip
+    state_dir: str | os.PathLike[str] | None = None,
+    *,
+    tmux: TmuxLike | None = None,
+    listing: Listing | None = None,
+    names: Iterable[str] = (),
+    with_setups: bool = True,
+    clean: bool = False,
+) -> Fleet:
     """The fleet now: the records of ``state_dir`` (the user's), the panes of ``tmux`` (or a ``listing`` already
     made; none without either), its worktree setups and notes, and the agents ``names`` defines."""
     from agentlaunch.fleet.notes import read_note
@@ -178,8 +198,14 @@ def read_fleet(
     found = setups(state_dir) if with_setups else []
     listing = pending.result() if pending is not None else listing
     problems = [listing.problem] if listing is not None and listing.problem else []
-    agents = join(records, listing.panes if listing is not None else (), unreadable=unreadable, setups=found,
-                  names=names, note=lambda name: read_note(name, state_dir))  # fmt: skip
+    agents = join(
+        records,
+        listing.panes if listing is not None else (),
+        unreadable=unreadable,
+        setups=found,
+        names=names,
+        note=lambda name: read_note(name, state_dir),
+    )
     return Fleet(agents, records, listing, found, problems)
 
 

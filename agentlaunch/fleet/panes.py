@@ -37,9 +37,21 @@ AGENT_OPTION = "@agentlaunch_agent"  # which agent a pane runs
 SESSION_OPTION = "@agentlaunch_session"  # the session its launch named: a pane that died is restarted in it
 FORK_OPTION = "@agentlaunch_fork"  # on a fork's pane (`agentlaunch fork`): the session it started from
 TILED_OPTION = "@agentlaunch_tiled"  # on the window `tmux up --layout tiled` made
-FIELDS = ("#{" + AGENT_OPTION + "}", "#{session_name}", "#{pane_id}", "#{pane_dead}", "#{pane_dead_status}",
-          "#{pane_pid}", "#{" + STOPPED_OPTION + "}", "#{" + SESSION_OPTION + "}", "#{" + FORK_OPTION + "}",
-          "#{" + TILED_OPTION + "}", "#{window_id}", "#{window_name}", "#{pane_title}")  # fmt: skip
+FIELDS = (
+    "#{" + AGENT_OPTION + "}",
+    "#{session_name}",
+    "#{pane_id}",
+    "#{pane_dead}",
+    "#{pane_dead_status}",
+    "#{pane_pid}",
+    "#{" + STOPPED_OPTION + "}",
+    "#{" + SESSION_OPTION + "}",
+    "#{" + FORK_OPTION + "}",
+    "#{" + TILED_OPTION + "}",
+    "#{window_id}",
+    "#{window_name}",
+    "#{pane_title}",
+)
 """What is listed of each pane, in this order, tab-separated; the title last (a CLI sets it: it may hold a tab)."""
 PANE_FORMAT = "\t".join(FIELDS)
 MAX_LIST = 16 << 20  # what tmux list-panes prints is read up to this (a few KiB with a hundred panes)
@@ -49,14 +61,39 @@ SOCKET_ENV = "AGENTLAUNCH_TMUX_SOCKET"  # the tmux server `tmux up` and the read
 class Pane:
     """One pane as tmux listed it (agentlaunch's or not: ``agent`` is "" for a pane of anyone else's)."""
 
-    __slots__ = ("agent", "dead", "exit_status", "fork", "pane_id", "pid", "session_id", "stopped", "tiled", "title",
-                 "tmux_session", "window_id", "window_name")  # fmt: skip
+    __slots__ = (
+        "agent",
+        "dead",
+        "exit_status",
+        "fork",
+        "pane_id",
+        "pid",
+        "session_id",
+        "stopped",
+        "tiled",
+        "title",
+        "tmux_session",
+        "window_id",
+        "window_name",
+    )
 
     def __init__(
-        self, agent: str, tmux_session: str, pane_id: str, exit_status: int | None = None, stopped: bool = False, *,
-        dead: bool = True, pid: int = 0, session_id: str = "", fork: str = "", tiled: bool = False, window_id: str = "",
-        window_name: str = "", title: str = "",
-    ) -> None:  # fmt: skip
+        self,
+        agent: str,
+        tmux_session: str,
+        pane_id: str,
+        exit_status: int | None = None,
+        stopped: bool = False,
+        *,
+        dead: bool = True,
+        pid: int = 0,
+        session_id: str = "",
+        fork: str = "",
+        tiled: bool = False,
+        window_id: str = "",
+        window_name: str = "",
+        title: str = "",
+    ) -> None:
         self.agent, self.tmux_session, self.pane_id, self.exit_status = agent, tmux_session, pane_id, exit_status
         self.stopped = stopped
         """`agentlaunch stop` ended the process the pane runs or ran (:func:`agentlaunch.fleet.states.stop_marked`)."""
@@ -84,9 +121,23 @@ def parse(listing: str) -> list[Pane]:
         if len(cells) != len(FIELDS):
             continue
         agent, session, pane_id, dead, status, pid, stopped, sid, fork, tiled, window_id, window_name, title = cells
-        found.append(Pane(agent, session, pane_id, int(status) if status.isdigit() else None, stop_marked(stopped, pid),
-                          dead=dead == "1", pid=int(pid) if pid.isdigit() else 0, session_id=sid, fork=fork,
-                          tiled=tiled == "1", window_id=window_id, window_name=window_name, title=title))  # fmt: skip
+        found.append(
+            Pane(
+                agent,
+                session,
+                pane_id,
+                int(status) if status.isdigit() else None,
+                stop_marked(stopped, pid),
+                dead=dead == "1",
+                pid=int(pid) if pid.isdigit() else 0,
+                session_id=sid,
+                fork=fork,
+                tiled=tiled == "1",
+                window_id=window_id,
+                window_name=window_name,
+                title=title,
+            )
+        )
     return found
 
 

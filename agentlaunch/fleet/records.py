@@ -102,10 +102,36 @@ class StatusRecord:
         return {**self.data, "stale": self.stale}
 
 
-_TEXT_FIELDS = ("agent", "display", "provider", "model", "session_id", "working_dir", "state", "pid_start", "started",
-                "updated", "cost", "window_source", "state_since", "control", "state_reason", "fork_of")  # fmt: skip
-_COUNT_FIELDS = ("pid", "cli_pid", "version", "turns", "calls", "context", "window", "to_compaction", "priced_calls",
-                 "unpriced_calls")  # fmt: skip
+_TEXT_FIELDS = (
+    "agent",
+    "display",
+    "provider",
+    "model",
+    "session_id",
+    "working_dir",
+    "state",
+    "pid_start",
+    "started",
+    "updated",
+    "cost",
+    "window_source",
+    "state_since",
+    "control",
+    "state_reason",
+    "fork_of",
+)
+_COUNT_FIELDS = (
+    "pid",
+    "cli_pid",
+    "version",
+    "turns",
+    "calls",
+    "context",
+    "window",
+    "to_compaction",
+    "priced_calls",
+    "unpriced_calls",
+)
 
 
 def is_count(value: object) -> TypeGuard[int]:
@@ -212,7 +238,7 @@ def is_record_name(name: str) -> bool:
 
 def read_folder(
     directory: str | os.PathLike[str] | None = None, *, clean: bool = True
-) -> tuple[list[StatusRecord], list[tuple[str, str]]]:  # fmt: skip
+) -> tuple[list[StatusRecord], list[tuple[str, str]]]:
     """Every record, sorted by agent then start, stale ones flagged and (``clean``) removed; and every file of the
     folder that is no record, with why (``("109.json", "is not JSON")``), by name.
 

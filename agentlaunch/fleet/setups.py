@@ -54,8 +54,7 @@ def _setup(path: str) -> Setup | None:
     ok, code = data.get("ok"), data.get("exit")
     if ok not in (True, False, None) or not (code is None or (isinstance(code, int) and not isinstance(code, bool))):
         return None
-    if any(data.get(k) is not None and not isinstance(data.get(k), str) for k in ("command", "pid_start", "started",
-                                                                                     "finished")):  # fmt: skip
+    if any(data.get(k) is not None and not isinstance(data.get(k), str) for k in ("command", "pid_start", "started", "finished")):
         return None
     return Setup(data)
 

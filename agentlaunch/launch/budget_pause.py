@@ -176,8 +176,9 @@ class BudgetPause:
         if guard is not None:
             guard.confirm()
         self.resume("the person confirmed (one more turn over the limit)")
-        return True, (f"resumed {name} for one more turn although {still}; it pauses again after that turn "
-                      "unless the limit is raised")  # fmt: skip
+        return True, (
+            f"resumed {name} for one more turn although {still}; it pauses again after that turn unless the limit is raised"
+        )
 
 
 if TYPE_CHECKING:  # a port for annotations only: control.py (the socket) is imported once a headless launch pauses

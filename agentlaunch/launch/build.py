@@ -98,8 +98,9 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
     if options.worktree or spec.worktree:
         place = agent_worktree(spec, working_dir, state_dir, settings)
         working_dir = place.path
-    meter = Meter(configured_window=spec.context_window, buffer=spec.compaction_buffer, model=spec.model,
-                  compaction_at=spec.compaction_at)
+    meter = Meter(
+        configured_window=spec.context_window, buffer=spec.compaction_buffer, model=spec.model, compaction_at=spec.compaction_at
+    )
     meter.cache_ttl = {"5m": 300, "1h": 3600}.get(spec.cache_ttl or "")  # what the CLI is told to ask for
     store = Store.open(paths.store_path())
     pricer = Pricer(agents_dir=spec.agents_dir)
@@ -138,14 +139,31 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
         pending = None
     try:
         session = choose_session(
-            spec, adapter, store, working_dir, resume=options.resume, continue_last=options.continue_last,
-            new_id=pending.session_id if pending else None, fork=options.fork,
-        )  # fmt: skip
+            spec,
+            adapter,
+            store,
+            working_dir,
+            resume=options.resume,
+            continue_last=options.continue_last,
+            new_id=pending.session_id if pending else None,
+            fork=options.fork,
+        )
         launch = Launch(
-            options, spec=spec, adapter=adapter, store=store, pricer=pricer, meter=meter, sinks=sinks,
-            state_dir=state_dir, working_dir=working_dir, clock=clock, session=session, prespawned=pending,
-            signals=Signals(), reaper=Reaper(subreaper=True),
-        )  # fmt: skip
+            options,
+            spec=spec,
+            adapter=adapter,
+            store=store,
+            pricer=pricer,
+            meter=meter,
+            sinks=sinks,
+            state_dir=state_dir,
+            working_dir=working_dir,
+            clock=clock,
+            session=session,
+            prespawned=pending,
+            signals=Signals(),
+            reaper=Reaper(subreaper=True),
+        )
         if place is not None and place.made:
             launch.notice(place.made)
         return launch
@@ -169,8 +187,11 @@ def take_prespawned(options: LaunchOptions, adapter: Adapter) -> prespawn.Prespa
         wanted = new and options.native and adapter.early_interface
     else:
         # A headless persistent CLI, or a per-turn one whose first turn may start early (agentlaunch.launch.early.early_turn).
-        wanted = new and not options.interactive and pending.per_turn == (not adapter.persistent) and (
-            adapter.persistent or adapter.early_turn
+        wanted = (
+            new
+            and not options.interactive
+            and pending.per_turn == (not adapter.persistent)
+            and (adapter.persistent or adapter.early_turn)
         )
     if not wanted:
         prespawn.discard(pending)

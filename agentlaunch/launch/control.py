@@ -40,9 +40,14 @@ class SendRequest:
     """
 
     def __init__(
-        self, prompt: str, wait: bool, conn: socket.socket | None = None, loop: Loop | None = None, *,
+        self,
+        prompt: str,
+        wait: bool,
+        conn: socket.socket | None = None,
+        loop: Loop | None = None,
+        *,
         command: bool = False,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.prompt, self.wait, self.command = prompt, wait, command
         self.conn, self.loop = conn, loop
         self._out = bytearray()  # reply bytes the socket has not taken yet
@@ -143,12 +148,16 @@ class SendRequest:
         self._end()
 
     def answer(
-        self, *, exit_code: int, answer: str, error: str | None = None, usage: dict[str, int] | None = None,
+        self,
+        *,
+        exit_code: int,
+        answer: str,
+        error: str | None = None,
+        usage: dict[str, int] | None = None,
         cost_usd: float | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """The turn is over: its answer and exit code (as a headless turn's), then hang up."""
-        self._send({"done": True, "exit_code": exit_code, "answer": answer, "error": error, "usage": usage,
-                    "cost_usd": cost_usd})  # fmt: skip
+        self._send({"done": True, "exit_code": exit_code, "answer": answer, "error": error, "usage": usage, "cost_usd": cost_usd})
         self._end()
 
     def close(self) -> None:
@@ -210,9 +219,12 @@ class ControlServer:
     """
 
     def __init__(
-        self, path: Path, loop: Loop, on_request: Callable[[], None] | None = None,
+        self,
+        path: Path,
+        loop: Loop,
+        on_request: Callable[[], None] | None = None,
         gate: Callable[[], str | None] | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """``on_request`` runs once a request is queued; ``gate`` refuses a request at once when it says why
         (a chat in a turn, say)."""
         self.path, self.loop = path, loop

@@ -48,8 +48,10 @@ def busy_reason(agent: str, state: str, stopped: str | None = None) -> str | Non
     if stopped is not None:
         return f"{agent} is ending: {stopped}"
     if state == "paused":
-        return (f"{agent} is paused: its budget is spent; it takes no prompt until the limit is raised or "
-                f"agentlaunch resume-budget {agent} confirms")  # fmt: skip
+        return (
+            f"{agent} is paused: its budget is spent; it takes no prompt until the limit is raised or "
+            f"agentlaunch resume-budget {agent} confirms"
+        )
     if state == "waiting":
         return None
     if state == "asking":

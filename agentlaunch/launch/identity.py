@@ -32,9 +32,16 @@ class SessionChoice(NamedTuple):
 
 
 def choose_session(
-    spec: AgentSpec, adapter: Adapter, store: Store, working_dir: Path, *, resume: str | None, continue_last: bool,
-    new_id: str | None = None, fork: str | None = None,
-) -> SessionChoice:  # fmt: skip
+    spec: AgentSpec,
+    adapter: Adapter,
+    store: Store,
+    working_dir: Path,
+    *,
+    resume: str | None,
+    continue_last: bool,
+    new_id: str | None = None,
+    fork: str | None = None,
+) -> SessionChoice:
     """The session for this launch; ``new_id`` names a new one (the prespawned CLI's), else a fresh uuid; ``fork``
     names the earlier session a new one starts from."""
     if fork:
@@ -50,8 +57,9 @@ def choose_session(
         if row is not None and row.provider != spec.provider:
             raise DefinitionError(f"--resume: session {resume} ran on {row.provider}, but {spec.name!r} now uses {spec.provider}")
         if row is not None:
-            refuse_elsewhere(spec.name, adapter.descriptor.no_resume_elsewhere, row.session_id, Path(row.working_dir),
-                             working_dir)  # fmt: skip
+            refuse_elsewhere(
+                spec.name, adapter.descriptor.no_resume_elsewhere, row.session_id, Path(row.working_dir), working_dir
+            )
         state = adapter.resume_state(resume, row.provider_state if row else None)
         return SessionChoice(resume, True, row.turns if row else 0, state)
     if continue_last:
@@ -104,7 +112,7 @@ def new_session(adapter: Adapter, new_id: str | None = None) -> SessionChoice:
 
 def startup_message(
     spec: AgentSpec, session_id: str | None, working_dir: Path, now: datetime, templates_dir: Path | None, state_dir: Path
-) -> str:  # fmt: skip
+) -> str:
     """The startup message of a new session: what changes per session, after the cached prefix (``session_id``
     None: the CLI names the session as it starts); kept in ``state_dir`` by its inputs."""
     from agentlaunch.definitions import render_cache

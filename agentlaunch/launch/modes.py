@@ -217,8 +217,10 @@ def announce(launch: Launch) -> None:
     """One line before the CLI's interface takes the terminal: which agent, which session."""
     state = "resumed" if launch.resumed else "new"
     session = f"session {launch.session_id}" if launch.adapter.chooses_session_id or launch.resumed else "session"
-    dim_line(f"{visible(launch.spec.display)} · {launch.spec.provider} · {state} {visible(session)} · "
-             "agentlaunch status shows its meters")  # fmt: skip
+    dim_line(
+        f"{visible(launch.spec.display)} · {launch.spec.provider} · {state} {visible(session)} · "
+        "agentlaunch status shows its meters"
+    )
     for notice in launch.adapter.interface_notices(launch.placement_argv):
         dim_line(visible(notice))
 

@@ -140,9 +140,14 @@ def place_instructions(
     if twice:
         notices.append(twice)
     return Placement(
-        rendered=rendered, path=path, argv=delivered.argv, notices=notices, env=delivered.env, skills=installed,
+        rendered=rendered,
+        path=path,
+        argv=delivered.argv,
+        notices=notices,
+        env=delivered.env,
+        skills=installed,
         fingerprint_argv=delivered.argv if delivered.fingerprint_argv is None else delivered.fingerprint_argv,
-    )  # fmt: skip
+    )
 
 
 def exclude_delivered(path: Path, state_dir: Path) -> list[str]:

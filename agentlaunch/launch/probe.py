@@ -39,9 +39,17 @@ class ProbeResult:
 
 
 def probe(
-    argv: Sequence[str], env: dict[str, str], cwd: Path, stdin: bytes, *, seen: Callable[[], bool], wake_fd: int,
-    timeout: float, grace: float, transcript: Path,
-) -> ProbeResult:  # fmt: skip
+    argv: Sequence[str],
+    env: dict[str, str],
+    cwd: Path,
+    stdin: bytes,
+    *,
+    seen: Callable[[], bool],
+    wake_fd: int,
+    timeout: float,
+    grace: float,
+    transcript: Path,
+) -> ProbeResult:
     """Run ``argv`` until ``seen()`` (then ``grace`` seconds more, or its exit), its exit, or ``timeout`` seconds."""
     child = Child(argv, env, cwd)  # ProviderMissing when it cannot start
     reaper = Reaper(subreaper=False)

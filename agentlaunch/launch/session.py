@@ -87,11 +87,24 @@ class Launch(LaunchFacts):
     """
 
     def __init__(
-        self, options: LaunchOptions, *, spec: AgentSpec, adapter: Adapter, store: Store, pricer: Pricer, meter: Meter,
-        sinks: Sequence[Sink], state_dir: Path, working_dir: Path, clock: Clock, session: SessionChoice | None = None,
-        child_factory: ChildFactory = spawn_child, prespawned: prespawn.Prespawned | None = None,
-        signals: Signals | None = None, reaper: Reaper | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        options: LaunchOptions,
+        *,
+        spec: AgentSpec,
+        adapter: Adapter,
+        store: Store,
+        pricer: Pricer,
+        meter: Meter,
+        sinks: Sequence[Sink],
+        state_dir: Path,
+        working_dir: Path,
+        clock: Clock,
+        session: SessionChoice | None = None,
+        child_factory: ChildFactory = spawn_child,
+        prespawned: prespawn.Prespawned | None = None,
+        signals: Signals | None = None,
+        reaper: Reaper | None = None,
+    ) -> None:
         self.options, self.spec, self.adapter, self.store, self.pricer = options, spec, adapter, store, pricer
         self.liveness = Liveness(self, options.stall_timeout)  # stalled, retrying: first, so a state it restores is told
         self.meter, self.sinks, self.state_dir, self.working_dir = meter, [self.liveness, *sinks], state_dir, working_dir

@@ -66,12 +66,26 @@ class StartPlan:
 
 
 def plan_start(
-    spec: AgentSpec, driver: Driver, *, working_dir: Path, state_dir: Path, session_id: str, resumed: bool, today: date,
-    templates_dir: Path | None = None, interactive: bool = False, interface: bool = False, force: bool = False,
-    hold: bool = True, environ: Mapping[str, str] | None = None, point: Callable[[dict[str, str]], dict[str, str]] | None = None,
-    command: str | None = None, emit: Callable[[SinkEvent], None] | None = None, record: bool = True,
+    spec: AgentSpec,
+    driver: Driver,
+    *,
+    working_dir: Path,
+    state_dir: Path,
+    session_id: str,
+    resumed: bool,
+    today: date,
+    templates_dir: Path | None = None,
+    interactive: bool = False,
+    interface: bool = False,
+    force: bool = False,
+    hold: bool = True,
+    environ: Mapping[str, str] | None = None,
+    point: Callable[[dict[str, str]], dict[str, str]] | None = None,
+    command: str | None = None,
+    emit: Callable[[SinkEvent], None] | None = None,
+    record: bool = True,
     forked_from: str | None = None,
-) -> StartPlan:  # fmt: skip
+) -> StartPlan:
     """Place ``spec``'s instructions and plan its CLI's start; ``emit`` hears the notices as they come.
 
     ``environ`` is the environment the CLI starts from (this process's by default);
@@ -104,9 +118,18 @@ def plan_start(
         held: list[str] = []
         if record:
             report = record_prefix(
-                spec, placement.rendered, templates_dir, command, fingerprinted, session_id, state_dir, interface=interface,
-                resumed=resumed, recorded_prompt=driver.adapter.resends_recorded_prompt(spec), forked_from=forked_from,
-            )  # fmt: skip
+                spec,
+                placement.rendered,
+                templates_dir,
+                command,
+                fingerprinted,
+                session_id,
+                state_dir,
+                interface=interface,
+                resumed=resumed,
+                recorded_prompt=driver.adapter.resends_recorded_prompt(spec),
+                forked_from=forked_from,
+            )
             held = report.held
             if report.changed:
                 say(PrefixChanged(tuple(report.changed)))
@@ -123,8 +146,10 @@ def plan_start(
 
 
 def start_child(
-    plan: StartPlan, pending: prespawn.Prespawned | None, spawn: Callable[[list[str]], ChildLike],
-) -> tuple[ChildLike, bool]:  # fmt: skip
+    plan: StartPlan,
+    pending: prespawn.Prespawned | None,
+    spawn: Callable[[list[str]], ChildLike],
+) -> tuple[ChildLike, bool]:
     """The CLI the entry point started early when it was started exactly as ``plan`` says (and the skills it may
     have listed are unchanged), else a new one from ``spawn``; True when adopted."""
     if plan.placement.skills is not None and plan.placement.skills.changed:
@@ -142,15 +167,30 @@ def instructions_digest(plan: StartPlan) -> str:
 
 
 def remember_plan(
-    plan: StartPlan, key: str, session_id: str, spec: AgentSpec, working_dir: Path, state_dir: Path,
-    argv: list[str] | None = None, turn: Mapping[str, object] | None = None,
-) -> None:  # fmt: skip
+    plan: StartPlan,
+    key: str,
+    session_id: str,
+    spec: AgentSpec,
+    working_dir: Path,
+    state_dir: Path,
+    argv: list[str] | None = None,
+    turn: Mapping[str, object] | None = None,
+) -> None:
     """Keep this launch's plan for the next launch's early start (:func:`agentlaunch.launch.early.prespawn.remember`);
     a per-turn CLI's is its first turn's ``argv``, the prompt's place in ``turn``."""
     prespawn.remember(
-        key, plan.argv if argv is None else argv, session_id, {**plan.plan.env, **plan.placement.env}, plan.placement.path,
-        instructions_digest(plan), spec.agent_dir / "agent.yaml", bool(spec.env), working_dir, state_dir, turn,
-    )  # fmt: skip
+        key,
+        plan.argv if argv is None else argv,
+        session_id,
+        {**plan.plan.env, **plan.placement.env},
+        plan.placement.path,
+        instructions_digest(plan),
+        spec.agent_dir / "agent.yaml",
+        bool(spec.env),
+        working_dir,
+        state_dir,
+        turn,
+    )
 
 
 class StartingLaunch(Protocol):
@@ -217,19 +257,27 @@ def start_turn(launch: StartingLaunch, argv: list[str], stdin: bytes, text: str)
             kept = list(argv)
             if isinstance(at := turn["prompt_at"], int):
                 kept[at] = ""
-            remember_plan(plan, opts.plan_key, launch.session_id, launch.spec, launch.working_dir, launch.state_dir,
-                          kept, turn)  # fmt: skip
+            remember_plan(plan, opts.plan_key, launch.session_id, launch.spec, launch.working_dir, launch.state_dir, kept, turn)
 
 
 def plan_launch(launch: StartingLaunch) -> StartPlan:
     """``launch``'s plan: its instructions placed, its CLI's argv and environment, its prefix recorded."""
     opts = launch.options
     return plan_start(
-        launch.spec, launch.driver, working_dir=launch.working_dir, state_dir=launch.state_dir,
-        session_id=launch.session_id, resumed=launch.resumed, today=launch.clock.now().date(),
-        templates_dir=opts.templates_dir, interactive=opts.interactive, interface=opts.native, force=opts.force,
-        emit=launch.emit, forked_from=launch.fork.session_id if launch.fork else None,
-    )  # fmt: skip
+        launch.spec,
+        launch.driver,
+        working_dir=launch.working_dir,
+        state_dir=launch.state_dir,
+        session_id=launch.session_id,
+        resumed=launch.resumed,
+        today=launch.clock.now().date(),
+        templates_dir=opts.templates_dir,
+        interactive=opts.interactive,
+        interface=opts.native,
+        force=opts.force,
+        emit=launch.emit,
+        forked_from=launch.fork.session_id if launch.fork else None,
+    )
 
 
 def start_launch(launch: StartingLaunch, plan: StartPlan) -> None:

@@ -63,5 +63,5 @@ def held_elsewhere(launch: HeldLaunch, end: TurnEnd | None, last_words: tuple[st
         f"{holder.agent}'s session {session} is open in another agentlaunch (pid {holder.data.get('pid')}, "
         f"{holder.state}), which holds it ({cli} lets one process at a time write a session): nothing was sent",
         hint=f"hand the prompt to that session: agentlaunch send {holder.agent} PROMPT --wait"
-             + (f" --session {session}" if several else ""),
-    )  # fmt: skip
+        + (f" --session {session}" if several else ""),
+    )

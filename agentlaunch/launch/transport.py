@@ -81,9 +81,15 @@ class Child:
     """
 
     def __init__(
-        self, argv: Sequence[str], env: Mapping[str, str], cwd: Path, *, size: tuple[int, int] = (80, 24),
-        stdin_pipe: bool = True, terminal: list[Any] | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        cwd: Path,
+        *,
+        size: tuple[int, int] = (80, 24),
+        stdin_pipe: bool = True,
+        terminal: list[Any] | None = None,
+    ) -> None:
         """``terminal``: run the CLI's own interface, stdin on the PTY too, which starts with these settings
         (the user's terminal's, as ``termios.tcgetattr`` gave them); its output is then read as bytes."""
         master, slave = os.openpty()

@@ -60,15 +60,23 @@ def fork_source(store: Store, agent: str, given: str | None, place: AgentPane | 
     if row is None or row.agent != agent:
         raise UsageError(f"{agent} has no session to fork: start it first (agentlaunch tmux up {agent})")
     if row.turns == 0:
-        raise UsageError(f"{agent}'s session {row.session_id[:8]} never had a turn: there is no conversation to fork",
-                         hint=f"send it a prompt first (agentlaunch send {agent} ...)")  # fmt: skip
+        raise UsageError(
+            f"{agent}'s session {row.session_id[:8]} never had a turn: there is no conversation to fork",
+            hint=f"send it a prompt first (agentlaunch send {agent} ...)",
+        )
     return row
 
 
 def start_fork(
-    tmux: Tmux, agent: str, row: SessionRow, *, session: str | None, agents_dir: Path, templates_dir: Path | None,
+    tmux: Tmux,
+    agent: str,
+    row: SessionRow,
+    *,
+    session: str | None,
+    agents_dir: Path,
+    templates_dir: Path | None,
     environ: Mapping[str, str] | None = None,
-) -> ForkPlace:  # fmt: skip
+) -> ForkPlace:
     """Start the fork of ``row`` in a new window of ``session`` (created when missing; default: agentlaunch's)."""
     where = session or DEFAULT_SESSION
     agents_dir = agents_dir.expanduser().resolve()
@@ -78,8 +86,11 @@ def start_fork(
     argv = [*agent_command(agent, agents_dir, templates_dir), "--fork", row.session_id, "--working-dir", str(workdir)]
     args = [*pane_env(os.environ if environ is None else environ), *place_env(where, window, "windows")]
     fmt = "#{pane_id}\t#{window_id}"
-    head = (["new-window", "-d", "-t", f"={where}:"] if tmux.has_session(where)
-            else ["new-session", "-d", "-s", where, "-x", "220", "-y", "60"])  # fmt: skip
+    head = (
+        ["new-window", "-d", "-t", f"={where}:"]
+        if tmux.has_session(where)
+        else ["new-session", "-d", "-s", where, "-x", "220", "-y", "60"]
+    )
     created = tmux.run(*head, "-n", literal(window), "-c", literal(str(workdir)), *args, "-P", "-F", fmt, "--", *argv)
     pane_id, window_id = created.stdout.strip().split("\t")
     tmux.run("set-option", "-p", "-t", pane_id, FORK_OPTION, row.session_id)  # before the agent's: never its own pane
@@ -89,7 +100,7 @@ def start_fork(
 
 def confirmed_session(
     tmux: Tmux, pane_id: str, store: Store, *, timeout: float, clock: Callable[[], float] = time.monotonic
-) -> str | None:  # fmt: skip
+) -> str | None:
     """The session id the fork's pane runs, once its CLI confirmed it (the store has it), within ``timeout`` s.
 
     Codex names a new thread itself: until its rollout file is read the launch runs under an id of its own choosing,
@@ -112,9 +123,14 @@ def fork_pane(tmux: Tmux, agent: str, session_id: str) -> AgentPane | None:
 
 
 def respawn_fork(
-    tmux: Tmux, place: AgentPane, row: SessionRow, *, agents_dir: Path, templates_dir: Path | None,
+    tmux: Tmux,
+    place: AgentPane,
+    row: SessionRow,
+    *,
+    agents_dir: Path,
+    templates_dir: Path | None,
     environ: Mapping[str, str] | None = None,
-) -> str:  # fmt: skip
+) -> str:
     """Start a fork's dead pane again in its own session (`restart AGENT --session ID`); its pane id."""
     agents_dir = agents_dir.expanduser().resolve()
     workdir = Path(row.working_dir)

@@ -53,8 +53,9 @@ class InterfaceView:
         self.dropped = 0
         # In a `tmux up` pane the border shows the line (the pane option the status writer keeps): the title is the CLI's.
         in_pane = os.environ.get(PANE_TITLE_ENV) == "1"
-        self.title = (os.environ.get(TITLE_ENV) == "1" or (os.environ.get(TITLE_ENV) != "0" and not in_pane)
-                      if title is None else title)  # fmt: skip
+        self.title = (
+            os.environ.get(TITLE_ENV) == "1" or (os.environ.get(TITLE_ENV) != "0" and not in_pane) if title is None else title
+        )
         self._last_title: str | None = None
 
     def relaying(self, relay: Injector | None) -> None:
@@ -98,10 +99,14 @@ class InterfaceView:
         from agentlaunch.live.status import one_line
 
         record = {
-            "agent": launch.spec.name, "state": launch.state, "percent": self.meter.percent,
-            "context": self.meter.context, "to_compaction": self.meter.to_compaction,
-            "window_source": self.meter.window_source, "cost": _cost(self.meter),
-        }  # fmt: skip
+            "agent": launch.spec.name,
+            "state": launch.state,
+            "percent": self.meter.percent,
+            "context": self.meter.context,
+            "to_compaction": self.meter.to_compaction,
+            "window_source": self.meter.window_source,
+            "cost": _cost(self.meter),
+        }
         text = one_line(record)
         if text != self._last_title:
             self._last_title = text

@@ -81,8 +81,17 @@ def clear_note(agent: str, state_dir: Path | None = None) -> None:
 def note_budget(agent: str, session_id: str, message: str, state_dir: Path | None = None) -> None:
     """Remember that a budget ended ``agent``'s session (``message``: the budget's own words), for `send` and `stop`."""
     at = datetime.now(UTC).isoformat(timespec="seconds")
-    write_note(agent, {"agent": agent, "session_id": session_id, "at": at, "reason": "budget",
-                       "message": message.removeprefix("budget: stopped the agent: ")}, state_dir)  # fmt: skip
+    write_note(
+        agent,
+        {
+            "agent": agent,
+            "session_id": session_id,
+            "at": at,
+            "reason": "budget",
+            "message": message.removeprefix("budget: stopped the agent: "),
+        },
+        state_dir,
+    )
 
 
 def what_happened(agent: str, state_dir: Path | None = None) -> str | None:
@@ -96,8 +105,10 @@ def what_happened(agent: str, state_dir: Path | None = None) -> str | None:
     session = f"; its session {sid[:8]} is resumable" if sid else ""
     if note.get("reason") == "budget":
         spent = str(note.get("message") or "its budget is spent")[:300]
-        return (f"{agent} was stopped by its budget{when}: {spent}{session}: raise the budget (agent.yaml, "
-                f"--budget-usd), then agentlaunch restart {agent}")  # fmt: skip
+        return (
+            f"{agent} was stopped by its budget{when}: {spent}{session}: raise the budget (agent.yaml, "
+            f"--budget-usd), then agentlaunch restart {agent}"
+        )
     return f"{agent} was stopped (agentlaunch stop{when}){session}: agentlaunch restart {agent} brings it back"
 
 
@@ -119,22 +130,35 @@ def live_record(agent: str, session: str | None = None) -> StatusRecord | None:
 
 
 def stop_agent(
-    tmux: Tmux | None, agent: str, *, timeout: float, session: str | None = None,
+    tmux: Tmux | None,
+    agent: str,
+    *,
+    timeout: float,
+    session: str | None = None,
     clock: Callable[[], float] = time.monotonic,
-) -> Stopped:  # fmt: skip
+) -> Stopped:
     """End ``agent``'s launch cleanly (SIGTERM), wait up to ``timeout`` s, and leave its pane with the reason."""
     record = live_record(agent, session)
     if record is None:
         said = what_happened(agent) if session is None else None
         which = f" in a session starting {session!r}" if session is not None else ""
-        raise AgentNotRunning(said or f"{agent} is not running{which}: nothing to stop",
-                              hint="agentlaunch status lists the running agents")  # fmt: skip
+        raise AgentNotRunning(
+            said or f"{agent} is not running{which}: nothing to stop", hint="agentlaunch status lists the running agents"
+        )
     pid = int(record.data["pid"])
     sid = record.data.get("session_id") if isinstance(record.data.get("session_id"), str) else None
     found = next((p for p in agent_panes(tmux, agent) if p.pane.pid == pid), None) if tmux is not None else None
     at = datetime.now(UTC).isoformat(timespec="seconds")
-    write_note(agent, {"agent": agent, "session_id": sid, "at": at, "reason": "agentlaunch stop",
-                       "pane": found.pane.pane_id if found else None})  # fmt: skip
+    write_note(
+        agent,
+        {
+            "agent": agent,
+            "session_id": sid,
+            "at": at,
+            "reason": "agentlaunch stop",
+            "pane": found.pane.pane_id if found else None,
+        },
+    )
     if found is not None and tmux is not None:  # marked before the signal: no reader sees it dead and unmarked
         with contextlib.suppress(TmuxError):
             tmux.run("set-option", "-p", "-t", found.pane.pane_id, STOPPED_OPTION, f"{pid} {at}")
@@ -148,8 +172,12 @@ def stop_agent(
         again = f"{agent} --session {_short(sid)}" if found.pane.fork and sid else agent  # a fork's pane: its own session
         title = f"{agent} · stopped (agentlaunch stop) · agentlaunch restart {again} resumes it"
         with contextlib.suppress(TmuxError):  # the pane may have closed meanwhile: the stop itself is done
-            tmux.sequence([["select-pane", "-t", found.pane.pane_id, "-T", literal(title)],
-                           ["set-option", "-p", "-t", found.pane.pane_id, LINE_OPTION, title]])  # the border shows it
+            tmux.sequence(
+                [
+                    ["select-pane", "-t", found.pane.pane_id, "-T", literal(title)],
+                    ["set-option", "-p", "-t", found.pane.pane_id, LINE_OPTION, title],
+                ]
+            )  # the border shows it
     return Stopped(agent, sid, found.pane.pane_id if found else None, found.session if found else None, ended)
 
 

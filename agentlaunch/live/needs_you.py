@@ -184,11 +184,18 @@ class NeedsYou:
         urgency = "critical" if payload["state"] in ALARMS else "normal"
         title = f"{payload['agent']} {'needs you' if payload['state'] == 'asking' else payload['state']}"
         body = f"{payload['reason']}\n{payload['working_dir']}"
-        argv = [self.desktop, "--app-name=agentlaunch", f"--urgency={urgency}", "--", visible(title),
-                visible(body, keep_newlines=True)]  # fmt: skip
+        argv = [
+            self.desktop,
+            "--app-name=agentlaunch",
+            f"--urgency={urgency}",
+            "--",
+            visible(title),
+            visible(body, keep_newlines=True),
+        ]
         try:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                    close_fds=True)  # fmt: skip
+            proc = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True
+            )
         except OSError:
             self._desktop_failed = True  # found on PATH at the start, gone now: not tried again, nothing to tell
             return
@@ -250,14 +257,23 @@ class NeedsYou:
     def _tmux_set(self, value: str | None) -> bool:
         if not (self.tmux and self.pane):
             return False
-        own = ["set-option", "-p", "-t", self.pane, PANE_OPTION, value] if value else ["set-option", "-p", "-u", "-t", self.pane,
-                                                                                  PANE_OPTION]  # fmt: skip
+        own = (
+            ["set-option", "-p", "-t", self.pane, PANE_OPTION, value]
+            if value
+            else ["set-option", "-p", "-u", "-t", self.pane, PANE_OPTION]
+        )
         # One command list: the pane's flag, then the window's value from all its panes' flags.
         args = [*own, ";", "set-option", "-w", "-F", "-t", self.pane, WINDOW_OPTION, WINDOW_FORMAT]
         try:
             # Quick and bounded; the tmux client finds its server through $TMUX. An argument list, never a shell.
-            done = subprocess.run([self.tmux, *args], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL, timeout=2, check=False)  # fmt: skip
+            done = subprocess.run(
+                [self.tmux, *args],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=2,
+                check=False,
+            )
         except (OSError, subprocess.SubprocessError):
             return False
         return done.returncode == 0

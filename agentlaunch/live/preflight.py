@@ -81,7 +81,12 @@ def planned_worktree(spec: AgentSpec, start: Path, state_dir: Path) -> Path:
 
 
 def check_agents(
-    agents: Sequence[str], agents_dir: Path, state_dir: Path, working_dir_for: WorkingDirFor, *, worktree: bool = False,
+    agents: Sequence[str],
+    agents_dir: Path,
+    state_dir: Path,
+    working_dir_for: WorkingDirFor,
+    *,
+    worktree: bool = False,
     worktree_agents: Sequence[str] = (),
 ) -> list[ReadyAgent]:
     """Check every named agent (deduplicated, in order); :class:`PreflightFailed` lists every one that cannot start.

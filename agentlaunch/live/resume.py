@@ -68,9 +68,10 @@ def same_pane_longer(store: Store, row: SessionRow) -> SessionRow | None:
     if row.tmux_session is None:
         return None
     mates = [
-        r for r in store.list_sessions(row.agent)
+        r
+        for r in store.list_sessions(row.agent)
         if r.tmux_session == row.tmux_session and r.tmux_window == row.tmux_window and r.session_id != row.session_id
-    ]  # fmt: skip
+    ]
     best = max(mates, key=lambda r: (r.turns, r.last_used), default=None)
     return best if best is not None and best.turns > row.turns else None
 

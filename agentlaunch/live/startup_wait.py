@@ -117,8 +117,9 @@ class StartWatch:
     its pane closed, or its wait over); it is *decided* once alive for ``settle`` seconds after that, or failed.
     """
 
-    def __init__(self, timeout: float, *, settle: float = SETTLE, status_dir: Path | None = None,
-                 records: RecordSource | None = None) -> None:  # fmt: skip
+    def __init__(
+        self, timeout: float, *, settle: float = SETTLE, status_dir: Path | None = None, records: RecordSource | None = None
+    ) -> None:
         self.timeout, self.settle, self.status_dir = timeout, settle, status_dir
         self.records = records or (lambda: live_records(status_dir))
         self.panes: dict[str, str] = {}  # agent -> pane id, in the order added
@@ -203,8 +204,10 @@ class StartWatch:
         said = f"not started after {self.timeout:g}s (still starting; look at its pane, or wait longer with --wait)"
         setup = setting_up(pid, self.status_dir)
         if setup is not None:  # its worktree's setup (npm ci, say) still runs: the agent starts once it is done
-            said = (f"not started after {self.timeout:g}s: its worktree setup still runs (`{setup.command}`, log {setup.log});"
-                    " it starts once that is done (`agentlaunch status` shows it), or wait longer with --wait")  # fmt: skip
+            said = (
+                f"not started after {self.timeout:g}s: its worktree setup still runs (`{setup.command}`, log {setup.log});"
+                " it starts once that is done (`agentlaunch status` shows it), or wait longer with --wait"
+            )
         return AgentStart(agent, pane_id, False, said)
 
     def results(self) -> list[AgentStart]:

@@ -53,10 +53,30 @@ a pane option, so the border shows this one, with the CLI's title beside it (``a
 SESSION_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
 """The pane option naming the session its launch runs: a pane that died or was stopped is restarted in it."""
 RECORD_VERSION = 1
-__all__ = ["ASKING", "ASKING_SHOWN", "DONE", "NEEDS_YOU", "RECORD_LIMIT", "STALLED_SHOWN", "STATES", "TIMED",
-           "TURN_STATES", "StatusRecord", "StatusWriter", "checked_record", "checked_setup", "duration", "is_stale",
-           "line_for", "one_line", "process_running", "process_start", "read_records", "shown_state",
-           "waited"]  # fmt: skip
+__all__ = [
+    "ASKING",
+    "ASKING_SHOWN",
+    "DONE",
+    "NEEDS_YOU",
+    "RECORD_LIMIT",
+    "STALLED_SHOWN",
+    "STATES",
+    "TIMED",
+    "TURN_STATES",
+    "StatusRecord",
+    "StatusWriter",
+    "checked_record",
+    "checked_setup",
+    "duration",
+    "is_stale",
+    "line_for",
+    "one_line",
+    "process_running",
+    "process_start",
+    "read_records",
+    "shown_state",
+    "waited",
+]
 
 
 def status_dir(state_dir: Path | None = None) -> Path:
@@ -64,8 +84,14 @@ def status_dir(state_dir: Path | None = None) -> Path:
 
 
 def snapshot(
-    launch: LaunchView, *, pid: int, pid_start: str | None, started: str, state_since: str | None = None,
-    reason: str | None = None, done: bool = False,
+    launch: LaunchView,
+    *,
+    pid: int,
+    pid_start: str | None,
+    started: str,
+    state_since: str | None = None,
+    reason: str | None = None,
+    done: bool = False,
 ) -> dict[str, Any]:
     """The status record of ``launch`` as plain JSON data."""
     meter = launch.meter
@@ -108,8 +134,9 @@ def snapshot(
         "to_compaction": meter.to_compaction if meter.compaction_known else None,
         # Never a guessed $0: null until at least one call could be priced.
         "cost_usd": round(meter.cost_usd + earlier.cost_usd, 6) if priced else None,
-        "cost": cost_text(meter.cost_usd + earlier.cost_usd, priced, meter.unpriced_calls + earlier.unpriced_calls,
-                          meter.calls + earlier.calls),
+        "cost": cost_text(
+            meter.cost_usd + earlier.cost_usd, priced, meter.unpriced_calls + earlier.unpriced_calls, meter.calls + earlier.calls
+        ),
         "priced_calls": priced,
         "unpriced_calls": meter.unpriced_calls + earlier.unpriced_calls,
         "cache": meter.cache.as_record() if meter.cache is not None else None,
@@ -201,8 +228,15 @@ class StatusWriter:
         elif isinstance(event, TurnDone):
             self._turn_ended, self._asked = self._asked and self._reason is None, False
         since = self._state_since
-        record = snapshot(launch, pid=self.pid, pid_start=self.pid_start, started=self.started, state_since=since,
-                          reason=self._reason, done=self._turn_ended)  # fmt: skip
+        record = snapshot(
+            launch,
+            pid=self.pid,
+            pid_start=self.pid_start,
+            started=self.started,
+            state_since=since,
+            reason=self._reason,
+            done=self._turn_ended,
+        )
         self.update({**record, **self.extra})
         if isinstance(event, SessionClosed):
             self.close()
@@ -284,8 +318,11 @@ class StatusWriter:
             return
         self._next_title = None
         title = title[:-1] + "\\;" if title.endswith(";") else title  # tmux would end the command there
-        expires = [";", "set-option", "-p", "-t", self.pane, CACHE_EXPIRY_OPTION, expiry] if expiry else [
-            ";", "set-option", "-p", "-u", "-t", self.pane, CACHE_EXPIRY_OPTION]  # fmt: skip
+        expires = (
+            [";", "set-option", "-p", "-t", self.pane, CACHE_EXPIRY_OPTION, expiry]
+            if expiry
+            else [";", "set-option", "-p", "-u", "-t", self.pane, CACHE_EXPIRY_OPTION]
+        )
         if SESSION_ID.fullmatch(session):  # an id a CLI wrote: anything tmux would misread is left off
             expires += [";", "set-option", "-p", "-t", self.pane, SESSION_OPTION, session]
         # The tmux client inside a pane finds its server through $TMUX; an argument list, never a shell.

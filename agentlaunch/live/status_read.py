@@ -136,9 +136,14 @@ def dead_record(pane: Pane) -> dict[str, object]:
     was stopped, by `agentlaunch stop` or its budget)."""
     state = pane_state(pane)
     return {
-        "agent": pane.agent, "state": state.replace(" ", "-"), "exit_status": pane.exit_status,
-        "tmux_session": pane.tmux_session, "pane": pane.pane_id, "stale": False, "dead": state == "dead",
-    }  # fmt: skip
+        "agent": pane.agent,
+        "state": state.replace(" ", "-"),
+        "exit_status": pane.exit_status,
+        "tmux_session": pane.tmux_session,
+        "pane": pane.pane_id,
+        "stale": False,
+        "dead": state == "dead",
+    }
 
 
 def dead_line(pane: Pane) -> str:
@@ -156,8 +161,14 @@ def dead_line(pane: Pane) -> str:
 def setup_record(record: Setup) -> dict[str, object]:
     """A failed or running worktree setup as ``status --json`` shows it beside the running agents."""
     state = "setting-up" if record.running else "setup-failed"
-    return {"agent": record.agent, "state": state, "working_dir": record.worktree, "worktree_setup": record.shown(),
-            "stale": False, "dead": False}  # fmt: skip
+    return {
+        "agent": record.agent,
+        "state": state,
+        "working_dir": record.worktree,
+        "worktree_setup": record.shown(),
+        "stale": False,
+        "dead": False,
+    }
 
 
 def setup_line(record: Setup) -> str:

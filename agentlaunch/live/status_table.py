@@ -38,9 +38,17 @@ if TYPE_CHECKING:
     from agentlaunch.fleet.panes import Pane as DeadPane
     from agentlaunch.worktrees.setup_commands import SetupRecord
 
-STATE_STYLES = {"asking": "bold white on red", "stalled": "bold white on red", "paused": "bold white on red",
-                "waiting": "yellow", "retrying": "magenta",
-                "dead": "bold red", "setup failed": "bold red", "stopped": "dim", "budget stopped": "bold red"}  # fmt: skip
+STATE_STYLES = {
+    "asking": "bold white on red",
+    "stalled": "bold white on red",
+    "paused": "bold white on red",
+    "waiting": "yellow",
+    "retrying": "magenta",
+    "dead": "bold red",
+    "setup failed": "bold red",
+    "stopped": "dim",
+    "budget stopped": "bold red",
+}
 ESSENTIAL = 5  # agent, state, for, context, cost: what is given up last
 GAP = 3  # between two columns: a cell's right padding, the (blank) divider, the next cell's left padding
 QUESTION_SHOWN = 160  # characters of an asking agent's question under the table, at most
@@ -94,14 +102,20 @@ def record_row(r: StatusRecord, now: datetime, label: str | None = None) -> Row:
     setup = d.get("worktree_setup")
     how_long = waited(r.as_dict(), now)
     cells = {
-        "agent": label or r.agent, "state": shown_state(r.state, r.data),
+        "agent": label or r.agent,
+        "state": shown_state(r.state, r.data),
         "for": how_long.removeprefix("for ") if how_long else "",
-        "context": _n(d.get("context")) + (f" ({percent:.1f}%)" if has_percent else ""), "cost": str(d.get("cost") or ""),
-        "to_compaction": _n(d.get("to_compaction")), "plan_limits": limits_text(d, now) or "",
-        "cache": cache_cell(d, now), "model": str(d.get("model") or ""),
-        "provider": str(d.get("provider") or ""), "calls": _n(d.get("calls")), "session": str(d.get("session_id") or ""),
+        "context": _n(d.get("context")) + (f" ({percent:.1f}%)" if has_percent else ""),
+        "cost": str(d.get("cost") or ""),
+        "to_compaction": _n(d.get("to_compaction")),
+        "plan_limits": limits_text(d, now) or "",
+        "cache": cache_cell(d, now),
+        "model": str(d.get("model") or ""),
+        "provider": str(d.get("provider") or ""),
+        "calls": _n(d.get("calls")),
+        "session": str(d.get("session_id") or ""),
         "pid": str(d.get("pid") or ""),
-    }  # fmt: skip
+    }
     short = {
         "state": "ASKING" if r.state == ASKING else r.state,
         "context": f"{percent:.0f}%" if has_percent else _k(d.get("context")),
@@ -115,8 +129,11 @@ def dead_row(pane: DeadPane) -> Row:
     """An agent whose pane is dead: ``dead (exit N)``, or ``stopped`` / ``budget stopped`` (:func:`pane_state`)."""
     state = pane_state(pane)
     code = f" (exit {pane.exit_status})" if pane.exit_status is not None and state == "dead" else ""
-    return Row({"agent": pane.agent, "state": f"{state}{code}", "session": f"tmux {pane.tmux_session} {pane.pane_id}"},
-               {"state": state}, STATE_STYLES[state])  # fmt: skip
+    return Row(
+        {"agent": pane.agent, "state": f"{state}{code}", "session": f"tmux {pane.tmux_session} {pane.pane_id}"},
+        {"state": state},
+        STATE_STYLES[state],
+    )
 
 
 def setup_row(record: SetupRecord) -> Row:
@@ -165,8 +182,13 @@ def _table(rows: Sequence[Row], count: int, short: bool, width: int | None = Non
     columns = _columns(rows)[:count]
     for key, header, short_header in columns:
         right = key in ("context", "cost", "to_compaction", "calls", "pid")
-        table.add_column(short_header if short else header, justify="right" if right else "left", no_wrap=True,
-                         overflow="ellipsis", max_width=width if key == "agent" else None)  # fmt: skip
+        table.add_column(
+            short_header if short else header,
+            justify="right" if right else "left",
+            no_wrap=True,
+            overflow="ellipsis",
+            max_width=width if key == "agent" else None,
+        )
     for row in rows:
         # A record is anyone's file: no markup, no escapes.
         shown = [for_markup(row.text(key, short)) for key, _h, _s in columns]
@@ -213,9 +235,11 @@ def fitted_table(rows: Sequence[Row], console: Console, width: int) -> Table:
 
 
 def status_view(
-    records: Sequence[StatusRecord], dead: Sequence[DeadPane] = (), setups: Sequence[SetupRecord] = (),
+    records: Sequence[StatusRecord],
+    dead: Sequence[DeadPane] = (),
+    setups: Sequence[SetupRecord] = (),
     now: datetime | None = None,
-) -> FittedStatus:  # fmt: skip
+) -> FittedStatus:
     """The table of running agents, dead panes and worktree setups that failed or run, with what explains them."""
     now = now or datetime.now(UTC)
     rows = [record_row(r, now, label) for r, label in zip(records, labels(records), strict=True)]

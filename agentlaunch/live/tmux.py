@@ -197,8 +197,14 @@ def validate_agents(
     state_dir = paths.state_dir()
     default = default_working_dir(cwd or Path.cwd(), state_dir)
     given = working_dirs or {}
-    return check_agents(agents, agents_dir, state_dir, lambda spec: given.get(spec.name) or default(spec), worktree=worktree,
-                        worktree_agents=worktree_agents)  # fmt: skip
+    return check_agents(
+        agents,
+        agents_dir,
+        state_dir,
+        lambda spec: given.get(spec.name) or default(spec),
+        worktree=worktree,
+        worktree_agents=worktree_agents,
+    )
 
 
 def place_env(session: str, window: str, layout: str) -> list[str]:
@@ -229,8 +235,18 @@ class TeamUp:
     one agent's pane, so a caller can start them all at once or a few at a time.
     """
 
-    def __init__(self, tmux: Tmux, result: UpResult, layout: str, *, exists: bool, panes: Sequence[Pane],
-                 argv: Callable[[str], list[str]], env_args: list[str], directory: str) -> None:  # fmt: skip
+    def __init__(
+        self,
+        tmux: Tmux,
+        result: UpResult,
+        layout: str,
+        *,
+        exists: bool,
+        panes: Sequence[Pane],
+        argv: Callable[[str], list[str]],
+        env_args: list[str],
+        directory: str,
+    ) -> None:
         self.tmux, self.result, self.layout, self.exists, self.argv = tmux, result, layout, exists, argv
         self.env_args, self.directory = env_args, directory
         self.dead = {p.agent: p for p in panes if p.agent and p.dead and not p.fork}  # restarted in place (a fork's is not)
@@ -242,8 +258,9 @@ class TeamUp:
         session, pane = self.result.session, self.dead.get(name)
         if pane is not None:  # its agentlaunch failed and the pane was kept: start it again in place
             here = place_env(session, pane.window_name, "tiled" if pane.tiled else "windows")
-            self.tmux.run("respawn-pane", "-k", "-t", pane.pane_id, "-c", self.directory, *self.env_args, *here, "--",
-                          *self.argv(name))  # fmt: skip
+            self.tmux.run(
+                "respawn-pane", "-k", "-t", pane.pane_id, "-c", self.directory, *self.env_args, *here, "--", *self.argv(name)
+            )
             self.result.restarted.append(name)
             self.result.panes[name] = pane.pane_id
             return pane.pane_id
@@ -317,9 +334,16 @@ def plan_up(
         extra = every[name].args if name in every else []
         return [*agent_command(name, agents_dir, templates_dir, worktree=worktree and name not in trees), *extra]
 
-    plan = TeamUp(tmux, UpResult(session), layout, exists=exists, panes=panes, argv=argv,
-                  env_args=pane_env(os.environ if environ is None else environ),
-                  directory=literal(str((cwd or Path.cwd()).resolve())))  # fmt: skip
+    plan = TeamUp(
+        tmux,
+        UpResult(session),
+        layout,
+        exists=exists,
+        panes=panes,
+        argv=argv,
+        env_args=pane_env(os.environ if environ is None else environ),
+        directory=literal(str((cwd or Path.cwd()).resolve())),
+    )
     plan.result.running = [n for n in names if n in by_agent and n not in plan.dead]
     plan.pending = [n for n in names if n in plan.dead] + [n for n in names if n not in by_agent]
     plan.result.resumed = {n: resumed.get(n) for n in names if n in plan.dead and (n in resumed or fresh)}

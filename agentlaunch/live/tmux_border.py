@@ -38,8 +38,10 @@ CACHE_COUNTDOWN = _cache_countdown(CACHE_EXPIRY_OPTION)
 # from the line, from tmux's default, the host's name, and from the agent's name agentlaunch gave the pane): Codex's
 # "[ ! ] Action Required | …", Gemini's "◇  Ready (repo)".
 BORDER_LINE = "#{?#{" + LINE_OPTION + "},#{" + LINE_OPTION + "},#{pane_title}}"
-_OWN_TITLE = ("#{&&:#{!=:#{pane_title},#{" + LINE_OPTION + "}},#{&&:#{!=:#{pane_title},#{host}},"
-              "#{!=:#{pane_title},#{" + AGENT_OPTION + "}}}}")  # not the line, tmux's default or the name agentlaunch gave
+_OWN_TITLE = (
+    "#{&&:#{!=:#{pane_title},#{" + LINE_OPTION + "}},#{&&:#{!=:#{pane_title},#{host}},"
+    "#{!=:#{pane_title},#{" + AGENT_OPTION + "}}}}"
+)  # not the line, tmux's default or the name agentlaunch gave
 CLI_TITLE = "#{?#{&&:#{" + LINE_OPTION + "}," + _OWN_TITLE + "},#[dim] │ #{pane_title}#[nodim],}"
 # What the pane border shows: that line, then the cache's countdown, highlighted when the agent waits for the
 # person: "ASKING: needs you" (a permission prompt or question) and "STALLED: needs you" (its turn has heard nothing

@@ -24,7 +24,6 @@ class DownResult:
     sessions: dict[str, str] = field(default_factory=dict)  # agent -> the session id its pane ran (from its status record)
 
 
-
 def down(
     tmux: Tmux,
     session: str,

@@ -94,8 +94,14 @@ Where = tuple[Path, Path, Path | None]
 
 
 def launch_plan(
-    spec: AgentSpec, command: str, capture: Capture, home: Path, message: str, session_id: str, where: Where | None,
-) -> tuple[list[str], dict[str, str], bytes, Placement | None]:  # fmt: skip
+    spec: AgentSpec,
+    command: str,
+    capture: Capture,
+    home: Path,
+    message: str,
+    session_id: str,
+    where: Where | None,
+) -> tuple[list[str], dict[str, str], bytes, Placement | None]:
     """argv, environment, stdin and placement of one capture run, started as `run` starts it
     (:func:`~agentlaunch.launch.start.plan_start`), pointed at the endpoint.
 
@@ -111,10 +117,20 @@ def launch_plan(
     proxy = _proxy_env(capture.server.url)
     workdir, state, templates_dir = where
     start = plan_start(
-        spec, driver, working_dir=workdir, state_dir=state, session_id=session_id, resumed=False, today=date.today(),
-        templates_dir=templates_dir, hold=False, environ=_scrubbed_env(), command=command, record=False,
+        spec,
+        driver,
+        working_dir=workdir,
+        state_dir=state,
+        session_id=session_id,
+        resumed=False,
+        today=date.today(),
+        templates_dir=templates_dir,
+        hold=False,
+        environ=_scrubbed_env(),
+        command=command,
+        record=False,
         point=lambda env: {**point_at(capture.base_url, home, env, spec.model), **proxy},
-    )  # fmt: skip
+    )
     argv, stdin = driver.first_turn(spec, command, session_id, start.placement_argv, message)
     return argv, start.env, stdin, start.placement
 
@@ -166,9 +182,16 @@ def run_once(
     try:
         # Started as `run` starts it: the PTY transport, stdin a pipe (see agentlaunch.launch.probe).
         ran = probe(
-            argv, env, workdir, stdin, seen=lambda: len(capture.model_calls()) > seen, wake_fd=wake_read,
-            timeout=timeout, grace=EXIT_GRACE, transcript=run_dir / "output.txt",
-        )  # fmt: skip
+            argv,
+            env,
+            workdir,
+            stdin,
+            seen=lambda: len(capture.model_calls()) > seen,
+            wake_fd=wake_read,
+            timeout=timeout,
+            grace=EXIT_GRACE,
+            transcript=run_dir / "output.txt",
+        )
     except ProviderMissing as exc:
         raise ProviderMissing(exc.message, hint=describe(spec.provider).install_hint) from None
     finally:

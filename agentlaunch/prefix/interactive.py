@@ -70,9 +70,18 @@ def _tools(body: Mapping[str, Any]) -> int | None:
 
 
 def interactive_once(
-    spec: AgentSpec, command: str, capture: Capture, root: Path, label: str, headless_body: dict[str, Any],
-    *, plan: Any, prompt: str, templates_dir: Path | None, timeout: float,
-) -> InteractiveReport:  # fmt: skip
+    spec: AgentSpec,
+    command: str,
+    capture: Capture,
+    root: Path,
+    label: str,
+    headless_body: dict[str, Any],
+    *,
+    plan: Any,
+    prompt: str,
+    templates_dir: Path | None,
+    timeout: float,
+) -> InteractiveReport:
     """Run the interface once in ``root/label`` (emptied first) and compare its first request with ``headless_body``.
 
     ``plan(spec, command, capture, home, message, session_id, (workdir, state, templates_dir))`` is the live
@@ -96,9 +105,15 @@ def interactive_once(
     _, env, _, placement = plan(spec, command, capture, home, message, session_id, (workdir, state, templates_dir))
     assert placement is not None
     argv = adapter.interface_argv(
-        spec, command, session_id=session_id, resumed=False, state=adapter.new_state(session_id),
-        placement_argv=placement.argv, extra_argv=[], prompt=message,
-    )  # fmt: skip
+        spec,
+        command,
+        session_id=session_id,
+        resumed=False,
+        state=adapter.new_state(session_id),
+        placement_argv=placement.argv,
+        extra_argv=[],
+        prompt=message,
+    )
     adapter.seed_interface_home(home, workdir, env, argv)
     # The interface, unlike headless runs, checks for updates: never from a measurement (no other host is reached).
     env = {**env, "TERM": "xterm-256color", "DISABLE_AUTOUPDATER": "1", "DISABLE_UPDATES": "1"}
@@ -124,8 +139,16 @@ def interactive_once(
 
 
 def _first_request(
-    argv: list[str], env: Mapping[str, str], workdir: Path, capture: Capture, prompt: str, timeout: float, *, tools: bool,
-    tail: bytearray, exited: list[int],
+    argv: list[str],
+    env: Mapping[str, str],
+    workdir: Path,
+    capture: Capture,
+    prompt: str,
+    timeout: float,
+    *,
+    tools: bool,
+    tail: bytearray,
+    exited: list[int],
 ) -> dict[str, Any] | None:
     """The interface's first model request that carries ``prompt`` (and tools, when the headless one had them:
     its side calls, a title say, are skipped), or None; the CLI's exit code goes into ``exited`` when it ends first."""

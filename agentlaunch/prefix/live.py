@@ -140,9 +140,17 @@ def live_check(
         attempts = [f"{r.method} {r.path}" for r in capture.server.proxy_attempts]
         # Last: it reuses run b's folder names, so that the mode is the only difference.
         interactive = interactive_once(
-            spec, command, capture, root, "b", b.body, plan=launch_plan, prompt=PROMPT, templates_dir=templates_dir,
+            spec,
+            command,
+            capture,
+            root,
+            "b",
+            b.body,
+            plan=launch_plan,
+            prompt=PROMPT,
+            templates_dir=templates_dir,
             timeout=timeout,
-        )  # fmt: skip
+        )
         argv, _, _, _ = launch_plan(spec, command, capture, root / "home", "PROMPT", "SESSION", None)
         report = LiveReport(
             provider=spec.provider,

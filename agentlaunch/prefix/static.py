@@ -378,9 +378,10 @@ def request_parts(serialized: Serialized, place: InstructionsPlace) -> list[Part
     tools = [s for s in serialized.segments if s.label.startswith("tool ")]
     # The CLI's own prompt: the system field, and developer or system messages (Codex sends its prompt as those).
     system = [
-        s for s in serialized.segments
+        s
+        for s in serialized.segments
         if s.label.startswith(("system", "instructions")) or "(developer)" in s.label or "(system)" in s.label
-    ]  # fmt: skip
+    ]
     messages = [s for s in serialized.segments if s not in tools and s not in system]
     ours = place.end - place.start if place.found else 0
     in_system = place.found and any(s.start <= place.start < s.end for s in system)

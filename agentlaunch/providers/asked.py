@@ -13,8 +13,24 @@ import json
 from typing import Any
 
 QUESTION_CHARS = 300  # kept in the record at most: more than any one-line view shows
-_TELLING = ("command", "cmd", "file_path", "filePath", "path", "notebook_path", "url", "urls", "pattern", "query",
-            "prompt", "plan", "toolName", "description", "reason", "message")  # fmt: skip
+_TELLING = (
+    "command",
+    "cmd",
+    "file_path",
+    "filePath",
+    "path",
+    "notebook_path",
+    "url",
+    "urls",
+    "pattern",
+    "query",
+    "prompt",
+    "plan",
+    "toolName",
+    "description",
+    "reason",
+    "message",
+)
 """The input fields that say what a tool would do, the most telling first (its command, the file it writes)."""
 
 

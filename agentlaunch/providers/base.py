@@ -69,8 +69,14 @@ class Provider(Protocol):
     """What every adapter knows beyond its shape: how its CLI gets the instructions and the skills."""
 
     def deliver(
-        self, spec: AgentSpec, text: str, path: Path, skills: InstalledSkills | None, state_dir: Path, env: Mapping[str, str],
-    ) -> Delivered:  # fmt: skip
+        self,
+        spec: AgentSpec,
+        text: str,
+        path: Path,
+        skills: InstalledSkills | None,
+        state_dir: Path,
+        env: Mapping[str, str],
+    ) -> Delivered:
         """Point the CLI at the rendered ``text`` (kept at ``path``) and at the installed ``skills``, as ``spec.delivery``
         says; ``env`` is the environment the CLI will run with (it locates the user's own CLI settings)."""
         ...
@@ -119,9 +125,18 @@ class NativeInterface(Protocol):
         ...
 
     def interface_argv(
-        self, spec: AgentSpec, command: str, *, session_id: str, resumed: bool, state: Mapping[str, object],
-        placement_argv: list[str], extra_argv: list[str], prompt: str, fork: tuple[str, Mapping[str, object]] | None = None,
-    ) -> list[str]:  # fmt: skip
+        self,
+        spec: AgentSpec,
+        command: str,
+        *,
+        session_id: str,
+        resumed: bool,
+        state: Mapping[str, object],
+        placement_argv: list[str],
+        extra_argv: list[str],
+        prompt: str,
+        fork: tuple[str, Mapping[str, object]] | None = None,
+    ) -> list[str]:
         """argv of the CLI's own interface for the session; ``prompt`` (the startup message) is its first prompt.
 
         ``fork``: the new session starts from this earlier session's conversation (its id and stored state), as

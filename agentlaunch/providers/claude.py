@@ -106,9 +106,18 @@ class ClaudeAdapter(AdapterDefaults):
         return "--bare" not in flags
 
     def interface_argv(
-        self, spec: AgentSpec, command: str, *, session_id: str, resumed: bool, state: Mapping[str, object],
-        placement_argv: list[str], extra_argv: list[str], prompt: str, fork: tuple[str, Mapping[str, object]] | None = None,
-    ) -> list[str]:  # fmt: skip
+        self,
+        spec: AgentSpec,
+        command: str,
+        *,
+        session_id: str,
+        resumed: bool,
+        state: Mapping[str, object],
+        placement_argv: list[str],
+        extra_argv: list[str],
+        prompt: str,
+        fork: tuple[str, Mapping[str, object]] | None = None,
+    ) -> list[str]:
         """Claude Code's own interface: ``claude [flags] --session-id ID ["startup message"]``, or ``--resume ID``;
         a fork: ``--resume OLD --fork-session --session-id ID`` (the new session named, as a new one is)."""
         flags, _ = self.shared_flags(spec)
@@ -123,8 +132,14 @@ class ClaudeAdapter(AdapterDefaults):
         return dict(state)
 
     def deliver(
-        self, spec: AgentSpec, text: str, path: Path, skills: InstalledSkills | None, state_dir: Path, env: Mapping[str, str],
-    ) -> Delivered:  # fmt: skip
+        self,
+        spec: AgentSpec,
+        text: str,
+        path: Path,
+        skills: InstalledSkills | None,
+        state_dir: Path,
+        env: Mapping[str, str],
+    ) -> Delivered:
         """``delivery: system-prompt``: the file in the system-prompt flag (``file``: CLAUDE.md is read where it is);
         skills: a per-agent ``CLAUDE_CONFIG_DIR`` that links them beside the user's own entries (``--add-dir`` would
         stop the interface on a folder dialog at every launch: see :mod:`agentlaunch.providers.claude_home`)."""
@@ -176,8 +191,11 @@ class ClaudeAdapter(AdapterDefaults):
         request and waits for the answer. No process is started for it.
         """
         hooks = {"PreToolUse": [{"matcher": None, "hookCallbackIds": [GATE_CALLBACK]}]}
-        return {"type": "control_request", "request_id": f"gate-{os.urandom(4).hex()}",
-                "request": {"subtype": "initialize", "hooks": hooks}}  # fmt: skip
+        return {
+            "type": "control_request",
+            "request_id": f"gate-{os.urandom(4).hex()}",
+            "request": {"subtype": "initialize", "hooks": hooks},
+        }
 
     @staticmethod
     def gate_answer(request_id: str, allow: bool, reason: str) -> dict[str, object]:

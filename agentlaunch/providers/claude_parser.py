@@ -26,7 +26,6 @@ from agentlaunch.providers.descriptors import CLAUDE_EXCLUDE_DYNAMIC_FLAG
 from agentlaunch.token_usage import Usage
 
 if TYPE_CHECKING:
-
     pass
 from agentlaunch.providers import untrusted
 from agentlaunch.providers.rate_limits import read_rate_limits
@@ -70,13 +69,15 @@ def anthropic_usage(raw: Any) -> Usage:
     if breakdown is not None and not isinstance(breakdown, dict):
         raise BadUsage(f"cache_creation is {shown(breakdown)}, not an object")
     one_hour = counts(breakdown or {}, LIFETIME_FIELDS)["ephemeral_1h_input_tokens"]
-    return checked(Usage(
-        input=found["input_tokens"],
-        cache_write=found["cache_creation_input_tokens"],
-        cache_read=found["cache_read_input_tokens"],
-        output=found["output_tokens"],
-        cache_write_1h=one_hour,
-    ))  # fmt: skip
+    return checked(
+        Usage(
+            input=found["input_tokens"],
+            cache_write=found["cache_creation_input_tokens"],
+            cache_read=found["cache_read_input_tokens"],
+            output=found["output_tokens"],
+            cache_write_1h=one_hour,
+        )
+    )
 
 
 GATE_CALLBACK = "agentlaunch-budget-gate"
@@ -166,8 +167,9 @@ class ClaudeParser(JsonLineParser):
             attempt, most = label(obj.get("attempt"), "?"), label(obj.get("max_retries"), "?")
             status, error = count(obj.get("error_status")), label(obj.get("error"), "")
             cause = " ".join(part for part in (str(status) if status else "", error) if part) or "an API error"
-            return [Warning(f"API call failed; retry {attempt}/{most} in {delay:.1f}s",
-                            retry=f"{cause}, attempt {attempt}/{most}")]  # fmt: skip
+            return [
+                Warning(f"API call failed; retry {attempt}/{most} in {delay:.1f}s", retry=f"{cause}, attempt {attempt}/{most}")
+            ]
         if sub == "permission_denied":
             return [Warning(string(obj.get("message")) or f"permission denied for {label(obj.get('tool_name'), '?')}")]
         if sub == "status":
@@ -178,9 +180,12 @@ class ClaudeParser(JsonLineParser):
         """The plan's limits after a call (a claude.ai login or a gateway; never with an API key)."""
         info = untrusted.obj(obj.get("rate_limit_info"))
         limits, problems = read_rate_limits(
-            info.get("unifiedWindows"), where="rate_limit_info.unifiedWindows", percent_key="utilization",
-            reset_key="resetsAt", scale=100.0,
-        )  # fmt: skip
+            info.get("unifiedWindows"),
+            where="rate_limit_info.unifiedWindows",
+            percent_key="utilization",
+            reset_key="resetsAt",
+            scale=100.0,
+        )
         found: list[Event] = []
         if problems and not self._rate_problems_said:  # once a session: the same line would come after every call
             self._rate_problems_said = True

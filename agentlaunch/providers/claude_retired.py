@@ -44,14 +44,25 @@ RETIRED: dict[str, tuple[Retirement, ...]] = {
         Retirement("Claude Opus 4", date(2026, 6, 15), ("claude-opus-4-0", "claude-opus-4-20250514"), OPUS),
         Retirement("Claude Sonnet 4", date(2026, 6, 15), ("claude-sonnet-4-0", "claude-sonnet-4-20250514"), SONNET),
         Retirement("Claude Haiku 3", date(2026, 4, 20), ("claude-3-haiku-20240307",), HAIKU),
-        Retirement("Claude 3.7 Sonnet", date(2026, 2, 19), ("claude-3-7-sonnet", "claude-3-7-sonnet-latest",
-                                                             "claude-3-7-sonnet-20250219"), SONNET),  # fmt: skip
-        Retirement("Claude 3.5 Haiku", date(2026, 2, 19), ("claude-3-5-haiku", "claude-3-5-haiku-latest",
-                                                            "claude-3-5-haiku-20241022"), HAIKU),  # fmt: skip
+        Retirement(
+            "Claude 3.7 Sonnet",
+            date(2026, 2, 19),
+            ("claude-3-7-sonnet", "claude-3-7-sonnet-latest", "claude-3-7-sonnet-20250219"),
+            SONNET,
+        ),
+        Retirement(
+            "Claude 3.5 Haiku",
+            date(2026, 2, 19),
+            ("claude-3-5-haiku", "claude-3-5-haiku-latest", "claude-3-5-haiku-20241022"),
+            HAIKU,
+        ),
         Retirement("Claude 3 Opus", date(2026, 1, 5), ("claude-3-opus", "claude-3-opus-latest", "claude-3-opus-20240229"), OPUS),
-        Retirement("Claude 3.5 Sonnet", date(2025, 10, 28), ("claude-3-5-sonnet", "claude-3-5-sonnet-latest",
-                                                             "claude-3-5-sonnet-20241022", "claude-3-5-sonnet-20240620"),
-                   SONNET),  # fmt: skip
+        Retirement(
+            "Claude 3.5 Sonnet",
+            date(2025, 10, 28),
+            ("claude-3-5-sonnet", "claude-3-5-sonnet-latest", "claude-3-5-sonnet-20241022", "claude-3-5-sonnet-20240620"),
+            SONNET,
+        ),
         Retirement("Claude Sonnet 3", date(2025, 7, 21), ("claude-3-sonnet-20240229",), SONNET),
         Retirement("Claude 2", date(2025, 7, 21), ("claude-2.1", "claude-2.0"), OPUS),
     ),
@@ -76,5 +87,7 @@ def retirement_note(provider: str, model: str | None, today: date) -> str | None
     entry = retirement(provider, model)
     if entry is None:
         return None
-    return (f"model: {SOURCE} says {entry.said(today)} (it shows that banner in the agent's pane): "
-            f"use a current model such as {entry.instead}")  # fmt: skip
+    return (
+        f"model: {SOURCE} says {entry.said(today)} (it shows that banner in the agent's pane): "
+        f"use a current model such as {entry.instead}"
+    )

@@ -66,6 +66,8 @@ QUIET = ["-c", "check_for_update_on_startup=false", "-c", "analytics.enabled=fal
 def global_options(compaction_at: int | None) -> list[str]:
     """The ``-c`` options every Codex route starts with (``exec``, ``app-server``, its own interface)."""
     return [*QUIET, *compaction_argv(CODEX, compaction_at)]
+
+
 SEEN_NOTICES = """
 [projects."{workdir}"]
 trust_level = "trusted"
@@ -208,9 +210,18 @@ class CodexAdapter(AdapterDefaults):
         return TurnPlan(argv=[*argv, "--", prompt], stdin=b"")
 
     def interface_argv(
-        self, spec: AgentSpec, command: str, *, session_id: str, resumed: bool, state: Mapping[str, object],
-        placement_argv: list[str], extra_argv: list[str], prompt: str, fork: tuple[str, Mapping[str, object]] | None = None,
-    ) -> list[str]:  # fmt: skip
+        self,
+        spec: AgentSpec,
+        command: str,
+        *,
+        session_id: str,
+        resumed: bool,
+        state: Mapping[str, object],
+        placement_argv: list[str],
+        extra_argv: list[str],
+        prompt: str,
+        fork: tuple[str, Mapping[str, object]] | None = None,
+    ) -> list[str]:
         """Codex's own interface: ``codex [-c ...] [-m M] --no-daemon ["startup message"]``, or
         ``codex [-c ...] resume [-m M] --no-daemon THREAD``; a fork: ``codex [-c ...] fork [-m M] --no-daemon THREAD``
         (a new thread, whose id Codex chooses and its sources report).
@@ -243,8 +254,14 @@ class CodexAdapter(AdapterDefaults):
         return kept
 
     def deliver(
-        self, spec: AgentSpec, text: str, path: Path, skills: InstalledSkills | None, state_dir: Path, env: Mapping[str, str],
-    ) -> Delivered:  # fmt: skip
+        self,
+        spec: AgentSpec,
+        text: str,
+        path: Path,
+        skills: InstalledSkills | None,
+        state_dir: Path,
+        env: Mapping[str, str],
+    ) -> Delivered:
         """``delivery: developer-instructions``: ``-c developer_instructions=<the user's own, then the agent's>``
         on every turn (``file``: AGENTS.md is read where it is); skills: a per-agent ``CODEX_HOME`` that links them
         beside the user's own entries (Codex lists no skill folder given otherwise)."""

@@ -52,13 +52,30 @@ from agentlaunch.token_usage import Usage
 CLIENT = {"name": "agentlaunch", "title": "agentlaunch", "version": "1"}
 WINDOW_MINUTES = {300: "five_hour", 10080: "seven_day"}
 """The plan windows agentlaunch keeps, by their length in minutes."""
-QUIET_METHODS = frozenset({
-    "turn/started", "item/agentMessage/delta", "item/reasoning/summaryTextDelta", "item/reasoning/summaryPartAdded",
-    "item/reasoning/textDelta", "item/commandExecution/outputDelta", "item/fileChange/outputDelta", "thread/status/changed",
-    "thread/readState/changed", "thread/name/updated", "thread/goal/cleared", "configWarning", "remoteControl/status/changed",
-    "serverRequest/resolved", "turn/diff/updated", "turn/plan/updated", "mcpServer/startupStatus/updated",
-    "skills/changed", "thread/settings/updated", "deprecationNotice",
-})  # fmt: skip
+QUIET_METHODS = frozenset(
+    {
+        "turn/started",
+        "item/agentMessage/delta",
+        "item/reasoning/summaryTextDelta",
+        "item/reasoning/summaryPartAdded",
+        "item/reasoning/textDelta",
+        "item/commandExecution/outputDelta",
+        "item/fileChange/outputDelta",
+        "thread/status/changed",
+        "thread/readState/changed",
+        "thread/name/updated",
+        "thread/goal/cleared",
+        "configWarning",
+        "remoteControl/status/changed",
+        "serverRequest/resolved",
+        "turn/diff/updated",
+        "turn/plan/updated",
+        "mcpServer/startupStatus/updated",
+        "skills/changed",
+        "thread/settings/updated",
+        "deprecationNotice",
+    }
+)
 """Notifications that carry nothing agentlaunch meters or shows (states come from the turn's own events)."""
 APPROVALS = {
     "item/commandExecution/requestApproval": "shell",
@@ -272,8 +289,10 @@ class AppServerParser(JsonLineParser):
                 name = f"{label(item.get('server'), 'mcp')}.{label(item.get('tool'), '?')}"
             paths = " ".join(label(obj(c).get("path")) for c in items(item.get("changes")))
             failed = item.get("status") == "failed"
-            return [ToolUse(item_id, name, summarize(paths or item.get("query") or item.get("arguments") or "")),
-                    ToolResult(item_id, failed)]  # fmt: skip
+            return [
+                ToolUse(item_id, name, summarize(paths or item.get("query") or item.get("arguments") or "")),
+                ToolResult(item_id, failed),
+            ]
         return []
 
     def turn_completed(self, params: dict[str, Any]) -> list[Event]:

@@ -154,9 +154,13 @@ def user_developer_instructions(
 
 
 def _instructions(
-    config_raw: bytes | None, config_path: Path, profile: str | None, profile_raw: bytes | None, profile_path: Path,
+    config_raw: bytes | None,
+    config_path: Path,
+    profile: str | None,
+    profile_raw: bytes | None,
+    profile_path: Path,
     unreadable: DefinitionError | None,
-) -> str | None:  # fmt: skip
+) -> str | None:
     """:func:`user_developer_instructions` from the files' bytes (None: the file does not exist)."""
     config = _parse_toml(config_raw, config_path)
     found = _text_of(config, config_path, "")

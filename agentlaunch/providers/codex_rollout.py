@@ -38,7 +38,6 @@ def codex_usage(raw: Any) -> Usage:
     )
 
 
-
 def codex_home(env: Mapping[str, str]) -> Path:
     return Path(env.get("CODEX_HOME") or Path(env.get("HOME", "~")).expanduser() / ".codex")
 

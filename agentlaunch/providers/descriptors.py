@@ -148,8 +148,9 @@ class ProviderDescriptor:
     def refuse_fork(self, agent: str) -> None:
         """A usage error naming why ``agent`` cannot be forked, when its provider cannot fork (``fork``, ``run --fork``)."""
         if self.fork is None:
-            raise UsageError(f"{agent} cannot be forked: {self.no_fork}",
-                             hint=f"agentlaunch restart {agent} resumes its session instead")  # fmt: skip
+            raise UsageError(
+                f"{agent} cannot be forked: {self.no_fork}", hint=f"agentlaunch restart {agent} resumes its session instead"
+            )
 
     def __post_init__(self) -> None:
         if self.skills_route not in (None, "add-dir", "cli-home"):
@@ -232,9 +233,11 @@ CLAUDE = ProviderDescriptor(
     # keeps "!" out of bash mode but reaches the model as a space, so there is no neutral character: refused.
     # "#", "@" (the file is attached too), "?", "&", "$" and a later line's "!" or "/" reach the model as written.
     interface_input=InterfaceInput(
-        modes=(InputMode("!", "runs it as a shell command (bash mode)"),
-               InputMode("/", "runs it as a slash command", after_space=True)),
-    ),  # fmt: skip
+        modes=(
+            InputMode("!", "runs it as a shell command (bash mode)"),
+            InputMode("/", "runs it as a slash command", after_space=True),
+        ),
+    ),
     # Measured on 2.1.332, a stream-json user message (headless, the line chat): "/" first runs a slash command or a
     # skill (/cost, /context, /help answer with no model call; /compact compacts; /init and /SKILL send their own
     # prompt instead); an unknown "/notacmd" and a space before "/" reach the model as written. "!" is no bash mode
@@ -279,10 +282,14 @@ CODEX = ProviderDescriptor(
     # ends of what it sends, and looks for "!" and "/" before stripping: a space before and after keeps every mode
     # shut and the model reads the text as written.
     interface_input=InterfaceInput(
-        modes=(InputMode("!", "runs it as a shell command"), InputMode("/", "runs it as a slash command"),
-               InputMode("$", "opens its skills menu, which takes the Enter", at_end=True)),
-        pad=" ", strips=True,
-    ),  # fmt: skip
+        modes=(
+            InputMode("!", "runs it as a shell command"),
+            InputMode("/", "runs it as a slash command"),
+            InputMode("$", "opens its skills menu, which takes the Enter", at_end=True),
+        ),
+        pad=" ",
+        strips=True,
+    ),
 )
 
 GEMINI = ProviderDescriptor(
@@ -314,7 +321,8 @@ GEMINI = ProviderDescriptor(
     # pasted "!" reaches the model as written (shell mode is a key typed into an empty box, never a paste). Gemini
     # strips whitespace at both ends; a space does not keep "/" out of command mode: refused.
     interface_input=InterfaceInput(
-        modes=(InputMode("/", "runs it as a slash command", after_space=True),), strips=True,
+        modes=(InputMode("/", "runs it as a slash command", after_space=True),),
+        strips=True,
     ),
     # Measured on 0.61.0, `gemini -p TEXT`: "/init" first is replaced by Gemini's own prompt (a slash command run
     # headless; /about, /cost, /help, /compact reach the model as text, as does a space before "/"). "!" is no shell

@@ -230,9 +230,18 @@ class FakeCLI:
         asked = []
         for callback in self.gates:
             request_id = f"hook_{uuid.uuid4().hex[:8]}"
-            self.emit({"type": "control_request", "request_id": request_id, "request": {
-                "subtype": "hook_callback", "callback_id": callback, "tool_use_id": tool["id"],
-                "input": {"hook_event_name": "PreToolUse", "tool_name": tool["name"], "tool_input": tool["input"]}}})  # fmt: skip
+            self.emit(
+                {
+                    "type": "control_request",
+                    "request_id": request_id,
+                    "request": {
+                        "subtype": "hook_callback",
+                        "callback_id": callback,
+                        "tool_use_id": tool["id"],
+                        "input": {"hook_event_name": "PreToolUse", "tool_name": tool["name"], "tool_input": tool["input"]},
+                    },
+                }
+            )
             asked.append(request_id)
         return asked
 
@@ -297,9 +306,23 @@ class FakeCLI:
             if not self.stream_message("I will write notes.txt.", usage, tool):
                 return self.finish(started, usages, interrupted=True)
             if not self.tool_allowed:  # its hook said stop: the turn ends, the tool unrun, no further call
-                self.emit({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result",
-                           "tool_use_id": tool["id"], "is_error": True, "content": "stopped by a hook"}]},
-                           "session_id": self.session_id})  # fmt: skip
+                self.emit(
+                    {
+                        "type": "user",
+                        "message": {
+                            "role": "user",
+                            "content": [
+                                {
+                                    "type": "tool_result",
+                                    "tool_use_id": tool["id"],
+                                    "is_error": True,
+                                    "content": "stopped by a hook",
+                                }
+                            ],
+                        },
+                        "session_id": self.session_id,
+                    }
+                )
                 return self.finish(started, usages, result="")
             allowed = self.ask_permission(tool)
             self.emit(

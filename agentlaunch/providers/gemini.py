@@ -95,7 +95,7 @@ def gemini_retry(line: str) -> str | None:
     message = ""
     if "{" in rest:
         try:
-            message = string(untrusted.obj(untrusted.obj(json.loads(rest[rest.index("{"):])).get("error")).get("message"))
+            message = string(untrusted.obj(untrusted.obj(json.loads(rest[rest.index("{") :])).get("error")).get("message"))
         except ValueError:
             message = ""
     return f"{status} {message[:200]}".strip() + f", attempt {attempt}"
@@ -104,12 +104,12 @@ def gemini_retry(line: str) -> str | None:
 class GeminiParser(JsonLineParser):
     """``gemini --output-format stream-json`` lines to normalized events."""
 
-
     def read_line(self, line: str) -> list[Event]:
         events = super().read_line(line)
         if len(events) == 1 and isinstance(events[0], Diagnostic) and (retry := gemini_retry(events[0].line)):
             return [events[0], Warning(f"API call failed; {retry}", retry=retry)]  # the line stays as it was
         return events
+
     def __init__(self, asked: str | None = None, resumed: bool = False, counted_through: str | None = None) -> None:
         self.asked = asked
         self.resumed = resumed
@@ -207,9 +207,18 @@ class GeminiAdapter(AdapterDefaults):
         return TurnPlan(argv=argv, stdin=prompt.encode("utf-8"))
 
     def interface_argv(
-        self, spec: AgentSpec, command: str, *, session_id: str, resumed: bool, state: Mapping[str, object],
-        placement_argv: list[str], extra_argv: list[str], prompt: str, fork: tuple[str, Mapping[str, object]] | None = None,
-    ) -> list[str]:  # fmt: skip
+        self,
+        spec: AgentSpec,
+        command: str,
+        *,
+        session_id: str,
+        resumed: bool,
+        state: Mapping[str, object],
+        placement_argv: list[str],
+        extra_argv: list[str],
+        prompt: str,
+        fork: tuple[str, Mapping[str, object]] | None = None,
+    ) -> list[str]:
         """Gemini's own interface: ``gemini [-m M] --session-id ID [-i "startup message"]``, or ``--resume ID``.
 
         The instructions need no argument: they are in the per-agent home the environment names
@@ -235,8 +244,14 @@ class GeminiAdapter(AdapterDefaults):
         return {"session_id": sid, "started": True, "counted_through": counted if isinstance(counted, str) else ""}
 
     def deliver(
-        self, spec: AgentSpec, text: str, path: Path, skills: InstalledSkills | None, state_dir: Path, env: Mapping[str, str],
-    ) -> Delivered:  # fmt: skip
+        self,
+        spec: AgentSpec,
+        text: str,
+        path: Path,
+        skills: InstalledSkills | None,
+        state_dir: Path,
+        env: Mapping[str, str],
+    ) -> Delivered:
         """``delivery: gemini-home``: a per-agent ``GEMINI_CLI_HOME`` whose global GEMINI.md is the user's own, then
         the agent's text, its ``skills`` folder linking the agent's skills (``file``: GEMINI.md is read where it is).
         Either way, Node's compile cache for the CLI (:func:`compile_cache_env`)."""

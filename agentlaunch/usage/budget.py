@@ -253,8 +253,10 @@ class BudgetGuard:
         if ahead is not None:
             more = ahead.usd if key.endswith("usd") else ahead.tokens
             calls = f"{ahead.calls} call{'s' if ahead.calls != 1 else ''}"
-            what = (f"{label} ({self._figure(key, limit)}) is spent with the calls in flight: {self._figure(key, spent)} "
-                    f"so far and {self._figure(key, more)} in {calls} other agents are making")  # fmt: skip
+            what = (
+                f"{label} ({self._figure(key, limit)}) is spent with the calls in flight: {self._figure(key, spent)} "
+                f"so far and {self._figure(key, more)} in {calls} other agents are making"
+            )
         if starting:
             message = f"budget: not starting: {what}"
         elif self.pausing:

@@ -45,11 +45,21 @@ class CallMeter:
         full = self.pricer.price(uncached(event.usage), self.provider, event.model, self.model) if price else None
         self.meter.add_cost(cost)
         self._cache_after(event, now)
-        return PricedCall(CallRecord(
-            agent=self.agent, provider=self.provider, usage=event.usage, session_id=session_id, turn=turn,
-            model_requested=self.model, model_reported=event.model, cost_usd=cost, price_key=price.key if price else None,
-            at=now, full_price_usd=full.cost_usd if full else None,
-        ))  # fmt: skip
+        return PricedCall(
+            CallRecord(
+                agent=self.agent,
+                provider=self.provider,
+                usage=event.usage,
+                session_id=session_id,
+                turn=turn,
+                model_requested=self.model,
+                model_reported=event.model,
+                cost_usd=cost,
+                price_key=price.key if price else None,
+                at=now,
+                full_price_usd=full.cost_usd if full else None,
+            )
+        )
 
     def resume(self, calls: Sequence[CallRecord]) -> None:
         """A resumed session starts where its stored calls left it: context, cost and the cache after the last one.
@@ -64,13 +74,18 @@ class CallMeter:
         earlier = Earlier(len(calls), total, sum(priced), len(priced), len(calls) - len(priced))
         self.meter.resume(last.usage, last.model_reported or last.model_requested, earlier)
         # The cache lives 1 hour once the session wrote 1-hour entries (as when it was metered call by call).
-        self._cache_after(CallUsage(last.usage, model=last.model_reported), last.at,
-                          wrote_1h=any(c.usage.cache_write_1h > 0 for c in calls))  # fmt: skip
+        self._cache_after(
+            CallUsage(last.usage, model=last.model_reported), last.at, wrote_1h=any(c.usage.cache_write_1h > 0 for c in calls)
+        )
 
     def _cache_after(self, event: CallUsage, now: datetime, *, wrote_1h: bool = False) -> None:
         """The cache's warmth after this call, and what the next turn would pay for the context cold and warm."""
-        ttl = lifetime(self.meter.cache, wrote_1h or event.usage.cache_write_1h > 0, wrote=event.usage.cache_write > 0,
-                       asked=self.meter.cache_ttl)  # fmt: skip
+        ttl = lifetime(
+            self.meter.cache,
+            wrote_1h or event.usage.cache_write_1h > 0,
+            wrote=event.usage.cache_write > 0,
+            asked=self.meter.cache_ttl,
+        )
         context = event.usage.context
         one_hour = context if ttl >= ONE_HOUR else 0
         prices = [

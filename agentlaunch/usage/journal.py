@@ -71,10 +71,18 @@ class Op:
         at = from_ts(a["at"])
         assert self.kind == "call" and at is not None
         return CallRecord(
-            agent=a["agent"], provider=a["provider"], usage=Usage(**a["usage"]), session_id=a["session_id"],
-            turn=a["turn"], model_requested=a["model_requested"], model_reported=a["model_reported"],
-            cost_usd=a["cost_usd"], price_key=a["price_key"], at=at, full_price_usd=a["full_price_usd"],
-        )  # fmt: skip
+            agent=a["agent"],
+            provider=a["provider"],
+            usage=Usage(**a["usage"]),
+            session_id=a["session_id"],
+            turn=a["turn"],
+            model_requested=a["model_requested"],
+            model_reported=a["model_reported"],
+            cost_usd=a["cost_usd"],
+            price_key=a["price_key"],
+            at=at,
+            full_price_usd=a["full_price_usd"],
+        )
 
 
 # --------------------------------------------------------------------------- the ops
@@ -82,13 +90,30 @@ class Op:
 
 def call_op(call: CallRecord) -> Op:
     u = call.usage
-    usage = {"input": u.input, "cache_write": u.cache_write, "cache_read": u.cache_read, "output": u.output,
-             "reasoning": u.reasoning, "cache_write_1h": u.cache_write_1h}  # fmt: skip
-    return Op("call", {
-        "at": to_ts(call.at), "agent": call.agent, "provider": call.provider, "session_id": call.session_id,
-        "turn": call.turn, "model_requested": call.model_requested, "model_reported": call.model_reported,
-        "usage": usage, "cost_usd": call.cost_usd, "price_key": call.price_key, "full_price_usd": call.full_price_usd,
-    })  # fmt: skip
+    usage = {
+        "input": u.input,
+        "cache_write": u.cache_write,
+        "cache_read": u.cache_read,
+        "output": u.output,
+        "reasoning": u.reasoning,
+        "cache_write_1h": u.cache_write_1h,
+    }
+    return Op(
+        "call",
+        {
+            "at": to_ts(call.at),
+            "agent": call.agent,
+            "provider": call.provider,
+            "session_id": call.session_id,
+            "turn": call.turn,
+            "model_requested": call.model_requested,
+            "model_reported": call.model_reported,
+            "usage": usage,
+            "cost_usd": call.cost_usd,
+            "price_key": call.price_key,
+            "full_price_usd": call.full_price_usd,
+        },
+    )
 
 
 def session_op(session_id: str, *, agent: str, provider: str, working_dir: str, model: str | None, at: datetime) -> Op:
@@ -97,8 +122,9 @@ def session_op(session_id: str, *, agent: str, provider: str, working_dir: str, 
 
 
 def place_op(session_id: str, tmux_session: str, tmux_window: str | None, tmux_layout: str | None) -> Op:
-    return Op("place", {"session_id": session_id, "tmux_session": tmux_session, "tmux_window": tmux_window,
-                        "tmux_layout": tmux_layout})  # fmt: skip
+    return Op(
+        "place", {"session_id": session_id, "tmux_session": tmux_session, "tmux_window": tmux_window, "tmux_layout": tmux_layout}
+    )
 
 
 def title_op(session_id: str, prompt: str) -> Op:
@@ -124,18 +150,27 @@ def end_op(session_id: str, exit_status: int | None, at: datetime) -> Op:
 # What each op's fields must be; a line whose fields differ is not read (never half-applied).
 _TEXT, _OPT_TEXT, _TIME, _OPT_INT, _INT, _OPT_USD, _USAGE, _STATE = range(8)
 _FIELDS: dict[str, dict[str, int]] = {
-    "session": {"session_id": _TEXT, "agent": _TEXT, "provider": _TEXT, "working_dir": _TEXT, "model": _OPT_TEXT,
-                "at": _TIME},
+    "session": {"session_id": _TEXT, "agent": _TEXT, "provider": _TEXT, "working_dir": _TEXT, "model": _OPT_TEXT, "at": _TIME},
     "place": {"session_id": _TEXT, "tmux_session": _TEXT, "tmux_window": _OPT_TEXT, "tmux_layout": _OPT_TEXT},
     "title": {"session_id": _TEXT, "prompt": _TEXT},
     "event": {"session_id": _TEXT, "kind": _TEXT, "detail": _OPT_TEXT, "at": _TIME},
-    "call": {"at": _TIME, "agent": _TEXT, "provider": _TEXT, "session_id": _OPT_TEXT, "turn": _OPT_INT,
-             "model_requested": _OPT_TEXT, "model_reported": _OPT_TEXT, "usage": _USAGE, "cost_usd": _OPT_USD,
-             "price_key": _OPT_TEXT, "full_price_usd": _OPT_USD},
+    "call": {
+        "at": _TIME,
+        "agent": _TEXT,
+        "provider": _TEXT,
+        "session_id": _OPT_TEXT,
+        "turn": _OPT_INT,
+        "model_requested": _OPT_TEXT,
+        "model_reported": _OPT_TEXT,
+        "usage": _USAGE,
+        "cost_usd": _OPT_USD,
+        "price_key": _OPT_TEXT,
+        "full_price_usd": _OPT_USD,
+    },
     "state": {"session_id": _TEXT, "state": _STATE},
     "touch": {"session_id": _TEXT, "turns": _INT, "at": _TIME},
     "end": {"session_id": _TEXT, "exit_status": _OPT_INT, "at": _TIME},
-}  # fmt: skip
+}
 _MAX_INT = (1 << 53) - 1
 
 
@@ -153,8 +188,14 @@ def _fits(kind: int, value: Any) -> bool:
     if kind == _STATE:
         return isinstance(value, dict)
     # _USAGE: exactly Usage's fields, each a possible count
-    if not isinstance(value, dict) or set(value) != {"input", "cache_write", "cache_read", "output", "reasoning",
-                                                      "cache_write_1h"}:  # fmt: skip
+    if not isinstance(value, dict) or set(value) != {
+        "input",
+        "cache_write",
+        "cache_read",
+        "output",
+        "reasoning",
+        "cache_write_1h",
+    }:
         return False
     return usage_problem(Usage(**value)) is None
 

@@ -65,9 +65,13 @@ class Meter:
     """Counts one session's usage from normalized events."""
 
     def __init__(
-        self, *, configured_window: int | None = None, buffer: int = DEFAULT_BUFFER, model: str | None = None,
+        self,
+        *,
+        configured_window: int | None = None,
+        buffer: int = DEFAULT_BUFFER,
+        model: str | None = None,
         compaction_at: int | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.configured_window = configured_window
         self.compaction_at = compaction_at
         """agent.yaml's ``compaction_at``: where the CLI was told to compact (None: the window less the buffer)."""

@@ -47,10 +47,20 @@ from agentlaunch.usage.overrides import (
 from agentlaunch.usage.price_cache import CACHE_DIR, PriceCache, genai_prices_version
 
 __all__ = [
-    "DEFAULT_KEY", "ENV_RATES", "PRICING_FILE", "Price", "Pricer", "Rates", "find_pricing_file",
-    "format_cost", "genai_price", "genai_provider_id", "load_env_rates", "load_pricing_file", "match_override",
-]  # fmt: skip
-
+    "DEFAULT_KEY",
+    "ENV_RATES",
+    "PRICING_FILE",
+    "Price",
+    "Pricer",
+    "Rates",
+    "find_pricing_file",
+    "format_cost",
+    "genai_price",
+    "genai_provider_id",
+    "load_env_rates",
+    "load_pricing_file",
+    "match_override",
+]
 
 
 @datarecord(frozen=True, slots=True)

@@ -60,8 +60,12 @@ class UsageRecorder:
         if isinstance(event, SessionStarted) and not self.registered:
             # Registered once the CLI confirms the session: an unknown --resume id never becomes one.
             spec = launch.spec
-            self._write(journal.session_op(sid, agent=spec.name, provider=spec.provider,
-                                           working_dir=str(launch.working_dir), model=spec.model, at=now()), launch)  # fmt: skip
+            self._write(
+                journal.session_op(
+                    sid, agent=spec.name, provider=spec.provider, working_dir=str(launch.working_dir), model=spec.model, at=now()
+                ),
+                launch,
+            )
             self.registered = True
             if self.place is not None:
                 self._write(journal.place_op(sid, *self.place), launch)
@@ -77,8 +81,9 @@ class UsageRecorder:
                     self._write(journal.title_op(sid, event.text), launch)
         elif isinstance(event, PrefixChanged | Compaction):
             # What explains a cache miss later (usage --calls names it).
-            kind, detail = ("prefix_changed", ", ".join(event.parts)) if isinstance(event, PrefixChanged) else (
-                "compaction", event.trigger)  # fmt: skip
+            kind, detail = (
+                ("prefix_changed", ", ".join(event.parts)) if isinstance(event, PrefixChanged) else ("compaction", event.trigger)
+            )
             if self.registered:
                 self._write(journal.event_op(sid, kind, detail, now()), launch)
             else:

@@ -37,7 +37,15 @@ from agentlaunch.usage.store_writes import StoreWrites
 _SUMS = SUMS  # the name the store's tests read the report's aggregate by
 
 __all__ = [
-    "REPLAY_WAIT_S", "REPORT_BY", "SKIPPED_NAMED", "TITLE_CHARS", "WELL_FORMED", "InFlight", "ReportBy", "Store", "shorten",
+    "REPLAY_WAIT_S",
+    "REPORT_BY",
+    "SKIPPED_NAMED",
+    "TITLE_CHARS",
+    "WELL_FORMED",
+    "InFlight",
+    "ReportBy",
+    "Store",
+    "shorten",
 ]
 
 

@@ -231,8 +231,13 @@ def _migration_6(conn: sqlite3.Connection) -> None:
 
 # Append only: a function's position (1-based) is the schema version it produces.
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
-    _migration_1, _migration_2, _migration_3, _migration_4, _migration_5, _migration_6,
-]  # fmt: skip
+    _migration_1,
+    _migration_2,
+    _migration_3,
+    _migration_4,
+    _migration_5,
+    _migration_6,
+]
 SCHEMA_VERSION = len(MIGRATIONS)
 _OUR_TABLES = {"sessions", "calls", "session_events", "store_meta", "journal_applied", "inflight"}
 

@@ -69,10 +69,23 @@ def call_values(c: CallRecord) -> tuple[Any, ...]:
     """A call's values in :data:`INSERT_CALL`'s order."""
     u = c.usage
     return (
-        to_ts(c.at), c.agent, c.provider, c.session_id, c.turn, c.model_requested, c.model_reported,
-        u.input, u.cache_write, u.cache_read, u.output, u.reasoning, c.cost_usd, c.price_key, u.cache_write_1h,
+        to_ts(c.at),
+        c.agent,
+        c.provider,
+        c.session_id,
+        c.turn,
+        c.model_requested,
+        c.model_reported,
+        u.input,
+        u.cache_write,
+        u.cache_read,
+        u.output,
+        u.reasoning,
+        c.cost_usd,
+        c.price_key,
+        u.cache_write_1h,
         c.full_price_usd,
-    )  # fmt: skip
+    )
 
 
 def row_problem(values: Sequence[Any]) -> str:

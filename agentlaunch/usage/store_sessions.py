@@ -36,8 +36,9 @@ class StoreSessions(StoreConnection):
 
         A row already there that does not read as a session (another program's) is a StateError naming it.
         """
-        op = journal.session_op(session_id, agent=agent, provider=provider, working_dir=str(working_dir), model=model,
-                                at=at or now())  # fmt: skip
+        op = journal.session_op(
+            session_id, agent=agent, provider=provider, working_dir=str(working_dir), model=model, at=at or now()
+        )
         with self._guard():
             apply_op(self._conn, op)
         row = self.get_session(session_id)
@@ -93,8 +94,9 @@ class StoreSessions(StoreConnection):
     def get_session(self, session_id: str) -> SessionRow | None:
         """The session with this id, or None."""
         with self._guard():
-            rows = self._sessions(self._conn.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE session_id = ?",
-                                                     (session_id,)), 1)  # fmt: skip
+            rows = self._sessions(
+                self._conn.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE session_id = ?", (session_id,)), 1
+            )
         return rows[0] if rows else None
 
     def latest_session(self, agent: str, working_dir: str | Path, provider: str | None = None) -> SessionRow | None:

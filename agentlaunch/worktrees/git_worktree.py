@@ -73,9 +73,13 @@ def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProces
     if binary is None:
         raise GitMissing("git is not installed (or not on PATH): a worktree needs it", hint="install git")
     proc = subprocess.run(
-        [binary, "-C", str(cwd), *args], capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False,
+        [binary, "-C", str(cwd), *args],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        check=False,
         env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
-    )  # fmt: skip
+    )
     if check and proc.returncode != 0:
         said = proc.stderr.strip().splitlines()
         raise WorktreeError(f"git {args[0]} failed in {cwd}: {said[-1] if said else f'exit {proc.returncode}'}")
@@ -181,7 +185,11 @@ def ensure(agent: str, start: Path, base: Path, state_dir: Path, branch: str | N
 
 
 def ensure_entry(
-    agent: str, start: Path, base: Path, state_dir: Path, branch: str | None = None,
+    agent: str,
+    start: Path,
+    base: Path,
+    state_dir: Path,
+    branch: str | None = None,
     on_create: Callable[[Worktree], None] | None = None,
 ) -> tuple[Worktree, bool]:
     """:func:`ensure`, giving the worktree's entry (its repository and branch too).
@@ -259,8 +267,11 @@ def _write(
     if created is None:
         created = _read(state_dir)[1]
     removed = _entries(_load(state_dir).get("removed", [])) + ([gone] if gone is not None else [])
-    payload = {"worktrees": [asdict(w) for w in items], "created_branches": [list(p) for p in sorted(created)],
-               "removed": [asdict(w) for w in removed[-FORMER_KEPT:]]}  # fmt: skip
+    payload = {
+        "worktrees": [asdict(w) for w in items],
+        "created_branches": [list(p) for p in sorted(created)],
+        "removed": [asdict(w) for w in removed[-FORMER_KEPT:]],
+    }
     write_atomic(state_dir / REGISTRY, (json.dumps(payload, indent=1) + "\n").encode())
 
 
@@ -295,10 +306,16 @@ class WorktreeState:
     def as_dict(self) -> dict[str, Any]:
         clean = self.present and not self.dirty and self.problem is None
         return {
-            **asdict(self.worktree), "present": self.present, "dirty": self.dirty, "clean": clean,
-            "unpushed": self.only_here, "ahead": self.ahead, "behind": self.behind, "compared_with": self.compared_with,
+            **asdict(self.worktree),
+            "present": self.present,
+            "dirty": self.dirty,
+            "clean": clean,
+            "unpushed": self.only_here,
+            "ahead": self.ahead,
+            "behind": self.behind,
+            "compared_with": self.compared_with,
             "problem": self.problem,
-        }  # fmt: skip
+        }
 
 
 def inspect(entry: Worktree) -> WorktreeState:
@@ -320,9 +337,10 @@ def _inspect(entry: Worktree) -> WorktreeState:
         return WorktreeState(entry, False, 0, 0, None, None, None)
     dirty = len([x for x in git(path, "status", "--porcelain", "--untracked-files=all").stdout.splitlines() if x])
     others = [
-        ref for ref in git(path, "for-each-ref", "--format=%(refname)", "refs/heads", "refs/remotes").stdout.split()
+        ref
+        for ref in git(path, "for-each-ref", "--format=%(refname)", "refs/heads", "refs/remotes").stdout.split()
         if ref != f"refs/heads/{entry.branch}"
-    ]  # fmt: skip
+    ]
     only_here = int(git(path, "rev-list", "--count", "HEAD", "--not", *others, "--").stdout.strip() or 0)
     upstream = git(path, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}", check=False)
     against = upstream.stdout.strip() if upstream.returncode == 0 else None

@@ -111,10 +111,18 @@ def _parse(data: object) -> SetupRecord | None:
     if any(data.get(k) is not None and not isinstance(data.get(k), str) for k in optional):
         return None
     return SetupRecord(
-        data["agent"], data["worktree"], data["log"], ok, code, data.get("command"), pid if valid_pid(pid) else None,
-        data.get("pid_start"), data.get("started"), data.get("finished"),
+        data["agent"],
+        data["worktree"],
+        data["log"],
+        ok,
+        code,
+        data.get("command"),
+        pid if valid_pid(pid) else None,
+        data.get("pid_start"),
+        data.get("started"),
+        data.get("finished"),
         count if isinstance(count, int) and not isinstance(count, bool) else 0,
-    )  # fmt: skip
+    )
 
 
 def _read_file(path: Path) -> SetupRecord | None:
@@ -190,9 +198,12 @@ class Place:
 
     def env(self) -> dict[str, str]:
         return {
-            **os.environ, "AGENTLAUNCH_AGENT": self.agent, "AGENTLAUNCH_REPO": str(self.repo),
-            "AGENTLAUNCH_WORKTREE": str(self.worktree), "AGENTLAUNCH_BRANCH": self.branch,
-        }  # fmt: skip
+            **os.environ,
+            "AGENTLAUNCH_AGENT": self.agent,
+            "AGENTLAUNCH_REPO": str(self.repo),
+            "AGENTLAUNCH_WORKTREE": str(self.worktree),
+            "AGENTLAUNCH_BRANCH": self.branch,
+        }
 
 
 def ensure_setup(
@@ -219,8 +230,16 @@ def ensure_setup(
 def _run(commands: Sequence[str], place: Place, state_dir: Path, report: Report) -> SetupRecord:
     log = log_path(state_dir, place.agent, place.worktree)
     pid = os.getpid()
-    base = SetupRecord(place.agent, str(place.worktree), str(log), None, pid=pid, pid_start=process_start(pid),
-                       started=_now(), commands=len(commands))  # fmt: skip
+    base = SetupRecord(
+        place.agent,
+        str(place.worktree),
+        str(log),
+        None,
+        pid=pid,
+        pid_start=process_start(pid),
+        started=_now(),
+        commands=len(commands),
+    )
     try:
         _write(state_dir, base)
         handle = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, PRIVATE_FILE_MODE)
@@ -238,15 +257,23 @@ def _run(commands: Sequence[str], place: Place, state_dir: Path, report: Report)
             out.flush()
             try:
                 # A shell, as the person wrote it; stdin closed: a command that asks would wait for ever.
-                done = subprocess.run(["/bin/sh", "-c", command], cwd=place.worktree, env=env, stdin=subprocess.DEVNULL,
-                                      stdout=out, stderr=subprocess.STDOUT, check=False)  # fmt: skip
+                done = subprocess.run(
+                    ["/bin/sh", "-c", command],
+                    cwd=place.worktree,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    check=False,
+                )
             except OSError as exc:
                 out.write(f"[could not start: {exc.strerror or exc}]\n".encode())
                 _finish(state_dir, base, False, None, command)
                 raise WorktreeSetupFailed(
                     f"worktree setup: `{command}` could not start in {place.worktree} ({exc.strerror or exc})\n"
-                    "the agent was not started", hint=_hint(log),
-                ) from None  # fmt: skip
+                    "the agent was not started",
+                    hint=_hint(log),
+                ) from None
             except BaseException:  # Ctrl-C: subprocess.run ended the command; the next start runs the setup again
                 out.write(b"[interrupted]\n")
                 _finish(state_dir, base, None, None, command, interrupted=True)
@@ -281,8 +308,10 @@ def _failure(command: str, code: int, worktree: Path, log: Path) -> str:
 
 
 def _hint(log: Path) -> str:
-    return f"the whole output is in {log}; fix the command (worktree_setup: in agent.yaml) and start the agent again: " \
+    return (
+        f"the whole output is in {log}; fix the command (worktree_setup: in agent.yaml) and start the agent again: "
         "the setup runs again until it succeeds"
+    )
 
 
 def log_tail(log: Path, lines: int = TAIL_LINES) -> list[str]:

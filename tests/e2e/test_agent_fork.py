@@ -30,8 +30,14 @@ def records(env: dict[str, str], cwd: Path, agent: str) -> list[dict[str, Any]]:
 
 
 def waiting(env: dict[str, str], cwd: Path, agent: str, session: str | None = None) -> dict[str, Any] | None:
-    return next((r for r in records(env, cwd, agent) if r.get("state") == "waiting" and r.get("turns")
-                 and (session is None or r.get("session_id") == session)), None)  # fmt: skip
+    return next(
+        (
+            r
+            for r in records(env, cwd, agent)
+            if r.get("state") == "waiting" and r.get("turns") and (session is None or r.get("session_id") == session)
+        ),
+        None,
+    )
 
 
 def fork_pane(socket: str) -> str:
@@ -43,18 +49,20 @@ def fork_pane(socket: str) -> str:
 
 def soul(agents_dir: Path, workdir: Path, claude_bin: Path, text: str) -> None:
     write_agent(
-        agents_dir, "brancher",
+        agents_dir,
+        "brancher",
         {"provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin), "working_dir": str(workdir)},
         {"soul.md": text},
-    )  # fmt: skip
+    )
 
 
 def test_fork_of_a_claude_agent_runs_beside_it_with_the_conversation_and_the_recorded_prompt(
     socket: str, env: dict[str, str], anthropic: FakeAnthropic, agents_dir: Path, workdir: Path, claude_bin: Path
 ) -> None:
     soul(agents_dir, workdir, claude_bin, OLD)
-    anthropic.push(text_reply("Ready."), text_reply("Noted: KIWI."), text_reply("The fork says KIWI."),
-                   text_reply("The original is here."))  # fmt: skip
+    anthropic.push(
+        text_reply("Ready."), text_reply("Noted: KIWI."), text_reply("The fork says KIWI."), text_reply("The original is here.")
+    )
     assert cli(env, workdir, "tmux", "up", "brancher", "--socket", socket, "--no-attach", "--wait", "60").returncode == 0
     pane = pane_of(socket, "brancher")
     wait_for(lambda: waiting(env, workdir, "brancher"), timeout=90, what="the interface waiting")
@@ -71,8 +79,18 @@ def test_fork_of_a_claude_agent_runs_beside_it_with_the_conversation_and_the_rec
     assert new_pane != pane
     assert tmux(socket, "display-message", "-p", "-t", new_pane, "#{window_name}").strip() == "brancher-fork"
     assert tmux(socket, "display-message", "-p", "-t", pane, "#{pane_dead}").strip() == "0"  # the agent keeps running
-    fork = wait_for(lambda: next((r for r in records(env, workdir, "brancher") if r["session_id"] != first["session_id"]
-                                  and r.get("state") == "waiting"), None), timeout=90, what="the fork waiting")  # fmt: skip
+    fork = wait_for(
+        lambda: next(
+            (
+                r
+                for r in records(env, workdir, "brancher")
+                if r["session_id"] != first["session_id"] and r.get("state") == "waiting"
+            ),
+            None,
+        ),
+        timeout=90,
+        what="the fork waiting",
+    )
     assert f"the fork is session {fork['session_id']}" in said
     # What the fork's launch keeps as the instructions its session carries (the cache-miss causes and the "prefix
     # changed" notice compare against it): the recorded prompt of the session it forked, not the edit.
@@ -82,8 +100,18 @@ def test_fork_of_a_claude_agent_runs_beside_it_with_the_conversation_and_the_rec
     # Two sessions of one agent: `send` and `stop` name them and want one; --session picks the fork.
     both = cli(env, workdir, "send", "brancher", "hello")
     assert both.returncode == 2 and b"runs 2 sessions" in both.stderr, both.stderr
-    answered = cli(env, workdir, "send", "brancher", "what was the codeword?", "--session", fork["session_id"][:8],
-                   "--wait", "--timeout", "90")  # fmt: skip
+    answered = cli(
+        env,
+        workdir,
+        "send",
+        "brancher",
+        "what was the codeword?",
+        "--session",
+        fork["session_id"][:8],
+        "--wait",
+        "--timeout",
+        "90",
+    )
     assert answered.returncode == 0 and answered.stdout == b"The fork says KIWI.\n", answered.stderr
     last = anthropic.message_requests()[-1]
     assert last.headers.get("x-claude-code-session-id") == fork["session_id"]
@@ -96,8 +124,9 @@ def test_fork_of_a_claude_agent_runs_beside_it_with_the_conversation_and_the_rec
     assert rows[first["session_id"]]["turns"] == 2
 
     # The original is untouched: its own session answers in its own pane.
-    original = cli(env, workdir, "send", "brancher", "still there?", "--session", first["session_id"], "--wait",
-                   "--timeout", "90")  # fmt: skip
+    original = cli(
+        env, workdir, "send", "brancher", "still there?", "--session", first["session_id"], "--wait", "--timeout", "90"
+    )
     assert original.returncode == 0 and original.stdout == b"The original is here.\n", original.stderr
     assert anthropic.message_requests()[-1].headers.get("x-claude-code-session-id") == first["session_id"]
 

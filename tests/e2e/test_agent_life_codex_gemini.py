@@ -38,8 +38,14 @@ def records(env: dict[str, str], cwd: Path, agent: str) -> list[dict[str, Any]]:
 
 
 def waiting(env: dict[str, str], cwd: Path, agent: str, not_session: object = None) -> dict[str, Any] | None:
-    return next((r for r in records(env, cwd, agent) if r.get("state") == "waiting" and r.get("turns")
-                 and r.get("session_id") != not_session), None)  # fmt: skip
+    return next(
+        (
+            r
+            for r in records(env, cwd, agent)
+            if r.get("state") == "waiting" and r.get("turns") and r.get("session_id") != not_session
+        ),
+        None,
+    )
 
 
 def sent(env: dict[str, str], cwd: Path, agent: str, text: str, *more: str) -> bytes:
@@ -102,8 +108,17 @@ def codex_team(
         home.mkdir()
         work.mkdir()
         env = codex_tui_env(home, api.server.url, [work], agents_dir, config_dir)
-        write_agent(agents_dir, "cdx", {"provider": "codex", "model": "gpt-5.5", "command": str(binary),
-                                        "working_dir": str(work), "startup": "STARTUP-6610: say hello"})  # fmt: skip
+        write_agent(
+            agents_dir,
+            "cdx",
+            {
+                "provider": "codex",
+                "model": "gpt-5.5",
+                "command": str(binary),
+                "working_dir": str(work),
+                "startup": "STARTUP-6610: say hello",
+            },
+        )
         yield api, env, work
 
 
@@ -130,8 +145,13 @@ def test_codex_stop_restart_and_fork_keep_the_conversation(
     said = forked.stderr.decode()
     assert forked.returncode == 0, said
     assert f"cdx: forking session {str(first['session_id'])[:8]} (3 turns) in window cdx-fork" in said
-    fork = wait_for(lambda: next((r for r in records(env, work, "cdx") if r["session_id"] != first["session_id"]
-                                  and r.get("state") == "waiting"), None), timeout=90, what="the fork waiting")  # fmt: skip
+    fork = wait_for(
+        lambda: next(
+            (r for r in records(env, work, "cdx") if r["session_id"] != first["session_id"] and r.get("state") == "waiting"), None
+        ),
+        timeout=90,
+        what="the fork waiting",
+    )
     assert sent(env, work, "cdx", "and in the fork?", "--session", fork["session_id"]) == b"The fork says PEAR.\n"
     last = user_texts(api.turn_requests[-1].body)
     assert "remember the codeword PEAR" in last and "and in the fork?" in last
@@ -142,8 +162,9 @@ def test_codex_stop_restart_and_fork_keep_the_conversation(
     # and every command taking --session takes it; `status` marks the fork's row.
     said = " ".join(said.split())  # one line, however the terminal wrapped it
     printed = said.split("the fork is session ", 1)[1].split(":", 1)[0]
-    assert printed == fork["session_id"] and [r["fork_of"] for r in records(env, work, "cdx")
-                                              if r["session_id"] == printed] == [first["session_id"]]  # fmt: skip
+    assert printed == fork["session_id"] and [r["fork_of"] for r in records(env, work, "cdx") if r["session_id"] == printed] == [
+        first["session_id"]
+    ]
     table = run_cli_inprocess("status", env={**env, "COLUMNS": "200"}, cwd=work).stdout.decode()
     assert "cdx ⑂ 2" in table and table.count("cdx") == 2, table
     # Codex's ids are UUIDv7: a fork made within a minute shares its source's first 8 characters. The hint's start is

@@ -38,8 +38,11 @@ def codex_team(isolated_home: Path, agents_dir: Path, config_dir: Path) -> Itera
         home.mkdir()
         work.mkdir()
         env = codex_tui_env(home, api.server.url, [work], agents_dir, config_dir)
-        write_agent(agents_dir, "cdx", {"provider": "codex", "model": "gpt-5.5", "command": str(binary),
-                                        "working_dir": str(work), "startup": "say hello"})  # fmt: skip
+        write_agent(
+            agents_dir,
+            "cdx",
+            {"provider": "codex", "model": "gpt-5.5", "command": str(binary), "working_dir": str(work), "startup": "say hello"},
+        )
         usage = cfake.ResponsesUsage(input_tokens=900, cached_tokens=0, output_tokens=7)
         for _ in range(4):  # the startup turn, and a call Codex makes of its own (the thread's title)
             api.script.push(cfake.TextReply("Hello from Codex.", usage))
@@ -52,8 +55,11 @@ def border(socket: str, pane: str) -> str:
 
 def own_title(socket: str, pane: str, agent: str) -> str | None:
     """The title the CLI set for itself, once it did (not agentlaunch's line, the agent's name or the host's)."""
-    title, line, host = tmux(socket, "display-message", "-p", "-t", pane,
-                             "#{pane_title}\t#{" + LINE_OPTION + "}\t#{host}").rstrip("\n").split("\t")  # fmt: skip
+    title, line, host = (
+        tmux(socket, "display-message", "-p", "-t", pane, "#{pane_title}\t#{" + LINE_OPTION + "}\t#{host}")
+        .rstrip("\n")
+        .split("\t")
+    )
     return title if title not in (line, host, agent) and not title.startswith(f"{agent} · ") else None
 
 

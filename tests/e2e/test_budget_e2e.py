@@ -33,10 +33,18 @@ def _calls(home: Path) -> list[tuple[int, float | None]]:
 def test_claude_a_tool_turn_whose_first_call_crosses_the_budget_stops_before_the_second(
     anthropic: FakeAnthropic, agents_dir: Path, isolated_home: Path, workdir: Path, claude_bin: Path
 ) -> None:
-    write_agent(agents_dir, "spender", {
-        "provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin), "working_dir": str(workdir),
-        "allowed_tools": ["Bash"], "budget": {"session_usd": 0.05},
-    })  # fmt: skip
+    write_agent(
+        agents_dir,
+        "spender",
+        {
+            "provider": "claude",
+            "model": "claude-sonnet-4-5",
+            "command": str(claude_bin),
+            "working_dir": str(workdir),
+            "allowed_tools": ["Bash"],
+            "budget": {"session_usd": 0.05},
+        },
+    )
     # The first call costs 100,000 x $3/M = $0.30: past the $0.05 budget.
     anthropic.push(
         # The tool lasts until the interrupt ends it: agentlaunch's interrupt races Claude Code's next call, and
@@ -87,10 +95,18 @@ def _store_locked(home: Path) -> Iterator[None]:
 def test_claude_headless_no_call_follows_the_crossing_call_and_every_request_is_stored(
     anthropic: FakeAnthropic, agents_dir: Path, isolated_home: Path, workdir: Path, claude_bin: Path
 ) -> None:
-    write_agent(agents_dir, "spender", {
-        "provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin), "working_dir": str(workdir),
-        "allowed_tools": ["Bash"], "budget": {"session_usd": 0.05},
-    })  # fmt: skip
+    write_agent(
+        agents_dir,
+        "spender",
+        {
+            "provider": "claude",
+            "model": "claude-sonnet-4-5",
+            "command": str(claude_bin),
+            "working_dir": str(workdir),
+            "allowed_tools": ["Bash"],
+            "budget": {"session_usd": 0.05},
+        },
+    )
     # An instant tool after the crossing call ($0.30 of a $0.05 budget), twice over: nothing but the tool gate
     # keeps Claude Code from answering it and making the next call.
     anthropic.push(
@@ -113,11 +129,13 @@ def test_claude_headless_no_call_follows_the_crossing_call_and_every_request_is_
 def test_claude_native_no_call_follows_the_crossing_call_and_every_request_is_stored(claude_bin: Path, agents_dir: Path) -> None:
     # The startup message's first call asks for an instant tool and costs $0.30 of a $0.05 budget: before the
     # gate, Claude Code's interface ran the tool and made its next call before agentlaunch ended it (7 of 7).
-    api = FakeAnthropic([
-        tool_reply("Bash", {"command": "echo hi", "description": "Print hi"}, ApiUsage(100_000, 0, 0, 30)),
-        tool_reply("Bash", {"command": "echo again", "description": "Print again"}, ApiUsage(8, 0, 0, 9)),
-        text_reply("never", ApiUsage(1, 0, 0, 1)),
-    ])  # fmt: skip
+    api = FakeAnthropic(
+        [
+            tool_reply("Bash", {"command": "echo hi", "description": "Print hi"}, ApiUsage(100_000, 0, 0, 30)),
+            tool_reply("Bash", {"command": "echo again", "description": "Print again"}, ApiUsage(8, 0, 0, 9)),
+            text_reply("never", ApiUsage(1, 0, 0, 1)),
+        ]
+    )
     with tempfile.TemporaryDirectory(prefix="albn-") as folder, api.serve():
         root = Path(folder)
         env, work = native_setup(root, agents_dir, claude_bin, api, "Spend.")
@@ -136,10 +154,17 @@ def test_claude_native_no_call_follows_the_crossing_call_and_every_request_is_st
 
 
 def _per_turn_agent(agents_dir: Path, provider: str, model: str, workdir: Path) -> None:
-    write_agent(agents_dir, "spender", {
-        "provider": provider, "model": model, "command": str(ensure_cli(provider)), "working_dir": str(workdir),
-        "budget": {"daily_usd": 0.01},
-    })  # fmt: skip
+    write_agent(
+        agents_dir,
+        "spender",
+        {
+            "provider": provider,
+            "model": model,
+            "command": str(ensure_cli(provider)),
+            "working_dir": str(workdir),
+            "budget": {"daily_usd": 0.01},
+        },
+    )
 
 
 @contextmanager

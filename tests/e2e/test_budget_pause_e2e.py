@@ -36,10 +36,18 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
 
 def _agent(agents_dir: Path, workdir: Path, claude_bin: Path, session_usd: float) -> Path:
-    return write_agent(agents_dir, "spender", {
-        "provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin), "working_dir": str(workdir),
-        "allowed_tools": ["Bash"], "budget": {"session_usd": session_usd, "on_spent": "pause"},
-    })  # fmt: skip
+    return write_agent(
+        agents_dir,
+        "spender",
+        {
+            "provider": "claude",
+            "model": "claude-sonnet-4-5",
+            "command": str(claude_bin),
+            "working_dir": str(workdir),
+            "allowed_tools": ["Bash"],
+            "budget": {"session_usd": session_usd, "on_spent": "pause"},
+        },
+    )
 
 
 def _start(
@@ -162,8 +170,9 @@ def test_claude_interface_in_tmux_pauses_refuses_send_and_goes_on_in_the_same_se
     socket: str, tmux_env: dict[str, str], anthropic: FakeAnthropic, agents_dir: Path, workdir: Path, claude_bin: Path
 ) -> None:
     env = tmux_env
-    name = claude_agent(agents_dir, "spender", claude_bin, workdir, allowed_tools=["Bash"],
-                        budget={"session_usd": 0.05, "on_spent": "pause"})  # fmt: skip
+    name = claude_agent(
+        agents_dir, "spender", claude_bin, workdir, allowed_tools=["Bash"], budget={"session_usd": 0.05, "on_spent": "pause"}
+    )
     anthropic.push(
         text_reply("Ready.", ApiUsage(10, 0, 0, 5)),
         # $0.30 of a $0.05 budget, asking for an instant tool: the pause refuses it and ends the turn.
@@ -218,10 +227,17 @@ def _paused(env: dict[str, str], workdir: Path) -> dict[str, Any] | None:
 
 
 def _per_turn_pause(agents_dir: Path, provider: Literal["codex", "gemini"], model: str, workdir: Path) -> Path:
-    return write_agent(agents_dir, "spender", {
-        "provider": provider, "model": model, "command": str(ensure_cli(provider)), "working_dir": str(workdir),
-        "budget": {"daily_usd": 0.01, "on_spent": "pause"},
-    })  # fmt: skip
+    return write_agent(
+        agents_dir,
+        "spender",
+        {
+            "provider": provider,
+            "model": model,
+            "command": str(ensure_cli(provider)),
+            "working_dir": str(workdir),
+            "budget": {"daily_usd": 0.01, "on_spent": "pause"},
+        },
+    )
 
 
 def _run_paused_then_raised(env: dict[str, str], workdir: Path, folder: Path) -> tuple[int, str, str, dict[str, Any]]:
@@ -350,8 +366,15 @@ def test_claude_line_chat_pauses_refuses_a_typed_line_and_goes_on_after_resume_b
     assert anthropic.server is not None
     env = {**os.environ, **claude_env(anthropic.server.url, isolated_home, {"CLAUDE_CODE_MAX_RETRIES": "0"})}
     env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
-    chat = pexpect.spawn(sys.executable, ["-m", "agentlaunch", "run", "spender", "--line"], cwd=str(workdir), env=env,
-                         encoding="utf-8", timeout=120, dimensions=(40, 200))  # fmt: skip
+    chat = pexpect.spawn(
+        sys.executable,
+        ["-m", "agentlaunch", "run", "spender", "--line"],
+        cwd=str(workdir),
+        env=env,
+        encoding="utf-8",
+        timeout=120,
+        dimensions=(40, 200),
+    )
     try:
         chat.expect("› ")
         chat.sendline("run echo hi")

@@ -52,10 +52,17 @@ class Agent:
         skill.mkdir(parents=True)
         (skill / "SKILL.md").write_text("---\nname: probe-skill\ndescription: PROBE-DESC\n---\nbody\n")
         write_agent(
-            agents_dir, "alpha",
-            {"provider": "claude", "model": "claude-sonnet-4-5", "command": str(ensure_cli("claude")),
-             "working_dir": str(workdir), "skills": ["probe-skill"], "startup": "FIRST-SESSION-4417 say hello"},
-        )  # fmt: skip
+            agents_dir,
+            "alpha",
+            {
+                "provider": "claude",
+                "model": "claude-sonnet-4-5",
+                "command": str(ensure_cli("claude")),
+                "working_dir": str(workdir),
+                "skills": ["probe-skill"],
+                "startup": "FIRST-SESSION-4417 say hello",
+            },
+        )
         self.launch_env = {"CLAUDE_CODE_MAX_RETRIES": "0", "AGENTLAUNCH_AGENTS_DIR": str(agents_dir)}
         self.env = {**os.environ, **claude_env(api.server.url, home, self.launch_env)}
         self.folder = claude_home.home_path(home / "state", "alpha")
@@ -119,8 +126,12 @@ def test_an_mcp_server_the_user_adds_after_the_first_launch_reaches_the_agent(ag
     user_env = {k: v for k, v in agent.env.items() if k != "CLAUDE_CONFIG_DIR"}
     added = subprocess.run(
         [str(ensure_cli("claude")), "mcp", "add", "--scope", "user", "probe", "--", sys.executable, str(MCP_PROBE)],
-        env=user_env, cwd=agent.workdir, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        env=user_env,
+        cwd=agent.workdir,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert added.returncode == 0, added.stderr
     assert "probe" in json.loads((agent.home / ".claude.json").read_text())["mcpServers"]
     agent.run("after")

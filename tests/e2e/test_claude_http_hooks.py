@@ -80,8 +80,17 @@ def handler(log: HookLog) -> type[BaseHTTPRequestHandler]:
             event = self.path.strip("/")
             payload = json.loads(body)
             file = Path(str(payload.get("tool_input", {}).get("file_path", ""))).name
-            log.add("request", event, {"method": self.command, "path": self.path, "headers": dict(self.headers.items()),
-                                       "payload": payload, "file": file})  # fmt: skip
+            log.add(
+                "request",
+                event,
+                {
+                    "method": self.command,
+                    "path": self.path,
+                    "headers": dict(self.headers.items()),
+                    "payload": payload,
+                    "file": file,
+                },
+            )
             answer = b""
             if event == "PreToolUse":
                 if file == "held.txt":
@@ -147,20 +156,34 @@ def test_http_hooks_carry_every_event_but_session_start_and_hold_the_tool_until_
         started = root / "session-start.json"
 
         def http(event: str) -> dict[str, Any]:
-            hook: dict[str, Any] = {"type": "http", "url": f"http://127.0.0.1:{port}/{event}",
-                                    "headers": {"X-Hook-Key": f"${KEY_VAR}"}, "allowedEnvVars": [KEY_VAR]}  # fmt: skip
+            hook: dict[str, Any] = {
+                "type": "http",
+                "url": f"http://127.0.0.1:{port}/{event}",
+                "headers": {"X-Hook-Key": f"${KEY_VAR}"},
+                "allowedEnvVars": [KEY_VAR],
+            }
             if event == "PreToolUse":
                 hook["timeout"] = HOOK_TIMEOUT
             return hook
 
         hooks: dict[str, list[dict[str, Any]]] = {e: [{"hooks": [http(e)]}] for e in HOOK_EVENTS}
         hooks["SessionStart"].append({"hooks": [{"type": "command", "command": f"cat > {started}"}]})
-        calls = [tool_reply("Write", {"file_path": name, "content": "x\n"}, ApiUsage(10, 100, 1000, 5), text=f"Step {name}.")
-                 for name in FILES]  # fmt: skip
+        calls = [
+            tool_reply("Write", {"file_path": name, "content": "x\n"}, ApiUsage(10, 100, 1000, 5), text=f"Step {name}.")
+            for name in FILES
+        ]
         api = FakeAnthropic([*calls, text_reply("Never sent.")], default=text_reply("Side.", ApiUsage(1, 0, 0, 1)))
         with api.serve() as server:
-            argv = [str(claude_bin), "--session-id", str(uuid.uuid4()), "--model", "claude-sonnet-4-5",
-                    "--settings", json.dumps({"hooks": hooks}), "write the files"]  # fmt: skip
+            argv = [
+                str(claude_bin),
+                "--session-id",
+                str(uuid.uuid4()),
+                "--model",
+                "claude-sonnet-4-5",
+                "--settings",
+                json.dumps({"hooks": hooks}),
+                "write the files",
+            ]
             s = spawn(argv, tui_env(server.url, home, {KEY_VAR: "per-launch-key"}), work, lines=100)
             try:
                 run_session(s, log, work)

@@ -80,8 +80,15 @@ def short_tmp() -> Iterator[Path]:
         yield Path(folder)
 
 
-def start(claude_bin: Path, api: FakeAnthropic, root: Path, prompt: str, status: dict[str, object] | None,
-          user_line: str | None = None, more_argv: tuple[str, ...] = ()) -> Run:  # fmt: skip
+def start(
+    claude_bin: Path,
+    api: FakeAnthropic,
+    root: Path,
+    prompt: str,
+    status: dict[str, object] | None,
+    user_line: str | None = None,
+    more_argv: tuple[str, ...] = (),
+) -> Run:
     home, work, runtime = root / "home", root / "work", root / "rt"
     for folder in (home, work, runtime):
         folder.mkdir(mode=0o700)
@@ -129,14 +136,16 @@ def test_tool_turn_states_asking_then_waiting_and_each_call_counted_once_with_th
             text_reply("Done writing.", ApiUsage(6, 120, 13000, 4)),
         ]
     )
-    status = {"window": 200_000, "window_source": "provider", "context": 13_015, "to_compaction": 153_985,
-              "cost": "$0.0123"}  # fmt: skip
+    status = {"window": 200_000, "window_source": "provider", "context": 13_015, "to_compaction": 153_985, "cost": "$0.0123"}
     with api.serve():
         run = start(claude_bin, api, short_tmp, "write out.txt", status, user_line="echo USER-OWN-LINE")
         try:
             # The hook reports as the dialog opens: the screen shows it a moment later.
-            run.wait(lambda: "asking" in run.states() and "Do you want to create" in run.screen.text(), 60,
-                     "asking while the permission prompt waits")  # fmt: skip
+            run.wait(
+                lambda: "asking" in run.states() and "Do you want to create" in run.screen.text(),
+                60,
+                "asking while the permission prompt waits",
+            )
             assert run.states()[-1] == "asking"
             answer_prompt(run, "1")
             run.wait(lambda: "Done writing." in run.screen.text() and run.states()[-1] == "waiting", 60, "waiting")
@@ -174,8 +183,12 @@ def test_tools_run_together_are_one_tool_state_until_the_last_ends(claude_bin: P
     not ``thinking`` when the first one ends (its PostToolUse) while the other still runs."""
     api = FakeAnthropic(
         [
-            tool_reply("Bash", {"command": "cat slow.fifo", "description": "Wait for the pipe"}, ApiUsage(12, 900, 9000, 30),
-                       more=(("Read", {"file_path": "README.md"}),)),  # fmt: skip
+            tool_reply(
+                "Bash",
+                {"command": "cat slow.fifo", "description": "Wait for the pipe"},
+                ApiUsage(12, 900, 9000, 30),
+                more=(("Read", {"file_path": "README.md"}),),
+            ),
             text_reply("Both done.", ApiUsage(5, 100, 10000, 4)),
         ]
     )
@@ -198,7 +211,7 @@ def test_tools_run_together_are_one_tool_state_until_the_last_ends(claude_bin: P
                 os.close(os.open(work / "slow.fifo", os.O_WRONLY | os.O_NONBLOCK))
             run.finish()
     states = [s for n, s in enumerate(run.states()) if n == 0 or run.states()[n - 1] != s]  # one tool per PreToolUse
-    assert states[states.index("tool"):] == ["tool", "thinking", "waiting", "exited"], states  # thinking after the batch
+    assert states[states.index("tool") :] == ["tool", "thinking", "waiting", "exited"], states  # thinking after the batch
 
 
 def test_refused_tool_ends_the_turn_waiting_and_compact_is_reported_once(claude_bin: Path, short_tmp: Path) -> None:
@@ -338,9 +351,16 @@ def test_clear_moves_to_a_new_transcript_and_every_call_is_still_counted_once(cl
 
 
 def test_a_question_from_the_model_is_asking_until_the_person_answers(claude_bin: Path, short_tmp: Path) -> None:
-    question = {"questions": [{"question": "Which colour should the button be?", "header": "Colour", "multiSelect": False,
-                               "options": [{"label": "Red", "description": "a red one"},
-                                           {"label": "Blue", "description": "a blue one"}]}]}  # fmt: skip
+    question = {
+        "questions": [
+            {
+                "question": "Which colour should the button be?",
+                "header": "Colour",
+                "multiSelect": False,
+                "options": [{"label": "Red", "description": "a red one"}, {"label": "Blue", "description": "a blue one"}],
+            }
+        ]
+    }
     api = FakeAnthropic(
         [
             tool_reply("AskUserQuestion", question, ApiUsage(30, 1000, 9000, 20)),

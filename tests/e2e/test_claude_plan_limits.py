@@ -66,9 +66,17 @@ def gateway(anthropic: FakeAnthropic, agents_dir: Path, isolated_home: Path, wor
 
 
 def agent(agents_dir: Path, workdir: Path, claude_bin: Path, **conf: Any) -> str:
-    write_agent(agents_dir, "planned", {
-        "provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin), "working_dir": str(workdir), **conf,
-    })  # fmt: skip
+    write_agent(
+        agents_dir,
+        "planned",
+        {
+            "provider": "claude",
+            "model": "claude-sonnet-4-5",
+            "command": str(claude_bin),
+            "working_dir": str(workdir),
+            **conf,
+        },
+    )
     return "planned"
 
 
@@ -81,11 +89,13 @@ def test_headless_the_plan_limits_come_from_the_apis_headers_as_a_rate_limits_ev
     done = run_cli("run", name, "hi", "--json", cwd=workdir, env=gateway)
     assert done.returncode == 0, done.stderr.decode()
     limits = [e for e in events_of(done.stdout) if e["event"] == "rate_limits"]
-    assert limits == [{
-        "event": "rate_limits",
-        "five_hour": {"used_percent": 42.0, "resets_at": FIVE_RESET},
-        "seven_day": {"used_percent": 10.0, "resets_at": SEVEN_RESET},
-    }]  # fmt: skip
+    assert limits == [
+        {
+            "event": "rate_limits",
+            "five_hour": {"used_percent": 42.0, "resets_at": FIVE_RESET},
+            "seven_day": {"used_percent": 10.0, "resets_at": SEVEN_RESET},
+        }
+    ]
     assert "cannot read" not in done.stderr.decode()
 
 
@@ -107,10 +117,13 @@ def test_a_five_hour_budget_stops_the_agent_before_the_tool_of_the_call_that_cro
     anthropic.headers = headers(0.95)
     anthropic.push(
         # A tool that lasts until the stop ends it (see test_budget_e2e: an instant one could race the interrupt).
-        tool_reply("Bash", {"command": "timeout 30 tail -f /dev/null; echo hi > ran.txt", "description": "Print hi"},
-                   ApiUsage(10, 0, 1000, 5)),
+        tool_reply(
+            "Bash",
+            {"command": "timeout 30 tail -f /dev/null; echo hi > ran.txt", "description": "Print hi"},
+            ApiUsage(10, 0, 1000, 5),
+        ),
         text_reply("It printed hi.", ApiUsage(8, 0, 1100, 9)),
-    )  # fmt: skip
+    )
     name = agent(agents_dir, workdir, claude_bin, allowed_tools=["Bash"], budget={"five_hour_percent": 90})
     done = run_cli("run", name, "run echo hi", cwd=workdir, env=gateway, timeout=240)
     err = done.stderr.decode()
@@ -126,9 +139,10 @@ def test_compaction_happens_where_compaction_at_sets_it(
 ) -> None:
     # 70,015 in context after the third turn: past compaction_at (67,000), far short of the window less 33,000 (167,000).
     anthropic.push(
-        text_reply("one", ApiUsage(10, 0, 1000, 5)), text_reply("two", ApiUsage(10, 0, 2000, 5)),
+        text_reply("one", ApiUsage(10, 0, 1000, 5)),
+        text_reply("two", ApiUsage(10, 0, 2000, 5)),
         text_reply("three", ApiUsage(10, 0, 70_000, 5)),
-    )  # fmt: skip
+    )
     anthropic.default = text_reply("<summary>what was said</summary>", ApiUsage(10, 0, 1000, 5))
     name = agent(agents_dir, workdir, claude_bin, compaction_at=67_000)
     outputs = []
@@ -148,9 +162,11 @@ def test_without_compaction_at_the_same_context_is_not_compacted(
     anthropic: FakeAnthropic, gateway: dict[str, str], agents_dir: Path, workdir: Path, claude_bin: Path
 ) -> None:
     anthropic.push(
-        text_reply("one", ApiUsage(10, 0, 1000, 5)), text_reply("two", ApiUsage(10, 0, 2000, 5)),
-        text_reply("three", ApiUsage(10, 0, 70_000, 5)), text_reply("four", ApiUsage(10, 0, 70_100, 5)),
-    )  # fmt: skip
+        text_reply("one", ApiUsage(10, 0, 1000, 5)),
+        text_reply("two", ApiUsage(10, 0, 2000, 5)),
+        text_reply("three", ApiUsage(10, 0, 70_000, 5)),
+        text_reply("four", ApiUsage(10, 0, 70_100, 5)),
+    )
     name = agent(agents_dir, workdir, claude_bin)
     last = None
     for i, prompt in enumerate(("first", "second", "third", "fourth")):
@@ -187,8 +203,14 @@ def root() -> Iterator[Path]:
 
 
 def line_of(env: dict[str, str], cwd: Path, name: str) -> str:
-    done = subprocess.run([sys.executable, "-m", "agentlaunch", "status", "--line", name], env=env, cwd=cwd,
-                          capture_output=True, timeout=60, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "agentlaunch", "status", "--line", name],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
     return done.stdout.decode().strip()
 
 
@@ -197,8 +219,18 @@ def test_the_interface_shows_the_plan_limits_and_keeps_a_one_hour_clock(root: Pa
     with api.serve():
         env, work = setup(root, agents_dir, claude_bin, api, "Say hi.")
         env["ANTHROPIC_AUTH_TOKEN"] = gateway_token()
-        write_agent(agents_dir, "native", {"provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin),
-                                           "working_dir": str(work), "startup": "Say hi.", "cache_ttl": "1h"})  # fmt: skip
+        write_agent(
+            agents_dir,
+            "native",
+            {
+                "provider": "claude",
+                "model": "claude-sonnet-4-5",
+                "command": str(claude_bin),
+                "working_dir": str(work),
+                "startup": "Say hi.",
+                "cache_ttl": "1h",
+            },
+        )
         screen = spawn([sys.executable, "-m", "agentlaunch", "run", "native", "--agents-dir", str(agents_dir)], env, work)
         try:
             screen.wait_for(lambda t: "Done." in t, 90, "the answer")

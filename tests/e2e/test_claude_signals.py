@@ -49,14 +49,24 @@ def logged(log: Path) -> list[tuple[str, dict[str, object]]]:
 
 def test_which_of_the_34_hook_events_fire_in_a_plain_session_and_what_they_carry(claude_bin: Path, short_root: Path) -> None:
     home, work, log, logger = prepared(short_root, {"CLAUDE.md": "# Project rules\nBe brief.\n"})
-    api = FakeAnthropic([
-        tool_reply("Write", {"file_path": "out.txt", "content": "hello\n"}, ApiUsage(15, 2000, 11000, 40), text="Writing."),
-        text_reply("Done.", ApiUsage(6, 120, 13000, 4)),
-        text_reply("Second answer.", ApiUsage(6, 120, 13000, 4)),
-    ])  # fmt: skip
+    api = FakeAnthropic(
+        [
+            tool_reply("Write", {"file_path": "out.txt", "content": "hello\n"}, ApiUsage(15, 2000, 11000, 40), text="Writing."),
+            text_reply("Done.", ApiUsage(6, 120, 13000, 4)),
+            text_reply("Second answer.", ApiUsage(6, 120, 13000, 4)),
+        ]
+    )
     with api.serve() as server:
-        argv = [str(claude_bin), "--session-id", str(uuid.uuid4()), "--model", "claude-sonnet-4-5",
-                "--settings", json.dumps(settings(log, logger, ALL_HOOK_EVENTS)), "write out.txt"]  # fmt: skip
+        argv = [
+            str(claude_bin),
+            "--session-id",
+            str(uuid.uuid4()),
+            "--model",
+            "claude-sonnet-4-5",
+            "--settings",
+            json.dumps(settings(log, logger, ALL_HOOK_EVENTS)),
+            "write out.txt",
+        ]
         s = spawn(argv, tui_env(server.url, home), work)
         try:
             s.wait_for(lambda t: "Do you want to create" in t, 60, "the permission prompt")
@@ -77,9 +87,18 @@ def test_which_of_the_34_hook_events_fire_in_a_plain_session_and_what_they_carry
     events = [e for e, _ in reports]
     # What a plain session runs of the 34 (MessageDisplay once per displayed message; the rest once each here).
     assert set(events) == {
-        "SessionStart", "InstructionsLoaded", "UserPromptSubmit", "MessageDisplay", "PreToolUse", "PermissionRequest",
-        "Notification", "PostToolUse", "PostToolBatch", "Stop", "SessionEnd",
-    }  # fmt: skip
+        "SessionStart",
+        "InstructionsLoaded",
+        "UserPromptSubmit",
+        "MessageDisplay",
+        "PreToolUse",
+        "PermissionRequest",
+        "Notification",
+        "PostToolUse",
+        "PostToolBatch",
+        "Stop",
+        "SessionEnd",
+    }
     # InstructionsLoaded names the project's CLAUDE.md, and only after SessionStart (under load even after the first
     # prompt's UserPromptSubmit): it cannot tell "up" sooner.
     [(_, loaded)] = [r for r in reports if r[0] == "InstructionsLoaded"]
@@ -105,8 +124,11 @@ def test_send_wait_answers_with_the_stop_hooks_message_when_claude_writes_no_tra
     seed_home(home, [work])
     (home / ".claude").mkdir()
     (home / ".claude" / "projects").write_text("a file where Claude Code's transcript folder should be")
-    write_agent(agents_dir, "native", {"provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin),
-                                       "working_dir": str(work)})  # fmt: skip
+    write_agent(
+        agents_dir,
+        "native",
+        {"provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin), "working_dir": str(work)},
+    )
     # Every call gets it: Claude Code's side calls (a title for the session) come and go in any order.
     api = FakeAnthropic(default=text_reply("The answer, from the Stop hook.", ApiUsage(12, 5000, 9000, 7)))
     with api.serve() as server:
@@ -116,8 +138,13 @@ def test_send_wait_answers_with_the_stop_hooks_message_when_claude_writes_no_tra
         screen = spawn(argv, env, work)
         try:
             screen.until(lambda: state(env, work) == "waiting", 90, "the interface up (SessionStart)")
-            proc = subprocess.Popen([sys.executable, "-m", "agentlaunch", "send", "native", "hello", "--wait", "--json"],
-                                    env=env, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "agentlaunch", "send", "native", "hello", "--wait", "--json"],
+                env=env,
+                cwd=work,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
             screen.until(lambda: proc.poll() is not None, 120, "send --wait")
             out, err = proc.communicate()
             quit_with_ctrl_c(screen)

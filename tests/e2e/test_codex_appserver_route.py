@@ -32,15 +32,28 @@ PER_CALL = {"input": 1000, "cache_write": 0, "cache_read": 8000, "output": 7, "r
 
 
 def agent(agents_dir: Path, workdir: Path, **extra: Any) -> None:
-    conf = {"provider": "codex", "model": "gpt-5.5", "command": str(ensure_cli("codex")), "working_dir": str(workdir),
-            "startup": "List the open work first.", **extra}  # fmt: skip
+    conf = {
+        "provider": "codex",
+        "model": "gpt-5.5",
+        "command": str(ensure_cli("codex")),
+        "working_dir": str(workdir),
+        "startup": "List the open work first.",
+        **extra,
+    }
     write_agent(agents_dir, "cdx", conf)
 
 
 def chat(env: dict[str, str], workdir: Path, turns: int) -> int:
     """A line chat of ``turns`` turns (``turn N`` answered ``answer N``); its exit status."""
-    line = pexpect.spawn(sys.executable, ["-m", "agentlaunch", "run", "cdx", "--line"], cwd=str(workdir),
-                         env={**os.environ, **env}, encoding="utf-8", timeout=120, dimensions=(40, 160))  # fmt: skip
+    line = pexpect.spawn(
+        sys.executable,
+        ["-m", "agentlaunch", "run", "cdx", "--line"],
+        cwd=str(workdir),
+        env={**os.environ, **env},
+        encoding="utf-8",
+        timeout=120,
+        dimensions=(40, 160),
+    )
     try:
         for i in range(1, turns + 1):
             line.expect("› ")
@@ -95,8 +108,14 @@ def test_the_model_gets_the_request_codex_exec_sends(tmp_path: Path, workdir: Pa
     instructions = ["-c", 'developer_instructions="The contract agent. One word answers."']
     with cfake.ResponsesFake() as api:
         env = cfake.prepare_codex_home(tmp_path / "home", api.base_url)
-        subprocess.run([codex, *cfake.codex_quiet_args(), *instructions, "exec", "--json", "--skip-git-repo-check", "--", "hi"],
-                       env=env, cwd=workdir, capture_output=True, timeout=120, check=True)  # fmt: skip
+        subprocess.run(
+            [codex, *cfake.codex_quiet_args(), *instructions, "exec", "--json", "--skip-git-repo-check", "--", "hi"],
+            env=env,
+            cwd=workdir,
+            capture_output=True,
+            timeout=120,
+            check=True,
+        )
         argv = rpc.app_server_argv(codex, [])
         assert argv is not None
         server = StdioRpc([argv[0], *instructions, *argv[1:]], env, workdir)

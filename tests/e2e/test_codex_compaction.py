@@ -32,8 +32,11 @@ def codex(agents_dir: Path, isolated_home: Path) -> Iterator[tuple[cfake.Respons
 
 def two_turns(api: cfake.ResponsesFake, env: dict[str, str], agents_dir: Path, workdir: Path, **conf: Any) -> list[str]:
     """A first turn whose call ends with 20,010 tokens in context, then a second turn: each call's last user text."""
-    write_agent(agents_dir, "coder", {"provider": "codex", "model": "gpt-5.5", "command": str(ensure_cli("codex")),
-                                      "working_dir": str(workdir), **conf})  # fmt: skip
+    write_agent(
+        agents_dir,
+        "coder",
+        {"provider": "codex", "model": "gpt-5.5", "command": str(ensure_cli("codex")), "working_dir": str(workdir), **conf},
+    )
     api.script.push(cfake.TextReply("first answer", cfake.ResponsesUsage(input_tokens=20_000, output_tokens=10)))
     api.script.push(cfake.TextReply("the summary", cfake.ResponsesUsage(input_tokens=500, output_tokens=50)))
     api.script.push(cfake.TextReply("second answer", cfake.ResponsesUsage(input_tokens=800, output_tokens=10)))

@@ -32,8 +32,11 @@ USAGE = cfake.ResponsesUsage(input_tokens=9000, cached_tokens=8000, output_token
 
 
 def codex_env(home: Path, agents_dir: Path, workdir: Path, api: cfake.ResponsesFake) -> dict[str, str]:
-    write_agent(agents_dir, "cdx", {"provider": "codex", "model": "gpt-5.5", "command": str(ensure_cli("codex")),
-                                    "working_dir": str(workdir)})  # fmt: skip
+    write_agent(
+        agents_dir,
+        "cdx",
+        {"provider": "codex", "model": "gpt-5.5", "command": str(ensure_cli("codex")), "working_dir": str(workdir)},
+    )
     env = cfake.prepare_codex_home(home, api.base_url, request_max_retries=0, stream_max_retries=0)
     env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
     return env
@@ -41,8 +44,15 @@ def codex_env(home: Path, agents_dir: Path, workdir: Path, api: cfake.ResponsesF
 
 @contextmanager
 def line_chat(env: dict[str, str], workdir: Path, *args: str) -> Iterator[pexpect.spawn]:
-    line = pexpect.spawn(sys.executable, ["-m", "agentlaunch", "run", "cdx", "--line", *args], cwd=str(workdir),
-                         env={**os.environ, **env}, encoding="utf-8", timeout=120, dimensions=(40, 200))  # fmt: skip
+    line = pexpect.spawn(
+        sys.executable,
+        ["-m", "agentlaunch", "run", "cdx", "--line", *args],
+        cwd=str(workdir),
+        env={**os.environ, **env},
+        encoding="utf-8",
+        timeout=120,
+        dimensions=(40, 200),
+    )
     try:
         yield line
     finally:

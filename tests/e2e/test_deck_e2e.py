@@ -104,14 +104,30 @@ def test_the_deck_with_two_claude_code_agents_asking_first_attach_send_stop_rest
     shy = claude_agent(agents_dir, "shy", claude_bin, untrusted)
     builder = claude_agent(agents_dir, "builder", claude_bin, repo, permission_mode="acceptEdits")
     anthropic.push(text_reply("Ready."), text_reply("Pong from the deck."))
-    started = run_cli("tmux", "up", worker, shy, "--socket", socket, "--no-attach", "--wait", "60", env=env, cwd=trusted,
-                      timeout=180)  # fmt: skip
+    started = run_cli(
+        "tmux", "up", worker, shy, "--socket", socket, "--no-attach", "--wait", "60", env=env, cwd=trusted, timeout=180
+    )
     assert started.returncode == 0, started.stderr
 
     full = {**os.environ, **env}
-    tmux(socket, "new-session", "-d", "-s", "deck", "-x", "160", "-y", "40", "-c", str(trusted),
-         *[f"-e{k}={v}" for k, v in full.items() if k.startswith(("AGENTLAUNCH_", "HOME", "XDG_"))],
-         sys.executable, "-m", "agentlaunch", "deck")  # fmt: skip
+    tmux(
+        socket,
+        "new-session",
+        "-d",
+        "-s",
+        "deck",
+        "-x",
+        "160",
+        "-y",
+        "40",
+        "-c",
+        str(trusted),
+        *[f"-e{k}={v}" for k, v in full.items() if k.startswith(("AGENTLAUNCH_", "HOME", "XDG_"))],
+        sys.executable,
+        "-m",
+        "agentlaunch",
+        "deck",
+    )
     client = pexpect.spawn("tmux", ["-L", socket, "attach", "-t", "=deck"], dimensions=(40, 160), env=full, encoding="utf-8")
     try:
         until(socket, lambda: client_session(socket) == "deck", "a client on the deck")
@@ -147,8 +163,15 @@ def test_the_deck_with_two_claude_code_agents_asking_first_attach_send_stop_rest
         keys(socket, "y")
         until(socket, lambda: "stopped" in row(socket, "worker"), "worker stopped", 60)  # marked before its SIGTERM
         border = "#{pane_title}\t#{" + LINE_OPTION + "}"  # the title once the CLI ended, and the border's line
-        until(socket, lambda: tmux(socket, "display-message", "-p", "-t", pane_of(socket, worker), border).count(
-            "stopped (agentlaunch stop)") == 2, "the stop said on the pane's title and border", 60)  # fmt: skip
+        until(
+            socket,
+            lambda: (
+                tmux(socket, "display-message", "-p", "-t", pane_of(socket, worker), border).count("stopped (agentlaunch stop)")
+                == 2
+            ),
+            "the stop said on the pane's title and border",
+            60,
+        )
         keys(socket, "r")
         shows(socket, "restart worker? (y/n)")
         keys(socket, "y")
@@ -158,8 +181,9 @@ def test_the_deck_with_two_claude_code_agents_asking_first_attach_send_stop_rest
         # n: the definition picked from a filtered list, a first prompt, its own worktree; Claude Code writes a file there
         anthropic.push(
             text_reply("Ready."),
-            tool_reply("Write", {"file_path": str(tree / "made.txt"), "content": MADE}, ApiUsage(15, 2000, 0, 40),
-                       text="Writing."),  # fmt: skip
+            tool_reply(
+                "Write", {"file_path": str(tree / "made.txt"), "content": MADE}, ApiUsage(15, 2000, 0, 40), text="Writing."
+            ),
             text_reply("Wrote made.txt."),
         )
         keys(socket, "n")
@@ -226,8 +250,12 @@ def test_the_deck_with_two_claude_code_agents_asking_first_attach_send_stop_rest
         keys(socket, "y")
         shows(socket, f"{builder}: resumed its session {ran['session_id'][:8]} in a new worktree", 120)
         assert (tree / "made.txt").read_text() == MADE  # the merged base
-        assert subprocess.run(["git", "-C", str(tree), "branch", "--show-current"], capture_output=True, text=True,
-                              check=True).stdout.strip() == "agentlaunch/builder"  # fmt: skip
+        assert (
+            subprocess.run(
+                ["git", "-C", str(tree), "branch", "--show-current"], capture_output=True, text=True, check=True
+            ).stdout.strip()
+            == "agentlaunch/builder"
+        )
         until(socket, lambda: "waiting" in row(socket, builder), "builder back", 90)
         live = json.loads(run_cli("status", "--json", env=env).stdout)
         assert [(r["session_id"], r["working_dir"]) for r in live if r["agent"] == builder] == [(ran["session_id"], str(tree))]
@@ -250,13 +278,39 @@ def test_stop_b_then_r_restarts_b_not_the_agent_that_took_its_row_and_prefix_l_c
     env.update(AGENTLAUNCH_AGENTS_DIR=str(agents_dir), AGENTLAUNCH_TMUX_SOCKET=socket)
     bee, zed = claude_agent(agents_dir, "bee", claude_bin, workdir), claude_agent(agents_dir, "zed", claude_bin, workdir)
     anthropic.push(text_reply("Ready."), text_reply("Ready."))
-    started = run_cli("tmux", "up", bee, zed, "--session", "team", "--socket", socket, "--no-attach", "--wait", "60",
-                      env=env, cwd=workdir, timeout=180)  # fmt: skip
+    started = run_cli(
+        "tmux",
+        "up",
+        bee,
+        zed,
+        "--session",
+        "team",
+        "--socket",
+        socket,
+        "--no-attach",
+        "--wait",
+        "60",
+        env=env,
+        cwd=workdir,
+        timeout=180,
+    )
     assert started.returncode == 0, started.stderr
     full = {**os.environ, **env}
-    tmux(socket, "new-window", "-t", "=team:", "-n", "deck", "-c", str(workdir),
-         *[f"-e{k}={v}" for k, v in full.items() if k.startswith(("AGENTLAUNCH_", "HOME", "XDG_"))],
-         sys.executable, "-m", "agentlaunch", "deck")  # fmt: skip
+    tmux(
+        socket,
+        "new-window",
+        "-t",
+        "=team:",
+        "-n",
+        "deck",
+        "-c",
+        str(workdir),
+        *[f"-e{k}={v}" for k, v in full.items() if k.startswith(("AGENTLAUNCH_", "HOME", "XDG_"))],
+        sys.executable,
+        "-m",
+        "agentlaunch",
+        "deck",
+    )
     at = "=team:deck"
     client = pexpect.spawn("tmux", ["-L", socket, "attach", "-t", "=team"], dimensions=(40, 160), env=full, encoding="utf-8")
 

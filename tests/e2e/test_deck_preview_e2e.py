@@ -44,9 +44,24 @@ ESCALATED = {"cmd": "touch made-by-preview", "sandbox_permissions": "require_esc
 def open_deck(socket: str, env: dict[str, str], cwd: Path) -> None:
     """The deck in its own session of the agents' server, smaller than their panes."""
     full = {**os.environ, **env}
-    tmux(socket, "new-session", "-d", "-s", "deck", "-x", str(DECK_SIZE[0]), "-y", str(DECK_SIZE[1]), "-c", str(cwd),
-         *[f"-e{k}={v}" for k, v in full.items() if k.startswith(("AGENTLAUNCH_", "HOME", "XDG_"))],
-         sys.executable, "-m", "agentlaunch", "deck")  # fmt: skip
+    tmux(
+        socket,
+        "new-session",
+        "-d",
+        "-s",
+        "deck",
+        "-x",
+        str(DECK_SIZE[0]),
+        "-y",
+        str(DECK_SIZE[1]),
+        "-c",
+        str(cwd),
+        *[f"-e{k}={v}" for k, v in full.items() if k.startswith(("AGENTLAUNCH_", "HOME", "XDG_"))],
+        sys.executable,
+        "-m",
+        "agentlaunch",
+        "deck",
+    )
 
 
 def question_row(socket: str, pane: str, question: str) -> int:
@@ -77,9 +92,14 @@ def preview_shows(socket: str, text: str, timeout: float = 60) -> None:
 
 
 def test_claude_codes_question_in_a_tall_tiled_pane_shows_in_the_deck_with_its_command(
-    socket: str, anthropic: FakeAnthropic, isolated_home: Path, agents_dir: Path, workdir: Path, claude_bin: Path,
+    socket: str,
+    anthropic: FakeAnthropic,
+    isolated_home: Path,
+    agents_dir: Path,
+    workdir: Path,
+    claude_bin: Path,
     config_dir: Path,  # noqa: F811 - the fixture
-) -> None:  # fmt: skip
+) -> None:
     (config_dir / "config.yaml").write_text("notify_after: 3600\n")
     assert anthropic.server is not None
     env = claude_env(anthropic.server.url, isolated_home, {"CLAUDE_CODE_MAX_RETRIES": "0"})
@@ -88,8 +108,22 @@ def test_claude_codes_question_in_a_tall_tiled_pane_shows_in_the_deck_with_its_c
     for name in ("asker", "calm"):
         claude_agent(agents_dir, name, claude_bin, workdir, startup=f"STARTUP {name}: say ready")
     anthropic.push(text_reply("Ready."), text_reply("Ready."))
-    up = run_cli("tmux", "up", "asker", "calm", "--layout", "tiled", "--socket", socket, "--no-attach", "--wait", "90",
-                 env=env, cwd=workdir, timeout=200)  # fmt: skip
+    up = run_cli(
+        "tmux",
+        "up",
+        "asker",
+        "calm",
+        "--layout",
+        "tiled",
+        "--socket",
+        socket,
+        "--no-attach",
+        "--wait",
+        "90",
+        env=env,
+        cwd=workdir,
+        timeout=200,
+    )
     assert up.returncode == 0, up.stderr.decode()
     for name in ("asker", "calm"):
         wait_for(lambda name=name: turn_over(record(env, workdir, name)), timeout=90, what=f"{name}'s startup turn over")
@@ -116,14 +150,18 @@ def test_claude_codes_question_in_a_tall_tiled_pane_shows_in_the_deck_with_its_c
 
 
 def test_codexs_approval_in_a_tall_pane_shows_in_the_deck_with_its_command(
-    socket: str, agents_dir: Path, config_dir: Path  # noqa: F811 - the fixture
+    socket: str,
+    agents_dir: Path,
+    config_dir: Path,  # noqa: F811 - the fixture
 ) -> None:
     (config_dir / "config.yaml").write_text("ready_timeout: 25\nnotify_after: 3600\n")
-    script = cfake.ResponsesScript([
-        cfake.TextReply("STARTUP-ANSWER", cfake.ResponsesUsage(9000, 8000, 7, 3)),
-        cfake.ShellCallReply(arguments=ESCALATED, usage=cfake.ResponsesUsage(9100, 9000, 5, 0)),
-        cfake.TextReply("TOOL-ANSWER", cfake.ResponsesUsage(9200, 9100, 4, 0)),
-    ])  # fmt: skip
+    script = cfake.ResponsesScript(
+        [
+            cfake.TextReply("STARTUP-ANSWER", cfake.ResponsesUsage(9000, 8000, 7, 3)),
+            cfake.ShellCallReply(arguments=ESCALATED, usage=cfake.ResponsesUsage(9100, 9000, 5, 0)),
+            cfake.TextReply("TOOL-ANSWER", cfake.ResponsesUsage(9200, 9100, 4, 0)),
+        ]
+    )
     with tempfile.TemporaryDirectory(prefix="aldp-") as folder, TitledResponsesFake(script) as api:
         root = Path(folder)
         work = root / "work"
@@ -131,8 +169,17 @@ def test_codexs_approval_in_a_tall_pane_shows_in_the_deck_with_its_command(
         extra = 'approval_policy = "on-request"\n[tui]\nscreen_reader_detection_done = true\n'
         env = environment(seed_codex_home(root / "home", api.base_url, work, extra=extra), agents_dir)
         env.update(AGENTLAUNCH_CONFIG_DIR=str(config_dir), AGENTLAUNCH_TMUX_SOCKET=socket)
-        write_agent(agents_dir, "cdx", {"provider": "codex", "model": "gpt-5.5", "command": str(ensure_cli("codex")),
-                                        "working_dir": str(work), "startup": "STARTUP-5510: say hello"})  # fmt: skip
+        write_agent(
+            agents_dir,
+            "cdx",
+            {
+                "provider": "codex",
+                "model": "gpt-5.5",
+                "command": str(ensure_cli("codex")),
+                "working_dir": str(work),
+                "startup": "STARTUP-5510: say hello",
+            },
+        )
         up = run_cli("tmux", "up", "cdx", "--socket", socket, "--no-attach", "--wait", "90", env=env, cwd=work, timeout=150)
         assert up.returncode == 0, up.stderr.decode()
         wait_for(lambda: turn_over(record(env, work, "cdx")), timeout=90, what="the startup turn over")
@@ -141,8 +188,11 @@ def test_codexs_approval_in_a_tall_pane_shows_in_the_deck_with_its_command(
         assert sent.returncode == 0, sent.stderr.decode()
         pane_shows(socket, pane, "Would you like to run", 90)
         asking = wait_for(lambda: (r := record(env, work, "cdx")).get("state") == "asking" and r, timeout=30, what="asking")
-        wait_for(lambda: record(env, work, "cdx").get("state_reason") == "shell: touch made-by-preview", timeout=30,
-                 what=f"the command as the question (was {asking.get('state_reason')!r})")  # fmt: skip
+        wait_for(
+            lambda: record(env, work, "cdx").get("state_reason") == "shell: touch made-by-preview",
+            timeout=30,
+            what=f"the command as the question (was {asking.get('state_reason')!r})",
+        )
 
         assert question_row(socket, pane, "Would you like to run") >= preview_rows()  # below the preview's height
         open_deck(socket, env, work)
@@ -155,7 +205,9 @@ def test_codexs_approval_in_a_tall_pane_shows_in_the_deck_with_its_command(
 
 
 def test_geminis_permission_prompt_in_a_tall_pane_shows_in_the_deck(
-    socket: str, gemini_team: tuple[gfake.GeminiFake, dict[str, str], Path], config_dir: Path  # noqa: F811 - fixtures
+    socket: str,
+    gemini_team: tuple[gfake.GeminiFake, dict[str, str], Path],  # noqa: F811
+    config_dir: Path,  # noqa: F811 - fixtures
 ) -> None:
     api, env, work = gemini_team
     (config_dir / "config.yaml").write_text("ready_timeout: 25\nnotify_after: 3600\n")

@@ -155,8 +155,9 @@ def test_an_agentlaunch_killed_before_adopting_the_early_turn_leaves_no_call(
         "os.kill(os.getpid(), signal.SIGKILL)\n"
     )
     env = {**os.environ, **p.env}
-    done = subprocess.run([sys.executable, "-c", dies, "run", "planner", "two"], cwd=workdir, env=env,
-                          capture_output=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", dies, "run", "planner", "two"], cwd=workdir, env=env, capture_output=True, timeout=120
+    )
     assert done.returncode == -signal.SIGKILL, done.stderr.decode()
     group = int(done.stdout.decode().strip())
     assert group > 0, "the plan of the first launch started the second one's turn early"

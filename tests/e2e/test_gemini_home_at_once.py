@@ -30,16 +30,20 @@ def gemini(isolated_home: Path, agents_dir: Path) -> Iterator[tuple[gfake.Gemini
         # unlinked another launch's new file; 1 of 6 files gone in about half the runs, on main's per-agent tmp/ as
         # on the user's). Off here: this test is about preparing the home; docs/providers.md says what it means.
         retention = {"general": {"sessionRetention": {"enabled": False}}}
-        env = gfake.prepare_gemini_home(
-            isolated_home, api.base_url, max_attempts=1, no_relaunch=True, extra_settings=retention
-        )
+        env = gfake.prepare_gemini_home(isolated_home, api.base_url, max_attempts=1, no_relaunch=True, extra_settings=retention)
         env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
         yield api, env
 
 
 def _define(agents_dir: Path, workdir: Path, skills: list[str]) -> None:
-    config = {"provider": "gemini", "model": "gemini-2.5-pro", "command": str(ensure_cli("gemini")),
-              "working_dir": str(workdir), "skills": skills, "startup": ""}  # fmt: skip
+    config = {
+        "provider": "gemini",
+        "model": "gemini-2.5-pro",
+        "command": str(ensure_cli("gemini")),
+        "working_dir": str(workdir),
+        "skills": skills,
+        "startup": "",
+    }
     write_agent(agents_dir, "gem", config)  # type: ignore[arg-type]
 
 
@@ -56,8 +60,13 @@ def test_launches_of_one_gemini_agent_at_once_while_its_skills_change_all_run(
     for i in range(LAUNCHES):  # the definition alternates between skills and none while the launches run
         _define(agents_dir, workdir, [[], ["one"], ["one", "two"]][i % 3])
         started.append(
-            subprocess.Popen([sys.executable, "-m", "agentlaunch", "run", "gem", f"prompt {i}"], cwd=workdir, env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+            subprocess.Popen(
+                [sys.executable, "-m", "agentlaunch", "run", "gem", f"prompt {i}"],
+                cwd=workdir,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
         )
     errors = [proc.communicate(timeout=240)[1].decode() for proc in started]
     results = [(proc.returncode, err) for proc, err in zip(started, errors, strict=True)]

@@ -54,8 +54,15 @@ def line_chat(request: pytest.FixtureRequest, workdir: Path) -> Iterator[Callabl
     def start(agent: str, env: dict[str, str]) -> pexpect.spawn:
         full = dict(os.environ)
         full.update(env)
-        child = pexpect.spawn(sys.executable, ["-m", "agentlaunch", "run", agent, "--line"], cwd=str(workdir), env=full,
-                              encoding="utf-8", timeout=120, dimensions=(40, 160))  # fmt: skip
+        child = pexpect.spawn(
+            sys.executable,
+            ["-m", "agentlaunch", "run", agent, "--line"],
+            cwd=str(workdir),
+            env=full,
+            encoding="utf-8",
+            timeout=120,
+            dimensions=(40, 160),
+        )
         spawned.append(child)
         child.expect("› ")
         return child
@@ -92,9 +99,12 @@ def test_claude_headless_refuses_a_slash_command_and_hands_a_bang_to_the_model(
 
 
 def test_claude_line_chat_send_refuses_a_slash_command_delivers_a_bang_and_runs_command(
-    anthropic: FakeAnthropic, claude_run_env: dict[str, str], claude_agent: str, workdir: Path,
+    anthropic: FakeAnthropic,
+    claude_run_env: dict[str, str],
+    claude_agent: str,
+    workdir: Path,
     line_chat: Callable[[str, dict[str, str]], pexpect.spawn],
-) -> None:  # fmt: skip
+) -> None:
     anthropic.push(text_reply("one"), text_reply("two"))
     chat = line_chat(claude_agent, claude_run_env)
     chat.sendline("first")

@@ -72,12 +72,30 @@ def setup(root: Path, agents_dir: Path, claude_bin: Path, api: FakeAnthropic, st
     (home / ".claude").mkdir()
     own = {"statusLine": {"type": "command", "command": "echo MY-OWN-LINE"}}
     (home / ".claude" / "settings.json").write_text(json.dumps(own))
-    write_agent(agents_dir, "native", {"display": "Native", "provider": "claude", "model": "claude-sonnet-4-5",
-                                       "command": str(claude_bin), "working_dir": str(work), "startup": startup})  # fmt: skip
+    write_agent(
+        agents_dir,
+        "native",
+        {
+            "display": "Native",
+            "provider": "claude",
+            "model": "claude-sonnet-4-5",
+            "command": str(claude_bin),
+            "working_dir": str(work),
+            "startup": startup,
+        },
+    )
     assert api.server is not None
     keep = {k: os.environ[k] for k in os.environ if k.startswith("XDG_")}
-    env = tui_env(api.server.url, home, {**keep, "AGENTLAUNCH_STATE_DIR": str(root / "state"), "AGENTLAUNCH_TITLE": "0",
-                                         "AGENTLAUNCH_CONFIG_DIR": str(root / "config")})  # fmt: skip
+    env = tui_env(
+        api.server.url,
+        home,
+        {
+            **keep,
+            "AGENTLAUNCH_STATE_DIR": str(root / "state"),
+            "AGENTLAUNCH_TITLE": "0",
+            "AGENTLAUNCH_CONFIG_DIR": str(root / "config"),
+        },
+    )
     return env, work
 
 
@@ -152,8 +170,12 @@ def test_status_asks_while_the_permission_prompt_waits_and_the_store_has_each_ca
             screen.wait_for(lambda t: "Done writing." in t, 60, "the answer")
             waiting = wait_state(screen, env, work, "waiting")
             assert waiting["calls"] == 2 and waiting["usage"] == {
-                "input": 21, "cache_write": 2120, "cache_read": 24000, "output": 44, "reasoning": 0
-            }  # fmt: skip
+                "input": 21,
+                "cache_write": 2120,
+                "cache_read": 24000,
+                "output": 44,
+                "reasoning": 0,
+            }
             # Claude Code's status line: the user's own first, then agentlaunch's text (cost as agentlaunch priced it).
             screen.wait_for(lambda t: "MY-OWN-LINE │ ctx 13,126/200k" in t, 30, "the joined status line")
             shown = next(t for t in screen.text().splitlines() if "MY-OWN-LINE │" in t)
@@ -180,9 +202,15 @@ def test_a_call_stores_the_same_figures_and_price_in_native_and_headless_mode(
             screen.wait_for(lambda t: "Native answer." in t, 90, "the native answer")
             native_session = str(wait_state(screen, env, work, "waiting")["session_id"])
             quit_native(screen)
-        headless = subprocess.run([sys.executable, "-m", "agentlaunch", "run", "native", "--agents-dir", str(agents_dir),
-                                   "say hello", "--json"], env=env, cwd=work, capture_output=True, timeout=180,
-                                  stdin=subprocess.DEVNULL, check=False)  # fmt: skip
+        headless = subprocess.run(
+            [sys.executable, "-m", "agentlaunch", "run", "native", "--agents-dir", str(agents_dir), "say hello", "--json"],
+            env=env,
+            cwd=work,
+            capture_output=True,
+            timeout=180,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
         assert headless.returncode == 0, headless.stderr.decode()[-2000:]
     session = next(json.loads(line)["session_id"] for line in headless.stdout.decode().splitlines() if '"session"' in line)
     with Store.open(root / "state" / "usage.sqlite3") as store:
@@ -205,8 +233,13 @@ def test_a_spent_budget_ends_the_interface_with_exit_6_and_the_next_launch_is_re
         assert screen.child.exitstatus == 6, screen.text()
         assert "budget: stopped the agent" in screen.text()
         assert len(api.message_requests()) == 1
-        again = subprocess.run([sys.executable, "-m", "agentlaunch", "run", "native", "-c", "hi", "--agents-dir",
-                                str(agents_dir)], env=env, cwd=work, capture_output=True, timeout=120)  # fmt: skip
+        again = subprocess.run(
+            [sys.executable, "-m", "agentlaunch", "run", "native", "-c", "hi", "--agents-dir", str(agents_dir)],
+            env=env,
+            cwd=work,
+            capture_output=True,
+            timeout=120,
+        )
         assert again.returncode == 6 and b"budget: not starting" in again.stderr
     with Store.open(root / "state" / "usage.sqlite3") as store:
         (session,) = store.list_sessions()
@@ -236,7 +269,6 @@ def test_behind_a_proxy_claude_codes_hooks_still_reach_the_launch(root: Path, cl
                 if "Do you want to create" not in screen.text():
                     break
             quit_native(screen)
-
 
 
 def environ_of(pid: int) -> dict[str, str]:

@@ -53,10 +53,16 @@ class Claude:
         write_agent(
             agents_dir,
             "native",
-            {"display": "Native", "provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin),
-             "working_dir": str(self.work), "startup": STARTUP},
+            {
+                "display": "Native",
+                "provider": "claude",
+                "model": "claude-sonnet-4-5",
+                "command": str(claude_bin),
+                "working_dir": str(self.work),
+                "startup": STARTUP,
+            },
             {"soul.md": SOUL},
-        )  # fmt: skip
+        )
         assert api.server is not None
         keep = {k: os.environ[k] for k in os.environ if k.startswith(("AGENTLAUNCH_", "XDG_"))}
         self.env = tui_env(api.server.url, self.home, {**keep, "AGENTLAUNCH_TITLE": "0", "CLAUDE_CODE_MAX_RETRIES": "0"})
@@ -159,8 +165,9 @@ def test_terminal_restored_after_sigterm_to_agentlaunch(claude: Claude) -> None:
     before, after = claude.root / "stty.before", claude.root / "stty.after"
     cmd = shlex.join(claude.argv())
     script = f'stty -g > {before}; {cmd}; echo "agentlaunch exit $?"; stty -g > {after}; echo done-stty'
-    child = pexpect.spawn("bash", ["--noprofile", "--norc", "-c", script], env=claude.env, cwd=str(claude.work),
-                          dimensions=(40, 120), timeout=120)  # fmt: skip
+    child = pexpect.spawn(
+        "bash", ["--noprofile", "--norc", "-c", script], env=claude.env, cwd=str(claude.work), dimensions=(40, 120), timeout=120
+    )
     screen = Screen(child)
     screen.wait_for(lambda t: "Ready." in t, 90, "the startup turn's answer")
     kids = Path(f"/proc/{child.pid}/task/{child.pid}/children")
@@ -205,10 +212,17 @@ def test_an_agent_with_skills_starts_with_no_dialog_and_its_skill_in_claudes_own
     (user / "settings.json").write_text('{"theme": "dark"}')
     before = {p: p.read_bytes() for p in user.rglob("*") if p.is_file()}
     write_agent(
-        agents_dir, "native",
-        {"provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin), "working_dir": str(claude.work),
-         "skills": ["git-hygiene"], "startup": "say ready"},
-    )  # fmt: skip
+        agents_dir,
+        "native",
+        {
+            "provider": "claude",
+            "model": "claude-sonnet-4-5",
+            "command": str(claude_bin),
+            "working_dir": str(claude.work),
+            "skills": ["git-hygiene"],
+            "startup": "say ready",
+        },
+    )
     claude.api.push(text_reply("Ready with skills.", ApiUsage(20, 3000, 0, 6)), text_reply("Resumed with skills."))
     screen = claude.run()
     dialog: list[str] = []
@@ -260,8 +274,13 @@ def user_blocks(body: dict[str, object]) -> list[str]:
 
 def send_bg(claude: Claude, *args: str) -> subprocess.Popen[bytes]:
     """`agentlaunch send native ARGS` in the background (the screen must be read meanwhile, or the TUI blocks)."""
-    return subprocess.Popen([sys.executable, "-m", "agentlaunch", "send", "native", *args], env=claude.env, cwd=claude.work,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-m", "agentlaunch", "send", "native", *args],
+        env=claude.env,
+        cwd=claude.work,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def finished(screen: Screen, proc: subprocess.Popen[bytes], what: str) -> tuple[int, bytes, bytes]:

@@ -208,9 +208,7 @@ def test_an_early_app_server_that_cannot_start_is_a_clear_error(short_root: Path
     assert early.servers()[1][0] in [pid for pid, _ in early.adoptions()]  # the early one was started, and refused
 
 
-def test_an_early_app_server_ends_when_agentlaunch_is_killed_before_adopting_it(
-    short_root: Path, agents_dir: Path
-) -> None:
+def test_an_early_app_server_ends_when_agentlaunch_is_killed_before_adopting_it(short_root: Path, agents_dir: Path) -> None:
     with TitledResponsesFake(answers(1)) as api:
         early = Early(short_root, agents_dir, api)
         early.launch()

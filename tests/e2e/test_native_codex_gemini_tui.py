@@ -77,42 +77,67 @@ def tui(request: pytest.FixtureRequest, agents_dir: Path) -> Iterator[Tui]:
         write_agent(
             agents_dir,
             "planner",
-            {"display": "Planner", "provider": name, "model": "gpt-5.5" if name == "codex" else "gemini-2.5-pro",
-             "command": str(binary), "working_dir": str(work), "startup": STARTUP},
+            {
+                "display": "Planner",
+                "provider": name,
+                "model": "gpt-5.5" if name == "codex" else "gemini-2.5-pro",
+                "command": str(binary),
+                "working_dir": str(work),
+                "startup": STARTUP,
+            },
             {"soul.md": SOUL},
-        )  # fmt: skip
+        )
         keep = {k: os.environ[k] for k in os.environ if k.startswith("AGENTLAUNCH_")}
         extra = {**keep, "TERM": "xterm-256color", "AGENTLAUNCH_TITLE": "0"}
         if name == "codex":
             # A set-up user's config: the folder trusted, the first-run notices seen (as Codex 0.171.0 records them).
-            trusted = "\n".join([
-                f'[projects."{work}"]', 'trust_level = "trusted"',
-                "[tui]", "screen_reader_detection_done = true",
-                "[tui.model_availability_nux]", '"gpt-6.1-sol" = 1',
-                "[notice.model_migrations]", '"gpt-5.5" = "gpt-6-sol"',
-            ])  # fmt: skip
+            trusted = "\n".join(
+                [
+                    f'[projects."{work}"]',
+                    'trust_level = "trusted"',
+                    "[tui]",
+                    "screen_reader_detection_done = true",
+                    "[tui.model_availability_nux]",
+                    '"gpt-6.1-sol" = 1',
+                    "[notice.model_migrations]",
+                    '"gpt-5.5" = "gpt-6-sol"',
+                ]
+            )
             with TitledResponsesFake() as api:  # Codex's own thread-title call never takes a scripted reply
-                env = cfake.prepare_codex_home(home, api.server.url + "/v1", request_max_retries=0, stream_max_retries=0,
-                                               extra_config=trusted)  # fmt: skip
+                env = cfake.prepare_codex_home(
+                    home, api.server.url + "/v1", request_max_retries=0, stream_max_retries=0, extra_config=trusted
+                )
                 env.update(extra)
                 usage = cfake.ResponsesUsage(input_tokens=9000, cached_tokens=8000, output_tokens=7, reasoning_tokens=3)
                 yield Tui(
-                    name, agents_dir, work, env, lambda: api.model_requests, cfake.user_texts,
+                    name,
+                    agents_dir,
+                    work,
+                    env,
+                    lambda: api.model_requests,
+                    cfake.user_texts,
                     lambda body: json.dumps(body.get("input", [])[:2]) + str(body.get("instructions", "")),
                     lambda text: api.script.push(cfake.TextReply(text, usage)),
-                    lambda text, stall: api.script.push(cfake.TextReply(text, usage, stall=stall)), "gpt-5.5",
-                )  # fmt: skip
+                    lambda text, stall: api.script.push(cfake.TextReply(text, usage, stall=stall)),
+                    "gpt-5.5",
+                )
         else:
             with gfake.GeminiFake() as gapi:
                 env = gfake.prepare_gemini_home(home, gapi.base_url, max_attempts=1)
                 env.update(extra)
                 gusage = gfake.GeminiUsage(prompt=9000, output=7, cached=6000, thoughts=2)
                 yield Tui(
-                    name, agents_dir, work, env, lambda: gapi.model_requests, gfake.user_texts,
+                    name,
+                    agents_dir,
+                    work,
+                    env,
+                    lambda: gapi.model_requests,
+                    gfake.user_texts,
                     lambda body: "\n".join(gfake.instruction_texts(body)),
                     lambda text: gapi.script.push(gfake.TextReply(text, gusage)),
-                    lambda text, stall: gapi.script.push(gfake.TextReply(text, gusage, stall=stall)), "Type your message",
-                )  # fmt: skip
+                    lambda text, stall: gapi.script.push(gfake.TextReply(text, gusage, stall=stall)),
+                    "Type your message",
+                )
 
 
 def quit_tui(tui: Tui, screen: Screen) -> None:
@@ -196,8 +221,9 @@ def test_terminal_restored_after_sigterm(tui: Tui) -> None:
     tui.push_text("Ready.")
     before, after = tui.work.parent / "stty.before", tui.work.parent / "stty.after"
     script = f'stty -g > {before}; {shlex.join(tui.argv())}; echo "agentlaunch exit $?"; stty -g > {after}; echo done-stty'
-    child = pexpect.spawn("bash", ["--noprofile", "--norc", "-c", script], env=tui.env, cwd=str(tui.work),
-                          dimensions=(40, 120), timeout=120)  # fmt: skip
+    child = pexpect.spawn(
+        "bash", ["--noprofile", "--norc", "-c", script], env=tui.env, cwd=str(tui.work), dimensions=(40, 120), timeout=120
+    )
     screen = Screen(child)
     screen.wait_for(lambda t: "Ready." in t, 120, "the startup turn's answer")
     kids = Path(f"/proc/{child.pid}/task/{child.pid}/children")
@@ -248,8 +274,11 @@ def test_send_wait_pastes_a_prompt_into_the_interface_and_prints_the_answer(tui:
         tui.push_text("The sent answer: PEAR.")
     proc = subprocess.Popen(
         [sys.executable, "-m", "agentlaunch", "send", "planner", "Name a fruit.\nOne word only.", "--wait", "--json"],
-        env=tui.env, cwd=tui.work, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
+        env=tui.env,
+        cwd=tui.work,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     screen.until(lambda: proc.poll() is not None, 120, "send --wait to return")  # the screen is read meanwhile
     out, err = proc.communicate()
     assert proc.returncode == 0, f"{out.decode()}\n{err.decode()}\n{screen.text()}"  # strings: pytest cuts a repr
@@ -264,8 +293,13 @@ def test_send_wait_pastes_a_prompt_into_the_interface_and_prints_the_answer(tui:
 
 def sent(tui: Tui, screen: Screen, *args: str) -> tuple[int, bytes, bytes]:
     """`agentlaunch send planner ARGS`, the screen read meanwhile; its exit code, stdout and stderr."""
-    proc = subprocess.Popen([sys.executable, "-m", "agentlaunch", "send", "planner", *args], env=tui.env, cwd=tui.work,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentlaunch", "send", "planner", *args],
+        env=tui.env,
+        cwd=tui.work,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     screen.until(lambda: proc.poll() is not None, 120, f"send {args!r} to return")
     out, err = proc.communicate()
     return proc.returncode, out, err

@@ -65,10 +65,16 @@ def setup(root: Path, agents_dir: Path, api: TitledResponsesFake, command: str |
     work = root / "work"
     work.mkdir(exist_ok=True)
     write_agent(
-        agents_dir, "coder",
-        {"provider": "codex", "model": "gpt-5.5", "command": command or str(ensure_cli("codex")), "working_dir": str(work),
-         "startup": STARTUP},
-    )  # fmt: skip
+        agents_dir,
+        "coder",
+        {
+            "provider": "codex",
+            "model": "gpt-5.5",
+            "command": command or str(ensure_cli("codex")),
+            "working_dir": str(work),
+            "startup": STARTUP,
+        },
+    )
     base = seed_codex_home(root / "home", api.base_url, work, extra='approval_policy = "on-request"\n')
     return Agent(environment(base, agents_dir), agents_dir, work, "coder")
 
@@ -78,16 +84,16 @@ def status_of(agent: Agent) -> dict[str, object]:
     return dict(records[-1]) if records else {}
 
 
-def test_the_interface_on_our_app_server_answers_meters_asks_takes_sends_and_resumes(
-    short_root: Path, agents_dir: Path
-) -> None:
-    script = cfake.ResponsesScript([
-        cfake.TextReply("STARTUP-ANSWER", cfake.ResponsesUsage(9000, 8000, 7, 3)),
-        cfake.ShellCallReply(arguments=ESCALATED, usage=cfake.ResponsesUsage(9100, 9000, 5, 0)),
-        cfake.TextReply("TYPED-ANSWER", cfake.ResponsesUsage(9200, 9100, 4, 0)),
-        cfake.TextReply("SENT-ANSWER", cfake.ResponsesUsage(9300, 9200, 6, 0)),
-        cfake.TextReply("RESUMED-ANSWER", cfake.ResponsesUsage(9400, 9300, 2, 0)),
-    ])  # fmt: skip
+def test_the_interface_on_our_app_server_answers_meters_asks_takes_sends_and_resumes(short_root: Path, agents_dir: Path) -> None:
+    script = cfake.ResponsesScript(
+        [
+            cfake.TextReply("STARTUP-ANSWER", cfake.ResponsesUsage(9000, 8000, 7, 3)),
+            cfake.ShellCallReply(arguments=ESCALATED, usage=cfake.ResponsesUsage(9100, 9000, 5, 0)),
+            cfake.TextReply("TYPED-ANSWER", cfake.ResponsesUsage(9200, 9100, 4, 0)),
+            cfake.TextReply("SENT-ANSWER", cfake.ResponsesUsage(9300, 9200, 6, 0)),
+            cfake.TextReply("RESUMED-ANSWER", cfake.ResponsesUsage(9400, 9300, 2, 0)),
+        ]
+    )
     with TitledResponsesFake(script) as api:
         agent = setup(short_root, agents_dir, api)
         tui = agent.run()
@@ -110,8 +116,11 @@ def test_the_interface_on_our_app_server_answers_meters_asks_takes_sends_and_res
             # send --wait: a turn/start on agentlaunch's connection. "!" first would be a shell command if typed.
             sent = subprocess.run(
                 [sys.executable, "-m", "agentlaunch", "send", "coder", "!literally this", "--wait", "--timeout", "120"],
-                env=agent.env, cwd=agent.work, capture_output=True, timeout=180,
-            )  # fmt: skip
+                env=agent.env,
+                cwd=agent.work,
+                capture_output=True,
+                timeout=180,
+            )
             assert sent.returncode == 0, sent.stderr.decode()
             assert "SENT-ANSWER" in sent.stdout.decode()
             until(tui, lambda: "SENT-ANSWER" in tui.text(), "the sent turn in the interface")

@@ -118,9 +118,13 @@ def environment(base: dict[str, str], agents_dir: Path) -> dict[str, str]:
 
 def usage(input: int, cache_read: int, output: int, reasoning: int = 0) -> dict[str, int]:
     return {
-        "input": input, "cache_write": 0, "cache_read": cache_read, "output": output, "reasoning": reasoning,
+        "input": input,
+        "cache_write": 0,
+        "cache_read": cache_read,
+        "output": output,
+        "reasoning": reasoning,
         "cache_write_1h": 0,
-    }  # fmt: skip
+    }
 
 
 def test_codex_native_run_meters_a_tool_turn_shows_states_and_resumes(short_root: Path, agents_dir: Path) -> None:
@@ -138,9 +142,15 @@ def test_codex_native_run_meters_a_tool_turn_shows_states_and_resumes(short_root
     write_agent(
         agents_dir,
         "coder",
-        {"display": "Coder", "provider": "codex", "model": "gpt-5.5", "command": str(codex), "working_dir": str(work),
-         "startup": STARTUP},
-    )  # fmt: skip
+        {
+            "display": "Coder",
+            "provider": "codex",
+            "model": "gpt-5.5",
+            "command": str(codex),
+            "working_dir": str(work),
+            "startup": STARTUP,
+        },
+    )
     with TitledResponsesFake(script) as api:
         base = seed_codex_home(short_root / "home", api.base_url, work, extra='approval_policy = "on-request"\n')
         agent = Agent(environment(base, agents_dir), agents_dir, work, "coder")
@@ -194,9 +204,15 @@ def test_gemini_native_run_meters_a_tool_turn_shows_waiting_and_resumes(short_ro
     write_agent(
         agents_dir,
         "helper",
-        {"display": "Helper", "provider": "gemini", "model": "gemini-2.5-pro", "command": str(gemini),
-         "working_dir": str(work), "startup": STARTUP},
-    )  # fmt: skip
+        {
+            "display": "Helper",
+            "provider": "gemini",
+            "model": "gemini-2.5-pro",
+            "command": str(gemini),
+            "working_dir": str(work),
+            "startup": STARTUP,
+        },
+    )
     with gfake.GeminiFake(script) as api:
         base = gfake.prepare_gemini_home(short_root / "home", api.base_url, max_attempts=1, no_relaunch=True)  # one node
         agent = Agent(environment(base, agents_dir), agents_dir, work, "helper")
@@ -229,8 +245,11 @@ def test_native_headless_native_turns_of_one_session_count_each_call_once(name: 
     work = short_root / "work"
     work.mkdir()
     model = "gpt-5.5" if name == "codex" else "gemini-2.5-pro"
-    write_agent(agents_dir, "mixed", {"provider": name, "model": model, "command": str(binary), "working_dir": str(work),
-                                      "startup": STARTUP})  # fmt: skip
+    write_agent(
+        agents_dir,
+        "mixed",
+        {"provider": name, "model": model, "command": str(binary), "working_dir": str(work), "startup": STARTUP},
+    )
     if name == "codex":
         fake: Any = TitledResponsesFake(
             cfake.ResponsesScript(
@@ -265,8 +284,12 @@ def test_native_headless_native_turns_of_one_session_count_each_call_once(name: 
             quit_tui(tui)
         headless = subprocess.run(
             [sys.executable, "-m", "agentlaunch", "run", "mixed", "-c", "a headless turn"],
-            env=agent.env, cwd=work, capture_output=True, timeout=120, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
+            env=agent.env,
+            cwd=work,
+            capture_output=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
         assert headless.returncode == 0, headless.stderr.decode()
         assert "headless two done" in headless.stdout.decode()
         tui = agent.run("-c")

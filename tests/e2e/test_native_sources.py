@@ -45,8 +45,13 @@ def calls(followed: Followed) -> list[tuple[Usage, str | None]]:
 
 def answers(followed: Followed) -> list[str]:
     """Each answer text and each ``waiting``, in the order the source reported them."""
-    return after_up([i.text if isinstance(i, Text) else i.state for i in followed.items
-                     if isinstance(i, Text) or i == StateChanged("waiting")])  # fmt: skip
+    return after_up(
+        [
+            i.text if isinstance(i, Text) else i.state
+            for i in followed.items
+            if isinstance(i, Text) or i == StateChanged("waiting")
+        ]
+    )
 
 
 def test_codex_tui_tool_turn_is_metered_once_per_call_and_resume_adds_only_its_own(tmp_path: Path) -> None:

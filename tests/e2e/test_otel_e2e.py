@@ -80,9 +80,14 @@ def assert_records_equal_the_store(receiver: OtlpReceiver, home: Path, provider_
 
 @pytest.mark.parametrize("protocol", ["http/protobuf", "http/json"])
 def test_a_claude_tool_turn_arrives_call_by_call_as_stored(
-    anthropic: FakeAnthropic, run_claude: RunCli, claude_agent: str, isolated_home: Path, workdir: Path,
-    monkeypatch: pytest.MonkeyPatch, protocol: str,
-) -> None:  # fmt: skip
+    anthropic: FakeAnthropic,
+    run_claude: RunCli,
+    claude_agent: str,
+    isolated_home: Path,
+    workdir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    protocol: str,
+) -> None:
     anthropic.push(
         tool_reply("Bash", {"command": "echo hi", "description": "Print hi"}, ApiUsage(20, 3000, 10000, 30), text="Running it."),
         text_reply("It printed hi.", ApiUsage(8, 150, 13000, 9)),
@@ -115,9 +120,13 @@ def test_a_codex_and_a_gemini_tool_turn_arrive_as_stored(
 
 
 def test_collector_down_for_two_claude_turns_then_usage_export_sends_each_call_once(
-    anthropic: FakeAnthropic, run_claude: RunCli, claude_agent: str, isolated_home: Path, workdir: Path,
+    anthropic: FakeAnthropic,
+    run_claude: RunCli,
+    claude_agent: str,
+    isolated_home: Path,
+    workdir: Path,
     monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+) -> None:
     import socket
 
     with socket.socket() as s:

@@ -21,11 +21,18 @@ OLD, NEW = "You are the OLD-SOUL-MARKER editor.", "You are the NEW-SOUL-MARKER e
 
 def _agent(agents_dir: Path, workdir: Path, claude_bin: Path, soul: str, flags: list[str]) -> None:
     write_agent(
-        agents_dir, "editor",
-        {"display": "Editor", "provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin),
-         "working_dir": str(workdir), "provider_flags": flags},
+        agents_dir,
+        "editor",
+        {
+            "display": "Editor",
+            "provider": "claude",
+            "model": "claude-sonnet-4-5",
+            "command": str(claude_bin),
+            "working_dir": str(workdir),
+            "provider_flags": flags,
+        },
         {"soul.md": soul},
-    )  # fmt: skip
+    )
 
 
 def test_a_resume_after_an_edit_gets_the_recorded_prompt_and_says_so(

@@ -21,7 +21,12 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
 
 def test_claude_code_calls_the_listed_model_retired_and_the_examples_model_current(
-    socket: str, env: dict[str, str], anthropic: FakeAnthropic, agents_dir: Path, workdir: Path, claude_bin: Path  # noqa: F811
+    socket: str,
+    env: dict[str, str],  # noqa: F811
+    anthropic: FakeAnthropic,
+    agents_dir: Path,
+    workdir: Path,
+    claude_bin: Path,  # noqa: F811
 ) -> None:
     current = yaml.safe_load((EXAMPLE_AGENTS / "reviewer" / "agent.yaml").read_text())["model"]
     listed = retirement("claude", "claude-sonnet-4-5")

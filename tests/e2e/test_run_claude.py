@@ -126,11 +126,13 @@ def test_one_hour_cache_writes_are_priced_as_claude_code_prices_them(
     # second writes only 5-minute ones. Claude Code's own total_cost_usd is the oracle.
     anthropic.push(
         tool_reply(
-            "Bash", {"command": "echo hi", "description": "Print hi"},
-            ApiUsage(100, 23_456, 0, 30, cache_creation_1h=20_000), text="Running it.",
+            "Bash",
+            {"command": "echo hi", "description": "Print hi"},
+            ApiUsage(100, 23_456, 0, 30, cache_creation_1h=20_000),
+            text="Running it.",
         ),
         text_reply("It printed hi.", ApiUsage(8, 1_500, 23_456, 9)),
-    )  # fmt: skip
+    )
     result = run_claude("run", claude_agent, "run echo hi", "--json")
     assert result.returncode == 0, result.stderr.decode()
     events = events_of(result.stdout)
@@ -269,10 +271,18 @@ def test_a_miss_after_a_changed_soul_is_marked_with_its_cause_and_caching_saving
 ) -> None:
     # With its snapshot off Claude Code sends the edited soul on resume (on by default it re-sends the first
     # launch's recorded prompt, and the edit is held, not a change: tests/e2e/test_resumed_prompt.py)
-    write_agent(agents_dir, "keeper", {
-        "provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin), "working_dir": str(workdir),
-        "provider_flags": ["--system-prompt-snapshot", "off"],
-    }, {"soul.md": "You are Keeper.\n"})  # fmt: skip
+    write_agent(
+        agents_dir,
+        "keeper",
+        {
+            "provider": "claude",
+            "model": "claude-sonnet-4-5",
+            "command": str(claude_bin),
+            "working_dir": str(workdir),
+            "provider_flags": ["--system-prompt-snapshot", "off"],
+        },
+        {"soul.md": "You are Keeper.\n"},
+    )
     assert anthropic.server is not None
     env = {**os.environ, **claude_env(anthropic.server.url, isolated_home, {"CLAUDE_CODE_MAX_RETRIES": "0"})}
     env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)

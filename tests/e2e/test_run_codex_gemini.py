@@ -142,8 +142,15 @@ def test_three_turns_over_two_processes_record_exact_per_call_usage(
     log = io.StringIO()
     env = dict(os.environ)
     env.update(p.env)
-    chat = pexpect.spawn(sys.executable, ["-m", "agentlaunch", "run", "planner", "-c", "--line"], cwd=str(workdir), env=env,
-                         encoding="utf-8", timeout=120, dimensions=(40, 160))  # fmt: skip
+    chat = pexpect.spawn(
+        sys.executable,
+        ["-m", "agentlaunch", "run", "planner", "-c", "--line"],
+        cwd=str(workdir),
+        env=env,
+        encoding="utf-8",
+        timeout=120,
+        dimensions=(40, 160),
+    )
     chat.logfile_read = log
     try:
         chat.expect("resumed session")

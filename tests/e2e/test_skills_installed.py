@@ -49,10 +49,16 @@ def _agent(agents_dir: Path, name: str, provider: str, model: str, repo: Path, s
     write_agent(
         agents_dir,
         name,
-        {"provider": provider, "model": model, "command": str(ensure_cli(provider)), "working_dir": str(repo),  # type: ignore[arg-type]
-         "skills": skills, "startup": ""},
+        {
+            "provider": provider,
+            "model": model,
+            "command": str(ensure_cli(provider)),
+            "working_dir": str(repo),  # type: ignore[arg-type]
+            "skills": skills,
+            "startup": "",
+        },
         {"soul.md": f"{name.upper()}-SOUL: you are {name}.\n"},
-    )  # fmt: skip
+    )
 
 
 def _raw(req: Recorded) -> str:
@@ -157,9 +163,12 @@ USER_DEV = "USER-DEV: the user's own developer_instructions"
 def codex_env(isolated_home: Path, agents_dir: Path) -> Iterator[tuple[cfake.ResponsesFake, dict[str, str]]]:
     with cfake.ResponsesFake() as api:
         env = cfake.prepare_codex_home(
-            isolated_home, api.server.url + "/v1", request_max_retries=0, stream_max_retries=0,
+            isolated_home,
+            api.server.url + "/v1",
+            request_max_retries=0,
+            stream_max_retries=0,
             extra_config="[features]\nplugins = false",
-        )  # fmt: skip
+        )
         config = Path(env["CODEX_HOME"]) / "config.toml"
         config.write_text(f"developer_instructions = {USER_DEV!r}\n" + config.read_text())
         env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
@@ -222,7 +231,11 @@ def test_codex_lists_the_agents_skill_in_its_skills_section_and_the_other_agent_
     api.script.push(cfake.TextReply("five"))
     mine = subprocess.run(
         [str(ensure_cli("codex")), "exec", "--skip-git-repo-check", "resume", "--last", "from the user"],
-        env=env, cwd=repo, capture_output=True, timeout=240, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+        env=env,
+        cwd=repo,
+        capture_output=True,
+        timeout=240,
+        stdin=subprocess.DEVNULL,
+    )
     assert mine.returncode == 0, mine.stderr.decode()
     assert "PROBE-BODY" in _raw(api.model_requests[-1])  # alpha's conversation, its skill's body included

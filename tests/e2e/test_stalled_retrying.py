@@ -99,11 +99,17 @@ def wait_state(
 
 def headless_while_retrying(env: dict[str, str], cwd: Path, agent: str, timeout: float = 120) -> tuple[dict[str, Any], list[Any]]:
     """Run ``agentlaunch run AGENT "Say hello." --json`` headless; its record once it says retrying, and its JSON lines."""
-    proc = subprocess.Popen([sys.executable, "-m", "agentlaunch", "run", agent, "Say hello.", "--json"],
-                            env={**os.environ, **env}, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentlaunch", "run", agent, "Say hello.", "--json"],
+        env={**os.environ, **env},
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
-        shown = wait_for(lambda: (r := record(env, cwd, agent)).get("state") == "retrying" and r, timeout=timeout,
-                         what="retrying")  # fmt: skip
+        shown = wait_for(
+            lambda: (r := record(env, cwd, agent)).get("state") == "retrying" and r, timeout=timeout, what="retrying"
+        )
         out, err = proc.communicate(timeout=150)
     finally:
         if proc.poll() is None:
@@ -118,13 +124,17 @@ def retries_of(lines: list[Any]) -> list[str]:
 
 
 def start(env: dict[str, str], cwd: Path, agents_dir: Path, socket: str, agent: str) -> str:
-    write_agent(agents_dir, agent, {"provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_cli()),
-                                    "working_dir": str(cwd)})  # fmt: skip
+    write_agent(
+        agents_dir,
+        agent,
+        {"provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_cli()), "working_dir": str(cwd)},
+    )
     up = run_cli("tmux", "up", agent, "--socket", socket, "--no-attach", "--wait", "90", env=env, cwd=cwd, timeout=150)
     assert up.returncode == 0, up.stderr.decode()
     # The startup message's turn ended: waiting, not done (no one has given it a task yet).
-    settled = wait_state(env, cwd, agent, socket, lambda r: r.get("state") == "waiting" and r.get("turns"),
-                         "the startup turn over")  # fmt: skip
+    settled = wait_state(
+        env, cwd, agent, socket, lambda r: r.get("state") == "waiting" and r.get("turns"), "the startup turn over"
+    )
     assert settled["done"] is False
     return pane_of(socket, agent)
 
@@ -148,8 +158,11 @@ def test_an_api_failure_loop_in_claude_codes_interface_is_retrying_then_done_onc
     shown = wait_state(env, workdir, "flaky", socket, lambda r: r.get("state") == "retrying", "retrying")
     assert "the same API request sent" in shown["state_reason"], shown
     assert "does not say why" in shown["state_reason"]  # the cause is on Claude Code's screen only
-    wait_for(lambda: "529 overloaded now" in screen(socket, pane) and "retrying" in screen(socket, pane), timeout=60,
-             what="Claude Code's own screen in its retry loop")  # fmt: skip
+    wait_for(
+        lambda: "529 overloaded now" in screen(socket, pane) and "retrying" in screen(socket, pane),
+        timeout=60,
+        what="Claude Code's own screen in its retry loop",
+    )
     assert "· retrying (the same API request sent" in pane_option(socket, pane, "#{@agentlaunch_line}")
     assert len(anthropic.message_requests()) >= 3  # the first call and at least one retry, before any answer
     anthropic.default = text_reply("Hello, the API is back.")
@@ -177,8 +190,11 @@ def test_esc_out_of_claude_codes_retry_loop_is_waiting_not_retrying_then_stalled
     assert shown["state"] == "waiting" and shown["state_reason"] == RETRY_INTERRUPTED, shown
     calls = len(anthropic.message_requests())
     # It is idle: the prompt is back in the box, and Enter sends it (the API answers now): a turn of its own, done.
-    wait_for(lambda: "❯ Say hello once the API is back." in screen(socket, pane).replace("\xa0", " "), timeout=30,
-             what="the prompt put back")  # fmt: skip
+    wait_for(
+        lambda: "❯ Say hello once the API is back." in screen(socket, pane).replace("\xa0", " "),
+        timeout=30,
+        what="the prompt put back",
+    )
     anthropic.default = text_reply("Hello, the API is back.")
     tmux(socket, "send-keys", "-t", pane, "Enter")
     done = wait_state(env, workdir, "escaped", socket, lambda r: r.get("state") == "waiting" and r.get("done"), "done")
@@ -192,8 +208,11 @@ def test_a_headless_turn_in_an_api_failure_loop_is_retrying_with_its_cause(
 ) -> None:
     assert anthropic.server is not None
     env = team_env(anthropic.server.url, isolated_home, agents_dir, config_dir, workdir)
-    write_agent(agents_dir, "batch", {"provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_cli()),
-                                      "working_dir": str(workdir)})  # fmt: skip
+    write_agent(
+        agents_dir,
+        "batch",
+        {"provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_cli()), "working_dir": str(workdir)},
+    )
     anthropic.push(*[OVERLOADED] * 5, text_reply("Answered after five failures."))
     shown, lines = headless_while_retrying(env, workdir, "batch", timeout=90)
     assert shown["state_reason"].startswith("529 overloaded, attempt "), shown
@@ -209,8 +228,13 @@ def test_a_claude_turn_that_hears_nothing_is_stalled_with_the_flag_and_send_wait
     env = team_env(held.server.url, isolated_home, agents_dir, config_dir, workdir)
     pane = start(env, workdir, agents_dir, socket, "stuck")
     held.hold_next = True
-    waiter = subprocess.Popen([sys.executable, "-m", "agentlaunch", "send", "stuck", "Tell me when you are back.", "--wait"],
-                              env={**os.environ, **env}, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    waiter = subprocess.Popen(
+        [sys.executable, "-m", "agentlaunch", "send", "stuck", "Tell me when you are back.", "--wait"],
+        env={**os.environ, **env},
+        cwd=workdir,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         assert held.held.wait(60), "the model call never came"
         held.api.push(text_reply("Back again."))
@@ -250,8 +274,11 @@ def test_a_headless_codex_turn_that_reconnects_is_retrying_with_its_cause(
     with cfake.ResponsesFake() as api:
         env = cfake.prepare_codex_home(isolated_home, api.base_url)  # Codex's own retries at their defaults
         env.update(AGENTLAUNCH_AGENTS_DIR=str(agents_dir), AGENTLAUNCH_CONFIG_DIR=str(config_dir))
-        write_agent(agents_dir, "cdx", {"provider": "codex", "model": "gpt-5.5", "command": str(ensure_cli("codex")),
-                                        "working_dir": str(workdir)})  # fmt: skip
+        write_agent(
+            agents_dir,
+            "cdx",
+            {"provider": "codex", "model": "gpt-5.5", "command": str(ensure_cli("codex")), "working_dir": str(workdir)},
+        )
         # Five requests per stream attempt (measured): two attempts fail whole, the third is answered.
         api.script.push(*[cfake.ErrorReply(status=500, message="fake outage")] * 14)
         api.script.push(cfake.TextReply("Answered after reconnecting."))
@@ -272,8 +299,11 @@ def test_a_headless_gemini_turn_that_retries_is_retrying_with_its_cause(
         # Gemini's own retries at their defaults; one node process (no relaunch): the tree is not what this test checks.
         env = gfake.prepare_gemini_home(isolated_home, api.base_url, no_relaunch=True)
         env.update(AGENTLAUNCH_AGENTS_DIR=str(agents_dir), AGENTLAUNCH_CONFIG_DIR=str(config_dir))
-        write_agent(agents_dir, "gem", {"provider": "gemini", "model": "gemini-2.5-pro", "command": str(ensure_cli("gemini")),
-                                        "working_dir": str(workdir)})  # fmt: skip
+        write_agent(
+            agents_dir,
+            "gem",
+            {"provider": "gemini", "model": "gemini-2.5-pro", "command": str(ensure_cli("gemini")), "working_dir": str(workdir)},
+        )
         api.script.push(*[gfake.ErrorReply(status=503, message="The model is overloaded.")] * 2)
         api.script.push(gfake.TextReply("Back after the outage.", gfake.GeminiUsage(prompt=900, output=7)))
         shown, lines = headless_while_retrying(env, workdir, "gem")

@@ -56,11 +56,27 @@ def test_four_claude_codes_with_a_throttle_of_two_start_two_at_a_time_and_all_en
     seed_home(isolated_home, [workdir], key=env["ANTHROPIC_API_KEY"])  # trusted: no dialog, each reports it is up
     env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
     for name in TEAM:
-        write_agent(agents_dir, name, {"provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin),
-                                       "working_dir": str(workdir)})  # fmt: skip
+        write_agent(
+            agents_dir,
+            name,
+            {"provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin), "working_dir": str(workdir)},
+        )
     status_dir = Path(os.environ["AGENTLAUNCH_STATE_DIR"]) / "status"
-    argv = [sys.executable, "-m", "agentlaunch", "tmux", "up", *TEAM, "--socket", socket, "--no-attach", "--wait", "120",
-            "--max-starting", "2"]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "agentlaunch",
+        "tmux",
+        "up",
+        *TEAM,
+        "--socket",
+        socket,
+        "--no-attach",
+        "--wait",
+        "120",
+        "--max-starting",
+        "2",
+    ]
     seen: list[set[str]] = []
     with subprocess.Popen(argv, env={**os.environ, **env}, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as up:
         while up.poll() is None:

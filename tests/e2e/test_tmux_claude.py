@@ -49,9 +49,10 @@ def say(socket: str, pane: str, text: str) -> None:
 
 def claude_agent(agents_dir: Path, name: str, claude_bin: Path, workdir: Path, **extra: object) -> str:
     write_agent(
-        agents_dir, name,
+        agents_dir,
+        name,
         {"provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin), "working_dir": str(workdir), **extra},
-    )  # fmt: skip
+    )
     return name
 
 

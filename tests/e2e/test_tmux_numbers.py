@@ -33,8 +33,9 @@ def record_of(values: dict[str, str], cwd: Path, agent: str) -> dict[str, object
 def border_values(server: str, session: str, seen: set[str], want: int) -> set[str]:
     """The countdowns an attached client is shown in the border, until ``want`` different ones came (tmux redraws
     the border at every status-interval; agentlaunch writes nothing while the agent waits)."""
-    client = pexpect.spawn("tmux", ["-L", server, "attach", "-t", f"={session}"], dimensions=(40, 200),
-                           env={**os.environ, "TERM": "xterm"})  # fmt: skip
+    client = pexpect.spawn(
+        "tmux", ["-L", server, "attach", "-t", f"={session}"], dimensions=(40, 200), env={**os.environ, "TERM": "xterm"}
+    )
     try:
         out = b""
         deadline = time.monotonic() + 30  # a bound on the wait, not a timing assertion
@@ -48,7 +49,12 @@ def border_values(server: str, session: str, seen: set[str], want: int) -> set[s
 
 
 def test_up_resume_shows_the_sessions_numbers_and_the_border_counts_the_cache_down(
-    socket: str, env: dict[str, str], anthropic: FakeAnthropic, agents_dir: Path, workdir: Path, claude_bin: Path  # noqa: F811
+    socket: str,
+    env: dict[str, str],  # noqa: F811
+    anthropic: FakeAnthropic,
+    agents_dir: Path,
+    workdir: Path,
+    claude_bin: Path,  # noqa: F811
 ) -> None:
     name = claude_agent(agents_dir, "counter", claude_bin, workdir)
     anthropic.push(text_reply("Ready.", ApiUsage(10, 8000, 0, 5)), text_reply("Noted.", ApiUsage(20, 400, 8000, 7)))
@@ -75,8 +81,11 @@ def test_up_resume_shows_the_sessions_numbers_and_the_border_counts_the_cache_do
 
     pane = pane_of(socket, name)
     expiry = int(datetime.fromisoformat(str(cache["expires_at"])).timestamp())
-    wait_for(lambda: tmux(socket, "show-options", "-p", "-v", "-t", pane, CACHE_EXPIRY_OPTION).strip() == str(expiry),
-             timeout=30, what="the pane's cache expiry")  # fmt: skip
+    wait_for(
+        lambda: tmux(socket, "show-options", "-p", "-v", "-t", pane, CACHE_EXPIRY_OPTION).strip() == str(expiry),
+        timeout=30,
+        what="the pane's cache expiry",
+    )
     title = tmux(socket, "display-message", "-p", "-t", pane, "#{@agentlaunch_line}")
     assert "cache" not in title  # written once per state: the countdown is the border's, not the title's
     border = tmux(socket, "display-message", "-p", "-t", pane, BORDER_FORMAT)

@@ -20,7 +20,12 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
 
 def test_the_pane_border_says_the_five_hour_window_and_when_it_resets(
-    socket: str, env: dict[str, str], anthropic: FakeAnthropic, agents_dir: Path, workdir: Path, claude_bin: Path  # noqa: F811
+    socket: str,
+    env: dict[str, str],  # noqa: F811
+    anthropic: FakeAnthropic,
+    agents_dir: Path,
+    workdir: Path,
+    claude_bin: Path,  # noqa: F811
 ) -> None:
     reset = int(time.time()) + 3 * 3600
     anthropic.headers = rate_limit_headers(0.42, 0.1, five_hour_reset=reset, seven_day_reset=reset + 4 * 86400)

@@ -77,9 +77,14 @@ def config_dir(tmp_path: Path) -> Path:
 
 
 def test_a_claude_stopped_on_its_trust_dialog_is_starting_then_asking_with_the_needs_you_flag(
-    socket: str, anthropic: FakeAnthropic, isolated_home: Path, agents_dir: Path, workdir: Path, claude_bin: Path,
+    socket: str,
+    anthropic: FakeAnthropic,
+    isolated_home: Path,
+    agents_dir: Path,
+    workdir: Path,
+    claude_bin: Path,
     config_dir: Path,
-) -> None:  # fmt: skip
+) -> None:
     # The folder is not trusted: Claude Code opens its trust dialog and runs no hook until someone answers.
     # notify_after: the end of a turn that took 30 s (the default) is flagged too, and a loaded machine can take that
     # long: this test reads asking's flag only.
@@ -90,8 +95,11 @@ def test_a_claude_stopped_on_its_trust_dialog_is_starting_then_asking_with_the_n
         env = claude_env(api.server.url, isolated_home, {"CLAUDE_CODE_MAX_RETRIES": "0"})
         seed_home(isolated_home, [], key=env["ANTHROPIC_API_KEY"])
         env.update(AGENTLAUNCH_AGENTS_DIR=str(agents_dir), AGENTLAUNCH_CONFIG_DIR=str(config_dir))
-        write_agent(agents_dir, "shy", {"provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin),
-                                        "working_dir": str(workdir)})  # fmt: skip
+        write_agent(
+            agents_dir,
+            "shy",
+            {"provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin), "working_dir": str(workdir)},
+        )
         api.push(text_reply("Ready."))
         up = run_cli("tmux", "up", "shy", "--socket", socket, "--no-attach", "--wait", "60", env=env, cwd=workdir, timeout=120)
         err = up.stderr.decode()
@@ -133,11 +141,24 @@ def gemini_team(
         log = root / "users-hook.log"
         theirs["hooks"] = {"BeforeTool": [{"hooks": [{"type": "command", "command": f"cat >> {log}"}]}]}
         own.write_text("// the user's settings\n" + json.dumps(theirs, indent=2))
-        env.update(TERM="xterm-256color", AGENTLAUNCH_TITLE="0", AGENTLAUNCH_AGENTS_DIR=str(agents_dir),
-                   AGENTLAUNCH_CONFIG_DIR=str(config_dir))  # fmt: skip
+        env.update(
+            TERM="xterm-256color",
+            AGENTLAUNCH_TITLE="0",
+            AGENTLAUNCH_AGENTS_DIR=str(agents_dir),
+            AGENTLAUNCH_CONFIG_DIR=str(config_dir),
+        )
         env.update({k: v for k, v in os.environ.items() if k.startswith("AGENTLAUNCH_") and k not in env})
-        write_agent(agents_dir, "gem", {"provider": "gemini", "model": "gemini-2.5-pro", "command": str(binary),
-                                        "working_dir": str(work), "startup": "STARTUP-4410: say hello"})  # fmt: skip
+        write_agent(
+            agents_dir,
+            "gem",
+            {
+                "provider": "gemini",
+                "model": "gemini-2.5-pro",
+                "command": str(binary),
+                "working_dir": str(work),
+                "startup": "STARTUP-4410: say hello",
+            },
+        )
         yield api, env, work
         assert "the user's settings" in own.read_text(), "the user's own settings.json is never written"
 
@@ -180,8 +201,9 @@ def test_gemini_permission_prompt_is_asking_end_to_end_and_a_resumed_gemini_is_r
     down = run_cli("tmux", "down", "--socket", socket, env=env, cwd=work, timeout=120)
     assert down.returncode == 0, down.stderr.decode()
     # Resumed, Gemini writes nothing until the next prompt: its SessionStart hook says it is up (not asking).
-    resumed = run_cli("tmux", "up", "--resume", "gem", "--socket", socket, "--no-attach", "--wait", "90", env=env, cwd=work,
-                      timeout=150)  # fmt: skip
+    resumed = run_cli(
+        "tmux", "up", "--resume", "gem", "--socket", socket, "--no-attach", "--wait", "90", env=env, cwd=work, timeout=150
+    )
     err = resumed.stderr.decode()
     assert resumed.returncode == 0, err
     assert "started (waiting)" in err, err
@@ -201,8 +223,17 @@ def test_codex_new_and_resumed_report_that_they_are_up(
         home.mkdir()
         work.mkdir()
         env = codex_tui_env(home, api.server.url, [work], agents_dir, config_dir)
-        write_agent(agents_dir, "cdx", {"provider": "codex", "model": "gpt-5.5", "command": str(binary),
-                                        "working_dir": str(work), "startup": "STARTUP-5510: say hello"})  # fmt: skip
+        write_agent(
+            agents_dir,
+            "cdx",
+            {
+                "provider": "codex",
+                "model": "gpt-5.5",
+                "command": str(binary),
+                "working_dir": str(work),
+                "startup": "STARTUP-5510: say hello",
+            },
+        )
         usage = cfake.ResponsesUsage(input_tokens=900, cached_tokens=0, output_tokens=7)
         for _ in range(4):  # the startup turn, and a call Codex makes of its own (the thread's title)
             api.script.push(cfake.TextReply("Hello from Codex.", usage))
@@ -210,8 +241,9 @@ def test_codex_new_and_resumed_report_that_they_are_up(
         assert up.returncode == 0, up.stderr.decode()
         wait_for(lambda: turn_over(record(env, work, "cdx")), timeout=90, what="the startup turn over")
         assert run_cli("tmux", "down", "--socket", socket, env=env, cwd=work, timeout=120).returncode == 0
-        resumed = run_cli("tmux", "up", "--resume", "cdx", "--socket", socket, "--no-attach", "--wait", "90", env=env,
-                          cwd=work, timeout=150)  # fmt: skip
+        resumed = run_cli(
+            "tmux", "up", "--resume", "cdx", "--socket", socket, "--no-attach", "--wait", "90", env=env, cwd=work, timeout=150
+        )
         err = resumed.stderr.decode()
         assert resumed.returncode == 0, err
         pane = pane_of(socket, "cdx")

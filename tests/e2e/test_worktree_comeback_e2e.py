@@ -47,8 +47,10 @@ def cli(env: dict[str, str], cwd: Path, *args: str) -> Any:
 def waiting(env: dict[str, str], cwd: Path, agent: str, turns: int) -> dict[str, Any] | None:
     """The agent's record once it waits with ``turns`` turns or more (the startup turn counts)."""
     records = json.loads(run_cli_inprocess("status", "--json", env=env, cwd=cwd).stdout)
-    return next((r for r in records if r.get("agent") == agent and r.get("state") == "waiting"
-                 and int(r.get("turns") or 0) >= turns), None)  # fmt: skip
+    return next(
+        (r for r in records if r.get("agent") == agent and r.get("state") == "waiting" and int(r.get("turns") or 0) >= turns),
+        None,
+    )
 
 
 def answered(env: dict[str, str], cwd: Path, agent: str, text: str) -> str:
@@ -105,19 +107,37 @@ def config_dir(tmp_path: Path) -> Path:
 
 
 def test_claude_after_a_merge_restart_and_up_resume_its_conversation_in_a_new_worktree_here_and_elsewhere(
-    socket: str, anthropic: FakeAnthropic, isolated_home: Path, agents_dir: Path, tmp_path: Path, claude_bin: Path,
+    socket: str,
+    anthropic: FakeAnthropic,
+    isolated_home: Path,
+    agents_dir: Path,
+    tmp_path: Path,
+    claude_bin: Path,
     config_dir: Path,
-) -> None:  # fmt: skip
+) -> None:
     assert anthropic.server is not None
     env = claude_env(anthropic.server.url, isolated_home, {"CLAUDE_CODE_MAX_RETRIES": "0"})
-    env.update(AGENTLAUNCH_AGENTS_DIR=str(agents_dir), AGENTLAUNCH_CONFIG_DIR=str(config_dir),
-               AGENTLAUNCH_STATE_DIR=os.environ["AGENTLAUNCH_STATE_DIR"])  # fmt: skip
+    env.update(
+        AGENTLAUNCH_AGENTS_DIR=str(agents_dir),
+        AGENTLAUNCH_CONFIG_DIR=str(config_dir),
+        AGENTLAUNCH_STATE_DIR=os.environ["AGENTLAUNCH_STATE_DIR"],
+    )
     team = Team(tmp_path, env, config_dir, "wt")
     seed_home(isolated_home, [team.repo, team.tree, team.moved], key=env["ANTHROPIC_API_KEY"])
-    write_agent(agents_dir, "wt", {"provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin),
-                                   "working_dir": str(team.repo), "worktree": True})  # fmt: skip
-    anthropic.push(text_reply("Ready."), text_reply("Noted: PLUM."), text_reply("It was PLUM."),
-                   text_reply("Still PLUM."))  # fmt: skip  (a resume sends no startup message)
+    write_agent(
+        agents_dir,
+        "wt",
+        {
+            "provider": "claude",
+            "model": "claude-sonnet-4-5",
+            "command": str(claude_bin),
+            "working_dir": str(team.repo),
+            "worktree": True,
+        },
+    )
+    anthropic.push(
+        text_reply("Ready."), text_reply("Noted: PLUM."), text_reply("It was PLUM."), text_reply("Still PLUM.")
+    )  # (a resume sends no startup message)
     up = cli(env, tmp_path, "tmux", "up", "wt", "--socket", socket, "--no-attach", "--wait", "60")
     assert up.returncode == 0, up.stderr.decode()
     first = wait_for(lambda: waiting(env, tmp_path, "wt", 1), timeout=90, what="the startup turn over")
@@ -177,9 +197,18 @@ def test_codex_after_a_merge_resumes_its_thread_in_a_new_worktree_here_and_in_an
     team = Team(root, env_base, config_dir, "cdx")
     env = codex_tui_env(home, api.server.url, [team.repo.resolve(), team.tree, team.moved], agents_dir, config_dir)
     team.env = env
-    write_agent(agents_dir, "cdx", {"provider": "codex", "model": "gpt-5.5", "command": str(ensure_cli("codex")),
-                                    "working_dir": str(team.repo), "worktree": True,
-                                    "startup": "STARTUP-7120: say hello"})  # fmt: skip
+    write_agent(
+        agents_dir,
+        "cdx",
+        {
+            "provider": "codex",
+            "model": "gpt-5.5",
+            "command": str(ensure_cli("codex")),
+            "working_dir": str(team.repo),
+            "worktree": True,
+            "startup": "STARTUP-7120: say hello",
+        },
+    )
     usage = ResponsesUsage(input_tokens=900, cached_tokens=0, output_tokens=7)
     for text in ("Hello from Codex.", "Noted: PEAR.", "It was PEAR.", "Still PEAR."):
         api.script.push(TextReply(text, usage))
@@ -225,19 +254,35 @@ def gemini_home(request: pytest.FixtureRequest, isolated_home: Path) -> Iterator
 
 
 def test_gemini_after_a_merge_resumes_in_the_same_folder_and_elsewhere_starts_a_new_session_saying_why(
-    request: pytest.FixtureRequest, socket: str, gemini_home: tuple[gfake.GeminiFake, Path, Path], agents_dir: Path,
+    request: pytest.FixtureRequest,
+    socket: str,
+    gemini_home: tuple[gfake.GeminiFake, Path, Path],
+    agents_dir: Path,
     config_dir: Path,
-) -> None:  # fmt: skip
+) -> None:
     api, root, home = gemini_home
     home.mkdir()
     env = gfake.prepare_gemini_home(home, api.base_url, max_attempts=1, no_relaunch=one_gemini_process(request))
-    env.update(TERM="xterm-256color", AGENTLAUNCH_TITLE="0", AGENTLAUNCH_AGENTS_DIR=str(agents_dir),
-               AGENTLAUNCH_CONFIG_DIR=str(config_dir))  # fmt: skip
+    env.update(
+        TERM="xterm-256color",
+        AGENTLAUNCH_TITLE="0",
+        AGENTLAUNCH_AGENTS_DIR=str(agents_dir),
+        AGENTLAUNCH_CONFIG_DIR=str(config_dir),
+    )
     env.update({k: v for k, v in os.environ.items() if k.startswith("AGENTLAUNCH_") and k not in env})
     team = Team(root, env, config_dir, "gem")
-    write_agent(agents_dir, "gem", {"provider": "gemini", "model": "gemini-2.5-pro", "command": str(ensure_cli("gemini")),
-                                    "working_dir": str(team.repo), "worktree": True,
-                                    "startup": "STARTUP-7130: say hello"})  # fmt: skip
+    write_agent(
+        agents_dir,
+        "gem",
+        {
+            "provider": "gemini",
+            "model": "gemini-2.5-pro",
+            "command": str(ensure_cli("gemini")),
+            "working_dir": str(team.repo),
+            "worktree": True,
+            "startup": "STARTUP-7130: say hello",
+        },
+    )
     usage = gfake.GeminiUsage(prompt=900, output=7)
     for text in ("Hello, ready.", "Noted: PLUM.", "It was PLUM.", "Hello again, ready.", "I do not know it."):
         api.script.push(gfake.TextReply(text, usage))

@@ -13,8 +13,14 @@ from pathlib import Path
 
 from agentlaunch.fakeapi.responses import prepare_codex_home
 
-SEEN = ("[tui]", "screen_reader_detection_done = true", "[tui.model_availability_nux]", '"gpt-6.1-sol" = 1',
-        "[notice.model_migrations]", '"gpt-5.5" = "gpt-6-sol"')  # fmt: skip
+SEEN = (
+    "[tui]",
+    "screen_reader_detection_done = true",
+    "[tui.model_availability_nux]",
+    '"gpt-6.1-sol" = 1',
+    "[notice.model_migrations]",
+    '"gpt-5.5" = "gpt-6-sol"',
+)
 
 
 def codex_tui_env(home: Path, api_url: str, trusted: Iterable[Path], agents_dir: Path, config_dir: Path) -> dict[str, str]:
@@ -22,7 +28,11 @@ def codex_tui_env(home: Path, api_url: str, trusted: Iterable[Path], agents_dir:
     ``api_url`` (the fake's server URL), with ``trusted`` folders trusted; agentlaunch's own variables kept."""
     config = "\n".join([*(f'[projects."{p}"]\ntrust_level = "trusted"' for p in trusted), *SEEN])
     env = prepare_codex_home(home, api_url + "/v1", request_max_retries=0, stream_max_retries=0, extra_config=config)
-    env.update(TERM="xterm-256color", AGENTLAUNCH_TITLE="0", AGENTLAUNCH_AGENTS_DIR=str(agents_dir),
-               AGENTLAUNCH_CONFIG_DIR=str(config_dir))  # fmt: skip
+    env.update(
+        TERM="xterm-256color",
+        AGENTLAUNCH_TITLE="0",
+        AGENTLAUNCH_AGENTS_DIR=str(agents_dir),
+        AGENTLAUNCH_CONFIG_DIR=str(config_dir),
+    )
     env.update({k: v for k, v in os.environ.items() if k.startswith("AGENTLAUNCH_") and k not in env})
     return env

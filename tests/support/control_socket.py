@@ -58,8 +58,16 @@ def take_one(server: ControlServer) -> SendRequest:
 def write_record(state_dir: Path, name: str, **fields: Any) -> Path:
     folder = state_dir / "status"
     folder.mkdir(parents=True, exist_ok=True)
-    record = {"version": 1, "agent": name, "session_id": "abc123", "working_dir": "/w", "state": "waiting",
-              "pid": os.getpid(), "pid_start": process_start(os.getpid()), **fields}  # fmt: skip
+    record = {
+        "version": 1,
+        "agent": name,
+        "session_id": "abc123",
+        "working_dir": "/w",
+        "state": "waiting",
+        "pid": os.getpid(),
+        "pid_start": process_start(os.getpid()),
+        **fields,
+    }
     path = folder / f"{fields.get('pid', os.getpid())}-{name}-{fields.get('session_id', 'abc123')}.json"
     path.write_text(json.dumps(record))
     return path

@@ -30,13 +30,23 @@ def record(name: str, state: str, ago: float = 0, **extra: Any) -> Path:
     """A status record of a live launch (this test's own process stands for it)."""
     now = datetime.now(UTC)
     data = {
-        "version": 1, "agent": name, "provider": "claude", "model": "claude-sonnet-4-5", "pid": os.getpid(),
-        "pid_start": process_start(os.getpid()), "state": state,
-        "state_since": (now - timedelta(seconds=ago)).isoformat(timespec="seconds"), "working_dir": str(Path.cwd()),
-        "percent": 41.2, "context": 82_000, "to_compaction": 80_210, "cost": "$0.1234", "session_id": f"{name}-session",
+        "version": 1,
+        "agent": name,
+        "provider": "claude",
+        "model": "claude-sonnet-4-5",
+        "pid": os.getpid(),
+        "pid_start": process_start(os.getpid()),
+        "state": state,
+        "state_since": (now - timedelta(seconds=ago)).isoformat(timespec="seconds"),
+        "working_dir": str(Path.cwd()),
+        "percent": 41.2,
+        "context": 82_000,
+        "to_compaction": 80_210,
+        "cost": "$0.1234",
+        "session_id": f"{name}-session",
         "cache": {"expires_at": (now + timedelta(seconds=200)).isoformat(timespec="seconds"), "ttl_s": 300},
         **extra,
-    }  # fmt: skip
+    }
     folder = status_dir()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.json"

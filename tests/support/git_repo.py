@@ -12,8 +12,11 @@ def git(cwd: Path, *args: str) -> str:
     """``git ARGS`` in ``cwd`` with a throwaway identity; its stdout (raises on failure)."""
     done = subprocess.run(
         ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "protocol.file.allow=always", *args],
-        cwd=cwd, capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return done.stdout
 
 
@@ -31,10 +34,15 @@ def make_repo(path: Path, files: Mapping[str, str] | None = None) -> Path:
 def run_at_once(agents: Sequence[str], prompt: str, cwd: Path, env: Mapping[str, str]) -> list[tuple[int, str, str]]:
     """``agentlaunch run AGENT PROMPT`` for every agent at the same time: (exit code, stdout, stderr) of each."""
     started = [
-        subprocess.Popen([sys.executable, "-m", "agentlaunch", "run", agent, prompt], cwd=cwd, env=dict(env),
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        subprocess.Popen(
+            [sys.executable, "-m", "agentlaunch", "run", agent, prompt],
+            cwd=cwd,
+            env=dict(env),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         for agent in agents
-    ]  # fmt: skip
+    ]
     results = []
     for proc in started:
         out, err = proc.communicate(timeout=240)

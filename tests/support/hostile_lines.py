@@ -85,7 +85,9 @@ def noise() -> list[str]:
     )
     lines += [tool_line, tool_line]
     # A lone surrogate, which could not be written back out as UTF-8.
-    lines.append('{"type": "assistant", "message": {"id": "msg_bad_sur", "usage": {"input_tokens": -1}, "content": [{"type": "tool_use", "id": "t", "name": "\\ud800", "input": {}}]}}')  # noqa: E501
+    lines.append(
+        '{"type": "assistant", "message": {"id": "msg_bad_sur", "usage": {"input_tokens": -1}, "content": [{"type": "tool_use", "id": "t", "name": "\\ud800", "input": {}}]}}'  # noqa: E501
+    )
     return lines
 
 

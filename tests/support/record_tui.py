@@ -45,18 +45,58 @@ from testbed.native_tui import TitledResponsesFake, seed_codex_home
 from testbed.pty_screen import Screen, spawn
 
 HOOK_EVENTS = (
-    "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest",
-    "PermissionDenied", "Notification", "Stop", "StopFailure", "SubagentStop", "PreCompact", "PostCompact", "SessionEnd",
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PermissionRequest",
+    "PermissionDenied",
+    "Notification",
+    "Stop",
+    "StopFailure",
+    "SubagentStop",
+    "PreCompact",
+    "PostCompact",
+    "SessionEnd",
     "PostToolBatch",
-)  # fmt: skip
+)
 ALL_HOOK_EVENTS = (
-    "PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "Notification", "UserPromptSubmit",
-    "UserPromptExpansion", "SessionStart", "SessionEnd", "Stop", "StopFailure", "SubagentStart", "SubagentStop",
-    "PreCompact", "PostCompact", "PreModelSwitch", "PostModelSwitch", "PermissionRequest", "PermissionDenied", "Setup",
-    "TeammateIdle", "TaskCreated", "TaskCompleted", "Elicitation", "ElicitationResult", "ConfigChange", "WorktreeCreate",
-    "WorktreeRemove", "InstructionsLoaded", "CwdChanged", "FileChanged", "DirectoryAdded", "MessageDisplay",
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PostToolBatch",
+    "Notification",
+    "UserPromptSubmit",
+    "UserPromptExpansion",
+    "SessionStart",
+    "SessionEnd",
+    "Stop",
+    "StopFailure",
+    "SubagentStart",
+    "SubagentStop",
+    "PreCompact",
+    "PostCompact",
+    "PreModelSwitch",
+    "PostModelSwitch",
+    "PermissionRequest",
+    "PermissionDenied",
+    "Setup",
+    "TeammateIdle",
+    "TaskCreated",
+    "TaskCompleted",
+    "Elicitation",
+    "ElicitationResult",
+    "ConfigChange",
+    "WorktreeCreate",
+    "WorktreeRemove",
+    "InstructionsLoaded",
+    "CwdChanged",
+    "FileChanged",
+    "DirectoryAdded",
+    "MessageDisplay",
     "PreSkillShellCommand",
-)  # fmt: skip
+)
 """The 34 hook events Claude Code 2.1.332's settings take, in its own order (the event list in its shipped code)."""
 LOGGER = """import json, sys
 raw = sys.stdin.read()
@@ -170,9 +210,16 @@ def request_summary(n: int, body: dict[str, object]) -> dict[str, object]:
     text = content if isinstance(content, str) else json.dumps(content)
     system = body.get("system")
     system_text = system if isinstance(system, str) else json.dumps(system)
-    return {"n": n, "model": body.get("model"), "messages": len(messages), "tools": len(body.get("tools") or []),  # type: ignore[arg-type]
-            "max_tokens": body.get("max_tokens"), "last_user": text[:200], "last_user_end": text[-300:],
-            "system_end": system_text[-200:]}  # fmt: skip
+    return {
+        "n": n,
+        "model": body.get("model"),
+        "messages": len(messages),
+        "tools": len(body.get("tools") or []),  # type: ignore[arg-type]
+        "max_tokens": body.get("max_tokens"),
+        "last_user": text[:200],
+        "last_user_end": text[-300:],
+        "system_end": system_text[-200:],
+    }
 
 
 def record(name: str, claude: str, out: Path) -> None:

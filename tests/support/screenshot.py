@@ -46,8 +46,16 @@ def substance(styled_text: str) -> str:
 def save_if_changed(app: App[object], path: Path) -> bool:
     """Write ``app``'s screen to ``path`` as SVG unless the file already holds this screen in substance; True if written."""
     width, height = app.size
-    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True, color_system="truecolor",
-                      record=True, legacy_windows=False, safe_box=False)  # fmt: skip  (as App.export_screenshot makes it)
+    console = Console(
+        width=width,
+        height=height,
+        file=io.StringIO(),
+        force_terminal=True,
+        color_system="truecolor",
+        record=True,
+        legacy_windows=False,
+        safe_box=False,
+    )  # (as App.export_screenshot makes it)
     console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
     digest = substance(console.export_text(styles=True, clear=False))
     old = MARK.search(path.read_text()) if path.exists() else None

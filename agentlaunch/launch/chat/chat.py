@@ -126,10 +126,12 @@ class LineChat:
         launch = self.launch
         state = "resumed" if launch.resumed else "new"
         model = " · " + launch.spec.model if launch.spec.model else ""
-        err.print(f"[bold]{launch.spec.display}[/] · {launch.spec.provider}{model} · {state} session {launch.session_id}",
-                  markup=True, highlight=False)  # fmt: skip
-        err.print("[dim]Enter sends · Ctrl-C interrupts a turn · Ctrl-C at the prompt or Ctrl-D ends the session[/]",
-                  markup=True)  # fmt: skip
+        err.print(
+            f"[bold]{launch.spec.display}[/] · {launch.spec.provider}{model} · {state} session {launch.session_id}",
+            markup=True,
+            highlight=False,
+        )
+        err.print("[dim]Enter sends · Ctrl-C interrupts a turn · Ctrl-C at the prompt or Ctrl-D ends the session[/]", markup=True)
         with ChatDoor(launch) as door:
             prompt = ChatPrompt(launch, self.person, door)
             while True:
@@ -168,8 +170,11 @@ class LineChat:
         launch = self.launch
         cli = launch.adapter.descriptor
         if request.command and not cli.line_input.runs_commands:
-            request.refuse(f"{cli.name} runs no slash command in the line chat (the text would reach the model); "
-                           "send it without --command", launch.state, bad_input=True)  # fmt: skip
+            request.refuse(
+                f"{cli.name} runs no slash command in the line chat (the text would reach the model); send it without --command",
+                launch.state,
+                bad_input=True,
+            )
             return None
         hint = "put a word first, or send a slash command with --command"
         why = None if request.command else cli.line_input.refusal(cli.name, request.prompt, "in the line chat", hint)
@@ -187,8 +192,7 @@ class LineChat:
             outcome = launch.run_turn(request.prompt, timeout=self.timeout, ask_permission=self.permissions)
         except AgentlaunchError as exc:  # the turn timed out, or the session was stopped
             usage, cost = before.since(launch.meter)
-            request.answer(exit_code=int(exc.exit_code), answer=door.answer.text, error=exc.message, usage=usage,
-                           cost_usd=cost)  # fmt: skip
+            request.answer(exit_code=int(exc.exit_code), answer=door.answer.text, error=exc.message, usage=usage, cost_usd=cost)
             raise
         usage, cost = before.since(launch.meter)
         failure = launch.stopped or turn_failed(outcome)
@@ -205,8 +209,10 @@ class LineChat:
         self.person.write("\n")
         err.print(
             f"[bold red]error:[/] the provider CLI exited (code {child.poll()}) while waiting for you; the session ended",
-            markup=True, highlight=False, soft_wrap=True,
-        )  # fmt: skip
+            markup=True,
+            highlight=False,
+            soft_wrap=True,
+        )
         for line in said[-5:]:
             err.print(f"  {for_markup(visible(line))}", markup=True, highlight=False, soft_wrap=True)
         return int(ExitCode.TURN_FAILED)

@@ -69,7 +69,7 @@ class EarlyAppServer(Prespawned):
 
     def __init__(
         self, server: subprocess.Popen[bytes], argv: list[str], env: dict[str, str], digest: str, runtime: Path, cwd: Path
-    ) -> None:  # fmt: skip
+    ) -> None:
         super().__init__(None, str(uuid4()), argv, env, digest)  # type: ignore[arg-type]  # no PTY child here
         self.server = server
         self.runtime: Path | None = runtime
@@ -136,9 +136,15 @@ def start(state_dir: Path, key: str) -> EarlyAppServer | None:
         become_subreaper()  # before the server starts: the reaper then reads agentlaunch's own tree
         with open(runtime / LOG_NAME, "wb") as log:
             server = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env={**os.environ, **extra}, cwd=cwd,
-                start_new_session=True, preexec_fn=dies_with_parent(signal.SIGTERM),
-            )  # fmt: skip
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                env={**os.environ, **extra},
+                cwd=cwd,
+                start_new_session=True,
+                preexec_fn=dies_with_parent(signal.SIGTERM),
+            )
     except BaseException:
         remove_tree(runtime, ignore_errors=True)
         raise
@@ -158,9 +164,18 @@ def adopt(
 
 
 def remember(
-    key: str, state_dir: Path, *, argv: Sequence[str], env: Mapping[str, str], cwd: Path, runtime: Path,
-    instructions: Path, digest: str, agent_yaml: Path, inputs: Sequence[Path],
-) -> None:  # fmt: skip
+    key: str,
+    state_dir: Path,
+    *,
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    cwd: Path,
+    runtime: Path,
+    instructions: Path,
+    digest: str,
+    agent_yaml: Path,
+    inputs: Sequence[Path],
+) -> None:
     """Keep this app-server's start for the next launch's :func:`start` (the caller checked that the agent has no
     env). Nothing is kept when the environment drops a variable of agentlaunch's own."""
     if any(k not in env for k in os.environ):

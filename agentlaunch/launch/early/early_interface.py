@@ -62,10 +62,18 @@ class EarlyInterface(Prespawned):
     interface = True
 
     def __init__(
-        self, child: Child, session_id: str, argv: list[str], env: dict[str, str], digest: str, runtime: Path,
-        sockets: dict[str, socket.socket], started_at: float, cwd: Path,
+        self,
+        child: Child,
+        session_id: str,
+        argv: list[str],
+        env: dict[str, str],
+        digest: str,
+        runtime: Path,
+        sockets: dict[str, socket.socket],
+        started_at: float,
+        cwd: Path,
         listener: tuple[socket.socket, str] | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         super().__init__(child, session_id, argv, env, digest)
         self.runtime: Path | None = runtime
         self.sockets = sockets
@@ -228,10 +236,22 @@ def started_as(pending: Any, argv: Sequence[str], env: Mapping[str, str], cwd: P
 
 
 def remember(
-    key: str, state_dir: Path, *, argv: Sequence[str], env: Mapping[str, str], cwd: Path, runtime: Path,
-    status: Path | None, session_id: str, instructions: Path, digest: str, agent_yaml: Path, inputs: Sequence[Path],
-    now: datetime, listener: tuple[int, str] | None = None,
-) -> None:  # fmt: skip
+    key: str,
+    state_dir: Path,
+    *,
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    cwd: Path,
+    runtime: Path,
+    status: Path | None,
+    session_id: str,
+    instructions: Path,
+    digest: str,
+    agent_yaml: Path,
+    inputs: Sequence[Path],
+    now: datetime,
+    listener: tuple[int, str] | None = None,
+) -> None:
     """Keep this interface's start for the next launch's :func:`start` (the caller checked that the agent has no env).
 
     The session id, the runtime folder, the status record (named by the process id) and the hook server's port and
@@ -265,25 +285,38 @@ def remember(
         record = {
             "argv": [blank(a) for a in argv],
             "env": {k: blank(v) for k, v in env.items() if os.environ.get(k) != v},
-            "cwd": str(cwd), "files": files, "sockets": sorted(sockets),
-            "status_dir": str(status.parent) if status is not None else None, "bucket": time_bucket(now),
+            "cwd": str(cwd),
+            "files": files,
+            "sockets": sorted(sockets),
+            "status_dir": str(status.parent) if status is not None else None,
+            "bucket": time_bucket(now),
             "listener": listener is not None,
-        }  # fmt: skip
+        }
         keep_plan(plan_path(state_dir, key), record, instructions, digest, agent_yaml, inputs)
     except (OSError, UnicodeDecodeError):
         return  # a plan kept is advice for the next launch, never a reason to fail this one
 
 
 def keep_plan(
-    path: Path, record: Mapping[str, Any], instructions: Path, digest: str, agent_yaml: Path, inputs: Sequence[Path],
-) -> None:  # fmt: skip
+    path: Path,
+    record: Mapping[str, Any],
+    instructions: Path,
+    digest: str,
+    agent_yaml: Path,
+    inputs: Sequence[Path],
+) -> None:
     """Write ``record`` at ``path`` with what :func:`inputs_hold` checks (the agent has no env); OSError when a file
     cannot be read or written."""
     full = {
-        **record, "instructions": str(instructions), "digest": digest, "agent_yaml": str(agent_yaml),
-        "agent_yaml_digest": _digest(agent_yaml), "agent_env": False, "inputs": {str(p): _digest(p) for p in inputs},
+        **record,
+        "instructions": str(instructions),
+        "digest": digest,
+        "agent_yaml": str(agent_yaml),
+        "agent_yaml_digest": _digest(agent_yaml),
+        "agent_env": False,
+        "inputs": {str(p): _digest(p) for p in inputs},
         "agent_files": sorted(os.listdir(agent_yaml.parent)),
-    }  # fmt: skip
+    }
     if write_if_changed(path, json.dumps(full, sort_keys=True).encode()):
         from agentlaunch.fsutil import keep_newest
 

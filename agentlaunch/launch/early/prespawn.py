@@ -44,11 +44,15 @@ SESSION = "{session}"
 # `run`'s options the early start reads, each with its parameter's name and whether it takes a value (a test holds
 # them to `run`'s click definition); any other option leaves the command line to the launch alone.
 EARLY_OPTIONS = {
-    "-p": ("prompt_opt", True), "--prompt": ("prompt_opt", True),  # a headless turn's prompt
-    "--agents-dir": ("agents_dir", True), "--working-dir": ("working_dir", True),  # which plan applies (its key)
-    "-q": ("quiet", False), "--quiet": ("quiet", False),  # no say in the plan
-    "--json": ("as_json", False), "--line": ("line", False),  # headless, or the line chat: not the CLI's interface
-}  # fmt: skip
+    "-p": ("prompt_opt", True),
+    "--prompt": ("prompt_opt", True),  # a headless turn's prompt
+    "--agents-dir": ("agents_dir", True),
+    "--working-dir": ("working_dir", True),  # which plan applies (its key)
+    "-q": ("quiet", False),
+    "--quiet": ("quiet", False),  # no say in the plan
+    "--json": ("as_json", False),
+    "--line": ("line", False),  # headless, or the line chat: not the CLI's interface
+}
 INTERFACE_NOT = ("line", "as_json")  # without a prompt: the line chat, or refused (not the CLI's own interface)
 
 
@@ -221,9 +225,18 @@ def adopt(
 
 
 def remember(
-    key: str, argv: Sequence[str], session_id: str, plan_env: Mapping[str, str], instructions: Path, digest: str,
-    agent_yaml: Path, agent_env: bool, cwd: Path, state_dir: Path, turn: Mapping[str, object] | None = None,
-) -> None:  # fmt: skip
+    key: str,
+    argv: Sequence[str],
+    session_id: str,
+    plan_env: Mapping[str, str],
+    instructions: Path,
+    digest: str,
+    agent_yaml: Path,
+    agent_env: bool,
+    cwd: Path,
+    state_dir: Path,
+    turn: Mapping[str, object] | None = None,
+) -> None:
     """Keep this launch's plan for the next one (only what is not secret: the agent's env is re-read from agent.yaml);
     ``turn``: where a per-turn CLI's argv holds its prompt (:func:`agentlaunch.launch.early.early_turn.turn_record`)."""
     from agentlaunch.fsutil import keep_newest

@@ -70,6 +70,7 @@ def adopt_early(launch: Launch, pending: EarlyInterface | None, argv: list[str],
         return None
     return early_interface.adopt(pending, argv, env, launch.working_dir, instructions_digest(plan))
 
+
 def remember_start(
     launch: Launch, argv: list[str], env: dict[str, str], runtime: Path, status: Path | None, listener: tuple[int, str] | None
 ) -> None:
@@ -80,8 +81,18 @@ def remember_start(
     spec = launch.spec
     inputs = [part.path for part in (spec.soul, spec.instructions, *spec.bundles) if part is not None]
     early_interface.remember(
-        key, launch.state_dir, argv=argv, env=env, cwd=launch.working_dir, runtime=runtime, status=status,
-        session_id=launch.session_id, instructions=plan.placement.path, digest=instructions_digest(plan),
-        agent_yaml=spec.agent_dir / "agent.yaml", inputs=inputs, now=prespawn.moment() or launch.clock.now(),
+        key,
+        launch.state_dir,
+        argv=argv,
+        env=env,
+        cwd=launch.working_dir,
+        runtime=runtime,
+        status=status,
+        session_id=launch.session_id,
+        instructions=plan.placement.path,
+        digest=instructions_digest(plan),
+        agent_yaml=spec.agent_dir / "agent.yaml",
+        inputs=inputs,
+        now=prespawn.moment() or launch.clock.now(),
         listener=listener,
-    )  # fmt: skip
+    )

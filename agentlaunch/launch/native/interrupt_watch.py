@@ -33,7 +33,7 @@ class InterruptWatch:
 
     def __init__(
         self, loop: Loop, state: Callable[[], str], last_output: Callable[[], float], interrupted: Callable[[], None]
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.loop, self.state, self.last_output, self.interrupted = loop, state, last_output, interrupted
         self._timer: Timer | None = None
         self._since = 0.0

@@ -67,13 +67,19 @@ NOT_READY = "the CLI waits on its own screen: it has not reported that it is up"
 """Why a CLI that reported nothing within the launch's ``ready_timeout`` is ``asking`` (a dialog, a login, a trust
 prompt: something only the person at the pane can answer)."""
 
+
 class NativeRun:
     """One native launch: the CLI's interface relayed, its sources followed, the session recorded."""
 
     def __init__(
-        self, launch: Launch, view: InterfaceView | None = None, *, tty_in: int = 0, tty_out: int = 1,
+        self,
+        launch: Launch,
+        view: InterfaceView | None = None,
+        *,
+        tty_in: int = 0,
+        tty_out: int = 1,
         spawn: InterfaceSpawner = spawn_interface,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.launch, self.view = launch, view
         self.tty_in, self.tty_out = tty_in, tty_out
         self.spawn = spawn
@@ -121,17 +127,30 @@ class NativeRun:
             remove_tree(runtime, ignore_errors=True)
 
     def _run(
-        self, runtime: Path, size: tuple[int, int], pending: EarlyInterface | None, bound: dict[str, Any],
+        self,
+        runtime: Path,
+        size: tuple[int, int],
+        pending: EarlyInterface | None,
+        bound: dict[str, Any],
         server: EarlyAppServer | None,
-    ) -> int:  # fmt: skip
+    ) -> int:
         launch = self.launch
         ctx = NativeContext(
-            agent=launch.spec.name, session_id=None if self._learns_id else launch.session_id, resumed=launch.resumed,
-            working_dir=launch.working_dir, env=dict(launch.env), runtime_dir=runtime,
-            started_at=pending.started_at if pending is not None else time.time(), python=sys.executable,
-            status_path=self._status_path(), provider_state=dict(launch.provider_state), gated=launch.gates.active,
-            bound=bound, forked=launch.fork is not None, forked_from=fork_ids(launch.fork),
-        )  # fmt: skip
+            agent=launch.spec.name,
+            session_id=None if self._learns_id else launch.session_id,
+            resumed=launch.resumed,
+            working_dir=launch.working_dir,
+            env=dict(launch.env),
+            runtime_dir=runtime,
+            started_at=pending.started_at if pending is not None else time.time(),
+            python=sys.executable,
+            status_path=self._status_path(),
+            provider_state=dict(launch.provider_state),
+            gated=launch.gates.active,
+            bound=bound,
+            forked=launch.fork is not None,
+            forked_from=fork_ids(launch.fork),
+        )
         new = not launch.resumed and launch.fork is None  # a fork's conversation is under way: no startup message
         prompt = first_message(launch, "", id_known=not self._learns_id) if new else ""
         self.startup_turn = bool(prompt)
@@ -156,9 +175,17 @@ class NativeRun:
             self._register(launch.session_id)
         interrupts = InterruptWatch(launch.loop, lambda: launch.state, self._last_output, self._retry_interrupted)
         self.relay = Relay(
-            launch.loop, launch.signals, child, self, tty_in=self.tty_in, tty_out=self.tty_out, sources=self.sources,
-            modes=self.modes, size=lambda: window_size(self.tty_out), on_keys=interrupts.keys,
-        )  # fmt: skip
+            launch.loop,
+            launch.signals,
+            child,
+            self,
+            tty_in=self.tty_in,
+            tty_out=self.tty_out,
+            sources=self.sources,
+            modes=self.modes,
+            size=lambda: window_size(self.tty_out),
+            on_keys=interrupts.keys,
+        )
         self.sends.open(runtime)
         if self.view is not None:
             self.view.relaying(self.relay)
@@ -202,9 +229,16 @@ class NativeRun:
         prespawn.discard(server)  # the direct route: its interface runs an app-server of its own
         extras = launch.adapter.native_extras(ctx)
         argv = launch.adapter.interface_argv(
-            launch.spec, launch.command, session_id=launch.session_id, resumed=launch.resumed, state=launch.provider_state,
-            placement_argv=launch.placement_argv, extra_argv=extras.argv, prompt=prompt, fork=launch.fork,
-        )  # fmt: skip
+            launch.spec,
+            launch.command,
+            session_id=launch.session_id,
+            resumed=launch.resumed,
+            state=launch.provider_state,
+            placement_argv=launch.placement_argv,
+            extra_argv=extras.argv,
+            prompt=prompt,
+            fork=launch.fork,
+        )
         return argv, extras
 
     # -- what the session is ---------------------------------------------------------------

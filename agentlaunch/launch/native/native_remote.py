@@ -139,9 +139,14 @@ class RemoteCodex:
             with self.log.open("wb") as log:
                 try:
                     self.server = subprocess.Popen(
-                        argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=dict(launch.env),
-                        cwd=launch.working_dir, start_new_session=True,  # the terminal's signals are the interface's
-                    )  # fmt: skip
+                        argv,
+                        stdin=subprocess.DEVNULL,
+                        stdout=log,
+                        stderr=log,
+                        env=dict(launch.env),
+                        cwd=launch.working_dir,
+                        start_new_session=True,  # the terminal's signals are the interface's
+                    )
                 except (FileNotFoundError, PermissionError) as exc:
                     raise ProviderMissing(f"{argv[0]}: provider CLI not found or not executable ({exc.strerror})") from None
         launch.reaper.watch(self.server.pid)
@@ -179,10 +184,17 @@ class RemoteCodex:
             return
         inputs = [part.path for part in (spec.soul, spec.instructions, *spec.bundles) if part is not None]
         early_appserver.remember(
-            key, launch.state_dir, argv=self.server_argv(), env=launch.env, cwd=launch.working_dir, runtime=self.runtime,
-            instructions=plan.placement.path, digest=instructions_digest(plan), agent_yaml=spec.agent_dir / "agent.yaml",
+            key,
+            launch.state_dir,
+            argv=self.server_argv(),
+            env=launch.env,
+            cwd=launch.working_dir,
+            runtime=self.runtime,
+            instructions=plan.placement.path,
+            digest=instructions_digest(plan),
+            agent_yaml=spec.agent_dir / "agent.yaml",
             inputs=inputs,
-        )  # fmt: skip
+        )
 
     def _call(self, message: dict[str, object], what: str) -> dict[str, object]:
         assert self.source is not None

@@ -101,11 +101,20 @@ class Relay:
     """One run of a CLI's interface on the loop."""
 
     def __init__(
-        self, loop: Loop, signals: Signals, child: InterfaceChild, host: RelayHost, *, tty_in: int, tty_out: int,
-        sources: Sequence[NativeSource] = (), modes: ScreenModes | None = None,
-        size: Callable[[], tuple[int, int]] | None = None, write: Callable[[int, bytes], None] = write_all,
+        self,
+        loop: Loop,
+        signals: Signals,
+        child: InterfaceChild,
+        host: RelayHost,
+        *,
+        tty_in: int,
+        tty_out: int,
+        sources: Sequence[NativeSource] = (),
+        modes: ScreenModes | None = None,
+        size: Callable[[], tuple[int, int]] | None = None,
+        write: Callable[[int, bytes], None] = write_all,
         on_keys: Callable[[bytes], None] | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.loop, self.signals, self.child, self.host = loop, signals, child, host
         self.tty_in, self.tty_out = tty_in, tty_out
         self.sources = list(sources)

@@ -43,8 +43,9 @@ STATES: dict[str, str] = {
     "SessionEnd": "exited",
 }
 NOTIFICATIONS = {"permission_prompt": "asking", "elicitation_dialog": "asking", "idle_prompt": "waiting"}
-CALL_OVER = frozenset({"UserPromptSubmit", "PreToolUse", "PermissionRequest", "Stop", "StopFailure", "Notification",
-                       "SessionEnd"})  # fmt: skip
+CALL_OVER = frozenset(
+    {"UserPromptSubmit", "PreToolUse", "PermissionRequest", "Stop", "StopFailure", "Notification", "SessionEnd"}
+)
 """Hooks that run only between model calls: every call read so far is over."""
 
 

@@ -28,9 +28,19 @@ GATE_TIMEOUT = 30
 COMMAND_HOOKS = frozenset({"SessionStart"})
 """Claude Code 2.1.332 skips http hooks on SessionStart (notes/claude-findings.md i): a command hook reports it."""
 HOOK_EVENTS = (
-    "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolBatch", "PermissionRequest", "PermissionDenied",
-    "Notification", "Stop", "StopFailure", "Elicitation", "ElicitationResult", "SessionEnd",
-)  # fmt: skip
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolBatch",
+    "PermissionRequest",
+    "PermissionDenied",
+    "Notification",
+    "Stop",
+    "StopFailure",
+    "Elicitation",
+    "ElicitationResult",
+    "SessionEnd",
+)
 """The hook events of Claude Code 2.1.332 that tell a state (all exist there: its settings schema lists them).
 
 Each is a request Claude Code waits for (SessionStart's a process), so only these of its 34 (measured in
@@ -96,8 +106,10 @@ def hooks_notice(found: list[dict[str, Any]]) -> list[str]:
     for data in found:
         if isinstance(data.get("disableAllHooks"), bool):
             if data["disableAllHooks"]:
-                return ["your Claude Code settings disable hooks (disableAllHooks): agentlaunch cannot tell the session's "
-                        "state, and reads its calls from the transcript only when the session ends"]  # fmt: skip
+                return [
+                    "your Claude Code settings disable hooks (disableAllHooks): agentlaunch cannot tell the session's "
+                    "state, and reads its calls from the transcript only when the session ends"
+                ]
             return []
     return []
 
@@ -116,7 +128,12 @@ def settings(ctx: NativeContext, socket_path: Path, config_path: Path, server: H
             hook: dict[str, Any] = {"type": "command", "command": hook_command(ctx.python, socket_path, event)}
         else:
             gate = ctx.gated and event == "PreToolUse"
-            hook = {"type": "http", "url": server.url(event, gate), "timeout": GATE_TIMEOUT if gate else HOOK_TIMEOUT,
-                    "headers": {KEY_HEADER.decode(): f"${KEY_VAR}"}, "allowedEnvVars": [KEY_VAR]}  # fmt: skip
+            hook = {
+                "type": "http",
+                "url": server.url(event, gate),
+                "timeout": GATE_TIMEOUT if gate else HOOK_TIMEOUT,
+                "headers": {KEY_HEADER.decode(): f"${KEY_VAR}"},
+                "allowedEnvVars": [KEY_VAR],
+            }
         hooks[event] = [{"hooks": [hook]}]
     return {"statusLine": {"type": "command", "command": statusline, "padding": 0}, "hooks": hooks}

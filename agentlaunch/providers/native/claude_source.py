@@ -54,9 +54,17 @@ GATE_REREAD = 0.05
 class ClaudeNativeSource:
     """The hook socket and the transcript of one native Claude Code launch, as one source."""
 
-    def __init__(self, sock: HookSocket, transcript: Path | None, started_at: float,
-                 clock: Callable[[], float] = time.monotonic, *, wake: bool = False,
-                 forked: bool = False, server: HookServer | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        sock: HookSocket,
+        transcript: Path | None,
+        started_at: float,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        wake: bool = False,
+        forked: bool = False,
+        server: HookServer | None = None,
+    ) -> None:
         self.sock = sock
         self.server = server
         self.clock = clock

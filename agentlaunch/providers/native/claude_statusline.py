@@ -124,9 +124,14 @@ def run_user(command: str, raw: bytes, timeout: float, cwd: str | None) -> str:
 
     try:
         proc = subprocess.Popen(
-            command, shell=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            start_new_session=True, cwd=cwd if cwd and os.path.isdir(cwd) else None,
-        )  # fmt: skip
+            command,
+            shell=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            cwd=cwd if cwd and os.path.isdir(cwd) else None,
+        )
     except OSError as exc:
         return f"(your status line did not start: {exc.strerror or exc})"
     assert proc.stdin is not None and proc.stdout is not None

@@ -34,8 +34,10 @@ if TYPE_CHECKING:
     from agentlaunch.providers.native.unix_websocket import Message, UnixWebSocket
     from agentlaunch.token_usage import Usage
 
-ASKING_FLAGS = {"waitingOnApproval": "Codex waits for an approval in its interface",
-                "waitingOnUserInput": "Codex waits for an answer in its interface"}  # fmt: skip
+ASKING_FLAGS = {
+    "waitingOnApproval": "Codex waits for an approval in its interface",
+    "waitingOnUserInput": "Codex waits for an answer in its interface",
+}
 TOOL_ITEMS = frozenset({"commandExecution", "fileChange", "mcpToolCall", "webSearch"})
 
 

@@ -144,9 +144,13 @@ class GeminiNativeSource:
     """The session file(s) of one native Gemini launch (see the module doc)."""
 
     def __init__(
-        self, ctx: NativeContext, watch: DirWatch | None, sock: HookSocket | None = None, named: Path | None = None,
+        self,
+        ctx: NativeContext,
+        watch: DirWatch | None,
+        sock: HookSocket | None = None,
+        named: Path | None = None,
         clock: Callable[[], float] = time.monotonic,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.ctx = ctx
         self.watch = watch
         self.sock = sock
@@ -376,5 +380,3 @@ def _either(first: int | None, second: int | None) -> _Either | None:
     if first is None or second is None or not hasattr(select, "epoll"):
         return None
     return _Either(first, second)
-
-

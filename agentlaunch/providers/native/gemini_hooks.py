@@ -67,10 +67,15 @@ def hook_command(python: str, home: Path, event: str) -> str:
 def hook_settings(python: str, home: Path) -> dict[str, list[dict[str, Any]]]:
     """``hooks``: one definition per event, one named command each."""
     return {
-        event: [{"hooks": [{"type": "command", "name": HOOK_NAME, "command": hook_command(python, home, event),
-                            "timeout": TIMEOUT_MS}]}]
+        event: [
+            {
+                "hooks": [
+                    {"type": "command", "name": HOOK_NAME, "command": hook_command(python, home, event), "timeout": TIMEOUT_MS}
+                ]
+            }
+        ]
         for event in EVENTS
-    }  # fmt: skip
+    }
 
 
 def merged(user: dict[str, Any], ours: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:

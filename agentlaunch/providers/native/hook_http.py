@@ -75,8 +75,10 @@ def past_proxies(env: Mapping[str, str]) -> dict[str, str]:
     both = [env.get("no_proxy") or "", env.get("NO_PROXY") or ""]
     if not both[0] or not both[1]:
         both = [both[0] or both[1]] * 2
-    return {var: value if HOST in (part.strip() for part in value.split(",")) else ",".join(filter(None, [value, HOST]))
-            for var, value in zip(("no_proxy", "NO_PROXY"), both, strict=True)}  # fmt: skip
+    return {
+        var: value if HOST in (part.strip() for part in value.split(",")) else ",".join(filter(None, [value, HOST]))
+        for var, value in zip(("no_proxy", "NO_PROXY"), both, strict=True)
+    }
 
 
 def new_key() -> str:
@@ -283,5 +285,13 @@ class HookServer:
         conn.sock.close()
 
 
-REASONS = {200: "OK", 400: "Bad Request", 403: "Forbidden", 405: "Method Not Allowed", 411: "Length Required",
-           431: "Request Header Fields Too Large", 501: "Not Implemented", 505: "HTTP Version Not Supported"}  # fmt: skip
+REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    403: "Forbidden",
+    405: "Method Not Allowed",
+    411: "Length Required",
+    431: "Request Header Fields Too Large",
+    501: "Not Implemented",
+    505: "HTTP Version Not Supported",
+}

@@ -46,8 +46,10 @@ def script_argv(python: str, script: Path, *args: str) -> list[str]:
     measured 40 alternating runs). ``-I -S``: no site, no environment, no working directory on the path; the
     script's own folder is put first, as running it by path would, and ``sys.argv[0]`` is its path."""
     folder, module = str(script.parent), script.stem
-    code = (f"import sys; sys.path.insert(0, {folder!r}); sys.argv[0] = {str(script)!r}; "
-            f"from {module} import main; sys.exit(main(sys.argv))")  # fmt: skip
+    code = (
+        f"import sys; sys.path.insert(0, {folder!r}); sys.argv[0] = {str(script)!r}; "
+        f"from {module} import main; sys.exit(main(sys.argv))"
+    )
     return [python, "-I", "-S", "-c", code, *args]
 
 

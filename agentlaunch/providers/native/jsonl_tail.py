@@ -43,8 +43,15 @@ Salvage = Callable[[bytes, bytes], Any]
 class JsonlTail:
     """The new complete lines of ``path`` as JSON values, one :meth:`read` after another."""
 
-    def __init__(self, path: Path, *, start_at_end: bool = False, salvage: Salvage | None = None,
-                 max_line: int = MAX_LINE, keep: int = KEEP) -> None:  # fmt: skip
+    def __init__(
+        self,
+        path: Path,
+        *,
+        start_at_end: bool = False,
+        salvage: Salvage | None = None,
+        max_line: int = MAX_LINE,
+        keep: int = KEEP,
+    ) -> None:
         self.path = path
         self.salvage = salvage
         self.max_line, self.keep = max_line, min(keep, max_line)

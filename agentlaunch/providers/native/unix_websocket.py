@@ -204,8 +204,10 @@ class UnixWebSocket:
         opcode = b0 & 0x0F
         size = n + (self._size if opcode == 0x0 else 0)
         if size > MAX_MESSAGE:
-            self._refuse(f"the app-server sent a message of more than {MAX_MESSAGE} bytes (at least {size}), "
-                         f"more than agentlaunch reads; connection closed (WebSocket code {TOO_BIG})")  # fmt: skip
+            self._refuse(
+                f"the app-server sent a message of more than {MAX_MESSAGE} bytes (at least {size}), "
+                f"more than agentlaunch reads; connection closed (WebSocket code {TOO_BIG})"
+            )
             return None
         mask = b""
         if b1 & 0x80:

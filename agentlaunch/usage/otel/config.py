@@ -152,9 +152,7 @@ def _check_url(name: str, value: str) -> None:
     except ValueError as exc:
         raise OtelConfigError(f"{name}{_shown(value)} is not a URL ({exc})") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise OtelConfigError(
-            f"{name}{_shown(value)} is not an http:// or https:// URL (for example http://localhost:4318)"
-        )
+        raise OtelConfigError(f"{name}{_shown(value)} is not an http:// or https:// URL (for example http://localhost:4318)")
     if port == 0:
         raise OtelConfigError(f"{name}{_shown(value)}: port 0 is not a port")
 

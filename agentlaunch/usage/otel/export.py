@@ -62,9 +62,13 @@ class Exporter:
         self.last_problem = ""
 
     def drain(
-        self, *, session_id: str | None = None, deadline: float | None = None, attempts: int | None = None,
+        self,
+        *,
+        session_id: str | None = None,
+        deadline: float | None = None,
+        attempts: int | None = None,
         stop: Callable[[], bool] | None = None,
-    ) -> DrainResult:  # fmt: skip
+    ) -> DrainResult:
         """Send batches until none is left (of ``session_id``, else all), a batch fails, ``deadline`` (monotonic)
         passes, or ``stop()`` says so."""
         result = DrainResult()

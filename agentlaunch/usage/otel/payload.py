@@ -68,14 +68,19 @@ def resource_attributes(config: OtelConfig) -> dict[str, str]:
 def call_attributes(pending: PendingCall) -> dict[str, str]:
     """The attributes a call's metric points share (no session, no call id: low cardinality)."""
     call = pending.call
-    return series_attributes(call.agent, call.provider, call.model_requested, call.model_reported, pending.agent_id,
-                             pending.working_dir)  # fmt: skip
+    return series_attributes(
+        call.agent, call.provider, call.model_requested, call.model_reported, pending.agent_id, pending.working_dir
+    )
 
 
 def series_attributes(
-    agent: str, provider: str, model_requested: str | None, model_reported: str | None, agent_id: str | None,
+    agent: str,
+    provider: str,
+    model_requested: str | None,
+    model_reported: str | None,
+    agent_id: str | None,
     working_dir: str | None,
-) -> dict[str, str]:  # fmt: skip
+) -> dict[str, str]:
     """The attributes of one metric series, from the columns of a call and its session."""
     attrs = {
         "gen_ai.operation.name": "chat",
@@ -122,38 +127,56 @@ def metrics_request(
         in_bucket, out_bucket, count, in_sum, out_sum, in_min, in_max, out_min, out_max = row[6:15]
         uncached, cache_write, cache_read, reasoning, usd, priced, first = row[15:22]
         start = _nanos(first)
-        _add_histogram(histogram, {**base, "gen_ai.token.type": "input"}, in_bucket, count, in_sum, in_min, in_max,
-                       start, at)  # fmt: skip
-        _add_histogram(histogram, {**base, "gen_ai.token.type": "output"}, out_bucket, count, out_sum, out_min, out_max,
-                       start, at)  # fmt: skip
+        _add_histogram(histogram, {**base, "gen_ai.token.type": "input"}, in_bucket, count, in_sum, in_min, in_max, start, at)
+        _add_histogram(
+            histogram, {**base, "gen_ai.token.type": "output"}, out_bucket, count, out_sum, out_min, out_max, start, at
+        )
         for kind, value in (
-            ("uncached_input", uncached), ("cache_write", cache_write), ("cache_read", cache_read),
-            ("output", out_sum), ("reasoning", reasoning),
-        ):  # fmt: skip
+            ("uncached_input", uncached),
+            ("cache_write", cache_write),
+            ("cache_read", cache_read),
+            ("output", out_sum),
+            ("reasoning", reasoning),
+        ):
             _add_sum(tokens, {**base, "agentlaunch.token.type": kind}, int(value or 0), start, at)
         if priced:
             _add_sum(cost, base, float(usd), start, at)
     metrics = []
     if histogram:
-        metrics.append({
-            "name": "gen_ai.client.token.usage", "unit": "{token}", "description": "Number of input and output tokens used.",
-            "histogram": {"dataPoints": list(histogram.values()), "aggregationTemporality": CUMULATIVE},
-        })  # fmt: skip
+        metrics.append(
+            {
+                "name": "gen_ai.client.token.usage",
+                "unit": "{token}",
+                "description": "Number of input and output tokens used.",
+                "histogram": {"dataPoints": list(histogram.values()), "aggregationTemporality": CUMULATIVE},
+            }
+        )
     if tokens:
-        metrics.append({
-            "name": "agentlaunch.token.usage", "unit": "{token}",
-            "description": "Tokens by agentlaunch's kinds: uncached input, cache write, cache read, output, reasoning.",
-            "sum": {"dataPoints": list(tokens.values()), "aggregationTemporality": CUMULATIVE, "isMonotonic": True},
-        })  # fmt: skip
+        metrics.append(
+            {
+                "name": "agentlaunch.token.usage",
+                "unit": "{token}",
+                "description": "Tokens by agentlaunch's kinds: uncached input, cache write, cache read, output, reasoning.",
+                "sum": {"dataPoints": list(tokens.values()), "aggregationTemporality": CUMULATIVE, "isMonotonic": True},
+            }
+        )
     if cost:
-        metrics.append({
-            "name": "agentlaunch.cost.usage", "unit": "USD", "description": "What the calls cost (priced calls only).",
-            "sum": {"dataPoints": list(cost.values()), "aggregationTemporality": CUMULATIVE, "isMonotonic": True},
-        })  # fmt: skip
-    return {"resourceMetrics": [{
-        "resource": {"attributes": _key_values(resource_attributes(config))},
-        "scopeMetrics": [{"scope": SCOPE, "metrics": metrics}],
-    }]}  # fmt: skip
+        metrics.append(
+            {
+                "name": "agentlaunch.cost.usage",
+                "unit": "USD",
+                "description": "What the calls cost (priced calls only).",
+                "sum": {"dataPoints": list(cost.values()), "aggregationTemporality": CUMULATIVE, "isMonotonic": True},
+            }
+        )
+    return {
+        "resourceMetrics": [
+            {
+                "resource": {"attributes": _key_values(resource_attributes(config))},
+                "scopeMetrics": [{"scope": SCOPE, "metrics": metrics}],
+            }
+        ]
+    }
 
 
 def logs_request(calls: Iterable[PendingCall], config: OtelConfig) -> dict[str, Any]:
@@ -181,15 +204,24 @@ def logs_request(calls: Iterable[PendingCall], config: OtelConfig) -> dict[str, 
             attrs["agentlaunch.cost.usd"] = float(call.cost_usd)
         if call.price_key:
             attrs["agentlaunch.price.key"] = call.price_key
-        records.append({
-            "timeUnixNano": _nanos(call.at.timestamp()), "observedTimeUnixNano": observed,
-            "severityNumber": SEVERITY_INFO, "severityText": "INFO", "eventName": EVENT_NAME,
-            "attributes": _key_values(attrs),
-        })  # fmt: skip
-    return {"resourceLogs": [{
-        "resource": {"attributes": _key_values(resource_attributes(config))},
-        "scopeLogs": [{"scope": SCOPE, "logRecords": records}],
-    }]}  # fmt: skip
+        records.append(
+            {
+                "timeUnixNano": _nanos(call.at.timestamp()),
+                "observedTimeUnixNano": observed,
+                "severityNumber": SEVERITY_INFO,
+                "severityText": "INFO",
+                "eventName": EVENT_NAME,
+                "attributes": _key_values(attrs),
+            }
+        )
+    return {
+        "resourceLogs": [
+            {
+                "resource": {"attributes": _key_values(resource_attributes(config))},
+                "scopeLogs": [{"scope": SCOPE, "logRecords": records}],
+            }
+        ]
+    }
 
 
 # --------------------------------------------------------------------------- helpers
@@ -221,18 +253,31 @@ def _key(attrs: dict[str, str]) -> Key:
 
 
 def _add_histogram(
-    points: dict[Key, dict[str, Any]], attrs: dict[str, str], bucket: int, count: int, total: int, low: int, high: int,
-    start: int, at: int,
-) -> None:  # fmt: skip
+    points: dict[Key, dict[str, Any]],
+    attrs: dict[str, str],
+    bucket: int,
+    count: int,
+    total: int,
+    low: int,
+    high: int,
+    start: int,
+    at: int,
+) -> None:
     """Add one group of calls (``count`` of them in bucket ``bucket``) to the series' cumulative histogram point."""
     key = _key(attrs)
     point = points.get(key)
     if point is None:
         point = points[key] = {
-            "startTimeUnixNano": start, "timeUnixNano": at, "count": 0, "sum": 0.0,
-            "bucketCounts": [0] * (len(TOKEN_BUCKETS) + 1), "explicitBounds": list(TOKEN_BUCKETS),
-            "attributes": _key_values(attrs), "min": float(low), "max": float(high),
-        }  # fmt: skip
+            "startTimeUnixNano": start,
+            "timeUnixNano": at,
+            "count": 0,
+            "sum": 0.0,
+            "bucketCounts": [0] * (len(TOKEN_BUCKETS) + 1),
+            "explicitBounds": list(TOKEN_BUCKETS),
+            "attributes": _key_values(attrs),
+            "min": float(low),
+            "max": float(high),
+        }
     point["startTimeUnixNano"] = min(point["startTimeUnixNano"], start)
     point["count"] += count
     point["sum"] += float(total or 0)
@@ -246,8 +291,12 @@ def _add_sum(points: dict[Key, dict[str, Any]], attrs: dict[str, str], value: in
     point = points.get(key)
     if point is None:
         number = "asDouble" if isinstance(value, float) else "asInt"
-        point = points[key] = {"startTimeUnixNano": start, "timeUnixNano": at, number: 0 * value,
-                               "attributes": _key_values(attrs)}  # fmt: skip
+        point = points[key] = {
+            "startTimeUnixNano": start,
+            "timeUnixNano": at,
+            number: 0 * value,
+            "attributes": _key_values(attrs),
+        }
     point["startTimeUnixNano"] = min(point["startTimeUnixNano"], start)
     number = "asDouble" if "asDouble" in point else "asInt"
     point[number] += value

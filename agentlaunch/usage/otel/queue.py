@@ -176,16 +176,28 @@ class ExportQueue:
         except sqlite3.Error as exc:
             raise state_error(self.path, exc) from None
 
-    def _pending(self, r: tuple[object, ...]) -> PendingCall:
-        at = from_ts(r[1])  # type: ignore[arg-type]
+    def _pending(self, r: tuple[Any, ...]) -> PendingCall:
+        """A row of the pending query (SQLite's values, typed by the query's columns) as the call it exports."""
+        at = from_ts(r[1])
         assert at is not None
         call = CallRecord(
-            id=r[0], at=at, agent=r[2], provider=r[3], session_id=r[4], turn=r[5],  # type: ignore[arg-type]
-            model_requested=r[6], model_reported=r[7],  # type: ignore[arg-type]
-            usage=Usage(input=r[8], cache_write=r[9], cache_read=r[10], output=r[11], reasoning=r[12]),  # type: ignore[arg-type]
-            cost_usd=r[13], price_key=r[14],  # type: ignore[arg-type]
-        )  # fmt: skip
+            id=r[0],
+            at=at,
+            agent=r[2],
+            provider=r[3],
+            session_id=r[4],
+            turn=r[5],
+            model_requested=r[6],
+            model_reported=r[7],
+            usage=Usage(input=r[8], cache_write=r[9], cache_read=r[10], output=r[11], reasoning=r[12]),
+            cost_usd=r[13],
+            price_key=r[14],
+        )
         return PendingCall(
-            call=call, uid=f"{self.store_id}-{r[0]}", working_dir=r[15], agent_id=r[16],  # type: ignore[arg-type]
-            needs_metrics=bool(r[17]), needs_logs=bool(r[18]),
-        )  # fmt: skip
+            call=call,
+            uid=f"{self.store_id}-{r[0]}",
+            working_dir=r[15],
+            agent_id=r[16],
+            needs_metrics=bool(r[17]),
+            needs_logs=bool(r[18]),
+        )

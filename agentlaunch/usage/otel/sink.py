@@ -205,8 +205,10 @@ class OtelExportSink:
                 lines.append(f"{count} not exported ({why}); a later launch or `agentlaunch usage export` sends them")
         elif self.remaining:  # the thread was still loading the exporter when the exit wait ran out (a busy machine)
             count = f"{self.remaining} call{'s' if self.remaining != 1 else ''} of this session"
-            lines.append(f"{count} not exported (the exporter had not started within the exit wait); "
-                         "a later launch or `agentlaunch usage export` sends them")  # fmt: skip
+            lines.append(
+                f"{count} not exported (the exporter had not started within the exit wait); "
+                "a later launch or `agentlaunch usage export` sends them"
+            )
         for line in lines:
             self.reported.append(line)
             sys.stderr.write(f"agentlaunch: telemetry: {line}\n")

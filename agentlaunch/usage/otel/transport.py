@@ -45,9 +45,16 @@ class Reply:
 
 
 def exchange(
-    scheme: str, host: str, port: int | None, path: str, headers: dict[str, str], body: bytes, *,
-    timeout: float, ca_file: str | None = None,
-) -> Reply:  # fmt: skip
+    scheme: str,
+    host: str,
+    port: int | None,
+    path: str,
+    headers: dict[str, str],
+    body: bytes,
+    *,
+    timeout: float,
+    ca_file: str | None = None,
+) -> Reply:
     """POST ``body`` to ``scheme://host:port/path``; raises OSError (TimeoutError, ConnectionRefusedError,
     ssl.SSLError, ProtocolError...) when no complete answer came within ``timeout`` seconds."""
     deadline = time.monotonic() + timeout

@@ -44,11 +44,15 @@ def require() -> Any:
             hint=f"install it: {EXTRA_HINT}",
         ) from None
     return SimpleNamespace(
-        json_format=json_format, DecodeError=DecodeError, Status=Status,
-        requests={"ExportMetricsServiceRequest": metrics.ExportMetricsServiceRequest,
-                  "ExportLogsServiceRequest": logs.ExportLogsServiceRequest},
+        json_format=json_format,
+        DecodeError=DecodeError,
+        Status=Status,
+        requests={
+            "ExportMetricsServiceRequest": metrics.ExportMetricsServiceRequest,
+            "ExportLogsServiceRequest": logs.ExportLogsServiceRequest,
+        },
         responses={"metrics": metrics.ExportMetricsServiceResponse, "logs": logs.ExportLogsServiceResponse},
-    )  # fmt: skip
+    )
 
 
 def message(name: str, value: dict[str, Any]) -> Any:
