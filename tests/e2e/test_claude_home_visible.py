@@ -21,7 +21,7 @@ import pytest
 
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, first_user_text, text_reply
 from agentlaunch.providers import claude_home
-from testbed import claude_tui
+from testbed import claude_tui, pty_screen
 from testbed.agent_files import write_agent
 from testbed.clis import _install, ensure_cli, install_root
 from tests.support.cli_runs import run_cli
@@ -93,7 +93,7 @@ def test_a_first_session_through_agentlaunch_is_in_the_users_projects_for_claude
     env = claude_tui.tui_env(agent.api.server.url, agent.home, {**keep, **agent.launch_env, "AGENTLAUNCH_TITLE": "0"})
     agent.api.push(text_reply("STARTUP-ANSWER"), text_reply("TYPED-ANSWER"))
     argv = [sys.executable, "-m", "agentlaunch", "run", "alpha"]
-    with claude_tui.running(argv, env, agent.workdir) as screen:  # Claude Code's own interface, through agentlaunch
+    with pty_screen.running(argv, env, agent.workdir) as screen:  # Claude Code's own interface, through agentlaunch
         screen.wait_for(lambda text: "STARTUP-ANSWER" in text, 90, "the startup turn's answer")
         screen.type_when_taken("TYPED-PROMPT-2208")
         screen.submit(lambda: "TYPED-ANSWER" in screen.text())
@@ -114,7 +114,7 @@ def test_a_first_session_through_agentlaunch_is_in_the_users_projects_for_claude
 
     # Claude Code's own picker, opened in that folder without agentlaunch
     plain = claude_tui.tui_env(agent.api.server.url, agent.home)
-    with claude_tui.running([str(ensure_cli("claude")), "--resume"], plain, agent.workdir) as screen:
+    with pty_screen.running([str(ensure_cli("claude")), "--resume"], plain, agent.workdir) as screen:
         # the picker titles a session with its last prompt
         screen.wait_for(lambda text: "TYPED-PROMPT-2208" in text, 60, "the first session in claude --resume's picker")
         screen.child.send("\x1b")

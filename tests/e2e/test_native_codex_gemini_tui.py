@@ -193,8 +193,7 @@ def test_own_interface_instructions_and_startup_message_once(tui: Tui) -> None:
     if tui.name == "codex":
         assert app_servers(tui.work.parent) == []  # nothing it started outlives agentlaunch
     sessions = json.loads(tui.cli("sessions", "--json").stdout)
-    if not sessions:
-        pytest.skip(f"{tui.name}'s native source is not merged: the session id is not learned yet")
+    assert sessions, f"{tui.name}'s interface run left no session: its native source did not learn the session id"
     sent = len(tui.calls())
     for _ in range(2):
         tui.push_text("Resumed answer.")
