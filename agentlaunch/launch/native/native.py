@@ -43,8 +43,8 @@ from agentlaunch.launch.native.interface_start import (
     spawn_interface,
 )
 from agentlaunch.launch.native.interrupt_watch import RETRY_INTERRUPTED, InterruptWatch
-from agentlaunch.launch.native.last_words import InterfaceFailed, last_words
-from agentlaunch.launch.native.relay import Relay, RelayResult
+from agentlaunch.launch.native.outcome import outcome
+from agentlaunch.launch.native.relay import Relay
 from agentlaunch.launch.native.sends import NativeSends
 from agentlaunch.launch.native.terminal import ScreenModes, raw_terminal, saved_mode, write_all
 from agentlaunch.launch.transport import window_size
@@ -60,7 +60,6 @@ if TYPE_CHECKING:
     from agentlaunch.live.interface_view import InterfaceView
 
 TITLE_PUSH, TITLE_POP = b"\x1b[22;2t", b"\x1b[23;2t"  # xterm's title stack (ignored where unknown)
-QUICK_EXIT = 10.0  # seconds: a CLI that fails sooner than this shows its last words after the terminal is restored
 TURN_STATES = ("thinking", "tool", "asking", "retrying")
 BUSY_LOOK = 1.0  # seconds between two looks at a CLI silent past ready_timeout, while it is still busy starting
 NOT_READY = "the CLI waits on its own screen: it has not reported that it is up"
@@ -211,7 +210,7 @@ class NativeRun:
         self._close_turn()
         self._keep_state()
         self.sends.end(result)
-        return self._outcome(result)
+        return outcome(launch, result, remote=self.remote, started_at=self.started_at, registered=self._registered)
 
     def _interface(
         self, ctx: NativeContext, runtime: Path, prompt: str, server: EarlyAppServer | None
@@ -391,40 +390,6 @@ class NativeRun:
     def on_child_signal(self) -> None:
         self.launch.on_child_signal()
 
-    # -- the end ---------------------------------------------------------------------------------
-    def _outcome(self, result: RelayResult) -> int:
-        """agentlaunch's exit code, and what the person should know once the terminal is theirs again."""
-        if result.terminated is not None:
-            return 128 + result.terminated
-        if self.launch.stopped is not None:
-            return 0  # agentlaunch ended the CLI (a budget): the caller raises the budget's error, exit 6
-        if self.remote is not None and self.server_gone:
-            error = self.remote.failed("exited during the session; Codex's interface was ended with it", wait=5.0)
-            from agentlaunch.launch.native.native_remote import AppServerFailed
-
-            raise AppServerFailed(error.message, hint=self._resume_hint())
-        code = self.exit_code(result)
-        if code in (0, None):
-            return 0
-        cli = self.launch.adapter.descriptor.name
-        how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
-        quick = time.monotonic() - self.started_at < QUICK_EXIT
-        words = last_words(result.tail) if quick else []
-        said = ("; its last words: " + " / ".join(words)) if words else ""
-        raise InterfaceFailed(f"{cli} {how}{said}", hint=self._resume_hint())
-
-    def exit_code(self, result: RelayResult) -> int | None:
-        """The CLI's exit code (negative: its signal), also when the relay ended on its output's end first."""
-        code = result.exit_code
-        if code is None and self.launch.child is not None:
-            code = self.launch.child.poll()
-        return code
-
     @property
     def server_gone(self) -> bool:
         return self.remote is not None and self.remote.gone
-
-    def _resume_hint(self) -> str | None:
-        if not self._registered:
-            return None
-        return f"resume the session with: agentlaunch run {self.launch.spec.name} -r {self.launch.session_id}"

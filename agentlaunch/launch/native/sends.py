@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 from agentlaunch.errors import ExitCode
 from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest
 from agentlaunch.launch.control_door import close_control, launch_busy, open_control
+from agentlaunch.launch.native.outcome import cli_exit_code
 from agentlaunch.launch.turn_answer import MeterTotals, TurnAnswer
 
 if TYPE_CHECKING:
@@ -64,8 +65,6 @@ class SendsRun(Protocol):
     def turn_error(self) -> str | None: ...
     @property
     def server_gone(self) -> bool: ...
-
-    def exit_code(self, result: RelayResult) -> int | None: ...
 
 
 class NativeSends:
@@ -228,7 +227,7 @@ class NativeSends:
             elif self.run.server_gone:
                 code, error = int(ExitCode.TURN_FAILED), "codex app-server exited before the turn ended"
             else:
-                cli_code = self.run.exit_code(result)
+                cli_code = cli_exit_code(launch, result)
                 how = f"exited (code {cli_code})" if cli_code is not None else "ended"
                 code, error = int(ExitCode.TURN_FAILED), f"{cli} {how} before the turn ended"
             send.request.answer(exit_code=code, answer=self.run.answer.text, error=error, usage=usage, cost_usd=cost)
