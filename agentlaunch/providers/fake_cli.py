@@ -10,8 +10,8 @@ later calls read it, and the context grows turn by turn. Its transcript
 totals persist in the state directory so ``--resume`` continues them.
 
 Commands inside a prompt, for demos and tests:
-``/tool`` makes a tool call (two model calls; asks permission with
-``--permission-prompt-tool stdio``), ``/fail`` answers like an API error,
+``/tool`` makes a tool call (two model calls; asks the PreToolUse hooks, and
+permission with ``--permission-prompt-tool stdio``: ``fake_tool_asks``), ``/fail`` answers like an API error,
 ``/slow`` streams slowly (to interrupt), ``/big N`` reports N more input
 tokens (to cross the compaction threshold).
 """
@@ -34,6 +34,7 @@ from typing import Any
 from agentlaunch import __version__
 from agentlaunch.fsutil import write_atomic
 from agentlaunch.paths import state_dir
+from agentlaunch.providers.fake_tool_asks import ToolAsks
 
 SYSTEM_TOKENS = 3000  # what a real CLI's own system prompt and tools would weigh
 
@@ -59,7 +60,7 @@ class FakeCLI:
         self.inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.interrupted = threading.Event()
         self.tool_allowed = True  # what the last tool's hooks answered
-        self.gates: list[str] = []  # PreToolUse hook callbacks registered by an initialize request (as Claude Code)
+        self.asks = ToolAsks(self.emit, self.inbox)
         self.system_prompt = ""
         if args.append_system_prompt_file:
             # Claude Code fails at start when the file is missing; so does its stand-in (see main).
@@ -91,8 +92,7 @@ class FakeCLI:
                 self.emit({"type": "control_response", "response": {"subtype": "success", "request_id": msg.get("request_id")}})
                 continue
             if msg.get("type") == "control_request" and (msg.get("request") or {}).get("subtype") == "initialize":
-                hooks = ((msg.get("request") or {}).get("hooks") or {}).get("PreToolUse") or []
-                self.gates = [str(i) for h in hooks if isinstance(h, dict) for i in h.get("hookCallbackIds") or []]
+                self.asks.register(msg.get("request") or {})
                 self.emit({"type": "control_response", "response": {"subtype": "success", "request_id": msg.get("request_id")}})
                 continue
             self.inbox.put(msg)
@@ -184,7 +184,7 @@ class FakeCLI:
                 "session_id": self.session_id,
             }
         )
-        asked = self.ask_hooks(tool) if tool else []
+        asked = self.asks.ask_hooks(tool) if tool else []
         self.emit(
             {
                 "type": "stream_event",
@@ -193,71 +193,8 @@ class FakeCLI:
             }
         )
         if asked:
-            self.tool_allowed = self.tool_allowed_by(asked)
+            self.tool_allowed = self.asks.allowed_by(asked)
         return True
-
-    def ask_permission(self, tool: dict[str, Any]) -> bool:
-        if self.args.permission_prompt_tool != "stdio":
-            return self.args.permission_mode in ("bypassPermissions", "acceptEdits")
-        request_id = f"req_{uuid.uuid4().hex[:8]}"
-        self.emit(
-            {
-                "type": "control_request",
-                "request_id": request_id,
-                "request": {
-                    "subtype": "can_use_tool",
-                    "tool_name": tool["name"],
-                    "input": tool["input"],
-                    "tool_use_id": tool["id"],
-                },
-            }
-        )
-        while True:
-            msg = self.inbox.get()
-            if msg is None:
-                return False
-            if msg.get("type") == "control_response":
-                response = msg.get("response") or {}
-                if response.get("request_id") == request_id:
-                    return (response.get("response") or {}).get("behavior") == "allow"
-
-    def ask_hooks(self, tool: dict[str, Any]) -> list[str]:
-        """Claude Code's PreToolUse hook callbacks for ``tool``, sent; their request ids (see :meth:`tool_allowed_by`).
-
-        As Claude Code 2.1.332: the hook is asked at the tool block's end, before the call's ``message_delta``,
-        and the stream goes on while the tool waits for the answer.
-        """
-        asked = []
-        for callback in self.gates:
-            request_id = f"hook_{uuid.uuid4().hex[:8]}"
-            self.emit(
-                {
-                    "type": "control_request",
-                    "request_id": request_id,
-                    "request": {
-                        "subtype": "hook_callback",
-                        "callback_id": callback,
-                        "tool_use_id": tool["id"],
-                        "input": {"hook_event_name": "PreToolUse", "tool_name": tool["name"], "tool_input": tool["input"]},
-                    },
-                }
-            )
-            asked.append(request_id)
-        return asked
-
-    def tool_allowed_by(self, asked: list[str]) -> bool:
-        """Wait for the answers to the hooks ``asked``; False when one says ``continue: false`` (the turn ends)."""
-        allowed = True
-        waiting = set(asked)
-        while waiting:
-            msg = self.inbox.get()
-            if msg is None:
-                return False
-            response = msg.get("response") or {} if msg.get("type") == "control_response" else {}
-            if response.get("request_id") in waiting:
-                waiting.discard(response["request_id"])
-                allowed = allowed and (response.get("response") or {}).get("continue") is not False
-        return allowed
 
     def turn(self, prompt: str) -> None:
         self.interrupted.clear()
@@ -324,7 +261,7 @@ class FakeCLI:
                     }
                 )
                 return self.finish(started, usages, result="")
-            allowed = self.ask_permission(tool)
+            allowed = self.asks.permission(tool, self.args.permission_prompt_tool, self.args.permission_mode)
             self.emit(
                 {
                     "type": "user",
