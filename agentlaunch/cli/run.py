@@ -14,10 +14,8 @@ from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt
 from agentlaunch.cli.user_io import read_prompt
 from agentlaunch.errors import UsageError
 from agentlaunch.launch.build import build_launch
-from agentlaunch.launch.early import prespawn
 from agentlaunch.launch.modes import RunRequest, choose_mode, run_mode
-from agentlaunch.launch.options import LaunchOptions
-from agentlaunch.usage.budget import check_budget_usd
+from agentlaunch.launch.options import run_options
 from agentlaunch.usage.store import Store
 from agentlaunch.visible import for_markup
 
@@ -115,18 +113,11 @@ def run(
     Example: agentlaunch run reviewer   ·   agentlaunch run reviewer -c   ·   agentlaunch run demo "hello"
     ·   echo "hi" | agentlaunch run demo - --json
     """
-    if continue_last and resume:
-        raise UsageError("use --continue or --resume ID, not both")
-    if fork and (continue_last or resume):
-        raise UsageError("--fork starts a new session: not with --resume or --continue")
-    text = read_prompt(prompt, prompt_opt)
-    if text is None and as_json:
-        raise UsageError("--json needs a prompt (headless mode)")
-    if text is None and not sys.stdin.isatty():
-        raise UsageError("no prompt: pass PROMPT, -p PROMPT, or - to read it from stdin (the chat needs a terminal)")
-    options = LaunchOptions(
-        agent=agent,
-        agents_dir=paths.agents_dir(agents_dir),
+    one_session(continue_last, resume, fork)
+    request = read_request(prompt, prompt_opt, line=line, as_json=as_json, quiet=quiet, timeout=timeout)
+    options = run_options(
+        agent,
+        agents_dir,
         templates_dir=templates_dir,
         working_dir=working_dir,
         resume=resume,
@@ -134,15 +125,31 @@ def run(
         fork=fork,
         force=force,
         worktree=worktree,
-        # Not with --worktree: the next launch's early start, keyed without it, must not run in the worktree.
-        plan_key=None
-        if worktree
-        else prespawn.plan_key(agent, str(agents_dir) if agents_dir else None, str(working_dir) if working_dir else None),
-        budget_usd=None if budget_usd is None else check_budget_usd(budget_usd),
+        budget_usd=budget_usd,
     )
-    request = RunRequest(text, line=line, as_json=as_json, quiet=quiet, timeout=timeout)
     mode = choose_mode(options, request)
     raise typer.Exit(run_mode(mode, build_launch(mode.options, mode.views)))
+
+
+def one_session(continue_last: bool, resume: str | None, fork: str | None) -> None:
+    """At most one of --continue, --resume ID and --fork ID: a usage error (exit 2) otherwise."""
+    if continue_last and resume:
+        raise UsageError("use --continue or --resume ID, not both")
+    if fork and (continue_last or resume):
+        raise UsageError("--fork starts a new session: not with --resume or --continue")
+
+
+def read_request(
+    prompt: str | None, prompt_opt: str | None, *, line: bool, as_json: bool, quiet: bool, timeout: float | None
+) -> RunRequest:
+    """What `run` asks beyond the launch's options: the prompt read (stdin with '-'), else a chat, which needs a
+    terminal (and no --json)."""
+    text = read_prompt(prompt, prompt_opt)
+    if text is None and as_json:
+        raise UsageError("--json needs a prompt (headless mode)")
+    if text is None and not sys.stdin.isatty():
+        raise UsageError("no prompt: pass PROMPT, -p PROMPT, or - to read it from stdin (the chat needs a terminal)")
+    return RunRequest(text, line=line, as_json=as_json, quiet=quiet, timeout=timeout)
 
 
 @app.command()

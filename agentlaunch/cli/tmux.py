@@ -15,10 +15,10 @@ from agentlaunch.cli.common import AgentsDirOpt, TemplatesOpt, app, complete_age
 from agentlaunch.definitions.settings import DEFAULT_MAX_STARTING, THROTTLE_EXPECTED, load_settings
 from agentlaunch.errors import UsageError
 from agentlaunch.live.life import clear_note
-from agentlaunch.live.resume import Comeback, plan_comebacks, turns_text, ways_of
+from agentlaunch.live.resume import Comeback, plan_comebacks, plan_places, turns_text, ways_of
 from agentlaunch.live.startup_wait import AgentStart, TmuxPanes
 from agentlaunch.live.team_start import Pending, start_team
-from agentlaunch.live.tmux import DEFAULT_SESSION, SOCKET_ENV, TeamUp, Tmux, UpResult, attach, plan_up, validate_agents
+from agentlaunch.live.tmux import DEFAULT_SESSION, SOCKET_ENV, TeamUp, Tmux, UpResult, attach, validate_agents
 from agentlaunch.live.tmux_down import down
 from agentlaunch.usage.records import SessionRow
 from agentlaunch.usage.store import Store
@@ -158,28 +158,9 @@ def tmux_up(
     tmux = Tmux(socket)
     folder = paths.agents_dir(agents_dir)
     groups = up_groups(agents, folder, session=session, layout=layout, resume=resume, worktree=worktree)
-    plans = [
-        plan_up(
-            tmux,
-            [p.agent for p in group],
-            session=where,
-            layout=how,
-            agents_dir=folder,
-            templates_dir=templates_dir,
-            worktree=worktree,
-            ways=ways_of(group),
-            fresh=fresh,
-        )
-        for (where, how), group in groups.items()
-    ]
+    plans = plan_places(tmux, groups, agents_dir=folder, templates_dir=templates_dir, worktree=worktree, fresh=fresh)
     outcomes = start_plans(tmux, plans, wait=wait, max_starting=throttle, fresh=fresh)
-    failed = False
-    for plan in plans:
-        for agent in (*plan.result.started, *plan.result.restarted):
-            clear_note(agent)  # running again: what `stop` left is no longer what happened to it
-        mine = [o for o in outcomes if o.agent in plan.result.panes]
-        failed = report_up(plan.result, mine, plan.result.session, socket) or failed
-        said_worktrees(plan.result.ways, {o.agent for o in mine if o.started})
+    failed = report_plans(plans, outcomes, socket)
     first = next(iter(groups))[0]
     should_attach = attach_ if attach_ is not None else sys.stdin.isatty() and sys.stdout.isatty()
     if not should_attach or failed:  # attaching would hide what failed
@@ -187,6 +168,18 @@ def tmux_up(
         err.print(f"[dim]attach with: {' '.join(hint)}[/]", markup=True, highlight=False)
         raise typer.Exit(1 if failed else 0)
     raise typer.Exit(1 if failed else attach_or_say(tmux, first, socket))
+
+
+def report_plans(plans: list[TeamUp], outcomes: list[AgentStart], socket: str | None) -> bool:
+    """Each tmux session's report (what `stop` noted of an agent started again cleared first); True if any failed."""
+    failed = False
+    for plan in plans:
+        for agent in (*plan.result.started, *plan.result.restarted):
+            clear_note(agent)  # running again: what `stop` left is no longer what happened to it
+        mine = [o for o in outcomes if o.agent in plan.result.panes]
+        failed = report_up(plan.result, mine, plan.result.session, socket) or failed
+        said_worktrees(plan.result.ways, {o.agent for o in mine if o.started})
+    return failed
 
 
 def start_plans(tmux: Tmux, plans: list[TeamUp], *, wait: float, max_starting: int, fresh: bool) -> list[AgentStart]:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentlaunch import paths
 from agentlaunch.datarecord import datarecord
+from agentlaunch.launch.early import prespawn
 from agentlaunch.launch.liveness import DEFAULT_STALL_TIMEOUT
+from agentlaunch.usage.budget import check_budget_usd
 
 DEFAULT_READY_TIMEOUT = 20.0
 """Seconds a native CLI may take to report that it is up before it counts as waiting on its own screen (``asking``):
@@ -29,3 +32,36 @@ class LaunchOptions:
     budget_usd: float | None = None  # --budget-usd: the session's USD limit for this launch
     ready_timeout: float = DEFAULT_READY_TIMEOUT  # seconds a native CLI may stay "starting" before it is "asking"
     stall_timeout: float | None = DEFAULT_STALL_TIMEOUT  # seconds a turn may go without a report before it is "stalled"
+
+
+def run_options(
+    agent: str,
+    agents_dir: Path | None,
+    *,
+    templates_dir: Path | None,
+    working_dir: Path | None,
+    resume: str | None,
+    continue_last: bool,
+    fork: str | None,
+    force: bool,
+    worktree: bool,
+    budget_usd: float | None,
+) -> LaunchOptions:
+    """The options of ``agentlaunch run``'s launch from its command line: the agents folder (the default one when none
+    is given), the key of its plan for the next launch's early start, the budget checked."""
+    return LaunchOptions(
+        agent=agent,
+        agents_dir=paths.agents_dir(agents_dir),
+        templates_dir=templates_dir,
+        working_dir=working_dir,
+        resume=resume,
+        continue_last=continue_last,
+        fork=fork,
+        force=force,
+        worktree=worktree,
+        # Not with --worktree: the next launch's early start, keyed without it, must not run in the worktree.
+        plan_key=None
+        if worktree
+        else prespawn.plan_key(agent, str(agents_dir) if agents_dir else None, str(working_dir) if working_dir else None),
+        budget_usd=None if budget_usd is None else check_budget_usd(budget_usd),
+    )

@@ -11,11 +11,12 @@ a new worktree (:mod:`agentlaunch.live.comeback`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentlaunch.live.tmux import DEFAULT_SESSION, LAYOUTS, SAFE_NAME
+from agentlaunch.live.tmux import DEFAULT_SESSION, LAYOUTS, SAFE_NAME, TeamUp, Tmux, plan_up
 from agentlaunch.usage.records import SessionRow
 from agentlaunch.usage.store import Store
 
@@ -101,3 +102,30 @@ def plan_comebacks(
 def ways_of(plans: Sequence[Comeback]) -> dict[str, WayBack]:
     """agent -> where its session comes back, for the agents that resume one."""
     return {p.agent: p.way for p in plans if p.way is not None}
+
+
+def plan_places(
+    tmux: Tmux,
+    places: Mapping[tuple[str, str], Sequence[Comeback]],
+    *,
+    agents_dir: Path,
+    templates_dir: Path | None,
+    worktree: bool,
+    fresh: bool,
+) -> list[TeamUp]:
+    """``tmux up``'s plan for each (tmux session, layout): its agents, each resumed one with where its session comes
+    back; every agent checked, nothing created yet."""
+    return [
+        plan_up(
+            tmux,
+            [p.agent for p in group],
+            session=where,
+            layout=how,
+            agents_dir=agents_dir,
+            templates_dir=templates_dir,
+            worktree=worktree,
+            ways=ways_of(group),
+            fresh=fresh,
+        )
+        for (where, how), group in places.items()
+    ]
