@@ -28,7 +28,7 @@ from pathlib import Path
 from agentlaunch.clock import Clock
 from agentlaunch.definitions.deliver import release
 from agentlaunch.definitions.spec import AgentSpec
-from agentlaunch.errors import AgentlaunchError, ProviderMissing
+from agentlaunch.errors import AgentlaunchError
 from agentlaunch.events import (
     Event,
 )
@@ -117,7 +117,7 @@ class Launch(LaunchFacts):
         new_id = prespawned.session_id if prespawned else None
         self.session_state = SessionState(*(session or new_session(adapter, new_id)))
         """The session's identity, turns and state: changed only through its own methods."""
-        self.child: ChildLike | None = None  # changed only by adopt, spawn, release_child and close
+        self.child: ChildLike | None = None  # changed only by adopt, release_child and close
         self.parser: Parser = self.driver.parser(self.provider_state)
         self.plan: StartPlan | None = None  # how the CLI was started (set by :meth:`start`)
         self.output = CliOutput()
@@ -219,19 +219,6 @@ class Launch(LaunchFacts):
     def start_turn(self, argv: list[str], stdin: bytes, text: str) -> None:
         """A per-turn CLI's turn with ``argv`` (:func:`agentlaunch.launch.start.start_turn`)."""
         start_turn(self, argv, stdin, text)
-
-    def spawn(self, argv: list[str], stdin: bytes | None = None) -> ChildLike:
-        """Start the CLI with ``argv``; a per-turn CLI reads ``stdin`` (its prompt, if any) and then sees EOF."""
-        try:
-            child = self.child_factory(argv, self.env, self.working_dir, window_size())
-        except ProviderMissing as exc:
-            raise ProviderMissing(exc.message, hint=self.adapter.install_hint) from None
-        self.adopt(child)
-        if stdin is not None:
-            if stdin:
-                child.send_bytes(stdin)
-            child.close_stdin(after_flush=True)
-        return child
 
     def close(self, exit_status: int) -> int | None:
         """End the CLI and everything it started, free the instructions file, record how the session ended."""

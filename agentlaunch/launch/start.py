@@ -6,14 +6,15 @@ start a CLI from: the instructions placed as the agent's delivery says, the
 CLI's argv and environment from its adapter, and, for a launch, the prefix
 fingerprint recorded against the previous launch. :func:`start_child` then
 adopts the CLI the entry point started early (:mod:`agentlaunch.launch.early.prespawn`)
-when it was started exactly so, and starts one otherwise.
+when it was started exactly so, and starts one otherwise: a launch's with :func:`spawn_cli`
+(its child factory, the CLI adopted).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date
 from hashlib import sha256
 from pathlib import Path
@@ -26,6 +27,7 @@ from agentlaunch.definitions.spec import AgentSpec
 from agentlaunch.errors import AgentlaunchError, ProviderMissing
 from agentlaunch.launch.early import prespawn
 from agentlaunch.launch.placement import Placement, place_instructions
+from agentlaunch.launch.transport import window_size
 from agentlaunch.processes import resolve_command
 from agentlaunch.providers.base import TurnPlan, child_env
 from agentlaunch.sinks import Notice, PrefixChanged, SinkEvent
@@ -195,7 +197,7 @@ def remember_plan(
 
 class StartingLaunch(Protocol):
     """What starting the CLI reads of the launch (what was asked, the agent, the session, the folders) and asks of
-    it: the CLI started early handed over, a CLI adopted or spawned, the notices told."""
+    it: the CLI started early handed over, a CLI adopted (one it spawns with its child factory), the notices told."""
 
     @property
     def options(self) -> LaunchOptions: ...
@@ -223,11 +225,29 @@ class StartingLaunch(Protocol):
     def fork(self) -> ForkSource | None: ...
     @property
     def session_state(self) -> SessionState: ...
+    @property
+    def env(self) -> dict[str, str]: ...
+    @property
+    def child_factory(self) -> Callable[[Sequence[str], Mapping[str, str], Path, tuple[int, int]], ChildLike]: ...
 
     def emit(self, event: SinkEvent) -> None: ...
     def take_prespawned(self) -> prespawn.Prespawned | None: ...
     def adopt(self, child: ChildLike) -> None: ...
-    def spawn(self, argv: list[str], stdin: bytes | None = None) -> ChildLike: ...
+
+
+def spawn_cli(launch: StartingLaunch, argv: list[str], stdin: bytes | None = None) -> ChildLike:
+    """Start the CLI with ``argv`` (the launch's child factory) and adopt it; a per-turn CLI reads ``stdin`` (its
+    prompt, if any) and then sees EOF."""
+    try:
+        child = launch.child_factory(argv, launch.env, launch.working_dir, window_size())
+    except ProviderMissing as exc:
+        raise ProviderMissing(exc.message, hint=launch.adapter.install_hint) from None
+    launch.adopt(child)
+    if stdin is not None:
+        if stdin:
+            child.send_bytes(stdin)
+        child.close_stdin(after_flush=True)
+    return child
 
 
 def start_turn(launch: StartingLaunch, argv: list[str], stdin: bytes, text: str) -> None:
@@ -246,7 +266,7 @@ def start_turn(launch: StartingLaunch, argv: list[str], stdin: bytes, text: str)
         launch.adopt(adopted)
         adopted.close_stdin(after_flush=True)  # the end of its stdin: now it sends its first turn
     else:
-        launch.spawn(argv, stdin)
+        spawn_cli(launch, argv, stdin)
     opts, facts = launch.options, launch.session_state
     first = facts.turns == 1 and not facts.resumed and not opts.interactive and facts.first_prompt
     if first and opts.plan_key and launch.adapter.early_turn:
@@ -286,7 +306,7 @@ def start_launch(launch: StartingLaunch, plan: StartPlan) -> None:
     opts = launch.options
     if not launch.persistent or opts.native:
         return
-    child, adopted = start_child(plan, launch.take_prespawned(), launch.spawn)
+    child, adopted = start_child(plan, launch.take_prespawned(), lambda argv: spawn_cli(launch, argv))
     if adopted:
         launch.adopt(child)
     # Only a persistent adapter's CLI is taken early (see build.take_prespawned): Codex's app-server is not.
