@@ -32,7 +32,7 @@ from agentlaunch.launch.turn import ChildLike
 from agentlaunch.providers import get_adapter
 from agentlaunch.sinks import LaunchView, Notice, PricedCall
 from agentlaunch.token_usage import Usage
-from agentlaunch.usage import journal
+from agentlaunch.usage import journal, journal_ops
 from agentlaunch.usage.budget import BudgetGuard, Limits
 from agentlaunch.usage.meter import Meter
 from agentlaunch.usage.pricing import Pricer
@@ -233,8 +233,8 @@ def test_the_command_exits_0_with_a_notice_and_usage_counts_the_call_once(agents
 
 def test_killed_after_the_journal_line_before_any_commit(store_path: Path) -> None:
     path = journal.journal_path(store_path)
-    journal.append(path, journal.call_op(a_call(1)))
-    journal.append(path, journal.call_op(a_call(2)))
+    journal.append(path, journal_ops.call_op(a_call(1)))
+    journal.append(path, journal_ops.call_op(a_call(2)))
     with Store.open(store_path) as store:
         assert sorted(c.usage.input for c in store.calls_for_session("s1")) == [1, 2]
         assert store.calls_for_session("s1")[0] == records.replace(a_call(1), id=1)  # every field comes back
@@ -243,7 +243,7 @@ def test_killed_after_the_journal_line_before_any_commit(store_path: Path) -> No
 
 def test_killed_after_the_commit_before_the_journal_was_cleared_counts_nothing_twice(store_path: Path) -> None:
     path = journal.journal_path(store_path)
-    ops = [journal.call_op(a_call(1)), journal.touch_op("s1", 1, datetime.now(UTC))]
+    ops = [journal_ops.call_op(a_call(1)), journal_ops.touch_op("s1", 1, datetime.now(UTC))]
     with Store.open(store_path) as store:
         store.start_session("s1", agent="demo", provider="fake", working_dir="/w")
     for op in ops:
@@ -252,7 +252,7 @@ def test_killed_after_the_commit_before_the_journal_was_cleared_counts_nothing_t
     Store.open(store_path).close()  # replayed and committed ...
     assert not path.exists()
     path.write_bytes(left)  # ... and the kill came before the journal was cleared
-    journal.append(path, journal.call_op(a_call(7)))  # a later launch kept one more meanwhile
+    journal.append(path, journal_ops.call_op(a_call(7)))  # a later launch kept one more meanwhile
     with Store.open(store_path) as store:
         assert sorted(c.usage.input for c in store.calls_for_session("s1")) == [1, 7]
         assert store.get_session("s1").turns == 1  # type: ignore[union-attr]
@@ -261,11 +261,11 @@ def test_killed_after_the_commit_before_the_journal_was_cleared_counts_nothing_t
 
 def test_a_half_written_last_line_is_ignored_and_the_next_append_starts_a_new_line(store_path: Path) -> None:
     path = journal.journal_path(store_path)
-    journal.append(path, journal.call_op(a_call(1)))
-    whole = journal.call_op(a_call(2)).line()
+    journal.append(path, journal_ops.call_op(a_call(1)))
+    whole = journal_ops.call_op(a_call(2)).line()
     with path.open("ab") as fh:
         fh.write(whole[: len(whole) // 2])  # killed in the middle of its write
-    journal.append(path, journal.call_op(a_call(3)))
+    journal.append(path, journal_ops.call_op(a_call(3)))
     with Store.open(store_path) as store:
         assert sorted(c.usage.input for c in store.calls_for_session("s1")) == [1, 3]
         assert store.skipped() == []  # a line a writer died writing is no one's warning
@@ -278,10 +278,10 @@ def test_a_half_written_last_line_is_ignored_and_the_next_append_starts_a_new_li
 
 def test_a_damaged_line_is_skipped_with_a_warning_and_the_others_land(store_path: Path) -> None:
     path = journal.journal_path(store_path)
-    journal.append(path, journal.call_op(a_call(1)))
+    journal.append(path, journal_ops.call_op(a_call(1)))
     with path.open("ab") as fh:
         fh.write(b'{"v":1,"uid":"x","op":"call","at":"soon"}\n\xff\xfe\n')
-    journal.append(path, journal.call_op(a_call(2)))
+    journal.append(path, journal_ops.call_op(a_call(2)))
     with Store.open(store_path) as store:
         assert sorted(c.usage.input for c in store.calls_for_session("s1")) == [1, 2]
         warnings = store.skipped()
@@ -295,14 +295,14 @@ def test_killed_while_a_clear_rewrote_the_journal(store_path: Path) -> None:
     """A replay that read the first lines while more were appended rewrites only the rest; a temporary
     file a kill left behind is not the journal."""
     path = journal.journal_path(store_path)
-    journal.append(path, journal.call_op(a_call(1)))
+    journal.append(path, journal_ops.call_op(a_call(1)))
     found, upto = journal.read(path)
-    journal.append(path, journal.call_op(a_call(2)))  # appended after the read
+    journal.append(path, journal_ops.call_op(a_call(2)))  # appended after the read
     (path.parent / f".{path.name}.abc.tmp").write_bytes(b"half of a rewrite")
     with Store.open(store_path) as store:  # this replays both; the stale read then clears nothing of the new file
         assert len(store.calls_for_session("s1")) == 2
     assert upto is not None and len(found.ops) == 1
-    journal.append(path, journal.call_op(a_call(3)))
+    journal.append(path, journal_ops.call_op(a_call(3)))
     journal.clear(path, upto)  # another file now: left alone
     with Store.open(store_path) as store:
         assert sorted(c.usage.input for c in store.calls_for_session("s1")) == [1, 2, 3]
@@ -312,7 +312,7 @@ def test_the_journal_is_private_whatever_the_umask(store_path: Path) -> None:
     old = os.umask(0)
     try:
         path = journal.journal_path(store_path)
-        journal.append(path, journal.call_op(a_call(1)))
+        journal.append(path, journal_ops.call_op(a_call(1)))
     finally:
         os.umask(old)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -328,7 +328,7 @@ def test_appends_and_replays_from_many_threads_lose_nothing_and_count_nothing_tw
     def write(w: int) -> None:
         try:
             for i in range(each):
-                journal.append(path, journal.call_op(a_call(1 + w * each + i)))
+                journal.append(path, journal_ops.call_op(a_call(1 + w * each + i)))
         except BaseException as exc:  # noqa: BLE001 - handed to the test's thread
             errors.append(exc)
 
@@ -363,28 +363,28 @@ OPS = (
         st.integers(0, 10**9),
         st.text(max_size=20),
         st.datetimes(min_value=datetime(1971, 1, 1), max_value=datetime(9000, 1, 1), timezones=st.just(UTC)),
-    ).map(journal.call_op)
+    ).map(journal_ops.call_op)
     | st.builds(
-        journal.state_op, st.text(max_size=10), st.none() | st.dictionaries(st.text(max_size=5), st.integers(), max_size=3)
+        journal_ops.state_op, st.text(max_size=10), st.none() | st.dictionaries(st.text(max_size=5), st.integers(), max_size=3)
     )
-    | st.builds(journal.title_op, st.text(max_size=10), st.text(max_size=30))
+    | st.builds(journal_ops.title_op, st.text(max_size=10), st.text(max_size=30))
 )
 
 
 @given(st.binary(max_size=4096))
 def test_the_reader_never_raises_on_any_bytes(data: bytes) -> None:
-    found = journal.parse(data)
+    found = journal_ops.parse(data)
     assert 0 <= found.end <= len(data)
     assert found.end == 0 or data[found.end - 1 : found.end] == b"\n"
     assert len({op.uid for op in found.ops}) == len(found.ops)
 
 
 @given(st.lists(st.tuples(OPS, st.binary(max_size=200)), max_size=8), st.binary(max_size=100))
-def test_the_reader_finds_every_whole_line_among_any_other_lines(items: list[tuple[journal.Op, bytes]], tail: bytes) -> None:
+def test_the_reader_finds_every_whole_line_among_any_other_lines(items: list[tuple[journal_ops.Op, bytes]], tail: bytes) -> None:
     data = b""
     for op, junk in items:
         data += op.line() + junk.replace(b"\n", b"") + b"\n"
-    found = journal.parse(data + tail.replace(b"\n", b""))
+    found = journal_ops.parse(data + tail.replace(b"\n", b""))
     assert [op.uid for op in found.ops] == [op.uid for op, _ in items]
     assert [op.args for op in found.ops] == [json.loads(json.dumps(op.args)) for op, _ in items]
 
@@ -395,7 +395,7 @@ def test_opening_a_store_beside_any_journal_never_fails(tmp_path: Path, data: by
     folder = tmp_path / os.urandom(6).hex()
     folder.mkdir()
     path = folder / "usage.sqlite3"
-    journal.journal_path(path).write_bytes(data + b"\n" + journal.call_op(a_call(5)).line())
+    journal.journal_path(path).write_bytes(data + b"\n" + journal_ops.call_op(a_call(5)).line())
     with Store.open(path) as store:
         assert [c.usage.input for c in store.calls_for_session("s1")] == [5]
         store.skipped()

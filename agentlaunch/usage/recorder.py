@@ -23,8 +23,8 @@ from agentlaunch.sinks import (
     SinkEvent,
     TurnDone,
 )
-from agentlaunch.usage import journal
-from agentlaunch.usage.journal import Op
+from agentlaunch.usage import journal, journal_ops
+from agentlaunch.usage.journal_ops import Op
 from agentlaunch.usage.records import now
 from agentlaunch.usage.store import Store
 
@@ -61,44 +61,44 @@ class UsageRecorder:
             # Registered once the CLI confirms the session: an unknown --resume id never becomes one.
             spec = launch.spec
             self._write(
-                journal.session_op(
+                journal_ops.session_op(
                     sid, agent=spec.name, provider=spec.provider, working_dir=str(launch.working_dir), model=spec.model, at=now()
                 ),
                 launch,
             )
             self.registered = True
             if self.place is not None:
-                self._write(journal.place_op(sid, *self.place), launch)
+                self._write(journal_ops.place_op(sid, *self.place), launch)
             if self._title is not None:
-                self._write(journal.title_op(sid, self._title), launch)
+                self._write(journal_ops.title_op(sid, self._title), launch)
             for kind, detail, at in self._pending:
-                self._write(journal.event_op(sid, kind, detail, at), launch)
+                self._write(journal_ops.event_op(sid, kind, detail, at), launch)
             self._pending.clear()
         elif isinstance(event, PromptSent):
             if self._title is None and event.text.strip():
                 self._title = event.text
                 if self.registered:
-                    self._write(journal.title_op(sid, event.text), launch)
+                    self._write(journal_ops.title_op(sid, event.text), launch)
         elif isinstance(event, PrefixChanged | Compaction):
             # What explains a cache miss later (usage --calls names it).
             kind, detail = (
                 ("prefix_changed", ", ".join(event.parts)) if isinstance(event, PrefixChanged) else ("compaction", event.trigger)
             )
             if self.registered:
-                self._write(journal.event_op(sid, kind, detail, now()), launch)
+                self._write(journal_ops.event_op(sid, kind, detail, now()), launch)
             else:
                 self._pending.append((kind, detail, now()))
         elif isinstance(event, PricedCall):
-            self._write(journal.call_op(event.record), launch)
+            self._write(journal_ops.call_op(event.record), launch)
         elif not self.registered:
             return
         elif isinstance(event, ProviderStateKept):
-            self._write(journal.state_op(sid, event.state), launch)
+            self._write(journal_ops.state_op(sid, event.state), launch)
         elif isinstance(event, TurnDone):
-            self._write(journal.touch_op(sid, 1, now()), launch)
+            self._write(journal_ops.touch_op(sid, 1, now()), launch)
         elif isinstance(event, SessionClosed):
             with contextlib.suppress(AgentlaunchError):
-                self._write(journal.end_op(sid, event.exit_status, now()), launch)
+                self._write(journal_ops.end_op(sid, event.exit_status, now()), launch)
             if self._told and journal.has_lines(self.store.journal):  # the end's write could not replay it
                 launch.notice(
                     f"the usage store is still locked by another process: this launch's calls wait in "

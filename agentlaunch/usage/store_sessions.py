@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlaunch.errors import StateError
-from agentlaunch.usage import journal
+from agentlaunch.usage import journal_ops
 from agentlaunch.usage.records import SessionRow, now
 from agentlaunch.usage.store_connection import StoreConnection
 from agentlaunch.usage.store_rows import SESSION_COLUMNS, session_problem, session_row
@@ -36,7 +36,7 @@ class StoreSessions(StoreConnection):
 
         A row already there that does not read as a session (another program's) is a StateError naming it.
         """
-        op = journal.session_op(
+        op = journal_ops.session_op(
             session_id, agent=agent, provider=provider, working_dir=str(working_dir), model=model, at=at or now()
         )
         with self._guard():
@@ -52,27 +52,27 @@ class StoreSessions(StoreConnection):
     def touch_session(self, session_id: str, turns_delta: int = 1, *, at: datetime | None = None) -> bool:
         """Count ``turns_delta`` more turns and update last_used; False if there is no such session."""
         with self._guard():
-            return apply_op(self._conn, journal.touch_op(session_id, turns_delta, at or now()))
+            return apply_op(self._conn, journal_ops.touch_op(session_id, turns_delta, at or now()))
 
     def end_session(self, session_id: str, exit_status: int | None, *, at: datetime | None = None) -> bool:
         """Mark the session ended with the child's exit status; False if there is no such session."""
         with self._guard():
-            return apply_op(self._conn, journal.end_op(session_id, exit_status, at or now()))
+            return apply_op(self._conn, journal_ops.end_op(session_id, exit_status, at or now()))
 
     def set_provider_state(self, session_id: str, state: dict[str, Any] | None) -> bool:
         """Replace the session's free-form provider data (JSON); False if there is no such session."""
         with self._guard():
-            return apply_op(self._conn, journal.state_op(session_id, state))
+            return apply_op(self._conn, journal_ops.state_op(session_id, state))
 
     def set_place(self, session_id: str, tmux_session: str, tmux_window: str | None, tmux_layout: str | None) -> bool:
         """Remember the tmux session, window and layout the session runs in; False if there is no such session."""
         with self._guard():
-            return apply_op(self._conn, journal.place_op(session_id, tmux_session, tmux_window, tmux_layout))
+            return apply_op(self._conn, journal_ops.place_op(session_id, tmux_session, tmux_window, tmux_layout))
 
     def set_title(self, session_id: str, prompt: str) -> bool:
         """Give the session its title from ``prompt`` (its first: a title once set is kept); False if none was set."""
         with self._guard():
-            return apply_op(self._conn, journal.title_op(session_id, prompt))
+            return apply_op(self._conn, journal_ops.title_op(session_id, prompt))
 
     def latest_of_agent(self, agent: str, *, with_turns: bool = True) -> SessionRow | None:
         """The agent's most recently used session anywhere (only one that had a turn, with ``with_turns``)."""

@@ -23,7 +23,7 @@ import sqlite3
 from agentlaunch.errors import StateError
 from agentlaunch.token_usage import Usage, usage_problem
 from agentlaunch.usage import journal
-from agentlaunch.usage.journal import Op
+from agentlaunch.usage.journal_ops import Op
 from agentlaunch.usage.records import CallRecord, now, to_ts
 from agentlaunch.usage.store_connection import REPLAY_WAIT_S, StoreConnection
 from agentlaunch.usage.store_file import state_error
