@@ -42,10 +42,15 @@ SESSION_WAIT = 5.0
 """Seconds a SessionStart hook's session waits for the status line's report (it has the CLI version). A call
 sends it at once (the store registers the session before any call); the status line comes within a second on an
 idle machine, and took over 1.5 s on a loaded one, where the session then went out without its version."""
-GATE_READ_WAIT = 20.0
-"""Seconds a held tool waits for the line of the call that asked for it (the transcript is written lazily). Past it the
-tool is refused (:data:`UNDECIDED`): without that call counted the launch cannot tell whether it crossed the budget.
-The wait is long (the hook itself waits ``hook_ask.ASK_WAIT``) because it costs nothing when the line comes."""
+GATE_READ_WAIT = 10.0
+"""Seconds a held tool waits for the line of the call that asked for it; past it the tool is refused (:data:`UNDECIDED`).
+
+Measured on 2.1.332 (issue 41; 30 runs of test_budget_pause_e2e's tmux case at 10 in parallel on a loaded machine,
+each gate logged): the line came 0-0.31 s after the hook in 27, and never in 3. There Claude Code had started the
+tool while its call still streamed (its streaming tool executor) and wrote the call's line only after the tool was
+done, with its result: waiting longer cannot help, and answering without that call counted let a call that crossed
+the budget run its tool (the third model request the test saw). Without the call counted the launch cannot tell
+whether it crossed the budget, so the tool is refused and the turn ends, the reason on the agent's row."""
 UNDECIDED = (
     "agentlaunch refused a tool: the budget could not be checked in time (the call that asked for it was not in "
     "Claude Code's transcript yet)"
