@@ -225,3 +225,21 @@ def test_ask_fails_closed_for_a_tool_and_open_for_anything_else(folder: Path) ->
         threading.Thread(target=answer_wrongly, daemon=True).start()
         odd = json.loads(ask(str(folder / "rude.sock"), "PreToolUse", b"{}", wait=5))
         assert "closed without answering" in odd["stopReason"]
+
+
+def test_the_early_start_binds_the_held_socket_as_a_listening_stream_socket_the_launch_takes_over(folder: Path) -> None:
+    from agentlaunch.launch.early import early_interface
+
+    path = folder / "claude-held.sock"
+    bound = early_interface._bind(path)  # noqa: SLF001
+    assert bound.type == socket.SOCK_STREAM and path.stat().st_mode & 0o777 == 0o600
+    with early_interface._bind(folder / "claude.sock") as datagrams:  # noqa: SLF001
+        assert datagrams.type == socket.SOCK_DGRAM
+    server = HeldHooks(path, bound)
+    try:
+        client = connect(path, b'{"event": "PreToolUse"}\n{}')
+        (hook,) = receive(server)
+        server.answer(hook.reply, "")
+        assert client.recv(100) == MARK
+    finally:
+        server.close()
