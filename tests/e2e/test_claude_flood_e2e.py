@@ -23,6 +23,7 @@ import pytest
 
 from agentlaunch.fakeapi.anthropic import ApiUsage, FakeAnthropic, text_reply, tool_reply
 from agentlaunch.providers.native.claude import HELD_NAME, SOCKET_NAME
+from agentlaunch.providers.native.claude_source import UNDECIDED
 from tests.e2e.test_budget_pause_e2e import _paused, _record
 from tests.e2e.test_tmux_claude import claude_agent, cli, pane_of, say, screen, settled
 from tests.e2e.test_tmux_claude import env as tmux_env
@@ -127,4 +128,32 @@ def test_a_flood_by_another_user_leaves_the_launchs_state_hooks_and_budget_gate_
     assert seen["uid"] != 0 and seen["connected"] == 0 and seen["sent"] == 0, (seen, err)
     assert set(seen["errors"]) == {"EACCES"} and sum(seen["errors"].values()) > 10, seen
     assert screen(socket, pane)
+    assert cli(env, workdir, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
+
+
+def test_a_tool_claude_code_starts_while_its_call_still_streams_is_refused_with_the_reason_on_the_row(
+    socket: str, tmux_env: dict[str, str], anthropic: FakeAnthropic, agents_dir: Path, workdir: Path, claude_bin: Path
+) -> None:
+    """The fake API waits a second before each event: Claude Code 2.1.332 starts the tool (its PreToolUse hook) once
+    the tool's block is whole, and writes the call's transcript line only after the tool ran, so the gate cannot
+    count the call: the tool is refused (it never runs: no call with its result) and the row says why."""
+    env = tmux_env
+    name = claude_agent(
+        agents_dir, "spender", claude_bin, workdir, allowed_tools=["Bash"], budget={"session_usd": 5, "on_spent": "pause"}
+    )
+    slow = tool_reply("Bash", {"command": "touch ran.txt", "description": "Touch"}, ApiUsage(100, 0, 0, 30), delay=1.0)
+    anthropic.push(text_reply("Ready.", ApiUsage(10, 0, 0, 5)), slow, text_reply("Never sent.", ApiUsage(8, 0, 0, 9)))
+    assert cli(env, workdir, "tmux", "up", name, "--socket", socket, "--no-attach", "--wait", "60").returncode == 0
+    pane = pane_of(socket, name)
+    wait_for(lambda: settled(env, workdir, name), timeout=90, what="the interface waiting after its startup turn")
+    say(socket, pane, "touch the file")
+
+    def refused() -> dict[str, Any] | None:
+        record = _record(env, workdir)
+        return record if record is not None and record.get("state_reason") == UNDECIDED else None
+
+    record = wait_for(refused, timeout=120, what="the tool refused, the reason on the row")
+    assert record["state"] == "waiting"
+    assert not (workdir / "ran.txt").exists()
+    assert len(anthropic.message_requests()) == 2, "the refusal ended the turn: no call with the tool's result"
     assert cli(env, workdir, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
