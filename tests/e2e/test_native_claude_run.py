@@ -247,13 +247,22 @@ def test_a_spent_budget_ends_the_interface_with_exit_6_and_the_next_launch_is_re
 
 def test_behind_a_proxy_claude_codes_hooks_still_reach_the_launch(root: Path, claude_bin: Path, agents_dir: Path) -> None:
     """Claude Code sent its http hooks through HTTP_PROXY (measured: none arrived with it set); its hooks are command
-    hooks on the launch's own sockets now, which no proxy setting touches."""
+    hooks on the launch's own sockets now, which no proxy setting touches. The launch no longer adds 127.0.0.1 to
+    NO_PROXY: the user's own list names the fake API here, as it would a local API."""
     write = tool_reply("Write", {"file_path": "out.txt", "content": "hi\n"}, ApiUsage(15, 0, 0, 40), text="Writing.")
     api = FakeAnthropic([write])
     with api.serve():
         env, work = setup(root, agents_dir, claude_bin, api, STARTUP)
         dead = "http://127.0.0.1:9"  # nothing listens there: whatever goes through the proxy fails
-        env.update({"HTTP_PROXY": dead, "http_proxy": dead, "HTTPS_PROXY": dead, "https_proxy": dead, "NO_PROXY": "corp.example"})
+        env.update(
+            {
+                "HTTP_PROXY": dead,
+                "http_proxy": dead,
+                "HTTPS_PROXY": dead,
+                "https_proxy": dead,
+                "NO_PROXY": "corp.example,127.0.0.1",
+            }
+        )
         with running(native_argv(agents_dir), env, work) as screen:
             screen.wait_for(lambda t: "Do you want to create" in t, 90, "the permission prompt")
             wait_state(screen, env, work, "asking")  # only the PreToolUse / PermissionRequest hooks tell it
