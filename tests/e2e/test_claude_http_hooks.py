@@ -1,4 +1,8 @@
-"""Claude Code 2.1.332's ``"type": "http"`` hooks on the real TUI: the contract agentlaunch's hook server relies on.
+"""Claude Code 2.1.332's ``"type": "http"`` hooks on the real TUI: what they do, and why agentlaunch left them.
+
+A native launch served its Claude hooks as http hooks from issue 26 to issue 41; it uses command hooks on its private
+sockets now (``hook_held``, ``hook_ask``), because a failed http hook lets the tool run (pinned below: a 500, a
+non-JSON body, a closed connection, a late answer) and any local user can make a 127.0.0.1 server's hooks fail.
 
 Claude Code POSTs a hook's input JSON to the hook's ``url`` and reads the response body as a command hook's stdout.
 This pins, against the pinned binary and the fake API (notes/claude-findings.md, "HTTP hooks"):

@@ -67,26 +67,7 @@ def hook(event: str, payload: dict) -> None:
     settings = json.loads(sys.argv[sys.argv.index("--settings") + 1])
     for group in settings.get("hooks", {}).get(event, []):
         for entry in group.get("hooks", []):
-            if entry.get("type") == "http":  # as Claude Code 2.1.332 sends one (notes/claude-findings.md i)
-                post(entry, {**payload, "hook_event_name": event})
-            else:
-                subprocess.run(entry["command"], shell=True, input=json.dumps(payload).encode(), check=False)
-
-
-def post(entry: dict, payload: dict) -> None:
-    """POST ``payload`` to the http hook's url, its ``$VAR`` headers read from the environment; the answer dropped."""
-    import urllib.request
-
-    headers = {"Content-Type": "application/json"}
-    for name, value in entry.get("headers", {}).items():
-        var = value[1:] if value.startswith("$") else None
-        headers[name] = os.environ.get(var, "") if var in entry.get("allowedEnvVars", []) else value
-    request = urllib.request.Request(entry["url"], json.dumps(payload).encode(), headers, method="POST")
-    try:
-        with urllib.request.urlopen(request, timeout=entry.get("timeout", 600)) as answer:
-            answer.read()
-    except OSError:
-        pass
+            subprocess.run(entry["command"], shell=True, input=json.dumps(payload).encode(), check=False)
 
 
 def main() -> int:

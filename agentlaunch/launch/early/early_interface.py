@@ -49,16 +49,15 @@ from agentlaunch.launch.transport import Child, window_size
 
 SUFFIX = ".interface"
 SESSION, RUNTIME, STATUS = "{session}", "{runtime}", "{status}"
-PORT, KEY = "{port}", "{hookkey}"
-"""The hook server's port and key (``providers/native/hook_http``), made anew by each early start."""
-HOST = "127.0.0.1"
+STREAM = "-held.sock"
+"""A socket named so is a listening stream socket (``providers/native/hook_held``); any other a datagram socket."""
 FILE_LIMIT = 64 << 20
 
 
 class EarlyInterface(Prespawned):
     """An interface started from the last plan, with the runtime folder and sockets made for it."""
 
-    __slots__ = ("runtime", "sockets", "started_at", "cwd", "listener")
+    __slots__ = ("runtime", "sockets", "started_at", "cwd")
     interface = True
 
     def __init__(
@@ -72,30 +71,24 @@ class EarlyInterface(Prespawned):
         sockets: dict[str, socket.socket],
         started_at: float,
         cwd: Path,
-        listener: tuple[socket.socket, str] | None = None,
     ) -> None:
         super().__init__(child, session_id, argv, env, digest)
         self.runtime: Path | None = runtime
         self.sockets = sockets
         self.started_at = started_at
         self.cwd = cwd
-        self.listener = listener
 
-    def hand_over(self) -> tuple[Path, dict[str, socket.socket], tuple[socket.socket, str] | None]:
-        """The runtime folder, its bound sockets and the hook server's listening socket and key, now the launch's
-        to use and remove (once)."""
-        runtime, sockets, listener = self.runtime, self.sockets, self.listener
+    def hand_over(self) -> tuple[Path, dict[str, socket.socket]]:
+        """The runtime folder and its bound sockets, now the launch's to use and remove (once)."""
+        runtime, sockets = self.runtime, self.sockets
         assert runtime is not None
-        self.runtime, self.sockets, self.listener = None, {}, None
-        return runtime, sockets, listener
+        self.runtime, self.sockets = None, {}
+        return runtime, sockets
 
     def release(self) -> None:
         for sock in self.sockets.values():
             sock.close()
         self.sockets = {}
-        if self.listener is not None:
-            self.listener[0].close()
-            self.listener = None
         if self.runtime is not None:
             remove_tree(self.runtime, ignore_errors=True)
             self.runtime = None
@@ -146,14 +139,10 @@ def start(state_dir: Path, key: str, now: datetime) -> EarlyInterface | None:
         return None
     runtime = runtime_dirs.make_for_launch()
     sockets: dict[str, socket.socket] = {}
-    listener: tuple[socket.socket, str] | None = None
     try:
         session_id = str(uuid4())
         status = Path(plan["status_dir"]) / f"{os.getpid()}.json" if plan["status_dir"] else None
         values = {SESSION: session_id, RUNTIME: str(runtime), STATUS: str(status)}
-        if plan.get("listener"):
-            listener = (_listen(), os.urandom(16).hex())
-            values.update({PORT: str(listener[0].getsockname()[1]), KEY: listener[1]})
         for name in plan["sockets"]:
             sockets[str(runtime / name)] = _bind(runtime / name)
         for name, text in plan["files"].items():
@@ -167,11 +156,9 @@ def start(state_dir: Path, key: str, now: datetime) -> EarlyInterface | None:
     except BaseException:
         for sock in sockets.values():
             sock.close()
-        if listener is not None:
-            listener[0].close()
         remove_tree(runtime, ignore_errors=True)
         raise
-    return EarlyInterface(child, session_id, argv, env, plan["digest"], runtime, sockets, started_at, cwd, listener)
+    return EarlyInterface(child, session_id, argv, env, plan["digest"], runtime, sockets, started_at, cwd)
 
 
 def terminal_size() -> tuple[int, int] | None:
@@ -189,25 +176,16 @@ def fill(text: str, values: Mapping[str, str]) -> str:
 
 
 def _bind(path: Path) -> socket.socket:
-    """A hook socket as :class:`agentlaunch.providers.native.hooksocket.HookSocket` binds it."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    """A hook socket as :class:`agentlaunch.providers.native.hook_socket.HookSocket` binds it, or (a name ending
+    :data:`STREAM`) the held hooks' listening socket as :func:`agentlaunch.providers.native.hook_held.listen` makes it."""
+    stream = path.name.endswith(STREAM)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM if stream else socket.SOCK_DGRAM)
     try:
         sock.setblocking(False)
         sock.bind(str(path))
         os.chmod(path, 0o600)
-    except OSError:
-        sock.close()
-        raise
-    return sock
-
-
-def _listen() -> socket.socket:
-    """The hook server's listening socket as :func:`agentlaunch.providers.native.hook_http.listen` makes it."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        sock.setblocking(False)
-        sock.bind((HOST, 0))
-        sock.listen(64)
+        if stream:
+            sock.listen(64)
     except OSError:
         sock.close()
         raise
@@ -250,12 +228,10 @@ def remember(
     agent_yaml: Path,
     inputs: Sequence[Path],
     now: datetime,
-    listener: tuple[int, str] | None = None,
 ) -> None:
     """Keep this interface's start for the next launch's :func:`start` (the caller checked that the agent has no env).
 
-    The session id, the runtime folder, the status record (named by the process id) and the hook server's port and
-    key (``listener``) are kept as placeholders.
+    The session id, the runtime folder and the status record (named by the process id) are kept as placeholders.
     Nothing is kept when the environment drops a variable of agentlaunch's own or the runtime folder holds what
     the early start cannot make again.
     """
@@ -265,8 +241,6 @@ def remember(
     def blank(text: str) -> str:
         if status is not None:
             text = text.replace(str(status), STATUS)
-        if listener is not None:
-            text = text.replace(f"{HOST}:{listener[0]}/", f"{HOST}:{PORT}/").replace(listener[1], KEY)
         return text.replace(str(runtime), RUNTIME).replace(session_id, SESSION)
 
     files: dict[str, str] = {}
@@ -290,7 +264,6 @@ def remember(
             "sockets": sorted(sockets),
             "status_dir": str(status.parent) if status is not None else None,
             "bucket": time_bucket(now),
-            "listener": listener is not None,
         }
         keep_plan(plan_path(state_dir, key), record, instructions, digest, agent_yaml, inputs)
     except (OSError, UnicodeDecodeError):

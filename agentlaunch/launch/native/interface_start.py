@@ -71,9 +71,7 @@ def adopt_early(launch: Launch, pending: EarlyInterface | None, argv: list[str],
     return early_interface.adopt(pending, argv, env, launch.working_dir, instructions_digest(plan))
 
 
-def remember_start(
-    launch: Launch, argv: list[str], env: dict[str, str], runtime: Path, status: Path | None, listener: tuple[int, str] | None
-) -> None:
+def remember_start(launch: Launch, argv: list[str], env: dict[str, str], runtime: Path, status: Path | None) -> None:
     """Keep this start for the next launch's early start: a new session of an agent without ``env``."""
     key, plan = launch.options.plan_key, launch.plan
     if key is None or plan is None or launch.resumed or launch.spec.env or not launch.adapter.early_interface:
@@ -94,5 +92,4 @@ def remember_start(
         agent_yaml=spec.agent_dir / "agent.yaml",
         inputs=inputs,
         now=prespawn.moment() or launch.clock.now(),
-        listener=listener,
     )

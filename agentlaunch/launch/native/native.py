@@ -50,7 +50,6 @@ from agentlaunch.launch.native.terminal import ScreenModes, raw_terminal, saved_
 from agentlaunch.launch.transport import window_size
 from agentlaunch.launch.turn_answer import TurnAnswer
 from agentlaunch.launch.turn_cycle import first_message
-from agentlaunch.providers.native import hook_http
 from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, NativeSource, PromptTyped, ToolAsked
 from agentlaunch.sinks import PromptSent, StateChanged, TurnDone
 
@@ -109,8 +108,7 @@ class NativeRun:
         pending = early if isinstance(early, EarlyInterface) else None
         server = early if isinstance(early, EarlyAppServer) else None  # Codex's app-server (launch.early_appserver)
         if pending is not None:
-            runtime, sockets, listener = pending.hand_over()
-            bound: dict[str, Any] = {**sockets, **({hook_http.BOUND: listener} if listener is not None else {})}
+            runtime, bound = pending.hand_over()
         else:
             runtime, bound = (server.hand_over() if server is not None else make_runtime_dir()), {}
         try:
@@ -166,7 +164,7 @@ class NativeRun:
             child = child or self.spawn(argv, env, launch.working_dir, size, mode)
         except ProviderMissing as exc:
             raise ProviderMissing(exc.message, hint=launch.adapter.install_hint) from None
-        remember_start(self.launch, argv, env, runtime, ctx.status_path, extras.listener)
+        remember_start(self.launch, argv, env, runtime, ctx.status_path)
         launch.adopt(child)
         # "starting" until the CLI itself reports (a hook, its session file); past the bound it waits on its screen.
         self._not_ready = launch.loop.call_later(launch.options.ready_timeout, self._still_starting)
@@ -289,11 +287,12 @@ class NativeRun:
                 elif isinstance(item, ToolAsked):
                     self.launch.gates.check(self.launch)  # the asking call is counted: a spent budget refuses the tool
                     held = self.launch.stopped or self.launch.paused  # a pause refuses it and ends the turn too
-                    item.answer(held is None, held.message if held is not None else "")
-                    if self.launch.paused is not None:
+                    reason = held.message if held is not None else item.undecided  # its call unread: refused too
+                    item.answer(held is None and not item.undecided, reason)
+                    if self.launch.paused is not None or item.undecided:
                         # The refusal ends the turn (continue: false) and Claude Code then reports no Stop
                         # (measured on 2.1.332): the turn is over here, or a resumed session would stay in it.
-                        self._state("waiting")
+                        self._state("waiting", None if held is not None else item.undecided)
                 elif isinstance(item, PromptTyped):
                     if item.text.strip() != self._startup_text:
                         self.launch.emit(PromptSent(item.text))  # the person's first prompt is the session's title

@@ -1,9 +1,9 @@
 """Claude Code's native (TUI) launch: the ``--settings`` that make it report, and the source that reads it.
 
-``native_extras(ctx)`` binds a hook socket in the launch's runtime folder and
-the http hooks' server on 127.0.0.1 (:mod:`agentlaunch.providers.native.hook_http`), and
+``native_extras(ctx)`` binds a hook socket and the held hooks' socket
+(:mod:`agentlaunch.providers.native.hook_held`, the budget's gate) in the launch's 0700 runtime folder, and
 passes Claude Code one ``--settings`` object (it merges over the user's own
-settings): a hook on each event that tells the state (http, but SessionStart's), and a status-line
+settings): a command hook on each event that tells the state, and a status-line
 command (:mod:`agentlaunch.providers.native.claude_statusline`) that reports the
 status-line JSON and prints agentlaunch's line, joined to the user's own.
 
@@ -28,25 +28,26 @@ from pathlib import Path
 from agentlaunch.fsutil import write_atomic
 from agentlaunch.providers.native.claude_settings import hooks_notice, settings, transcript_path, user_settings, user_status_line
 from agentlaunch.providers.native.claude_source import UNMETERED, ClaudeNativeSource
-from agentlaunch.providers.native.hook_http import BOUND, KEY_VAR, HookServer, new_key, past_proxies
+from agentlaunch.providers.native.hook_held import HeldHooks
 from agentlaunch.providers.native.hook_socket import HookSocket
 from agentlaunch.providers.native.source import NativeContext, NativeExtras
 
 SOCKET_NAME = "claude.sock"
+HELD_NAME = "claude-held.sock"
+"""The held hooks' socket: a stream socket (the early start binds a name ending ``-held.sock`` so)."""
 CONFIG_NAME = "statusline.json"
 USER_TIMEOUT = 1.5
 """Seconds the user's own status-line command may take before agentlaunch's line is shown without it."""
 
 
 def native_extras(ctx: NativeContext) -> NativeExtras:
-    """What a native Claude Code launch adds: ``--settings`` (status line and hooks), the hook server's key in the
-    environment, and the source that reads them."""
+    """What a native Claude Code launch adds: ``--settings`` (status line and hooks) and the source that reads them."""
     socket_path = ctx.runtime_dir / SOCKET_NAME
     config_path = ctx.runtime_dir / CONFIG_NAME
+    held_path = ctx.runtime_dir / HELD_NAME
     sock = HookSocket(socket_path, ctx.bound.get(str(socket_path)))
-    listener, key = ctx.bound.get(BOUND) or (None, new_key())
     try:
-        server = HookServer(key, listener)
+        held = HeldHooks(held_path, ctx.bound.get(str(held_path))) if ctx.gated else None
     except OSError:
         sock.close()
         raise
@@ -60,12 +61,11 @@ def native_extras(ctx: NativeContext) -> NativeExtras:
     }
     write_atomic(config_path, json.dumps(config).encode(), 0o600)
     path = transcript_path(ctx.env, ctx.working_dir, ctx.session_id) if ctx.session_id else None
-    source = ClaudeNativeSource(sock, path, ctx.started_at, wake=path is not None, forked=ctx.forked, server=server)
+    source = ClaudeNativeSource(sock, path, ctx.started_at, wake=path is not None, forked=ctx.forked, server=held)
     if path is not None:
         notices += transcript_notices(path)
-    argv = ["--settings", json.dumps(settings(ctx, socket_path, config_path, server), separators=(",", ":"))]
-    env = {KEY_VAR: key, **past_proxies(ctx.env)}  # its http hooks never go through the user's proxy
-    return NativeExtras(argv=argv, env=env, sources=[source], notices=notices, listener=(server.port, key))
+    argv = ["--settings", json.dumps(settings(ctx, socket_path, config_path, held_path), separators=(",", ":"))]
+    return NativeExtras(argv=argv, sources=[source], notices=notices)
 
 
 def transcript_notices(path: Path) -> list[str]:

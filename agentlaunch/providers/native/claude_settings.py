@@ -12,21 +12,18 @@ from typing import Any
 from agentlaunch.fsutil import read_regular
 from agentlaunch.providers import untrusted
 from agentlaunch.providers.native.claude_transcript import project_folder
-from agentlaunch.providers.native.hook_http import KEY_HEADER, KEY_VAR, HookServer
-from agentlaunch.providers.native.hook_socket import hook_command, script_argv
+from agentlaunch.providers.native.hook_ask import ASK_WAIT
+from agentlaunch.providers.native.hook_socket import REPORTER, hook_command, script_argv
 from agentlaunch.providers.native.source import NativeContext
 from agentlaunch.providers.untrusted import string
 
 STATUSLINE = Path(__file__).with_name("claude_statusline.py")
+ASKER = REPORTER.with_name("hook_ask.py")
 SETTINGS_LIMIT = 1 << 20
 
-HOOK_TIMEOUT = 5
-"""Seconds Claude Code waits for the launch's answer to a report (it comes at once; past this Claude Code goes on
-without it, silently)."""
-GATE_TIMEOUT = 30
-"""Seconds Claude Code holds a gated tool for the launch's answer (a stuck launch: the tool then runs)."""
-COMMAND_HOOKS = frozenset({"SessionStart"})
-"""Claude Code 2.1.332 skips http hooks on SessionStart (notes/claude-findings.md i): a command hook reports it."""
+GATE_TIMEOUT = int(ASK_WAIT) + 10
+"""Seconds Claude Code gives the gate's command hook (``hook_ask``), which stops waiting before (its ``ASK_WAIT``) and
+refuses the tool: a hook Claude Code kills at its timeout lets the tool run (measured on 2.1.332)."""
 HOOK_EVENTS = (
     "SessionStart",
     "UserPromptSubmit",
@@ -43,7 +40,7 @@ HOOK_EVENTS = (
 )
 """The hook events of Claude Code 2.1.332 that tell a state (all exist there: its settings schema lists them).
 
-Each is a request Claude Code waits for (SessionStart's a process), so only these of its 34 (measured in
+Each is a process per event (a command hook), so only these of its 34 (measured in
 tests/e2e/test_claude_signals.py; the table in docs/claude-native.md). Not ``PreCompact``/``PostCompact``: Claude
 Code prints "PreCompact [command] completed successfully" under the compaction's result for them (measured), so they
 would show agentlaunch's plumbing on the person's screen; the transcript's ``compact_boundary`` tells the compaction
@@ -114,26 +111,21 @@ def hooks_notice(found: list[dict[str, Any]]) -> list[str]:
     return []
 
 
-def settings(ctx: NativeContext, socket_path: Path, config_path: Path, server: HookServer) -> dict[str, Any]:
+def settings(ctx: NativeContext, socket_path: Path, config_path: Path, held_path: Path) -> dict[str, Any]:
     """The ``--settings`` object: the status-line command and a hook on each event that tells a state.
 
-    Each hook is an http hook served by the launch's loop (no process), but ``SessionStart``'s, a command hook
-    (Claude Code sends no http hook there). With a budget the ``PreToolUse`` hook is a gate: the launch answers it
-    once the call that asked for the tool is counted.
+    Each hook is a command hook that reaches the launch through its 0700 runtime folder only: a report is one
+    datagram to ``socket_path`` (``hook_report``). With a budget the ``PreToolUse`` hook is a gate (``hook_ask``):
+    it waits on ``held_path`` for the launch's answer, given once the call that asked for the tool is counted, and
+    refuses the tool when none comes.
     """
     statusline = shlex.join(script_argv(ctx.python, STATUSLINE, str(config_path)))
     hooks: dict[str, Any] = {}
     for event in HOOK_EVENTS:
-        if event in COMMAND_HOOKS:
-            hook: dict[str, Any] = {"type": "command", "command": hook_command(ctx.python, socket_path, event)}
+        if ctx.gated and event == "PreToolUse":
+            ask = shlex.join(script_argv(ctx.python, ASKER, str(held_path), event))
+            hook: dict[str, Any] = {"type": "command", "command": ask, "timeout": GATE_TIMEOUT}
         else:
-            gate = ctx.gated and event == "PreToolUse"
-            hook = {
-                "type": "http",
-                "url": server.url(event, gate),
-                "timeout": GATE_TIMEOUT if gate else HOOK_TIMEOUT,
-                "headers": {KEY_HEADER.decode(): f"${KEY_VAR}"},
-                "allowedEnvVars": [KEY_VAR],
-            }
+            hook = {"type": "command", "command": hook_command(ctx.python, socket_path, event)}
         hooks[event] = [{"hooks": [hook]}]
     return {"statusLine": {"type": "command", "command": statusline, "padding": 0}, "hooks": hooks}

@@ -1,4 +1,4 @@
-"""The source of a native Claude Code launch: its hooks' reports (the hook socket, the http hooks' server) and its
+"""The source of a native Claude Code launch: its hooks' reports (the hook socket, the held hooks' socket) and its
 transcript, read as they come, as one descriptor on the launch's loop (:class:`ClaudeNativeSource`)."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from agentlaunch.providers.claude_hooks import tool_refusal
 from agentlaunch.providers.native.claude_hook_states import CALL_OVER, question_of, state_of
 from agentlaunch.providers.native.claude_status_report import StatusReport
 from agentlaunch.providers.native.claude_transcript import CallsFromTranscript, last_cost_state, salvage_line
-from agentlaunch.providers.native.hook_http import HookServer, HttpHook
+from agentlaunch.providers.native.hook_held import HeldHook, HeldHooks
 from agentlaunch.providers.native.hook_socket import HookReport, HookSocket
 from agentlaunch.providers.native.jsonl_tail import JsonlTail
 from agentlaunch.providers.native.source import NativeItem, PromptTyped, ToolAsked
@@ -43,10 +43,18 @@ SESSION_WAIT = 5.0
 sends it at once (the store registers the session before any call); the status line comes within a second on an
 idle machine, and took over 1.5 s on a loaded one, where the session then went out without its version."""
 GATE_READ_WAIT = 10.0
-"""Seconds a held tool waits for the line of the call that asked for it (the transcript is written lazily). Past it the
-tool is answered without that call counted, so a budget it crossed lets one more call go: the wait is long (the hook
-itself waits 30 s) because it costs nothing when the line comes, and 3 s let a call through once in a CI run on a
-loaded machine whose store was held by another process (test_budget_e2e's native Claude case)."""
+"""Seconds a held tool waits for the line of the call that asked for it; past it the tool is refused (:data:`UNDECIDED`).
+
+Measured on 2.1.332 (issue 41; 30 runs of test_budget_pause_e2e's tmux case at 10 in parallel on a loaded machine,
+each gate logged): the line came 0-0.31 s after the hook in 27, and never in 3. There Claude Code had started the
+tool while its call still streamed (its streaming tool executor) and wrote the call's line only after the tool was
+done, with its result: waiting longer cannot help, and answering without that call counted let a call that crossed
+the budget run its tool (the third model request the test saw). Without the call counted the launch cannot tell
+whether it crossed the budget, so the tool is refused and the turn ends, the reason on the agent's row."""
+UNDECIDED = (
+    "agentlaunch refused a tool: the budget could not be checked in time (the call that asked for it was not in "
+    "Claude Code's transcript yet)"
+)
 GATE_REREAD = 0.05
 """While a tool waits for that line, the transcript is read again this often (it wakes nothing when it grows)."""
 
@@ -63,7 +71,7 @@ class ClaudeNativeSource:
         *,
         wake: bool = False,
         forked: bool = False,
-        server: HookServer | None = None,
+        server: HeldHooks | None = None,
     ) -> None:
         self.sock = sock
         self.server = server
@@ -85,7 +93,7 @@ class ClaudeNativeSource:
         self._held: str | None = None
         """``waiting`` from a Stop hook that came before the turn's last call was read: sent after that call."""
         self._gates: list[tuple[str, str, float]] = []
-        """Held tools (the http hook's held request, the tool's id, when to stop waiting for its call's line)."""
+        """Held tools (the held hook's request, the tool's id, when to stop waiting for its call's line)."""
         self._watch: DirWatch | None = open_watch() if wake and self.tail is not None else None
         self._poll: select.epoll | None = None
         if self._watch is not None or server is not None:
@@ -166,7 +174,7 @@ class ClaudeNativeSource:
         seen, woken, move = self._woken()
         if move:
             self._rewatch()
-        reports = self.sock.receive() + (list(map(http_report, self.server.receive())) if self.server else [])
+        reports = self.sock.receive() + (list(map(held_report, self.server.receive())) if self.server else [])
         # Woken by the watch for nothing of this session's (a folder's event the watch cannot leave out): no read.
         noise = seen and not woken and not reports and not (self.tail is not None and self.tail.more)
         if not noise and (reports or not woken or self._session_sent or self._session is None):
@@ -191,12 +199,14 @@ class ClaudeNativeSource:
     def _gates_ready(self, now: float) -> list[NativeItem]:
         """The held tools whose call is read (counted first), or that waited for it long enough."""
         items: list[NativeItem] = list(self._transcript()) if self.tail is not None else []
-        ready = [g for g in self._gates if self.tail is None or not g[1] or self.calls.asked_for(g[1]) or g[2] <= now]
-        if not ready:
+        read = [g for g in self._gates if self.tail is None or not g[1] or self.calls.asked_for(g[1])]
+        late = [g for g in self._gates if g not in read and g[2] <= now]
+        if not read and not late:
             return items
-        self._gates = [g for g in self._gates if g not in ready]
+        self._gates = [g for g in self._gates if g not in read and g not in late]
         items += self._transcript(close=True)  # the asking call is over as far as its usage goes: counted now
-        return items + [ToolAsked(functools.partial(self._answer_gate, reply)) for reply, _, _ in ready]
+        items += [ToolAsked(functools.partial(self._answer_gate, reply)) for reply, _, _ in read]
+        return items + [ToolAsked(functools.partial(self._answer_gate, reply), UNDECIDED) for reply, _, _ in late]
 
     def _answer_gate(self, reply: str, allow: bool, reason: str) -> None:
         """The held tool runs (no output), or is refused and the turn ends (:func:`tool_refusal`)."""
@@ -360,8 +370,8 @@ class ClaudeNativeSource:
         return items
 
 
-def http_report(hook: HttpHook) -> HookReport:
-    """An http hook's request as a report: its JSON object (or {}), truncated when its body was too large to keep."""
+def held_report(hook: HeldHook) -> HookReport:
+    """A held hook's request as a report: its JSON object (or {}), truncated when its body was too large to keep."""
     payload: object = None
     if hook.body:
         with contextlib.suppress(ValueError, UnicodeDecodeError):

@@ -12,9 +12,8 @@ blocks (a launch that is gone or busy loses the report, not the CLI's time),
 prints nothing (Claude Code adds some hooks' stdout to the model's context)
 and always exits 0.
 
-Claude Code's hooks (but ``SessionStart``'s) are http hooks the launch serves
-itself, no process each (:mod:`agentlaunch.providers.native.hook_http`); the
-budget's gate on its tools is one of them.
+Claude Code's budget gate on its tools is not a report: it waits for the launch's answer
+(:mod:`agentlaunch.providers.native.hook_ask`).
 
 SOCKET written ``@FILE`` means: the socket's path is the first line of FILE
 (Gemini's hooks live in a settings file shared by every launch of an agent, so

@@ -35,7 +35,7 @@ class HookReport:
     payload: dict[str, Any]
     truncated: bool = False
     reply: str | None = None
-    """A gated http hook's held request, waiting for :meth:`agentlaunch.providers.native.hook_http.HookServer.answer`."""
+    """A held hook's request, waiting for :meth:`agentlaunch.providers.native.hook_held.HeldHooks.answer`."""
 
 
 def script_argv(python: str, script: Path, *args: str) -> list[str]:

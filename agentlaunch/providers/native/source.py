@@ -42,6 +42,9 @@ class ToolAsked:
 
     kind: ClassVar[str] = "tool_asked"
     answer: Callable[[bool, str], None]
+    undecided: str = ""
+    """Why the budget cannot be checked with the asking call counted (its line was not read in time): the tool is
+    refused with this reason, which the agent's row shows (a gate that cannot decide fails closed)."""
 
 
 NativeItem = Event | StateChanged | PromptTyped | ToolAsked
@@ -118,5 +121,3 @@ class NativeExtras:
     env: dict[str, str] = field(default_factory=dict)
     sources: list[NativeSource] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
-    listener: tuple[int, str] | None = None
-    """The port and key of the hook server the CLI reports to (``hook_http``), for the early start's plan."""

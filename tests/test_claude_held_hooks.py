@@ -1,0 +1,149 @@
+"""A native Claude launch's hooks reach it through its runtime folder only: the settings name the launch's sockets,
+a report reaches the source, and the budget's gate is held until its call is read, or refused when it cannot be."""
+
+from __future__ import annotations
+
+import json
+import select
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agentlaunch import datarecord as records
+from agentlaunch.providers.claude_hooks import tool_refusal
+from agentlaunch.providers.native import claude_source
+from agentlaunch.providers.native.claude import HELD_NAME, SOCKET_NAME, native_extras
+from agentlaunch.providers.native.claude_settings import GATE_TIMEOUT, HOOK_EVENTS, transcript_path
+from agentlaunch.providers.native.claude_source import UNDECIDED, ClaudeNativeSource
+from agentlaunch.providers.native.hook_ask import ASK_WAIT
+from agentlaunch.providers.native.source import NativeItem, PromptTyped, ToolAsked
+from agentlaunch.sinks import StateChanged
+from tests.support.claude_native_replay import SESSION, context, root  # noqa: F401 (root: the fixture)
+
+
+def read_until(source: ClaudeNativeSource, found: type, rounds: int = 50) -> list[NativeItem]:
+    items: list[NativeItem] = []
+    for _ in range(rounds):
+        select.select([source.fileno()], [], [], 0.1)
+        items += source.read()
+        if any(isinstance(i, found) for i in items):
+            break
+    return items
+
+
+def run_hook(command: str, payload: object) -> subprocess.Popen[bytes]:
+    """The hook's command as Claude Code runs it (``sh -c``), the payload on its stdin."""
+    proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps(payload).encode())
+    proc.stdin.close()
+    return proc
+
+
+def python_of(command: str) -> str:
+    return command.replace("/usr/bin/python3", shlex.quote(__import__("sys").executable), 1)
+
+
+def test_every_hook_is_a_command_hook_to_a_socket_in_the_runtime_folder(root: Path) -> None:  # noqa: F811
+    ctx = context(root)
+    extras = native_extras(ctx)
+    (source,) = extras.sources
+    assert isinstance(source, ClaudeNativeSource) and source.server is None  # no budget: nothing is held
+    try:
+        hooks = json.loads(extras.argv[1])["hooks"]
+        assert set(hooks) == set(HOOK_EVENTS) and extras.env == {}
+        for event, groups in hooks.items():
+            (hook,) = groups[0]["hooks"]
+            assert hook["type"] == "command" and "hook_report.py" in hook["command"]
+            assert shlex.split(hook["command"])[-2:] == [str(ctx.runtime_dir / SOCKET_NAME), event]
+        assert not (ctx.runtime_dir / HELD_NAME).exists()
+    finally:
+        source.close()
+
+
+def test_a_reports_command_reaches_the_source(root: Path) -> None:  # noqa: F811
+    extras = native_extras(context(root))
+    (source,) = extras.sources
+    assert isinstance(source, ClaudeNativeSource)
+    try:
+        command = json.loads(extras.argv[1])["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+        done = run_hook(python_of(command), {"session_id": SESSION, "prompt": "hello"})
+        assert done.wait(30) == 0 and done.stdout is not None and done.stdout.read() == b""
+        items = read_until(source, PromptTyped)
+        assert [i.text for i in items if isinstance(i, PromptTyped)] == ["hello"]
+        assert [i.state for i in items if isinstance(i, StateChanged)] == ["thinking"]
+    finally:
+        source.close()
+
+
+def _gated(root: Path) -> tuple[ClaudeNativeSource, str, Path]:  # noqa: F811
+    ctx = records.replace(context(root), gated=True)
+    extras = native_extras(ctx)
+    (source,) = extras.sources
+    assert isinstance(source, ClaudeNativeSource) and source.server is not None
+    hook = json.loads(extras.argv[1])["hooks"]["PreToolUse"][0]["hooks"][0]
+    assert hook["type"] == "command" and "hook_ask.py" in hook["command"] and hook["timeout"] == GATE_TIMEOUT > ASK_WAIT
+    assert shlex.split(hook["command"])[-2:] == [str(ctx.runtime_dir / HELD_NAME), "PreToolUse"]
+    assert (ctx.runtime_dir / HELD_NAME).stat().st_mode & 0o777 == 0o600 and ctx.runtime_dir.stat().st_mode & 0o077 == 0
+    path = transcript_path(ctx.env, ctx.working_dir, SESSION)
+    path.parent.mkdir(parents=True)
+    path.write_text("")
+    return source, python_of(hook["command"]), path
+
+
+def _call_line(tool_id: str) -> str:
+    usage = {"input_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 3}
+    content = [{"type": "tool_use", "id": tool_id, "name": "Write", "input": {}}]
+    message = {"id": "msg_1", "model": "claude-sonnet-4-5", "stop_reason": "tool_use", "usage": usage, "content": content}
+    return json.dumps({"type": "assistant", "timestamp": "2099-01-01T00:00:00.000Z", "message": message}) + "\n"
+
+
+def test_a_gated_tool_is_held_until_its_call_is_read_and_refused_with_the_reason(root: Path) -> None:  # noqa: F811
+    source, command, path = _gated(root)
+    try:
+        payload = {"session_id": SESSION, "tool_name": "Write", "tool_use_id": "toolu_1", "transcript_path": str(path)}
+        hook = run_hook(command, payload)
+        assert not any(isinstance(i, ToolAsked) for i in read_until(source, ToolAsked, rounds=10))
+        assert hook.poll() is None  # held: the tool waits
+        with path.open("a") as f:
+            f.write(_call_line("toolu_1"))
+        (asked,) = [i for i in read_until(source, ToolAsked) if isinstance(i, ToolAsked)]
+        assert asked.undecided == ""
+        asked.answer(False, "budget spent")
+        assert hook.wait(30) == 0 and hook.stdout is not None
+        assert json.loads(hook.stdout.read()) == tool_refusal("budget spent")
+        allowed = run_hook(command, {**payload, "tool_use_id": "toolu_1"})  # its call is read: answered at once
+        (again,) = [i for i in read_until(source, ToolAsked) if isinstance(i, ToolAsked)]
+        again.answer(True, "")
+        assert allowed.wait(30) == 0 and allowed.stdout is not None and allowed.stdout.read() == b""
+    finally:
+        source.close()
+
+
+def test_a_gate_whose_call_is_not_read_in_time_is_refused_with_the_reason(
+    root: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(claude_source, "GATE_READ_WAIT", 0.3)
+    source, command, path = _gated(root)
+    try:
+        hook = run_hook(command, {"session_id": SESSION, "tool_use_id": "toolu_9", "transcript_path": str(path)})
+        (asked,) = [i for i in read_until(source, ToolAsked) if isinstance(i, ToolAsked)]
+        assert asked.undecided == UNDECIDED
+        asked.answer(False, asked.undecided)
+        assert hook.wait(30) == 0 and hook.stdout is not None
+        assert json.loads(hook.stdout.read()) == tool_refusal(UNDECIDED)
+    finally:
+        source.close()
+
+
+def test_the_gate_refuses_the_tool_when_the_launch_is_gone(root: Path) -> None:  # noqa: F811
+    source, command, path = _gated(root)
+    source.close()  # its socket goes with it
+    gone = run_hook(command, {"session_id": SESSION, "tool_use_id": "toolu_2", "transcript_path": str(path)})
+    assert gone.wait(30) == 0 and gone.stdout is not None
+    refused = json.loads(gone.stdout.read())
+    assert refused["continue"] is False and refused["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert "cannot reach the launch" in refused["stopReason"]
