@@ -16,6 +16,7 @@ from agentlaunch.errors import ExitCode
 from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest
 from agentlaunch.launch.control_door import close_control, launch_busy, open_control
 from agentlaunch.launch.native.outcome import cli_exit_code
+from agentlaunch.launch.questions import OpenQuestions
 from agentlaunch.launch.turn_answer import MeterTotals, TurnAnswer
 
 if TYPE_CHECKING:
@@ -75,6 +76,14 @@ class NativeSends:
         self.control: ControlServer | None = None
         self.waiting: list[Sent] = []  # sent prompts whose answer is awaited (--wait), oldest first
         self._answering: Timer | None = None  # a turn a sent prompt began is over: its answer is read soon
+        self.questions = OpenQuestions(run.launch.spec.name, self.held)  # what the CLI asks, for agentlaunch answer
+
+    def held(self) -> str | None:
+        """Why a budget holds tools now (spent, or paused), or None: an answer does not allow a tool then."""
+        launch = self.run.launch
+        launch.gates.check(launch)
+        held = launch.stopped or launch.paused
+        return held.message if held is not None else None
 
     def turn_opened(self) -> None:
         """A turn began: every prompt sent before it is under way (its release timer stopped)."""
@@ -96,6 +105,8 @@ class NativeSends:
     def open(self, runtime: Path) -> None:
         """The socket agentlaunch send reaches this session through, named in the status record."""
         self.control = open_control(self.run.launch, runtime / SOCKET_NAME, "session", on_request=self.on_sends)
+        if self.control is not None:
+            self.control.on_question = self.questions.handle
 
     def close(self) -> None:
         if self.control is None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from agentlaunch.fsutil import read_regular
 from agentlaunch.providers import untrusted
+from agentlaunch.providers.native.claude_question import QUESTION_TIMEOUT
 from agentlaunch.providers.native.claude_transcript import project_folder
 from agentlaunch.providers.native.hook_http import KEY_HEADER, KEY_VAR, HookServer
 from agentlaunch.providers.native.hook_socket import hook_command, script_argv
@@ -127,11 +128,12 @@ def settings(ctx: NativeContext, socket_path: Path, config_path: Path, server: H
         if event in COMMAND_HOOKS:
             hook: dict[str, Any] = {"type": "command", "command": hook_command(ctx.python, socket_path, event)}
         else:
-            gate = ctx.gated and event == "PreToolUse"
+            asks = event == "PermissionRequest"  # held until the person answers (claude_question)
+            gate = (ctx.gated and event == "PreToolUse") or asks
             hook = {
                 "type": "http",
                 "url": server.url(event, gate),
-                "timeout": GATE_TIMEOUT if gate else HOOK_TIMEOUT,
+                "timeout": QUESTION_TIMEOUT if asks else GATE_TIMEOUT if gate else HOOK_TIMEOUT,
                 "headers": {KEY_HEADER.decode(): f"${KEY_VAR}"},
                 "allowedEnvVars": [KEY_VAR],
             }

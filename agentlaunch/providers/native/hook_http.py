@@ -49,6 +49,8 @@ REQUEST_WAIT = 5.0
 """Seconds a connection has to send its whole request."""
 HOLD_WAIT = 40.0
 """Seconds a held request (a gate) waits for :meth:`HookServer.answer` (Claude Code's own hook timeout is 30 s)."""
+HOLD_WAITS = {"PermissionRequest": 24 * 3600 + 60.0}
+"""A held ``PermissionRequest`` (a dialog the person may answer with agentlaunch answer) outlives its hook's timeout."""
 MAX_CONNECTIONS = 64
 READ_CHUNK = 1 << 16
 READS_PER_WAKE = 64
@@ -153,11 +155,13 @@ class HookServer:
             self._close(self._held.pop(reply))
         return found
 
-    def answer(self, reply: str, text: str) -> None:
-        """Answer the held request ``reply`` with ``text`` (the hook's output; "" lets the tool run)."""
+    def answer(self, reply: str, text: str) -> bool:
+        """Answer the held request ``reply`` with ``text`` (the hook's output; "" lets the tool run); False when it
+        is not held (its client gave up, or it was answered)."""
         conn = self._held.pop(reply, None)
         if conn is not None:
             self._respond(conn, 200, text.encode("utf-8"))
+        return conn is not None
 
     def close(self) -> None:
         for conn in [*self._conns.values(), *self._held.values()]:
@@ -257,7 +261,7 @@ class HookServer:
         self._ids += 1
         reply = str(self._ids)
         del self._conns[conn.sock.fileno()]
-        conn.deadline = self.clock() + HOLD_WAIT
+        conn.deadline = self.clock() + HOLD_WAITS.get(conn.event, HOLD_WAIT)
         self._held[reply] = conn  # stays registered: a client that gives up makes it readable (_drop_held)
         return HttpHook(conn.event, body, reply)
 

@@ -44,7 +44,23 @@ class ToolAsked:
     answer: Callable[[bool, str], None]
 
 
-NativeItem = Event | StateChanged | PromptTyped | ToolAsked
+@datarecord(frozen=True)
+class QuestionAsked:
+    """The CLI asks the person (a permission, a question) and takes the answer from the launch as well as from its
+    own interface (:mod:`agentlaunch.launch.questions`).
+
+    ``options``: the answers the CLI offers (of ``once``, ``always``, ``deny``, ``reply``); ``answer(decision,
+    text)`` tells the CLI (``text``: a reply's words); False when the CLI no longer waits for it.
+    """
+
+    kind: ClassVar[str] = "question_asked"
+    tool: str
+    tool_input: Any
+    options: tuple[str, ...]
+    answer: Callable[[str, str], bool]
+
+
+NativeItem = Event | StateChanged | PromptTyped | ToolAsked | QuestionAsked
 """What a source reports: a provider event for the launch to handle, the CLI's new state, or a prompt submitted."""
 
 

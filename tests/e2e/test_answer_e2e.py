@@ -1,0 +1,132 @@
+"""``agentlaunch answer`` on the real CLIs in a private tmux server: a permission asked, read without attaching, and
+answered (allow: the tool ran once; deny: it did not), the fake API's request log as the proof.
+
+One launch per provider covers allow, then deny, in the same session; the bad answers (a stale question id, an
+answer when nothing is asked) ride along.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, text_reply, tool_reply
+from agentlaunch.providers.native.claude_question import DENIED
+from testbed.agent_files import write_agent
+from testbed.claude_tui import seed_home
+from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.waits import wait_for
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+
+if shutil.which("tmux") is None and not os.environ.get("CI"):
+    pytest.skip("tmux is not installed", allow_module_level=True)
+
+
+def tmux(socket: str, *args: str) -> str:
+    return subprocess.run(["tmux", "-L", socket, *args], capture_output=True, text=True, check=True).stdout
+
+
+def pane_of(socket: str, agent: str) -> str:
+    for line in tmux(socket, "list-panes", "-s", "-t", "=agentlaunch", "-F", "#{@agentlaunch_agent}\t#{pane_id}").splitlines():
+        name, pane = line.split("\t")
+        if name == agent:
+            return pane
+    raise AssertionError(f"no pane for {agent}")
+
+
+def screen(socket: str, pane: str) -> str:
+    return tmux(socket, "capture-pane", "-p", "-J", "-S", "-", "-t", pane)
+
+
+def cli(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return run_cli(*args, env=env, cwd=cwd, timeout=180)
+
+
+def state_of(env: dict[str, str], cwd: Path, agent: str) -> str | None:
+    records = json.loads(run_cli_inprocess("status", "--json", env=env, cwd=cwd).stdout)
+    return next((str(r.get("state")) for r in records if r.get("agent") == agent), None)
+
+
+def question(env: dict[str, str], cwd: Path, agent: str) -> dict[str, Any]:
+    shown = cli(env, cwd, "answer", agent, "--json")
+    assert shown.returncode == 0, shown.stderr
+    value: dict[str, Any] = json.loads(shown.stdout)["question"]
+    return value
+
+
+def tool_results(api: FakeAnthropic) -> list[str]:
+    """The tool results the model was sent, in order (each request carries the conversation so far: the last's)."""
+    last = api.message_requests()[-1].body
+    found = []
+    for message in last.get("messages", []):
+        for part in message.get("content", []) if isinstance(message.get("content"), list) else []:
+            if isinstance(part, dict) and part.get("type") == "tool_result":
+                found.append(json.dumps(part.get("content")))
+    return found
+
+
+def test_claude_permission_answered_allow_then_deny_without_attaching(
+    socket: str, anthropic: FakeAnthropic, isolated_home: Path, agents_dir: Path, workdir: Path, claude_bin: Path
+) -> None:
+    assert anthropic.server is not None
+    env = claude_env(anthropic.server.url, isolated_home, {"CLAUDE_CODE_MAX_RETRIES": "0"})
+    seed_home(isolated_home, [workdir], key=env["ANTHROPIC_API_KEY"])
+    env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
+    write_agent(
+        agents_dir,
+        "asker",
+        {"provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin), "working_dir": str(workdir)},
+    )
+    anthropic.push(
+        text_reply("Ready."),
+        tool_reply(
+            "Bash", {"command": "touch allowed.txt", "description": "make \x1b[31mred\x1b[0m [b]file[/b]"}, text="Making."
+        ),
+        text_reply("Made it."),
+        tool_reply("Bash", {"command": "touch denied.txt", "description": "make another"}, text="Again."),
+        text_reply("Not made."),
+    )
+    assert cli(env, workdir, "tmux", "up", "asker", "--socket", socket, "--no-attach", "--wait", "60").returncode == 0
+    pane = pane_of(socket, "asker")
+    wait_for(lambda: state_of(env, workdir, "asker") == "waiting", timeout=60, what="the startup turn over")
+    nothing = cli(env, workdir, "answer", "asker", "--json")
+    assert nothing.returncode == 9, nothing.stderr  # no question open
+
+    assert cli(env, workdir, "send", "asker", "Make the file").returncode == 0
+    wait_for(lambda: state_of(env, workdir, "asker") == "asking", timeout=60, what="the permission dialog")
+    first = question(env, workdir, "asker")
+    assert first["tool"] == "Bash" and "touch allowed.txt" in first["asks"], first
+    assert "once" in first["options"] and "deny" in first["options"], first
+    shown = cli(env, workdir, "answer", "asker")  # the person's view: the escape in the input made visible
+    assert shown.returncode == 0 and "\x1b" not in shown.stdout.decode() and "\\u001b[31m" in shown.stdout.decode()
+    allowed = cli(env, workdir, "answer", "asker", "--allow", "--question", first["id"], "--json")
+    assert allowed.returncode == 0, allowed.stderr
+    assert json.loads(allowed.stdout) == {"agent": "asker", "answered": first["id"], "decision": "once"}
+    wait_for(lambda: (workdir / "allowed.txt").exists(), timeout=60, what="the allowed tool ran")
+    wait_for(lambda: state_of(env, workdir, "asker") == "waiting", timeout=60, what="the turn over")
+    again = cli(env, workdir, "answer", "asker", "--deny", "--question", first["id"])
+    assert again.returncode == 9, again.stderr  # answered: nothing open now
+    calls_after_allow = len(anthropic.message_requests())
+
+    assert cli(env, workdir, "send", "asker", "Make another").returncode == 0
+    wait_for(lambda: state_of(env, workdir, "asker") == "asking", timeout=60, what="the second dialog")
+    second = question(env, workdir, "asker")
+    assert second["id"] != first["id"] and "touch denied.txt" in second["asks"]
+    stale = cli(env, workdir, "answer", "asker", "--allow", "--question", first["id"])
+    assert stale.returncode == 10, stale.stderr  # the question named closed; another is open: nothing answered
+    assert "Do you want to proceed?" in screen(socket, pane)  # still asked
+    denied = cli(env, workdir, "answer", "asker", "--deny", "--question", second["id"])
+    assert denied.returncode == 0, denied.stderr
+    wait_for(lambda: state_of(env, workdir, "asker") == "waiting", timeout=60, what="the denied turn over")
+    assert not (workdir / "denied.txt").exists()
+    assert len(anthropic.message_requests()) == calls_after_allow + 2  # the call asking, then the one told of the denial
+    assert DENIED in tool_results(anthropic)[-1]
+    assert "Denied by PermissionRequest hook" in screen(socket, pane)
+    assert cli(env, workdir, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
