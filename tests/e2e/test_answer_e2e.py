@@ -11,15 +11,23 @@ import json
 import os
 import shutil
 import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, text_reply, tool_reply
 from agentlaunch.providers.native.claude_question import DENIED
 from testbed.agent_files import write_agent
 from testbed.claude_tui import seed_home
+from testbed.native_tui import TitledResponsesFake
+from testbed.pty_screen import Screen
+from tests.e2e.test_native_codex_remote import setup, status_of
+from tests.e2e.test_native_run_codex_gemini import quit_tui, type_prompt, until
 from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.waits import wait_for
 
@@ -27,6 +35,12 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
 if shutil.which("tmux") is None and not os.environ.get("CI"):
     pytest.skip("tmux is not installed", allow_module_level=True)
+
+
+@pytest.fixture
+def short_root() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="alan-") as folder:
+        yield Path(folder)
 
 
 def tmux(socket: str, *args: str) -> str:
@@ -130,3 +144,67 @@ def test_claude_permission_answered_allow_then_deny_without_attaching(
     assert DENIED in tool_results(anthropic)[-1]
     assert "Denied by PermissionRequest hook" in screen(socket, pane)
     assert cli(env, workdir, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
+
+
+def answer_cli(tui: Screen, env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """``agentlaunch answer ARGS`` while the interface's screen is read (a CLI whose output is not read blocks)."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "agentlaunch", "answer", *args], env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    tui.until(lambda: child.poll() is not None, 120, "agentlaunch answer to end")
+    out, err = child.communicate()
+    return subprocess.CompletedProcess(child.args, child.returncode, out, err)
+
+
+def test_codex_approval_answered_on_the_app_server_connection_allow_then_deny(short_root: Path, agents_dir: Path) -> None:
+    first_call = {"cmd": "touch allowed-by-answer", "sandbox_permissions": "require_escalated", "justification": "a test"}
+    second_call = {"cmd": "touch denied-by-answer", "sandbox_permissions": "require_escalated", "justification": "a test"}
+    script = cfake.ResponsesScript(
+        [
+            cfake.TextReply("STARTUP-ANSWER", cfake.ResponsesUsage(9000, 8000, 7, 3)),
+            cfake.ShellCallReply(arguments=first_call, usage=cfake.ResponsesUsage(9100, 9000, 5, 0)),
+            cfake.TextReply("ALLOWED-ANSWER", cfake.ResponsesUsage(9200, 9100, 4, 0)),
+            cfake.ShellCallReply(arguments=second_call, usage=cfake.ResponsesUsage(9300, 9200, 5, 0)),
+            cfake.TextReply("DENIED-ANSWER", cfake.ResponsesUsage(9400, 9300, 4, 0)),
+        ]
+    )
+    with TitledResponsesFake(script) as api:
+        agent = setup(short_root, agents_dir, api)
+        tui = agent.run()
+        try:
+            until(tui, lambda: agent.state() == "waiting", "status 'waiting' after the startup turn")
+            nothing = answer_cli(tui, agent.env, agent.work, "coder", "--json")
+            assert nothing.returncode == 9, nothing.stderr
+
+            type_prompt(tui, "run the tool please", "Would you like to run")
+            until(tui, lambda: status_of(agent).get("state") == "asking", "status 'asking' while the approval waits")
+            shown = answer_cli(tui, agent.env, agent.work, "coder", "--json")
+            assert shown.returncode == 0, shown.stderr
+            first = json.loads(shown.stdout)["question"]
+            assert first["tool"] == "shell" and "touch allowed-by-answer" in first["asks"], first
+            allowed = answer_cli(tui, agent.env, agent.work, "coder", "--allow", "--question", first["id"])
+            assert allowed.returncode == 0, allowed.stderr
+            until(tui, lambda: "ALLOWED-ANSWER" in tui.text(), "the allowed turn's answer")
+            until(tui, lambda: agent.state() == "waiting", "status 'waiting' after the allowed turn")
+            assert (agent.work / "allowed-by-answer").exists()
+            assert "Would you like to run" not in tui.text()  # the interface's prompt closed with the answer
+
+            type_prompt(tui, "run another", "Would you like to run")
+            until(tui, lambda: status_of(agent).get("state") == "asking", "status 'asking' for the second approval")
+            shown = answer_cli(tui, agent.env, agent.work, "coder", "--json")
+            second = json.loads(shown.stdout)["question"]
+            stale = answer_cli(tui, agent.env, agent.work, "coder", "--allow", "--question", first["id"])
+            assert stale.returncode == 10, stale.stderr
+            denied = answer_cli(tui, agent.env, agent.work, "coder", "--deny", "--question", second["id"])
+            assert denied.returncode == 0, denied.stderr
+            until(tui, lambda: agent.state() == "waiting", "status 'waiting' after the denied turn", timeout=90)
+            assert not (agent.work / "denied-by-answer").exists()
+        finally:
+            quit_tui(tui)
+    outputs = [
+        json.dumps(item) for item in api.turn_requests[-1].body.get("input", []) if item.get("type") == "function_call_output"
+    ]
+    assert len(outputs) == 2, outputs  # the allowed call's output, then the declined one's
+    assert "denied-by-answer" not in outputs[0] and ("declined" in outputs[1].lower() or "rejected" in outputs[1].lower()), (
+        outputs
+    )
