@@ -49,7 +49,7 @@ class Question:
             detail = ""
         self.input = detail[:INPUT_CHARS]
         self.id = hashlib.sha256(f"{number}\0{asked.tool}\0{detail}".encode("utf-8", "replace")).hexdigest()[:12]
-        self.tell = asked.answer
+        self.tell = asked.answer if asked.answer is not None else _cannot
 
     def shown(self) -> dict[str, Any]:
         return {"id": self.id, "tool": self.tool, "asks": self.asks, "input": self.input, "options": list(self.options)}
@@ -74,6 +74,10 @@ def answer_problem(value: Any) -> str | None:
     elif text is not None:
         return "only a reply has a text"
     return None
+
+
+def _cannot(_decision: str, _text: str) -> bool:
+    return False
 
 
 class OpenQuestions:
@@ -123,5 +127,10 @@ class OpenQuestions:
             return {"ok": False, "budget": True, "error": f"a budget holds {self.agent}'s tools: {why}; deny it instead"}
         self.current = None
         if not question.tell(decision, text):
-            return {"ok": False, "no_question": True, "error": f"{self.agent}'s CLI no longer waits for this answer"}
+            return {
+                "ok": False,
+                "no_question": True,
+                "error": f"{self.agent}'s CLI does not take this answer now (the question closed, or its screen does "
+                "not show it; a CLI answered with keys is answered here only in a tmux pane): answer it in its window",
+            }
         return {"ok": True, "answered": question.id, "decision": decision}

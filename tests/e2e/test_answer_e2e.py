@@ -7,6 +7,7 @@ answer when nothing is asked) ride along.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -19,17 +20,20 @@ from typing import Any
 
 import pytest
 
+from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, text_reply, tool_reply
 from agentlaunch.providers.native.claude_question import DENIED
 from testbed.agent_files import write_agent
 from testbed.claude_tui import seed_home
+from testbed.clis import ensure_cli
 from testbed.native_tui import TitledResponsesFake
 from testbed.pty_screen import Screen
 from tests.e2e.test_native_codex_remote import setup, status_of
 from tests.e2e.test_native_run_codex_gemini import quit_tui, type_prompt, until
 from tests.support.cli_runs import run_cli, run_cli_inprocess
-from tests.support.waits import wait_for
+from tests.support.gemini_process import one_gemini_process
+from tests.support.waits import turn_over, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -66,6 +70,11 @@ def cli(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProce
 def state_of(env: dict[str, str], cwd: Path, agent: str) -> str | None:
     records = json.loads(run_cli_inprocess("status", "--json", env=env, cwd=cwd).stdout)
     return next((str(r.get("state")) for r in records if r.get("agent") == agent), None)
+
+
+def record(env: dict[str, str], cwd: Path, agent: str) -> dict[str, Any]:
+    records = json.loads(run_cli_inprocess("status", "--json", env=env, cwd=cwd).stdout)
+    return next((r for r in records if r.get("agent") == agent), {})
 
 
 def question(env: dict[str, str], cwd: Path, agent: str) -> dict[str, Any]:
@@ -208,3 +217,63 @@ def test_codex_approval_answered_on_the_app_server_connection_allow_then_deny(sh
     assert "denied-by-answer" not in outputs[0] and ("declined" in outputs[1].lower() or "rejected" in outputs[1].lower()), (
         outputs
     )
+
+
+def test_gemini_prompt_answered_with_keys_only_while_its_screen_shows_it_allow_then_deny(
+    socket: str, isolated_home: Path, agents_dir: Path, request: pytest.FixtureRequest
+) -> None:
+    binary = ensure_cli("gemini")
+    with tempfile.TemporaryDirectory(prefix="alag-") as folder, gfake.GeminiFake() as api:
+        root = Path(folder)
+        home, work = root / "home", root / "work"
+        home.mkdir()
+        work.mkdir()
+        env = gfake.prepare_gemini_home(home, api.base_url, max_attempts=1, no_relaunch=one_gemini_process(request))
+        env.update(TERM="xterm-256color", AGENTLAUNCH_TITLE="0", AGENTLAUNCH_AGENTS_DIR=str(agents_dir))
+        env.update({k: v for k, v in os.environ.items() if k.startswith("AGENTLAUNCH_") and k not in env})
+        agent = {"provider": "gemini", "model": "gemini-2.5-pro", "command": str(binary), "working_dir": str(work)}
+        write_agent(agents_dir, "gem", {**agent, "startup": "say hello"})
+        usage = gfake.GeminiUsage(prompt=900, output=7)
+        api.script.push(gfake.TextReply("Hello, ready.", usage))
+        api.script.push(gfake.FunctionCallReply("run_shell_command", {"command": "touch allowed.txt", "description": "w"}, usage))
+        api.script.push(gfake.TextReply("Wrote it.", usage))
+        api.script.push(gfake.FunctionCallReply("run_shell_command", {"command": "touch denied.txt", "description": "w"}, usage))
+        api.script.push(gfake.TextReply("Never sent.", usage))
+        up = run_cli("tmux", "up", "gem", "--socket", socket, "--no-attach", "--wait", "90", env=env, cwd=work, timeout=150)
+        assert up.returncode == 0, up.stderr.decode()
+        pane = pane_of(socket, "gem")
+        wait_for(lambda: turn_over(record(env, work, "gem")), timeout=90, what="the startup turn over")
+
+        def ask(text: str) -> dict[str, Any]:
+            tmux(socket, "send-keys", "-t", pane, "-l", text)
+            wait_for(lambda: text in screen(socket, pane), timeout=30, what=f"{text!r} typed")
+            sent = len(api.model_requests)
+            for _ in range(3):  # Gemini 0.61 under load keeps an Enter read with the typed keys in its box
+                tmux(socket, "send-keys", "-t", pane, "Enter")
+                with contextlib.suppress(AssertionError):
+                    wait_for(lambda: len(api.model_requests) > sent, timeout=5, what="the prompt's call")
+                    break
+            wait_for(lambda: state_of(env, work, "gem") == "asking", timeout=60, what="asking")
+            return question(env, work, "gem")
+
+        first = ask("write the file")
+        assert first["tool"] == "shell" and "touch allowed.txt" in first["asks"], first
+        assert first["options"] == ["once", "always", "deny"]
+        assert cli(env, work, "answer", "gem", "--allow", "--question", first["id"]).returncode == 0
+        wait_for(lambda: (work / "allowed.txt").exists(), timeout=60, what="the allowed tool ran")
+        wait_for(lambda: state_of(env, work, "gem") == "waiting", timeout=60, what="the turn over")
+        assert "Wrote it." in screen(socket, pane)
+        calls = len(api.model_requests)
+
+        second = ask("write another")
+        tmux(socket, "send-keys", "-t", pane, "Down")  # the person moves in the prompt: still the same question shown
+        denied = cli(env, work, "answer", "gem", "--deny", "--question", second["id"])
+        assert denied.returncode == 0, denied.stderr
+        wait_for(lambda: "Request cancelled" in screen(socket, pane), timeout=60, what="the request cancelled")
+        assert not (work / "denied.txt").exists()
+        assert len(api.model_requests) == calls + 1  # the call that asked; none after the denial
+        typed = screen(socket, pane)
+        late = cli(env, work, "answer", "gem", "--allow", "--question", second["id"])
+        assert late.returncode == 9, late.stderr  # nothing open: no key typed into the input box
+        assert screen(socket, pane).count("1") == typed.count("1")
+        assert run_cli("tmux", "down", "--socket", socket, env=env, cwd=work, timeout=120).returncode == 0

@@ -297,7 +297,7 @@ class NativeRun:
                     if item.state != "asking":
                         self.sends.questions.closed()  # answered in the interface, or withdrawn
                 elif isinstance(item, QuestionAsked):
-                    self.sends.questions.asked(item)
+                    self.sends.asked(item)
                 elif isinstance(item, ToolAsked):
                     self.launch.gates.check(self.launch)  # the asking call is counted: a spent budget refuses the tool
                     held = self.launch.stopped or self.launch.paused  # a pause refuses it and ends the turn too

@@ -206,6 +206,10 @@ class Relay:
             self.on_keys(data)
         self._send_keys(data)
 
+    def press(self, keys: bytes) -> None:
+        """Type ``keys`` into the CLI's interface as they are (an answer to the prompt it shows), among the person's."""
+        self._send_keys(keys)
+
     def _send_keys(self, data: bytes) -> None:
         if self._done:
             return

@@ -12,9 +12,11 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from agentlaunch.datarecord import replace
 from agentlaunch.errors import ExitCode
 from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest
 from agentlaunch.launch.control_door import close_control, launch_busy, open_control
+from agentlaunch.launch.native import screen_keys
 from agentlaunch.launch.native.outcome import cli_exit_code
 from agentlaunch.launch.questions import OpenQuestions
 from agentlaunch.launch.turn_answer import MeterTotals, TurnAnswer
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from agentlaunch.launch.native.native_remote import RemoteCodex
     from agentlaunch.launch.native.relay import Relay, RelayResult
     from agentlaunch.launch.session import Launch
+    from agentlaunch.providers.native.source import QuestionAsked
 
 ANSWER_GRACE = 0.3
 """Seconds after a turn's end before a sent prompt's answer is read when the CLI did not report the turn's last message
@@ -77,6 +80,14 @@ class NativeSends:
         self.waiting: list[Sent] = []  # sent prompts whose answer is awaited (--wait), oldest first
         self._answering: Timer | None = None  # a turn a sent prompt began is over: its answer is read soon
         self.questions = OpenQuestions(run.launch.spec.name, self.held)  # what the CLI asks, for agentlaunch answer
+
+    def asked(self, item: QuestionAsked) -> None:
+        """The CLI asks: the question is open to agentlaunch answer (one answered with keys, typed in the relay while
+        the pane shows it)."""
+        if item.answer is None:
+            relay = self.run.relay
+            item = replace(item, answer=partial(screen_keys.answer, relay, item) if relay is not None else None)
+        self.questions.asked(item)
 
     def held(self) -> str | None:
         """Why a budget holds tools now (spent, or paused), or None: an answer does not allow a tool then."""

@@ -57,7 +57,11 @@ class QuestionAsked:
     tool: str
     tool_input: Any
     options: tuple[str, ...]
-    answer: Callable[[str, str], bool]
+    answer: Callable[[str, str], bool] | None
+    keys: Mapping[str, str] = field(default_factory=dict)
+    """For a CLI answered with keys (``answer`` None): the keys of each option, typed by the launch only while the
+    screen shows every text of ``shows`` (:mod:`agentlaunch.launch.native.screen_keys`)."""
+    shows: tuple[str, ...] = ()
 
 
 NativeItem = Event | StateChanged | PromptTyped | ToolAsked | QuestionAsked
