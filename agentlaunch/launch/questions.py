@@ -10,8 +10,9 @@ the one open (:class:`OpenQuestions`) until it is answered, here or in the CLI's
   true, "error": ...}``;
 * ``{"answer": {"question": ID, "decision": D, "text": T}}`` (``D`` one of :data:`DECISIONS`, ``text`` only with
   ``reply``) is answered ``{"ok": true, "answered": ID, "decision": D}`` once the CLI was told, or refused:
-  ``no_question`` (nothing is open), ``changed`` (another question is open now: the one the person saw was answered
-  meanwhile), ``budget`` (a budget holds the tool: an allow is refused, a deny goes through), ``bad_input``.
+  ``no_question`` (nothing is open, and ``ID`` names no question this launch asked), ``changed`` (the question ``ID``
+  names closed meanwhile: answered in the interface or by another answer; another may be open), ``budget`` (a
+  budget holds the tool: an allow is refused, a deny goes through), ``bad_input``.
 
 The ``id`` names the question the person saw: a digest of the launch's question number, the tool and its input, so
 the same tool asked again is another question. The loop is single-threaded: of two answers at once, the first
@@ -88,14 +89,19 @@ class OpenQuestions:
         self.agent, self.held = agent, held
         self.current: Question | None = None
         self._asked = 0
+        self._past: set[str] = set()  # the ids of the questions closed: an answer naming one was too late
 
     def asked(self, item: QuestionAsked) -> Question:
         self._asked += 1
+        if self.current is not None:
+            self._past.add(self.current.id)
         self.current = Question(self._asked, item)
         return self.current
 
     def closed(self) -> None:
         """The session is no longer asking: the question was answered (in the interface, say) or withdrawn."""
+        if self.current is not None:
+            self._past.add(self.current.id)
         self.current = None
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -111,8 +117,11 @@ class OpenQuestions:
 
     def _answer(self, qid: str, decision: str, text: str) -> dict[str, Any]:
         question = self.current
+        if (question is None or question.id != qid) and qid in self._past:
+            now = f"; it asks another now ({question.asks})" if question is not None else "; it asks nothing now"
+            return {"ok": False, "changed": True, "error": f"{self.agent}'s question was answered meanwhile{now}"}
         if question is None:
-            return {"ok": False, "no_question": True, "error": f"{self.agent} asks nothing now: the question was answered"}
+            return {"ok": False, "no_question": True, "error": f"{self.agent} asks nothing now"}
         if question.id != qid:
             return {
                 "ok": False,
@@ -125,7 +134,7 @@ class OpenQuestions:
             return {"ok": False, "bad_input": True, "error": f"{question.tool}'s question takes {offered}, not {decision}"}
         if decision in ALLOWING and (why := self.held()) is not None:
             return {"ok": False, "budget": True, "error": f"a budget holds {self.agent}'s tools: {why}; deny it instead"}
-        self.current = None
+        self.closed()
         if not question.tell(decision, text):
             return {
                 "ok": False,

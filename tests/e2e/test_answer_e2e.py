@@ -135,7 +135,7 @@ def test_claude_permission_answered_allow_then_deny_without_attaching(
     wait_for(lambda: (workdir / "allowed.txt").exists(), timeout=60, what="the allowed tool ran")
     wait_for(lambda: state_of(env, workdir, "asker") == "waiting", timeout=60, what="the turn over")
     again = cli(env, workdir, "answer", "asker", "--deny", "--question", first["id"])
-    assert again.returncode == 9, again.stderr  # answered: nothing open now
+    assert again.returncode == 10, again.stderr  # answered already: too late, named as such
     calls_after_allow = len(anthropic.message_requests())
 
     assert cli(env, workdir, "send", "asker", "Make another").returncode == 0
@@ -274,6 +274,6 @@ def test_gemini_prompt_answered_with_keys_only_while_its_screen_shows_it_allow_t
         assert len(api.model_requests) == calls + 1  # the call that asked; none after the denial
         typed = screen(socket, pane)
         late = cli(env, work, "answer", "gem", "--allow", "--question", second["id"])
-        assert late.returncode == 9, late.stderr  # nothing open: no key typed into the input box
+        assert late.returncode == 10, late.stderr  # closed: no key typed into the input box
         assert screen(socket, pane).count("1") == typed.count("1")
         assert run_cli("tmux", "down", "--socket", socket, env=env, cwd=work, timeout=120).returncode == 0
