@@ -18,6 +18,10 @@ Keys
   Tab        next agent that blocks on you (asking, stalled, retrying, paused, dead), then
              those that ended a turn you have not looked at since; never an idle one seen
   s          send a prompt (as `agentlaunch send`)
+  a          allow what an asking agent asks, once (its question is on the message line; as
+             `agentlaunch answer --allow`: only that question, never one that came since)
+  D          deny it, after y naming the agent and the tool (as `agentlaunch answer --deny`)
+  R          reply in words to a question (not a permission) (as `agentlaunch answer --reply`)
   x          stop it, after y (as `agentlaunch stop`: its session stays resumable)
   b          resume it after a budget paused it, after y (as `agentlaunch resume-budget`: with
              the limit still spent, one more turn; raising the limit resumes it by itself)

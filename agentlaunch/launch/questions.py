@@ -43,7 +43,7 @@ class Question:
 
     def __init__(self, number: int, asked: QuestionAsked) -> None:
         self.tool, self.options = asked.tool, asked.options
-        self.asks = tool_question(asked.tool, asked.tool_input)
+        self.asks = asked.asks or tool_question(asked.tool, asked.tool_input)
         try:
             detail = json.dumps(asked.tool_input, ensure_ascii=False, sort_keys=True, default=str)
         except (TypeError, ValueError, RecursionError):

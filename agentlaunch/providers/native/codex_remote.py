@@ -162,7 +162,7 @@ class RemoteSource:
             return True
 
         shown = {k: v for k, v in params.items() if k not in ("threadId", "turnId", "itemId")}
-        return [QuestionAsked(tool, shown, ("once", "always", "deny"), answer)]
+        return [QuestionAsked(tool, shown, ("once", "always", "deny"), answer, asks=question_of(method, params) or "")]
 
     def _status(self, status: dict[str, Any]) -> list[NativeItem]:
         kind = status.get("type")

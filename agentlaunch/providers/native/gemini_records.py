@@ -109,4 +109,5 @@ def gemini_asked(payload: dict[str, Any]) -> QuestionAsked:
     own = string(details.get("command")) or string(details.get("fileName")) or string(details.get("toolName"))
     first = own.strip().splitlines()[0][:SHOWN_CHARS] if own.strip() else ""
     shows = PROMPT_TEXTS + ((first,) if first else ())
-    return QuestionAsked(tool, details or string(payload.get("message")), tuple(PROMPT_KEYS), None, PROMPT_KEYS, shows)
+    said = gemini_question(payload) or ""
+    return QuestionAsked(tool, details or string(payload.get("message")), tuple(PROMPT_KEYS), None, PROMPT_KEYS, shows, said)

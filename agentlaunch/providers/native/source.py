@@ -62,6 +62,9 @@ class QuestionAsked:
     """For a CLI answered with keys (``answer`` None): the keys of each option, typed by the launch only while the
     screen shows every text of ``shows`` (:mod:`agentlaunch.launch.native.screen_keys`)."""
     shows: tuple[str, ...] = ()
+    asks: str = ""
+    """What it asks in one line, as the session's state reason says it (default: the tool and its input's telling
+    part, :func:`~agentlaunch.providers.asked.tool_question`)."""
 
 
 NativeItem = Event | StateChanged | PromptTyped | ToolAsked | QuestionAsked
