@@ -20,6 +20,7 @@ from agentlaunch.launch.native import screen_keys
 from agentlaunch.launch.native.outcome import cli_exit_code
 from agentlaunch.launch.questions import OpenQuestions
 from agentlaunch.launch.turn_answer import MeterTotals, TurnAnswer
+from agentlaunch.live.needs_you_answer import QuestionOpen
 
 if TYPE_CHECKING:
     from agentlaunch.launch.loop import Timer
@@ -87,7 +88,7 @@ class NativeSends:
         if item.answer is None:
             relay = self.run.relay
             item = replace(item, answer=partial(screen_keys.answer, relay, item) if relay is not None else None)
-        self.questions.asked(item)
+        self.run.launch.emit(QuestionOpen(self.questions.asked(item).shown()))  # the notify command gets it
 
     def held(self) -> str | None:
         """Why a budget holds tools now (spent, or paused), or None: an answer does not allow a tool then."""
