@@ -139,3 +139,18 @@ def test_buttons_only_for_what_a_click_can_answer() -> None:
     assert action_args(question) == [] and answer_commands("demo", question) == {}
     assert action_args({"id": "abc", "options": ["once", "deny"]}) == ["--action=once=Allow", "--action=deny=Deny", "--wait"]
     assert action_args(None) == []
+
+
+def test_a_new_question_within_the_debounce_is_announced_the_same_one_is_not(tmp_path: Path) -> None:
+    questions = OpenQuestions("demo")
+    sink = NeedsYou(notify=recorder(tmp_path), bell=False, pane=None, clock=Clock(), debounce=5)
+    launch = view(tmp_path)
+    for command in ("touch a", "touch b"):  # two dialogs a second apart: each has its own id to answer
+        sink.event(StateChanged("thinking"), launch)
+        sink.event(QuestionOpen(shown(questions, Told(), command)), launch)
+        sink.event(StateChanged("asking"), launch)
+    sink.event(StateChanged("thinking"), launch)
+    sink.event(StateChanged("asking"), launch)  # asking again with no new question: debounced as before
+    both = wait_for(lambda: len(n := notified(tmp_path)) >= 2 and n, what="two announcements")
+    sink.event(SessionClosed(0), launch)
+    assert [p["question"]["asks"] for p in both] == ["Bash: touch a", "Bash: touch b"] and len(notified(tmp_path)) == 2

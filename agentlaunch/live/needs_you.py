@@ -115,6 +115,7 @@ class NeedsYou:
         self._seen: str | None = None  # the last state an event named: only a change into a state is announced
         self._question: dict[str, Any] | None = None  # the open question agentlaunch answer can answer
         self._asked_bare = False  # asking was announced before its question came (Codex's status, then its request)
+        self._question_said: object = None  # the id of the last question announced (a new one is never debounced)
         self._actions: bool | None = None  # notify-send takes --action (asked once)
         self.answering: list[subprocess.Popen[bytes]] = []  # answer commands a notification's button ran
         self.clicks: list[tuple[subprocess.Popen[bytes], dict[str, Any]]] = []  # notifications waiting for a click
@@ -155,8 +156,12 @@ class NeedsYou:
     # -- announcing ------------------------------------------------------------------
     def _announce(self, launch: LaunchView, state: str, reason: str, took: float | None, now: float) -> None:
         last = self._last.get(state)
-        if last is not None and now - last < self.debounce:
+        question = self._question if state == "asking" else None
+        news = question is not None and question.get("id") != self._question_said  # another question: its id is news
+        if last is not None and now - last < self.debounce and not news:
             return
+        if question is not None:
+            self._question_said = question.get("id")
         self._last[state] = now
         payload: dict[str, Any] = {
             "agent": launch.spec.name,
@@ -167,7 +172,6 @@ class NeedsYou:
             "reason": reason,
             "turn_seconds": None if took is None else round(took, 1),
         }
-        question = self._question if state == "asking" else None
         self._asked_bare = state == "asking" and question is None
         if question is not None:
             payload.update(question=question, answer=answer_commands(launch.spec.name, question))

@@ -95,6 +95,19 @@ def tool_results(api: FakeAnthropic) -> list[str]:
     return found
 
 
+def notice_of(path: Path, words: str) -> dict[str, Any] | None:
+    """The notify command's JSON announcing the question whose reason holds ``words``, once it came."""
+    lines = path.read_text().splitlines() if path.exists() else []
+    return next((p for p in map(json.loads, lines) if words in str(p.get("reason"))), None)
+
+
+def on_deck(socket: str, text: str) -> None:
+    try:
+        wait_for(lambda: text in tmux(socket, "capture-pane", "-p", "-t", "=deck:").replace("\n", ""), 60, repr(text))
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; the deck shows:\n{tmux(socket, 'capture-pane', '-p', '-t', '=deck:')}") from None
+
+
 def test_claude_permission_answered_allow_then_deny_without_attaching(
     socket: str, anthropic: FakeAnthropic, isolated_home: Path, agents_dir: Path, workdir: Path, claude_bin: Path
 ) -> None:
@@ -102,10 +115,19 @@ def test_claude_permission_answered_allow_then_deny_without_attaching(
     env = claude_env(anthropic.server.url, isolated_home, {"CLAUDE_CODE_MAX_RETRIES": "0"})
     seed_home(isolated_home, [workdir], key=env["ANTHROPIC_API_KEY"])
     env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
+    notified = workdir.parent / "notified.jsonl"
+    notify = [sys.executable, "-c", f"import sys; open({str(notified)!r}, 'a').write(sys.stdin.read())"]
     write_agent(
         agents_dir,
         "asker",
-        {"provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin), "working_dir": str(workdir)},
+        {
+            "provider": "claude",
+            "model": "claude-sonnet-4-5",
+            "command": str(claude_bin),
+            "working_dir": str(workdir),
+            "notify": notify,
+            "notify_after": 3600,
+        },
     )
     anthropic.push(
         text_reply("Ready."),
@@ -115,6 +137,10 @@ def test_claude_permission_answered_allow_then_deny_without_attaching(
         text_reply("Made it."),
         tool_reply("Bash", {"command": "touch denied.txt", "description": "make another"}, text="Again."),
         text_reply("Not made."),
+        tool_reply("Bash", {"command": "touch notified.txt", "description": "a third"}, text="Third."),
+        text_reply("Made from the notification."),
+        tool_reply("Bash", {"command": "touch decked.txt", "description": "a fourth"}, text="Fourth."),
+        text_reply("Denied from the deck."),
     )
     assert cli(env, workdir, "tmux", "up", "asker", "--socket", socket, "--no-attach", "--wait", "60").returncode == 0
     pane = pane_of(socket, "asker")
@@ -152,6 +178,34 @@ def test_claude_permission_answered_allow_then_deny_without_attaching(
     assert len(anthropic.message_requests()) == calls_after_allow + 2  # the call asking, then the one told of the denial
     assert DENIED in tool_results(anthropic)[-1]
     assert "Denied by PermissionRequest hook" in screen(socket, pane)
+
+    # Through the notify command: its JSON names the question and the commands that answer it; the allow's is run.
+    assert cli(env, workdir, "send", "asker", "A third").returncode == 0
+    wait_for(lambda: state_of(env, workdir, "asker") == "asking", timeout=60, what="the third dialog")
+    payload = wait_for(lambda: notice_of(notified, "touch notified"), timeout=30, what="the notify command.s JSON")
+    assert payload["question"]["asks"] == "Bash: touch notified.txt" and payload["state"] == "asking"
+    ran = subprocess.run(payload["answer"]["once"], env={**os.environ, **env}, cwd=workdir, capture_output=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    wait_for(lambda: (workdir / "notified.txt").exists(), timeout=60, what="the tool the notification allowed")
+    wait_for(lambda: state_of(env, workdir, "asker") == "waiting", timeout=60, what="the third turn over")
+
+    # From the deck, in a real terminal (a session of the agents' tmux server): D, then y, denies the fourth.
+    assert cli(env, workdir, "send", "asker", "A fourth").returncode == 0
+    wait_for(lambda: state_of(env, workdir, "asker") == "asking", timeout=60, what="the fourth dialog")
+    calls = len(anthropic.message_requests())
+    full = {**os.environ, **env}
+    keep = [f"-e{k}={v}" for k, v in full.items() if k.startswith(("AGENTLAUNCH_", "HOME", "XDG_"))]
+    deck = [sys.executable, "-m", "agentlaunch", "deck", "--agents-dir", str(agents_dir)]
+    tmux(socket, "new-session", "-d", "-s", "deck", "-x", "160", "-y", "40", "-c", str(workdir), *keep, *deck)
+    on_deck(socket, "asker is asking: Bash: touch decked.txt")  # the question on the message line (asking: first row)
+    tmux(socket, "send-keys", "-t", "=deck:", "D")
+    on_deck(socket, "deny asker's Bash: touch decked.txt? (y/n)")
+    tmux(socket, "send-keys", "-t", "=deck:", "y")
+    on_deck(socket, "asker: denied: Bash: touch decked.txt")
+    wait_for(lambda: state_of(env, workdir, "asker") == "waiting", timeout=60, what="the fourth turn over")
+    assert not (workdir / "decked.txt").exists() and len(anthropic.message_requests()) == calls + 1
+    assert DENIED in tool_results(anthropic)[-1]
+    tmux(socket, "send-keys", "-t", "=deck:", "q")
     assert cli(env, workdir, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
 
 
