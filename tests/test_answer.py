@@ -331,3 +331,10 @@ def test_outside_tmux_the_screen_cannot_be_read_and_nothing_is_typed(monkeypatch
     keys = Keys()
     assert screen_keys.pane_text() is None
     assert screen_keys.answer(keys, item, "once", "") is False and keys.pressed == []
+
+
+def test_an_asking_session_whose_cli_handed_nothing_over_says_to_answer_in_its_window() -> None:
+    # Codex's direct route, a CLI that never reports its question: asking, but nothing agentlaunch can answer.
+    questions = OpenQuestions("bob", asking=lambda: True)
+    reply = questions.handle({"question": True})
+    assert reply["no_question"] is True and "answer it there" in reply["error"]

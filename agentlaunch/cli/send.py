@@ -252,7 +252,7 @@ def _hint(reply: dict[str, Any]) -> str | None:
     if reply.get("bad_input") is True:
         return "docs/scripting.md lists what each interface does with a leading character; --command sends a slash command"
     if reply.get("state") == "asking":
-        return "answer it in the agent's interface (agentlaunch status shows which agents need you)"
+        return "agentlaunch answer AGENT shows the question and answers it (or answer it in the agent's interface)"
     return None
 
 

@@ -84,9 +84,12 @@ def _cannot(_decision: str, _text: str) -> bool:
 class OpenQuestions:
     """The launch's open question (one at a time: a CLI asks one thing at once), and the answers to it."""
 
-    def __init__(self, agent: str, held: Callable[[], str | None] = lambda: None) -> None:
-        """``held``: why a budget holds tools now (a spent budget, a pause), or None."""
-        self.agent, self.held = agent, held
+    def __init__(
+        self, agent: str, held: Callable[[], str | None] = lambda: None, asking: Callable[[], bool] = lambda: False
+    ) -> None:
+        """``held``: why a budget holds tools now (a spent budget, a pause), or None; ``asking``: the session is
+        asking (something its CLI did not hand over: a dialog answered in its window only)."""
+        self.agent, self.held, self.asking = agent, held, asking
         self.current: Question | None = None
         self._asked = 0
         self._past: set[str] = set()  # the ids of the questions closed: an answer naming one was too late
@@ -108,12 +111,19 @@ class OpenQuestions:
         """The control socket's reply to a ``question`` or ``answer`` request (never raises)."""
         if "answer" not in request:
             if self.current is None:
-                return {"ok": False, "no_question": True, "error": f"{self.agent} asks nothing now"}
+                return {"ok": False, "no_question": True, "error": self._nothing()}
             return {"ok": True, "question": self.current.shown()}
         answer = request["answer"]
         if (problem := answer_problem(answer)) is not None:
             return {"ok": False, "bad_input": True, "error": problem}
         return self._answer(answer["question"], answer["decision"], answer.get("text") or "")
+
+    def _nothing(self) -> str:
+        if self.asking():
+            return (
+                f"{self.agent} asks in its own window only (what its CLI asks now does not come to agentlaunch): answer it there"
+            )
+        return f"{self.agent} asks nothing now"
 
     def _answer(self, qid: str, decision: str, text: str) -> dict[str, Any]:
         question = self.current
@@ -121,7 +131,7 @@ class OpenQuestions:
             now = f"; it asks another now ({question.asks})" if question is not None else "; it asks nothing now"
             return {"ok": False, "changed": True, "error": f"{self.agent}'s question was answered meanwhile{now}"}
         if question is None:
-            return {"ok": False, "no_question": True, "error": f"{self.agent} asks nothing now"}
+            return {"ok": False, "no_question": True, "error": self._nothing()}
         if question.id != qid:
             return {
                 "ok": False,

@@ -80,7 +80,8 @@ class NativeSends:
         self.control: ControlServer | None = None
         self.waiting: list[Sent] = []  # sent prompts whose answer is awaited (--wait), oldest first
         self._answering: Timer | None = None  # a turn a sent prompt began is over: its answer is read soon
-        self.questions = OpenQuestions(run.launch.spec.name, self.held)  # what the CLI asks, for agentlaunch answer
+        # what the CLI asks, for agentlaunch answer
+        self.questions = OpenQuestions(run.launch.spec.name, self.held, lambda: run.launch.state == "asking")
 
     def asked(self, item: QuestionAsked) -> None:
         """The CLI asks: the question is open to agentlaunch answer (one answered with keys, typed in the relay while
