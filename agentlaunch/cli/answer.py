@@ -12,7 +12,7 @@ import typer
 from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, app, err
 from agentlaunch.cli.send import SessionOpt
 from agentlaunch.errors import UsageError
-from agentlaunch.live.answer import DECISION_WORDS, give_answer, open_question
+from agentlaunch.launch.answer_client import DECISION_WORDS, give_answer, open_question
 from agentlaunch.visible import for_markup, visible
 
 AllowOpt = Annotated[bool, typer.Option("--allow", help="Allow the tool once.")]

@@ -1,5 +1,5 @@
 """The deck's answers to an asking agent (``a`` allow, ``D`` deny, ``R`` reply): the question the row shows, answered
-as ``agentlaunch answer`` answers it (:mod:`agentlaunch.live.answer`), in a worker thread.
+as ``agentlaunch answer`` answers it (:mod:`agentlaunch.launch.answer_client`), in a worker thread.
 
 The person saw the row's question (its record's ``state_reason``, on the message line). The question the session
 has open is read first and answered only when it is that one (its ``asks`` the same words): a question that changed
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from agentlaunch.deck.actions import Outcome
 from agentlaunch.errors import AgentlaunchError, ExitCode
-from agentlaunch.live.answer import DECISION_WORDS, give_answer, open_question
+from agentlaunch.launch.answer_client import DECISION_WORDS, give_answer, open_question
 from agentlaunch.visible import visible
 
 

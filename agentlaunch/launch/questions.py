@@ -85,11 +85,15 @@ class OpenQuestions:
     """The launch's open question (one at a time: a CLI asks one thing at once), and the answers to it."""
 
     def __init__(
-        self, agent: str, held: Callable[[], str | None] = lambda: None, asking: Callable[[], bool] = lambda: False
+        self, agent: str, held: Callable[[], str | None] = lambda: None, asking: Callable[[], bool] | None = None
     ) -> None:
         """``held``: why a budget holds tools now (a spent budget, a pause), or None; ``asking``: the session is
-        asking (something its CLI did not hand over: a dialog answered in its window only)."""
-        self.agent, self.held, self.asking = agent, held, asking
+        asking (a question is open only while it is; asking with none open: its CLI did not hand it over).
+
+        Without ``asking`` (a caller that follows no state) a question stays open until answered or :meth:`closed`."""
+        self.agent, self.held = agent, held
+        self.follows = asking is not None
+        self.asking = asking or (lambda: self.current is not None)
         self.current: Question | None = None
         self._asked = 0
         self._past: set[str] = set()  # the ids of the questions closed: an answer naming one was too late
@@ -109,6 +113,8 @@ class OpenQuestions:
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         """The control socket's reply to a ``question`` or ``answer`` request (never raises)."""
+        if self.current is not None and not self.asking():
+            self.closed()  # the session went on: answered in the interface, withdrawn, or a budget paused it
         if "answer" not in request:
             if self.current is None:
                 return {"ok": False, "no_question": True, "error": self._nothing()}
@@ -119,7 +125,7 @@ class OpenQuestions:
         return self._answer(answer["question"], answer["decision"], answer.get("text") or "")
 
     def _nothing(self) -> str:
-        if self.asking():
+        if self.follows and self.asking():
             return (
                 f"{self.agent} asks in its own window only (what its CLI asks now does not come to agentlaunch): answer it there"
             )

@@ -51,15 +51,7 @@ from agentlaunch.launch.transport import window_size
 from agentlaunch.launch.turn_answer import TurnAnswer
 from agentlaunch.launch.turn_cycle import first_message
 from agentlaunch.providers.native import hook_http
-from agentlaunch.providers.native.source import (
-    NativeContext,
-    NativeExtras,
-    NativeItem,
-    NativeSource,
-    PromptTyped,
-    QuestionAsked,
-    ToolAsked,
-)
+from agentlaunch.providers.native.source import NativeContext, NativeExtras, NativeItem, NativeSource, PromptTyped, ToolAsked
 from agentlaunch.sinks import PromptSent, StateChanged, TurnDone
 
 if TYPE_CHECKING:
@@ -294,10 +286,8 @@ class NativeRun:
             try:
                 if isinstance(item, StateChanged):
                     self._state(item.state, item.reason)
-                    if item.state != "asking":
-                        self.sends.questions.closed()  # answered in the interface, or withdrawn
-                elif isinstance(item, QuestionAsked):
-                    self.sends.asked(item)
+                elif self.sends.asked(item):  # a question agentlaunch answer can answer: kept open for it
+                    continue
                 elif isinstance(item, ToolAsked):
                     self.launch.gates.check(self.launch)  # the asking call is counted: a spent budget refuses the tool
                     held = self.launch.stopped or self.launch.paused  # a pause refuses it and ends the turn too

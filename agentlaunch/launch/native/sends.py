@@ -21,13 +21,13 @@ from agentlaunch.launch.native.outcome import cli_exit_code
 from agentlaunch.launch.questions import OpenQuestions
 from agentlaunch.launch.turn_answer import MeterTotals, TurnAnswer
 from agentlaunch.live.needs_you_answer import QuestionOpen
+from agentlaunch.providers.native.source import QuestionAsked
 
 if TYPE_CHECKING:
     from agentlaunch.launch.loop import Timer
     from agentlaunch.launch.native.native_remote import RemoteCodex
     from agentlaunch.launch.native.relay import Relay, RelayResult
     from agentlaunch.launch.session import Launch
-    from agentlaunch.providers.native.source import QuestionAsked
 
 ANSWER_GRACE = 0.3
 """Seconds after a turn's end before a sent prompt's answer is read when the CLI did not report the turn's last message
@@ -83,13 +83,16 @@ class NativeSends:
         # what the CLI asks, for agentlaunch answer
         self.questions = OpenQuestions(run.launch.spec.name, self.held, lambda: run.launch.state == "asking")
 
-    def asked(self, item: QuestionAsked) -> None:
-        """The CLI asks: the question is open to agentlaunch answer (one answered with keys, typed in the relay while
-        the pane shows it)."""
+    def asked(self, item: object) -> bool:
+        """``item`` is a question the CLI asks: open to agentlaunch answer (one answered with keys typed in the relay
+        while the pane shows it) until the session is no longer asking; False for any other item."""
+        if not isinstance(item, QuestionAsked):
+            return False
         if item.answer is None:
             relay = self.run.relay
             item = replace(item, answer=partial(screen_keys.answer, relay, item) if relay is not None else None)
         self.run.launch.emit(QuestionOpen(self.questions.asked(item).shown()))  # the notify command gets it
+        return True
 
     def held(self) -> str | None:
         """Why a budget holds tools now (spent, or paused), or None: an answer does not allow a tool then."""
