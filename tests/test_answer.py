@@ -338,3 +338,33 @@ def test_an_asking_session_whose_cli_handed_nothing_over_says_to_answer_in_its_w
     questions = OpenQuestions("bob", asking=lambda: True)
     reply = questions.handle({"question": True})
     assert reply["no_question"] is True and "answer it there" in reply["error"]
+
+
+def test_the_interactive_form_shows_the_question_and_takes_a_key_on_a_terminal(
+    asking: tuple[ControlServer, OpenQuestions, Told],
+) -> None:
+    import os
+
+    import pexpect
+
+    server, questions, told = asking
+    write_record(state_dir(), "scribe", control=str(server.path), state="asking")
+    qid = questions.asked(asked(told)).id
+    env = {**os.environ, "TERM": "dumb"}
+    child = pexpect.spawn(sys.executable, ["-m", "agentlaunch", "answer", "scribe"], env=env, encoding="utf-8", timeout=60)
+    child.expect(f"question: {qid}")
+    child.expect(r"answer \(a allow  A allow always  d deny, Enter: leave it\): ")
+    child.sendline("d")
+    child.expect(f"scribe: denied \\(question {qid}\\)")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0 and told.answers == [("deny", "")]
+
+    qid = questions.asked(asked(told)).id
+    child = pexpect.spawn(sys.executable, ["-m", "agentlaunch", "answer", "scribe"], env=env, encoding="utf-8", timeout=60)
+    child.expect("Enter: leave it")
+    child.sendline("")  # Enter: nothing answered, the question stays open
+    child.expect("left open: nothing answered")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0 and told.answers == [("deny", "")] and questions.current is not None

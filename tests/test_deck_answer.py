@@ -78,12 +78,16 @@ def test_a_question_that_changed_since_the_row_showed_it_is_not_answered_and_R_r
         await settle(pilot, lambda: "question changed" in message(app), app, "the refusal")
         assert "nothing answered" in message(app) and told.answers == []
 
-        asks = questions.asked(QuestionAsked("AskUserQuestion", {"question": "Which branch?"}, ("reply",), told)).asks
+        which = {"prompt": "Which [b]branch[/b]? \x1b[2J"}
+        asks = questions.asked(QuestionAsked("AskUserQuestion", which, ("reply",), told)).asks
         record("needy", "asking", 1, control=str(server.path), state_reason=asks)
-        await settle(pilot, lambda: "Which branch?" in message(app), app, "the question")
+        await settle(pilot, lambda: "Which [b]branch[/b]? \\x1b[2J" in message(app), app, "the question, inert")
         await pilot.press("a")  # not a permission: allow is refused, nothing told
         await settle(pilot, lambda: "takes reply" in message(app), app, "allow refused")
-        await pilot.press("R", *"main", "enter")
+        await pilot.press("R")
+        label = app.screen.query_one("Label").render().plain  # type: ignore[attr-defined]
+        assert "Which [b]branch[/b]? \\x1b[2J" in label  # the CLI's text as it is: no markup, the escape visible
+        await pilot.press(*"main", "enter")
         await settle(pilot, lambda: "answered" in message(app) and "failed" not in message(app), app, "the reply")
         assert told.answers == [("reply", "main")]
 

@@ -26,6 +26,7 @@ QuestionOpt = Annotated[
     typer.Option("--question", help="The id of the question answered, as shown (needed with a decision).", show_default=False),
 ]
 KEYS = {"a": "once", "A": "always", "d": "deny", "r": "reply"}
+KEY_WORDS = {"once": "allow", "always": "allow always", "deny": "deny", "reply": "reply"}
 
 
 @app.command()
@@ -89,9 +90,7 @@ def _show(agent: str, asked: dict[str, Any]) -> None:
 
 def _ask_person(agent: str, asked: dict[str, Any], session: str | None, agents_dir: Any) -> None:
     offered = [o for o in asked.get("options") or [] if isinstance(o, str)]
-    keys = "  ".join(
-        f"{k} {DECISION_WORDS[d].split()[0]}{' always' if d == 'always' else ''}" for k, d in KEYS.items() if d in offered
-    )
+    keys = "  ".join(f"{k} {KEY_WORDS[d]}" for k, d in KEYS.items() if d in offered)
     try:
         key = input(f"answer ({keys}, Enter: leave it): ").strip()
     except EOFError:

@@ -161,13 +161,13 @@ class Deck(WatchedBoard):
     def action_deny(self) -> None:
         if (asking := self._asking()) is not None:
             row, asked = asking
-            self.confirm(f"deny {row.label}'s {asked}?", row, lambda now: self._answer(now, asked, "deny"))
+            self.confirm(f"deny {row.label}'s {visible(asked)}?", row, lambda now: self._answer(now, asked, "deny"))
 
     def action_reply(self) -> None:
         if (asking := self._asking()) is not None:
             row, asked = asking
             reply = lambda text: self.on_agent(row, lambda now: self._answer(now, asked, "reply", text)) if text else None  # noqa: E731
-            self.push_screen(Ask(f"reply to {row.label} ({asked}):"), reply)
+            self.push_screen(Ask(f"reply to {row.label} ({visible(asked)}):"), reply)
 
     def _answer(self, row: Row, asked: str, decision: str, text: str | None = None) -> None:
         session = row.session_id if row.session_id and row.live else None

@@ -59,7 +59,7 @@ class Ask(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(self.question)
+            yield Label(self.question, markup=False)  # it may quote what a CLI asks: its text, never markup
             yield Input(value=self.value, id="answer")
 
     def on_mount(self) -> None:
