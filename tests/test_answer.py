@@ -368,3 +368,27 @@ def test_the_interactive_form_shows_the_question_and_takes_a_key_on_a_terminal(
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0 and told.answers == [("deny", "")] and questions.current is not None
+
+
+def test_two_answers_at_once_over_the_socket_one_is_told_the_other_refused_as_changed(
+    asking: tuple[ControlServer, OpenQuestions, Told],
+) -> None:
+    import threading
+
+    server, questions, told = asking
+    qid = questions.asked(asked(told)).id
+    replies: list[dict[str, Any] | None] = []
+
+    def answer(decision: str) -> None:
+        client = ControlClient(str(server.path))
+        replies.append(client.ask({"answer": {"question": qid, "decision": decision}}))
+        client.close()
+
+    threads = [threading.Thread(target=answer, args=(d,)) for d in ("once", "deny")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert sorted(bool(r and r["ok"]) for r in replies) == [False, True]
+    refused = next(r for r in replies if r and not r["ok"])
+    assert refused["changed"] is True and len(told.answers) == 1

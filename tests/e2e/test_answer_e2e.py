@@ -141,6 +141,8 @@ def test_claude_permission_answered_allow_then_deny_without_attaching(
         text_reply("Made from the notification."),
         tool_reply("Bash", {"command": "touch decked.txt", "description": "a fourth"}, text="Fourth."),
         text_reply("Denied from the deck."),
+        tool_reply("Bash", {"command": "touch paned.txt", "description": "a fifth"}, text="Fifth."),
+        text_reply("Allowed in the pane."),
     )
     assert cli(env, workdir, "tmux", "up", "asker", "--socket", socket, "--no-attach", "--wait", "60").returncode == 0
     pane = pane_of(socket, "asker")
@@ -206,6 +208,17 @@ def test_claude_permission_answered_allow_then_deny_without_attaching(
     assert not (workdir / "decked.txt").exists() and len(anthropic.message_requests()) == calls + 1
     assert DENIED in tool_results(anthropic)[-1]
     tmux(socket, "send-keys", "-t", "=deck:", "q")
+
+    # Answered in the pane while the hook is held: the pane wins, and the question it answered is closed.
+    assert cli(env, workdir, "send", "asker", "A fifth").returncode == 0
+    wait_for(lambda: state_of(env, workdir, "asker") == "asking", timeout=60, what="the fifth dialog")
+    fifth = question(env, workdir, "asker")
+    wait_for(lambda: "Do you want to proceed?" in screen(socket, pane), timeout=30, what="the dialog on the screen")
+    tmux(socket, "send-keys", "-t", pane, "Enter")  # "1. Yes" is selected
+    wait_for(lambda: (workdir / "paned.txt").exists(), timeout=60, what="the tool the pane allowed")
+    late = cli(env, workdir, "answer", "asker", "--deny", "--question", fifth["id"])
+    assert late.returncode == 10, late.stderr  # answered meanwhile: nothing answered
+    wait_for(lambda: state_of(env, workdir, "asker") == "waiting", timeout=60, what="the fifth turn over")
     assert cli(env, workdir, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
 
 
