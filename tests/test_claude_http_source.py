@@ -53,10 +53,11 @@ def test_every_hook_but_session_start_is_an_http_hook_to_the_launchs_server_with
             if event == "SessionStart":
                 assert hook["type"] == "command" and "hook_report.py" in hook["command"]
                 continue
+            asks = event == "PermissionRequest"  # held for agentlaunch answer (claude_question): a day at most
             assert hook == {
                 "type": "http",
-                "url": f"http://127.0.0.1:{source.server.port}/{event}",
-                "timeout": 5,
+                "url": f"http://127.0.0.1:{source.server.port}/{'gate/' if asks else ''}{event}",
+                "timeout": 24 * 3600 if asks else 5,
                 "headers": {"x-agentlaunch-key": f"${KEY_VAR}"},
                 "allowedEnvVars": [KEY_VAR],
             }

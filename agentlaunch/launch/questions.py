@@ -85,18 +85,27 @@ class OpenQuestions:
     """The launch's open question (one at a time: a CLI asks one thing at once), and the answers to it."""
 
     def __init__(
-        self, agent: str, held: Callable[[], str | None] = lambda: None, asking: Callable[[], bool] | None = None
+        self,
+        agent: str | Callable[[], str],
+        held: Callable[[], str | None] = lambda: None,
+        asking: Callable[[], bool] | None = None,
     ) -> None:
-        """``held``: why a budget holds tools now (a spent budget, a pause), or None; ``asking``: the session is
-        asking (a question is open only while it is; asking with none open: its CLI did not hand it over).
+        """``agent``: its name (or how to read it); ``held``: why a budget holds tools now (a spent budget, a pause),
+        or None; ``asking``: the session is asking (a question is open only while it is; asking with none open: its
+        CLI did not hand it over).
 
         Without ``asking`` (a caller that follows no state) a question stays open until answered or :meth:`closed`."""
-        self.agent, self.held = agent, held
+        self._agent, self.held = agent, held
         self.follows = asking is not None
         self.asking = asking or (lambda: self.current is not None)
         self.current: Question | None = None
         self._asked = 0
         self._past: set[str] = set()  # the ids of the questions closed: an answer naming one was too late
+
+    @property
+    def agent(self) -> str:
+        """The agent's name (read when said: a launch names its agent once it is built)."""
+        return self._agent if isinstance(self._agent, str) else self._agent()
 
     def asked(self, item: QuestionAsked) -> Question:
         self._asked += 1

@@ -81,7 +81,7 @@ class NativeSends:
         self.waiting: list[Sent] = []  # sent prompts whose answer is awaited (--wait), oldest first
         self._answering: Timer | None = None  # a turn a sent prompt began is over: its answer is read soon
         # what the CLI asks, for agentlaunch answer
-        self.questions = OpenQuestions(run.launch.spec.name, self.held, lambda: run.launch.state == "asking")
+        self.questions = OpenQuestions(lambda: run.launch.spec.name, self.held, lambda: run.launch.state == "asking")
 
     def asked(self, item: object) -> bool:
         """``item`` is a question the CLI asks: open to agentlaunch answer (one answered with keys typed in the relay
