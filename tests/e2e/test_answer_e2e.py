@@ -213,7 +213,8 @@ def test_claude_permission_answered_allow_then_deny_without_attaching(
     assert cli(env, workdir, "send", "asker", "A fifth").returncode == 0
     wait_for(lambda: state_of(env, workdir, "asker") == "asking", timeout=60, what="the fifth dialog")
     fifth = question(env, workdir, "asker")
-    wait_for(lambda: "Do you want to proceed?" in screen(socket, pane), timeout=30, what="the dialog on the screen")
+    shown = lambda: tmux(socket, "capture-pane", "-p", "-t", pane)  # noqa: E731 - what the pane shows now, no history
+    wait_for(lambda: "touch paned.txt" in shown() and "Do you want to proceed?" in shown(), 30, "the dialog on the screen")
     tmux(socket, "send-keys", "-t", pane, "Enter")  # "1. Yes" is selected
     wait_for(lambda: (workdir / "paned.txt").exists(), timeout=60, what="the tool the pane allowed")
     late = cli(env, workdir, "answer", "asker", "--deny", "--question", fifth["id"])
