@@ -21,6 +21,8 @@ class ExitCode(IntEnum):
     BUDGET = 6  # a budget stopped the agent (or refused to start it)
     NOT_TAKEN = 7  # agentlaunch send: no running session of the agent could take the prompt (none runs, it is busy)
     WORKTREE_SETUP = 8  # a worktree_setup command of agent.yaml failed in the agent's new worktree: it was not started
+    NO_QUESTION = 9  # agentlaunch answer: the agent asks nothing now (or its CLI no longer waits for the answer)
+    QUESTION_CHANGED = 10  # agentlaunch answer: the question answered is closed, another one is open: nothing answered
     TIMEOUT = 124
     PROVIDER_MISSING = 127
     INTERRUPTED = 130
@@ -87,6 +89,18 @@ class PromptNotTaken(AgentlaunchError):
     """``agentlaunch send``: the agent is not running, or its session cannot take a prompt now (asking, in a turn)."""
 
     exit_code = ExitCode.NOT_TAKEN
+
+
+class NoQuestion(AgentlaunchError):
+    """agentlaunch answer: the agent asks nothing now."""
+
+    exit_code = ExitCode.NO_QUESTION
+
+
+class QuestionChanged(AgentlaunchError):
+    """agentlaunch answer: the question named is closed (answered meanwhile) and another one is open."""
+
+    exit_code = ExitCode.QUESTION_CHANGED
 
 
 class Interrupted(AgentlaunchError):

@@ -15,6 +15,7 @@ from agentlaunch import datarecord as records
 from agentlaunch.providers.claude_hooks import tool_refusal
 from agentlaunch.providers.native import claude_source
 from agentlaunch.providers.native.claude import HELD_NAME, SOCKET_NAME, native_extras
+from agentlaunch.providers.native.claude_question import QUESTION_TIMEOUT
 from agentlaunch.providers.native.claude_settings import GATE_TIMEOUT, HOOK_EVENTS, transcript_path
 from agentlaunch.providers.native.claude_source import UNDECIDED, ClaudeNativeSource
 from agentlaunch.providers.native.hook_ask import ASK_WAIT
@@ -50,15 +51,20 @@ def test_every_hook_is_a_command_hook_to_a_socket_in_the_runtime_folder(root: Pa
     ctx = context(root)
     extras = native_extras(ctx)
     (source,) = extras.sources
-    assert isinstance(source, ClaudeNativeSource) and source.server is None  # no budget: nothing is held
+    assert isinstance(source, ClaudeNativeSource) and source.server is not None  # the dialog's hook is held
     try:
         hooks = json.loads(extras.argv[1])["hooks"]
         assert set(hooks) == set(HOOK_EVENTS) and extras.env == {}
         for event, groups in hooks.items():
             (hook,) = groups[0]["hooks"]
-            assert hook["type"] == "command" and "hook_report.py" in hook["command"]
+            assert hook["type"] == "command"
+            if event == "PermissionRequest":  # held until the person answers (agentlaunch answer) or the dialog closes
+                assert "hook_ask.py" in hook["command"] and hook["timeout"] == QUESTION_TIMEOUT
+                assert shlex.split(hook["command"])[-2:] == [str(ctx.runtime_dir / HELD_NAME), event]
+                continue
+            assert "hook_report.py" in hook["command"]  # no budget: PreToolUse only reports
             assert shlex.split(hook["command"])[-2:] == [str(ctx.runtime_dir / SOCKET_NAME), event]
-        assert not (ctx.runtime_dir / HELD_NAME).exists()
+        assert (ctx.runtime_dir / HELD_NAME).stat().st_mode & 0o777 == 0o600
     finally:
         source.close()
 

@@ -168,7 +168,7 @@ def test_a_refusal_is_exit_7_with_the_sessions_reason(server: ControlServer) -> 
     take_one(server).refuse("scribe is asking: a permission or a question waits for a person; answer it first", "asking")
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 7 and out == b""
-    assert b"scribe is asking" in err and b"hint: answer it in the agent's interface" in err
+    assert b"scribe is asking" in err and b"hint: agentlaunch answer AGENT shows the question" in err
 
 
 def test_timeout_is_exit_124_and_the_turn_goes_on(server: ControlServer) -> None:

@@ -32,6 +32,7 @@ COMMAND_MODULES = {
     "worktrees": "worktrees",
     "send": "send",
     "resume-budget": "send",
+    "answer": "answer",
     "stop": "life",
     "restart": "life",
     "fork": "life",

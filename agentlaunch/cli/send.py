@@ -13,39 +13,14 @@ import typer
 from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, app, err
 from agentlaunch.cli.user_io import read_prompt
 from agentlaunch.errors import PromptNotTaken, TurnFailed, TurnTimeout, UsageError
-from agentlaunch.fleet.model import sessions_of
-from agentlaunch.fleet.records import StatusRecord
 from agentlaunch.launch.control_client import ControlClient
 from agentlaunch.launch.control_request import command_problem, prompt_problem
-from agentlaunch.live.known import refuse_unknown
 from agentlaunch.live.life import what_happened
+from agentlaunch.live.running import running_session
 from agentlaunch.visible import for_markup, visible
 
 STARTING_WAIT = 60.0  # seconds send waits for a session that is still starting, unless --timeout says otherwise
 RETRY_EVERY = 0.5  # seconds between two offers to a starting session
-
-
-def running_session(agent: str, session: str | None, agents_dir: Path | None = None) -> StatusRecord:
-    """The status record of ``agent``'s running session (the one whose id starts with ``session``, if given).
-
-    A name that is no agent at all (a typo) gets ``run``'s message instead of "not running" (exit 3).
-    """
-    records = sessions_of(agent)
-    live = [r for r in records if not r.stale]
-    if session is not None:
-        live = [r for r in live if str(r.data.get("session_id", "")).startswith(session)]
-    if not live:
-        which = f" with a session starting {session!r}" if session is not None else ""
-        dead = " (its last session ended without closing: its agentlaunch process is gone)" if records else ""
-        if session is None and (stopped := what_happened(agent)):  # `stop` left a note: say what happened
-            raise PromptNotTaken(stopped)
-        if not records:
-            refuse_unknown(agent, agents_dir)
-        raise PromptNotTaken(f"{agent} is not running{which}{dead}", hint="agentlaunch status lists the running agents")
-    if len(live) > 1:
-        sessions = ", ".join(f"{r.data.get('session_id')} in {r.data.get('working_dir')}" for r in live)
-        raise UsageError(f"{agent} runs {len(live)} sessions ({sessions}); name one with --session ID")
-    return live[0]
 
 
 SendPromptArg = Annotated[str, typer.Argument(help="The prompt ('-' reads it from stdin).", show_default=False)]
@@ -277,7 +252,7 @@ def _hint(reply: dict[str, Any]) -> str | None:
     if reply.get("bad_input") is True:
         return "docs/scripting.md lists what each interface does with a leading character; --command sends a slash command"
     if reply.get("state") == "asking":
-        return "answer it in the agent's interface (agentlaunch status shows which agents need you)"
+        return "agentlaunch answer AGENT shows the question and answers it (or answer it in the agent's interface)"
     return None
 
 

@@ -22,8 +22,9 @@ from textual.binding import Binding
 
 from agentlaunch.deck import actions
 from agentlaunch.deck.agent_list import AgentList
+from agentlaunch.deck.answering import answer_shown
 from agentlaunch.deck.follow import current, session_args, why_not
-from agentlaunch.deck.rows import Row, Sources
+from agentlaunch.deck.rows import Row, Sources, question
 from agentlaunch.deck.screens import Ask, Confirm, Page
 from agentlaunch.deck.watching import WatchedBoard
 from agentlaunch.errors import AgentlaunchError
@@ -41,6 +42,9 @@ class Deck(WatchedBoard):
     BINDINGS = [
         Binding("tab", "next_needing", "next needing you", priority=True),
         Binding("s", "send", "send"),
+        Binding("a", "allow", "allow"),
+        Binding("D", "deny", "deny"),
+        Binding("R", "reply", "reply"),
         Binding("x", "stop", "stop"),
         Binding("b", "resume_budget", "resume budget"),
         Binding("r", "restart", "restart"),
@@ -142,6 +146,32 @@ class Deck(WatchedBoard):
         if text:
             args = ["send", row.agent, text] + (["--session", row.session_id] if row.session_id and row.live else [])
             self.run_command(args, f"sent to {row.label}")
+
+    def _asking(self) -> tuple[Row, str] | None:
+        row = self._need_row()
+        asked = question(row) if row is not None else None
+        if row is not None and asked is None:
+            self.say(f"{row.agent} asks nothing now ({row.state})")
+        return (row, asked) if row is not None and asked is not None else None
+
+    def action_allow(self) -> None:
+        if (asking := self._asking()) is not None:
+            self._answer(asking[0], asking[1], "once")
+
+    def action_deny(self) -> None:
+        if (asking := self._asking()) is not None:
+            row, asked = asking
+            self.confirm(f"deny {row.label}'s {visible(asked)}?", row, lambda now: self._answer(now, asked, "deny"))
+
+    def action_reply(self) -> None:
+        if (asking := self._asking()) is not None:
+            row, asked = asking
+            reply = lambda text: self.on_agent(row, lambda now: self._answer(now, asked, "reply", text)) if text else None  # noqa: E731
+            self.push_screen(Ask(f"reply to {row.label} ({visible(asked)}):"), reply)
+
+    def _answer(self, row: Row, asked: str, decision: str, text: str | None = None) -> None:
+        session = row.session_id if row.session_id and row.live else None
+        self._in_thread(lambda: answer_shown(row.agent, session, asked, decision, text), f"answering {row.label}")
 
     def action_stop(self) -> None:
         row = self._need_row()

@@ -18,6 +18,10 @@ Keys
   Tab        next agent that blocks on you (asking, stalled, retrying, paused, dead), then
              those that ended a turn you have not looked at since; never an idle one seen
   s          send a prompt (as `agentlaunch send`)
+  a          allow what an asking agent asks, once (its question is on the message line; as
+             `agentlaunch answer --allow`: only that question, never one that came since)
+  D          deny it, after y naming the agent and the tool (as `agentlaunch answer --deny`)
+  R          reply in words to a question (not a permission) (as `agentlaunch answer --reply`)
   x          stop it, after y (as `agentlaunch stop`: its session stays resumable)
   b          resume it after a budget paused it, after y (as `agentlaunch resume-budget`: with
              the limit still spent, one more turn; raising the limit resumes it by itself)
@@ -55,7 +59,7 @@ class Ask(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(self.question)
+            yield Label(self.question, markup=False)  # it may quote what a CLI asks: its text, never markup
             yield Input(value=self.value, id="answer")
 
     def on_mount(self) -> None:

@@ -28,6 +28,11 @@ from agentlaunch.launch.loop import Loop, Timer
 SOCKET_NAME = "control.sock"
 MAX_REQUEST = MAX_PROMPT * 6 + 4096  # a JSON line: the prompt with every character escaped, and its fields
 REPLY_WAIT = 2.0  # seconds a reply may wait for a client that does not read
+NO_QUESTIONS = {
+    "ok": False,
+    "no_question": True,
+    "error": "this session's questions are answered in its own window (agentlaunch answer reaches a native interface)",
+}
 MAX_QUEUED = 16  # requests waiting for the launch to take them; more are refused at once
 
 
@@ -142,6 +147,11 @@ class SendRequest:
         if not self.wait:
             self._end()
 
+    def reply(self, message: dict[str, Any]) -> None:
+        """One reply (a question, an answer's outcome), and hang up."""
+        self._send(message)
+        self._end()
+
     def accept_resume(self, said: str) -> None:
         """A budget's pause is over (``said``: how), and hang up."""
         self._send({"ok": True, "resumed": said})
@@ -232,6 +242,8 @@ class ControlServer:
         self.gate = gate
         self.on_resume: Callable[[], tuple[bool, str]] | None = None
         """Answers a ``resume_budget`` request: (resumed, what to tell the person)."""
+        self.on_question: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+        """Answers a ``question`` or ``answer`` request (:meth:`agentlaunch.launch.questions.OpenQuestions.handle`)."""
         self._queue: deque[SendRequest] = deque()
         self._incoming: set[_Incoming] = set()
         self._requests: weakref.WeakSet[SendRequest] = weakref.WeakSet()  # to finish their replies at close
@@ -295,6 +307,9 @@ class ControlServer:
             return
         request = SendRequest(parsed.prompt, parsed.wait, conn, self.loop, command=parsed.command)
         self._requests.add(request)
+        if parsed.asked is not None:
+            request.reply(self.on_question(parsed.asked) if self.on_question is not None else NO_QUESTIONS)
+            return
         if parsed.resume_budget:
             resumed, said = self.on_resume() if self.on_resume is not None else (False, "this session has no budget")
             if resumed:

@@ -49,6 +49,11 @@ class ControlClient:
         self._sock.sendall(b'{"resume_budget": true}\n')
         return self.reply(FIRST_REPLY_WAIT + CANCEL_WAIT)
 
+    def ask(self, request: dict[str, Any]) -> dict[str, Any] | None:
+        """A ``question`` or ``answer`` request (:mod:`agentlaunch.launch.questions`); its reply (None: it hung up)."""
+        self._sock.sendall(json.dumps(request, ensure_ascii=False).encode("utf-8") + b"\n")
+        return self.reply(FIRST_REPLY_WAIT + CANCEL_WAIT)
+
     def reply(self, timeout: float | None) -> dict[str, Any] | None:
         """The next reply within ``timeout`` seconds (None: wait as long as it takes); None if the session hung up.
 

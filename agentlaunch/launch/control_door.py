@@ -55,7 +55,7 @@ def busy_reason(agent: str, state: str, stopped: str | None = None) -> str | Non
     if state == "waiting":
         return None
     if state == "asking":
-        return f"{agent} is asking: a permission or a question waits for a person; answer it first"
+        return f"{agent} is asking: a permission or a question waits for a person; answer it first (agentlaunch answer {agent})"
     if state in ("thinking", "tool", "retrying"):
         return f"{agent} is in a turn ({state}); send again once it is waiting"
     if state == "stalled":

@@ -13,6 +13,8 @@ lines back:
    cannot be typed as a message there, a leading ``!`` say: ``send`` exits 2);
    A line ``{"resume_budget": true}`` instead asks a session a budget paused to go on
    (``agentlaunch resume-budget``): ``{"ok": true, "resumed": ...}`` or ``{"ok": false, "error": ...}``.
+   A line ``{"question": true}`` asks what the session's CLI asks the person, ``{"answer": {...}}`` answers it
+   (``agentlaunch answer``; :mod:`agentlaunch.launch.questions` says both replies);
 2. with ``wait``, once the turn is over, ``{"done": true, "exit_code": N,
    "answer": ..., "error": ..., "usage": {...}, "cost_usd": ...}``. A
    connection closed without it means the session ended first.
@@ -28,7 +30,7 @@ client's :mod:`agentlaunch.launch.control_client`.
 from __future__ import annotations
 
 import json
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 MAX_PROMPT = 1 << 20
 """The longest prompt, in UTF-8 bytes, a session takes from ``send``."""
@@ -74,6 +76,8 @@ class Parsed(NamedTuple):
     wait: bool
     command: bool = False
     resume_budget: bool = False
+    asked: dict[str, Any] | None = None
+    """A ``question`` or ``answer`` request (:mod:`agentlaunch.launch.questions`), as it came."""
 
 
 def parse_request(data: bytes) -> Parsed | str:
@@ -86,6 +90,8 @@ def parse_request(data: bytes) -> Parsed | str:
         return "the request is not a JSON object"
     if value.get("resume_budget") is True:
         return Parsed("", False, resume_budget=True)
+    if value.get("question") is True or "answer" in value:
+        return Parsed("", False, asked=value)
     prompt, wait, command = value.get("prompt"), value.get("wait", False), value.get("command", False)
     if not isinstance(prompt, str):
         return "the request has no prompt string"

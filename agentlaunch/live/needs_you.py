@@ -17,9 +17,13 @@ answer needs no alarm: the person is still looking), it
   same tmux command list, so the last change always leaves the whole truth); and
 - runs the notify command, when one is configured, with one JSON object on
   its stdin: ``agent``, ``state``, ``session``, ``working_dir``, ``pane``
-  (``$TMUX_PANE`` or null), ``reason``, ``turn_seconds``; else
+  (``$TMUX_PANE`` or null), ``reason``, ``turn_seconds``, and for a question
+  ``agentlaunch answer`` can answer, ``question`` (its id, tool, input and
+  options) and ``answer`` (each option's command, an argument list); else
 - shows a desktop notification with ``notify-send`` (``desktop``: its path, when
-  it is on PATH, a desktop session is there and the settings leave it on).
+  it is on PATH, a desktop session is there and the settings leave it on), with
+  Allow / Deny buttons for such a question where notify-send takes ``--action``:
+  a click runs that option's command (:mod:`agentlaunch.live.needs_you_answer`).
 
 ``stalled`` (a busy agent that gave no sign of progress for long) is announced
 as ``asking`` is. Only a change into a state is announced (the same state
@@ -35,6 +39,7 @@ reported, only not run again.
 from __future__ import annotations
 
 import contextlib
+import html
 import json
 import os
 import subprocess
@@ -44,6 +49,7 @@ from collections.abc import Callable, Mapping, Sequence
 from shutil import which
 from typing import TYPE_CHECKING, Any
 
+from agentlaunch.live.needs_you_answer import QuestionOpen, action_args, answer_commands, takes_actions
 from agentlaunch.sinks import SessionClosed, StateChanged
 from agentlaunch.visible import visible
 
@@ -107,6 +113,12 @@ class NeedsYou:
         self._failed = False
         self._desktop_failed = False
         self._seen: str | None = None  # the last state an event named: only a change into a state is announced
+        self._question: dict[str, Any] | None = None  # the open question agentlaunch answer can answer
+        self._asked_bare = False  # asking was announced before its question came (Codex's status, then its request)
+        self._question_said: object = None  # the id of the last question announced (a new one is never debounced)
+        self._actions: bool | None = None  # notify-send takes --action (asked once)
+        self.answering: list[subprocess.Popen[bytes]] = []  # answer commands a notification's button ran
+        self.clicks: list[tuple[subprocess.Popen[bytes], dict[str, Any]]] = []  # notifications waiting for a click
 
     # -- the sink ------------------------------------------------------------------
     def event(self, event: SinkEvent, launch: LaunchView) -> None:
@@ -114,10 +126,18 @@ class NeedsYou:
         if isinstance(event, SessionClosed):
             self.close()
             return
+        if isinstance(event, QuestionOpen):
+            self._question = event.question
+            if self._seen == "asking" and self._asked_bare:  # announced without it: again, now with the question
+                self._last.pop("asking", None)
+                self._announce(launch, "asking", str(event.question.get("asks") or ALARMS["asking"]), None, self.clock())
+            return
         if not isinstance(event, StateChanged):
             return
         now = self.clock()
         state, before, self._seen = event.state, self._seen, event.state
+        if state != "asking":
+            self._question = None
         if state == before and state in (*ALARMS, "waiting"):
             return  # the same state said again (a record's refresh): no transition, nothing to announce
         if state in BUSY:
@@ -136,10 +156,14 @@ class NeedsYou:
     # -- announcing ------------------------------------------------------------------
     def _announce(self, launch: LaunchView, state: str, reason: str, took: float | None, now: float) -> None:
         last = self._last.get(state)
-        if last is not None and now - last < self.debounce:
+        question = self._question if state == "asking" else None
+        news = question is not None and question.get("id") != self._question_said  # another question: its id is news
+        if last is not None and now - last < self.debounce and not news:
             return
+        if question is not None:
+            self._question_said = question.get("id")
         self._last[state] = now
-        payload = {
+        payload: dict[str, Any] = {
             "agent": launch.spec.name,
             "state": state,
             "session": launch.session_id,
@@ -148,6 +172,9 @@ class NeedsYou:
             "reason": reason,
             "turn_seconds": None if took is None else round(took, 1),
         }
+        self._asked_bare = state == "asking" and question is None
+        if question is not None:
+            payload.update(question=question, answer=answer_commands(launch.spec.name, question))
         self.announced.append(payload)
         if self.bell:
             with contextlib.suppress(OSError, ValueError):
@@ -183,7 +210,8 @@ class NeedsYou:
         assert self.desktop is not None
         urgency = "critical" if payload["state"] in ALARMS else "normal"
         title = f"{payload['agent']} {'needs you' if payload['state'] == 'asking' else payload['state']}"
-        body = f"{payload['reason']}\n{payload['working_dir']}"
+        # Servers that show body markup would take a tool input's <b> or <a href> as theirs: it is escaped.
+        body = html.escape(f"{payload['reason']}\n{payload['working_dir']}", quote=False)
         argv = [
             self.desktop,
             "--app-name=agentlaunch",
@@ -192,14 +220,43 @@ class NeedsYou:
             visible(title),
             visible(body, keep_newlines=True),
         ]
+        buttons = action_args(payload.get("question"))
+        if buttons and self._actions is None:
+            self._actions = takes_actions(self.desktop)
+        buttons = buttons if self._actions else []
+        argv[1:1] = buttons
         try:
             proc = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE if buttons else subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                close_fds=True,
             )
         except OSError:
             self._desktop_failed = True  # found on PATH at the start, gone now: not tried again, nothing to tell
             return
+        if buttons:  # it waits for a click: its answer is read when it ends (reap), never killed for taking long
+            self.clicks.append((proc, payload))
+            return
         self.running.append((proc, self.clock(), True))
+
+    def _clicked(self) -> None:
+        """A question's notification that ended: the button clicked (its name on stdout) runs its answer command."""
+        still = []
+        for proc, payload in self.clicks:
+            if proc.poll() is None:
+                still.append((proc, payload))
+                continue
+            chosen = (proc.stdout.read() if proc.stdout is not None else b"").decode("utf-8", "replace").strip()
+            if proc.stdout is not None:
+                proc.stdout.close()
+            command = payload.get("answer", {}).get(chosen)
+            if command:
+                with contextlib.suppress(OSError):
+                    self.answering.append(subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL))
+        self.clicks = still
+        self.answering = [proc for proc in self.answering if proc.poll() is None]
 
     def _fail(self, message: str) -> None:
         if not self._failed:
@@ -208,6 +265,7 @@ class NeedsYou:
 
     def reap(self) -> None:
         """Collect finished notify commands (reporting a failure once); one that ran too long is killed (reaped later)."""
+        self._clicked()
         name = repr(self.notify[0]) if self.notify else "?"
         still: list[tuple[subprocess.Popen[bytes], float, bool]] = []
         for proc, started, desktop in self.running:
@@ -242,6 +300,12 @@ class NeedsYou:
                     proc.wait(timeout=1.0)
         self.reap()
         self.running = []
+        for proc, _ in self.clicks:  # the session is over: its questions' buttons can answer nothing
+            with contextlib.suppress(OSError):
+                proc.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=1.0)
+        self.clicks = []
         self._unflag()
 
     # -- tmux --------------------------------------------------------------------------

@@ -17,7 +17,8 @@ a loaded machine), then creates the file ``FAKE_TUI_BUSY_DONE`` names, if any.
 With ``FAKE_TUI_HOOKS=1`` it runs the hooks of the ``--settings`` agentlaunch gives it, as Claude Code
 would: ``SessionStart`` at start (then ``UserPromptSubmit`` and ``Stop`` for a startup message, after
 ``FAKE_TUI_STARTUP_DELAY`` seconds), the same two for a read ending in Enter (no ``Stop`` when what came
-before it holds ``hang``: the turn never ends), ``PermissionRequest`` for ``a``.
+before it holds ``hang``: the turn never ends), ``PermissionRequest`` for ``a`` (not waited for: a dialog shows
+while it runs).
 """
 
 import json
@@ -130,7 +131,11 @@ def main() -> int:
                     say("TURN DONE")
                 typed = b""
             if data == b"a":
-                hook("PermissionRequest", {"tool_name": "Write"})
+                # Claude Code 2.1.332 shows its dialog while this hook waits (agentlaunch holds it for an answer:
+                # notes/claude-findings.md j), so the hook runs beside the interface here too.
+                import threading
+
+                threading.Thread(target=hook, args=("PermissionRequest", {"tool_name": "Write"}), daemon=True).start()
                 say("ASKED")
             if data == b"q":
                 out.write(b"\x1b[?2004l\x1b[?1006l\x1b[?1000l\x1b[?1049l\x1b[?25h")

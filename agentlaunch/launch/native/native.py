@@ -284,6 +284,8 @@ class NativeRun:
             try:
                 if isinstance(item, StateChanged):
                     self._state(item.state, item.reason)
+                elif self.sends.asked(item):  # a question agentlaunch answer can answer: kept open for it
+                    continue
                 elif isinstance(item, ToolAsked):
                     self.launch.gates.check(self.launch)  # the asking call is counted: a spent budget refuses the tool
                     held = self.launch.stopped or self.launch.paused  # a pause refuses it and ends the turn too

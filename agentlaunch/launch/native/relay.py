@@ -204,9 +204,10 @@ class Relay:
             return
         if self.on_keys is not None:
             self.on_keys(data)
-        self._send_keys(data)
+        self.press(data)
 
-    def _send_keys(self, data: bytes) -> None:
+    def press(self, data: bytes) -> None:
+        """Type ``data`` into the CLI's interface as keys, among the person's (an answer to the prompt it shows)."""
         if self._done:
             return
         self.child.send_keys(data)
@@ -223,7 +224,7 @@ class Relay:
         Among the person's own keys, in order: what they were typing stays in front of it.
         """
         data = text.encode("utf-8")
-        self._send_keys(b"\x1b[200~" + data + b"\x1b[201~" if self.takes_paste else data)
+        self.press(b"\x1b[200~" + data + b"\x1b[201~" if self.takes_paste else data)
         typed_at = self.loop.clock.monotonic()
         self._after(PASTE_SETTLE, partial(self._enter_once_drawn, typed_at))
 
@@ -242,7 +243,7 @@ class Relay:
         if now - typed_at < ENTER_WAIT and (drawn_at is None or now - drawn_at < ECHO_SETTLE):
             self._after(ENTER_LOOK, partial(self._enter_once_drawn, typed_at, drawn_at))
             return
-        self._send_keys(b"\r")
+        self.press(b"\r")
 
     def _want_key_writes(self) -> None:
         waiting = self.child.keys_waiting

@@ -12,11 +12,16 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from agentlaunch.datarecord import replace
 from agentlaunch.errors import ExitCode
 from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest
 from agentlaunch.launch.control_door import close_control, launch_busy, open_control
+from agentlaunch.launch.native import screen_keys
 from agentlaunch.launch.native.outcome import cli_exit_code
+from agentlaunch.launch.questions import OpenQuestions
 from agentlaunch.launch.turn_answer import MeterTotals, TurnAnswer
+from agentlaunch.live.needs_you_answer import QuestionOpen
+from agentlaunch.providers.native.source import QuestionAsked
 
 if TYPE_CHECKING:
     from agentlaunch.launch.loop import Timer
@@ -75,6 +80,26 @@ class NativeSends:
         self.control: ControlServer | None = None
         self.waiting: list[Sent] = []  # sent prompts whose answer is awaited (--wait), oldest first
         self._answering: Timer | None = None  # a turn a sent prompt began is over: its answer is read soon
+        # what the CLI asks, for agentlaunch answer
+        self.questions = OpenQuestions(lambda: run.launch.spec.name, self.held, lambda: run.launch.state == "asking")
+
+    def asked(self, item: object) -> bool:
+        """``item`` is a question the CLI asks: open to agentlaunch answer (one answered with keys typed in the relay
+        while the pane shows it) until the session is no longer asking; False for any other item."""
+        if not isinstance(item, QuestionAsked):
+            return False
+        if item.answer is None:
+            relay = self.run.relay
+            item = replace(item, answer=partial(screen_keys.answer, relay, item) if relay is not None else None)
+        self.run.launch.emit(QuestionOpen(self.questions.asked(item).shown()))  # the notify command gets it
+        return True
+
+    def held(self) -> str | None:
+        """Why a budget holds tools now (spent, or paused), or None: an answer does not allow a tool then."""
+        launch = self.run.launch
+        launch.gates.check(launch)
+        held = launch.stopped or launch.paused
+        return held.message if held is not None else None
 
     def turn_opened(self) -> None:
         """A turn began: every prompt sent before it is under way (its release timer stopped)."""
@@ -96,6 +121,8 @@ class NativeSends:
     def open(self, runtime: Path) -> None:
         """The socket agentlaunch send reaches this session through, named in the status record."""
         self.control = open_control(self.run.launch, runtime / SOCKET_NAME, "session", on_request=self.on_sends)
+        if self.control is not None:
+            self.control.on_question = self.questions.handle
 
     def close(self) -> None:
         if self.control is None:

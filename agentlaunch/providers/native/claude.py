@@ -1,7 +1,8 @@
 """Claude Code's native (TUI) launch: the ``--settings`` that make it report, and the source that reads it.
 
 ``native_extras(ctx)`` binds a hook socket and the held hooks' socket
-(:mod:`agentlaunch.providers.native.hook_held`, the budget's gate) in the launch's 0700 runtime folder, and
+(:mod:`agentlaunch.providers.native.hook_held`: the budget's gate, and the permission dialog agentlaunch answer
+answers) in the launch's 0700 runtime folder, and
 passes Claude Code one ``--settings`` object (it merges over the user's own
 settings): a command hook on each event that tells the state, and a status-line
 command (:mod:`agentlaunch.providers.native.claude_statusline`) that reports the
@@ -47,7 +48,7 @@ def native_extras(ctx: NativeContext) -> NativeExtras:
     held_path = ctx.runtime_dir / HELD_NAME
     sock = HookSocket(socket_path, ctx.bound.get(str(socket_path)))
     try:
-        held = HeldHooks(held_path, ctx.bound.get(str(held_path))) if ctx.gated else None
+        held = HeldHooks(held_path, ctx.bound.get(str(held_path)))
     except OSError:
         sock.close()
         raise

@@ -11,6 +11,7 @@ from typing import Any
 
 from agentlaunch.fsutil import read_regular
 from agentlaunch.providers import untrusted
+from agentlaunch.providers.native.claude_question import QUESTION_TIMEOUT
 from agentlaunch.providers.native.claude_transcript import project_folder
 from agentlaunch.providers.native.hook_ask import ASK_WAIT
 from agentlaunch.providers.native.hook_socket import REPORTER, hook_command, script_argv
@@ -122,9 +123,12 @@ def settings(ctx: NativeContext, socket_path: Path, config_path: Path, held_path
     statusline = shlex.join(script_argv(ctx.python, STATUSLINE, str(config_path)))
     hooks: dict[str, Any] = {}
     for event in HOOK_EVENTS:
-        if ctx.gated and event == "PreToolUse":
+        if event == "PermissionRequest":  # held until the person answers, here or in the dialog (claude_question)
             ask = shlex.join(script_argv(ctx.python, ASKER, str(held_path), event))
-            hook: dict[str, Any] = {"type": "command", "command": ask, "timeout": GATE_TIMEOUT}
+            hook: dict[str, Any] = {"type": "command", "command": ask, "timeout": QUESTION_TIMEOUT}
+        elif ctx.gated and event == "PreToolUse":
+            ask = shlex.join(script_argv(ctx.python, ASKER, str(held_path), event))
+            hook = {"type": "command", "command": ask, "timeout": GATE_TIMEOUT}
         else:
             hook = {"type": "command", "command": hook_command(ctx.python, socket_path, event)}
         hooks[event] = [{"hooks": [hook]}]

@@ -26,6 +26,7 @@ from agentlaunch.events import CallUsage, ContextWindow, Event, SessionStarted, 
 from agentlaunch.providers import untrusted
 from agentlaunch.providers.claude_hooks import tool_refusal
 from agentlaunch.providers.native.claude_hook_states import CALL_OVER, question_of, state_of
+from agentlaunch.providers.native.claude_question import QUESTION_OVER, question_items
 from agentlaunch.providers.native.claude_status_report import StatusReport
 from agentlaunch.providers.native.claude_transcript import CallsFromTranscript, last_cost_state, salvage_line
 from agentlaunch.providers.native.hook_held import HeldHook, HeldHooks
@@ -92,6 +93,8 @@ class ClaudeNativeSource:
         self._calls_in_step = 0  # calls counted since the model was last set thinking (a prompt, a tool's result)
         self._held: str | None = None
         """``waiting`` from a Stop hook that came before the turn's last call was read: sent after that call."""
+        self._question: str | None = None
+        """The held ``PermissionRequest`` hook of the dialog open now (:mod:`.claude_question`)."""
         self._gates: list[tuple[str, str, float]] = []
         """Held tools (the held hook's request, the tool's id, when to stop waiting for its call's line)."""
         self._watch: DirWatch | None = open_watch() if wake and self.tail is not None else None
@@ -213,6 +216,13 @@ class ClaudeNativeSource:
         if self.server is not None:
             self.server.answer(reply, "" if allow else json.dumps(tool_refusal(reason)))
 
+    def _close_question(self) -> list[NativeItem]:
+        """The dialog closed (answered in the interface): its held hook is let go with no decision."""
+        reply, self._question = self._question, None
+        if reply is not None and self.server is not None:
+            self.server.answer(reply, "")
+        return []
+
     def _release(self) -> list[NativeItem]:
         held, self._held = self._held, None
         return [StateChanged(held)] if held is not None else []
@@ -291,9 +301,15 @@ class ClaudeNativeSource:
         if report.event in CALL_OVER:
             items += self._transcript(close=True)
             self._retries = [self.clock() + delay for delay in RETRIES]
-        if report.reply is not None:
+        if report.reply is not None and report.event == "PermissionRequest":
+            items += self._close_question()
+            self._question = report.reply  # held until the person answers, here or in the dialog (claude_question)
+            items += question_items(self.server, report.reply, payload)
+        elif report.reply is not None:
             # Answered once the call that asked for the tool is read (see read), so the budget counts it.
             self._gates.append((report.reply, string(payload.get("tool_use_id")), self.clock() + GATE_READ_WAIT))
+        elif self._question is not None and report.event in QUESTION_OVER:
+            items += self._close_question()
         state = state_of(report.event, payload)
         if state is not None:
             items += self._release()  # a state held from before comes first

@@ -16,7 +16,8 @@ this source. What it reports (measured on 0.171.0, ``tests/e2e/test_native_codex
   ``thread/tokenUsage/updated``; the two that repeat a running total around it are not calls).
 
 Approval requests reach both connections; the person answers them in the interface (it shows one asked
-before it attached, too), so this source never does. No rollout file is read.
+before it attached, too), or with ``agentlaunch answer``, which this source answers on its own connection
+(:class:`~agentlaunch.providers.native.source.QuestionAsked`). No rollout file is read.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from agentlaunch.events import Compaction, PermissionRequest, ToolResult, ToolUse, TurnEnd, Unknown, Warning
 from agentlaunch.providers import codex_appserver as rpc
 from agentlaunch.providers.asked import tool_question
-from agentlaunch.providers.native.source import NativeItem, PromptTyped
+from agentlaunch.providers.native.source import NativeItem, PromptTyped, QuestionAsked
 from agentlaunch.providers.untrusted import obj, opt_label, string
 from agentlaunch.sinks import StateChanged
 
@@ -38,6 +39,7 @@ ASKING_FLAGS = {
     "waitingOnApproval": "Codex waits for an approval in its interface",
     "waitingOnUserInput": "Codex waits for an answer in its interface",
 }
+LEGACY_WORDS = {"once": "approved", "always": "approved_for_session", "deny": "denied"}
 TOOL_ITEMS = frozenset({"commandExecution", "fileChange", "mcpToolCall", "webSearch"})
 
 
@@ -119,7 +121,8 @@ class RemoteSource:
             # A server request (an approval, a question): the person answers it in the interface; what it asks is
             # the reason of the session's asking, which its thread's status may have said already.
             self._question = question_of(method, params)
-            return self._set("asking", self._question) if self.state == "asking" and self._question else []
+            asked = self._asked(message["id"], method, params)
+            return asked + (self._set("asking", self._question) if self.state == "asking" and self._question else [])
         if method is None and str(message.get("id")) in self._turns:
             self._turns.discard(str(message.get("id")))
             if (error := message.get("error")) is not None:  # no turn began: the send is released by its own bound
@@ -136,6 +139,30 @@ class RemoteSource:
         for event in self.parser.event(message):
             out += self._event(event)
         return out
+
+    def _asked(self, rid: Any, method: str, params: dict[str, Any]) -> list[NativeItem]:
+        """An approval request as a question ``agentlaunch answer`` can answer: on this connection, as the interface
+        would (the first answer the app-server gets wins; the other is dropped)."""
+        tool = rpc.APPROVALS.get(method)
+        if tool is None or not isinstance(rid, int | str) or isinstance(rid, bool):
+            return []
+        legacy = not method.startswith("item/")
+
+        def answer(decision: str, _text: str) -> bool:
+            if self.conn.closed:
+                return False
+            said = rpc.approval_answer(str(rid), decision)
+            if legacy:  # execCommandApproval / applyPatchApproval take the older words
+                said["result"] = {"decision": LEGACY_WORDS.get(decision, "denied")}
+            said["id"] = rid
+            try:
+                self.conn.send(said)
+            except OSError:
+                return False
+            return True
+
+        shown = {k: v for k, v in params.items() if k not in ("threadId", "turnId", "itemId")}
+        return [QuestionAsked(tool, shown, ("once", "always", "deny"), answer, asks=question_of(method, params) or "")]
 
     def _status(self, status: dict[str, Any]) -> list[NativeItem]:
         kind = status.get("type")

@@ -56,6 +56,7 @@ from agentlaunch.providers.native.gemini_hooks import SAFE_ID, BadSettings, hook
 from agentlaunch.providers.native.gemini_records import (
     answer_text,
     call_state,
+    gemini_asked,
     gemini_question,
     gemini_root,
     header_started,
@@ -238,7 +239,9 @@ class GeminiNativeSource:
             return self._set_state("waiting") if self.state is None else []
         if event == "Notification":
             kind = string(payload.get("notification_type"))
-            return self._set_state("asking", gemini_question(payload)) if kind == "ToolPermission" else []
+            if kind != "ToolPermission":
+                return []
+            return [gemini_asked(payload), *self._set_state("asking", gemini_question(payload))]
         out: list[NativeItem] = []
         if event == "BeforeAgent" and (prompt := string(payload.get("prompt"))):
             out.append(PromptTyped(prompt))

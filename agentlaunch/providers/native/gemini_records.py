@@ -26,6 +26,7 @@ from typing import Any
 
 from agentlaunch.providers import untrusted
 from agentlaunch.providers.asked import one_line, tool_question
+from agentlaunch.providers.native.source import QuestionAsked
 from agentlaunch.providers.untrusted import items, string
 
 HEADER_LIMIT = 1 << 20
@@ -91,3 +92,22 @@ def gemini_question(payload: dict[str, Any]) -> str | None:
     tool = "shell" if kind == "exec" else string(details.get("serverName")) if kind == "mcp" else kind
     said = tool_question(tool or "tool", details) if details else ""
     return said or one_line(string(payload.get("message"))) or None
+
+
+PROMPT_KEYS = {"once": "1", "always": "2", "deny": "3"}
+"""Gemini 0.61's permission prompt: ``1. Allow once``, ``2. Allow for this session``, ``3. No, suggest changes
+(esc)``; a digit acts at once (measured: ``3`` cancels the request)."""
+PROMPT_TEXTS = ("Allow once", "Allow for this session", "No, suggest changes")
+SHOWN_CHARS = 30  # of the tool's own text looked for on the screen (a box may cut a longer one)
+
+
+def gemini_asked(payload: dict[str, Any]) -> QuestionAsked:
+    """The question of a ``ToolPermission`` notification, answered with the prompt's keys while the screen shows it."""
+    details = untrusted.obj(payload.get("details"))
+    kind = string(details.get("type"))
+    tool = "shell" if kind == "exec" else string(details.get("serverName")) if kind == "mcp" else kind or "tool"
+    own = string(details.get("command")) or string(details.get("fileName")) or string(details.get("toolName"))
+    first = own.strip().splitlines()[0][:SHOWN_CHARS] if own.strip() else ""
+    shows = PROMPT_TEXTS + ((first,) if first else ())
+    said = gemini_question(payload) or ""
+    return QuestionAsked(tool, details or string(payload.get("message")), tuple(PROMPT_KEYS), None, PROMPT_KEYS, shows, said)

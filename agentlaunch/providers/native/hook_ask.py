@@ -1,4 +1,5 @@
-"""Run by Claude Code as a command hook that waits for the launch's answer (the budget's gate on ``PreToolUse``).
+"""Run by Claude Code as a command hook that waits for the launch's answer (the budget's gate on ``PreToolUse``, and
+a ``PermissionRequest`` the person may answer with ``agentlaunch answer``).
 
 Usage: ``python -I -S hook_ask.py SOCKET EVENT``. It reads the hook's JSON on stdin (bounded), connects to the
 launch's held-hook socket SOCKET (a Unix stream socket in the launch's 0700 runtime folder: only this user can
@@ -29,6 +30,10 @@ MARK = b"agentlaunch-answer\n"
 """What starts every answer the launch gives: a connection closed without it is no answer."""
 ASK_WAIT = 50.0
 """Seconds the hook waits for the answer (Claude Code's ``timeout`` for it is :data:`claude_settings.GATE_TIMEOUT`)."""
+QUESTION_WAIT = 24 * 3600
+"""Seconds a ``PermissionRequest`` hook waits: Claude Code shows its dialog meanwhile, and the person may answer it
+there or with agentlaunch answer (:mod:`agentlaunch.providers.native.claude_question`)."""
+WAITS = {"PermissionRequest": float(QUESTION_WAIT)}
 MAX_ANSWER = 1 << 20
 
 
@@ -101,7 +106,7 @@ def main(argv: list[str]) -> int:
         raw = sys.stdin.buffer.read(MAX_INPUT)
     except (OSError, ValueError):
         raw = b""
-    answer = ask(path, event, raw)
+    answer = ask(path, event, raw, WAITS.get(event, ASK_WAIT))
     try:
         sys.stdout.write(answer)
         sys.stdout.flush()

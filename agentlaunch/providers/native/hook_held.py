@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from agentlaunch.providers.native.hook_ask import MARK
+from agentlaunch.providers.native.hook_ask import MARK, QUESTION_WAIT
 from agentlaunch.providers.untrusted import loads
 
 MAX_HEAD = 256
@@ -37,6 +37,8 @@ REQUEST_WAIT = 5.0
 """Seconds a connection has to send its whole request."""
 HOLD_WAIT = 55.0
 """Seconds a held request waits for :meth:`HeldHooks.answer` (the hook itself waits ``hook_ask.ASK_WAIT``)."""
+HOLD_WAITS = {"PermissionRequest": QUESTION_WAIT + 60.0}
+"""A held ``PermissionRequest`` (a dialog the person may answer with agentlaunch answer) waits as long as its hook."""
 MAX_CONNECTIONS = 64
 READ_CHUNK = 1 << 16
 READS_PER_WAKE = 64
@@ -128,14 +130,17 @@ class HeldHooks:
             self._close(self._held.pop(reply))  # the hook then fails closed
         return found
 
-    def answer(self, reply: str, text: str) -> None:
-        """Answer the held request ``reply`` with ``text`` (the hook's output; "" lets the tool run)."""
+    def answer(self, reply: str, text: str) -> bool:
+        """Answer the held request ``reply`` with ``text`` (the hook's output; "" lets the tool run); False when it
+        is not held (its hook went away, or it was answered)."""
         conn = self._held.pop(reply, None)
-        if conn is not None:
-            with contextlib.suppress(OSError):
-                conn.sock.settimeout(1.0)  # a few hundred bytes into a fresh socket's buffer: one send takes them
-                conn.sock.sendall(MARK + text.encode("utf-8"))
-            self._close(conn)
+        if conn is None:
+            return False
+        with contextlib.suppress(OSError):
+            conn.sock.settimeout(1.0)  # a few hundred bytes into a fresh socket's buffer: one send takes them
+            conn.sock.sendall(MARK + text.encode("utf-8"))
+        self._close(conn)
+        return True
 
     def close(self) -> None:
         for conn in [*self._conns.values(), *self._held.values()]:
@@ -192,7 +197,7 @@ class HeldHooks:
         del self._conns[conn.sock.fileno()]
         self._ids += 1
         reply = str(self._ids)
-        conn.deadline = self.clock() + HOLD_WAIT
+        conn.deadline = self.clock() + HOLD_WAITS.get(event, HOLD_WAIT)
         conn.data = bytearray()
         self._held[reply] = conn
         return HeldHook(event, None if conn.dropped or len(body) > MAX_BODY else body, reply)

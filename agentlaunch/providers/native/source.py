@@ -47,7 +47,30 @@ class ToolAsked:
     refused with this reason, which the agent's row shows (a gate that cannot decide fails closed)."""
 
 
-NativeItem = Event | StateChanged | PromptTyped | ToolAsked
+@datarecord(frozen=True)
+class QuestionAsked:
+    """The CLI asks the person (a permission, a question) and takes the answer from the launch as well as from its
+    own interface (:mod:`agentlaunch.launch.questions`).
+
+    ``options``: the answers the CLI offers (of ``once``, ``always``, ``deny``, ``reply``); ``answer(decision,
+    text)`` tells the CLI (``text``: a reply's words); False when the CLI no longer waits for it.
+    """
+
+    kind: ClassVar[str] = "question_asked"
+    tool: str
+    tool_input: Any
+    options: tuple[str, ...]
+    answer: Callable[[str, str], bool] | None
+    keys: Mapping[str, str] = field(default_factory=dict)
+    """For a CLI answered with keys (``answer`` None): the keys of each option, typed by the launch only while the
+    screen shows every text of ``shows`` (:mod:`agentlaunch.launch.native.screen_keys`)."""
+    shows: tuple[str, ...] = ()
+    asks: str = ""
+    """What it asks in one line, as the session's state reason says it (default: the tool and its input's telling
+    part, :func:`~agentlaunch.providers.asked.tool_question`)."""
+
+
+NativeItem = Event | StateChanged | PromptTyped | ToolAsked | QuestionAsked
 """What a source reports: a provider event for the launch to handle, the CLI's new state, or a prompt submitted."""
 
 

@@ -1,0 +1,347 @@
+"""``agentlaunch answer`` on the real CLIs in a private tmux server: a permission asked, read without attaching, and
+answered (allow: the tool ran once; deny: it did not), the fake API's request log as the proof.
+
+One launch per provider covers allow, then deny, in the same session; the bad answers (a stale question id, an
+answer when nothing is asked) ride along.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentlaunch.fakeapi import gemini as gfake
+from agentlaunch.fakeapi import responses as cfake
+from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, text_reply, tool_reply
+from agentlaunch.providers.native.claude_question import DENIED
+from testbed.agent_files import write_agent
+from testbed.claude_tui import seed_home
+from testbed.clis import ensure_cli
+from testbed.native_tui import TitledResponsesFake
+from testbed.pty_screen import Screen
+from tests.e2e.test_native_codex_remote import setup, status_of
+from tests.e2e.test_native_run_codex_gemini import quit_tui, type_prompt, until
+from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.gemini_process import one_gemini_process
+from tests.support.waits import turn_over, wait_for
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+
+if shutil.which("tmux") is None and not os.environ.get("CI"):
+    pytest.skip("tmux is not installed", allow_module_level=True)
+
+
+@pytest.fixture
+def short_root() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="alan-") as folder:
+        yield Path(folder)
+
+
+def tmux(socket: str, *args: str) -> str:
+    return subprocess.run(["tmux", "-L", socket, *args], capture_output=True, text=True, check=True).stdout
+
+
+def pane_of(socket: str, agent: str) -> str:
+    for line in tmux(socket, "list-panes", "-s", "-t", "=agentlaunch", "-F", "#{@agentlaunch_agent}\t#{pane_id}").splitlines():
+        name, pane = line.split("\t")
+        if name == agent:
+            return pane
+    raise AssertionError(f"no pane for {agent}")
+
+
+def screen(socket: str, pane: str) -> str:
+    return tmux(socket, "capture-pane", "-p", "-J", "-S", "-", "-t", pane)
+
+
+def cli(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return run_cli(*args, env=env, cwd=cwd, timeout=180)
+
+
+def state_of(env: dict[str, str], cwd: Path, agent: str) -> str | None:
+    records = json.loads(run_cli_inprocess("status", "--json", env=env, cwd=cwd).stdout)
+    return next((str(r.get("state")) for r in records if r.get("agent") == agent), None)
+
+
+def record(env: dict[str, str], cwd: Path, agent: str) -> dict[str, Any]:
+    records = json.loads(run_cli_inprocess("status", "--json", env=env, cwd=cwd).stdout)
+    return next((r for r in records if r.get("agent") == agent), {})
+
+
+def question(env: dict[str, str], cwd: Path, agent: str) -> dict[str, Any]:
+    shown = cli(env, cwd, "answer", agent, "--json")
+    assert shown.returncode == 0, shown.stderr
+    value: dict[str, Any] = json.loads(shown.stdout)["question"]
+    return value
+
+
+def tool_results(api: FakeAnthropic) -> list[str]:
+    """The tool results the model was sent, in order (each request carries the conversation so far: the last's)."""
+    last = api.message_requests()[-1].body
+    found = []
+    for message in last.get("messages", []):
+        for part in message.get("content", []) if isinstance(message.get("content"), list) else []:
+            if isinstance(part, dict) and part.get("type") == "tool_result":
+                found.append(json.dumps(part.get("content")))
+    return found
+
+
+def notice_of(path: Path, words: str) -> dict[str, Any] | None:
+    """The notify command's JSON announcing the question whose reason holds ``words``, once it came."""
+    lines = path.read_text().splitlines() if path.exists() else []
+    return next((p for p in map(json.loads, lines) if words in str(p.get("reason"))), None)
+
+
+def on_deck(socket: str, text: str) -> None:
+    try:
+        wait_for(lambda: text in tmux(socket, "capture-pane", "-p", "-t", "=deck:").replace("\n", ""), 60, repr(text))
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; the deck shows:\n{tmux(socket, 'capture-pane', '-p', '-t', '=deck:')}") from None
+
+
+def test_claude_permission_answered_allow_then_deny_without_attaching(
+    socket: str, anthropic: FakeAnthropic, isolated_home: Path, agents_dir: Path, workdir: Path, claude_bin: Path
+) -> None:
+    assert anthropic.server is not None
+    env = claude_env(anthropic.server.url, isolated_home, {"CLAUDE_CODE_MAX_RETRIES": "0"})
+    seed_home(isolated_home, [workdir], key=env["ANTHROPIC_API_KEY"])
+    env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
+    notified = workdir.parent / "notified.jsonl"
+    notify = [sys.executable, "-c", f"import sys; open({str(notified)!r}, 'a').write(sys.stdin.read())"]
+    write_agent(
+        agents_dir,
+        "asker",
+        {
+            "provider": "claude",
+            "model": "claude-sonnet-4-5",
+            "command": str(claude_bin),
+            "working_dir": str(workdir),
+            "notify": notify,
+            "notify_after": 3600,
+        },
+    )
+    anthropic.push(
+        text_reply("Ready."),
+        tool_reply(
+            "Bash", {"command": "touch allowed.txt", "description": "make \x1b[31mred\x1b[0m [b]file[/b]"}, text="Making."
+        ),
+        text_reply("Made it."),
+        tool_reply("Bash", {"command": "touch denied.txt", "description": "make another"}, text="Again."),
+        text_reply("Not made."),
+        tool_reply("Bash", {"command": "touch notified.txt", "description": "a third"}, text="Third."),
+        text_reply("Made from the notification."),
+        tool_reply("Bash", {"command": "touch decked.txt", "description": "a fourth"}, text="Fourth."),
+        text_reply("Denied from the deck."),
+        tool_reply("Bash", {"command": "touch paned.txt", "description": "a fifth"}, text="Fifth."),
+        text_reply("Allowed in the pane."),
+    )
+    assert cli(env, workdir, "tmux", "up", "asker", "--socket", socket, "--no-attach", "--wait", "60").returncode == 0
+    pane = pane_of(socket, "asker")
+    wait_for(lambda: state_of(env, workdir, "asker") == "waiting", timeout=60, what="the startup turn over")
+    nothing = cli(env, workdir, "answer", "asker", "--json")
+    assert nothing.returncode == 9, nothing.stderr  # no question open
+
+    assert cli(env, workdir, "send", "asker", "Make the file").returncode == 0
+    wait_for(lambda: state_of(env, workdir, "asker") == "asking", timeout=60, what="the permission dialog")
+    first = question(env, workdir, "asker")
+    assert first["tool"] == "Bash" and "touch allowed.txt" in first["asks"], first
+    assert "once" in first["options"] and "deny" in first["options"], first
+    shown = cli(env, workdir, "answer", "asker")  # the person's view: the escape in the input made visible
+    assert shown.returncode == 0 and "\x1b" not in shown.stdout.decode() and "\\u001b[31m" in shown.stdout.decode()
+    allowed = cli(env, workdir, "answer", "asker", "--allow", "--question", first["id"], "--json")
+    assert allowed.returncode == 0, allowed.stderr
+    assert json.loads(allowed.stdout) == {"agent": "asker", "answered": first["id"], "decision": "once"}
+    wait_for(lambda: (workdir / "allowed.txt").exists(), timeout=60, what="the allowed tool ran")
+    wait_for(lambda: state_of(env, workdir, "asker") == "waiting", timeout=60, what="the turn over")
+    again = cli(env, workdir, "answer", "asker", "--deny", "--question", first["id"])
+    assert again.returncode == 10, again.stderr  # answered already: too late, named as such
+    calls_after_allow = len(anthropic.message_requests())
+
+    assert cli(env, workdir, "send", "asker", "Make another").returncode == 0
+    wait_for(lambda: state_of(env, workdir, "asker") == "asking", timeout=60, what="the second dialog")
+    second = question(env, workdir, "asker")
+    assert second["id"] != first["id"] and "touch denied.txt" in second["asks"]
+    stale = cli(env, workdir, "answer", "asker", "--allow", "--question", first["id"])
+    assert stale.returncode == 10, stale.stderr  # the question named closed; another is open: nothing answered
+    assert "Do you want to proceed?" in screen(socket, pane)  # still asked
+    denied = cli(env, workdir, "answer", "asker", "--deny", "--question", second["id"])
+    assert denied.returncode == 0, denied.stderr
+    wait_for(lambda: state_of(env, workdir, "asker") == "waiting", timeout=60, what="the denied turn over")
+    assert not (workdir / "denied.txt").exists()
+    assert len(anthropic.message_requests()) == calls_after_allow + 2  # the call asking, then the one told of the denial
+    assert DENIED in tool_results(anthropic)[-1]
+    assert "Denied by PermissionRequest hook" in screen(socket, pane)
+
+    # Through the notify command: its JSON names the question and the commands that answer it; the allow's is run.
+    assert cli(env, workdir, "send", "asker", "A third").returncode == 0
+    wait_for(lambda: state_of(env, workdir, "asker") == "asking", timeout=60, what="the third dialog")
+    payload = wait_for(lambda: notice_of(notified, "touch notified"), timeout=30, what="the notify command.s JSON")
+    assert payload["question"]["asks"] == "Bash: touch notified.txt" and payload["state"] == "asking"
+    ran = subprocess.run(payload["answer"]["once"], env={**os.environ, **env}, cwd=workdir, capture_output=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    wait_for(lambda: (workdir / "notified.txt").exists(), timeout=60, what="the tool the notification allowed")
+    wait_for(lambda: state_of(env, workdir, "asker") == "waiting", timeout=60, what="the third turn over")
+
+    # From the deck, in a real terminal (a session of the agents' tmux server): D, then y, denies the fourth.
+    assert cli(env, workdir, "send", "asker", "A fourth").returncode == 0
+    wait_for(lambda: state_of(env, workdir, "asker") == "asking", timeout=60, what="the fourth dialog")
+    calls = len(anthropic.message_requests())
+    full = {**os.environ, **env}
+    keep = [f"-e{k}={v}" for k, v in full.items() if k.startswith(("AGENTLAUNCH_", "HOME", "XDG_"))]
+    deck = [sys.executable, "-m", "agentlaunch", "deck", "--agents-dir", str(agents_dir)]
+    tmux(socket, "new-session", "-d", "-s", "deck", "-x", "160", "-y", "40", "-c", str(workdir), *keep, *deck)
+    on_deck(socket, "asker is asking: Bash: touch decked.txt")  # the question on the message line (asking: first row)
+    tmux(socket, "send-keys", "-t", "=deck:", "D")
+    on_deck(socket, "deny asker's Bash: touch decked.txt? (y/n)")
+    tmux(socket, "send-keys", "-t", "=deck:", "y")
+    on_deck(socket, "asker: denied: Bash: touch decked.txt")
+    wait_for(lambda: state_of(env, workdir, "asker") == "waiting", timeout=60, what="the fourth turn over")
+    assert not (workdir / "decked.txt").exists() and len(anthropic.message_requests()) == calls + 1
+    assert DENIED in tool_results(anthropic)[-1]
+    tmux(socket, "send-keys", "-t", "=deck:", "q")
+
+    # Answered in the pane while the hook is held: the pane wins, and the question it answered is closed.
+    assert cli(env, workdir, "send", "asker", "A fifth").returncode == 0
+    wait_for(lambda: state_of(env, workdir, "asker") == "asking", timeout=60, what="the fifth dialog")
+    fifth = question(env, workdir, "asker")
+    shown = lambda: tmux(socket, "capture-pane", "-p", "-t", pane)  # noqa: E731 - what the pane shows now, no history
+    wait_for(lambda: "touch paned.txt" in shown() and "Do you want to proceed?" in shown(), 30, "the dialog on the screen")
+    tmux(socket, "send-keys", "-t", pane, "Enter")  # "1. Yes" is selected
+    wait_for(lambda: (workdir / "paned.txt").exists(), timeout=60, what="the tool the pane allowed")
+    late = cli(env, workdir, "answer", "asker", "--deny", "--question", fifth["id"])
+    assert late.returncode == 10, late.stderr  # answered meanwhile: nothing answered
+    wait_for(lambda: state_of(env, workdir, "asker") == "waiting", timeout=60, what="the fifth turn over")
+    assert cli(env, workdir, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
+
+
+def answer_cli(tui: Screen, env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """``agentlaunch answer ARGS`` while the interface's screen is read (a CLI whose output is not read blocks)."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "agentlaunch", "answer", *args], env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    tui.until(lambda: child.poll() is not None, 120, "agentlaunch answer to end")
+    out, err = child.communicate()
+    return subprocess.CompletedProcess(child.args, child.returncode, out, err)
+
+
+def test_codex_approval_answered_on_the_app_server_connection_allow_then_deny(short_root: Path, agents_dir: Path) -> None:
+    first_call = {"cmd": "touch allowed-by-answer", "sandbox_permissions": "require_escalated", "justification": "a test"}
+    second_call = {"cmd": "touch denied-by-answer", "sandbox_permissions": "require_escalated", "justification": "a test"}
+    script = cfake.ResponsesScript(
+        [
+            cfake.TextReply("STARTUP-ANSWER", cfake.ResponsesUsage(9000, 8000, 7, 3)),
+            cfake.ShellCallReply(arguments=first_call, usage=cfake.ResponsesUsage(9100, 9000, 5, 0)),
+            cfake.TextReply("ALLOWED-ANSWER", cfake.ResponsesUsage(9200, 9100, 4, 0)),
+            cfake.ShellCallReply(arguments=second_call, usage=cfake.ResponsesUsage(9300, 9200, 5, 0)),
+            cfake.TextReply("DENIED-ANSWER", cfake.ResponsesUsage(9400, 9300, 4, 0)),
+        ]
+    )
+    with TitledResponsesFake(script) as api:
+        agent = setup(short_root, agents_dir, api)
+        tui = agent.run()
+        try:
+            until(tui, lambda: agent.state() == "waiting", "status 'waiting' after the startup turn")
+            nothing = answer_cli(tui, agent.env, agent.work, "coder", "--json")
+            assert nothing.returncode == 9, nothing.stderr
+
+            type_prompt(tui, "run the tool please", "Would you like to run")
+            until(tui, lambda: status_of(agent).get("state") == "asking", "status 'asking' while the approval waits")
+            shown = answer_cli(tui, agent.env, agent.work, "coder", "--json")
+            assert shown.returncode == 0, shown.stderr
+            first = json.loads(shown.stdout)["question"]
+            assert first["tool"] == "shell" and "touch allowed-by-answer" in first["asks"], first
+            allowed = answer_cli(tui, agent.env, agent.work, "coder", "--allow", "--question", first["id"])
+            assert allowed.returncode == 0, allowed.stderr
+            until(tui, lambda: "ALLOWED-ANSWER" in tui.text(), "the allowed turn's answer")
+            until(tui, lambda: agent.state() == "waiting", "status 'waiting' after the allowed turn")
+            assert (agent.work / "allowed-by-answer").exists()
+            assert "Would you like to run" not in tui.text()  # the interface's prompt closed with the answer
+
+            type_prompt(tui, "run another", "Would you like to run")
+            until(tui, lambda: status_of(agent).get("state") == "asking", "status 'asking' for the second approval")
+            shown = answer_cli(tui, agent.env, agent.work, "coder", "--json")
+            second = json.loads(shown.stdout)["question"]
+            stale = answer_cli(tui, agent.env, agent.work, "coder", "--allow", "--question", first["id"])
+            assert stale.returncode == 10, stale.stderr
+            denied = answer_cli(tui, agent.env, agent.work, "coder", "--deny", "--question", second["id"])
+            assert denied.returncode == 0, denied.stderr
+            until(tui, lambda: agent.state() == "waiting", "status 'waiting' after the denied turn", timeout=90)
+            assert not (agent.work / "denied-by-answer").exists()
+        finally:
+            quit_tui(tui)
+    outputs = [
+        json.dumps(item) for item in api.turn_requests[-1].body.get("input", []) if item.get("type") == "function_call_output"
+    ]
+    assert len(outputs) == 2, outputs  # the allowed call's output, then the declined one's
+    assert "denied-by-answer" not in outputs[0] and ("declined" in outputs[1].lower() or "rejected" in outputs[1].lower()), (
+        outputs
+    )
+
+
+def test_gemini_prompt_answered_with_keys_only_while_its_screen_shows_it_allow_then_deny(
+    socket: str, isolated_home: Path, agents_dir: Path, request: pytest.FixtureRequest
+) -> None:
+    binary = ensure_cli("gemini")
+    with tempfile.TemporaryDirectory(prefix="alag-") as folder, gfake.GeminiFake() as api:
+        root = Path(folder)
+        home, work = root / "home", root / "work"
+        home.mkdir()
+        work.mkdir()
+        env = gfake.prepare_gemini_home(home, api.base_url, max_attempts=1, no_relaunch=one_gemini_process(request))
+        env.update(TERM="xterm-256color", AGENTLAUNCH_TITLE="0", AGENTLAUNCH_AGENTS_DIR=str(agents_dir))
+        env.update({k: v for k, v in os.environ.items() if k.startswith("AGENTLAUNCH_") and k not in env})
+        agent = {"provider": "gemini", "model": "gemini-2.5-pro", "command": str(binary), "working_dir": str(work)}
+        write_agent(agents_dir, "gem", {**agent, "startup": "say hello"})
+        usage = gfake.GeminiUsage(prompt=900, output=7)
+        api.script.push(gfake.TextReply("Hello, ready.", usage))
+        api.script.push(gfake.FunctionCallReply("run_shell_command", {"command": "touch allowed.txt", "description": "w"}, usage))
+        api.script.push(gfake.TextReply("Wrote it.", usage))
+        api.script.push(gfake.FunctionCallReply("run_shell_command", {"command": "touch denied.txt", "description": "w"}, usage))
+        api.script.push(gfake.TextReply("Never sent.", usage))
+        up = run_cli("tmux", "up", "gem", "--socket", socket, "--no-attach", "--wait", "90", env=env, cwd=work, timeout=150)
+        assert up.returncode == 0, up.stderr.decode()
+        pane = pane_of(socket, "gem")
+        wait_for(lambda: turn_over(record(env, work, "gem")), timeout=90, what="the startup turn over")
+
+        def ask(text: str) -> dict[str, Any]:
+            tmux(socket, "send-keys", "-t", pane, "-l", text)
+            wait_for(lambda: text in screen(socket, pane), timeout=30, what=f"{text!r} typed")
+            sent = len(api.model_requests)
+            for _ in range(3):  # Gemini 0.61 under load keeps an Enter read with the typed keys in its box
+                tmux(socket, "send-keys", "-t", pane, "Enter")
+                with contextlib.suppress(AssertionError):
+                    wait_for(lambda: len(api.model_requests) > sent, timeout=5, what="the prompt's call")
+                    break
+            wait_for(lambda: state_of(env, work, "gem") == "asking", timeout=60, what="asking")
+            return question(env, work, "gem")
+
+        first = ask("write the file")
+        assert first["tool"] == "shell" and "touch allowed.txt" in first["asks"], first
+        assert first["options"] == ["once", "always", "deny"]
+        assert cli(env, work, "answer", "gem", "--allow", "--question", first["id"]).returncode == 0
+        wait_for(lambda: (work / "allowed.txt").exists(), timeout=60, what="the allowed tool ran")
+        wait_for(lambda: state_of(env, work, "gem") == "waiting", timeout=60, what="the turn over")
+        assert "Wrote it." in screen(socket, pane)
+        calls = len(api.model_requests)
+
+        second = ask("write another")
+        tmux(socket, "send-keys", "-t", pane, "Down")  # the person moves in the prompt: still the same question shown
+        denied = cli(env, work, "answer", "gem", "--deny", "--question", second["id"])
+        assert denied.returncode == 0, denied.stderr
+        wait_for(lambda: "Request cancelled" in screen(socket, pane), timeout=60, what="the request cancelled")
+        assert not (work / "denied.txt").exists()
+        assert len(api.model_requests) == calls + 1  # the call that asked; none after the denial
+        typed = screen(socket, pane)
+        late = cli(env, work, "answer", "gem", "--allow", "--question", second["id"])
+        assert late.returncode == 10, late.stderr  # closed: no key typed into the input box
+        assert screen(socket, pane).count("1") == typed.count("1")
+        assert run_cli("tmux", "down", "--socket", socket, env=env, cwd=work, timeout=120).returncode == 0
