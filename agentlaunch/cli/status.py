@@ -78,7 +78,7 @@ def status(
     elif watch and as_json:
         raise UsageError("--watch shows a live table; for scripts use --json (and poll)")
     elif as_json:
-        print(json_text(json_rows(read_records(), dead_panes(socket))))  # as agentlaunch.live.status_lean prints it
+        print(json_text(json_rows(read_records(), dead_panes(socket))))  # as agentlaunch.live.status_fast prints it
     elif watch:
         watch_table(interval, socket)
     else:
@@ -94,7 +94,7 @@ def status(
 
 def print_line(agent: str, socket: str | None) -> None:
     """``status --line AGENT``: its one line, or its dead pane's; nothing when it is not running."""
-    text = agent_line(agent, lambda: dead_panes(socket))  # as agentlaunch.live.status_lean prints it
+    text = agent_line(agent, lambda: dead_panes(socket))  # as agentlaunch.live.status_fast prints it
     if text:
         print(text)
 
