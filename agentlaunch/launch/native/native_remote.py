@@ -44,6 +44,7 @@ from agentlaunch.providers.native.unix_websocket import MAX_PATH, UnixWebSocket
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from agentlaunch.launch.native.ports import InterfaceStarting
     from agentlaunch.launch.session import Launch
     from agentlaunch.providers.base import ProviderState
 
@@ -59,7 +60,7 @@ class AppServerFailed(AgentlaunchError):
     exit_code = ExitCode.TURN_FAILED
 
 
-def applies(launch: Launch, prompt: str) -> bool:
+def applies(launch: InterfaceStarting, prompt: str) -> bool:
     """The native launch goes through agentlaunch's app-server (see the module doc for when it does not)."""
     if not getattr(launch.adapter, "remote_interface", False) or launch.fork is not None:
         return False
