@@ -13,8 +13,9 @@ if TYPE_CHECKING:
     from agentlaunch.definitions.spec import AgentSpec
     from agentlaunch.launch.identity import ForkSource
     from agentlaunch.launch.options import LaunchOptions
+    from agentlaunch.launch.reaper import Reaper
     from agentlaunch.launch.start import StartPlan
-    from agentlaunch.providers.base import Adapter
+    from agentlaunch.providers.base import Adapter, ProviderState
 
 
 class InterfaceStarting(Protocol):
@@ -44,3 +45,16 @@ class InterfaceStarting(Protocol):
     def state_dir(self) -> Path: ...
     @property
     def clock(self) -> Clock: ...
+
+
+class RemoteLaunch(InterfaceStarting, Protocol):
+    """What Codex's app-server route (:class:`~agentlaunch.launch.native.native_remote.RemoteCodex`) reads beyond the
+    interface's start: the thread the provider keeps, the instructions' arguments, and the reaper that watches the
+    app-server it starts."""
+
+    @property
+    def provider_state(self) -> ProviderState: ...
+    @property
+    def placement_argv(self) -> list[str]: ...
+    @property
+    def reaper(self) -> Reaper: ...
