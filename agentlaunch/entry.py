@@ -2,7 +2,7 @@
 
 Typer reads every command line but two forms, answered before it is imported (importing typer and building the
 command cost tens of milliseconds, measured in each fast path's docstring): ``status --line``/``--json``
-(:mod:`agentlaunch.live.status_lean`) and ``deck`` in a terminal (:func:`agentlaunch.deck.start.fast_options`).
+(:mod:`agentlaunch.live.status_fast`) and ``deck`` in a terminal (:func:`agentlaunch.deck.start.fast_options`).
 Each reads only its plain forms and leaves anything else (help, a typo, a usage error) to Typer; tests hold
 their readings to click's.
 """
@@ -47,8 +47,8 @@ def run_cli(args: list[str]) -> int:
 
 
 def fast_status(args: list[str]) -> None:
-    """``status --line``/``--json`` on the standard library only (agentlaunch.live.status_lean); other forms return."""
-    from agentlaunch.live.status_lean import answer
+    """``status --line``/``--json`` on the standard library only (agentlaunch.live.status_fast); other forms return."""
+    from agentlaunch.live.status_fast import answer
 
     code = answer(args)
     if code is not None:

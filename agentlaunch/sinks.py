@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from agentlaunch.datarecord import datarecord
 from agentlaunch.events import Event
-from agentlaunch.frozen_record import Record
 
 if TYPE_CHECKING:
     from agentlaunch.definitions.spec import AgentSpec
@@ -105,106 +105,78 @@ class Sink(Protocol):
         ...
 
 
-class LaunchEvent(Record):
+class LaunchEvent:
     """A fact of the launch itself, not of the provider: not an :class:`~agentlaunch.events.Event`, so it is
-    never part of the ``--json`` vocabulary or output (a plain record, as events are: no dataclass to create)."""
+    never part of the ``--json`` vocabulary or output (each a ``@datarecord``, as events are: no dataclass to create)."""
 
     __slots__ = ()
     kind: ClassVar[str] = "launch"
 
 
-_put = object.__setattr__  # how a record's __init__ sets its fields (agentlaunch.frozen_record.Record)
-
 SinkEvent = Event | LaunchEvent
 """What a sink takes: the provider's normalized events and the launch's own."""
 
 
+@datarecord(frozen=True, slots=True)
 class Notice(LaunchEvent):
     """Something the person should know (a file moved aside, a flag not passed, a dropped line)."""
 
-    __slots__ = ("message",)
     message: str
 
-    def __init__(self, message: str) -> None:
-        _put(self, "message", message)
 
-
+@datarecord(frozen=True, slots=True)
 class StateChanged(LaunchEvent):
     """The launch's state: starting, waiting (for input), thinking, tool (running one), asking (a permission
     prompt or a question waits for the person: native mode), exited."""
 
-    __slots__ = ("state", "reason")
     state: str
-    reason: str | None
+    reason: str | None = None
     """Why, when the state alone does not say it (``asking`` because the CLI never reported that it is up)."""
 
-    def __init__(self, state: str, reason: str | None = None) -> None:
-        _put(self, "state", state)
-        _put(self, "reason", reason)
 
-
+@datarecord(frozen=True, slots=True)
 class CompactionWarned(LaunchEvent):
-    __slots__ = ("warning",)
     warning: CompactionWarning
 
-    def __init__(self, warning: CompactionWarning) -> None:
-        _put(self, "warning", warning)
 
-
+@datarecord(frozen=True, slots=True)
 class PrefixChanged(LaunchEvent):
     """This launch's instructions prefix differs from the agent's previous launch in ``parts`` (named for a person)."""
 
-    __slots__ = ("parts",)
     parts: tuple[str, ...]
 
-    def __init__(self, parts: tuple[str, ...]) -> None:
-        _put(self, "parts", parts)
 
-
+@datarecord(frozen=True, slots=True)
 class PricedCall(LaunchEvent):
     """One model call as it is to be stored: its usage, turn and price (sent before its CallUsage)."""
 
-    __slots__ = ("record",)
     record: CallRecord
 
-    def __init__(self, record: CallRecord) -> None:
-        _put(self, "record", record)
 
-
+@datarecord(frozen=True, slots=True)
 class ProviderStateKept(LaunchEvent):
     """What a per-turn provider carries to its next turn and launch (a thread id, say)."""
 
-    __slots__ = ("state",)
     state: dict[str, Any]
 
-    def __init__(self, state: dict[str, Any]) -> None:
-        _put(self, "state", state)
 
-
+@datarecord(frozen=True, slots=True)
 class PromptSent(LaunchEvent):
     """The person's text of a turn, as typed (without the startup message): the session's title comes from the first."""
 
-    __slots__ = ("text",)
     text: str
 
-    def __init__(self, text: str) -> None:
-        _put(self, "text", text)
 
-
+@datarecord(frozen=True, slots=True)
 class TurnDone(LaunchEvent):
     """A turn is over, finished or not (its footer, its count)."""
 
-    __slots__ = ()
 
-
+@datarecord(frozen=True, slots=True)
 class SessionClosed(LaunchEvent):
     """The launch is over; ``exit_status`` is agentlaunch's exit code."""
 
-    __slots__ = ("exit_status",)
     exit_status: int
-
-    def __init__(self, exit_status: int) -> None:
-        _put(self, "exit_status", exit_status)
 
 
 def fan_out(sinks: Sequence[Sink], event: SinkEvent, launch: LaunchView) -> None:

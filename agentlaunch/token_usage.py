@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from agentlaunch.frozen_record import Record
+from agentlaunch.datarecord import datarecord, fields
 
 MAX_TOKENS = 2**53
 """Every usage field is a count below this (exact in a float, far above any real call)."""
 
-_put = object.__setattr__  # how a record's __init__ sets its fields (its own __setattr__ refuses)
 
-
-class Usage(Record):
+@datarecord(frozen=True, slots=True)
+class Usage:
     """Token usage of one model call, in one vocabulary for every provider.
 
     ``input`` is the *uncached* input only; Anthropic reports it that way,
@@ -20,29 +19,12 @@ class Usage(Record):
     input against 1.25x for 5 minutes); the rest of ``cache_write`` is 5-minute.
     """
 
-    __slots__ = ("input", "cache_write", "cache_read", "output", "reasoning", "cache_write_1h")
-    input: int
-    cache_write: int
-    cache_read: int
-    output: int
-    reasoning: int
-    cache_write_1h: int
-
-    def __init__(
-        self,
-        input: int = 0,
-        cache_write: int = 0,
-        cache_read: int = 0,
-        output: int = 0,
-        reasoning: int = 0,
-        cache_write_1h: int = 0,
-    ) -> None:
-        _put(self, "input", input)
-        _put(self, "cache_write", cache_write)
-        _put(self, "cache_read", cache_read)
-        _put(self, "output", output)
-        _put(self, "reasoning", reasoning)
-        _put(self, "cache_write_1h", cache_write_1h)
+    input: int = 0
+    cache_write: int = 0
+    cache_read: int = 0
+    output: int = 0
+    reasoning: int = 0
+    cache_write_1h: int = 0
 
     @property
     def context(self) -> int:
@@ -79,7 +61,7 @@ class Usage(Record):
         )
 
     def as_dict(self) -> dict[str, int]:
-        return self.fields()
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 def uncached(usage: Usage) -> Usage:
@@ -90,7 +72,7 @@ def uncached(usage: Usage) -> Usage:
 def usage_problem(usage: Usage) -> str | None:
     """Why ``usage`` is not a possible call's usage (a field that is not a count from 0 below
     :data:`MAX_TOKENS`), or None when it is."""
-    for name, value in usage.fields().items():
+    for name, value in usage.as_dict().items():
         if type(value) is not int:
             return f"{name} is a {type(value).__name__}, not a token count"
         if value < 0:

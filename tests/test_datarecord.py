@@ -169,3 +169,34 @@ def test_the_product_never_hands_a_record_to_the_dataclasses_functions() -> None
             elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "dataclasses":
                 found += [f"{path.relative_to(root)}:{node.lineno}"] if node.attr in refused else []
     assert found == []
+
+
+def _record_classes() -> list[type]:
+    from agentlaunch import events, sinks
+    from agentlaunch.token_usage import Usage
+
+    found = [Usage, events.RateWindow]
+    for module in (events, sinks):
+        found += [
+            c
+            for c in vars(module).values()
+            if isinstance(c, type) and c.__module__ == module.__name__ and records.FIELDS in vars(c)
+        ]
+    return found
+
+
+@pytest.mark.parametrize("cls", _record_classes(), ids=lambda c: c.__name__)
+def test_the_events_are_frozen_slotted_records_as_a_dataclass_of_the_same_fields(cls: type) -> None:
+    """The events, the launch's events and a call's usage: made as ``dataclass(frozen=True, slots=True)`` makes them."""
+    names = [f.name for f in records.fields(cls)]
+    twin = dataclasses.make_dataclass(cls.__name__, names, frozen=True, slots=True)
+    values = [f"v{i}" for i in range(len(names))]
+    ours, theirs = cls(*values), twin(*values)
+    assert repr(ours) == repr(theirs).replace(twin.__qualname__, cls.__qualname__, 1)
+    assert ours == cls(**dict(zip(names, values, strict=True))) and hash(ours) == hash(theirs)
+    assert not hasattr(ours, "__dict__") and cls.__match_args__ == twin.__match_args__  # type: ignore[attr-defined]
+    assert pickle.loads(pickle.dumps(ours)) == ours and copy.copy(ours) == ours
+    if names:
+        with pytest.raises(FrozenInstanceError):
+            setattr(ours, names[0], "changed")
+        assert records.replace(ours, **{names[0]: "w"}) == cls("w", *values[1:])

@@ -1,7 +1,7 @@
 """The command lines read before Typer is imported, held to click's reading of the same generated command lines.
 
 Three readers stand in for Typer where it costs a person time (each docstring has its figures): ``status --line``/
-``--json`` (:func:`agentlaunch.live.status_lean.parse`), the deck's options (:func:`agentlaunch.deck.start.
+``--json`` (:func:`agentlaunch.live.status_fast.parse`), the deck's options (:func:`agentlaunch.deck.start.
 fast_options`) and which `run` may start its CLI early (:func:`agentlaunch.launch.early.prespawn.read_run`). Each reads
 only plain forms and leaves every other command line to Typer: where one gives a reading, click gives the same.
 """
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from agentlaunch.deck.start import fast_options
 from agentlaunch.launch.early import prespawn
-from agentlaunch.live import status_lean
+from agentlaunch.live import status_fast
 from agentlaunch.live.tmux import SOCKET_ENV
 from tests.support.click_reading import click_reading
 
@@ -54,7 +54,7 @@ def environment(name: str, value: str | None) -> Iterator[None]:
 @given(args=command_lines(["--line", "--json", "--socket", "-L", "--watch", "-w", "--interval"]), env=ENV)
 def test_status_s_fast_reading_is_click_s(args: list[str], env: str | None) -> None:
     with environment(SOCKET_ENV, env):
-        fast = status_lean.parse(args)
+        fast = status_fast.parse(args)
         if fast is None:
             return
         params = click_reading(["status", *args])

@@ -275,3 +275,11 @@ def test_the_circle_check_finds_deferred_and_type_only_edges(tmp_path: Path) -> 
     assert circles({"a": {"b"}, "b": set()}) == []
     graph["c"].add("d")  # d joins the circle
     assert circles(graph) == [frozenset({"a", "b", "c", "d"})]
+
+
+def test_only_the_wiring_names_launch() -> None:
+    """Issue 40 §3: the helpers and the mode runners take narrow ports, never ``Launch``; the one module that imports
+    ``launch/session.py`` (type-only or not) is ``launch/build.py``, which makes the launch."""
+    graph = import_graph()
+    importers = sorted(module for module, targets in graph.items() if "agentlaunch.launch.session" in targets)
+    assert importers == ["agentlaunch.launch.build"]

@@ -15,6 +15,7 @@ import pytest
 from agentlaunch import paths
 from agentlaunch.definitions.spec import load_agent
 from agentlaunch.errors import DefinitionError, ExitCode
+from agentlaunch.fleet.setups import setups
 from agentlaunch.live.status import checked_record
 from agentlaunch.worktrees import setup_commands as worktree_setup
 from agentlaunch.worktrees.setup_commands import Place, WorktreeSetupFailed, ensure_setup
@@ -118,7 +119,9 @@ def test_a_failure_names_the_command_its_exit_and_the_log_and_runs_again_until_i
     record = worktree_setup.read(state, "wt", where.worktree)
     assert record is not None and record.failed and (record.ok, record.exit, record.command) == (False, 3, failing[1])
     assert record.shown() == {"ok": False, "exit": 3, "command": failing[1], "log": str(log)}
-    assert worktree_setup.unfinished(state) == [record]
+    (shown,) = setups(state)  # what `status` and `fleet` show: the reader of the fleet, beside the writer's own
+    assert (shown.agent, shown.worktree, shown.ok, shown.exit, shown.command) == ("wt", str(where.worktree), False, 3, failing[1])
+    assert not shown.running and shown.shown() == record.shown()
     # Started again (the worktree exists now): the setup runs again, and once it succeeds never more.
     said: list[str] = []
     fixed = [COUNT, "true"]
@@ -126,7 +129,7 @@ def test_a_failure_names_the_command_its_exit_and_the_log_and_runs_again_until_i
     assert ran and again is not None and again.ok is True and runs(where.worktree, "wt") == 2
     assert "did not finish last time: running it again" in said[0]
     assert ensure_setup(fixed, where, state, created=False, report=said.append)[1] is False
-    assert worktree_setup.unfinished(state) == [] and runs(where.worktree, "wt") == 2
+    assert setups(state) == [] and runs(where.worktree, "wt") == 2
     worktree_setup.forget(state, "wt", where.worktree)
     assert worktree_setup.read(state, "wt", where.worktree) is None and not log.exists()
 
@@ -148,11 +151,13 @@ def test_a_setup_whose_process_died_reads_as_interrupted_and_runs_again(tmp_path
         "pid_start": "1",
     }
     worktree_setup.record_path(state, "wt", where.worktree).write_text(json.dumps(payload))
-    (record,) = worktree_setup.unfinished(state)
-    assert not record.running and record.failed and record.shown()["ok"] is False
+    (record,) = setups(state)
+    assert not record.running and record.shown()["ok"] is False
+    written = worktree_setup.read(state, "wt", where.worktree)
+    assert written is not None and written.failed and not written.running
     ours = {**payload, "pid": os.getpid(), "pid_start": None}  # a live process runs it: shown as running
     worktree_setup.record_path(state, "wt", where.worktree).write_text(json.dumps(ours))
-    (running,) = worktree_setup.unfinished(state)
+    (running,) = setups(state)
     assert running.running and running.shown()["ok"] is None
     worktree_setup.record_path(state, "wt", where.worktree).write_text(json.dumps(payload))
     assert ensure_setup([COUNT], where, state, created=False, report=lambda _: None)[1] is True
@@ -160,10 +165,10 @@ def test_a_setup_whose_process_died_reads_as_interrupted_and_runs_again(tmp_path
 
 @pytest.mark.parametrize("content", ["[1]", '{"agent": 1}', '{"agent": "a", "worktree": "w", "log": "l", "ok": "yes"}', "{"])
 def test_an_unreadable_setup_record_is_left_out(tmp_path: Path, content: str) -> None:
-    folder = tmp_path / worktree_setup.SETUP_DIR
-    folder.mkdir()
-    (folder / "x.json").write_text(content)
-    assert worktree_setup.records(tmp_path) == []
+    path = worktree_setup.record_path(tmp_path, "a", tmp_path)
+    path.parent.mkdir()
+    path.write_text(content)
+    assert worktree_setup.read(tmp_path, "a", tmp_path) is None and setups(tmp_path) == []
 
 
 def test_the_status_record_keeps_only_a_well_formed_setup() -> None:

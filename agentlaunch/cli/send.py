@@ -279,12 +279,13 @@ def _print_answer(agent: str, session_id: str, done: dict[str, Any], quiet: bool
 
 
 def _footer(done: dict[str, Any]) -> str:
+    from agentlaunch.datarecord import fields
     from agentlaunch.live.view import usage_footer
     from agentlaunch.token_usage import Usage
     from agentlaunch.usage.pricing import format_cost
 
-    raw = done.get("usage")
-    counts = {k: v for k, v in raw.items() if k in Usage.field_names and type(v) is int} if isinstance(raw, dict) else {}
+    raw, names = done.get("usage"), {f.name for f in fields(Usage)}
+    counts = {k: v for k, v in raw.items() if k in names and type(v) is int} if isinstance(raw, dict) else {}
     cost = done.get("cost_usd")
     priced = isinstance(cost, int | float) and not isinstance(cost, bool)
     return usage_footer(Usage(**counts), format_cost(float(cost)) if priced and cost is not None else None)

@@ -8,16 +8,14 @@ from typing import Annotated
 import typer
 from rich.live import Live
 
-from agentlaunch import paths
 from agentlaunch.cli.common import JsonOpt, app, complete_agent, err, out
 from agentlaunch.errors import UsageError
 from agentlaunch.fleet.panes import Pane, list_panes
 from agentlaunch.fleet.records import StatusRecord, read_records
+from agentlaunch.fleet.setups import setups
 from agentlaunch.live.status_read import agent_line, json_rows, json_text
 from agentlaunch.live.status_table import FittedStatus, status_view
 from agentlaunch.live.tmux import SOCKET_ENV, Tmux, TmuxMissing
-from agentlaunch.worktrees import setup_commands as worktree_setup
-from agentlaunch.worktrees.setup_commands import SetupRecord
 
 
 def dead_panes(socket: str | None) -> list[Pane]:
@@ -26,12 +24,6 @@ def dead_panes(socket: str | None) -> list[Pane]:
         return list_panes(Tmux(socket)).dead
     except TmuxMissing:
         return []
-
-
-def setups() -> list[SetupRecord]:
-    """Worktree setups that failed (their agent did not start) or run now (the table's; ``--line`` and ``--json`` read
-    them in :func:`agentlaunch.live.status_read.setups`)."""
-    return worktree_setup.unfinished(paths.state_dir())
 
 
 def status_table(records: list[StatusRecord], dead: list[Pane] | None = None) -> FittedStatus:
@@ -86,7 +78,7 @@ def status(
     elif watch and as_json:
         raise UsageError("--watch shows a live table; for scripts use --json (and poll)")
     elif as_json:
-        print(json_text(json_rows(read_records(), dead_panes(socket))))  # as agentlaunch.live.status_lean prints it
+        print(json_text(json_rows(read_records(), dead_panes(socket))))  # as agentlaunch.live.status_fast prints it
     elif watch:
         watch_table(interval, socket)
     else:
@@ -102,7 +94,7 @@ def status(
 
 def print_line(agent: str, socket: str | None) -> None:
     """``status --line AGENT``: its one line, or its dead pane's; nothing when it is not running."""
-    text = agent_line(agent, lambda: dead_panes(socket))  # as agentlaunch.live.status_lean prints it
+    text = agent_line(agent, lambda: dead_panes(socket))  # as agentlaunch.live.status_fast prints it
     if text:
         print(text)
 

@@ -11,6 +11,6 @@ One read model that `status` (every form), the deck, `send`, `stop`/`restart`/`f
 - :mod:`.contract` is its ``--json`` form, versioned (``agentlaunch fleet --json``: docs/fleet.md).
 
 Standard library only, and no pathlib, dataclasses nor typing at run time: ``status --line`` reads it at every
-shell prompt (``tests/test_status_lean.py`` holds the imports). ``tests/test_fleet_room.py`` holds that no module
+shell prompt (``tests/test_status_fast.py`` holds the imports). ``tests/test_fleet_room.py`` holds that no module
 outside this package runs ``list-panes`` or reads the status folder.
 """

@@ -22,7 +22,7 @@ SETUP_LIMIT = 64 << 10  # agentlaunch.worktrees.setup_commands.RECORD_LIMIT
 
 
 class Setup:
-    """A worktree setup's record as :class:`agentlaunch.worktrees.setup_commands.Setup` reads it (without dataclasses)."""
+    """A worktree setup's record (written as :class:`agentlaunch.worktrees.setup_commands.SetupRecord`), without dataclasses."""
 
     __slots__ = ("agent", "command", "exit", "log", "ok", "pid", "pid_start", "worktree")
 
@@ -60,8 +60,9 @@ def _setup(path: str) -> Setup | None:
 
 
 def setups(state_dir: str | os.PathLike[str] | None = None) -> list[Setup]:
-    """Worktree setups that failed (their agent did not start) or run now, in a worktree still there, by agent then
-    worktree: :func:`agentlaunch.worktrees.setup_commands.unfinished`'s answer, read on the standard library only."""
+    """Worktree setups that failed (their agent did not start), were interrupted or run now, in a worktree still there,
+    by agent then worktree, read on the standard library only: what ``status`` (every form), ``fleet`` and ``tmux up``'s
+    start wait show (the only reader of these records beside :func:`agentlaunch.worktrees.setup_commands.read`)."""
     folder = os.path.join(os.fspath(state_dir) if state_dir is not None else state_folder(), SETUP_DIR)
     try:
         names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))

@@ -28,12 +28,21 @@ from agentlaunch.providers import get_adapter
 from agentlaunch.providers.descriptors import describe
 from agentlaunch.visible import for_markup, visible
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the ports for annotations only: a headless turn imports neither the chat nor the native room
+    from agentlaunch.launch.budget_pause import HeadlessPaused
+    from agentlaunch.launch.chat.chat import ChattingLaunch
+    from agentlaunch.launch.native.native_launch import NativeLaunch
     from agentlaunch.launch.options import LaunchOptions
-    from agentlaunch.launch.session import Launch
     from agentlaunch.live.interface_view import InterfaceView
     from agentlaunch.sinks import Sink
     from agentlaunch.usage.meter import Meter
+
+    class ModeLaunch(NativeLaunch, ChattingLaunch, HeadlessPaused, Protocol):
+        """What a mode hands its launch to (the native run, the line chat, a headless launch's pause), and what
+        :func:`run_mode` asks of it: to start, and to close with an exit status."""
+
+        def start(self) -> None: ...
+        def close(self, exit_status: int) -> int | None: ...
 
 
 err = LazyConsole(stderr=True, highlight=False)  # rich only once something is said
@@ -56,7 +65,7 @@ class Mode(Protocol):
 
     def views(self, meter: Meter) -> list[Sink]: ...
 
-    def run(self, launch: Launch) -> int: ...
+    def run(self, launch: ModeLaunch) -> int: ...
 
 
 @datarecord
@@ -70,7 +79,7 @@ class Headless:
     def views(self, meter: Meter) -> list[Sink]:
         return [HeadlessView(meter, json_lines=self.request.as_json, quiet=self.request.quiet)]
 
-    def run(self, launch: Launch) -> int:
+    def run(self, launch: ModeLaunch) -> int:
         assert self.request.text is not None
         text = self.request.text
         while True:
@@ -109,7 +118,7 @@ class Chat:
     def views(self, meter: Meter) -> list[Sink]:
         return [InteractiveView(meter)]
 
-    def run(self, launch: Launch) -> int:
+    def run(self, launch: ModeLaunch) -> int:
         from agentlaunch.launch.chat.chat import LineChat  # a headless turn never needs it
 
         return LineChat(launch, self.request.timeout).run()
@@ -130,7 +139,7 @@ class Native:
         self.view = InterfaceView(meter)
         return [self.view]
 
-    def run(self, launch: Launch) -> int:
+    def run(self, launch: ModeLaunch) -> int:
         from agentlaunch.launch.native.native import NativeRun
 
         announce(launch)
@@ -184,7 +193,7 @@ def line_chat_reason(provider: str, has_interface: bool) -> str | None:
     return None
 
 
-def run_mode(mode: Mode, launch: Launch) -> int:
+def run_mode(mode: Mode, launch: ModeLaunch) -> int:
     """Start ``launch``, run ``mode``, close the launch however it ended; the exit code (an error is raised, after)."""
     if mode.notice:
         err.print(f"[dim]{for_markup(mode.notice)}[/]", markup=True)
@@ -213,7 +222,7 @@ def run_mode(mode: Mode, launch: Launch) -> int:
     return code
 
 
-def announce(launch: Launch) -> None:
+def announce(launch: ModeLaunch) -> None:
     """One line before the CLI's interface takes the terminal: which agent, which session."""
     state = "resumed" if launch.resumed else "new"
     session = f"session {launch.session_id}" if launch.adapter.chooses_session_id or launch.resumed else "session"

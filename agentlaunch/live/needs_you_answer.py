@@ -10,7 +10,8 @@ import subprocess
 import sys
 from typing import Any
 
-from agentlaunch.sinks import LaunchEvent, _put
+from agentlaunch.datarecord import datarecord
+from agentlaunch.sinks import LaunchEvent
 
 FLAGS = {"once": "--allow", "always": "--always", "deny": "--deny"}
 ACTIONS = {"once": "Allow", "deny": "Deny"}
@@ -18,14 +19,11 @@ ACTIONS = {"once": "Allow", "deny": "Deny"}
 HELP_WAIT = 2.0  # seconds notify-send has to print its help (asked once a launch: does it take --action?)
 
 
+@datarecord(frozen=True, slots=True)
 class QuestionOpen(LaunchEvent):
     """The CLI asks a question agentlaunch answer can answer (:meth:`agentlaunch.launch.questions.Question.shown`)."""
 
-    __slots__ = ("question",)
     question: dict[str, Any]
-
-    def __init__(self, question: dict[str, Any]) -> None:
-        _put(self, "question", question)
 
 
 def answer_argv(agent: str, question: dict[str, Any], decision: str) -> list[str]:

@@ -30,8 +30,8 @@ from agentlaunch.processes import process_running
 from agentlaunch.visible import visible
 
 if TYPE_CHECKING:
+    from agentlaunch.fleet.setups import Setup
     from agentlaunch.live.tmux import Tmux
-    from agentlaunch.worktrees.setup_commands import SetupRecord
 
 SETTLE = 1.5  # seconds an agent must stay alive after saying it started
 POLL = 0.1  # seconds between two looks at the panes and records (a wait bounded by --wait)
@@ -236,10 +236,8 @@ def wait_started(
         sleep(POLL)
 
 
-def setting_up(pid: int, status_dir: Path | None) -> SetupRecord | None:
-    """The worktree setup the agentlaunch of ``pid`` runs now, if any."""
-    from agentlaunch import paths
-    from agentlaunch.worktrees.setup_commands import records
+def setting_up(pid: int, status_dir: Path | None) -> Setup | None:
+    """The worktree setup the agentlaunch of ``pid`` runs now, if any (read by :mod:`agentlaunch.fleet.setups`)."""
+    from agentlaunch.fleet.setups import setups
 
-    state_dir = status_dir.parent if status_dir is not None else paths.state_dir()
-    return next((r for r in records(state_dir) if r.pid == pid and r.running), None)
+    return next((s for s in setups(status_dir.parent if status_dir is not None else None) if s.pid == pid and s.running), None)

@@ -3,7 +3,7 @@
 The records are read by :mod:`agentlaunch.fleet` (the one reader); this module formats them: :func:`one_line`
 is the one-line form (``status --line``, the pane title) and :func:`json_rows` the rows of ``status --json``.
 It runs on every tmux status-bar refresh, so it imports neither pathlib, dataclasses, typing nor anything of
-agentlaunch's beyond the base helpers it names (``tests/test_status_lean.py`` holds that).
+agentlaunch's beyond the base helpers it names (``tests/test_status_fast.py`` holds that).
 
 A new record field is shown by ``--json`` as soon as :func:`agentlaunch.fleet.records.checked_record` keeps it,
 and by ``--line`` once :func:`one_line` appends it.

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
 
     from agentlaunch.fleet.panes import Pane as DeadPane
-    from agentlaunch.worktrees.setup_commands import SetupRecord
+    from agentlaunch.fleet.setups import Setup
 
 STATE_STYLES = {
     "asking": "bold white on red",
@@ -136,7 +136,7 @@ def dead_row(pane: DeadPane) -> Row:
     )
 
 
-def setup_row(record: SetupRecord) -> Row:
+def setup_row(record: Setup) -> Row:
     """An agent whose worktree setup failed (it did not start) or is running now."""
     if record.running:
         return Row({"agent": record.agent, "state": f"setting up: {record.command or 'worktree'}"}, {"state": "setting up"})
@@ -144,7 +144,7 @@ def setup_row(record: SetupRecord) -> Row:
     return Row({"agent": record.agent, "state": f"setup failed{code}"}, {"state": "setup failed"}, STATE_STYLES["setup failed"])
 
 
-def setup_caption(record: SetupRecord) -> str | None:
+def setup_caption(record: Setup) -> str | None:
     if record.running:
         return None
     said = f"exited {record.exit}" if record.exit is not None else "was interrupted" if record.ok is None else "could not start"
@@ -237,7 +237,7 @@ def fitted_table(rows: Sequence[Row], console: Console, width: int) -> Table:
 def status_view(
     records: Sequence[StatusRecord],
     dead: Sequence[DeadPane] = (),
-    setups: Sequence[SetupRecord] = (),
+    setups: Sequence[Setup] = (),
     now: datetime | None = None,
 ) -> FittedStatus:
     """The table of running agents, dead panes and worktree setups that failed or run, with what explains them."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agentlaunch.datarecord import replace
 from agentlaunch.events import (
     CallUsage,
     Compaction,
@@ -220,7 +221,7 @@ class ClaudeParser(JsonLineParser):
                     self._refused.add(call_id)
                     return [Warning(refused("claude", call_id, BadUsage(f"output_tokens is {shown(raw)}, not a token count")))]
                 if out is not None:
-                    usage = usage.replace(output=out)
+                    usage = replace(usage, output=out)
                 return [self._count(call_id, usage, model)]
             if call_id and out is not None and call_id in self._counted:
                 return [OutputFinal(out, call_id)]
@@ -322,7 +323,7 @@ class ClaudeParser(JsonLineParser):
             ]
         call_id, (usage, model) = next(iter(self._pending.items()))
         if remainder >= usage.output:
-            self._pending[call_id] = (usage.replace(output=remainder), model)
+            self._pending[call_id] = (replace(usage, output=remainder), model)
         return []
 
     def _on_control_request(self, obj: dict[str, Any]) -> list[Event]:

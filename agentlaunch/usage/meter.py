@@ -6,7 +6,7 @@ transcript, so memory stays flat however long a session runs.
 
 from __future__ import annotations
 
-from agentlaunch.datarecord import datarecord, field
+from agentlaunch.datarecord import datarecord, field, replace
 from agentlaunch.events import CacheTtl, CallUsage, Compaction, ContextWindow, Event, OutputFinal, RateLimits
 from agentlaunch.providers.descriptors import DESCRIPTORS
 from agentlaunch.token_usage import Usage
@@ -178,7 +178,7 @@ class Meter:
                 extra = event.output - self.last.output
                 if extra > 0:
                     self.total = self.total + Usage(output=extra)
-                    self.last = self.last.replace(output=event.output)
+                    self.last = replace(self.last, output=event.output)
         elif isinstance(event, ContextWindow):
             self.reported_window = event.tokens
             return self._check()

@@ -137,21 +137,6 @@ def read(state_dir: Path, agent: str, worktree: Path) -> SetupRecord | None:
     return _read_file(record_path(state_dir, agent, worktree))
 
 
-def records(state_dir: Path) -> list[SetupRecord]:
-    """Every setup record, by agent then worktree (an unreadable one is left out, never a crash)."""
-    try:
-        files = sorted((state_dir / SETUP_DIR).glob("*.json"))
-    except OSError:
-        return []
-    found = [r for r in (_read_file(p) for p in files) if r is not None]
-    return sorted(found, key=lambda r: (r.agent, r.worktree))
-
-
-def unfinished(state_dir: Path) -> list[SetupRecord]:
-    """The setups to show beside the running agents: failed, interrupted or running now, in a worktree still there."""
-    return [r for r in records(state_dir) if r.ok is not True and Path(r.worktree).is_dir()]
-
-
 def _write(state_dir: Path, record: SetupRecord) -> None:
     path = record_path(state_dir, record.agent, Path(record.worktree))
     private_dir(path.parent)  # a log may hold what a command printed of a .env

@@ -11,6 +11,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from agentlaunch.datarecord import replace
 from agentlaunch.fakeapi.anthropic import (
     ApiUsage,
     FakeAnthropic,
@@ -145,7 +146,7 @@ def test_one_hour_cache_writes_are_priced_as_claude_code_prices_them(
     ours = sum(c.cost_usd or 0 for c in calls)
     assert end["provider_cost_usd"] == pytest.approx(ours, abs=1e-9), "our price must equal Claude Code's total_cost_usd"
     # the oracle tells the lifetimes apart: priced all at the 5-minute rate, the turn would not match
-    as_5m = genai_price(calls[0].usage.replace(cache_write_1h=0), "claude", calls[0].model or "")
+    as_5m = genai_price(replace(calls[0].usage, cache_write_1h=0), "claude", calls[0].model or "")
     assert as_5m is not None and calls[0].cost_usd is not None
     assert end["provider_cost_usd"] != pytest.approx(ours - calls[0].cost_usd + as_5m.cost_usd, abs=1e-6)
 

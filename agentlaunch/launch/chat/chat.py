@@ -14,15 +14,16 @@ loop (:class:`~agentlaunch.launch.permissions.PermissionPrompt`).
 from __future__ import annotations
 
 import signal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from agentlaunch.errors import AgentlaunchError, ExitCode
 from agentlaunch.launch.chat.chat_door import ChatDoor
 from agentlaunch.launch.control import SendRequest
-from agentlaunch.launch.control_door import launch_busy
+from agentlaunch.launch.control_door import ControlledLaunch, launch_busy
 from agentlaunch.launch.line_input import LineInput
 from agentlaunch.launch.permissions import PermissionPrompt
 from agentlaunch.launch.signals import ENDING
+from agentlaunch.launch.tool_gates import GatedLaunch
 from agentlaunch.launch.transport import window_size
 from agentlaunch.launch.turn import TurnOutcome, turn_failed
 from agentlaunch.launch.turn_answer import MeterTotals
@@ -30,7 +31,13 @@ from agentlaunch.live.lazy_console import LazyConsole
 from agentlaunch.visible import for_markup, visible
 
 if TYPE_CHECKING:
-    from agentlaunch.launch.session import Launch
+    from agentlaunch.launch.loop import Loop
+    from agentlaunch.launch.permissions import AskPermission
+    from agentlaunch.launch.signals import Signals
+    from agentlaunch.launch.tool_gates import ToolGates
+    from agentlaunch.launch.turn import ChildLike
+    from agentlaunch.providers.base import Adapter
+    from agentlaunch.sinks import Sink
 
 err = LazyConsole(stderr=True, highlight=False)
 PROMPT = "› "
@@ -38,10 +45,35 @@ PROMPT = "› "
 LINE, END, SENT, CLI_EXITED, TERMINATED = "line", "end", "sent", "cli exited", "terminated"
 
 
+class ChattingLaunch(ControlledLaunch, GatedLaunch, Protocol):
+    """What the line chat reads of the launch (its CLI, loop, signals, provider, sinks, budget gates) and asks of it:
+    a turn, and the orphans reaped when SIGCHLD comes."""
+
+    @property
+    def loop(self) -> Loop: ...
+    @property
+    def signals(self) -> Signals: ...
+    @property
+    def child(self) -> ChildLike | None: ...
+    @property
+    def persistent(self) -> bool: ...
+    @property
+    def adapter(self) -> Adapter: ...
+    @property
+    def sinks(self) -> list[Sink]: ...
+    @property
+    def gates(self) -> ToolGates: ...
+
+    def run_turn(
+        self, prompt: str, *, timeout: float | None = None, ask_permission: AskPermission | PermissionPrompt | None = None
+    ) -> TurnOutcome: ...
+    def on_child_signal(self) -> None: ...
+
+
 class ChatPrompt:
     """One wait at the chat's prompt, on the launch's loop, for whichever comes first."""
 
-    def __init__(self, launch: Launch, person: LineInput, door: ChatDoor) -> None:
+    def __init__(self, launch: ChattingLaunch, person: LineInput, door: ChatDoor) -> None:
         self.launch, self.person, self.door = launch, person, door
         self.result: tuple[str, bytes | int | None] | None = None
 
@@ -117,7 +149,7 @@ class ChatPrompt:
 class LineChat:
     """The line chat of one launch; :meth:`run` is its exit code."""
 
-    def __init__(self, launch: Launch, timeout: float | None, person: LineInput | None = None) -> None:
+    def __init__(self, launch: ChattingLaunch, timeout: float | None, person: LineInput | None = None) -> None:
         self.launch, self.timeout = launch, timeout
         self.person = person or LineInput()
         self.permissions = PermissionPrompt(self.person)
@@ -132,7 +164,7 @@ class LineChat:
             highlight=False,
         )
         err.print("[dim]Enter sends · Ctrl-C interrupts a turn · Ctrl-C at the prompt or Ctrl-D ends the session[/]", markup=True)
-        with ChatDoor(launch) as door:
+        with ChatDoor(launch, launch.sinks) as door:
             prompt = ChatPrompt(launch, self.person, door)
             while True:
                 for request in door.take():
@@ -218,7 +250,7 @@ class LineChat:
         return int(ExitCode.TURN_FAILED)
 
 
-def after_turn(launch: Launch, outcome: TurnOutcome) -> int | None:
+def after_turn(launch: ChattingLaunch, outcome: TurnOutcome) -> int | None:
     """What the chat says after a turn; the chat's exit code when the turn ended the session, else None."""
     if launch.stopped is not None:
         raise launch.stopped  # a budget ended the session

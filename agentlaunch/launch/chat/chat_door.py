@@ -19,14 +19,18 @@ from agentlaunch.launch.native.interface_start import make_runtime_dir
 from agentlaunch.launch.turn_answer import TurnAnswer
 
 if TYPE_CHECKING:
-    from agentlaunch.launch.session import Launch
+    from agentlaunch.launch.control_door import ControlledLaunch
+    from agentlaunch.sinks import Sink
 
 
 class ChatDoor:
-    """The line chat's socket for agentlaunch send (named in the status record), and its answer collector."""
+    """The line chat's socket for agentlaunch send (named in the status record), and its answer collector.
 
-    def __init__(self, launch: Launch) -> None:
-        self.launch = launch
+    It reads and asks the launch through :class:`~agentlaunch.launch.control_door.ControlledLaunch`, and adds its
+    answer collector to ``sinks`` (the launch's) while the socket is open."""
+
+    def __init__(self, launch: ControlledLaunch, sinks: list[Sink]) -> None:
+        self.launch, self.sinks = launch, sinks
         self.answer = TurnAnswer()
         self.server: ControlServer | None = None
         self.runtime: Path | None = None
@@ -42,7 +46,7 @@ class ChatDoor:
         self.runtime = make_runtime_dir()
         self.server = open_control(launch, self.runtime / SOCKET_NAME, "chat", on_request=self._arrived, gate=self._gate)
         if self.server is not None:
-            launch.sinks.append(self.answer)
+            self.sinks.append(self.answer)
         return self
 
     def _gate(self) -> str | None:
@@ -65,7 +69,7 @@ class ChatDoor:
         if self.server is not None:
             close_control(self.launch, self.server)
             self.server = None
-        if self.answer in self.launch.sinks:
-            self.launch.sinks.remove(self.answer)
+        if self.answer in self.sinks:
+            self.sinks.remove(self.answer)
         if self.runtime is not None:
             shutil.rmtree(self.runtime, ignore_errors=True)

@@ -17,7 +17,7 @@ from agentlaunch.launch.start import instructions_digest
 from agentlaunch.launch.transport import Child
 
 if TYPE_CHECKING:
-    from agentlaunch.launch.session import Launch
+    from agentlaunch.launch.native.ports import InterfaceStarting
 
 InterfaceSpawner = Callable[[Sequence[str], Mapping[str, str], Path, tuple[int, int], Any], Child]
 
@@ -27,7 +27,7 @@ def spawn_interface(argv: Sequence[str], env: Mapping[str, str], cwd: Path, size
     return Child(argv, env, cwd, size=size, terminal=mode)
 
 
-def remote_route(launch: Launch, prompt: str) -> bool:
+def remote_route(launch: InterfaceStarting, prompt: str) -> bool:
     """Codex's interface on agentlaunch's app-server (:func:`agentlaunch.launch.native.native_remote.applies`); its module,
     with the app-server's client and the WebSocket, is imported only for an adapter that has that route (Codex)."""
     if not getattr(launch.adapter, "remote_interface", False):
@@ -60,7 +60,7 @@ def check_size(size: tuple[int, int], cli: str) -> None:
         )
 
 
-def adopt_early(launch: Launch, pending: EarlyInterface | None, argv: list[str], env: dict[str, str]) -> Child | None:
+def adopt_early(launch: InterfaceStarting, pending: EarlyInterface | None, argv: list[str], env: dict[str, str]) -> Child | None:
     """The interface the entry point started from the last plan, when it was started exactly as this one."""
     if pending is None:
         return None
@@ -71,7 +71,7 @@ def adopt_early(launch: Launch, pending: EarlyInterface | None, argv: list[str],
     return early_interface.adopt(pending, argv, env, launch.working_dir, instructions_digest(plan))
 
 
-def remember_start(launch: Launch, argv: list[str], env: dict[str, str], runtime: Path, status: Path | None) -> None:
+def remember_start(launch: InterfaceStarting, argv: list[str], env: dict[str, str], runtime: Path, status: Path | None) -> None:
     """Keep this start for the next launch's early start: a new session of an agent without ``env``."""
     key, plan = launch.options.plan_key, launch.plan
     if key is None or plan is None or launch.resumed or launch.spec.env or not launch.adapter.early_interface:

@@ -55,7 +55,7 @@ from agentlaunch.sinks import PromptSent, StateChanged, TurnDone
 
 if TYPE_CHECKING:
     from agentlaunch.launch.native import native_remote
-    from agentlaunch.launch.session import Launch
+    from agentlaunch.launch.native.native_launch import NativeLaunch
     from agentlaunch.live.interface_view import InterfaceView
 
 TITLE_PUSH, TITLE_POP = b"\x1b[22;2t", b"\x1b[23;2t"  # xterm's title stack (ignored where unknown)
@@ -71,7 +71,7 @@ class NativeRun:
 
     def __init__(
         self,
-        launch: Launch,
+        launch: NativeLaunch,
         view: InterfaceView | None = None,
         *,
         tty_in: int = 0,

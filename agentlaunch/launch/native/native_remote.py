@@ -44,7 +44,7 @@ from agentlaunch.providers.native.unix_websocket import MAX_PATH, UnixWebSocket
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from agentlaunch.launch.session import Launch
+    from agentlaunch.launch.native.ports import InterfaceStarting, RemoteLaunch
     from agentlaunch.providers.base import ProviderState
 
 START_TIMEOUT = 60.0
@@ -59,7 +59,7 @@ class AppServerFailed(AgentlaunchError):
     exit_code = ExitCode.TURN_FAILED
 
 
-def applies(launch: Launch, prompt: str) -> bool:
+def applies(launch: InterfaceStarting, prompt: str) -> bool:
     """The native launch goes through agentlaunch's app-server (see the module doc for when it does not)."""
     if not getattr(launch.adapter, "remote_interface", False) or launch.fork is not None:
         return False
@@ -85,7 +85,7 @@ def socket_path(runtime: Path) -> Path:
 class RemoteCodex:
     """The app-server of one native launch, agentlaunch's connection to it, and the interface's argv."""
 
-    def __init__(self, launch: Launch, runtime: Path, early: EarlyAppServer | None = None) -> None:
+    def __init__(self, launch: RemoteLaunch, runtime: Path, early: EarlyAppServer | None = None) -> None:
         self.launch = launch
         self.runtime = runtime
         self.path = socket_path(runtime)

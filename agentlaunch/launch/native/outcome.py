@@ -4,19 +4,37 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from agentlaunch.launch.native.last_words import InterfaceFailed, last_words
 
 if TYPE_CHECKING:
+    from agentlaunch.definitions.spec import AgentSpec
+    from agentlaunch.errors import AgentlaunchError
     from agentlaunch.launch.native.native_remote import RemoteCodex
     from agentlaunch.launch.native.relay import RelayResult
-    from agentlaunch.launch.session import Launch
+    from agentlaunch.launch.turn import ChildLike
+    from agentlaunch.providers.base import Adapter
 
 QUICK_EXIT = 10.0  # seconds: a CLI that fails sooner than this shows its last words after the terminal is restored
 
 
-def outcome(launch: Launch, result: RelayResult, *, remote: RemoteCodex | None, started_at: float, registered: bool) -> int:
+class EndedLaunch(Protocol):
+    """What the outcome reads of the launch: its agent, session, provider, CLI, and whether agentlaunch ended it."""
+
+    @property
+    def spec(self) -> AgentSpec: ...
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def adapter(self) -> Adapter: ...
+    @property
+    def child(self) -> ChildLike | None: ...
+    @property
+    def stopped(self) -> AgentlaunchError | None: ...
+
+
+def outcome(launch: EndedLaunch, result: RelayResult, *, remote: RemoteCodex | None, started_at: float, registered: bool) -> int:
     """agentlaunch's exit code, and what the person should know once the terminal is theirs again.
 
     ``remote`` is Codex's app-server route when the interface ran on it, ``started_at`` when the CLI was started
@@ -42,7 +60,7 @@ def outcome(launch: Launch, result: RelayResult, *, remote: RemoteCodex | None, 
     raise InterfaceFailed(f"{cli} {how}{said}", hint=hint)
 
 
-def cli_exit_code(launch: Launch, result: RelayResult) -> int | None:
+def cli_exit_code(launch: EndedLaunch, result: RelayResult) -> int | None:
     """The CLI's exit code (negative: its signal), also when the relay ended on its output's end first."""
     code = result.exit_code
     if code is None and launch.child is not None:
@@ -50,5 +68,5 @@ def cli_exit_code(launch: Launch, result: RelayResult) -> int | None:
     return code
 
 
-def resume_hint(launch: Launch) -> str:
+def resume_hint(launch: EndedLaunch) -> str:
     return f"resume the session with: agentlaunch run {launch.spec.name} -r {launch.session_id}"

@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Protocol
 from agentlaunch.datarecord import replace
 from agentlaunch.errors import ExitCode
 from agentlaunch.launch.control import SOCKET_NAME, ControlServer, SendRequest
-from agentlaunch.launch.control_door import close_control, launch_busy, open_control
+from agentlaunch.launch.control_door import ControlledLaunch, close_control, launch_busy, open_control
 from agentlaunch.launch.native import screen_keys
-from agentlaunch.launch.native.outcome import cli_exit_code
+from agentlaunch.launch.native.outcome import EndedLaunch, cli_exit_code
 from agentlaunch.launch.questions import OpenQuestions
+from agentlaunch.launch.tool_gates import GatedLaunch
 from agentlaunch.launch.turn_answer import MeterTotals, TurnAnswer
 from agentlaunch.live.needs_you_answer import QuestionOpen
 from agentlaunch.providers.native.source import QuestionAsked
@@ -27,7 +28,9 @@ if TYPE_CHECKING:
     from agentlaunch.launch.loop import Timer
     from agentlaunch.launch.native.native_remote import RemoteCodex
     from agentlaunch.launch.native.relay import Relay, RelayResult
-    from agentlaunch.launch.session import Launch
+    from agentlaunch.launch.tool_gates import ToolGates
+    from agentlaunch.providers.base import Adapter
+    from agentlaunch.usage.meter import Meter
 
 ANSWER_GRACE = 0.3
 """Seconds after a turn's end before a sent prompt's answer is read when the CLI did not report the turn's last message
@@ -44,12 +47,24 @@ COMMAND_WAIT = 10.0  # seconds after which a sent command is done even if the CL
 IDLE_STATES = ("starting", "waiting")
 
 
+class SendingLaunch(ControlledLaunch, GatedLaunch, EndedLaunch, Protocol):
+    """What the sends read of the launch beyond its socket's port, its gates' and its outcome's: the provider, the
+    budget's gates (asked before a sent prompt is typed) and the meter (a sent turn's usage)."""
+
+    @property
+    def adapter(self) -> Adapter: ...
+    @property
+    def gates(self) -> ToolGates: ...
+    @property
+    def meter(self) -> Meter: ...
+
+
 class SendsRun(Protocol):
     """What the sends read of the native run: its launch, relay and app-server route, the turn's answer, and what it
     knows of the turn (one under way, one opened yet, the interface heard from, the startup message's turn)."""
 
     @property
-    def launch(self) -> Launch: ...
+    def launch(self) -> SendingLaunch: ...
     @property
     def relay(self) -> Relay | None: ...
     @property

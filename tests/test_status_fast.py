@@ -1,10 +1,10 @@
 """`status --line` and `status --json` answered on the standard library only, byte for byte as before.
 
-The golden files in tests/golden/status_lean/ are what the typer implementation printed (main at
-7a6ba2a: the plan's limits, stalled/retrying/done, worktree setups) for the records :func:`write_records` makes; the lean path
+The golden files in tests/golden/status_fast/ are what the typer implementation printed (main at
+7a6ba2a: the plan's limits, stalled/retrying/done, worktree setups) for the records :func:`write_records` makes; the fast path
 must print the same bytes, and so must the full CLI (`python -c 'from agentlaunch.cli import main'`),
 since both format from :mod:`agentlaunch.live.status_read`. Regenerate them from another checkout with
-``python -m tests.test_status_lean --write-golden CHECKOUT``.
+``python -m tests.test_status_fast --write-golden CHECKOUT``.
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ from typing import Any
 import pytest
 
 from agentlaunch.fleet import panes
-from agentlaunch.live import status_lean
+from agentlaunch.live import status_fast
 from agentlaunch.live.status import process_start
 from agentlaunch.live.status_read import status_folder
 from tests.support.tmux_panes import die_with
 
-GOLDEN = Path(__file__).parent / "golden" / "status_lean"
+GOLDEN = Path(__file__).parent / "golden" / "status_fast"
 REPO = Path(__file__).resolve().parent.parent
 FUTURE = "2099-01-01T00:00:00+00:00"  # a state entered "in the future" reads "for 0s" at any time: stable output
 PAST = "2001-01-01T00:00:00+00:00"  # a cache that expired then reads "cache cold" at any time
@@ -260,18 +260,18 @@ def placeholders(text: str, pid: int, gone: int) -> str:
 def scene(tmp_path: Path) -> Iterator[tuple[Path, str, int, int]]:
     gone = dead_pid()
     write_records(tmp_path / "state" / "status", os.getpid(), gone)
-    panes = Panes(f"al-lean-{uuid.uuid4().hex[:10]}")  # a server of its own: one being killed may still hold a name
+    panes = Panes(f"al-fast-{uuid.uuid4().hex[:10]}")  # a server of its own: one being killed may still hold a name
     try:
         yield tmp_path / "state", panes.socket, os.getpid(), gone
     finally:
         panes.close()
 
 
-LEAN = [sys.executable, "-m", "agentlaunch"]
+FAST = [sys.executable, "-m", "agentlaunch"]
 FULL_CLI = [sys.executable, "-c", "import sys; sys.argv[0] = 'agentlaunch'; from agentlaunch.cli import main; main()"]
 
 
-@pytest.mark.parametrize("prefix", [LEAN, FULL_CLI], ids=["lean", "full-cli"])
+@pytest.mark.parametrize("prefix", [FAST, FULL_CLI], ids=["fast", "full-cli"])
 def test_the_output_is_byte_for_byte_what_the_typer_implementation_printed(
     scene: tuple[Path, str, int, int], prefix: list[str]
 ) -> None:
@@ -287,7 +287,7 @@ def imported(args: list[str], env: dict[str, str]) -> set[str]:
     """The modules `agentlaunch ARGS` imports beyond what this interpreter imports at startup on its own.
 
     A site-packages `.pth` file may import modules before any program runs (one on the CI machine imports certifi, and
-    with it pathlib, tempfile and typing); those are the machine's, not the lean path's.
+    with it pathlib, tempfile and typing); those are the machine's, not the fast path's.
     """
 
     def modules(*argv: str) -> set[str]:
@@ -302,7 +302,7 @@ def test_line_and_json_import_the_standard_library_only(scene: tuple[Path, str, 
     state, socket, _, _ = scene
     env = {**os.environ, "AGENTLAUNCH_STATE_DIR": str(state), "AGENTLAUNCH_TMUX_SOCKET": socket}
     modules = imported(args, env)
-    assert "agentlaunch.live.status_lean" in modules  # the lean path ran
+    assert "agentlaunch.live.status_fast" in modules  # the fast path ran
     heavy = sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
     assert heavy == []
 
@@ -344,13 +344,13 @@ def test_without_a_state_dir_variable_the_folder_is_the_platform_one(monkeypatch
     ],
 )
 def test_every_other_form_goes_to_the_full_cli(args: list[str]) -> None:
-    assert status_lean.parse(args) is None
+    assert status_fast.parse(args) is None
 
 
 def test_the_forms_answered_here() -> None:
-    assert status_lean.parse(["--line", "demo"]) == ("line", "demo", os.environ.get("AGENTLAUNCH_TMUX_SOCKET") or None)
-    assert status_lean.parse(["--json", "-L", "s1"]) == ("json", None, "s1")
-    assert status_lean.parse(["--socket=s_2", "--line=x"]) == ("line", "x", "s_2")
+    assert status_fast.parse(["--line", "demo"]) == ("line", "demo", os.environ.get("AGENTLAUNCH_TMUX_SOCKET") or None)
+    assert status_fast.parse(["--json", "-L", "s1"]) == ("json", None, "s1")
+    assert status_fast.parse(["--socket=s_2", "--line=x"]) == ("line", "x", "s_2")
 
 
 @pytest.mark.parametrize(
@@ -372,7 +372,7 @@ def test_bad_forms_still_give_the_full_clis_usage_errors(tmp_path: Path, args: l
 
 def test_without_tmux_there_are_no_dead_panes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert status_lean.dead_panes(None) == []
+    assert status_fast.dead_panes(None) == []
     assert panes.run_quietly([str(tmp_path / "missing")]) == (b"", 127)
 
 
@@ -383,7 +383,7 @@ if __name__ == "__main__" and sys.argv[1:2] == ["--write-golden"]:
     with tempfile.TemporaryDirectory() as folder:
         gone = dead_pid()
         write_records(Path(folder) / "state" / "status", os.getpid(), gone)
-        panes = Panes(f"al-lean-gold-{uuid.uuid4().hex[:10]}")
+        panes = Panes(f"al-fast-gold-{uuid.uuid4().hex[:10]}")
         try:
             found = outputs(Path(folder) / "state", panes.socket, [sys.executable, "-m", "agentlaunch"], checkout)
         finally:
