@@ -133,14 +133,18 @@ class StateChanged(LaunchEvent):
     """The launch's state: starting, waiting (for input), thinking, tool (running one), asking (a permission
     prompt or a question waits for the person: native mode), exited."""
 
-    __slots__ = ("state", "reason")
+    __slots__ = ("state", "reason", "source")
     state: str
     reason: str | None
     """Why, when the state alone does not say it (``asking`` because the CLI never reported that it is up)."""
+    source: str | None
+    """Who said it: ``cli`` (its own OSC 7501 report), ``hooks``, ``transcript``, ``app-server``, ``agentlaunch``
+    (its own inference: a stall, a start that never reported, a headless run's stream); None: the launch names it."""
 
-    def __init__(self, state: str, reason: str | None = None) -> None:
+    def __init__(self, state: str, reason: str | None = None, source: str | None = None) -> None:
         _put(self, "state", state)
         _put(self, "reason", reason)
+        _put(self, "source", source)
 
 
 class CompactionWarned(LaunchEvent):

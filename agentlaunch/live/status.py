@@ -92,6 +92,7 @@ def snapshot(
     state_since: str | None = None,
     reason: str | None = None,
     done: bool = False,
+    source: str | None = None,
 ) -> dict[str, Any]:
     """The status record of ``launch`` as plain JSON data."""
     meter = launch.meter
@@ -117,6 +118,9 @@ def snapshot(
         "state": launch.state,
         "state_since": state_since,  # when it entered that state: how long it has been waiting or asking
         "state_reason": reason,  # why, when the state alone does not say: asking, retrying (the cause), stalled
+        "state_source": source,  # who said it: cli (its OSC 7501 report), hooks, transcript, app-server, agentlaunch
+        "cli_report": getattr(launch, "cli_report", None),  # the CLI's own latest report, null when it gives none
+        "disagreement": getattr(launch, "disagreement", None),  # the latest report contradicting another source
         "done": done and launch.state == "waiting",  # waiting because its last turn ended (nothing came since)
         "turns": launch.turns,
         "calls": meter.calls + earlier.calls,
@@ -203,6 +207,7 @@ class StatusWriter:
         self._state: str | None = None
         self._state_since: str | None = None
         self._reason: str | None = None  # why the state is what it is (the latest StateChanged's reason)
+        self._source: str | None = None  # who said it (the latest StateChanged's source)
         self._asked = False  # the turn under way carries a prompt of the person's or agentlaunch send's
         self._turn_ended = False  # such a turn ended and no other began since: its waiting reads "done"
         self._timer: Cancellable | None = None
@@ -219,7 +224,7 @@ class StatusWriter:
         if launch.state != self._state:
             self._state, self._state_since = launch.state, datetime.now(UTC).isoformat(timespec="seconds")
         if isinstance(event, StateChanged):
-            self._reason = event.reason
+            self._reason, self._source = event.reason, event.source
             self._turn_ended = self._turn_ended and event.state not in TURN_STATES
         elif isinstance(event, TurnEnd) and event.is_error:
             self._asked = False  # a turn that failed finished no task (headless and the line chat; native: its reason)
@@ -236,6 +241,7 @@ class StatusWriter:
             state_since=since,
             reason=self._reason,
             done=self._turn_ended,
+            source=self._source,
         )
         self.update({**record, **self.extra})
         if isinstance(event, SessionClosed):

@@ -32,6 +32,7 @@ from agentlaunch.launch.early.early_appserver import EarlyAppServer
 from agentlaunch.launch.early.early_interface import EarlyInterface
 from agentlaunch.launch.loop import Timer
 from agentlaunch.launch.native import cli_activity
+from agentlaunch.launch.native.cli_report import CliReports
 from agentlaunch.launch.native.interface_start import (
     InterfaceSpawner,
     adopt_early,
@@ -98,6 +99,7 @@ class NativeRun:
         self._not_ready: Timer | None = None  # the CLI has not reported yet: asking, once options.ready_timeout is over
         self._last_look: cli_activity.Activity | None = None  # the silent CLI's tree at the last look past ready_timeout
         self.remote: native_remote.RemoteCodex | None = None  # Codex's interface on agentlaunch's app-server
+        self.reports = CliReports(launch, self._state)  # the CLI's own OSC 7501 reports, merged with the sources'
 
     # -- the run -----------------------------------------------------------------------------
     def run(self) -> int:
@@ -184,7 +186,9 @@ class NativeRun:
             modes=self.modes,
             size=lambda: window_size(self.tty_out),
             on_keys=interrupts.keys,
+            status=self.reports.status,
         )
+        self.reports.inject = self.relay.inject
         self.sends.open(runtime)
         if self.view is not None:
             self.view.relaying(self.relay)
@@ -285,7 +289,7 @@ class NativeRun:
         for item in items:
             try:
                 if isinstance(item, StateChanged):
-                    self._state(item.state, item.reason)
+                    self._state(item.state, item.reason, item.source or "hooks")
                 elif isinstance(item, ToolAsked):
                     self.launch.gates.check(self.launch)  # the asking call is counted: a spent budget refuses the tool
                     held = self.launch.stopped or self.launch.paused  # a pause refuses it and ends the turn too
@@ -351,7 +355,7 @@ class NativeRun:
             return
         launch.set_state("asking", reason=NOT_READY)
 
-    def _state(self, state: str, reason: str | None = None) -> None:
+    def _state(self, state: str, reason: str | None = None, source: str = "agentlaunch") -> None:
         launch = self.launch
         self.heard = True
         if self._not_ready is not None:
@@ -363,7 +367,8 @@ class NativeRun:
             return  # the launch says so itself once the CLI is ended
         if state == "waiting" and self.in_turn and self.turn_error:
             reason = f"its last turn failed: {self.turn_error}"
-        launch.set_state(state, reason=reason, always=state == "retrying")  # each attempt: its reason is news
+        launch.set_state(state, reason=reason, always=state == "retrying" or source == "cli", source=source)  # news each time
+        self.reports.passed_on()
         if state == "waiting":
             self._close_turn()
             self.sends.turn_over()
