@@ -174,15 +174,20 @@ class FakeLaunch:
         self.cli_report: dict[str, object] | None = None
         self.disagreement: dict[str, object] | None = None
         self.set: list[tuple[str, str | None, str]] = []
+        self.refreshed = 0
 
-    def set_state(self, state: str, reason: str | None, source: str) -> None:
+    def run_state(self, state: str, reason: str | None, source: str) -> None:  # NativeRun._state
         self.set.append((state, reason, source))
         self.state, self.state_reason, self.state_source = state, reason, source
+
+    def set_state(self, state: str, *, always: bool = False, reason: str | None = None, source: str = "agentlaunch") -> None:
+        assert (state, reason, source, always) == (self.state, self.state_reason, self.state_source, True)
+        self.refreshed += 1
 
 
 def test_a_report_sets_the_state_as_the_cli_and_the_disagreement_names_the_other_source() -> None:
     launch = FakeLaunch("retrying", "transcript")
-    reports = CliReports(launch, launch.set_state)
+    reports = CliReports(launch, launch.run_state)
     reports.on_report(Report("idle", app="claude-code"))
     assert launch.set == [("waiting", None, "cli")]
     assert launch.cli_report is not None and launch.cli_report["state"] == "idle"
@@ -196,12 +201,14 @@ def test_a_report_sets_the_state_as_the_cli_and_the_disagreement_names_the_other
     launch.state, launch.state_source = "thinking", "cli"
     reports.on_report(Report("idle"))
     assert launch.disagreement is None  # the CLI's own earlier word: no disagreement with itself
+    reports.on_report(Report("done"))  # no new state: the record is written again, the report its news
+    assert launch.refreshed == 1 and launch.cli_report["state"] == "done" and launch.state_source == "cli"
 
 
 def test_the_merged_state_goes_to_the_outer_terminal_only_once_it_answered_the_probe() -> None:
     launch = FakeLaunch("waiting", "hooks")
     shown: list[bytes] = []
-    reports = CliReports(launch, launch.set_state)
+    reports = CliReports(launch, launch.run_state)
     reports.inject = shown.append
     reports.passed_on()
     assert shown == []  # it did not answer: no escape sent to it

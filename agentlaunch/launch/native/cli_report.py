@@ -110,12 +110,15 @@ class ReportsLaunch(Protocol):
     cli_report: dict[str, object] | None
     disagreement: dict[str, object] | None
 
+    def set_state(self, state: str, *, always: bool = False, reason: str | None = None, source: str = "agentlaunch") -> None: ...
+
 
 class CliReports:
     """A native launch's OSC 7501: the relay's :class:`ProgramStatus`, each report merged, the merged state passed on.
 
-    ``set_state(state, reason, source)`` sets the launch's state as the sources do; ``inject`` (the relay's) shows a
-    report on the outer terminal, used only once that terminal answered agentlaunch's probe.
+    ``set_state(state, reason, source)`` sets the launch's state as the sources do (a report that changes no state
+    has the record written again, the state as it is: the report is the record's news); ``inject`` (the relay's)
+    shows a report on the outer terminal, used only once that terminal answered agentlaunch's probe.
     """
 
     def __init__(self, launch: ReportsLaunch, set_state: Callable[[str, str | None, str], None]) -> None:
@@ -139,8 +142,10 @@ class CliReports:
             }
         if merged.state is not None:
             self.set_state(merged.state, merged.reason, CLI_SOURCE)
-        else:
-            self.passed_on()
+            return
+        source = launch.state_source or "agentlaunch"
+        launch.set_state(launch.state, reason=launch.state_reason, always=True, source=source)
+        self.passed_on()
 
     def passed_on(self) -> None:
         """Show the merged state on the outer terminal, when it speaks OSC 7501 (never on one that did not answer)."""
