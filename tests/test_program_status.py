@@ -24,6 +24,7 @@ from agentlaunch.launch.native.program_status import (
     encode,
     parse_report,
 )
+from agentlaunch.live.status import pane_state
 
 CLAUDE_PROBE = b"\x1b]7501;?\x07\x1b[c"  # as Claude Code 2.1.332 writes it: the probe, then DA1 (its fence)
 CLAUDE_BLOCKED = b"\x1b]7501;state=blocked:app=claude-code:msg=ZGlhbG9nIG9wZW4=\x07"
@@ -221,3 +222,11 @@ def test_the_merged_state_goes_to_the_outer_terminal_only_once_it_answered_the_p
     reports.passed_on()
     assert shown[-1] == encode(Report("blocked", kind="permission", msg="Bash: ls"))
     assert outer_report("tool", None) == Report("working") and outer_report("exited", None) == Report("clear")
+
+
+def test_the_panes_option_holds_the_merged_report_in_fixed_words_only() -> None:
+    record = {"state": "asking", "state_source": "cli", "cli_report": {"state": "blocked", "kind": "auth", "msg": "x"}}
+    assert pane_state(record) == "state=asking:source=cli:cli=blocked:kind=auth"
+    assert pane_state({"state": "waiting", "state_source": "hooks", "cli_report": None}) == "state=waiting:source=hooks"
+    forged = {"state": "asking;kill-server", "state_source": "#(rm -rf ~)", "cli_report": {"state": ["x"], "kind": 5}}
+    assert pane_state(forged) == ""

@@ -50,7 +50,22 @@ LINE_OPTION = "@agentlaunch_line"
 """The pane option holding agentlaunch's line for the pane border: the CLI inside may set the pane's title itself
 (an OSC 2: Codex's "[ ! ] Action Required | …", Gemini's "◇ Ready (repo)", Claude Code's "✳ Claude Code"), never
 a pane option, so the border shows this one, with the CLI's title beside it (``agentlaunch.live.tmux.BORDER_FORMAT``)."""
+STATE_OPTION = "@agentlaunch_state"
+"""The pane option holding the merged report (:func:`pane_state`): ``state=asking:source=cli:cli=blocked:kind=auth``."""
 SESSION_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
+WORD = re.compile(r"[a-z-]{1,20}")  # a state, a source, a kind: anything else (a forged value) is left off
+
+
+def pane_state(record: dict[str, Any]) -> str:
+    """The merged state for the pane (:data:`STATE_OPTION`): agentlaunch's state, who set it, and the CLI's own report
+    (its state and kind) when it gives one, in OSC 7501's field form; fixed words only."""
+    report = record.get("cli_report") or {}
+    pairs = [("state", record.get("state")), ("source", record.get("state_source"))]
+    if isinstance(report, dict):
+        pairs += [("cli", report.get("state")), ("kind", report.get("kind"))]
+    return ":".join(f"{key}={value}" for key, value in pairs if isinstance(value, str) and WORD.fullmatch(value))
+
+
 """The pane option naming the session its launch runs: a pane that died or was stopped is restarted in it."""
 RECORD_VERSION = 1
 __all__ = [
@@ -212,7 +227,7 @@ class StatusWriter:
         self._turn_ended = False  # such a turn ended and no other began since: its waiting reads "done"
         self._timer: Cancellable | None = None
         self._titling: subprocess.Popen[bytes] | None = None  # the tmux process setting the pane's title
-        self._next_title: tuple[str, str, str] | None = None  # the title (cache expiry, session) that follows it
+        self._next_title: tuple[str, str, str, str] | None = None  # the title (cache expiry, session, state) that follows it
         self._title_timer: Cancellable | None = None
         self._closed = False
         self.writes = 0
@@ -295,7 +310,8 @@ class StatusWriter:
             self.writes += 1
             self._written = record
         session = record.get("session_id")
-        self._set_pane_title(one_line(record, warmth=False), cache_expiry(record), session if isinstance(session, str) else "")
+        sid = session if isinstance(session, str) else ""
+        self._set_pane_title(one_line(record, warmth=False), cache_expiry(record), sid, pane_state(record))
 
     def _make_dir(self) -> None:
         """Private (0700 folders, a 0600 file): a record names the working directory, the title and the cost."""
@@ -303,7 +319,7 @@ class StatusWriter:
         private_dir(self.directory)
         self._dir_made = True
 
-    def _set_pane_title(self, title: str, expiry: str = "", session: str = "") -> None:
+    def _set_pane_title(self, title: str, expiry: str = "", session: str = "", state: str = "") -> None:
         """The pane border's line (:data:`LINE_OPTION`), the cache's expiry (epoch seconds, "" for none) and the
         session's id in one tmux call.
 
@@ -318,7 +334,7 @@ class StatusWriter:
             return
         if self._titling is not None and self._titling.poll() is None:
             # Set once the title on its way is: a few milliseconds, unless tmux is slow.
-            self._next_title = (title, expiry, session)
+            self._next_title = (title, expiry, session, state)
             if self._title_timer is None and self.later is not None:
                 self._title_timer = self.later(TITLE_RETRY, self._title_due)
             return
@@ -331,6 +347,8 @@ class StatusWriter:
         )
         if SESSION_ID.fullmatch(session):  # an id a CLI wrote: anything tmux would misread is left off
             expires += [";", "set-option", "-p", "-t", self.pane, SESSION_OPTION, session]
+        if state:
+            expires += [";", "set-option", "-p", "-t", self.pane, STATE_OPTION, state]
         # The tmux client inside a pane finds its server through $TMUX; an argument list, never a shell.
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             self._titling = subprocess.Popen(

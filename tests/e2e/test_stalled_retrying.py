@@ -192,6 +192,12 @@ def test_esc_out_of_claude_codes_retry_loop_is_waiting_not_retrying_then_stalled
     assert shown["cli_report"]["state"] == "idle" and shown["cli_report"]["app"] == "claude-code", shown
     assert shown["disagreement"]["cli"] == "idle" and shown["disagreement"]["state"] == "retrying", shown
     assert "7501" not in screen(socket, pane)  # the probe and the reports are taken out of what the pane shows
+    # The merged report is passed on to the pane's tmux options (tmux does not speak OSC 7501: no escape sent to it).
+    wait_for(
+        lambda: pane_option(socket, pane, "#{@agentlaunch_state}") == "state=waiting:source=cli:cli=idle",
+        timeout=30,
+        what="the merged report in the pane's @agentlaunch_state",
+    )
     calls = len(anthropic.message_requests())
     # It is idle: the prompt is back in the box, and Enter sends it (the API answers now): a turn of its own, done.
     wait_for(
