@@ -238,6 +238,8 @@ def test_gemini_native_run_meters_a_tool_turn_shows_waiting_and_resumes(short_ro
             until(tui, lambda: "first answer done" in tui.text(), "the startup turn's answer")
             until(tui, lambda: agent.state() == "waiting", "status 'waiting' after the turn")
             assert STARTUP in "\n".join(gfake.user_texts(api.model_requests[0].body))
+            record = agent.record()  # Gemini 0.61 writes no OSC 7501: its hooks alone say the state
+            assert record["cli_report"] is None and record["state_source"] == "hooks", record
         finally:
             quit_tui(tui)
         # thoughts are billed as output; input is the uncached part (as the headless split records them).
