@@ -99,6 +99,7 @@ def test_the_outer_terminals_answer_is_taken_out_of_the_keys_and_a_lone_esc_is_n
     seen = Seen()
     assert seen.status.keys(b"\x1b") == b"\x1b" and not seen.status.outer_answered
     assert seen.status.keys(b"ab" + PREFIX + b"?\x1b\\" + b"c") == b"abc" and seen.status.outer_answered
+    assert seen.status.ask_outer and not ProgramStatus(seen.reports.append, "linux").ask_outer  # it would print it
 
 
 @settings(max_examples=300, deadline=None)

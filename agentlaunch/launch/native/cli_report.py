@@ -19,6 +19,7 @@ merge says so (:attr:`Merged.disagrees`): the status record keeps the latest suc
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -123,7 +124,7 @@ class CliReports:
 
     def __init__(self, launch: ReportsLaunch, set_state: Callable[[str, str | None, str], None]) -> None:
         self.launch, self.set_state = launch, set_state
-        self.status = ProgramStatus(self.on_report)
+        self.status = ProgramStatus(self.on_report, os.environ.get("TERM", ""))
         self.last: Report | None = None
         self.inject: Callable[[bytes], None] | None = None
         self._shown: bytes | None = None  # the report the outer terminal shows now

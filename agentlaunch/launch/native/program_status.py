@@ -152,9 +152,11 @@ class SequenceFilter:
 class ProgramStatus:
     """OSC 7501 between the CLI and the outer terminal (see the module's doc)."""
 
-    def __init__(self, on_report: Callable[[Report], None]) -> None:
+    def __init__(self, on_report: Callable[[Report], None], term: str = "") -> None:
         self.on_report = on_report
         self.answer_cli: Callable[[bytes], None] | None = None  # the relay's way to the CLI's input
+        # The Linux console takes an OSC it does not know as text: it is never asked (nor told) anything.
+        self.ask_outer = not term.startswith("linux")
         self.probed = False  # the CLI asked
         self.outer_answered = False  # the outer terminal answered agentlaunch's probe: it speaks OSC 7501
         self._output = SequenceFilter(self._from_cli)

@@ -154,7 +154,7 @@ class Relay:
         try:
             with self.signals.turn():  # every signal is only recorded: the loop acts on it
                 self.child.resize(*self.size())  # the size now: it may have changed while the CLI started
-                if self.status is not None:
+                if self.status is not None and self.status.ask_outer:
                     self.write(self.tty_out, PROBE)  # ask the outer terminal as the CLI does: its answer comes as keys
                 self._on_signals()
                 if not self._done:
