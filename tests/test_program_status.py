@@ -10,7 +10,9 @@ import base64
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agentlaunch.events import TurnEnd
 from agentlaunch.launch.native.cli_report import CliReports, merge, outer_report, reason_of
+from agentlaunch.launch.native.native import NativeRun
 from agentlaunch.launch.native.program_status import (
     KINDS,
     MAX_SEQUENCE,
@@ -24,7 +26,9 @@ from agentlaunch.launch.native.program_status import (
     encode,
     parse_report,
 )
+from agentlaunch.launch.session_state import SessionState
 from agentlaunch.live.status import pane_state
+from agentlaunch.sinks import StateChanged
 
 CLAUDE_PROBE = b"\x1b]7501;?\x07\x1b[c"  # as Claude Code 2.1.332 writes it: the probe, then DA1 (its fence)
 CLAUDE_BLOCKED = b"\x1b]7501;state=blocked:app=claude-code:msg=ZGlhbG9nIG9wZW4=\x07"
@@ -231,3 +235,53 @@ def test_the_panes_option_holds_the_merged_report_in_fixed_words_only() -> None:
     assert pane_state({"state": "waiting", "state_source": "hooks", "cli_report": None}) == "state=waiting:source=hooks"
     forged = {"state": "asking;kill-server", "state_source": "#(rm -rf ~)", "cli_report": {"state": ["x"], "kind": 5}}
     assert pane_state(forged) == ""
+
+
+class RunLaunch:
+    """What NativeRun touches of a launch, its state kept as the launch keeps it (SessionState.change_state)."""
+
+    stopped = None
+    paused = None
+
+    def __init__(self) -> None:
+        self.session_state = SessionState("s1", False, 0, {}, None)
+        self.state_source: str | None = None
+        self.cli_report: dict[str, object] | None = None
+        self.disagreement: dict[str, object] | None = None
+        self.told: list[tuple[str, str | None, str]] = []
+
+    @property
+    def state(self) -> str:
+        return self.session_state.state
+
+    @property
+    def state_reason(self) -> str | None:
+        return self.session_state.state_reason
+
+    def set_state(self, state: str, *, always: bool = False, reason: str | None = None, source: str = "agentlaunch") -> None:
+        if self.session_state.change_state(state, reason, always=always):
+            self.state_source = source
+            self.told.append((state, reason, source))
+
+    def handle(self, event: object) -> None:
+        pass
+
+    def emit(self, event: object) -> None:
+        pass
+
+    class liveness:  # noqa: N801 - the launch's attribute of that name
+        @staticmethod
+        def progress() -> None:
+            pass
+
+
+def test_the_clis_done_ends_the_turn_and_a_failure_the_hooks_tell_after_it_is_still_the_rows_reason() -> None:
+    launch = RunLaunch()
+    run = NativeRun(launch)  # type: ignore[arg-type]
+    run.on_items([StateChanged("thinking")])
+    assert launch.told[-1] == ("thinking", None, "hooks") and run.in_turn
+    run.reports.on_report(Report("done", app="claude-code"))
+    assert launch.told[-1] == ("waiting", None, "cli") and not run.in_turn
+    run.on_items([TurnEnd(is_error=True, error="the API call failed (overloaded)"), StateChanged("waiting")])
+    assert launch.told[-1] == ("waiting", "its last turn failed: the API call failed (overloaded)", "hooks")
+    assert launch.session_state.turns == 1

@@ -1,12 +1,10 @@
 """The native mode: the provider CLI's own interface in the user's terminal, agentlaunch's meters beside it.
 
-``agentlaunch run AGENT`` at a terminal starts the CLI's interactive interface
-(``claude``, ``codex``, ``gemini``) on a PTY and relays it byte for byte
-(:mod:`agentlaunch.launch.native.relay`), the terminal in raw mode and restored on
-every way out (:mod:`agentlaunch.launch.native.terminal`). The agent's instructions
-are delivered as for a headless run; a new session's startup message is the
-CLI's first prompt (never on resume). Meters and states come from the CLI's
-structured sources, never from the screen: each adapter's
+``agentlaunch run AGENT`` at a terminal starts the CLI's interactive interface (``claude``, ``codex``, ``gemini``)
+on a PTY and relays it (:mod:`agentlaunch.launch.native.relay`), the terminal in raw mode and restored on every way
+out (:mod:`agentlaunch.launch.native.terminal`). The agent's instructions are delivered as for a headless run; a new
+session's startup message is the CLI's first prompt (never on resume). Meters and states come from the CLI's
+structured sources and its own OSC 7501 reports (:mod:`.cli_report`), never from the screen: each adapter's
 ``native_extras(ctx)`` (:mod:`agentlaunch.providers.native.source`) adds the
 flags that make the CLI report and the sources the relay waits on (a Codex
 launch goes through an app-server agentlaunch owns instead, where it can:
@@ -318,6 +316,8 @@ class NativeRun:
             return
         if isinstance(event, TurnEnd):
             self.turn_error = event.error or "the provider reported an error" if event.is_error else None
+            if self.turn_error and not self.in_turn and launch.state == "waiting":  # the CLI's own "done" came first
+                launch.set_state("waiting", reason=f"its last turn failed: {self.turn_error}", always=True, source="hooks")
             if not event.is_error and event.result:
                 self.answer.last_message = event.result  # the CLI's own word on the turn's last message
             return  # how the turn ended, for a sent prompt: the turn itself is counted from the states
@@ -337,8 +337,7 @@ class NativeRun:
         return self.relay.last_output if self.relay is not None else 0.0
 
     def _retry_interrupted(self) -> None:
-        """The person's Esc ended the CLI's retry loop, which it reports nowhere
-        (:mod:`~agentlaunch.launch.native.interrupt_watch`)."""
+        """The person's Esc ended the CLI's retry loop, and it did not report it (:mod:`.interrupt_watch`)."""
         self._state("waiting", RETRY_INTERRUPTED)
 
     def _still_starting(self) -> None:
