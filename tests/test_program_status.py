@@ -285,3 +285,12 @@ def test_the_clis_done_ends_the_turn_and_a_failure_the_hooks_tell_after_it_is_st
     run.on_items([TurnEnd(is_error=True, error="the API call failed (overloaded)"), StateChanged("waiting")])
     assert launch.told[-1] == ("waiting", "its last turn failed: the API call failed (overloaded)", "hooks")
     assert launch.session_state.turns == 1
+
+
+def test_a_dialog_the_cli_reports_outside_a_turn_asks_but_opens_no_turn() -> None:
+    launch = RunLaunch()
+    run = NativeRun(launch)  # type: ignore[arg-type]
+    run.reports.on_report(Report("blocked", app="claude-code", msg="dialog open"))  # its trust dialog, say
+    assert launch.told[-1] == ("asking", "dialog open", "cli") and not run.in_turn
+    run.reports.on_report(Report("idle", app="claude-code"))
+    assert launch.state == "waiting" and launch.session_state.turns == 0

@@ -360,7 +360,7 @@ class NativeRun:
         if self._not_ready is not None:
             self._not_ready.cancel()
             self._not_ready = None
-        if state in TURN_STATES and not self.in_turn:
+        if state in TURN_STATES and not self.in_turn and (state, source) != ("asking", "cli"):  # a dialog: no turn
             self._open_turn()
         if state == "exited":
             return  # the launch says so itself once the CLI is ended
