@@ -176,18 +176,18 @@ def test_agentlaunchs_own_states_and_clear_are_left_alone() -> None:
 
 class FakeLaunch:
     def __init__(self, state: str, source: str | None) -> None:
-        self.state, self.state_reason, self.state_source = state, None, source
-        self.cli_report: dict[str, object] | None = None
-        self.disagreement: dict[str, object] | None = None
+        self.state, self.state_reason = state, None
+        self.session_state = SessionState("s1", False, 0, {}, None)
+        self.session_state.state_source = source
         self.set: list[tuple[str, str | None, str]] = []
         self.refreshed = 0
 
     def run_state(self, state: str, reason: str | None, source: str) -> None:  # NativeRun._state
         self.set.append((state, reason, source))
-        self.state, self.state_reason, self.state_source = state, reason, source
+        self.state, self.state_reason, self.session_state.state_source = state, reason, source
 
     def set_state(self, state: str, *, always: bool = False, reason: str | None = None, source: str = "agentlaunch") -> None:
-        assert (state, reason, source, always) == (self.state, self.state_reason, self.state_source, True)
+        assert (state, reason, source, always) == (self.state, self.state_reason, self.session_state.state_source, True)
         self.refreshed += 1
 
 
@@ -196,19 +196,21 @@ def test_a_report_sets_the_state_as_the_cli_and_the_disagreement_names_the_other
     reports = CliReports(launch, launch.run_state)
     reports.on_report(Report("idle", app="claude-code"))
     assert launch.set == [("waiting", None, "cli")]
-    assert launch.cli_report is not None and launch.cli_report["state"] == "idle"
-    assert launch.disagreement is not None
-    assert (launch.disagreement["cli"], launch.disagreement["state"], launch.disagreement["source"]) == (
+    kept = launch.session_state
+    assert kept.cli_report is not None and kept.cli_report["state"] == "idle"
+    assert kept.disagreement is not None
+    assert (kept.disagreement["cli"], kept.disagreement["state"], kept.disagreement["source"]) == (
         "idle",
         "retrying",
         "transcript",
     )
-    launch.disagreement = None
-    launch.state, launch.state_source = "thinking", "cli"
+    kept.disagreement = None
+    launch.state, kept.state_source = "thinking", "cli"
     reports.on_report(Report("idle"))
-    assert launch.disagreement is None  # the CLI's own earlier word: no disagreement with itself
+    assert kept.disagreement is None  # the CLI's own earlier word: no disagreement with itself
     reports.on_report(Report("done"))  # no new state: the record is written again, the report its news
-    assert launch.refreshed == 1 and launch.cli_report["state"] == "done" and launch.state_source == "cli"
+    assert launch.refreshed == 1 and kept.cli_report is not None and kept.cli_report["state"] == "done"
+    assert kept.state_source == "cli"
 
 
 def test_the_merged_state_goes_to_the_outer_terminal_only_once_it_answered_the_probe() -> None:
@@ -245,9 +247,6 @@ class RunLaunch:
 
     def __init__(self) -> None:
         self.session_state = SessionState("s1", False, 0, {}, None)
-        self.state_source: str | None = None
-        self.cli_report: dict[str, object] | None = None
-        self.disagreement: dict[str, object] | None = None
         self.told: list[tuple[str, str | None, str]] = []
 
     @property
@@ -259,8 +258,7 @@ class RunLaunch:
         return self.session_state.state_reason
 
     def set_state(self, state: str, *, always: bool = False, reason: str | None = None, source: str = "agentlaunch") -> None:
-        if self.session_state.change_state(state, reason, always=always):
-            self.state_source = source
+        if self.session_state.change_state(state, reason, always=always, source=source):
             self.told.append((state, reason, source))
 
     def handle(self, event: object) -> None:

@@ -29,6 +29,9 @@ NEEDS_YOU = ("asking", "stalled", "paused", "retrying")
 a turn that hears nothing, a spent budget, a loop of failed API calls). ``waiting`` (at its prompt) is not: nothing
 is wrong. Asked through :func:`needs_you` by every view and sink: ``status``, the deck (first, in red),
 ``fleet --json``'s ``needs_you`` and the bell, tmux flag and notify command (:mod:`agentlaunch.live.needs_you`)."""
+ANNOUNCED = ("asking", "stalled", "paused")
+"""The states of :data:`NEEDS_YOU` the bell, the tmux flag and the notify command announce on a change into them:
+not ``retrying`` (a retry loop usually recovers: it is shown first, in red, with no alarm)."""
 TIMED = (*NEEDS_YOU, "waiting")  # the states shown with how long they have lasted
 TURN_STATES = ("thinking", "tool", "asking", "retrying", "stalled")  # a turn is under way
 STARTED_STATES = ("waiting", "asking", "thinking", "tool", "retrying", "stalled", "paused")  # its CLI said it is up

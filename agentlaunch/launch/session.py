@@ -129,9 +129,6 @@ class Launch(LaunchFacts):
         self.stopped: AgentlaunchError | None = None
         """Set by :meth:`stop`: the session takes no new turn and ends with this error."""
         self.control_path: str | None = None
-        self.state_source: str | None = None  # who said the state (StateChanged.source)
-        self.cli_report: dict[str, object] | None = None  # the CLI's latest OSC 7501 report (native mode)
-        self.disagreement: dict[str, object] | None = None  # the latest report that contradicted another source
         """The socket ``agentlaunch send`` reaches this session through, while a chat or an interface runs."""
         self.gates = ToolGates(next((sink for sink in self.sinks if isinstance(sink, BudgetGuard)), None))
         """The budget's hold on tools: asked again before each turn and each tool."""
@@ -156,13 +153,11 @@ class Launch(LaunchFacts):
         self.emit(Notice(message))
 
     def set_state(self, state: str, *, always: bool = False, reason: str | None = None, source: str = "agentlaunch") -> None:
-        """starting, waiting (for input), thinking, tool (running one), asking, paused, exited; ``reason``: why;
-        ``source``: who said it (:class:`~agentlaunch.sinks.StateChanged`). A new question while asking is news
-        (Codex's approval request follows its thread's status; a second permission)."""
+        """starting, waiting, thinking, tool, asking, paused, exited; ``reason``: why, ``source``: who said it. A new
+        question while asking is news (Codex's approval request follows its thread's status; a second permission)."""
         if self.paused is not None and state != "exited":  # the turn a pause cut ends meanwhile: still paused
             state, reason, source = "paused", PAUSED_BY, "agentlaunch"
-        if self.session_state.change_state(state, reason, always=always):
-            self.state_source = source
+        if self.session_state.change_state(state, reason, always=always, source=source):
             self.emit(StateChanged(state, reason, source))
 
     def keep_provider_state(self, state: ProviderState) -> None:

@@ -112,6 +112,7 @@ def snapshot(
     """The status record of ``launch`` as plain JSON data."""
     meter = launch.meter
     earlier = meter.earlier  # a resumed session's calls before this launch: the record shows the whole session
+    kept = getattr(launch, "session_state", None)  # what the CLI itself reported (native mode)
     total = meter.total + earlier.usage
     priced = meter.priced_calls + earlier.priced_calls
     from agentlaunch.live.view import cost_text  # view imports rich; only the writer needs it
@@ -134,8 +135,8 @@ def snapshot(
         "state_since": state_since,  # when it entered that state: how long it has been waiting or asking
         "state_reason": reason,  # why, when the state alone does not say: asking, retrying (the cause), stalled
         "state_source": source,  # who said it: cli (its OSC 7501 report), hooks, transcript, app-server, agentlaunch
-        "cli_report": getattr(launch, "cli_report", None),  # the CLI's own latest report, null when it gives none
-        "disagreement": getattr(launch, "disagreement", None),  # the latest report contradicting another source
+        "cli_report": getattr(kept, "cli_report", None),  # the CLI's own latest report, null when it gives none
+        "disagreement": getattr(kept, "disagreement", None),  # the latest report contradicting another source
         "done": done and launch.state == "waiting",  # waiting because its last turn ended (nothing came since)
         "turns": launch.turns,
         "calls": meter.calls + earlier.calls,

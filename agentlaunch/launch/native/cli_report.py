@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
+from agentlaunch.datarecord import datarecord
 from agentlaunch.launch.native.program_status import ProgramStatus, Report, encode
 
 CLI_SOURCE = "cli"  # the state_source of a state the CLI's own report set
@@ -34,7 +34,7 @@ STARTS_TURN = frozenset({"waiting", "asking", "stalled"})  # not starting: Codex
 KIND_WORDS = {"auth": "login", "permission": "permission", "question": "question"}
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class Merged:
     """What a report does: the state to set (None: none) and its reason; ``disagrees``: it contradicts ``current``."""
 
@@ -99,17 +99,23 @@ def outer_report(state: str, last: Report | None) -> Report:
     return Report("idle")
 
 
+class ReportsKept(Protocol):
+    """What the merge keeps (:class:`~agentlaunch.launch.session_state.SessionState`)."""
+
+    state_source: str | None
+    cli_report: dict[str, object] | None
+    disagreement: dict[str, object] | None
+
+
 class ReportsLaunch(Protocol):
-    """What the merge reads of the launch and keeps on it (:class:`~agentlaunch.launch.session.Launch`)."""
+    """What the merge reads of the launch (:class:`~agentlaunch.launch.session.Launch`)."""
 
     @property
     def state(self) -> str: ...
     @property
     def state_reason(self) -> str | None: ...
-
-    state_source: str | None
-    cli_report: dict[str, object] | None
-    disagreement: dict[str, object] | None
+    @property
+    def session_state(self) -> ReportsKept: ...
 
     def set_state(self, state: str, *, always: bool = False, reason: str | None = None, source: str = "agentlaunch") -> None: ...
 
@@ -130,21 +136,21 @@ class CliReports:
         self._shown: bytes | None = None  # the report the outer terminal shows now
 
     def on_report(self, report: Report) -> None:
-        launch = self.launch
+        launch, kept = self.launch, self.launch.session_state
         self.last = report
-        launch.cli_report = report_record(report)
+        kept.cli_report = report_record(report)
         merged = merge(report, launch.state, launch.state_reason)
-        if merged.disagrees and launch.state_source != CLI_SOURCE:
-            launch.disagreement = {
+        if merged.disagrees and kept.state_source != CLI_SOURCE:
+            kept.disagreement = {
                 "cli": report.state,
                 "state": launch.state,
-                "source": launch.state_source,
+                "source": kept.state_source,
                 "at": datetime.now(UTC).isoformat(timespec="seconds"),
             }
         if merged.state is not None:
             self.set_state(merged.state, merged.reason, CLI_SOURCE)
             return
-        source = launch.state_source or "agentlaunch"
+        source = kept.state_source or "agentlaunch"
         launch.set_state(launch.state, reason=launch.state_reason, always=True, source=source)
         self.passed_on()
 

@@ -24,7 +24,8 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from agentlaunch.datarecord import datarecord
 
 PREFIX = b"\x1b]7501;"
 PROBE = PREFIX + b"?\x07"  # what agentlaunch asks the outer terminal (as Claude Code asks)
@@ -36,7 +37,7 @@ MAX_TEXT = 300  # characters kept of a decoded title or msg
 _BEL, _ESC, _CAN, _SUB = 0x07, 0x1B, 0x18, 0x1A
 
 
-@dataclass(frozen=True)
+@datarecord(frozen=True)
 class Report:
     """One program-status report of the CLI about itself."""
 
