@@ -221,10 +221,8 @@ class Relay:
         return BRACKETED_PASTE in self.modes.on
 
     def type_prompt(self, text: str) -> None:
-        """Type ``text`` into the CLI's interface as a paste, then Enter (a prompt from ``agentlaunch send``).
-
-        Among the person's own keys, in order: what they were typing stays in front of it.
-        """
+        """Type ``text`` into the CLI's interface as a paste, then Enter (a prompt from ``agentlaunch send``), among
+        the person's own keys, in order: what they were typing stays in front of it."""
         data = text.encode("utf-8")
         self.press(b"\x1b[200~" + data + b"\x1b[201~" if self.takes_paste else data)
         typed_at = self.loop.clock.monotonic()
