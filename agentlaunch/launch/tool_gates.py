@@ -4,7 +4,10 @@ The answer waits for the call that asked for the tool to report its final
 usage (so the budget is checked with that call counted), then lets the tool run
 or, when a budget is spent, refuses it and ends the turn: no call follows the
 one that crossed the budget (issue 23; the levers measured are in
-docs/usage.md, Budgets). It reads and asks the launch through :class:`GatedLaunch`, never the whole ``Launch``.
+docs/usage.md, Budgets). A native Claude Code may start a tool before it writes the call that asked for it
+(issue 41): such a tool is decided on that call's worst cost instead (:meth:`ToolGates.decide`,
+:mod:`agentlaunch.usage.call_bound`). It reads and asks the launch through :class:`GatedLaunch`, never the whole
+``Launch``.
 """
 
 from __future__ import annotations
