@@ -106,29 +106,36 @@ def _call_line(tool_id: str) -> str:
     return json.dumps({"type": "assistant", "timestamp": "2099-01-01T00:00:00.000Z", "message": message}) + "\n"
 
 
+def _asked(source: ClaudeNativeSource, rounds: int = 50) -> list[ToolAsked]:
+    return [i for i in read_until(source, ToolAsked, rounds) if isinstance(i, ToolAsked)]
+
+
 def test_a_gated_tool_is_held_until_its_call_is_read_and_refused_with_the_reason(root: Path) -> None:  # noqa: F811
     source, command, path = _gated(root)
     try:
         payload = {"session_id": SESSION, "tool_name": "Write", "tool_use_id": "toolu_1", "transcript_path": str(path)}
         hook = run_hook(command, payload)
-        assert not any(isinstance(i, ToolAsked) for i in read_until(source, ToolAsked, rounds=10))
+        (early,) = _asked(source)  # asked at once, on the bound: its call is not read
+        assert (early.undecided, early.unread, early.early) == (UNDECIDED, 1, True)
+        assert not _asked(source, rounds=5)  # left unanswered (the bound did not allow it): asked once, then held
         assert hook.poll() is None  # held: the tool waits
         with path.open("a") as f:
             f.write(_call_line("toolu_1"))
-        (asked,) = [i for i in read_until(source, ToolAsked) if isinstance(i, ToolAsked)]
-        assert asked.undecided == ""
+        (asked,) = _asked(source)
+        assert (asked.undecided, asked.unread, asked.early) == ("", 0, False)
         asked.answer(False, "budget spent")
         assert hook.wait(30) == 0 and hook.stdout is not None
         assert json.loads(hook.stdout.read()) == tool_refusal("budget spent")
         allowed = run_hook(command, {**payload, "tool_use_id": "toolu_1"})  # its call is read: answered at once
-        (again,) = [i for i in read_until(source, ToolAsked) if isinstance(i, ToolAsked)]
+        (again,) = _asked(source)
+        assert again.undecided == ""
         again.answer(True, "")
         assert allowed.wait(30) == 0 and allowed.stdout is not None and allowed.stdout.read() == b""
     finally:
         source.close()
 
 
-def test_a_gate_whose_call_is_not_read_in_time_is_refused_with_the_reason(
+def test_a_gate_whose_call_is_not_read_in_time_is_asked_again_and_refused_with_the_reason(
     root: Path,  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -136,11 +143,40 @@ def test_a_gate_whose_call_is_not_read_in_time_is_refused_with_the_reason(
     source, command, path = _gated(root)
     try:
         hook = run_hook(command, {"session_id": SESSION, "tool_use_id": "toolu_9", "transcript_path": str(path)})
-        (asked,) = [i for i in read_until(source, ToolAsked) if isinstance(i, ToolAsked)]
-        assert asked.undecided == UNDECIDED
-        asked.answer(False, asked.undecided)
+        (early,) = _asked(source)
+        assert early.early and hook.poll() is None
+        (late,) = _asked(source)  # the wait is over: asked again, for good
+        assert (late.undecided, late.unread, late.early) == (UNDECIDED, 1, False)
+        late.answer(False, late.undecided)
         assert hook.wait(30) == 0 and hook.stdout is not None
         assert json.loads(hook.stdout.read()) == tool_refusal(UNDECIDED)
+        assert not _asked(source, rounds=5)  # answered: never asked again
+    finally:
+        source.close()
+
+
+def test_a_tool_the_bound_allows_runs_at_once_and_counts_as_a_call_not_read_until_its_line_is(
+    root: Path,  # noqa: F811
+) -> None:
+    source, command, path = _gated(root)
+    try:
+        first = run_hook(command, {"session_id": SESSION, "tool_use_id": "toolu_1", "transcript_path": str(path)})
+        (early,) = _asked(source)
+        early.answer(True, "")  # the bound allows it: it runs without waiting for its call's line
+        assert first.wait(30) == 0 and first.stdout is not None and first.stdout.read() == b""
+        second = run_hook(command, {"session_id": SESSION, "tool_use_id": "toolu_2", "transcript_path": str(path)})
+        (next_one,) = _asked(source)
+        assert (next_one.unread, next_one.early) == (2, True)  # the first tool's call is not counted yet either
+        with path.open("a") as f:
+            f.write(_call_line("toolu_1"))
+        (after,) = _asked(source, rounds=10) or [None]
+        assert after is None  # toolu_2's own call is still unread: held, not asked again before its wait is over
+        third = run_hook(command, {"session_id": SESSION, "tool_use_id": "toolu_3", "transcript_path": str(path)})
+        (last,) = _asked(source)
+        assert last.unread == 1  # toolu_1's call is read now: only the third's own is not counted
+        for hook in (second, third):
+            hook.kill()
+            hook.wait(30)
     finally:
         source.close()
 

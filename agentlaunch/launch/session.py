@@ -130,7 +130,7 @@ class Launch(LaunchFacts):
         """Set by :meth:`stop`: the session takes no new turn and ends with this error."""
         self.control_path: str | None = None
         """The socket ``agentlaunch send`` reaches this session through, while a chat or an interface runs."""
-        self.gates = ToolGates(next((sink for sink in self.sinks if isinstance(sink, BudgetGuard)), None))
+        self.gates = ToolGates(next((sink for sink in self.sinks if isinstance(sink, BudgetGuard)), None), self.calls)
         """The budget's hold on tools: asked again before each turn and each tool."""
         self.budget_pause = BudgetPause(self)  # a budget's on_spent: pause, and its way out
         self.pause = self.budget_pause.pause  # what the budget guard asks instead of stop (LaunchView.pause)

@@ -318,6 +318,17 @@ class BudgetGuard:
         if error is not None:
             self._spent_now(launch, error)
 
+    def headroom(self, launch: LaunchView) -> list[tuple[str, float, float, str]]:
+        """Each limit's (key, spent with the calls other launches let go and did not store yet, limit, label), as
+        :meth:`check` counts them; none while the person lets one more turn go over a limit (:meth:`confirm`)."""
+        if self._confirmed:
+            return []
+        checks = []
+        for key, spent, limit, label in self._checks(launch):
+            ahead = self._others(launch, key)
+            checks.append((key, spent + (ahead.usd if key.endswith("usd") else ahead.tokens), limit, label))
+        return checks
+
     def _others(self, launch: LaunchView, key: str) -> InFlight:
         """The calls in flight of the other launches that spend ``key``'s limit (none for a session's own)."""
         if key.startswith("all_agents"):

@@ -20,7 +20,8 @@ from agentlaunch.events import CallUsage, Event
 from agentlaunch.sinks import PricedCall
 from agentlaunch.token_usage import Usage, uncached
 from agentlaunch.usage.cache_lifetime import ONE_HOUR, CacheWarmth, lifetime, lives
-from agentlaunch.usage.meter import CompactionWarning, Earlier, Meter
+from agentlaunch.usage.call_bound import WorstCall, worst_call
+from agentlaunch.usage.meter import CompactionWarning, Earlier, Meter, table_window
 from agentlaunch.usage.pricing import Pricer, format_cost
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.warmth import span
@@ -108,6 +109,17 @@ class CallMeter:
             f"the cache went cold {ago} ago (it lives {lives(cache.ttl)}): this turn writes ~{cache.context:,} tokens "
             f"to it again{cost}"
         )
+
+    def worst_call(self) -> WorstCall:
+        """The next call at its worst (:mod:`~agentlaunch.usage.call_bound`): its context window as the CLI reported
+        it, else the table's for the model (a ``[1m]`` model's: a million), priced with this launch's pricer."""
+        model = self.meter.model or self.model
+        window = self.meter.reported_window or (1_000_000 if model and "[1m]" in model else table_window(model))
+        return worst_call(lambda usage: self._cost(usage, model), model, window)
+
+    def _cost(self, usage: Usage, model: str | None) -> float | None:
+        price = self.pricer.price(usage, self.provider, model, self.model)
+        return price.cost_usd if price else None
 
     def warm_up(self) -> None:
         """Load the price table in the background while the CLI starts (the first call is priced without waiting)."""

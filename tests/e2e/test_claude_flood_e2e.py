@@ -136,10 +136,11 @@ def test_a_tool_claude_code_starts_while_its_call_still_streams_is_refused_with_
 ) -> None:
     """The fake API waits a second before each event: Claude Code 2.1.332 starts the tool (its PreToolUse hook) once
     the tool's block is whole, and writes the call's transcript line only after the tool ran, so the gate cannot
-    count the call: the tool is refused (it never runs: no call with its result) and the row says why."""
+    count the call. Near the limit ($1: one Sonnet call can cost up to $2.16) the bound does not allow it either: the
+    tool is refused (it never runs: no call with its result) and the row says why."""
     env = tmux_env
     name = claude_agent(
-        agents_dir, "spender", claude_bin, workdir, allowed_tools=["Bash"], budget={"session_usd": 5, "on_spent": "pause"}
+        agents_dir, "spender", claude_bin, workdir, allowed_tools=["Bash"], budget={"session_usd": 1, "on_spent": "pause"}
     )
     slow = tool_reply("Bash", {"command": "touch ran.txt", "description": "Touch"}, ApiUsage(100, 0, 0, 30), delay=1.0)
     anthropic.push(text_reply("Ready.", ApiUsage(10, 0, 0, 5)), slow, text_reply("Never sent.", ApiUsage(8, 0, 0, 9)))
@@ -150,10 +151,57 @@ def test_a_tool_claude_code_starts_while_its_call_still_streams_is_refused_with_
 
     def refused() -> dict[str, Any] | None:
         record = _record(env, workdir)
-        return record if record is not None and record.get("state_reason") == UNDECIDED else None
+        return record if record is not None and str(record.get("state_reason")).startswith(UNDECIDED) else None
 
     record = wait_for(refused, timeout=120, what="the tool refused, the reason on the row")
     assert record["state"] == "waiting"
+    assert "at its worst that call could spend the session budget of agent 'spender' ($1.00)" in record["state_reason"]
     assert not (workdir / "ran.txt").exists()
     assert len(anthropic.message_requests()) == 2, "the refusal ended the turn: no call with the tool's result"
+    assert cli(env, workdir, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
+
+
+def test_tools_claude_code_starts_while_their_call_still_streams_run_when_the_budget_is_far_from_spent(
+    socket: str, tmux_env: dict[str, str], anthropic: FakeAnthropic, agents_dir: Path, workdir: Path, claude_bin: Path
+) -> None:
+    """The same slowed stream (0.3 s before each event), one message asking for two tools, a $5 budget with almost
+    nothing spent: their call's line cannot be read in time, but even at their worst (each tool counted as a call of
+    its own: 2 x $2.16) they cannot spend the budget, so both run (at once: the gate does not wait for the line)
+    and the next call carries their results."""
+    env = tmux_env
+    name = claude_agent(
+        agents_dir, "spender", claude_bin, workdir, allowed_tools=["Bash"], budget={"session_usd": 5, "on_spent": "pause"}
+    )
+    second = ("Bash", {"command": "touch two.txt", "description": "Touch two"})
+    slow = tool_reply(
+        "Bash", {"command": "touch one.txt", "description": "Touch one"}, ApiUsage(100, 0, 0, 30), delay=0.3, more=(second,)
+    )
+    anthropic.push(text_reply("Ready.", ApiUsage(10, 0, 0, 5)), slow, text_reply("Both touched.", ApiUsage(8, 0, 0, 9)))
+    assert cli(env, workdir, "tmux", "up", name, "--socket", socket, "--no-attach", "--wait", "60").returncode == 0
+    pane = pane_of(socket, name)
+    wait_for(lambda: settled(env, workdir, name), timeout=90, what="the interface waiting after its startup turn")
+    say(socket, pane, "touch the files")
+    wait_for(lambda: len(anthropic.message_requests()) >= 3, timeout=120, what="the call with the tools' results")
+    assert (workdir / "one.txt").exists() and (workdir / "two.txt").exists()  # they ran before that call was made
+    requests = anthropic.message_requests()
+    results = [
+        block
+        for message in requests[2].body["messages"]
+        if isinstance(message.get("content"), list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+    # Both ran; none was refused. (Claude Code 2.1.332 reports the second one's result as "[Tool result missing due
+    # to internal error]" on this slowed stream with no budget and no hook at all too, measured: its quirk, not ours.)
+    assert len(results) == 2 and not any("agentlaunch" in json.dumps(block) for block in results), results
+    first = next(block for block in results if block["tool_use_id"] == "toolu_fake_0002")
+    assert first["content"] == "(Bash completed with no output)" and not first["is_error"]
+
+    def answered() -> dict[str, Any] | None:
+        record = _record(env, workdir)
+        return record if record is not None and record.get("state") == "waiting" and record.get("turns", 0) >= 2 else None
+
+    record = wait_for(answered, timeout=90, what="the turn over, its answer read")
+    assert not str(record.get("state_reason") or "").startswith(UNDECIDED)
+    assert len(anthropic.message_requests()) == 3
     assert cli(env, workdir, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0

@@ -289,14 +289,9 @@ class NativeRun:
                 elif self.sends.asked(item):  # a question agentlaunch answer can answer: kept open for it
                     continue
                 elif isinstance(item, ToolAsked):
-                    self.launch.gates.check(self.launch)  # the asking call is counted: a spent budget refuses the tool
-                    held = self.launch.stopped or self.launch.paused  # a pause refuses it and ends the turn too
-                    reason = held.message if held is not None else item.undecided  # its call unread: refused too
-                    item.answer(held is None and not item.undecided, reason)
-                    if self.launch.paused is not None or item.undecided:
-                        # The refusal ends the turn (continue: false) and Claude Code then reports no Stop
-                        # (measured on 2.1.332): the turn is over here, or a resumed session would stay in it.
-                        self._state("waiting", None if held is not None else item.undecided)
+                    ended = self.launch.gates.asked(self.launch, item)  # the budget, its asking call counted or bounded
+                    if ended is not None:  # the refusal ended the turn: over here, or a resumed session would stay in it
+                        self._state("waiting", ended or None)
                 elif isinstance(item, PromptTyped):
                     if item.text.strip() != self._startup_text:
                         self.launch.emit(PromptSent(item.text))  # the person's first prompt is the session's title

@@ -44,14 +44,17 @@ SESSION_WAIT = 5.0
 sends it at once (the store registers the session before any call); the status line comes within a second on an
 idle machine, and took over 1.5 s on a loaded one, where the session then went out without its version."""
 GATE_READ_WAIT = 10.0
-"""Seconds a held tool waits for the line of the call that asked for it; past it the tool is refused (:data:`UNDECIDED`).
+"""Seconds a held tool the bound does not allow at once waits for the line of the call that asked for it; past it the
+tool is decided on the bound again (:data:`UNDECIDED`).
 
 Measured on 2.1.332 (issue 41; 30 runs of test_budget_pause_e2e's tmux case at 10 in parallel on a loaded machine,
 each gate logged): the line came 0-0.31 s after the hook in 27, and never in 3. There Claude Code had started the
 tool while its call still streamed (its streaming tool executor) and wrote the call's line only after the tool was
 done, with its result: waiting longer cannot help, and answering without that call counted let a call that crossed
-the budget run its tool (the third model request the test saw). Without the call counted the launch cannot tell
-whether it crossed the budget, so the tool is refused and the turn ends, the reason on the agent's row."""
+the budget run its tool (the third model request the test saw). So a tool whose call is not read is decided on a
+bound (:mod:`agentlaunch.usage.call_bound`): as soon as it is held, it runs when the calls not counted cannot cross
+any limit even at their worst; otherwise it waits for the line, and is refused once the wait is over if the bound
+still does not allow it, the reason on the agent's row."""
 UNDECIDED = (
     "agentlaunch refused a tool: the budget could not be checked in time (the call that asked for it was not in "
     "Claude Code's transcript yet)"
@@ -97,6 +100,9 @@ class ClaudeNativeSource:
         """The held ``PermissionRequest`` hook of the dialog open now (:mod:`.claude_question`)."""
         self._gates: list[tuple[str, str, float]] = []
         """Held tools (the held hook's request, the tool's id, when to stop waiting for its call's line)."""
+        self._early: set[str] = set()  # the held tools asked about early (before their call's line was read)
+        self._unread: list[str] = []
+        """The tools let run before their call's line was read, until it is: each counts as a call not counted yet."""
         self._watch: DirWatch | None = open_watch() if wake and self.tail is not None else None
         self._poll: select.epoll | None = None
         if self._watch is not None or server is not None:
@@ -200,19 +206,33 @@ class ClaudeNativeSource:
         return self._ordered(items)
 
     def _gates_ready(self, now: float) -> list[NativeItem]:
-        """The held tools whose call is read (counted first), or that waited for it long enough."""
+        """The held tools whose call is read (counted first), new ones asked about at once on a bound (their call not
+        read yet), and those that waited for it long enough (:data:`GATE_READ_WAIT`)."""
         items: list[NativeItem] = list(self._transcript()) if self.tail is not None else []
+        self._unread = [tool for tool in self._unread if not self.calls.asked_for(tool)]
         read = [g for g in self._gates if self.tail is None or not g[1] or self.calls.asked_for(g[1])]
         late = [g for g in self._gates if g not in read and g[2] <= now]
-        if not read and not late:
+        early = [g for g in self._gates if g not in read and g not in late and g[0] not in self._early]
+        if not read and not late and not early:
             return items
-        self._gates = [g for g in self._gates if g not in read and g not in late]
-        items += self._transcript(close=True)  # the asking call is over as far as its usage goes: counted now
-        items += [ToolAsked(functools.partial(self._answer_gate, reply)) for reply, _, _ in read]
-        return items + [ToolAsked(functools.partial(self._answer_gate, reply), UNDECIDED) for reply, _, _ in late]
+        self._gates = [g for g in self._gates if g not in read and g not in late]  # answered now (early: if allowed)
+        self._early.update(reply for reply, _, _ in early)
+        if read or late:
+            items += self._transcript(close=True)  # the asking call is over as far as its usage goes: counted now
+        items += [ToolAsked(functools.partial(self._answer_gate, reply, "")) for reply, _, _ in read]
+        # Each tool let run unread counts as one more call not counted (two tools of one call: counted twice).
+        unread = len(self._unread)
+        for n, (reply, tool, _) in enumerate(early + late, start=1):
+            answer = functools.partial(self._answer_gate, reply, tool)
+            items.append(ToolAsked(answer, UNDECIDED, unread + n, early=n <= len(early)))
+        return items
 
-    def _answer_gate(self, reply: str, allow: bool, reason: str) -> None:
+    def _answer_gate(self, reply: str, tool: str, allow: bool, reason: str) -> None:
         """The held tool runs (no output), or is refused and the turn ends (:func:`tool_refusal`)."""
+        self._gates = [g for g in self._gates if g[0] != reply]
+        self._early.discard(reply)
+        if allow and tool and not self.calls.asked_for(tool):
+            self._unread.append(tool)
         if self.server is not None:
             self.server.answer(reply, "" if allow else json.dumps(tool_refusal(reason)))
 

@@ -35,7 +35,7 @@ class PromptTyped:
 
 @datarecord(frozen=True)
 class ToolAsked:
-    """The CLI holds a tool until the launch answers (a budget applies), the call that asked for it read.
+    """The CLI holds a tool until the launch answers (a budget applies).
 
     ``answer(allow, reason)``: the tool runs, or it is refused and the CLI's turn ends without a further call.
     """
@@ -43,8 +43,14 @@ class ToolAsked:
     kind: ClassVar[str] = "tool_asked"
     answer: Callable[[bool, str], None]
     undecided: str = ""
-    """Why the budget cannot be checked with the asking call counted (its line was not read in time): the tool is
-    refused with this reason, which the agent's row shows (a gate that cannot decide fails closed)."""
+    """Why the budget cannot be checked with the asking call counted (its line was not read yet); "" when it is.
+    The tool then runs only if the calls not read cannot cross a limit at their worst (``unread``); else it is
+    refused with this reason and the bound's, which the agent's row shows (a gate that cannot decide fails closed)."""
+    unread: int = 0
+    """How many model calls that may have asked for tools let run are not counted yet (0 when ``undecided`` is "")."""
+    early: bool = False
+    """Asked as the tool is held, before waiting for its call's line: a bound that does not allow it leaves it
+    unanswered (the source asks again once the line is read or the wait is over)."""
 
 
 @datarecord(frozen=True)
