@@ -2,9 +2,10 @@
 
 Each session runs at a real terminal (pexpect); `send` runs beside it, as a script or another tmux pane
 would: through click in the test's process (:func:`run_cli_inprocess`, no Python start per send), as a real
-process where its process is the point (a prompt on its stdin's pipe; Ctrl-C ending a waiting send). The fake TUI (tests/support/fake_tui.py) runs the Claude Code hooks
-agentlaunch configures, so the native session's states are the ones its sources report; what it
-receives is printed as hex, so every assertion on typing is on the bytes that reached the CLI.
+process where its process is the point (a prompt on its stdin's pipe; Ctrl-C ending a waiting send).
+The fake TUI (tests/support/fake_tui.py) runs the Claude Code hooks agentlaunch configures, so the native
+session's states are the ones its sources report; what it receives is printed as hex, so every assertion on
+typing is on the bytes that reached the CLI.
 """
 
 from __future__ import annotations
