@@ -39,7 +39,7 @@ def test_stop_keeps_the_pane_with_the_reason_send_names_it_and_restart_resumes_t
     wait_for(lambda: 'You said: "remember the blue door"' in screen(socket, pane), what="the first answer")
     first = wait_for(lambda: waiting("demo"), what="demo waiting")
 
-    stopped = run_cli("stop", "demo", "--socket", socket, "--json")
+    stopped = run_cli_inprocess("stop", "demo", "--socket", socket, "--json")
     assert stopped.returncode == 0, stopped.stderr
     said = json.loads(stopped.stdout)
     assert said == {
@@ -55,14 +55,14 @@ def test_stop_keeps_the_pane_with_the_reason_send_names_it_and_restart_resumes_t
     records = json.loads(run_cli_inprocess("status", "--json", "--socket", socket).stdout)
     assert [(r["state"], r["dead"]) for r in records if r["agent"] == "demo"] == [("stopped", False)]
 
-    sent = run_cli("send", "demo", "are you there?")
+    sent = run_cli_inprocess("send", "demo", "are you there?")
     assert sent.returncode == 7, sent.stderr
     assert b"demo was stopped (agentlaunch stop at" in sent.stderr
     assert f"its session {str(first['session_id'])[:8]} is resumable".encode() in sent.stderr
-    again = run_cli("stop", "demo", "--socket", socket)
+    again = run_cli_inprocess("stop", "demo", "--socket", socket)
     assert again.returncode == 7 and b"demo was stopped" in again.stderr, again.stderr
 
-    back = run_cli("restart", "demo", "--socket", socket, "--agents-dir", str(agents_dir), cwd=workdir)
+    back = run_cli_inprocess("restart", "demo", "--socket", socket, "--agents-dir", str(agents_dir), cwd=workdir)
     assert back.returncode == 0, back.stderr
     assert f"demo: restarting in its session {str(first['session_id'])[:8]}".encode() in back.stderr
     record = wait_for(lambda: waiting("demo"), what="demo waiting again")
@@ -74,7 +74,7 @@ def test_stop_keeps_the_pane_with_the_reason_send_names_it_and_restart_resumes_t
 
 
 def test_stop_of_an_agent_that_is_not_running_is_exit_7(socket: str) -> None:
-    result = run_cli("stop", "demo", "--socket", socket)
+    result = run_cli_inprocess("stop", "demo", "--socket", socket)
     assert result.returncode == 7 and b"demo is not running: nothing to stop" in result.stderr, result.stderr
 
 
@@ -93,14 +93,14 @@ def test_restart_with_another_agents_session_is_refused_before_anything_is_stopp
         ("s-no-turn", b"never had a turn"),
         ("nope", b"no session 'nope'"),
     ]:
-        result = run_cli("restart", "demo", "--session", given, "--socket", socket, "--agents-dir", str(agents_dir))
+        result = run_cli_inprocess("restart", "demo", "--session", given, "--socket", socket, "--agents-dir", str(agents_dir))
         assert result.returncode == 2 and words in result.stderr, result.stderr
     assert panes(socket)["demo"]["pid"] == pid and panes(socket)["demo"]["dead"] == "0"  # nothing was stopped
     assert run_cli("tmux", "down", "--socket", socket).returncode == 0
 
 
 def test_restart_of_an_agent_without_a_pane_says_how_to_start_it(socket: str, agents_dir: Path) -> None:
-    result = run_cli("restart", "demo", "--socket", socket, "--agents-dir", str(agents_dir))
+    result = run_cli_inprocess("restart", "demo", "--socket", socket, "--agents-dir", str(agents_dir))
     assert result.returncode == 1 and b"demo has no pane on this tmux server" in result.stderr, result.stderr
     assert b"agentlaunch tmux up --resume demo" in result.stderr
 
@@ -118,13 +118,13 @@ def test_send_to_an_agent_its_budget_stopped_names_the_budget_and_what_was_spent
     send_line(socket, pane, "spend it all")  # one fake call costs a few dollars at these rates
     wait_for(lambda: panes(socket)["demo"]["dead"] == "1", what="the pane dead: the budget ended the session")
     assert "budget: stopped the agent" in screen(socket, pane)
-    sent = run_cli("send", "demo", "are you there?")
+    sent = run_cli_inprocess("send", "demo", "are you there?")
     said = sent.stderr.decode()
     # Before: "demo is not running (its last session ended without closing…)", or "runs one headless turn (exited)".
     assert sent.returncode == 7, said
     assert "demo was stopped by its budget at " in said and " UTC: the session budget of agent 'demo' ($1.00) is spent: $" in said
     assert "raise the budget" in said and "agentlaunch restart demo" in said
-    stopped = run_cli("stop", "demo", "--socket", socket)
+    stopped = run_cli_inprocess("stop", "demo", "--socket", socket)
     assert stopped.returncode == 7 and b"demo was stopped by its budget" in stopped.stderr, stopped.stderr
     assert run_cli("tmux", "down", "--socket", socket).returncode == 0
 
@@ -159,7 +159,7 @@ def test_bad_inputs_to_fork_are_usage_errors_before_anything_starts(
 
 
 def test_stop_of_a_session_the_agent_does_not_run_is_exit_7(socket: str) -> None:
-    result = run_cli("stop", "demo", "--session", "nope", "--socket", socket)
+    result = run_cli_inprocess("stop", "demo", "--session", "nope", "--socket", socket)
     assert result.returncode == 7 and b"demo is not running in a session starting 'nope'" in result.stderr, result.stderr
 
 
@@ -171,7 +171,7 @@ def test_a_stop_that_returns_before_the_agent_ended_is_still_stopped_once_it_has
     assert up(socket, agents_dir, workdir, "demo").returncode == 0
     pane = panes(socket)["demo"]["pane"]
     wait_for(lambda: waiting("demo"), what="demo waiting")
-    stopped = run_cli("stop", "demo", "--socket", socket, "--timeout", "0")
+    stopped = run_cli_inprocess("stop", "demo", "--socket", socket, "--timeout", "0")
     assert stopped.returncode in (0, 1), stopped.stderr  # 1: it had not ended yet when the stop returned
     wait_for(lambda: panes(socket)["demo"]["dead"] == "1", what="the pane dead")
     records = json.loads(run_cli_inprocess("status", "--json", "--socket", socket).stdout)

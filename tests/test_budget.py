@@ -1,4 +1,9 @@
-"""Budgets that stop an agent, on the fake provider through real subprocesses (exit 6, counted from the store)."""
+"""Budgets that stop an agent, on the fake provider (exit 6, counted from the store).
+
+Each ``run`` goes through click in this process (:func:`run_cli_inprocess`: the same command, exit code and
+output, without a Python start per run); the fake CLI it launches is a real process. The exit code of a real
+``agentlaunch`` process is pinned in tests/test_fast_paths.py and tests/test_run_fake.py.
+"""
 
 from __future__ import annotations
 
@@ -19,7 +24,7 @@ from agentlaunch.token_usage import Usage
 from agentlaunch.usage.budget import BudgetGuard, Limits, call_tokens
 from agentlaunch.usage.records import CallRecord
 from agentlaunch.usage.store import Store
-from tests.support.cli_runs import run_cli
+from tests.support.cli_runs import run_cli_inprocess
 
 # Expensive on purpose: one fake call (about 3,300 tokens) costs a few dollars.
 RATES = "fake-1: {input: 1000, output: 1000, cache_read: 1000, cache_write: 1000}\n"
@@ -33,7 +38,7 @@ def set_budget(agents_dir: Path, budget: Any, agent: str = "demo") -> None:
 
 
 def run(agents_dir: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return run_cli("run", *args, "--agents-dir", str(agents_dir), cwd=agents_dir.parent)
+    return run_cli_inprocess("run", *args, "--agents-dir", str(agents_dir), cwd=agents_dir.parent)
 
 
 def calls() -> list[CallRecord]:

@@ -72,7 +72,7 @@ def test_without_the_examples_the_config_dir_is_named(nowhere: Path, tmp_path: P
 
 def test_run_demo_from_anywhere_uses_the_bundled_demo(nowhere: Path) -> None:
     before = tree_digest(EXAMPLE_AGENTS)
-    result = run_cli("run", "demo", "hello", cwd=nowhere)
+    result = run_cli_inprocess("run", "demo", "hello", cwd=nowhere)
     assert result.returncode == 0, result.stderr
     answer = result.stdout.decode()
     assert answer.startswith("Fake provider here, turn 1.") and answer.endswith('You said: "hello"\n')
@@ -87,7 +87,7 @@ def test_run_demo_from_anywhere_uses_the_bundled_demo(nowhere: Path) -> None:
 
 
 def test_json_stays_clean_with_the_bundled_demo(nowhere: Path) -> None:
-    result = run_cli("run", "demo", "hello", "--json", cwd=nowhere)
+    result = run_cli_inprocess("run", "demo", "hello", "--json", cwd=nowhere)
     assert result.returncode == 0, result.stderr
     events = [json.loads(line) for line in result.stdout.decode().splitlines()]
     assert events[0]["event"] == "session" and events[-1]["event"] == "turn_end"
@@ -104,14 +104,14 @@ def test_list_names_the_bundled_agents_and_notes_it(nowhere: Path) -> None:
 
 
 def test_no_notice_when_an_agents_directory_exists(nowhere: Path, agents_dir: Path) -> None:
-    named = run_cli("run", "demo", "hello", "--agents-dir", str(agents_dir), cwd=nowhere)
+    named = run_cli_inprocess("run", "demo", "hello", "--agents-dir", str(agents_dir), cwd=nowhere)
     assert named.returncode == 0 and b"bundled examples" not in named.stderr
-    local = run_cli("run", "demo", "hello", cwd=agents_dir.parent)
+    local = run_cli_inprocess("run", "demo", "hello", cwd=agents_dir.parent)
     assert local.returncode == 0 and b"bundled examples" not in local.stderr
 
 
 def test_a_missing_named_directory_is_still_an_error(nowhere: Path, tmp_path: Path) -> None:
-    result = run_cli("run", "demo", "hello", "--agents-dir", str(tmp_path / "typo"), cwd=nowhere)
+    result = run_cli_inprocess("run", "demo", "hello", "--agents-dir", str(tmp_path / "typo"), cwd=nowhere)
     assert result.returncode == 3 and b"agents directory does not exist" in result.stderr
     assert b"bundled examples" not in result.stderr
 

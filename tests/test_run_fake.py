@@ -1,7 +1,9 @@
-"""Headless `agentlaunch run` on the offline fake provider, through a real subprocess.
+"""Headless `agentlaunch run` on the offline fake provider: stdout, stderr and the exit code are the whole contract.
 
-Each test runs the installed command line the way a script would: stdout,
-stderr and the exit code are the whole contract.
+Each ``run`` goes through click in the test's process (:func:`run_cli_inprocess`: the same command, exit code and
+output, without a Python start per run); the fake CLI it launches is a real process. A prompt read from stdin goes
+through a real ``agentlaunch`` process and a real pipe (:func:`run_process`); tests/test_scripting.py holds the same
+contract (stdout, stderr, exit codes, no terminal) for real processes.
 """
 
 from __future__ import annotations
@@ -22,7 +24,12 @@ STARTUP_SEEN = "Startup message received"
 
 
 def run(agents_dir: Path, *args: str, input: bytes | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
-    return run_cli("run", *args, "--agents-dir", str(agents_dir), input=input, cwd=cwd or agents_dir.parent)
+    return run_cli_inprocess("run", *args, "--agents-dir", str(agents_dir), input=input, cwd=cwd or agents_dir.parent)
+
+
+def run_process(agents_dir: Path, *args: str, input: bytes) -> subprocess.CompletedProcess[bytes]:
+    """``run`` as a real process, its prompt written to its stdin's pipe."""
+    return run_cli("run", *args, "--agents-dir", str(agents_dir), input=input, cwd=agents_dir.parent)
 
 
 def text(data: bytes) -> str:
@@ -85,14 +92,14 @@ def test_prompt_from_the_p_option(agents_dir: Path) -> None:
 
 
 def test_prompt_from_stdin_with_dash(agents_dir: Path) -> None:
-    done = run(agents_dir, "demo", "-", input="from stdin ✓\n".encode())
+    done = run_process(agents_dir, "demo", "-", input="from stdin ✓\n".encode())
     assert done.returncode == 0, done.stderr
     assert 'You said: "from stdin ✓"' in text(done.stdout)
 
 
 def test_a_one_megabyte_prompt_goes_through(agents_dir: Path) -> None:
     prompt = "0123456789" * 100_000
-    done = run(agents_dir, "demo", "-", input=prompt.encode())
+    done = run_process(agents_dir, "demo", "-", input=prompt.encode())
     assert done.returncode == 0, done.stderr
     assert f'You said: "{prompt[:200]}"' in text(done.stdout)  # the fake echoes the first 200 characters
 
@@ -156,7 +163,7 @@ def test_an_empty_prompt_exits_2(agents_dir: Path) -> None:
 
 
 def test_a_non_utf8_prompt_on_stdin_exits_2(agents_dir: Path) -> None:
-    done = run(agents_dir, "demo", "-", input=b"caf\xe9\n")
+    done = run_process(agents_dir, "demo", "-", input=b"caf\xe9\n")
     assert done.returncode == 2
     assert "not valid UTF-8" in text(done.stderr)
     assert sessions() == []

@@ -1,9 +1,11 @@
 """`agentlaunch send` into running sessions: the line chat (fake provider) and a native interface (the fake TUI).
 
-Each session runs at a real terminal (pexpect); `send` runs as a subprocess beside it, as a script
-or another tmux pane would. The fake TUI (tests/support/fake_tui.py) runs the Claude Code hooks
-agentlaunch configures, so the native session's states are the ones its sources report; what it
-receives is printed as hex, so every assertion on typing is on the bytes that reached the CLI.
+Each session runs at a real terminal (pexpect); `send` runs beside it, as a script or another tmux pane
+would: through click in the test's process (:func:`run_cli_inprocess`, no Python start per send), as a real
+process where its process is the point (a prompt on its stdin's pipe; Ctrl-C ending a waiting send).
+The fake TUI (tests/support/fake_tui.py) runs the Claude Code hooks agentlaunch configures, so the native
+session's states are the ones its sources report; what it receives is printed as hex, so every assertion on
+typing is on the bytes that reached the CLI.
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ def chat(agents_dir: Path) -> pexpect.spawn:
 
 def test_send_wait_runs_a_turn_of_the_line_chat_and_prints_its_answer(agents_dir: Path, chat: pexpect.spawn) -> None:
     ready_for_sends("demo")
-    result = run_cli("send", "demo", "what is two plus two?", "--wait")
+    result = run_cli_inprocess("send", "demo", "what is two plus two?", "--wait")
     assert result.returncode == 0, result.stderr
     answer = result.stdout.decode()
     assert answer.startswith("Fake provider here, turn 1.") and 'You said: "what is two plus two?"' in answer
@@ -93,7 +95,7 @@ def test_a_chat_in_a_turn_refuses_a_prompt_and_ctrl_c_ends_a_waiting_send_with_1
     ready_for_sends("demo")
     slow = send("demo", "/slow please take a long while to say all of these words one by one", "--wait")
     wait_for(lambda: (record_of("demo") or {}).get("state") == "thinking", timeout=TIMEOUT, what="the slow turn")
-    busy = run_cli("send", "demo", "me too")
+    busy = run_cli_inprocess("send", "demo", "me too")
     assert busy.returncode == 7 and b"demo is in a turn" in busy.stderr, busy.stderr
     chat.sendintr()  # the person interrupts the sent turn in their chat
     out, err = slow.communicate(timeout=TIMEOUT)
@@ -103,10 +105,10 @@ def test_a_chat_in_a_turn_refuses_a_prompt_and_ctrl_c_ends_a_waiting_send_with_1
 
 def test_the_line_chat_refuses_a_slash_command_with_exit_2_and_runs_no_turn(chat: pexpect.spawn) -> None:
     ready_for_sends("demo")
-    refused = run_cli("send", "demo", "/tool", "--command", "--wait")
+    refused = run_cli_inprocess("send", "demo", "/tool", "--command", "--wait")
     assert refused.returncode == 2 and b"fake runs no slash command in the line chat" in refused.stderr, refused.stderr
     assert (record_of("demo") or {}).get("turns") == 0  # nothing ran
-    taken = run_cli("send", "demo", "after it", "--wait")  # the door is open
+    taken = run_cli_inprocess("send", "demo", "after it", "--wait")  # the door is open
     assert taken.returncode == 0 and b'You said: "after it"' in taken.stdout, taken.stderr
     chat.sendcontrol("d")
     chat.expect(pexpect.EOF)
@@ -146,7 +148,7 @@ def test_a_sent_prompt_is_pasted_then_entered_and_wait_returns_at_the_turns_end(
     child.send(b"a")  # a permission prompt: asking
     child.expect("ASKED")
     ready_for_sends("tui", "asking")
-    refused = run_cli("send", "tui", "anyone there?")
+    refused = run_cli_inprocess("send", "tui", "anyone there?")
     assert refused.returncode == 7 and b"tui is asking" in refused.stderr
     child.send(b"q")
     child.expect(pexpect.EOF)
@@ -179,9 +181,9 @@ def test_the_enter_of_a_sent_prompt_waits_until_an_interface_that_reads_late_has
 def test_without_bracketed_paste_one_line_is_typed_and_many_lines_are_refused(agents_dir: Path, hooked_tui: str) -> None:
     child = start_tui(agents_dir)
     ready_for_sends("tui", turns=1)
-    many = run_cli("send", "tui", "two\nlines")
+    many = run_cli_inprocess("send", "tui", "two\nlines")
     assert many.returncode == 7 and b"does not take pasted text now; send a prompt of one line" in many.stderr
-    one = run_cli("send", "tui", "just one line")
+    one = run_cli_inprocess("send", "tui", "just one line")
     assert one.returncode == 0, one.stderr
     send_and_see(child, b"just one line")
     send_and_see(child, b"\r")
@@ -201,7 +203,7 @@ def test_an_interface_that_exits_mid_turn_ends_a_waiting_send_with_exit_1(agents
     out, err = proc.communicate(timeout=TIMEOUT)
     assert proc.returncode == 1 and out == b""
     assert b"exited (code 3) before the turn ended" in err
-    assert record_of("tui") is None and run_cli("send", "tui", "hi").returncode == 7
+    assert record_of("tui") is None and run_cli_inprocess("send", "tui", "hi").returncode == 7
 
 
 def test_a_prompt_sent_before_the_startup_messages_turn_waits_for_it(agents_dir: Path, hooked_tui: str) -> None:

@@ -7,13 +7,13 @@ from pathlib import Path
 
 from agentlaunch import paths
 from agentlaunch.usage.store import Store, shorten
-from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.cli_runs import run_cli_inprocess
 
 PRICED = {"AGENTLAUNCH_PRICE_INPUT": "3", "AGENTLAUNCH_PRICE_OUTPUT": "15"}
 
 
 def run(agents_dir: Path, *args: str, env: dict[str, str] | None = None) -> bytes:
-    done = run_cli("run", "demo", *args, "--agents-dir", str(agents_dir), env=env)
+    done = run_cli_inprocess("run", "demo", *args, "--agents-dir", str(agents_dir), env=env)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -48,7 +48,7 @@ def test_a_unique_prefix_resumes_and_reports_and_an_ambiguous_one_lists_the_matc
     run(agents_dir, "first")
     (row,) = listed()
     full = str(row["session_id"])
-    again = run_cli("run", "demo", "-r", full[:8], "next", "--agents-dir", str(agents_dir))
+    again = run_cli_inprocess("run", "demo", "-r", full[:8], "next", "--agents-dir", str(agents_dir))
     assert again.returncode == 0, again.stderr
     assert [r["session_id"] for r in listed()] == [full] and listed()[0]["turns"] == 2
     usage = run_cli_inprocess("usage", "--session", full[:4], "--calls", "--json")
@@ -62,7 +62,7 @@ def test_a_unique_prefix_resumes_and_reports_and_an_ambiguous_one_lists_the_matc
             store.start_session(sid, agent="demo", provider="fake", working_dir="/w")
         store.set_title("abc12-two", "the second one")
     for args in (["run", "demo", "-r", "abc1", "hi", "--agents-dir", str(agents_dir)], ["usage", "--session", "abc"]):
-        done = run_cli(*args)
+        done = run_cli_inprocess(*args)
         err = done.stderr.decode()
         assert done.returncode == 2, err
         assert "'abc1' is the start of several sessions" in err or "'abc' is the start of several sessions" in err
@@ -75,7 +75,7 @@ def test_a_unique_prefix_resumes_and_reports_and_an_ambiguous_one_lists_the_matc
 
 def test_a_prefix_that_matches_nothing_is_left_to_the_cli(agents_dir: Path) -> None:
     # As before: an id agentlaunch never saw goes to the CLI as it is, which may know it (the fake one does not).
-    done = run_cli("run", "demo", "-r", "zzzz-unknown", "hi", "--agents-dir", str(agents_dir))
+    done = run_cli_inprocess("run", "demo", "-r", "zzzz-unknown", "hi", "--agents-dir", str(agents_dir))
     assert done.returncode == 1 and b"No conversation found with session ID: zzzz-unknown" in done.stderr
     usage = run_cli_inprocess("usage", "--session", "nothing-like-it", "--calls")
     assert usage.returncode == 2 and b"no session 'nothing-like-it'" in usage.stderr

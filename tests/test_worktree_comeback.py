@@ -25,7 +25,7 @@ from agentlaunch.usage.records import SessionRow
 from agentlaunch.usage.store import Store
 from agentlaunch.worktrees import git_worktree as worktree
 from testbed.agent_files import write_agent
-from tests.support.cli_runs import run_cli
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.git_repo import git, make_repo
 from tests.support.waits import wait_for
 from tests.test_tmux import HAVE_TMUX, panes, screen, send_line, status_records, up
@@ -188,7 +188,7 @@ def merge_as_the_deck_does(repo: Path, tree: Path, agents_dir: Path) -> None:
     """The deck's M: merge the branch into the base in the main work tree, then `agentlaunch worktrees remove`."""
     merged = actions.merge_worktree(str(repo), str(tree), "agentlaunch/wt", "main")
     assert merged.ok, merged.said
-    removed = run_cli("worktrees", "remove", "wt", "--repo", str(repo))
+    removed = run_cli_inprocess("worktrees", "remove", "wt", "--repo", str(repo))
     assert removed.returncode == 0, removed.stderr
     assert not tree.exists()
 
@@ -228,10 +228,10 @@ def test_after_a_merge_restart_up_and_up_resume_bring_the_agent_back_in_a_new_wo
         if how == "tmux up --resume":
             assert run_cli("tmux", "down", "--socket", socket).returncode == 0
         else:
-            assert run_cli("stop", "wt", "--socket", socket).returncode == 0
+            assert run_cli_inprocess("stop", "wt", "--socket", socket).returncode == 0
         merge_as_the_deck_does(repo, tree, agents_dir)
         if how == "restart":
-            back = run_cli("restart", "wt", "--socket", socket, "--agents-dir", str(agents_dir), cwd=tmp_path)
+            back = run_cli_inprocess("restart", "wt", "--socket", socket, "--agents-dir", str(agents_dir), cwd=tmp_path)
         elif how == "tmux up":
             back = up(socket, agents_dir, tmp_path, "wt")
         else:
@@ -266,7 +266,7 @@ def test_restart_and_up_of_a_session_whose_plain_folder_is_gone_exit_2_naming_fr
     wait_for(lambda: "›" in screen(socket, pane), what="the prompt")
     send_line(socket, pane, "hello")
     first = wait_for(lambda: waiting("wt", 1), what="wt waiting after a turn")
-    assert run_cli("stop", "wt", "--socket", socket).returncode == 0
+    assert run_cli_inprocess("stop", "wt", "--socket", socket).returncode == 0
     folder.rmdir()
     short = str(first["session_id"])[:8]
     for args in (["restart", "wt"], ["tmux", "up", "wt", "--no-attach"]):

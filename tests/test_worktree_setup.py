@@ -20,7 +20,7 @@ from agentlaunch.live.status import checked_record
 from agentlaunch.worktrees import setup_commands as worktree_setup
 from agentlaunch.worktrees.setup_commands import Place, WorktreeSetupFailed, ensure_setup
 from testbed.agent_files import write_agent
-from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.cli_runs import run_cli_inprocess
 from tests.support.git_repo import make_repo
 from tests.support.waits import wait_for
 
@@ -184,7 +184,7 @@ def test_the_status_record_keeps_only_a_well_formed_setup() -> None:
 
 
 def run(agents_dir: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return run_cli("run", *args, "--agents-dir", str(agents_dir), cwd=cwd)
+    return run_cli_inprocess("run", *args, "--agents-dir", str(agents_dir), cwd=cwd)
 
 
 def status_json() -> list[dict[str, Any]]:

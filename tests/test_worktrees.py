@@ -21,7 +21,7 @@ def agent(agents_dir: Path, name: str = "wt", **extra: object) -> str:
 
 
 def run(agents_dir: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return run_cli("run", *args, "--agents-dir", str(agents_dir), cwd=cwd)
+    return run_cli_inprocess("run", *args, "--agents-dir", str(agents_dir), cwd=cwd)
 
 
 def listing() -> list[dict[str, object]]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from agentlaunch import paths
 from agentlaunch.worktrees import git_worktree as worktree
 from testbed.agent_files import write_agent
-from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.cli_runs import run_cli_inprocess
 from tests.support.git_repo import git, make_repo
 
 
@@ -21,7 +21,7 @@ def agent(agents_dir: Path, name: str = "wt", **extra: object) -> str:
 
 
 def run(agents_dir: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return run_cli("run", *args, "--agents-dir", str(agents_dir), cwd=cwd)
+    return run_cli_inprocess("run", *args, "--agents-dir", str(agents_dir), cwd=cwd)
 
 
 def listing() -> list[dict[str, object]]:

@@ -89,11 +89,27 @@ def _without_duration(stats: dict[str, Any]) -> dict[str, Any]:
     return {**stats, "duration_ms": 0}
 
 
-def test_session_id_and_per_turn_usage_after_resume(gemini_bin: Path, fake: GeminiFake, tmp_path: Path, workdir: Path) -> None:
+@pytest.mark.timeout(300)  # six launches: the bound on a hang of the four tests it merged, 120 s each
+def test_session_id_per_turn_usage_gemini_md_and_the_resume_errors(
+    gemini_bin: Path, fake: GeminiFake, tmp_path: Path, workdir: Path
+) -> None:
+    """One session of three turns, and the refusals around it (6 launches; they were 4 tests of 10 launches).
+
+    Before any session: an unknown resume id exits 42. Then per-turn usage after ``--resume``, GEMINI.md in the
+    first user message and re-read on resume, a reused ``--session-id`` and an unknown id among sessions: 42.
+    """
     env = prepare_gemini_home(tmp_path / "home", fake.base_url)
+    unknown = str(uuid.uuid4())
+    none_yet = _run(gemini_bin, env, workdir, "-p", "hi", "--resume", unknown)
+    assert none_yet.returncode == 42
+    assert none_yet.stdout == ""
+    assert "Error resuming session: No previous sessions found for this project." in none_yet.stderr
+    assert fake.model_requests == []
     sid = str(uuid.uuid4())
-    turns = [
-        _run(gemini_bin, env, workdir, "-p", "turn one", "--session-id", sid),
+    (workdir / "GEMINI.md").write_text("GEMINI-V1 answer briefly\n")
+    turns = [_run(gemini_bin, env, workdir, "-p", "turn one", "--session-id", sid)]
+    (workdir / "GEMINI.md").write_text("GEMINI-V2 changed\n")
+    turns += [
         _run(gemini_bin, env, workdir, "-p", "turn two", "--resume", sid),
         _run(gemini_bin, env, workdir, "-p", "turn three", "--resume", sid),
     ]
@@ -113,17 +129,7 @@ def test_session_id_and_per_turn_usage_after_resume(gemini_bin: Path, fake: Gemi
     assert len(fake.model_requests) == 3
     assert all(r.path == f"/v1beta/models/{MODEL}:streamGenerateContent?alt=sse" for r in fake.model_requests)
 
-
-def test_gemini_md_is_in_the_first_user_message_and_reread(
-    gemini_bin: Path, fake: GeminiFake, tmp_path: Path, workdir: Path
-) -> None:
-    env = prepare_gemini_home(tmp_path / "home", fake.base_url)
-    sid = str(uuid.uuid4())
-    (workdir / "GEMINI.md").write_text("GEMINI-V1 answer briefly\n")
-    assert _run(gemini_bin, env, workdir, "-p", "turn one", "--session-id", sid).returncode == 0
-    (workdir / "GEMINI.md").write_text("GEMINI-V2 changed\n")
-    assert _run(gemini_bin, env, workdir, "-p", "turn two", "--resume", sid).returncode == 0
-    first, second = (r.body for r in fake.model_requests)
+    first, second = (r.body for r in fake.model_requests[:2])
     path = workdir / "GEMINI.md"
     block = "--- Context from: {p} ---\n{text}--- End of Context from: {p} ---"
     context = user_texts(first)[0]
@@ -137,30 +143,15 @@ def test_gemini_md_is_in_the_first_user_message_and_reread(
     assert user_texts(second)[1:] == ["turn one", "turn two"]
     assert [c["role"] for c in second["contents"]] == ["user", "model", "user"]
 
-
-def test_unknown_resume_id_exits_42(gemini_bin: Path, fake: GeminiFake, tmp_path: Path, workdir: Path) -> None:
-    env = prepare_gemini_home(tmp_path / "home", fake.base_url)
-    unknown = str(uuid.uuid4())
-    none_yet = _run(gemini_bin, env, workdir, "-p", "hi", "--resume", unknown)
-    assert none_yet.returncode == 42
-    assert none_yet.stdout == ""
-    assert "Error resuming session: No previous sessions found for this project." in none_yet.stderr
-    assert _run(gemini_bin, env, workdir, "-p", "hi", "--session-id", str(uuid.uuid4())).returncode == 0
-    turn = _run(gemini_bin, env, workdir, "-p", "hi", "--resume", unknown)
-    assert turn.returncode == 42
-    assert turn.stdout == ""
-    assert f'Error resuming session: Invalid session identifier "{unknown}".' in turn.stderr
-    assert len(fake.model_requests) == 1
-
-
-def test_reused_session_id_exits_42(gemini_bin: Path, fake: GeminiFake, tmp_path: Path, workdir: Path) -> None:
-    env = prepare_gemini_home(tmp_path / "home", fake.base_url)
-    sid = str(uuid.uuid4())
-    assert _run(gemini_bin, env, workdir, "-p", "hi", "--session-id", sid).returncode == 0
-    again = _run(gemini_bin, env, workdir, "-p", "hi", "--session-id", sid)
+    again = _run(gemini_bin, env, workdir, "-p", "hi", "--session-id", sid)  # a reused session id
     assert again.returncode == 42
     assert again.stdout == ""
     assert f'Session ID "{sid}" already exists' in again.stderr
+    turn = _run(gemini_bin, env, workdir, "-p", "hi", "--resume", unknown)  # an unknown id, sessions there
+    assert turn.returncode == 42
+    assert turn.stdout == ""
+    assert f'Error resuming session: Invalid session identifier "{unknown}".' in turn.stderr
+    assert len(fake.model_requests) == 3  # neither refusal called the API
 
 
 @pytest.mark.parametrize(("status", "exit_code"), [(500, 244), (400, 144), (401, 145)])
