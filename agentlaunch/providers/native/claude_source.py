@@ -3,7 +3,6 @@ transcript, read as they come, as one descriptor on the launch's loop (:class:`C
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import os
@@ -25,11 +24,12 @@ from agentlaunch.dir_watch import (
 from agentlaunch.events import CallUsage, ContextWindow, Event, SessionStarted, Text, TurnEnd, Warning
 from agentlaunch.providers import untrusted
 from agentlaunch.providers.claude_hooks import tool_refusal
+from agentlaunch.providers.native.claude_held import GATE_READ_WAIT, GATE_REREAD, UNDECIDED, held_report
 from agentlaunch.providers.native.claude_hook_states import CALL_OVER, question_of, state_of
 from agentlaunch.providers.native.claude_question import QUESTION_OVER, question_items
 from agentlaunch.providers.native.claude_status_report import StatusReport
 from agentlaunch.providers.native.claude_transcript import CallsFromTranscript, last_cost_state, salvage_line
-from agentlaunch.providers.native.hook_held import HeldHook, HeldHooks
+from agentlaunch.providers.native.hook_held import HeldHooks
 from agentlaunch.providers.native.hook_socket import HookReport, HookSocket
 from agentlaunch.providers.native.jsonl_tail import JsonlTail
 from agentlaunch.providers.native.source import NativeItem, PromptTyped, ToolAsked
@@ -43,24 +43,6 @@ SESSION_WAIT = 5.0
 """Seconds a SessionStart hook's session waits for the status line's report (it has the CLI version). A call
 sends it at once (the store registers the session before any call); the status line comes within a second on an
 idle machine, and took over 1.5 s on a loaded one, where the session then went out without its version."""
-GATE_READ_WAIT = 10.0
-"""Seconds a held tool the bound does not allow at once waits for the line of the call that asked for it; past it the
-tool is decided on the bound again (:data:`UNDECIDED`).
-
-Measured on 2.1.332 (issue 41; 30 runs of test_budget_pause_e2e's tmux case at 10 in parallel on a loaded machine,
-each gate logged): the line came 0-0.31 s after the hook in 27, and never in 3. There Claude Code had started the
-tool while its call still streamed (its streaming tool executor) and wrote the call's line only after the tool was
-done, with its result: waiting longer cannot help, and answering without that call counted let a call that crossed
-the budget run its tool (the third model request the test saw). So a tool whose call is not read is decided on a
-bound (:mod:`agentlaunch.usage.call_bound`): as soon as it is held, it runs when the calls not counted cannot cross
-any limit even at their worst; otherwise it waits for the line, and is refused once the wait is over if the bound
-still does not allow it, the reason on the agent's row."""
-UNDECIDED = (
-    "agentlaunch refused a tool: the budget could not be checked in time (the call that asked for it was not in "
-    "Claude Code's transcript yet)"
-)
-GATE_REREAD = 0.05
-"""While a tool waits for that line, the transcript is read again this often (it wakes nothing when it grows)."""
 
 
 class ClaudeNativeSource:
@@ -404,12 +386,3 @@ class ClaudeNativeSource:
         if self._session and not self._session_sent and any(forcing):
             items = [*self._session_items(), *items]
         return items
-
-
-def held_report(hook: HeldHook) -> HookReport:
-    """A held hook's request as a report: its JSON object (or {}), truncated when its body was too large to keep."""
-    payload: object = None
-    if hook.body:
-        with contextlib.suppress(ValueError, UnicodeDecodeError):
-            payload = untrusted.loads(hook.body.decode("utf-8"))
-    return HookReport(hook.event, payload if isinstance(payload, dict) else {}, hook.body is None, hook.reply)
