@@ -1,5 +1,6 @@
 """``agentlaunch answer`` on the real CLIs in a private tmux server: a permission asked, read without attaching, and
-answered (allow: the tool ran once; deny: it did not), the fake API's request log as the proof.
+answered (allow: the tool ran once; deny: it did not; a question replied in words: the model read the reply), the
+fake API's request log as the proof.
 
 One launch per provider covers allow, then deny, in the same session; the bad answers (a stale question id, an
 answer when nothing is asked) ride along.
@@ -41,6 +42,14 @@ if shutil.which("tmux") is None and not os.environ.get("CI"):
     pytest.skip("tmux is not installed", allow_module_level=True)
 
 
+COLOR = {
+    "question": "Which color?",
+    "header": "Color",
+    "multiSelect": False,
+    "options": [{"label": "Red", "description": "warm"}, {"label": "Blue", "description": "cool"}],
+}
+
+
 @pytest.fixture
 def short_root() -> Iterator[Path]:
     with tempfile.TemporaryDirectory(prefix="alan-") as folder:
@@ -79,6 +88,16 @@ def record(env: dict[str, str], cwd: Path, agent: str) -> dict[str, Any]:
 
 def question(env: dict[str, str], cwd: Path, agent: str) -> dict[str, Any]:
     shown = cli(env, cwd, "answer", agent, "--json")
+    assert shown.returncode == 0, shown.stderr
+    value: dict[str, Any] = json.loads(shown.stdout)["question"]
+    return value
+
+
+def open_question(env: dict[str, str], cwd: Path, agent: str) -> dict[str, Any] | None:
+    """The question ``answer --json`` shows, or None while none is open (exit 9)."""
+    shown = run_cli_inprocess("answer", agent, "--json", env=env, cwd=cwd)
+    if shown.returncode == 9:
+        return None
     assert shown.returncode == 0, shown.stderr
     value: dict[str, Any] = json.loads(shown.stdout)["question"]
     return value
@@ -137,6 +156,8 @@ def test_claude_permission_answered_allow_then_deny_without_attaching(
         text_reply("Made it."),
         tool_reply("Bash", {"command": "touch denied.txt", "description": "make another"}, text="Again."),
         text_reply("Not made."),
+        tool_reply("AskUserQuestion", {"questions": [COLOR]}, text="Asking."),
+        text_reply("Green it is."),
         tool_reply("Bash", {"command": "touch notified.txt", "description": "a third"}, text="Third."),
         text_reply("Made from the notification."),
         tool_reply("Bash", {"command": "touch decked.txt", "description": "a fourth"}, text="Fourth."),
@@ -181,6 +202,21 @@ def test_claude_permission_answered_allow_then_deny_without_attaching(
     assert DENIED in tool_results(anthropic)[-1]
     assert "Denied by PermissionRequest hook" in screen(socket, pane)
 
+    # A question (AskUserQuestion) answered in words: the reply is the tool's result the model reads.
+    assert cli(env, workdir, "send", "asker", "Ask me").returncode == 0
+    # asking from its PreToolUse hook already; the question is answerable once its PermissionRequest hook is held
+    color = wait_for(lambda: open_question(env, workdir, "asker"), timeout=60, what="the question handed over")
+    assert color["tool"] == "AskUserQuestion" and color["options"] == ["reply", "deny"], color
+    assert color["asks"] == "AskUserQuestion: Which color? (Red / Blue)", color
+    not_offered = cli(env, workdir, "answer", "asker", "--allow", "--question", color["id"])
+    assert not_offered.returncode == 2 and b"reply, deny" in not_offered.stderr, not_offered.stderr
+    calls = len(anthropic.message_requests())
+    replied = cli(env, workdir, "answer", "asker", "--reply", "Green, in my own words", "--question", color["id"])
+    assert replied.returncode == 0, replied.stderr
+    wait_for(lambda: state_of(env, workdir, "asker") == "waiting", timeout=60, what="the answered turn over")
+    assert len(anthropic.message_requests()) == calls + 1
+    assert '\\"Which color?\\"=\\"Green, in my own words\\"' in tool_results(anthropic)[-1], tool_results(anthropic)[-1]
+
     # Through the notify command: its JSON names the question and the commands that answer it; the allow's is run.
     assert cli(env, workdir, "send", "asker", "A third").returncode == 0
     wait_for(lambda: state_of(env, workdir, "asker") == "asking", timeout=60, what="the third dialog")
@@ -220,6 +256,7 @@ def test_claude_permission_answered_allow_then_deny_without_attaching(
     late = cli(env, workdir, "answer", "asker", "--deny", "--question", fifth["id"])
     assert late.returncode == 10, late.stderr  # answered meanwhile: nothing answered
     wait_for(lambda: state_of(env, workdir, "asker") == "waiting", timeout=60, what="the fifth turn over")
+
     assert cli(env, workdir, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
 
 

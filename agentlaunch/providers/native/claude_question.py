@@ -1,4 +1,4 @@
-"""Claude Code's permission dialog, answered from outside the pane: its ``PermissionRequest`` hook, held.
+"""Claude Code's permission dialog (and its questions), answered from outside the pane: its ``PermissionRequest`` hook, held.
 
 The launch's ``PermissionRequest`` hook is a held one (``hook_ask`` on the launch's held-hook socket,
 :mod:`.hook_held`): Claude Code waits for its answer, and meanwhile shows its dialog as usual (measured on 2.1.332:
@@ -9,7 +9,13 @@ with ``agentlaunch answer``:
 * allow once: ``{"behavior": "allow"}``: the dialog closes, "Allowed by PermissionRequest hook" under the tool;
 * allow always: the same, with the ``permission_suggestions`` the hook's input carries as ``updatedPermissions``
   (the dialog's "Yes, and always allow …");
-* deny: ``{"behavior": "deny", "message": …}``: the tool does not run, the model reads the message.
+* deny: ``{"behavior": "deny", "message": …}``: the tool does not run, the model reads the message;
+* reply (``AskUserQuestion`` only, its one answer besides deny): ``{"behavior": "allow", "updatedInput": …}``, the
+  tool's input with ``answers`` (each question's text to the person's reply; a choice is replied by its label, as the
+  dialog answers it). Measured on 2.1.332: the question's ``PreToolUse`` then ``PermissionRequest`` hooks run, the
+  dialog closes ("Answered Claude's questions: · Which color? → …", "Allowed by PermissionRequest hook"), and the
+  model's next request carries the tool result ``The user answered: "Which color?"="…"``. A bare allow answers
+  nothing (measured: the question's dialog stays up, no request follows), so it is not offered.
 
 A hook that tells Claude Code moved past the dialog (:data:`QUESTION_OVER`) closes the question: its held hook is
 let go with an empty answer (no decision).
@@ -20,6 +26,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from agentlaunch.providers.asked import one_line
 from agentlaunch.providers.native.hook_ask import QUESTION_WAIT
 from agentlaunch.providers.native.source import NativeItem, QuestionAsked
 from agentlaunch.providers.untrusted import string
@@ -35,12 +42,18 @@ QUESTION_OVER = frozenset(
 )
 """Hooks that come only once the dialog is closed: the question was answered (or the turn ended)."""
 DENIED = "The person denied this tool (agentlaunch answer)."
+ASKS = "AskUserQuestion"
+"""Claude Code's question to the person: answered with a reply (its ``answers``), not allowed."""
 
 
-def decision(choice: str, payload: dict[str, Any]) -> dict[str, Any]:
-    """The hook's answer for ``choice`` (once, always, deny)."""
+def decision(choice: str, payload: dict[str, Any], text: str = "") -> dict[str, Any]:
+    """The hook's answer for ``choice`` (once, always, deny; reply with ``text``)."""
+    tool_input = payload.get("tool_input")
     if choice == "deny":
         said: dict[str, Any] = {"behavior": "deny", "message": DENIED}
+    elif choice == "reply" and isinstance(tool_input, dict):
+        answers = {q["question"]: text for q in questions_of(tool_input)}
+        said = {"behavior": "allow", "updatedInput": {**tool_input, "answers": answers}}
     else:
         said = {"behavior": "allow"}
         suggestions = payload.get("permission_suggestions")
@@ -49,15 +62,38 @@ def decision(choice: str, payload: dict[str, Any]) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": said}}
 
 
+def questions_of(tool_input: dict[str, Any]) -> list[dict[str, Any]]:
+    """The questions an ``AskUserQuestion`` input asks (those with a text)."""
+    asked = tool_input.get("questions")
+    listed = asked if isinstance(asked, list) else []
+    return [q for q in listed if isinstance(q, dict) and isinstance(q.get("question"), str) and q["question"]]
+
+
+def asks_of(tool_input: Any) -> str:
+    """An ``AskUserQuestion`` in one line: each question, and the choices it offers (``Which color? (Red / Blue)``)."""
+    said = []
+    for asked in questions_of(tool_input) if isinstance(tool_input, dict) else []:
+        offered = asked.get("options")
+        options: list[Any] = offered if isinstance(offered, list) else []
+        labels = [string(o.get("label")) for o in options if isinstance(o, dict) and string(o.get("label"))]
+        said.append(f"{asked['question']} ({' / '.join(labels)})" if labels else asked["question"])
+    return one_line(f"{ASKS}: {' '.join(said)}") if said else ""
+
+
 def question_items(server: HeldHooks | None, reply: str, payload: dict[str, Any]) -> list[NativeItem]:
     """The question of a held ``PermissionRequest`` hook, answered through ``server``."""
     if server is None:
         return []
-    suggestions = payload.get("permission_suggestions")
-    options = ("once", "always", "deny") if isinstance(suggestions, list) and suggestions else ("once", "deny")
-
-    def answer(choice: str, _text: str) -> bool:
-        return server.answer(reply, json.dumps(decision(choice, payload)))
-
     tool = string(payload.get("tool_name")) or "a tool"
-    return [QuestionAsked(tool, payload.get("tool_input"), options, answer)]
+    tool_input = payload.get("tool_input")
+    suggestions = payload.get("permission_suggestions")
+    if tool == ASKS and (asks := asks_of(tool_input)):
+        options: tuple[str, ...] = ("reply", "deny")
+    else:
+        asks = ""
+        options = ("once", "always", "deny") if isinstance(suggestions, list) and suggestions else ("once", "deny")
+
+    def answer(choice: str, text: str) -> bool:
+        return server.answer(reply, json.dumps(decision(choice, payload, text)))
+
+    return [QuestionAsked(tool, tool_input, options, answer, asks=asks)]
