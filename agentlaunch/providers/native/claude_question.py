@@ -1,4 +1,4 @@
-"""Claude Code's permission dialog (and its questions), answered from outside the pane: its ``PermissionRequest`` hook, held.
+"""Claude Code's permission dialogs and questions, answered from outside the pane: its held ``PermissionRequest`` hook.
 
 The launch's ``PermissionRequest`` hook is a held one (``hook_ask`` on the launch's held-hook socket,
 :mod:`.hook_held`): Claude Code waits for its answer, and meanwhile shows its dialog as usual (measured on 2.1.332:
