@@ -157,6 +157,19 @@ def test_a_hanging_notify_command_does_not_hold_the_launch_and_is_ended(tmp_path
     assert proc.poll() is not None and sink.running == []
 
 
+def test_a_notify_command_still_running_when_the_session_ends_is_ended_and_not_called_failed(tmp_path: Path) -> None:
+    """On a loaded machine even ``python -c pass`` outlived the session's 1 s grace and was reported "failed (exit
+    -9)" at the end (a full .ci/run at load 15): the session's end ended it, which is no failure of the command."""
+    reports: list[str] = []
+    slow = [sys.executable, "-c", "import time; time.sleep(600)"]
+    sink = NeedsYou(notify=slow, bell=False, pane=None, report=reports.append)
+    launch = view(tmp_path)
+    feed(sink, launch, "thinking", "asking")
+    ((proc, _, _),) = sink.running
+    sink.close(grace=0.1)
+    assert proc.poll() is not None and sink.running == [] and reports == []
+
+
 def test_a_notify_command_that_never_reads_stdin_is_not_a_problem(tmp_path: Path) -> None:
     reports: list[str] = []
     sink = NeedsYou(notify=[sys.executable, "-c", "pass"], bell=False, pane=None, report=reports.append)

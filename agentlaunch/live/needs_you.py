@@ -288,8 +288,9 @@ class NeedsYou:
         self.running = still
 
     def close(self, grace: float = 1.0) -> None:
-        """The session is over: give running notify commands ``grace`` seconds in all, kill the rest, clear the flag."""
-        deadline = self.clock() + grace
+        """The session is over: give running notify commands ``grace`` seconds in all, kill the rest (not reported as
+        failed: the session's end ended them, on a loaded machine even a quick one), clear the flag."""
+        deadline, ended = self.clock() + grace, []
         for proc, _, _ in self.running:
             try:
                 proc.wait(timeout=max(deadline - self.clock(), 0.0))
@@ -298,6 +299,8 @@ class NeedsYou:
                     proc.kill()
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     proc.wait(timeout=1.0)
+                ended.append(proc)
+        self.running = [run for run in self.running if run[0] not in ended]  # ended by the session's end: no failure
         self.reap()
         self.running = []
         for proc, _ in self.clicks:  # the session is over: its questions' buttons can answer nothing
