@@ -3,7 +3,9 @@
 The launch's ``PermissionRequest`` hook is a held one (``hook_ask`` on the launch's held-hook socket,
 :mod:`.hook_held`): Claude Code waits for its answer, and meanwhile shows its dialog as usual (measured on 2.1.332:
 the dialog is on the screen while the hook is pending, and the person can answer it there; an answer in the dialog
-closes it, the held hook is then ignored, whatever it says). The launch answers the hook when the person answers
+closes it, the held hook is then ignored, whatever it says; measured again with the command hook: the tool runs
+0.1 s after Enter while ``hook_ask`` still waits. Claude Code drops a key that arrives within about 0.1 s of the
+dialog's first frame, its "input grace": a person answering that fast presses again). The launch answers the hook when the person answers
 with ``agentlaunch answer``:
 
 * allow once: ``{"behavior": "allow"}``: the dialog closes, "Allowed by PermissionRequest hook" under the tool;
