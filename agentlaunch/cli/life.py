@@ -15,7 +15,16 @@ from agentlaunch.errors import UsageError
 from agentlaunch.fleet.model import FORK_MARK
 from agentlaunch.live.fork import confirmed_session, fork_pane, fork_source, main_pane, respawn_fork, start_fork
 from agentlaunch.live.known import refuse_unknown
-from agentlaunch.live.life import AgentNotRunning, AgentPane, chosen_session, clear_note, live_record, own_given, stop_agent
+from agentlaunch.live.life import (
+    AgentNotRunning,
+    AgentPane,
+    Stopped,
+    chosen_session,
+    clear_note,
+    live_record,
+    own_given,
+    stop_agent,
+)
 from agentlaunch.live.resume import turns_text
 from agentlaunch.live.startup_wait import TmuxPanes, wait_started
 from agentlaunch.live.tmux import Tmux, TmuxError, UpResult, plan_up, ways_back
@@ -75,12 +84,7 @@ def stop(
 
     Example: agentlaunch stop reviewer && agentlaunch restart reviewer
     """
-    tmux = _tmux_or_none(socket)
-    try:
-        done = stop_agent(tmux, agent, timeout=timeout, session=session)
-    except AgentNotRunning:
-        refuse_unknown(agent, agents_dir)  # a typo is named as one, as `run` does
-        raise
+    done = stop_one(agent, socket=socket, timeout=timeout, session=session, agents_dir=agents_dir)
     if as_json:
         typer.echo(
             json.dumps(
@@ -131,6 +135,33 @@ def restart(
 
     Example: agentlaunch restart reviewer   ·   agentlaunch restart reviewer --session 1a2b3c4d
     """
+    if restart_agent(agent, session=session, socket=socket, wait=wait, agents_dir=agents_dir, templates_dir=templates_dir):
+        raise typer.Exit(1)
+
+
+def stop_one(
+    agent: str, *, socket: str | None, timeout: float, session: str | None = None, agents_dir: Path | None = None
+) -> Stopped:
+    """`stop`'s work (the MCP server's ``stop_agent`` too): end ``agent``'s CLI cleanly; AgentNotRunning when it does
+    not run, or run's definition error for a name that is no agent."""
+    tmux = _tmux_or_none(socket)
+    try:
+        return stop_agent(tmux, agent, timeout=timeout, session=session)
+    except AgentNotRunning:
+        refuse_unknown(agent, agents_dir)  # a typo is named as one, as `run` does
+        raise
+
+
+def restart_agent(
+    agent: str,
+    *,
+    session: str | None,
+    socket: str | None,
+    wait: float,
+    agents_dir: Path | None = None,
+    templates_dir: Path | None = None,
+) -> bool:
+    """`restart`'s work (the MCP server's ``restart_agent`` too), reported on stderr; True when it failed to start."""
     tmux = Tmux(socket)
     refuse_unknown(agent, agents_dir)
     with Store.open(paths.store_path()) as store:
@@ -163,8 +194,9 @@ def restart(
     outcomes = wait_started(TmuxPanes(tmux, place.session), result.panes, timeout=wait) if wait > 0 else []
     clear_note(agent)
     if report_up(result, outcomes, place.session, socket):
-        raise typer.Exit(1)
+        return True
     said_worktrees(result.ways, result.panes)  # none failed
+    return False
 
 
 @app.command()

@@ -5,23 +5,18 @@ from __future__ import annotations
 import json
 import sys
 import time
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, app, err
 from agentlaunch.cli.user_io import read_prompt
-from agentlaunch.errors import PromptNotTaken, TurnFailed, TurnTimeout, UsageError
+from agentlaunch.errors import PromptNotTaken, UsageError
 from agentlaunch.launch.control_client import ControlClient
 from agentlaunch.launch.control_request import command_problem, prompt_problem
-from agentlaunch.live.life import what_happened
+from agentlaunch.launch.prompt_client import offer_until_taken, turn_over
 from agentlaunch.live.running import running_session
 from agentlaunch.visible import for_markup, visible
-
-STARTING_WAIT = 60.0  # seconds send waits for a session that is still starting, unless --timeout says otherwise
-RETRY_EVERY = 0.5  # seconds between two offers to a starting session
-
 
 SendPromptArg = Annotated[str, typer.Argument(help="The prompt ('-' reads it from stdin).", show_default=False)]
 WaitOpt = Annotated[
@@ -96,76 +91,13 @@ def send(
     if (problem := prompt_problem(text) or (command_problem(text) if command else None)) is not None:
         raise UsageError(problem)
     started = time.monotonic()
-    client, first = _offer_until_taken(
-        agent, session, (text, command), wait, timeout, quiet=quiet or as_json, agents_dir=agents_dir
-    )
+    say = None if quiet or as_json else _say
+    client, first = offer_until_taken(agent, session, (text, command), wait, timeout, say=say, agents_dir=agents_dir)
     try:
         left = None if timeout is None else max(timeout - (time.monotonic() - started), 0.001)
         _answered(client, first, agent, wait, left, timeout, quiet, as_json)
     finally:
         client.close()
-
-
-def _offer_until_taken(
-    agent: str,
-    session: str | None,
-    text: tuple[str, bool],
-    wait: bool,
-    timeout: float | None,
-    *,
-    quiet: bool,
-    agents_dir: Path | None = None,
-) -> tuple[ControlClient, dict[str, Any]]:
-    """Offer the prompt until the session takes it; a session still starting is asked again, for a while."""
-    started = time.monotonic()
-    limit = timeout if timeout is not None else STARTING_WAIT
-    told = quiet
-    while True:
-        client, first = _offer(agent, session, text, wait, agents_dir)
-        if first.get("ok") is True and client is not None:
-            return client, first
-        if client is not None:
-            client.close()
-        if first.get("bad_input") is True:  # the text itself, as written, cannot go to this session's model
-            raise UsageError(str(first.get("error") or "the session refused the text"), hint=_hint(first))
-        if not first.get("retry") or time.monotonic() - started >= limit:
-            raise PromptNotTaken(str(first.get("error") or f"{agent} did not take the prompt"), hint=_hint(first))
-        if not told:
-            err.print(f"[dim]{for_markup(agent)} is still starting; waiting for it (at most {limit:g}s)…[/]", markup=True)
-            told = True
-        time.sleep(RETRY_EVERY)
-
-
-def _offer(
-    agent: str, session: str | None, text: tuple[str, bool], wait: bool, agents_dir: Path | None = None
-) -> tuple[ControlClient | None, dict[str, Any]]:
-    """Hand the prompt to the agent's session: its socket's client, and its first reply (a refusal, or taken)."""
-    record = running_session(agent, session, agents_dir)
-    control, state = record.data.get("control"), str(record.data.get("state"))
-    if not isinstance(control, str) or not control:
-        if state == "starting":  # its socket is not named yet
-            return None, {"ok": False, "retry": True, "error": f"{agent} is still starting"}
-        if state == "paused":
-            raise PromptNotTaken(
-                f"{agent} is paused: its budget is spent; it takes no prompt until the limit is "
-                f"raised or agentlaunch resume-budget {agent} confirms"
-            )
-        if state == "exited":  # its session is over (its CLI exited, a budget or `stop` ended it), not a headless turn
-            raise PromptNotTaken(what_happened(agent) or f"{agent}'s session has ended (its CLI exited): it takes no prompt")
-        raise PromptNotTaken(f"{agent} runs one headless turn ({state}): only a chat or an interface takes prompts")
-    try:
-        client = ControlClient(control)
-    except OSError as exc:
-        raise PromptNotTaken(f"{agent}'s session does not answer at {control} ({exc.strerror or exc})") from None
-    try:
-        first = client.request(text[0], wait, command=text[1])
-    except (OSError, TimeoutError) as exc:
-        client.close()
-        raise PromptNotTaken(f"{agent}'s session did not take the prompt ({exc or 'no answer'}); it will not type it") from None
-    if first is None:
-        client.close()
-        raise PromptNotTaken(f"{agent}'s session did not take the prompt in time, or hung up (ending?); nothing was typed")
-    return client, first
 
 
 def _answered(
@@ -186,14 +118,7 @@ def _answered(
         elif not quiet:
             err.print(f"[dim]sent to {for_markup(agent)} (session {for_markup(session_id)})[/]", markup=True)
         return
-    try:
-        done = client.reply(left)
-    except TimeoutError:
-        raise TurnTimeout(
-            f"no answer from {agent} within {timeout:g}s; the turn goes on there", hint="agentlaunch status shows it"
-        ) from None
-    if done is None or done.get("done") is not True:
-        raise TurnFailed(f"{agent}'s session ended before the turn did")
+    done = turn_over(client, agent, left, timeout)
     _print_answer(agent, session_id, done, quiet, as_json)
     code = done.get("exit_code")
     if not isinstance(code, int) or isinstance(code, bool) or not 0 <= code <= 255:
@@ -248,12 +173,8 @@ def resume_budget(agent: AgentArg, session: SessionOpt = None, as_json: JsonOpt 
         err.print(for_markup(visible(str(reply.get("resumed")))), markup=True, highlight=False, soft_wrap=True)
 
 
-def _hint(reply: dict[str, Any]) -> str | None:
-    if reply.get("bad_input") is True:
-        return "docs/scripting.md lists what each interface does with a leading character; --command sends a slash command"
-    if reply.get("state") == "asking":
-        return "agentlaunch answer AGENT shows the question and answers it (or answer it in the agent's interface)"
-    return None
+def _say(line: str) -> None:
+    err.print(f"[dim]{for_markup(line)}[/]", markup=True)
 
 
 def _print_answer(agent: str, session_id: str, done: dict[str, Any], quiet: bool, as_json: bool) -> None:

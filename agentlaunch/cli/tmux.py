@@ -154,20 +154,62 @@ def tmux_up(
     """
     if fresh and resume:
         raise UsageError("--fresh and --resume contradict each other: --resume resumes, --fresh starts new sessions")
-    throttle = max_starting or load_settings().max_starting or DEFAULT_MAX_STARTING  # a bad config.yaml: refused now
     tmux = Tmux(socket)
-    folder = paths.agents_dir(agents_dir)
-    groups = up_groups(agents, folder, session=session, layout=layout, resume=resume, worktree=worktree)
-    plans = plan_places(tmux, groups, agents_dir=folder, templates_dir=templates_dir, worktree=worktree, fresh=fresh)
-    outcomes = start_plans(tmux, plans, wait=wait, max_starting=throttle, fresh=fresh)
-    failed = report_plans(plans, outcomes, socket)
-    first = next(iter(groups))[0]
+    kept = bring_up(
+        tmux,
+        agents,
+        session=session,
+        layout=layout,
+        socket=socket,
+        wait=wait,
+        worktree=worktree,
+        resume=resume,
+        fresh=fresh,
+        max_starting=max_starting,
+        agents_dir=agents_dir,
+        templates_dir=templates_dir,
+    )
+    failed, first = kept.failed, kept.session
     should_attach = attach_ if attach_ is not None else sys.stdin.isatty() and sys.stdout.isatty()
     if not should_attach or failed:  # attaching would hide what failed
         hint = ["tmux"] + (["-L", socket] if socket else []) + ["attach", "-t", first]
         err.print(f"[dim]attach with: {' '.join(hint)}[/]", markup=True, highlight=False)
         raise typer.Exit(1 if failed else 0)
     raise typer.Exit(1 if failed else attach_or_say(tmux, first, socket))
+
+
+class BroughtUp:
+    """What `tmux up` did: each agent's start (``outcomes``), whether one failed, the first tmux session used."""
+
+    def __init__(self, outcomes: list[AgentStart], failed: bool, session: str, running: list[str]) -> None:
+        self.outcomes, self.failed, self.session, self.running = outcomes, failed, session, running
+
+
+def bring_up(
+    tmux: Tmux,
+    agents: list[str],
+    *,
+    session: str | None,
+    layout: str | None,
+    socket: str | None,
+    wait: float,
+    worktree: bool = False,
+    resume: bool = False,
+    fresh: bool = False,
+    max_starting: int | None = None,
+    agents_dir: Path | None = None,
+    templates_dir: Path | None = None,
+) -> BroughtUp:
+    """`tmux up`'s work (the MCP server's ``start_agent`` too): check every agent, place it, start what is missing,
+    wait for each to come up (``wait`` seconds) and report each on stderr; agents already running are left alone."""
+    throttle = max_starting or load_settings().max_starting or DEFAULT_MAX_STARTING  # a bad config.yaml: refused now
+    folder = paths.agents_dir(agents_dir)
+    groups = up_groups(agents, folder, session=session, layout=layout, resume=resume, worktree=worktree)
+    plans = plan_places(tmux, groups, agents_dir=folder, templates_dir=templates_dir, worktree=worktree, fresh=fresh)
+    outcomes = start_plans(tmux, plans, wait=wait, max_starting=throttle, fresh=fresh)
+    failed = report_plans(plans, outcomes, socket)
+    running = [name for plan in plans for name in plan.result.running]
+    return BroughtUp(outcomes, failed, next(iter(groups))[0], running)
 
 
 def report_plans(plans: list[TeamUp], outcomes: list[AgentStart], socket: str | None) -> bool:

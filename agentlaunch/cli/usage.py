@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from datetime import datetime
 from typing import Annotated
 
 import typer
@@ -15,7 +16,7 @@ from agentlaunch.cli.common import JsonOpt, app, complete_agent, err, out
 from agentlaunch.errors import UsageError
 from agentlaunch.usage.misses import cache_misses
 from agentlaunch.usage.pricing import format_cost
-from agentlaunch.usage.records import CallRecord
+from agentlaunch.usage.records import CallRecord, ReportRow
 from agentlaunch.usage.reports import (
     call_record,
     calls_csv,
@@ -28,7 +29,7 @@ from agentlaunch.usage.reports import (
     writes_cell,
 )
 from agentlaunch.usage.session_ids import resolve_session
-from agentlaunch.usage.store import Store
+from agentlaunch.usage.store import ReportBy, Store
 from agentlaunch.visible import for_markup
 
 
@@ -112,11 +113,7 @@ def usage(
         assert session is not None
         show_calls(session, as_json=as_json, as_csv=as_csv)
         return
-    with Store.open(paths.store_path()) as store:
-        if session is not None:
-            session = resolve_session(store, session, "--session")  # a unique prefix names the session
-        rows = store.usage_report(grouping, agent=agent, session=session, since=start)
-        _warn_skipped(store)
+    rows, session = read_report(grouping, agent=agent, session=session, since=start)
     if as_json:
         print(json.dumps(report_records(rows, grouping), indent=2))
         return
@@ -135,6 +132,19 @@ def usage(
             with Store.open(paths.store_path()) as store:
                 day_rows = store.usage_report("day", agent=agent, session=session, since=start)
         out.print(daily_chart(day_rows, metric=metric, since=start))  # type: ignore[arg-type]
+
+
+def read_report(
+    grouping: ReportBy, *, agent: str | None = None, session: str | None = None, since: datetime | None = None
+) -> tuple[list[ReportRow], str | None]:
+    """The report's rows (`usage`'s, and the MCP server's ``usage_report``), and the session named in full (a unique
+    start of its id names it); each malformed row left out is warned about on stderr."""
+    with Store.open(paths.store_path()) as store:
+        if session is not None:
+            session = resolve_session(store, session, "--session")  # a unique prefix names the session
+        rows = store.usage_report(grouping, agent=agent, session=session, since=since)
+        _warn_skipped(store)
+    return rows, session
 
 
 def show_calls(session: str, *, as_json: bool, as_csv: bool) -> None:
