@@ -4,7 +4,8 @@ cli → deck → prefix → launch → live → usage → providers → definiti
 (``errors``, ``paths``, ``processes``, ``fsutil``, ``visible``, ``events``, ``sinks``,
 ``clock``, the ``worktrees`` package, and the providers' facts as data, ``providers/descriptors.py``).
 A package may import itself and anything below it; nothing imports ``cli/``; only
-the doctor's capture endpoint (``prefix/capture.py``) imports the fake APIs; only ``deck/`` imports Textual.
+the doctor's capture endpoint (``prefix/capture.py``) imports the fake APIs; only ``deck/`` imports Textual;
+only ``cli/mcp_server.py`` imports the MCP SDK, and neither `run` nor `status` loads it.
 Imports under ``if TYPE_CHECKING:`` are not edges of the layers: they never run, so they load no layer;
 the annotations they serve may name any type.
 
@@ -15,6 +16,8 @@ No import circle either (see the note above :func:`import_graph` for which impor
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,6 +34,9 @@ BASE_PACKAGES = {"worktrees"}
 
 TOP = {"agentlaunch.entry", "agentlaunch.__main__"}
 """The program's entry: it may import any layer (it is what starts them)."""
+
+MCP_DOOR = {"agentlaunch.cli.mcp_server"}
+"""The one module that imports the MCP SDK: `agentlaunch mcp` imports it when it runs (about a second of CPU)."""
 
 FAKEAPI_DOOR = {"agentlaunch.prefix.capture"}
 """The one product module that may import the fake APIs: where the doctor starts its capture endpoint."""
@@ -110,6 +116,8 @@ def problem(source: str, target: str) -> str | None:
     """Why ``source`` may not import ``target``, or None."""
     if target.split(".")[0] == "textual":
         return None if layer(source) == "deck" else "only deck/ imports textual (the deck's own dependency)"
+    if target.split(".")[0] in ("mcp", "mcp_types"):
+        return None if source in MCP_DOOR else "only cli/mcp_server.py imports the MCP SDK (`agentlaunch mcp`'s own)"
     if not target.startswith("agentlaunch.") and target != "agentlaunch":
         return None
     if source in TOP:
@@ -164,6 +172,9 @@ def test_the_check_names_the_offending_file_and_line(tmp_path: Path) -> None:
     assert problem("agentlaunch.launch.loop", "agentlaunch.deck.rows") is not None
     assert problem("agentlaunch.deck.app", "textual.app") is None
     assert problem("agentlaunch.live.view", "textual.widgets") is not None
+    assert problem("agentlaunch.cli.mcp_server", "mcp.server.mcpserver") is None
+    assert problem("agentlaunch.cli.mcp", "mcp.server.mcpserver") is not None
+    assert problem("agentlaunch.cli.mcp_tools", "mcp_types") is not None
     bad = tmp_path / "bad.py"
     bad.write_text("import os\nif TYPE_CHECKING:\n    from agentlaunch.cli import x\nfrom ..launch import loop\n")
     found = list(imports(bad, "agentlaunch.providers.bad"))
@@ -283,3 +294,16 @@ def test_only_the_wiring_names_launch() -> None:
     graph = import_graph()
     importers = sorted(module for module, targets in graph.items() if "agentlaunch.launch.session" in targets)
     assert importers == ["agentlaunch.launch.build"]
+
+
+def test_run_status_and_the_mcp_commands_help_never_import_the_mcp_sdk() -> None:
+    """`run` and `status` load only their own command; help loads every command, `mcp` too, whose module imports the
+    SDK only when the server starts."""
+    probe = (
+        "import sys; from agentlaunch.cli import load_commands; load_commands(['run', 'demo', 'hi']); "
+        "load_commands(['status']); load_commands(['--help']); "
+        "import agentlaunch.launch.build, agentlaunch.launch.loop, agentlaunch.live.status_fast, agentlaunch.entry; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types') or m.endswith('mcp_server')))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "[]"

@@ -37,6 +37,7 @@ COMMAND_MODULES = {
     "restart": "life",
     "fork": "life",
     "deck": "deck",
+    "mcp": "mcp",
 }
 
 

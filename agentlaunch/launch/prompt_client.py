@@ -92,16 +92,33 @@ def _offer(
     return client, first
 
 
-def turn_over(client: ControlClient, agent: str, left: float | None, timeout: float | None) -> dict[str, Any]:
+def turn_over(
+    client: ControlClient,
+    agent: str,
+    left: float | None,
+    timeout: float | None,
+    *,
+    watch: Callable[[], None] | None = None,
+    every: float = 1.0,
+) -> dict[str, Any]:
     """After the session took a prompt with ``wait``: the turn's end as the session reports it (``answer``,
     ``exit_code``, ``error``, ``usage``, ``cost_usd``). TurnTimeout after ``left`` seconds (the turn goes on),
-    TurnFailed when the session ends first."""
-    try:
-        done = client.reply(left)
-    except TimeoutError:
-        raise TurnTimeout(
-            f"no answer from {agent} within {timeout:g}s; the turn goes on there", hint="agentlaunch status shows it"
-        ) from None
+    TurnFailed when the session ends first. ``watch`` is called every ``every`` seconds meanwhile: what it raises
+    ends the wait (the turn goes on)."""
+    deadline = None if left is None else time.monotonic() + left
+    while True:
+        remaining = None if deadline is None else deadline - time.monotonic()
+        if remaining is not None and remaining <= 0:
+            raise TurnTimeout(
+                f"no answer from {agent} within {timeout:g}s; the turn goes on there", hint="agentlaunch status shows it"
+            )
+        step = remaining if watch is None else (every if remaining is None else min(every, remaining))
+        try:
+            done = client.reply(step)
+            break
+        except TimeoutError:
+            if watch is not None:
+                watch()
     if done is None or done.get("done") is not True:
         raise TurnFailed(f"{agent}'s session ended before the turn did")
     return done
