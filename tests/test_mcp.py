@@ -120,6 +120,8 @@ def test_a_supervisor_lists_starts_sends_to_two_and_reads_the_usage_stop_and_res
         assert data(await s.call_tool("restart_agent", {"agent": "demo"}))["state"] == "waiting"
         again = data(await s.call_tool("send_prompt", {"agent": "demo", "prompt": "back", "timeout_s": 60}))
         assert again["session_id"] == turns["demo"]["session_id"] and "turn 2" in again["answer"], again
+        more = data(await s.call_tool("start_agent", {"agent": "demo", "prompt": "and once more"}))
+        assert more["already_running"] and more["prompt_sent"] and more["session_id"] == again["session_id"], more
 
     drive(script, "--socket", socket, "--agents-dir", str(agents_dir), cwd=workdir)
 
@@ -139,6 +141,7 @@ def test_bad_calls_are_tool_errors_that_say_why_and_the_server_goes_on(agents_di
             ("send_prompt", {"agent": "nobody", "prompt": "x"}, "agent 'nobody' not found (agents here: demo"),
             ("agent_status", {"agent": "nobody"}, "agent 'nobody' not found"),
             ("start_agent", {"agent": "../etc"}, "not allowed"),
+            ("start_agent", {"agent": "demo", "prompt": "ring\x07"}, "prompt: "),
             ("send_prompt", {"agent": "demo", "prompt": "hi"}, "demo is not running"),
             ("answer_question", {"agent": "demo", "answer": "allow"}, "demo is not running"),
         ):

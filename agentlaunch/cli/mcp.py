@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
 
-from agentlaunch.cli.common import AgentsDirOpt, TemplatesOpt, app
+from agentlaunch.cli.common import AgentsDirOpt, TemplatesOpt, app, err
 from agentlaunch.cli.tmux import SocketOpt
 from agentlaunch.live.tmux import DEFAULT_SESSION
 
@@ -56,4 +57,11 @@ def mcp_command(
 
     if (problem := check_name(session, "tmux session")) is not None:
         raise UsageError(f"--session: {problem}")
+    if sys.stdin.isatty():  # a person, not a client: say what this is and how it ends
+        err.print(
+            "agentlaunch mcp: an MCP server on stdin/stdout, for a client to start (docs/mcp.md: "
+            "claude mcp add agentlaunch -- agentlaunch mcp); Ctrl-D ends it",
+            highlight=False,
+            soft_wrap=True,
+        )
     serve(Team(socket=socket, tmux_session=session, agents_dir=agents_dir, templates_dir=templates_dir))
