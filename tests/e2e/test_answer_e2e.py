@@ -139,13 +139,19 @@ def on_deck(socket: str, text: str) -> None:
         raise AssertionError(f"{exc}; the deck shows:\n{tmux(socket, 'capture-pane', '-p', '-t', '=deck:')}") from None
 
 
+def claude_team_env(anthropic: FakeAnthropic, home: Path, agents_dir: Path, workdir: Path) -> dict[str, str]:
+    """The environment of a Claude agent's commands against ``anthropic``: a set-up user's home, ``agents_dir``."""
+    assert anthropic.server is not None
+    env = claude_env(anthropic.server.url, home, {"CLAUDE_CODE_MAX_RETRIES": "0"})
+    seed_home(home, [workdir], key=env["ANTHROPIC_API_KEY"])
+    env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
+    return env
+
+
 def test_claude_permission_answered_allow_then_deny_without_attaching(
     socket: str, anthropic: FakeAnthropic, isolated_home: Path, agents_dir: Path, workdir: Path, claude_bin: Path
 ) -> None:
-    assert anthropic.server is not None
-    env = claude_env(anthropic.server.url, isolated_home, {"CLAUDE_CODE_MAX_RETRIES": "0"})
-    seed_home(isolated_home, [workdir], key=env["ANTHROPIC_API_KEY"])
-    env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
+    env = claude_team_env(anthropic, isolated_home, agents_dir, workdir)
     notified = workdir.parent / "notified.jsonl"
     notify = [sys.executable, "-c", f"import sys; open({str(notified)!r}, 'a').write(sys.stdin.read())"]
     write_agent(

@@ -19,10 +19,9 @@ from typing import Any
 
 import pytest
 
-from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, text_reply, tool_reply
+from agentlaunch.fakeapi.anthropic import FakeAnthropic, text_reply, tool_reply
 from testbed.agent_files import write_agent
-from testbed.claude_tui import seed_home
-from tests.e2e.test_answer_e2e import cli, state_of
+from tests.e2e.test_answer_e2e import claude_team_env, cli, state_of
 from tests.support.waits import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
@@ -48,10 +47,7 @@ def tool_results(api: FakeAnthropic) -> list[Any]:
 def test_claude_code_as_supervisor_lists_the_team_and_answers_an_agents_permission_over_mcp(
     socket: str, anthropic: FakeAnthropic, isolated_home: Path, agents_dir: Path, workdir: Path, claude_bin: Path
 ) -> None:
-    assert anthropic.server is not None
-    env = claude_env(anthropic.server.url, isolated_home, {"CLAUDE_CODE_MAX_RETRIES": "0"})
-    seed_home(isolated_home, [workdir], key=env["ANTHROPIC_API_KEY"])
-    env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
+    env = claude_team_env(anthropic, isolated_home, agents_dir, workdir)
     agent = {"provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin), "working_dir": str(workdir)}
     write_agent(agents_dir, "asker", agent)
     anthropic.push(
