@@ -102,7 +102,8 @@ def probe(host: Host, *, full: bool = False, timeout: float | None = None) -> Ho
     try:
         done = ssh.run_shell(host, script(host, full), timeout=timeout or host.timeout)
     except AgentlaunchError as exc:
-        return HostState(host.name, host.ssh, False, problem=exc.message.removeprefix("host unreachable: "))
+        said = exc.message.removeprefix("host unreachable: ").removeprefix(f"{host.name}: ")
+        return HostState(host.name, host.ssh, False, problem=said)
     found = sections(done.stdout)
     version_text, version_code = found.get("version", ("", None))
     version = version_text.strip().removeprefix("agentlaunch ").strip() if version_code == 0 else None

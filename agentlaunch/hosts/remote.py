@@ -57,6 +57,7 @@ def run_there(host: Host, args: Sequence[str], *, stdin: bytes | None = None, tt
             ssh.ssh_argv(host, command, tty=tty),
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
             stderr=subprocess.PIPE,
+            env=ssh.ssh_env(),
         )
     except FileNotFoundError:
         raise HostUnreachable("host unreachable: ssh is not installed here (OpenSSH's client)") from None

@@ -6,8 +6,9 @@ minutes after the last use) and every other one reuses it. Its control socket is
 ``$XDG_RUNTIME_DIR`` (else ``/tmp``), a folder of this user's, 0700, named by a short digest of the host (a Unix
 socket path is at most 104 bytes on macOS, 108 on Linux, and ssh adds 17 while it makes it).
 
-What does not travel: no environment variable (``SendEnv=-*`` clears any ``SendEnv`` of the user's ssh config), no
-agent or X11 forwarding, no port forwarding (``ClearAllForwardings``). Host keys are checked as the user's ssh
+What does not travel: no environment variable (ssh runs with :func:`ssh_env`, the few variables ssh itself needs,
+so a ``SendEnv`` of the user's ssh config finds nothing to send: ssh options cannot clear a config's ``SendEnv``,
+since the config is read after them), no agent or X11 forwarding, no port forwarding (``ClearAllForwardings``). Host keys are checked as the user's ssh
 config says (never ``StrictHostKeyChecking=no``): a changed key is refused and :func:`why` says so. The remote
 command is one string for the host's shell, each word quoted by :func:`remote_command`.
 """
@@ -64,6 +65,16 @@ def control_path(host: Host) -> str:
     return path
 
 
+SSH_VARIABLES = ("HOME", "USER", "LOGNAME", "PATH", "SSH_AUTH_SOCK", "KRB5CCNAME", "TMPDIR", "XDG_RUNTIME_DIR", "TERM")
+"""The variables ssh is started with (its config and keys, the user's ssh agent, Kerberos): no other one exists for a
+``SendEnv`` to send (API keys, tokens, LANG and LC_*: nothing of this machine's environment reaches a host)."""
+
+
+def ssh_env() -> dict[str, str]:
+    """The environment of every ssh agentlaunch starts: :data:`SSH_VARIABLES` only, where set."""
+    return {name: os.environ[name] for name in SSH_VARIABLES if name in os.environ}
+
+
 def ssh_options(host: Host) -> list[str]:
     """ssh's options for ``host``: its shared connection, no question asked, nothing forwarded."""
     options = ["-F", str(Path(host.ssh_config).expanduser())] if host.ssh_config else []
@@ -75,7 +86,6 @@ def ssh_options(host: Host) -> list[str]:
         f"ConnectTimeout={CONNECT_TIMEOUT}",
         "ServerAliveInterval=15",
         "ServerAliveCountMax=2",
-        "SendEnv=-*",
         "ForwardAgent=no",
         "ForwardX11=no",
         "ClearAllForwardings=yes",
@@ -163,6 +173,7 @@ def run_shell(host: Host, command: str, *, timeout: float, stdin: bytes | None =
             text=True,
             errors="replace",
             timeout=timeout,
+            env=ssh_env(),
         )
     except subprocess.TimeoutExpired:
         raise HostUnreachable(f"host unreachable: {host.name}: no answer within {timeout:g}s") from None

@@ -240,8 +240,8 @@ def remote_row(row: dict[str, Any], now: datetime) -> Row:
     """A row of another host's ``status --json`` (:mod:`agentlaunch.hosts.fleet`): a running session's as here, a
     dead pane's or a setup's by its state, a host not read as its reason."""
     host, state = str(row.get("host")), str(row.get("state")).replace("-", " ")
-    if state == "host unreachable":
-        shown = Row({"agent": host, "state": str(row.get("problem") or state)}, {"state": "unreachable"}, "dim")
+    if state == "host unreachable":  # why: under the table (:func:`status_view`)
+        shown = Row({"agent": host, "state": state}, {"state": "unreachable"}, "dim")
     elif isinstance(row.get("pid"), int):
         data = {k: v for k, v in row.items() if k not in ("stale", "host")}
         shown = record_row(StatusRecord(f"{host}:{row.get('pid')}.json", data, row.get("stale") is True), now)
@@ -265,11 +265,12 @@ def status_view(
     now = now or datetime.now(UTC)
     rows = [record_row(r, now, label) for r, label in zip(records, labels(records), strict=True)]
     rows += [setup_row(s) for s in setups] + [dead_row(p) for p in dead]
+    captions = [c for c in (setup_caption(s) for s in setups) if c] + [c for c in map(question_caption, records) if c]
     if remote is not None:
         for row in rows:
             row.cells["host"] = "local"
         rows += [remote_row(r, now) for r in remote]
-    captions = [c for c in (setup_caption(s) for s in setups) if c] + [c for c in map(question_caption, records) if c]
+        captions += [str(r.get("problem")) for r in remote if r.get("state") == "host-unreachable"]
     states = {pane_state(p) for p in dead}
     if "dead" in states:
         captions.append("dead: its tmux pane is kept with its error; `agentlaunch tmux up AGENT` starts it again")

@@ -13,6 +13,7 @@ the server refuses) and ``known_hosts_changed`` (another host key recorded for t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -116,7 +117,7 @@ def start_sshd(folder: Path) -> Iterator[SshServer]:
         f"Port {server.port}\nListenAddress 127.0.0.1\nHostKey {folder / 'hostkey'}\n"
         f"AuthorizedKeysFile {folder / 'authorized_keys'}\nPidFile {folder / 'sshd.pid'}\n"
         "UsePAM no\nStrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
-        "PermitRootLogin prohibit-password\nX11Forwarding no\nAllowAgentForwarding no\n"
+        "PermitRootLogin prohibit-password\nAcceptEnv LANG LC_* ANTHROPIC_*\nX11Forwarding no\nAllowAgentForwarding no\n"
     )
     log = (folder / "sshd.log").open("wb")
     server.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=log, stderr=log)
@@ -157,7 +158,5 @@ def children(pid: int) -> list[int]:
 
 
 def kill(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.kill(pid, 15)
-    except ProcessLookupError:
-        pass
