@@ -1,6 +1,6 @@
-"""What a host has, asked in one round trip: agentlaunch there (its version, its fleet contract), tmux, the CLIs of
-its agents. ``agentlaunch hosts`` shows the first part of each host; ``hosts check NAME`` all of it, with how to
-install what is missing.
+"""What a host has: agentlaunch there (its version, its fleet contract), tmux, and the CLI command of each of
+its agents (one round trip, and one more for the commands). ``agentlaunch hosts`` shows the first part of each
+host; ``hosts check NAME`` all of it, with how to install what is missing.
 
 One POSIX shell script runs on the host (:func:`script`): each of its sections starts with a line ``@@NAME`` and
 ends with ``@@exit N``; every value in it is quoted. An agentlaunch there that is older, or missing, still answers
@@ -21,7 +21,6 @@ from agentlaunch.providers.descriptors import DESCRIPTORS
 if TYPE_CHECKING:
     from agentlaunch.hosts.config import Host
 
-CLIS = ("claude", "codex", "gemini")
 INSTALL_AGENTLAUNCH = "pipx install agentlaunch (the same version as here)"
 AL = '"$al"'
 """The script's agentlaunch: a shell variable holding the host's command."""
@@ -29,7 +28,7 @@ INSTALL_TMUX = "install tmux there (apt-get install tmux, brew install tmux)"
 
 
 def script(host: Host, full: bool) -> str:
-    """The host's shell script: agentlaunch's version and fleet contract; with ``full``, its agents, tmux, the CLIs."""
+    """The host's shell script: agentlaunch's version and fleet contract; with ``full``, its agents and tmux."""
     fleet = ssh.remote_command(host, ssh.agentlaunch_args(host, ["fleet", "--json", "--local"], agents=True, socket=True), AL)
     lines = [
         f"al={ssh.remote_word(host.agentlaunch)}",
@@ -41,8 +40,6 @@ def script(host: Host, full: bool) -> str:
         lines += [
             f"printf '@@list\\n'; {listing} 2>/dev/null; echo \"@@exit $?\"",
             "printf '@@tmux\\n'; tmux -V 2>&1; echo \"@@exit $?\"",
-            "printf '@@clis\\n'; for c in " + " ".join(CLIS) + '; do printf \'%s=%s\\n\' "$c" "$(command -v "$c")"; done; '
-            'echo "@@exit 0"',
         ]
     return "\n".join(lines)
 
@@ -77,6 +74,7 @@ class HostState:
     """The fleet contract version it speaks (None: unknown)."""
     tmux: str | None = None
     clis: dict[str, str] = field(default_factory=dict)
+    """Each agent's CLI command -> where the host finds it."""
     agents: dict[str, str] = field(default_factory=dict)
     """Each agent defined there -> its provider."""
     missing: list[dict[str, str]] = field(default_factory=list)
@@ -122,14 +120,18 @@ def probe(host: Host, *, full: bool = False, timeout: float | None = None) -> Ho
     tmux = tmux_text.strip() if tmux_code == 0 else None
     if tmux is None:
         missing.append({"what": "tmux", "why": "tmux is not on the PATH there", "install": INSTALL_TMUX})
-    clis = dict(line.partition("=")[::2] for line in found.get("clis", ("", None))[0].splitlines() if "=" in line)
-    agents = agent_providers(found.get("list"))
-    for name in sorted({p for p in agents.values() if p in CLIS}):
-        if not clis.get(name):
-            users = ", ".join(a for a, p in sorted(agents.items()) if p == name)
-            why = f"{name} is not on the PATH there (agents {users})"
-            missing.append({"what": name, "why": why, "install": DESCRIPTORS[name].install_hint + " (there)"})
+    agents = listed(found.get("list"), "command")
+    clis = commands_found(host, sorted({c for c in agents.values()}), timeout or host.timeout)
+    for command in sorted(set(agents.values())):
+        if not clis.get(command):
+            users = ", ".join(a for a, c in sorted(agents.items()) if c == command)
+            cli = command.rpartition("/")[2]
+            how = DESCRIPTORS[cli].install_hint if cli in DESCRIPTORS else f"install `{command}`"
+            missing.append(
+                {"what": command, "why": f"`{command}` is not found there (agents {users})", "install": how + " there"}
+            )
     clis = {k: v for k, v in clis.items() if v}
+    agents = listed(found.get("list"), "provider")
     return HostState(host.name, host.ssh, True, None, version, contract, tmux, clis, agents, missing)
 
 
@@ -145,8 +147,8 @@ def fleet_version(section: tuple[str, int | None] | None) -> int | None:
     return version if isinstance(version, int) and not isinstance(version, bool) else None
 
 
-def agent_providers(section: tuple[str, int | None] | None) -> dict[str, str]:
-    """Each agent the host's ``list --json`` defines -> its provider (none when it gave nothing readable)."""
+def listed(section: tuple[str, int | None] | None, key: str) -> dict[str, str]:
+    """Each agent the host's ``list --json`` defines -> its ``key`` (``provider``, ``command``), where it is a string."""
     if section is None or section[1] != 0:
         return {}
     try:
@@ -155,5 +157,20 @@ def agent_providers(section: tuple[str, int | None] | None) -> dict[str, str]:
         return {}
     agents = data.get("agents") if isinstance(data, dict) else None
     return {
-        str(a.get("name")): str(a.get("provider")) for a in agents or [] if isinstance(a, dict) and isinstance(a.get("name"), str)
+        str(a["name"]): str(a[key])
+        for a in agents or []
+        if isinstance(a, dict) and isinstance(a.get("name"), str) and isinstance(a.get(key), str)
     }
+
+
+def commands_found(host: Host, commands: list[str], timeout: float) -> dict[str, str]:
+    """Each command -> where the host's shell finds it ("" when it does not), asked in one more round trip."""
+    if not commands:
+        return {}
+    script = "; ".join(f"printf '%s\\n' \"$(command -v {ssh.remote_word(c)})\"" for c in commands)
+    try:
+        done = ssh.run_shell(host, script, timeout=timeout)
+    except AgentlaunchError:
+        return {}
+    paths = done.stdout.splitlines()
+    return {c: paths[i] if i < len(paths) else "" for i, c in enumerate(commands)}

@@ -6,11 +6,12 @@ minutes after the last use) and every other one reuses it. Its control socket is
 ``$XDG_RUNTIME_DIR`` (else ``/tmp``), a folder of this user's, 0700, named by a short digest of the host (a Unix
 socket path is at most 104 bytes on macOS, 108 on Linux, and ssh adds 17 while it makes it).
 
-What does not travel: no environment variable (ssh runs with :func:`ssh_env`, the few variables ssh itself needs,
-so a ``SendEnv`` of the user's ssh config finds nothing to send: ssh options cannot clear a config's ``SendEnv``,
-since the config is read after them), no agent or X11 forwarding, no port forwarding (``ClearAllForwardings``). Host keys are checked as the user's ssh
-config says (never ``StrictHostKeyChecking=no``): a changed key is refused and :func:`why` says so. The remote
-command is one string for the host's shell, each word quoted by :func:`remote_command`.
+What does not travel: no environment variable (ssh runs with :func:`ssh_env`, the few variables ssh itself
+needs, so a ``SendEnv`` of the user's ssh config finds nothing to send: ssh options cannot clear a config's
+``SendEnv``, since the config is read after them), no agent or X11 forwarding, no port forwarding
+(``ClearAllForwardings``). Host keys are checked as the user's ssh config says (never
+``StrictHostKeyChecking=no``): a changed key is refused and :func:`why` says so. The remote command is one string
+for the host's shell, each word quoted by :func:`remote_command`.
 """
 
 from __future__ import annotations
