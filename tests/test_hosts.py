@@ -18,6 +18,8 @@ import pytest
 
 from agentlaunch import __version__
 from agentlaunch.fleet.contract import AGENT_FIELDS, VERSION
+from agentlaunch.hosts import ssh
+from agentlaunch.hosts.config import Host
 from agentlaunch.paths import bundled_agents_dir
 from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.ssh_server import SSHD, SshServer, children, start_sshd
@@ -94,11 +96,11 @@ def test_check_says_what_a_host_lacks_and_how_to_install_it(box: SshServer) -> N
 
 
 def test_a_host_s_agent_lives_through_tmux_up_fleet_status_send_stop_restart(box: SshServer) -> None:
-    up = run_cli("tmux", "up", "demo", "--host", "box", "--wait", "60")
+    up = run_cli_inprocess("tmux", "up", "demo", "--host", "box", "--wait", "60")
     assert up.returncode == 0, up.stderr
     said = up.stderr.decode()
     assert "demo" in said and f"on box: ssh -t ssh://127.0.0.1:{box.port} tmux -L {box.remote_socket} attach" in said
-    wait_for(lambda: remote_state("demo") == "waiting", timeout=60, what="demo waiting on box")
+    wait_for(lambda: remote_state("demo") == "waiting", timeout=60, what="demo waiting on box", every=0.5)
 
     # The fleet: this machine's agents first (host null), then box's, each with every field of the contract.
     rows = json.loads(run_cli_inprocess("fleet", "--json").stdout)["agents"]
@@ -122,14 +124,14 @@ def test_a_host_s_agent_lives_through_tmux_up_fleet_status_send_stop_restart(box
     stop = run_cli("stop", "demo", "--host", "box", "--json")
     assert stop.returncode == 0, stop.stderr
     assert json.loads(stop.stdout)["ended"] is True
-    wait_for(lambda: any(r["state"] == "stopped" for r in fleet_rows("box") if r["agent"] == "demo"), what="stopped")
-    again = run_cli("restart", "demo", "--host", "box", "--wait", "60")
+    wait_for(lambda: any(r["state"] == "stopped" for r in fleet_rows("box") if r["agent"] == "demo"), what="stopped", every=0.5)
+    again = run_cli_inprocess("restart", "demo", "--host", "box", "--wait", "60")
     assert again.returncode == 0, again.stderr
-    wait_for(lambda: remote_state("demo") == "waiting", timeout=60, what="demo back on box")
+    wait_for(lambda: remote_state("demo") == "waiting", timeout=60, what="demo back on box", every=0.5)
 
     # The connection drops during `send --wait`, after the prompt was typed: said so, exit 12.
     writer = run_cli_in_background("send", "demo", "take it /slow " + "word " * 80, "--host", "box", "--wait")
-    wait_for(lambda: remote_state("demo") == "thinking", timeout=60, what="demo in the slow turn")
+    wait_for(lambda: remote_state("demo") == "thinking", timeout=60, what="demo in the slow turn", every=0.5)
     for pid in children(box.proc.pid if box.proc else 0):
         os.kill(pid, signal.SIGTERM)  # the host's side of every connection: as a network that went away
     out, err = writer.communicate(timeout=60)
@@ -145,7 +147,14 @@ def run_cli_in_background(*args: str) -> Any:
 
 
 def test_names_a_shell_would_misread_reach_the_host_as_written(box: SshServer) -> None:
-    for name in WEIRD[:8]:
-        done = run_cli_inprocess("stop", name, "--host", "box")
-        assert done.returncode == 3, (name, done.stderr)
-        assert f"agent {name!r} not found" in done.stderr.decode(), done.stderr
+    # Every word, through the real sshd and the host's shell, to a program that prints its arguments.
+    argv = box.remote / "bin" / "argv0"
+    argv.write_text("#!/bin/sh\nprintf '%s\\0' \"$@\"\n")
+    argv.chmod(0o755)
+    host = Host(name="argv", ssh=f"ssh://127.0.0.1:{box.port}", ssh_config=str(box.ssh_config()), agentlaunch=str(argv))
+    done = ssh.run(host, WEIRD, timeout=30)
+    assert done.returncode == 0 and done.stdout.split("\0")[:-1] == WEIRD
+    # And an agent's name with them, to agentlaunch there: named back as written.
+    name = "it's $(id) `id`;\n*"
+    refused = run_cli_inprocess("stop", name, "--host", "box")
+    assert refused.returncode == 3 and f"agent {name!r} not found" in refused.stderr.decode(), refused.stderr

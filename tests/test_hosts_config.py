@@ -134,3 +134,14 @@ def test_a_home_path_is_the_host_s_home() -> None:
         ["sh", "-c", f"set -- {command}; printf '%s\\n' \"$@\""], capture_output=True, text=True, env={"HOME": "/h o"}
     ).stdout.splitlines()
     assert out == ["/h o/.local/bin/agentlaunch", "fleet", "~/x", "--agents-dir", "/h o/my agents"]
+
+
+def test_status_json_leaves_the_fast_path_only_when_hosts_are_configured(isolated_home: Path) -> None:
+    from agentlaunch.live import status_fast
+
+    assert status_fast.answer(["--json"]) == 0  # answered here: no config.yaml
+    write_config({"max_starting": 2})
+    assert status_fast.hosts_configured() is False
+    write_config({"max_starting": 2, "hosts": {"devbox": "me@devbox"}})
+    assert status_fast.hosts_configured() is True and status_fast.answer(["--json"]) is None  # the full CLI reads them
+    assert status_fast.answer(["--line", "demo"]) == 0  # --line is this machine's

@@ -63,7 +63,7 @@ def test_a_claude_agent_on_a_host_is_started_asked_and_stopped(
 
         up = run_cli("tmux", "up", "rc", "--host", "box", "--wait", "90", timeout=180)
         assert up.returncode == 0, up.stderr
-        wait_for(lambda: (remote_agent("rc") or {}).get("state") == "waiting", timeout=90, what="rc waiting on box")
+        wait_for(lambda: (remote_agent("rc") or {}).get("state") == "waiting", timeout=90, what="rc waiting on box", every=0.5)
         shown = remote_agent("rc")
         assert shown is not None and shown["provider"] == "claude" and shown["running"] is True
 
@@ -76,6 +76,6 @@ def test_a_claude_agent_on_a_host_is_started_asked_and_stopped(
 
         stop = run_cli("stop", "rc", "--host", "box", "--json")
         assert stop.returncode == 0 and json.loads(stop.stdout)["ended"] is True, stop.stderr
-        wait_for(lambda: (remote_agent("rc") or {}).get("state") == "stopped", what="rc stopped on box")
+        wait_for(lambda: (remote_agent("rc") or {}).get("state") == "stopped", what="rc stopped on box", every=0.5)
     finally:
         sshd.kill_remote_tmux()
