@@ -16,13 +16,15 @@ from typing import Any
 
 import pytest
 
-from agentlaunch import __version__
+from agentlaunch import __version__, paths
 from agentlaunch.fleet.contract import AGENT_FIELDS, VERSION
 from agentlaunch.hosts import ssh
 from agentlaunch.hosts.config import Host
 from agentlaunch.paths import bundled_agents_dir
+from agentlaunch.usage.store import Store
 from tests.support.cli_runs import run_cli, run_cli_inprocess
-from tests.support.ssh_server import SSHD, SshServer, children, start_sshd
+from tests.support.ssh_server import SSHD, SshServer, children, free_port, start_sshd
+from tests.support.store_rows import call
 from tests.support.waits import wait_for
 from tests.test_hosts_config import WEIRD, write_config
 
@@ -158,3 +160,38 @@ def test_names_a_shell_would_misread_reach_the_host_as_written(box: SshServer) -
     name = "it's $(id) `id`;\n*"
     refused = run_cli_inprocess("stop", name, "--host", "box")
     assert refused.returncode == 3 and f"agent {name!r} not found" in refused.stderr.decode(), refused.stderr
+
+
+def test_usage_of_one_host_and_of_every_host_merged(box: SshServer) -> None:
+    with Store.open(box.remote / "state" / "usage.sqlite3") as store:  # the host's own store, written there
+        store.record_call(call(agent="far", session_id="far-1", cost=0.5))
+    with Store.open(paths.store_path()) as store:
+        store.record_call(call(agent="near", session_id="near-1", cost=0.25))
+    there = run_cli("usage", "--host", "box", "--by", "agent", "--json")
+    assert there.returncode == 0, there.stderr
+    assert [r["agent"] for r in json.loads(there.stdout)] == ["far"]
+    merged = run_cli_inprocess("usage", "--all-hosts", "--by", "agent", "--json")
+    assert merged.returncode == 0, merged.stderr
+    rows = json.loads(merged.stdout)
+    assert [(r["agent"], r["host"], r["cost_usd"]) for r in rows] == [
+        ("near", None, 0.25),
+        ("far", "box", 0.5),
+        ("far", "all", 0.5),
+    ]
+    table = run_cli_inprocess("usage", "--all-hosts", "--by", "agent").stdout.decode()
+    shown = [line.split("│")[1:4] for line in table.splitlines() if line.startswith("│")]
+    assert [[c.strip() for c in row] for row in shown] == [
+        ["local", "near", "1"],
+        ["box", "far", "1"],
+        ["all", "far", "1"],  # the same server as box: its store again
+        ["total", "", "3"],
+    ]
+    lines = run_cli_inprocess("usage", "--all-hosts", "--by", "agent", "--csv").stdout.decode().splitlines()
+    assert lines[0].endswith(",host") and lines[1].startswith("near,") and lines[2].endswith(",box")
+    write_config({"hosts": {"box": box.host(), "down": {"ssh": f"ssh://127.0.0.1:{free_port()}"}}})
+    partial = run_cli_inprocess("usage", "--all-hosts", "--by", "agent", "--json")
+    assert partial.returncode == 0 and [r["host"] for r in json.loads(partial.stdout)] == [None, "box"]
+    assert "warning: host unreachable: down: connection refused" in partial.stderr.decode()
+    for refused in (["--session", "far-1"], ["--chart", "cost"], ["--host", "box"]):
+        done = run_cli_inprocess("usage", "--all-hosts", *refused)
+        assert done.returncode == 2, (refused, done.stderr)

@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from agentlaunch import paths
-from agentlaunch.cli.common import JsonOpt, app, complete_agent, err, out
+from agentlaunch.cli.common import HostOpt, JsonOpt, app, complete_agent, err, out
 from agentlaunch.errors import UsageError
 from agentlaunch.usage.misses import cache_misses
 from agentlaunch.usage.pricing import format_cost
@@ -76,6 +76,9 @@ ChartOpt = Annotated[
     str | None, typer.Option("--chart", help="Daily chart of 'tokens' or 'cost' (default with --by day: tokens).")
 ]
 CsvOpt = Annotated[bool, typer.Option("--csv", help="CSV on stdout.")]
+AllHostsOpt = Annotated[
+    bool, typer.Option("--all-hosts", help="This machine's report and each host's of config.yaml, merged, with a host column.")
+]
 
 
 @usage_app.callback(invoke_without_command=True)
@@ -89,6 +92,8 @@ def usage(
     chart: ChartOpt = None,
     as_json: JsonOpt = False,
     as_csv: CsvOpt = False,
+    host: HostOpt = None,
+    all_hosts: AllHostsOpt = False,
 ) -> None:
     """What past sessions cost, and whether prompt caching landed.
 
@@ -99,6 +104,9 @@ def usage(
     Example: agentlaunch usage --by agent --since 7d   ·   agentlaunch usage --session ID --calls
 
     `agentlaunch usage export` sends the calls not yet exported to an OpenTelemetry collector (docs/telemetry.md).
+
+    --host NAME: the report of that host of config.yaml (its own store, over ssh); --all-hosts: this machine's and
+    every host's, merged with a host column (`host` in --json, last in --csv; a host not read is said on stderr).
     """
     if ctx.invoked_subcommand is not None:
         return  # `usage export`: its own command
@@ -106,6 +114,12 @@ def usage(
         raise UsageError("use --json or --csv, not both")
     grouping = parse_by(by)
     start = parse_since(since) if since else None
+    if host is not None or all_hosts:
+        from agentlaunch.cli.usage_hosts import usage_on_hosts
+
+        options = {"--by": by, "--agent": agent, "--session": session, "--since": since, "--chart": chart}
+        usage_on_hosts(host, all_hosts, options, calls=calls, as_json=as_json, as_csv=as_csv)
+        return
     if calls and not session:
         raise UsageError("--calls needs --session ID (list sessions with `agentlaunch sessions`)")
     if calls:
