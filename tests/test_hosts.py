@@ -163,6 +163,8 @@ def test_names_a_shell_would_misread_reach_the_host_as_written(box: SshServer) -
 
 
 def test_usage_of_one_host_and_of_every_host_merged(box: SshServer) -> None:
+    for old in (box.remote / "state").glob("usage.sqlite3*"):
+        old.unlink()  # the calls of the agents other tests ran there
     with Store.open(box.remote / "state" / "usage.sqlite3") as store:  # the host's own store, written there
         store.record_call(call(agent="far", session_id="far-1", cost=0.5))
     with Store.open(paths.store_path()) as store:

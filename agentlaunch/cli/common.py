@@ -96,7 +96,12 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output o
 LocalOpt = Annotated[bool, typer.Option("--local", help="This machine's agents only, not those of the hosts of config.yaml.")]
 HostOpt = Annotated[
     str | None,
-    typer.Option("--host", help="Run it on this host of config.yaml, over ssh (docs/hosts.md).", show_default=False),
+    typer.Option(
+        "--host",
+        help="Run it on this host of config.yaml, over ssh (exit 11 unreachable, 12 connection dropped, 13 not ready "
+        "there: docs/hosts.md).",
+        show_default=False,
+    ),
 ]
 
 

@@ -10,6 +10,7 @@ import typer
 
 from agentlaunch import paths
 from agentlaunch.cli.common import AgentArg, AgentsDirOpt, HostOpt, JsonOpt, TemplatesOpt, app, err
+from agentlaunch.cli.on_host import flag, run_on, value
 from agentlaunch.cli.tmux import SocketOpt, report_up, restart_said, said_worktrees
 from agentlaunch.errors import UsageError
 from agentlaunch.fleet.model import FORK_MARK
@@ -78,8 +79,6 @@ def stop(
     Example: agentlaunch stop reviewer && agentlaunch restart reviewer
     """
     if host is not None:
-        from agentlaunch.cli.on_host import flag, run_on, value
-
         args = ["stop", agent, *value(timeout, "--timeout"), *value(session, "--session"), *flag(as_json, "--json")]
         raise typer.Exit(run_on(host, args, what="stop"))
     tmux = _tmux_or_none(socket)
@@ -135,14 +134,11 @@ def restart(
 
     Exit codes: 0 running again, 1 it failed to start or has no pane, 2 a session that is not
     AGENT's (or never had a turn), or whose folder is gone and was no worktree (`agentlaunch tmux up
-    AGENT --fresh` starts a new session), 3 definition error or no agent of that name, 127 tmux or its CLI missing;
-    with --host NAME (on that host of config.yaml, over ssh) also 11, 12 and 13 (docs/scripting.md).
+    AGENT --fresh` starts a new session), 3 definition error or no agent of that name, 127 tmux or its CLI missing.
 
     Example: agentlaunch restart reviewer   ·   agentlaunch restart reviewer --session 1a2b3c4d
     """
     if host is not None:
-        from agentlaunch.cli.on_host import run_on, value
-
         raise typer.Exit(run_on(host, ["restart", agent, *value(session, "--session"), "--wait", f"{wait:g}"], what="restart"))
     tmux = Tmux(socket)
     refuse_unknown(agent, agents_dir)

@@ -30,10 +30,17 @@ def run_on(name: str, args: Sequence[str], *, what: str, agents: bool = True, so
     return remote.finished(host, code, seen, what)
 
 
-def send_on(name: str, agent: str, text: str, options: Sequence[str]) -> int:
-    """``send --host``: the prompt goes on the host command's stdin (never through its shell), ``options`` after it."""
+def send_on(
+    name: str, agent: str, text: str, waiting: tuple[bool, float | None, str | None], shown: tuple[bool, bool, bool]
+) -> int:
+    """``send --host``: the prompt goes on the host command's stdin (never through its shell), ``--wait``,
+    ``--timeout``, ``--session`` (``waiting``) and ``-q``, ``--json``, ``--command`` (``shown``) after it; the host's
+    agentlaunch writes a line on stderr once the session took it (``--report-taken``)."""
     host = host_named(name)
-    args = ssh.agentlaunch_args(host, ["send", agent, "-", "--report-taken", *options], agents=True)
+    (wait, timeout, session), (quiet, as_json, command) = waiting, shown
+    given = [*flag(wait, "--wait"), *value(timeout, "--timeout"), *value(session, "--session"), *flag(quiet, "-q")]
+    given += [*flag(as_json, "--json"), *flag(command, "--command")]
+    args = ssh.agentlaunch_args(host, ["send", agent, "-", "--report-taken", *given], agents=True)
     code, seen = remote.run_there(host, args, stdin=text.encode("utf-8"))
     return remote.sent(host, agent, code, seen)
 

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from agentlaunch.cli.common import AgentArg, AgentsDirOpt, HostOpt, JsonOpt, app, err
+from agentlaunch.cli.on_host import send_on
 from agentlaunch.cli.user_io import read_prompt
 from agentlaunch.errors import PromptNotTaken, TurnFailed, TurnTimeout, UsageError
 from agentlaunch.launch.control_client import ControlClient
@@ -87,26 +88,14 @@ def send(
     Exit codes: 0, 1, 2 bad command line (an empty prompt, one with control characters, one the
     interface would not take as a message, two sessions and no --session), 3 no agent of that name
     (the agents are listed, as `run` does), 6, 7 not running or cannot take a prompt now (nothing
-    typed), 124, 130; with --host NAME (AGENT on that host of config.yaml, over ssh: docs/hosts.md) also
-    11 the host could not be reached (nothing typed), 12 the connection dropped (whether the prompt was
-    typed is said), 13 agentlaunch is not installed there.
+    typed), 124, 130; with --host NAME (AGENT on that host of config.yaml, over ssh) 11, 12, 13 (docs/hosts.md).
 
     Example: agentlaunch send reviewer "Review the last commit" --wait
     ·   git diff | agentlaunch send reviewer - --wait --timeout 600 --json | jq -r .answer
     """
-    if timeout is not None and (timeout <= 0 or timeout != timeout):
-        raise UsageError("--timeout must be a positive number of seconds")
-    if timeout is not None and not wait:
-        raise UsageError("--timeout needs --wait")
-    text = read_prompt(prompt, None)
-    assert text is not None
-    if (problem := prompt_problem(text) or (command_problem(text) if command else None)) is not None:
-        raise UsageError(problem)
+    text = _checked_text(prompt, wait, timeout, command)
     if host is not None:
-        from agentlaunch.cli.on_host import flag, send_on, value
-
-        options = [*flag(wait, "--wait"), *value(timeout, "--timeout"), *value(session, "--session"), *flag(quiet, "-q")]
-        raise typer.Exit(send_on(host, agent, text, [*options, *flag(as_json, "--json"), *flag(command, "--command")]))
+        raise typer.Exit(send_on(host, agent, text, (wait, timeout, session), (quiet, as_json, command)))
     started = time.monotonic()
     client, first = _offer_until_taken(
         agent, session, (text, command), wait, timeout, quiet=quiet or as_json, agents_dir=agents_dir
@@ -118,6 +107,19 @@ def send(
         _answered(client, first, agent, wait, left, timeout, quiet, as_json)
     finally:
         client.close()
+
+
+def _checked_text(prompt: str, wait: bool, timeout: float | None, command: bool) -> str:
+    """The prompt (``-``: stdin), refused here (exit 2) when it, or ``--timeout``, cannot be sent."""
+    if timeout is not None and (timeout <= 0 or timeout != timeout):
+        raise UsageError("--timeout must be a positive number of seconds")
+    if timeout is not None and not wait:
+        raise UsageError("--timeout needs --wait")
+    text = read_prompt(prompt, None)
+    assert text is not None
+    if (problem := prompt_problem(text) or (command_problem(text) if command else None)) is not None:
+        raise UsageError(problem)
+    return text
 
 
 def _offer_until_taken(

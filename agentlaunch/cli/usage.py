@@ -12,6 +12,7 @@ from rich.table import Table
 
 from agentlaunch import paths
 from agentlaunch.cli.common import HostOpt, JsonOpt, app, complete_agent, err, out
+from agentlaunch.cli.usage_hosts import usage_on_hosts
 from agentlaunch.errors import UsageError
 from agentlaunch.usage.misses import cache_misses
 from agentlaunch.usage.pricing import format_cost
@@ -104,9 +105,6 @@ def usage(
     Example: agentlaunch usage --by agent --since 7d   ·   agentlaunch usage --session ID --calls
 
     `agentlaunch usage export` sends the calls not yet exported to an OpenTelemetry collector (docs/telemetry.md).
-
-    --host NAME: the report of that host of config.yaml (its own store, over ssh); --all-hosts: this machine's and
-    every host's, merged with a host column (`host` in --json, last in --csv; a host not read is said on stderr).
     """
     if ctx.invoked_subcommand is not None:
         return  # `usage export`: its own command
@@ -115,11 +113,7 @@ def usage(
     grouping = parse_by(by)
     start = parse_since(since) if since else None
     if host is not None or all_hosts:
-        from agentlaunch.cli.usage_hosts import usage_on_hosts
-
-        options = {"--by": by, "--agent": agent, "--session": session, "--since": since, "--chart": chart}
-        usage_on_hosts(host, all_hosts, options, calls=calls, as_json=as_json, as_csv=as_csv)
-        return
+        return usage_on_hosts(ctx.params)
     if calls and not session:
         raise UsageError("--calls needs --session ID (list sessions with `agentlaunch sessions`)")
     if calls:

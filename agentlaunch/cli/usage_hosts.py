@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import sys
+from typing import Any
 
 import typer
 
@@ -20,10 +21,10 @@ from agentlaunch.usage.store import Store
 from agentlaunch.visible import visible
 
 
-def usage_on_hosts(
-    host: str | None, all_hosts: bool, options: dict[str, str | None], *, calls: bool, as_json: bool, as_csv: bool
-) -> None:
-    """``usage --host NAME`` or ``--all-hosts`` with the report's other options (``--by``, ``--agent``, ...)."""
+def usage_on_hosts(params: dict[str, Any]) -> None:
+    """``usage --host NAME`` or ``--all-hosts``, with the report's other options (``params``: the command's)."""
+    host, all_hosts, calls, as_json, as_csv = (params[k] for k in ("host", "all_hosts", "calls", "as_json", "as_csv"))
+    options: dict[str, str | None] = {f"--{k}": params[k] for k in ("by", "agent", "session", "since", "chart")}
     given = [word for name, value in options.items() if value is not None for word in (name, value)]
     if host is not None and all_hosts:
         raise UsageError("--host NAME is one host's report, --all-hosts every one: not both")
