@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from agentlaunch.paths import bundled_agents_dir
 from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.ssh_server import SSHD, SshServer, free_port, start_sshd
 from tests.test_hosts_config import write_config
@@ -127,6 +128,12 @@ def test_a_command_on_a_host_that_cannot_be_reached_runs_nothing_and_says_so(fau
     assert "nothing ran there (send not done)" in down.stderr.decode()
     bare = run_cli("stop", "demo", "--host", "bare")
     assert bare.returncode == 13 and "agentlaunch is not installed there" in bare.stderr.decode(), bare.stderr
+    shutil.copytree(bundled_agents_dir(), faults.remote / "home" / "agents", dirs_exist_ok=True)
+    write_config({"hosts": {"notmux": faults.host(key="bare", agents_dir="~/agents")}})
+    notmux = run_cli("tmux", "up", "demo", "--host", "notmux")  # agentlaunch's own 127 there: tmux missing
+    assert notmux.returncode == 127 and "tmux" in notmux.stderr.decode(), notmux.stderr
+    assert "agentlaunch is not installed" not in notmux.stderr.decode()
+    write_config({"hosts": {"old": faults.host(agentlaunch=str(faults.remote / "bin" / "old-agentlaunch"))}})
     old = run_cli("tmux", "up", "demo", "--host", "old")
     assert old.returncode == 2 and "no such command" in old.stderr.decode(), old.stderr
 

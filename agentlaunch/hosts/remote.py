@@ -43,6 +43,8 @@ class Seen:
             self.started = True
         elif bare == TAKEN or bare.startswith(TAKEN + " "):
             self.taken = bare.removeprefix(TAKEN).strip()
+        elif bare == ssh.MISSING:
+            self.tail.append(bare)  # for :func:`finished`: agentlaunch is not there
         else:
             self.tail = [*self.tail[-9:], bare]
             sys.stderr.write(text)
@@ -51,7 +53,7 @@ class Seen:
 
 def run_there(host: Host, args: Sequence[str], *, stdin: bytes | None = None, tty: bool = False) -> tuple[int, Seen]:
     """Run ``agentlaunch ARGS`` on ``host``: its exit status (255: ssh failed) and what it said for this side."""
-    command = f"printf '%s\\n' {STARTED} >&2; {ssh.remote_command(host, args)}"
+    command = f"printf '%s\\n' {STARTED} >&2; {ssh.guarded(host, ssh.remote_command(host, args))}"
     try:
         proc = subprocess.Popen(
             ssh.ssh_argv(host, command, tty=tty),

@@ -160,7 +160,17 @@ def run(host: Host, args: Sequence[str], *, timeout: float, stdin: bytes | None 
 
     HostUnreachable when no connection was made or the host took too long (the ssh process is killed; the host's
     connection stays for the next command), HostNotReady when agentlaunch is not there."""
-    return run_shell(host, remote_command(host, args), timeout=timeout, stdin=stdin)
+    return run_shell(host, guarded(host, remote_command(host, args)), timeout=timeout, stdin=stdin)
+
+
+MISSING = "@@agentlaunch-missing"
+"""What the host's shell writes on stderr (then exit 127) when it does not find agentlaunch: :func:`guarded`."""
+
+
+def guarded(host: Host, command: str) -> str:
+    """``command`` after a check that the host's shell finds its agentlaunch (else :data:`MISSING`, exit 127): an exit
+    127 of agentlaunch itself (a CLI or tmux missing there) is then never taken for agentlaunch missing."""
+    return f"command -v {remote_word(host.agentlaunch)} >/dev/null 2>&1 || {{ echo {MISSING} >&2; exit 127; }}; {command}"
 
 
 def run_shell(host: Host, command: str, *, timeout: float, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
@@ -187,8 +197,8 @@ def run_shell(host: Host, command: str, *, timeout: float, stdin: bytes | None =
 
 
 def missing(host: Host, code: int, stderr: str) -> None:
-    """HostNotReady when the host's shell did not find agentlaunch (exit 127)."""
-    if code == 127 and ("not found" in stderr or "No such file" in stderr):
+    """HostNotReady when the host's shell did not find agentlaunch (exit 127 after :data:`MISSING`)."""
+    if code == 127 and MISSING in stderr:
         raise HostNotReady(
             f"{host.name}: agentlaunch is not installed there (`{host.agentlaunch}` not found by a non-interactive ssh command)",
             hint=f"install it there (pipx install agentlaunch), or set hosts.{host.name}.agentlaunch to its path",
