@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from agentlaunch import paths
-from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, err
+from agentlaunch.cli.common import AgentArg, AgentsDirOpt, HostOpt, JsonOpt, TemplatesOpt, app, err
+from agentlaunch.cli.on_host import flag, run_on, value
 from agentlaunch.cli.tmux import SocketOpt, report_up, restart_said, said_worktrees
 from agentlaunch.errors import UsageError
 from agentlaunch.fleet.model import FORK_MARK
@@ -63,6 +64,7 @@ def stop(
     session: StopSessionOpt = None,
     as_json: JsonOpt = False,
     agents_dir: AgentsDirOpt = None,
+    host: HostOpt = None,
 ) -> None:
     """End AGENT's provider CLI cleanly: its conversation stays resumable, its tmux pane stays with the reason.
 
@@ -71,10 +73,14 @@ def stop(
     `agentlaunch restart AGENT` brings it back in the same session; `send` to it says it was stopped.
 
     Exit codes: 0 stopped, 1 it did not end within --timeout, 2 it runs several sessions (a fork beside
-    it, say) and --session names none, 3 no agent of that name (listed as `run` does), 7 it is not running.
+    it, say) and --session names none, 3 no agent of that name (listed as `run` does), 7 it is not running;
+    with --host NAME (on that host of config.yaml, over ssh) also 11, 12 and 13 (docs/scripting.md).
 
     Example: agentlaunch stop reviewer && agentlaunch restart reviewer
     """
+    if host is not None:
+        args = ["stop", agent, *value(timeout, "--timeout"), *value(session, "--session"), *flag(as_json, "--json")]
+        raise typer.Exit(run_on(host, args, what="stop"))
     tmux = _tmux_or_none(socket)
     try:
         done = stop_agent(tmux, agent, timeout=timeout, session=session)
@@ -115,6 +121,7 @@ def restart(
     wait: RestartWaitOpt = 30.0,
     agents_dir: AgentsDirOpt = None,
     templates_dir: TemplatesOpt = None,
+    host: HostOpt = None,
 ) -> None:
     """Bring AGENT back in its tmux pane, in the session it ran (or --session ID), its conversation kept.
 
@@ -131,6 +138,8 @@ def restart(
 
     Example: agentlaunch restart reviewer   ·   agentlaunch restart reviewer --session 1a2b3c4d
     """
+    if host is not None:
+        raise typer.Exit(run_on(host, ["restart", agent, *value(session, "--session"), "--wait", f"{wait:g}"], what="restart"))
     tmux = Tmux(socket)
     refuse_unknown(agent, agents_dir)
     with Store.open(paths.store_path()) as store:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections.abc import Collection
 from functools import partial
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from agentlaunch import datarecord, paths
-from agentlaunch.cli.common import AgentsDirOpt, TemplatesOpt, app, complete_agent, err
+from agentlaunch.cli.common import AgentsDirOpt, HostOpt, TemplatesOpt, app, complete_agent, err
 from agentlaunch.definitions.settings import DEFAULT_MAX_STARTING, THROTTLE_EXPECTED, load_settings
 from agentlaunch.errors import UsageError
 from agentlaunch.live.life import clear_note
@@ -127,6 +128,7 @@ def tmux_up(
     max_starting: MaxStartingOpt = None,
     agents_dir: AgentsDirOpt = None,
     templates_dir: TemplatesOpt = None,
+    host: HostOpt = None,
 ) -> None:
     """Start each AGENT in the tmux session (created when missing), running `agentlaunch run AGENT`.
 
@@ -148,12 +150,15 @@ def tmux_up(
     either way. Exit codes: 0 every agent runs, 1 an agent failed to start or
     a tmux command failed, 2 bad name or throttle, or a session whose folder
     is gone (and was no worktree): --fresh starts a new one, 3 definition
-    error, 127 tmux or a provider CLI missing.
+    error, 127 tmux or a provider CLI missing. --host NAME runs `agentlaunch tmux up` on that host of
+    config.yaml over ssh (never attached; its agents directory and tmux server): also 11, 12, 13.
 
     Example: agentlaunch tmux up reviewer planner --layout tiled   ·   agentlaunch tmux up --resume reviewer planner
     """
     if fresh and resume:
         raise UsageError("--fresh and --resume contradict each other: --resume resumes, --fresh starts new sessions")
+    if host is not None:
+        raise typer.Exit(up_on(host, agents, session, layout, wait, (worktree, resume, fresh), max_starting))
     throttle = max_starting or load_settings().max_starting or DEFAULT_MAX_STARTING  # a bad config.yaml: refused now
     tmux = Tmux(socket)
     folder = paths.agents_dir(agents_dir)
@@ -168,6 +173,28 @@ def tmux_up(
         err.print(f"[dim]attach with: {' '.join(hint)}[/]", markup=True, highlight=False)
         raise typer.Exit(1 if failed else 0)
     raise typer.Exit(1 if failed else attach_or_say(tmux, first, socket))
+
+
+def up_on(
+    host: str,
+    agents: list[str],
+    session: str | None,
+    layout: str | None,
+    wait: float,
+    switches: tuple[bool, bool, bool],
+    max_starting: int | None,
+) -> int:
+    """``tmux up --host``: `agentlaunch tmux up` on the host, never attached (its exit status); how to attach there."""
+    from agentlaunch.cli.on_host import flag, host_named, run_on, value
+
+    worktree, resume, fresh = switches
+    args = ["tmux", "up", *agents, "--no-attach", *value(session, "--session"), *value(layout, "--layout")]
+    args += ["--wait", f"{wait:g}", *flag(worktree, "--worktree"), *flag(resume, "--resume"), *flag(fresh, "--fresh")]
+    code = run_on(host, [*args, *value(max_starting, "--max-starting")], what="tmux up")
+    where = host_named(host)
+    attach = ["tmux", *(["-L", where.socket] if where.socket else []), "attach", "-t", session or DEFAULT_SESSION]
+    err.print(f"on {where.name}: ssh -t {shlex.join([where.ssh, *attach])}", markup=False, highlight=False, soft_wrap=True)
+    return code
 
 
 def report_plans(plans: list[TeamUp], outcomes: list[AgentStart], socket: str | None) -> bool:
