@@ -23,6 +23,9 @@ class ExitCode(IntEnum):
     WORKTREE_SETUP = 8  # a worktree_setup command of agent.yaml failed in the agent's new worktree: it was not started
     NO_QUESTION = 9  # agentlaunch answer: the agent asks nothing now (or its CLI no longer waits for the answer)
     QUESTION_CHANGED = 10  # agentlaunch answer: the question answered is closed, another one is open: nothing answered
+    HOST_UNREACHABLE = 11  # a host of config.yaml: no connection (down, slow, refused): nothing ran there
+    HOST_DROPPED = 12  # the connection to a host dropped while the command ran there: what was done is said
+    HOST_NOT_READY = 13  # a host lacks what the command needs: agentlaunch (or one of this fleet contract), tmux, a CLI
     TIMEOUT = 124
     PROVIDER_MISSING = 127
     INTERRUPTED = 130
@@ -101,6 +104,24 @@ class QuestionChanged(AgentlaunchError):
     """agentlaunch answer: the question named is closed (answered meanwhile) and another one is open."""
 
     exit_code = ExitCode.QUESTION_CHANGED
+
+
+class HostUnreachable(AgentlaunchError):
+    """A host of config.yaml could not be reached (down, slow, auth or host key refused): nothing ran there."""
+
+    exit_code = ExitCode.HOST_UNREACHABLE
+
+
+class HostDropped(AgentlaunchError):
+    """The connection to a host dropped while a command ran there; the message says what is known to be done."""
+
+    exit_code = ExitCode.HOST_DROPPED
+
+
+class HostNotReady(AgentlaunchError):
+    """A host lacks what the command needs there (agentlaunch, one speaking this fleet contract, tmux, a CLI)."""
+
+    exit_code = ExitCode.HOST_NOT_READY
 
 
 class Interrupted(AgentlaunchError):

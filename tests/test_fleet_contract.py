@@ -41,6 +41,7 @@ V1_FIELDS = (
     "stopped",
     "setup",
     "record",
+    "host",  # added within version 1 (issue 42): null for this machine's agents, a host's name for another's
 )
 V1_TMUX = ("session", "pane", "window", "dead", "exit_status")
 

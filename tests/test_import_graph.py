@@ -1,6 +1,6 @@
 """The package graph holds: every import of the product runs down the layers, never up.
 
-cli → deck → prefix → launch → live → usage → providers → definitions → the base modules
+cli → deck → prefix → launch → live → hosts → fleet → usage → providers → definitions → the base modules
 (``errors``, ``paths``, ``processes``, ``fsutil``, ``visible``, ``events``, ``sinks``,
 ``clock``, the ``worktrees`` package, and the providers' facts as data, ``providers/descriptors.py``).
 A package may import itself and anything below it; nothing imports ``cli/``; only
@@ -23,11 +23,12 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "agentlaunch"
 
-LAYERS = ("base", "definitions", "providers", "usage", "fleet", "live", "launch", "prefix", "deck", "cli")
+LAYERS = ("base", "definitions", "providers", "usage", "fleet", "hosts", "live", "launch", "prefix", "deck", "cli")
 """Lowest first: a module may import its own layer and the ones before it."""
 
-BASE_EXTRAS = {"agentlaunch.providers.descriptors"}
-"""Modules inside a package that count as base: plain data every layer reads."""
+BASE_EXTRAS = {"agentlaunch.providers.descriptors", "agentlaunch.hosts.config"}
+"""Modules inside a package that count as base: plain data every layer reads (config.yaml's ``hosts:`` is read with
+the rest of the settings, by the definitions layer)."""
 
 BASE_PACKAGES = {"worktrees"}
 """Packages of base modules: a room of the base, not a layer (they import only base modules)."""

@@ -8,6 +8,7 @@ The bounded time comes from ``config.yaml`` (injected), the states from ``status
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -72,8 +73,9 @@ def test_a_cli_still_busy_starting_past_ready_timeout_is_starting_and_asking_onc
     ready_timeout: Path,
     tmp_path: Path,
 ) -> None:
-    # A loaded machine: the CLI spins on the CPU for 6 s (three times ready_timeout) before it draws anything, then
-    # sits on its screen without reporting. Before: asking at 2 s, while it was still starting.
+    # A loaded machine: the CLI works on the CPU for 6 s (three times ready_timeout) before it draws anything, then
+    # sits on its screen without reporting. Before: asking at 2 s, while it was still starting. Looked at every
+    # 50 ms (a look is a status read: looking without a pause took more CPU than the CLI).
     done = tmp_path / "busy-done"
     child = spawn(agents_dir, env=env_with(FAKE_TUI_BUSY_START="6", FAKE_TUI_BUSY_DONE=str(done)))
     try:
@@ -84,6 +86,7 @@ def test_a_cli_still_busy_starting_past_ready_timeout_is_starting_and_asking_onc
                 raise AssertionError(f"asking while the CLI was still busy starting (states seen: {states})")
             if not states or states[-1] != state:
                 states.append(state)  # each change once
+            time.sleep(0.05)
         assert "starting" in states, states
         ready(child)
         wait_for(lambda: record("tui").get("state") == "asking", timeout=30, what="asking once the CLI sat idle")

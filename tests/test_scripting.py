@@ -17,7 +17,7 @@ from agentlaunch.definitions.spec import agent_names
 from agentlaunch.errors import ExitCode
 from testbed.agent_files import write_agent
 from tests.conftest import REPO
-from tests.support.cli_runs import run_cli
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.waits import wait_for
 
 SCRIPTING_DOC = REPO / "docs" / "scripting.md"
@@ -169,12 +169,13 @@ def test_no_ansi_escapes_when_output_is_not_a_terminal(agents_dir: Path, workdir
     outputs = [
         run(agents_dir, workdir, "hello"),
         run(agents_dir, workdir, "/fail x"),
-        run_cli("run", "nosuch", "hi", "--agents-dir", str(agents_dir)),
-        run_cli("run", "--no-such-option"),
-        run_cli("list", "--agents-dir", str(agents_dir)),
-        run_cli("sessions"),
-        run_cli("status"),
-        run_cli("--help"),
+        # The rest in this process (its output no terminal either): a Python start each saved.
+        run_cli_inprocess("run", "nosuch", "hi", "--agents-dir", str(agents_dir)),
+        run_cli_inprocess("run", "--no-such-option"),
+        run_cli_inprocess("list", "--agents-dir", str(agents_dir)),
+        run_cli_inprocess("sessions"),
+        run_cli_inprocess("status"),
+        run_cli_inprocess("--help"),
     ]
     for result in outputs:
         assert not ANSI.search(result.stdout), result.args
@@ -202,17 +203,17 @@ def test_no_colour_on_a_terminal_with_no_color(agents_dir: Path) -> None:
 
 
 def complete(words: str, env: dict[str, str] | None = None) -> list[str]:
+    """Bash's completion of ``words`` through the whole app, in this process (the installed script's own process:
+    ``test_the_installed_entry_point_completes_too``)."""
+    from typer.testing import CliRunner
+
+    from agentlaunch.cli import app
+
     cword = len(words.split()) - (0 if words.endswith(" ") else 1)
-    full_env = {**os.environ, "_AGENTLAUNCH_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(cword)}
-    full_env.update(env or {})
-    result = subprocess.run(
-        [sys.executable, "-c", "from agentlaunch.cli import app; app(prog_name='agentlaunch')"],
-        env=full_env,
-        capture_output=True,
-        timeout=60,
-    )
-    assert result.returncode == 0, result.stderr
-    return result.stdout.decode().split()
+    full_env = {"_AGENTLAUNCH_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(cword), **(env or {})}
+    result = CliRunner().invoke(app, [], env=full_env, prog_name="agentlaunch")
+    assert result.exit_code == 0, result.output
+    return result.stdout.split()
 
 
 def test_shell_completion_of_agent_names(agents_dir: Path) -> None:

@@ -1,10 +1,10 @@
 """`status --line` and `status --json` answered on the standard library only, byte for byte as before.
 
 The golden files in tests/golden/status_fast/ are what the typer implementation printed (main at
-7a6ba2a: the plan's limits, stalled/retrying/done, worktree setups) for the records :func:`write_records` makes; the fast path
-must print the same bytes, and so must the full CLI (`python -c 'from agentlaunch.cli import main'`),
-since both format from :mod:`agentlaunch.live.status_read`. Regenerate them from another checkout with
-``python -m tests.test_status_fast --write-golden CHECKOUT``.
+7a6ba2a: the plan's limits, stalled/retrying/done, worktree setups; each row's `"host": null` added by issue 42)
+for the records :func:`write_records` makes; the fast path must print the same bytes, and so must the full CLI
+(`python -c 'from agentlaunch.cli import main'`), since both format from :mod:`agentlaunch.live.status_read`.
+Regenerate them from another checkout with ``python -m tests.test_status_fast --write-golden CHECKOUT``.
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ COMMAND_MODULES = {
     "usage": "usage",
     "status": "status",
     "fleet": "fleet",
+    "hosts": "hosts",
     "doctor": "doctor",
     "tmux": "tmux",
     "worktrees": "worktrees",

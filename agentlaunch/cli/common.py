@@ -93,6 +93,16 @@ TemplatesOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
+LocalOpt = Annotated[bool, typer.Option("--local", help="This machine's agents only, not those of the hosts of config.yaml.")]
+HostOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--host",
+        help="Run it on this host of config.yaml, over ssh (exit 11 unreachable, 12 connection dropped, 13 not ready "
+        "there: docs/hosts.md).",
+        show_default=False,
+    ),
+]
 
 
 def _version(value: bool) -> None:

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from agentlaunch import paths
-from agentlaunch.cli.common import AgentsDirOpt, JsonOpt, app, out
+from agentlaunch.cli.common import AgentsDirOpt, JsonOpt, LocalOpt, app, out
 from agentlaunch.definitions.names import agent_names
+from agentlaunch.definitions.settings import load_settings
 from agentlaunch.errors import AgentlaunchError
-from agentlaunch.fleet.contract import fleet_json, ordered
-from agentlaunch.fleet.model import Agent, read_fleet
+from agentlaunch.fleet.contract import fleet_json
+from agentlaunch.fleet.model import read_fleet
+from agentlaunch.hosts.fleet import UNREACHABLE, fleet_agents, start_fleet_reads
 from agentlaunch.live.tmux import SOCKET_ENV, Tmux, TmuxMissing
 from agentlaunch.visible import visible
 
@@ -36,27 +38,36 @@ def defined(agents_dir: Path | None) -> tuple[list[str], str | None]:
         return [], f"agents: {exc.message.splitlines()[0]}"
 
 
-def plain(agent: Agent) -> str:
-    """One agent on one line: ``cx ⑂ 2 · waiting · tmux agentlaunch %3 · session 0b7c3a52``."""
-    parts = [agent.label, agent.state]
-    if agent.pane is not None:
-        parts.append(f"tmux {agent.pane.tmux_session} {agent.pane.pane_id}")
-    if agent.session_id:
-        parts.append(f"session {agent.session_id[:8]}")
-    if agent.problem:
-        parts.append(agent.problem)
+def plain(agent: dict[str, Any]) -> str:
+    """One agent of the contract on one line: ``cx ⑂ 2 · waiting · tmux agentlaunch %3 · session 0b7c3a52``, and
+    ``· on HOST`` for another host's."""
+    parts = [str(agent.get("label")), str(agent.get("state")).replace("-", " ")]
+    tmux = agent.get("tmux")
+    if isinstance(tmux, dict):
+        parts.append(f"tmux {tmux.get('session')} {tmux.get('pane')}")
+    if isinstance(agent.get("session_id"), str):
+        parts.append(f"session {agent['session_id'][:8]}")
+    if agent.get("problem") and agent.get("state") != UNREACHABLE:
+        parts.append(str(agent["problem"]))
+    if agent.get("host"):
+        parts.append(str(agent["problem"]) if agent.get("state") == UNREACHABLE else f"on {agent['host']}")
     return visible(" · ".join(parts))
 
 
 @app.command()
-def fleet(as_json: JsonOpt = False, socket: FleetSocketOpt = None, agents_dir: AgentsDirOpt = None) -> None:
-    """Every agent: the running sessions, the dead or stopped panes, the worktree setups, the agents defined.
+def fleet(
+    as_json: JsonOpt = False, socket: FleetSocketOpt = None, agents_dir: AgentsDirOpt = None, local: LocalOpt = False
+) -> None:
+    """Every agent: the running sessions, the dead or stopped panes, the worktree setups, the agents defined; then
+    each host's of config.yaml (read over ssh, in parallel; a host not read is one row, "host unreachable: WHY").
 
     `--json` prints {"version": 1, "agents": [...], "problems": [...]}: a versioned contract for scripts and
-    other hosts (`ssh HOST agentlaunch fleet --json`), its fields documented in docs/fleet.md.
+    other hosts (`ssh HOST agentlaunch fleet --json --local`), its fields documented in docs/fleet.md.
 
     Example: agentlaunch fleet --json | jq -r '.agents[] | select(.needs_you) | .label'
     """
+    hosts = () if local else load_settings().hosts
+    reads = start_fleet_reads(hosts) if hosts else None  # the hosts answer while this machine's fleet is read
     try:
         tmux: Tmux | None = Tmux(socket)
     except TmuxMissing:
@@ -65,10 +76,15 @@ def fleet(as_json: JsonOpt = False, socket: FleetSocketOpt = None, agents_dir: A
     found = read_fleet(tmux=tmux, names=names)
     if problem is not None:
         found.problems.append(problem)
+    data = fleet_json(found)
+    if reads is not None:
+        agents, problems = fleet_agents(reads.result())
+        data["agents"] += agents
+        data["problems"] += problems
     if as_json:
-        typer.echo(json.dumps(fleet_json(found), indent=2, ensure_ascii=False))
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
-    for agent in ordered(found.agents):
+    for agent in data["agents"]:
         out.print(plain(agent), markup=False, highlight=False, soft_wrap=True)
-    for said in found.problems:
+    for said in data["problems"]:
         out.print(visible(said), markup=False, highlight=False, soft_wrap=True)

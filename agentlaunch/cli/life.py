@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from agentlaunch import paths
-from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, err
-from agentlaunch.cli.tmux import SocketOpt, report_up, restart_said, said_worktrees
+from agentlaunch.cli.common import AgentArg, AgentsDirOpt, HostOpt, JsonOpt, TemplatesOpt, app, err
+from agentlaunch.cli.on_host import flag, run_on, value
+from agentlaunch.cli.tmux import SocketOpt
+from agentlaunch.cli.up_report import report_up, restart_said, said_worktrees
 from agentlaunch.errors import UsageError
 from agentlaunch.fleet.model import FORK_MARK
 from agentlaunch.live.fork import confirmed_session, fork_pane, fork_source, main_pane, respawn_fork, start_fork
@@ -72,6 +74,7 @@ def stop(
     session: StopSessionOpt = None,
     as_json: JsonOpt = False,
     agents_dir: AgentsDirOpt = None,
+    host: HostOpt = None,
 ) -> None:
     """End AGENT's provider CLI cleanly: its conversation stays resumable, its tmux pane stays with the reason.
 
@@ -80,10 +83,14 @@ def stop(
     `agentlaunch restart AGENT` brings it back in the same session; `send` to it says it was stopped.
 
     Exit codes: 0 stopped, 1 it did not end within --timeout, 2 it runs several sessions (a fork beside
-    it, say) and --session names none, 3 no agent of that name (listed as `run` does), 7 it is not running.
+    it, say) and --session names none, 3 no agent of that name (listed as `run` does), 7 it is not running;
+    with --host NAME (on that host of config.yaml, over ssh) also 11, 12 and 13 (docs/scripting.md).
 
     Example: agentlaunch stop reviewer && agentlaunch restart reviewer
     """
+    if host is not None:
+        args = ["stop", agent, *value(timeout, "--timeout"), *value(session, "--session"), *flag(as_json, "--json")]
+        raise typer.Exit(run_on(host, args, what="stop"))
     done = stop_one(agent, socket=socket, timeout=timeout, session=session, agents_dir=agents_dir)
     if as_json:
         typer.echo(
@@ -119,6 +126,7 @@ def restart(
     wait: RestartWaitOpt = 30.0,
     agents_dir: AgentsDirOpt = None,
     templates_dir: TemplatesOpt = None,
+    host: HostOpt = None,
 ) -> None:
     """Bring AGENT back in its tmux pane, in the session it ran (or --session ID), its conversation kept.
 
@@ -135,6 +143,8 @@ def restart(
 
     Example: agentlaunch restart reviewer   ·   agentlaunch restart reviewer --session 1a2b3c4d
     """
+    if host is not None:
+        raise typer.Exit(run_on(host, ["restart", agent, *value(session, "--session"), "--wait", f"{wait:g}"], what="restart"))
     if restart_agent(agent, session=session, socket=socket, wait=wait, agents_dir=agents_dir, templates_dir=templates_dir):
         raise typer.Exit(1)
 

@@ -9,7 +9,8 @@ from typing import Annotated, Any
 
 import typer
 
-from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, app, err
+from agentlaunch.cli.common import AgentArg, AgentsDirOpt, HostOpt, JsonOpt, app, err
+from agentlaunch.cli.on_host import send_on
 from agentlaunch.cli.user_io import read_prompt
 from agentlaunch.errors import PromptNotTaken, UsageError
 from agentlaunch.launch.control_client import ControlClient
@@ -28,6 +29,9 @@ SendTimeoutOpt = Annotated[
 SessionOpt = Annotated[
     str | None,
     typer.Option("--session", help="The session (its id or unique start) when the agent runs more than one.", show_default=False),
+]
+ReportTakenOpt = Annotated[
+    bool, typer.Option("--report-taken", hidden=True, help="Write a line on stderr once the session took the prompt.")
 ]
 SendQuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="No footer or note on stderr.")]
 CommandOpt = Annotated[
@@ -51,6 +55,8 @@ def send(
     as_json: JsonOpt = False,
     command: CommandOpt = False,
     agents_dir: AgentsDirOpt = None,
+    host: HostOpt = None,
+    report_taken: ReportTakenOpt = False,
 ) -> None:
     """Hand PROMPT to AGENT's running session, as if typed there, and (--wait) print the answer.
 
@@ -77,11 +83,28 @@ def send(
     Exit codes: 0, 1, 2 bad command line (an empty prompt, one with control characters, one the
     interface would not take as a message, two sessions and no --session), 3 no agent of that name
     (the agents are listed, as `run` does), 6, 7 not running or cannot take a prompt now (nothing
-    typed), 124, 130.
+    typed), 124, 130; with --host NAME (AGENT on that host of config.yaml, over ssh) 11, 12, 13 (docs/hosts.md).
 
     Example: agentlaunch send reviewer "Review the last commit" --wait
     ·   git diff | agentlaunch send reviewer - --wait --timeout 600 --json | jq -r .answer
     """
+    text = _checked_text(prompt, wait, timeout, command)
+    if host is not None:
+        raise typer.Exit(send_on(host, agent, text, (wait, timeout, session), (quiet, as_json, command)))
+    started = time.monotonic()
+    say = None if quiet or as_json else _say
+    client, first = offer_until_taken(agent, session, (text, command), wait, timeout, say=say, agents_dir=agents_dir)
+    if report_taken:  # for the agentlaunch that ran this one over ssh (--host): the prompt is typed now
+        print(f"@@agentlaunch-taken {first.get('session_id') or ''}", file=sys.stderr, flush=True)
+    try:
+        left = None if timeout is None else max(timeout - (time.monotonic() - started), 0.001)
+        _answered(client, first, agent, wait, left, timeout, quiet, as_json)
+    finally:
+        client.close()
+
+
+def _checked_text(prompt: str, wait: bool, timeout: float | None, command: bool) -> str:
+    """The prompt (``-``: stdin), refused here (exit 2) when it, or ``--timeout``, cannot be sent."""
     if timeout is not None and (timeout <= 0 or timeout != timeout):
         raise UsageError("--timeout must be a positive number of seconds")
     if timeout is not None and not wait:
@@ -90,14 +113,7 @@ def send(
     assert text is not None
     if (problem := prompt_problem(text) or (command_problem(text) if command else None)) is not None:
         raise UsageError(problem)
-    started = time.monotonic()
-    say = None if quiet or as_json else _say
-    client, first = offer_until_taken(agent, session, (text, command), wait, timeout, say=say, agents_dir=agents_dir)
-    try:
-        left = None if timeout is None else max(timeout - (time.monotonic() - started), 0.001)
-        _answered(client, first, agent, wait, left, timeout, quiet, as_json)
-    finally:
-        client.close()
+    return text
 
 
 def _answered(

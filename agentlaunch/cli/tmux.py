@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
-from collections.abc import Collection
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -11,21 +11,21 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from agentlaunch import datarecord, paths
-from agentlaunch.cli.common import AgentsDirOpt, TemplatesOpt, app, complete_agent, err
+from agentlaunch.cli.common import AgentsDirOpt, HostOpt, TemplatesOpt, app, complete_agent, err
+from agentlaunch.cli.up_report import report_up, restart_said, said_worktrees
 from agentlaunch.definitions.settings import DEFAULT_MAX_STARTING, THROTTLE_EXPECTED, load_settings
 from agentlaunch.errors import UsageError
 from agentlaunch.live.life import clear_note
-from agentlaunch.live.resume import Comeback, plan_comebacks, plan_places, turns_text, ways_of
+from agentlaunch.live.resume import Comeback, plan_comebacks, plan_places, ways_of
 from agentlaunch.live.startup_wait import AgentStart, TmuxPanes
 from agentlaunch.live.team_start import Pending, start_team
-from agentlaunch.live.tmux import DEFAULT_SESSION, SOCKET_ENV, TeamUp, Tmux, UpResult, attach, validate_agents
+from agentlaunch.live.tmux import DEFAULT_SESSION, SOCKET_ENV, TeamUp, Tmux, attach, validate_agents
 from agentlaunch.live.tmux_down import down
-from agentlaunch.usage.records import SessionRow
 from agentlaunch.usage.store import Store
 from agentlaunch.visible import for_markup
 
 if TYPE_CHECKING:
-    from agentlaunch.live.comeback import WayBack
+    pass
 
 tmux_app = typer.Typer(
     help="Run agents in tmux: one window (or tiled pane) per agent, each pane's border showing its live status.",
@@ -127,6 +127,7 @@ def tmux_up(
     max_starting: MaxStartingOpt = None,
     agents_dir: AgentsDirOpt = None,
     templates_dir: TemplatesOpt = None,
+    host: HostOpt = None,
 ) -> None:
     """Start each AGENT in the tmux session (created when missing), running `agentlaunch run AGENT`.
 
@@ -148,12 +149,15 @@ def tmux_up(
     either way. Exit codes: 0 every agent runs, 1 an agent failed to start or
     a tmux command failed, 2 bad name or throttle, or a session whose folder
     is gone (and was no worktree): --fresh starts a new one, 3 definition
-    error, 127 tmux or a provider CLI missing.
+    error, 127 tmux or a provider CLI missing. --host NAME runs `agentlaunch tmux up` on that host of
+    config.yaml over ssh (never attached; its agents directory and tmux server): also 11, 12, 13.
 
     Example: agentlaunch tmux up reviewer planner --layout tiled   ·   agentlaunch tmux up --resume reviewer planner
     """
     if fresh and resume:
         raise UsageError("--fresh and --resume contradict each other: --resume resumes, --fresh starts new sessions")
+    if host is not None:
+        raise typer.Exit(up_on(host, agents, session, layout, wait, (worktree, resume, fresh), max_starting))
     tmux = Tmux(socket)
     kept = bring_up(
         tmux,
@@ -210,6 +214,28 @@ def bring_up(
     failed = report_plans(plans, outcomes, socket)
     running = [name for plan in plans for name in plan.result.running]
     return BroughtUp(outcomes, failed, next(iter(groups))[0], running)
+
+
+def up_on(
+    host: str,
+    agents: list[str],
+    session: str | None,
+    layout: str | None,
+    wait: float,
+    switches: tuple[bool, bool, bool],
+    max_starting: int | None,
+) -> int:
+    """``tmux up --host``: `agentlaunch tmux up` on the host, never attached (its exit status); how to attach there."""
+    from agentlaunch.cli.on_host import flag, host_named, run_on, value
+
+    worktree, resume, fresh = switches
+    args = ["tmux", "up", *agents, "--no-attach", *value(session, "--session"), *value(layout, "--layout")]
+    args += ["--wait", f"{wait:g}", *flag(worktree, "--worktree"), *flag(resume, "--resume"), *flag(fresh, "--fresh")]
+    code = run_on(host, [*args, *value(max_starting, "--max-starting")], what="tmux up")
+    where = host_named(host)
+    attach = ["tmux", *(["-L", where.socket] if where.socket else []), "attach", "-t", session or DEFAULT_SESSION]
+    err.print(f"on {where.name}: ssh -t {shlex.join([where.ssh, *attach])}", markup=False, highlight=False, soft_wrap=True)
+    return code
 
 
 def report_plans(plans: list[TeamUp], outcomes: list[AgentStart], socket: str | None) -> bool:
@@ -274,28 +300,6 @@ def up_groups(
     return groups
 
 
-def restart_said(agent: str, row: SessionRow | None, *, fresh: bool, way: WayBack | None = None) -> str:
-    """One line for a dead pane started again: in which session and where (``way``: a new worktree when its own
-    was removed), or why in a new one."""
-    if way is not None and not way.resumed:
-        return f"{agent}: restarting in a new session {way.where()}: {way.why_new}"
-    if row is not None:
-        title = f" “{row.title}”" if row.title else ""
-        where = way.where() if way is not None else f"in {row.working_dir}"
-        return f"{agent}: restarting in its session {row.session_id[:8]}{title} ({turns_text(row)}) {where}"
-    if fresh:
-        return f"{agent}: restarting in a new session (--fresh)"
-    return f"{agent}: its pane's session had no turn: restarting in a new session"
-
-
-def said_worktrees(ways: dict[str, WayBack], started: Collection[str]) -> None:
-    """After the report, for each agent ``started`` in a new worktree because its own was removed: resumed or new,
-    where (the last line, which the deck shows)."""
-    for agent, way in ways.items():
-        if way.worktree is not None and agent in started:
-            err.print(for_markup(way.summary()), markup=True, highlight=False, soft_wrap=True)
-
-
 def attach_or_say(tmux: Tmux, session: str, socket: str | None) -> int:
     """Attach to ``session``; inside another tmux server, say how to instead (0)."""
     code = attach(tmux, session)
@@ -308,39 +312,6 @@ def attach_or_say(tmux: Tmux, session: str, socket: str | None) -> int:
         )
         code = 0
     return code
-
-
-def report_up(result: UpResult, outcomes: list[AgentStart], session: str, socket: str | None) -> bool:
-    """One line per agent (started, failed with its pane's error, already running), then a summary; True if any failed."""
-    width = max((len(o.agent) for o in outcomes), default=0)
-    width = max([width, *(len(a) for a in result.running)])
-    for o in outcomes:
-        if o.started:
-            state = f" ({o.state})" if o.state else ""
-            err.print(f"  {o.agent:<{width}}  [green]{o.detail}[/]{state}, pane {o.pane_id}", markup=True, highlight=False)
-        else:
-            err.print(
-                f"  {o.agent:<{width}}  [bold red]{for_markup(o.detail)}[/] [dim](pane {o.pane_id} kept)[/]",
-                markup=True,
-                highlight=False,
-                soft_wrap=True,
-            )
-    for name in result.running:
-        err.print(f"  {name:<{width}}  already running", highlight=False)
-    ok = {o.agent for o in outcomes if o.started}
-    parts = []
-    if started := [n for n in result.started if n in ok]:
-        parts.append("started " + ", ".join(started))
-    if restarted := [n for n in result.restarted if n in ok]:
-        parts.append("restarted " + ", ".join(restarted))
-    if result.running:
-        parts.append("already running " + ", ".join(result.running))
-    failed = [o.agent for o in outcomes if not o.started]
-    if failed:
-        parts.append("failed " + ", ".join(failed))
-    where = f"tmux session {session}" + (f" (socket {socket})" if socket else "")
-    err.print(f"{where}: {'; '.join(parts)}", highlight=False, soft_wrap=True)
-    return bool(failed)
 
 
 @tmux_app.command("down")

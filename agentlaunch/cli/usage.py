@@ -12,7 +12,8 @@ import typer
 from rich.table import Table
 
 from agentlaunch import paths
-from agentlaunch.cli.common import JsonOpt, app, complete_agent, err, out
+from agentlaunch.cli.common import HostOpt, JsonOpt, app, complete_agent, err, out
+from agentlaunch.cli.usage_hosts import usage_on_hosts
 from agentlaunch.errors import UsageError
 from agentlaunch.usage.misses import cache_misses
 from agentlaunch.usage.pricing import format_cost
@@ -77,6 +78,9 @@ ChartOpt = Annotated[
     str | None, typer.Option("--chart", help="Daily chart of 'tokens' or 'cost' (default with --by day: tokens).")
 ]
 CsvOpt = Annotated[bool, typer.Option("--csv", help="CSV on stdout.")]
+AllHostsOpt = Annotated[
+    bool, typer.Option("--all-hosts", help="This machine's report and each host's of config.yaml, merged, with a host column.")
+]
 
 
 @usage_app.callback(invoke_without_command=True)
@@ -90,6 +94,8 @@ def usage(
     chart: ChartOpt = None,
     as_json: JsonOpt = False,
     as_csv: CsvOpt = False,
+    host: HostOpt = None,
+    all_hosts: AllHostsOpt = False,
 ) -> None:
     """What past sessions cost, and whether prompt caching landed.
 
@@ -107,6 +113,8 @@ def usage(
         raise UsageError("use --json or --csv, not both")
     grouping = parse_by(by)
     start = parse_since(since) if since else None
+    if host is not None or all_hosts:
+        return usage_on_hosts(ctx.params)
     if calls and not session:
         raise UsageError("--calls needs --session ID (list sessions with `agentlaunch sessions`)")
     if calls:

@@ -16,6 +16,7 @@ otel: true                            # export every call over OTLP (AGENTLAUNCH
 ready_timeout: 20                     # seconds a CLI's interface may take to report it is up before it is `asking`
 stall_timeout: 300                    # seconds a turn may hear nothing from its CLI before it is `stalled`
 max_starting: 3                       # `tmux up` starts at most this many CLIs at a time (each next one when one is up)
+hosts: {devbox: me@devbox}            # agents on other hosts over SSH (agentlaunch.hosts.config, docs/hosts.md)
 ```
 
 A file that is there but wrong is a definition error (exit 3) naming the
@@ -36,6 +37,7 @@ from agentlaunch import paths
 from agentlaunch.datarecord import datarecord, field
 from agentlaunch.errors import DefinitionError, ExitCode
 from agentlaunch.fsutil import read_regular
+from agentlaunch.hosts.config import Host, parse_hosts
 
 SETTINGS_FILE = "config.yaml"
 SETTINGS_LIMIT = 1 << 20
@@ -50,6 +52,7 @@ KEYS = (
     "ready_timeout",
     "stall_timeout",
     "max_starting",
+    "hosts",
 )
 DEFAULT_MAX_STARTING = 3  # CLIs `tmux up` starts at a time: a team of 20 started at once is a swap storm on a laptop
 THROTTLE_EXPECTED = "expected a whole number of agents started at a time, 1 or more"
@@ -79,6 +82,8 @@ class Settings:
     """Seconds a turn may hear nothing from its CLI before it is ``stalled`` (None: the launch's default, 300)."""
     max_starting: int | None = None
     """CLIs ``tmux up`` starts at a time (None: :data:`DEFAULT_MAX_STARTING`, or ``--max-starting``)."""
+    hosts: tuple[Host, ...] = ()
+    """Other hosts reached over SSH (:mod:`agentlaunch.hosts.config`)."""
 
 
 def settings_path(config_dir: Path | None = None) -> Path:
@@ -217,4 +222,5 @@ def load_settings(config_dir: Path | None = None) -> Settings:
         ready_timeout=ready_timeout(raw.get("ready_timeout"), str(path)),
         stall_timeout=ready_timeout(raw.get("stall_timeout"), str(path), "stall_timeout"),
         max_starting=max_starting(raw.get("max_starting"), str(path)),
+        hosts=parse_hosts(raw.get("hosts"), str(path)),
     )

@@ -36,8 +36,10 @@ AGENT_FIELDS = (
     "stopped",
     "setup",
     "record",
+    "host",
 )
-"""Every agent object's keys, in this order (each present, null when it does not apply)."""
+"""Every agent object's keys, in this order (each present, null when it does not apply: ``host`` is null for this
+machine's agents, the host's name of config.yaml for another's: :mod:`agentlaunch.hosts.fleet`)."""
 TMUX_FIELDS = ("session", "pane", "window", "dead", "exit_status")
 
 
@@ -79,6 +81,7 @@ def agent_json(agent: Agent) -> dict[str, Any]:
         else {"reason": _text(note.get("reason")), "at": _text(note.get("at")), "session_id": _text(note.get("session_id"))},
         "setup": agent.setup.shown() if agent.setup is not None else None,
         "record": agent.record.as_dict() if agent.record is not None else None,
+        "host": None,
     }
 
 
@@ -102,5 +105,6 @@ STATES = (
     states.SETUP_FAILED,
     states.UNREADABLE,
     states.NOT_RUNNING,
+    "host-unreachable",
 )
 """Every ``state`` the contract gives (written with ``-`` for a space: ``budget-stopped``, ``not-running``)."""

@@ -71,6 +71,8 @@ def answer(args: Sequence[str]) -> int | None:
     if form is None:
         return None
     kind, agent, socket = form
+    if kind == "json" and hosts_configured():
+        return None  # the hosts' rows too: the full CLI reads them
     if kind == "line" and agent is not None:
         text = agent_line(agent, lambda: dead_panes(socket))
         if text:
@@ -84,3 +86,17 @@ def answer(args: Sequence[str]) -> int | None:
 def dead_panes(socket: str | None) -> list[Pane]:
     """The agents whose tmux pane died or was stopped (the fleet's listing); none without tmux."""
     return PaneListing(LeanTmux.found(socket)).result().dead
+
+
+def hosts_configured() -> bool:
+    """Whether config.yaml may name hosts (a line starting ``hosts:``): then ``status --json`` reads them too."""
+    from agentlaunch import paths
+    from agentlaunch.fsutil import read_regular
+
+    try:
+        data = read_regular(os.path.join(paths.config_dir(), "config.yaml"), 1 << 20)
+    except FileNotFoundError:
+        return False
+    except Exception:  # a config.yaml that cannot be read: the full CLI says why
+        return True
+    return data.startswith(b"hosts:") or b"\nhosts:" in data

@@ -192,8 +192,9 @@ def agent_line(agent: str, dead: Callable[[], Sequence[Pane]]) -> str:
 
 def json_rows(records: list[StatusRecord], dead: Sequence[Pane]) -> list[dict[str, Any]]:
     """The rows of ``status --json``: every record as read (with ``stale``), every unfinished worktree setup, then
-    every dead pane."""
-    return [r.as_dict() for r in records] + [setup_record(s) for s in setups()] + [dead_record(p) for p in dead]
+    every dead pane; each with ``host`` null (this machine's: another host's rows name it)."""
+    rows = [r.as_dict() for r in records] + [setup_record(s) for s in setups()] + [dead_record(p) for p in dead]
+    return [{**row, "host": None} for row in rows]
 
 
 def json_text(rows: list[dict[str, Any]]) -> str:

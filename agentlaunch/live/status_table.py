@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.cells import cell_len
@@ -57,6 +57,7 @@ SHORT_NAME = 12  # the agent column's width with the short forms (a longer name 
 COLUMNS = (
     ("agent", "agent", "agent"),
     ("state", "state", "state"),
+    ("host", "host", "host"),
     ("for", "for", "for"),
     ("context", "context", "ctx"),
     ("cost", "cost", "cost"),
@@ -194,8 +195,9 @@ def _table(rows: Sequence[Row], count: int, short: bool, width: int | None = Non
         shown = [for_markup(row.text(key, short)) for key, _h, _s in columns]
         if row.style:
             shown[1] = f"[{row.style}]{shown[1]}[/]"
-            if len(columns) > 2 and columns[2][0] == "for" and shown[2]:
-                shown[2] = f"[{row.style}]{shown[2]}[/]"
+            at = next((i for i, c in enumerate(columns) if c[0] == "for"), None)
+            if at is not None and shown[at]:
+                shown[at] = f"[{row.style}]{shown[at]}[/]"
         table.add_row(*shown)
     return table
 
@@ -234,17 +236,41 @@ def fitted_table(rows: Sequence[Row], console: Console, width: int) -> Table:
     return _table(rows, 2, True, width=max(width - max(state, 5) - GAP, 1))
 
 
+def remote_row(row: dict[str, Any], now: datetime) -> Row:
+    """A row of another host's ``status --json`` (:mod:`agentlaunch.hosts.fleet`): a running session's as here, a
+    dead pane's or a setup's by its state, a host not read as its reason."""
+    host, state = str(row.get("host")), str(row.get("state")).replace("-", " ")
+    if state == "host unreachable":  # why: under the table (:func:`status_view`)
+        shown = Row({"agent": host, "state": state}, {"state": "unreachable"}, "dim")
+    elif isinstance(row.get("pid"), int):
+        data = {k: v for k, v in row.items() if k not in ("stale", "host")}
+        shown = record_row(StatusRecord(f"{host}:{row.get('pid')}.json", data, row.get("stale") is True), now)
+    else:
+        code = row.get("exit_status")
+        said = f"{state} (exit {code})" if state == "dead" and isinstance(code, int) else state
+        shown = Row({"agent": str(row.get("agent")), "state": said}, {"state": state}, STATE_STYLES.get(state))
+    shown.cells["host"] = host
+    return shown
+
+
 def status_view(
     records: Sequence[StatusRecord],
     dead: Sequence[DeadPane] = (),
     setups: Sequence[Setup] = (),
     now: datetime | None = None,
+    remote: Sequence[dict[str, Any]] | None = None,
 ) -> FittedStatus:
-    """The table of running agents, dead panes and worktree setups that failed or run, with what explains them."""
+    """The table of running agents, dead panes and worktree setups that failed or run, with what explains them;
+    with ``remote`` (hosts configured: their rows) a host column, this machine's rows ``local``."""
     now = now or datetime.now(UTC)
     rows = [record_row(r, now, label) for r, label in zip(records, labels(records), strict=True)]
     rows += [setup_row(s) for s in setups] + [dead_row(p) for p in dead]
     captions = [c for c in (setup_caption(s) for s in setups) if c] + [c for c in map(question_caption, records) if c]
+    if remote is not None:
+        for row in rows:
+            row.cells["host"] = "local"
+        rows += [remote_row(r, now) for r in remote]
+        captions += [str(r.get("problem")) for r in remote if r.get("state") == "host-unreachable"]
     states = {pane_state(p) for p in dead}
     if "dead" in states:
         captions.append("dead: its tmux pane is kept with its error; `agentlaunch tmux up AGENT` starts it again")

@@ -241,8 +241,11 @@ def writes_cell(writes: int, one_hour: int) -> str:
     return f"{writes:,} (1h {one_hour:,})" if one_hour else f"{writes:,}"
 
 
-def report_table(rows: Sequence[ReportRow], by: ReportBy, *, title: str | None = None) -> Table:
-    """A rich Table: one line per group and a total line when there are several."""
+def report_table(
+    rows: Sequence[ReportRow], by: ReportBy, *, title: str | None = None, hosts: Sequence[str] | None = None
+) -> Table:
+    """A rich Table: one line per group and a total line when there are several; ``hosts``: each row's host, shown
+    in a first column (``usage --all-hosts``)."""
     table = Table(
         title=title,
         show_footer=len(rows) > 1,
@@ -261,15 +264,18 @@ def report_table(rows: Sequence[ReportRow], by: ReportBy, *, title: str | None =
         ("hit", "cache hit", lambda r: _pct(r.cache_hit_ratio)),
         ("full", "full price", lambda r: _pct(r.full_price_share)),
     ]
-    table.add_column(by, footer="total" if total else "", no_wrap=True)
+    if hosts is not None:
+        table.add_column("host", footer="total" if total else "", no_wrap=True)
+    table.add_column(by, footer="total" if total and hosts is None else "", no_wrap=True)
     if by == "session":
         table.add_column("agent", no_wrap=True)
     for _name, header, fmt in columns:
         table.add_column(header, justify="right", footer=fmt(total) if total else "", no_wrap=True)
-    for row in rows:
+    for i, row in enumerate(rows):
         # The key is a model or session name the provider or the store gave: no markup, no escapes.
         agent = [for_markup(row.agent or "")] if by == "session" else []
-        table.add_row(for_markup(row.key or "(none)"), *agent, *(fmt(row) for _n, _h, fmt in columns))
+        host = [for_markup(hosts[i])] if hosts is not None else []
+        table.add_row(*host, for_markup(row.key or "(none)"), *agent, *(fmt(row) for _n, _h, fmt in columns))
     return table
 
 

@@ -1,6 +1,6 @@
 """Each agent's life on its own, with the real Claude Code (its own interface) against a fake Anthropic API.
 
-A private tmux server per test, started by `tmux up` itself, so its panes inherit the environment that points
+A private tmux server, started by `tmux up` itself, so its panes inherit the environment that points
 claude at the fake API. The panes are read with capture-pane, the states with `status --json`.
 """
 
@@ -37,43 +37,15 @@ def waiting(env: dict[str, str], cwd: Path, agent: str) -> dict[str, object] | N
     return found if found is not None and found.get("state") == "waiting" and found.get("turns") else None
 
 
-def test_a_dead_claude_pane_restarted_by_up_resumes_its_own_conversation(
+def test_stop_then_restart_of_one_claude_agent_keeps_its_conversation_and_up_brings_back_its_dead_pane_in_it(
     socket: str, env: dict[str, str], anthropic: FakeAnthropic, agents_dir: Path, workdir: Path, claude_bin: Path
 ) -> None:
-    name = claude_agent(agents_dir, "phoenix", claude_bin, workdir)
-    anthropic.push(text_reply("Ready."), text_reply("Noted: PLUM."), text_reply("It was PLUM."))  # a resume sends no startup
-    assert cli(env, workdir, "tmux", "up", name, "--socket", socket, "--no-attach", "--wait", "60").returncode == 0
-    pane = pane_of(socket, name)
-    wait_for(lambda: waiting(env, workdir, name), timeout=90, what="the interface waiting")
-    say(socket, pane, "remember the codeword PLUM")
-    wait_for(lambda: "Noted: PLUM." in screen(socket, pane), timeout=90, what="the first answer")
-    first = wait_for(lambda: waiting(env, workdir, name), timeout=60, what="waiting after it")
-
-    # The launch dies (a crash, an OOM kill's SIGTERM): the pane is kept, dead, as `status` shows it.
-    pid = int(tmux(socket, "display-message", "-p", "-t", pane, "#{pane_pid}").strip())
-    os.kill(pid, signal.SIGTERM)
-    wait_for(lambda: tmux(socket, "display-message", "-p", "-t", pane, "#{pane_dead}").strip() == "1", what="pane dead")
-
-    # The step `status` suggests: `tmux up AGENT`. It brings the pane back in the conversation it ran.
-    again = cli(env, workdir, "tmux", "up", name, "--socket", socket, "--no-attach", "--wait", "60")
-    said = again.stderr.decode()
-    assert again.returncode == 0, said
-    assert f"{name}: restarting in its session {str(first['session_id'])[:8]}" in said
-    back = wait_for(lambda: waiting(env, workdir, name), timeout=90, what="the restarted interface waiting")
-    assert back["session_id"] == first["session_id"] and back["resumed"] is True
-    say(socket, pane, "what was the codeword?")
-    wait_for(lambda: "It was PLUM." in screen(socket, pane), timeout=90, what="the answer after the restart")
-    last = anthropic.message_requests()[-1]
-    assert "remember the codeword PLUM" in json.dumps(last.body["messages"])  # the history came back
-    assert last.headers.get("x-claude-code-session-id") == first["session_id"]
-    assert cli(env, workdir, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
-
-
-def test_stop_then_restart_of_one_claude_agent_keeps_its_conversation_and_send_names_the_stop(
-    socket: str, env: dict[str, str], anthropic: FakeAnthropic, agents_dir: Path, workdir: Path, claude_bin: Path
-) -> None:
+    """One Claude Code's life: stopped, then restarted (send names the stop meanwhile); then its launch dies on its
+    own (a crash, an OOM kill's SIGTERM) and ``tmux up AGENT`` (the step ``status`` suggests) brings the pane back
+    in the conversation it ran. One agent for both comebacks: each resumes the same session."""
     name = claude_agent(agents_dir, "sleeper", claude_bin, workdir)
-    anthropic.push(text_reply("Ready."), text_reply("Noted: FIG."), text_reply("It was FIG."))  # a resume sends no startup
+    # A resume sends no startup message.
+    anthropic.push(text_reply("Ready."), text_reply("Noted: FIG."), text_reply("It was FIG."), text_reply("Still FIG."))
     assert cli(env, workdir, "tmux", "up", name, "--socket", socket, "--no-attach", "--wait", "60").returncode == 0
     pane = pane_of(socket, name)
     wait_for(lambda: waiting(env, workdir, name), timeout=90, what="the interface waiting")
@@ -110,6 +82,19 @@ def test_stop_then_restart_of_one_claude_agent_keeps_its_conversation_and_send_n
     os.kill(int(tmux(socket, "display-message", "-p", "-t", pane, "#{pane_pid}").strip()), signal.SIGTERM)
     wait_for(lambda: tmux(socket, "display-message", "-p", "-t", pane, "#{pane_dead}").strip() == "1", what="pane dead")
     stopped_everywhere(env, workdir, socket, agents_dir, name, "dead")
+
+    # `tmux up AGENT` brings the dead pane back in the conversation it ran.
+    up = cli(env, workdir, "tmux", "up", name, "--socket", socket, "--no-attach", "--wait", "60")
+    said = up.stderr.decode()
+    assert up.returncode == 0, said
+    assert f"{name}: restarting in its session {str(first['session_id'])[:8]}" in said
+    back = wait_for(lambda: waiting(env, workdir, name), timeout=90, what="the interface brought back by up waiting")
+    assert back["session_id"] == first["session_id"] and back["resumed"] is True
+    say(socket, pane, "and the codeword now?")
+    wait_for(lambda: "Still FIG." in screen(socket, pane), timeout=90, what="the answer after up")
+    last = anthropic.message_requests()[-1]
+    assert "remember the codeword FIG" in json.dumps(last.body["messages"])  # the history came back
+    assert last.headers.get("x-claude-code-session-id") == first["session_id"]
     assert cli(env, workdir, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
 
 

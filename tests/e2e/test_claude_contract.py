@@ -40,7 +40,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 # -- usage ---------------------------------------------------------------------------------
 
 
-def test_text_turn_usage_matches_the_api(h: Harness) -> None:
+def test_text_turn_usage_matches_the_api_and_claude_md_arrives_in_the_first_user_message(h: Harness) -> None:
+    (h.cwd / "CLAUDE.md").write_text("MARKER-INSTRUCTIONS: answer in haiku.\n")
     u = ApiUsage(12, 5000, 9000, 7)
     h.script(TextReply("Hello there friend", u))
     c = h.claude()
@@ -74,6 +75,13 @@ def test_text_turn_usage_matches_the_api(h: Harness) -> None:
     assert req.path == "/v1/messages?beta=true"
     assert req.body["stream"] is True and req.body["model"] == MODEL
     assert req.headers["x-claude-code-session-id"] == c.session_id
+
+    # CLAUDE.md: in the first user message, not the system prompt; the user's text is that message's last block.
+    first = first_user_text(req.body)
+    assert f"Contents of {h.cwd}/CLAUDE.md (project instructions" in first
+    assert "MARKER-INSTRUCTIONS: answer in haiku." in first
+    assert "MARKER-INSTRUCTIONS" not in system_text(req.body)
+    assert req.body["messages"][0]["content"][-1]["text"] == "say hello"
 
 
 def test_tool_turn_repeats_assistant_per_block_and_result_sums_the_calls(h: Harness) -> None:
@@ -139,21 +147,6 @@ def test_unknown_model_reports_a_million_token_window(h: Harness) -> None:
 # -- instructions --------------------------------------------------------------------------
 
 
-def test_claude_md_arrives_in_the_first_user_message(h: Harness) -> None:
-    (h.cwd / "CLAUDE.md").write_text("MARKER-INSTRUCTIONS: answer in haiku.\n")
-    h.script(TextReply("ok", ApiUsage(3, 0, 0, 2)))
-    c = h.claude()
-    c.turn("hello")
-    assert c.close() == 0
-    body = h.api.message_requests()[0].body
-    first = first_user_text(body)
-    assert f"Contents of {h.cwd}/CLAUDE.md (project instructions" in first
-    assert "MARKER-INSTRUCTIONS: answer in haiku." in first
-    assert "MARKER-INSTRUCTIONS" not in system_text(body)
-    last_block = body["messages"][0]["content"][-1]
-    assert last_block["text"] == "hello"  # the user's text is the last block of that message
-
-
 # -- permissions ---------------------------------------------------------------------------
 
 
@@ -163,11 +156,18 @@ def test_claude_md_arrives_in_the_first_user_message(h: Harness) -> None:
 # -- resume --------------------------------------------------------------------------------
 
 
-def test_resume_continues_the_conversation(h: Harness) -> None:
+def test_resume_continues_the_conversation_and_a_session_id_in_use_fails(h: Harness) -> None:
     h.script(TextReply("First answer", ApiUsage(12, 5000, 9000, 7)), TextReply("Resumed answer", ApiUsage(10, 300, 14000, 5)))
     first = h.claude()
     r1 = first.turn("first question")
     assert first.close() == 0
+
+    # --session-id of a session that exists: refused at start, nothing printed, no call.
+    again = h.claude(session_id=first.session_id)
+    assert again.close() == 1
+    assert again.events == []
+    assert f"Error: Session ID {first.session_id} is already in use." in again.stderr
+    assert len(h.api.message_requests()) == 1
 
     second = h.claude(resume=first.session_id)
     r2 = second.turn("second question")
@@ -193,17 +193,6 @@ def test_resume_unknown_session_fails(h: Harness) -> None:
     assert result["errors"] == [f"No conversation found with session ID: {unknown}"]
     assert f"No conversation found with session ID: {unknown}" in c.stderr
     assert h.api.message_requests() == []
-
-
-def test_session_id_already_in_use_fails(h: Harness) -> None:
-    h.script(TextReply("First answer", ApiUsage(3, 0, 0, 2)))
-    first = h.claude()
-    first.turn("hello")
-    assert first.close() == 0
-    again = h.claude(session_id=first.session_id)
-    assert again.close() == 1
-    assert again.events == []
-    assert f"Error: Session ID {first.session_id} is already in use." in again.stderr
 
 
 # -- errors --------------------------------------------------------------------------------

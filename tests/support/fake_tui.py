@@ -11,8 +11,9 @@ It switches on the alternate screen, mouse reports and bracketed paste (``m``), 
 With ``FAKE_TUI_READ_LATE=SECONDS`` it reads keys that long after they arrive (a CLI busy elsewhere: what is
 typed meanwhile comes in one read); with ``FAKE_TUI_SPIN=1`` as well, it draws a spinner meanwhile.
 With ``FAKE_TUI_STARTS=FILE`` each start appends its pid and argv to FILE as a JSON line.
-With ``FAKE_TUI_BUSY_START=SECONDS`` it first spins on the CPU that long, saying nothing (a CLI slow to start on
-a loaded machine), then creates the file ``FAKE_TUI_BUSY_DONE`` names, if any.
+With ``FAKE_TUI_BUSY_START=SECONDS`` it first works on the CPU that long, saying nothing (a CLI slow to start on
+a loaded machine: a quarter of a core, 10 ms of each 40, far above the 2 % that counts as busy), then creates the
+file ``FAKE_TUI_BUSY_DONE`` names, if any.
 
 With ``FAKE_TUI_HOOKS=1`` it runs the hooks of the ``--settings`` agentlaunch gives it, as Claude Code
 would: ``SessionStart`` at start (then ``UserPromptSubmit`` and ``Stop`` for a startup message, after
@@ -86,7 +87,10 @@ def main() -> int:
     if os.environ.get("FAKE_TUI_BUSY_START"):
         until = time.monotonic() + float(os.environ["FAKE_TUI_BUSY_START"])
         while time.monotonic() < until:
-            pass
+            spin = time.monotonic() + 0.01
+            while time.monotonic() < spin:
+                pass
+            time.sleep(0.03)
         if os.environ.get("FAKE_TUI_BUSY_DONE"):
             open(os.environ["FAKE_TUI_BUSY_DONE"], "w").close()
     signal.signal(signal.SIGWINCH, on_winch)
