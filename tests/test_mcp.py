@@ -48,8 +48,9 @@ def text(result: CallToolResult) -> str:
 
 def data(result: CallToolResult) -> dict[str, Any]:
     assert not result.is_error, text(result)
-    assert result.structured_content is not None
-    return result.structured_content
+    found: dict[str, Any] | None = result.structured_content
+    assert found is not None
+    return found
 
 
 def drive(script: Callable[[ClientSession], Awaitable[None]], *args: str, cwd: Path) -> None:
@@ -126,7 +127,15 @@ def test_a_supervisor_lists_starts_sends_to_two_and_reads_the_usage_stop_and_res
     drive(script, "--socket", socket, "--agents-dir", str(agents_dir), cwd=workdir)
 
 
-def test_bad_calls_are_tool_errors_that_say_why_and_the_server_goes_on(agents_dir: Path, workdir: Path) -> None:
+def test_bad_calls_are_tool_errors_that_say_why_and_the_server_goes_on(
+    server: ControlServer, agents_dir: Path, workdir: Path
+) -> None:
+    """One server for every refusal; a refused text and an asking agent come from a stand-in session (its socket
+    served here, playing the launch's part, as tests/test_send_command.py does)."""
+    write_record(state_dir(), "scribe", control=str(server.path))
+    (agents_dir / "scribe").mkdir()
+    (agents_dir / "scribe" / "agent.yaml").write_text((agents_dir / "demo" / "agent.yaml").read_text())
+
     async def script(s: ClientSession) -> None:
         unknown = await s.call_tool("delete_everything", {})
         assert unknown.is_error and "Unknown tool: delete_everything" in text(unknown)
@@ -149,25 +158,16 @@ def test_bad_calls_are_tool_errors_that_say_why_and_the_server_goes_on(agents_di
             assert result.is_error and said in text(result), (name, args, text(result))
         assert data(await s.call_tool("usage_report", {"by": "day", "since": "7d"}))["rows"] == []
 
-    drive(script, "--agents-dir", str(agents_dir), cwd=workdir)
-
-
-def test_a_refused_text_and_an_asking_agent_are_tool_errors_naming_the_way_out(
-    server: ControlServer, agents_dir: Path, workdir: Path
-) -> None:
-    write_record(state_dir(), "demo", control=str(server.path))
-
-    async def script(s: ClientSession) -> None:
         slash, _ = await asyncio.gather(
-            s.call_tool("send_prompt", {"agent": "demo", "prompt": "/compact"}),
+            s.call_tool("send_prompt", {"agent": "scribe", "prompt": "/compact"}),
             asyncio.to_thread(lambda: take_one(server).refuse("claude runs it as a slash command", "waiting", bad_input=True)),
         )
         assert slash.is_error and "claude runs it as a slash command" in text(slash), text(slash)
         asking, _ = await asyncio.gather(
-            s.call_tool("send_prompt", {"agent": "demo", "prompt": "next"}),
-            asyncio.to_thread(lambda: take_one(server).refuse("demo is asking: a permission waits", "asking")),
+            s.call_tool("send_prompt", {"agent": "scribe", "prompt": "next"}),
+            asyncio.to_thread(lambda: take_one(server).refuse("scribe is asking: a permission waits", "asking")),
         )
-        assert asking.is_error and "demo is asking" in text(asking) and "answer_question" in text(asking)
+        assert asking.is_error and "scribe is asking" in text(asking) and "answer_question" in text(asking)
         assert server.take() == []  # refused, never typed later
 
     drive(script, "--agents-dir", str(agents_dir), cwd=workdir)
@@ -194,7 +194,7 @@ def test_a_line_that_is_no_json_rpc_gets_a_parse_error_and_the_server_goes_on(wo
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write("".join(f"{line}\n" for line in lines).encode())
     proc.stdin.flush()
-    replies = []
+    replies: list[dict[str, Any]] = []
     while len(replies) < 6:  # three parse errors, initialize, no/such, tools/list
         replies.append(json.loads(proc.stdout.readline()))
     proc.stdin.close()  # the client goes: the server ends cleanly

@@ -48,7 +48,8 @@ def test_claude_code_as_supervisor_lists_the_team_and_answers_an_agents_permissi
     socket: str, anthropic: FakeAnthropic, isolated_home: Path, agents_dir: Path, workdir: Path, claude_bin: Path
 ) -> None:
     env = claude_team_env(anthropic, isolated_home, agents_dir, workdir)
-    agent = {"provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin), "working_dir": str(workdir)}
+    agent: dict[str, object] = {"provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin)}
+    agent["working_dir"] = str(workdir)
     write_agent(agents_dir, "asker", agent)
     anthropic.push(
         text_reply("Ready."),
