@@ -15,7 +15,7 @@ from agentlaunch.prefix.live_report import LiveReport
 from testbed.agent_files import write_agent
 from testbed.clis import cli_version, ensure_cli
 from tests.conftest import REPO
-from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.cli_runs import run_cli_inprocess
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -100,7 +100,7 @@ def test_run_with_the_default_delivery_puts_the_instructions_in_the_system_promp
     with api.serve() as server:
         env = claude_env(server.url, isolated_home, {"CLAUDE_CODE_MAX_RETRIES": "0"})
         env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
-        done = run_cli("run", "reviewer", "hello", env=env, cwd=workdir)
+        done = run_cli_inprocess("run", "reviewer", "hello", env=env, cwd=workdir)
     assert done.returncode == 0, done.stderr.decode()
     instructions = (REPO / "tests" / "golden" / "reviewer.CLAUDE.md").read_text()
     body = api.message_requests()[0].body
