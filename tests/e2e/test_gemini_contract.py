@@ -89,17 +89,17 @@ def _without_duration(stats: dict[str, Any]) -> dict[str, Any]:
     return {**stats, "duration_ms": 0}
 
 
-@pytest.mark.timeout(420)  # eight launches: the bound on a hang of the five tests it merged, 120 s each
-def test_session_id_per_turn_usage_gemini_md_the_resume_errors_and_sigint(
+@pytest.mark.timeout(480)  # nine launches: the bound on a hang of the six tests it merged, 120 s each
+def test_session_id_per_turn_usage_gemini_md_the_resume_errors_a_tool_turn_and_sigint(
     gemini_bin: Path, script: GeminiScript, fake: GeminiFake, tmp_path: Path, workdir: Path
 ) -> None:
-    """One session of three turns, the refusals around it and an interrupted turn (8 launches; they were 5 tests of
-    13 launches).
+    """One session of three turns, the refusals around it, a tool turn and an interrupted turn (9 launches; they
+    were 6 tests of 14 launches).
 
     Before any session: an unknown resume id exits 42. Then per-turn usage after ``--resume``, GEMINI.md in the
-    first user message and re-read on resume, a reused ``--session-id`` and an unknown id among sessions: 42. Then
-    SIGINT: the launcher process ignores it; signalled as a group the turn stops (exit 0, no result), and the next
-    turn of the session joins the interrupted prompt to its own.
+    first user message and re-read on resume, a reused ``--session-id`` and an unknown id among sessions: 42. A
+    tool turn's events and usage. Then SIGINT: the launcher process ignores it; signalled as a group the turn stops
+    (exit 0, no result), and the next turn of the session joins the interrupted prompt to its own.
     """
     env = prepare_gemini_home(tmp_path / "home", fake.base_url)
     unknown = str(uuid.uuid4())
@@ -155,6 +155,23 @@ def test_session_id_per_turn_usage_gemini_md_the_resume_errors_and_sigint(
     assert turn.stdout == ""
     assert f'Error resuming session: Invalid session identifier "{unknown}".' in turn.stderr
     assert len(fake.model_requests) == 3  # neither refusal called the API
+
+    # A tool turn of the session: its tool events, and the turn's usage the sum of its two calls.
+    (workdir / "hello.txt").write_text("hi there\n")
+    script.push(
+        FunctionCallReply("read_file", {"file_path": "hello.txt"}, GeminiUsage(1000, 20, 0, 5)),
+        TextReply("done", GeminiUsage(1200, 4, 1000, 0)),
+    )
+    turn = _run(gemini_bin, env, workdir, "-p", "run it", "--resume", sid)
+    assert turn.returncode == 0, turn.stderr
+    (use,), (res,) = turn.of_type("tool_use"), turn.of_type("tool_result")
+    assert (use["tool_name"], use["parameters"]) == ("read_file", {"file_path": "hello.txt"})
+    assert res["tool_id"] == use["tool_id"]
+    assert res["status"] == "success"
+    assert _without_duration(turn.result["stats"]) == _stats(2229, 2200, 24, 1000, 0, 1)
+    answer = fake.model_requests[4].body["contents"][-1]["parts"][0]["functionResponse"]
+    assert answer["name"] == "read_file"
+    assert answer["response"] == {"output": "hi there\n"}
 
     # SIGINT: the launcher process ignores it; signalled as a group the turn stops, exit 0, no result.
     script.push(TextReply("slow answer here", GeminiUsage(500, 5), stall=60))
@@ -247,24 +264,3 @@ def test_missing_api_key_exits_41(gemini_bin: Path, fake: GeminiFake, tmp_path: 
     assert turn.stdout == ""
     assert "you must specify the GEMINI_API_KEY environment variable" in turn.stderr
     assert fake.model_requests == []
-
-
-def test_tool_events_and_turn_usage_sums_the_calls(
-    gemini_bin: Path, script: GeminiScript, fake: GeminiFake, tmp_path: Path, workdir: Path
-) -> None:
-    (workdir / "hello.txt").write_text("hi there\n")
-    script.push(
-        FunctionCallReply("read_file", {"file_path": "hello.txt"}, GeminiUsage(1000, 20, 0, 5)),
-        TextReply("done", GeminiUsage(1200, 4, 1000, 0)),
-    )
-    env = prepare_gemini_home(tmp_path / "home", fake.base_url)
-    turn = _run(gemini_bin, env, workdir, "-p", "run it")
-    assert turn.returncode == 0, turn.stderr
-    (use,), (res,) = turn.of_type("tool_use"), turn.of_type("tool_result")
-    assert (use["tool_name"], use["parameters"]) == ("read_file", {"file_path": "hello.txt"})
-    assert res["tool_id"] == use["tool_id"]
-    assert res["status"] == "success"
-    assert _without_duration(turn.result["stats"]) == _stats(2229, 2200, 24, 1000, 0, 1)
-    answer = fake.model_requests[1].body["contents"][-1]["parts"][0]["functionResponse"]
-    assert answer["name"] == "read_file"
-    assert answer["response"] == {"output": "hi there\n"}
