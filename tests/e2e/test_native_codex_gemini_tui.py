@@ -31,7 +31,7 @@ from testbed.agent_files import write_agent
 from testbed.clis import ensure_cli
 from testbed.native_tui import TitledResponsesFake
 from testbed.pty_screen import Screen, spawn
-from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.cli_runs import run_cli_inprocess
 from tests.support.waits import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
@@ -63,9 +63,6 @@ class Tui:
 
     def run(self, *args: str) -> Screen:
         return spawn(self.argv(*args), self.env, self.work)
-
-    def cli(self, *args: str) -> Any:
-        return run_cli(*args, env=self.env, cwd=self.work, timeout=240)
 
 
 @pytest.fixture(params=["codex", "gemini"])
@@ -275,7 +272,7 @@ def test_own_interface_startup_typed_and_sent_prompts_esc_resize_then_resume_and
     quit_tui(tui, screen)
     if tui.name == "codex":
         assert app_servers(tui.work.parent) == []  # nothing it started outlives agentlaunch
-    sessions = json.loads(tui.cli("sessions", "--json").stdout)
+    sessions = json.loads(run_cli_inprocess("sessions", "--json", env=tui.env, cwd=tui.work).stdout)
     assert sessions, f"{tui.name}'s interface run left no session: its native source did not learn the session id"
 
     # The resume, in a shell that saves the terminal's settings before and after agentlaunch.
