@@ -26,15 +26,7 @@ AGENTS: dict[str, dict[str, Any]] = {
         "skills": ["git-hygiene", "code-review"],
     },
     "codex": {"model": "gpt-5.5", "bundles": ["house-style"], "skills": ["git-hygiene"]},
-    # One node process (the doctor scrubs GEMINI_* from its own environment; the agent's env is the user's way):
-    # Gemini's relaunch in a child node changes no byte of a request, and each of the doctor's six starts (the
-    # headless runs, the control's, the interface, --version) cost about 0.6 CPU-s more with it.
-    "gemini": {
-        "model": "gemini-2.5-pro",
-        "bundles": ["house-style"],
-        "skills": ["git-hygiene"],
-        "env": {"GEMINI_CLI_NO_RELAUNCH": "true"},
-    },
+    "gemini": {"model": "gemini-2.5-pro", "bundles": ["house-style"], "skills": ["git-hygiene"]},
 }
 
 
