@@ -9,6 +9,7 @@ import stat
 import sys
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -197,9 +198,34 @@ def test_common_prefix() -> None:
 # -- the live pipeline on a stand-in CLI -----------------------------------------------------
 
 
-def test_live_check_compares_two_sessions_and_its_negative_control_passes(agents_dir: Path) -> None:
+def test_live_check_compares_two_sessions_its_control_passes_and_the_plain_output_fits_one_screen(
+    agents_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`doctor --live` on the stand-in, its capture port busy: the report (kept by a wrapper of live_check) and
+    what it printed. One live check read for every fact of it (it was six tests, one live check each)."""
     fake_claude_agent(agents_dir)
-    report = live_check(agents_dir, "reviewer", timeout=30)
+    reports: list[Any] = []
+
+    def kept(*args: Any, **kwargs: Any) -> Any:
+        reports.append(live_check(*args, **kwargs))
+        return reports[-1]
+
+    monkeypatch.setattr(doctor_live, "live_check", kept)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = run_cli_inprocess(
+            "doctor", "reviewer", "--live", "--port", str(port), "--timeout", "30", "--agents-dir", str(agents_dir)
+        )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.decode().splitlines()
+    assert len(lines) <= 24 and all(len(line) <= 160 for line in lines)
+    assert any(line.startswith("control") and "passed" in line for line in lines)
+    assert any(line.startswith("interactive skipped: started as its interface") for line in lines), lines
+    (report,) = reports
+    # A busy capture port: another one is taken.
+    assert report.port_note is not None and f"port {port} is busy" in report.port_note
     d = report.pair.difference
     assert d.section_a == "message 0 (user) / content part 0"
     assert d.after_a.startswith("a/project-a") and d.after_b.startswith("b/project-b")
@@ -209,6 +235,13 @@ def test_live_check_compares_two_sessions_and_its_negative_control_passes(agents
     assert report.proxy_attempts == [] and report.cli_version == "9.9.9 (Fake Claude)"
     size = report.pair.instructions.size
     assert report.verdict == f"claude: all {size:,} bytes of the instructions are cached across projects"
+    # A CLI whose own prompt holds still is not called unstable.
+    assert report.control.unstable_at is None
+    assert "run to run" not in report.control.message + report.verdict
+    # The stand-in is headless only: started as its interface it exits at once, and the doctor does not wait it out.
+    i = report.interactive
+    assert i is not None and i.no_interface and not i.measured
+    assert "exited (code 2) before any request" in i.note and "no interactive interface" in i.note, i.note
 
 
 def test_file_delivery_puts_the_instructions_after_the_first_difference(agents_dir: Path) -> None:
@@ -238,37 +271,10 @@ def test_a_cli_whose_own_prompt_changes_from_run_to_run_is_named_and_the_control
     assert "the CLI's own prompt is not the same from run to run there" in report.verdict
 
 
-def test_a_cli_whose_own_prompt_holds_still_is_not_called_unstable(agents_dir: Path) -> None:
-    fake_claude_agent(agents_dir)
-    report = live_check(agents_dir, "reviewer", timeout=30)
-    assert report.control.passed and report.control.unstable_at is None
-    assert "run to run" not in report.control.message + report.verdict
-
-
-def test_a_cli_without_an_interface_skips_the_interactive_leg(agents_dir: Path) -> None:
-    # The stand-in is headless only: started as its interface it exits at once, and the doctor does not wait it out.
-    fake_claude_agent(agents_dir)
-    report = live_check(agents_dir, "reviewer", timeout=30)
-    i = report.interactive
-    assert i is not None and i.no_interface and not i.measured
-    assert "exited (code 2) before any request" in i.note and "no interactive interface" in i.note, i.note
-
-
 def test_a_connection_attempt_through_the_proxy_is_reported(agents_dir: Path) -> None:
     fake_claude_agent(agents_dir, env={"FAKE_CLAUDE_MODE": "phone-home"})
     report = live_check(agents_dir, "reviewer", timeout=30)
     assert any(a.startswith("CONNECT example.invalid:443") for a in report.proxy_attempts)
-
-
-def test_a_busy_capture_port_takes_another_one(agents_dir: Path) -> None:
-    fake_claude_agent(agents_dir)
-    with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
-        busy.listen()
-        port = busy.getsockname()[1]
-        report = live_check(agents_dir, "reviewer", timeout=30, port=port)
-    assert report.port_note is not None and f"port {port} is busy" in report.port_note
-    assert report.control.passed
 
 
 def test_a_cli_that_never_calls_the_endpoint_times_out_clearly(agents_dir: Path) -> None:
@@ -310,16 +316,6 @@ def test_doctor_json_has_static_and_live(agents_dir: Path) -> None:
     data = json.loads(done.stdout)
     assert data["static"]["ok"] and data["live"]["ok"] and data["live"]["control"]["passed"]
     assert data["live"]["pair"]["difference"]["shared_bytes"] > 0
-
-
-def test_doctor_plain_output_fits_one_screen(agents_dir: Path) -> None:
-    fake_claude_agent(agents_dir)
-    done = run_cli_inprocess("doctor", "reviewer", "--live", "--agents-dir", str(agents_dir))
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.decode().splitlines()
-    assert len(lines) <= 24 and all(len(line) <= 160 for line in lines)
-    assert any(line.startswith("control") and "passed" in line for line in lines)
-    assert any(line.startswith("interactive skipped: started as its interface") for line in lines), lines
 
 
 # -- at every launch ----------------------------------------------------------------------

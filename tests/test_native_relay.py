@@ -80,23 +80,21 @@ def send_and_see(child: pexpect.spawn, data: bytes) -> None:
     assert seen == want
 
 
-def test_the_interface_starts_at_the_terminal_size_with_the_startup_message_first(agents_dir: Path, tui_agent: str) -> None:
-    child = spawn(agents_dir)
+def test_one_interface_run_keys_resize_flood_and_daemon_then_resume_sends_no_startup_message(
+    agents_dir: Path, tui_agent: str, tmp_path: Path
+) -> None:
+    """One run of the fake interface read for each fact in turn (it was five runs, one per test), then its resume."""
+    pidfile = tmp_path / "daemon.pid"
+    child = spawn(agents_dir, env=env_with(FAKE_TUI_DAEMON_PIDFILE=str(pidfile)))
+    # It starts at the terminal's size, with the startup message first.
     argv = ready(child)
     assert (int(child.match.group(1)), int(child.match.group(2))) == (ROWS, COLS)
     assert argv[-1].startswith("<agentlaunch-startup>") and "Startup for the fake interface." in argv[-1]
     assert "--session-id" in argv and "-p" not in argv and "--input-format" not in argv
     assert "--exclude-dynamic-system-prompt-sections" in argv
     assert "--append-system-prompt-file" in argv  # the same delivery as headless
-    child.send(b"q")
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0
-
-
-def test_keys_reach_the_interface_untouched(agents_dir: Path, tui_agent: str) -> None:
-    child = spawn(agents_dir)
-    ready(child)
+    session = argv[argv.index("--session-id") + 1]
+    # Keys reach the interface untouched.
     for keys in (
         b"\x1b",  # Esc
         b"\x03",  # Ctrl-C: a byte in raw mode, never a signal to agentlaunch
@@ -110,27 +108,27 @@ def test_keys_reach_the_interface_untouched(agents_dir: Path, tui_agent: str) ->
         child.send(keys)
         send_and_see(child, keys)
     assert child.isalive()  # Ctrl-C and Ctrl-Z did not end agentlaunch
-    child.send(b"q")
-    child.expect(pexpect.EOF)
-
-
-def test_a_resize_reaches_the_interface(agents_dir: Path, tui_agent: str) -> None:
-    child = spawn(agents_dir)
-    ready(child)
+    # A resize reaches the interface.
     child.setwinsize(41, 133)
     child.expect(r"SIZE 41 133\r\n")
     child.setwinsize(24, 80)
     child.expect(r"SIZE 24 80\r\n")
+    # A flood of output is relayed whole.
+    child.send(b"b")
+    child.expect(b"FLOOD DONE", timeout=60)
+    assert child.isalive()
+    # A daemon the CLI starts does not outlive agentlaunch.
+    child.send(b"d")
+    child.expect(b"DAEMON STARTED")
+    daemon = int(wait_for(lambda: pidfile.exists() and pidfile.read_text().strip(), timeout=TIMEOUT, what="the daemon's pid"))
+    assert Path(f"/proc/{daemon}").exists()
     child.send(b"q")
     child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert wait_for(lambda: not Path(f"/proc/{daemon}").exists() or _zombie(daemon), timeout=TIMEOUT, what="the daemon to end")
 
-
-def test_resume_sends_no_startup_message_and_names_the_session(agents_dir: Path, tui_agent: str) -> None:
-    child = spawn(agents_dir)
-    argv = ready(child)
-    session = argv[argv.index("--session-id") + 1]
-    child.send(b"q")
-    child.expect(pexpect.EOF)
+    # The resume sends no startup message and names the session (-c: the last one; -r: the one named).
     child = spawn(agents_dir, "-c")
     argv = ready(child)
     assert argv[argv.index("--resume") + 1] == session
@@ -283,35 +281,11 @@ def test_the_fake_provider_gets_the_line_chat_with_a_notice(agents_dir: Path) ->
     child.expect(pexpect.EOF)
 
 
-def test_a_daemon_the_cli_starts_does_not_outlive_agentlaunch(agents_dir: Path, tui_agent: str, tmp_path: Path) -> None:
-    pidfile = tmp_path / "daemon.pid"
-    child = spawn(agents_dir, env=env_with(FAKE_TUI_DAEMON_PIDFILE=str(pidfile)))
-    ready(child)
-    child.send(b"d")
-    child.expect(b"DAEMON STARTED")
-    daemon = int(wait_for(lambda: pidfile.exists() and pidfile.read_text().strip(), timeout=TIMEOUT, what="the daemon's pid"))
-    assert Path(f"/proc/{daemon}").exists()
-    child.send(b"q")
-    child.expect(pexpect.EOF)
-    child.close()
-    assert wait_for(lambda: not Path(f"/proc/{daemon}").exists() or _zombie(daemon), timeout=TIMEOUT, what="the daemon to end")
-
-
 def _zombie(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:
         return True
-
-
-def test_a_flood_of_output_is_relayed_whole(agents_dir: Path, tui_agent: str) -> None:
-    child = spawn(agents_dir)
-    ready(child)
-    child.send(b"b")
-    child.expect(b"FLOOD DONE", timeout=60)
-    assert child.isalive()
-    child.send(b"q")
-    child.expect(pexpect.EOF)
 
 
 def test_stdin_not_a_terminal_keeps_the_headless_rules(agents_dir: Path, tui_agent: str) -> None:

@@ -17,7 +17,7 @@ from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.fakeapi.server import Recorded
 from testbed.agent_files import write_agent
 from testbed.clis import ensure_cli
-from tests.support.cli_runs import run_cli
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.git_repo import git, make_repo, run_at_once
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
@@ -90,8 +90,8 @@ def test_resume_keeps_the_instructions_once(
     api, env = codex
     _agent(agents_dir, "alpha", workdir, "ALPHA-SOUL: you are Alpha.\n")
     api.script.push(cfake.TextReply("first"), cfake.TextReply("second"))
-    assert run_cli("run", "alpha", "one", cwd=workdir, env=env, timeout=240).returncode == 0
-    again = run_cli("run", "alpha", "--continue", "two", cwd=workdir, env=env, timeout=240)
+    assert run_cli_inprocess("run", "alpha", "one", cwd=workdir, env=env, timeout=240).returncode == 0
+    again = run_cli_inprocess("run", "alpha", "--continue", "two", cwd=workdir, env=env, timeout=240)
     assert again.returncode == 0, again.stderr.decode()
     first, second = api.model_requests
     assert cfake.user_texts(second.body)[-1].endswith("two")  # the same thread, continued by `codex exec resume`
@@ -108,7 +108,7 @@ def test_a_toml_hostile_text_arrives_byte_exact(
     api, env = codex
     _agent(agents_dir, "alpha", workdir, HOSTILE)
     api.script.push(cfake.TextReply("ok"))
-    done = run_cli("run", "alpha", "hi", cwd=workdir, env=env, timeout=240)
+    done = run_cli_inprocess("run", "alpha", "hi", cwd=workdir, env=env, timeout=240)
     assert done.returncode == 0, done.stderr.decode()
     (kept,) = (isolated_home / "state").rglob("system-prompts/alpha/AGENTS.md")
     rendered = kept.read_text("utf-8")

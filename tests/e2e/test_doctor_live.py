@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, system_text
+from agentlaunch.prefix import live
 from agentlaunch.prefix.live import live_check
+from agentlaunch.prefix.live_report import LiveReport
 from testbed.agent_files import write_agent
 from testbed.clis import cli_version, ensure_cli
 from tests.conftest import REPO
-from tests.support.cli_runs import run_cli
+from tests.support.cli_runs import run_cli_inprocess
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
-AGENTS = {
+AGENTS: dict[str, dict[str, Any]] = {
     "claude": {
         "model": "claude-sonnet-4-5",
         "bundles": ["house-style", "security-basics"],
@@ -28,12 +31,27 @@ AGENTS = {
 
 
 @pytest.mark.parametrize("provider", ["claude", "codex", "gemini"])
-def test_live_doctor_measures_a_shared_prefix_and_its_negative_control_passes(agents_dir: Path, provider: str) -> None:
+def test_live_doctor_measures_a_shared_prefix_and_its_negative_control_passes(
+    agents_dir: Path, provider: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`agentlaunch doctor probe --live --json` (in-process: its report read as well as what it printed)."""
     binary = ensure_cli(provider)  # type: ignore[arg-type]
     write_agent(
         agents_dir, "probe", {"provider": provider, "command": str(binary), **AGENTS[provider]}, {"soul.md": "You are Probe.\n"}
     )
-    report = live_check(agents_dir, "probe", timeout=60)
+    reports: list[LiveReport] = []
+
+    def kept(*args: Any, **kwargs: Any) -> LiveReport:
+        reports.append(live_check(*args, **kwargs))
+        return reports[-1]
+
+    monkeypatch.setattr(live, "live_check", kept)
+    done = run_cli_inprocess("doctor", "probe", "--live", "--json", "--agents-dir", str(agents_dir), timeout=240)
+    assert done.returncode == 0, done.stderr.decode()
+    data = json.loads(done.stdout)
+    assert data["live"]["control"]["passed"] and data["live"]["proxy_attempts"] == []
+    assert cli_version(provider) in data["live"]["cli_version"]  # type: ignore[arg-type]  # codex: "codex-cli 0.171.0"
+    (report,) = reports
     diff = report.pair.difference
     assert 0 < diff.shared_bytes < diff.size_a, "two working directories must part somewhere, after a shared head"
     assert report.pair.instructions.found, "the rendered instructions must reach the request"
@@ -61,16 +79,6 @@ def test_live_doctor_measures_a_shared_prefix_and_its_negative_control_passes(ag
         assert report.pair.instructions.inside_bytes == report.pair.instructions.size
 
 
-def test_the_doctor_command_prints_json_for_the_real_claude(agents_dir: Path) -> None:
-    binary = ensure_cli("claude")
-    write_agent(agents_dir, "probe", {"provider": "claude", "command": str(binary), **AGENTS["claude"]})
-    done = run_cli("doctor", "probe", "--live", "--json", "--agents-dir", str(agents_dir), timeout=240)
-    assert done.returncode == 0, done.stderr.decode()
-    data = json.loads(done.stdout)
-    assert data["live"]["control"]["passed"] and data["live"]["proxy_attempts"] == []
-    assert data["live"]["cli_version"].startswith(cli_version("claude"))
-
-
 def test_run_with_the_default_delivery_puts_the_instructions_in_the_system_prompt(
     agents_dir: Path, workdir: Path, isolated_home: Path
 ) -> None:
@@ -84,7 +92,7 @@ def test_run_with_the_default_delivery_puts_the_instructions_in_the_system_promp
     with api.serve() as server:
         env = claude_env(server.url, isolated_home, {"CLAUDE_CODE_MAX_RETRIES": "0"})
         env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
-        done = run_cli("run", "reviewer", "hello", env=env, cwd=workdir)
+        done = run_cli_inprocess("run", "reviewer", "hello", env=env, cwd=workdir)
     assert done.returncode == 0, done.stderr.decode()
     instructions = (REPO / "tests" / "golden" / "reviewer.CLAUDE.md").read_text()
     body = api.message_requests()[0].body

@@ -184,18 +184,18 @@ def test_gemini_keeps_no_plan_starts_nothing_early_and_a_changed_model_is_used(
     """What failed under load while Gemini's first turn started early: the plan's Gemini, killed because the
     model changed, had already made its session file, and the launch's own Gemini refused that session id."""
     p = provider
-    for i in range(3):
+    for i in range(2):
         p.push_text(f"answer {i}")
     first, seen = run_reporting(p, "run", "planner", "one", cwd=workdir)
     assert first.returncode == 0 and seen == [], first.stderr.decode()
     assert plans(isolated_home) == []  # nothing to start the next launch from
-    second, seen = run_reporting(p, "run", "planner", "two", cwd=workdir)
-    assert second.returncode == 0 and second.stdout.decode().strip() == "answer 1", second.stderr.decode()
-    assert seen == []  # no CLI was started before the launch chose one
+    # The next launch, its model changed (what failed once), starts no CLI before it chose one and uses the new model.
+    # (A next launch with the definition unchanged was a launch of its own; it shows nothing more: no plan is kept.)
     agent_yaml = agents_dir / "planner" / "agent.yaml"
     definition = yaml.safe_load(agent_yaml.read_text())
     definition["model"] = OTHER_MODEL[p.name]
     agent_yaml.write_text(yaml.safe_dump(definition))
-    changed, seen = run_reporting(p, "run", "planner", "three", cwd=workdir)
-    assert changed.returncode == 0 and changed.stdout.decode().strip() == "answer 2", changed.stderr.decode()
-    assert seen == [] and len(p.calls()) == 3 and model(p, p.calls()[2]) == OTHER_MODEL[p.name]
+    changed, seen = run_reporting(p, "run", "planner", "two", cwd=workdir)
+    assert changed.returncode == 0 and changed.stdout.decode().strip() == "answer 1", changed.stderr.decode()
+    assert seen == [] and len(p.calls()) == 2 and model(p, p.calls()[1]) == OTHER_MODEL[p.name]
+    assert plans(isolated_home) == []

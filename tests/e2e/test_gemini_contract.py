@@ -89,14 +89,17 @@ def _without_duration(stats: dict[str, Any]) -> dict[str, Any]:
     return {**stats, "duration_ms": 0}
 
 
-@pytest.mark.timeout(300)  # six launches: the bound on a hang of the four tests it merged, 120 s each
-def test_session_id_per_turn_usage_gemini_md_and_the_resume_errors(
-    gemini_bin: Path, fake: GeminiFake, tmp_path: Path, workdir: Path
+@pytest.mark.timeout(480)  # nine launches: the bound on a hang of the six tests it merged, 120 s each
+def test_session_id_per_turn_usage_gemini_md_the_resume_errors_a_tool_turn_and_sigint(
+    gemini_bin: Path, script: GeminiScript, fake: GeminiFake, tmp_path: Path, workdir: Path
 ) -> None:
-    """One session of three turns, and the refusals around it (6 launches; they were 4 tests of 10 launches).
+    """One session of three turns, the refusals around it, a tool turn and an interrupted turn (9 launches; they
+    were 6 tests of 14 launches).
 
     Before any session: an unknown resume id exits 42. Then per-turn usage after ``--resume``, GEMINI.md in the
-    first user message and re-read on resume, a reused ``--session-id`` and an unknown id among sessions: 42.
+    first user message and re-read on resume, a reused ``--session-id`` and an unknown id among sessions: 42. A
+    tool turn's events and usage. Then SIGINT: the launcher process ignores it; signalled as a group the turn stops
+    (exit 0, no result), and the next turn of the session joins the interrupted prompt to its own.
     """
     env = prepare_gemini_home(tmp_path / "home", fake.base_url)
     unknown = str(uuid.uuid4())
@@ -153,78 +156,26 @@ def test_session_id_per_turn_usage_gemini_md_and_the_resume_errors(
     assert f'Error resuming session: Invalid session identifier "{unknown}".' in turn.stderr
     assert len(fake.model_requests) == 3  # neither refusal called the API
 
-
-@pytest.mark.parametrize(("status", "exit_code"), [(500, 244), (400, 144), (401, 145)])
-def test_api_error_exit_code_is_the_http_status_mod_256(
-    gemini_bin: Path, script: GeminiScript, fake: GeminiFake, tmp_path: Path, workdir: Path, status: int, exit_code: int
-) -> None:
-    script.default = ErrorReply(status, "fake failure")
-    env = prepare_gemini_home(tmp_path / "home", fake.base_url, max_attempts=1)
-    turn = _run(gemini_bin, env, workdir, "-p", "hi")
-    assert turn.returncode == exit_code == status % 256
-    assert [e["type"] for e in turn.events] == ["init", "message", "result"]
-    result = turn.result
-    assert result["status"] == "error"
-    assert result["error"]["type"] == "unknown"
-    assert f'"code":{status}' in result["error"]["message"]
-    assert _without_duration(result["stats"]) == _stats(0, 0, 0, 0, 0, 0)
-    assert len(fake.model_requests) == 1  # general.maxAttempts = 1: no retries
-
-
-def test_retries_are_capped_by_general_max_attempts(
-    gemini_bin: Path, script: GeminiScript, fake: GeminiFake, tmp_path: Path, workdir: Path
-) -> None:
-    script.default = ErrorReply(500, "fake failure")
-    env = prepare_gemini_home(tmp_path / "home", fake.base_url, max_attempts=2)
-    turn = _run(gemini_bin, env, workdir, "-p", "hi")
-    assert turn.returncode == 244
-    assert len(fake.model_requests) == 2
-    assert "Attempt 1 failed with status 500. Retrying with backoff..." in turn.stderr
-    assert "Attempt 2 failed" in turn.stderr and "Max attempts reached" in turn.stderr
-
-
-def test_missing_api_key_exits_41(gemini_bin: Path, fake: GeminiFake, tmp_path: Path, workdir: Path) -> None:
-    env = prepare_gemini_home(tmp_path / "home", fake.base_url, api_key=None)
-    turn = _run(gemini_bin, env, workdir, "-p", "hi")
-    assert turn.returncode == 41
-    assert turn.stdout == ""
-    assert "you must specify the GEMINI_API_KEY environment variable" in turn.stderr
-    assert fake.model_requests == []
-
-
-def test_tool_events_and_turn_usage_sums_the_calls(
-    gemini_bin: Path, script: GeminiScript, fake: GeminiFake, tmp_path: Path, workdir: Path
-) -> None:
+    # A tool turn of the session: its tool events, and the turn's usage the sum of its two calls.
     (workdir / "hello.txt").write_text("hi there\n")
     script.push(
         FunctionCallReply("read_file", {"file_path": "hello.txt"}, GeminiUsage(1000, 20, 0, 5)),
         TextReply("done", GeminiUsage(1200, 4, 1000, 0)),
     )
-    env = prepare_gemini_home(tmp_path / "home", fake.base_url)
-    turn = _run(gemini_bin, env, workdir, "-p", "run it")
+    turn = _run(gemini_bin, env, workdir, "-p", "run it", "--resume", sid)
     assert turn.returncode == 0, turn.stderr
     (use,), (res,) = turn.of_type("tool_use"), turn.of_type("tool_result")
     assert (use["tool_name"], use["parameters"]) == ("read_file", {"file_path": "hello.txt"})
     assert res["tool_id"] == use["tool_id"]
     assert res["status"] == "success"
     assert _without_duration(turn.result["stats"]) == _stats(2229, 2200, 24, 1000, 0, 1)
-    answer = fake.model_requests[1].body["contents"][-1]["parts"][0]["functionResponse"]
+    answer = fake.model_requests[4].body["contents"][-1]["parts"][0]["functionResponse"]
     assert answer["name"] == "read_file"
     assert answer["response"] == {"output": "hi there\n"}
 
-
-def test_sigint_must_reach_the_process_group(
-    gemini_bin: Path, script: GeminiScript, fake: GeminiFake, tmp_path: Path, workdir: Path
-) -> None:
-    """The launcher process ignores SIGINT; signalled as a group the turn stops, exit 0, no result."""
-    script.push(
-        TextReply("first", GeminiUsage(1000, 10)),
-        TextReply("slow answer here", GeminiUsage(500, 5), stall=60),
-    )
+    # SIGINT: the launcher process ignores it; signalled as a group the turn stops, exit 0, no result.
+    script.push(TextReply("slow answer here", GeminiUsage(500, 5), stall=60))
     script.default = TextReply("after", GeminiUsage(3000, 3, 1000))
-    env = prepare_gemini_home(tmp_path / "home", fake.base_url)
-    sid = str(uuid.uuid4())
-    assert _run(gemini_bin, env, workdir, "-p", "first", "--session-id", sid).returncode == 0
     proc = subprocess.Popen(
         _argv(gemini_bin, "-p", "second", "--resume", sid),
         env=env,
@@ -268,3 +219,48 @@ def test_sigint_must_reach_the_process_group(
     assert _without_duration(after.result["stats"]) == _stats(3003, 3000, 3, 1000, 0, 0)
     # The partial answer is dropped; the interrupted prompt joins the next one.
     assert fake.model_requests[-1].body["contents"][-1] == {"role": "user", "parts": [{"text": "second"}, {"text": "third"}]}
+
+
+# 500 -> 244: in test_retries_are_capped_by_general_max_attempts, with the same events and result.
+@pytest.mark.parametrize(("status", "exit_code"), [(400, 144), (401, 145)])
+def test_api_error_exit_code_is_the_http_status_mod_256(
+    gemini_bin: Path, script: GeminiScript, fake: GeminiFake, tmp_path: Path, workdir: Path, status: int, exit_code: int
+) -> None:
+    script.default = ErrorReply(status, "fake failure")
+    env = prepare_gemini_home(tmp_path / "home", fake.base_url, max_attempts=1)
+    turn = _run(gemini_bin, env, workdir, "-p", "hi")
+    assert turn.returncode == exit_code == status % 256
+    assert [e["type"] for e in turn.events] == ["init", "message", "result"]
+    result = turn.result
+    assert result["status"] == "error"
+    assert result["error"]["type"] == "unknown"
+    assert f'"code":{status}' in result["error"]["message"]
+    assert _without_duration(result["stats"]) == _stats(0, 0, 0, 0, 0, 0)
+    assert len(fake.model_requests) == 1  # general.maxAttempts = 1: no retries
+
+
+def test_retries_are_capped_by_general_max_attempts(
+    gemini_bin: Path, script: GeminiScript, fake: GeminiFake, tmp_path: Path, workdir: Path
+) -> None:
+    script.default = ErrorReply(500, "fake failure")
+    env = prepare_gemini_home(tmp_path / "home", fake.base_url, max_attempts=2)
+    turn = _run(gemini_bin, env, workdir, "-p", "hi")
+    assert turn.returncode == 244 == 500 % 256
+    assert [e["type"] for e in turn.events] == ["init", "message", "result"]
+    result = turn.result
+    assert result["status"] == "error"
+    assert result["error"]["type"] == "unknown"
+    assert '"code":500' in result["error"]["message"]
+    assert _without_duration(result["stats"]) == _stats(0, 0, 0, 0, 0, 0)
+    assert len(fake.model_requests) == 2
+    assert "Attempt 1 failed with status 500. Retrying with backoff..." in turn.stderr
+    assert "Attempt 2 failed" in turn.stderr and "Max attempts reached" in turn.stderr
+
+
+def test_missing_api_key_exits_41(gemini_bin: Path, fake: GeminiFake, tmp_path: Path, workdir: Path) -> None:
+    env = prepare_gemini_home(tmp_path / "home", fake.base_url, api_key=None)
+    turn = _run(gemini_bin, env, workdir, "-p", "hi")
+    assert turn.returncode == 41
+    assert turn.stdout == ""
+    assert "you must specify the GEMINI_API_KEY environment variable" in turn.stderr
+    assert fake.model_requests == []

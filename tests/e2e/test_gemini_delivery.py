@@ -108,12 +108,12 @@ def test_continue_resumes_with_the_same_home_finds_the_session_and_splits_the_ca
     _agent(agents_dir, "alpha", workdir, "ALPHA-SOUL: you are Alpha.\n")
     (workdir / "hello.txt").write_text("hi there\n")
     api.script.push(gfake.TextReply("first", gfake.GeminiUsage(prompt=9000, output=7, cached=6000, thoughts=2)))
-    assert run_cli("run", "alpha", "one", cwd=workdir, env=env, timeout=240).returncode == 0
+    assert run_cli_inprocess("run", "alpha", "one", cwd=workdir, env=env, timeout=240).returncode == 0
     api.script.push(
         gfake.FunctionCallReply("read_file", {"file_path": "hello.txt"}, gfake.GeminiUsage(1000, 20, 0, 5)),
         gfake.TextReply("done", gfake.GeminiUsage(1200, 4, 1000, 0)),
     )
-    again = run_cli("run", "alpha", "-c", "read hello.txt", cwd=workdir, env=env, timeout=240)
+    again = run_cli_inprocess("run", "alpha", "-c", "read hello.txt", cwd=workdir, env=env, timeout=240)
     assert again.returncode == 0, again.stderr.decode()
     first, second, third = api.model_requests
     assert any(t.endswith("one") for t in gfake.user_texts(second.body))  # the same session, resumed
@@ -154,7 +154,7 @@ def test_no_gemini_folder_at_all_still_runs_and_the_session_lands_in_the_users_g
     project.mkdir()
     (project / "settings.json").write_text(json.dumps(gfake.gemini_settings({"general": {"maxAttempts": 1}})))
     bare_env = {**env, "HOME": str(bare)}
-    done = run_cli("run", "alpha", "hi", cwd=workdir, env=bare_env, timeout=240)
+    done = run_cli_inprocess("run", "alpha", "hi", cwd=workdir, env=bare_env, timeout=240)
     assert done.returncode == 0, done.stderr.decode()
     (req,) = api.model_requests
     assert _system(req).count("ALPHA-SOUL") == 1 and USER_OWN not in _system(req)
@@ -195,7 +195,7 @@ def test_a_user_context_file_name_keeps_both_their_global_file_and_the_agents_te
         (workdir / "AGENTS.md").write_text("REPO-AGENTS-MD: the project's AGENTS.md\n")
         _agent(agents_dir, "alpha", workdir, "ALPHA-SOUL: you are Alpha.\n")
         api.script.push(gfake.TextReply("ok"))
-        done = run_cli("run", "alpha", "hello", cwd=workdir, env=env, timeout=240)
+        done = run_cli_inprocess("run", "alpha", "hello", cwd=workdir, env=env, timeout=240)
         assert done.returncode == 0, done.stderr.decode()
         (req,) = api.model_requests
     system = _system(req)

@@ -4,7 +4,8 @@ agentlaunch runs on a PTY (pexpect), the CLI's own interface relayed; pyte
 reads the screen. Pinned: the store holds the fake API's exact figures for a
 tool turn, each call once (the same a headless run records); ``status --json``
 shows ``waiting`` after the turn (``asking`` while Codex's permission prompt
-waits); ``-c`` continues the same session and records only its own calls.
+waits); ``-c`` continues the same session and records only its own calls, a headless
+turn (``run -c PROMPT``) between two interface runs too.
 """
 
 from __future__ import annotations
@@ -116,6 +117,20 @@ def environment(base: dict[str, str], agents_dir: Path) -> dict[str, str]:
     return {**base, **keep, "AGENTLAUNCH_AGENTS_DIR": str(agents_dir), "AGENTLAUNCH_TITLE": "0", "TERM": "xterm-256color"}
 
 
+def headless_turn(agent: Agent, answer: str) -> None:
+    """`agentlaunch run AGENT -c "a headless turn"` between two interface runs: the same session, its answer printed."""
+    headless = subprocess.run(
+        [sys.executable, "-m", "agentlaunch", "run", agent.name, "-c", "a headless turn"],
+        env=agent.env,
+        cwd=agent.work,
+        capture_output=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert headless.returncode == 0, headless.stderr.decode()
+    assert answer in headless.stdout.decode()
+
+
 def usage(input: int, cache_read: int, output: int, reasoning: int = 0) -> dict[str, int]:
     return {
         "input": input,
@@ -127,7 +142,9 @@ def usage(input: int, cache_read: int, output: int, reasoning: int = 0) -> dict[
     }
 
 
-def test_codex_native_run_meters_a_tool_turn_shows_states_and_resumes(short_root: Path, agents_dir: Path) -> None:
+def test_codex_native_run_meters_a_tool_turn_shows_states_and_a_headless_then_a_native_turn_resume(
+    short_root: Path, agents_dir: Path
+) -> None:
     codex = ensure_cli("codex")
     work = short_root / "work"
     work.mkdir()
@@ -136,6 +153,7 @@ def test_codex_native_run_meters_a_tool_turn_shows_states_and_resumes(short_root
         [
             cfake.ShellCallReply(arguments=escalated, usage=cfake.ResponsesUsage(9000, 8000, 7, 3)),
             cfake.TextReply("first answer done", cfake.ResponsesUsage(9100, 9000, 5, 0)),
+            cfake.TextReply("headless two done", cfake.ResponsesUsage(9150, 9100, 6, 0)),
             cfake.TextReply("resumed answer done", cfake.ResponsesUsage(9200, 9100, 4, 0)),
         ]
     )
@@ -170,6 +188,8 @@ def test_codex_native_run_meters_a_tool_turn_shows_states_and_resumes(short_root
         first_thread = {r.body.get("prompt_cache_key") for r in api.turn_requests}
         assert len(first_thread) == 1
 
+        # A headless turn of the same session between two interface runs: each call still counted once.
+        headless_turn(agent, "headless two done")
         tui = agent.run("-c")
         try:
             until(tui, lambda: "Ask Codex" in tui.text() or "›" in tui.text(), "the resumed interface")
@@ -178,18 +198,21 @@ def test_codex_native_run_meters_a_tool_turn_shows_states_and_resumes(short_root
             until(tui, lambda: agent.state() == "waiting", "status 'waiting' after the resumed turn")
         finally:
             quit_tui(tui)
-        assert len(api.turn_requests) == 3
+        assert len(api.turn_requests) == 4
         assert {r.body.get("prompt_cache_key") for r in api.turn_requests} == first_thread  # the same thread
         assert STARTUP not in "\n".join(cfake.user_texts(api.turn_requests[-1].body)).split("one more")[-1]
-        assert agent.calls() == [usage(1000, 8000, 7, 3), usage(100, 9000, 5), usage(100, 9100, 4)]
+        assert agent.calls() == [usage(1000, 8000, 7, 3), usage(100, 9000, 5), usage(50, 9100, 6), usage(100, 9100, 4)]
         assert agent.session()["provider"] == "codex"
+        assert agent.session()["turns"] == 3  # interface, headless, interface
         # The startup message names no id of agentlaunch's: the session is known by Codex's thread id.
         first_text = "\n".join(cfake.user_texts(api.turn_requests[0].body))
         assert "Session: the id codex gives this conversation as it starts" in first_text
         assert first_thread == {agent.session()["session_id"]}
 
 
-def test_gemini_native_run_meters_a_tool_turn_shows_waiting_and_resumes(short_root: Path, agents_dir: Path) -> None:
+def test_gemini_native_run_meters_a_tool_turn_shows_waiting_and_a_headless_then_a_native_turn_resume(
+    short_root: Path, agents_dir: Path
+) -> None:
     gemini = ensure_cli("gemini")
     work = short_root / "work"
     work.mkdir()
@@ -198,6 +221,7 @@ def test_gemini_native_run_meters_a_tool_turn_shows_waiting_and_resumes(short_ro
         [
             gfake.FunctionCallReply("read_file", {"file_path": str(work / "notes.txt")}, gfake.GeminiUsage(9000, 7, 6000, 3)),
             gfake.TextReply("first answer done", gfake.GeminiUsage(9100, 5, 9000)),
+            gfake.TextReply("headless two done", gfake.GeminiUsage(9150, 6, 9100)),
             gfake.TextReply("resumed answer done", gfake.GeminiUsage(9200, 4, 9100)),
         ]
     )
@@ -226,6 +250,8 @@ def test_gemini_native_run_meters_a_tool_turn_shows_waiting_and_resumes(short_ro
         # thoughts are billed as output; input is the uncached part (as the headless split records them).
         assert agent.calls() == [usage(3000, 6000, 10, 3), usage(100, 9000, 5)]
 
+        # A headless turn of the same session between two interface runs: each call still counted once.
+        headless_turn(agent, "headless two done")
         tui = agent.run("-c")
         try:
             until(tui, lambda: "Type your message" in tui.text(), "the resumed interface")
@@ -234,71 +260,8 @@ def test_gemini_native_run_meters_a_tool_turn_shows_waiting_and_resumes(short_ro
             until(tui, lambda: agent.state() == "waiting", "status 'waiting' after the resumed turn")
         finally:
             quit_tui(tui)
-        assert len(api.model_requests) == 3
-        assert "first answer done" in json.dumps(api.model_requests[-1].body)  # the same conversation
-        assert agent.calls() == [usage(3000, 6000, 10, 3), usage(100, 9000, 5), usage(100, 9100, 4)]
-
-
-@pytest.mark.parametrize("name", ["codex", "gemini"])
-def test_native_headless_native_turns_of_one_session_count_each_call_once(name: str, short_root: Path, agents_dir: Path) -> None:
-    binary = ensure_cli(name)
-    work = short_root / "work"
-    work.mkdir()
-    model = "gpt-5.5" if name == "codex" else "gemini-2.5-pro"
-    write_agent(
-        agents_dir,
-        "mixed",
-        {"provider": name, "model": model, "command": str(binary), "working_dir": str(work), "startup": STARTUP},
-    )
-    if name == "codex":
-        fake: Any = TitledResponsesFake(
-            cfake.ResponsesScript(
-                [
-                    cfake.TextReply("native one done", cfake.ResponsesUsage(9000, 8000, 7, 0)),
-                    cfake.TextReply("headless two done", cfake.ResponsesUsage(9100, 9000, 5, 0)),
-                    cfake.TextReply("native three done", cfake.ResponsesUsage(9200, 9100, 4, 0)),
-                ]
-            )
-        )
-    else:
-        fake = gfake.GeminiFake(
-            gfake.GeminiScript(
-                [
-                    gfake.TextReply("native one done", gfake.GeminiUsage(9000, 7, 8000)),
-                    gfake.TextReply("headless two done", gfake.GeminiUsage(9100, 5, 9000)),
-                    gfake.TextReply("native three done", gfake.GeminiUsage(9200, 4, 9100)),
-                ]
-            )
-        )
-    with fake as api:
-        if name == "codex":
-            base = seed_codex_home(short_root / "home", api.base_url, work)
-        else:
-            base = gfake.prepare_gemini_home(short_root / "home", api.base_url, max_attempts=1, no_relaunch=True)  # one node
-        agent = Agent(environment(base, agents_dir), agents_dir, work, "mixed")
-        tui = agent.run()
-        try:
-            until(tui, lambda: "native one done" in tui.text(), "the native startup turn")
-            until(tui, lambda: agent.state() == "waiting", "waiting")
-        finally:
-            quit_tui(tui)
-        headless = subprocess.run(
-            [sys.executable, "-m", "agentlaunch", "run", "mixed", "-c", "a headless turn"],
-            env=agent.env,
-            cwd=work,
-            capture_output=True,
-            timeout=120,
-            stdin=subprocess.DEVNULL,
-        )
-        assert headless.returncode == 0, headless.stderr.decode()
-        assert "headless two done" in headless.stdout.decode()
-        tui = agent.run("-c")
-        try:
-            until(tui, lambda: ("Ask Codex" in tui.text()) if name == "codex" else ("Type your message" in tui.text()), "resumed")
-            type_prompt(tui, "native again", "native three done")
-            until(tui, lambda: "native three done" in tui.text(), "the native resumed turn")
-            until(tui, lambda: agent.state() == "waiting", "waiting")
-        finally:
-            quit_tui(tui)
-    assert agent.calls() == [usage(1000, 8000, 7), usage(100, 9000, 5), usage(100, 9100, 4)]
-    assert agent.session()["turns"] == 3
+        assert len(api.model_requests) == 4
+        last = json.dumps(api.model_requests[-1].body)
+        assert "first answer done" in last and "headless two done" in last  # the same conversation
+        assert agent.calls() == [usage(3000, 6000, 10, 3), usage(100, 9000, 5), usage(50, 9100, 6), usage(100, 9100, 4)]
+        assert agent.session()["turns"] == 3  # interface, headless, interface

@@ -26,7 +26,7 @@ from agentlaunch.fakeapi.server import Recorded
 from agentlaunch.usage.store import Store
 from testbed.agent_files import write_agent
 from testbed.clis import ensure_cli
-from tests.support.cli_runs import run_cli
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.gemini_process import one_gemini_process
 from tests.support.waits import wait_for
 
@@ -50,7 +50,13 @@ class Provider:
     tool_turn_calls: list[dict[str, int]]  # what agentlaunch must record for those two calls
 
     def run(self, *args: str, cwd: Path) -> Any:
+        """`agentlaunch ARGS` as a real process (its entry point's early start, its exit code)."""
         return run_cli(*args, cwd=cwd, env=self.env, timeout=240)
+
+    def run_here(self, *args: str, cwd: Path) -> Any:
+        """`agentlaunch ARGS` in this process, for a test that reads its output, exit code and store: the CLI it
+        starts is a real process; a Python start (about 0.3 CPU-s) saved."""
+        return run_cli_inprocess(*args, cwd=cwd, env=self.env, timeout=240)
 
 
 @pytest.fixture(params=["codex", "gemini"])
@@ -123,7 +129,7 @@ def newest_user_text(p: Provider, req: Recorded) -> str:
 
 
 def session_of(p: Provider, cwd: Path) -> dict[str, Any]:
-    sessions = json.loads(p.run("sessions", "--json", cwd=cwd).stdout)
+    sessions = json.loads(p.run_here("sessions", "--json", cwd=cwd).stdout)
     assert len(sessions) == 1, sessions
     return dict(sessions[0])
 
@@ -134,7 +140,7 @@ def test_three_turns_over_two_processes_record_exact_per_call_usage(
     p = provider
     for i in range(3):
         p.push_text(f"answer {i + 1}")
-    first = p.run("run", "planner", "turn one", cwd=workdir)
+    first = p.run_here("run", "planner", "turn one", cwd=workdir)
     assert first.returncode == 0, first.stderr.decode()
     assert first.stdout.decode().strip() == "answer 1"
 
@@ -196,25 +202,6 @@ def test_three_turns_over_two_processes_record_exact_per_call_usage(
     assert [c.turn for c in calls] == [1, 2, 3]
 
 
-def test_a_tool_turn_is_recorded_call_by_call_not_as_the_turn_sum_the_cli_prints(
-    provider: Provider, workdir: Path, isolated_home: Path
-) -> None:
-    """stdout carries one sum per turn; agentlaunch takes each call from the CLI's own file (rollout, session file)."""
-    (workdir / "hello.txt").write_text("hi there\n")
-    provider.push_tool_turn()
-    result = provider.run("run", "planner", "--json", "read hello.txt", cwd=workdir)
-    assert result.returncode == 0, result.stderr.decode()
-    events = [json.loads(line) for line in result.stdout.decode().splitlines()]
-    assert [e["usage"] for e in events if e["event"] == "usage"] == provider.tool_turn_calls
-    assert [e["event"] for e in events].count("tool_use") == 1
-    assert len(provider.calls()) == 2
-    session = session_of(provider, workdir)
-    with Store.open(isolated_home / "state" / "usage.sqlite3") as store:
-        calls = store.calls_for_session(session["session_id"])
-    assert [c.usage.as_dict() for c in calls] == provider.tool_turn_calls
-    assert [c.turn for c in calls] == [1, 1]
-
-
 def test_failed_turn_exits_1_with_the_providers_message(provider: Provider, workdir: Path) -> None:
     provider.push_error(400, "bad request from the fake")
     result = provider.run("run", "planner", "hi", cwd=workdir)
@@ -224,29 +211,41 @@ def test_failed_turn_exits_1_with_the_providers_message(provider: Provider, work
 
 
 def test_unknown_resume_id_is_refused_and_starts_nothing(provider: Provider, workdir: Path) -> None:
-    result = provider.run("run", "planner", "-r", "00000000-0000-4000-8000-000000000000", "hi", cwd=workdir)
+    result = provider.run_here("run", "planner", "-r", "00000000-0000-4000-8000-000000000000", "hi", cwd=workdir)
     assert result.returncode == 1, result.stderr.decode()
     err = result.stderr.decode()
     assert "no rollout found" in err or "Error resuming session" in err, err
     assert provider.calls() == []
-    assert json.loads(provider.run("sessions", "--json", cwd=workdir).stdout) == []
+    assert json.loads(provider.run_here("sessions", "--json", cwd=workdir).stdout) == []
 
 
 @pytest.mark.parametrize("provider", ["codex"], indirect=True)
 def test_codex_thread_name_is_refused_before_codex_could_start_a_new_thread(provider: Provider, workdir: Path) -> None:
     """Codex-only trap: a non-UUID resume id is taken as a thread name and silently starts a new thread."""
-    result = provider.run("run", "planner", "-r", "my-thread", "hi", cwd=workdir)
+    result = provider.run_here("run", "planner", "-r", "my-thread", "hi", cwd=workdir)
     assert result.returncode == 3 and "would silently start a new thread" in result.stderr.decode()
     assert provider.calls() == []
 
 
 @pytest.mark.gemini_relaunch  # Ctrl-C reaches Gemini's process group: its relaunched tree as shipped
-def test_interrupted_turn_ends_the_process_and_keeps_the_session_resumable(
+def test_a_tool_turn_is_recorded_call_by_call_and_an_interrupted_turn_ends_the_process_and_keeps_the_session_resumable(
     provider: Provider, workdir: Path, isolated_home: Path
 ) -> None:
-    provider.push_text("first")
-    assert provider.run("run", "planner", "first", cwd=workdir).returncode == 0
+    """A tool turn: stdout carries one sum per turn; agentlaunch takes each call from the CLI's own file (rollout,
+    session file). Then a turn interrupted after its tool call, and a third turn in the same session."""
     (workdir / "hello.txt").write_text("hi there\n")
+    provider.push_tool_turn()
+    result = provider.run_here("run", "planner", "--json", "read hello.txt", cwd=workdir)
+    assert result.returncode == 0, result.stderr.decode()
+    events = [json.loads(line) for line in result.stdout.decode().splitlines()]
+    assert [e["usage"] for e in events if e["event"] == "usage"] == provider.tool_turn_calls
+    assert [e["event"] for e in events].count("tool_use") == 1
+    assert len(provider.calls()) == 2
+    with Store.open(isolated_home / "state" / "usage.sqlite3") as store:
+        calls = store.calls_for_session(session_of(provider, workdir)["session_id"])
+    assert [c.usage.as_dict() for c in calls] == provider.tool_turn_calls
+    assert [c.turn for c in calls] == [1, 1]
+
     provider.push_tool_turn(stall=120.0)  # its tool call finishes; the answer after it never comes
     slow = subprocess.Popen(
         [sys.executable, "-m", "agentlaunch", "run", "planner", "-c", "slow one"],
@@ -257,8 +256,8 @@ def test_interrupted_turn_ends_the_process_and_keeps_the_session_resumable(
     )
     try:
         # Ctrl-C only once the stalled request is in: how long the CLI takes to start varies with load.
-        wait_for(lambda: len(provider.calls()) == 3 or slow.poll() is not None, timeout=120, what="the request")
-        assert len(provider.calls()) == 3, "the turn never reached its second call"
+        wait_for(lambda: len(provider.calls()) == 4 or slow.poll() is not None, timeout=120, what="the request")
+        assert len(provider.calls()) == 4, "the turn never reached its second call"
         slow.send_signal(signal.SIGINT)
         _, err = slow.communicate(timeout=60)
     finally:
@@ -268,7 +267,7 @@ def test_interrupted_turn_ends_the_process_and_keeps_the_session_resumable(
     assert slow.returncode == 130, err.decode()
     assert "interrupted" in err.decode()
     provider.push_text("after")
-    after = provider.run("run", "planner", "-c", "after the interrupt", cwd=workdir)
+    after = provider.run_here("run", "planner", "-c", "after the interrupt", cwd=workdir)
     assert after.returncode == 0, after.stderr.decode()
     assert after.stdout.decode().strip() == "after"
     session = session_of(provider, workdir)
@@ -280,7 +279,8 @@ def test_interrupted_turn_ends_the_process_and_keeps_the_session_resumable(
     with Store.open(isolated_home / "state" / "usage.sqlite3") as store:
         calls = store.calls_for_session(session["session_id"])
     assert [(c.turn, c.usage.as_dict()) for c in calls] == [
-        (1, provider.per_call),
+        (1, provider.tool_turn_calls[0]),
+        (1, provider.tool_turn_calls[1]),
         (2, provider.tool_turn_calls[0]),
         (3, provider.per_call),
     ]

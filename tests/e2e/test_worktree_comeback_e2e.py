@@ -31,7 +31,7 @@ from testbed.claude_tui import seed_home
 from testbed.clis import ensure_cli
 from testbed.native_tui import TitledResponsesFake
 from tests.e2e.test_tmux_claude import pane_of, say, screen
-from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.cli_runs import run_cli_inprocess
 from tests.support.codex_tui_home import codex_tui_env
 from tests.support.gemini_process import one_gemini_process
 from tests.support.git_repo import git, make_repo
@@ -41,7 +41,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(480)]
 
 
 def cli(env: dict[str, str], cwd: Path, *args: str) -> Any:
-    return run_cli(*args, env=env, cwd=cwd, timeout=180)
+    # In-process (click's runner): these tests read what a command printed and its exit code; the processes they
+    # are about (the CLIs and agentlaunch in the panes) are tmux's. A Python start per command was ~0.3 CPU-s.
+    return run_cli_inprocess(*args, env=env, cwd=cwd, timeout=180)
 
 
 def waiting(env: dict[str, str], cwd: Path, agent: str, turns: int) -> dict[str, Any] | None:
