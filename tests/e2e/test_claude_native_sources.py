@@ -306,32 +306,20 @@ def test_a_transcript_folder_claude_cannot_create_leaves_the_tui_running_and_say
     assert [i.message for i in run.items if isinstance(i, Warning)][0].startswith("Claude Code wrote no transcript at ")
 
 
-@pytest.mark.parametrize(
-    ("user_line", "shown"),
-    [("sleep 30", "(your status line timed out after 1.5s) │ ctx "), ("exit 4", "(your status line failed: exit 4) │ ctx ")],
-)
-def test_a_users_status_line_that_hangs_or_fails_leaves_agentlaunchs_line_on_claudes_screen(
-    claude_bin: Path, short_tmp: Path, user_line: str, shown: str
+def test_clear_moves_to_a_new_transcript_and_every_call_is_still_counted_once_beside_a_failing_status_line(
+    claude_bin: Path, short_tmp: Path
 ) -> None:
-    api = FakeAnthropic([text_reply("plain answer", ApiUsage(12, 5000, 9000, 7))])
-    with api.serve():
-        run = start(claude_bin, api, short_tmp, "hello", None, user_line=user_line)
-        try:
-            run.wait(lambda: "plain answer" in run.screen.text() and run.states()[-1:] == ["waiting"], 60, "the answer")
-            run.wait(lambda: shown + "14,012/200k" in run.screen.text(), 30, "agentlaunch's line beside the note")
-        finally:
-            run.finish()
-    assert [(c.call_id, c.usage.output) for c in calls(run.items)] == [("msg_fake_0001", 7)]
-
-
-def test_clear_moves_to_a_new_transcript_and_every_call_is_still_counted_once(claude_bin: Path, short_tmp: Path) -> None:
+    """A user's status line that fails leaves agentlaunch's line on Claude's screen (with a note), and the calls
+    are counted as ever; then /clear moves to a new transcript and every call is still counted once."""
     api = FakeAnthropic(
         [text_reply("before clear", ApiUsage(12, 5000, 9000, 7)), text_reply("after clear", ApiUsage(9, 100, 0, 3))]
     )
     with api.serve():
-        run = start(claude_bin, api, short_tmp, "hello", None)
+        run = start(claude_bin, api, short_tmp, "hello", None, user_line="exit 4")
         try:
             run.wait(lambda: "before clear" in run.screen.text() and run.states()[-1:] == ["waiting"], 60, "the first answer")
+            shown = "(your status line failed: exit 4) │ ctx 14,012/200k"
+            run.wait(lambda: shown in run.screen.text(), 30, "agentlaunch's line beside the note")
             run.screen.child.send("/clear")
             run.settle(0.5)
             run.screen.child.send("\r")
@@ -350,7 +338,10 @@ def test_clear_moves_to_a_new_transcript_and_every_call_is_still_counted_once(cl
     assert (sum(c[1] for c in got), sum(c[2] for c in got)) == (12 + 9 + 10 * extra, 7 + 3 + 5 * extra)
 
 
-def test_a_question_from_the_model_is_asking_until_the_person_answers(claude_bin: Path, short_tmp: Path) -> None:
+def test_a_question_from_the_model_is_asking_until_the_person_answers_beside_a_hanging_status_line(
+    claude_bin: Path, short_tmp: Path
+) -> None:
+    """A user's status line that hangs leaves agentlaunch's line on Claude's screen (with a note)."""
     question = {
         "questions": [
             {
@@ -368,7 +359,7 @@ def test_a_question_from_the_model_is_asking_until_the_person_answers(claude_bin
         ]
     )
     with api.serve():
-        run = start(claude_bin, api, short_tmp, "make a button", None)
+        run = start(claude_bin, api, short_tmp, "make a button", None, user_line="sleep 30")
         try:
             run.wait(
                 lambda: "Which colour" in run.screen.text() and run.states()[-1:] == ["asking"], 60, "asking with the question"
@@ -380,6 +371,8 @@ def test_a_question_from_the_model_is_asking_until_the_person_answers(claude_bin
                 if "Which colour" not in run.screen.text() or "Blue it is." in run.screen.text():
                     break
             run.wait(lambda: "Blue it is." in run.screen.text() and run.states()[-1:] == ["waiting"], 60, "the answer")
+            shown = "(your status line timed out after 1.5s) │ ctx 10,055/200k"  # the last call's 5 + 50 + 10,000
+            run.wait(lambda: shown in run.screen.text(), 30, "agentlaunch's line beside the note")
         finally:
             run.finish()
     states = run.states()

@@ -139,22 +139,30 @@ def test_crossing_the_compaction_threshold_marks_the_status_line_and_a_compactio
             quit_native(screen)
 
 
-def test_status_asks_while_the_permission_prompt_waits_and_the_store_has_each_call_once(
+def test_status_asks_while_the_permission_prompt_waits_behind_a_proxy_and_the_store_has_each_call_once(
     root: Path, claude_bin: Path, agents_dir: Path
 ) -> None:
+    """Behind a proxy, Claude Code's hooks still reach the launch: Claude Code sent its http hooks through HTTP_PROXY
+    (measured: none arrived with it set); its hooks are command hooks on the launch's own sockets now, which no proxy
+    setting touches. The launch no longer adds 127.0.0.1 to NO_PROXY: the user's own list names the fake API here, as
+    it would a local API. Then a headless call of the same figures is stored as the native one (price and all)."""
+    same = ApiUsage(6, 120, 13000, 4)
     api = FakeAnthropic(
         [
             tool_reply("Write", {"file_path": "out.txt", "content": "hi\n"}, ApiUsage(15, 2000, 11000, 40), text="Writing."),
-            text_reply("Done writing.", ApiUsage(6, 120, 13000, 4)),
+            text_reply("Done writing.", same),
+            text_reply("Headless answer.", same),
         ]
     )
     state_dir = root / "state"
     with api.serve():
         env, work = setup(root, agents_dir, claude_bin, api, STARTUP)
+        dead = "http://127.0.0.1:9"  # nothing listens there: whatever goes through the proxy fails
+        proxied = {"HTTP_PROXY": dead, "http_proxy": dead, "HTTPS_PROXY": dead, "https_proxy": dead}
         argv = native_argv(agents_dir)
-        with running(argv, env, work) as screen:
+        with running(argv, {**env, **proxied, "NO_PROXY": "corp.example,127.0.0.1"}, work) as screen:
             screen.wait_for(lambda t: "Do you want to create" in t, 90, "the permission prompt")
-            asking = wait_state(screen, env, work, "asking")
+            asking = wait_state(screen, env, work, "asking")  # only the PreToolUse / PermissionRequest hooks tell it
             assert asking["provider"] == "claude"
             shown = run_cli_inprocess("status", "--line", "native", env=env, cwd=work)
             assert shown.returncode == 0, shown.stderr
@@ -182,27 +190,8 @@ def test_status_asks_while_the_permission_prompt_waits_and_the_store_has_each_ca
             assert "hook_report" not in screen.text() and "claude.sock" not in screen.text()  # no plumbing on screen
             session_id = str(waiting["session_id"])
             quit_native(screen)
-    with Store.open(state_dir / "usage.sqlite3") as store:
-        calls = store.calls_for_session(session_id)
-    got = [(c.usage.input, c.usage.cache_write, c.usage.cache_read, c.usage.output) for c in calls]
-    assert got == [(15, 2000, 11000, 40), (6, 120, 13000, 4)]  # the fake API's figures, each call once
-    assert all(c.model_reported == "claude-sonnet-4-5" and c.cost_usd for c in calls)
-    assert calls[0].turn == calls[1].turn  # one turn: its last call is counted before the turn ends
-
-
-def test_a_call_stores_the_same_figures_and_price_in_native_and_headless_mode(
-    root: Path, claude_bin: Path, agents_dir: Path
-) -> None:
-    usage = ApiUsage(12, 5000, 9000, 7)
-    api = FakeAnthropic([text_reply("Native answer.", usage), text_reply("Headless answer.", usage)])
-    with api.serve():
-        env, work = setup(root, agents_dir, claude_bin, api, "Say hello.")
-        with running(native_argv(agents_dir), env, work) as screen:
-            screen.wait_for(lambda t: "Native answer." in t, 90, "the native answer")
-            native_session = str(wait_state(screen, env, work, "waiting")["session_id"])
-            quit_native(screen)
         headless = subprocess.run(
-            [sys.executable, "-m", "agentlaunch", "run", "native", "--agents-dir", str(agents_dir), "say hello", "--json"],
+            [*argv, "say hello", "--json"],
             env=env,
             cwd=work,
             capture_output=True,
@@ -211,11 +200,17 @@ def test_a_call_stores_the_same_figures_and_price_in_native_and_headless_mode(
             check=False,
         )
         assert headless.returncode == 0, headless.stderr.decode()[-2000:]
-    session = next(json.loads(line)["session_id"] for line in headless.stdout.decode().splitlines() if '"session"' in line)
-    with Store.open(root / "state" / "usage.sqlite3") as store:
-        (native,) = store.calls_for_session(native_session)
-        (head,) = store.calls_for_session(session)
-    assert native.usage == head.usage == native.usage.__class__(12, 5000, 9000, 7)
+    head_session = next(json.loads(line)["session_id"] for line in headless.stdout.decode().splitlines() if '"session"' in line)
+    with Store.open(state_dir / "usage.sqlite3") as store:
+        calls = store.calls_for_session(session_id)
+        (head,) = store.calls_for_session(head_session)
+    got = [(c.usage.input, c.usage.cache_write, c.usage.cache_read, c.usage.output) for c in calls]
+    assert got == [(15, 2000, 11000, 40), (6, 120, 13000, 4)]  # the fake API's figures, each call once
+    assert all(c.model_reported == "claude-sonnet-4-5" and c.cost_usd for c in calls)
+    assert calls[0].turn == calls[1].turn  # one turn: its last call is counted before the turn ends
+    # The same figures from a headless call are stored as the native call's, at the same price.
+    native = calls[1]
+    assert native.usage == head.usage == native.usage.__class__(6, 120, 13000, 4)
     assert (native.model_reported, native.cost_usd, native.price_key) == (head.model_reported, head.cost_usd, head.price_key)
 
 
@@ -243,33 +238,3 @@ def test_a_spent_budget_ends_the_interface_with_exit_6_and_the_next_launch_is_re
     with Store.open(root / "state" / "usage.sqlite3") as store:
         (session,) = store.list_sessions()
         assert [c.cost_usd for c in store.calls_for_session(session.session_id)] == [pytest.approx(0.300075, abs=1e-9)]
-
-
-def test_behind_a_proxy_claude_codes_hooks_still_reach_the_launch(root: Path, claude_bin: Path, agents_dir: Path) -> None:
-    """Claude Code sent its http hooks through HTTP_PROXY (measured: none arrived with it set); its hooks are command
-    hooks on the launch's own sockets now, which no proxy setting touches. The launch no longer adds 127.0.0.1 to
-    NO_PROXY: the user's own list names the fake API here, as it would a local API."""
-    write = tool_reply("Write", {"file_path": "out.txt", "content": "hi\n"}, ApiUsage(15, 0, 0, 40), text="Writing.")
-    api = FakeAnthropic([write])
-    with api.serve():
-        env, work = setup(root, agents_dir, claude_bin, api, STARTUP)
-        dead = "http://127.0.0.1:9"  # nothing listens there: whatever goes through the proxy fails
-        env.update(
-            {
-                "HTTP_PROXY": dead,
-                "http_proxy": dead,
-                "HTTPS_PROXY": dead,
-                "https_proxy": dead,
-                "NO_PROXY": "corp.example,127.0.0.1",
-            }
-        )
-        with running(native_argv(agents_dir), env, work) as screen:
-            screen.wait_for(lambda t: "Do you want to create" in t, 90, "the permission prompt")
-            wait_state(screen, env, work, "asking")  # only the PreToolUse / PermissionRequest hooks tell it
-            for _ in range(10):  # the dialog ignores keys in its first moments; Esc refuses the tool
-                settle(screen, 1.0)
-                screen.child.send("\x1b")
-                settle(screen, 1.0)
-                if "Do you want to create" not in screen.text():
-                    break
-            quit_native(screen)

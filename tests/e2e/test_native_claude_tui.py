@@ -140,45 +140,6 @@ def test_claudes_own_interface_with_the_instructions_and_the_startup_message_onc
     assert sum(1 for m in every if m.count("STARTUP-MARKER-5521") > 1) == 0  # never sent twice into one request
 
 
-def test_esc_during_a_streaming_answer_and_a_resize_reach_claude(claude: Claude) -> None:
-    claude.api.push(text_reply("First.", ApiUsage(20, 0, 0, 2)))
-    # 2 s before each of the stream's events: Esc lands while it streams even on a loaded machine (at 0.15 s the
-    # whole answer was on screen before the Esc of a fresh-clone CI run under load 23 on 2 cores reached it).
-    claude.api.push(text_reply("slow " * 200, ApiUsage(10, 0, 0, 200), delay=2.0))
-    screen = claude.run()
-    screen.wait_for(lambda t: "First." in t, 90, "the startup turn's answer")
-    screen.child.send("stream something long")
-    screen.wait_for(lambda t: "stream something long" in t, 30, "the typed prompt")
-    screen.child.send("\r")
-    screen.wait_for(lambda t: "slow slow" in t, 60, "the streaming answer")
-    screen.child.send("\x1b")  # Esc: Claude Code interrupts the answer
-    screen.wait_for(lambda t: "Interrupted" in t, 30, "Claude Code's interrupted mark")
-    # A resize: Claude Code redraws its input box across the new width.
-    # The screen that reads it stays 120 columns wide: a rule of 90 can only come from a redraw at 90.
-    screen.child.setwinsize(40, 90)
-    screen.wait_for(lambda t: any(85 <= line.count("─") <= 90 for line in t.splitlines()), 30, "a 90-column box")
-    quit_tui(screen, claude, settle=False)  # Esc ended the turn
-
-
-def test_terminal_restored_after_sigterm_to_agentlaunch(claude: Claude) -> None:
-    claude.api.push(text_reply("Ready.", ApiUsage(20, 0, 0, 2)))
-    before, after = claude.root / "stty.before", claude.root / "stty.after"
-    cmd = shlex.join(claude.argv())
-    script = f'stty -g > {before}; {cmd}; echo "agentlaunch exit $?"; stty -g > {after}; echo done-stty'
-    child = pexpect.spawn(
-        "bash", ["--noprofile", "--norc", "-c", script], env=claude.env, cwd=str(claude.work), dimensions=(40, 120), timeout=120
-    )
-    screen = Screen(child)
-    screen.wait_for(lambda t: "Ready." in t, 90, "the startup turn's answer")
-    kids = Path(f"/proc/{child.pid}/task/{child.pid}/children")
-    agentlaunch = int(wait_for(lambda: kids.read_text().split(), 30, "agentlaunch under the shell")[0])
-    os.kill(agentlaunch, signal.SIGTERM)
-    screen.until(lambda: not child.isalive(), 60, "the shell to finish after agentlaunch")
-    screen.pump()
-    assert "agentlaunch exit 143" in screen.text() and "done-stty" in screen.text()
-    assert before.read_text() == after.read_text()
-
-
 def test_headless_and_native_turns_are_one_session(claude: Claude) -> None:
     claude.api.push(text_reply("Headless answer.", ApiUsage(20, 3000, 0, 6)))
     claude.api.push(text_reply("Native answer.", ApiUsage(8, 0, 3000, 3)))
@@ -289,12 +250,35 @@ def finished(screen: Screen, proc: subprocess.Popen[bytes], what: str) -> tuple[
     return proc.returncode, out, err
 
 
-def test_send_never_hands_out_claude_codes_shell_and_a_slash_command_needs_command(claude: Claude) -> None:
-    """`send '!touch FILE'` would run in Claude Code's bash mode (no model, no permission prompt): refused, exit 2."""
+def under_a_shell(claude: Claude) -> tuple[Screen, Path, Path]:
+    """agentlaunch run under bash, which saves the terminal's settings before and after it: (screen, before, after)."""
+    before, after = claude.root / "stty.before", claude.root / "stty.after"
+    cmd = shlex.join(claude.argv())
+    script = f'stty -g > {before}; {cmd}; echo "agentlaunch exit $?"; stty -g > {after}; echo done-stty'
+    child = pexpect.spawn(
+        "bash", ["--noprofile", "--norc", "-c", script], env=claude.env, cwd=str(claude.work), dimensions=(40, 120), timeout=120
+    )
+    return Screen(child), before, after
+
+
+def sigterm_to_agentlaunch(screen: Screen) -> str:
+    """SIGTERM to the agentlaunch the shell of :func:`under_a_shell` runs; the screen once the shell has finished."""
+    shell = screen.child
+    agentlaunch = wait_for(lambda: Path(f"/proc/{shell.pid}/task/{shell.pid}/children").read_text().split(), 30, "agentlaunch")
+    os.kill(int(agentlaunch[0]), signal.SIGTERM)
+    screen.until(lambda: not shell.isalive(), 60, "the shell to finish after agentlaunch")
+    screen.pump()
+    return screen.text()
+
+
+def test_one_interface_send_refusals_an_esc_a_resize_and_the_terminal_restored_after_sigterm(claude: Claude) -> None:
+    """On one interface, in turn: `send` never hands out Claude Code's shell and a slash command needs --command;
+    Esc during a streaming answer and a resize reach Claude; a SIGTERM to agentlaunch restores the terminal."""
     claude.api.push(text_reply("Startup seen."))
-    screen = claude.run()
+    screen, stty_before, stty_after = under_a_shell(claude)
     screen.wait_for(lambda t: "Startup seen." in t, 90, "the startup turn's answer")
     screen.until(lambda: waiting(claude), 60, "the interface waiting")
+    # `send '!touch FILE'` would run in Claude Code's bash mode (no model, no permission prompt): refused, exit 2.
     target = claude.root / "made-by-bang"
     before = len(main_calls(claude.api))
     for text in (f"!touch {target}", "/cost", "  /cost"):
@@ -318,4 +302,21 @@ def test_send_never_hands_out_claude_codes_shell_and_a_slash_command_needs_comma
     assert code == 0, err
     assert out == b"After the command.\n"
     assert user_blocks(main_calls(claude.api)[-1])[-1] == text  # the model reads it exactly as written
-    quit_tui(screen, claude)
+    # Esc during a streaming answer: 2 s before each of the stream's events, so Esc lands while it streams even on a
+    # loaded machine (at 0.15 s the whole answer was on screen before the Esc of a fresh-clone CI run under load 23
+    # on 2 cores reached it).
+    claude.api.push(text_reply("slow " * 200, ApiUsage(10, 0, 0, 200), delay=2.0))
+    screen.child.send("stream something long")
+    screen.wait_for(lambda t: "stream something long" in t, 30, "the typed prompt")
+    screen.child.send("\r")
+    screen.wait_for(lambda t: "slow slow" in t, 60, "the streaming answer")
+    screen.child.send("\x1b")  # Esc: Claude Code interrupts the answer
+    screen.wait_for(lambda t: "Interrupted" in t, 30, "Claude Code's interrupted mark")
+    # A resize: Claude Code redraws its input box across the new width.
+    # The screen that reads it stays 120 columns wide: a rule of 90 can only come from a redraw at 90.
+    screen.child.setwinsize(40, 90)
+    screen.wait_for(lambda t: any(85 <= line.count("─") <= 90 for line in t.splitlines()), 30, "a 90-column box")
+    # A SIGTERM to agentlaunch: it exits 143 and the terminal's settings are as they were before it.
+    text = sigterm_to_agentlaunch(screen)
+    assert "agentlaunch exit 143" in text and "done-stty" in text
+    assert stty_before.read_text() == stty_after.read_text()

@@ -46,15 +46,19 @@ def events_of(stdout: bytes) -> list[dict]:  # type: ignore[type-arg]
     return [json.loads(line) for line in stdout.decode().splitlines()]
 
 
-def test_headless_turn_delivers_instructions_and_startup_and_prints_only_the_answer(
+def test_headless_turn_delivers_instructions_and_startup_prints_only_the_answer_and_warns_of_compaction(
     anthropic: FakeAnthropic, run_claude: RunCli, claude_agent: str, workdir: Path
 ) -> None:
-    anthropic.push(text_reply("Hello from the fake API", ApiUsage(12, 5000, 9000, 7)))
+    # claude-sonnet-4-5: window 200,000 (reported by the CLI), threshold 167,000; this call's context is past it.
+    anthropic.push(text_reply("Hello from the fake API", ApiUsage(12, 5000, 180_000, 7)))
     result = run_claude("run", claude_agent, "review please")
     assert result.returncode == 0, result.stderr.decode()
     assert result.stdout == b"Hello from the fake API\n"
     err = result.stderr.decode()
-    assert "tokens in 12 · out 7 · cache r 9,000/w 5,000 · $" in err
+    assert "tokens in 12 · out 7 · cache r 180,000/w 5,000 · $" in err
+    assert err.count("passed the compaction threshold 167,000") == 1
+    assert "context 185,012 of 200,000" in err
+    assert "167,000 by 18,012: the CLI may compact the conversation at any call" in err
 
     (request,) = anthropic.message_requests()
     text = first_user_text(request.body)
@@ -90,37 +94,7 @@ def test_startup_message_is_absent_after_continue_and_resume(
     assert session_ids == {sessions[0]["session_id"]}
 
 
-def test_usage_counted_per_call_on_a_tool_turn_and_cost_matches_claude(
-    anthropic: FakeAnthropic, run_claude: RunCli, claude_agent: str, isolated_home: Path
-) -> None:
-    anthropic.push(
-        tool_reply("Bash", {"command": "echo hi", "description": "Print hi"}, ApiUsage(20, 3000, 10000, 30), text="Running it."),
-        text_reply("It printed hi.", ApiUsage(8, 150, 13000, 9)),
-    )
-    result = run_claude("run", claude_agent, "run echo hi", "--json")
-    assert result.returncode == 0, result.stderr.decode()
-    events = events_of(result.stdout)
-    usages = [e["usage"] for e in events if e["event"] == "usage"]
-    assert usages == [
-        {"input": 20, "cache_write": 3000, "cache_read": 10000, "output": 30, "reasoning": 0, "cache_write_1h": 0},
-        {"input": 8, "cache_write": 150, "cache_read": 13000, "output": 9, "reasoning": 0, "cache_write_1h": 0},
-    ]
-    assert [e["name"] for e in events if e["event"] == "tool_use"] == ["Bash"]
-    (end,) = [e for e in events if e["event"] == "turn_end"]
-    session_id = next(e["session_id"] for e in events if e["event"] == "session")
-
-    with Store.open(isolated_home / "state" / "usage.sqlite3") as store:
-        calls = store.calls_for_session(session_id)
-    assert [(c.usage.input, c.usage.cache_write, c.usage.cache_read, c.usage.output) for c in calls] == [
-        (20, 3000, 10000, 30),
-        (8, 150, 13000, 9),
-    ]
-    assert all(c.cost_usd is not None for c in calls)
-    ours = sum(c.cost_usd or 0 for c in calls)
-    assert end["provider_cost_usd"] == pytest.approx(ours, abs=1e-9), "our price must equal Claude Code's total_cost_usd"
-
-
-def test_one_hour_cache_writes_are_priced_as_claude_code_prices_them(
+def test_usage_counted_per_call_on_a_tool_turn_and_one_hour_cache_writes_priced_as_claude_code_prices_them(
     anthropic: FakeAnthropic, run_claude: RunCli, claude_agent: str, isolated_home: Path
 ) -> None:
     # A tool turn: the first call writes 20,000 of its 23,456 cache tokens with the 1-hour lifetime, the
@@ -137,41 +111,28 @@ def test_one_hour_cache_writes_are_priced_as_claude_code_prices_them(
     result = run_claude("run", claude_agent, "run echo hi", "--json")
     assert result.returncode == 0, result.stderr.decode()
     events = events_of(result.stdout)
-    assert [e["usage"]["cache_write_1h"] for e in events if e["event"] == "usage"] == [20_000, 0]
+    usages = [e["usage"] for e in events if e["event"] == "usage"]
+    assert usages == [
+        {"input": 100, "cache_write": 23_456, "cache_read": 0, "output": 30, "reasoning": 0, "cache_write_1h": 20_000},
+        {"input": 8, "cache_write": 1_500, "cache_read": 23_456, "output": 9, "reasoning": 0, "cache_write_1h": 0},
+    ]
+    assert [e["name"] for e in events if e["event"] == "tool_use"] == ["Bash"]
     (end,) = [e for e in events if e["event"] == "turn_end"]
     session_id = next(e["session_id"] for e in events if e["event"] == "session")
     with Store.open(isolated_home / "state" / "usage.sqlite3") as store:
         calls = store.calls_for_session(session_id)
+    assert [(c.usage.input, c.usage.cache_write, c.usage.cache_read, c.usage.output) for c in calls] == [
+        (100, 23_456, 0, 30),
+        (8, 1_500, 23_456, 9),
+    ]
     assert [(c.usage.cache_write, c.usage.cache_write_1h) for c in calls] == [(23_456, 20_000), (1_500, 0)]
+    assert all(c.cost_usd is not None for c in calls)
     ours = sum(c.cost_usd or 0 for c in calls)
     assert end["provider_cost_usd"] == pytest.approx(ours, abs=1e-9), "our price must equal Claude Code's total_cost_usd"
     # the oracle tells the lifetimes apart: priced all at the 5-minute rate, the turn would not match
     as_5m = genai_price(replace(calls[0].usage, cache_write_1h=0), "claude", calls[0].model or "")
     assert as_5m is not None and calls[0].cost_usd is not None
     assert end["provider_cost_usd"] != pytest.approx(ours - calls[0].cost_usd + as_5m.cost_usd, abs=1e-6)
-
-
-def test_compaction_warning_when_the_api_reports_a_context_past_the_threshold(
-    anthropic: FakeAnthropic, run_claude: RunCli, claude_agent: str
-) -> None:
-    # claude-sonnet-4-5: window 200,000 (reported by the CLI), threshold 167,000.
-    anthropic.push(text_reply("big context", ApiUsage(100, 0, 180_000, 5)))
-    result = run_claude("run", claude_agent, "hi")
-    assert result.returncode == 0, result.stderr.decode()
-    err = result.stderr.decode()
-    assert err.count("passed the compaction threshold 167,000") == 1
-    assert "context 180,100 of 200,000" in err
-    assert "167,000 by 13,100: the CLI may compact the conversation at any call" in err
-
-
-def test_api_error_gives_exit_1_and_the_providers_message(
-    anthropic: FakeAnthropic, run_claude: RunCli, claude_agent: str
-) -> None:
-    anthropic.push(error_reply(500, "scripted outage"))
-    result = run_claude("run", claude_agent, "hi")
-    assert result.returncode == 1
-    assert result.stdout == b""
-    assert "the turn failed: API Error: 500 scripted outage" in result.stderr.decode()
 
 
 def test_missing_binary_gives_127_with_an_install_hint(run_claude: RunCli, agents_dir: Path, workdir: Path) -> None:
@@ -252,13 +213,16 @@ def test_chat_two_turns_in_one_process_permission_prompt_interrupt_and_exit(
     assert "[Request interrupted by user]" in requests[-1].raw.decode()
 
 
-def test_failed_first_turn_keeps_the_startup_message_in_history_and_never_resends_it(
+def test_an_api_error_exits_1_and_the_failed_first_turn_keeps_the_startup_message_never_resent(
     anthropic: FakeAnthropic, run_claude: RunCli, claude_agent: str
 ) -> None:
-    """Decision: the startup message counts as sent once written to the CLI. A failed
-    first turn stays in Claude Code's transcript, so the retry (-c) carries it once."""
-    anthropic.push(error_reply(500, "first call fails"), text_reply("recovered"))
-    assert run_claude("run", claude_agent, "first try").returncode == 1
+    """An API error gives exit 1 and the provider's message. Decision: the startup message counts as sent once
+    written to the CLI. A failed first turn stays in Claude Code's transcript, so the retry (-c) carries it once."""
+    anthropic.push(error_reply(500, "scripted outage"), text_reply("recovered"))
+    failed_run = run_claude("run", claude_agent, "first try")
+    assert failed_run.returncode == 1
+    assert failed_run.stdout == b""
+    assert "the turn failed: API Error: 500 scripted outage" in failed_run.stderr.decode()
     retry = run_claude("run", claude_agent, "-c", "try again")
     assert retry.returncode == 0, retry.stderr.decode()
     failed, recovered = anthropic.message_requests()

@@ -80,9 +80,10 @@ def settled(env: dict[str, str], cwd: Path, agent: str) -> bool:
     return any(r.get("agent") == agent and r.get("state") == "waiting" and r.get("turns") for r in records)
 
 
-def test_a_claude_that_exits_at_once_fails_up_by_name_while_the_others_run(
-    socket: str, env: dict[str, str], agents_dir: Path, workdir: Path, claude_bin: Path
+def test_a_claude_that_exits_at_once_fails_up_by_name_while_the_others_run_and_sends_get_their_exit_codes(
+    socket: str, env: dict[str, str], anthropic: FakeAnthropic, agents_dir: Path, workdir: Path, claude_bin: Path
 ) -> None:
+    """One tmux server, one running and one dead Claude Code: `up`'s report, then what `send` says to each."""
     good = claude_agent(agents_dir, "steady", claude_bin, workdir)
     bad = claude_agent(agents_dir, "flaky", claude_bin, workdir, provider_flags=["--no-such-flag-at-all"])
     result = cli(env, workdir, "tmux", "up", good, bad, "demo", "--socket", socket, "--no-attach", "--wait", "60")
@@ -99,7 +100,18 @@ def test_a_claude_that_exits_at_once_fails_up_by_name_while_the_others_run(
     wait_for(lambda: state_of(env, workdir, good) == "waiting", timeout=60, what="steady's startup turn over")
     records = {r["agent"]: r for r in json.loads(cli(env, workdir, "status", "--json", "--socket", socket).stdout)}
     assert records["steady"]["state"] == "waiting" and records["flaky"]["state"] == "dead"
-    assert cli(env, workdir, "tmux", "down", "--socket", socket).returncode == 0
+    # A send to the agent whose pane died is refused with exit 7, nothing printed.
+    sent = cli(env, workdir, "send", bad, "are you there?", "--wait")
+    assert sent.returncode == 7, sent.stderr
+    assert b"flaky is not running" in sent.stderr and sent.stdout == b""
+    # A turn whose API call failed: `send --wait` exits 1 with the reason.
+    # Claude Code tries a refused call again in its own ways (measured: a 400 once more): every try fails.
+    wait_for(lambda: settled(env, workdir, good), timeout=60, what="the interface waiting after its first turn")
+    anthropic.push(*[error_reply(500, "the fake API fails this one")] * 4)
+    sent = cli(env, workdir, "send", good, "This will fail.", "--wait", "--timeout", "90")
+    assert sent.returncode == 1, sent.stderr
+    assert b"error: the turn failed: the API call failed" in sent.stderr
+    assert cli(env, workdir, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
 
 
 def test_down_then_up_resume_brings_back_the_same_claude_session_with_its_history(
@@ -181,29 +193,4 @@ def test_send_wait_types_into_claude_codes_interface_and_prints_the_answer_from_
     wait_for(lambda: state_of(env, workdir, name) == "asking", timeout=60, what="the permission prompt")
     refused = cli(env, workdir, "send", name, "hello?", "--wait")
     assert refused.returncode == 7 and b"is asking" in refused.stderr, refused.stderr
-    assert cli(env, workdir, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
-
-
-def test_send_to_an_agent_whose_pane_died_is_refused_with_exit_7(
-    socket: str, env: dict[str, str], agents_dir: Path, workdir: Path, claude_bin: Path
-) -> None:
-    bad = claude_agent(agents_dir, "gone", claude_bin, workdir, provider_flags=["--no-such-flag-at-all"])
-    assert cli(env, workdir, "tmux", "up", bad, "--socket", socket, "--no-attach", "--wait", "60").returncode == 1
-    sent = cli(env, workdir, "send", bad, "are you there?", "--wait")
-    assert sent.returncode == 7, sent.stderr
-    assert b"gone is not running" in sent.stderr and sent.stdout == b""
-    assert cli(env, workdir, "tmux", "down", "--socket", socket).returncode == 0
-
-
-def test_send_wait_of_a_turn_whose_api_call_failed_exits_1_with_the_reason(
-    socket: str, env: dict[str, str], anthropic: FakeAnthropic, agents_dir: Path, workdir: Path, claude_bin: Path
-) -> None:
-    name = claude_agent(agents_dir, "unlucky", claude_bin, workdir)
-    # Claude Code tries a refused call again in its own ways (measured: a 400 once more): every try fails.
-    anthropic.push(text_reply("Ready."), *[error_reply(500, "the fake API fails this one")] * 4)
-    assert cli(env, workdir, "tmux", "up", name, "--socket", socket, "--no-attach", "--wait", "60").returncode == 0
-    wait_for(lambda: settled(env, workdir, name), timeout=60, what="the interface waiting after its first turn")
-    sent = cli(env, workdir, "send", name, "This will fail.", "--wait", "--timeout", "90")
-    assert sent.returncode == 1, sent.stderr
-    assert b"error: the turn failed: the API call failed" in sent.stderr
     assert cli(env, workdir, "tmux", "down", "--socket", socket, "--timeout", "60").returncode == 0
