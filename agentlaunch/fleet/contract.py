@@ -36,6 +36,7 @@ AGENT_FIELDS = (
     "stopped",
     "setup",
     "record",
+    "state_source",
 )
 """Every agent object's keys, in this order (each present, null when it does not apply)."""
 TMUX_FIELDS = ("session", "pane", "window", "dead", "exit_status")
@@ -79,6 +80,7 @@ def agent_json(agent: Agent) -> dict[str, Any]:
         else {"reason": _text(note.get("reason")), "at": _text(note.get("at")), "session_id": _text(note.get("session_id"))},
         "setup": agent.setup.shown() if agent.setup is not None else None,
         "record": agent.record.as_dict() if agent.record is not None else None,
+        "state_source": _text(data.get("state_source")) if agent.record is not None else None,  # added within v1
     }
 
 

@@ -201,7 +201,7 @@ class RemoteSource:
         if state != "asking":
             self._question = None  # answered: the next approval asks its own
         self.state, self._reason = state, reason
-        return [StateChanged(state, reason)]
+        return [StateChanged(state, reason, "app-server")]
 
 
 def question_of(method: str, params: dict[str, Any]) -> str | None:
