@@ -154,8 +154,14 @@ def test_blocked_asks_with_the_kind_and_message_and_keeps_a_hooks_question() -> 
     assert merge(Report("blocked", kind="auth", msg="Not signed in"), "thinking").state == "asking"
     assert merge(Report("blocked", kind="auth", msg="Not signed in"), "thinking").reason == "login: Not signed in"
     assert merge(Report("blocked", msg="dialog open"), "waiting").reason == "dialog open"
-    assert merge(Report("blocked", kind="permission"), "asking", "Bash: rm -rf build").state is None
-    assert merge(Report("blocked", kind="question"), "asking", None).reason == "question"
+    for source in ("hooks", "app-server", "transcript"):
+        assert merge(Report("blocked", kind="permission"), "asking", source).state is None
+        assert not merge(Report("blocked", kind="permission"), "asking", source).wait
+    waits = merge(Report("blocked", kind="permission", msg="approve Bash: ls"), "tool", "hooks")
+    assert waits.state is None and waits.wait  # a hook may name it yet
+    waited = merge(Report("blocked", kind="permission", msg="approve Bash: ls"), "tool", "hooks", waited=True)
+    assert (waited.state, waited.reason) == ("asking", "permission: approve Bash: ls")
+    assert merge(Report("blocked", kind="question"), "asking", "agentlaunch", waited=True).reason == "question"
 
 
 def test_working_starts_a_turn_only_from_idle_states_and_error_is_the_rows_reason() -> None:
@@ -163,6 +169,8 @@ def test_working_starts_a_turn_only_from_idle_states_and_error_is_the_rows_reaso
     assert merge(Report("working"), "stalled").state == "thinking"
     assert merge(Report("working"), "starting").state is None  # Codex says working, then idle, as it starts
     assert merge(Report("working"), "tool").state is None and merge(Report("working"), "retrying").state is None
+    assert merge(Report("working"), "asking", "cli").state == "thinking"  # a dialog only the CLI reported, answered
+    assert merge(Report("working"), "asking", "hooks").state is None  # a question a hook named stays open
     error = merge(Report("error", msg="token expired"), "waiting")
     assert (error.state, error.reason) == ("waiting", "error: token expired")
     assert reason_of(Report("error")) == "error"
@@ -172,6 +180,10 @@ def test_agentlaunchs_own_states_and_clear_are_left_alone() -> None:
     for report in (Report("idle"), Report("working"), Report("blocked"), Report("error", msg="x"), Report("clear")):
         assert merge(report, "paused").state is None and merge(report, "exited").state is None
     assert merge(Report("clear"), "thinking").state is None
+
+
+def never(delay: float, then: object) -> object:
+    raise AssertionError(f"no report here waits ({delay}s)")
 
 
 class FakeLaunch:
@@ -193,7 +205,7 @@ class FakeLaunch:
 
 def test_a_report_sets_the_state_as_the_cli_and_the_disagreement_names_the_other_source() -> None:
     launch = FakeLaunch("retrying", "transcript")
-    reports = CliReports(launch, launch.run_state)
+    reports = CliReports(launch, launch.run_state, never)
     reports.on_report(Report("idle", app="claude-code"))
     assert launch.set == [("waiting", None, "cli")]
     kept = launch.session_state
@@ -216,7 +228,7 @@ def test_a_report_sets_the_state_as_the_cli_and_the_disagreement_names_the_other
 def test_the_merged_state_goes_to_the_outer_terminal_only_once_it_answered_the_probe() -> None:
     launch = FakeLaunch("waiting", "hooks")
     shown: list[bytes] = []
-    reports = CliReports(launch, launch.run_state)
+    reports = CliReports(launch, launch.run_state, never)
     reports.inject = shown.append
     reports.passed_on()
     assert shown == []  # it did not answer: no escape sent to it

@@ -4,11 +4,16 @@ The rule (docs/status-and-tmux.md, "Which source wins"):
 
 - ``idle`` and ``done`` win over every other source: the CLI sits at its prompt. That ends the states no hook
   ends: ``retrying`` after Esc out of Claude Code's retry loop, ``asking`` after Esc out of a dialog, ``stalled``.
-- ``blocked`` wins too: ``asking``, with the kind and the CLI's message as the reason (``kind=auth``: a login
-  expired). A question the hooks named already (the tool and its input) keeps their reason: it says more.
-- ``working`` only starts a turn (``thinking``) from ``waiting``, ``asking`` or ``stalled`` (not from
-  ``starting``: Codex 0.171 says ``working`` then ``idle`` as it starts, no turn): in a turn the hooks and the
-  transcript say more (``tool``, ``retrying`` with its cause) and keep their word.
+- A question a source named (``asking`` set by the hooks or the app-server: the tool and its input) keeps its
+  reason and its one notification: the CLI's ``blocked`` and ``working`` change nothing while it is open.
+- ``blocked`` ``kind=permission|question`` waits :data:`NAMED_WAIT` seconds for that source to name it (measured
+  on Claude Code 2.1.332: its ``blocked`` comes about 0.1 s before its ``PermissionRequest`` command hook, which
+  starts a process); only when none does (a dialog no hook reports) is it ``asking``, with the kind and the CLI's
+  message as the reason. Any other ``blocked`` (``kind=auth``: a login expired; no kind: Claude's trust dialog)
+  is ``asking`` at once.
+- ``working`` only starts a turn (``thinking``) from ``waiting``, a dialog only the CLI reported, ``asking`` as
+  agentlaunch's own guess, or ``stalled`` (not from ``starting``: Codex 0.171 says ``working`` then ``idle`` as it
+  starts, no turn): in a turn the hooks and the transcript say more (``tool``, ``retrying`` with its cause).
 - ``error`` changes no state: its message becomes the row's reason.
 - ``clear`` (the CLI leaving) and reports for a child (``id=``) change nothing.
 - ``paused`` (a budget) and ``exited`` are agentlaunch's own: no report changes them.
@@ -32,6 +37,11 @@ BUSY = frozenset({"thinking", "tool", "retrying"})
 OWN = frozenset({"paused", "exited"})  # agentlaunch's own states: no report changes them
 STARTS_TURN = frozenset({"waiting", "asking", "stalled"})  # not starting: Codex says working, then idle, as it starts
 KIND_WORDS = {"auth": "login", "permission": "permission", "question": "question"}
+NAMING = frozenset({"hooks", "transcript", "app-server"})  # the sources that name a question (the tool and its input)
+NAMED_KINDS = frozenset({"permission", "question"})  # the kinds of blocked those sources name
+NAMED_WAIT = 5.0
+"""Seconds a ``blocked`` of :data:`NAMED_KINDS` waits for a source to name its question before it is ``asking`` on
+the CLI's word alone (a hook process started on a loaded machine: measured 0.1 s on a quiet one)."""
 
 
 @datarecord(frozen=True)
@@ -41,6 +51,7 @@ class Merged:
     state: str | None
     reason: str | None = None
     disagrees: bool = False
+    wait: bool = False  # a blocked a source may name yet: it waits NAMED_WAIT for that source
 
 
 def reason_of(report: Report) -> str | None:
@@ -54,8 +65,14 @@ def reason_of(report: Report) -> str | None:
     return f"{word}: {text}" if word and text else word or text
 
 
-def merge(report: Report, current: str, current_reason: str | None = None) -> Merged:
-    """What the CLI's ``report`` makes of the launch's ``current`` state (set by any source)."""
+def named(current: str, source: str | None) -> bool:
+    """``current`` is a question a source named (hooks, a transcript, the app-server): its reason says more."""
+    return current == "asking" and source in NAMING
+
+
+def merge(report: Report, current: str, source: str | None = None, *, waited: bool = False) -> Merged:
+    """What the CLI's ``report`` makes of the launch's ``current`` state, set by ``source``; ``waited``: a blocked
+    report after its :data:`NAMED_WAIT`."""
     if current in OWN:
         return Merged(None)
     if report.state in ("idle", "done"):
@@ -63,11 +80,13 @@ def merge(report: Report, current: str, current_reason: str | None = None) -> Me
             return Merged(None)
         return Merged("waiting", None, disagrees=current in BUSY or current in ("asking", "stalled"))
     if report.state == "blocked":
-        if current == "asking" and current_reason:
-            return Merged(None)  # the hooks named the question: their reason says more
+        if named(current, source):
+            return Merged(None)  # the hooks named the question: their reason, their one notification
+        if report.kind in NAMED_KINDS and not waited:
+            return Merged(None, wait=True)
         return Merged("asking", reason_of(report), disagrees=current in BUSY)
     if report.state == "working":
-        return Merged("thinking") if current in STARTS_TURN else Merged(None)
+        return Merged("thinking") if current in STARTS_TURN and not named(current, source) else Merged(None)
     if report.state == "error":
         return Merged(current, reason_of(report))
     return Merged(None)  # clear
@@ -120,26 +139,39 @@ class ReportsLaunch(Protocol):
     def set_state(self, state: str, *, always: bool = False, reason: str | None = None, source: str = "agentlaunch") -> None: ...
 
 
+class Cancellable(Protocol):
+    def cancel(self) -> None: ...
+
+
+Later = Callable[[float, Callable[[], None]], Cancellable]
+"""The launch loop's ``call_later``."""
+
+
 class CliReports:
     """A native launch's OSC 7501: the relay's :class:`ProgramStatus`, each report merged, the merged state passed on.
 
     ``set_state(state, reason, source)`` sets the launch's state as the sources do (a report that changes no state
-    has the record written again, the state as it is: the report is the record's news); ``inject`` (the relay's)
-    shows a report on the outer terminal, used only once that terminal answered agentlaunch's probe.
+    has the record written again, the state as it is: the report is the record's news); ``later`` (the loop's
+    ``call_later``) times a ``blocked`` waiting for its question to be named; ``inject`` (the relay's) shows a report
+    on the outer terminal, used only once that terminal answered agentlaunch's probe.
     """
 
-    def __init__(self, launch: ReportsLaunch, set_state: Callable[[str, str | None, str], None]) -> None:
-        self.launch, self.set_state = launch, set_state
+    def __init__(self, launch: ReportsLaunch, set_state: Callable[[str, str | None, str], None], later: Later) -> None:
+        self.launch, self.set_state, self.later = launch, set_state, later
         self.status = ProgramStatus(self.on_report, os.environ.get("TERM", ""))
         self.last: Report | None = None
         self.inject: Callable[[bytes], None] | None = None
         self._shown: bytes | None = None  # the report the outer terminal shows now
+        self._waiting: Cancellable | None = None  # a blocked report waiting for a source to name its question
 
-    def on_report(self, report: Report) -> None:
+    def on_report(self, report: Report, *, waited: bool = False) -> None:
         launch, kept = self.launch, self.launch.session_state
+        if self._waiting is not None and report != self.last:
+            self._waiting.cancel()  # another report says more than the one waiting (the same again waits on)
+            self._waiting = None
         self.last = report
         kept.cli_report = report_record(report)
-        merged = merge(report, launch.state, launch.state_reason)
+        merged = merge(report, launch.state, kept.state_source, waited=waited)
         if merged.disagrees and kept.state_source != CLI_SOURCE:
             kept.disagreement = {
                 "cli": report.state,
@@ -147,11 +179,26 @@ class CliReports:
                 "source": kept.state_source,
                 "at": datetime.now(UTC).isoformat(timespec="seconds"),
             }
+        if merged.wait and self._waiting is None:
+            self._waiting = self.later(NAMED_WAIT, lambda: self._named_or_not(report))
         if merged.state is not None:
             self.set_state(merged.state, merged.reason, CLI_SOURCE)
             return
         source = kept.state_source or "agentlaunch"
         launch.set_state(launch.state, reason=launch.state_reason, always=True, source=source)
+        self.passed_on()
+
+    def _named_or_not(self, report: Report) -> None:
+        """A ``blocked`` waited :data:`NAMED_WAIT`: asking on the CLI's word unless a source named it meanwhile."""
+        self._waiting = None
+        if self.last == report:
+            self.on_report(report, waited=True)
+
+    def state_set(self) -> None:
+        """The launch's state was set (by any source): a question a source named ends a ``blocked``'s wait."""
+        if self._waiting is not None and named(self.launch.state, self.launch.session_state.state_source):
+            self._waiting.cancel()
+            self._waiting = None
         self.passed_on()
 
     def passed_on(self) -> None:

@@ -96,7 +96,7 @@ class NativeRun:
         self._not_ready: Timer | None = None  # the CLI has not reported yet: asking, once options.ready_timeout is over
         self._last_look: cli_activity.Activity | None = None  # the silent CLI's tree at the last look past ready_timeout
         self.remote: native_remote.RemoteCodex | None = None  # Codex's interface on agentlaunch's app-server
-        self.reports = CliReports(launch, self._state)  # the CLI's own OSC 7501 reports, merged with the sources'
+        self.reports = CliReports(launch, self._state, lambda delay, then: launch.loop.call_later(delay, then))  # OSC 7501
 
     # -- the run -----------------------------------------------------------------------------
     def run(self) -> int:
@@ -363,7 +363,7 @@ class NativeRun:
         if state == "waiting" and self.in_turn and self.turn_error:
             reason = f"its last turn failed: {self.turn_error}"
         launch.set_state(state, reason=reason, always=state == "retrying" or source == "cli", source=source)  # news each time
-        self.reports.passed_on()
+        self.reports.state_set()  # a question named ends a blocked's wait; the merged state passed on
         if state == "waiting":
             self._close_turn()
             self.sends.turn_over()

@@ -5,8 +5,8 @@ The launch's ``PermissionRequest`` hook is a held one (``hook_ask`` on the launc
 the dialog is on the screen while the hook is pending, and the person can answer it there; an answer in the dialog
 closes it, the held hook is then ignored, whatever it says; measured again with the command hook: the tool runs
 0.1 s after Enter while ``hook_ask`` still waits. Claude Code drops a key that arrives within about 0.1 s of the
-dialog's first frame, its "input grace": a person answering that fast presses again). The launch answers the hook when the person answers
-with ``agentlaunch answer``:
+dialog's first frame, its "input grace": a person answering that fast presses again). The launch answers the hook
+when the person answers with ``agentlaunch answer``:
 
 * allow once: ``{"behavior": "allow"}``: the dialog closes, "Allowed by PermissionRequest hook" under the tool;
 * allow always: the same, with the ``permission_suggestions`` the hook's input carries as ``updatedPermissions``
