@@ -238,6 +238,9 @@ def test_claude_permission_answered_allow_then_deny_without_attaching(
     assert ran.returncode == 0, ran.stderr
     wait_for(lambda: (workdir / "notified.txt").exists(), timeout=60, what="the tool the notification allowed")
     wait_for(lambda: state_of(env, workdir, "asker") == "waiting", timeout=60, what="the third turn over")
+    # Claude Code's own blocked report came before its hook named the question: one notification, the hook's.
+    said = [p for p in map(json.loads, notified.read_text().splitlines()) if "touch notified" in str(p.get("reason"))]
+    assert [p["reason"] for p in said] == ["Bash: touch notified.txt"], said
 
     # From the deck, in a real terminal (a session of the agents' tmux server): D, then y, denies the fourth.
     assert cli(env, workdir, "send", "asker", "A fourth").returncode == 0

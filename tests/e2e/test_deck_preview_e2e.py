@@ -137,7 +137,9 @@ def test_claude_codes_question_in_a_tall_tiled_pane_shows_in_the_deck_with_its_c
     assert sent.returncode == 0, sent.stderr.decode()
     pane_shows(socket, pane, "Do you want to proceed?", 90)
     asking = wait_for(lambda: (r := record(env, workdir, "asker")).get("state") == "asking" and r, timeout=30, what="asking")
-    assert asking["state_reason"] == "Bash: touch preview-4242.txt"
+    # The hook's reason and source, though Claude Code's own blocked report came first (its cli_report says so)
+    assert (asking["state_reason"], asking["state_source"]) == ("Bash: touch preview-4242.txt", "hooks"), asking
+    assert (asking["cli_report"]["state"], asking["cli_report"]["kind"]) == ("blocked", "permission"), asking
     # Before: the preview showed the pane's first rows; the question is further down than the preview is tall.
     assert question_row(socket, pane, "Do you want to proceed?") >= preview_rows()
 
