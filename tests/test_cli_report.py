@@ -14,10 +14,10 @@ from types import SimpleNamespace
 from agentlaunch.launch.native.cli_report import NAMED_WAIT
 from agentlaunch.launch.native.native import NativeRun
 from agentlaunch.launch.native.program_status import Report
-from agentlaunch.launch.session_state import SessionState
 from agentlaunch.live.needs_you import NeedsYou
 from agentlaunch.providers.native.source import QuestionAsked
 from agentlaunch.sinks import StateChanged
+from tests.test_program_status import RunLaunch
 
 BLOCKED = Report("blocked", app="claude-code", kind="permission", msg="approve Bash: touch x.txt")
 
@@ -45,45 +45,26 @@ class Loop:
             timer.then()
 
 
-class Launch:
+class Launch(RunLaunch):
     """What NativeRun touches of a launch, its state kept and emitted as the launch does (``told``: each
     StateChanged) to the notify sink (its ``announced``: what the bell and the notify command were given)."""
 
-    stopped = None
-    paused = None
-
     def __init__(self) -> None:
-        self.session_state = SessionState("s1", False, 0, {}, None)
-        self.told: list[tuple[str, str | None, str]] = []
+        super().__init__()
         self.loop = Loop()
         self.spec = SimpleNamespace(name="asker")
         self.session_id, self.working_dir = "s1", Path("/work")
         self.sink = NeedsYou(notify=["true"], bell=False, pane="", desktop=None, debounce=0.0)
         self.sink._spawn = lambda payload: None  # type: ignore[method-assign]  # what it would run: in announced
 
-    @property
-    def state(self) -> str:
-        return self.session_state.state
-
-    @property
-    def state_reason(self) -> str | None:
-        return self.session_state.state_reason
-
     def set_state(self, state: str, *, always: bool = False, reason: str | None = None, source: str = "agentlaunch") -> None:
-        if self.session_state.change_state(state, reason, always=always, source=source):
-            self.told.append((state, reason, source))
+        before = len(self.told)
+        super().set_state(state, always=always, reason=reason, source=source)
+        if len(self.told) > before:
             self.emit(StateChanged(state, reason, source))
-
-    def handle(self, event: object) -> None:
-        pass
 
     def emit(self, event: object) -> None:
         self.sink.event(event, self)  # type: ignore[arg-type]
-
-    class liveness:  # noqa: N801 - the launch's attribute of that name
-        @staticmethod
-        def progress() -> None:
-            pass
 
 
 def in_a_tool() -> tuple[Launch, NativeRun]:
