@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
-from agentlaunch.launch.native.cli_report import NAMED_WAIT
+from agentlaunch.launch.native.cli_report import INTERRUPTED, NAMED_WAIT
 from agentlaunch.launch.native.native import NativeRun
 from agentlaunch.launch.native.program_status import Report
 from agentlaunch.live.needs_you import NeedsYou
@@ -145,6 +145,7 @@ def test_esc_out_of_a_question_the_hooks_named_ends_it_by_the_clis_idle() -> Non
     assert launch.loop.timers == []  # named already: nothing waits
     run.reports.on_report(Report("idle", app="claude-code"))
     assert (launch.state, launch.session_state.state_source) == ("waiting", "cli") and not run.in_turn
+    assert launch.state_reason == INTERRUPTED  # not done: the question was left, not answered
 
 
 def test_a_login_the_cli_says_expired_asks_at_once() -> None:

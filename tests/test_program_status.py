@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentlaunch.events import TurnEnd
-from agentlaunch.launch.native.cli_report import CliReports, merge, outer_report, reason_of
+from agentlaunch.launch.native.cli_report import INTERRUPTED, CliReports, merge, outer_report, reason_of
+from agentlaunch.launch.native.interrupt_watch import RETRY_INTERRUPTED
 from agentlaunch.launch.native.native import NativeRun
 from agentlaunch.launch.native.program_status import (
     KINDS,
@@ -148,6 +149,8 @@ def test_idle_or_done_ends_retrying_stalled_and_asking_and_says_they_disagreed()
         assert merged.state == "waiting" and merged.disagrees, state
     assert merge(Report("done"), "starting").state == "waiting" and not merge(Report("done"), "starting").disagrees
     assert merge(Report("idle"), "waiting").state is None
+    assert merge(Report("idle"), "thinking").reason == INTERRUPTED and merge(Report("done"), "thinking").reason is None
+    assert merge(Report("idle"), "retrying").reason == RETRY_INTERRUPTED and merge(Report("idle"), "starting").reason is None
 
 
 def test_blocked_asks_with_the_kind_and_message_and_keeps_a_hooks_question() -> None:
@@ -207,7 +210,7 @@ def test_a_report_sets_the_state_as_the_cli_and_the_disagreement_names_the_other
     launch = FakeLaunch("retrying", "transcript")
     reports = CliReports(launch, launch.run_state, never)
     reports.on_report(Report("idle", app="claude-code"))
-    assert launch.set == [("waiting", None, "cli")]
+    assert launch.set == [("waiting", RETRY_INTERRUPTED, "cli")]  # idle, not done: Esc ended the turn
     kept = launch.session_state
     assert kept.cli_report is not None and kept.cli_report["state"] == "idle"
     assert kept.disagreement is not None

@@ -22,6 +22,7 @@ import pytest
 
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, error_reply, text_reply
 from agentlaunch.fakeapi.server import FakeServer, Recorded, Reply
+from agentlaunch.launch.native.interrupt_watch import RETRY_INTERRUPTED
 from testbed.agent_files import write_agent
 from testbed.claude_tui import seed_home
 from tests.e2e.test_tmux_ready_states import pane_of, screen, tmux
@@ -189,6 +190,7 @@ def test_esc_out_of_claude_codes_retry_loop_is_waiting_not_retrying_then_stalled
     tmux(socket, "send-keys", "-t", pane, "Escape")
     shown = wait_state(env, workdir, "escaped", socket, lambda r: r.get("state") != "retrying", "out of retrying", 60)
     assert shown["state"] == "waiting" and shown["state_source"] == "cli", shown  # no hook: the CLI's own word
+    assert shown["state_reason"] == RETRY_INTERRUPTED and not shown["done"], shown  # idle, not done: Esc cut the turn
     assert shown["cli_report"]["state"] == "idle" and shown["cli_report"]["app"] == "claude-code", shown
     assert shown["disagreement"]["cli"] == "idle" and shown["disagreement"]["state"] == "retrying", shown
     assert "7501" not in screen(socket, pane)  # the probe and the reports are taken out of what the pane shows

@@ -4,6 +4,8 @@ The rule (docs/status-and-tmux.md, "Which source wins"):
 
 - ``idle`` and ``done`` win over every other source: the CLI sits at its prompt. That ends the states no hook
   ends: ``retrying`` after Esc out of Claude Code's retry loop, ``asking`` after Esc out of a dialog, ``stalled``.
+  ``idle`` where a turn was under way says why (:data:`INTERRUPTED`; :data:`RETRY_INTERRUPTED` out of a retry loop):
+  the turn did not finish (its ``waiting`` is not ``done``); the CLIs say ``done`` at a turn's end.
 - A question a source named (``asking`` set by the hooks or the app-server: the tool and its input) keeps its
   reason and its one notification: the CLI's ``blocked`` and ``working`` change nothing while it is open.
 - ``blocked`` ``kind=permission|question`` waits :data:`NAMED_WAIT` seconds for that source to name it (measured
@@ -30,6 +32,7 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from agentlaunch.datarecord import datarecord
+from agentlaunch.launch.native.interrupt_watch import RETRY_INTERRUPTED
 from agentlaunch.launch.native.program_status import ProgramStatus, Report, encode
 
 CLI_SOURCE = "cli"  # the state_source of a state the CLI's own report set
@@ -37,6 +40,7 @@ BUSY = frozenset({"thinking", "tool", "retrying"})
 OWN = frozenset({"paused", "exited"})  # agentlaunch's own states: no report changes them
 STARTS_TURN = frozenset({"waiting", "asking", "stalled"})  # not starting: Codex says working, then idle, as it starts
 KIND_WORDS = {"auth": "login", "permission": "permission", "question": "question"}
+INTERRUPTED = "its turn was interrupted: the CLI is at its prompt"
 NAMING = frozenset({"hooks", "transcript", "app-server"})  # the sources that name a question (the tool and its input)
 NAMED_KINDS = frozenset({"permission", "question"})  # the kinds of blocked those sources name
 NAMED_WAIT = 5.0
@@ -78,7 +82,10 @@ def merge(report: Report, current: str, source: str | None = None, *, waited: bo
     if report.state in ("idle", "done"):
         if current == "waiting":
             return Merged(None)
-        return Merged("waiting", None, disagrees=current in BUSY or current in ("asking", "stalled"))
+        cut = current in BUSY or current in ("asking", "stalled")
+        # idle (not done) where a turn was under way: the person's Esc ended it (Claude Code says done at a turn's end)
+        why = (RETRY_INTERRUPTED if current == "retrying" else INTERRUPTED) if cut and report.state == "idle" else None
+        return Merged("waiting", why, disagrees=cut)
     if report.state == "blocked":
         if named(current, source):
             return Merged(None)  # the hooks named the question: their reason, their one notification
