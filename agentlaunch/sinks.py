@@ -132,6 +132,9 @@ class StateChanged(LaunchEvent):
     state: str
     reason: str | None = None
     """Why, when the state alone does not say it (``asking`` because the CLI never reported that it is up)."""
+    source: str | None = None
+    """Who said it: ``cli`` (its own OSC 7501 report), ``hooks``, ``transcript``, ``app-server``, ``agentlaunch``
+    (its own inference: a stall, a start that never reported, a headless run's stream); None: the launch names it."""
 
 
 @datarecord(frozen=True, slots=True)

@@ -67,7 +67,7 @@ def test_recorded_tool_turn_counts_each_message_once_with_its_final_usage() -> N
 
 def test_recorded_refusal_says_waiting_and_compact_boundary_is_one_compaction() -> None:
     refused = CallsFromTranscript().lines([json.loads(line) for line in recorded("denied_turn").splitlines()])
-    assert refused[-1] == StateChanged("waiting")
+    assert refused[-1] == StateChanged("waiting", source="transcript")
     assert counted(refused) == [("msg_fake_0001", Usage(21, 1000, 9000, 25))]
     calls = CallsFromTranscript()
     lines = [json.loads(line) for line in recorded("slow_compact").splitlines()]

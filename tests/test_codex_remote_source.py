@@ -138,7 +138,7 @@ def test_the_start_answers_are_read_first_and_a_resumed_thread_says_waiting() ->
     src.opened()
     assert src.deadline() == 0.0
     items = src.read()
-    assert items[0] == StateChanged("waiting")
+    assert items[0] == StateChanged("waiting", source="app-server")
     assert SessionStarted(THREAD, model="gpt-5.5", cwd="/w", cli_version="0.171.0") in items
     assert src.deadline() is None
 

@@ -42,6 +42,7 @@ V1_FIELDS = (
     "setup",
     "record",
     "host",  # added within version 1 (issue 42): null for this machine's agents, a host's name for another's
+    "state_source",  # added within version 1 (docs/fleet.md)
 )
 V1_TMUX = ("session", "pane", "window", "dead", "exit_status")
 
@@ -65,7 +66,14 @@ def scene(folder: Path) -> Fleet:
     records = {
         "101.json": {**base, "agent": "cx", "session_id": "s-cx", "pid": me, "pid_start": process_start(me)},
         "102.json": {**base, "agent": "cx", "session_id": "s-fork", "fork_of": "s-cx", "started": "2026-12-06T11:00:00+00:00"},
-        "103.json": {**base, "agent": "asker", "session_id": "s-ask", "state": "asking", "state_reason": "Bash: ls"},
+        "103.json": {
+            **base,
+            "agent": "asker",
+            "session_id": "s-ask",
+            "state": "asking",
+            "state_reason": "Bash: ls",
+            "state_source": "hooks",
+        },
         "104.json": {**base, "agent": "gone", "session_id": "s-gone", "pid_start": "0"},
     }
     for name, data in records.items():

@@ -111,7 +111,9 @@ def test_a_turn_on_the_fake_cli_reaches_every_sink_and_the_store(agents_dir: Pat
         assert launch.turns == 1 and launch.meter.calls == 1
     finally:
         launch.close(0)
-    assert isinstance(collected.events[-1], SessionClosed) and collected.events[-2] == StateChanged("exited")
+    assert isinstance(collected.events[-1], SessionClosed) and collected.events[-2] == StateChanged(
+        "exited", source="agentlaunch"
+    )
     (session,) = collected.of(SessionStarted)
     priced = [e.record for e in collected.of(PricedCall)]  # type: ignore[attr-defined]
     with Store.open(store_path) as store:

@@ -8,6 +8,7 @@ is an ``expect`` on output, never a sleep.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -20,6 +21,7 @@ import pexpect
 import pytest
 
 from testbed.agent_files import write_agent
+from tests.support.cli_runs import run_cli_inprocess
 from tests.support.waits import wait_for
 
 FAKE_TUI = Path(__file__).parent / "support" / "fake_tui.py"
@@ -336,3 +338,34 @@ def test_switching_between_headless_line_chat_and_interface_is_no_prefix_change(
     seen = [headless("demo"), chat("demo", "--line"), headless("demo"), chat("demo"), headless("demo")]
     seen += [chat("tui"), headless("tui"), chat("tui"), headless("tui")]
     assert not [text for text in seen if "prefix changed" in text]
+
+
+def test_the_clis_osc_7501_probe_is_answered_its_reports_read_and_passed_on_only_to_a_terminal_that_answered(
+    agents_dir: Path, tui_agent: str
+) -> None:
+    msg = base64.b64encode(b"Not signed in").decode()
+    env = env_with(FAKE_TUI_PROBE="1", FAKE_TUI_REPORT=f"state=blocked:app=fake:kind=auth:msg={msg}")
+    child = spawn(agents_dir, env=env)
+    ready(child)
+    assert child.before.count(b"\x1b]7501;") == 1  # agentlaunch's own probe of this terminal; the CLI's is taken out
+    child.expect(rb"KEY ([0-9a-f]+)\r\n")  # the CLI got its answer from agentlaunch
+    assert bytes.fromhex(child.match.group(1).decode()) == b"\x1b]7501;?\x1b\\"
+    child.send(b"r")
+    child.expect_exact(b"REPORTED")
+    assert b"7501" not in child.before  # this terminal did not answer: no report reaches it
+    record = wait_for(lambda: (r := tui_record(env)).get("state") == "asking" and r, TIMEOUT, "asking")
+    assert record["state_reason"] == "login: Not signed in" and record["state_source"] == "cli", record
+    assert record["cli_report"]["kind"] == "auth"
+    child.send(b"\x1b]7501;?\x1b\\")  # the terminal answers agentlaunch's probe: taken out of the keys
+    child.send(b"x")
+    send_and_see(child, b"x")
+    child.send(b"r")
+    child.expect_exact(f"\x1b]7501;state=blocked:app=agentlaunch:kind=auth:msg={msg}\x07".encode())
+    child.send(b"q")
+    child.expect(pexpect.EOF)
+
+
+def tui_record(env: dict[str, str]) -> dict[str, object]:
+    done = run_cli_inprocess("status", "--json", env=env)
+    records = [r for r in json.loads(done.stdout or "[]") if r.get("agent") == "tui"]
+    return dict(records[-1]) if records else {}

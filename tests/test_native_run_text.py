@@ -25,7 +25,7 @@ class Launch:
     def handle(self, event: Any) -> None:
         self.handled.append(event)
 
-    def set_state(self, state: str, *, reason: str | None = None, always: bool = False) -> None:
+    def set_state(self, state: str, *, reason: str | None = None, always: bool = False, source: str = "") -> None:
         self.states.append(state)
 
     class liveness:  # noqa: N801 - the launch's attribute of that name: what the sources report is progress

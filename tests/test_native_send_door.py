@@ -81,7 +81,7 @@ class Launch:
     def notice(self, text: str) -> None:
         self.notices.append(text)
 
-    def set_state(self, state: str, *, reason: str | None = None, always: bool = False) -> None:
+    def set_state(self, state: str, *, reason: str | None = None, always: bool = False, source: str = "") -> None:
         self.state = state
 
     class liveness:  # noqa: N801 - the launch's attribute of that name

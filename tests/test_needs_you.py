@@ -380,3 +380,12 @@ def test_an_interactive_launch_flags_the_pane_before_its_status_record_names_the
         assert kinds.index(NeedsYou) < kinds.index(StatusWriter), kinds
     finally:
         launch.close(0)
+
+
+def test_one_place_decides_needs_you_and_the_alarms_are_its_states_but_retrying() -> None:
+    from agentlaunch.fleet import states
+    from agentlaunch.live.needs_you import ALARMS
+
+    assert set(ALARMS) == set(states.ANNOUNCED) == set(states.NEEDS_YOU) - {"retrying"}
+    assert states.needs_you("paused: budget") and states.needs_you("retrying") and not states.needs_you("waiting")
+    assert frozenset(states.NEEDS_YOU) == states.URGENT

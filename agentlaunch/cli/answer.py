@@ -51,8 +51,10 @@ def answer(
     answered in its place. The person can still answer in the pane: whichever comes first wins.
 
     Claude Code and Codex (through agentlaunch's app-server) are answered on their own channel,
-    no key typed; Claude Code's questions (AskUserQuestion) take --reply TEXT (a choice: its
-    label). A budget stays in charge: a tool it holds is not allowed by an answer.
+    no key typed; their questions (AskUserQuestion, request_user_input) take --reply TEXT (a
+    choice: its label). Gemini is answered with keys, only while its tmux pane shows the
+    question; its ask_user takes --reply TEXT for one text question. A budget stays in charge:
+    a tool it holds is not allowed by an answer.
 
     Exit codes: 0 shown or answered, 2 bad command line (two decisions, a decision without
     --question, an option the question does not offer), 3 no agent of that name, 6 a budget

@@ -37,6 +37,7 @@ AGENT_FIELDS = (
     "setup",
     "record",
     "host",
+    "state_source",
 )
 """Every agent object's keys, in this order (each present, null when it does not apply: ``host`` is null for this
 machine's agents, the host's name of config.yaml for another's: :mod:`agentlaunch.hosts.fleet`)."""
@@ -82,6 +83,7 @@ def agent_json(agent: Agent) -> dict[str, Any]:
         "setup": agent.setup.shown() if agent.setup is not None else None,
         "record": agent.record.as_dict() if agent.record is not None else None,
         "host": None,
+        "state_source": _text(data.get("state_source")) if agent.record is not None else None,  # added within v1
     }
 
 

@@ -63,8 +63,8 @@ class Agent:
 
     @property
     def needs_you(self) -> bool:
-        """It waits for the person now: a question, a stall, a pause (:data:`~agentlaunch.fleet.states.URGENT`)."""
-        return self.running and states.is_urgent(self.state)
+        """It runs and needs the person (:func:`~agentlaunch.fleet.states.needs_you`: the one definition)."""
+        return self.running and states.needs_you(self.state)
 
     @property
     def session_id(self) -> str | None:

@@ -118,6 +118,7 @@ _TEXT_FIELDS = (
     "state_since",
     "control",
     "state_reason",
+    "state_source",
     "fork_of",
 )
 _COUNT_FIELDS = (
@@ -168,6 +169,22 @@ def _checked_cache(value: object) -> dict[str, Any] | None:
     return kept
 
 
+_FLAT_TEXT = {  # the objects of texts (and one count) a record holds: the CLI's own report, a disagreement
+    "cli_report": ("state", "kind", "msg", "title", "app"),
+    "disagreement": ("cli", "state", "source", "at"),
+}
+
+
+def _checked_flat(key: str, value: object) -> dict[str, Any] | None:
+    """``cli_report`` or ``disagreement`` with each field of its type (None when it is not an object)."""
+    if not isinstance(value, dict):
+        return None
+    kept: dict[str, Any] = {k: value.get(k) if isinstance(value.get(k), str) else None for k in _FLAT_TEXT[key]}
+    if key == "cli_report":
+        kept["progress"] = value.get("progress") if is_count(value.get("progress")) else None
+    return kept
+
+
 def checked_setup(value: object) -> dict[str, Any] | None:
     """A record's ``worktree_setup``, each field of its type (None when it is not an object)."""
     if not isinstance(value, dict):
@@ -206,6 +223,9 @@ def checked_record(data: dict[str, Any]) -> dict[str, Any]:
             ok = True
         elif key == "rate_limits":  # the plan's windows: null with an API key
             value = plan_limits.checked(value)
+            ok = True
+        elif key in _FLAT_TEXT:
+            value = _checked_flat(key, value)
             ok = True
         elif key == "worktree_setup":  # how the worktree's setup went: {"ok", "exit", "command", "log"}
             value = checked_setup(value)

@@ -24,12 +24,18 @@ STATES = ("starting", "waiting", "thinking", "tool", "retrying", "asking", "stal
 """The states a launch reports; ``asking`` (a permission prompt or a question waits) and ``stalled`` (its turn has
 heard nothing from the CLI for ``stall_timeout``) mean a person is needed; so does ``paused`` (a budget's
 ``on_spent: pause``: its ``state_reason`` is ``budget``, shown ``paused: budget``)."""
-NEEDS_YOU = ("waiting", "asking", "stalled", "paused")  # the states in which the agent waits for the person
-TIMED = (*NEEDS_YOU, "retrying")  # the states shown with how long they have lasted
+NEEDS_YOU = ("asking", "stalled", "paused", "retrying")
+"""The one definition of "needs you": the agent blocks on the person, or cannot go on well without them (a question,
+a turn that hears nothing, a spent budget, a loop of failed API calls). ``waiting`` (at its prompt) is not: nothing
+is wrong. Asked through :func:`needs_you` by every view and sink: ``status``, the deck (first, in red),
+``fleet --json``'s ``needs_you`` and the bell, tmux flag and notify command (:mod:`agentlaunch.live.needs_you`)."""
+ANNOUNCED = ("asking", "stalled", "paused")
+"""The states of :data:`NEEDS_YOU` the bell, the tmux flag and the notify command announce on a change into them:
+not ``retrying`` (a retry loop usually recovers: it is shown first, in red, with no alarm)."""
+TIMED = (*NEEDS_YOU, "waiting")  # the states shown with how long they have lasted
 TURN_STATES = ("thinking", "tool", "asking", "retrying", "stalled")  # a turn is under way
 STARTED_STATES = ("waiting", "asking", "thinking", "tool", "retrying", "stalled", "paused")  # its CLI said it is up
-URGENT = frozenset({"asking", "stalled", "retrying", "paused"})
-"""States that need the person now: the deck shows them first, in red (``retrying`` too: a loop of failed calls)."""
+URGENT = frozenset(NEEDS_YOU)  # the deck shows them first, in red
 ASKING = "asking"
 
 STALE = "stale"  # a record whose agentlaunch process is gone (killed with SIGKILL, say)
@@ -54,9 +60,12 @@ def is_stale(data: dict[str, Any]) -> bool:
     return not same_process(data.get("pid"), data.get("pid_start") or None)
 
 
-def is_urgent(state: str) -> bool:
-    """A state of :data:`URGENT`, its reason after a colon or not ("paused: budget", as status says it)."""
-    return state.partition(":")[0] in URGENT
+def needs_you(state: str) -> bool:
+    """A state of :data:`NEEDS_YOU`, its reason after a colon or not ("paused: budget", as status says it)."""
+    return state.partition(":")[0] in NEEDS_YOU
+
+
+is_urgent = needs_you  # the deck's word for it
 
 
 def stop_marked(mark: str, pid: int | str) -> bool:

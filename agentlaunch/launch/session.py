@@ -152,13 +152,13 @@ class Launch(LaunchFacts):
     def notice(self, message: str) -> None:
         self.emit(Notice(message))
 
-    def set_state(self, state: str, *, always: bool = False, reason: str | None = None) -> None:
-        """starting, waiting (for input), thinking, tool (running one), asking, paused, exited; ``reason``: why. A new
+    def set_state(self, state: str, *, always: bool = False, reason: str | None = None, source: str = "agentlaunch") -> None:
+        """starting, waiting, thinking, tool, asking, paused, exited; ``reason``: why, ``source``: who said it. A new
         question while asking is news (Codex's approval request follows its thread's status; a second permission)."""
         if self.paused is not None and state != "exited":  # the turn a pause cut ends meanwhile: still paused
-            state, reason = "paused", PAUSED_BY
-        if self.session_state.change_state(state, reason, always=always):
-            self.emit(StateChanged(state, reason))
+            state, reason, source = "paused", PAUSED_BY, "agentlaunch"
+        if self.session_state.change_state(state, reason, always=always, source=source):
+            self.emit(StateChanged(state, reason, source))
 
     def keep_provider_state(self, state: ProviderState) -> None:
         """What the next turn (or a later launch) needs of the provider, kept and told to the sinks (the store)."""

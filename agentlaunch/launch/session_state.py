@@ -26,6 +26,9 @@ class SessionState:
         self._first_prompt = ""
         self._state = "starting"
         self._state_reason: str | None = None
+        self.state_source: str | None = None  # who said the state (StateChanged.source); set with it
+        self.cli_report: dict[str, object] | None = None  # the CLI's latest OSC 7501 report (native mode)
+        self.disagreement: dict[str, object] | None = None  # the latest such report that contradicted another source
 
     # -- read ---------------------------------------------------------------------------------
     @property
@@ -69,10 +72,11 @@ class SessionState:
         return self._state_reason
 
     # -- the only changes -------------------------------------------------------------------------
-    def change_state(self, state: str, reason: str | None, *, always: bool = False) -> bool:
-        """``state`` and why; True when that is news to tell (a new state, ``always``, or a new question)."""
+    def change_state(self, state: str, reason: str | None, *, always: bool = False, source: str = "agentlaunch") -> bool:
+        """``state`` and why, ``source`` who said it; True when that is news to tell (a new state, ``always``, or a
+        new question)."""
         if state != self._state or always or (state == "asking" and reason not in (None, self._state_reason)):
-            self._state, self._state_reason = state, reason
+            self._state, self._state_reason, self.state_source = state, reason, source
             return True
         return False
 

@@ -1,9 +1,10 @@
 """ "Needs you": a launch's sink that tells the person when an agent waits for them.
 
-On each transition into ``asking`` (a permission prompt or a question waits),
-into ``stalled`` (a turn that has heard nothing from its CLI for ``stall_timeout``),
-and into ``waiting`` after a turn that took at least ``after`` seconds (a quick
-answer needs no alarm: the person is still looking), it
+On each transition into a state :data:`agentlaunch.fleet.states.ANNOUNCED` names (``asking``, a permission prompt or
+a question waits; ``stalled``, a turn that has heard nothing from its CLI for ``stall_timeout``; ``paused``, a spent
+budget; not ``retrying``, which needs you too but usually recovers), and into
+``waiting`` after a turn that took at least ``after`` seconds (a quick answer needs no alarm: the person is still
+looking), it
 
 - rings the terminal bell, when agentlaunch's own terminal (stderr) is one:
   inside tmux that also marks the window with tmux's bell flag;
@@ -49,6 +50,7 @@ from collections.abc import Callable, Mapping, Sequence
 from shutil import which
 from typing import TYPE_CHECKING, Any
 
+from agentlaunch.fleet.states import ANNOUNCED
 from agentlaunch.live.needs_you_answer import QuestionOpen, action_args, answer_commands, takes_actions
 from agentlaunch.sinks import SessionClosed, StateChanged
 from agentlaunch.visible import visible
@@ -57,12 +59,14 @@ if TYPE_CHECKING:
     from agentlaunch.sinks import LaunchView, SinkEvent
 
 BUSY = ("thinking", "tool", "retrying")
-ALARMS = {
+_SAID = {
     "asking": "a permission prompt or a question waits for you",
     "stalled": "its turn has heard nothing from the CLI",
     "paused": "a budget is spent: raise the limit, or agentlaunch resume-budget AGENT",
 }
-"""The states announced on every change into them, with the reason said when the event gives none."""
+ALARMS = {state: _SAID[state] for state in ANNOUNCED}
+"""The states announced on every change into them (:data:`~agentlaunch.fleet.states.ANNOUNCED`, decided with "needs
+you" in one place), with the reason said when the event gives none."""
 DESKTOP_COMMAND = "notify-send"
 DESKTOP_ENV = ("DISPLAY", "WAYLAND_DISPLAY")  # a desktop session: without one notify-send has nowhere to show
 DEFAULT_AFTER = 30.0  # seconds a turn must take before its end is announced

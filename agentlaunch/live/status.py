@@ -50,7 +50,22 @@ LINE_OPTION = "@agentlaunch_line"
 """The pane option holding agentlaunch's line for the pane border: the CLI inside may set the pane's title itself
 (an OSC 2: Codex's "[ ! ] Action Required | …", Gemini's "◇ Ready (repo)", Claude Code's "✳ Claude Code"), never
 a pane option, so the border shows this one, with the CLI's title beside it (``agentlaunch.live.tmux.BORDER_FORMAT``)."""
+STATE_OPTION = "@agentlaunch_state"
+"""The pane option holding the merged report (:func:`pane_state`): ``state=asking:source=cli:cli=blocked:kind=auth``."""
 SESSION_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
+WORD = re.compile(r"[a-z-]{1,20}")  # a state, a source, a kind: anything else (a forged value) is left off
+
+
+def pane_state(record: dict[str, Any]) -> str:
+    """The merged state for the pane (:data:`STATE_OPTION`): agentlaunch's state, who set it, and the CLI's own report
+    (its state and kind) when it gives one, in OSC 7501's field form; fixed words only."""
+    report = record.get("cli_report") or {}
+    pairs = [("state", record.get("state")), ("source", record.get("state_source"))]
+    if isinstance(report, dict):
+        pairs += [("cli", report.get("state")), ("kind", report.get("kind"))]
+    return ":".join(f"{key}={value}" for key, value in pairs if isinstance(value, str) and WORD.fullmatch(value))
+
+
 """The pane option naming the session its launch runs: a pane that died or was stopped is restarted in it."""
 RECORD_VERSION = 1
 __all__ = [
@@ -92,10 +107,12 @@ def snapshot(
     state_since: str | None = None,
     reason: str | None = None,
     done: bool = False,
+    source: str | None = None,
 ) -> dict[str, Any]:
     """The status record of ``launch`` as plain JSON data."""
     meter = launch.meter
     earlier = meter.earlier  # a resumed session's calls before this launch: the record shows the whole session
+    kept = getattr(launch, "session_state", None)  # what the CLI itself reported (native mode)
     total = meter.total + earlier.usage
     priced = meter.priced_calls + earlier.priced_calls
     from agentlaunch.live.view import cost_text  # view imports rich; only the writer needs it
@@ -117,6 +134,9 @@ def snapshot(
         "state": launch.state,
         "state_since": state_since,  # when it entered that state: how long it has been waiting or asking
         "state_reason": reason,  # why, when the state alone does not say: asking, retrying (the cause), stalled
+        "state_source": source,  # who said it: cli (its OSC 7501 report), hooks, transcript, app-server, agentlaunch
+        "cli_report": getattr(kept, "cli_report", None),  # the CLI's own latest report, null when it gives none
+        "disagreement": getattr(kept, "disagreement", None),  # the latest report contradicting another source
         "done": done and launch.state == "waiting",  # waiting because its last turn ended (nothing came since)
         "turns": launch.turns,
         "calls": meter.calls + earlier.calls,
@@ -203,11 +223,12 @@ class StatusWriter:
         self._state: str | None = None
         self._state_since: str | None = None
         self._reason: str | None = None  # why the state is what it is (the latest StateChanged's reason)
+        self._source: str | None = None  # who said it (the latest StateChanged's source)
         self._asked = False  # the turn under way carries a prompt of the person's or agentlaunch send's
         self._turn_ended = False  # such a turn ended and no other began since: its waiting reads "done"
         self._timer: Cancellable | None = None
         self._titling: subprocess.Popen[bytes] | None = None  # the tmux process setting the pane's title
-        self._next_title: tuple[str, str, str] | None = None  # the title (cache expiry, session) that follows it
+        self._next_title: tuple[str, str, str, str] | None = None  # the title (cache expiry, session, state) that follows it
         self._title_timer: Cancellable | None = None
         self._closed = False
         self.writes = 0
@@ -219,7 +240,7 @@ class StatusWriter:
         if launch.state != self._state:
             self._state, self._state_since = launch.state, datetime.now(UTC).isoformat(timespec="seconds")
         if isinstance(event, StateChanged):
-            self._reason = event.reason
+            self._reason, self._source = event.reason, event.source
             self._turn_ended = self._turn_ended and event.state not in TURN_STATES
         elif isinstance(event, TurnEnd) and event.is_error:
             self._asked = False  # a turn that failed finished no task (headless and the line chat; native: its reason)
@@ -236,6 +257,7 @@ class StatusWriter:
             state_since=since,
             reason=self._reason,
             done=self._turn_ended,
+            source=self._source,
         )
         self.update({**record, **self.extra})
         if isinstance(event, SessionClosed):
@@ -289,7 +311,8 @@ class StatusWriter:
             self.writes += 1
             self._written = record
         session = record.get("session_id")
-        self._set_pane_title(one_line(record, warmth=False), cache_expiry(record), session if isinstance(session, str) else "")
+        sid = session if isinstance(session, str) else ""
+        self._set_pane_title(one_line(record, warmth=False), cache_expiry(record), sid, pane_state(record))
 
     def _make_dir(self) -> None:
         """Private (0700 folders, a 0600 file): a record names the working directory, the title and the cost."""
@@ -297,7 +320,7 @@ class StatusWriter:
         private_dir(self.directory)
         self._dir_made = True
 
-    def _set_pane_title(self, title: str, expiry: str = "", session: str = "") -> None:
+    def _set_pane_title(self, title: str, expiry: str = "", session: str = "", state: str = "") -> None:
         """The pane border's line (:data:`LINE_OPTION`), the cache's expiry (epoch seconds, "" for none) and the
         session's id in one tmux call.
 
@@ -312,7 +335,7 @@ class StatusWriter:
             return
         if self._titling is not None and self._titling.poll() is None:
             # Set once the title on its way is: a few milliseconds, unless tmux is slow.
-            self._next_title = (title, expiry, session)
+            self._next_title = (title, expiry, session, state)
             if self._title_timer is None and self.later is not None:
                 self._title_timer = self.later(TITLE_RETRY, self._title_due)
             return
@@ -325,6 +348,8 @@ class StatusWriter:
         )
         if SESSION_ID.fullmatch(session):  # an id a CLI wrote: anything tmux would misread is left off
             expires += [";", "set-option", "-p", "-t", self.pane, SESSION_OPTION, session]
+        if state:
+            expires += [";", "set-option", "-p", "-t", self.pane, STATE_OPTION, state]
         # The tmux client inside a pane finds its server through $TMUX; an argument list, never a shell.
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             self._titling = subprocess.Popen(

@@ -69,3 +69,22 @@ def _telling(tool_input: Any) -> str:
         return json.dumps(tool_input, ensure_ascii=False, separators=(",", ":"), default=str)[: QUESTION_CHARS * 2]
     except (TypeError, ValueError, RecursionError):
         return ""
+
+
+def questions_of(tool_input: Any) -> list[dict[str, Any]]:
+    """The questions a question tool's input asks, those with a text (Claude Code's ``AskUserQuestion`` and Codex's
+    ``request_user_input`` both take ``{"questions": [{"question": …, "options": [{"label": …}, …]}, …]}``)."""
+    asked = tool_input.get("questions") if isinstance(tool_input, dict) else None
+    listed = asked if isinstance(asked, list) else []
+    return [q for q in listed if isinstance(q, dict) and isinstance(q.get("question"), str) and q["question"]]
+
+
+def choices_line(tool_input: Any) -> str:
+    """Each question and the choices it offers, on one line (``Which color? (Red / Blue)``); "" when none."""
+    said = []
+    for asked in questions_of(tool_input):
+        offered = asked.get("options")
+        options: list[Any] = offered if isinstance(offered, list) else []
+        labels = [o["label"] for o in options if isinstance(o, dict) and isinstance(o.get("label"), str) and o["label"]]
+        said.append(f"{asked['question']} ({' / '.join(labels)})" if labels else asked["question"])
+    return " ".join(said)

@@ -244,6 +244,9 @@ def test_claude_permission_answered_allow_then_deny_without_attaching(
     assert ran.returncode == 0, ran.stderr
     wait_for(lambda: (workdir / "notified.txt").exists(), timeout=60, what="the tool the notification allowed")
     wait_for(lambda: state_of(env, workdir, "asker") == "waiting", timeout=60, what="the third turn over")
+    # Claude Code's own blocked report came before its hook named the question: one notification, the hook's.
+    said = [p for p in map(json.loads, notified.read_text().splitlines()) if "touch notified" in str(p.get("reason"))]
+    assert [p["reason"] for p in said] == ["Bash: touch notified.txt"], said
 
     # From the deck, in a real terminal (a session of the agents' tmux server): D, then y, denies the fourth.
     assert cli(env, workdir, "send", "asker", "A fourth").returncode == 0
@@ -344,9 +347,34 @@ def test_codex_approval_answered_on_the_app_server_connection_allow_then_deny(sh
     )
 
 
-def test_gemini_prompt_answered_with_keys_only_while_its_screen_shows_it_allow_then_deny(
-    socket: str, isolated_home: Path, agents_dir: Path, request: pytest.FixtureRequest
-) -> None:
+class GeminiPane:
+    """A Gemini agent ``gem`` up in the test's tmux server, its startup turn over, against ``api``."""
+
+    def __init__(self, socket: str, api: gfake.GeminiFake, env: dict[str, str], work: Path) -> None:
+        self.socket, self.api, self.env, self.work = socket, api, env, work
+        self.pane = pane_of(socket, "gem")
+
+    def screen(self) -> str:
+        return screen(self.socket, self.pane)
+
+    def ask(self, text: str) -> dict[str, Any]:
+        """Type ``text`` as a prompt; the question it makes Gemini ask, once the session is asking."""
+        tmux(self.socket, "send-keys", "-t", self.pane, "-l", text)
+        wait_for(lambda: text in self.screen(), timeout=30, what=f"{text!r} typed")
+        sent = len(self.api.model_requests)
+        for _ in range(3):  # Gemini 0.61 under load keeps an Enter read with the typed keys in its box
+            tmux(self.socket, "send-keys", "-t", self.pane, "Enter")
+            with contextlib.suppress(AssertionError):
+                wait_for(lambda: len(self.api.model_requests) > sent, timeout=5, what="the prompt's call")
+                break
+        wait_for(lambda: state_of(self.env, self.work, "gem") == "asking", timeout=60, what="asking")
+        return question(self.env, self.work, "gem")
+
+
+@contextlib.contextmanager
+def gemini_in_tmux(socket: str, agents_dir: Path, request: pytest.FixtureRequest, replies: list[Any]) -> Iterator[GeminiPane]:
+    """Gemini's interface in a tmux pane (``tmux up gem``) against a fake Gemini API answering ``replies`` after
+    its startup turn; taken down at the end."""
     binary = ensure_cli("gemini")
     with tempfile.TemporaryDirectory(prefix="alag-") as folder, gfake.GeminiFake() as api:
         root = Path(folder)
@@ -358,36 +386,36 @@ def test_gemini_prompt_answered_with_keys_only_while_its_screen_shows_it_allow_t
         env.update({k: v for k, v in os.environ.items() if k.startswith("AGENTLAUNCH_") and k not in env})
         agent = {"provider": "gemini", "model": "gemini-2.5-pro", "command": str(binary), "working_dir": str(work)}
         write_agent(agents_dir, "gem", {**agent, "startup": "say hello"})
-        usage = gfake.GeminiUsage(prompt=900, output=7)
-        api.script.push(gfake.TextReply("Hello, ready.", usage))
-        api.script.push(gfake.FunctionCallReply("run_shell_command", {"command": "touch allowed.txt", "description": "w"}, usage))
-        api.script.push(gfake.TextReply("Wrote it.", usage))
-        api.script.push(gfake.FunctionCallReply("run_shell_command", {"command": "touch denied.txt", "description": "w"}, usage))
-        api.script.push(gfake.TextReply("Never sent.", usage))
+        for reply in [gfake.TextReply("Hello, ready.", GEMINI_USAGE), *replies]:
+            api.script.push(reply)
         up = run_cli("tmux", "up", "gem", "--socket", socket, "--no-attach", "--wait", "90", env=env, cwd=work, timeout=150)
         assert up.returncode == 0, up.stderr.decode()
-        pane = pane_of(socket, "gem")
         wait_for(lambda: turn_over(record(env, work, "gem")), timeout=90, what="the startup turn over")
+        yield GeminiPane(socket, api, env, work)
+        assert run_cli("tmux", "down", "--socket", socket, env=env, cwd=work, timeout=120).returncode == 0
 
-        def ask(text: str) -> dict[str, Any]:
-            tmux(socket, "send-keys", "-t", pane, "-l", text)
-            wait_for(lambda: text in screen(socket, pane), timeout=30, what=f"{text!r} typed")
-            sent = len(api.model_requests)
-            for _ in range(3):  # Gemini 0.61 under load keeps an Enter read with the typed keys in its box
-                tmux(socket, "send-keys", "-t", pane, "Enter")
-                with contextlib.suppress(AssertionError):
-                    wait_for(lambda: len(api.model_requests) > sent, timeout=5, what="the prompt's call")
-                    break
-            wait_for(lambda: state_of(env, work, "gem") == "asking", timeout=60, what="asking")
-            return question(env, work, "gem")
 
+GEMINI_USAGE = gfake.GeminiUsage(prompt=900, output=7)
+
+
+def test_gemini_prompt_answered_with_keys_only_while_its_screen_shows_it_allow_then_deny(
+    socket: str, isolated_home: Path, agents_dir: Path, request: pytest.FixtureRequest
+) -> None:
+    replies = [
+        gfake.FunctionCallReply("run_shell_command", {"command": "touch allowed.txt", "description": "w"}, GEMINI_USAGE),
+        gfake.TextReply("Wrote it.", GEMINI_USAGE),
+        gfake.FunctionCallReply("run_shell_command", {"command": "touch denied.txt", "description": "w"}, GEMINI_USAGE),
+        gfake.TextReply("Never sent.", GEMINI_USAGE),
+    ]
+    with gemini_in_tmux(socket, agents_dir, request, replies) as gem:
+        env, work, api, pane, ask = gem.env, gem.work, gem.api, gem.pane, gem.ask
         first = ask("write the file")
         assert first["tool"] == "shell" and "touch allowed.txt" in first["asks"], first
         assert first["options"] == ["once", "always", "deny"]
         assert cli(env, work, "answer", "gem", "--allow", "--question", first["id"]).returncode == 0
         wait_for(lambda: (work / "allowed.txt").exists(), timeout=60, what="the allowed tool ran")
         wait_for(lambda: state_of(env, work, "gem") == "waiting", timeout=60, what="the turn over")
-        assert "Wrote it." in screen(socket, pane)
+        wait_for(lambda: "Wrote it." in screen(socket, pane), timeout=30, what="the answer drawn")  # the file may lead
         calls = len(api.model_requests)
 
         second = ask("write another")
@@ -401,4 +429,3 @@ def test_gemini_prompt_answered_with_keys_only_while_its_screen_shows_it_allow_t
         late = cli(env, work, "answer", "gem", "--allow", "--question", second["id"])
         assert late.returncode == 10, late.stderr  # closed: no key typed into the input box
         assert screen(socket, pane).count("1") == typed.count("1")
-        assert run_cli("tmux", "down", "--socket", socket, env=env, cwd=work, timeout=120).returncode == 0

@@ -137,7 +137,20 @@ def test_claude_codes_question_in_a_tall_tiled_pane_shows_in_the_deck_with_its_c
     assert sent.returncode == 0, sent.stderr.decode()
     pane_shows(socket, pane, "Do you want to proceed?", 90)
     asking = wait_for(lambda: (r := record(env, workdir, "asker")).get("state") == "asking" and r, timeout=30, what="asking")
-    assert asking["state_reason"] == "Bash: touch preview-4242.txt"
+    assert (asking["state_reason"], asking["state_source"]) == ("Bash: touch preview-4242.txt", "hooks"), asking
+    # Claude Code's own report says blocked too (read in tmux: the relay answered its probe); whichever of the two
+    # came first, the row keeps the hook's question.
+    blocked = wait_for(
+        lambda: ((r := record(env, workdir, "asker")).get("cli_report") or {}).get("state") == "blocked" and r,
+        timeout=30,
+        what="Claude Code's own blocked report",
+    )
+    assert blocked["cli_report"]["kind"] == "permission", blocked
+    assert (blocked["state"], blocked["state_reason"], blocked["state_source"]) == (
+        "asking",
+        "Bash: touch preview-4242.txt",
+        "hooks",
+    ), blocked
     # Before: the preview showed the pane's first rows; the question is further down than the preview is tall.
     assert question_row(socket, pane, "Do you want to proceed?") >= preview_rows()
 

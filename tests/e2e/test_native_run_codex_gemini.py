@@ -24,6 +24,7 @@ import pytest
 
 from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi import responses as cfake
+from agentlaunch.launch.early.early_appserver import ROUTE_ENV
 from agentlaunch.usage.store import Store
 from testbed.agent_files import write_agent
 from testbed.clis import ensure_cli
@@ -58,8 +59,15 @@ class Agent:
         return json.loads(done.stdout)
 
     def state(self) -> str | None:
+        return str(self.record().get("state")) if self.record() else None
+
+    def record(self) -> dict[str, Any]:
         records = [r for r in self.cli("status", "--json") if r.get("agent") == self.name]
-        return str(records[-1].get("state")) if records else None
+        return dict(records[-1]) if records else {}
+
+    def cli_report(self) -> dict[str, Any]:
+        """The CLI's own latest OSC 7501 report, as the status record keeps it ({} when none came)."""
+        return dict(self.record().get("cli_report") or {})
 
     def session(self) -> dict[str, Any]:
         sessions = self.cli("sessions", "--json")
@@ -176,9 +184,13 @@ def test_codex_native_run_meters_a_tool_turn_shows_states_and_a_headless_then_a_
         try:
             until(tui, lambda: "Would you like to run" in tui.text() or "allow" in tui.text().lower(), "Codex's approval prompt")
             until(tui, lambda: agent.state() == "asking", "status 'asking' while the prompt waits")
+            # Codex's own OSC 7501 report, read from its output by the relay (measured: `blocked`, `kind=permission`).
+            until(tui, lambda: agent.cli_report().get("state") == "blocked", "Codex's own report: blocked")
+            assert agent.cli_report()["kind"] == "permission" and agent.cli_report()["app"] == "codex"
             tui.child.send("y")
             until(tui, lambda: "first answer done" in tui.text(), "the startup turn's answer")
             until(tui, lambda: agent.state() == "waiting", "status 'waiting' after the turn")
+            until(tui, lambda: agent.cli_report().get("state") in ("done", "idle"), "Codex's own report: done")
             assert (work / "made-by-tool").exists()
             assert STARTUP in "\n".join(cfake.user_texts(api.turn_requests[0].body))
         finally:
@@ -190,12 +202,17 @@ def test_codex_native_run_meters_a_tool_turn_shows_states_and_a_headless_then_a_
 
         # A headless turn of the same session between two interface runs: each call still counted once.
         headless_turn(agent, "headless two done")
+        agent.env = {**agent.env, ROUTE_ENV: "direct"}  # the other route: Codex's interface with its own app-server
         tui = agent.run("-c")
         try:
             until(tui, lambda: "Ask Codex" in tui.text() or "›" in tui.text(), "the resumed interface")
             type_prompt(tui, "one more", "resumed answer done")
             until(tui, lambda: "resumed answer done" in tui.text(), "the resumed answer")
             until(tui, lambda: agent.state() == "waiting", "status 'waiting' after the resumed turn")
+            # The direct route reports the same way (Codex never probes: it reports on any terminal).
+            until(tui, lambda: agent.cli_report().get("state") in ("done", "idle"), "Codex's own report, direct route")
+            assert agent.cli_report()["app"] == "codex" and agent.record()["resumed"] is True
+            assert "7501" not in tui.text()  # its reports are taken out of what the person's terminal gets
         finally:
             quit_tui(tui)
         assert len(api.turn_requests) == 4
@@ -245,6 +262,8 @@ def test_gemini_native_run_meters_a_tool_turn_shows_waiting_and_a_headless_then_
             until(tui, lambda: "first answer done" in tui.text(), "the startup turn's answer")
             until(tui, lambda: agent.state() == "waiting", "status 'waiting' after the turn")
             assert STARTUP in "\n".join(gfake.user_texts(api.model_requests[0].body))
+            record = agent.record()  # Gemini 0.61 writes no OSC 7501: its hooks alone say the state
+            assert record["cli_report"] is None and record["state_source"] == "hooks", record
         finally:
             quit_tui(tui)
         # thoughts are billed as output; input is the uncached part (as the headless split records them).

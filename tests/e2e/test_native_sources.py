@@ -49,7 +49,7 @@ def answers(followed: Followed) -> list[str]:
         [
             i.text if isinstance(i, Text) else i.state
             for i in followed.items
-            if isinstance(i, Text) or i == StateChanged("waiting")
+            if isinstance(i, Text) or (isinstance(i, StateChanged) and i.state == "waiting")
         ]
     )
 

@@ -177,6 +177,8 @@ def test_esc_out_of_claude_codes_retry_loop_is_waiting_not_retrying_then_stalled
 ) -> None:
     # Measured: after Esc in the retry loop Claude Code runs no hook and no status line and writes no transcript line;
     # it sits at its prompt, the prompt put back in its input box. Before: `retrying`, then `stalled` (needs you).
+    # Its own OSC 7501 report says so (`state=idle`): it reports only to a terminal that answered its probe, and tmux
+    # does not answer it; agentlaunch's relay does.
     (config_dir / "config.yaml").write_text("stall_timeout: 10\nnotify_after: 600\nbell: false\n")
     assert anthropic.server is not None
     env = team_env(anthropic.server.url, isolated_home, agents_dir, config_dir, workdir)
@@ -187,7 +189,17 @@ def test_esc_out_of_claude_codes_retry_loop_is_waiting_not_retrying_then_stalled
     wait_state(env, workdir, "escaped", socket, lambda r: r.get("state") == "retrying", "retrying")
     tmux(socket, "send-keys", "-t", pane, "Escape")
     shown = wait_state(env, workdir, "escaped", socket, lambda r: r.get("state") != "retrying", "out of retrying", 60)
-    assert shown["state"] == "waiting" and shown["state_reason"] == RETRY_INTERRUPTED, shown
+    assert shown["state"] == "waiting" and shown["state_source"] == "cli", shown  # no hook: the CLI's own word
+    assert shown["state_reason"] == RETRY_INTERRUPTED and not shown["done"], shown  # idle, not done: Esc cut the turn
+    assert shown["cli_report"]["state"] == "idle" and shown["cli_report"]["app"] == "claude-code", shown
+    assert shown["disagreement"]["cli"] == "idle" and shown["disagreement"]["state"] == "retrying", shown
+    assert "7501" not in screen(socket, pane)  # the probe and the reports are taken out of what the pane shows
+    # The merged report is passed on to the pane's tmux options (tmux does not speak OSC 7501: no escape sent to it).
+    wait_for(
+        lambda: pane_option(socket, pane, "#{@agentlaunch_state}") == "state=waiting:source=cli:cli=idle",
+        timeout=30,
+        what="the merged report in the pane's @agentlaunch_state",
+    )
     calls = len(anthropic.message_requests())
     # It is idle: the prompt is back in the box, and Enter sends it (the API answers now): a turn of its own, done.
     wait_for(

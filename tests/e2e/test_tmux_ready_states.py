@@ -120,7 +120,7 @@ def test_a_claude_stopped_on_its_trust_dialog_is_starting_then_asking_with_the_n
         except AssertionError as exc:
             raise AssertionError(f"{exc}: {record(env, workdir, 'shy')}\n{screen(socket, pane)}") from None
         wait_for(lambda: record(env, workdir, "shy").get("turns"), timeout=60, what="the startup message's turn counted")
-        assert needs_you(socket, pane) == ""
+        assert needs_you(socket, pane) == "", record(env, workdir, "shy")
         assert run_cli("tmux", "down", "--socket", socket, env=env, cwd=workdir, timeout=120).returncode == 0
 
 

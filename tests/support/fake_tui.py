@@ -7,7 +7,9 @@ It runs on the terminal agentlaunch gives it, in raw mode as a TUI does, and say
 It switches on the alternate screen, mouse reports and bracketed paste (``m``), and:
 ``q`` exits 0 (switching them off again), ``e`` prints a last word and exits 3,
 ``k`` SIGKILLs itself, ``d`` starts a daemon that leaves its session (double fork, setsid),
-``D`` prints the daemon's pid, ``b`` floods 1 MB of text, ``i`` reports the ENV var AGENTLAUNCH_FAKE_TUI_SHOW.
+``D`` prints the daemon's pid, ``b`` floods 1 MB of text, ``i`` reports the ENV var AGENTLAUNCH_FAKE_TUI_SHOW,
+``r`` writes the OSC 7501 report ``FAKE_TUI_REPORT`` (in two writes) and says REPORTED. With ``FAKE_TUI_PROBE=1`` it
+first writes the OSC 7501 probe as Claude Code does.
 With ``FAKE_TUI_READ_LATE=SECONDS`` it reads keys that long after they arrive (a CLI busy elsewhere: what is
 typed meanwhile comes in one read); with ``FAKE_TUI_SPIN=1`` as well, it draws a spinner meanwhile.
 With ``FAKE_TUI_STARTS=FILE`` each start appends its pid and argv to FILE as a JSON line.
@@ -100,6 +102,8 @@ def main() -> int:
     if os.environ.get("FAKE_TUI_STARTS"):  # one line per start: its pid and argv (the early start's tests)
         with open(os.environ["FAKE_TUI_STARTS"], "a") as log:
             log.write(json.dumps([os.getpid(), sys.argv[1:]]) + "\n")
+    if os.environ.get("FAKE_TUI_PROBE"):  # as Claude Code 2.1.332 asks: OSC 7501 ; ? then DA1
+        out.write(b"\x1b]7501;?\x07\x1b[c")
     say(f"TUI READY {size()} ARGS {json.dumps(sys.argv[1:])}")
     hook("SessionStart", {"source": "startup"})
     if sys.argv[-1].startswith("<agentlaunch-startup>") and os.environ.get("FAKE_TUI_HOOKS"):
@@ -158,6 +162,13 @@ def main() -> int:
             if data == b"d":
                 daemon()
                 say("DAEMON STARTED")
+            if data == b"r":  # its own OSC 7501 report (FAKE_TUI_REPORT), split in two writes as a CLI may
+                report = b"\x1b]7501;" + os.environ.get("FAKE_TUI_REPORT", "state=idle:app=fake").encode() + b"\x07"
+                out.write(report[:9])
+                out.flush()
+                time.sleep(0.05)
+                out.write(report[9:])
+                say("REPORTED")
             if data == b"b":
                 line = b"x" * 1023 + b"\n"
                 for _ in range(1024):

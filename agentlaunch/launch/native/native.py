@@ -1,12 +1,10 @@
 """The native mode: the provider CLI's own interface in the user's terminal, agentlaunch's meters beside it.
 
-``agentlaunch run AGENT`` at a terminal starts the CLI's interactive interface
-(``claude``, ``codex``, ``gemini``) on a PTY and relays it byte for byte
-(:mod:`agentlaunch.launch.native.relay`), the terminal in raw mode and restored on
-every way out (:mod:`agentlaunch.launch.native.terminal`). The agent's instructions
-are delivered as for a headless run; a new session's startup message is the
-CLI's first prompt (never on resume). Meters and states come from the CLI's
-structured sources, never from the screen: each adapter's
+``agentlaunch run AGENT`` at a terminal starts the CLI's interactive interface (``claude``, ``codex``, ``gemini``)
+on a PTY and relays it (:mod:`agentlaunch.launch.native.relay`), the terminal in raw mode and restored on every way
+out (:mod:`agentlaunch.launch.native.terminal`). The agent's instructions are delivered as for a headless run; a new
+session's startup message is the CLI's first prompt (never on resume). Meters and states come from the CLI's
+structured sources and its own OSC 7501 reports (:mod:`.cli_report`), never from the screen: each adapter's
 ``native_extras(ctx)`` (:mod:`agentlaunch.providers.native.source`) adds the
 flags that make the CLI report and the sources the relay waits on (a Codex
 launch goes through an app-server agentlaunch owns instead, where it can:
@@ -32,6 +30,7 @@ from agentlaunch.launch.early.early_appserver import EarlyAppServer
 from agentlaunch.launch.early.early_interface import EarlyInterface
 from agentlaunch.launch.loop import Timer
 from agentlaunch.launch.native import cli_activity
+from agentlaunch.launch.native.cli_report import CliReports
 from agentlaunch.launch.native.interface_start import (
     InterfaceSpawner,
     adopt_early,
@@ -97,6 +96,7 @@ class NativeRun:
         self._not_ready: Timer | None = None  # the CLI has not reported yet: asking, once options.ready_timeout is over
         self._last_look: cli_activity.Activity | None = None  # the silent CLI's tree at the last look past ready_timeout
         self.remote: native_remote.RemoteCodex | None = None  # Codex's interface on agentlaunch's app-server
+        self.reports = CliReports(launch, self._state, lambda delay, then: launch.loop.call_later(delay, then))  # OSC 7501
 
     # -- the run -----------------------------------------------------------------------------
     def run(self) -> int:
@@ -182,7 +182,9 @@ class NativeRun:
             modes=self.modes,
             size=lambda: window_size(self.tty_out),
             on_keys=interrupts.keys,
+            status=self.reports.status,
         )
+        self.reports.inject = self.relay.inject
         self.sends.open(runtime)
         if self.view is not None:
             self.view.relaying(self.relay)
@@ -283,7 +285,7 @@ class NativeRun:
         for item in items:
             try:
                 if isinstance(item, StateChanged):
-                    self._state(item.state, item.reason)
+                    self._state(item.state, item.reason, item.source or "hooks")
                 elif self.sends.asked(item):  # a question agentlaunch answer can answer: kept open for it
                     continue
                 elif isinstance(item, ToolAsked):
@@ -310,6 +312,8 @@ class NativeRun:
             return
         if isinstance(event, TurnEnd):
             self.turn_error = event.error or "the provider reported an error" if event.is_error else None
+            if self.turn_error and not self.in_turn and launch.state == "waiting":  # the CLI's own "done" came first
+                launch.set_state("waiting", reason=f"its last turn failed: {self.turn_error}", always=True, source="hooks")
             if not event.is_error and event.result:
                 self.answer.last_message = event.result  # the CLI's own word on the turn's last message
             return  # how the turn ended, for a sent prompt: the turn itself is counted from the states
@@ -329,8 +333,7 @@ class NativeRun:
         return self.relay.last_output if self.relay is not None else 0.0
 
     def _retry_interrupted(self) -> None:
-        """The person's Esc ended the CLI's retry loop, which it reports nowhere
-        (:mod:`~agentlaunch.launch.native.interrupt_watch`)."""
+        """The person's Esc ended the CLI's retry loop, and it did not report it (:mod:`.interrupt_watch`)."""
         self._state("waiting", RETRY_INTERRUPTED)
 
     def _still_starting(self) -> None:
@@ -347,19 +350,20 @@ class NativeRun:
             return
         launch.set_state("asking", reason=NOT_READY)
 
-    def _state(self, state: str, reason: str | None = None) -> None:
+    def _state(self, state: str, reason: str | None = None, source: str = "agentlaunch") -> None:
         launch = self.launch
         self.heard = True
         if self._not_ready is not None:
             self._not_ready.cancel()
             self._not_ready = None
-        if state in TURN_STATES and not self.in_turn:
+        if state in TURN_STATES and not self.in_turn and (state, source) != ("asking", "cli"):  # a dialog: no turn
             self._open_turn()
         if state == "exited":
             return  # the launch says so itself once the CLI is ended
         if state == "waiting" and self.in_turn and self.turn_error:
             reason = f"its last turn failed: {self.turn_error}"
-        launch.set_state(state, reason=reason, always=state == "retrying")  # each attempt: its reason is news
+        launch.set_state(state, reason=reason, always=state == "retrying" or source == "cli", source=source)  # news each time
+        self.reports.state_set()  # a question named ends a blocked's wait; the merged state passed on
         if state == "waiting":
             self._close_turn()
             self.sends.turn_over()

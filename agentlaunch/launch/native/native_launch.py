@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from agentlaunch.launch.native.cli_report import ReportsLaunch
 from agentlaunch.launch.native.ports import RemoteLaunch
 from agentlaunch.launch.native.sends import SendingLaunch
 from agentlaunch.launch.turn_cycle import TurnLaunch
@@ -20,9 +21,10 @@ if TYPE_CHECKING:
     from agentlaunch.usage.store import Store
 
 
-class NativeLaunch(TurnLaunch, RemoteLaunch, SendingLaunch, Protocol):
+class NativeLaunch(TurnLaunch, RemoteLaunch, SendingLaunch, ReportsLaunch, Protocol):
     """What a native run (:class:`~agentlaunch.launch.native.native.NativeRun`) reads and asks of the launch: what its
-    helpers read (the interface's start, Codex's route, a turn's first message, the socket, the sends), and the CLI
+    helpers read (the interface's start, Codex's route, a turn's first message, the socket, the sends, the CLI's own
+    reports), and the CLI
     started early handed over and adopted, the sinks its sources' views join, the liveness its sources feed, the
     store (whether the session is recorded), the orphans reaped."""
 

@@ -1,20 +1,15 @@
-"""The provider CLI's own interface, relayed byte for byte between the user's terminal and the CLI's PTY.
+"""The provider CLI's own interface, relayed between the user's terminal and the CLI's PTY.
 
-One loop (:class:`~agentlaunch.launch.loop.Loop`) waits on the user's
-terminal (keys to pass on), the PTY master (the interface's output), the
-CLI's pidfd (its exit), the signal wakeup pipe (a resize, SIGTERM, SIGHUP)
-and each structured source's descriptor and deadline
-(:mod:`agentlaunch.providers.native.source`). Nothing is read from the screen
-and nothing is changed on its way: keys go to the CLI as typed (Esc,
-Ctrl-C, Shift-Tab, pastes, mouse reports), output goes to the terminal as
-written. What agentlaunch adds (a bell) waits for a point between two escape
-sequences (:class:`~agentlaunch.launch.native.terminal.ScreenModes`).
+One loop (:class:`~agentlaunch.launch.loop.Loop`) waits on the user's terminal (keys to pass on), the PTY master
+(the interface's output), the CLI's pidfd (its exit), the signal wakeup pipe (a resize, SIGTERM, SIGHUP) and each
+structured source's descriptor and deadline (:mod:`agentlaunch.providers.native.source`). Nothing is read from the
+screen: keys go to the CLI as typed, output goes to the terminal as written, but for the CLI's OSC 7501 probe and
+reports (:mod:`~agentlaunch.launch.native.program_status`: answered, read, taken out). What agentlaunch adds (a
+bell) waits for a point between two escape sequences (:class:`~agentlaunch.launch.native.terminal.ScreenModes`).
 
-The relay ends when the CLI has exited and its output is read (or after
-:data:`~agentlaunch.launch.turn.EXIT_DRAIN` seconds: a helper it started may
-hold the PTY open), or when agentlaunch is told to stop (SIGTERM, SIGHUP, the
-user's terminal gone). The caller restores the terminal
-(:func:`~agentlaunch.launch.native.terminal.raw_terminal`) and ends the CLI.
+The relay ends when the CLI has exited and its output is read (or after :data:`~agentlaunch.launch.turn.EXIT_DRAIN`
+seconds: a helper may hold the PTY open), or when agentlaunch is told to stop (SIGTERM, SIGHUP, the terminal gone).
+The caller restores the terminal (:func:`~agentlaunch.launch.native.terminal.raw_terminal`) and ends the CLI.
 """
 
 from __future__ import annotations
@@ -28,6 +23,7 @@ from typing import Protocol
 
 from agentlaunch.datarecord import datarecord
 from agentlaunch.launch.loop import Loop, Timer
+from agentlaunch.launch.native.program_status import PROBE, ProgramStatus
 from agentlaunch.launch.native.terminal import ScreenModes, write_all
 from agentlaunch.launch.signals import ENDING, Signals
 from agentlaunch.launch.transport import window_size
@@ -39,8 +35,7 @@ INJECT_WAIT = 0.2  # seconds an added byte waits for a boundary in a busy output
 TAIL_BYTES = 4096  # the CLI's last output kept, for its last words when it exits at once
 BRACKETED_PASTE = 2004  # the private mode in which the CLI takes ESC[200~ … ESC[201~ as pasted text
 PASTE_SETTLE = 0.3  # seconds between a typed prompt and its Enter: an interface that saw a paste takes Enter as its own key
-ECHO_SETTLE = 0.1  # seconds between the CLI drawing a typed prompt and its Enter (Gemini 0.61 joins an Enter read within
-# 40 ms of a paste to the paste)
+ECHO_SETTLE = 0.1  # seconds between the CLI drawing a typed prompt and its Enter (Gemini 0.61 joins one within 40 ms)
 ENTER_WAIT = 5.0  # seconds a typed prompt's Enter waits for the CLI to draw it (a CLI busy starting reads its keys late)
 ENTER_LOOK = 0.05  # seconds between two looks for that drawing
 
@@ -114,6 +109,7 @@ class Relay:
         size: Callable[[], tuple[int, int]] | None = None,
         write: Callable[[int, bytes], None] = write_all,
         on_keys: Callable[[bytes], None] | None = None,
+        status: ProgramStatus | None = None,
     ) -> None:
         self.loop, self.signals, self.child, self.host = loop, signals, child, host
         self.tty_in, self.tty_out = tty_in, tty_out
@@ -122,6 +118,9 @@ class Relay:
         self.size = size or (lambda: window_size(tty_out))
         self.write = write
         self.on_keys = on_keys  # told the person's keys as they go to the CLI (never agentlaunch's own typing)
+        self.status = status  # OSC 7501: the CLI's probe answered, its reports read and taken out of the output
+        if status is not None:
+            status.answer_cli = self.press
         self.result = RelayResult()
         self._tail: deque[bytes] = deque()
         self._tail_size = 0
@@ -155,6 +154,8 @@ class Relay:
         try:
             with self.signals.turn():  # every signal is only recorded: the loop acts on it
                 self.child.resize(*self.size())  # the size now: it may have changed while the CLI started
+                if self.status is not None and self.status.ask_outer:
+                    self.write(self.tty_out, PROBE)  # ask the outer terminal as the CLI does: its answer comes as keys
                 self._on_signals()
                 if not self._done:
                     loop.run()
@@ -202,6 +203,7 @@ class Relay:
                 self.result.terminated = signal.SIGHUP
             self._finish()
             return
+        data = self.status.keys(data) if self.status is not None else data
         if self.on_keys is not None:
             self.on_keys(data)
         self.press(data)
@@ -229,10 +231,9 @@ class Relay:
     def _enter_once_drawn(self, typed_at: float, drawn_at: float | None = None) -> None:
         """Enter, ``ECHO_SETTLE`` after the CLI took the typed keys and drew (or after ``ENTER_WAIT`` in any case).
 
-        A CLI busy elsewhere (starting, resuming, a loaded machine) reads its keys late: the paste and an Enter sent
-        a fixed time after it would reach it in one read, and Gemini 0.61 takes such an Enter as part of the paste
-        (the text stays in its input box: 4 of 9 sends after a restart under load). Output alone does not say the
-        paste was read (such a CLI may draw a spinner meanwhile): its terminal must hold none of it any more.
+        A CLI busy elsewhere reads its keys late: a paste and an Enter sent a fixed time after it reach it in one
+        read, and Gemini 0.61 takes such an Enter as part of the paste (4 of 9 sends after a restart under load).
+        Output alone does not say the paste was read: its terminal must hold none of it any more.
         """
         now = self.loop.clock.monotonic()
         child = self.child
@@ -267,6 +268,8 @@ class Relay:
         chunk = self.child.read_bytes()
         if chunk:
             self.last_output = self.loop.clock.monotonic()
+            if self.status is not None:
+                chunk = self.status.output(chunk)
             self.write(self.tty_out, chunk)
             self.modes.feed(chunk)
             self._keep_tail(chunk)

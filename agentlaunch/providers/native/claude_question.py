@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from agentlaunch.providers.asked import one_line
+from agentlaunch.providers.asked import choices_line, one_line, questions_of
 from agentlaunch.providers.native.hook_ask import QUESTION_WAIT
 from agentlaunch.providers.native.source import NativeItem, QuestionAsked
 from agentlaunch.providers.untrusted import string
@@ -64,22 +64,10 @@ def decision(choice: str, payload: dict[str, Any], text: str = "") -> dict[str, 
     return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": said}}
 
 
-def questions_of(tool_input: dict[str, Any]) -> list[dict[str, Any]]:
-    """The questions an ``AskUserQuestion`` input asks (those with a text)."""
-    asked = tool_input.get("questions")
-    listed = asked if isinstance(asked, list) else []
-    return [q for q in listed if isinstance(q, dict) and isinstance(q.get("question"), str) and q["question"]]
-
-
 def asks_of(tool_input: Any) -> str:
     """An ``AskUserQuestion`` in one line: each question, and the choices it offers (``Which color? (Red / Blue)``)."""
-    said = []
-    for asked in questions_of(tool_input) if isinstance(tool_input, dict) else []:
-        offered = asked.get("options")
-        options: list[Any] = offered if isinstance(offered, list) else []
-        labels = [string(o.get("label")) for o in options if isinstance(o, dict) and string(o.get("label"))]
-        said.append(f"{asked['question']} ({' / '.join(labels)})" if labels else asked["question"])
-    return one_line(f"{ASKS}: {' '.join(said)}") if said else ""
+    said = choices_line(tool_input)
+    return one_line(f"{ASKS}: {said}") if said else ""
 
 
 def question_items(server: HeldHooks | None, reply: str, payload: dict[str, Any]) -> list[NativeItem]:

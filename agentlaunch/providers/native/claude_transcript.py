@@ -150,7 +150,7 @@ class CallsFromTranscript:
                 trigger = opt_label(meta.get("trigger"))
                 items.append(Compaction(trigger, count(meta.get("preTokens")), count(meta.get("postTokens"))))
         elif kind == "user" and not self._early(line) and self._interrupted(line):
-            items.append(StateChanged("waiting"))
+            items.append(StateChanged("waiting", source="transcript"))
         return items
 
     def _request(self, line: dict[str, Any]) -> list[Item]:
@@ -168,7 +168,7 @@ class CallsFromTranscript:
         self._requests[source] = (digest, sent)
         if sent < 2:
             return []
-        return [StateChanged("retrying", reason=f"the same API request sent {sent} times; {RETRY_CAUSE}")]
+        return [StateChanged("retrying", reason=f"the same API request sent {sent} times; {RETRY_CAUSE}", source="transcript")]
 
     @staticmethod
     def _interrupted(line: dict[str, Any]) -> bool:

@@ -15,9 +15,10 @@ this source. What it reports (measured on 0.171.0, ``tests/e2e/test_native_codex
 * a compaction as the ``item/completed`` of a ``contextCompaction`` item (its own call comes as any call's
   ``thread/tokenUsage/updated``; the two that repeat a running total around it are not calls).
 
-Approval requests reach both connections; the person answers them in the interface (it shows one asked
-before it attached, too), or with ``agentlaunch answer``, which this source answers on its own connection
-(:class:`~agentlaunch.providers.native.source.QuestionAsked`). No rollout file is read.
+Approval requests and the questions of its ``request_user_input`` tool reach both connections; the person answers
+them in the interface (it shows one asked before it attached, too), or with ``agentlaunch answer``, which this source
+answers on its own connection (:class:`~agentlaunch.providers.native.source.QuestionAsked`; a question with a reply:
+:mod:`.codex_question`). No rollout file is read.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from agentlaunch.events import Compaction, PermissionRequest, ToolResult, ToolUse, TurnEnd, Unknown, Warning
 from agentlaunch.providers import codex_appserver as rpc
 from agentlaunch.providers.asked import tool_question
+from agentlaunch.providers.native.codex_question import USER_INPUT, asks_of, user_input_question
 from agentlaunch.providers.native.source import NativeItem, PromptTyped, QuestionAsked
 from agentlaunch.providers.untrusted import obj, opt_label, string
 from agentlaunch.sinks import StateChanged
@@ -143,26 +145,34 @@ class RemoteSource:
     def _asked(self, rid: Any, method: str, params: dict[str, Any]) -> list[NativeItem]:
         """An approval request as a question ``agentlaunch answer`` can answer: on this connection, as the interface
         would (the first answer the app-server gets wins; the other is dropped)."""
+        if not isinstance(rid, int | str) or isinstance(rid, bool):
+            return []
+        if method == USER_INPUT:  # its request_user_input tool: a question answered with a reply
+            return user_input_question(rid, params, self._send)
         tool = rpc.APPROVALS.get(method)
-        if tool is None or not isinstance(rid, int | str) or isinstance(rid, bool):
+        if tool is None:
             return []
         legacy = not method.startswith("item/")
 
         def answer(decision: str, _text: str) -> bool:
-            if self.conn.closed:
-                return False
             said = rpc.approval_answer(str(rid), decision)
             if legacy:  # execCommandApproval / applyPatchApproval take the older words
                 said["result"] = {"decision": LEGACY_WORDS.get(decision, "denied")}
             said["id"] = rid
-            try:
-                self.conn.send(said)
-            except OSError:
-                return False
-            return True
+            return self._send(said)
 
         shown = {k: v for k, v in params.items() if k not in ("threadId", "turnId", "itemId")}
         return [QuestionAsked(tool, shown, ("once", "always", "deny"), answer, asks=question_of(method, params) or "")]
+
+    def _send(self, message: dict[str, Any]) -> bool:
+        """An answer on this connection; False when it is closed (the app-server is gone)."""
+        if self.conn.closed:
+            return False
+        try:
+            self.conn.send(message)
+        except OSError:
+            return False
+        return True
 
     def _status(self, status: dict[str, Any]) -> list[NativeItem]:
         kind = status.get("type")
@@ -201,7 +211,7 @@ class RemoteSource:
         if state != "asking":
             self._question = None  # answered: the next approval asks its own
         self.state, self._reason = state, reason
-        return [StateChanged(state, reason)]
+        return [StateChanged(state, reason, "app-server")]
 
 
 def question_of(method: str, params: dict[str, Any]) -> str | None:
@@ -214,8 +224,8 @@ def question_of(method: str, params: dict[str, Any]) -> str | None:
         return tool_question("shell", " && ".join(a for a in actions if a) or params.get("command") or params)
     if tool == "edit":
         return tool_question("edit", string(params.get("reason")) or "file changes")
-    if method.endswith("requestUserInput"):
-        return tool_question("question", params)
+    if method == USER_INPUT:
+        return asks_of(params) or tool_question("question", params)
     return None
 
 

@@ -52,6 +52,7 @@ from agentlaunch.dir_watch import DirWatch, open_watch
 from agentlaunch.events import CallUsage, Event, SessionStarted, Text
 from agentlaunch.providers.gemini_home import GEMINI_DIR, SETTINGS, user_settings
 from agentlaunch.providers.gemini_session import call_usage, session_calls, session_files
+from agentlaunch.providers.native.gemini_ask import ask_user_question, asked_input, is_ask_user
 from agentlaunch.providers.native.gemini_hooks import SAFE_ID, BadSettings, hooks_disabled, parse_settings, registry_dir
 from agentlaunch.providers.native.gemini_records import (
     answer_text,
@@ -158,6 +159,7 @@ class GeminiNativeSource:
         self.named = named  # the file naming this launch's socket to the hooks: removed at the end
         self.clock = clock
         self.hooks_heard = False
+        self._ask_input: dict[str, Any] | None = None  # the input of the ask_user call under way (its BeforeTool)
         self._either = _either(watch.fd if watch is not None else None, sock.fileno() if sock is not None else None)
         self.root = gemini_root(ctx.env)
         self.project = project_hash(ctx.working_dir)
@@ -241,8 +243,13 @@ class GeminiNativeSource:
             kind = string(payload.get("notification_type"))
             if kind != "ToolPermission":
                 return []
+            if is_ask_user(payload):  # its own question to the person (gemini_ask)
+                asked = ask_user_question(self._ask_input)
+                return [asked, *self._set_state("asking", asked.asks)]
             return [gemini_asked(payload), *self._set_state("asking", gemini_question(payload))]
         out: list[NativeItem] = []
+        if event == "BeforeTool":
+            self._ask_input = asked_input(payload)
         if event == "BeforeAgent" and (prompt := string(payload.get("prompt"))):
             out.append(PromptTyped(prompt))
         state = HOOK_STATES.get(event)
