@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
+from agentlaunch.events import Text
 from agentlaunch.launch.native.cli_report import INTERRUPTED, NAMED_WAIT
 from agentlaunch.launch.native.native import NativeRun
 from agentlaunch.launch.native.program_status import Report
@@ -152,3 +153,16 @@ def test_a_login_the_cli_says_expired_asks_at_once() -> None:
     launch, run = in_a_tool()
     run.reports.on_report(Report("blocked", app="codex", kind="auth", msg="Sign in again"))
     assert askings(launch) == [("asking", "login: Sign in again", "cli")] and launch.loop.timers == []
+
+
+def test_history_read_between_the_clis_working_and_the_hooks_prompt_is_no_part_of_the_answer() -> None:
+    # Measured (a resumed Claude Code in a new worktree): its `working` comes before the UserPromptSubmit hook, whose
+    # batch reads the transcript the hook names, the last session's answer in it.
+    launch = Launch()
+    run = NativeRun(launch)  # type: ignore[arg-type]
+    run.on_items([StateChanged("waiting")])
+    run.reports.on_report(Report("working", app="claude-code"))
+    assert run.in_turn
+    run.on_items([Text("It was PLUM."), StateChanged("thinking")])
+    run.on_items([Text("Still PLUM."), StateChanged("tool"), StateChanged("thinking")])  # a later thinking: kept
+    assert run.answer.text == "Still PLUM."

@@ -60,9 +60,7 @@ if TYPE_CHECKING:
 TITLE_PUSH, TITLE_POP = b"\x1b[22;2t", b"\x1b[23;2t"  # xterm's title stack (ignored where unknown)
 TURN_STATES = ("thinking", "tool", "asking", "retrying")
 BUSY_LOOK = 1.0  # seconds between two looks at a CLI silent past ready_timeout, while it is still busy starting
-NOT_READY = "the CLI waits on its own screen: it has not reported that it is up"
-"""Why a CLI that reported nothing within the launch's ``ready_timeout`` is ``asking`` (a dialog, a login, a trust
-prompt: something only the person at the pane can answer)."""
+NOT_READY = "the CLI waits on its own screen: it has not reported that it is up"  # asking: only the person can help
 
 
 class NativeRun:
@@ -96,6 +94,7 @@ class NativeRun:
         self._not_ready: Timer | None = None  # the CLI has not reported yet: asking, once options.ready_timeout is over
         self._last_look: cli_activity.Activity | None = None  # the silent CLI's tree at the last look past ready_timeout
         self.remote: native_remote.RemoteCodex | None = None  # Codex's interface on agentlaunch's app-server
+        self._cli_turn = False  # the turn under way was opened by the CLI's own report, no other source spoke yet
         self.reports = CliReports(launch, self._state, lambda delay, then: launch.loop.call_later(delay, then))  # OSC 7501
 
     # -- the run -----------------------------------------------------------------------------
@@ -358,6 +357,11 @@ class NativeRun:
             self._not_ready = None
         if state in TURN_STATES and not self.in_turn and (state, source) != ("asking", "cli"):  # a dialog: no turn
             self._open_turn()
+            self._cli_turn = source == "cli"
+        elif self._cli_turn and source != "cli":  # a source's first word in a turn the CLI's "working" opened:
+            self._cli_turn = False  # its thinking is the prompt taken; text read before it (history) is no answer
+            if state == "thinking":
+                self.answer.start()
         if state == "exited":
             return  # the launch says so itself once the CLI is ended
         if state == "waiting" and self.in_turn and self.turn_error:
