@@ -153,9 +153,12 @@ def test_a_command_loads_only_the_module_that_defines_it() -> None:
     # user_io: what the commands share that needs no Typer (the error boundary's report, the prompt)
     run = ["agentlaunch.cli.common", "agentlaunch.cli.run", "agentlaunch.cli.user_io"]
     assert _cli_modules_loaded_for(["run", "demo", "hi"]) == run
-    tmux_up = ["agentlaunch.cli.common", "agentlaunch.cli.tmux", "agentlaunch.cli.user_io"]
+    # up_report: the lines `tmux up`, `restart` and the MCP server's start say of each agent (no command of its own)
+    tmux_up = ["agentlaunch.cli.common", "agentlaunch.cli.tmux", "agentlaunch.cli.up_report", "agentlaunch.cli.user_io"]
     assert _cli_modules_loaded_for(["tmux", "up"]) == tmux_up
-    every = [f"agentlaunch.cli.{m}" for m in sorted({"common", "user_io", *COMMAND_MODULES.values()})]
+    # with every command, the modules two commands share: a command on a host (on_host), usage across hosts
+    helpers = {"common", "user_io", "on_host", "up_report", "usage_hosts"}
+    every = [f"agentlaunch.cli.{m}" for m in sorted({*helpers, *COMMAND_MODULES.values()})]
     assert _cli_modules_loaded_for(["--help"]) == every
     assert _cli_modules_loaded_for(["no-such-command"]) == every  # so click can list the real ones
 

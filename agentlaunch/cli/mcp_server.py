@@ -37,20 +37,29 @@ AgentName = Annotated[str, Field(description="The agent's name (its folder in th
 def build(team: Team) -> MCPServer:
     """The server with the team's eight tools."""
     server: MCPServer = MCPServer(name="agentlaunch", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+    _add_fleet_tools(server, team)
+    _add_turn_tools(server, team)
+    return server
 
-    def run(call: Any, *args: Any) -> dict[str, Any]:
-        try:
-            result: dict[str, Any] = call(*args)
-        except AgentlaunchError as exc:
-            hint = exc.hint or "list_agents lists every agent with its state"
-            raise ToolError(f"{exc.message}\nwhat would unblock it: {hint}") from None
-        return result
+
+def _run(call: Any, *args: Any) -> dict[str, Any]:
+    """``call(*args)``, a refusal of agentlaunch's a tool error saying why and what would unblock it."""
+    try:
+        result: dict[str, Any] = call(*args)
+    except AgentlaunchError as exc:
+        hint = exc.hint or "list_agents lists every agent with its state"
+        raise ToolError(f"{exc.message}\nwhat would unblock it: {hint}") from None
+    return result
+
+
+def _add_fleet_tools(server: MCPServer, team: Team) -> None:
+    """The tools that list, start, stop and restart agents and read one."""
 
     @server.tool()
     def list_agents() -> dict[str, Any]:
         """Every agent: defined, running or stopped, with its state, provider and model, context in use, cost today
         (USD), and needs_you with why (a question, a stall, a budget pause)."""
-        return run(team.list_agents)
+        return _run(team.list_agents)
 
     @server.tool()
     def start_agent(
@@ -60,7 +69,27 @@ def build(team: Team) -> MCPServer:
     ) -> dict[str, Any]:
         """Start the agent in its tmux pane (`agentlaunch tmux up AGENT`): left alone when it already runs, started
         again in its session when it was stopped. Waits until it is up."""
-        return run(team.start_agent, agent, prompt, worktree)
+        return _run(team.start_agent, agent, prompt, worktree)
+
+    @server.tool()
+    def agent_status(agent: AgentName) -> dict[str, Any]:
+        """One agent in full (`agentlaunch fleet --json`'s fields for each of its sessions), its cost today and the
+        question it asks now, if any."""
+        return _run(team.agent_status, agent)
+
+    @server.tool()
+    def stop_agent(agent: AgentName) -> dict[str, Any]:
+        """End the agent's CLI cleanly (`agentlaunch stop`): its conversation stays resumable (restart_agent)."""
+        return _run(team.stop_agent, agent)
+
+    @server.tool()
+    def restart_agent(agent: AgentName) -> dict[str, Any]:
+        """Bring the agent back in its pane, in the session it ran (`agentlaunch restart`), stopping it first if it runs."""
+        return _run(team.restart_agent, agent)
+
+
+def _add_turn_tools(server: MCPServer, team: Team) -> None:
+    """The tools that hand a prompt, answer a question and report the usage."""
 
     @server.tool()
     def send_prompt(
@@ -72,23 +101,7 @@ def build(team: Team) -> MCPServer:
     ) -> dict[str, Any]:
         """Hand a prompt to a running agent (`agentlaunch send`): taken or refused, never both. With wait, the answer,
         the turn's usage (input, output, cache read, cache write, cost in USD) and the agent's state after."""
-        return run(team.send_prompt, agent, prompt, session, wait, timeout_s)
-
-    @server.tool()
-    def agent_status(agent: AgentName) -> dict[str, Any]:
-        """One agent in full (`agentlaunch fleet --json`'s fields for each of its sessions), its cost today and the
-        question it asks now, if any."""
-        return run(team.agent_status, agent)
-
-    @server.tool()
-    def stop_agent(agent: AgentName) -> dict[str, Any]:
-        """End the agent's CLI cleanly (`agentlaunch stop`): its conversation stays resumable (restart_agent)."""
-        return run(team.stop_agent, agent)
-
-    @server.tool()
-    def restart_agent(agent: AgentName) -> dict[str, Any]:
-        """Bring the agent back in its pane, in the session it ran (`agentlaunch restart`), stopping it first if it runs."""
-        return run(team.restart_agent, agent)
+        return _run(team.send_prompt, agent, prompt, session, wait, timeout_s)
 
     @server.tool()
     def answer_question(
@@ -98,7 +111,7 @@ def build(team: Team) -> MCPServer:
         ],
     ) -> dict[str, Any]:
         """Answer what the agent's CLI asks now (`agentlaunch answer`), without a key typed in its pane."""
-        return run(team.answer_question, agent, answer)
+        return _run(team.answer_question, agent, answer)
 
     @server.tool()
     def usage_report(
@@ -106,9 +119,7 @@ def build(team: Team) -> MCPServer:
         since: Annotated[str | None, Field(description="Only calls since: 7d, 12h, today, or a date (2026-11-01).")] = None,
     ) -> dict[str, Any]:
         """What the calls cost, grouped (`agentlaunch usage --by BY --json`): tokens by kind, cost in USD, cache hits."""
-        return run(team.usage_report, by, since)
-
-    return server
+        return _run(team.usage_report, by, since)
 
 
 def serve(team: Team) -> None:

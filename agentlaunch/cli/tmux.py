@@ -173,13 +173,18 @@ def tmux_up(
         agents_dir=agents_dir,
         templates_dir=templates_dir,
     )
+    raise typer.Exit(attach_after_up(tmux, kept, attach_, socket))
+
+
+def attach_after_up(tmux: Tmux, kept: BroughtUp, attach_: bool | None, socket: str | None) -> int:
+    """Attach to the first tmux session `up` used (by default only on a terminal), or say how; the exit code."""
     failed, first = kept.failed, kept.session
     should_attach = attach_ if attach_ is not None else sys.stdin.isatty() and sys.stdout.isatty()
     if not should_attach or failed:  # attaching would hide what failed
         hint = ["tmux"] + (["-L", socket] if socket else []) + ["attach", "-t", first]
         err.print(f"[dim]attach with: {' '.join(hint)}[/]", markup=True, highlight=False)
-        raise typer.Exit(1 if failed else 0)
-    raise typer.Exit(1 if failed else attach_or_say(tmux, first, socket))
+        return 1 if failed else 0
+    return attach_or_say(tmux, first, socket)
 
 
 class BroughtUp:
