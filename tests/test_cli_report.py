@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
-from agentlaunch.events import Text, TurnEnd
+from agentlaunch.events import Text
 from agentlaunch.launch.native.cli_report import INTERRUPTED, NAMED_WAIT
 from agentlaunch.launch.native.native import NativeRun
 from agentlaunch.launch.native.program_status import Report
@@ -166,27 +166,3 @@ def test_history_read_between_the_clis_working_and_the_hooks_prompt_is_no_part_o
     run.on_items([Text("It was PLUM."), StateChanged("thinking")])
     run.on_items([Text("Still PLUM."), StateChanged("tool"), StateChanged("thinking")])  # a later thinking: kept
     assert run.answer.text == "Still PLUM."
-
-
-def test_the_clis_done_waits_for_the_hooks_to_end_the_turn_and_ends_it_only_if_they_do_not() -> None:
-    """Claude Code says done before its Stop hook: the hooks' waiting comes with the turn's last call read, and
-    their failure is the row's reason; a done no source follows ends the turn after NAMED_WAIT."""
-    launch = Launch()
-    run = NativeRun(launch)  # type: ignore[arg-type]
-    run.on_items([StateChanged("thinking")])
-    assert launch.told[-1] == ("thinking", None, "hooks") and run.in_turn
-    run.reports.on_report(Report("done", app="claude-code"))
-    assert launch.state == "thinking" and run.in_turn  # not yet: the hooks end it
-    run.on_items([TurnEnd(is_error=True, error="the API call failed (overloaded)"), StateChanged("waiting")])
-    assert launch.told[-1] == ("waiting", "its last turn failed: the API call failed (overloaded)", "hooks")
-    assert not run.in_turn and launch.session_state.turns == 1
-    assert all(t.cancelled for t in launch.loop.timers)  # the done's wait ended with the hooks' waiting
-    launch.loop.fire()
-    assert launch.told[-1][2] == "hooks"  # nothing set again by the CLI's word
-
-    run.on_items([StateChanged("thinking")])  # a turn whose end no hook tells
-    run.reports.on_report(Report("working", app="claude-code"))
-    run.reports.on_report(Report("done", app="claude-code"))
-    assert launch.state == "thinking"
-    launch.loop.fire()  # NAMED_WAIT over: the CLI's done ends it
-    assert launch.told[-1] == ("waiting", None, "cli") and not run.in_turn and launch.session_state.turns == 2

@@ -10,6 +10,7 @@ import base64
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agentlaunch.events import TurnEnd
 from agentlaunch.launch.native.cli_report import INTERRUPTED, CliReports, merge, outer_report, reason_of
 from agentlaunch.launch.native.interrupt_watch import RETRY_INTERRUPTED
 from agentlaunch.launch.native.native import NativeRun
@@ -28,6 +29,7 @@ from agentlaunch.launch.native.program_status import (
 )
 from agentlaunch.launch.session_state import SessionState
 from agentlaunch.live.status import pane_state
+from agentlaunch.sinks import StateChanged
 
 CLAUDE_PROBE = b"\x1b]7501;?\x07\x1b[c"  # as Claude Code 2.1.332 writes it: the probe, then DA1 (its fence)
 CLAUDE_BLOCKED = b"\x1b]7501;state=blocked:app=claude-code:msg=ZGlhbG9nIG9wZW4=\x07"
@@ -284,6 +286,18 @@ class RunLaunch:
         @staticmethod
         def progress() -> None:
             pass
+
+
+def test_the_clis_done_ends_the_turn_and_a_failure_the_hooks_tell_after_it_is_still_the_rows_reason() -> None:
+    launch = RunLaunch()
+    run = NativeRun(launch)  # type: ignore[arg-type]
+    run.on_items([StateChanged("thinking")])
+    assert launch.told[-1] == ("thinking", None, "hooks") and run.in_turn
+    run.reports.on_report(Report("done", app="claude-code"))
+    assert launch.told[-1] == ("waiting", None, "cli") and not run.in_turn
+    run.on_items([TurnEnd(is_error=True, error="the API call failed (overloaded)"), StateChanged("waiting")])
+    assert launch.told[-1] == ("waiting", "its last turn failed: the API call failed (overloaded)", "hooks")
+    assert launch.session_state.turns == 1
 
 
 def test_a_dialog_the_cli_reports_outside_a_turn_asks_but_opens_no_turn() -> None:

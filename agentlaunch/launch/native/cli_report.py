@@ -4,10 +4,6 @@ The rule (docs/status-and-tmux.md, "Which source wins"):
 
 - ``idle`` and ``done`` win over every other source: the CLI sits at its prompt. That ends the states no hook
   ends: ``retrying`` after Esc out of Claude Code's retry loop, ``asking`` after Esc out of a dialog, ``stalled``.
-  A ``done`` in a turn the hooks, a transcript or the app-server follow waits :data:`NAMED_WAIT` for that source
-  to end it (its ``waiting`` comes with the turn's last call read: Claude Code 2.1.332 says ``done`` before its
-  ``Stop`` hook, and a record said ``waiting`` with the last call not yet counted, once in four full runs); the
-  CLI's word ends it only if that source does not.
   ``idle`` where a turn was under way says why (:data:`INTERRUPTED`; :data:`RETRY_INTERRUPTED` out of a retry loop):
   the turn did not finish (its ``waiting`` is not ``done``); the CLIs say ``done`` at a turn's end.
 - A question a source named (``asking`` set by the hooks or the app-server: the tool and its input) keeps its
@@ -86,8 +82,6 @@ def merge(report: Report, current: str, source: str | None = None, *, waited: bo
     if report.state in ("idle", "done"):
         if current == "waiting":
             return Merged(None)
-        if report.state == "done" and current in BUSY and source in NAMING and not waited:
-            return Merged(None, wait=True)  # that source ends the turn itself, its last call read first
         cut = current in BUSY or current in ("asking", "stalled")
         # idle (not done) where a turn was under way: the person's Esc ended it (Claude Code says done at a turn's end)
         why = (RETRY_INTERRUPTED if current == "retrying" else INTERRUPTED) if cut and report.state == "idle" else None
@@ -208,10 +202,8 @@ class CliReports:
             self.on_report(report, waited=True)
 
     def state_set(self) -> None:
-        """The launch's state was set (by any source): a question a source named ends a ``blocked``'s wait, a
-        ``waiting`` a ``done``'s."""
-        state = self.launch.state
-        if self._waiting is not None and (state == "waiting" or named(state, self.launch.session_state.state_source)):
+        """The launch's state was set (by any source): a question a source named ends a ``blocked``'s wait."""
+        if self._waiting is not None and named(self.launch.state, self.launch.session_state.state_source):
             self._waiting.cancel()
             self._waiting = None
         self.passed_on()
