@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from agentlaunch.launch.questions import OpenQuestions
 from agentlaunch.providers.native.claude_question import DENIED, asks_of, decision, question_items
 from agentlaunch.providers.native.source import QuestionAsked
+from tests.test_answer import FakeServer
 
 COLOR = {
     "question": "Which color?",
@@ -23,15 +24,6 @@ COLOR = {
     "options": [{"label": "Red", "description": "warm"}, {"label": "Blue", "description": "cool"}],
 }
 SIZE = {"question": "Which size?", "header": "Size", "options": []}
-
-
-class FakeServer:
-    def __init__(self) -> None:
-        self.said: list[tuple[str, str]] = []
-
-    def answer(self, reply: str, text: str) -> bool:
-        self.said.append((reply, text))
-        return True
 
 
 def asked(tool_input: Any, server: FakeServer | None = None) -> QuestionAsked:
