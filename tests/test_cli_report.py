@@ -11,13 +11,13 @@ from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
-from agentlaunch.events import Text
+from agentlaunch.events import Text, TurnEnd
 from agentlaunch.launch.native.cli_report import INTERRUPTED, NAMED_WAIT
 from agentlaunch.launch.native.native import NativeRun
 from agentlaunch.launch.native.program_status import Report
 from agentlaunch.live.needs_you import NeedsYou
 from agentlaunch.providers.native.source import QuestionAsked
-from agentlaunch.sinks import StateChanged
+from agentlaunch.sinks import StateChanged, TurnDone
 from tests.test_program_status import RunLaunch
 
 BLOCKED = Report("blocked", app="claude-code", kind="permission", msg="approve Bash: touch x.txt")
@@ -166,3 +166,95 @@ def test_history_read_between_the_clis_working_and_the_hooks_prompt_is_no_part_o
     run.on_items([Text("It was PLUM."), StateChanged("thinking")])
     run.on_items([Text("Still PLUM."), StateChanged("tool"), StateChanged("thinking")])  # a later thinking: kept
     assert run.answer.text == "Still PLUM."
+
+
+def turns_done(launch: Launch) -> list[object]:
+    return [e for e in launch.emitted if isinstance(e, TurnDone)]
+
+
+class Counting(Launch):
+    """The launch as above, each event it emits kept (``emitted``: the recorder counts a turn by its TurnDone)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.emitted: list[object] = []
+
+    def emit(self, event: object) -> None:
+        self.emitted.append(event)
+        super().emit(event)
+
+
+def counting() -> tuple[Counting, NativeRun]:
+    launch = Counting()
+    return launch, NativeRun(launch)  # type: ignore[arg-type]
+
+
+def test_the_clis_done_waits_for_the_hooks_to_end_the_turn_and_ends_it_only_if_they_do_not() -> None:
+    """Claude Code says done before its Stop hook: the hooks' waiting comes with the turn's last call read, and
+    their failure is the row's reason; a done no source follows ends the turn after NAMED_WAIT."""
+    launch, run = counting()
+    run.on_items([StateChanged("thinking")])
+    run.reports.on_report(Report("done", app="claude-code"))
+    assert launch.state == "thinking" and run.in_turn  # not yet: the hooks end it
+    run.on_items([TurnEnd(is_error=True, error="the API call failed (overloaded)"), StateChanged("waiting")])
+    assert launch.told[-1] == ("waiting", "its last turn failed: the API call failed (overloaded)", "hooks")
+    assert all(t.cancelled for t in launch.loop.timers)  # the done's wait ended with the hooks' waiting
+    launch.loop.fire()
+    assert launch.told[-1][2] == "hooks" and len(turns_done(launch)) == 1  # nothing set again by the CLI's word
+
+    run.on_items([StateChanged("thinking")])  # a turn whose end no hook tells
+    run.reports.on_report(Report("working", app="claude-code"))
+    run.reports.on_report(Report("done", app="claude-code"))
+    assert launch.state == "thinking"
+    launch.loop.fire()  # NAMED_WAIT over: the CLI's done ends it
+    assert launch.told[-1] == ("waiting", None, "cli") and not run.in_turn
+    assert launch.session_state.turns == 2 and len(turns_done(launch)) == 2
+
+
+def test_codexs_hooks_read_in_one_batch_after_its_done_and_idle_are_one_turn() -> None:
+    """Codex 0.171 on a loaded machine (CI): its working, done and idle went through the relay before the hooks'
+    UserPromptSubmit and Stop were read; their thinking then opened a second turn (a session of 3 turns said 4)."""
+    launch, run = counting()
+    run.on_items([StateChanged("waiting")])  # a resumed Codex: its thread's file found
+    run.reports.on_report(Report("working", app="codex"))
+    run.reports.on_report(Report("done", app="codex"))
+    run.reports.on_report(Report("idle", app="codex"))  # after done: the same end, no interruption
+    assert launch.state == "thinking" and len(launch.loop.timers) == 1
+    run.on_items([StateChanged("thinking"), StateChanged("waiting")])  # the hooks' batch
+    assert (launch.state, launch.state_reason, launch.session_state.state_source) == ("waiting", None, "hooks")
+    launch.loop.fire()
+    run.reports.on_report(Report("idle", app="codex"))
+    assert launch.state_reason is None and launch.session_state.turns == 1 and len(turns_done(launch)) == 1
+
+
+def test_the_interfaces_report_told_after_the_app_servers_end_of_the_turn_opens_no_turn() -> None:
+    """Codex's interface on agentlaunch's app-server reports what the relay passed it: measured 4-8 ms after the
+    app-server, later under load (then its working came after the turn was over)."""
+    launch, run = counting()
+    for state in ("thinking", "tool", "thinking", "waiting"):
+        run.on_items([StateChanged(state, None, "app-server")])
+    run.reports.on_report(Report("working", app="codex"))
+    run.reports.on_report(Report("done", app="codex"))
+    assert launch.state == "waiting" and not run.in_turn
+    run.on_items([StateChanged("thinking", None, "app-server")])  # the next turn; the interface's startup idle, late
+    run.reports.on_report(Report("idle", app="codex"))
+    assert launch.state == "thinking" and run.in_turn  # waits for the app-server
+    run.on_items([StateChanged("waiting", None, "app-server")])
+    launch.loop.fire()
+    assert launch.state_reason is None and launch.session_state.turns == 2 and len(turns_done(launch)) == 2
+
+
+def test_the_clis_working_then_idle_that_no_source_saw_is_no_turn() -> None:
+    """Codex says working, then idle, as it starts: after a resumed session's waiting it is no turn of it."""
+    launch, run = counting()
+    run.on_items([StateChanged("waiting")])
+    run.reports.on_report(Report("working", app="codex"))
+    assert launch.state == "thinking" and run.in_turn
+    run.reports.on_report(Report("idle", app="codex"))
+    assert (launch.state, launch.state_reason) == ("waiting", None)
+    assert launch.session_state.turns == 0 and turns_done(launch) == [] and not run.in_turn
+    # One a source saw and the person's Esc ended is a turn, interrupted.
+    run.reports.on_report(Report("working", app="codex"))
+    run.on_items([StateChanged("thinking")])
+    run.reports.on_report(Report("idle", app="codex"))
+    assert (launch.state, launch.state_reason) == ("waiting", INTERRUPTED) and launch.session_state.turns == 1

@@ -10,7 +10,6 @@ import base64
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentlaunch.events import TurnEnd
 from agentlaunch.launch.native.cli_report import INTERRUPTED, CliReports, merge, outer_report, reason_of
 from agentlaunch.launch.native.interrupt_watch import RETRY_INTERRUPTED
 from agentlaunch.launch.native.native import NativeRun
@@ -29,7 +28,6 @@ from agentlaunch.launch.native.program_status import (
 )
 from agentlaunch.launch.session_state import SessionState
 from agentlaunch.live.status import pane_state
-from agentlaunch.sinks import StateChanged
 
 CLAUDE_PROBE = b"\x1b]7501;?\x07\x1b[c"  # as Claude Code 2.1.332 writes it: the probe, then DA1 (its fence)
 CLAUDE_BLOCKED = b"\x1b]7501;state=blocked:app=claude-code:msg=ZGlhbG9nIG9wZW4=\x07"
@@ -149,8 +147,21 @@ def test_idle_or_done_ends_retrying_stalled_and_asking_and_says_they_disagreed()
         assert merged.state == "waiting" and merged.disagrees, state
     assert merge(Report("done"), "starting").state == "waiting" and not merge(Report("done"), "starting").disagrees
     assert merge(Report("idle"), "waiting").state is None
-    assert merge(Report("idle"), "thinking").reason == INTERRUPTED and merge(Report("done"), "thinking").reason is None
+    assert merge(Report("idle"), "thinking").reason == INTERRUPTED
+    assert merge(Report("done"), "stalled").state == "waiting" and merge(Report("done"), "stalled").reason is None
     assert merge(Report("idle"), "retrying").reason == RETRY_INTERRUPTED and merge(Report("idle"), "starting").reason is None
+
+
+def test_done_in_a_turn_waits_for_the_source_that_follows_it_and_idle_for_the_app_server() -> None:
+    for state in ("thinking", "tool", "retrying"):
+        for source in ("hooks", "transcript", "app-server", "cli", None):
+            merged = merge(Report("done"), state, source)
+            assert merged.state is None and merged.wait, (state, source)
+            waited = merge(Report("done"), state, source, waited=True)
+            assert (waited.state, waited.reason, waited.wait) == ("waiting", None, False)
+        assert merge(Report("idle"), state, "app-server").wait  # the interface tells the app-server's turn late
+        assert merge(Report("idle"), state, "hooks").state == "waiting"  # Esc: no hook tells it
+    assert merge(Report("idle"), "thinking", "app-server", waited=True).reason == INTERRUPTED
 
 
 def test_blocked_asks_with_the_kind_and_message_and_keeps_a_hooks_question() -> None:
@@ -169,6 +180,8 @@ def test_blocked_asks_with_the_kind_and_message_and_keeps_a_hooks_question() -> 
 
 def test_working_starts_a_turn_only_from_idle_states_and_error_is_the_rows_reason() -> None:
     assert merge(Report("working"), "waiting").state == "thinking"
+    assert merge(Report("working"), "waiting", "hooks").state == "thinking"  # the hooks' prompt comes after it
+    assert merge(Report("working"), "waiting", "app-server").state is None  # the turn the app-server just ended
     assert merge(Report("working"), "stalled").state == "thinking"
     assert merge(Report("working"), "starting").state is None  # Codex says working, then idle, as it starts
     assert merge(Report("working"), "tool").state is None and merge(Report("working"), "retrying").state is None
@@ -286,18 +299,6 @@ class RunLaunch:
         @staticmethod
         def progress() -> None:
             pass
-
-
-def test_the_clis_done_ends_the_turn_and_a_failure_the_hooks_tell_after_it_is_still_the_rows_reason() -> None:
-    launch = RunLaunch()
-    run = NativeRun(launch)  # type: ignore[arg-type]
-    run.on_items([StateChanged("thinking")])
-    assert launch.told[-1] == ("thinking", None, "hooks") and run.in_turn
-    run.reports.on_report(Report("done", app="claude-code"))
-    assert launch.told[-1] == ("waiting", None, "cli") and not run.in_turn
-    run.on_items([TurnEnd(is_error=True, error="the API call failed (overloaded)"), StateChanged("waiting")])
-    assert launch.told[-1] == ("waiting", "its last turn failed: the API call failed (overloaded)", "hooks")
-    assert launch.session_state.turns == 1
 
 
 def test_a_dialog_the_cli_reports_outside_a_turn_asks_but_opens_no_turn() -> None:

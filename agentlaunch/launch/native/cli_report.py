@@ -5,7 +5,16 @@ The rule (docs/status-and-tmux.md, "Which source wins"):
 - ``idle`` and ``done`` win over every other source: the CLI sits at its prompt. That ends the states no hook
   ends: ``retrying`` after Esc out of Claude Code's retry loop, ``asking`` after Esc out of a dialog, ``stalled``.
   ``idle`` where a turn was under way says why (:data:`INTERRUPTED`; :data:`RETRY_INTERRUPTED` out of a retry loop):
-  the turn did not finish (its ``waiting`` is not ``done``); the CLIs say ``done`` at a turn's end.
+  the turn did not finish (its ``waiting`` is not ``done``); the CLIs say ``done`` at a turn's end (Codex says
+  ``done``, then ``idle``: an ``idle`` after a ``done`` is that ``done`` again).
+- A ``done`` where a turn is under way waits :data:`NAMED_WAIT` seconds for the other source to end it: that
+  source's ``waiting`` comes with the turn's last call read (Claude Code 2.1.332 says ``done`` before its ``Stop``
+  hook; Codex 0.171's hooks can come in one batch after its ``done``, and their ``thinking`` read after the turn
+  ended opened a second turn). The CLI's word ends the turn only when that source does not. An ``idle`` waits so
+  too where the state is the app-server's (:data:`LEADS`).
+- The app-server leads the CLI's report: agentlaunch relays it to Codex's interface, which reports what it was
+  told (measured 4-8 ms later on a quiet machine, more under load). A ``working`` after the app-server's
+  ``waiting`` is the turn that just ended, told late: it starts no turn.
 - A question a source named (``asking`` set by the hooks or the app-server: the tool and its input) keeps its
   reason and its one notification: the CLI's ``blocked`` and ``working`` change nothing while it is open.
 - ``blocked`` ``kind=permission|question`` waits :data:`NAMED_WAIT` seconds for that source to name it (measured
@@ -43,9 +52,11 @@ KIND_WORDS = {"auth": "login", "permission": "permission", "question": "question
 INTERRUPTED = "its turn was interrupted: the CLI is at its prompt"
 NAMING = frozenset({"hooks", "transcript", "app-server"})  # the sources that name a question (the tool and its input)
 NAMED_KINDS = frozenset({"permission", "question"})  # the kinds of blocked those sources name
+LEADS = frozenset({"app-server"})  # the sources the CLI's interface hears the turn from: its report comes after theirs
 NAMED_WAIT = 5.0
 """Seconds a ``blocked`` of :data:`NAMED_KINDS` waits for a source to name its question before it is ``asking`` on
-the CLI's word alone (a hook process started on a loaded machine: measured 0.1 s on a quiet one)."""
+the CLI's word alone (a hook process started on a loaded machine: measured 0.1 s on a quiet one); and a ``done``
+for that source to end the turn."""
 
 
 @datarecord(frozen=True)
@@ -82,6 +93,8 @@ def merge(report: Report, current: str, source: str | None = None, *, waited: bo
     if report.state in ("idle", "done"):
         if current == "waiting":
             return Merged(None)
+        if current in BUSY and not waited and (report.state == "done" or source in LEADS):
+            return Merged(None, wait=True)  # the source that follows the turn ends it, its last call read first
         cut = current in BUSY or current in ("asking", "stalled")
         # idle (not done) where a turn was under way: the person's Esc ended it (Claude Code says done at a turn's end)
         why = (RETRY_INTERRUPTED if current == "retrying" else INTERRUPTED) if cut and report.state == "idle" else None
@@ -93,7 +106,9 @@ def merge(report: Report, current: str, source: str | None = None, *, waited: bo
             return Merged(None, wait=True)
         return Merged("asking", reason_of(report), disagrees=current in BUSY)
     if report.state == "working":
-        return Merged("thinking") if current in STARTS_TURN and not named(current, source) else Merged(None)
+        told_late = current == "waiting" and source in LEADS  # the turn the app-server just ended
+        starts = current in STARTS_TURN and not named(current, source) and not told_late
+        return Merged("thinking") if starts else Merged(None)
     if report.state == "error":
         return Merged(current, reason_of(report))
     return Merged(None)  # clear
@@ -169,15 +184,28 @@ class CliReports:
         self.last: Report | None = None
         self.inject: Callable[[bytes], None] | None = None
         self._shown: bytes | None = None  # the report the outer terminal shows now
-        self._waiting: Cancellable | None = None  # a blocked report waiting for a source to name its question
+        self._pending: Report | None = None  # a blocked or done waiting for a source to say it (NAMED_WAIT)
+        self._waiting: Cancellable | None = None  # its timer
+        self._done = False  # the CLI said done and nothing but idle since
 
-    def on_report(self, report: Report, *, waited: bool = False) -> None:
-        launch, kept = self.launch, self.launch.session_state
-        if self._waiting is not None and report != self.last:
-            self._waiting.cancel()  # another report says more than the one waiting (the same again waits on)
-            self._waiting = None
+    def on_report(self, report: Report) -> None:
+        """The CLI's ``report``, kept as its latest, and merged (unless it is the report a wait is for, again)."""
         self.last = report
-        kept.cli_report = report_record(report)
+        self.launch.session_state.cli_report = report_record(report)
+        if report.state in ("working", "blocked"):
+            self._done = False
+        elif report.state == "done":
+            self._done = True
+        said = Report("done", app=report.app) if report.state == "idle" and self._done else report
+        if self._pending is not None:
+            if said == self._pending or said.state == self._pending.state == "done":
+                self._refresh()  # the same again: it waits on, the record written with the report
+                return
+            self._end_wait()  # another report says more than the one waiting
+        self._merge(said)
+
+    def _merge(self, report: Report, *, waited: bool = False) -> None:
+        launch, kept = self.launch, self.launch.session_state
         merged = merge(report, launch.state, kept.state_source, waited=waited)
         if merged.disagrees and kept.state_source != CLI_SOURCE:
             kept.disagreement = {
@@ -186,26 +214,38 @@ class CliReports:
                 "source": kept.state_source,
                 "at": datetime.now(UTC).isoformat(timespec="seconds"),
             }
-        if merged.wait and self._waiting is None:
-            self._waiting = self.later(NAMED_WAIT, lambda: self._named_or_not(report))
+        if merged.wait:
+            self._pending = report
+            self._waiting = self.later(NAMED_WAIT, lambda: self._waited_out(report))
         if merged.state is not None:
             self.set_state(merged.state, merged.reason, CLI_SOURCE)
-            return
-        source = kept.state_source or "agentlaunch"
+        else:
+            self._refresh()
+
+    def _refresh(self) -> None:
+        """The record written again, the state as it is (the report is its news), and passed on."""
+        launch = self.launch
+        source = launch.session_state.state_source or "agentlaunch"
         launch.set_state(launch.state, reason=launch.state_reason, always=True, source=source)
         self.passed_on()
 
-    def _named_or_not(self, report: Report) -> None:
-        """A ``blocked`` waited :data:`NAMED_WAIT`: asking on the CLI's word unless a source named it meanwhile."""
-        self._waiting = None
-        if self.last == report:
-            self.on_report(report, waited=True)
+    def _waited_out(self, report: Report) -> None:
+        """:data:`NAMED_WAIT` is over for ``report``: the CLI's word, unless a source said it meanwhile."""
+        if self._pending is report:
+            self._pending = self._waiting = None
+            self._merge(report, waited=True)
+
+    def _end_wait(self) -> None:
+        if self._waiting is not None:
+            self._waiting.cancel()
+        self._pending = self._waiting = None
 
     def state_set(self) -> None:
-        """The launch's state was set (by any source): a question a source named ends a ``blocked``'s wait."""
-        if self._waiting is not None and named(self.launch.state, self.launch.session_state.state_source):
-            self._waiting.cancel()
-            self._waiting = None
+        """The launch's state was set (by any source): ``waiting`` or a question a source named ends a wait."""
+        if self._pending is not None:
+            state = self.launch.state
+            if state == "waiting" or named(state, self.launch.session_state.state_source):
+                self._end_wait()
         self.passed_on()
 
     def passed_on(self) -> None:

@@ -5,13 +5,11 @@ on a PTY and relays it (:mod:`agentlaunch.launch.native.relay`), the terminal in
 out (:mod:`agentlaunch.launch.native.terminal`). The agent's instructions are delivered as for a headless run; a new
 session's startup message is the CLI's first prompt (never on resume). Meters and states come from the CLI's
 structured sources and its own OSC 7501 reports (:mod:`.cli_report`), never from the screen: each adapter's
-``native_extras(ctx)`` (:mod:`agentlaunch.providers.native.source`) adds the
-flags that make the CLI report and the sources the relay waits on (a Codex
-launch goes through an app-server agentlaunch owns instead, where it can:
-:mod:`agentlaunch.launch.native.native_remote`; its sends are ``turn/start``). Their
-events go through :meth:`Launch.handle <agentlaunch.launch.session.Launch.handle>`
-(metered, priced, stored, shown by the status record and tmux exactly as
-headless), their states through :meth:`Launch.set_state`.
+``native_extras(ctx)`` (:mod:`agentlaunch.providers.native.source`) adds the flags that make the CLI report and the
+sources the relay waits on (a Codex launch goes through an app-server agentlaunch owns instead, where it can:
+:mod:`agentlaunch.launch.native.native_remote`; its sends are ``turn/start``). Their events go through
+:meth:`Launch.handle <agentlaunch.launch.session.Launch.handle>` (metered, priced, stored, shown by the status record
+and tmux exactly as headless), their states through :meth:`Launch.set_state`.
 """
 
 from __future__ import annotations
@@ -30,7 +28,7 @@ from agentlaunch.launch.early.early_appserver import EarlyAppServer
 from agentlaunch.launch.early.early_interface import EarlyInterface
 from agentlaunch.launch.loop import Timer
 from agentlaunch.launch.native import cli_activity
-from agentlaunch.launch.native.cli_report import CliReports
+from agentlaunch.launch.native.cli_report import CLI_SOURCE, INTERRUPTED, CliReports
 from agentlaunch.launch.native.interface_start import (
     InterfaceSpawner,
     adopt_early,
@@ -336,8 +334,7 @@ class NativeRun:
         self._state("waiting", RETRY_INTERRUPTED)
 
     def _still_starting(self) -> None:
-        """``ready_timeout`` passed with no report from the CLI: it waits on its own screen, for the person, unless
-        it is still busy starting (a loaded machine): then it is looked at again a second later."""
+        """No report by ``ready_timeout``: the CLI waits on its screen for the person, unless still busy starting."""
         self._not_ready = None
         launch = self.launch
         if self.heard or launch.state != "starting":
@@ -364,6 +361,10 @@ class NativeRun:
                 self.answer.start()
         if state == "exited":
             return  # the launch says so itself once the CLI is ended
+        if state == "waiting" and source == CLI_SOURCE and self._cli_turn and reason == INTERRUPTED and self.in_turn:
+            self.in_turn = self._cli_turn = False  # the CLI's working, then its idle, and no source saw a prompt
+            self.launch.session_state.uncount_turn()  # (Codex, as it starts): no turn, nothing interrupted
+            reason = None
         if state == "waiting" and self.in_turn and self.turn_error:
             reason = f"its last turn failed: {self.turn_error}"
         launch.set_state(state, reason=reason, always=state == "retrying" or source == "cli", source=source)  # news each time
