@@ -238,3 +238,47 @@ def test_a_spent_budget_ends_the_interface_with_exit_6_and_the_next_launch_is_re
     with Store.open(root / "state" / "usage.sqlite3") as store:
         (session,) = store.list_sessions()
         assert [c.cost_usd for c in store.calls_for_session(session.session_id)] == [pytest.approx(0.300075, abs=1e-9)]
+
+
+def test_the_merged_state_reaches_an_outer_terminal_only_once_it_answered_agentlaunchs_probe(
+    root: Path, claude_bin: Path, agents_dir: Path
+) -> None:
+    """The test is the outer terminal: agentlaunch asks it as Claude Code asks (``ESC ] 7501 ; ? BEL``), tells it
+    nothing until it answers, then passes on one merged report per state (app=agentlaunch: the permission the hooks
+    named as blocked, the end of the turn as idle); Claude Code's own reports never reach it."""
+    api = FakeAnthropic(
+        [
+            tool_reply("Write", {"file_path": "out.txt", "content": "hi\n"}, ApiUsage(15, 2000, 11000, 40), text="Writing."),
+            text_reply("Done writing.", ApiUsage(6, 120, 13000, 4)),
+        ]
+    )
+    raw = bytearray()
+    with api.serve():
+        env, work = setup(root, agents_dir, claude_bin, api, STARTUP)
+        with running(native_argv(agents_dir), env, work) as screen:
+            feed = screen.stream.feed
+
+            def keep(data: bytes) -> None:
+                raw.extend(data)
+                feed(data)
+
+            screen.stream.feed = keep  # type: ignore[method-assign]
+            screen.wait_for(lambda t: b"\x1b]7501;?\x07" in raw, 60, "agentlaunch's probe of the outer terminal")
+            screen.wait_for(lambda t: "Do you want to create" in t, 90, "the permission prompt")
+            wait_state(screen, env, work, "asking")
+            assert b"7501;state=" not in raw  # no answer yet: nothing told
+            screen.child.send("\x1b]7501;?\x1b\\")  # the answer, as a terminal that speaks OSC 7501 gives it
+            blocked = b"\x1b]7501;state=blocked:app=agentlaunch:kind=permission"
+            screen.wait_for(lambda t: blocked in raw, 30, "the merged report: blocked, a permission")
+            for _ in range(10):  # Claude Code ignores keys in the dialog's first moments: send again until it closes
+                settle(screen, 1.0)
+                screen.child.send("1")
+                settle(screen, 1.0)
+                if "Do you want to create" not in screen.text():
+                    break
+            screen.wait_for(lambda t: "Done writing." in t, 60, "the answer")
+            wait_state(screen, env, work, "waiting")
+            idle = b"\x1b]7501;state=idle:app=agentlaunch\x07"
+            screen.wait_for(lambda t: raw.rfind(idle) > raw.find(blocked), 30, "the merged report: idle after the turn")
+            assert b"app=claude-code" not in raw and "7501" not in screen.text()  # the CLI's own reports are taken out
+            quit_native(screen)
