@@ -14,13 +14,15 @@ import os
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agentlaunch import paths
 from agentlaunch.fleet import panes
+from agentlaunch.fleet.records import config_folder
 from agentlaunch.live import status_fast
 from agentlaunch.live.status import process_start
 from agentlaunch.live.status_read import status_folder
@@ -307,19 +309,27 @@ def test_line_and_json_import_the_standard_library_only(scene: tuple[Path, str, 
     assert heavy == []
 
 
-def test_without_a_state_dir_variable_the_folder_is_the_platform_one(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from agentlaunch import paths
-
-    monkeypatch.delenv("AGENTLAUNCH_STATE_DIR", raising=False)
-    for home, xdg in ((str(tmp_path), None), (str(tmp_path), str(tmp_path / "x")), (str(tmp_path) + "/", "  ")):
+@pytest.mark.parametrize(
+    ("variable", "xdg", "lean", "full"),
+    [
+        ("AGENTLAUNCH_STATE_DIR", "XDG_STATE_HOME", status_folder, lambda: paths.state_dir() / "status"),
+        ("AGENTLAUNCH_CONFIG_DIR", "XDG_CONFIG_HOME", config_folder, lambda: paths.config_dir()),
+    ],
+    ids=["state", "config"],
+)
+def test_without_a_folder_variable_the_folder_is_the_platform_one(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, variable: str, xdg: str, lean: Callable[[], str], full: Callable[[], Path]
+) -> None:
+    monkeypatch.delenv(variable, raising=False)
+    for home, xdg_value in ((str(tmp_path), None), (str(tmp_path), str(tmp_path / "x")), (str(tmp_path) + "/", "  ")):
         monkeypatch.setenv("HOME", home)
-        if xdg is None:
-            monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+        if xdg_value is None:
+            monkeypatch.delenv(xdg, raising=False)
         else:
-            monkeypatch.setenv("XDG_STATE_HOME", xdg)
-        assert Path(status_folder()) == paths.state_dir() / "status"
-    monkeypatch.setenv("AGENTLAUNCH_STATE_DIR", "~/s")
-    assert Path(status_folder()) == paths.state_dir() / "status"
+            monkeypatch.setenv(xdg, xdg_value)
+        assert Path(lean()) == full()
+    monkeypatch.setenv(variable, "~/s")
+    assert Path(lean()) == full()
 
 
 @pytest.mark.parametrize(

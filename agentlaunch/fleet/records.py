@@ -33,20 +33,30 @@ MAX_COUNT = 1 << 53  # a count at or above this is not one agentlaunch wrote
 
 
 def state_folder() -> str:
-    """``<state dir>`` as text, as :func:`agentlaunch.paths.state_dir` finds it.
+    """``<state dir>`` as text, as :func:`agentlaunch.paths.state_dir` finds it."""
+    return _folder(STATE_DIR_ENV, "XDG_STATE_HOME", (".local", "state"))
 
-    The common cases are computed here (``$AGENTLAUNCH_STATE_DIR``; on Linux without ``$XDG_STATE_HOME``,
-    ``~/.local/state/agentlaunch``); any other asks platformdirs, through :mod:`agentlaunch.paths`.
+
+def config_folder() -> str:
+    """``<config dir>`` as text, as :func:`agentlaunch.paths.config_dir` finds it."""
+    return _folder("AGENTLAUNCH_CONFIG_DIR", "XDG_CONFIG_HOME", (".config",))
+
+
+def _folder(variable: str, xdg: str, linux_default: tuple[str, ...]) -> str:
+    """The folder ``$VARIABLE`` names, else the platform's, without importing :mod:`pathlib`.
+
+    The common cases are computed here (the variable; on Linux without ``$XDG_…``, ``~/<linux_default>/agentlaunch``);
+    any other asks platformdirs, through :mod:`agentlaunch.paths`.
     """
-    named = os.environ.get(STATE_DIR_ENV)
+    named = os.environ.get(variable)
     if named:
         return os.path.expanduser(named)
     home = os.environ.get("HOME", "")
-    if sys.platform == "linux" and not os.environ.get("XDG_STATE_HOME", "").strip() and home.startswith("/"):
-        return os.path.join(home, ".local", "state", "agentlaunch")
+    if sys.platform == "linux" and not os.environ.get(xdg, "").strip() and home.startswith("/"):
+        return os.path.join(home, *linux_default, "agentlaunch")
     from agentlaunch import paths
 
-    return os.fspath(paths.state_dir())
+    return os.fspath(paths.config_dir() if xdg == "XDG_CONFIG_HOME" else paths.state_dir())
 
 
 def status_folder(state_dir: str | os.PathLike[str] | None = None) -> str:

@@ -90,11 +90,11 @@ def dead_panes(socket: str | None) -> list[Pane]:
 
 def hosts_configured() -> bool:
     """Whether config.yaml may name hosts (a line starting ``hosts:``): then ``status --json`` reads them too."""
-    from agentlaunch import paths
+    from agentlaunch.fleet.records import config_folder
     from agentlaunch.fsutil import read_regular
 
     try:
-        data = read_regular(os.path.join(paths.config_dir(), "config.yaml"), 1 << 20)
+        data = read_regular(os.path.join(config_folder(), "config.yaml"), 1 << 20)
     except FileNotFoundError:
         return False
     except Exception:  # a config.yaml that cannot be read: the full CLI says why
