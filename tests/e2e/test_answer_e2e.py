@@ -34,6 +34,7 @@ from tests.e2e.test_native_codex_remote import setup, status_of
 from tests.e2e.test_native_run_codex_gemini import quit_tui, type_prompt, until
 from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.desktop_clicks import desktop_env
+from tests.support.desktop_clicks import shown as notifications
 from tests.support.gemini_process import one_gemini_process
 from tests.support.waits import turn_over, wait_for
 
@@ -308,6 +309,7 @@ def test_codex_approval_answered_on_the_app_server_connection_allow_then_deny(sh
     )
     with TitledResponsesFake(script) as api:
         agent = setup(short_root, agents_dir, api)
+        agent.env = desktop_env(short_root / "desktop", agent.env)  # each approval announced once, named
         tui = agent.run()
         try:
             until(tui, lambda: agent.state() == "waiting", "status 'waiting' after the startup turn")
@@ -346,6 +348,8 @@ def test_codex_approval_answered_on_the_app_server_connection_allow_then_deny(sh
     assert "denied-by-answer" not in outputs[0] and ("declined" in outputs[1].lower() or "rejected" in outputs[1].lower()), (
         outputs
     )
+    bodies = [argv[-1].splitlines()[0] for argv in notifications(short_root / "desktop")]
+    assert bodies == ["shell: touch allowed-by-answer", "shell: touch denied-by-answer"], bodies
 
 
 class GeminiPane:
