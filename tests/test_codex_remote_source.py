@@ -12,7 +12,7 @@ import pytest
 
 from agentlaunch.events import CallUsage, Compaction, SessionStarted, Text, TurnEnd, Warning
 from agentlaunch.launch.native import native_remote
-from agentlaunch.providers.native.codex_remote import RemoteSource
+from agentlaunch.providers.native.codex_remote import ASK_GRACE, RemoteSource
 from agentlaunch.providers.native.source import PromptTyped
 from agentlaunch.providers.native.unix_websocket import UnixWebSocket
 from agentlaunch.sinks import StateChanged
@@ -70,12 +70,9 @@ def test_a_turn_with_an_approval_reads_as_thinking_asking_tool_thinking_waiting(
         {"id": 0, "method": "item/commandExecution/requestApproval", "params": {"threadId": THREAD, "command": "touch x"}},
     ]
     first = src.read()
-    # The thread's status says asking first; the approval request that follows says what it asks (its command).
-    assert states(first) == [
-        ("thinking", None),
-        ("asking", "Codex waits for an approval in its interface"),
-        ("asking", "shell: touch x"),
-    ]
+    # The thread's status says asking first; the approval request that follows says what it asks (its command): one
+    # asking, with its question (the tool item started between them is not the state while the approval waits).
+    assert states(first) == [("thinking", None), ("asking", "shell: touch x")]
     assert PromptTyped("do it") in first
     conn.inbox = [
         {"method": "serverRequest/resolved", "params": {"threadId": THREAD, "requestId": 0}},
@@ -226,11 +223,7 @@ def test_an_approval_request_before_its_status_and_a_question_are_the_reason_and
             "params": {"threadId": THREAD, "questions": [{"id": "q", "question": "Which branch?"}]},
         },
     ]
-    assert states(src.read()) == [
-        ("thinking", None),
-        ("asking", "Codex waits for an answer in its interface"),
-        ("asking", "question: Which branch?"),
-    ]
+    assert states(src.read()) == [("thinking", None), ("asking", "question: Which branch?")]
 
 
 def test_a_commands_question_is_the_command_the_interface_shows_not_the_shell_that_runs_it() -> None:
@@ -242,3 +235,67 @@ def test_a_commands_question_is_the_command_the_interface_shows_not_the_shell_th
     assert question_of("item/fileChange/requestApproval", {"reason": "write the notes"}) == "edit: write the notes"
     assert question_of("item/fileChange/requestApproval", {}) == "edit: file changes"
     assert question_of("account/chatgptAuthTokens/refresh", {}) is None
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def timed_source() -> tuple[RemoteSource, FakeConn, Clock]:
+    conn, clock = FakeConn(), Clock()
+    return RemoteSource(conn, THREAD, clock=clock), conn, clock  # type: ignore[arg-type]
+
+
+def test_a_status_then_its_request_read_apart_are_one_asking_with_its_question() -> None:
+    # Codex 0.171 sends the thread's waitingOnApproval a few ms before the request: two reads of the connection.
+    src, conn, clock = timed_source()
+    conn.inbox = [status("active"), note("turn/started", turn={"id": "t1"}), status("active", "waitingOnApproval")]
+    assert states(src.read()) == [("thinking", None)]
+    assert src.deadline() == 100.0 + ASK_GRACE  # the relay reads again when the grace is over, request or not
+    clock.now += 0.01
+    conn.inbox = [
+        note("item/started", item={"type": "commandExecution", "id": "c1", "command": "touch x"}),
+        {"id": 0, "method": "item/commandExecution/requestApproval", "params": {"threadId": THREAD, "command": "touch x"}},
+    ]
+    second = src.read()
+    assert states(second) == [("asking", "shell: touch x")]
+    assert [type(i).__name__ for i in second] == ["QuestionAsked", "StateChanged"]  # the question before its asking
+    assert src.deadline() is None
+    clock.now += 5
+    assert states(src.read()) == []  # the grace passed long ago: nothing more to say
+
+
+def test_a_status_no_request_follows_is_asking_once_the_grace_is_over_and_a_late_request_names_it() -> None:
+    src, conn, clock = timed_source()
+    conn.inbox = [status("active"), note("turn/started", turn={"id": "t1"}), status("active", "waitingOnUserInput")]
+    assert states(src.read()) == [("thinking", None)]
+    clock.now += ASK_GRACE - 0.01
+    assert states(src.read()) == []
+    clock.now += 0.02
+    assert states(src.read()) == [("asking", "Codex waits for an answer in its interface")]
+    assert src.deadline() is None
+    conn.inbox = [
+        {
+            "id": 4,
+            "method": "item/tool/requestUserInput",
+            "params": {"threadId": THREAD, "questions": [{"id": "q", "question": "Why?"}]},
+        }
+    ]
+    assert states(src.read()) == [("asking", "question: Why?")]  # a request later than the grace: news, its question
+
+
+def test_a_status_that_goes_on_within_the_grace_asks_nothing() -> None:
+    src, conn, clock = timed_source()
+    conn.inbox = [status("active"), note("turn/started", turn={"id": "t1"}), status("active", "waitingOnApproval")]
+    assert states(src.read()) == [("thinking", None)]
+    conn.inbox = [
+        note("item/started", item={"type": "commandExecution", "id": "c1", "command": "ls"}),
+        status("active"),  # answered in the interface before its request reached this connection
+    ]
+    assert states(src.read()) == [("tool", None)]
+    clock.now += 2 * ASK_GRACE
+    assert states(src.read()) == [] and src.deadline() is None

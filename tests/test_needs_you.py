@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -45,9 +45,32 @@ def notified(tmp_path: Path, name: str = "notified.jsonl") -> list[dict[str, Any
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
+class Later:
+    """The launch loop's ``call_later`` as a list: a test runs the callbacks due (:meth:`run`)."""
+
+    def __init__(self) -> None:
+        self.due: list[tuple[float, Callable[[], None], SimpleNamespace]] = []
+
+    def __call__(self, delay: float, callback: Callable[[], None]) -> SimpleNamespace:
+        timer = SimpleNamespace(cancelled=False)
+        timer.cancel = lambda: setattr(timer, "cancelled", True)
+        self.due.append((delay, callback, timer))
+        return timer
+
+    def run(self) -> int:
+        """Run the callbacks waiting now (not those they schedule); how many ran."""
+        due, self.due = self.due, []
+        ran = [callback for _, callback, timer in due if not timer.cancelled]
+        for callback in ran:
+            callback()
+        return len(ran)
+
+
 def view(tmp_path: Path) -> Any:
     """What the sink reads of a launch."""
-    return SimpleNamespace(spec=SimpleNamespace(name="demo"), session_id="s-1", working_dir=tmp_path, state="waiting")
+    return SimpleNamespace(
+        spec=SimpleNamespace(name="demo"), session_id="s-1", working_dir=tmp_path, state="waiting", call_later=Later()
+    )
 
 
 def feed(sink: NeedsYou, launch: Any, *states: str) -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from agentlaunch.launch.control import ControlServer
 from agentlaunch.launch.questions import OpenQuestions
-from agentlaunch.live.needs_you import NeedsYou
+from agentlaunch.live.needs_you import CLICK_LOOK, NeedsYou
 from agentlaunch.live.needs_you_answer import QuestionOpen, action_args, answer_commands
 from agentlaunch.providers.native.source import QuestionAsked
 from agentlaunch.sinks import SessionClosed, StateChanged
@@ -118,10 +118,29 @@ def test_a_desktop_deny_click_answers_through_agentlaunch_answer(
     body = argv[-1]
     assert "\x1b" not in body and "<b>" not in body and "&lt;b&gt;bold&lt;/b&gt;" in body and "&amp;" in body
     wait_for(lambda: sink.clicks and sink.clicks[0][0].poll() is not None, what="the click")
-    sink.reap()  # reads the click, runs the answer
+    # No other event comes while the session asks: the sink's own look on the launch's loop reads the click.
+    (delay, _, _), *more = launch_view.call_later.due
+    assert delay == CLICK_LOOK and not more
+    assert launch_view.call_later.run() == 1  # reads the click, runs the answer
     wait_for(lambda: told.answers, timeout=60, what="the answer through agentlaunch answer")
-    assert told.answers == [("deny", "")]
+    assert told.answers == [("deny", "")] and sink.clicks == [] and launch_view.call_later.due == []  # no more looks
     sink.event(SessionClosed(0), launch_view)
+
+
+def test_a_click_not_made_yet_is_looked_for_again_and_the_looks_end_with_the_session(tmp_path: Path) -> None:
+    folder = tmp_path / "desktop-bin"
+    folder.mkdir()
+    fake = folder / "notify-send"  # takes --action; run with buttons, waits for a click that never comes
+    fake.write_text(f"#!{sys.executable}\nimport sys, time\nprint('--action') if '--help' in sys.argv else time.sleep(60)\n")
+    fake.chmod(0o755)
+    sink = NeedsYou(notify=None, bell=False, pane=None, clock=Clock(), desktop=str(fake))
+    launch = view(tmp_path)
+    sink.event(QuestionOpen(shown(OpenQuestions("demo"), Told())), launch)
+    sink.event(StateChanged("asking", "Bash: rm -rf build"), launch)
+    assert launch.call_later.run() == 1 and len(sink.clicks) == 1  # no click yet: looked for again
+    assert len(launch.call_later.due) == 1
+    sink.event(SessionClosed(0), launch)
+    assert sink.clicks == [] and launch.call_later.run() == 0  # the session is over: its look is cancelled
 
 
 def test_a_notify_send_without_actions_shows_the_question_with_no_buttons(tmp_path: Path) -> None:

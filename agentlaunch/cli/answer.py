@@ -59,7 +59,8 @@ def answer(
     Exit codes: 0 shown or answered, 2 bad command line (two decisions, a decision without
     --question, an option the question does not offer), 3 no agent of that name, 6 a budget
     holds the tool (an allow refused), 7 not running or not reachable, 9 the agent asks nothing
-    now, 10 the question named was answered meanwhile and another is open (nothing answered).
+    now or its CLI did not take the answer (a reply Gemini's screen did not show submitted), 10
+    the question named was answered meanwhile and another is open (nothing answered).
 
     Example: agentlaunch answer reviewer
     ·   id=$(agentlaunch answer reviewer --json | jq -r .question.id)

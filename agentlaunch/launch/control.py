@@ -24,6 +24,7 @@ from typing import Any
 
 from agentlaunch.launch.control_request import MAX_PROMPT, REQUEST_WAIT, Parsed, parse_request
 from agentlaunch.launch.loop import Loop, Timer
+from agentlaunch.providers.native.source import Pending
 
 SOCKET_NAME = "control.sock"
 MAX_REQUEST = MAX_PROMPT * 6 + 4096  # a JSON line: the prompt with every character escaped, and its fields
@@ -242,7 +243,7 @@ class ControlServer:
         self.gate = gate
         self.on_resume: Callable[[], tuple[bool, str]] | None = None
         """Answers a ``resume_budget`` request: (resumed, what to tell the person)."""
-        self.on_question: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+        self.on_question: Callable[[dict[str, Any]], dict[str, Any] | Pending[dict[str, Any]]] | None = None
         """Answers a ``question`` or ``answer`` request (:meth:`agentlaunch.launch.questions.OpenQuestions.handle`)."""
         self._queue: deque[SendRequest] = deque()
         self._incoming: set[_Incoming] = set()
@@ -308,7 +309,11 @@ class ControlServer:
         request = SendRequest(parsed.prompt, parsed.wait, conn, self.loop, command=parsed.command)
         self._requests.add(request)
         if parsed.asked is not None:
-            request.reply(self.on_question(parsed.asked) if self.on_question is not None else NO_QUESTIONS)
+            replied = self.on_question(parsed.asked) if self.on_question is not None else NO_QUESTIONS
+            if isinstance(replied, Pending):
+                replied.then(request.reply)  # a reply typed: said once the screen shows it submitted, or not
+            else:
+                request.reply(replied)
             return
         if parsed.resume_budget:
             resumed, said = self.on_resume() if self.on_resume is not None else (False, "this session has no budget")

@@ -8,7 +8,7 @@ import json
 import socket
 from typing import Any
 
-from agentlaunch.launch.control_request import CANCEL_WAIT, FIRST_REPLY_WAIT, REQUEST_WAIT
+from agentlaunch.launch.control_request import ANSWER_WAIT, CANCEL_WAIT, FIRST_REPLY_WAIT, REQUEST_WAIT
 
 
 class ControlClient:
@@ -52,7 +52,7 @@ class ControlClient:
     def ask(self, request: dict[str, Any]) -> dict[str, Any] | None:
         """A ``question`` or ``answer`` request (:mod:`agentlaunch.launch.questions`); its reply (None: it hung up)."""
         self._sock.sendall(json.dumps(request, ensure_ascii=False).encode("utf-8") + b"\n")
-        return self.reply(FIRST_REPLY_WAIT + CANCEL_WAIT)
+        return self.reply(ANSWER_WAIT if "answer" in request else FIRST_REPLY_WAIT + CANCEL_WAIT)
 
     def reply(self, timeout: float | None) -> dict[str, Any] | None:
         """The next reply within ``timeout`` seconds (None: wait as long as it takes); None if the session hung up.

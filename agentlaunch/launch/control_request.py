@@ -37,6 +37,7 @@ MAX_PROMPT = 1 << 20
 REQUEST_WAIT = 2.0  # seconds a client has to write its request once connected (the whole request, however it trickles)
 FIRST_REPLY_WAIT = REQUEST_WAIT * 2  # seconds send waits for the session to take or refuse its request before cancelling
 CANCEL_WAIT = 10.0  # seconds send then waits for the session to confirm: typed already, or dropped
+ANSWER_WAIT = 30.0  # seconds an answer may take: a reply typed into the CLI's screen, then its submission looked for
 ALLOWED_CONTROLS = "\n\t"
 
 

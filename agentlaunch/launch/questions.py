@@ -12,7 +12,9 @@ the one open (:class:`OpenQuestions`) until it is answered, here or in the CLI's
   ``reply``) is answered ``{"ok": true, "answered": ID, "decision": D}`` once the CLI was told, or refused:
   ``no_question`` (nothing is open, and ``ID`` names no question this launch asked), ``changed`` (the question ``ID``
   names closed meanwhile: answered in the interface or by another answer; another may be open), ``budget`` (a
-  budget holds the tool: an allow is refused, a deny goes through), ``bad_input``.
+  budget holds the tool: an allow is refused, a deny goes through), ``bad_input``. A reply typed into the CLI's
+  screen (Gemini) is answered once the screen shows it submitted, or ``no_question`` when it does not (the words
+  taken out again; the question stays open).
 
 The ``id`` names the question the person saw: a digest of the launch's question number, the tool and its input, so
 the same tool asked again is another question. The loop is single-threaded: of two answers at once, the first
@@ -27,6 +29,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from agentlaunch.providers.asked import tool_question
+from agentlaunch.providers.native.source import Pending
 
 if TYPE_CHECKING:
     from agentlaunch.providers.native.source import QuestionAsked
@@ -120,8 +123,9 @@ class OpenQuestions:
             self._past.add(self.current.id)
         self.current = None
 
-    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
-        """The control socket's reply to a ``question`` or ``answer`` request (never raises)."""
+    def handle(self, request: dict[str, Any]) -> dict[str, Any] | Pending[dict[str, Any]]:
+        """The control socket's reply to a ``question`` or ``answer`` request (never raises); a :class:`Pending` one
+        for a reply the CLI takes in a moment (typed into its screen, then seen submitted)."""
         if self.current is not None and not self.asking():
             self.closed()  # the session went on: answered in the interface, withdrawn, or a budget paused it
         if "answer" not in request:
@@ -140,7 +144,7 @@ class OpenQuestions:
             )
         return f"{self.agent} asks nothing now"
 
-    def _answer(self, qid: str, decision: str, text: str) -> dict[str, Any]:
+    def _answer(self, qid: str, decision: str, text: str) -> dict[str, Any] | Pending[dict[str, Any]]:
         question = self.current
         if (question is None or question.id != qid) and qid in self._past:
             now = f"; it asks another now ({question.asks})" if question is not None else "; it asks nothing now"
@@ -160,7 +164,12 @@ class OpenQuestions:
         if decision in ALLOWING and (why := self.held()) is not None:
             return {"ok": False, "budget": True, "error": f"a budget holds {self.agent}'s tools: {why}; deny it instead"}
         self.closed()
-        if not question.tell(decision, text):
+        told = question.tell(decision, text)
+        if isinstance(told, Pending):  # a reply typed: answered once the screen shows it submitted
+            out: Pending[dict[str, Any]] = Pending()
+            told.then(lambda taken: out.settle(self._typed(question, decision, taken)))
+            return out
+        if not told:
             return {
                 "ok": False,
                 "no_question": True,
@@ -168,3 +177,17 @@ class OpenQuestions:
                 "not show it; a CLI answered with keys is answered here only in a tmux pane): answer it in its window",
             }
         return {"ok": True, "answered": question.id, "decision": decision}
+
+    def _typed(self, question: Question, decision: str, taken: bool) -> dict[str, Any]:
+        """A typed reply's outcome; one not taken leaves its question open (still up, unless another was asked)."""
+        if taken:
+            return {"ok": True, "answered": question.id, "decision": decision}
+        if self.current is None and self.asking():
+            self._past.discard(question.id)
+            self.current = question
+        return {
+            "ok": False,
+            "no_question": True,
+            "error": f"{self.agent}'s CLI did not take the reply: its screen did not show it submitted (the words typed "
+            "were taken out of the question's box again where it still showed): nothing answered",
+        }

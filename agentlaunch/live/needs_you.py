@@ -24,7 +24,9 @@ looking), it
 - shows a desktop notification with ``notify-send`` (``desktop``: its path, when
   it is on PATH, a desktop session is there and the settings leave it on), with
   Allow / Deny buttons for such a question where notify-send takes ``--action``:
-  a click runs that option's command (:mod:`agentlaunch.live.needs_you_answer`).
+  a click runs that option's command (:mod:`agentlaunch.live.needs_you_answer`), looked for every
+  :data:`CLICK_LOOK` seconds on the launch's loop while such a notification is up (an asking session may say
+  nothing else until it is answered).
 
 ``stalled`` (a busy agent that gave no sign of progress for long) is announced
 as ``asking`` is. Only a change into a state is announced (the same state
@@ -56,7 +58,7 @@ from agentlaunch.sinks import SessionClosed, StateChanged
 from agentlaunch.visible import visible
 
 if TYPE_CHECKING:
-    from agentlaunch.sinks import LaunchView, SinkEvent
+    from agentlaunch.sinks import Cancellable, LaunchView, SinkEvent
 
 BUSY = ("thinking", "tool", "retrying")
 _SAID = {
@@ -72,6 +74,7 @@ DESKTOP_ENV = ("DISPLAY", "WAYLAND_DISPLAY")  # a desktop session: without one n
 DEFAULT_AFTER = 30.0  # seconds a turn must take before its end is announced
 DEBOUNCE = 5.0  # seconds within which the same state is not announced again
 NOTIFY_TIMEOUT = 30.0  # seconds a notify command may run before it is ended
+CLICK_LOOK = 0.5  # seconds between two looks at a notification waiting for a click
 WINDOW_OPTION = "@agentlaunch_needs_you"
 PANE_OPTION = "@agentlaunch_pane_needs_you"
 """The pane's own flag. Not the window option's name: a pane option that is unset reads the window's (tmux inherits)."""
@@ -123,6 +126,7 @@ class NeedsYou:
         self._actions: bool | None = None  # notify-send takes --action (asked once)
         self.answering: list[subprocess.Popen[bytes]] = []  # answer commands a notification's button ran
         self.clicks: list[tuple[subprocess.Popen[bytes], dict[str, Any]]] = []  # notifications waiting for a click
+        self._looking: Cancellable | None = None  # the next look at them
 
     # -- the sink ------------------------------------------------------------------
     def event(self, event: SinkEvent, launch: LaunchView) -> None:
@@ -190,6 +194,7 @@ class NeedsYou:
                 self._spawn(payload)
         elif self.desktop and not self._desktop_failed:
             self._show_on_desktop(payload)
+            self._look_later(launch)
 
     def _spawn(self, payload: dict[str, Any]) -> None:
         assert self.notify is not None
@@ -244,6 +249,16 @@ class NeedsYou:
             self.clicks.append((proc, payload))
             return
         self.running.append((proc, self.clock(), True))
+
+    def _look_later(self, launch: LaunchView) -> None:
+        """Look at the notifications waiting for a click soon (and on, while one waits): a click is answered then."""
+        if self.clicks and self._looking is None:
+            self._looking = launch.call_later(CLICK_LOOK, lambda: self._look(launch))
+
+    def _look(self, launch: LaunchView) -> None:
+        self._looking = None
+        self._clicked()
+        self._look_later(launch)
 
     def _clicked(self) -> None:
         """A question's notification that ended: the button clicked (its name on stdout) runs its answer command."""
@@ -313,6 +328,9 @@ class NeedsYou:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=1.0)
         self.clicks = []
+        if self._looking is not None:
+            self._looking.cancel()
+            self._looking = None
         self._unflag()
 
     # -- tmux --------------------------------------------------------------------------

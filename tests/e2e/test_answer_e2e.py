@@ -33,6 +33,8 @@ from testbed.pty_screen import Screen
 from tests.e2e.test_native_codex_remote import setup, status_of
 from tests.e2e.test_native_run_codex_gemini import quit_tui, type_prompt, until
 from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.desktop_clicks import desktop_env
+from tests.support.desktop_clicks import shown as notifications
 from tests.support.gemini_process import one_gemini_process
 from tests.support.waits import turn_over, wait_for
 
@@ -307,6 +309,7 @@ def test_codex_approval_answered_on_the_app_server_connection_allow_then_deny(sh
     )
     with TitledResponsesFake(script) as api:
         agent = setup(short_root, agents_dir, api)
+        agent.env = desktop_env(short_root / "desktop", agent.env)  # each approval announced once, named
         tui = agent.run()
         try:
             until(tui, lambda: agent.state() == "waiting", "status 'waiting' after the startup turn")
@@ -345,6 +348,8 @@ def test_codex_approval_answered_on_the_app_server_connection_allow_then_deny(sh
     assert "denied-by-answer" not in outputs[0] and ("declined" in outputs[1].lower() or "rejected" in outputs[1].lower()), (
         outputs
     )
+    bodies = [argv[-1].splitlines()[0] for argv in notifications(short_root / "desktop")]
+    assert bodies == ["shell: touch allowed-by-answer", "shell: touch denied-by-answer"], bodies
 
 
 class GeminiPane:
@@ -372,9 +377,12 @@ class GeminiPane:
 
 
 @contextlib.contextmanager
-def gemini_in_tmux(socket: str, agents_dir: Path, request: pytest.FixtureRequest, replies: list[Any]) -> Iterator[GeminiPane]:
+def gemini_in_tmux(
+    socket: str, agents_dir: Path, request: pytest.FixtureRequest, replies: list[Any], desktop: Path | None = None
+) -> Iterator[GeminiPane]:
     """Gemini's interface in a tmux pane (``tmux up gem``) against a fake Gemini API answering ``replies`` after
-    its startup turn; taken down at the end."""
+    its startup turn (``desktop``: a clickable notify-send's folder, tests/support/desktop_clicks.py); taken down at
+    the end."""
     binary = ensure_cli("gemini")
     with tempfile.TemporaryDirectory(prefix="alag-") as folder, gfake.GeminiFake() as api:
         root = Path(folder)
@@ -384,6 +392,7 @@ def gemini_in_tmux(socket: str, agents_dir: Path, request: pytest.FixtureRequest
         env = gfake.prepare_gemini_home(home, api.base_url, max_attempts=1, no_relaunch=one_gemini_process(request))
         env.update(TERM="xterm-256color", AGENTLAUNCH_TITLE="0", AGENTLAUNCH_AGENTS_DIR=str(agents_dir))
         env.update({k: v for k, v in os.environ.items() if k.startswith("AGENTLAUNCH_") and k not in env})
+        env = desktop_env(desktop, env) if desktop is not None else env
         agent = {"provider": "gemini", "model": "gemini-2.5-pro", "command": str(binary), "working_dir": str(work)}
         write_agent(agents_dir, "gem", {**agent, "startup": "say hello"})
         for reply in [gfake.TextReply("Hello, ready.", GEMINI_USAGE), *replies]:

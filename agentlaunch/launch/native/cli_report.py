@@ -8,7 +8,7 @@ The rule (docs/status-and-tmux.md, "Which source wins"):
   the turn did not finish (its ``waiting`` is not ``done``); the CLIs say ``done`` at a turn's end (Codex says
   ``done``, then ``idle``: an ``idle`` after a ``done`` is that ``done`` again).
 - A ``done`` where a turn is under way waits :data:`NAMED_WAIT` seconds for the other source to end it: that
-  source's ``waiting`` comes with the turn's last call read (Claude Code 2.1.332 says ``done`` before its ``Stop``
+  source's ``waiting`` comes with the turn's last call read (Claude Code 2.1.332 can say ``done`` before its ``Stop``
   hook; Codex 0.171's hooks can come in one batch after its ``done``, and their ``thinking`` read after the turn
   ended opened a second turn). The CLI's word ends the turn only when that source does not. An ``idle`` waits so
   too where the state is the app-server's (:data:`LEADS`).

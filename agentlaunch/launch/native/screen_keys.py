@@ -9,7 +9,10 @@ names is on it. Outside tmux the launch cannot read the screen: such a question 
 
 A reply in words (Gemini's ``ask_user`` text question, :mod:`agentlaunch.providers.native.gemini_ask`) is typed the
 same way, on one line, and its Enter pressed only once the pane shows the typed text with the question still up
-(:data:`REPLY_WAIT` at most; else no Enter: the text is left where it is, not sent).
+(:data:`REPLY_WAIT` at most). It is answered once the pane no longer shows the question's box (submitted), within
+:data:`SUBMIT_WAIT` of the Enter. Otherwise nothing was answered: where the pane still shows
+the question's box, the typed characters are taken out again with Backspace (never typed anywhere else), and the
+answer says so (``agentlaunch answer`` exits 9; the question stays open).
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from functools import partial
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
+
+from agentlaunch.providers.native.source import Pending
 
 if TYPE_CHECKING:
     from agentlaunch.launch.loop import Loop
@@ -27,6 +32,8 @@ if TYPE_CHECKING:
 CAPTURE_WAIT = 5.0  # seconds tmux has to print the pane
 REPLY_LOOK = 0.2  # seconds between two looks at the pane for a typed reply
 REPLY_WAIT = 5.0  # seconds a typed reply's Enter waits for the pane to show it
+SUBMIT_WAIT = 5.0  # seconds after its Enter within which the pane must show the reply submitted (the question gone)
+BACKSPACE = b"\x7f"
 SHOWN_CHARS = 30  # of a reply looked for on the pane (its input line may cut a longer one)
 
 
@@ -59,9 +66,9 @@ def shows_all(screen: str, texts: tuple[str, ...]) -> bool:
     return bool(texts) and all(" ".join(text.split()) in flat for text in texts)
 
 
-def answer(target: KeyTarget, item: QuestionAsked, decision: str, text: str, screen: str | None = None) -> bool:
-    """Type ``decision``'s key (a reply: ``text``, then Enter) when the screen shows ``item``'s question; False
-    (nothing typed) when it does not."""
+def answer(target: KeyTarget, item: QuestionAsked, decision: str, text: str, screen: str | None = None) -> bool | Pending[bool]:
+    """Type ``decision``'s key when the screen shows ``item``'s question; False (nothing typed) when it does not. A
+    reply: ``text`` typed, then Enter, and a :class:`Pending` that says whether the screen showed it submitted."""
     keys = " ".join(text.split()) if decision == "reply" else item.keys.get(decision)
     shown = screen if screen is not None else pane_text()
     if not keys or shown is None or not shows_all(shown, item.shows):
@@ -71,15 +78,50 @@ def answer(target: KeyTarget, item: QuestionAsked, decision: str, text: str, scr
         return True
     data = keys.encode("utf-8")
     target.press(b"\x1b[200~" + data + b"\x1b[201~" if target.takes_paste else data)
-    typed = (*item.shows, keys[:SHOWN_CHARS])
-    target.loop.call_later(REPLY_LOOK, partial(_enter_once_shown, target, typed, target.loop.clock.monotonic()))
-    return True
+    reply = TypedReply(target, item.shows, keys)
+    target.loop.call_later(REPLY_LOOK, reply.look_typed)
+    return reply.taken
 
 
-def _enter_once_shown(target: KeyTarget, typed: tuple[str, ...], since: float) -> None:
-    """Enter once the pane shows the question and the reply typed into it; none after :data:`REPLY_WAIT`."""
-    shown = pane_text()
-    if shown is not None and shows_all(shown, typed):
-        target.press(b"\r")
-    elif target.loop.clock.monotonic() - since < REPLY_WAIT:
-        target.loop.call_later(REPLY_LOOK, partial(_enter_once_shown, target, typed, since))
+class TypedReply:
+    """A reply typed into the question's box: its Enter once the pane shows it there, then a look for its submission
+    (:attr:`taken`), and its characters taken out again with Backspace where it was not submitted."""
+
+    def __init__(self, target: KeyTarget, shows: tuple[str, ...], keys: str) -> None:
+        self.target, self.shows, self.chars = target, shows, len(keys)
+        self.typed = (*shows, keys[:SHOWN_CHARS])  # the question's box with the reply in it
+        self.taken: Pending[bool] = Pending()
+        self.since = target.loop.clock.monotonic()
+
+    def _again(self, look: Callable[[], None], wait: float) -> bool:
+        """Look again in a moment while ``wait`` seconds have not passed since :attr:`since`; False once they have."""
+        loop = self.target.loop
+        if loop.clock.monotonic() - self.since >= wait:
+            return False
+        loop.call_later(REPLY_LOOK, look)
+        return True
+
+    def look_typed(self) -> None:
+        """Enter once the pane shows the question and the reply typed into it; none after :data:`REPLY_WAIT`."""
+        shown = pane_text()
+        if shown is not None and shows_all(shown, self.typed):
+            self.target.press(b"\r")
+            self.since = self.target.loop.clock.monotonic()
+            self.target.loop.call_later(REPLY_LOOK, self.look_submitted)
+        elif not self._again(self.look_typed, REPLY_WAIT):
+            self.not_taken()
+
+    def look_submitted(self) -> None:
+        """Taken once the pane no longer shows the question's box (submitted); not after :data:`SUBMIT_WAIT`."""
+        shown = pane_text()
+        if shown is not None and not shows_all(shown, self.shows):
+            self.taken.settle(True)
+        elif not self._again(self.look_submitted, SUBMIT_WAIT):
+            self.not_taken()
+
+    def not_taken(self) -> None:
+        """Nothing answered: the typed characters out again, only while the pane still shows the question's box."""
+        shown = pane_text()
+        if shown is not None and shows_all(shown, self.shows):
+            self.target.press(BACKSPACE * self.chars)
+        self.taken.settle(False)

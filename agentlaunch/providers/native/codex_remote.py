@@ -15,6 +15,11 @@ this source. What it reports (measured on 0.171.0, ``tests/e2e/test_native_codex
 * a compaction as the ``item/completed`` of a ``contextCompaction`` item (its own call comes as any call's
   ``thread/tokenUsage/updated``; the two that repeat a running total around it are not calls).
 
+The thread's status says ``waitingOnApproval`` (or ``waitingOnUserInput``) a few milliseconds before the request itself
+reaches this connection (measured on 0.171.0): the ``asking`` waits :data:`ASK_GRACE` for that request, so one question
+is one state change with its question as the reason, and one notification; only a status no request follows within
+the grace is ``asking`` with the flag's words.
+
 Approval requests and the questions of its ``request_user_input`` tool reach both connections; the person answers
 them in the interface (it shows one asked before it attached, too), or with ``agentlaunch answer``, which this source
 answers on its own connection (:class:`~agentlaunch.providers.native.source.QuestionAsked`; a question with a reply:
@@ -23,6 +28,8 @@ answers on its own connection (:class:`~agentlaunch.providers.native.source.Ques
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from agentlaunch.events import Compaction, PermissionRequest, ToolResult, ToolUse, TurnEnd, Unknown, Warning
@@ -42,14 +49,22 @@ ASKING_FLAGS = {
     "waitingOnUserInput": "Codex waits for an answer in its interface",
 }
 LEGACY_WORDS = {"once": "approved", "always": "approved_for_session", "deny": "denied"}
+ASK_GRACE = 1.0
+"""Seconds a thread status that says it waits on the person waits for the request that names the question."""
 TOOL_ITEMS = frozenset({"commandExecution", "fileChange", "mcpToolCall", "webSearch"})
 
 
 class RemoteSource:
     """agentlaunch's connection to the app-server of a native Codex launch (a :class:`NativeSource`)."""
 
-    def __init__(self, conn: UnixWebSocket, thread_id: str | None = None, total: Usage | None = None) -> None:
-        self.conn = conn
+    def __init__(
+        self,
+        conn: UnixWebSocket,
+        thread_id: str | None = None,
+        total: Usage | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.conn, self.clock = conn, clock
         self.parser = rpc.AppServerParser(thread_id, total)
         self.backlog: list[Message] = []
         """Messages that arrived while a request waited for its answer (read first)."""
@@ -63,6 +78,8 @@ class RemoteSource:
         self._tools = 0  # tool items under way
         self._question: str | None = None  # what the approval request under way asks (its command, its change)
         self._reason: str | None = None  # the reason last said with the state
+        self._ask_due: float | None = None  # a status said asking: its request is awaited until then (ASK_GRACE)
+        self._ask_flag: str | None = None  # that status's flag
 
     # -- requests ---------------------------------------------------------------------------------
     def next_id(self) -> int:
@@ -91,7 +108,9 @@ class RemoteSource:
         return None if self.conn.closed else self.conn.fileno()
 
     def deadline(self) -> float | None:
-        return 0.0 if self.backlog or self.queued else None  # what arrived during the start: read at once
+        if self.backlog or self.queued:
+            return 0.0  # what arrived during the start: read at once
+        return self._ask_due  # a status said asking and its request has not come yet
 
     def read(self) -> list[NativeItem]:
         messages, self.backlog = self.backlog, []
@@ -100,6 +119,8 @@ class RemoteSource:
             messages += self.conn.receive()
         for message in messages:
             out += self._message(message)
+        if self._ask_due is not None and self.clock() >= self._ask_due:
+            out += self._set("asking", ASKING_FLAGS[self._ask_flag or "waitingOnApproval"])  # no request came
         if self.conn.closed and not self._ended:
             self._ended = True
             out += self._set("exited", self.conn.reason or "codex app-server closed the connection")
@@ -124,7 +145,8 @@ class RemoteSource:
             # the reason of the session's asking, which its thread's status may have said already.
             self._question = question_of(method, params)
             asked = self._asked(message["id"], method, params)
-            return asked + (self._set("asking", self._question) if self.state == "asking" and self._question else [])
+            awaited = self.state == "asking" or self._ask_due is not None
+            return asked + (self._set("asking", self._question) if awaited and self._question else [])
         if method is None and str(message.get("id")) in self._turns:
             self._turns.discard(str(message.get("id")))
             if (error := message.get("error")) is not None:  # no turn began: the send is released by its own bound
@@ -182,17 +204,22 @@ class RemoteSource:
         if kind != "active":
             return []
         flags = [flag for flag in status.get("activeFlags") or [] if flag in ASKING_FLAGS]
+        if flags and self._question is None and self.state != "asking":
+            if self._ask_due is None:  # its request follows: one asking, named by it (ASK_GRACE)
+                self._ask_due, self._ask_flag = self.clock() + ASK_GRACE, flags[0]
+            return []
         if flags:
             return self._set("asking", self._question or ASKING_FLAGS[flags[0]])
         return self._set("tool" if self._tools else "thinking")
 
     def _event(self, event: Any) -> list[NativeItem]:
+        asking = self.state == "asking" or self._ask_due is not None
         if isinstance(event, ToolUse):
             self._tools += 1  # started while an approval is asked for: asking until it is answered
-            return [] if self.state == "asking" else self._set("tool")
+            return [] if asking else self._set("tool")
         if isinstance(event, ToolResult):
             self._tools = max(self._tools - 1, 0)
-            return [] if self.state == "asking" else self._set("tool" if self._tools else "thinking")
+            return [] if asking else self._set("tool" if self._tools else "thinking")
         if isinstance(event, PermissionRequest):
             return []
         if isinstance(event, TurnEnd):
@@ -206,6 +233,7 @@ class RemoteSource:
         return [event]
 
     def _set(self, state: str, reason: str | None = None) -> list[NativeItem]:
+        self._ask_due = self._ask_flag = None  # a state said: no asking awaits its request any more
         if state == self.state and state != "retrying" and not (state == "asking" and reason != self._reason):
             return []
         if state != "asking":

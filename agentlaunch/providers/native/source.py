@@ -18,11 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from agentlaunch.datarecord import datarecord, field
 from agentlaunch.events import Event
 from agentlaunch.sinks import StateChanged
+
+T = TypeVar("T")
 
 
 @datarecord(frozen=True)
@@ -53,20 +55,45 @@ class ToolAsked:
     unanswered (the source asks again once the line is read or the wait is over)."""
 
 
+class Pending(Generic[T]):
+    """What is known only later (an answer the CLI takes in a moment: a reply typed, then its submission seen on the
+    screen): :meth:`settle` once with the value, :meth:`then` calls back with it (at once when it is known)."""
+
+    def __init__(self) -> None:
+        self.value: T | None = None
+        self.settled = False
+        self._then: list[Callable[[T], None]] = []
+
+    def settle(self, value: T) -> None:
+        if self.settled:
+            return
+        self.value, self.settled = value, True
+        then, self._then = self._then, []
+        for callback in then:
+            callback(value)
+
+    def then(self, callback: Callable[[T], None]) -> None:
+        if self.settled:
+            callback(self.value)  # type: ignore[arg-type]  # settled: value is a T
+        else:
+            self._then.append(callback)
+
+
 @datarecord(frozen=True)
 class QuestionAsked:
     """The CLI asks the person (a permission, a question) and takes the answer from the launch as well as from its
     own interface (:mod:`agentlaunch.launch.questions`).
 
     ``options``: the answers the CLI offers (of ``once``, ``always``, ``deny``, ``reply``); ``answer(decision,
-    text)`` tells the CLI (``text``: a reply's words); False when the CLI no longer waits for it.
+    text)`` tells the CLI (``text``: a reply's words); False when the CLI no longer waits for it, or a
+    :class:`Pending` that says it later (a reply typed, then seen submitted, or not).
     """
 
     kind: ClassVar[str] = "question_asked"
     tool: str
     tool_input: Any
     options: tuple[str, ...]
-    answer: Callable[[str, str], bool] | None
+    answer: Callable[[str, str], bool | Pending[bool]] | None
     keys: Mapping[str, str] = field(default_factory=dict)
     """For a CLI answered with keys (``answer`` None): the keys of each option, typed by the launch only while the
     screen shows every text of ``shows`` (:mod:`agentlaunch.launch.native.screen_keys`)."""
