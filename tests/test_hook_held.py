@@ -159,6 +159,24 @@ def test_a_hook_that_goes_away_while_held_is_dropped(folder: Path) -> None:
         server.close()
 
 
+def test_an_answer_to_a_hook_gone_before_the_next_receive_is_not_taken(folder: Path) -> None:
+    """Claude Code kills the held hook when the person answers in its dialog; an answer sent before the launch's next
+    receive saw it go says it was not taken (``answer`` exits 10, "answered meanwhile"), never "denied"."""
+    server = HeldHooks(folder / "t-held.sock")
+    try:
+        client = connect(folder / "t-held.sock", b'{"event": "PermissionRequest"}\n{}')
+        (hook,) = receive(server)
+        live = connect(folder / "t-held.sock", b'{"event": "PermissionRequest"}\n{}')
+        (other,) = receive(server)
+        client.close()  # no receive after this
+        assert server.answer(hook.reply, "{}") is False
+        assert server.answer(hook.reply, "{}") is False  # and it is no longer held
+        assert server.answer(other.reply, "{}") is True  # a hook still there takes its answer
+        assert live.recv(100) == MARK + b"{}"
+    finally:
+        server.close()
+
+
 def test_connections_past_the_limit_are_closed_at_once(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(hook_held, "MAX_CONNECTIONS", 3)
     server = HeldHooks(folder / "t-held.sock")

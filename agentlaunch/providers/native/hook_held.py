@@ -91,6 +91,13 @@ class _Conn:
         self.dropped = False
 
 
+def gone(sock: socket.socket) -> bool:
+    """Whether the peer of a held connection hung up (its side was shut already, so only a hang-up polls)."""
+    poll = select.poll()
+    poll.register(sock.fileno(), select.POLLHUP)
+    return any(events & (select.POLLHUP | select.POLLERR | select.POLLNVAL) for _, events in poll.poll(0))
+
+
 class HeldHooks:
     """The listening socket, its connections and the requests held for an answer, on one epoll descriptor."""
 
@@ -136,10 +143,15 @@ class HeldHooks:
         conn = self._held.pop(reply, None)
         if conn is None:
             return False
-        with contextlib.suppress(OSError):
+        try:
+            if gone(conn.sock):  # killed since the last receive (the person answered in the dialog): not answered here
+                return False
             conn.sock.settimeout(1.0)  # a few hundred bytes into a fresh socket's buffer: one send takes them
             conn.sock.sendall(MARK + text.encode("utf-8"))
-        self._close(conn)
+        except OSError:  # it went away while the answer was sent (EPIPE, ECONNRESET): nothing took it
+            return False
+        finally:
+            self._close(conn)
         return True
 
     def close(self) -> None:
