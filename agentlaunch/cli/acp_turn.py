@@ -155,5 +155,5 @@ class TurnProcess:
 def failure_text(stderr: str) -> str:
     """What a child that failed said, in a few lines: its ``error:`` lines, else its last lines."""
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    said = [line for line in lines if line.lower().startswith(("error", "hint"))]
+    said = [line for line in lines if line.lower().startswith(("error", "hint", "budget"))]
     return "\n".join(said or lines[-3:]) or "the turn failed with no message"

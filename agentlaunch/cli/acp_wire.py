@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import sys
 from typing import Any
 
@@ -91,10 +92,12 @@ class LineTransport:
 
 
 async def stdio_transport(limit: int = MAX_MESSAGE) -> LineTransport:
-    """The transport on this process's stdin and stdout."""
+    """The transport on this process's stdin and stdout (copies of them: closing it leaves sys.stdout usable for the
+    exit)."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=READ_CHUNK)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, sys.stdout)
+    stdin, stdout = os.fdopen(os.dup(0), "rb", buffering=0), os.fdopen(os.dup(1), "wb", buffering=0)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, stdout)
     writer = asyncio.StreamWriter(transport, protocol, reader, loop)
     return LineTransport(reader, writer, limit)
