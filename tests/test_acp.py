@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp import RequestError
 from acp.schema import TextContentBlock
 
 from agentlaunch import paths
@@ -72,3 +73,38 @@ def test_a_prompt_is_a_headless_turn_its_usage_the_stores_and_the_next_prompt_re
     assert all(u["size"] == 60000 for u in usage)  # the demo's context_window
     assert all(0 < u["used"] <= u["size"] for u in usage)
     assert [u["cost"]["amount"] for u in usage] == sorted(u["cost"]["amount"] for u in usage)  # cumulative
+
+
+async def _later_process(agents_dir: Path, workdir: Path, acp_id: str) -> dict[str, Any]:
+    """A second server (the editor restarted): list, load the editor's own id, prompt; resume the store's id."""
+    async with editor(agents_dir) as (conn, client, _proc):
+        listed = await conn.list_sessions(cwd=str(workdir))
+        elsewhere = await conn.list_sessions(cwd=str(workdir.parent))
+        await conn.load_session(session_id=acp_id, cwd=str(workdir), mcp_servers=[])
+        loaded = await asyncio.wait_for(conn.prompt(session_id=acp_id, prompt=text("after load")), 60)
+        store_id = listed.sessions[0].session_id
+        await conn.resume_session(session_id=store_id, cwd=str(workdir), mcp_servers=[])
+        resumed = await asyncio.wait_for(conn.prompt(session_id=store_id, prompt=text("after resume")), 60)
+        with pytest.raises(RequestError) as unknown:
+            await conn.load_session(session_id="0000-no-such", cwd=str(workdir), mcp_servers=[])
+        return {
+            "listed": [(s.session_id, s.cwd, s.title) for s in listed.sessions],
+            "elsewhere": elsewhere.sessions,
+            "stops": (loaded.stop_reason, resumed.stop_reason),
+            "said": (client.said(acp_id), client.said(store_id)),
+            "unknown": unknown.value,
+        }
+
+
+def test_session_list_load_and_resume_reach_the_agents_sessions_in_the_store(agents_dir: Path, workdir: Path) -> None:
+    first = asyncio.run(_new_prompt_resume(agents_dir, workdir))
+    [row] = store_sessions()
+    got = asyncio.run(_later_process(agents_dir, workdir, first["sid"]))
+    assert got["listed"] == [(row.session_id, str(workdir), "hello there")]
+    assert got["elsewhere"] == []
+    assert got["stops"] == ("end_turn", "end_turn")
+    assert "turn 3" in got["said"][0] and "turn 4" in got["said"][1]  # the same conversation, both ways in
+    assert "Startup message received" not in "".join(got["said"])
+    [after] = store_sessions()
+    assert after.session_id == row.session_id and after.turns == 4
+    assert "no session 0000-no-such of demo" in str(got["unknown"].data)

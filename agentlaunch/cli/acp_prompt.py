@@ -28,7 +28,7 @@ from acp.schema import (
     UsageUpdate,
 )
 
-from agentlaunch.cli.acp_sessions import EditorSession, session_cost, title_of
+from agentlaunch.cli.acp_sessions import EditorSession, session_cost
 from agentlaunch.cli.acp_turn import TurnProcess, failure_text, run_argv
 from agentlaunch.providers.untrusted import summarize
 from agentlaunch.usage.meter import table_window
@@ -243,15 +243,3 @@ class PromptRun:
         if decision == "always":
             self.session.always.add(name)
         turn.answer(decision)
-
-    @staticmethod
-    async def replay_title(server: Server, session: EditorSession) -> None:
-        """session/load: the loaded session's first prompt, as the history the store keeps (not the conversation)."""
-        if session.store_id is None or server.conn is None:
-            return
-        title = await asyncio.to_thread(title_of, session.store_id)
-        if title:
-            from acp.helpers import update_user_message_text
-
-            with contextlib.suppress(ConnectionError):
-                await server.conn.session_update(session_id=session.acp_id, update=update_user_message_text(title))

@@ -88,8 +88,7 @@ class AcpAgent:
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: Any = None, additional_directories: Any = None, **kwargs: Any
     ) -> LoadSessionResponse:
-        session = self._resumed(session_id, cwd, mcp_servers)
-        await PromptRun.replay_title(self, session)
+        self._resumed(session_id, cwd, mcp_servers)  # the conversation is not replayed (docs/acp.md)
         return LoadSessionResponse()
 
     async def resume_session(

@@ -112,15 +112,6 @@ def session_cost(store_id: str) -> float | None:
     return cost
 
 
-def title_of(store_id: str) -> str | None:
-    try:
-        with Store.open(paths.store_path()) as store:
-            row = store.get_session(store_id)
-    except AgentlaunchError:
-        return None
-    return row.title if row is not None else None
-
-
 def _row(store_id: str) -> Any:
     try:
         with Store.open(paths.store_path()) as store:
