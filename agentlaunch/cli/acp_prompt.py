@@ -28,7 +28,7 @@ from acp.schema import (
     UsageUpdate,
 )
 
-from agentlaunch.cli.acp_sessions import EditorSession, session_cost
+from agentlaunch.cli.acp_sessions import EditorSession, session_cost, store_id_for
 from agentlaunch.cli.acp_turn import TurnProcess, failure_text, run_argv
 from agentlaunch.providers.untrusted import summarize
 from agentlaunch.usage.meter import table_window
@@ -108,6 +108,8 @@ class PromptRun:
         self.tools: dict[str, str] = {}  # tool id -> its name, while it runs
         self.asking: set[asyncio.Task[None]] = set()
         self.used: int | None = None  # the context in use after the last call
+        self.reported: str | None = None  # the session id the CLI reported (Codex: its thread's)
+        self.resolved = False
 
     async def run(self) -> PromptResponse:
         server, session = self.server, self.session
@@ -130,6 +132,7 @@ class PromptRun:
             async for event in self.turn.events():
                 await self._event(event)
             code, stderr = await self.turn.wait()
+            await self._known()
         except asyncio.CancelledError:  # the client went away mid-turn: the turn ends, its calls stored
             await asyncio.shield(self.end())
             raise
@@ -161,8 +164,9 @@ class PromptRun:
 
     async def _event(self, event: dict[str, Any]) -> None:
         kind = event["event"]
-        if kind == "session" and isinstance(event.get("session_id"), str) and self.session.store_id is None:
-            self.server.book.record(self.session, event["session_id"])
+        if kind == "session" and isinstance(event.get("session_id"), str) and event["session_id"]:
+            self.reported = event["session_id"]
+            await self._known()
         elif kind in ("text_delta", "text") and isinstance(event.get("text"), str) and event["text"]:
             await self._say(event["text"])
         elif kind == "tool_use":
@@ -179,6 +183,16 @@ class PromptRun:
             task = asyncio.ensure_future(self._permission(event))
             self.asking.add(task)
             task.add_done_callback(self.asking.discard)
+
+    async def _known(self) -> None:
+        """Find agentlaunch's session of the id the CLI reported, in the store (once), and keep it with the editor's."""
+        if self.resolved or self.reported is None:
+            return
+        found = await asyncio.to_thread(store_id_for, self.server.agent, self.reported)
+        if found is not None:
+            self.resolved = True
+            if found != self.session.store_id:
+                self.server.book.record(self.session, found)
 
     async def _update(self, update: Any) -> None:
         conn = self.server.conn
@@ -214,6 +228,7 @@ class PromptRun:
         used = self.used
         if used is None:
             return
+        await self._known()
         cost = await asyncio.to_thread(session_cost, self.session.store_id) if self.session.store_id else None
         priced = Cost(amount=cost, currency="USD") if cost is not None else None
         size = max(self.server.window or self.session.window or 0, used)  # agent.yaml's, the CLI's, the table's

@@ -102,6 +102,22 @@ class SessionBook:
         return [Listed(r.session_id, r.working_dir, r.title, r.last_used.isoformat()) for r in shown], more
 
 
+def store_id_for(agent: str, reported: str) -> str | None:
+    """agentlaunch's id of the session the CLI reported as ``reported``: the same id (Claude Code), or the session
+    whose kept provider state names that thread (Codex: the store keeps agentlaunch's own id); None while the store
+    does not have it yet."""
+    try:
+        with Store.open(paths.store_path()) as store:
+            if (row := store.get_session(reported)) is not None:
+                return row.session_id if row.agent == agent else None
+            for row in store.list_sessions(agent, limit=200):
+                if isinstance(row.provider_state, dict) and row.provider_state.get("thread_id") == reported:
+                    return row.session_id
+    except AgentlaunchError:
+        return None
+    return None
+
+
 def session_cost(store_id: str) -> float | None:
     """The session's cost as the usage store has it (its priced calls), None when no call was priced."""
     try:
