@@ -163,3 +163,10 @@ def test_a_missing_cli_is_an_error_naming_it(agents_dir: Path, workdir: Path) ->
     error = asyncio.run(go())
     assert error.data == {"exitCode": 127}
     assert "no-such-cli" in str(error)
+
+
+def test_run_refuses_an_ask_fd_that_is_not_open(agents_dir: Path) -> None:
+    from tests.support.cli_runs import run_cli_inprocess
+
+    done = run_cli_inprocess("run", "demo", "hello", "--ask-fd", "987", "--agents-dir", str(agents_dir))
+    assert done.returncode == 2 and b"--ask-fd 987" in done.stderr

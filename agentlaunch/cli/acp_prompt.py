@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from typing import TYPE_CHECKING, Any, Protocol
 
 from acp import RequestError
@@ -28,6 +29,7 @@ from acp.schema import (
     UsageUpdate,
 )
 
+from agentlaunch.cli.acp_mcp import provider_flags
 from agentlaunch.cli.acp_sessions import EditorSession, session_cost, store_id_for
 from agentlaunch.cli.acp_turn import TurnProcess, failure_text, run_argv
 from agentlaunch.providers.untrusted import summarize
@@ -38,7 +40,8 @@ if TYPE_CHECKING:
 
     from acp.interfaces import Client
 
-    from agentlaunch.cli.acp_sessions import SessionBook
+    from agentlaunch.cli.acp_mcp import provider_flags
+from agentlaunch.cli.acp_sessions import SessionBook
 
 
 class Server(Protocol):
@@ -50,6 +53,7 @@ class Server(Protocol):
     book: SessionBook
     conn: Client | None
     window: int | None
+    provider: str
 
 
 MAX_PROMPT = 1 << 20  # characters of one prompt, at most
@@ -122,10 +126,13 @@ class PromptRun:
                 ask_fd=ask_fd,
                 agents_dir=server.agents_dir,
                 templates_dir=server.templates_dir,
+                extra=[f"--provider-flag={flag}" for flag in provider_flags(server.provider, session.servers)],
             )
 
         try:
-            self.turn = await TurnProcess.start(argv_of, self.text)
+            # With the editor's MCP servers, no CLI started early from an earlier launch's plan (it would lack them).
+            env = {**os.environ, "AGENTLAUNCH_NO_PRESPAWN": "1"} if session.servers else None
+            self.turn = await TurnProcess.start(argv_of, self.text, env)
         except OSError as exc:
             raise RequestError.internal_error({"message": f"agentlaunch could not start the turn: {exc}"}) from None
         try:

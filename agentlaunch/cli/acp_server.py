@@ -52,12 +52,14 @@ class AcpAgent:
         self.conn: Client | None = None
         self.runs: dict[str, PromptRun] = {}  # ACP session id -> the prompt running in it
         self.window: int | None = None  # agent.yaml's context_window, first as for agentlaunch's meter
+        self.provider = ""
 
     def load(self) -> None:
         from agentlaunch import paths
         from agentlaunch.definitions.spec import load_agent
 
-        self.window = load_agent(self.agents_dir or paths.agents_dir(None), self.agent, paths.state_dir()).context_window
+        spec = load_agent(self.agents_dir or paths.agents_dir(None), self.agent, paths.state_dir())
+        self.window, self.provider = spec.context_window, spec.provider
 
     def on_connect(self, conn: Client) -> None:
         self.conn = conn

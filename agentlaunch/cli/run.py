@@ -76,6 +76,15 @@ AskFdOpt = Annotated[
         "instead of denying them (what `agentlaunch acp` hands its turns).",
     ),
 ]
+ProviderFlagOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--provider-flag",
+        hidden=True,
+        help="One more flag for the provider CLI, after agent.yaml's provider_flags, for this launch only "
+        "(repeatable; what `agentlaunch acp` passes the editor's MCP servers with).",
+    ),
+]
 BudgetOpt = Annotated[
     float | None,
     typer.Option(
@@ -103,6 +112,7 @@ def run(
     agents_dir: AgentsDirOpt = None,
     templates_dir: TemplatesOpt = None,
     ask_fd: AskFdOpt = None,
+    provider_flag: ProviderFlagOpt = None,
 ) -> None:
     """Start the agent on its provider CLI: its own interface in the terminal, or one headless turn with a PROMPT.
 
@@ -139,6 +149,7 @@ def run(
         force=force,
         worktree=worktree,
         budget_usd=budget_usd,
+        extra_flags=tuple(provider_flag or ()),
     )
     mode = choose_mode(options, request)
     raise typer.Exit(run_mode(mode, build_launch(mode.options, mode.views)))
