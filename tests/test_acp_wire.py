@@ -106,6 +106,12 @@ def test_bad_lines_are_answered_and_the_server_goes_on(agents_dir: Path, workdir
     assert "text" in json.dumps(raw.answer(8)["error"])
     raw.request(9, "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "still here"}]})
     assert raw.answer(9, timeout=60)["result"] == {"stopReason": "end_turn"}
+    raw.request(10, "authenticate", {"methodId": "none"})  # initialize offers no method; asked anyway, it is a yes
+    assert "result" in raw.answer(10)
+    raw.request(11, "session/close", {"sessionId": sid})
+    assert "result" in raw.answer(11)
+    raw.request(12, "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "closed?"}]})
+    assert "no such session" in json.dumps(raw.answer(12)["error"])
     assert raw.close() == 0
 
 

@@ -20,6 +20,7 @@ from acp import PROTOCOL_VERSION, RequestError, run_agent
 from acp.interfaces import Agent, Client
 from acp.schema import (
     AgentCapabilities,
+    AuthenticateResponse,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -30,6 +31,7 @@ from acp.schema import (
     PromptResponse,
     ResumeSessionResponse,
     SessionCapabilities,
+    SessionCloseCapabilities,
     SessionInfo,
     SessionListCapabilities,
     SessionResumeCapabilities,
@@ -72,7 +74,9 @@ class AcpAgent:
             # text, and files as links or embedded text: all a headless turn takes (no images, no audio)
             prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
             mcp_capabilities=McpCapabilities(http=True, sse=False),
-            session_capabilities=SessionCapabilities(list=SessionListCapabilities(), resume=SessionResumeCapabilities()),
+            session_capabilities=SessionCapabilities(
+                list=SessionListCapabilities(), resume=SessionResumeCapabilities(), close=SessionCloseCapabilities()
+            ),
         )
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
@@ -80,6 +84,10 @@ class AcpAgent:
             agent_info=Implementation(name="agentlaunch", title=f"agentlaunch: {self.agent}", version=__version__),
             auth_methods=[],
         )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
+        """Nothing to do: each CLI uses its own login (initialize offers no method); a client that asks anyway is told yes."""
+        return AuthenticateResponse()
 
     async def new_session(
         self, cwd: str, additional_directories: Any = None, mcp_servers: Any = None, **kwargs: Any
