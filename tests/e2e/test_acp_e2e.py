@@ -1,6 +1,7 @@
-"""`agentlaunch acp` driven by an editor (the ``agent-client-protocol`` SDK's client side), on the real Claude Code and
-Codex CLI against the fake APIs: a new session, a prompt with a tool call (and, for Claude Code, its permission asked
-in the editor), usage_update matching the store, a cancelled turn, and the session resumed by a second server.
+"""`agentlaunch acp` driven by an editor (the ``agent-client-protocol`` SDK's client side), on the real Claude Code,
+Codex CLI and Gemini CLI against the fake APIs: a new session, a prompt with a tool call (and, for Claude Code, its
+permission asked in the editor), usage_update matching the store, a cancelled turn, and the session resumed by a second
+server.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pytest
 from acp.schema import TextContentBlock
 
 from agentlaunch import paths
+from agentlaunch.fakeapi import gemini as gfake
 from agentlaunch.fakeapi import responses as cfake
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, text_reply, tool_reply
 from agentlaunch.usage.store import Store
@@ -23,6 +25,7 @@ from testbed.agent_files import write_agent
 from testbed.clis import ensure_cli
 from tests.e2e.test_answer_e2e import claude_team_env
 from tests.support.acp_client import Editor, editor
+from tests.support.gemini_process import one_gemini_process
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -152,3 +155,34 @@ def test_codex_in_an_editor_tool_usage_cancel_resume(isolated_home: Path, agents
     stop, said, (again, _cost, _calls) = got["resumed"]
     assert stop == "end_turn" and "Back." in said and again == sid
     assert any("Read hello.txt." in t for t in cfake.user_texts(last.body))  # the conversation resumed
+
+
+def test_gemini_in_an_editor_tool_usage_cancel_resume(
+    request: pytest.FixtureRequest, isolated_home: Path, agents_dir: Path, workdir: Path
+) -> None:
+    binary = ensure_cli("gemini")
+    (workdir / "hello.txt").write_text("hello\n")
+    agent = {"provider": "gemini", "model": "gemini-2.5-pro", "command": str(binary), "working_dir": str(workdir)}
+    write_agent(agents_dir, "helper", agent)
+    with gfake.GeminiFake() as api:
+        env = gfake.prepare_gemini_home(isolated_home, api.base_url, max_attempts=1, no_relaunch=one_gemini_process(request))
+        env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
+        api.script.push(
+            gfake.FunctionCallReply("read_file", {"file_path": "hello.txt"}, gfake.GeminiUsage(1000, 20, 0, 5)),
+            gfake.TextReply("done", gfake.GeminiUsage(1200, 4, 1000, 0)),
+        )
+
+        def slow() -> None:
+            api.script.push(gfake.TextReply("late", gfake.GeminiUsage(1300, 4, 1000, 0), stall=30))
+            api.script.push(gfake.TextReply("Back.", gfake.GeminiUsage(1400, 4, 1000, 0)))
+
+        calls = lambda: len(api.model_requests)  # noqa: E731
+        got = asyncio.run(editor_session(agents_dir, "helper", workdir, env, "Read hello.txt.", slow, calls))
+        last = api.model_requests[-1]
+    check_first(got["first"])
+    assert got["first"][2] == []  # a headless gemini asks nothing
+    stop, (sid, _cost, _calls) = got["cancelled"]
+    assert stop == "cancelled"
+    stop, said, (again, _cost, _calls) = got["resumed"]
+    assert stop == "end_turn" and "Back." in said and again == sid
+    assert any("Read hello.txt." in t for t in gfake.user_texts(last.body))  # the conversation resumed
