@@ -108,3 +108,16 @@ def test_session_list_load_and_resume_reach_the_agents_sessions_in_the_store(age
     [after] = store_sessions()
     assert after.session_id == row.session_id and after.turns == 4
     assert "no session 0000-no-such of demo" in str(got["unknown"].data)
+
+
+def test_the_models_thinking_is_an_agent_thought_chunk_never_part_of_the_answer(agents_dir: Path, workdir: Path) -> None:
+    async def go() -> tuple[str, list[dict[str, Any]], str]:
+        async with editor(agents_dir) as (conn, client, _proc):
+            new = await conn.new_session(cwd=str(workdir), mcp_servers=[])
+            done = await asyncio.wait_for(conn.prompt(session_id=new.session_id, prompt=text("/think then answer")), 60)
+            return done.stop_reason, client.of("agent_thought_chunk"), client.said()
+
+    stop, thoughts, said = asyncio.run(go())
+    assert stop == "end_turn"
+    assert [t["content"]["text"] for t in thoughts] == ["Let me think about this."]
+    assert "Let me think" not in said and "Fake provider here" in said

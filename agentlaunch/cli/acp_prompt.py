@@ -1,10 +1,11 @@
 """One ``session/prompt`` of ``agentlaunch acp``: the headless turn's events as the editor's session updates.
 
-``text_delta`` and ``text`` become ``agent_message_chunk``; ``tool_use`` / ``tool_result`` a ``tool_call`` and its
-``tool_call_update``; every ``usage`` (one model call) and ``output_final`` a ``usage_update`` {used: the context in
-use after the call, size: the model's window, cost: the session's cost as the usage store has it, in USD}; a
-``permission_request`` a ``session/request_permission`` whose answer goes back to the turn. The stop reason: end_turn,
-cancelled (session/cancel), refusal (a budget stopped or refused the turn: the reason said as a message).
+``text_delta`` and ``text`` become ``agent_message_chunk``, ``thinking_delta`` ``agent_thought_chunk``; ``tool_use`` /
+``tool_result`` a ``tool_call`` and its ``tool_call_update``; every ``usage`` (one model call) and ``output_final`` a
+``usage_update`` {used: the context in use after the call, size: the model's window, cost: the session's cost as the
+usage store has it, in USD}; a ``permission_request`` a ``session/request_permission`` whose answer goes back to the
+turn. The stop reason: end_turn, cancelled (session/cancel), refusal (a budget stopped or refused the turn: the reason
+said as a message).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import os
 from typing import TYPE_CHECKING, Any, Protocol
 
 from acp import RequestError
-from acp.helpers import start_tool_call, text_block, update_agent_message_text, update_tool_call
+from acp.helpers import start_tool_call, text_block, update_agent_message_text, update_agent_thought_text, update_tool_call
 from acp.schema import (
     AllowedOutcome,
     Cost,
@@ -176,6 +177,8 @@ class PromptRun:
             await self._known()
         elif kind in ("text_delta", "text") and isinstance(event.get("text"), str) and event["text"]:
             await self._say(event["text"])
+        elif kind == "thinking_delta" and isinstance(event.get("text"), str) and event["text"]:
+            await self._update(update_agent_thought_text(event["text"]))
         elif kind == "tool_use":
             await self._tool_started(event)
         elif kind == "tool_result":

@@ -58,6 +58,8 @@ class TextReply:
     usage: ApiUsage = ApiUsage()
     delay: float = 0.0
     """Seconds to wait before the first chunk and between chunks."""
+    thinking: str = ""
+    """A thinking block before the text (extended thinking), streamed as ``thinking_delta``s and a signature."""
 
 
 @dataclass(frozen=True)
@@ -98,8 +100,8 @@ _ERROR_TYPES = {
 }
 
 
-def text_reply(text: str, usage: ApiUsage | None = None, delay: float = 0.0) -> TextReply:
-    return TextReply(text, usage or ApiUsage(), delay)
+def text_reply(text: str, usage: ApiUsage | None = None, delay: float = 0.0, thinking: str = "") -> TextReply:
+    return TextReply(text, usage or ApiUsage(), delay, thinking)
 
 
 def tool_reply(
@@ -268,7 +270,8 @@ def _usage_dict(u: ApiUsage, output: int) -> dict[str, Any]:
 
 def _blocks(plan: TextReply | ToolUseReply, n: int) -> list[dict[str, Any]]:
     if isinstance(plan, TextReply):
-        return [{"type": "text", "text": plan.text}]
+        thought = [{"type": "thinking", "thinking": plan.thinking, "signature": "fake-signature"}] if plan.thinking else []
+        return [*thought, {"type": "text", "text": plan.text}]
     blocks: list[dict[str, Any]] = [{"type": "text", "text": plan.text}] if plan.text else []
     tool_id = plan.tool_id or f"toolu_fake_{n:04d}"
     blocks.append({"type": "tool_use", "id": tool_id, "name": plan.name, "input": dict(plan.input)})
@@ -306,6 +309,10 @@ def _message_events(plan: TextReply | ToolUseReply, msg_id: str, model: str, n: 
         if block["type"] == "text":
             start: dict[str, Any] = {"type": "text", "text": ""}
             deltas = [{"type": "text_delta", "text": part} for part in _split(block["text"])]
+        elif block["type"] == "thinking":
+            start = {"type": "thinking", "thinking": ""}
+            deltas = [{"type": "thinking_delta", "thinking": part} for part in _split(block["thinking"])]
+            deltas.append({"type": "signature_delta", "signature": block["signature"]})
         else:
             start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
             deltas = [{"type": "input_json_delta", "partial_json": json.dumps(block["input"])}]

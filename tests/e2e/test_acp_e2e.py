@@ -186,3 +186,24 @@ def test_gemini_in_an_editor_tool_usage_cancel_resume(
     stop, said, (again, _cost, _calls) = got["resumed"]
     assert stop == "end_turn" and "Back." in said and again == sid
     assert any("Read hello.txt." in t for t in gfake.user_texts(last.body))  # the conversation resumed
+
+
+def test_claude_codes_thinking_reaches_the_editor_as_thought_chunks(
+    anthropic: FakeAnthropic, isolated_home: Path, agents_dir: Path, workdir: Path, claude_bin: Path
+) -> None:
+    env = claude_team_env(anthropic, isolated_home, agents_dir, workdir)
+    agent = {"provider": "claude", "model": "claude-sonnet-4-5", "command": str(claude_bin), "working_dir": str(workdir)}
+    write_agent(agents_dir, "thinker", agent)
+    anthropic.push(text_reply("The answer is 4.", thinking="Two plus two, carefully: four."))
+
+    async def go() -> tuple[str, Editor]:
+        async with editor(agents_dir, "thinker", env=env) as (conn, client, _proc):
+            sid = (await conn.new_session(cwd=str(workdir), mcp_servers=[])).session_id
+            done = await asyncio.wait_for(conn.prompt(session_id=sid, prompt=text("What is 2+2?")), 180)
+            return done.stop_reason, client
+
+    stop, client = asyncio.run(go())
+    assert stop == "end_turn"
+    thought = "".join(u["content"]["text"] for u in client.of("agent_thought_chunk"))
+    assert thought == "Two plus two, carefully: four."
+    assert "The answer is 4." in client.said() and "carefully" not in client.said()
