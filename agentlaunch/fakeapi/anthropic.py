@@ -58,8 +58,7 @@ class TextReply:
     usage: ApiUsage = ApiUsage()
     delay: float = 0.0
     """Seconds to wait before the first chunk and between chunks."""
-    thinking: str = ""
-    """A thinking block before the text (extended thinking), streamed as ``thinking_delta``s and a signature."""
+    thinking: str = ""  # a thinking block before the text (extended thinking): thinking_delta parts, then a signature
 
 
 @dataclass(frozen=True)
@@ -306,13 +305,10 @@ def _message_events(plan: TextReply | ToolUseReply, msg_id: str, model: str, n: 
         )
     ]
     for index, block in enumerate(_blocks(plan, n)):
-        if block["type"] == "text":
-            start: dict[str, Any] = {"type": "text", "text": ""}
-            deltas = [{"type": "text_delta", "text": part} for part in _split(block["text"])]
-        elif block["type"] == "thinking":
-            start = {"type": "thinking", "thinking": ""}
-            deltas = [{"type": "thinking_delta", "thinking": part} for part in _split(block["thinking"])]
-            deltas.append({"type": "signature_delta", "signature": block["signature"]})
+        if (kind := block["type"]) in ("text", "thinking"):  # a thinking block ends with its signature
+            start: dict[str, Any] = {"type": kind, kind: ""}
+            deltas = [{"type": f"{kind}_delta", kind: part} for part in _split(block[kind])]
+            deltas += [{"type": "signature_delta", "signature": block["signature"]}] if kind == "thinking" else []
         else:
             start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
             deltas = [{"type": "input_json_delta", "partial_json": json.dumps(block["input"])}]
@@ -365,13 +361,8 @@ def claude_env(base_url: str, home: Path | str, extra: Mapping[str, str] | None 
 
     Merge into a copy of ``os.environ`` (for PATH); never into the real one.
     """
-    env = {
-        "ANTHROPIC_BASE_URL": base_url,
-        "ANTHROPIC_API_KEY": "dummy",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "HOME": str(home),
-    }
-    env.update(extra or {})
+    env = {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "dummy", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+    env.update({"HOME": str(home), **(extra or {})})
     return env
 
 
