@@ -50,16 +50,19 @@ async def until(check: Any, timeout: float = 30) -> None:
         await asyncio.sleep(0.05)
 
 
-def processes_in(folder: Path) -> list[int]:
-    """Processes whose working directory is ``folder`` (the fake CLI runs there)."""
+def processes_in(folder: Path, naming: str | None = None) -> list[int]:
+    """Processes whose working directory is ``folder`` (the fake CLI runs there), or whose command line names
+    ``naming`` (a turn's ``agentlaunch run`` names its agents folder)."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if Path(entry / "cwd").resolve() == folder.resolve():
-                    found.append(int(entry.name))
+                here = Path(entry / "cwd").resolve() == folder.resolve()
+                named = naming is not None and naming.encode() in (entry / "cmdline").read_bytes()
             except OSError:
                 continue
+            if here or named:
+                found.append(int(entry.name))
     return found
 
 
@@ -147,7 +150,7 @@ def test_cancel_interrupts_the_turn_and_the_calls_so_far_are_stored(agents_dir: 
     [(sid, calls)] = store_calls().items()
     assert calls >= 3  # the tool's call, the cut one, the next turn's
     assert len(client.of("usage_update")) == calls  # the cut call's usage_update too
-    assert not processes_in(workdir)
+    assert not processes_in(workdir, f"--working-dir\0{workdir}")  # neither the CLI nor the turn's run
 
 
 def test_a_missing_cli_is_an_error_naming_it(agents_dir: Path, workdir: Path) -> None:

@@ -125,10 +125,11 @@ def test_the_client_closing_stdin_mid_turn_ends_the_turn_with_its_calls_stored(a
             raw.send({"jsonrpc": "2.0", "id": message["id"], "result": {"outcome": {"outcome": "selected", "optionId": "once"}}})
         seen.append(message.get("params", {}).get("update", {}).get("sessionUpdate", ""))
     assert processes_in(workdir)  # the fake CLI runs there
+    assert len(processes_in(workdir.parent / "nowhere", f"run\0demo\0-\0--json\0--working-dir\0{workdir}")) == 1
     started_at = time.monotonic()
     assert raw.close() == 0
     assert time.monotonic() - started_at < 20
-    assert not processes_in(workdir)  # nothing left: the CLI and agentlaunch's turn ended
+    assert not processes_in(workdir, f"--working-dir\0{workdir}")  # nothing left: the CLI and the turn's run ended
     with Store.open(paths.store_path()) as store:
         [row] = store.list_sessions("demo")
         _cost, calls = store.session_costs([row.session_id]).get(row.session_id, (None, 0))
