@@ -58,7 +58,7 @@ class Server(Protocol):
 
 
 MAX_PROMPT = 1 << 20  # characters of one prompt, at most
-BUDGET_EXIT, INTERRUPTED_EXIT = 6, 130
+BUDGET_EXIT = 6  # run's exit code when a budget stopped the turn or refused to start it
 PERMISSION_OPTIONS = [
     PermissionOption(option_id="once", name="Allow once", kind="allow_once"),
     PermissionOption(option_id="always", name="Allow always (this session)", kind="allow_always"),
@@ -136,6 +136,8 @@ class PromptRun:
             self.turn = await TurnProcess.start(argv_of, self.text, env)
         except OSError as exc:
             raise RequestError.internal_error({"message": f"agentlaunch could not start the turn: {exc}"}) from None
+        if self.cancelled:  # session/cancel came while the child started
+            self.turn.interrupt()
         try:
             async for event in self.turn.events():
                 await self._event(event)
