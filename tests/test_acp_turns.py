@@ -7,6 +7,7 @@ The editor is the ``agent-client-protocol`` SDK's client side; the server is its
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from acp.schema import TextContentBlock
 from agentlaunch import paths
 from agentlaunch.usage.store import Store
 from tests.support.acp_client import Editor, editor
+from tests.support.cli_runs import run_cli_inprocess
 
 RATES = "fake-1: {input: 1000, output: 1000, cache_read: 1000, cache_write: 1000}\n"  # a fake call costs dollars
 SLOW = "/tool /slow " + "word " * 60  # a tool call, then a second call streaming for some 7 s
@@ -134,6 +136,8 @@ def test_cancel_interrupts_the_turn_and_the_calls_so_far_are_stored(agents_dir: 
             await conn.cancel(session_id=sid)  # before any turn: nothing to cancel
             running = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=text(SLOW)))
             await until(lambda: client.of("tool_call_update") and "word" in client.said())
+            status = json.loads(run_cli_inprocess("status", "--json").stdout)
+            assert [(a["agent"], a["state"]) for a in status] == [("demo", "thinking")]  # a running agent, as any launch
             with pytest.raises(RequestError) as second:  # a second prompt while one runs
                 await conn.prompt(session_id=sid, prompt=text("me too"))
             assert "session/cancel" in str(second.value.data)
@@ -169,7 +173,5 @@ def test_a_missing_cli_is_an_error_naming_it(agents_dir: Path, workdir: Path) ->
 
 
 def test_run_refuses_an_ask_fd_that_is_not_open(agents_dir: Path) -> None:
-    from tests.support.cli_runs import run_cli_inprocess
-
     done = run_cli_inprocess("run", "demo", "hello", "--ask-fd", "987", "--agents-dir", str(agents_dir))
     assert done.returncode == 2 and b"--ask-fd 987" in done.stderr
