@@ -86,18 +86,24 @@ class TurnProcess:
         return turn
 
     async def events(self) -> AsyncIterator[dict[str, Any]]:
-        """The child's events as they come (a line that is no JSON object, or too long, is skipped)."""
+        """The child's events as they come (a line that is no JSON object, or over EVENT_LINE bytes, is skipped)."""
         out = self.proc.stdout
         assert out is not None
+        skipping = False  # inside a line over the bound: dropped up to its end
         while True:
             try:
-                line = await out.readline()
-            except ValueError:  # longer than EVENT_LINE: drop it up to its end
-                with contextlib.suppress(asyncio.LimitOverrunError, asyncio.IncompleteReadError, ValueError):
-                    await out.readuntil(b"\n")
+                line = await out.readuntil(b"\n")
+            except asyncio.IncompleteReadError as exc:
+                if skipping or not exc.partial:
+                    return
+                line = exc.partial
+            except asyncio.LimitOverrunError as exc:
+                await out.readexactly(exc.consumed)
+                skipping = True
                 continue
-            if not line:
-                return
+            if skipping:
+                skipping = False
+                continue
             try:
                 event = json.loads(line)
             except ValueError:
