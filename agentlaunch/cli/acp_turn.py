@@ -79,9 +79,13 @@ class TurnProcess:
             os.close(ask_read)
         turn = cls(proc, ask_write)
         assert proc.stdin is not None
-        with contextlib.suppress(OSError):  # a child that ended at once says why on stderr
-            proc.stdin.write(prompt.encode("utf-8"))
-            await proc.stdin.drain()
+        try:
+            with contextlib.suppress(OSError):  # a child that ended at once says why on stderr
+                proc.stdin.write(prompt.encode("utf-8"))
+                await proc.stdin.drain()
+        except asyncio.CancelledError:  # the client went away meanwhile: no child left behind
+            await asyncio.shield(turn.end())
+            raise
         proc.stdin.close()
         return turn
 
