@@ -207,3 +207,27 @@ def test_claude_codes_thinking_reaches_the_editor_as_thought_chunks(
     thought = "".join(u["content"]["text"] for u in client.of("agent_thought_chunk"))
     assert thought == "Two plus two, carefully: four."
     assert "The answer is 4." in client.said() and "carefully" not in client.said()
+
+
+def test_codexs_reasoning_summary_reaches_the_editor_as_thought_chunks(
+    isolated_home: Path, agents_dir: Path, workdir: Path
+) -> None:
+    binary = ensure_cli("codex")
+    write_agent(
+        agents_dir, "coder", {"provider": "codex", "model": "gpt-5.5", "command": str(binary), "working_dir": str(workdir)}
+    )
+    with cfake.ResponsesFake() as api:
+        env = cfake.prepare_codex_home(isolated_home, api.server.url + "/v1", request_max_retries=0, stream_max_retries=0)
+        env["AGENTLAUNCH_AGENTS_DIR"] = str(agents_dir)
+        api.script.push(cfake.TextReply("Four.", cfake.ResponsesUsage(1000, 0, 4, 2), thinking="Adding two and two."))
+
+        async def go() -> tuple[str, Editor]:
+            async with editor(agents_dir, "coder", env=env) as (conn, client, _proc):
+                sid = (await conn.new_session(cwd=str(workdir), mcp_servers=[])).session_id
+                done = await asyncio.wait_for(conn.prompt(session_id=sid, prompt=text("What is 2+2?")), 180)
+                return done.stop_reason, client
+
+        stop, client = asyncio.run(go())
+    assert stop == "end_turn"
+    assert "".join(u["content"]["text"] for u in client.of("agent_thought_chunk")) == "Adding two and two."
+    assert "Four." in client.said() and "Adding" not in client.said()
