@@ -44,6 +44,15 @@ class TextDelta(Event):
 
 
 @datarecord(frozen=True, slots=True)
+class ThinkingDelta(Event):
+    """The model's thinking: a piece of Claude Code's thinking block as it streams, or Codex's reasoning summary once
+    its item is done; never part of the answer."""
+
+    kind: ClassVar[str] = "thinking_delta"
+    text: str
+
+
+@datarecord(frozen=True, slots=True)
 class Text(Event):
     """A whole block of assistant text (after its deltas, or instead of them)."""
 
@@ -207,6 +216,7 @@ class Unknown(Event):
 JSON_EVENTS: dict[str, str] = {
     "session": "the CLI confirmed the session: its id, model, working directory and CLI version",
     "text_delta": "a piece of the answer as it streams (Claude Code, Gemini CLI)",
+    "thinking_delta": "the model's thinking (Claude Code's as it streams, Codex's reasoning summary), never the answer",
     "text": "a whole block of the answer that did not stream: Codex CLI always, Claude Code for a call without deltas",
     "tool_use": "the model called a tool: its id, name and a one-line summary of the input",
     "tool_result": "what the tool returned, summarized, and whether it failed",

@@ -5,7 +5,8 @@ cli → deck → prefix → launch → live → hosts → fleet → usage → pr
 ``clock``, the ``worktrees`` package, and the providers' facts as data, ``providers/descriptors.py``).
 A package may import itself and anything below it; nothing imports ``cli/``; only
 the doctor's capture endpoint (``prefix/capture.py``) imports the fake APIs; only ``deck/`` imports Textual;
-only ``cli/mcp_server.py`` imports the MCP SDK, and neither `run` nor `status` loads it.
+only ``cli/mcp_server.py`` imports the MCP SDK, only ``cli/acp_server.py`` and ``cli/acp_prompt.py`` the ACP SDK,
+and neither `run` nor `status` loads either.
 Imports under ``if TYPE_CHECKING:`` are not edges of the layers: they never run, so they load no layer;
 the annotations they serve may name any type.
 
@@ -38,6 +39,9 @@ TOP = {"agentlaunch.entry", "agentlaunch.__main__"}
 
 MCP_DOOR = {"agentlaunch.cli.mcp_server"}
 """The one module that imports the MCP SDK: `agentlaunch mcp` imports it when it runs (about a second of CPU)."""
+
+ACP_DOOR = {"agentlaunch.cli.acp_server", "agentlaunch.cli.acp_prompt"}
+"""The modules that import the Agent Client Protocol SDK (``acp``): `agentlaunch acp` imports them when it runs."""
 
 FAKEAPI_DOOR = {"agentlaunch.prefix.capture"}
 """The one product module that may import the fake APIs: where the doctor starts its capture endpoint."""
@@ -119,6 +123,8 @@ def problem(source: str, target: str) -> str | None:
         return None if layer(source) == "deck" else "only deck/ imports textual (the deck's own dependency)"
     if target.split(".")[0] in ("mcp", "mcp_types"):
         return None if source in MCP_DOOR else "only cli/mcp_server.py imports the MCP SDK (`agentlaunch mcp`'s own)"
+    if target.split(".")[0] == "acp":
+        return None if source in ACP_DOOR else "only cli/acp_server.py and cli/acp_prompt.py import the ACP SDK (`acp`'s own)"
     if not target.startswith("agentlaunch.") and target != "agentlaunch":
         return None
     if source in TOP:
@@ -176,6 +182,9 @@ def test_the_check_names_the_offending_file_and_line(tmp_path: Path) -> None:
     assert problem("agentlaunch.cli.mcp_server", "mcp.server.mcpserver") is None
     assert problem("agentlaunch.cli.mcp", "mcp.server.mcpserver") is not None
     assert problem("agentlaunch.cli.mcp_tools", "mcp_types") is not None
+    assert problem("agentlaunch.cli.acp_server", "acp.schema") is None
+    assert problem("agentlaunch.cli.acp_turn", "acp") is not None
+    assert problem("agentlaunch.cli.acp", "acp.schema") is not None
     bad = tmp_path / "bad.py"
     bad.write_text("import os\nif TYPE_CHECKING:\n    from agentlaunch.cli import x\nfrom ..launch import loop\n")
     found = list(imports(bad, "agentlaunch.providers.bad"))
@@ -298,13 +307,14 @@ def test_only_the_wiring_names_launch() -> None:
 
 
 def test_run_status_and_the_mcp_commands_help_never_import_the_mcp_sdk() -> None:
-    """`run` and `status` load only their own command; help loads every command, `mcp` too, whose module imports the
-    SDK only when the server starts."""
+    """`run` and `status` load only their own command; help loads every command, `mcp` and `acp` too, whose modules
+    import their SDK only when the server starts."""
     probe = (
         "import sys; from agentlaunch.cli import load_commands; load_commands(['run', 'demo', 'hi']); "
         "load_commands(['status']); load_commands(['--help']); "
         "import agentlaunch.launch.build, agentlaunch.launch.loop, agentlaunch.live.status_fast, agentlaunch.entry; "
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types') or m.endswith('mcp_server')))"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types', 'acp') "
+        "or m.endswith(('mcp_server', 'acp_server', 'acp_prompt'))))"
     )
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
     assert loaded == "[]"

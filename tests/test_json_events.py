@@ -33,6 +33,7 @@ def test_every_emitted_event_serializes_under_its_json_name() -> None:
     samples = [
         events.SessionStarted("s"),
         events.TextDelta("a"),
+        events.ThinkingDelta("hm"),
         events.Text("ab"),
         events.ToolUse("t", "Bash"),
         events.ToolResult("t"),

@@ -39,6 +39,7 @@ COMMAND_MODULES = {
     "fork": "life",
     "deck": "deck",
     "mcp": "mcp",
+    "acp": "acp",
 }
 
 

@@ -12,6 +12,7 @@ import typer
 from agentlaunch import paths
 from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, TemplatesOpt, app, complete_agent, err, out
 from agentlaunch.cli.user_io import read_prompt
+from agentlaunch.datarecord import replace
 from agentlaunch.errors import UsageError
 from agentlaunch.launch.build import build_launch
 from agentlaunch.launch.modes import RunRequest, choose_mode, run_mode
@@ -66,6 +67,24 @@ ForceOpt = Annotated[
 WorktreeOpt = Annotated[
     bool, typer.Option("--worktree", help="Run in the agent's own git worktree (branch agentlaunch/AGENT), made on first use.")
 ]
+AskFdOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--ask-fd",
+        hidden=True,
+        help="Headless: ask the permission questions on this open descriptor, one answer line each (y, a, n), "
+        "instead of denying them (what `agentlaunch acp` hands its turns).",
+    ),
+]
+ProviderFlagOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--provider-flag",
+        hidden=True,
+        help="One more flag for the provider CLI, after agent.yaml's provider_flags, for this launch only "
+        "(repeatable; what `agentlaunch acp` passes the editor's MCP servers with).",
+    ),
+]
 BudgetOpt = Annotated[
     float | None,
     typer.Option(
@@ -92,6 +111,8 @@ def run(
     fork: ForkOpt = None,
     agents_dir: AgentsDirOpt = None,
     templates_dir: TemplatesOpt = None,
+    ask_fd: AskFdOpt = None,
+    provider_flag: ProviderFlagOpt = None,
 ) -> None:
     """Start the agent on its provider CLI: its own interface in the terminal, or one headless turn with a PROMPT.
 
@@ -115,6 +136,8 @@ def run(
     """
     one_session(continue_last, resume, fork)
     request = read_request(prompt, prompt_opt, line=line, as_json=as_json, quiet=quiet, timeout=timeout)
+    if ask_fd is not None:
+        request = ask_on(request, ask_fd)
     options = run_options(
         agent,
         agents_dir,
@@ -126,9 +149,23 @@ def run(
         force=force,
         worktree=worktree,
         budget_usd=budget_usd,
+        extra_flags=tuple(provider_flag or ()),
     )
     mode = choose_mode(options, request)
     raise typer.Exit(run_mode(mode, build_launch(mode.options, mode.views)))
+
+
+def ask_on(request: RunRequest, fd: int) -> RunRequest:
+    """``request`` with its permission questions asked on ``fd`` (``--ask-fd``: a headless turn only)."""
+    import os
+
+    if request.text is None:
+        raise UsageError("--ask-fd needs a prompt (headless mode)")
+    try:
+        os.fstat(fd)
+    except (OSError, OverflowError):
+        raise UsageError(f"--ask-fd {fd}: no such open file descriptor") from None
+    return replace(request, ask_fd=fd)
 
 
 def one_session(continue_last: bool, resume: str | None, fork: str | None) -> None:

@@ -58,6 +58,7 @@ class TextReply:
     usage: ApiUsage = ApiUsage()
     delay: float = 0.0
     """Seconds to wait before the first chunk and between chunks."""
+    thinking: str = ""  # a thinking block before the text (extended thinking): thinking_delta parts, then a signature
 
 
 @dataclass(frozen=True)
@@ -98,8 +99,8 @@ _ERROR_TYPES = {
 }
 
 
-def text_reply(text: str, usage: ApiUsage | None = None, delay: float = 0.0) -> TextReply:
-    return TextReply(text, usage or ApiUsage(), delay)
+def text_reply(text: str, usage: ApiUsage | None = None, delay: float = 0.0, thinking: str = "") -> TextReply:
+    return TextReply(text, usage or ApiUsage(), delay, thinking)
 
 
 def tool_reply(
@@ -268,7 +269,8 @@ def _usage_dict(u: ApiUsage, output: int) -> dict[str, Any]:
 
 def _blocks(plan: TextReply | ToolUseReply, n: int) -> list[dict[str, Any]]:
     if isinstance(plan, TextReply):
-        return [{"type": "text", "text": plan.text}]
+        thought = [{"type": "thinking", "thinking": plan.thinking, "signature": "fake-signature"}] if plan.thinking else []
+        return [*thought, {"type": "text", "text": plan.text}]
     blocks: list[dict[str, Any]] = [{"type": "text", "text": plan.text}] if plan.text else []
     tool_id = plan.tool_id or f"toolu_fake_{n:04d}"
     blocks.append({"type": "tool_use", "id": tool_id, "name": plan.name, "input": dict(plan.input)})
@@ -303,9 +305,10 @@ def _message_events(plan: TextReply | ToolUseReply, msg_id: str, model: str, n: 
         )
     ]
     for index, block in enumerate(_blocks(plan, n)):
-        if block["type"] == "text":
-            start: dict[str, Any] = {"type": "text", "text": ""}
-            deltas = [{"type": "text_delta", "text": part} for part in _split(block["text"])]
+        if (kind := block["type"]) in ("text", "thinking"):  # a thinking block ends with its signature
+            start: dict[str, Any] = {"type": kind, kind: ""}
+            deltas = [{"type": f"{kind}_delta", kind: part} for part in _split(block[kind])]
+            deltas += [{"type": "signature_delta", "signature": block["signature"]}] if kind == "thinking" else []
         else:
             start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
             deltas = [{"type": "input_json_delta", "partial_json": json.dumps(block["input"])}]
@@ -358,13 +361,8 @@ def claude_env(base_url: str, home: Path | str, extra: Mapping[str, str] | None 
 
     Merge into a copy of ``os.environ`` (for PATH); never into the real one.
     """
-    env = {
-        "ANTHROPIC_BASE_URL": base_url,
-        "ANTHROPIC_API_KEY": "dummy",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "HOME": str(home),
-    }
-    env.update(extra or {})
+    env = {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "dummy", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+    env.update({"HOME": str(home), **(extra or {})})
     return env
 
 

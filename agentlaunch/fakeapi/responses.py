@@ -62,6 +62,7 @@ class TextReply:
     """Seconds to wait before answering (interrupted when the fake stops)."""
     stall: float = 0.0
     """Seconds to wait after the first delta, mid-stream (for interrupt tests)."""
+    thinking: str = ""  # a reasoning item with this summary before the message, its summary streamed in pieces
 
 
 @dataclass(frozen=True)
@@ -137,13 +138,15 @@ class ResponsesFake(ScriptedFake):
     def _text_stream(self, n: int, model: str, planned: TextReply) -> Iterator[bytes]:
         resp_id, item_id = f"resp_fake_{n}", f"msg_fake_{n}"
         yield from _created(resp_id, model)
+        output = list(_reasoning(f"rs_fake_{n}", planned.thinking)) if planned.thinking else []
+        yield from output[:-1]
         yield _event(
             "response.output_item.added",
-            output_index=0,
+            output_index=len(output),
             item={"type": "message", "id": item_id, "role": "assistant", "status": "in_progress", "content": []},
         )
         for i, piece in enumerate(_pieces(planned.text)):
-            yield _event("response.output_text.delta", item_id=item_id, output_index=0, content_index=0, delta=piece)
+            yield _event("response.output_text.delta", item_id=item_id, output_index=len(output), content_index=0, delta=piece)
             if i == 0 and planned.stall > 0:
                 self._stall(planned.stall)
         item = {
@@ -153,8 +156,8 @@ class ResponsesFake(ScriptedFake):
             "status": "completed",
             "content": [{"type": "output_text", "text": planned.text, "annotations": []}],
         }
-        yield _event("response.output_item.done", output_index=0, item=item)
-        yield _completed(resp_id, model, [item], planned.usage)
+        yield _event("response.output_item.done", output_index=len(output), item=item)
+        yield _completed(resp_id, model, [*output[-1:], item] if output else [item], planned.usage)
 
     def _call_stream(self, n: int, model: str, planned: ShellCallReply) -> Iterator[bytes]:
         resp_id, item_id, call_id = f"resp_fake_{n}", f"fc_fake_{n}", f"call_fake_{n}"
@@ -171,6 +174,20 @@ class ResponsesFake(ScriptedFake):
         yield _event("response.output_item.added", output_index=0, item={**item, "status": "in_progress"})
         yield _event("response.output_item.done", output_index=0, item=item)
         yield _completed(resp_id, model, [item], planned.usage)
+
+
+def _reasoning(item_id: str, summary: str) -> Iterator[Any]:
+    """A reasoning item at output index 0 whose summary streams in pieces: its SSE events, then the item itself."""
+    part, where = {"type": "summary_text", "text": ""}, {"item_id": item_id, "output_index": 0, "summary_index": 0}
+    yield _event("response.output_item.added", output_index=0, item={"type": "reasoning", "id": item_id, "summary": []})
+    yield _event("response.reasoning_summary_part.added", **where, part=part)
+    for piece in _pieces(summary):
+        yield _event("response.reasoning_summary_text.delta", **where, delta=piece)
+    yield _event("response.reasoning_summary_text.done", **where, text=summary)
+    yield _event("response.reasoning_summary_part.done", **where, part={**part, "text": summary})
+    item = {"type": "reasoning", "id": item_id, "summary": [{"type": "summary_text", "text": summary}]}
+    yield _event("response.output_item.done", output_index=0, item=item)
+    yield item
 
 
 def _event(kind: str, **fields: Any) -> bytes:

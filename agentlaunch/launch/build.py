@@ -91,6 +91,8 @@ def build_launch(options: LaunchOptions, views: Callable[[Meter], Sequence[Sink]
     """
     state_dir = paths.state_dir()
     spec = load_agent(options.agents_dir, options.agent, state_dir)
+    if options.extra_flags:
+        spec = replace(spec, provider_flags=(*spec.provider_flags, *options.extra_flags))
     adapter = get_adapter(spec.provider)
     working_dir = resolve_working_dir(spec, options.working_dir, state_dir)
     settings = load_settings()  # <config dir>/config.yaml: read once per launch (no YAML import without the file)

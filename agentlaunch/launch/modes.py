@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # the ports for annotations only: a headless turn imports nei
     from agentlaunch.launch.chat.chat import ChattingLaunch
     from agentlaunch.launch.native.native_launch import NativeLaunch
     from agentlaunch.launch.options import LaunchOptions
+    from agentlaunch.launch.permissions import PermissionPrompt
     from agentlaunch.live.interface_view import InterfaceView
     from agentlaunch.sinks import Sink
     from agentlaunch.usage.meter import Meter
@@ -57,6 +58,7 @@ class RunRequest:
     as_json: bool = False
     quiet: bool = False
     timeout: float | None = None
+    ask_fd: int | None = None  # headless: permission questions asked on this pipe (`agentlaunch acp`), not denied
 
 
 class Mode(Protocol):
@@ -93,7 +95,7 @@ class Headless:
                     return 128 + ended
                 if launch.paused is not None:  # the CLI ended while paused
                     raise launch.paused
-            outcome = launch.run_turn(text, timeout=self.request.timeout)
+            outcome = launch.run_turn(text, timeout=self.request.timeout, ask_permission=self._asker())
             if outcome.terminated is not None:
                 return 128 + outcome.terminated
             if launch.stopped is not None:
@@ -105,6 +107,17 @@ class Headless:
             from agentlaunch.launch.budget_pause import CONTINUE_PROMPT
 
             text = CONTINUE_PROMPT  # the turn the pause cut goes on once it is over
+
+    def _asker(self) -> PermissionPrompt | None:
+        """Who answers the turn's permission questions: no one (denied, as the CLI's own headless mode does), or
+        the program at the other end of ``ask_fd`` (``agentlaunch acp``: the editor), one line each (y, a or n; the
+        question itself goes to stderr). The pipe's end answers deny."""
+        if self.request.ask_fd is None:
+            return None
+        from agentlaunch.launch.line_input import LineInput
+        from agentlaunch.launch.permissions import PermissionPrompt
+
+        return PermissionPrompt(LineInput(self.request.ask_fd, sys.stderr))
 
 
 @datarecord

@@ -30,6 +30,7 @@ class LaunchOptions:
     plan_key: str | None = None  # names this launch's plan for the next launch's early start (prespawn)
     worktree: bool = False  # run in the agent's own git worktree (agent.yaml's worktree: true asks too)
     budget_usd: float | None = None  # --budget-usd: the session's USD limit for this launch
+    extra_flags: tuple[str, ...] = ()  # --provider-flag: after agent.yaml's provider_flags, for this launch only
     ready_timeout: float = DEFAULT_READY_TIMEOUT  # seconds a native CLI may stay "starting" before it is "asking"
     stall_timeout: float | None = DEFAULT_STALL_TIMEOUT  # seconds a turn may go without a report before it is "stalled"
 
@@ -46,6 +47,7 @@ def run_options(
     force: bool,
     worktree: bool,
     budget_usd: float | None,
+    extra_flags: tuple[str, ...] = (),
 ) -> LaunchOptions:
     """The options of ``agentlaunch run``'s launch from its command line: the agents folder (the default one when none
     is given), the key of its plan for the next launch's early start, the budget checked."""
@@ -59,9 +61,11 @@ def run_options(
         fork=fork,
         force=force,
         worktree=worktree,
-        # Not with --worktree: the next launch's early start, keyed without it, must not run in the worktree.
+        # Not with --worktree (or flags of this launch's own): the next launch's early start, keyed without it, must
+        # not run in the worktree (or with those flags).
         plan_key=None
-        if worktree
+        if worktree or extra_flags
         else prespawn.plan_key(agent, str(agents_dir) if agents_dir else None, str(working_dir) if working_dir else None),
         budget_usd=None if budget_usd is None else check_budget_usd(budget_usd),
+        extra_flags=extra_flags,
     )

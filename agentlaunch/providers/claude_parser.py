@@ -15,6 +15,7 @@ from agentlaunch.events import (
     SessionStarted,
     Text,
     TextDelta,
+    ThinkingDelta,
     ToolGate,
     ToolResult,
     ToolUse,
@@ -210,6 +211,9 @@ class ClaudeParser(JsonLineParser):
                 if self._current:
                     self._streamed_text.add(self._current)
                 return [TextDelta(text)]
+            thought = string(delta.get("thinking"))
+            if delta.get("type") == "thinking_delta" and thought:
+                return [ThinkingDelta(thought)]
             return []
         if etype == "message_delta":
             call_id = self._current

@@ -22,6 +22,7 @@ from agentlaunch.events import (
     Event,
     SessionStarted,
     Text,
+    ThinkingDelta,
     ToolResult,
     ToolUse,
     TurnEnd,
@@ -165,8 +166,9 @@ class CodexParser(JsonLineParser):
         item_id = label(item.get("id"))
         if itype == "agent_message":
             return [Text(string(item.get("text")))] if kind == "item.completed" else []
-        if itype == "reasoning":
-            return []
+        if itype == "reasoning":  # its summary, whole once the item is done
+            thought = string(item.get("text")) if kind == "item.completed" else ""
+            return [ThinkingDelta(thought)] if thought else []
         if itype == "error":
             return [Warning(string(item.get("message")) or "error")] if kind == "item.completed" else []
         if isinstance(itype, str) and itype in TOOL_ITEMS:

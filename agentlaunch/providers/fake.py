@@ -28,8 +28,7 @@ class FakeAdapter(ClaudeAdapter):
             argv += ["--model", spec.model]
         if spec.permission_mode:
             argv += ["--permission-mode", spec.permission_mode]
-        if interactive:
-            argv += ["--permission-prompt-tool", "stdio"]
+        argv += ["--permission-prompt-tool", "stdio"]  # as Claude Code's plan: a headless turn's questions are denied
         argv += list(spec.provider_flags)
         env = {"AGENTLAUNCH_FAKE_CONTEXT_WINDOW": str(spec.context_window)} if spec.context_window else {}
         return TurnPlan(argv=argv, env=env)

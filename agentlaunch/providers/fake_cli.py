@@ -12,7 +12,7 @@ totals persist in the state directory so ``--resume`` continues them.
 Commands inside a prompt, for demos and tests:
 ``/tool`` makes a tool call (two model calls; asks the PreToolUse hooks, and
 permission with ``--permission-prompt-tool stdio``: ``fake_tool_asks``), ``/fail`` answers like an API error,
-``/slow`` streams slowly (to interrupt), ``/big N`` reports N more input
+``/slow`` streams slowly (to interrupt), ``/think`` streams a thinking block first, ``/big N`` reports N more input
 tokens (to cross the compaction threshold).
 """
 
@@ -58,6 +58,7 @@ class FakeCLI:
         self.window = int(os.environ.get("AGENTLAUNCH_FAKE_CONTEXT_WINDOW") or 200_000)
         self.delay = float(os.environ.get("AGENTLAUNCH_FAKE_DELAY") or 0.01)
         self.inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self.prompt_seen = ""  # the turn's prompt (/think: each message starts with a thinking block)
         self.interrupted = threading.Event()
         self.tool_allowed = True  # what the last tool's hooks answered
         self.asks = ToolAsks(self.emit, self.inbox)
@@ -158,6 +159,10 @@ class FakeCLI:
             }
         )
         slow = "/slow" in text
+        if "/think" in self.prompt_seen:  # a thinking block first, as a model with extended thinking streams it
+            delta = {"type": "thinking_delta", "thinking": "Let me think about this."}
+            event = {"type": "content_block_delta", "index": 0, "delta": delta}
+            self.emit({"type": "stream_event", "event": event, "session_id": self.session_id})
         words = re.findall(r"\S+\s*", text)
         for i in range(0, len(words), 4):
             if self.interrupted.is_set():
@@ -198,6 +203,7 @@ class FakeCLI:
 
     def turn(self, prompt: str) -> None:
         self.interrupted.clear()
+        self.prompt_seen = prompt
         started = time.monotonic()
         self.state["turns"] += 1
         self.emit(
