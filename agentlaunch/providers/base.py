@@ -85,6 +85,10 @@ class Provider(Protocol):
         """A resumed session gets the system prompt the CLI recorded at its start, not this launch's instructions."""
         ...
 
+    def mcp_server_flags(self, servers: list[dict[str, Any]]) -> list[str]:
+        """The CLI's flags that give it an editor's MCP servers (ACP's shape, :mod:`.mcp_servers`); [] when it takes none."""
+        ...
+
 
 class NativeInterface(Protocol):
     """What the native mode needs of an adapter, whichever its shape: the CLI's own interface and its session."""
@@ -280,6 +284,9 @@ class AdapterDefaults:
 
     def seed_interface_home(self, home: Path, workdir: Path, env: Mapping[str, str], argv: list[str]) -> None:
         return None
+
+    def mcp_server_flags(self, servers: list[dict[str, Any]]) -> list[str]:
+        return []
 
 
 def parse_json_line(line: str) -> dict[str, Any] | Diagnostic | None:

@@ -50,11 +50,17 @@ class ClaudeAdapter(AdapterDefaults):
     """Claude Code 2.1.x."""
 
     descriptor: ProviderDescriptor = CLAUDE
+
     persistent: Literal[True] = True
     chooses_session_id = True  # --session-id, headless and in its own interface alike
     has_interface = True  # its own interactive interface can be relayed (agentlaunch.launch.native.native)
     early_interface = True  # its native extras: --settings, a config file and the hook socket in the runtime folder
     early_turn = False  # persistent: agentlaunch.launch.early.prespawn starts it early
+
+    def mcp_server_flags(self, servers: list[dict[str, Any]]) -> list[str]:
+        from agentlaunch.providers.claude_mcp import mcp_config_flags
+
+        return mcp_config_flags(servers)
 
     def plan(self, spec: AgentSpec, command: str, session_id: str, resume: bool, interactive: bool) -> TurnPlan:
         """The headless (stream-json) CLI of a session: the chat's and a one-turn run's alike.

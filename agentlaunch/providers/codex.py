@@ -191,6 +191,7 @@ class CodexAdapter(AdapterDefaults):
     """Codex CLI 0.169."""
 
     descriptor: ProviderDescriptor = CODEX
+
     persistent: Literal[False] = False
     app_server = True  # headless: one `codex app-server` per launch (agentlaunch.launch.chat.appserver)
     remote_interface = True  # native: its interface on an app-server agentlaunch owns (agentlaunch.launch.native.native_remote)
@@ -198,6 +199,11 @@ class CodexAdapter(AdapterDefaults):
     has_interface = True
     early_interface = False  # not measured: its hooks live in a per-agent CODEX_HOME
     early_turn = True  # waits for the end of its stdin before its first call (0.171.0; agentlaunch.launch.early.early_turn)
+
+    def mcp_server_flags(self, servers: list[dict[str, Any]]) -> list[str]:
+        from agentlaunch.providers.codex_mcp import codex_flags
+
+        return codex_flags(servers)
 
     def plan_turn(self, spec: AgentSpec, command: str, state: Mapping[str, object], prompt: str) -> TurnPlan:
         argv = [command, *global_options(spec.compaction_at), "exec", "--json", "--skip-git-repo-check"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentlaunch.providers.base import TurnPlan
 from agentlaunch.providers.claude import ClaudeAdapter, base_argv
@@ -20,6 +20,9 @@ class FakeAdapter(ClaudeAdapter):
     has_interface = False  # only a stream-json protocol: the fake provider gets the line chat
     early_interface = False
     early_turn = False
+
+    def mcp_server_flags(self, servers: list[dict[str, Any]]) -> list[str]:
+        return []  # the fake CLI runs no MCP server
 
     def plan(self, spec: AgentSpec, command: str, session_id: str, resume: bool, interactive: bool) -> TurnPlan:
         head = [command] if spec.command else [command, "-m", FAKE_MODULE]
