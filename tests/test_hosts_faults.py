@@ -5,7 +5,6 @@ and `send --host` give it its exit code. One real sshd for the module (tests/sup
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import socket
 import subprocess
@@ -16,11 +15,11 @@ import pytest
 
 from agentlaunch.paths import bundled_agents_dir
 from tests.support.cli_runs import run_cli, run_cli_inprocess
-from tests.support.ssh_server import SSHD, SshServer, free_port, start_sshd
+from tests.support.required import need
+from tests.support.ssh_server import SshServer, free_port, start_sshd
 from tests.test_hosts_config import write_config
 
-if SSHD is None and not os.environ.get("CI"):
-    pytest.skip("sshd (openssh-server) is not installed", allow_module_level=True)
+need("sshd")
 
 pytestmark = pytest.mark.timeout(120)
 
