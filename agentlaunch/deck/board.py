@@ -23,6 +23,7 @@ from textual.widgets import Footer, Static
 
 from agentlaunch.deck.agent_list import AgentList, Line
 from agentlaunch.deck.follow import Seen, line_key
+from agentlaunch.deck.host_rows import HostRows
 from agentlaunch.deck.preview import PaneShot, Preview, capture_pane
 from agentlaunch.deck.rows import COLUMNS, Row, Sources, cells, first_read, is_red, question
 from agentlaunch.live.tmux import Tmux
@@ -35,11 +36,19 @@ QUIET_PANE_EVERY = 3  # ticks between two captures of a selected pane that showe
 
 
 def style_of(row: Row) -> str:
+    if row.host_down is not None:
+        return "dim"  # its host cannot be watched now: its last known state, greyed
     if is_red(row.state) or row.state.startswith("dead") or row.problem is not None:
         return "bold red"
     if row.state == "waiting":
         return "yellow"
     return "" if row.live else "dim"
+
+
+def texts(row: Row, now: datetime, hosts: bool) -> tuple[str, ...]:
+    """The row's cells made inert, with its host (``local`` for this machine's) second when hosts are configured."""
+    shown = tuple(visible(t) for t in cells(row, now))
+    return (shown[0], visible(row.host or "local"), *shown[1:]) if hosts else shown
 
 
 class Board(App[None]):
@@ -70,6 +79,8 @@ class Board(App[None]):
         self.capture_every, self.since_capture = 1, 0  # ticks: 1, up to QUIET_PANE_EVERY while the pane stays the same
         self.refreshes = 0  # how many times the list was read (the bench and tests count them)
         self.seen = Seen()  # when the person last looked at each agent: Tab skips an idle one already seen
+        self.local_rows: list[Row] = []  # this machine's, as last read; :attr:`rows` adds the hosts' (:meth:`merged`)
+        self.host_rows = HostRows(())  # the hosts' agents, from their watches (:mod:`agentlaunch.deck.watching`)
 
     def compose(self) -> ComposeResult:
         yield AgentList(COLUMNS, id="agents")
@@ -87,15 +98,24 @@ class Board(App[None]):
         first, self.first = self.first, None
         try:
             if first is not None:
-                self.folder_mtime, self.rows = first.result()
+                self.folder_mtime, self.local_rows = first.result()
             else:
-                self.folder_mtime, self.rows = first_read(self.sources, self.worktrees, self.today, panes_again=panes_again)
+                self.folder_mtime, self.local_rows = first_read(self.sources, self.worktrees, self.today, panes_again=panes_again)
+            self.rows = self.merged()
         except Exception as exc:  # noqa: BLE001 - a bug in one read must not take the deck down: it says it instead
             self.say(f"could not read the agents: {type(exc).__name__}: {exc}")
             return
         self.draw()
         if self.sources.tmux_problem:
             self.say(self.sources.tmux_problem)
+
+    def merged(self) -> list[Row]:
+        """This machine's rows and the hosts' (most urgent first, then this machine's, then each host's in order)."""
+        if not self.sources.hosts:
+            return self.local_rows
+        order = {name: i for i, name in enumerate(self.host_rows.hosts, 1)}
+        both = self.local_rows + self.host_rows.rows()
+        return sorted(both, key=lambda r: (r.urgency, order.get(r.host or "", 0)))  # stable: each one's own order kept
 
     @staticmethod
     def _now() -> float:
@@ -115,7 +135,10 @@ class Board(App[None]):
         needle = self.filter_text.lower()
         now = datetime.now(UTC)
         taken: set[str] = set()
-        shown = [(r, Line(line_key(r, taken), tuple(visible(t) for t in cells(r, now)), style_of(r), r.agent)) for r in self.rows]
+        hosts = bool(self.sources.hosts)
+        if hosts and table.columns[1] != "host":  # hosts configured: a host column (known once config.yaml was read)
+            table.columns, table.styled = (COLUMNS[0], "host", *COLUMNS[1:]), 3
+        shown = [(r, Line(line_key(r, taken), texts(r, now, hosts), style_of(r), r.who)) for r in self.rows]
         if needle:
             shown = [(r, line) for r, line in shown if needle in " ".join(line.cells).lower()]
         self.shown = [r for r, _ in shown]
@@ -141,8 +164,8 @@ class Board(App[None]):
         self.show_preview()
         row = self.selected()
         self.seen.look(row)
-        if row is not None and row.problem:
-            self.say(f"{row.agent}: {row.problem}")
+        if row is not None and (row.host_down or row.problem):
+            self.say(f"{row.who}: {row.host_down or row.problem}")
         else:
             self._say_question(again=True)
 
@@ -168,6 +191,10 @@ class Board(App[None]):
         if row is None:
             self.preview_title = "preview"
             self._set_preview("preview", "no agent yet: n starts one")
+        elif row.host is not None:
+            self.preview_title = f"{row.who}" + (f" · tmux {row.tmux_session} {row.pane} there" if row.pane else "")
+            there = "Enter attaches to its pane over ssh" if row.pane else "no tmux pane there"
+            self._set_preview(self.preview_title, row.host_down or row.problem or f"{row.agent} runs on {row.host}: {there}")
         elif row.pane is None or self.sources.tmux is None:
             self.preview_title = row.agent
             self._set_preview(row.agent, self._no_pane(row))

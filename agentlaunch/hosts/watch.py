@@ -55,13 +55,14 @@ class HostWatch:
         self.thread.start()
         return self
 
-    def stop(self) -> None:
-        """End the watch: its stdin closed (the host's agentlaunch ends), its ssh ended."""
+    def stop(self, *, wait: bool = True) -> None:
+        """End the watch: its stdin closed (the host's agentlaunch ends), its ssh ended; ``wait``: its thread too."""
         self.stopped.set()
         proc = self.proc
         if proc is not None:
             _end(proc)
-        self.thread.join(5)
+        if wait:
+            self.thread.join(5)
 
     def _run(self) -> None:
         wait = RETRY_FIRST

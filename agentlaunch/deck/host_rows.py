@@ -1,0 +1,141 @@
+"""The deck's rows of other hosts: each host's agents as its watch gives them (:mod:`agentlaunch.hosts.watch`, one
+long-lived ``agentlaunch fleet --watch --json`` there over its shared ssh connection), and how a key reaches them.
+
+:class:`HostRows` keeps each host's agents (the fleet contract's objects, by their ``id``) from the lines of its
+stream; :meth:`HostRows.rows` makes them deck rows with their ``host``. A host whose watch ended keeps its last rows,
+greyed, each saying why (``host_down``); one never reached is one row saying why. When its watch is back its rows are
+current again: the deck is not restarted, nothing is asked of the person.
+
+A key on a remote row runs the command there: ``send``, ``stop``, ``restart`` as ``agentlaunch … --host NAME`` here
+(the same code path as a person typing it), Enter as ``ssh -t HOST tmux … attach`` (:func:`attach_argv`).
+"""
+
+from __future__ import annotations
+
+import shlex
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from agentlaunch.deck.rows import Row
+from agentlaunch.hosts import ssh
+
+if TYPE_CHECKING:
+    from agentlaunch.hosts.config import Host
+
+UNREACHABLE = "host unreachable"
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _since(record: dict[str, Any]) -> datetime | None:
+    try:
+        since = datetime.fromisoformat(str(record.get("state_since")))
+    except ValueError:
+        return None
+    return since if since.tzinfo is not None else None
+
+
+def remote_row(host: str, key: str, agent: dict[str, Any]) -> Row:
+    """A deck row of another host's agent (an object of the fleet contract)."""
+    raw_record, raw_tmux = agent.get("record"), agent.get("tmux")
+    record: dict[str, Any] = raw_record if isinstance(raw_record, dict) else {}
+    tmux: dict[str, Any] = raw_tmux if isinstance(raw_tmux, dict) else {}
+    state = str(agent.get("state") or "?").replace("-", " ")
+    if state == "dead" and isinstance(tmux.get("exit_status"), int):
+        state = f"dead (exit {tmux['exit_status']})"
+    number = agent.get("fork_number")
+    return Row(
+        f"{host}:{key}",
+        str(agent.get("agent") or "?"),
+        state,
+        provider=_text(agent.get("provider")) or "",
+        model=_text(agent.get("model")) or "",
+        record={k: v for k, v in record.items() if k != "stale"},
+        since=_since(record),
+        pane=_text(tmux.get("pane")),
+        tmux_session=_text(tmux.get("session")),
+        session_id=_text(agent.get("session_id")),
+        working_dir=_text(agent.get("working_dir")),
+        problem=_text(agent.get("problem")),
+        fork=_text(agent.get("fork_of")) or "",
+        number=number if isinstance(number, int) else 0,
+        host=host,
+    )
+
+
+class HostRows:
+    """Each host's agents as its stream said them last, and why a host is down."""
+
+    def __init__(self, hosts: tuple[Host, ...]) -> None:
+        self.hosts = {h.name: h for h in hosts}
+        self.agents: dict[str, dict[str, dict[str, Any]]] = {h.name: {} for h in hosts}
+        self.down: dict[str, str] = {}  # host -> why its watch ended (until it is back)
+        self.heard: set[str] = set()  # the hosts whose watch said synced, or ended, at least once
+
+    def got(self, line: dict[str, Any]) -> bool:
+        """One line of a host's stream (:mod:`agentlaunch.fleet.stream`); True when its rows changed."""
+        host = str(line.get("host"))
+        if host not in self.agents:
+            return False
+        mine = self.agents[host]
+        back = self.down.pop(host, None) is not None
+        if back:
+            mine.clear()  # the host gives all its agents again: the ones it gives are those it has
+        change, key = line.get("change"), str(line.get("id"))
+        if change == "agent" and isinstance(line.get("agent"), dict):
+            mine[key] = line["agent"]
+        elif change == "gone":
+            mine.pop(key, None)
+        elif change == "synced":
+            self.heard.add(host)
+        return back or change in ("agent", "gone", "synced")
+
+    def lost(self, host: str, problem: str) -> None:
+        """The host's watch ended: its rows stay, greyed, saying ``problem`` (``host unreachable: HOST: WHY``)."""
+        self.down[host] = problem
+        self.heard.add(host)
+
+    def rows(self) -> list[Row]:
+        """Every host's rows, in the order of config.yaml (the deck sorts them with this machine's)."""
+        found: list[Row] = []
+        for host in self.hosts:
+            why = self.down.get(host)
+            mine = [remote_row(host, key, agent) for key, agent in self.agents[host].items()]
+            if why is not None and not mine:
+                mine = [Row(f"{host}:{UNREACHABLE}", host, UNREACHABLE, problem=why, flag="host down", host=host)]
+            for row in mine:
+                row.host_down = why
+            found += mine
+        return found
+
+
+def attach_argv(host: Host, pane: str, session: str) -> list[str]:
+    """``ssh -t HOST tmux … attach`` showing ``pane`` of ``session`` on the host's tmux server (its ``socket``, else the
+    one agentlaunch uses there: ``$AGENTLAUNCH_TMUX_SOCKET``, else tmux's own); detaching (prefix d) comes back."""
+    words = ["select-window", "-t", pane, ";", "select-pane", "-t", pane, ";", "attach-session", "-t", f"={session}"]
+    server = f"-L {shlex.quote(host.socket)}" if host.socket else '${AGENTLAUNCH_TMUX_SOCKET:+-L "$AGENTLAUNCH_TMUX_SOCKET"}'
+    return ssh.ssh_argv(host, f"tmux {server} {shlex.join(words)}", tty=True)
+
+
+def on_host(args: list[str], host: str) -> list[str]:
+    """``agentlaunch ARGS`` as the command run on ``host``: ``--host HOST`` added, this machine's ``--agents-dir`` left
+    out (the host's own is used: ``agents_dir`` of config.yaml)."""
+    kept: list[str] = []
+    words = iter(args)
+    for word in words:
+        if word == "--agents-dir":
+            next(words, None)
+        else:
+            kept.append(word)
+    return [*kept, "--host", host]
+
+
+REMOTE_KEYS = ("Enter", "s", "x", "r")
+"""The keys that reach a remote row; the others say so on the message line (docs/deck.md, "Other hosts")."""
+
+
+def not_remote(row: Row, what: str) -> str:
+    """What the message line says when a key that does not reach another host is pressed on its row."""
+    return f"{row.who}: {what} does not reach another host yet (there: ssh {row.host} agentlaunch …); Enter, s, x, r do"

@@ -1,0 +1,144 @@
+"""The deck across hosts, in a real terminal (a pane of a private tmux server, read with capture-pane), with one host
+reached through a real sshd (tests/support/ssh_server.py) running the offline fake provider's demo agent: its row with
+the host column, Enter attaching to its pane over ssh (the deck suspended, back on detach), x stopping it there, the
+host going down greying its row with the reason, and its row current again when the host is back."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentlaunch.paths import bundled_agents_dir
+from tests.support.cli_runs import run_cli_inprocess
+from tests.support.required import need
+from tests.support.ssh_server import SshServer, start_sshd
+from tests.support.waits import wait_for
+from tests.test_hosts_config import write_config
+
+need("sshd", "tmux")
+
+pytestmark = pytest.mark.timeout(240)
+
+
+@pytest.fixture(scope="module")
+def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
+    yield from start_sshd(tmp_path_factory.mktemp("sshd"))
+
+
+@pytest.fixture
+def box(sshd: SshServer, isolated_home: Path) -> Iterator[SshServer]:
+    """Host ``box``: the demo agent (the offline fake provider) alone in its agents directory, started there."""
+    agents = sshd.remote / "home" / "agents"
+    shutil.rmtree(agents, ignore_errors=True)
+    shutil.copytree(bundled_agents_dir(), agents)
+    for other in ("planner", "reviewer"):
+        shutil.rmtree(agents / other)
+    shutil.rmtree(sshd.remote / "state" / "status", ignore_errors=True)
+    write_config({"hosts": {"box": sshd.host(agents_dir="~/agents", socket=sshd.remote_socket)}})
+    up = run_cli_inprocess("tmux", "up", "demo", "--host", "box", "--wait", "60")
+    assert up.returncode == 0, up.stderr
+    yield sshd
+    if sshd.proc is None:
+        sshd.start()
+    sshd.kill_remote_tmux()
+
+
+class Terminal:
+    """The deck in a pane of 160x40 of a private tmux server (this machine's), with the test's environment."""
+
+    def __init__(self, socket: str, *argv: str) -> None:
+        self.socket = socket
+        env = [f"-e{k}={v}" for k, v in os.environ.items() if k.startswith(("AGENTLAUNCH_", "HOME", "XDG_"))]
+        self.tmux("new-session", "-d", "-s", "deck", "-x", "160", "-y", "40", "-c", "/", *env, *argv)
+        self.tmux("resize-window", "-t", "=deck:", "-x", "160", "-y", "40")  # no client: the size is the test's
+
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=True).stdout
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "=deck:")
+
+    def until(self, shows: str | tuple[str, ...], timeout: float = 60.0, gone: str | None = None) -> str:
+        """The screen once it shows each of ``shows`` (and no longer ``gone``); fails saying what it shows."""
+        wanted = (shows,) if isinstance(shows, str) else shows
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            text = self.screen()
+            if all(w in text for w in wanted) and (gone is None or gone not in text):
+                return text
+            time.sleep(0.1)
+        raise AssertionError(f"the terminal never showed {wanted} (without {gone!r}):\n{self.screen()}")
+
+    def alive(self) -> bool:
+        done = subprocess.run(["tmux", "-L", self.socket, "has-session", "-t", "=deck"], capture_output=True)
+        return done.returncode == 0
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", "=deck:", *keys)
+
+
+def remote_pane(box: SshServer) -> str:
+    """What demo's pane on the host shows (read there directly: the test's own look, not the deck's)."""
+    done = subprocess.run(["tmux", "-L", box.remote_socket, "capture-pane", "-p", "-t", "=agentlaunch:demo"], capture_output=True)
+    return done.stdout.decode()
+
+
+def demo_line(screen: str) -> str:
+    return next((line for line in screen.splitlines() if line.lstrip().startswith("demo ")), "")
+
+
+def test_the_deck_shows_a_host_s_agent_attaches_over_ssh_sends_stops_restarts_and_greys_it_while_the_host_is_down(
+    box: SshServer, socket: str, tmp_path: Path
+) -> None:
+    empty = tmp_path / "no-agents-here"
+    empty.mkdir()
+    deck = Terminal(socket, sys.executable, "-m", "agentlaunch", "deck", "--agents-dir", str(empty))
+    screen = deck.until(("host", "box", "waiting", "⏎ attach"))
+    header = next(line for line in screen.splitlines() if "agent" in line and "state" in line)
+    assert header.split()[:3] == ["agent", "host", "state"]
+    assert demo_line(screen).split()[:3] == ["demo", "box", "waiting"]
+    deck.until("demo runs on box: Enter attaches to its pane over ssh")
+
+    # Enter: the deck suspended, the host's pane in this terminal over ssh -t; detaching comes back to the deck.
+    deck.keys("Enter")
+    attached = deck.until("Demo Agent", gone="⏎ attach")
+    assert "fake-1" in attached
+    deck.keys("C-b", "d")  # the host's tmux prefix: detach from it, ssh ends, the deck comes back
+    deck.until(("⏎ attach", "demo"))
+
+    # s, x, r on the remote row: `agentlaunch send|stop|restart demo --host box`.
+    deck.keys("s")
+    deck.until("send to demo:")
+    deck.keys("-l", "hello from the deck")
+    deck.keys("Enter")
+    wait_for(lambda: "Fake provider here, turn 1" in remote_pane(box), what="the answer in the host's pane")
+    assert "hello from the deck" in remote_pane(box)
+    deck.keys("x")
+    deck.until("stop demo?")
+    deck.keys("y")
+    wait_for(lambda: demo_line(deck.screen()).split()[2:3] == ["stopped"], timeout=60, what="demo stopped on box")
+    deck.keys("r")
+    deck.until("restart demo?")
+    deck.keys("y")
+    wait_for(lambda: demo_line(deck.screen()).split()[2:3] == ["waiting"], timeout=60, what="demo restarted on box")
+    wait_for(lambda: "restarting demo" not in deck.screen(), timeout=60, what="the restart command done")
+    deck.keys("f")  # fork has no --host yet: said, nothing run
+    deck.until("demo@box: f (fork) does not reach another host yet")
+
+    # The host goes down: its row greyed with why; back by itself when the host is.
+    box.stop()
+    down = deck.until("host down", timeout=60)
+    assert demo_line(down).split()[:3] == ["demo", "box", "waiting"]
+    deck.keys("Down", "Up")
+    deck.until("host unreachable: box:")
+    box.start()
+    deck.until("demo", gone="host down", timeout=60)
+    deck.keys("q")
+    wait_for(lambda: not deck.alive(), what="the deck quit (its session ended with it)")
