@@ -10,7 +10,6 @@ import typer
 
 from agentlaunch import paths
 from agentlaunch.cli.common import AgentsDirOpt, JsonOpt, LocalOpt, app, out
-from agentlaunch.cli.fleet_watch import watch_fleet
 from agentlaunch.definitions.names import agent_names
 from agentlaunch.definitions.settings import load_settings
 from agentlaunch.errors import AgentlaunchError, UsageError
@@ -89,6 +88,8 @@ def fleet(
     if watch:
         if not as_json:
             raise UsageError("fleet --watch gives JSON lines: add --json (status --watch is the table that refreshes)")
+        from agentlaunch.cli.fleet_watch import watch_fleet
+
         watch_fleet(socket, lambda: defined(agents_dir), hosts, end_with_stdin=end_with_stdin)
         return
     reads = start_fleet_reads(hosts) if hosts else None  # the hosts answer while this machine's fleet is read
