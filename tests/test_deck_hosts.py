@@ -129,8 +129,10 @@ def test_the_deck_shows_a_host_s_agent_attaches_over_ssh_sends_stops_restarts_an
     deck.keys("y")
     wait_for(lambda: demo_line(deck.screen()).split()[2:3] == ["waiting"], timeout=60, what="demo restarted on box")
     wait_for(lambda: "restarting demo" not in deck.screen(), timeout=60, what="the restart command done")
-    deck.keys("f")  # fork has no --host yet: said, nothing run
-    deck.until("demo@box: f (fork) does not reach another host yet")
+    deck.keys("f")  # `fork demo --host box`: the host's agentlaunch answers (the fake provider cannot fork)
+    deck.until("failed (exit 2): error: demo cannot be forked")
+    deck.keys("b")  # no --host behind it: said, nothing run
+    deck.until("demo@box: b (resume a budget) does not reach another host yet")
 
     # The host goes down: its row greyed with why; back by itself when the host is.
     box.stop()

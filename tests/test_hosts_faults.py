@@ -127,6 +127,8 @@ def test_a_command_on_a_host_that_cannot_be_reached_runs_nothing_and_says_so(fau
     assert "nothing ran there (send not done)" in down.stderr.decode()
     bare = run_cli("stop", "demo", "--host", "bare")
     assert bare.returncode == 13 and "agentlaunch is not installed there" in bare.stderr.decode(), bare.stderr
+    fork = run_cli_inprocess("fork", "demo", "--host", "down")
+    assert fork.returncode == 11 and "nothing ran there (fork not done)" in fork.stderr.decode(), fork.stderr
     shutil.copytree(bundled_agents_dir(), faults.remote / "home" / "agents", dirs_exist_ok=True)
     write_config({"hosts": {"notmux": faults.host(key="bare", agents_dir="~/agents")}})
     notmux = run_cli("tmux", "up", "demo", "--host", "notmux")  # agentlaunch's own 127 there: tmux missing

@@ -224,9 +224,9 @@ class Deck(WatchedBoard):
 
     def action_fork(self) -> None:
         row = self._need_row()
-        if row is not None and not self._remote(row, "f (fork)"):
+        if row is not None:
             fork = ["--session", row.session_id] if row.fork and row.session_id else []  # a fork of this fork
-            self.run_command(["fork", row.agent, *fork, *self._agents_args(row.agent)], f"forking {row.label}")
+            self.run_command(["fork", row.agent, *fork, *self._agents_args(row.agent)], f"forking {row.label}", row.host)
 
     def action_new(self) -> None:
         """n: a definition from the agents directory (filtered as one types) or one without a definition, then its

@@ -6,7 +6,7 @@ stream; :meth:`HostRows.rows` makes them deck rows with their ``host``. A host w
 greyed, each saying why (``host_down``); one never reached is one row saying why. When its watch is back its rows are
 current again: the deck is not restarted, nothing is asked of the person.
 
-A key on a remote row runs the command there: ``send``, ``stop``, ``restart`` as ``agentlaunch … --host NAME`` here
+A key on a remote row runs the command there: ``send``, ``stop``, ``restart``, ``fork`` as ``agentlaunch … --host NAME`` here
 (the same code path as a person typing it), Enter as ``ssh -t HOST tmux … attach`` (:func:`attach_argv`).
 """
 
@@ -132,10 +132,10 @@ def on_host(args: list[str], host: str) -> list[str]:
     return [*kept, "--host", host]
 
 
-REMOTE_KEYS = ("Enter", "s", "x", "r")
+REMOTE_KEYS = ("Enter", "s", "x", "r", "f")
 """The keys that reach a remote row; the others say so on the message line (docs/deck.md, "Other hosts")."""
 
 
 def not_remote(row: Row, what: str) -> str:
     """What the message line says when a key that does not reach another host is pressed on its row."""
-    return f"{row.who}: {what} does not reach another host yet (there: ssh {row.host} agentlaunch …); Enter, s, x, r do"
+    return f"{row.who}: {what} does not reach another host yet (there: ssh {row.host} agentlaunch …); Enter, s, x, r, f do"
