@@ -5,6 +5,7 @@ host going down greying its row with the reason, and its row current again when 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -15,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from agentlaunch.live.status import process_start
 from agentlaunch.paths import bundled_agents_dir
-from tests.support.cli_runs import run_cli_inprocess
+from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.required import need
 from tests.support.ssh_server import SshServer, start_sshd
 from tests.support.waits import wait_for
@@ -144,3 +146,53 @@ def test_the_deck_shows_a_host_s_agent_attaches_over_ssh_sends_stops_restarts_an
     deck.until("demo", gone="host down", timeout=60)
     deck.keys("q")
     wait_for(lambda: not deck.alive(), what="the deck quit (its session ended with it)")
+
+
+def test_answer_on_a_host_reads_and_answers_there_and_the_deck_answers_a_remote_row(
+    box: SshServer, tmp_path: Path, agents_dir: Path
+) -> None:
+    """A question of an agent on the host (its record there names a control socket this test serves, as the launch
+    would): `answer --host` shows it, the deck's `a` on its row answers it there, by its id."""
+    from textual.pilot import Pilot
+
+    from agentlaunch.deck.app import Deck
+    from agentlaunch.definitions.settings import load_settings
+    from agentlaunch.launch.questions import OpenQuestions
+    from agentlaunch.providers.native.source import QuestionAsked
+    from tests.support.control_socket import serve
+    from tests.support.deck_pilot import drive, message, settle, sources, table_rows
+    from tests.test_answer import Told
+
+    nothing = run_cli_inprocess("answer", "demo", "--host", "box")
+    assert nothing.returncode == 9, nothing.stderr  # demo (the fake line chat there) has no question to answer
+    assert b"questions are answered in its own window" in nothing.stderr
+    shutil.copytree(box.remote / "home" / "agents" / "demo", box.remote / "home" / "agents" / "needy")
+    questions, told = OpenQuestions("needy"), Told()
+    server = serve(tmp_path / "control.sock")
+    server.on_question = questions.handle
+    try:
+        shown = questions.asked(QuestionAsked("Bash", {"command": "rm -rf 'old build'"}, ("once", "always", "deny"), told)).asks
+        status = box.remote / "state" / "status"
+        record = {"version": 1, "agent": "needy", "pid": os.getpid(), "pid_start": process_start(os.getpid())}
+        record |= {"state": "asking", "state_reason": shown, "control": str(server.path), "session_id": "needy-s"}
+        (status / "needy.json").write_text(json.dumps(record))
+        said = run_cli("answer", "needy", "--host", "box", "--json")  # a process: the host's stdout is its own
+        assert said.returncode == 0, said.stderr
+        assert json.loads(said.stdout)["question"]["asks"] == shown
+
+        deck_sources = sources(agents_dir)
+        deck_sources.hosts = load_settings().hosts
+
+        async def script(app: Deck, pilot: Pilot[None]) -> None:
+            await settle(pilot, lambda: any(r[:3] == ["needy", "box", "asking"] for r in table_rows(app)), app, "needy@box")
+            await pilot.press("tab")  # the next agent that needs the person: the one on the host
+            await settle(pilot, lambda: f"needy is asking: {shown}" in message(app), app, "the remote question")
+            assert app.selected() is not None and app.selected().who == "needy@box"  # type: ignore[union-attr]
+            await pilot.press("a")
+            await settle(pilot, lambda: "needy@box: allowed once" in message(app), app, "the answer given there")
+            assert told.answers == [("once", "")]
+
+        drive(Deck(deck_sources, watch=True), script)
+    finally:
+        server.close()
+        (box.remote / "state" / "status" / "needy.json").unlink(missing_ok=True)

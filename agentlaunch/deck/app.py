@@ -20,7 +20,7 @@ from textual.binding import Binding
 
 from agentlaunch.deck import actions
 from agentlaunch.deck.agent_list import AgentList
-from agentlaunch.deck.answering import answer_shown
+from agentlaunch.deck.answering import answer_remote, answer_shown
 from agentlaunch.deck.follow import current, session_args, why_not
 from agentlaunch.deck.host_rows import attach_argv, not_remote, on_host
 from agentlaunch.deck.rows import Row, Sources, question
@@ -167,8 +167,6 @@ class Deck(WatchedBoard):
     def _asking(self) -> tuple[Row, str] | None:
         row = self._need_row()
         asked = question(row) if row is not None else None
-        if row is not None and self._remote(row, "answering"):
-            return None
         if row is not None and asked is None:
             self.say(f"{row.agent} asks nothing now ({row.state})")
         return (row, asked) if row is not None and asked is not None else None
@@ -190,6 +188,10 @@ class Deck(WatchedBoard):
 
     def _answer(self, row: Row, asked: str, decision: str, text: str | None = None) -> None:
         session = row.session_id if row.session_id and row.live else None
+        if row.host is not None:
+            host = row.host
+            self._in_thread(lambda: answer_remote(host, row.agent, session, asked, decision, text), f"answering {row.who}")
+            return
         self._in_thread(lambda: answer_shown(row.agent, session, asked, decision, text), f"answering {row.label}")
 
     def action_stop(self) -> None:

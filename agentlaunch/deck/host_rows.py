@@ -132,10 +132,7 @@ def on_host(args: list[str], host: str) -> list[str]:
     return [*kept, "--host", host]
 
 
-REMOTE_KEYS = ("Enter", "s", "x", "r", "f")
-"""The keys that reach a remote row; the others say so on the message line (docs/deck.md, "Other hosts")."""
-
-
 def not_remote(row: Row, what: str) -> str:
     """What the message line says when a key that does not reach another host is pressed on its row."""
-    return f"{row.who}: {what} does not reach another host yet (there: ssh {row.host} agentlaunch …); Enter, s, x, r, f do"
+    there = f"there: ssh {row.host} agentlaunch …"
+    return f"{row.who}: {what} does not reach another host yet ({there}); Enter, s, x, r, f, a, D, R do"
