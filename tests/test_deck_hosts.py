@@ -1,7 +1,8 @@
 """The deck across hosts, in a real terminal (a pane of a private tmux server, read with capture-pane), with one host
-reached through a real sshd (tests/support/ssh_server.py) running the offline fake provider's demo agent: its row with
-the host column, Enter attaching to its pane over ssh (the deck suspended, back on detach), x stopping it there, the
-host going down greying its row with the reason, and its row current again when the host is back."""
+reached through a real sshd (tests/support/ssh_server.py) running the offline fake provider's demo agent: its row
+with the host column, its pane there in the preview, Enter attaching to it over ssh (the deck suspended, back on
+detach), s, x, r, f run there, the host going down greying its row with the reason, and its row current again when
+the host is back; a question on the host answered from the deck."""
 
 from __future__ import annotations
 
@@ -106,7 +107,8 @@ def test_the_deck_shows_a_host_s_agent_attaches_over_ssh_sends_stops_restarts_an
     header = next(line for line in screen.splitlines() if "agent" in line and "state" in line)
     assert header.split()[:3] == ["agent", "host", "state"]
     assert demo_line(screen).split()[:3] == ["demo", "box", "waiting"]
-    deck.until("demo runs on box: Enter attaches to its pane over ssh")
+    preview = deck.until(("demo@box · tmux agentlaunch %", "Demo Agent"))  # its pane there, captured over ssh
+    assert "fake-1" in preview
 
     # Enter: the deck suspended, the host's pane in this terminal over ssh -t; detaching comes back to the deck.
     deck.keys("Enter")

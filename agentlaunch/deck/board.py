@@ -23,13 +23,15 @@ from textual.widgets import Footer, Static
 
 from agentlaunch.deck.agent_list import AgentList, Line
 from agentlaunch.deck.follow import Seen, line_key
-from agentlaunch.deck.host_rows import HostRows
+from agentlaunch.deck.host_rows import HostRows, remote_capture
 from agentlaunch.deck.preview import PaneShot, Preview, capture_pane
 from agentlaunch.deck.rows import COLUMNS, Row, Sources, cells, first_read, is_red, question
+from agentlaunch.errors import AgentlaunchError
 from agentlaunch.live.tmux import Tmux
 from agentlaunch.visible import visible
 
 if TYPE_CHECKING:
+    from agentlaunch.hosts.config import Host
     from agentlaunch.worktrees.git_worktree import WorktreeState
 
 QUIET_PANE_EVERY = 3  # ticks between two captures of a selected pane that showed nothing new the last times
@@ -81,6 +83,7 @@ class Board(App[None]):
         self.seen = Seen()  # when the person last looked at each agent: Tab skips an idle one already seen
         self.local_rows: list[Row] = []  # this machine's, as last read; :attr:`rows` adds the hosts' (:meth:`merged`)
         self.host_rows = HostRows(())  # the hosts' agents, from their watches (:mod:`agentlaunch.deck.watching`)
+        self.remote_shown: tuple[object, ...] | None = None  # the remote row whose pane the preview shows, as captured
 
     def compose(self) -> ComposeResult:
         yield AgentList(COLUMNS, id="agents")
@@ -188,13 +191,14 @@ class Board(App[None]):
         """The selected agent's title at once; its pane's screen from a worker thread, redrawn only when it changed."""
         row = self.selected()
         self.since_capture = 0
+        if row is None or row.host is None:
+            self.remote_shown = None  # back on a remote row later: captured again
         if row is None:
             self.preview_title = "preview"
             self._set_preview("preview", "no agent yet: n starts one")
         elif row.host is not None:
-            self.preview_title = f"{row.who}" + (f" · tmux {row.tmux_session} {row.pane} there" if row.pane else "")
-            there = "Enter attaches to its pane over ssh" if row.pane else "no tmux pane there"
-            self._set_preview(self.preview_title, row.host_down or row.problem or f"{row.agent} runs on {row.host}: {there}")
+            self._remote_preview(row)
+            return
         elif row.pane is None or self.sources.tmux is None:
             self.preview_title = row.agent
             self._set_preview(row.agent, self._no_pane(row))
@@ -203,6 +207,31 @@ class Board(App[None]):
             self._set_preview(title, None)
             shown = self.preview_key[1] if self.preview_key[0] == title else None
             self.capture(self.sources.tmux, row.pane, title, shown if isinstance(shown, PaneShot) else None)
+
+    def _remote_preview(self, row: Row) -> None:
+        """Another host's agent: its pane there captured over ssh when the row is selected and when its record changes
+        (not on the clock: no traffic while nothing changes); why not, when its host is down or it has no pane."""
+        title = self.preview_title = f"{row.who}" + (f" · tmux {row.tmux_session} {row.pane} there" if row.pane else "")
+        host = self.host_rows.hosts.get(row.host or "")
+        if row.pane is None or row.host_down or host is None:
+            self.remote_shown = None
+            self._set_preview(title, row.host_down or row.problem or f"{row.agent} runs on {row.host}: no tmux pane there")
+            return
+        self._set_preview(title, None)
+        key = (title, row.record.get("updated"), row.state)
+        if key != self.remote_shown:
+            self.remote_shown = key
+            shown = self.preview_key[1] if self.preview_key[0] == title else None
+            self.capture_remote(host, row.pane, title, shown if isinstance(shown, PaneShot) else None)
+
+    @work(thread=True, exclusive=True, group="preview")
+    def capture_remote(self, host: Host, pane: str, title: str, shown: PaneShot | None) -> None:
+        body: PaneShot | str
+        try:
+            body = remote_capture(host, pane, shown)
+        except (OSError, AgentlaunchError) as exc:
+            body = str(getattr(exc, "message", None) or exc)
+        self.from_thread(self._set_preview, title, body)
 
     @work(thread=True, exclusive=True, group="preview")
     def capture(self, tmux: Tmux, pane: str, title: str, shown: PaneShot | None = None) -> None:

@@ -16,6 +16,7 @@ import shlex
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from agentlaunch.deck.preview import GEOMETRY, PaneShot, parse
 from agentlaunch.deck.rows import Row
 from agentlaunch.hosts import ssh
 
@@ -111,12 +112,29 @@ class HostRows:
         return found
 
 
-def attach_argv(host: Host, pane: str, session: str) -> list[str]:
-    """``ssh -t HOST tmux … attach`` showing ``pane`` of ``session`` on the host's tmux server (its ``socket``, else the
-    one agentlaunch uses there: ``$AGENTLAUNCH_TMUX_SOCKET``, else tmux's own); detaching (prefix d) comes back."""
-    words = ["select-window", "-t", pane, ";", "select-pane", "-t", pane, ";", "attach-session", "-t", f"={session}"]
+def host_tmux(host: Host, words: list[str]) -> str:
+    """``tmux WORDS`` for the host's shell, on its tmux server (its ``socket``, else the one agentlaunch uses there:
+    ``$AGENTLAUNCH_TMUX_SOCKET``, else tmux's own), each word quoted."""
     server = f"-L {shlex.quote(host.socket)}" if host.socket else '${AGENTLAUNCH_TMUX_SOCKET:+-L "$AGENTLAUNCH_TMUX_SOCKET"}'
-    return ssh.ssh_argv(host, f"tmux {server} {shlex.join(words)}", tty=True)
+    return f"tmux {server} {shlex.join(words)}"
+
+
+def attach_argv(host: Host, pane: str, session: str) -> list[str]:
+    """``ssh -t HOST tmux … attach`` showing ``pane`` of ``session`` on the host's tmux server; detaching (prefix d)
+    comes back."""
+    words = ["select-window", "-t", pane, ";", "select-pane", "-t", pane, ";", "attach-session", "-t", f"={session}"]
+    return ssh.ssh_argv(host, host_tmux(host, words), tty=True)
+
+
+def remote_capture(host: Host, pane: str, shown: PaneShot | None = None) -> PaneShot:
+    """:func:`~agentlaunch.deck.preview.capture_pane` of a pane on the host, over its shared connection (one round
+    trip); OSError when tmux there cannot, HostUnreachable when the host is not reached."""
+    words = ["capture-pane", "-e", "-p", "-t", pane, ";", "display-message", "-p", "-t", pane, GEOMETRY]
+    done = ssh.run_shell(host, host_tmux(host, words), timeout=host.timeout)
+    if done.returncode != 0:
+        said = done.stderr.strip().splitlines()
+        raise OSError(f"tmux capture-pane on {host.name}: {said[0] if said else f'exit {done.returncode}'}")
+    return shown if shown is not None and shown.raw == done.stdout else parse(done.stdout)
 
 
 def on_host(args: list[str], host: str) -> list[str]:
