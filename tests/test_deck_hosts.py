@@ -135,8 +135,8 @@ def test_the_deck_shows_a_host_s_agent_attaches_over_ssh_sends_stops_restarts_an
     wait_for(lambda: "restarting demo" not in deck.screen(), timeout=60, what="the restart command done")
     deck.keys("f")  # `fork demo --host box`: the host's agentlaunch answers (the fake provider cannot fork)
     deck.until("failed (exit 2): error: demo cannot be forked")
-    deck.keys("b")  # no --host behind it: said, nothing run
-    deck.until("demo@box: b (resume a budget) does not reach another host yet")
+    deck.keys("d")  # no --host behind it: said, nothing run
+    deck.until("demo@box: d (a worktree's diff) does not reach another host yet")
 
     # The host goes down: its row greyed with why; back by itself when the host is.
     box.stop()
@@ -168,6 +168,8 @@ def test_answer_on_a_host_reads_and_answers_there_and_the_deck_answers_a_remote_
     nothing = run_cli_inprocess("answer", "demo", "--host", "box")
     assert nothing.returncode == 9, nothing.stderr  # demo (the fake line chat there) has no question to answer
     assert b"questions are answered in its own window" in nothing.stderr
+    resume = run_cli_inprocess("resume-budget", "demo", "--host", "box")
+    assert resume.returncode == 7 and b"demo is not paused by a budget (it is waiting)" in resume.stderr, resume.stderr
     shutil.copytree(box.remote / "home" / "agents" / "demo", box.remote / "home" / "agents" / "needy")
     questions, told = OpenQuestions("needy"), Told()
     server = serve(tmp_path / "control.sock")

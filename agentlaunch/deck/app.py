@@ -204,7 +204,7 @@ class Deck(WatchedBoard):
 
     def action_resume_budget(self) -> None:
         row = self._need_row()
-        if row is None or self._remote(row, "b (resume a budget)"):
+        if row is None:
             return
         if not row.state.startswith("paused"):
             self.say(f"{row.agent} is not paused by a budget ({row.state})")
@@ -213,7 +213,7 @@ class Deck(WatchedBoard):
 
     def _resume_budget(self, row: Row) -> None:
         args = ["resume-budget", row.agent] + (["--session", row.session_id] if row.session_id and row.live else [])
-        self.run_command(args, f"resuming {row.label}")
+        self.run_command(args, f"resuming {row.label}", row.host)
 
     def action_restart(self) -> None:
         row = self._need_row()

@@ -153,4 +153,4 @@ def on_host(args: list[str], host: str) -> list[str]:
 def not_remote(row: Row, what: str) -> str:
     """What the message line says when a key that does not reach another host is pressed on its row."""
     there = f"there: ssh {row.host} agentlaunch …"
-    return f"{row.who}: {what} does not reach another host yet ({there}); Enter, s, x, r, f, a, D, R do"
+    return f"{row.who}: {what} does not reach another host yet ({there}); Enter, s, x, r, f, b, a, D, R do"

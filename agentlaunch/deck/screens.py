@@ -44,7 +44,7 @@ list changed meanwhile, or says why it does nothing (its record gone, a new sess
 
 Other hosts (hosts: in config.yaml): their agents are rows too, with a host column (/
 and the host's name keeps its rows). On their rows Enter attaches over ssh (ssh -t HOST
-tmux … attach; detach, prefix d, comes back), s, x, r, f, a, D, R run there (--host HOST);
+tmux … attach; detach, prefix d, comes back), s x r f b a D R run there (--host HOST);
 the other keys say so. A host that cannot be reached greys its rows, saying why; they
 come back by themselves.
 """
