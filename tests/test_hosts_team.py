@@ -5,6 +5,7 @@ reached gives its exit code while the rest start."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -101,3 +102,14 @@ def test_a_team_that_names_hosts_wrongly_is_refused_before_anything_starts(
     done = run_cli("tmux", "up", *args)
     assert done.returncode == 2 and said in done.stderr.decode(), done.stderr
     assert agents_on(sshd.remote_socket) == set()
+
+
+def test_worktrees_of_a_host_are_listed_and_removed_there(two_hosts: tuple[SshServer, str]) -> None:
+    listed = run_cli("worktrees", "--json", "--host", "box")  # a process: the host's stdout is its own
+    assert listed.returncode == 0 and json.loads(listed.stdout) == [], listed.stderr
+    gone = run_cli("worktrees", "remove", "demo", "--host", "box")
+    assert gone.returncode == 2 and "no worktree of agent 'demo' known here" in gone.stderr.decode(), gone.stderr
+    down = run_cli("worktrees", "--host", "down")
+    assert down.returncode == 11 and "nothing ran there (worktrees not done)" in down.stderr.decode(), down.stderr
+    misplaced = run_cli("worktrees", "--host", "box", "remove", "demo")
+    assert misplaced.returncode == 2 and "--host goes after the subcommand" in misplaced.stderr.decode()
