@@ -135,8 +135,10 @@ def test_the_deck_shows_a_host_s_agent_attaches_over_ssh_sends_stops_restarts_an
     wait_for(lambda: "restarting demo" not in deck.screen(), timeout=60, what="the restart command done")
     deck.keys("f")  # `fork demo --host box`: the host's agentlaunch answers (the fake provider cannot fork)
     deck.until("failed (exit 2): error: demo cannot be forked")
-    deck.keys("d")  # no --host behind it: said, nothing run
-    deck.until("demo@box: d (a worktree's diff) does not reach another host yet")
+    deck.keys("d")  # its worktree, looked for there: demo has none
+    deck.until("demo has no worktree on box")
+    deck.keys("q")
+    deck.until("⏎ attach", gone="demo has no worktree on box")
 
     # The host goes down: its row greyed with why; back by itself when the host is.
     box.stop()
@@ -200,3 +202,50 @@ def test_answer_on_a_host_reads_and_answers_there_and_the_deck_answers_a_remote_
     finally:
         server.close()
         (box.remote / "state" / "status" / "needy.json").unlink(missing_ok=True)
+
+
+def test_d_on_a_remote_row_shows_its_worktree_s_diff_read_on_the_host(box: SshServer, agents_dir: Path) -> None:
+    from textual.pilot import Pilot
+
+    from agentlaunch.deck.agent_list import AgentList
+    from agentlaunch.deck.app import Deck
+    from agentlaunch.deck.screens import Page
+    from agentlaunch.definitions.settings import load_settings
+    from tests.support.deck_pilot import drive, settle, sources, table_rows
+    from tests.test_deck_tmux import page_text
+
+    repo = box.remote / "home" / "repo"
+    repo.mkdir(exist_ok=True)
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "first"],
+    ):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+    builder = box.remote / "home" / "agents" / "builder"
+    shutil.copytree(box.remote / "home" / "agents" / "demo", builder)
+    text = (builder / "agent.yaml").read_text().replace('working_dir: "@scratch"', f"working_dir: {repo}\nworktree: true")
+    (builder / "agent.yaml").write_text(text)
+    up = run_cli_inprocess("tmux", "up", "builder", "--host", "box", "--wait", "60")
+    assert up.returncode == 0, up.stderr
+    listed = run_cli("worktrees", "--json", "--host", "box", "--agent", "builder")
+    assert listed.returncode == 0, listed.stderr
+    (tree,) = json.loads(listed.stdout)
+    (Path(tree["path"]) / "made by builder.txt").write_text("a line of the agent's work\n")
+
+    deck_sources = sources(agents_dir)
+    deck_sources.hosts = load_settings().hosts
+
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        await settle(pilot, lambda: any(r[:2] == ["builder", "box"] for r in table_rows(app)), app, "builder@box")
+        app.query_one(AgentList).move_cursor(row=next(i for i, r in enumerate(table_rows(app)) if r[:2] == ["builder", "box"]))
+        await pilot.press("d")
+        await settle(pilot, lambda: isinstance(app.screen, Page), app, "the diff page", timeout=60)
+        shown = page_text(app)
+        assert "$ git status --short" in shown and "made by builder.txt" in shown
+        assert "+a line of the agent's work" in shown
+        page = app.screen
+        assert isinstance(page, Page) and page.title_text.startswith("builder@box · agentlaunch/builder against main")
+        assert "agentlaunch worktrees remove builder --host box" in page.title_text
+        await pilot.press("q")
+
+    drive(Deck(deck_sources, watch=True), script)

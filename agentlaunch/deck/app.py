@@ -22,7 +22,7 @@ from agentlaunch.deck import actions
 from agentlaunch.deck.agent_list import AgentList
 from agentlaunch.deck.answering import answer_remote, answer_shown
 from agentlaunch.deck.follow import current, session_args, why_not
-from agentlaunch.deck.host_rows import attach_argv, not_remote, on_host
+from agentlaunch.deck.host_rows import attach_argv, on_host
 from agentlaunch.deck.rows import Row, Sources, question
 from agentlaunch.deck.screens import Ask, Confirm, Page
 from agentlaunch.deck.watching import WatchedBoard
@@ -109,12 +109,6 @@ class Deck(WatchedBoard):
             return
         self.seen.look(row)
         self._attach_outside(attach_argv(host, row.pane, row.tmux_session))
-
-    def _remote(self, row: Row, what: str) -> bool:
-        """True (said on the message line) when ``row`` is another host's and ``what`` does not reach it."""
-        if row.host is not None:
-            self.say(not_remote(row, what))
-        return row.host is not None
 
     def _attach_outside(self, argv: list[str]) -> None:
         try:
@@ -290,7 +284,10 @@ class Deck(WatchedBoard):
 
     def action_diff(self) -> None:
         row = self._need_row()
-        if row is None or self._remote(row, "d (a worktree's diff)"):
+        if row is None:
+            return
+        if row.host is not None:  # another host's: read there, in a worker thread
+            self.remote_diff(row)
             return
         tree = row.worktree
         if tree is None:

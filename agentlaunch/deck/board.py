@@ -233,6 +233,31 @@ class Board(App[None]):
             body = str(getattr(exc, "message", None) or exc)
         self.from_thread(self._set_preview, title, body)
 
+    @work(thread=True, exclusive=True, group="remote-diff")
+    def remote_diff(self, row: Row) -> None:
+        """d on another host's agent: its worktree's diff read there (:func:`~agentlaunch.deck.host_rows.remote_diff`),
+        shown on a page (read only: removing it is ``agentlaunch worktrees remove AGENT --host HOST``)."""
+        from agentlaunch.deck.host_rows import remote_diff
+
+        host = self.host_rows.hosts.get(row.host or "")
+        if host is None or row.host_down:
+            self.from_thread(self.say, f"{row.who}: {row.host_down or 'its host is not in config.yaml'}")
+            return
+        self.from_thread(self.say, f"reading {row.who}'s worktree there…")
+        try:
+            title, text = remote_diff(host, row.agent)
+        except AgentlaunchError as exc:
+            title, text = row.who, exc.message
+        self.from_thread(self._page, title, text)
+
+    def _page(self, title: str, text: str) -> None:
+        from rich.text import Text
+
+        from agentlaunch.deck.screens import Page
+
+        self.say("")
+        self.push_screen(Page(title, Text(visible(text, keep_newlines=True))))
+
     @work(thread=True, exclusive=True, group="preview")
     def capture(self, tmux: Tmux, pane: str, title: str, shown: PaneShot | None = None) -> None:
         """``pane``'s screen, parsed unless it is the one ``shown`` already (a quiet pane costs one tmux call)."""

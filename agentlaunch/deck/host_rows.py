@@ -12,10 +12,12 @@ A key on a remote row runs the command there: ``send``, ``stop``, ``restart``, `
 
 from __future__ import annotations
 
+import json
 import shlex
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from agentlaunch.deck.actions import CAPTURE_LIMIT
 from agentlaunch.deck.preview import GEOMETRY, PaneShot, parse
 from agentlaunch.deck.rows import Row
 from agentlaunch.hosts import ssh
@@ -150,7 +152,41 @@ def on_host(args: list[str], host: str) -> list[str]:
     return [*kept, "--host", host]
 
 
-def not_remote(row: Row, what: str) -> str:
-    """What the message line says when a key that does not reach another host is pressed on its row."""
-    there = f"there: ssh {row.host} agentlaunch …"
-    return f"{row.who}: {what} does not reach another host yet ({there}); Enter, s, x, r, f, b, a, D, R do"
+DIFF_TIMEOUT = 60.0  # seconds: the host's worktrees and git, over its connection
+UNTRACKED_SHOWN = 20  # new files whose whole text the page shows (as this machine's diff page)
+
+
+def remote_diff(host: Host, agent: str) -> tuple[str, str]:
+    """The title and text of ``d``'s page for ``agent``'s worktree on ``host``: ``agentlaunch worktrees --json`` there
+    finds it, then one shell command there runs the git commands this machine's page runs (its commits against its
+    base, what is not committed, the new files' text)."""
+    listed = ssh.run(host, ["worktrees", "--json", "--agent", agent], timeout=DIFF_TIMEOUT)
+    who = f"{agent}@{host.name}"
+    last = [line for line in listed.stderr.splitlines() if line.strip()]
+    try:
+        trees = json.loads(listed.stdout) if listed.returncode == 0 else None
+    except ValueError:
+        trees = None
+    if not isinstance(trees, list):
+        return who, f"agentlaunch worktrees there exited {listed.returncode}" + (f": {last[-1]}" if last else "")
+    if not trees or not isinstance(trees[0], dict):
+        return who, f"{agent} has no worktree on {host.name}"
+    tree = trees[0]
+    path, branch, against = str(tree.get("path")), str(tree.get("branch")), tree.get("compared_with")
+    done = ssh.run_shell(host, diff_script(path, against if isinstance(against, str) else None), timeout=DIFF_TIMEOUT)
+    remove = f"agentlaunch worktrees remove {agent} --host {host.name}"
+    return f"{who} · {branch} against {against or '?'} · removed there by {remove} · q closes", done.stdout[-CAPTURE_LIMIT:]
+
+
+def diff_script(path: str, against: str | None) -> str:
+    """The git commands of the diff page as one command line for the host's shell, each said before its output."""
+    where = shlex.quote(path)
+    base = [["log", "--oneline", f"{against}..HEAD"], ["diff", "--stat", f"{against}...HEAD"], ["diff", f"{against}...HEAD"]]
+    parts = [
+        f"printf '%s\\n' {shlex.quote('$ git ' + ' '.join(args))}; git -C {where} {shlex.join(args)} 2>&1; echo"
+        for args in [*(base if against else []), ["status", "--short"], ["diff", "HEAD"]]
+    ]
+    new = f"git -C {where} ls-files --others --exclude-standard | head -n {UNTRACKED_SHOWN}"
+    show = f'printf \'$ git diff --no-index -- /dev/null %s\\n\' "$f"; git -C {where} diff --no-index -- /dev/null "$f"; echo'
+    parts.append(f"{new} | while IFS= read -r f; do {show}; done")
+    return "; ".join(parts)

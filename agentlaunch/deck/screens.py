@@ -44,9 +44,9 @@ list changed meanwhile, or says why it does nothing (its record gone, a new sess
 
 Other hosts (hosts: in config.yaml): their agents are rows too, with a host column (/
 and the host's name keeps its rows). On their rows Enter attaches over ssh (ssh -t HOST
-tmux … attach; detach, prefix d, comes back), s x r f b a D R run there (--host HOST);
-the other keys say so. A host that cannot be reached greys its rows, saying why; they
-come back by themselves.
+tmux … attach; detach, prefix d, comes back), s x r f b a D R run there (--host HOST),
+d shows the worktree's diff read there (removing it: worktrees remove AGENT --host HOST).
+A host that cannot be reached greys its rows, saying why; they come back by themselves.
 """
 
 
