@@ -137,7 +137,7 @@ def first_frames(world: World, rounds: int, before: Path | None = None) -> None:
                     f"{which}{i}", sys.executable, "-m", "agentlaunch", "deck", pythonpath=before if which == "before" else None
                 )
                 world.until(target, "agent00")
-                done = world.until(target, "q quit")
+                done = world.until(target, "⏎ attach")
                 pid = int(world.tmux("display-message", "-p", "-t", target, "#{pane_pid}").strip())
                 cpu[which].append(cpu_seconds(pid, children=False))
             times[which].append(done - started)
@@ -167,7 +167,7 @@ def first_frames(world: World, rounds: int, before: Path | None = None) -> None:
 
 def key_and_idle(world: World, idle: float) -> None:
     started, target = world.start("deck", sys.executable, "-m", "agentlaunch", "deck")
-    world.until(target, "q quit")
+    world.until(target, "⏎ attach")
     time.sleep(2.0)  # the first slow read (worktrees, store) is done
     pid = int(world.tmux("display-message", "-p", "-t", target, "#{pane_pid}").strip())
     answers = []

@@ -101,7 +101,7 @@ class Team:
             "deck",
         )
         deadline = time.monotonic() + 60
-        while not ("q quit" in (shown := self.screen()) and self.names[0] in shown):
+        while not ("⏎ attach" in (shown := self.screen()) and self.names[0] in shown):
             if time.monotonic() > deadline:
                 raise SystemExit(f"the deck never showed its agents:\n{shown}")
             time.sleep(0.05)

@@ -4,7 +4,6 @@ that stop and restart reach like any other."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,11 +19,11 @@ from agentlaunch.definitions.adhoc import adhoc_dir
 from agentlaunch.live.status import status_dir
 from agentlaunch.live.tmux import Tmux
 from tests.support.deck_pilot import drive, message, table_rows
+from tests.support.required import need
 from tests.test_deck_follow import question, select
-from tests.test_tmux import HAVE_TMUX, panes, tmux
+from tests.test_tmux import panes, tmux
 
-if not HAVE_TMUX and not os.environ.get("CI"):
-    pytest.skip("tmux is not installed", allow_module_level=True)
+need("tmux")
 
 
 def pane_in(socket: str, target: str) -> str:

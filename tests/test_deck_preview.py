@@ -8,7 +8,6 @@ while previewed, a deck resized, a pane that closes while previewed, a question 
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
 from pathlib import Path
@@ -24,8 +23,9 @@ from agentlaunch.deck.rows import Sources
 from agentlaunch.live.status import process_start, status_dir
 from agentlaunch.live.tmux import AGENT_OPTION, Tmux
 from tests.support.deck_pilot import drive, message, record, sources
+from tests.support.required import needs
 from tests.test_deck_tmux import until
-from tests.test_tmux import HAVE_TMUX, tmux
+from tests.test_tmux import tmux
 
 DIALOG = [
     "╭──────────────────────────────────────────────╮",
@@ -94,7 +94,7 @@ def test_rows_are_cut_at_the_preview_width_with_an_ellipsis_and_colours_carry_ac
 
 # -- the deck ------------------------------------------------------------------------------------
 
-needs_tmux = pytest.mark.skipif(not HAVE_TMUX and not os.environ.get("CI"), reason="tmux is not installed")
+needs_tmux = needs("tmux")
 
 
 def preview_text(app: Deck) -> str:

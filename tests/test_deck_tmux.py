@@ -14,7 +14,6 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import Static
@@ -26,12 +25,12 @@ from agentlaunch.deck.screens import Confirm, Page
 from agentlaunch.live.status import status_dir
 from agentlaunch.live.tmux import Tmux
 from tests.support.deck_pilot import BRANCH, drive, message, record, table_rows
+from tests.support.required import need
 from tests.support.screenshot import save_if_changed
 from tests.support.tmux_panes import die_with
-from tests.test_tmux import HAVE_TMUX, add_agent_copies, panes, status_records, tmux, up
+from tests.test_tmux import add_agent_copies, panes, status_records, tmux, up
 
-if not HAVE_TMUX and not os.environ.get("CI"):
-    pytest.skip("tmux is not installed", allow_module_level=True)
+need("tmux")
 
 DOCS_SHOT = Path(__file__).resolve().parent.parent / "docs" / "deck.svg"
 

@@ -23,13 +23,13 @@ from agentlaunch.hosts.config import Host
 from agentlaunch.paths import bundled_agents_dir
 from agentlaunch.usage.store import Store
 from tests.support.cli_runs import run_cli, run_cli_inprocess
-from tests.support.ssh_server import SSHD, SshServer, children, free_port, start_sshd
+from tests.support.required import need
+from tests.support.ssh_server import SshServer, children, free_port, start_sshd
 from tests.support.store_rows import call
 from tests.support.waits import wait_for
 from tests.test_hosts_config import WEIRD, write_config
 
-if (SSHD is None or shutil.which("tmux") is None) and not os.environ.get("CI"):
-    pytest.skip("sshd (openssh-server) or tmux is not installed", allow_module_level=True)
+need("sshd", "tmux")
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -5,7 +5,6 @@ and `send --host` give it its exit code. One real sshd for the module (tests/sup
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import socket
 import subprocess
@@ -16,11 +15,11 @@ import pytest
 
 from agentlaunch.paths import bundled_agents_dir
 from tests.support.cli_runs import run_cli, run_cli_inprocess
-from tests.support.ssh_server import SSHD, SshServer, free_port, start_sshd
+from tests.support.required import need
+from tests.support.ssh_server import SshServer, free_port, start_sshd
 from tests.test_hosts_config import write_config
 
-if SSHD is None and not os.environ.get("CI"):
-    pytest.skip("sshd (openssh-server) is not installed", allow_module_level=True)
+need("sshd")
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -128,6 +127,8 @@ def test_a_command_on_a_host_that_cannot_be_reached_runs_nothing_and_says_so(fau
     assert "nothing ran there (send not done)" in down.stderr.decode()
     bare = run_cli("stop", "demo", "--host", "bare")
     assert bare.returncode == 13 and "agentlaunch is not installed there" in bare.stderr.decode(), bare.stderr
+    fork = run_cli_inprocess("fork", "demo", "--host", "down")
+    assert fork.returncode == 11 and "nothing ran there (fork not done)" in fork.stderr.decode(), fork.stderr
     shutil.copytree(bundled_agents_dir(), faults.remote / "home" / "agents", dirs_exist_ok=True)
     write_config({"hosts": {"notmux": faults.host(key="bare", agents_dir="~/agents")}})
     notmux = run_cli("tmux", "up", "demo", "--host", "notmux")  # agentlaunch's own 127 there: tmux missing

@@ -8,7 +8,6 @@ deadline.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -21,11 +20,11 @@ from agentlaunch.live.tmux import BORDER_FORMAT, Tmux, TmuxMissing, literal, tmu
 from agentlaunch.usage.store import Store
 from testbed.agent_files import write_agent
 from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.required import need
 from tests.support.waits import wait_for
 
 HAVE_TMUX = shutil.which("tmux") is not None
-if not HAVE_TMUX and not os.environ.get("CI"):
-    pytest.skip("tmux is not installed (.ci/run installs it; CI never skips)", allow_module_level=True)
+need("tmux")
 
 
 def tmux(socket: str, *args: str, check: bool = True) -> str:

@@ -10,17 +10,15 @@ import signal
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import pytest
-
 from agentlaunch import paths
 from agentlaunch.live.resume import plan_comebacks
 from agentlaunch.usage.store import Store
 from tests.support.cli_runs import run_cli
+from tests.support.required import need
 from tests.support.waits import wait_for
-from tests.test_tmux import HAVE_TMUX, panes, screen, send_line, status_records, tmux, up
+from tests.test_tmux import panes, screen, send_line, status_records, tmux, up
 
-if not HAVE_TMUX and not os.environ.get("CI"):
-    pytest.skip("tmux is not installed", allow_module_level=True)
+need("tmux")
 
 
 def record_of(agent: str) -> dict[str, object] | None:

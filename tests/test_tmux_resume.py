@@ -6,22 +6,19 @@ A private tmux server per test (the ``socket`` fixture of test_tmux.py), agents 
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from pathlib import Path
-
-import pytest
 
 from agentlaunch import paths
 from agentlaunch.usage import store_file
 from agentlaunch.usage.recorder import tmux_place
 from agentlaunch.usage.store import Store
 from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.required import need
 from tests.support.waits import wait_for
-from tests.test_tmux import HAVE_TMUX, add_agent_copies, panes, screen, send_line, status_records, tmux, up
+from tests.test_tmux import add_agent_copies, panes, screen, send_line, status_records, tmux, up
 
-if not HAVE_TMUX and not os.environ.get("CI"):
-    pytest.skip("tmux is not installed", allow_module_level=True)
+need("tmux")
 
 
 def sessions() -> list[dict[str, object]]:

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-import pytest
-
 from tests.support.cli_runs import run_cli
+from tests.support.required import need
 from tests.support.waits import wait_for
-from tests.test_tmux import HAVE_TMUX, add_agent_copies, panes, screen, send_line, up
+from tests.test_tmux import add_agent_copies, panes, screen, send_line, up
 
-if not HAVE_TMUX and not os.environ.get("CI"):
-    pytest.skip("tmux is not installed", allow_module_level=True)
+need("tmux")
 
 
 def test_up_resume_throttles_the_whole_team_across_its_tmux_sessions(socket: str, agents_dir: Path, workdir: Path) -> None:

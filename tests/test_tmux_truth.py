@@ -11,15 +11,13 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from agentlaunch.live.startup_wait import AgentStart, StartWatch, pane_error, wait_started
 from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.required import need
 from tests.support.waits import wait_for
-from tests.test_tmux import HAVE_TMUX, panes, screen, server_running, up
+from tests.test_tmux import panes, screen, server_running, up
 
-if not HAVE_TMUX and not os.environ.get("CI"):
-    pytest.skip("tmux is not installed", allow_module_level=True)
+need("tmux")
 
 
 def copy_demo(agents_dir: Path, name: str, extra: str = "") -> Path:

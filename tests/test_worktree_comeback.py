@@ -27,8 +27,9 @@ from agentlaunch.worktrees import git_worktree as worktree
 from testbed.agent_files import write_agent
 from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.git_repo import git, make_repo
+from tests.support.required import needs
 from tests.support.waits import wait_for
-from tests.test_tmux import HAVE_TMUX, panes, screen, send_line, status_records, up
+from tests.test_tmux import panes, screen, send_line, status_records, up
 
 
 def row_in(folder: Path, provider: str = "fake", agent: str = "wt") -> SessionRow:
@@ -208,7 +209,7 @@ def next_turn(socket: str, turns: int) -> None:
     wait_for(lambda: waiting("wt", turns + 1), what="wt waiting")
 
 
-@pytest.mark.skipif(not HAVE_TMUX and not os.environ.get("CI"), reason="tmux is not installed")
+@needs("tmux")
 def test_after_a_merge_restart_up_and_up_resume_bring_the_agent_back_in_a_new_worktree_with_its_session(
     socket: str, agents_dir: Path, tmp_path: Path
 ) -> None:
@@ -254,7 +255,7 @@ def test_after_a_merge_restart_up_and_up_resume_bring_the_agent_back_in_a_new_wo
     assert run_cli("tmux", "down", "--socket", socket).returncode == 0
 
 
-@pytest.mark.skipif(not HAVE_TMUX and not os.environ.get("CI"), reason="tmux is not installed")
+@needs("tmux")
 def test_restart_and_up_of_a_session_whose_plain_folder_is_gone_exit_2_naming_fresh_which_works(
     socket: str, agents_dir: Path, tmp_path: Path
 ) -> None:

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from agentlaunch.cli.common import AgentArg, AgentsDirOpt, JsonOpt, app, err
+from agentlaunch.cli.common import AgentArg, AgentsDirOpt, HostOpt, JsonOpt, app, err
 from agentlaunch.cli.send import SessionOpt
 from agentlaunch.errors import UsageError
 from agentlaunch.launch.answer_client import DECISION_WORDS, give_answer, open_question
@@ -40,6 +40,7 @@ def answer(
     session: SessionOpt = None,
     as_json: JsonOpt = False,
     agents_dir: AgentsDirOpt = None,
+    host: HostOpt = None,
 ) -> None:
     """Show what AGENT's CLI asks (a permission, a question) and answer it without attaching to its pane.
 
@@ -60,7 +61,8 @@ def answer(
     --question, an option the question does not offer), 3 no agent of that name, 6 a budget
     holds the tool (an allow refused), 7 not running or not reachable, 9 the agent asks nothing
     now or its CLI did not take the answer (a reply Gemini's screen did not show submitted), 10
-    the question named was answered meanwhile and another is open (nothing answered).
+    the question named was answered meanwhile and another is open (nothing answered); with
+    --host NAME (on that host of config.yaml, over ssh: never asks here) also 11, 12 and 13.
 
     Example: agentlaunch answer reviewer
     ·   id=$(agentlaunch answer reviewer --json | jq -r .question.id)
@@ -71,6 +73,12 @@ def answer(
         raise UsageError("give one decision: --allow, --always, --deny or --reply TEXT")
     if decisions and question is None:
         raise UsageError(f"name the question answered: --question ID (agentlaunch answer {agent} shows it)")
+    if host is not None:
+        from agentlaunch.cli.on_host import flag, run_on, value
+
+        given = [*flag(allow, "--allow"), *flag(always, "--always"), *flag(deny, "--deny"), *value(reply, "--reply")]
+        given += [*value(question, "--question"), *value(session, "--session"), *flag(as_json, "--json")]
+        raise typer.Exit(run_on(host, ["answer", agent, *given], what="answer", socket=False))
     if decisions:
         assert question is not None
         _answered(agent, give_answer(agent, question, decisions[0], reply, session, agents_dir), as_json)

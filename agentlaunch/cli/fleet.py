@@ -12,7 +12,7 @@ from agentlaunch import paths
 from agentlaunch.cli.common import AgentsDirOpt, JsonOpt, LocalOpt, app, out
 from agentlaunch.definitions.names import agent_names
 from agentlaunch.definitions.settings import load_settings
-from agentlaunch.errors import AgentlaunchError
+from agentlaunch.errors import AgentlaunchError, UsageError
 from agentlaunch.fleet.contract import fleet_json
 from agentlaunch.fleet.model import read_fleet
 from agentlaunch.hosts.fleet import UNREACHABLE, fleet_agents, start_fleet_reads
@@ -54,9 +54,24 @@ def plain(agent: dict[str, Any]) -> str:
     return visible(" · ".join(parts))
 
 
+WatchOpt = Annotated[
+    bool,
+    typer.Option(
+        "--watch",
+        help="With --json: every agent, then one JSON line per change as it happens, until Ctrl-C (docs/fleet.md).",
+    ),
+]
+EndWithStdinOpt = Annotated[bool, typer.Option("--end-with-stdin", hidden=True)]  # a host's watch: ssh's channel closed
+
+
 @app.command()
 def fleet(
-    as_json: JsonOpt = False, socket: FleetSocketOpt = None, agents_dir: AgentsDirOpt = None, local: LocalOpt = False
+    as_json: JsonOpt = False,
+    socket: FleetSocketOpt = None,
+    agents_dir: AgentsDirOpt = None,
+    local: LocalOpt = False,
+    watch: WatchOpt = False,
+    end_with_stdin: EndWithStdinOpt = False,
 ) -> None:
     """Every agent: the running sessions, the dead or stopped panes, the worktree setups, the agents defined; then
     each host's of config.yaml (read over ssh, in parallel; a host not read is one row, "host unreachable: WHY").
@@ -64,9 +79,19 @@ def fleet(
     `--json` prints {"version": 1, "agents": [...], "problems": [...]}: a versioned contract for scripts and
     other hosts (`ssh HOST agentlaunch fleet --json --local`), its fields documented in docs/fleet.md.
 
+    `--watch --json` prints every agent and then each change, one JSON line each, as it happens (docs/fleet.md,
+    "The stream of changes"); each host's over one long-lived ssh, started again when it drops.
+
     Example: agentlaunch fleet --json | jq -r '.agents[] | select(.needs_you) | .label'
     """
     hosts = () if local else load_settings().hosts
+    if watch:
+        if not as_json:
+            raise UsageError("fleet --watch gives JSON lines: add --json (status --watch is the table that refreshes)")
+        from agentlaunch.cli.fleet_watch import watch_fleet
+
+        watch_fleet(socket, lambda: defined(agents_dir), hosts, end_with_stdin=end_with_stdin)
+        return
     reads = start_fleet_reads(hosts) if hosts else None  # the hosts answer while this machine's fleet is read
     try:
         tmux: Tmux | None = Tmux(socket)

@@ -217,6 +217,7 @@ def fork(
     wait: RestartWaitOpt = 30.0,
     agents_dir: AgentsDirOpt = None,
     templates_dir: TemplatesOpt = None,
+    host: HostOpt = None,
 ) -> None:
     """Start a new session from AGENT's conversation, in a new tmux window beside it; AGENT keeps running.
 
@@ -227,10 +228,13 @@ def fork(
     Reach it with `agentlaunch send AGENT --session ID`; `tmux down` ends it with the rest.
 
     Exit codes: 0 the fork runs, 1 it failed to start, 2 no such agent, a session that is not AGENT's
-    or never had a turn, or a provider that cannot fork, 3 definition error, 127 tmux or its CLI missing.
+    or never had a turn, or a provider that cannot fork, 3 definition error, 127 tmux or its CLI missing;
+    with --host NAME (on that host of config.yaml, over ssh) also 11, 12 and 13 (docs/scripting.md).
 
     Example: agentlaunch fork reviewer   ·   agentlaunch fork reviewer --session 1a2b3c4d
     """
+    if host is not None:
+        raise typer.Exit(run_on(host, ["fork", agent, *value(session, "--session"), "--wait", f"{wait:g}"], what="fork"))
     folder = paths.agents_dir(agents_dir)
     spec = _known_agent(folder, agent)
     describe(spec.provider).refuse_fork(agent)

@@ -23,10 +23,11 @@ def host_named(name: str) -> Host:
     return find_host(load_settings().hosts, name)
 
 
-def run_on(name: str, args: Sequence[str], *, what: str, agents: bool = True, socket: bool = True) -> int:
-    """Run ``agentlaunch ARGS`` on host ``name`` (its agents directory and tmux server added): its exit status."""
+def run_on(name: str, args: Sequence[str], *, what: str, agents: bool = True, socket: bool = True, label: bool = False) -> int:
+    """Run ``agentlaunch ARGS`` on host ``name`` (its agents directory and tmux server added): its exit status;
+    ``label``: each line it writes begins with the host's name."""
     host = host_named(name)
-    code, seen = remote.run_there(host, ssh.agentlaunch_args(host, args, agents=agents, socket=socket))
+    code, seen = remote.run_there(host, ssh.agentlaunch_args(host, args, agents=agents, socket=socket), label=label)
     return remote.finished(host, code, seen, what)
 
 

@@ -145,7 +145,7 @@ def _answered(
 
 
 @app.command("resume-budget")
-def resume_budget(agent: AgentArg, session: SessionOpt = None, as_json: JsonOpt = False) -> None:
+def resume_budget(agent: AgentArg, session: SessionOpt = None, as_json: JsonOpt = False, host: HostOpt = None) -> None:
     """Let AGENT go on after a budget paused it (budget.on_spent: pause in agent.yaml or config.yaml).
 
     The paused session resumes at once. When its limit is no longer spent (raised in agent.yaml or
@@ -155,11 +155,18 @@ def resume_budget(agent: AgentArg, session: SessionOpt = None, as_json: JsonOpt 
     A headless run that was paused goes on with its interrupted task in the same session.
 
     Exit codes: 0 resumed, 2 a bad agent name, or it runs several sessions and --session names none, 3 no agent of that
-    name (listed as `run` does), 7 it is not running, or not paused by a budget (nothing resumed).
+    name (listed as `run` does), 7 it is not running, or not paused by a budget (nothing resumed); with --host NAME
+    (on that host of config.yaml, over ssh) also 11, 12 and 13.
 
     Example: agentlaunch resume-budget reviewer
     """
     from agentlaunch.definitions.spec import check_name
+
+    if host is not None:
+        from agentlaunch.cli.on_host import flag, run_on, value
+
+        given = [*value(session, "--session"), *flag(as_json, "--json")]
+        raise typer.Exit(run_on(host, ["resume-budget", agent, *given], what="resume-budget", agents=False, socket=False))
 
     if (problem := check_name(agent, "agent")) is not None:
         raise UsageError(f"resume-budget: {problem}")

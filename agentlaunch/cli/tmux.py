@@ -25,7 +25,7 @@ from agentlaunch.usage.store import Store
 from agentlaunch.visible import for_markup
 
 if TYPE_CHECKING:
-    pass
+    from agentlaunch.cli.up_hosts import HostsUp
 
 tmux_app = typer.Typer(
     help="Run agents in tmux: one window (or tiled pane) per agent, each pane's border showing its live status.",
@@ -51,7 +51,14 @@ SocketOpt = Annotated[
 ]
 
 
-UpAgentsArg = Annotated[list[str], typer.Argument(help="The agents to start.", autocompletion=complete_agent, show_default=False)]
+UpAgentsArg = Annotated[
+    list[str],
+    typer.Argument(
+        help="The agents to start; AGENT@HOST starts one on that host of config.yaml (a team on several hosts).",
+        autocompletion=complete_agent,
+        show_default=False,
+    ),
+]
 UpSessionOpt = Annotated[
     str | None,
     typer.Option(
@@ -150,14 +157,31 @@ def tmux_up(
     a tmux command failed, 2 bad name or throttle, or a session whose folder
     is gone (and was no worktree): --fresh starts a new one, 3 definition
     error, 127 tmux or a provider CLI missing. --host NAME runs `agentlaunch tmux up` on that host of
-    config.yaml over ssh (never attached; its agents directory and tmux server): also 11, 12, 13.
+    config.yaml over ssh (never attached; its agents directory and tmux server): also 11, 12, 13. AGENT@HOST
+    starts that agent on HOST so, every host at once: a team on several hosts in one command.
 
-    Example: agentlaunch tmux up reviewer planner --layout tiled   ·   agentlaunch tmux up --resume reviewer planner
+    Example: agentlaunch tmux up reviewer planner --layout tiled   ·   agentlaunch tmux up --resume reviewer planner   ·
+    agentlaunch tmux up planner cx@devbox rv@build
     """
     if fresh and resume:
         raise UsageError("--fresh and --resume contradict each other: --resume resumes, --fresh starts new sessions")
+    switches = (worktree, resume, fresh)
     if host is not None:
-        raise typer.Exit(up_on(host, agents, session, layout, wait, (worktree, resume, fresh), max_starting))
+        if any("@" in agent for agent in agents):
+            raise UsageError("--host starts every agent on one host, AGENT@HOST names each one's: use one of them")
+        raise typer.Exit(up_on(host, agents, session, layout, wait, switches, max_starting))
+    hosts: HostsUp | None = None
+    if any("@" in agent for agent in agents):  # a team on several hosts: each host's agents started there meanwhile
+        from agentlaunch.cli.on_host import host_named
+        from agentlaunch.cli.up_hosts import HostsUp, first_failed, split_agents
+
+        agents, there = split_agents(agents)
+
+        for name in there:
+            host_named(name)  # a host config.yaml does not name: refused before anything starts
+        hosts = HostsUp(there, lambda h, names: up_on(h, names, session, layout, wait, switches, max_starting, label=True))
+        if not agents:
+            raise typer.Exit(first_failed(hosts.result()))
     tmux = Tmux(socket)
     kept = bring_up(
         tmux,
@@ -173,6 +197,8 @@ def tmux_up(
         agents_dir=agents_dir,
         templates_dir=templates_dir,
     )
+    if hosts is not None:  # never attached then: the team is on several hosts
+        raise typer.Exit(next((c for c in [attach_after_up(tmux, kept, False, socket), *hosts.result()] if c), 0))
     raise typer.Exit(attach_after_up(tmux, kept, attach_, socket))
 
 
@@ -229,14 +255,17 @@ def up_on(
     wait: float,
     switches: tuple[bool, bool, bool],
     max_starting: int | None,
+    *,
+    label: bool = False,
 ) -> int:
-    """``tmux up --host``: `agentlaunch tmux up` on the host, never attached (its exit status); how to attach there."""
+    """``tmux up --host``: `agentlaunch tmux up` on the host, never attached (its exit status); how to attach there.
+    ``label``: its lines begin with the host's name (a team on several hosts at once)."""
     from agentlaunch.cli.on_host import flag, host_named, run_on, value
 
     worktree, resume, fresh = switches
     args = ["tmux", "up", *agents, "--no-attach", *value(session, "--session"), *value(layout, "--layout")]
     args += ["--wait", f"{wait:g}", *flag(worktree, "--worktree"), *flag(resume, "--resume"), *flag(fresh, "--fresh")]
-    code = run_on(host, [*args, *value(max_starting, "--max-starting")], what="tmux up")
+    code = run_on(host, [*args, *value(max_starting, "--max-starting")], what="tmux up", label=label)
     where = host_named(host)
     attach = ["tmux", *(["-L", where.socket] if where.socket else []), "attach", "-t", session or DEFAULT_SESSION]
     err.print(f"on {where.name}: ssh -t {shlex.join([where.ssh, *attach])}", markup=False, highlight=False, soft_wrap=True)

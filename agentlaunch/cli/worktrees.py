@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from agentlaunch import paths
-from agentlaunch.cli.common import JsonOpt, app, complete_agent, err, out
+from agentlaunch.cli.common import HostOpt, JsonOpt, app, complete_agent, err, out
 from agentlaunch.errors import RefusedOverwrite, UsageError
 from agentlaunch.visible import for_markup
 from agentlaunch.worktrees import git_worktree as worktree
@@ -33,16 +33,26 @@ def worktrees_list(
     ctx: typer.Context,
     as_json: JsonOpt = False,
     agent: Annotated[str | None, typer.Option("--agent", help="Only this agent's.", autocompletion=complete_agent)] = None,
+    host: HostOpt = None,
 ) -> None:
     """List the worktrees: agent, branch, path, clean or dirty, commits on no other branch, ahead/behind.
 
     Ahead/behind counts against the branch's upstream, else the repository's
     current branch. `agentlaunch worktrees remove AGENT` removes one.
 
+    --host NAME lists those of that host of config.yaml (over ssh; exit codes 11, 12, 13 as docs/hosts.md says).
+
     Example: agentlaunch worktrees --json
     """
     if ctx.invoked_subcommand is not None:
+        if host is not None:
+            raise UsageError("--host goes after the subcommand: agentlaunch worktrees remove AGENT --host NAME")
         return
+    if host is not None:
+        from agentlaunch.cli.on_host import flag, run_on, value
+
+        given = [*flag(as_json, "--json"), *value(agent, "--agent")]
+        raise typer.Exit(run_on(host, ["worktrees", *given], what="worktrees", agents=False, socket=False))
     states = [worktree.inspect(w) for w in worktree.registered(paths.state_dir()) if agent in (None, w.agent)]
     if as_json:
         print(json.dumps([s.as_dict() for s in states], indent=2, ensure_ascii=False))
@@ -74,16 +84,24 @@ def worktrees_remove(
         ),
     ] = None,
     keep_branch: Annotated[bool, typer.Option("--keep-branch", help="Keep the agent's branch.")] = False,
+    host: HostOpt = None,
 ) -> None:
     """Remove AGENT's worktree: only when it has no uncommitted changes and no commits found on no other branch.
 
     Its branch is deleted too when agentlaunch created it and git agrees it is
     merged (`git branch -d`), else kept: a branch of yours that the agent
     adopted (worktree_branch) is never deleted. Exit codes: 0 removed, 2 no such worktree, 4 refused (work
-    would be lost, or an agent runs there), 3 git failed.
+    would be lost, or an agent runs there), 3 git failed; with --host NAME (on that host of config.yaml, over ssh;
+    --repo is a path there) also 11, 12 and 13.
 
     Example: agentlaunch worktrees remove reviewer
     """
+    if host is not None:
+        from agentlaunch.cli.on_host import flag, run_on, value
+
+        given = [*value(str(repo) if repo is not None else None, "--repo"), *flag(keep_branch, "--keep-branch")]
+        code = run_on(host, ["worktrees", "remove", agent, *given], what="worktrees remove", agents=False, socket=False)
+        raise typer.Exit(code)
     state_dir = paths.state_dir()
     mine = [w for w in worktree.registered(state_dir) if w.agent == agent]
     if repo is not None or len(mine) > 1:

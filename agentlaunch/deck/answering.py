@@ -3,12 +3,18 @@ as ``agentlaunch answer`` answers it (:mod:`agentlaunch.launch.answer_client`), 
 
 The person saw the row's question (its record's ``state_reason``, on the message line). The question the session
 has open is read first and answered only when it is that one (its ``asks`` the same words): a question that changed
-since is never answered in its place, and the message line says so.
+since is never answered in its place, and the message line says so. Another host's agent is answered the same way
+through ``agentlaunch answer … --host HOST`` (:func:`answer_remote`): its question read, then answered by its id.
 """
 
 from __future__ import annotations
 
-from agentlaunch.deck.actions import Outcome
+import json
+import os
+import subprocess
+import sys
+
+from agentlaunch.deck.actions import COMMAND_TIMEOUT, Outcome
 from agentlaunch.errors import AgentlaunchError, ExitCode
 from agentlaunch.launch.answer_client import DECISION_WORDS, give_answer, open_question
 from agentlaunch.visible import visible
@@ -25,3 +31,45 @@ def answer_shown(agent: str, session: str | None, shown: str, decision: str, tex
     except AgentlaunchError as exc:
         return Outcome(int(exc.exit_code), visible(exc.message))
     return Outcome(0, f"{agent}: {DECISION_WORDS.get(decision, decision)}: {visible(shown)}")
+
+
+FLAGS = {"once": "--allow", "always": "--always", "deny": "--deny", "reply": "--reply"}
+
+
+def answer_remote(host: str, agent: str, session: str | None, shown: str, decision: str, text: str | None = None) -> Outcome:
+    """:func:`answer_shown` for another host's agent: ``agentlaunch answer AGENT --json --host HOST`` reads its open
+    question, answered (``--question ID``) only when it is the one ``shown``."""
+    where = [*(["--session", session] if session else []), "--host", host]
+    code, out, said = _answer([agent, "--json", *where])
+    if code != 0:
+        return Outcome(code, said)
+    try:
+        asked = json.loads(out)["question"]
+        question, asks = str(asked["id"]), str(asked.get("asks", ""))
+    except (ValueError, KeyError, TypeError):
+        return Outcome(1, f"{agent} on {host}: its answer --json is not the question (nothing answered)")
+    if asks != shown:
+        return Outcome(int(ExitCode.QUESTION_CHANGED), f"{agent}'s question changed (now: {visible(asks)}): nothing answered")
+    choice = [FLAGS[decision], *([text or ""] if decision == "reply" else [])]
+    code, _, said = _answer([agent, *choice, "--question", question, *where])
+    return Outcome(code, said if code else f"{agent}@{host}: {DECISION_WORDS.get(decision, decision)}: {visible(shown)}")
+
+
+def _answer(args: list[str]) -> tuple[int, str, str]:
+    """``agentlaunch answer ARGS`` (this Python's): its exit status, stdout, and its last line of stderr, inert."""
+    env = {k: v for k, v in os.environ.items() if k != "TMUX_PANE"}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "agentlaunch", "answer", *args],
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=COMMAND_TIMEOUT,
+            env=env,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return 124, "", f"agentlaunch answer: {exc}"
+    lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("error:")]
+    return done.returncode, done.stdout, visible((errors or lines or [f"exit {done.returncode}"])[0])

@@ -12,18 +12,17 @@ import os
 import subprocess
 from collections.abc import Callable
 from concurrent.futures import Future
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Group
 from rich.text import Text
 from textual.binding import Binding
 
 from agentlaunch.deck import actions
 from agentlaunch.deck.agent_list import AgentList
-from agentlaunch.deck.answering import answer_shown
+from agentlaunch.deck.answering import answer_remote, answer_shown
 from agentlaunch.deck.follow import current, session_args, why_not
+from agentlaunch.deck.host_rows import attach_argv, on_host
 from agentlaunch.deck.rows import Row, Sources, question
 from agentlaunch.deck.screens import Ask, Confirm, Page
 from agentlaunch.deck.watching import WatchedBoard
@@ -86,6 +85,9 @@ class Deck(WatchedBoard):
         if row is None:
             return
         tmux = self.sources.tmux
+        if row.host is not None:
+            self._attach_remote(row)
+            return
         if row.pane is None or tmux is None or row.tmux_session is None:
             self.say(f"{row.agent} has no tmux pane to attach to")
             return
@@ -98,6 +100,15 @@ class Deck(WatchedBoard):
             self.say("the deck runs in another tmux server: start it there, or outside tmux, to attach")
         else:
             self._attach_outside(actions.attach_argv(tmux, row.pane, row.tmux_session))
+
+    def _attach_remote(self, row: Row) -> None:
+        """Enter on another host's agent: ``ssh -t HOST tmux … attach`` in this terminal, the deck suspended meanwhile."""
+        host = self.host_rows.hosts.get(row.host or "")
+        if row.host_down or host is None or row.pane is None or row.tmux_session is None:
+            self.say(f"{row.who}: {row.host_down or 'no tmux pane there to attach to'}")
+            return
+        self.seen.look(row)
+        self._attach_outside(attach_argv(host, row.pane, row.tmux_session))
 
     def _attach_outside(self, argv: list[str]) -> None:
         try:
@@ -145,7 +156,7 @@ class Deck(WatchedBoard):
     def _send(self, row: Row, text: str | None) -> None:
         if text:
             args = ["send", row.agent, text] + (["--session", row.session_id] if row.session_id and row.live else [])
-            self.run_command(args, f"sent to {row.label}")
+            self.run_command(args, f"sent to {row.label}", row.host)
 
     def _asking(self) -> tuple[Row, str] | None:
         row = self._need_row()
@@ -171,6 +182,10 @@ class Deck(WatchedBoard):
 
     def _answer(self, row: Row, asked: str, decision: str, text: str | None = None) -> None:
         session = row.session_id if row.session_id and row.live else None
+        if row.host is not None:
+            host = row.host
+            self._in_thread(lambda: answer_remote(host, row.agent, session, asked, decision, text), f"answering {row.who}")
+            return
         self._in_thread(lambda: answer_shown(row.agent, session, asked, decision, text), f"answering {row.label}")
 
     def action_stop(self) -> None:
@@ -179,7 +194,7 @@ class Deck(WatchedBoard):
             self.confirm(f"stop {row.label}?", row, self._stop)
 
     def _stop(self, row: Row) -> None:
-        self.run_command(["stop", row.agent, *session_args(self.rows, row)], f"stopping {row.label}")
+        self.run_command(["stop", row.agent, *session_args(self.rows, row)], f"stopping {row.label}", row.host)
 
     def action_resume_budget(self) -> None:
         row = self._need_row()
@@ -192,7 +207,7 @@ class Deck(WatchedBoard):
 
     def _resume_budget(self, row: Row) -> None:
         args = ["resume-budget", row.agent] + (["--session", row.session_id] if row.session_id and row.live else [])
-        self.run_command(args, f"resuming {row.label}")
+        self.run_command(args, f"resuming {row.label}", row.host)
 
     def action_restart(self) -> None:
         row = self._need_row()
@@ -201,13 +216,13 @@ class Deck(WatchedBoard):
 
     def _restart(self, row: Row) -> None:
         fork = ["--session", row.session_id] if row.fork and row.session_id else []  # the fork, in its own window
-        self.run_command(["restart", row.agent, *fork, *self._agents_args(row.agent)], f"restarting {row.label}")
+        self.run_command(["restart", row.agent, *fork, *self._agents_args(row.agent)], f"restarting {row.label}", row.host)
 
     def action_fork(self) -> None:
         row = self._need_row()
         if row is not None:
             fork = ["--session", row.session_id] if row.fork and row.session_id else []  # a fork of this fork
-            self.run_command(["fork", row.agent, *fork, *self._agents_args(row.agent)], f"forking {row.label}")
+            self.run_command(["fork", row.agent, *fork, *self._agents_args(row.agent)], f"forking {row.label}", row.host)
 
     def action_new(self) -> None:
         """n: a definition from the agents directory (filtered as one types) or one without a definition, then its
@@ -271,6 +286,9 @@ class Deck(WatchedBoard):
         row = self._need_row()
         if row is None:
             return
+        if row.host is not None:  # another host's: read there, in a worker thread
+            self.remote_diff(row)
+            return
         tree = row.worktree
         if tree is None:
             self.say(f"{row.agent} has no worktree")
@@ -321,18 +339,9 @@ class Deck(WatchedBoard):
         self._in_thread(job, f"merging {row.label}'s worktree")
 
     def action_usage(self) -> None:
-        from agentlaunch.usage.reports import daily_chart, report_table
-        from agentlaunch.usage.store import Store
+        from agentlaunch.deck.screens import usage_page
 
-        path = self.sources.store_path
-        if not path.is_file():
-            self.push_screen(Page("usage", Text("no usage recorded yet")))
-            return
-        since = datetime.now(UTC) - timedelta(days=7)
-        with Store.open(path, timeout=1.0) as store:
-            agents, days = store.usage_report("agent", since=since), store.usage_report("day", since=since)
-        body = Group(report_table(agents, "agent", title="per agent, 7 days"), daily_chart(days, metric="cost", since=since))
-        self.push_screen(Page("usage · q closes", body))
+        self.push_screen(usage_page(self.sources.store_path))
 
     def action_filter(self) -> None:
         self.push_screen(Ask("filter (empty: all):", self.filter_text), self._filter)
@@ -363,8 +372,10 @@ class Deck(WatchedBoard):
             folder = adhoc_dir(self.sources.state_dir)
         return ["--agents-dir", str(folder)] if folder is not None else []
 
-    def run_command(self, args: list[str], doing: str) -> None:
-        """``agentlaunch ARGS`` in a worker thread; its last words on the message line."""
+    def run_command(self, args: list[str], doing: str, host: str | None = None) -> None:
+        """``agentlaunch ARGS`` in a worker thread (``--host HOST`` for another host's agent: there, with its own agents
+        directory); its last words on the message line."""
+        args = on_host(args, host) if host is not None else args
         self._in_thread(lambda: actions.agentlaunch(args, self.socket), doing or f"agentlaunch {args[0]} {args[1]}…")
 
     def _in_thread(self, job: Callable[[], actions.Outcome], doing: str) -> None:

@@ -23,23 +23,34 @@ from textual.widgets import Footer, Static
 
 from agentlaunch.deck.agent_list import AgentList, Line
 from agentlaunch.deck.follow import Seen, line_key
+from agentlaunch.deck.host_rows import HostRows, remote_capture
 from agentlaunch.deck.preview import PaneShot, Preview, capture_pane
 from agentlaunch.deck.rows import COLUMNS, Row, Sources, cells, first_read, is_red, question
+from agentlaunch.errors import AgentlaunchError
 from agentlaunch.live.tmux import Tmux
 from agentlaunch.visible import visible
 
 if TYPE_CHECKING:
+    from agentlaunch.hosts.config import Host
     from agentlaunch.worktrees.git_worktree import WorktreeState
 
 QUIET_PANE_EVERY = 3  # ticks between two captures of a selected pane that showed nothing new the last times
 
 
 def style_of(row: Row) -> str:
+    if row.host_down is not None:
+        return "dim"  # its host cannot be watched now: its last known state, greyed
     if is_red(row.state) or row.state.startswith("dead") or row.problem is not None:
         return "bold red"
     if row.state == "waiting":
         return "yellow"
     return "" if row.live else "dim"
+
+
+def texts(row: Row, now: datetime, hosts: bool) -> tuple[str, ...]:
+    """The row's cells made inert, with its host (``local`` for this machine's) second when hosts are configured."""
+    shown = tuple(visible(t) for t in cells(row, now))
+    return (shown[0], visible(row.host or "local"), *shown[1:]) if hosts else shown
 
 
 class Board(App[None]):
@@ -70,6 +81,9 @@ class Board(App[None]):
         self.capture_every, self.since_capture = 1, 0  # ticks: 1, up to QUIET_PANE_EVERY while the pane stays the same
         self.refreshes = 0  # how many times the list was read (the bench and tests count them)
         self.seen = Seen()  # when the person last looked at each agent: Tab skips an idle one already seen
+        self.local_rows: list[Row] = []  # this machine's, as last read; :attr:`rows` adds the hosts' (:meth:`merged`)
+        self.host_rows = HostRows(())  # the hosts' agents, from their watches (:mod:`agentlaunch.deck.watching`)
+        self.remote_shown: tuple[object, ...] | None = None  # the remote row whose pane the preview shows, as captured
 
     def compose(self) -> ComposeResult:
         yield AgentList(COLUMNS, id="agents")
@@ -87,15 +101,24 @@ class Board(App[None]):
         first, self.first = self.first, None
         try:
             if first is not None:
-                self.folder_mtime, self.rows = first.result()
+                self.folder_mtime, self.local_rows = first.result()
             else:
-                self.folder_mtime, self.rows = first_read(self.sources, self.worktrees, self.today, panes_again=panes_again)
+                self.folder_mtime, self.local_rows = first_read(self.sources, self.worktrees, self.today, panes_again=panes_again)
+            self.rows = self.merged()
         except Exception as exc:  # noqa: BLE001 - a bug in one read must not take the deck down: it says it instead
             self.say(f"could not read the agents: {type(exc).__name__}: {exc}")
             return
         self.draw()
         if self.sources.tmux_problem:
             self.say(self.sources.tmux_problem)
+
+    def merged(self) -> list[Row]:
+        """This machine's rows and the hosts' (most urgent first, then this machine's, then each host's in order)."""
+        if not self.sources.hosts:
+            return self.local_rows
+        order = {name: i for i, name in enumerate(self.host_rows.hosts, 1)}
+        both = self.local_rows + self.host_rows.rows()
+        return sorted(both, key=lambda r: (r.urgency, order.get(r.host or "", 0)))  # stable: each one's own order kept
 
     @staticmethod
     def _now() -> float:
@@ -115,7 +138,10 @@ class Board(App[None]):
         needle = self.filter_text.lower()
         now = datetime.now(UTC)
         taken: set[str] = set()
-        shown = [(r, Line(line_key(r, taken), tuple(visible(t) for t in cells(r, now)), style_of(r), r.agent)) for r in self.rows]
+        hosts = bool(self.sources.hosts)
+        if hosts and table.columns[1] != "host":  # hosts configured: a host column (known once config.yaml was read)
+            table.columns, table.styled = (COLUMNS[0], "host", *COLUMNS[1:]), 3
+        shown = [(r, Line(line_key(r, taken), texts(r, now, hosts), style_of(r), r.who)) for r in self.rows]
         if needle:
             shown = [(r, line) for r, line in shown if needle in " ".join(line.cells).lower()]
         self.shown = [r for r, _ in shown]
@@ -141,8 +167,8 @@ class Board(App[None]):
         self.show_preview()
         row = self.selected()
         self.seen.look(row)
-        if row is not None and row.problem:
-            self.say(f"{row.agent}: {row.problem}")
+        if row is not None and (row.host_down or row.problem):
+            self.say(f"{row.who}: {row.host_down or row.problem}")
         else:
             self._say_question(again=True)
 
@@ -165,9 +191,14 @@ class Board(App[None]):
         """The selected agent's title at once; its pane's screen from a worker thread, redrawn only when it changed."""
         row = self.selected()
         self.since_capture = 0
+        if row is None or row.host is None:
+            self.remote_shown = None  # back on a remote row later: captured again
         if row is None:
             self.preview_title = "preview"
             self._set_preview("preview", "no agent yet: n starts one")
+        elif row.host is not None:
+            self._remote_preview(row)
+            return
         elif row.pane is None or self.sources.tmux is None:
             self.preview_title = row.agent
             self._set_preview(row.agent, self._no_pane(row))
@@ -176,6 +207,56 @@ class Board(App[None]):
             self._set_preview(title, None)
             shown = self.preview_key[1] if self.preview_key[0] == title else None
             self.capture(self.sources.tmux, row.pane, title, shown if isinstance(shown, PaneShot) else None)
+
+    def _remote_preview(self, row: Row) -> None:
+        """Another host's agent: its pane there captured over ssh when the row is selected and when its record changes
+        (not on the clock: no traffic while nothing changes); why not, when its host is down or it has no pane."""
+        title = self.preview_title = f"{row.who}" + (f" · tmux {row.tmux_session} {row.pane} there" if row.pane else "")
+        host = self.host_rows.hosts.get(row.host or "")
+        if row.pane is None or row.host_down or host is None:
+            self.remote_shown = None
+            self._set_preview(title, row.host_down or row.problem or f"{row.agent} runs on {row.host}: no tmux pane there")
+            return
+        self._set_preview(title, None)
+        key = (title, row.record.get("updated"), row.state)
+        if key != self.remote_shown:
+            self.remote_shown = key
+            shown = self.preview_key[1] if self.preview_key[0] == title else None
+            self.capture_remote(host, row.pane, title, shown if isinstance(shown, PaneShot) else None)
+
+    @work(thread=True, exclusive=True, group="preview")
+    def capture_remote(self, host: Host, pane: str, title: str, shown: PaneShot | None) -> None:
+        body: PaneShot | str
+        try:
+            body = remote_capture(host, pane, shown)
+        except (OSError, AgentlaunchError) as exc:
+            body = str(getattr(exc, "message", None) or exc)
+        self.from_thread(self._set_preview, title, body)
+
+    @work(thread=True, exclusive=True, group="remote-diff")
+    def remote_diff(self, row: Row) -> None:
+        """d on another host's agent: its worktree's diff read there (:func:`~agentlaunch.deck.host_rows.remote_diff`),
+        shown on a page (read only: removing it is ``agentlaunch worktrees remove AGENT --host HOST``)."""
+        from agentlaunch.deck.host_rows import remote_diff
+
+        host = self.host_rows.hosts.get(row.host or "")
+        if host is None or row.host_down:
+            self.from_thread(self.say, f"{row.who}: {row.host_down or 'its host is not in config.yaml'}")
+            return
+        self.from_thread(self.say, f"reading {row.who}'s worktree there…")
+        try:
+            title, text = remote_diff(host, row.agent)
+        except AgentlaunchError as exc:
+            title, text = row.who, exc.message
+        self.from_thread(self._page, title, text)
+
+    def _page(self, title: str, text: str) -> None:
+        from rich.text import Text
+
+        from agentlaunch.deck.screens import Page
+
+        self.say("")
+        self.push_screen(Page(title, Text(visible(text, keep_newlines=True))))
 
     @work(thread=True, exclusive=True, group="preview")
     def capture(self, tmux: Tmux, pane: str, title: str, shown: PaneShot | None = None) -> None:

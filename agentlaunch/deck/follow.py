@@ -18,7 +18,7 @@ from agentlaunch.deck.rows import Row, is_red
 def line_key(row: Row, taken: set[str]) -> str:
     """The list's key for ``row``: its agent and session (made unique with the row's own key when two rows share them,
     a stale record beside its agent's new one, say)."""
-    key = f"{row.agent}\x1f{row.session_id or ''}"
+    key = f"{row.who}\x1f{row.session_id or ''}"
     if key in taken:
         key = f"{key}\x1f{row.key}"
     taken.add(key)
@@ -31,7 +31,7 @@ def current(rows: Iterable[Row], chosen: Row) -> Row | None:
     rows = list(rows)
     same = [r for r in rows if r.ident == chosen.ident]
     if not same and not chosen.session_id:
-        mine = [r for r in rows if r.agent == chosen.agent]
+        mine = [r for r in rows if r.who == chosen.who]
         same = mine if len(mine) == 1 else []
     return min(same, key=lambda r: not r.live, default=None)
 
@@ -39,7 +39,7 @@ def current(rows: Iterable[Row], chosen: Row) -> Row | None:
 def why_not(rows: Sequence[Row], chosen: Row) -> str:
     """Why a key confirmed for ``chosen`` does nothing: its row is gone, or its agent now runs another session."""
     session = f" (session {chosen.session_id[:8]})" if chosen.session_id else ""
-    others = [r for r in rows if r.agent == chosen.agent]
+    others = [r for r in rows if r.who == chosen.who]
     if not others:
         return f"{chosen.label}{session} left the list since you chose it (its status record is gone): nothing done"
     now = others[0]
@@ -50,7 +50,7 @@ def why_not(rows: Sequence[Row], chosen: Row) -> str:
 def session_args(rows: Sequence[Row], row: Row) -> list[str]:
     """``--session ID`` when ``row`` is one of several sessions of its agent (a fork, or the agent beside its fork):
     the command then reaches that session, not the agent's own pane or a refusal to choose."""
-    several = row.fork or sum(1 for r in rows if r.agent == row.agent and r.live) > 1
+    several = row.fork or sum(1 for r in rows if r.who == row.who and r.live) > 1
     return ["--session", row.session_id] if several and row.session_id else []
 
 

@@ -33,7 +33,7 @@ from agentlaunch.live.tmux import Tmux, tmux_arg
 
 CAPTURE_LIMIT = 1 << 20  # bytes of a capture kept: a pane of 1,000 by 1,000 cells with colours
 QUESTION_SPAN = 24  # rows above the bottom searched for an asking agent's question (a dialog is shorter)
-_GEOMETRY = "#{cursor_y} #{pane_height} #{pane_width}"
+GEOMETRY = "#{cursor_y} #{pane_height} #{pane_width}"
 _ESCAPES = re.compile(r"\x1b(?:\[[0-9;:?<=>]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 _FRAME = " \t│┃║|╭╮╰╯┌┐└┘─━═▌▐█"  # box borders around a dialog's text (its question ends before them)
 
@@ -54,7 +54,7 @@ def capture_pane(tmux: Tmux, pane: str, shown: PaneShot | None = None) -> PaneSh
     """The pane's screen as tmux holds it, with its colours (``capture-pane -e -p``) and its cursor's row and size
     (``display-message``, in the same tmux call); ``shown`` itself when it is the same screen (not parsed again).
     OSError when tmux cannot (the pane closed, the server went)."""
-    capture, geometry = ("capture-pane", "-e", "-p", "-t", pane), ("display-message", "-p", "-t", pane, _GEOMETRY)
+    capture, geometry = ("capture-pane", "-e", "-p", "-t", pane), ("display-message", "-p", "-t", pane, GEOMETRY)
     argv = [*tmux.command(*capture), ";", *(tmux_arg(a) for a in geometry)]  # one tmux call: tmux's own ";"
     proc = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False, errors="replace")
     if proc.returncode != 0:

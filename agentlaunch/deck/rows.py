@@ -29,6 +29,7 @@ from agentlaunch.usage.plan_limits import limits_text
 from agentlaunch.usage.warmth import cache_cell, span
 
 if TYPE_CHECKING:
+    from agentlaunch.hosts.config import Host
     from agentlaunch.worktrees.git_worktree import WorktreeState
 
 RED_STATES = states.URGENT
@@ -66,12 +67,20 @@ class Row:
     fork: str = ""  # a fork's row: the session it started from (its record's fork_of, or its pane's fork option)
     number: int = 0  # a fork's place among its agent's running sessions (`cx ⑂ 2`): the fleet numbers it
     flag: str = ""  # the problem in a few words, on the row; the whole of it goes to the message line
+    host: str | None = None  # another host's agent: that host's name in config.yaml (None: this machine's)
+    host_down: str | None = None  # its host cannot be watched now: why (the row is its last known state, greyed)
 
     @property
     def ident(self) -> tuple[str, str]:
-        """Who this row is: the agent and its session. The selection and a confirmed key follow it, not the row's
-        place, through a re-sort, a refresh, a filter, and a record that becomes a dead pane."""
-        return self.agent, self.session_id or ""
+        """Who this row is: the agent (``NAME@HOST`` for another host's) and its session. The selection and a confirmed
+        key follow it, not the row's place, through a re-sort, a refresh, a filter, and a record that becomes a dead
+        pane."""
+        return self.who, self.session_id or ""
+
+    @property
+    def who(self) -> str:
+        """The agent, and its host when it is another host's: ``cx``, ``cx@devbox``."""
+        return self.agent if self.host is None else f"{self.agent}@{self.host}"
 
     @property
     def label(self) -> str:
@@ -84,7 +93,9 @@ class Row:
 
     @property
     def urgency(self) -> int:
-        """Sort order: who needs the person first."""
+        """Sort order: who needs the person first (an agent whose host is down: with those not running)."""
+        if self.host_down is not None:
+            return 4
         if is_red(self.state):
             return 0
         if self.problem is not None or self.state.startswith("dead"):
@@ -112,6 +123,8 @@ class Sources:
     definitions: Definitions = field(default_factory=dict)
     repos: dict[str, str] = field(default_factory=dict)  # working dir -> its repository's top folder
     tmux_problem: str | None = None
+    hosts: tuple[Host, ...] = ()  # config.yaml's hosts: their agents are rows too (:mod:`agentlaunch.deck.host_rows`)
+    hosts_problem: str | None = None  # config.yaml could not be read: why (no host then)
     panes: list[Pane] | None = None  # tmux's agent panes as last listed
     record_files: frozenset[str] = frozenset()  # the status folder's names when the panes were listed
 
@@ -316,6 +329,8 @@ def state_cell(row: Row, now: datetime) -> str:
     text = row.state
     if (duration := how_long(row, now)) and row.state != "exited":
         text += f" {duration}"
+    if row.host_down is not None:  # its host's own row says it already
+        return text if row.state == "host unreachable" else f"{text} ⚠ host down"
     if row.problem is not None:
         short = row.flag or (row.problem if len(row.problem) <= PROBLEM_CELL else row.problem[: PROBLEM_CELL - 1] + "…")
         text += f" ⚠ {short}"

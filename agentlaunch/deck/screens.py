@@ -3,6 +3,8 @@ in picker.py."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.console import RenderableType
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -39,6 +41,12 @@ Keys
 
 A key that asks y/n names the agent; y acts on that agent (and session) even if the
 list changed meanwhile, or says why it does nothing (its record gone, a new session).
+
+Other hosts (hosts: in config.yaml): their agents are rows too, with a host column (/
+and the host's name keeps its rows). On their rows Enter attaches over ssh (ssh -t HOST
+tmux … attach; detach, prefix d, comes back), s x r f b a D R run there (--host HOST),
+d shows the worktree's diff read there (removing it: worktrees remove AGENT --host HOST).
+A host that cannot be reached greys its rows, saying why; they come back by themselves.
 """
 
 
@@ -112,3 +120,22 @@ class Page(ModalScreen[str | None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+def usage_page(path: Path) -> Page:
+    """u: the usage store's last 7 days, per agent and per day (its cost)."""
+    from datetime import UTC, datetime, timedelta
+
+    from rich.console import Group
+    from rich.text import Text
+
+    from agentlaunch.usage.reports import daily_chart, report_table
+    from agentlaunch.usage.store import Store
+
+    if not path.is_file():
+        return Page("usage", Text("no usage recorded yet"))
+    since = datetime.now(UTC) - timedelta(days=7)
+    with Store.open(path, timeout=1.0) as store:
+        agents, days = store.usage_report("agent", since=since), store.usage_report("day", since=since)
+    body = Group(report_table(agents, "agent", title="per agent, 7 days"), daily_chart(days, metric="cost", since=since))
+    return Page("usage · q closes", body)

@@ -9,9 +9,13 @@ import sys
 import threading
 from concurrent.futures import Future
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentlaunch.deck.rows import Row, Sources, first_read
 from agentlaunch.live.tmux import SOCKET_ENV
+
+if TYPE_CHECKING:
+    from agentlaunch.hosts.config import Host
 
 
 def fast_options(args: list[str]) -> tuple[str | None, Path | None] | None:
@@ -54,9 +58,21 @@ def run_deck(socket: str | None, agents_dir: Path | None) -> None:
 def read_into(future: Future[tuple[float, list[Row]]], sources: Sources) -> None:
     """:func:`~agentlaunch.deck.rows.first_read` into ``future`` (its error too: the deck says it on its message line)."""
     try:
+        sources.hosts, sources.hosts_problem = configured_hosts()
         future.set_result(first_read(sources))
     except BaseException as exc:  # noqa: BLE001 - handed to the deck, which says it
         future.set_exception(exc)
+
+
+def configured_hosts() -> tuple[tuple[Host, ...], str | None]:
+    """config.yaml's hosts (read in the first read's thread, beside Textual's import), and why none when it is broken."""
+    from agentlaunch.definitions.settings import load_settings
+    from agentlaunch.errors import AgentlaunchError
+
+    try:
+        return load_settings().hosts, None
+    except AgentlaunchError as exc:
+        return (), f"hosts: {exc.message.splitlines()[0]}"
 
 
 def deck_sources(agents_dir: Path | None, socket: str | None) -> Sources:

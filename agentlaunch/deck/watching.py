@@ -16,11 +16,13 @@ from textual import work
 from textual.timer import Timer
 
 from agentlaunch.deck.board import Board
+from agentlaunch.deck.host_rows import HostRows
 from agentlaunch.deck.rows import Definitions, Row, Sources, folder_mtime
 from agentlaunch.deck.worker_reads import load_definitions, today_costs, worktree_states
 
 if TYPE_CHECKING:  # the folder's watch (ctypes) is imported when first used, after the first frame
     from agentlaunch.dir_watch import DirWatch
+    from agentlaunch.hosts.watch import HostWatch
     from agentlaunch.worktrees.git_worktree import WorktreeState
 
 TICK = 1.0  # seconds: countdowns, the preview's capture, the folder's mtime without inotify
@@ -47,6 +49,8 @@ class WatchedBoard(Board):
         self.pending: Timer | None = None
         self.worktrees_due: Timer | None = None
         self.worktrees_read = 0.0  # the loop's time of the last read of the worktrees
+        self.host_watches: list[HostWatch] = []
+        self.hosts_due: Timer | None = None
 
     def on_mount(self) -> None:
         self.reload()
@@ -54,6 +58,7 @@ class WatchedBoard(Board):
         self.set_interval(SLOW_EVERY, self.read_slow)
         self.call_after_refresh(self.start_watch)  # the watch (ctypes' import), git, the store and the definitions:
         self.call_after_refresh(self.read_slow)  # after the first frame, not before it
+        self.call_after_refresh(self.start_hosts)  # and each host's watch (ssh)
 
     def start_watch(self) -> None:
         """inotify on the status folder (its parent until it exists), else the folder's mtime on each tick; the list
@@ -104,8 +109,37 @@ class WatchedBoard(Board):
         worktrees = worktree_states(self.sources.state_dir)
         self.from_thread(self._got_slow, worktrees, self.today, self.sources.definitions)
 
+    def start_hosts(self) -> None:
+        """One watch per host of config.yaml (:class:`~agentlaunch.hosts.watch.HostWatch`): its agents become rows as
+        its lines come, greyed with why while it is down, current again when it is back."""
+        from agentlaunch.hosts.watch import HostWatch
+
+        if self.sources.hosts_problem:
+            self.say(self.sources.hosts_problem)
+        if not self.sources.hosts or self.host_watches:
+            return
+        self.host_rows = HostRows(self.sources.hosts)
+        got = lambda line: self.from_thread(self._host_line, line)  # noqa: E731 - from the watch's thread
+        lost = lambda host, why: self.from_thread(self._host_lost, host.name, why)  # noqa: E731
+        self.host_watches = [HostWatch(host, got, lost).start() for host in self.sources.hosts]
+
+    def _host_line(self, line: dict[str, object]) -> None:
+        if self.host_rows.got(line) and self.hosts_due is None:  # a host's burst of lines (all its agents) drawn once
+            self.hosts_due = self.set_timer(SETTLE, self._hosts_settled)
+
+    def _host_lost(self, host: str, why: str) -> None:
+        self.host_rows.lost(host, why)
+        self._hosts_settled()
+
+    def _hosts_settled(self) -> None:
+        self.hosts_due = None
+        self.rows = self.merged()
+        self.draw()
+
     def on_unmount(self) -> None:
-        for timer in (self.pending, self.worktrees_due):
+        for watch in self.host_watches:
+            watch.stop(wait=False)
+        for timer in (self.pending, self.worktrees_due, self.hosts_due):
             if timer is not None:
                 timer.stop()
         if self.dir_watch is not None:

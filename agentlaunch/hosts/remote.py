@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 from typing import TYPE_CHECKING
 
 from agentlaunch.errors import HostDropped, HostUnreachable
@@ -19,6 +20,7 @@ from agentlaunch.hosts import ssh
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import IO
 
     from agentlaunch.hosts.config import Host
 
@@ -29,12 +31,13 @@ TAKEN = "@@agentlaunch-taken"
 class Seen:
     """What the host's stderr said for this side: reached, the prompt taken (its session), its last lines."""
 
-    __slots__ = ("started", "taken", "tail")
+    __slots__ = ("label", "started", "taken", "tail")
 
-    def __init__(self) -> None:
+    def __init__(self, label: str | None = None) -> None:
         self.started = False
         self.taken: str | None = None
         self.tail: list[str] = []
+        self.label = label  # each line written here begins with it (``box: ``): several hosts at once
 
     def line(self, text: str) -> None:
         """One line of the host's stderr: a marker is kept, anything else written to this stderr."""
@@ -47,23 +50,30 @@ class Seen:
             self.tail.append(bare)  # for :func:`finished`: agentlaunch is not there
         else:
             self.tail = [*self.tail[-9:], bare]
-            sys.stderr.write(text)
+            sys.stderr.write(f"{self.label}: {text}" if self.label else text)
             sys.stderr.flush()
 
 
-def run_there(host: Host, args: Sequence[str], *, stdin: bytes | None = None, tty: bool = False) -> tuple[int, Seen]:
-    """Run ``agentlaunch ARGS`` on ``host``: its exit status (255: ssh failed) and what it said for this side."""
+def run_there(
+    host: Host, args: Sequence[str], *, stdin: bytes | None = None, tty: bool = False, label: bool = False
+) -> tuple[int, Seen]:
+    """Run ``agentlaunch ARGS`` on ``host``: its exit status (255: ssh failed) and what it said for this side;
+    ``label``: each line it writes begins with the host's name (several hosts' commands at once)."""
     command = f"printf '%s\\n' {STARTED} >&2; {ssh.guarded(host, ssh.remote_command(host, args))}"
     try:
         proc = subprocess.Popen(
             ssh.ssh_argv(host, command, tty=tty),
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE if label else None,
             stderr=subprocess.PIPE,
             env=ssh.ssh_env(),
         )
     except FileNotFoundError:
         raise HostUnreachable("host unreachable: ssh is not installed here (OpenSSH's client)") from None
-    seen = Seen()
+    seen = Seen(host.name if label else None)
+    copy = threading.Thread(target=_labelled, args=(proc.stdout, host.name), daemon=True) if proc.stdout else None
+    if copy is not None:
+        copy.start()
     if stdin is not None and proc.stdin is not None:
         try:
             proc.stdin.write(stdin)
@@ -73,7 +83,16 @@ def run_there(host: Host, args: Sequence[str], *, stdin: bytes | None = None, tt
     assert proc.stderr is not None
     for raw in proc.stderr:
         seen.line(raw.decode("utf-8", "replace"))
+    if copy is not None:
+        copy.join()
     return proc.wait(), seen
+
+
+def _labelled(stream: IO[bytes], name: str) -> None:
+    """The host command's stdout written here line by line, each beginning with ``NAME: ``."""
+    for raw in stream:
+        sys.stdout.write(f"{name}: {raw.decode('utf-8', 'replace')}")
+        sys.stdout.flush()
 
 
 def finished(host: Host, code: int, seen: Seen, what: str) -> int:

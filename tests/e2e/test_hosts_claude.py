@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,14 +18,14 @@ from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, text_reply
 from testbed.agent_files import write_agent
 from testbed.claude_tui import seed_home
 from tests.support.cli_runs import run_cli, run_cli_inprocess
-from tests.support.ssh_server import SSHD, SshServer, start_sshd
+from tests.support.required import need
+from tests.support.ssh_server import SshServer, start_sshd
 from tests.support.waits import wait_for
 from tests.test_hosts_config import write_config
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
-if (SSHD is None or shutil.which("tmux") is None) and not os.environ.get("CI"):
-    pytest.skip("sshd (openssh-server) or tmux is not installed", allow_module_level=True)
+need("sshd", "tmux")
 
 
 @pytest.fixture(scope="module")

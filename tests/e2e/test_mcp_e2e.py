@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,12 +21,12 @@ import pytest
 from agentlaunch.fakeapi.anthropic import FakeAnthropic, text_reply, tool_reply
 from testbed.agent_files import write_agent
 from tests.e2e.test_answer_e2e import claude_team_env, cli, state_of
+from tests.support.required import need
 from tests.support.waits import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
-if shutil.which("tmux") is None and not os.environ.get("CI"):
-    pytest.skip("tmux is not installed", allow_module_level=True)
+need("tmux")
 
 TOOLS = ("mcp__agentlaunch__list_agents", "mcp__agentlaunch__answer_question")
 

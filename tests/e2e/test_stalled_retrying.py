@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -27,12 +26,12 @@ from testbed.agent_files import write_agent
 from testbed.claude_tui import seed_home
 from tests.e2e.test_tmux_ready_states import pane_of, screen, tmux
 from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.required import need
 from tests.support.waits import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
-if shutil.which("tmux") is None and not os.environ.get("CI"):
-    pytest.skip("tmux is not installed", allow_module_level=True)
+need("tmux")
 
 OVERLOADED = error_reply(529, "overloaded now")
 

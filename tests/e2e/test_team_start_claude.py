@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -25,12 +24,12 @@ from agentlaunch.live.status import read_records
 from testbed.agent_files import write_agent
 from testbed.claude_tui import seed_home
 from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.required import need
 from tests.support.waits import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(400)]
 
-if shutil.which("tmux") is None and not os.environ.get("CI"):
-    pytest.skip("tmux is not installed", allow_module_level=True)
+need("tmux")
 
 TEAM = ("t1", "t2", "t3")
 

@@ -7,8 +7,6 @@ environment that points claude at the fake API (HOME, ANTHROPIC_BASE_URL, ANTHRO
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -18,12 +16,12 @@ from agentlaunch.fakeapi.anthropic import FakeAnthropic, claude_env, error_reply
 from testbed.agent_files import write_agent
 from testbed.claude_tui import seed_home
 from tests.support.cli_runs import run_cli, run_cli_inprocess
+from tests.support.required import need
 from tests.support.waits import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
-if shutil.which("tmux") is None and not os.environ.get("CI"):
-    pytest.skip("tmux is not installed", allow_module_level=True)
+need("tmux")
 
 
 def tmux(socket: str, *args: str) -> str:

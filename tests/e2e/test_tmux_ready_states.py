@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -27,12 +26,12 @@ from testbed.clis import ensure_cli
 from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.codex_tui_home import codex_tui_env
 from tests.support.gemini_process import one_gemini_process
+from tests.support.required import need
 from tests.support.waits import turn_over, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
-if shutil.which("tmux") is None and not os.environ.get("CI"):
-    pytest.skip("tmux is not installed", allow_module_level=True)
+need("tmux")
 
 
 def tmux(socket: str, *args: str) -> str:

@@ -86,6 +86,30 @@ class SshServer:
     def kill_remote_tmux(self) -> None:
         subprocess.run(["tmux", "-L", self.remote_socket, "kill-server"], capture_output=True)
 
+    def start(self) -> None:
+        """Start sshd (again, after :meth:`stop`: the same port, keys and known_hosts), listening when it returns."""
+        log = (self.folder / "sshd.log").open("ab")
+        self.proc = subprocess.Popen([SSHD or "sshd", "-D", "-e", "-f", str(self.folder / "sshd_config")], stdout=log, stderr=log)
+        log.close()  # the server holds its own copy
+        proc = self.proc
+        wait_for(lambda: listening(self.port) or proc.poll() is not None, what="sshd listening")
+        if proc.poll() is not None:
+            raise RuntimeError(f"sshd did not start: {(self.folder / 'sshd.log').read_text()}")
+
+    def drop_connections(self) -> None:
+        """End every session's sshd: each client's connection (a shared one too) drops, the server listens on."""
+        if self.proc is not None:
+            for pid in children(self.proc.pid):
+                kill(pid)
+
+    def stop(self) -> None:
+        """The host goes down: its sessions ended, then the server (nothing listens on its port until :meth:`start`)."""
+        if self.proc is not None:
+            self.drop_connections()
+            self.proc.terminate()
+            self.proc.wait(10)
+            self.proc = None
+
 
 def start_sshd(folder: Path) -> Iterator[SshServer]:
     """The server, until the generator is closed (its sessions and the server ended then, by their pids)."""
@@ -119,20 +143,12 @@ def start_sshd(folder: Path) -> Iterator[SshServer]:
         "UsePAM no\nStrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
         "PermitRootLogin prohibit-password\nAcceptEnv LANG LC_* ANTHROPIC_*\nX11Forwarding no\nAllowAgentForwarding no\n"
     )
-    log = (folder / "sshd.log").open("wb")
-    server.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=log, stderr=log)
-    wait_for(lambda: listening(server.port) or server.proc is None or server.proc.poll() is not None, what="sshd listening")
-    if server.proc.poll() is not None:
-        raise RuntimeError(f"sshd did not start: {(folder / 'sshd.log').read_text()}")
+    server.start()
     try:
         yield server
     finally:
         server.kill_remote_tmux()
-        for pid in children(server.proc.pid):
-            kill(pid)  # a session's sshd: the clients' shared connections end with it
-        server.proc.terminate()
-        server.proc.wait(10)
-        log.close()
+        server.stop()  # a session's sshd first: the clients' shared connections end with it
 
 
 def listening(port: int) -> bool:

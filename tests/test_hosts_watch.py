@@ -1,0 +1,110 @@
+"""``fleet --watch --json`` across hosts, against a real sshd (tests/support/ssh_server.py): a host's agents and its
+changes come over one long-lived watch; the connection killed mid-watch, or the host going down, makes its agents one
+row "host unreachable: HOST: WHY"; the watch is started again by itself and the host's agents come back."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.fleet_stream import Stream, change
+from tests.support.required import need
+from tests.support.ssh_server import SshServer, start_sshd
+from tests.test_fleet_watch import write_record
+from tests.test_hosts_config import write_config
+
+need("sshd")
+
+pytestmark = pytest.mark.timeout(120)
+
+REC = f"live:{os.getpid()}.json"
+
+
+@pytest.fixture(scope="module")
+def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
+    yield from start_sshd(tmp_path_factory.mktemp("sshd"))
+
+
+@pytest.fixture
+def watched(sshd: SshServer, isolated_home: Path) -> Iterator[tuple[SshServer, Stream]]:
+    """Host ``box`` with one agent defined (``~/agents/solo``) and a running record, watched from here."""
+    agents = sshd.remote / "home" / "agents"
+    shutil.rmtree(agents, ignore_errors=True)
+    (agents / "solo").mkdir(parents=True)
+    (agents / "solo" / "agent.yaml").write_text("provider: claude\n")
+    shutil.rmtree(sshd.remote / "state" / "status", ignore_errors=True)
+    write_record(sshd.remote / "state", os.getpid())  # this test's process: alive, as a launch there would be
+    write_config({"hosts": {"box": sshd.host(agents_dir="~/agents", timeout=10)}})
+    stream = Stream("--agents-dir", str(isolated_home / "none"))
+    yield sshd, stream
+    stream.close()
+    if sshd.proc is None:
+        sshd.start()
+
+
+def test_a_host_s_agents_and_changes_come_over_its_watch(watched: tuple[SshServer, Stream]) -> None:
+    sshd, stream = watched
+    stream.until(change("synced"), what="this machine synced")
+    before = len(stream.seen)
+    stream.until(change("synced", "box"), what="the host synced")
+    agents = {c["id"]: c["agent"] for c in stream.seen[before:] if c["change"] == "agent"}
+    assert set(agents) == {"def:solo", REC}
+    assert agents["def:solo"]["host"] == "box" and agents["def:solo"]["state"] == "not-running"
+    assert agents[REC]["running"] is True and agents[REC]["host"] == "box"
+    write_record(sshd.remote / "state", os.getpid(), state="asking", state_reason="Bash: rm -rf 'x y'")
+    asking = stream.until(change("agent", "box", id=REC), timeout=15, what="the change made on the host")
+    assert asking["agent"]["state"] == "asking" and asking["agent"]["needs_you"] is True
+    assert stream.quiet(2) == []  # nothing changes on either machine: nothing travels, nothing is written
+
+
+def test_the_connection_killed_mid_watch_is_one_row_then_the_host_comes_back_by_itself(
+    watched: tuple[SshServer, Stream],
+) -> None:
+    sshd, stream = watched
+    stream.until(change("synced", "box"), what="the host synced")
+    sshd.drop_connections()  # the shared connection (and the watch on it) killed: the server listens on
+    gone = stream.until(change("gone", "box"), timeout=30, what="the host's agents gone")
+    assert gone["id"] in {"def:solo", REC}
+    down = stream.until(change("agent", "box", id="host-unreachable"), timeout=30, what="the host's one row")
+    assert down["agent"]["state"] == "host-unreachable" and down["agent"]["agent"] == "box"
+    assert down["agent"]["problem"].startswith("host unreachable: box: ")
+    stream.until(change("gone", "box", id="host-unreachable"), timeout=30, what="the row taken off: the host is back")
+    back = len(stream.seen) - 1
+    stream.until(change("synced", "box"), timeout=30, what="the host synced again")
+    assert {c["id"] for c in stream.seen[back:] if c["change"] == "agent"} == {"def:solo", REC}
+
+
+def test_a_host_down_says_why_and_is_read_again_when_it_is_back(watched: tuple[SshServer, Stream]) -> None:
+    sshd, stream = watched
+    stream.until(change("synced", "box"), what="the host synced")
+    sshd.stop()  # the host goes down: nothing listens on its port
+    stream.until(
+        change("agent", "box", id="host-unreachable", agent__problem=lambda p: "connection refused" in str(p)),
+        timeout=30,
+        what="the host's row saying no ssh server listens there",
+    )
+    sshd.start()
+    stream.until(change("gone", "box", id="host-unreachable"), timeout=40, what="the host back by itself")
+    back = len(stream.seen) - 1
+    stream.until(change("synced", "box"), timeout=30, what="the host synced again")
+    assert {c["id"] for c in stream.seen[back:] if c["change"] == "agent"} == {"def:solo", REC}
+
+
+def test_a_host_whose_agentlaunch_is_older_or_missing_is_one_row_saying_so(sshd: SshServer, isolated_home: Path) -> None:
+    old = sshd.remote / "bin" / "no-watch-agentlaunch"
+    old.write_text('#!/bin/sh\necho "Error: No such option: --watch" >&2\nexit 2\n')
+    old.chmod(0o755)
+    write_config({"hosts": {"old": sshd.host(agentlaunch=str(old)), "bare": sshd.host(agentlaunch="/nonexistent/agentlaunch")}})
+    stream = Stream("--agents-dir", str(isolated_home / "none"))
+    try:
+        both = {"old", "bare"}
+        stream.until(lambda _: {c["host"] for c in stream.seen if c["change"] == "synced"} >= both, what="both hosts' rows")
+        rows = {c["host"]: c["agent"] for c in stream.seen if c["change"] == "agent"}
+        assert "its agentlaunch is older than this one (no fleet --watch)" in rows["old"]["problem"]
+        assert "agentlaunch is not installed there (`/nonexistent/agentlaunch`" in rows["bare"]["problem"]
+    finally:
+        stream.close()
