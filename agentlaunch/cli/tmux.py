@@ -170,18 +170,32 @@ def tmux_up(
         if any("@" in agent for agent in agents):
             raise UsageError("--host starts every agent on one host, AGENT@HOST names each one's: use one of them")
         raise typer.Exit(up_on(host, agents, session, layout, wait, switches, max_starting))
+    raise typer.Exit(up_team(agents, switches, session, layout, socket, wait, max_starting, attach_, agents_dir, templates_dir))
+
+
+def up_team(
+    agents: list[str],
+    switches: tuple[bool, bool, bool],
+    session: str | None,
+    layout: str | None,
+    socket: str | None,
+    wait: float,
+    max_starting: int | None,
+    attach_: bool | None,
+    agents_dir: Path | None,
+    templates_dir: Path | None,
+) -> int:
+    """`tmux up`'s agents started here, and each AGENT@HOST's on its host meanwhile; the exit status."""
+    worktree, resume, fresh = switches
     hosts: HostsUp | None = None
     if any("@" in agent for agent in agents):  # a team on several hosts: each host's agents started there meanwhile
-        from agentlaunch.cli.on_host import host_named
-        from agentlaunch.cli.up_hosts import HostsUp, first_failed, split_agents
+        from agentlaunch.cli.up_hosts import first_failed, team_on_hosts
 
-        agents, there = split_agents(agents)
-
-        for name in there:
-            host_named(name)  # a host config.yaml does not name: refused before anything starts
-        hosts = HostsUp(there, lambda h, names: up_on(h, names, session, layout, wait, switches, max_starting, label=True))
+        agents, hosts = team_on_hosts(
+            agents, lambda h, names: up_on(h, names, session, layout, wait, switches, max_starting, label=True)
+        )
         if not agents:
-            raise typer.Exit(first_failed(hosts.result()))
+            return first_failed(hosts.result())
     tmux = Tmux(socket)
     kept = bring_up(
         tmux,
@@ -198,8 +212,8 @@ def tmux_up(
         templates_dir=templates_dir,
     )
     if hosts is not None:  # never attached then: the team is on several hosts
-        raise typer.Exit(next((c for c in [attach_after_up(tmux, kept, False, socket), *hosts.result()] if c), 0))
-    raise typer.Exit(attach_after_up(tmux, kept, attach_, socket))
+        return next((c for c in [attach_after_up(tmux, kept, False, socket), *hosts.result()] if c), 0)
+    return attach_after_up(tmux, kept, attach_, socket)
 
 
 def attach_after_up(tmux: Tmux, kept: BroughtUp, attach_: bool | None, socket: str | None) -> int:

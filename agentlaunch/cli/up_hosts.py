@@ -35,6 +35,17 @@ def split_agents(agents: list[str]) -> tuple[list[str], dict[str, list[str]]]:
     return here, there
 
 
+def team_on_hosts(agents: list[str], up: Callable[[str, list[str]], int]) -> tuple[list[str], HostsUp]:
+    """The agents to start here, and each host's (``AGENT@HOST``) started with ``up`` meanwhile; a host config.yaml
+    does not name is refused before anything starts."""
+    from agentlaunch.cli.on_host import host_named
+
+    here, there = split_agents(agents)
+    for name in there:
+        host_named(name)
+    return here, HostsUp(there, up)
+
+
 class HostsUp:
     """Each host's ``tmux up``, under way on a thread of its own."""
 
