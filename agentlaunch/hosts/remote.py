@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 from typing import TYPE_CHECKING
 
 from agentlaunch.errors import HostDropped, HostUnreachable
@@ -29,12 +30,13 @@ TAKEN = "@@agentlaunch-taken"
 class Seen:
     """What the host's stderr said for this side: reached, the prompt taken (its session), its last lines."""
 
-    __slots__ = ("started", "taken", "tail")
+    __slots__ = ("out", "started", "taken", "tail")
 
     def __init__(self) -> None:
         self.started = False
         self.taken: str | None = None
         self.tail: list[str] = []
+        self.out = b""  # the host's stdout, when run_there was asked to keep it (``capture``)
 
     def line(self, text: str) -> None:
         """One line of the host's stderr: a marker is kept, anything else written to this stderr."""
@@ -51,19 +53,27 @@ class Seen:
             sys.stderr.flush()
 
 
-def run_there(host: Host, args: Sequence[str], *, stdin: bytes | None = None, tty: bool = False) -> tuple[int, Seen]:
-    """Run ``agentlaunch ARGS`` on ``host``: its exit status (255: ssh failed) and what it said for this side."""
+def run_there(
+    host: Host, args: Sequence[str], *, stdin: bytes | None = None, tty: bool = False, capture: bool = False
+) -> tuple[int, Seen]:
+    """Run ``agentlaunch ARGS`` on ``host``: its exit status (255: ssh failed) and what it said for this side;
+    ``capture``: its stdout kept in :attr:`Seen.out` instead of passed through (the MCP server's stdout is its
+    protocol)."""
     command = f"printf '%s\\n' {STARTED} >&2; {ssh.guarded(host, ssh.remote_command(host, args))}"
     try:
         proc = subprocess.Popen(
             ssh.ssh_argv(host, command, tty=tty),
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE if capture else None,
             stderr=subprocess.PIPE,
             env=ssh.ssh_env(),
         )
     except FileNotFoundError:
         raise HostUnreachable("host unreachable: ssh is not installed here (OpenSSH's client)") from None
     seen = Seen()
+    reader = threading.Thread(target=_keep_out, args=(proc, seen), daemon=True) if capture else None
+    if reader is not None:
+        reader.start()
     if stdin is not None and proc.stdin is not None:
         try:
             proc.stdin.write(stdin)
@@ -73,7 +83,15 @@ def run_there(host: Host, args: Sequence[str], *, stdin: bytes | None = None, tt
     assert proc.stderr is not None
     for raw in proc.stderr:
         seen.line(raw.decode("utf-8", "replace"))
-    return proc.wait(), seen
+    code = proc.wait()
+    if reader is not None:
+        reader.join()
+    return code, seen
+
+
+def _keep_out(proc: subprocess.Popen[bytes], seen: Seen) -> None:
+    assert proc.stdout is not None
+    seen.out = proc.stdout.read()
 
 
 def finished(host: Host, code: int, seen: Seen, what: str) -> int:
