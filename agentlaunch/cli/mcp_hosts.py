@@ -100,6 +100,8 @@ def refused(name: str, code: int, seen: Seen, hint: str | None = None) -> Refuse
     said = [line.removeprefix("error:").strip() for line in seen.tail if line.startswith("error:")]
     hints = [line.removeprefix("hint:").strip() for line in seen.tail if line.startswith("hint:")]
     text = "; ".join(said or [line.strip() for line in seen.tail[-3:] if line.strip()]) or f"exit {code}"
+    if code == 3:  # no agent of that name there (or its definition is wrong): exit 3 as everywhere
+        hint = "list_agents lists each host's agents with their host"
     return RefusedThere(f"on {name}: {text}", hint="; ".join(hints) or hint)
 
 
