@@ -96,6 +96,9 @@ def test_a_supervisor_drives_an_agent_on_another_host(box: SshServer, socket: st
             (call,) = store.calls_for_session(turn["session_id"])
         assert turn["usage"]["input"] == call.usage.input and turn["usage"]["output"] == call.usage.output
         assert turn["usage"]["cost_usd"] == call.cost_usd and call.cost_usd is not None and call.cost_usd > 0
+        listed = by_host(data(await s.call_tool("list_agents", {})))
+        assert listed[("box", "demo")]["cost_today_usd"] == call.cost_usd  # the host's store, since midnight there
+        assert listed[(None, "demo")]["cost_today_usd"] is None and listed[("down", "down")]["cost_today_usd"] is None
         again = data(await s.call_tool("start_agent", {"agent": "demo", "host": "box", "prompt": "more"}))
         assert again["already_running"] and again["prompt_sent"] and again["session_id"] == turn["session_id"], again
         await box_state(s, "demo", "waiting")

@@ -18,8 +18,9 @@ from agentlaunch.definitions.settings import load_settings
 from agentlaunch.errors import AgentlaunchError, HostUnreachable, TurnFailed, UsageError
 from agentlaunch.hosts import ssh
 from agentlaunch.hosts.config import Host
-from agentlaunch.hosts.fleet import Reads, fleet_check, read_output, start_fleet_reads
+from agentlaunch.hosts.fleet import fleet_agents, fleet_check, read_output, start_fleet_reads
 from agentlaunch.hosts.remote import Seen
+from agentlaunch.hosts.usage import host_rows, start_usage_reads
 
 START_WAIT = 60.0  # seconds start_agent and restart_agent wait for an agent to come up (as mcp_tools)
 STOP_WAIT = 20.0
@@ -29,13 +30,29 @@ class RefusedThere(AgentlaunchError):
     """agentlaunch on a host refused or failed the command: its ``error:`` lines and ``hint:``, named by the host."""
 
 
-def start_reads() -> Reads | None:
-    """Every host's ``fleet --json --local``, started now (None: no host in config.yaml)."""
+class HostReads:
+    """Every host's fleet (``fleet --json --local``) and its cost today by agent (``usage --by agent --since today
+    --json``), all read at once over the hosts' connections while this machine's fleet is read."""
+
+    def __init__(self, hosts: tuple[Host, ...]) -> None:
+        self.fleets = start_fleet_reads(hosts)
+        self.costs = start_usage_reads(hosts, ["--by", "agent", "--since", "today"])
+
+    def agents(self) -> tuple[list[dict[str, Any]], list[str]]:
+        """Each host's agents as list_agents gives them (a host not read: one row saying why), and its problems."""
+        rows, problems = fleet_agents(self.fleets.result())
+        costs, _ = host_rows(self.costs.result(), "agent")  # a host not read: said by its fleet's row
+        today: dict[tuple[object, object], object] = {(h, r.get("agent")): r.get("cost_usd") for h, r in costs}
+        return [summary(row, today.get((row.get("host"), row.get("agent")))) for row in rows], problems
+
+
+def start_reads() -> HostReads | None:
+    """The hosts' reads, started now (None: no host in config.yaml)."""
     hosts = load_settings().hosts
-    return start_fleet_reads(hosts) if hosts else None
+    return HostReads(hosts) if hosts else None
 
 
-def summary(row: dict[str, Any]) -> dict[str, Any]:
+def summary(row: dict[str, Any], cost_today: object = None) -> dict[str, Any]:
     """A host's agent of the fleet contract (or its one "host-unreachable" row) as list_agents gives an agent."""
     tmux, stopped = row.get("tmux"), row.get("stopped")
     why = row.get("problem") or (stopped.get("reason") if isinstance(stopped, dict) else None)
@@ -49,10 +66,10 @@ def summary(row: dict[str, Any]) -> dict[str, Any]:
         "provider": row.get("provider"),
         "model": row.get("model"),
         "session_id": row.get("session_id"),
-        "context": None,  # not in the fleet contract: agent_status {agent, host} gives what the host's fleet says
+        "context": None,  # not in the fleet contract
         "context_window": None,
         "session_cost": None,
-        "cost_today_usd": None,
+        "cost_today_usd": cost_today if isinstance(cost_today, int | float) and not isinstance(cost_today, bool) else None,
         "pane": tmux.get("pane") if isinstance(tmux, dict) else None,
         "host": row.get("host"),
     }

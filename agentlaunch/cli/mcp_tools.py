@@ -21,7 +21,6 @@ from agentlaunch.cli.usage import read_report
 from agentlaunch.errors import AgentlaunchError, PromptNotTaken, TurnFailed, UsageError
 from agentlaunch.fleet.contract import agent_json, ordered
 from agentlaunch.fleet.model import Agent, read_fleet, sessions_of
-from agentlaunch.hosts.fleet import fleet_agents
 from agentlaunch.launch.answer_client import give_answer, open_question
 from agentlaunch.launch.control_request import prompt_problem
 from agentlaunch.launch.prompt_client import offer_until_taken, turn_over
@@ -74,8 +73,8 @@ class Team:
         today = _cost_today()
         listed = [_summary(a, today.get(a.name)) | {"host": None} for a in agents]
         if reads is not None:
-            far, said = fleet_agents(reads.result())
-            listed += [mcp_hosts.summary(row) for row in far]
+            far, said = reads.agents()
+            listed += far
             problems += said
         return {"agents": listed, "problems": problems}
 
