@@ -22,8 +22,8 @@ from agentlaunch.hosts.fleet import fleet_agents, fleet_check, read_output, star
 from agentlaunch.hosts.remote import Seen
 from agentlaunch.hosts.usage import host_rows, start_usage_reads
 
-START_WAIT = 60.0  # seconds start_agent and restart_agent wait for an agent to come up (as mcp_tools)
-STOP_WAIT = 20.0
+START_WAIT = 60.0  # seconds start_agent and restart_agent wait for an agent to come up, here or on a host
+STOP_WAIT = 20.0  # seconds stop_agent waits for an agent to end (as `agentlaunch stop`)
 
 
 class RefusedThere(AgentlaunchError):

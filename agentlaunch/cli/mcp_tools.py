@@ -16,6 +16,7 @@ from typing import Any
 from agentlaunch.cli import mcp_hosts
 from agentlaunch.cli.fleet import defined
 from agentlaunch.cli.life import restart_agent, stop_one
+from agentlaunch.cli.mcp_hosts import START_WAIT, STOP_WAIT
 from agentlaunch.cli.tmux import bring_up
 from agentlaunch.cli.usage import read_report
 from agentlaunch.errors import AgentlaunchError, PromptNotTaken, TurnFailed, UsageError
@@ -29,8 +30,6 @@ from agentlaunch.live.tmux import Tmux, TmuxMissing
 from agentlaunch.usage.reports import parse_by, parse_since, report_records
 
 ASKING_HINT = "answer_question {agent, answer} answers it (allow, always, deny, or a reply); agent_status shows the question"
-START_WAIT = 60.0  # seconds start_agent and restart_agent wait for an agent to come up
-STOP_WAIT = 20.0  # seconds stop_agent waits for an agent to end (as `agentlaunch stop`)
 USAGE_KEYS = ("input", "output", "cache_read", "cache_write", "cache_write_1h", "reasoning")
 DECISIONS = {
     "allow": "once",
@@ -132,9 +131,10 @@ class Team:
             raise UsageError(f"prompt: {problem}")  # refused before anything starts
         if host is not None:
             up = mcp_hosts.start_agent(agent, host, worktree)
-            if prompt is not None:
-                up |= {"prompt_sent": True, "session_id": self.send_prompt(agent, prompt, wait=False, host=host)["session_id"]}
-            return up | {"state": mcp_hosts.state_after(agent, host, up.get("session_id"))}
+            if prompt is None:
+                return up | {"state": mcp_hosts.state_after(agent, host, None)}
+            sent = self.send_prompt(agent, prompt, wait=False, host=host)
+            return up | {"prompt_sent": True, "session_id": sent["session_id"], "state": sent["state"]}
         tmux = Tmux(self.socket)
         kept = bring_up(
             tmux,
