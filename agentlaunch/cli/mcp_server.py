@@ -32,6 +32,10 @@ INSTRUCTIONS = (
 )
 
 AgentName = Annotated[str, Field(description="The agent's name (its folder in the agents directory).")]
+HostName = Annotated[
+    str | None,
+    Field(description="A host of config.yaml's hosts: (list_agents gives each agent's host); none: this machine."),
+]
 
 
 def build(team: Team) -> MCPServer:
@@ -58,7 +62,8 @@ def _add_fleet_tools(server: MCPServer, team: Team) -> None:
     @server.tool()
     def list_agents() -> dict[str, Any]:
         """Every agent: defined, running or stopped, with its state, provider and model, context in use, cost today
-        (USD), and needs_you with why (a question, a stall, a budget pause)."""
+        (USD), and needs_you with why (a question, a stall, a budget pause); this machine's (host null), then each
+        host's of config.yaml with its host (a host not reached: one row, state host-unreachable, why)."""
         return _run(team.list_agents)
 
     @server.tool()
@@ -66,26 +71,27 @@ def _add_fleet_tools(server: MCPServer, team: Team) -> None:
         agent: AgentName,
         prompt: Annotated[str | None, Field(description="A first prompt, handed to it once it is up.")] = None,
         worktree: Annotated[bool, Field(description="Run it in its own git worktree (branch agentlaunch/AGENT).")] = False,
+        host: HostName = None,
     ) -> dict[str, Any]:
         """Start the agent in its tmux pane (`agentlaunch tmux up AGENT`): left alone when it already runs, started
         again in its session when it was stopped. Waits until it is up."""
-        return _run(team.start_agent, agent, prompt, worktree)
+        return _run(team.start_agent, agent, prompt, worktree, host)
 
     @server.tool()
-    def agent_status(agent: AgentName) -> dict[str, Any]:
+    def agent_status(agent: AgentName, host: HostName = None) -> dict[str, Any]:
         """One agent in full (`agentlaunch fleet --json`'s fields for each of its sessions), its cost today and the
         question it asks now, if any."""
-        return _run(team.agent_status, agent)
+        return _run(team.agent_status, agent, host)
 
     @server.tool()
-    def stop_agent(agent: AgentName) -> dict[str, Any]:
+    def stop_agent(agent: AgentName, host: HostName = None) -> dict[str, Any]:
         """End the agent's CLI cleanly (`agentlaunch stop`): its conversation stays resumable (restart_agent)."""
-        return _run(team.stop_agent, agent)
+        return _run(team.stop_agent, agent, host)
 
     @server.tool()
-    def restart_agent(agent: AgentName) -> dict[str, Any]:
+    def restart_agent(agent: AgentName, host: HostName = None) -> dict[str, Any]:
         """Bring the agent back in its pane, in the session it ran (`agentlaunch restart`), stopping it first if it runs."""
-        return _run(team.restart_agent, agent)
+        return _run(team.restart_agent, agent, host)
 
 
 def _add_turn_tools(server: MCPServer, team: Team) -> None:
@@ -98,10 +104,11 @@ def _add_turn_tools(server: MCPServer, team: Team) -> None:
         session: Annotated[str | None, Field(description="Its session (id or unique start) when it runs several.")] = None,
         wait: Annotated[bool, Field(description="Wait for the turn's end and return its answer.")] = True,
         timeout_s: Annotated[float | None, Field(description="With wait: give up after this many seconds.")] = None,
+        host: HostName = None,
     ) -> dict[str, Any]:
         """Hand a prompt to a running agent (`agentlaunch send`): taken or refused, never both. With wait, the answer,
         the turn's usage (input, output, cache read, cache write, cost in USD) and the agent's state after."""
-        return _run(team.send_prompt, agent, prompt, session, wait, timeout_s)
+        return _run(team.send_prompt, agent, prompt, session, wait, timeout_s, host)
 
     @server.tool()
     def answer_question(

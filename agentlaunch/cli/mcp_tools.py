@@ -13,8 +13,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agentlaunch.cli import mcp_hosts
 from agentlaunch.cli.fleet import defined
 from agentlaunch.cli.life import restart_agent, stop_one
+from agentlaunch.cli.mcp_hosts import START_WAIT, STOP_WAIT
 from agentlaunch.cli.tmux import bring_up
 from agentlaunch.cli.usage import read_report
 from agentlaunch.errors import AgentlaunchError, PromptNotTaken, TurnFailed, UsageError
@@ -28,8 +30,6 @@ from agentlaunch.live.tmux import Tmux, TmuxMissing
 from agentlaunch.usage.reports import parse_by, parse_since, report_records
 
 ASKING_HINT = "answer_question {agent, answer} answers it (allow, always, deny, or a reply); agent_status shows the question"
-START_WAIT = 60.0  # seconds start_agent and restart_agent wait for an agent to come up
-STOP_WAIT = 20.0  # seconds stop_agent waits for an agent to end (as `agentlaunch stop`)
 USAGE_KEYS = ("input", "output", "cache_read", "cache_write", "cache_write_1h", "reasoning")
 DECISIONS = {
     "allow": "once",
@@ -65,14 +65,23 @@ class Team:
 
     def list_agents(self) -> dict[str, Any]:
         """Every agent (defined, running, stopped) with its state, provider and model, context, cost today, and
-        whether it needs a person and why."""
+        whether it needs a person and why: this machine's (``host`` null), then each host's of config.yaml, read
+        in parallel meanwhile as `agentlaunch fleet` reads them (a host not read: one row saying why)."""
+        reads = mcp_hosts.start_reads()
         agents, problems = self._fleet()
         today = _cost_today()
-        return {"agents": [_summary(a, today.get(a.name)) for a in agents], "problems": problems}
+        listed = [_summary(a, today.get(a.name)) | {"host": None} for a in agents]
+        if reads is not None:
+            far, said = reads.agents()
+            listed += far
+            problems += said
+        return {"agents": listed, "problems": problems}
 
-    def agent_status(self, agent: str) -> dict[str, Any]:
+    def agent_status(self, agent: str, host: str | None = None) -> dict[str, Any]:
         """``agent`` as `agentlaunch fleet --json` gives it (each of its sessions and panes), its cost today, and
-        the question it asks now, if any."""
+        the question it asks now, if any; with ``host``, as that host's fleet gives it."""
+        if host is not None:
+            return mcp_hosts.agent_status(agent, host)
         agents, problems = self._fleet()
         mine = [a for a in agents if a.name == agent]
         if not mine:
@@ -114,10 +123,18 @@ class Team:
 
     # -- acting ----------------------------------------------------------------------------------------------
 
-    def start_agent(self, agent: str, prompt: str | None = None, worktree: bool = False) -> dict[str, Any]:
-        """`tmux up AGENT` (``--worktree``), then, with ``prompt``, that prompt handed to it as `send` does."""
+    def start_agent(
+        self, agent: str, prompt: str | None = None, worktree: bool = False, host: str | None = None
+    ) -> dict[str, Any]:
+        """`tmux up AGENT` (``--worktree``, ``--host``), then, with ``prompt``, that prompt handed to it as `send` does."""
         if prompt is not None and (problem := prompt_problem(prompt)) is not None:
             raise UsageError(f"prompt: {problem}")  # refused before anything starts
+        if host is not None:
+            up = mcp_hosts.start_agent(agent, host, worktree)
+            if prompt is None:
+                return up | {"state": mcp_hosts.state_after(agent, host, None)}
+            sent = self.send_prompt(agent, prompt, wait=False, host=host)
+            return up | {"prompt_sent": True, "session_id": sent["session_id"], "state": sent["state"]}
         tmux = Tmux(self.socket)
         kept = bring_up(
             tmux,
@@ -152,13 +169,46 @@ class Team:
         return result
 
     def send_prompt(
-        self, agent: str, prompt: str, session: str | None = None, wait: bool = True, timeout_s: float | None = None
+        self,
+        agent: str,
+        prompt: str,
+        session: str | None = None,
+        wait: bool = True,
+        timeout_s: float | None = None,
+        host: str | None = None,
     ) -> dict[str, Any]:
-        """`agentlaunch send AGENT PROMPT [--wait] [--timeout S]`: the answer, the turn's usage and the state after."""
+        """`agentlaunch send AGENT PROMPT [--wait] [--timeout S] [--host NAME]`: the answer, the turn's usage and the
+        state after."""
         if timeout_s is not None and not timeout_s > 0:
             raise UsageError("timeout_s must be a positive number of seconds")
         if (problem := prompt_problem(prompt)) is not None:
             raise UsageError(f"prompt: {problem}")
+        if host is not None:
+            done = mcp_hosts.send_prompt(agent, host, prompt, session, wait, timeout_s)
+        else:
+            done = self._send_here(agent, prompt, session, wait, timeout_s)
+        session_id = str(done.get("session_id") or "") or None
+        if not wait:
+            return {"agent": agent, "host": host, "session_id": session_id, "sent": True} | {
+                "state": self._state(agent, host, session_id)
+            }
+        code = done.get("exit_code")
+        result = {
+            "agent": agent,
+            "host": host,
+            "session_id": session_id,
+            "answer": done.get("answer") if isinstance(done.get("answer"), str) else "",
+            "exit_code": code,
+            "error": done.get("error"),
+            "usage": _usage(done),
+            "state": self._state(agent, host, session_id),
+        }
+        if code != 0:
+            raise TurnFailed(_turn_failed(agent, result), hint=_turn_hint(agent, code))
+        return result
+
+    def _send_here(self, agent: str, prompt: str, session: str | None, wait: bool, timeout_s: float | None) -> dict[str, Any]:
+        """`send`'s work on this machine: the session that took the prompt and, with ``wait``, the turn's end."""
         started = time.monotonic()
         client, first = offer_until_taken(
             agent, session, (prompt, False), wait, timeout_s, agents_dir=self.agents_dir, asking_hint=ASKING_HINT
@@ -166,34 +216,29 @@ class Team:
         session_id = str(first.get("session_id") or "") or None
         try:
             if not wait:
-                return {"agent": agent, "session_id": session_id, "sent": True, "state": self._state_after(agent, session_id)}
+                return {"session_id": session_id}
             left = None if timeout_s is None else max(timeout_s - (time.monotonic() - started), 0.001)
             done = turn_over(client, agent, left, timeout_s, watch=lambda: self._not_asking(agent, session_id))
         finally:
             client.close()
-        code = done.get("exit_code")
-        result = {
-            "agent": agent,
-            "session_id": session_id,
-            "answer": done.get("answer") if isinstance(done.get("answer"), str) else "",
-            "exit_code": code,
-            "error": done.get("error"),
-            "usage": _usage(done),
-            "state": self._state_after(agent, session_id),
-        }
-        if code != 0:
-            raise TurnFailed(_turn_failed(agent, result), hint=_turn_hint(agent, code))
-        return result
+        return {**done, "session_id": session_id}
 
-    def stop_agent(self, agent: str) -> dict[str, Any]:
-        """`agentlaunch stop AGENT`: its CLI ended cleanly, its conversation resumable."""
+    def _state(self, agent: str, host: str | None, session_id: str | None) -> str | None:
+        return mcp_hosts.state_after(agent, host, session_id) if host is not None else self._state_after(agent, session_id)
+
+    def stop_agent(self, agent: str, host: str | None = None) -> dict[str, Any]:
+        """`agentlaunch stop AGENT [--host NAME]`: its CLI ended cleanly, its conversation resumable."""
+        if host is not None:
+            return mcp_hosts.stop_agent(agent, host)
         done = stop_one(agent, socket=self.socket, timeout=STOP_WAIT, agents_dir=self.agents_dir)
         if not done.ended:
             raise TurnFailed(f"{agent} did not end within {STOP_WAIT:g}s", hint="stop_agent again, or agent_status")
         return {"agent": agent, "session_id": done.session_id, "stopped": True, "pane": done.pane}
 
-    def restart_agent(self, agent: str) -> dict[str, Any]:
-        """`agentlaunch restart AGENT`: back in its pane, in the session it ran."""
+    def restart_agent(self, agent: str, host: str | None = None) -> dict[str, Any]:
+        """`agentlaunch restart AGENT [--host NAME]`: back in its pane, in the session it ran."""
+        if host is not None:
+            return mcp_hosts.restart_agent(agent, host)
         if restart_agent(
             agent,
             session=None,

@@ -31,6 +31,24 @@ def run_on(name: str, args: Sequence[str], *, what: str, agents: bool = True, so
     return remote.finished(host, code, seen, what)
 
 
+def kept_on(name: str, args: Sequence[str], *, what: str) -> tuple[int, remote.Seen]:
+    """:func:`run_on` with the host's stdout kept (``Seen.out``), not written here: the MCP server's tools."""
+    host = host_named(name)
+    code, seen = remote.run_there(host, ssh.agentlaunch_args(host, args, agents=True, socket=True), capture=True)
+    return remote.finished(host, code, seen, what), seen
+
+
+def send_kept(
+    name: str, agent: str, text: str, wait: bool, timeout: float | None, session: str | None
+) -> tuple[int, remote.Seen]:
+    """:func:`send_on` with ``--json`` and the host's stdout kept: the MCP server's ``send_prompt`` on a host."""
+    host = host_named(name)
+    given = [*flag(wait, "--wait"), *value(timeout, "--timeout"), *value(session, "--session"), "--json"]
+    args = ssh.agentlaunch_args(host, ["send", agent, "-", "--report-taken", *given], agents=True)
+    code, seen = remote.run_there(host, args, stdin=text.encode("utf-8"), capture=True)
+    return remote.sent(host, agent, code, seen), seen
+
+
 def send_on(
     name: str, agent: str, text: str, waiting: tuple[bool, float | None, str | None], shown: tuple[bool, bool, bool]
 ) -> int:

@@ -31,13 +31,14 @@ TAKEN = "@@agentlaunch-taken"
 class Seen:
     """What the host's stderr said for this side: reached, the prompt taken (its session), its last lines."""
 
-    __slots__ = ("label", "started", "taken", "tail")
+    __slots__ = ("label", "out", "started", "taken", "tail")
 
     def __init__(self, label: str | None = None) -> None:
         self.started = False
         self.taken: str | None = None
         self.tail: list[str] = []
         self.label = label  # each line written here begins with it (``box: ``): several hosts at once
+        self.out = b""  # the host's stdout, when run_there was asked to keep it (``capture``)
 
     def line(self, text: str) -> None:
         """One line of the host's stderr: a marker is kept, anything else written to this stderr."""
@@ -55,23 +56,34 @@ class Seen:
 
 
 def run_there(
-    host: Host, args: Sequence[str], *, stdin: bytes | None = None, tty: bool = False, label: bool = False
+    host: Host,
+    args: Sequence[str],
+    *,
+    stdin: bytes | None = None,
+    tty: bool = False,
+    label: bool = False,
+    capture: bool = False,
 ) -> tuple[int, Seen]:
     """Run ``agentlaunch ARGS`` on ``host``: its exit status (255: ssh failed) and what it said for this side;
-    ``label``: each line it writes begins with the host's name (several hosts' commands at once)."""
+    ``label``: each line it writes begins with the host's name (several hosts' commands at once); ``capture``: its
+    stdout kept in :attr:`Seen.out` instead of passed through (the MCP server's stdout is its protocol)."""
     command = f"printf '%s\\n' {STARTED} >&2; {ssh.guarded(host, ssh.remote_command(host, args))}"
     try:
         proc = subprocess.Popen(
             ssh.ssh_argv(host, command, tty=tty),
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE if label else None,
+            stdout=subprocess.PIPE if label or capture else None,
             stderr=subprocess.PIPE,
             env=ssh.ssh_env(),
         )
     except FileNotFoundError:
         raise HostUnreachable("host unreachable: ssh is not installed here (OpenSSH's client)") from None
     seen = Seen(host.name if label else None)
-    copy = threading.Thread(target=_labelled, args=(proc.stdout, host.name), daemon=True) if proc.stdout else None
+    copy: threading.Thread | None = None
+    if capture:
+        copy = threading.Thread(target=_keep_out, args=(proc, seen), daemon=True)
+    elif proc.stdout is not None:
+        copy = threading.Thread(target=_labelled, args=(proc.stdout, host.name), daemon=True)
     if copy is not None:
         copy.start()
     if stdin is not None and proc.stdin is not None:
@@ -83,9 +95,15 @@ def run_there(
     assert proc.stderr is not None
     for raw in proc.stderr:
         seen.line(raw.decode("utf-8", "replace"))
+    code = proc.wait()
     if copy is not None:
         copy.join()
-    return proc.wait(), seen
+    return code, seen
+
+
+def _keep_out(proc: subprocess.Popen[bytes], seen: Seen) -> None:
+    assert proc.stdout is not None
+    seen.out = proc.stdout.read()
 
 
 def _labelled(stream: IO[bytes], name: str) -> None:
