@@ -26,6 +26,11 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 PROVIDER_NAMES = {"claude": "anthropic", "codex": "openai", "gemini": "gcp.gemini"}
 
 
+EXIT_WAIT = "60"
+"""The launch's wait at its exit for the export (2 s by default): what these tests read is everything sent before the
+exit, and on a loaded machine (the receiver a thread of the test's process) 2 s ran out once in a full run."""
+
+
 def stored_calls(home: Path) -> tuple[list[CallRecord], str]:
     with Store.open(home / "state" / "usage.sqlite3") as store:
         calls = [c for s in store.list_sessions() for c in store.calls_for_session(s.session_id)]
@@ -96,6 +101,7 @@ def test_a_claude_tool_turn_arrives_call_by_call_as_stored(
         monkeypatch.setenv("AGENTLAUNCH_OTEL", "1")
         monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url)
         monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", protocol)
+        monkeypatch.setenv("AGENTLAUNCH_OTEL_EXIT_WAIT", EXIT_WAIT)
         result = run_claude("run", claude_agent, "run echo hi")
         assert result.returncode == 0, result.stderr.decode()
         assert b"telemetry" not in result.stderr
@@ -113,6 +119,7 @@ def test_a_codex_and_a_gemini_tool_turn_arrive_as_stored(
     provider.push_tool_turn()
     with OtlpReceiver() as receiver:
         env = {**provider.env, "AGENTLAUNCH_OTEL": "1", "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url}
+        env["AGENTLAUNCH_OTEL_EXIT_WAIT"] = EXIT_WAIT
         result = run_cli("run", "planner", "read hello.txt", cwd=workdir, env=env, timeout=240)
         assert result.returncode == 0, result.stderr.decode()
         assert b"telemetry" not in result.stderr
