@@ -49,7 +49,7 @@ def box(sshd: SshServer, isolated_home: Path) -> Iterator[SshServer]:
     write_config(
         {
             "hosts": {
-                "box": sshd.host(agents_dir="~/agents", socket=sshd.remote_socket, timeout=30),  # a loaded machine
+                "box": sshd.host(agents_dir="~/agents", socket=sshd.remote_socket),
                 "down": {"ssh": f"ssh://127.0.0.1:{free_port()}"},
             }
         }

@@ -80,8 +80,10 @@ class SshServer:
         return path
 
     def host(self, key: str = "full", known: str = "known_hosts", **extra: object) -> dict[str, object]:
-        """A ``hosts:`` entry reaching this server (an ``ssh://`` destination with its port)."""
-        return {"ssh": f"ssh://127.0.0.1:{self.port}", "ssh_config": str(self.ssh_config(key, known))} | extra
+        """A ``hosts:`` entry reaching this server (an ``ssh://`` destination with its port), read with a 30 s timeout:
+        on a loaded machine the default 5 s made a live host "unreachable" (a test about timeouts passes its own)."""
+        entry: dict[str, object] = {"ssh": f"ssh://127.0.0.1:{self.port}", "ssh_config": str(self.ssh_config(key, known))}
+        return entry | {"timeout": 30} | extra
 
     def kill_remote_tmux(self) -> None:
         subprocess.run(["tmux", "-L", self.remote_socket, "kill-server"], capture_output=True)
