@@ -5,7 +5,9 @@ Run: ``python bench/bench_suite.py BEFORE.log [AFTER.log]``, each the output of
 
 Or each the ``.jsonl`` of a run with ``-p tests.support.cpu_times`` (``$AGENTLAUNCH_CPU_TIMES``): then the
 figures are CPU seconds (the test's process and the children it waited for), the steadier figure on 2 shared
-cores, where a test's wall time is mostly its wait for a core.
+cores, where a test's wall time is mostly its wait for a core. Its lines also say which worker ran each test from
+when to when: the report then adds the run's timeline (each worker's last test's end, and the tail: the time from
+the first worker running dry to the run's last test, and the tests still running in it).
 
 Wall time on a shared machine is noise; the summed per-test time (setup + call + teardown of every test, as
 pytest reports it) is the figure a change to the tests moves. It prints each log's sum, its share in tests that
@@ -20,6 +22,7 @@ import re
 import sys
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 LINE = re.compile(r"^\s*([0-9.]+)s (setup|call|teardown)\s+(\S+)")
 WALL = re.compile(r" in ([0-9.]+)s")
@@ -49,6 +52,41 @@ def wall(log: Path) -> float | None:
     return found[-1] if found else None
 
 
+def timeline(log: Path) -> list[dict[str, Any]]:
+    """The ``.jsonl`` lines that say when and where their test ran (``worker``, ``start``, ``end``)."""
+    if log.suffix != ".jsonl":
+        return []
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    return [line for line in lines if "start" in line]
+
+
+def report_timeline(lines: list[dict[str, Any]]) -> None:
+    """Each worker's share and idle end; the tail, when fewer workers than started were still running tests."""
+    if not lines:
+        return
+    first = min(float(line["start"]) for line in lines)
+    last = max(float(line["end"]) for line in lines)
+    workers: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for line in lines:
+        workers[str(line["worker"])].append(line)
+    print(f"  timeline: first test's start to last test's end {last - first:.0f} s, {len(workers)} workers")
+    ends = {}
+    for worker, tests in sorted(workers.items()):
+        ends[worker] = max(float(t["end"]) for t in tests)
+        busy = sum(float(t["end"]) - float(t["start"]) for t in tests)
+        cpu = sum(float(t["self"]) + float(t["children"]) for t in tests)
+        print(
+            f"    {worker}: {len(tests)} tests, busy {busy:.0f} s (CPU {cpu:.0f} s), "
+            f"last end at {ends[worker] - first:.0f} s (idle {last - ends[worker]:.0f} s before the run's end)"
+        )
+    dry = min(ends.values())
+    tail = sorted((t for t in lines if float(t["end"]) >= dry), key=lambda t: float(t["start"]))
+    print(f"  tail: {last - dry:.0f} s from the first worker's last test to the run's end; tests running in it:")
+    for test in tail[-12:]:
+        start, end = float(test["start"]) - first, float(test["end"]) - first
+        print(f"    {start:6.0f} -> {end:4.0f} s  {test['worker']}  {test['id']}")
+
+
 def by_file(times: dict[str, float]) -> dict[str, float]:
     files: dict[str, float] = defaultdict(float)
     for test, seconds in times.items():
@@ -67,6 +105,7 @@ def report(name: str, log: Path) -> dict[str, float]:
     print("  slowest files:")
     for file, seconds in sorted(by_file(times).items(), key=lambda kv: -kv[1])[:12]:
         print(f"    {seconds:7.1f} s  {file}")
+    report_timeline(timeline(log))
     return times
 
 

@@ -55,8 +55,13 @@ def test_each_test_gets_a_line_with_its_own_and_its_childrens_cpu_and_the_bench_
     burn, idle = lines["test_burns_in_a_child"], lines["test_idle"]
     assert burn["children"] > 0.05 and idle["children"] == 0.0  # the child's CPU counts for the test that waited for it
     assert all(line["self"] >= 0 for line in lines.values())
+    # when and where: one process (-n 0), the child's run inside its test's span, the idle test after it
+    assert {line["worker"] for line in lines.values()} == {"main"}
+    assert burn["start"] <= burn["end"] <= idle["start"] <= idle["end"]
 
     bench = subprocess.run([sys.executable, str(REPO / "bench" / "bench_suite.py"), str(out)], capture_output=True, text=True)
     assert bench.returncode == 0, bench.stderr
     total = burn["self"] + burn["children"] + idle["self"] + idle["children"]
     assert f"2 tests  summed CPU {total:.0f} s" in bench.stdout
+    assert "main: 2 tests" in bench.stdout and "idle 0 s before the run's end" in bench.stdout
+    assert bench.stdout.rstrip().endswith("main  test_sample.py::test_idle")  # the last test still running

@@ -1,12 +1,15 @@
 """A pytest plugin, off unless asked for: each test's CPU seconds, for ``bench/bench_suite.py``.
 
 Run: ``python -m pytest -p tests.support.cpu_times`` (with ``-n``, each worker loads it). Each test appends one
-JSON line ``{"id", "self", "children"}`` to ``$AGENTLAUNCH_CPU_TIMES`` (default ``suite-cpu.jsonl`` in the
-working folder): the CPU its process spent from setup to teardown, and the CPU of the children it waited for (a
+JSON line ``{"id", "self", "children", "worker", "start", "end"}`` to ``$AGENTLAUNCH_CPU_TIMES`` (default
+``suite-cpu.jsonl`` in the working folder): the CPU its process spent from setup to teardown, and the CPU of the
+children it waited for (a
 CLI under agentlaunch, itself waited for, counts: the kernel adds a reaped child's own waited children). Not
 counted without help: what no process of the test waits for, such as a tmux server and its panes (tmux forks itself
 away); the worker is made a child subreaper, and the orphans it inherits are waited for after each test, so their CPU
-is counted too (for the test during which they ended).
+is counted too (for the test during which they ended). ``worker`` (xdist's ``gw0``..., ``main`` without xdist),
+``start`` and ``end`` (wall clock, seconds since the epoch, from setup to teardown) show the run's timeline: which
+worker ran what when, and how long the last tests ran with the other workers idle (``bench/bench_suite.py``).
 
 Why not ``--durations``: on 2 shared cores a test's wall time is mostly its wait for a core (a template test took
 2.6 s alone and 39.5 s in a loaded full run); its CPU seconds barely move with the load.
@@ -21,6 +24,7 @@ import json
 import os
 import resource
 import subprocess
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -60,7 +64,7 @@ def _cpu() -> tuple[float, float]:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
-    start = _cpu()
+    began, start = time.time(), _cpu()
     yield
     reap_orphans()
     end = _cpu()
@@ -68,6 +72,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         "id": item.nodeid,
         "self": round(end[0] - start[0], 3),
         "children": round(end[1] - start[1], 3),
+        "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+        "start": round(began, 3),
+        "end": round(time.time(), 3),
     }
     with open(os.environ.get("AGENTLAUNCH_CPU_TIMES", "suite-cpu.jsonl"), "a") as out:  # one short write per line
         out.write(json.dumps(line) + "\n")
