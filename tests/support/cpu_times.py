@@ -72,7 +72,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         "id": item.nodeid,
         "self": round(end[0] - start[0], 3),
         "children": round(end[1] - start[1], 3),
-        "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+        "worker": getattr(item.config, "workerinput", {}).get("workerid", "main"),
         "start": round(began, 3),
         "end": round(time.time(), 3),
     }
