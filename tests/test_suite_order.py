@@ -104,3 +104,30 @@ def test_the_committed_weights_are_read_and_name_test_files() -> None:
     assert known.files, "tests/suite_weights.json: python -m tests.support.suite_order RUN.jsonl writes it"
     assert all(file.startswith("tests/") and file.endswith(".py") and s >= 0 for file, s in known.files.items())
     assert all(test.split("::")[0] in known.files and s >= suite_order.LONG for test, s in known.tests.items())
+
+
+class Config:
+    """What the order reads of pytest's config: a worker has ``workerinput``; ``--ff`` and ``--nf`` are options."""
+
+    def __init__(self, worker: bool, **options: bool) -> None:
+        if worker:
+            self.workerinput = {"workerid": "gw0"}
+        self.options = options
+
+    def getoption(self, name: str, default: bool) -> bool:
+        return self.options.get(name, default)
+
+
+def test_only_an_xdist_worker_reorders_and_not_when_the_run_asked_for_failed_or_new_tests_first() -> None:
+    known = suite_order.weights()
+    light, heavy = sorted(known.files, key=known.files.__getitem__)[0], max(known.files, key=known.files.__getitem__)
+    collected = cast(list[pytest.Item], [Item(f"{light}::one"), Item(f"{heavy}::one")])
+    for config, first in [
+        (Config(worker=True), heavy),
+        (Config(worker=False), light),  # -n 0: the collection's order
+        (Config(worker=True, failedfirst=True), light),
+        (Config(worker=True, newfirst=True), light),
+    ]:
+        items = list(collected)
+        suite_order.order_for_workers(cast(pytest.Config, config), items)
+        assert items[0].nodeid == f"{first}::one"

@@ -75,8 +75,10 @@ def heaviest_first(items: list[pytest.Item], known: Weights) -> list[pytest.Item
 
 
 def order_for_workers(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """On an xdist worker, ``items`` put in :func:`heaviest_first` order (in place); elsewhere left as collected."""
-    if hasattr(config, "workerinput"):
+    """On an xdist worker, ``items`` put in :func:`heaviest_first` order (in place); elsewhere, or when the run asked
+    for an order of its own (``--ff``, ``--nf``), left as they are."""
+    asked = config.getoption("failedfirst", False) or config.getoption("newfirst", False)
+    if hasattr(config, "workerinput") and not asked:
         items[:] = heaviest_first(items, weights())
 
 
