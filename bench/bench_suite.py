@@ -6,8 +6,9 @@ Run: ``python bench/bench_suite.py BEFORE.log [AFTER.log]``, each the output of
 Or each the ``.jsonl`` of a run with ``-p tests.support.cpu_times`` (``$AGENTLAUNCH_CPU_TIMES``): then the
 figures are CPU seconds (the test's process and the children it waited for), the steadier figure on 2 shared
 cores, where a test's wall time is mostly its wait for a core. Its lines also say which worker ran each test from
-when to when: the report then adds the run's timeline (each worker's last test's end, and the tail: the time from
-the first worker running dry to the run's last test, and the tests still running in it).
+when to when: the report then adds the run's timeline (each worker's last test's end; how long k workers were in a
+test, for each k; and the tail: the time from the first worker running dry to the run's last test, and the tests
+still running in it).
 
 Wall time on a shared machine is noise; the summed per-test time (setup + call + teardown of every test, as
 pytest reports it) is the figure a change to the tests moves. It prints each log's sum, its share in tests that
@@ -79,12 +80,25 @@ def report_timeline(lines: list[dict[str, Any]]) -> None:
             f"    {worker}: {len(tests)} tests, busy {busy:.0f} s (CPU {cpu:.0f} s), "
             f"last end at {ends[worker] - first:.0f} s (idle {last - ends[worker]:.0f} s before the run's end)"
         )
+    print("  seconds with k workers running a test: " + ", ".join(f"{k}: {s:.0f}" for k, s in busy_counts(lines).items()))
     dry = min(ends.values())
     tail = sorted((t for t in lines if float(t["end"]) >= dry), key=lambda t: float(t["start"]))
     print(f"  tail: {last - dry:.0f} s from the first worker's last test to the run's end; tests running in it:")
     for test in tail[-12:]:
         start, end = float(test["start"]) - first, float(test["end"]) - first
         print(f"    {start:6.0f} -> {end:4.0f} s  {test['worker']}  {test['id']}")
+
+
+def busy_counts(lines: list[dict[str, Any]]) -> dict[int, float]:
+    """From the first test's start to the last one's end, how long exactly k workers were in a test, for each k (a
+    worker between two tests, or waiting for the CLIs' install outside its test, counts as not in one)."""
+    events = sorted([(float(t["start"]), 1) for t in lines] + [(float(t["end"]), -1) for t in lines])
+    seconds: dict[int, float] = defaultdict(float)
+    running, at = 0, events[0][0]
+    for when, step in events:
+        seconds[running] += when - at
+        running, at = running + step, when
+    return {k: seconds[k] for k in sorted(seconds, reverse=True)}
 
 
 def by_file(times: dict[str, float]) -> dict[str, float]:

@@ -64,4 +64,5 @@ def test_each_test_gets_a_line_with_its_own_and_its_childrens_cpu_and_the_bench_
     total = burn["self"] + burn["children"] + idle["self"] + idle["children"]
     assert f"2 tests  summed CPU {total:.0f} s" in bench.stdout
     assert "main: 2 tests" in bench.stdout and "idle 0 s before the run's end" in bench.stdout
+    assert "seconds with k workers running a test: 1: " in bench.stdout  # one process, busy from start to end
     assert bench.stdout.rstrip().endswith("main  test_sample.py::test_idle")  # the last test still running
