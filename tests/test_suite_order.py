@@ -1,4 +1,4 @@
-"""The workers' order of the suite (tests/support/suite_order.py): test files from the heaviest down, each whole."""
+"""The workers' order of the suite (tests/support/suite_order.py): slices that weigh alike, each file whole."""
 
 from __future__ import annotations
 
@@ -28,48 +28,80 @@ def ids(items: list[pytest.Item]) -> list[str]:
     return [item.nodeid for item in items]
 
 
-def test_files_go_from_the_heaviest_down_each_with_its_tests_together_its_long_ones_first() -> None:
+def test_files_are_dealt_heaviest_first_to_the_lightest_slice_and_run_heaviest_first_in_it() -> None:
     collected = [
-        Item("tests/test_a.py::one"),
-        Item("tests/test_b.py::one"),
-        Item("tests/test_a.py::two"),  # a file's tests stay together, in the order they came
-        Item("tests/test_c.py::one"),
-        Item("tests/test_d.py::one"),
-        Item("tests/test_b.py::two"),
-        Item("tests/test_b.py::three"),
-        Item("tests/test_b.py::four"),
+        Item("tests/e2e/test_a.py::one", e2e=True),
+        Item("tests/e2e/test_b.py::one", e2e=True),
+        Item("tests/e2e/test_a.py::two", e2e=True),  # a file's tests stay together
+        Item("tests/e2e/test_c.py::one", e2e=True),
+        Item("tests/e2e/test_d.py::one", e2e=True),
+        Item("tests/e2e/test_b.py::two", e2e=True),
+        Item("tests/e2e/test_c.py::two", e2e=True),
+        Item("tests/e2e/test_d.py::two", e2e=True),
     ]
     known = suite_order.Weights(
-        {"tests/test_a.py": 1.0, "tests/test_b.py": 30.0, "tests/test_c.py": 1.0, "tests/test_d.py": 1.5},
-        {"tests/test_b.py::three": 20.0, "tests/test_b.py::two": 8.0},  # b's long tests
+        {"tests/e2e/test_a.py": 30.0, "tests/e2e/test_b.py": 25.0, "tests/e2e/test_c.py": 10.0, "tests/e2e/test_d.py": 8.0},
+        {"tests/e2e/test_a.py::two": 20.0},  # a's long test: first in its file
     )
-    ordered = suite_order.heaviest_first(cast(list[pytest.Item], collected), known)
+    ordered = suite_order.balanced(cast(list[pytest.Item], collected), known, workers=2)
+    # a (30) to the first slice, b (25) to the second, c (10) to the second (25 < 30), d (8) to the first (30 < 35)
     assert ids(ordered) == [
-        "tests/test_b.py::three",
-        "tests/test_b.py::two",
-        "tests/test_b.py::one",  # b's other tests in the order they came
-        "tests/test_b.py::four",
-        "tests/test_d.py::one",
-        "tests/test_a.py::one",  # equal weights (a and c) keep the collection's order
-        "tests/test_a.py::two",
-        "tests/test_c.py::one",
+        "tests/e2e/test_a.py::two",
+        "tests/e2e/test_a.py::one",
+        "tests/e2e/test_d.py::one",
+        "tests/e2e/test_d.py::two",
+        "tests/e2e/test_b.py::one",
+        "tests/e2e/test_b.py::two",
+        "tests/e2e/test_c.py::one",
+        "tests/e2e/test_c.py::two",
+    ]
+
+
+def test_each_slice_begins_with_its_heaviest_files_that_start_no_cli_while_the_clis_install() -> None:
+    collected = [
+        Item("tests/e2e/test_e.py::one", e2e=True),
+        Item("tests/e2e/test_f.py::one", e2e=True),
+        Item("tests/test_u1.py::one"),
+        Item("tests/test_u2.py::one"),
+    ]
+    known = suite_order.Weights(
+        {"tests/e2e/test_e.py": 50.0, "tests/e2e/test_f.py": 40.0, "tests/test_u1.py": 30.0, "tests/test_u2.py": 20.0}
+    )
+    ordered = suite_order.balanced(cast(list[pytest.Item], collected), known, workers=2)
+    assert ids(ordered) == [
+        "tests/test_u2.py::one",
+        "tests/e2e/test_e.py::one",
+        "tests/test_u1.py::one",
+        "tests/e2e/test_f.py::one",
+    ]
+
+
+def test_a_slice_with_more_tests_than_worksteal_gives_it_hands_its_last_ones_to_a_shorter_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(suite_order, "PAD", 0.0)
+    collected = [Item("tests/e2e/test_x.py::one", e2e=True), Item("tests/e2e/test_z.py::one", e2e=True)]
+    collected += [Item(f"tests/test_y.py::t{i}") for i in range(4)]
+    known = suite_order.Weights({"tests/e2e/test_x.py": 40.0, "tests/e2e/test_z.py": 30.0, "tests/test_y.py": 2.0})
+    ordered = suite_order.balanced(cast(list[pytest.Item], collected), known, workers=2)
+    # slices of 3 and 3 tests: x alone weighed most (40 against 30 + 2), and takes the second slice's last two
+    assert ids(ordered) == [
+        "tests/e2e/test_x.py::one",
+        "tests/test_y.py::t3",
+        "tests/test_y.py::t2",
+        "tests/e2e/test_z.py::one",
+        "tests/test_y.py::t0",
+        "tests/test_y.py::t1",
     ]
 
 
 def test_a_file_the_weights_do_not_name_weighs_its_tests_at_the_defaults_an_e2e_test_more() -> None:
     new_e2e = [Item("tests/e2e/test_new.py::one", e2e=True)]  # 5.0 by default
     new_units = [Item(f"tests/test_new.py::t{i}") for i in range(20)]  # 20 x 0.2 = 4.0
-    known = suite_order.Weights({"tests/test_old.py": 4.5})
-    collected = cast(list[pytest.Item], [*new_units, Item("tests/test_old.py::one"), *new_e2e])
-    ordered = suite_order.heaviest_first(collected, known)
-    assert [nodeid.split("::")[0] for nodeid in dict.fromkeys(ids(ordered))] == [
-        "tests/e2e/test_new.py",
-        "tests/test_old.py",
-        *["tests/test_new.py"] * 20,
-    ]
-    assert (
-        suite_order.heaviest_first(collected, suite_order.Weights())[0].nodeid == "tests/e2e/test_new.py::one"
-    )  # no weights at all
+    collected = cast(list[pytest.Item], [*new_units, *new_e2e])
+    assert suite_order.balanced(collected, suite_order.Weights(), workers=2)[0].nodeid == "tests/e2e/test_new.py::one"
+    named = suite_order.Weights({"tests/test_new.py": 6.0})  # named: its weight, not the defaults'
+    assert suite_order.balanced(collected, named, workers=2)[0].nodeid == "tests/test_new.py::t0"
 
 
 def test_a_missing_weights_file_is_no_weights(tmp_path: Path) -> None:
@@ -111,7 +143,7 @@ class Config:
 
     def __init__(self, worker: bool, **options: bool) -> None:
         if worker:
-            self.workerinput = {"workerid": "gw0"}
+            self.workerinput = {"workerid": "gw0", "workercount": 2}
         self.options = options
 
     def getoption(self, name: str, default: bool) -> bool:
@@ -120,8 +152,9 @@ class Config:
 
 def test_only_an_xdist_worker_reorders_and_not_when_the_run_asked_for_failed_or_new_tests_first() -> None:
     known = suite_order.weights()
-    light, heavy = sorted(known.files, key=known.files.__getitem__)[0], max(known.files, key=known.files.__getitem__)
-    collected = cast(list[pytest.Item], [Item(f"{light}::one"), Item(f"{heavy}::one")])
+    e2e = sorted(file for file in known.files if file.startswith("tests/e2e/"))
+    light, heavy = min(e2e, key=known.files.__getitem__), max(e2e, key=known.files.__getitem__)
+    collected = cast(list[pytest.Item], [Item(f"{light}::one", e2e=True), Item(f"{heavy}::one", e2e=True)])
     for config, first in [
         (Config(worker=True), heavy),
         (Config(worker=False), light),  # -n 0: the collection's order

@@ -1,15 +1,23 @@
-"""The order the xdist workers run the suite in: the longest test files first, from weights a whole run measured.
+"""The order the xdist workers run the suite in: one slice per worker, each as long as the others by weights a whole
+run measured.
 
 ``--dist worksteal`` (pyproject's addopts) cuts the collection into one contiguous slice per worker, each as many
-tests as the others, and a worker that runs dry takes the back half of the longest queue. Run in the files' order
-(``tests/e2e`` first, then the rest by name), a test file of a minute could be taken late and end the run alone while
-the other workers waited. Here each test file keeps its tests together (module fixtures: an sshd, a built wheel, a
-contract session), and the files run from the heaviest down, in each its long tests first: the first worker's slice
-starts with the heaviest files, every queue ends with its lightest, and what a worker steals from another's back is
-the light part. The weights are seconds in a whole run (``tests/suite_weights.json``: each file's, the sum of its
-tests' wall time from setup to teardown, since a test that waits holds its worker as long as one that computes; and
-each test's of :data:`LONG` or more); a file they do not name weighs its tests at a default per test, an e2e test
-more than another. Without xdist (``-n 0``) the collection keeps its order.
+tests as the others, and a worker that runs dry takes the back half of the longest queue. In the files' order
+(``tests/e2e`` first, then the rest by name) the first worker's slice held every e2e test: the others ran dry within
+minutes and took e2e tests from its back, and the run ended with e2e tests of 10-40 s each, one worker after
+another done (docs/performance-log.md: a whole run's timeline, and its tests replayed over xdist's rules in both
+orders). Here the collection is put in the order that slicing makes balanced: the test files are dealt to one bin per
+worker, heaviest first, each to the lightest bin so far; in a bin the files run from the heaviest down, each file's
+tests together (module fixtures: an sshd, a built wheel, a contract session) and its long ones first, so every queue
+ends with its lightest tests and what a worker steals at the end is light. Each bin begins with its heaviest files
+that start no CLI, about :data:`PAD` seconds of them: on a fresh machine the CLIs' install (44 s in a CI run) goes on
+meanwhile, and no worker waits for it. A bin longer than its slice (by count) gives its last, lightest tests to one
+that is shorter.
+
+The weights are seconds in a whole run (``tests/suite_weights.json``: each file's, the sum of its tests' wall time from
+setup to teardown, since a test that waits holds its worker as long as one that computes; and each test's of
+:data:`LONG` or more); a file they do not name weighs its tests at a default per test, an e2e test more than
+another. Without xdist (``-n 0``) the collection keeps its order.
 
 Refresh the weights from a run with ``-p tests.support.cpu_times``:
 ``python -m tests.support.suite_order suite-cpu.jsonl`` writes ``tests/suite_weights.json``.
@@ -33,6 +41,8 @@ DEFAULT = 0.2
 """Seconds for each test of any other file the weights do not name."""
 LONG = 3.0
 """A test this long or longer is named in the weights on its own: its file runs it before its shorter tests."""
+PAD = 45.0
+"""Seconds of tests that start no CLI at the head of each worker's slice: the CLIs' install on a fresh machine."""
 
 
 @dataclass(frozen=True)
@@ -55,12 +65,11 @@ def weights(path: Path = WEIGHTS) -> Weights:
     )
 
 
-def heaviest_first(items: list[pytest.Item], known: Weights) -> list[pytest.Item]:
-    """``items`` grouped by file, the files from the heaviest down, in each its long tests first.
+def balanced(items: list[pytest.Item], known: Weights, workers: int) -> list[pytest.Item]:
+    """``items`` in the order whose ``workers`` slices (as worksteal cuts them: as many tests each) weigh alike.
 
-    A file's weight is ``known``'s, or each test's default; a file's tests keep the collection's order but for the
-    long ones ``known`` names, which come first, the longest first. Equal weights keep the collection's order (every
-    worker must collect the same order: xdist compares them)."""
+    Equal weights keep the collection's order, and nothing else decides: every worker must collect the same order
+    (xdist compares them)."""
     files: dict[str, list[pytest.Item]] = defaultdict(list)
     for item in items:
         files[item.nodeid.split("::")[0]].append(item)
@@ -70,16 +79,41 @@ def heaviest_first(items: list[pytest.Item], known: Weights) -> list[pytest.Item
             return known.files[file]
         return sum(DEFAULT_E2E if item.get_closest_marker("e2e") else DEFAULT for item in files[file])
 
-    order = sorted(files, key=lambda file: -weight(file))  # sorted() is stable: ties keep the collection's order
-    return [item for file in order for item in sorted(files[file], key=lambda item: -known.tests.get(item.nodeid, 0.0))]
+    loads = [0.0] * workers
+    bins: list[list[str]] = [[] for _ in range(workers)]
+    for file in sorted(files, key=lambda file: -weight(file)):  # sorted() is stable: ties keep the collection's order
+        lightest = min(range(workers), key=lambda i: loads[i])
+        bins[lightest].append(file)
+        loads[lightest] += weight(file)
+    queues: list[list[pytest.Item]] = []
+    for held in bins:
+        pad: list[str] = []
+        padded = 0.0
+        for file in held:
+            if padded < PAD and not any(item.get_closest_marker("e2e") for item in files[file]):
+                pad.append(file)
+                padded += weight(file)
+        order = pad + [file for file in held if file not in pad]
+        queues.append([item for file in order for item in sorted(files[file], key=lambda i: -known.tests.get(i.nodeid, 0.0))])
+    sizes, left = [], len(items)
+    for i in range(workers):
+        sizes.append(left // (workers - i))
+        left -= sizes[-1]
+    spare = [item for queue, size in zip(queues, sizes, strict=True) for item in queue[size:]]
+    for queue, size in zip(queues, sizes, strict=True):
+        del queue[size:]
+        while len(queue) < size:
+            queue.append(spare.pop())  # a bin's end: its lightest tests
+    return [item for queue in queues for item in queue]
 
 
 def order_for_workers(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """On an xdist worker, ``items`` put in :func:`heaviest_first` order (in place); elsewhere, or when the run asked
-    for an order of its own (``--ff``, ``--nf``), left as they are."""
+    """On an xdist worker, ``items`` put in :func:`balanced` order for the run's workers (in place); elsewhere, or
+    when the run asked for an order of its own (``--ff``, ``--nf``), left as they are."""
     asked = config.getoption("failedfirst", False) or config.getoption("newfirst", False)
-    if hasattr(config, "workerinput") and not asked:
-        items[:] = heaviest_first(items, weights())
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and not asked:
+        items[:] = balanced(items, weights(), int(workerinput["workercount"]))
 
 
 def measured(lines: Iterable[dict[str, float | str]]) -> Weights:
