@@ -102,6 +102,8 @@ def test_a_file_the_weights_do_not_name_weighs_its_tests_at_the_defaults_an_e2e_
     assert suite_order.balanced(collected, suite_order.Weights(), workers=2)[0].nodeid == "tests/e2e/test_new.py::one"
     named = suite_order.Weights({"tests/test_new.py": 6.0})  # named: its weight, not the defaults'
     assert suite_order.balanced(collected, named, workers=2)[0].nodeid == "tests/test_new.py::t0"
+    light_e2e = suite_order.Weights(e2e_test=1.0)  # the run's mean an e2e test, where the weights say one
+    assert suite_order.balanced(collected, light_e2e, workers=2)[0].nodeid == "tests/test_new.py::t0"
 
 
 def test_a_missing_weights_file_is_no_weights(tmp_path: Path) -> None:
@@ -122,6 +124,8 @@ def test_the_weights_are_written_from_a_cpu_times_run_each_files_summed_wall_sec
     expected = suite_order.Weights(
         {"tests/e2e/test_b.py": 30.0, "tests/test_a.py": 3.0},
         {"tests/e2e/test_b.py::one": 30.0},  # 3 s and more; tests/test_a.py::one took 2.5
+        e2e_test=30.0,  # the run's mean per e2e test, and per other test: a file it did not name weighs so much a test
+        other_test=1.5,
     )
     assert suite_order.measured(json.loads(line) for line in run.read_text().splitlines()) == expected
     out = tmp_path / "weights.json"

@@ -16,8 +16,8 @@ that is shorter.
 
 The weights are seconds in a whole run (``tests/suite_weights.json``: each file's, the sum of its tests' wall time from
 setup to teardown, since a test that waits holds its worker as long as one that computes; and each test's of
-:data:`LONG` or more); a file they do not name weighs its tests at a default per test, an e2e test more than
-another. Without xdist (``-n 0``) the collection keeps its order.
+:data:`LONG` or more); a file they do not name weighs its tests at the run's mean per test, an e2e test's or
+another's (:data:`DEFAULT_E2E` and :data:`DEFAULT` without weights). Without xdist (``-n 0``) the collection keeps its order.
 
 Refresh the weights from a run with ``-p tests.support.cpu_times``:
 ``python -m tests.support.suite_order suite-cpu.jsonl`` writes ``tests/suite_weights.json``.
@@ -51,6 +51,10 @@ class Weights:
 
     files: dict[str, float] = field(default_factory=dict)
     tests: dict[str, float] = field(default_factory=dict)
+    e2e_test: float = DEFAULT_E2E
+    """Each test's of a file not named, when it is an e2e test: the run's mean, where it says one."""
+    other_test: float = DEFAULT
+    """Each other test's of a file not named."""
 
 
 def weights(path: Path = WEIGHTS) -> Weights:
@@ -59,9 +63,12 @@ def weights(path: Path = WEIGHTS) -> Weights:
         written = json.loads(path.read_text())
     except FileNotFoundError:
         return Weights()
+    defaults = written.get("defaults", {})
     return Weights(
         {str(name): float(seconds) for name, seconds in written["files"].items()},
         {str(name): float(seconds) for name, seconds in written["tests"].items()},
+        float(defaults.get("e2e_test", DEFAULT_E2E)),
+        float(defaults.get("other_test", DEFAULT)),
     )
 
 
@@ -77,7 +84,7 @@ def balanced(items: list[pytest.Item], known: Weights, workers: int) -> list[pyt
     def weight(file: str) -> float:
         if file in known.files:
             return known.files[file]
-        return sum(DEFAULT_E2E if item.get_closest_marker("e2e") else DEFAULT for item in files[file])
+        return sum(known.e2e_test if item.get_closest_marker("e2e") else known.other_test for item in files[file])
 
     loads = [0.0] * workers
     bins: list[list[str]] = [[] for _ in range(workers)]
@@ -121,13 +128,21 @@ def measured(lines: Iterable[dict[str, float | str]]) -> Weights:
     that have a start and an end)."""
     files: dict[str, float] = defaultdict(float)
     tests: dict[str, float] = {}
+    means: dict[bool, list[float]] = {True: [], False: []}
     for line in lines:
         if "start" in line:
             seconds = float(line["end"]) - float(line["start"])
             files[str(line["id"]).split("::")[0]] += seconds
+            means[str(line["id"]).startswith("tests/e2e/")].append(seconds)
             if seconds >= LONG:
                 tests[str(line["id"])] = round(seconds, 1)
-    return Weights({file: round(seconds, 1) for file, seconds in sorted(files.items())}, dict(sorted(tests.items())))
+    e2e, other = (round(sum(m) / len(m), 2) if m else None for m in (means[True], means[False]))
+    return Weights(
+        {file: round(seconds, 1) for file, seconds in sorted(files.items())},
+        dict(sorted(tests.items())),
+        DEFAULT_E2E if e2e is None else e2e,
+        DEFAULT if other is None else other,
+    )
 
 
 def main(argv: list[str]) -> None:
@@ -137,7 +152,9 @@ def main(argv: list[str]) -> None:
     note = f"Wall seconds in a whole run with -p tests.support.cpu_times: each test file's, each test's of {LONG} s or more"
     out = Path(argv[1]) if len(argv) == 2 else WEIGHTS
     found = measured(lines)
-    out.write_text(json.dumps({"about": note, "files": found.files, "tests": found.tests}, indent=1) + "\n")
+    defaults = {"e2e_test": found.e2e_test, "other_test": found.other_test}
+    written = {"about": note, "defaults": defaults, "files": found.files, "tests": found.tests}
+    out.write_text(json.dumps(written, indent=1) + "\n")
 
 
 if __name__ == "__main__":
