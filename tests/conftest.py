@@ -69,10 +69,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
     The pinned CLIs and Node.js are one ``npm ci`` of ``tests/clis/package-lock.json``
     (:func:`testbed.clis.ensure_locked`), started here on a thread while the tests that need no CLI run; an
-    e2e test waits for it before its timeout starts (:func:`pytest_runtest_protocol`). The collection's order is
-    kept: the e2e tests (``tests/e2e`` sorts first) go to the first worker, which waits while the others run the rest
-    (e2e tests moved to the end of every worker's share made all four run CPU-bound tests at once, and timing-bound
-    ones failed more often under load: two full runs, otel exit waits and a notify timeout). On a fresh machine
+    e2e test waits for it before its timeout starts (:func:`pytest_runtest_protocol`). Each worker's slice of the
+    collection weighs about as much as the others' (:func:`pytest_collection_modifyitems`) and begins with about 45 s
+    of its tests that start no CLI, so no worker waits for the install on a fresh machine. On a fresh machine
     the install's minute or two is spent beside the other tests instead of before them; once installed it is a
     stamp file read. CLIs asked at another version (``AGENTLAUNCH_TEST_CLI_VERSIONS``) are installed before any
     test, as they always were.
@@ -173,6 +172,14 @@ def _start_clis(config: pytest.Config) -> None:
     if folder is not None:
         clis.use_node(folder)  # before the workers start: they and every CLI the tests start inherit it
     clis.share_found()  # the workers start after this hook (xdist's own runs last): they need not check again
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On the xdist workers, the collection in the order whose slices weigh alike (:mod:`tests.support.suite_order`)."""
+    from tests.support.suite_order import order_for_workers
+
+    order_for_workers(config, items)
 
 
 def _is_e2e(item: pytest.Item) -> bool:
