@@ -18,10 +18,9 @@ from pathlib import Path
 import pytest
 
 from agentlaunch.live.status import process_start
-from agentlaunch.paths import bundled_agents_dir
 from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.required import need
-from tests.support.ssh_server import SshServer, start_sshd
+from tests.support.ssh_server import SshServer, demo_alone, start_sshd
 from tests.support.waits import wait_for
 from tests.test_hosts_config import write_config
 
@@ -38,11 +37,7 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
 @pytest.fixture
 def box(sshd: SshServer, isolated_home: Path) -> Iterator[SshServer]:
     """Host ``box``: the demo agent (the offline fake provider) alone in its agents directory, started there."""
-    agents = sshd.remote / "home" / "agents"
-    shutil.rmtree(agents, ignore_errors=True)
-    shutil.copytree(bundled_agents_dir(), agents)
-    for other in ("planner", "reviewer"):
-        shutil.rmtree(agents / other)
+    demo_alone(sshd)
     shutil.rmtree(sshd.remote / "state" / "status", ignore_errors=True)
     write_config({"hosts": {"box": sshd.host(agents_dir="~/agents", socket=sshd.remote_socket)}})
     up = run_cli_inprocess("tmux", "up", "demo", "--host", "box", "--wait", "60")

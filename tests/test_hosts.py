@@ -24,7 +24,7 @@ from agentlaunch.paths import bundled_agents_dir
 from agentlaunch.usage.store import Store
 from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.required import need
-from tests.support.ssh_server import SshServer, children, free_port, start_sshd
+from tests.support.ssh_server import SshServer, children, demo_alone, free_port, start_sshd
 from tests.support.store_rows import call
 from tests.support.waits import wait_for
 from tests.test_hosts_config import WEIRD, write_config
@@ -42,12 +42,8 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
 @pytest.fixture
 def box(sshd: SshServer, isolated_home: Path) -> Iterator[SshServer]:
     """Host ``box`` (the demo agent alone in its agents directory, ``~/agents``) and ``all`` (every example agent)."""
-    agents = sshd.remote / "home" / "agents"
-    shutil.rmtree(agents, ignore_errors=True)
     shutil.copytree(bundled_agents_dir(), sshd.remote / "home" / "all-agents", dirs_exist_ok=True)
-    shutil.copytree(bundled_agents_dir(), agents)
-    for other in ("planner", "reviewer"):
-        shutil.rmtree(agents / other)
+    demo_alone(sshd)
     write_config(
         {
             "hosts": {

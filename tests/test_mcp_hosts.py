@@ -9,8 +9,6 @@ agent_status act on box through the ``--host`` commands; an unknown host and a h
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,14 +16,13 @@ from typing import Any
 import pytest
 from mcp import ClientSession
 
-from agentlaunch.paths import bundled_agents_dir
 from agentlaunch.usage.store import Store
-from tests.support.ssh_server import SSHD, SshServer, free_port, start_sshd
+from tests.support.required import need
+from tests.support.ssh_server import SshServer, demo_alone, free_port, start_sshd
 from tests.test_hosts_config import write_config
 from tests.test_mcp import PRICES, data, drive, text
 
-if (SSHD is None or shutil.which("tmux") is None) and not os.environ.get("CI"):
-    pytest.skip("sshd (openssh-server) or tmux is not installed", allow_module_level=True)
+need("sshd", "tmux")
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -38,11 +35,7 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
 @pytest.fixture
 def box(sshd: SshServer, isolated_home: Path) -> Iterator[SshServer]:
     """Host ``box`` (the demo agent alone in ``~/agents``, priced) and ``down`` (a port nothing listens on)."""
-    agents = sshd.remote / "home" / "agents"
-    shutil.rmtree(agents, ignore_errors=True)
-    shutil.copytree(bundled_agents_dir(), agents)
-    for other in ("planner", "reviewer"):
-        shutil.rmtree(agents / other)
+    agents = demo_alone(sshd)
     (agents / "pricing.yaml").write_text(PRICES)
     for old in (sshd.remote / "state").glob("usage.sqlite3*"):
         old.unlink()

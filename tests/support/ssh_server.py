@@ -178,3 +178,16 @@ def children(pid: int) -> list[int]:
 def kill(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, 15)
+
+
+def demo_alone(sshd: SshServer) -> Path:
+    """The host's ``~/agents``: the bundled examples but planner and reviewer (the demo agent alone, on the offline
+    fake provider), made anew."""
+    from agentlaunch.paths import bundled_agents_dir
+
+    agents = sshd.remote / "home" / "agents"
+    shutil.rmtree(agents, ignore_errors=True)
+    shutil.copytree(bundled_agents_dir(), agents)
+    for other in ("planner", "reviewer"):
+        shutil.rmtree(agents / other)
+    return agents
