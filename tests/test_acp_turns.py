@@ -21,6 +21,7 @@ from agentlaunch import paths
 from agentlaunch.usage.store import Store
 from tests.support.acp_client import Editor, editor
 from tests.support.cli_runs import run_cli_inprocess
+from tests.support.waits import until
 
 RATES = "fake-1: {input: 1000, output: 1000, cache_read: 1000, cache_write: 1000}\n"  # a fake call costs dollars
 SLOW = "/tool /slow " + "word " * 60  # a tool call, then a second call streaming for some 7 s
@@ -43,13 +44,6 @@ def set_conf(agents_dir: Path, key: str, value: Any, agent: str = "demo") -> Non
     conf = yaml.safe_load(path.read_text())
     conf[key] = value
     path.write_text(yaml.safe_dump(conf))
-
-
-async def until(check: Any, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "timed out waiting"
-        await asyncio.sleep(0.05)
 
 
 def processes_in(folder: Path, naming: str | None = None) -> list[int]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from testbed.clis import ensure_cli
 from tests.e2e.test_answer_e2e import claude_team_env
 from tests.support.acp_client import Editor, editor
 from tests.support.gemini_process import one_gemini_process
+from tests.support.waits import until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -41,13 +41,6 @@ def stored(agent: str) -> tuple[str, float | None, int]:
         [row] = rows
         cost, calls = store.session_costs([row.session_id]).get(row.session_id, (None, 0))
     return row.session_id, cost, calls
-
-
-async def until(check: Callable[[], Any], timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "timed out waiting"
-        await asyncio.sleep(0.05)
 
 
 async def editor_session(
@@ -68,7 +61,7 @@ async def editor_session(
         before = api_calls()
         slow()
         running = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=text("Take your time.")))
-        await until(lambda: api_calls() > before)  # the turn's call is under way
+        await until(lambda: api_calls() > before, timeout=60)  # the turn's call is under way
         await asyncio.sleep(1.0)
         await conn.cancel(session_id=sid)
         got["cancelled"] = ((await asyncio.wait_for(running, 60)).stop_reason, stored(agent))

@@ -26,3 +26,14 @@ def turn_over(record: dict[str, Any]) -> bool:
     CLI's SessionStart says waiting, then the startup turn begins and counts) while the turn still runs.
     """
     return record.get("state") == "waiting" and bool(record.get("turns"))
+
+
+async def until(check: Callable[[], Any], timeout: float = 30.0) -> None:
+    """:func:`wait_for` inside an event loop: await ``check()`` being truthy (polled every 0.05 s), or fail after
+    ``timeout`` seconds."""
+    import asyncio
+
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out waiting"
+        await asyncio.sleep(0.05)
