@@ -94,8 +94,9 @@ def test_a_claude_that_exits_at_once_fails_up_by_name_while_the_others_run_and_s
     assert "failed flaky" in err
     assert "no-such-flag-at-all" in screen(socket, pane_of(socket, bad))
     # `up` counts an agent whose startup turn is still running (thinking) as started; under a loaded machine
-    # (xdist workers) that turn may not have ended yet when `up` returns. It must end, and then wait.
-    wait_for(lambda: state_of(env, workdir, good) == "waiting", timeout=60, what="steady's startup turn over")
+    # (xdist workers) that turn may not have ended yet when `up` returns. It must end, and then wait: waiting with a
+    # turn counted (Claude Code's SessionStart says waiting before the startup turn begins).
+    wait_for(lambda: settled(env, workdir, good), timeout=60, what="steady's startup turn over")
     records = {r["agent"]: r for r in json.loads(cli(env, workdir, "status", "--json", "--socket", socket).stdout)}
     assert records["steady"]["state"] == "waiting" and records["flaky"]["state"] == "dead"
     # A send to the agent whose pane died is refused with exit 7, nothing printed.
@@ -104,7 +105,6 @@ def test_a_claude_that_exits_at_once_fails_up_by_name_while_the_others_run_and_s
     assert b"flaky is not running" in sent.stderr and sent.stdout == b""
     # A turn whose API call failed: `send --wait` exits 1 with the reason.
     # Claude Code tries a refused call again in its own ways (measured: a 400 once more): every try fails.
-    wait_for(lambda: settled(env, workdir, good), timeout=60, what="the interface waiting after its first turn")
     anthropic.push(*[error_reply(500, "the fake API fails this one")] * 4)
     sent = cli(env, workdir, "send", good, "This will fail.", "--wait", "--timeout", "90")
     assert sent.returncode == 1, sent.stderr
