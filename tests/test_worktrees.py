@@ -152,6 +152,26 @@ def test_listing_shows_dirty_and_ahead_and_remove_refuses_to_lose_work(agents_di
     assert "agentlaunch/wt" not in git(repo, "branch")
 
 
+def test_merge_refuses_what_would_lose_work_then_merges_into_the_base_and_removes_it(agents_dir: Path, tmp_path: Path) -> None:
+    """`worktrees merge` (the deck's M, run on a host for a remote row): refused while uncommitted, then merged."""
+    repo = make_repo(tmp_path / "proj")
+    name = agent(agents_dir, worktree=True)
+    assert run(agents_dir, repo, name, "hi").returncode == 0
+    path = Path(str(listing()[0]["path"]))
+    (path / "draft.txt").write_text("work in progress")
+    refused = run_cli_inprocess("worktrees", "merge", name, cwd=repo)
+    assert refused.returncode == 4 and b"uncommitted changes in" in refused.stderr and b"nothing merged" in refused.stderr
+    git(path, "add", "draft.txt")
+    git(path, "commit", "-qm", "draft")
+    merged = run_cli_inprocess("worktrees", "merge", name, "--repo", str(repo), cwd=tmp_path)
+    assert merged.returncode == 0, merged.stderr
+    base = git(repo, "symbolic-ref", "--short", "HEAD").strip()  # git's default branch name here
+    assert f"merged agentlaunch/wt into {base}".encode() in merged.stderr and b"deleted branch agentlaunch/wt" in merged.stderr
+    assert (repo / "draft.txt").is_file() and not path.exists() and listing() == []
+    unknown = run_cli_inprocess("worktrees", "merge", "nobody", cwd=tmp_path)
+    assert unknown.returncode == 2 and b"no worktree of agent 'nobody'" in unknown.stderr
+
+
 def test_removing_an_unknown_worktree_is_a_usage_error(tmp_path: Path) -> None:
     result = run_cli_inprocess("worktrees", "remove", "nobody", cwd=tmp_path)
     assert result.returncode == 2 and b"no worktree of agent 'nobody'" in result.stderr
