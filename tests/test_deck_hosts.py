@@ -255,6 +255,15 @@ def test_d_on_a_remote_row_shows_its_worktree_s_diff_read_on_the_host_and_m_merg
             subprocess.run(["git", "-C", tree["path"], *args], check=True, capture_output=True)
         await pilot.press("d")
         await settle(pilot, lambda: isinstance(app.screen, Page), app, "the diff page again", timeout=60)
+        await pilot.press("D")  # `agentlaunch worktrees remove builder --repo REPO --host box`: its commit is merged nowhere
+        await settle(pilot, lambda: isinstance(app.screen, Confirm), app, "the removal's question")
+        asked = app.screen
+        assert isinstance(asked, Confirm) and asked.question == f"remove builder's worktree on box ({tree['path']})?"
+        await pilot.press("y")
+        refused = "failed (exit 4): error: "
+        await settle(pilot, lambda: refused in message(app) and "on no other branch" in message(app), app, "refused there", 60)
+        await pilot.press("d")
+        await settle(pilot, lambda: isinstance(app.screen, Page), app, "the diff page a third time", timeout=60)
         await pilot.press("M")  # `agentlaunch worktrees merge builder --repo REPO --host box`
         await settle(pilot, lambda: isinstance(app.screen, Confirm), app, "the merge's question")
         asked = app.screen
