@@ -316,16 +316,16 @@ class Deck(WatchedBoard):
     def _after_remote_diff(self, row: Row, tree: dict[str, Any], what: str | None) -> None:
         """M or D on a remote row's diff page: ``agentlaunch worktrees merge|remove AGENT --repo REPO --host HOST``
         (the host's agentlaunch refuses where work would be lost, or while an agent runs there)."""
-        where, branch = f"{row.label}'s worktree on {row.host}", tree.get("branch")
-        args = [row.agent, "--repo", str(tree.get("repo"))]
-        if what == "remove":
-            do = lambda now: self.run_command(["worktrees", "remove", *args], f"removing {where}", now.host)  # noqa: E731
-            self.confirm(f"remove {where} ({tree.get('path')})?", row, do)
-        elif what == "merge" and row.live:
+        if what not in ("merge", "remove"):
+            return
+        if what == "merge" and row.live:
             self.say(f"{row.agent} is running in its worktree: stop it (x) before merging")
-        elif what == "merge":
-            do = lambda now: self.run_command(["worktrees", "merge", *args], f"merging {where}", now.host)  # noqa: E731
-            self.confirm(f"merge {where} ({branch}) into {tree.get('compared_with')} and remove it?", row, do)
+            return
+        where = f"{row.label}'s worktree on {row.host}"
+        merging = f"merge {where} ({tree.get('branch')}) into {tree.get('compared_with')} and remove it?"
+        question = merging if what == "merge" else f"remove {where} ({tree.get('path')})?"
+        args, doing = ["worktrees", what, row.agent, "--repo", str(tree.get("repo"))], f"{what[:-1]}ing {where}"
+        self.confirm(question, row, lambda now: self.run_command(args, doing, now.host))
 
     def _remove(self, row: Row, tree: WorktreeState) -> None:
         self.run_command(self._remove_args(row, tree), f"removing {row.label}'s worktree")

@@ -249,9 +249,11 @@ class Board(App[None]):
             title, text, tree = remote_diff(host, row.agent)
         except AgentlaunchError as exc:
             title, text = row.who, exc.message
-        found = tree
-        keys = {"M": "merge", "D": "remove"} if found is not None else None
-        self.from_thread(self._page, title, text, keys, None if found is None else lambda what: then(row, found, what))
+        if tree is None:
+            self.from_thread(self._page, title, text)
+            return
+        found = tree  # for the page's callback
+        self.from_thread(self._page, title, text, {"M": "merge", "D": "remove"}, lambda what: then(row, found, what))
 
     def _page(
         self, title: str, text: str, keys: dict[str, str] | None = None, then: Callable[[str | None], None] | None = None
