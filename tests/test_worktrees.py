@@ -226,3 +226,14 @@ def test_tmux_up_worktree_gives_each_agent_its_own_and_refuses_outside_a_reposit
     assert busy.returncode == 4 and b"agent w1 is running there" in busy.stderr and Path(made["w1"]).is_dir()
     assert run_cli("tmux", "down", "--socket", socket).returncode == 0
     assert run_cli_inprocess("worktrees", "remove", "w1", cwd=repo).returncode == 0  # ended: nothing would be lost now
+
+
+def test_merge_on_a_host_config_yaml_does_not_name_is_refused_before_ssh(isolated_home: Path) -> None:
+    from tests.test_hosts_config import write_config
+
+    write_config({"hosts": {"box": "ssh://127.0.0.1:1"}})
+    for host, said in (("nowhere", "no host 'nowhere' in config.yaml (hosts: box)"), ("", "no host '' in config.yaml")):
+        done = run_cli_inprocess("worktrees", "merge", "wt", "--host", host)
+        assert done.returncode == 2 and said.encode() in done.stderr, done.stderr
+    misplaced = run_cli_inprocess("worktrees", "--host", "box", "merge", "wt")
+    assert misplaced.returncode == 2 and b"agentlaunch worktrees merge AGENT --host NAME" in misplaced.stderr
