@@ -199,14 +199,16 @@ def test_answer_on_a_host_reads_and_answers_there_and_the_deck_answers_a_remote_
         (box.remote / "state" / "status" / "needy.json").unlink(missing_ok=True)
 
 
-def test_d_on_a_remote_row_shows_its_worktree_s_diff_read_on_the_host(box: SshServer, agents_dir: Path) -> None:
+def test_d_on_a_remote_row_shows_its_worktree_s_diff_read_on_the_host_and_m_merges_it_there(
+    box: SshServer, agents_dir: Path
+) -> None:
     from textual.pilot import Pilot
 
     from agentlaunch.deck.agent_list import AgentList
     from agentlaunch.deck.app import Deck
-    from agentlaunch.deck.screens import Page
+    from agentlaunch.deck.screens import Confirm, Page
     from agentlaunch.definitions.settings import load_settings
-    from tests.support.deck_pilot import drive, settle, sources, table_rows
+    from tests.support.deck_pilot import drive, message, settle, sources, table_rows
     from tests.test_deck_tmux import page_text
 
     repo = box.remote / "home" / "repo"
@@ -240,7 +242,37 @@ def test_d_on_a_remote_row_shows_its_worktree_s_diff_read_on_the_host(box: SshSe
         assert "+a line of the agent's work" in shown
         page = app.screen
         assert isinstance(page, Page) and page.title_text.startswith("builder@box · agentlaunch/builder against main")
-        assert "agentlaunch worktrees remove builder --host box" in page.title_text
-        await pilot.press("q")
+        assert "M merges, D removes (there)" in page.title_text
+        await pilot.press("M")  # builder runs there: refused here, nothing asked
+        await settle(pilot, lambda: "builder is running in its worktree: stop it (x)" in message(app), app, "refused")
+        await pilot.press("x")
+        await settle(pilot, lambda: isinstance(app.screen, Confirm), app, "stop builder?")
+        asked = app.screen
+        assert isinstance(asked, Confirm) and asked.question == "stop builder?"
+        await pilot.press("y")
+        await settle(pilot, lambda: any(r[:3] == ["builder", "box", "stopped"] for r in table_rows(app)), app, "stopped", 60)
+        for args in (["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "the agent's work"]):
+            subprocess.run(["git", "-C", tree["path"], *args], check=True, capture_output=True)
+        await pilot.press("d")
+        await settle(pilot, lambda: isinstance(app.screen, Page), app, "the diff page again", timeout=60)
+        await pilot.press("D")  # `agentlaunch worktrees remove builder --repo REPO --host box`: its commit is merged nowhere
+        await settle(pilot, lambda: isinstance(app.screen, Confirm), app, "the removal's question")
+        asked = app.screen
+        assert isinstance(asked, Confirm) and asked.question == f"remove builder's worktree on box ({tree['path']})?"
+        await pilot.press("y")
+        refused = "failed (exit 4): error: "
+        await settle(pilot, lambda: refused in message(app) and "on no other branch" in message(app), app, "refused there", 60)
+        await pilot.press("d")
+        await settle(pilot, lambda: isinstance(app.screen, Page), app, "the diff page a third time", timeout=60)
+        await pilot.press("M")  # `agentlaunch worktrees merge builder --repo REPO --host box`
+        await settle(pilot, lambda: isinstance(app.screen, Confirm), app, "the merge's question")
+        asked = app.screen
+        assert isinstance(asked, Confirm)
+        assert asked.question == "merge builder's worktree on box (agentlaunch/builder) into main and remove it?"
+        await pilot.press("y")
+        await settle(pilot, lambda: "deleted branch agentlaunch/builder" in message(app), app, "merged there", timeout=60)
 
     drive(Deck(deck_sources, watch=True), script)
+    merged = subprocess.run(["git", "-C", str(repo), "log", "--format=%s", "main"], capture_output=True, text=True).stdout
+    assert merged.splitlines()[0] == "the agent's work" and (repo / "made by builder.txt").is_file()
+    assert not Path(tree["path"]).exists()

@@ -145,3 +145,5 @@ def test_status_json_leaves_the_fast_path_only_when_hosts_are_configured(isolate
     write_config({"max_starting": 2, "hosts": {"devbox": "me@devbox"}})
     assert status_fast.hosts_configured() is True and status_fast.answer(["--json"]) is None  # the full CLI reads them
     assert status_fast.answer(["--line", "demo"]) == 0  # --line is this machine's
+    (isolated_home / "config" / "config.yaml").write_text('{"hosts": {"devbox": "me@devbox"}}\n')  # JSON is YAML
+    assert status_fast.hosts_configured() is True

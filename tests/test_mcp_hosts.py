@@ -143,3 +143,71 @@ def test_an_unknown_host_a_host_down_and_an_unknown_agent_there_are_tool_errors(
         assert by_host(data(await s.call_tool("list_agents", {})))[("box", "demo")]["state"] == "not-running"
 
     drive(script, "--agents-dir", str(agents_dir), cwd=workdir)
+
+
+def test_a_question_on_a_host_is_answered_there_and_its_usage_reported(
+    box: SshServer, tmp_path: Path, agents_dir: Path, workdir: Path
+) -> None:
+    """A question of an agent on the host (its record there names a control socket this test serves, as a launch
+    would): agent_status shows it, answer_question answers it there by its id (a reply a shell would misread reaches
+    the CLI as written), usage_report {host} is the host's store's report."""
+    import json
+    import os
+    import shutil
+    from datetime import UTC, datetime
+
+    from agentlaunch.launch.questions import OpenQuestions
+    from agentlaunch.live.status import process_start
+    from agentlaunch.providers.native.source import QuestionAsked
+    from tests.support.control_socket import serve
+    from tests.support.store_rows import call
+    from tests.test_answer import Told
+
+    shutil.copytree(box.remote / "home" / "agents" / "demo", box.remote / "home" / "agents" / "needy")
+    with Store.open(box.remote / "state" / "usage.sqlite3") as store:
+        store.record_call(call(agent="needy", at=datetime.now(UTC), cost=0.25))
+    questions, permission, replied = OpenQuestions("needy"), Told(), Told()
+    server = serve(tmp_path / "control.sock")
+    server.on_question = questions.handle
+    status = box.remote / "state" / "status"
+    status.mkdir(parents=True, exist_ok=True)
+    record = {"version": 1, "agent": "needy", "pid": os.getpid(), "pid_start": process_start(os.getpid())}
+    (status / "needy.json").write_text(json.dumps(record | {"state": "asking", "control": str(server.path)}))
+    weird = 'it\'s "$HOME" `id` $(id) ; \\ *\nsecond line'
+
+    async def script(s: ClientSession) -> None:
+        asks = questions.asked(
+            QuestionAsked("Bash", {"command": "rm -rf 'old build'"}, ("once", "always", "deny"), permission)
+        ).asks
+        shown = data(await s.call_tool("agent_status", {"agent": "needy", "host": "box"}))
+        assert shown["question"]["asks"] == asks, shown
+        refused = await s.call_tool("answer_question", {"agent": "needy", "answer": "a reply", "host": "box"})
+        assert refused.is_error and "needy asks a permission (Bash): answer one of" in text(refused), text(refused)
+        done = data(await s.call_tool("answer_question", {"agent": "needy", "answer": "deny", "host": "box"}))
+        assert done["host"] == "box" and done["decision"] == "deny" and done["question"]["asks"] == asks, done
+        assert permission.answers == [("deny", "")]
+
+        questions.asked(QuestionAsked("AskUserQuestion", {"question": "which?"}, ("reply",), replied))
+        done = data(await s.call_tool("answer_question", {"agent": "needy", "answer": weird, "host": "box"}))
+        assert done["decision"] == "reply" and replied.answers == [("reply", weird)], (done, replied.answers)
+        nothing = await s.call_tool("answer_question", {"agent": "demo", "answer": "allow", "host": "box"})
+        assert nothing.is_error and "on box:" in text(nothing), text(nothing)
+        for host, said in (("nowhere", "no host 'nowhere' in config.yaml"), ("", "no host '' in config.yaml")):
+            for name, args in (("answer_question", {"agent": "needy", "answer": "deny"}), ("usage_report", {"by": "agent"})):
+                result = await s.call_tool(name, args | {"host": host})
+                assert result.is_error and said in text(result), (name, host, text(result))
+        down = await s.call_tool("usage_report", {"by": "agent", "host": "down"})
+        assert down.is_error and "host unreachable: down: connection refused" in text(down), text(down)
+
+        report = data(await s.call_tool("usage_report", {"by": "agent", "since": "today", "host": "box"}))
+        assert report["host"] == "box" and report["by"] == "agent" and report["since"] is not None
+        assert [(r["agent"], r["cost_usd"], r["calls"]) for r in report["rows"]] == [("needy", 0.25, 1)], report
+        here = data(await s.call_tool("usage_report", {"by": "agent"}))
+        assert "host" not in here and all(r["agent"] != "needy" for r in here["rows"])  # this machine's own store
+
+    try:
+        drive(script, "--agents-dir", str(agents_dir), cwd=workdir)
+    finally:
+        server.close()
+        (status / "needy.json").unlink(missing_ok=True)
+        shutil.rmtree(box.remote / "home" / "agents" / "needy", ignore_errors=True)

@@ -152,6 +152,26 @@ def test_listing_shows_dirty_and_ahead_and_remove_refuses_to_lose_work(agents_di
     assert "agentlaunch/wt" not in git(repo, "branch")
 
 
+def test_merge_refuses_what_would_lose_work_then_merges_into_the_base_and_removes_it(agents_dir: Path, tmp_path: Path) -> None:
+    """`worktrees merge` (the deck's M, run on a host for a remote row): refused while uncommitted, then merged."""
+    repo = make_repo(tmp_path / "proj")
+    name = agent(agents_dir, worktree=True)
+    assert run(agents_dir, repo, name, "hi").returncode == 0
+    path = Path(str(listing()[0]["path"]))
+    (path / "draft.txt").write_text("work in progress")
+    refused = run_cli_inprocess("worktrees", "merge", name, cwd=repo)
+    assert refused.returncode == 4 and b"uncommitted changes in" in refused.stderr and b"nothing merged" in refused.stderr
+    git(path, "add", "draft.txt")
+    git(path, "commit", "-qm", "draft")
+    merged = run_cli_inprocess("worktrees", "merge", name, "--repo", str(repo), cwd=tmp_path)
+    assert merged.returncode == 0, merged.stderr
+    base = git(repo, "symbolic-ref", "--short", "HEAD").strip()  # git's default branch name here
+    assert f"merged agentlaunch/wt into {base}".encode() in merged.stderr and b"deleted branch agentlaunch/wt" in merged.stderr
+    assert (repo / "draft.txt").is_file() and not path.exists() and listing() == []
+    unknown = run_cli_inprocess("worktrees", "merge", "nobody", cwd=tmp_path)
+    assert unknown.returncode == 2 and b"no worktree of agent 'nobody'" in unknown.stderr
+
+
 def test_removing_an_unknown_worktree_is_a_usage_error(tmp_path: Path) -> None:
     result = run_cli_inprocess("worktrees", "remove", "nobody", cwd=tmp_path)
     assert result.returncode == 2 and b"no worktree of agent 'nobody'" in result.stderr
@@ -206,3 +226,14 @@ def test_tmux_up_worktree_gives_each_agent_its_own_and_refuses_outside_a_reposit
     assert busy.returncode == 4 and b"agent w1 is running there" in busy.stderr and Path(made["w1"]).is_dir()
     assert run_cli("tmux", "down", "--socket", socket).returncode == 0
     assert run_cli_inprocess("worktrees", "remove", "w1", cwd=repo).returncode == 0  # ended: nothing would be lost now
+
+
+def test_merge_on_a_host_config_yaml_does_not_name_is_refused_before_ssh(isolated_home: Path) -> None:
+    from tests.test_hosts_config import write_config
+
+    write_config({"hosts": {"box": "ssh://127.0.0.1:1"}})
+    for host, said in (("nowhere", "no host 'nowhere' in config.yaml (hosts: box)"), ("", "no host '' in config.yaml")):
+        done = run_cli_inprocess("worktrees", "merge", "wt", "--host", host)
+        assert done.returncode == 2 and said.encode() in done.stderr, done.stderr
+    misplaced = run_cli_inprocess("worktrees", "--host", "box", "merge", "wt")
+    assert misplaced.returncode == 2 and b"agentlaunch worktrees merge AGENT --host NAME" in misplaced.stderr

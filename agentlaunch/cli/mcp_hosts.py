@@ -4,8 +4,10 @@
 with this machine's, a host not read one row saying why). ``start_agent``, ``send_prompt``, ``stop_agent`` and
 ``restart_agent`` with a ``host`` run ``tmux up``, ``send --json``, ``stop --json`` and ``restart`` there through
 :mod:`agentlaunch.cli.on_host` (the host's stdout kept, never written on the server's own stdout, its protocol);
-``agent_status`` reads the host's fleet. An unknown host is the usage error naming the configured ones; a host
-down, :class:`~agentlaunch.errors.HostUnreachable` saying why and that nothing ran there.
+``answer_question`` runs ``answer --json`` there twice (the open question read, then answered by its id),
+``usage_report`` ``usage --json`` there; ``agent_status`` reads the host's fleet (and its question when it asks).
+An unknown host is the usage error naming the configured ones; a host down, :class:`~agentlaunch.errors.HostUnreachable`
+saying why and that nothing ran there.
 """
 
 from __future__ import annotations
@@ -96,9 +98,50 @@ def agent_status(agent: str, name: str) -> dict[str, Any]:
         "host": name,
         "sessions": mine,
         "cost_today_usd": None,
-        "question": None,  # answer_question has no host: `ssh HOST agentlaunch answer AGENT` there
+        "question": open_question(agent, name) if any(a.get("state") == "asking" for a in mine) else None,
         "problems": [],
     }
+
+
+def kept_json(name: str, args: list[str], what: str, *, agents: bool = True) -> Any:
+    """``agentlaunch ARGS`` on host ``name`` (its tmux server not named: these commands take none), what its ``--json``
+    printed; RefusedThere saying why when it exited otherwise than 0."""
+    code, seen = kept_on(name, args, what=what, agents=agents, socket=False)
+    try:
+        done = json.loads(seen.out) if code == 0 else None
+    except ValueError:
+        done = None
+    if done is None:
+        raise refused(name, code, seen, hint=f"agent_status {{agent, host: {name}}} shows its state")
+    return done
+
+
+def open_question(agent: str, name: str) -> dict[str, Any]:
+    """`answer AGENT --json --host NAME`: what ``agent`` asks on host ``name`` now (its id, tool, options)."""
+    asked = kept_json(name, ["answer", agent, "--json"], "answer")
+    if not isinstance(asked, dict) or not isinstance(asked.get("question"), dict):
+        raise RefusedThere(f"on {name}: agentlaunch answer --json there printed no question")
+    question: dict[str, Any] = asked["question"]
+    return question
+
+
+ANSWER_FLAGS = {"once": "--allow", "always": "--always", "deny": "--deny"}
+
+
+def give_answer(agent: str, name: str, question: str, decision: str, reply: str | None) -> dict[str, Any]:
+    """`answer AGENT --allow|--always|--deny|--reply TEXT --question ID --json --host NAME`: the question ``question``
+    answered there (the reply one word of the command line, quoted for the host's shell), or refused saying why."""
+    given = [ANSWER_FLAGS[decision]] if decision in ANSWER_FLAGS else ["--reply", reply or ""]
+    done = kept_json(name, ["answer", agent, *given, "--question", question, "--json"], "answer")
+    return done if isinstance(done, dict) else {}
+
+
+def usage_report(name: str, by: str, since: str | None) -> list[Any]:
+    """`usage --by BY [--since ISO] --json --host NAME`: the host's own store's report."""
+    rows = kept_json(name, ["usage", "--by", by, *(["--since", since] if since else []), "--json"], "usage", agents=False)
+    if not isinstance(rows, list):
+        raise RefusedThere(f"on {name}: agentlaunch usage --json there printed no list")
+    return rows
 
 
 def state_after(agent: str, name: str, session_id: str | None) -> str | None:

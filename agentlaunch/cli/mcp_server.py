@@ -116,17 +116,20 @@ def _add_turn_tools(server: MCPServer, team: Team) -> None:
         answer: Annotated[
             str, Field(description="allow, always or deny for a permission; for a question, the reply (a choice's label).")
         ],
+        host: HostName = None,
     ) -> dict[str, Any]:
         """Answer what the agent's CLI asks now (`agentlaunch answer`), without a key typed in its pane."""
-        return _run(team.answer_question, agent, answer)
+        return _run(team.answer_question, agent, answer, host)
 
     @server.tool()
     def usage_report(
         by: Annotated[Literal["agent", "day", "model", "session"], Field(description="How to group the calls.")],
         since: Annotated[str | None, Field(description="Only calls since: 7d, 12h, today, or a date (2026-11-01).")] = None,
+        host: HostName = None,
     ) -> dict[str, Any]:
-        """What the calls cost, grouped (`agentlaunch usage --by BY --json`): tokens by kind, cost in USD, cache hits."""
-        return _run(team.usage_report, by, since)
+        """What the calls cost, grouped (`agentlaunch usage --by BY --json`): tokens by kind, cost in USD, cache hits;
+        with host, that host's own usage store's."""
+        return _run(team.usage_report, by, since, host)
 
 
 def serve(team: Team) -> None:

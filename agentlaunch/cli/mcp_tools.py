@@ -250,23 +250,33 @@ class Team:
             raise TurnFailed(f"{agent} did not start again", hint="agent_status shows its pane and why")
         return {"agent": agent, "restarted": True, "state": self._state_after(agent, None)}
 
-    def answer_question(self, agent: str, answer: str) -> dict[str, Any]:
-        """`agentlaunch answer AGENT`: the open question read, then answered (a decision word, or a reply)."""
-        asked = open_question(agent, None, self.agents_dir)
+    def answer_question(self, agent: str, answer: str, host: str | None = None) -> dict[str, Any]:
+        """`agentlaunch answer AGENT [--host NAME]`: the open question read, then answered (a decision word, or a
+        reply) by its id."""
+        asked = mcp_hosts.open_question(agent, host) if host is not None else open_question(agent, None, self.agents_dir)
         decision = DECISIONS.get(answer.strip().lower())
         offered = [o for o in asked.get("options") or [] if isinstance(o, str)]
         if decision is None and "reply" not in offered:
             words = ", ".join(sorted({w for w, d in DECISIONS.items() if d in offered}))
             raise UsageError(f"{agent} asks a permission ({asked.get('tool')}): answer one of {words}, not a reply")
-        reply = give_answer(agent, str(asked.get("id")), decision or "reply", None if decision else answer, None, self.agents_dir)
-        return {"agent": agent, "question": asked, "answered": reply.get("answered"), "decision": reply.get("decision")}
+        which, text = str(asked.get("id")), None if decision else answer
+        if host is not None:
+            reply = mcp_hosts.give_answer(agent, host, which, decision or "reply", text)
+        else:
+            reply = give_answer(agent, which, decision or "reply", text, None, self.agents_dir)
+        done = {"agent": agent, "question": asked, "answered": reply.get("answered"), "decision": reply.get("decision")}
+        return done | ({"host": host} if host is not None else {})
 
-    def usage_report(self, by: str, since: str | None = None) -> dict[str, Any]:
-        """`agentlaunch usage --by BY [--since S] --json`."""
+    def usage_report(self, by: str, since: str | None = None, host: str | None = None) -> dict[str, Any]:
+        """`agentlaunch usage --by BY [--since S] --json [--host NAME]` (a host's: ``since`` read here, its moment
+        sent)."""
         grouping = parse_by(by)
         start = parse_since(since) if since else None
+        when = start.isoformat() if start else None
+        if host is not None:
+            return {"by": grouping, "since": when, "rows": mcp_hosts.usage_report(host, grouping, when), "host": host}
         rows, _ = read_report(grouping, since=start)
-        return {"by": grouping, "since": start.isoformat() if start else None, "rows": report_records(rows, grouping)}
+        return {"by": grouping, "since": when, "rows": report_records(rows, grouping)}
 
 
 def _cost_today() -> dict[str, float]:

@@ -31,10 +31,10 @@ def run_on(name: str, args: Sequence[str], *, what: str, agents: bool = True, so
     return remote.finished(host, code, seen, what)
 
 
-def kept_on(name: str, args: Sequence[str], *, what: str) -> tuple[int, remote.Seen]:
+def kept_on(name: str, args: Sequence[str], *, what: str, agents: bool = True, socket: bool = True) -> tuple[int, remote.Seen]:
     """:func:`run_on` with the host's stdout kept (``Seen.out``), not written here: the MCP server's tools."""
     host = host_named(name)
-    code, seen = remote.run_there(host, ssh.agentlaunch_args(host, args, agents=True, socket=True), capture=True)
+    code, seen = remote.run_there(host, ssh.agentlaunch_args(host, args, agents=agents, socket=socket), capture=True)
     return remote.finished(host, code, seen, what), seen
 
 

@@ -10,7 +10,7 @@ import typer
 
 from agentlaunch import paths
 from agentlaunch.cli.common import HostOpt, JsonOpt, app, complete_agent, err, out
-from agentlaunch.errors import RefusedOverwrite, UsageError
+from agentlaunch.errors import RefusedOverwrite, TurnFailed, UsageError
 from agentlaunch.visible import for_markup
 from agentlaunch.worktrees import git_worktree as worktree
 from agentlaunch.worktrees import setup_commands as worktree_setup
@@ -46,7 +46,8 @@ def worktrees_list(
     """
     if ctx.invoked_subcommand is not None:
         if host is not None:
-            raise UsageError("--host goes after the subcommand: agentlaunch worktrees remove AGENT --host NAME")
+            sub = ctx.invoked_subcommand
+            raise UsageError(f"--host goes after the subcommand: agentlaunch worktrees {sub} AGENT --host NAME")
         return
     if host is not None:
         from agentlaunch.cli.on_host import flag, run_on, value
@@ -74,15 +75,19 @@ def worktrees_list(
     out.print(table)
 
 
+AgentArg = Annotated[str, typer.Argument(help="Whose worktree.", autocompletion=complete_agent, show_default=False)]
+RepoOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--repo", help="The repository (default: the one of the current directory, else the only one).", show_default=False
+    ),
+]
+
+
 @worktrees_app.command("remove")
 def worktrees_remove(
-    agent: Annotated[str, typer.Argument(help="Whose worktree.", autocompletion=complete_agent, show_default=False)],
-    repo: Annotated[
-        Path | None,
-        typer.Option(
-            "--repo", help="The repository (default: the one of the current directory, else the only one).", show_default=False
-        ),
-    ] = None,
+    agent: AgentArg,
+    repo: RepoOpt = None,
     keep_branch: Annotated[bool, typer.Option("--keep-branch", help="Keep the agent's branch.")] = False,
     host: HostOpt = None,
 ) -> None:
@@ -103,6 +108,48 @@ def worktrees_remove(
         code = run_on(host, ["worktrees", "remove", agent, *given], what="worktrees remove", agents=False, socket=False)
         raise typer.Exit(code)
     state_dir = paths.state_dir()
+    entry = _the_worktree(state_dir, agent, repo, "not removed")
+    for line in worktree.remove(state_dir, entry, keep_branch=keep_branch):
+        err.print(line, highlight=False)
+    worktree_setup.forget(state_dir, entry.agent, Path(entry.path))  # its setup's record and log go with it
+
+
+@worktrees_app.command("merge")
+def worktrees_merge(agent: AgentArg, repo: RepoOpt = None, host: HostOpt = None) -> None:
+    """Merge AGENT's worktree's branch into its base, then remove the worktree (the deck's M).
+
+    The merge is `git merge --no-edit` in the repository's main work tree, which must be on the base (the branch's
+    upstream, else the main work tree's branch) with nothing uncommitted; the worktree must have nothing uncommitted
+    either. Then the worktree is removed as `worktrees remove` removes it. Exit codes: 0 merged and removed, 2 no
+    such worktree, 4 refused (work would be lost, or an agent runs there: nothing merged), 1 git could not merge
+    (aborted: nothing changed), 3 git failed; with --host NAME (on that host of config.yaml, over ssh; --repo is a
+    path there) also 11, 12 and 13.
+
+    Example: agentlaunch worktrees merge reviewer
+    """
+    if host is not None:
+        from agentlaunch.cli.on_host import run_on, value
+
+        given = value(str(repo) if repo is not None else None, "--repo")
+        raise typer.Exit(run_on(host, ["worktrees", "merge", agent, *given], what="worktrees merge", agents=False, socket=False))
+    from agentlaunch.worktrees.merge import merge_branch
+
+    state_dir = paths.state_dir()
+    entry = _the_worktree(state_dir, agent, repo, "nothing merged")
+    code, said = merge_branch(entry.repo, entry.path, entry.branch, worktree.inspect(entry).compared_with)
+    if code == 4:
+        raise RefusedOverwrite(said)
+    if code != 0:
+        raise TurnFailed(said, hint=f"merge it yourself in {entry.repo}, then agentlaunch worktrees remove {agent}")
+    err.print(said, highlight=False)
+    for line in worktree.remove(state_dir, entry):
+        err.print(line, highlight=False)
+    worktree_setup.forget(state_dir, entry.agent, Path(entry.path))
+
+
+def _the_worktree(state_dir: Path, agent: str, repo: Path | None, refused: str) -> worktree.Worktree:
+    """AGENT's worktree (in ``repo``'s repository when given, or when it has several); refused while an agent runs
+    in it (``refused``: what was not done)."""
     mine = [w for w in worktree.registered(state_dir) if w.agent == agent]
     if repo is not None or len(mine) > 1:
         where = worktree.main_work_tree((repo or Path.cwd()).expanduser().resolve())
@@ -115,9 +162,7 @@ def worktrees_remove(
     running = [r for r in running_sessions() if r.data.get("working_dir") == mine[0].path]
     if running:
         raise RefusedOverwrite(
-            f"{mine[0].path}: agent {running[0].agent} is running there (pid {running[0].data.get('pid')}): not removed",
+            f"{mine[0].path}: agent {running[0].agent} is running there (pid {running[0].data.get('pid')}): {refused}",
             hint="end it first (Ctrl-D in its chat, or agentlaunch tmux down)",
         )
-    for line in worktree.remove(state_dir, mine[0], keep_branch=keep_branch):
-        err.print(line, highlight=False)
-    worktree_setup.forget(state_dir, mine[0].agent, Path(mine[0].path))  # its setup's record and log go with it
+    return mine[0]

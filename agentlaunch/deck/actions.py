@@ -171,25 +171,9 @@ def _git(cwd: str, *args: str, timeout: float = 60) -> subprocess.CompletedProce
 
 
 def merge_worktree(repo: str, path: str, branch: str, base: str | None) -> Outcome:
-    """Merge a finished worktree's branch into its base in the main work tree; refused (exit 4) where work could be lost.
+    """Merge a finished worktree's branch into its base in the main work tree
+    (:func:`~agentlaunch.worktrees.merge.merge_branch`): refused (exit 4) where work could be lost, a merge git cannot
+    finish aborted (exit 1)."""
+    from agentlaunch.worktrees.merge import merge_branch
 
-    Refused: no base, uncommitted changes in the worktree (they would stay behind), the main work tree on
-    another branch than the base or with uncommitted changes of its own. A merge git cannot finish is
-    aborted, the main work tree as it was.
-    """
-    if base is None:
-        return Outcome(4, f"{branch}: no base branch to merge into: not merged")
-    if _git(path, "status", "--porcelain").stdout.strip():
-        return Outcome(4, f"uncommitted changes in {path}: commit them first (nothing merged)")
-    current = _git(repo, "symbolic-ref", "--quiet", "--short", "HEAD").stdout.strip()
-    if current != base:
-        return Outcome(4, f"{repo} is on {current or 'a detached HEAD'}, not {base}: not merged")
-    if _git(repo, "status", "--porcelain", "--untracked-files=no").stdout.strip():
-        return Outcome(4, f"{repo} has uncommitted changes: not merged")
-    merged = _git(repo, "merge", "--no-edit", branch)
-    if merged.returncode != 0:
-        _git(repo, "merge", "--abort")
-        said = (merged.stdout + merged.stderr).strip().splitlines()
-        why = said[-1] if said else "failed"
-        return Outcome(1, f"git could not merge {branch} into {base} ({why}): aborted, nothing changed")
-    return Outcome(0, f"merged {branch} into {base}")
+    return Outcome(*merge_branch(repo, path, branch, base))

@@ -13,7 +13,7 @@ import subprocess
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.binding import Binding
@@ -287,7 +287,7 @@ class Deck(WatchedBoard):
         if row is None:
             return
         if row.host is not None:  # another host's: read there, in a worker thread
-            self.remote_diff(row)
+            self.remote_diff(row, self._after_remote_diff)
             return
         tree = row.worktree
         if tree is None:
@@ -312,6 +312,20 @@ class Deck(WatchedBoard):
         else:
             question = f"merge {row.label}'s worktree ({tree.worktree.branch}) into {tree.compared_with} and remove it?"
             self.confirm(question, row, lambda now: self._merge(now, tree))
+
+    def _after_remote_diff(self, row: Row, tree: dict[str, Any], what: str | None) -> None:
+        """M or D on a remote row's diff page: ``agentlaunch worktrees merge|remove AGENT --repo REPO --host HOST``
+        (the host's agentlaunch refuses where work would be lost, or while an agent runs there)."""
+        if what not in ("merge", "remove"):
+            return
+        if what == "merge" and row.live:
+            self.say(f"{row.agent} is running in its worktree: stop it (x) before merging")
+            return
+        where = f"{row.label}'s worktree on {row.host}"
+        merging = f"merge {where} ({tree.get('branch')}) into {tree.get('compared_with')} and remove it?"
+        question = merging if what == "merge" else f"remove {where} ({tree.get('path')})?"
+        args, doing = ["worktrees", what, row.agent, "--repo", str(tree.get("repo"))], f"{what[:-1]}ing {where}"
+        self.confirm(question, row, lambda now: self.run_command(args, doing, now.host))
 
     def _remove(self, row: Row, tree: WorktreeState) -> None:
         self.run_command(self._remove_args(row, tree), f"removing {row.label}'s worktree")
@@ -360,17 +374,6 @@ class Deck(WatchedBoard):
         self.push_screen(Page("keys · q closes", Text(keys_help(back))))
 
     # -- commands -----------------------------------------------------------------------------
-
-    def _agents_args(self, agent: str | None = None) -> list[str]:
-        """``--agents-dir`` for a command on ``agent``: the deck's, or the state folder's for an agent started without
-        a definition (:mod:`agentlaunch.definitions.adhoc`)."""
-        from agentlaunch.definitions.adhoc import adhoc_dir, is_adhoc
-
-        folder = self.sources.agents_dir
-        defined = folder is not None and (folder / str(agent) / "agent.yaml").is_file()
-        if agent is not None and not defined and is_adhoc(self.sources.state_dir, agent):
-            folder = adhoc_dir(self.sources.state_dir)
-        return ["--agents-dir", str(folder)] if folder is not None else []
 
     def run_command(self, args: list[str], doing: str, host: str | None = None) -> None:
         """``agentlaunch ARGS`` in a worker thread (``--host HOST`` for another host's agent: there, with its own agents

@@ -14,7 +14,7 @@ import contextlib
 from collections.abc import Callable
 from concurrent.futures import Future
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.app import App, ComposeResult
@@ -234,9 +234,9 @@ class Board(App[None]):
         self.from_thread(self._set_preview, title, body)
 
     @work(thread=True, exclusive=True, group="remote-diff")
-    def remote_diff(self, row: Row) -> None:
+    def remote_diff(self, row: Row, then: Callable[[Row, dict[str, Any], str | None], None]) -> None:
         """d on another host's agent: its worktree's diff read there (:func:`~agentlaunch.deck.host_rows.remote_diff`),
-        shown on a page (read only: removing it is ``agentlaunch worktrees remove AGENT --host HOST``)."""
+        shown on a page whose M and D (merge, remove: run there) are handed to ``then`` with the worktree."""
         from agentlaunch.deck.host_rows import remote_diff
 
         host = self.host_rows.hosts.get(row.host or "")
@@ -244,19 +244,26 @@ class Board(App[None]):
             self.from_thread(self.say, f"{row.who}: {row.host_down or 'its host is not in config.yaml'}")
             return
         self.from_thread(self.say, f"reading {row.who}'s worktree there…")
+        tree: dict[str, Any] | None = None
         try:
-            title, text = remote_diff(host, row.agent)
+            title, text, tree = remote_diff(host, row.agent)
         except AgentlaunchError as exc:
             title, text = row.who, exc.message
-        self.from_thread(self._page, title, text)
+        if tree is None:
+            self.from_thread(self._page, title, text)
+            return
+        found = tree  # for the page's callback
+        self.from_thread(self._page, title, text, {"M": "merge", "D": "remove"}, lambda what: then(row, found, what))
 
-    def _page(self, title: str, text: str) -> None:
+    def _page(
+        self, title: str, text: str, keys: dict[str, str] | None = None, then: Callable[[str | None], None] | None = None
+    ) -> None:
         from rich.text import Text
 
         from agentlaunch.deck.screens import Page
 
         self.say("")
-        self.push_screen(Page(title, Text(visible(text, keep_newlines=True))))
+        self.push_screen(Page(title, Text(visible(text, keep_newlines=True)), keys), then)
 
     @work(thread=True, exclusive=True, group="preview")
     def capture(self, tmux: Tmux, pane: str, title: str, shown: PaneShot | None = None) -> None:
@@ -311,6 +318,17 @@ class Board(App[None]):
         if row.live:
             return f"{row.agent} runs outside tmux (pid {row.record.get('pid')}, in {row.working_dir}): no pane to show"
         return f"{row.agent} is not running: n starts it"
+
+    def _agents_args(self, agent: str | None = None) -> list[str]:
+        """``--agents-dir`` for a command on ``agent``: the deck's, or the state folder's for an agent started without
+        a definition (:mod:`agentlaunch.definitions.adhoc`)."""
+        from agentlaunch.definitions.adhoc import adhoc_dir, is_adhoc
+
+        folder = self.sources.agents_dir
+        defined = folder is not None and (folder / str(agent) / "agent.yaml").is_file()
+        if agent is not None and not defined and is_adhoc(self.sources.state_dir, agent):
+            folder = adhoc_dir(self.sources.state_dir)
+        return ["--agents-dir", str(folder)] if folder is not None else []
 
     def say(self, text: str) -> None:
         """One line, made inert (:func:`~agentlaunch.visible.visible`, no markup), cut with an ellipsis to fit (the CSS)."""

@@ -156,10 +156,11 @@ DIFF_TIMEOUT = 60.0  # seconds: the host's worktrees and git, over its connectio
 UNTRACKED_SHOWN = 20  # new files whose whole text the page shows (as this machine's diff page)
 
 
-def remote_diff(host: Host, agent: str) -> tuple[str, str]:
-    """The title and text of ``d``'s page for ``agent``'s worktree on ``host``: ``agentlaunch worktrees --json`` there
-    finds it, then one shell command there runs the git commands this machine's page runs (its commits against its
-    base, what is not committed, the new files' text)."""
+def remote_diff(host: Host, agent: str) -> tuple[str, str, dict[str, Any] | None]:
+    """The title and text of ``d``'s page for ``agent``'s worktree on ``host``, and the worktree as the host's
+    ``agentlaunch worktrees --json`` gives it (None when there is none): that command finds it, then one shell command
+    there runs the git commands this machine's page runs (its commits against its base, what is not committed, the new
+    files' text)."""
     listed = ssh.run(host, ["worktrees", "--json", "--agent", agent], timeout=DIFF_TIMEOUT)
     who = f"{agent}@{host.name}"
     last = [line for line in listed.stderr.splitlines() if line.strip()]
@@ -168,14 +169,14 @@ def remote_diff(host: Host, agent: str) -> tuple[str, str]:
     except ValueError:
         trees = None
     if not isinstance(trees, list):
-        return who, f"agentlaunch worktrees there exited {listed.returncode}" + (f": {last[-1]}" if last else "")
+        return who, f"agentlaunch worktrees there exited {listed.returncode}" + (f": {last[-1]}" if last else ""), None
     if not trees or not isinstance(trees[0], dict):
-        return who, f"{agent} has no worktree on {host.name}"
+        return who, f"{agent} has no worktree on {host.name}", None
     tree = trees[0]
     path, branch, against = str(tree.get("path")), str(tree.get("branch")), tree.get("compared_with")
     done = ssh.run_shell(host, diff_script(path, against if isinstance(against, str) else None), timeout=DIFF_TIMEOUT)
-    remove = f"agentlaunch worktrees remove {agent} --host {host.name}"
-    return f"{who} · {branch} against {against or '?'} · removed there by {remove} · q closes", done.stdout[-CAPTURE_LIMIT:]
+    title = f"{who} · {branch} against {against or '?'} · M merges, D removes (there) · q closes"
+    return title, done.stdout[-CAPTURE_LIMIT:], tree
 
 
 def diff_script(path: str, against: str | None) -> str:

@@ -89,7 +89,8 @@ def dead_panes(socket: str | None) -> list[Pane]:
 
 
 def hosts_configured() -> bool:
-    """Whether config.yaml may name hosts (a line starting ``hosts:``): then ``status --json`` reads them too."""
+    """Whether config.yaml may name hosts (the word ``hosts`` anywhere in it: a block ``hosts:``, a flow or JSON
+    ``{"hosts": …}`` too; a comment naming it only costs the full CLI): then ``status --json`` reads them too."""
     from agentlaunch.fleet.records import config_folder
     from agentlaunch.fsutil import read_regular
 
@@ -99,4 +100,4 @@ def hosts_configured() -> bool:
         return False
     except Exception:  # a config.yaml that cannot be read: the full CLI says why
         return True
-    return data.startswith(b"hosts:") or b"\nhosts:" in data
+    return b"hosts" in data

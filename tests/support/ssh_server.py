@@ -85,6 +85,15 @@ class SshServer:
         entry: dict[str, object] = {"ssh": f"ssh://127.0.0.1:{self.port}", "ssh_config": str(self.ssh_config(key, known))}
         return entry | {"timeout": 30} | extra
 
+    def host_via(self, port: int, **extra: object) -> dict[str, object]:
+        """:meth:`host` reached through another port of 127.0.0.1 that leads to this server (a slow proxy's:
+        tests/support/slow_proxy.py), its host key known there too."""
+        known = f"known_hosts-{port}"
+        (self.folder / known).write_text(
+            (self.folder / "known_hosts").read_text().replace(f"[127.0.0.1]:{self.port} ", f"[127.0.0.1]:{port} ")
+        )
+        return self.host(known=known, **extra) | {"ssh": f"ssh://127.0.0.1:{port}"}
+
     def kill_remote_tmux(self) -> None:
         subprocess.run(["tmux", "-L", self.remote_socket, "kill-server"], capture_output=True)
 
