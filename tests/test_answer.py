@@ -392,3 +392,37 @@ def test_two_answers_at_once_over_the_socket_one_is_told_the_other_refused_as_ch
     assert sorted(bool(r and r["ok"]) for r in replies) == [False, True]
     refused = next(r for r in replies if r and not r["ok"])
     assert refused["changed"] is True and len(told.answers) == 1
+
+
+def test_the_deck_waits_briefly_for_the_question_its_row_shows_to_be_handed_over(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The row says asking (Claude Code's PreToolUse) a moment before the question opens (its PermissionRequest hook):
+    the deck's answer waits for it instead of saying the agent asks nothing; past the wait, it does say so."""
+    from agentlaunch.deck import answering
+    from agentlaunch.errors import NoQuestion
+
+    asked = {"id": "q1", "asks": "Bash: touch x"}
+    tries: list[str] = []
+
+    def opens_on_the_third_try(agent: str, session: str | None) -> dict[str, Any]:
+        tries.append(agent)
+        if len(tries) < 3:
+            raise NoQuestion(f"{agent} asks nothing now")
+        return asked
+
+    given_answers: list[tuple[str, str]] = []
+    monkeypatch.setattr(answering, "open_question", opens_on_the_third_try)
+    monkeypatch.setattr(
+        answering, "give_answer", lambda agent, question, decision, text, session: given_answers.append((question, decision))
+    )
+    monkeypatch.setattr(answering.time, "sleep", lambda _s: None)
+    outcome = answering.answer_shown("asker", None, "Bash: touch x", "deny")
+    assert outcome.code == 0 and given_answers == [("q1", "deny")] and len(tries) == 3, outcome
+
+    def never(agent: str, session: str | None) -> dict[str, Any]:
+        raise NoQuestion(f"{agent} asks nothing now")
+
+    clock = iter(range(0, 1000))
+    monkeypatch.setattr(answering, "open_question", never)
+    monkeypatch.setattr(answering.time, "monotonic", lambda: float(next(clock)))
+    late = answering.answer_shown("asker", None, "Bash: touch x", "deny")
+    assert late.code == 9 and "asks nothing now" in late.said and given_answers == [("q1", "deny")], late

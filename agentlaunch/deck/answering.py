@@ -13,17 +13,23 @@ import json
 import os
 import subprocess
 import sys
+import time
+from typing import Any
 
 from agentlaunch.deck.actions import COMMAND_TIMEOUT, Outcome
-from agentlaunch.errors import AgentlaunchError, ExitCode
+from agentlaunch.errors import AgentlaunchError, ExitCode, NoQuestion
 from agentlaunch.launch.answer_client import DECISION_WORDS, give_answer, open_question
 from agentlaunch.visible import visible
+
+OPENING = 5.0
+"""Seconds a question the row shows may take to be handed over: Claude Code's PreToolUse hook makes the row say
+``asking`` a moment before its PermissionRequest hook opens the question (longer on a loaded machine)."""
 
 
 def answer_shown(agent: str, session: str | None, shown: str, decision: str, text: str | None = None) -> Outcome:
     """Answer ``agent``'s open question with ``decision`` when it is the one ``shown``; how it went, in one line."""
     try:
-        asked = open_question(agent, session)
+        asked = question_opened(agent, session)
         if str(asked.get("asks", "")) != shown:
             now = visible(str(asked.get("asks", "")))
             return Outcome(int(ExitCode.QUESTION_CHANGED), f"{agent}'s question changed (now: {now}): nothing answered")
@@ -33,6 +39,18 @@ def answer_shown(agent: str, session: str | None, shown: str, decision: str, tex
     return Outcome(0, f"{agent}: {DECISION_WORDS.get(decision, decision)}: {visible(shown)}")
 
 
+def question_opened(agent: str, session: str | None, within: float = OPENING) -> dict[str, Any]:
+    """``agent``'s open question, waited for up to ``within`` seconds while it asks nothing yet (then NoQuestion)."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            return open_question(agent, session)
+        except NoQuestion:
+            if time.monotonic() >= deadline:
+                raise
+        time.sleep(0.2)
+
+
 FLAGS = {"once": "--allow", "always": "--always", "deny": "--deny", "reply": "--reply"}
 
 
@@ -40,7 +58,11 @@ def answer_remote(host: str, agent: str, session: str | None, shown: str, decisi
     """:func:`answer_shown` for another host's agent: ``agentlaunch answer AGENT --json --host HOST`` reads its open
     question, answered (``--question ID``) only when it is the one ``shown``."""
     where = [*(["--session", session] if session else []), "--host", host]
+    deadline = time.monotonic() + OPENING
     code, out, said = _answer([agent, "--json", *where])
+    while code == ExitCode.NO_QUESTION and time.monotonic() < deadline:  # not handed over yet (OPENING)
+        time.sleep(0.2)
+        code, out, said = _answer([agent, "--json", *where])
     if code != 0:
         return Outcome(code, said)
     try:
