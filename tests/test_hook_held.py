@@ -50,7 +50,7 @@ def connect(path: Path, data: bytes | None = None, close_write: bool = True) -> 
 def receive(server: HeldHooks, rounds: int = 30) -> list[HeldHook]:
     found: list[HeldHook] = []
     for _ in range(rounds):
-        select.select([server.fileno()], [], [], 0.05)
+        select.select(server.filenos(), [], [], 0.05)
         found += server.receive()
         if found:
             break
@@ -113,7 +113,7 @@ def test_a_body_over_the_limit_is_read_to_its_end_and_dropped(folder: Path) -> N
         sender.start()
         found: list[HeldHook] = []
         for _ in range(2000):
-            select.select([server.fileno()], [], [], 0.05)
+            select.select(server.filenos(), [], [], 0.05)
             found += server.receive()
             if found:
                 break
@@ -151,7 +151,7 @@ def test_a_hook_that_goes_away_while_held_is_dropped(folder: Path) -> None:
         (hook,) = receive(server)
         client.close()
         for _ in range(20):
-            select.select([server.fileno()], [], [], 0.05)
+            select.select(server.filenos(), [], [], 0.05)
             server.receive()
         assert server.deadline() is None  # nothing held
         server.answer(hook.reply, "")  # no one to tell: no error
@@ -182,10 +182,10 @@ def test_connections_past_the_limit_are_closed_at_once(folder: Path, monkeypatch
     server = HeldHooks(folder / "t-held.sock")
     try:
         kept = [connect(folder / "t-held.sock", close_write=False) for _ in range(3)]
-        select.select([server.fileno()], [], [], 0.5)
+        select.select(server.filenos(), [], [], 0.5)
         server.receive()
         extra = connect(folder / "t-held.sock", close_write=False)
-        select.select([server.fileno()], [], [], 0.5)
+        select.select(server.filenos(), [], [], 0.5)
         server.receive()
         assert closed_unanswered(extra)
         assert not select.select(kept, [], [], 0.1)[0]

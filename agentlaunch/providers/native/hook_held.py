@@ -13,7 +13,10 @@ hook server on 127.0.0.1 this replaces counted every local connection against it
 200 idle connections of another user made every hook fail, which Claude Code treats as non-blocking (the tool
 ran). A connection has :data:`REQUEST_WAIT` seconds to send its whole request; a body over :data:`MAX_BODY` is read
 to its end and dropped (the report keeps no payload); at most :data:`MAX_CONNECTIONS` are open, the user's own
-processes only. Everything waits on one ``epoll`` descriptor (:meth:`HeldHooks.fileno`): no thread.
+processes only. The launch's loop waits on the listener and each connection still sending (:meth:`HeldHooks.filenos`,
+each on its own: no epoll set, which is Linux's alone); a held connection is looked at for a hang-up at each
+:meth:`HeldHooks.receive` (a poll of no time each), not waited on: its side shut, it would read as ready for ever.
+No thread.
 """
 
 from __future__ import annotations
@@ -99,20 +102,19 @@ def gone(sock: socket.socket) -> bool:
 
 
 class HeldHooks:
-    """The listening socket, its connections and the requests held for an answer, on one epoll descriptor."""
+    """The listening socket, its connections and the requests held for an answer."""
 
     def __init__(self, path: Path, bound: socket.socket | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self.path = path
         self.clock = clock
         self._listener = bound if bound is not None else listen(path)
-        self._poll = select.epoll()
-        self._poll.register(self._listener.fileno(), select.EPOLLIN)
         self._conns: dict[int, _Conn] = {}
         self._held: dict[str, _Conn] = {}
         self._ids = 0
 
-    def fileno(self) -> int:
-        return self._poll.fileno()
+    def filenos(self) -> tuple[int, ...]:
+        """The listener and the connections still sending their request (not those held: see the module)."""
+        return (self._listener.fileno(), *self._conns)
 
     def deadline(self) -> float | None:
         times = [c.deadline for c in self._conns.values()] + [c.deadline for c in self._held.values()]
@@ -121,15 +123,14 @@ class HeldHooks:
     def receive(self) -> list[HeldHook]:
         """The requests that came whole since the last call, each held until :meth:`answer`."""
         found: list[HeldHook] = []
-        for fd, _ in self._poll.poll(0):
-            if fd == self._listener.fileno():
-                self._accept()
-            elif (conn := self._conns.get(fd)) is not None:
-                hook = self._read(conn)
-                if hook is not None:
-                    found.append(hook)
-            else:
-                self._drop_held(fd)
+        self._accept()
+        for conn in list(self._conns.values()):  # non-blocking: one with nothing new reads nothing
+            hook = self._read(conn)
+            if hook is not None:
+                found.append(hook)
+        for reply, conn in list(self._held.items()):
+            if gone(conn.sock):  # its hook went away (Claude Code killed it): nothing waits for the answer
+                self._close(self._held.pop(reply))
         now = self.clock()
         for conn in [c for c in self._conns.values() if c.deadline <= now]:
             self._close(conn)
@@ -160,7 +161,6 @@ class HeldHooks:
         self._conns.clear()
         self._held.clear()
         self._listener.close()
-        self._poll.close()
         with contextlib.suppress(OSError):
             self.path.unlink()
 
@@ -175,7 +175,6 @@ class HeldHooks:
                 continue
             sock.setblocking(False)
             self._conns[sock.fileno()] = _Conn(sock, self.clock() + REQUEST_WAIT)
-            self._poll.register(sock.fileno(), select.EPOLLIN)
 
     def _read(self, conn: _Conn) -> HeldHook | None:
         for _ in range(READS_PER_WAKE):
@@ -203,10 +202,7 @@ class HeldHooks:
         if not isinstance(event, str) or not event.isascii() or not event.isalnum():
             self._close(conn)  # not a hook's request: closed unanswered
             return None
-        with contextlib.suppress(OSError, ValueError):
-            # Its side is shut (readable for good): only the hook going away (EPOLLHUP, always told) wakes it now.
-            self._poll.modify(conn.sock.fileno(), 0)
-        del self._conns[conn.sock.fileno()]
+        del self._conns[conn.sock.fileno()]  # its side is shut (readable for good): no longer waited on
         self._ids += 1
         reply = str(self._ids)
         conn.deadline = self.clock() + HOLD_WAITS.get(event, HOLD_WAIT)
@@ -214,19 +210,8 @@ class HeldHooks:
         self._held[reply] = conn
         return HeldHook(event, None if conn.dropped or len(body) > MAX_BODY else body, reply)
 
-    def _drop_held(self, fd: int) -> None:
-        """A held request's hook went away (Claude Code killed it): nothing waits for the answer."""
-        for reply, conn in list(self._held.items()):
-            if conn.sock.fileno() == fd:
-                self._close(self._held.pop(reply))
-                return
-        with contextlib.suppress(OSError, ValueError):
-            self._poll.unregister(fd)
-
     def _close(self, conn: _Conn) -> None:
         fd = conn.sock.fileno()
         if fd >= 0:
-            with contextlib.suppress(OSError, ValueError):
-                self._poll.unregister(fd)
             self._conns.pop(fd, None)
         conn.sock.close()
