@@ -35,6 +35,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import ctypes
 
+SOCKET_PATH_MAX = 103
+"""The longest Unix socket path agentlaunch binds or connects to, on every platform: macOS's (and the BSDs')
+``sun_path`` holds 104 bytes with its NUL, Linux's 108. Every socket agentlaunch makes is in its runtime folder
+(``runtime_dirs.make_for_launch``: under a short ``$XDG_RUNTIME_DIR``, else ``/tmp``, never the long ``$TMPDIR`` of
+macOS) or the ssh connections' folder (``hosts/ssh.py``, the same rule), so none comes near it."""
 PROC = "/proc"
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
