@@ -47,6 +47,11 @@ def connect(path: Path, data: bytes | None = None, close_write: bool = True) -> 
     return client
 
 
+def framed(event: str, body: bytes = b"{}") -> bytes:
+    """A request as hook_ask sends it: its body's length in the header, the hook's side left open."""
+    return json.dumps({"event": event, "length": len(body)}).encode() + b"\n" + body
+
+
 def receive(server: HeldHooks, rounds: int = 30) -> list[HeldHook]:
     found: list[HeldHook] = []
     for _ in range(rounds):
@@ -124,6 +129,16 @@ def test_a_body_over_the_limit_is_read_to_its_end_and_dropped(folder: Path) -> N
         server.close()
 
 
+def test_a_request_longer_than_its_header_says_is_closed_unanswered(folder: Path) -> None:
+    server = HeldHooks(folder / "t-held.sock")
+    try:
+        client = connect(folder / "t-held.sock", framed("PreToolUse") + b"more", close_write=False)
+        assert receive(server, rounds=10) == []
+        assert closed_unanswered(client)
+    finally:
+        server.close()
+
+
 def test_a_silent_connection_is_closed_after_the_request_wait_and_a_held_one_after_the_hold_wait(folder: Path) -> None:
     clock = Clock()
     server = HeldHooks(folder / "t-held.sock", clock=clock)
@@ -147,8 +162,10 @@ def test_a_silent_connection_is_closed_after_the_request_wait_and_a_held_one_aft
 def test_a_hook_that_goes_away_while_held_is_dropped(folder: Path) -> None:
     server = HeldHooks(folder / "t-held.sock")
     try:
-        client = connect(folder / "t-held.sock", b'{"event": "PreToolUse"}\n{}')
+        client = connect(folder / "t-held.sock", framed("PreToolUse"), close_write=False)
         (hook,) = receive(server)
+        assert len(server.filenos()) == 2  # the listener, and the held hook's connection: for its hang-up
+        assert select.select(server.filenos(), [], [], 0.05)[0] == []  # while it waits: not ready (no busy loop)
         client.close()
         for _ in range(20):
             select.select(server.filenos(), [], [], 0.05)
@@ -164,9 +181,9 @@ def test_an_answer_to_a_hook_gone_before_the_next_receive_is_not_taken(folder: P
     receive saw it go says it was not taken (``answer`` exits 10, "answered meanwhile"), never "denied"."""
     server = HeldHooks(folder / "t-held.sock")
     try:
-        client = connect(folder / "t-held.sock", b'{"event": "PermissionRequest"}\n{}')
+        client = connect(folder / "t-held.sock", framed("PermissionRequest"), close_write=False)
         (hook,) = receive(server)
-        live = connect(folder / "t-held.sock", b'{"event": "PermissionRequest"}\n{}')
+        live = connect(folder / "t-held.sock", framed("PermissionRequest"), close_write=False)
         (other,) = receive(server)
         client.close()  # no receive after this
         assert server.answer(hook.reply, "{}") is False
@@ -235,8 +252,7 @@ def test_ask_fails_closed_for_a_tool_and_open_for_anything_else(folder: Path) ->
 
         def answer_wrongly() -> None:
             conn = rude.accept()[0]
-            while conn.recv(1000):
-                pass
+            conn.recv(1000)  # the request (its side stays open: its length says where it ends)
             conn.sendall(b"HTTP/1.1 200 OK\r\n\r\n")
             conn.close()
 
