@@ -2,7 +2,7 @@
 
 agentlaunch runs where its users are, macOS included, which has none of these. Everything else of agentlaunch asks
 here and is handed a value it can use on any POSIX system (``tests/test_platform_support.py`` fails on a use of
-one of them anywhere else; the lane of ``tests/test_no_linux_lane.py`` runs the launches with them removed):
+one of them anywhere else; the no-Linux lane, ``tests/support/no_linux_lane.py``, runs launches with them removed):
 
 - ``/proc`` (a process's state, parent, group and session; its children; the umask): :func:`proc_text`,
   :func:`proc_names` raise ``OSError`` where there is none, as a missing file does; each caller has its answer for
