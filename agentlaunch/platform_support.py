@@ -6,7 +6,8 @@ one of them anywhere else; the no-Linux lane, ``tests/support/no_linux_lane.py``
 
 - ``/proc`` (a process's state, parent, group and session; its children; the umask): :func:`proc_text`,
   :func:`proc_names` raise ``OSError`` where there is none, as a missing file does; each caller has its answer for
-  that (a pid's start time unknown, the launch's process group alone ended, the umask read by setting it back).
+  that (a pid's start time unknown, the launch's process group alone ended, the umask read by setting it back);
+  :func:`process_state` asks ``ps`` instead (a zombie is no running process: tmux may reap a pane's late).
 - ``pidfd_open`` (a descriptor readable when a process exits): :func:`pidfd` gives None where there is none;
   the launch's loop then learns of its CLI's exit from SIGCHLD, through the ``signal.set_wakeup_fd`` pipe the loop
   already waits on (:mod:`agentlaunch.launch.signals`), and asks ``Popen.poll``. Chosen over ``waitpid`` on a
@@ -70,6 +71,25 @@ def proc_names(*parts: int | str) -> list[str]:
     """The names in the ``/proc/PARTS...`` folder (``proc_names()``: every pid's, among others); ``OSError`` where it
     is missing, ``/proc`` itself included."""
     return os.listdir(proc_path(*parts))
+
+
+def process_state(pid: int) -> str | None:
+    """``pid``'s state letter (``R``, ``S``, ``Z`` for a zombie...): ``/proc``'s, else ``ps -o stat=`` (macOS; one
+    process started, asked only there); None when neither tells (gone, or no ``ps``)."""
+    try:
+        stat = proc_text(pid, "stat")
+    except OSError:
+        pass
+    else:
+        fields = stat[stat.rfind(")") + 2 :].split()
+        return fields[0] if fields else None
+    import subprocess
+
+    try:
+        done = subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip()[:1] or None
 
 
 def pidfd(pid: int) -> int | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from agentlaunch.platform_support import proc_text
+from agentlaunch.platform_support import proc_text, process_state
 
 PID_MAX = 1 << 22  # Linux's PID_MAX_LIMIT; no system hands out larger pids
 
@@ -58,10 +58,7 @@ def process_running(pid: object) -> bool:
     """``pid`` exists and is not a zombie (an exited child its parent has not reaped yet)."""
     if not pid_alive(pid):
         return False
-    fields = stat_fields(pid)  # type: ignore[arg-type]
-    if fields is None:
-        return True  # no /proc (macOS): trust kill(pid, 0)
-    return not fields or fields[0] != "Z"
+    return process_state(pid) != "Z"  # type: ignore[arg-type]  # pid_alive checked it is a pid; ps where no /proc
 
 
 def same_process(pid: object, start: object) -> bool:

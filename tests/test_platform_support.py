@@ -97,3 +97,21 @@ def test_each_primitive_has_its_fallback_where_the_system_has_none(monkeypatch: 
         platform_support.proc_text("self", "status")
     with pytest.raises(FileNotFoundError):
         platform_support.proc_names()
+
+
+def test_without_proc_a_zombie_is_told_by_ps_and_is_no_running_process(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """tmux may reap a pane's process late: `tmux down` and `stop` must not wait for a zombie (macOS has no /proc)."""
+    import subprocess
+
+    from agentlaunch.processes import process_running
+    from tests.support.waits import wait_for
+
+    monkeypatch.setattr(platform_support, "PROC", str(tmp_path / "none"))
+    assert platform_support.process_state(os.getpid()) in ("R", "S")
+    child = subprocess.Popen(["sh", "-c", "exit 0"])  # not waited for: a zombie once it exits
+    try:
+        wait_for(lambda: platform_support.process_state(child.pid) == "Z", timeout=30, what="the child to exit")
+        assert not process_running(child.pid)
+    finally:
+        child.wait()
+    assert platform_support.process_state(child.pid) is None and not process_running(child.pid)
