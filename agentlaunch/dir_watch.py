@@ -1,4 +1,5 @@
-"""A descriptor that becomes readable when files change in a few folders (Linux inotify, through ctypes).
+"""A descriptor that becomes readable when files change in a few folders (Linux inotify, through
+:mod:`agentlaunch.platform_support`).
 
 Why: Gemini CLI 0.61 offers a native launch no signal agentlaunch can receive
 without changing the user's settings (its hooks are read only from settings
@@ -7,17 +8,18 @@ owned by root; see :mod:`agentlaunch.providers.native.gemini`). Its session
 file is the only source, so the relay needs to be woken when that file
 changes: inotify gives a descriptor the relay loop waits on like any other,
 so the launch reads the file when Gemini writes it and sits idle otherwise.
-Where inotify is missing (not Linux, no libc symbol, watch limit reached)
-:func:`open_watch` returns None and the caller reads on a timer instead.
+Where inotify is missing (not Linux: macOS; no libc symbol, watch limit reached)
+:func:`open_watch` returns None and the caller reads on a bounded timer instead.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import struct
 from pathlib import Path
+
+from agentlaunch.platform_support import Inotify, inotify_open
 
 IN_MODIFY = 0x002
 IN_CLOSE_WRITE = 0x008
@@ -27,8 +29,6 @@ IN_MOVED_FROM = 0x040
 IN_DELETE = 0x200
 IN_Q_OVERFLOW = 0x4000  # the kernel's queue was full: events were lost
 IN_IGNORED = 0x8000  # the watch is gone (its file or folder was removed)
-IN_NONBLOCK = os.O_NONBLOCK
-IN_CLOEXEC = os.O_CLOEXEC
 MASK = IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE
 GONE = IN_MOVED_FROM | IN_DELETE  # files removed too (the deck: a session's record goes when it ends)
 _EVENT = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len; then len bytes of name
@@ -37,9 +37,9 @@ _EVENT = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len; t
 class DirWatch:
     """An inotify descriptor watching folders (or files) for created, written and moved-in files."""
 
-    def __init__(self, libc: ctypes.CDLL, fd: int) -> None:
-        self._libc = libc
-        self.fd = fd
+    def __init__(self, inotify: Inotify) -> None:
+        self._inotify = inotify
+        self.fd = inotify.fd
         self.watched: dict[Path, int] = {}  # path -> its watch descriptor
 
     def watch(self, folder: Path, mask: int = MASK, *, again: bool = False) -> bool:
@@ -49,12 +49,12 @@ class DirWatch:
         """
         if folder in self.watched and not again:
             return True
-        wd = self._libc.inotify_add_watch(self.fd, os.fsencode(folder), mask)
+        wd = self._inotify.add(os.fsencode(folder), mask)
         if wd < 0:
             return False
         old = self.watched.get(folder)
         if old is not None and old != wd:
-            self._libc.inotify_rm_watch(self.fd, old)  # the inode it named before (moved away, still there)
+            self._inotify.remove(old)  # the inode it named before (moved away, still there)
         self.watched[folder] = wd
         return True
 
@@ -62,7 +62,7 @@ class DirWatch:
         """Watch ``path`` no more (nothing when it is not watched)."""
         wd = self.watched.pop(path, None)
         if wd is not None:
-            self._libc.inotify_rm_watch(self.fd, wd)
+            self._inotify.remove(wd)
 
     def drain(self) -> bool:
         """Read what is pending (the events only wake the caller); True when there was something."""
@@ -108,16 +108,5 @@ class DirWatch:
 
 def open_watch() -> DirWatch | None:
     """A new :class:`DirWatch`, or None where inotify is not available."""
-    try:
-        # The process's own symbols, libc's among them: `ctypes.util.find_library("c")` would run `ldconfig -p` and
-        # import shutil, tempfile, bz2 and lzma, about 10 ms of a native launch's start (measured).
-        libc = ctypes.CDLL(None, use_errno=True)
-        init = libc.inotify_init1
-        libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
-        libc.inotify_rm_watch.argtypes = [ctypes.c_int, ctypes.c_int]
-    except (OSError, AttributeError):
-        return None
-    fd = init(IN_NONBLOCK | IN_CLOEXEC)
-    if fd < 0:
-        return None
-    return DirWatch(libc, fd)
+    inotify = inotify_open()
+    return DirWatch(inotify) if inotify is not None else None

@@ -117,9 +117,9 @@ def remove_tree(path: str | Path, ignore_errors: bool = False) -> None:
 def current_umask() -> int:
     """The process's umask, read without changing it where the system allows (Linux ``/proc``)."""
     with contextlib.suppress(OSError, ValueError):
-        with open("/proc/self/status", encoding="utf-8") as fh:
-            text = fh.read()
-        for line in text.splitlines():
+        from agentlaunch.platform_support import proc_text
+
+        for line in proc_text("self", "status").splitlines():
             if line.startswith("Umask:"):
                 return int(line.split()[1], 8)
     mask = os.umask(0o022)  # elsewhere: read it by setting it, and set it straight back

@@ -25,7 +25,9 @@ OWNER = ".owner"
 
 
 def make_for_launch() -> Path:
-    """A private folder for this launch's sockets and scripts: short (a socket path is at most 107 bytes), 0700."""
+    """A private folder for this launch's sockets and scripts: short (a socket path is at most
+    :data:`~agentlaunch.platform_support.SOCKET_PATH_MAX` bytes, macOS's limit), 0700. Never under ``$TMPDIR``: on
+    macOS that is a long folder under ``/var/folders``."""
     base = os.environ.get("XDG_RUNTIME_DIR")
     if not base or len(base) > 40 or not os.path.isdir(base) or not os.access(base, os.W_OK):
         base = "/tmp"

@@ -62,6 +62,9 @@ def pytest_configure(config: pytest.Config) -> None:
     """
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    from tests.support import no_linux_lane
+
+    config.pluginmanager.register(no_linux_lane.LanePlugin(), "no-linux-lane")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -248,6 +251,25 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     ):
         monkeypatch.delenv(var, raising=False)
     return home
+
+
+@pytest.fixture(autouse=True)
+def linux_primitives(
+    request: pytest.FixtureRequest, isolated_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """A test of the no-Linux lane (``[no-linux]``, :mod:`tests.support.no_linux_lane`), or every test under
+    ``AGENTLAUNCH_TEST_NO_LINUX=1``: the Python processes it starts have none of Linux's own primitives."""
+    from tests.support.no_linux_lane import MARK, proxied_agentlaunch, without_linux
+
+    lane = request.node.get_closest_marker(MARK) is not None
+    if not lane and os.environ.get("AGENTLAUNCH_TEST_NO_LINUX") != "1":
+        yield
+        return
+    log = tmp_path_factory.mktemp("no-linux") / "processes.log"
+    without_linux(monkeypatch, log)
+    yield
+    if lane and _is_e2e(request.node):
+        assert proxied_agentlaunch(log), "no agentlaunch process of this test loaded the no-Linux proxy"
 
 
 @pytest.fixture

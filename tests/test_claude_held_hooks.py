@@ -27,7 +27,7 @@ from tests.support.claude_native_replay import SESSION, context, root  # noqa: F
 def read_until(source: ClaudeNativeSource, found: type, rounds: int = 50) -> list[NativeItem]:
     items: list[NativeItem] = []
     for _ in range(rounds):
-        select.select([source.fileno()], [], [], 0.1)
+        select.select(source.filenos(), [], [], 0.1)
         items += source.read()
         if any(isinstance(i, found) for i in items):
             break

@@ -216,7 +216,7 @@ def test_the_watch_wakes_the_launch_for_its_own_transcript_only(root: Path) -> N
         for file in files:
             with file.open("a") as f:
                 f.write("{}\n")
-        if select.select([source.fileno()], [], [], 0.05)[0]:
+        if select.select(source.filenos(), [], [], 0.05)[0]:
             before = len(reads)
             assert source.read() == []
             assert len(reads) == before, "read the transcript for another file's event"
@@ -228,9 +228,9 @@ def test_the_watch_wakes_the_launch_for_its_own_transcript_only(root: Path) -> N
     noise()  # the kernel's last word on the watch removed
     with (config / "history.jsonl").open("a") as f:
         f.write("{}\n")
-    assert select.select([source.fileno()], [], [], 0.05)[0] == []  # no longer watched: not even a wake-up
+    assert select.select(source.filenos(), [], [], 0.05)[0] == []  # no longer watched: not even a wake-up
     (config / "other.tmp").write_text("")
-    assert select.select([source.fileno()], [], [], 0.05)[0] == []
+    assert select.select(source.filenos(), [], [], 0.05)[0] == []
     path.parent.mkdir()
     source.read()
     assert set(source._watch.watched) == {path.parent}

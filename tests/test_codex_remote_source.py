@@ -154,7 +154,7 @@ def test_the_connections_end_is_reported_once() -> None:
     src, conn = source()
     conn.closed = True
     assert states(src.read()) == [("exited", "codex app-server closed the connection")]
-    assert src.read() == [] and src.gone and src.fileno() is None
+    assert src.read() == [] and src.gone and src.filenos() == ()
 
 
 def test_a_connection_agentlaunch_ended_reports_why() -> None:

@@ -47,10 +47,15 @@ def connect(path: Path, data: bytes | None = None, close_write: bool = True) -> 
     return client
 
 
+def framed(event: str, body: bytes = b"{}") -> bytes:
+    """A request as hook_ask sends it: its body's length in the header, the hook's side left open."""
+    return json.dumps({"event": event, "length": len(body)}).encode() + b"\n" + body
+
+
 def receive(server: HeldHooks, rounds: int = 30) -> list[HeldHook]:
     found: list[HeldHook] = []
     for _ in range(rounds):
-        select.select([server.fileno()], [], [], 0.05)
+        select.select(server.filenos(), [], [], 0.05)
         found += server.receive()
         if found:
             break
@@ -113,13 +118,23 @@ def test_a_body_over_the_limit_is_read_to_its_end_and_dropped(folder: Path) -> N
         sender.start()
         found: list[HeldHook] = []
         for _ in range(2000):
-            select.select([server.fileno()], [], [], 0.05)
+            select.select(server.filenos(), [], [], 0.05)
             found += server.receive()
             if found:
                 break
         sender.join(10)
         (hook,) = found
         assert hook.event == "PreToolUse" and hook.body is None
+    finally:
+        server.close()
+
+
+def test_a_request_longer_than_its_header_says_is_closed_unanswered(folder: Path) -> None:
+    server = HeldHooks(folder / "t-held.sock")
+    try:
+        client = connect(folder / "t-held.sock", framed("PreToolUse") + b"more", close_write=False)
+        assert receive(server, rounds=10) == []
+        assert closed_unanswered(client)
     finally:
         server.close()
 
@@ -147,11 +162,13 @@ def test_a_silent_connection_is_closed_after_the_request_wait_and_a_held_one_aft
 def test_a_hook_that_goes_away_while_held_is_dropped(folder: Path) -> None:
     server = HeldHooks(folder / "t-held.sock")
     try:
-        client = connect(folder / "t-held.sock", b'{"event": "PreToolUse"}\n{}')
+        client = connect(folder / "t-held.sock", framed("PreToolUse"), close_write=False)
         (hook,) = receive(server)
+        assert len(server.filenos()) == 2  # the listener, and the held hook's connection: for its hang-up
+        assert select.select(server.filenos(), [], [], 0.05)[0] == []  # while it waits: not ready (no busy loop)
         client.close()
         for _ in range(20):
-            select.select([server.fileno()], [], [], 0.05)
+            select.select(server.filenos(), [], [], 0.05)
             server.receive()
         assert server.deadline() is None  # nothing held
         server.answer(hook.reply, "")  # no one to tell: no error
@@ -164,9 +181,9 @@ def test_an_answer_to_a_hook_gone_before_the_next_receive_is_not_taken(folder: P
     receive saw it go says it was not taken (``answer`` exits 10, "answered meanwhile"), never "denied"."""
     server = HeldHooks(folder / "t-held.sock")
     try:
-        client = connect(folder / "t-held.sock", b'{"event": "PermissionRequest"}\n{}')
+        client = connect(folder / "t-held.sock", framed("PermissionRequest"), close_write=False)
         (hook,) = receive(server)
-        live = connect(folder / "t-held.sock", b'{"event": "PermissionRequest"}\n{}')
+        live = connect(folder / "t-held.sock", framed("PermissionRequest"), close_write=False)
         (other,) = receive(server)
         client.close()  # no receive after this
         assert server.answer(hook.reply, "{}") is False
@@ -182,10 +199,10 @@ def test_connections_past_the_limit_are_closed_at_once(folder: Path, monkeypatch
     server = HeldHooks(folder / "t-held.sock")
     try:
         kept = [connect(folder / "t-held.sock", close_write=False) for _ in range(3)]
-        select.select([server.fileno()], [], [], 0.5)
+        select.select(server.filenos(), [], [], 0.5)
         server.receive()
         extra = connect(folder / "t-held.sock", close_write=False)
-        select.select([server.fileno()], [], [], 0.5)
+        select.select(server.filenos(), [], [], 0.5)
         server.receive()
         assert closed_unanswered(extra)
         assert not select.select(kept, [], [], 0.1)[0]
@@ -235,8 +252,7 @@ def test_ask_fails_closed_for_a_tool_and_open_for_anything_else(folder: Path) ->
 
         def answer_wrongly() -> None:
             conn = rude.accept()[0]
-            while conn.recv(1000):
-                pass
+            conn.recv(1000)  # the request (its side stays open: its length says where it ends)
             conn.sendall(b"HTTP/1.1 200 OK\r\n\r\n")
             conn.close()
 

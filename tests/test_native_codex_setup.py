@@ -45,7 +45,7 @@ def test_native_extras_binds_the_socket_and_passes_every_hook(tmp_path: Path) ->
     assert sum(1 for a in extras.argv if a.startswith("hooks.")) == len(EVENTS) + 1
     assert not any("notify" in a for a in extras.argv)
     (source,) = extras.sources
-    assert source.fileno() is not None
+    assert source.filenos() != ()
     source.close()
 
 
@@ -58,7 +58,7 @@ def test_a_socket_path_too_long_is_a_notice_and_the_rollout_alone(tmp_path: Path
     extras = native_extras(ctx)
     assert extras.argv == [] and len(extras.notices) == 1 and "hooks" in extras.notices[0]
     (source,) = extras.sources
-    assert source.fileno() is None and source.deadline() is not None
+    assert source.filenos() == () and source.deadline() is not None
     bench.rollout.write_bytes(recorded("codex_tui.rollout.jsonl", bench.home, bench.work))
     items = source.read()
     assert calls(items) == EXPECTED

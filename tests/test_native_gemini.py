@@ -68,9 +68,9 @@ def test_inotify_wakes_the_relay_when_gemini_writes(tmp_path: Path) -> None:
     bench = Bench(tmp_path)
     bench.chats.mkdir(parents=True)
     source = GeminiNativeSource(bench.ctx(), open_watch())
-    fd = source.fileno()
-    if fd is None:
+    if source.watch is None:
         pytest.skip("inotify is not available here")
+    (fd,) = source.filenos()
     import select
 
     assert select.select([fd], [], [], 0)[0] == []
@@ -84,7 +84,7 @@ def test_inotify_wakes_the_relay_when_gemini_writes(tmp_path: Path) -> None:
 def test_without_inotify_the_file_is_read_on_a_timer(tmp_path: Path) -> None:
     bench = Bench(tmp_path)
     source = GeminiNativeSource(bench.ctx(), None)
-    assert source.fileno() is None and source.deadline() is not None
+    assert source.filenos() == () and source.deadline() is not None
     bench.write(bench.recorded("gemini_tui.session.jsonl"))
     assert usages(source.read()) == EXPECTED
 
@@ -189,9 +189,9 @@ def test_inotify_follows_folders_gemini_creates_later(tmp_path: Path) -> None:
     bench = Bench(tmp_path)
     (bench.home / ".gemini").mkdir(parents=True)  # a new per-agent home: no tmp/ yet
     source = GeminiNativeSource(bench.ctx(), open_watch())
-    fd = source.fileno()
-    if fd is None:
+    if source.watch is None:
         pytest.skip("inotify is not available here")
+    (fd,) = source.filenos()
     items: list[Any] = []
     for folder in (bench.chats.parent.parent, bench.chats.parent, bench.chats):
         folder.mkdir()

@@ -215,15 +215,19 @@ def test_a_tree_that_keeps_changing_is_not_trusted(monkeypatch: pytest.MonkeyPat
     assert module.own_tree() == steady
 
 
-def test_proc_text_reads_a_whole_file_and_raises_for_a_missing_one(tmp_path: Path) -> None:
-    """The reaper's reads of /proc (processes.proc_text): every byte of a file longer than one read, as text."""
-    from agentlaunch.processes import proc_text, stat_fields
+def test_proc_text_reads_a_whole_file_and_raises_for_a_missing_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reaper's reads of /proc (platform_support.proc_text): every byte of a file longer than one read, as text."""
+    from agentlaunch import platform_support
+    from agentlaunch.platform_support import proc_text
+    from agentlaunch.processes import stat_fields
 
-    big = tmp_path / "big"
-    big.write_bytes(b"12 34\n" * 40_000)  # 240 kB: several reads
-    assert proc_text(str(big)) == "12 34\n" * 40_000
-    with pytest.raises(FileNotFoundError):
-        proc_text(str(tmp_path / "missing"))
     fields = stat_fields(os.getpid())
     assert fields is not None and fields[0] in "RS" and int(fields[1]) == os.getppid()
     assert stat_fields(2**22 + 1) is None
+    monkeypatch.setattr(platform_support, "PROC", str(tmp_path))
+    (tmp_path / "7").mkdir()
+    (tmp_path / "7" / "big").write_bytes(b"12 34\n" * 40_000)  # 240 kB: several reads
+    assert proc_text(7, "big") == "12 34\n" * 40_000
+    assert platform_support.proc_names(7) == ["big"]
+    with pytest.raises(FileNotFoundError):
+        proc_text(7, "missing")

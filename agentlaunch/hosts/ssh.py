@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentlaunch.errors import HostNotReady, HostUnreachable, StateError
+from agentlaunch.platform_support import SOCKET_PATH_MAX
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 PERSIST = 600  # seconds the host's connection stays open after its last command
 CONNECT_TIMEOUT = 10  # seconds to reach a host (ssh's ConnectTimeout)
 SSH_FAILED = 255  # ssh's own exit status for a connection that failed (the remote command's is passed on)
-SOCKET_LIMIT = 103  # bytes of a Unix socket path on macOS (104 with its NUL), the smaller of the two
+SOCKET_LIMIT = SOCKET_PATH_MAX  # bytes of a Unix socket path on macOS (104 with its NUL), the smaller of the two
 
 
 def control_dir() -> Path:

@@ -38,16 +38,14 @@ import contextlib
 import os
 import select
 import signal
-import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
-from agentlaunch.processes import proc_text, stat_fields
+from agentlaunch.platform_support import become_child_subreaper, pidfd, proc_names, proc_path, proc_text
+from agentlaunch.processes import process_running, stat_fields
 
-PR_SET_CHILD_SUBREAPER = 36
-PR_SET_PDEATHSIG = 1
-PROC = "/proc"
 GRACE = 1.0  # seconds a leftover gets to end on SIGTERM before SIGKILL
+NO_PIDFD_LOOK = 0.02  # seconds between looks at a process ending without a pidfd (not Linux)
 TREE_WALKS = 4  # tree walks that must end in two that agree before the whole /proc is read instead
 
 # This process's children when it became a subreaper (None: it is not one). A child among them may
@@ -57,44 +55,14 @@ _subreaper_since_pid = 0  # a forked child is no subreaper (the kernel clears it
 
 
 def become_subreaper() -> bool:
-    """Make orphaned descendants this process's children (Linux); False where that is not possible."""
+    """Make orphaned descendants this process's children (Linux); False where that is not possible (macOS)."""
     global _subreaper_since, _subreaper_since_pid
     if _subreaper_since is not None and _subreaper_since_pid == os.getpid():
         return True
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-            return False
-    except (OSError, AttributeError):
+    if not become_child_subreaper():
         return False
     _subreaper_since, _subreaper_since_pid = frozenset(own_children()), os.getpid()
     return True
-
-
-def dies_with_parent(sig: int) -> Callable[[], None] | None:
-    """A ``preexec_fn`` after which the child gets ``sig`` when this process's thread that started it ends, SIGKILL
-    included (Linux ``PR_SET_PDEATHSIG``); None elsewhere. For a child started before any other thread runs (the
-    entry point's early start): a forked child of a threaded process must not call into ctypes."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        import ctypes
-
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    parent = os.getpid()
-
-    def set_signal() -> None:
-        prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
-        if os.getppid() != parent:  # the parent died before the signal was set
-            os.kill(os.getpid(), sig)
-
-    return set_signal
 
 
 class Proc:
@@ -133,7 +101,7 @@ def processes() -> dict[int, Proc]:
     """Every process visible in /proc ({} where there is none)."""
     table: dict[int, Proc] = {}
     try:
-        names = os.listdir(PROC)
+        names = proc_names()
     except OSError:
         return table
     for name in names:
@@ -152,17 +120,16 @@ def children_of(pid: int | str) -> set[int] | None:
 
     A process that is gone has no children ({}).
     """
-    task = f"{PROC}/{pid}/task"
     try:
-        tasks = os.listdir(task)
+        tasks = proc_names(pid, "task")
     except OSError:
         return set()
     found: set[int] = set()
     for tid in tasks:
         try:
-            found.update(int(kid) for kid in proc_text(f"{task}/{tid}/children").split())
+            found.update(int(kid) for kid in proc_text(pid, "task", tid, "children").split())
         except FileNotFoundError:
-            if os.path.exists(f"{task}/{tid}"):
+            if os.path.exists(proc_path(pid, "task", tid)):
                 return None  # no CONFIG_PROC_CHILDREN: the thread is there, its children file is not
         except (OSError, ValueError):
             pass  # the thread ended while read: its children went to a sibling thread (the next walk sees them)
@@ -280,18 +247,27 @@ class Reaper:
         return ended
 
     def _wait_gone(self, pids: set[int], grace: float) -> None:
-        """Wait up to ``grace`` seconds for ``pids`` to exit (pidfds: no polling where the kernel has them)."""
+        """Wait up to ``grace`` seconds for ``pids`` to exit (pidfds: no polling where the kernel has them; elsewhere
+        a look every :data:`NO_PIDFD_LOOK` seconds at those it has none for)."""
         fds: list[int] = []
+        unopened: set[int] = set()
         try:
             for pid in pids:
-                with contextlib.suppress(OSError, AttributeError):
-                    fds.append(os.pidfd_open(pid))
+                if (fd := pidfd(pid)) is not None:
+                    fds.append(fd)
+                else:
+                    unopened.add(pid)
             deadline = time.monotonic() + grace
-            while fds:
+            while fds or unopened:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     break
-                done = select.select(fds, [], [], left)[0]
+                unopened = {pid for pid in unopened if process_running(pid)}
+                wait = min(left, NO_PIDFD_LOOK) if unopened else left
+                if not fds:
+                    time.sleep(wait)
+                    continue
+                done = select.select(fds, [], [], wait)[0]
                 for fd in done:
                     fds.remove(fd)
                     os.close(fd)

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlaunch.launch.output_lines import Line, LineSplitter
+from agentlaunch.platform_support import pidfd
 
 READ_SIZE = 65536
 READS_PER_WAKE = 16  # chunks read per readable event before the loop looks at its other sources again
@@ -140,10 +141,7 @@ class Child:
         self.stdin_fd: int | None = self.proc.stdin.fileno() if self.proc.stdin is not None else None
         if self.stdin_fd is not None:
             _nonblocking(self.stdin_fd)
-        try:
-            self.pidfd: int | None = os.pidfd_open(self.proc.pid)
-        except (AttributeError, OSError):  # not Linux (or an old kernel): SIGCHLD tells instead
-            self.pidfd = None
+        self.pidfd: int | None = pidfd(self.proc.pid)  # None (not Linux, an old kernel): SIGCHLD tells instead
         self.eof = False
         self._lines = LineSplitter()
         self._ready: deque[Line] = deque()  # lines read but not taken yet

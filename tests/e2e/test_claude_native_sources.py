@@ -42,11 +42,11 @@ class Run:
         self.items: list[NativeItem] = []
 
     def pump(self, timeout: float = 0.1) -> None:
-        fd = self.source.fileno()
+        fds = self.source.filenos()
         deadline = self.source.deadline()
         wait = timeout if deadline is None else max(min(timeout, deadline - time.monotonic()), 0)
-        if fd is not None:
-            select.select([fd], [], [], wait)
+        if fds:
+            select.select(fds, [], [], wait)
         self.items += self.source.read()
         self.screen.pump(0.02)
 

@@ -25,6 +25,7 @@ from testbed.agent_files import write_agent
 from testbed.claude_tui import quit_with_ctrl_c, seed_home, tui_env
 from testbed.pty_screen import Screen, run_to_exit, running
 from tests.support.cli_runs import run_cli_inprocess
+from tests.support.no_linux_lane import lane_env
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 STARTUP = "Please write out.txt."
@@ -84,7 +85,7 @@ def setup(root: Path, agents_dir: Path, claude_bin: Path, api: FakeAnthropic, st
         },
     )
     assert api.server is not None
-    keep = {k: os.environ[k] for k in os.environ if k.startswith("XDG_")}
+    keep = {**{k: os.environ[k] for k in os.environ if k.startswith("XDG_")}, **lane_env()}
     env = tui_env(
         api.server.url,
         home,

@@ -49,7 +49,8 @@ from agentlaunch.fsutil import read_regular, remove_tree
 from agentlaunch.launch.early.early_child import Prespawned
 from agentlaunch.launch.early.early_interface import RUNTIME, fill, inputs_hold, keep_plan, started_as, terminal_size
 from agentlaunch.launch.early.early_plans import CACHE_DIR
-from agentlaunch.launch.reaper import become_subreaper, dies_with_parent
+from agentlaunch.launch.reaper import become_subreaper
+from agentlaunch.platform_support import parent_death_signal
 
 SUFFIX = ".appserver"
 SOCKET_NAME = "cx.sock"
@@ -143,7 +144,7 @@ def start(state_dir: Path, key: str) -> EarlyAppServer | None:
                 env={**os.environ, **extra},
                 cwd=cwd,
                 start_new_session=True,
-                preexec_fn=dies_with_parent(signal.SIGTERM),
+                preexec_fn=parent_death_signal(signal.SIGTERM),
             )
     except BaseException:
         remove_tree(runtime, ignore_errors=True)

@@ -1,11 +1,12 @@
 """The provider CLI's own interface, relayed between the user's terminal and the CLI's PTY.
 
 One loop (:class:`~agentlaunch.launch.loop.Loop`) waits on the user's terminal (keys to pass on), the PTY master
-(the interface's output), the CLI's pidfd (its exit), the signal wakeup pipe (a resize, SIGTERM, SIGHUP) and each
-structured source's descriptor and deadline (:mod:`agentlaunch.providers.native.source`). Nothing is read from the
-screen: keys go to the CLI as typed, output goes to the terminal as written, but for the CLI's OSC 7501 probe and
-reports (:mod:`~agentlaunch.launch.native.program_status`: answered, read, taken out). What agentlaunch adds (a
-bell) waits for a point between two escape sequences (:class:`~agentlaunch.launch.native.terminal.ScreenModes`).
+(the interface's output), the CLI's pidfd (its exit; SIGCHLD where there is none), the signal wakeup pipe (a
+resize, SIGTERM, SIGHUP) and each structured source's descriptors and deadline
+(:mod:`agentlaunch.launch.native.source_waits`). Nothing is read from the screen: keys go to the CLI as typed,
+output goes to the terminal as written, but for the CLI's OSC 7501 probe and reports
+(:mod:`~agentlaunch.launch.native.program_status`: answered, read, taken out). What agentlaunch adds (a bell) waits
+for a point between two escape sequences (:class:`~agentlaunch.launch.native.terminal.ScreenModes`).
 
 The relay ends when the CLI has exited and its output is read (or after :data:`~agentlaunch.launch.turn.EXIT_DRAIN`
 seconds: a helper may hold the PTY open), or when agentlaunch is told to stop (SIGTERM, SIGHUP, the terminal gone).
@@ -24,6 +25,7 @@ from typing import Protocol
 from agentlaunch.datarecord import datarecord
 from agentlaunch.launch.loop import Loop, Timer
 from agentlaunch.launch.native.program_status import PROBE, ProgramStatus
+from agentlaunch.launch.native.source_waits import SourceWaits
 from agentlaunch.launch.native.terminal import ScreenModes, write_all
 from agentlaunch.launch.signals import ENDING, Signals
 from agentlaunch.launch.transport import window_size
@@ -114,6 +116,7 @@ class Relay:
         self.loop, self.signals, self.child, self.host = loop, signals, child, host
         self.tty_in, self.tty_out = tty_in, tty_out
         self.sources = list(sources)
+        self.waits = SourceWaits(loop, self.sources, host.on_items, host.on_source_error)
         self.modes = modes or ScreenModes()
         self.size = size or (lambda: window_size(tty_out))
         self.write = write
@@ -129,10 +132,7 @@ class Relay:
         self._exited = False
         self._done = False
         self._timers: list[Timer] = []
-        self._source_timers: dict[int, Timer] = {}
-        self._source_fds: dict[int, NativeSource] = {}
         self._pending: deque[tuple[float, bytes]] = deque()  # added bytes waiting for a boundary
-        self._broken: set[int] = set()  # sources that raised
         self.last_output = 0.0  # the loop clock's time of the CLI's latest output (a sent command's output settles)
 
     # -- running -----------------------------------------------------------------------
@@ -145,12 +145,7 @@ class Relay:
         if self.signals.fd is not None:
             loop.add_reader(self.signals.fd, self._on_signals)
         self._listen_keys(True)
-        for source in self.sources:
-            fd = self._fileno(source)
-            if fd is not None:
-                self._source_fds[fd] = source
-                loop.add_reader(fd, self._reader_of(source))
-            self._arm(source)
+        self.waits.start()
         try:
             with self.signals.turn():  # every signal is only recorded: the loop acts on it
                 self.child.resize(*self.size())  # the size now: it may have changed while the CLI started
@@ -160,13 +155,14 @@ class Relay:
                 if not self._done:
                     loop.run()
         finally:
-            for fd in (child.master, child.pidfd, self.signals.fd, *self._source_fds):
+            self.waits.stop()
+            for fd in (child.master, child.pidfd, self.signals.fd):
                 if fd is not None:
                     loop.remove_reader(fd)
             self._listen_keys(False)
             if self._writing_keys:
                 loop.remove_writer(child.master)
-            for timer in (*self._timers, *self._source_timers.values()):
+            for timer in self._timers:
                 timer.cancel()
         self.result.tail = b"".join(self._tail)
         return self.result
@@ -345,55 +341,6 @@ class Relay:
                     self._on_exit()
                 self.host.on_child_signal()
 
-    # -- structured sources ------------------------------------------------------------------
-    def _fileno(self, source: NativeSource) -> int | None:
-        try:
-            return source.fileno()
-        except Exception as exc:  # a source's bug never ends the user's session
-            self._broke(source, exc)
-            return None
-
-    def _reader_of(self, source: NativeSource) -> Callable[[], None]:
-        return lambda: self._read_source(source)
-
-    def _arm(self, source: NativeSource) -> None:
-        """Wake for ``source`` at its deadline (the one it gives after each read)."""
-        key = id(source)
-        old = self._source_timers.pop(key, None)
-        if old is not None:
-            old.cancel()
-        if key in self._broken:
-            return
-        try:
-            when = source.deadline()
-        except Exception as exc:
-            self._broke(source, exc)
-            return
-        if when is not None:
-            self._source_timers[key] = self.loop.call_at(when, lambda: self._read_source(source))
-
-    def _read_source(self, source: NativeSource, *, arm: bool = True) -> None:
-        if id(source) in self._broken:
-            return
-        try:
-            items = source.read()
-        except Exception as exc:
-            self._broke(source, exc)
-            return
-        if items:
-            self.host.on_items(items)
-        if arm:
-            self._arm(source)
-
-    def _broke(self, source: NativeSource, error: Exception) -> None:
-        self._broken.add(id(source))
-        for fd, known in list(self._source_fds.items()):
-            if known is source:
-                self.loop.remove_reader(fd)
-                del self._source_fds[fd]
-        self.host.on_source_error(source, error)
-
     def read_sources(self, *, arm: bool = True) -> None:
         """Read every source at once (what a turn's last report may still hold); ``arm``: wait for them as before."""
-        for source in self.sources:
-            self._read_source(source, arm=arm)
+        self.waits.read_all(arm=arm)

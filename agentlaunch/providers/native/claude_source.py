@@ -1,12 +1,11 @@
 """The source of a native Claude Code launch: its hooks' reports (the hook socket, the held hooks' socket) and its
-transcript, read as they come, as one descriptor on the launch's loop (:class:`ClaudeNativeSource`)."""
+transcript, read as they come, their descriptors on the launch's loop (:class:`ClaudeNativeSource`)."""
 
 from __future__ import annotations
 
 import functools
 import json
 import os
-import select
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -43,6 +42,9 @@ SESSION_WAIT = 5.0
 """Seconds a SessionStart hook's session waits for the status line's report (it has the CLI version). A call
 sends it at once (the store registers the session before any call); the status line comes within a second on an
 idle machine, and took over 1.5 s on a loaded one, where the session then went out without its version."""
+NO_WATCH_LOOK = 1.0
+"""Seconds between reads of the transcript where no folder watch wakes the source (no inotify: macOS): a retry
+loop's ``api-request`` lines and the calls between reports are seen within this long."""
 
 
 class ClaudeNativeSource:
@@ -86,19 +88,17 @@ class ClaudeNativeSource:
         self._unread: list[str] = []
         """The tools let run before their call's line was read, until it is: each counts as a call not counted yet."""
         self._watch: DirWatch | None = open_watch() if wake and self.tail is not None else None
-        self._poll: select.epoll | None = None
-        if self._watch is not None or server is not None:
-            # One descriptor for the loop: readable when a hook reports or the transcript's folder changes.
-            self._poll = select.epoll()
-            self._poll.register(self.sock.fileno(), select.EPOLLIN)
-            if server is not None:
-                self._poll.register(server.fileno(), select.EPOLLIN)
-            if self._watch is not None:
-                self._poll.register(self._watch.fd, select.EPOLLIN)
-                self._rewatch()
+        self._look_due: float | None = None
+        """Without a watch (no inotify: macOS) but asked to wake: when the transcript is read next (a bounded poll)."""
+        if self._watch is not None:
+            self._rewatch()
+        elif wake and self.tail is not None:
+            self._look_due = clock() + NO_WATCH_LOOK
 
-    def fileno(self) -> int:
-        return self._poll.fileno() if self._poll is not None else self.sock.fileno()
+    def filenos(self) -> tuple[int, ...]:
+        """The hooks' socket, the held hooks' listener and connections, and the transcript's watch, each on its own."""
+        held = self.server.filenos() if self.server is not None else ()
+        return (self.sock.fileno(), *held, *((self._watch.fd,) if self._watch is not None else ()))
 
     def _rewatch(self) -> None:
         """Watch the transcript's writes and its folder, or (not made yet: a new session's first prompt makes them)
@@ -150,7 +150,8 @@ class ClaudeNativeSource:
         return seen, changed, move
 
     def deadline(self) -> float | None:
-        times = [t for t in (self._session_due, self._retries[0] if self._retries else None) if t is not None]
+        due = (self._session_due, self._retries[0] if self._retries else None, self._look_due)
+        times = [t for t in due if t is not None]
         if self._gates:
             times.append(self.clock() + GATE_REREAD)
         if self.tail is not None and self.tail.more:
@@ -163,6 +164,8 @@ class ClaudeNativeSource:
         """What the reports and the transcript tell since the last call."""
         items: list[NativeItem] = []
         seen, woken, move = self._woken()
+        if self._look_due is not None:
+            self._look_due = self.clock() + NO_WATCH_LOOK
         if move:
             self._rewatch()
         reports = self.sock.receive() + (list(map(held_report, self.server.receive())) if self.server else [])
@@ -233,8 +236,6 @@ class ClaudeNativeSource:
         self.sock.close()
         if self.server is not None:
             self.server.close()
-        if self._poll is not None:
-            self._poll.close()
         if self._watch is not None:
             self._watch.close()
 

@@ -128,8 +128,8 @@ class CodexNativeSource:
             self._open_thread_file(self.thread_id)
 
     # -- NativeSource ------------------------------------------------------------------------
-    def fileno(self) -> int | None:
-        return self.sock.fileno() if self.sock is not None else None
+    def filenos(self) -> tuple[int, ...]:
+        return (self.sock.fileno(),) if self.sock is not None else ()
 
     def deadline(self) -> float | None:
         return min(self._schedule) if self._schedule else None

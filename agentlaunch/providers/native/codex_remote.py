@@ -104,8 +104,8 @@ class RemoteSource:
         return self.conn.closed
 
     # -- NativeSource -------------------------------------------------------------------------------
-    def fileno(self) -> int | None:
-        return None if self.conn.closed else self.conn.fileno()
+    def filenos(self) -> tuple[int, ...]:
+        return () if self.conn.closed else (self.conn.fileno(),)
 
     def deadline(self) -> float | None:
         if self.backlog or self.queued:

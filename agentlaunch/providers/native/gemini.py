@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -160,7 +159,6 @@ class GeminiNativeSource:
         self.clock = clock
         self.hooks_heard = False
         self._ask_input: dict[str, Any] | None = None  # the input of the ask_user call under way (its BeforeTool)
-        self._either = _either(watch.fd if watch is not None else None, sock.fileno() if sock is not None else None)
         self.root = gemini_root(ctx.env)
         self.project = project_hash(ctx.working_dir)
         self.session_id: str | None = ctx.session_id
@@ -184,12 +182,8 @@ class GeminiNativeSource:
             self._schedule = [clock() + POLL]
 
     # -- NativeSource ------------------------------------------------------------------------
-    def fileno(self) -> int | None:
-        if self._either is not None:
-            return self._either.fileno()
-        if self.sock is not None:
-            return self.sock.fileno()
-        return self.watch.fd if self.watch is not None else None
+    def filenos(self) -> tuple[int, ...]:
+        return (*((self.sock.fileno(),) if self.sock is not None else ()), *((self.watch.fd,) if self.watch is not None else ()))
 
     def deadline(self) -> float | None:
         return min(self._schedule) if self._schedule else None
@@ -220,8 +214,6 @@ class GeminiNativeSource:
     def close(self) -> None:
         if self.watch is not None:
             self.watch.close()
-        if self._either is not None:
-            self._either.close()
         if self.sock is not None:
             self.sock.close()
         if self.named is not None:
@@ -368,25 +360,3 @@ class GeminiNativeSource:
             return []  # the record of the call that asked, read after the prompt's report: the prompt still waits
         self.state = state
         return [StateChanged(state, reason)]
-
-
-class _Either:
-    """One descriptor that is readable while either of two is (an epoll set): the relay waits on one per source."""
-
-    def __init__(self, first: int, second: int) -> None:
-        self._poll = select.epoll()
-        self._poll.register(first, select.EPOLLIN)
-        self._poll.register(second, select.EPOLLIN)
-
-    def fileno(self) -> int:
-        return self._poll.fileno()
-
-    def close(self) -> None:
-        self._poll.close()
-
-
-def _either(first: int | None, second: int | None) -> _Either | None:
-    """Both descriptors as one, where both exist and epoll does (Linux, like inotify); else None."""
-    if first is None or second is None or not hasattr(select, "epoll"):
-        return None
-    return _Either(first, second)

@@ -66,7 +66,10 @@ def ask(path: str, event: str, raw: bytes, wait: float = ASK_WAIT) -> str:
     import socket
     import time
 
-    head = b'{"event": "' + event.encode("ascii", "replace") + b'"}\n'
+    # The body's length in the header: the request is whole without shutting this side, so a launch on any system
+    # tells this hook going away (its connection reads end of file) from it waiting (macOS's poll() reports a
+    # connection half shut as hung up).
+    head = b'{"event": "' + event.encode("ascii", "replace") + b'", "length": ' + str(len(raw)).encode() + b"}\n"
     end = time.monotonic() + wait
     try:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -76,7 +79,6 @@ def ask(path: str, event: str, raw: bytes, wait: float = ASK_WAIT) -> str:
         sock.settimeout(wait)
         sock.connect(path)
         sock.sendall(head + raw)
-        sock.shutdown(socket.SHUT_WR)
         got = b""
         while len(got) <= MAX_ANSWER:
             left = end - time.monotonic()

@@ -1,7 +1,8 @@
 """The launch's end of the hooks it answers later (deferred replies): a Unix stream socket in its runtime folder.
 
 A command hook (:mod:`agentlaunch.providers.native.hook_ask`, run by Claude Code for the budget's ``PreToolUse``)
-connects, sends ``{"event": NAME}`` + a newline + the CLI's JSON and closes its side; :meth:`HeldHooks.receive`
+connects and sends ``{"event": NAME, "length": N}`` + a newline + the CLI's JSON (N bytes), its side kept open (a
+request without ``length`` is whole when its side is shut); :meth:`HeldHooks.receive`
 gives it as a :class:`HeldHook` with a ``reply`` id, and the connection is held until :meth:`HeldHooks.answer`
 sends :data:`~agentlaunch.providers.native.hook_ask.MARK` and the hook's output. Any event can be held so: a
 ``PermissionRequest`` hook answered by the person from outside the pane uses the same path.
@@ -13,14 +14,17 @@ hook server on 127.0.0.1 this replaces counted every local connection against it
 200 idle connections of another user made every hook fail, which Claude Code treats as non-blocking (the tool
 ran). A connection has :data:`REQUEST_WAIT` seconds to send its whole request; a body over :data:`MAX_BODY` is read
 to its end and dropped (the report keeps no payload); at most :data:`MAX_CONNECTIONS` are open, the user's own
-processes only. Everything waits on one ``epoll`` descriptor (:meth:`HeldHooks.fileno`): no thread.
+processes only. The launch's loop waits on the listener, each connection still sending and each held one whose hook
+keeps its side open (:meth:`HeldHooks.filenos`, each on its own: no epoll set, which is Linux's alone): a held
+connection becomes readable only when its hook goes away (Claude Code killed it: the person answered in its own
+dialog), and is closed then. Told by a peek at it (end of file), not by ``poll``'s ``POLLHUP``: macOS reports that
+for a connection half shut too. No thread.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import select
 import socket
 import struct
 import time
@@ -83,36 +87,56 @@ def same_user(sock: socket.socket) -> bool:
 
 
 class _Conn:
-    __slots__ = ("sock", "data", "deadline", "dropped")
+    __slots__ = ("sock", "data", "deadline", "dropped", "received", "length", "open")
 
     def __init__(self, sock: socket.socket, deadline: float) -> None:
         self.sock, self.deadline = sock, deadline
         self.data = bytearray()
         self.dropped = False
+        self.received = 0  # bytes read, kept or not
+        self.length: int | None = None  # the whole request's bytes, once its header named its body's length
+        self.open = False  # whole by its length, the hook's side open: held, it is waited on for its hang-up
+
+
+def header(data: bytes | bytearray) -> dict[str, object] | None:
+    """The request's header line as an object, once it is there whole (None: not yet, or not an object)."""
+    head, newline, _ = bytes(data[: MAX_HEAD + 1]).partition(b"\n")
+    if not newline:
+        return None
+    with contextlib.suppress(ValueError, UnicodeDecodeError):
+        value = loads(head.decode("utf-8"))
+        if isinstance(value, dict):
+            return value
+    return None
 
 
 def gone(sock: socket.socket) -> bool:
-    """Whether the peer of a held connection hung up (its side was shut already, so only a hang-up polls)."""
-    poll = select.poll()
-    poll.register(sock.fileno(), select.POLLHUP)
-    return any(events & (select.POLLHUP | select.POLLERR | select.POLLNVAL) for _, events in poll.poll(0))
+    """Whether the hook of a held connection went away: its connection reads end of file, fails, or has bytes a
+    waiting hook never sends; False while it reads nothing (the hook waits for its answer)."""
+    try:
+        sock.recv(1, socket.MSG_PEEK)
+    except (BlockingIOError, InterruptedError):
+        return False
+    except OSError:
+        return True
+    return True
 
 
 class HeldHooks:
-    """The listening socket, its connections and the requests held for an answer, on one epoll descriptor."""
+    """The listening socket, its connections and the requests held for an answer."""
 
     def __init__(self, path: Path, bound: socket.socket | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self.path = path
         self.clock = clock
         self._listener = bound if bound is not None else listen(path)
-        self._poll = select.epoll()
-        self._poll.register(self._listener.fileno(), select.EPOLLIN)
         self._conns: dict[int, _Conn] = {}
         self._held: dict[str, _Conn] = {}
         self._ids = 0
 
-    def fileno(self) -> int:
-        return self._poll.fileno()
+    def filenos(self) -> tuple[int, ...]:
+        """The listener, the connections still sending their request and the held ones whose hook keeps its side open
+        (readable when it goes away); not a held one whose side is shut (it reads as ready for ever)."""
+        return (self._listener.fileno(), *self._conns, *(c.sock.fileno() for c in self._held.values() if c.open))
 
     def deadline(self) -> float | None:
         times = [c.deadline for c in self._conns.values()] + [c.deadline for c in self._held.values()]
@@ -121,15 +145,14 @@ class HeldHooks:
     def receive(self) -> list[HeldHook]:
         """The requests that came whole since the last call, each held until :meth:`answer`."""
         found: list[HeldHook] = []
-        for fd, _ in self._poll.poll(0):
-            if fd == self._listener.fileno():
-                self._accept()
-            elif (conn := self._conns.get(fd)) is not None:
-                hook = self._read(conn)
-                if hook is not None:
-                    found.append(hook)
-            else:
-                self._drop_held(fd)
+        self._accept()
+        for conn in list(self._conns.values()):  # non-blocking: one with nothing new reads nothing
+            hook = self._read(conn)
+            if hook is not None:
+                found.append(hook)
+        for reply, conn in list(self._held.items()):
+            if conn.open and gone(conn.sock):  # its hook went away (Claude Code killed it): nothing waits for the answer
+                self._close(self._held.pop(reply))
         now = self.clock()
         for conn in [c for c in self._conns.values() if c.deadline <= now]:
             self._close(conn)
@@ -144,7 +167,7 @@ class HeldHooks:
         if conn is None:
             return False
         try:
-            if gone(conn.sock):  # killed since the last receive (the person answered in the dialog): not answered here
+            if conn.open and gone(conn.sock):  # killed since the last receive (answered in the dialog): not answered here
                 return False
             conn.sock.settimeout(1.0)  # a few hundred bytes into a fresh socket's buffer: one send takes them
             conn.sock.sendall(MARK + text.encode("utf-8"))
@@ -160,7 +183,6 @@ class HeldHooks:
         self._conns.clear()
         self._held.clear()
         self._listener.close()
-        self._poll.close()
         with contextlib.suppress(OSError):
             self.path.unlink()
 
@@ -175,7 +197,6 @@ class HeldHooks:
                 continue
             sock.setblocking(False)
             self._conns[sock.fileno()] = _Conn(sock, self.clock() + REQUEST_WAIT)
-            self._poll.register(sock.fileno(), select.EPOLLIN)
 
     def _read(self, conn: _Conn) -> HeldHook | None:
         for _ in range(READS_PER_WAKE):
@@ -191,22 +212,26 @@ class HeldHooks:
             room = max(MAX_BODY + MAX_HEAD - len(conn.data), 0)
             conn.data += chunk[:room]
             conn.dropped = conn.dropped or len(chunk) > room
+            conn.received += len(chunk)
+            if conn.length is None and (head := header(conn.data)) is not None:
+                size = head.get("length")
+                if isinstance(size, int) and not isinstance(size, bool) and size >= 0:
+                    conn.length = bytes(conn.data).index(b"\n") + 1 + size
+            if conn.length is not None and conn.received >= conn.length:
+                if conn.received > conn.length:  # more than it said: not a hook's request
+                    self._close(conn)
+                    return None
+                conn.open = True
+                return self._whole(conn)
         return None
 
     def _whole(self, conn: _Conn) -> HeldHook | None:
-        head, newline, body = bytes(conn.data).partition(b"\n")
-        event = ""
-        if newline and len(head) <= MAX_HEAD:
-            with contextlib.suppress(ValueError, UnicodeDecodeError):
-                value = loads(head.decode("utf-8"))
-                event = value.get("event", "") if isinstance(value, dict) else ""
+        _, _, body = bytes(conn.data).partition(b"\n")
+        event = (header(conn.data) or {}).get("event", "")
         if not isinstance(event, str) or not event.isascii() or not event.isalnum():
             self._close(conn)  # not a hook's request: closed unanswered
             return None
-        with contextlib.suppress(OSError, ValueError):
-            # Its side is shut (readable for good): only the hook going away (EPOLLHUP, always told) wakes it now.
-            self._poll.modify(conn.sock.fileno(), 0)
-        del self._conns[conn.sock.fileno()]
+        del self._conns[conn.sock.fileno()]  # held now: waited on for its hang-up only where its side is open
         self._ids += 1
         reply = str(self._ids)
         conn.deadline = self.clock() + HOLD_WAITS.get(event, HOLD_WAIT)
@@ -214,19 +239,8 @@ class HeldHooks:
         self._held[reply] = conn
         return HeldHook(event, None if conn.dropped or len(body) > MAX_BODY else body, reply)
 
-    def _drop_held(self, fd: int) -> None:
-        """A held request's hook went away (Claude Code killed it): nothing waits for the answer."""
-        for reply, conn in list(self._held.items()):
-            if conn.sock.fileno() == fd:
-                self._close(self._held.pop(reply))
-                return
-        with contextlib.suppress(OSError, ValueError):
-            self._poll.unregister(fd)
-
     def _close(self, conn: _Conn) -> None:
         fd = conn.sock.fileno()
         if fd >= 0:
-            with contextlib.suppress(OSError, ValueError):
-                self._poll.unregister(fd)
             self._conns.pop(fd, None)
         conn.sock.close()

@@ -17,12 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from agentlaunch.datarecord import datarecord
+from agentlaunch.platform_support import SOCKET_PATH_MAX
 from agentlaunch.providers.untrusted import loads
 
 REPORTER = Path(__file__).with_name("hook_report.py")
 MAX_DATAGRAM = 1 << 18
-MAX_PATH = 107
-"""The longest socket path Linux binds (``sun_path`` is 108 bytes): the runtime folder must be short (under /tmp)."""
+MAX_PATH = SOCKET_PATH_MAX
+"""The longest socket path bound (macOS's, on every platform): the runtime folder must be short (under /tmp)."""
 MAX_PENDING = 1_000
 """At most this many reports are taken per read; the rest wait for the next one (a flood cannot stall the relay)."""
 

@@ -110,15 +110,16 @@ NativeItem = Event | StateChanged | PromptTyped | ToolAsked | QuestionAsked
 class NativeSource(Protocol):
     """One structured source of a native launch (a transcript, a hook socket).
 
-    The relay waits on :meth:`fileno` (readable: something may be new) and
+    The relay waits on :meth:`filenos` (readable: something may be new) and
     until :meth:`deadline`; then it calls :meth:`read`. It calls :meth:`read`
     once more after the CLI exits, then :meth:`close`. A source never raises on
     what it reads (a late, rotated, truncated file, a line of unknown shape):
     it skips what it cannot use, and never reports one call twice.
     """
 
-    def fileno(self) -> int | None:
-        """A descriptor that becomes readable when there may be something new, or None (timers only)."""
+    def filenos(self) -> tuple[int, ...]:
+        """The descriptors that become readable when there may be something new (none: timers only), each handed to
+        the loop on its own (no epoll set standing for several: Linux's alone); asked again after each read."""
         ...
 
     def deadline(self) -> float | None:

@@ -30,10 +30,11 @@ import struct
 import time
 from typing import Any
 
+from agentlaunch.platform_support import SOCKET_PATH_MAX
 from agentlaunch.providers.untrusted import loads
 
-MAX_PATH = 107
-"""The longest socket path Linux connects to (``sun_path`` is 108 bytes, its NUL included)."""
+MAX_PATH = SOCKET_PATH_MAX
+"""The longest socket path connected to (macOS's, on every platform)."""
 MAX_MESSAGE = 1 << 26
 """The longest message (all its frames together) read: 64 MiB. A longer one is refused, the connection closed
 with code 1009 (Message Too Big) and :attr:`UnixWebSocket.reason` saying so. The app-server's largest messages
