@@ -40,6 +40,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from harness import machine_line  # noqa: E402
+
 from agentlaunch.live.status import process_start  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -217,12 +219,7 @@ def main() -> None:
         shutil.copytree(before / "agentlaunch", copy / "agentlaunch")
         compileall.compile_dir(str(copy / "agentlaunch"), quiet=1)
         before = copy
-    with open("/proc/loadavg") as fh:
-        load = fh.read().split()[:3]
-    print(
-        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, load average {' '.join(load)} on {os.cpu_count()} cores; "
-        f"bytecode {'compiled first' if args.compile else 'as found'}"
-    )
+    print(f"{machine_line()}; bytecode {'compiled first' if args.compile else 'as found'}")
     world = World(args.agents)
     try:
         first_frames(world, args.rounds, before)

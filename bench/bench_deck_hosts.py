@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_deck import World, cpu_seconds  # noqa: E402
+from harness import machine_line  # noqa: E402
 
 from agentlaunch.live.status import process_start  # noqa: E402
 from tests.support.ssh_server import start_sshd  # noqa: E402
@@ -97,9 +98,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--idle", type=float, default=20.0)
     args = parser.parse_args()
-    with open("/proc/loadavg") as fh:
-        load = fh.read().split()[:3]
-    print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, load average {' '.join(load)} on {os.cpu_count()} cores")
+    print(machine_line())
     folder = Path(tempfile.mkdtemp(prefix="bench-deck-hosts-"))
     servers = start_sshd(folder)
     sshd = next(servers)

@@ -30,7 +30,6 @@ import sys
 import tempfile
 import threading
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -38,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_deck import TICK, World  # noqa: E402
 from bench_deck_hosts import control, remote_agents  # noqa: E402
+from harness import machine_line  # noqa: E402
 
 from tests.support.slow_proxy import SlowProxy  # noqa: E402
 from tests.support.ssh_server import SshServer, start_sshd  # noqa: E402
@@ -171,9 +171,7 @@ def main() -> None:
     parser.add_argument("--agents", type=int, default=4, help="live agents on the host (2 here)")
     parser.add_argument("--idle", type=float, default=10.0)
     args = parser.parse_args()
-    with open("/proc/loadavg") as fh:
-        load = fh.read().split()[:3]
-    print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, load average {' '.join(load)} on {os.cpu_count()} cores")
+    print(machine_line())
     folder = Path(tempfile.mkdtemp(prefix="bench-hosts-"))
     servers = start_sshd(folder)
     sshd = next(servers)

@@ -41,6 +41,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from harness import machine_line  # noqa: E402
+
 from agentlaunch.live.status import process_start  # noqa: E402
 from agentlaunch.providers.native.hook_socket import script_argv  # noqa: E402
 
@@ -244,10 +246,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.compile:
         compileall.compile_dir(str(REPO / "agentlaunch"), quiet=1)
-    with open("/proc/loadavg") as fh:
-        load = fh.read().split()[:3]
     print(
-        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, load average {' '.join(load)} on {os.cpu_count()} cores; "
+        f"{machine_line()}; "
         f"bytecode {'compiled first' if args.compile else 'as found'} "
         f"(PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r})"
     )

@@ -168,3 +168,11 @@ def quartiles(values: Sequence[float]) -> tuple[float, float]:
     """The first and third quartile (the middle half) of ``values``."""
     q1, _, q3 = statistics.quantiles(values, n=4)
     return q1, q3
+
+
+def machine_line() -> str:
+    """When and on what this run was measured: the UTC time, the load average (1, 5, 15 min) and the cores."""
+    from datetime import UTC, datetime
+
+    load = " ".join(f"{value:.2f}" for value in os.getloadavg())
+    return f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, load average {load} on {os.cpu_count()} cores"
