@@ -62,7 +62,7 @@ class Answerer:
 
     def run(self) -> None:
         while not self.stop:
-            if select.select([self.held.fileno()], [], [], 0.1)[0]:
+            if select.select(list(self.held.filenos()), [], [], 0.1)[0]:
                 start = time.thread_time()
                 for hook in self.held.receive():
                     self.held.answer(hook.reply, "")

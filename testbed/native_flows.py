@@ -75,12 +75,12 @@ def follower(sources: list[NativeSource], followed: Followed) -> Callable[[], No
     """What the relay loop does once: read each source whose descriptor is readable or deadline passed."""
 
     def step() -> None:
-        fds = {s.fileno(): s for s in sources if s.fileno() is not None}
-        ready, _, _ = select.select(list(fds), [], [], 0)
+        waits = {source: source.filenos() for source in sources}  # asked again each time, as the relay does
+        ready, _, _ = select.select(sorted({fd for fds in waits.values() for fd in fds}), [], [], 0)
         now = time.monotonic()
-        for source in sources:
+        for source, fds in waits.items():
             deadline = source.deadline()
-            if fds.get(source.fileno()) is source and source.fileno() in ready or (deadline is not None and deadline <= now):
+            if set(fds) & set(ready) or (deadline is not None and deadline <= now):
                 followed.items.extend(source.read())
 
     return step

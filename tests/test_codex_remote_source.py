@@ -12,6 +12,7 @@ import pytest
 
 from agentlaunch.events import CallUsage, Compaction, SessionStarted, Text, TurnEnd, Warning
 from agentlaunch.launch.native import native_remote
+from agentlaunch.platform_support import SOCKET_PATH_MAX
 from agentlaunch.providers.native.codex_remote import ASK_GRACE, RemoteSource
 from agentlaunch.providers.native.source import PromptTyped
 from agentlaunch.providers.native.unix_websocket import UnixWebSocket
@@ -165,9 +166,9 @@ def test_a_connection_agentlaunch_ended_reports_why() -> None:
 
 def test_a_socket_path_past_the_kernels_limit_is_refused_plainly(tmp_path: Path) -> None:
     deep = tmp_path / ("d" * 100)
-    with pytest.raises(native_remote.AppServerFailed, match="Unix sockets take 107"):
+    with pytest.raises(native_remote.AppServerFailed, match=f"Unix sockets take {SOCKET_PATH_MAX}"):
         native_remote.socket_path(deep)
-    with pytest.raises(OSError, match="at most 107"):
+    with pytest.raises(OSError, match=f"at most {SOCKET_PATH_MAX}"):
         UnixWebSocket(str(deep / "cx.sock"), 1.0)
     assert native_remote.socket_path(Path("/tmp/agentlaunch-abcdefgh")) == Path("/tmp/agentlaunch-abcdefgh/cx.sock")
 

@@ -237,3 +237,23 @@ def test_merge_on_a_host_config_yaml_does_not_name_is_refused_before_ssh(isolate
         assert done.returncode == 2 and said.encode() in done.stderr, done.stderr
     misplaced = run_cli_inprocess("worktrees", "--host", "box", "merge", "wt")
     assert misplaced.returncode == 2 and b"agentlaunch worktrees merge AGENT --host NAME" in misplaced.stderr
+
+
+def test_agentlaunchs_git_reads_never_write_the_index_a_persons_git_add_needs(tmp_path: Path) -> None:
+    """`git status` refreshes a stale index and writes it back, under the index lock: a person's (or an agent's) `git
+    add` in that tree at that moment fails ("index.lock: File exists", exit 128; seen in the deck's e2e). agentlaunch's
+    git runs without git's optional locks, so its reads leave the index alone."""
+    import os
+
+    from agentlaunch.worktrees.merge import run_git
+
+    repo = make_repo(tmp_path / "repo")
+    index = repo / ".git" / "index"
+    os.utime(index, (1_000_000_000, 1_000_000_000))  # older than README's mtime: every entry looks stale (racy git)
+    os.utime(repo / "README", None)
+    stale = index.stat().st_mtime_ns
+    assert run_git(str(repo), "status", "--porcelain").returncode == 0
+    assert worktree.git(repo, "status", "--porcelain").returncode == 0
+    assert index.stat().st_mtime_ns == stale, "a read of agentlaunch's wrote the index"
+    git(repo, "status", "--porcelain")  # plain git does write it: the check above can fail
+    assert index.stat().st_mtime_ns != stale

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from agentlaunch.live.tmux import SOCKET_ENV, Tmux
 from agentlaunch.visible import visible
+from agentlaunch.worktrees.merge import run_git
 
 COMMAND_TIMEOUT = 120.0  # seconds: a stop waits up to 20 s, a restart up to 30 s for the agent to start
 CAPTURE_LIMIT = 1 << 20
@@ -150,24 +151,12 @@ def _git_said(path: str, args: list[str], ok_only: bool = False) -> str:
     """What ``git -C PATH ARGS`` printed (its error when it printed nothing else), or why it could not run;
     ``ok_only``: its output when it succeeded, else nothing."""
     try:
-        proc = _git(path, *args, timeout=30)
+        proc = run_git(path, *args, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return "" if ok_only else str(exc)
     if ok_only:
         return proc.stdout if proc.returncode == 0 else ""
     return (proc.stdout or proc.stderr).rstrip()[:CAPTURE_LIMIT]
-
-
-def _git(cwd: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["git", "-C", cwd, *args],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=timeout,
-        check=False,
-        errors="replace",
-    )
 
 
 def merge_worktree(repo: str, path: str, branch: str, base: str | None) -> Outcome:

@@ -190,4 +190,4 @@ def diff_script(path: str, against: str | None) -> str:
     new = f"git -C {where} ls-files --others --exclude-standard | head -n {UNTRACKED_SHOWN}"
     show = f'printf \'$ git diff --no-index -- /dev/null %s\\n\' "$f"; git -C {where} diff --no-index -- /dev/null "$f"; echo'
     parts.append(f"{new} | while IFS= read -r f; do {show}; done")
-    return "; ".join(parts)
+    return "; ".join(["export GIT_OPTIONAL_LOCKS=0", *parts])  # reads take no index lock (worktrees.merge.run_git)

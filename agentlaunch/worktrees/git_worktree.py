@@ -78,7 +78,7 @@ def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProces
         text=True,
         stdin=subprocess.DEVNULL,
         check=False,
-        env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
+        env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"},  # reads take no index lock
     )
     if check and proc.returncode != 0:
         said = proc.stderr.strip().splitlines()

@@ -3,12 +3,22 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 
-def _git(cwd: str, *args: str) -> subprocess.CompletedProcess[str]:
+def run_git(cwd: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """``git -C cwd ARGS`` as text, never raising for git's own failure. Without git's optional locks: a ``status``
+    read here must never hold the index lock a person's (or an agent's) ``git add`` in that tree needs meanwhile."""
     return subprocess.run(
-        ["git", "-C", cwd, *args], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60, errors="replace"
+        ["git", "-C", cwd, *args],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=timeout,
+        check=False,
+        errors="replace",
+        env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
     )
 
 
@@ -22,16 +32,16 @@ def merge_branch(repo: str, path: str, branch: str, base: str | None) -> tuple[i
     """
     if base is None:
         return 4, f"{branch}: no base branch to merge into: not merged"
-    if _git(path, "status", "--porcelain").stdout.strip():
+    if run_git(path, "status", "--porcelain").stdout.strip():
         return 4, f"uncommitted changes in {path}: commit them first (nothing merged)"
-    current = _git(repo, "symbolic-ref", "--quiet", "--short", "HEAD").stdout.strip()
+    current = run_git(repo, "symbolic-ref", "--quiet", "--short", "HEAD").stdout.strip()
     if current != base:
         return 4, f"{repo} is on {current or 'a detached HEAD'}, not {base}: not merged"
-    if _git(repo, "status", "--porcelain", "--untracked-files=no").stdout.strip():
+    if run_git(repo, "status", "--porcelain", "--untracked-files=no").stdout.strip():
         return 4, f"{repo} has uncommitted changes: not merged"
-    merged = _git(repo, "merge", "--no-edit", branch)
+    merged = run_git(repo, "merge", "--no-edit", branch)
     if merged.returncode != 0:
-        _git(repo, "merge", "--abort")
+        run_git(repo, "merge", "--abort")
         said = (merged.stdout + merged.stderr).strip().splitlines()
         why = said[-1] if said else "failed"
         return 1, f"git could not merge {branch} into {base} ({why}): aborted, nothing changed"
