@@ -104,3 +104,33 @@ def test_a_on_an_agent_that_asks_nothing_says_so(agents_dir: Path) -> None:
         assert message(app) == "calm asks nothing now (thinking)"
 
     drive(Deck(sources(agents_dir)), script)
+
+
+def test_an_answers_outcome_stays_on_the_line_while_the_record_still_shows_the_question_it_answered(
+    agents_dir: Path, launch: tuple[ControlServer, OpenQuestions]
+) -> None:
+    """The record learns of an answer a moment after the deck gave it: coming back to the row meanwhile must not say
+    the answered question again (it hid "allowed once", and the record's change then blanked the line). Once the
+    record drops the question, a question of the same words is a new one and is said."""
+    server, questions = launch
+    told = Told()
+    shown = ask(questions, told, "make build")
+    record("needy", "asking", 5, control=str(server.path), state_reason=shown)
+    record("calm", "waiting", 9)
+
+    async def script(app: Deck, pilot: Pilot[None]) -> None:
+        await settle(pilot, lambda: "needy is asking" in message(app), app, "the question on the message line")
+        await pilot.press("a")
+        await settle(pilot, lambda: "allowed once" in message(app), app, "the allow answered")
+        await pilot.press("down")
+        await pilot.press("up")  # back on needy, whose record still asks (stale)
+        await pilot.pause(0.3)
+        assert "allowed once" in message(app), message(app)
+        record("needy", "thinking", 1, control=str(server.path))
+        await settle(pilot, lambda: "thinking" in " ".join(map(str, app.rows)), app, "the record without the question")
+        await pilot.pause(0.3)
+        assert "allowed once" in message(app), message(app)  # not blanked: the line no longer held the question
+        record("needy", "asking", 1, control=str(server.path), state_reason=ask(questions, told, "make build"))
+        await settle(pilot, lambda: "needy is asking" in message(app), app, "the same words asked again")
+
+    drive(Deck(sources(agents_dir), watch=True), script)

@@ -51,6 +51,13 @@ def question_opened(agent: str, session: str | None, within: float = OPENING) ->
         time.sleep(0.2)
 
 
+def answer_row(host: str | None, agent: str, session: str | None, shown: str, decision: str, text: str | None) -> Outcome:
+    """:func:`answer_shown` for an agent of this machine (``host`` None), :func:`answer_remote` for another host's."""
+    if host is None:
+        return answer_shown(agent, session, shown, decision, text)
+    return answer_remote(host, agent, session, shown, decision, text)
+
+
 FLAGS = {"once": "--allow", "always": "--always", "deny": "--deny", "reply": "--reply"}
 
 

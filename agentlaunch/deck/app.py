@@ -20,7 +20,7 @@ from textual.binding import Binding
 
 from agentlaunch.deck import actions
 from agentlaunch.deck.agent_list import AgentList
-from agentlaunch.deck.answering import answer_remote, answer_shown
+from agentlaunch.deck.answering import answer_row
 from agentlaunch.deck.follow import current, session_args, why_not
 from agentlaunch.deck.host_rows import attach_argv, on_host
 from agentlaunch.deck.rows import Row, Sources, question
@@ -182,11 +182,13 @@ class Deck(WatchedBoard):
 
     def _answer(self, row: Row, asked: str, decision: str, text: str | None = None) -> None:
         session = row.session_id if row.session_id and row.live else None
-        if row.host is not None:
-            host = row.host
-            self._in_thread(lambda: answer_remote(host, row.agent, session, asked, decision, text), f"answering {row.who}")
-            return
-        self._in_thread(lambda: answer_shown(row.agent, session, asked, decision, text), f"answering {row.label}")
+
+        def job() -> actions.Outcome:
+            done = answer_row(row.host, row.agent, session, asked, decision, text)
+            self.answered = (row.key, asked) if done.ok else self.answered  # its outcome stays said (board)
+            return done
+
+        self._in_thread(job, f"answering {row.label if row.host is None else row.who}")
 
     def action_stop(self) -> None:
         row = self._need_row()

@@ -77,6 +77,7 @@ class Board(App[None]):
         self.gone_pane: str | None = None  # the last pane whose capture found it closed
         self.question_said: tuple[str, str] | None = None  # the row and question last said on the message line
         self.question_shown = False  # the message line holds that question (no other message came since)
+        self.answered: tuple[str, str] | None = None  # the row and question answered here, until its record drops it
         self.preview_title: str | None = None
         self.capture_every, self.since_capture = 1, 0  # ticks: 1, up to QUIET_PANE_EVERY while the pane stays the same
         self.refreshes = 0  # how many times the list was read (the bench and tests count them)
@@ -179,6 +180,10 @@ class Board(App[None]):
         row = self.selected()
         asked = question(row) if row is not None else None
         key = (row.key, asked) if row is not None and asked else None
+        if key is not None and key == self.answered:
+            key = None  # answered here, its record not yet told: the answer's outcome stays on the line
+        elif key is None and row is not None and self.answered is not None and self.answered[0] == row.key:
+            self.answered = None  # its record dropped the question: a question of the same words later is new
         if key is None:
             if self.question_shown:
                 self.say("")
