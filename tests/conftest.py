@@ -17,9 +17,13 @@ import threading
 import uuid
 from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import settings
+
+if TYPE_CHECKING:
+    from tests.support.ssh_server import SshServer
 
 # Hypothesis' per-example deadline (200 ms) is a timing assertion: under the parallel suite on a loaded machine an
 # example of a store or a parser took 300 ms and failed. The suite's bound on a hang is pytest-timeout's.
@@ -280,6 +284,15 @@ def socket() -> Iterator[str]:
     subprocess.run(["tmux", "-L", name, "kill-server"], capture_output=True)
     # tmux leaves its socket file behind; it is ours, remove it.
     (Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}" / name).unlink(missing_ok=True)
+
+
+@pytest.fixture(scope="module")
+def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
+    """A real OpenSSH server on 127.0.0.1 for the hosts tests, one per module (tests/support/ssh_server.py); a module
+    that uses it says ``need("sshd", "tmux")`` first."""
+    from tests.support.ssh_server import start_sshd
+
+    yield from start_sshd(tmp_path_factory.mktemp("sshd"))
 
 
 @pytest.fixture

@@ -20,18 +20,13 @@ import pytest
 from agentlaunch.live.status import process_start
 from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.required import need
-from tests.support.ssh_server import SshServer, demo_alone, start_sshd
+from tests.support.ssh_server import SshServer, demo_alone
 from tests.support.waits import wait_for
 from tests.test_hosts_config import write_config
 
 need("sshd", "tmux")
 
 pytestmark = pytest.mark.timeout(240)
-
-
-@pytest.fixture(scope="module")
-def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
-    yield from start_sshd(tmp_path_factory.mktemp("sshd"))
 
 
 @pytest.fixture

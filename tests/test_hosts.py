@@ -24,7 +24,7 @@ from agentlaunch.paths import bundled_agents_dir
 from agentlaunch.usage.store import Store
 from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.required import need
-from tests.support.ssh_server import SshServer, children, demo_alone, free_port, start_sshd
+from tests.support.ssh_server import SshServer, children, demo_alone, free_port
 from tests.support.store_rows import call
 from tests.support.waits import wait_for
 from tests.test_hosts_config import WEIRD, write_config
@@ -32,11 +32,6 @@ from tests.test_hosts_config import WEIRD, write_config
 need("sshd", "tmux")
 
 pytestmark = pytest.mark.timeout(180)
-
-
-@pytest.fixture(scope="module")
-def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
-    yield from start_sshd(tmp_path_factory.mktemp("sshd"))
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import pytest
 from agentlaunch.paths import bundled_agents_dir
 from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.required import need
-from tests.support.ssh_server import SshServer, free_port, start_sshd
+from tests.support.ssh_server import SshServer, free_port
 from tests.test_hosts_config import write_config
 
 need("sshd")
@@ -31,11 +31,6 @@ case "$1" in
 esac
 """
 """An agentlaunch of another fleet contract on the host."""
-
-
-@pytest.fixture(scope="module")
-def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
-    yield from start_sshd(tmp_path_factory.mktemp("sshd"))
 
 
 @pytest.fixture(scope="module")

@@ -16,18 +16,13 @@ import pytest
 from agentlaunch.paths import bundled_agents_dir
 from tests.support.cli_runs import run_cli
 from tests.support.required import need
-from tests.support.ssh_server import SshServer, free_port, start_sshd
+from tests.support.ssh_server import SshServer, free_port
 from tests.test_hosts_config import write_config
 from tests.test_tmux import panes
 
 need("sshd", "tmux")
 
 pytestmark = pytest.mark.timeout(240)
-
-
-@pytest.fixture(scope="module")
-def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
-    yield from start_sshd(tmp_path_factory.mktemp("sshd"))
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from tests.support.cli_runs import run_cli_inprocess
 from tests.support.fleet_stream import Stream, change
 from tests.support.required import need
 from tests.support.slow_proxy import SlowProxy
-from tests.support.ssh_server import SshServer, start_sshd
+from tests.support.ssh_server import SshServer
 from tests.support.waits import wait_for
 from tests.test_fleet_watch import write_record
 from tests.test_hosts_config import write_config
@@ -27,11 +27,6 @@ need("sshd")
 pytestmark = pytest.mark.timeout(120)
 
 REC = f"live:{os.getpid()}.json"
-
-
-@pytest.fixture(scope="module")
-def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
-    yield from start_sshd(tmp_path_factory.mktemp("sshd"))
 
 
 def solo_there(sshd: SshServer) -> None:

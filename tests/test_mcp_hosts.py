@@ -18,18 +18,13 @@ from mcp import ClientSession
 
 from agentlaunch.usage.store import Store
 from tests.support.required import need
-from tests.support.ssh_server import SshServer, demo_alone, free_port, start_sshd
+from tests.support.ssh_server import SshServer, demo_alone, free_port
 from tests.test_hosts_config import write_config
 from tests.test_mcp import PRICES, data, drive, text
 
 need("sshd", "tmux")
 
 pytestmark = pytest.mark.timeout(240)
-
-
-@pytest.fixture(scope="module")
-def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
-    yield from start_sshd(tmp_path_factory.mktemp("sshd"))
 
 
 @pytest.fixture

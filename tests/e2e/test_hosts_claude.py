@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,18 +18,13 @@ from testbed.agent_files import write_agent
 from testbed.claude_tui import seed_home
 from tests.support.cli_runs import run_cli, run_cli_inprocess
 from tests.support.required import need
-from tests.support.ssh_server import SshServer, start_sshd
+from tests.support.ssh_server import SshServer
 from tests.support.waits import wait_for
 from tests.test_hosts_config import write_config
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
 need("sshd", "tmux")
-
-
-@pytest.fixture(scope="module")
-def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
-    yield from start_sshd(tmp_path_factory.mktemp("sshd"))
 
 
 def remote_agent(agent: str) -> dict[str, object] | None:
